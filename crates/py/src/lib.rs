@@ -1,0 +1,18 @@
+//! `qoslab._core`: thin PyO3 bindings over crates/wire and crates/sim.
+//!
+//! No model logic lives here: conversions between Python and Rust values, and errors
+//! mapped once. Long computations release the GIL.
+
+use pyo3::prelude::*;
+
+/// The version of the Rust core, which equals the Python package's.
+#[pyfunction]
+fn core_version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    Ok(())
+}

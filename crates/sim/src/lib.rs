@@ -1,0 +1,1 @@
+//! The discrete-event engine and the network models (to be written).
