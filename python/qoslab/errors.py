@@ -69,12 +69,22 @@ class InputError(Exception):
 
     source: str | None
     problems: list[Problem] = field(default_factory=list)
+    context: str | None = None  # e.g. the offending line with a caret under the column
 
     def __post_init__(self) -> None:
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return "\n".join(p.render(self.source) for p in self.problems)
+        text = "\n".join(p.render(self.source) for p in self.problems)
+        if self.context:
+            text += "\n    " + self.context
+        return text
+
+    def with_context(self, context: str) -> "InputError":
+        """The same error, showing ``context`` (such as the input with a caret) after it."""
+        self.context = context
+        self.args = (str(self),)
+        return self
 
 
 def did_you_mean(word: str, choices: list[str] | tuple[str, ...]) -> str | None:

@@ -1,0 +1,33 @@
+"""Type stubs for qoslab._core, the Rust core (crates/py). Thin bindings: every function
+here converts its arguments and calls crates/wire or crates/sim."""
+
+def core_version() -> str:
+    """The version of the Rust core."""
+
+def wrap(layer: str, options: dict[str, str], context: dict[str, object], payload: bytes) -> tuple[bytes, list[tuple[str, int]]]:
+    """Encodes one layer around ``payload`` with real headers and trailers.
+
+    ``layer`` is a canonical layer name of the STACK language (``ethernet``, ``ipv4``,
+    ``openvpn`` ...), ``options`` its options as strings, ``context`` what the layer
+    needs from its neighbours (``inner``: the carried layer's name; ``outer``; ``src``
+    and ``dst`` for IPv4 and the transports' pseudo-header; ``fcs``/``pad`` for Ethernet;
+    ``hdlc``/``pfc``/``acfc`` for PPP). Returns the encoded bytes and the named byte
+    counts the layer added (header fields first, then trailer fields).
+    """
+
+def ipv4_fragment(packet: bytes, mtu: int) -> list[bytes]:
+    """Splits an IPv4 datagram into fragments of at most ``mtu`` bytes (RFC 791 §3.2)."""
+
+def openvpn_fragment(options: dict[str, str], context: dict[str, object], payload: bytes) -> list[bytes]:
+    """OpenVPN's internal fragmentation: ``payload`` as whole OpenVPN data packets, each
+    with its fragment header, none larger than the ``fragment`` option."""
+
+def serial_line_bits(format: str, nbytes: int) -> int:
+    """Bits on an asynchronous serial line for ``nbytes`` characters in ``format`` ("8n1")."""
+
+def write_pcap(path: str, physical: str, frames: list[bytes]) -> None:
+    """Writes ``frames`` of the outermost layer ``physical`` to a pcap file with the
+    matching link type."""
+
+def toml_key_spans(text: str) -> list[tuple[tuple[str | int, ...], tuple[int, int]]]:
+    """The 1-based (line, column) of every key and value of a TOML document, by key path."""

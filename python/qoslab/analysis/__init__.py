@@ -1,0 +1,1 @@
+"""Analysis without simulation: per-layer overhead, MTUs, MSS, wire cost."""

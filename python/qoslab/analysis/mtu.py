@@ -1,0 +1,508 @@
+"""MTU analysis of a layer stack, from real bytes.
+
+Every number here comes from encoding real frames with the Rust wire crate
+(``qoslab._core.wrap``): a layer's overhead is the length its encoding adds, padding and
+escapes included, and an interface's MTU is found by searching for the largest packet
+whose encapsulation still fits every interface outside it.
+
+Definitions used throughout:
+
+* An **interface** is where a network packet (or, for Ethernet, a frame) is handed to a
+  link: the physical NIC, a TAP or TUN device, a PPP interface, an IPsec tunnel
+  interface. Its **MTU** is the largest packet it accepts. The outermost interface takes
+  its standard's value (Ethernet 1500, SLIP 1006, CLIP 9180 ...); an interface inside a
+  tunnel takes the largest size that fits, unless the stack sets ``mtu=``.
+* ``tcp_mss`` and ``udp_max_payload`` are the largest TCP segment payload and UDP payload
+  that cross the whole path without fragmentation anywhere.
+* **Wire bytes** are what the outermost link transmits: for Ethernet the frame with FCS,
+  padding to 64 bytes, preamble and SFD and the 12-byte inter-frame gap (IEEE 802.3
+  §4.4.2); for ATM whole 53-byte cells; for a serial line the characters, and the line
+  bits with start, parity and stop bits.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from qoslab import _core
+from qoslab.analysis.stack import BY_NAME, Layer, Role, parse_stack
+
+# IEEE 802.3 §3.2.2, §3.2.3 and §4.4.2: 7 bytes preamble, 1 byte SFD, 96 bit times IFG.
+ETHERNET_PREAMBLE_SFD = 8
+ETHERNET_IFG = 12
+ETHERNET_FCS = 4
+
+# Addresses for the synthetic packets, one pair per IPv4 layer: RFC 5737 documentation
+# ranges, so nothing here can be mistaken for a real host.
+_ADDRESS_PAIRS = [
+    ("192.0.2.1", "192.0.2.2"),
+    ("198.51.100.1", "198.51.100.2"),
+    ("203.0.113.1", "203.0.113.2"),
+]
+
+EFFICIENCY_SIZES = (64, 256, 512, 1024)
+
+_INTERFACE_PREFIX = {
+    "ethernet": "eth",
+    "wifi": "wlan",
+    "slip": "sl",
+    "cslip": "sl",
+    "ppp": "ppp",
+    "pppoe": "ppp",
+    "llc-snap": "atm",
+    "vc-mux": "atm",
+    "openvpn": "tun",
+    "gre": "gre",
+    "esp": "ipsec",
+    "ah": "ipsec",
+}
+
+
+@dataclass
+class LayerCost:
+    """What one layer adds to a full-size packet."""
+
+    name: str
+    label: str
+    overhead_bytes: int
+    fields: list[tuple[str, int]]
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "name": self.name,
+            "label": self.label,
+            "overhead_bytes": self.overhead_bytes,
+            "fields": [{"name": n, "bytes": b} for n, b in self.fields],
+        }
+        if self.note:
+            record["note"] = self.note
+        return record
+
+
+@dataclass
+class Interface:
+    """An interface of the stack and its MTU."""
+
+    name: str
+    layer: str
+    index: int
+    mtu: int
+    fits: int  # the largest packet that fits every interface outside this one
+    source: str  # where the MTU comes from
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "layer": self.layer, "mtu": self.mtu, "largest_fitting": self.fits, "source": self.source}
+
+
+@dataclass
+class WireCost:
+    """The cost on the outermost link of carrying some bytes."""
+
+    bytes: int  # size at the innermost IP layer (or the payload, for efficiency rows)
+    wire_bytes: int
+    wire_bits: int
+    fragments: int
+    cells: int | None
+    dropped: str | None = None
+    frames: list[bytes] = field(default_factory=list, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "bytes": self.bytes,
+            "wire_bytes": self.wire_bytes,
+            "wire_bits": self.wire_bits,
+            "fragments": self.fragments,
+            "cells": self.cells,
+        }
+        if self.dropped:
+            record["dropped"] = self.dropped
+        return record
+
+
+@dataclass
+class MtuReport:
+    """The result of :func:`analyse`."""
+
+    stack: str
+    layers: list[LayerCost]
+    interfaces: list[Interface]
+    mtu: int
+    tcp_mss: int
+    udp_max_payload: int
+    efficiency: list[dict[str, Any]]
+    count_fcs: bool
+    notes: list[str]
+    datagram: WireCost | None = None
+    datagram_bytes: bytes | None = None
+    physical: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {
+            "stack": self.stack,
+            "layers": [layer.to_json() for layer in self.layers],
+            "interfaces": [i.to_json() for i in self.interfaces],
+            "mtu": self.mtu,
+            "tcp_mss": self.tcp_mss,
+            "udp_max_payload": self.udp_max_payload,
+            "efficiency": self.efficiency,
+            "count_fcs": self.count_fcs,
+            "notes": self.notes,
+        }
+        if self.datagram is not None:
+            record["datagram"] = self.datagram.to_json()
+            assert self.datagram_bytes is not None
+            record["datagram"]["ip_hex"] = self.datagram_bytes.hex()
+        return record
+
+
+class _Path:
+    """A parsed stack with each layer's encoding context resolved."""
+
+    def __init__(self, layers: list[Layer], count_fcs: bool):
+        self.layers = layers
+        self.count_fcs = count_fcs
+        self.contexts = [self._context(i) for i in range(len(layers))]
+
+    def _context(self, i: int) -> dict[str, Any]:
+        layer = self.layers[i]
+        outer = self.layers[i - 1].name if i > 0 else None
+        ctx: dict[str, Any] = {"outer": outer or ""}
+        options = dict(layer.options)
+        if layer.name == "ethernet":
+            physical = i == 0
+            fcs = layer.option("fcs")
+            ctx["fcs"] = (fcs == "yes") if fcs else (physical or self.count_fcs)
+            ctx["pad"] = physical
+        elif layer.name == "ppp":
+            ctx["hdlc"] = outer == "serial"
+            default = "no" if outer == "serial" else "yes"  # PPTP as seed 002 counts it: 1 byte
+            ctx["pfc"] = (layer.option("pfc") or default) == "yes"
+            ctx["acfc"] = (layer.option("acfc") or default) == "yes"
+        elif layer.name in ("ipv4", "udp", "tcp", "icmp", "esp", "ah"):
+            ip_index = i if layer.name == "ipv4" else self._enclosing_ipv4(i)
+            pair = sum(1 for x in self.layers[: ip_index + 1] if x.name == "ipv4") - 1
+            ctx["src"], ctx["dst"] = _ADDRESS_PAIRS[pair % len(_ADDRESS_PAIRS)]
+        for spec in layer.spec.options:
+            if spec.name not in options and spec.default is not None:
+                options[spec.name] = spec.default
+        ctx["options"] = {k: str(v) for k, v in options.items()}
+        return ctx
+
+    def _enclosing_ipv4(self, i: int) -> int:
+        for j in range(i - 1, -1, -1):
+            if self.layers[j].name == "ipv4":
+                return j
+        return 0
+
+    def wrap(self, i: int, payload: bytes) -> tuple[bytes, list[tuple[str, int]]]:
+        """Encodes layer ``i`` around ``payload`` (the encoding of layer i+1 and inward)."""
+        inner = self.layers[i + 1].name if i + 1 < len(self.layers) else ""
+        layer = self.layers[i]
+        return _core.wrap(layer.name, self.contexts[i]["options"], {**self.contexts[i], "inner": inner}, payload)
+
+
+def _is_interface(layers: list[Layer], i: int) -> bool:
+    layer = layers[i]
+    nxt = layers[i + 1].name if i + 1 < len(layers) else None
+    if layer.spec.role == Role.LINK:
+        return nxt in (None, "ipv4") or layer.name in ("ethernet", "wifi")
+    if layer.spec.role == Role.TUNNEL:
+        return nxt == "ipv4"
+    return False
+
+
+def _complete(layers: list[Layer], transport: str) -> list[Layer]:
+    """The stack with its innermost transport replaced by ``transport``, completing a
+    stack that ends in a link or tunnel with the IPv4 it would carry."""
+    core = list(layers)
+    if core[-1].spec.role == Role.TRANSPORT:
+        core = core[:-1]
+    last = core[-1]
+    if last.name != "ipv4":
+        if "ipv4" in last.spec.carries:
+            core.append(Layer(BY_NAME["ipv4"], token="ipv4"))
+        elif "ppp" in last.spec.carries:
+            core += [Layer(BY_NAME["ppp"], token="ppp"), Layer(BY_NAME["ipv4"], token="ipv4")]
+        elif "aal5" in last.spec.carries:
+            core += [Layer(BY_NAME[n], token=n) for n in ("aal5", "llc-snap", "ipv4")]
+        elif "llc-snap" in last.spec.carries:
+            core += [Layer(BY_NAME[n], token=n) for n in ("llc-snap", "ipv4")]
+        elif "slip" in last.spec.carries:
+            core += [Layer(BY_NAME[n], token=n) for n in ("slip", "ipv4")]
+    core.append(Layer(BY_NAME[transport], token=transport))
+    return core
+
+
+class _Analysis:
+    def __init__(self, layers: list[Layer], count_fcs: bool):
+        self.layers = layers
+        self.count_fcs = count_fcs
+        self.path = _Path(layers, count_fcs)
+        self.interface_indices = [i for i in range(len(layers)) if _is_interface(layers, i)]
+        self.mtus: dict[int, int] = {}
+        self.interfaces: list[Interface] = []
+        counters: dict[str, int] = {}
+        for k in self.interface_indices:
+            layer = layers[k]
+            prefix = _INTERFACE_PREFIX.get(layer.name, layer.name)
+            if layer.name == "ethernet" and k > 0:
+                prefix = "tap" if any(x.name == "openvpn" for x in layers[:k]) else ("elan" if layers[k - 1].name == "lane" else "eth")
+            name = f"{prefix}{counters.get(prefix, 0)}"
+            counters[prefix] = counters.get(prefix, 0) + 1
+            outer = [j for j in self.interface_indices if j < k]
+            configured = layer.options.get("mtu")
+            if not outer:
+                fits = int(configured or layer.spec.default_mtu or 1500)
+                mtu, source = fits, ("configured" if configured else (layer.spec.mtu_source or "default"))
+            else:
+                fits = self._largest_fitting(k)
+                cap = layer.spec.max_mtu
+                if configured:
+                    mtu, source = int(configured), "configured"
+                elif cap is not None and fits > cap:
+                    mtu, source = cap, f"the layer's maximum ({layer.spec.mtu_source})"
+                else:
+                    mtu, source = fits, "largest that fits the interfaces outside it"
+            self.mtus[k] = mtu
+            self.interfaces.append(Interface(name, layer.name, k, mtu, fits, source))
+
+    # -- encoding -------------------------------------------------------------------
+
+    def encode_outward(self, path: _Path, start: int, payload: bytes) -> list[int]:
+        """Wraps ``payload`` from layer ``start`` outward, no fragmentation; returns the
+        input length at every layer index (the bytes handed to that layer)."""
+        inputs = [0] * (start + 1)
+        data = payload
+        for i in range(start, -1, -1):
+            inputs[i] = len(data)
+            data, _ = path.wrap(i, data)
+        return inputs
+
+    def fits(self, path: _Path, start: int, payload: bytes, upto: int | None = None) -> bool:
+        inputs = self.encode_outward(path, start, payload)
+        for k, mtu in self.mtus.items():
+            if k <= start and (upto is None or k < upto) and inputs[k] > mtu:
+                return False
+        return True
+
+    def _largest_fitting(self, k: int) -> int:
+        """The largest packet handed to interface ``k`` whose encapsulation fits every
+        interface outside it (binary search; the encodings grow monotonically)."""
+        outer_mtu = max(self.mtus[j] for j in self.mtus if j < k)
+        lo, hi = 0, outer_mtu
+        if not self.fits(self.path, k, bytes(lo), upto=k):
+            return 0
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.fits(self.path, k, bytes(mid), upto=k):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    def largest_payload(self, transport: str) -> int:
+        """The largest application payload over ``transport`` that crosses the path
+        without fragmentation."""
+        layers = _complete(self.layers, transport)
+        path = _Path(layers, self.count_fcs)
+        top = len(layers) - 1
+        hi = max(self.mtus.values())
+        if not self.fits(path, top, b""):
+            return 0
+        lo = 0
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if self.fits(path, top, bytes(mid)):
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    # -- transmission with fragmentation ------------------------------------------
+
+    def transmit(self, path: _Path, start: int, payload: bytes) -> tuple[list[bytes], str | None]:
+        """Carries ``payload`` (the encoding of layer ``start + 1`` inward) out through
+        every layer, fragmenting IPv4 where a packet exceeds the interface carrying it
+        and OpenVPN payloads where its ``fragment`` option says; returns the frames of the
+        outermost layer and why anything was dropped."""
+        units = [payload]
+        dropped = None
+        for i in range(start, -1, -1):
+            layer = path.layers[i]
+            if i in self.mtus and layer.name not in ("ipv4",):
+                mtu = self.mtus[i]
+                too_big = [u for u in units if len(u) > mtu]
+                if too_big:
+                    inner = path.layers[i + 1].name if i + 1 < len(path.layers) else "data"
+                    dropped = (
+                        f"a {len(too_big[0])}-byte {inner} frame exceeds the {mtu}-byte MTU of the "
+                        f"{layer.name} interface, and {inner} cannot be fragmented there"
+                    )
+                    units = [u for u in units if len(u) <= mtu]
+            if layer.name == "openvpn" and layer.options.get("fragment"):
+                # OpenVPN's --fragment: split the payload so that no UDP payload exceeds the
+                # limit; each piece is a whole OpenVPN packet with its fragment header.
+                ctx = {**path.contexts[i], "inner": path.layers[i + 1].name if i + 1 < len(path.layers) else ""}
+                units = [w for u in units for w in _core.openvpn_fragment(path.contexts[i]["options"], ctx, u)]
+                continue
+            units = [path.wrap(i, u)[0] for u in units]
+            if layer.name == "ipv4":
+                carrier = max((k for k in self.mtus if k < i), default=None)
+                if carrier is not None:
+                    mtu = self.mtus[carrier]
+                    units = [f for u in units for f in (_core.ipv4_fragment(u, mtu) if len(u) > mtu else [u])]
+        return units, dropped
+
+    def wire_cost(self, frames: list[bytes], size: int, dropped: str | None) -> WireCost:
+        outermost = self.layers[0]
+        frame_bytes = sum(len(f) for f in frames)
+        if outermost.name == "ethernet":
+            wire_bytes = frame_bytes + len(frames) * (ETHERNET_PREAMBLE_SFD + ETHERNET_IFG)
+            return WireCost(size, wire_bytes, wire_bytes * 8, len(frames), None, dropped, frames)
+        if outermost.name == "atm":
+            cells = frame_bytes // 53
+            return WireCost(size, frame_bytes, frame_bytes * 8, len(frames), cells, dropped, frames)
+        if outermost.name == "serial":
+            bits = _core.serial_line_bits(str(self.path.contexts[0]["options"].get("format", "8n1")), frame_bytes)
+            return WireCost(size, frame_bytes, bits, len(frames), None, dropped, frames)
+        return WireCost(size, frame_bytes, frame_bytes * 8, len(frames), None, dropped, frames)
+
+    def cost_of_payload(self, transport: str, payload_len: int) -> WireCost:
+        layers = _complete(self.layers, transport)
+        path = _Path(layers, self.count_fcs)
+        frames, dropped = self.transmit(path, len(layers) - 1, bytes(payload_len))
+        return self.wire_cost(frames, payload_len, dropped)
+
+
+def _innermost_ip_size_payload(analysis: _Analysis, size: int) -> tuple[_Path, int, bytes]:
+    """A datagram of ``size`` bytes at the innermost IPv4 layer: the stack's transport
+    inside it (a bare header when ``size`` leaves no room for data)."""
+    transport = analysis.layers[-1].name if analysis.layers[-1].spec.role == Role.TRANSPORT else "udp"
+    layers = _complete(analysis.layers, transport)
+    path = _Path(layers, analysis.count_fcs)
+    ip_index = max(i for i, layer in enumerate(layers) if layer.name == "ipv4")
+    header = len(path.wrap(ip_index, b"")[0])
+    transport_header = len(path.wrap(ip_index + 1, b"")[0])
+    data_len = size - header - transport_header
+    if data_len < 0:
+        from qoslab.errors import InputError, Problem
+
+        raise InputError(
+            "--size",
+            [Problem("datagram too small for its headers", key="--size", expected=f"at least {header + transport_header} bytes (IPv4 and {transport} headers)", found=str(size))],
+        )
+    return path, ip_index, bytes(data_len)
+
+
+def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pcap: str | Path | None = None) -> MtuReport:
+    """Analyses a stack: each layer's overhead, each interface's MTU, TCP MSS, the
+    largest unfragmented UDP payload and wire efficiency.
+
+    Parameters
+    ----------
+    stack:
+        Layers from the physical link inward, e.g. ``"ethernet/ipv4/tcp"``.
+    count_fcs:
+        Count a 4-byte FCS in Ethernet frames carried inside a tunnel (seed 002's
+        accounting). Real TAP devices carry none.
+    size:
+        Also cost one datagram of this many bytes at the innermost IPv4 layer.
+    pcap:
+        Write the frames of that datagram to this pcap file.
+
+    >>> analyse("ethernet/ipv4").mtu
+    1500
+    >>> analyse("ethernet/ipv4/udp").udp_max_payload
+    1472
+    """
+    layers = parse_stack(stack)
+    analysis = _Analysis(layers, count_fcs)
+    notes: list[str] = []
+    innermost = analysis.interfaces[-1] if analysis.interfaces else None
+    if innermost is None:
+        from qoslab.errors import InputError, Problem
+
+        raise InputError("STACK", [Problem("the stack has no interface that carries packets", key="stack", expected="a link layer such as ethernet, slip or llc-snap", found=stack)])
+    tcp_mss = analysis.largest_payload("tcp")
+    udp_max = analysis.largest_payload("udp")
+
+    for iface in analysis.interfaces:
+        if iface.mtu > iface.fits and iface.source == "configured" and iface is not analysis.interfaces[0]:
+            notes.append(
+                f"{iface.name}: the configured MTU {iface.mtu} exceeds the {iface.fits} bytes that fit; "
+                "full-size packets are fragmented outside it (or dropped where nothing can fragment them)."
+            )
+    inner_eth = [i for i in analysis.interfaces if i.layer == "ethernet" and i.index > 0]
+    if inner_eth:
+        if count_fcs:
+            notes.append(
+                "FCS counted: every Ethernet frame inside a tunnel is counted with a 4-byte FCS, as seed 002 does; "
+                "TAP devices carry no FCS, so each such MTU is 4 bytes larger without --count-fcs."
+            )
+        else:
+            notes.append(
+                "Precise accounting: Ethernet frames inside a tunnel (TAP) carry no FCS. Seed 002 counts one; "
+                "--count-fcs gives that accounting, with each such MTU 4 bytes smaller."
+            )
+
+    # Overheads at a full-size packet of the stack's own transport (TCP if it has none).
+    transport = layers[-1].name if layers[-1].spec.role == Role.TRANSPORT else "tcp"
+    full = _complete(layers, transport)
+    full_path = _Path(full, count_fcs)
+    payload_len = tcp_mss if transport == "tcp" else udp_max
+    data = bytes(payload_len)
+    costs_inner_first: list[LayerCost] = []
+    for i in range(len(full) - 1, -1, -1):
+        wrapped, fields = full_path.wrap(i, data)
+        costs_inner_first.append(LayerCost(full[i].name, full[i].label(), len(wrapped) - len(data), fields))
+        data = wrapped
+    costs = list(reversed(costs_inner_first))
+    n_user = len(layers)
+    for cost, layer in zip(costs[n_user:], full[n_user:]):
+        cost.note = "added to complete the stack"
+    if layers[0].name == "ethernet":
+        costs[0].fields = costs[0].fields + [("preamble and SFD (on the wire)", ETHERNET_PREAMBLE_SFD), ("inter-frame gap (on the wire)", ETHERNET_IFG)]
+        costs[0].overhead_bytes += ETHERNET_PREAMBLE_SFD + ETHERNET_IFG
+
+    top_size = max(payload_len, 1)
+    efficiency = []
+    for p in sorted(set(s for s in EFFICIENCY_SIZES if s < top_size) | {top_size}):
+        cost = analysis.cost_of_payload(transport, p)
+        efficiency.append(
+            {
+                "transport": transport,
+                "payload_bytes": p,
+                "wire_bytes": cost.wire_bytes,
+                "wire_bits": cost.wire_bits,
+                "frames": cost.fragments,
+                "efficiency_pct": round(100.0 * p / cost.wire_bytes, 2) if cost.wire_bytes else 0.0,
+            }
+        )
+
+    report = MtuReport(
+        stack=stack,
+        layers=costs,
+        interfaces=analysis.interfaces,
+        mtu=innermost.mtu,
+        tcp_mss=tcp_mss,
+        udp_max_payload=udp_max,
+        efficiency=efficiency,
+        count_fcs=count_fcs,
+        notes=notes,
+        physical=layers[0].name,
+    )
+    if size is not None:
+        path, ip_index, data = _innermost_ip_size_payload(analysis, size)
+        for i in range(len(path.layers) - 1, ip_index - 1, -1):
+            data, _ = path.wrap(i, data)
+        datagram = data
+        frames, dropped = analysis.transmit(path, ip_index - 1, datagram)
+        report.datagram = analysis.wire_cost(frames, size, dropped)
+        report.datagram_bytes = datagram
+        if pcap is not None:
+            _core.write_pcap(str(pcap), layers[0].name, frames)
+    return report
+
