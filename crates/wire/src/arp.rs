@@ -222,7 +222,11 @@ pub enum Repr {
 
 impl Repr {
     /// A "who has `target` tell `source`" request (RFC 826): target hardware address zero.
-    pub fn request(source_hardware_addr: EthernetAddress, source_protocol_addr: Ipv4Address, target_protocol_addr: Ipv4Address) -> Repr {
+    pub fn request(
+        source_hardware_addr: EthernetAddress,
+        source_protocol_addr: Ipv4Address,
+        target_protocol_addr: Ipv4Address,
+    ) -> Repr {
         Repr::EthernetIpv4 {
             operation: Operation::Request,
             source_hardware_addr,
@@ -277,7 +281,13 @@ impl Repr {
 
     /// Writes the packet; panics if the buffer is shorter than [`Self::buffer_len`].
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, packet: &mut Packet<&mut T>) {
-        let Repr::EthernetIpv4 { operation, source_hardware_addr, source_protocol_addr, target_hardware_addr, target_protocol_addr } = *self;
+        let Repr::EthernetIpv4 {
+            operation,
+            source_hardware_addr,
+            source_protocol_addr,
+            target_hardware_addr,
+            target_protocol_addr,
+        } = *self;
         packet.set_hardware_type(Hardware::Ethernet);
         packet.set_protocol_type(EtherType::Ipv4);
         packet.set_hardware_len(6);
@@ -324,7 +334,11 @@ mod test {
     ];
 
     fn repr() -> Repr {
-        Repr::request(EthernetAddress([0x00, 0x11, 0x22, 0x33, 0x44, 0x55]), Ipv4Address::new(192, 0, 2, 1), Ipv4Address::new(192, 0, 2, 2))
+        Repr::request(
+            EthernetAddress([0x00, 0x11, 0x22, 0x33, 0x44, 0x55]),
+            Ipv4Address::new(192, 0, 2, 1),
+            Ipv4Address::new(192, 0, 2, 2),
+        )
     }
 
     #[test]

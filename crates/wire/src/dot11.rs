@@ -570,21 +570,29 @@ impl Addresses {
     /// The final destination of the MSDU.
     pub const fn destination(&self) -> Address {
         match *self {
-            Addresses::Ibss { da, .. } | Addresses::FromAp { da, .. } | Addresses::ToAp { da, .. } | Addresses::Wds { da, .. } => da,
+            Addresses::Ibss { da, .. }
+            | Addresses::FromAp { da, .. }
+            | Addresses::ToAp { da, .. }
+            | Addresses::Wds { da, .. } => da,
         }
     }
 
     /// The original source of the MSDU.
     pub const fn source(&self) -> Address {
         match *self {
-            Addresses::Ibss { sa, .. } | Addresses::FromAp { sa, .. } | Addresses::ToAp { sa, .. } | Addresses::Wds { sa, .. } => sa,
+            Addresses::Ibss { sa, .. }
+            | Addresses::FromAp { sa, .. }
+            | Addresses::ToAp { sa, .. }
+            | Addresses::Wds { sa, .. } => sa,
         }
     }
 
     /// The BSSID; `None` in the WDS case, whose frame carries none.
     pub const fn bssid(&self) -> Option<Address> {
         match *self {
-            Addresses::Ibss { bssid, .. } | Addresses::FromAp { bssid, .. } | Addresses::ToAp { bssid, .. } => Some(bssid),
+            Addresses::Ibss { bssid, .. } | Addresses::FromAp { bssid, .. } | Addresses::ToAp { bssid, .. } => {
+                Some(bssid)
+            }
             Addresses::Wds { .. } => None,
         }
     }
@@ -740,7 +748,12 @@ impl DataRepr {
         }
         let addr4 = if fc.to_ds && fc.from_ds { frame.addr4() } else { Address::default() };
         Ok(DataRepr {
-            addresses: Addresses::from_fields(fc.to_ds, fc.from_ds, [frame.addr1(), frame.addr2(), frame.addr3()], addr4),
+            addresses: Addresses::from_fields(
+                fc.to_ds,
+                fc.from_ds,
+                [frame.addr1(), frame.addr2(), frame.addr3()],
+                addr4,
+            ),
             duration: frame.duration_id(),
             sequence_number: frame.sequence_number(),
             fragment_number: frame.fragment_number(),
@@ -837,11 +850,21 @@ impl DataRepr {
 pub enum Repr {
     Data(DataRepr),
     /// Request to send (§9.3.1.2): RA, TA.
-    Rts { duration: u16, receiver: Address, transmitter: Address },
+    Rts {
+        duration: u16,
+        receiver: Address,
+        transmitter: Address,
+    },
     /// Clear to send (§9.3.1.3): RA.
-    Cts { duration: u16, receiver: Address },
+    Cts {
+        duration: u16,
+        receiver: Address,
+    },
     /// Acknowledgment (§9.3.1.4): RA.
-    Ack { duration: u16, receiver: Address },
+    Ack {
+        duration: u16,
+        receiver: Address,
+    },
 }
 
 impl Repr {
@@ -1107,7 +1130,10 @@ mod test {
         assert_eq!(&out[30..32], &[0x06, 0x00]);
         let (r, et, p) = DataRepr::decapsulate_ethertype(&out).unwrap();
         assert_eq!((r, et, p), (repr, EtherType::Arp, &[1, 2, 3][..]));
-        assert_eq!(QosControl::from_raw(0xab75), QosControl { tid: 5, eosp: true, ack_policy: 3, amsdu_present: false, upper: 0xab });
+        assert_eq!(
+            QosControl::from_raw(0xab75),
+            QosControl { tid: 5, eosp: true, ack_policy: 3, amsdu_present: false, upper: 0xab }
+        );
         assert_eq!(QosControl::from_raw(0xab75).raw(), 0xab75);
         let f: usize = repr.overhead_fields(100).iter().map(|x| x.1).sum();
         assert_eq!(f, 32 + 8 + 4);
@@ -1175,7 +1201,11 @@ mod test {
     fn arb_repr() -> impl Strategy<Value = Repr> {
         prop_oneof![
             arb_data().prop_map(Repr::Data),
-            (any::<u16>(), arb_addr(), arb_addr()).prop_map(|(d, r, t)| Repr::Rts { duration: d, receiver: r, transmitter: t }),
+            (any::<u16>(), arb_addr(), arb_addr()).prop_map(|(d, r, t)| Repr::Rts {
+                duration: d,
+                receiver: r,
+                transmitter: t
+            }),
             (any::<u16>(), arb_addr()).prop_map(|(d, r)| Repr::Cts { duration: d, receiver: r }),
             (any::<u16>(), arb_addr()).prop_map(|(d, r)| Repr::Ack { duration: d, receiver: r }),
         ]

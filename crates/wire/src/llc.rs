@@ -136,7 +136,10 @@ impl Control {
     pub fn parse(data: &[u8]) -> Result<Control> {
         let first = *data.first().ok_or(Error::Truncated)?;
         if first & 0x03 == 0x03 {
-            return Ok(Control::Unnumbered { modifier: first & !control::U_POLL_FINAL, poll_final: first & control::U_POLL_FINAL != 0 });
+            return Ok(Control::Unnumbered {
+                modifier: first & !control::U_POLL_FINAL,
+                poll_final: first & control::U_POLL_FINAL != 0,
+            });
         }
         let second = *data.get(1).ok_or(Error::Truncated)?;
         let recv_seq = second >> 1;
@@ -157,7 +160,8 @@ impl Control {
     pub fn emit(&self, out: &mut [u8]) {
         match *self {
             Control::Unnumbered { modifier, poll_final } => {
-                out[0] = (modifier & !control::U_POLL_FINAL) | 0x03 | if poll_final { control::U_POLL_FINAL } else { 0 };
+                out[0] =
+                    (modifier & !control::U_POLL_FINAL) | 0x03 | if poll_final { control::U_POLL_FINAL } else { 0 };
             }
             Control::Information { send_seq, recv_seq, poll_final } => {
                 out[0] = send_seq << 1;
@@ -322,7 +326,9 @@ impl Repr {
     /// 00-00-F8 (IEEE 802.1H).
     pub fn as_ethertype(&self) -> Option<EtherType> {
         match *self {
-            Repr::Snap { oui, protocol_id } if oui == OUI_RFC1042 || oui == OUI_BRIDGE_TUNNEL => Some(EtherType::from(protocol_id)),
+            Repr::Snap { oui, protocol_id } if oui == OUI_RFC1042 || oui == OUI_BRIDGE_TUNNEL => {
+                Some(EtherType::from(protocol_id))
+            }
             _ => None,
         }
     }
@@ -430,7 +436,14 @@ mod test {
         assert_eq!(rest, &[0, 0]);
         assert_eq!(r.as_ethertype(), None);
         let (r, rest) = Repr::decapsulate(&I_BYTES).unwrap();
-        assert_eq!(r, Repr::Llc { dsap: 0xf0, ssap: 0xf0, control: Control::Information { send_seq: 5, recv_seq: 9, poll_final: true } });
+        assert_eq!(
+            r,
+            Repr::Llc {
+                dsap: 0xf0,
+                ssap: 0xf0,
+                control: Control::Information { send_seq: 5, recv_seq: 9, poll_final: true }
+            }
+        );
         assert!(rest.is_empty());
         let (r, _) = Repr::decapsulate(&S_BYTES).unwrap();
         assert_eq!(
@@ -438,7 +451,11 @@ mod test {
             Repr::Llc {
                 dsap: 0xf0,
                 ssap: 0xf1,
-                control: Control::Supervisory { function: SupervisoryFunction::ReceiveNotReady, recv_seq: 3, poll_final: false }
+                control: Control::Supervisory {
+                    function: SupervisoryFunction::ReceiveNotReady,
+                    recv_seq: 3,
+                    poll_final: false
+                }
             }
         );
     }
@@ -477,10 +494,18 @@ mod test {
 
     fn arb_control() -> impl Strategy<Value = Control> {
         prop_oneof![
-            (0u8..128, 0u8..128, any::<bool>()).prop_map(|(s, r, p)| Control::Information { send_seq: s, recv_seq: r, poll_final: p }),
-            (0u8..4, 0u8..128, any::<bool>())
-                .prop_map(|(f, r, p)| Control::Supervisory { function: SupervisoryFunction::from(f), recv_seq: r, poll_final: p }),
-            (any::<u8>(), any::<bool>()).prop_map(|(m, p)| Control::Unnumbered { modifier: (m | 0x03) & !0x10, poll_final: p }),
+            (0u8..128, 0u8..128, any::<bool>()).prop_map(|(s, r, p)| Control::Information {
+                send_seq: s,
+                recv_seq: r,
+                poll_final: p
+            }),
+            (0u8..4, 0u8..128, any::<bool>()).prop_map(|(f, r, p)| Control::Supervisory {
+                function: SupervisoryFunction::from(f),
+                recv_seq: r,
+                poll_final: p
+            }),
+            (any::<u8>(), any::<bool>())
+                .prop_map(|(m, p)| Control::Unnumbered { modifier: (m | 0x03) & !0x10, poll_final: p }),
         ]
     }
 
