@@ -172,7 +172,12 @@ impl Repr {
     /// include it in the ICV, which catches a change).
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
-        Ok(Repr { next_header: packet.next_header(), spi: packet.spi(), seq: packet.seq_number(), icv: packet.icv().to_vec() })
+        Ok(Repr {
+            next_header: packet.next_header(),
+            spi: packet.spi(),
+            seq: packet.seq_number(),
+            icv: packet.icv().to_vec(),
+        })
     }
 
     /// The AH length in bytes: 12 + the ICV padded to 32 bits.
@@ -322,7 +327,12 @@ pub fn insert_transport(sa: &SecurityAssociation, ip_packet: &[u8], out: &mut Ve
 /// (next header 4) in front of the whole `inner_packet` and appends the result to `out`.
 ///
 /// Errors: as [`insert_transport`], fragments excepted (a tunnel carries them).
-pub fn insert_tunnel(sa: &SecurityAssociation, outer: &OuterHeader, inner_packet: &[u8], out: &mut Vec<u8>) -> Result<()> {
+pub fn insert_tunnel(
+    sa: &SecurityAssociation,
+    outer: &OuterHeader,
+    inner_packet: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<()> {
     check_sa(sa)?;
     let (_, total) = ip::lengths(inner_packet)?;
     let inner = &inner_packet[..total];
@@ -362,11 +372,7 @@ pub fn verify(sa: &SecurityAssociation, ip_packet: &[u8]) -> Result<Repr> {
     let ah_len = ah.header_len();
     let mut ah_zeroed = packet[ihl..ihl + ah_len].to_vec();
     ah_zeroed[field::ICV_START..].fill(0);
-    sa.auth.verify(
-        &sa.auth_key,
-        &[&header, &ah_zeroed, &packet[ihl + ah_len..]],
-        &repr.icv[..sa.auth.icv_len()],
-    )?;
+    sa.auth.verify(&sa.auth_key, &[&header, &ah_zeroed, &packet[ihl + ah_len..]], &repr.icv[..sa.auth.icv_len()])?;
     Ok(repr)
 }
 
@@ -591,7 +597,7 @@ mod test {
     fn icv_padding_to_32_bits() {
         let repr = Repr { next_header: IpProtocol::Tcp, spi: 5, seq: 6, icv: vec![0xee; 10] };
         assert_eq!(repr.header_len(), 24);
-        let mut bytes = vec![0u8; 24];
+        let mut bytes = [0u8; 24];
         repr.emit(&mut Packet::new_unchecked(&mut bytes[..]));
         assert_eq!(bytes[1], 4);
         assert_eq!(&bytes[22..], &[0, 0]);

@@ -189,7 +189,13 @@ pub fn max_payload(sa: &SecurityAssociation, room: usize) -> Option<usize> {
 ///
 /// Errors: `Malformed` when the SA's keys or `iv` have the wrong length; `Unsupported`
 /// for HMAC with GCM.
-pub fn seal(sa: &SecurityAssociation, next_header: IpProtocol, payload: &[u8], iv: &[u8], out: &mut Vec<u8>) -> Result<()> {
+pub fn seal(
+    sa: &SecurityAssociation,
+    next_header: IpProtocol,
+    payload: &[u8],
+    iv: &[u8],
+    out: &mut Vec<u8>,
+) -> Result<()> {
     sa.check()?;
     if iv.len() != sa.iv_len() {
         return Err(Error::Malformed);
@@ -241,7 +247,7 @@ pub fn open(sa: &SecurityAssociation, bytes: &[u8]) -> Result<(IpProtocol, Vec<u
         return Err(Error::Truncated);
     }
     let icv_start = bytes.len() - sa.icv_len();
-    if (icv_start - iv_end) % sa.block_size() != 0 {
+    if !(icv_start - iv_end).is_multiple_of(sa.block_size()) {
         return Err(Error::Malformed);
     }
     let iv = &bytes[HEADER_LEN..iv_end];
@@ -374,8 +380,15 @@ mod test {
     const SHA1_KEY: &str = "1112131415161718191a1b1c1d1e1f2021222324";
 
     fn sa_3des_sha1() -> SecurityAssociation {
-        SecurityAssociation::new(0x1000, Cipher::TripleDesCbc, Auth::HmacSha1_96, &hex(TDES_KEY), &hex(SHA1_KEY), Mode::Transport)
-            .unwrap()
+        SecurityAssociation::new(
+            0x1000,
+            Cipher::TripleDesCbc,
+            Auth::HmacSha1_96,
+            &hex(TDES_KEY),
+            &hex(SHA1_KEY),
+            Mode::Transport,
+        )
+        .unwrap()
     }
 
     /// A UDP datagram 5000 -> 5001 carrying "qoslab ipsec", checksum 0 (RFC 768: none).
@@ -457,7 +470,8 @@ mod test {
     #[test]
     fn bad_padding_is_malformed() {
         // NULL encryption so the padding can be changed and the ICV recomputed.
-        let sa = SecurityAssociation::new(7, Cipher::Null, Auth::HmacSha1_96, &[], &hex(SHA1_KEY), Mode::Transport).unwrap();
+        let sa =
+            SecurityAssociation::new(7, Cipher::Null, Auth::HmacSha1_96, &[], &hex(SHA1_KEY), Mode::Transport).unwrap();
         let mut out = Vec::new();
         seal(&sa, IpProtocol::Udp, &[0xaa; 5], &[], &mut out).unwrap();
         // 5 + 1 padding + 2 = 8: padding is one byte, 0x01, at offset 8 + 5.
@@ -488,10 +502,19 @@ mod test {
             assert!(pad < 8);
             assert_eq!((len + pad + 2) % 8, 0);
         }
-        let aes = SecurityAssociation::new(1, Cipher::AesCbc(AesKeySize::Aes128), Auth::HmacSha1_96, &[0; 16], &[0; 20], Mode::Transport)
-            .unwrap();
+        let aes = SecurityAssociation::new(
+            1,
+            Cipher::AesCbc(AesKeySize::Aes128),
+            Auth::HmacSha1_96,
+            &[0; 16],
+            &[0; 20],
+            Mode::Transport,
+        )
+        .unwrap();
         assert_eq!(padding_len(&aes, 20), 10);
-        let gcm = SecurityAssociation::new(1, Cipher::AesGcm(AesKeySize::Aes128), Auth::None, &[0; 20], &[], Mode::Transport).unwrap();
+        let gcm =
+            SecurityAssociation::new(1, Cipher::AesGcm(AesKeySize::Aes128), Auth::None, &[0; 20], &[], Mode::Transport)
+                .unwrap();
         assert_eq!(padding_len(&gcm, 21), 1); // 4-byte alignment only
         assert_eq!(padding_len(&gcm, 22), 0);
     }
@@ -501,7 +524,15 @@ mod test {
         let sa = sa_3des_sha1();
         assert_eq!(
             overhead_fields(&sa, 20),
-            vec![("spi", 4), ("sequence", 4), ("iv", 8), ("padding", 2), ("pad length", 1), ("next header", 1), ("icv", 12)]
+            vec![
+                ("spi", 4),
+                ("sequence", 4),
+                ("iv", 8),
+                ("padding", 2),
+                ("pad length", 1),
+                ("next header", 1),
+                ("icv", 12)
+            ]
         );
         for len in 0..100 {
             let sum: usize = overhead_fields(&sa, len).iter().map(|(_, n)| n).sum();

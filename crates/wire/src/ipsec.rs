@@ -237,18 +237,21 @@ fn cbc_decrypt<C: BlockCipherDecrypt + KeyInit>(key: &[u8], iv: &[u8], buf: &mut
 fn gcm_seal<A: AeadInOut + AeadKeyInit>(key: &[u8], nonce: &[u8; 12], aad: &[u8], buf: &mut [u8]) -> Result<Vec<u8>> {
     let aead = A::new_from_slice(key).map_err(|_| Error::Malformed)?;
     let nonce = aes_gcm::aead::Nonce::<A>::try_from(&nonce[..]).map_err(|_| Error::Malformed)?;
-    let tag = aead
-        .encrypt_inout_detached(&nonce, aad, buf.into())
-        .map_err(|_| Error::Malformed)?;
+    let tag = aead.encrypt_inout_detached(&nonce, aad, buf.into()).map_err(|_| Error::Malformed)?;
     Ok(tag.to_vec())
 }
 
-fn gcm_open<A: AeadInOut + AeadKeyInit>(key: &[u8], nonce: &[u8; 12], aad: &[u8], buf: &mut [u8], tag: &[u8]) -> Result<()> {
+fn gcm_open<A: AeadInOut + AeadKeyInit>(
+    key: &[u8],
+    nonce: &[u8; 12],
+    aad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8],
+) -> Result<()> {
     let aead = A::new_from_slice(key).map_err(|_| Error::Malformed)?;
     let nonce = aes_gcm::aead::Nonce::<A>::try_from(&nonce[..]).map_err(|_| Error::Malformed)?;
     let tag = aes_gcm::aead::Tag::<A>::try_from(tag).map_err(|_| Error::Malformed)?;
-    aead.decrypt_inout_detached(&nonce, aad, buf.into(), &tag)
-        .map_err(|_| Error::Checksum)
+    aead.decrypt_inout_detached(&nonce, aad, buf.into(), &tag).map_err(|_| Error::Checksum)
 }
 
 /// An integrity algorithm for ESP (RFC 4303 §3.2) and AH (RFC 4302 §3.3.3).
@@ -629,7 +632,13 @@ pub(crate) mod ip {
 
     /// Appends a 20-byte outer header (RFC 4301 §5.1.2.1) for `payload_len` bytes of
     /// `protocol`, copying TOS and DF from `inner` (an IPv4 header).
-    pub fn emit_outer(outer: &super::OuterHeader, inner: &[u8], protocol: u8, payload_len: usize, out: &mut Vec<u8>) -> Result<()> {
+    pub fn emit_outer(
+        outer: &super::OuterHeader,
+        inner: &[u8],
+        protocol: u8,
+        payload_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         let start = out.len();
         out.resize(start + HEADER_LEN, 0);
         let h = &mut out[start..];
@@ -679,10 +688,7 @@ mod test {
             assert!(Auth::HmacMd5_96.verify(&key, &[data], &hex(full)[..12]).is_ok());
         }
         // RFC 2202 test case 5 states the truncated value itself: 56461ef2342edc00f9bab995.
-        assert_eq!(
-            mac(Auth::HmacMd5_96, &[0x0c; 16], b"Test With Truncation"),
-            hex("56461ef2342edc00f9bab995")
-        );
+        assert_eq!(mac(Auth::HmacMd5_96, &[0x0c; 16], b"Test With Truncation"), hex("56461ef2342edc00f9bab995"));
     }
 
     // RFC 2202 §3 test cases 1, 2 and 5 for HMAC-SHA-1 (RFC 2404 §3 keeps 96 bits).
@@ -838,7 +844,13 @@ mod test {
         );
         let mut tag = [0u8; 16];
         Cipher::AesGcm(AesKeySize::Aes256)
-            .encrypt(&key, &hex("facedbaddecaf888"), &hex("feedfacedeadbeeffeedfacedeadbeefabaddad2"), &mut buf, &mut tag)
+            .encrypt(
+                &key,
+                &hex("facedbaddecaf888"),
+                &hex("feedfacedeadbeeffeedfacedeadbeefabaddad2"),
+                &mut buf,
+                &mut tag,
+            )
             .unwrap();
         assert_eq!(
             buf,
@@ -858,16 +870,32 @@ mod test {
 
     #[test]
     fn derived_lengths() {
-        let sa = SecurityAssociation::new(0x1000, Cipher::TripleDesCbc, Auth::HmacSha1_96, &[1; 24], &[2; 20], Mode::Transport)
-            .unwrap();
+        let sa = SecurityAssociation::new(
+            0x1000,
+            Cipher::TripleDesCbc,
+            Auth::HmacSha1_96,
+            &[1; 24],
+            &[2; 20],
+            Mode::Transport,
+        )
+        .unwrap();
         assert_eq!((sa.block_size(), sa.iv_len(), sa.icv_len(), sa.alignment()), (8, 8, 12, 8));
-        let gcm = SecurityAssociation::new(1, Cipher::AesGcm(AesKeySize::Aes256), Auth::None, &[0; 36], &[], Mode::Tunnel)
-            .unwrap();
+        let gcm =
+            SecurityAssociation::new(1, Cipher::AesGcm(AesKeySize::Aes256), Auth::None, &[0; 36], &[], Mode::Tunnel)
+                .unwrap();
         assert_eq!((gcm.block_size(), gcm.iv_len(), gcm.icv_len(), gcm.alignment()), (1, 8, 16, 4));
-        let null = SecurityAssociation::new(1, Cipher::Null, Auth::HmacSha256_128, &[], &[0; 32], Mode::Transport).unwrap();
+        let null =
+            SecurityAssociation::new(1, Cipher::Null, Auth::HmacSha256_128, &[], &[0; 32], Mode::Transport).unwrap();
         assert_eq!((null.block_size(), null.iv_len(), null.icv_len(), null.alignment()), (1, 0, 16, 4));
-        let aes = SecurityAssociation::new(1, Cipher::AesCbc(AesKeySize::Aes128), Auth::HmacMd5_96, &[0; 16], &[0; 16], Mode::Transport)
-            .unwrap();
+        let aes = SecurityAssociation::new(
+            1,
+            Cipher::AesCbc(AesKeySize::Aes128),
+            Auth::HmacMd5_96,
+            &[0; 16],
+            &[0; 16],
+            Mode::Transport,
+        )
+        .unwrap();
         assert_eq!((aes.block_size(), aes.iv_len(), aes.icv_len(), aes.alignment()), (16, 16, 12, 16));
     }
 
@@ -882,14 +910,22 @@ mod test {
             Err(Error::Malformed)
         );
         assert_eq!(
-            SecurityAssociation::new(1, Cipher::AesGcm(AesKeySize::Aes128), Auth::HmacSha1_96, &[0; 20], &[0; 20], Mode::Transport),
+            SecurityAssociation::new(
+                1,
+                Cipher::AesGcm(AesKeySize::Aes128),
+                Auth::HmacSha1_96,
+                &[0; 20],
+                &[0; 20],
+                Mode::Transport
+            ),
             Err(Error::Unsupported)
         );
     }
 
     #[test]
     fn sequence_numbers_start_at_one_and_do_not_cycle() {
-        let mut sa = SecurityAssociation::new(1, Cipher::Null, Auth::HmacSha1_96, &[], &[0; 20], Mode::Transport).unwrap();
+        let mut sa =
+            SecurityAssociation::new(1, Cipher::Null, Auth::HmacSha1_96, &[], &[0; 20], Mode::Transport).unwrap();
         assert_eq!(sa.next_seq(), Some(1));
         assert_eq!(sa.next_seq(), Some(2));
         sa.seq = u32::MAX;
