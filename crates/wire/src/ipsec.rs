@@ -787,9 +787,8 @@ mod test {
         assert_eq!(buf, hex("f58c4c04d6e5f1ba779eabfb5f7bfbd69cfc4e967edb808d679f777bc6702c7d"));
     }
 
-    // NIST SP 800-67 Rev. 2 Appendix B / SP 800-20 style check: TDEA with three distinct
-    // keys, CBC with a zero IV over one block equals ECB; the known-answer below is the
-    // SP 800-67 B.1 example (K1 K2 K3, first plaintext block "The qufc").
+    // NIST SP 800-67 Appendix B.1 example: TDEA with three distinct keys K1 K2 K3 over
+    // "The qufck brown fox jump". With a zero IV the first CBC block equals the ECB one.
     #[test]
     fn tdes_cbc_known_answer() {
         let key = hex("0123456789ABCDEF23456789ABCDEF01456789ABCDEF0123");
