@@ -379,12 +379,12 @@ def format_time(ns: int) -> str:
 
 
 def format_size(n: int) -> str:
-    """A size in bytes: IEC units when a whole number of them, else bytes.
+    """A size in bytes: IEC or SI units when a whole number of them, else bytes.
 
-    >>> format_size(16384), format_size(65536), format_size(1500), format_size(10**6)
-    ('16 KiB', '64 KiB', '1500 B', '1000000 B')
+    >>> format_size(16384), format_size(65536), format_size(1500), format_size(10**7)
+    ('16 KiB', '64 KiB', '1500 B', '10 MB')
     """
-    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB"), (10**9, "GB"), (10**6, "MB"), (10**3, "kB")):
         if n and n % factor == 0:
             return f"{n // factor} {unit}"
     return f"{n} B"

@@ -228,6 +228,7 @@ class _Checker:
     def sweep(self) -> None:
         if self.sc.sweep is None:
             return
+        params: list[tuple[str, PathT, list[Any]]] = []
         for key, values in self.sc.sweep.values.items():
             where: PathT = ("sweep", key)
             steps = parse_param_path(key)
@@ -246,8 +247,8 @@ class _Checker:
                     hint=did_you_mean(str(steps[len(prefix)]), choices) if choices else None,
                 )
                 continue
-            for n, value in enumerate(values):
-                self._check_value(tuple(steps), value, where + (n,))
+            params.append((key, tuple(steps), values))
+        self._check_points(params)
 
     def _walk(self, steps: list[str | int]) -> tuple[list[str | int], list[str]] | None:
         """None if ``steps`` names a parameter; else the valid prefix and the choices after it."""
@@ -271,25 +272,62 @@ class _Checker:
                 return prefix, []
         return None
 
-    def _check_value(self, steps: PathT, value: Any, where: PathT) -> None:
-        """Validate one sweep value by putting it in place and validating the scenario."""
-        data = copy.deepcopy(self.data)
-        data.pop("sweep", None)
-        cur: Any = data
-        for step in steps[:-1]:
-            if isinstance(cur, dict) and step not in cur:
-                cur[step] = {}
-            cur = cur[step]
-        cur[steps[-1]] = value
-        try:
-            Scenario.model_validate(data)
-        except ValidationError as err:
-            for p in pydantic_problems(err, data, Spans("")):
-                if p.key and (p.key == format_path(steps) or p.key.startswith(format_path(steps) + ".") or p.key.startswith(format_path(steps) + "[")):
-                    line, column = self.spans.value(where)
-                    self.problems.append(
-                        Problem(f"sweep value for {format_path(steps)}: {p.message}", key=format_path(where), expected=p.expected, found=p.found, hint=p.hint, line=line, column=column)
-                    )
+    def _check_points(self, params: list[tuple[str, PathT, list[Any]]]) -> None:
+        """Validate the scenario at each point of the sweep (values put in place together).
+
+        A value that fails is reported at its position in [sweep]; each once. A grid
+        of more than 256 points is checked one parameter at a time instead.
+        """
+        import itertools
+
+        if not params:
+            return
+        indices = [range(len(values)) for _, _, values in params]
+        if self.sc.sweep is not None and self.sc.sweep.mode == "zip":
+            points = [tuple([n] * len(params)) for n in range(min(len(r) for r in indices))]
+        elif sum(1 for _ in itertools.islice(itertools.product(*indices), 257)) <= 256:
+            points = list(itertools.product(*indices))
+        else:
+            points = [tuple(n if k == p else None for k in range(len(params))) for p, r in enumerate(indices) for n in r]
+        reported: set[tuple[int, int]] = set()
+        for point in points:
+            data = copy.deepcopy(self.data)
+            data.pop("sweep", None)
+            for (key, steps, values), n in zip(params, point):
+                if n is None:
+                    continue
+                cur: Any = data
+                for step in steps[:-1]:
+                    if isinstance(cur, dict) and step not in cur:
+                        cur[step] = {}
+                    cur = cur[step]
+                cur[steps[-1]] = values[n]
+            try:
+                Scenario.model_validate(data)
+                continue
+            except ValidationError as err:
+                found = pydantic_problems(err, data, Spans(""))
+            for p in found:
+                for k, ((key, steps, values), n) in enumerate(zip(params, point)):
+                    prefix = format_path(steps)
+                    if n is None or (k, n) in reported or not p.key:
+                        continue
+                    parent = format_path(steps[:-1])
+                    if p.key == prefix or p.key.startswith((prefix + ".", prefix + "[")) or p.key == parent:
+                        reported.add((k, n))
+                        where: PathT = ("sweep", key, n)
+                        line, column = self.spans.value(where)
+                        self.problems.append(
+                            Problem(
+                                f"sweep value for {prefix}: {p.message}",
+                                key=format_path(where),
+                                expected=p.expected,
+                                found=p.found,
+                                hint=p.hint,
+                                line=line,
+                                column=column,
+                            )
+                        )
 
     def run(self) -> list[Problem]:
         self.nodes_()
