@@ -23,6 +23,9 @@ from qoslab.scenario.model import Scenario
 from qoslab.scenario.tree import topology_tree
 
 
+_ONE_OR_MANY = ("address", "loss", "shaper")
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema (draft 2020-12) of the scenario language, from the models.
 
@@ -33,6 +36,18 @@ def json_schema() -> dict[str, Any]:
     ('Scenario', True)
     """
     schema = Scenario.model_json_schema(by_alias=True)
+    # Fields that accept one item where a list is expected (address = "10.0.0.1/24",
+    # loss = "1 %", shaper = { … }): the models see a list, the file may hold one item.
+    for definition in schema.get("$defs", {}).values():
+        for name, prop in definition.get("properties", {}).items():
+            if name in _ONE_OR_MANY and prop.get("type") == "array":
+                forms = [prop["items"], {k: v for k, v in prop.items() if k not in ("description", "default")}]
+                if name == "loss":
+                    forms.insert(0, {"type": ["string", "number"], "description": "Bernoulli loss both ways: '1 %' or 0.01."})
+                definition["properties"][name] = {
+                    "anyOf": forms,
+                    **{k: v for k, v in prop.items() if k in ("description", "default")},
+                }
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema.setdefault("description", Scenario.__doc__)
     return schema

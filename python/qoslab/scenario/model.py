@@ -34,6 +34,7 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
+    WithJsonSchema,
     Field,
     model_validator,
 )
@@ -69,7 +70,9 @@ def _as_list(value: Any) -> Any:
 class Strict(BaseModel):
     """Base of every table: unknown keys are errors, defaults are validated."""
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True, use_attribute_docstrings=False)
+    # strict: TOML is typed, so "1500" (a string) is not the integer 1500. Fields that
+    # are parsed from text (units, IP addresses) say strict=False or parse first.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True, strict=True)
 
 
 # --------------------------------------------------------------------------- scenario
@@ -90,8 +93,8 @@ class Meta(Strict):
 class Route(Strict):
     """A static route: packets to ``to`` are sent to the next hop ``via``."""
 
-    to: IPv4Network = Field(description="Destination prefix, e.g. '192.168.0.0/24' ('0.0.0.0/0' for a default route).")
-    via: IPv4Address = Field(description="Next-hop address; it must lie in one of the node's subnets.")
+    to: IPv4Network = Field(strict=False, description="Destination prefix, e.g. '192.168.0.0/24' ('0.0.0.0/0' for a default route).")
+    via: IPv4Address = Field(strict=False, description="Next-hop address; it must lie in one of the node's subnets.")
     metric: int = Field(1, ge=0, description="Route preference; the lowest metric wins among equal prefixes.")
 
 
@@ -109,11 +112,11 @@ class PortForward(Strict):
 class NodeBase(Strict):
     """Fields every node has."""
 
-    address: Annotated[list[IPv4Interface], BeforeValidator(_as_list)] = Field(
+    address: Annotated[list[Annotated[IPv4Interface, Field(strict=False)]], BeforeValidator(_as_list)] = Field(
         default_factory=list,
         description="IPv4 address(es) with prefix length, one per interface that has one: '192.168.1.100/24' or a list.",
     )
-    gateway: IPv4Address | None = Field(None, description="Default gateway; it must lie in one of the node's subnets.")
+    gateway: Annotated[IPv4Address, Field(strict=False)] | None = Field(None, description="Default gateway; it must lie in one of the node's subnets.")
     routes: list[Route] = Field(default_factory=list, description="Static routes, tried before the default gateway.")
     cpu: str | None = Field(
         None,
@@ -313,6 +316,7 @@ class Wifi(LinkBase):
     security: Annotated[
         Literal["open", "wep-40", "wep-104", "tkip", "ccmp"],
         BeforeValidator(_security_alias),
+        WithJsonSchema({"type": "string", "enum": ["open", "wep-40", "wep-104", "tkip", "ccmp", *_SECURITY_ALIASES]}),
     ] = Field(
         "open",
         description="Link encryption: 'open', 'wep-40' (alias 'wep-64'), 'wep-104' (alias 'wep-128'), 'tkip' (WPA), 'ccmp' (WPA2).",
@@ -611,7 +615,7 @@ class Sweep(BaseModel):
     ``tunnel[N].FIELD``, ``test[N].FIELD``, ``scenario.FIELD``.
     """
 
-    model_config = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     mode: Literal["grid", "zip"] = Field("grid", description="'grid' = every combination, 'zip' = the n-th value of each list together.")
     values: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(
