@@ -104,7 +104,7 @@ def problem(spans: Spans, path: PathT, message: str, *, at: str = "value", **kw:
 # --------------------------------------------------------------------------- pydantic errors
 
 
-def _resolve(data: Any, loc: tuple[Any, ...]) -> tuple[PathT, Any, bool]:
+def _resolve(data: Any, loc: tuple[Any, ...], missing: bool = False) -> tuple[PathT, Any, bool]:
     """Map a pydantic ``loc`` onto the raw data.
 
     Drops the steps pydantic adds that are not keys of the input (a discriminated
@@ -123,7 +123,7 @@ def _resolve(data: Any, loc: tuple[Any, ...]) -> tuple[PathT, Any, bool]:
         elif isinstance(cur, list) and isinstance(step, int) and 0 <= step < len(cur):
             path.append(step)
             cur = cur[step]
-        elif isinstance(cur, dict) and isinstance(step, str) and last:
+        elif isinstance(cur, dict) and isinstance(step, str) and last and missing:
             path.append(step)  # a missing key: the path names it, the data has none
             exists = False
             cur = None
@@ -189,6 +189,24 @@ def _unwrap(tp: Any, data: Any) -> Any:
             return tp
 
 
+def _union_tags(path: PathT, discriminator: str) -> list[str]:
+    """The tags a discriminated union accepts, for the table at ``path``."""
+    from qoslab.scenario import model as m
+
+    union = {"link": m.Link, "tunnel": m.Tunnel, "test": m.Test, "node": m.Node, "loss": m.Loss}
+    keys = [step for step in path if isinstance(step, str)]
+    which = "loss" if "loss" in keys else (keys[0] if keys else "")
+    if which not in union:
+        return []
+    members = get_args(get_args(union[which])[0])
+    tags: list[str] = []
+    for member in members:
+        field = member.model_fields.get(discriminator)
+        if field is not None:
+            tags += [str(a) for a in get_args(field.annotation)]
+    return tags
+
+
 def _fields_of(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
@@ -237,7 +255,7 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
     problems: list[Problem] = []
     for e in err.errors(include_url=False):
         kind = e["type"]
-        path, value, exists = _resolve(data, tuple(e["loc"]))
+        path, value, exists = _resolve(data, tuple(e["loc"]), missing=kind == "missing")
         ctx = e.get("ctx") or {}
         inner = ctx.get("error")
         if kind == "extra_forbidden":
@@ -269,6 +287,7 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
         elif kind in ("union_tag_invalid", "union_tag_not_found"):
             disc = str(ctx.get("discriminator", "")).strip("'")
             tags = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+            tags = tags or _union_tags(path, disc)
             where = path + (disc,)
             if kind == "union_tag_not_found":
                 problems.append(
