@@ -340,8 +340,9 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
                 expected = f"text matching {ctx.get('pattern')}"
                 msg = "not an accepted form"
             elif kind in ("too_short", "too_long"):
-                expected = f"{ctx.get('min_length', ctx.get('max_length'))} items" if "min_length" in ctx and "max_length" not in ctx else None
-                msg = msg[0].lower() + msg[1:]
+                bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+                msg = "too few items" if kind == "too_short" else "too many items"
+                expected = f"{'at least' if kind == 'too_short' else 'at most'} {bound} item{'s' if bound != 1 else ''}"
             else:
                 msg = msg[0].lower() + msg[1:] if msg else kind
             problems.append(problem(spans, path, msg, expected=expected, found=show(e.get("input"))))
