@@ -180,3 +180,28 @@ def test_schema_refuses_an_unknown_key():
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
     assert result.failed == 0
+
+
+def test_toml_key_spans_positions_keys_values_and_array_elements():
+    from qoslab._core import toml_key_spans
+
+    text = '[scenario]\nname = "café"\n\n[[link]]\nends = ["wš1", "b"]\n\n[[link]]\nx.y = 2\n'
+    spans = toml_key_spans(text)
+    lines = text.split("\n")
+
+    def at(line: int, token: str) -> tuple[int, int]:
+        return (line, lines[line - 1].index(token) + 1)  # characters, not bytes
+
+    assert spans[("scenario", "name")] == (at(2, "name"), at(2, '"café"'))
+    assert spans[("link", 0)][1] == at(4, "[[link]]")
+    assert spans[("link", 0, "ends")] == (at(5, "ends"), at(5, "["))
+    assert spans[("link", 0, "ends", 1)] == (None, at(5, '"b"'))  # after a multi-byte character
+    assert spans[("link", 1)][1] == at(7, "[[link]]")
+    assert spans[("link", 1, "x", "y")] == (at(8, "y"), at(8, "2"))
+
+
+def test_toml_key_spans_refuses_bad_toml():
+    from qoslab._core import toml_key_spans
+
+    with pytest.raises(ValueError):
+        toml_key_spans("a = ")

@@ -207,6 +207,21 @@ def _union_tags(path: PathT, discriminator: str) -> list[str]:
     return tags
 
 
+def _kinds_with_field(path: PathT, key: str) -> list[str]:
+    """The kinds of table (``role = 'bridge'``) that do have ``key``, for a hint."""
+    from qoslab.scenario import model as m
+
+    union = {"link": (m.Link, "type"), "tunnel": (m.Tunnel, "type"), "test": (m.Test, "method"), "node": (m.Node, "role")}
+    if len(path) != 2 or path[0] not in union:
+        return []
+    tp, disc = union[str(path[0])]
+    kinds = []
+    for member in get_args(get_args(tp)[0]):
+        if any(key in (name, f.alias) for name, f in member.model_fields.items()):
+            kinds += [f"{disc} = {a!r}" for a in get_args(member.model_fields[disc].annotation)]
+    return kinds
+
+
 def _fields_of(model: type[BaseModel]) -> list[str]:
     return [f.alias or name for name, f in model.model_fields.items()]
 
@@ -264,6 +279,10 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
             if path[:1] == ("sweep",):
                 choices = ["mode"]
             key = str(path[-1])
+            hint = did_you_mean(key, choices) if choices else None
+            owners = _kinds_with_field(path[:-1], key)
+            if owners and not hint:
+                hint = f"only tables with {' or '.join(owners)} have {key!r}"
             problems.append(
                 problem(
                     spans,
@@ -272,7 +291,7 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
                     at="key",
                     expected=one_of(choices) if choices else None,
                     found=repr(key),
-                    hint=did_you_mean(key, choices) if choices else None,
+                    hint=hint,
                 )
             )
         elif kind == "missing":
