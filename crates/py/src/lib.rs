@@ -5,6 +5,8 @@
 
 use pyo3::prelude::*;
 
+mod toml_spans;
+
 /// The version of the Rust core, which equals the Python package's.
 #[pyfunction]
 fn core_version() -> &'static str {
@@ -14,5 +16,6 @@ fn core_version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(toml_spans::toml_key_spans, m)?)?;
     Ok(())
 }

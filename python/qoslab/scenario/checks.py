@@ -1,0 +1,343 @@
+"""Checks that need the whole scenario: references between tables, addressing, sweeps.
+
+They run after every table validated on its own, and report every problem at the
+key or value that causes it.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from ipaddress import IPv4Address
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from qoslab.errors import Problem, did_you_mean
+from qoslab.scenario.load import PathT, Spans, format_path, one_of, problem, pydantic_problems, show
+from qoslab.scenario.model import Atm, Bridge, Ethernet, Scenario, Serial, Wifi
+
+_STEP = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
+
+
+def parse_param_path(text: str) -> list[str | int] | None:
+    """Split a sweep parameter path into keys and indices; None if malformed.
+
+    >>> parse_param_path("link[0].rate")
+    ['link', 0, 'rate']
+    >>> parse_param_path("node.a.forwarding")
+    ['node', 'a', 'forwarding']
+    >>> parse_param_path("link[0]..rate") is None
+    True
+    """
+    steps: list[str | int] = []
+    pos = 0
+    while pos < len(text):
+        m = _STEP.match(text, pos)
+        if not m or (pos == 0 and text.startswith(".")):
+            return None
+        steps.append(m[1] if m[1] is not None else int(m[2]))
+        pos = m.end()
+    return steps or None
+
+
+def link_nodes(link: Any) -> list[str]:
+    """Every node a link touches: its ends, or a wifi link's AP and stations."""
+    if isinstance(link, Wifi):
+        return ([link.ap] if link.ap else []) + list(link.stations)
+    return list(link.ends)
+
+
+def _raw_index_path(data: dict[str, Any], base: PathT, index: int) -> PathT:
+    """``base + (index,)`` if the raw value at base is a list, else ``base`` (a single item)."""
+    cur: Any = data
+    for step in base:
+        try:
+            cur = cur[step]
+        except (KeyError, IndexError, TypeError):
+            return base
+    return base + (index,) if isinstance(cur, list) else base
+
+
+class _Checker:
+    def __init__(self, scenario: Scenario, data: dict[str, Any], spans: Spans) -> None:
+        self.sc = scenario
+        self.data = data
+        self.spans = spans
+        self.problems: list[Problem] = []
+        self.nodes = list(scenario.node)
+
+    def add(self, path: PathT, message: str, *, at: str = "value", **kw: Any) -> None:
+        self.problems.append(problem(self.spans, path, message, at=at, **kw))
+
+    def node_ref(self, path: PathT, name: str, what: str = "node") -> None:
+        if name not in self.sc.node:
+            self.add(
+                path,
+                f"unknown {what}",
+                expected=one_of(self.nodes) if self.nodes else "a node defined in a [node.NAME] table",
+                found=repr(name),
+                hint=did_you_mean(name, self.nodes) or ("define it with a [node.NAME] table" if not self.nodes else None),
+            )
+
+    # ------------------------------------------------------------------ links
+    def links(self) -> None:
+        names: dict[str, int] = {}
+        for i, link in enumerate(self.sc.link):
+            base: PathT = ("link", i)
+            if link.name:
+                if link.name in names:
+                    self.add(base + ("name",), "link name already used", expected="a name no other link has", found=repr(link.name), hint=f"link[{names[link.name]}] has it")
+                names.setdefault(link.name, i)
+            if isinstance(link, (Ethernet, Serial, Atm)):
+                for j, end in enumerate(link.ends):
+                    self.node_ref(base + ("ends", j), end)
+                if link.ends[0] == link.ends[1] and link.ends[0] in self.sc.node:
+                    self.add(base + ("ends", 1), "a link joins a node to itself", expected="two different nodes", found=show(link.ends))
+            elif isinstance(link, Wifi):
+                if link.mode == "infrastructure":
+                    if link.ap is None:
+                        self.add(base, "wifi link has no AP", expected="ap = NODE (or mode = 'adhoc')", found="nothing")
+                        self.problems[-1].key = format_path(base + ("ap",))
+                    else:
+                        self.node_ref(base + ("ap",), link.ap, "node (AP)")
+                elif link.ap is not None:
+                    self.add(base + ("ap",), "an ad hoc cell has no AP", expected="no ap with mode = 'adhoc'", found=repr(link.ap))
+                if not link.stations:
+                    self.add(base, "wifi link has no station", expected="stations = [NODE, …]", found="nothing")
+                    self.problems[-1].key = format_path(base + ("stations",))
+                for j, st in enumerate(link.stations):
+                    self.node_ref(base + ("stations", j), st, "node (station)")
+                    if st == link.ap:
+                        self.add(base + ("stations", j), "the AP is listed as a station", expected="stations other than the AP", found=repr(st))
+                members = link_nodes(link)
+                for who, heard in (link.hears or {}).items():
+                    if who not in members:
+                        self.add(base + ("hears", who), "not on this wifi link", at="key", expected=one_of(members), found=repr(who), hint=did_you_mean(who, members))
+                    for j, other in enumerate(heard):
+                        if other not in members:
+                            self.add(base + ("hears", who, j), "not on this wifi link", expected=one_of(members), found=repr(other), hint=did_you_mean(other, members))
+                for who in link.frame_error_rate:
+                    if who not in members:
+                        self.add(base + ("frame_error_rate", who), "not on this wifi link", at="key", expected=one_of(members), found=repr(who), hint=did_you_mean(who, members))
+
+    # ------------------------------------------------------------------ nodes
+    def nodes_(self) -> None:
+        owners: dict[IPv4Address, tuple[str, int]] = {}
+        for name, node in self.sc.node.items():
+            base: PathT = ("node", name)
+            for k, iface in enumerate(node.address):
+                where = _raw_index_path(self.data, base + ("address",), k)
+                if iface.ip in owners and owners[iface.ip][0] != name:
+                    other = owners[iface.ip][0]
+                    self.add(where, f"address already used by node {other!r}", expected="an address no other node has", found=repr(str(iface)))
+                elif iface.ip == iface.network.network_address and iface.network.prefixlen < 31:
+                    self.add(where, "a network address, not a host's", expected=f"a host address in {iface.network}", found=repr(str(iface)))
+                elif iface.ip == iface.network.broadcast_address and iface.network.prefixlen < 31:
+                    self.add(where, "the broadcast address, not a host's", expected=f"a host address in {iface.network}", found=repr(str(iface)))
+                owners.setdefault(iface.ip, (name, k))
+            subnets = [iface.network for iface in node.address]
+            subnet_text = ", ".join(str(s) for s in subnets)
+            hops: list[tuple[PathT, IPv4Address]] = []
+            if node.gateway is not None:
+                hops.append((base + ("gateway",), node.gateway))
+            for r, route in enumerate(node.routes):
+                hops.append((base + ("routes", r, "via"), route.via))
+            for path, hop in hops:
+                if not subnets:
+                    self.add(path, "a next hop but no address to reach it from", expected="an address on the node (address = 'a.b.c.d/len')", found=repr(str(hop)))
+                elif not any(hop in s for s in subnets):
+                    self.add(path, "next hop outside the node's subnets", expected=f"an address in {subnet_text}", found=repr(str(hop)))
+                elif any(hop == iface.ip for iface in node.address):
+                    self.add(path, "the next hop is the node itself", expected=f"another address in {subnet_text}", found=repr(str(hop)))
+            if isinstance(node, Bridge):
+                ports = [i for i, link in enumerate(self.sc.link) if name in link_nodes(link)]
+                if len(ports) < 2:
+                    found = "no link" if not ports else f"{len(ports)} link: {self.sc.link_name(ports[0])}"
+                    self.add(base, "a bridge needs at least two ports", expected="two or more links with this node as an end", found=found)
+            if node.role in ("switch", "atm-switch"):
+                pass  # a switch with one port is odd but harmless
+
+    # ------------------------------------------------------------------ tunnels
+    def tunnels(self) -> None:
+        names: dict[str, int] = {}
+        for i, t in enumerate(self.sc.tunnel):
+            if t.name in names:
+                self.add(("tunnel", i, "name"), "tunnel name already used", expected="a name no other tunnel has", found=repr(t.name), hint=f"tunnel[{names[t.name]}] has it")
+            names.setdefault(t.name, i)
+        link_names = {link.name: j for j, link in enumerate(self.sc.link) if link.name}
+        for name in set(names) & set(link_names):
+            self.add(("tunnel", names[name], "name"), "a link has this name too", expected="a name no link has", found=repr(name), hint="`over` could not tell them apart")
+        choices = list(names) + list(link_names) + [f"link[{j}]" for j in range(len(self.sc.link))]
+        below: dict[int, int] = {}  # tunnel index -> tunnel index it runs over
+        for i, t in enumerate(self.sc.tunnel):
+            base: PathT = ("tunnel", i)
+            self.node_ref(base + ("from",), t.from_)
+            self.node_ref(base + ("to",), t.to)
+            if t.from_ == t.to and t.from_ in self.sc.node:
+                self.add(base + ("to",), "a tunnel from a node to itself", expected="another node", found=repr(t.to))
+            if t.over is None:
+                if t.type == "pppoe":
+                    self.add(base, "missing required key 'over'", expected="the Ethernet link or TAP tunnel PPPoE runs on", found="nothing")
+                    self.problems[-1].key = format_path(base + ("over",))
+                continue
+            m = re.fullmatch(r"link\[(\d+)\]", t.over)
+            if t.over in names:
+                below[i] = names[t.over]
+                under = self.sc.tunnel[names[t.over]]
+                if t.type == "pppoe" and not (under.type == "openvpn" and under.dev == "tap"):
+                    self.add(base + ("over",), "PPPoE needs an Ethernet layer below", expected="an Ethernet link or an OpenVPN tunnel with dev = 'tap'", found=repr(t.over))
+            elif t.over in link_names or (m and int(m[1]) < len(self.sc.link)):
+                j = link_names.get(t.over, int(m[1]) if m else -1)
+                link = self.sc.link[j]
+                ends = link_nodes(link)
+                if t.from_ not in ends and t.to not in ends:
+                    self.add(base + ("over",), "neither end of the tunnel is on that link", expected=f"a link touching {t.from_!r} or {t.to!r}", found=f"{t.over!r} (joins {', '.join(map(repr, ends))})")
+            else:
+                self.add(base + ("over",), "names no tunnel or link", expected=one_of(choices) if choices else "a tunnel name, a link name or 'link[N]'", found=repr(t.over), hint=did_you_mean(t.over, choices))
+        # Loops: follow `over` from each tunnel; report each loop once, at its first tunnel.
+        reported: set[frozenset[int]] = set()
+        for start in range(len(self.sc.tunnel)):
+            seen: list[int] = []
+            cur: int | None = start
+            while cur is not None and cur not in seen:
+                seen.append(cur)
+                cur = below.get(cur)
+            if cur is None:
+                continue
+            loop = seen[seen.index(cur):]
+            key = frozenset(loop)
+            if key in reported:
+                continue
+            reported.add(key)
+            first = min(loop)
+            k = loop.index(first)
+            order = loop[k:] + loop[:k] + [first]
+            chain = " over ".join(self.sc.tunnel[x].name for x in order)
+            self.add(("tunnel", first, "over"), "tunnels run over each other in a loop", expected="a stack that ends on a link or the routed path", found=chain)
+
+    # ------------------------------------------------------------------ tests
+    def tests(self) -> None:
+        for i, t in enumerate(self.sc.test):
+            self.node_ref(("test", i, "from"), t.from_)
+            self.node_ref(("test", i, "to"), t.to)
+            if t.from_ == t.to and t.from_ in self.sc.node:
+                self.add(("test", i, "to"), "a test from a node to itself", expected="another node", found=repr(t.to))
+
+    # ------------------------------------------------------------------ sweep
+    def sweep(self) -> None:
+        if self.sc.sweep is None:
+            return
+        params: list[tuple[str, PathT, list[Any]]] = []
+        for key, values in self.sc.sweep.values.items():
+            where: PathT = ("sweep", key)
+            steps = parse_param_path(key)
+            if steps is None:
+                self.add(where, "not a parameter path", at="key", expected="a path such as 'link[0].rate' or 'node.a.forwarding'", found=repr(key))
+                continue
+            missing = self._walk(steps)
+            if missing is not None:
+                prefix, choices = missing
+                self.add(
+                    where,
+                    "names no parameter",
+                    at="key",
+                    expected=one_of(choices) if choices else "a parameter path such as 'link[0].rate'",
+                    found=repr(key),
+                    hint=did_you_mean(str(steps[len(prefix)]), choices) if choices else None,
+                )
+                continue
+            params.append((key, tuple(steps), values))
+        self._check_points(params)
+
+    def _walk(self, steps: list[str | int]) -> tuple[list[str | int], list[str]] | None:
+        """None if ``steps`` names a parameter; else the valid prefix and the choices after it."""
+        cur: Any = self.sc
+        for k, step in enumerate(steps):
+            prefix = steps[:k]
+            if isinstance(cur, BaseModel):
+                fields = {f.alias or n: n for n, f in type(cur).model_fields.items()}
+                if not isinstance(step, str) or step not in fields:
+                    return prefix, list(fields)
+                cur = getattr(cur, fields[step])
+            elif isinstance(cur, dict):
+                if step not in cur:
+                    return prefix, [str(x) for x in cur]
+                cur = cur[step]
+            elif isinstance(cur, list):
+                if not isinstance(step, int) or not 0 <= step < len(cur):
+                    return prefix, [f"[{x}]" for x in range(len(cur))]
+                cur = cur[step]
+            else:
+                return prefix, []
+        return None
+
+    def _check_points(self, params: list[tuple[str, PathT, list[Any]]]) -> None:
+        """Validate the scenario at each point of the sweep (values put in place together).
+
+        A value that fails is reported at its position in [sweep]; each once. A grid
+        of more than 256 points is checked one parameter at a time instead.
+        """
+        import itertools
+
+        if not params:
+            return
+        indices = [range(len(values)) for _, _, values in params]
+        if self.sc.sweep is not None and self.sc.sweep.mode == "zip":
+            points = [tuple([n] * len(params)) for n in range(min(len(r) for r in indices))]
+        elif sum(1 for _ in itertools.islice(itertools.product(*indices), 257)) <= 256:
+            points = list(itertools.product(*indices))
+        else:
+            points = [tuple(n if k == p else None for k in range(len(params))) for p, r in enumerate(indices) for n in r]
+        reported: set[tuple[int, int]] = set()
+        for point in points:
+            data = copy.deepcopy(self.data)
+            data.pop("sweep", None)
+            for (key, steps, values), n in zip(params, point):
+                if n is None:
+                    continue
+                cur: Any = data
+                for step in steps[:-1]:
+                    if isinstance(cur, dict) and step not in cur:
+                        cur[step] = {}
+                    cur = cur[step]
+                cur[steps[-1]] = values[n]
+            try:
+                Scenario.model_validate(data)
+                continue
+            except ValidationError as err:
+                found = pydantic_problems(err, data, Spans(""))
+            for p in found:
+                for k, ((key, steps, values), n) in enumerate(zip(params, point)):
+                    prefix = format_path(steps)
+                    if n is None or (k, n) in reported or not p.key:
+                        continue
+                    parent = format_path(steps[:-1])
+                    if p.key == prefix or p.key.startswith((prefix + ".", prefix + "[")) or p.key == parent:
+                        reported.add((k, n))
+                        where: PathT = ("sweep", key, n)
+                        line, column = self.spans.value(where)
+                        self.problems.append(
+                            Problem(
+                                f"sweep value for {prefix}: {p.message}",
+                                key=format_path(where),
+                                expected=p.expected,
+                                found=p.found,
+                                hint=p.hint,
+                                line=line,
+                                column=column,
+                            )
+                        )
+
+    def run(self) -> list[Problem]:
+        self.nodes_()
+        self.links()
+        self.tunnels()
+        self.tests()
+        self.sweep()
+        return self.problems
+
+
+def cross_check(scenario: Scenario, data: dict[str, Any], spans: Spans) -> list[Problem]:
+    """Every cross-reference problem of a scenario that validated table by table."""
+    return _Checker(scenario, data, spans).run()

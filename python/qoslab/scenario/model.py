@@ -1,0 +1,711 @@
+"""The scenario language as typed models (pydantic v2).
+
+A scenario file is TOML with these top-level tables::
+
+    [scenario]            name, seed, description, duration
+    [node.NAME]           one table per node; `role` picks its kind
+    [[link]]              one per link; `type` picks its kind
+    [[tunnel]]            one per tunnel or VPN; `type` picks its kind
+    [[test]]              one per measurement; `method` picks its kind
+    [sweep]               parameters to vary: "link[0].rate" = ["1 Mbps", "2 Mbps"]
+
+Every field carries its description and default beside it; units are typed by
+:mod:`qoslab.units` (``"11 Mbps"``, ``"1.5 ms"``, ``"64 KiB"``, ``"1 %"``). Unknown keys
+are errors. Checks that need the whole scenario (a link end that names no node, a
+tunnel loop, …) live in :mod:`qoslab.scenario.checks`.
+
+References between tables
+-------------------------
+- Link ends, wifi ``ap`` and ``stations``, tunnel and test ``from``/``to`` name nodes
+  (the keys of ``[node.*]``).
+- A tunnel's ``over`` names what its packets ride on: another tunnel's ``name``, a
+  link's ``name``, or ``link[N]`` (the N-th ``[[link]]``, from 0). Leave it out for an
+  IP tunnel (openvpn, pptp, ipsec, gre) that follows the routed path from ``from`` to
+  ``to``; PPPoE, an Ethernet-layer protocol, needs it.
+"""
+
+from __future__ import annotations
+
+import re
+from ipaddress import IPv4Address, IPv4Interface, IPv4Network
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    WithJsonSchema,
+    Field,
+    model_validator,
+)
+
+from qoslab.units import Rate, Ratio, Size, Time, format_rate
+
+
+class FieldProblem(ValueError):
+    """A problem found by a table's own check, located at one of its keys.
+
+    Model validators see the whole table, so pydantic locates their errors at the
+    table; the loader appends ``key`` to point at the offending key instead.
+    """
+
+    def __init__(self, key: str, message: str, *, expected: str | None = None, found: str | None = None, hint: str | None = None):
+        super().__init__(message)
+        self.key, self.message, self.expected, self.found, self.hint = key, message, expected, found, hint
+
+NodeName = Annotated[
+    str,
+    Field(
+        pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$",
+        description="A node's name: a key of the [node.*] tables.",
+    ),
+]
+
+
+def _as_list(value: Any) -> Any:
+    """Accept one item where a list is expected (``address = "10.0.0.1/24"``)."""
+    return [value] if value is not None and not isinstance(value, list) else value
+
+
+class Strict(BaseModel):
+    """Base of every table: unknown keys are errors, defaults are validated."""
+
+    # strict: TOML is typed, so "1500" (a string) is not the integer 1500. Fields that
+    # are parsed from text (units, IP addresses) say strict=False or parse first.
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, validate_default=True, strict=True)
+
+
+# --------------------------------------------------------------------------- scenario
+
+
+class Meta(Strict):
+    """The ``[scenario]`` table: what this scenario is."""
+
+    name: str = Field(description="A title for the scenario, shown in reports.")
+    seed: int = Field(1, ge=0, description="Seed of every random stream; the same scenario and seed give the same results.")
+    description: str | None = Field(None, description="Free text: what the scenario models and which seed/figure it follows.")
+    duration: Time | None = Field(None, description="Simulated time to run when a test gives none, e.g. '10 s'.")
+
+
+# --------------------------------------------------------------------------- nodes
+
+
+class Route(Strict):
+    """A static route: packets to ``to`` are sent to the next hop ``via``."""
+
+    to: IPv4Network = Field(strict=False, description="Destination prefix, e.g. '192.168.0.0/24' ('0.0.0.0/0' for a default route).")
+    via: IPv4Address = Field(strict=False, description="Next-hop address; it must lie in one of the node's subnets.")
+    metric: int = Field(1, ge=0, description="Route preference; the lowest metric wins among equal prefixes.")
+
+
+class PortForward(Strict):
+    """A NAT port forward: connections to ``port`` on the outside go to ``to`` inside."""
+
+    proto: Literal["tcp", "udp"] = Field("tcp", description="Transport protocol.")
+    port: int = Field(ge=1, le=65535, description="Port on the NAT's outside address.")
+    to: str = Field(
+        pattern=r"^\d+\.\d+\.\d+\.\d+(:\d+)?$",
+        description="Inside address, optionally with a port: '192.168.0.2' or '192.168.0.2:8080'.",
+    )
+
+
+class NodeBase(Strict):
+    """Fields every node has."""
+
+    address: Annotated[list[Annotated[IPv4Interface, Field(strict=False)]], BeforeValidator(_as_list)] = Field(
+        default_factory=list,
+        description="IPv4 address(es) with prefix length, one per interface that has one: '192.168.1.100/24' or a list.",
+    )
+    gateway: Annotated[IPv4Address, Field(strict=False)] | None = Field(None, description="Default gateway; it must lie in one of the node's subnets.")
+    routes: list[Route] = Field(default_factory=list, description="Static routes, tried before the default gateway.")
+    cpu: str | None = Field(
+        None,
+        description="CPU profile (per-packet and per-byte costs), e.g. 'pentium-m-1.6ghz'; none = an infinitely fast CPU.",
+    )
+
+
+class Host(NodeBase):
+    """An end system: sends and receives test traffic, does not forward."""
+
+    role: Literal["host"] = Field(description="Node kind.")
+    socket_buffer: Size | None = Field(None, description="TCP send and receive socket buffer, e.g. '64 KiB' (seed 001); none = the stack's default.")
+
+
+class Router(NodeBase):
+    """An IP router: forwards between its interfaces by its routes."""
+
+    role: Literal["router"] = Field(description="Node kind.")
+
+
+class Bridge(NodeBase):
+    """A station that joins two segments (seed 000): a Windows XP network bridge or ICS."""
+
+    role: Literal["bridge"] = Field(description="Node kind.")
+    forwarding: Literal["l2", "l3f", "nat"] = Field(
+        "l2",
+        description=(
+            "How frames cross: 'l2' = IEEE 802.1D learning bridge (fails across a station adapter, "
+            "seed 000 §2.1, Fig. 5); 'l3f' = forwarding on IP addresses with proxy ARP, one subnet on "
+            "both sides (seed 000 §2.2, Fig. 6); 'nat' = an IP router with address translation, "
+            "Windows ICS (seed 000 §2.3, Fig. 7)."
+        ),
+    )
+    port_forwards: list[PortForward] = Field(default_factory=list, description="Port forwards; only with forwarding = 'nat'.")
+    wds: bool = Field(False, description="The wireless adapter sends 4-address (WDS, ToDS+FromDS) frames; station adapters do not.")
+    promiscuous: bool = Field(False, description="Adapters receive every frame, not only those addressed to them (seed 000 Fig. 10).")
+
+    @model_validator(mode="after")
+    def _port_forwards_need_nat(self) -> Bridge:
+        if self.port_forwards and self.forwarding != "nat":
+            raise FieldProblem("port_forwards", "port forwards need forwarding = 'nat'", expected="forwarding = 'nat'", found=f"forwarding = {self.forwarding!r}")
+        return self
+
+
+class AccessPoint(NodeBase):
+    """An 802.11 access point ('ap'), or a SOHO router with NAT, a switch and an AP ('ap-router')."""
+
+    role: Literal["ap", "ap-router"] = Field(description="Node kind.")
+    ssid: str | None = Field(None, description="Network name (informational).")
+    wds: bool = Field(False, description="Accept 4-address (WDS) frames from other APs or repeaters.")
+    nat: bool = Field(False, description="For 'ap-router': translate addresses towards the WAN port.")
+    port_forwards: list[PortForward] = Field(default_factory=list, description="Port forwards on the WAN side (needs nat = true).")
+
+
+class Switch(NodeBase):
+    """An Ethernet switch (802.1D learning, store and forward)."""
+
+    role: Literal["switch"] = Field(description="Node kind.")
+
+
+class AtmSwitch(NodeBase):
+    """An ATM switch: relays cells on VCs between its ports."""
+
+    role: Literal["atm-switch"] = Field(description="Node kind.")
+
+
+class LaneServer(NodeBase):
+    """LAN Emulation services (ATM Forum LANE v1): configuration, LE server, broadcast and unknown server."""
+
+    role: Literal["lane-server"] = Field(description="Node kind.")
+    services: list[Literal["lecs", "les", "bus"]] = Field(
+        default_factory=lambda: ["lecs", "les", "bus"], description="Which LANE services this node runs."
+    )
+
+
+class MpoaServer(NodeBase):
+    """An MPOA server / NHRP route server: answers shortcut resolution requests."""
+
+    role: Literal["mpoa-server"] = Field(description="Node kind.")
+
+
+Node = Annotated[
+    Union[Host, Router, Bridge, AccessPoint, Switch, AtmSwitch, LaneServer, MpoaServer],
+    Field(discriminator="role"),
+]
+
+NODE_ROLES = ("host", "router", "bridge", "ap", "ap-router", "switch", "atm-switch", "lane-server", "mpoa-server")
+
+
+# --------------------------------------------------------------------------- impairments
+
+Direction = Literal["both", "forward", "reverse"]
+_DIRECTION_DOC = "Which way it applies: 'both', 'forward' (ends[0] to ends[1], or AP to stations) or 'reverse'."
+
+
+class Bernoulli(Strict):
+    """Independent losses: each frame is lost with probability ``rate``."""
+
+    model: Literal["bernoulli"] = Field(description="Loss model.")
+    rate: Ratio = Field(description="Loss probability, e.g. '1 %'.")
+    direction: Direction = Field("both", description=_DIRECTION_DOC)
+
+
+class GilbertElliott(Strict):
+    """Bursty losses: a two-state Markov chain (good, bad), one loss probability per state."""
+
+    model: Literal["gilbert-elliott"] = Field(description="Loss model.")
+    p: Ratio = Field(description="Probability of going from good to bad, per frame.")
+    r: Ratio = Field(description="Probability of going from bad to good, per frame.")
+    loss_good: Ratio = Field(0.0, description="Loss probability in the good state.")
+    loss_bad: Ratio = Field(1.0, description="Loss probability in the bad state.")
+    direction: Direction = Field("both", description=_DIRECTION_DOC)
+
+
+def _loss_shorthand(value: Any) -> Any:
+    """``loss = "1 %"`` means Bernoulli 1 % both ways; one table means a list of one."""
+    if isinstance(value, (str, float, int)) and not isinstance(value, bool):
+        value = {"model": "bernoulli", "rate": value}
+    return _as_list(value)
+
+
+Loss = Annotated[Union[Bernoulli, GilbertElliott], Field(discriminator="model")]
+
+
+class Shaper(Strict):
+    """A token-bucket rate limit (as `tc tbf` or a firewall's limit, seed 002: 30 Mb/s)."""
+
+    rate: Rate = Field(description="Sustained rate, e.g. '30 Mbps'.")
+    burst: Size = Field(15000, description="Bucket depth, e.g. '15 kB'.")
+    queue: Size | None = Field(None, description="Bytes that may wait for tokens before drops; none = unlimited.")
+    direction: Direction = Field("both", description=_DIRECTION_DOC)
+
+
+class QueueLimit(Strict):
+    """Transmit queue limit of an interface: in frames or in bytes (one of them)."""
+
+    frames: int | None = Field(None, ge=1, description="Most frames waiting, e.g. 1000 (Linux txqueuelen).")
+    bytes: Size | None = Field(None, description="Most bytes waiting, e.g. '64 KiB'.")
+
+    @model_validator(mode="after")
+    def _one_limit(self) -> QueueLimit:
+        if (self.frames is None) == (self.bytes is None):
+            raise FieldProblem("frames", "give exactly one of 'frames' or 'bytes'", expected="frames = N or bytes = SIZE", found="both" if self.frames else "neither")
+        return self
+
+
+class LinkBase(Strict):
+    """Fields every link has."""
+
+    name: str | None = Field(None, description="A name for the link, for tunnels' `over` and for reports.")
+    loss: Annotated[list[Loss], BeforeValidator(_loss_shorthand)] = Field(
+        default_factory=list,
+        description="Frame loss: '1 %' (Bernoulli both ways), or tables with model = 'bernoulli' | 'gilbert-elliott' and a direction.",
+    )
+    shaper: Annotated[list[Shaper], BeforeValidator(_as_list)] = Field(
+        default_factory=list, description="Rate limits (token buckets), one table or a list, each with a direction."
+    )
+    delay: Time = Field("0 s", description="One-way propagation delay, e.g. '1 ms'.")
+
+
+TwoEnds = Annotated[list[NodeName], Field(min_length=2, max_length=2)]
+
+
+class Ethernet(LinkBase):
+    """A point-to-point Ethernet (IEEE 802.3) link, full or half duplex."""
+
+    type: Literal["ethernet"] = Field(description="Link kind.")
+    rate: Rate = Field("100 Mbps", description="Line rate: '10 Mbps', '100 Mbps', '1 Gbps'.")
+    ends: TwoEnds = Field(description="The two nodes the link joins: [a, b].")
+    duplex: Literal["full", "half"] = Field("full", description="'half' shares the medium (CSMA/CD) between both ends.")
+    queue: QueueLimit | None = Field(None, description="Transmit queue limit at each end; none = 1000 frames.")
+    mtu: int = Field(1500, ge=68, le=9216, description="IP MTU of both interfaces (1500 per IEEE 802.3; jumbo up to 9216).")
+
+
+# IEEE 802.11-2020 §15 (DSSS), §16 (HR/DSSS, 802.11b), §18/§19 (ERP-OFDM, 802.11g).
+WIFI_RATES_MBPS: dict[str, tuple[float, ...]] = {
+    "802.11": (1, 2),
+    "802.11b": (1, 2, 5.5, 11),
+    "802.11g": (1, 2, 5.5, 11, 6, 9, 12, 18, 24, 36, 48, 54),
+}
+_SECURITY_ALIASES = {"wep-64": "wep-40", "wep-128": "wep-104", "none": "open", "wpa": "tkip", "wpa2": "ccmp"}
+
+
+def _security_alias(value: Any) -> Any:
+    return _SECURITY_ALIASES.get(value, value) if isinstance(value, str) else value
+
+
+class Wifi(LinkBase):
+    """An IEEE 802.11 BSS: one AP and its stations (infrastructure), or stations alone (ad hoc)."""
+
+    type: Literal["wifi"] = Field(description="Link kind.")
+    standard: Literal["802.11", "802.11b", "802.11g"] = Field(
+        "802.11b", description="PHY: '802.11' (DSSS 1-2 Mb/s, as the 2 Mb/s WaveLAN of seed 004), '802.11b', '802.11g'."
+    )
+    rate: Rate | None = Field(None, description="Data rate, one the standard defines (e.g. '11 Mbps' for 802.11b); none = the highest.")
+    preamble: Literal["long", "short"] = Field("long", description="PLCP preamble: 'long' (192 us) or 'short' (96 us, 802.11b/g only).")
+    security: Annotated[
+        Literal["open", "wep-40", "wep-104", "tkip", "ccmp"],
+        BeforeValidator(_security_alias),
+        WithJsonSchema({"type": "string", "enum": ["open", "wep-40", "wep-104", "tkip", "ccmp", *_SECURITY_ALIASES]}),
+    ] = Field(
+        "open",
+        description="Link encryption: 'open', 'wep-40' (alias 'wep-64'), 'wep-104' (alias 'wep-128'), 'tkip' (WPA), 'ccmp' (WPA2).",
+    )
+    mode: Literal["infrastructure", "adhoc"] = Field("infrastructure", description="'infrastructure' needs an `ap`; 'adhoc' has none.")
+    ap: NodeName | None = Field(None, description="The access point's node (role 'ap', 'ap-router' or any node acting as one).")
+    stations: list[NodeName] = Field(default_factory=list, description="Nodes associated with the AP (or members of the ad hoc cell).")
+    rts_threshold: Size | None = Field(None, description="Frames longer than this use RTS/CTS; none = never.")
+    retry_limit: int = Field(7, ge=0, le=255, description="Transmission attempts after the first before a frame is dropped (dot11ShortRetryLimit).")
+    hears: dict[NodeName, list[NodeName]] | None = Field(
+        None, description="Who hears whom: node -> nodes it can hear (hidden terminals, seed 004); none = everybody hears everybody."
+    )
+    frame_error_rate: dict[NodeName, Ratio] = Field(
+        default_factory=dict, description="Frame error rate of reception at a node, e.g. { a = '2 %' }."
+    )
+    wds: bool = Field(False, description="Allow 4-address frames on this BSS (needs WDS-capable ends).")
+
+    @model_validator(mode="after")
+    def _standard_rate(self) -> Wifi:
+        rates = WIFI_RATES_MBPS[self.standard]
+        if self.rate is not None and self.rate not in [int(r * 1_000_000) for r in rates]:
+            listed = ", ".join(f"{r:g}" for r in sorted(rates))
+            raise FieldProblem(
+                "rate",
+                f"{self.standard} defines no such rate",
+                expected=f"one of {listed} Mbps",
+                found=repr(format_rate(self.rate)),
+            )
+        if self.preamble == "short" and self.standard == "802.11":
+            raise FieldProblem("preamble", "802.11 DSSS has only the long preamble", expected="'long'", found="'short'")
+        return self
+
+
+_FORMAT = re.compile(r"^[5-8][noems][12]$")
+
+
+class Serial(LinkBase):
+    """An asynchronous serial line (a modem or null-modem cable) with SLIP, CSLIP or PPP."""
+
+    type: Literal["serial"] = Field(description="Link kind.")
+    rate: Rate = Field(description="Line rate in bits per second: '1200 bps', '57.6 kbps', '115.2 kbps'.")
+    framing: Literal["slip", "cslip", "ppp"] = Field(
+        "slip", description="'slip' (RFC 1055), 'cslip' (with Van Jacobson header compression, RFC 1144), 'ppp' (RFC 1661/1662)."
+    )
+    format: str = Field("8n1", pattern=_FORMAT.pattern, description="Character format: data bits, parity (n/o/e/m/s), stop bits, e.g. '8n1' = 10 bit times per byte.")
+    ends: TwoEnds = Field(description="The two nodes the line joins: [a, b].")
+    compression: float | None = Field(None, ge=1.0, description="Modem data compression ratio (V.42bis), e.g. 2.0 for 2:1 (seed 004); none = off.")
+    mtu: int | None = Field(None, ge=68, le=65535, description="IP MTU; none = 1006 for SLIP (RFC 1055), 1500 for PPP.")
+
+
+class VirtualCircuit(Strict):
+    """An ATM permanent virtual circuit."""
+
+    vpi: int = Field(0, ge=0, le=255, description="Virtual path identifier (UNI: 0-255).")
+    vci: int = Field(ge=32, le=65535, description="Virtual channel identifier; 0-31 are reserved (ITU-T I.361).")
+    service: Literal["ubr", "cbr", "vbr", "abr"] = Field("ubr", description="Service category.")
+    pcr: Rate | None = Field(None, description="Peak cell rate as a bit rate of cells, e.g. '100 Mbps'; none = line rate.")
+
+
+ATM_PHY = {"oc3": 149_760_000, "25m": 25_600_000}
+"""Cell payload rates: OC-3c/STS-3c carries 149.76 Mb/s of cells (ITU-T I.432); ATM25 25.6 Mb/s (af-phy-0040)."""
+
+
+class Atm(LinkBase):
+    """An ATM link between two ports (host NIC, switch), carrying AAL5 on virtual circuits."""
+
+    type: Literal["atm"] = Field(description="Link kind.")
+    phy: Literal["oc3", "25m"] = Field("oc3", description="Physical layer: 'oc3' (155.52 Mb/s SONET) or '25m' (25.6 Mb/s).")
+    rate: Rate | None = Field(None, description="Overrides the PHY's cell rate; none = from `phy`.")
+    ends: TwoEnds = Field(description="The two nodes the link joins: [a, b] (hosts, ATM switches, LANE/MPOA servers).")
+    vcs: list[VirtualCircuit] = Field(default_factory=list, description="PVCs on the link; none = SVCs set up by signalling.")
+    encapsulation: Literal["llc-snap", "vc-mux"] = Field("llc-snap", description="RFC 2684 multiprotocol encapsulation.")
+    mtu: int = Field(9180, ge=68, le=65535, description="IP MTU; RFC 2225 (CLIP) default 9180.")
+
+    @property
+    def cell_rate(self) -> int:
+        """Bits per second of cells: `rate`, or the PHY's."""
+        return self.rate if self.rate is not None else ATM_PHY[self.phy]
+
+
+Link = Annotated[Union[Ethernet, Wifi, Serial, Atm], Field(discriminator="type")]
+
+# --------------------------------------------------------------------------- tunnels
+
+
+def _lower(value: Any) -> Any:
+    return value.lower() if isinstance(value, str) else value
+
+
+class TunnelBase(Strict):
+    """Fields every tunnel has."""
+
+    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$", description="The tunnel's name (its interface), for `over` and reports.")
+    over: str | None = Field(
+        None,
+        description=(
+            "What the tunnel rides on: another tunnel's name, a link's name, or 'link[N]'. "
+            "None = the routed IP path from `from` to `to`."
+        ),
+    )
+    from_: NodeName = Field(alias="from", description="The node at the near end (client, initiator).")
+    to: NodeName = Field(description="The node at the far end (server, responder).")
+    mtu: int | None = Field(None, ge=68, le=65535, description="The tunnel interface's MTU; none = computed from the layers below.")
+
+
+class OpenVpn(TunnelBase):
+    """An OpenVPN tunnel (seed 002): TAP (Ethernet, bridged) or TUN (IP), over UDP or TCP."""
+
+    type: Literal["openvpn"] = Field(description="Tunnel kind.")
+    proto: Literal["udp", "tcp"] = Field("udp", description="Transport carrying the tunnel.")
+    dev: Literal["tap", "tun"] = Field("tap", description="'tap' carries Ethernet frames (a layer-2 VPN), 'tun' IP packets.")
+    cipher: Annotated[
+        Literal["none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm"], BeforeValidator(_lower)
+    ] = Field("none", description="Data channel cipher (--cipher); seed 002 runs without one.")
+    auth: Annotated[Literal["none", "md5", "sha1", "sha256", "sha512"], BeforeValidator(_lower)] = Field(
+        "sha1", description="HMAC digest (--auth); SHA1 adds 20 bytes."
+    )
+    fragment: Size | None = Field(None, description="OpenVPN's own fragmentation (--fragment) at this size; none = off.")
+    port: int = Field(1194, ge=1, le=65535, description="Server port.")
+
+
+class Pppoe(TunnelBase):
+    """A PPPoE session (RFC 2516): PPP over an Ethernet segment or a TAP tunnel."""
+
+    type: Literal["pppoe"] = Field(description="Tunnel kind.")
+    service_name: str | None = Field(None, description="PPPoE Service-Name tag that picks the server (seed 002 §2.2).")
+    auth: Literal["chap", "pap"] = Field("chap", description="PPP authentication.")
+
+
+class Pptp(TunnelBase):
+    """A PPTP tunnel (RFC 2637): PPP in enhanced GRE, control on TCP 1723."""
+
+    type: Literal["pptp"] = Field(description="Tunnel kind.")
+    auth: Literal["chap", "pap", "mschapv2"] = Field("mschapv2", description="PPP authentication.")
+    mppe: bool = Field(False, description="Microsoft Point-to-Point Encryption on the PPP payload.")
+
+
+class Ipsec(TunnelBase):
+    """An IPsec security association pair (RFC 4301): ESP or AH, tunnel or transport mode."""
+
+    type: Literal["ipsec"] = Field(description="Tunnel kind.")
+    mode: Literal["tunnel", "transport"] = Field("tunnel", description="'tunnel' adds an outer IP header; 'transport' protects the payload only.")
+    protocol: Literal["esp", "ah"] = Field("esp", description="ESP (RFC 4303) or AH (RFC 4302).")
+    cipher: Annotated[
+        Literal["null", "des-cbc", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm"], BeforeValidator(_lower)
+    ] = Field("3des-cbc", description="ESP cipher; must be 'null' for AH.")
+    auth: Annotated[
+        Literal["none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128"], BeforeValidator(_lower)
+    ] = Field("hmac-sha1-96", description="Integrity check (ICV).")
+
+    @model_validator(mode="after")
+    def _ah_has_no_cipher(self) -> Ipsec:
+        if self.protocol == "ah" and self.cipher != "null":
+            raise FieldProblem("cipher", "AH does not encrypt", expected="'null' with protocol = 'ah'", found=repr(self.cipher), hint="set cipher = 'null' or protocol = 'esp'")
+        return self
+
+
+class Gre(TunnelBase):
+    """A GRE tunnel (RFC 2784/2890) carrying IP."""
+
+    type: Literal["gre"] = Field(description="Tunnel kind.")
+    key: int | None = Field(None, ge=0, le=2**32 - 1, description="GRE key (RFC 2890); none = no key field.")
+    checksum: bool = Field(False, description="Add the GRE checksum field.")
+
+
+Tunnel = Annotated[Union[OpenVpn, Pppoe, Pptp, Ipsec, Gre], Field(discriminator="type")]
+
+# --------------------------------------------------------------------------- tests
+
+RFC2544_FRAME_SIZES = [64, 128, 256, 512, 1024, 1280, 1518]
+"""RFC 2544 §9.1: Ethernet frame sizes to test."""
+
+FrameSizes = Annotated[list[Size], Field(min_length=1)]
+
+
+class TestBase(Strict):
+    """Fields every test has."""
+
+    __test__ = False  # not a pytest test class
+
+    name: str | None = Field(None, description="A label for the results.")
+    from_: NodeName = Field(alias="from", description="The node that sends (the tester's transmit port).")
+    to: NodeName = Field(description="The node that receives (the tester's receive port).")
+
+
+class Rfc2544Throughput(TestBase):
+    """RFC 2544 §26.1: the highest rate at which no frame is lost, by binary search."""
+
+    method: Literal["rfc2544.throughput"] = Field(description="Test method.")
+    frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes (RFC 2544 §9.1).")
+    duration: Time = Field("60 s", description="Length of each trial (RFC 2544 §24: at least 60 s).")
+    max_rate: Rate | None = Field(None, description="Upper bound of the search; none = the sender's line rate.")
+    loss_tolerance: Ratio = Field(0.0, description="Loss accepted as 'no loss' (0 by RFC 2544).")
+    resolution: Ratio = Field(0.005, description="Stop the search when the interval is this fraction of the line rate.")
+
+
+class Rfc2544Latency(TestBase):
+    """RFC 2544 §26.2: latency at the throughput rate, per frame size."""
+
+    method: Literal["rfc2544.latency"] = Field(description="Test method.")
+    frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes (RFC 2544 §9.1).")
+    rate: Rate | None = Field(None, description="Offered load; none = the measured throughput.")
+    frame_rate: float | None = Field(None, gt=0, description="Offered load in frames per second (seed 000 uses 10 fps); overrides `rate`.")
+    duration: Time = Field("120 s", description="Length of each trial (RFC 2544: 120 s).")
+    trials: int = Field(20, ge=1, description="Repetitions averaged (RFC 2544: at least 20).")
+
+
+class Rfc2544FrameLoss(TestBase):
+    """RFC 2544 §26.3: frame loss rate at loads from 100 % down in steps."""
+
+    method: Literal["rfc2544.frame_loss"] = Field(description="Test method.")
+    frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
+    step: Ratio = Field(0.1, description="Load decrement, a fraction of the line rate (RFC 2544: at most 10 %).")
+    duration: Time = Field("60 s", description="Length of each trial.")
+
+
+class Rfc2544BackToBack(TestBase):
+    """RFC 2544 §26.4: the longest burst at line rate forwarded without loss."""
+
+    method: Literal["rfc2544.back_to_back"] = Field(description="Test method.")
+    frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
+    duration: Time = Field("2 s", description="Longest burst to try (RFC 2544: at least 2 s).")
+    trials: int = Field(50, ge=1, description="Repetitions (RFC 2544: at least 50).")
+
+
+class Ping(TestBase):
+    """ICMP echo: round-trip time and loss."""
+
+    method: Literal["ping"] = Field(description="Test method.")
+    count: int = Field(10, ge=1, description="Echo requests to send.")
+    interval: Time = Field("1 s", description="Time between requests.")
+    payload: Size = Field(56, description="ICMP data bytes (ping -s).")
+
+
+class UdpFlow(TestBase):
+    """A one-way UDP stream at a fixed rate or gap: throughput, loss, one-way delay, jitter."""
+
+    method: Literal["udp.flow"] = Field(description="Test method.")
+    payload: Size = Field(1472, description="UDP payload bytes per datagram.")
+    rate: Rate | None = Field(None, description="Offered load; give this or `gap`.")
+    gap: Time | None = Field(None, description="Time between datagrams; give this or `rate`.")
+    count: int | None = Field(None, ge=1, description="Datagrams to send; none = for `duration`.")
+    duration: Time = Field("10 s", description="How long to send when `count` is not given.")
+
+    @model_validator(mode="after")
+    def _rate_or_gap(self) -> UdpFlow:
+        if (self.rate is None) == (self.gap is None):
+            raise FieldProblem("rate", "give exactly one of 'rate' or 'gap'", expected="rate = RATE or gap = TIME", found="both" if self.rate else "neither")
+        return self
+
+
+class UdpEcho(TestBase):
+    """UDP datagrams echoed back by the receiver (seed 003): throughput and loss each way, RTT."""
+
+    method: Literal["udp.echo"] = Field(description="Test method.")
+    payload: Size = Field(1472, description="UDP payload bytes per datagram (seed 003: 25 to 1600).")
+    gap: Time = Field("1 ms", description="Time between datagrams (seed 003: 1 ms and 5 ms).")
+    count: int = Field(10000, ge=1, description="Datagrams to send (seed 003: 10 000).")
+
+
+class TcpBulk(TestBase):
+    """An iperf-like TCP transfer for a fixed time: goodput."""
+
+    method: Literal["tcp.bulk"] = Field(description="Test method.")
+    duration: Time = Field("10 s", description="How long to send (iperf -t).")
+    window: Size | None = Field(None, description="Socket buffer / window (iperf -w); none = autotuning.")
+    streams: int = Field(1, ge=1, description="Parallel connections (iperf -P).")
+    congestion: Literal["cubic", "reno", "newreno"] = Field("cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno).")
+    mss: Size | None = Field(None, description="Maximum segment size; none = from the path MTU.")
+
+
+class TcpTransfer(TestBase):
+    """A ttcp-like transfer of a fixed number of bytes: the time it takes and the rate."""
+
+    method: Literal["tcp.transfer"] = Field(description="Test method.")
+    bytes: Size = Field(10_000_000, description="Bytes to transfer (seed 004: a 10 MB file).")
+    buffer: Size = Field(8192, description="Bytes per write (ttcp -l).")
+    window: Size | None = Field(None, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default.")
+    congestion: Literal["cubic", "reno", "newreno"] = Field("newreno", description="Congestion control.")
+
+
+Test = Annotated[
+    Union[Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Ping, UdpFlow, UdpEcho, TcpBulk, TcpTransfer],
+    Field(discriminator="method"),
+]
+
+# --------------------------------------------------------------------------- sweep
+
+
+class Sweep(BaseModel):
+    """The ``[sweep]`` table: parameters to vary, each a dotted path to a list of values.
+
+    ``"link[0].rate" = ["1200 bps", "9600 bps"]`` varies the first link's rate;
+    ``mode = "grid"`` runs every combination, ``"zip"`` pairs the n-th values (all lists
+    then have one length). Paths: ``node.NAME.FIELD``, ``link[N].FIELD``,
+    ``tunnel[N].FIELD``, ``test[N].FIELD``, ``scenario.FIELD``.
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    mode: Literal["grid", "zip"] = Field("grid", description="'grid' = every combination, 'zip' = the n-th value of each list together.")
+    values: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(
+        default_factory=dict, description="Parameter path -> list of values (written directly in [sweep])."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _collect(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "values" not in data:
+            data = dict(data)
+            values = {k: data.pop(k) for k in list(data) if k != "mode"}
+            data["values"] = values
+        return data
+
+    @model_validator(mode="after")
+    def _zip_lengths(self) -> Sweep:
+        if self.mode == "zip" and len({len(v) for v in self.values.values()}) > 1:
+            lengths = ", ".join(f"{k}: {len(v)}" for k, v in self.values.items())
+            raise FieldProblem("mode", "with mode = 'zip' every list needs the same length", expected="lists of one length", found=lengths, hint="use mode = 'grid' for every combination")
+        return self
+
+
+Sweep.model_config["json_schema_extra"] = {
+    "additionalProperties": {"type": "array", "minItems": 1, "description": "A parameter path such as 'link[0].rate' and its values."},
+}
+
+# --------------------------------------------------------------------------- scenario
+
+
+class Scenario(Strict):
+    """A scenario: the nodes of a path, the links and tunnels between them, and the tests to run on it."""
+
+    scenario: Meta = Field(description="Name, seed and description of the scenario.")
+    node: dict[NodeName, Node] = Field(default_factory=dict, description="The nodes, by name: [node.ws1] role = 'host' …")
+    link: list[Link] = Field(default_factory=list, description="The links, [[link]] type = 'ethernet' | 'wifi' | 'serial' | 'atm'.")
+    tunnel: list[Tunnel] = Field(
+        default_factory=list, description="Tunnels and VPNs, [[tunnel]] type = 'openvpn' | 'pppoe' | 'pptp' | 'ipsec' | 'gre'."
+    )
+    test: list[Test] = Field(default_factory=list, description="Measurements, [[test]] method = 'rfc2544.throughput' | 'ping' | …")
+    sweep: Sweep | None = Field(None, description="Parameters to vary over runs.")
+
+    def link_name(self, index: int) -> str:
+        """The display name of link ``index``: its ``name`` or ``link[N]``."""
+        return self.link[index].name or f"link[{index}]"
+
+
+__all__ = [
+    "Scenario",
+    "Meta",
+    "Node",
+    "Host",
+    "Router",
+    "Bridge",
+    "AccessPoint",
+    "Switch",
+    "AtmSwitch",
+    "LaneServer",
+    "MpoaServer",
+    "Route",
+    "PortForward",
+    "Link",
+    "Ethernet",
+    "Wifi",
+    "Serial",
+    "Atm",
+    "VirtualCircuit",
+    "Bernoulli",
+    "GilbertElliott",
+    "Shaper",
+    "QueueLimit",
+    "Tunnel",
+    "OpenVpn",
+    "Pppoe",
+    "Pptp",
+    "Ipsec",
+    "Gre",
+    "Test",
+    "Rfc2544Throughput",
+    "Rfc2544Latency",
+    "Rfc2544FrameLoss",
+    "Rfc2544BackToBack",
+    "Ping",
+    "UdpFlow",
+    "UdpEcho",
+    "TcpBulk",
+    "TcpTransfer",
+    "Sweep",
+    "FieldProblem",
+    "WIFI_RATES_MBPS",
+    "ATM_PHY",
+    "NODE_ROLES",
+]

@@ -1,0 +1,302 @@
+"""Bad scenarios: every problem names file:line:column, key path, expected and found.
+
+Positions are computed here from the file's text (the line holding the offending
+token, and its column), not taken from the loader.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from qoslab.errors import InputError
+from qoslab.scenario import load_scenario, loads_scenario
+
+from conftest import BAD, ROOT
+
+
+def locate(path: Path, needle: str, after: str | None = None) -> tuple[int, int]:
+    """1-based (line, column) of the first ``needle`` (after the line holding ``after``)."""
+    lines = path.read_text().splitlines()
+    start = 0
+    if after is not None:
+        start = next(i for i, line in enumerate(lines) if after in line) + 1
+    for i in range(start, len(lines)):
+        if needle in lines[i]:
+            return i + 1, lines[i].index(needle) + 1
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+# file, (needle, after), key path, message, expected, found, hint
+CASES = [
+    ("unknown_key.toml", ("standrd", None), "link[0].standrd", "unknown key", None, "'standrd'", "did you mean 'standard'?"),
+    ("bad_unit.toml", ('"11 Mhz"', None), "link[0].rate", "unknown rate unit 'Mhz'", "a rate such as '11 Mbps'", "'11 Mhz'", "units accepted"),
+    ("wrong_type.toml", ('"1500"', None), "link[0].mtu", "wrong type", "an integer", "'1500' (a string)", None),
+    ("unknown_node.toml", ('"ws3"', None), "link[1].ends[1]", "unknown node", "one of 'ap', 'ws1', 'ws2'", "'ws3'", "did you mean 'ws2'?"),
+    (
+        "duplicate_address.toml",
+        ('"192.168.1.100/24"', "[node.ws2]"),
+        "node.ws2.address[1]",
+        "address already used by node 'ws1'",
+        "an address no other node has",
+        "'192.168.1.100/24'",
+        None,
+    ),
+    (
+        "gateway_outside_subnet.toml",
+        ('"192.168.0.1"', None),
+        "node.ws1.gateway",
+        "next hop outside the node's subnets",
+        "an address in 192.168.1.0/24",
+        "'192.168.0.1'",
+        None,
+    ),
+    (
+        "tunnel_over_nothing.toml",
+        ('"lna"', None),
+        "tunnel[0].over",
+        "names no tunnel or link",
+        "one of 'vpn', 'lan', 'link[0]'",
+        "'lna'",
+        "did you mean 'lan'?",
+    ),
+    (
+        "tunnel_loop.toml",
+        ('"inner"', None),
+        "tunnel[0].over",
+        "tunnels run over each other in a loop",
+        None,
+        "outer over inner over outer",
+        None,
+    ),
+    (
+        "wifi_station_not_node.toml",
+        ('"station-a"', None),
+        "link[0].stations[1]",
+        "unknown node (station)",
+        "one of 'ap', 'ws1', 'ws2'",
+        "'station-a'",
+        None,
+    ),
+    (
+        "bridge_one_port.toml",
+        ("[node.a]", None),
+        "node.a",
+        "a bridge needs at least two ports",
+        "two or more links with this node as an end",
+        "1 link: link[0]",
+        None,
+    ),
+    ("missing_key.toml", ("[[link]]", None), "link[0].rate", "missing required key 'rate'", None, "nothing", None),
+    (
+        "sweep_unknown_parameter.toml",
+        ('"link[0].rat"', None),
+        'sweep."link[0].rat"',
+        "names no parameter",
+        None,
+        "'link[0].rat'",
+        "did you mean 'rate'?",
+    ),
+    (
+        "unknown_link_type.toml",
+        ('"ethernt"', None),
+        "link[0].type",
+        "unknown type",
+        "one of 'ethernet', 'wifi', 'serial', 'atm'",
+        "'ethernt'",
+        "did you mean 'ethernet'?",
+    ),
+]
+
+
+def expected_head(path: Path, needle: str, after: str | None, key: str, message: str) -> str:
+    line, column = locate(path, needle, after)
+    return f"{path}:{line}:{column}: {key}: {message}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_problem_is_located_and_explained(case):
+    name, (needle, after), key, message, expected, found, hint = case
+    path = BAD / name
+    with pytest.raises(InputError) as info:
+        load_scenario(path)
+    text = str(info.value)
+    lines = text.splitlines()
+    assert lines[0] == expected_head(path, needle, after, key, message)
+    if expected is not None:
+        assert f"    expected: {expected}" in lines
+    if found is not None:
+        assert f"    found:    {found}" in lines
+    if hint is not None:
+        assert any(line.startswith("    hint:") and hint in line for line in lines)
+    assert len(info.value.problems) == 1, text
+
+
+def test_syntax_error_is_located():
+    path = BAD / "syntax_error.toml"
+    line, column = locate(path, "2", "name =")  # "seed = 1 2": the stray 2
+    with pytest.raises(InputError) as info:
+        load_scenario(path)
+    assert str(info.value).startswith(f"{path}:{line}:{column}: TOML syntax error: ")
+
+
+ALL_BAD = sorted(BAD.glob("*.toml"))
+
+
+@pytest.mark.parametrize("path", ALL_BAD, ids=lambda p: p.name)
+def test_cli_check_exits_2_with_the_message(path):
+    with pytest.raises(InputError) as info:
+        load_scenario(path.relative_to(ROOT))
+    done = subprocess.run(
+        [sys.executable, "-m", "qoslab", "check", str(path.relative_to(ROOT))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert str(info.value) in done.stderr
+    assert done.stdout == ""
+
+
+def test_every_problem_is_reported_not_only_the_first():
+    text = """\
+[scenario]
+name = "many problems"
+seed = "one"
+
+[node.a]
+role = "hots"
+
+[node.b]
+role = "host"
+address = "10.0.0.300/24"
+
+[[link]]
+type = "ethernet"
+rate = "fast"
+ends = ["a", "b"]
+colour = "blue"
+"""
+    with pytest.raises(InputError) as info:
+        loads_scenario(text, "many.toml")
+    keys = [p.key for p in info.value.problems]
+    assert keys == ["scenario.seed", "node.a.role", "node.b.address", "link[0].rate", "link[0].colour"]
+    lines = [p.line for p in info.value.problems]
+    assert lines == [3, 6, 10, 14, 16]
+
+
+def test_cross_reference_problems_are_all_reported():
+    text = """\
+[scenario]
+name = "refs"
+
+[node.a]
+role = "host"
+address = "10.0.0.1/24"
+gateway = "10.9.0.1"
+
+[[link]]
+type = "ethernet"
+ends = ["a", "x"]
+
+[[test]]
+method = "ping"
+from = "a"
+to = "y"
+"""
+    with pytest.raises(InputError) as info:
+        loads_scenario(text)
+    keys = [p.key for p in info.value.problems]
+    assert keys == ["node.a.gateway", "link[0].ends[1]", "test[0].to"]
+
+
+def test_missing_file_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="no such file"):
+        load_scenario(tmp_path / "nope.toml")
+
+
+def test_directory_is_an_input_error(tmp_path):
+    with pytest.raises(InputError, match="directory"):
+        load_scenario(tmp_path)
+
+
+def test_not_utf8_is_located(tmp_path):
+    path = tmp_path / "latin1.toml"
+    path.write_bytes(b'[scenario]\nname = "caf\xe9"\n')
+    with pytest.raises(InputError) as info:
+        load_scenario(path)
+    problem = info.value.problems[0]
+    assert (problem.line, problem.column) == (2, 12)  # 'name = "caf' is 11 characters
+    assert problem.found == "byte 0xe9"
+
+
+def test_empty_file_misses_the_scenario_table():
+    with pytest.raises(InputError) as info:
+        loads_scenario("", "empty.toml")
+    assert str(info.value).startswith("empty.toml:1:1: scenario: missing required")
+
+
+def test_missing_discriminator_names_the_choices():
+    text = '[scenario]\nname = "x"\n[[link]]\nends = ["a", "b"]\n'
+    with pytest.raises(InputError) as info:
+        loads_scenario(text, "t.toml")
+    problem = info.value.problems[0]
+    assert (problem.key, problem.line, problem.column) == ("link[0].type", 3, 1)
+    assert problem.expected == "one of 'ethernet', 'wifi', 'serial', 'atm'"
+
+
+def test_wifi_rate_must_exist_in_the_standard():
+    text = """\
+[scenario]
+name = "x"
+[node.ap]
+role = "ap"
+[node.s]
+role = "host"
+[[link]]
+type = "wifi"
+standard = "802.11b"
+rate = "54 Mbps"
+ap = "ap"
+stations = ["s"]
+"""
+    with pytest.raises(InputError) as info:
+        loads_scenario(text, "w.toml")
+    problem = info.value.problems[0]
+    assert (problem.key, problem.line, problem.column) == ("link[0].rate", 10, 8)
+    assert problem.expected == "one of 1, 2, 5.5, 11 Mbps"
+
+
+def test_wifi_without_ap():
+    text = '[scenario]\nname = "x"\n[node.s]\nrole = "host"\n[[link]]\ntype = "wifi"\nstations = ["s"]\n'
+    with pytest.raises(InputError) as info:
+        loads_scenario(text, "w.toml")
+    problem = info.value.problems[0]
+    assert (problem.key, problem.message, problem.line) == ("link[0].ap", "wifi link has no AP", 5)
+
+
+def test_bad_sweep_value_is_located_in_the_sweep():
+    text = """\
+[scenario]
+name = "x"
+[node.a]
+role = "host"
+[node.b]
+role = "host"
+[[link]]
+type = "serial"
+rate = "9600 bps"
+ends = ["a", "b"]
+[sweep]
+"link[0].rate" = ["1200 bps", "2400 baud"]
+"""
+    with pytest.raises(InputError) as info:
+        loads_scenario(text, "s.toml")
+    problem = info.value.problems[0]
+    assert (problem.key, problem.line, problem.column) == ('sweep."link[0].rate"[1]', 12, 31)
+    assert problem.found == "'2400 baud'"
