@@ -517,8 +517,9 @@ mod test {
 
     // A 36-octet SDU (an RFC 2684 LLC/SNAP-routed IPv4/UDP header, 192.0.2.1 ->
     // 192.0.2.2) in one cell: 36 + 4 PAD + 8 trailer = 48. The CRC 0xA7097C48 was
-    // computed by a Python bitwise CRC-32/MPEG-2 (xor 0xffffffff) and tshark's ATM
-    // dissector reports it "(correct)" (see tests/tshark_atm.rs).
+    // computed by a Python bitwise CRC-32/MPEG-2 (output complemented), and tshark
+    // 4.0's ATM dissector called it "(correct)" in an ERF AAL5 record when this vector
+    // was made (tests/tshark_atm.rs repeats that check on freshly encoded PDUs).
     static PDU_BYTES: [u8; 48] = [
         0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00, // LLC/SNAP, IPv4
         0x45, 0x00, 0x00, 0x1c, 0x00, 0x00, 0x00, 0x00, 0x40, 0x11, 0x00, 0x00, // IPv4

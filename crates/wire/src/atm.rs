@@ -11,6 +11,9 @@
 //! * Link rates: ITU-T G.707 (the STM-1 frame and its C-4 container), ITU-T I.432.2
 //!   (155 520 kbit/s UNI), ATM Forum af-phy-0040.000 (25.6 Mb/s over twisted pair),
 //!   ITU-T G.832 / G.804 (ATM over E3 and DS3), ATM Forum UNI 3.1 §2.3 (DS3 PLCP).
+//!   Caution: the section numbers given for these physical-layer documents follow
+//!   their usual structure and were not checked against the texts; the arithmetic
+//!   behind every rate is in its doc and in `test_rates`.
 //!
 //! The header is the same at the UNI and the NNI except for its first 12 bits: at the
 //! UNI a 4-bit GFC then an 8-bit VPI, at the NNI a 12-bit VPI. A [`Cell`] view does not
@@ -488,7 +491,8 @@ impl Repr {
         }
     }
 
-    /// The idle cell header of I.432.1 §7.3.2.4 / I.361 Table 2: 00 00 00 01 (CLP 1).
+    /// The idle cell header (I.361 Table 2 pre-assigned values; idle cells are a physical
+    /// layer matter, I.432.1): 00 00 00 01, i.e. VPI 0, VCI 0, PTI 0, CLP 1.
     pub const IDLE: Repr = Repr { format: Format::Uni, gfc: 0, vpi: 0, vci: 0, pti: Pti::UserData0, clp: true };
 
     /// Parses the header of `cell` as seen at `format`, verifying the HEC.
@@ -577,8 +581,8 @@ mod test {
     use super::*;
     use proptest::prelude::*;
 
-    // The idle cell (I.432.1 §7.3.2.4, I.361 Table 2): header 00 00 00 01, HEC 0x52,
-    // information field 0x6A repeated (I.432.1 §7.3.2.4 / §4.3 idle cell pattern).
+    // The idle cell (I.432.1, I.361 Table 2): header 00 00 00 01, HEC 0x52 (the value
+    // I.432.1 tabulates), information field 0x6A repeated (the I.432.1 idle pattern).
     static IDLE_CELL: [u8; 53] = {
         let mut c = [0x6a; 53];
         c[0] = 0;
