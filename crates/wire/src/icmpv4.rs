@@ -527,7 +527,7 @@ mod test {
     use proptest::prelude::*;
 
     // Echo request, id 0x1234, seq 1, data "abcdefgh". Checksum by hand:
-    // 0800 + 0000 + 1234 + 0001 + 6162 + 6364 + 6566 + 6768 = 0x2_7e0d -> 0x7e0f; ~ = 0x5435.
+    // 0800 + 0000 + 1234 + 0001 + 6162 + 6364 + 6566 + 6768 = 0x1_abc9 -> 0xabca; ~ = 0x5435.
     static ECHO_BYTES: [u8; 16] =
         [0x08, 0x00, 0x54, 0x35, 0x12, 0x34, 0x00, 0x01, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68];
 
