@@ -397,7 +397,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     /// Sets Fragment Offset from octets, which must be a multiple of 8 below 65,536.
     #[inline]
     pub fn set_frag_offset_bytes(&mut self, bytes: usize) {
-        debug_assert!(bytes % FRAG_UNIT == 0, "fragment offset {bytes} is not a multiple of 8");
+        debug_assert!(bytes & (FRAG_UNIT - 1) == 0, "fragment offset {bytes} is not a multiple of 8");
         self.set_frag_offset((bytes / FRAG_UNIT) as u16);
     }
 

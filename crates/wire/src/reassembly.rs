@@ -298,11 +298,15 @@ impl Reassembler {
         }
         let Some(entry) = self.remove(&key) else { return Ok(None) };
         let Some(header) = entry.header else { return Ok(None) };
+        // Fragment zero's options may leave less than MAX_DATA_LEN of room.
+        let Ok(total_len) = u16::try_from(header.len() + entry.data.len()) else {
+            return Err(ReassemblyError::TooLong);
+        };
         let mut out = Vec::with_capacity(header.len() + entry.data.len());
         out.extend_from_slice(&header);
         out.extend_from_slice(&entry.data);
         let mut p = ipv4::Packet::new_unchecked(&mut out[..]);
-        p.set_total_len((header.len() + entry.data.len()) as u16);
+        p.set_total_len(total_len);
         p.set_more_frags(false);
         p.set_frag_offset(0);
         p.fill_checksum();
@@ -556,6 +560,17 @@ mod test {
         assert_eq!(r.process(0, &frag(6, 0, &[1; 12], true)), Err(ReassemblyError::Malformed));
         // Beyond 65,535 octets.
         assert_eq!(r.process(0, &frag(8, 65_528, &[1; 16], false)), Err(ReassemblyError::TooLong));
+        // Within 65,515 data octets, but fragment zero has a 60-octet header.
+        let big = Repr {
+            ident: 10,
+            more_frags: true,
+            options: Options::new(&[1; 40]).unwrap(),
+            ..Repr::new(Address::new(10, 0, 0, 1), Address::new(10, 0, 0, 2), Protocol::Udp, 65_472, 64)
+        };
+        let mut first = Vec::new();
+        big.encapsulate(&vec![0; 65_472], &mut first);
+        assert_eq!(r.process(0, &first), Ok(None));
+        assert_eq!(r.process(0, &frag(10, 65_472, &[1; 40], false)), Err(ReassemblyError::TooLong));
         assert!(r.is_empty());
     }
 

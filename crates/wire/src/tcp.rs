@@ -74,6 +74,12 @@ fn be16(data: &[u8], f: Field) -> u16 {
     u16::from_be_bytes([data[f.start], data[f.start + 1]])
 }
 
+/// Rounds up to a whole number of 32-bit words (RFC 9293 §3.1, Data Offset).
+#[inline]
+const fn round4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
 #[inline]
 fn be32(data: &[u8], f: Field) -> u32 {
     u32::from_be_bytes([data[f.start], data[f.start + 1], data[f.start + 2], data[f.start + 3]])
@@ -894,8 +900,8 @@ impl Repr {
             base += 4;
         }
         let other = self.other_options.len();
-        let other = if base + (other + 3) / 4 * 4 <= MAX_OPTIONS_LEN { other } else { 0 };
-        let room = MAX_OPTIONS_LEN - base - (other + 3) / 4 * 4;
+        let other = if base + round4(other) <= MAX_OPTIONS_LEN { other } else { 0 };
+        let room = MAX_OPTIONS_LEN - base - round4(other);
         let wanted = self.sack_ranges.iter().flatten().count();
         let blocks = if room >= 12 { wanted.min((room - 4) / 8) } else { 0 };
         (base, blocks, other)
@@ -905,7 +911,7 @@ impl Repr {
     pub fn header_len(&self) -> usize {
         let (base, blocks, other) = self.layout();
         let sack = if blocks > 0 { 4 + 8 * blocks } else { 0 };
-        HEADER_LEN + base + sack + (other + 3) / 4 * 4
+        HEADER_LEN + base + sack + round4(other)
     }
 
     /// Header plus data.
@@ -1219,7 +1225,8 @@ mod test {
         let a = SeqNumber::from_u32(0xffff_fff0);
         let b = a + 0x20;
         assert_eq!(b.as_u32(), 0x10);
-        assert!(a < b && b > a);
+        assert!(a < b);
+        assert!(b > a);
         assert_eq!(b - a, 0x20);
         assert_eq!(b - 0x20usize, a);
         assert_eq!(a.max(b), b);
