@@ -28,8 +28,15 @@ fn tcp_repr(payload_len: usize) -> tcp::Repr {
         seq_number: SeqNumber(0x1234_5678),
         ack_number: Some(SeqNumber(0x0abc_def0)),
         window_len: 64240,
+        window_scale: None,
+        max_seg_size: None,
+        sack_permitted: false,
+        sack_ranges: [None; 3],
+        timestamp: None,
+        ece: false,
+        cwr: false,
+        other_options: tcp::OtherOptions::default(),
         payload_len,
-        ..tcp::Repr::default()
     }
 }
 
