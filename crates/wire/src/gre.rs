@@ -485,8 +485,10 @@ mod test {
     // GRE (RFC 2784 + RFC 2890) with C, K, S: flags 0xb000, protocol IPv4, checksum
     // 0xfedd (computed by hand: one's complement of the 16-bit sum of all 20 octets with
     // the field zero), reserved1 0, key 0x01020304, sequence 7, payload 45 00 00 14.
-    static GRE_BYTES: [u8; 20] =
-        [0xb0, 0x00, 0x08, 0x00, 0xfe, 0xdd, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x00, 0x00, 0x00, 0x07, 0x45, 0x00, 0x00, 0x14];
+    static GRE_BYTES: [u8; 20] = [
+        0xb0, 0x00, 0x08, 0x00, 0xfe, 0xdd, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x00, 0x00, 0x00, 0x07, 0x45, 0x00,
+        0x00, 0x14,
+    ];
 
     // Enhanced GRE (RFC 2637 §4.1) with K, S, A: 0x3081, protocol 0x880b, payload length
     // 3, call ID 0x4000, sequence 5, ack 4, then a PPP frame 21 45 00 (PFC'd IPv4).
@@ -505,7 +507,14 @@ mod test {
         let repr = Repr::parse(&packet).unwrap();
         assert_eq!(
             repr,
-            Repr { version: Version::Gre, protocol: EtherType::Ipv4, checksum: true, key: Some(0x0102_0304), sequence: Some(7), ack: None }
+            Repr {
+                version: Version::Gre,
+                protocol: EtherType::Ipv4,
+                checksum: true,
+                key: Some(0x0102_0304),
+                sequence: Some(7),
+                ack: None
+            }
         );
         assert_eq!(packet.payload(), &[0x45, 0, 0, 0x14]);
     }
@@ -539,7 +548,13 @@ mod test {
         assert_eq!(fields.iter().map(|f| f.1).sum::<usize>(), 12);
         assert_eq!(
             fields,
-            vec![("flags/version", 2), ("protocol type", 2), ("key: payload length", 2), ("key: call id", 2), ("sequence", 4)]
+            vec![
+                ("flags/version", 2),
+                ("protocol type", 2),
+                ("key: payload length", 2),
+                ("key: call id", 2),
+                ("sequence", 4)
+            ]
         );
     }
 
@@ -570,9 +585,8 @@ mod test {
     }
 
     fn repr_strategy() -> impl Strategy<Value = Repr> {
-        let v0 = (any::<u16>(), any::<bool>(), proptest::option::of(any::<u32>()), proptest::option::of(any::<u32>())).prop_map(
-            |(p, checksum, key, sequence)| Repr { checksum, key, sequence, ..Repr::gre(EtherType::from(p)) },
-        );
+        let v0 = (any::<u16>(), any::<bool>(), proptest::option::of(any::<u32>()), proptest::option::of(any::<u32>()))
+            .prop_map(|(p, checksum, key, sequence)| Repr { checksum, key, sequence, ..Repr::gre(EtherType::from(p)) });
         let v1 = (any::<u16>(), proptest::option::of(any::<u32>()), proptest::option::of(any::<u32>()))
             .prop_map(|(call, seq, ack)| Repr::pptp(call, 0, seq, ack));
         prop_oneof![v0, v1]

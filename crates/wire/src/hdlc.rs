@@ -500,7 +500,7 @@ mod test {
         let mut bad = LINE_BYTES.to_vec();
         bad[22] ^= 1;
         stream.extend_from_slice(&bad[1..]); // shares the previous closing flag
-        // Aborted frame: escape then flag.
+                                             // Aborted frame: escape then flag.
         stream.extend_from_slice(&[0xff, 0x7d, 0x23, 0xc0, 0x7d, 0x7e]);
         // Runt.
         stream.extend_from_slice(&[0x21, 0x45, 0x7e]);

@@ -240,7 +240,8 @@ impl Repr {
 
     /// Writes the header; a `P_DATA_V2` without a peer id gets [`PEER_ID_UNDEF`].
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, packet: &mut Packet<&mut T>) {
-        packet.buffer.as_mut()[field::OPCODE_KEY_ID] = (u8::from(self.opcode) << OPCODE_SHIFT) | (self.key_id & KEY_ID_MASK);
+        packet.buffer.as_mut()[field::OPCODE_KEY_ID] =
+            (u8::from(self.opcode) << OPCODE_SHIFT) | (self.key_id & KEY_ID_MASK);
         if self.opcode == Opcode::DataV2 {
             packet.set_peer_id(self.peer_id.unwrap_or(PEER_ID_UNDEF));
         }
@@ -494,7 +495,8 @@ mod frag {
 
 impl FragmentHeader {
     /// FRAG_WHOLE with every other bit zero, as `fragment_outgoing` sends it.
-    pub const WHOLE: FragmentHeader = FragmentHeader { kind: FragmentType::Whole, seq_id: 0, frag_id: 0, max_frag_size: 0 };
+    pub const WHOLE: FragmentHeader =
+        FragmentHeader { kind: FragmentType::Whole, seq_id: 0, frag_id: 0, max_frag_size: 0 };
 
     /// Decodes the header from its 32-bit value; `fragment_incoming` rejects a whole
     /// packet with sequence or fragment bits ("spurious FRAG_WHOLE flags"), a size not a
@@ -647,7 +649,9 @@ impl DataChannel {
     pub fn header(&self) -> Repr {
         match self.opcode {
             DataOpcode::V1 => Repr { opcode: Opcode::DataV1, key_id: self.key_id, peer_id: None },
-            DataOpcode::V2 { peer_id } => Repr { opcode: Opcode::DataV2, key_id: self.key_id, peer_id: Some(peer_id & PEER_ID_UNDEF) },
+            DataOpcode::V2 { peer_id } => {
+                Repr { opcode: Opcode::DataV2, key_id: self.key_id, peer_id: Some(peer_id & PEER_ID_UNDEF) }
+            }
         }
     }
 
@@ -723,7 +727,14 @@ impl DataChannel {
 
     /// Sends one `--fragment` piece: `piece` is a range of the compression-framed
     /// datagram as [`split_fragments`] gives it.
-    pub fn encapsulate_fragment(&self, packet_id: u32, iv: &[u8], header: FragmentHeader, piece: &[u8], out: &mut Vec<u8>) {
+    pub fn encapsulate_fragment(
+        &self,
+        packet_id: u32,
+        iv: &[u8],
+        header: FragmentHeader,
+        piece: &[u8],
+        out: &mut Vec<u8>,
+    ) {
         let mut plain = Vec::with_capacity(piece.len() + FRAGMENT_HEADER_LEN);
         plain.extend_from_slice(&header.to_u32().to_be_bytes());
         plain.extend_from_slice(piece);
@@ -873,7 +884,13 @@ fn gcm_seal<C: AeadInOut + KeyInit>(key: &[u8], nonce: &[u8; 12], ad: &[u8], buf
     tag.to_vec()
 }
 
-fn gcm_open<C: AeadInOut + KeyInit + AeadCore>(key: &[u8], nonce: &[u8; 12], ad: &[u8], buf: &mut [u8], tag: &[u8]) -> bool {
+fn gcm_open<C: AeadInOut + KeyInit + AeadCore>(
+    key: &[u8],
+    nonce: &[u8; 12],
+    ad: &[u8],
+    buf: &mut [u8],
+    tag: &[u8],
+) -> bool {
     let cipher = <C as KeyInit>::new_from_slice(key).expect("GCM key of the cipher's length");
     let nonce = aes_gcm::aead::Nonce::<C>::try_from(&nonce[..]).expect("12-octet GCM nonce");
     let Ok(tag) = aes_gcm::aead::Tag::<C>::try_from(tag) else {
@@ -885,9 +902,15 @@ fn gcm_open<C: AeadInOut + KeyInit + AeadCore>(key: &[u8], nonce: &[u8; 12], ad:
 fn cbc_encrypt(cipher: Cipher, key: &[u8], iv: &[u8], plain: &[u8]) -> Vec<u8> {
     const KEY: &str = "CBC key and IV of the cipher's lengths";
     match cipher {
-        Cipher::BfCbc => cbc::Encryptor::<blowfish::Blowfish>::new_from_slices(key, iv).expect(KEY).encrypt_padded_vec::<Pkcs7>(plain),
-        Cipher::Aes128Cbc => cbc::Encryptor::<aes::Aes128>::new_from_slices(key, iv).expect(KEY).encrypt_padded_vec::<Pkcs7>(plain),
-        Cipher::Aes256Cbc => cbc::Encryptor::<aes::Aes256>::new_from_slices(key, iv).expect(KEY).encrypt_padded_vec::<Pkcs7>(plain),
+        Cipher::BfCbc => cbc::Encryptor::<blowfish::Blowfish>::new_from_slices(key, iv)
+            .expect(KEY)
+            .encrypt_padded_vec::<Pkcs7>(plain),
+        Cipher::Aes128Cbc => {
+            cbc::Encryptor::<aes::Aes128>::new_from_slices(key, iv).expect(KEY).encrypt_padded_vec::<Pkcs7>(plain)
+        }
+        Cipher::Aes256Cbc => {
+            cbc::Encryptor::<aes::Aes256>::new_from_slices(key, iv).expect(KEY).encrypt_padded_vec::<Pkcs7>(plain)
+        }
         _ => unreachable!("cbc_encrypt with a non-CBC cipher"),
     }
 }
@@ -895,9 +918,16 @@ fn cbc_encrypt(cipher: Cipher, key: &[u8], iv: &[u8], plain: &[u8]) -> Vec<u8> {
 fn cbc_decrypt(cipher: Cipher, key: &[u8], iv: &[u8], ct: &[u8]) -> Option<Vec<u8>> {
     const KEY: &str = "CBC key and IV of the cipher's lengths";
     match cipher {
-        Cipher::BfCbc => cbc::Decryptor::<blowfish::Blowfish>::new_from_slices(key, iv).expect(KEY).decrypt_padded_vec::<Pkcs7>(ct).ok(),
-        Cipher::Aes128Cbc => cbc::Decryptor::<aes::Aes128>::new_from_slices(key, iv).expect(KEY).decrypt_padded_vec::<Pkcs7>(ct).ok(),
-        Cipher::Aes256Cbc => cbc::Decryptor::<aes::Aes256>::new_from_slices(key, iv).expect(KEY).decrypt_padded_vec::<Pkcs7>(ct).ok(),
+        Cipher::BfCbc => cbc::Decryptor::<blowfish::Blowfish>::new_from_slices(key, iv)
+            .expect(KEY)
+            .decrypt_padded_vec::<Pkcs7>(ct)
+            .ok(),
+        Cipher::Aes128Cbc => {
+            cbc::Decryptor::<aes::Aes128>::new_from_slices(key, iv).expect(KEY).decrypt_padded_vec::<Pkcs7>(ct).ok()
+        }
+        Cipher::Aes256Cbc => {
+            cbc::Decryptor::<aes::Aes256>::new_from_slices(key, iv).expect(KEY).decrypt_padded_vec::<Pkcs7>(ct).ok()
+        }
         _ => None,
     }
 }
@@ -911,8 +941,8 @@ mod test {
     // no packet id. Payload and key are RFC 2202 §3 test case 1 (key 0x0b × 20,
     // "Hi There"), so the HMAC is that RFC's published b617...be00.
     static SEED002_BYTES: [u8; 32] = [
-        0x48, 0x00, 0x00, 0x01, 0xb6, 0x17, 0x31, 0x86, 0x55, 0x05, 0x72, 0x64, 0xe2, 0x8b, 0xc0, 0xb6, 0xfb, 0x37, 0x8c,
-        0x8e, 0xf1, 0x46, 0xbe, 0x00, b'H', b'i', b' ', b'T', b'h', b'e', b'r', b'e',
+        0x48, 0x00, 0x00, 0x01, 0xb6, 0x17, 0x31, 0x86, 0x55, 0x05, 0x72, 0x64, 0xe2, 0x8b, 0xc0, 0xb6, 0xfb, 0x37,
+        0x8c, 0x8e, 0xf1, 0x46, 0xbe, 0x00, b'H', b'i', b' ', b'T', b'h', b'e', b'r', b'e',
     ];
 
     fn seed002() -> DataChannel {
@@ -976,7 +1006,9 @@ mod test {
     fn aes_cbc_matches_nist() {
         // NIST SP 800-38A F.2.1 CBC-AES128: key 2b7e...4f3c, IV 0001...0e0f, first block.
         let channel = DataChannel {
-            cipher_key: vec![0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c],
+            cipher_key: vec![
+                0x2b, 0x7e, 0x15, 0x16, 0x28, 0xae, 0xd2, 0xa6, 0xab, 0xf7, 0x15, 0x88, 0x09, 0xcf, 0x4f, 0x3c,
+            ],
             replay: false,
             ..DataChannel::new(Cipher::Aes128Cbc, Auth::Sha1)
         };
@@ -1004,7 +1036,9 @@ mod test {
         // Eric Young's Blowfish CBC vector: key 0123456789abcdeff0e1d2c3b4a59687,
         // IV fedcba9876543210, "7654321 Now is the time " -> 6b77b4d6...4616d9.
         let channel = DataChannel {
-            cipher_key: vec![0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xf0, 0xe1, 0xd2, 0xc3, 0xb4, 0xa5, 0x96, 0x87],
+            cipher_key: vec![
+                0x01, 0x23, 0x45, 0x67, 0x89, 0xab, 0xcd, 0xef, 0xf0, 0xe1, 0xd2, 0xc3, 0xb4, 0xa5, 0x96, 0x87,
+            ],
             replay: false,
             opcode: DataOpcode::V1,
             ..DataChannel::new(Cipher::BfCbc, Auth::None)
@@ -1016,8 +1050,8 @@ mod test {
         assert_eq!(
             &out[9..33],
             &[
-                0x6b, 0x77, 0xb4, 0xd6, 0x30, 0x06, 0xde, 0xe6, 0x05, 0xb1, 0x56, 0xe2, 0x74, 0x03, 0x97, 0x93, 0x58, 0xde,
-                0xb9, 0xe7, 0x15, 0x46, 0x16, 0xd9
+                0x6b, 0x77, 0xb4, 0xd6, 0x30, 0x06, 0xde, 0xe6, 0x05, 0xb1, 0x56, 0xe2, 0x74, 0x03, 0x97, 0x93, 0x58,
+                0xde, 0xb9, 0xe7, 0x15, 0x46, 0x16, 0xd9
             ]
         );
         assert_eq!(out.len(), 1 + 8 + 32);
@@ -1083,8 +1117,14 @@ mod test {
         // fragment.c optimal_fragment_size: 3000 octets at most 1300 go as 3 × 1000.
         let pieces = split_fragments(9, 1300, 3000).unwrap();
         assert_eq!(pieces.len(), 3);
-        assert_eq!(pieces[0], (FragmentHeader { kind: FragmentType::NotLast, seq_id: 9, frag_id: 0, max_frag_size: 0 }, 0..1000));
-        assert_eq!(pieces[2], (FragmentHeader { kind: FragmentType::Last, seq_id: 9, frag_id: 2, max_frag_size: 1000 }, 2000..3000));
+        assert_eq!(
+            pieces[0],
+            (FragmentHeader { kind: FragmentType::NotLast, seq_id: 9, frag_id: 0, max_frag_size: 0 }, 0..1000)
+        );
+        assert_eq!(
+            pieces[2],
+            (FragmentHeader { kind: FragmentType::Last, seq_id: 9, frag_id: 2, max_frag_size: 1000 }, 2000..3000)
+        );
         assert_eq!(split_fragments(0, 1300, 1300).unwrap(), vec![(FragmentHeader::WHOLE, 0..1300)]);
         assert_eq!(split_fragments(0, 100, 100 * 33), Err(Error::Malformed));
         // Whole packets carry the header inside the encryption.
@@ -1141,9 +1181,19 @@ mod test {
             Just(Cipher::Aes256Gcm)
         ];
         let auth = prop_oneof![Just(Auth::None), Just(Auth::Sha1), Just(Auth::Sha256), Just(Auth::Sha512)];
-        let compress = prop_oneof![Just(Compress::Off), Just(Compress::LzoNo), Just(Compress::Stub), Just(Compress::StubV2)];
-        (cipher, auth, compress, any::<bool>(), any::<bool>(), proptest::option::of(0u32..0x0100_0000), 0u8..8, any::<u8>()).prop_map(
-            |(cipher, auth, compress, replay, fragment, peer, key_id, seed)| DataChannel {
+        let compress =
+            prop_oneof![Just(Compress::Off), Just(Compress::LzoNo), Just(Compress::Stub), Just(Compress::StubV2)];
+        (
+            cipher,
+            auth,
+            compress,
+            any::<bool>(),
+            any::<bool>(),
+            proptest::option::of(0u32..0x0100_0000),
+            0u8..8,
+            any::<u8>(),
+        )
+            .prop_map(|(cipher, auth, compress, replay, fragment, peer, key_id, seed)| DataChannel {
                 opcode: peer.map_or(DataOpcode::V1, |peer_id| DataOpcode::V2 { peer_id }),
                 key_id,
                 replay,
@@ -1153,8 +1203,7 @@ mod test {
                 hmac_key: vec![seed; 20],
                 implicit_iv: [seed; 8],
                 ..DataChannel::new(cipher, auth)
-            },
-        )
+            })
     }
 
     proptest! {

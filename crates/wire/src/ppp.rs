@@ -377,7 +377,11 @@ impl<'a> ControlRepr<'a> {
         packet.check_len()?;
         let data = packet.buffer.as_ref();
         let length = usize::from(packet.length());
-        Ok(ControlRepr { code: packet.code(), identifier: packet.identifier(), data: &data[CONTROL_HEADER_LEN..length] })
+        Ok(ControlRepr {
+            code: packet.code(),
+            identifier: packet.identifier(),
+            data: &data[CONTROL_HEADER_LEN..length],
+        })
     }
 
     pub fn header_len(&self) -> usize {
@@ -640,7 +644,9 @@ impl<'a> ChapRepr<'a> {
     pub fn buffer_len(&self) -> usize {
         CONTROL_HEADER_LEN
             + match self.body {
-                ChapBody::Challenge { value, name } | ChapBody::Response { value, name } => 1 + value.len() + name.len(),
+                ChapBody::Challenge { value, name } | ChapBody::Response { value, name } => {
+                    1 + value.len() + name.len()
+                }
                 ChapBody::Success { message } | ChapBody::Failure { message } => message.len(),
             }
     }
@@ -745,7 +751,10 @@ mod test {
     fn test_chap() {
         let packet = ControlPacket::new_checked(&CHAP_BYTES[..]).unwrap();
         let repr = ChapRepr::parse(&packet).unwrap();
-        assert_eq!(repr, ChapRepr { identifier: 0x2a, body: ChapBody::Challenge { value: &[0xde, 0xad, 0xbe, 0xef], name: b"bas" } });
+        assert_eq!(
+            repr,
+            ChapRepr { identifier: 0x2a, body: ChapBody::Challenge { value: &[0xde, 0xad, 0xbe, 0xef], name: b"bas" } }
+        );
         let mut out = vec![0u8; repr.buffer_len()];
         repr.emit(&mut ControlPacket::new_unchecked(&mut out[..]));
         assert_eq!(out, CHAP_BYTES);

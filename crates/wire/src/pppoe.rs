@@ -490,12 +490,19 @@ mod test {
         assert_eq!(packet.session_id(), 0);
         assert_eq!(packet.length(), 16);
         let repr = DiscoveryRepr::parse(&packet).unwrap();
-        assert_eq!(repr, DiscoveryRepr::new(Code::Padi, 0).tag(Tag::service_name(b"iwas")).tag(Tag::host_uniq(&[0x12, 0x34, 0x56, 0x78])));
+        assert_eq!(
+            repr,
+            DiscoveryRepr::new(Code::Padi, 0)
+                .tag(Tag::service_name(b"iwas"))
+                .tag(Tag::host_uniq(&[0x12, 0x34, 0x56, 0x78]))
+        );
     }
 
     #[test]
     fn test_emit_padi() {
-        let repr = DiscoveryRepr::new(Code::Padi, 0).tag(Tag::service_name(b"iwas")).tag(Tag::host_uniq(&[0x12, 0x34, 0x56, 0x78]));
+        let repr = DiscoveryRepr::new(Code::Padi, 0)
+            .tag(Tag::service_name(b"iwas"))
+            .tag(Tag::host_uniq(&[0x12, 0x34, 0x56, 0x78]));
         let mut out = vec![0u8; repr.buffer_len()];
         repr.emit(&mut Packet::new_unchecked(&mut out[..]));
         assert_eq!(out, PADI_BYTES);
