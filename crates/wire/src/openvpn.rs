@@ -33,6 +33,9 @@
 //! Seed 002 §3.2 counts 24 octets for `cipher none` with `auth SHA1`: opcode 1, peer id 3,
 //! HMAC 20, i.e. no packet id. OpenVPN by default also sends the 4-octet packet id (28
 //! octets, `replay: true` here); set `replay: false` to reproduce the paper's count. The
+//! paper gives no reason; the likely one is that with no cipher there is no IV and the
+//! authors counted only the fields a cipher-less layout obviously needs (the packet id
+//! sits after the HMAC in the clear, where it is easy to mistake for payload). The
 //! paper then takes the TAP frame as 1448 and subtracts 18 for Ethernet header *and* FCS,
 //! but a TAP frame carries no FCS: with the packet id the TAP frame is 1500 - 20 - 8 - 28
 //! = 1444 = 14 + 1430, so the paper's MTU of 1430 is right for two wrong reasons that

@@ -6,7 +6,7 @@
 //!   the two EtherTypes (0x8863 discovery, 0x8864 session), §5 the discovery stage
 //!   (PADI, PADO, PADR, PADS, PADT), §6 the session stage, §7 LCP considerations (the
 //!   MRU of 1492, no Protocol-Field-Compression, no ACFC), Appendix A the TAGs.
-//! * RFC 4638: the PPP-Max-Payload tag (baby giants); RFC 1661 §2 for the PPP protocol
+//! * RFC 4638: the PPP-Max-Payload tag (MTU above 1492); RFC 1661 §2 for the PPP protocol
 //!   field the session stage carries (see [`crate::ppp`]).
 //!
 //! Session stage: Ethernet (0x8864) | PPPoE header (6) | PPP protocol (2) | PPP payload.
@@ -75,7 +75,7 @@ crate::enum_with_unknown! {
         VendorSpecific = 0x0105,
         /// RFC 2516 App. A: Relay-Session-Id, added by relays.
         RelaySessionId = 0x0110,
-        /// RFC 4638 §4: PPP-Max-Payload.
+        /// RFC 4638: PPP-Max-Payload (section not checked here).
         PppMaxPayload = 0x0120,
         /// RFC 2516 App. A: Service-Name-Error.
         ServiceNameError = 0x0201,
