@@ -673,7 +673,8 @@ impl DataChannel {
 
     /// The named octets the data channel adds to a payload of `payload_len` octets,
     /// in wire order. The `compress stub-v2` escape (2 octets when the payload starts
-    /// with 0x50) depends on the bytes and is not listed.
+    /// with 0x50) depends on the bytes and is not listed: count it as payload (CBC padding
+    /// then covers it too), i.e. `overhead(len + Compress::StubV2.overhead(payload))`.
     pub fn overhead_fields(&self, payload_len: usize) -> Vec<(&'static str, usize)> {
         let mut fields = vec![("opcode/key id", 1)];
         if let DataOpcode::V2 { .. } = self.opcode {
@@ -1105,6 +1106,13 @@ mod test {
         assert_eq!(Compress::LzoNo.unframe(&[0x66, 1]), Err(Error::Unsupported));
         assert_eq!(Compress::LzoNo.unframe(&[0x00, 1]), Err(Error::Malformed));
         assert_eq!(Compress::Stub.unframe(&[]), Err(Error::Truncated));
+        // Found by proptest: the escape is plaintext, so CBC padding shrinks around it.
+        let channel =
+            DataChannel { compress: Compress::StubV2, replay: false, ..DataChannel::new(Cipher::BfCbc, Auth::None) };
+        let mut out = Vec::new();
+        channel.encapsulate(0, &[0; 8], &[0x50], &mut out);
+        assert_eq!(out.len(), 3 + channel.overhead(3)); // 50 00 50 is the plaintext
+        assert_eq!(channel.decapsulate(&out).unwrap().payload, [0x50]);
     }
 
     #[test]
@@ -1215,7 +1223,8 @@ mod test {
             let mut out = Vec::new();
             channel.encapsulate(packet_id, &iv, &payload, &mut out);
             let escape = if channel.compress == Compress::StubV2 { channel.compress.overhead(&payload) } else { 0 };
-            prop_assert_eq!(out.len(), payload.len() + channel.overhead(payload.len()) + escape);
+            // The stub-v2 escape is in-band: it counts as payload, padding included.
+            prop_assert_eq!(out.len(), payload.len() + escape + channel.overhead(payload.len() + escape));
             let opened = channel.decapsulate(&out).unwrap();
             prop_assert_eq!(&opened.payload, &payload);
             prop_assert_eq!(opened.header, channel.header());
