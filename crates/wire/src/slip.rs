@@ -192,6 +192,25 @@ pub fn decapsulate(frame: &[u8]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// tcpdump.org LINKTYPE_SLIP (8): each pcap record starts with this 16-byte pseudo-header
+/// (BSD `net/slip.h` SLIP_HDRLEN), then holds the *decoded* (decompressed) datagram.
+pub const PCAP_HEADER_LEN: usize = 16;
+/// LINKTYPE_SLIP direction byte (BSD SLIPDIR_IN): received.
+pub const PCAP_DIR_IN: u8 = 0;
+/// LINKTYPE_SLIP direction byte (BSD SLIPDIR_OUT): sent.
+pub const PCAP_DIR_OUT: u8 = 1;
+
+/// The LINKTYPE_SLIP pseudo-header of a packet: the direction byte (SLX_DIR), then the
+/// first 15 bytes (SLX_CHDR, CHDR_LEN) of the packet as it was on the link, i.e. with its
+/// RFC 1144 type bits and, for COMPRESSED_TCP, the compressed header; zero-padded.
+pub fn pcap_pseudo_header(outbound: bool, link_packet: &[u8]) -> [u8; PCAP_HEADER_LEN] {
+    let mut h = [0u8; PCAP_HEADER_LEN];
+    h[0] = if outbound { PCAP_DIR_OUT } else { PCAP_DIR_IN };
+    let n = link_packet.len().min(PCAP_HEADER_LEN - 1);
+    h[1..1 + n].copy_from_slice(&link_packet[..n]);
+    h
+}
+
 /// What the [`Decoder`] does with a byte after ESC that is neither ESC_END nor ESC_ESC.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum BadEscape {
@@ -555,6 +574,15 @@ mod test {
         assert_eq!(f.overhead_fields_worst(10)[2], ("escapes", 10));
         assert_eq!(Framing::new(false).overhead_fields(0), vec![("end", 1), ("escapes", 0)]);
         assert!((expected_escapes(128) - 1.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn pcap_header() {
+        let h = pcap_pseudo_header(true, &[0x80 | 0x44, 0x00, 0x12, 0x34, 5]);
+        assert_eq!(h, [1, 0xc4, 0, 0x12, 0x34, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        let long = [0x45u8; 40];
+        let h = pcap_pseudo_header(false, &long);
+        assert_eq!((h[0], &h[1..]), (0, &long[..15]));
     }
 
     #[test]
