@@ -1460,6 +1460,37 @@ mod test {
     }
 
     #[test]
+    fn lost_uncompressed_packet_leaves_ip_only_fields_stale() {
+        // RFC 1144 §4.1: only what the TCP checksum covers is protected end to end. An
+        // UNCOMPRESSED_TCP packet that changed the TTL is lost; the next packet names its
+        // slot (another connection was sent between), so it is decoded against the old
+        // header: TCP right, TTL stale. (Found by the property test below.)
+        let mut c = Compressor::default();
+        let mut d = Decompressor::default();
+        let mut a = seg(1, 1, 0);
+        round(&mut c, &mut d, &a.bytes());
+        a.ttl -= 1;
+        a.id += 1;
+        c.compress(&a.bytes(), &mut Vec::new()); // lost
+        d.frame_error();
+        let mut b = seg(1, 1, 0);
+        b.sport = 2000;
+        round(&mut c, &mut d, &b.bytes());
+        a.id += 1;
+        a.data = vec![1];
+        let mut wire = Vec::new();
+        assert_eq!(c.compress(&a.bytes(), &mut wire), PacketType::CompressedTcp);
+        let mut back = Vec::new();
+        assert_eq!(
+            d.decompress(PacketType::CompressedTcp, &wire, &mut back),
+            Ok(Received::Delivered)
+        );
+        assert_eq!(tcp_view(&back), tcp_view(&a.bytes()));
+        assert_eq!(back[8], 64);
+        assert_ne!(back, a.bytes());
+    }
+
+    #[test]
     fn c_bit_ends_tossing() {
         let mut c = Compressor::default();
         let mut d = Decompressor::default();
