@@ -135,22 +135,11 @@ def mtu(
 
 
 def main() -> None:
-    """Entry point: runs the app and turns bad input into a message and exit code 2."""
+    """Entry point: usage errors are typer's (message, exit 2); bad input in files and
+    values becomes a message and exit code 2; never a traceback for either."""
     try:
-        app(standalone_mode=False)
+        app()
     except InputError as err:
         # The message may quote TOML such as "[[link]]": print it as text, not markup.
         stderr.print(Text("error: ", style="bold red") + Text(str(err)), soft_wrap=True)
         sys.exit(2)
-    except (typer.Abort, KeyboardInterrupt):
-        stderr.print("interrupted")
-        sys.exit(130)
-    except typer.Exit as done:
-        sys.exit(done.exit_code)
-    except Exception as err:  # click's usage errors
-        import click
-
-        if isinstance(err, click.ClickException):
-            err.show(file=sys.stderr)
-            sys.exit(err.exit_code)
-        raise

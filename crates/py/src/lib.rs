@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+mod encap;
 mod toml_spans;
 
 /// The version of the Rust core, which equals the Python package's.
@@ -17,5 +18,10 @@ fn core_version() -> &'static str {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
     m.add_function(wrap_pyfunction!(toml_spans::toml_key_spans, m)?)?;
+    m.add_function(wrap_pyfunction!(encap::wrap, m)?)?;
+    m.add_function(wrap_pyfunction!(encap::ipv4_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(encap::openvpn_fragment, m)?)?;
+    m.add_function(wrap_pyfunction!(encap::serial_line_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(encap::write_pcap, m)?)?;
     Ok(())
 }

@@ -449,12 +449,16 @@ fn wrap_atm(spec: &Spec, pdu: &[u8], out: &mut Vec<u8>) -> Result<Fields, EncapE
     }
     let format = if spec.option("header") == Some("nni") { atm::Format::Nni } else { atm::Format::Uni };
     let vpi = spec.number("vpi")?.unwrap_or(0) as u16;
+    if vpi > format.max_vpi() {
+        return err(format!("atm: vpi {vpi} exceeds the {:?} header's {}", format, format.max_vpi()));
+    }
     let vci = spec.number("vci")?.unwrap_or(usize::from(atm::vci::FIRST_USER)) as u16;
     let cells = pdu.len() / atm::PAYLOAD_LEN;
     out.reserve(cells * atm::CELL_LEN);
     for (i, payload) in pdu.chunks_exact(atm::PAYLOAD_LEN).enumerate() {
-        let mut repr = atm::Repr::user_data(vpi, vci, i + 1 == cells);
+        let mut repr = atm::Repr::user_data(0, vci, i + 1 == cells);
         repr.format = format;
+        repr.vpi = vpi; // NNI VPIs run to 4095, past user_data's UNI range
         let mut cell = [0u8; atm::CELL_LEN];
         let payload: &[u8; atm::PAYLOAD_LEN] = payload.try_into().expect("chunks of 48");
         repr.emit_cell(payload, &mut cell);

@@ -153,5 +153,8 @@ pub mod atm;
 pub mod lane;
 pub mod rfc2684;
 
+// Every layer by name, for the MTU analysis and whole-stack tests.
+pub mod encap;
+
 pub use ethernet::EtherType;
 pub use ipv4::Protocol as IpProtocol;

@@ -199,9 +199,13 @@ class _Path:
 
     def wrap(self, i: int, payload: bytes) -> tuple[bytes, list[tuple[str, int]]]:
         """Encodes layer ``i`` around ``payload`` (the encoding of layer i+1 and inward)."""
-        inner = self.layers[i + 1].name if i + 1 < len(self.layers) else ""
-        layer = self.layers[i]
-        return _core.wrap(layer.name, self.contexts[i]["options"], {**self.contexts[i], "inner": inner}, payload)
+        return _core.wrap(self.layers[i].name, self.contexts[i]["options"], self.neighbours(i), payload)
+
+    def neighbours(self, i: int) -> dict[str, Any]:
+        """Layer ``i``'s context with what it carries: the inner layer and its options."""
+        if i + 1 < len(self.layers):
+            return {**self.contexts[i], "inner": self.layers[i + 1].name, "inner_options": self.contexts[i + 1]["options"]}
+        return {**self.contexts[i], "inner": ""}
 
 
 def _is_interface(layers: list[Layer], i: int) -> bool:
@@ -214,6 +218,11 @@ def _is_interface(layers: list[Layer], i: int) -> bool:
     return False
 
 
+def _carries_transport(layer: Layer) -> bool:
+    """Whether ``layer`` carries UDP or TCP directly: IPv4, or IPsec in transport mode."""
+    return layer.name == "ipv4" or (layer.name in ("esp", "ah") and layer.option("mode") == "transport")
+
+
 def _complete(layers: list[Layer], transport: str) -> list[Layer]:
     """The stack with its innermost transport replaced by ``transport``, completing a
     stack that ends in a link or tunnel with the IPv4 it would carry."""
@@ -221,7 +230,9 @@ def _complete(layers: list[Layer], transport: str) -> list[Layer]:
     if core[-1].spec.role == Role.TRANSPORT:
         core = core[:-1]
     last = core[-1]
-    if last.name != "ipv4":
+    if _carries_transport(last):
+        pass
+    elif last.name != "ipv4":
         if "ipv4" in last.spec.carries:
             core.append(Layer(BY_NAME["ipv4"], token="ipv4"))
         elif "ppp" in last.spec.carries:
@@ -332,28 +343,27 @@ class _Analysis:
         dropped = None
         for i in range(start, -1, -1):
             layer = path.layers[i]
-            if i in self.mtus and layer.name not in ("ipv4",):
+            if i in self.mtus:
                 mtu = self.mtus[i]
-                too_big = [u for u in units if len(u) > mtu]
-                if too_big:
-                    inner = path.layers[i + 1].name if i + 1 < len(path.layers) else "data"
-                    dropped = (
-                        f"a {len(too_big[0])}-byte {inner} frame exceeds the {mtu}-byte MTU of the "
-                        f"{layer.name} interface, and {inner} cannot be fragmented there"
-                    )
-                    units = [u for u in units if len(u) <= mtu]
+                inner = path.layers[i + 1].name if i + 1 < len(path.layers) else "data"
+                if inner == "ipv4":
+                    # RFC 791 §3.2: the IPv4 layer cuts a datagram too big for the
+                    # interface that carries it (our datagrams never set DF).
+                    units = [f for u in units for f in (_core.ipv4_fragment(u, mtu) if len(u) > mtu else [u])]
+                else:
+                    too_big = [u for u in units if len(u) > mtu]
+                    if too_big:
+                        dropped = (
+                            f"a {len(too_big[0])}-byte {inner} frame exceeds the {mtu}-byte MTU of the "
+                            f"{layer.name} interface, and {inner} cannot be fragmented there"
+                        )
+                        units = [u for u in units if len(u) <= mtu]
             if layer.name == "openvpn" and layer.options.get("fragment"):
                 # OpenVPN's --fragment: split the payload so that no UDP payload exceeds the
                 # limit; each piece is a whole OpenVPN packet with its fragment header.
-                ctx = {**path.contexts[i], "inner": path.layers[i + 1].name if i + 1 < len(path.layers) else ""}
-                units = [w for u in units for w in _core.openvpn_fragment(path.contexts[i]["options"], ctx, u)]
+                units = [w for u in units for w in _core.openvpn_fragment(path.contexts[i]["options"], path.neighbours(i), u)]
                 continue
             units = [path.wrap(i, u)[0] for u in units]
-            if layer.name == "ipv4":
-                carrier = max((k for k in self.mtus if k < i), default=None)
-                if carrier is not None:
-                    mtu = self.mtus[carrier]
-                    units = [f for u in units for f in (_core.ipv4_fragment(u, mtu) if len(u) > mtu else [u])]
         return units, dropped
 
     def wire_cost(self, frames: list[bytes], size: int, dropped: str | None) -> WireCost:
