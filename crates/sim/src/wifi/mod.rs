@@ -1,0 +1,1 @@
+//! 802.11 models (written on another branch; this placeholder keeps the tree building).
