@@ -26,4 +26,4 @@ pub type Nanos = u64;
 
 pub use bianchi::{BianchiInputs, BianchiSolution};
 pub use dcf::{AfterFailure, Dcf, DcfParams, FailedAttempt};
-pub use phy::{FrameExchange, Preamble, PhyParams, Protection, Rate, Security, Standard};
+pub use phy::{FrameExchange, PhyParams, Preamble, Protection, Rate, Security, Standard};
