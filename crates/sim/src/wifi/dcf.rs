@@ -42,8 +42,10 @@
 //! 1. report every medium event: `notify_busy_start` (CCA busy, a reception
 //!    starting), `notify_rx_end`, `notify_tx_start` (our own PPDUs, including
 //!    Acks and CTSs we answer with), `notify_nav`;
-//! 2. `request_access` when a frame is queued, and arm a timer at `poll_at()`;
-//!    re-arm whenever `poll_at()` changes after a notification;
+//! 2. `request_access` when a frame is queued and no exchange of ours is under
+//!    way (the next frame is requested after `on_tx_success`/`on_tx_failure`),
+//!    and arm a timer at `poll_at()`; re-arm whenever `poll_at()` changes after
+//!    a notification;
 //! 3. at the timer, `poll(now)`: if true, transmit now (and `notify_tx_start`);
 //! 4. when the exchange ends, `on_tx_success` (Ack received), `on_cts_received`
 //!    (CTS after our RTS) or `on_tx_failure` (Ack or CTS timeout).

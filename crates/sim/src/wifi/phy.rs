@@ -584,6 +584,19 @@ impl PhyParams {
             duration_data_us: to_duration_field(data_duration),
         }
     }
+
+    /// Total time of [`data_exchange`](Self::data_exchange): DIFS + backoff +
+    /// [RTS + SIFS + CTS + SIFS | CTS-to-self + SIFS] + data + SIFS + Ack.
+    pub fn data_exchange_duration(
+        &self,
+        mpdu_len: usize,
+        data_rate: Rate,
+        protection: Protection,
+        backoff: Nanos,
+    ) -> Nanos {
+        self.data_exchange(mpdu_len, data_rate, protection, backoff)
+            .total
+    }
 }
 
 /// A Duration field value in µs, rounded up (§9.2.5.1), saturating at 32767
