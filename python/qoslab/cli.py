@@ -109,6 +109,11 @@ def mtu(
             "(real TAP devices carry no FCS; the default is the precise accounting).",
         ),
     ] = False,
+    pcap: Annotated[
+        Optional[Path],
+        typer.Option("--pcap", help="Write the frames of the --size datagram (or a full-size one) to this pcap file "
+                     "(stacks over ethernet or wifi); Wireshark opens it."),
+    ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON on stdout.")] = False,
 ) -> None:
     """Per-layer overhead, the MTU of every interface, TCP MSS and wire efficiency of a stack.
@@ -124,11 +129,13 @@ def mtu(
     `qoslab mtu atm/aal5/llc-snap/ipv4 --size 9180`
 
     `qoslab mtu 'serial(8n1)/slip/ipv4/tcp' --size 40`
+
+    `qoslab mtu 'ethernet/pppoe/ipv4/udp' --size 4000 --pcap fragments.pcap`
     """
     from qoslab.analysis.mtu import analyse
     from qoslab.analysis.render import render_mtu
 
-    report = analyse(stack, count_fcs=count_fcs, size=size)
+    report = analyse(stack, count_fcs=count_fcs, size=size, pcap=pcap)
     render_mtu(report, stderr)
     if json_out:
         _emit_json(report.to_json())

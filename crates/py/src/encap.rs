@@ -61,6 +61,10 @@ fn spec(opts: &Bound<'_, PyDict>, context: &Bound<'_, PyDict>) -> PyResult<Spec>
         hdlc: flag("hdlc")?,
         pfc: flag("pfc")?,
         acfc: flag("acfc")?,
+        accm: match context.get_item("accm")? {
+            Some(v) => v.extract()?,
+            None => 0,
+        },
     })
 }
 

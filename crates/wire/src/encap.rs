@@ -117,6 +117,8 @@ pub struct Spec {
     pub hdlc: bool,
     pub pfc: bool,
     pub acfc: bool,
+    /// PPP in HDLC-like framing: the Async-Control-Character-Map (RFC 1662 §7.1).
+    pub accm: u32,
 }
 
 impl Spec {
@@ -136,7 +138,8 @@ impl Spec {
     }
 
     fn addresses(&self) -> (Address, Address) {
-        (self.src.unwrap_or(Address::new(192, 0, 2, 1)), self.dst.unwrap_or(Address::new(192, 0, 2, 2)))
+        // RFC 5737 documentation addresses (not 192.0.2.x: 0xC0 is SLIP's END).
+        (self.src.unwrap_or(Address::new(198, 51, 100, 1)), self.dst.unwrap_or(Address::new(198, 51, 100, 2)))
     }
 }
 
@@ -417,8 +420,8 @@ fn wrap_ppp(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Fields {
     let mut fields = Vec::new();
     if spec.hdlc {
         // RFC 1662: flags, address and control (unless ACFC), FCS-16 and octet
-        // stuffing with the default ACCM of all ones.
-        let config = hdlc::Config { accm: 0xffff_ffff, acfc: spec.acfc, fcs: hdlc::Fcs::Fcs16 };
+        // stuffing of flag, escape and the control characters the ACCM names.
+        let config = hdlc::Config { accm: spec.accm, acfc: spec.acfc, fcs: hdlc::Fcs::Fcs16 };
         config.encapsulate(&frame, out);
         let stuffing = out.len() - frame.len() - config.overhead_fields(frame.len()).iter().map(|(_, n)| n).sum::<usize>();
         let mut hdlc_fields = config.overhead_fields(frame.len());

@@ -36,13 +36,18 @@ ETHERNET_FCS = 4
 
 # Addresses for the synthetic packets, one pair per IPv4 layer: RFC 5737 documentation
 # ranges, so nothing here can be mistaken for a real host.
+# 192.0.2.0/24 comes last: its first byte is 0xC0, SLIP's END, and would add escapes
+# to every SLIP frame that no real path of the seeds had.
 _ADDRESS_PAIRS = [
-    ("192.0.2.1", "192.0.2.2"),
     ("198.51.100.1", "198.51.100.2"),
     ("203.0.113.1", "203.0.113.2"),
+    ("192.0.2.1", "192.0.2.2"),
 ]
 
 EFFICIENCY_SIZES = (64, 256, 512, 1024)
+
+# Outermost layers whose frames a pcap can hold (LINKTYPE_ETHERNET, LINKTYPE_IEEE802_11).
+PCAP_LINKS = ("ethernet", "wifi")
 
 _INTERFACE_PREFIX = {
     "ethernet": "eth",
@@ -181,6 +186,7 @@ class _Path:
             default = "no" if outer == "serial" else "yes"  # PPTP as seed 002 counts it: 1 byte
             ctx["pfc"] = (layer.option("pfc") or default) == "yes"
             ctx["acfc"] = (layer.option("acfc") or default) == "yes"
+            ctx["accm"] = int(str(layer.option("accm")), 16)
         elif layer.name in ("ipv4", "udp", "tcp", "icmp", "esp", "ah"):
             ip_index = i if layer.name == "ipv4" else self._enclosing_ipv4(i)
             pair = sum(1 for x in self.layers[: ip_index + 1] if x.name == "ipv4") - 1
@@ -216,6 +222,10 @@ def _is_interface(layers: list[Layer], i: int) -> bool:
     if layer.spec.role == Role.TUNNEL:
         return nxt == "ipv4"
     return False
+
+
+def _is_aead(layer: Layer) -> bool:
+    return str(layer.option("cipher")).endswith("gcm")
 
 
 def _carries_transport(layer: Layer) -> bool:
@@ -387,24 +397,41 @@ class _Analysis:
         return self.wire_cost(frames, payload_len, dropped)
 
 
-def _innermost_ip_size_payload(analysis: _Analysis, size: int) -> tuple[_Path, int, bytes]:
-    """A datagram of ``size`` bytes at the innermost IPv4 layer: the stack's transport
-    inside it (a bare header when ``size`` leaves no room for data)."""
+def _datagram_of_size(analysis: _Analysis, size: int) -> tuple[_Path, int, bytes]:
+    """A datagram of ``size`` bytes at the innermost IPv4 layer, carrying the stack's
+    transport (UDP if it names none) with as much data as fits: a bare header when
+    ``size`` leaves no room for data. Where padding (ESP) makes ``size`` unreachable,
+    the largest datagram below it. Returns the path, the IPv4 layer's index and the
+    datagram's bytes."""
     transport = analysis.layers[-1].name if analysis.layers[-1].spec.role == Role.TRANSPORT else "udp"
     layers = _complete(analysis.layers, transport)
     path = _Path(layers, analysis.count_fcs)
     ip_index = max(i for i, layer in enumerate(layers) if layer.name == "ipv4")
-    header = len(path.wrap(ip_index, b"")[0])
-    transport_header = len(path.wrap(ip_index + 1, b"")[0])
-    data_len = size - header - transport_header
-    if data_len < 0:
+
+    def datagram(data_len: int) -> bytes:
+        data = bytes(data_len)
+        for i in range(len(layers) - 1, ip_index - 1, -1):
+            data, _ = path.wrap(i, data)
+        return data
+
+    smallest = datagram(0)
+    if len(smallest) > size:
         from qoslab.errors import InputError, Problem
 
         raise InputError(
             "--size",
-            [Problem("datagram too small for its headers", key="--size", expected=f"at least {header + transport_header} bytes (IPv4 and {transport} headers)", found=str(size))],
+            [Problem("datagram too small for its headers", key="--size",
+                     expected=f"at least {len(smallest)} bytes (the headers of {'/'.join(l.name for l in layers[ip_index:])})",
+                     found=str(size))],
         )
-    return path, ip_index, bytes(data_len)
+    lo, hi = 0, size
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(datagram(mid)) <= size:
+            lo = mid
+        else:
+            hi = mid - 1
+    return path, ip_index, datagram(lo)
 
 
 def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pcap: str | Path | None = None) -> MtuReport:
@@ -421,7 +448,8 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
     size:
         Also cost one datagram of this many bytes at the innermost IPv4 layer.
     pcap:
-        Write the frames of that datagram to this pcap file.
+        Write the frames of that datagram (a full-size one if ``size`` is not given) to
+        this pcap file; for stacks over Ethernet or 802.11.
 
     >>> analyse("ethernet/ipv4").mtu
     1500
@@ -429,6 +457,14 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
     1472
     """
     layers = parse_stack(stack)
+    if pcap is not None and layers[0].name not in PCAP_LINKS:
+        from qoslab.errors import InputError, Problem
+
+        raise InputError(
+            "--pcap",
+            [Problem(f"no capture format for frames of a {layers[0].name} link here", key="--pcap",
+                     expected="a stack over " + " or ".join(PCAP_LINKS), found=stack)],
+        )
     analysis = _Analysis(layers, count_fcs)
     notes: list[str] = []
     innermost = analysis.interfaces[-1] if analysis.interfaces else None
@@ -444,6 +480,12 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
             notes.append(
                 f"{iface.name}: the configured MTU {iface.mtu} exceeds the {iface.fits} bytes that fit; "
                 "full-size packets are fragmented outside it (or dropped where nothing can fragment them)."
+            )
+    for layer in layers:
+        if layer.name == "openvpn" and layer.option("replay") == "no" and not _is_aead(layer):
+            notes.append(
+                "openvpn: no 4-byte packet ID is counted (replay=no), as seed 002 counts it; OpenVPN sends one by "
+                "default for replay protection, so with OpenVPN's defaults (replay=yes) each MTU inside is 4 bytes smaller."
             )
     inner_eth = [i for i in analysis.interfaces if i.layer == "ethernet" and i.index > 0]
     if inner_eth:
@@ -504,13 +546,12 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
         notes=notes,
         physical=layers[0].name,
     )
+    if pcap is not None and size is None:
+        size = innermost.mtu
     if size is not None:
-        path, ip_index, data = _innermost_ip_size_payload(analysis, size)
-        for i in range(len(path.layers) - 1, ip_index - 1, -1):
-            data, _ = path.wrap(i, data)
-        datagram = data
+        path, ip_index, datagram = _datagram_of_size(analysis, size)
         frames, dropped = analysis.transmit(path, ip_index - 1, datagram)
-        report.datagram = analysis.wire_cost(frames, size, dropped)
+        report.datagram = analysis.wire_cost(frames, len(datagram), dropped)
         report.datagram_bytes = datagram
         if pcap is not None:
             _core.write_pcap(str(pcap), layers[0].name, frames)

@@ -184,6 +184,14 @@ LAYERS: tuple[LayerSpec, ...] = (
             _mtu_option(65535),
             OptionSpec("pfc", "Protocol-field compression (RFC 1661 §6.5).", ("yes", "no")),
             OptionSpec("acfc", "Address-and-control-field compression (RFC 1661 §6.6).", ("yes", "no")),
+            OptionSpec(
+                "accm",
+                "Async-Control-Character-Map of HDLC-like framing (RFC 1662 §7.1): the control characters escaped. "
+                "RFC 1662's default before negotiation is 0xffffffff; pppd negotiates 0 (asyncmap 0), the default here.",
+                pattern=r"0x[0-9a-f]{1,8}",
+                pattern_doc="a 32-bit mask in hex such as '0x00000000' or '0xffffffff'",
+                default="0x00000000",
+            ),
         ),
         default_mtu=1500,
         max_mtu=65535,
@@ -282,7 +290,13 @@ LAYERS: tuple[LayerSpec, ...] = (
             OptionSpec("cipher", "Data-channel cipher.", ("none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm"), default="none"),
             OptionSpec("auth", "HMAC digest (ignored by the GCM ciphers).", ("none", "sha1", "sha256", "sha512"), default="sha1"),
             OptionSpec("opcode", "P_DATA_V1 (1-byte opcode) or P_DATA_V2 (opcode and 3-byte peer id).", ("v1", "v2"), default="v2"),
-            OptionSpec("replay", "Send the 4-byte packet ID used for replay protection.", ("yes", "no"), default="no"),
+            OptionSpec(
+                "replay",
+                "Send the 4-byte packet ID of replay protection. OpenVPN does by default; seed 002 counts none, and "
+                "the default here follows the seed so that its MTUs come out.",
+                ("yes", "no"),
+                default="no",
+            ),
             OptionSpec("fragment", "OpenVPN's internal fragmentation (--fragment): the largest UDP payload it sends.", minimum=68, maximum=65535),
         ),
     ),
