@@ -29,5 +29,9 @@ def write_pcap(path: str, physical: str, frames: list[bytes]) -> None:
     """Writes ``frames`` of the outermost layer ``physical`` to a pcap file with the
     matching link type."""
 
-def toml_key_spans(text: str) -> list[tuple[tuple[str | int, ...], tuple[int, int]]]:
-    """The 1-based (line, column) of every key and value of a TOML document, by key path."""
+def toml_key_spans(
+    text: str,
+) -> dict[tuple[str | int, ...], tuple[tuple[int, int] | None, tuple[int, int] | None]]:
+    """Positions of every key and value of a TOML document: each path (str keys, int
+    indices) maps to (key position, value position), each a 1-based (line, column) or
+    None. Raises ValueError on a TOML syntax error."""

@@ -76,7 +76,7 @@ pub fn wrap<'py>(
     options: &Bound<'py, PyDict>,
     context: &Bound<'py, PyDict>,
     payload: &[u8],
-) -> PyResult<(Bound<'py, PyBytes>, Vec<(&'static str, usize)>)> {
+) -> PyResult<(Bound<'py, PyBytes>, encap::Fields)> {
     let (bytes, fields) = encap::wrap(kind(layer)?, &spec(options, context)?, payload).map_err(value_error)?;
     Ok((PyBytes::new(py, &bytes), fields))
 }

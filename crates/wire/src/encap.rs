@@ -447,7 +447,7 @@ fn wrap_ppp(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Fields {
 }
 
 fn wrap_atm(spec: &Spec, pdu: &[u8], out: &mut Vec<u8>) -> Result<Fields, EncapError> {
-    if pdu.len() % atm::PAYLOAD_LEN != 0 {
+    if !pdu.len().is_multiple_of(atm::PAYLOAD_LEN) {
         return err(format!("atm carries whole 48-byte cell payloads (an AAL5 PDU), got {} bytes", pdu.len()));
     }
     let format = if spec.option("header") == Some("nni") { atm::Format::Nni } else { atm::Format::Uni };
