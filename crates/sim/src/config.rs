@@ -1,0 +1,360 @@
+//! The simulator's input: a network lowered from a scenario, every name resolved.
+//!
+//! Python (`qoslab.backends.sim`) turns a user's scenario into this: nodes with their
+//! ports, MAC and IP addresses and routes; links between ports; traffic. Nothing here is
+//! a default to be guessed: the lowering fills every field, and the simulator refuses a
+//! configuration it cannot run with a message naming the field (see [`SimConfig::check`]).
+//!
+//! The same configuration and seed always give the same results.
+
+use std::net::Ipv4Addr;
+
+use serde::{Deserialize, Serialize};
+
+/// A whole simulation run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SimConfig {
+    /// The scenario seed; every random stream derives from it (see `rng`).
+    pub seed: u64,
+    /// Simulated time to run, in nanoseconds.
+    pub duration_ns: u64,
+    pub nodes: Vec<NodeConfig>,
+    pub links: Vec<LinkConfig>,
+    #[serde(default)]
+    pub flows: Vec<FlowConfig>,
+    /// Keep every frame each port sends and receives, for pcap files.
+    #[serde(default)]
+    pub capture: bool,
+    /// Stop with an error instead of exhausting memory or time.
+    #[serde(default)]
+    pub budget: BudgetConfig,
+}
+
+/// Limits that stop a run cleanly, naming what grew.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BudgetConfig {
+    /// Events processed at most.
+    pub max_events: u64,
+    /// Events pending in the scheduler at most.
+    pub max_pending: usize,
+    /// Frames held in all queues together at most.
+    pub max_queued_frames: usize,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetConfig { max_events: 2_000_000_000, max_pending: 4_000_000, max_queued_frames: 4_000_000 }
+    }
+}
+
+/// A node: its ports, how it forwards, its CPU.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeConfig {
+    pub name: String,
+    /// The role named in the scenario, for reports only; behaviour follows the fields below.
+    pub role: String,
+    pub ports: Vec<PortConfig>,
+    /// A bridge joining some ports into one segment, with the node's own IP on it.
+    #[serde(default)]
+    pub bridge: Option<BridgeConfig>,
+    /// Forward IP packets between interfaces (a router, an ICS host, an AP router).
+    #[serde(default)]
+    pub ip_forward: bool,
+    /// Static routes; connected routes come from the interfaces' addresses.
+    #[serde(default)]
+    pub routes: Vec<RouteConfig>,
+    /// Network address translation on one interface (ICS, a SOHO router's WAN).
+    #[serde(default)]
+    pub nat: Option<NatConfig>,
+    pub cpu: CpuConfig,
+    /// Seconds an ARP cache entry lives (Windows XP: 120 s for a used entry; Linux ~30 s
+    /// reachable). RFC 1122 §2.3.2.1 asks for a timeout, not a value.
+    pub arp_timeout_ns: u64,
+    /// IPv4 reassembly timeout (RFC 791 suggests 15 s; Linux uses 30 s).
+    pub reassembly_timeout_ns: u64,
+}
+
+/// A physical port of a node.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortConfig {
+    /// The interface name as reports show it (`eth0`, `wlan0`).
+    pub name: String,
+    pub mac: [u8; 6],
+    /// The port's own IPv4 address and prefix length, if it has one (not when bridged).
+    #[serde(default)]
+    pub address: Option<(Ipv4Addr, u8)>,
+    /// The IP MTU of the port.
+    pub mtu: u16,
+}
+
+/// Ports joined into one bridge.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeConfig {
+    /// Indices into the node's ports.
+    pub ports: Vec<u16>,
+    pub mode: BridgeMode,
+    /// The bridge interface's MAC (the node's own frames on the bridge use it).
+    pub mac: [u8; 6],
+    /// The bridge interface's IPv4 address, if the node has one on this segment.
+    #[serde(default)]
+    pub address: Option<(Ipv4Addr, u8)>,
+    /// IEEE 802.1D-2004 §7.9.2: dynamic entries age out after 300 s by default.
+    pub aging_ns: u64,
+}
+
+/// How a bridge forwards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BridgeMode {
+    /// IEEE 802.1D learning bridge.
+    L2,
+    /// Seed 000 §2.2: forwarding on IP addresses with proxy ARP (Windows XP's L3F).
+    L3f,
+}
+
+/// A static route.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RouteConfig {
+    pub destination: Ipv4Addr,
+    pub prefix_len: u8,
+    /// The next hop; it must be on a connected subnet.
+    pub via: Ipv4Addr,
+}
+
+/// NAT (masquerading) on one interface, as Windows ICS or a SOHO router's WAN does.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NatConfig {
+    /// The outside interface: a port index, or `None` for the bridge interface.
+    pub outside_port: Option<u16>,
+    #[serde(default)]
+    pub port_forwards: Vec<PortForward>,
+    /// Idle timeout of a UDP mapping (Linux nf_conntrack: 30 s unreplied, 180 s assured).
+    pub udp_timeout_ns: u64,
+}
+
+/// An inbound port forward: outside `protocol`/`port` to an inside address and port.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PortForward {
+    pub protocol: String,
+    pub port: u16,
+    pub to: Ipv4Addr,
+    pub to_port: u16,
+}
+
+/// The cost model of a node's CPU: a single server with a queue.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuConfig {
+    /// The profile's name, for reports.
+    pub profile: String,
+    /// Clock rate; 0 means the node forwards in hardware at no CPU cost.
+    pub hz: u64,
+    /// Jobs (frames) waiting for the CPU at most; more are dropped.
+    pub queue_limit: usize,
+    pub cycles: CpuCycles,
+}
+
+/// Cycles per operation; the profile data file says where each number comes from.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CpuCycles {
+    pub per_rx_packet: u64,
+    pub per_tx_packet: u64,
+    pub per_byte_copied: f64,
+    pub per_bridge_lookup: u64,
+    pub per_route_lookup: u64,
+    pub per_nat_translation: u64,
+    /// RC4 (WEP, TKIP) per encrypted or decrypted byte.
+    pub per_byte_rc4: f64,
+    /// AES (CCMP) per encrypted or decrypted byte.
+    pub per_byte_aes: f64,
+}
+
+/// A link between ports.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum LinkConfig {
+    /// A full-duplex point-to-point Ethernet link.
+    Ethernet {
+        name: String,
+        a: PortRef,
+        b: PortRef,
+        rate_bps: u64,
+        delay_ns: u64,
+        /// Each end's output queue: frames and bytes at most (drop-tail).
+        queue_frames: usize,
+        queue_bytes: usize,
+    },
+    /// An 802.11 infrastructure BSS (or an ad hoc cell when `ap` is `None`).
+    Wifi(Box<WifiConfig>),
+}
+
+/// An 802.11 BSS.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WifiConfig {
+    pub name: String,
+    /// "802.11b" or "802.11g".
+    pub standard: String,
+    /// Data rate of every station, bit/s.
+    pub rate_bps: u64,
+    /// "long" or "short" PLCP preamble (802.11b).
+    pub preamble: String,
+    /// "open", "wep-40", "wep-104", "tkip" or "ccmp".
+    pub security: String,
+    pub ap: Option<PortRef>,
+    pub stations: Vec<PortRef>,
+    /// RTS/CTS for MPDUs longer than this many bytes (2347: never).
+    pub rts_threshold: u32,
+    /// `hears[i][j]`: member i hears member j (members: the AP first, then stations).
+    #[serde(default)]
+    pub hears: Option<Vec<Vec<bool>>>,
+    /// Frame error rate of frames received by each member (same order as `hears`).
+    #[serde(default)]
+    pub frame_error_rate: Vec<f64>,
+    /// Four-address (WDS) frames between these members; station adapters send three.
+    #[serde(default)]
+    pub wds: bool,
+    /// What an AP does with a frame whose source MAC is not the sending station's:
+    /// "drop" (what APs do) or "rewrite" (adapters that overwrite the source address).
+    pub foreign_source: String,
+    /// The transmit queue of each member, frames.
+    pub queue_frames: usize,
+}
+
+/// A node's port by index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PortRef {
+    pub node: u32,
+    pub port: u16,
+}
+
+/// Traffic.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum FlowConfig {
+    /// UDP datagrams at a constant rate, or back to back when `rate_pps` is 0 (saturating:
+    /// the sender keeps its interface queue non-empty). Each datagram carries a sequence
+    /// number and its send time, as iperf's and IXIA's test frames do.
+    Udp {
+        id: u32,
+        from: u32,
+        to: Ipv4Addr,
+        dst_port: u16,
+        /// UDP payload bytes (at least 16: sequence and timestamp).
+        payload: u32,
+        rate_pps: f64,
+        start_ns: u64,
+        stop_ns: u64,
+    },
+    /// ICMP echo requests.
+    Ping { id: u32, from: u32, to: Ipv4Addr, count: u32, interval_ns: u64, payload: u32, start_ns: u64 },
+}
+
+impl FlowConfig {
+    pub fn id(&self) -> u32 {
+        match self {
+            FlowConfig::Udp { id, .. } | FlowConfig::Ping { id, .. } => *id,
+        }
+    }
+}
+
+/// A configuration the simulator cannot run, with the field that says so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigError {
+    pub field: String,
+    pub message: String,
+}
+
+impl std::fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.field, self.message)
+    }
+}
+
+impl std::error::Error for ConfigError {}
+
+impl SimConfig {
+    /// Refuses what cannot run: dangling port references, a port on two links, zero
+    /// rates, a bridge with fewer than two ports, a wifi cell without members.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let fail = |field: String, message: String| Err(ConfigError { field, message });
+        let mut attached = std::collections::BTreeSet::new();
+        let mut attach = |r: &PortRef, field: String| -> Result<(), ConfigError> {
+            let node = self.nodes.get(r.node as usize).ok_or_else(|| ConfigError {
+                field: field.clone(),
+                message: format!("no node {}", r.node),
+            })?;
+            if node.ports.get(r.port as usize).is_none() {
+                return Err(ConfigError { field, message: format!("node {} has no port {}", node.name, r.port) });
+            }
+            if !attached.insert((r.node, r.port)) {
+                return Err(ConfigError { field, message: format!("port {}:{} is on two links", node.name, r.port) });
+            }
+            Ok(())
+        };
+        for (i, link) in self.links.iter().enumerate() {
+            match link {
+                LinkConfig::Ethernet { a, b, rate_bps, .. } => {
+                    attach(a, format!("links[{i}].a"))?;
+                    attach(b, format!("links[{i}].b"))?;
+                    if *rate_bps == 0 {
+                        return fail(format!("links[{i}].rate_bps"), "a link's rate must be positive".into());
+                    }
+                }
+                LinkConfig::Wifi(w) => {
+                    if let Some(ap) = &w.ap {
+                        attach(ap, format!("links[{i}].ap"))?;
+                    }
+                    for (j, s) in w.stations.iter().enumerate() {
+                        attach(s, format!("links[{i}].stations[{j}]"))?;
+                    }
+                    if w.stations.is_empty() {
+                        return fail(format!("links[{i}].stations"), "a wifi cell needs at least one station".into());
+                    }
+                    if w.rate_bps == 0 {
+                        return fail(format!("links[{i}].rate_bps"), "a link's rate must be positive".into());
+                    }
+                }
+            }
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            if let Some(bridge) = &node.bridge {
+                if bridge.ports.len() < 2 {
+                    return fail(format!("nodes[{i}].bridge.ports"), format!("bridge {} needs two ports or more", node.name));
+                }
+                for &p in &bridge.ports {
+                    if node.ports.get(p as usize).is_none() {
+                        return fail(format!("nodes[{i}].bridge.ports"), format!("node {} has no port {p}", node.name));
+                    }
+                }
+            }
+        }
+        for (i, flow) in self.flows.iter().enumerate() {
+            let from = match flow {
+                FlowConfig::Udp { from, payload, .. } => {
+                    if *payload < crate::app::PROBE_HEADER_LEN as u32 {
+                        return fail(
+                            format!("flows[{i}].payload"),
+                            format!("a UDP test payload carries a {}-byte probe header", crate::app::PROBE_HEADER_LEN),
+                        );
+                    }
+                    *from
+                }
+                FlowConfig::Ping { from, .. } => *from,
+            };
+            if self.nodes.get(from as usize).is_none() {
+                return fail(format!("flows[{i}].from"), format!("no node {from}"));
+            }
+        }
+        Ok(())
+    }
+}
