@@ -6,6 +6,7 @@
 use pyo3::prelude::*;
 
 mod encap;
+mod sim;
 mod toml_spans;
 
 /// The version of the Rust core, which equals the Python package's.
@@ -23,5 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encap::openvpn_fragment, m)?)?;
     m.add_function(wrap_pyfunction!(encap::serial_line_bits, m)?)?;
     m.add_function(wrap_pyfunction!(encap::write_pcap, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
+    m.add("SimulationError", m.py().get_type::<sim::SimulationError>())?;
     Ok(())
 }

@@ -4,12 +4,30 @@
 //! - [`engine`]: the scheduler, a heap of plain events keyed `(time, insertion order)`.
 //! - [`rng`]: one seeded random stream per (run seed, component, purpose).
 //! - [`wifi`]: the 802.11 medium and DCF.
+//! - [`config`]: the lowered network a run starts from; [`world`] runs it; [`results`]
+//!   is what comes out.
+//! - [`link`], [`node`], [`ip`], [`cpu`], [`forward`], [`app`], [`stats`]: the models.
 //!
 //! Determinism is the contract: the same scenario and seed give byte-identical
 //! results. Nothing here reads the wall clock, hashes in a random order or shares
 //! random state between components.
 
+pub mod app;
+pub mod config;
+pub mod cpu;
 pub mod engine;
+pub mod forward;
+pub mod ip;
+pub mod link;
+pub mod node;
+pub mod results;
 pub mod rng;
+pub mod stats;
 pub mod time;
 pub mod wifi;
+pub mod world;
+
+/// Runs a simulation from its configuration JSON; returns the results.
+pub fn simulate(config: config::SimConfig) -> Result<results::Results, world::RunError> {
+    world::World::new(config)?.run()
+}

@@ -1,0 +1,121 @@
+//! A node's CPU: one server with a FIFO queue of jobs (frames to process).
+//!
+//! Each job's service time is its cycles over the clock rate. The queue has a limit:
+//! a frame that finds it full is dropped, which is how a slow bridge or VPN client loses
+//! packets under load (seeds 000 and 003). Utilisation is busy time over elapsed time.
+//! A node with a clock rate of 0 forwards in hardware: no queue, no delay.
+
+use std::collections::VecDeque;
+
+use crate::config::CpuConfig;
+
+/// The CPU of one node.
+#[derive(Debug)]
+pub struct Cpu<J> {
+    pub config: CpuConfig,
+    queue: VecDeque<J>,
+    /// When the job in service ends, if one is.
+    busy_until: Option<u64>,
+    busy_ns: u64,
+    pub drops: u64,
+}
+
+impl<J> Cpu<J> {
+    pub fn new(config: CpuConfig) -> Cpu<J> {
+        Cpu { config, queue: VecDeque::new(), busy_until: None, busy_ns: 0, drops: 0 }
+    }
+
+    /// Whether jobs cost nothing (hardware forwarding).
+    pub fn is_free(&self) -> bool {
+        self.config.hz == 0
+    }
+
+    /// Nanoseconds that `cycles` take (rounded up).
+    pub fn service_ns(&self, cycles: f64) -> u64 {
+        if self.config.hz == 0 || cycles <= 0.0 {
+            return 0;
+        }
+        (cycles * 1e9 / self.config.hz as f64).ceil() as u64
+    }
+
+    /// Queues a job; `false` (and a drop counted) when the queue is full.
+    pub fn offer(&mut self, job: J) -> bool {
+        if self.queue.len() >= self.config.queue_limit {
+            self.drops += 1;
+            return false;
+        }
+        self.queue.push_back(job);
+        true
+    }
+
+    pub fn is_busy(&self) -> bool {
+        self.busy_until.is_some()
+    }
+
+    pub fn queue_len(&self) -> usize {
+        self.queue.len()
+    }
+
+    /// Takes the next job to serve, if the CPU is idle.
+    pub fn next_job(&mut self) -> Option<J> {
+        if self.busy_until.is_some() {
+            return None;
+        }
+        self.queue.pop_front()
+    }
+
+    /// Marks the CPU busy from `now` for `service_ns`; returns when it finishes.
+    pub fn start(&mut self, now: u64, service_ns: u64) -> u64 {
+        let end = now + service_ns;
+        self.busy_until = Some(end);
+        self.busy_ns += service_ns;
+        end
+    }
+
+    /// The job in service finished.
+    pub fn finish(&mut self) {
+        self.busy_until = None;
+    }
+
+    /// Busy fraction of `elapsed_ns` (service already granted past the end counts only up
+    /// to it).
+    pub fn utilization(&self, elapsed_ns: u64) -> f64 {
+        if elapsed_ns == 0 {
+            return 0.0;
+        }
+        let overrun = self.busy_until.map_or(0, |end| end.saturating_sub(elapsed_ns));
+        (self.busy_ns.saturating_sub(overrun)) as f64 / elapsed_ns as f64
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+    use crate::config::CpuCycles;
+
+    fn cpu(hz: u64, limit: usize) -> Cpu<u32> {
+        Cpu::new(CpuConfig { profile: "t".into(), hz, queue_limit: limit, cycles: CpuCycles::default() })
+    }
+
+    #[test]
+    fn service_time_and_utilization() {
+        let mut c = cpu(1_000_000_000, 2);
+        assert_eq!(c.service_ns(1500.0), 1500);
+        assert!(c.offer(1) && c.offer(2) && !c.offer(3));
+        assert_eq!(c.drops, 1);
+        let job = c.next_job().unwrap();
+        assert_eq!(job, 1);
+        assert!(c.next_job().is_none(), "busy CPU serves one job at a time");
+        let end = c.start(0, 400);
+        c.finish();
+        assert_eq!(end, 400);
+        assert!((c.utilization(1000) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn hardware_costs_nothing() {
+        let c = cpu(0, 10);
+        assert!(c.is_free());
+        assert_eq!(c.service_ns(1e9), 0);
+    }
+}

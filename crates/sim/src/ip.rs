@@ -1,0 +1,645 @@
+//! The IPv4 stack of a node: ARP, routing, forwarding, fragmentation and reassembly,
+//! ICMP, and delivery to local sockets. Sans-IO: it takes `now` and frames, and returns
+//! what to send, what to deliver and what it dropped (with a reason a person can read).
+//!
+//! Standards: RFC 826 (ARP, with the merge rule of its "packet reception" algorithm),
+//! RFC 1122 §2.3.2 (ARP cache timeout, queueing while resolving), RFC 791 (IPv4,
+//! fragmentation §3.2), RFC 792 (ICMP), RFC 1191 §4 (fragmentation needed carries the
+//! next-hop MTU), RFC 1812 §5.3.1 (TTL decrement on forwarding), §5.2.7.1 (ICMP source).
+
+use std::collections::{BTreeMap, VecDeque};
+use std::net::Ipv4Addr;
+
+use wire::ethernet::{self, Address as Mac, EtherType};
+use wire::icmpv4::{self, DstUnreachable, TimeExceeded};
+use wire::{arp, ipv4, reassembly, udp, IpProtocol};
+
+use crate::config::RouteConfig;
+
+/// RFC 1122 §2.3.2.2: at least one packet SHOULD be kept while an address resolves;
+/// Linux kept three (`unres_qlen`) for years.
+pub const ARP_PENDING_LIMIT: usize = 3;
+/// Linux `retrans_time` 1 s and `mcast_solicit` 3: three requests a second apart.
+pub const ARP_RETRY_NS: u64 = 1_000_000_000;
+pub const ARP_TRIES: u32 = 3;
+/// RFC 1700 / Linux's `ip_default_ttl`.
+pub const DEFAULT_TTL: u8 = 64;
+
+/// An IP interface: a port, or a bridge's interface.
+#[derive(Debug, Clone)]
+pub struct Iface {
+    pub name: String,
+    pub mac: Mac,
+    pub addr: Option<(Ipv4Addr, u8)>,
+    pub mtu: usize,
+}
+
+impl Iface {
+    fn contains(&self, ip: Ipv4Addr) -> bool {
+        self.addr.is_some_and(|(a, len)| same_subnet(a, ip, len))
+    }
+
+    fn is_broadcast_for(&self, ip: Ipv4Addr) -> bool {
+        ip.is_broadcast() || self.addr.is_some_and(|(a, len)| len < 31 && ip == subnet_broadcast(a, len))
+    }
+}
+
+fn mask(len: u8) -> u32 {
+    if len == 0 {
+        0
+    } else {
+        u32::MAX << (32 - u32::from(len))
+    }
+}
+
+pub fn same_subnet(a: Ipv4Addr, b: Ipv4Addr, len: u8) -> bool {
+    (u32::from(a) ^ u32::from(b)) & mask(len) == 0
+}
+
+fn subnet_broadcast(a: Ipv4Addr, len: u8) -> Ipv4Addr {
+    Ipv4Addr::from(u32::from(a) | !mask(len))
+}
+
+/// Something the stack wants done.
+#[derive(Debug)]
+pub enum Out {
+    /// An Ethernet frame (no FCS) to send on an interface.
+    Frame { iface: usize, frame: Vec<u8> },
+    /// A datagram for a local socket or the ping application: the whole IPv4 datagram.
+    Local { iface: usize, packet: Vec<u8> },
+    /// A packet the stack dropped, and why.
+    Drop { reason: String, packet: Option<Vec<u8>> },
+}
+
+/// Network address translation applied by the stack on one interface.
+pub trait Translator {
+    /// An IPv4 datagram leaving through the outside interface: rewrite its source.
+    fn outbound(&mut self, now: u64, packet: &mut Vec<u8>) -> Result<(), String>;
+    /// An IPv4 datagram arriving on the outside interface: rewrite its destination, or
+    /// `Err` when no mapping or forward covers it.
+    fn inbound(&mut self, now: u64, packet: &mut Vec<u8>) -> Result<(), String>;
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ArpEntry {
+    mac: Mac,
+    iface: usize,
+    expires: u64,
+}
+
+#[derive(Debug)]
+struct Pending {
+    iface: usize,
+    packets: VecDeque<Vec<u8>>,
+    tries: u32,
+    next_try: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Route {
+    network: u32,
+    prefix_len: u8,
+    via: Option<Ipv4Addr>,
+    iface: usize,
+}
+
+/// Counters a report shows.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IpCounters {
+    pub forwarded: u64,
+    pub delivered: u64,
+    pub fragments_sent: u64,
+    pub reassembled: u64,
+    pub arp_requests: u64,
+}
+
+/// The IPv4 stack of one node.
+pub struct IpStack {
+    pub ifaces: Vec<Iface>,
+    arp: BTreeMap<Ipv4Addr, ArpEntry>,
+    pending: BTreeMap<Ipv4Addr, Pending>,
+    routes: Vec<Route>,
+    pub forward: bool,
+    reassembler: reassembly::Reassembler,
+    ident: u16,
+    arp_timeout: u64,
+    /// NAT on an outside interface.
+    nat: Option<(usize, Box<dyn Translator>)>,
+    pub counters: IpCounters,
+}
+
+impl std::fmt::Debug for IpStack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IpStack").field("ifaces", &self.ifaces).field("forward", &self.forward).finish()
+    }
+}
+
+impl IpStack {
+    /// A stack over `ifaces` with `routes`; a route whose next hop is on no connected
+    /// subnet is an error naming it.
+    pub fn new(
+        ifaces: Vec<Iface>,
+        routes: &[RouteConfig],
+        forward: bool,
+        arp_timeout: u64,
+        reassembly_timeout: u64,
+    ) -> Result<IpStack, String> {
+        let mut table = Vec::new();
+        for (i, iface) in ifaces.iter().enumerate() {
+            if let Some((addr, len)) = iface.addr {
+                table.push(Route { network: u32::from(addr) & mask(len), prefix_len: len, via: None, iface: i });
+            }
+        }
+        for route in routes {
+            let iface = ifaces
+                .iter()
+                .position(|i| i.contains(route.via))
+                .ok_or_else(|| format!("route to {}/{} via {}: the next hop is on no connected subnet", route.destination, route.prefix_len, route.via))?;
+            table.push(Route {
+                network: u32::from(route.destination) & mask(route.prefix_len),
+                prefix_len: route.prefix_len,
+                via: Some(route.via),
+                iface,
+            });
+        }
+        // Longest prefix first; among equals, connected before static (stable sort).
+        table.sort_by(|a, b| b.prefix_len.cmp(&a.prefix_len));
+        let config = reassembly::Config { timeout: reassembly_timeout, ..reassembly::Config::default() };
+        Ok(IpStack {
+            ifaces,
+            arp: BTreeMap::new(),
+            pending: BTreeMap::new(),
+            routes: table,
+            forward,
+            reassembler: reassembly::Reassembler::new(config),
+            ident: 1,
+            arp_timeout,
+            nat: None,
+            counters: IpCounters::default(),
+        })
+    }
+
+    /// Translates addresses on interface `outside` (ICS, a SOHO router's WAN).
+    pub fn set_nat(&mut self, outside: usize, translator: Box<dyn Translator>) {
+        self.nat = Some((outside, translator));
+    }
+
+    fn is_own(&self, ip: Ipv4Addr) -> bool {
+        self.ifaces.iter().any(|i| i.addr.is_some_and(|(a, _)| a == ip))
+    }
+
+    /// The route for `dst`: (interface, next hop).
+    pub fn route(&self, dst: Ipv4Addr) -> Option<(usize, Ipv4Addr)> {
+        let d = u32::from(dst);
+        self.routes
+            .iter()
+            .find(|r| d & mask(r.prefix_len) == r.network)
+            .map(|r| (r.iface, r.via.unwrap_or(dst)))
+    }
+
+    /// The source address for a packet leaving on `iface`.
+    fn source_for(&self, iface: usize) -> Option<Ipv4Addr> {
+        self.ifaces[iface].addr.map(|(a, _)| a).or_else(|| self.ifaces.iter().find_map(|i| i.addr.map(|(a, _)| a)))
+    }
+
+    /// The next IP identification (RFC 6864: unique per source, destination, protocol
+    /// while fragments may be alive; one counter per node is enough).
+    pub fn next_ident(&mut self) -> u16 {
+        let id = self.ident;
+        self.ident = self.ident.wrapping_add(1);
+        id
+    }
+
+    /// ARP cache entries still valid at `now`: (ip, mac, iface).
+    pub fn arp_table(&self, now: u64) -> Vec<(Ipv4Addr, Mac, usize)> {
+        self.arp.iter().filter(|(_, e)| e.expires > now).map(|(ip, e)| (*ip, e.mac, e.iface)).collect()
+    }
+
+    /// When the stack next needs waking: ARP retries and reassembly timeouts.
+    pub fn poll_at(&self) -> Option<u64> {
+        let arp = self.pending.values().map(|p| p.next_try).min();
+        match (arp, self.reassembler.poll_at()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Handles timers due at `now`.
+    pub fn on_timer(&mut self, now: u64, out: &mut Vec<Out>) {
+        let due: Vec<Ipv4Addr> = self.pending.iter().filter(|(_, p)| p.next_try <= now).map(|(ip, _)| *ip).collect();
+        for ip in due {
+            let Some(pending) = self.pending.get_mut(&ip) else { continue };
+            if pending.tries >= ARP_TRIES {
+                let pending = self.pending.remove(&ip).expect("present");
+                for packet in pending.packets {
+                    out.push(Out::Drop {
+                        reason: format!("no ARP reply from {ip} after {ARP_TRIES} requests (host unreachable)"),
+                        packet: Some(packet),
+                    });
+                }
+                continue;
+            }
+            pending.tries += 1;
+            pending.next_try = now + ARP_RETRY_NS;
+            let iface = pending.iface;
+            self.arp_request(iface, ip, out);
+        }
+        for expired in self.reassembler.expire(now) {
+            out.push(Out::Drop { reason: "IPv4 reassembly timed out (fragments lost)".into(), packet: expired.quote });
+        }
+    }
+
+    fn arp_request(&mut self, iface: usize, target: Ipv4Addr, out: &mut Vec<Out>) {
+        let Some(source) = self.source_for(iface) else { return };
+        let mac = self.ifaces[iface].mac;
+        let repr = arp::Repr::request(mac, source, target);
+        self.counters.arp_requests += 1;
+        out.push(Out::Frame { iface, frame: ethernet_frame(mac, Mac::BROADCAST, EtherType::Arp, &arp_bytes(&repr)) });
+    }
+
+    /// A frame arriving on interface `iface` addressed to it (or broadcast).
+    pub fn input(&mut self, now: u64, iface: usize, frame: &[u8], out: &mut Vec<Out>) {
+        let Ok((eth, payload)) = ethernet::decapsulate(frame, false) else {
+            out.push(Out::Drop { reason: "malformed Ethernet frame".into(), packet: None });
+            return;
+        };
+        match eth.ethertype {
+            EtherType::Arp => self.input_arp(now, iface, payload, out),
+            EtherType::Ipv4 => self.input_ipv4(now, iface, payload.to_vec(), out),
+            other => out.push(Out::Drop { reason: format!("no protocol for EtherType {:#06x}", u16::from(other)), packet: None }),
+        }
+    }
+
+    fn input_arp(&mut self, now: u64, iface: usize, payload: &[u8], out: &mut Vec<Out>) {
+        let Ok(packet) = arp::Packet::new_checked(payload) else { return };
+        let Ok(repr) = arp::Repr::parse(&packet) else { return };
+        let arp::Repr::EthernetIpv4 { operation, source_hardware_addr, source_protocol_addr, target_protocol_addr, .. } = repr;
+        // RFC 826 "Packet Reception": update an existing entry; add one only when the
+        // request is for us.
+        let for_us = self.ifaces[iface].addr.is_some_and(|(a, _)| a == target_protocol_addr);
+        if (self.arp.contains_key(&source_protocol_addr) || for_us) && !source_protocol_addr.is_unspecified() {
+            self.arp.insert(
+                source_protocol_addr,
+                ArpEntry { mac: source_hardware_addr, iface, expires: now + self.arp_timeout },
+            );
+            self.flush_pending(source_protocol_addr, out);
+        }
+        if for_us && operation == arp::Operation::Request {
+            let mac = self.ifaces[iface].mac;
+            let reply = arp::Repr::reply_to(&repr, mac);
+            out.push(Out::Frame { iface, frame: ethernet_frame(mac, source_hardware_addr, EtherType::Arp, &arp_bytes(&reply)) });
+        }
+    }
+
+    fn flush_pending(&mut self, ip: Ipv4Addr, out: &mut Vec<Out>) {
+        let Some(pending) = self.pending.remove(&ip) else { return };
+        let Some(entry) = self.arp.get(&ip).copied() else { return };
+        let src_mac = self.ifaces[entry.iface].mac;
+        for packet in pending.packets {
+            out.push(Out::Frame { iface: entry.iface, frame: ethernet_frame(src_mac, entry.mac, EtherType::Ipv4, &packet) });
+        }
+    }
+
+    fn input_ipv4(&mut self, now: u64, iface: usize, mut packet: Vec<u8>, out: &mut Vec<Out>) {
+        let Ok(view) = ipv4::Packet::new_checked(&packet[..]) else {
+            out.push(Out::Drop { reason: "malformed IPv4 packet".into(), packet: None });
+            return;
+        };
+        if !view.verify_checksum() {
+            out.push(Out::Drop { reason: "IPv4 header checksum error".into(), packet: Some(packet) });
+            return;
+        }
+        let total = usize::from(view.total_len());
+        packet.truncate(total); // Ethernet padding
+        let mut dst = ipv4::Packet::new_unchecked(&packet[..]).dst_addr();
+        if let Some((outside, nat)) = self.nat.as_mut() {
+            if *outside == iface && !self.ifaces[iface].is_broadcast_for(dst) {
+                match nat.inbound(now, &mut packet) {
+                    Ok(()) => dst = ipv4::Packet::new_unchecked(&packet[..]).dst_addr(),
+                    Err(reason) => {
+                        let own = self.ifaces.iter().any(|i| i.addr.is_some_and(|(a, _)| a == dst));
+                        if !own {
+                            out.push(Out::Drop { reason, packet: Some(packet) });
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        if self.is_own(dst) || self.ifaces[iface].is_broadcast_for(dst) {
+            self.deliver(now, iface, packet, out);
+        } else if self.forward {
+            self.forward_packet(now, iface, packet, out);
+        } else {
+            out.push(Out::Drop { reason: format!("{dst} is not an address of this host (IP forwarding off)"), packet: Some(packet) });
+        }
+    }
+
+    fn deliver(&mut self, now: u64, iface: usize, packet: Vec<u8>, out: &mut Vec<Out>) {
+        let packet = if ipv4::Packet::new_unchecked(&packet[..]).is_fragment() {
+            match self.reassembler.process(now, &packet) {
+                Ok(Some(whole)) => {
+                    self.counters.reassembled += 1;
+                    whole
+                }
+                Ok(None) => return,
+                Err(e) => {
+                    out.push(Out::Drop { reason: format!("IPv4 reassembly: {e:?}"), packet: Some(packet) });
+                    return;
+                }
+            }
+        } else {
+            packet
+        };
+        let view = ipv4::Packet::new_unchecked(&packet[..]);
+        if view.next_header() == IpProtocol::Icmp {
+            if let Ok(icmp) = icmpv4::Packet::new_checked(view.payload()) {
+                if let Ok(icmpv4::Repr::EchoRequest { ident, seq_no, data }) = icmpv4::Repr::parse(&icmp) {
+                    let reply = icmpv4::Repr::EchoReply { ident, seq_no, data };
+                    let mut body = Vec::with_capacity(reply.buffer_len());
+                    reply.encapsulate(&mut body);
+                    let (src, dst) = (view.dst_addr(), view.src_addr());
+                    let src = if src.is_broadcast() { self.source_for(iface).unwrap_or(src) } else { src };
+                    self.counters.delivered += 1;
+                    self.send_datagram(now, src, dst, IpProtocol::Icmp, &body, out);
+                    return;
+                }
+            }
+        }
+        self.counters.delivered += 1;
+        out.push(Out::Local { iface, packet });
+    }
+
+    fn forward_packet(&mut self, now: u64, iface: usize, mut packet: Vec<u8>, out: &mut Vec<Out>) {
+        let view = ipv4::Packet::new_unchecked(&packet[..]);
+        let (src, dst, ttl) = (view.src_addr(), view.dst_addr(), view.ttl());
+        if ttl <= 1 {
+            // RFC 1812 §5.3.1: a packet whose TTL would reach zero is dropped with an
+            // ICMP Time Exceeded back to its source.
+            self.icmp_error(now, iface, &packet, ErrorKind::TimeExceeded, out);
+            out.push(Out::Drop { reason: format!("TTL expired forwarding {src} -> {dst}"), packet: Some(packet) });
+            return;
+        }
+        let mut view = ipv4::Packet::new_unchecked(&mut packet[..]);
+        view.set_ttl(ttl - 1);
+        view.fill_checksum();
+        let Some((egress, _)) = self.route(dst) else {
+            self.icmp_error(now, iface, &packet, ErrorKind::NetUnreachable, out);
+            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: Some(packet) });
+            return;
+        };
+        if let Some((outside, nat)) = self.nat.as_mut() {
+            if *outside == egress {
+                if let Err(reason) = nat.outbound(now, &mut packet) {
+                    out.push(Out::Drop { reason, packet: Some(packet) });
+                    return;
+                }
+            }
+        }
+        self.counters.forwarded += 1;
+        self.send_ip(now, packet, Some(iface), out);
+    }
+
+    /// Sends a transport payload from this node: builds the IPv4 header.
+    pub fn send_datagram(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8], out: &mut Vec<Out>) {
+        let mut repr = ipv4::Repr::new(src, dst, protocol, payload.len(), DEFAULT_TTL);
+        repr.ident = self.next_ident();
+        let mut packet = Vec::with_capacity(repr.buffer_len());
+        repr.encapsulate(payload, &mut packet);
+        self.send_ip(now, packet, None, out);
+    }
+
+    /// Sends a UDP datagram from this node; the source address is the egress interface's.
+    pub fn send_udp(&mut self, now: u64, src_port: u16, dst: Ipv4Addr, dst_port: u16, payload: &[u8], out: &mut Vec<Out>) {
+        let Some((iface, _)) = self.route(dst) else {
+            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: None });
+            return;
+        };
+        let Some(src) = self.source_for(iface) else {
+            out.push(Out::Drop { reason: "no IPv4 address to send from".into(), packet: None });
+            return;
+        };
+        let mut segment = Vec::with_capacity(payload.len() + udp::HEADER_LEN);
+        udp::Repr { src_port, dst_port }.encapsulate(&src, &dst, payload, &mut segment);
+        self.send_datagram(now, src, dst, IpProtocol::Udp, &segment, out);
+    }
+
+    /// Sends an ICMP echo request from this node.
+    pub fn send_ping(&mut self, now: u64, dst: Ipv4Addr, ident: u16, seq_no: u16, data: &[u8], out: &mut Vec<Out>) {
+        let Some((iface, _)) = self.route(dst) else {
+            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: None });
+            return;
+        };
+        let Some(src) = self.source_for(iface) else { return };
+        let repr = icmpv4::Repr::EchoRequest { ident, seq_no, data };
+        let mut body = Vec::with_capacity(repr.buffer_len());
+        repr.encapsulate(&mut body);
+        self.send_datagram(now, src, dst, IpProtocol::Icmp, &body, out);
+    }
+
+    /// Routes, fragments and resolves an IPv4 datagram. `arrived_on` is the interface a
+    /// forwarded packet came in on (for ICMP errors), `None` for local traffic.
+    pub fn send_ip(&mut self, now: u64, packet: Vec<u8>, arrived_on: Option<usize>, out: &mut Vec<Out>) {
+        let view = ipv4::Packet::new_unchecked(&packet[..]);
+        let dst = view.dst_addr();
+        let dont_frag = view.dont_frag();
+        let (iface, next_hop) = if dst.is_broadcast() {
+            match self.ifaces.iter().position(|i| i.addr.is_some()) {
+                Some(i) => (i, dst),
+                None => return,
+            }
+        } else if let Some(route) = self.route(dst) {
+            route
+        } else {
+            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: Some(packet) });
+            return;
+        };
+        let mtu = self.ifaces[iface].mtu;
+        if packet.len() > mtu {
+            if dont_frag {
+                if let Some(arrived) = arrived_on {
+                    self.icmp_error(now, arrived, &packet, ErrorKind::FragNeeded(mtu as u16), out);
+                }
+                out.push(Out::Drop {
+                    reason: format!("{}-byte packet with DF set exceeds the {mtu}-byte MTU of {}", packet.len(), self.ifaces[iface].name),
+                    packet: Some(packet),
+                });
+                return;
+            }
+            let mut pieces = Vec::new();
+            if ipv4::fragment(&packet, mtu, |f| pieces.push(f.to_vec())).is_err() {
+                out.push(Out::Drop { reason: format!("cannot fragment to MTU {mtu}"), packet: Some(packet) });
+                return;
+            }
+            self.counters.fragments_sent += pieces.len() as u64;
+            for piece in pieces {
+                self.resolve_and_send(now, iface, next_hop, piece, out);
+            }
+        } else {
+            self.resolve_and_send(now, iface, next_hop, packet, out);
+        }
+    }
+
+    fn resolve_and_send(&mut self, now: u64, iface: usize, next_hop: Ipv4Addr, packet: Vec<u8>, out: &mut Vec<Out>) {
+        let src_mac = self.ifaces[iface].mac;
+        if self.ifaces[iface].is_broadcast_for(next_hop) {
+            out.push(Out::Frame { iface, frame: ethernet_frame(src_mac, Mac::BROADCAST, EtherType::Ipv4, &packet) });
+            return;
+        }
+        if let Some(entry) = self.arp.get(&next_hop).filter(|e| e.expires > now) {
+            let frame = ethernet_frame(src_mac, entry.mac, EtherType::Ipv4, &packet);
+            out.push(Out::Frame { iface: entry.iface, frame });
+            return;
+        }
+        match self.pending.get_mut(&next_hop) {
+            Some(pending) => {
+                if pending.packets.len() >= ARP_PENDING_LIMIT {
+                    out.push(Out::Drop { reason: format!("ARP queue for {next_hop} full"), packet: Some(packet) });
+                } else {
+                    pending.packets.push_back(packet);
+                }
+            }
+            None => {
+                let mut packets = VecDeque::new();
+                packets.push_back(packet);
+                self.pending.insert(next_hop, Pending { iface, packets, tries: 1, next_try: now + ARP_RETRY_NS });
+                self.arp_request(iface, next_hop, out);
+            }
+        }
+    }
+
+    fn icmp_error(&mut self, now: u64, iface: usize, original: &[u8], kind: ErrorKind, out: &mut Vec<Out>) {
+        let view = ipv4::Packet::new_unchecked(original);
+        let src = view.src_addr();
+        // RFC 1122 §3.2.2: never an ICMP error about an ICMP error, a fragment other than
+        // the first, or a broadcast.
+        if view.frag_offset() != 0 || src.is_broadcast() || src.is_unspecified() {
+            return;
+        }
+        if view.next_header() == IpProtocol::Icmp {
+            let is_error = icmpv4::Packet::new_checked(view.payload())
+                .ok()
+                .and_then(|p| icmpv4::Repr::parse(&p).ok())
+                .is_some_and(|r| !matches!(r, icmpv4::Repr::EchoRequest { .. } | icmpv4::Repr::EchoReply { .. }));
+            if is_error {
+                return;
+            }
+        }
+        let Ok(quote) = icmpv4::quote(original) else { return };
+        let repr = match kind {
+            ErrorKind::TimeExceeded => icmpv4::Repr::TimeExceeded { reason: TimeExceeded::TtlExpired, header: quote },
+            ErrorKind::NetUnreachable => {
+                icmpv4::Repr::DstUnreachable { reason: DstUnreachable::NetUnreachable, next_hop_mtu: 0, header: quote }
+            }
+            ErrorKind::FragNeeded(mtu) => {
+                icmpv4::Repr::DstUnreachable { reason: DstUnreachable::FragRequired, next_hop_mtu: mtu, header: quote }
+            }
+        };
+        let mut body = Vec::with_capacity(repr.buffer_len());
+        repr.encapsulate(&mut body);
+        // RFC 1812 §4.3.2.4: the source is the address of the interface the ICMP leaves by;
+        // the interface the packet came in on is a fair stand-in on these paths.
+        let Some(from) = self.source_for(iface) else { return };
+        self.send_datagram(now, from, src, IpProtocol::Icmp, &body, out);
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum ErrorKind {
+    TimeExceeded,
+    NetUnreachable,
+    FragNeeded(u16),
+}
+
+fn arp_bytes(repr: &arp::Repr) -> Vec<u8> {
+    let mut bytes = vec![0u8; repr.buffer_len()];
+    repr.emit(&mut arp::Packet::new_unchecked(&mut bytes[..]));
+    bytes
+}
+
+/// An Ethernet II frame without FCS or padding (the link pads and counts them).
+pub fn ethernet_frame(src: Mac, dst: Mac, ethertype: EtherType, payload: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(ethernet::HEADER_LEN + payload.len());
+    frame.resize(ethernet::HEADER_LEN, 0);
+    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }.emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
+    frame.extend_from_slice(payload);
+    frame
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn host(addr: [u8; 4], mac: u8, gateway: Option<[u8; 4]>) -> IpStack {
+        let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, mac]), addr: Some((Ipv4Addr::from(addr), 24)), mtu: 1500 };
+        let routes: Vec<RouteConfig> = gateway
+            .map(|g| RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::from(g) })
+            .into_iter()
+            .collect();
+        IpStack::new(vec![iface], &routes, false, 60_000_000_000, 30_000_000_000).unwrap()
+    }
+
+    fn frames(out: &[Out]) -> Vec<Vec<u8>> {
+        out.iter().filter_map(|o| if let Out::Frame { frame, .. } = o { Some(frame.clone()) } else { None }).collect()
+    }
+
+    #[test]
+    fn ping_resolves_arp_then_is_answered() {
+        let mut a = host([10, 0, 0, 1], 1, None);
+        let mut b = host([10, 0, 0, 2], 2, None);
+        let mut out = Vec::new();
+        a.send_ping(0, Ipv4Addr::new(10, 0, 0, 2), 1, 1, b"hi", &mut out);
+        let request = frames(&out);
+        assert_eq!(request.len(), 1, "an ARP request, the ping waits");
+        let mut out_b = Vec::new();
+        b.input(10, 0, &request[0], &mut out_b);
+        let reply = frames(&out_b);
+        out.clear();
+        a.input(20, 0, &reply[0], &mut out);
+        let ping = frames(&out);
+        assert_eq!(ping.len(), 1, "the queued echo request goes out");
+        out_b.clear();
+        b.input(30, 0, &ping[0], &mut out_b);
+        let echo_reply = frames(&out_b);
+        assert_eq!(echo_reply.len(), 1, "b knows a from the request (RFC 826) and answers");
+        out.clear();
+        a.input(40, 0, &echo_reply[0], &mut out);
+        assert!(matches!(out.as_slice(), [Out::Local { .. }]));
+        assert_eq!(a.arp_table(40).len(), 1);
+        assert_eq!(b.arp_table(40).len(), 1);
+    }
+
+    #[test]
+    fn routes_longest_prefix_and_refuses_unreachable_next_hop() {
+        let stack = host([10, 0, 0, 1], 1, Some([10, 0, 0, 254]));
+        assert_eq!(stack.route(Ipv4Addr::new(10, 0, 0, 9)), Some((0, Ipv4Addr::new(10, 0, 0, 9))));
+        assert_eq!(stack.route(Ipv4Addr::new(8, 8, 8, 8)), Some((0, Ipv4Addr::new(10, 0, 0, 254))));
+        let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, 1]), addr: Some((Ipv4Addr::new(10, 0, 0, 1), 24)), mtu: 1500 };
+        let bad = [RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 9, 9, 9) }];
+        assert!(IpStack::new(vec![iface], &bad, false, 1, 1).unwrap_err().contains("no connected subnet"));
+    }
+
+    #[test]
+    fn arp_gives_up_after_three_tries() {
+        let mut a = host([10, 0, 0, 1], 1, None);
+        let mut out = Vec::new();
+        a.send_udp(0, 1000, Ipv4Addr::new(10, 0, 0, 7), 9, b"x", &mut out);
+        for t in 1..=3u64 {
+            let at = a.poll_at().unwrap();
+            assert_eq!(at, t * ARP_RETRY_NS);
+            a.on_timer(at, &mut out);
+        }
+        assert_eq!(a.counters.arp_requests, 3);
+        assert!(out.iter().any(|o| matches!(o, Out::Drop { reason, .. } if reason.contains("no ARP reply"))));
+    }
+
+    #[test]
+    fn large_datagrams_are_fragmented_to_the_mtu() {
+        let mut a = host([10, 0, 0, 1], 1, None);
+        a.arp.insert(Ipv4Addr::new(10, 0, 0, 2), ArpEntry { mac: Mac([2, 0, 0, 0, 0, 2]), iface: 0, expires: u64::MAX });
+        let mut out = Vec::new();
+        a.send_udp(0, 1000, Ipv4Addr::new(10, 0, 0, 2), 9, &[0u8; 3000], &mut out);
+        let sizes: Vec<usize> = frames(&out).iter().map(|f| f.len() - 14).collect();
+        assert_eq!(sizes, vec![1500, 1500, 3008 + 20 - 2 * 1480]);
+    }
+}

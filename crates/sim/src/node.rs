@@ -1,0 +1,255 @@
+//! A node: ports, an optional bridge joining some of them, an IPv4 stack, and a CPU that
+//! every received frame must pass through.
+//!
+//! Frame path: a frame arriving on a port is a CPU job. When the CPU takes it, the node
+//! decides everything the frame causes (bridge lookup, IP input, forwarding, NAT, the
+//! replies it triggers) and the cycles that cost by the node's profile; the outputs leave
+//! when the service time is over. A port's NIC accepts only frames for its own MAC,
+//! broadcasts and multicasts, unless the port is bridged (bridges listen to everything,
+//! IEEE 802.1D §7.5).
+
+use std::net::Ipv4Addr;
+
+use wire::ethernet::{self, Address as Mac};
+
+use crate::config::{BridgeMode, CpuCycles, NodeConfig};
+use crate::cpu::Cpu;
+use crate::forward::l3f::{L3fBridge, Output as L3fOutput};
+use crate::forward::learning::LearningBridge;
+use crate::ip::{Iface, IpStack, Out};
+
+/// What a port is to its node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PortUse {
+    /// The port is an IP interface of its own.
+    Routed { iface: usize },
+    /// The port belongs to the bridge.
+    Bridged,
+}
+
+/// A frame waiting for, or in, the CPU.
+#[derive(Debug)]
+pub struct Job {
+    pub port: u16,
+    pub frame: Vec<u8>,
+}
+
+/// Everything processing one frame produced.
+#[derive(Debug, Default)]
+pub struct Effects {
+    /// Frames to send: (port, Ethernet frame without FCS).
+    pub send: Vec<(u16, Vec<u8>)>,
+    /// IPv4 datagrams for the node's own sockets and applications.
+    pub local: Vec<Vec<u8>>,
+    /// Drops with their reasons: (port, reason, the packet if any).
+    pub drops: Vec<(Option<u16>, String, Option<Vec<u8>>)>,
+    /// CPU cycles the processing cost.
+    pub cycles: f64,
+}
+
+enum Bridge {
+    L2(LearningBridge),
+    L3f(L3fBridge),
+}
+
+/// The bridge of a node: its member ports and the IP interface on top of it.
+struct BridgeState {
+    ports: Vec<u16>,
+    iface: usize,
+    mac: Mac,
+    kind: Bridge,
+}
+
+/// One node of the simulated network.
+pub struct Node {
+    pub name: String,
+    pub role: String,
+    pub port_names: Vec<String>,
+    pub port_macs: Vec<Mac>,
+    pub port_use: Vec<PortUse>,
+    pub ip: IpStack,
+    bridge: Option<BridgeState>,
+    pub cpu: Cpu<Job>,
+    cycles: CpuCycles,
+    /// Outputs of the job in service, released when the CPU finishes it.
+    pub in_service: Option<Effects>,
+}
+
+impl Node {
+    pub fn new(config: &NodeConfig) -> Result<Node, String> {
+        let bridged: Vec<u16> = config.bridge.as_ref().map(|b| b.ports.clone()).unwrap_or_default();
+        let mut ifaces = Vec::new();
+        let mut port_use = Vec::new();
+        for (i, port) in config.ports.iter().enumerate() {
+            if bridged.contains(&(i as u16)) {
+                port_use.push(PortUse::Bridged);
+            } else {
+                port_use.push(PortUse::Routed { iface: ifaces.len() });
+                ifaces.push(Iface { name: port.name.clone(), mac: Mac(port.mac), addr: port.address, mtu: usize::from(port.mtu) });
+            }
+        }
+        let bridge = match &config.bridge {
+            Some(b) => {
+                let iface = ifaces.len();
+                let mtu = b.ports.iter().map(|&p| usize::from(config.ports[p as usize].mtu)).min().unwrap_or(1500);
+                ifaces.push(Iface { name: "br0".into(), mac: Mac(b.mac), addr: b.address, mtu });
+                let kind = match b.mode {
+                    BridgeMode::L2 => Bridge::L2(LearningBridge::new(&b.ports, b.aging_ns, Mac(b.mac))),
+                    BridgeMode::L3f => {
+                        let ports: Vec<(u16, [u8; 6])> = b.ports.iter().map(|&p| (p, config.ports[p as usize].mac)).collect();
+                        let (own_ip, prefix) = b.address.map_or((None, 0), |(a, l)| (Some(a), l));
+                        Bridge::L3f(L3fBridge::new(&ports, own_ip, prefix))
+                    }
+                };
+                Some(BridgeState { ports: b.ports.clone(), iface, mac: Mac(b.mac), kind })
+            }
+            None => None,
+        };
+        let ip = IpStack::new(ifaces, &config.routes, config.ip_forward, config.arp_timeout_ns, config.reassembly_timeout_ns)
+            .map_err(|e| format!("node {}: {e}", config.name))?;
+        Ok(Node {
+            name: config.name.clone(),
+            role: config.role.clone(),
+            port_names: config.ports.iter().map(|p| p.name.clone()).collect(),
+            port_macs: config.ports.iter().map(|p| Mac(p.mac)).collect(),
+            port_use,
+            ip,
+            bridge,
+            cpu: Cpu::new(config.cpu.clone()),
+            cycles: config.cpu.cycles,
+            in_service: None,
+        })
+    }
+
+    /// The IP interface index of the bridge, if the node has one.
+    pub fn bridge_iface(&self) -> Option<usize> {
+        self.bridge.as_ref().map(|b| b.iface)
+    }
+
+    /// Bridge learning table (L2) as (mac, port), or the L3F table as (ip, mac, port).
+    pub fn bridge_table(&self, now: u64) -> Vec<(Mac, u16)> {
+        match &self.bridge {
+            Some(BridgeState { kind: Bridge::L2(b), .. }) => b.table(now).into_iter().map(|e| (e.0, e.1)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    pub fn l3f_table(&self) -> Vec<(Ipv4Addr, Mac, u16)> {
+        match &self.bridge {
+            Some(BridgeState { kind: Bridge::L3f(b), .. }) => b.table().into_iter().map(|e| (e.ip, Mac(e.mac), e.port)).collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// The interface a frame for port `port` is shown as (port name or the bridge's).
+    pub fn port_name(&self, port: u16) -> &str {
+        &self.port_names[port as usize]
+    }
+
+    /// Processes one received frame: decides every effect and what it costs.
+    pub fn process(&mut self, now: u64, port: u16, frame: Vec<u8>) -> Effects {
+        let mut fx = Effects { cycles: self.cycles.per_rx_packet as f64 + self.cycles.per_byte_copied * frame.len() as f64, ..Effects::default() };
+        match self.port_use[port as usize] {
+            PortUse::Routed { iface } => {
+                let dst = ethernet::Frame::new_checked(&frame[..]).map(|f| f.dst_addr());
+                match dst {
+                    Ok(dst) if dst == self.port_macs[port as usize] || dst.is_multicast() => {
+                        let mut outs = Vec::new();
+                        self.ip.input(now, iface, &frame, &mut outs);
+                        if self.ip.forward {
+                            fx.cycles += self.cycles.per_route_lookup as f64;
+                        }
+                        self.apply(now, outs, &mut fx);
+                    }
+                    Ok(dst) => fx.drops.push((Some(port), format!("frame for {dst} ignored by {} (not its MAC)", self.port_names[port as usize]), None)),
+                    Err(_) => fx.drops.push((Some(port), "malformed Ethernet frame".into(), None)),
+                }
+            }
+            PortUse::Bridged => self.bridge_input(now, port, frame, &mut fx),
+        }
+        fx
+    }
+
+    fn bridge_input(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
+        let Some(bridge) = self.bridge.as_mut() else { return };
+        fx.cycles += self.cycles.per_bridge_lookup as f64;
+        let iface = bridge.iface;
+        let mut local = Vec::new();
+        match &mut bridge.kind {
+            Bridge::L2(b) => {
+                let decision = b.forward(now, port, &frame);
+                for &p in &bridge.ports {
+                    if decision.to_ports.contains(&p) {
+                        fx.send.push((p, frame.clone()));
+                    }
+                }
+                if decision.local {
+                    local.push(frame);
+                }
+            }
+            Bridge::L3f(b) => {
+                let mut out = Vec::new();
+                if let Err(reason) = b.process(now, port, &frame, &mut out) {
+                    fx.drops.push((Some(port), reason.to_string(), None));
+                }
+                for (to, f) in out {
+                    match to {
+                        L3fOutput::Port(p) => fx.send.push((p, f)),
+                        L3fOutput::Local => local.push(f),
+                    }
+                }
+            }
+        }
+        for f in local {
+            let mut outs = Vec::new();
+            self.ip.input(now, iface, &f, &mut outs);
+            self.apply(now, outs, fx);
+        }
+    }
+
+    /// Turns the IP stack's outputs into effects: frames on the bridge interface go
+    /// through the bridge, the others to their port.
+    pub fn apply(&mut self, now: u64, outs: Vec<Out>, fx: &mut Effects) {
+        for out in outs {
+            match out {
+                Out::Frame { iface, frame } => {
+                    fx.cycles += self.cycles.per_tx_packet as f64;
+                    if Some(iface) == self.bridge_iface() {
+                        self.bridge_output(now, frame, fx);
+                    } else if let Some(port) = self.port_use.iter().position(|u| *u == PortUse::Routed { iface }) {
+                        fx.send.push((port as u16, frame));
+                    }
+                }
+                Out::Local { packet, .. } => fx.local.push(packet),
+                Out::Drop { reason, packet } => fx.drops.push((None, reason, packet)),
+            }
+        }
+    }
+
+    /// A frame the node itself sends on its bridge interface.
+    fn bridge_output(&mut self, now: u64, frame: Vec<u8>, fx: &mut Effects) {
+        let Some(bridge) = self.bridge.as_mut() else { return };
+        match &mut bridge.kind {
+            Bridge::L2(b) => {
+                let ports = b.output(now, &frame);
+                for &p in &bridge.ports {
+                    if ports.contains(&p) {
+                        fx.send.push((p, frame.clone()));
+                    }
+                }
+            }
+            Bridge::L3f(b) => {
+                let mut out = Vec::new();
+                if let Err(reason) = b.output(now, &frame, &mut out) {
+                    fx.drops.push((None, reason.to_string(), None));
+                }
+                for (to, f) in out {
+                    if let L3fOutput::Port(p) = to {
+                        fx.send.push((p, f));
+                    }
+                }
+            }
+        }
+        let _ = bridge.mac;
+    }
+}

@@ -1,0 +1,197 @@
+//! What a run measured, as plain records serialised to JSON for Python.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::config::{FlowConfig, SimConfig};
+use crate::link::EthernetLink;
+use crate::node::Node;
+use crate::stats::{FlowStats, LatencySummary};
+use crate::world::DropRecord;
+
+#[derive(Debug, Serialize)]
+pub struct Results {
+    pub sim_time_ns: u64,
+    pub events: u64,
+    pub flows: Vec<FlowResult>,
+    pub links: Vec<LinkResult>,
+    pub nodes: Vec<NodeResult>,
+    pub drop_log: Vec<DropEntry>,
+    /// Frames seen on every port: (node, port name, [(time, bytes)]), when capturing.
+    #[serde(skip)]
+    pub captures: Vec<(String, String, Vec<(u64, Vec<u8>)>)>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct FlowResult {
+    pub id: u32,
+    pub kind: &'static str,
+    pub sent: u64,
+    pub received: u64,
+    pub lost: u64,
+    pub duplicates: u64,
+    pub bytes_received: u64,
+    pub first_rx_ns: Option<u64>,
+    pub last_rx_ns: Option<u64>,
+    /// Payload bits received over the flow's sending interval.
+    pub throughput_bps: f64,
+    pub latency_ns: Option<LatencySummary>,
+    pub jitter_ns: Option<f64>,
+    pub rtt_ns: Vec<u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct LinkResult {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: &'static str,
+    /// Busy fraction per direction (a → b, b → a).
+    pub utilization: Vec<f64>,
+    pub frames: Vec<u64>,
+    pub drops: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TableEntry {
+    pub ip: String,
+    pub mac: String,
+    pub port: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct BridgeEntry {
+    pub mac: String,
+    pub port: String,
+}
+
+#[derive(Debug, Serialize)]
+pub struct NodeResult {
+    pub name: String,
+    pub role: String,
+    pub cpu_profile: String,
+    pub cpu_utilization: f64,
+    pub cpu_drops: u64,
+    pub forwarded: u64,
+    pub arp_table: Vec<TableEntry>,
+    pub l3f_table: Vec<TableEntry>,
+    pub bridge_table: Vec<BridgeEntry>,
+    pub drops: BTreeMap<String, u64>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct DropEntry {
+    pub time_ns: u64,
+    pub node: String,
+    pub port: Option<String>,
+    pub reason: String,
+    pub flow: Option<u32>,
+    pub summary: String,
+}
+
+pub(crate) struct Inputs<'a> {
+    pub config: &'a SimConfig,
+    pub nodes: &'a [Node],
+    pub links: &'a [EthernetLink],
+    pub stats: &'a BTreeMap<u32, FlowStats>,
+    pub drop_counts: &'a [BTreeMap<String, u64>],
+    pub drop_log: &'a [DropRecord],
+    pub events: u64,
+    pub now: u64,
+    pub captures: Vec<Vec<Vec<(u64, Vec<u8>)>>>,
+}
+
+pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
+    let now = inputs.now;
+    let flows = inputs
+        .config
+        .flows
+        .iter()
+        .map(|flow| {
+            let s = &inputs.stats[&flow.id()];
+            let (kind, interval_ns) = match flow {
+                FlowConfig::Udp { start_ns, stop_ns, .. } => ("udp", stop_ns.min(&now).saturating_sub(*start_ns)),
+                FlowConfig::Ping { start_ns, .. } => ("ping", now.saturating_sub(*start_ns)),
+            };
+            FlowResult {
+                id: flow.id(),
+                kind,
+                sent: s.sent,
+                received: s.received,
+                lost: s.sent.saturating_sub(s.received),
+                duplicates: s.duplicates,
+                bytes_received: s.bytes_received,
+                first_rx_ns: s.first_rx_ns,
+                last_rx_ns: s.last_rx_ns,
+                throughput_bps: if interval_ns > 0 { s.bytes_received as f64 * 8.0 * 1e9 / interval_ns as f64 } else { 0.0 },
+                latency_ns: s.latency.summary(),
+                jitter_ns: s.jitter.value(),
+                rtt_ns: s.rtt_ns.clone(),
+            }
+        })
+        .collect();
+    let links = inputs
+        .links
+        .iter()
+        .map(|l| LinkResult {
+            name: l.name.clone(),
+            kind: "ethernet",
+            utilization: l.dirs.iter().map(|d| if now > 0 { d.busy_ns.min(now) as f64 / now as f64 } else { 0.0 }).collect(),
+            frames: l.dirs.iter().map(|d| d.frames_sent).collect(),
+            drops: l.dirs.iter().map(|d| d.drops).sum(),
+        })
+        .collect();
+    let nodes = inputs
+        .nodes
+        .iter()
+        .enumerate()
+        .map(|(i, n)| {
+            let iface_name = |iface: usize| n.ip.ifaces[iface].name.clone();
+            NodeResult {
+                name: n.name.clone(),
+                role: n.role.clone(),
+                cpu_profile: n.cpu.config.profile.clone(),
+                cpu_utilization: n.cpu.utilization(now),
+                cpu_drops: n.cpu.drops,
+                forwarded: n.ip.counters.forwarded,
+                arp_table: n
+                    .ip
+                    .arp_table(now)
+                    .into_iter()
+                    .map(|(ip, mac, iface)| TableEntry { ip: ip.to_string(), mac: mac.to_string(), port: iface_name(iface) })
+                    .collect(),
+                l3f_table: n
+                    .l3f_table()
+                    .into_iter()
+                    .map(|(ip, mac, port)| TableEntry { ip: ip.to_string(), mac: mac.to_string(), port: n.port_name(port).to_string() })
+                    .collect(),
+                bridge_table: n
+                    .bridge_table(now)
+                    .into_iter()
+                    .map(|(mac, port)| BridgeEntry { mac: mac.to_string(), port: n.port_name(port).to_string() })
+                    .collect(),
+                drops: inputs.drop_counts[i].clone(),
+            }
+        })
+        .collect();
+    let drop_log = inputs
+        .drop_log
+        .iter()
+        .map(|d| DropEntry {
+            time_ns: d.time_ns,
+            node: inputs.nodes[d.node as usize].name.clone(),
+            port: d.port.map(|p| inputs.nodes[d.node as usize].port_name(p).to_string()),
+            reason: d.reason.clone(),
+            flow: d.flow,
+            summary: d.summary.clone(),
+        })
+        .collect();
+    let mut captures = Vec::new();
+    for (i, ports) in inputs.captures.into_iter().enumerate() {
+        for (p, frames) in ports.into_iter().enumerate() {
+            let node = &inputs.nodes[i];
+            captures.push((node.name.clone(), node.port_name(p as u16).to_string(), frames));
+        }
+    }
+    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, captures }
+}

@@ -1,0 +1,479 @@
+//! The simulated network: nodes, links and traffic, driven by the engine.
+//!
+//! Events are small plain values; frames in flight live in a slab and events carry their
+//! slot. Every model is sans-IO (the IP stack, bridges, the 802.11 medium, the CPU): the
+//! world is the only place that turns their "wake me at" into engine timers.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+use wire::{icmpv4, ipv4, udp, IpProtocol};
+
+use crate::app::{Probe, Source};
+use crate::config::{ConfigError, FlowConfig, LinkConfig, SimConfig};
+use crate::engine::{Engine, EngineError, EventId};
+use crate::link::EthernetLink;
+use crate::node::{Effects, Job, Node};
+use crate::results::{self, Results};
+use crate::stats::FlowStats;
+use crate::time::SimTime;
+
+/// The engine's events.
+#[derive(Debug, Clone, Copy)]
+pub enum Event {
+    /// The serializer of `link` at end `from` finished a frame.
+    EthTxDone { link: u32, from: u8 },
+    /// A frame (in `slot`) reached the far end of `link` from end `from`.
+    EthArrive { link: u32, from: u8, slot: u32 },
+    /// The CPU of `node` finished its job.
+    CpuDone { node: u32 },
+    /// The IP stack of `node` asked to be woken.
+    IpTimer { node: u32 },
+    /// Traffic source `source` sends its next datagram.
+    Send { source: u32 },
+}
+
+/// Where a port is attached.
+#[derive(Debug, Clone, Copy)]
+enum Attachment {
+    Ethernet { link: u32, end: u8 },
+    Unattached,
+}
+
+/// A drop, kept for `qoslab reach` and reports.
+#[derive(Debug, Clone)]
+pub struct DropRecord {
+    pub time_ns: u64,
+    pub node: u32,
+    pub port: Option<u16>,
+    pub reason: String,
+    pub flow: Option<u32>,
+    pub summary: String,
+}
+
+/// At most this many drops are kept with their details; all are counted.
+const DROP_LOG_LIMIT: usize = 10_000;
+/// A saturating source keeps this many frames waiting at its node.
+const SATURATION_BACKLOG: usize = 2;
+
+/// Why a run stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunError {
+    Config(ConfigError),
+    Budget(String),
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Config(e) => write!(f, "configuration: {e}"),
+            RunError::Budget(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// A simulation ready to run.
+pub struct World {
+    config: SimConfig,
+    engine: Engine<Event>,
+    pub nodes: Vec<Node>,
+    links: Vec<EthernetLink>,
+    attachments: Vec<Vec<Attachment>>,
+    slots: Vec<Option<Vec<u8>>>,
+    free_slots: Vec<u32>,
+    ip_timers: Vec<Option<(u64, EventId)>>,
+    sources: Vec<Source>,
+    stats: BTreeMap<u32, FlowStats>,
+    drop_counts: Vec<BTreeMap<String, u64>>,
+    drop_log: Vec<DropRecord>,
+    captures: Vec<Vec<Vec<(u64, Vec<u8>)>>>,
+    queued_frames: usize,
+}
+
+impl World {
+    pub fn new(config: SimConfig) -> Result<World, RunError> {
+        config.check().map_err(RunError::Config)?;
+        let mut nodes = Vec::with_capacity(config.nodes.len());
+        for (i, n) in config.nodes.iter().enumerate() {
+            nodes.push(Node::new(n).map_err(|message| RunError::Config(ConfigError { field: format!("nodes[{i}]"), message }))?);
+        }
+        let mut attachments: Vec<Vec<Attachment>> =
+            config.nodes.iter().map(|n| vec![Attachment::Unattached; n.ports.len()]).collect();
+        let mut links = Vec::new();
+        for link in &config.links {
+            match link {
+                LinkConfig::Ethernet { name, a, b, rate_bps, delay_ns, queue_frames, queue_bytes } => {
+                    let id = links.len() as u32;
+                    attachments[a.node as usize][a.port as usize] = Attachment::Ethernet { link: id, end: 0 };
+                    attachments[b.node as usize][b.port as usize] = Attachment::Ethernet { link: id, end: 1 };
+                    links.push(EthernetLink {
+                        name: name.clone(),
+                        ends: [(a.node, a.port), (b.node, b.port)],
+                        rate_bps: *rate_bps,
+                        delay_ns: *delay_ns,
+                        queue_frames: *queue_frames,
+                        queue_bytes: *queue_bytes,
+                        dirs: Default::default(),
+                    });
+                }
+                LinkConfig::Wifi(w) => {
+                    return Err(RunError::Config(ConfigError {
+                        field: format!("links[{}]", links.len()),
+                        message: format!("wifi link {}: the 802.11 medium is not wired into the simulator yet", w.name),
+                    }))
+                }
+            }
+        }
+        let engine = Engine::with_budget(config.budget.max_events, config.budget.max_pending);
+        let sources: Vec<Source> = config.flows.iter().cloned().map(Source::new).collect();
+        let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
+        let n = nodes.len();
+        let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
+        Ok(World {
+            config,
+            engine,
+            nodes,
+            links,
+            attachments,
+            slots: Vec::new(),
+            free_slots: Vec::new(),
+            ip_timers: vec![None; n],
+            sources,
+            stats,
+            drop_counts: vec![BTreeMap::new(); n],
+            drop_log: Vec::new(),
+            captures,
+            queued_frames: 0,
+        })
+    }
+
+    /// Runs to the configured duration and returns the results.
+    pub fn run(mut self) -> Result<Results, RunError> {
+        for (i, source) in self.sources.iter().enumerate() {
+            let at = SimTime::from_nanos(source.start_ns());
+            self.engine.schedule_at(at, Event::Send { source: i as u32 }).map_err(budget)?;
+        }
+        let until = SimTime::from_nanos(self.config.duration_ns);
+        loop {
+            match self.engine.peek_time() {
+                Some(t) if t < until => {}
+                _ => break,
+            }
+            let Some((now, event)) = self.engine.step().map_err(budget)? else { break };
+            self.handle(now.as_nanos(), event)?;
+        }
+        Ok(self.results())
+    }
+
+    fn handle(&mut self, now: u64, event: Event) -> Result<(), RunError> {
+        match event {
+            Event::EthTxDone { link, from } => {
+                let l = &mut self.links[link as usize];
+                l.finish(from as usize);
+                let node = l.ends[from as usize].0;
+                self.start_tx(now, link, from)?;
+                self.refill_saturating(now, node)?;
+            }
+            Event::EthArrive { link, from, slot } => {
+                let frame = self.slots[slot as usize].take().expect("frame in flight");
+                self.free_slots.push(slot);
+                let (node, port) = self.links[link as usize].ends[1 - from as usize];
+                self.receive(now, node, port, frame)?;
+            }
+            Event::CpuDone { node } => {
+                let n = &mut self.nodes[node as usize];
+                n.cpu.finish();
+                if let Some(fx) = n.in_service.take() {
+                    self.release(now, node, fx)?;
+                }
+                self.serve(now, node)?;
+            }
+            Event::IpTimer { node } => {
+                let due = self.ip_timers[node as usize].take();
+                if due.is_some_and(|(at, _)| at == now) {
+                    let mut outs = Vec::new();
+                    let n = &mut self.nodes[node as usize];
+                    n.ip.on_timer(now, &mut outs);
+                    let mut fx = Effects::default();
+                    n.apply(now, outs, &mut fx);
+                    self.release(now, node, fx)?;
+                }
+                self.arm_ip_timer(node)?;
+            }
+            Event::Send { source } => self.send_from(now, source as usize)?,
+        }
+        Ok(())
+    }
+
+    /// A frame arrives at a node's port: to the CPU (or straight through in hardware).
+    fn receive(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
+        if self.config.capture {
+            self.captures[node as usize][port as usize].push((now, frame.clone()));
+        }
+        let n = &mut self.nodes[node as usize];
+        if n.cpu.is_free() {
+            let fx = n.process(now, port, frame);
+            return self.release(now, node, fx);
+        }
+        if !n.cpu.offer(Job { port, frame }) {
+            self.record_drop(now, node, Some(port), "CPU input queue full".into(), None);
+            return Ok(());
+        }
+        self.serve(now, node)
+    }
+
+    /// Starts the next CPU job of `node` if it is idle.
+    fn serve(&mut self, now: u64, node: u32) -> Result<(), RunError> {
+        let n = &mut self.nodes[node as usize];
+        let Some(job) = n.cpu.next_job() else { return Ok(()) };
+        let fx = n.process(now, job.port, job.frame);
+        let service = n.cpu.service_ns(fx.cycles);
+        let end = n.cpu.start(now, service);
+        n.in_service = Some(fx);
+        self.engine.schedule_at(SimTime::from_nanos(end), Event::CpuDone { node }).map_err(budget)?;
+        Ok(())
+    }
+
+    /// Carries out the effects of processing: frames out, local deliveries, drops.
+    fn release(&mut self, now: u64, node: u32, fx: Effects) -> Result<(), RunError> {
+        for (port, reason, packet) in fx.drops {
+            self.record_drop(now, node, port, reason, packet.as_deref());
+        }
+        for packet in fx.local {
+            self.deliver_local(now, node, &packet)?;
+        }
+        for (port, frame) in fx.send {
+            self.transmit(now, node, port, frame)?;
+        }
+        self.arm_ip_timer(node)
+    }
+
+    fn transmit(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
+        if self.config.capture {
+            self.captures[node as usize][port as usize].push((now, frame.clone()));
+        }
+        match self.attachments[node as usize][port as usize] {
+            Attachment::Ethernet { link, end } => {
+                let packet = frame.get(14..).map(|p| p.to_vec());
+                if !self.links[link as usize].enqueue(end as usize, frame) {
+                    self.record_drop(now, node, Some(port), "output queue full (drop-tail)".into(), packet.as_deref());
+                    return Ok(());
+                }
+                self.queued_frames += 1;
+                if self.queued_frames > self.config.budget.max_queued_frames {
+                    return Err(RunError::Budget(format!(
+                        "frames queued in the network exceeded {} (the output queue of {} port {} grew without bound)",
+                        self.config.budget.max_queued_frames,
+                        self.nodes[node as usize].name,
+                        self.nodes[node as usize].port_name(port)
+                    )));
+                }
+                self.start_tx(now, link, end)
+            }
+            Attachment::Unattached => {
+                self.record_drop(now, node, Some(port), "port is not attached to any link".into(), None);
+                Ok(())
+            }
+        }
+    }
+
+    fn start_tx(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
+        let l = &mut self.links[link as usize];
+        let Some((frame, wire_ns)) = l.start_next(from as usize) else { return Ok(()) };
+        self.queued_frames -= 1;
+        let delay = l.delay_ns;
+        let slot = match self.free_slots.pop() {
+            Some(s) => {
+                self.slots[s as usize] = Some(frame);
+                s
+            }
+            None => {
+                self.slots.push(Some(frame));
+                (self.slots.len() - 1) as u32
+            }
+        };
+        self.engine.schedule_at(SimTime::from_nanos(now + wire_ns), Event::EthTxDone { link, from }).map_err(budget)?;
+        self.engine
+            .schedule_at(SimTime::from_nanos(now + wire_ns + delay), Event::EthArrive { link, from, slot })
+            .map_err(budget)?;
+        Ok(())
+    }
+
+    fn arm_ip_timer(&mut self, node: u32) -> Result<(), RunError> {
+        let Some(at) = self.nodes[node as usize].ip.poll_at() else { return Ok(()) };
+        match self.ip_timers[node as usize] {
+            Some((t, _)) if t <= at => Ok(()),
+            current => {
+                if let Some((_, id)) = current {
+                    self.engine.cancel(id);
+                }
+                let at = at.max(self.engine.now().as_nanos());
+                let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::IpTimer { node }).map_err(budget)?;
+                self.ip_timers[node as usize] = Some((at, id));
+                Ok(())
+            }
+        }
+    }
+
+    /// The node's frames waiting to leave (CPU queue and its output queues).
+    fn backlog(&self, node: u32) -> usize {
+        let mut backlog = self.nodes[node as usize].cpu.queue_len();
+        for attachment in &self.attachments[node as usize] {
+            if let Attachment::Ethernet { link, end } = attachment {
+                backlog += self.links[*link as usize].backlog(*end as usize);
+            }
+        }
+        backlog
+    }
+
+    fn refill_saturating(&mut self, now: u64, node: u32) -> Result<(), RunError> {
+        for i in 0..self.sources.len() {
+            let s = &self.sources[i];
+            if s.is_saturating() && source_node(&s.config) == node && s.active(now) && s.seq > 0 {
+                while self.backlog(node) < SATURATION_BACKLOG && self.sources[i].active(now) {
+                    if !self.emit(now, i)? {
+                        break;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn send_from(&mut self, now: u64, source: usize) -> Result<(), RunError> {
+        if !self.sources[source].active(now) {
+            return Ok(());
+        }
+        if self.sources[source].is_saturating() {
+            let node = source_node(&self.sources[source].config);
+            while self.backlog(node) < SATURATION_BACKLOG && self.sources[source].active(now) {
+                if !self.emit(now, source)? {
+                    break;
+                }
+            }
+            return Ok(());
+        }
+        self.emit(now, source)?;
+        if let Some(interval) = self.sources[source].interval_ns {
+            if self.sources[source].active(now + interval) {
+                self.engine.schedule_at(SimTime::from_nanos(now + interval), Event::Send { source: source as u32 }).map_err(budget)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends one datagram of a source; `false` when nothing could be sent.
+    fn emit(&mut self, now: u64, source: usize) -> Result<bool, RunError> {
+        let s = &mut self.sources[source];
+        let seq = s.seq;
+        s.seq += 1;
+        let config = s.config.clone();
+        let mut outs = Vec::new();
+        let node = source_node(&config);
+        match config {
+            FlowConfig::Udp { id, to, dst_port, payload, .. } => {
+                let probe = Probe { flow: id, seq, sent_ns: now };
+                let data = probe.payload(payload as usize);
+                self.nodes[node as usize].ip.send_udp(now, 49152, to, dst_port, &data, &mut outs);
+                self.stats.get_mut(&id).expect("flow").sent += 1;
+            }
+            FlowConfig::Ping { id, to, payload, .. } => {
+                let probe = Probe { flow: id, seq, sent_ns: now };
+                let data = probe.payload(payload as usize);
+                self.nodes[node as usize].ip.send_ping(now, to, id as u16, seq as u16, &data, &mut outs);
+                self.stats.get_mut(&id).expect("flow").sent += 1;
+            }
+        }
+        let n = &mut self.nodes[node as usize];
+        let mut fx = Effects::default();
+        n.apply(now, outs, &mut fx);
+        let sent = !fx.send.is_empty();
+        self.release(now, node, fx)?;
+        Ok(sent || self.nodes[node as usize].ip.poll_at().is_some())
+    }
+
+    /// A datagram reached a node's own stack: count it for its flow.
+    fn deliver_local(&mut self, now: u64, _node: u32, packet: &[u8]) -> Result<(), RunError> {
+        let Ok(ip) = ipv4::Packet::new_checked(packet) else { return Ok(()) };
+        match ip.next_header() {
+            IpProtocol::Udp => {
+                if let Ok(datagram) = udp::Packet::new_checked(ip.payload()) {
+                    if let Some(probe) = Probe::parse(datagram.payload()) {
+                        if let Some(stats) = self.stats.get_mut(&probe.flow) {
+                            stats.record_arrival(probe.seq, probe.sent_ns, now, datagram.payload().len() as u64);
+                        }
+                    }
+                }
+            }
+            IpProtocol::Icmp => {
+                if let Ok(icmp) = icmpv4::Packet::new_checked(ip.payload()) {
+                    if let Ok(icmpv4::Repr::EchoReply { data, .. }) = icmpv4::Repr::parse(&icmp) {
+                        if let Some(probe) = Probe::parse(data) {
+                            if let Some(stats) = self.stats.get_mut(&probe.flow) {
+                                stats.record_arrival(probe.seq, probe.sent_ns, now, data.len() as u64);
+                                stats.rtt_ns.push(now - probe.sent_ns);
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn record_drop(&mut self, now: u64, node: u32, port: Option<u16>, reason: String, packet: Option<&[u8]>) {
+        let (flow, summary) = packet.map(describe).unwrap_or((None, String::new()));
+        *self.drop_counts[node as usize].entry(reason.clone()).or_insert(0) += 1;
+        if self.drop_log.len() < DROP_LOG_LIMIT {
+            self.drop_log.push(DropRecord { time_ns: now, node, port, reason, flow, summary });
+        }
+    }
+
+    fn results(self) -> Results {
+        let now = self.config.duration_ns;
+        results::collect(results::Inputs {
+            config: &self.config,
+            nodes: &self.nodes,
+            links: &self.links,
+            stats: &self.stats,
+            drop_counts: &self.drop_counts,
+            drop_log: &self.drop_log,
+            events: self.engine.events_processed(),
+            now,
+            captures: self.captures,
+        })
+    }
+}
+
+fn source_node(config: &FlowConfig) -> u32 {
+    match config {
+        FlowConfig::Udp { from, .. } | FlowConfig::Ping { from, .. } => *from,
+    }
+}
+
+fn budget(e: EngineError) -> RunError {
+    RunError::Budget(e.to_string())
+}
+
+/// A one-line description of a dropped IPv4 packet, and its flow if it carries a probe.
+fn describe(packet: &[u8]) -> (Option<u32>, String) {
+    let Ok(ip) = ipv4::Packet::new_checked(packet) else { return (None, format!("{} bytes", packet.len())) };
+    let (src, dst): (Ipv4Addr, Ipv4Addr) = (ip.src_addr(), ip.dst_addr());
+    match ip.next_header() {
+        IpProtocol::Udp => {
+            let flow = udp::Packet::new_checked(ip.payload()).ok().and_then(|d| Probe::parse(d.payload())).map(|p| p.flow);
+            (flow, format!("UDP {src} -> {dst}, {} bytes", packet.len()))
+        }
+        IpProtocol::Icmp => {
+            let flow = icmpv4::Packet::new_checked(ip.payload()).ok().and_then(|p| match icmpv4::Repr::parse(&p) {
+                Ok(icmpv4::Repr::EchoRequest { data, .. } | icmpv4::Repr::EchoReply { data, .. }) => Probe::parse(data).map(|p| p.flow),
+                _ => None,
+            });
+            (flow, format!("ICMP {src} -> {dst}, {} bytes", packet.len()))
+        }
+        other => (None, format!("IPv4 protocol {} {src} -> {dst}", u8::from(other))),
+    }
+}

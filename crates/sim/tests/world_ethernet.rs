@@ -1,0 +1,153 @@
+//! End-to-end runs over Ethernet: timing against IEEE 802.3 arithmetic written here,
+//! forwarding through routers, and determinism.
+
+use std::net::Ipv4Addr;
+
+use sim::config::*;
+
+const MBPS_100: u64 = 100_000_000;
+
+fn cpu_free() -> CpuConfig {
+    CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default() }
+}
+
+fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forward: bool) -> NodeConfig {
+    NodeConfig {
+        name: name.into(),
+        role: if forward { "router".into() } else { "host".into() },
+        ports,
+        bridge: None,
+        ip_forward: forward,
+        routes,
+        nat: None,
+        cpu: cpu_free(),
+        arp_timeout_ns: 120_000_000_000,
+        reassembly_timeout_ns: 30_000_000_000,
+    }
+}
+
+fn port(name: &str, mac: u8, addr: [u8; 4], len: u8) -> PortConfig {
+    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((Ipv4Addr::from(addr), len)), mtu: 1500 }
+}
+
+fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), delay_ns: u64) -> LinkConfig {
+    LinkConfig::Ethernet {
+        name: name.into(),
+        a: PortRef { node: a.0, port: a.1 },
+        b: PortRef { node: b.0, port: b.1 },
+        rate_bps: MBPS_100,
+        delay_ns,
+        queue_frames: 100,
+        queue_bytes: 1_000_000,
+    }
+}
+
+fn two_hosts(flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
+    SimConfig {
+        seed: 1,
+        duration_ns,
+        nodes: vec![
+            node("a", vec![port("eth0", 1, [10, 0, 0, 1], 24)], vec![], false),
+            node("b", vec![port("eth0", 2, [10, 0, 0, 2], 24)], vec![], false),
+        ],
+        links: vec![ethernet("a-b", (0, 0), (1, 0), 1_000)],
+        flows,
+        capture: false,
+        budget: BudgetConfig::default(),
+    }
+}
+
+fn udp(id: u32, from: u32, to: [u8; 4], payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
+    FlowConfig::Udp { id, from, to: Ipv4Addr::from(to), dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns }
+}
+
+/// IEEE 802.3: preamble 7 + SFD 1 + frame (padded to 60) + FCS 4 + IFG 12 bytes.
+fn wire_ns(frame_without_fcs: u64, rate_bps: u64) -> u64 {
+    ((frame_without_fcs.max(60) + 24) * 8 * 1_000_000_000).div_ceil(rate_bps)
+}
+
+#[test]
+fn constant_rate_udp_latency_is_serialization_plus_propagation() {
+    let config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 1000.0, 1_000_000_000)], 1_100_000_000);
+    let results = sim::simulate(config).unwrap();
+    let flow = &results.flows[0];
+    assert_eq!(flow.sent, 1000);
+    assert_eq!(flow.received, 1000);
+    let latency = flow.latency_ns.unwrap();
+    // 1472 + UDP 8 + IPv4 20 + Ethernet 14 = 1514 bytes; plus 1 µs propagation.
+    let expected = wire_ns(1514, MBPS_100) + 1_000;
+    assert_eq!(latency.min, expected);
+    // The first datagram waits for ARP: request and reply (42-byte frames padded to 60).
+    assert_eq!(latency.max, expected + 2 * (wire_ns(42, MBPS_100) + 1_000));
+    assert_eq!(flow.jitter_ns.map(|j| j < 100.0), Some(true));
+}
+
+#[test]
+fn saturating_udp_fills_the_line() {
+    let config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 0.0, 1_000_000_000)], 1_000_000_000);
+    let results = sim::simulate(config).unwrap();
+    let flow = &results.flows[0];
+    // Payload share of the line: 1472 of 1538 bytes per frame on the wire.
+    let expected = MBPS_100 as f64 * 1472.0 / 1538.0;
+    let measured = flow.throughput_bps;
+    assert!((measured - expected).abs() / expected < 0.005, "{measured} vs {expected}");
+    assert!(results.links[0].utilization[0] > 0.99);
+}
+
+#[test]
+fn ping_through_two_routers() {
+    // a (10.0.1.1) — r1 — (10.0.2.0/24) — r2 — b (10.0.3.1)
+    let nodes = vec![
+        node("a", vec![port("eth0", 1, [10, 0, 1, 1], 24)], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 0, 1, 254) }], false),
+        node(
+            "r1",
+            vec![port("eth0", 2, [10, 0, 1, 254], 24), port("eth1", 3, [10, 0, 2, 1], 24)],
+            vec![RouteConfig { destination: Ipv4Addr::new(10, 0, 3, 0), prefix_len: 24, via: Ipv4Addr::new(10, 0, 2, 2) }],
+            true,
+        ),
+        node(
+            "r2",
+            vec![port("eth0", 4, [10, 0, 2, 2], 24), port("eth1", 5, [10, 0, 3, 254], 24)],
+            vec![RouteConfig { destination: Ipv4Addr::new(10, 0, 1, 0), prefix_len: 24, via: Ipv4Addr::new(10, 0, 2, 1) }],
+            true,
+        ),
+        node("b", vec![port("eth0", 6, [10, 0, 3, 1], 24)], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 0, 3, 254) }], false),
+    ];
+    let links = vec![ethernet("l1", (0, 0), (1, 0), 0), ethernet("l2", (1, 1), (2, 0), 0), ethernet("l3", (2, 1), (3, 0), 0)];
+    let flows = vec![FlowConfig::Ping { id: 7, from: 0, to: Ipv4Addr::new(10, 0, 3, 1), count: 3, interval_ns: 1_000_000_000, payload: 56, start_ns: 0 }];
+    let config = SimConfig { seed: 1, duration_ns: 3_500_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default() };
+    let results = sim::simulate(config).unwrap();
+    let ping = &results.flows[0];
+    assert_eq!((ping.sent, ping.received), (3, 3));
+    // Once ARP is resolved, an echo and its reply each cross three links: 98-byte frames
+    // (56 data + 8 ICMP + 20 IPv4 + 14 Ethernet).
+    assert_eq!(ping.rtt_ns[1], 6 * wire_ns(98, MBPS_100));
+    assert_eq!(results.nodes[1].forwarded, 6);
+    assert!(results.nodes[1].arp_table.len() == 2);
+}
+
+#[test]
+fn unreachable_destination_is_explained() {
+    let config = two_hosts(vec![udp(1, 0, [10, 0, 0, 9], 100, 10.0, 500_000_000)], 5_000_000_000);
+    let results = sim::simulate(config).unwrap();
+    assert_eq!(results.flows[0].received, 0);
+    let reasons: Vec<&str> = results.drop_log.iter().map(|d| d.reason.as_str()).collect();
+    assert!(reasons.iter().any(|r| r.contains("no ARP reply from 10.0.0.9")), "{reasons:?}");
+}
+
+#[test]
+fn same_seed_same_results() {
+    let run = || {
+        let config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 200, 0.0, 200_000_000), udp(2, 1, [10, 0, 0, 1], 500, 3000.0, 200_000_000)], 250_000_000);
+        serde_json::to_string(&sim::simulate(config).unwrap()).unwrap()
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn event_budget_stops_with_a_message() {
+    let mut config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 0.0, 1_000_000_000)], 1_000_000_000);
+    config.budget.max_events = 1000;
+    let err = sim::simulate(config).unwrap_err().to_string();
+    assert!(err.contains("event") && err.contains("1000"), "{err}");
+}
