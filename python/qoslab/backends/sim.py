@@ -603,4 +603,99 @@ def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None) -> d
     return json.loads(text)
 
 
-__all__ = ["lower", "lower_network", "simulate", "Network", "Port", "SimulationError", "mac_for", "format_mac"]
+@dataclass
+class TestRun:
+    """One test run: which test, its plan, the simulator's results and the records."""
+
+    index: int
+    label: str
+    plan: Any
+    results: dict[str, Any]
+    records: list[dict[str, Any]]
+
+
+def run_tests(
+    scenario: Scenario,
+    *,
+    source: str | Path | None = None,
+    seed: int | None = None,
+    pcap_dir: str | Path | None = None,
+    on_run: Any = None,
+) -> tuple[Network, list[TestRun]]:
+    """Run every test of the scenario, each in a fresh simulation, in file order.
+
+    Every test is checked before the first runs, so bad input fails fast (InputError).
+    ``on_run(network, run)`` is called after each run (the CLI prints it). With ``pcap_dir``,
+    each run captures into ``pcap_dir/test<N>``.
+
+    Raises
+    ------
+    InputError
+        For anything the simulator cannot run.
+    SimulationError
+        If a run fails.
+    """
+    from qoslab.methods import check_runnable, plan_test, test_label
+
+    net = lower_network(scenario, source=source)
+    check_runnable(scenario, source=source)
+    if not scenario.test:
+        out = _Problems(source)
+        out.add(("scenario",), "the scenario has no [[test]]: nothing to measure", expected="a [[test]] table (udp.flow or ping)", found="none", hint="`qoslab reach FILE` pings between every pair of nodes")
+        out.raise_if_any()
+    plans = [plan_test(net, i, source=source) for i in range(len(scenario.test))]
+    runs: list[TestRun] = []
+    for i, plan in enumerate(plans):
+        config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None)
+        results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
+        run = TestRun(i, test_label(scenario, i), plan, results, plan.records(results))
+        runs.append(run)
+        if on_run is not None:
+            on_run(net, run)
+    return net, runs
+
+
+REACH_COUNT = 3
+"""Echo requests per pair in `qoslab reach`."""
+
+
+def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: int | None = None, on_pair: Any = None) -> tuple[Network, list[dict[str, Any]]]:
+    """Ping from every node with an address to every other such node, each pair in a fresh run.
+
+    Returns the network and one entry per ordered pair: ``from``, ``to``,
+    ``to_address``, ``sent``, ``received``, ``reachable``, ``rtt_ms`` and ``drops`` (where
+    the flow's packets died: node, port, reason, count, first_ms, summary).
+    """
+    from qoslab.methods.ping import ping_flow, rtt_metrics, run_length
+    from qoslab.report.terminal import death_points
+
+    net = lower_network(scenario, source=source)
+    speakers = [n for n in net.node_names if net.addresses.get(n)]
+    interval = SECOND_NS  # ping's default interval
+    pairs: list[dict[str, Any]] = []
+    for a in speakers:
+        for b in speakers:
+            if a == b:
+                continue
+            dst = str(net.destination(a, b))
+            flow = ping_flow(net.node_index(a), dst, count=REACH_COUNT, interval_ns=interval, payload=56)
+            results = simulate(net.with_flows([flow], run_length(REACH_COUNT, interval), seed=seed))
+            f = next((x for x in results.get("flows", []) if x["id"] == flow["id"]), {"sent": REACH_COUNT, "received": 0})
+            m = rtt_metrics(f)
+            pair = {
+                "from": a,
+                "to": b,
+                "to_address": dst,
+                "sent": m["sent"],
+                "received": m["received"],
+                "reachable": m["received"] > 0,
+                "rtt_ms": m["rtt_ms"],
+                "drops": death_points(results, flow["id"]),
+            }
+            pairs.append(pair)
+            if on_pair is not None:
+                on_pair(pair)
+    return net, pairs
+
+
+__all__ = ["run_tests", "reachability", "TestRun", "lower", "lower_network", "simulate", "Network", "Port", "SimulationError", "mac_for", "format_mac"]
