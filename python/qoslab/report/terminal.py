@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any, Iterable
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -27,10 +28,10 @@ def _pct(value: float | None) -> str:
 
 def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
     """One row per flow: counts, throughput, latency (UDP, one way) or RTT (ping), jitter."""
-    table = Table(title="Flows", title_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title="Flows (times in ms: latency one way for UDP, round trip for ping)", title_justify="left", pad_edge=False, collapse_padding=True)
     table.add_column("flow", no_wrap=True)
-    for col in ("sent", "recv", "lost", "loss%", "Mb/s", "ms mean/p99", "jitter ms"):
-        table.add_column(col, justify="right", min_width=11 if col.startswith("ms") else None)
+    for col in ("sent", "recv", "lost", "loss%", "Mb/s", "latency mean/p99", "jitter"):
+        table.add_column(col, justify="right", min_width=15 if col.startswith("lat") else None)
     for f in results.get("flows", []):
         fid = f["id"]
         metrics = (records_by_flow.get(fid) or {}).get("metrics", {})
@@ -52,7 +53,7 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
 
 def links_table(results: dict[str, Any]) -> Table:
     """Utilisation of each Ethernet direction and each wifi cell's airtime; drops."""
-    table = Table(title="Links", title_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title="Links", title_justify="left")
     for col in ("link", "type", "utilisation", "drops"):
         table.add_column(col, justify="right" if col in ("drops",) else "left")
     for link in results.get("links", []):
@@ -67,7 +68,7 @@ def links_table(results: dict[str, Any]) -> Table:
 
 def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     """Per node: the CPU profile and its utilisation, CPU drops, drops by reason."""
-    table = Table(title="Nodes", title_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left")
     for col in ("node", "cpu", "cpu busy", "cpu drops", "drops by reason"):
         table.add_column(col, justify="right" if col in ("cpu busy", "cpu drops") else "left")
     for node in results.get("nodes", []):
@@ -78,7 +79,7 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
 
 
 def _entries_table(title: str, results: dict[str, Any], key: str, columns: tuple[str, ...]) -> Table | None:
-    table = Table(title=title, title_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
     table.add_column("node")
     for col in columns:
         table.add_column(col.upper() if col in ("ip", "mac") else col)
@@ -142,7 +143,7 @@ def death_points(results: dict[str, Any], flow_id: int) -> list[dict[str, Any]]:
 def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]) -> None:
     """The reachability matrix (rows send, columns answer), then why each failed pair fails."""
     by = {(p["from"], p["to"]): p for p in pairs}
-    table = Table(title="Reachability (ICMP echo, replies/requests)", title_justify="left")
+    table = Table(box=box.SQUARE, title="Reachability (ICMP echo, replies/requests)", title_justify="left")
     table.add_column("from \\ to")
     for n in names:
         table.add_column(escape(n), justify="center")
