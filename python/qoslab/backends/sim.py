@@ -64,7 +64,6 @@ from qoslab.scenario.model import (
     Atm,
     Bridge,
     Ethernet,
-    Host,
     Router,
     Scenario,
     Serial,
@@ -194,7 +193,7 @@ class Network:
         return config
 
 
-class _Problems:
+class LocatedProblems:
     """Problems found while lowering, positioned in the scenario file where it is known."""
 
     def __init__(self, source: str | Path | None) -> None:
@@ -238,7 +237,7 @@ def _is_transparent(node: Any) -> bool:
 _NOT_YET = "the simulator does not model this yet"
 
 
-def _refuse_unsupported(sc: Scenario, out: _Problems) -> None:
+def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
     for i, link in enumerate(sc.link):
         base: PathT = ("link", i)
         if isinstance(link, (Serial, Atm)):
@@ -267,7 +266,7 @@ def _refuse_unsupported(sc: Scenario, out: _Problems) -> None:
 # --------------------------------------------------------------------------- lowering
 
 
-def _cpu(name: str, node: Any, out: _Problems) -> dict[str, Any]:
+def _cpu(name: str, node: Any, out: LocatedProblems) -> dict[str, Any]:
     profiles = cpu_profiles()
     wanted = node.cpu
     if wanted is None:
@@ -365,7 +364,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         For what the simulator cannot run (with the key that asks for it) and unknown
         CPU profiles.
     """
-    out = _Problems(source)
+    out = LocatedProblems(source)
     _refuse_unsupported(scenario, out)
     out.raise_if_any()
 
@@ -409,7 +408,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         routed: list[Port] = list(mine)  # ports that carry their own address
         addrs = list(node.address)
 
-        if isinstance(node, (Bridge,)) and node.forwarding in ("l2", "l3f") or isinstance(node, Switch):
+        if isinstance(node, Bridge) and node.forwarding in ("l2", "l3f") or isinstance(node, Switch):
             bridge_ports, routed = list(mine), []
             if len(addrs) > 1:
                 out.add(("node", name, "address"), "a bridge has one address, on its bridge interface", expected="one address", found=", ".join(str(a) for a in addrs))
@@ -434,7 +433,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
                 cfg["ip_forward"] = True
                 if wan is not None and node.nat:
                     cfg["nat"] = {"outside_port": wan.index, "port_forwards": _port_forwards(node), "udp_timeout_ns": NAT_UDP_TIMEOUT_NS}
-        elif isinstance(node, (Router,)) or (isinstance(node, Bridge) and node.forwarding == "nat"):
+        elif isinstance(node, Router) or (isinstance(node, Bridge) and node.forwarding == "nat"):
             cfg["ip_forward"] = True
 
         if len(bridge_ports) == 1:
@@ -640,7 +639,7 @@ def run_tests(
     net = lower_network(scenario, source=source)
     check_runnable(scenario, source=source)
     if not scenario.test:
-        out = _Problems(source)
+        out = LocatedProblems(source)
         out.add(("scenario",), "the scenario has no [[test]]: nothing to measure", expected="a [[test]] table (udp.flow or ping)", found="none", hint="`qoslab reach FILE` pings between every pair of nodes")
         out.raise_if_any()
     plans = [plan_test(net, i, source=source) for i in range(len(scenario.test))]
@@ -698,4 +697,4 @@ def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: 
     return net, pairs
 
 
-__all__ = ["run_tests", "reachability", "TestRun", "lower", "lower_network", "simulate", "Network", "Port", "SimulationError", "mac_for", "format_mac"]
+__all__ = ["run_tests", "reachability", "TestRun", "lower", "lower_network", "simulate", "Network", "Port", "SimulationError", "LocatedProblems", "mac_for", "format_mac"]

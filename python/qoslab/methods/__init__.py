@@ -57,14 +57,18 @@ def test_label(scenario: Any, index: int) -> str:
     return t.name or f"test[{index}] {t.method} {t.from_} → {t.to}"
 
 
+def _not_yet(method: str) -> str:
+    return f"{method} is not run by the simulator yet: {NOT_YET[method]}"
+
+
 def check_runnable(scenario: Any, *, source: str | Path | None = None) -> None:
     """Refuse, at once, every test no method runs yet (exit 2 in the CLI)."""
-    from qoslab.backends.sim import _Problems
+    from qoslab.backends.sim import LocatedProblems
 
-    out = _Problems(source)
+    out = LocatedProblems(source)
     for i, t in enumerate(scenario.test):
         if t.method in NOT_YET:
-            out.add(("test", i, "method"), f"{t.method} is not run by the simulator yet: {NOT_YET[t.method]}", expected="udp.flow or ping", found=repr(t.method))
+            out.add(("test", i, "method"), _not_yet(t.method), expected="udp.flow or ping", found=repr(t.method))
     out.raise_if_any()
 
 
@@ -78,13 +82,12 @@ def plan_test(net: "Network", index: int, *, source: str | Path | None = None) -
     """
     from qoslab.methods import ping, udp
 
-    scenario = net.scenario
-    t = scenario.test[index]
+    t = net.scenario.test[index]
     if t.method in NOT_YET:
-        from qoslab.backends.sim import _Problems
+        from qoslab.backends.sim import LocatedProblems
 
-        out = _Problems(source)
-        out.add(("test", index, "method"), f"{t.method} is not run by the simulator yet: {NOT_YET[t.method]}", expected="udp.flow or ping", found=repr(t.method))
+        out = LocatedProblems(source)
+        out.add(("test", index, "method"), _not_yet(t.method), expected="udp.flow or ping", found=repr(t.method))
         out.raise_if_any()
     if t.method == "udp.flow":
         return udp.plan(net, index, source=source)

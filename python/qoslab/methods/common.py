@@ -13,10 +13,10 @@ NS_PER_MS = 1_000_000
 
 def endpoints(net: "Network", index: int, *, source: str | Path | None = None) -> tuple[int, str]:
     """(sender's node index, receiver's address) of test ``index``; InputError if either has no address."""
-    from qoslab.backends.sim import _Problems
+    from qoslab.backends.sim import LocatedProblems
 
     t = net.scenario.test[index]
-    out = _Problems(source)
+    out = LocatedProblems(source)
     if not net.addresses.get(t.from_):
         out.add(("test", index, "from"), "the sender has no IP address to send from", expected="a node with an address", found=repr(t.from_))
     dst = net.destination(t.from_, t.to)

@@ -52,10 +52,10 @@ def wire_bytes(payload: int, mtu: int) -> int:
 
 def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
     """The flows of a ``udp.flow`` test: learning frames, then the stream."""
-    from qoslab.backends.sim import _Problems
+    from qoslab.backends.sim import LocatedProblems
 
     t = net.scenario.test[index]
-    out = _Problems(source)
+    out = LocatedProblems(source)
     if t.payload < PROBE_HEADER:
         out.add(("test", index, "payload"), "too small for the test frame's sequence number and timestamp", expected=f"at least {PROBE_HEADER} bytes", found=f"{t.payload} bytes")
     src, dst = endpoints(net, index, source=source)

@@ -7,7 +7,7 @@ Everything here prints to a :class:`rich.console.Console` (the CLI's is on stder
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterable
+from typing import Any
 
 from rich import box
 from rich.console import Console
