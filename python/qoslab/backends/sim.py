@@ -1,0 +1,700 @@
+"""The simulator backend: a scenario lowered to the simulator's input, run, and read back.
+
+:func:`lower` turns a :class:`~qoslab.scenario.Scenario` into a ``SimConfig``
+(crates/sim/src/config.rs) as a JSON-ready dict; :func:`simulate` runs one through
+``qoslab._core.simulate`` and returns its results.
+
+Lowering rules
+--------------
+Nodes
+    Index order is scenario order (the order of the ``[node.*]`` tables).
+Ports
+    Every link end becomes a port of its node, in link order: an Ethernet link gives
+    each end one port, a wifi link gives its AP and each station one. Ports are named
+    as a Linux user would see them, counted per kind on each node: ``eth0``, ``eth1``
+    for Ethernet, ``wlan0`` for 802.11.
+MACs
+    Locally administered unicast (IEEE 802-2014 §8.4: the U/L bit of the first octet
+    set, the I/G bit clear), derived from the node index and the port index:
+    ``02:00:NN:NN:00:PP`` with NN:NN the node index and PP the port index counted from
+    1, so station A's ports read as the seed's MAC-A1, MAC-A2. A bridge interface takes
+    the MAC of its wifi port if it has one, else of its first port (Linux gives a bridge
+    the lowest port MAC; over a station adapter only the adapter's own MAC may send,
+    seed 000 §2.1, so the node's own frames must carry it).
+Addresses
+    A node's addresses go to its ports by subnet: each address to the first port whose
+    segment (the nodes reached through the link, across switches, APs and L2/L3F
+    bridges) holds another address of that subnet; the rest in order. A gateway becomes
+    the route 0.0.0.0/0; static routes keep their order (the lowest metric wins among
+    equal prefixes).
+Roles
+    - ``host``: its ports and addresses, routes.
+    - ``router``: the same with ``ip_forward``.
+    - ``bridge``, forwarding ``l2`` / ``l3f``: a bridge of all its ports in mode ``l2`` /
+      ``l3f`` with the node's address on the bridge interface.
+    - ``bridge``, forwarding ``nat`` (Windows ICS, seed 000 §2.3, Fig. 7):
+      ``ip_forward`` and NAT with the wireless adapter as the outside; with no wireless
+      port, the port towards the gateway.
+    - ``switch``: a bridge of all its ports, mode ``l2``, no address, CPU ``asic``.
+    - ``ap``: a bridge of its wired ports and its wifi port, its address on the bridge.
+    - ``ap-router`` (a SOHO router): a bridge of its LAN ports and its wifi port with the
+      LAN address (the first address), ``ip_forward``. With a second address, the
+      Ethernet port whose segment lies in that subnet is the WAN port, routed, with NAT
+      if ``nat = true``. Without one there is no WAN and ``nat`` has nothing to do.
+Links
+    Ethernet → ``LinkConfig::Ethernet``; wifi → ``LinkConfig::Wifi`` with the AP first,
+    then the stations, the ``hears`` matrix and the frame error rates in that member
+    order. What the simulator does not model yet (serial and ATM links, tunnels, loss
+    and shaper impairments, half duplex) is refused with the key that asks for it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from ipaddress import IPv4Address, IPv4Interface
+from pathlib import Path
+from typing import Any, Union
+
+from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
+from qoslab.errors import InputError, Problem, did_you_mean
+from qoslab.scenario.model import (
+    WIFI_RATES_MBPS,
+    AccessPoint,
+    Atm,
+    Bridge,
+    Ethernet,
+    Router,
+    Scenario,
+    Serial,
+    Switch,
+    Wifi,
+)
+
+PathT = tuple[Union[str, int], ...]
+
+# --------------------------------------------------------------------------- constants
+
+SECOND_NS = 1_000_000_000
+
+ARP_TIMEOUT_NS = 120 * SECOND_NS
+"""Windows XP keeps a used ARP entry 120 s (ArpCacheLife, Microsoft KB 949589); seed 000's stations run XP."""
+
+REASSEMBLY_TIMEOUT_NS = 30 * SECOND_NS
+"""Linux's net.ipv4.ipfrag_time (30 s); RFC 791 §3.2 suggests 15 s as a lower bound."""
+
+BRIDGE_AGING_NS = 300 * SECOND_NS
+"""IEEE 802.1D-2004 §7.9.2, Table 7-5: recommended Ageing Time 300 s."""
+
+NAT_UDP_TIMEOUT_NS = 30 * SECOND_NS
+"""Linux nf_conntrack_udp_timeout (30 s); Windows XP ICS documents none."""
+
+TX_QUEUE_FRAMES = 1000
+"""Linux's default txqueuelen for Ethernet and 802.11 devices; uncalibrated for 2004 drivers."""
+
+WIFI_MTU = 1500
+"""IP MTU over 802.11 with LLC/SNAP as Linux and Windows configure it (RFC 1042 encapsulation)."""
+
+RTS_NEVER = 2347
+"""dot11RTSThreshold default: no MPDU is that long, so RTS/CTS is never used (IEEE 802.11-2020 Annex C)."""
+
+DEFAULT_RETRY_LIMIT = 7
+"""dot11ShortRetryLimit default (IEEE 802.11-2020 Annex C), what the simulator's DCF uses."""
+
+ETHERNET_OVERHEAD = 18
+"""Ethernet header (14) and FCS (4), IEEE 802.3 §3.1.1: what an RFC 2544 frame size counts besides the IP packet."""
+
+HARDWARE_ROLES = ("switch", "ap", "ap-router")
+"""Roles whose forwarding is in hardware unless the scenario names a CPU profile."""
+
+TRANSPARENT = {"switch", "ap"}
+"""Roles a segment extends through (with L2/L3F bridges): they join their ports into one subnet."""
+
+
+class SimulationError(RuntimeError):
+    """The simulation could not complete (a budget exceeded, a configuration refused)."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def mac_for(node: int, port: int) -> list[int]:
+    """The MAC of port ``port`` (0-based) of node ``node``, as the simulator takes it.
+
+    >>> format_mac(mac_for(2, 0))
+    '02:00:00:02:00:01'
+    """
+    if not 0 <= node < 1 << 16 or not 0 <= port < 255:
+        raise ValueError(f"node {node} port {port} out of the MAC scheme's range")
+    return [0x02, 0x00, node >> 8, node & 0xFF, 0x00, port + 1]
+
+
+def format_mac(mac: list[int] | tuple[int, ...]) -> str:
+    """``02:00:00:02:00:01`` from six integers."""
+    return ":".join(f"{b:02x}" for b in mac)
+
+
+def _iface(address: IPv4Interface) -> list[Any]:
+    return [str(address.ip), address.network.prefixlen]
+
+
+@dataclass
+class Port:
+    """A port as lowered: which node, its index there, its name, the link it is on."""
+
+    node: int
+    index: int
+    name: str
+    link: int
+    kind: str  # "ethernet" | "wifi"
+    mac: list[int]
+    mtu: int
+    address: IPv4Interface | None = None
+
+
+@dataclass
+class Network:
+    """A lowered network: the SimConfig without traffic, and the names to read it by.
+
+    ``config`` is the JSON-ready ``SimConfig`` dict (``flows`` empty). ``ports[i]`` lists
+    node i's ports in index order. ``addresses`` maps a node name to its IPv4 addresses
+    (port addresses, then the bridge's).
+    """
+
+    scenario: Scenario
+    config: dict[str, Any]
+    node_names: list[str]
+    ports: list[list[Port]]
+    addresses: dict[str, list[IPv4Interface]] = field(default_factory=dict)
+
+    def node_index(self, name: str) -> int:
+        return self.node_names.index(name)
+
+    def destination(self, src: str, dst: str) -> IPv4Address | None:
+        """The address ``src`` sends to in order to reach ``dst``: one of ``dst``'s
+        addresses on a subnet ``src`` is on, else ``dst``'s first address."""
+        theirs = self.addresses.get(dst, [])
+        if not theirs:
+            return None
+        ours = self.addresses.get(src, [])
+        for a in theirs:
+            if any(a.ip in mine.network for mine in ours):
+                return a.ip
+        return theirs[0].ip
+
+    def with_flows(self, flows: list[dict[str, Any]], duration_ns: int, *, seed: int | None = None, capture: bool = False) -> dict[str, Any]:
+        """A copy of the configuration with this traffic, run length and seed."""
+        config = json.loads(json.dumps(self.config))
+        config["flows"] = flows
+        config["duration_ns"] = int(duration_ns)
+        config["capture"] = capture
+        if seed is not None:
+            config["seed"] = seed
+        return config
+
+
+class LocatedProblems:
+    """Problems found while lowering, positioned in the scenario file where it is known."""
+
+    def __init__(self, source: str | Path | None) -> None:
+        self.source = str(source) if source is not None else None
+        self.spans = None
+        if source is not None:
+            try:
+                from qoslab.scenario.load import Spans
+
+                self.spans = Spans(Path(source).read_text(encoding="utf-8"))
+            except OSError:
+                self.spans = None
+        self.problems: list[Problem] = []
+
+    def add(self, path: PathT, message: str, **kw: Any) -> None:
+        from qoslab.scenario.load import format_path
+
+        line = column = None
+        if self.spans is not None:
+            line, column = self.spans.value(path)
+        self.problems.append(Problem(message, key=format_path(path) or None, line=line, column=column, **kw))
+
+    def raise_if_any(self) -> None:
+        if self.problems:
+            raise InputError(self.source, sorted(self.problems, key=lambda p: (p.line or 0, p.column or 0)))
+
+
+def _members(link: Any) -> list[str]:
+    if isinstance(link, Wifi):
+        return ([link.ap] if link.ap else []) + list(link.stations)
+    return list(link.ends)
+
+
+def _is_transparent(node: Any) -> bool:
+    return node.role in TRANSPARENT or (isinstance(node, Bridge) and node.forwarding in ("l2", "l3f"))
+
+
+# --------------------------------------------------------------------------- refusals
+
+
+_NOT_YET = "the simulator does not model this yet"
+
+
+def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
+    for i, link in enumerate(sc.link):
+        base: PathT = ("link", i)
+        if isinstance(link, (Serial, Atm)):
+            out.add(base + ("type",), f"{link.type} links: {_NOT_YET}", expected="'ethernet' or 'wifi' for `qoslab run`", found=repr(link.type), hint="`qoslab mtu` analyses serial and ATM stacks")
+            continue
+        if link.loss:
+            out.add(base + ("loss",), f"loss on a link: {_NOT_YET}", expected="no loss (wifi: frame_error_rate)", found=f"{len(link.loss)} loss model(s)")
+        if link.shaper:
+            out.add(base + ("shaper",), f"a shaper on a link: {_NOT_YET}", expected="no shaper", found=f"{len(link.shaper)} shaper(s)")
+        if isinstance(link, Ethernet) and link.duplex == "half":
+            out.add(base + ("duplex",), f"half-duplex Ethernet: {_NOT_YET}", expected="'full'", found="'half'")
+        if isinstance(link, Wifi):
+            if link.delay:
+                out.add(base + ("delay",), "a wifi cell has no propagation delay to set in the simulator", expected="no delay on a wifi link", found=f"{link.delay} ns")
+            if link.retry_limit != DEFAULT_RETRY_LIMIT:
+                out.add(base + ("retry_limit",), f"a retry limit other than dot11ShortRetryLimit's 7: {_NOT_YET}", expected="7", found=str(link.retry_limit))
+    for i, _t in enumerate(sc.tunnel):
+        out.add(("tunnel", i, "type"), f"tunnels in a simulation: {_NOT_YET}", expected="no [[tunnel]] for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
+    for name, node in sc.node.items():
+        if node.role in ("atm-switch", "lane-server", "mpoa-server"):
+            out.add(("node", name, "role"), f"{node.role} nodes: {_NOT_YET}", expected="host, router, bridge, switch, ap or ap-router", found=repr(node.role))
+        if isinstance(node, Bridge) and node.promiscuous:
+            out.add(("node", name, "promiscuous"), f"promiscuous adapters (seed 000 Fig. 10): {_NOT_YET}", expected="false", found="true")
+
+
+# --------------------------------------------------------------------------- lowering
+
+
+def _cpu(name: str, node: Any, out: LocatedProblems) -> dict[str, Any]:
+    profiles = cpu_profiles()
+    wanted = node.cpu
+    if wanted is None:
+        wanted = HARDWARE_PROFILE if node.role in HARDWARE_ROLES else DEFAULT_PROFILE
+    profile = profiles.get(wanted)
+    if profile is None:
+        out.add(
+            ("node", name, "cpu"),
+            "unknown CPU profile",
+            expected="one of " + ", ".join(repr(p) for p in profiles),
+            found=repr(wanted),
+            hint=did_you_mean(wanted, list(profiles)) or "profiles live in python/qoslab/data/cpu_profiles.toml",
+        )
+        profile = profiles[DEFAULT_PROFILE]
+    return profile.sim_config()
+
+
+def _segment_addresses(sc: Scenario, names: list[str], ports: list[list[Port]], node: int, port: Port) -> list[IPv4Address]:
+    """Addresses of the nodes on the segment behind ``port``, across L2-transparent nodes."""
+    link = sc.link[port.link]
+    seen = {node}
+    todo = [names.index(m) for m in _members(link) if m != names[node]]
+    found: list[IPv4Address] = []
+    while todo:
+        k = todo.pop(0)
+        if k in seen:
+            continue
+        seen.add(k)
+        other = sc.node[names[k]]
+        found.extend(a.ip for a in other.address)
+        if _is_transparent(other):
+            for p in ports[k]:
+                for m in _members(sc.link[p.link]):
+                    j = names.index(m)
+                    if j not in seen:
+                        todo.append(j)
+    return found
+
+
+def _assign(addresses: list[IPv4Interface], candidates: list[Port], sc: Scenario, names: list[str], ports: list[list[Port]], node: int) -> dict[int, IPv4Interface]:
+    """Port index -> address: each address to the first free port whose segment shares its subnet, the rest in order."""
+    chosen: dict[int, IPv4Interface] = {}
+    left: list[IPv4Interface] = []
+    for a in addresses:
+        for p in candidates:
+            if p.index in chosen:
+                continue
+            if any(ip in a.network and ip != a.ip for ip in _segment_addresses(sc, names, ports, node, p)):
+                chosen[p.index] = a
+                break
+        else:
+            left.append(a)
+    free = [p for p in candidates if p.index not in chosen]
+    for a, p in zip(left, free):
+        chosen[p.index] = a
+    return chosen
+
+
+def _routes(node: Any) -> list[dict[str, Any]]:
+    best: dict[Any, Any] = {}
+    order: list[Any] = []
+    for r in node.routes:
+        if r.to not in best:
+            order.append(r.to)
+            best[r.to] = r
+        elif r.metric < best[r.to].metric:
+            best[r.to] = r
+    routes = [{"destination": str(best[n].to.network_address), "prefix_len": best[n].to.prefixlen, "via": str(best[n].via)} for n in order]
+    if node.gateway is not None and not any(r.to.prefixlen == 0 for r in node.routes):
+        routes.append({"destination": "0.0.0.0", "prefix_len": 0, "via": str(node.gateway)})
+    return routes
+
+
+def _port_forwards(node: Any) -> list[dict[str, Any]]:
+    out = []
+    for pf in node.port_forwards:
+        to, _, to_port = pf.to.partition(":")
+        out.append({"protocol": pf.proto, "port": pf.port, "to": to, "to_port": int(to_port) if to_port else pf.port})
+    return out
+
+
+def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Network:
+    """The scenario's network as the simulator's configuration, without traffic.
+
+    Parameters
+    ----------
+    scenario:
+        A validated scenario.
+    source:
+        The scenario file, to position problems at file:line:column.
+
+    Raises
+    ------
+    InputError
+        For what the simulator cannot run (with the key that asks for it) and unknown
+        CPU profiles.
+    """
+    out = LocatedProblems(source)
+    _refuse_unsupported(scenario, out)
+    out.raise_if_any()
+
+    names = list(scenario.node)
+    ports: list[list[Port]] = [[] for _ in names]
+    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0} for _ in names]
+    link_ports: list[list[Port]] = []
+    for li, link in enumerate(scenario.link):
+        kind = "wifi" if isinstance(link, Wifi) else "ethernet"
+        mtu = WIFI_MTU if isinstance(link, Wifi) else link.mtu
+        ends = []
+        for member in _members(link):
+            n = names.index(member)
+            idx = len(ports[n])
+            prefix = "wlan" if kind == "wifi" else "eth"
+            port = Port(n, idx, f"{prefix}{counters[n][kind]}", li, kind, mac_for(n, idx), mtu)
+            counters[n][kind] += 1
+            ports[n].append(port)
+            ends.append(port)
+        link_ports.append(ends)
+
+    nodes: list[dict[str, Any]] = []
+    addresses: dict[str, list[IPv4Interface]] = {}
+    for n, name in enumerate(names):
+        node = scenario.node[name]
+        mine = ports[n]
+        cfg: dict[str, Any] = {
+            "name": name,
+            "role": node.role,
+            "ports": [],
+            "bridge": None,
+            "ip_forward": False,
+            "routes": _routes(node),
+            "nat": None,
+            "cpu": _cpu(name, node, out),
+            "arp_timeout_ns": ARP_TIMEOUT_NS,
+            "reassembly_timeout_ns": REASSEMBLY_TIMEOUT_NS,
+        }
+        bridge_ports: list[Port] = []
+        bridge_address: IPv4Interface | None = None
+        routed: list[Port] = list(mine)  # ports that carry their own address
+        addrs = list(node.address)
+
+        if isinstance(node, Bridge) and node.forwarding in ("l2", "l3f") or isinstance(node, Switch):
+            bridge_ports, routed = list(mine), []
+            if len(addrs) > 1:
+                out.add(("node", name, "address"), "a bridge has one address, on its bridge interface", expected="one address", found=", ".join(str(a) for a in addrs))
+            bridge_address = addrs[0] if addrs else None
+            addrs = []
+        elif isinstance(node, AccessPoint):
+            wan: Port | None = None
+            if node.role == "ap-router" and len(addrs) > 1:
+                wired = [p for p in mine if p.kind == "ethernet"]
+                hit = _assign(addrs[1:2], wired, scenario, names, ports, n)
+                if hit:
+                    wan = next(p for p in wired if p.index in hit)
+                else:
+                    out.add(("node", name, "address"), "no Ethernet port leads to the WAN subnet of the second address", expected="a WAN link to a node in " + str(addrs[1].network), found="none")
+            bridge_ports = [p for p in mine if p is not wan]
+            routed = [wan] if wan is not None else []
+            bridge_address = addrs[0] if addrs else None
+            addrs = addrs[1:2] if wan is not None else []
+            if len(node.address) > 2:
+                out.add(("node", name, "address"), "an AP router has a LAN address and at most a WAN address", expected="one or two addresses", found=", ".join(str(a) for a in node.address))
+            if node.role == "ap-router":
+                cfg["ip_forward"] = True
+                if wan is not None and node.nat:
+                    cfg["nat"] = {"outside_port": wan.index, "port_forwards": _port_forwards(node), "udp_timeout_ns": NAT_UDP_TIMEOUT_NS}
+        elif isinstance(node, Router) or (isinstance(node, Bridge) and node.forwarding == "nat"):
+            cfg["ip_forward"] = True
+
+        if len(bridge_ports) == 1:
+            # One port is no bridge: the address sits on the port itself.
+            routed, bridge_ports = bridge_ports, []
+            addrs = ([bridge_address] if bridge_address else []) + addrs
+            bridge_address = None
+        if len(addrs) > len(routed):
+            out.add(("node", name, "address"), f"{len(addrs)} addresses but {len(routed)} interface(s) to put them on", expected=f"at most {len(routed)} address(es), one per link", found=", ".join(str(a) for a in addrs))
+        chosen = _assign(addrs, routed, scenario, names, ports, n)
+        for p in mine:
+            p.address = chosen.get(p.index)
+            cfg["ports"].append({"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu})
+        if bridge_ports:
+            wifi = [p for p in bridge_ports if p.kind == "wifi"]
+            mac = (wifi[0] if wifi else bridge_ports[0]).mac
+            mode = node.forwarding if isinstance(node, Bridge) else "l2"
+            cfg["bridge"] = {
+                "ports": [p.index for p in bridge_ports],
+                "mode": mode,
+                "mac": list(mac),
+                "address": _iface(bridge_address) if bridge_address else None,
+                "aging_ns": BRIDGE_AGING_NS,
+            }
+
+        if isinstance(node, Bridge) and node.forwarding == "nat":
+            outside = _nat_outside(scenario, node, mine, names, ports, n)
+            if outside is None:
+                out.add(("node", name, "forwarding"), "NAT needs an outside interface", expected="a wireless port, or a gateway on one of the ports' subnets", found="neither")
+            else:
+                cfg["nat"] = {"outside_port": outside.index, "port_forwards": _port_forwards(node), "udp_timeout_ns": NAT_UDP_TIMEOUT_NS}
+
+        addresses[name] = [p.address for p in mine if p.address is not None] + ([bridge_address] if bridge_address else [])
+        nodes.append(cfg)
+
+    links: list[dict[str, Any]] = []
+    for li, link in enumerate(scenario.link):
+        ends = link_ports[li]
+        refs = [{"node": p.node, "port": p.index} for p in ends]
+        lname = scenario.link_name(li)
+        if isinstance(link, Ethernet):
+            frames, nbytes = _queue(link)
+            links.append({"type": "ethernet", "name": lname, "a": refs[0], "b": refs[1], "rate_bps": link.rate, "delay_ns": link.delay, "queue_frames": frames, "queue_bytes": nbytes})
+        else:
+            links.append(_wifi(scenario, link, lname, refs))
+    out.raise_if_any()
+
+    config = {
+        "seed": scenario.scenario.seed,
+        "duration_ns": scenario.scenario.duration or 10 * SECOND_NS,
+        "nodes": nodes,
+        "links": links,
+        "flows": [],
+        "capture": False,
+    }
+    return Network(scenario, config, names, ports, addresses)
+
+
+def _nat_outside(sc: Scenario, node: Bridge, mine: list[Port], names: list[str], ports: list[list[Port]], n: int) -> Port | None:
+    """ICS's outside interface: the wireless adapter (seed 000 §2.3, Fig. 7); else the port towards the gateway."""
+    wifi = [p for p in mine if p.kind == "wifi"]
+    if wifi:
+        return wifi[0]
+    if node.gateway is not None:
+        for p in mine:
+            if p.address is not None and node.gateway in p.address.network:
+                return p
+    return None
+
+
+def _queue(link: Ethernet) -> tuple[int, int]:
+    """(frames, bytes) of each end's queue: the scenario's limit, the other one never binding."""
+    largest = link.mtu + ETHERNET_OVERHEAD + 4  # with an 802.1Q tag
+    if link.queue is None:
+        return TX_QUEUE_FRAMES, TX_QUEUE_FRAMES * largest
+    if link.queue.frames is not None:
+        return link.queue.frames, link.queue.frames * largest
+    nbytes = int(link.queue.bytes or 0)
+    return max(1, nbytes // 64), nbytes  # 64 bytes: the shortest Ethernet frame
+
+
+def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> dict[str, Any]:
+    members = _members(link)
+    rate = link.rate if link.rate is not None else int(max(WIFI_RATES_MBPS[link.standard]) * 1_000_000)
+    hears = None
+    if link.hears is not None:
+        hears = [[i == j or link.hears.get(a) is None or b in link.hears[a] for j, b in enumerate(members)] for i, a in enumerate(members)]
+    wds = link.wds or any(getattr(sc.node[m], "wds", False) for m in members)
+    has_ap = link.ap is not None
+    return {
+        "type": "wifi",
+        "name": name,
+        "standard": link.standard,
+        "rate_bps": rate,
+        "preamble": link.preamble,
+        "security": link.security,
+        "ap": refs[0] if has_ap else None,
+        "stations": refs[1:] if has_ap else refs,
+        "rts_threshold": int(link.rts_threshold) if link.rts_threshold is not None else RTS_NEVER,
+        "hears": hears,
+        "frame_error_rate": [float(link.frame_error_rate.get(m, 0.0)) for m in members],
+        "wds": wds,
+        "foreign_source": "drop",
+        "queue_frames": TX_QUEUE_FRAMES,
+    }
+
+
+def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Path | None = None) -> dict[str, Any]:
+    """A scenario as the simulator's ``SimConfig``, a JSON-ready dict.
+
+    Parameters
+    ----------
+    scenario:
+        A validated scenario.
+    test_index:
+        Lower the traffic of ``scenario.test[test_index]`` (its flows and run length);
+        ``None`` lowers the network alone, without flows.
+    source:
+        The scenario file, to position problems at file:line:column.
+
+    Raises
+    ------
+    InputError
+        For what the simulator cannot run, unknown CPU profiles, tests no method runs.
+
+    Examples
+    --------
+    >>> from qoslab.scenario import load_scenario
+    >>> config = lower(load_scenario("examples/seed000_l3f.toml"))
+    >>> a = next(n for n in config["nodes"] if n["name"] == "a")
+    >>> [p["name"] for p in a["ports"]], a["bridge"]["mode"]
+    (['wlan0', 'eth0'], 'l3f')
+    """
+    net = lower_network(scenario, source=source)
+    if test_index is None:
+        return net.config
+    from qoslab.methods import plan_test
+
+    plan = plan_test(net, test_index, source=source)
+    return net.with_flows(plan.flows, plan.duration_ns)
+
+
+# --------------------------------------------------------------------------- running
+
+
+def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None) -> dict[str, Any]:
+    """Run one simulation and return its results (the JSON of ``qoslab._core.simulate``).
+
+    Raises
+    ------
+    SimulationError
+        If this build of the core has no simulator, or the run stopped (a budget
+        exceeded names the queue that grew; a configuration refused names its field).
+    """
+    from qoslab import _core
+
+    run = getattr(_core, "simulate", None)
+    if run is None:
+        raise SimulationError("this build of qoslab._core has no simulator (qoslab._core.simulate); rebuild it with `pip install -e .`")
+    if pcap_dir is not None:
+        Path(pcap_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        text = run(json.dumps(config), str(pcap_dir) if pcap_dir is not None else None)
+    except Exception as err:  # the core maps its errors to Python exceptions; each is a failed run
+        raise SimulationError(f"the simulation failed: {err}") from err
+    return json.loads(text)
+
+
+@dataclass
+class TestRun:
+    """One test run: which test, its plan, the simulator's results and the records."""
+
+    index: int
+    label: str
+    plan: Any
+    results: dict[str, Any]
+    records: list[dict[str, Any]]
+
+
+def run_tests(
+    scenario: Scenario,
+    *,
+    source: str | Path | None = None,
+    seed: int | None = None,
+    pcap_dir: str | Path | None = None,
+    on_run: Any = None,
+) -> tuple[Network, list[TestRun]]:
+    """Run every test of the scenario, each in a fresh simulation, in file order.
+
+    Every test is checked before the first runs, so bad input fails fast (InputError).
+    ``on_run(network, run)`` is called after each run (the CLI prints it). With ``pcap_dir``,
+    each run captures into ``pcap_dir/test<N>``.
+
+    Raises
+    ------
+    InputError
+        For anything the simulator cannot run.
+    SimulationError
+        If a run fails.
+    """
+    from qoslab.methods import check_runnable, plan_test, test_label
+
+    net = lower_network(scenario, source=source)
+    check_runnable(scenario, source=source)
+    if not scenario.test:
+        out = LocatedProblems(source)
+        out.add(("scenario",), "the scenario has no [[test]]: nothing to measure", expected="a [[test]] table (udp.flow or ping)", found="none", hint="`qoslab reach FILE` pings between every pair of nodes")
+        out.raise_if_any()
+    plans = [plan_test(net, i, source=source) for i in range(len(scenario.test))]
+    runs: list[TestRun] = []
+    for i, plan in enumerate(plans):
+        config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None)
+        results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
+        run = TestRun(i, test_label(scenario, i), plan, results, plan.records(results))
+        runs.append(run)
+        if on_run is not None:
+            on_run(net, run)
+    return net, runs
+
+
+REACH_COUNT = 3
+"""Echo requests per pair in `qoslab reach`."""
+
+
+def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: int | None = None, on_pair: Any = None) -> tuple[Network, list[dict[str, Any]]]:
+    """Ping from every node with an address to every other such node, each pair in a fresh run.
+
+    Returns the network and one entry per ordered pair: ``from``, ``to``,
+    ``to_address``, ``sent``, ``received``, ``reachable``, ``rtt_ms`` and ``drops`` (where
+    the flow's packets died: node, port, reason, count, first_ms, summary).
+    """
+    from qoslab.methods.ping import ping_flow, rtt_metrics, run_length
+    from qoslab.report.terminal import death_points
+
+    net = lower_network(scenario, source=source)
+    speakers = [n for n in net.node_names if net.addresses.get(n)]
+    interval = SECOND_NS  # ping's default interval
+    pairs: list[dict[str, Any]] = []
+    for a in speakers:
+        for b in speakers:
+            if a == b:
+                continue
+            dst = str(net.destination(a, b))
+            flow = ping_flow(net.node_index(a), dst, count=REACH_COUNT, interval_ns=interval, payload=56)
+            results = simulate(net.with_flows([flow], run_length(REACH_COUNT, interval), seed=seed))
+            f = next((x for x in results.get("flows", []) if x["id"] == flow["id"]), {"sent": REACH_COUNT, "received": 0})
+            m = rtt_metrics(f)
+            pair = {
+                "from": a,
+                "to": b,
+                "to_address": dst,
+                "sent": m["sent"],
+                "received": m["received"],
+                "reachable": m["received"] > 0,
+                "rtt_ms": m["rtt_ms"],
+                "drops": death_points(results, flow["id"]),
+            }
+            pairs.append(pair)
+            if on_pair is not None:
+                on_pair(pair)
+    return net, pairs
+
+
+__all__ = ["run_tests", "reachability", "TestRun", "lower", "lower_network", "simulate", "Network", "Port", "SimulationError", "LocatedProblems", "mac_for", "format_mac"]

@@ -1,0 +1,83 @@
+"""Data files shipped with qoslab, and their loaders.
+
+- ``cpu_profiles.toml``: the CPU profiles a scenario's ``cpu = "…"`` names (per-packet
+  and per-byte costs in cycles, the clock, the job queue), each number with where it
+  comes from in the profile's ``calibration`` table.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+DEFAULT_PROFILE = "ideal"
+"""What a node without ``cpu`` gets: the scenario language says 'none = an infinitely fast CPU'."""
+
+HARDWARE_PROFILE = "asic"
+"""What switches, APs and AP routers get without ``cpu``: forwarding in hardware."""
+
+
+class CpuCycles(BaseModel):
+    """Cycles per operation (crates/sim/src/config.rs, ``CpuCycles``)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    per_rx_packet: int = Field(ge=0)
+    per_tx_packet: int = Field(ge=0)
+    per_byte_copied: float = Field(ge=0)
+    per_bridge_lookup: int = Field(ge=0)
+    per_route_lookup: int = Field(ge=0)
+    per_nat_translation: int = Field(ge=0)
+    per_byte_rc4: float = Field(ge=0, description="RC4 (WEP, TKIP) per byte on the host CPU.")
+    per_byte_aes: float = Field(ge=0, description="AES (CCMP) per byte on the host CPU.")
+
+
+class CpuProfile(BaseModel):
+    """One CPU profile: clock, job queue, cycles, and where each number comes from."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    name: str
+    description: str
+    hz: int = Field(ge=0, description="Clock rate; 0 = forwarding in hardware at no CPU cost.")
+    queue_limit: int = Field(ge=1, description="Frames waiting for the CPU at most.")
+    cycles: CpuCycles
+    calibration: dict[str, str] = Field(description="Field name -> where its value comes from ('cycles' covers every cycle count).")
+
+    @model_validator(mode="after")
+    def _every_number_has_a_source(self) -> CpuProfile:
+        needed = ["hz", "queue_limit"]
+        if "cycles" not in self.calibration:
+            needed += list(CpuCycles.model_fields)
+        missing = [k for k in needed if not self.calibration.get(k, "").strip()]
+        if missing:
+            raise ValueError(f"profile {self.name!r}: no calibration note for {', '.join(missing)}")
+        return self
+
+    def sim_config(self) -> dict[str, Any]:
+        """The simulator's ``CpuConfig`` for this profile."""
+        return {"profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump()}
+
+
+@cache
+def cpu_profiles() -> dict[str, CpuProfile]:
+    """Every CPU profile of ``cpu_profiles.toml``, by name.
+
+    Examples
+    --------
+    >>> profiles = cpu_profiles()
+    >>> profiles["pentium-m-1.6ghz"].hz
+    1600000000
+    >>> profiles["asic"].hz
+    0
+    """
+    text = files(__name__).joinpath("cpu_profiles.toml").read_text(encoding="utf-8")
+    data = tomllib.loads(text)
+    return {name: CpuProfile.model_validate({"name": name, **table}) for name, table in data.items()}
+
+
+__all__ = ["CpuProfile", "CpuCycles", "cpu_profiles", "DEFAULT_PROFILE", "HARDWARE_PROFILE"]

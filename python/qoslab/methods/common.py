@@ -1,0 +1,39 @@
+"""What the methods share: endpoints of a test, latency statistics in milliseconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qoslab.backends.sim import Network
+
+NS_PER_MS = 1_000_000
+
+
+def endpoints(net: "Network", index: int, *, source: str | Path | None = None) -> tuple[int, str]:
+    """(sender's node index, receiver's address) of test ``index``; InputError if either has no address."""
+    from qoslab.backends.sim import LocatedProblems
+
+    t = net.scenario.test[index]
+    out = LocatedProblems(source)
+    if not net.addresses.get(t.from_):
+        out.add(("test", index, "from"), "the sender has no IP address to send from", expected="a node with an address", found=repr(t.from_))
+    dst = net.destination(t.from_, t.to)
+    if dst is None:
+        out.add(("test", index, "to"), "the receiver has no IP address to send to", expected="a node with an address", found=repr(t.to))
+    out.raise_if_any()
+    return net.node_index(t.from_), str(dst)
+
+
+def ms(ns: float | int | None) -> float | None:
+    """Nanoseconds as milliseconds, rounded to the nanosecond; None stays None."""
+    return None if ns is None else round(float(ns) / NS_PER_MS, 6)
+
+
+def flow_result(results: dict[str, Any], flow_id: int) -> dict[str, Any]:
+    """The results entry of flow ``flow_id``."""
+    for f in results.get("flows", []):
+        if f["id"] == flow_id:
+            return f
+    raise KeyError(f"the simulator returned no result for flow {flow_id}")

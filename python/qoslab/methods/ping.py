@@ -1,0 +1,58 @@
+"""``ping``: ICMP echo requests (RFC 792) at an interval; round-trip times and loss."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qoslab.methods import Plan, cpu_metrics
+from qoslab.methods.common import endpoints, flow_result, ms
+
+if TYPE_CHECKING:
+    from qoslab.backends.sim import Network
+
+REPLY_WAIT_NS = 4_000_000_000
+"""How long the last request waits for its reply: Windows ping's default timeout (-w 4000 ms)."""
+
+FLOW = 0
+
+
+def ping_flow(src: int, dst: str, *, count: int, interval_ns: int, payload: int, flow_id: int = FLOW, start_ns: int = 0) -> dict[str, Any]:
+    """A ``FlowConfig::Ping``."""
+    return {"kind": "ping", "id": flow_id, "from": src, "to": dst, "count": count, "interval_ns": interval_ns, "payload": payload, "start_ns": start_ns}
+
+
+def run_length(count: int, interval_ns: int, start_ns: int = 0) -> int:
+    """Simulated time for ``count`` requests and the wait for the last reply."""
+    return start_ns + (count - 1) * interval_ns + REPLY_WAIT_NS
+
+
+def rtt_metrics(f: dict[str, Any]) -> dict[str, Any]:
+    """sent, received, loss and RTT statistics as ping prints them (mdev as Linux ping's)."""
+    rtts = [int(x) for x in f.get("rtt_ns") or []]
+    sent, received = int(f["sent"]), int(f["received"])
+    m: dict[str, Any] = {"sent": sent, "received": received, "loss_pct": round(100.0 * (sent - received) / sent, 6) if sent else None}
+    if rtts:
+        mean = sum(rtts) / len(rtts)
+        mdev = math.sqrt(max(0.0, sum(r * r for r in rtts) / len(rtts) - mean * mean))
+        m.update(rtt_min_ms=ms(min(rtts)), rtt_mean_ms=ms(mean), rtt_max_ms=ms(max(rtts)), rtt_mdev_ms=ms(mdev))
+    else:
+        m.update(rtt_min_ms=None, rtt_mean_ms=None, rtt_max_ms=None, rtt_mdev_ms=None)
+    m["rtt_ms"] = [ms(r) for r in rtts]
+    return m
+
+
+def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
+    """The flow of a ``ping`` test."""
+    t = net.scenario.test[index]
+    src, dst = endpoints(net, index, source=source)
+    flows = [ping_flow(src, dst, count=t.count, interval_ns=t.interval, payload=t.payload)]
+    parameters = {"count": t.count, "interval_ms": ms(t.interval), "payload_bytes": t.payload, "destination": dst}
+
+    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+        metrics = rtt_metrics(flow_result(results, FLOW))
+        metrics["cpu_util_pct"] = cpu_metrics(net, results)
+        return [{"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}]
+
+    return Plan(flows, run_length(t.count, t.interval), records, [FLOW])

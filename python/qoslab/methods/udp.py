@@ -1,0 +1,115 @@
+"""``udp.flow``: a one-way stream of UDP test frames at a constant rate, or back to back.
+
+Each datagram carries a sequence number and its send time, as an IXIA or iperf test
+frame does, so the receiver counts losses and one-way latency.
+
+Rates count Ethernet frames as RFC 2544 and testers count them: the frame from the
+destination MAC through the FCS, without preamble and inter-frame gap. A UDP payload
+of P bytes travels in a frame of P + 8 (UDP) + 20 (IPv4) + 18 (Ethernet header and
+FCS) bytes, so RFC 2544's 1518-byte frame carries 1472 payload bytes (and its 64-byte
+frame 18). A datagram larger than the sender's MTU is fragmented (RFC 791 §3.2): each
+fragment is a frame of its own and counts its own headers.
+
+``rate = "0 bps"`` or ``gap = "0 s"`` saturates: the sender keeps its interface queue
+full for ``duration``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics
+from qoslab.methods.common import endpoints, flow_result, ms
+
+if TYPE_CHECKING:
+    from qoslab.backends.sim import Network
+
+UDP_HEADER = 8  # RFC 768
+IPV4_HEADER = 20  # RFC 791 §3.1, no options
+ETHERNET_OVERHEAD = 18  # IEEE 802.3 §3.1.1: 14-byte header, 4-byte FCS
+PROBE_HEADER = 16
+"""Sequence number and send time at the start of every payload (crates/sim, ``FlowConfig::Udp``)."""
+DST_PORT = 5001
+"""iperf's default port; any port the receiver does not answer on would do."""
+MEASURED, LEARNING = 1, 0
+
+
+def wire_bytes(payload: int, mtu: int) -> int:
+    """Ethernet frame bytes (header through FCS) one datagram of ``payload`` bytes takes.
+
+    >>> wire_bytes(1472, 1500), wire_bytes(18, 1500)
+    (1518, 64)
+    >>> wire_bytes(1473, 1500)  # two fragments: 1480 + 1 bytes of the UDP datagram
+    1557
+    """
+    datagram = payload + UDP_HEADER
+    per_fragment = (mtu - IPV4_HEADER) // 8 * 8
+    fragments = max(1, math.ceil(datagram / per_fragment))
+    return datagram + fragments * (IPV4_HEADER + ETHERNET_OVERHEAD)
+
+
+def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
+    """The flows of a ``udp.flow`` test: learning frames, then the stream."""
+    from qoslab.backends.sim import LocatedProblems
+
+    t = net.scenario.test[index]
+    out = LocatedProblems(source)
+    if t.payload < PROBE_HEADER:
+        out.add(("test", index, "payload"), "too small for the test frame's sequence number and timestamp", expected=f"at least {PROBE_HEADER} bytes", found=f"{t.payload} bytes")
+    src, dst = endpoints(net, index, source=source)
+    mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
+    frame = wire_bytes(t.payload, mtu)
+    if t.rate is not None:
+        pps = t.rate / (8 * frame)
+    else:
+        pps = 0.0 if t.gap == 0 else 1e9 / t.gap
+    start = LEARNING_NS
+    if t.count is not None:
+        if pps == 0:
+            out.add(("test", index, "count"), "a saturating stream cannot be bounded by a count", expected="a rate or gap above 0 with count, or duration alone", found=f"count = {t.count}")
+            pps = 1.0
+        stop = start + round((t.count - 0.5) * 1e9 / pps)
+    else:
+        stop = start + t.duration
+    out.raise_if_any()
+    flows = [
+        {"kind": "ping", "id": LEARNING, "from": src, "to": dst, "count": 1, "interval_ns": 1_000_000_000, "payload": 56, "start_ns": 0},
+        {"kind": "udp", "id": MEASURED, "from": src, "to": dst, "dst_port": DST_PORT, "payload": t.payload, "rate_pps": pps, "start_ns": start, "stop_ns": stop},
+    ]
+    interval_s = (stop - start) / 1e9
+    parameters = {
+        "payload_bytes": t.payload,
+        "frame_bytes": frame,
+        "offered_mbps": round(pps * frame * 8 / 1e6, 6) if pps else None,
+        "offered_fps": round(pps, 6) if pps else None,
+        "saturate": pps == 0,
+        "duration_s": interval_s,
+        "destination": dst,
+    }
+
+    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+        f = flow_result(results, MEASURED)
+        lat = f.get("latency_ns") or {}
+        sent, received = int(f["sent"]), int(f["received"])
+        metrics = {
+            "sent": sent,
+            "received": received,
+            "lost": int(f["lost"]),
+            "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
+            "throughput_mbps": round(received * frame * 8 / interval_s / 1e6, 6),
+            "throughput_fps": round(received / interval_s, 6),
+            "goodput_mbps": round(int(f["bytes_received"]) * 8 / interval_s / 1e6, 6),
+            "latency_ms": ms(lat.get("mean")),
+            "latency_min_ms": ms(lat.get("min")),
+            "latency_p50_ms": ms(lat.get("p50")),
+            "latency_p90_ms": ms(lat.get("p90")),
+            "latency_p99_ms": ms(lat.get("p99")),
+            "latency_max_ms": ms(lat.get("max")),
+            "jitter_ms": ms(f.get("jitter_ns")),
+            "cpu_util_pct": cpu_metrics(net, results),
+        }
+        return [{"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}]
+
+    return Plan(flows, stop + DRAIN_NS, records, [MEASURED])
