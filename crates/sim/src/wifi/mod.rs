@@ -16,7 +16,9 @@
 //! Everything here is sans-IO: time comes in as `now`, randomness as a value or a
 //! closure from the caller.
 
+pub mod adapter;
 pub mod bianchi;
+pub mod bss;
 pub mod dcf;
 pub mod phy;
 
@@ -24,6 +26,7 @@ pub mod phy;
 /// this alias keeps the switch to it a one-line change.
 pub type Nanos = u64;
 
+pub use adapter::{Adapter, CipherCost, Converted, DropReason, ForeignSource, LinkCipher, Role};
 pub use bianchi::{BianchiInputs, BianchiSolution};
 pub use dcf::{AfterFailure, Dcf, DcfParams, FailedAttempt};
 pub use phy::{FrameExchange, PhyParams, Preamble, Protection, Rate, Security, Standard};
