@@ -170,7 +170,10 @@ impl fmt::Display for DropReason {
                 write!(f, "802.11 frame dropped by {cipher}: {why}")
             }
             DropReason::QueueFull { capacity } => {
-                write!(f, "802.11 transmit queue full ({capacity} frames): frame dropped")
+                write!(
+                    f,
+                    "802.11 transmit queue full ({capacity} frames): frame dropped"
+                )
             }
             DropReason::RetryLimit { attempts } => write!(
                 f,
@@ -556,8 +559,14 @@ impl LinkCipher {
             Cipher::Open => unreachable!("handled above"),
             Cipher::Wep40 | Cipher::Wep104 => {
                 let iv = (counter as u32 & 0x00ff_ffff).to_be_bytes();
-                dot11_crypto::wep_encapsulate(&self.key, [iv[1], iv[2], iv[3]], 0, &plaintext, mpdu)
-                    .map_err(|_| self.undecryptable("bad WEP key"))?;
+                dot11_crypto::wep_encapsulate(
+                    &self.key,
+                    [iv[1], iv[2], iv[3]],
+                    0,
+                    &plaintext,
+                    mpdu,
+                )
+                .map_err(|_| self.undecryptable("bad WEP key"))?;
                 plaintext.len() + dot11_crypto::WEP_ICV_LEN
             }
             Cipher::Tkip => {
@@ -616,7 +625,8 @@ impl LinkCipher {
             Cipher::Tkip => {
                 let tkip = TkipHeader::new_checked(body)
                     .map_err(|_| self.undecryptable("truncated TKIP header"))?;
-                TkipRepr::parse(&tkip).map_err(|_| self.undecryptable("TKIP header without ExtIV"))?;
+                TkipRepr::parse(&tkip)
+                    .map_err(|_| self.undecryptable("TKIP header without ExtIV"))?;
                 let trailer = dot11_crypto::TKIP_MIC_LEN + dot11_crypto::TKIP_ICV_LEN;
                 let data = &body[dot11_crypto::TKIP_HEADER_LEN..];
                 if data.len() < trailer {
@@ -809,12 +819,20 @@ mod test {
         for name in ["open", "wep-40", "wep-104", "tkip", "ccmp"] {
             let cipher = LinkCipher::from_name(name).unwrap();
             let mut sta = Adapter::new(
-                Role::Station { mac: STA, bssid: AP },
+                Role::Station {
+                    mac: STA,
+                    bssid: AP,
+                },
                 ForeignSource::Drop,
                 false,
                 cipher.clone(),
             );
-            let ap = Adapter::new(Role::AccessPoint { bssid: AP }, ForeignSource::Drop, false, cipher);
+            let ap = Adapter::new(
+                Role::AccessPoint { bssid: AP },
+                ForeignSource::Drop,
+                false,
+                cipher,
+            );
             let frame = eth(WIRED, STA);
             let sent = sta.transmit(&frame, None).unwrap();
             let overhead = name.parse::<Cipher>().unwrap().overhead();
@@ -836,7 +854,10 @@ mod test {
     #[test]
     fn a_wrong_wep_key_is_refused() {
         let mut sta = Adapter::new(
-            Role::Station { mac: STA, bssid: AP },
+            Role::Station {
+                mac: STA,
+                bssid: AP,
+            },
             ForeignSource::Drop,
             false,
             LinkCipher::wep(&DEFAULT_WEP40_KEY).unwrap(),

@@ -62,8 +62,7 @@ use std::collections::{BTreeMap, VecDeque};
 use super::adapter::DropReason;
 use super::dcf::{AfterFailure, Dcf, DcfParams, FailedAttempt, DEFAULT_RTS_THRESHOLD};
 use super::phy::{
-    FrameExchange, ModulationClass, PhyParams, Preamble, Protection, Rate, CTS_LEN, FCS_LEN,
-    MICROS,
+    FrameExchange, ModulationClass, PhyParams, Preamble, Protection, Rate, CTS_LEN, FCS_LEN, MICROS,
 };
 use super::Nanos;
 use crate::rng::{RandomStream, RunSeed};
@@ -117,7 +116,11 @@ impl BssParams {
         let preamble = match preamble.trim().to_ascii_lowercase().as_str() {
             "long" => Preamble::Long,
             "short" => Preamble::Short,
-            other => return Err(format!("preamble must be \"long\" or \"short\", not {other:?}")),
+            other => {
+                return Err(format!(
+                    "preamble must be \"long\" or \"short\", not {other:?}"
+                ))
+            }
         };
         let phy = match standard.trim().to_ascii_lowercase().as_str() {
             "802.11b" => PhyParams::dot11b(preamble),
@@ -129,7 +132,8 @@ impl BssParams {
                 ))
             }
         };
-        let rate = (rate_bps % 1000 == 0)
+        let rate = rate_bps
+            .is_multiple_of(1000)
             .then(|| Rate::from_kbps(rate_bps / 1000))
             .flatten()
             .filter(|r| phy.supports(*r))
@@ -145,7 +149,10 @@ impl BssParams {
             return Err("members: a BSS needs at least one member".into());
         }
         if !self.phy.supports(self.rate) {
-            return Err(format!("rate: {:?} is not a rate of {:?}", self.rate, self.phy.standard));
+            return Err(format!(
+                "rate: {:?} is not a rate of {:?}",
+                self.rate, self.phy.standard
+            ));
         }
         if self.queue_frames == 0 {
             return Err("queue_frames: a transmit queue holds at least one frame".into());
@@ -165,7 +172,11 @@ impl BssParams {
                 self.members
             ));
         }
-        if let Some(p) = self.frame_error_rate.iter().find(|p| !(0.0..=1.0).contains(*p)) {
+        if let Some(p) = self
+            .frame_error_rate
+            .iter()
+            .find(|p| !(0.0..=1.0).contains(*p))
+        {
             return Err(format!("frame_error_rate: {p} is not a probability"));
         }
         Ok(())
@@ -300,8 +311,13 @@ enum Event {
 /// A transmission due SIFS after a frame.
 #[derive(Clone, Copy, Debug)]
 enum Scheduled {
-    Ack { to: usize },
-    Cts { to: usize, nav: Nanos },
+    Ack {
+        to: usize,
+    },
+    Cts {
+        to: usize,
+        nav: Nanos,
+    },
     /// Our head-of-queue data frame, after CTS or CTS-to-self.
     Data,
 }
@@ -378,7 +394,8 @@ impl Member {
 
     fn request_access(&mut self, now: Nanos) {
         self.state = State::Contending;
-        self.dcf.request_access(now, Self::draw(&mut self.backoff_stream));
+        self.dcf
+            .request_access(now, Self::draw(&mut self.backoff_stream));
     }
 }
 
@@ -597,7 +614,10 @@ impl Bss {
                 self.start_exchange(t, m);
             }
         }
-        assert!(progressed, "BSS medium: nothing to do at {t} ns although due");
+        assert!(
+            progressed,
+            "BSS medium: nothing to do at {t} ns although due"
+        );
     }
 
     fn schedule(&mut self, at: Nanos, phase: u8, event: Event) -> EventKey {
@@ -612,7 +632,11 @@ impl Bss {
     fn plan(&self, queued: &Queued) -> Plan {
         let p = &self.params;
         let psdu_len = queued.mpdu.len() + FCS_LEN;
-        let rate = if queued.dest.is_some() { p.rate } else { p.group_rate() };
+        let rate = if queued.dest.is_some() {
+            p.rate
+        } else {
+            p.group_rate()
+        };
         let protection = if queued.dest.is_some() && psdu_len > p.rts_threshold {
             Protection::RtsCts
         } else {
@@ -635,7 +659,10 @@ impl Bss {
 
     /// The DCF granted `m` the medium at `t`: the first frame of its exchange goes.
     fn start_exchange(&mut self, t: Nanos, m: usize) {
-        let head = self.members[m].queue.front().expect("contending with a frame");
+        let head = self.members[m]
+            .queue
+            .front()
+            .expect("contending with a frame");
         let plan = self.plan(head);
         let member = &mut self.members[m];
         member.stats.attempts += 1;
@@ -662,7 +689,11 @@ impl Bss {
                     None => ex.sifs + ex.data,
                 };
                 self.transmit(t, m, FrameKind::CtsToSelf, None, cts, nav, None);
-                self.schedule(t + cts + ex.sifs, PHASE_SEND, Event::Send(m, Scheduled::Data));
+                self.schedule(
+                    t + cts + ex.sifs,
+                    PHASE_SEND,
+                    Event::Send(m, Scheduled::Data),
+                );
             }
             Protection::None => self.transmit_data(t, m, plan),
         }
@@ -670,13 +701,24 @@ impl Bss {
 
     fn transmit_data(&mut self, t: Nanos, m: usize, plan: Plan) {
         let nav = plan.data_nav();
-        let head = self.members[m].queue.front_mut().expect("exchanging a frame");
+        let head = self.members[m]
+            .queue
+            .front_mut()
+            .expect("exchanging a frame");
         if is_data_mpdu(&head.mpdu) {
             let duration_us = (nav / MICROS) as u16;
             head.mpdu[2..4].copy_from_slice(&duration_us.to_le_bytes());
         }
         let mpdu = head.mpdu.clone();
-        self.transmit(t, m, FrameKind::Data, plan.dest, plan.timeline.data, nav, Some(mpdu));
+        self.transmit(
+            t,
+            m,
+            FrameKind::Data,
+            plan.dest,
+            plan.timeline.data,
+            nav,
+            Some(mpdu),
+        );
     }
 
     /// Puts a frame on the air: collisions with what is already there, busy medium
@@ -702,14 +744,14 @@ impl Bss {
             // both loses both.
             other.deaf[sender] = true;
             deaf[other.sender] = true;
-            for r in 0..n {
+            for (r, lost_at_r) in lost.iter_mut().enumerate() {
                 if r != sender
                     && r != other.sender
                     && self.hears[r][sender]
                     && self.hears[r][other.sender]
                 {
                     other.lost[r] = true;
-                    lost[r] = true;
+                    *lost_at_r = true;
                 }
             }
         }
@@ -837,7 +879,10 @@ impl Bss {
             .on_tx_success(t, plan.psdu_len, Member::draw(&mut member.backoff_stream));
         member.queue.pop_front();
         member.stats.frames_sent += 1;
-        self.outbox.push(BssEvent::TxDone { member: m, ok: true });
+        self.outbox.push(BssEvent::TxDone {
+            member: m,
+            ok: true,
+        });
         self.next_frame(t, m);
     }
 
@@ -877,7 +922,10 @@ impl Bss {
                         attempts: head.attempts,
                     },
                 });
-                self.outbox.push(BssEvent::TxDone { member: m, ok: false });
+                self.outbox.push(BssEvent::TxDone {
+                    member: m,
+                    ok: false,
+                });
             }
         }
         self.next_frame(t, m);
@@ -946,7 +994,8 @@ impl Bss {
                 }
                 continue;
             }
-            if !for_r && !(tx.kind == FrameKind::Data && tx.receiver.is_none()) {
+            let addressed_to_r = for_r || (tx.kind == FrameKind::Data && tx.receiver.is_none());
+            if !addressed_to_r {
                 if tx.nav > 0 {
                     member.dcf.notify_nav(t, t + tx.nav);
                 }
@@ -966,10 +1015,7 @@ impl Bss {
                         let cts_rate = self.params.phy.control_response_rate(self.rts_rate());
                         let cts = self.params.phy.ppdu_time(CTS_LEN, cts_rate);
                         let nav = tx.nav.saturating_sub(sifs + cts);
-                        let what = Scheduled::Cts {
-                            to: tx.sender,
-                            nav,
-                        };
+                        let what = Scheduled::Cts { to: tx.sender, nav };
                         self.schedule(t + sifs, PHASE_SEND, Event::Send(r, what));
                     }
                 }
@@ -1066,7 +1112,16 @@ mod test {
             (t, BssEvent::Delivered { to: 0, from: 1, at, mpdu }) if *t == delivered_at && *at == delivered_at
                 && u16::from_le_bytes([mpdu[2], mpdu[3]]) == 10 + 248
         ));
-        assert_eq!(events[1], (ack_end, BssEvent::TxDone { member: 1, ok: true }));
+        assert_eq!(
+            events[1],
+            (
+                ack_end,
+                BssEvent::TxDone {
+                    member: 1,
+                    ok: true
+                }
+            )
+        );
         assert_eq!(events.len(), 2);
         let s = bss.member_stats(1);
         assert_eq!((s.attempts, s.retries, s.frames_sent), (1, 0, 1));
@@ -1085,7 +1140,16 @@ mod test {
         // DIFS 50, RTS 272, SIFS, CTS 248, SIFS, data 1310, SIFS, Ack 248.
         let data_end = (50 + 272 + 10 + 248 + 10 + 1310) * US;
         assert!(matches!(&events[0], (_, BssEvent::Delivered { at, .. }) if *at == data_end));
-        assert_eq!(events[1], (data_end + 258 * US, BssEvent::TxDone { member: 1, ok: true }));
+        assert_eq!(
+            events[1],
+            (
+                data_end + 258 * US,
+                BssEvent::TxDone {
+                    member: 1,
+                    ok: true
+                }
+            )
+        );
         // The third member heard the RTS and set its NAV; its own frame waits.
         assert_eq!(bss.member_stats(2).airtime_ns, 0);
     }
@@ -1149,7 +1213,11 @@ mod test {
         assert_eq!(bss.member_stats(0).duplicates, 6);
         assert!(events.iter().any(|(_, e)| matches!(
             e,
-            BssEvent::Dropped { member: 1, reason: DropReason::RetryLimit { attempts: 7 }, .. }
+            BssEvent::Dropped {
+                member: 1,
+                reason: DropReason::RetryLimit { attempts: 7 },
+                ..
+            }
         )));
         let s = bss.member_stats(1);
         assert_eq!((s.attempts, s.retries, s.dropped), (7, 6, 1));
@@ -1170,7 +1238,9 @@ mod test {
         let seqs: Vec<u16> = run(&mut bss)
             .into_iter()
             .filter_map(|(_, e)| match e {
-                BssEvent::Delivered { mpdu, .. } => Some(u16::from_le_bytes([mpdu[22], mpdu[23]]) >> 4),
+                BssEvent::Delivered { mpdu, .. } => {
+                    Some(u16::from_le_bytes([mpdu[22], mpdu[23]]) >> 4)
+                }
                 _ => None,
             })
             .collect();
