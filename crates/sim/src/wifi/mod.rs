@@ -12,11 +12,17 @@
 //! * [`dcf`] — the sans-IO DCF entity of one station (ns-3's
 //!   `ChannelAccessManager` design: analytical backoff end, one timer).
 //! * [`bianchi`] — saturation throughput of n stations.
+//! * [`adapter`] — what a port does between Ethernet frames and MPDUs: the address
+//!   rules of Table 9-26 for stations, APs and IBSS (seed 000 §2.1) and the ciphers.
+//! * [`bss`] — the shared medium of one BSS: a DCF and a queue per member,
+//!   collisions per receiver (hidden terminals), Ack/RTS/CTS/NAV/EIFS, one timer.
 //!
 //! Everything here is sans-IO: time comes in as `now`, randomness as a value or a
 //! closure from the caller.
 
+pub mod adapter;
 pub mod bianchi;
+pub mod bss;
 pub mod dcf;
 pub mod phy;
 
@@ -24,6 +30,8 @@ pub mod phy;
 /// this alias keeps the switch to it a one-line change.
 pub type Nanos = u64;
 
+pub use adapter::{Adapter, CipherCost, Converted, DropReason, ForeignSource, LinkCipher, Role};
 pub use bianchi::{BianchiInputs, BianchiSolution};
+pub use bss::{Bss, BssEvent, BssParams, MemberStats};
 pub use dcf::{AfterFailure, Dcf, DcfParams, FailedAttempt};
 pub use phy::{FrameExchange, PhyParams, Preamble, Protection, Rate, Security, Standard};

@@ -1,0 +1,1273 @@
+//! The shared medium of one 802.11 BSS (or IBSS), sans-IO: every member's DCF, its
+//! transmit queue, and the frames on the air between them.
+//!
+//! Standards a reader must know (IEEE Std 802.11-2020):
+//!
+//! * §10.3.2.3 interframe spaces, §10.3.4 the DCF access and backoff procedure — in
+//!   [`super::dcf`], one [`Dcf`] per member.
+//! * §10.3.2.4 virtual carrier sense: a member that receives a frame addressed to
+//!   another sets its NAV from the Duration field (§9.2.5): data SIFS + Ack, RTS
+//!   3 × SIFS + CTS + data + Ack, CTS the RTS's minus SIFS and CTS, CTS-to-self
+//!   2 × SIFS + data + Ack. Not modelled: the NAV reset of §10.3.2.4 when no frame
+//!   follows an overheard RTS.
+//! * §10.3.2.5–§10.3.2.9 RTS/CTS and the Ack procedure: a unicast data frame is
+//!   acknowledged after SIFS at the control response rate (§10.6.6.5); a CTS answers
+//!   an RTS after SIFS when the NAV is idle; the sender waits ACKTimeout (CTSTimeout) =
+//!   SIFS + slot + aRxPHYStartDelay for the response to start, and a response that
+//!   ends in error is a failure too. MPDUs longer than dot11RTSThreshold go after
+//!   RTS/CTS (§10.3.2.5).
+//! * §10.3.4.4 retries: a failure doubles CW and retries until the short (7) or long
+//!   (4) retry limit, then the frame is dropped ([`DropReason::RetryLimit`]).
+//! * §10.3.2.14 duplicate detection: a retransmission (Retry bit) with the sequence
+//!   number last received from that transmitter is acknowledged but not delivered.
+//! * §10.3.2.3.7 EIFS: a member that received a frame in error waits EIFS.
+//! * §10.26.2 ERP protection: OFDM frames in an 802.11g BSS with 802.11b members go
+//!   after a CTS-to-self at a DSSS/CCK rate ([`PhyParams::protection_for`]).
+//! * §9.2.4.4 / §10.3.2.14.2: the MAC numbers each MSDU (Sequence Control), per
+//!   transmitter here; group-addressed frames (§10.6.6.2) are sent once, unacknowledged,
+//!   at the highest basic rate not above the data rate.
+//!
+//! # The medium model
+//!
+//! `hears[i][j]` says whether member i hears member j (default: all hear all). A
+//! member's DCF is told busy/idle only for transmissions it hears. A receiver that
+//! hears two overlapping transmissions loses both (no capture): hidden terminals
+//! collide at the AP while their DCFs see an idle medium. A member cannot receive
+//! while it transmits (half duplex). A data frame that survives collisions is still
+//! lost with the receiver's frame error rate (a Bernoulli draw per reception from that
+//! receiver's seeded stream); the short control frames (RTS, CTS, Ack; 14–20 bytes at
+//! a basic rate) are taken as error-free, so the rate is the data frame error rate a
+//! loss measurement sees. A frame received in error makes the receiver wait EIFS.
+//!
+//! # Timing and the one timer
+//!
+//! Nothing happens per slot: the medium keeps its own timed events (ends of
+//! transmissions, responses due SIFS later, response timeouts) in one ordered map and
+//! asks each contending DCF when its backoff ends ([`Dcf::poll_at`], computed
+//! analytically). [`Bss::poll_at`] is the earliest of them: the owner arms one timer for
+//! the whole BSS and calls [`Bss::poll`] then. Events at the same instant run in a
+//! fixed order: ends of transmissions, timeouts, scheduled transmissions, then DCF
+//! grants in member order — so two members whose backoffs end in the same slot both
+//! transmit, and collide, as in the standard.
+//!
+//! MPDUs are handed in without FCS ([`super::adapter`] makes them); the air time counts
+//! the 4-byte FCS. The medium writes the MAC's fields into a data MPDU's header: the
+//! Sequence Control at enqueue, the Duration and, on retransmissions, the Retry bit.
+//!
+//! Every random draw comes from a [`RunSeed`] stream named by (BSS id, member, purpose),
+//! so a run is reproducible and adding a member does not change another's draws.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::adapter::DropReason;
+use super::dcf::{AfterFailure, Dcf, DcfParams, FailedAttempt, DEFAULT_RTS_THRESHOLD};
+use super::phy::{
+    FrameExchange, ModulationClass, PhyParams, Preamble, Protection, Rate, CTS_LEN, FCS_LEN, MICROS,
+};
+use super::Nanos;
+use crate::rng::{RandomStream, RunSeed};
+
+/// Parameters of one BSS, lowered from `WifiConfig`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BssParams {
+    /// PHY timing, slot, contention windows, basic rates and ERP protection.
+    pub phy: PhyParams,
+    /// The data rate every member sends unicast data at.
+    pub rate: Rate,
+    /// dot11RTSThreshold in bytes: MPDUs (FCS included) longer than this go after
+    /// RTS/CTS. 2347 (the default) never.
+    pub rts_threshold: usize,
+    /// Number of members: index 0 the AP if there is one, then the stations.
+    pub members: usize,
+    /// `hears[i][j]`: member i hears member j. `None`: everyone hears everyone.
+    pub hears: Option<Vec<Vec<bool>>>,
+    /// Data frame error rate of frames received by each member; empty means none.
+    pub frame_error_rate: Vec<f64>,
+    /// Transmit queue of each member, in frames (drop-tail); ≥ 1.
+    pub queue_frames: usize,
+}
+
+impl BssParams {
+    /// `members` members on `phy` at `rate`, everyone hearing everyone, no frame
+    /// errors, RTS/CTS off, `queue_frames` per member.
+    pub fn new(phy: PhyParams, rate: Rate, members: usize, queue_frames: usize) -> Self {
+        BssParams {
+            phy,
+            rate,
+            rts_threshold: DEFAULT_RTS_THRESHOLD,
+            members,
+            hears: None,
+            frame_error_rate: Vec::new(),
+            queue_frames,
+        }
+    }
+
+    /// From the strings of `WifiConfig`: `standard` "802.11b", "802.11g" (an ERP-only
+    /// BSS: short slot, CWmin 15, no protection) or "802.11g-mixed" (802.11b members
+    /// present: long slot, CWmin 31, CTS-to-self before OFDM frames); `preamble`
+    /// "long" or "short"; `rate_bps` one of the PHY's rates.
+    pub fn from_names(
+        standard: &str,
+        preamble: &str,
+        rate_bps: u64,
+        members: usize,
+        queue_frames: usize,
+    ) -> Result<Self, String> {
+        let preamble = match preamble.trim().to_ascii_lowercase().as_str() {
+            "long" => Preamble::Long,
+            "short" => Preamble::Short,
+            other => {
+                return Err(format!(
+                    "preamble must be \"long\" or \"short\", not {other:?}"
+                ))
+            }
+        };
+        let phy = match standard.trim().to_ascii_lowercase().as_str() {
+            "802.11b" => PhyParams::dot11b(preamble),
+            "802.11g" => PhyParams::dot11g(false, preamble),
+            "802.11g-mixed" => PhyParams::dot11g(true, preamble),
+            other => {
+                return Err(format!(
+                    "standard must be \"802.11b\", \"802.11g\" or \"802.11g-mixed\", not {other:?}"
+                ))
+            }
+        };
+        let rate = rate_bps
+            .is_multiple_of(1000)
+            .then(|| Rate::from_kbps(rate_bps / 1000))
+            .flatten()
+            .filter(|r| phy.supports(*r))
+            .ok_or_else(|| format!("{rate_bps} bit/s is not a rate of {standard}"))?;
+        let params = BssParams::new(phy, rate, members, queue_frames);
+        params.check()?;
+        Ok(params)
+    }
+
+    /// Refuses parameters the medium cannot run, naming the field.
+    pub fn check(&self) -> Result<(), String> {
+        if self.members == 0 {
+            return Err("members: a BSS needs at least one member".into());
+        }
+        if !self.phy.supports(self.rate) {
+            return Err(format!(
+                "rate: {:?} is not a rate of {:?}",
+                self.rate, self.phy.standard
+            ));
+        }
+        if self.queue_frames == 0 {
+            return Err("queue_frames: a transmit queue holds at least one frame".into());
+        }
+        if let Some(hears) = &self.hears {
+            if hears.len() != self.members || hears.iter().any(|row| row.len() != self.members) {
+                return Err(format!(
+                    "hears: must be {n} × {n} (one row and column per member)",
+                    n = self.members
+                ));
+            }
+        }
+        if !self.frame_error_rate.is_empty() && self.frame_error_rate.len() != self.members {
+            return Err(format!(
+                "frame_error_rate: {} values for {} members",
+                self.frame_error_rate.len(),
+                self.members
+            ));
+        }
+        if let Some(p) = self
+            .frame_error_rate
+            .iter()
+            .find(|p| !(0.0..=1.0).contains(*p))
+        {
+            return Err(format!("frame_error_rate: {p} is not a probability"));
+        }
+        Ok(())
+    }
+
+    /// Rate of group-addressed data frames: the highest basic rate of the data rate's
+    /// modulation class not above it (§10.6.6.2 asks for a basic rate).
+    pub fn group_rate(&self) -> Rate {
+        self.phy.control_response_rate(self.rate)
+    }
+}
+
+/// What happened on the medium, in time order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BssEvent {
+    /// `to` received `mpdu` (no FCS) from `from`; the reception ended `at`.
+    Delivered {
+        /// The receiving member.
+        to: usize,
+        /// The sending member.
+        from: usize,
+        /// The MPDU as sent (Sequence Control, Duration and Retry as on the air).
+        mpdu: Vec<u8>,
+        /// End of the reception.
+        at: Nanos,
+    },
+    /// A frame left `member`'s queue undelivered.
+    Dropped {
+        /// The sending member.
+        member: usize,
+        /// The MPDU.
+        mpdu: Vec<u8>,
+        /// Why (here: the retry limit).
+        reason: DropReason,
+    },
+    /// `member`'s frame exchange ended: `ok` when acknowledged (or a group frame sent),
+    /// false when dropped at the retry limit. Retries are not reported here.
+    TxDone {
+        /// The sending member.
+        member: usize,
+        /// Whether the frame made it.
+        ok: bool,
+    },
+}
+
+/// Counters of one member.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MemberStats {
+    /// Frames accepted into the transmit queue.
+    pub enqueued: u64,
+    /// Frames refused because the queue was full.
+    pub queue_drops: u64,
+    /// Frame exchanges started (the first frame: RTS, CTS-to-self or data).
+    pub attempts: u64,
+    /// Of those, retransmissions of a frame already tried.
+    pub retries: u64,
+    /// Frames acknowledged (unicast) or sent (group-addressed).
+    pub frames_sent: u64,
+    /// Frames dropped at the retry limit.
+    pub dropped: u64,
+    /// Time this member's transmitter was on the air (data, RTS, CTS, Ack), ns.
+    pub airtime_ns: u64,
+    /// Frames delivered to this member.
+    pub received: u64,
+    /// Data frames for this member (or group frames) lost to overlapping transmissions.
+    pub rx_collisions: u64,
+    /// Data frames for this member (or group frames) lost to the frame error rate.
+    pub rx_errors: u64,
+    /// Retransmitted frames received again and not delivered (§10.3.2.14).
+    pub duplicates: u64,
+}
+
+// ---------------------------------------------------------------------------
+// Internals
+// ---------------------------------------------------------------------------
+
+/// Frame Control octet 0 type bits (b2–b3) of a data frame (§9.2.4.1.3).
+const DATA_TYPE_BITS: u8 = 0b10 << 2;
+/// Frame Control octet 1, Retry (b11, §9.2.4.1.6).
+const RETRY_BIT: u8 = 0x08;
+/// The sequence number wraps at 4096 (§9.2.4.4.2).
+const SEQUENCE_MODULUS: u16 = 4096;
+/// A data MAC header has at least 24 octets (§9.3.2.1).
+const MIN_DATA_HEADER: usize = 24;
+
+fn is_data_mpdu(mpdu: &[u8]) -> bool {
+    mpdu.len() >= MIN_DATA_HEADER && mpdu[0] & 0x0c == DATA_TYPE_BITS
+}
+
+/// The kinds of frames on the air.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FrameKind {
+    Data,
+    Rts,
+    Cts,
+    CtsToSelf,
+    Ack,
+}
+
+/// A transmission on the air.
+#[derive(Debug)]
+struct OnAir {
+    id: u64,
+    sender: usize,
+    kind: FrameKind,
+    /// The member it is addressed to; `None` for group data and CTS-to-self.
+    receiver: Option<usize>,
+    /// Duration field, in ns.
+    nav: Nanos,
+    /// The data MPDU (no FCS).
+    mpdu: Option<Vec<u8>>,
+    /// Per member: lost there to an overlapping transmission it hears.
+    lost: Vec<bool>,
+    /// Per member: it was transmitting during this frame, so never received it.
+    deaf: Vec<bool>,
+}
+
+/// Ordering of the medium's own events: time, phase at that time, insertion order.
+type EventKey = (Nanos, u8, u64);
+
+const PHASE_TX_END: u8 = 0;
+const PHASE_TIMEOUT: u8 = 1;
+const PHASE_SEND: u8 = 2;
+
+#[derive(Clone, Copy, Debug)]
+enum Event {
+    TxEnd(u64),
+    Timeout(usize),
+    Send(usize, Scheduled),
+}
+
+/// A transmission due SIFS after a frame.
+#[derive(Clone, Copy, Debug)]
+enum Scheduled {
+    Ack {
+        to: usize,
+    },
+    Cts {
+        to: usize,
+        nav: Nanos,
+    },
+    /// Our head-of-queue data frame, after CTS or CTS-to-self.
+    Data,
+}
+
+/// The exchange plan of a head-of-queue frame.
+#[derive(Clone, Copy, Debug)]
+struct Plan {
+    psdu_len: usize,
+    dest: Option<usize>,
+    protection: Protection,
+    timeline: FrameExchange,
+    /// ACKTimeout after the data, CTSTimeout after the RTS.
+    ack_timeout: Nanos,
+    cts_timeout: Nanos,
+}
+
+impl Plan {
+    fn data_nav(&self) -> Nanos {
+        match self.dest {
+            Some(_) => self.timeline.duration_data_us as Nanos * MICROS,
+            None => 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Awaiting {
+    kind: FrameKind,
+    /// The timeout's key while it is pending; `None` once it fired with the response
+    /// already on the air (its end decides).
+    timeout: Option<EventKey>,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum State {
+    /// Nothing queued.
+    Idle,
+    /// A frame is queued and the DCF has been asked for the medium.
+    Contending,
+    /// An exchange of the head-of-queue frame is under way.
+    Exchanging {
+        plan: Plan,
+        awaiting: Option<Awaiting>,
+    },
+}
+
+#[derive(Debug)]
+struct Queued {
+    mpdu: Vec<u8>,
+    dest: Option<usize>,
+    attempts: u32,
+}
+
+#[derive(Debug)]
+struct Member {
+    dcf: Dcf,
+    backoff_stream: RandomStream,
+    error_stream: RandomStream,
+    frame_error_rate: f64,
+    queue: VecDeque<Queued>,
+    state: State,
+    next_sequence: u16,
+    /// Sequence number last received from each transmitter (duplicate detection).
+    last_sequence_from: Vec<Option<u16>>,
+    /// End of this member's current transmission.
+    on_air_until: Nanos,
+    stats: MemberStats,
+}
+
+impl Member {
+    fn draw(stream: &mut RandomStream) -> impl FnMut(u32) -> u32 + '_ {
+        |cw| stream.uniform_inclusive(u64::from(cw)) as u32
+    }
+
+    fn request_access(&mut self, now: Nanos) {
+        self.state = State::Contending;
+        self.dcf
+            .request_access(now, Self::draw(&mut self.backoff_stream));
+    }
+}
+
+/// The medium of one BSS; see the module doc.
+#[derive(Debug)]
+pub struct Bss {
+    params: BssParams,
+    hears: Vec<Vec<bool>>,
+    members: Vec<Member>,
+    events: BTreeMap<EventKey, Event>,
+    on_air: Vec<OnAir>,
+    next_seq: u64,
+    next_tx_id: u64,
+    /// Latest instant processed.
+    now: Nanos,
+    /// Events produced outside `poll` (by `enqueue` catching up), handed out by the
+    /// next `poll`.
+    outbox: Vec<BssEvent>,
+    busy_ns: u64,
+    busy_until: Nanos,
+}
+
+impl Bss {
+    /// A BSS whose random streams are `seed`'s streams for component `id` (the link's
+    /// index), purposes "member {i} backoff" and "member {i} frame errors".
+    ///
+    /// # Panics
+    /// If `params.check()` fails.
+    pub fn new(params: BssParams, seed: RunSeed, id: u64) -> Bss {
+        if let Err(e) = params.check() {
+            panic!("invalid BSS parameters: {e}");
+        }
+        let n = params.members;
+        let hears = params
+            .hears
+            .clone()
+            .unwrap_or_else(|| vec![vec![true; n]; n]);
+        let mut dcf_params = DcfParams::from_phy(&params.phy);
+        dcf_params.rts_threshold = params.rts_threshold;
+        let members = (0..n)
+            .map(|i| Member {
+                dcf: Dcf::new(dcf_params),
+                backoff_stream: seed.stream(id, &format!("member {i} backoff")),
+                error_stream: seed.stream(id, &format!("member {i} frame errors")),
+                frame_error_rate: params.frame_error_rate.get(i).copied().unwrap_or(0.0),
+                queue: VecDeque::new(),
+                state: State::Idle,
+                next_sequence: 0,
+                last_sequence_from: vec![None; n],
+                on_air_until: 0,
+                stats: MemberStats::default(),
+            })
+            .collect();
+        Bss {
+            params,
+            hears,
+            members,
+            events: BTreeMap::new(),
+            on_air: Vec::new(),
+            next_seq: 0,
+            next_tx_id: 0,
+            now: 0,
+            outbox: Vec::new(),
+            busy_ns: 0,
+            busy_until: 0,
+        }
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &BssParams {
+        &self.params
+    }
+
+    /// Number of members.
+    pub fn member_count(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Frames in `member`'s transmit queue, including the one being sent.
+    pub fn queue_len(&self, member: usize) -> usize {
+        self.members[member].queue.len()
+    }
+
+    /// Whether `member`'s queue can take another frame.
+    pub fn has_room(&self, member: usize) -> bool {
+        self.queue_len(member) < self.params.queue_frames
+    }
+
+    /// `member`'s MAC hands an MPDU (no FCS) to the medium for member `dest`, or for
+    /// every member that hears it when `dest` is `None` (group-addressed). The medium
+    /// writes the Sequence Control of a data MPDU. `Err(QueueFull)` when the queue
+    /// holds `queue_frames` already (drop-tail). Events due before `now` are processed
+    /// first; any they produce come out of the next [`poll`](Self::poll).
+    ///
+    /// # Panics
+    /// If `member` or `dest` is not a member, or `dest` is `member`.
+    pub fn enqueue(
+        &mut self,
+        now: Nanos,
+        member: usize,
+        mut mpdu: Vec<u8>,
+        dest: Option<usize>,
+    ) -> Result<(), DropReason> {
+        let n = self.members.len();
+        assert!(member < n, "no member {member}");
+        assert!(
+            dest.is_none_or(|d| d < n && d != member),
+            "member {member} cannot send to {dest:?}"
+        );
+        self.advance_to(now);
+        let capacity = self.params.queue_frames;
+        let m = &mut self.members[member];
+        if m.queue.len() >= capacity {
+            m.stats.queue_drops += 1;
+            return Err(DropReason::QueueFull { capacity });
+        }
+        if is_data_mpdu(&mpdu) {
+            let sequence_control = m.next_sequence << 4;
+            mpdu[22..24].copy_from_slice(&sequence_control.to_le_bytes());
+            mpdu[1] &= !RETRY_BIT;
+            m.next_sequence = (m.next_sequence + 1) % SEQUENCE_MODULUS;
+        }
+        m.queue.push_back(Queued {
+            mpdu,
+            dest,
+            attempts: 0,
+        });
+        m.stats.enqueued += 1;
+        if matches!(m.state, State::Idle) {
+            m.request_access(now.max(self.now));
+        }
+        Ok(())
+    }
+
+    /// The next instant the medium needs [`poll`](Self::poll)ing: one timer for the
+    /// whole BSS. `None` when nothing is under way.
+    pub fn poll_at(&self) -> Option<Nanos> {
+        if !self.outbox.is_empty() {
+            return Some(self.now);
+        }
+        self.next_instant()
+    }
+
+    /// Advances the medium to `now` and appends what happened, in time order.
+    pub fn poll(&mut self, now: Nanos, out: &mut Vec<BssEvent>) {
+        self.advance_to(now);
+        out.append(&mut self.outbox);
+    }
+
+    /// `member`'s counters.
+    pub fn member_stats(&self, member: usize) -> MemberStats {
+        self.members[member].stats
+    }
+
+    /// Time during which at least one member was transmitting, ns (up to the end of
+    /// the transmissions started so far).
+    pub fn airtime_busy_ns(&self) -> u64 {
+        self.busy_ns
+    }
+
+    // -- the event loop ------------------------------------------------------
+
+    fn next_instant(&self) -> Option<Nanos> {
+        let own = self.events.keys().next().map(|k| k.0);
+        let grants = self
+            .members
+            .iter()
+            .filter(|m| matches!(m.state, State::Contending))
+            .filter_map(|m| m.dcf.poll_at())
+            .min();
+        match (own, grants) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    fn advance_to(&mut self, now: Nanos) {
+        while let Some(t) = self.next_instant().filter(|&t| t <= now) {
+            self.step(t.max(self.now));
+        }
+        self.now = self.now.max(now);
+    }
+
+    /// Everything due at `t`: the medium's events in key order, then DCF grants.
+    fn step(&mut self, t: Nanos) {
+        self.now = t;
+        let mut progressed = false;
+        while let Some(entry) = self.events.first_entry() {
+            if entry.key().0 > t {
+                break;
+            }
+            let (_, event) = entry.remove_entry();
+            progressed = true;
+            match event {
+                Event::TxEnd(id) => self.transmission_ended(t, id),
+                Event::Timeout(member) => self.response_timed_out(t, member),
+                Event::Send(member, what) => self.send_scheduled(t, member, what),
+            }
+        }
+        for m in 0..self.members.len() {
+            let member = &mut self.members[m];
+            if !matches!(member.state, State::Contending)
+                || member.dcf.poll_at().is_none_or(|at| at > t)
+            {
+                continue;
+            }
+            if !member.dcf.poll(t) {
+                continue;
+            }
+            progressed = true;
+            if member.on_air_until > t {
+                // Our own Ack or CTS is on the air: the access is lost; back off.
+                member.dcf.cancel_access(t);
+                member.request_access(t);
+            } else {
+                self.start_exchange(t, m);
+            }
+        }
+        assert!(
+            progressed,
+            "BSS medium: nothing to do at {t} ns although due"
+        );
+    }
+
+    fn schedule(&mut self, at: Nanos, phase: u8, event: Event) -> EventKey {
+        let key = (at, phase, self.next_seq);
+        self.next_seq += 1;
+        self.events.insert(key, event);
+        key
+    }
+
+    // -- senders -------------------------------------------------------------
+
+    fn plan(&self, queued: &Queued) -> Plan {
+        let p = &self.params;
+        let psdu_len = queued.mpdu.len() + FCS_LEN;
+        let rate = if queued.dest.is_some() {
+            p.rate
+        } else {
+            p.group_rate()
+        };
+        let protection = if queued.dest.is_some() && psdu_len > p.rts_threshold {
+            Protection::RtsCts
+        } else {
+            p.phy.protection_for(rate)
+        };
+        // The rate of RTS and CTS-to-self, as PhyParams::data_exchange picks it.
+        let protection_rate = match rate.class() {
+            ModulationClass::ErpOfdm if protection != Protection::None => p.phy.protection_rate(),
+            _ => p.phy.control_response_rate(rate),
+        };
+        Plan {
+            psdu_len,
+            dest: queued.dest,
+            protection,
+            timeline: p.phy.data_exchange(psdu_len, rate, protection, 0),
+            ack_timeout: p.phy.ack_timeout(rate),
+            cts_timeout: p.phy.ack_timeout(protection_rate),
+        }
+    }
+
+    /// The DCF granted `m` the medium at `t`: the first frame of its exchange goes.
+    fn start_exchange(&mut self, t: Nanos, m: usize) {
+        let head = self.members[m]
+            .queue
+            .front()
+            .expect("contending with a frame");
+        let plan = self.plan(head);
+        let member = &mut self.members[m];
+        member.stats.attempts += 1;
+        let head = member.queue.front_mut().expect("contending with a frame");
+        if head.attempts > 0 {
+            member.stats.retries += 1;
+        }
+        head.attempts += 1;
+        member.state = State::Exchanging {
+            plan,
+            awaiting: None,
+        };
+        let ex = plan.timeline;
+        match plan.protection {
+            Protection::RtsCts => {
+                let rts = ex.rts.expect("an RTS/CTS timeline has an RTS");
+                let nav = ex.duration_rts_us.unwrap_or(0) as Nanos * MICROS;
+                self.transmit(t, m, FrameKind::Rts, plan.dest, rts, nav, None);
+            }
+            Protection::CtsToSelf => {
+                let cts = ex.cts.expect("a CTS-to-self timeline has a CTS");
+                let nav = match plan.dest {
+                    Some(_) => ex.duration_cts_us.unwrap_or(0) as Nanos * MICROS,
+                    None => ex.sifs + ex.data,
+                };
+                self.transmit(t, m, FrameKind::CtsToSelf, None, cts, nav, None);
+                self.schedule(
+                    t + cts + ex.sifs,
+                    PHASE_SEND,
+                    Event::Send(m, Scheduled::Data),
+                );
+            }
+            Protection::None => self.transmit_data(t, m, plan),
+        }
+    }
+
+    fn transmit_data(&mut self, t: Nanos, m: usize, plan: Plan) {
+        let nav = plan.data_nav();
+        let head = self.members[m]
+            .queue
+            .front_mut()
+            .expect("exchanging a frame");
+        if is_data_mpdu(&head.mpdu) {
+            let duration_us = (nav / MICROS) as u16;
+            head.mpdu[2..4].copy_from_slice(&duration_us.to_le_bytes());
+        }
+        let mpdu = head.mpdu.clone();
+        self.transmit(
+            t,
+            m,
+            FrameKind::Data,
+            plan.dest,
+            plan.timeline.data,
+            nav,
+            Some(mpdu),
+        );
+    }
+
+    /// Puts a frame on the air: collisions with what is already there, busy medium
+    /// for every member that hears it, and its end scheduled.
+    #[allow(clippy::too_many_arguments)]
+    fn transmit(
+        &mut self,
+        t: Nanos,
+        sender: usize,
+        kind: FrameKind,
+        receiver: Option<usize>,
+        duration: Nanos,
+        nav: Nanos,
+        mpdu: Option<Vec<u8>>,
+    ) {
+        let n = self.members.len();
+        let end = t + duration;
+        let mut lost = vec![false; n];
+        let mut deaf = vec![false; n];
+        deaf[sender] = true;
+        for other in &mut self.on_air {
+            // Each transmitter is deaf to the other's frame; a third member that hears
+            // both loses both.
+            other.deaf[sender] = true;
+            deaf[other.sender] = true;
+            for (r, lost_at_r) in lost.iter_mut().enumerate() {
+                if r != sender
+                    && r != other.sender
+                    && self.hears[r][sender]
+                    && self.hears[r][other.sender]
+                {
+                    other.lost[r] = true;
+                    *lost_at_r = true;
+                }
+            }
+        }
+        let id = self.next_tx_id;
+        self.next_tx_id += 1;
+        self.on_air.push(OnAir {
+            id,
+            sender,
+            kind,
+            receiver,
+            nav,
+            mpdu,
+            lost,
+            deaf,
+        });
+        let member = &mut self.members[sender];
+        member.dcf.notify_tx_start(t, duration);
+        member.on_air_until = end;
+        member.stats.airtime_ns += duration;
+        for r in 0..n {
+            if r != sender && self.hears[r][sender] {
+                self.members[r].dcf.notify_busy_start(t, end);
+            }
+        }
+        self.busy_ns += end.saturating_sub(t.max(self.busy_until));
+        self.busy_until = self.busy_until.max(end);
+        self.schedule(end, PHASE_TX_END, Event::TxEnd(id));
+    }
+
+    fn send_scheduled(&mut self, t: Nanos, m: usize, what: Scheduled) {
+        let sifs_response = !matches!(what, Scheduled::Data);
+        if sifs_response && self.members[m].on_air_until > t {
+            return; // already transmitting: the response cannot go
+        }
+        match what {
+            Scheduled::Ack { to } => {
+                let ack = self.params.phy.ack_time(self.params.rate);
+                self.transmit(t, m, FrameKind::Ack, Some(to), ack, 0, None);
+            }
+            Scheduled::Cts { to, nav } => {
+                let cts_rate = self.params.phy.control_response_rate(self.rts_rate());
+                let cts = self.params.phy.ppdu_time(CTS_LEN, cts_rate);
+                self.transmit(t, m, FrameKind::Cts, Some(to), cts, nav, None);
+            }
+            Scheduled::Data => {
+                if let State::Exchanging { plan, .. } = self.members[m].state {
+                    self.transmit_data(t, m, plan);
+                }
+            }
+        }
+    }
+
+    /// The rate RTS frames go at (unicast data at the BSS rate).
+    fn rts_rate(&self) -> Rate {
+        let p = &self.params;
+        match p.rate.class() {
+            ModulationClass::ErpOfdm => p.phy.protection_rate(),
+            ModulationClass::DsssCck => p.phy.control_response_rate(p.rate),
+        }
+    }
+
+    fn await_response(&mut self, t: Nanos, m: usize, kind: FrameKind) {
+        let State::Exchanging { plan, .. } = self.members[m].state else {
+            return;
+        };
+        let wait = match kind {
+            FrameKind::Cts => plan.cts_timeout,
+            _ => plan.ack_timeout,
+        };
+        let key = self.schedule(t + wait, PHASE_TIMEOUT, Event::Timeout(m));
+        self.members[m].state = State::Exchanging {
+            plan,
+            awaiting: Some(Awaiting {
+                kind,
+                timeout: Some(key),
+            }),
+        };
+    }
+
+    fn response_timed_out(&mut self, t: Nanos, m: usize) {
+        let State::Exchanging {
+            plan,
+            awaiting: Some(awaiting),
+        } = self.members[m].state
+        else {
+            return;
+        };
+        let response_on_air = self.on_air.iter().any(|tx| {
+            tx.receiver == Some(m) && tx.kind == awaiting.kind && self.hears[m][tx.sender]
+        });
+        if response_on_air {
+            // A response started in time: its end decides (§10.3.2.9).
+            self.members[m].state = State::Exchanging {
+                plan,
+                awaiting: Some(Awaiting {
+                    timeout: None,
+                    ..awaiting
+                }),
+            };
+        } else {
+            self.exchange_failed(t, m);
+        }
+    }
+
+    fn cancel_timeout(&mut self, m: usize) {
+        if let State::Exchanging {
+            awaiting: Some(Awaiting {
+                timeout: Some(key), ..
+            }),
+            ..
+        } = self.members[m].state
+        {
+            self.events.remove(&key);
+        }
+    }
+
+    fn exchange_succeeded(&mut self, t: Nanos, m: usize) {
+        self.cancel_timeout(m);
+        let member = &mut self.members[m];
+        let State::Exchanging { plan, .. } = member.state else {
+            return;
+        };
+        member
+            .dcf
+            .on_tx_success(t, plan.psdu_len, Member::draw(&mut member.backoff_stream));
+        member.queue.pop_front();
+        member.stats.frames_sent += 1;
+        self.outbox.push(BssEvent::TxDone {
+            member: m,
+            ok: true,
+        });
+        self.next_frame(t, m);
+    }
+
+    fn exchange_failed(&mut self, t: Nanos, m: usize) {
+        self.cancel_timeout(m);
+        let member = &mut self.members[m];
+        let State::Exchanging {
+            plan,
+            awaiting: Some(awaiting),
+        } = member.state
+        else {
+            return;
+        };
+        let attempt = match awaiting.kind {
+            FrameKind::Cts => FailedAttempt::Rts,
+            _ => FailedAttempt::Mpdu {
+                mpdu_len: plan.psdu_len,
+            },
+        };
+        let after = member
+            .dcf
+            .on_tx_failure(t, attempt, Member::draw(&mut member.backoff_stream));
+        match after {
+            AfterFailure::Retry => {
+                let head = member.queue.front_mut().expect("exchanging a frame");
+                if is_data_mpdu(&head.mpdu) {
+                    head.mpdu[1] |= RETRY_BIT;
+                }
+            }
+            AfterFailure::Discard => {
+                let head = member.queue.pop_front().expect("exchanging a frame");
+                member.stats.dropped += 1;
+                self.outbox.push(BssEvent::Dropped {
+                    member: m,
+                    mpdu: head.mpdu,
+                    reason: DropReason::RetryLimit {
+                        attempts: head.attempts,
+                    },
+                });
+                self.outbox.push(BssEvent::TxDone {
+                    member: m,
+                    ok: false,
+                });
+            }
+        }
+        self.next_frame(t, m);
+    }
+
+    fn next_frame(&mut self, t: Nanos, m: usize) {
+        let member = &mut self.members[m];
+        if member.queue.is_empty() {
+            member.state = State::Idle;
+        } else {
+            member.request_access(t);
+        }
+    }
+
+    // -- receivers -------------------------------------------------------------
+
+    fn transmission_ended(&mut self, t: Nanos, id: u64) {
+        let index = self
+            .on_air
+            .iter()
+            .position(|tx| tx.id == id)
+            .expect("an ending transmission is on the air");
+        let tx = self.on_air.swap_remove(index);
+        let n = self.members.len();
+        for r in 0..n {
+            if r == tx.sender {
+                continue;
+            }
+            let hears = self.hears[r][tx.sender];
+            let for_r = tx.receiver == Some(r);
+            let awaited = for_r
+                && matches!(
+                    self.members[r].state,
+                    State::Exchanging { awaiting: Some(a), .. } if a.kind == tx.kind
+                );
+            if !hears {
+                continue; // the response timeout, if any, decides
+            }
+            if tx.deaf[r] {
+                // Transmitting during the frame: never received, no EIFS either.
+                if awaited {
+                    self.exchange_failed(t, r);
+                }
+                continue;
+            }
+            let is_data_for_r = tx.kind == FrameKind::Data && (for_r || tx.receiver.is_none());
+            let member = &mut self.members[r];
+            let mut ok = !tx.lost[r];
+            if !ok && is_data_for_r {
+                member.stats.rx_collisions += 1;
+            }
+            if ok
+                && tx.kind == FrameKind::Data
+                && member.frame_error_rate > 0.0
+                && member.error_stream.bernoulli(member.frame_error_rate)
+            {
+                ok = false;
+                if is_data_for_r {
+                    member.stats.rx_errors += 1;
+                }
+            }
+            member.dcf.notify_rx_end(t, ok);
+            if !ok {
+                if awaited {
+                    self.exchange_failed(t, r);
+                }
+                continue;
+            }
+            let addressed_to_r = for_r || (tx.kind == FrameKind::Data && tx.receiver.is_none());
+            if !addressed_to_r {
+                if tx.nav > 0 {
+                    member.dcf.notify_nav(t, t + tx.nav);
+                }
+                continue;
+            }
+            let sifs = self.params.phy.sifs;
+            match tx.kind {
+                FrameKind::Data => {
+                    self.deliver(t, r, &tx);
+                    if for_r {
+                        let ack = Scheduled::Ack { to: tx.sender };
+                        self.schedule(t + sifs, PHASE_SEND, Event::Send(r, ack));
+                    }
+                }
+                FrameKind::Rts => {
+                    if !self.members[r].dcf.is_medium_busy(t) {
+                        let cts_rate = self.params.phy.control_response_rate(self.rts_rate());
+                        let cts = self.params.phy.ppdu_time(CTS_LEN, cts_rate);
+                        let nav = tx.nav.saturating_sub(sifs + cts);
+                        let what = Scheduled::Cts { to: tx.sender, nav };
+                        self.schedule(t + sifs, PHASE_SEND, Event::Send(r, what));
+                    }
+                }
+                FrameKind::Cts if awaited => {
+                    self.cancel_timeout(r);
+                    let member = &mut self.members[r];
+                    member.dcf.on_cts_received();
+                    if let State::Exchanging { plan, .. } = member.state {
+                        member.state = State::Exchanging {
+                            plan,
+                            awaiting: None,
+                        };
+                    }
+                    self.schedule(t + sifs, PHASE_SEND, Event::Send(r, Scheduled::Data));
+                }
+                FrameKind::Ack if awaited => self.exchange_succeeded(t, r),
+                FrameKind::Cts | FrameKind::Ack | FrameKind::CtsToSelf => {}
+            }
+        }
+        // The sender's side, after the receivers (group frames: Delivered, then TxDone).
+        let sender = tx.sender;
+        match tx.kind {
+            FrameKind::Data if tx.receiver.is_some() => {
+                self.await_response(t, sender, FrameKind::Ack)
+            }
+            FrameKind::Data => self.exchange_succeeded(t, sender),
+            FrameKind::Rts => self.await_response(t, sender, FrameKind::Cts),
+            FrameKind::Cts | FrameKind::CtsToSelf | FrameKind::Ack => {}
+        }
+    }
+
+    fn deliver(&mut self, t: Nanos, r: usize, tx: &OnAir) {
+        let mpdu = tx.mpdu.as_ref().expect("data frames carry their MPDU");
+        let member = &mut self.members[r];
+        if tx.receiver.is_some() && is_data_mpdu(mpdu) {
+            let sequence = u16::from_le_bytes([mpdu[22], mpdu[23]]) >> 4;
+            let retry = mpdu[1] & RETRY_BIT != 0;
+            let last = member.last_sequence_from[tx.sender].replace(sequence);
+            if retry && last == Some(sequence) {
+                member.stats.duplicates += 1;
+                return;
+            }
+        }
+        member.stats.received += 1;
+        self.outbox.push(BssEvent::Delivered {
+            to: r,
+            from: tx.sender,
+            mpdu: mpdu.clone(),
+            at: t,
+        });
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    const US: Nanos = MICROS;
+
+    /// A data MPDU (no FCS) of `len` bytes: a To DS header and a zero body.
+    fn mpdu(len: usize) -> Vec<u8> {
+        let mut m = vec![0u8; len];
+        m[0] = DATA_TYPE_BITS;
+        m[1] = 0x01;
+        m
+    }
+
+    fn bss_b(members: usize) -> Bss {
+        let params = BssParams::new(PhyParams::dot11b(Preamble::Long), Rate::Cck11, members, 10);
+        Bss::new(params, RunSeed(1), 0)
+    }
+
+    /// Polls until nothing is under way; returns the events with the poll times.
+    fn run(bss: &mut Bss) -> Vec<(Nanos, BssEvent)> {
+        let mut all = Vec::new();
+        while let Some(t) = bss.poll_at() {
+            let mut out = Vec::new();
+            bss.poll(t, &mut out);
+            all.extend(out.into_iter().map(|e| (t, e)));
+        }
+        all
+    }
+
+    #[test]
+    fn one_frame_on_an_idle_medium_follows_the_timeline() {
+        let mut bss = bss_b(2);
+        // 1532 + FCS = 1536 bytes: 192 + 1118 µs at 11 Mb/s; Ack 192 + 56 µs at 2 Mb/s.
+        bss.enqueue(0, 1, mpdu(1532), Some(0)).unwrap();
+        let events = run(&mut bss);
+        let delivered_at = (50 + 1310) * US;
+        let ack_end = delivered_at + (10 + 248) * US;
+        assert!(matches!(
+            &events[0],
+            (t, BssEvent::Delivered { to: 0, from: 1, at, mpdu }) if *t == delivered_at && *at == delivered_at
+                && u16::from_le_bytes([mpdu[2], mpdu[3]]) == 10 + 248
+        ));
+        assert_eq!(
+            events[1],
+            (
+                ack_end,
+                BssEvent::TxDone {
+                    member: 1,
+                    ok: true
+                }
+            )
+        );
+        assert_eq!(events.len(), 2);
+        let s = bss.member_stats(1);
+        assert_eq!((s.attempts, s.retries, s.frames_sent), (1, 0, 1));
+        assert_eq!(s.airtime_ns, 1310 * US);
+        assert_eq!(bss.member_stats(0).airtime_ns, 248 * US);
+        assert_eq!(bss.airtime_busy_ns(), (1310 + 248) * US);
+    }
+
+    #[test]
+    fn rts_cts_exchange_timeline() {
+        let mut params = BssParams::new(PhyParams::dot11b(Preamble::Long), Rate::Cck11, 3, 10);
+        params.rts_threshold = 1000;
+        let mut bss = Bss::new(params, RunSeed(1), 0);
+        bss.enqueue(0, 1, mpdu(1532), Some(0)).unwrap();
+        let events = run(&mut bss);
+        // DIFS 50, RTS 272, SIFS, CTS 248, SIFS, data 1310, SIFS, Ack 248.
+        let data_end = (50 + 272 + 10 + 248 + 10 + 1310) * US;
+        assert!(matches!(&events[0], (_, BssEvent::Delivered { at, .. }) if *at == data_end));
+        assert_eq!(
+            events[1],
+            (
+                data_end + 258 * US,
+                BssEvent::TxDone {
+                    member: 1,
+                    ok: true
+                }
+            )
+        );
+        // The third member heard the RTS and set its NAV; its own frame waits.
+        assert_eq!(bss.member_stats(2).airtime_ns, 0);
+    }
+
+    #[test]
+    fn a_third_member_defers_by_the_nav_and_difs() {
+        let mut bss = bss_b(3);
+        bss.enqueue(0, 1, mpdu(1532), Some(0)).unwrap();
+        let mut out = Vec::new();
+        bss.poll(100 * US, &mut out);
+        // Member 2 queues while member 1's frame is on the air: it backs off after
+        // the Ack (NAV) and DIFS.
+        bss.enqueue(100 * US, 2, mpdu(100), Some(0)).unwrap();
+        let events = run(&mut bss);
+        let ack_end = (50 + 1310 + 10 + 248) * US;
+        let second = events
+            .iter()
+            .find_map(|(_, e)| match e {
+                BssEvent::Delivered { from: 2, at, .. } => Some(*at),
+                _ => None,
+            })
+            .unwrap();
+        let data2 = (192 + (104 * 8_u64).div_ceil(11)) * US; // 100 + FCS bytes
+        let slots = (second - ack_end - 50 * US - data2) / (20 * US);
+        assert_eq!(second, ack_end + 50 * US + slots * 20 * US + data2);
+        assert!(slots <= 31);
+    }
+
+    #[test]
+    fn group_frames_reach_every_member_once_without_ack() {
+        let mut bss = bss_b(4);
+        bss.enqueue(0, 0, mpdu(100), None).unwrap();
+        let events = run(&mut bss);
+        let to: Vec<usize> = events
+            .iter()
+            .filter_map(|(_, e)| match e {
+                BssEvent::Delivered { to, .. } => Some(*to),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(to, [1, 2, 3]);
+        // At 2 Mb/s (the highest basic rate ≤ 11): 192 + 104 × 8 / 2 µs, no Ack.
+        assert_eq!(bss.member_stats(0).airtime_ns, (192 + 416) * US);
+        assert_eq!(bss.airtime_busy_ns(), (192 + 416) * US);
+    }
+
+    #[test]
+    fn lost_acks_give_duplicates_that_are_not_delivered_twice() {
+        let mut params = BssParams::new(PhyParams::dot11b(Preamble::Long), Rate::Cck11, 2, 10);
+        // The AP hears the station; the station never hears the AP.
+        params.hears = Some(vec![vec![true, true], vec![false, true]]);
+        let mut bss = Bss::new(params, RunSeed(3), 0);
+        let frame = mpdu(200);
+        bss.enqueue(0, 1, frame, Some(0)).unwrap();
+        let events = run(&mut bss);
+        let delivered = events
+            .iter()
+            .filter(|(_, e)| matches!(e, BssEvent::Delivered { .. }))
+            .count();
+        assert_eq!(delivered, 1);
+        assert_eq!(bss.member_stats(0).duplicates, 6);
+        assert!(events.iter().any(|(_, e)| matches!(
+            e,
+            BssEvent::Dropped {
+                member: 1,
+                reason: DropReason::RetryLimit { attempts: 7 },
+                ..
+            }
+        )));
+        let s = bss.member_stats(1);
+        assert_eq!((s.attempts, s.retries, s.dropped), (7, 6, 1));
+    }
+
+    #[test]
+    fn a_full_queue_drops_the_tail() {
+        let params = BssParams::new(PhyParams::dot11b(Preamble::Long), Rate::Cck11, 2, 2);
+        let mut bss = Bss::new(params, RunSeed(1), 0);
+        bss.enqueue(0, 1, mpdu(100), Some(0)).unwrap();
+        bss.enqueue(0, 1, mpdu(100), Some(0)).unwrap();
+        assert_eq!(
+            bss.enqueue(0, 1, mpdu(100), Some(0)),
+            Err(DropReason::QueueFull { capacity: 2 })
+        );
+        assert_eq!(bss.member_stats(1).queue_drops, 1);
+        // Sequence numbers 0 and 1 on the air.
+        let seqs: Vec<u16> = run(&mut bss)
+            .into_iter()
+            .filter_map(|(_, e)| match e {
+                BssEvent::Delivered { mpdu, .. } => {
+                    Some(u16::from_le_bytes([mpdu[22], mpdu[23]]) >> 4)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(seqs, [0, 1]);
+    }
+
+    #[test]
+    fn erp_protection_sends_cts_to_self_before_ofdm_data() {
+        let phy = PhyParams::dot11g(true, Preamble::Long);
+        let params = BssParams::new(phy, Rate::Ofdm54, 2, 10);
+        let mut bss = Bss::new(params, RunSeed(1), 0);
+        bss.enqueue(0, 1, mpdu(1532), Some(0)).unwrap();
+        let events = run(&mut bss);
+        // DIFS 50, CTS-to-self at 11 Mb/s 203, SIFS, data 254, then SIFS and Ack 34.
+        let data_end = (50 + 203 + 10 + 254) * US;
+        assert!(matches!(&events[0], (_, BssEvent::Delivered { at, .. }) if *at == data_end));
+        assert_eq!(bss.member_stats(1).airtime_ns, (203 + 254) * US);
+    }
+
+    #[test]
+    fn parameters_from_config_names() {
+        let p = BssParams::from_names("802.11b", "short", 11_000_000, 3, 50).unwrap();
+        assert_eq!((p.rate, p.phy.preamble), (Rate::Cck11, Preamble::Short));
+        assert!(BssParams::from_names("802.11b", "long", 54_000_000, 3, 50).is_err());
+        assert!(BssParams::from_names("802.11a", "long", 6_000_000, 3, 50).is_err());
+        let mut bad = p.clone();
+        bad.hears = Some(vec![vec![true; 2]; 3]);
+        assert!(bad.check().unwrap_err().starts_with("hears"));
+    }
+}
