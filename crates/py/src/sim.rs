@@ -13,7 +13,8 @@ use wire::pcap::{LinkType, Writer};
 pyo3::create_exception!(_core, SimulationError, PyRuntimeError);
 
 /// Runs the simulation described by `config_json` (crates/sim/src/config.rs) and returns
-/// its results as JSON. With `pcap_dir`, writes one pcap per port, `<node>-<port>.pcap`.
+/// its results as JSON. With `pcap_dir`, writes one pcap per port, `<node>-<port>.pcap`,
+/// and one of the 802.11 frames on the air per wifi link, `<link>-air.pcap`.
 #[pyfunction]
 #[pyo3(signature = (config_json, pcap_dir=None))]
 pub fn simulate(py: Python<'_>, config_json: &str, pcap_dir: Option<&str>) -> PyResult<String> {
@@ -26,11 +27,12 @@ pub fn simulate(py: Python<'_>, config_json: &str, pcap_dir: Option<&str>) -> Py
     })?;
     if let Some(dir) = pcap_dir {
         std::fs::create_dir_all(dir).map_err(|e| PyOSError::new_err(format!("{dir}: {e}")))?;
-        for (node, port, frames) in &results.captures {
-            let path = Path::new(dir).join(format!("{node}-{port}.pcap"));
+        for capture in &results.captures {
+            let path = Path::new(dir).join(format!("{}.pcap", capture.name));
             let file = std::fs::File::create(&path).map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
-            let mut writer = Writer::new(std::io::BufWriter::new(file), LinkType::Ethernet).map_err(|e| PyOSError::new_err(e.to_string()))?;
-            for (time, frame) in frames {
+            let link = if capture.dot11 { LinkType::Ieee80211 } else { LinkType::Ethernet };
+            let mut writer = Writer::new(std::io::BufWriter::new(file), link).map_err(|e| PyOSError::new_err(e.to_string()))?;
+            for (time, frame) in &capture.frames {
                 writer.write_frame(*time, frame).map_err(|e| PyOSError::new_err(e.to_string()))?;
             }
             writer.into_inner().map_err(|e| PyOSError::new_err(e.to_string()))?;

@@ -18,9 +18,19 @@ pub struct Results {
     pub links: Vec<LinkResult>,
     pub nodes: Vec<NodeResult>,
     pub drop_log: Vec<DropEntry>,
-    /// Frames seen on every port: (node, port name, [(time, bytes)]), when capturing.
+    /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
-    pub captures: Vec<(String, String, Vec<(u64, Vec<u8>)>)>,
+    pub captures: Vec<Capture>,
+}
+
+/// The frames of one capture point, for a pcap file.
+#[derive(Debug)]
+pub struct Capture {
+    /// The file name without extension: `<node>-<port>` or `<wifi link>-air`.
+    pub name: String,
+    /// Ethernet II frames (ports), or 802.11 MPDUs without FCS (the air).
+    pub dot11: bool,
+    pub frames: Vec<(u64, Vec<u8>)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -46,10 +56,34 @@ pub struct LinkResult {
     pub name: String,
     #[serde(rename = "type")]
     pub kind: &'static str,
-    /// Busy fraction per direction (a → b, b → a).
+    /// Busy fraction per direction (a → b, b → a); for 802.11 one number, the airtime.
     pub utilization: Vec<f64>,
+    /// Frames sent per direction; for 802.11 per member (AP first).
     pub frames: Vec<u64>,
     pub drops: u64,
+    /// 802.11 only: per member (AP first) attempts, retries and receive losses.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<WifiMemberResult>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct WifiMemberResult {
+    pub attempts: u64,
+    pub retries: u64,
+    pub frames_sent: u64,
+    pub retry_drops: u64,
+    pub queue_drops: u64,
+    pub airtime_ns: u64,
+    pub rx_collisions: u64,
+    pub rx_errors: u64,
+}
+
+/// What the world hands over of one BSS.
+pub(crate) struct WifiLinkInputs {
+    pub name: String,
+    pub airtime_busy_ns: u64,
+    pub members: Vec<crate::wifi::bss::MemberStats>,
+    pub air: Vec<(u64, Vec<u8>)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -93,6 +127,7 @@ pub(crate) struct Inputs<'a> {
     pub config: &'a SimConfig,
     pub nodes: &'a [Node],
     pub links: &'a [EthernetLink],
+    pub wifi: Vec<WifiLinkInputs>,
     pub stats: &'a BTreeMap<u32, FlowStats>,
     pub drop_counts: &'a [BTreeMap<String, u64>],
     pub drop_log: &'a [DropRecord],
@@ -130,17 +165,46 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
             }
         })
         .collect();
-    let links = inputs
+    let fraction = |busy: u64| if now > 0 { busy.min(now) as f64 / now as f64 } else { 0.0 };
+    let mut links: Vec<LinkResult> = inputs
         .links
         .iter()
         .map(|l| LinkResult {
             name: l.name.clone(),
             kind: "ethernet",
-            utilization: l.dirs.iter().map(|d| if now > 0 { d.busy_ns.min(now) as f64 / now as f64 } else { 0.0 }).collect(),
+            utilization: l.dirs.iter().map(|d| fraction(d.busy_ns)).collect(),
             frames: l.dirs.iter().map(|d| d.frames_sent).collect(),
             drops: l.dirs.iter().map(|d| d.drops).sum(),
+            members: Vec::new(),
         })
         .collect();
+    let mut air_captures = Vec::new();
+    for w in inputs.wifi {
+        links.push(LinkResult {
+            name: w.name.clone(),
+            kind: "wifi",
+            utilization: vec![fraction(w.airtime_busy_ns)],
+            frames: w.members.iter().map(|m| m.frames_sent).collect(),
+            drops: w.members.iter().map(|m| m.dropped + m.queue_drops).sum(),
+            members: w
+                .members
+                .iter()
+                .map(|m| WifiMemberResult {
+                    attempts: m.attempts,
+                    retries: m.retries,
+                    frames_sent: m.frames_sent,
+                    retry_drops: m.dropped,
+                    queue_drops: m.queue_drops,
+                    airtime_ns: m.airtime_ns,
+                    rx_collisions: m.rx_collisions,
+                    rx_errors: m.rx_errors,
+                })
+                .collect(),
+        });
+        if inputs.config.capture {
+            air_captures.push(Capture { name: format!("{}-air", w.name), dot11: true, frames: w.air });
+        }
+    }
     let nodes = inputs
         .nodes
         .iter()
@@ -190,8 +254,9 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
     for (i, ports) in inputs.captures.into_iter().enumerate() {
         for (p, frames) in ports.into_iter().enumerate() {
             let node = &inputs.nodes[i];
-            captures.push((node.name.clone(), node.port_name(p as u16).to_string(), frames));
+            captures.push(Capture { name: format!("{}-{}", node.name, node.port_name(p as u16)), dot11: false, frames });
         }
     }
+    captures.extend(air_captures);
     Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, captures }
 }

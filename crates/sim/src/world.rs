@@ -9,7 +9,12 @@ use std::net::Ipv4Addr;
 
 use wire::{icmpv4, ipv4, udp, IpProtocol};
 
+use wire::ethernet::{self, Address as Mac};
+
 use crate::app::{Probe, Source};
+use crate::rng::RunSeed;
+use crate::wifi::adapter::{Adapter, CipherCost, ForeignSource, LinkCipher, Role as WifiRole};
+use crate::wifi::bss::{Bss, BssEvent, BssParams};
 use crate::config::{ConfigError, FlowConfig, LinkConfig, SimConfig};
 use crate::engine::{Engine, EngineError, EventId};
 use crate::link::EthernetLink;
@@ -31,13 +36,33 @@ pub enum Event {
     IpTimer { node: u32 },
     /// Traffic source `source` sends its next datagram.
     Send { source: u32 },
+    /// The 802.11 medium of `bss` asked to be woken.
+    BssTimer { bss: u32 },
 }
 
 /// Where a port is attached.
 #[derive(Debug, Clone, Copy)]
 enum Attachment {
     Ethernet { link: u32, end: u8 },
+    /// Member `member` of BSS `bss` (the AP is member 0 when there is one).
+    Wifi { bss: u32, member: u16 },
     Unattached,
+}
+
+/// An 802.11 BSS in the world: the medium, and each member's port and adapter.
+struct BssState {
+    name: String,
+    bss: Bss,
+    members: Vec<(u32, u16)>,
+    adapters: Vec<Adapter>,
+    macs: Vec<Mac>,
+    has_ap: bool,
+    wds: bool,
+    /// MACs behind WDS stations, learned from 4-address uplink frames (their SA).
+    behind: BTreeMap<Mac, usize>,
+    timer: Option<(u64, EventId)>,
+    /// MPDUs on the air, when capturing: (end of reception, bytes).
+    air: Vec<(u64, Vec<u8>)>,
 }
 
 /// A drop, kept for `qoslab reach` and reports.
@@ -80,6 +105,7 @@ pub struct World {
     engine: Engine<Event>,
     pub nodes: Vec<Node>,
     links: Vec<EthernetLink>,
+    bsses: Vec<BssState>,
     attachments: Vec<Vec<Attachment>>,
     slots: Vec<Option<Vec<u8>>>,
     free_slots: Vec<u32>,
@@ -102,7 +128,8 @@ impl World {
         let mut attachments: Vec<Vec<Attachment>> =
             config.nodes.iter().map(|n| vec![Attachment::Unattached; n.ports.len()]).collect();
         let mut links = Vec::new();
-        for link in &config.links {
+        let mut bsses = Vec::new();
+        for (index, link) in config.links.iter().enumerate() {
             match link {
                 LinkConfig::Ethernet { name, a, b, rate_bps, delay_ns, queue_frames, queue_bytes } => {
                     let id = links.len() as u32;
@@ -119,10 +146,12 @@ impl World {
                     });
                 }
                 LinkConfig::Wifi(w) => {
-                    return Err(RunError::Config(ConfigError {
-                        field: format!("links[{}]", links.len()),
-                        message: format!("wifi link {}: the 802.11 medium is not wired into the simulator yet", w.name),
-                    }))
+                    let id = bsses.len() as u32;
+                    let state = bss_state(&config, w, id, index, &mut nodes)?;
+                    for (member, &(node, port)) in state.members.iter().enumerate() {
+                        attachments[node as usize][port as usize] = Attachment::Wifi { bss: id, member: member as u16 };
+                    }
+                    bsses.push(state);
                 }
             }
         }
@@ -136,6 +165,7 @@ impl World {
             engine,
             nodes,
             links,
+            bsses,
             attachments,
             slots: Vec::new(),
             free_slots: Vec::new(),
@@ -203,8 +233,117 @@ impl World {
                 self.arm_ip_timer(node)?;
             }
             Event::Send { source } => self.send_from(now, source as usize)?,
+            Event::BssTimer { bss } => {
+                let state = &mut self.bsses[bss as usize];
+                if state.timer.is_some_and(|(at, _)| at == now) {
+                    state.timer = None;
+                }
+                let mut events = Vec::new();
+                state.bss.poll(now, &mut events);
+                for event in events {
+                    self.bss_event(now, bss, event)?;
+                }
+                self.arm_bss_timer(bss)?;
+            }
         }
         Ok(())
+    }
+
+    fn bss_event(&mut self, now: u64, bss: u32, event: BssEvent) -> Result<(), RunError> {
+        match event {
+            BssEvent::Delivered { to, from, mpdu, at } => {
+                let state = &mut self.bsses[bss as usize];
+                if self.config.capture {
+                    state.air.push((at, mpdu.clone()));
+                }
+                let (node, port) = state.members[to];
+                match state.adapters[to].receive(&mpdu) {
+                    Ok(converted) => {
+                        if state.wds && state.has_ap && to == 0 {
+                            if let Ok(frame) = ethernet::Frame::new_checked(&converted.frame[..]) {
+                                let src = frame.src_addr();
+                                if src != state.macs[from] {
+                                    state.behind.insert(src, from);
+                                }
+                            }
+                        }
+                        self.receive(now, node, port, converted.frame)?;
+                    }
+                    Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
+                }
+            }
+            BssEvent::Dropped { member, reason, .. } => {
+                let (node, port) = self.bsses[bss as usize].members[member];
+                self.record_drop(now, node, Some(port), reason.to_string(), None);
+            }
+            BssEvent::TxDone { member, .. } => {
+                let (node, _) = self.bsses[bss as usize].members[member];
+                self.refill_saturating(now, node)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn arm_bss_timer(&mut self, bss: u32) -> Result<(), RunError> {
+        let now = self.engine.now().as_nanos();
+        let state = &mut self.bsses[bss as usize];
+        let Some(at) = state.bss.poll_at() else { return Ok(()) };
+        let at = at.max(now);
+        match state.timer {
+            Some((t, _)) if t <= at => return Ok(()),
+            Some((_, id)) => {
+                self.engine.cancel(id);
+            }
+            None => {}
+        }
+        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::BssTimer { bss }).map_err(budget)?;
+        self.bsses[bss as usize].timer = Some((at, id));
+        Ok(())
+    }
+
+    /// An Ethernet frame leaves a node through its 802.11 port.
+    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, bss: u32, member: u16, frame: Vec<u8>) -> Result<(), RunError> {
+        let member = member as usize;
+        let state = &mut self.bsses[bss as usize];
+        let Ok(eth) = ethernet::Frame::new_checked(&frame[..]) else { return Ok(()) };
+        let dst = eth.dst_addr();
+        let is_ap = state.has_ap && member == 0;
+        let (dest, wds_receiver) = if dst.is_multicast() {
+            (None, None)
+        } else if let Some(i) = state.macs.iter().position(|m| *m == dst).filter(|&i| i != member) {
+            (Some(i), None)
+        } else if is_ap && state.wds && state.behind.contains_key(&dst) {
+            let i = state.behind[&dst];
+            (Some(i), Some(state.macs[i]))
+        } else if is_ap {
+            let reason = format!(
+                "AP has no associated station {dst}: reaching a host behind a station needs 4-address (WDS) frames \
+                 (802.11 Table 9-26 case 11), which station adapters do not send"
+            );
+            let packet = frame.get(14..).map(|p| p.to_vec());
+            self.record_drop(now, node, Some(port), reason, packet.as_deref());
+            return Ok(());
+        } else if state.has_ap {
+            (Some(0), None)
+        } else {
+            let packet = frame.get(14..).map(|p| p.to_vec());
+            self.record_drop(now, node, Some(port), format!("no station {dst} in the ad hoc cell"), packet.as_deref());
+            return Ok(());
+        };
+        let converted = match state.adapters[member].transmit(&frame, wds_receiver) {
+            Ok(c) => c,
+            Err(reason) => {
+                let packet = frame.get(14..).map(|p| p.to_vec());
+                self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
+                return Ok(());
+            }
+        };
+        if let Err(reason) = state.bss.enqueue(now, member, converted.frame, dest) {
+            let packet = frame.get(14..).map(|p| p.to_vec());
+            self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
+            return Ok(());
+        }
+        self.arm_bss_timer(bss)
     }
 
     /// A frame arrives at a node's port: to the CPU (or straight through in hardware).
@@ -272,6 +411,7 @@ impl World {
                 }
                 self.start_tx(now, link, end)
             }
+            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, bss, member, frame),
             Attachment::Unattached => {
                 self.record_drop(now, node, Some(port), "port is not attached to any link".into(), None);
                 Ok(())
@@ -321,8 +461,10 @@ impl World {
     fn backlog(&self, node: u32) -> usize {
         let mut backlog = self.nodes[node as usize].cpu.queue_len();
         for attachment in &self.attachments[node as usize] {
-            if let Attachment::Ethernet { link, end } = attachment {
-                backlog += self.links[*link as usize].backlog(*end as usize);
+            match attachment {
+                Attachment::Ethernet { link, end } => backlog += self.links[*link as usize].backlog(*end as usize),
+                Attachment::Wifi { bss, member } => backlog += self.bsses[*bss as usize].bss.queue_len(*member as usize),
+                Attachment::Unattached => {}
             }
         }
         backlog
@@ -434,10 +576,21 @@ impl World {
 
     fn results(self) -> Results {
         let now = self.config.duration_ns;
+        let wifi = self
+            .bsses
+            .iter()
+            .map(|b| results::WifiLinkInputs {
+                name: b.name.clone(),
+                airtime_busy_ns: b.bss.airtime_busy_ns(),
+                members: (0..b.members.len()).map(|m| b.bss.member_stats(m)).collect(),
+                air: b.air.clone(),
+            })
+            .collect();
         results::collect(results::Inputs {
             config: &self.config,
             nodes: &self.nodes,
             links: &self.links,
+            wifi,
             stats: &self.stats,
             drop_counts: &self.drop_counts,
             drop_log: &self.drop_log,
@@ -446,6 +599,63 @@ impl World {
             captures: self.captures,
         })
     }
+}
+
+/// Builds a BSS from its configuration, and tells each member node the cipher cost of
+/// its 802.11 port.
+fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: usize, nodes: &mut [Node]) -> Result<BssState, RunError> {
+    let field = |f: &str| format!("links[{index}].{f}");
+    let members: Vec<(u32, u16)> = w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect();
+    let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members.len(), w.queue_frames)
+        .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
+    params.rts_threshold = w.rts_threshold as usize;
+    params.hears = w.hears.clone();
+    params.frame_error_rate = w.frame_error_rate.clone();
+    params.check().map_err(|message| RunError::Config(ConfigError { field: field("hears"), message }))?;
+    let foreign: ForeignSource =
+        w.foreign_source.parse().map_err(|message| RunError::Config(ConfigError { field: field("foreign_source"), message }))?;
+    let cipher = LinkCipher::from_name(&w.security).map_err(|message| RunError::Config(ConfigError { field: field("security"), message }))?;
+    let macs: Vec<Mac> = members.iter().map(|&(n, p)| Mac(config.nodes[n as usize].ports[p as usize].mac)).collect();
+    let has_ap = w.ap.is_some();
+    // An IBSS's BSSID is locally administered and random in the standard (§11.1.4);
+    // the first station's MAC with the U/L bit set stands in, deterministically.
+    let bssid = if has_ap { macs[0] } else { Mac([0x02, macs[0].0[1], macs[0].0[2], macs[0].0[3], macs[0].0[4], macs[0].0[5]]) };
+    let adapters = members
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let role = if has_ap && i == 0 {
+                WifiRole::AccessPoint { bssid }
+            } else if has_ap {
+                WifiRole::Station { mac: macs[i], bssid }
+            } else {
+                WifiRole::AdHoc { mac: macs[i], bssid }
+            };
+            Adapter::new(role, foreign, w.wds, cipher.clone())
+        })
+        .collect::<Vec<_>>();
+    for (i, &(node, port)) in members.iter().enumerate() {
+        let cost = adapters[i].cipher.cost();
+        let cycles = &config.nodes[node as usize].cpu.cycles;
+        let per_byte = match cost {
+            CipherCost::None => 0.0,
+            CipherCost::Rc4 => cycles.per_byte_rc4,
+            CipherCost::Aes => cycles.per_byte_aes,
+        };
+        nodes[node as usize].set_port_cipher_cost(port, per_byte);
+    }
+    Ok(BssState {
+        name: w.name.clone(),
+        bss: Bss::new(params, RunSeed(config.seed), u64::from(id)),
+        members,
+        adapters,
+        macs,
+        has_ap,
+        wds: w.wds,
+        behind: BTreeMap::new(),
+        timer: None,
+        air: Vec::new(),
+    })
 }
 
 fn source_node(config: &FlowConfig) -> u32 {
