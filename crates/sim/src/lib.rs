@@ -10,6 +10,7 @@
 //! random state between components.
 
 pub mod engine;
+pub mod forward;
 pub mod rng;
 pub mod time;
 pub mod wifi;
