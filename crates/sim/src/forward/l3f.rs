@@ -191,7 +191,12 @@ impl L3fBridge {
     /// gives for its destination (or its gateway), or to every port for a broadcast or
     /// multicast. An unresolved destination is dropped, `Err(L3fUnresolved)`, after ARP
     /// requests for it went out on every port; the stack may retry.
-    pub fn send_local(&mut self, now: Nanos, packet: &[u8], out: &mut Vec<(Output, Vec<u8>)>) -> Result<(), DropReason> {
+    pub fn send_local(
+        &mut self,
+        now: Nanos,
+        packet: &[u8],
+        out: &mut Vec<(Output, Vec<u8>)>,
+    ) -> Result<(), DropReason> {
         self.sweep(now);
         let ip = ipv4::Packet::new_checked(packet).map_err(|e| malformed("IPv4 header", e))?;
         let dst = ip.dst_addr();
@@ -263,7 +268,13 @@ impl L3fBridge {
                 }
                 // Step 4: ask the other ports, remember the asker.
                 self.pending.retain(|p| !(p.target == tpa && p.asker_ip == spa && p.asker_mac == sha));
-                self.pending.push(Pending { target: tpa, asker_ip: spa, asker_mac: sha, asker_port: in_port, since: now });
+                self.pending.push(Pending {
+                    target: tpa,
+                    asker_ip: spa,
+                    asker_mac: sha,
+                    asker_port: in_port,
+                    since: now,
+                });
                 self.solicited.remove(&tpa); // the asker retried: ask again now
                 self.solicit(now, tpa, Some(in_port), spa, out);
                 Ok(())
@@ -349,7 +360,14 @@ impl L3fBridge {
     /// Sends the bridge's own ARP request for `target` on every port but `except`, with
     /// the port's MAC and the bridge's IP (or `fallback_ip` without one) as sender, unless
     /// one went out less than [`PENDING_TIMEOUT_NS`] ago.
-    fn solicit(&mut self, now: Nanos, target: Ipv4Addr, except: Option<u16>, fallback_ip: Ipv4Addr, out: &mut Vec<(Output, Vec<u8>)>) {
+    fn solicit(
+        &mut self,
+        now: Nanos,
+        target: Ipv4Addr,
+        except: Option<u16>,
+        fallback_ip: Ipv4Addr,
+        out: &mut Vec<(Output, Vec<u8>)>,
+    ) {
         if let Some(&at) = self.solicited.get(&target) {
             if now.saturating_sub(at) < PENDING_TIMEOUT_NS {
                 return;
@@ -429,7 +447,7 @@ impl L3fBridge {
         self.table.retain(|_, l| now.saturating_sub(l.seen) < aging);
         self.pending.retain(|p| now.saturating_sub(p.since) < PENDING_TIMEOUT_NS);
         self.solicited.retain(|_, &mut at| now.saturating_sub(at) < PENDING_TIMEOUT_NS);
-        self.next_sweep = now.saturating_add(aging.min(PENDING_TIMEOUT_NS).max(1));
+        self.next_sweep = now.saturating_add(aging.clamp(1, PENDING_TIMEOUT_NS));
     }
 }
 

@@ -177,9 +177,7 @@ impl LearningBridge {
             return Forwarding { to_ports: PortSet::empty(), local: true, dropped: None };
         }
         match self.lookup(now, dst) {
-            Some(port) if port == in_port => {
-                Forwarding::drop(DropReason::SameSegment { model: Model::Bridge, port })
-            }
+            Some(port) if port == in_port => Forwarding::drop(DropReason::SameSegment { model: Model::Bridge, port }),
             Some(port) => Forwarding { to_ports: std::iter::once(port).collect(), local: false, dropped: None },
             None => Forwarding { to_ports: others, local: false, dropped: None },
         }

@@ -145,7 +145,9 @@ impl DropReason {
                 write!(f, "destination is on the incoming port {port}; filtered (IEEE 802.1D §7.7.1)")
             }
             NotMember { port, .. } => write!(f, "port {port} is not a member of the bridge"),
-            ReservedGroup => write!(f, "reserved group address 01-80-C2-00-00-0x is never relayed (IEEE 802.1D §7.12.6)"),
+            ReservedGroup => {
+                write!(f, "reserved group address 01-80-C2-00-00-0x is never relayed (IEEE 802.1D §7.12.6)")
+            }
             GroupSource => write!(f, "source address is a group address"),
             L3fEtherType(t) => write!(f, "EtherType {t:#06x} is neither IPv4 nor ARP; L3F relays only those"),
             L3fNotAddressedToBridge { port } => {
@@ -158,6 +160,11 @@ impl DropReason {
             L3fArpNotForBridge => write!(f, "ARP reply addressed to another station"),
             L3fUnresolved { ip } => write!(f, "{ip} not resolved yet; ARP requests sent on every port"),
             L3fNoGateway { ip } => write!(f, "{ip} is off the subnet and no gateway is known"),
+            NatNoMapping { protocol: nat::NatProtocol::Icmp, dst } => write!(
+                f,
+                "no mapping for inbound ICMP to {} (unsolicited; ICS forwards only traffic initiated inside)",
+                dst.ip()
+            ),
             NatNoMapping { protocol, dst } => write!(
                 f,
                 "no mapping for inbound {protocol} to {dst} (unsolicited; ICS forwards only traffic initiated inside)"
@@ -168,7 +175,9 @@ impl DropReason {
             ),
             NatFragment => write!(f, "fragment; datagrams are reassembled before translation"),
             NatProtocol(p) => write!(f, "IP protocol {p} is not translated (only TCP, UDP and ICMP are)"),
-            NatIcmpType(t) => write!(f, "ICMP type {t} is neither an echo request nor an error about a translated packet"),
+            NatIcmpType(t) => {
+                write!(f, "ICMP type {t} is neither an echo request nor an error about a translated packet")
+            }
             NatPortsExhausted { protocol } => write!(f, "no free outside {protocol} port"),
         }
     }
@@ -207,7 +216,7 @@ mod test {
         };
         assert_eq!(
             r.at("a").to_string(),
-            "NAT on a: no mapping for inbound ICMP to 192.168.0.102:7 \
+            "NAT on a: no mapping for inbound ICMP to 192.168.0.102 \
              (unsolicited; ICS forwards only traffic initiated inside)"
         );
         assert!(r.to_string().starts_with("NAT: no mapping"));

@@ -198,7 +198,7 @@ impl Nat {
     /// source port or echo identifier → the mapped one (a mapping is created if none
     /// exists), checksums updated. ICMP errors about inbound-translated packets are
     /// translated with their quote (RFC 5508 REQ-3).
-    pub fn outbound(&mut self, now: Nanos, packet: &mut Vec<u8>) -> Result<(), DropReason> {
+    pub fn outbound(&mut self, now: Nanos, packet: &mut [u8]) -> Result<(), DropReason> {
         self.sweep(now);
         let ip = ipv4::Packet::new_checked(&packet[..]).map_err(|e| malformed("IPv4 header", e))?;
         let src = ip.src_addr();
@@ -251,7 +251,7 @@ impl Nat {
     /// translated packet is translated with its quote. Unsolicited traffic for an inside
     /// address is dropped with the reason; for the outside address it goes to the node
     /// itself ([`Inbound::ToSelf`]).
-    pub fn inbound(&mut self, now: Nanos, packet: &mut Vec<u8>) -> Result<Inbound, DropReason> {
+    pub fn inbound(&mut self, now: Nanos, packet: &mut [u8]) -> Result<Inbound, DropReason> {
         self.sweep(now);
         let ip = ipv4::Packet::new_checked(&packet[..]).map_err(|e| malformed("IPv4 header", e))?;
         let dst = ip.dst_addr();
@@ -493,7 +493,11 @@ fn endpoints(packet: &[u8], truncated: bool) -> Result<Flow, DropReason> {
             match msg.msg_type() {
                 Message::EchoRequest | Message::EchoReply => {
                     let id = msg.echo_ident();
-                    Ok(Flow { protocol: NatProtocol::Icmp, src: SocketAddrV4::new(src, id), dst: SocketAddrV4::new(dst, id) })
+                    Ok(Flow {
+                        protocol: NatProtocol::Icmp,
+                        src: SocketAddrV4::new(src, id),
+                        dst: SocketAddrV4::new(dst, id),
+                    })
                 }
                 other => Err(DropReason::NatIcmpType(other.into())),
             }
@@ -507,7 +511,8 @@ fn flow_of(packet: &[u8]) -> Result<Flow, DropReason> {
     if flow.protocol == NatProtocol::Icmp {
         // The identifier belongs to the querier: it is the "port" of the echo request's
         // source and of the echo reply's destination; the other end has none.
-        let request = icmpv4::Packet::new_unchecked(&packet[ipv4_header_len(packet)..]).msg_type() == Message::EchoRequest;
+        let request =
+            icmpv4::Packet::new_unchecked(&packet[ipv4_header_len(packet)..]).msg_type() == Message::EchoRequest;
         if request {
             flow.dst.set_port(0);
         } else {
@@ -672,7 +677,8 @@ mod test {
         assert_eq!(nat.allocate(NatProtocol::Udp, 5001), Ok(5002), "forwarded ports are reserved");
         assert_eq!(nat.allocate(NatProtocol::Udp, 53), Ok(53));
         assert_eq!(nat.allocate(NatProtocol::Udp, 65535), Ok(65535));
-        nat.by_outside.insert((NatProtocol::Udp, 65535), Entry::new(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 1), 0, false));
+        nat.by_outside
+            .insert((NatProtocol::Udp, 65535), Entry::new(SocketAddrV4::new(Ipv4Addr::LOCALHOST, 1), 0, false));
         assert_eq!(nat.allocate(NatProtocol::Udp, 65535), Ok(1024), "wraps within 1024-65535");
     }
 }
