@@ -10,7 +10,7 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use sim::forward::{DropReason, Inbound, L3fBridge, L3fEntry, Nat, NatProtocol, Output, PortForward};
+use sim::forward::{DropReason, Inbound, L3fBridge, L3fEntry, LearningBridge, Nat, NatProtocol, Output, PortForward};
 use wire::arp::{self, Operation};
 use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::icmpv4;
@@ -344,6 +344,22 @@ fn l3f_broadcasts_flood_to_the_other_ports_and_go_up() {
     assert_eq!(arp, arp::Repr::request(Mac(MAC_A1), IP_WS2, IP_WS2));
 }
 
+#[test]
+fn l2f_relays_other_hosts_source_macs_which_a_station_adapter_cannot_send() {
+    // Seed 000 §2.1, Fig. 5: station A as an 802.1D bridge (one bridge MAC, port 1 the
+    // wireless adapter). WS2's frame to WS1 leaves port 1 with MAC-2 as its source: an
+    // 802.11 station sends only three-address frames with its own address as SA (Table 1
+    // has no case 11 for adapters), so the frame cannot reach WS1 as it is.
+    let mut bridge = LearningBridge::new(&[1, 2], 300 * S, MAC_A1);
+    let datagram = udp_datagram(SocketAddrV4::new(IP_WS2, 7), SocketAddrV4::new(IP_WS1, 1025), 128, b"l2f");
+    let frame = ethernet_frame(MAC_2, MAC_1, &datagram);
+    let f = bridge.forward(0, 2, &frame);
+    assert_eq!(f.to_ports.iter().collect::<Vec<_>>(), vec![1], "unknown WS1: flooded to port 1");
+    let (eth, _) = ethernet::decapsulate(&frame, false).unwrap();
+    assert_eq!(eth.src_addr, Mac(MAC_2), "an 802.1D bridge relays the frame unchanged");
+    assert_ne!(eth.src_addr, Mac(MAC_A1));
+}
+
 // ---------------------------------------------------------------------------------
 // Seed 000 §2.3, Fig. 7: station A as an ICS host. Outside (wireless, LAN1):
 // 192.168.1.101; inside (wired, LAN2): 192.168.0.1, with WS2 at 192.168.0.102.
@@ -628,4 +644,169 @@ fn nat_translates_icmp_errors_with_the_packet_they_quote() {
     let mut back = exceeded(OUTSIDE, &out);
     assert_eq!(nat.inbound(S, &mut back), Ok(Inbound::Translated));
     assert_eq!(back, exceeded(INSIDE_WS2, &request));
+}
+
+// ---------------------------------------------------------------------------------
+// Cross-check with tshark, an implementation of ARP, IPv4, UDP and ICMP that owes
+// nothing to `wire`. Skipped when tshark is absent, unless QOSLAB_REQUIRE_TSHARK is set.
+// ---------------------------------------------------------------------------------
+
+/// tshark's `fields` for each frame of a pcap of `link_type`, or `None` without tshark.
+fn tshark(link_type: wire::pcap::LinkType, frames: &[Vec<u8>], fields: &[&str]) -> Option<Vec<Vec<String>>> {
+    use std::process::Command;
+    if Command::new("tshark").arg("--version").output().is_err() {
+        assert!(std::env::var_os("QOSLAB_REQUIRE_TSHARK").is_none(), "tshark is required but not on PATH");
+        eprintln!("tshark not found: dissector check skipped");
+        return None;
+    }
+    static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!("qoslab-forwarding-{}-{n}.pcap", std::process::id()));
+    let mut writer = wire::pcap::Writer::new(std::fs::File::create(&path).unwrap(), link_type).unwrap();
+    for (i, f) in frames.iter().enumerate() {
+        writer.write_frame(i as u64 * 1_000, f).unwrap();
+    }
+    writer.into_inner().unwrap();
+    let mut cmd = Command::new("tshark");
+    cmd.args(["-n", "-r"]).arg(&path);
+    cmd.args(["-o", "ip.check_checksum:TRUE", "-o", "udp.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE"]);
+    cmd.args(["-T", "fields", "-E", "separator=|", "-E", "occurrence=a", "-E", "aggregator=,"]);
+    for f in fields {
+        cmd.args(["-e", f]);
+    }
+    let out = cmd.output().unwrap();
+    let _ = std::fs::remove_file(&path);
+    assert!(out.status.success(), "tshark: {}", String::from_utf8_lossy(&out.stderr));
+    Some(String::from_utf8(out.stdout).unwrap().lines().map(|l| l.split('|').map(str::to_owned).collect()).collect())
+}
+
+fn colon_mac(mac: [u8; 6]) -> String {
+    mac.iter().map(|b| format!("{b:02x}")).collect::<Vec<_>>().join(":")
+}
+
+#[test]
+fn tshark_reads_the_l3f_frames_as_the_seed_describes_them() {
+    let mut net = Fig6::converse();
+    let datagram = udp_datagram(SocketAddrV4::new(IP_WS1, 1025), SocketAddrV4::new(IP_WS2, 7), 128, b"seed 000");
+    let mut out = Vec::new();
+    net.bridge.process(net.now, 1, &ethernet_frame(MAC_1, MAC_A1, &datagram), &mut out).unwrap();
+    let mut frames: Vec<Vec<u8>> = net.sent.iter().map(|(_, f)| f.clone()).collect();
+    frames.push(out[0].1.clone());
+    let fields =
+        ["eth.src", "arp.src.hw_mac", "arp.src.proto_ipv4", "ip.ttl", "ip.checksum.status", "udp.checksum.status"];
+    let Some(rows) = tshark(wire::pcap::LinkType::Ethernet, &frames, &fields) else { return };
+    assert_eq!(rows.len(), frames.len());
+    for (row, (port, _)) in rows.iter().zip(&net.sent) {
+        let own = colon_mac(if *port == 1 { MAC_A1 } else { MAC_A2 });
+        assert_eq!((&row[0], &row[1]), (&own, &own), "ARP from port {port}: {row:?}");
+    }
+    let last = rows.last().unwrap();
+    assert_eq!(last[0], colon_mac(MAC_A2));
+    // TTL untouched, IP and UDP checksums good (status 1).
+    assert_eq!((&last[3][..], &last[4][..], &last[5][..]), ("128", "1", "1"));
+}
+
+#[test]
+fn tshark_verifies_the_checksums_nat_rewrote() {
+    let mut nat = ics();
+    let mut packets = Vec::new();
+    let mut p = ping(INSIDE_WS2, OUTSIDE_WS1, true, 0x0200, 1);
+    nat.outbound(0, &mut p).unwrap();
+    packets.push(p);
+    let mut u = udp_datagram(sock(INSIDE_WS2, 5000), sock(OUTSIDE_WS1, 9), 128, b"odd length");
+    nat.outbound(0, &mut u).unwrap();
+    packets.push(u.clone());
+    // WS1's port unreachable about it, translated back in.
+    let repr = icmpv4::Repr::DstUnreachable {
+        reason: icmpv4::DstUnreachable::PortUnreachable,
+        next_hop_mtu: 0,
+        header: icmpv4::quote(&u).unwrap(),
+    };
+    let mut icmp = Vec::new();
+    repr.encapsulate(&mut icmp);
+    let mut e = Vec::new();
+    ipv4::Repr::new(OUTSIDE_WS1, OUTSIDE, Protocol::Icmp, icmp.len(), 128).encapsulate(&icmp, &mut e);
+    nat.inbound(S, &mut e).unwrap();
+    packets.push(e);
+    let fields =
+        ["ip.src", "ip.dst", "ip.checksum.status", "icmp.checksum.status", "udp.checksum.status", "udp.srcport"];
+    let Some(rows) = tshark(wire::pcap::LinkType::Ipv4, &packets, &fields) else { return };
+    assert_eq!(rows[0][..4], ["192.168.1.101", "192.168.1.100", "1", "1"]);
+    assert_eq!(rows[1][..3], ["192.168.1.101", "192.168.1.100", "1"]);
+    assert_eq!(rows[1][4..], ["1", "5000"]);
+    // The error and the header it quotes: both IP checksums good, the ICMP checksum good,
+    // the quoted source restored to WS2's.
+    assert_eq!(rows[2][..4], ["192.168.1.100,192.168.0.102", "192.168.0.102,192.168.1.100", "1,1", "1"]);
+}
+
+// ---------------------------------------------------------------------------------
+// Any bytes: the models never panic (they parse what arrives on a port).
+// ---------------------------------------------------------------------------------
+
+mod never_panic {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Valid frames of the kinds the models see, then cut and bit-flipped.
+    fn frames() -> impl Strategy<Value = Vec<u8>> {
+        let seeds = [
+            arp_frame(MAC_1, [0xff; 6], &arp::Repr::request(Mac(MAC_1), IP_WS1, IP_WS2)),
+            ethernet_frame(MAC_1, MAC_A1, &udp_datagram(sock(IP_WS1, 1), sock(IP_WS2, 2), 64, b"x")),
+            ethernet_frame(MAC_1, MAC_A1, &ping(IP_WS1, IP_WS2, true, 1, 1)),
+            ethernet_frame(MAC_1, MAC_A1, &unreachable()),
+        ];
+        (0..seeds.len(), any::<usize>(), proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4)).prop_map(
+            move |(i, cut, flips)| {
+                let mut f = seeds[i].clone();
+                for (at, x) in flips {
+                    let n = f.len();
+                    f[at % n] ^= x;
+                }
+                f.truncate(cut % (f.len() + 1));
+                f
+            },
+        )
+    }
+
+    /// WS1's port unreachable about the datagram [`ics_with_mapping`] sent out.
+    fn unreachable() -> Vec<u8> {
+        let mut u = udp_datagram(sock(INSIDE_WS2, 5000), sock(OUTSIDE_WS1, 9), 128, b"x");
+        ics_with_mapping(&mut u);
+        let repr = icmpv4::Repr::DstUnreachable {
+            reason: icmpv4::DstUnreachable::PortUnreachable,
+            next_hop_mtu: 0,
+            header: icmpv4::quote(&u).unwrap(),
+        };
+        let mut icmp = Vec::new();
+        repr.encapsulate(&mut icmp);
+        let mut e = Vec::new();
+        ipv4::Repr::new(OUTSIDE_WS1, OUTSIDE, Protocol::Icmp, icmp.len(), 128).encapsulate(&icmp, &mut e);
+        e
+    }
+
+    fn ics_with_mapping(u: &mut [u8]) -> Nat {
+        let mut nat = ics();
+        nat.outbound(0, u).unwrap();
+        nat
+    }
+
+    proptest! {
+        #[test]
+        fn l2_l3f_and_nat_take_any_bytes(frame in frames(), junk in proptest::collection::vec(any::<u8>(), 0..80)) {
+            let mut l2 = LearningBridge::new(&[1, 2], 300 * S, MAC_A1);
+            let mut l3f = Fig6::converse().bridge;
+            let mut nat = ics_with_mapping(&mut udp_datagram(sock(INSIDE_WS2, 5000), sock(OUTSIDE_WS1, 9), 128, b"x"));
+            for bytes in [&frame, &junk] {
+                l2.forward(0, 1, bytes);
+                let mut out = Vec::new();
+                let _ = l3f.process(S, 1, bytes, &mut out);
+                let _ = l3f.process(S, 2, bytes, &mut out);
+                let payload = bytes.get(ethernet::HEADER_LEN..).unwrap_or(&[]).to_vec();
+                let _ = l3f.send_local(S, &payload, &mut out);
+                let (mut a, mut b) = (payload.clone(), payload.clone());
+                let _ = nat.outbound(0, &mut a);
+                let _ = nat.inbound(0, &mut b);
+            }
+        }
+    }
 }

@@ -227,7 +227,7 @@ impl LearningBridge {
     }
 }
 
-/// IEEE 802.1D-2004 §7.12.6, Table 7-10: 01-80-C2-00-00-00 … 01-80-C2-00-00-0F.
+/// IEEE 802.1D-2004 §7.12.6: 01-80-C2-00-00-00 … 01-80-C2-00-00-0F.
 fn is_reserved_group(mac: MacAddress) -> bool {
     mac.0[..5] == [0x01, 0x80, 0xc2, 0x00, 0x00] && mac.0[5] <= 0x0f
 }
