@@ -1,9 +1,10 @@
 //! The Windows XP "layer-3 forwarding" (L3F) bridge: seed 000 §2.2 and Fig. 6.
 //!
 //! One IP subnet on both sides of the bridge; the bridge forwards on IP addresses and
-//! answers ARP for the hosts of the other side (proxy ARP, RFC 1027 §2 and RFC 925's
-//! "ARP subnet gateway"; seed 000 ref. [8], The Cable Guy, "How the Windows XP Network
-//! Bridge Works", January 2002). Step by step, as seed 000 §2.2 describes it:
+//! answers ARP for the hosts of the other side (proxy ARP: RFC 1027, "Using ARP to
+//! implement transparent subnet gateways", and RFC 925, "Multi-LAN Address Resolution";
+//! seed 000 ref. \[8\], The Cable Guy, "How the Windows XP Network Bridge Works",
+//! January 2002). ARP itself is RFC 826. Step by step, as seed 000 §2.2 describes it:
 //!
 //! 1. **Learn.** Every ARP request or reply, and every IPv4 packet, that arrives on a
 //!    port teaches the bridge its sender: IP address → (port, MAC). Seed 000 Fig. 6 calls
@@ -178,6 +179,9 @@ impl L3fBridge {
         };
         if eth.src_addr.is_multicast() {
             return Err(DropReason::GroupSource);
+        }
+        if self.ports.iter().any(|&(_, m)| m == eth.src_addr) {
+            return Err(DropReason::L3fOwnFrame { port: in_port });
         }
         let payload = &frame[ethernet::HEADER_LEN..];
         match eth.ethertype {

@@ -61,6 +61,8 @@ pub enum DropReason {
     L3fEtherType(u16),
     /// A unicast frame addressed to another station of the incoming segment.
     L3fNotAddressedToBridge { port: u16 },
+    /// A frame with one of the bridge's own MACs as source came back in (a loop).
+    L3fOwnFrame { port: u16 },
     /// The IPv4 destination is not in the L3F table (and no ARP has found it yet).
     L3fUnknownDestination { ip: Ipv4Addr },
     /// An ARP request for an address the L3F table places on the asker's own port: the
@@ -118,6 +120,7 @@ impl DropReason {
             ReservedGroup | GroupSource => Model::Bridge,
             L3fEtherType(_)
             | L3fNotAddressedToBridge { .. }
+            | L3fOwnFrame { .. }
             | L3fUnknownDestination { .. }
             | L3fArpSameSegment { .. }
             | L3fArpNotForBridge
@@ -153,6 +156,7 @@ impl DropReason {
             L3fNotAddressedToBridge { port } => {
                 write!(f, "unicast frame on port {port} addressed to another station of that segment")
             }
+            L3fOwnFrame { port } => write!(f, "a frame from the bridge's own MAC came back in on port {port}"),
             L3fUnknownDestination { ip } => write!(f, "no L3F table entry for {ip}"),
             L3fArpSameSegment { target, port } => {
                 write!(f, "ARP for {target} is answered by its owner on the same port {port}")

@@ -256,7 +256,7 @@ impl Nat {
         let ip = ipv4::Packet::new_checked(&packet[..]).map_err(|e| malformed("IPv4 header", e))?;
         let dst = ip.dst_addr();
         if ip.more_frags() || ip.frag_offset() != 0 {
-            return if dst == self.outside_ip { Err(DropReason::NatFragment) } else { Err(self.unsolicited(packet)) };
+            return Err(DropReason::NatFragment);
         }
         let (hl, total, proto) = (ip.header_len(), usize::from(ip.total_len()), ip.next_header());
         if dst != self.outside_ip {
