@@ -259,6 +259,46 @@ def reach(
             }
         )
 
+@app.command()
+def bench(
+    json_out: Annotated[bool, typer.Option("--json", help="Print the record as JSON on stdout.")] = False,
+    sim_seconds: Annotated[
+        float, typer.Option("--sim-seconds", help="Simulated seconds of traffic in each scenario (the issue's target: 60).")
+    ] = 60.0,
+    with_ns3: Annotated[
+        bool,
+        typer.Option("--with-ns3", help="Run the same scenarios in ns-3 (the .venv-bench venv or $QOSLAB_NS3_PYTHON) "
+                     "and give the speed-ups."),
+    ] = False,
+    only: Annotated[
+        Optional[list[str]],
+        typer.Option("--only", help="Run only this benchmark (repeat, or separate with commas): "
+                     "wifi_80211b_saturation, ethernet_chain_10, switch_1000_hosts, wire."),
+    ] = None,
+) -> None:
+    """Speed benchmarks of the simulator, and the speed-up over ns-3 on the same scenarios.
+
+    Times only the simulation itself: qoslab's simulate call, ns-3's Simulator.Run().
+    The machine may be shared: read the speed-up (a ratio measured in the same run),
+    not the seconds. Exit code 1 if a benchmark failed or none could run.
+
+    Examples:
+
+    `qoslab bench --json`
+
+    `qoslab bench --with-ns3 --only wifi_80211b_saturation --sim-seconds 10`
+    """
+    from qoslab import bench as benchmarks
+
+    names = benchmarks.select(only)
+    report = benchmarks.run(names, sim_seconds=sim_seconds, with_ns3=with_ns3,
+                            log=lambda msg: stderr.print(Text(msg, style="dim")))
+    benchmarks.render(report, stderr)
+    if json_out:
+        _emit_json(report.to_json())
+    if report.failed or not (report.scenarios or report.ns3):
+        sys.exit(1)
+
 
 def main() -> None:
     """Entry point: usage errors are typer's (message, exit 2); bad input in files and

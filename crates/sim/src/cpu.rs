@@ -105,10 +105,11 @@ mod test {
         assert_eq!(c.drops, 1);
         let job = c.next_job().unwrap();
         assert_eq!(job, 1);
-        assert!(c.next_job().is_none(), "busy CPU serves one job at a time");
         let end = c.start(0, 400);
+        assert!(c.next_job().is_none(), "a busy CPU serves one job at a time");
         c.finish();
         assert_eq!(end, 400);
+        assert_eq!(c.next_job(), Some(2));
         assert!((c.utilization(1000) - 0.4).abs() < 1e-12);
     }
 

@@ -32,6 +32,9 @@ pub struct Iface {
     pub mac: Mac,
     pub addr: Option<(Ipv4Addr, u8)>,
     pub mtu: usize,
+    /// Resolve next hops with ARP. Off for an interface whose link layer resolves by
+    /// itself (an L3F bridge): packets leave with a broadcast destination for it to fill.
+    pub resolve: bool,
 }
 
 impl Iface {
@@ -482,7 +485,7 @@ impl IpStack {
 
     fn resolve_and_send(&mut self, now: u64, iface: usize, next_hop: Ipv4Addr, packet: Vec<u8>, out: &mut Vec<Out>) {
         let src_mac = self.ifaces[iface].mac;
-        if self.ifaces[iface].is_broadcast_for(next_hop) {
+        if self.ifaces[iface].is_broadcast_for(next_hop) || !self.ifaces[iface].resolve {
             out.push(Out::Frame { iface, frame: ethernet_frame(src_mac, Mac::BROADCAST, EtherType::Ipv4, &packet) });
             return;
         }
@@ -571,7 +574,7 @@ mod test {
     use super::*;
 
     fn host(addr: [u8; 4], mac: u8, gateway: Option<[u8; 4]>) -> IpStack {
-        let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, mac]), addr: Some((Ipv4Addr::from(addr), 24)), mtu: 1500 };
+        let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, mac]), addr: Some((Ipv4Addr::from(addr), 24)), mtu: 1500, resolve: true };
         let routes: Vec<RouteConfig> = gateway
             .map(|g| RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::from(g) })
             .into_iter()
@@ -614,7 +617,7 @@ mod test {
         let stack = host([10, 0, 0, 1], 1, Some([10, 0, 0, 254]));
         assert_eq!(stack.route(Ipv4Addr::new(10, 0, 0, 9)), Some((0, Ipv4Addr::new(10, 0, 0, 9))));
         assert_eq!(stack.route(Ipv4Addr::new(8, 8, 8, 8)), Some((0, Ipv4Addr::new(10, 0, 0, 254))));
-        let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, 1]), addr: Some((Ipv4Addr::new(10, 0, 0, 1), 24)), mtu: 1500 };
+        let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, 1]), addr: Some((Ipv4Addr::new(10, 0, 0, 1), 24)), mtu: 1500, resolve: true };
         let bad = [RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 9, 9, 9) }];
         assert!(IpStack::new(vec![iface], &bad, false, 1, 1).unwrap_err().contains("no connected subnet"));
     }

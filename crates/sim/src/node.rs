@@ -16,7 +16,8 @@ use crate::config::{BridgeMode, CpuCycles, NodeConfig};
 use crate::cpu::Cpu;
 use crate::forward::l3f::{L3fBridge, Output as L3fOutput};
 use crate::forward::learning::LearningBridge;
-use crate::ip::{Iface, IpStack, Out};
+use crate::forward::nat::{Inbound, Nat, NatProtocol, PortForward};
+use crate::ip::{Iface, IpStack, Out, Translator};
 
 /// What a port is to its node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,11 +53,9 @@ enum Bridge {
     L3f(L3fBridge),
 }
 
-/// The bridge of a node: its member ports and the IP interface on top of it.
+/// The bridge of a node and the IP interface on top of it.
 struct BridgeState {
-    ports: Vec<u16>,
     iface: usize,
-    mac: Mac,
     kind: Bridge,
 }
 
@@ -73,7 +72,33 @@ pub struct Node {
     cycles: CpuCycles,
     /// Outputs of the job in service, released when the CPU finishes it.
     pub in_service: Option<Effects>,
+    /// Cycles per byte of the port's link cipher (WEP's RC4, CCMP's AES), 0 if none.
+    port_cipher_cost: Vec<f64>,
 }
+
+/// The NAT of `forward::nat` as the IP stack's translator.
+struct NatTranslator {
+    nat: Nat,
+    node: String,
+}
+
+impl Translator for NatTranslator {
+    fn outbound(&mut self, now: u64, packet: &mut Vec<u8>) -> Result<(), String> {
+        self.nat.outbound(now, packet).map_err(|r| r.at(&self.node).to_string())
+    }
+
+    fn inbound(&mut self, now: u64, packet: &mut Vec<u8>) -> Result<(), String> {
+        match self.nat.inbound(now, packet) {
+            Ok(Inbound::Translated) => Ok(()),
+            // For the node itself: the stack takes it unchanged.
+            Ok(Inbound::ToSelf) => Err(String::new()),
+            Err(r) => Err(r.at(&self.node).to_string()),
+        }
+    }
+}
+
+/// LLC/SNAP header and ICV/MIC: the bytes a link cipher processes besides the IP packet.
+const CIPHER_EXTRA_BYTES: usize = 8 + 4;
 
 impl Node {
     pub fn new(config: &NodeConfig) -> Result<Node, String> {
@@ -85,28 +110,54 @@ impl Node {
                 port_use.push(PortUse::Bridged);
             } else {
                 port_use.push(PortUse::Routed { iface: ifaces.len() });
-                ifaces.push(Iface { name: port.name.clone(), mac: Mac(port.mac), addr: port.address, mtu: usize::from(port.mtu) });
+                ifaces.push(Iface { name: port.name.clone(), mac: Mac(port.mac), addr: port.address, mtu: usize::from(port.mtu), resolve: true });
             }
         }
         let bridge = match &config.bridge {
             Some(b) => {
                 let iface = ifaces.len();
                 let mtu = b.ports.iter().map(|&p| usize::from(config.ports[p as usize].mtu)).min().unwrap_or(1500);
-                ifaces.push(Iface { name: "br0".into(), mac: Mac(b.mac), addr: b.address, mtu });
+                // An L3F bridge resolves addresses itself (proxy ARP, its table): the stack
+                // hands it IP packets, not ARP requests.
+                let resolve = b.mode == BridgeMode::L2;
+                ifaces.push(Iface { name: "br0".into(), mac: Mac(b.mac), addr: b.address, mtu, resolve });
                 let kind = match b.mode {
-                    BridgeMode::L2 => Bridge::L2(LearningBridge::new(&b.ports, b.aging_ns, Mac(b.mac))),
+                    BridgeMode::L2 => Bridge::L2(LearningBridge::new(&b.ports, b.aging_ns, b.mac)),
                     BridgeMode::L3f => {
                         let ports: Vec<(u16, [u8; 6])> = b.ports.iter().map(|&p| (p, config.ports[p as usize].mac)).collect();
                         let (own_ip, prefix) = b.address.map_or((None, 0), |(a, l)| (Some(a), l));
-                        Bridge::L3f(L3fBridge::new(&ports, own_ip, prefix))
+                        let mut bridge = L3fBridge::new(&ports, own_ip, prefix).with_aging(b.aging_ns);
+                        let gateway = config.routes.iter().find(|r| r.prefix_len == 0).map(|r| r.via);
+                        bridge.set_gateway(gateway);
+                        Bridge::L3f(bridge)
                     }
                 };
-                Some(BridgeState { ports: b.ports.clone(), iface, mac: Mac(b.mac), kind })
+                Some(BridgeState { iface, kind })
             }
             None => None,
         };
-        let ip = IpStack::new(ifaces, &config.routes, config.ip_forward, config.arp_timeout_ns, config.reassembly_timeout_ns)
+        let mut ip = IpStack::new(ifaces, &config.routes, config.ip_forward, config.arp_timeout_ns, config.reassembly_timeout_ns)
             .map_err(|e| format!("node {}: {e}", config.name))?;
+        if let Some(nat) = &config.nat {
+            let outside = match nat.outside_port {
+                Some(p) => match port_use.get(p as usize) {
+                    Some(PortUse::Routed { iface }) => *iface,
+                    _ => return Err(format!("node {}: NAT outside port {p} is not a routed port", config.name)),
+                },
+                None => bridge.as_ref().map(|b| b.iface).ok_or_else(|| format!("node {}: NAT on a bridge it does not have", config.name))?,
+            };
+            let outside_ip = ip.ifaces[outside]
+                .addr
+                .map(|(a, _)| a)
+                .ok_or_else(|| format!("node {}: the NAT outside interface has no address", config.name))?;
+            let mut forwards = Vec::new();
+            for f in &nat.port_forwards {
+                let protocol: NatProtocol = f.protocol.parse().map_err(|e| format!("node {}: port forward: {e}", config.name))?;
+                forwards.push(PortForward { protocol, port: f.port, to: f.to, to_port: f.to_port });
+            }
+            let translator = NatTranslator { nat: Nat::new(outside_ip, nat.udp_timeout_ns, &forwards), node: config.name.clone() };
+            ip.set_nat(outside, Box::new(translator));
+        }
         Ok(Node {
             name: config.name.clone(),
             role: config.role.clone(),
@@ -118,7 +169,21 @@ impl Node {
             cpu: Cpu::new(config.cpu.clone()),
             cycles: config.cpu.cycles,
             in_service: None,
+            port_cipher_cost: vec![0.0; config.ports.len()],
         })
+    }
+
+    /// Charges `cycles_per_byte` for every frame the port encrypts or decrypts.
+    pub fn set_port_cipher_cost(&mut self, port: u16, cycles_per_byte: f64) {
+        self.port_cipher_cost[port as usize] = cycles_per_byte;
+    }
+
+    fn cipher_cycles(&self, port: u16, frame_len: usize) -> f64 {
+        let per_byte = self.port_cipher_cost[port as usize];
+        if per_byte == 0.0 {
+            return 0.0;
+        }
+        per_byte * (frame_len.saturating_sub(ethernet::HEADER_LEN) + CIPHER_EXTRA_BYTES) as f64
     }
 
     /// The IP interface index of the bridge, if the node has one.
@@ -129,14 +194,14 @@ impl Node {
     /// Bridge learning table (L2) as (mac, port), or the L3F table as (ip, mac, port).
     pub fn bridge_table(&self, now: u64) -> Vec<(Mac, u16)> {
         match &self.bridge {
-            Some(BridgeState { kind: Bridge::L2(b), .. }) => b.table(now).into_iter().map(|e| (e.0, e.1)).collect(),
+            Some(BridgeState { kind: Bridge::L2(b), .. }) => b.table(now).into_iter().map(|e| (Mac(e.0), e.1)).collect(),
             _ => Vec::new(),
         }
     }
 
-    pub fn l3f_table(&self) -> Vec<(Ipv4Addr, Mac, u16)> {
+    pub fn l3f_table(&self, now: u64) -> Vec<(Ipv4Addr, Mac, u16)> {
         match &self.bridge {
-            Some(BridgeState { kind: Bridge::L3f(b), .. }) => b.table().into_iter().map(|e| (e.ip, Mac(e.mac), e.port)).collect(),
+            Some(BridgeState { kind: Bridge::L3f(b), .. }) => b.table(now).into_iter().map(|e| (e.ip, Mac(e.mac), e.port)).collect(),
             _ => Vec::new(),
         }
     }
@@ -148,7 +213,8 @@ impl Node {
 
     /// Processes one received frame: decides every effect and what it costs.
     pub fn process(&mut self, now: u64, port: u16, frame: Vec<u8>) -> Effects {
-        let mut fx = Effects { cycles: self.cycles.per_rx_packet as f64 + self.cycles.per_byte_copied * frame.len() as f64, ..Effects::default() };
+        let cycles = self.cycles.per_rx_packet as f64 + self.cycles.per_byte_copied * frame.len() as f64 + self.cipher_cycles(port, frame.len());
+        let mut fx = Effects { cycles, ..Effects::default() };
         match self.port_use[port as usize] {
             PortUse::Routed { iface } => {
                 let dst = ethernet::Frame::new_checked(&frame[..]).map(|f| f.dst_addr());
@@ -178,10 +244,11 @@ impl Node {
         match &mut bridge.kind {
             Bridge::L2(b) => {
                 let decision = b.forward(now, port, &frame);
-                for &p in &bridge.ports {
-                    if decision.to_ports.contains(&p) {
-                        fx.send.push((p, frame.clone()));
-                    }
+                if let Some(reason) = decision.dropped {
+                    fx.drops.push((Some(port), reason.at(&self.name).to_string(), None));
+                }
+                for p in decision.to_ports.iter() {
+                    fx.send.push((p, frame.clone()));
                 }
                 if decision.local {
                     local.push(frame);
@@ -190,7 +257,7 @@ impl Node {
             Bridge::L3f(b) => {
                 let mut out = Vec::new();
                 if let Err(reason) = b.process(now, port, &frame, &mut out) {
-                    fx.drops.push((Some(port), reason.to_string(), None));
+                    fx.drops.push((Some(port), reason.at(&self.name).to_string(), frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec)));
                 }
                 for (to, f) in out {
                     match to {
@@ -217,6 +284,7 @@ impl Node {
                     if Some(iface) == self.bridge_iface() {
                         self.bridge_output(now, frame, fx);
                     } else if let Some(port) = self.port_use.iter().position(|u| *u == PortUse::Routed { iface }) {
+                        fx.cycles += self.cipher_cycles(port as u16, frame.len());
                         fx.send.push((port as u16, frame));
                     }
                 }
@@ -229,27 +297,33 @@ impl Node {
     /// A frame the node itself sends on its bridge interface.
     fn bridge_output(&mut self, now: u64, frame: Vec<u8>, fx: &mut Effects) {
         let Some(bridge) = self.bridge.as_mut() else { return };
+        let mut sends = Vec::new();
         match &mut bridge.kind {
             Bridge::L2(b) => {
-                let ports = b.output(now, &frame);
-                for &p in &bridge.ports {
-                    if ports.contains(&p) {
-                        fx.send.push((p, frame.clone()));
-                    }
+                for p in b.transmit(now, &frame).iter() {
+                    sends.push((p, frame.clone()));
                 }
             }
             Bridge::L3f(b) => {
-                let mut out = Vec::new();
-                if let Err(reason) = b.output(now, &frame, &mut out) {
-                    fx.drops.push((None, reason.to_string(), None));
-                }
-                for (to, f) in out {
-                    if let L3fOutput::Port(p) = to {
-                        fx.send.push((p, f));
+                // The L3F bridge answers ARP itself (seed 000 §2.2); the stack's own ARP
+                // frames have nothing to add. Its IP packets go by the L3F table.
+                let is_ipv4 = ethernet::Frame::new_checked(&frame[..]).is_ok_and(|f| f.ethertype() == ethernet::EtherType::Ipv4);
+                if is_ipv4 {
+                    let mut out = Vec::new();
+                    if let Err(reason) = b.send_local(now, &frame[ethernet::HEADER_LEN..], &mut out) {
+                        fx.drops.push((None, reason.at(&self.name).to_string(), Some(frame[ethernet::HEADER_LEN..].to_vec())));
+                    }
+                    for (to, f) in out {
+                        if let L3fOutput::Port(p) = to {
+                            sends.push((p, f));
+                        }
                     }
                 }
             }
         }
-        let _ = bridge.mac;
+        for (p, f) in sends {
+            fx.cycles += self.cipher_cycles(p, f.len());
+            fx.send.push((p, f));
+        }
     }
 }

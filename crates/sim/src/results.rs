@@ -225,7 +225,7 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                     .map(|(ip, mac, iface)| TableEntry { ip: ip.to_string(), mac: mac.to_string(), port: iface_name(iface) })
                     .collect(),
                 l3f_table: n
-                    .l3f_table()
+                    .l3f_table(now)
                     .into_iter()
                     .map(|(ip, mac, port)| TableEntry { ip: ip.to_string(), mac: mac.to_string(), port: n.port_name(port).to_string() })
                     .collect(),

@@ -1,0 +1,605 @@
+"""Speed benchmarks: how fast qoslab's simulator runs, and how that compares with ns-3.
+
+``qoslab bench`` runs these and prints the record of ../DESIGN.md ("Machine-readable
+output")::
+
+    {"scenarios": [{"name", "events", "wall_s", "events_per_s", "sim_time_s", ...}],
+     "comparisons": [{"name", "qoslab_wall_s", "ns3_wall_s", "speedup",
+                      "qoslab_throughput_mbps", "ns3_throughput_mbps",
+                      "throughput_diff_pct"}],
+     "skipped": [{"name", "reason"}]}
+
+``comparisons`` is there with ``--with-ns3`` only. The machine is shared and noisy, so
+speed is never asserted anywhere: it is measured here, and compared with ns-3 on the
+same scenario in the same run, as a ratio (benchmarks/README.md).
+
+The benchmarks:
+
+``wifi_80211b_saturation``
+    One 802.11b station saturating its AP with UDP (1472-byte payload, 1500-byte IP
+    packets, 11 Mb/s, long preamble, Ack at 2 Mb/s, RTS off, no rate adaptation).
+    ns-3: benchmarks/ns3/wifi_saturation.py.
+``ethernet_chain_10``
+    Ten nodes in a line (host, eight routers, host) joined by nine 100 Mb/s Ethernet
+    links; one saturating UDP flow from end to end. ns-3: benchmarks/ns3/ethernet_chain.py.
+``switch_1000_hosts``
+    Peak memory of 1,000 hosts on one learning switch, each pinging its neighbour
+    once a second; run in a child process so that its peak RSS is the simulation's.
+``wire``
+    crates/wire encode+decode (``cargo bench -p qoslab-benchmarks --bench wire``); run
+    only from a source checkout with cargo on PATH.
+
+Both tools measure only the simulation's run: qoslab's ``_core.simulate`` call (the
+configuration already built), ns-3's ``Simulator.Run()`` (import and set-up excluded).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from qoslab.errors import InputError, Problem, did_you_mean
+
+# ---------------------------------------------------------------------------------------
+# Shared parameters of the scenarios. The ns-3 scripts take the same values from their
+# own defaults; benchmarks/README.md lists them side by side.
+# ---------------------------------------------------------------------------------------
+
+#: Simulated seconds of traffic by default (the issue's target: 60 s).
+DEFAULT_SIM_SECONDS = 60.0
+#: Time before the flow starts, in both tools. ns-3 spends it on active scanning and
+#: association (its probe timeout is 50 ms); qoslab does not model association and is
+#: idle for it, so that both flows start and stop at the same instants.
+WARMUP_S = 0.25
+#: UDP payload: 1472 + 8 (UDP) + 20 (IPv4) = a 1500-byte IP packet, a full Ethernet MTU.
+UDP_PAYLOAD = 1472
+UDP_PORT = 5001
+#: Transmit queues, frames, of every port (ns-3: CsmaNetDevice TxQueue and the wifi MAC
+#: queue set to the same; its traffic-control queue discs are removed).
+QUEUE_FRAMES = 100
+ETHERNET_RATE_BPS = 100_000_000
+#: 100 m of copper at about 5 ns/m.
+ETHERNET_DELAY_NS = 500
+CHAIN_NODES = 10
+SWITCH_HOSTS = 1000
+#: ns-3's ArpCache AliveTimeout (120 s): no entry expires during a 60-s run in either tool.
+ARP_TIMEOUT_NS = 120_000_000_000
+REASSEMBLY_TIMEOUT_NS = 30_000_000_000
+
+SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "switch_1000_hosts")
+#: The benchmarks ns-3 also runs, and its script for each.
+NS3_SCRIPTS = {
+    "wifi_80211b_saturation": "wifi_saturation.py",
+    "ethernet_chain_10": "ethernet_chain.py",
+}
+ALL_BENCHMARKS = (*SIM_SCENARIOS, "wire")
+
+#: How to get ns-3 when --with-ns3 cannot find it.
+NS3_INSTALL_HINT = (
+    "install ns-3 for the benchmarks in a separate venv: "
+    "`python3 -m venv .venv-bench && .venv-bench/bin/pip install ns3` at the top of the "
+    "source checkout (about 70 MB), or point QOSLAB_NS3_PYTHON at a Python that can "
+    "`from ns import ns`"
+)
+
+NS = 1_000_000_000
+
+
+# ---------------------------------------------------------------------------------------
+# SimConfig builders (crates/sim/src/config.rs)
+# ---------------------------------------------------------------------------------------
+
+
+def _ns(seconds: float) -> int:
+    return round(seconds * NS)
+
+
+def _cpu_free() -> dict[str, Any]:
+    """A node that forwards at no CPU cost: the benchmarks time the network models."""
+    return {
+        "profile": "none",
+        "hz": 0,
+        "queue_limit": 1000,
+        "cycles": {
+            "per_rx_packet": 0,
+            "per_tx_packet": 0,
+            "per_byte_copied": 0.0,
+            "per_bridge_lookup": 0,
+            "per_route_lookup": 0,
+            "per_nat_translation": 0,
+            "per_byte_rc4": 0.0,
+            "per_byte_aes": 0.0,
+        },
+    }
+
+
+def _mac(node: int, port: int) -> list[int]:
+    """A locally administered unicast MAC, unique per (node, port)."""
+    return [0x02, 0x00, (node >> 8) & 0xFF, node & 0xFF, (port >> 8) & 0xFF, port & 0xFF]
+
+
+#: A bridge interface's own MAC: second byte 1, apart from every port's.
+BRIDGE_MAC = [0x02, 0x01, 0x00, 0x00, 0x00, 0x00]
+
+
+def _port(name: str, node: int, index: int, address: str | None, prefix: int = 24) -> dict[str, Any]:
+    port: dict[str, Any] = {"name": name, "mac": _mac(node, index), "mtu": 1500}
+    if address is not None:
+        port["address"] = [address, prefix]
+    return port
+
+
+def _node(name: str, role: str, ports: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    node = {
+        "name": name,
+        "role": role,
+        "ports": ports,
+        "cpu": _cpu_free(),
+        "arp_timeout_ns": ARP_TIMEOUT_NS,
+        "reassembly_timeout_ns": REASSEMBLY_TIMEOUT_NS,
+    }
+    node.update(extra)
+    return node
+
+
+def _udp_flow(flow_id: int, src: int, dst: str, sim_seconds: float) -> dict[str, Any]:
+    """A saturating UDP flow: ``rate_pps`` 0 keeps the sender's queue non-empty."""
+    return {
+        "kind": "udp",
+        "id": flow_id,
+        "from": src,
+        "to": dst,
+        "dst_port": UDP_PORT,
+        "payload": UDP_PAYLOAD,
+        "rate_pps": 0.0,
+        "start_ns": _ns(WARMUP_S),
+        "stop_ns": _ns(WARMUP_S + sim_seconds),
+    }
+
+
+def _sim_config(nodes: list, links: list, flows: list, sim_seconds: float, seed: int = 1) -> dict[str, Any]:
+    return {
+        "seed": seed,
+        "duration_ns": _ns(WARMUP_S + sim_seconds),
+        "nodes": nodes,
+        "links": links,
+        "flows": flows,
+        "capture": False,
+    }
+
+
+def wifi_saturation_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+    """(a) One 802.11b station sending saturating UDP to the AP itself.
+
+    The receiver is the AP's own address, not a host behind it, so that the run times
+    the BSS alone (no Ethernet hop, no forwarding) as benchmarks/ns3/wifi_saturation.py
+    does. MPDU: 24 (MAC header) + 8 (LLC/SNAP) + 1500 (IP) + 4 (FCS) = 1536 bytes at
+    11 Mb/s with a long preamble; its Ack at 2 Mb/s, the highest basic rate not above
+    11 Mb/s (basic set {1, 2} Mb/s, as ns-3's AP advertises); CW 31..1023, slot 20 µs,
+    SIFS 10 µs; RTS off (threshold 2347), open system, no frame errors.
+    """
+    nodes = [
+        _node("ap", "ap", [_port("wlan0", 0, 0, "10.1.0.1")]),
+        _node("sta", "host", [_port("wlan0", 1, 0, "10.1.0.2")]),
+    ]
+    links = [
+        {
+            "type": "wifi",
+            "name": "bss",
+            "standard": "802.11b",
+            "rate_bps": 11_000_000,
+            "preamble": "long",
+            "security": "open",
+            "ap": {"node": 0, "port": 0},
+            "stations": [{"node": 1, "port": 0}],
+            "rts_threshold": 2347,
+            "wds": False,
+            "foreign_source": "drop",
+            "queue_frames": QUEUE_FRAMES,
+        }
+    ]
+    flows = [_udp_flow(1, 1, "10.1.0.1", sim_seconds)]
+    return _sim_config(nodes, links, flows, sim_seconds)
+
+
+def _ethernet_link(name: str, a: tuple[int, int], b: tuple[int, int]) -> dict[str, Any]:
+    return {
+        "type": "ethernet",
+        "name": name,
+        "a": {"node": a[0], "port": a[1]},
+        "b": {"node": b[0], "port": b[1]},
+        "rate_bps": ETHERNET_RATE_BPS,
+        "delay_ns": ETHERNET_DELAY_NS,
+        "queue_frames": QUEUE_FRAMES,
+        "queue_bytes": QUEUE_FRAMES * 1518,
+    }
+
+
+def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHAIN_NODES) -> dict[str, Any]:
+    """(b) host0 — r1 — … — r8 — host9 on 100 Mb/s Ethernet, UDP from end to end.
+
+    Link i (0 ≤ i < n−1) joins node i (10.0.i.1/24) and node i+1 (10.0.i.2/24). Every
+    router has a route to each subnet that is not connected, via its left or right
+    neighbour; the hosts have a default route. Each link: full duplex, 500 ns, 100-frame
+    drop-tail queue per end.
+    """
+    if n < 2:
+        raise ValueError("a chain needs two nodes or more")
+    nodes = []
+    for k in range(n):
+        ports = []
+        if k > 0:
+            ports.append(_port(f"eth{len(ports)}", k, len(ports), f"10.0.{k - 1}.2"))
+        if k < n - 1:
+            ports.append(_port(f"eth{len(ports)}", k, len(ports), f"10.0.{k}.1"))
+        routes = []
+        for subnet in range(n - 1):
+            if subnet in (k - 1, k):
+                continue  # connected
+            via = f"10.0.{k - 1}.1" if subnet < k - 1 else f"10.0.{k}.2"
+            routes.append({"destination": f"10.0.{subnet}.0", "prefix_len": 24, "via": via})
+        is_host = k in (0, n - 1)
+        nodes.append(
+            _node(f"h{k}" if is_host else f"r{k}", "host" if is_host else "router", ports,
+                  ip_forward=not is_host, routes=routes)
+        )
+    links = [_ethernet_link(f"l{i}", (i, 0 if i == 0 else 1), (i + 1, 0)) for i in range(n - 1)]
+    flows = [_udp_flow(1, 0, f"10.0.{n - 2}.2", sim_seconds)]
+    return _sim_config(nodes, links, flows, sim_seconds)
+
+
+def switch_config(sim_seconds: float, hosts: int = SWITCH_HOSTS) -> dict[str, Any]:
+    """(c) ``hosts`` hosts on one 802.1D learning switch (a bridge of ``hosts`` ports),
+    each pinging the next host once a second: the figure is peak memory."""
+    switch_ports = [_port(f"p{i}", 0, i, None) for i in range(hosts)]
+    switch = _node(
+        "sw", "switch", switch_ports,
+        bridge={"ports": list(range(hosts)), "mode": "l2", "mac": BRIDGE_MAC,
+                "aging_ns": 300 * NS},
+    )
+    # 10.2.0.0/16: host i is 10.2.(i+1 >> 8).(i+1 & 255).
+    def addr(i: int) -> str:
+        return f"10.2.{(i + 1) >> 8}.{(i + 1) & 0xFF}"
+
+    nodes = [switch] + [_node(f"h{i}", "host", [_port("eth0", i + 1, 0, addr(i), 16)]) for i in range(hosts)]
+    links = [_ethernet_link(f"l{i}", (0, i), (i + 1, 0)) for i in range(hosts)]
+    count = max(1, int(sim_seconds))
+    flows = [
+        {"kind": "ping", "id": i + 1, "from": i + 1, "to": addr((i + 1) % hosts), "count": count,
+         "interval_ns": NS, "payload": 56, "start_ns": _ns(WARMUP_S) + i * 1000}
+        for i in range(hosts)
+    ]
+    return _sim_config(nodes, links, flows, sim_seconds)
+
+
+CONFIG_BUILDERS: dict[str, Callable[[float], dict[str, Any]]] = {
+    "wifi_80211b_saturation": wifi_saturation_config,
+    "ethernet_chain_10": ethernet_chain_config,
+    "switch_1000_hosts": switch_config,
+}
+
+# ---------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------
+
+
+class Unavailable(Exception):
+    """A benchmark that cannot run here (a tool or a core function missing)."""
+
+
+class BenchFailed(Exception):
+    """A benchmark that ran and failed."""
+
+
+def _simulate() -> Callable[[str, Any], str]:
+    from qoslab import _core
+
+    simulate = getattr(_core, "simulate", None)
+    if simulate is None:
+        raise Unavailable("this build of qoslab._core has no simulate(); rebuild it (maturin develop)")
+    return simulate
+
+
+def flow_throughput_mbps(results: dict[str, Any], flow_id: int, seconds: float) -> float | None:
+    """UDP payload throughput of one flow from the simulator's results, Mb/s.
+
+    Looks for the flow's record in ``results["flows"]`` (by ``id``) and uses the first
+    of ``throughput_mbps`` or a received-payload byte count it has. None when the results
+    carry neither (the results format is the simulator's; see benchmarks/README.md).
+    """
+    for flow in results.get("flows") or []:
+        if not isinstance(flow, dict) or flow.get("id") != flow_id:
+            continue
+        if isinstance(flow.get("throughput_mbps"), (int, float)):
+            return float(flow["throughput_mbps"])
+        for key in ("rx_payload_bytes", "rx_bytes", "received_bytes", "bytes_received"):
+            if isinstance(flow.get(key), (int, float)) and seconds > 0:
+                return flow[key] * 8 / seconds / 1e6
+    return None
+
+
+def _scenario_record(name: str, events: int | None, wall_s: float, sim_time_s: float | None, **extra: Any) -> dict:
+    record: dict[str, Any] = {
+        "name": name,
+        "events": events,
+        "wall_s": wall_s,
+        "events_per_s": (events / wall_s) if events is not None and wall_s > 0 else None,
+        "sim_time_s": sim_time_s,
+    }
+    record.update(extra)
+    return record
+
+
+def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] | None = None) -> dict[str, Any]:
+    """Runs one simulator scenario in this process and times the ``simulate`` call only."""
+    simulate = simulate or _simulate()
+    config_json = json.dumps(CONFIG_BUILDERS[name](sim_seconds))
+    start = time.perf_counter()
+    try:
+        out = simulate(config_json, None)
+    except Exception as err:  # the core maps its errors to Python exceptions
+        raise BenchFailed(f"{name}: the simulator refused or failed: {err}") from err
+    wall = time.perf_counter() - start
+    results = json.loads(out) if isinstance(out, (str, bytes)) else out
+    sim_time_ns = results.get("sim_time_ns")
+    extra: dict[str, Any] = {"tool": "qoslab"}
+    if name in NS3_SCRIPTS:
+        extra["throughput_mbps"] = flow_throughput_mbps(results, 1, sim_seconds)
+    return _scenario_record(
+        name, results.get("events"), wall, sim_time_ns / NS if sim_time_ns is not None else None, **extra
+    )
+
+
+_MEMORY_CHILD = """
+import json, resource, sys, time
+from qoslab import _core, bench
+simulate = getattr(_core, "simulate", None)
+if simulate is None:
+    print(json.dumps({"unavailable": "this build of qoslab._core has no simulate()"})); sys.exit(0)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+config = json.dumps(bench.switch_config(float(sys.argv[1])))
+t = time.perf_counter()
+results = json.loads(simulate(config, None))
+wall = time.perf_counter() - t
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(json.dumps({"events": results.get("events"), "sim_time_ns": results.get("sim_time_ns"),
+                  "wall_s": wall, "base_rss_kib": base, "peak_rss_kib": peak}))
+"""
+
+
+def run_switch_memory(sim_seconds: float) -> dict[str, Any]:
+    """(c) in a child Python: peak RSS of the whole child, and that above the RSS the
+    child had with qoslab imported and the configuration not yet built."""
+    proc = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, repr(sim_seconds)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BenchFailed(f"switch_1000_hosts: the child failed: {proc.stderr.strip()[-2000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    if "unavailable" in out:
+        raise Unavailable(out["unavailable"])
+    sim_ns = out.get("sim_time_ns")
+    return _scenario_record(
+        "switch_1000_hosts", out.get("events"), out["wall_s"], sim_ns / NS if sim_ns is not None else None,
+        tool="qoslab", peak_rss_mib=out["peak_rss_kib"] / 1024,
+        sim_rss_mib=(out["peak_rss_kib"] - out["base_rss_kib"]) / 1024,
+    )
+
+
+def source_root() -> Path | None:
+    """The source checkout this qoslab runs from (benchmarks/ beside python/), if any."""
+    env = os.environ.get("QOSLAB_SOURCE_ROOT")
+    root = Path(env) if env else Path(__file__).resolve().parents[2]
+    return root if (root / "benchmarks").is_dir() else None
+
+
+def run_wire() -> list[dict[str, Any]]:
+    """crates/wire's benchmark through cargo; each JSON line becomes a scenario with
+    ``events`` = frames encoded and decoded, ``sim_time_s`` null (nothing simulated)."""
+    root = source_root()
+    cargo = shutil.which("cargo")
+    if root is None or cargo is None:
+        raise Unavailable("the wire benchmark needs a source checkout and cargo on PATH")
+    proc = subprocess.run([cargo, "bench", "-q", "-p", "qoslab-benchmarks", "--bench", "wire"],
+                          cwd=root, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BenchFailed(f"wire: cargo bench failed: {proc.stderr.strip()[-2000:]}")
+    records = []
+    for line in proc.stdout.splitlines():
+        line = line.strip()
+        if not line.startswith("{"):
+            continue
+        m = json.loads(line)
+        records.append(_scenario_record(m["bench"], m["iterations"], m["wall_s"], None, tool="qoslab", unit="frames"))
+    if not records:
+        raise BenchFailed("wire: cargo bench printed no JSON line")
+    return records
+
+
+def ns3_python() -> Path | None:
+    """The Python with ns-3: $QOSLAB_NS3_PYTHON, else the checkout's .venv-bench."""
+    env = os.environ.get("QOSLAB_NS3_PYTHON")
+    if env:
+        return Path(env)
+    root = source_root()
+    if root is None:
+        return None
+    candidate = root / ".venv-bench" / "bin" / "python"
+    return candidate if candidate.exists() else None
+
+
+def run_ns3(name: str, sim_seconds: float, python: Path | None = None) -> dict[str, Any]:
+    """Runs benchmarks/ns3/<script> in the bench venv and returns its JSON line."""
+    python = python or ns3_python()
+    root = source_root()
+    if python is None or root is None:
+        raise Unavailable(f"no Python with ns-3 found; {NS3_INSTALL_HINT}")
+    if not python.exists():
+        raise Unavailable(f"{python} does not exist; {NS3_INSTALL_HINT}")
+    script = root / "benchmarks" / "ns3" / NS3_SCRIPTS[name]
+    proc = subprocess.run([str(python), str(script), "--sim-seconds", repr(sim_seconds)],
+                          capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        if "No module named 'ns'" in proc.stderr or "ModuleNotFoundError" in proc.stderr:
+            raise Unavailable(f"{python} cannot import ns-3; {NS3_INSTALL_HINT}")
+        raise BenchFailed(f"{name}: the ns-3 script failed: {proc.stderr.strip()[-2000:]}")
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise BenchFailed(f"{name}: the ns-3 script printed no JSON line")
+    return json.loads(lines[-1])
+
+
+def compare(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
+    """One row of ``comparisons``: speedup = ns-3's Run() time / qoslab's simulate time."""
+    q_tp, n_tp = ours.get("throughput_mbps"), theirs.get("throughput_mbps")
+    return {
+        "name": ours["name"],
+        "qoslab_wall_s": ours["wall_s"],
+        "ns3_wall_s": theirs["wall_s"],
+        "speedup": theirs["wall_s"] / ours["wall_s"] if ours["wall_s"] > 0 else None,
+        "qoslab_throughput_mbps": q_tp,
+        "ns3_throughput_mbps": n_tp,
+        "throughput_diff_pct": 100 * (q_tp - n_tp) / n_tp if q_tp is not None and n_tp else None,
+        "qoslab_events": ours.get("events"),
+        "ns3_events": theirs.get("events"),
+    }
+
+
+@dataclass
+class BenchReport:
+    scenarios: list[dict[str, Any]]
+    comparisons: list[dict[str, Any]] | None
+    ns3: list[dict[str, Any]]
+    skipped: list[dict[str, str]]
+    failed: list[dict[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"scenarios": self.scenarios}
+        if self.comparisons is not None:
+            record["comparisons"] = self.comparisons
+            record["ns3"] = self.ns3
+        record["skipped"] = self.skipped
+        record["failed"] = self.failed
+        return record
+
+
+def select(only: Iterable[str] | None) -> list[str]:
+    """The benchmarks to run, in their usual order; ``only`` names some of them."""
+    if not only:
+        return list(ALL_BENCHMARKS)
+    wanted = []
+    for item in only:
+        for name in item.split(","):
+            name = name.strip()
+            if name not in ALL_BENCHMARKS:
+                raise InputError("--only", [Problem(
+                    "no such benchmark", expected=", ".join(ALL_BENCHMARKS), found=repr(name),
+                    hint=did_you_mean(name, ALL_BENCHMARKS),
+                )])
+            wanted.append(name)
+    return [b for b in ALL_BENCHMARKS if b in wanted]
+
+
+def run(
+    names: list[str],
+    sim_seconds: float = DEFAULT_SIM_SECONDS,
+    with_ns3: bool = False,
+    simulate: Callable[[str, Any], str] | None = None,
+    ns3_runner: Callable[[str, float], dict[str, Any]] | None = None,
+    log: Callable[[str], None] = lambda _msg: None,
+) -> BenchReport:
+    """Runs ``names`` (see :func:`select`) and gathers the record.
+
+    ``simulate`` and ``ns3_runner`` replace ``_core.simulate`` and :func:`run_ns3` (tests).
+    A benchmark that cannot run here goes to ``skipped`` with the reason; one that ran
+    and failed goes to ``failed``.
+    """
+    if not sim_seconds > 0:
+        raise InputError("--sim-seconds", [Problem(
+            "simulated time must be positive", expected="seconds > 0", found=repr(sim_seconds))])
+    ns3_runner = ns3_runner or run_ns3
+    report = BenchReport([], [] if with_ns3 else None, [], [], [])
+    for name in names:
+        log(f"running {name} ...")
+        ours: dict[str, Any] | None = None
+        try:
+            if name == "wire":
+                report.scenarios.extend(run_wire())
+            elif name == "switch_1000_hosts":
+                report.scenarios.append(run_switch_memory(sim_seconds))
+            else:
+                ours = run_sim(name, sim_seconds, simulate)
+                report.scenarios.append(ours)
+        except Unavailable as why:
+            report.skipped.append({"name": name, "reason": str(why)})
+        except BenchFailed as err:
+            report.failed.append({"name": name, "reason": str(err)})
+        # ns-3 runs even when qoslab's side could not: its figures stand on their own.
+        if with_ns3 and name in NS3_SCRIPTS:
+            log(f"running {name} in ns-3 ...")
+            try:
+                theirs = ns3_runner(name, sim_seconds)
+            except Unavailable as why:
+                report.skipped.append({"name": f"{name} (ns-3)", "reason": str(why)})
+                continue
+            except BenchFailed as err:
+                report.failed.append({"name": f"{name} (ns-3)", "reason": str(err)})
+                continue
+            report.ns3.append(theirs)
+            if ours is not None:
+                assert report.comparisons is not None
+                report.comparisons.append(compare(ours, theirs))
+    return report
+
+
+# ---------------------------------------------------------------------------------------
+# Human output (stderr)
+# ---------------------------------------------------------------------------------------
+
+
+def _fmt(value: Any, spec: str) -> str:
+    return "—" if value is None else format(value, spec)
+
+
+def render(report: BenchReport, console: Any) -> None:
+    """Tables of the scenarios and the ns-3 comparisons on ``console`` (rich)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    if report.scenarios:
+        table = Table(title="qoslab", title_justify="left")
+        for col in ("benchmark", "events", "wall s", "events/s", "sim s", "Mb/s", "peak RSS MiB"):
+            table.add_column(col, justify="left" if col == "benchmark" else "right")
+        for s in report.scenarios:
+            table.add_row(s["name"], _fmt(s.get("events"), ","), _fmt(s.get("wall_s"), ".3f"),
+                          _fmt(s.get("events_per_s"), ",.0f"), _fmt(s.get("sim_time_s"), "g"),
+                          _fmt(s.get("throughput_mbps"), ".3f"), _fmt(s.get("peak_rss_mib"), ".1f"))
+        console.print(table)
+    if report.ns3:
+        table = Table(title="ns-3 (Simulator.Run() only)", title_justify="left")
+        for col in ("benchmark", "events", "wall s", "events/s", "sim s", "Mb/s"):
+            table.add_column(col, justify="left" if col == "benchmark" else "right")
+        for s in report.ns3:
+            table.add_row(s["name"], _fmt(s.get("events"), ","), _fmt(s.get("wall_s"), ".3f"),
+                          _fmt(s.get("events_per_s"), ",.0f"), _fmt(s.get("sim_time_s"), "g"),
+                          _fmt(s.get("throughput_mbps"), ".3f"))
+        console.print(table)
+    if report.comparisons:
+        table = Table(title="qoslab vs ns-3, same run", title_justify="left")
+        for col in ("benchmark", "speed-up", "qoslab Mb/s", "ns-3 Mb/s", "Δ throughput"):
+            table.add_column(col, justify="left" if col == "benchmark" else "right")
+        for c in report.comparisons:
+            table.add_row(c["name"], _fmt(c["speedup"], ".1f") + "×", _fmt(c["qoslab_throughput_mbps"], ".3f"),
+                          _fmt(c["ns3_throughput_mbps"], ".3f"), _fmt(c["throughput_diff_pct"], "+.2f") + " %")
+        console.print(table)
+    for s in report.skipped:
+        console.print(Text(f"skipped {s['name']}: {s['reason']}", style="yellow"))
+    for f in report.failed:
+        console.print(Text(f"failed {f['name']}: {f['reason']}", style="red"))

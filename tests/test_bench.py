@@ -1,0 +1,225 @@
+"""`qoslab bench`: arguments, the JSON record's shape, the scenarios' configurations.
+
+No timing is asserted here, ever (DESIGN.md: speed is measured in benchmarks/). The
+simulator and ns-3 are replaced by stand-ins where the shape is what is tested; the one
+test that runs ns-3 needs the bench venv and skips without it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from qoslab import bench
+from qoslab.errors import InputError
+
+SCENARIO_KEYS = {"name", "events", "wall_s", "events_per_s", "sim_time_s"}
+COMPARISON_KEYS = {
+    "name", "qoslab_wall_s", "ns3_wall_s", "speedup",
+    "qoslab_throughput_mbps", "ns3_throughput_mbps", "throughput_diff_pct",
+}
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True,
+                          check=False, env={**os.environ, **(env or {})})
+
+
+# --- arguments ----------------------------------------------------------------------
+
+
+def test_help_has_examples():
+    proc = run("bench", "--help")
+    assert proc.returncode == 0, proc.stderr
+    assert "qoslab bench" in proc.stdout
+    for option in ("--json", "--sim-seconds", "--with-ns3", "--only"):
+        assert option in proc.stdout
+
+
+def test_unknown_benchmark_is_bad_input():
+    proc = run("bench", "--only", "wifi_80211x")
+    assert proc.returncode == 2
+    assert "wifi_80211x" in proc.stderr and "wifi_80211b_saturation" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("seconds", ["0", "-1"])
+def test_non_positive_sim_seconds_is_bad_input(seconds):
+    proc = run("bench", "--only", "wire", "--sim-seconds", seconds)
+    assert proc.returncode == 2
+    assert "--sim-seconds" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_select_keeps_the_usual_order_and_splits_commas():
+    assert bench.select(None) == list(bench.ALL_BENCHMARKS)
+    assert bench.select(["ethernet_chain_10,wifi_80211b_saturation"]) == ["wifi_80211b_saturation", "ethernet_chain_10"]
+    assert bench.select(["wire", "wire"]) == ["wire"]
+    with pytest.raises(InputError):
+        bench.select(["nope"])
+
+
+# --- the record -----------------------------------------------------------------------
+
+
+def fake_simulate(config_json: str, _options: object) -> str:
+    """Stands in for _core.simulate: every UDP flow delivers 5 Mb/s of payload."""
+    config = json.loads(config_json)
+    seconds = (config["duration_ns"] - bench._ns(bench.WARMUP_S)) / 1e9
+    flows = [{"id": f["id"], "rx_bytes": round(5e6 / 8 * seconds)} for f in config["flows"]]
+    return json.dumps({"events": 1000, "sim_time_ns": config["duration_ns"], "flows": flows})
+
+
+def fake_ns3(name: str, seconds: float) -> dict:
+    return {"name": name, "tool": "ns3", "sim_time_s": seconds, "wall_s": 2.0, "throughput_mbps": 4.0, "events": 10}
+
+
+def test_record_shape_with_ns3_comparisons():
+    names = ["wifi_80211b_saturation", "ethernet_chain_10"]
+    report = bench.run(names, sim_seconds=0.01, with_ns3=True, simulate=fake_simulate, ns3_runner=fake_ns3)
+    record = json.loads(json.dumps(report.to_json()))
+    assert [s["name"] for s in record["scenarios"]] == names
+    for s in record["scenarios"]:
+        assert SCENARIO_KEYS <= set(s)
+        assert s["events"] == 1000
+        assert s["sim_time_s"] == pytest.approx(bench.WARMUP_S + 0.01)
+        assert s["events_per_s"] == pytest.approx(1000 / s["wall_s"])
+        assert s["throughput_mbps"] == pytest.approx(5.0, rel=1e-3)
+    assert [c["name"] for c in record["comparisons"]] == names
+    for c in record["comparisons"]:
+        assert COMPARISON_KEYS <= set(c)
+        assert c["speedup"] == pytest.approx(2.0 / c["qoslab_wall_s"])
+        assert c["throughput_diff_pct"] == pytest.approx(25.0, rel=1e-3)  # (5 - 4) / 4
+    assert record["skipped"] == [] and record["failed"] == []
+
+
+def test_no_comparisons_key_without_ns3():
+    report = bench.run(["ethernet_chain_10"], sim_seconds=0.01, simulate=fake_simulate)
+    assert "comparisons" not in report.to_json()
+
+
+def test_missing_ns3_says_how_to_install(monkeypatch, tmp_path):
+    monkeypatch.setenv("QOSLAB_NS3_PYTHON", str(tmp_path / "no-such-python"))
+    report = bench.run(["wifi_80211b_saturation"], sim_seconds=0.01, with_ns3=True, simulate=fake_simulate)
+    assert len(report.scenarios) == 1 and report.comparisons == []
+    (skip,) = report.skipped
+    assert "ns-3" in skip["name"] and "pip install ns3" in skip["reason"]
+
+
+def test_simulator_error_is_a_failure_not_a_crash():
+    def broken(_config: str, _options: object) -> str:
+        raise ValueError("links[0].rate_bps: a link's rate must be positive")
+
+    report = bench.run(["ethernet_chain_10"], sim_seconds=0.01, simulate=broken)
+    assert report.scenarios == []
+    assert "rate_bps" in report.failed[0]["reason"]
+
+
+def test_cli_json_record_from_this_build():
+    """With the real core: scenarios when it simulates, a skip with the reason until then."""
+    from qoslab import _core
+
+    proc = run("bench", "--json", "--only", "ethernet_chain_10", "--sim-seconds", "0.001")
+    record = json.loads(proc.stdout)
+    if hasattr(_core, "simulate"):
+        assert proc.returncode == 0, proc.stderr
+        (s,) = record["scenarios"]
+        assert SCENARIO_KEYS <= set(s) and s["name"] == "ethernet_chain_10"
+    else:
+        assert proc.returncode == 1
+        assert record["scenarios"] == []
+        assert "simulate" in record["skipped"][0]["reason"]
+
+
+def test_throughput_from_results():
+    results = {"flows": [{"id": 2, "rx_bytes": 1}, {"id": 1, "rx_payload_bytes": 1_250_000}]}
+    assert bench.flow_throughput_mbps(results, 1, 2.0) == pytest.approx(5.0)
+    assert bench.flow_throughput_mbps({"flows": [{"id": 1, "throughput_mbps": 3.5}]}, 1, 2.0) == 3.5
+    assert bench.flow_throughput_mbps({"events": 3}, 1, 2.0) is None
+
+
+# --- the configurations ---------------------------------------------------------------
+
+
+def test_wifi_config_matches_the_ns3_script():
+    config = bench.wifi_saturation_config(60)
+    (link,) = config["links"]
+    assert (link["standard"], link["rate_bps"], link["preamble"]) == ("802.11b", 11_000_000, "long")
+    assert link["rts_threshold"] == 2347 and link["security"] == "open"
+    assert link["queue_frames"] == 100
+    (flow,) = config["flows"]
+    assert flow["payload"] == 1472 and flow["rate_pps"] == 0
+    assert flow["to"] == config["nodes"][0]["ports"][0]["address"][0]  # the AP itself
+    assert config["duration_ns"] == flow["stop_ns"] == round((bench.WARMUP_S + 60) * 1e9)
+
+
+def walk(config: dict, src: int, dst: str) -> list[int]:
+    """Follows the chain's routes hop by hop, independently of how they were built."""
+    nodes, links = config["nodes"], config["links"]
+    owner = {}
+    for i, node in enumerate(nodes):
+        for port in node["ports"]:
+            owner[port["address"][0]] = i
+    path, here, target = [src], src, ipaddress.ip_address(dst)
+    while owner.get(dst) != here:
+        node = nodes[here]
+        nexthop = None
+        for port in node["ports"]:
+            if target in ipaddress.ip_network(f"{port['address'][0]}/{port['address'][1]}", strict=False):
+                nexthop = dst
+        for route in node["routes"]:
+            if nexthop is None and target in ipaddress.ip_network(f"{route['destination']}/{route['prefix_len']}"):
+                nexthop = route["via"]
+        assert nexthop is not None, f"{node['name']} has no route to {dst}"
+        here = owner[nexthop]
+        path.append(here)
+        assert len(path) <= len(nodes)
+    assert len(links) == len(nodes) - 1
+    return path
+
+
+def test_chain_routes_reach_both_ends():
+    config = bench.ethernet_chain_config(60)
+    assert len(config["nodes"]) == 10
+    assert walk(config, 0, "10.0.8.2") == list(range(10))
+    assert walk(config, 9, "10.0.0.1") == list(range(9, -1, -1))
+    for link in config["links"]:
+        assert link["rate_bps"] == 100_000_000 and link["queue_frames"] == 100
+    assert [n["ip_forward"] for n in config["nodes"]] == [False] + [True] * 8 + [False]
+
+
+def test_switch_config_has_one_bridge_port_per_host():
+    config = bench.switch_config(1.0, hosts=20)
+    switch = config["nodes"][0]
+    assert switch["bridge"]["ports"] == list(range(20))
+    assert len(config["links"]) == 20 and len(config["flows"]) == 20
+    addresses = [n["ports"][0]["address"][0] for n in config["nodes"][1:]]
+    assert len(set(addresses)) == 20
+
+
+def test_macs_are_unique_unicast_and_local():
+    config = bench.switch_config(1.0)
+    macs = [tuple(p["mac"]) for n in config["nodes"] for p in n["ports"]] + [tuple(bench.BRIDGE_MAC)]
+    assert len(set(macs)) == len(macs)
+    assert all(m[0] & 0x01 == 0 and m[0] & 0x02 for m in macs)
+
+
+# --- ns-3 (needs the bench venv) ------------------------------------------------------
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(bench.NS3_SCRIPTS))
+def test_ns3_script_prints_one_json_record(name):
+    if bench.ns3_python() is None or not bench.ns3_python().exists():
+        pytest.skip(f"ns-3 is not installed for the benchmarks: {bench.NS3_INSTALL_HINT}")
+    record = bench.run_ns3(name, 0.5)
+    assert record["name"] == name and record["tool"] == "ns3"
+    assert record["traffic_s"] == 0.5
+    assert record["sim_time_s"] == pytest.approx(bench.WARMUP_S + 0.5)
+    assert record["events"] > 0 and record["wall_s"] > 0
+    assert record["throughput_mbps"] > 0
