@@ -531,9 +531,11 @@ impl World {
         let n = &mut self.nodes[node as usize];
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
+        // Only a frame handed to a port counts: a datagram waiting for ARP or dropped
+        // must not let a saturating source spin at one instant.
         let sent = !fx.send.is_empty();
         self.release(now, node, fx)?;
-        Ok(sent || self.nodes[node as usize].ip.poll_at().is_some())
+        Ok(sent)
     }
 
     /// A datagram reached a node's own stack: count it for its flow.
