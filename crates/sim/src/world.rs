@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
-use wire::{icmpv4, ipv4, udp, IpProtocol};
+use wire::{arp, icmpv4, ipv4, udp, IpProtocol};
 
 use wire::ethernet::{self, Address as Mac};
 
@@ -670,8 +670,19 @@ fn budget(e: EngineError) -> RunError {
     RunError::Budget(e.to_string())
 }
 
-/// A one-line description of a dropped IPv4 packet, and its flow if it carries a probe.
+/// A one-line description of a dropped IPv4 or ARP packet, and its flow if it carries a
+/// probe.
 fn describe(packet: &[u8]) -> (Option<u32>, String) {
+    if let Ok(arp::Repr::EthernetIpv4 { operation, source_hardware_addr, source_protocol_addr, target_protocol_addr, .. }) =
+        arp::Packet::new_checked(packet).and_then(|p| arp::Repr::parse(&p))
+    {
+        let text = match operation {
+            arp::Operation::Request => format!("ARP request who-has {target_protocol_addr} tell {source_protocol_addr} ({source_hardware_addr})"),
+            arp::Operation::Reply => format!("ARP reply {source_protocol_addr} is-at {source_hardware_addr}, to {target_protocol_addr}"),
+            _ => "ARP".to_string(),
+        };
+        return (None, text);
+    }
     let Ok(ip) = ipv4::Packet::new_checked(packet) else { return (None, format!("{} bytes", packet.len())) };
     let (src, dst): (Ipv4Addr, Ipv4Addr) = (ip.src_addr(), ip.dst_addr());
     match ip.next_header() {

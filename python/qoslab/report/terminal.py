@@ -128,11 +128,13 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
 
 def death_points(results: dict[str, Any], flow_id: int) -> list[dict[str, Any]]:
     """Where the packets of a flow died: each (node, port, reason) with its count, the
-    first time and the first summary, in order of first occurrence."""
+    first time and the first summary, in order of first occurrence. Drops of frames that
+    belong to no flow (the ARP exchange a flow depends on) count too: a run for one flow
+    has no other traffic, and they are usually the first cause."""
     seen: dict[tuple[str, str | None, str], dict[str, Any]] = {}
     counts: Counter[tuple[str, str | None, str]] = Counter()
-    for d in results.get("drop_log") or []:
-        if d.get("flow") != flow_id:
+    for d in sorted(results.get("drop_log") or [], key=lambda d: d["time_ns"]):
+        if d.get("flow") not in (flow_id, None):
             continue
         key = (d["node"], d.get("port"), d["reason"])
         counts[key] += 1

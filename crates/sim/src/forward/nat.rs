@@ -602,7 +602,15 @@ fn rewrite_endpoint(buf: &mut [u8], source: bool, to: SocketAddrV4) {
                 let old = [buf[at], buf[at + 1]];
                 let new = to.port().to_be_bytes();
                 buf[at..at + 2].copy_from_slice(&new);
-                fix_transport_checksum(buf, hl + icmpv4::field::CHECKSUM.start, false, &old, &new);
+                let total = usize::from(ipv4::Packet::new_unchecked(&buf[..]).total_len());
+                if total <= buf.len() && hl < total {
+                    // The whole message is here: recompute. RFC 1624's Eqn. 3 gives 0x0000
+                    // for a message whose data sum to zero (an echo of zeros with id 0 and
+                    // seq 0), where the only valid checksum is 0xffff.
+                    icmpv4::Packet::new_unchecked(&mut buf[hl..total]).fill_checksum();
+                } else {
+                    fix_transport_checksum(buf, hl + icmpv4::field::CHECKSUM.start, false, &old, &new);
+                }
             }
         }
         _ => {}
@@ -650,6 +658,33 @@ fn tcp_fin_rst(segment: &[u8]) -> (bool, bool) {
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn an_echo_of_zeros_keeps_a_valid_checksum() {
+        // Echo id 0, seq 0, 56 zero bytes: its data sum to zero, so its checksum must be
+        // 0xffff; translating the id there and back must leave it verifiable.
+        let inside = Ipv4Addr::new(192, 168, 0, 2);
+        let remote = Ipv4Addr::new(192, 168, 1, 100);
+        let mut nat = Nat::new(Ipv4Addr::new(192, 168, 1, 101), 30_000_000_000, &[]);
+        let echo = icmpv4::Repr::EchoRequest { ident: 0, seq_no: 0, data: &[0; 56] };
+        let mut body = Vec::new();
+        echo.encapsulate(&mut body);
+        let mut packet = Vec::new();
+        ipv4::Repr::new(inside, remote, Protocol::Icmp, body.len(), 64).encapsulate(&body, &mut packet);
+        nat.outbound(0, &mut packet).unwrap();
+        let out = ipv4::Packet::new_checked(&packet[..]).unwrap();
+        let ident = icmpv4::Packet::new_checked(out.payload()).unwrap().echo_ident();
+        let reply = icmpv4::Repr::EchoReply { ident, seq_no: 0, data: &[0; 56] };
+        let mut body = Vec::new();
+        reply.encapsulate(&mut body);
+        let mut back = Vec::new();
+        ipv4::Repr::new(remote, Ipv4Addr::new(192, 168, 1, 101), Protocol::Icmp, body.len(), 64).encapsulate(&body, &mut back);
+        assert_eq!(nat.inbound(1, &mut back), Ok(Inbound::Translated));
+        let ip = ipv4::Packet::new_checked(&back[..]).unwrap();
+        let icmp = icmpv4::Packet::new_checked(ip.payload()).unwrap();
+        assert!(icmp.verify_checksum(), "checksum {:#06x}", icmp.checksum());
+        assert_eq!(icmp.echo_ident(), 0);
+    }
 
     #[test]
     fn rfc1624_incremental_update_matches_recomputation() {

@@ -1,0 +1,128 @@
+"""Seed 000 end to end in the simulator: which forwarding mode joins a wired LAN to Wi-Fi
+through one station's adapter, the ARP tables of Tables 2 and 3, ICS's one-way
+reachability, and the 802.11b DCF saturation throughput against a computation written
+here from the standard's timing (IEEE 802.11-2020 clauses 15/16 and 10.3)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from qoslab.backends.sim import format_mac, lower_network, reachability, simulate
+from qoslab.methods.ping import ping_flow
+from qoslab.scenario import load_scenario, loads_scenario
+
+EXAMPLES = Path(__file__).parent.parent / "examples"
+SECOND = 1_000_000_000
+
+
+def reach(name: str) -> dict[tuple[str, str], dict]:
+    _, pairs = reachability(load_scenario(EXAMPLES / name))
+    return {(p["from"], p["to"]): p for p in pairs}
+
+
+def test_wired_l2f_bridge_works_everywhere():
+    pairs = reach("seed000_l2f_wired.toml")
+    assert pairs and all(p["received"] == p["sent"] for p in pairs.values())
+
+
+def test_l2f_through_a_station_fails_both_ways_and_says_it_is_the_address_case():
+    pairs = reach("seed000_l2f_station.toml")
+    assert pairs[("ws1", "ws2")]["received"] == 0
+    assert pairs[("ws2", "ws1")]["received"] == 0
+    # The station's own traffic still works: the adapter sends its own MAC.
+    assert pairs[("ws1", "a")]["received"] == pairs[("ws1", "a")]["sent"]
+    for pair in (("ws1", "ws2"), ("ws2", "ws1")):
+        reasons = [d["reason"] for d in pairs[pair]["drops"]]
+        first = reasons[0]
+        assert "Table 9-26" in first and "3-address" in first, reasons
+        assert pairs[pair]["drops"][0]["node"] == "a"
+
+
+def test_l3f_works_both_ways_and_arp_tables_equal_tables_2_and_3():
+    scenario = load_scenario(EXAMPLES / "seed000_l3f.toml")
+    pairs = reach("seed000_l3f.toml")
+    for pair in (("ws1", "ws2"), ("ws2", "ws1"), ("ws2", "ap"), ("ws1", "a")):
+        assert pairs[pair]["received"] == pairs[pair]["sent"], pair
+
+    # Fig. 6's traffic in one run: WS1 talks to A and WS2; WS2 to WS1, A and the gateway.
+    net = lower_network(scenario)
+    ix = net.node_index
+    talks = [("ws1", "a"), ("ws1", "ws2"), ("ws2", "ws1"), ("ws2", "a"), ("ws2", "ap")]
+    flows = [
+        ping_flow(ix(src), str(net.destination(src, dst)), count=2, interval_ns=SECOND, payload=56, flow_id=i, start_ns=i * 3 * SECOND)
+        for i, (src, dst) in enumerate(talks)
+    ]
+    results = simulate(net.with_flows(flows, 20 * SECOND))
+    assert all(f["received"] == f["sent"] == 2 for f in results["flows"])
+    nodes = {n["name"]: n for n in results["nodes"]}
+    # MAC-A1 is station A's wireless adapter (WS1's side, via the AP), MAC-A2 its wired one.
+    a_ports = net.ports[ix("a")]
+    mac_a1 = format_mac(next(p.mac for p in a_ports if p.kind == "wifi"))
+    mac_a2 = format_mac(next(p.mac for p in a_ports if p.kind == "ethernet"))
+    ws1_table = {e["ip"]: e["mac"] for e in nodes["ws1"]["arp_table"]}
+    ws2_table = {e["ip"]: e["mac"] for e in nodes["ws2"]["arp_table"]}
+    # Seed 000 Table 2 (192.168.1.100) and Table 3 (192.168.1.102).
+    assert ws1_table == {"192.168.1.101": mac_a1, "192.168.1.102": mac_a1}
+    assert ws2_table == {"192.168.1.1": mac_a2, "192.168.1.100": mac_a2, "192.168.1.101": mac_a2}
+    # The L3F table knows both workstations on their ports (Fig. 6).
+    l3f = {e["ip"]: e["port"] for e in nodes["a"]["l3f_table"]}
+    wifi_name = next(p.name for p in a_ports if p.kind == "wifi")
+    wired_name = next(p.name for p in a_ports if p.kind == "ethernet")
+    assert l3f["192.168.1.100"] == wifi_name and l3f["192.168.1.102"] == wired_name
+
+
+def test_ics_works_from_inside_out_only():
+    pairs = reach("seed000_ics.toml")
+    inside, outside = "ws2", "ws1"
+    assert pairs[(inside, outside)]["received"] == pairs[(inside, outside)]["sent"]
+    assert pairs[(outside, inside)]["received"] == 0
+    reasons = " ".join(d["reason"] for d in pairs[(outside, inside)]["drops"])
+    assert "NAT" in reasons or "route" in reasons, reasons
+
+
+SATURATION = """
+[scenario]
+name = "one 802.11b station saturating the AP"
+seed = 3
+[node.ap]
+role = "ap"
+address = "10.0.0.1/24"
+[node.sta]
+role = "host"
+address = "10.0.0.2/24"
+[[link]]
+name = "air"
+type = "wifi"
+standard = "802.11b"
+rate = "11 Mbps"
+preamble = "{preamble}"
+ap = "ap"
+stations = ["sta"]
+"""
+
+
+@pytest.mark.parametrize(("preamble", "plcp_us"), [("long", 192), ("short", 96)])
+def test_80211b_saturation_matches_the_dcf_computation(preamble, plcp_us):
+    # IEEE 802.11b (HR/DSSS): slot 20 µs, SIFS 10 µs, DIFS = SIFS + 2 slots, CWmin 31;
+    # PLCP preamble+header 192 µs (long) or 96 µs (short); the ACK at the highest basic
+    # rate not above 11 Mb/s, 2 Mb/s: 14 bytes = 56 µs. MPDU: 24-byte header + 8 LLC/SNAP
+    # + MSDU + 4 FCS. Mean backoff of a lone station: CWmin/2 slots.
+    slot, sifs = 20, 10
+    difs = sifs + 2 * slot
+    msdu = 1500
+    mpdu_us = math.ceil((24 + 8 + msdu + 4) * 8 / 11)
+    ack_us = plcp_us + 14 * 8 / 2
+    per_frame_us = difs + 31 / 2 * slot + plcp_us + mpdu_us + sifs + ack_us
+    udp_payload = msdu - 20 - 8
+    expected_bps = udp_payload * 8 / (per_frame_us * 1e-6)
+
+    scenario = loads_scenario(SATURATION.format(preamble=preamble))
+    net = lower_network(scenario)
+    flow = {"kind": "udp", "id": 1, "from": net.node_index("sta"), "to": "10.0.0.1", "dst_port": 9,
+            "payload": udp_payload, "rate_pps": 0.0, "start_ns": SECOND, "stop_ns": 11 * SECOND}
+    results = simulate(net.with_flows([flow], 11 * SECOND))
+    measured = results["flows"][0]["throughput_bps"]
+    assert measured == pytest.approx(expected_bps, rel=0.02)
