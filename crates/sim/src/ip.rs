@@ -63,6 +63,18 @@ fn subnet_broadcast(a: Ipv4Addr, len: u8) -> Ipv4Addr {
     Ipv4Addr::from(u32::from(a) | !mask(len))
 }
 
+/// Bytes reserved before an IPv4 packet inside the stack: room for the Ethernet header,
+/// so that a forwarded packet is rewritten in place, never copied.
+const HEADROOM: usize = ethernet::HEADER_LEN;
+
+/// A frame buffer holding `packet` after [`HEADROOM`] bytes.
+fn with_headroom(packet: &[u8]) -> Vec<u8> {
+    let mut frame = Vec::with_capacity(HEADROOM + packet.len());
+    frame.resize(HEADROOM, 0);
+    frame.extend_from_slice(packet);
+    frame
+}
+
 /// Something the stack wants done.
 #[derive(Debug)]
 pub enum Out {
@@ -77,10 +89,10 @@ pub enum Out {
 /// Network address translation applied by the stack on one interface.
 pub trait Translator {
     /// An IPv4 datagram leaving through the outside interface: rewrite its source.
-    fn outbound(&mut self, now: u64, packet: &mut Vec<u8>) -> Result<(), String>;
+    fn outbound(&mut self, now: u64, packet: &mut [u8]) -> Result<(), String>;
     /// An IPv4 datagram arriving on the outside interface: rewrite its destination, or
     /// `Err` when no mapping or forward covers it.
-    fn inbound(&mut self, now: u64, packet: &mut Vec<u8>) -> Result<(), String>;
+    fn inbound(&mut self, now: u64, packet: &mut [u8]) -> Result<(), String>;
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -93,6 +105,7 @@ struct ArpEntry {
 #[derive(Debug)]
 struct Pending {
     iface: usize,
+    /// Frames (the packet after [`HEADROOM`]) waiting for the address.
     packets: VecDeque<Vec<u8>>,
     tries: u32,
     next_try: u64,
@@ -234,10 +247,10 @@ impl IpStack {
             let Some(pending) = self.pending.get_mut(&ip) else { continue };
             if pending.tries >= ARP_TRIES {
                 let pending = self.pending.remove(&ip).expect("present");
-                for packet in pending.packets {
+                for frame in pending.packets {
                     out.push(Out::Drop {
                         reason: format!("no ARP reply from {ip} after {ARP_TRIES} requests (host unreachable)"),
-                        packet: Some(packet),
+                        packet: Some(frame[HEADROOM..].to_vec()),
                     });
                 }
                 continue;
@@ -260,15 +273,19 @@ impl IpStack {
         out.push(Out::Frame { iface, frame: ethernet_frame(mac, Mac::BROADCAST, EtherType::Arp, &arp_bytes(&repr)) });
     }
 
-    /// A frame arriving on interface `iface` addressed to it (or broadcast).
-    pub fn input(&mut self, now: u64, iface: usize, frame: &[u8], out: &mut Vec<Out>) {
-        let Ok((eth, payload)) = ethernet::decapsulate(frame, false) else {
-            out.push(Out::Drop { reason: "malformed Ethernet frame".into(), packet: None });
-            return;
+    /// A frame arriving on interface `iface` addressed to it (or broadcast). The frame's
+    /// buffer is reused for whatever the packet becomes (forwarded, answered).
+    pub fn input(&mut self, now: u64, iface: usize, frame: Vec<u8>, out: &mut Vec<Out>) {
+        let ethertype = match ethernet::Frame::new_checked(&frame[..]) {
+            Ok(f) => f.ethertype(),
+            Err(_) => {
+                out.push(Out::Drop { reason: "malformed Ethernet frame".into(), packet: None });
+                return;
+            }
         };
-        match eth.ethertype {
-            EtherType::Arp => self.input_arp(now, iface, payload, out),
-            EtherType::Ipv4 => self.input_ipv4(now, iface, payload.to_vec(), out),
+        match ethertype {
+            EtherType::Arp => self.input_arp(now, iface, &frame[HEADROOM..], out),
+            EtherType::Ipv4 => self.input_ipv4(now, iface, frame, out),
             other => out.push(Out::Drop { reason: format!("no protocol for EtherType {:#06x}", u16::from(other)), packet: None }),
         }
     }
@@ -298,31 +315,32 @@ impl IpStack {
         let Some(pending) = self.pending.remove(&ip) else { return };
         let Some(entry) = self.arp.get(&ip).copied() else { return };
         let src_mac = self.ifaces[entry.iface].mac;
-        for packet in pending.packets {
-            out.push(Out::Frame { iface: entry.iface, frame: ethernet_frame(src_mac, entry.mac, EtherType::Ipv4, &packet) });
+        for mut frame in pending.packets {
+            write_ethernet_header(&mut frame, src_mac, entry.mac, EtherType::Ipv4);
+            out.push(Out::Frame { iface: entry.iface, frame });
         }
     }
 
-    fn input_ipv4(&mut self, now: u64, iface: usize, mut packet: Vec<u8>, out: &mut Vec<Out>) {
-        let Ok(view) = ipv4::Packet::new_checked(&packet[..]) else {
+    fn input_ipv4(&mut self, now: u64, iface: usize, mut frame: Vec<u8>, out: &mut Vec<Out>) {
+        let Ok(view) = ipv4::Packet::new_checked(&frame[HEADROOM..]) else {
             out.push(Out::Drop { reason: "malformed IPv4 packet".into(), packet: None });
             return;
         };
         if !view.verify_checksum() {
-            out.push(Out::Drop { reason: "IPv4 header checksum error".into(), packet: Some(packet) });
+            out.push(Out::Drop { reason: "IPv4 header checksum error".into(), packet: Some(frame[HEADROOM..].to_vec()) });
             return;
         }
         let total = usize::from(view.total_len());
-        packet.truncate(total); // Ethernet padding
-        let mut dst = ipv4::Packet::new_unchecked(&packet[..]).dst_addr();
+        frame.truncate(HEADROOM + total); // Ethernet padding
+        let mut dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
         if let Some((outside, nat)) = self.nat.as_mut() {
             if *outside == iface && !self.ifaces[iface].is_broadcast_for(dst) {
-                match nat.inbound(now, &mut packet) {
-                    Ok(()) => dst = ipv4::Packet::new_unchecked(&packet[..]).dst_addr(),
+                match nat.inbound(now, &mut frame[HEADROOM..]) {
+                    Ok(()) => dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr(),
                     Err(reason) => {
                         let own = self.ifaces.iter().any(|i| i.addr.is_some_and(|(a, _)| a == dst));
                         if !own {
-                            out.push(Out::Drop { reason, packet: Some(packet) });
+                            out.push(Out::Drop { reason, packet: Some(frame[HEADROOM..].to_vec()) });
                             return;
                         }
                     }
@@ -330,11 +348,15 @@ impl IpStack {
             }
         }
         if self.is_own(dst) || self.ifaces[iface].is_broadcast_for(dst) {
-            self.deliver(now, iface, packet, out);
+            frame.drain(..HEADROOM);
+            self.deliver(now, iface, frame, out);
         } else if self.forward {
-            self.forward_packet(now, iface, packet, out);
+            self.forward_packet(now, iface, frame, out);
         } else {
-            out.push(Out::Drop { reason: format!("{dst} is not an address of this host (IP forwarding off)"), packet: Some(packet) });
+            out.push(Out::Drop {
+                reason: format!("{dst} is not an address of this host (IP forwarding off)"),
+                packet: Some(frame[HEADROOM..].to_vec()),
+            });
         }
     }
 
@@ -373,43 +395,45 @@ impl IpStack {
         out.push(Out::Local { iface, packet });
     }
 
-    fn forward_packet(&mut self, now: u64, iface: usize, mut packet: Vec<u8>, out: &mut Vec<Out>) {
-        let view = ipv4::Packet::new_unchecked(&packet[..]);
+    /// Forwards the IPv4 packet held after the headroom of `frame`, in place.
+    fn forward_packet(&mut self, now: u64, iface: usize, mut frame: Vec<u8>, out: &mut Vec<Out>) {
+        let view = ipv4::Packet::new_unchecked(&frame[HEADROOM..]);
         let (src, dst, ttl) = (view.src_addr(), view.dst_addr(), view.ttl());
         if ttl <= 1 {
             // RFC 1812 §5.3.1: a packet whose TTL would reach zero is dropped with an
             // ICMP Time Exceeded back to its source.
-            self.icmp_error(now, iface, &packet, ErrorKind::TimeExceeded, out);
-            out.push(Out::Drop { reason: format!("TTL expired forwarding {src} -> {dst}"), packet: Some(packet) });
+            self.icmp_error(now, iface, &frame[HEADROOM..], ErrorKind::TimeExceeded, out);
+            out.push(Out::Drop { reason: format!("TTL expired forwarding {src} -> {dst}"), packet: Some(frame[HEADROOM..].to_vec()) });
             return;
         }
-        let mut view = ipv4::Packet::new_unchecked(&mut packet[..]);
+        let mut view = ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]);
         view.set_ttl(ttl - 1);
         view.fill_checksum();
         let Some((egress, _)) = self.route(dst) else {
-            self.icmp_error(now, iface, &packet, ErrorKind::NetUnreachable, out);
-            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: Some(packet) });
+            self.icmp_error(now, iface, &frame[HEADROOM..], ErrorKind::NetUnreachable, out);
+            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: Some(frame[HEADROOM..].to_vec()) });
             return;
         };
         if let Some((outside, nat)) = self.nat.as_mut() {
             if *outside == egress {
-                if let Err(reason) = nat.outbound(now, &mut packet) {
-                    out.push(Out::Drop { reason, packet: Some(packet) });
+                if let Err(reason) = nat.outbound(now, &mut frame[HEADROOM..]) {
+                    out.push(Out::Drop { reason, packet: Some(frame[HEADROOM..].to_vec()) });
                     return;
                 }
             }
         }
         self.counters.forwarded += 1;
-        self.send_ip(now, packet, Some(iface), out);
+        self.send_frame(now, frame, Some(iface), out);
     }
 
     /// Sends a transport payload from this node: builds the IPv4 header.
     pub fn send_datagram(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8], out: &mut Vec<Out>) {
         let mut repr = ipv4::Repr::new(src, dst, protocol, payload.len(), DEFAULT_TTL);
         repr.ident = self.next_ident();
-        let mut packet = Vec::with_capacity(repr.buffer_len());
-        repr.encapsulate(payload, &mut packet);
-        self.send_ip(now, packet, None, out);
+        let mut frame = Vec::with_capacity(HEADROOM + repr.buffer_len());
+        frame.resize(HEADROOM, 0);
+        repr.encapsulate(payload, &mut frame);
+        self.send_frame(now, frame, None, out);
     }
 
     /// Sends a UDP datagram from this node; the source address is the egress interface's.
@@ -440,10 +464,16 @@ impl IpStack {
         self.send_datagram(now, src, dst, IpProtocol::Icmp, &body, out);
     }
 
-    /// Routes, fragments and resolves an IPv4 datagram. `arrived_on` is the interface a
-    /// forwarded packet came in on (for ICMP errors), `None` for local traffic.
+    /// Routes, fragments and resolves an IPv4 datagram (without link header).
+    /// `arrived_on` is the interface a forwarded packet came in on (for ICMP errors),
+    /// `None` for local traffic.
     pub fn send_ip(&mut self, now: u64, packet: Vec<u8>, arrived_on: Option<usize>, out: &mut Vec<Out>) {
-        let view = ipv4::Packet::new_unchecked(&packet[..]);
+        self.send_frame(now, with_headroom(&packet), arrived_on, out);
+    }
+
+    /// As [`send_ip`](Self::send_ip), for a packet already after [`HEADROOM`] bytes.
+    fn send_frame(&mut self, now: u64, frame: Vec<u8>, arrived_on: Option<usize>, out: &mut Vec<Out>) {
+        let view = ipv4::Packet::new_unchecked(&frame[HEADROOM..]);
         let dst = view.dst_addr();
         let dont_frag = view.dont_frag();
         let (iface, next_hop) = if dst.is_broadcast() {
@@ -454,24 +484,25 @@ impl IpStack {
         } else if let Some(route) = self.route(dst) {
             route
         } else {
-            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: Some(packet) });
+            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: Some(frame[HEADROOM..].to_vec()) });
             return;
         };
         let mtu = self.ifaces[iface].mtu;
-        if packet.len() > mtu {
+        let len = frame.len() - HEADROOM;
+        if len > mtu {
             if dont_frag {
                 if let Some(arrived) = arrived_on {
-                    self.icmp_error(now, arrived, &packet, ErrorKind::FragNeeded(mtu as u16), out);
+                    self.icmp_error(now, arrived, &frame[HEADROOM..], ErrorKind::FragNeeded(mtu as u16), out);
                 }
                 out.push(Out::Drop {
-                    reason: format!("{}-byte packet with DF set exceeds the {mtu}-byte MTU of {}", packet.len(), self.ifaces[iface].name),
-                    packet: Some(packet),
+                    reason: format!("{len}-byte packet with DF set exceeds the {mtu}-byte MTU of {}", self.ifaces[iface].name),
+                    packet: Some(frame[HEADROOM..].to_vec()),
                 });
                 return;
             }
             let mut pieces = Vec::new();
-            if ipv4::fragment(&packet, mtu, |f| pieces.push(f.to_vec())).is_err() {
-                out.push(Out::Drop { reason: format!("cannot fragment to MTU {mtu}"), packet: Some(packet) });
+            if ipv4::fragment(&frame[HEADROOM..], mtu, |f| pieces.push(with_headroom(f))).is_err() {
+                out.push(Out::Drop { reason: format!("cannot fragment to MTU {mtu}"), packet: Some(frame[HEADROOM..].to_vec()) });
                 return;
             }
             self.counters.fragments_sent += pieces.len() as u64;
@@ -479,32 +510,33 @@ impl IpStack {
                 self.resolve_and_send(now, iface, next_hop, piece, out);
             }
         } else {
-            self.resolve_and_send(now, iface, next_hop, packet, out);
+            self.resolve_and_send(now, iface, next_hop, frame, out);
         }
     }
 
-    fn resolve_and_send(&mut self, now: u64, iface: usize, next_hop: Ipv4Addr, packet: Vec<u8>, out: &mut Vec<Out>) {
+    fn resolve_and_send(&mut self, now: u64, iface: usize, next_hop: Ipv4Addr, mut frame: Vec<u8>, out: &mut Vec<Out>) {
         let src_mac = self.ifaces[iface].mac;
         if self.ifaces[iface].is_broadcast_for(next_hop) || !self.ifaces[iface].resolve {
-            out.push(Out::Frame { iface, frame: ethernet_frame(src_mac, Mac::BROADCAST, EtherType::Ipv4, &packet) });
+            write_ethernet_header(&mut frame, src_mac, Mac::BROADCAST, EtherType::Ipv4);
+            out.push(Out::Frame { iface, frame });
             return;
         }
         if let Some(entry) = self.arp.get(&next_hop).filter(|e| e.expires > now) {
-            let frame = ethernet_frame(src_mac, entry.mac, EtherType::Ipv4, &packet);
+            write_ethernet_header(&mut frame, src_mac, entry.mac, EtherType::Ipv4);
             out.push(Out::Frame { iface: entry.iface, frame });
             return;
         }
         match self.pending.get_mut(&next_hop) {
             Some(pending) => {
                 if pending.packets.len() >= ARP_PENDING_LIMIT {
-                    out.push(Out::Drop { reason: format!("ARP queue for {next_hop} full"), packet: Some(packet) });
+                    out.push(Out::Drop { reason: format!("ARP queue for {next_hop} full"), packet: Some(frame[HEADROOM..].to_vec()) });
                 } else {
-                    pending.packets.push_back(packet);
+                    pending.packets.push_back(frame);
                 }
             }
             None => {
                 let mut packets = VecDeque::new();
-                packets.push_back(packet);
+                packets.push_back(frame);
                 self.pending.insert(next_hop, Pending { iface, packets, tries: 1, next_try: now + ARP_RETRY_NS });
                 self.arp_request(iface, next_hop, out);
             }
@@ -560,6 +592,11 @@ fn arp_bytes(repr: &arp::Repr) -> Vec<u8> {
     bytes
 }
 
+/// Writes an Ethernet II header into the first 14 bytes of `frame`.
+fn write_ethernet_header(frame: &mut [u8], src: Mac, dst: Mac, ethertype: EtherType) {
+    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }.emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
+}
+
 /// An Ethernet II frame without FCS or padding (the link pads and counts them).
 pub fn ethernet_frame(src: Mac, dst: Mac, ethertype: EtherType, payload: &[u8]) -> Vec<u8> {
     let mut frame = Vec::with_capacity(ethernet::HEADER_LEN + payload.len());
@@ -595,18 +632,18 @@ mod test {
         let request = frames(&out);
         assert_eq!(request.len(), 1, "an ARP request, the ping waits");
         let mut out_b = Vec::new();
-        b.input(10, 0, &request[0], &mut out_b);
+        b.input(10, 0, request[0].clone(), &mut out_b);
         let reply = frames(&out_b);
         out.clear();
-        a.input(20, 0, &reply[0], &mut out);
+        a.input(20, 0, reply[0].clone(), &mut out);
         let ping = frames(&out);
         assert_eq!(ping.len(), 1, "the queued echo request goes out");
         out_b.clear();
-        b.input(30, 0, &ping[0], &mut out_b);
+        b.input(30, 0, ping[0].clone(), &mut out_b);
         let echo_reply = frames(&out_b);
         assert_eq!(echo_reply.len(), 1, "b knows a from the request (RFC 826) and answers");
         out.clear();
-        a.input(40, 0, &echo_reply[0], &mut out);
+        a.input(40, 0, echo_reply[0].clone(), &mut out);
         assert!(matches!(out.as_slice(), [Out::Local { .. }]));
         assert_eq!(a.arp_table(40).len(), 1);
         assert_eq!(b.arp_table(40).len(), 1);

@@ -50,16 +50,16 @@ pub struct EthernetLink {
 }
 
 impl EthernetLink {
-    /// Queues `frame` at end `from`; `false` (a drop) when the queue is full.
-    pub fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> bool {
+    /// Queues `frame` at end `from`; gives it back (a drop) when the queue is full.
+    pub fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> Result<(), Vec<u8>> {
         let dir = &mut self.dirs[from];
         if dir.queue.len() >= self.queue_frames || dir.queued_bytes + frame.len() > self.queue_bytes {
             dir.drops += 1;
-            return false;
+            return Err(frame);
         }
         dir.queued_bytes += frame.len();
         dir.queue.push_back(frame);
-        true
+        Ok(())
     }
 
     /// Takes the next frame to serialize at end `from` if the serializer is idle; returns
@@ -112,10 +112,10 @@ mod test {
             queue_bytes: 150,
             dirs: Default::default(),
         };
-        assert!(link.enqueue(0, vec![0; 100]));
-        assert!(!link.enqueue(0, vec![0; 100]), "bytes limit");
-        assert!(link.enqueue(0, vec![0; 50]));
-        assert!(!link.enqueue(0, vec![0; 1]), "frames limit");
+        assert!(link.enqueue(0, vec![0; 100]).is_ok());
+        assert!(link.enqueue(0, vec![0; 100]).is_err(), "bytes limit");
+        assert!(link.enqueue(0, vec![0; 50]).is_ok());
+        assert!(link.enqueue(0, vec![0; 1]).is_err(), "frames limit");
         assert_eq!(link.dirs[0].drops, 2);
         let (frame, _) = link.start_next(0).unwrap();
         assert_eq!(frame.len(), 100);

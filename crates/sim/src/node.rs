@@ -83,11 +83,11 @@ struct NatTranslator {
 }
 
 impl Translator for NatTranslator {
-    fn outbound(&mut self, now: u64, packet: &mut Vec<u8>) -> Result<(), String> {
+    fn outbound(&mut self, now: u64, packet: &mut [u8]) -> Result<(), String> {
         self.nat.outbound(now, packet).map_err(|r| r.at(&self.node).to_string())
     }
 
-    fn inbound(&mut self, now: u64, packet: &mut Vec<u8>) -> Result<(), String> {
+    fn inbound(&mut self, now: u64, packet: &mut [u8]) -> Result<(), String> {
         match self.nat.inbound(now, packet) {
             Ok(Inbound::Translated) => Ok(()),
             // For the node itself: the stack takes it unchanged.
@@ -221,7 +221,7 @@ impl Node {
                 match dst {
                     Ok(dst) if dst == self.port_macs[port as usize] || dst.is_multicast() => {
                         let mut outs = Vec::new();
-                        self.ip.input(now, iface, &frame, &mut outs);
+                        self.ip.input(now, iface, frame, &mut outs);
                         if self.ip.forward {
                             fx.cycles += self.cycles.per_route_lookup as f64;
                         }
@@ -269,7 +269,7 @@ impl Node {
         }
         for f in local {
             let mut outs = Vec::new();
-            self.ip.input(now, iface, &f, &mut outs);
+            self.ip.input(now, iface, f, &mut outs);
             self.apply(now, outs, fx);
         }
     }

@@ -395,9 +395,8 @@ impl World {
         }
         match self.attachments[node as usize][port as usize] {
             Attachment::Ethernet { link, end } => {
-                let packet = frame.get(14..).map(|p| p.to_vec());
-                if !self.links[link as usize].enqueue(end as usize, frame) {
-                    self.record_drop(now, node, Some(port), "output queue full (drop-tail)".into(), packet.as_deref());
+                if let Err(frame) = self.links[link as usize].enqueue(end as usize, frame) {
+                    self.record_drop(now, node, Some(port), "output queue full (drop-tail)".into(), frame.get(14..));
                     return Ok(());
                 }
                 self.queued_frames += 1;

@@ -27,50 +27,76 @@ use super::{DropReason, Model, Nanos};
 /// IEEE 802.1D-2004 §7.9.2: the recommended Ageing Time, 300 s.
 pub const DEFAULT_AGING_NS: Nanos = 300_000_000_000;
 
-/// A set of port numbers below 64, as a bitset (no allocation per frame).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct PortSet(u64);
+/// A set of port numbers, as a bitset: the first 64 ports inline (no allocation per
+/// frame for the bridges of hosts and APs), the rest on the heap (a switch with 1,000
+/// ports).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct PortSet {
+    low: u64,
+    high: Vec<u64>,
+}
 
 impl PortSet {
-    /// Ports are numbered 0..`CAPACITY`.
-    pub const CAPACITY: u16 = 64;
-
     pub const fn empty() -> PortSet {
-        PortSet(0)
+        PortSet { low: 0, high: Vec::new() }
     }
 
-    /// Panics on a port ≥ [`Self::CAPACITY`].
     pub fn insert(&mut self, port: u16) {
-        assert!(port < Self::CAPACITY, "port {port} out of a PortSet's range 0..64");
-        self.0 |= 1 << port;
+        if port < 64 {
+            self.low |= 1 << port;
+            return;
+        }
+        let word = usize::from(port / 64) - 1;
+        if word >= self.high.len() {
+            self.high.resize(word + 1, 0);
+        }
+        self.high[word] |= 1 << (port % 64);
     }
 
     pub fn remove(&mut self, port: u16) {
-        if port < Self::CAPACITY {
-            self.0 &= !(1 << port);
+        if port < 64 {
+            self.low &= !(1 << port);
+        } else if let Some(w) = self.high.get_mut(usize::from(port / 64) - 1) {
+            *w &= !(1 << (port % 64));
         }
     }
 
     pub fn contains(&self, port: u16) -> bool {
-        port < Self::CAPACITY && self.0 & (1 << port) != 0
+        if port < 64 {
+            return self.low & (1 << port) != 0;
+        }
+        self.high.get(usize::from(port / 64) - 1).is_some_and(|w| w & (1 << (port % 64)) != 0)
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0 == 0
+        self.low == 0 && self.high.iter().all(|&w| w == 0)
     }
 
     pub fn len(&self) -> usize {
-        self.0.count_ones() as usize
+        self.low.count_ones() as usize + self.high.iter().map(|w| w.count_ones() as usize).sum::<usize>()
     }
 
     /// The ports in increasing order.
     pub fn iter(&self) -> impl Iterator<Item = u16> + '_ {
-        (0..Self::CAPACITY).filter(|&p| self.contains(p))
+        let words = std::iter::once(self.low).chain(self.high.iter().copied());
+        words.enumerate().flat_map(|(i, mut w)| {
+            std::iter::from_fn(move || {
+                (w != 0).then(|| {
+                    let bit = w.trailing_zeros();
+                    w &= w - 1;
+                    (i * 64) as u16 + bit as u16
+                })
+            })
+        })
     }
 
     /// The single port, when the set holds exactly one.
     pub fn single(&self) -> Option<u16> {
-        (self.len() == 1).then(|| self.0.trailing_zeros() as u16)
+        if self.len() == 1 {
+            self.iter().next()
+        } else {
+            None
+        }
     }
 }
 
@@ -85,7 +111,7 @@ impl FromIterator<u16> for PortSet {
 }
 
 /// What to do with one received frame.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Forwarding {
     /// Ports to send the frame on, unchanged. Never holds the incoming port.
     pub to_ports: PortSet,
@@ -137,7 +163,7 @@ impl LearningBridge {
 
     /// The member ports.
     pub fn ports(&self) -> PortSet {
-        self.ports
+        self.ports.clone()
     }
 
     /// The bridge interface's own MAC.
@@ -165,7 +191,7 @@ impl LearningBridge {
         if src != self.own_mac {
             self.learn(now, src, in_port);
         }
-        let mut others = self.ports;
+        let mut others = self.ports.clone();
         others.remove(in_port);
         if dst.is_multicast() {
             if is_reserved_group(dst) {
@@ -190,11 +216,11 @@ impl LearningBridge {
         let Ok(frame) = Frame::new_checked(frame) else { return PortSet::empty() };
         let dst = frame.dst_addr();
         if dst.is_multicast() {
-            return self.ports;
+            return self.ports.clone();
         }
         match self.lookup(now, dst) {
             Some(port) => std::iter::once(port).collect(),
-            None => self.ports,
+            None => self.ports.clone(),
         }
     }
 
@@ -234,6 +260,20 @@ fn is_reserved_group(mac: MacAddress) -> bool {
 
 #[cfg(test)]
 mod test {
+
+    #[test]
+    fn port_sets_hold_a_thousand_ports() {
+        let set: PortSet = [0u16, 63, 64, 999].into_iter().collect();
+        assert_eq!(set.iter().collect::<Vec<_>>(), vec![0, 63, 64, 999]);
+        assert_eq!(set.len(), 4);
+        assert!(set.contains(999) && !set.contains(998));
+        let mut one = PortSet::empty();
+        one.insert(700);
+        assert_eq!(one.single(), Some(700));
+        one.remove(700);
+        assert!(one.is_empty());
+    }
+
     use super::*;
     use wire::ethernet::{EtherType, Repr};
 
