@@ -92,6 +92,15 @@ CASES = [
     ),
     ("missing_key.toml", ("[[link]]", None), "link[0].rate", "missing required key 'rate'", None, "nothing", None),
     (
+        "wifi_no_ap.toml",
+        ("[[link]]", None),
+        "link[0].ap",
+        "wifi link has no AP",
+        "ap = NODE (or mode = 'adhoc')",
+        "nothing",
+        None,
+    ),
+    (
         "sweep_unknown_parameter.toml",
         ('"link[0].rat"', None),
         'sweep."link[0].rat"',
