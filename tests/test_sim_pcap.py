@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from qoslab.backends.sim import lower_network, simulate
+from qoslab.backends.sim import format_mac, lower_network, simulate
 from qoslab.methods.ping import ping_flow
 from qoslab.scenario import load_scenario
 
@@ -53,9 +53,13 @@ def test_every_capture_reads_cleanly_and_the_air_shows_table_1(tmp_path):
     # AP From-DS frames (case 10, ds == 2); nobody sends four-address frames (ds == 3).
     ds = set(tshark(tmp_path / "wlan-air.pcap", "-T", "fields", "-e", "wlan.fc.ds").split())
     assert {int(v, 16) for v in ds} == {1, 2}
-    # Every frame station A sends on the air has its own adapter's MAC as source (L3F).
-    a_mac = tshark(tmp_path / "a-wlan0.pcap", "-T", "fields", "-e", "eth.src").split()
-    assert len(set(a_mac)) == 1
+    # Every frame station A sends on the air (To-DS) has its own adapter's MAC as source
+    # address: L3F rewrites the MAC header, so the adapter never meets a foreign source.
+    net = lower_network(load_scenario(EXAMPLES / "seed000_l3f.toml"))
+    a_wifi = format_mac(next(p.mac for p in net.ports[net.node_index("a")] if p.kind == "wifi"))
+    rows = [line.split() for line in tshark(tmp_path / "wlan-air.pcap", "-T", "fields", "-e", "wlan.fc.ds", "-e", "wlan.sa").splitlines()]
+    to_ds_sources = {sa for ds, sa in rows if int(ds, 16) == 1}
+    assert to_ds_sources == {a_wifi}
 
 
 def test_same_scenario_and_seed_give_identical_captures(tmp_path):
