@@ -8,8 +8,7 @@ use pyo3::prelude::*;
 
 use wire::pcap::{LinkType, Writer};
 
-/// Raised when a simulation stops early (a budget exceeded, a configuration the
-/// simulator refuses); the message names what.
+// Raised when a simulation stops early (a budget exceeded); the message names what.
 pyo3::create_exception!(_core, SimulationError, PyRuntimeError);
 
 /// Runs the simulation described by `config_json` (crates/sim/src/config.rs) and returns

@@ -179,7 +179,7 @@ impl IpStack {
             });
         }
         // Longest prefix first; among equals, connected before static (stable sort).
-        table.sort_by(|a, b| b.prefix_len.cmp(&a.prefix_len));
+        table.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
         let config = reassembly::Config { timeout: reassembly_timeout, ..reassembly::Config::default() };
         Ok(IpStack {
             ifaces,

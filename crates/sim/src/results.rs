@@ -23,6 +23,9 @@ pub struct Results {
     pub captures: Vec<Capture>,
 }
 
+/// Frames seen at one point: (time, bytes).
+pub type Frames = Vec<(u64, Vec<u8>)>;
+
 /// The frames of one capture point, for a pcap file.
 #[derive(Debug)]
 pub struct Capture {
@@ -30,7 +33,7 @@ pub struct Capture {
     pub name: String,
     /// Ethernet II frames (ports), or 802.11 MPDUs without FCS (the air).
     pub dot11: bool,
-    pub frames: Vec<(u64, Vec<u8>)>,
+    pub frames: Frames,
 }
 
 #[derive(Debug, Serialize)]
@@ -133,7 +136,7 @@ pub(crate) struct Inputs<'a> {
     pub drop_log: &'a [DropRecord],
     pub events: u64,
     pub now: u64,
-    pub captures: Vec<Vec<Vec<(u64, Vec<u8>)>>>,
+    pub captures: Vec<Vec<Frames>>,
 }
 
 pub(crate) fn collect(inputs: Inputs<'_>) -> Results {

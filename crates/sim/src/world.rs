@@ -114,7 +114,7 @@ pub struct World {
     stats: BTreeMap<u32, FlowStats>,
     drop_counts: Vec<BTreeMap<String, u64>>,
     drop_log: Vec<DropRecord>,
-    captures: Vec<Vec<Vec<(u64, Vec<u8>)>>>,
+    captures: Vec<Vec<results::Frames>>,
     queued_frames: usize,
 }
 
