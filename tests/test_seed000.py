@@ -96,12 +96,22 @@ address = "10.0.0.2/24"
 [[link]]
 name = "air"
 type = "wifi"
-standard = "802.11b"
-rate = "11 Mbps"
+standard = "{standard}"
+rate = "{rate}"
 preamble = "{preamble}"
+{extra}
 ap = "ap"
 stations = ["sta"]
 """
+
+
+def saturate(standard: str, rate: str, preamble: str = "long", extra: str = "") -> float:
+    """UDP payload throughput of one station saturating the AP with 1500-byte MSDUs."""
+    scenario = loads_scenario(SATURATION.format(standard=standard, rate=rate, preamble=preamble, extra=extra))
+    net = lower_network(scenario)
+    flow = {"kind": "udp", "id": 1, "from": net.node_index("sta"), "to": "10.0.0.1", "dst_port": 9,
+            "payload": 1500 - 28, "rate_pps": 0.0, "start_ns": SECOND, "stop_ns": 11 * SECOND}
+    return simulate(net.with_flows([flow], 11 * SECOND))["flows"][0]["throughput_bps"]
 
 
 @pytest.mark.parametrize(("preamble", "plcp_us"), [("long", 192), ("short", 96)])
@@ -119,10 +129,19 @@ def test_80211b_saturation_matches_the_dcf_computation(preamble, plcp_us):
     udp_payload = msdu - 20 - 8
     expected_bps = udp_payload * 8 / (per_frame_us * 1e-6)
 
-    scenario = loads_scenario(SATURATION.format(preamble=preamble))
-    net = lower_network(scenario)
-    flow = {"kind": "udp", "id": 1, "from": net.node_index("sta"), "to": "10.0.0.1", "dst_port": 9,
-            "payload": udp_payload, "rate_pps": 0.0, "start_ns": SECOND, "stop_ns": 11 * SECOND}
-    results = simulate(net.with_flows([flow], 11 * SECOND))
-    measured = results["flows"][0]["throughput_bps"]
-    assert measured == pytest.approx(expected_bps, rel=0.02)
+    assert saturate("802.11b", "11 Mbps", preamble) == pytest.approx(expected_bps, rel=0.02)
+
+
+def test_80211_dsss_2mbps_saturation():
+    # Clause 15 DSSS (seed 004's 2 Mb/s WaveLAN class): the 802.11b timing, long PLCP
+    # preamble; the ACK at 2 Mb/s.
+    per_frame_us = 50 + 31 / 2 * 20 + 192 + math.ceil(1536 * 8 / 2) + 10 + 192 + 14 * 8 / 2
+    assert saturate("802.11", "2 Mbps") == pytest.approx(1472 * 8 / (per_frame_us * 1e-6), rel=0.02)
+
+
+def test_erp_protection_costs_throughput():
+    # IEEE 802.11-2020 §10.26.2: with 802.11b stations present every OFDM frame is
+    # preceded by a CTS-to-self at a DSSS rate, and the long slot and CWmin 31 apply.
+    pure = saturate("802.11g", "54 Mbps")
+    mixed = saturate("802.11g", "54 Mbps", extra="erp_protection = true")
+    assert mixed < 0.8 * pure

@@ -526,7 +526,8 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
     return {
         "type": "wifi",
         "name": name,
-        "standard": link.standard,
+        # The simulator's mixed 802.11g cell: ERP protection, long slot, CWmin 31.
+        "standard": "802.11g-mixed" if link.erp_protection else link.standard,
         "rate_bps": rate,
         "preamble": link.preamble,
         "security": link.security,

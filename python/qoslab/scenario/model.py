@@ -313,6 +313,11 @@ class Wifi(LinkBase):
     )
     rate: Rate | None = Field(None, description="Data rate, one the standard defines (e.g. '11 Mbps' for 802.11b); none = the highest.")
     preamble: Literal["long", "short"] = Field("long", description="PLCP preamble: 'long' (192 us) or 'short' (96 us, 802.11b/g only).")
+    erp_protection: bool = Field(
+        False,
+        description="802.11g only: 802.11b stations share the BSS, so every OFDM frame is preceded by a "
+        "CTS-to-self at a DSSS rate and the long slot and CWmin 31 apply (IEEE 802.11-2020 §10.26.2, §18).",
+    )
     security: Annotated[
         Literal["open", "wep-40", "wep-104", "tkip", "ccmp"],
         BeforeValidator(_security_alias),
@@ -347,6 +352,8 @@ class Wifi(LinkBase):
             )
         if self.preamble == "short" and self.standard == "802.11":
             raise FieldProblem("preamble", "802.11 DSSS has only the long preamble", expected="'long'", found="'short'")
+        if self.erp_protection and self.standard != "802.11g":
+            raise FieldProblem("erp_protection", "ERP protection is for 802.11g cells with 802.11b stations", expected="standard = '802.11g'", found=repr(self.standard))
         return self
 
 

@@ -123,12 +123,16 @@ impl BssParams {
             }
         };
         let phy = match standard.trim().to_ascii_lowercase().as_str() {
+            // IEEE 802.11-2020 clause 15 (DSSS, 1 and 2 Mb/s) has the timing of clause 16
+            // (HR/DSSS): slot 20 µs, SIFS 10 µs, CWmin 31, the long PLCP preamble only.
+            "802.11" if preamble == Preamble::Long => PhyParams::dot11b(preamble),
+            "802.11" => return Err("802.11 DSSS has only the long preamble".into()),
             "802.11b" => PhyParams::dot11b(preamble),
             "802.11g" => PhyParams::dot11g(false, preamble),
             "802.11g-mixed" => PhyParams::dot11g(true, preamble),
             other => {
                 return Err(format!(
-                    "standard must be \"802.11b\", \"802.11g\" or \"802.11g-mixed\", not {other:?}"
+                    "standard must be \"802.11\", \"802.11b\", \"802.11g\" or \"802.11g-mixed\", not {other:?}"
                 ))
             }
         };
