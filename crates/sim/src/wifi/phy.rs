@@ -34,26 +34,24 @@ use super::Nanos;
 pub const MICROS: Nanos = 1_000;
 
 // ---------------------------------------------------------------------------
-// MAC framing lengths (bytes). The wire crate (`wire::dot11`) will own these;
-// they are repeated here, with their citations, until it lands.
+// MAC framing lengths (bytes). The wire crate (`wire::dot11`, `wire::llc`) owns these;
+// they come from there, so that the two cannot disagree.
 // ---------------------------------------------------------------------------
 
-/// Data frame MAC header with three addresses: Frame Control 2, Duration 2,
-/// Address 1–3 18, Sequence Control 2 (§9.3.2.1, no QoS or HT Control field).
-pub const DATA_HEADER_LEN: usize = 24;
+/// Data frame MAC header with three addresses (§9.3.2.1), from the wire crate.
+pub const DATA_HEADER_LEN: usize = wire::dot11::DATA_HEADER_LEN;
 /// Data frame MAC header with Address 4 (ToDS = FromDS = 1, WDS) (§9.3.2.1).
-pub const DATA_HEADER_4ADDR_LEN: usize = 30;
-/// LLC/SNAP encapsulation of an Ethernet-type MSDU: LLC 3 + SNAP 5 (IEEE 802.2,
-/// RFC 1042; the 802.11 MAC carries 802.2 frames, §5.1.1).
-pub const LLC_SNAP_LEN: usize = 8;
+pub const DATA_HEADER_4ADDR_LEN: usize = wire::dot11::DATA_HEADER_LEN_4ADDR;
+/// LLC/SNAP encapsulation of an Ethernet-type MSDU (IEEE 802.2, RFC 1042).
+pub const LLC_SNAP_LEN: usize = wire::llc::LLC_SNAP_LEN;
 /// Frame check sequence, CRC-32 (§9.2.4.8).
-pub const FCS_LEN: usize = 4;
-/// Ack frame: Frame Control 2, Duration 2, RA 6, FCS 4 (§9.3.1.4).
-pub const ACK_LEN: usize = 14;
-/// RTS frame: Frame Control 2, Duration 2, RA 6, TA 6, FCS 4 (§9.3.1.2).
-pub const RTS_LEN: usize = 20;
-/// CTS frame: Frame Control 2, Duration 2, RA 6, FCS 4 (§9.3.1.3).
-pub const CTS_LEN: usize = 14;
+pub const FCS_LEN: usize = wire::dot11::FCS_LEN;
+/// Ack frame (§9.3.1.4).
+pub const ACK_LEN: usize = wire::dot11::ACK_LEN;
+/// RTS frame (§9.3.1.2).
+pub const RTS_LEN: usize = wire::dot11::RTS_LEN;
+/// CTS frame (§9.3.1.3).
+pub const CTS_LEN: usize = wire::dot11::CTS_LEN;
 
 /// Link-layer confidentiality, for the bytes it adds to every data MPDU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
