@@ -145,3 +145,20 @@ def test_erp_protection_costs_throughput():
     pure = saturate("802.11g", "54 Mbps")
     mixed = saturate("802.11g", "54 Mbps", extra="erp_protection = true")
     assert mixed < 0.8 * pure
+
+
+def test_ics_cpu_pays_for_every_translation():
+    # Ten echoes and their replies cross the ICS host: 20 NAT translations, each costing
+    # the profile's per_nat_translation cycles at 1.6 GHz (plus the small per-packet costs).
+    from qoslab.data import cpu_profiles
+
+    profile = cpu_profiles()["pentium-m-1.6ghz"]
+    net = lower_network(load_scenario(EXAMPLES / "seed000_ics.toml"))
+    ix = net.node_index
+    flow = ping_flow(ix("ws2"), str(net.destination("ws2", "ws1")), count=10, interval_ns=SECOND, payload=56, flow_id=1)
+    results = simulate(net.with_flows([flow], 14 * SECOND))
+    assert results["flows"][0]["received"] == 10
+    a = next(n for n in results["nodes"] if n["name"] == "a")
+    busy_s = a["cpu_utilization"] * 14
+    nat_s = 20 * profile.cycles.per_nat_translation / profile.hz
+    assert nat_s <= busy_s < nat_s * 1.01

@@ -123,6 +123,8 @@ struct Route {
 #[derive(Debug, Clone, Copy, Default)]
 pub struct IpCounters {
     pub forwarded: u64,
+    /// Packets whose addresses the NAT rewrote (either way).
+    pub translated: u64,
     pub delivered: u64,
     pub fragments_sent: u64,
     pub reassembled: u64,
@@ -336,7 +338,10 @@ impl IpStack {
         if let Some((outside, nat)) = self.nat.as_mut() {
             if *outside == iface && !self.ifaces[iface].is_broadcast_for(dst) {
                 match nat.inbound(now, &mut frame[HEADROOM..]) {
-                    Ok(()) => dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr(),
+                    Ok(()) => {
+                        self.counters.translated += 1;
+                        dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
+                    }
                     Err(reason) => {
                         let own = self.ifaces.iter().any(|i| i.addr.is_some_and(|(a, _)| a == dst));
                         if !own {
@@ -420,6 +425,7 @@ impl IpStack {
                     out.push(Out::Drop { reason, packet: Some(frame[HEADROOM..].to_vec()) });
                     return;
                 }
+                self.counters.translated += 1;
             }
         }
         self.counters.forwarded += 1;

@@ -178,6 +178,13 @@ impl Node {
         self.port_cipher_cost[port as usize] = cycles_per_byte;
     }
 
+    /// Cycles of the routing and NAT work the stack did since `before`.
+    fn forwarding_cycles(&self, before: crate::ip::IpCounters) -> f64 {
+        let after = self.ip.counters;
+        (after.forwarded - before.forwarded) as f64 * self.cycles.per_route_lookup as f64
+            + (after.translated - before.translated) as f64 * self.cycles.per_nat_translation as f64
+    }
+
     fn cipher_cycles(&self, port: u16, frame_len: usize) -> f64 {
         let per_byte = self.port_cipher_cost[port as usize];
         if per_byte == 0.0 {
@@ -220,11 +227,10 @@ impl Node {
                 let dst = ethernet::Frame::new_checked(&frame[..]).map(|f| f.dst_addr());
                 match dst {
                     Ok(dst) if dst == self.port_macs[port as usize] || dst.is_multicast() => {
+                        let before = self.ip.counters;
                         let mut outs = Vec::new();
                         self.ip.input(now, iface, frame, &mut outs);
-                        if self.ip.forward {
-                            fx.cycles += self.cycles.per_route_lookup as f64;
-                        }
+                        fx.cycles += self.forwarding_cycles(before);
                         self.apply(now, outs, &mut fx);
                     }
                     Ok(dst) => fx.drops.push((Some(port), format!("frame for {dst} ignored by {} (not its MAC)", self.port_names[port as usize]), None)),
@@ -268,8 +274,10 @@ impl Node {
             }
         }
         for f in local {
+            let before = self.ip.counters;
             let mut outs = Vec::new();
             self.ip.input(now, iface, f, &mut outs);
+            fx.cycles += self.forwarding_cycles(before);
             self.apply(now, outs, fx);
         }
     }
