@@ -571,87 +571,55 @@ pub struct OuterHeader {
 /// A minimal IPv4 header helper, private to the IPsec files (ipv4.rs belongs to another
 /// module; this reads and writes only what ESP and AH need). RFC 791 §3.1.
 pub(crate) mod ip {
-    use crate::{Error, Result};
+    //! The few IPv4 header operations ESP and AH need, on top of [`crate::ipv4`].
 
-    pub const HEADER_LEN: usize = 20;
-    pub const TOS: usize = 1;
-    pub const LENGTH: core::ops::Range<usize> = 2..4;
-    pub const IDENT: core::ops::Range<usize> = 4..6;
-    pub const FLG_OFF: core::ops::Range<usize> = 6..8;
-    pub const TTL: usize = 8;
-    pub const PROTOCOL: usize = 9;
-    pub const CHECKSUM: core::ops::Range<usize> = 10..12;
-    pub const SRC: core::ops::Range<usize> = 12..16;
-    pub const DST: core::ops::Range<usize> = 16..20;
-    /// RFC 791 §3.1 flags: Don't Fragment and More Fragments, in the 16-bit flags+offset.
-    pub const DF: u16 = 0x4000;
-    pub const MF: u16 = 0x2000;
+    use crate::ipv4::{self, Packet};
+    use crate::{Error, IpProtocol, Result};
+
+    pub use crate::ipv4::field::{CHECKSUM, FLG_OFF, PROTOCOL, TOS, TTL};
+    pub use crate::ipv4::HEADER_LEN;
 
     /// Checks the header of `packet` and returns (header length, total length).
     /// Errors: `Truncated` when shorter than the header or the total length;
     /// `Malformed` on a version other than 4 or an IHL below 5 or past the total length.
     pub fn lengths(packet: &[u8]) -> Result<(usize, usize)> {
-        if packet.len() < HEADER_LEN {
-            return Err(Error::Truncated);
-        }
-        if packet[0] >> 4 != 4 {
+        let view = Packet::new_checked(packet)?;
+        if view.version() != 4 {
             return Err(Error::Malformed);
         }
-        let ihl = usize::from(packet[0] & 0x0f) * 4;
-        let total = usize::from(u16::from_be_bytes([packet[LENGTH.start], packet[LENGTH.start + 1]]));
-        if ihl < HEADER_LEN || total < ihl {
-            return Err(Error::Malformed);
-        }
-        if packet.len() < total {
-            return Err(Error::Truncated);
-        }
-        Ok((ihl, total))
-    }
-
-    pub fn flags_offset(header: &[u8]) -> u16 {
-        u16::from_be_bytes([header[FLG_OFF.start], header[FLG_OFF.start + 1]])
+        Ok((view.header_len(), usize::from(view.total_len())))
     }
 
     /// Whether the datagram is a fragment (RFC 791 §3.2: MF set or a non-zero offset).
     pub fn is_fragment(header: &[u8]) -> bool {
-        flags_offset(header) & (MF | 0x1fff) != 0
+        Packet::new_unchecked(header).is_fragment()
     }
 
     pub fn set_total_len(header: &mut [u8], len: usize) -> Result<()> {
         let len = u16::try_from(len).map_err(|_| Error::Unsupported)?;
-        header[LENGTH].copy_from_slice(&len.to_be_bytes());
+        Packet::new_unchecked(header).set_total_len(len);
         Ok(())
     }
 
     /// Recomputes the header checksum (RFC 791 §3.1) over `header`.
     pub fn fill_checksum(header: &mut [u8]) {
-        header[CHECKSUM].copy_from_slice(&[0, 0]);
-        let sum = crate::checksum::checksum(header);
-        header[CHECKSUM].copy_from_slice(&sum.to_be_bytes());
+        Packet::new_unchecked(header).fill_checksum();
     }
 
     /// Appends a 20-byte outer header (RFC 4301 §5.1.2.1) for `payload_len` bytes of
     /// `protocol`, copying TOS and DF from `inner` (an IPv4 header).
-    pub fn emit_outer(
-        outer: &super::OuterHeader,
-        inner: &[u8],
-        protocol: u8,
-        payload_len: usize,
-        out: &mut Vec<u8>,
-    ) -> Result<()> {
+    pub fn emit_outer(outer: &super::OuterHeader, inner: &[u8], protocol: u8, payload_len: usize, out: &mut Vec<u8>) -> Result<()> {
+        if HEADER_LEN + payload_len > usize::from(u16::MAX) {
+            return Err(Error::Unsupported);
+        }
+        let inner = Packet::new_unchecked(inner);
+        let mut repr = ipv4::Repr::new(outer.src, outer.dst, IpProtocol::from(protocol), payload_len, outer.ttl);
+        repr.tos = inner.tos();
+        repr.ident = outer.ident;
+        repr.dont_frag = inner.dont_frag();
         let start = out.len();
         out.resize(start + HEADER_LEN, 0);
-        let h = &mut out[start..];
-        h[0] = 0x45;
-        h[TOS] = inner[TOS];
-        set_total_len(h, HEADER_LEN + payload_len)?;
-        h[IDENT].copy_from_slice(&outer.ident.to_be_bytes());
-        h[FLG_OFF].copy_from_slice(&(flags_offset(inner) & DF).to_be_bytes());
-        h[TTL] = outer.ttl;
-        h[PROTOCOL] = protocol;
-        h[SRC].copy_from_slice(&outer.src.octets());
-        h[DST].copy_from_slice(&outer.dst.octets());
-        fill_checksum(h);
+        repr.emit(&mut Packet::new_unchecked(&mut out[start..]));
         Ok(())
     }
 }
