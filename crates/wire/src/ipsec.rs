@@ -568,8 +568,6 @@ pub struct OuterHeader {
     pub ident: u16,
 }
 
-/// A minimal IPv4 header helper, private to the IPsec files (ipv4.rs belongs to another
-/// module; this reads and writes only what ESP and AH need). RFC 791 §3.1.
 pub(crate) mod ip {
     //! The few IPv4 header operations ESP and AH need, on top of [`crate::ipv4`].
 
