@@ -11,7 +11,7 @@ import pytest
 import qoslab
 from qoslab.cli import app
 
-COMMANDS = ["version", "check", "schema", "mtu"]
+COMMANDS = ["version", "check", "schema", "mtu", "run", "reach", "bench"]
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
