@@ -17,6 +17,7 @@ pub mod config;
 pub mod cpu;
 pub mod engine;
 pub mod forward;
+pub mod impair;
 pub mod ip;
 pub mod link;
 pub mod node;
