@@ -23,6 +23,7 @@ pub mod link;
 pub mod node;
 pub mod results;
 pub mod rng;
+pub mod serial;
 pub mod stats;
 pub mod time;
 pub mod wifi;

@@ -209,3 +209,258 @@ fn shaper_lets_a_bucket_sized_burst_through_at_once() {
     // The next byte waits one byte's worth of tokens: 8 µs at 1 Mbit/s.
     assert_eq!(sh.departure(t, 1), Some(t + sim::time::Duration::from_micros(8)));
 }
+
+// ---------------------------------------------------------------------------------------
+// Serial lines
+// ---------------------------------------------------------------------------------------
+
+use sim::serial::{
+    line_time_ns, CompressionRatio, Duplex, Framing, RejectReason, SerialConfig, SerialError, SerialFormat, SerialLine,
+};
+use wire::hdlc;
+
+/// Ones' complement sum of 16-bit words (RFC 1071), folded and inverted.
+fn inet_checksum(chunks: &[&[u8]]) -> u16 {
+    let mut sum = 0u32;
+    for chunk in chunks {
+        for pair in chunk.chunks(2) {
+            let word = u32::from(pair[0]) << 8 | u32::from(*pair.get(1).unwrap_or(&0));
+            sum += word;
+        }
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// A 40-byte TCP ACK (20-byte IPv4 + 20-byte TCP header, no options, no data) from
+/// 192.168.1.2:1025 to 10.0.0.1:5001 (ttcp), with correct IP and TCP checksums. The
+/// source address starts with 0xC0, SLIP's END, so SLIP must escape it.
+fn tcp_ack(ip_id: u16, seq: u32, ack: u32) -> Vec<u8> {
+    let src = [192, 168, 1, 2];
+    let dst = [10, 0, 0, 1];
+    let mut ip = vec![0x45, 0x00, 0x00, 40];
+    ip.extend_from_slice(&ip_id.to_be_bytes());
+    ip.extend_from_slice(&[0x40, 0x00, 64, 6, 0, 0]); // DF, TTL 64, TCP, checksum 0
+    ip.extend_from_slice(&src);
+    ip.extend_from_slice(&dst);
+    let ck = inet_checksum(&[&ip]);
+    ip[10..12].copy_from_slice(&ck.to_be_bytes());
+    let mut tcp = vec![0x04, 0x01, 0x13, 0x89];
+    tcp.extend_from_slice(&seq.to_be_bytes());
+    tcp.extend_from_slice(&ack.to_be_bytes());
+    tcp.extend_from_slice(&[0x50, 0x10, 0x40, 0x00, 0, 0, 0, 0]); // offset 5, ACK, window 16384
+    let pseudo = [&src[..], &dst[..], &[0, 6, 0, 20]].concat();
+    let ck = inet_checksum(&[&pseudo, &tcp]);
+    tcp[16..18].copy_from_slice(&ck.to_be_bytes());
+    [ip, tcp].concat()
+}
+
+/// `ceil(chars × bits_per_char × 10⁹ / rate)` for a whole number of bits per character.
+fn expected_ns(chars: usize, bits_per_char: u64, rate: u64) -> u64 {
+    (chars as u64 * bits_per_char * 1_000_000_000).div_ceil(rate)
+}
+
+fn slip_escapes(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == 0xC0 || b == 0xDB).count()
+}
+
+fn line(config: SerialConfig) -> SerialLine {
+    SerialLine::new(config).unwrap()
+}
+
+fn send_one(line: &mut SerialLine, frame: Vec<u8>) -> u64 {
+    line.enqueue(0, frame.clone()).unwrap();
+    let (out, ns) = line.start_next(0).unwrap();
+    assert_eq!(out, frame, "the line delivers the datagram it was given");
+    line.finish(0);
+    ns
+}
+
+/// Seed 004: a 40-byte ACK over SLIP, 8N1, 1200 b/s takes (42 + escapes) × 10 bits.
+#[test]
+fn slip_ack_at_1200_bps() {
+    let ack = tcp_ack(1, 1000, 2000);
+    assert_eq!(ack.len(), 40);
+    let escapes = slip_escapes(&ack);
+    assert!(escapes >= 1, "the 0xC0 of 192.168.1.2 is escaped");
+    let want = expected_ns(40 + 2 + escapes, 10, 1200);
+    let framing = Framing::default();
+    assert_eq!(line_time_ns(&ack, &framing, SerialFormat::N81, 1200, CompressionRatio::NONE), want);
+    let mut l = line(SerialConfig::new(1200));
+    assert_eq!(send_one(&mut l, ack), want);
+    // Without the leading END, one octet less.
+    let no_lead = Framing::Slip(wire::slip::Framing::new(false));
+    assert_eq!(
+        line_time_ns(&tcp_ack(1, 1000, 2000), &no_lead, SerialFormat::N81, 1200, CompressionRatio::NONE),
+        expected_ns(40 + 1 + escapes, 10, 1200)
+    );
+}
+
+/// RFC 1144 over SLIP: the first ACK of a connection goes UNCOMPRESSED_TCP (40 bytes);
+/// then each ACK is the change mask (A bit), the TCP checksum and the ack delta, 1 byte
+/// for 1–255 and 3 (0, then 16 bits) otherwise, the IP ID's +1 being implicit (§3.2.2).
+/// So 4 bytes when acking small segments, 6 for 1460-byte ones; the connection number
+/// is left out since it does not change.
+#[test]
+fn cslip_steady_state_ack() {
+    let mut l = line(SerialConfig { framing: Framing::cslip_default(), ..SerialConfig::new(1200) });
+    let first = tcp_ack(100, 1, 5000);
+    let mut octets = 40 + 2 + slip_escapes(&first);
+    assert_eq!(send_one(&mut l, first), expected_ns(octets, 10, 1200));
+    let mut ack_no = 5000u32;
+    for (i, advance) in [200u32, 200, 1460, 2920, 100].into_iter().enumerate() {
+        ack_no += advance;
+        let ack = tcp_ack(101 + i as u16, 1, ack_no);
+        let mut compressed = vec![0x80 | 0x04, ack[36], ack[37]]; // SLIP type bit | A; checksum
+        if advance < 256 {
+            compressed.push(advance as u8);
+        } else {
+            compressed.extend_from_slice(&[0, (advance >> 8) as u8, advance as u8]);
+        }
+        assert!((3..=6).contains(&compressed.len()));
+        let on_line = compressed.len() + 2 + slip_escapes(&compressed);
+        octets += on_line;
+        assert_eq!(send_one(&mut l, ack), expected_ns(on_line, 10, 1200), "ACK advancing {advance}");
+    }
+    assert_eq!(l.dirs[0].line_octets_sent, octets as u64);
+    assert_eq!(l.dirs[0].bytes_sent, 6 * 40);
+}
+
+/// RFC 1662 Appendix C.2 FCS-16, bit by bit (not the wire crate's table), sent least
+/// significant octet first.
+fn fcs16(data: &[u8]) -> [u8; 2] {
+    let mut fcs = 0xffffu16;
+    for &b in data {
+        fcs ^= u16::from(b);
+        for _ in 0..8 {
+            fcs = if fcs & 1 != 0 { (fcs >> 1) ^ 0x8408 } else { fcs >> 1 };
+        }
+    }
+    (!fcs).to_le_bytes()
+}
+
+/// PPP over 8N1: flag, FF 03, protocol 0x0021, the datagram, FCS-16, flag; with ACCM 0
+/// only 0x7E and 0x7D are escaped, with the default ACCM every byte below 0x20 too.
+#[test]
+fn ppp_ack_over_8n1() {
+    let ack = tcp_ack(7, 1000, 2000);
+    let body = [&[0xff, 0x03, 0x00, 0x21][..], &ack].concat();
+    let frame = [body.clone(), fcs16(&body).to_vec()].concat();
+    let flag_escapes = frame.iter().filter(|&&b| b == 0x7e || b == 0x7d).count();
+    let control_chars = frame.iter().filter(|&&b| b < 0x20).count();
+    assert!(control_chars > 5, "0x03 and the zeros of the headers");
+    let ppp_frame = [&[0x00, 0x21][..], &ack].concat();
+
+    for (accm, escapes) in [(0u32, flag_escapes), (hdlc::DEFAULT_ACCM, flag_escapes + control_chars)] {
+        let framing = Framing::Ppp { hdlc: hdlc::Config { accm, ..hdlc::Config::default() }, pfc: false };
+        let want = expected_ns(2 + 4 + 40 + 2 + escapes, 10, 1200);
+        assert_eq!(line_time_ns(&ppp_frame, &framing, SerialFormat::N81, 1200, CompressionRatio::NONE), want, "ACCM {accm:#x}");
+        let mut l = line(SerialConfig { framing, ..SerialConfig::new(1200) });
+        assert_eq!(send_one(&mut l, ack.clone()), want, "line, ACCM {accm:#x}");
+    }
+
+    // ACFC and PFC: 7E 21 <ack> FCS 7E.
+    let body = [&[0x21][..], &ack].concat();
+    let frame = [body.clone(), fcs16(&body).to_vec()].concat();
+    let escapes = frame.iter().filter(|&&b| b == 0x7e || b == 0x7d).count();
+    let framing = Framing::Ppp { hdlc: hdlc::Config { accm: 0, acfc: true, ..hdlc::Config::default() }, pfc: true };
+    let mut l = line(SerialConfig { framing, ..SerialConfig::new(1200) });
+    assert_eq!(send_one(&mut l, ack), expected_ns(2 + 1 + 40 + 2 + escapes, 10, 1200));
+}
+
+/// 7E1 is 10 bits a character like 8N1 (7 data + parity), 8N2 is 11, 8O2 12.
+#[test]
+fn character_formats_count_their_bits() {
+    let ack = tcp_ack(1, 1000, 2000);
+    let chars = 42 + slip_escapes(&ack);
+    let framing = Framing::default();
+    for (format, bits) in [("7E1", 10u64), ("8N2", 11), ("8O2", 12), ("8N1", 10)] {
+        let f: SerialFormat = format.parse().unwrap();
+        assert_eq!(
+            line_time_ns(&ack, &framing, f, 2400, CompressionRatio::NONE),
+            expected_ns(chars, bits, 2400),
+            "{format}"
+        );
+    }
+    // A 7-bit line cannot carry SLIP's 8-bit bytes.
+    let seven: SerialFormat = "7E1".parse().unwrap();
+    let err = SerialLine::new(SerialConfig { format: seven, ..SerialConfig::new(2400) }).unwrap_err();
+    assert_eq!(err, SerialError::NotEightBit(seven));
+    assert!(err.to_string().contains("7 data bits"), "{err}");
+    // 8N2 is accepted.
+    let mut l = line(SerialConfig { format: "8n2".parse().unwrap(), ..SerialConfig::new(2400) });
+    assert_eq!(send_one(&mut l, ack), expected_ns(chars, 11, 2400));
+}
+
+#[test]
+fn compression_ratio_two_halves_the_line_time() {
+    // 42 octets at 9600 b/s 8N1: 420 bits = 43.75 ms; at 2:1, 21.875 ms.
+    let payload = [0x45u8; 40];
+    let framing = Framing::default();
+    let plain = line_time_ns(&payload, &framing, SerialFormat::N81, 9600, CompressionRatio::NONE);
+    let halved = line_time_ns(&payload, &framing, SerialFormat::N81, 9600, CompressionRatio::V42BIS_TYPICAL);
+    assert_eq!(plain, 43_750_000);
+    assert_eq!(halved, 21_875_000);
+    assert_eq!(CompressionRatio::new(2, 1).unwrap(), CompressionRatio::V42BIS_TYPICAL);
+    // Seed 004's sweet spot: 33.6 kb/s with 2:1 sends a SLIP ACK as fast as 67.2 kb/s.
+    let ack = tcp_ack(1, 1000, 2000);
+    assert_eq!(
+        line_time_ns(&ack, &framing, SerialFormat::N81, 33_600, CompressionRatio::V42BIS_TYPICAL),
+        line_time_ns(&ack, &framing, SerialFormat::N81, 67_200, CompressionRatio::NONE)
+    );
+}
+
+#[test]
+fn rate_zero_and_other_bad_configurations_are_refused() {
+    let err = SerialLine::new(SerialConfig::new(0)).unwrap_err();
+    assert_eq!(err, SerialError::ZeroRate);
+    assert!(err.to_string().contains("0 b/s"), "{err}");
+    assert_eq!(SerialLine::new(SerialConfig::new(299)).unwrap_err(), SerialError::RateTooLow(299));
+    assert!(SerialLine::new(SerialConfig::new(300)).is_ok());
+    assert_eq!(
+        SerialLine::new(SerialConfig { queue_frames: 0, ..SerialConfig::new(1200) }).unwrap_err(),
+        SerialError::ZeroQueue
+    );
+    let bad_slots = Framing::Cslip { slip: Default::default(), slots: 0 };
+    assert_eq!(
+        SerialLine::new(SerialConfig { framing: bad_slots, ..SerialConfig::new(1200) }).unwrap_err(),
+        SerialError::VjSlots(0)
+    );
+    assert!(CompressionRatio::new(1, 2).is_err());
+}
+
+#[test]
+#[should_panic(expected = "0 b/s")]
+fn line_time_at_rate_zero_panics() {
+    line_time_ns(&[1, 2, 3], &Framing::default(), SerialFormat::N81, 0, CompressionRatio::NONE);
+}
+
+#[test]
+fn queue_is_drop_tail_and_simplex_sends_one_way() {
+    let mut l = line(SerialConfig { queue_frames: 2, duplex: Duplex::Simplex, ..SerialConfig::new(9600) });
+    assert!(l.enqueue(0, vec![1; 10]).is_ok());
+    assert!(l.enqueue(0, vec![2; 10]).is_ok());
+    let rejected = l.enqueue(0, vec![3; 10]).unwrap_err();
+    assert_eq!((rejected.reason, rejected.frame), (RejectReason::QueueFull, vec![3; 10]));
+    assert_eq!(l.dirs[0].drops, 1);
+    assert_eq!(l.enqueue(1, vec![4]).unwrap_err().reason, RejectReason::Simplex);
+    assert_eq!(l.backlog(0), 2);
+    let (first, ns) = l.start_next(0).unwrap();
+    assert_eq!(first, vec![1; 10]);
+    assert_eq!(ns, expected_ns(12, 10, 9600));
+    assert!(l.start_next(0).is_none(), "one frame on the line at a time");
+    assert_eq!(l.backlog(0), 2, "one queued, one on the line");
+    // The queue has room again while the first is on the line.
+    assert!(l.enqueue(0, vec![5; 10]).is_ok());
+    l.finish(0);
+    assert_eq!(l.start_next(0).unwrap().0, vec![2; 10]);
+    assert_eq!((l.dirs[0].frames_sent, l.dirs[0].bytes_sent, l.dirs[0].line_octets_sent), (2, 20, 24));
+    assert_eq!(l.dirs[0].busy_ns, 2 * expected_ns(12, 10, 9600));
+    // Full duplex: both ends send at once, independently.
+    let mut fd = line(SerialConfig::new(9600));
+    fd.enqueue(0, vec![0; 5]).unwrap();
+    fd.enqueue(1, vec![0; 5]).unwrap();
+    assert!(fd.start_next(0).is_some() && fd.start_next(1).is_some());
+}
