@@ -417,8 +417,8 @@ impl Shaper {
     /// longer than the bucket, which never conforms (Linux `tbf` drops it too); the
     /// shaper's state is then unchanged.
     ///
-    /// `now` may be earlier than the last departure (frames queue behind it), but must
-    /// not be earlier than a previous call's `now`.
+    /// `now` may be earlier than the last departure: the frame queues behind it, since
+    /// a frame never leaves before the one scheduled before it.
     pub fn departure(&mut self, now: SimTime, len: usize) -> Option<SimTime> {
         let cost = len as u128 * UNITS_PER_BYTE;
         if cost > self.bucket.depth() {
