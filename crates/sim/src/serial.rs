@@ -1,0 +1,451 @@
+//! An asynchronous serial line (a null-modem cable or a dial-up modem), point to point,
+//! simplex or full duplex: per direction a drop-tail output queue of frames and a
+//! serializer that sends one frame at a time, in characters of a start-stop format.
+//!
+//! Standards a reader must know:
+//!
+//! * ITU-T V.4 / EIA-232 start-stop characters: 1 start bit, 5–8 data bits, optional
+//!   parity, 1, 1.5 or 2 stop bits ([`SerialFormat`]; 8N1 is 10 bits per byte).
+//! * RFC 1055 (SLIP): END-terminated frames, END and ESC escaped ([`wire::slip`]).
+//! * RFC 1144 (VJ TCP/IP header compression, "CSLIP"): SLIP framing around compressed
+//!   headers, the packet type in the first byte ([`wire::cslip`]).
+//! * RFC 1661 §2 and RFC 1662 §3–4 (PPP in HDLC-like framing): protocol field, flags,
+//!   address/control, FCS, and octet stuffing of flag, escape and the control characters
+//!   the Async-Control-Character-Map names ([`wire::ppp`], [`wire::hdlc`]).
+//! * ITU-T V.42bis (1990) data compression in the modem, which V.34bis modems (seed 004:
+//!   "typically achieve compression ratios of about 2-to-1") run over V.42 LAPM.
+//!
+//! # What the time on the line counts
+//!
+//! The frame is really encoded with the wire crate, so every escape (SLIP's END/ESC,
+//! PPP's flag, escape and ACCM characters) and the PPP FCS, which itself may need escaping,
+//! is counted. Each line octet then costs one character of the format; the time is
+//! `ceil(octets × bits per character × 10⁹ / rate)` ns, computed exactly (1.5 stop bits
+//! included). Between frames the line is idle (no inter-character gaps are modelled: a
+//! UART with a FIFO sends characters back to back).
+//!
+//! # Modem compression is a ratio, not a compressor
+//!
+//! [`CompressionRatio`] divides the line time of the framed octets by a fixed ratio,
+//! e.g. 2:1 for seed 004's V.34bis modems. No V.42bis dictionary is run: real gains depend
+//! on the bytes (headers of a TCP ACK stream compress well, encrypted or already
+//! compressed data not at all: V.42bis then switches to transparent mode, ratio 1). The
+//! ratio stands for the modem's whole effective gain over the DTE rate; it never expands
+//! (ratio ≥ 1).
+//!
+//! The API follows the Ethernet link's ([`crate::link::EthernetLink`]): `enqueue`,
+//! `start_next` (the frame and its time on the line in ns), `finish`, `backlog`. Frames
+//! are IP datagrams in and the same datagrams out: the receiver's SLIP decoder,
+//! VJ decompressor and PPP deframer are taken to undo exactly what the sender did (the
+//! line does not corrupt bytes).
+
+use std::collections::VecDeque;
+use std::fmt;
+
+use wire::{cslip, hdlc, ppp, slip};
+
+pub use wire::slip::serial::{Parity, SerialFormat, StopBits};
+
+/// The slowest rate a line accepts, 300 b/s: ITU-T V.21 / Bell 103, the first modems
+/// that carried async data over telephone lines.
+pub const MIN_RATE_BPS: u64 = 300;
+
+/// Frames a direction queues by default: Linux `slip.c` sets `tx_queue_len` to 10.
+pub const DEFAULT_QUEUE_FRAMES: usize = 10;
+
+/// How frames are put on the line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// RFC 1055 SLIP; the packet is the IP datagram.
+    Slip(slip::Framing),
+    /// RFC 1144 VJ compression over SLIP: each direction runs a compressor of `slots`
+    /// connection states (RFC 1144 MAX_STATES; [`cslip::DEFAULT_SLOTS`] is 16) and SLIP
+    /// frames its output, type bits in the first byte.
+    Cslip { slip: slip::Framing, slots: usize },
+    /// PPP in HDLC-like framing (RFC 1662) with the given ACCM/ACFC/FCS, and PFC
+    /// (RFC 1661 §6.5) for the protocol field. The packet is the PPP frame: protocol
+    /// field, then information.
+    Ppp { hdlc: hdlc::Config, pfc: bool },
+}
+
+impl Default for Framing {
+    /// SLIP with the leading END that RFC 1055 recommends.
+    fn default() -> Framing {
+        Framing::Slip(slip::Framing::default())
+    }
+}
+
+impl Framing {
+    /// PPP as a link starts before LCP negotiates anything (RFC 1662 §7.1: ACCM all ones,
+    /// address/control present, FCS-16; no PFC).
+    pub fn ppp_default() -> Framing {
+        Framing::Ppp { hdlc: hdlc::Config::default(), pfc: false }
+    }
+
+    /// CSLIP with 16 slots and the leading END.
+    pub fn cslip_default() -> Framing {
+        Framing::Cslip { slip: slip::Framing::default(), slots: cslip::DEFAULT_SLOTS }
+    }
+
+    /// Appends the octets that go on the line for `packet` (see [`line_time_ns`] for what
+    /// `packet` is in each framing).
+    pub fn encode(&self, packet: &[u8], out: &mut Vec<u8>) {
+        match self {
+            Framing::Slip(f) | Framing::Cslip { slip: f, .. } => f.encapsulate(packet, out),
+            Framing::Ppp { hdlc, .. } => hdlc.encapsulate(packet, out),
+        }
+    }
+
+    /// Octets on the line for `packet`, escapes and FCS included.
+    pub fn line_octets(&self, packet: &[u8]) -> usize {
+        match self {
+            Framing::Slip(f) | Framing::Cslip { slip: f, .. } => f.encoded_len(packet),
+            Framing::Ppp { hdlc, .. } => hdlc.wire_len(packet),
+        }
+    }
+}
+
+/// A modem's compression as a fixed ratio `num : den` (≥ 1) of the line time; see the
+/// module doc: a ratio, not a compressor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct CompressionRatio {
+    num: u32,
+    den: u32,
+}
+
+impl Default for CompressionRatio {
+    fn default() -> CompressionRatio {
+        CompressionRatio::NONE
+    }
+}
+
+impl CompressionRatio {
+    /// No compression (1:1).
+    pub const NONE: CompressionRatio = CompressionRatio { num: 1, den: 1 };
+    /// Seed 004's "about 2-to-1" of a V.34bis modem with V.42bis.
+    pub const V42BIS_TYPICAL: CompressionRatio = CompressionRatio { num: 2, den: 1 };
+
+    /// The ratio `num : den`, e.g. `(2, 1)` or `(3, 2)`. Refused: a zero term, or a ratio
+    /// below 1 (V.42bis never expands: it falls back to transparent mode).
+    pub fn new(num: u32, den: u32) -> Result<CompressionRatio, SerialError> {
+        if num == 0 || den == 0 || num < den {
+            return Err(SerialError::Compression { num, den });
+        }
+        Ok(CompressionRatio { num, den })
+    }
+
+    pub fn num(&self) -> u32 {
+        self.num
+    }
+    pub fn den(&self) -> u32 {
+        self.den
+    }
+}
+
+/// Nanoseconds `octets` line octets occupy a `rate_bps` line in `format`, divided by the
+/// modem's compression ratio, rounded up once at the end:
+/// `ceil(octets × half-bits per character × den × 10⁹ / (2 × rate × num))`.
+///
+/// # Panics
+/// If `rate_bps` is zero.
+pub fn octets_time_ns(octets: u64, format: SerialFormat, rate_bps: u64, compression: CompressionRatio) -> u64 {
+    assert!(rate_bps > 0, "serial line: a rate of 0 b/s never sends a character");
+    let half_bits = u128::from(octets) * u128::from(format.half_bits_per_char());
+    let numerator = half_bits * u128::from(compression.den) * 1_000_000_000;
+    let denominator = 2 * u128::from(rate_bps) * u128::from(compression.num);
+    u64::try_from(numerator.div_ceil(denominator)).expect("serial line: time overflows u64 ns")
+}
+
+/// Nanoseconds `frame` occupies the line: encoded with `framing` (escapes counted),
+/// sent in `format` characters at `rate_bps`, the time divided by `compression`.
+///
+/// `frame` is what the framing's sender is handed: for [`Framing::Slip`] the IP
+/// datagram; for [`Framing::Cslip`] the packet the VJ compressor produced, with its type
+/// bits in the first byte (a TYPE_IP packet is the datagram itself); for [`Framing::Ppp`]
+/// the PPP frame of RFC 1661 §2 (protocol field, then information). [`SerialLine`] does
+/// that step itself from datagrams.
+///
+/// This counts characters whatever the format; a 7-bit format cannot carry SLIP or PPP,
+/// which [`SerialLine::new`] refuses.
+///
+/// # Panics
+/// If `rate_bps` is zero.
+pub fn line_time_ns(
+    frame: &[u8],
+    framing: &Framing,
+    format: SerialFormat,
+    rate_bps: u64,
+    compression: CompressionRatio,
+) -> u64 {
+    octets_time_ns(framing.line_octets(frame) as u64, format, rate_bps, compression)
+}
+
+/// Whether a line carries frames both ways.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Duplex {
+    /// Only from end 0 to end 1 (seed 004's ACK return path is one such line, paired
+    /// with a radio the other way).
+    Simplex,
+    /// Both ways at once, each direction at the full rate (a null-modem cable, a V.34
+    /// modem pair).
+    #[default]
+    Full,
+}
+
+/// Why a line configuration was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SerialError {
+    /// A rate of 0 b/s.
+    ZeroRate,
+    /// A rate below [`MIN_RATE_BPS`].
+    RateTooLow(u64),
+    /// SLIP and PPP need 8-bit characters; the format has fewer data bits.
+    NotEightBit(SerialFormat),
+    /// A queue of 0 frames drops everything.
+    ZeroQueue,
+    /// A compression ratio with a zero term or below 1.
+    Compression { num: u32, den: u32 },
+    /// A VJ compressor needs 1 to 256 slots (RFC 1144 §3.2.2: one-byte connection numbers).
+    VjSlots(usize),
+}
+
+impl fmt::Display for SerialError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SerialError::ZeroRate => write!(f, "serial line rate is 0 b/s; give a rate of at least {MIN_RATE_BPS} b/s"),
+            SerialError::RateTooLow(r) => {
+                write!(f, "serial line rate {r} b/s is below the {MIN_RATE_BPS} b/s of the slowest modem (V.21)")
+            }
+            SerialError::NotEightBit(fmt) => write!(
+                f,
+                "serial format {fmt} has {} data bits, but SLIP and PPP send 8-bit bytes; use 8N1",
+                fmt.data_bits
+            ),
+            SerialError::ZeroQueue => write!(f, "a serial line queue of 0 frames drops every frame"),
+            SerialError::Compression { num, den } => {
+                write!(f, "compression ratio {num}:{den} must be at least 1:1 with no zero term")
+            }
+            SerialError::VjSlots(n) => write!(f, "VJ compression needs 1 to 256 slots, not {n}"),
+        }
+    }
+}
+
+impl std::error::Error for SerialError {}
+
+/// A serial line's configuration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SerialConfig {
+    /// Bits per second on the line, each direction. At least [`MIN_RATE_BPS`].
+    pub rate_bps: u64,
+    /// Character format; 8N1 by default. Must have 8 data bits.
+    pub format: SerialFormat,
+    /// SLIP by default.
+    pub framing: Framing,
+    /// Modem compression; none by default.
+    pub compression: CompressionRatio,
+    /// Full duplex by default.
+    pub duplex: Duplex,
+    /// Drop-tail limit per direction, in frames (the one being sent not counted);
+    /// [`DEFAULT_QUEUE_FRAMES`] by default.
+    pub queue_frames: usize,
+    /// One-way propagation delay in ns (0 for a cable; a modem pair adds tens of ms of
+    /// its own, which belongs here).
+    pub delay_ns: u64,
+}
+
+impl SerialConfig {
+    /// A line at `rate_bps` with every other field at its default.
+    pub fn new(rate_bps: u64) -> SerialConfig {
+        SerialConfig {
+            rate_bps,
+            format: SerialFormat::N81,
+            framing: Framing::default(),
+            compression: CompressionRatio::NONE,
+            duplex: Duplex::Full,
+            queue_frames: DEFAULT_QUEUE_FRAMES,
+            delay_ns: 0,
+        }
+    }
+
+    /// Checks every field; [`SerialLine::new`] calls it.
+    pub fn validate(&self) -> Result<(), SerialError> {
+        if self.rate_bps == 0 {
+            return Err(SerialError::ZeroRate);
+        }
+        if self.rate_bps < MIN_RATE_BPS {
+            return Err(SerialError::RateTooLow(self.rate_bps));
+        }
+        if self.format.data_bits != 8 {
+            return Err(SerialError::NotEightBit(self.format));
+        }
+        if self.queue_frames == 0 {
+            return Err(SerialError::ZeroQueue);
+        }
+        if let Framing::Cslip { slots, .. } = self.framing {
+            if !(1..=cslip::MAX_SLOTS).contains(&slots) {
+                return Err(SerialError::VjSlots(slots));
+            }
+        }
+        CompressionRatio::new(self.compression.num, self.compression.den)?;
+        Ok(())
+    }
+}
+
+/// Why [`SerialLine::enqueue`] gave a frame back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RejectReason {
+    /// The queue holds `queue_frames` frames: drop-tail.
+    QueueFull,
+    /// A simplex line has no sender at end 1.
+    Simplex,
+}
+
+/// A frame [`SerialLine::enqueue`] did not take, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    pub frame: Vec<u8>,
+    pub reason: RejectReason,
+}
+
+/// One direction of a line: the sending end's queue, serializer and counters.
+#[derive(Debug, Default)]
+pub struct SerialDirection {
+    queue: VecDeque<Vec<u8>>,
+    /// The sender's VJ state (CSLIP only), fed in transmission order.
+    vj: Option<cslip::Compressor>,
+    /// Whether a frame is being sent.
+    pub busy: bool,
+    /// Total time on the line, ns.
+    pub busy_ns: u64,
+    pub frames_sent: u64,
+    /// Datagram bytes sent (as handed to `enqueue`).
+    pub bytes_sent: u64,
+    /// Octets on the line, after header compression and framing, before the modem's
+    /// compression ratio.
+    pub line_octets_sent: u64,
+    /// Frames refused by drop-tail.
+    pub drops: u64,
+}
+
+/// A point-to-point asynchronous serial line.
+#[derive(Debug)]
+pub struct SerialLine {
+    config: SerialConfig,
+    /// `dirs[i]` sends from end `i` to the other end.
+    pub dirs: [SerialDirection; 2],
+}
+
+impl SerialLine {
+    /// A line with empty queues, or why the configuration is refused.
+    pub fn new(config: SerialConfig) -> Result<SerialLine, SerialError> {
+        config.validate()?;
+        let mut dirs: [SerialDirection; 2] = Default::default();
+        if let Framing::Cslip { slots, .. } = config.framing {
+            for dir in &mut dirs {
+                dir.vj = Some(cslip::Compressor::new(slots));
+            }
+        }
+        Ok(SerialLine { config, dirs })
+    }
+
+    pub fn config(&self) -> &SerialConfig {
+        &self.config
+    }
+
+    /// Queues the datagram `frame` at end `from` (0 or 1); gives it back when the queue
+    /// is full (counted in `drops`) or when a simplex line has no sender there.
+    pub fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> Result<(), Rejected> {
+        if from == 1 && self.config.duplex == Duplex::Simplex {
+            return Err(Rejected { frame, reason: RejectReason::Simplex });
+        }
+        let dir = &mut self.dirs[from];
+        if dir.queue.len() >= self.config.queue_frames {
+            dir.drops += 1;
+            return Err(Rejected { frame, reason: RejectReason::QueueFull });
+        }
+        dir.queue.push_back(frame);
+        Ok(())
+    }
+
+    /// Takes the next datagram at end `from` if the serializer is idle; returns it with
+    /// its time on the line in ns, and marks the serializer busy. CSLIP compresses here,
+    /// in the order frames go on the line, as Linux `sl_encaps` does.
+    pub fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64)> {
+        let config = self.config;
+        let dir = &mut self.dirs[from];
+        if dir.busy {
+            return None;
+        }
+        let frame = dir.queue.pop_front()?;
+        let mut packet = Vec::with_capacity(frame.len() + 4);
+        match config.framing {
+            Framing::Slip(_) => packet.extend_from_slice(&frame),
+            Framing::Cslip { .. } => {
+                let vj = dir.vj.as_mut().expect("CSLIP direction has a compressor");
+                let kind = vj.compress(&frame, &mut packet);
+                if !packet.is_empty() {
+                    cslip::slip_mark(kind, &mut packet);
+                }
+            }
+            Framing::Ppp { pfc, .. } => {
+                let protocol = match frame.first().map(|b| b >> 4) {
+                    Some(6) => ppp::Protocol::Ipv6,
+                    _ => ppp::Protocol::Ipv4,
+                };
+                ppp::Repr { protocol, pfc }.encapsulate(&frame, &mut packet);
+            }
+        }
+        let octets = config.framing.line_octets(&packet) as u64;
+        let ns = octets_time_ns(octets, config.format, config.rate_bps, config.compression);
+        dir.busy = true;
+        dir.busy_ns += ns;
+        dir.frames_sent += 1;
+        dir.bytes_sent += frame.len() as u64;
+        dir.line_octets_sent += octets;
+        Some((frame, ns))
+    }
+
+    /// The frame being sent at end `from` has left the line.
+    pub fn finish(&mut self, from: usize) {
+        self.dirs[from].busy = false;
+    }
+
+    /// Frames waiting or being sent at end `from`.
+    pub fn backlog(&self, from: usize) -> usize {
+        self.dirs[from].queue.len() + usize::from(self.dirs[from].busy)
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn octets_time_is_exact_with_half_stop_bits() {
+        // 5N1.5: 7.5 bits per character; 3 characters = 22.5 bits at 300 b/s = 75 ms.
+        let f: SerialFormat = "5n1.5".parse().unwrap();
+        assert_eq!(octets_time_ns(3, f, 300, CompressionRatio::NONE), 75_000_000);
+        // 1 byte 8N1 at 115200: 10/115200 s = 86 805.55… ns, rounded up.
+        assert_eq!(octets_time_ns(1, SerialFormat::N81, 115_200, CompressionRatio::NONE), 86_806);
+        // 3:2 compression: two thirds of 1 s.
+        let r = CompressionRatio::new(3, 2).unwrap();
+        assert_eq!(octets_time_ns(30, SerialFormat::N81, 300, r), 666_666_667);
+    }
+
+    #[test]
+    fn compression_ratio_refuses_expansion_and_zero() {
+        assert!(CompressionRatio::new(1, 2).is_err());
+        assert!(CompressionRatio::new(0, 0).is_err());
+        assert_eq!(CompressionRatio::new(4, 2).unwrap().num(), 4);
+    }
+
+    #[test]
+    fn cslip_empty_datagram_does_not_panic() {
+        let mut line = SerialLine::new(SerialConfig { framing: Framing::cslip_default(), ..SerialConfig::new(9600) }).unwrap();
+        line.enqueue(0, Vec::new()).unwrap();
+        let (frame, ns) = line.start_next(0).unwrap();
+        assert!(frame.is_empty());
+        // Just the two ENDs.
+        assert_eq!(ns, octets_time_ns(2, SerialFormat::N81, 9600, CompressionRatio::NONE));
+    }
+}
