@@ -370,20 +370,49 @@ def test_what_the_simulator_lacks_is_refused_at_its_key(tmp_path):
         HEAD
         + """
 [[link]]
-type = "serial"
-rate = "9600 bps"
+type = "atm"
 ends = ["s1", "s2"]
+vcs = [{vci = 32}]
 [[link]]
 type = "ethernet"
 ends = ["ap", "s1"]
-loss = "1 %"
+shaper = {rate = "2 Mbps", queue = "64 KiB"}
 """,
     )
     with pytest.raises(InputError) as err:
         lower(load_scenario(path), source=path)
     message = str(err.value)
-    assert "link[0].type" in message and "serial" in message
-    assert "link[1].loss" in message
+    assert "link[0].type" in message and "atm" in message
+    assert "link[1].shaper[0].queue" in message
+
+
+def test_serial_lines_loss_and_shapers_lower_per_direction(tmp_path):
+    path = write(
+        tmp_path,
+        HEAD
+        + """
+[[link]]
+type = "serial"
+rate = "9600 bps"
+framing = "ppp"
+compression = 2.0
+ends = ["s1", "s2"]
+[[link]]
+type = "ethernet"
+ends = ["ap", "s1"]
+loss = [{model = "bernoulli", rate = "1 %", direction = "forward"}, {model = "gilbert-elliott", p = 0.01, r = 0.5, direction = "reverse"}]
+shaper = {rate = "30 Mbps", burst = "15 kB"}
+""",
+    )
+    config = lower(load_scenario(path), source=path)
+    serial, ethernet = config["links"][0], config["links"][1]
+    assert serial["type"] == "serial" and serial["rate_bps"] == 9600 and serial["framing"] == "ppp" and serial["compression"] == 2.0
+    ports = [config["nodes"][serial[end]["node"]]["ports"][serial[end]["port"]] for end in ("a", "b")]
+    assert all(p["point_to_point"] and p["mtu"] == 1500 and p["name"].startswith("ppp") for p in ports)
+    forward, reverse = ethernet["impair"]
+    assert forward["loss"] == {"model": "bernoulli", "p": 0.01}
+    assert reverse["loss"] == {"model": "gilbert-elliott", "p": 0.01, "r": 0.5, "k": 1.0, "h": 0.0}
+    assert forward["shaper"] == reverse["shaper"] == {"rate_bps": 30_000_000, "burst_bytes": 15_000}
 
 
 # --------------------------------------------------------------------------- the Rust contract

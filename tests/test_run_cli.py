@@ -1,9 +1,9 @@
 """`qoslab run` and `qoslab reach`: arguments, bad input, the JSON contract, seed 000's answers.
 
-Tests marked ``needs_sim`` run the real simulator (``qoslab._core.simulate``) and are
-skipped while the core lacks it. The others need no simulator: argument handling and
-bad input stop before a run, and the results-to-records arithmetic is checked on a
-results document of the simulator's documented shape with numbers computed here.
+The end-to-end tests run the real simulator (``qoslab._core.simulate``). The others
+need no simulator: argument handling and bad input stop before a run, and the
+results-to-records arithmetic is checked on a results document of the simulator's
+documented shape with numbers computed here.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from qoslab import _core
 from qoslab.backends.sim import lower_network
 from qoslab.methods import plan_test
 from qoslab.report.terminal import death_points, render_reach
@@ -25,7 +24,6 @@ from qoslab.scenario import load_scenario
 
 from conftest import BAD, EXAMPLES
 
-needs_sim = pytest.mark.skipif(not hasattr(_core, "simulate"), reason="qoslab._core has no simulate() yet (the simulator is being written)")
 
 UNIT_SUFFIXES = ("_mbps", "_ms", "_pct", "_fps", "_bytes", "_s")
 COUNTS = {"sent", "received", "lost", "count", "saturate", "destination"}
@@ -138,17 +136,10 @@ def test_no_test_to_run_exits_2(tmp_path):
     assert proc.returncode == 2 and "no [[test]]" in proc.stderr and "qoslab reach" in proc.stderr
 
 
-def test_serial_link_refused_for_simulation(tmp_path):
-    text = TWO_HOSTS + '[[link]]\ntype = "serial"\nrate = "9600 bps"\nends = ["ws1", "ws2"]\n' + UDP_TEST
+def test_atm_link_refused_for_simulation(tmp_path):
+    text = TWO_HOSTS + '[[link]]\ntype = "atm"\nends = ["ws1", "ws2"]\nvcs = [{vci = 32}]\n' + UDP_TEST
     proc = qoslab("run", str(scenario_file(tmp_path, text)))
     assert proc.returncode == 2 and "link[2].type" in proc.stderr and "Traceback" not in proc.stderr
-
-
-def test_without_the_simulator_a_run_fails_with_exit_1(tmp_path):
-    if hasattr(_core, "simulate"):
-        pytest.skip("the core has a simulator")
-    proc = qoslab("run", str(scenario_file(tmp_path, TWO_HOSTS + UDP_TEST)))
-    assert proc.returncode == 1 and "simulate" in proc.stderr and "Traceback" not in proc.stderr
 
 
 # --------------------------------------------------------------------------- records, no simulator
@@ -239,7 +230,6 @@ def records_have_units(records: list[dict]) -> None:
             assert key == key.lower()
 
 
-@needs_sim
 def test_run_json_contract_and_ics_directions():
     """Seed 000 §2.3: LAN2 reaches LAN1 through ICS; LAN1 cannot open a path into LAN2."""
     proc = qoslab("run", str(EXAMPLES / "seed000_ics.toml"), "--json")
@@ -256,7 +246,6 @@ def test_run_json_contract_and_ics_directions():
     assert "ARP" in proc.stderr
 
 
-@needs_sim
 def test_run_udp_below_capacity_loses_nothing(tmp_path):
     """1000 frames/s of 1518 bytes (12.144 Mb/s) over 100 Mb/s Ethernet: all arrive, at the offered rate."""
     proc = qoslab("run", str(scenario_file(tmp_path, TWO_HOSTS + UDP_TEST)), "--json")
@@ -269,7 +258,6 @@ def test_run_udp_below_capacity_loses_nothing(tmp_path):
     assert m["latency_min_ms"] >= 2 * 1518 * 8 / 100e6 * 1e3 - 1e-6
 
 
-@needs_sim
 def test_run_is_deterministic_and_seed_changes_only_the_seed(tmp_path):
     path = str(scenario_file(tmp_path, TWO_HOSTS + UDP_TEST))
     first, second = qoslab("run", path, "--json"), qoslab("run", path, "--json")
@@ -278,7 +266,6 @@ def test_run_is_deterministic_and_seed_changes_only_the_seed(tmp_path):
     assert json.loads(other.stdout)["seed"] == 3
 
 
-@needs_sim
 def test_run_writes_pcap(tmp_path):
     out = tmp_path / "pcap"
     proc = qoslab("run", str(scenario_file(tmp_path, TWO_HOSTS + UDP_TEST)), "--pcap", str(out))
@@ -287,7 +274,6 @@ def test_run_writes_pcap(tmp_path):
     assert files and all(f.read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x0a\x0d\x0d\x0a", b"\x4d\x3c\xb2\xa1") for f in files)
 
 
-@needs_sim
 def test_reach_l3f_joins_both_segments():
     """Fig. 6: with L3F every node reaches every other."""
     proc = qoslab("reach", str(EXAMPLES / "seed000_l3f.toml"), "--json")
@@ -297,7 +283,6 @@ def test_reach_l3f_joins_both_segments():
     assert all(p["reachable"] for p in pairs), [p for p in pairs if not p["reachable"]]
 
 
-@needs_sim
 def test_reach_l2f_station_fails_across_the_adapter_and_says_where():
     """Fig. 5: WS1 and WS2 cannot talk through an L2F bridge over a station adapter."""
     proc = qoslab("reach", str(EXAMPLES / "seed000_l2f_station.toml"), "--json")
@@ -309,7 +294,6 @@ def test_reach_l2f_station_fails_across_the_adapter_and_says_where():
     assert "dies at" in proc.stderr
 
 
-@needs_sim
 def test_reach_l2f_wired_works():
     """§2.1: over two Ethernet adapters the L2F bridge works."""
     proc = qoslab("reach", str(EXAMPLES / "seed000_l2f_wired.toml"), "--json")

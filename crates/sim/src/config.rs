@@ -89,6 +89,10 @@ pub struct PortConfig {
     pub address: Option<(Ipv4Addr, u8)>,
     /// The IP MTU of the port.
     pub mtu: u16,
+    /// A point-to-point line (serial): no link addresses, no ARP; IP packets go straight
+    /// to the other end.
+    #[serde(default)]
+    pub point_to_point: bool,
 }
 
 /// Ports joined into one bridge.
@@ -192,9 +196,60 @@ pub enum LinkConfig {
         /// Each end's output queue: frames and bytes at most (drop-tail).
         queue_frames: usize,
         queue_bytes: usize,
+        /// Loss and rate limits of each direction: `[a → b, b → a]`.
+        #[serde(default)]
+        impair: [Impairment; 2],
+    },
+    /// An asynchronous serial line (a modem or a null-modem cable) carrying SLIP, CSLIP
+    /// or PPP between two point-to-point ports.
+    Serial {
+        name: String,
+        a: PortRef,
+        b: PortRef,
+        rate_bps: u64,
+        /// Character format, e.g. "8n1".
+        format: String,
+        /// "slip", "cslip" or "ppp".
+        framing: String,
+        /// Modem compression as a ratio (2.0 for 2:1); 1.0 for none.
+        compression: f64,
+        delay_ns: u64,
+        queue_frames: usize,
+        #[serde(default)]
+        impair: [Impairment; 2],
     },
     /// An 802.11 infrastructure BSS (or an ad hoc cell when `ap` is `None`).
     Wifi(Box<WifiConfig>),
+}
+
+/// What one direction of a link does to frames besides carrying them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Impairment {
+    #[serde(default)]
+    pub loss: Option<LossConfig>,
+    /// A token-bucket shaper: frames wait for tokens before they go on the line.
+    #[serde(default)]
+    pub shaper: Option<ShaperConfig>,
+}
+
+/// A loss model (see `impair`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum LossConfig {
+    /// Each frame lost with probability `p`.
+    Bernoulli { p: f64 },
+    /// Gilbert-Elliott: p good→bad, r bad→good, k and h the delivery probabilities in the
+    /// good and bad states.
+    GilbertElliott { p: f64, r: f64, k: f64, h: f64 },
+}
+
+/// A token bucket.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShaperConfig {
+    pub rate_bps: u64,
+    pub burst_bytes: u64,
 }
 
 /// An 802.11 BSS.
@@ -303,7 +358,7 @@ impl SimConfig {
         };
         for (i, link) in self.links.iter().enumerate() {
             match link {
-                LinkConfig::Ethernet { a, b, rate_bps, .. } => {
+                LinkConfig::Ethernet { a, b, rate_bps, .. } | LinkConfig::Serial { a, b, rate_bps, .. } => {
                     attach(a, format!("links[{i}].a"))?;
                     attach(b, format!("links[{i}].b"))?;
                     if *rate_bps == 0 {

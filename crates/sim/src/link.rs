@@ -84,6 +84,11 @@ impl EthernetLink {
         self.dirs[from].busy = false;
     }
 
+    /// The length of the next frame waiting at end `from`, if any.
+    pub fn peek_len(&self, from: usize) -> Option<usize> {
+        self.dirs[from].queue.front().map(Vec::len)
+    }
+
     pub fn backlog(&self, from: usize) -> usize {
         self.dirs[from].queue.len() + usize::from(self.dirs[from].busy)
     }

@@ -110,7 +110,14 @@ impl Node {
                 port_use.push(PortUse::Bridged);
             } else {
                 port_use.push(PortUse::Routed { iface: ifaces.len() });
-                ifaces.push(Iface { name: port.name.clone(), mac: Mac(port.mac), addr: port.address, mtu: usize::from(port.mtu), resolve: true });
+                // A point-to-point line has no link addresses to resolve (RFC 1055, RFC 1661).
+                ifaces.push(Iface {
+                    name: port.name.clone(),
+                    mac: Mac(port.mac),
+                    addr: port.address,
+                    mtu: usize::from(port.mtu),
+                    resolve: !port.point_to_point,
+                });
             }
         }
         let bridge = match &config.bridge {

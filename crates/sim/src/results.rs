@@ -5,7 +5,6 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::config::{FlowConfig, SimConfig};
-use crate::link::EthernetLink;
 use crate::node::Node;
 use crate::stats::{FlowStats, LatencySummary};
 use crate::world::DropRecord;
@@ -129,7 +128,9 @@ pub struct DropEntry {
 pub(crate) struct Inputs<'a> {
     pub config: &'a SimConfig,
     pub nodes: &'a [Node],
-    pub links: &'a [EthernetLink],
+    /// Point-to-point links, with `utilization` holding busy nanoseconds until turned
+    /// into fractions here.
+    pub links: Vec<LinkResult>,
     pub wifi: Vec<WifiLinkInputs>,
     pub stats: &'a BTreeMap<u32, FlowStats>,
     pub drop_counts: &'a [BTreeMap<String, u64>],
@@ -171,15 +172,8 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
     let fraction = |busy: u64| if now > 0 { busy.min(now) as f64 / now as f64 } else { 0.0 };
     let mut links: Vec<LinkResult> = inputs
         .links
-        .iter()
-        .map(|l| LinkResult {
-            name: l.name.clone(),
-            kind: "ethernet",
-            utilization: l.dirs.iter().map(|d| fraction(d.busy_ns)).collect(),
-            frames: l.dirs.iter().map(|d| d.frames_sent).collect(),
-            drops: l.dirs.iter().map(|d| d.drops).sum(),
-            members: Vec::new(),
-        })
+        .into_iter()
+        .map(|l| LinkResult { utilization: l.utilization.iter().map(|&busy| fraction(busy as u64)).collect(), ..l })
         .collect();
     let mut air_captures = Vec::new();
     for w in inputs.wifi {

@@ -410,6 +410,11 @@ impl SerialLine {
         self.dirs[from].busy = false;
     }
 
+    /// The length of the next datagram waiting at end `from`, if any.
+    pub fn peek_len(&self, from: usize) -> Option<usize> {
+        self.dirs[from].queue.front().map(Vec::len)
+    }
+
     /// Frames waiting or being sent at end `from`.
     pub fn backlog(&self, from: usize) -> usize {
         self.dirs[from].queue.len() + usize::from(self.dirs[from].busy)

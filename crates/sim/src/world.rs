@@ -12,6 +12,9 @@ use wire::{arp, icmpv4, ipv4, udp, IpProtocol};
 use wire::ethernet::{self, Address as Mac};
 
 use crate::app::{Probe, Source};
+use crate::config::{Impairment, LossConfig};
+use crate::impair::{Bernoulli, GilbertElliott, LossModel, Shaper};
+use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialLine};
 use crate::rng::RunSeed;
 use crate::wifi::adapter::{Adapter, CipherCost, ForeignSource, LinkCipher, Role as WifiRole};
 use crate::wifi::bss::{Bss, BssEvent, BssParams};
@@ -47,6 +50,127 @@ enum Attachment {
     /// Member `member` of BSS `bss` (the AP is member 0 when there is one).
     Wifi { bss: u32, member: u16 },
     Unattached,
+}
+
+/// A point-to-point link of the world: Ethernet or a serial line.
+enum LineKind {
+    Ethernet(EthernetLink),
+    /// A serial line carries IP datagrams: the world strips the Ethernet header the
+    /// node's stack wrote and puts one back at the far end.
+    Serial { name: String, ends: [(u32, u16); 2], line: SerialLine },
+}
+
+/// What happens to one direction's frames besides being carried.
+struct DirectionImpairment {
+    loss: LossModel,
+    loss_text: String,
+    rng: crate::rng::RandomStream,
+    shaper: Option<Shaper>,
+    /// The next frame has been granted its shaper departure at this time.
+    shaped_until: Option<u64>,
+    lost: u64,
+}
+
+struct Line {
+    kind: LineKind,
+    impair: [DirectionImpairment; 2],
+}
+
+impl Line {
+    fn name(&self) -> &str {
+        match &self.kind {
+            LineKind::Ethernet(l) => &l.name,
+            LineKind::Serial { name, .. } => name,
+        }
+    }
+
+    fn ends(&self) -> [(u32, u16); 2] {
+        match &self.kind {
+            LineKind::Ethernet(l) => l.ends,
+            LineKind::Serial { ends, .. } => *ends,
+        }
+    }
+
+    fn delay_ns(&self) -> u64 {
+        match &self.kind {
+            LineKind::Ethernet(l) => l.delay_ns,
+            LineKind::Serial { line, .. } => line.config().delay_ns,
+        }
+    }
+
+    fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> Result<(), Vec<u8>> {
+        match &mut self.kind {
+            LineKind::Ethernet(l) => l.enqueue(from, frame),
+            LineKind::Serial { line, .. } => {
+                let packet = frame.get(ethernet::HEADER_LEN..).unwrap_or_default().to_vec();
+                line.enqueue(from, packet).map_err(|_| frame)
+            }
+        }
+    }
+
+    fn peek_len(&self, from: usize) -> Option<usize> {
+        match &self.kind {
+            LineKind::Ethernet(l) => l.peek_len(from),
+            LineKind::Serial { line, .. } => line.peek_len(from),
+        }
+    }
+
+    fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64)> {
+        match &mut self.kind {
+            LineKind::Ethernet(l) => l.start_next(from),
+            LineKind::Serial { line, .. } => line.start_next(from),
+        }
+    }
+
+    fn finish(&mut self, from: usize) {
+        match &mut self.kind {
+            LineKind::Ethernet(l) => l.finish(from),
+            LineKind::Serial { line, .. } => line.finish(from),
+        }
+    }
+
+    fn backlog(&self, from: usize) -> usize {
+        match &self.kind {
+            LineKind::Ethernet(l) => l.backlog(from),
+            LineKind::Serial { line, .. } => line.backlog(from),
+        }
+    }
+
+    /// A frame that crossed the line, as the receiving node's stack takes it.
+    fn delivered(&self, frame: Vec<u8>) -> Vec<u8> {
+        match &self.kind {
+            LineKind::Ethernet(_) => frame,
+            LineKind::Serial { .. } => crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &frame),
+        }
+    }
+}
+
+fn direction_impairment(config: &Impairment, seed: u64, link: usize, direction: usize, field: &str) -> Result<DirectionImpairment, RunError> {
+    let fail = |message: String| RunError::Config(ConfigError { field: field.to_string(), message });
+    let (loss, loss_text) = match config.loss {
+        None => (LossModel::None, String::new()),
+        Some(LossConfig::Bernoulli { p }) => (
+            LossModel::Bernoulli(Bernoulli::new(p).map_err(|e| fail(e.to_string()))?),
+            format!("Bernoulli loss p = {p}"),
+        ),
+        Some(LossConfig::GilbertElliott { p, r, k, h }) => (
+            LossModel::GilbertElliott(GilbertElliott::new(p, r, k, h).map_err(|e| fail(e.to_string()))?),
+            format!("Gilbert-Elliott loss p = {p}, r = {r}, k = {k}, h = {h}"),
+        ),
+    };
+    let shaper = match config.shaper {
+        None => None,
+        Some(s) => Some(Shaper::new(s.rate_bps, s.burst_bytes).map_err(|e| fail(e.to_string()))?),
+    };
+    let purpose = if direction == 0 { "loss a->b" } else { "loss b->a" };
+    Ok(DirectionImpairment {
+        loss,
+        loss_text,
+        rng: RunSeed(seed).stream(link as u64, purpose),
+        shaper,
+        shaped_until: None,
+        lost: 0,
+    })
 }
 
 /// An 802.11 BSS in the world: the medium, and each member's port and adapter.
@@ -104,7 +228,7 @@ pub struct World {
     config: SimConfig,
     engine: Engine<Event>,
     pub nodes: Vec<Node>,
-    links: Vec<EthernetLink>,
+    links: Vec<Line>,
     bsses: Vec<BssState>,
     attachments: Vec<Vec<Attachment>>,
     slots: Vec<Option<Vec<u8>>>,
@@ -131,11 +255,11 @@ impl World {
         let mut bsses = Vec::new();
         for (index, link) in config.links.iter().enumerate() {
             match link {
-                LinkConfig::Ethernet { name, a, b, rate_bps, delay_ns, queue_frames, queue_bytes } => {
+                LinkConfig::Ethernet { name, a, b, rate_bps, delay_ns, queue_frames, queue_bytes, impair } => {
                     let id = links.len() as u32;
                     attachments[a.node as usize][a.port as usize] = Attachment::Ethernet { link: id, end: 0 };
                     attachments[b.node as usize][b.port as usize] = Attachment::Ethernet { link: id, end: 1 };
-                    links.push(EthernetLink {
+                    let ethernet = EthernetLink {
                         name: name.clone(),
                         ends: [(a.node, a.port), (b.node, b.port)],
                         rate_bps: *rate_bps,
@@ -143,7 +267,23 @@ impl World {
                         queue_frames: *queue_frames,
                         queue_bytes: *queue_bytes,
                         dirs: Default::default(),
-                    });
+                    };
+                    let impair = [
+                        direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
+                        direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
+                    ];
+                    links.push(Line { kind: LineKind::Ethernet(ethernet), impair });
+                }
+                LinkConfig::Serial { name, a, b, rate_bps, format, framing, compression, delay_ns, queue_frames, impair } => {
+                    let id = links.len() as u32;
+                    attachments[a.node as usize][a.port as usize] = Attachment::Ethernet { link: id, end: 0 };
+                    attachments[b.node as usize][b.port as usize] = Attachment::Ethernet { link: id, end: 1 };
+                    let line = serial_line(index, *rate_bps, format, framing, *compression, *delay_ns, *queue_frames)?;
+                    let impair = [
+                        direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
+                        direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
+                    ];
+                    links.push(Line { kind: LineKind::Serial { name: name.clone(), ends: [(a.node, a.port), (b.node, b.port)], line }, impair });
                 }
                 LinkConfig::Wifi(w) => {
                     let id = bsses.len() as u32;
@@ -202,14 +342,25 @@ impl World {
             Event::EthTxDone { link, from } => {
                 let l = &mut self.links[link as usize];
                 l.finish(from as usize);
-                let node = l.ends[from as usize].0;
+                let node = l.ends()[from as usize].0;
                 self.start_tx(now, link, from)?;
                 self.refill_saturating(now, node)?;
             }
             Event::EthArrive { link, from, slot } => {
                 let frame = self.slots[slot as usize].take().expect("frame in flight");
                 self.free_slots.push(slot);
-                let (node, port) = self.links[link as usize].ends[1 - from as usize];
+                let l = &mut self.links[link as usize];
+                let (node, port) = l.ends()[1 - from as usize];
+                let name = l.name().to_string();
+                let impair = &mut l.impair[from as usize];
+                if impair.loss.drop(&mut impair.rng) {
+                    impair.lost += 1;
+                    let reason = format!("lost on link {name} ({})", impair.loss_text);
+                    let packet = l.delivered(frame);
+                    self.record_drop(now, node, Some(port), reason, packet.get(ethernet::HEADER_LEN..));
+                    return Ok(());
+                }
+                let frame = l.delivered(frame);
                 self.receive(now, node, port, frame)?;
             }
             Event::CpuDone { node } => {
@@ -420,9 +571,38 @@ impl World {
 
     fn start_tx(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
         let l = &mut self.links[link as usize];
+        // A shaper holds the next frame until its tokens are there (RFC 2697 bucket).
+        if let (Some(len), false) = (l.peek_len(from as usize), is_busy(l, from as usize)) {
+            let impair = &mut l.impair[from as usize];
+            if let Some(shaper) = impair.shaper.as_mut() {
+                match impair.shaped_until {
+                    Some(t) if t > now => return Ok(()),
+                    Some(_) => impair.shaped_until = None,
+                    None => match shaper.departure(SimTime::from_nanos(now), len) {
+                        Some(t) if t.as_nanos() > now => {
+                            impair.shaped_until = Some(t.as_nanos());
+                            self.engine.schedule_at(t, Event::EthTxDone { link, from }).map_err(budget)?;
+                            return Ok(());
+                        }
+                        Some(_) => {}
+                        None => {
+                            let name = l.name().to_string();
+                            let (node, port) = l.ends()[from as usize];
+                            if let Some((frame, _)) = l.start_next(from as usize) {
+                                l.finish(from as usize);
+                                self.queued_frames -= 1;
+                                self.record_drop(now, node, Some(port), format!("frame longer than the shaper's bucket on link {name}"), frame.get(ethernet::HEADER_LEN..));
+                            }
+                            return Ok(());
+                        }
+                    },
+                }
+            }
+        }
+        let l = &mut self.links[link as usize];
         let Some((frame, wire_ns)) = l.start_next(from as usize) else { return Ok(()) };
         self.queued_frames -= 1;
-        let delay = l.delay_ns;
+        let delay = l.delay_ns();
         let slot = match self.free_slots.pop() {
             Some(s) => {
                 self.slots[s as usize] = Some(frame);
@@ -590,7 +770,7 @@ impl World {
         results::collect(results::Inputs {
             config: &self.config,
             nodes: &self.nodes,
-            links: &self.links,
+            links: self.links.iter().map(line_result).collect(),
             wifi,
             stats: &self.stats,
             drop_counts: &self.drop_counts,
@@ -657,6 +837,64 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
         timer: None,
         air: Vec::new(),
     })
+}
+
+/// The report of a point-to-point line.
+fn line_result(line: &Line) -> results::LinkResult {
+    let lost: u64 = line.impair.iter().map(|d| d.lost).sum();
+    match &line.kind {
+        LineKind::Ethernet(l) => results::LinkResult {
+            name: l.name.clone(),
+            kind: "ethernet",
+            utilization: l.dirs.iter().map(|d| d.busy_ns as f64).collect(),
+            frames: l.dirs.iter().map(|d| d.frames_sent).collect(),
+            drops: l.dirs.iter().map(|d| d.drops).sum::<u64>() + lost,
+            members: Vec::new(),
+        },
+        LineKind::Serial { name, line, .. } => results::LinkResult {
+            name: name.clone(),
+            kind: "serial",
+            utilization: line.dirs.iter().map(|d| d.busy_ns as f64).collect(),
+            frames: line.dirs.iter().map(|d| d.frames_sent).collect(),
+            drops: line.dirs.iter().map(|d| d.drops).sum::<u64>() + lost,
+            members: Vec::new(),
+        },
+    }
+}
+
+/// Whether the serializer of `from` is sending a frame.
+fn is_busy(line: &Line, from: usize) -> bool {
+    match &line.kind {
+        LineKind::Ethernet(l) => l.dirs[from].busy,
+        LineKind::Serial { line, .. } => line.dirs[from].busy,
+    }
+}
+
+/// A serial line from its configuration, refusing what it cannot be with the field named.
+fn serial_line(
+    index: usize,
+    rate_bps: u64,
+    format: &str,
+    framing: &str,
+    compression: f64,
+    delay_ns: u64,
+    queue_frames: usize,
+) -> Result<SerialLine, RunError> {
+    let fail = |field: &str, message: String| RunError::Config(ConfigError { field: format!("links[{index}].{field}"), message });
+    let mut config = SerialConfig::new(rate_bps);
+    config.format = format.parse().map_err(|_| fail("format", format!("not a character format: {format:?}")))?;
+    config.framing = match framing {
+        "slip" => Framing::Slip(wire::slip::Framing { leading_end: true }),
+        "cslip" => Framing::cslip_default(),
+        "ppp" => Framing::ppp_default(),
+        other => return Err(fail("framing", format!("expected slip, cslip or ppp, found {other:?}"))),
+    };
+    // The ratio as a fraction over 1000 (2.0 → 2000/1000).
+    let num = (compression * 1000.0).round() as u32;
+    config.compression = CompressionRatio::new(num, 1000).map_err(|e| fail("compression", e.to_string()))?;
+    config.delay_ns = delay_ns;
+    config.queue_frames = queue_frames;
+    SerialLine::new(config).map_err(|e| fail("rate_bps", e.to_string()))
 }
 
 fn source_node(config: &FlowConfig) -> u32 {

@@ -27,7 +27,7 @@ fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forward: b
 }
 
 fn port(name: &str, mac: u8, addr: [u8; 4], len: u8) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((Ipv4Addr::from(addr), len)), mtu: 1500 }
+    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((Ipv4Addr::from(addr), len)), mtu: 1500, point_to_point: false }
 }
 
 fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), delay_ns: u64) -> LinkConfig {
@@ -39,6 +39,7 @@ fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), delay_ns: u64) -> LinkConf
         delay_ns,
         queue_frames: 100,
         queue_bytes: 1_000_000,
+        impair: Default::default(),
     }
 }
 
@@ -150,4 +151,62 @@ fn event_budget_stops_with_a_message() {
     config.budget.max_events = 1000;
     let err = sim::simulate(config).unwrap_err().to_string();
     assert!(err.contains("event") && err.contains("1000"), "{err}");
+}
+
+#[test]
+fn bernoulli_loss_on_one_direction() {
+    let mut config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 100, 10_000.0, 1_000_000_000)], 1_100_000_000);
+    if let LinkConfig::Ethernet { impair, .. } = &mut config.links[0] {
+        impair[0].loss = Some(LossConfig::Bernoulli { p: 0.1 });
+    }
+    let results = sim::simulate(config).unwrap();
+    let flow = &results.flows[0];
+    let lost = (flow.sent - flow.received) as f64;
+    // 10,000 datagrams at p = 0.1: mean 1000, standard deviation 30; allow 5 sigma.
+    assert!((lost - 1000.0).abs() < 150.0, "{lost}");
+    assert!(results.drop_log.iter().any(|d| d.reason.contains("lost on link a-b (Bernoulli loss p = 0.1)")));
+}
+
+#[test]
+fn a_shaper_limits_the_rate() {
+    let mut config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 0.0, 2_000_000_000)], 2_000_000_000);
+    if let LinkConfig::Ethernet { impair, .. } = &mut config.links[0] {
+        impair[0].shaper = Some(ShaperConfig { rate_bps: 2_000_000, burst_bytes: 3_000 });
+    }
+    let results = sim::simulate(config).unwrap();
+    // The bucket counts the 1514-byte frames: 2 Mb/s of frames is 2e6 × 1472/1514 b/s
+    // of UDP payload (the burst adds at most 3000 bytes over the 2 s).
+    let expected = 2e6 * 1472.0 / 1514.0;
+    let measured = results.flows[0].throughput_bps;
+    assert!((measured - expected).abs() / expected < 0.01, "{measured} vs {expected}");
+}
+
+#[test]
+fn slip_line_latency_is_the_characters_on_the_line() {
+    let nodes = vec![
+        NodeConfig { ports: vec![PortConfig { point_to_point: true, ..port("sl0", 1, [10, 0, 0, 1], 24) }], ..node("a", vec![], vec![], false) },
+        NodeConfig { ports: vec![PortConfig { point_to_point: true, ..port("sl0", 2, [10, 0, 0, 2], 24) }], ..node("b", vec![], vec![], false) },
+    ];
+    let links = vec![LinkConfig::Serial {
+        name: "modem".into(),
+        a: PortRef { node: 0, port: 0 },
+        b: PortRef { node: 1, port: 0 },
+        rate_bps: 1200,
+        format: "8n1".into(),
+        framing: "slip".into(),
+        compression: 1.0,
+        delay_ns: 0,
+        queue_frames: 10,
+        impair: Default::default(),
+    }];
+    let flows = vec![udp(1, 0, [10, 0, 0, 2], 40, 1.0, 5_000_000_000)];
+    let config = SimConfig { seed: 1, duration_ns: 6_000_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default() };
+    let results = sim::simulate(config).unwrap();
+    let flow = &results.flows[0];
+    assert_eq!((flow.sent, flow.received), (5, 5));
+    // RFC 1055: 68 bytes of datagram (40 + UDP 8 + IPv4 20) between two ENDs, plus an
+    // escape for each END or ESC byte inside; 8N1 sends 10 bits a character at 1200 b/s.
+    let latency = flow.latency_ns.unwrap();
+    let line_ns = |chars: u64| chars * 10 * 1_000_000_000 / 1200;
+    assert!(latency.min >= line_ns(70) && latency.max <= line_ns(70 + 6), "{latency:?}");
 }

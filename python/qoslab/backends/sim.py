@@ -64,6 +64,7 @@ from qoslab.scenario.model import (
     Atm,
     Bridge,
     Ethernet,
+    GilbertElliott,
     Router,
     Scenario,
     Serial,
@@ -116,6 +117,10 @@ class SimulationError(RuntimeError):
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+SERIAL_QUEUE_FRAMES = 10
+"""Linux slip.c's transmit queue (and a modem's small buffer)."""
 
 
 def mac_for(node: int, port: int) -> list[int]:
@@ -237,16 +242,46 @@ def _is_transparent(node: Any) -> bool:
 _NOT_YET = "the simulator does not model this yet"
 
 
+def _directions(direction: str) -> list[int]:
+    """The link directions a loss or shaper applies to: 0 is ends[0] → ends[1]."""
+    return {"both": [0, 1], "forward": [0], "reverse": [1]}[direction]
+
+
+def _impairments(link: Any) -> list[dict[str, Any]]:
+    """Each direction's loss model and shaper, as the simulator takes them."""
+    impair: list[dict[str, Any]] = [{}, {}]
+    for model in link.loss:
+        if isinstance(model, GilbertElliott):
+            loss = {"model": "gilbert-elliott", "p": model.p, "r": model.r, "k": 1.0 - model.loss_good, "h": 1.0 - model.loss_bad}
+        else:
+            loss = {"model": "bernoulli", "p": model.rate}
+        for d in _directions(model.direction):
+            impair[d]["loss"] = loss
+    for shaper in link.shaper:
+        for d in _directions(shaper.direction):
+            impair[d]["shaper"] = {"rate_bps": shaper.rate, "burst_bytes": shaper.burst}
+    return impair
+
+
 def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
     for i, link in enumerate(sc.link):
         base: PathT = ("link", i)
-        if isinstance(link, (Serial, Atm)):
-            out.add(base + ("type",), f"{link.type} links: {_NOT_YET}", expected="'ethernet' or 'wifi' for `qoslab run`", found=repr(link.type), hint="`qoslab mtu` analyses serial and ATM stacks")
+        if isinstance(link, Atm):
+            out.add(base + ("type",), f"{link.type} links: {_NOT_YET}", expected="'ethernet', 'wifi' or 'serial' for `qoslab run`", found=repr(link.type), hint="`qoslab mtu` analyses ATM stacks")
             continue
-        if link.loss:
-            out.add(base + ("loss",), f"loss on a link: {_NOT_YET}", expected="no loss (wifi: frame_error_rate)", found=f"{len(link.loss)} loss model(s)")
-        if link.shaper:
-            out.add(base + ("shaper",), f"a shaper on a link: {_NOT_YET}", expected="no shaper", found=f"{len(link.shaper)} shaper(s)")
+        if isinstance(link, Wifi) and link.loss:
+            out.add(base + ("loss",), "loss on a wifi cell", expected="frame_error_rate per station", found=f"{len(link.loss)} loss model(s)")
+        if isinstance(link, Wifi) and link.shaper:
+            out.add(base + ("shaper",), "a shaper on a wifi cell", expected="a shaper on an Ethernet or serial link", found=f"{len(link.shaper)} shaper(s)")
+        for j, shaper in enumerate(link.shaper):
+            if shaper.queue is not None:
+                out.add(base + ("shaper", j, "queue"), f"a shaper's own queue: {_NOT_YET}", expected="no queue (frames wait in the link's queue)", found=str(shaper.queue))
+        directions = [d for model in list(link.loss) for d in _directions(model.direction)]
+        if len(directions) != len(set(directions)):
+            out.add(base + ("loss",), "two loss models on one direction", expected="one loss model per direction", found=f"{len(link.loss)} loss models")
+        directions = [d for shaper in link.shaper for d in _directions(shaper.direction)]
+        if len(directions) != len(set(directions)):
+            out.add(base + ("shaper",), "two shapers on one direction", expected="one shaper per direction", found=f"{len(link.shaper)} shapers")
         if isinstance(link, Ethernet) and link.duplex == "half":
             out.add(base + ("duplex",), f"half-duplex Ethernet: {_NOT_YET}", expected="'full'", found="'half'")
         if isinstance(link, Wifi):
@@ -370,16 +405,22 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
 
     names = list(scenario.node)
     ports: list[list[Port]] = [[] for _ in names]
-    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0} for _ in names]
+    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0, "serial": 0} for _ in names]
     link_ports: list[list[Port]] = []
     for li, link in enumerate(scenario.link):
-        kind = "wifi" if isinstance(link, Wifi) else "ethernet"
-        mtu = WIFI_MTU if isinstance(link, Wifi) else link.mtu
+        kind = "wifi" if isinstance(link, Wifi) else ("serial" if isinstance(link, Serial) else "ethernet")
+        if isinstance(link, Wifi):
+            mtu = WIFI_MTU
+        elif isinstance(link, Serial):
+            # RFC 1055: SLIP's 1006 bytes; RFC 1661 §6.1: PPP's default MRU 1500.
+            mtu = link.mtu or (1500 if link.framing == "ppp" else 1006)
+        else:
+            mtu = link.mtu
         ends = []
         for member in _members(link):
             n = names.index(member)
             idx = len(ports[n])
-            prefix = "wlan" if kind == "wifi" else "eth"
+            prefix = {"wifi": "wlan", "serial": "ppp" if isinstance(link, Serial) and link.framing == "ppp" else "sl"}.get(kind, "eth")
             port = Port(n, idx, f"{prefix}{counters[n][kind]}", li, kind, mac_for(n, idx), mtu)
             counters[n][kind] += 1
             ports[n].append(port)
@@ -446,7 +487,9 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         chosen = _assign(addrs, routed, scenario, names, ports, n)
         for p in mine:
             p.address = chosen.get(p.index)
-            cfg["ports"].append({"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu})
+            cfg["ports"].append(
+                {"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu, "point_to_point": p.kind == "serial"}
+            )
         if bridge_ports:
             wifi = [p for p in bridge_ports if p.kind == "wifi"]
             mac = (wifi[0] if wifi else bridge_ports[0]).mac
@@ -476,7 +519,16 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         lname = scenario.link_name(li)
         if isinstance(link, Ethernet):
             frames, nbytes = _queue(link)
-            links.append({"type": "ethernet", "name": lname, "a": refs[0], "b": refs[1], "rate_bps": link.rate, "delay_ns": link.delay, "queue_frames": frames, "queue_bytes": nbytes})
+            links.append(
+                {"type": "ethernet", "name": lname, "a": refs[0], "b": refs[1], "rate_bps": link.rate, "delay_ns": link.delay,
+                 "queue_frames": frames, "queue_bytes": nbytes, "impair": _impairments(link)}
+            )
+        elif isinstance(link, Serial):
+            links.append(
+                {"type": "serial", "name": lname, "a": refs[0], "b": refs[1], "rate_bps": link.rate, "format": link.format,
+                 "framing": link.framing, "compression": link.compression or 1.0, "delay_ns": link.delay,
+                 "queue_frames": SERIAL_QUEUE_FRAMES, "impair": _impairments(link)}
+            )
         else:
             links.append(_wifi(scenario, link, lname, refs))
     out.raise_if_any()
