@@ -23,6 +23,7 @@ pub mod node;
 pub mod results;
 pub mod rng;
 pub mod stats;
+pub mod tcp;
 pub mod time;
 pub mod wifi;
 pub mod world;
