@@ -25,10 +25,13 @@ pub struct TcpConfig {
     /// The data per segment is this minus 12 when timestamps are in use, as Linux does.
     pub mss: u16,
     /// Send buffer in octets: how much the application may queue ahead of the
-    /// cumulative ACK. Default 16 KiB, Linux's `tcp_wmem` default (16384).
+    /// cumulative ACK, so also a bound on the octets in flight (as in Linux, where
+    /// unacknowledged data stays in the send buffer). Default 4 MiB, the maximum of
+    /// Linux's `tcp_wmem` that autotuning grows to on a long fat path (autotuning
+    /// itself is not modelled); seed 001 fixes 16–64 KiB.
     pub send_buffer: u32,
     /// Receive buffer in octets: the largest window this endpoint advertises.
-    /// Default 128 KiB (Linux's `tcp_rmem` default, 131072, without autotuning).
+    /// Default 6 MiB, the maximum of Linux's `tcp_rmem` (autotuning not modelled).
     pub recv_buffer: u32,
     /// A fixed maximum window in octets, or none. It caps both the window this
     /// endpoint advertises and the octets it keeps in flight, whatever the buffers and
@@ -84,8 +87,8 @@ impl Default for TcpConfig {
     fn default() -> Self {
         TcpConfig {
             mss: 1460,
-            send_buffer: 16 * 1024,
-            recv_buffer: 128 * 1024,
+            send_buffer: 4 * 1024 * 1024,
+            recv_buffer: 6 * 1024 * 1024,
             max_window: None,
             window_scaling: true,
             sack: true,

@@ -26,7 +26,9 @@ pub mod config;
 pub mod congestion;
 pub mod rtt;
 pub mod sack;
+pub mod socket;
 
 
 pub use config::{CongestionControl, TcpConfig};
+pub use socket::{State, TcpSocket, TcpStats, TraceRecord};
 
