@@ -588,6 +588,13 @@ impl TcpSocket {
             self.snd_nxt = self.iss;
             return None;
         }
+        // TIME-WAIT: the only thing that can arrive is a retransmission of the
+        // peer's FIN; acknowledge it and restart the 2·MSL wait (RFC 9293 §3.10.7.4).
+        if self.state == State::TimeWait && repr.control == Control::Fin {
+            self.ack_now = true;
+            self.enter_time_wait(now);
+            return None;
+        }
         // RFC 9293 §3.10.7.4, first: the sequence number test.
         if !self.acceptable(repr.seq_number, seg_len) {
             if repr.control != Control::Rst {
@@ -653,11 +660,6 @@ impl TcpSocket {
             }
         }
         if self.state == State::TimeWait {
-            // RFC 9293: a retransmitted FIN is acknowledged and restarts the 2·MSL wait.
-            if repr.control == Control::Fin {
-                self.ack_now = true;
-                self.enter_time_wait(now);
-            }
             return None;
         }
         // Seventh: segment text.
