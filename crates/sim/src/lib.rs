@@ -25,6 +25,7 @@ pub mod results;
 pub mod rng;
 pub mod serial;
 pub mod stats;
+pub mod tcp;
 pub mod time;
 pub mod wifi;
 pub mod world;

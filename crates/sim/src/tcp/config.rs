@@ -1,0 +1,134 @@
+//! The typed configuration of one TCP endpoint. Every field has its default beside it,
+//! and where the default comes from (an RFC or Linux's value).
+
+use crate::time::Duration;
+
+/// Which congestion control rules grow and cut the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CongestionControl {
+    /// RFC 5681 slow start and congestion avoidance, with RFC 6582 NewReno recovery
+    /// (or RFC 6675 SACK recovery when SACK is negotiated).
+    NewReno,
+    /// RFC 9438 CUBIC (C = 0.4, β = 0.7, fast convergence on), Linux's default since
+    /// 2.6.19. HyStart (a Linux addition, not in RFC 9438's core) is not modelled, as
+    /// if `hystart=0`.
+    #[default]
+    Cubic,
+}
+
+/// One endpoint's TCP settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpConfig {
+    /// MSS this endpoint advertises and the largest segment it sends, in data octets,
+    /// before options. Default 1460: an Ethernet MTU of 1500 minus 20 IP and 20 TCP
+    /// octets (RFC 9293 §3.7.1, RFC 6691); use [`TcpConfig::for_mtu`] for another MTU.
+    /// The data per segment is this minus 12 when timestamps are in use, as Linux does.
+    pub mss: u16,
+    /// Send buffer in octets: how much the application may queue ahead of the
+    /// cumulative ACK, so also a bound on the octets in flight (as in Linux, where
+    /// unacknowledged data stays in the send buffer). Default 4 MiB, the maximum of
+    /// Linux's `tcp_wmem` that autotuning grows to on a long fat path (autotuning
+    /// itself is not modelled); seed 001 fixes 16–64 KiB.
+    pub send_buffer: u32,
+    /// Receive buffer in octets: the largest window this endpoint advertises.
+    /// Default 6 MiB, the maximum of Linux's `tcp_rmem` (autotuning not modelled).
+    pub recv_buffer: u32,
+    /// A fixed maximum window in octets, or none. It caps both the window this
+    /// endpoint advertises and the octets it keeps in flight, whatever the buffers and
+    /// the congestion window say: NetBSD 1.1's 16 KiB socket buffers, or a window a
+    /// test method fixes. Default none.
+    pub max_window: Option<u32>,
+    /// Offer the Window Scale option (RFC 7323 §2). Default on (Linux
+    /// `tcp_window_scaling=1`); scaling is in effect only when both SYNs carry it.
+    pub window_scaling: bool,
+    /// Offer SACK-Permitted (RFC 2018 §2) and, when both sides do, send SACK blocks
+    /// and recover with RFC 6675. Default on (Linux `tcp_sack=1`).
+    pub sack: bool,
+    /// Offer Timestamps (RFC 7323 §3) and, when both sides do, take an RTT sample from
+    /// every ACK's TSecr. Default on (Linux `tcp_timestamps=1`).
+    pub timestamps: bool,
+    /// Delayed ACK timer (RFC 5681 §4.2, RFC 1122 §4.2.3.2: at most 500 ms), or none to
+    /// acknowledge every segment at once. Default 40 ms, Linux's `TCP_DELACK_MIN`;
+    /// BSD stacks use 200 ms (`tcp_delack_ticks`).
+    pub delayed_ack: Option<Duration>,
+    /// Acknowledge at once when this many full-sized segments are unacknowledged
+    /// (RFC 5681 §4.2: "at least every second full-sized segment"). Default 2.
+    pub delayed_ack_segments: u32,
+    /// Nagle's algorithm (RFC 896, RFC 1122 §4.2.3.4): hold a short segment while data
+    /// is unacknowledged. Default on, as in every stack unless `TCP_NODELAY`.
+    pub nagle: bool,
+    /// Lower bound of the RTO. RFC 6298 §2.4 says 1 s; Linux uses 200 ms
+    /// (`TCP_RTO_MIN`), which is the default here.
+    pub min_rto: Duration,
+    /// Upper bound of the RTO (RFC 6298 §2.5: "at least 60 seconds"); Linux's
+    /// `TCP_RTO_MAX` is 120 s. Default 60 s.
+    pub max_rto: Duration,
+    /// RTO before any RTT sample (RFC 6298 §2.1: 1 s; Linux `TCP_TIMEOUT_INIT` 1 s).
+    pub initial_rto: Duration,
+    /// Cap on the RTO as exponential backoff doubles it (RFC 6298 §5.5), or none.
+    /// Seed 004's router capped its backoff at 100 ms. Default none (only `max_rto`).
+    pub rto_backoff_cap: Option<Duration>,
+    /// Clock granularity G of RFC 6298 §2.2 (RTO = SRTT + max(G, 4·RTTVAR)).
+    /// Default 1 ms (Linux with HZ=1000).
+    pub clock_granularity: Duration,
+    /// Congestion control. Default CUBIC, as Linux.
+    pub congestion_control: CongestionControl,
+    /// Initial window in segments (RFC 6928: 10; Linux `TCP_INIT_CWND` 10).
+    pub initial_window: u32,
+    /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675
+    /// DupThresh). Default 3.
+    pub dup_ack_threshold: u32,
+    /// Maximum segment lifetime; TIME-WAIT lasts 2·MSL (RFC 9293 §3.4.2 suggests
+    /// 2 min). Default 30 s, so TIME-WAIT is 60 s as Linux's `TCP_TIMEWAIT_LEN`.
+    pub msl: Duration,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mss: 1460,
+            send_buffer: 4 * 1024 * 1024,
+            recv_buffer: 6 * 1024 * 1024,
+            max_window: None,
+            window_scaling: true,
+            sack: true,
+            timestamps: true,
+            delayed_ack: Some(Duration::from_millis(40)),
+            delayed_ack_segments: 2,
+            nagle: true,
+            min_rto: Duration::from_millis(200),
+            max_rto: Duration::from_secs(60),
+            initial_rto: Duration::from_secs(1),
+            rto_backoff_cap: None,
+            clock_granularity: Duration::from_millis(1),
+            congestion_control: CongestionControl::Cubic,
+            initial_window: 10,
+            dup_ack_threshold: 3,
+            msl: Duration::from_secs(30),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// The default configuration with the MSS for a route MTU: MTU − 20 (IPv4 header
+    /// without options) − 20 (TCP header without options), RFC 9293 §3.7.1.
+    /// Panics when the MTU is below RFC 791's 68.
+    pub fn for_mtu(mtu: u32) -> TcpConfig {
+        assert!(mtu >= 68, "an IPv4 MTU is at least 68 octets (RFC 791)");
+        let mss = u16::try_from(mtu - 40).unwrap_or(u16::MAX);
+        TcpConfig { mss, ..TcpConfig::default() }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn mss_from_mtu() {
+        assert_eq!(TcpConfig::for_mtu(1500).mss, 1460);
+        assert_eq!(TcpConfig::for_mtu(576).mss, 536);
+        assert_eq!(TcpConfig::for_mtu(9180).mss, 9140);
+        assert_eq!(TcpConfig::for_mtu(65535).mss, 65495);
+    }
+}

@@ -1,0 +1,231 @@
+//! Congestion window rules: NewReno (RFC 5681 §3.1, RFC 6582) and CUBIC (RFC 9438).
+//!
+//! [`Congestion`] holds cwnd and ssthresh in octets and applies the algorithm's growth
+//! on new ACKs and its reduction on a congestion event or a timeout. The recovery
+//! mechanics (which segment to retransmit, NewReno's window inflation, RFC 6675's
+//! pipe) live in the socket; this module only says how large the window is.
+
+use super::config::CongestionControl;
+
+/// RFC 9438 §5.1: C = 0.4.
+pub const CUBIC_C: f64 = 0.4;
+/// RFC 9438 §4.6: β_cubic = 0.7.
+pub const CUBIC_BETA: f64 = 0.7;
+
+/// RFC 3465 §2.2: slow start grows cwnd by at most L = 2·SMSS per ACK.
+const ABC_LIMIT_SEGMENTS: u64 = 2;
+
+/// cwnd, ssthresh and the algorithm's private state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Congestion {
+    /// Congestion window in octets.
+    pub cwnd: u64,
+    /// Slow-start threshold in octets; "arbitrarily high" at first (RFC 5681 §3.1).
+    pub ssthresh: u64,
+    /// Octets acknowledged in congestion avoidance not yet turned into growth.
+    bytes_acked: u64,
+    algo: Algo,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Algo {
+    NewReno,
+    Cubic(Cubic),
+}
+
+/// CUBIC's state (RFC 9438 §4), windows in segments of SMSS.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cubic {
+    /// W_max: the window just before the last reduction (after fast convergence).
+    pub w_max: f64,
+    /// cwnd_prior: the window at the last congestion event (§4.3's α switch).
+    pub cwnd_prior: f64,
+    /// Start of the current congestion-avoidance epoch, ns; none until the first ACK
+    /// in congestion avoidance after a reduction or slow start.
+    pub epoch_start: Option<u64>,
+    /// K of the current epoch, seconds (§4.2 Eq. 2).
+    pub k: f64,
+    /// The plateau W_cubic climbs to in this epoch (W_max, or cwnd when above it).
+    pub origin: f64,
+    /// W_est of the Reno-friendly region (§4.3), segments.
+    pub w_est: f64,
+    /// Fractional octets of growth not yet added to cwnd.
+    frac: f64,
+}
+
+impl Cubic {
+    /// W_cubic(t) = C·(t − K)³ + W_max (RFC 9438 §4.2 Eq. 1), t in seconds since the
+    /// epoch, in segments.
+    pub fn w_cubic(&self, t: f64) -> f64 {
+        CUBIC_C * (t - self.k).powi(3) + self.origin
+    }
+}
+
+impl Congestion {
+    /// The initial window of `iw` segments (RFC 6928 §2 bounds it further by
+    /// 14600 octets for IW10 only through min(10·MSS, max(2·MSS, 14600)); the plain
+    /// product is used, as Linux does).
+    pub fn new(kind: CongestionControl, smss: u32, iw: u32) -> Congestion {
+        let algo = match kind {
+            CongestionControl::NewReno => Algo::NewReno,
+            CongestionControl::Cubic => Algo::Cubic(Cubic {
+                w_max: 0.0,
+                cwnd_prior: 0.0,
+                epoch_start: None,
+                k: 0.0,
+                origin: 0.0,
+                w_est: 0.0,
+                frac: 0.0,
+            }),
+        };
+        Congestion { cwnd: u64::from(iw.max(1)) * u64::from(smss), ssthresh: u64::MAX, bytes_acked: 0, algo }
+    }
+
+    /// CUBIC's state, for traces and tests.
+    pub fn cubic(&self) -> Option<&Cubic> {
+        match &self.algo {
+            Algo::Cubic(c) => Some(c),
+            Algo::NewReno => None,
+        }
+    }
+
+    /// True below ssthresh (RFC 5681 §3.1: slow start when cwnd < ssthresh).
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// New data acknowledged outside loss recovery: `acked` octets at `now`, with the
+    /// smoothed RTT `srtt` (ns) if known.
+    pub fn on_ack(&mut self, now: u64, acked: u64, smss: u32, srtt: Option<u64>) {
+        let smss = u64::from(smss);
+        if self.in_slow_start() {
+            // RFC 5681 Eq. 2 with RFC 3465's L = 2·SMSS.
+            self.cwnd += acked.min(ABC_LIMIT_SEGMENTS * smss);
+            return;
+        }
+        match &mut self.algo {
+            Algo::NewReno => {
+                // RFC 5681 §3.1 / RFC 3465 §2.1: one SMSS per cwnd of octets acked.
+                self.bytes_acked += acked;
+                if self.bytes_acked >= self.cwnd {
+                    self.bytes_acked -= self.cwnd;
+                    self.cwnd += smss;
+                }
+            }
+            Algo::Cubic(c) => {
+                let s = smss as f64;
+                let w = self.cwnd as f64 / s;
+                let start = match c.epoch_start {
+                    Some(start) => start,
+                    None => {
+                        // Epoch start (RFC 9438 §4.2): K from the distance up to W_max,
+                        // or K = 0 when cwnd is already above it (Linux's
+                        // bictcp_update); W_est starts at cwnd (§4.3).
+                        if c.w_max <= w {
+                            c.k = 0.0;
+                            c.origin = w;
+                        } else {
+                            c.k = ((c.w_max - w) / CUBIC_C).cbrt();
+                            c.origin = c.w_max;
+                        }
+                        c.w_est = w;
+                        c.epoch_start = Some(now);
+                        now
+                    }
+                };
+                let t = now.saturating_sub(start) as f64 * 1e-9;
+                let rtt = srtt.unwrap_or(0) as f64 * 1e-9;
+                let segs_acked = acked as f64 / s;
+                // §4.3: the Reno-friendly estimate; α = 1 once W_est reaches cwnd_prior.
+                let alpha = if c.w_est >= c.cwnd_prior {
+                    1.0
+                } else {
+                    3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)
+                };
+                c.w_est += alpha * segs_acked / w;
+                let new_w = if c.w_cubic(t) < c.w_est {
+                    // Reno-friendly region: cwnd = W_est.
+                    c.w_est
+                } else {
+                    // §4.4/§4.5: target = W_cubic(t + RTT) within [cwnd, 1.5·cwnd],
+                    // cwnd grows by (target − cwnd)/cwnd per segment acked.
+                    let target = c.w_cubic(t + rtt).clamp(w, 1.5 * w);
+                    w + (target - w) / w * segs_acked
+                };
+                let grow = (new_w - w).max(0.0) * s + c.frac;
+                let whole = grow.floor();
+                c.frac = grow - whole;
+                self.cwnd += whole as u64;
+            }
+        }
+    }
+
+    /// A congestion event detected by duplicate ACKs or SACK (fast retransmit):
+    /// sets ssthresh and cwnd = ssthresh. `flight` is FlightSize in octets.
+    pub fn on_congestion_event(&mut self, flight: u64, smss: u32) {
+        let smss = u64::from(smss);
+        self.bytes_acked = 0;
+        match &mut self.algo {
+            Algo::NewReno => {
+                // RFC 5681 Eq. 4.
+                self.ssthresh = (flight / 2).max(2 * smss);
+            }
+            Algo::Cubic(c) => {
+                let w = self.cwnd as f64 / smss as f64;
+                // §4.7 fast convergence.
+                c.w_max = if w < c.w_max { w * (1.0 + CUBIC_BETA) / 2.0 } else { w };
+                c.cwnd_prior = w;
+                c.epoch_start = None;
+                c.w_est = 0.0;
+                c.frac = 0.0;
+                // §4.6: ssthresh = cwnd·β_cubic (cwnd, as Linux and the RFC's text;
+                // FlightSize is the RFC 5681 choice), at least 2 segments.
+                self.ssthresh = ((self.cwnd as f64 * CUBIC_BETA) as u64).max(2 * smss);
+            }
+        }
+        self.cwnd = self.ssthresh;
+    }
+
+    /// The retransmission timer expired: ssthresh as for a congestion event, then
+    /// cwnd = LW = 1 SMSS (RFC 5681 §3.1 Eq. 4 and the loss window; RFC 9438 §4.8).
+    pub fn on_rto(&mut self, flight: u64, smss: u32) {
+        self.on_congestion_event(flight, smss);
+        self.cwnd = u64::from(smss);
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    #[test]
+    fn newreno_slow_start_then_linear() {
+        let mut cc = Congestion::new(CongestionControl::NewReno, 1000, 10);
+        assert_eq!(cc.cwnd, 10_000);
+        cc.on_ack(0, 1000, 1000, None);
+        assert_eq!(cc.cwnd, 11_000);
+        cc.on_ack(0, 5000, 1000, None); // at most 2·SMSS per ACK
+        assert_eq!(cc.cwnd, 13_000);
+        cc.on_congestion_event(20_000, 1000);
+        assert_eq!((cc.ssthresh, cc.cwnd), (10_000, 10_000));
+        for _ in 0..10 {
+            cc.on_ack(0, 1000, 1000, None);
+        }
+        assert_eq!(cc.cwnd, 11_000);
+        cc.on_rto(11_000, 1000);
+        assert_eq!((cc.ssthresh, cc.cwnd), (5_500, 1000));
+    }
+
+    #[test]
+    fn cubic_reduction_and_fast_convergence() {
+        let mut cc = Congestion::new(CongestionControl::Cubic, 1000, 10);
+        cc.cwnd = 100_000;
+        cc.on_congestion_event(100_000, 1000);
+        assert_eq!(cc.ssthresh, 70_000);
+        assert_eq!(cc.cubic().unwrap().w_max, 100.0);
+        // A second loss below W_max: W_max = 70·(1 + 0.7)/2 = 59.5.
+        cc.on_congestion_event(70_000, 1000);
+        assert!((cc.cubic().unwrap().w_max - 59.5).abs() < 1e-9);
+        assert_eq!(cc.cwnd, 49_000);
+    }
+}

@@ -1,0 +1,94 @@
+//! CUBIC's window against RFC 9438's formulas, computed here independently:
+//! W_cubic(t) = C·(t − K)³ + W_max with K = ∛((W_max − cwnd_epoch)/C), C = 0.4,
+//! β = 0.7 (§4.2, §4.6), and the Reno-friendly W_est (§4.3).
+
+use sim::tcp::congestion::Congestion;
+use sim::tcp::CongestionControl;
+
+const SMSS: u32 = 1000;
+const MS: u64 = 1_000_000;
+
+/// A flow at `w_max` segments takes a loss at t = 0, then every RTT acknowledges a
+/// window's worth of segments one by one, evenly spread. Returns (t, cwnd in
+/// segments) at each RTT boundary.
+fn run(w_max: u64, rtt: u64, secs: u64) -> Vec<(f64, f64)> {
+    let mut cc = Congestion::new(CongestionControl::Cubic, SMSS, 10);
+    cc.cwnd = w_max * u64::from(SMSS);
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    let mut now = 0;
+    let mut out = Vec::new();
+    while now < secs * 1000 * MS {
+        out.push((now as f64 * 1e-9, cc.cwnd as f64 / f64::from(SMSS)));
+        let acks = cc.cwnd / u64::from(SMSS);
+        for i in 0..acks {
+            cc.on_ack(now + rtt * i / acks, u64::from(SMSS), SMSS, Some(rtt));
+        }
+        now += rtt;
+    }
+    out
+}
+
+#[test]
+fn reduction_is_beta() {
+    let w = run(100, 100 * MS, 1);
+    assert_eq!(w[0].1, 70.0);
+}
+
+#[test]
+fn window_follows_the_cubic_function() {
+    // W_max = 1000 segments at 100 ms: K = ∛(300/0.4) ≈ 9.1 s, and W_est (70 % of
+    // W_max plus about half a segment per RTT) stays far below the curve, so the
+    // Reno-friendly region never applies and cwnd must follow W_cubic alone.
+    let (c, beta, w_max) = (0.4f64, 0.7f64, 1000.0f64);
+    let k = (w_max * (1.0 - beta) / c).cbrt();
+    let rtt = 0.1;
+    let w = |t: f64| c * (t - k).powi(3) + w_max;
+    let trace = run(1000, 100 * MS, 13);
+    for &(t, cwnd) in &trace {
+        // The sender aims at W(t + RTT) one RTT ahead (§4.4–4.5), so cwnd lies
+        // between the curve now and the curve one RTT on (one segment of rounding).
+        assert!(cwnd >= w(t) - 1.0 && cwnd <= w(t + rtt) + 1.0, "t={t:.1}: cwnd {cwnd:.2}, W(t) {:.2}", w(t));
+    }
+    // Concave, plateau at W_max around K, then convex beyond.
+    let at_k = trace.iter().min_by(|a, b| (a.0 - k).abs().total_cmp(&(b.0 - k).abs())).unwrap();
+    assert!((at_k.1 - w_max).abs() < 1.5, "{at_k:?}");
+    assert!(trace.last().unwrap().1 > 1020.0);
+}
+
+#[test]
+fn reno_friendly_region_on_short_rtts() {
+    // At 1 ms RTT the cubic curve is flat on the scale of an RTT, so W_est is larger
+    // and cwnd = W_est (§4.3). W_est grows α = 3(1 − β)/(1 + β) segments per RTT
+    // until it reaches cwnd_prior (100), then one per RTT.
+    let alpha = 3.0 * (1.0 - 0.7) / (1.0 + 0.7);
+    let w_est = |rtts: f64| {
+        let to_prior = 30.0 / alpha;
+        if rtts <= to_prior {
+            70.0 + alpha * rtts
+        } else {
+            100.0 + (rtts - to_prior)
+        }
+    };
+    let w_cubic = |t: f64| 0.4 * (t - 75f64.cbrt()).powi(3) + 100.0;
+    let trace = run(100, MS, 1);
+    for i in [20, 40, 100, 500] {
+        let (t, cwnd) = trace[i];
+        let expected = w_est(i as f64);
+        assert!(expected > w_cubic(t));
+        // cwnd moves once per ACK while W_est is computed per whole RTT here:
+        // allow 1 % and two segments.
+        assert!((cwnd - expected).abs() < 2.0 + 0.01 * expected, "RTT {i}: cwnd {cwnd:.2}, W_est {expected:.2}");
+    }
+}
+
+#[test]
+fn fast_convergence_lowers_w_max() {
+    let mut cc = Congestion::new(CongestionControl::Cubic, SMSS, 10);
+    cc.cwnd = 100_000;
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    // A loss again at 80 segments, below W_max = 100: W_max = 80·(1 + β)/2 = 68 (§4.7).
+    cc.cwnd = 80_000;
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    assert!((cc.cubic().unwrap().w_max - 68.0).abs() < 1e-9);
+    assert_eq!(cc.cwnd, 56_000);
+}
