@@ -60,13 +60,15 @@ impl Source {
             FlowConfig::Udp { rate_pps, .. } if *rate_pps > 0.0 => Some((1e9 / rate_pps).round().max(1.0) as u64),
             FlowConfig::Udp { .. } => None,
             FlowConfig::Ping { interval_ns, .. } => Some((*interval_ns).max(1)),
+            // TCP sends when its window lets it: no interval of its own.
+            FlowConfig::Tcp { .. } => None,
         };
         Source { config, seq: 0, interval_ns }
     }
 
     pub fn start_ns(&self) -> u64 {
         match &self.config {
-            FlowConfig::Udp { start_ns, .. } | FlowConfig::Ping { start_ns, .. } => *start_ns,
+            FlowConfig::Udp { start_ns, .. } | FlowConfig::Ping { start_ns, .. } | FlowConfig::Tcp { start_ns, .. } => *start_ns,
         }
     }
 
@@ -75,11 +77,12 @@ impl Source {
         match &self.config {
             FlowConfig::Udp { start_ns, stop_ns, .. } => now >= *start_ns && now < *stop_ns,
             FlowConfig::Ping { count, start_ns, .. } => now >= *start_ns && self.seq < *count,
+            FlowConfig::Tcp { start_ns, stop_ns, .. } => now >= *start_ns && now < *stop_ns,
         }
     }
 
     pub fn is_saturating(&self) -> bool {
-        self.interval_ns.is_none()
+        self.interval_ns.is_none() && !matches!(self.config, FlowConfig::Tcp { .. })
     }
 }
 

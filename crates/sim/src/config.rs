@@ -312,12 +312,58 @@ pub enum FlowConfig {
     },
     /// ICMP echo requests.
     Ping { id: u32, from: u32, to: Ipv4Addr, count: u32, interval_ns: u64, payload: u32, start_ns: u64 },
+    /// A bulk TCP transfer, as iperf3 or ttcp make: `from` connects to `to` at `start_ns`
+    /// and sends `bytes` (or without end until `stop_ns`); the receiver discards the data.
+    Tcp {
+        id: u32,
+        from: u32,
+        to: Ipv4Addr,
+        dst_port: u16,
+        #[serde(default)]
+        bytes: Option<u64>,
+        start_ns: u64,
+        stop_ns: u64,
+        #[serde(default)]
+        tcp: TcpOptions,
+    },
+}
+
+/// What a TCP flow sets differently from `tcp::TcpConfig`'s defaults (Linux's).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOptions {
+    /// "cubic" (default) or "newreno".
+    #[serde(default)]
+    pub congestion: Option<String>,
+    /// Maximum segment size; by default the route MTU less 40 (RFC 9293 §3.7.1).
+    #[serde(default)]
+    pub mss: Option<u16>,
+    #[serde(default)]
+    pub send_buffer: Option<u32>,
+    #[serde(default)]
+    pub recv_buffer: Option<u32>,
+    /// A fixed largest window (NetBSD 1.1's 16 KiB in seed 004).
+    #[serde(default)]
+    pub max_window: Option<u32>,
+    #[serde(default)]
+    pub sack: Option<bool>,
+    #[serde(default)]
+    pub timestamps: Option<bool>,
+    #[serde(default)]
+    pub window_scaling: Option<bool>,
+    #[serde(default)]
+    pub delayed_ack_ns: Option<u64>,
+    #[serde(default)]
+    pub min_rto_ns: Option<u64>,
+    /// A cap on the exponential RTO backoff (seed 004's router: 100 ms).
+    #[serde(default)]
+    pub rto_cap_ns: Option<u64>,
 }
 
 impl FlowConfig {
     pub fn id(&self) -> u32 {
         match self {
-            FlowConfig::Udp { id, .. } | FlowConfig::Ping { id, .. } => *id,
+            FlowConfig::Udp { id, .. } | FlowConfig::Ping { id, .. } | FlowConfig::Tcp { id, .. } => *id,
         }
     }
 }
@@ -404,7 +450,7 @@ impl SimConfig {
                     }
                     *from
                 }
-                FlowConfig::Ping { from, .. } => *from,
+                FlowConfig::Ping { from, .. } | FlowConfig::Tcp { from, .. } => *from,
             };
             if self.nodes.get(from as usize).is_none() {
                 return fail(format!("flows[{i}].from"), format!("no node {from}"));

@@ -215,6 +215,11 @@ impl IpStack {
             .map(|r| (r.iface, r.via.unwrap_or(dst)))
     }
 
+    /// The address this node sends from on interface `iface`.
+    pub fn source_address(&self, iface: usize) -> Option<Ipv4Addr> {
+        self.source_for(iface)
+    }
+
     /// The source address for a packet leaving on `iface`.
     fn source_for(&self, iface: usize) -> Option<Ipv4Addr> {
         self.ifaces[iface].addr.map(|(a, _)| a).or_else(|| self.ifaces.iter().find_map(|i| i.addr.map(|(a, _)| a)))

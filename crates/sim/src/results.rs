@@ -51,6 +51,38 @@ pub struct FlowResult {
     pub latency_ns: Option<LatencySummary>,
     pub jitter_ns: Option<f64>,
     pub rtt_ns: Vec<u64>,
+    /// TCP flows: what the sender's socket counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpResult>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct TcpResult {
+    pub bytes_sent: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub srtt_ns: Option<u64>,
+    pub cwnd_bytes: u64,
+    /// When the receiver had the last byte of a sized transfer.
+    pub completed_ns: Option<u64>,
+}
+
+/// What the world hands over of one TCP flow.
+pub(crate) struct TcpFlowInputs {
+    pub id: u32,
+    pub bytes_sent: u64,
+    pub bytes_received: u64,
+    pub retransmits: u64,
+    pub fast_retransmits: u64,
+    pub timeouts: u64,
+    pub srtt_ns: Option<u64>,
+    pub cwnd_bytes: u64,
+    pub start_ns: u64,
+    pub stop_ns: u64,
+    pub first_rx_ns: Option<u64>,
+    pub last_rx_ns: Option<u64>,
+    pub completed_ns: Option<u64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -126,6 +158,7 @@ pub struct DropEntry {
 }
 
 pub(crate) struct Inputs<'a> {
+    pub tcp: Vec<TcpFlowInputs>,
     pub config: &'a SimConfig,
     pub nodes: &'a [Node],
     /// Point-to-point links, with `utilization` holding busy nanoseconds until turned
@@ -147,10 +180,42 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
         .flows
         .iter()
         .map(|flow| {
+            if let Some(t) = inputs.tcp.iter().find(|t| t.id == flow.id()) {
+                // Goodput: bytes delivered in order from the start to the last byte
+                // delivered (the last of a sized transfer; of an unlimited one, what was
+                // in flight when the sender stopped).
+                let end = t.completed_ns.or(t.last_rx_ns).unwrap_or_else(|| t.stop_ns.min(now));
+                let interval = end.saturating_sub(t.start_ns);
+                return FlowResult {
+                    id: t.id,
+                    kind: "tcp",
+                    sent: t.bytes_sent,
+                    received: t.bytes_received,
+                    lost: 0,
+                    duplicates: 0,
+                    bytes_received: t.bytes_received,
+                    first_rx_ns: t.first_rx_ns,
+                    last_rx_ns: t.last_rx_ns,
+                    throughput_bps: if interval > 0 { t.bytes_received as f64 * 8.0 * 1e9 / interval as f64 } else { 0.0 },
+                    latency_ns: None,
+                    jitter_ns: None,
+                    rtt_ns: Vec::new(),
+                    tcp: Some(TcpResult {
+                        bytes_sent: t.bytes_sent,
+                        retransmits: t.retransmits,
+                        fast_retransmits: t.fast_retransmits,
+                        timeouts: t.timeouts,
+                        srtt_ns: t.srtt_ns,
+                        cwnd_bytes: t.cwnd_bytes,
+                        completed_ns: t.completed_ns,
+                    }),
+                };
+            }
             let s = &inputs.stats[&flow.id()];
             let (kind, interval_ns) = match flow {
                 FlowConfig::Udp { start_ns, stop_ns, .. } => ("udp", stop_ns.min(&now).saturating_sub(*start_ns)),
                 FlowConfig::Ping { start_ns, .. } => ("ping", now.saturating_sub(*start_ns)),
+                FlowConfig::Tcp { .. } => unreachable!("TCP flows are reported above"),
             };
             FlowResult {
                 id: flow.id(),
@@ -166,6 +231,7 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                 latency_ns: s.latency.summary(),
                 jitter_ns: s.jitter.value(),
                 rtt_ns: s.rtt_ns.clone(),
+                tcp: None,
             }
         })
         .collect();

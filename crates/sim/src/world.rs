@@ -7,11 +7,13 @@
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
-use wire::{arp, icmpv4, ipv4, udp, IpProtocol};
+use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
 
 use wire::ethernet::{self, Address as Mac};
 
 use crate::app::{Probe, Source};
+use crate::tcp::{CongestionControl, TcpConfig, TcpSocket};
+use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
 use crate::impair::{Bernoulli, GilbertElliott, LossModel, Shaper};
 use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialLine};
@@ -41,6 +43,25 @@ pub enum Event {
     Send { source: u32 },
     /// The 802.11 medium of `bss` asked to be woken.
     BssTimer { bss: u32 },
+    /// A TCP socket (`side` 0: the sender, 1: the receiver) of flow `flow` asked to be woken.
+    TcpTimer { flow: u32, side: u8 },
+}
+
+/// A TCP flow: the sender's and the receiver's sockets and where they live.
+struct TcpFlow {
+    id: u32,
+    nodes: [u32; 2],
+    addrs: [Ipv4Addr; 2],
+    ports: [u16; 2],
+    sockets: [TcpSocket; 2],
+    timers: [Option<(u64, EventId)>; 2],
+    bytes: Option<u64>,
+    start_ns: u64,
+    stop_ns: u64,
+    first_rx_ns: Option<u64>,
+    last_rx_ns: Option<u64>,
+    /// When the receiver had every byte of a sized transfer.
+    completed_ns: Option<u64>,
 }
 
 /// Where a port is attached.
@@ -235,6 +256,9 @@ pub struct World {
     free_slots: Vec<u32>,
     ip_timers: Vec<Option<(u64, EventId)>>,
     sources: Vec<Source>,
+    tcp: Vec<TcpFlow>,
+    /// Source index → TCP flow index.
+    tcp_of_source: BTreeMap<usize, usize>,
     stats: BTreeMap<u32, FlowStats>,
     drop_counts: Vec<BTreeMap<String, u64>>,
     drop_log: Vec<DropRecord>,
@@ -295,6 +319,46 @@ impl World {
                 }
             }
         }
+        let mut tcp = Vec::new();
+        let mut tcp_of_source = BTreeMap::new();
+        for (i, flow) in config.flows.iter().enumerate() {
+            if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options } = flow {
+                let field = |f: &str| format!("flows[{i}].{f}");
+                let server_node = nodes.iter().position(|n| n.ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == *to))).ok_or_else(|| {
+                    RunError::Config(ConfigError { field: field("to"), message: format!("no node has the address {to}") })
+                })? as u32;
+                let client_stack = &nodes[*from as usize].ip;
+                let (iface, _) = client_stack.route(*to).ok_or_else(|| {
+                    RunError::Config(ConfigError { field: field("to"), message: format!("node {} has no route to {to}", nodes[*from as usize].name) })
+                })?;
+                let src = client_stack.source_address(iface).ok_or_else(|| {
+                    RunError::Config(ConfigError { field: field("from"), message: "the sending node has no IPv4 address".into() })
+                })?;
+                let mtu = client_stack.ifaces[iface].mtu as u32;
+                let tcp_config = tcp_config(options, mtu).map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
+                let client = TcpSocket::new(tcp_config.clone());
+                let mut server = TcpSocket::new(tcp_config);
+                // The receiver's initial sequence number: any value works (RFC 9293 §3.4.1
+                // wants it unpredictable; a simulation wants it reproducible).
+                server.listen(*dst_port, wire::tcp::SeqNumber(0x4000_0000));
+                server.set_sink(true);
+                tcp_of_source.insert(i, tcp.len());
+                tcp.push(TcpFlow {
+                    id: *id,
+                    nodes: [*from, server_node],
+                    addrs: [src, *to],
+                    ports: [EPHEMERAL_PORT + tcp.len() as u16, *dst_port],
+                    sockets: [client, server],
+                    timers: [None, None],
+                    bytes: *bytes,
+                    start_ns: *start_ns,
+                    stop_ns: *stop_ns,
+                    first_rx_ns: None,
+                    last_rx_ns: None,
+                    completed_ns: None,
+                });
+            }
+        }
         let engine = Engine::with_budget(config.budget.max_events, config.budget.max_pending);
         let sources: Vec<Source> = config.flows.iter().cloned().map(Source::new).collect();
         let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
@@ -311,6 +375,8 @@ impl World {
             free_slots: Vec::new(),
             ip_timers: vec![None; n],
             sources,
+            tcp,
+            tcp_of_source,
             stats,
             drop_counts: vec![BTreeMap::new(); n],
             drop_log: Vec::new(),
@@ -384,6 +450,18 @@ impl World {
                 self.arm_ip_timer(node)?;
             }
             Event::Send { source } => self.send_from(now, source as usize)?,
+            Event::TcpTimer { flow, side: 2 } => {
+                // The end of an unlimited bulk transfer: the sender closes after what it sent.
+                self.tcp[flow as usize].sockets[0].close();
+                self.tcp_dispatch(now, flow as usize, 0)?;
+            }
+            Event::TcpTimer { flow, side } => {
+                let f = &mut self.tcp[flow as usize];
+                if f.timers[side as usize].is_some_and(|(at, _)| at == now) {
+                    f.timers[side as usize] = None;
+                    self.tcp_dispatch(now, flow as usize, side as usize)?;
+                }
+            }
             Event::BssTimer { bss } => {
                 let state = &mut self.bsses[bss as usize];
                 if state.timer.is_some_and(|(at, _)| at == now) {
@@ -667,6 +745,18 @@ impl World {
         if !self.sources[source].active(now) {
             return Ok(());
         }
+        if let Some(&flow) = self.tcp_of_source.get(&source) {
+            let f = &mut self.tcp[flow];
+            let [local, remote] = f.ports;
+            // The sender's initial sequence number, reproducible (see the receiver's).
+            f.sockets[0].connect(now, local, remote, wire::tcp::SeqNumber(0x1000_0000));
+            f.sockets[0].send_bulk(f.bytes);
+            let stop = f.stop_ns;
+            if f.bytes.is_none() && stop > now {
+                self.engine.schedule_at(SimTime::from_nanos(stop), Event::TcpTimer { flow: flow as u32, side: 2 }).map_err(budget)?;
+            }
+            return self.tcp_dispatch(now, flow, 0);
+        }
         if self.sources[source].is_saturating() {
             let node = source_node(&self.sources[source].config);
             while self.backlog(node) < SATURATION_BACKLOG && self.sources[source].active(now) {
@@ -694,6 +784,7 @@ impl World {
         let mut outs = Vec::new();
         let node = source_node(&config);
         match config {
+            FlowConfig::Tcp { .. } => return Ok(false),
             FlowConfig::Udp { id, to, dst_port, payload, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
                 let data = probe.payload(payload as usize);
@@ -717,8 +808,47 @@ impl World {
         Ok(sent)
     }
 
+    /// Emits what socket `side` of TCP flow `flow` may send now, and arms its timer.
+    fn tcp_dispatch(&mut self, now: u64, flow: usize, side: usize) -> Result<(), RunError> {
+        let mut segments = Vec::new();
+        self.tcp[flow].sockets[side].dispatch(now, |repr, payload| segments.push((repr, payload.to_vec())));
+        for (repr, payload) in segments {
+            self.tcp_send(now, flow, side, repr, &payload)?;
+        }
+        let f = &mut self.tcp[flow];
+        match (f.sockets[side].poll_at(), f.timers[side]) {
+            (Some(at), Some((t, _))) if t == at.max(now) => Ok(()),
+            (at, current) => {
+                if let Some((_, id)) = current {
+                    self.engine.cancel(id);
+                    self.tcp[flow].timers[side] = None;
+                }
+                if let Some(at) = at {
+                    let at = at.max(now);
+                    let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::TcpTimer { flow: flow as u32, side: side as u8 }).map_err(budget)?;
+                    self.tcp[flow].timers[side] = Some((at, id));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
+    fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
+        let f = &self.tcp[flow];
+        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
+        let mut segment = Vec::with_capacity(repr.buffer_len());
+        repr.encapsulate(&src, &dst, payload, &mut segment);
+        let mut outs = Vec::new();
+        let n = &mut self.nodes[node as usize];
+        n.ip.send_datagram(now, src, dst, IpProtocol::Tcp, &segment, &mut outs);
+        let mut fx = Effects::default();
+        n.apply(now, outs, &mut fx);
+        self.release(now, node, fx)
+    }
+
     /// A datagram reached a node's own stack: count it for its flow.
-    fn deliver_local(&mut self, now: u64, _node: u32, packet: &[u8]) -> Result<(), RunError> {
+    fn deliver_local(&mut self, now: u64, node: u32, packet: &[u8]) -> Result<(), RunError> {
         let Ok(ip) = ipv4::Packet::new_checked(packet) else { return Ok(()) };
         match ip.next_header() {
             IpProtocol::Udp => {
@@ -729,6 +859,39 @@ impl World {
                         }
                     }
                 }
+            }
+            IpProtocol::Tcp => {
+                let (src, dst) = (ip.src_addr(), ip.dst_addr());
+                let Ok(segment) = tcp::Packet::new_checked(ip.payload()) else { return Ok(()) };
+                let Ok(repr) = tcp::Repr::parse(&segment, &src, &dst) else {
+                    self.record_drop(now, node, None, "TCP checksum error".into(), Some(packet));
+                    return Ok(());
+                };
+                let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
+                    (0..2).find(|&side| {
+                        f.nodes[side] == node && f.ports[side] == repr.dst_port && f.addrs[1 - side] == src && f.ports[1 - side] == repr.src_port
+                    }).map(|side| (i, side))
+                });
+                let Some((flow, side)) = found else {
+                    self.record_drop(now, node, None, format!("no TCP socket for port {} (a RST would answer)", repr.dst_port), Some(packet));
+                    return Ok(());
+                };
+                let payload = segment.payload().to_vec();
+                let f = &mut self.tcp[flow];
+                let before = f.sockets[1].stats().bytes_received;
+                let reply = f.sockets[side].process(now, &repr, &payload);
+                let after = f.sockets[1].stats().bytes_received;
+                if after > before {
+                    f.first_rx_ns.get_or_insert(now);
+                    f.last_rx_ns = Some(now);
+                    if f.bytes.is_some_and(|b| after >= b) && f.completed_ns.is_none() {
+                        f.completed_ns = Some(now);
+                    }
+                }
+                if let Some(rst) = reply {
+                    self.tcp_send(now, flow, side, rst, &[])?;
+                }
+                self.tcp_dispatch(now, flow, side)?;
             }
             IpProtocol::Icmp => {
                 if let Ok(icmp) = icmpv4::Packet::new_checked(ip.payload()) {
@@ -767,7 +930,30 @@ impl World {
                 air: b.air.clone(),
             })
             .collect();
+        let tcp = self
+            .tcp
+            .iter()
+            .map(|f| {
+                let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
+                results::TcpFlowInputs {
+                    id: f.id,
+                    bytes_sent: client.bytes_sent,
+                    bytes_received: server.bytes_received,
+                    retransmits: client.retransmits,
+                    fast_retransmits: client.fast_retransmits,
+                    timeouts: client.timeouts,
+                    srtt_ns: f.sockets[0].srtt(),
+                    cwnd_bytes: f.sockets[0].cwnd(),
+                    start_ns: f.start_ns,
+                    stop_ns: f.stop_ns,
+                    first_rx_ns: f.first_rx_ns,
+                    last_rx_ns: f.last_rx_ns,
+                    completed_ns: f.completed_ns,
+                }
+            })
+            .collect();
         results::collect(results::Inputs {
+            tcp,
             config: &self.config,
             nodes: &self.nodes,
             links: self.links.iter().map(line_result).collect(),
@@ -899,8 +1085,49 @@ fn serial_line(
 
 fn source_node(config: &FlowConfig) -> u32 {
     match config {
-        FlowConfig::Udp { from, .. } | FlowConfig::Ping { from, .. } => *from,
+        FlowConfig::Udp { from, .. } | FlowConfig::Ping { from, .. } | FlowConfig::Tcp { from, .. } => *from,
     }
+}
+
+/// The client side of every built flow: the start of the IANA dynamic range.
+const EPHEMERAL_PORT: u16 = 49152;
+
+/// Linux's TCP with the flow's options.
+fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig, String> {
+    let mut config = TcpConfig::for_mtu(mtu);
+    if let Some(cc) = &options.congestion {
+        config.congestion_control = match cc.as_str() {
+            "cubic" => CongestionControl::Cubic,
+            "newreno" => CongestionControl::NewReno,
+            other => return Err(format!("congestion control {other:?}: expected \"cubic\" or \"newreno\"")),
+        };
+    }
+    if let Some(mss) = options.mss {
+        config.mss = mss;
+    }
+    if let Some(b) = options.send_buffer {
+        config.send_buffer = b;
+    }
+    if let Some(b) = options.recv_buffer {
+        config.recv_buffer = b;
+    }
+    config.max_window = options.max_window.or(config.max_window);
+    config.sack = options.sack.unwrap_or(config.sack);
+    config.timestamps = options.timestamps.unwrap_or(config.timestamps);
+    config.window_scaling = options.window_scaling.unwrap_or(config.window_scaling);
+    if let Some(d) = options.delayed_ack_ns {
+        config.delayed_ack = (d > 0).then_some(Duration::from_nanos(d));
+    }
+    if let Some(d) = options.min_rto_ns {
+        config.min_rto = Duration::from_nanos(d);
+    }
+    if let Some(d) = options.rto_cap_ns {
+        config.rto_backoff_cap = Some(Duration::from_nanos(d));
+    }
+    if u32::from(config.mss) > config.send_buffer.min(config.recv_buffer) {
+        return Err(format!("a {}-byte buffer is smaller than one {}-byte segment", config.send_buffer.min(config.recv_buffer), config.mss));
+    }
+    Ok(config)
 }
 
 fn budget(e: EngineError) -> RunError {

@@ -210,3 +210,47 @@ fn slip_line_latency_is_the_characters_on_the_line() {
     let line_ns = |chars: u64| chars * 10 * 1_000_000_000 / 1200;
     assert!(latency.min >= line_ns(70) && latency.max <= line_ns(70 + 6), "{latency:?}");
 }
+
+fn tcp_flow(bytes: Option<u64>, stop_ns: u64) -> FlowConfig {
+    FlowConfig::Tcp {
+        id: 5,
+        from: 0,
+        to: Ipv4Addr::new(10, 0, 0, 2),
+        dst_port: 5201,
+        bytes,
+        start_ns: 0,
+        stop_ns,
+        tcp: TcpOptions::default(),
+    }
+}
+
+#[test]
+fn bulk_tcp_fills_the_line() {
+    // A 64 KiB window (43 segments) fits the 100-frame queue: no drop, so this measures
+    // the path, not loss recovery.
+    let mut flow = tcp_flow(None, 2_000_000_000);
+    if let FlowConfig::Tcp { tcp, .. } = &mut flow {
+        tcp.max_window = Some(65_535);
+    }
+    let results = sim::simulate(two_hosts(vec![flow], 2_100_000_000)).unwrap();
+    let flow = &results.flows[0];
+    // Linux defaults: timestamps on, so 1448 bytes of data in each 1500-byte packet, in
+    // 1538 bytes on the wire (IEEE 802.3 overheads); slow start costs a few ms of 2 s.
+    let line = MBPS_100 as f64 * 1448.0 / 1538.0;
+    assert!(flow.throughput_bps > 0.98 * line && flow.throughput_bps <= line, "{} vs {line}: {:?} {:?}", flow.throughput_bps, flow.tcp, results.links);
+    assert_eq!(flow.tcp.as_ref().unwrap().retransmits, 0);
+}
+
+#[test]
+fn a_sized_transfer_over_a_lossy_link_completes_exactly() {
+    let mut config = two_hosts(vec![tcp_flow(Some(2_000_000), 60_000_000_000)], 60_000_000_000);
+    if let LinkConfig::Ethernet { impair, .. } = &mut config.links[0] {
+        impair[0].loss = Some(LossConfig::Bernoulli { p: 0.01 });
+    }
+    let results = sim::simulate(config).unwrap();
+    let flow = &results.flows[0];
+    let tcp = flow.tcp.as_ref().unwrap();
+    assert_eq!(flow.bytes_received, 2_000_000);
+    assert!(tcp.completed_ns.is_some());
+    assert!(tcp.retransmits > 0);
+}

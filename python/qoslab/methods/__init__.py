@@ -7,9 +7,10 @@ records ``{"test", "name", "from", "to", "parameters": {…}, "metrics": {…}}`
 units in the metric names (``throughput_mbps``, ``latency_ms``, ``loss_pct``,
 ``jitter_ms``, ``cpu_util_pct``), as DESIGN.md's ``qoslab run --json`` contract asks.
 
-Methods that run now: ``udp.flow`` (:mod:`qoslab.methods.udp`) and ``ping``
-(:mod:`qoslab.methods.ping`). The RFC 2544 searches, UDP echo and the TCP methods are
-refused with a message that says what will add them (:data:`NOT_YET`).
+Methods that run now: ``udp.flow`` (:mod:`qoslab.methods.udp`), ``ping``
+(:mod:`qoslab.methods.ping`), ``tcp.bulk`` and ``tcp.transfer`` (:mod:`qoslab.methods.tcp`).
+The RFC 2544 searches and UDP echo are refused with a message that says what will add
+them (:data:`NOT_YET`).
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ NOT_YET: dict[str, str] = {
     "rfc2544.frame_loss": "the RFC 2544 methods issue adds it (§26.3); until then run udp.flow at each load",
     "rfc2544.back_to_back": "the RFC 2544 methods issue adds it (§26.4)",
     "udp.echo": "the seed 003 methods issue adds it (UDP echo with per-direction loss)",
-    "tcp.bulk": "the TCP issue adds it (the simulator has no TCP yet)",
-    "tcp.transfer": "the TCP issue adds it (the simulator has no TCP yet)",
 }
 """Methods ``qoslab run`` does not run yet, and what will add them."""
 
@@ -68,7 +67,7 @@ def check_runnable(scenario: Any, *, source: str | Path | None = None) -> None:
     out = LocatedProblems(source)
     for i, t in enumerate(scenario.test):
         if t.method in NOT_YET:
-            out.add(("test", i, "method"), _not_yet(t.method), expected="udp.flow or ping", found=repr(t.method))
+            out.add(("test", i, "method"), _not_yet(t.method), expected="udp.flow, ping, tcp.bulk or tcp.transfer", found=repr(t.method))
     out.raise_if_any()
 
 
@@ -80,19 +79,21 @@ def plan_test(net: "Network", index: int, *, source: str | Path | None = None) -
     InputError
         If no method runs this test yet, or its parameters cannot be sent.
     """
-    from qoslab.methods import ping, udp
+    from qoslab.methods import ping, tcp, udp
 
     t = net.scenario.test[index]
     if t.method in NOT_YET:
         from qoslab.backends.sim import LocatedProblems
 
         out = LocatedProblems(source)
-        out.add(("test", index, "method"), _not_yet(t.method), expected="udp.flow or ping", found=repr(t.method))
+        out.add(("test", index, "method"), _not_yet(t.method), expected="udp.flow, ping, tcp.bulk or tcp.transfer", found=repr(t.method))
         out.raise_if_any()
     if t.method == "udp.flow":
         return udp.plan(net, index, source=source)
     if t.method == "ping":
         return ping.plan(net, index, source=source)
+    if t.method in ("tcp.bulk", "tcp.transfer"):
+        return tcp.plan(net, index, source=source)
     raise AssertionError(f"no plan for method {t.method!r}")  # every method is either planned or in NOT_YET
 
 
