@@ -312,6 +312,11 @@ pub enum FlowConfig {
     },
     /// ICMP echo requests.
     Ping { id: u32, from: u32, to: Ipv4Addr, count: u32, interval_ns: u64, payload: u32, start_ns: u64 },
+    /// UDP echo (RFC 862): `from` sends `count` datagrams of `payload` bytes (a probe at
+    /// the start) to `to`:`dst_port` every `interval_ns`; the node holding `to` sends each
+    /// one back unchanged to the port it came from. Loss is counted each way: at the echo
+    /// server (forward) and back at the source (reverse), with the round-trip time.
+    UdpEcho { id: u32, from: u32, to: Ipv4Addr, dst_port: u16, payload: u32, count: u32, interval_ns: u64, start_ns: u64 },
     /// A bulk TCP transfer, as iperf3 or ttcp make: `from` connects to `to` at `start_ns`
     /// and sends `bytes` (or without end until `stop_ns`); the receiver discards the data.
     Tcp {
@@ -363,7 +368,7 @@ pub struct TcpOptions {
 impl FlowConfig {
     pub fn id(&self) -> u32 {
         match self {
-            FlowConfig::Udp { id, .. } | FlowConfig::Ping { id, .. } | FlowConfig::Tcp { id, .. } => *id,
+            FlowConfig::Udp { id, .. } | FlowConfig::Ping { id, .. } | FlowConfig::Tcp { id, .. } | FlowConfig::UdpEcho { id, .. } => *id,
         }
     }
 }
@@ -441,7 +446,7 @@ impl SimConfig {
         }
         for (i, flow) in self.flows.iter().enumerate() {
             let from = match flow {
-                FlowConfig::Udp { from, payload, .. } => {
+                FlowConfig::Udp { from, payload, .. } | FlowConfig::UdpEcho { from, payload, .. } => {
                     if *payload < crate::app::PROBE_HEADER_LEN as u32 {
                         return fail(
                             format!("flows[{i}].payload"),

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::config::{FlowConfig, SimConfig};
 use crate::node::Node;
-use crate::stats::{FlowStats, LatencySummary};
+use crate::stats::{FlowStats, Histogram, LatencySummary};
 use crate::world::DropRecord;
 
 #[derive(Debug, Serialize)]
@@ -54,6 +54,21 @@ pub struct FlowResult {
     /// TCP flows: what the sender's socket counted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpResult>,
+    /// UDP echo flows: the forward direction as the echo server counted it, and the
+    /// round trips (`received` counts the echoes back at the source).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub echo: Option<EchoResult>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EchoResult {
+    /// Datagrams that reached the echo server: forward loss is `sent` less these, reverse
+    /// loss these less `received`.
+    pub forward_received: u64,
+    pub forward_duplicates: u64,
+    /// One-way delay source → server (the simulator knows both clocks).
+    pub forward_latency_ns: Option<LatencySummary>,
+    pub rtt_ns: Option<LatencySummary>,
 }
 
 #[derive(Debug, Serialize)]
@@ -166,6 +181,8 @@ pub(crate) struct Inputs<'a> {
     pub links: Vec<LinkResult>,
     pub wifi: Vec<WifiLinkInputs>,
     pub stats: &'a BTreeMap<u32, FlowStats>,
+    /// UDP echo flows: the server's count of the forward direction, and the round trips.
+    pub echo: BTreeMap<u32, (&'a FlowStats, &'a Histogram)>,
     pub drop_counts: &'a [BTreeMap<String, u64>],
     pub drop_log: &'a [DropRecord],
     pub events: u64,
@@ -209,12 +226,15 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                         cwnd_bytes: t.cwnd_bytes,
                         completed_ns: t.completed_ns,
                     }),
+                    echo: None,
                 };
             }
             let s = &inputs.stats[&flow.id()];
             let (kind, interval_ns) = match flow {
                 FlowConfig::Udp { start_ns, stop_ns, .. } => ("udp", stop_ns.min(&now).saturating_sub(*start_ns)),
                 FlowConfig::Ping { start_ns, .. } => ("ping", now.saturating_sub(*start_ns)),
+                // The sending interval: `count` datagrams, one gap each.
+                FlowConfig::UdpEcho { count, interval_ns, .. } => ("udp-echo", u64::from(*count) * interval_ns),
                 FlowConfig::Tcp { .. } => unreachable!("TCP flows are reported above"),
             };
             FlowResult {
@@ -232,6 +252,12 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                 jitter_ns: s.jitter.value(),
                 rtt_ns: s.rtt_ns.clone(),
                 tcp: None,
+                echo: inputs.echo.get(&flow.id()).map(|(forward, rtt)| EchoResult {
+                    forward_received: forward.received,
+                    forward_duplicates: forward.duplicates,
+                    forward_latency_ns: forward.latency.summary(),
+                    rtt_ns: rtt.summary(),
+                }),
             }
         })
         .collect();

@@ -25,7 +25,7 @@ use crate::engine::{Engine, EngineError, EventId};
 use crate::link::EthernetLink;
 use crate::node::{Effects, Job, Node};
 use crate::results::{self, Results};
-use crate::stats::FlowStats;
+use crate::stats::{FlowStats, Histogram};
 use crate::time::SimTime;
 
 /// The engine's events.
@@ -62,6 +62,18 @@ struct TcpFlow {
     last_rx_ns: Option<u64>,
     /// When the receiver had every byte of a sized transfer.
     completed_ns: Option<u64>,
+}
+
+/// A UDP echo flow (RFC 862): what the echo server counted and the round trips.
+struct EchoFlow {
+    /// The sending node and its (client) port.
+    from: u32,
+    src_port: u16,
+    /// The echo server's port.
+    dst_port: u16,
+    /// Datagrams that reached the echo server, counted there.
+    forward: FlowStats,
+    rtt: Histogram,
 }
 
 /// Where a port is attached.
@@ -259,6 +271,8 @@ pub struct World {
     tcp: Vec<TcpFlow>,
     /// Source index → TCP flow index.
     tcp_of_source: BTreeMap<usize, usize>,
+    /// UDP echo flows by flow id.
+    echo: BTreeMap<u32, EchoFlow>,
     stats: BTreeMap<u32, FlowStats>,
     drop_counts: Vec<BTreeMap<String, u64>>,
     drop_log: Vec<DropRecord>,
@@ -359,6 +373,14 @@ impl World {
                 });
             }
         }
+        let mut echo = BTreeMap::new();
+        for (i, flow) in config.flows.iter().enumerate() {
+            if let FlowConfig::UdpEcho { id, from, dst_port, .. } = flow {
+                // Each echo flow its own client port, as each echo client has its socket.
+                let src_port = ECHO_CLIENT_PORT + i as u16;
+                echo.insert(*id, EchoFlow { from: *from, src_port, dst_port: *dst_port, forward: FlowStats::default(), rtt: Histogram::default() });
+            }
+        }
         let engine = Engine::with_budget(config.budget.max_events, config.budget.max_pending);
         let sources: Vec<Source> = config.flows.iter().cloned().map(Source::new).collect();
         let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
@@ -377,6 +399,7 @@ impl World {
             sources,
             tcp,
             tcp_of_source,
+            echo,
             stats,
             drop_counts: vec![BTreeMap::new(); n],
             drop_log: Vec::new(),
@@ -791,6 +814,13 @@ impl World {
                 self.nodes[node as usize].ip.send_udp(now, 49152, to, dst_port, &data, &mut outs);
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
+            FlowConfig::UdpEcho { id, to, dst_port, payload, .. } => {
+                let probe = Probe { flow: id, seq, sent_ns: now };
+                let data = probe.payload(payload as usize);
+                let src_port = self.echo[&id].src_port;
+                self.nodes[node as usize].ip.send_udp(now, src_port, to, dst_port, &data, &mut outs);
+                self.stats.get_mut(&id).expect("flow").sent += 1;
+            }
             FlowConfig::Ping { id, to, payload, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
                 let data = probe.payload(payload as usize);
@@ -847,6 +877,16 @@ impl World {
         self.release(now, node, fx)
     }
 
+    /// Sends a datagram the node itself makes (an echo server's reply) through its stack.
+    fn send_local(&mut self, now: u64, node: u32, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8]) -> Result<(), RunError> {
+        let mut outs = Vec::new();
+        let n = &mut self.nodes[node as usize];
+        n.ip.send_datagram(now, src, dst, protocol, payload, &mut outs);
+        let mut fx = Effects::default();
+        n.apply(now, outs, &mut fx);
+        self.release(now, node, fx)
+    }
+
     /// A datagram reached a node's own stack: count it for its flow.
     fn deliver_local(&mut self, now: u64, node: u32, packet: &[u8]) -> Result<(), RunError> {
         let Ok(ip) = ipv4::Packet::new_checked(packet) else { return Ok(()) };
@@ -854,6 +894,26 @@ impl World {
             IpProtocol::Udp => {
                 if let Ok(datagram) = udp::Packet::new_checked(ip.payload()) {
                     if let Some(probe) = Probe::parse(datagram.payload()) {
+                        if let Some(echo) = self.echo.get_mut(&probe.flow) {
+                            let bytes = datagram.payload().len() as u64;
+                            if node == echo.from && datagram.dst_port() == echo.src_port {
+                                // The echo is back at its client: a round trip.
+                                let stats = self.stats.get_mut(&probe.flow).expect("flow");
+                                let before = stats.received;
+                                stats.record_arrival(probe.seq, probe.sent_ns, now, bytes);
+                                if stats.received > before {
+                                    echo.rtt.record(now.saturating_sub(probe.sent_ns));
+                                }
+                            } else if datagram.dst_port() == echo.dst_port {
+                                echo.forward.record_arrival(probe.seq, probe.sent_ns, now, bytes);
+                                let (src, dst) = (ip.dst_addr(), ip.src_addr());
+                                let reply = udp::Repr { src_port: datagram.dst_port(), dst_port: datagram.src_port() };
+                                let mut segment = Vec::with_capacity(datagram.payload().len() + udp::HEADER_LEN);
+                                reply.encapsulate(&src, &dst, datagram.payload(), &mut segment);
+                                return self.send_local(now, node, src, dst, IpProtocol::Udp, &segment);
+                            }
+                            return Ok(());
+                        }
                         if let Some(stats) = self.stats.get_mut(&probe.flow) {
                             stats.record_arrival(probe.seq, probe.sent_ns, now, datagram.payload().len() as u64);
                         }
@@ -959,6 +1019,7 @@ impl World {
             links: self.links.iter().map(line_result).collect(),
             wifi,
             stats: &self.stats,
+            echo: self.echo.iter().map(|(&id, e)| (id, (&e.forward, &e.rtt))).collect(),
             drop_counts: &self.drop_counts,
             drop_log: &self.drop_log,
             events: self.engine.events_processed(),
@@ -1085,12 +1146,14 @@ fn serial_line(
 
 fn source_node(config: &FlowConfig) -> u32 {
     match config {
-        FlowConfig::Udp { from, .. } | FlowConfig::Ping { from, .. } | FlowConfig::Tcp { from, .. } => *from,
+        FlowConfig::Udp { from, .. } | FlowConfig::Ping { from, .. } | FlowConfig::Tcp { from, .. } | FlowConfig::UdpEcho { from, .. } => *from,
     }
 }
 
 /// The client side of every built flow: the start of the IANA dynamic range.
 const EPHEMERAL_PORT: u16 = 49152;
+/// UDP echo clients' ports: flow `i` uses this plus `i`, away from the other flows'.
+const ECHO_CLIENT_PORT: u16 = 50000;
 
 /// Linux's TCP with the flow's options.
 fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig, String> {

@@ -7,10 +7,10 @@ records ``{"test", "name", "from", "to", "parameters": {…}, "metrics": {…}}`
 units in the metric names (``throughput_mbps``, ``latency_ms``, ``loss_pct``,
 ``jitter_ms``, ``cpu_util_pct``), as DESIGN.md's ``qoslab run --json`` contract asks.
 
-Methods that run now: ``udp.flow`` (:mod:`qoslab.methods.udp`), ``ping``
-(:mod:`qoslab.methods.ping`), ``tcp.bulk`` and ``tcp.transfer`` (:mod:`qoslab.methods.tcp`).
-The RFC 2544 searches and UDP echo are refused with a message that says what will add
-them (:data:`NOT_YET`).
+Methods that run now: ``udp.flow`` (:mod:`qoslab.methods.udp`), ``udp.echo``
+(:mod:`qoslab.methods.echo`), ``ping`` (:mod:`qoslab.methods.ping`), ``tcp.bulk`` and
+``tcp.transfer`` (:mod:`qoslab.methods.tcp`). The RFC 2544 searches are refused with a
+message that says what will add them (:data:`NOT_YET`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ NOT_YET: dict[str, str] = {
     "rfc2544.latency": "the RFC 2544 methods issue adds it (§26.2, at the throughput rate); until then run udp.flow at the rate you want (its latency_ms is per frame)",
     "rfc2544.frame_loss": "the RFC 2544 methods issue adds it (§26.3); until then run udp.flow at each load",
     "rfc2544.back_to_back": "the RFC 2544 methods issue adds it (§26.4)",
-    "udp.echo": "the seed 003 methods issue adds it (UDP echo with per-direction loss)",
 }
 """Methods ``qoslab run`` does not run yet, and what will add them."""
 
@@ -67,7 +66,7 @@ def check_runnable(scenario: Any, *, source: str | Path | None = None) -> None:
     out = LocatedProblems(source)
     for i, t in enumerate(scenario.test):
         if t.method in NOT_YET:
-            out.add(("test", i, "method"), _not_yet(t.method), expected="udp.flow, ping, tcp.bulk or tcp.transfer", found=repr(t.method))
+            out.add(("test", i, "method"), _not_yet(t.method), expected="udp.flow, udp.echo, ping, tcp.bulk or tcp.transfer", found=repr(t.method))
     out.raise_if_any()
 
 
@@ -79,17 +78,19 @@ def plan_test(net: "Network", index: int, *, source: str | Path | None = None) -
     InputError
         If no method runs this test yet, or its parameters cannot be sent.
     """
-    from qoslab.methods import ping, tcp, udp
+    from qoslab.methods import echo, ping, tcp, udp
 
     t = net.scenario.test[index]
     if t.method in NOT_YET:
         from qoslab.backends.sim import LocatedProblems
 
         out = LocatedProblems(source)
-        out.add(("test", index, "method"), _not_yet(t.method), expected="udp.flow, ping, tcp.bulk or tcp.transfer", found=repr(t.method))
+        out.add(("test", index, "method"), _not_yet(t.method), expected="udp.flow, udp.echo, ping, tcp.bulk or tcp.transfer", found=repr(t.method))
         out.raise_if_any()
     if t.method == "udp.flow":
         return udp.plan(net, index, source=source)
+    if t.method == "udp.echo":
+        return echo.plan(net, index, source=source)
     if t.method == "ping":
         return ping.plan(net, index, source=source)
     if t.method in ("tcp.bulk", "tcp.transfer"):

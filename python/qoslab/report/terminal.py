@@ -28,7 +28,7 @@ def _pct(value: float | None) -> str:
 
 def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
     """One row per flow: counts, throughput, latency (UDP, one way) or RTT (ping), jitter."""
-    table = Table(box=box.SIMPLE_HEAD, title="Flows (times in ms: latency one way for UDP, round trip for ping)", title_justify="left", pad_edge=False, collapse_padding=True)
+    table = Table(box=box.SIMPLE_HEAD, title="Flows (times in ms: latency one way for UDP, round trip for ping and UDP echo)", title_justify="left", pad_edge=False, collapse_padding=True)
     table.add_column("flow", no_wrap=True)
     for col in ("sent", "recv", "lost", "loss%", "Mb/s", "latency mean/p99", "jitter"):
         table.add_column(col, justify="right", min_width=15 if col.startswith("lat") else None)
@@ -44,6 +44,8 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
         else:
             lat_ns = f.get("latency_ns") or {}
             lat = f"{_num(lat_ns.get('mean') and lat_ns['mean'] / 1e6)} / {_num(lat_ns.get('p99') and lat_ns['p99'] / 1e6)}" if lat_ns else "–"
+            if lat_ns and f.get("kind") == "udp-echo":
+                lat = f"rtt {lat}"  # an echo's send time comes back with it: a round trip
             tput = _num(metrics.get("throughput_mbps", f.get("throughput_bps", 0) / 1e6))
         jitter = f.get("jitter_ns")
         label = f"{f.get('kind', '?')} {labels.get(fid, str(fid))}"

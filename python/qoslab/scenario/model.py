@@ -582,6 +582,7 @@ class UdpEcho(TestBase):
     payload: Size = Field(1472, description="UDP payload bytes per datagram (seed 003: 25 to 1600).")
     gap: Time = Field("1 ms", description="Time between datagrams (seed 003: 1 ms and 5 ms).")
     count: int = Field(10000, ge=1, description="Datagrams to send (seed 003: 10 000).")
+    port: int = Field(7, ge=1, le=65535, description="The echo server's UDP port (RFC 862: 7).")
 
 
 class TcpBulk(TestBase):
