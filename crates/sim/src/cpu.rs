@@ -40,12 +40,7 @@ impl<J> Cpu<J> {
 
     /// Queues a job; `false` (and a drop counted) when the queue is full.
     pub fn offer(&mut self, job: J) -> bool {
-        if self.queue.len() >= self.config.queue_limit {
-            self.drops += 1;
-            return false;
-        }
-        self.queue.push_back(job);
-        true
+        self.offer_or_return(job).is_ok()
     }
 
     pub fn is_busy(&self) -> bool {
@@ -54,6 +49,16 @@ impl<J> Cpu<J> {
 
     pub fn queue_len(&self) -> usize {
         self.queue.len()
+    }
+
+    /// Queues a job, or gives it back (a drop counted) when the queue is full.
+    pub fn offer_or_return(&mut self, job: J) -> Result<(), J> {
+        if self.queue.len() >= self.config.queue_limit {
+            self.drops += 1;
+            return Err(job);
+        }
+        self.queue.push_back(job);
+        Ok(())
     }
 
     /// Takes the next job to serve, if the CPU is idle.

@@ -28,11 +28,14 @@ pub enum PortUse {
     Bridged,
 }
 
-/// A frame waiting for, or in, the CPU.
+/// Work waiting for, or in, the CPU.
 #[derive(Debug)]
-pub struct Job {
-    pub port: u16,
-    pub frame: Vec<u8>,
+pub enum Job {
+    /// A frame received on a port, to be processed.
+    Receive { port: u16, frame: Vec<u8> },
+    /// What the node's own applications send, already decided; the CPU spends its
+    /// cycles before the frames leave.
+    Send(Effects),
 }
 
 /// Everything processing one frame produced.
@@ -223,6 +226,12 @@ impl Node {
     /// The interface a frame for port `port` is shown as (port name or the bridge's).
     pub fn port_name(&self, port: u16) -> &str {
         &self.port_names[port as usize]
+    }
+
+    /// Adds the cost of copying the frames of locally made traffic out to the NIC.
+    pub fn charge_copy(&self, fx: &mut Effects) {
+        let bytes: usize = fx.send.iter().map(|(_, f)| f.len()).sum();
+        fx.cycles += self.cycles.per_byte_copied * bytes as f64;
     }
 
     /// Processes one received frame: decides every effect and what it costs.

@@ -608,7 +608,7 @@ impl World {
             let fx = n.process(now, port, frame);
             return self.release(now, node, fx);
         }
-        if !n.cpu.offer(Job { port, frame }) {
+        if !n.cpu.offer(Job::Receive { port, frame }) {
             self.record_drop(now, node, Some(port), "CPU input queue full".into(), None);
             return Ok(());
         }
@@ -619,12 +619,33 @@ impl World {
     fn serve(&mut self, now: u64, node: u32) -> Result<(), RunError> {
         let n = &mut self.nodes[node as usize];
         let Some(job) = n.cpu.next_job() else { return Ok(()) };
-        let fx = n.process(now, job.port, job.frame);
+        let fx = match job {
+            Job::Receive { port, frame } => n.process(now, port, frame),
+            Job::Send(fx) => fx,
+        };
         let service = n.cpu.service_ns(fx.cycles);
         let end = n.cpu.start(now, service);
         n.in_service = Some(fx);
         self.engine.schedule_at(SimTime::from_nanos(end), Event::CpuDone { node }).map_err(budget)?;
         Ok(())
+    }
+
+    /// What the node's own applications send: through the CPU (its per-packet and
+    /// per-byte sending cost, and its queue) before the frames leave.
+    fn release_sent(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
+        let n = &mut self.nodes[node as usize];
+        if n.cpu.is_free() || fx.send.is_empty() {
+            return self.release(now, node, fx);
+        }
+        n.charge_copy(&mut fx);
+        if let Err(job) = n.cpu.offer_or_return(Job::Send(fx)) {
+            let Job::Send(fx) = job else { unreachable!("offered a send job") };
+            for (port, frame) in fx.send {
+                self.record_drop(now, node, Some(port), "CPU queue full (sending)".into(), frame.get(ethernet::HEADER_LEN..));
+            }
+            return Ok(());
+        }
+        self.serve(now, node)
     }
 
     /// Carries out the effects of processing: frames out, local deliveries, drops.
@@ -834,7 +855,7 @@ impl World {
         // Only a frame handed to a port counts: a datagram waiting for ARP or dropped
         // must not let a saturating source spin at one instant.
         let sent = !fx.send.is_empty();
-        self.release(now, node, fx)?;
+        self.release_sent(now, node, fx)?;
         Ok(sent)
     }
 
@@ -874,7 +895,7 @@ impl World {
         n.ip.send_datagram(now, src, dst, IpProtocol::Tcp, &segment, &mut outs);
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
-        self.release(now, node, fx)
+        self.release_sent(now, node, fx)
     }
 
     /// Sends a datagram the node itself makes (an echo server's reply) through its stack.
@@ -884,7 +905,7 @@ impl World {
         n.ip.send_datagram(now, src, dst, protocol, payload, &mut outs);
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
-        self.release(now, node, fx)
+        self.release_sent(now, node, fx)
     }
 
     /// A datagram reached a node's own stack: count it for its flow.

@@ -254,3 +254,21 @@ fn a_sized_transfer_over_a_lossy_link_completes_exactly() {
     assert!(tcp.completed_ns.is_some());
     assert!(tcp.retransmits > 0);
 }
+
+#[test]
+fn a_slow_cpu_limits_what_its_host_sends() {
+    // 10^6 cycles per sent packet at 1 GHz: 1 ms of CPU each, so at most 1000 packets/s
+    // leave, whatever the 100 Mb/s link could carry.
+    let mut config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 0.0, 2_000_000_000)], 2_000_000_000);
+    config.nodes[0].cpu = CpuConfig {
+        profile: "slow".into(),
+        hz: 1_000_000_000,
+        queue_limit: 10,
+        cycles: CpuCycles { per_tx_packet: 1_000_000, ..CpuCycles::default() },
+    };
+    let results = sim::simulate(config).unwrap();
+    let expected = 1000.0 * 1472.0 * 8.0;
+    let measured = results.flows[0].throughput_bps;
+    assert!((measured - expected).abs() / expected < 0.01, "{measured} vs {expected}");
+    assert!(results.nodes[0].cpu_utilization > 0.99);
+}
