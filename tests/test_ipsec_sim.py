@@ -200,3 +200,16 @@ def test_qoslab_run_exits_2_on_ah(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=600)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "tunnel[0].protocol" in proc.stderr and "next" in proc.stderr
+
+
+def test_a_tunnel_to_the_gateway_carries_traffic_to_the_network_behind_it(tmp_path):
+    # The client seals for the gateway, which opens and forwards to the server in clear;
+    # the server's replies are sealed by the gateway on the way back (ping).
+    path = scenario_file(tmp_path, NETWORK + TUNNEL.replace('to = "server"', 'to = "gw"') + TESTS)
+    _, runs = run_tests(load_scenario(path), source=path, pcap_dir=tmp_path / "pcap")
+    udp, ping = runs[0].records[0]["metrics"], runs[1].records[0]["metrics"]
+    assert (udp["received"], ping["received"]) == (100, 3)
+    inside = [f for f in pcap_packets(next((tmp_path / "pcap" / "test1").glob("gw-eth0*.pcap"))) if f[12:14] == b"\x08\x00"]
+    behind = [f for f in pcap_packets(next((tmp_path / "pcap" / "test1").glob("gw-eth1*.pcap"))) if f[12:14] == b"\x08\x00"]
+    assert {f[14 + 9] for f in inside} == {50}, "ESP between client and gateway"
+    assert {f[14 + 9] for f in behind} == {1}, "clear ICMP behind the gateway"
