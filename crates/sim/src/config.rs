@@ -75,6 +75,43 @@ pub struct NodeConfig {
     pub arp_timeout_ns: u64,
     /// IPv4 reassembly timeout (RFC 791 suggests 15 s; Linux uses 30 s).
     pub reassembly_timeout_ns: u64,
+    /// IPsec ESP tunnels ending at this node, each a virtual interface (see `ipsec`).
+    #[serde(default)]
+    pub ipsec: Vec<IpsecTunnelConfig>,
+}
+
+/// One end of an IPsec ESP tunnel-mode SA pair (RFC 4301 §4.1, §5.1.2.1; RFC 4303
+/// §3.1.2): a virtual interface of the node. Packets the stack routes to a `protects`
+/// destination are sealed and sent from `local` to `remote` inside an outer IPv4
+/// header; ESP from `remote` with SPI `spi_in` is opened and its inner packet taken as
+/// received on this interface.
+///
+/// The keys are not configured: both ends derive them from the SPI of each direction
+/// (`ipsec::derive_key`), which stands in for IKE. Nothing in a simulation is secret.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IpsecTunnelConfig {
+    /// The interface name, for reports (`ipsec0`).
+    pub name: String,
+    /// The outer source: one of the node's own addresses.
+    pub local: Ipv4Addr,
+    /// The outer destination: the other end's address.
+    pub remote: Ipv4Addr,
+    /// SPI of the outbound SA (the other end's `spi_in`). RFC 4303 §2.1: 1..=255 are
+    /// reserved, 0 is never sent.
+    pub spi_out: u32,
+    /// SPI of the inbound SA (the other end's `spi_out`).
+    pub spi_in: u32,
+    /// `wire::ipsec::Cipher` by name: "null", "3des-cbc", "aes-128-cbc", "aes-256-gcm", ...
+    pub cipher: String,
+    /// `wire::ipsec::Auth` by name: "none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128".
+    pub auth: String,
+    /// Destinations routed into the tunnel: (network, prefix length).
+    pub protects: Vec<(Ipv4Addr, u8)>,
+    /// The tunnel interface's MTU: larger inner packets are fragmented before
+    /// encapsulation (or refused with DF); the outer packet is fragmented after
+    /// encapsulation when it exceeds the egress interface's MTU.
+    pub mtu: u16,
 }
 
 /// A physical port of a node.
@@ -180,6 +217,13 @@ pub struct CpuCycles {
     pub per_byte_rc4: f64,
     /// AES (CCMP) per encrypted or decrypted byte.
     pub per_byte_aes: f64,
+    /// IPsec ESP: cipher and HMAC per byte of every ESP packet sealed or opened.
+    #[serde(default)]
+    pub per_byte_esp: f64,
+    /// IPsec ESP: the fixed cost of each encapsulation or decapsulation (SA lookup,
+    /// header building, the HMAC's final blocks).
+    #[serde(default)]
+    pub per_esp_packet: u64,
 }
 
 /// A link between ports.

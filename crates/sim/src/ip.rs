@@ -6,6 +6,13 @@
 //! RFC 1122 §2.3.2 (ARP cache timeout, queueing while resolving), RFC 791 (IPv4,
 //! fragmentation §3.2), RFC 792 (ICMP), RFC 1191 §4 (fragmentation needed carries the
 //! next-hop MTU), RFC 1812 §5.3.1 (TTL decrement on forwarding), §5.2.7.1 (ICMP source).
+//!
+//! Tunnels (IPsec ESP, see `ipsec`) are virtual interfaces: routes to the destinations a
+//! tunnel protects lead to its interface; a packet routed there is fragmented to the
+//! tunnel MTU if it must be, encapsulated, and the outer packet routed again by the
+//! routes of real interfaces only (fragmented after encapsulation if it exceeds the
+//! egress MTU). An inbound datagram a tunnel claims is reassembled, opened, and its
+//! inner packet taken as received on the tunnel interface.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
@@ -86,6 +93,28 @@ pub enum Out {
     Drop { reason: String, packet: Option<Vec<u8>> },
 }
 
+/// A virtual interface whose packets travel inside other IPv4 packets (RFC 4301 §5.1.2.1
+/// tunnel mode). The stack routes into it, gives it whole inner packets and routes what
+/// it returns; it hands it the received datagrams it claims.
+pub trait Tunnel {
+    /// Encapsulates the IPv4 packet `inner` and appends the outer IPv4 packet, with
+    /// Identification `ident`, to `out`.
+    fn encapsulate(&mut self, inner: &[u8], ident: u16, out: &mut Vec<u8>) -> Result<(), String>;
+    /// Whether the received (whole, reassembled) IPv4 datagram `packet` is this tunnel's.
+    fn claims(&self, packet: &[u8]) -> bool;
+    /// Checks and opens a claimed datagram; appends the inner IPv4 packet to `out`.
+    fn decapsulate(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+    /// The tunnel's own (outer) address: the source of packets the node itself sends
+    /// into it.
+    fn local(&self) -> Ipv4Addr;
+}
+
+/// A tunnel and the interface it is.
+struct TunnelIface {
+    iface: usize,
+    hook: Box<dyn Tunnel>,
+}
+
 /// Network address translation applied by the stack on one interface.
 pub trait Translator {
     /// An IPv4 datagram leaving through the outside interface: rewrite its source.
@@ -129,6 +158,11 @@ pub struct IpCounters {
     pub fragments_sent: u64,
     pub reassembled: u64,
     pub arp_requests: u64,
+    /// Packets a tunnel encapsulated, and packets it opened or tried to open.
+    pub esp_sealed: u64,
+    pub esp_opened: u64,
+    /// Bytes of ESP (header to ICV) sealed or opened: what the cipher and HMAC went over.
+    pub esp_bytes: u64,
 }
 
 /// The IPv4 stack of one node.
@@ -143,6 +177,8 @@ pub struct IpStack {
     arp_timeout: u64,
     /// NAT on an outside interface.
     nat: Option<(usize, Box<dyn Translator>)>,
+    /// Tunnel interfaces.
+    tunnels: Vec<TunnelIface>,
     pub counters: IpCounters,
 }
 
@@ -193,6 +229,7 @@ impl IpStack {
             ident: 1,
             arp_timeout,
             nat: None,
+            tunnels: Vec::new(),
             counters: IpCounters::default(),
         })
     }
@@ -202,15 +239,43 @@ impl IpStack {
         self.nat = Some((outside, translator));
     }
 
+    /// Adds a tunnel as interface `iface` (its `addr` is ignored: a tunnel interface has
+    /// none) with a route to each of `protects`. Returns the interface index.
+    pub fn add_tunnel(&mut self, mut iface: Iface, protects: &[(Ipv4Addr, u8)], hook: Box<dyn Tunnel>) -> usize {
+        iface.addr = None;
+        iface.resolve = false;
+        let index = self.ifaces.len();
+        self.ifaces.push(iface);
+        for &(network, prefix_len) in protects {
+            self.routes.push(Route { network: u32::from(network) & mask(prefix_len), prefix_len, via: None, iface: index });
+        }
+        // Longest prefix first; among equals the earlier entry (connected, static, then
+        // the tunnels in order) wins.
+        self.routes.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
+        self.tunnels.push(TunnelIface { iface: index, hook });
+        index
+    }
+
+    fn tunnel_of(&self, iface: usize) -> Option<usize> {
+        self.tunnels.iter().position(|t| t.iface == iface)
+    }
+
     fn is_own(&self, ip: Ipv4Addr) -> bool {
         self.ifaces.iter().any(|i| i.addr.is_some_and(|(a, _)| a == ip))
     }
 
     /// The route for `dst`: (interface, next hop).
     pub fn route(&self, dst: Ipv4Addr) -> Option<(usize, Ipv4Addr)> {
+        self.lookup(dst, false)
+    }
+
+    /// The route for `dst`, over real interfaces only when `bypass_tunnels` (the outer
+    /// packet of a tunnel never goes back into one: it is already transformed).
+    fn lookup(&self, dst: Ipv4Addr, bypass_tunnels: bool) -> Option<(usize, Ipv4Addr)> {
         let d = u32::from(dst);
         self.routes
             .iter()
+            .filter(|r| !bypass_tunnels || self.tunnel_of(r.iface).is_none())
             .find(|r| d & mask(r.prefix_len) == r.network)
             .map(|r| (r.iface, r.via.unwrap_or(dst)))
     }
@@ -222,6 +287,9 @@ impl IpStack {
 
     /// The source address for a packet leaving on `iface`.
     fn source_for(&self, iface: usize) -> Option<Ipv4Addr> {
+        if let Some(t) = self.tunnel_of(iface) {
+            return Some(self.tunnels[t].hook.local());
+        }
         self.ifaces[iface].addr.map(|(a, _)| a).or_else(|| self.ifaces.iter().find_map(|i| i.addr.map(|(a, _)| a)))
     }
 
@@ -387,6 +455,10 @@ impl IpStack {
             packet
         };
         let view = ipv4::Packet::new_unchecked(&packet[..]);
+        if view.next_header() == IpProtocol::Esp {
+            self.input_esp(now, packet, out);
+            return;
+        }
         if view.next_header() == IpProtocol::Icmp {
             if let Ok(icmp) = icmpv4::Packet::new_checked(view.payload()) {
                 if let Ok(icmpv4::Repr::EchoRequest { ident, seq_no, data }) = icmpv4::Repr::parse(&icmp) {
@@ -403,6 +475,80 @@ impl IpStack {
         }
         self.counters.delivered += 1;
         out.push(Out::Local { iface, packet });
+    }
+
+    /// A whole ESP datagram for this node: the tunnel whose inbound SA it names opens it,
+    /// and the inner packet is taken as received on the tunnel's interface.
+    fn input_esp(&mut self, now: u64, packet: Vec<u8>, out: &mut Vec<Out>) {
+        let Some(t) = self.tunnels.iter().position(|t| t.hook.claims(&packet)) else {
+            let view = ipv4::Packet::new_unchecked(&packet[..]);
+            let spi = wire::esp::Packet::new_checked(view.payload()).map(|p| p.spi()).unwrap_or(0);
+            // RFC 4303 §3.4.2: no SA for the SPI (and addresses): discard.
+            out.push(Out::Drop { reason: format!("ESP from {} with SPI {spi:#x}: no security association", view.src_addr()), packet: Some(packet) });
+            return;
+        };
+        let view = ipv4::Packet::new_unchecked(&packet[..]);
+        self.counters.esp_opened += 1;
+        self.counters.esp_bytes += (usize::from(view.total_len()) - view.header_len()) as u64;
+        let mut inner = Vec::with_capacity(packet.len());
+        inner.resize(HEADROOM, 0);
+        let iface = self.tunnels[t].iface;
+        match self.tunnels[t].hook.decapsulate(&packet, &mut inner) {
+            Ok(()) => self.input_ipv4(now, iface, inner, out),
+            Err(reason) => out.push(Out::Drop { reason, packet: Some(packet) }),
+        }
+    }
+
+    /// Seals the packet after the headroom of `frame` into tunnel `t` (fragmenting it to
+    /// the tunnel MTU first if it must) and routes the outer packets.
+    fn send_into_tunnel(&mut self, now: u64, t: usize, frame: Vec<u8>, arrived_on: Option<usize>, out: &mut Vec<Out>) {
+        let iface = self.tunnels[t].iface;
+        let mut pieces = Vec::new();
+        if !self.fit_mtu(now, iface, frame, arrived_on, &mut pieces, out) {
+            return;
+        }
+        for piece in pieces {
+            let ident = self.next_ident();
+            let mut outer = vec![0u8; HEADROOM];
+            match self.tunnels[t].hook.encapsulate(&piece[HEADROOM..], ident, &mut outer) {
+                Ok(()) => {
+                    self.counters.esp_sealed += 1;
+                    self.counters.esp_bytes += (outer.len() - HEADROOM - ipv4::HEADER_LEN) as u64;
+                    self.send_routed(now, outer, None, true, out);
+                }
+                Err(reason) => out.push(Out::Drop { reason, packet: Some(piece[HEADROOM..].to_vec()) }),
+            }
+        }
+    }
+
+    /// The packet after the headroom of `frame` as pieces that fit the MTU of `iface`
+    /// (itself, or its fragments, RFC 791 §3.2); `false` when it cannot leave (DF set:
+    /// an ICMP fragmentation needed goes back to a forwarded packet's source).
+    fn fit_mtu(&mut self, now: u64, iface: usize, frame: Vec<u8>, arrived_on: Option<usize>, pieces: &mut Vec<Vec<u8>>, out: &mut Vec<Out>) -> bool {
+        let mtu = self.ifaces[iface].mtu;
+        let len = frame.len() - HEADROOM;
+        if len <= mtu {
+            pieces.push(frame);
+            return true;
+        }
+        if ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dont_frag() {
+            if let Some(arrived) = arrived_on {
+                self.icmp_error(now, arrived, &frame[HEADROOM..], ErrorKind::FragNeeded(mtu as u16), out);
+            }
+            out.push(Out::Drop {
+                reason: format!("{len}-byte packet with DF set exceeds the {mtu}-byte MTU of {}", self.ifaces[iface].name),
+                packet: Some(frame[HEADROOM..].to_vec()),
+            });
+            return false;
+        }
+        let before = pieces.len();
+        if ipv4::fragment(&frame[HEADROOM..], mtu, |f| pieces.push(with_headroom(f))).is_err() {
+            pieces.truncate(before);
+            out.push(Out::Drop { reason: format!("cannot fragment to MTU {mtu}"), packet: Some(frame[HEADROOM..].to_vec()) });
+            return false;
+        }
+        self.counters.fragments_sent += (pieces.len() - before) as u64;
+        true
     }
 
     /// Forwards the IPv4 packet held after the headroom of `frame`, in place.
@@ -484,44 +630,33 @@ impl IpStack {
 
     /// As [`send_ip`](Self::send_ip), for a packet already after [`HEADROOM`] bytes.
     fn send_frame(&mut self, now: u64, frame: Vec<u8>, arrived_on: Option<usize>, out: &mut Vec<Out>) {
+        self.send_routed(now, frame, arrived_on, false, out);
+    }
+
+    /// Routes (over real interfaces only when `bypass_tunnels`), fragments and resolves.
+    fn send_routed(&mut self, now: u64, frame: Vec<u8>, arrived_on: Option<usize>, bypass_tunnels: bool, out: &mut Vec<Out>) {
         let view = ipv4::Packet::new_unchecked(&frame[HEADROOM..]);
         let dst = view.dst_addr();
-        let dont_frag = view.dont_frag();
         let (iface, next_hop) = if dst.is_broadcast() {
             match self.ifaces.iter().position(|i| i.addr.is_some()) {
                 Some(i) => (i, dst),
                 None => return,
             }
-        } else if let Some(route) = self.route(dst) {
+        } else if let Some(route) = self.lookup(dst, bypass_tunnels) {
             route
         } else {
             out.push(Out::Drop { reason: format!("no route to {dst}"), packet: Some(frame[HEADROOM..].to_vec()) });
             return;
         };
-        let mtu = self.ifaces[iface].mtu;
-        let len = frame.len() - HEADROOM;
-        if len > mtu {
-            if dont_frag {
-                if let Some(arrived) = arrived_on {
-                    self.icmp_error(now, arrived, &frame[HEADROOM..], ErrorKind::FragNeeded(mtu as u16), out);
-                }
-                out.push(Out::Drop {
-                    reason: format!("{len}-byte packet with DF set exceeds the {mtu}-byte MTU of {}", self.ifaces[iface].name),
-                    packet: Some(frame[HEADROOM..].to_vec()),
-                });
-                return;
-            }
-            let mut pieces = Vec::new();
-            if ipv4::fragment(&frame[HEADROOM..], mtu, |f| pieces.push(with_headroom(f))).is_err() {
-                out.push(Out::Drop { reason: format!("cannot fragment to MTU {mtu}"), packet: Some(frame[HEADROOM..].to_vec()) });
-                return;
-            }
-            self.counters.fragments_sent += pieces.len() as u64;
+        if let Some(t) = self.tunnel_of(iface) {
+            self.send_into_tunnel(now, t, frame, arrived_on, out);
+            return;
+        }
+        let mut pieces = Vec::new();
+        if self.fit_mtu(now, iface, frame, arrived_on, &mut pieces, out) {
             for piece in pieces {
                 self.resolve_and_send(now, iface, next_hop, piece, out);
             }
-        } else {
-            self.resolve_and_send(now, iface, next_hop, frame, out);
         }
     }
 

@@ -6,7 +6,7 @@
 //! - [`wifi`]: the 802.11 medium and DCF.
 //! - [`config`]: the lowered network a run starts from; [`world`] runs it; [`results`]
 //!   is what comes out.
-//! - [`link`], [`node`], [`ip`], [`cpu`], [`forward`], [`app`], [`stats`]: the models.
+//! - [`link`], [`node`], [`ip`], [`ipsec`], [`cpu`], [`forward`], [`app`], [`stats`]: the models.
 //!
 //! Determinism is the contract: the same scenario and seed give byte-identical
 //! results. Nothing here reads the wall clock, hashes in a random order or shares
@@ -19,6 +19,7 @@ pub mod engine;
 pub mod forward;
 pub mod impair;
 pub mod ip;
+pub mod ipsec;
 pub mod link;
 pub mod node;
 pub mod results;

@@ -7,6 +7,13 @@
 //! when the service time is over. A port's NIC accepts only frames for its own MAC,
 //! broadcasts and multicasts, unless the port is bridged (bridges listen to everything,
 //! IEEE 802.1D §7.5).
+//!
+//! IPsec tunnels (`ipsec`) are interfaces of the stack; their cipher and HMAC work is
+//! charged by `CpuCycles::per_byte_esp` and `per_esp_packet`. Work the stack did outside
+//! a CPU job — the node's own packets, which the world hands straight to the ports — is
+//! charged to the next job the CPU serves (see [`Node::process`]): the busy time counts
+//! it and received frames wait behind it, but the node's own packet leaves undelayed.
+//! Routing the node's own sends through the CPU queue is the world's to do.
 
 use std::net::Ipv4Addr;
 
@@ -77,6 +84,8 @@ pub struct Node {
     pub in_service: Option<Effects>,
     /// Cycles per byte of the port's link cipher (WEP's RC4, CCMP's AES), 0 if none.
     port_cipher_cost: Vec<f64>,
+    /// The stack's counters when its work was last charged to the CPU.
+    billed: crate::ip::IpCounters,
 }
 
 /// The NAT of `forward::nat` as the IP stack's translator.
@@ -168,6 +177,15 @@ impl Node {
             let translator = NatTranslator { nat: Nat::new(outside_ip, nat.udp_timeout_ns, &forwards), node: config.name.clone() };
             ip.set_nat(outside, Box::new(translator));
         }
+        for (i, t) in config.ipsec.iter().enumerate() {
+            let fail = |e: String| format!("node {}: ipsec[{i}] ({}): {e}", config.name, t.name);
+            if !ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == t.local)) {
+                return Err(fail(format!("local address {} is not an address of the node", t.local)));
+            }
+            let tunnel = crate::ipsec::EspTunnel::new(t).map_err(fail)?;
+            let iface = Iface { name: t.name.clone(), mac: Mac([0; 6]), addr: None, mtu: usize::from(t.mtu), resolve: false };
+            ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
+        }
         Ok(Node {
             name: config.name.clone(),
             role: config.role.clone(),
@@ -180,6 +198,7 @@ impl Node {
             cycles: config.cpu.cycles,
             in_service: None,
             port_cipher_cost: vec![0.0; config.ports.len()],
+            billed: crate::ip::IpCounters::default(),
         })
     }
 
@@ -188,11 +207,16 @@ impl Node {
         self.port_cipher_cost[port as usize] = cycles_per_byte;
     }
 
-    /// Cycles of the routing and NAT work the stack did since `before`.
-    fn forwarding_cycles(&self, before: crate::ip::IpCounters) -> f64 {
-        let after = self.ip.counters;
+    /// Cycles of the routing, NAT and ESP work the stack did since it was last charged,
+    /// and marks it charged.
+    fn forwarding_cycles(&mut self) -> f64 {
+        let (before, after) = (self.billed, self.ip.counters);
+        self.billed = after;
+        let esp_packets = (after.esp_sealed - before.esp_sealed) + (after.esp_opened - before.esp_opened);
         (after.forwarded - before.forwarded) as f64 * self.cycles.per_route_lookup as f64
             + (after.translated - before.translated) as f64 * self.cycles.per_nat_translation as f64
+            + esp_packets as f64 * self.cycles.per_esp_packet as f64
+            + (after.esp_bytes - before.esp_bytes) as f64 * self.cycles.per_byte_esp
     }
 
     fn cipher_cycles(&self, port: u16, frame_len: usize) -> f64 {
@@ -228,25 +252,30 @@ impl Node {
         &self.port_names[port as usize]
     }
 
-    /// Adds the cost of copying the frames of locally made traffic out to the NIC.
-    pub fn charge_copy(&self, fx: &mut Effects) {
+    /// Adds what locally made traffic costs besides its per-packet sending cost: copying
+    /// its frames out to the NIC, and the stack's work for it not yet charged (ESP seals).
+    pub fn charge_send(&mut self, fx: &mut Effects) {
         let bytes: usize = fx.send.iter().map(|(_, f)| f.len()).sum();
-        fx.cycles += self.cycles.per_byte_copied * bytes as f64;
+        fx.cycles += self.cycles.per_byte_copied * bytes as f64 + self.forwarding_cycles();
     }
 
-    /// Processes one received frame: decides every effect and what it costs.
+    /// Processes one received frame: decides every effect and what it costs. The cost
+    /// includes the stack's work not yet charged (the node's own ESP sends since the
+    /// last job).
     pub fn process(&mut self, now: u64, port: u16, frame: Vec<u8>) -> Effects {
-        let cycles = self.cycles.per_rx_packet as f64 + self.cycles.per_byte_copied * frame.len() as f64 + self.cipher_cycles(port, frame.len());
+        let cycles = self.cycles.per_rx_packet as f64
+            + self.cycles.per_byte_copied * frame.len() as f64
+            + self.cipher_cycles(port, frame.len())
+            + self.forwarding_cycles();
         let mut fx = Effects { cycles, ..Effects::default() };
         match self.port_use[port as usize] {
             PortUse::Routed { iface } => {
                 let dst = ethernet::Frame::new_checked(&frame[..]).map(|f| f.dst_addr());
                 match dst {
                     Ok(dst) if dst == self.port_macs[port as usize] || dst.is_multicast() => {
-                        let before = self.ip.counters;
                         let mut outs = Vec::new();
                         self.ip.input(now, iface, frame, &mut outs);
-                        fx.cycles += self.forwarding_cycles(before);
+                        fx.cycles += self.forwarding_cycles();
                         self.apply(now, outs, &mut fx);
                     }
                     Ok(dst) => fx.drops.push((Some(port), format!("frame for {dst} ignored by {} (not its MAC)", self.port_names[port as usize]), None)),
@@ -290,10 +319,9 @@ impl Node {
             }
         }
         for f in local {
-            let before = self.ip.counters;
             let mut outs = Vec::new();
             self.ip.input(now, iface, f, &mut outs);
-            fx.cycles += self.forwarding_cycles(before);
+            fx.cycles += self.forwarding_cycles();
             self.apply(now, outs, fx);
         }
     }

@@ -637,7 +637,7 @@ impl World {
         if n.cpu.is_free() || fx.send.is_empty() {
             return self.release(now, node, fx);
         }
-        n.charge_copy(&mut fx);
+        n.charge_send(&mut fx);
         if let Err(job) = n.cpu.offer_or_return(Job::Send(fx)) {
             let Job::Send(fx) = job else { unreachable!("offered a send job") };
             for (port, frame) in fx.send {

@@ -23,6 +23,7 @@ fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forward: b
         cpu: cpu_free(),
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,
+        ipsec: vec![],
     }
 }
 

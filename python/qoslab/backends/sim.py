@@ -44,8 +44,23 @@ Roles
 Links
     Ethernet → ``LinkConfig::Ethernet``; wifi → ``LinkConfig::Wifi`` with the AP first,
     then the stations, the ``hears`` matrix and the frame error rates in that member
-    order. What the simulator does not model yet (serial and ATM links, tunnels, loss
-    and shaper impairments, half duplex) is refused with the key that asks for it.
+    order. What the simulator does not model yet (ATM links, tunnels other than IPsec
+    ESP in tunnel mode, half duplex, ...) is refused with the key that asks for it.
+IPsec tunnels (``[[tunnel]] type = "ipsec"``, ESP in tunnel mode)
+    One ``IpsecTunnelConfig`` on each end, named as the tunnel. The outer addresses are
+    the ends' addresses each uses to reach the other (:meth:`Network.destination`).
+    SPIs: tunnel N (its index among ``[[tunnel]]``) uses ``0x1000 + 2N`` from ``from``
+    to ``to`` and ``0x1000 + 2N + 1`` back (RFC 4303 §2.1: above the reserved 1-255);
+    both ends derive the keys from the SPIs (no IKE). What each end protects - the
+    destinations it routes into the tunnel - is what lies at or behind the other end:
+    a node that forwards (router, AP router, ICS bridge) protects the subnets of its
+    addresses other than the tunnel's end (the networks behind the gateway; its own
+    address alone if it has no other); any other node is protected by its addresses,
+    each as a /32. Two tunnels of one node may not protect the same destination. The
+    tunnel MTU is the tunnel's ``mtu``, else the MTU of the port the tunnel leaves by,
+    so that a full-size inner packet is encapsulated whole and its outer packet
+    fragmented (fragmentation after encapsulation). AH, transport mode and ``over``
+    are refused (next to come).
 """
 
 from __future__ import annotations
@@ -65,6 +80,7 @@ from qoslab.scenario.model import (
     Bridge,
     Ethernet,
     GilbertElliott,
+    Ipsec,
     Router,
     Scenario,
     Serial,
@@ -241,6 +257,12 @@ def _is_transparent(node: Any) -> bool:
 
 _NOT_YET = "the simulator does not model this yet"
 
+IPSEC_CIPHERS = ("null", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm")
+"""The ESP ciphers of the scenario language that wire::ipsec implements (single DES is not)."""
+
+IPSEC_SPI_BASE = 0x1000
+"""First SPI the lowering hands out; RFC 4303 §2.1 reserves 1-255."""
+
 
 def _directions(direction: str) -> list[int]:
     """The link directions a loss or shaper applies to: 0 is ends[0] → ends[1]."""
@@ -290,7 +312,20 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
             if link.retry_limit != DEFAULT_RETRY_LIMIT:
                 out.add(base + ("retry_limit",), f"a retry limit other than dot11ShortRetryLimit's 7: {_NOT_YET}", expected="7", found=str(link.retry_limit))
     for i, _t in enumerate(sc.tunnel):
-        out.add(("tunnel", i, "type"), f"tunnels in a simulation: {_NOT_YET}", expected="no [[tunnel]] for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
+        base: PathT = ("tunnel", i)
+        if not isinstance(_t, Ipsec):
+            out.add(base + ("type",), f"{_t.type} tunnels in a simulation: {_NOT_YET}", expected="'ipsec' (ESP, tunnel mode) for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
+            continue
+        if _t.protocol == "ah":
+            out.add(base + ("protocol",), f"AH in a simulation: {_NOT_YET} (AH and transport mode are next; ESP in tunnel mode runs)", expected="'esp'", found="'ah'", hint="`qoslab mtu` analyses AH stacks")
+        if _t.mode == "transport":
+            out.add(base + ("mode",), f"IPsec transport mode in a simulation: {_NOT_YET} (transport mode and AH are next; ESP in tunnel mode runs)", expected="'tunnel'", found="'transport'", hint="`qoslab mtu` analyses transport mode")
+        if _t.over is not None:
+            out.add(base + ("over",), f"an IPsec tunnel over a named link or tunnel: {_NOT_YET}", expected="no `over`: the tunnel follows the routed path between its ends", found=repr(_t.over))
+        if _t.cipher not in IPSEC_CIPHERS:
+            out.add(base + ("cipher",), f"{_t.cipher} in a simulation: {_NOT_YET}", expected=" or ".join(repr(c) for c in IPSEC_CIPHERS), found=repr(_t.cipher))
+        elif _t.cipher.endswith("-gcm") and _t.auth != "none":
+            out.add(base + ("auth",), "AES-GCM carries its own 16-byte ICV (RFC 4106 §6): no separate HMAC", expected="'none' with a GCM cipher", found=repr(_t.auth))
     for name, node in sc.node.items():
         if node.role in ("atm-switch", "lane-server", "mpoa-server"):
             out.add(("node", name, "role"), f"{node.role} nodes: {_NOT_YET}", expected="host, router, bridge, switch, ap or ap-router", found=repr(node.role))
@@ -443,6 +478,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             "cpu": _cpu(name, node, out),
             "arp_timeout_ns": ARP_TIMEOUT_NS,
             "reassembly_timeout_ns": REASSEMBLY_TIMEOUT_NS,
+            "ipsec": [],
         }
         bridge_ports: list[Port] = []
         bridge_address: IPv4Interface | None = None
@@ -531,6 +567,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             )
         else:
             links.append(_wifi(scenario, link, lname, refs))
+    _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
     out.raise_if_any()
 
     config = {
@@ -542,6 +579,47 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         "capture": False,
     }
     return Network(scenario, config, names, ports, addresses)
+
+
+def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], out: LocatedProblems) -> None:
+    """Each ESP tunnel as a pair of IpsecTunnelConfig, one on each end (rules in the module doc)."""
+    net = Network(sc, {}, names, ports, addresses)
+    protected: dict[int, dict[tuple[str, int], int]] = {}  # node -> (network, prefix) -> tunnel index
+    for i, t in enumerate(sc.tunnel):
+        if not isinstance(t, Ipsec):
+            continue
+        ends = [t.from_, t.to]
+        local = [net.destination(ends[1], ends[0]), net.destination(ends[0], ends[1])]
+        for k, key in enumerate(("from", "to")):
+            if local[k] is None:
+                out.add(("tunnel", i, key), "an IPsec tunnel end needs an IPv4 address", expected=f"an address on node {ends[k]}", found="none")
+        if local[0] is None or local[1] is None:
+            continue
+        spis = [IPSEC_SPI_BASE + 2 * i, IPSEC_SPI_BASE + 2 * i + 1]
+        for k in (0, 1):
+            n, far = names.index(ends[k]), names.index(ends[1 - k])
+            protects = _protected_behind(nodes[far], addresses[ends[1 - k]], local[1 - k])
+            seen = protected.setdefault(n, {})
+            for dest in protects:
+                if dest in seen:
+                    out.add(("tunnel", i, "to" if k == 0 else "from"), f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]", expected="tunnels of one node that protect different destinations", found=f"{dest[0]}/{dest[1]} twice", hint="each tunnel needs its own far address or subnet")
+                seen.setdefault(dest, i)
+            port = next((p for p in ports[n] if p.address is not None and p.address.ip == local[k]), None)
+            mtu = t.mtu or (port.mtu if port is not None else 1500)
+            nodes[n]["ipsec"].append(
+                {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
+                 "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu}
+            )
+
+
+def _protected_behind(far: dict[str, Any], far_addresses: list[IPv4Interface], far_end: IPv4Address) -> list[tuple[str, int]]:
+    """What a tunnel to ``far`` protects: the subnets behind a forwarding node, else its addresses."""
+    if far["ip_forward"]:
+        behind = [(str(a.network.network_address), a.network.prefixlen) for a in far_addresses if a.ip != far_end]
+        if behind:
+            return list(dict.fromkeys(behind))
+        return [(str(far_end), 32)]
+    return [(str(a.ip), 32) for a in far_addresses]
 
 
 def _nat_outside(sc: Scenario, node: Bridge, mine: list[Port], names: list[str], ports: list[list[Port]], n: int) -> Port | None:

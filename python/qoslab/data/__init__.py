@@ -34,6 +34,8 @@ class CpuCycles(BaseModel):
     per_nat_translation: int = Field(ge=0)
     per_byte_rc4: float = Field(ge=0, description="RC4 (WEP, TKIP) per byte on the host CPU.")
     per_byte_aes: float = Field(ge=0, description="AES (CCMP) per byte on the host CPU.")
+    per_byte_esp: float = Field(0.0, ge=0, description="IPsec ESP: cipher and HMAC per byte sealed or opened.")
+    per_esp_packet: int = Field(0, ge=0, description="IPsec ESP: fixed cost of each encapsulation or decapsulation.")
 
 
 class CpuProfile(BaseModel):
