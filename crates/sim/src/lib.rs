@@ -12,6 +12,7 @@
 //! results. Nothing here reads the wall clock, hashes in a random order or shares
 //! random state between components.
 
+pub mod adaptive;
 pub mod app;
 pub mod config;
 pub mod cpu;
