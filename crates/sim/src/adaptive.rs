@@ -88,11 +88,7 @@ impl ArqConfig {
     /// `min(initial × 2^(attempt−1), max)`, without overflow.
     pub fn timeout_after(&self, attempt: u32) -> u64 {
         let shift = attempt.saturating_sub(1);
-        let t = if shift >= 64 {
-            u64::MAX
-        } else {
-            self.initial_timeout_ns.checked_mul(1u64 << shift).unwrap_or(u64::MAX)
-        };
+        let t = if shift >= 64 { u64::MAX } else { self.initial_timeout_ns.saturating_mul(1u64 << shift) };
         t.min(self.max_timeout_ns)
     }
 }
@@ -227,7 +223,7 @@ impl LinkArq {
             "ArqConfig: max_timeout_ns is below initial_timeout_ns"
         );
         assert!(
-            config.dup_window >= 64 && config.dup_window % 64 == 0 && config.dup_window <= 1 << 31,
+            config.dup_window >= 64 && config.dup_window.is_multiple_of(64) && config.dup_window <= 1 << 31,
             "ArqConfig: dup_window must be a multiple of 64 in [64, 2^31]"
         );
         LinkArq {
@@ -626,9 +622,7 @@ mod test {
 
     #[test]
     fn receiver_window_forgets_old_and_handles_reordering() {
-        let mut cfg = ArqConfig::default();
-        cfg.dup_window = 64;
-        let mut a = LinkArq::new(cfg);
+        let mut a = LinkArq::new(ArqConfig { dup_window: 64, ..ArqConfig::default() });
         assert!(a.on_frame(0, 5).deliver());
         assert!(a.on_frame(0, 3).deliver()); // late but new
         assert_eq!(a.on_frame(0, 3), RxVerdict::Duplicate(Ack { seq: 3, len: 8 }));
