@@ -1,5 +1,6 @@
 """IPsec ESP tunnels in the simulator: the lowering of ``[[tunnel]] type = "ipsec"``, runs
-through it, the ESP on the wire, the CPU it costs, and what is refused (AH, transport mode).
+through it, the ESP (AH) on the wire, the CPU it costs, transport mode and several VPNs
+between two hosts, and what is still refused (``over``, single DES, other tunnels).
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def test_host_to_host_tunnel_lowers_to_a_mirrored_pair(tmp_path):
     (c,) = nodes["client"]["ipsec"]
     (s,) = nodes["server"]["ipsec"]
     assert c == {"name": "vpn0", "local": "10.0.1.1", "remote": "10.0.2.1", "spi_out": 0x1000, "spi_in": 0x1001,
-                 "cipher": "3des-cbc", "auth": "hmac-sha1-96", "protects": [["10.0.2.1", 32]], "mtu": 1500}
+                 "cipher": "3des-cbc", "auth": "hmac-sha1-96", "protects": [["10.0.2.1", 32]], "mtu": 1500,
+                 "mode": "tunnel", "protocol": "esp", "select_protocol": None, "select_port": None}
     assert (s["local"], s["remote"], s["spi_out"], s["spi_in"], s["protects"]) == ("10.0.2.1", "10.0.1.1", 0x1001, 0x1000, [["10.0.1.1", 32]])
 
 
@@ -162,8 +164,6 @@ def test_the_receiving_end_pays_for_decryption(tmp_path):
 @pytest.mark.parametrize(
     ("change", "key", "words"),
     [
-        ('protocol = "ah"\ncipher = "null"', "tunnel[0].protocol", "AH and transport mode are next"),
-        ('mode = "transport"', "tunnel[0].mode", "transport mode and AH are next"),
         ('over = "link[0]"', "tunnel[0].over", "follows the routed path"),
         ('cipher = "des-cbc"', "tunnel[0].cipher", "'3des-cbc'"),
     ],
@@ -195,11 +195,42 @@ def test_other_tunnels_are_still_refused(tmp_path):
     assert "tunnel[0].type" in str(err.value) and "gre tunnels" in str(err.value)
 
 
-def test_qoslab_run_exits_2_on_ah(tmp_path):
-    path = scenario_file(tmp_path, NETWORK + TUNNEL.replace('cipher = "3des-cbc"', 'protocol = "ah"\ncipher = "null"') + TESTS)
+def test_qoslab_run_exits_2_on_over(tmp_path):
+    path = scenario_file(tmp_path, NETWORK + TUNNEL + 'over = "link[0]"\n' + TESTS)
     proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=600)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "tunnel[0].protocol" in proc.stderr and "next" in proc.stderr
+    assert "tunnel[0].over" in proc.stderr
+
+
+def test_ah_without_an_icv_is_refused(tmp_path):
+    path = scenario_file(tmp_path, NETWORK + TUNNEL.replace('cipher = "3des-cbc"', 'protocol = "ah"\ncipher = "null"').replace('"hmac-sha1-96"', '"none"') + TESTS)
+    with pytest.raises(InputError) as err:
+        lower(load_scenario(path), source=path)
+    assert "tunnel[0].auth" in str(err.value) and "RFC 4302" in str(err.value)
+
+
+def test_transport_mode_tunnels_between_two_hosts_are_told_apart_by_port(tmp_path):
+    transport = TUNNEL.replace('cipher = "3des-cbc"', 'mode = "transport"\ncipher = "3des-cbc"')
+    text = NETWORK + "".join(transport.replace('name = "vpn0"', f'name = "vpn{k}"') for k in range(3))
+    config = lower(load_scenario(scenario_file(tmp_path, text)))
+    nodes = {n["name"]: n for n in config["nodes"]}
+    for end in ("client", "server"):
+        sas = nodes[end]["ipsec"]
+        assert [(t["mode"], t["select_protocol"], t["select_port"]) for t in sas] == [("transport", None, None), ("transport", 17, 8), ("transport", 17, 9)]
+    assert nodes["client"]["ipsec"][2]["remote"] == "10.0.2.1" and nodes["server"]["ipsec"][2]["spi_out"] == 0x1005
+
+
+@pytest.mark.parametrize("mode", ["transport", "tunnel"])
+def test_ah_carries_udp_and_ping_in_both_modes(tmp_path, mode):
+    tunnel = TUNNEL.replace('cipher = "3des-cbc"', f'mode = "{mode}"\nprotocol = "ah"\ncipher = "null"')
+    path = scenario_file(tmp_path, NETWORK + tunnel + TESTS)
+    _, runs = run_tests(load_scenario(path), source=path, pcap_dir=tmp_path / "pcap")
+    udp, ping = runs[0].records[0]["metrics"], runs[1].records[0]["metrics"]
+    assert (udp["received"], ping["received"]) == (100, 3)
+    frames = [f for f in pcap_packets(next((tmp_path / "pcap" / "test0").glob("gw-eth0*.pcap"))) if f[12:14] == b"\x08\x00"]
+    assert {f[14 + 9] for f in frames} == {51}
+    # AH's own next header: UDP (17) in transport mode, IPv4 (4) in tunnel mode.
+    assert {f[14 + 20] for f in frames if f[26:30] == bytes([10, 0, 1, 1]) and len(f) > 200} == ({17} if mode == "transport" else {4})
 
 
 def test_a_tunnel_to_the_gateway_carries_traffic_to_the_network_behind_it(tmp_path):

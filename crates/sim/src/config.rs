@@ -80,11 +80,11 @@ pub struct NodeConfig {
     pub ipsec: Vec<IpsecTunnelConfig>,
 }
 
-/// One end of an IPsec ESP tunnel-mode SA pair (RFC 4301 §4.1, §5.1.2.1; RFC 4303
-/// §3.1.2): a virtual interface of the node. Packets the stack routes to a `protects`
-/// destination are sealed and sent from `local` to `remote` inside an outer IPv4
-/// header; ESP from `remote` with SPI `spi_in` is opened and its inner packet taken as
-/// received on this interface.
+/// One end of an IPsec SA pair, ESP or AH, in tunnel or transport mode (RFC 4301 §4.1).
+/// In tunnel mode (RFC 4301 §5.1.2.1; RFC 4303 §3.1.2) a virtual interface of the node:
+/// packets the stack routes to a `protects` destination are sealed and sent from `local`
+/// to `remote` inside an outer IPv4 header; ESP (AH) from `remote` with SPI `spi_in` is
+/// opened and its inner packet taken as received on this interface.
 ///
 /// The keys are not configured: both ends derive them from the SPI of each direction
 /// (`ipsec::derive_key`), which stands in for IKE. Nothing in a simulation is secret.
@@ -110,8 +110,32 @@ pub struct IpsecTunnelConfig {
     pub protects: Vec<(Ipv4Addr, u8)>,
     /// The tunnel interface's MTU: larger inner packets are fragmented before
     /// encapsulation (or refused with DF); the outer packet is fragmented after
-    /// encapsulation when it exceeds the egress interface's MTU.
+    /// encapsulation when it exceeds the egress interface's MTU. Unused in transport mode.
     pub mtu: u16,
+    /// "tunnel" (a virtual interface, RFC 4301 §5.1.2.1) or "transport" (RFC 4303
+    /// §3.1.1, RFC 4302 §3.1.1: the node's own packets to and from `remote` carry ESP or
+    /// AH between their IPv4 header and payload; `protects` and `mtu` are unused).
+    #[serde(default = "default_ipsec_mode")]
+    pub mode: String,
+    /// "esp" (RFC 4303) or "ah" (RFC 4302; `cipher` must be "null").
+    #[serde(default = "default_ipsec_protocol")]
+    pub protocol: String,
+    /// Transport mode: besides the peer's address, the SA selects only this IP protocol
+    /// (RFC 4301 §4.4.1.1 "Next Layer Protocol")...
+    #[serde(default)]
+    pub select_protocol: Option<u8>,
+    /// ... and only UDP or TCP with this port as source or destination, so that several
+    /// SAs to one host are told apart. The most specific SA that selects a packet wins.
+    #[serde(default)]
+    pub select_port: Option<u16>,
+}
+
+fn default_ipsec_mode() -> String {
+    "tunnel".into()
+}
+
+fn default_ipsec_protocol() -> String {
+    "esp".into()
 }
 
 /// A physical port of a node.

@@ -7,12 +7,16 @@
 //! fragmentation §3.2), RFC 792 (ICMP), RFC 1191 §4 (fragmentation needed carries the
 //! next-hop MTU), RFC 1812 §5.3.1 (TTL decrement on forwarding), §5.2.7.1 (ICMP source).
 //!
-//! Tunnels (IPsec ESP, see `ipsec`) are virtual interfaces: routes to the destinations a
-//! tunnel protects lead to its interface; a packet routed there is fragmented to the
-//! tunnel MTU if it must be, encapsulated, and the outer packet routed again by the
-//! routes of real interfaces only (fragmented after encapsulation if it exceeds the
-//! egress MTU). An inbound datagram a tunnel claims is reassembled, opened, and its
-//! inner packet taken as received on the tunnel interface.
+//! Tunnels (IPsec ESP or AH in tunnel mode, see `ipsec`) are virtual interfaces: routes
+//! to the destinations a tunnel protects lead to its interface; a packet routed there is
+//! fragmented to the tunnel MTU if it must be, encapsulated, and the outer packet routed
+//! again by the routes of real interfaces only (fragmented after encapsulation if it
+//! exceeds the egress MTU). An inbound datagram a tunnel claims is reassembled, opened,
+//! and its inner packet taken as received on the tunnel interface.
+//!
+//! Transport-mode SAs (`Transport`) act on the node's own datagrams: the most specific
+//! one that selects a whole outbound datagram transforms it before it is routed and
+//! fragmented; an inbound datagram one claims is reassembled, restored and delivered.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
@@ -109,6 +113,22 @@ pub trait Tunnel {
     fn local(&self) -> Ipv4Addr;
 }
 
+/// A transport-mode security association (RFC 4301 §4.1): it transforms whole datagrams
+/// the node itself sends, in place between their IPv4 header and payload.
+pub trait Transport {
+    /// Whether the whole outbound IPv4 datagram `packet` (from this node) is this SA's.
+    fn selects(&self, packet: &[u8]) -> bool;
+    /// How specific the selector is: among SAs that select a packet the most specific
+    /// wins (ties: the first added).
+    fn specificity(&self) -> u8;
+    /// Appends the protected datagram to `out`.
+    fn protect(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+    /// Whether the received (whole, reassembled) datagram `packet` is this SA's.
+    fn claims(&self, packet: &[u8]) -> bool;
+    /// Checks a claimed datagram; appends the restored datagram to `out`.
+    fn unprotect(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+}
+
 /// A tunnel and the interface it is.
 struct TunnelIface {
     iface: usize,
@@ -158,10 +178,12 @@ pub struct IpCounters {
     pub fragments_sent: u64,
     pub reassembled: u64,
     pub arp_requests: u64,
-    /// Packets a tunnel encapsulated, and packets it opened or tried to open.
+    /// IPsec packets (ESP or AH, tunnel or transport mode) built, and those opened or
+    /// tried.
     pub esp_sealed: u64,
     pub esp_opened: u64,
-    /// Bytes of ESP (header to ICV) sealed or opened: what the cipher and HMAC went over.
+    /// Bytes after the IPv4 header of those packets (ESP: header to ICV, what the cipher
+    /// and HMAC went over; AH: the header and what it protects).
     pub esp_bytes: u64,
 }
 
@@ -179,6 +201,8 @@ pub struct IpStack {
     nat: Option<(usize, Box<dyn Translator>)>,
     /// Tunnel interfaces.
     tunnels: Vec<TunnelIface>,
+    /// Transport-mode SAs, most specific first.
+    transports: Vec<Box<dyn Transport>>,
     pub counters: IpCounters,
 }
 
@@ -230,6 +254,7 @@ impl IpStack {
             arp_timeout,
             nat: None,
             tunnels: Vec::new(),
+            transports: Vec::new(),
             counters: IpCounters::default(),
         })
     }
@@ -254,6 +279,13 @@ impl IpStack {
         self.routes.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
         self.tunnels.push(TunnelIface { iface: index, hook });
         index
+    }
+
+    /// Adds a transport-mode SA for the node's own traffic.
+    pub fn add_transport(&mut self, hook: Box<dyn Transport>) {
+        self.transports.push(hook);
+        // Stable: among equally specific SAs the first added wins.
+        self.transports.sort_by_key(|t| std::cmp::Reverse(t.specificity()));
     }
 
     fn tunnel_of(&self, iface: usize) -> Option<usize> {
@@ -455,8 +487,12 @@ impl IpStack {
             packet
         };
         let view = ipv4::Packet::new_unchecked(&packet[..]);
-        if view.next_header() == IpProtocol::Esp {
-            self.input_esp(now, packet, out);
+        if matches!(view.next_header(), IpProtocol::Esp | IpProtocol::Ah) {
+            if let Some(t) = self.transports.iter().position(|t| t.claims(&packet)) {
+                self.input_transport(now, iface, t, packet, out);
+            } else {
+                self.input_esp(now, packet, out);
+            }
             return;
         }
         if view.next_header() == IpProtocol::Icmp {
@@ -477,14 +513,31 @@ impl IpStack {
         out.push(Out::Local { iface, packet });
     }
 
-    /// A whole ESP datagram for this node: the tunnel whose inbound SA it names opens it,
-    /// and the inner packet is taken as received on the tunnel's interface.
+    /// A whole transport-mode ESP/AH datagram SA `t` claims: checked, restored and
+    /// delivered as received on `iface`.
+    fn input_transport(&mut self, now: u64, iface: usize, t: usize, packet: Vec<u8>, out: &mut Vec<Out>) {
+        let view = ipv4::Packet::new_unchecked(&packet[..]);
+        self.counters.esp_opened += 1;
+        self.counters.esp_bytes += (usize::from(view.total_len()) - view.header_len()) as u64;
+        let mut restored = Vec::with_capacity(packet.len());
+        match self.transports[t].unprotect(&packet, &mut restored) {
+            Ok(()) => self.deliver(now, iface, restored, out),
+            Err(reason) => out.push(Out::Drop { reason, packet: Some(packet) }),
+        }
+    }
+
+    /// A whole ESP or AH datagram for this node: the tunnel whose inbound SA it names
+    /// opens it, and the inner packet is taken as received on the tunnel's interface.
     fn input_esp(&mut self, now: u64, packet: Vec<u8>, out: &mut Vec<Out>) {
         let Some(t) = self.tunnels.iter().position(|t| t.hook.claims(&packet)) else {
             let view = ipv4::Packet::new_unchecked(&packet[..]);
-            let spi = wire::esp::Packet::new_checked(view.payload()).map(|p| p.spi()).unwrap_or(0);
-            // RFC 4303 §3.4.2: no SA for the SPI (and addresses): discard.
-            out.push(Out::Drop { reason: format!("ESP from {} with SPI {spi:#x}: no security association", view.src_addr()), packet: Some(packet) });
+            let (what, spi) = if view.next_header() == IpProtocol::Ah {
+                ("AH", wire::ah::Packet::new_checked(view.payload()).map(|p| p.spi()).unwrap_or(0))
+            } else {
+                ("ESP", wire::esp::Packet::new_checked(view.payload()).map(|p| p.spi()).unwrap_or(0))
+            };
+            // RFC 4303 §3.4.2, RFC 4302 §3.4.2: no SA for the SPI (and addresses): discard.
+            out.push(Out::Drop { reason: format!("{what} from {} with SPI {spi:#x}: no security association", view.src_addr()), packet: Some(packet) });
             return;
         };
         let view = ipv4::Packet::new_unchecked(&packet[..]);
@@ -590,6 +643,18 @@ impl IpStack {
         let mut frame = Vec::with_capacity(HEADROOM + repr.buffer_len());
         frame.resize(HEADROOM, 0);
         repr.encapsulate(payload, &mut frame);
+        // RFC 4301 §5.1: the SPD decides before the datagram is routed; a transport-mode
+        // SA transforms the whole datagram, which is fragmented afterwards if it must be.
+        if let Some(t) = self.transports.iter().position(|t| t.selects(&frame[HEADROOM..])) {
+            let mut protected = vec![0u8; HEADROOM];
+            if let Err(reason) = self.transports[t].protect(&frame[HEADROOM..], &mut protected) {
+                out.push(Out::Drop { reason, packet: Some(frame[HEADROOM..].to_vec()) });
+                return;
+            }
+            self.counters.esp_sealed += 1;
+            self.counters.esp_bytes += (protected.len() - HEADROOM - repr.header_len()) as u64;
+            frame = protected;
+        }
         self.send_frame(now, frame, None, out);
     }
 

@@ -8,7 +8,8 @@
 //! broadcasts and multicasts, unless the port is bridged (bridges listen to everything,
 //! IEEE 802.1D §7.5).
 //!
-//! IPsec tunnels (`ipsec`) are interfaces of the stack; their cipher and HMAC work is
+//! IPsec tunnels (`ipsec`) are interfaces of the stack, transport-mode SAs transform its
+//! own datagrams; their cipher and HMAC work (ESP or AH) is
 //! charged by `CpuCycles::per_byte_esp` and `per_esp_packet`. Work the stack did outside
 //! a CPU job — the node's own packets, which the world hands straight to the ports — is
 //! charged to the next job the CPU serves (see [`Node::process`]): the busy time counts
@@ -182,9 +183,15 @@ impl Node {
             if !ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == t.local)) {
                 return Err(fail(format!("local address {} is not an address of the node", t.local)));
             }
-            let tunnel = crate::ipsec::EspTunnel::new(t).map_err(fail)?;
-            let iface = Iface { name: t.name.clone(), mac: Mac([0; 6]), addr: None, mtu: usize::from(t.mtu), resolve: false };
-            ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
+            match t.mode.as_str() {
+                "tunnel" => {
+                    let tunnel = crate::ipsec::IpsecTunnel::new(t).map_err(fail)?;
+                    let iface = Iface { name: t.name.clone(), mac: Mac([0; 6]), addr: None, mtu: usize::from(t.mtu), resolve: false };
+                    ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
+                }
+                "transport" => ip.add_transport(Box::new(crate::ipsec::IpsecTransport::new(t).map_err(fail)?)),
+                other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
+            }
         }
         Ok(Node {
             name: config.name.clone(),

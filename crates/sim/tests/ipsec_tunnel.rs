@@ -86,6 +86,10 @@ fn tunnel(name: &str, local: Ipv4Addr, remote: Ipv4Addr, spi_out: u32, spi_in: u
         auth: "hmac-sha1-96".into(),
         protects: vec![(remote, 32)],
         mtu: 1500,
+        mode: "tunnel".into(),
+        protocol: "esp".into(),
+        select_protocol: None,
+        select_port: None,
     }
 }
 

@@ -44,10 +44,11 @@ Roles
 Links
     Ethernet → ``LinkConfig::Ethernet``; wifi → ``LinkConfig::Wifi`` with the AP first,
     then the stations, the ``hears`` matrix and the frame error rates in that member
-    order. What the simulator does not model yet (ATM links, tunnels other than IPsec
-    ESP in tunnel mode, half duplex, ...) is refused with the key that asks for it.
-IPsec tunnels (``[[tunnel]] type = "ipsec"``, ESP in tunnel mode)
-    One ``IpsecTunnelConfig`` on each end, named as the tunnel. The outer addresses are
+    order. What the simulator does not model yet (ATM links, tunnels other than IPsec,
+    half duplex, ...) is refused with the key that asks for it.
+IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mode)
+    One ``IpsecTunnelConfig`` on each end, named as the tunnel, with its ``mode`` and
+    ``protocol``. The outer addresses (the SA's peers) are
     the ends' addresses each uses to reach the other (:meth:`Network.destination`).
     SPIs: tunnel N (its index among ``[[tunnel]]``) uses ``0x1000 + 2N`` from ``from``
     to ``to`` and ``0x1000 + 2N + 1`` back (RFC 4303 §2.1: above the reserved 1-255);
@@ -59,8 +60,15 @@ IPsec tunnels (``[[tunnel]] type = "ipsec"``, ESP in tunnel mode)
     each as a /32. Two tunnels of one node may not protect the same destination. The
     tunnel MTU is the tunnel's ``mtu``, else the MTU of the port the tunnel leaves by,
     so that a full-size inner packet is encapsulated whole and its outer packet
-    fragmented (fragmentation after encapsulation). AH, transport mode and ``over``
-    are refused (next to come).
+    fragmented (fragmentation after encapsulation).
+    Transport mode protects the two ends' own traffic to each other (``protects`` and
+    the MTU are unused; the ESP/AH datagram is fragmented after the transform, as a host
+    does). Several transport-mode tunnels between the same two nodes (seed 003: up to
+    three VPNs from one client) are told apart by port, since the scenario language
+    has no selectors: the first carries everything between them that the others do
+    not, the k-th after it (k = 1, 2, ...) UDP to or from port ``7 + k`` - the echo
+    port (RFC 862) and the ones after it, so a ``udp.echo`` test picks its VPN with
+    ``port``. ``over`` is refused (the tunnel follows the routed path).
 """
 
 from __future__ import annotations
@@ -261,6 +269,9 @@ IPSEC_CIPHERS = ("null", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm"
 """The ESP ciphers of the scenario language that wire::ipsec implements (single DES is not)."""
 
 IPSEC_SPI_BASE = 0x1000
+
+IPSEC_SELECTOR_PORT_BASE = 7
+"""The k-th extra transport-mode tunnel between two nodes carries UDP port 7 + k (module doc)."""
 """First SPI the lowering hands out; RFC 4303 §2.1 reserves 1-255."""
 
 
@@ -314,12 +325,10 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
     for i, _t in enumerate(sc.tunnel):
         base: PathT = ("tunnel", i)
         if not isinstance(_t, Ipsec):
-            out.add(base + ("type",), f"{_t.type} tunnels in a simulation: {_NOT_YET}", expected="'ipsec' (ESP, tunnel mode) for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
+            out.add(base + ("type",), f"{_t.type} tunnels in a simulation: {_NOT_YET}", expected="'ipsec' (ESP or AH) for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
             continue
-        if _t.protocol == "ah":
-            out.add(base + ("protocol",), f"AH in a simulation: {_NOT_YET} (AH and transport mode are next; ESP in tunnel mode runs)", expected="'esp'", found="'ah'", hint="`qoslab mtu` analyses AH stacks")
-        if _t.mode == "transport":
-            out.add(base + ("mode",), f"IPsec transport mode in a simulation: {_NOT_YET} (transport mode and AH are next; ESP in tunnel mode runs)", expected="'tunnel'", found="'transport'", hint="`qoslab mtu` analyses transport mode")
+        if _t.protocol == "ah" and _t.auth == "none":
+            out.add(base + ("auth",), "AH always carries an ICV (RFC 4302 §3.2)", expected="'hmac-md5-96', 'hmac-sha1-96' or 'hmac-sha256-128'", found="'none'")
         if _t.over is not None:
             out.add(base + ("over",), f"an IPsec tunnel over a named link or tunnel: {_NOT_YET}", expected="no `over`: the tunnel follows the routed path between its ends", found=repr(_t.over))
         if _t.cipher not in IPSEC_CIPHERS:
@@ -582,9 +591,10 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
 
 
 def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], out: LocatedProblems) -> None:
-    """Each ESP tunnel as a pair of IpsecTunnelConfig, one on each end (rules in the module doc)."""
+    """Each IPsec tunnel as a pair of IpsecTunnelConfig, one on each end (rules in the module doc)."""
     net = Network(sc, {}, names, ports, addresses)
     protected: dict[int, dict[tuple[str, int], int]] = {}  # node -> (network, prefix) -> tunnel index
+    transport_pairs: dict[frozenset[str], int] = {}  # transport-mode tunnels so far between two nodes
     for i, t in enumerate(sc.tunnel):
         if not isinstance(t, Ipsec):
             continue
@@ -596,19 +606,33 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
         if local[0] is None or local[1] is None:
             continue
         spis = [IPSEC_SPI_BASE + 2 * i, IPSEC_SPI_BASE + 2 * i + 1]
+        common = {"cipher": t.cipher, "auth": t.auth, "mode": t.mode, "protocol": t.protocol}
+        if t.mode == "transport":
+            pair = frozenset(ends)
+            k_pair = transport_pairs.get(pair, 0)
+            transport_pairs[pair] = k_pair + 1
+            port = None if k_pair == 0 else IPSEC_SELECTOR_PORT_BASE + k_pair
+            for k in (0, 1):
+                n = names.index(ends[k])
+                nodes[n]["ipsec"].append(
+                    {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
+                     "protects": [], "mtu": 1500, **common, "select_protocol": None if port is None else 17, "select_port": port}
+                )
+            continue
         for k in (0, 1):
             n, far = names.index(ends[k]), names.index(ends[1 - k])
             protects = _protected_behind(nodes[far], addresses[ends[1 - k]], local[1 - k])
             seen = protected.setdefault(n, {})
             for dest in protects:
                 if dest in seen:
-                    out.add(("tunnel", i, "to" if k == 0 else "from"), f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]", expected="tunnels of one node that protect different destinations", found=f"{dest[0]}/{dest[1]} twice", hint="each tunnel needs its own far address or subnet")
+                    out.add(("tunnel", i, "to" if k == 0 else "from"), f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]", expected="tunnels of one node that protect different destinations", found=f"{dest[0]}/{dest[1]} twice", hint="each tunnel needs its own far address or subnet; several VPNs between two hosts: mode = 'transport' (told apart by port)")
                 seen.setdefault(dest, i)
             port = next((p for p in ports[n] if p.address is not None and p.address.ip == local[k]), None)
             mtu = t.mtu or (port.mtu if port is not None else 1500)
             nodes[n]["ipsec"].append(
                 {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
-                 "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu}
+                 "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu,
+                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_port": None}
             )
 
 
