@@ -643,8 +643,14 @@ impl IpStack {
         let mut frame = Vec::with_capacity(HEADROOM + repr.buffer_len());
         frame.resize(HEADROOM, 0);
         repr.encapsulate(payload, &mut frame);
-        // RFC 4301 §5.1: the SPD decides before the datagram is routed; a transport-mode
-        // SA transforms the whole datagram, which is fragmented afterwards if it must be.
+        self.send_own(now, frame, repr.header_len(), out);
+    }
+
+    /// Sends a datagram this node made (after [`HEADROOM`], with an IPv4 header of
+    /// `header_len` bytes). RFC 4301 §5.1: the SPD decides before the datagram is routed;
+    /// a transport-mode SA transforms the whole datagram, which is fragmented afterwards
+    /// if it must be.
+    fn send_own(&mut self, now: u64, mut frame: Vec<u8>, header_len: usize, out: &mut Vec<Out>) {
         if let Some(t) = self.transports.iter().position(|t| t.selects(&frame[HEADROOM..])) {
             let mut protected = vec![0u8; HEADROOM];
             if let Err(reason) = self.transports[t].protect(&frame[HEADROOM..], &mut protected) {
@@ -652,14 +658,24 @@ impl IpStack {
                 return;
             }
             self.counters.esp_sealed += 1;
-            self.counters.esp_bytes += (protected.len() - HEADROOM - repr.header_len()) as u64;
+            self.counters.esp_bytes += (protected.len() - HEADROOM - header_len) as u64;
             frame = protected;
         }
         self.send_frame(now, frame, None, out);
     }
 
-    /// Sends a UDP datagram from this node; the source address is the egress interface's.
-    pub fn send_udp(&mut self, now: u64, src_port: u16, dst: Ipv4Addr, dst_port: u16, payload: &[u8], out: &mut Vec<Out>) {
+    /// Sends a UDP datagram of `payload_len` bytes that `fill` writes in place: one buffer
+    /// for the whole frame, no copy (the traffic generators' hot path).
+    pub fn send_udp_with(
+        &mut self,
+        now: u64,
+        src_port: u16,
+        dst: Ipv4Addr,
+        dst_port: u16,
+        payload_len: usize,
+        fill: impl FnOnce(&mut [u8]),
+        out: &mut Vec<Out>,
+    ) {
         let Some((iface, _)) = self.route(dst) else {
             out.push(Out::Drop { reason: format!("no route to {dst}"), packet: None });
             return;
@@ -668,9 +684,19 @@ impl IpStack {
             out.push(Out::Drop { reason: "no IPv4 address to send from".into(), packet: None });
             return;
         };
-        let mut segment = Vec::with_capacity(payload.len() + udp::HEADER_LEN);
-        udp::Repr { src_port, dst_port }.encapsulate(&src, &dst, payload, &mut segment);
-        self.send_datagram(now, src, dst, IpProtocol::Udp, &segment, out);
+        let udp_len = udp::HEADER_LEN + payload_len;
+        let mut repr = ipv4::Repr::new(src, dst, IpProtocol::Udp, udp_len, DEFAULT_TTL);
+        repr.ident = self.next_ident();
+        let ip_len = repr.header_len();
+        let mut frame = vec![0u8; HEADROOM + ip_len + udp_len];
+        udp::Repr { src_port, dst_port }.emit(&mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]), &src, &dst, payload_len, fill);
+        repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
+        self.send_own(now, frame, ip_len, out);
+    }
+
+    /// Sends a UDP datagram from this node; the source address is the egress interface's.
+    pub fn send_udp(&mut self, now: u64, src_port: u16, dst: Ipv4Addr, dst_port: u16, payload: &[u8], out: &mut Vec<Out>) {
+        self.send_udp_with(now, src_port, dst, dst_port, payload.len(), |data| data.copy_from_slice(payload), out);
     }
 
     /// Sends an ICMP echo request from this node.

@@ -831,8 +831,8 @@ impl World {
             FlowConfig::Tcp { .. } => return Ok(false),
             FlowConfig::Udp { id, to, dst_port, payload, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
-                let data = probe.payload(payload as usize);
-                self.nodes[node as usize].ip.send_udp(now, 49152, to, dst_port, &data, &mut outs);
+                let len = (payload as usize).max(crate::app::PROBE_HEADER_LEN);
+                self.nodes[node as usize].ip.send_udp_with(now, 49152, to, dst_port, len, |data| probe.emit(data), &mut outs);
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
             FlowConfig::UdpEcho { id, to, dst_port, payload, .. } => {
