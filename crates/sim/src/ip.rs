@@ -670,12 +670,12 @@ impl IpStack {
         &mut self,
         now: u64,
         src_port: u16,
-        dst: Ipv4Addr,
-        dst_port: u16,
+        to: std::net::SocketAddrV4,
         payload_len: usize,
         fill: impl FnOnce(&mut [u8]),
         out: &mut Vec<Out>,
     ) {
+        let (dst, dst_port) = (*to.ip(), to.port());
         let Some((iface, _)) = self.route(dst) else {
             out.push(Out::Drop { reason: format!("no route to {dst}"), packet: None });
             return;
@@ -696,7 +696,8 @@ impl IpStack {
 
     /// Sends a UDP datagram from this node; the source address is the egress interface's.
     pub fn send_udp(&mut self, now: u64, src_port: u16, dst: Ipv4Addr, dst_port: u16, payload: &[u8], out: &mut Vec<Out>) {
-        self.send_udp_with(now, src_port, dst, dst_port, payload.len(), |data| data.copy_from_slice(payload), out);
+        let to = std::net::SocketAddrV4::new(dst, dst_port);
+        self.send_udp_with(now, src_port, to, payload.len(), |data| data.copy_from_slice(payload), out);
     }
 
     /// Sends an ICMP echo request from this node.

@@ -832,7 +832,7 @@ impl World {
             FlowConfig::Udp { id, to, dst_port, payload, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
                 let len = (payload as usize).max(crate::app::PROBE_HEADER_LEN);
-                self.nodes[node as usize].ip.send_udp_with(now, 49152, to, dst_port, len, |data| probe.emit(data), &mut outs);
+                self.nodes[node as usize].ip.send_udp_with(now, 49152, std::net::SocketAddrV4::new(to, dst_port), len, |data| probe.emit(data), &mut outs);
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
             FlowConfig::UdpEcho { id, to, dst_port, payload, .. } => {
