@@ -20,28 +20,11 @@ use wire::ipv4;
 use wire::udp;
 use wire::IpProtocol;
 
+mod common;
+use common::node;
+
 const S: u64 = 1_000_000_000;
 const MBPS_100: u64 = 100_000_000;
-
-fn cpu_free() -> CpuConfig {
-    CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default() }
-}
-
-fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forward: bool) -> NodeConfig {
-    NodeConfig {
-        name: name.into(),
-        role: if forward { "router".into() } else { "host".into() },
-        ports,
-        bridge: None,
-        ip_forward: forward,
-        routes,
-        nat: None,
-        cpu: cpu_free(),
-        arp_timeout_ns: 120 * S,
-        reassembly_timeout_ns: 30 * S,
-        ipsec: vec![],
-    }
-}
 
 fn port(name: &str, mac: u8, addr: Ipv4Addr) -> PortConfig {
     PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((addr, 24)), mtu: 1500, point_to_point: false }

@@ -5,27 +5,10 @@ use std::net::Ipv4Addr;
 
 use sim::config::*;
 
+mod common;
+use common::node;
+
 const MBPS_100: u64 = 100_000_000;
-
-fn cpu_free() -> CpuConfig {
-    CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default() }
-}
-
-fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forward: bool) -> NodeConfig {
-    NodeConfig {
-        name: name.into(),
-        role: if forward { "router".into() } else { "host".into() },
-        ports,
-        bridge: None,
-        ip_forward: forward,
-        routes,
-        nat: None,
-        cpu: cpu_free(),
-        arp_timeout_ns: 120_000_000_000,
-        reassembly_timeout_ns: 30_000_000_000,
-        ipsec: vec![],
-    }
-}
 
 fn port(name: &str, mac: u8, addr: [u8; 4], len: u8) -> PortConfig {
     PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((Ipv4Addr::from(addr), len)), mtu: 1500, point_to_point: false }
