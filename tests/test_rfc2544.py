@@ -8,6 +8,7 @@ inter-frame gap), RFC 2544's rules, and a queue model written in this file.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -176,7 +177,8 @@ def test_back_to_back_burst_fills_a_queue_of_known_size(tmp_path, size, queue):
     path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.back_to_back"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "0.05 s"\ntrials = 2\n', bottleneck="30 Mbps", bottleneck_bps=30e6, queue=queue)
     (rec,) = records(path)
     t_in, t_out = wire_s(size, SENDER_BPS), wire_s(size, 30e6)
-    ns_in, ns_out = round(t_in * 1e9), round(t_out * 1e9)  # the simulator's clock is in ns
+    # The simulator's clock counts whole nanoseconds; a frame's line time is rounded up.
+    ns_in, ns_out = math.ceil((size + 20) * 8 * 1e9 / SENDER_BPS), math.ceil((size + 20) * 8 * 1e9 / 30e6)
     expected = {first_drop(ns_in, ns_out, queue, True), first_drop(ns_in, ns_out, queue, False)}
     assert len(expected) == 1, f"a tie at the critical frame: pick another case ({expected})"
     assert rec["metrics"]["back_to_back_frames"] == expected.pop()

@@ -704,8 +704,8 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     scenario:
         A validated scenario.
     test_index:
-        Lower the traffic of ``scenario.test[test_index]`` (its flows and run length);
-        ``None`` lowers the network alone, without flows.
+        Lower the traffic of ``scenario.test[test_index]`` (its flows and run length; of
+        an RFC 2544 search, its first trial); ``None`` lowers the network alone, without flows.
     source:
         The scenario file, to position problems at file:line:column.
 
@@ -725,9 +725,13 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     net = lower_network(scenario, source=source)
     if test_index is None:
         return net.config
-    from qoslab.methods import plan_test
+    from qoslab.methods import Search, plan_test
 
     plan = plan_test(net, test_index, source=source)
+    if isinstance(plan, Search):
+        # A search runs many trials; this is its first (first frame size, the maximum rate).
+        flows, duration = plan.trials.first_flows()
+        return net.with_flows(flows, duration)
     return net.with_flows(plan.flows, plan.duration_ns)
 
 

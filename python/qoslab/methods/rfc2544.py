@@ -158,10 +158,8 @@ class Trials:
 
     # ------------------------------------------------------------------ one trial
 
-    def trial(self, frame_size: int, fps: float, duration_ns: int, *, seed_offset: int = 0, count: int | None = None, tag: bool = False, what: str = "") -> Trial:
-        """One trial: a stream of ``frame_size``-byte frames at ``fps`` for ``duration_ns``
-        (or exactly ``count`` frames), after learning frames; with ``tag`` the frame sent
-        half-way is its own flow so its latency can be read alone."""
+    def flows(self, frame_size: int, fps: float, duration_ns: int, *, count: int | None = None, tag: bool = False) -> tuple[list[dict[str, Any]], list[tuple[int, int, str]], int, int]:
+        """The flows of one trial: (flows, (id, sender, destination) per direction, frames per direction, end of the stream in ns)."""
         payload = payload_for(frame_size)
         interval = 1e9 / fps
         n = count if count is not None else max(1, round(duration_ns / interval))
@@ -184,6 +182,21 @@ class Trials:
             else:
                 flows.append({**base, "id": fid, "start_ns": start, "stop_ns": start + round((n - 0.5) * interval)})
         stop = start + round(n * interval)
+        return flows, pairs, n, stop
+
+    def first_flows(self) -> tuple[list[dict[str, Any]], int]:
+        """The first trial's flows and run length (the first frame size at the maximum rate), without running it."""
+        size = int(self.test.frame_sizes[0])
+        fps = float(getattr(self.test, "frame_rate", None) or self.max_fps(size, getattr(self.test, "max_rate", None)))
+        flows, _, _, stop = self.flows(size, fps, int(getattr(self.test, "duration", 1_000_000_000)))
+        return flows, stop + DRAIN_NS
+
+    def trial(self, frame_size: int, fps: float, duration_ns: int, *, seed_offset: int = 0, count: int | None = None, tag: bool = False, what: str = "") -> Trial:
+        """One trial: a stream of ``frame_size``-byte frames at ``fps`` for ``duration_ns``
+        (or exactly ``count`` frames), after learning frames; with ``tag`` the frame sent
+        half-way is its own flow so its latency can be read alone."""
+        flows, pairs, n, stop = self.flows(frame_size, fps, duration_ns, count=count, tag=tag)
+        interval = 1e9 / fps
         seed = self.seed + seed_offset
         config = self.net.with_flows(flows, stop + DRAIN_NS, seed=seed)
         self.count += 1
