@@ -155,6 +155,10 @@ def run(
         typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
     ] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the random streams; default: the scenario's.")] = None,
+    report: Annotated[
+        Optional[Path],
+        typer.Option("--report", help="Also write DIR/report.html (set-up, a figure per test, the records), figures and the records as CSV/Parquet/JSON."),
+    ] = None,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
@@ -164,7 +168,11 @@ def run(
     `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`, one
     record per measured point. Exit 1 if a simulation failed, 2 on bad input.
 
-    Example: `qoslab run examples/seed000_ics.toml --json > ics.json`
+    Examples:
+
+    `qoslab run examples/seed000_ics.toml --json > ics.json`
+
+    `qoslab run examples/seed000_fig9.toml --report fig9/`
     """
     from qoslab.backends.sim import SimulationError, run_tests
     from qoslab.report.terminal import render_run
@@ -186,11 +194,23 @@ def run(
         profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
         render_run(stderr, run.label, run.results, records, labels, profiles)
 
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     try:
-        net, runs = run_tests(scenario, source=file, seed=seed, pcap_dir=pcap, on_run=show)
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr, transient=True) as progress:
+            task = progress.add_task("starting", total=None)
+            net, runs = run_tests(scenario, source=file, seed=seed, pcap_dir=pcap, on_run=show, on_trial=lambda words: progress.update(task, description=words))
     except SimulationError as err:
         _sim_failed(err)
         return
+    except KeyboardInterrupt:
+        stderr.print(Text("stopped (Ctrl-C).", style="yellow"))
+        raise typer.Exit(130) from None
+    if report is not None:
+        from qoslab.report.html import write_run_report
+
+        page = write_run_report(scenario, file, [rec for r in runs for rec in r.records], report)
+        stderr.print(f"report: {page}")
     if json_out:
         nodes = []
         for r in runs:
@@ -219,6 +239,53 @@ def run(
                 "nodes": nodes,
             }
         )
+
+
+@app.command()
+def reproduce(
+    seed: Annotated[Optional[str], typer.Argument(help="Seed number (000 to 004); all seeds when left out.", show_default=False)] = None,
+    out: Annotated[Path, typer.Option("--out", help="Output directory: report.html, summary.json, figures/, data/.")] = Path("results"),
+    json_out: Annotated[bool, typer.Option("--json", help="Print summary.json's rows on stdout too.")] = False,
+) -> None:
+    """Re-run each seed's experiment from its examples/ scenarios and compare with the paper.
+
+    Writes DIR/report.html (one self-contained page: the question, the set-up, figures
+    with the published points overlaid, the paper's tables with ours beside them, what
+    agrees and what does not and why), figures as PNG and SVG, the data as CSV, Parquet
+    and JSON, and DIR/summary.json: every number the seed publishes beside ours, with a
+    tolerance and its reason; calibration rows are marked and never count as agreement.
+    Finished points are kept: Ctrl-C stops cleanly, and running again with the same
+    --out skips them. Exit 2 on an unknown seed.
+
+    Examples:
+
+    `qoslab reproduce --out results/`
+
+    `qoslab reproduce 000 --out seed000/`
+    """
+    from qoslab.errors import Problem
+    from qoslab.studies import registry
+    from qoslab.studies.runner import reproduce as run_reproduce
+
+    studies = registry()
+    if seed is not None:
+        key = seed.zfill(3)
+        if key not in studies:
+            raise InputError("qoslab reproduce", [Problem("no study for this seed", key="SEED", expected="one of " + ", ".join(studies), found=repr(seed))])
+        chosen = [studies[key]]
+    else:
+        chosen = list(studies.values())
+    try:
+        result = run_reproduce(chosen, out, console=stderr)
+    except KeyboardInterrupt:
+        stderr.print(Text(f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume.", style="yellow"))
+        raise typer.Exit(130) from None
+    from qoslab.report.html import counts
+
+    c = counts(result["summary"])
+    stderr.print(f"{out}/report.html, {out}/summary.json: " + ", ".join(f"{v} {k}" for k, v in c.items()) + f" ({result['points_run']} points run, the rest kept from before)")
+    if json_out:
+        _emit_json(result["summary"])
 
 
 @app.command()
