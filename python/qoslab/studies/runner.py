@@ -47,18 +47,46 @@ def save_point(out: Path, study: Study, point: Point, records: list[dict[str, An
     os.replace(tmp, path)
 
 
-def run_study_points(study: Study, out: Path, *, progress: Any = None, task: Any = None, log: Callable[[str], None] | None = None) -> tuple[dict[str, list[dict[str, Any]]], int]:
+def _points(study: Study, out: Path) -> list[Point]:
+    return study.points(out) if _takes_workdir(study) else study.points()
+
+
+def _run_in_child(study: Study, out: Path, index: int) -> list[dict[str, Any]]:
+    return _points(study, out)[index].run(lambda words: None)
+
+
+def run_study_points(study: Study, out: Path, *, progress: Any = None, task: Any = None, log: Callable[[str], None] | None = None, jobs: int = 1) -> tuple[dict[str, list[dict[str, Any]]], int]:
     """Run (or reuse) every point of ``study``. Returns (records by point key, points run now).
 
     ``progress``/``task``: a rich Progress and its task, advanced by each point's weight.
+    With ``jobs`` > 1 the points run in that many processes (forked), each saved as it
+    finishes.
     """
-    points = study.points(out) if _takes_workdir(study) else study.points()
+    points = _points(study, out)
     data: dict[str, list[dict[str, Any]]] = {}
     ran = 0
+    todo = [i for i, p in enumerate(points) if load_finished(out, study, p) is None]
+    if jobs > 1 and len(todo) > 1:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {pool.submit(_run_in_child, study, out, i): points[i] for i in todo}
+            if progress is not None:
+                progress.update(task, description=f"seed {study.seed}: {len(todo)} points on {min(jobs, len(todo))} processes")
+            for future in as_completed(futures):
+                point = futures[future]
+                records = future.result()
+                save_point(out, study, point, records)
+                ran += 1
+                if progress is not None:
+                    progress.update(task, advance=point.weight, description=f"seed {study.seed}: {point.words} done")
     for point in points:
         done = load_finished(out, study, point)
         if done is not None:
             data[point.key] = done
+            if point.key in {points[i].key for i in todo}:
+                continue  # run just now, in a child
             if progress is not None:
                 progress.update(task, advance=point.weight, description=f"[dim]{point.words}: kept from before")
             continue
@@ -95,7 +123,7 @@ def total_weight(studies: list[Study], out: Path) -> tuple[float, float]:
     return total, done
 
 
-def reproduce(studies: list[Study], out: Path, *, console: Any = None, show_progress: bool = True) -> dict[str, Any]:
+def reproduce(studies: list[Study], out: Path, *, console: Any = None, show_progress: bool = True, jobs: int = 1) -> dict[str, Any]:
     """Run ``studies`` into ``out`` and write the report. KeyboardInterrupt propagates after
     the finished points are on disk."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
@@ -111,7 +139,7 @@ def reproduce(studies: list[Study], out: Path, *, console: Any = None, show_prog
     with Progress(*columns, console=console, disable=not show_progress, transient=False) as progress:
         task = progress.add_task("starting", total=total, completed=done)
         for study in studies:
-            data, n = run_study_points(study, out, progress=progress, task=task)
+            data, n = run_study_points(study, out, progress=progress, task=task, jobs=jobs)
             results[study.seed] = data
             ran += n
         progress.update(task, description="writing the report")
