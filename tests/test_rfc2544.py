@@ -116,8 +116,9 @@ def test_latency_is_the_tagged_frame_mean_over_trials(tmp_path):
     path = scenario(tmp_path, '[[test]]\nmethod = "rfc2544.latency"\nfrom = "a"\nto = "b"\nframe_sizes = [64, 1518]\nframe_rate = 100\nduration = "2 s"\ntrials = 3\n')
     recs = records(path)
     for rec, size in zip(recs, (64, 1518)):
-        # An idle path: the frame is serialized on each link in turn (store and forward).
-        expected_ms = (wire_s(size, SENDER_BPS) + wire_s(size, 10e6)) * 1e3
+        # An idle path: the frame is serialized on each link in turn (store and forward) and
+        # is whole at its last FCS bit, after the 8-byte preamble and SFD (the 12-byte gap follows it).
+        expected_ms = ((size + 8) * 8 / SENDER_BPS + (size + 8) * 8 / 10e6) * 1e3
         assert rec["metrics"]["latency_ms"] == pytest.approx(expected_ms, abs=1e-6)
         assert rec["metrics"]["trials"] == 3
         assert rec["parameters"]["offered_fps"] == 100.0
@@ -130,7 +131,7 @@ def test_latency_defaults_to_the_throughput_rate(tmp_path):
     capacity, top = 1 / wire_s(size, 10e6), 1 / wire_s(size, SENDER_BPS)
     assert capacity - 0.005 * top <= rec["parameters"]["offered_fps"] <= capacity + 12
     # At the throughput rate frames may wait behind others: never less than the idle path.
-    assert rec["metrics"]["latency_ms"] >= (wire_s(size, SENDER_BPS) + wire_s(size, 10e6)) * 1e3 - 1e-6
+    assert rec["metrics"]["latency_ms"] >= ((size + 8) * 8 / SENDER_BPS + (size + 8) * 8 / 10e6) * 1e3 - 1e-6
 
 
 def test_frame_loss_steps_down_by_ten_percent_until_two_clean_trials(tmp_path):
