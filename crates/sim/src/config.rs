@@ -29,6 +29,10 @@ pub struct SimConfig {
     /// Stop with an error instead of exhausting memory or time.
     #[serde(default)]
     pub budget: BudgetConfig,
+    /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
+    /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
+    #[serde(default)]
+    pub adaptive: Vec<crate::upstream::AdaptiveConfig>,
 }
 
 /// Limits that stop a run cleanly, naming what grew.

@@ -500,8 +500,33 @@ impl Bss {
         &mut self,
         now: Nanos,
         member: usize,
+        mpdu: Vec<u8>,
+        dest: Option<usize>,
+    ) -> Result<(), DropReason> {
+        self.enqueue_at(now, member, mpdu, dest, false)
+    }
+
+    /// As [`enqueue`](Self::enqueue), but the MPDU goes right behind the frame at the
+    /// head of the queue (which may be under way and keeps its place), ahead of every
+    /// other waiting frame: a station's own short control traffic (seed 004's link
+    /// acknowledgements) sent before the data it forwards, as a strict-priority queue.
+    pub fn enqueue_priority(
+        &mut self,
+        now: Nanos,
+        member: usize,
+        mpdu: Vec<u8>,
+        dest: Option<usize>,
+    ) -> Result<(), DropReason> {
+        self.enqueue_at(now, member, mpdu, dest, true)
+    }
+
+    fn enqueue_at(
+        &mut self,
+        now: Nanos,
+        member: usize,
         mut mpdu: Vec<u8>,
         dest: Option<usize>,
+        priority: bool,
     ) -> Result<(), DropReason> {
         let n = self.members.len();
         assert!(member < n, "no member {member}");
@@ -522,11 +547,16 @@ impl Bss {
             mpdu[1] &= !RETRY_BIT;
             m.next_sequence = (m.next_sequence + 1) % SEQUENCE_MODULUS;
         }
-        m.queue.push_back(Queued {
+        let queued = Queued {
             mpdu,
             dest,
             attempts: 0,
-        });
+        };
+        if priority && !m.queue.is_empty() {
+            m.queue.insert(1, queued);
+        } else {
+            m.queue.push_back(queued);
+        }
         m.stats.enqueued += 1;
         if matches!(m.state, State::Idle) {
             m.request_access(now.max(self.now));
