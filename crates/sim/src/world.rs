@@ -1129,6 +1129,7 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
     let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members.len(), w.queue_frames)
         .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
     params.rts_threshold = w.rts_threshold as usize;
+    params.short_retry_limit = w.retry_limit;
     params.hears = w.hears.clone();
     params.frame_error_rate = w.frame_error_rate.clone();
     params.check().map_err(|message| RunError::Config(ConfigError { field: field("hears"), message }))?;
@@ -1310,6 +1311,12 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     }
     if let Some(d) = options.rto_cap_ns {
         config.rto_backoff_cap = Some(Duration::from_nanos(d));
+    }
+    if let Some(w) = options.initial_window {
+        if w == 0 {
+            return Err("an initial window of 0 segments never sends".into());
+        }
+        config.initial_window = w;
     }
     if u32::from(config.mss) > config.send_buffer.min(config.recv_buffer) {
         return Err(format!("a {}-byte buffer is smaller than one {}-byte segment", config.send_buffer.min(config.recv_buffer), config.mss));

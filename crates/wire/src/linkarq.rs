@@ -121,8 +121,10 @@ pub struct Repr {
 }
 
 impl Repr {
-    /// Refuses an unknown kind, non-zero reserved octets, and an ack or probe that
-    /// carries a payload.
+    /// Refuses an unknown kind and non-zero reserved octets. Whatever follows the
+    /// header of an ack or a probe is Ethernet padding (a frame is padded to 60 octets
+    /// without FCS, IEEE 802.3 §3.2.8) and is ignored, as an IPv4 receiver ignores
+    /// octets beyond its Total Length.
     pub fn parse<T: AsRef<[u8]>>(packet: &Packet<T>) -> Result<Repr> {
         packet.check_len()?;
         if packet.reserved() != [0; 3] {
@@ -130,7 +132,6 @@ impl Repr {
         }
         match packet.kind() {
             Kind::Unknown(_) => Err(Error::Unsupported),
-            Kind::Ack | Kind::Probe if !packet.payload().is_empty() => Err(Error::Malformed),
             kind => Ok(Repr { kind, sequence: packet.sequence() }),
         }
     }
@@ -188,8 +189,9 @@ mod test {
         bad = ACK_BYTES;
         bad[0] = 9;
         assert_eq!(Repr::parse(&Packet::new_unchecked(&bad[..])).unwrap_err(), Error::Unsupported);
-        let mut ack_with_data = ACK_BYTES.to_vec();
-        ack_with_data.push(0);
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&ack_with_data[..])).unwrap_err(), Error::Malformed);
+        // An ack padded to Ethernet's minimum frame parses as the ack.
+        let mut padded = ACK_BYTES.to_vec();
+        padded.resize(60 - 14, 0);
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&padded[..])).unwrap(), Repr { kind: Kind::Ack, sequence: 0x1234_5678 });
     }
 }

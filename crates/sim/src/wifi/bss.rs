@@ -85,6 +85,11 @@ pub struct BssParams {
     pub frame_error_rate: Vec<f64>,
     /// Transmit queue of each member, in frames (drop-tail); ≥ 1.
     pub queue_frames: usize,
+    /// dot11ShortRetryLimit: transmission attempts of a frame, the first included,
+    /// before it is dropped (Annex C default 7). dot11LongRetryLimit is the smaller of
+    /// this and its default 4. 1 sends each frame once, as seed 004's WaveLAN, which
+    /// had no link-layer acknowledgements to retry on.
+    pub short_retry_limit: u32,
 }
 
 impl BssParams {
@@ -99,6 +104,7 @@ impl BssParams {
             hears: None,
             frame_error_rate: Vec::new(),
             queue_frames,
+            short_retry_limit: super::dcf::DEFAULT_SHORT_RETRY_LIMIT,
         }
     }
 
@@ -160,6 +166,9 @@ impl BssParams {
         }
         if self.queue_frames == 0 {
             return Err("queue_frames: a transmit queue holds at least one frame".into());
+        }
+        if self.short_retry_limit == 0 {
+            return Err("short_retry_limit: a frame is sent at least once".into());
         }
         if let Some(hears) = &self.hears {
             if hears.len() != self.members || hears.iter().any(|row| row.len() != self.members) {
@@ -439,6 +448,8 @@ impl Bss {
             .unwrap_or_else(|| vec![vec![true; n]; n]);
         let mut dcf_params = DcfParams::from_phy(&params.phy);
         dcf_params.rts_threshold = params.rts_threshold;
+        dcf_params.short_retry_limit = params.short_retry_limit;
+        dcf_params.long_retry_limit = dcf_params.long_retry_limit.min(params.short_retry_limit);
         let members = (0..n)
             .map(|i| Member {
                 dcf: Dcf::new(dcf_params),
