@@ -172,11 +172,22 @@ impl Line {
         }
     }
 
-    /// A frame that crossed the line, as the receiving node's stack takes it.
-    fn delivered(&self, frame: Vec<u8>) -> Vec<u8> {
-        match &self.kind {
-            LineKind::Ethernet(_) => frame,
-            LineKind::Serial { .. } => crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &frame),
+    /// What crossed the line from end `from`, as the receiving node's stack takes it
+    /// (a CSLIP packet decompressed), or why nothing is delivered.
+    fn delivered(&mut self, from: usize, frame: Vec<u8>) -> Result<Vec<u8>, &'static str> {
+        match &mut self.kind {
+            LineKind::Ethernet(_) => Ok(frame),
+            LineKind::Serial { line, .. } => {
+                let datagram = line.arrive(from, frame)?;
+                Ok(crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &datagram))
+            }
+        }
+    }
+
+    /// What end `from` sent was lost on the line.
+    fn lost(&mut self, from: usize) {
+        if let LineKind::Serial { line, .. } = &mut self.kind {
+            line.lost(from);
         }
     }
 }
@@ -458,12 +469,15 @@ impl World {
                 if lost {
                     impair.lost += 1;
                     let reason = format!("lost on link {name} ({})", impair.loss_text);
-                    let packet = l.delivered(frame);
-                    self.record_drop(now, node, Some(port), reason, packet.get(ethernet::HEADER_LEN..));
+                    let summary = if matches!(l.kind, LineKind::Serial { .. }) { Some(frame) } else { frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec) };
+                    l.lost(from as usize);
+                    self.record_drop(now, node, Some(port), reason, summary.as_deref());
                     return Ok(());
                 }
-                let frame = l.delivered(frame);
-                self.receive(now, node, port, frame)?;
+                match l.delivered(from as usize, frame) {
+                    Ok(frame) => self.receive(now, node, port, frame)?,
+                    Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
+                }
             }
             Event::CpuDone { node } => {
                 let n = &mut self.nodes[node as usize];
