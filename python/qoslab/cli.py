@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 from rich.console import Console
@@ -172,8 +172,9 @@ def run(
 
     scenario = load_scenario(file)
     used_seed = scenario.scenario.seed if seed is None else seed
-    if scenario.sweep is not None:
-        stderr.print(Text("note: ", style="yellow") + Text("`qoslab run` runs the scenario as written; its [sweep] is not applied."))
+    if scenario.sweep is not None and scenario.sweep.values:
+        _run_sweep(file, scenario, used_seed, seed, pcap, json_out)
+        return
 
     def show(net, run) -> None:
         records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
@@ -219,6 +220,31 @@ def run(
                 "nodes": nodes,
             }
         )
+
+
+def _run_sweep(file: Path, scenario: Any, used_seed: int, seed: Optional[int], pcap: Optional[Path], json_out: bool) -> None:
+    """`qoslab run` of a scenario with a [sweep]: every point in order, one summary row per point and test."""
+    from qoslab.backends.sim import SimulationError
+    from qoslab.report.terminal import render_sweep
+    from qoslab.sweep import load_data, points, run_sweep
+
+    total = len(points(scenario.sweep))
+    rows: list[tuple[dict, dict]] = []
+    done: list[dict] = []
+
+    def progress(point: dict, net: Any, runs: list) -> None:
+        done.append(point)
+        stderr.print(Text(f"point {len(done)}/{total}: ", style="dim") + Text(", ".join(f"{k} = {v}" for k, v in point.items())))
+        rows.extend((point, rec) for r in runs for rec in r.records)
+
+    try:
+        run_sweep(load_data(file), scenario.sweep, source=file, seed=seed, pcap_dir=pcap, on_point=progress)
+    except SimulationError as err:
+        _sim_failed(err)
+        return
+    render_sweep(stderr, rows)
+    if json_out:
+        _emit_json({"scenario": scenario.scenario.name, "file": str(file), "backend": "sim", "seed": used_seed, "results": [rec for _, rec in rows]})
 
 
 @app.command()

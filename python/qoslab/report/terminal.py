@@ -176,3 +176,35 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
 
 
 __all__ = ["render_run", "render_reach", "death_points", "flows_table", "links_table", "nodes_table", "tables", "drop_log"]
+
+
+SWEEP_METRICS = (
+    ("throughput_mbps", "Mb/s", "{:.4f}"),
+    ("transfer_time_s", "time s", "{:.2f}"),
+    ("loss_pct", "loss %", "{:.2f}"),
+    ("latency_ms", "latency ms", "{:.3f}"),
+    ("rtt_ms", "rtt ms", "{:.3f}"),
+    ("retransmits", "rexmit", "{}"),
+)
+"""The metrics a sweep's summary shows, where a record has them."""
+
+
+def render_sweep(console: Console, rows: list[tuple[dict[str, Any], dict[str, Any]]]) -> None:
+    """One row per (point, record): the swept values, the test, its main metrics."""
+    if not rows:
+        return
+    keys = list(rows[0][0])
+    present = [m for m in SWEEP_METRICS if any(m[0] in rec.get("metrics", {}) for _, rec in rows)]
+    table = Table(box=box.SIMPLE_HEAD, title="Sweep", title_justify="left", pad_edge=False, collapse_padding=True)
+    for k in keys:
+        table.add_column(k, no_wrap=True)
+    table.add_column("test", no_wrap=True)
+    for _, title, _ in present:
+        table.add_column(title, justify="right")
+    for point, rec in rows:
+        metrics = rec.get("metrics", {})
+        label = rec.get("name") or f"{rec.get('test')} {rec.get('from')}→{rec.get('to')}"
+        cells = [escape(str(point[k])) for k in keys] + [escape(label)]
+        cells += [_num(metrics.get(key), fmt) if not isinstance(metrics.get(key), dict) else "–" for key, _, fmt in present]
+        table.add_row(*cells)
+    console.print(table)
