@@ -317,9 +317,9 @@ pub struct Rejected {
 pub struct SerialDirection {
     queue: VecDeque<Vec<u8>>,
     /// The sender's VJ state (CSLIP only), fed in transmission order.
-    vj: Option<cslip::Compressor>,
+    vj: Option<Box<cslip::Compressor>>,
     /// The far end's VJ state for this direction (CSLIP only), fed in arrival order.
-    unvj: Option<cslip::Decompressor>,
+    unvj: Option<Box<cslip::Decompressor>>,
     /// Received CSLIP packets tossed after a loss (RFC 1144 §4.2).
     pub tossed: u64,
     /// Whether a frame is being sent.
@@ -351,8 +351,8 @@ impl SerialLine {
         let mut dirs: [SerialDirection; 2] = Default::default();
         if let Framing::Cslip { slots, .. } = config.framing {
             for dir in &mut dirs {
-                dir.vj = Some(cslip::Compressor::new(slots));
-                dir.unvj = Some(cslip::Decompressor::new(slots));
+                dir.vj = Some(Box::new(cslip::Compressor::new(slots)));
+                dir.unvj = Some(Box::new(cslip::Decompressor::new(slots)));
             }
         }
         Ok(SerialLine { config, dirs })

@@ -519,7 +519,7 @@ mod test {
         let mut u = upstream();
         let tx = u.send(0, datagram(7));
         assert_eq!(tx.len(), 1);
-        let got = u.receive(1 * MS, 0, &tx[0].frame);
+        let got = u.receive(MS, 0, &tx[0].frame);
         assert_eq!(got.tx.len(), 1);
         assert!(got.tx[0].priority && got.tx[0].node == 0);
         let delivered = got.deliver.expect("a new datagram goes up");

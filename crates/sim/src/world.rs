@@ -589,8 +589,9 @@ impl World {
     }
 
     /// An Ethernet frame leaves a node through its 802.11 port.
-    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, bss: u32, member: u16, frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
-        let member = member as usize;
+    /// `at` is the port's (BSS, member); `priority` puts the frame ahead of the waiting ones.
+    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, at: (u32, u16), frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
+        let (bss, member) = (at.0, at.1 as usize);
         let state = &mut self.bsses[bss as usize];
         let Ok(eth) = ethernet::Frame::new_checked(&frame[..]) else { return Ok(()) };
         let dst = eth.dst_addr();
@@ -761,7 +762,7 @@ impl World {
                 }
                 self.start_tx(now, link, end)
             }
-            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, bss, member, frame, priority),
+            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, (bss, member), frame, priority),
             Attachment::Unattached => {
                 self.record_drop(now, node, Some(port), "port is not attached to any link".into(), None);
                 Ok(())
