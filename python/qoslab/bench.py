@@ -293,11 +293,13 @@ def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[st
     """examples/seed004_asymmetric.toml at its 57.6 kb/s point, lowered with its test
     (a sized transfer: it runs to its end, whatever ``sim_seconds`` says)."""
     from qoslab.backends.sim import lower
-    from qoslab.sweep import at_point, load_data
+    from qoslab.scenario import load_scenario
+    from qoslab.sweep import sweep_points
 
     root = source_root() or Path(__file__).resolve().parents[2]
-    data = load_data(root / "examples" / "seed004_asymmetric.toml")
-    return lower(at_point(data, {"link[2].rate": SEED004_ACK_RATE}), test_index=0)
+    points = sweep_points(load_scenario(root / "examples" / "seed004_asymmetric.toml"))
+    (point,) = [p for p in points if p.values.get("link[2].rate") == SEED004_ACK_RATE]
+    return lower(point.scenario, test_index=0)
 
 
 def transfer_throughput_mbps(results: dict[str, Any]) -> float | None:
