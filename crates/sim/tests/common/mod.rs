@@ -23,5 +23,6 @@ pub fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forwar
         cpu: cpu_free(),
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,
+        pmtu: Default::default(),
     }
 }
