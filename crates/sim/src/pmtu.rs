@@ -68,7 +68,9 @@ impl PmtuCache {
     pub fn learn(&mut self, now: u64, dst: Ipv4Addr, reported: usize, current: usize) -> Option<usize> {
         let locked = reported < self.min_pmtu;
         let mtu = reported.max(self.min_pmtu).min(current);
-        if mtu >= current && !(locked && !self.locked(now, dst)) {
+        // Nothing new: not lower, and not a lock that was not there.
+        let newly_locked = locked && !self.locked(now, dst);
+        if mtu >= current && !newly_locked {
             return None;
         }
         self.entries.insert(dst, Entry { mtu, expires: now + self.expires_ns, locked });
