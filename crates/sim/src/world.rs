@@ -1321,6 +1321,7 @@ fn describe(packet: &[u8]) -> (Option<u32>, String) {
             });
             (flow, format!("ICMP {src} -> {dst}, {} bytes", packet.len()))
         }
+        IpProtocol::Tcp => (None, format!("TCP {src} -> {dst}, {} bytes{}", packet.len(), if ip.dont_frag() { ", DF" } else { "" })),
         other => (None, format!("IPv4 protocol {} {src} -> {dst}", u8::from(other))),
     }
 }
