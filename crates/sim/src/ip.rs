@@ -820,6 +820,18 @@ impl IpStack {
             self.counters.esp_sealed += 1;
             self.counters.esp_bytes += (protected.len() - HEADROOM - header_len) as u64;
             frame = protected;
+            // The socket sized the datagram without the transform's overhead (Linux
+            // counts it in the MSS; this model does not): a protected datagram that no
+            // longer fits the path MTU is fragmented here (RFC 4303 §3.1.1: after the
+            // transform), without DF, rather than refused with nothing to tell the socket.
+            let dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
+            if self.path_mtu(now, dst).is_some_and(|mtu| frame.len() - HEADROOM > mtu) {
+                let mut view = ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]);
+                if view.dont_frag() {
+                    view.set_dont_frag(false);
+                    view.fill_checksum();
+                }
+            }
         }
         self.send_frame(now, frame, None, out);
     }

@@ -336,3 +336,24 @@ fn a_tunnel_fragments_before_or_after_encapsulation_as_configured() {
         }
     }
 }
+
+#[test]
+fn tcp_over_a_transport_mode_sa_is_fragmented_after_the_transform_not_stalled() {
+    // a and b protect their traffic to each other with transport-mode ESP; the
+    // full-size DF segments plus ESP exceed a's 1500-byte link.
+    let sa = |local: Ipv4Addr, remote: Ipv4Addr, spi_out: u32, spi_in: u32| IpsecTunnelConfig {
+        mode: "transport".into(),
+        protects: vec![],
+        ..esp("sa", local.octets(), remote.octets(), spi_out, spi_in, [0, 0, 0, 0], TunnelFragment::After)
+    };
+    let mut config = network(1500, vec![tcp_flow(300_000, TcpOptions::default())], 10 * S, |_, _| {});
+    config.nodes[0].ipsec.push(sa(A, B, 0x2000, 0x2001));
+    config.nodes[3].ipsec.push(sa(B, A, 0x2001, 0x2000));
+    let results = run(config);
+    assert_eq!(results.flows[0].bytes_received, 300_000);
+    let esp_fragments = ip_packets(&results, "a-eth0").iter().filter(|(_, p)| {
+        let ip = ipv4::Packet::new_unchecked(&p[..]);
+        ip.src_addr() == A && ip.is_fragment() && !ip.dont_frag()
+    }).count();
+    assert!(esp_fragments > 0, "the ESP datagrams are fragmented at a, without DF");
+}
