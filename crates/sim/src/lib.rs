@@ -24,6 +24,7 @@ pub mod ip;
 pub mod ipsec;
 pub mod link;
 pub mod node;
+pub mod pmtu;
 pub mod results;
 pub mod rng;
 pub mod serial;

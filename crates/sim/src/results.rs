@@ -84,6 +84,28 @@ pub struct TcpResult {
     pub cwnd_bytes: u64,
     /// When the receiver had the last byte of a sized transfer.
     pub completed_ns: Option<u64>,
+    /// What the sender learned of the path MTU.
+    #[serde(flatten)]
+    pub path: TcpPathResult,
+}
+
+/// The sender's path MTU state at the end, and how it got there.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TcpPathResult {
+    /// The sender's MSS at the end (data octets per full segment).
+    pub mss_bytes: u32,
+    /// The IP packet size of its full segments at the end: the path MTU it ended at.
+    pub path_mtu_bytes: u32,
+    /// ICMP "fragmentation needed" about its segments it accepted.
+    pub frag_needed_received: u64,
+    pub mss_reductions: u64,
+    /// RFC 4821 black hole detections (Linux `tcp_mtu_probing`).
+    pub black_holes_detected: u64,
+    pub mtu_probes: u64,
+    pub mtu_probes_failed: u64,
+    /// The longest time the receiver got no new byte while the transfer ran (from its
+    /// start; to its end if it never finished).
+    pub longest_stall_ns: u64,
 }
 
 /// What the world hands over of one TCP flow.
@@ -101,6 +123,7 @@ pub(crate) struct TcpFlowInputs {
     pub first_rx_ns: Option<u64>,
     pub last_rx_ns: Option<u64>,
     pub completed_ns: Option<u64>,
+    pub path: TcpPathResult,
 }
 
 #[derive(Debug, Serialize)]
@@ -163,6 +186,13 @@ pub struct NodeResult {
     pub l3f_table: Vec<TableEntry>,
     pub bridge_table: Vec<BridgeEntry>,
     pub drops: BTreeMap<String, u64>,
+    /// ICMP "fragmentation needed" the node sent (RFC 1191 §4), DF packets too big it
+    /// dropped without one (a black hole, or a rate limit), and ICMP errors its rate
+    /// limit held back.
+    pub frag_needed_sent: u64,
+    pub frag_needed_silent: u64,
+    pub icmp_rate_limited: u64,
+    pub icmp_filtered: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -228,6 +258,7 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                         srtt_ns: t.srtt_ns,
                         cwnd_bytes: t.cwnd_bytes,
                         completed_ns: t.completed_ns,
+                        path: t.path,
                     }),
                     echo: None,
                 };
@@ -327,6 +358,10 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                     .map(|(mac, port)| BridgeEntry { mac: mac.to_string(), port: n.port_name(port).to_string() })
                     .collect(),
                 drops: inputs.drop_counts[i].clone(),
+                frag_needed_sent: n.ip.counters.frag_needed_sent,
+                frag_needed_silent: n.ip.counters.frag_needed_silent,
+                icmp_rate_limited: n.ip.counters.icmp_rate_limited,
+                icmp_filtered: n.ip.counters.icmp_filtered,
             }
         })
         .collect();

@@ -65,6 +65,10 @@ struct TcpFlow {
     last_rx_ns: Option<u64>,
     /// When the receiver had every byte of a sized transfer.
     completed_ns: Option<u64>,
+    /// When the receiver last got new bytes (the start before any), and the longest
+    /// time it went without: a PMTU black hole shows as a stall.
+    last_progress_ns: u64,
+    longest_stall_ns: u64,
 }
 
 /// A UDP echo flow (RFC 862): what the echo server counted and the round trips.
@@ -421,8 +425,13 @@ impl World {
                 })?;
                 let mtu = client_stack.ifaces[iface].mtu as u32;
                 let tcp_config = tcp_config(options, mtu).map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
-                let client = TcpSocket::new(tcp_config.clone());
+                let mut client = TcpSocket::new(tcp_config.clone());
                 let mut server = TcpSocket::new(tcp_config);
+                // RFC 1191 §3: each end starts from the MTU of its first hop.
+                client.set_path_mtu(mtu);
+                if let Some(back) = nodes[server_node as usize].ip.path_mtu(0, src) {
+                    server.set_path_mtu(back as u32);
+                }
                 // The receiver's initial sequence number: any value works (RFC 9293 §3.4.1
                 // wants it unpredictable; a simulation wants it reproducible).
                 server.listen(*dst_port, wire::tcp::SeqNumber(0x4000_0000));
@@ -441,6 +450,8 @@ impl World {
                     first_rx_ns: None,
                     last_rx_ns: None,
                     completed_ns: None,
+                    last_progress_ns: *start_ns,
+                    longest_stall_ns: 0,
                 });
             }
         }
@@ -967,10 +978,11 @@ impl World {
         let node = source_node(&config);
         match config {
             FlowConfig::Tcp { .. } => return Ok(false),
-            FlowConfig::Udp { id, to, dst_port, payload, .. } => {
+            FlowConfig::Udp { id, to, dst_port, payload, dont_fragment, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
                 let len = (payload as usize).max(crate::app::PROBE_HEADER_LEN);
-                self.nodes[node as usize].ip.send_udp_with(now, 49152, std::net::SocketAddrV4::new(to, dst_port), len, |data| probe.emit(data), &mut outs);
+                let to = std::net::SocketAddrV4::new(to, dst_port);
+                self.nodes[node as usize].ip.send_udp_df(now, 49152, to, len, dont_fragment, |data| probe.emit(data), &mut outs);
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
             FlowConfig::UdpEcho { id, to, dst_port, payload, .. } => {
@@ -997,8 +1009,39 @@ impl World {
         Ok(sent)
     }
 
+    /// An ICMP "fragmentation needed" reached `node` quoting `quoted` (an IPv4 header
+    /// and the first 8 octets after it): the TCP socket that sent the segment learns the
+    /// path MTU its stack now knows (Linux `tcp_v4_err`).
+    fn tcp_frag_needed(&mut self, now: u64, node: u32, quoted: &[u8]) -> Result<(), RunError> {
+        let ip = ipv4::Packet::new_unchecked(quoted);
+        if ip.check_header_len().is_err() || ip.next_header() != IpProtocol::Tcp {
+            return Ok(());
+        }
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        let Some(head) = quoted.get(ip.header_len()..ip.header_len() + 8) else { return Ok(()) };
+        let (src_port, dst_port) = (u16::from_be_bytes([head[0], head[1]]), u16::from_be_bytes([head[2], head[3]]));
+        let seq = tcp::SeqNumber::from_u32(u32::from_be_bytes([head[4], head[5], head[6], head[7]]));
+        let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
+            (0..2)
+                .find(|&side| f.nodes[side] == node && f.addrs[side] == src && f.addrs[1 - side] == dst && f.ports[side] == src_port && f.ports[1 - side] == dst_port)
+                .map(|side| (i, side))
+        });
+        let Some((flow, side)) = found else { return Ok(()) };
+        let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) else { return Ok(()) };
+        if self.tcp[flow].sockets[side].on_frag_needed(now, seq, mtu as u32) {
+            self.tcp_dispatch(now, flow, side)?;
+        }
+        Ok(())
+    }
+
     /// Emits what socket `side` of TCP flow `flow` may send now, and arms its timer.
     fn tcp_dispatch(&mut self, now: u64, flow: usize, side: usize) -> Result<(), RunError> {
+        // The MSS follows the path MTU the stack knows now (lowered by ICMP, back up
+        // when that aged out, RFC 1191 §6.3).
+        let (node, dst) = (self.tcp[flow].nodes[side], self.tcp[flow].addrs[1 - side]);
+        if let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) {
+            self.tcp[flow].sockets[side].set_path_mtu(mtu as u32);
+        }
         let mut segments = Vec::new();
         self.tcp[flow].sockets[side].dispatch(now, |repr, payload| segments.push((repr, payload.to_vec())));
         for (repr, payload) in segments {
@@ -1029,8 +1072,10 @@ impl World {
         let mut segment = Vec::with_capacity(repr.buffer_len());
         repr.encapsulate(&src, &dst, payload, &mut segment);
         let mut outs = Vec::new();
+        // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
+        let dont_frag = f.sockets[side].config().pmtu_discovery;
         let n = &mut self.nodes[node as usize];
-        n.ip.send_datagram(now, src, dst, IpProtocol::Tcp, &segment, &mut outs);
+        n.ip.send_datagram_df(now, src, dst, IpProtocol::Tcp, &segment, dont_frag, &mut outs);
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
         self.release_sent(now, node, fx)
@@ -1103,6 +1148,8 @@ impl World {
                 if after > before {
                     f.first_rx_ns.get_or_insert(now);
                     f.last_rx_ns = Some(now);
+                    f.longest_stall_ns = f.longest_stall_ns.max(now - f.last_progress_ns);
+                    f.last_progress_ns = now;
                     if f.bytes.is_some_and(|b| after >= b) && f.completed_ns.is_none() {
                         f.completed_ns = Some(now);
                     }
@@ -1114,6 +1161,9 @@ impl World {
             }
             IpProtocol::Icmp => {
                 if let Ok(icmp) = icmpv4::Packet::new_checked(ip.payload()) {
+                    if let Ok(icmpv4::Repr::DstUnreachable { reason: icmpv4::DstUnreachable::FragRequired, header, .. }) = icmpv4::Repr::parse(&icmp) {
+                        return self.tcp_frag_needed(now, node, header);
+                    }
                     if let Ok(icmpv4::Repr::EchoReply { data, .. }) = icmpv4::Repr::parse(&icmp) {
                         if let Some(probe) = Probe::parse(data) {
                             if let Some(stats) = self.stats.get_mut(&probe.flow) {
@@ -1154,6 +1204,9 @@ impl World {
             .iter()
             .map(|f| {
                 let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
+                // A transfer that has not finished is still stalled at the end.
+                let end = f.completed_ns.unwrap_or_else(|| f.stop_ns.min(now));
+                let stall = if f.completed_ns.is_some() { 0 } else { end.saturating_sub(f.last_progress_ns) };
                 results::TcpFlowInputs {
                     id: f.id,
                     bytes_sent: client.bytes_sent,
@@ -1168,6 +1221,16 @@ impl World {
                     first_rx_ns: f.first_rx_ns,
                     last_rx_ns: f.last_rx_ns,
                     completed_ns: f.completed_ns,
+                    path: results::TcpPathResult {
+                        mss_bytes: f.sockets[0].smss(),
+                        path_mtu_bytes: f.sockets[0].effective_mtu(),
+                        frag_needed_received: client.frag_needed,
+                        mss_reductions: client.mss_reductions,
+                        black_holes_detected: client.black_holes,
+                        mtu_probes: client.mtu_probes,
+                        mtu_probes_failed: client.mtu_probes_failed,
+                        longest_stall_ns: f.longest_stall_ns.max(stall),
+                    },
                 }
             })
             .collect();
@@ -1392,6 +1455,19 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
         }
         config.initial_window = w;
     }
+    config.pmtu_discovery = options.pmtu_discovery.unwrap_or(config.pmtu_discovery);
+    if let Some(p) = options.mtu_probing {
+        if p > 2 {
+            return Err(format!("mtu_probing {p}: 0 (off), 1 (after a black hole) or 2 (always), as Linux's tcp_mtu_probing"));
+        }
+        config.mtu_probing = p;
+    }
+    if let Some(b) = options.base_mss {
+        if !(48..=config.mss).contains(&b) {
+            return Err(format!("base_mss {b}: between Linux's tcp_min_snd_mss 48 and the MSS {}", config.mss));
+        }
+        config.base_mss = b;
+    }
     if u32::from(config.mss) > config.send_buffer.min(config.recv_buffer) {
         return Err(format!("a {}-byte buffer is smaller than one {}-byte segment", config.send_buffer.min(config.recv_buffer), config.mss));
     }
@@ -1429,6 +1505,7 @@ fn describe(packet: &[u8]) -> (Option<u32>, String) {
             });
             (flow, format!("ICMP {src} -> {dst}, {} bytes", packet.len()))
         }
+        IpProtocol::Tcp => (None, format!("TCP {src} -> {dst}, {} bytes{}", packet.len(), if ip.dont_frag() { ", DF" } else { "" })),
         other => (None, format!("IPv4 protocol {} {src} -> {dst}", u8::from(other))),
     }
 }

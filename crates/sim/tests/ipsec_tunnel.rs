@@ -73,6 +73,7 @@ fn tunnel(name: &str, local: Ipv4Addr, remote: Ipv4Addr, spi_out: u32, spi_in: u
         protocol: "esp".into(),
         select_protocol: None,
         select_port: None,
+        fragment: Default::default(),
     }
 }
 
@@ -99,7 +100,7 @@ fn network(tunnels: usize, flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfi
 }
 
 fn udp_flow(id: u32, from: u32, to: Ipv4Addr, payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to, dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns }
+    FlowConfig::Udp { id, from, to, dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
 }
 
 /// The IPv4 packets of the frames a capture point saw.

@@ -44,7 +44,7 @@ fn two_hosts(flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
 }
 
 fn udp(id: u32, from: u32, to: [u8; 4], payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to: Ipv4Addr::from(to), dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns }
+    FlowConfig::Udp { id, from, to: Ipv4Addr::from(to), dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
 }
 
 /// IEEE 802.3: from the first preamble bit to the last FCS bit, preamble 7 + SFD 1 +

@@ -489,6 +489,8 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             "arp_timeout_ns": ARP_TIMEOUT_NS,
             "reassembly_timeout_ns": REASSEMBLY_TIMEOUT_NS,
             "ipsec": [],
+            # The rest of PmtuConfig (rate limit, cache aging, min_pmtu) keeps Linux's values.
+            "pmtu": {"frag_needed": node.frag_needed, "filter_icmp_unreachable": node.block_icmp_unreachable},
         }
         bridge_ports: list[Port] = []
         bridge_address: IPv4Interface | None = None
@@ -689,7 +691,7 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
             nodes[n]["ipsec"].append(
                 {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
                  "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu,
-                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_port": None}
+                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_port": None, "fragment": t.fragment}
             )
 
 

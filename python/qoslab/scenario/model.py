@@ -123,6 +123,18 @@ class NodeBase(Strict):
         None,
         description="CPU profile (per-packet and per-byte costs), e.g. 'pentium-m-1.6ghz'; none = an infinitely fast CPU.",
     )
+    frag_needed: Literal["mtu", "zero-mtu", "silent"] = Field(
+        "mtu",
+        description=(
+            "What the node answers when it cannot forward a DF packet for its size: 'mtu' = ICMP "
+            "'fragmentation needed' with the next-hop MTU (RFC 1191 §4, the default); 'zero-mtu' = the same "
+            "without the MTU, as pre-RFC 1191 routers (the host falls back on RFC 1191 §7's plateaus); "
+            "'silent' = nothing, a PMTU black hole (RFC 2923 §2.1)."
+        ),
+    )
+    block_icmp_unreachable: bool = Field(
+        False, description="Drop every ICMP Destination Unreachable passing through or arriving, as an 'all ICMP' firewall does (another PMTU black hole)."
+    )
 
 
 class Host(NodeBase):
@@ -550,6 +562,15 @@ class Ipsec(TunnelBase):
     type: Literal["ipsec"] = Field(description="Tunnel kind.")
     mode: Literal["tunnel", "transport"] = Field("tunnel", description="'tunnel' adds an outer IP header; 'transport' protects the payload only.")
     protocol: Literal["esp", "ah"] = Field("esp", description="ESP (RFC 4303) or AH (RFC 4302).")
+    fragment: Literal["before", "after"] = Field(
+        "after",
+        description=(
+            "Tunnel mode, an inner packet too big for the tunnel (DF clear): 'before' = fragment it to the tunnel's "
+            "effective MTU and seal each fragment, as Linux does for IPv4 ESP (RFC 4459 §3 pre-fragmentation); "
+            "'after' = seal it whole and fragment the outer packet (the default, as the tunnel MTU defaults to the port's). "
+            "With DF set either way, ICMP 'fragmentation needed' returns the effective MTU (RFC 4301 §8.2.1)."
+        ),
+    )
     cipher: Annotated[
         Literal["null", "des-cbc", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm"], BeforeValidator(_lower)
     ] = Field("3des-cbc", description="ESP cipher; must be 'null' for AH.")
@@ -671,6 +692,10 @@ class UdpFlow(TestBase):
 
     method: Literal["udp.flow"] = Field(description="Test method.")
     payload: Size = Field(1472, description="UDP payload bytes per datagram.")
+    dont_fragment: bool = Field(
+        False,
+        description="Set DF on every datagram (iperf3 --dont-fragment): too big for the path, it is refused at the sender or dropped by a router with ICMP 'fragmentation needed'; default false, datagrams are fragmented.",
+    )
     rate: Rate | None = Field(None, description="Offered load; give this or `gap`.")
     gap: Time | None = Field(None, description="Time between datagrams; give this or `rate`.")
     count: int | None = Field(None, ge=1, description="Datagrams to send; none = for `duration`.")
@@ -711,6 +736,9 @@ class TcpBulk(TestBase):
     congestion: Literal["cubic", "reno", "newreno"] = Field("cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno).")
     mss: Size | None = Field(None, description="Maximum segment size; none = from the path MTU.")
     stack: TcpStack = Field("linux", description=_STACK_DOC)
+    pmtu_discovery: bool = Field(True, description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).")
+    mtu_probing: Literal[0, 1, 2] = Field(0, description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.")
+    base_mss: Size = Field(1024, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
 
 
 class TcpTransfer(TestBase):
@@ -722,6 +750,10 @@ class TcpTransfer(TestBase):
     window: Size | None = Field(None, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default.")
     congestion: Literal["cubic", "reno", "newreno"] = Field("newreno", description="Congestion control.")
     stack: TcpStack = Field("linux", description=_STACK_DOC)
+
+    pmtu_discovery: bool = Field(True, description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).")
+    mtu_probing: Literal[0, 1, 2] = Field(0, description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.")
+    base_mss: Size = Field(1024, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
 
 
 class Background(Strict):
