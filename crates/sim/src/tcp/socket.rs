@@ -753,11 +753,14 @@ impl TcpSocket {
             self.hold_timer = false;
         } else if ack == self.snd_una
             && in_flight
+            && self.snd_wnd > 0
             && data_len == 0
             && repr.control.is_empty()
             && (win_field == self.last_win_field || newly_sacked > 0)
         {
             // RFC 5681 §2 duplicate ACK (RFC 6675 also counts one that SACKs new data).
+            // Not while the window is closed: the answers to zero-window probes say
+            // nothing about loss (Linux counts none either: its probes carry old data).
             self.stats.dup_acks += 1;
             self.dup_acks += 1;
             self.on_dup_ack();
@@ -775,11 +778,6 @@ impl TcpSocket {
                 snd_una: self.snd_una.as_u32(),
                 in_recovery: self.recovery != Recovery::None,
             });
-        }
-        // Persist timer (RFC 9293 §3.8.6.1): data waits behind a zero window with
-        // nothing in flight, so no ACK will come to reopen it unless we probe.
-        if self.snd_wnd == 0 && self.snd_una == self.snd_max && self.rto_at.is_none() && self.has_unsent() {
-            self.rto_at = Some(now + self.rtt.rto());
         }
         true
     }
@@ -1030,6 +1028,15 @@ impl TcpSocket {
             self.stats.segments_sent += 1;
             emit(repr, &[]);
         }
+        // Persist timer (RFC 9293 §3.8.6.1): data waits behind a window too small to
+        // use with nothing in flight, so no ACK will come to open it unless we probe.
+        if self.rto_at.is_none()
+            && self.snd_una == self.snd_max
+            && self.has_unsent()
+            && matches!(self.state, State::Established | State::CloseWait)
+        {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
     }
 
     /// The next segment to send, if any: SYN, SYN-ACK, a retransmission, new data or
@@ -1105,9 +1112,10 @@ impl TcpSocket {
             return None;
         }
         let peer_room = self.snd_wnd.saturating_sub((self.snd_nxt - self.snd_una) as u64);
-        if peer_room == 0 && self.probe_pending {
-            // Zero-window probe (RFC 9293 §3.8.6.1): one octet beyond the window.
-            return Some(self.plan_range(self.snd_nxt, self.snd_nxt + 1));
+        if peer_room == 0 {
+            // Zero-window probe (RFC 9293 §3.8.6.1): one octet beyond the window, when
+            // the persist timer says so.
+            return (self.probe_pending && self.snd_wnd == 0).then(|| self.plan_range(self.snd_nxt, self.snd_nxt + 1));
         }
         let len = smss.min(unsent).min(room).min(peer_room);
         if len == 0 {
@@ -1116,10 +1124,15 @@ impl TcpSocket {
         if len < smss {
             let flight = self.snd_nxt > self.snd_una;
             if len < unsent {
-                // Sender SWS avoidance (RFC 1122 §4.2.3.4): a partial segment cut by
-                // a window only when nothing is in flight and it is at least half the
-                // largest window the peer offered.
-                if flight || len < self.max_snd_wnd / 2 {
+                if room < peer_room {
+                    // Cut by the congestion window (or the fixed window, or the send
+                    // buffer): the rest goes when an ACK opens it, as whole segments.
+                    return None;
+                }
+                // Cut by the peer's window: sender SWS avoidance (RFC 9293
+                // §3.8.6.2.1): send only (3) at least Fs = 1/2 of the largest window
+                // the peer offered, or (4) when the override (persist) timer expired.
+                if 2 * len < self.max_snd_wnd && !self.probe_pending {
                     return None;
                 }
             } else if self.cfg.nagle && flight && self.fin_seq.is_none() {
@@ -1186,7 +1199,7 @@ impl TcpSocket {
             self.snd_nxt = end;
         }
         self.snd_max = self.snd_max.max(end);
-        if plan.len > 0 && self.snd_wnd == 0 {
+        if plan.len > 0 {
             self.probe_pending = false;
         }
         if self.rto_at.is_none() {
@@ -1261,7 +1274,9 @@ impl TcpSocket {
         }
         let mut edge = self.rcv_nxt + free;
         let threshold = (self.cfg.recv_buffer / 2).min(u32::from(self.cfg.mss)) as usize;
-        if edge > self.rcv_adv && self.rcv_adv > self.rcv_nxt && edge - self.rcv_adv < threshold {
+        // Also from a closed window: it stays closed until it can open by the
+        // threshold (RFC 9293 §3.8.6.2.2), else it would open by a few octets.
+        if edge > self.rcv_adv && edge - self.rcv_adv < threshold {
             edge = self.rcv_adv;
         }
         let edge = edge.max(self.rcv_adv);
@@ -1291,8 +1306,11 @@ impl TcpSocket {
             State::Closed | State::Listen | State::TimeWait => return,
             _ => {}
         }
-        if self.snd_wnd == 0 {
-            // Persist: probe the closed window, back off, leave the window alone.
+        if self.snd_wnd == 0 || (self.snd_max == self.snd_una && self.has_unsent()) {
+            // Persist (RFC 9293 §3.8.6.1): probe the closed window, back off, leave
+            // the congestion window alone. With a window open but too small to use
+            // (SWS avoidance holding) and nothing in flight, this is §3.8.6.2.1's
+            // override timer: send what fits.
             self.rtt.back_off();
             self.probe_pending = true;
             self.snd_nxt = self.snd_una;
