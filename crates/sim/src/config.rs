@@ -431,6 +431,18 @@ pub struct TcpOptions {
     /// A cap on the exponential RTO backoff (seed 004's router: 100 ms).
     #[serde(default)]
     pub rto_cap_ns: Option<u64>,
+    /// "off" (default), "classic" (Linux CUBIC's HyStart) or "hystart++" (RFC 9406).
+    #[serde(default)]
+    pub hystart: Option<String>,
+    /// Nagle's algorithm (default on).
+    #[serde(default)]
+    pub nagle: Option<bool>,
+    /// ACK at once after this many full-sized segments (default 2, RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack_segments: Option<u32>,
+    /// Initial window, segments (default 10, RFC 6928).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
 }
 
 impl FlowConfig {

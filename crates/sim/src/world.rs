@@ -12,7 +12,7 @@ use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
 use wire::ethernet::{self, Address as Mac};
 
 use crate::app::{Probe, Source};
-use crate::tcp::{CongestionControl, TcpConfig, TcpSocket};
+use crate::tcp::{CongestionControl, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
 use crate::impair::{Bernoulli, GilbertElliott, LossModel, Shaper};
@@ -1208,8 +1208,23 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     if let Some(d) = options.rto_cap_ns {
         config.rto_backoff_cap = Some(Duration::from_nanos(d));
     }
-    if u32::from(config.mss) > config.send_buffer.min(config.recv_buffer) {
-        return Err(format!("a {}-byte buffer is smaller than one {}-byte segment", config.send_buffer.min(config.recv_buffer), config.mss));
+    if let Some(h) = &options.hystart {
+        config.hystart = match h.as_str() {
+            "off" => HyStartMode::Off,
+            "classic" => HyStartMode::Classic,
+            "hystart++" => HyStartMode::PlusPlus,
+            other => return Err(format!("hystart {other:?}: expected \"off\", \"classic\" or \"hystart++\"")),
+        };
+    }
+    config.nagle = options.nagle.unwrap_or(config.nagle);
+    config.delayed_ack_segments = options.delayed_ack_segments.unwrap_or(config.delayed_ack_segments).max(1);
+    config.initial_window = options.initial_window.unwrap_or(config.initial_window).max(1);
+    // A window smaller than one segment could never carry a full segment: SWS
+    // avoidance (RFC 9293 §3.8.6.2) would hold all data but the override trickle.
+    for (name, size) in [("send_buffer", Some(config.send_buffer)), ("recv_buffer", Some(config.recv_buffer)), ("max_window", config.max_window)] {
+        if let Some(size) = size.filter(|&b| b < u32::from(config.mss)) {
+            return Err(format!("{name} of {size} bytes is smaller than one {}-byte segment (the MSS)", config.mss));
+        }
     }
     Ok(config)
 }

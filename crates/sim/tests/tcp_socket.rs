@@ -663,8 +663,11 @@ fn sack_recovery_retransmits_only_the_holes() {
 
 // ----- every state: RST (RFC 9293 §3.10.7.4 second check, RFC 5961 §3.2) -------------
 
-/// The synchronized states, each with the peer's next sequence number (RCV.NXT).
-fn synchronized_states() -> Vec<(&'static str, fn() -> TcpSocket, SeqNumber)> {
+/// A state's name, its set-up function and the peer's next sequence number (RCV.NXT).
+type StateSetup = (&'static str, fn() -> TcpSocket, SeqNumber);
+
+/// The synchronized states.
+fn synchronized_states() -> Vec<StateSetup> {
     vec![
         ("ESTABLISHED", socket_established as fn() -> TcpSocket, remote(1)),
         ("FIN-WAIT-1", socket_fin_wait_1, remote(1)),
@@ -1084,7 +1087,7 @@ fn socket_established_sack() -> TcpSocket {
 fn sack_blocks_newest_first_at_most_three() {
     let mut s = socket_established_sack();
     let r = |k: usize| remote(1 + k * MSS).as_u32();
-    let mut arrive = |s: &mut TcpSocket, k: usize, t: u64| -> Repr {
+    let arrive = |s: &mut TcpSocket, k: usize, t: u64| -> Repr {
         send!(s, t, peer(Control::None, remote(1 + k * MSS), Some(local(1))), &[k as u8; MSS]);
         let mut out = recv!(s, t);
         assert_eq!(out.len(), 1, "an out-of-order segment is ACKed at once");

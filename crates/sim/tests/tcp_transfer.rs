@@ -245,3 +245,53 @@ fn newreno_throughput_follows_mathis_at_low_loss() {
     let ratio = measured / mathis;
     assert!((0.5..=2.0).contains(&ratio), "measured {measured:.0} b/s, Mathis {mathis:.0} b/s, ratio {ratio:.2}, {:?}", net.a.stats());
 }
+
+/// HyStart on a path whose FIFO never drops: plain slow start doubles until the run
+/// ends (no loss ever tells it to stop), while HyStart and HyStart++ see the queue's
+/// delay and set ssthresh near the bandwidth-delay product. 100 Mb/s, 40 ms RTT: BDP =
+/// 500 000 octets. Linux's ACK train ends slow start once the back-to-back ACKs of a
+/// round last half the minimum RTT, i.e. at about BDP/2; the delay tests end it once
+/// the queue holds clamp(RTT/8, 4, 16) ms = 5 ms (62 500 octets), which unpaced
+/// slow-start bursts reach within a round already below the BDP (classic, against the
+/// smallest RTT ever) or a round or two above it (HyStart++, against the last round's
+/// smallest, whose queue also grew). HyStart++'s CSS then grows by ¼ of slow start's
+/// rate, ×1.25 a round, for 5 rounds (RFC 9406 §4.2): 1.25⁴ to 1.25⁶ counting the
+/// partial round of entry.
+#[test]
+fn hystart_ends_slow_start_near_the_bdp() {
+    use sim::tcp::HyStartMode;
+    let bdp = 100e6 / 8.0 * 0.040;
+    for mode in [HyStartMode::Off, HyStartMode::Classic, HyStartMode::PlusPlus] {
+        let ab = Pipe::new(100_000_000, 20 * MS, Box::new(|_| false));
+        let ba = Pipe::new(100_000_000, 20 * MS, Box::new(|_| false));
+        let cfg = TcpConfig { hystart: mode, ..TcpConfig::default() };
+        let mut net = Net::new(cfg.clone(), cfg, ab, ba);
+        net.b.set_sink(true);
+        let mut started = false;
+        let end = 2_000 * MS;
+        net.run(end, |net| {
+            if !started && net.a.state() == State::Established {
+                net.a.send_bulk(None);
+                started = true;
+            }
+            net.now >= end
+        });
+        let exit = net.a.hystart().exit();
+        match mode {
+            HyStartMode::Off => assert!(exit.is_none() && net.a.ssthresh() == u64::MAX),
+            HyStartMode::Classic => {
+                let e = exit.expect("classic HyStart exits");
+                assert!((0.25 * bdp..=1.5 * bdp).contains(&(e.cwnd as f64)), "{e:?}");
+            }
+            HyStartMode::PlusPlus => {
+                let e = exit.expect("HyStart++ exits");
+                assert_eq!(e.reason, "css");
+                let (_, entry) = net.a.hystart().css_entry().expect("CSS entered");
+                assert!((bdp..=4.0 * bdp).contains(&(entry as f64)), "CSS entered at cwnd {entry}");
+                let growth = e.cwnd as f64 / entry as f64;
+                assert!((1.25f64.powi(4)..=1.25f64.powi(6)).contains(&growth), "CSS grew ×{growth:.2}");
+            }
+        }
+        assert_eq!(net.a.stats().retransmits, 0);
+    }
+}

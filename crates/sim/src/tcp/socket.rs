@@ -18,6 +18,7 @@ use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_WINDOW_SHIFT};
 
 use super::config::TcpConfig;
 use super::congestion::Congestion;
+use super::hystart::{AckInfo, HyStart, Verdict};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 
@@ -186,6 +187,7 @@ pub struct TcpSocket {
     /// Karn: the segment being timed, `(end sequence, sent at)`.
     rtt_timing: Option<(SeqNumber, u64)>,
     cc: Congestion,
+    hystart: HyStart,
     recovery: Recovery,
     /// RFC 6582 `recover`, kept after recovery to refuse a second fast retransmit
     /// for the same window of data (§3.2 step 2), and set at a timeout (§4).
@@ -263,6 +265,7 @@ impl TcpSocket {
             rtt,
             rtt_timing: None,
             cc,
+            hystart: HyStart::new(cfg.hystart),
             recovery: Recovery::None,
             recover: zero,
             dup_acks: 0,
@@ -449,6 +452,10 @@ impl TcpSocket {
     /// The congestion controller, for traces and tests.
     pub fn congestion(&self) -> &Congestion {
         &self.cc
+    }
+    /// The slow-start exit heuristic (its exit, if it took one).
+    pub fn hystart(&self) -> &HyStart {
+        &self.hystart
     }
     /// Smoothed RTT, ns.
     pub fn srtt(&self) -> Option<u64> {
@@ -743,6 +750,21 @@ impl TcpSocket {
                 self.rtt.sample(r);
             }
             self.dup_acks = 0;
+            if self.recovery == Recovery::None && self.cc.in_slow_start() {
+                let info = AckInfo {
+                    now,
+                    ack,
+                    snd_nxt: self.snd_max,
+                    rtt: rtt_sample,
+                    cwnd: self.cc.cwnd,
+                    smss: self.smss,
+                    srtt: self.rtt.srtt(),
+                };
+                let verdict = self.hystart.on_ack(info);
+                if verdict == Verdict::Exit {
+                    self.cc.ssthresh = self.cc.cwnd;
+                }
+            }
             self.on_new_ack(now, acked as u64, data_acked);
             // RFC 6298 §5.2/§5.3.
             if self.snd_una == self.snd_max {
@@ -800,6 +822,9 @@ impl TcpSocket {
     fn on_new_ack(&mut self, now: u64, acked: u64, data_acked: u64) {
         let smss = u64::from(self.smss);
         match self.recovery {
+            Recovery::None if self.cc.in_slow_start() => {
+                self.cc.cwnd += self.hystart.slow_start_increase(data_acked, smss);
+            }
             Recovery::None => {
                 self.cc.on_ack(now, data_acked, self.smss, self.rtt.srtt());
             }
@@ -853,6 +878,7 @@ impl TcpSocket {
     /// Fast retransmit: RFC 5681 §3.2 steps 2–3, RFC 6582 §3.2 step 2, RFC 6675 §5.
     fn enter_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
+        self.hystart.on_loss(false);
         let flight = (self.snd_max - self.snd_una) as u64;
         self.cc.on_congestion_event(flight, self.smss);
         self.recover = self.snd_max;
@@ -1322,6 +1348,7 @@ impl TcpSocket {
         self.stats.timeouts += 1;
         let flight = (self.snd_max - self.snd_una) as u64;
         self.cc.on_rto(flight, self.smss);
+        self.hystart.on_loss(true);
         self.rtt.back_off();
         self.snd_nxt = self.snd_una;
         self.high_rxt = self.snd_una;
@@ -1388,6 +1415,7 @@ impl TcpSocket {
         self.smss = u32::from(self.cfg.mss.min(peer_mss)).saturating_sub(options).max(1);
         self.rcv_mss = u32::from(DEFAULT_MSS).min(self.smss);
         self.cc = Congestion::new(self.cfg.congestion_control, self.smss, self.cfg.initial_window);
+        self.hystart = HyStart::new(self.cfg.hystart);
         let syn_window = self.rcv_free().min(u64::from(u16::MAX)) as usize;
         self.rcv_adv = repr.seq_number + 1 + syn_window;
     }
