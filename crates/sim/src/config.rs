@@ -398,6 +398,12 @@ pub enum FlowConfig {
         stop_ns: u64,
         #[serde(default)]
         tcp: TcpOptions,
+        /// Interval reports (iperf3 `-i`): counters every this many ns from `start_ns`.
+        #[serde(default)]
+        interval_ns: Option<u64>,
+        /// Keep the sender's per-ACK trace (cwnd, RTT, retransmissions); big, so opt-in.
+        #[serde(default)]
+        trace: bool,
     },
 }
 

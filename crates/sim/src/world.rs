@@ -12,6 +12,7 @@ use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
 use wire::ethernet::{self, Address as Mac};
 
 use crate::app::{Probe, Source};
+use crate::tcp::report::{IntervalRecorder, TraceColumns};
 use crate::tcp::{CongestionControl, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
@@ -62,6 +63,20 @@ struct TcpFlow {
     last_rx_ns: Option<u64>,
     /// When the receiver had every byte of a sized transfer.
     completed_ns: Option<u64>,
+    /// When the sender had every byte of a sized transfer acknowledged.
+    acked_ns: Option<u64>,
+    /// When the sender sent its first data octet.
+    first_tx_ns: Option<u64>,
+    intervals: Option<IntervalRecorder>,
+}
+
+impl TcpFlow {
+    /// Before an event of this flow at `now`: the interval boundaries it passed.
+    fn tick(&mut self, now: u64) {
+        if let Some(r) = self.intervals.as_mut() {
+            r.advance(now, &self.sockets[0], &self.sockets[1]);
+        }
+    }
 }
 
 /// A UDP echo flow (RFC 862): what the echo server counted and the round trips.
@@ -336,7 +351,7 @@ impl World {
         let mut tcp = Vec::new();
         let mut tcp_of_source = BTreeMap::new();
         for (i, flow) in config.flows.iter().enumerate() {
-            if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options } = flow {
+            if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options, interval_ns, trace } = flow {
                 let field = |f: &str| format!("flows[{i}].{f}");
                 let server_node = nodes.iter().position(|n| n.ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == *to))).ok_or_else(|| {
                     RunError::Config(ConfigError { field: field("to"), message: format!("no node has the address {to}") })
@@ -350,7 +365,13 @@ impl World {
                 })?;
                 let mtu = client_stack.ifaces[iface].mtu as u32;
                 let tcp_config = tcp_config(options, mtu).map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
-                let client = TcpSocket::new(tcp_config.clone());
+                if *interval_ns == Some(0) {
+                    return Err(RunError::Config(ConfigError { field: field("interval_ns"), message: "an interval of zero".into() }));
+                }
+                let mut client = TcpSocket::new(tcp_config.clone());
+                if *trace {
+                    client.enable_trace();
+                }
                 let mut server = TcpSocket::new(tcp_config);
                 // The receiver's initial sequence number: any value works (RFC 9293 §3.4.1
                 // wants it unpredictable; a simulation wants it reproducible).
@@ -368,6 +389,9 @@ impl World {
                     start_ns: *start_ns,
                     stop_ns: *stop_ns,
                     first_rx_ns: None,
+                    acked_ns: None,
+                    first_tx_ns: None,
+                    intervals: interval_ns.map(|p| IntervalRecorder::new(*start_ns, p)),
                     last_rx_ns: None,
                     completed_ns: None,
                 });
@@ -475,12 +499,14 @@ impl World {
             Event::Send { source } => self.send_from(now, source as usize)?,
             Event::TcpTimer { flow, side: 2 } => {
                 // The end of an unlimited bulk transfer: the sender closes after what it sent.
+                self.tcp[flow as usize].tick(now);
                 self.tcp[flow as usize].sockets[0].close();
                 self.tcp_dispatch(now, flow as usize, 0)?;
             }
             Event::TcpTimer { flow, side } => {
                 let f = &mut self.tcp[flow as usize];
                 if f.timers[side as usize].is_some_and(|(at, _)| at == now) {
+                    f.tick(now);
                     f.timers[side as usize] = None;
                     self.tcp_dispatch(now, flow as usize, side as usize)?;
                 }
@@ -886,7 +912,10 @@ impl World {
 
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
     fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
-        let f = &self.tcp[flow];
+        let f = &mut self.tcp[flow];
+        if side == 0 && repr.payload_len > 0 {
+            f.first_tx_ns.get_or_insert(now);
+        }
         let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
         let mut segment = Vec::with_capacity(repr.buffer_len());
         repr.encapsulate(&src, &dst, payload, &mut segment);
@@ -959,9 +988,13 @@ impl World {
                 };
                 let payload = segment.payload().to_vec();
                 let f = &mut self.tcp[flow];
+                f.tick(now);
                 let before = f.sockets[1].stats().bytes_received;
                 let reply = f.sockets[side].process(now, &repr, &payload);
                 let after = f.sockets[1].stats().bytes_received;
+                if f.bytes.is_some_and(|b| f.sockets[0].stats().bytes_acked >= b) && f.acked_ns.is_none() {
+                    f.acked_ns = Some(now);
+                }
                 if after > before {
                     f.first_rx_ns.get_or_insert(now);
                     f.last_rx_ns = Some(now);
@@ -999,7 +1032,7 @@ impl World {
         }
     }
 
-    fn results(self) -> Results {
+    fn results(mut self) -> Results {
         let now = self.config.duration_ns;
         let wifi = self
             .bsses
@@ -1013,10 +1046,24 @@ impl World {
             .collect();
         let tcp = self
             .tcp
-            .iter()
+            .iter_mut()
             .map(|f| {
+                // Interval reports run to the end of the test: the stop of a timed
+                // transfer, the last byte of a sized one (or the run's end).
+                let end = if f.bytes.is_some() { f.completed_ns.unwrap_or(now) } else { f.stop_ns.min(now) };
+                let mut intervals = f.intervals.take();
+                if let Some(r) = intervals.as_mut() {
+                    r.finish(end, &f.sockets[0], &f.sockets[1]);
+                }
+                let trace = f.sockets[0].is_tracing().then(|| TraceColumns::from_records(&f.sockets[0].take_trace()));
                 let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
                 results::TcpFlowInputs {
+                    intervals: intervals.map(|r| r.records).unwrap_or_default(),
+                    trace,
+                    client: client.clone(),
+                    acked_ns: f.acked_ns,
+                    first_tx_ns: f.first_tx_ns,
+                    hystart_exit: f.sockets[0].hystart().exit(),
                     id: f.id,
                     bytes_sent: client.bytes_sent,
                     bytes_received: server.bytes_received,

@@ -21,11 +21,13 @@
 //! - [`congestion`]: NewReno (RFC 5681/6582) and CUBIC (RFC 9438) window rules;
 //! - [`hystart`]: leaving slow start early, Linux's HyStart or RFC 9406 HyStart++;
 //! - [`sack`]: the RFC 6675 scoreboard (IsLost, pipe, NextSeg);
-//! - [`socket`]: the connection itself.
+//! - [`socket`]: the connection itself;
+//! - [`report`]: interval records (iperf3 `-i`) and per-ACK traces in columns.
 
 pub mod config;
 pub mod congestion;
 pub mod hystart;
+pub mod report;
 pub mod rtt;
 pub mod sack;
 pub mod socket;

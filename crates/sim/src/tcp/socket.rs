@@ -68,6 +68,14 @@ pub struct TcpStats {
     pub timeouts: u64,
     /// Duplicate ACKs received.
     pub dup_acks: u64,
+    /// RTT samples taken, their sum, smallest and largest, ns (iperf3's min, mean and
+    /// max RTT).
+    pub rtt_samples: u64,
+    pub rtt_sum_ns: u64,
+    pub rtt_min_ns: Option<u64>,
+    pub rtt_max_ns: u64,
+    /// Largest congestion window, octets (iperf3 `max_snd_cwnd`).
+    pub max_cwnd: u64,
 }
 
 /// One row of the per-ACK trace: the sender's state after an ACK was processed.
@@ -91,6 +99,8 @@ pub struct TraceRecord {
     pub snd_una: u32,
     /// In fast recovery.
     pub in_recovery: bool,
+    /// Segments retransmitted so far.
+    pub retransmits: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -417,6 +427,11 @@ impl TcpSocket {
     /// Starts collecting a [`TraceRecord`] per ACK.
     pub fn enable_trace(&mut self) {
         self.trace.get_or_insert_with(Vec::new);
+    }
+
+    /// True when [`enable_trace`](Self::enable_trace) was called.
+    pub fn is_tracing(&self) -> bool {
+        self.trace.is_some()
     }
 
     /// Takes the trace collected so far.
@@ -747,7 +762,7 @@ impl TcpSocket {
                 self.rtt_timing = None;
             }
             if let Some(r) = rtt_sample {
-                self.rtt.sample(r);
+                self.take_rtt_sample(r);
             }
             self.dup_acks = 0;
             if self.recovery == Recovery::None && self.cc.in_slow_start() {
@@ -766,6 +781,7 @@ impl TcpSocket {
                 }
             }
             self.on_new_ack(now, acked as u64, data_acked);
+            self.stats.max_cwnd = self.stats.max_cwnd.max(self.cc.cwnd);
             // RFC 6298 §5.2/§5.3.
             if self.snd_una == self.snd_max {
                 self.rto_at = None;
@@ -799,6 +815,7 @@ impl TcpSocket {
                 bytes_in_flight: (self.snd_max - self.snd_una) as u64,
                 snd_una: self.snd_una.as_u32(),
                 in_recovery: self.recovery != Recovery::None,
+                retransmits: self.stats.retransmits,
             });
         }
         true
@@ -1430,9 +1447,19 @@ impl TcpSocket {
         };
         self.rtt_timing = None;
         if let Some(r) = sample {
-            self.rtt.sample(r);
+            self.take_rtt_sample(r);
         }
         self.rto_at = None;
+    }
+
+    /// One RTT measurement: into the RFC 6298 estimator and the statistics.
+    fn take_rtt_sample(&mut self, r: u64) {
+        self.rtt.sample(r);
+        let st = &mut self.stats;
+        st.rtt_samples += 1;
+        st.rtt_sum_ns += r;
+        st.rtt_min_ns = Some(st.rtt_min_ns.map_or(r, |m| m.min(r)));
+        st.rtt_max_ns = st.rtt_max_ns.max(r);
     }
 
     fn request_fin(&mut self) {
