@@ -176,7 +176,11 @@ def run(
         stderr.print(Text("note: ", style="yellow") + Text("`qoslab run` runs the scenario as written; its [sweep] is not applied."))
 
     def show(net, run) -> None:
-        records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
+        if len(run.records) == 1:
+            # One record for all of a test's flows (a TCP test's parallel streams).
+            records = {fid: run.records[0] for fid in run.plan.measured}
+        else:
+            records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
         names = net.node_names
         owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
         labels = {
