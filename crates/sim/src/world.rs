@@ -887,14 +887,23 @@ impl World {
 
     /// Emits what socket `side` of TCP flow `flow` may send now, and arms its timer.
     fn tcp_dispatch(&mut self, now: u64, flow: usize, side: usize) -> Result<(), RunError> {
+        // Each segment is encoded as the socket hands it out: its payload is copied once.
         let mut segments = Vec::new();
-        self.tcp[flow].sockets[side].dispatch(now, |repr, payload| segments.push((repr, payload.to_vec())));
-        for (repr, payload) in segments {
-            self.tcp_send(now, flow, side, repr, &payload)?;
+        let f = &mut self.tcp[flow];
+        let (src, dst) = (f.addrs[side], f.addrs[1 - side]);
+        f.sockets[side].dispatch(now, |repr, payload| {
+            let mut segment = Vec::with_capacity(repr.buffer_len());
+            repr.encapsulate(&src, &dst, payload, &mut segment);
+            segments.push((payload.len(), segment));
+        });
+        for (payload_len, segment) in segments {
+            self.tcp_send_segment(now, flow, side, payload_len, &segment)?;
         }
         let f = &mut self.tcp[flow];
         match (f.sockets[side].poll_at(), f.timers[side]) {
-            (Some(at), Some((t, _))) if t == at.max(now) => Ok(()),
+            // A timer already set no later than needed stays: it wakes the socket, which
+            // re-arms for the rest (an RTO pushed back by every ACK costs no heap work).
+            (Some(at), Some((t, _))) if t <= at.max(now) && t >= now => Ok(()),
             (at, current) => {
                 if let Some((_, id)) = current {
                     self.engine.cancel(id);
@@ -912,16 +921,23 @@ impl World {
 
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
     fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
+        let f = &self.tcp[flow];
+        let mut segment = Vec::with_capacity(repr.buffer_len());
+        repr.encapsulate(&f.addrs[side], &f.addrs[1 - side], payload, &mut segment);
+        self.tcp_send_segment(now, flow, side, payload.len(), &segment)
+    }
+
+    /// Sends one encoded TCP segment (carrying `payload_len` data octets) from socket
+    /// `side` of flow `flow` through its node's stack.
+    fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, segment: &[u8]) -> Result<(), RunError> {
         let f = &mut self.tcp[flow];
-        if side == 0 && repr.payload_len > 0 {
+        if side == 0 && payload_len > 0 {
             f.first_tx_ns.get_or_insert(now);
         }
         let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
-        let mut segment = Vec::with_capacity(repr.buffer_len());
-        repr.encapsulate(&src, &dst, payload, &mut segment);
         let mut outs = Vec::new();
         let n = &mut self.nodes[node as usize];
-        n.ip.send_datagram(now, src, dst, IpProtocol::Tcp, &segment, &mut outs);
+        n.ip.send_datagram(now, src, dst, IpProtocol::Tcp, segment, &mut outs);
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
         self.release_sent(now, node, fx)
@@ -986,11 +1002,10 @@ impl World {
                     self.record_drop(now, node, None, format!("no TCP socket for port {} (a RST would answer)", repr.dst_port), Some(packet));
                     return Ok(());
                 };
-                let payload = segment.payload().to_vec();
                 let f = &mut self.tcp[flow];
                 f.tick(now);
                 let before = f.sockets[1].stats().bytes_received;
-                let reply = f.sockets[side].process(now, &repr, &payload);
+                let reply = f.sockets[side].process(now, &repr, segment.payload());
                 let after = f.sockets[1].stats().bytes_received;
                 if f.bytes.is_some_and(|b| f.sockets[0].stats().bytes_acked >= b) && f.acked_ns.is_none() {
                     f.acked_ns = Some(now);
