@@ -515,6 +515,12 @@ pub enum FlowConfig {
         stop_ns: u64,
         #[serde(default)]
         tcp: TcpOptions,
+        /// Interval reports (iperf3 `-i`): counters every this many ns from `start_ns`.
+        #[serde(default)]
+        interval_ns: Option<u64>,
+        /// Keep the sender's per-ACK trace (cwnd, RTT, retransmissions); big, so opt-in.
+        #[serde(default)]
+        trace: bool,
     },
 }
 
@@ -548,9 +554,6 @@ pub struct TcpOptions {
     /// A cap on the exponential RTO backoff (seed 004's router: 100 ms).
     #[serde(default)]
     pub rto_cap_ns: Option<u64>,
-    /// Initial congestion window in segments (RFC 6928's 10 by default; 4.4BSD: 1).
-    #[serde(default)]
-    pub initial_window: Option<u32>,
     /// Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP
     /// "fragmentation needed". Default on (Linux `ip_no_pmtu_disc=0`).
     #[serde(default)]
@@ -562,6 +565,18 @@ pub struct TcpOptions {
     /// The MSS probing starts from (Linux `tcp_base_mss`, 1024 since 4.2).
     #[serde(default)]
     pub base_mss: Option<u16>,
+    /// "off" (default), "classic" (Linux CUBIC's HyStart) or "hystart++" (RFC 9406).
+    #[serde(default)]
+    pub hystart: Option<String>,
+    /// Nagle's algorithm (default on).
+    #[serde(default)]
+    pub nagle: Option<bool>,
+    /// ACK at once after this many full-sized segments (default 2, RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack_segments: Option<u32>,
+    /// Initial window, segments (default 10, RFC 6928).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
 }
 
 impl FlowConfig {
