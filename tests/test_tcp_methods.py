@@ -221,6 +221,10 @@ tcp = { sack = false, timestamps = false, window_scaling = false, nagle = false,
         "initial_window": 4,
         "send_buffer": 65536,
         "recv_buffer": 32768,
+        # Not written, so Linux's: RFC 1191 discovery on, RFC 4821 probing off.
+        "pmtu_discovery": True,
+        "mtu_probing": 0,
+        "base_mss": 1024,
     }
 
 
@@ -265,3 +269,26 @@ to = "b"
     proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"scenario.toml:{at}:" in proc.stderr and "node.b.socket_buffer" in proc.stderr
+
+
+def test_a_stack_preset_fills_in_what_the_tcp_table_does_not_write():
+    from qoslab.backends.sim import lower_network
+    from qoslab.methods import plan_test
+
+    scenario = loads_scenario(
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + """
+[[test]]
+method = "tcp.transfer"
+from = "a"
+to = "b"
+bytes = 1000
+stack = "netbsd-1.1"
+tcp = { delayed_ack = "100 ms" }
+"""
+    )
+    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    # Written in the tcp table: it wins over the preset's 200 ms.
+    assert opts["delayed_ack_ns"] == 100_000_000
+    # Not written: 4.4BSD's values (TCPTV_MIN 1 s, slow start from one segment, no SACK).
+    assert (opts["min_rto_ns"], opts["initial_window"], opts["sack"], opts["timestamps"]) == (1_000_000_000, 1, False, False)
