@@ -23,6 +23,7 @@ pub mod ip;
 pub mod ipsec;
 pub mod link;
 pub mod node;
+pub mod ppp;
 pub mod results;
 pub mod rng;
 pub mod serial;
