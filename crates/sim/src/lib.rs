@@ -24,6 +24,7 @@ pub mod ipsec;
 pub mod link;
 pub mod node;
 pub mod ppp;
+pub mod pppoe;
 pub mod results;
 pub mod rng;
 pub mod serial;
