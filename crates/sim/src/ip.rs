@@ -281,6 +281,22 @@ impl IpStack {
         index
     }
 
+    /// Adds a point-to-point interface whose frames the node carries itself (a PPP
+    /// link, an OpenVPN TUN device): no ARP, a route through it to each of `routes`.
+    /// Packets routed there are fragmented to its MTU like any interface's. Returns
+    /// the interface index.
+    pub fn add_point_to_point(&mut self, mut iface: Iface, routes: &[(Ipv4Addr, u8)]) -> usize {
+        iface.resolve = false;
+        let index = self.ifaces.len();
+        self.ifaces.push(iface);
+        for &(network, prefix_len) in routes {
+            self.routes.push(Route { network: u32::from(network) & mask(prefix_len), prefix_len, via: None, iface: index });
+        }
+        // Longest prefix first; among equals the earlier entry wins (stable sort).
+        self.routes.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
+        index
+    }
+
     /// Adds a transport-mode SA for the node's own traffic.
     pub fn add_transport(&mut self, hook: Box<dyn Transport>) {
         self.transports.push(hook);

@@ -23,6 +23,7 @@ pub mod ip;
 pub mod ipsec;
 pub mod link;
 pub mod node;
+pub mod openvpn;
 pub mod ppp;
 pub mod pppoe;
 pub mod results;
@@ -31,6 +32,7 @@ pub mod serial;
 pub mod stats;
 pub mod tcp;
 pub mod time;
+pub mod vif;
 pub mod wifi;
 pub mod world;
 

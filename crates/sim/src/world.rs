@@ -235,6 +235,8 @@ pub struct DropRecord {
 
 /// At most this many drops are kept with their details; all are counted.
 const DROP_LOG_LIMIT: usize = 10_000;
+/// How often a TCP application waiting for its PPP link to come up looks again.
+const LINK_UP_POLL_NS: u64 = 10_000_000;
 /// A saturating source keeps this many frames waiting at its node.
 const SATURATION_BACKLOG: usize = 2;
 
@@ -414,6 +416,10 @@ impl World {
             let at = SimTime::from_nanos(source.start_ns());
             self.engine.schedule_at(at, Event::Send { source: i as u32 }).map_err(budget)?;
         }
+        // Timers the nodes want from the start (PPPoE clients begin discovery at 0).
+        for node in 0..self.nodes.len() {
+            self.arm_ip_timer(node as u32)?;
+        }
         let until = SimTime::from_nanos(self.config.duration_ns);
         loop {
             match self.engine.peek_time() {
@@ -463,11 +469,7 @@ impl World {
             Event::IpTimer { node } => {
                 let due = self.ip_timers[node as usize].take();
                 if due.is_some_and(|(at, _)| at == now) {
-                    let mut outs = Vec::new();
-                    let n = &mut self.nodes[node as usize];
-                    n.ip.on_timer(now, &mut outs);
-                    let mut fx = Effects::default();
-                    n.apply(now, outs, &mut fx);
+                    let fx = self.nodes[node as usize].on_timer(now);
                     self.release(now, node, fx)?;
                 }
                 self.arm_ip_timer(node)?;
@@ -743,7 +745,7 @@ impl World {
     }
 
     fn arm_ip_timer(&mut self, node: u32) -> Result<(), RunError> {
-        let Some(at) = self.nodes[node as usize].ip.poll_at() else { return Ok(()) };
+        let Some(at) = self.nodes[node as usize].poll_at() else { return Ok(()) };
         match self.ip_timers[node as usize] {
             Some((t, _)) if t <= at => Ok(()),
             current => {
@@ -790,6 +792,24 @@ impl World {
             return Ok(());
         }
         if let Some(&flow) = self.tcp_of_source.get(&source) {
+            let f = &self.tcp[flow];
+            let (a, b) = (f.nodes, f.addrs);
+            if !self.nodes[a[0] as usize].route_up(b[1]) || !self.nodes[a[1] as usize].route_up(b[0]) {
+                // A route through a PPP link that is not up yet (discovery, LCP,
+                // authentication, IPCP): the application starts once it is, as one
+                // runs iperf after pppd says the link is up. The transfer keeps its
+                // length: start and stop move together.
+                let f = &mut self.tcp[flow];
+                f.start_ns += LINK_UP_POLL_NS;
+                f.stop_ns += LINK_UP_POLL_NS;
+                if let FlowConfig::Tcp { start_ns, stop_ns, .. } = &mut self.sources[source].config {
+                    *start_ns += LINK_UP_POLL_NS;
+                    *stop_ns += LINK_UP_POLL_NS;
+                }
+                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                return Ok(());
+            }
             let f = &mut self.tcp[flow];
             let [local, remote] = f.ports;
             // The sender's initial sequence number, reproducible (see the receiver's).

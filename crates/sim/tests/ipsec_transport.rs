@@ -32,6 +32,8 @@ fn node(name: &str, addr: Ipv4Addr, mac: u8, gateway: Option<Ipv4Addr>) -> NodeC
         arp_timeout_ns: 120 * S,
         reassembly_timeout_ns: 30 * S,
         ipsec: vec![],
+        openvpn: vec![],
+        pppoe: vec![],
     }
 }
 
