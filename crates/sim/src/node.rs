@@ -346,6 +346,12 @@ impl Node {
             self.port_send(now, p, f, fx);
         }
         for f in local {
+            if crate::vif::is_pppoe(&f) {
+                // PPPoE on a bridge passes through; the bridge's own interface has no
+                // PPPoE end (the lowering puts none there) and ignores it, as Linux's
+                // stack does with an EtherType no socket listens to.
+                continue;
+            }
             let mut outs = Vec::new();
             self.ip.input(now, iface, f, &mut outs);
             fx.cycles += self.forwarding_cycles();

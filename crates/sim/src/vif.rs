@@ -72,6 +72,9 @@ pub struct Vifs {
     by_iface: BTreeMap<usize, Vif>,
     /// PPPoE clients start discovery at the first wake-up.
     started: bool,
+    /// When capturing: the frames sent and received on TAP ports, (port, time, frame),
+    /// as `tcpdump -i tap0` shows them.
+    pub capture: Option<Vec<(u16, u64, Vec<u8>)>>,
 }
 
 fn seeded(mac: Mac, purpose: &str) -> RandomStream {
@@ -223,7 +226,12 @@ impl Node {
     /// A frame leaves by port `port`: onto its link, or into its TAP tunnel.
     pub(crate) fn port_send(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
         match self.vifs.tap(port) {
-            Some(k) => self.seal_and_send(now, k, &frame, fx),
+            Some(k) => {
+                if let Some(c) = self.vifs.capture.as_mut() {
+                    c.push((port, now, frame.clone()));
+                }
+                self.seal_and_send(now, k, &frame, fx)
+            }
             None => {
                 fx.cycles += self.cipher_cycles(port, frame.len());
                 fx.send.push((port, frame));
@@ -294,6 +302,9 @@ impl Node {
             Err(reason) => fx.drops.push((None, reason, Some(packet.to_vec()))),
             Ok(Some(inner)) => {
                 if let Some(&port) = self.vifs.tap_of_port.iter().find(|(_, &e)| e == k).map(|(p, _)| p) {
+                    if let Some(c) = self.vifs.capture.as_mut() {
+                        c.push((port, now, inner.clone()));
+                    }
                     self.port_input(now, port, inner, fx);
                 } else if let Some(&iface) = self.vifs.tun_iface.get(&k) {
                     let mut outs = Vec::new();

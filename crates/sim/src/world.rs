@@ -387,6 +387,11 @@ impl World {
         let sources: Vec<Source> = config.flows.iter().cloned().map(Source::new).collect();
         let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
         let n = nodes.len();
+        if config.capture {
+            for node in nodes.iter_mut() {
+                node.vifs.capture = Some(Vec::new());
+            }
+        }
         let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
         Ok(World {
             config,
@@ -1013,14 +1018,24 @@ impl World {
 
     fn record_drop(&mut self, now: u64, node: u32, port: Option<u16>, reason: String, packet: Option<&[u8]>) {
         let (flow, summary) = packet.map(describe).unwrap_or((None, String::new()));
+        // A tunnel's datagram may look like a probe by chance: only a known flow counts.
+        let flow = flow.filter(|f| self.stats.contains_key(f));
         *self.drop_counts[node as usize].entry(reason.clone()).or_insert(0) += 1;
         if self.drop_log.len() < DROP_LOG_LIMIT {
             self.drop_log.push(DropRecord { time_ns: now, node, port, reason, flow, summary });
         }
     }
 
-    fn results(self) -> Results {
+    fn results(mut self) -> Results {
         let now = self.config.duration_ns;
+        // Frames on TAP ports were seen by the nodes themselves (no link carries them).
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            for (port, t, frame) in node.vifs.capture.take().unwrap_or_default() {
+                if let Some(c) = self.captures.get_mut(i).and_then(|c| c.get_mut(usize::from(port))) {
+                    c.push((t, frame));
+                }
+            }
+        }
         let wifi = self
             .bsses
             .iter()
