@@ -90,6 +90,8 @@ pub struct Node {
     billed: crate::ip::IpCounters,
     /// OpenVPN and PPPoE ends (see `vif`).
     pub(crate) vifs: Vifs,
+    /// Cycles of work done outside a CPU job (timers), charged to the next job.
+    pub(crate) unbilled: f64,
 }
 
 /// The NAT of `forward::nat` as the IP stack's translator.
@@ -210,6 +212,7 @@ impl Node {
             port_cipher_cost: vec![0.0; config.ports.len()],
             billed: crate::ip::IpCounters::default(),
             vifs: Vifs::default(),
+            unbilled: 0.0,
         };
         node.attach_vifs(config)?;
         Ok(node)
@@ -269,7 +272,7 @@ impl Node {
     /// its frames out to the NIC, and the stack's work for it not yet charged (ESP seals).
     pub fn charge_send(&mut self, fx: &mut Effects) {
         let bytes: usize = fx.send.iter().map(|(_, f)| f.len()).sum();
-        fx.cycles += self.cycles.per_byte_copied * bytes as f64 + self.forwarding_cycles();
+        fx.cycles += self.cycles.per_byte_copied * bytes as f64 + self.forwarding_cycles() + std::mem::take(&mut self.unbilled);
     }
 
     /// Processes one received frame: decides every effect and what it costs. The cost
@@ -279,7 +282,8 @@ impl Node {
         let cycles = self.cycles.per_rx_packet as f64
             + self.cycles.per_byte_copied * frame.len() as f64
             + self.cipher_cycles(port, frame.len())
-            + self.forwarding_cycles();
+            + self.forwarding_cycles()
+            + std::mem::take(&mut self.unbilled);
         let mut fx = Effects { cycles, ..Effects::default() };
         self.port_input(now, port, frame, &mut fx);
         fx

@@ -24,8 +24,10 @@
 //! module adds no PMTU logic of its own.
 //!
 //! CPU: every seal and open costs `per_openvpn_packet` plus `per_byte_openvpn` per octet
-//! of the data packet; every PPPoE session frame `per_pppoe_packet`. The work is charged
-//! to the job that did it (a received frame's, or the node's own send).
+//! of the data packet; every PPPoE session frame an end sends or takes `per_pppoe_packet`
+//! (a bridge passing PPPoE frames on pays only its bridging). The work is charged to the
+//! job that did it (a received frame's, or the node's own send); work a timer did (a
+//! retransmitted control packet) to the node's next job.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -110,7 +112,7 @@ impl Node {
                 }
                 "tun" => {
                     let iface = Iface { name: c.name.clone(), mac: Mac([0; 6]), addr: None, mtu: usize::from(c.mtu), resolve: false };
-                    let index = self.ip.add_point_to_point(iface, &c.protects);
+                    let index = self.ip.add_point_to_point(iface, &c.protects, true);
                     self.vifs.by_iface.insert(index, Vif::Tun(k));
                     self.vifs.tun_iface.insert(k, index);
                 }
@@ -171,7 +173,7 @@ impl Node {
                 PppoeEnd::client(mac, c.service_name.as_bytes(), &(k as u32 + 1).to_be_bytes(), link)
             };
             let iface = Iface { name: c.name.clone(), mac, addr: Some((c.local, 32)), mtu: usize::from(c.mtu), resolve: false };
-            let index = self.ip.add_point_to_point(iface, &c.routes);
+            let index = self.ip.add_point_to_point(iface, &c.routes, false);
             self.vifs.by_iface.insert(index, Vif::Ppp(k));
             self.vifs.pppoe.push(end);
             self.vifs.pppoe_port.push(c.port);
@@ -214,13 +216,25 @@ impl Node {
             if self.vifs.pppoe[k].poll_at().is_some_and(|t| t <= now) {
                 self.vifs.pppoe[k].on_timer(now, &mut frames);
             }
-            let port = self.vifs.pppoe_port[k];
-            for f in frames {
-                self.port_send(now, port, f, &mut fx);
-            }
+            self.pppoe_emit(now, k, frames, &mut fx);
             self.check_ipcp(k, &mut fx);
         }
+        // Work done outside a CPU job is charged to the next one (as `Node::process`
+        // does for the stack's own sends).
+        self.unbilled += fx.cycles;
+        fx.cycles = 0.0;
         fx
+    }
+
+    /// Sends the frames PPPoE end `k` made, charging each session frame.
+    fn pppoe_emit(&mut self, now: u64, k: usize, frames: Vec<Vec<u8>>, fx: &mut Effects) {
+        let port = self.vifs.pppoe_port[k];
+        for f in frames {
+            if f.get(12..14) == Some(&[0x88, 0x64][..]) {
+                fx.cycles += self.cycles.per_pppoe_packet as f64;
+            }
+            self.port_send(now, port, f, fx);
+        }
     }
 
     /// A frame leaves by port `port`: onto its link, or into its TAP tunnel.
@@ -246,11 +260,7 @@ impl Node {
         match vif {
             Vif::Tun(k) => self.seal_and_send(now, k, packet, fx),
             Vif::Ppp(k) => match self.vifs.pppoe[k].send_ipv4(packet) {
-                Ok(f) => {
-                    fx.cycles += self.cycles.per_pppoe_packet as f64;
-                    let port = self.vifs.pppoe_port[k];
-                    self.port_send(now, port, f, fx);
-                }
+                Ok(f) => self.pppoe_emit(now, k, vec![f], fx),
                 Err(reason) => fx.drops.push((None, format!("{}: {reason}", self.ip.ifaces[self.vifs.pppoe_iface[k]].name), Some(packet.to_vec()))),
             },
         }
@@ -267,10 +277,10 @@ impl Node {
         }
         fx.cycles += self.openvpn_cycles(k, before);
         let c = &self.vifs.openvpn[k].config;
-        let (local_port, to) = (c.local_port, std::net::SocketAddrV4::new(c.remote, c.remote_port));
+        let (local, local_port, to) = (c.local, c.local_port, std::net::SocketAddrV4::new(c.remote, c.remote_port));
         let mut outs = Vec::new();
         for p in packets {
-            self.ip.send_udp_with(now, local_port, to, p.len(), |data| data.copy_from_slice(&p), &mut outs);
+            self.ip.send_udp_outer(now, local, local_port, to, &p, &mut outs);
         }
         self.apply(now, outs, fx);
     }
@@ -334,9 +344,7 @@ impl Node {
             if session {
                 fx.cycles += self.cycles.per_pppoe_packet as f64;
             }
-            for f in frames {
-                self.port_send(now, port, f, fx);
-            }
+            self.pppoe_emit(now, k, frames, fx);
             if let Some(reason) = result.drop {
                 fx.drops.push((Some(port), reason, None));
             }

@@ -245,3 +245,62 @@ fn above_the_tap_mtu_openvpn_fragments_or_ip_fragments() {
         }
     }
 }
+
+#[test]
+fn the_client_cpu_pays_each_seal_open_and_session_frame() {
+    let flows = vec![FlowConfig::Udp { id: 1, from: 0, to: SRV_B, dst_port: 9, payload: 200, rate_pps: 100.0, start_ns: S / 2, stop_ns: S }];
+    let mut config = network("org-b", "s3cret", 1422, None, flows, 2 * S);
+    let cycles = CpuCycles { per_openvpn_packet: 10_000, per_byte_openvpn: 10.0, per_pppoe_packet: 1_000, ..CpuCycles::default() };
+    config.nodes[0].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles };
+    let results = sim::simulate(config).unwrap();
+    assert_eq!((results.flows[0].sent, results.flows[0].received), (50, 50));
+    // Every frame on the client's tap0 was sealed (sent) or opened (received) once, with
+    // its 24 octets of OpenVPN; a session frame (EtherType 8864) costs the PPPoE work too.
+    let expected: f64 = frames(&results, "client-tap0")
+        .iter()
+        .map(|(_, f)| 10_000.0 + 10.0 * (f.len() + 24) as f64 + if f[12..14] == [0x88, 0x64] { 1_000.0 } else { 0.0 })
+        .sum();
+    let busy_ns = results.nodes[0].cpu_utilization * (2 * S) as f64;
+    assert!((busy_ns - expected).abs() < 1.0, "busy {busy_ns} ns, computed {expected} ns at 1 GHz");
+}
+
+#[test]
+fn openvpn_tun_routes_fragments_before_encapsulation_and_delivers() {
+    // client ─wan─ server (router) ─lan─ host; a TUN tunnel client↔server protecting the
+    // LAN (at the client) and the client (at the server), MTU 1000.
+    let lan_host = Ipv4Addr::new(10, 9, 0, 2);
+    let tun = |server: bool| OpenVpnConfig {
+        name: "tun0".into(),
+        dev: "tun".into(),
+        port: None,
+        mtu: 1000,
+        protects: if server { vec![(CLIENT_WAN, 32)] } else { vec![(Ipv4Addr::new(10, 9, 0, 0), 24)] },
+        ..openvpn(server, 0, None)
+    };
+    let mut client = node("client", vec![port("eth0", 1, Some((CLIENT_WAN, 24)), 1500)], vec![], false);
+    client.openvpn.push(tun(false));
+    let mut server = node("server", vec![port("eth0", 10, Some((SERVER_WAN, 24)), 1500), port("eth1", 11, Some((Ipv4Addr::new(10, 9, 0, 1), 24)), 1500)], vec![], true);
+    server.openvpn.push(tun(true));
+    let host = node("host", vec![port("eth0", 20, Some((lan_host, 24)), 1500)], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 9, 0, 1) }], false);
+    let flows = vec![FlowConfig::Ping { id: 1, from: 0, to: lan_host, count: 5, interval_ns: S / 10, payload: 1400, start_ns: 0 }];
+    let links = vec![ethernet("wan", (0, 0), (1, 0), 100_000_000), ethernet("lan", (1, 1), (2, 0), 100_000_000)];
+    let config = SimConfig { seed: 1, duration_ns: S, nodes: vec![client, server, host], links, flows, capture: true, budget: BudgetConfig::default() };
+    let results = sim::simulate(config).unwrap();
+    assert_eq!((results.flows[0].sent, results.flows[0].received), (5, 5), "{:?}", results.drop_log.first());
+    // A 1428-octet echo request exceeds the TUN MTU of 1000: two inner fragments, each
+    // sealed whole (IPv4 20 + UDP 8 + OpenVPN 24 around it), none of them fragmented outside.
+    let wan: Vec<Vec<u8>> = frames(&results, "client-eth0").iter().filter(|(_, f)| f[12..14] == [0x08, 0x00]).map(|(_, f)| f[14..].to_vec()).collect();
+    let requests: Vec<&Vec<u8>> = wan.iter().filter(|p| p[12..16] == CLIENT_WAN.octets()).collect();
+    assert_eq!(requests.len(), 10);
+    for p in &requests {
+        let outer = ipv4::Packet::new_checked(&p[..]).unwrap();
+        assert!(!outer.more_frags() && outer.frag_offset() == 0);
+        let inner = &p[20 + 8 + 24..];
+        let inner = ipv4::Packet::new_checked(inner).unwrap();
+        assert_eq!((inner.src_addr(), inner.dst_addr()), (CLIENT_WAN, lan_host));
+        assert!(usize::from(inner.total_len()) <= 1000);
+    }
+    // The server forwards the inner fragments as they are (a router does not reassemble,
+    // RFC 791 §3.2): the host sees 2 fragments per request and sends 5 whole replies.
+    assert_eq!(frames(&results, "host-eth0").iter().filter(|(_, f)| f[12..14] == [0x08, 0x00]).count(), 10 + 5);
+}
