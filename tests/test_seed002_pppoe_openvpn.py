@@ -27,6 +27,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,22 @@ def test_tshark_dissects_every_layer(tmp_path: Path):
                               "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"], capture_output=True, text=True, check=True).stdout
     for bad in ("Malformed Packet", "[Checksum: Bad]", "Exception occurred"):
         assert bad not in verbose
+
+
+def test_what_the_simulator_cannot_run_yet_is_refused_at_its_key(tmp_path: Path):
+    from qoslab.backends.sim import lower_network
+    from qoslab.errors import InputError
+
+    text = EXAMPLE.read_text(encoding="utf-8")
+    tcp = text.replace('proto = "udp"', 'proto = "tcp"')
+    pptp = text.replace('type = "pppoe"', 'type = "pptp"').replace('auth = "chap"', 'auth = "mschapv2"')
+    for name, body, key, needle in (("tcp.toml", tcp, "tunnel[0].proto", 'proto = "tcp"'), ("pptp.toml", pptp, "tunnel[1].type", 'type = "pptp"')):
+        path = tmp_path / name
+        path.write_text(body, encoding="utf-8")
+        with pytest.raises(InputError) as info:
+            lower_network(load_scenario(path), source=path)
+        line = next(i for i, text_line in enumerate(body.splitlines(), 1) if needle in text_line)
+        assert str(info.value).startswith(f"{path}:{line}:"), str(info.value)
+        assert f"{key}: " in str(info.value) and "does not model this yet" in str(info.value)
+        done = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -44,8 +44,8 @@ Roles
 Links
     Ethernet → ``LinkConfig::Ethernet``; wifi → ``LinkConfig::Wifi`` with the AP first,
     then the stations, the ``hears`` matrix and the frame error rates in that member
-    order. What the simulator does not model yet (ATM links, tunnels other than IPsec,
-    half duplex, ...) is refused with the key that asks for it.
+    order. What the simulator does not model yet (ATM links, PPTP and GRE tunnels,
+    OpenVPN over TCP, half duplex, ...) is refused with the key that asks for it.
 IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mode)
     One ``IpsecTunnelConfig`` on each end, named as the tunnel, with its ``mode`` and
     ``protocol``. The outer addresses (the SA's peers) are
@@ -69,6 +69,22 @@ IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mod
     not, the k-th after it (k = 1, 2, ...) UDP to or from port ``7 + k`` - the echo
     port (RFC 862) and the ones after it, so a ``udp.echo`` test picks its VPN with
     ``port``. ``over`` is refused (the tunnel follows the routed path).
+OpenVPN tunnels (``[[tunnel]] type = "openvpn"``, UDP; seed 002)
+    One ``OpenVpnConfig`` on each end (``to`` is the server). TAP: each end gets a port
+    ``tapN`` after its link ports (MTU: the tunnel's ``mtu``, else OpenVPN's default
+    1500); at the server, when the node has Ethernet ports without an address, the TAP
+    port is bridged with them (an OpenVPN server bridging tap0 to its LAN). TUN: an
+    interface ``tunN`` protecting what lies behind the other end, as an IPsec tunnel.
+    The outer datagrams go between the ends' addresses (their PPP addresses when
+    ``over`` names a PPPoE tunnel) on ``port`` at both ends; ``fragment`` and
+    ``replay`` (default off, seed 002 §3.2's 24 bytes) as given; keys derive from the
+    tunnel index. See :func:`_vpn_tunnels`.
+PPPoE tunnels (``[[tunnel]] type = "pppoe"``)
+    The server (``to``) is the Access Concentrator on the port that reaches ``over``
+    (the link, or the TAP tunnel's bridged LAN), the client on its TAP port or its port
+    on the link; discovery, LCP, CHAP/PAP and IPCP run in the simulation before IP
+    flows, and a TCP test starts once the PPP link is up. Addresses, names and MTU:
+    :func:`_vpn_tunnels`.
 """
 
 from __future__ import annotations
@@ -81,6 +97,7 @@ from typing import Any, Union
 
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import InputError, Problem, did_you_mean
+from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, below, interface_mtu
 from qoslab.scenario.model import (
     WIFI_RATES_MBPS,
     AccessPoint,
@@ -651,110 +668,18 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
 
 # --------------------------------------------------------------------------- OpenVPN and PPPoE
 
-OPENVPN_DEFAULT_MTU = 1500
-"""OpenVPN's default --tun-mtu (1500) for a TAP or TUN device whose tunnel sets no ``mtu``."""
-
-PPPOE_MAX_MTU = 1492
-"""RFC 2516 §7: the MRU MUST NOT be negotiated above 1492 (1500 less PPPoE 6 and PPP 2)."""
-
-PPPOE_OVERHEAD = 8
-"""RFC 2516 §4, §7: the PPPoE header (6) and the PPP protocol field (2)."""
-
-IPV4_MIN_MTU = 68
-"""RFC 791 §3.2: every internet module must forward a 68-octet datagram without fragmenting it."""
-
-OPENVPN_HMAC = {"none": 0, "sha1": 20, "sha256": 32, "sha512": 64}
-"""HMAC lengths on the wire (OpenVPN --auth; wire::openvpn::Auth)."""
-
-
-def openvpn_overhead(t: OpenVpn) -> int:
-    """The largest number of octets OpenVPN's data channel adds to a payload (P_DATA_V2).
-
-    Opcode and peer id 4, then for GCM the packet id 4 and tag 16; otherwise the HMAC,
-    the CBC IV and padding of a whole block at most, and the packet id with ``replay``;
-    4 more for the ``--fragment`` header (wire::openvpn::DataChannel::overhead_fields).
-
-    >>> from qoslab.scenario.model import OpenVpn
-    >>> openvpn_overhead(OpenVpn(type="openvpn", name="o", **{"from": "a"}, to="b"))
-    24
-    """
-    total = 4 + (4 if t.fragment else 0)
-    if t.cipher.endswith("-gcm"):
-        return total + 4 + 16
-    block = {"bf-cbc": 8, "aes-128-cbc": 16, "aes-256-cbc": 16}.get(t.cipher, 0)
-    return total + OPENVPN_HMAC[t.auth] + (4 if t.replay else 0) + 2 * block
-
-
-def _over(sc: Scenario, t: Any) -> tuple[str, int] | None:
-    """What ``over`` names: ("tunnel", index) or ("link", index); None when absent."""
-    if t.over is None:
-        return None
-    for j, u in enumerate(sc.tunnel):
-        if u.name == t.over:
-            return ("tunnel", j)
-    for j in range(len(sc.link)):
-        if sc.link_name(j) == t.over or f"link[{j}]" == t.over:
-            return ("link", j)
-    return None
-
-
-def _link_mtu(link: Any) -> int:
-    if isinstance(link, Wifi):
-        return WIFI_MTU
-    if isinstance(link, Serial):
-        return link.mtu or (1500 if link.framing == "ppp" else 1006)
-    return int(link.mtu)
-
-
-def _interface_mtu(sc: Scenario, what: tuple[str, int] | None) -> int | None:
-    """The MTU of the interface a tunnel rides on, when it can be told."""
-    if what is None:
-        return None
-    kind, j = what
-    if kind == "link":
-        return _link_mtu(sc.link[j])
-    u = sc.tunnel[j]
-    if isinstance(u, OpenVpn):
-        return u.mtu or OPENVPN_DEFAULT_MTU
-    if isinstance(u, Pppoe):
-        below = _interface_mtu(sc, _over(sc, u))
-        return u.mtu or (min(PPPOE_MAX_MTU, below - PPPOE_OVERHEAD) if below else PPPOE_MAX_MTU)
-    return u.mtu
-
-
 def _check_vpn(sc: Scenario, i: int, t: Any, out: LocatedProblems) -> None:
-    """Refuses what the simulator's OpenVPN and PPPoE cannot run, and stacks with no room."""
+    """Refuses what the simulator's OpenVPN and PPPoE cannot run yet (stacks without
+    room are refused for every command by the scenario checks, `scenario.tunnels`)."""
     base: PathT = ("tunnel", i)
-    below = _over(sc, t)
-    under = _interface_mtu(sc, below)
+    under = below(sc, t)
     if isinstance(t, OpenVpn):
         if t.proto == "tcp":
             out.add(base + ("proto",), f"OpenVPN over TCP: {_NOT_YET}", expected="'udp'", found="'tcp'", hint="`qoslab mtu` analyses OpenVPN-TCP stacks")
         if t.auth == "md5":
             out.add(base + ("auth",), f"OpenVPN with HMAC-MD5: {_NOT_YET}", expected="'none', 'sha1', 'sha256' or 'sha512'", found="'md5'")
-        if below is not None and below[0] == "tunnel" and not isinstance(sc.tunnel[below[1]], Pppoe):
-            out.add(base + ("over",), f"OpenVPN over a {sc.tunnel[below[1]].type} tunnel: {_NOT_YET}", expected="a link, a PPPoE tunnel or no `over` (the routed path)", found=repr(t.over))
-        overhead = openvpn_overhead(t) + (14 if t.dev == "tap" else 0)
-        if under is not None and under - 20 - 8 - overhead < IPV4_MIN_MTU:
-            need = IPV4_MIN_MTU + 20 + 8 + overhead
-            out.add(base + ("over",), "the interface below leaves no room for a 68-byte datagram (RFC 791 §3.2) inside OpenVPN",
-                    expected=f"an underlying MTU of at least {need} (IPv4 20 + UDP 8 + OpenVPN {openvpn_overhead(t)}{' + Ethernet 14' if t.dev == 'tap' else ''} + 68)",
-                    found=f"{t.over!r} with MTU {under}")
-        if t.fragment is not None and int(t.fragment) - openvpn_overhead(t) < 4:
-            out.add(base + ("fragment",), "--fragment leaves no room for data after the data channel's own octets",
-                    expected=f"at least {openvpn_overhead(t) + 4}", found=str(int(t.fragment)))
-        return
-    # PPPoE
-    if below is not None and below[0] == "tunnel":
-        u = sc.tunnel[below[1]]
-        if not (isinstance(u, OpenVpn) and u.dev == "tap"):
-            out.add(base + ("over",), "PPPoE runs on Ethernet", expected="an Ethernet link or an OpenVPN tunnel with dev = 'tap'", found=repr(t.over))
-            return
-    if t.mtu is not None and t.mtu > PPPOE_MAX_MTU:
-        out.add(base + ("mtu",), "a PPPoE MTU above 1492 (RFC 2516 §7: the MRU MUST NOT be negotiated larger)", expected="68 to 1492", found=str(t.mtu))
-    if under is not None and under - PPPOE_OVERHEAD < IPV4_MIN_MTU:
-        out.add(base + ("over",), "the interface below leaves no room for a 68-byte datagram (RFC 791 §3.2) inside PPPoE",
-                expected=f"an underlying MTU of at least {IPV4_MIN_MTU + PPPOE_OVERHEAD} (PPPoE 6 + PPP 2 + 68)", found=f"{t.over!r} with MTU {under}")
+        if under is not None and under[0] == "tunnel" and not isinstance(sc.tunnel[under[1]], Pppoe):
+            out.add(base + ("over",), f"OpenVPN over a {sc.tunnel[under[1]].type} tunnel: {_NOT_YET}", expected="a link, a PPPoE tunnel or no `over` (the routed path)", found=repr(t.over))
 
 
 def _tap_ports(sc: Scenario, names: list[str], ports: list[list[Port]], counters: list[dict[str, int]]) -> dict[tuple[int, int], Port]:
@@ -810,10 +735,10 @@ def _pppoe_port(sc: Scenario, names: list[str], ports: list[list[Port]], taps: d
     """The port end ``k`` of PPPoE tunnel ``t`` runs on: the TAP port when the node is an
     end of the TAP tunnel below, else its port on (or reaching) the link or the TAP's far end."""
     node = names.index((t.from_, t.to)[k])
-    below = _over(sc, t)
-    if below is None:
+    what = below(sc, t)
+    if what is None:
         return None
-    kind, j = below
+    kind, j = what
     if kind == "tunnel":
         u = sc.tunnel[j]
         for e, end in enumerate((u.from_, u.to)):
@@ -873,8 +798,8 @@ def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], po
             out.add(("tunnel", i, "to"), "no free address for the PPPoE client in the server's subnet", expected=f"a free host address in {server_if.network}", found="all in use")
             continue
         used.add(client_ip)
-        below = _interface_mtu(sc, _over(sc, t)) or 1500
-        mtu = t.mtu or min(PPPOE_MAX_MTU, below - PPPOE_OVERHEAD)
+        under = interface_mtu(sc, below(sc, t)) or 1500
+        mtu = t.mtu or min(PPPOE_MAX_MTU, under - PPPOE_OVERHEAD)
         behind = [] if not nodes[n_server]["ip_forward"] else [(str(a.network.network_address), a.network.prefixlen) for a in addresses[ends[1]] if a.ip != server_if.ip and a.network != server_if.network]
         common = {"service_name": t.service_name or "", "ac_name": ends[1], "auth": t.auth, "user": ends[0], "secret": f"qoslab-{t.name}", "mtu": mtu}
         for n, port, server, local, peer, routes in (
@@ -894,10 +819,10 @@ def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], po
         if not isinstance(t, OpenVpn):
             continue
         ends = [t.from_, t.to]
-        below = _over(sc, t)
-        if below is not None and below[0] == "tunnel" and below[1] in ppp_addresses:
-            u = sc.tunnel[below[1]]
-            client_ip, server_ip = ppp_addresses[below[1]]
+        what = below(sc, t)
+        if what is not None and what[0] == "tunnel" and what[1] in ppp_addresses:
+            u = sc.tunnel[what[1]]
+            client_ip, server_ip = ppp_addresses[what[1]]
             by_node = {u.from_: client_ip, u.to: server_ip}
             local = [by_node.get(ends[0]), by_node.get(ends[1])]
         else:
