@@ -19,7 +19,8 @@ from rich.text import Text
 from qoslab import __version__
 from qoslab.errors import InputError
 
-stderr = Console(stderr=True, highlight=False)
+# Wide tables (a sweep's) stay whole when stderr is a file or a pipe: rich would assume 80 columns.
+stderr = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
 app = typer.Typer(
     name="qoslab",
@@ -155,6 +156,8 @@ def run(
         typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
     ] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the random streams; default: the scenario's.")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Sweep points run at once; default: one per local core.")] = None,
+    detail: Annotated[bool, typer.Option("--detail", help="With a [sweep], print every point's full tables, not only the sweep table.")] = False,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
@@ -164,40 +167,56 @@ def run(
     `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`, one
     record per measured point. Exit 1 if a simulation failed, 2 on bad input.
 
+    A `[sweep]` runs every point (on every local core, `--jobs` to change) and prints one
+    table with a row per point and test; each record then carries `point` and `sweep`
+    (the point's values). Every point uses the same seed.
+
     Example: `qoslab run examples/seed000_ics.toml --json > ics.json`
+
+    Example: `qoslab run examples/seed004_asymmetric.toml --jobs 2`
     """
-    from qoslab.backends.sim import SimulationError, run_tests
-    from qoslab.report.terminal import render_run
+    from qoslab.backends.sim import SimulationError
+    from qoslab.report.terminal import render_run, sweep_table
     from qoslab.scenario import load_scenario
+    from qoslab.sweep import run_sweep
 
     scenario = load_scenario(file)
     used_seed = scenario.scenario.seed if seed is None else seed
-    if scenario.sweep is not None:
-        stderr.print(Text("note: ", style="yellow") + Text("`qoslab run` runs the scenario as written; its [sweep] is not applied."))
+    swept = scenario.sweep is not None and bool(scenario.sweep.values)
 
-    def show(net, run) -> None:
-        records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
-        names = net.node_names
-        owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
-        labels = {
-            f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
-            for f in run.plan.flows
-        }
-        profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
-        render_run(stderr, run.label, run.results, records, labels, profiles)
+    def show(result, total: int) -> None:
+        point, net = result.point, result.network
+        if swept:
+            stderr.print(Text(f"point {point.index + 1}/{total}: ", style="bold") + Text(point.label()))
+            if not detail:
+                return
+        for run in result.runs:
+            records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
+            names = net.node_names
+            owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
+            labels = {
+                f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
+                for f in run.plan.flows
+            }
+            profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
+            render_run(stderr, run.label, run.results, records, labels, profiles)
 
     try:
-        net, runs = run_tests(scenario, source=file, seed=seed, pcap_dir=pcap, on_run=show)
+        points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show)
     except SimulationError as err:
         _sim_failed(err)
         return
+    records = [rec for p in points for rec in p.records()]
+    if swept:
+        stderr.print(sweep_table(records))
     if json_out:
         nodes = []
-        for r in runs:
-            for n in r.results.get("nodes", []):
-                cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
-                nodes.append(
-                    {
+        for p in points:
+            net = p.network
+            for r in p.runs:
+                for n in r.results.get("nodes", []):
+                    cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
+                    node = {
                         "test": r.label,
                         "name": n["name"],
                         "role": cfg["role"] if cfg else None,
@@ -208,14 +227,16 @@ def run(
                         "bridge_table": n.get("bridge_table", []),
                         "drops": n.get("drops", {}),
                     }
-                )
+                    if p.point.values:
+                        node["point"] = p.point.index
+                    nodes.append(node)
         _emit_json(
             {
                 "scenario": scenario.scenario.name,
                 "file": str(file),
                 "backend": "sim",
                 "seed": used_seed,
-                "results": [rec for r in runs for rec in r.records],
+                "results": records,
                 "nodes": nodes,
             }
         )

@@ -311,7 +311,12 @@ def _impairments(link: Any) -> list[dict[str, Any]]:
             impair[d]["loss"] = loss
     for shaper in link.shaper:
         for d in _directions(shaper.direction):
-            impair[d]["shaper"] = {"rate_bps": shaper.rate, "burst_bytes": shaper.burst}
+            impair[d]["shaper"] = {
+                "rate_bps": shaper.rate,
+                "burst_bytes": int(shaper.burst),
+                "police": shaper.action == "police",
+                "queue_bytes": None if shaper.queue is None else int(shaper.queue),
+            }
     return impair
 
 
@@ -325,9 +330,6 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
             out.add(base + ("loss",), "loss on a wifi cell", expected="frame_error_rate per station", found=f"{len(link.loss)} loss model(s)")
         if isinstance(link, Wifi) and link.shaper:
             out.add(base + ("shaper",), "a shaper on a wifi cell", expected="a shaper on an Ethernet or serial link", found=f"{len(link.shaper)} shaper(s)")
-        for j, shaper in enumerate(link.shaper):
-            if shaper.queue is not None:
-                out.add(base + ("shaper", j, "queue"), f"a shaper's own queue: {_NOT_YET}", expected="no queue (frames wait in the link's queue)", found=str(shaper.queue))
         directions = [d for model in list(link.loss) for d in _directions(model.direction)]
         if len(directions) != len(set(directions)):
             out.add(base + ("loss",), "two loss models on one direction", expected="one loss model per direction", found=f"{len(link.loss)} loss models")

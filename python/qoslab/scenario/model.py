@@ -36,6 +36,7 @@ from pydantic import (
     ConfigDict,
     WithJsonSchema,
     Field,
+    PrivateAttr,
     model_validator,
 )
 
@@ -242,12 +243,27 @@ Loss = Annotated[Union[Bernoulli, GilbertElliott], Field(discriminator="model")]
 
 
 class Shaper(Strict):
-    """A token-bucket rate limit (as `tc tbf` or a firewall's limit, seed 002: 30 Mb/s)."""
+    """A token-bucket rate limit (RFC 2697 §3) as `tc tbf` or a firewall's limit (seed 002: 30 Mb/s).
+
+    ``action = "shape"`` holds a frame until its tokens are there (`tc tbf`);
+    ``"police"`` drops a frame that finds too few tokens (`tc police … drop`, a
+    firewall's rate limit). Frames are metered by their length without FCS (Ethernet)
+    or as IP datagrams (serial lines), as Linux meters `skb->len`.
+    """
 
     rate: Rate = Field(description="Sustained rate, e.g. '30 Mbps'.")
-    burst: Size = Field(15000, description="Bucket depth, e.g. '15 kB'.")
-    queue: Size | None = Field(None, description="Bytes that may wait for tokens before drops; none = unlimited.")
+    burst: Size = Field(15000, description="Bucket depth, e.g. '15 kB'; the bucket starts full (RFC 2697 §3).")
+    action: Literal["shape", "police"] = Field("shape", description="'shape' delays frames to the rate; 'police' drops what exceeds it.")
+    queue: Size | None = Field(
+        None, description="Shaping only: bytes that may wait for tokens before drops (`tc tbf limit`); none = the link's own queue limit."
+    )
     direction: Direction = Field("both", description=_DIRECTION_DOC)
+
+    @model_validator(mode="after")
+    def _police_has_no_queue(self) -> Shaper:
+        if self.action == "police" and self.queue is not None:
+            raise FieldProblem("queue", "a policer holds nothing back, so it has no queue", expected="no queue with action = 'police'", found=f"queue = {self.queue}", hint="use action = 'shape' to queue frames for tokens")
+        return self
 
 
 class QueueLimit(Strict):
@@ -672,6 +688,16 @@ class Scenario(Strict):
     )
     test: list[Test] = Field(default_factory=list, description="Measurements, [[test]] method = 'rfc2544.throughput' | 'ping' | …")
     sweep: Sweep | None = Field(None, description="Parameters to vary over runs.")
+
+    _raw: dict[str, Any] | None = PrivateAttr(None)
+    """The TOML data the scenario was validated from (set by the loader), so a sweep can
+    put its values in place as the user wrote them and validate each point again."""
+
+    def __eq__(self, other: object) -> bool:
+        # Two scenarios are equal when what they say is equal, however they were written.
+        return isinstance(other, Scenario) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as every pydantic model
 
     def link_name(self, index: int) -> str:
         """The display name of link ``index``: its ``name`` or ``link[N]``."""
