@@ -855,6 +855,24 @@ impl World {
         if !self.sources[source].active(now) {
             return Ok(());
         }
+        if self.sources[source].seq == 0 && !self.tcp_of_source.contains_key(&source) {
+            let (from, to) = match &self.sources[source].config {
+                FlowConfig::Udp { from, to, .. } | FlowConfig::Ping { from, to, .. } | FlowConfig::UdpEcho { from, to, .. } | FlowConfig::Tcp { from, to, .. } => (*from, *to),
+            };
+            if !self.nodes[from as usize].route_up(to) {
+                // As for TCP below: the application starts once its PPP link is up.
+                match &mut self.sources[source].config {
+                    FlowConfig::Udp { start_ns, stop_ns, .. } => {
+                        *start_ns += LINK_UP_POLL_NS;
+                        *stop_ns += LINK_UP_POLL_NS;
+                    }
+                    FlowConfig::Ping { start_ns, .. } | FlowConfig::UdpEcho { start_ns, .. } | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
+                }
+                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                return Ok(());
+            }
+        }
         if let Some(&flow) = self.tcp_of_source.get(&source) {
             let f = &self.tcp[flow];
             let (a, b) = (f.nodes, f.addrs);
