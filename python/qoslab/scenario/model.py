@@ -532,7 +532,17 @@ class TestBase(Strict):
     to: NodeName = Field(description="The node that receives (the tester's receive port).")
 
 
-class Rfc2544Throughput(TestBase):
+class Rfc2544Base(TestBase):
+    """Fields the RFC 2544 methods share."""
+
+    bidirectional: bool = Field(
+        False,
+        description="Send the same stream from `to` back to `from` at once (RFC 2544 §14: bidirectional "
+        "traffic; rates are per direction).",
+    )
+
+
+class Rfc2544Throughput(Rfc2544Base):
     """RFC 2544 §26.1: the highest rate at which no frame is lost, by binary search."""
 
     method: Literal["rfc2544.throughput"] = Field(description="Test method.")
@@ -543,7 +553,7 @@ class Rfc2544Throughput(TestBase):
     resolution: Ratio = Field(0.005, description="Stop the search when the interval is this fraction of the line rate.")
 
 
-class Rfc2544Latency(TestBase):
+class Rfc2544Latency(Rfc2544Base):
     """RFC 2544 §26.2: latency at the throughput rate, per frame size."""
 
     method: Literal["rfc2544.latency"] = Field(description="Test method.")
@@ -554,22 +564,37 @@ class Rfc2544Latency(TestBase):
     trials: int = Field(20, ge=1, description="Repetitions averaged (RFC 2544: at least 20).")
 
 
-class Rfc2544FrameLoss(TestBase):
+class Rfc2544FrameLoss(Rfc2544Base):
     """RFC 2544 §26.3: frame loss rate at loads from 100 % down in steps."""
 
     method: Literal["rfc2544.frame_loss"] = Field(description="Test method.")
     frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
     step: Ratio = Field(0.1, description="Load decrement, a fraction of the line rate (RFC 2544: at most 10 %).")
     duration: Time = Field("60 s", description="Length of each trial.")
+    max_rate: Rate | None = Field(None, description="The 100 % load; none = the sender's line rate (the medium's maximum, RFC 2544 §26.3).")
 
 
-class Rfc2544BackToBack(TestBase):
+class Rfc2544BackToBack(Rfc2544Base):
     """RFC 2544 §26.4: the longest burst at line rate forwarded without loss."""
 
     method: Literal["rfc2544.back_to_back"] = Field(description="Test method.")
     frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
     duration: Time = Field("2 s", description="Longest burst to try (RFC 2544: at least 2 s).")
     trials: int = Field(50, ge=1, description="Repetitions (RFC 2544: at least 50).")
+    max_rate: Rate | None = Field(None, description="The rate of the bursts; none = the sender's line rate (minimum inter-frame gap, RFC 2544 §26.4).")
+
+
+class Rfc2544Overload(Rfc2544Base):
+    """An overload sweep as seed 000 Table 4: fixed offered frame rates, beyond the knee too;
+    throughput and latency at each (not an RFC 2544 search; its trials and frame counting)."""
+
+    method: Literal["rfc2544.overload"] = Field(description="Test method.")
+    frame_sizes: FrameSizes = Field(default_factory=lambda: [1450], description="Frame sizes in bytes (seed 000 Table 4: 1450).")
+    frame_rates: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = Field(
+        default_factory=lambda: [10, 100, 500, 600, 620, 625, 630, 650, 700, 1000],
+        description="Offered loads in frames per second (seed 000 Table 4's FPS column).",
+    )
+    duration: Time = Field("10 s", description="Length of each trial.")
 
 
 class Ping(TestBase):
@@ -630,7 +655,7 @@ class TcpTransfer(TestBase):
 
 
 Test = Annotated[
-    Union[Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Ping, UdpFlow, UdpEcho, TcpBulk, TcpTransfer],
+    Union[Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Rfc2544Overload, Ping, UdpFlow, UdpEcho, TcpBulk, TcpTransfer],
     Field(discriminator="method"),
 ]
 
@@ -739,6 +764,7 @@ __all__ = [
     "Rfc2544Latency",
     "Rfc2544FrameLoss",
     "Rfc2544BackToBack",
+    "Rfc2544Overload",
     "Ping",
     "UdpFlow",
     "UdpEcho",
