@@ -323,6 +323,8 @@ pub struct DropRecord {
 
 /// At most this many drops are kept with their details; all are counted.
 const DROP_LOG_LIMIT: usize = 10_000;
+/// How often a TCP application waiting for its PPP link to come up looks again.
+const LINK_UP_POLL_NS: u64 = 10_000_000;
 /// A saturating source keeps this many frames waiting at its node.
 const SATURATION_BACKLOG: usize = 2;
 
@@ -491,6 +493,11 @@ impl World {
         let sources: Vec<Source> = config.flows.iter().cloned().map(Source::new).collect();
         let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
         let n = nodes.len();
+        if config.capture {
+            for node in nodes.iter_mut() {
+                node.vifs.capture = Some(Vec::new());
+            }
+        }
         let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
         let upstreams = upstreams(&config, &attachments, &bsses)?;
         Ok(World {
@@ -521,6 +528,10 @@ impl World {
         for (i, source) in self.sources.iter().enumerate() {
             let at = SimTime::from_nanos(source.start_ns());
             self.engine.schedule_at(at, Event::Send { source: i as u32 }).map_err(budget)?;
+        }
+        // Timers the nodes want from the start (PPPoE clients begin discovery at 0).
+        for node in 0..self.nodes.len() {
+            self.arm_ip_timer(node as u32)?;
         }
         let until = SimTime::from_nanos(self.config.duration_ns);
         loop {
@@ -580,11 +591,7 @@ impl World {
             Event::IpTimer { node } => {
                 let due = self.ip_timers[node as usize].take();
                 if due.is_some_and(|(at, _)| at == now) {
-                    let mut outs = Vec::new();
-                    let n = &mut self.nodes[node as usize];
-                    n.ip.on_timer(now, &mut outs);
-                    let mut fx = Effects::default();
-                    n.apply(now, outs, &mut fx);
+                    let fx = self.nodes[node as usize].on_timer(now);
                     self.release(now, node, fx)?;
                 }
                 self.arm_ip_timer(node)?;
@@ -918,7 +925,7 @@ impl World {
     }
 
     fn arm_ip_timer(&mut self, node: u32) -> Result<(), RunError> {
-        let Some(at) = self.nodes[node as usize].ip.poll_at() else { return Ok(()) };
+        let Some(at) = self.nodes[node as usize].poll_at() else { return Ok(()) };
         match self.ip_timers[node as usize] {
             Some((t, _)) if t <= at => Ok(()),
             current => {
@@ -964,7 +971,43 @@ impl World {
         if !self.sources[source].active(now) {
             return Ok(());
         }
+        if self.sources[source].seq == 0 && !self.tcp_of_source.contains_key(&source) {
+            let (from, to) = match &self.sources[source].config {
+                FlowConfig::Udp { from, to, .. } | FlowConfig::Ping { from, to, .. } | FlowConfig::UdpEcho { from, to, .. } | FlowConfig::Tcp { from, to, .. } => (*from, *to),
+            };
+            if !self.nodes[from as usize].route_up(to) {
+                // As for TCP below: the application starts once its PPP link is up.
+                match &mut self.sources[source].config {
+                    FlowConfig::Udp { start_ns, stop_ns, .. } => {
+                        *start_ns += LINK_UP_POLL_NS;
+                        *stop_ns += LINK_UP_POLL_NS;
+                    }
+                    FlowConfig::Ping { start_ns, .. } | FlowConfig::UdpEcho { start_ns, .. } | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
+                }
+                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                return Ok(());
+            }
+        }
         if let Some(&flow) = self.tcp_of_source.get(&source) {
+            let f = &self.tcp[flow];
+            let (a, b) = (f.nodes, f.addrs);
+            if !self.nodes[a[0] as usize].route_up(b[1]) || !self.nodes[a[1] as usize].route_up(b[0]) {
+                // A route through a PPP link that is not up yet (discovery, LCP,
+                // authentication, IPCP): the application starts once it is, as one
+                // runs iperf after pppd says the link is up. The transfer keeps its
+                // length: start and stop move together.
+                let f = &mut self.tcp[flow];
+                f.start_ns += LINK_UP_POLL_NS;
+                f.stop_ns += LINK_UP_POLL_NS;
+                if let FlowConfig::Tcp { start_ns, stop_ns, .. } = &mut self.sources[source].config {
+                    *start_ns += LINK_UP_POLL_NS;
+                    *stop_ns += LINK_UP_POLL_NS;
+                }
+                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                return Ok(());
+            }
             let f = &mut self.tcp[flow];
             let [local, remote] = f.ports;
             // The sender's initial sequence number, reproducible (see the receiver's).
@@ -1229,6 +1272,8 @@ impl World {
 
     fn record_drop(&mut self, now: u64, node: u32, port: Option<u16>, reason: String, packet: Option<&[u8]>) {
         let (flow, summary) = packet.map(describe).unwrap_or((None, String::new()));
+        // A tunnel's datagram may look like a probe by chance: only a known flow counts.
+        let flow = flow.filter(|f| self.stats.contains_key(f));
         *self.drop_counts[node as usize].entry(reason.clone()).or_insert(0) += 1;
         if self.drop_log.len() < DROP_LOG_LIMIT {
             self.drop_log.push(DropRecord { time_ns: now, node, port, reason, flow, summary });
@@ -1237,6 +1282,14 @@ impl World {
 
     fn results(mut self) -> Results {
         let now = self.config.duration_ns;
+        // Frames on TAP ports were seen by the nodes themselves (no link carries them).
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            for (port, t, frame) in node.vifs.capture.take().unwrap_or_default() {
+                if let Some(c) = self.captures.get_mut(i).and_then(|c| c.get_mut(usize::from(port))) {
+                    c.push((t, frame));
+                }
+            }
+        }
         let wifi = self
             .bsses
             .iter()

@@ -537,6 +537,13 @@ class OpenVpn(TunnelBase):
         "sha1", description="HMAC digest (--auth); SHA1 adds 20 bytes."
     )
     fragment: Size | None = Field(None, description="OpenVPN's own fragmentation (--fragment) at this size; none = off.")
+    replay: bool = Field(
+        False,
+        description=(
+            "Send the 4-byte packet ID of replay protection (--replay). OpenVPN does by default; seed 002 §3.2 counts "
+            "none (24 bytes with SHA1), and the default follows the seed as `qoslab mtu` does."
+        ),
+    )
     port: int = Field(1194, ge=1, le=65535, description="Server port.")
 
 
