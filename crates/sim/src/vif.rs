@@ -148,6 +148,7 @@ impl Node {
                 }
                 let authenticator = match auth {
                     Auth::Chap => Authenticator::chap(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
+                    Auth::MsChapV2 => Authenticator::mschapv2(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
                     Auth::Pap => Authenticator::pap(c.user.as_bytes(), c.secret.as_bytes()),
                 };
                 PppLink::new(
