@@ -26,6 +26,7 @@ pub mod node;
 pub mod openvpn;
 pub mod ppp;
 pub mod pppoe;
+pub mod pptp;
 pub mod results;
 pub mod rng;
 pub mod serial;
