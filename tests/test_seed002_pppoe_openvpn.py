@@ -14,8 +14,10 @@ The seed's rules, as this test reads them:
 - The best point is near what 30 Mb/s leaves after headers and 1 % loss; the seed
   measures 26.91 Mb/s at 1422 (§4), which this test only compares with.
 
-Durations: 10 s per point, as the seed's iperf runs (§4); each simulated point takes
-about a second, so the sweep of seven points stays well under the two-minute budget.
+The points are the examples' own sweeps (576 to 1422 without fragmentation, 1423 to
+1492 with OpenVPN's --fragment 1472). Durations: 10 s per point, as the seed's iperf
+runs (§4); each simulated point takes about a second, so the eight points stay well
+under the two-minute budget.
 The scenario's own seed (1) is used. Other seeds give the same shape with a lower
 maximum (1422: 24.7 Mb/s with seed 2, 24.5 with seed 3), because the simulated TCP has
 no RACK or tail-loss probe (Linux 4.4 has both): a lost retransmission, or a loss while
@@ -34,16 +36,18 @@ import pytest
 
 from conftest import EXAMPLES, pcap_packets
 from qoslab.backends.sim import run_tests
+from qoslab.sweep import run_sweep
 from qoslab.scenario import load_scenario
 
 EXAMPLE = EXAMPLES / "seed002_pppoe_over_openvpn.toml"
+FRAGMENTING = EXAMPLES / "seed002_pppoe_over_openvpn_fragment.toml"
+"""The same stack with OpenVPN's --fragment 1472, swept above 1422."""
 SEED_MAX_MBPS = 26.91
 """Seed 002 §4: the maximum, at a PPPoE MTU of 1422."""
 NO_FRAGMENT_MAX = 1422
 """Seed 002 §3.3: the largest PPPoE MTU without fragmentation below it."""
 WAN_UDP_PAYLOAD = 1500 - 20 - 8
 """OpenVPN's --fragment limit above 1422: the largest UDP payload of a 1500-byte WAN MTU."""
-MTUS = [576, 1000, 1200, 1400, 1422, 1450, 1492]
 
 TSHARK = shutil.which("tshark")
 
@@ -58,17 +62,19 @@ def scenario(mtu: int, *, duration_s: float | None = None):
     return sc
 
 
-def throughput(mtu: int) -> float:
-    _, runs = run_tests(scenario(mtu), source=EXAMPLE)
-    return runs[0].records[0]["metrics"]["throughput_mbps"]
+def swept(path: Path) -> dict[int, float]:
+    """The example's own sweep: PPPoE MTU -> TCP throughput (Mb/s)."""
+    points = run_sweep(load_scenario(path), source=path)
+    return {p.point.values["tunnel[1].mtu"]: p.runs[0].records[0]["metrics"]["throughput_mbps"] for p in points}
 
 
 def test_throughput_against_the_pppoe_mtu_has_the_seeds_shape():
-    got = {m: throughput(m) for m in MTUS}
-    rising = [got[m] for m in MTUS if m <= NO_FRAGMENT_MAX]
+    got = swept(EXAMPLE) | swept(FRAGMENTING)
+    assert sorted(got) == [576, 1000, 1200, 1400, 1422, 1423, 1450, 1492]
+    rising = [got[m] for m in sorted(got) if m <= NO_FRAGMENT_MAX]
     assert rising == sorted(rising) and len(set(rising)) == len(rising), f"rises up to 1422: {got}"
-    assert got[1450] < got[1422], f"fragmentation above 1422 costs: {got}"
-    assert got[1450] < got[1492] < got[1422], f"a partial recovery at 1492: {got}"
+    assert got[1423] < got[1422] and got[1450] < got[1422], f"fragmentation above 1422 costs: {got}"
+    assert got[1423] < got[1492] < got[1422], f"a partial recovery at 1492: {got}"
     assert max(got.values()) == got[NO_FRAGMENT_MAX]
     # The ceiling from the headers alone: 30 Mb/s over the shaped WAN frame (Ethernet 14
     # + IPv4 20 + UDP 8 + OpenVPN 24 + TAP Ethernet 14 + PPPoE 8 + the PPP MTU), of which
