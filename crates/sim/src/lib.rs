@@ -27,6 +27,7 @@ pub mod openvpn;
 pub mod ppp;
 pub mod pppoe;
 pub mod pptp;
+pub mod pptp_vif;
 pub mod results;
 pub mod rng;
 pub mod serial;
