@@ -517,6 +517,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             "ipsec": [],
             "openvpn": [],
             "pppoe": [],
+            "pptp": [],
         }
         bridge_ports: list[Port] = []
         bridge_address: IPv4Interface | None = None
