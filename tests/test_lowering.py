@@ -353,17 +353,6 @@ def test_unknown_cpu_profile_names_the_key_and_lists_profiles(tmp_path):
         assert profile in message
 
 
-def test_rfc2544_tests_are_refused_with_what_adds_them():
-    path = EXAMPLES / "seed000_l3f.toml"
-    scenario = load_scenario(path)
-    index = next(i for i, t in enumerate(raw(path)["test"]) if t["method"] == "rfc2544.throughput")
-    with pytest.raises(InputError) as err:
-        lower(scenario, test_index=index, source=path)
-    line, column = locate(path, '"rfc2544.throughput"')
-    assert f":{line}:{column}: test[{index}].method" in str(err.value)
-    assert "RFC 2544 methods issue" in str(err.value)
-
-
 def test_what_the_simulator_lacks_is_refused_at_its_key(tmp_path):
     path = write(
         tmp_path,

@@ -18,23 +18,15 @@ from qoslab.backends.sim import run_tests
 from qoslab.errors import InputError
 from qoslab.scenario.load import loads_scenario
 
+from conftest import TWO_HOSTS
+
 PAYLOAD = 1000
 FRAME = PAYLOAD + 8 + 20 + 14  # metered as Linux meters skb->len: no FCS, no preamble
 OFFERED_BPS = 2_000_000
 RATE_BPS = 1_000_000
 DURATION_S = 2
 
-SCENARIO = """
-[scenario]
-name = "a token bucket on a->b"
-seed = 5
-[node.a]
-role = "host"
-address = "10.0.0.1/24"
-[node.b]
-role = "host"
-address = "10.0.0.2/24"
-[[link]]
+SCENARIO = TWO_HOSTS.format(name="a token bucket on a->b", seed=5) + """[[link]]
 type = "ethernet"
 rate = "100 Mbps"
 ends = ["a", "b"]

@@ -29,6 +29,10 @@ pub struct SimConfig {
     /// Stop with an error instead of exhausting memory or time.
     #[serde(default)]
     pub budget: BudgetConfig,
+    /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
+    /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
+    #[serde(default)]
+    pub adaptive: Vec<crate::upstream::AdaptiveConfig>,
 }
 
 /// Limits that stop a run cleanly, naming what grew.
@@ -512,6 +516,14 @@ pub struct WifiConfig {
     pub foreign_source: String,
     /// The transmit queue of each member, frames.
     pub queue_frames: usize,
+    /// dot11ShortRetryLimit: attempts of a frame, the first included (default 7,
+    /// IEEE 802.11-2020 Annex C; 1 for seed 004's WaveLAN, which never retried).
+    #[serde(default = "default_retry_limit")]
+    pub retry_limit: u32,
+}
+
+fn default_retry_limit() -> u32 {
+    crate::wifi::dcf::DEFAULT_SHORT_RETRY_LIMIT
 }
 
 /// A node's port by index.
@@ -592,6 +604,9 @@ pub struct TcpOptions {
     /// A cap on the exponential RTO backoff (seed 004's router: 100 ms).
     #[serde(default)]
     pub rto_cap_ns: Option<u64>,
+    /// Initial congestion window in segments (RFC 6928's 10 by default; 4.4BSD: 1).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
 }
 
 impl FlowConfig {

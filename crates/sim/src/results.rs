@@ -17,6 +17,9 @@ pub struct Results {
     pub links: Vec<LinkResult>,
     pub nodes: Vec<NodeResult>,
     pub drop_log: Vec<DropEntry>,
+    /// Seed 004's adaptive upstreams: switches, ratios over time, ARQ counters.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adaptive: Vec<crate::upstream::UpstreamResult>,
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,
@@ -347,5 +350,5 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
         }
     }
     captures.extend(air_captures);
-    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, captures }
+    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures }
 }

@@ -27,6 +27,7 @@ use crate::node::{Effects, Job, Node};
 use crate::results::{self, Results};
 use crate::stats::{FlowStats, Histogram};
 use crate::time::SimTime;
+use crate::upstream::{Tx, Upstream};
 
 /// The engine's events.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +46,8 @@ pub enum Event {
     BssTimer { bss: u32 },
     /// A TCP socket (`side` 0: the sender, 1: the receiver) of flow `flow` asked to be woken.
     TcpTimer { flow: u32, side: u8 },
+    /// Adaptive upstream `index` (seed 004's router) asked to be woken.
+    Upstream { index: u32 },
 }
 
 /// A TCP flow: the sender's and the receiver's sockets and where they live.
@@ -214,11 +217,22 @@ impl Line {
         }
     }
 
-    /// A frame that crossed the line, as the receiving node's stack takes it.
-    fn delivered(&self, frame: Vec<u8>) -> Vec<u8> {
-        match &self.kind {
-            LineKind::Ethernet(_) => frame,
-            LineKind::Serial { .. } => crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &frame),
+    /// What crossed the line from end `from`, as the receiving node's stack takes it
+    /// (a CSLIP packet decompressed), or why nothing is delivered.
+    fn delivered(&mut self, from: usize, frame: Vec<u8>) -> Result<Vec<u8>, &'static str> {
+        match &mut self.kind {
+            LineKind::Ethernet(_) => Ok(frame),
+            LineKind::Serial { line, .. } => {
+                let datagram = line.arrive(from, frame)?;
+                Ok(crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &datagram))
+            }
+        }
+    }
+
+    /// What end `from` sent was lost on the line.
+    fn lost(&mut self, from: usize) {
+        if let LineKind::Serial { line, .. } = &mut self.kind {
+            line.lost(from);
         }
     }
 }
@@ -335,6 +349,8 @@ pub struct World {
     drop_log: Vec<DropRecord>,
     captures: Vec<Vec<results::Frames>>,
     queued_frames: usize,
+    /// Seed 004's adaptive upstreams (see `upstream`).
+    upstreams: Vec<Upstream>,
 }
 
 impl World {
@@ -448,6 +464,7 @@ impl World {
             }
         }
         let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
+        let upstreams = upstreams(&config, &attachments, &bsses)?;
         Ok(World {
             config,
             engine,
@@ -467,6 +484,7 @@ impl World {
             drop_log: Vec::new(),
             captures,
             queued_frames: 0,
+            upstreams,
         })
     }
 
@@ -508,15 +526,24 @@ impl World {
                 let (node, port) = l.ends()[1 - from as usize];
                 let name = l.name().to_string();
                 let impair = &mut l.impair[from as usize];
-                if impair.loss.drop(&mut impair.rng) {
+                let lost = impair.loss.drop(&mut impair.rng);
+                if let Some(u) = self.upstreams.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
+                    u.modem_outcome(now, !lost);
+                }
+                let l = &mut self.links[link as usize];
+                let impair = &mut l.impair[from as usize];
+                if lost {
                     impair.lost += 1;
                     let reason = format!("lost on link {name} ({})", impair.loss_text);
-                    let packet = l.delivered(frame);
-                    self.record_drop(now, node, Some(port), reason, packet.get(ethernet::HEADER_LEN..));
+                    let summary = if matches!(l.kind, LineKind::Serial { .. }) { Some(frame) } else { frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec) };
+                    l.lost(from as usize);
+                    self.record_drop(now, node, Some(port), reason, summary.as_deref());
                     return Ok(());
                 }
-                let frame = l.delivered(frame);
-                self.receive(now, node, port, frame)?;
+                match l.delivered(from as usize, frame) {
+                    Ok(frame) => self.receive(now, node, port, frame)?,
+                    Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
+                }
             }
             Event::CpuDone { node } => {
                 let n = &mut self.nodes[node as usize];
@@ -546,6 +573,14 @@ impl World {
                     f.timers[side as usize] = None;
                     self.tcp_dispatch(now, flow as usize, side as usize)?;
                 }
+            }
+            Event::Upstream { index } => {
+                let u = &mut self.upstreams[index as usize];
+                if u.timer.is_some_and(|(at, _)| at == now) {
+                    u.timer = None;
+                }
+                let txs = u.on_timer(now);
+                self.upstream_send(now, index, txs)?;
             }
             Event::BssTimer { bss } => {
                 let state = &mut self.bsses[bss as usize];
@@ -616,8 +651,9 @@ impl World {
     }
 
     /// An Ethernet frame leaves a node through its 802.11 port.
-    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, bss: u32, member: u16, frame: Vec<u8>) -> Result<(), RunError> {
-        let member = member as usize;
+    /// `at` is the port's (BSS, member); `priority` puts the frame ahead of the waiting ones.
+    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, at: (u32, u16), frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
+        let (bss, member) = (at.0, at.1 as usize);
         let state = &mut self.bsses[bss as usize];
         let Ok(eth) = ethernet::Frame::new_checked(&frame[..]) else { return Ok(()) };
         let dst = eth.dst_addr();
@@ -652,7 +688,8 @@ impl World {
                 return Ok(());
             }
         };
-        if let Err(reason) = state.bss.enqueue(now, member, converted.frame, dest) {
+        let queued = if priority { state.bss.enqueue_priority(now, member, converted.frame, dest) } else { state.bss.enqueue(now, member, converted.frame, dest) };
+        if let Err(reason) = queued {
             let packet = frame.get(14..).map(|p| p.to_vec());
             self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
             return Ok(());
@@ -665,6 +702,19 @@ impl World {
         if self.config.capture {
             self.captures[node as usize][port as usize].push((now, frame.clone()));
         }
+        if let Some(index) = self.upstreams.iter().position(|u| u.owns_arrival(node, &frame)) {
+            let got = self.upstreams[index].receive(now, node, &frame);
+            self.upstream_send(now, index as u32, got.tx)?;
+            return match got.deliver {
+                Some(inner) => self.receive_stack(now, node, port, inner),
+                None => Ok(()),
+            };
+        }
+        self.receive_stack(now, node, port, frame)
+    }
+
+    /// A frame goes to the node's CPU and stack.
+    fn receive_stack(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
         let n = &mut self.nodes[node as usize];
         if n.cpu.is_free() {
             let fx = n.process(now, port, frame);
@@ -725,6 +775,35 @@ impl World {
     }
 
     fn transmit(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
+        if let Some(index) = self.upstreams.iter().position(|u| u.claims(node, port, &frame)) {
+            let txs = self.upstreams[index].send(now, frame);
+            return self.upstream_send(now, index as u32, txs);
+        }
+        self.transmit_port(now, node, port, frame, false)
+    }
+
+    /// Sends what an adaptive upstream asked for, and re-arms its timer.
+    fn upstream_send(&mut self, now: u64, index: u32, txs: Vec<Tx>) -> Result<(), RunError> {
+        for tx in txs {
+            self.transmit_port(now, tx.node, tx.port, tx.frame, tx.priority)?;
+        }
+        let u = &mut self.upstreams[index as usize];
+        let Some(at) = u.poll_at() else { return Ok(()) };
+        let at = at.max(now);
+        match u.timer {
+            Some((t, _)) if t == at => return Ok(()),
+            Some((_, id)) => {
+                self.engine.cancel(id);
+            }
+            None => {}
+        }
+        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::Upstream { index }).map_err(budget)?;
+        self.upstreams[index as usize].timer = Some((at, id));
+        Ok(())
+    }
+
+    /// A frame leaves a node's port onto its link.
+    fn transmit_port(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
         if self.config.capture {
             self.captures[node as usize][port as usize].push((now, frame.clone()));
         }
@@ -749,7 +828,7 @@ impl World {
                 }
                 self.start_tx(now, link, end)
             }
-            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, bss, member, frame),
+            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, (bss, member), frame, priority),
             Attachment::Unattached => {
                 self.record_drop(now, node, Some(port), "port is not attached to any link".into(), None);
                 Ok(())
@@ -1127,7 +1206,12 @@ impl World {
                 }
             })
             .collect();
-        results::collect(results::Inputs {
+        let adaptive = self
+            .upstreams
+            .iter()
+            .map(|u| u.result(self.nodes[u.config.node as usize].name.clone(), self.nodes[u.config.peer as usize].name.clone()))
+            .collect();
+        let mut results = results::collect(results::Inputs {
             tcp,
             config: &self.config,
             nodes: &self.nodes,
@@ -1140,7 +1224,9 @@ impl World {
             events: self.engine.events_processed(),
             now,
             captures: self.captures,
-        })
+        });
+        results.adaptive = adaptive;
+        results
     }
 }
 
@@ -1152,6 +1238,7 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
     let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members.len(), w.queue_frames)
         .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
     params.rts_threshold = w.rts_threshold as usize;
+    params.short_retry_limit = w.retry_limit;
     params.hears = w.hears.clone();
     params.frame_error_rate = w.frame_error_rate.clone();
     params.check().map_err(|message| RunError::Config(ConfigError { field: field("hears"), message }))?;
@@ -1232,6 +1319,38 @@ fn is_busy(line: &Line, from: usize) -> bool {
     }
 }
 
+/// The adaptive upstreams of the configuration, each checked against the links: its
+/// radio ports in one 802.11 cell, its modem port on a serial line whose other end is
+/// the peer.
+fn upstreams(config: &SimConfig, attachments: &[Vec<Attachment>], bsses: &[BssState]) -> Result<Vec<Upstream>, RunError> {
+    let mut out = Vec::new();
+    for (i, a) in config.adaptive.iter().enumerate() {
+        let fail = |field: &str, message: String| RunError::Config(ConfigError { field: format!("adaptive[{i}].{field}"), message });
+        a.check().map_err(|(field, message)| fail(field, message))?;
+        let port = |node: u32, port: u16| attachments.get(node as usize).and_then(|p| p.get(port as usize)).copied();
+        let (Some(Attachment::Wifi { bss, .. }), Some(Attachment::Wifi { bss: peer_bss, .. })) = (port(a.node, a.radio_port), port(a.peer, a.peer_radio_port)) else {
+            return Err(fail("radio_port", "the radio ports of both routers must be on an 802.11 link".into()));
+        };
+        if bss != peer_bss {
+            return Err(fail("peer_radio_port", format!("the two routers' radio ports are on different cells ({} and {})", bsses[bss as usize].name, bsses[peer_bss as usize].name)));
+        }
+        let Some(Attachment::Ethernet { link, end }) = port(a.node, a.modem_port) else {
+            return Err(fail("modem_port", "the modem port must be on a serial line".into()));
+        };
+        let modem = config.links.iter().filter(|l| !matches!(l, LinkConfig::Wifi(_))).nth(link as usize);
+        let far = match modem {
+            Some(LinkConfig::Serial { a: x, b: y, .. }) => if end == 0 { y } else { x },
+            _ => return Err(fail("modem_port", "the modem port must be on a serial line".into())),
+        };
+        if far.node != a.peer {
+            return Err(fail("modem_port", format!("the modem line's other end is node {}, not the peer {}", far.node, a.peer)));
+        }
+        let mac = |node: u32, port: u16| Mac(config.nodes[node as usize].ports[port as usize].mac);
+        out.push(Upstream::new(a.clone(), mac(a.node, a.radio_port), mac(a.peer, a.peer_radio_port), link, end));
+    }
+    Ok(out)
+}
+
 /// A serial line from its configuration, refusing what it cannot be with the field named.
 fn serial_line(
     index: usize,
@@ -1301,6 +1420,12 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     }
     if let Some(d) = options.rto_cap_ns {
         config.rto_backoff_cap = Some(Duration::from_nanos(d));
+    }
+    if let Some(w) = options.initial_window {
+        if w == 0 {
+            return Err("an initial window of 0 segments never sends".into());
+        }
+        config.initial_window = w;
     }
     if u32::from(config.mss) > config.send_buffer.min(config.recv_buffer) {
         return Err(format!("a {}-byte buffer is smaller than one {}-byte segment", config.send_buffer.min(config.recv_buffer), config.mss));

@@ -71,6 +71,7 @@ fn config(impair: [Impairment; 2], start_ns: u64) -> SimConfig {
         flows: vec![learn, echo],
         capture: false,
         budget: BudgetConfig::default(),
+        adaptive: Vec::new(),
     }
 }
 

@@ -142,8 +142,6 @@ WIFI_MTU = 1500
 RTS_NEVER = 2347
 """dot11RTSThreshold default: no MPDU is that long, so RTS/CTS is never used (IEEE 802.11-2020 Annex C)."""
 
-DEFAULT_RETRY_LIMIT = 7
-"""dot11ShortRetryLimit default (IEEE 802.11-2020 Annex C), what the simulator's DCF uses."""
 
 ETHERNET_OVERHEAD = 18
 """Ethernet header (14) and FCS (4), IEEE 802.3 §3.1.1: what an RFC 2544 frame size counts besides the IP packet."""
@@ -231,9 +229,10 @@ class Network:
         return theirs[0].ip
 
     def with_flows(self, flows: list[dict[str, Any]], duration_ns: int, *, seed: int | None = None, capture: bool = False) -> dict[str, Any]:
-        """A copy of the configuration with this traffic, run length and seed."""
+        """A copy of the configuration with this traffic (and the scenario's
+        ``[[background]]`` traffic beside it), run length and seed."""
         config = json.loads(json.dumps(self.config))
-        config["flows"] = flows
+        config["flows"] = list(flows) + background_flows(self, duration_ns)
         config["duration_ns"] = int(duration_ns)
         config["capture"] = capture
         if seed is not None:
@@ -341,8 +340,8 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
         if isinstance(link, Wifi):
             if link.delay:
                 out.add(base + ("delay",), "a wifi cell has no propagation delay to set in the simulator", expected="no delay on a wifi link", found=f"{link.delay} ns")
-            if link.retry_limit != DEFAULT_RETRY_LIMIT:
-                out.add(base + ("retry_limit",), f"a retry limit other than dot11ShortRetryLimit's 7: {_NOT_YET}", expected="7", found=str(link.retry_limit))
+            if link.retry_limit < 1:
+                out.add(base + ("retry_limit",), "a frame is sent at least once", expected="1 (send once, no retry) or more", found=str(link.retry_limit))
     for i, _t in enumerate(sc.tunnel):
         base: PathT = ("tunnel", i)
         if isinstance(_t, (OpenVpn, Pppoe)):
@@ -610,6 +609,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             links.append(_wifi(scenario, link, lname, refs))
     _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
     _vpn_tunnels(scenario, names, nodes, ports, addresses, taps, out)
+    adaptive = _adaptive(scenario, names, ports)
     out.raise_if_any()
 
     config = {
@@ -619,8 +619,63 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         "links": links,
         "flows": [],
         "capture": False,
+        "adaptive": adaptive,
     }
     return Network(scenario, config, names, ports, addresses)
+
+
+def _link_index(sc: Scenario, ref: str) -> int:
+    return next(j for j in range(len(sc.link)) if sc.link[j].name == ref or ref == f"link[{j}]")
+
+
+def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[dict[str, Any]]:
+    """Each router's ``adaptive`` table as an ``AdaptiveConfig`` (crates/sim/src/upstream.rs);
+    the links were checked by :mod:`qoslab.scenario.checks`."""
+    out = []
+    for name, node in sc.node.items():
+        a = getattr(node, "adaptive", None)
+        if a is None:
+            continue
+        n = names.index(name)
+        radio, modem = _link_index(sc, a.radio), _link_index(sc, a.modem)
+        peer_name = next(e for e in sc.link[modem].ends if e != name)
+        peer = names.index(peer_name)
+        port_on = lambda k, link: next(p.index for p in ports[k] if p.link == link)  # noqa: E731
+        out.append(
+            {
+                "node": n, "radio_port": port_on(n, radio), "modem_port": port_on(n, modem),
+                "peer": peer, "peer_radio_port": port_on(peer, radio),
+                "initial_timeout_ns": a.initial_timeout, "max_timeout_ns": a.max_timeout, "max_attempts": a.max_attempts,
+                "ratio_window": a.window, "ratio_min_samples": a.min_samples, "low": a.low, "high": a.high,
+                "probe_interval_ns": a.probe_interval, "sample_interval_ns": a.sample_interval,
+            }
+        )
+    return out
+
+
+BACKGROUND_FLOW_BASE = 1000
+"""Flow ids of ``[[background]]`` traffic: ``1000 + N``, clear of every method's ids."""
+
+BACKGROUND_PORT = 9
+"""UDP discard (RFC 863): background datagrams go to a port nothing answers on."""
+
+
+def background_flows(net: Network, duration_ns: int) -> list[dict[str, Any]]:
+    """The scenario's ``[[background]]`` traffic as saturating or paced UDP flows."""
+    from qoslab.methods.udp import wire_bytes
+
+    flows = []
+    for i, b in enumerate(net.scenario.background):
+        src = net.node_index(b.from_)
+        dst = net.destination(b.from_, b.to)
+        mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
+        pps = b.rate / (8 * wire_bytes(b.payload, mtu)) if b.rate else 0.0
+        stop = duration_ns if b.duration is None else min(duration_ns, b.start + b.duration)
+        flows.append(
+            {"kind": "udp", "id": BACKGROUND_FLOW_BASE + i, "from": src, "to": str(dst), "dst_port": BACKGROUND_PORT,
+             "payload": max(16, int(b.payload)), "rate_pps": pps, "start_ns": b.start, "stop_ns": stop}
+        )
+    return flows
 
 
 def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], out: LocatedProblems) -> None:
@@ -910,6 +965,7 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
         "wds": wds,
         "foreign_source": "drop",
         "queue_frames": TX_QUEUE_FRAMES,
+        "retry_limit": link.retry_limit,
     }
 
 
@@ -921,8 +977,8 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     scenario:
         A validated scenario.
     test_index:
-        Lower the traffic of ``scenario.test[test_index]`` (its flows and run length);
-        ``None`` lowers the network alone, without flows.
+        Lower the traffic of ``scenario.test[test_index]`` (its flows and run length; of
+        an RFC 2544 search, its first trial); ``None`` lowers the network alone, without flows.
     source:
         The scenario file, to position problems at file:line:column.
 
@@ -942,9 +998,13 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     net = lower_network(scenario, source=source)
     if test_index is None:
         return net.config
-    from qoslab.methods import plan_test
+    from qoslab.methods import Search, plan_test
 
     plan = plan_test(net, test_index, source=source)
+    if isinstance(plan, Search):
+        # A search runs many trials; this is its first (first frame size, the maximum rate).
+        flows, duration = plan.trials.first_flows()
+        return net.with_flows(flows, duration)
     return net.with_flows(plan.flows, plan.duration_ns)
 
 
@@ -992,11 +1052,13 @@ def run_tests(
     seed: int | None = None,
     pcap_dir: str | Path | None = None,
     on_run: Any = None,
+    on_trial: Any = None,
 ) -> tuple[Network, list[TestRun]]:
     """Run every test of the scenario, each in a fresh simulation, in file order.
 
     Every test is checked before the first runs, so bad input fails fast (InputError).
-    ``on_run(network, run)`` is called after each run (the CLI prints it). With ``pcap_dir``,
+    ``on_run(network, run)`` is called after each run (the CLI prints it); ``on_trial(words)``
+    before each simulation (RFC 2544 tests take many). With ``pcap_dir``,
     each run captures into ``pcap_dir/test<N>``.
 
     Raises
@@ -1006,7 +1068,8 @@ def run_tests(
     SimulationError
         If a run fails.
     """
-    from qoslab.methods import check_runnable, plan_test, test_label
+    from qoslab.methods import Search, check_runnable, plan_test, test_label
+    from qoslab.methods.common import adaptive_records
 
     net = lower_network(scenario, source=source)
     check_runnable(scenario, source=source)
@@ -1014,12 +1077,28 @@ def run_tests(
         out = LocatedProblems(source)
         out.add(("scenario",), "the scenario has no [[test]]: nothing to measure", expected="a [[test]] table (udp.flow or ping)", found="none", hint="`qoslab reach FILE` pings between every pair of nodes")
         out.raise_if_any()
-    plans = [plan_test(net, i, source=source) for i in range(len(scenario.test))]
+    plans = [plan_test(net, i, source=source, seed=seed) for i in range(len(scenario.test))]
     runs: list[TestRun] = []
     for i, plan in enumerate(plans):
+        if isinstance(plan, Search):
+            # RFC 2544: one simulation per trial; captures only of single-run tests.
+            plan.trials.on_trial = on_trial
+            records = plan.trials.run()
+            run = TestRun(i, test_label(scenario, i), plan, plan.trials.last_results, records)
+            runs.append(run)
+            if on_run is not None:
+                on_run(net, run)
+            continue
+        if on_trial is not None:
+            on_trial(test_label(scenario, i))
         config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None)
         results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
-        run = TestRun(i, test_label(scenario, i), plan, results, plan.records(results))
+        records = plan.records(results)
+        adaptive = adaptive_records(results)
+        if adaptive:
+            for record in records:
+                record["adaptive"] = adaptive
+        run = TestRun(i, test_label(scenario, i), plan, results, records)
         runs.append(run)
         if on_run is not None:
             on_run(net, run)

@@ -24,8 +24,34 @@ START_NS = 100_000_000
 """The connection opens 100 ms into the run, after nothing: ARP is part of the transfer, as in a real run."""
 
 
+MS = 1_000_000
+
+STACKS: dict[str, dict[str, Any]] = {
+    "linux": {},
+    # NetBSD 1.1 (1995), seed 004's laptops: the 4.4BSD-Lite TCP.
+    "netbsd-1.1": {
+        # 4.4BSD tcp_fasttimo runs every 200 ms (PR_FASTHZ = 5) and sends the delayed
+        # ACKs; a second full segment is acknowledged at once (tcp_output's window rule).
+        "delayed_ack_ns": 200 * MS,
+        # TCPTV_MIN: 2 slow-timer ticks of 500 ms (PR_SLOWHZ = 2), so the RTO is >= 1 s.
+        "min_rto_ns": 1000 * MS,
+        # SACK (RFC 2018, 1996) came to NetBSD years later.
+        "sack": False,
+        # 4.4BSD-Lite implements RFC 1323, but seed 004 says the ACKs are "40-byte
+        # datagrams comprised of a 20-byte IP header and a 20-byte TCP header, and no
+        # data": no timestamp option on the wire, so none here.
+        "timestamps": False,
+        # 4.4BSD tcp_mss(): snd_cwnd starts at one segment (slow start from 1 MSS).
+        "initial_window": 1,
+    },
+}
+"""TCP settings of each ``stack`` of a test, on top of the simulator's Linux defaults
+(crates/sim/src/tcp/config.rs)."""
+
+
 def _options(t: Any) -> dict[str, Any]:
     options: dict[str, Any] = {"congestion": "newreno" if t.congestion in ("reno", "newreno") else "cubic"}
+    options.update(STACKS[getattr(t, "stack", "linux")])
     if getattr(t, "mss", None):
         options["mss"] = int(t.mss)
     if t.window:
@@ -48,13 +74,13 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             for i in range(streams)
         ]
         duration = stop + DRAIN_NS
-        parameters = {"duration_s": int(t.duration) / 1e9, "window_bytes": t.window, "streams": streams, "congestion": options["congestion"], "destination": dst}
+        parameters = {"duration_s": int(t.duration) / 1e9, "window_bytes": t.window, "streams": streams, "congestion": options["congestion"], "stack": t.stack, "destination": dst}
     else:
         # A sized transfer has as long as it needs; the run stops an hour in at most.
         stop = START_NS + 3600 * 1_000_000_000
         flows = [{"kind": "tcp", "id": FLOW, "from": src, "to": dst, "dst_port": PORT, "bytes": int(t.bytes), "start_ns": START_NS, "stop_ns": stop, "tcp": options}]
         duration = stop
-        parameters = {"bytes": int(t.bytes), "window_bytes": t.window, "congestion": options["congestion"], "destination": dst}
+        parameters = {"bytes": int(t.bytes), "window_bytes": t.window, "congestion": options["congestion"], "stack": t.stack, "destination": dst}
 
     def records(results: dict[str, Any]) -> list[dict[str, Any]]:
         each = [flow_result(results, f["id"]) for f in flows]

@@ -132,10 +132,58 @@ class Host(NodeBase):
     socket_buffer: Size | None = Field(None, description="TCP send and receive socket buffer, e.g. '64 KiB' (seed 001); none = the stack's default.")
 
 
+class AdaptiveUpstream(Strict):
+    """Seed 004's adaptive router: upstream datagrams to a peer router go over a radio
+    with link acknowledgements (retries with a capped backoff), or over a modem when the
+    radio's delivery ratio falls, with hysteresis (crates/sim/src/upstream.rs).
+
+    Seed 004: "the router now has the capacity to adaptively decide whether to send
+    packets from home to school using the radio transmitter or the modem, based on the
+    percentage of packets sent using the transmitter that are successfully received at
+    the campus end"; its acknowledgements mechanism "moderated the maximum backoff time
+    so that it never exceed a tenth of a second".
+    """
+
+    radio: str = Field(description="The wifi link (its `name` or 'link[N]') both routers are on: the radio upstream, with link acks.")
+    modem: str = Field(description="The serial link (its `name` or 'link[N]') from this router to the peer: the fallback upstream.")
+    initial_timeout: Time = Field(
+        "20 ms",
+        description=(
+            "Link-ack timeout after a first transmission; it doubles per retry up to `max_timeout`. Seed 004 gives "
+            "none. 20 ms is twice the worst clean-channel wait of seed 004's 2 Mb/s radio: a 84-byte upstream frame "
+            "(0.9 ms with DIFS and up to 31 slots of backoff, 1.5 ms), the ack queued behind the 1536-byte downstream "
+            "MPDU on the air at the peer (6.65 ms + 0.67 ms of access) and its own 44-byte exchange (1.35 ms): 10.2 ms."
+        ),
+    )
+    max_timeout: Time = Field("100 ms", description="Cap on the backoff: seed 004's 'never exceed a tenth of a second'.")
+    max_attempts: int = Field(7, ge=1, le=255, description="Transmissions of one frame before it is given up; seed 004 is silent, 7 is 802.11's dot11ShortRetryLimit.")
+    window: int = Field(100, ge=1, description="Attempts the delivery ratio is measured over (a sliding window; one outcome = one percentage point). Seed 004 gives none.")
+    min_samples: int = Field(50, ge=1, description="Attempts needed before the ratio is trusted (half the window).")
+    low: Ratio = Field(0.90, description="Leave the radio when its ratio falls below this: seed 004, 'once packet losses approach 10%' TCP 'effectively shuts down'.")
+    high: Ratio = Field(0.97, description="Return to the radio when its ratio rises above this (seed 004 gives none; a 7-point band, over twice the ratio's standard deviation at 90 % with a 100-attempt window).")
+    probe_interval: Time = Field("50 ms", description="While on the modem, a probe frame over the radio this often keeps its ratio measured (seed 004 is silent; < 1 % of 2 Mb/s).")
+    sample_interval: Time = Field("100 ms", description="Shortest time between two samples of the ratios in the results.")
+
+    @model_validator(mode="after")
+    def _band(self) -> AdaptiveUpstream:
+        if self.low > self.high:
+            raise FieldProblem("high", "the return threshold is below the leave threshold", expected=f"high >= low ({self.low:g})", found=f"{self.high:g}")
+        if self.min_samples > self.window:
+            raise FieldProblem("min_samples", "more samples needed than the window holds", expected=f"at most window ({self.window})", found=str(self.min_samples))
+        if self.initial_timeout <= 0 or self.max_timeout < self.initial_timeout:
+            raise FieldProblem("max_timeout", "the backoff cap is below the first timeout", expected="0 < initial_timeout <= max_timeout", found=f"{self.initial_timeout} ns, {self.max_timeout} ns")
+        if self.probe_interval <= 0:
+            raise FieldProblem("probe_interval", "probes need a positive interval", expected="a time above 0", found="0 s")
+        return self
+
+
 class Router(NodeBase):
     """An IP router: forwards between its interfaces by its routes."""
 
     role: Literal["router"] = Field(description="Node kind.")
+    adaptive: AdaptiveUpstream | None = Field(
+        None, description="Seed 004's adaptive upstream to the router at the other end of `modem`: radio with link acks, or modem."
+    )
 
 
 class Bridge(NodeBase):
@@ -346,7 +394,12 @@ class Wifi(LinkBase):
     ap: NodeName | None = Field(None, description="The access point's node (role 'ap', 'ap-router' or any node acting as one).")
     stations: list[NodeName] = Field(default_factory=list, description="Nodes associated with the AP (or members of the ad hoc cell).")
     rts_threshold: Size | None = Field(None, description="Frames longer than this use RTS/CTS; none = never.")
-    retry_limit: int = Field(7, ge=0, le=255, description="Transmission attempts after the first before a frame is dropped (dot11ShortRetryLimit).")
+    retry_limit: int = Field(
+        7,
+        ge=0,
+        le=255,
+        description="dot11ShortRetryLimit: transmission attempts of a frame, the first included, before it is dropped (IEEE 802.11-2020 Annex C: 7); 1 = never retried, as seed 004's WaveLAN, which had no link-layer acknowledgements.",
+    )
     hears: dict[NodeName, list[NodeName]] | None = Field(
         None, description="Who hears whom: node -> nodes it can hear (hidden terminals, seed 004); none = everybody hears everybody."
     )
@@ -373,6 +426,9 @@ class Wifi(LinkBase):
         return self
 
 
+SERIAL_MIN_RATE = 300
+"""The slowest serial line, ITU-T V.21 / Bell 103 (crates/sim/src/serial.rs MIN_RATE_BPS)."""
+
 _FORMAT = re.compile(r"^[5-8][noems][12]$")
 
 
@@ -388,6 +444,17 @@ class Serial(LinkBase):
     ends: TwoEnds = Field(description="The two nodes the line joins: [a, b].")
     compression: float | None = Field(None, ge=1.0, description="Modem data compression ratio (V.42bis), e.g. 2.0 for 2:1 (seed 004); none = off.")
     mtu: int | None = Field(None, ge=68, le=65535, description="IP MTU; none = 1006 for SLIP (RFC 1055), 1500 for PPP.")
+
+    @model_validator(mode="after")
+    def _rate_from_300(self) -> Serial:
+        if self.rate < SERIAL_MIN_RATE:
+            raise FieldProblem(
+                "rate",
+                "a serial line sends nothing at this rate" if self.rate == 0 else "slower than any modem",
+                expected=f"at least {format_rate(SERIAL_MIN_RATE)} (ITU-T V.21, the slowest modem)",
+                found=repr(format_rate(self.rate)),
+            )
+        return self
 
 
 class VirtualCircuit(Strict):
@@ -532,7 +599,17 @@ class TestBase(Strict):
     to: NodeName = Field(description="The node that receives (the tester's receive port).")
 
 
-class Rfc2544Throughput(TestBase):
+class Rfc2544Base(TestBase):
+    """Fields the RFC 2544 methods share."""
+
+    bidirectional: bool = Field(
+        False,
+        description="Send the same stream from `to` back to `from` at once (RFC 2544 §14: bidirectional "
+        "traffic; rates are per direction).",
+    )
+
+
+class Rfc2544Throughput(Rfc2544Base):
     """RFC 2544 §26.1: the highest rate at which no frame is lost, by binary search."""
 
     method: Literal["rfc2544.throughput"] = Field(description="Test method.")
@@ -543,7 +620,7 @@ class Rfc2544Throughput(TestBase):
     resolution: Ratio = Field(0.005, description="Stop the search when the interval is this fraction of the line rate.")
 
 
-class Rfc2544Latency(TestBase):
+class Rfc2544Latency(Rfc2544Base):
     """RFC 2544 §26.2: latency at the throughput rate, per frame size."""
 
     method: Literal["rfc2544.latency"] = Field(description="Test method.")
@@ -554,22 +631,37 @@ class Rfc2544Latency(TestBase):
     trials: int = Field(20, ge=1, description="Repetitions averaged (RFC 2544: at least 20).")
 
 
-class Rfc2544FrameLoss(TestBase):
+class Rfc2544FrameLoss(Rfc2544Base):
     """RFC 2544 §26.3: frame loss rate at loads from 100 % down in steps."""
 
     method: Literal["rfc2544.frame_loss"] = Field(description="Test method.")
     frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
     step: Ratio = Field(0.1, description="Load decrement, a fraction of the line rate (RFC 2544: at most 10 %).")
     duration: Time = Field("60 s", description="Length of each trial.")
+    max_rate: Rate | None = Field(None, description="The 100 % load; none = the sender's line rate (the medium's maximum, RFC 2544 §26.3).")
 
 
-class Rfc2544BackToBack(TestBase):
+class Rfc2544BackToBack(Rfc2544Base):
     """RFC 2544 §26.4: the longest burst at line rate forwarded without loss."""
 
     method: Literal["rfc2544.back_to_back"] = Field(description="Test method.")
     frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
     duration: Time = Field("2 s", description="Longest burst to try (RFC 2544: at least 2 s).")
     trials: int = Field(50, ge=1, description="Repetitions (RFC 2544: at least 50).")
+    max_rate: Rate | None = Field(None, description="The rate of the bursts; none = the sender's line rate (minimum inter-frame gap, RFC 2544 §26.4).")
+
+
+class Rfc2544Overload(Rfc2544Base):
+    """An overload sweep as seed 000 Table 4: fixed offered frame rates, beyond the knee too;
+    throughput and latency at each (not an RFC 2544 search; its trials and frame counting)."""
+
+    method: Literal["rfc2544.overload"] = Field(description="Test method.")
+    frame_sizes: FrameSizes = Field(default_factory=lambda: [1450], description="Frame sizes in bytes (seed 000 Table 4: 1450).")
+    frame_rates: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = Field(
+        default_factory=lambda: [10, 100, 500, 600, 620, 625, 630, 650, 700, 1000],
+        description="Offered loads in frames per second (seed 000 Table 4's FPS column).",
+    )
+    duration: Time = Field("10 s", description="Length of each trial.")
 
 
 class Ping(TestBase):
@@ -608,6 +700,14 @@ class UdpEcho(TestBase):
     port: int = Field(7, ge=1, le=65535, description="The echo server's UDP port (RFC 862: 7).")
 
 
+TcpStack = Literal["linux", "netbsd-1.1"]
+_STACK_DOC = (
+    "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
+    "IW 10) or 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK, 200 ms delayed ACK, 1 s min RTO, IW 1, "
+    "no timestamps; qoslab.methods.tcp.STACKS cites each)."
+)
+
+
 class TcpBulk(TestBase):
     """An iperf-like TCP transfer for a fixed time: goodput."""
 
@@ -617,6 +717,7 @@ class TcpBulk(TestBase):
     streams: int = Field(1, ge=1, description="Parallel connections (iperf -P).")
     congestion: Literal["cubic", "reno", "newreno"] = Field("cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno).")
     mss: Size | None = Field(None, description="Maximum segment size; none = from the path MTU.")
+    stack: TcpStack = Field("linux", description=_STACK_DOC)
 
 
 class TcpTransfer(TestBase):
@@ -627,10 +728,24 @@ class TcpTransfer(TestBase):
     buffer: Size = Field(8192, description="Bytes per write (ttcp -l).")
     window: Size | None = Field(None, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default.")
     congestion: Literal["cubic", "reno", "newreno"] = Field("newreno", description="Congestion control.")
+    stack: TcpStack = Field("linux", description=_STACK_DOC)
+
+
+class Background(Strict):
+    """Traffic that runs alongside every test, unmeasured: the load a test shares the
+    network with (seed 004: Wireless Andrew's transceivers sending while the router's
+    upstream frames are on the air)."""
+
+    from_: NodeName = Field(alias="from", description="The node that sends.")
+    to: NodeName = Field(description="The node it sends to.")
+    payload: Size = Field(1472, description="UDP payload bytes per datagram (at least 16: the test frame's sequence number and time).")
+    rate: Rate = Field("0 bps", description="Offered load; '0 bps' saturates (the sender keeps its interface queue full).")
+    start: Time = Field("0 s", description="When it starts, from the start of each test's run.")
+    duration: Time | None = Field(None, description="How long it sends; none = as long as the test runs.")
 
 
 Test = Annotated[
-    Union[Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Ping, UdpFlow, UdpEcho, TcpBulk, TcpTransfer],
+    Union[Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Rfc2544Overload, Ping, UdpFlow, UdpEcho, TcpBulk, TcpTransfer],
     Field(discriminator="method"),
 ]
 
@@ -687,6 +802,7 @@ class Scenario(Strict):
         default_factory=list, description="Tunnels and VPNs, [[tunnel]] type = 'openvpn' | 'pppoe' | 'pptp' | 'ipsec' | 'gre'."
     )
     test: list[Test] = Field(default_factory=list, description="Measurements, [[test]] method = 'rfc2544.throughput' | 'ping' | …")
+    background: list[Background] = Field(default_factory=list, description="Unmeasured UDP load that runs alongside every test, [[background]] from, to, rate.")
     sweep: Sweep | None = Field(None, description="Parameters to vary over runs.")
 
     _raw: dict[str, Any] | None = PrivateAttr(None)
@@ -710,6 +826,8 @@ __all__ = [
     "Node",
     "Host",
     "Router",
+    "AdaptiveUpstream",
+    "Background",
     "Bridge",
     "AccessPoint",
     "Switch",
@@ -739,6 +857,7 @@ __all__ = [
     "Rfc2544Latency",
     "Rfc2544FrameLoss",
     "Rfc2544BackToBack",
+    "Rfc2544Overload",
     "Ping",
     "UdpFlow",
     "UdpEcho",
