@@ -26,6 +26,7 @@ pub mod link;
 pub mod node;
 pub mod pmtu;
 pub mod openvpn;
+pub mod openvpn_tcp;
 pub mod ppp;
 pub mod pppoe;
 pub mod pptp;

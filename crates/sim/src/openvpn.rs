@@ -18,9 +18,11 @@
 //! cipher keys from the tunnel's `key` number and the direction (client to server or
 //! back), as IPsec's ends derive theirs from the SPI; CBC IVs come from a seeded stream.
 //!
+//! `proto tcp`: the same packets (never `--fragment`ed: OpenVPN refuses `--fragment`
+//! with TCP) go length-prefixed on a TCP connection, see `openvpn_tcp`.
+//!
 //! Not modelled: the control channel (TLS handshake, key renegotiation), compression,
-//! `--mssfix`, OpenVPN over TCP (`proto tcp`: the 2-octet length framing exists in
-//! `wire::openvpn::encapsulate_tcp`, the transport does not yet).
+//! `--mssfix`.
 
 use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
@@ -28,6 +30,7 @@ use std::net::Ipv4Addr;
 use wire::openvpn::{split_fragments, Auth, Cipher, DataChannel, FragmentHeader, FragmentType};
 
 use crate::config::OpenVpnConfig;
+use crate::openvpn_tcp::StreamTransport;
 use crate::rng::{stream_key, RandomStream};
 
 /// `fragment.h` FRAG_TTL_SEC: an incomplete datagram is dropped after 10 s.
@@ -110,15 +113,26 @@ pub struct OpenVpnEnd {
     frag_seq: u8,
     partial: BTreeMap<u8, Partial>,
     pub counters: Counters,
+    /// `proto tcp`: the connection the packets ride on (`None` over UDP).
+    pub stream: Option<StreamTransport>,
 }
 
 impl OpenVpnEnd {
-    /// The end of `config`; an unknown cipher or auth, TCP, or a `fragment` that leaves
-    /// no room for data is an error naming it.
+    /// The end of `config`; an unknown cipher, auth or proto, `fragment` with TCP, or a
+    /// `fragment` that leaves no room for data is an error naming it.
     pub fn new(config: &OpenVpnConfig) -> Result<OpenVpnEnd, String> {
-        if config.proto != "udp" {
-            return Err(format!("proto {:?}: only \"udp\" is modelled (OpenVPN over TCP is not yet)", config.proto));
-        }
+        let stream = match config.proto.as_str() {
+            "udp" => None,
+            "tcp" if config.fragment.is_some() => return Err("fragment: OpenVPN refuses --fragment with --proto tcp".into()),
+            "tcp" => {
+                // The client's ephemeral port (Linux's range 32768-60999) and each end's ISS.
+                let mut s = RandomStream::from_key(stream_key(0, u64::from(config.key) * 2 + u64::from(!config.server), "openvpn-tcp"));
+                let ephemeral = 32_768 + s.uniform_inclusive(60_999 - 32_768) as u16;
+                let port = if config.server { config.local_port } else { config.remote_port };
+                Some(StreamTransport::new(config.server, config.local, config.remote, port, ephemeral, s.next_u64() as u32))
+            }
+            other => return Err(format!("proto {other:?}: \"udp\" or \"tcp\"")),
+        };
         let tx = channel(config, !config.server)?;
         let rx = channel(config, config.server)?;
         if let Some(limit) = config.fragment {
@@ -137,6 +151,7 @@ impl OpenVpnEnd {
             frag_seq: 0,
             partial: BTreeMap::new(),
             counters: Counters::default(),
+            stream,
         })
     }
 

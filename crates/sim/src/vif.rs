@@ -15,6 +15,11 @@
 //! - An OpenVPN **TUN** end is a point-to-point IP interface: the stack routes into it,
 //!   fragments a packet larger than its MTU before encapsulation (RFC 791 §3.2, DF
 //!   clear), and the sealed packet is sent as above.
+//! - With `proto tcp` an end's packets go length-prefixed on its TCP connection
+//!   (`openvpn_tcp`), whose segments the stack routes as it does the UDP datagrams; a
+//!   segment for that connection is the end's, and each packet it completes is opened
+//!   as a datagram would be. The CPU cost per seal and open is the same as over UDP;
+//!   the segments themselves are the stack's ordinary work.
 //! - A **PPPoE** end is a PPP interface over one Ethernet-like port (a link's port or a
 //!   TAP port): IPv4 packets routed to it are fragmented to the PPP MTU, then carried in
 //!   session frames once discovery, LCP, authentication and IPCP are done (`pppoe`,
@@ -33,7 +38,7 @@ use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use wire::ethernet::{self, Address as Mac, EtherType};
-use wire::{ipv4, udp, IpProtocol};
+use wire::{ipv4, tcp, udp, IpProtocol};
 
 use crate::config::NodeConfig;
 use crate::ip::{ethernet_frame, Iface};
@@ -199,6 +204,7 @@ impl Node {
         match self.ip.route(dst).and_then(|(iface, _)| self.vifs.of_iface(iface)) {
             Some(Vif::Ppp(k)) => self.vifs.pppoe[k].is_up(),
             Some(Vif::Pptp(k)) => self.vifs.pptp.ends[k].is_up(),
+            Some(Vif::Tun(k)) => self.vifs.openvpn[k].stream.as_ref().is_none_or(|s| s.is_up()),
             _ => true,
         }
     }
@@ -206,7 +212,7 @@ impl Node {
     /// When the node's stack or its virtual interfaces next need waking.
     pub fn poll_at(&self) -> Option<u64> {
         let start = (!self.vifs.started && self.vifs.pppoe.iter().any(|e| !e.server)).then_some(0);
-        [self.ip.poll_at(), start, self.pptp_poll_at()].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
+        [self.ip.poll_at(), start, self.pptp_poll_at(), self.openvpn_poll_at()].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
     }
 
     /// Handles the timers due at `now` (ARP, reassembly, PPPoE and PPP) outside a CPU job.
@@ -229,6 +235,7 @@ impl Node {
             self.check_ipcp(k, &mut fx);
         }
         self.pptp_on_timer(now, &mut fx);
+        self.openvpn_on_timer(now, &mut fx);
         // Work done outside a CPU job is charged to the next one (as `Node::process`
         // does for the stack's own sends).
         self.unbilled += fx.cycles;
@@ -286,7 +293,26 @@ impl Node {
             fx.drops.push((None, reason, None));
             return;
         }
-        fx.cycles += self.openvpn_cycles(k, before);
+        let cycles = self.openvpn_cycles(k, before);
+        if let Some(stream) = self.vifs.openvpn[k].stream.as_mut() {
+            let mut segments = Vec::new();
+            for p in packets {
+                if let Err(reason) = stream.send(now, &p, &mut segments) {
+                    fx.drops.push((None, format!("{}: {reason}", self.vifs.openvpn[k].config.name), Some(payload.to_vec())));
+                    break;
+                }
+            }
+            // A packet the socket holds (Nagle, the window) leaves no frame for the
+            // world to bill this work with: it goes to the node's next job.
+            if segments.is_empty() {
+                self.unbilled += cycles;
+            } else {
+                fx.cycles += cycles;
+            }
+            self.openvpn_segments(now, k, segments, fx);
+            return;
+        }
+        fx.cycles += cycles;
         let c = &self.vifs.openvpn[k].config;
         let (local, local_port, to) = (c.local, c.local_port, std::net::SocketAddrV4::new(c.remote, c.remote_port));
         let mut outs = Vec::new();
@@ -294,6 +320,62 @@ impl Node {
             self.ip.send_udp_outer(now, local, local_port, to, &p, &mut outs);
         }
         self.apply(now, outs, fx);
+    }
+
+    /// Sends the TCP segments of OpenVPN end `k`'s stream transport from its address
+    /// (the segments are the stack's ordinary work, as PPTP's control connection's).
+    fn openvpn_segments(&mut self, now: u64, k: usize, segments: Vec<Vec<u8>>, fx: &mut Effects) {
+        let c = &self.vifs.openvpn[k].config;
+        let (local, remote) = (c.local, c.remote);
+        let mut outs = Vec::new();
+        for s in segments {
+            self.ip.send_datagram_outer(now, local, remote, IpProtocol::Tcp, &s, &mut outs);
+        }
+        self.apply(now, outs, fx);
+    }
+
+    /// When the OpenVPN ends' TCP connections next need waking.
+    fn openvpn_poll_at(&self) -> Option<u64> {
+        self.vifs.openvpn.iter().filter_map(|e| e.stream.as_ref().and_then(|s| s.poll_at())).min()
+    }
+
+    /// Starts the OpenVPN TCP connections and runs their timers due at `now`.
+    fn openvpn_on_timer(&mut self, now: u64, fx: &mut Effects) {
+        for k in 0..self.vifs.openvpn.len() {
+            let Some(stream) = self.vifs.openvpn[k].stream.as_mut() else { continue };
+            if stream.poll_at().is_none_or(|t| t > now) {
+                continue;
+            }
+            let mut segments = Vec::new();
+            stream.on_timer(now, &mut segments);
+            self.openvpn_segments(now, k, segments, fx);
+        }
+    }
+
+    /// A TCP segment delivered to the node: an OpenVPN end's stream if it claims it
+    /// (then the packets it completes are opened here, `true`).
+    fn openvpn_tcp_local(&mut self, now: u64, packet: &[u8], fx: &mut Effects) -> bool {
+        let Ok(ip) = ipv4::Packet::new_checked(packet) else { return false };
+        let Ok(segment) = tcp::Packet::new_checked(ip.payload()) else { return false };
+        let (src, dst, sport, dport) = (ip.src_addr(), ip.dst_addr(), segment.src_port(), segment.dst_port());
+        let Some(k) = self.vifs.openvpn.iter().position(|e| e.stream.as_ref().is_some_and(|s| s.claims(src, sport, dst, dport))) else { return false };
+        let Ok(repr) = tcp::Repr::parse(&segment, &src, &dst) else {
+            fx.drops.push((None, "TCP checksum error".into(), Some(packet.to_vec())));
+            return true;
+        };
+        let mut segments = Vec::new();
+        let stream = self.vifs.openvpn[k].stream.as_mut().expect("claimed");
+        let packets = stream.input(now, &repr, segment.payload(), &mut segments);
+        self.openvpn_segments(now, k, segments, fx);
+        match packets {
+            Err(reason) => fx.drops.push((None, format!("{}: {reason}", self.vifs.openvpn[k].config.name), None)),
+            Ok(packets) => {
+                for p in packets {
+                    self.openvpn_open(now, k, &p, None, fx);
+                }
+            }
+        }
+        true
     }
 
     fn openvpn_cycles(&self, k: usize, before: crate::openvpn::Counters) -> f64 {
@@ -312,18 +394,28 @@ impl Node {
             return false;
         }
         let Ok(ip) = ipv4::Packet::new_checked(packet) else { return false };
+        if ip.next_header() == IpProtocol::Tcp {
+            return self.openvpn_tcp_local(now, packet, fx);
+        }
         if ip.next_header() != IpProtocol::Udp {
             return false;
         }
         let Ok(datagram) = udp::Packet::new_checked(ip.payload()) else { return false };
         let (src, dst, sport, dport) = (ip.src_addr(), ip.dst_addr(), datagram.src_port(), datagram.dst_port());
-        let Some(k) = self.vifs.openvpn.iter().position(|e| e.claims(src, sport, dst, dport)) else { return false };
+        let Some(k) = self.vifs.openvpn.iter().position(|e| e.stream.is_none() && e.claims(src, sport, dst, dport)) else { return false };
+        self.openvpn_open(now, k, datagram.payload(), Some(packet), fx);
+        true
+    }
+
+    /// Opens one OpenVPN packet of end `k` (from a UDP datagram, `outer` its IPv4
+    /// packet, or cut from the TCP stream) and delivers what it completes.
+    fn openvpn_open(&mut self, now: u64, k: usize, bytes: &[u8], outer: Option<&[u8]>, fx: &mut Effects) {
         let before = self.vifs.openvpn[k].counters;
-        let opened = self.vifs.openvpn[k].open(now, datagram.payload());
+        let opened = self.vifs.openvpn[k].open(now, bytes);
         fx.cycles += self.openvpn_cycles(k, before);
         match opened {
             Ok(None) => {}
-            Err(reason) => fx.drops.push((None, reason, Some(packet.to_vec()))),
+            Err(reason) => fx.drops.push((None, reason, outer.map(<[u8]>::to_vec))),
             Ok(Some(inner)) => {
                 if let Some(&port) = self.vifs.tap_of_port.iter().find(|(_, &e)| e == k).map(|(p, _)| p) {
                     if let Some(c) = self.vifs.capture.as_mut() {
@@ -338,7 +430,6 @@ impl Node {
                 }
             }
         }
-        true
     }
 
     /// A PPPoE frame (discovery or session EtherType) received on routed port `port`.
