@@ -42,6 +42,15 @@ CASES = [
         None,
     ),
     (
+        "openvpn_tcp_fragment.toml",
+        ("1300", "[[tunnel]]"),
+        "tunnel[0].fragment",
+        "OpenVPN refuses --fragment with proto = 'tcp' (TCP carries each packet whole)",
+        "no `fragment` with proto = 'tcp' (or proto = 'udp')",
+        "1300",
+        "--mssfix, the TCP-mode alternative, is not modelled",
+    ),
+    (
         "pppoe_no_room.toml",
         ('"lan"', "[[tunnel]]"),
         "tunnel[0].over",

@@ -127,9 +127,9 @@ def test_what_the_simulator_cannot_run_yet_is_refused_at_its_key(tmp_path: Path)
     from qoslab.errors import InputError
 
     text = EXAMPLE.read_text(encoding="utf-8")
-    tcp = text.replace('proto = "udp"', 'proto = "tcp"')
+    md5 = text.replace('auth = "sha1"', 'auth = "md5"', 1)
     pptp = text.replace('type = "pppoe"', 'type = "pptp"').replace('auth = "chap"', 'auth = "mschapv2"')
-    for name, body, key, needle in (("tcp.toml", tcp, "tunnel[0].proto", 'proto = "tcp"'), ("pptp.toml", pptp, "tunnel[1].type", 'type = "pptp"')):
+    for name, body, key, needle in (("md5.toml", md5, "tunnel[0].auth", 'auth = "md5"'), ("pptp.toml", pptp, "tunnel[1].type", 'type = "pptp"')):
         path = tmp_path / name
         path.write_text(body, encoding="utf-8")
         with pytest.raises(InputError) as info:

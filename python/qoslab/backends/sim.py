@@ -44,8 +44,8 @@ Roles
 Links
     Ethernet → ``LinkConfig::Ethernet``; wifi → ``LinkConfig::Wifi`` with the AP first,
     then the stations, the ``hears`` matrix and the frame error rates in that member
-    order. What the simulator does not model yet (ATM links, PPTP and GRE tunnels,
-    OpenVPN over TCP, half duplex, ...) is refused with the key that asks for it.
+    order. What the simulator does not model yet (ATM links, GRE tunnels, half
+    duplex, ...) is refused with the key that asks for it.
 IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mode)
     One ``IpsecTunnelConfig`` on each end, named as the tunnel, with its ``mode`` and
     ``protocol``. The outer addresses (the SA's peers) are
@@ -69,7 +69,7 @@ IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mod
     not, the k-th after it (k = 1, 2, ...) UDP to or from port ``7 + k`` - the echo
     port (RFC 862) and the ones after it, so a ``udp.echo`` test picks its VPN with
     ``port``. ``over`` is refused (the tunnel follows the routed path).
-OpenVPN tunnels (``[[tunnel]] type = "openvpn"``, UDP; seed 002)
+OpenVPN tunnels (``[[tunnel]] type = "openvpn"``, UDP or TCP; seed 002)
     One ``OpenVpnConfig`` on each end (``to`` is the server). TAP: each end gets a port
     ``tapN`` after its link ports (MTU: the tunnel's ``mtu``, else OpenVPN's default
     1500); at the server, when the node has Ethernet ports without an address, the TAP
@@ -78,7 +78,9 @@ OpenVPN tunnels (``[[tunnel]] type = "openvpn"``, UDP; seed 002)
     The outer datagrams go between the ends' addresses (their PPP addresses when
     ``over`` names a PPPoE tunnel) on ``port`` at both ends; ``fragment`` and
     ``replay`` (default off, seed 002 §3.2's 24 bytes) as given; keys derive from the
-    tunnel index. See :func:`_vpn_tunnels`.
+    tunnel index. ``proto = "tcp"``: the client connects to the server's ``port`` from
+    an ephemeral port and the packets go length-prefixed on that TCP connection
+    (``sim::openvpn_tcp``). See :func:`_vpn_tunnels`.
 PPPoE tunnels (``[[tunnel]] type = "pppoe"``)
     The server (``to``) is the Access Concentrator on the port that reaches ``over``
     (the link, or the TAP tunnel's bridged LAN), the client on its TAP port or its port
@@ -734,8 +736,6 @@ def _check_vpn(sc: Scenario, i: int, t: Any, out: LocatedProblems) -> None:
     base: PathT = ("tunnel", i)
     under = below(sc, t)
     if isinstance(t, OpenVpn):
-        if t.proto == "tcp":
-            out.add(base + ("proto",), f"OpenVPN over TCP: {_NOT_YET}", expected="'udp'", found="'tcp'", hint="`qoslab mtu` analyses OpenVPN-TCP stacks")
         if t.auth == "md5":
             out.add(base + ("auth",), f"OpenVPN with HMAC-MD5: {_NOT_YET}", expected="'none', 'sha1', 'sha256' or 'sha512'", found="'md5'")
         if under is not None and under[0] == "tunnel" and not isinstance(sc.tunnel[under[1]], Pppoe):
@@ -823,7 +823,8 @@ def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], po
     and what lies behind a forwarding server into ``ppp0``; the server routes the
     client's address.
 
-    OpenVPN: UDP between the ends' addresses (their PPP addresses when over a PPPoE
+    OpenVPN: UDP (or, with ``proto = "tcp"``, a TCP connection client → server ``port``)
+    between the ends' addresses (their PPP addresses when over a PPPoE
     tunnel), port ``port`` at both ends (OpenVPN binds 1194 on both unless --nobind);
     TAP ends are the ports made by :func:`_tap_ports`; a TUN end is an interface of MTU
     ``mtu`` (default 1500, OpenVPN's --tun-mtu) protecting what lies behind the other end

@@ -209,6 +209,12 @@ class _Checker:
             self.node_ref(base + ("to",), t.to)
             if t.from_ == t.to and t.from_ in self.sc.node:
                 self.add(base + ("to",), "a tunnel from a node to itself", expected="another node", found=repr(t.to))
+            if t.type == "openvpn" and t.proto == "tcp" and t.fragment is not None:
+                # OpenVPN 2.4 manual, --fragment: "should only be used when you are tunneling
+                # over UDP"; options.c refuses it with a TCP --proto.
+                self.add(base + ("fragment",), "OpenVPN refuses --fragment with proto = 'tcp' (TCP carries each packet whole)",
+                         expected="no `fragment` with proto = 'tcp' (or proto = 'udp')", found=str(int(t.fragment)),
+                         hint="--mssfix, the TCP-mode alternative, is not modelled")
             if t.over is None:
                 if t.type == "pppoe":
                     self.add(base, "missing required key 'over'", expected="the Ethernet link or TAP tunnel PPPoE runs on", found="nothing")
