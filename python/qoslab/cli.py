@@ -152,31 +152,33 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print the records of every measured point as JSON on stdout.")] = False,
     pcap: Annotated[
         Optional[Path],
-        typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
+        typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test; with a sweep, pointN/testM)."),
     ] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the random streams; default: the scenario's.")] = None,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
     Per test: each flow's sent/received/lost, throughput, latency and jitter; each
-    link's utilisation or airtime; each node's CPU; drops with their reasons; the ARP,
-    L3F and bridge tables at the end. With `--json`, stdout gets
-    `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`, one
-    record per measured point. Exit 1 if a simulation failed, 2 on bad input.
+    link's utilisation or airtime; each node's CPU (over the test's traffic where the
+    method says so) and its IPsec tunnels' packet and byte counts; drops with their
+    reasons; the ARP, L3F and bridge tables at the end. A scenario with a `[sweep]` runs
+    every point of it (grid: every combination, the last parameter fastest; zip: the
+    n-th values together) and prints one row per point and test. With `--json`, stdout
+    gets `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`,
+    one record per measured point (a sweep's records carry `point` and `sweep`). Exit
+    1 if a simulation failed, 2 on bad input.
 
     Example: `qoslab run examples/seed000_ics.toml --json > ics.json`
     """
     from qoslab.backends.sim import SimulationError, run_tests
-    from qoslab.report.terminal import render_run
+    from qoslab.report.terminal import render_run, render_sweep_point
     from qoslab.scenario import load_scenario
 
     scenario = load_scenario(file)
     used_seed = scenario.scenario.seed if seed is None else seed
-    if scenario.sweep is not None:
-        stderr.print(Text("note: ", style="yellow") + Text("`qoslab run` runs the scenario as written; its [sweep] is not applied."))
 
     def show(net, run) -> None:
-        records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
+        records = run.plan.records_by_flow(run.records)
         names = net.node_names
         owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
         labels = {
@@ -186,29 +188,58 @@ def run(
         profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
         render_run(stderr, run.label, run.results, records, labels, profiles)
 
+    def node_rows(net, runs, point: int | None = None) -> list[dict]:
+        rows = []
+        for r in runs:
+            for n in r.results.get("nodes", []):
+                cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
+                window = n.get("cpu_utilization_window")
+                row = {
+                    "test": r.label,
+                    "name": n["name"],
+                    "role": cfg["role"] if cfg else None,
+                    "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
+                    "cpu_util_pct": round(100.0 * float(n.get("cpu_utilization", 0.0)), 3),
+                    "cpu_util_test_pct": None if window is None else round(100.0 * float(window), 3),
+                    "ipsec": n.get("ipsec", []),
+                    "arp_table": n.get("arp_table", []),
+                    "l3f_table": n.get("l3f_table", []),
+                    "bridge_table": n.get("bridge_table", []),
+                    "drops": n.get("drops", {}),
+                }
+                if point is not None:
+                    row = {"point": point, **row}
+                rows.append(row)
+        return rows
+
+    if scenario.sweep is not None:
+        from qoslab.sweep import run_sweep
+
+        try:
+            swept = run_sweep(file, seed=seed, pcap_dir=pcap, on_point=lambda p: render_sweep_point(stderr, p))
+        except SimulationError as err:
+            _sim_failed(err)
+            return
+        if json_out:
+            _emit_json(
+                {
+                    "scenario": scenario.scenario.name,
+                    "file": str(file),
+                    "backend": "sim",
+                    "seed": used_seed,
+                    "sweep": {"mode": scenario.sweep.mode, "parameters": scenario.sweep.values},
+                    "results": [rec for p in swept for rec in p.records],
+                    "nodes": [row for p in swept for row in node_rows(p.network, p.runs, p.index)],
+                }
+            )
+        return
+
     try:
         net, runs = run_tests(scenario, source=file, seed=seed, pcap_dir=pcap, on_run=show)
     except SimulationError as err:
         _sim_failed(err)
         return
     if json_out:
-        nodes = []
-        for r in runs:
-            for n in r.results.get("nodes", []):
-                cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
-                nodes.append(
-                    {
-                        "test": r.label,
-                        "name": n["name"],
-                        "role": cfg["role"] if cfg else None,
-                        "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
-                        "cpu_util_pct": round(100.0 * float(n.get("cpu_utilization", 0.0)), 3),
-                        "arp_table": n.get("arp_table", []),
-                        "l3f_table": n.get("l3f_table", []),
-                        "bridge_table": n.get("bridge_table", []),
-                        "drops": n.get("drops", {}),
-                    }
-                )
         _emit_json(
             {
                 "scenario": scenario.scenario.name,
@@ -216,7 +247,7 @@ def run(
                 "backend": "sim",
                 "seed": used_seed,
                 "results": [rec for r in runs for rec in r.records],
-                "nodes": nodes,
+                "nodes": node_rows(net, runs),
             }
         )
 

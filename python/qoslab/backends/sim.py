@@ -63,12 +63,13 @@ IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mod
     fragmented (fragmentation after encapsulation).
     Transport mode protects the two ends' own traffic to each other (``protects`` and
     the MTU are unused; the ESP/AH datagram is fragmented after the transform, as a host
-    does). Several transport-mode tunnels between the same two nodes (seed 003: up to
-    three VPNs from one client) are told apart by port, since the scenario language
-    has no selectors: the first carries everything between them that the others do
-    not, the k-th after it (k = 1, 2, ...) UDP to or from port ``7 + k`` - the echo
-    port (RFC 862) and the ones after it, so a ``udp.echo`` test picks its VPN with
-    ``port``. ``over`` is refused (the tunnel follows the routed path).
+    does). A ``selector`` narrows it to one protocol and one port of ``to`` (RFC 4301
+    §4.4.1.1): ``from``'s SA selects it as its remote port, ``to``'s as its local port,
+    so several VPNs between two hosts (seed 003: up to three from one client) each carry
+    their own traffic; the most specific selector wins. Two transport tunnels between the
+    same two nodes with the same selector are refused (the second would carry nothing).
+    Selectors on tunnel-mode tunnels are refused (routes pick a tunnel-mode tunnel).
+    ``over`` is refused (the tunnel follows the routed path).
 """
 
 from __future__ import annotations
@@ -270,9 +271,10 @@ IPSEC_CIPHERS = ("null", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm"
 
 IPSEC_SPI_BASE = 0x1000
 
-IPSEC_SELECTOR_PORT_BASE = 7
-"""The k-th extra transport-mode tunnel between two nodes carries UDP port 7 + k (module doc)."""
 """First SPI the lowering hands out; RFC 4303 §2.1 reserves 1-255."""
+
+IP_PROTOCOL_NUMBERS = {"icmp": 1, "tcp": 6, "udp": 17}
+"""IANA Assigned Internet Protocol Numbers of the selector's protocols (RFC 790 / RFC 5237 registry)."""
 
 
 def _directions(direction: str) -> list[int]:
@@ -329,6 +331,8 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
             continue
         if _t.protocol == "ah" and _t.auth == "none":
             out.add(base + ("auth",), "AH always carries an ICV (RFC 4302 §3.2)", expected="'hmac-md5-96', 'hmac-sha1-96' or 'hmac-sha256-128'", found="'none'")
+        if _t.selector is not None and _t.mode == "tunnel":
+            out.add(base + ("selector",), f"a selector on a tunnel-mode tunnel: {_NOT_YET} (routes pick a tunnel-mode tunnel by destination)", expected="mode = 'transport' with a selector, or no selector", found="a selector with mode = 'tunnel'")
         if _t.over is not None:
             out.add(base + ("over",), f"an IPsec tunnel over a named link or tunnel: {_NOT_YET}", expected="no `over`: the tunnel follows the routed path between its ends", found=repr(_t.over))
         if _t.cipher not in IPSEC_CIPHERS:
@@ -594,7 +598,7 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
     """Each IPsec tunnel as a pair of IpsecTunnelConfig, one on each end (rules in the module doc)."""
     net = Network(sc, {}, names, ports, addresses)
     protected: dict[int, dict[tuple[str, int], int]] = {}  # node -> (network, prefix) -> tunnel index
-    transport_pairs: dict[frozenset[str], int] = {}  # transport-mode tunnels so far between two nodes
+    carried: dict[tuple[Any, ...], int] = {}  # transport traffic (pair, protocol, port, port's node) -> tunnel index
     for i, t in enumerate(sc.tunnel):
         if not isinstance(t, Ipsec):
             continue
@@ -608,15 +612,23 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
         spis = [IPSEC_SPI_BASE + 2 * i, IPSEC_SPI_BASE + 2 * i + 1]
         common = {"cipher": t.cipher, "auth": t.auth, "mode": t.mode, "protocol": t.protocol}
         if t.mode == "transport":
-            pair = frozenset(ends)
-            k_pair = transport_pairs.get(pair, 0)
-            transport_pairs[pair] = k_pair + 1
-            port = None if k_pair == 0 else IPSEC_SELECTOR_PORT_BASE + k_pair
+            sel = t.selector
+            protocol = None if sel is None or sel.protocol == "any" else IP_PROTOCOL_NUMBERS[sel.protocol]
+            port = sel.port if sel is not None else None
+            traffic = (frozenset(ends), protocol, port, t.to if port is not None else None)
+            if traffic in carried:
+                j = carried[traffic]
+                what = "everything between them" if sel is None else f"the same traffic (protocol {sel.protocol}, port {port if port is not None else 'any'})"
+                out.add(("tunnel", i, "selector" if sel is not None else "to"), f"tunnel[{j}] already carries {what} between {ends[0]} and {ends[1]}", expected="transport tunnels between two nodes with different selectors", found=f"tunnel[{j}] and tunnel[{i}] alike", hint="give each VPN its own traffic: selector = { protocol = 'udp', port = 8 }")
+                continue
+            carried[traffic] = i
             for k in (0, 1):
                 n = names.index(ends[k])
                 nodes[n]["ipsec"].append(
                     {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
-                     "protects": [], "mtu": 1500, **common, "select_protocol": None if port is None else 17, "select_port": port}
+                     "protects": [], "mtu": 1500, **common, "select_protocol": protocol,
+                     # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
+                     "select_local_port": port if k == 1 else None, "select_remote_port": port if k == 0 else None}
                 )
             continue
         for k in (0, 1):
@@ -625,14 +637,14 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
             seen = protected.setdefault(n, {})
             for dest in protects:
                 if dest in seen:
-                    out.add(("tunnel", i, "to" if k == 0 else "from"), f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]", expected="tunnels of one node that protect different destinations", found=f"{dest[0]}/{dest[1]} twice", hint="each tunnel needs its own far address or subnet; several VPNs between two hosts: mode = 'transport' (told apart by port)")
+                    out.add(("tunnel", i, "to" if k == 0 else "from"), f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]", expected="tunnels of one node that protect different destinations", found=f"{dest[0]}/{dest[1]} twice", hint="each tunnel needs its own far address or subnet; several VPNs between two hosts: mode = 'transport', each with its own selector")
                 seen.setdefault(dest, i)
             port = next((p for p in ports[n] if p.address is not None and p.address.ip == local[k]), None)
             mtu = t.mtu or (port.mtu if port is not None else 1500)
             nodes[n]["ipsec"].append(
                 {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
                  "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu,
-                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_port": None}
+                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_local_port": None, "select_remote_port": None}
             )
 
 
@@ -801,6 +813,8 @@ def run_tests(
     runs: list[TestRun] = []
     for i, plan in enumerate(plans):
         config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None)
+        if plan.cpu_window_ns is not None:
+            config["cpu_window_ns"] = list(plan.cpu_window_ns)
         results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
         run = TestRun(i, test_label(scenario, i), plan, results, plan.records(results))
         runs.append(run)

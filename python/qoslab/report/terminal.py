@@ -69,15 +69,68 @@ def links_table(results: dict[str, Any]) -> Table:
 
 
 def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
-    """Per node: the CPU profile and its utilisation, CPU drops, drops by reason."""
+    """Per node: the CPU profile, its utilisation over the run (and over the test's
+    traffic when the run measured that), CPU drops, drops by reason."""
+    windowed = any(n.get("cpu_utilization_window") is not None for n in results.get("nodes", []))
     table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left")
-    for col in ("node", "cpu", "cpu busy", "cpu drops", "drops by reason"):
-        table.add_column(col, justify="right" if col in ("cpu busy", "cpu drops") else "left")
+    cols = ("node", "cpu", "cpu busy", *(("cpu busy (test)",) if windowed else ()), "cpu drops", "drops by reason")
+    for col in cols:
+        table.add_column(col, justify="right" if col.startswith("cpu ") else "left")
     for node in results.get("nodes", []):
         drops = node.get("drops") or {}
         reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(drops.items(), key=lambda kv: -kv[1])) or "–"
-        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), str(node.get("cpu_drops", 0)), reasons)
+        window = (_pct(node.get("cpu_utilization_window")),) if windowed else ()
+        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), *window, str(node.get("cpu_drops", 0)), reasons)
     return table
+
+
+def ipsec_table(results: dict[str, Any]) -> Table | None:
+    """Per IPsec tunnel end: SPIs and what its SAs sealed and opened (packets, bytes)."""
+    table = Table(box=box.SIMPLE_HEAD, title="IPsec tunnels (bytes after the IPv4 header)", title_justify="left")
+    for col in ("node", "tunnel", "mode", "spi out/in", "sealed", "sealed bytes", "opened", "opened bytes", "failed"):
+        table.add_column(col, justify="left" if col in ("node", "tunnel", "mode") else "right")
+    rows = 0
+    for node in results.get("nodes", []):
+        for sa in node.get("ipsec") or []:
+            table.add_row(
+                escape(node["name"]), escape(sa["name"]), f"{sa['protocol']} {sa['mode']}", f"{sa['spi_out']:#x}/{sa['spi_in']:#x}",
+                str(sa["sealed_packets"]), str(sa["sealed_bytes"]), str(sa["opened_packets"]), str(sa["opened_bytes"]), str(sa["failed"]),
+            )
+            rows += 1
+    return table if rows else None
+
+
+SWEEP_METRICS = (
+    ("sent", "sent", "{}"),
+    ("received", "recv", "{}"),
+    ("loss_forward_pct", "loss→ %", "{:.2f}"),
+    ("loss_reverse_pct", "loss← %", "{:.2f}"),
+    ("loss_pct", "loss %", "{:.2f}"),
+    ("throughput_mbps", "Mb/s", "{:.3f}"),
+    ("throughput_two_way_mbps", "Mb/s ⇄", "{:.3f}"),
+    ("rtt_mean_ms", "rtt ms", "{:.3f}"),
+    ("latency_mean_ms", "lat ms", "{:.3f}"),
+)
+"""Metrics a sweep row shows when the method reports them: key, heading, format."""
+
+
+def render_sweep_point(console: Console, point: Any) -> None:
+    """One sweep point: its values, then a row per test with the main metrics and CPUs."""
+    values = ", ".join(f"{k} = {v!r}" for k, v in point.values.items())
+    console.print(f"[bold]point {point.index}[/]: {escape(values)}")
+    records = point.records
+    shown = [m for m in SWEEP_METRICS if any(m[0] in r.get("metrics", {}) for r in records)]
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
+    table.add_column("test")
+    for _, head, _ in shown:
+        table.add_column(head, justify="right")
+    table.add_column("cpu %")
+    for r in records:
+        m = r.get("metrics", {})
+        cells = [_num(m.get(key), fmt) if m.get(key) is not None else "–" for key, _, fmt in shown]
+        cpu = ", ".join(f"{n} {v:.1f}" for n, v in (m.get("cpu_util_pct") or {}).items()) or "–"
+        table.add_row(escape(r.get("name") or r.get("test", "?")), *cells, escape(cpu))
+    console.print(table)
 
 
 def _entries_table(title: str, results: dict[str, Any], key: str, columns: tuple[str, ...]) -> Table | None:
@@ -124,6 +177,9 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     console.print(flows_table(results, records_by_flow, labels))
     console.print(links_table(results))
     console.print(nodes_table(results, profiles))
+    ipsec = ipsec_table(results)
+    if ipsec is not None:
+        console.print(ipsec)
     drop_log(console, results, labels)
     tables(console, results)
 
