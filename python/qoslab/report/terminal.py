@@ -73,7 +73,7 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     traffic when the run measured that), CPU drops, drops by reason."""
     windowed = any(n.get("cpu_utilization_window") is not None for n in results.get("nodes", []))
     table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left")
-    cols = ("node", "cpu", "cpu busy", *(("cpu busy (test)",) if windowed else ()), "cpu drops", "drops by reason")
+    cols = ("node", "cpu", "cpu busy", *(("cpu (test)",) if windowed else ()), "cpu drops", "drops by reason")
     for col in cols:
         table.add_column(col, justify="right" if col.startswith("cpu ") else "left")
     for node in results.get("nodes", []):
@@ -86,14 +86,14 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
 
 def ipsec_table(results: dict[str, Any]) -> Table | None:
     """Per IPsec tunnel end: SPIs and what its SAs sealed and opened (packets, bytes)."""
-    table = Table(box=box.SIMPLE_HEAD, title="IPsec tunnels (bytes after the IPv4 header)", title_justify="left")
-    for col in ("node", "tunnel", "mode", "spi out/in", "sealed", "sealed bytes", "opened", "opened bytes", "failed"):
-        table.add_column(col, justify="left" if col in ("node", "tunnel", "mode") else "right")
+    table = Table(box=box.SIMPLE_HEAD, title="IPsec tunnels (SPIs in hex; bytes after the IPv4 header)", title_justify="left")
+    for col in ("node", "tunnel", "SPI out/in", "sealed", "bytes", "opened", "bytes", "failed"):
+        table.add_column(col, justify="left" if col in ("node", "tunnel") else "right")
     rows = 0
     for node in results.get("nodes", []):
         for sa in node.get("ipsec") or []:
             table.add_row(
-                escape(node["name"]), escape(sa["name"]), f"{sa['protocol']} {sa['mode']}", f"{sa['spi_out']:#x}/{sa['spi_in']:#x}",
+                escape(node["name"]), escape(sa["name"]), f"{sa['spi_out']:x}/{sa['spi_in']:x}",
                 str(sa["sealed_packets"]), str(sa["sealed_bytes"]), str(sa["opened_packets"]), str(sa["opened_bytes"]), str(sa["failed"]),
             )
             rows += 1
