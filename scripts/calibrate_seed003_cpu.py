@@ -15,11 +15,11 @@ Usage: .venv/bin/python scripts/calibrate_seed003_cpu.py [--count N]
 from __future__ import annotations
 
 import argparse
-import tomllib
 from pathlib import Path
 
 from qoslab.backends.sim import lower_network, simulate
 from qoslab.methods import plan_test
+from qoslab.scenario import load_scenario
 from qoslab.sweep import scenario_at
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "seed003_ipsec.toml"
@@ -29,8 +29,7 @@ POINT = {"test[0].gap": "5 ms", "test[0].payload": 600}
 
 def utilisation(per_byte_esp: float, count: int) -> float:
     """The wireless client's CPU % over the test at the calibration point."""
-    data = tomllib.loads(EXAMPLE.read_text(encoding="utf-8"))
-    sc = scenario_at(data, {**POINT, "test[0].count": count}, str(EXAMPLE))
+    sc = scenario_at(load_scenario(EXAMPLE), {**POINT, "test[0].count": count}, source=EXAMPLE)
     net = lower_network(sc)
     plan = plan_test(net, 0)
     config = net.with_flows(plan.flows, plan.duration_ns)

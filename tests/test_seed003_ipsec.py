@@ -15,15 +15,14 @@ import re
 import struct
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from qoslab.backends.sim import run_tests
 from qoslab.data import cpu_profiles
-from qoslab.scenario import load_scenario
-from qoslab.sweep import points, scenario_at
+from qoslab.scenario import load_scenario, loads_scenario
+from qoslab.sweep import scenario_at, sweep_points
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 FAMILY = {0: EXAMPLES / "seed003_ipsec_0vpn.toml", 1: EXAMPLES / "seed003_ipsec_1vpn.toml", 2: EXAMPLES / "seed003_ipsec_2vpn.toml", 3: EXAMPLES / "seed003_ipsec.toml"}
@@ -54,13 +53,9 @@ def knee(tunnels: int) -> int:
     return max(p for p in range(MTU) if esp_transport_len(p) <= MTU)
 
 
-def data(tunnels: int) -> dict:
-    return tomllib.loads(FAMILY[tunnels].read_text(encoding="utf-8"))
-
-
 def at(tunnels: int, **values):
     """Example ``tunnels`` at a point: test[0] fields by keyword."""
-    return scenario_at(data(tunnels), {f"test[0].{k}": v for k, v in values.items()}, str(FAMILY[tunnels]))
+    return scenario_at(load_scenario(FAMILY[tunnels]), {f"test[0].{k}": v for k, v in values.items()}, source=FAMILY[tunnels])
 
 
 def pcap_packets(path: Path) -> list[bytes]:
@@ -93,10 +88,11 @@ def test_each_file_of_the_family_describes_its_setup(tunnels):
     assert {(t.mode, t.protocol, t.cipher, t.auth) for t in sc.tunnel} <= {("transport", "esp", "3des-cbc", "hmac-sha1-96")}
     assert sc.node["wireless"].cpu == "pentium-ii-300mhz" and cpu_profiles()["pentium-ii-300mhz"].hz == 300_000_000
     # The seed's design: 25 ... 1600 bytes (with both knees and the bytes after them), 1 and 5 ms.
-    values = {p["test[0].payload"] for p in points(sc)}
+    swept = [p.values for p in sweep_points(sc)]
+    values = {p["test[0].payload"] for p in swept}
     assert min(values) == 25 and max(values) == 1600 and {1438, 1439, 1472, 1473} <= values
-    assert {p["test[0].gap"] for p in points(sc)} == {"1 ms", "5 ms"}
-    assert len(points(sc)) == 2 * len(values)
+    assert {p["test[0].gap"] for p in swept} == {"1 ms", "5 ms"}
+    assert len(swept) == 2 * len(values)
 
 
 @pytest.mark.parametrize(("tunnels", "above"), [(0, 0), (0, 1), (1, 0), (1, 1), (3, 0), (3, 1)])
@@ -163,7 +159,7 @@ def test_the_three_tunnels_are_charged_to_the_one_cpu_over_the_test():
             text = FAMILY[tunnels].read_text()
             if not with_esp:
                 text = re.sub(r"\[\[tunnel\]\]\n(?:[^\[\n][^\n]*\n)*\n?", "", text)
-            sc = scenario_at(tomllib.loads(text), {"test[0].payload": payload, "test[0].count": count, "test[0].gap": f"{gap_ms} ms"}, "x")
+            sc = scenario_at(loads_scenario(text), {"test[0].payload": payload, "test[0].count": count, "test[0].gap": f"{gap_ms} ms"})
             _, runs = run_tests(sc)
             (record,) = runs[0].records
             assert record["metrics"]["loss_pct"] == 0.0
@@ -207,8 +203,10 @@ def test_qoslab_run_executes_the_sweep_one_record_per_point_in_a_fixed_order(tmp
         assert {"loss_forward_pct", "loss_reverse_pct", "rtt_mean_ms", "throughput_mbps", "throughput_two_way_mbps"} <= set(m)
         assert sorted((t["node"], t["name"]) for t in r["ipsec"]) == sorted((n, f"vpn{k}") for n in ("wireless", "wired") for k in (1, 2, 3))
     assert {n["point"] for n in out["nodes"]} == {0, 1, 2, 3}
+    wireless = [n for n in out["nodes"] if n["name"] == "wireless"]
+    assert all(n["cpu_util_test_pct"] > n["cpu_util_pct"] and len(n["ipsec"]) == 3 for n in wireless)
     # The human summary names every point.
-    assert all(f"point {i}" in proc.stderr for i in range(4))
+    assert all(f"point {i}/4" in proc.stderr for i in range(1, 5))
 
 
 def test_qoslab_run_without_a_sweep_shows_the_tunnels_and_the_cpu_over_the_test(tmp_path):

@@ -16,12 +16,12 @@ Besides the calibration point, the runs are shorter than the seed's 10 000 datag
 
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
 import pytest
 
 from qoslab.backends.sim import run_tests
+from qoslab.scenario import load_scenario
 from qoslab.sweep import scenario_at
 
 pytestmark = pytest.mark.slow
@@ -38,7 +38,7 @@ def point(tunnels: int, payload: int, gap: str, count: int = COUNT) -> tuple[dic
     key = (tunnels, payload, gap, count)
     if key not in _cache:
         path = EXAMPLES / FAMILY[tunnels]
-        sc = scenario_at(tomllib.loads(path.read_text(encoding="utf-8")), {"test[0].payload": payload, "test[0].gap": gap, "test[0].count": count}, str(path))
+        sc = scenario_at(load_scenario(path), {"test[0].payload": payload, "test[0].gap": gap, "test[0].count": count}, source=path)
         _, runs = run_tests(sc)
         (record,) = runs[0].records
         client = next(n for n in runs[0].results["nodes"] if n["name"] == "wireless")

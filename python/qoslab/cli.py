@@ -19,7 +19,8 @@ from rich.text import Text
 from qoslab import __version__
 from qoslab.errors import InputError
 
-stderr = Console(stderr=True, highlight=False)
+# Wide tables (a sweep's) stay whole when stderr is a file or a pipe: rich would assume 80 columns.
+stderr = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
 app = typer.Typer(
     name="qoslab",
@@ -152,102 +153,95 @@ def run(
     json_out: Annotated[bool, typer.Option("--json", help="Print the records of every measured point as JSON on stdout.")] = False,
     pcap: Annotated[
         Optional[Path],
-        typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test; with a sweep, pointN/testM)."),
+        typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
     ] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the random streams; default: the scenario's.")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Sweep points run at once; default: one per local core.")] = None,
+    detail: Annotated[bool, typer.Option("--detail", help="With a [sweep], print every point's full tables, not only the sweep table.")] = False,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
     Per test: each flow's sent/received/lost, throughput, latency and jitter; each
-    link's utilisation or airtime; each node's CPU (over the test's traffic where the
-    method says so) and its IPsec tunnels' packet and byte counts; drops with their
-    reasons; the ARP, L3F and bridge tables at the end. A scenario with a `[sweep]` runs
-    every point of it (grid: every combination, the last parameter fastest; zip: the
-    n-th values together) and prints one row per point and test. With `--json`, stdout
-    gets `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`,
-    one record per measured point (a sweep's records carry `point` and `sweep`). Exit
-    1 if a simulation failed, 2 on bad input.
+    link's utilisation or airtime; each node's CPU (also over the test's traffic where
+    the method measures that: `cpu_util_test_pct`) and its IPsec tunnels' packet and
+    byte counts; drops with their reasons; the ARP, L3F and bridge tables at the end.
+    With `--json`, stdout gets
+    `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`, one
+    record per measured point. Exit 1 if a simulation failed, 2 on bad input.
+
+    A `[sweep]` runs every point (on every local core, `--jobs` to change) and prints one
+    table with a row per point and test; each record then carries `point` and `sweep`
+    (the point's values). Every point uses the same seed.
 
     Example: `qoslab run examples/seed000_ics.toml --json > ics.json`
+
+    Example: `qoslab run examples/seed004_asymmetric.toml --jobs 2`
     """
-    from qoslab.backends.sim import SimulationError, run_tests
-    from qoslab.report.terminal import render_run, render_sweep_point
+    from qoslab.backends.sim import SimulationError
+    from qoslab.report.terminal import render_run, sweep_table
     from qoslab.scenario import load_scenario
+    from qoslab.sweep import run_sweep
 
     scenario = load_scenario(file)
     used_seed = scenario.scenario.seed if seed is None else seed
+    swept = scenario.sweep is not None and bool(scenario.sweep.values)
 
-    def show(net, run) -> None:
-        records = run.plan.records_by_flow(run.records)
-        names = net.node_names
-        owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
-        labels = {
-            f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
-            for f in run.plan.flows
-        }
-        profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
-        render_run(stderr, run.label, run.results, records, labels, profiles)
-
-    def node_rows(net, runs, point: int | None = None) -> list[dict]:
-        rows = []
-        for r in runs:
-            for n in r.results.get("nodes", []):
-                cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
-                window = n.get("cpu_utilization_window")
-                row = {
-                    "test": r.label,
-                    "name": n["name"],
-                    "role": cfg["role"] if cfg else None,
-                    "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
-                    "cpu_util_pct": round(100.0 * float(n.get("cpu_utilization", 0.0)), 3),
-                    "cpu_util_test_pct": None if window is None else round(100.0 * float(window), 3),
-                    "ipsec": n.get("ipsec", []),
-                    "arp_table": n.get("arp_table", []),
-                    "l3f_table": n.get("l3f_table", []),
-                    "bridge_table": n.get("bridge_table", []),
-                    "drops": n.get("drops", {}),
-                }
-                if point is not None:
-                    row = {"point": point, **row}
-                rows.append(row)
-        return rows
-
-    if scenario.sweep is not None:
-        from qoslab.sweep import run_sweep
-
-        try:
-            swept = run_sweep(file, seed=seed, pcap_dir=pcap, on_point=lambda p: render_sweep_point(stderr, p))
-        except SimulationError as err:
-            _sim_failed(err)
-            return
-        if json_out:
-            _emit_json(
-                {
-                    "scenario": scenario.scenario.name,
-                    "file": str(file),
-                    "backend": "sim",
-                    "seed": used_seed,
-                    "sweep": {"mode": scenario.sweep.mode, "parameters": scenario.sweep.values},
-                    "results": [rec for p in swept for rec in p.records],
-                    "nodes": [row for p in swept for row in node_rows(p.network, p.runs, p.index)],
-                }
-            )
-        return
+    def show(result, total: int) -> None:
+        point, net = result.point, result.network
+        if swept:
+            stderr.print(Text(f"point {point.index + 1}/{total}: ", style="bold") + Text(point.label()))
+            if not detail:
+                return
+        for run in result.runs:
+            records = run.plan.records_by_flow(run.records)
+            names = net.node_names
+            owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
+            labels = {
+                f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
+                for f in run.plan.flows
+            }
+            profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
+            render_run(stderr, run.label, run.results, records, labels, profiles)
 
     try:
-        net, runs = run_tests(scenario, source=file, seed=seed, pcap_dir=pcap, on_run=show)
+        points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show)
     except SimulationError as err:
         _sim_failed(err)
         return
+    records = [rec for p in points for rec in p.records()]
+    if swept:
+        stderr.print(sweep_table(records))
     if json_out:
+        nodes = []
+        for p in points:
+            net = p.network
+            for r in p.runs:
+                for n in r.results.get("nodes", []):
+                    cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
+                    node = {
+                        "test": r.label,
+                        "name": n["name"],
+                        "role": cfg["role"] if cfg else None,
+                        "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
+                        "cpu_util_pct": round(100.0 * float(n.get("cpu_utilization", 0.0)), 3),
+                        "cpu_util_test_pct": None if n.get("cpu_utilization_window") is None else round(100.0 * float(n["cpu_utilization_window"]), 3),
+                        "ipsec": n.get("ipsec", []),
+                        "arp_table": n.get("arp_table", []),
+                        "l3f_table": n.get("l3f_table", []),
+                        "bridge_table": n.get("bridge_table", []),
+                        "drops": n.get("drops", {}),
+                    }
+                    if p.point.values:
+                        node["point"] = p.point.index
+                    nodes.append(node)
         _emit_json(
             {
                 "scenario": scenario.scenario.name,
                 "file": str(file),
                 "backend": "sim",
                 "seed": used_seed,
-                "results": [rec for r in runs for rec in r.records],
-                "nodes": node_rows(net, runs),
+                "results": records,
+                "nodes": nodes,
             }
         )
 

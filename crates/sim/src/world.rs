@@ -148,10 +148,18 @@ impl Line {
         }
     }
 
-    fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64)> {
+    /// The next frame to send at `from`, the time the sender stays busy with it, and
+    /// the time until its last bit is out (Ethernet's inter-frame gap comes after).
+    fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64, u64)> {
         match &mut self.kind {
-            LineKind::Ethernet(l) => l.start_next(from),
-            LineKind::Serial { line, .. } => line.start_next(from),
+            LineKind::Ethernet(l) => {
+                let rate = l.rate_bps;
+                l.start_next(from).map(|(frame, busy)| {
+                    let last_bit = crate::link::ethernet_last_bit_ns(frame.len(), rate);
+                    (frame, busy, last_bit)
+                })
+            }
+            LineKind::Serial { line, .. } => line.start_next(from).map(|(frame, busy)| (frame, busy, busy)),
         }
     }
 
@@ -713,7 +721,7 @@ impl World {
                         None => {
                             let name = l.name().to_string();
                             let (node, port) = l.ends()[from as usize];
-                            if let Some((frame, _)) = l.start_next(from as usize) {
+                            if let Some((frame, _, _)) = l.start_next(from as usize) {
                                 l.finish(from as usize);
                                 self.queued_frames -= 1;
                                 self.record_drop(now, node, Some(port), format!("frame longer than the shaper's bucket on link {name}"), frame.get(ethernet::HEADER_LEN..));
@@ -725,7 +733,7 @@ impl World {
             }
         }
         let l = &mut self.links[link as usize];
-        let Some((frame, wire_ns)) = l.start_next(from as usize) else { return Ok(()) };
+        let Some((frame, wire_ns, last_bit_ns)) = l.start_next(from as usize) else { return Ok(()) };
         self.queued_frames -= 1;
         let delay = l.delay_ns();
         let slot = match self.free_slots.pop() {
@@ -740,7 +748,7 @@ impl World {
         };
         self.engine.schedule_at(SimTime::from_nanos(now + wire_ns), Event::EthTxDone { link, from }).map_err(budget)?;
         self.engine
-            .schedule_at(SimTime::from_nanos(now + wire_ns + delay), Event::EthArrive { link, from, slot })
+            .schedule_at(SimTime::from_nanos(now + last_bit_ns + delay), Event::EthArrive { link, from, slot })
             .map_err(budget)?;
         Ok(())
     }

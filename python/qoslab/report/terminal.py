@@ -100,39 +100,6 @@ def ipsec_table(results: dict[str, Any]) -> Table | None:
     return table if rows else None
 
 
-SWEEP_METRICS = (
-    ("sent", "sent", "{}"),
-    ("received", "recv", "{}"),
-    ("loss_forward_pct", "loss→ %", "{:.2f}"),
-    ("loss_reverse_pct", "loss← %", "{:.2f}"),
-    ("loss_pct", "loss %", "{:.2f}"),
-    ("throughput_mbps", "Mb/s", "{:.3f}"),
-    ("throughput_two_way_mbps", "Mb/s ⇄", "{:.3f}"),
-    ("rtt_mean_ms", "rtt ms", "{:.3f}"),
-    ("latency_mean_ms", "lat ms", "{:.3f}"),
-)
-"""Metrics a sweep row shows when the method reports them: key, heading, format."""
-
-
-def render_sweep_point(console: Console, point: Any) -> None:
-    """One sweep point: its values, then a row per test with the main metrics and CPUs."""
-    values = ", ".join(f"{k} = {v!r}" for k, v in point.values.items())
-    console.print(f"[bold]point {point.index}[/]: {escape(values)}")
-    records = point.records
-    shown = [m for m in SWEEP_METRICS if any(m[0] in r.get("metrics", {}) for r in records)]
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, collapse_padding=True)
-    table.add_column("test")
-    for _, head, _ in shown:
-        table.add_column(head, justify="right")
-    table.add_column("cpu %")
-    for r in records:
-        m = r.get("metrics", {})
-        cells = [_num(m.get(key), fmt) if m.get(key) is not None else "–" for key, _, fmt in shown]
-        cpu = ", ".join(f"{n} {v:.1f}" for n, v in (m.get("cpu_util_pct") or {}).items()) or "–"
-        table.add_row(escape(r.get("name") or r.get("test", "?")), *cells, escape(cpu))
-    console.print(table)
-
-
 def _entries_table(title: str, results: dict[str, Any], key: str, columns: tuple[str, ...]) -> Table | None:
     table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
     table.add_column("node")
@@ -232,3 +199,59 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
 
 
 __all__ = ["render_run", "render_reach", "death_points", "flows_table", "links_table", "nodes_table", "tables", "drop_log"]
+
+
+HEADLINE_METRICS = (
+    "throughput_mbps",
+    "throughput_two_way_mbps",
+    "transfer_time_s",
+    "loss_pct",
+    "loss_forward_pct",
+    "loss_reverse_pct",
+    "latency_ms",
+    "rtt_mean_ms",
+    "jitter_ms",
+    "retransmits",
+)
+"""The metrics a sweep table shows, in this order, where a record has them (``--json``
+and the tidy tables keep every metric)."""
+
+
+def _headline_metrics(records: list[dict[str, Any]]) -> list[str]:
+    present = {k for rec in records for k, v in rec.get("metrics", {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return [k for k in HEADLINE_METRICS if k in present]
+
+
+def _cpu_peak(rec: dict[str, Any]) -> float | None:
+    cpu = rec.get("metrics", {}).get("cpu_util_pct")
+    return max(cpu.values()) if isinstance(cpu, dict) and cpu else None
+
+
+def sweep_table(records: list[dict[str, Any]]) -> Table:
+    """One row per swept point and test: the point's values, then the headline metrics
+    (:data:`HEADLINE_METRICS`) and the busiest modelled CPU."""
+    params: dict[str, None] = {}
+    for rec in records:
+        for key in rec.get("sweep", {}):
+            params.setdefault(key, None)
+    metrics = _headline_metrics(records)
+    with_cpu = any(_cpu_peak(rec) is not None for rec in records)
+    table = Table(box=box.SIMPLE_HEAD, title="Sweep: one row per point and test", title_justify="left")
+    table.add_column("#", justify="right", no_wrap=True)
+    for key in params:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    table.add_column("test", no_wrap=True)
+    for key in metrics:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    if with_cpu:
+        table.add_column("cpu_peak_pct", justify="right", no_wrap=True)
+    for rec in records:
+        values = rec.get("sweep", {})
+        cells = [str(rec.get("point", "")), *(escape(str(values.get(k, "–"))) for k in params), escape(rec.get("name") or rec.get("test", ""))]
+        for key in metrics:
+            value = rec.get("metrics", {}).get(key)
+            cells.append("–" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.4g}")
+        if with_cpu:
+            cells.append(_num(_cpu_peak(rec), "{:.1f}"))
+        table.add_row(*cells)
+    return table

@@ -36,6 +36,7 @@ from pydantic import (
     ConfigDict,
     WithJsonSchema,
     Field,
+    PrivateAttr,
     model_validator,
 )
 
@@ -707,6 +708,16 @@ class Scenario(Strict):
     )
     test: list[Test] = Field(default_factory=list, description="Measurements, [[test]] method = 'rfc2544.throughput' | 'ping' | …")
     sweep: Sweep | None = Field(None, description="Parameters to vary over runs.")
+
+    _raw: dict[str, Any] | None = PrivateAttr(None)
+    """The TOML data the scenario was validated from (set by the loader), so a sweep can
+    put its values in place as the user wrote them and validate each point again."""
+
+    def __eq__(self, other: object) -> bool:
+        # Two scenarios are equal when what they say is equal, however they were written.
+        return isinstance(other, Scenario) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as every pydantic model
 
     def link_name(self, index: int) -> str:
         """The display name of link ``index``: its ``name`` or ``link[N]``."""
