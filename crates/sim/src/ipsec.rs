@@ -19,8 +19,8 @@
 //!
 //! An [`IpsecTransport`] is one end of a transport-mode SA pair between two hosts. It
 //! selects the node's own outbound packets to `remote` (and, when configured, of one IP
-//! protocol and one UDP/TCP port, either side: several SAs to one host are told apart so,
-//! as RFC 4301 §4.4.1's SPD selectors do); the stack inserts ESP or AH between the IPv4
+//! protocol, from one local and to one remote UDP/TCP port: several SAs to one host are
+//! told apart so, as RFC 4301 §4.4.1.1's SPD selectors do); the stack inserts ESP or AH between the IPv4
 //! header and the payload of the whole datagram and only then routes and fragments it
 //! (RFC 4303 §3.1.1: transport mode applies to whole datagrams; a host fragments the
 //! ESP packet). Inbound, the reassembled datagram is verified and restored, then
@@ -31,6 +31,9 @@
 //! IVs: a seeded stream per SA for CBC (RFC 3602 §3 asks for unpredictable IVs; a
 //! seeded stream is reproducible and as good for the bytes on the wire), the sequence
 //! number for GCM (RFC 4106 §3.1 asks only for uniqueness).
+//!
+//! Each SA pair counts the packets and bytes it sealed and opened ([`SaReport`]): what
+//! each tunnel (VPN) carried, for the node's results.
 //!
 //! Not modelled: anti-replay (RFC 4303 §3.4.3, RFC 4302 §3.4.3; the sequence number is
 //! sent, not checked), SA lifetimes and rekeying, the inbound SPD check that drops clear
