@@ -18,19 +18,11 @@ import pytest
 
 from qoslab.errors import InputError
 from qoslab.scenario.load import loads_scenario
+
+from conftest import TWO_HOSTS
 from qoslab.sweep import run_sweep, sweep_points
 
-BASE = """
-[scenario]
-name = "one link, swept"
-seed = 3
-[node.a]
-role = "host"
-address = "10.0.0.1/24"
-[node.b]
-role = "host"
-address = "10.0.0.2/24"
-[[link]]
+BASE = TWO_HOSTS.format(name="one link, swept", seed=3) + """[[link]]
 type = "ethernet"
 rate = "10 Mbps"
 ends = ["a", "b"]

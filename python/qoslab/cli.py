@@ -156,6 +156,10 @@ def run(
         typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
     ] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the random streams; default: the scenario's.")] = None,
+    report: Annotated[
+        Optional[Path],
+        typer.Option("--report", help="Also write DIR/report.html (set-up, a figure per test, the records), figures and the records as CSV/Parquet/JSON."),
+    ] = None,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Sweep points run at once; default: one per local core.")] = None,
     detail: Annotated[bool, typer.Option("--detail", help="With a [sweep], print every point's full tables, not only the sweep table.")] = False,
 ) -> None:
@@ -176,6 +180,8 @@ def run(
     Example: `qoslab run examples/seed000_ics.toml --json > ics.json`
 
     Example: `qoslab run examples/seed004_asymmetric.toml --jobs 2`
+
+    Example: `qoslab run examples/seed000_fig9.toml --report fig9/`
     """
     from qoslab.backends.sim import SimulationError
     from qoslab.report.terminal import render_run, sweep_table
@@ -203,14 +209,26 @@ def run(
             profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
             render_run(stderr, run.label, run.results, records, labels, profiles)
 
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     try:
-        points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show)
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr, transient=True) as progress:
+            task = progress.add_task("starting", total=None)
+            points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show, on_trial=lambda words: progress.update(task, description=words))
     except SimulationError as err:
         _sim_failed(err)
         return
+    except KeyboardInterrupt:
+        stderr.print(Text("stopped (Ctrl-C).", style="yellow"))
+        raise typer.Exit(130) from None
     records = [rec for p in points for rec in p.records()]
     if swept:
         stderr.print(sweep_table(records))
+    if report is not None:
+        from qoslab.report.html import write_run_report
+
+        page = write_run_report(scenario, file, records, report)
+        stderr.print(f"report: {page}")
     if json_out:
         nodes = []
         for p in points:
@@ -244,6 +262,56 @@ def run(
                 "nodes": nodes,
             }
         )
+
+
+@app.command()
+def reproduce(
+    seed: Annotated[Optional[str], typer.Argument(help="Seed number (000 to 004); all seeds when left out.", show_default=False)] = None,
+    out: Annotated[Path, typer.Option("--out", help="Output directory: report.html, summary.json, figures/, data/.")] = Path("results"),
+    json_out: Annotated[bool, typer.Option("--json", help="Print summary.json's rows on stdout too.")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Points run at once, in processes; 0 (default): the machine's cores.")] = 0,
+) -> None:
+    """Re-run each seed's experiment from its examples/ scenarios and compare with the paper.
+
+    Writes DIR/report.html (one self-contained page: the question, the set-up, figures
+    with the published points overlaid, the paper's tables with ours beside them, what
+    agrees and what does not and why), figures as PNG and SVG, the data as CSV, Parquet
+    and JSON, and DIR/summary.json: every number the seed publishes beside ours, with a
+    tolerance and its reason; calibration rows are marked and never count as agreement.
+    Finished points are kept: Ctrl-C stops cleanly, and running again with the same
+    --out skips them. Exit 2 on an unknown seed.
+
+    Examples:
+
+    `qoslab reproduce --out results/`
+
+    `qoslab reproduce 000 --out seed000/`
+    """
+    from qoslab.errors import Problem
+    from qoslab.studies import registry
+    from qoslab.studies.runner import reproduce as run_reproduce
+
+    studies = registry()
+    if seed is not None:
+        key = seed.zfill(3)
+        if key not in studies:
+            raise InputError("qoslab reproduce", [Problem("no study for this seed", key="SEED", expected="one of " + ", ".join(studies), found=repr(seed))])
+        chosen = [studies[key]]
+    else:
+        chosen = list(studies.values())
+    try:
+        import os
+
+        result = run_reproduce(chosen, out, console=stderr, jobs=jobs or os.cpu_count() or 1)
+    except KeyboardInterrupt:
+        stderr.print(Text(f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume.", style="yellow"))
+        raise typer.Exit(130) from None
+    from qoslab.report.html import counts
+
+    c = counts(result["summary"])
+    stderr.print(f"{out}/report.html, {out}/summary.json: " + ", ".join(f"{v} {k}" for k, v in c.items()) + f" ({result['points_run']} points run, the rest kept from before)")
+    if json_out:
+        _emit_json(result["summary"])
 
 
 @app.command()

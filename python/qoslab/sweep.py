@@ -176,6 +176,7 @@ def run_sweep(
     jobs: int | None = None,
     pcap_dir: str | Path | None = None,
     on_point: Callable[[PointResult, int], None] | None = None,
+    on_trial: Callable[[str], None] | None = None,
 ) -> list[PointResult]:
     """Run every test at every point of the scenario's sweep, ``jobs`` points at once.
 
@@ -183,6 +184,7 @@ def run_sweep(
     point fails fast (InputError) and nothing is half-run. ``on_point(result, total)``
     is called for each point in point order as soon as it and all before it are done.
     With ``pcap_dir``, point N of a sweep captures into ``pcap_dir/pointN/testM``.
+    ``on_trial(words)`` is told each simulation as it starts (RFC 2544 tests run many).
 
     Raises
     ------
@@ -205,7 +207,7 @@ def run_sweep(
         where = None
         if pcap_dir is not None:
             where = Path(pcap_dir) / f"point{p.index}" if p.values else Path(pcap_dir)
-        net, runs = run_tests(p.scenario, source=source, seed=seed, pcap_dir=where)
+        net, runs = run_tests(p.scenario, source=source, seed=seed, pcap_dir=where, on_trial=on_trial)
         return PointResult(p, net, runs)
 
     workers = max(1, min(jobs or os.cpu_count() or 1, len(points)))

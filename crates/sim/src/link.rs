@@ -95,6 +95,11 @@ impl EthernetLink {
         self.dirs[from].busy = false;
     }
 
+    /// Bytes waiting (not yet on the wire) at end `from`.
+    pub fn queued_bytes(&self, from: usize) -> usize {
+        self.dirs[from].queued_bytes
+    }
+
     /// The length of the next frame waiting at end `from`, if any.
     pub fn peek_len(&self, from: usize) -> Option<usize> {
         self.dirs[from].queue.front().map(Vec::len)

@@ -15,7 +15,7 @@ use crate::app::{Probe, Source};
 use crate::tcp::{CongestionControl, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
-use crate::impair::{Bernoulli, GilbertElliott, LossModel, Shaper};
+use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
 use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialLine};
 use crate::rng::RunSeed;
 use crate::wifi::adapter::{Adapter, CipherCost, ForeignSource, LinkCipher, Role as WifiRole};
@@ -99,8 +99,11 @@ struct DirectionImpairment {
     loss_text: String,
     rng: crate::rng::RandomStream,
     shaper: Option<Shaper>,
+    /// Bytes that may wait for the shaper's tokens (`tc tbf limit`), if limited.
+    shaper_queue_bytes: Option<u64>,
     /// The next frame has been granted its shaper departure at this time.
     shaped_until: Option<u64>,
+    policer: Option<Policer>,
     lost: u64,
 }
 
@@ -128,6 +131,40 @@ impl Line {
         match &self.kind {
             LineKind::Ethernet(l) => l.delay_ns,
             LineKind::Serial { line, .. } => line.config().delay_ns,
+        }
+    }
+
+    /// The bytes of `frame` this line carries and meters: the Ethernet frame without
+    /// FCS, or a serial line's IP datagram.
+    fn carried_len(&self, frame: &[u8]) -> usize {
+        match &self.kind {
+            LineKind::Ethernet(_) => frame.len(),
+            LineKind::Serial { .. } => frame.len().saturating_sub(ethernet::HEADER_LEN),
+        }
+    }
+
+    fn queued_bytes(&self, from: usize) -> usize {
+        match &self.kind {
+            LineKind::Ethernet(l) => l.queued_bytes(from),
+            LineKind::Serial { line, .. } => line.queued_bytes(from),
+        }
+    }
+
+    /// Why the policer or the shaper's queue limit refuses `frame` at end `from`, if it does.
+    fn meter(&mut self, now: u64, from: usize, frame: &[u8]) -> Option<String> {
+        let len = self.carried_len(frame);
+        let backlog = self.queued_bytes(from);
+        let impair = &mut self.impair[from];
+        if let Some(policer) = impair.policer.as_mut() {
+            if !policer.conform(SimTime::from_nanos(now), len) {
+                return Some(format!("policed: over {} bit/s with a {}-byte bucket", policer.rate_bps(), policer.burst_bytes()));
+            }
+        }
+        match impair.shaper_queue_bytes {
+            Some(limit) if impair.shaper.is_some() && (backlog + len) as u64 > limit => {
+                Some(format!("shaper queue full ({limit} bytes waiting for tokens)"))
+            }
+            _ => None,
         }
     }
 
@@ -199,17 +236,27 @@ fn direction_impairment(config: &Impairment, seed: u64, link: usize, direction: 
             format!("Gilbert-Elliott loss p = {p}, r = {r}, k = {k}, h = {h}"),
         ),
     };
-    let shaper = match config.shaper {
-        None => None,
-        Some(s) => Some(Shaper::new(s.rate_bps, s.burst_bytes).map_err(|e| fail(e.to_string()))?),
-    };
+    let (mut shaper, mut policer, mut shaper_queue_bytes) = (None, None, None);
+    if let Some(s) = config.shaper {
+        if s.police {
+            if s.queue_bytes.is_some() {
+                return Err(fail("a policer holds no queue (queue_bytes is for shaping)".into()));
+            }
+            policer = Some(Policer::new(s.rate_bps, s.burst_bytes).map_err(|e| fail(e.to_string()))?);
+        } else {
+            shaper = Some(Shaper::new(s.rate_bps, s.burst_bytes).map_err(|e| fail(e.to_string()))?);
+            shaper_queue_bytes = s.queue_bytes;
+        }
+    }
     let purpose = if direction == 0 { "loss a->b" } else { "loss b->a" };
     Ok(DirectionImpairment {
         loss,
         loss_text,
         rng: RunSeed(seed).stream(link as u64, purpose),
         shaper,
+        shaper_queue_bytes,
         shaped_until: None,
+        policer,
         lost: 0,
     })
 }
@@ -679,6 +726,10 @@ impl World {
         }
         match self.attachments[node as usize][port as usize] {
             Attachment::Ethernet { link, end } => {
+                if let Some(reason) = self.links[link as usize].meter(now, end as usize, &frame) {
+                    self.record_drop(now, node, Some(port), reason, frame.get(14..));
+                    return Ok(());
+                }
                 if let Err(frame) = self.links[link as usize].enqueue(end as usize, frame) {
                     self.record_drop(now, node, Some(port), "output queue full (drop-tail)".into(), frame.get(14..));
                     return Ok(());
