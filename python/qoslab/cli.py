@@ -184,6 +184,7 @@ def run(
     Example: `qoslab run examples/seed000_fig9.toml --report fig9/`
     """
     from qoslab.backends.sim import SimulationError
+    from qoslab.methods import records_by_flow
     from qoslab.report.terminal import render_run, sweep_table
     from qoslab.scenario import load_scenario
     from qoslab.sweep import run_sweep
@@ -199,7 +200,7 @@ def run(
             if not detail:
                 return
         for run in result.runs:
-            records = run.plan.records_by_flow(run.records)
+            records = records_by_flow(run.plan, run.records)
             names = net.node_names
             owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
             labels = {

@@ -47,12 +47,6 @@ class Plan:
     """[from, until) of the test's traffic: CPU utilisation is reported over it (see
     :func:`cpu_metrics`); None = over the whole run."""
 
-    def records_by_flow(self, records: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
-        """Each measured flow's record: a record's ``streams`` (one entry per flow, with
-        ``flow``) when it has them, else the records in the order of ``measured``."""
-        by_flow = {s["flow"]: {"metrics": s} for r in records for s in r.get("streams", []) if "flow" in s}
-        return by_flow or dict(zip(self.measured, records))
-
 
 @dataclass
 class Search:
@@ -68,6 +62,14 @@ class Search:
     @property
     def flows(self) -> list[dict[str, Any]]:
         return self.trials.last_flows
+
+
+def records_by_flow(plan: "Plan | Search", records: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Each measured flow's record, for a display of the run: a record's ``streams`` (one
+    entry per flow, with ``flow``: udp.echo's) when it has them, else the records in the
+    order of the plan's ``measured`` flows."""
+    by_flow = {s["flow"]: {"metrics": s} for r in records for s in r.get("streams", []) if "flow" in s}
+    return by_flow or dict(zip(plan.measured, records))
 
 
 def test_label(scenario: Any, index: int) -> str:
@@ -141,4 +143,4 @@ def ipsec_metrics(results: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"node": n["name"], **sa} for n in results.get("nodes", []) for sa in n.get("ipsec") or []]
 
 
-__all__ = ["Plan", "Search", "plan_test", "check_runnable", "test_label", "cpu_metrics", "ipsec_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]
+__all__ = ["Plan", "Search", "plan_test", "check_runnable", "test_label", "records_by_flow", "cpu_metrics", "ipsec_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]
