@@ -119,6 +119,15 @@ CASES = [
         None,
     ),
     (
+        "serial_rate_zero.toml",
+        ('"0 bps"', None),
+        "link[0].rate",
+        "a serial line sends nothing at this rate",
+        "at least 300 bps (ITU-T V.21, the slowest modem)",
+        "'0 bps'",
+        None,
+    ),
+    (
         "unknown_link_type.toml",
         ('"ethernt"', None),
         "link[0].type",

@@ -22,6 +22,12 @@ The benchmarks:
 ``ethernet_chain_10``
     Ten nodes in a line (host, eight routers, host) joined by nine 100 Mb/s Ethernet
     links; one saturating UDP flow from end to end. ns-3: benchmarks/ns3/ethernet_chain.py.
+``seed004_download``
+    Seed 004's 10 MB download (examples/seed004_asymmetric.toml at its 57.6 kb/s point):
+    a 2 Mb/s 802.11 downlink, the TCP ACKs over a SLIP line, NetBSD 1.1's fixed 16 KiB
+    window. Runs to the end of the transfer (``--sim-seconds`` does not apply).
+    ns-3: benchmarks/ns3/seed004_download.py (a PointToPoint line at 8/10 of the rate
+    standing in for SLIP over 8N1; the script says why the octets match).
 ``switch_1000_hosts``
     Peak memory of 1,000 hosts on one learning switch, each pinging its neighbour
     once a second; run in a child process so that its peak RSS is the simulation's.
@@ -74,12 +80,15 @@ SWITCH_HOSTS = 1000
 ARP_TIMEOUT_NS = 120_000_000_000
 REASSEMBLY_TIMEOUT_NS = 30_000_000_000
 
-SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "switch_1000_hosts")
+SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts")
 #: The benchmarks ns-3 also runs, and its script for each.
 NS3_SCRIPTS = {
     "wifi_80211b_saturation": "wifi_saturation.py",
     "ethernet_chain_10": "ethernet_chain.py",
+    "seed004_download": "seed004_download.py",
 }
+#: Seed 004's benchmark: the ACK line's rate (the example's 57.6 kb/s "sweet spot").
+SEED004_ACK_RATE = "57.6 kbps"
 ALL_BENCHMARKS = (*SIM_SCENARIOS, "wire")
 
 #: How to get ns-3 when --with-ns3 cannot find it.
@@ -280,9 +289,34 @@ def switch_config(sim_seconds: float, hosts: int = SWITCH_HOSTS) -> dict[str, An
     return _sim_config(nodes, links, flows, sim_seconds)
 
 
+def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+    """examples/seed004_asymmetric.toml at its 57.6 kb/s point, lowered with its test
+    (a sized transfer: it runs to its end, whatever ``sim_seconds`` says)."""
+    from qoslab.backends.sim import lower
+    from qoslab.scenario import load_scenario
+    from qoslab.sweep import sweep_points
+
+    root = source_root() or Path(__file__).resolve().parents[2]
+    points = sweep_points(load_scenario(root / "examples" / "seed004_asymmetric.toml"))
+    (point,) = [p for p in points if p.values.get("link[2].rate") == SEED004_ACK_RATE]
+    return lower(point.scenario, test_index=0)
+
+
+def transfer_throughput_mbps(results: dict[str, Any]) -> float | None:
+    """Bytes of the sized TCP transfer × 8 over the time from its start to its last byte."""
+    from qoslab.methods.tcp import START_NS
+
+    for flow in results.get("flows") or []:
+        done = (flow.get("tcp") or {}).get("completed_ns")
+        if done:
+            return flow["bytes_received"] * 8 / ((done - START_NS) / NS) / 1e6
+    return None
+
+
 CONFIG_BUILDERS: dict[str, Callable[[float], dict[str, Any]]] = {
     "wifi_80211b_saturation": wifi_saturation_config,
     "ethernet_chain_10": ethernet_chain_config,
+    "seed004_download": seed004_download_config,
     "switch_1000_hosts": switch_config,
 }
 
@@ -351,7 +385,9 @@ def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] |
     results = json.loads(out) if isinstance(out, (str, bytes)) else out
     sim_time_ns = results.get("sim_time_ns")
     extra: dict[str, Any] = {"tool": "qoslab"}
-    if name in NS3_SCRIPTS:
+    if name == "seed004_download":
+        extra["throughput_mbps"] = transfer_throughput_mbps(results)
+    elif name in NS3_SCRIPTS:
         extra["throughput_mbps"] = flow_throughput_mbps(results, 1, sim_seconds)
     return _scenario_record(
         name, results.get("events"), wall, sim_time_ns / NS if sim_time_ns is not None else None, **extra

@@ -34,6 +34,10 @@ pub struct SimConfig {
     /// around it). None = only over the whole run.
     #[serde(default)]
     pub cpu_window_ns: Option<(u64, u64)>,
+    /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
+    /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
+    #[serde(default)]
+    pub adaptive: Vec<crate::upstream::AdaptiveConfig>,
 }
 
 /// Limits that stop a run cleanly, naming what grew.
@@ -83,6 +87,72 @@ pub struct NodeConfig {
     /// IPsec ESP tunnels ending at this node, each a virtual interface (see `ipsec`).
     #[serde(default)]
     pub ipsec: Vec<IpsecTunnelConfig>,
+    /// Path MTU behaviour: what the node sends when a DF packet does not fit, its ICMP
+    /// rate limit and its PMTU cache (see `pmtu`).
+    #[serde(default)]
+    pub pmtu: PmtuConfig,
+}
+
+/// What a node does about packets too big for the next hop, and what it remembers of
+/// the path MTUs it learns (RFC 1191). Every default is Linux's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PmtuConfig {
+    /// What a router sends back when a DF packet exceeds the next-hop MTU. Default
+    /// `Mtu`: ICMP Destination Unreachable code 4 with the next-hop MTU (RFC 1191 §4,
+    /// a MUST). `ZeroMtu`: the same without the MTU, as pre-RFC 1191 routers (RFC 792)
+    /// send. `Silent`: nothing, a PMTU black hole (RFC 2923 §2.1).
+    pub frag_needed: FragNeeded,
+    /// Drop ICMP Destination Unreachable messages this node would forward or receive,
+    /// as a firewall that filters "all ICMP" does (RFC 2923 §2.1, RFC 4890's IPv6
+    /// advice says why not to). Default false.
+    pub filter_icmp_unreachable: bool,
+    /// ICMP error rate limit per destination: one message per this many nanoseconds
+    /// with a burst of `icmp_burst`. Linux `net.ipv4.icmp_ratelimit` 1000 ms, and its
+    /// token bucket (`inet_peer_xrlim_allow`) holds `XRLIM_BURST_FACTOR` 6 messages;
+    /// it applies to the types in `icmp_ratemask` 0x1818 (Destination Unreachable,
+    /// Source Quench, Time Exceeded, Parameter Problem). 0 = no limit.
+    pub icmp_ratelimit_ns: u64,
+    /// Burst of the rate limit, in messages (Linux 6).
+    pub icmp_burst: u32,
+    /// Rate-limit "fragmentation needed" too. Default false: Linux exempts it
+    /// (`icmpv4_mask_allow`: "Don't limit PMTU discovery"); Cisco IOS limits it with
+    /// `ip icmp rate-limit unreachable df`.
+    pub rate_limit_frag_needed: bool,
+    /// How long a learned path MTU lasts before the first-hop MTU is tried again:
+    /// RFC 1191 §6.3 suggests 10 minutes; Linux `ip_rt_mtu_expires` is 600 s.
+    pub expires_ns: u64,
+    /// The smallest path MTU a host accepts from an ICMP message; a smaller one sets
+    /// this one. Linux `net.ipv4.route.min_pmtu` 552 (512 + 20 + 20); RFC 1191 §3 only
+    /// forbids going below 68.
+    pub min_pmtu: u16,
+}
+
+/// The reply of a router to a DF packet too big for its next hop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FragNeeded {
+    /// ICMP type 3 code 4 with the next-hop MTU (RFC 1191 §4).
+    #[default]
+    Mtu,
+    /// ICMP type 3 code 4 with the MTU field zero (RFC 792; RFC 1191 §5 old routers).
+    ZeroMtu,
+    /// No ICMP at all: a black hole.
+    Silent,
+}
+
+impl Default for PmtuConfig {
+    fn default() -> Self {
+        PmtuConfig {
+            frag_needed: FragNeeded::Mtu,
+            filter_icmp_unreachable: false,
+            icmp_ratelimit_ns: 1_000_000_000,
+            icmp_burst: 6,
+            rate_limit_frag_needed: false,
+            expires_ns: 600_000_000_000,
+            min_pmtu: 552,
+        }
+    }
 }
 
 /// One end of an IPsec SA pair, ESP or AH, in tunnel or transport mode (RFC 4301 §4.1).
@@ -139,6 +209,27 @@ pub struct IpsecTunnelConfig {
     /// the more specific entries come first).
     #[serde(default)]
     pub select_remote_port: Option<u16>,
+    /// Tunnel mode, an inner packet larger than the tunnel can carry unfragmented:
+    /// `Before` fragments the inner packet to the tunnel's effective MTU (the largest
+    /// inner packet whose ESP/AH packet fits the path MTU to `remote`, and at most
+    /// `mtu`) and seals each fragment, as Linux does for IPv4 ESP tunnels (the xfrm
+    /// route's MTU, `esp4_get_mtu`); `After` seals inner packets up to `mtu` whole and
+    /// fragments the outer packet (RFC 4459 §3 discusses both). With DF set on the inner
+    /// packet either way an ICMP "fragmentation needed" carries the effective MTU
+    /// back (RFC 4301 §8.2.1). Default `After`, the first version's behaviour.
+    #[serde(default)]
+    pub fragment: TunnelFragment,
+}
+
+/// Where a tunnel fragments a packet too big for it (RFC 4459 §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TunnelFragment {
+    /// The inner packet, before encapsulation (pre-fragmentation).
+    Before,
+    /// The outer packet, after encapsulation (post-fragmentation).
+    #[default]
+    After,
 }
 
 fn default_ipsec_mode() -> String {
@@ -373,6 +464,14 @@ pub struct WifiConfig {
     pub foreign_source: String,
     /// The transmit queue of each member, frames.
     pub queue_frames: usize,
+    /// dot11ShortRetryLimit: attempts of a frame, the first included (default 7,
+    /// IEEE 802.11-2020 Annex C; 1 for seed 004's WaveLAN, which never retried).
+    #[serde(default = "default_retry_limit")]
+    pub retry_limit: u32,
+}
+
+fn default_retry_limit() -> u32 {
+    crate::wifi::dcf::DEFAULT_SHORT_RETRY_LIMIT
 }
 
 /// A node's port by index.
@@ -399,6 +498,13 @@ pub enum FlowConfig {
         rate_pps: f64,
         start_ns: u64,
         stop_ns: u64,
+        /// Set DF on every datagram (iperf3 `--dont-fragment`, Linux
+        /// `IP_PMTUDISC_DO`): a datagram larger than the path MTU the sender knows is
+        /// refused at the sender (EMSGSIZE), and a router that cannot forward one
+        /// drops it and answers ICMP "fragmentation needed". Default false: the
+        /// datagrams are fragmented wherever they do not fit.
+        #[serde(default)]
+        dont_fragment: bool,
     },
     /// ICMP echo requests.
     Ping { id: u32, from: u32, to: Ipv4Addr, count: u32, interval_ns: u64, payload: u32, start_ns: u64 },
@@ -453,6 +559,20 @@ pub struct TcpOptions {
     /// A cap on the exponential RTO backoff (seed 004's router: 100 ms).
     #[serde(default)]
     pub rto_cap_ns: Option<u64>,
+    /// Initial congestion window in segments (RFC 6928's 10 by default; 4.4BSD: 1).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
+    /// Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP
+    /// "fragmentation needed". Default on (Linux `ip_no_pmtu_disc=0`).
+    #[serde(default)]
+    pub pmtu_discovery: Option<bool>,
+    /// Packetization-layer PMTUD (RFC 4821), Linux `tcp_mtu_probing`: 0 off (default),
+    /// 1 on once a black hole is suspected, 2 always on.
+    #[serde(default)]
+    pub mtu_probing: Option<u8>,
+    /// The MSS probing starts from (Linux `tcp_base_mss`, 1024 since 4.2).
+    #[serde(default)]
+    pub base_mss: Option<u16>,
 }
 
 impl FlowConfig {

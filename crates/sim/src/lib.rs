@@ -6,6 +6,7 @@
 //! - [`wifi`]: the 802.11 medium and DCF.
 //! - [`config`]: the lowered network a run starts from; [`world`] runs it; [`results`]
 //!   is what comes out.
+//! - [`upstream`]: seed 004's adaptive router (radio with link ARQ, or modem) in a world.
 //! - [`link`], [`node`], [`ip`], [`ipsec`], [`cpu`], [`forward`], [`app`], [`stats`]: the models.
 //!
 //! Determinism is the contract: the same scenario and seed give byte-identical
@@ -23,12 +24,14 @@ pub mod ip;
 pub mod ipsec;
 pub mod link;
 pub mod node;
+pub mod pmtu;
 pub mod results;
 pub mod rng;
 pub mod serial;
 pub mod stats;
 pub mod tcp;
 pub mod time;
+pub mod upstream;
 pub mod wifi;
 pub mod world;
 

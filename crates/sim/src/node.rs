@@ -158,6 +158,7 @@ impl Node {
         };
         let mut ip = IpStack::new(ifaces, &config.routes, config.ip_forward, config.arp_timeout_ns, config.reassembly_timeout_ns)
             .map_err(|e| format!("node {}: {e}", config.name))?;
+        ip.set_pmtu(config.pmtu);
         if let Some(nat) = &config.nat {
             let outside = match nat.outside_port {
                 Some(p) => match port_use.get(p as usize) {

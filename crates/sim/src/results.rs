@@ -17,6 +17,9 @@ pub struct Results {
     pub links: Vec<LinkResult>,
     pub nodes: Vec<NodeResult>,
     pub drop_log: Vec<DropEntry>,
+    /// Seed 004's adaptive upstreams: switches, ratios over time, ARQ counters.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adaptive: Vec<crate::upstream::UpstreamResult>,
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,
@@ -81,6 +84,28 @@ pub struct TcpResult {
     pub cwnd_bytes: u64,
     /// When the receiver had the last byte of a sized transfer.
     pub completed_ns: Option<u64>,
+    /// What the sender learned of the path MTU.
+    #[serde(flatten)]
+    pub path: TcpPathResult,
+}
+
+/// The sender's path MTU state at the end, and how it got there.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TcpPathResult {
+    /// The sender's MSS at the end (data octets per full segment).
+    pub mss_bytes: u32,
+    /// The IP packet size of its full segments at the end: the path MTU it ended at.
+    pub path_mtu_bytes: u32,
+    /// ICMP "fragmentation needed" about its segments it accepted.
+    pub frag_needed_received: u64,
+    pub mss_reductions: u64,
+    /// RFC 4821 black hole detections (Linux `tcp_mtu_probing`).
+    pub black_holes_detected: u64,
+    pub mtu_probes: u64,
+    pub mtu_probes_failed: u64,
+    /// The longest time the receiver got no new byte while the transfer ran (from its
+    /// start; to its end if it never finished).
+    pub longest_stall_ns: u64,
 }
 
 /// What the world hands over of one TCP flow.
@@ -98,6 +123,7 @@ pub(crate) struct TcpFlowInputs {
     pub first_rx_ns: Option<u64>,
     pub last_rx_ns: Option<u64>,
     pub completed_ns: Option<u64>,
+    pub path: TcpPathResult,
 }
 
 #[derive(Debug, Serialize)]
@@ -165,6 +191,13 @@ pub struct NodeResult {
     /// Per IPsec tunnel (SA pair) of the node, in configuration order: packets and
     /// bytes sealed and opened.
     pub ipsec: Vec<crate::ipsec::SaReport>,
+    /// ICMP "fragmentation needed" the node sent (RFC 1191 §4), DF packets too big it
+    /// dropped without one (a black hole, or a rate limit), and ICMP errors its rate
+    /// limit held back.
+    pub frag_needed_sent: u64,
+    pub frag_needed_silent: u64,
+    pub icmp_rate_limited: u64,
+    pub icmp_filtered: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -230,6 +263,7 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                         srtt_ns: t.srtt_ns,
                         cwnd_bytes: t.cwnd_bytes,
                         completed_ns: t.completed_ns,
+                        path: t.path,
                     }),
                     echo: None,
                 };
@@ -336,6 +370,10 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                     reports.sort_by_key(order);
                     reports
                 },
+                frag_needed_sent: n.ip.counters.frag_needed_sent,
+                frag_needed_silent: n.ip.counters.frag_needed_silent,
+                icmp_rate_limited: n.ip.counters.icmp_rate_limited,
+                icmp_filtered: n.ip.counters.icmp_filtered,
             }
         })
         .collect();
@@ -359,5 +397,5 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
         }
     }
     captures.extend(air_captures);
-    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, captures }
+    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures }
 }

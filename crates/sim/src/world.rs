@@ -27,6 +27,7 @@ use crate::node::{Effects, Job, Node};
 use crate::results::{self, Results};
 use crate::stats::{FlowStats, Histogram};
 use crate::time::SimTime;
+use crate::upstream::{Tx, Upstream};
 
 /// The engine's events.
 #[derive(Debug, Clone, Copy)]
@@ -45,6 +46,8 @@ pub enum Event {
     BssTimer { bss: u32 },
     /// A TCP socket (`side` 0: the sender, 1: the receiver) of flow `flow` asked to be woken.
     TcpTimer { flow: u32, side: u8 },
+    /// Adaptive upstream `index` (seed 004's router) asked to be woken.
+    Upstream { index: u32 },
 }
 
 /// A TCP flow: the sender's and the receiver's sockets and where they live.
@@ -62,6 +65,10 @@ struct TcpFlow {
     last_rx_ns: Option<u64>,
     /// When the receiver had every byte of a sized transfer.
     completed_ns: Option<u64>,
+    /// When the receiver last got new bytes (the start before any), and the longest
+    /// time it went without: a PMTU black hole shows as a stall.
+    last_progress_ns: u64,
+    longest_stall_ns: u64,
 }
 
 /// A UDP echo flow (RFC 862): what the echo server counted and the round trips.
@@ -214,11 +221,22 @@ impl Line {
         }
     }
 
-    /// A frame that crossed the line, as the receiving node's stack takes it.
-    fn delivered(&self, frame: Vec<u8>) -> Vec<u8> {
-        match &self.kind {
-            LineKind::Ethernet(_) => frame,
-            LineKind::Serial { .. } => crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &frame),
+    /// What crossed the line from end `from`, as the receiving node's stack takes it
+    /// (a CSLIP packet decompressed), or why nothing is delivered.
+    fn delivered(&mut self, from: usize, frame: Vec<u8>) -> Result<Vec<u8>, &'static str> {
+        match &mut self.kind {
+            LineKind::Ethernet(_) => Ok(frame),
+            LineKind::Serial { line, .. } => {
+                let datagram = line.arrive(from, frame)?;
+                Ok(crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &datagram))
+            }
+        }
+    }
+
+    /// What end `from` sent was lost on the line.
+    fn lost(&mut self, from: usize) {
+        if let LineKind::Serial { line, .. } = &mut self.kind {
+            line.lost(from);
         }
     }
 }
@@ -333,6 +351,8 @@ pub struct World {
     drop_log: Vec<DropRecord>,
     captures: Vec<Vec<results::Frames>>,
     queued_frames: usize,
+    /// Seed 004's adaptive upstreams (see `upstream`).
+    upstreams: Vec<Upstream>,
 }
 
 impl World {
@@ -408,8 +428,13 @@ impl World {
                 })?;
                 let mtu = client_stack.ifaces[iface].mtu as u32;
                 let tcp_config = tcp_config(options, mtu).map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
-                let client = TcpSocket::new(tcp_config.clone());
+                let mut client = TcpSocket::new(tcp_config.clone());
                 let mut server = TcpSocket::new(tcp_config);
+                // RFC 1191 §3: each end starts from the MTU of its first hop.
+                client.set_path_mtu(mtu);
+                if let Some(back) = nodes[server_node as usize].ip.path_mtu(0, src) {
+                    server.set_path_mtu(back as u32);
+                }
                 // The receiver's initial sequence number: any value works (RFC 9293 §3.4.1
                 // wants it unpredictable; a simulation wants it reproducible).
                 server.listen(*dst_port, wire::tcp::SeqNumber(0x4000_0000));
@@ -428,6 +453,8 @@ impl World {
                     first_rx_ns: None,
                     last_rx_ns: None,
                     completed_ns: None,
+                    last_progress_ns: *start_ns,
+                    longest_stall_ns: 0,
                 });
             }
         }
@@ -444,6 +471,7 @@ impl World {
         let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
         let n = nodes.len();
         let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
+        let upstreams = upstreams(&config, &attachments, &bsses)?;
         Ok(World {
             config,
             engine,
@@ -463,6 +491,7 @@ impl World {
             drop_log: Vec::new(),
             captures,
             queued_frames: 0,
+            upstreams,
         })
     }
 
@@ -500,15 +529,24 @@ impl World {
                 let (node, port) = l.ends()[1 - from as usize];
                 let name = l.name().to_string();
                 let impair = &mut l.impair[from as usize];
-                if impair.loss.drop(&mut impair.rng) {
+                let lost = impair.loss.drop(&mut impair.rng);
+                if let Some(u) = self.upstreams.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
+                    u.modem_outcome(now, !lost);
+                }
+                let l = &mut self.links[link as usize];
+                let impair = &mut l.impair[from as usize];
+                if lost {
                     impair.lost += 1;
                     let reason = format!("lost on link {name} ({})", impair.loss_text);
-                    let packet = l.delivered(frame);
-                    self.record_drop(now, node, Some(port), reason, packet.get(ethernet::HEADER_LEN..));
+                    let summary = if matches!(l.kind, LineKind::Serial { .. }) { Some(frame) } else { frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec) };
+                    l.lost(from as usize);
+                    self.record_drop(now, node, Some(port), reason, summary.as_deref());
                     return Ok(());
                 }
-                let frame = l.delivered(frame);
-                self.receive(now, node, port, frame)?;
+                match l.delivered(from as usize, frame) {
+                    Ok(frame) => self.receive(now, node, port, frame)?,
+                    Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
+                }
             }
             Event::CpuDone { node } => {
                 let n = &mut self.nodes[node as usize];
@@ -542,6 +580,14 @@ impl World {
                     f.timers[side as usize] = None;
                     self.tcp_dispatch(now, flow as usize, side as usize)?;
                 }
+            }
+            Event::Upstream { index } => {
+                let u = &mut self.upstreams[index as usize];
+                if u.timer.is_some_and(|(at, _)| at == now) {
+                    u.timer = None;
+                }
+                let txs = u.on_timer(now);
+                self.upstream_send(now, index, txs)?;
             }
             Event::BssTimer { bss } => {
                 let state = &mut self.bsses[bss as usize];
@@ -612,8 +658,9 @@ impl World {
     }
 
     /// An Ethernet frame leaves a node through its 802.11 port.
-    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, bss: u32, member: u16, frame: Vec<u8>) -> Result<(), RunError> {
-        let member = member as usize;
+    /// `at` is the port's (BSS, member); `priority` puts the frame ahead of the waiting ones.
+    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, at: (u32, u16), frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
+        let (bss, member) = (at.0, at.1 as usize);
         let state = &mut self.bsses[bss as usize];
         let Ok(eth) = ethernet::Frame::new_checked(&frame[..]) else { return Ok(()) };
         let dst = eth.dst_addr();
@@ -648,7 +695,8 @@ impl World {
                 return Ok(());
             }
         };
-        if let Err(reason) = state.bss.enqueue(now, member, converted.frame, dest) {
+        let queued = if priority { state.bss.enqueue_priority(now, member, converted.frame, dest) } else { state.bss.enqueue(now, member, converted.frame, dest) };
+        if let Err(reason) = queued {
             let packet = frame.get(14..).map(|p| p.to_vec());
             self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
             return Ok(());
@@ -661,6 +709,19 @@ impl World {
         if self.config.capture {
             self.captures[node as usize][port as usize].push((now, frame.clone()));
         }
+        if let Some(index) = self.upstreams.iter().position(|u| u.owns_arrival(node, &frame)) {
+            let got = self.upstreams[index].receive(now, node, &frame);
+            self.upstream_send(now, index as u32, got.tx)?;
+            return match got.deliver {
+                Some(inner) => self.receive_stack(now, node, port, inner),
+                None => Ok(()),
+            };
+        }
+        self.receive_stack(now, node, port, frame)
+    }
+
+    /// A frame goes to the node's CPU and stack.
+    fn receive_stack(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
         let n = &mut self.nodes[node as usize];
         if n.cpu.is_free() {
             let fx = n.process(now, port, frame);
@@ -721,6 +782,35 @@ impl World {
     }
 
     fn transmit(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
+        if let Some(index) = self.upstreams.iter().position(|u| u.claims(node, port, &frame)) {
+            let txs = self.upstreams[index].send(now, frame);
+            return self.upstream_send(now, index as u32, txs);
+        }
+        self.transmit_port(now, node, port, frame, false)
+    }
+
+    /// Sends what an adaptive upstream asked for, and re-arms its timer.
+    fn upstream_send(&mut self, now: u64, index: u32, txs: Vec<Tx>) -> Result<(), RunError> {
+        for tx in txs {
+            self.transmit_port(now, tx.node, tx.port, tx.frame, tx.priority)?;
+        }
+        let u = &mut self.upstreams[index as usize];
+        let Some(at) = u.poll_at() else { return Ok(()) };
+        let at = at.max(now);
+        match u.timer {
+            Some((t, _)) if t == at => return Ok(()),
+            Some((_, id)) => {
+                self.engine.cancel(id);
+            }
+            None => {}
+        }
+        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::Upstream { index }).map_err(budget)?;
+        self.upstreams[index as usize].timer = Some((at, id));
+        Ok(())
+    }
+
+    /// A frame leaves a node's port onto its link.
+    fn transmit_port(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
         if self.config.capture {
             self.captures[node as usize][port as usize].push((now, frame.clone()));
         }
@@ -745,7 +835,7 @@ impl World {
                 }
                 self.start_tx(now, link, end)
             }
-            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, bss, member, frame),
+            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, (bss, member), frame, priority),
             Attachment::Unattached => {
                 self.record_drop(now, node, Some(port), "port is not attached to any link".into(), None);
                 Ok(())
@@ -891,10 +981,11 @@ impl World {
         let node = source_node(&config);
         match config {
             FlowConfig::Tcp { .. } => return Ok(false),
-            FlowConfig::Udp { id, to, dst_port, payload, .. } => {
+            FlowConfig::Udp { id, to, dst_port, payload, dont_fragment, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
                 let len = (payload as usize).max(crate::app::PROBE_HEADER_LEN);
-                self.nodes[node as usize].ip.send_udp_with(now, 49152, std::net::SocketAddrV4::new(to, dst_port), len, |data| probe.emit(data), &mut outs);
+                let to = std::net::SocketAddrV4::new(to, dst_port);
+                self.nodes[node as usize].ip.send_udp_df(now, 49152, to, len, dont_fragment, |data| probe.emit(data), &mut outs);
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
             FlowConfig::UdpEcho { id, to, dst_port, payload, .. } => {
@@ -921,8 +1012,39 @@ impl World {
         Ok(sent)
     }
 
+    /// An ICMP "fragmentation needed" reached `node` quoting `quoted` (an IPv4 header
+    /// and the first 8 octets after it): the TCP socket that sent the segment learns the
+    /// path MTU its stack now knows (Linux `tcp_v4_err`).
+    fn tcp_frag_needed(&mut self, now: u64, node: u32, quoted: &[u8]) -> Result<(), RunError> {
+        let ip = ipv4::Packet::new_unchecked(quoted);
+        if ip.check_header_len().is_err() || ip.next_header() != IpProtocol::Tcp {
+            return Ok(());
+        }
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        let Some(head) = quoted.get(ip.header_len()..ip.header_len() + 8) else { return Ok(()) };
+        let (src_port, dst_port) = (u16::from_be_bytes([head[0], head[1]]), u16::from_be_bytes([head[2], head[3]]));
+        let seq = tcp::SeqNumber::from_u32(u32::from_be_bytes([head[4], head[5], head[6], head[7]]));
+        let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
+            (0..2)
+                .find(|&side| f.nodes[side] == node && f.addrs[side] == src && f.addrs[1 - side] == dst && f.ports[side] == src_port && f.ports[1 - side] == dst_port)
+                .map(|side| (i, side))
+        });
+        let Some((flow, side)) = found else { return Ok(()) };
+        let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) else { return Ok(()) };
+        if self.tcp[flow].sockets[side].on_frag_needed(now, seq, mtu as u32) {
+            self.tcp_dispatch(now, flow, side)?;
+        }
+        Ok(())
+    }
+
     /// Emits what socket `side` of TCP flow `flow` may send now, and arms its timer.
     fn tcp_dispatch(&mut self, now: u64, flow: usize, side: usize) -> Result<(), RunError> {
+        // The MSS follows the path MTU the stack knows now (lowered by ICMP, back up
+        // when that aged out, RFC 1191 §6.3).
+        let (node, dst) = (self.tcp[flow].nodes[side], self.tcp[flow].addrs[1 - side]);
+        if let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) {
+            self.tcp[flow].sockets[side].set_path_mtu(mtu as u32);
+        }
         let mut segments = Vec::new();
         self.tcp[flow].sockets[side].dispatch(now, |repr, payload| segments.push((repr, payload.to_vec())));
         for (repr, payload) in segments {
@@ -953,8 +1075,10 @@ impl World {
         let mut segment = Vec::with_capacity(repr.buffer_len());
         repr.encapsulate(&src, &dst, payload, &mut segment);
         let mut outs = Vec::new();
+        // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
+        let dont_frag = f.sockets[side].config().pmtu_discovery;
         let n = &mut self.nodes[node as usize];
-        n.ip.send_datagram(now, src, dst, IpProtocol::Tcp, &segment, &mut outs);
+        n.ip.send_datagram_df(now, src, dst, IpProtocol::Tcp, &segment, dont_frag, &mut outs);
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
         self.release_sent(now, node, fx)
@@ -1027,6 +1151,8 @@ impl World {
                 if after > before {
                     f.first_rx_ns.get_or_insert(now);
                     f.last_rx_ns = Some(now);
+                    f.longest_stall_ns = f.longest_stall_ns.max(now - f.last_progress_ns);
+                    f.last_progress_ns = now;
                     if f.bytes.is_some_and(|b| after >= b) && f.completed_ns.is_none() {
                         f.completed_ns = Some(now);
                     }
@@ -1038,6 +1164,9 @@ impl World {
             }
             IpProtocol::Icmp => {
                 if let Ok(icmp) = icmpv4::Packet::new_checked(ip.payload()) {
+                    if let Ok(icmpv4::Repr::DstUnreachable { reason: icmpv4::DstUnreachable::FragRequired, header, .. }) = icmpv4::Repr::parse(&icmp) {
+                        return self.tcp_frag_needed(now, node, header);
+                    }
                     if let Ok(icmpv4::Repr::EchoReply { data, .. }) = icmpv4::Repr::parse(&icmp) {
                         if let Some(probe) = Probe::parse(data) {
                             if let Some(stats) = self.stats.get_mut(&probe.flow) {
@@ -1078,6 +1207,9 @@ impl World {
             .iter()
             .map(|f| {
                 let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
+                // A transfer that has not finished is still stalled at the end.
+                let end = f.completed_ns.unwrap_or_else(|| f.stop_ns.min(now));
+                let stall = if f.completed_ns.is_some() { 0 } else { end.saturating_sub(f.last_progress_ns) };
                 results::TcpFlowInputs {
                     id: f.id,
                     bytes_sent: client.bytes_sent,
@@ -1092,10 +1224,25 @@ impl World {
                     first_rx_ns: f.first_rx_ns,
                     last_rx_ns: f.last_rx_ns,
                     completed_ns: f.completed_ns,
+                    path: results::TcpPathResult {
+                        mss_bytes: f.sockets[0].smss(),
+                        path_mtu_bytes: f.sockets[0].effective_mtu(),
+                        frag_needed_received: client.frag_needed,
+                        mss_reductions: client.mss_reductions,
+                        black_holes_detected: client.black_holes,
+                        mtu_probes: client.mtu_probes,
+                        mtu_probes_failed: client.mtu_probes_failed,
+                        longest_stall_ns: f.longest_stall_ns.max(stall),
+                    },
                 }
             })
             .collect();
-        results::collect(results::Inputs {
+        let adaptive = self
+            .upstreams
+            .iter()
+            .map(|u| u.result(self.nodes[u.config.node as usize].name.clone(), self.nodes[u.config.peer as usize].name.clone()))
+            .collect();
+        let mut results = results::collect(results::Inputs {
             tcp,
             config: &self.config,
             nodes: &self.nodes,
@@ -1108,7 +1255,9 @@ impl World {
             events: self.engine.events_processed(),
             now,
             captures: self.captures,
-        })
+        });
+        results.adaptive = adaptive;
+        results
     }
 }
 
@@ -1120,6 +1269,7 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
     let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members.len(), w.queue_frames)
         .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
     params.rts_threshold = w.rts_threshold as usize;
+    params.short_retry_limit = w.retry_limit;
     params.hears = w.hears.clone();
     params.frame_error_rate = w.frame_error_rate.clone();
     params.check().map_err(|message| RunError::Config(ConfigError { field: field("hears"), message }))?;
@@ -1200,6 +1350,38 @@ fn is_busy(line: &Line, from: usize) -> bool {
     }
 }
 
+/// The adaptive upstreams of the configuration, each checked against the links: its
+/// radio ports in one 802.11 cell, its modem port on a serial line whose other end is
+/// the peer.
+fn upstreams(config: &SimConfig, attachments: &[Vec<Attachment>], bsses: &[BssState]) -> Result<Vec<Upstream>, RunError> {
+    let mut out = Vec::new();
+    for (i, a) in config.adaptive.iter().enumerate() {
+        let fail = |field: &str, message: String| RunError::Config(ConfigError { field: format!("adaptive[{i}].{field}"), message });
+        a.check().map_err(|(field, message)| fail(field, message))?;
+        let port = |node: u32, port: u16| attachments.get(node as usize).and_then(|p| p.get(port as usize)).copied();
+        let (Some(Attachment::Wifi { bss, .. }), Some(Attachment::Wifi { bss: peer_bss, .. })) = (port(a.node, a.radio_port), port(a.peer, a.peer_radio_port)) else {
+            return Err(fail("radio_port", "the radio ports of both routers must be on an 802.11 link".into()));
+        };
+        if bss != peer_bss {
+            return Err(fail("peer_radio_port", format!("the two routers' radio ports are on different cells ({} and {})", bsses[bss as usize].name, bsses[peer_bss as usize].name)));
+        }
+        let Some(Attachment::Ethernet { link, end }) = port(a.node, a.modem_port) else {
+            return Err(fail("modem_port", "the modem port must be on a serial line".into()));
+        };
+        let modem = config.links.iter().filter(|l| !matches!(l, LinkConfig::Wifi(_))).nth(link as usize);
+        let far = match modem {
+            Some(LinkConfig::Serial { a: x, b: y, .. }) => if end == 0 { y } else { x },
+            _ => return Err(fail("modem_port", "the modem port must be on a serial line".into())),
+        };
+        if far.node != a.peer {
+            return Err(fail("modem_port", format!("the modem line's other end is node {}, not the peer {}", far.node, a.peer)));
+        }
+        let mac = |node: u32, port: u16| Mac(config.nodes[node as usize].ports[port as usize].mac);
+        out.push(Upstream::new(a.clone(), mac(a.node, a.radio_port), mac(a.peer, a.peer_radio_port), link, end));
+    }
+    Ok(out)
+}
+
 /// A serial line from its configuration, refusing what it cannot be with the field named.
 fn serial_line(
     index: usize,
@@ -1270,6 +1452,25 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     if let Some(d) = options.rto_cap_ns {
         config.rto_backoff_cap = Some(Duration::from_nanos(d));
     }
+    if let Some(w) = options.initial_window {
+        if w == 0 {
+            return Err("an initial window of 0 segments never sends".into());
+        }
+        config.initial_window = w;
+    }
+    config.pmtu_discovery = options.pmtu_discovery.unwrap_or(config.pmtu_discovery);
+    if let Some(p) = options.mtu_probing {
+        if p > 2 {
+            return Err(format!("mtu_probing {p}: 0 (off), 1 (after a black hole) or 2 (always), as Linux's tcp_mtu_probing"));
+        }
+        config.mtu_probing = p;
+    }
+    if let Some(b) = options.base_mss {
+        if !(48..=config.mss).contains(&b) {
+            return Err(format!("base_mss {b}: between Linux's tcp_min_snd_mss 48 and the MSS {}", config.mss));
+        }
+        config.base_mss = b;
+    }
     if u32::from(config.mss) > config.send_buffer.min(config.recv_buffer) {
         return Err(format!("a {}-byte buffer is smaller than one {}-byte segment", config.send_buffer.min(config.recv_buffer), config.mss));
     }
@@ -1307,6 +1508,7 @@ fn describe(packet: &[u8]) -> (Option<u32>, String) {
             });
             (flow, format!("ICMP {src} -> {dst}, {} bytes", packet.len()))
         }
+        IpProtocol::Tcp => (None, format!("TCP {src} -> {dst}, {} bytes{}", packet.len(), if ip.dont_frag() { ", DF" } else { "" })),
         other => (None, format!("IPv4 protocol {} {src} -> {dst}", u8::from(other))),
     }
 }

@@ -124,8 +124,6 @@ WIFI_MTU = 1500
 RTS_NEVER = 2347
 """dot11RTSThreshold default: no MPDU is that long, so RTS/CTS is never used (IEEE 802.11-2020 Annex C)."""
 
-DEFAULT_RETRY_LIMIT = 7
-"""dot11ShortRetryLimit default (IEEE 802.11-2020 Annex C), what the simulator's DCF uses."""
 
 ETHERNET_OVERHEAD = 18
 """Ethernet header (14) and FCS (4), IEEE 802.3 §3.1.1: what an RFC 2544 frame size counts besides the IP packet."""
@@ -213,9 +211,10 @@ class Network:
         return theirs[0].ip
 
     def with_flows(self, flows: list[dict[str, Any]], duration_ns: int, *, seed: int | None = None, capture: bool = False) -> dict[str, Any]:
-        """A copy of the configuration with this traffic, run length and seed."""
+        """A copy of the configuration with this traffic (and the scenario's
+        ``[[background]]`` traffic beside it), run length and seed."""
         config = json.loads(json.dumps(self.config))
-        config["flows"] = flows
+        config["flows"] = list(flows) + background_flows(self, duration_ns)
         config["duration_ns"] = int(duration_ns)
         config["capture"] = capture
         if seed is not None:
@@ -324,8 +323,8 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
         if isinstance(link, Wifi):
             if link.delay:
                 out.add(base + ("delay",), "a wifi cell has no propagation delay to set in the simulator", expected="no delay on a wifi link", found=f"{link.delay} ns")
-            if link.retry_limit != DEFAULT_RETRY_LIMIT:
-                out.add(base + ("retry_limit",), f"a retry limit other than dot11ShortRetryLimit's 7: {_NOT_YET}", expected="7", found=str(link.retry_limit))
+            if link.retry_limit < 1:
+                out.add(base + ("retry_limit",), "a frame is sent at least once", expected="1 (send once, no retry) or more", found=str(link.retry_limit))
     for i, _t in enumerate(sc.tunnel):
         base: PathT = ("tunnel", i)
         if not isinstance(_t, Ipsec):
@@ -494,6 +493,8 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             "arp_timeout_ns": ARP_TIMEOUT_NS,
             "reassembly_timeout_ns": REASSEMBLY_TIMEOUT_NS,
             "ipsec": [],
+            # The rest of PmtuConfig (rate limit, cache aging, min_pmtu) keeps Linux's values.
+            "pmtu": {"frag_needed": node.frag_needed, "filter_icmp_unreachable": node.block_icmp_unreachable},
         }
         bridge_ports: list[Port] = []
         bridge_address: IPv4Interface | None = None
@@ -583,6 +584,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         else:
             links.append(_wifi(scenario, link, lname, refs))
     _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
+    adaptive = _adaptive(scenario, names, ports)
     out.raise_if_any()
 
     config = {
@@ -592,8 +594,63 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         "links": links,
         "flows": [],
         "capture": False,
+        "adaptive": adaptive,
     }
     return Network(scenario, config, names, ports, addresses)
+
+
+def _link_index(sc: Scenario, ref: str) -> int:
+    return next(j for j in range(len(sc.link)) if sc.link[j].name == ref or ref == f"link[{j}]")
+
+
+def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[dict[str, Any]]:
+    """Each router's ``adaptive`` table as an ``AdaptiveConfig`` (crates/sim/src/upstream.rs);
+    the links were checked by :mod:`qoslab.scenario.checks`."""
+    out = []
+    for name, node in sc.node.items():
+        a = getattr(node, "adaptive", None)
+        if a is None:
+            continue
+        n = names.index(name)
+        radio, modem = _link_index(sc, a.radio), _link_index(sc, a.modem)
+        peer_name = next(e for e in sc.link[modem].ends if e != name)
+        peer = names.index(peer_name)
+        port_on = lambda k, link: next(p.index for p in ports[k] if p.link == link)  # noqa: E731
+        out.append(
+            {
+                "node": n, "radio_port": port_on(n, radio), "modem_port": port_on(n, modem),
+                "peer": peer, "peer_radio_port": port_on(peer, radio),
+                "initial_timeout_ns": a.initial_timeout, "max_timeout_ns": a.max_timeout, "max_attempts": a.max_attempts,
+                "ratio_window": a.window, "ratio_min_samples": a.min_samples, "low": a.low, "high": a.high,
+                "probe_interval_ns": a.probe_interval, "sample_interval_ns": a.sample_interval,
+            }
+        )
+    return out
+
+
+BACKGROUND_FLOW_BASE = 1000
+"""Flow ids of ``[[background]]`` traffic: ``1000 + N``, clear of every method's ids."""
+
+BACKGROUND_PORT = 9
+"""UDP discard (RFC 863): background datagrams go to a port nothing answers on."""
+
+
+def background_flows(net: Network, duration_ns: int) -> list[dict[str, Any]]:
+    """The scenario's ``[[background]]`` traffic as saturating or paced UDP flows."""
+    from qoslab.methods.udp import wire_bytes
+
+    flows = []
+    for i, b in enumerate(net.scenario.background):
+        src = net.node_index(b.from_)
+        dst = net.destination(b.from_, b.to)
+        mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
+        pps = b.rate / (8 * wire_bytes(b.payload, mtu)) if b.rate else 0.0
+        stop = duration_ns if b.duration is None else min(duration_ns, b.start + b.duration)
+        flows.append(
+            {"kind": "udp", "id": BACKGROUND_FLOW_BASE + i, "from": src, "to": str(dst), "dst_port": BACKGROUND_PORT,
+             "payload": max(16, int(b.payload)), "rate_pps": pps, "start_ns": b.start, "stop_ns": stop}
+        )
+    return flows
 
 
 def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], out: LocatedProblems) -> None:
@@ -646,7 +703,7 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
             nodes[n]["ipsec"].append(
                 {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
                  "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu,
-                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_local_port": None, "select_remote_port": None}
+                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_local_port": None, "select_remote_port": None, "fragment": t.fragment}
             )
 
 
@@ -707,6 +764,7 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
         "wds": wds,
         "foreign_source": "drop",
         "queue_frames": TX_QUEUE_FRAMES,
+        "retry_limit": link.retry_limit,
     }
 
 
@@ -810,6 +868,7 @@ def run_tests(
         If a run fails.
     """
     from qoslab.methods import Search, check_runnable, plan_test, test_label
+    from qoslab.methods.common import adaptive_records
 
     net = lower_network(scenario, source=source)
     check_runnable(scenario, source=source)
@@ -835,7 +894,12 @@ def run_tests(
         if plan.cpu_window_ns is not None:
             config["cpu_window_ns"] = list(plan.cpu_window_ns)
         results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
-        run = TestRun(i, test_label(scenario, i), plan, results, plan.records(results))
+        records = plan.records(results)
+        adaptive = adaptive_records(results)
+        if adaptive:
+            for record in records:
+                record["adaptive"] = adaptive
+        run = TestRun(i, test_label(scenario, i), plan, results, records)
         runs.append(run)
         if on_run is not None:
             on_run(net, run)

@@ -53,6 +53,33 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
     return table
 
 
+def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | None:
+    """Per TCP flow: the path MTU and MSS its sender ended at, the ICMP "fragmentation
+    needed" it accepted, black holes its MTU probing found, and the longest stall."""
+    table = Table(box=box.SIMPLE_HEAD, title="TCP path MTU (RFC 1191 / RFC 4821)", title_justify="left", pad_edge=False, collapse_padding=True)
+    table.add_column("flow", no_wrap=True)
+    for col in ("path MTU", "MSS", "frag-needed rcvd", "black holes", "probes (failed)", "longest stall s", "done"):
+        table.add_column(col, justify="right")
+    rows = 0
+    for f in results.get("flows", []):
+        tcp = f.get("tcp")
+        if f.get("kind") != "tcp" or not tcp:
+            continue
+        done = "yes" if tcp.get("completed_ns") is not None else ("[red]stalled[/]" if (tcp.get("longest_stall_ns") or 0) >= 1_000_000_000 else "–")
+        table.add_row(
+            escape(f"tcp {labels.get(f['id'], str(f['id']))}"),
+            str(tcp.get("path_mtu_bytes", "–")),
+            str(tcp.get("mss_bytes", "–")),
+            str(tcp.get("frag_needed_received", 0)),
+            str(tcp.get("black_holes_detected", 0)),
+            f"{tcp.get('mtu_probes', 0)} ({tcp.get('mtu_probes_failed', 0)})",
+            f"{(tcp.get('longest_stall_ns') or 0) / 1e9:.3f}",
+            done,
+        )
+        rows += 1
+    return table if rows else None
+
+
 def links_table(results: dict[str, Any]) -> Table:
     """Utilisation of each Ethernet direction and each wifi cell's airtime; drops."""
     table = Table(box=box.SIMPLE_HEAD, title="Links", title_justify="left")
@@ -73,14 +100,15 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     traffic when the run measured that), CPU drops, drops by reason."""
     windowed = any(n.get("cpu_utilization_window") is not None for n in results.get("nodes", []))
     table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left")
-    cols = ("node", "cpu", "cpu busy", *(("cpu (test)",) if windowed else ()), "cpu drops", "drops by reason")
+    cols = ("node", "cpu", "cpu busy", *(("cpu (test)",) if windowed else ()), "cpu drops", "frag-needed sent", "drops by reason")
     for col in cols:
-        table.add_column(col, justify="right" if col.startswith("cpu ") else "left")
+        table.add_column(col, justify="right" if col.startswith("cpu ") or col == "frag-needed sent" else "left")
     for node in results.get("nodes", []):
         drops = node.get("drops") or {}
         reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(drops.items(), key=lambda kv: -kv[1])) or "–"
         window = (_pct(node.get("cpu_utilization_window")),) if windowed else ()
-        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), *window, str(node.get("cpu_drops", 0)), reasons)
+        icmp = str(node.get("frag_needed_sent", 0)) + (f" ({node['frag_needed_silent']} silent)" if node.get("frag_needed_silent") else "")
+        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), *window, str(node.get("cpu_drops", 0)), icmp, reasons)
     return table
 
 
@@ -142,6 +170,9 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     console.rule(f"[bold]{escape(title)}")
     console.print(f"simulated {results.get('sim_time_ns', 0) / 1e9:.3f} s, {results.get('events', 0)} events")
     console.print(flows_table(results, records_by_flow, labels))
+    path = tcp_path_table(results, labels)
+    if path is not None:
+        console.print(path)
     console.print(links_table(results))
     console.print(nodes_table(results, profiles))
     ipsec = ipsec_table(results)
@@ -198,7 +229,7 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
                 console.print(f"    {escape(d['summary'])}")
 
 
-__all__ = ["render_run", "render_reach", "death_points", "flows_table", "links_table", "nodes_table", "tables", "drop_log"]
+__all__ = ["render_run", "render_reach", "death_points", "flows_table", "tcp_path_table", "links_table", "nodes_table", "tables", "drop_log"]
 
 
 HEADLINE_METRICS = (

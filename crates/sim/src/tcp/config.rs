@@ -81,6 +81,21 @@ pub struct TcpConfig {
     /// Maximum segment lifetime; TIME-WAIT lasts 2·MSL (RFC 9293 §3.4.2 suggests
     /// 2 min). Default 30 s, so TIME-WAIT is 60 s as Linux's `TCP_TIMEWAIT_LEN`.
     pub msl: Duration,
+    /// Path MTU discovery (RFC 1191 §3, §6.4): DF on every segment; an ICMP
+    /// "fragmentation needed" lowers the MSS and the segments it lost are sent again at
+    /// once, without a congestion response (Linux `tcp_v4_mtu_reduced`,
+    /// `tcp_simple_retransmit`). Default on, Linux's `ip_no_pmtu_disc=0`; off is
+    /// `ip_no_pmtu_disc=1` (DF clear, routers fragment).
+    pub pmtu_discovery: bool,
+    /// Packetization-layer PMTUD (RFC 4821) as Linux's `tcp_mtu_probing`: 0 never;
+    /// 1 once black hole detection fires (the head segment unacknowledged through
+    /// `tcp_retries1` = 3 backed-off timeouts, `retransmits_timed_out`), then the MSS
+    /// falls to `base_mss` and probes search upwards; 2 from the start. Default 0, as
+    /// Linux.
+    pub mtu_probing: u8,
+    /// The MSS probing starts from (Linux `tcp_base_mss`: 1024 since 4.2, 512 before;
+    /// RFC 4821 §7.2 suggests 1024-octet packets as a safe start).
+    pub base_mss: u16,
 }
 
 impl Default for TcpConfig {
@@ -105,6 +120,9 @@ impl Default for TcpConfig {
             initial_window: 10,
             dup_ack_threshold: 3,
             msl: Duration::from_secs(30),
+            pmtu_discovery: true,
+            mtu_probing: 0,
+            base_mss: 1024,
         }
     }
 }

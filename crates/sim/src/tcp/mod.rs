@@ -30,5 +30,5 @@ pub mod socket;
 
 
 pub use config::{CongestionControl, TcpConfig};
-pub use socket::{State, TcpSocket, TcpStats, TraceRecord};
+pub use socket::{MtuProbing, State, TcpSocket, TcpStats, TraceRecord};
 
