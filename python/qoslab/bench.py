@@ -28,6 +28,9 @@ The benchmarks:
     window. Runs to the end of the transfer (``--sim-seconds`` does not apply).
     ns-3: benchmarks/ns3/seed004_download.py (a PointToPoint line at 8/10 of the rate
     standing in for SLIP over 8N1; the script says why the octets match).
+``tcp_cubic_30mbps_1pct``
+    One CUBIC flow for 60 s over 30 Mb/s with 10 ms each way and 1 % loss on the
+    forward direction (seed 002's lossy link). ns-3: benchmarks/ns3/tcp_cubic.py.
 ``switch_1000_hosts``
     Peak memory of 1,000 hosts on one learning switch, each pinging its neighbour
     once a second; run in a child process so that its peak RSS is the simulation's.
@@ -80,12 +83,18 @@ SWITCH_HOSTS = 1000
 ARP_TIMEOUT_NS = 120_000_000_000
 REASSEMBLY_TIMEOUT_NS = 30_000_000_000
 
-SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts")
+#: (d) the TCP benchmark: link rate, one-way delay (RTT 20 ms) and forward loss.
+TCP_RATE_BPS = 30_000_000
+TCP_DELAY_NS = 10_000_000
+TCP_LOSS = 0.01
+
+SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts", "tcp_cubic_30mbps_1pct")
 #: The benchmarks ns-3 also runs, and its script for each.
 NS3_SCRIPTS = {
     "wifi_80211b_saturation": "wifi_saturation.py",
     "ethernet_chain_10": "ethernet_chain.py",
     "seed004_download": "seed004_download.py",
+    "tcp_cubic_30mbps_1pct": "tcp_cubic.py",
 }
 #: Seed 004's benchmark: the ACK line's rate (the example's 57.6 kb/s "sweet spot").
 SEED004_ACK_RATE = "57.6 kbps"
@@ -313,11 +322,36 @@ def transfer_throughput_mbps(results: dict[str, Any]) -> float | None:
     return None
 
 
+def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+    """(d) One CUBIC flow from 10.3.0.1 to 10.3.0.2 over a 30 Mb/s Ethernet link with
+    10 ms of delay each way and 1 % Bernoulli loss on every frame towards 10.3.0.2.
+
+    TCP is the simulator's default (crates/sim/src/tcp/config.rs, Linux's values):
+    CUBIC, HyStart off, SACK, timestamps, window scaling, MSS 1460 (1448 bytes of data
+    with timestamps), initial window 10, delayed ACK every 2nd segment or 40 ms, min RTO
+    200 ms, 4 MiB send and 6 MiB receive buffers; the bulk source never runs dry.
+    Queues: 100 frames each end. ns-3: benchmarks/ns3/tcp_cubic.py.
+    """
+    nodes = [
+        _node("a", "host", [_port("eth0", 0, 0, "10.3.0.1")]),
+        _node("b", "host", [_port("eth0", 1, 0, "10.3.0.2")]),
+    ]
+    link = _ethernet_link("l0", (0, 0), (1, 0))
+    link.update(rate_bps=TCP_RATE_BPS, delay_ns=TCP_DELAY_NS,
+                impair=[{"loss": {"model": "bernoulli", "p": TCP_LOSS}}, {}])
+    flows = [{
+        "kind": "tcp", "id": 1, "from": 0, "to": "10.3.0.2", "dst_port": 5201,
+        "start_ns": _ns(WARMUP_S), "stop_ns": _ns(WARMUP_S + sim_seconds), "tcp": {},
+    }]
+    return _sim_config(nodes, [link], flows, sim_seconds)
+
+
 CONFIG_BUILDERS: dict[str, Callable[[float], dict[str, Any]]] = {
     "wifi_80211b_saturation": wifi_saturation_config,
     "ethernet_chain_10": ethernet_chain_config,
     "seed004_download": seed004_download_config,
     "switch_1000_hosts": switch_config,
+    "tcp_cubic_30mbps_1pct": tcp_cubic_config,
 }
 
 # ---------------------------------------------------------------------------------------

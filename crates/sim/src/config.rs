@@ -91,6 +91,96 @@ pub struct NodeConfig {
     /// rate limit and its PMTU cache (see `pmtu`).
     #[serde(default)]
     pub pmtu: PmtuConfig,
+    /// OpenVPN tunnel ends at this node (see `openvpn` and `vif`).
+    #[serde(default)]
+    pub openvpn: Vec<OpenVpnConfig>,
+    /// PPPoE session ends at this node, each a PPP interface (see `pppoe` and `vif`).
+    #[serde(default)]
+    pub pppoe: Vec<PppoeConfig>,
+}
+
+/// One end of an OpenVPN tunnel (seed 002 §3.2). Its packets are UDP datagrams between
+/// `local`:`local_port` and `remote`:`remote_port`, routed by the node's stack (so they
+/// ride on whatever interface leads to `remote`, a link or another tunnel).
+///
+/// - `dev = "tap"`: the tunnel is the Ethernet port `port` of the node (a TAP device):
+///   frames the node sends on it (its own, or its bridge's) are sealed whole; frames
+///   opened are received on it. The port's MTU bounds what the IP stack sends on it.
+/// - `dev = "tun"`: the tunnel is a point-to-point IP interface with MTU `mtu` and
+///   routes to `protects`; IPv4 packets routed there are fragmented to `mtu` first
+///   (DF clear), sealed whole, and the outer datagram is fragmented by the egress
+///   interface if it must be.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenVpnConfig {
+    /// The interface name (`tap0`, `tun0`, or the scenario's tunnel name).
+    pub name: String,
+    /// "tap" or "tun".
+    pub dev: String,
+    /// The server end (its direction keys are the server's).
+    pub server: bool,
+    /// TAP: the index of the node's port that is the TAP device.
+    #[serde(default)]
+    pub port: Option<u16>,
+    pub local: Ipv4Addr,
+    pub remote: Ipv4Addr,
+    /// OpenVPN's port 1194 (IANA) on the server; the client's source port.
+    pub local_port: u16,
+    pub remote_port: u16,
+    /// "udp" ("tcp" is refused: not modelled yet).
+    pub proto: String,
+    /// `--cipher`: "none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm".
+    pub cipher: String,
+    /// `--auth`: "none", "sha1", "sha256", "sha512".
+    pub auth: String,
+    /// Send the 4-octet packet id (`--replay`). Seed 002 §3.2 counts none.
+    #[serde(default)]
+    pub replay: bool,
+    /// `--fragment max`: no UDP payload larger than this; `None` = off.
+    #[serde(default)]
+    pub fragment: Option<u16>,
+    /// TUN: the interface's MTU (unused for TAP, whose port has its own).
+    pub mtu: u16,
+    /// TUN: destinations routed into the tunnel.
+    #[serde(default)]
+    pub protects: Vec<(Ipv4Addr, u8)>,
+    /// The number both ends derive their keys from (the scenario's tunnel index).
+    pub key: u32,
+}
+
+/// One end of a PPPoE session (RFC 2516), a PPP interface of the node over the
+/// Ethernet-like port `port` (a link's port or an OpenVPN TAP port).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PppoeConfig {
+    /// The PPP interface's name (`ppp0`).
+    pub name: String,
+    pub port: u16,
+    /// The Access Concentrator (answers discovery, authenticates, assigns the address).
+    pub server: bool,
+    /// RFC 2516 App. A Service-Name: the server offers it, the client asks for it
+    /// (empty: any service).
+    pub service_name: String,
+    /// The AC-Name a server sends.
+    #[serde(default)]
+    pub ac_name: String,
+    /// The session id a server assigns (non-zero, RFC 2516 §5.4).
+    #[serde(default)]
+    pub session_id: u16,
+    /// "chap" (RFC 1994, MD5) or "pap" (RFC 1334): what the server demands.
+    pub auth: String,
+    /// The client's name and the shared secret.
+    pub user: String,
+    pub secret: String,
+    /// The interface MTU; also the MRU each end requests in LCP (RFC 1661 §6.1; at most
+    /// 1492 over PPPoE, RFC 2516 §7).
+    pub mtu: u16,
+    /// This end's address on the PPP link (for a client, the one the server assigns).
+    pub local: Ipv4Addr,
+    /// The other end's address (a server assigns it to the client with IPCP).
+    pub peer: Ipv4Addr,
+    /// Destinations routed into the PPP interface (the peer's address at least).
+    pub routes: Vec<(Ipv4Addr, u8)>,
 }
 
 /// What a node does about packets too big for the next hop, and what it remembers of
@@ -350,6 +440,16 @@ pub struct CpuCycles {
     /// header building, the HMAC's final blocks).
     #[serde(default)]
     pub per_esp_packet: u64,
+    /// OpenVPN: the fixed cost of sealing or opening one data packet (UDP socket,
+    /// packet header, HMAC finalisation).
+    #[serde(default)]
+    pub per_openvpn_packet: u64,
+    /// OpenVPN: HMAC and cipher per octet of every data packet sealed or opened.
+    #[serde(default)]
+    pub per_byte_openvpn: f64,
+    /// PPPoE: encapsulating or decapsulating one session frame (the PPP channel work).
+    #[serde(default)]
+    pub per_pppoe_packet: u64,
 }
 
 /// A link between ports.
@@ -526,6 +626,12 @@ pub enum FlowConfig {
         stop_ns: u64,
         #[serde(default)]
         tcp: TcpOptions,
+        /// Interval reports (iperf3 `-i`): counters every this many ns from `start_ns`.
+        #[serde(default)]
+        interval_ns: Option<u64>,
+        /// Keep the sender's per-ACK trace (cwnd, RTT, retransmissions); big, so opt-in.
+        #[serde(default)]
+        trace: bool,
     },
 }
 
@@ -559,9 +665,6 @@ pub struct TcpOptions {
     /// A cap on the exponential RTO backoff (seed 004's router: 100 ms).
     #[serde(default)]
     pub rto_cap_ns: Option<u64>,
-    /// Initial congestion window in segments (RFC 6928's 10 by default; 4.4BSD: 1).
-    #[serde(default)]
-    pub initial_window: Option<u32>,
     /// Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP
     /// "fragmentation needed". Default on (Linux `ip_no_pmtu_disc=0`).
     #[serde(default)]
@@ -573,6 +676,18 @@ pub struct TcpOptions {
     /// The MSS probing starts from (Linux `tcp_base_mss`, 1024 since 4.2).
     #[serde(default)]
     pub base_mss: Option<u16>,
+    /// "off" (default), "classic" (Linux CUBIC's HyStart) or "hystart++" (RFC 9406).
+    #[serde(default)]
+    pub hystart: Option<String>,
+    /// Nagle's algorithm (default on).
+    #[serde(default)]
+    pub nagle: Option<bool>,
+    /// ACK at once after this many full-sized segments (default 2, RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack_segments: Option<u32>,
+    /// Initial window, segments (default 10, RFC 6928).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
 }
 
 impl FlowConfig {

@@ -255,6 +255,8 @@ pub struct IpStack {
     /// Path MTUs learned from "fragmentation needed".
     pmtu: PmtuCache,
     icmp_limit: IcmpRateLimit,
+    /// Tunnel interfaces the node carries itself (OpenVPN TUN): outer packets avoid them.
+    outer_bypass: Vec<usize>,
     pub counters: IpCounters,
 }
 
@@ -310,6 +312,7 @@ impl IpStack {
             pmtu_config: PmtuConfig::default(),
             pmtu: PmtuCache::new(PmtuConfig::default().expires_ns, usize::from(PmtuConfig::default().min_pmtu)),
             icmp_limit: IcmpRateLimit::new(PmtuConfig::default().icmp_ratelimit_ns, PmtuConfig::default().icmp_burst),
+            outer_bypass: Vec::new(),
             counters: IpCounters::default(),
         })
     }
@@ -375,6 +378,27 @@ impl IpStack {
         index
     }
 
+    /// Adds a point-to-point interface whose frames the node carries itself (a PPP
+    /// link, an OpenVPN TUN device): no ARP, a route through it to each of `routes`.
+    /// Packets routed there are fragmented to its MTU like any interface's. Returns
+    /// the interface index.
+    /// A `tunnel` interface (an OpenVPN TUN device) is, like an IPsec tunnel, never
+    /// the way out for an outer packet (see [`send_udp_outer`](Self::send_udp_outer)).
+    pub fn add_point_to_point(&mut self, mut iface: Iface, routes: &[(Ipv4Addr, u8)], tunnel: bool) -> usize {
+        iface.resolve = false;
+        let index = self.ifaces.len();
+        if tunnel {
+            self.outer_bypass.push(index);
+        }
+        self.ifaces.push(iface);
+        for &(network, prefix_len) in routes {
+            self.routes.push(Route { network: u32::from(network) & mask(prefix_len), prefix_len, via: None, iface: index });
+        }
+        // Longest prefix first; among equals the earlier entry wins (stable sort).
+        self.routes.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
+        index
+    }
+
     /// Adds a transport-mode SA for the node's own traffic.
     pub fn add_transport(&mut self, hook: Box<dyn Transport>) {
         self.transports.push(hook);
@@ -407,7 +431,7 @@ impl IpStack {
         let d = u32::from(dst);
         self.routes
             .iter()
-            .filter(|r| !bypass_tunnels || self.tunnel_of(r.iface).is_none())
+            .filter(|r| !bypass_tunnels || (self.tunnel_of(r.iface).is_none() && !self.outer_bypass.contains(&r.iface)))
             .find(|r| d & mask(r.prefix_len) == r.network)
             .map(|r| (r.iface, r.via.unwrap_or(dst)))
     }
@@ -895,6 +919,21 @@ impl IpStack {
         udp::Repr { src_port, dst_port }.emit(&mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]), &src, &dst, payload_len, fill);
         repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
         self.send_own(now, frame, ip_len, out);
+    }
+
+    /// Sends a tunnel's outer UDP datagram (OpenVPN's): from `src`, routed over any
+    /// interface but a tunnel's (RFC 4301 §5.1.2.1's rule for outer packets: the packet is
+    /// already transformed), fragmented after encapsulation if it exceeds the egress MTU.
+    pub fn send_udp_outer(&mut self, now: u64, src: Ipv4Addr, src_port: u16, to: std::net::SocketAddrV4, payload: &[u8], out: &mut Vec<Out>) {
+        let (dst, dst_port) = (*to.ip(), to.port());
+        let udp_len = udp::HEADER_LEN + payload.len();
+        let mut repr = ipv4::Repr::new(src, dst, IpProtocol::Udp, udp_len, DEFAULT_TTL);
+        repr.ident = self.next_ident();
+        let ip_len = repr.header_len();
+        let mut frame = vec![0u8; HEADROOM + ip_len + udp_len];
+        udp::Repr { src_port, dst_port }.emit(&mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]), &src, &dst, payload.len(), |data| data.copy_from_slice(payload));
+        repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
+        self.send_routed(now, frame, None, true, out);
     }
 
     /// Sends a UDP datagram from this node; the source address is the egress interface's.

@@ -25,6 +25,9 @@ pub mod ipsec;
 pub mod link;
 pub mod node;
 pub mod pmtu;
+pub mod openvpn;
+pub mod ppp;
+pub mod pppoe;
 pub mod results;
 pub mod rng;
 pub mod serial;
@@ -32,6 +35,7 @@ pub mod stats;
 pub mod tcp;
 pub mod time;
 pub mod upstream;
+pub mod vif;
 pub mod wifi;
 pub mod world;
 

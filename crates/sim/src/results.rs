@@ -7,6 +7,9 @@ use serde::Serialize;
 use crate::config::{FlowConfig, SimConfig};
 use crate::node::Node;
 use crate::stats::{FlowStats, Histogram, LatencySummary};
+use crate::tcp::hystart::Exit;
+use crate::tcp::report::{IntervalRecord, TraceColumns};
+use crate::tcp::TcpStats;
 use crate::world::DropRecord;
 
 #[derive(Debug, Serialize)]
@@ -84,6 +87,27 @@ pub struct TcpResult {
     pub cwnd_bytes: u64,
     /// When the receiver had the last byte of a sized transfer.
     pub completed_ns: Option<u64>,
+    /// Data octets cumulatively acknowledged (iperf3's sender bytes as the peer saw them).
+    pub bytes_acked: u64,
+    /// When the sender had the last byte of a sized transfer acknowledged.
+    pub acked_ns: Option<u64>,
+    /// When the sender sent its first data octet (ttcp's clock starts at its first write).
+    pub first_tx_ns: Option<u64>,
+    /// Largest congestion window, octets (iperf3 `max_snd_cwnd`).
+    pub max_cwnd_bytes: u64,
+    /// RTT samples' smallest, mean and largest, ns (iperf3 `min_rtt`, `mean_rtt`, `max_rtt`).
+    pub min_rtt_ns: Option<u64>,
+    pub mean_rtt_ns: Option<u64>,
+    pub max_rtt_ns: Option<u64>,
+    pub dup_acks: u64,
+    /// Slow start left early by HyStart: when, at what cwnd, and why.
+    pub hystart_exit: Option<HyStartExit>,
+    /// iperf3-style interval records (cumulative counters at each interval's end).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalRecord>,
+    /// Per-ACK trace of the sender, in columns, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceColumns>,
     /// What the sender learned of the path MTU.
     #[serde(flatten)]
     pub path: TcpPathResult,
@@ -108,6 +132,13 @@ pub struct TcpPathResult {
     pub longest_stall_ns: u64,
 }
 
+#[derive(Debug, Serialize)]
+pub struct HyStartExit {
+    pub time_ns: u64,
+    pub cwnd_bytes: u64,
+    pub reason: &'static str,
+}
+
 /// What the world hands over of one TCP flow.
 pub(crate) struct TcpFlowInputs {
     pub id: u32,
@@ -124,6 +155,13 @@ pub(crate) struct TcpFlowInputs {
     pub last_rx_ns: Option<u64>,
     pub completed_ns: Option<u64>,
     pub path: TcpPathResult,
+    pub acked_ns: Option<u64>,
+    pub first_tx_ns: Option<u64>,
+    /// The sender's counters.
+    pub client: TcpStats,
+    pub hystart_exit: Option<Exit>,
+    pub intervals: Vec<IntervalRecord>,
+    pub trace: Option<TraceColumns>,
 }
 
 #[derive(Debug, Serialize)]
@@ -228,14 +266,15 @@ pub(crate) struct Inputs<'a> {
     pub captures: Vec<Vec<Frames>>,
 }
 
-pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
+pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
     let now = inputs.now;
+    let mut tcp = std::mem::take(&mut inputs.tcp);
     let flows = inputs
         .config
         .flows
         .iter()
         .map(|flow| {
-            if let Some(t) = inputs.tcp.iter().find(|t| t.id == flow.id()) {
+            if let Some(t) = tcp.iter_mut().find(|t| t.id == flow.id()) {
                 // Goodput: bytes delivered in order from the start to the last byte
                 // delivered (the last of a sized transfer; of an unlimited one, what was
                 // in flight when the sender stopped).
@@ -264,6 +303,17 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                         cwnd_bytes: t.cwnd_bytes,
                         completed_ns: t.completed_ns,
                         path: t.path,
+                        bytes_acked: t.client.bytes_acked,
+                        acked_ns: t.acked_ns,
+                        first_tx_ns: t.first_tx_ns,
+                        max_cwnd_bytes: t.client.max_cwnd,
+                        min_rtt_ns: t.client.rtt_min_ns,
+                        mean_rtt_ns: t.client.rtt_sum_ns.checked_div(t.client.rtt_samples),
+                        max_rtt_ns: (t.client.rtt_samples > 0).then_some(t.client.rtt_max_ns),
+                        dup_acks: t.client.dup_acks,
+                        hystart_exit: t.hystart_exit.map(|e| HyStartExit { time_ns: e.at, cwnd_bytes: e.cwnd, reason: e.reason }),
+                        intervals: std::mem::take(&mut t.intervals),
+                        trace: t.trace.take(),
                     }),
                     echo: None,
                 };

@@ -12,7 +12,8 @@ use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
 use wire::ethernet::{self, Address as Mac};
 
 use crate::app::{Probe, Source};
-use crate::tcp::{CongestionControl, TcpConfig, TcpSocket};
+use crate::tcp::report::{IntervalRecorder, TraceColumns};
+use crate::tcp::{CongestionControl, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
 use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
@@ -69,6 +70,20 @@ struct TcpFlow {
     /// time it went without: a PMTU black hole shows as a stall.
     last_progress_ns: u64,
     longest_stall_ns: u64,
+    /// When the sender had every byte of a sized transfer acknowledged.
+    acked_ns: Option<u64>,
+    /// When the sender sent its first data octet.
+    first_tx_ns: Option<u64>,
+    intervals: Option<IntervalRecorder>,
+}
+
+impl TcpFlow {
+    /// Before an event of this flow at `now`: the interval boundaries it passed.
+    fn tick(&mut self, now: u64) {
+        if let Some(r) = self.intervals.as_mut() {
+            r.advance(now, &self.sockets[0], &self.sockets[1]);
+        }
+    }
 }
 
 /// A UDP echo flow (RFC 862): what the echo server counted and the round trips.
@@ -308,6 +323,8 @@ pub struct DropRecord {
 
 /// At most this many drops are kept with their details; all are counted.
 const DROP_LOG_LIMIT: usize = 10_000;
+/// How often a TCP application waiting for its PPP link to come up looks again.
+const LINK_UP_POLL_NS: u64 = 10_000_000;
 /// A saturating source keeps this many frames waiting at its node.
 const SATURATION_BACKLOG: usize = 2;
 
@@ -414,7 +431,7 @@ impl World {
         let mut tcp = Vec::new();
         let mut tcp_of_source = BTreeMap::new();
         for (i, flow) in config.flows.iter().enumerate() {
-            if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options } = flow {
+            if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options, interval_ns, trace } = flow {
                 let field = |f: &str| format!("flows[{i}].{f}");
                 let server_node = nodes.iter().position(|n| n.ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == *to))).ok_or_else(|| {
                     RunError::Config(ConfigError { field: field("to"), message: format!("no node has the address {to}") })
@@ -428,7 +445,13 @@ impl World {
                 })?;
                 let mtu = client_stack.ifaces[iface].mtu as u32;
                 let tcp_config = tcp_config(options, mtu).map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
+                if *interval_ns == Some(0) {
+                    return Err(RunError::Config(ConfigError { field: field("interval_ns"), message: "an interval of zero".into() }));
+                }
                 let mut client = TcpSocket::new(tcp_config.clone());
+                if *trace {
+                    client.enable_trace();
+                }
                 let mut server = TcpSocket::new(tcp_config);
                 // RFC 1191 §3: each end starts from the MTU of its first hop.
                 client.set_path_mtu(mtu);
@@ -451,6 +474,9 @@ impl World {
                     start_ns: *start_ns,
                     stop_ns: *stop_ns,
                     first_rx_ns: None,
+                    acked_ns: None,
+                    first_tx_ns: None,
+                    intervals: interval_ns.map(|p| IntervalRecorder::new(*start_ns, p)),
                     last_rx_ns: None,
                     completed_ns: None,
                     last_progress_ns: *start_ns,
@@ -470,6 +496,11 @@ impl World {
         let sources: Vec<Source> = config.flows.iter().cloned().map(Source::new).collect();
         let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
         let n = nodes.len();
+        if config.capture {
+            for node in nodes.iter_mut() {
+                node.vifs.capture = Some(Vec::new());
+            }
+        }
         let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
         let upstreams = upstreams(&config, &attachments, &bsses)?;
         Ok(World {
@@ -500,6 +531,10 @@ impl World {
         for (i, source) in self.sources.iter().enumerate() {
             let at = SimTime::from_nanos(source.start_ns());
             self.engine.schedule_at(at, Event::Send { source: i as u32 }).map_err(budget)?;
+        }
+        // Timers the nodes want from the start (PPPoE clients begin discovery at 0).
+        for node in 0..self.nodes.len() {
+            self.arm_ip_timer(node as u32)?;
         }
         let until = SimTime::from_nanos(self.config.duration_ns);
         loop {
@@ -559,11 +594,7 @@ impl World {
             Event::IpTimer { node } => {
                 let due = self.ip_timers[node as usize].take();
                 if due.is_some_and(|(at, _)| at == now) {
-                    let mut outs = Vec::new();
-                    let n = &mut self.nodes[node as usize];
-                    n.ip.on_timer(now, &mut outs);
-                    let mut fx = Effects::default();
-                    n.apply(now, outs, &mut fx);
+                    let fx = self.nodes[node as usize].on_timer(now);
                     self.release(now, node, fx)?;
                 }
                 self.arm_ip_timer(node)?;
@@ -571,12 +602,14 @@ impl World {
             Event::Send { source } => self.send_from(now, source as usize)?,
             Event::TcpTimer { flow, side: 2 } => {
                 // The end of an unlimited bulk transfer: the sender closes after what it sent.
+                self.tcp[flow as usize].tick(now);
                 self.tcp[flow as usize].sockets[0].close();
                 self.tcp_dispatch(now, flow as usize, 0)?;
             }
             Event::TcpTimer { flow, side } => {
                 let f = &mut self.tcp[flow as usize];
                 if f.timers[side as usize].is_some_and(|(at, _)| at == now) {
+                    f.tick(now);
                     f.timers[side as usize] = None;
                     self.tcp_dispatch(now, flow as usize, side as usize)?;
                 }
@@ -895,7 +928,7 @@ impl World {
     }
 
     fn arm_ip_timer(&mut self, node: u32) -> Result<(), RunError> {
-        let Some(at) = self.nodes[node as usize].ip.poll_at() else { return Ok(()) };
+        let Some(at) = self.nodes[node as usize].poll_at() else { return Ok(()) };
         match self.ip_timers[node as usize] {
             Some((t, _)) if t <= at => Ok(()),
             current => {
@@ -941,7 +974,43 @@ impl World {
         if !self.sources[source].active(now) {
             return Ok(());
         }
+        if self.sources[source].seq == 0 && !self.tcp_of_source.contains_key(&source) {
+            let (from, to) = match &self.sources[source].config {
+                FlowConfig::Udp { from, to, .. } | FlowConfig::Ping { from, to, .. } | FlowConfig::UdpEcho { from, to, .. } | FlowConfig::Tcp { from, to, .. } => (*from, *to),
+            };
+            if !self.nodes[from as usize].route_up(to) {
+                // As for TCP below: the application starts once its PPP link is up.
+                match &mut self.sources[source].config {
+                    FlowConfig::Udp { start_ns, stop_ns, .. } => {
+                        *start_ns += LINK_UP_POLL_NS;
+                        *stop_ns += LINK_UP_POLL_NS;
+                    }
+                    FlowConfig::Ping { start_ns, .. } | FlowConfig::UdpEcho { start_ns, .. } | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
+                }
+                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                return Ok(());
+            }
+        }
         if let Some(&flow) = self.tcp_of_source.get(&source) {
+            let f = &self.tcp[flow];
+            let (a, b) = (f.nodes, f.addrs);
+            if !self.nodes[a[0] as usize].route_up(b[1]) || !self.nodes[a[1] as usize].route_up(b[0]) {
+                // A route through a PPP link that is not up yet (discovery, LCP,
+                // authentication, IPCP): the application starts once it is, as one
+                // runs iperf after pppd says the link is up. The transfer keeps its
+                // length: start and stop move together.
+                let f = &mut self.tcp[flow];
+                f.start_ns += LINK_UP_POLL_NS;
+                f.stop_ns += LINK_UP_POLL_NS;
+                if let FlowConfig::Tcp { start_ns, stop_ns, .. } = &mut self.sources[source].config {
+                    *start_ns += LINK_UP_POLL_NS;
+                    *stop_ns += LINK_UP_POLL_NS;
+                }
+                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                return Ok(());
+            }
             let f = &mut self.tcp[flow];
             let [local, remote] = f.ports;
             // The sender's initial sequence number, reproducible (see the receiver's).
@@ -1045,14 +1114,23 @@ impl World {
         if let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) {
             self.tcp[flow].sockets[side].set_path_mtu(mtu as u32);
         }
+        // Each segment is encoded as the socket hands it out: its payload is copied once.
         let mut segments = Vec::new();
-        self.tcp[flow].sockets[side].dispatch(now, |repr, payload| segments.push((repr, payload.to_vec())));
-        for (repr, payload) in segments {
-            self.tcp_send(now, flow, side, repr, &payload)?;
+        let f = &mut self.tcp[flow];
+        let (src, dst) = (f.addrs[side], f.addrs[1 - side]);
+        f.sockets[side].dispatch(now, |repr, payload| {
+            let mut segment = Vec::with_capacity(repr.buffer_len());
+            repr.encapsulate(&src, &dst, payload, &mut segment);
+            segments.push((payload.len(), segment));
+        });
+        for (payload_len, segment) in segments {
+            self.tcp_send_segment(now, flow, side, payload_len, &segment)?;
         }
         let f = &mut self.tcp[flow];
         match (f.sockets[side].poll_at(), f.timers[side]) {
-            (Some(at), Some((t, _))) if t == at.max(now) => Ok(()),
+            // A timer already set no later than needed stays: it wakes the socket, which
+            // re-arms for the rest (an RTO pushed back by every ACK costs no heap work).
+            (Some(at), Some((t, _))) if t <= at.max(now) && t >= now => Ok(()),
             (at, current) => {
                 if let Some((_, id)) = current {
                     self.engine.cancel(id);
@@ -1071,14 +1149,24 @@ impl World {
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
     fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
         let f = &self.tcp[flow];
-        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
         let mut segment = Vec::with_capacity(repr.buffer_len());
-        repr.encapsulate(&src, &dst, payload, &mut segment);
+        repr.encapsulate(&f.addrs[side], &f.addrs[1 - side], payload, &mut segment);
+        self.tcp_send_segment(now, flow, side, payload.len(), &segment)
+    }
+
+    /// Sends one encoded TCP segment (carrying `payload_len` data octets) from socket
+    /// `side` of flow `flow` through its node's stack.
+    fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, segment: &[u8]) -> Result<(), RunError> {
+        let f = &mut self.tcp[flow];
+        if side == 0 && payload_len > 0 {
+            f.first_tx_ns.get_or_insert(now);
+        }
+        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
         let mut outs = Vec::new();
         // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
         let dont_frag = f.sockets[side].config().pmtu_discovery;
         let n = &mut self.nodes[node as usize];
-        n.ip.send_datagram_df(now, src, dst, IpProtocol::Tcp, &segment, dont_frag, &mut outs);
+        n.ip.send_datagram_df(now, src, dst, IpProtocol::Tcp, segment, dont_frag, &mut outs);
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
         self.release_sent(now, node, fx)
@@ -1143,11 +1231,14 @@ impl World {
                     self.record_drop(now, node, None, format!("no TCP socket for port {} (a RST would answer)", repr.dst_port), Some(packet));
                     return Ok(());
                 };
-                let payload = segment.payload().to_vec();
                 let f = &mut self.tcp[flow];
+                f.tick(now);
                 let before = f.sockets[1].stats().bytes_received;
-                let reply = f.sockets[side].process(now, &repr, &payload);
+                let reply = f.sockets[side].process(now, &repr, segment.payload());
                 let after = f.sockets[1].stats().bytes_received;
+                if f.bytes.is_some_and(|b| f.sockets[0].stats().bytes_acked >= b) && f.acked_ns.is_none() {
+                    f.acked_ns = Some(now);
+                }
                 if after > before {
                     f.first_rx_ns.get_or_insert(now);
                     f.last_rx_ns = Some(now);
@@ -1184,14 +1275,24 @@ impl World {
 
     fn record_drop(&mut self, now: u64, node: u32, port: Option<u16>, reason: String, packet: Option<&[u8]>) {
         let (flow, summary) = packet.map(describe).unwrap_or((None, String::new()));
+        // A tunnel's datagram may look like a probe by chance: only a known flow counts.
+        let flow = flow.filter(|f| self.stats.contains_key(f));
         *self.drop_counts[node as usize].entry(reason.clone()).or_insert(0) += 1;
         if self.drop_log.len() < DROP_LOG_LIMIT {
             self.drop_log.push(DropRecord { time_ns: now, node, port, reason, flow, summary });
         }
     }
 
-    fn results(self) -> Results {
+    fn results(mut self) -> Results {
         let now = self.config.duration_ns;
+        // Frames on TAP ports were seen by the nodes themselves (no link carries them).
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            for (port, t, frame) in node.vifs.capture.take().unwrap_or_default() {
+                if let Some(c) = self.captures.get_mut(i).and_then(|c| c.get_mut(usize::from(port))) {
+                    c.push((t, frame));
+                }
+            }
+        }
         let wifi = self
             .bsses
             .iter()
@@ -1204,13 +1305,27 @@ impl World {
             .collect();
         let tcp = self
             .tcp
-            .iter()
+            .iter_mut()
             .map(|f| {
+                // Interval reports run to the end of the test: the stop of a timed
+                // transfer, the last byte of a sized one (or the run's end).
+                let end = if f.bytes.is_some() { f.completed_ns.unwrap_or(now) } else { f.stop_ns.min(now) };
+                let mut intervals = f.intervals.take();
+                if let Some(r) = intervals.as_mut() {
+                    r.finish(end, &f.sockets[0], &f.sockets[1]);
+                }
+                let trace = f.sockets[0].is_tracing().then(|| TraceColumns::from_records(&f.sockets[0].take_trace()));
                 let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
                 // A transfer that has not finished is still stalled at the end.
                 let end = f.completed_ns.unwrap_or_else(|| f.stop_ns.min(now));
                 let stall = if f.completed_ns.is_some() { 0 } else { end.saturating_sub(f.last_progress_ns) };
                 results::TcpFlowInputs {
+                    intervals: intervals.map(|r| r.records).unwrap_or_default(),
+                    trace,
+                    client: client.clone(),
+                    acked_ns: f.acked_ns,
+                    first_tx_ns: f.first_tx_ns,
+                    hystart_exit: f.sockets[0].hystart().exit(),
                     id: f.id,
                     bytes_sent: client.bytes_sent,
                     bytes_received: server.bytes_received,
@@ -1452,6 +1567,16 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     if let Some(d) = options.rto_cap_ns {
         config.rto_backoff_cap = Some(Duration::from_nanos(d));
     }
+    if let Some(h) = &options.hystart {
+        config.hystart = match h.as_str() {
+            "off" => HyStartMode::Off,
+            "classic" => HyStartMode::Classic,
+            "hystart++" => HyStartMode::PlusPlus,
+            other => return Err(format!("hystart {other:?}: expected \"off\", \"classic\" or \"hystart++\"")),
+        };
+    }
+    config.nagle = options.nagle.unwrap_or(config.nagle);
+    config.delayed_ack_segments = options.delayed_ack_segments.unwrap_or(config.delayed_ack_segments).max(1);
     if let Some(w) = options.initial_window {
         if w == 0 {
             return Err("an initial window of 0 segments never sends".into());
@@ -1471,8 +1596,12 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
         }
         config.base_mss = b;
     }
-    if u32::from(config.mss) > config.send_buffer.min(config.recv_buffer) {
-        return Err(format!("a {}-byte buffer is smaller than one {}-byte segment", config.send_buffer.min(config.recv_buffer), config.mss));
+    // A window smaller than one segment could never carry a full segment: SWS
+    // avoidance (RFC 9293 §3.8.6.2) would hold all data but the override trickle.
+    for (name, size) in [("send_buffer", Some(config.send_buffer)), ("recv_buffer", Some(config.recv_buffer)), ("max_window", config.max_window)] {
+        if let Some(size) = size.filter(|&b| b < u32::from(config.mss)) {
+            return Err(format!("{name} of {size} bytes is smaller than one {}-byte segment (the MSS)", config.mss));
+        }
     }
     Ok(config)
 }

@@ -33,6 +33,8 @@ fn node(name: &str, addr: Ipv4Addr, mac: u8, gateway: Option<Ipv4Addr>) -> NodeC
         reassembly_timeout_ns: 30 * S,
         pmtu: Default::default(),
         ipsec: vec![],
+        openvpn: vec![],
+        pppoe: vec![],
     }
 }
 

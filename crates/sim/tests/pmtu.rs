@@ -56,7 +56,7 @@ fn network(middle: u16, flows: Vec<FlowConfig>, duration_ns: u64, edit: impl FnO
 }
 
 fn tcp_flow(bytes: u64, options: TcpOptions) -> FlowConfig {
-    FlowConfig::Tcp { id: 1, from: 0, to: B, dst_port: 5001, bytes: Some(bytes), start_ns: S / 10, stop_ns: 60 * S, tcp: options }
+    FlowConfig::Tcp { id: 1, from: 0, to: B, dst_port: 5001, bytes: Some(bytes), start_ns: S / 10, stop_ns: 60 * S, tcp: options, interval_ns: None, trace: false }
 }
 
 fn udp_flow(dont_fragment: bool) -> FlowConfig {

@@ -30,6 +30,8 @@ fn node(name: &str, mac: u8, addr: [u8; 4]) -> NodeConfig {
         routes: vec![],
         nat: None,
         ipsec: vec![],
+        openvpn: vec![],
+        pppoe: vec![],
         cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default() },
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,

@@ -209,6 +209,8 @@ fn tcp_flow(bytes: Option<u64>, stop_ns: u64) -> FlowConfig {
         start_ns: 0,
         stop_ns,
         tcp: TcpOptions::default(),
+        interval_ns: None,
+        trace: false,
     }
 }
 
@@ -227,6 +229,40 @@ fn bulk_tcp_fills_the_line() {
     let line = MBPS_100 as f64 * 1448.0 / 1538.0;
     assert!(flow.throughput_bps > 0.98 * line && flow.throughput_bps <= line, "{} vs {line}: {:?} {:?}", flow.throughput_bps, flow.tcp, results.links);
     assert_eq!(flow.tcp.as_ref().unwrap().retransmits, 0);
+}
+
+#[test]
+fn bulk_tcp_interval_reports_and_trace() {
+    // iperf3 -t 2 -i 0.5 with a 64 KiB window: four intervals, each carrying the line
+    // rate once slow start is over, and the per-ACK trace when asked for.
+    let mut flow = tcp_flow(None, 2_000_000_000);
+    if let FlowConfig::Tcp { tcp, interval_ns, trace, .. } = &mut flow {
+        tcp.max_window = Some(65_535);
+        *interval_ns = Some(500_000_000);
+        *trace = true;
+    }
+    let results = sim::simulate(two_hosts(vec![flow], 2_100_000_000)).unwrap();
+    let tcp = results.flows[0].tcp.as_ref().unwrap();
+    let ends: Vec<u64> = tcp.intervals.iter().map(|r| r.end_ns).collect();
+    assert_eq!(ends, vec![500_000_000, 1_000_000_000, 1_500_000_000, 2_000_000_000]);
+    let line = MBPS_100 as f64 * 1448.0 / 1538.0;
+    let mut before = 0;
+    for (i, r) in tcp.intervals.iter().enumerate() {
+        let rate = (r.bytes_received - before) as f64 * 8.0 / 0.5;
+        before = r.bytes_received;
+        // The first interval pays for the handshake and slow start.
+        let low = if i == 0 { 0.9 } else { 0.99 };
+        assert!(rate > low * line && rate <= 1.001 * line, "interval {i}: {rate} vs {line}");
+        assert!(r.cwnd_bytes > 0 && r.srtt_ns.is_some() && r.retransmits == 0);
+        assert!(r.bytes_acked <= r.bytes_sent && r.bytes_received <= r.bytes_sent);
+    }
+    let trace = tcp.trace.as_ref().expect("trace asked for");
+    let n = trace.time_ns.len();
+    assert!(n > 1000, "one row per ACK: {n}");
+    assert!([trace.cwnd_bytes.len(), trace.srtt_ns.len(), trace.retransmits.len(), trace.in_recovery.len()].iter().all(|&l| l == n));
+    assert!(trace.time_ns.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(*trace.cwnd_bytes.last().unwrap(), tcp.cwnd_bytes);
+    assert!(tcp.min_rtt_ns.unwrap() <= tcp.mean_rtt_ns.unwrap() && tcp.mean_rtt_ns.unwrap() <= tcp.max_rtt_ns.unwrap());
 }
 
 #[test]

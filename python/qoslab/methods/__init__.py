@@ -66,10 +66,16 @@ class Search:
 
 def records_by_flow(plan: "Plan | Search", records: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     """Each measured flow's record, for a display of the run: a record's ``streams`` (one
-    entry per flow, with ``flow``: udp.echo's) when it has them, else the records in the
-    order of the plan's ``measured`` flows."""
+    entry per flow, with ``flow``: udp.echo's) when it has them, else the one record for
+    every flow (a TCP test's parallel streams), else the records in the order of the
+    plan's ``measured`` flows."""
     by_flow = {s["flow"]: {"metrics": s} for r in records for s in r.get("streams", []) if "flow" in s}
-    return by_flow or dict(zip(plan.measured, records))
+    if by_flow:
+        return by_flow
+    if len(records) == 1:
+        # One record for all of a test's flows (a TCP test's parallel streams).
+        return {fid: records[0] for fid in plan.measured}
+    return dict(zip(plan.measured, records))
 
 
 def test_label(scenario: Any, index: int) -> str:

@@ -248,6 +248,11 @@ class _Checker:
             order = loop[k:] + loop[:k] + [first]
             chain = " over ".join(self.sc.tunnel[x].name for x in order)
             self.add(("tunnel", first, "over"), "tunnels run over each other in a loop", expected="a stack that ends on a link or the routed path", found=chain)
+        if not reported:
+            from qoslab.scenario.tunnels import room_problems
+
+            for path, message, expected, found in room_problems(self.sc):
+                self.add(path, message, expected=expected, found=found)
 
     # ------------------------------------------------------------------ tests
     def tests(self) -> None:

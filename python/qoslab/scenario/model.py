@@ -537,6 +537,13 @@ class OpenVpn(TunnelBase):
         "sha1", description="HMAC digest (--auth); SHA1 adds 20 bytes."
     )
     fragment: Size | None = Field(None, description="OpenVPN's own fragmentation (--fragment) at this size; none = off.")
+    replay: bool = Field(
+        False,
+        description=(
+            "Send the 4-byte packet ID of replay protection (--replay). OpenVPN does by default; seed 002 §3.2 counts "
+            "none (24 bytes with SHA1), and the default follows the seed as `qoslab mtu` does."
+        ),
+    )
     port: int = Field(1194, ge=1, le=65535, description="Server port.")
 
 
@@ -768,19 +775,45 @@ _STACK_DOC = (
 )
 
 
-class TcpBulk(TestBase):
-    """An iperf-like TCP transfer for a fixed time: goodput."""
+class TcpSettings(Strict):
+    """The TCP settings of a test's connections (both ends). Every default is Linux's, as
+    crates/sim/src/tcp/config.rs documents with its source."""
 
-    method: Literal["tcp.bulk"] = Field(description="Test method.")
-    duration: Time = Field("10 s", description="How long to send (iperf -t).")
-    window: Size | None = Field(None, description="Socket buffer / window (iperf -w); none = autotuning.")
-    streams: int = Field(1, ge=1, description="Parallel connections (iperf -P).")
-    congestion: Literal["cubic", "reno", "newreno"] = Field("cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno).")
-    mss: Size | None = Field(None, description="Maximum segment size; none = from the path MTU.")
-    stack: TcpStack = Field("linux", description=_STACK_DOC)
+    hystart: Literal["off", "classic", "hystart++"] = Field(
+        "off",
+        description="Leave slow start early on a rising RTT: 'classic' is Linux CUBIC's HyStart (ACK train + delay, Linux's own default), 'hystart++' is RFC 9406; 'off' = plain slow start to the first loss.",
+    )
+    sack: bool = Field(True, description="Offer SACK (RFC 2018) and recover with RFC 6675 when both ends do.")
+    timestamps: bool = Field(True, description="Offer timestamps (RFC 7323 §3): 12 option bytes per segment, an RTT sample per ACK.")
+    window_scaling: bool = Field(True, description="Offer window scaling (RFC 7323 §2); off caps the window at 65 535 bytes.")
+    nagle: bool = Field(True, description="Nagle's algorithm (RFC 896); false = TCP_NODELAY.")
+    delayed_ack: Time = Field("40 ms", description="Delayed-ACK timer (RFC 5681 §4.2): Linux 40 ms, BSD 200 ms; '0 s' ACKs every segment at once.")
+    delayed_ack_segments: int = Field(2, ge=1, description="ACK at once after this many full-sized segments (RFC 5681 §4.2: 2).")
+    min_rto: Time = Field("200 ms", description="Lower bound of the retransmission timeout: Linux 200 ms, RFC 6298 §2.4 1 s.")
+    rto_backoff_cap: Time | None = Field(None, description="Cap on the exponentially backed-off RTO (seed 004's router: 100 ms); none = only RFC 6298's 60 s.")
+    initial_window: int = Field(10, ge=1, description="Initial congestion window, segments (RFC 6928: 10).")
+    send_buffer: Size | None = Field(None, description="Send socket buffer (bounds the bytes in flight); none = the host's socket_buffer, else Linux's 4 MiB.")
+    recv_buffer: Size | None = Field(None, description="Receive socket buffer (the largest window advertised); none = the host's socket_buffer, else Linux's 6 MiB.")
     pmtu_discovery: bool = Field(True, description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).")
     mtu_probing: Literal[0, 1, 2] = Field(0, description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.")
     base_mss: Size = Field(1024, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
+
+
+class TcpBulk(TestBase):
+    """An iperf3-like TCP transfer for a fixed time (or a number of bytes): goodput,
+    retransmissions and the congestion window, in interval reports and totals."""
+
+    method: Literal["tcp.bulk"] = Field(description="Test method.")
+    duration: Time = Field("10 s", description="How long to send (iperf3 -t); with `bytes`, the longest the run may take.")
+    bytes: Size | None = Field(None, description="Send this many bytes in all, shared by the streams, instead of for `duration` (iperf3 -n).")
+    window: Size | None = Field(None, description="Socket buffer / window (iperf3 -w): both buffers and a fixed maximum window; none = the stack's default.")
+    streams: int = Field(1, ge=1, description="Parallel connections (iperf3 -P).")
+    interval: Time = Field("1 s", description="Interval between reports (iperf3 -i); '0 s' = none.")
+    congestion: Literal["cubic", "reno", "newreno"] = Field("cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno).")
+    mss: Size | None = Field(None, description="Maximum segment size; none = from the route MTU (MTU − 40).")
+    stack: TcpStack = Field("linux", description=_STACK_DOC)
+    trace: bool = Field(False, description="Keep each sender's per-ACK trace (cwnd, ssthresh, RTT, RTO, retransmissions) in the JSON record; large.")
+    tcp: TcpSettings = Field(default_factory=TcpSettings, description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.")
 
 
 class TcpTransfer(TestBase):
@@ -791,11 +824,10 @@ class TcpTransfer(TestBase):
     buffer: Size = Field(8192, description="Bytes per write (ttcp -l).")
     window: Size | None = Field(None, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default.")
     congestion: Literal["cubic", "reno", "newreno"] = Field("newreno", description="Congestion control.")
+    mss: Size | None = Field(None, description="Maximum segment size; none = from the route MTU (MTU − 40).")
     stack: TcpStack = Field("linux", description=_STACK_DOC)
-
-    pmtu_discovery: bool = Field(True, description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).")
-    mtu_probing: Literal[0, 1, 2] = Field(0, description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.")
-    base_mss: Size = Field(1024, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
+    trace: bool = Field(False, description="Keep the sender's per-ACK trace in the JSON record; large.")
+    tcp: TcpSettings = Field(default_factory=TcpSettings, description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.")
 
 
 class Background(Strict):
@@ -930,6 +962,8 @@ __all__ = [
     "UdpFlow",
     "UdpEcho",
     "TcpBulk",
+    "TcpStack",
+    "TcpSettings",
     "TcpTransfer",
     "Sweep",
     "FieldProblem",

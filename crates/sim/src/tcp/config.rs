@@ -3,6 +3,8 @@
 
 use crate::time::Duration;
 
+pub use super::hystart::HyStartMode;
+
 /// Which congestion control rules grow and cut the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CongestionControl {
@@ -10,8 +12,7 @@ pub enum CongestionControl {
     /// (or RFC 6675 SACK recovery when SACK is negotiated).
     NewReno,
     /// RFC 9438 CUBIC (C = 0.4, β = 0.7, fast convergence on), Linux's default since
-    /// 2.6.19. HyStart (a Linux addition, not in RFC 9438's core) is not modelled, as
-    /// if `hystart=0`.
+    /// 2.6.19. HyStart is a separate choice, [`TcpConfig::hystart`].
     #[default]
     Cubic,
 }
@@ -73,6 +74,11 @@ pub struct TcpConfig {
     pub clock_granularity: Duration,
     /// Congestion control. Default CUBIC, as Linux.
     pub congestion_control: CongestionControl,
+    /// Leaving slow start on a rising RTT before the first loss: Linux CUBIC's HyStart
+    /// or RFC 9406 HyStart++, with either congestion control. Default off (plain RFC
+    /// 5681 slow start), as the ns-3 comparisons and the Mathis checks need; Linux's own
+    /// default is [`HyStartMode::Classic`] (`tcp_cubic` `hystart=1`).
+    pub hystart: HyStartMode,
     /// Initial window in segments (RFC 6928: 10; Linux `TCP_INIT_CWND` 10).
     pub initial_window: u32,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675
@@ -117,6 +123,7 @@ impl Default for TcpConfig {
             rto_backoff_cap: None,
             clock_granularity: Duration::from_millis(1),
             congestion_control: CongestionControl::Cubic,
+            hystart: HyStartMode::Off,
             initial_window: 10,
             dup_ack_threshold: 3,
             msl: Duration::from_secs(30),

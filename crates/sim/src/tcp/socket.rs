@@ -25,6 +25,7 @@ use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_WINDOW_SHIFT};
 
 use super::config::TcpConfig;
 use super::congestion::Congestion;
+use super::hystart::{AckInfo, HyStart, Verdict};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 
@@ -107,6 +108,14 @@ pub struct TcpStats {
     /// MTU probes sent, and those found lost.
     pub mtu_probes: u64,
     pub mtu_probes_failed: u64,
+    /// RTT samples taken, their sum, smallest and largest, ns (iperf3's min, mean and
+    /// max RTT).
+    pub rtt_samples: u64,
+    pub rtt_sum_ns: u64,
+    pub rtt_min_ns: Option<u64>,
+    pub rtt_max_ns: u64,
+    /// Largest congestion window, octets (iperf3 `max_snd_cwnd`).
+    pub max_cwnd: u64,
 }
 
 /// One row of the per-ACK trace: the sender's state after an ACK was processed.
@@ -130,6 +139,8 @@ pub struct TraceRecord {
     pub snd_una: u32,
     /// In fast recovery.
     pub in_recovery: bool,
+    /// Segments retransmitted so far.
+    pub retransmits: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -237,6 +248,7 @@ pub struct TcpSocket {
     /// Karn: the segment being timed, `(end sequence, sent at)`.
     rtt_timing: Option<(SeqNumber, u64)>,
     cc: Congestion,
+    hystart: HyStart,
     recovery: Recovery,
     /// RFC 6582 `recover`, kept after recovery to refuse a second fast retransmit
     /// for the same window of data (§3.2 step 2), and set at a timeout (§4).
@@ -319,6 +331,7 @@ impl TcpSocket {
             rtt,
             rtt_timing: None,
             cc,
+            hystart: HyStart::new(cfg.hystart),
             recovery: Recovery::None,
             recover: zero,
             dup_acks: 0,
@@ -472,6 +485,11 @@ impl TcpSocket {
         self.trace.get_or_insert_with(Vec::new);
     }
 
+    /// True when [`enable_trace`](Self::enable_trace) was called.
+    pub fn is_tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
     /// Takes the trace collected so far.
     pub fn take_trace(&mut self) -> Vec<TraceRecord> {
         self.trace.as_mut().map(std::mem::take).unwrap_or_default()
@@ -505,6 +523,10 @@ impl TcpSocket {
     /// The congestion controller, for traces and tests.
     pub fn congestion(&self) -> &Congestion {
         &self.cc
+    }
+    /// The slow-start exit heuristic (its exit, if it took one).
+    pub fn hystart(&self) -> &HyStart {
+        &self.hystart
     }
     /// Smoothed RTT, ns.
     pub fn srtt(&self) -> Option<u64> {
@@ -966,7 +988,7 @@ impl TcpSocket {
                 self.rtt_timing = None;
             }
             if let Some(r) = rtt_sample {
-                self.rtt.sample(r);
+                self.take_rtt_sample(r);
             }
             self.dup_acks = 0;
             self.retrans_stamp = None;
@@ -978,7 +1000,23 @@ impl TcpSocket {
                     self.sync_mss(self.pmtu);
                 }
             }
+            if self.recovery == Recovery::None && self.cc.in_slow_start() {
+                let info = AckInfo {
+                    now,
+                    ack,
+                    snd_nxt: self.snd_max,
+                    rtt: rtt_sample,
+                    cwnd: self.cc.cwnd,
+                    smss: self.smss,
+                    srtt: self.rtt.srtt(),
+                };
+                let verdict = self.hystart.on_ack(info);
+                if verdict == Verdict::Exit {
+                    self.cc.ssthresh = self.cc.cwnd;
+                }
+            }
             self.on_new_ack(now, acked as u64, data_acked);
+            self.stats.max_cwnd = self.stats.max_cwnd.max(self.cc.cwnd);
             // RFC 6298 §5.2/§5.3.
             if self.snd_una == self.snd_max {
                 self.rto_at = None;
@@ -988,11 +1026,14 @@ impl TcpSocket {
             self.hold_timer = false;
         } else if ack == self.snd_una
             && in_flight
+            && self.snd_wnd > 0
             && data_len == 0
             && repr.control.is_empty()
             && (win_field == self.last_win_field || newly_sacked > 0)
         {
             // RFC 5681 §2 duplicate ACK (RFC 6675 also counts one that SACKs new data).
+            // Not while the window is closed: the answers to zero-window probes say
+            // nothing about loss (Linux counts none either: its probes carry old data).
             self.stats.dup_acks += 1;
             self.dup_acks += 1;
             self.on_dup_ack();
@@ -1009,12 +1050,8 @@ impl TcpSocket {
                 bytes_in_flight: (self.snd_max - self.snd_una) as u64,
                 snd_una: self.snd_una.as_u32(),
                 in_recovery: self.recovery != Recovery::None,
+                retransmits: self.stats.retransmits,
             });
-        }
-        // Persist timer (RFC 9293 §3.8.6.1): data waits behind a zero window with
-        // nothing in flight, so no ACK will come to reopen it unless we probe.
-        if self.snd_wnd == 0 && self.snd_una == self.snd_max && self.rto_at.is_none() && self.has_unsent() {
-            self.rto_at = Some(now + self.rtt.rto());
         }
         true
     }
@@ -1037,6 +1074,9 @@ impl TcpSocket {
     fn on_new_ack(&mut self, now: u64, acked: u64, data_acked: u64) {
         let smss = u64::from(self.smss);
         match self.recovery {
+            Recovery::None if self.cc.in_slow_start() => {
+                self.cc.cwnd += self.hystart.slow_start_increase(data_acked, smss);
+            }
             Recovery::None => {
                 self.cc.on_ack(now, data_acked, self.smss, self.rtt.srtt());
             }
@@ -1121,6 +1161,7 @@ impl TcpSocket {
     fn enter_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
         self.probe_recovery_cwnd = None;
+        self.hystart.on_loss(false);
         let flight = (self.snd_max - self.snd_una) as u64;
         self.cc.on_congestion_event(flight, self.smss);
         self.recover = self.snd_max;
@@ -1296,6 +1337,15 @@ impl TcpSocket {
             self.stats.segments_sent += 1;
             emit(repr, &[]);
         }
+        // Persist timer (RFC 9293 §3.8.6.1): data waits behind a window too small to
+        // use with nothing in flight, so no ACK will come to open it unless we probe.
+        if self.rto_at.is_none()
+            && self.snd_una == self.snd_max
+            && self.has_unsent()
+            && matches!(self.state, State::Established | State::CloseWait)
+        {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
     }
 
     /// The next segment to send, if any: SYN, SYN-ACK, a retransmission, new data or
@@ -1374,9 +1424,10 @@ impl TcpSocket {
             return None;
         }
         let peer_room = self.snd_wnd.saturating_sub((self.snd_nxt - self.snd_una) as u64);
-        if peer_room == 0 && self.probe_pending {
-            // Zero-window probe (RFC 9293 §3.8.6.1): one octet beyond the window.
-            return Some(self.plan_range(self.snd_nxt, self.snd_nxt + 1));
+        if peer_room == 0 {
+            // Zero-window probe (RFC 9293 §3.8.6.1): one octet beyond the window, when
+            // the persist timer says so.
+            return (self.probe_pending && self.snd_wnd == 0).then(|| self.plan_range(self.snd_nxt, self.snd_nxt + 1));
         }
         let len = smss.min(unsent).min(room).min(peer_room);
         if len == 0 {
@@ -1385,10 +1436,15 @@ impl TcpSocket {
         if len < smss {
             let flight = self.snd_nxt > self.snd_una;
             if len < unsent {
-                // Sender SWS avoidance (RFC 1122 §4.2.3.4): a partial segment cut by
-                // a window only when nothing is in flight and it is at least half the
-                // largest window the peer offered.
-                if flight || len < self.max_snd_wnd / 2 {
+                if room < peer_room {
+                    // Cut by the congestion window (or the fixed window, or the send
+                    // buffer): the rest goes when an ACK opens it, as whole segments.
+                    return None;
+                }
+                // Cut by the peer's window: sender SWS avoidance (RFC 9293
+                // §3.8.6.2.1): send only (3) at least Fs = 1/2 of the largest window
+                // the peer offered, or (4) when the override (persist) timer expired.
+                if 2 * len < self.max_snd_wnd && !self.probe_pending {
                     return None;
                 }
             } else if self.cfg.nagle && flight && self.fin_seq.is_none() {
@@ -1459,7 +1515,7 @@ impl TcpSocket {
             self.snd_nxt = end;
         }
         self.snd_max = self.snd_max.max(end);
-        if plan.len > 0 && self.snd_wnd == 0 {
+        if plan.len > 0 {
             self.probe_pending = false;
         }
         if self.rto_at.is_none() {
@@ -1534,7 +1590,9 @@ impl TcpSocket {
         }
         let mut edge = self.rcv_nxt + free;
         let threshold = (self.cfg.recv_buffer / 2).min(u32::from(self.cfg.mss)) as usize;
-        if edge > self.rcv_adv && self.rcv_adv > self.rcv_nxt && edge - self.rcv_adv < threshold {
+        // Also from a closed window: it stays closed until it can open by the
+        // threshold (RFC 9293 §3.8.6.2.2), else it would open by a few octets.
+        if edge > self.rcv_adv && edge - self.rcv_adv < threshold {
             edge = self.rcv_adv;
         }
         let edge = edge.max(self.rcv_adv);
@@ -1564,8 +1622,11 @@ impl TcpSocket {
             State::Closed | State::Listen | State::TimeWait => return,
             _ => {}
         }
-        if self.snd_wnd == 0 {
-            // Persist: probe the closed window, back off, leave the window alone.
+        if self.snd_wnd == 0 || (self.snd_max == self.snd_una && self.has_unsent()) {
+            // Persist (RFC 9293 §3.8.6.1): probe the closed window, back off, leave
+            // the congestion window alone. With a window open but too small to use
+            // (SWS avoidance holding) and nothing in flight, this is §3.8.6.2.1's
+            // override timer: send what fits.
             self.rtt.back_off();
             self.probe_pending = true;
             self.snd_nxt = self.snd_una;
@@ -1592,6 +1653,7 @@ impl TcpSocket {
         self.probe_recovery_cwnd = None;
         let flight = (self.snd_max - self.snd_una) as u64;
         self.cc.on_rto(flight, self.smss);
+        self.hystart.on_loss(true);
         self.rtt.back_off();
         self.snd_nxt = self.snd_una;
         self.high_rxt = self.snd_una;
@@ -1663,6 +1725,7 @@ impl TcpSocket {
         }
         self.rcv_mss = u32::from(DEFAULT_MSS).min(self.smss);
         self.cc = Congestion::new(self.cfg.congestion_control, self.smss, self.cfg.initial_window);
+        self.hystart = HyStart::new(self.cfg.hystart);
         let syn_window = self.rcv_free().min(u64::from(u16::MAX)) as usize;
         self.rcv_adv = repr.seq_number + 1 + syn_window;
     }
@@ -1677,9 +1740,19 @@ impl TcpSocket {
         };
         self.rtt_timing = None;
         if let Some(r) = sample {
-            self.rtt.sample(r);
+            self.take_rtt_sample(r);
         }
         self.rto_at = None;
+    }
+
+    /// One RTT measurement: into the RFC 6298 estimator and the statistics.
+    fn take_rtt_sample(&mut self, r: u64) {
+        self.rtt.sample(r);
+        let st = &mut self.stats;
+        st.rtt_samples += 1;
+        st.rtt_sum_ns += r;
+        st.rtt_min_ns = Some(st.rtt_min_ns.map_or(r, |m| m.min(r)));
+        st.rtt_max_ns = st.rtt_max_ns.max(r);
     }
 
     fn request_fin(&mut self) {

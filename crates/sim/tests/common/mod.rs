@@ -20,6 +20,8 @@ pub fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forwar
         routes,
         nat: None,
         ipsec: vec![],
+        openvpn: vec![],
+        pppoe: vec![],
         cpu: cpu_free(),
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,
