@@ -97,6 +97,48 @@ pub struct NodeConfig {
     /// PPPoE session ends at this node, each a PPP interface (see `pppoe` and `vif`).
     #[serde(default)]
     pub pppoe: Vec<PppoeConfig>,
+    /// PPTP tunnel ends at this node, each a PPP interface (see `pptp` and `pptp_vif`).
+    #[serde(default)]
+    pub pptp: Vec<PptpConfig>,
+}
+
+/// One end of a PPTP tunnel (RFC 2637; seed 002 §3.4): a TCP control connection from
+/// `local` to `remote`'s port 1723 (the client, PNS, opens it), then one call whose PPP
+/// link rides in enhanced GRE between the same addresses, routed by the node's stack.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PptpConfig {
+    /// The PPP interface's name (`ppp0`).
+    pub name: String,
+    /// The PAC (`pptpd`: listens on 1723, authenticates, assigns the address).
+    pub server: bool,
+    /// Outer addresses: this end's and the other end's.
+    pub local: Ipv4Addr,
+    pub remote: Ipv4Addr,
+    /// "mschapv2" (RFC 2759), "chap" (RFC 1994, MD5) or "pap" (RFC 1334): what the
+    /// server demands.
+    pub auth: String,
+    /// The client's name and the shared secret.
+    pub user: String,
+    pub secret: String,
+    /// The interface MTU; also the MRU each end requests in LCP (RFC 1661 §6.1).
+    pub mtu: u16,
+    /// This end's address on the PPP link (for a client, the one the server assigns).
+    pub ppp_local: Ipv4Addr,
+    /// The other end's PPP address (a server assigns it to the client with IPCP).
+    pub ppp_peer: Ipv4Addr,
+    /// Destinations routed into the PPP interface (the peer's address at least).
+    pub routes: Vec<(Ipv4Addr, u8)>,
+    /// This end's Call ID (RFC 2637 §2.7-§2.8).
+    pub call_id: u16,
+    /// Packet Recv. Window Size announced (RFC 2637 §2.7-§2.8). RFC 2637 fixes no
+    /// value; 64 is what Windows' PPTP client and server announce.
+    #[serde(default = "default_pptp_window")]
+    pub recv_window: u16,
+}
+
+fn default_pptp_window() -> u16 {
+    64
 }
 
 /// One end of an OpenVPN tunnel (seed 002 §3.2). Its packets are UDP datagrams between
@@ -450,6 +492,14 @@ pub struct CpuCycles {
     /// PPPoE: encapsulating or decapsulating one session frame (the PPP channel work).
     #[serde(default)]
     pub per_pppoe_packet: u64,
+    /// PPTP: encapsulating or decapsulating one enhanced-GRE packet (PPP channel, GRE
+    /// header, sequence and acknowledgment bookkeeping).
+    #[serde(default)]
+    pub per_pptp_packet: u64,
+    /// PPTP: per octet of every GRE packet sent or taken (the copy into and out of the
+    /// PPP channel).
+    #[serde(default)]
+    pub per_byte_pptp: f64,
 }
 
 /// A link between ports.

@@ -844,6 +844,17 @@ impl IpStack {
         self.send_own(now, frame, repr.header_len(), out);
     }
 
+    /// Sends a tunnel's outer datagram (PPTP's TCP and GRE): routed never into a tunnel
+    /// interface the node carries itself, as [`send_udp_outer`](Self::send_udp_outer).
+    pub fn send_datagram_outer(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8], out: &mut Vec<Out>) {
+        let mut repr = ipv4::Repr::new(src, dst, protocol, payload.len(), DEFAULT_TTL);
+        repr.ident = self.next_ident();
+        let mut frame = Vec::with_capacity(HEADROOM + repr.buffer_len());
+        frame.resize(HEADROOM, 0);
+        repr.encapsulate(payload, &mut frame);
+        self.send_routed(now, frame, None, true, out);
+    }
+
     /// Sends a datagram this node made (after [`HEADROOM`], with an IPv4 header of
     /// `header_len` bytes). RFC 4301 §5.1: the SPD decides before the datagram is routed;
     /// a transport-mode SA transforms the whole datagram, which is fragmented afterwards

@@ -28,6 +28,8 @@ pub mod pmtu;
 pub mod openvpn;
 pub mod ppp;
 pub mod pppoe;
+pub mod pptp;
+pub mod pptp_vif;
 pub mod results;
 pub mod rng;
 pub mod serial;

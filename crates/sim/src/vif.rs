@@ -53,6 +53,8 @@ pub enum Vif {
     Tun(usize),
     /// PPPoE end `k`.
     Ppp(usize),
+    /// PPTP end `k` (see `pptp_vif`).
+    Pptp(usize),
 }
 
 /// The virtual interfaces of one node.
@@ -60,6 +62,7 @@ pub enum Vif {
 pub struct Vifs {
     pub openvpn: Vec<OpenVpnEnd>,
     pub pppoe: Vec<PppoeEnd>,
+    pub pptp: crate::pptp_vif::PptpVifs,
     /// Port of each PPPoE end, and its IP interface.
     pppoe_port: Vec<u16>,
     pppoe_iface: Vec<usize>,
@@ -86,7 +89,11 @@ fn seeded(mac: Mac, purpose: &str) -> RandomStream {
 
 impl Vifs {
     pub fn is_empty(&self) -> bool {
-        self.openvpn.is_empty() && self.pppoe.is_empty()
+        self.openvpn.is_empty() && self.pppoe.is_empty() && self.pptp.ends.is_empty()
+    }
+
+    pub(crate) fn by_iface_insert(&mut self, iface: usize, vif: Vif) {
+        self.by_iface.insert(iface, vif);
     }
 
     /// The virtual interface carrying IP interface `iface`, if one does.
@@ -148,6 +155,7 @@ impl Node {
                 }
                 let authenticator = match auth {
                     Auth::Chap => Authenticator::chap(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
+                    Auth::MsChapV2 => Authenticator::mschapv2(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
                     Auth::Pap => Authenticator::pap(c.user.as_bytes(), c.secret.as_bytes()),
                 };
                 PppLink::new(
@@ -181,7 +189,7 @@ impl Node {
             self.vifs.pppoe_checked.push(false);
             self.vifs.pppoe_local.push(c.local);
         }
-        Ok(())
+        self.attach_pptp(config)
     }
 
     /// Whether packets to `dst` can leave now: a route through a PPP interface needs
@@ -190,6 +198,7 @@ impl Node {
     pub fn route_up(&self, dst: Ipv4Addr) -> bool {
         match self.ip.route(dst).and_then(|(iface, _)| self.vifs.of_iface(iface)) {
             Some(Vif::Ppp(k)) => self.vifs.pppoe[k].is_up(),
+            Some(Vif::Pptp(k)) => self.vifs.pptp.ends[k].is_up(),
             _ => true,
         }
     }
@@ -197,7 +206,7 @@ impl Node {
     /// When the node's stack or its virtual interfaces next need waking.
     pub fn poll_at(&self) -> Option<u64> {
         let start = (!self.vifs.started && self.vifs.pppoe.iter().any(|e| !e.server)).then_some(0);
-        [self.ip.poll_at(), start].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
+        [self.ip.poll_at(), start, self.pptp_poll_at()].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
     }
 
     /// Handles the timers due at `now` (ARP, reassembly, PPPoE and PPP) outside a CPU job.
@@ -219,6 +228,7 @@ impl Node {
             self.pppoe_emit(now, k, frames, &mut fx);
             self.check_ipcp(k, &mut fx);
         }
+        self.pptp_on_timer(now, &mut fx);
         // Work done outside a CPU job is charged to the next one (as `Node::process`
         // does for the stack's own sends).
         self.unbilled += fx.cycles;
@@ -259,6 +269,7 @@ impl Node {
         let packet = &frame[ethernet::HEADER_LEN..];
         match vif {
             Vif::Tun(k) => self.seal_and_send(now, k, packet, fx),
+            Vif::Pptp(k) => self.pptp_send(now, k, packet, fx),
             Vif::Ppp(k) => match self.vifs.pppoe[k].send_ipv4(packet) {
                 Ok(f) => self.pppoe_emit(now, k, vec![f], fx),
                 Err(reason) => fx.drops.push((None, format!("{}: {reason}", self.ip.ifaces[self.vifs.pppoe_iface[k]].name), Some(packet.to_vec()))),
@@ -294,6 +305,9 @@ impl Node {
     /// A datagram the stack delivered locally: an OpenVPN end's if it claims it (then
     /// opened here, `true`), else the applications'.
     pub(crate) fn vif_local(&mut self, now: u64, packet: &[u8], fx: &mut Effects) -> bool {
+        if self.pptp_local(now, packet, fx) {
+            return true;
+        }
         if self.vifs.openvpn.is_empty() {
             return false;
         }

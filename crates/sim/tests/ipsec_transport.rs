@@ -35,6 +35,7 @@ fn node(name: &str, addr: Ipv4Addr, mac: u8, gateway: Option<Ipv4Addr>) -> NodeC
         ipsec: vec![],
         openvpn: vec![],
         pppoe: vec![],
+        pptp: vec![],
     }
 }
 

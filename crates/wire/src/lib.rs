@@ -133,10 +133,12 @@ pub mod udp;
 
 // Point-to-point, tunnels and VPNs.
 pub mod gre;
+pub mod mschapv2;
 pub mod hdlc;
 pub mod openvpn;
 pub mod ppp;
 pub mod pppoe;
+pub mod pptp;
 
 // IPsec.
 pub mod ah;

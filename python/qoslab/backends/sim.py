@@ -522,6 +522,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             "pmtu": {"frag_needed": node.frag_needed, "filter_icmp_unreachable": node.block_icmp_unreachable},
             "openvpn": [],
             "pppoe": [],
+            "pptp": [],
         }
         bridge_ports: list[Port] = []
         bridge_address: IPv4Interface | None = None

@@ -39,6 +39,8 @@ class CpuCycles(BaseModel):
     per_openvpn_packet: int = Field(0, ge=0, description="OpenVPN: fixed cost of sealing or opening one data packet.")
     per_byte_openvpn: float = Field(0.0, ge=0, description="OpenVPN: HMAC and cipher per byte of each data packet sealed or opened.")
     per_pppoe_packet: int = Field(0, ge=0, description="PPPoE: encapsulating or decapsulating one session frame.")
+    per_pptp_packet: int = Field(0, ge=0, description="PPTP: encapsulating or decapsulating one enhanced-GRE packet (PPP channel, GRE header, sequence/ack bookkeeping).")
+    per_byte_pptp: float = Field(0.0, ge=0, description="PPTP: per octet of every GRE packet sent or taken.")
 
 
 class CpuProfile(BaseModel):

@@ -4,8 +4,11 @@
 //! (Authentication-Protocol), §6.4 (Magic-Number and loop detection), §5.3-§5.4 (Nak
 //! with the value wanted, Reject of what is not understood, Reject before Nak);
 //! RFC 1994 §3 (CHAP's option: protocol c223, algorithm 5 = MD5); RFC 1334 §3 (PAP:
-//! c023); RFC 2516 §7 (over PPPoE: MRU at most 1492; ACCM, PFC and ACFC not used, so
-//! they are rejected here).
+//! c023); RFC 2759 §2 (MS-CHAPv2: CHAP with algorithm 0x81); RFC 2516 §7 (over PPPoE:
+//! MRU at most 1492; ACCM, PFC and ACFC not used, so they are rejected there); RFC 1661
+//! §6.5-§6.6 (Protocol-Field- and Address-and-Control-Field-Compression), asked for and
+//! accepted on links that set `compress` (PPTP's, whose PPP header is then the one
+//! octet seed 002 §3.4 counts).
 
 use wire::ppp::{Code, LcpOption, Protocol};
 
@@ -23,6 +26,8 @@ pub enum Auth {
     Chap,
     /// RFC 1334 §2.
     Pap,
+    /// RFC 2759: MS-CHAPv2.
+    MsChapV2,
 }
 
 impl Auth {
@@ -30,6 +35,7 @@ impl Auth {
         match self {
             Auth::Chap => LcpOption::AuthProtocol { protocol: Protocol::Chap, data: &[CHAP_MD5] },
             Auth::Pap => LcpOption::AuthProtocol { protocol: Protocol::Pap, data: &[] },
+            Auth::MsChapV2 => LcpOption::AuthProtocol { protocol: Protocol::Chap, data: &[wire::mschapv2::ALGORITHM] },
         }
     }
 
@@ -37,6 +43,7 @@ impl Auth {
         match (protocol, data) {
             (Protocol::Chap, [CHAP_MD5]) => Some(Auth::Chap),
             (Protocol::Pap, []) => Some(Auth::Pap),
+            (Protocol::Chap, [wire::mschapv2::ALGORITHM]) => Some(Auth::MsChapV2),
             _ => None,
         }
     }
@@ -56,6 +63,14 @@ pub struct LcpOptions {
     pub peer_mru: u16,
     /// The authentication the peer demanded of us, once acknowledged.
     pub peer_requires: Option<Auth>,
+    /// Ask for PFC and ACFC and accept them (RFC 1661 §6.5, §6.6); off over PPPoE
+    /// (RFC 2516 §7), on over PPTP.
+    pub compress: bool,
+    /// The peer asked for PFC / ACFC and we acknowledged: frames to it may carry a
+    /// one-octet protocol field / no address and control field.
+    pub peer_pfc: bool,
+    pub peer_acfc: bool,
+    send_compress: bool,
     send_mru: bool,
     send_magic: bool,
     /// Values for the magic number to take after a loop-back Nak (RFC 1661 §6.4).
@@ -71,6 +86,10 @@ impl LcpOptions {
             willing,
             peer_mru: DEFAULT_MRU,
             peer_requires: None,
+            compress: false,
+            peer_pfc: false,
+            peer_acfc: false,
+            send_compress: true,
             send_mru: mru != DEFAULT_MRU,
             send_magic: true,
             reseed: magic.rotate_left(13) ^ 0x9e37_79b9,
@@ -94,12 +113,17 @@ impl Options for LcpOptions {
         if self.send_magic {
             push(LcpOption::MagicNumber(self.magic), &mut data);
         }
+        if self.compress && self.send_compress {
+            push(LcpOption::Pfc, &mut data);
+            push(LcpOption::Acfc, &mut data);
+        }
         data
     }
 
     fn check(&mut self, data: &[u8], reject_naks: bool) -> Result<(), (Code, Vec<u8>)> {
         let (mut nak, mut reject) = (Vec::new(), Vec::new());
         let (mut mru, mut auth) = (DEFAULT_MRU, None);
+        let (mut pfc, mut acfc) = (false, false);
         let mut rest = data;
         while !rest.is_empty() {
             let Ok((option, len)) = LcpOption::parse(rest) else {
@@ -127,6 +151,8 @@ impl Options for LcpOptions {
                     (_, Some(w)) => push(w.option(), &mut nak),
                     (_, None) => reject.extend_from_slice(raw),
                 },
+                LcpOption::Pfc if self.compress => pfc = true,
+                LcpOption::Acfc if self.compress => acfc = true,
                 _ => reject.extend_from_slice(raw),
             }
         }
@@ -138,6 +164,8 @@ impl Options for LcpOptions {
         }
         self.peer_mru = mru;
         self.peer_requires = auth;
+        self.peer_pfc = pfc;
+        self.peer_acfc = acfc;
         Ok(())
     }
 
@@ -150,6 +178,7 @@ impl Options for LcpOptions {
                 (false, LcpOption::Mru(_)) => self.send_mru = false,
                 (true, LcpOption::MagicNumber(m)) => self.magic = m ^ self.reseed,
                 (false, LcpOption::MagicNumber(_)) => self.send_magic = false,
+                (false, LcpOption::Pfc | LcpOption::Acfc) => self.send_compress = false,
                 // The peer will not do the authentication we demand: keep demanding it;
                 // the link fails after Max-Configure (RFC 1661 §6.2, "the
                 // implementation... MUST NOT" open without it).
@@ -183,6 +212,21 @@ mod test {
         // ACFC (08 02) is rejected even beside an option that would be Nak'd (§5.4).
         let mixed = [0x03, 0x04, 0xc0, 0x23, 0x08, 0x02];
         assert_eq!(client.check(&mixed, false), Err((Code::ConfigureReject, vec![0x08, 0x02])));
+    }
+
+    #[test]
+    fn compressing_link_asks_for_and_takes_pfc_acfc_and_mschapv2() {
+        // RFC 1661 §6.5 (07 02), §6.6 (08 02); RFC 2759 §2: CHAP algorithm 0x81.
+        let mut server = LcpOptions::new(1500, 0x0102_0304, Some(Auth::MsChapV2), None);
+        server.compress = true;
+        assert_eq!(server.request(), [0x03, 0x05, 0xc2, 0x23, 0x81, 0x05, 0x06, 1, 2, 3, 4, 0x07, 0x02, 0x08, 0x02]);
+        let mut client = LcpOptions::new(1500, 9, None, Some(Auth::MsChapV2));
+        client.compress = true;
+        assert_eq!(client.check(&server.request(), false), Ok(()));
+        assert_eq!((client.peer_requires, client.peer_pfc, client.peer_acfc), (Some(Auth::MsChapV2), true, true));
+        // A peer that rejects them is not asked again.
+        server.refused(false, &[0x07, 0x02, 0x08, 0x02]);
+        assert_eq!(server.request(), [0x03, 0x05, 0xc2, 0x23, 0x81, 0x05, 0x06, 1, 2, 3, 4]);
     }
 
     #[test]

@@ -46,6 +46,9 @@ pub struct PppLink {
     /// Authentication still owed: (ours of the peer, the peer's of us).
     pending: (bool, bool),
     phase: Phase,
+    /// MS-CHAPv2's Peer-Challenge (RFC 2759 §4: 16 random octets), drawn by the owner
+    /// from its seeded stream ([`PppLink::set_peer_challenge`]).
+    peer_challenge: [u8; 16],
     /// Why the link terminated, if it did.
     pub failure: Option<String>,
     next_id: u8,
@@ -68,9 +71,15 @@ impl PppLink {
             peer: None,
             pending: (false, false),
             phase: Phase::Dead,
+            peer_challenge: [0; 16],
             failure: None,
             next_id: 1,
         }
+    }
+
+    /// The Peer-Challenge this end sends if it answers MS-CHAPv2 (RFC 2759 §4).
+    pub fn set_peer_challenge(&mut self, challenge: [u8; 16]) {
+        self.peer_challenge = challenge;
     }
 
     pub fn phase(&self) -> Phase {
@@ -160,7 +169,7 @@ impl PppLink {
             }
             Protocol::Chap | Protocol::Pap if self.phase == Phase::Authenticate || self.phase == Phase::Network => {
                 let ours = match (protocol, self.lcp.options.require) {
-                    (Protocol::Chap, Some(Auth::Chap)) => {
+                    (Protocol::Chap, Some(Auth::Chap | Auth::MsChapV2)) => {
                         // CHAP: the authenticator takes Responses, the peer the rest.
                         info.first() == Some(&2)
                     }
@@ -212,6 +221,7 @@ impl PppLink {
                 self.peer = match (owed, &self.credentials) {
                     (Some(Auth::Chap), Some((name, secret))) => Some(Peer::chap(name, secret)),
                     (Some(Auth::Pap), Some((name, secret))) => Some(Peer::pap(name, secret)),
+                    (Some(Auth::MsChapV2), Some((name, secret))) => Some(Peer::mschapv2(name, secret, self.peer_challenge)),
                     _ => None,
                 };
                 self.phase = Phase::Authenticate;

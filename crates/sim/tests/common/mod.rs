@@ -22,6 +22,7 @@ pub fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forwar
         ipsec: vec![],
         openvpn: vec![],
         pppoe: vec![],
+        pptp: vec![],
         cpu: cpu_free(),
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,
