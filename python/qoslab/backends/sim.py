@@ -966,7 +966,7 @@ def _pptp_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], p
     """
     net = Network(sc, {}, names, ports, addresses)
     used = {a.ip for addrs in addresses.values() for a in addrs}
-    ppp_count = [sum(1 for e in node["pppoe"]) for node in nodes]
+    ppp_count = [len(node["pppoe"]) for node in nodes]  # after the PPPoE interfaces
     for i, t in enumerate(sc.tunnel):
         if not isinstance(t, Pptp):
             continue
@@ -996,10 +996,12 @@ def _pptp_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], p
             client_outer = client_port.address.ip
         else:
             client_outer = net.destination(ends[1], ends[0])
-        client_ppp = _free_host(server_if.network, used) if client_outer is not None else None
-        if client_outer is None or client_ppp is None:
-            out.add(("tunnel", i, "to"), "no free address for the PPTP client in the server's subnet" if client_outer is not None or what is not None else "a PPTP client needs an IPv4 address",
-                    expected=f"a free host address in {server_if.network}", found="all in use" if client_outer is not None or what is not None else "none")
+        if client_outer is None:
+            out.add(("tunnel", i, "from"), "a PPTP client needs an IPv4 address to reach the server from", expected=f"an address on node {ends[0]!r}", found="none")
+            continue
+        client_ppp = _free_host(server_if.network, used)
+        if client_ppp is None:
+            out.add(("tunnel", i, "to"), "no free address for the PPTP client in the server's subnet", expected=f"a free host address in {server_if.network}", found="all in use")
             continue
         under = interface_mtu(sc, what) or 1500
         mtu = t.mtu or under - PPTP_OVERHEAD
