@@ -137,6 +137,15 @@ CASES = [
         "did you mean 'rate'?",
     ),
     (
+        "ipsec_selector_port_without_protocol.toml",
+        ("{ port = 8 }", None),
+        "tunnel[0].selector",
+        "a port selector needs a protocol with ports",
+        "'udp' or 'tcp' with `port`",
+        "'any'",
+        None,
+    ),
+    (
         "serial_rate_zero.toml",
         ('"0 bps"', None),
         "link[0].rate",

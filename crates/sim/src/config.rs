@@ -29,6 +29,11 @@ pub struct SimConfig {
     /// Stop with an error instead of exhausting memory or time.
     #[serde(default)]
     pub budget: BudgetConfig,
+    /// [from, until) in nanoseconds: each node's CPU utilisation is reported over this
+    /// window as well (a test's traffic interval, without the learning and draining
+    /// around it). None = only over the whole run.
+    #[serde(default)]
+    pub cpu_window_ns: Option<(u64, u64)>,
     /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
     /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
     #[serde(default)]
@@ -326,10 +331,16 @@ pub struct IpsecTunnelConfig {
     /// (RFC 4301 §4.4.1.1 "Next Layer Protocol")...
     #[serde(default)]
     pub select_protocol: Option<u8>,
-    /// ... and only UDP or TCP with this port as source or destination, so that several
-    /// SAs to one host are told apart. The most specific SA that selects a packet wins.
+    /// ... and only UDP or TCP from this local port (RFC 4301 §4.4.1.1 "Local Port";
+    /// outbound, the source port) ...
     #[serde(default)]
-    pub select_port: Option<u16>,
+    pub select_local_port: Option<u16>,
+    /// ... and to this remote port ("Remote Port"; outbound, the destination port), so
+    /// that several SAs to one host are told apart, as an SPD's entries are. The most
+    /// specific SA that selects a packet wins (RFC 4301 §4.4.1: the SPD is ordered and
+    /// the more specific entries come first).
+    #[serde(default)]
+    pub select_remote_port: Option<u16>,
     /// Tunnel mode, an inner packet larger than the tunnel can carry unfragmented:
     /// `Before` fragments the inner packet to the tunnel's effective MTU (the largest
     /// inner packet whose ESP/AH packet fits the path MTU to `remote`, and at most

@@ -218,12 +218,17 @@ pub struct NodeResult {
     pub role: String,
     pub cpu_profile: String,
     pub cpu_utilization: f64,
+    /// Over `SimConfig::cpu_window_ns` (the test's traffic), when one is given.
+    pub cpu_utilization_window: Option<f64>,
     pub cpu_drops: u64,
     pub forwarded: u64,
     pub arp_table: Vec<TableEntry>,
     pub l3f_table: Vec<TableEntry>,
     pub bridge_table: Vec<BridgeEntry>,
     pub drops: BTreeMap<String, u64>,
+    /// Per IPsec tunnel (SA pair) of the node, in configuration order: packets and
+    /// bytes sealed and opened.
+    pub ipsec: Vec<crate::ipsec::SaReport>,
     /// ICMP "fragmentation needed" the node sent (RFC 1191 §4), DF packets too big it
     /// dropped without one (a black hole, or a rate limit), and ICMP errors its rate
     /// limit held back.
@@ -389,6 +394,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 role: n.role.clone(),
                 cpu_profile: n.cpu.config.profile.clone(),
                 cpu_utilization: n.cpu.utilization(now),
+                cpu_utilization_window: n.cpu.window_utilization(),
                 cpu_drops: n.cpu.drops,
                 forwarded: n.ip.counters.forwarded,
                 arp_table: n
@@ -408,6 +414,12 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     .map(|(mac, port)| BridgeEntry { mac: mac.to_string(), port: n.port_name(port).to_string() })
                     .collect(),
                 drops: inputs.drop_counts[i].clone(),
+                ipsec: {
+                    let order = |r: &crate::ipsec::SaReport| inputs.config.nodes[i].ipsec.iter().position(|c| c.name == r.name);
+                    let mut reports = n.ip.sa_reports();
+                    reports.sort_by_key(order);
+                    reports
+                },
                 frag_needed_sent: n.ip.counters.frag_needed_sent,
                 frag_needed_silent: n.ip.counters.frag_needed_silent,
                 icmp_rate_limited: n.ip.counters.icmp_rate_limited,

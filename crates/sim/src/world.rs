@@ -378,6 +378,9 @@ impl World {
         let mut nodes = Vec::with_capacity(config.nodes.len());
         for (i, n) in config.nodes.iter().enumerate() {
             nodes.push(Node::new(n).map_err(|message| RunError::Config(ConfigError { field: format!("nodes[{i}]"), message }))?);
+            if let (Some((from, until)), Some(node)) = (config.cpu_window_ns, nodes.last_mut()) {
+                node.cpu.set_window(from, until);
+            }
         }
         let mut attachments: Vec<Vec<Attachment>> =
             config.nodes.iter().map(|n| vec![Attachment::Unattached; n.ports.len()]).collect();

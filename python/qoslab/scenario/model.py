@@ -563,6 +563,32 @@ class Pptp(TunnelBase):
     mppe: bool = Field(False, description="Microsoft Point-to-Point Encryption on the PPP payload.")
 
 
+class IpsecSelector(Strict):
+    """Which traffic between a tunnel's two ends its SA pair carries: the selectors of
+    an SPD entry (RFC 4301 §4.4.1.1) beyond the two addresses.
+
+    Several VPNs between the same two hosts (seed 003: up to three from one client, each
+    with its own IPsec policy) are told apart so: ``selector = { protocol = "udp",
+    port = 8 }`` carries UDP to and from port 8 of ``to``. Where several tunnels select
+    a packet, the most specific wins (RFC 4301 §4.4.1: the SPD is ordered, specific
+    entries first); a tunnel without a selector carries the rest.
+    """
+
+    protocol: Literal["any", "udp", "tcp", "icmp"] = Field("any", description="Next layer protocol (RFC 4301 §4.4.1.1); 'any' = every protocol.")
+    port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="The UDP/TCP port at `to` (the service's port): `from`'s remote port, `to`'s local port (RFC 4301 §4.4.1.1). None = any port; needs protocol 'udp' or 'tcp'.",
+    )
+
+    @model_validator(mode="after")
+    def _ports_need_udp_or_tcp(self) -> IpsecSelector:
+        if self.port is not None and self.protocol not in ("udp", "tcp"):
+            raise FieldProblem("protocol", "a port selector needs a protocol with ports", expected="'udp' or 'tcp' with `port`", found=repr(self.protocol))
+        return self
+
+
 class Ipsec(TunnelBase):
     """An IPsec security association pair (RFC 4301): ESP or AH, tunnel or transport mode."""
 
@@ -584,6 +610,10 @@ class Ipsec(TunnelBase):
     auth: Annotated[
         Literal["none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128"], BeforeValidator(_lower)
     ] = Field("hmac-sha1-96", description="Integrity check (ICV).")
+    selector: IpsecSelector | None = Field(
+        None,
+        description="Transport mode: which traffic between `from` and `to` this tunnel carries (RFC 4301 §4.4.1.1 selectors); none = all of it not selected by a more specific tunnel.",
+    )
 
     @model_validator(mode="after")
     def _ah_has_no_cipher(self) -> Ipsec:
@@ -723,6 +753,18 @@ class UdpEcho(TestBase):
     gap: Time = Field("1 ms", description="Time between datagrams (seed 003: 1 ms and 5 ms).")
     count: int = Field(10000, ge=1, description="Datagrams to send (seed 003: 10 000).")
     port: int = Field(7, ge=1, le=65535, description="The echo server's UDP port (RFC 862: 7).")
+    streams: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Echo streams sent at once, each `count` datagrams `gap` apart (seed 003: one per VPN); stream k (from 0) goes to port `port` + k.",
+    )
+
+    @model_validator(mode="after")
+    def _ports_fit(self) -> UdpEcho:
+        if self.port + self.streams - 1 > 65535:
+            raise FieldProblem("streams", "the streams' ports run past 65535", expected=f"at most {65536 - self.port} streams from port {self.port}", found=str(self.streams))
+        return self
 
 
 TcpStack = Literal["linux", "netbsd-1.1"]
@@ -908,6 +950,7 @@ __all__ = [
     "Pppoe",
     "Pptp",
     "Ipsec",
+    "IpsecSelector",
     "Gre",
     "Test",
     "Rfc2544Throughput",
