@@ -150,6 +150,7 @@ pub mod slip;
 // ATM.
 pub mod aal5;
 pub mod atm;
+pub mod atmarp;
 pub mod lane;
 pub mod rfc2684;
 
