@@ -29,6 +29,9 @@ pub struct SimConfig {
     /// Stop with an error instead of exhausting memory or time.
     #[serde(default)]
     pub budget: BudgetConfig,
+    /// ATM switches, PVC cross-connects and CLIP subnets (the links are in `links`).
+    #[serde(default)]
+    pub atm: crate::atm::AtmConfig,
 }
 
 /// Limits that stop a run cleanly, naming what grew.
@@ -248,6 +251,10 @@ pub struct CpuCycles {
     /// header building, the HMAC's final blocks).
     #[serde(default)]
     pub per_esp_packet: u64,
+    /// ATM: segmentation or reassembly of one cell by the host CPU (0 when the NIC does
+    /// SAR in hardware, as the ForeRunnerLE155 of seed 001 §2.6 does).
+    #[serde(default)]
+    pub per_atm_cell: f64,
 }
 
 /// A link between ports.
@@ -288,6 +295,8 @@ pub enum LinkConfig {
     },
     /// An 802.11 infrastructure BSS (or an ad hoc cell when `ap` is `None`).
     Wifi(Box<WifiConfig>),
+    /// An ATM link of cells (see `atm`).
+    Atm(Box<crate::atm::AtmLinkConfig>),
 }
 
 /// What one direction of a link does to frames besides carrying them.
@@ -483,6 +492,10 @@ impl SimConfig {
                     if *rate_bps == 0 {
                         return fail(format!("links[{i}].rate_bps"), "a link's rate must be positive".into());
                     }
+                }
+                LinkConfig::Atm(l) => {
+                    attach(&l.a, format!("links[{i}].a"))?;
+                    attach(&l.b, format!("links[{i}].b"))?;
                 }
                 LinkConfig::Wifi(w) => {
                     if let Some(ap) = &w.ap {
