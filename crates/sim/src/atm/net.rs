@@ -187,7 +187,9 @@ impl Reasm {
         self.cells += n;
         self.next = first + n;
         if self.cells > MAX_PDU_CELLS {
-            self.broken = true;
+            // I.363.5 §10.2: longer than the largest CPCS-PDU: discarded at once.
+            self.active = false;
+            return Some(false);
         }
         if first + n == total {
             let whole = !self.broken && self.cells == total;
