@@ -24,13 +24,22 @@ START_NS = 100_000_000
 """The connection opens 100 ms into the run, after nothing: ARP is part of the transfer, as in a real run."""
 
 
-def _options(t: Any) -> dict[str, Any]:
+def _options(t: Any, scenario: Any = None) -> dict[str, Any]:
     options: dict[str, Any] = {"congestion": "newreno" if t.congestion in ("reno", "newreno") else "cubic"}
     if getattr(t, "mss", None):
         options["mss"] = int(t.mss)
     if t.window:
         # iperf -w sets both socket buffers; a fixed window (seed 004's NetBSD) caps it.
         options.update(send_buffer=int(t.window), recv_buffer=int(t.window), max_window=int(t.window), window_scaling=int(t.window) > 65535)
+    elif scenario is not None:
+        # The hosts' socket buffers (seed 001: SO_SNDBUF at the sender, SO_RCVBUF at the
+        # receiver, the window the receiver offers at most).
+        send = getattr(scenario.node.get(t.from_), "socket_buffer", None)
+        recv = getattr(scenario.node.get(t.to), "socket_buffer", None)
+        if send:
+            options["send_buffer"] = int(send)
+        if recv:
+            options.update(recv_buffer=int(recv), max_window=int(recv), window_scaling=int(recv) > 65535)
     return options
 
 
@@ -38,7 +47,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     """The flow of a ``tcp.bulk`` or ``tcp.transfer`` test."""
     t = net.scenario.test[index]
     src, dst = endpoints(net, index, source=source)
-    options = _options(t)
+    options = _options(t, net.scenario)
     streams = getattr(t, "streams", 1)
     if t.method == "tcp.bulk":
         stop = START_NS + int(t.duration)

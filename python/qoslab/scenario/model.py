@@ -128,13 +128,18 @@ class Host(NodeBase):
     """An end system: sends and receives test traffic, does not forward."""
 
     role: Literal["host"] = Field(description="Node kind.")
-    socket_buffer: Size | None = Field(None, description="TCP send and receive socket buffer, e.g. '64 KiB' (seed 001); none = the stack's default.")
+    socket_buffer: Size | None = Field(
+        None,
+        description="TCP send and receive socket buffer, e.g. '64 KiB' (seed 001); a test's `window` overrides it; none = the stack's default.",
+    )
+    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnet of this host's ATM port.")
 
 
 class Router(NodeBase):
     """An IP router: forwards between its interfaces by its routes."""
 
     role: Literal["router"] = Field(description="Node kind.")
+    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of this router's ATM ports.")
 
 
 class Bridge(NodeBase):
@@ -177,10 +182,34 @@ class Switch(NodeBase):
     role: Literal["switch"] = Field(description="Node kind.")
 
 
+class CrossConnect(Strict):
+    """A PVC cross-connect of an ATM switch: cells on `a` VPI/VCI leave on `b` and back."""
+
+    a: str = Field(description="A port of the switch: the neighbour node its link leads to ('ws1'), or the port's name ('atm0').")
+    b: str = Field(description="The other port, named the same way.")
+    vpi: int = Field(0, ge=0, le=255, description="VPI on `a` (UNI: 0-255).")
+    vci: int = Field(ge=32, le=65535, description="VCI on `a`; 0-31 are reserved (ITU-T I.361 Table 2).")
+    b_vpi: int | None = Field(None, ge=0, le=255, description="VPI on `b`; none = `vpi`.")
+    b_vci: int | None = Field(None, ge=32, le=65535, description="VCI on `b`; none = `vci`.")
+
+
 class AtmSwitch(NodeBase):
     """An ATM switch: relays cells on VCs between its ports."""
 
     role: Literal["atm-switch"] = Field(description="Node kind.")
+    queue: int = Field(
+        1024, ge=1, description="Cells each output port buffers (drop-tail); 1024 is of the order of 1998 workgroup switches' per-port buffers (uncalibrated)."
+    )
+    epd_threshold: int | None = Field(
+        None, ge=1, description="Early packet discard: drop a whole AAL5 frame whose first cell finds this many cells queued (Romanow & Floyd 1995); none = off."
+    )
+    ppd: bool = Field(False, description="Partial packet discard: after a cell loss, drop the rest of that frame but its last cell (Romanow & Floyd 1995).")
+    signalling_delay: Time = Field("1 ms", description="Call processing per UNI signalling message (SETUP, CONNECT), per switch; uncalibrated.")
+    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of the hosts on this ATM network.")
+    cross_connects: list[CrossConnect] = Field(
+        default_factory=list,
+        description="PVC cross-connects; none = join each PVC number that the `vcs` of exactly two of the switch's links list.",
+    )
 
 
 class LaneServer(NodeBase):
@@ -397,6 +426,18 @@ class Atm(LinkBase):
     vcs: list[VirtualCircuit] = Field(default_factory=list, description="PVCs on the link; none = SVCs set up by signalling.")
     encapsulation: Literal["llc-snap", "vc-mux"] = Field("llc-snap", description="RFC 2684 multiprotocol encapsulation.")
     mtu: int = Field(9180, ge=68, le=65535, description="IP MTU; RFC 2225 (CLIP) default 9180.")
+
+    @model_validator(mode="after")
+    def _mtu_fits_aal5(self) -> Atm:
+        header = 8 if self.encapsulation == "llc-snap" else 0
+        if self.mtu + header > 65535:
+            raise FieldProblem(
+                "mtu",
+                f"an IP packet of {self.mtu} octets with {self.encapsulation} ({header} octets) is an AAL5 SDU of {self.mtu + header}; AAL5 carries at most 65,535 (ITU-T I.363.5)",
+                expected=f"at most {65535 - header} with {self.encapsulation}" + (" (65,535 with vc-mux)" if header else ""),
+                found=str(self.mtu),
+            )
+        return self
 
     @property
     def cell_rate(self) -> int:
@@ -681,6 +722,7 @@ __all__ = [
     "AccessPoint",
     "Switch",
     "AtmSwitch",
+    "CrossConnect",
     "LaneServer",
     "MpoaServer",
     "Route",
