@@ -43,11 +43,25 @@ def _options(t: Any, scenario: Any = None) -> dict[str, Any]:
     return options
 
 
+def _fit_segments_to_buffers(net: "Network", src: int, options: dict[str, Any]) -> None:
+    """A buffer smaller than one full segment (seed 001: 16 KiB buffers with a 64 K MTU)
+    makes every segment as large as the buffer: a sender never sends more than the window
+    the receiver offers, and RFC 1122 §4.2.3.4's sender SWS avoidance sends a segment as
+    soon as it fills the largest window seen."""
+    if options.get("mss"):
+        return
+    mtus = [p.mtu for p in net.ports[src] if p.address is not None]
+    buffers = [options[k] for k in ("send_buffer", "recv_buffer") if options.get(k)]
+    if mtus and buffers and min(buffers) < min(mtus) - 40:
+        options["mss"] = min(buffers)
+
+
 def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
     """The flow of a ``tcp.bulk`` or ``tcp.transfer`` test."""
     t = net.scenario.test[index]
     src, dst = endpoints(net, index, source=source)
     options = _options(t, net.scenario)
+    _fit_segments_to_buffers(net, src, options)
     streams = getattr(t, "streams", 1)
     if t.method == "tcp.bulk":
         stop = START_NS + int(t.duration)

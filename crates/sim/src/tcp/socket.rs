@@ -912,11 +912,30 @@ impl TcpSocket {
                 self.ack_now = true;
             } else {
                 self.schedule_ack(now);
+                if self.sink {
+                    self.sink_window_update();
+                }
             }
         } else {
             self.insert_ooo(seq, data);
             // RFC 5681 §4.2: an out-of-order segment is ACKed at once (a dup ACK).
             self.ack_now = true;
+        }
+    }
+
+    /// A sink stands for an application that reads every octet at once; the read
+    /// opens the window, and the window update a real stack sends then is sent here:
+    /// 4.4BSD's `tcp_output` rule, an update when the right edge moves by two
+    /// segments or by half the buffer (which is what matters when one segment nearly
+    /// fills the buffer: seed 001's 64 K MTU; without it the receiver waits for its
+    /// delayed-ACK timer after every segment).
+    fn sink_window_update(&mut self) {
+        let edge = self.rcv_nxt + self.rcv_free() as usize;
+        if edge > self.rcv_adv {
+            let adv = (edge - self.rcv_adv) as u64;
+            if adv >= 2 * u64::from(self.rcv_mss) || 2 * adv >= u64::from(self.cfg.recv_buffer) {
+                self.ack_now = true;
+            }
         }
     }
 
