@@ -66,22 +66,50 @@ pub fn phy_cell_rate(phy: &str) -> Option<u64> {
 }
 
 /// Slot arithmetic of one link: slot `k` starts at `floor(k × 424e9 / rate)` ns.
+///
+/// The ratio is kept reduced (`num / den` ns per slot; OC-3: 331,250 / 117), so that the
+/// products fit in 64 bits for any run shorter than years and a slot costs one 64-bit
+/// division (128-bit arithmetic only if they would not fit).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Slots {
     pub rate_bps: u64,
+    num: u64,
+    den: u64,
+}
+
+const fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
 }
 
 impl Slots {
+    /// # Panics
+    /// If `rate_bps` is zero.
+    pub const fn new(rate_bps: u64) -> Slots {
+        assert!(rate_bps > 0, "a link of 0 b/s has no cell slots");
+        let bits = CELL_BITS as u64 * 1_000_000_000;
+        let g = gcd(bits, rate_bps);
+        Slots { rate_bps, num: bits / g, den: rate_bps / g }
+    }
+
     /// When slot `k` starts, ns.
     #[inline]
     pub fn start(self, k: u64) -> u64 {
-        (u128::from(k) * CELL_BITS * 1_000_000_000 / u128::from(self.rate_bps)) as u64
+        match k.checked_mul(self.num) {
+            Some(p) => p / self.den,
+            None => (u128::from(k) * u128::from(self.num) / u128::from(self.den)) as u64,
+        }
     }
 
     /// The first slot that starts at or after `t`: `ceil(t × rate / 424e9)`.
     #[inline]
     pub fn ceil(self, t: u64) -> u64 {
-        (u128::from(t) * u128::from(self.rate_bps)).div_ceil(CELL_BITS * 1_000_000_000) as u64
+        match t.checked_mul(self.den) {
+            Some(p) => p.div_ceil(self.num),
+            None => (u128::from(t) * u128::from(self.den)).div_ceil(u128::from(self.num)) as u64,
+        }
     }
 
     /// Cells per second (fractional).
@@ -96,7 +124,8 @@ mod test {
 
     #[test]
     fn oc3_slots_are_exact_and_do_not_drift() {
-        let s = Slots { rate_bps: phy_cell_rate("oc3").unwrap() };
+        let s = Slots::new(phy_cell_rate("oc3").unwrap());
+        assert_eq!((s.num, s.den), (331_250, 117));
         // 424 bits at 149.76 Mb/s: 2831.196… ns.
         assert_eq!(s.start(1), 2831);
         // 353,207.55 cells per second: slot 353,207 starts just before 1 s, 353,208 after.
@@ -107,11 +136,14 @@ mod test {
             let k = s.ceil(t);
             assert!(s.start(k) >= t && (k == 0 || s.start(k - 1) < t), "t = {t}");
         }
+        // Far beyond 64-bit products: the 128-bit path agrees with the exact value.
+        let k = 100_000_000_000_000;
+        assert_eq!(u128::from(s.start(k)), u128::from(k) * 424_000_000_000 / 149_760_000);
     }
 
     #[test]
     fn atm25_carries_53_of_54_octets() {
-        let s = Slots { rate_bps: phy_cell_rate("25m").unwrap() };
+        let s = Slots::new(phy_cell_rate("25m").unwrap());
         // 54 octet times of 25.6 Mb/s per cell: 16.875 µs.
         assert_eq!(s.start(8), 135_000);
     }

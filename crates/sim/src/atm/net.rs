@@ -430,7 +430,7 @@ impl AtmNet {
                     });
                 }
             }
-            net.links.push(Link { name: l.name.clone(), ends, slots: Slots { rate_bps: rate }, delay_ns: l.delay_ns, tx: Default::default() });
+            net.links.push(Link { name: l.name.clone(), ends, slots: Slots::new(rate), delay_ns: l.delay_ns, tx: Default::default() });
         }
         // Addresses: a host behind a switch takes that switch's prefix.
         for ep in &mut net.endpoints {
