@@ -1329,6 +1329,14 @@ fn port_out(r: &Route) -> u16 {
     r.out_port
 }
 
+/// Writes `time_ns` into an ERF record's timestamp: little-endian 64-bit fixed point,
+/// seconds in the high 32 bits and the binary fraction of a second in the low 32.
+pub fn set_erf_time(record: &mut [u8], time_ns: u64) {
+    let secs = time_ns / 1_000_000_000;
+    let frac = ((u128::from(time_ns % 1_000_000_000) << 32) / 1_000_000_000) as u64;
+    record[..8].copy_from_slice(&((secs << 32) | frac).to_le_bytes());
+}
+
 /// An ERF record of type AAL5 (4): the 16-octet ERF header, a 4-octet cell header
 /// without HEC, then the whole CPCS-PDU with pad and trailer (as Wireshark's ERF
 /// dissector reads it and checks the CRC-32).
@@ -1339,7 +1347,7 @@ pub fn erf_aal5(vpi: u16, vci: u16, sdu: &[u8]) -> Vec<u8> {
     }
     let rlen = 16 + 4 + pdu.len();
     let mut rec = Vec::with_capacity(rlen);
-    rec.extend_from_slice(&[0; 8]); // timestamp: the pcap record carries the time
+    rec.extend_from_slice(&[0; 8]); // timestamp: see set_erf_time
     rec.push(4); // ERF type AAL5
     rec.push(0x04); // flags: varying record length
     rec.extend_from_slice(&(rlen as u16).to_be_bytes());

@@ -101,7 +101,8 @@ impl World {
         for (node, port, reason, packet) in out.drops.drain(..) {
             self.record_drop(now, node, port, reason, packet.as_deref());
         }
-        for (node, port, at, record) in out.captured.drain(..) {
+        for (node, port, at, mut record) in out.captured.drain(..) {
+            crate::atm::net::set_erf_time(&mut record, at);
             let name = format!("{}-{}-aal5", self.nodes[node as usize].name, self.nodes[node as usize].port_name(port));
             match self.atm_captures.iter_mut().find(|(n, _)| *n == name) {
                 Some((_, frames)) => frames.push((at, record)),
