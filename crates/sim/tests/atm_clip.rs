@@ -44,7 +44,7 @@ fn pvc_pair(mtu: u16) -> SimConfig {
         flows: vec![],
         capture: false,
         budget: BudgetConfig::default(),
-        atm: AtmConfig { switches: vec![switch(2, &[(0, 1, 100)])], lis: vec![], host_signalling_ns: 0 },
+        atm: AtmConfig { switches: vec![switch(2, &[(0, 1, 100)])], lis: vec![], host_signalling_ns: 0, ..Default::default() },
     }
 }
 
@@ -105,7 +105,7 @@ fn svc_lis(signalling_ns: u64) -> SimConfig {
         flows: vec![],
         capture: false,
         budget: BudgetConfig::default(),
-        atm: AtmConfig { switches: vec![sw], lis: vec![LisConfig { network: ip(0), prefix_len: 24, server: 3 }], host_signalling_ns: 0 },
+        atm: AtmConfig { switches: vec![sw], lis: vec![LisConfig { network: ip(0), prefix_len: 24, server: 3 }], host_signalling_ns: 0, ..Default::default() },
     }
 }
 
@@ -159,7 +159,7 @@ fn congested(epd: Option<usize>, ppd: bool) -> sim::results::Results {
         flows: vec![paced(0, 9152, 1100.0, 100 * MS), paced(1, 9152, 1093.0, 100 * MS + 333_333)],
         capture: false,
         budget: BudgetConfig::default(),
-        atm: AtmConfig { switches: vec![switch(3, &[(0, 2, 100), (1, 2, 101)])], lis: vec![], host_signalling_ns: 0 },
+        atm: AtmConfig { switches: vec![switch(3, &[(0, 2, 100), (1, 2, 101)])], lis: vec![], host_signalling_ns: 0, ..Default::default() },
     };
     config.atm.switches[0].queue_cells = 256;
     config.atm.switches[0].epd_threshold_cells = epd;

@@ -152,6 +152,7 @@ pub mod aal5;
 pub mod atm;
 pub mod atmarp;
 pub mod lane;
+pub mod nhrp;
 pub mod rfc2684;
 
 // Every layer by name, for the MTU analysis and whole-stack tests.

@@ -85,6 +85,9 @@ pub enum ServiceCategory {
 pub struct AtmConfig {
     #[serde(default)]
     pub switches: Vec<SwitchConfig>,
+    /// LAN emulation (ELANs, their servers and clients) and MPOA.
+    #[serde(default)]
+    pub lane: super::lane::LaneConfig,
     /// Logical IP subnets with an ATMARP server (RFC 2225 §8.4). A host on an ATM link
     /// whose subnet has none resolves its PVCs with InATMARP only (§8.2).
     #[serde(default)]

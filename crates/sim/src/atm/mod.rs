@@ -41,6 +41,7 @@
 
 pub mod clip;
 pub mod config;
+pub mod lane;
 pub mod net;
 pub mod signalling;
 

@@ -59,6 +59,8 @@ pub enum AtmEvent {
     TxDone(u32),
     /// t = 0: InATMARP on the PVCs, calls to the ATMARP servers.
     Start,
+    /// A BUS finished serving a frame: it leaves on every multicast-forward VCC.
+    Lane(u32),
 }
 
 /// What handling an event or a packet produced.
@@ -103,6 +105,8 @@ pub struct AtmStats {
     pub svc_setup_ns: Vec<u64>,
     pub atmarp_requests: u64,
     pub inatmarp_requests: u64,
+    /// LAN emulation and MPOA.
+    pub lane: super::lane::LaneStats,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -216,6 +220,8 @@ struct Vc {
     peer_atm: Option<AtmAddress>,
     pcr_bps: Option<u64>,
     reasm: Reasm,
+    /// What the VC carries on a LANE/MPOA endpoint.
+    role: Option<super::lane::VcRole>,
 }
 
 /// A host's ATM port: NIC, VCs, signalling and CLIP.
@@ -236,6 +242,10 @@ struct Endpoint {
     nic_frames: VecDeque<u64>,
     nic_limit: usize,
     clip: ClipState,
+    /// The LE client (and MPC) on this port, if it joins an ELAN.
+    lane: Option<Box<super::lane::Lec>>,
+    /// LANE servers and the MPS on this port.
+    servers: Option<Box<super::lane::Servers>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -295,6 +305,9 @@ pub struct AtmNet {
     free_signals: Vec<u32>,
     host_signalling_ns: u64,
     capture: bool,
+    /// Frames in a BUS's service: (endpoint, data frame).
+    lane_deferred: Vec<Option<(u32, Vec<u8>)>>,
+    lane_free: Vec<u32>,
     pub stats: AtmStats,
     /// (node, port) → endpoint index, for the world.
     pub endpoint_of: BTreeMap<(u32, u16), u32>,
@@ -362,6 +375,8 @@ impl AtmNet {
             free_signals: Vec::new(),
             host_signalling_ns: config.host_signalling_ns,
             capture,
+            lane_deferred: Vec::new(),
+            lane_free: Vec::new(),
             stats: AtmStats::default(),
             endpoint_of: BTreeMap::new(),
             switch_nodes: config.switches.iter().map(|s| s.node).collect(),
@@ -397,7 +412,7 @@ impl AtmNet {
                     let ep = net.endpoints.len() as u32;
                     net.endpoint_of.insert((r.node, r.port), ep);
                     ends[e] = Attach::Host(ep);
-                    let mut vcs = vec![Vc { vpi: 0, vci: wire::atm::vci::SIGNALLING, state: VcState::Active, peer_atm: None, pcr_bps: None, reasm: Reasm::default() }];
+                    let mut vcs = vec![Vc { vpi: 0, vci: wire::atm::vci::SIGNALLING, state: VcState::Active, peer_atm: None, pcr_bps: None, reasm: Reasm::default(), role: None }];
                     let mut by_num = BTreeMap::from([(SIGNALLING_VC, 0usize)]);
                     for (k, p) in l.pvcs.iter().enumerate() {
                         if p.vci < wire::atm::vci::FIRST_USER || by_num.contains_key(&(p.vpi, p.vci)) {
@@ -408,7 +423,7 @@ impl AtmNet {
                             _ => Some(p.pcr_bps.ok_or_else(|| fail(field(&format!("pvcs[{k}].pcr_bps")), "a CBR, VBR or ABR VC needs a peak cell rate (TM 4.0 §3.4)".into()))?),
                         };
                         by_num.insert((p.vpi, p.vci), vcs.len());
-                        vcs.push(Vc { vpi: p.vpi, vci: p.vci, state: VcState::Active, peer_atm: None, pcr_bps: pcr.map(|r| r.min(rate)), reasm: Reasm::default() });
+                        vcs.push(Vc { vpi: p.vpi, vci: p.vci, state: VcState::Active, peer_atm: None, pcr_bps: pcr.map(|r| r.min(rate)), reasm: Reasm::default(), role: None });
                     }
                     net.endpoints.push(Endpoint {
                         node: r.node,
@@ -427,6 +442,8 @@ impl AtmNet {
                         nic_frames: VecDeque::new(),
                         nic_limit: l.nic_queue_frames.max(1),
                         clip: ClipState::default(),
+                        lane: None,
+                        servers: None,
                     });
                 }
             }
@@ -518,6 +535,7 @@ impl AtmNet {
             }
         }
         net.switches = switches;
+        net.lane_init(&config.lane, nodes)?;
         let sw_count = net.switches.len();
         net.stats.cells = vec![[0; 2]; net.links.len()];
         net.stats.cells_lost = vec![0; sw_count];
@@ -683,6 +701,7 @@ impl AtmNet {
             }
             AtmEvent::TxDone(ep) => out.tx_done.push(self.endpoints[ep as usize].node),
             AtmEvent::Start => self.start(now, out),
+            AtmEvent::Lane(id) => self.bus_depart(now, id, out),
         }
     }
 
@@ -908,6 +927,10 @@ impl AtmNet {
             }
             return;
         }
+        if e.vcs[v].role.is_some() {
+            self.lane_frame(now, ep, v, bytes, start, out);
+            return;
+        }
         let (node, port, encap, mac) = (e.node, e.port, e.encap, e.mac);
         let Ok((repr, _)) = rfc2684::decapsulate(encap, &bytes[start..]) else {
             out.drops.push((node, Some(port), "malformed RFC 2684 encapsulation".into(), None));
@@ -1028,6 +1051,7 @@ impl AtmNet {
     }
 
     fn start(&mut self, now: u64, out: &mut AtmOut) {
+        self.lane_start(now, out);
         for ep in 0..self.endpoints.len() as u32 {
             let e = &self.endpoints[ep as usize];
             // RFC 2225 §8.2: InATMARP on every LLC/SNAP PVC to learn its far end.
@@ -1146,7 +1170,7 @@ impl AtmNet {
         let call_ref = e.next_call;
         e.next_call += 1;
         let v = e.vcs.len();
-        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, reasm: Reasm::default() });
+        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, reasm: Reasm::default(), role: None });
         e.calls.insert(call_ref, v);
         let msg = Message { kind: MessageType::Setup, call_ref, from_destination: false, called: Some(called), calling: Some(e.atm), connection: None, pcr_cells: None };
         self.host_send_signal(now, ep, &msg, out);
@@ -1159,9 +1183,14 @@ impl AtmNet {
                 let Some((vpi, vci)) = msg.connection else { return };
                 let e = &mut self.endpoints[ep as usize];
                 let v = e.vcs.len();
-                e.vcs.push(Vc { vpi, vci, state: VcState::Called, peer_atm: msg.calling, pcr_bps: None, reasm: Reasm::default() });
+                e.vcs.push(Vc { vpi, vci, state: VcState::Called, peer_atm: msg.calling, pcr_bps: None, reasm: Reasm::default(), role: None });
                 e.by_num.insert((vpi, vci), v);
                 e.calls.insert(msg.call_ref | 0x80_0000, v);
+                if e.lane.is_some() || e.servers.is_some() {
+                    let local = msg.called.map_or(0, |a| a.0[19]);
+                    let peer = msg.calling.map_or(0, |a| a.0[19]);
+                    e.vcs[v].role = super::lane::callee_role(local, peer);
+                }
                 let reply = Message { kind: MessageType::Connect, from_destination: true, connection: Some((vpi, vci)), called: None, calling: None, pcr_cells: None, ..msg };
                 self.host_send_signal(now, ep, &reply, out);
             }
@@ -1169,6 +1198,10 @@ impl AtmNet {
                 let e = &mut self.endpoints[ep as usize];
                 let Some(&v) = e.calls.get(&(msg.call_ref | 0x80_0000)) else { return };
                 e.vcs[v].state = VcState::Active;
+                if e.vcs[v].role.is_some() {
+                    self.lane_vc_up(now, ep, v, false, out);
+                    return;
+                }
                 // RFC 2225 §8.3/§8.4: learn the caller's IP address with InATMARP.
                 let repr = atmarp::Repr { operation: Operation::InRequest, source_atm: Some(e.atm), source_ip: e.ip.map(|a| a.0), target_atm: e.vcs[v].peer_atm, target_ip: None };
                 self.stats.inatmarp_requests += 1;
@@ -1189,6 +1222,10 @@ impl AtmNet {
                 let ack = Message { kind: MessageType::ConnectAck, from_destination: false, connection: None, ..msg };
                 self.host_send_signal(now, ep, &ack, out);
                 let e = &mut self.endpoints[ep as usize];
+                if e.vcs[v].role.is_some() {
+                    self.lane_vc_up(now, ep, v, true, out);
+                    return;
+                }
                 if e.clip.server_vc == Some(v) {
                     for target in std::mem::take(&mut e.clip.queued_requests) {
                         self.atmarp_request(now, ep, target, out);
@@ -1204,6 +1241,10 @@ impl AtmNet {
             MessageType::Release => {
                 let e = &mut self.endpoints[ep as usize];
                 if let Some(v) = e.calls.remove(&msg.call_ref) {
+                    if e.vcs[v].role.is_some() {
+                        self.lane_vc_refused(now, ep, v, out);
+                        return;
+                    }
                     let peer = e.vcs[v].peer_atm;
                     let ips: Vec<Ipv4Addr> = e.clip.atm_of.iter().filter(|(_, a)| Some(**a) == peer).map(|(ip, _)| *ip).collect();
                     for ip in ips {
@@ -1227,7 +1268,7 @@ impl AtmNet {
         let s = &self.switches[sw as usize];
         if prefix(called) == prefix(&s.atm) {
             return s.ports.iter().position(|&(link, end)| {
-                link != u32::MAX && matches!(self.links[link as usize].ends[1 - end as usize], Attach::Host(ep) if self.endpoints[ep as usize].atm == *called)
+                link != u32::MAX && matches!(self.links[link as usize].ends[1 - end as usize], Attach::Host(ep) if self.endpoints[ep as usize].atm.0[..19] == called.0[..19])
             }).map(|p| p as u16);
         }
         let target = u32::from_be_bytes([called.0[9], called.0[10], called.0[11], called.0[12]]).checked_sub(1)?;
@@ -1324,6 +1365,9 @@ impl AtmNet {
         found
     }
 }
+
+#[path = "lane_glue.rs"]
+mod lane_glue;
 
 fn port_out(r: &Route) -> u16 {
     r.out_port

@@ -32,13 +32,17 @@ impl World {
             attachments[node as usize][port as usize] = Attachment::Atm { ep };
             let n = &mut nodes[node as usize];
             // CLIP resolves next hops itself (ATMARP): the stack hands it IP packets.
-            if let PortUse::Routed { iface } = n.port_use[port as usize] {
+            // An LE client is an Ethernet port to its node: ARP runs over the ELAN.
+            let lec = net.is_lec(ep);
+            if let (PortUse::Routed { iface }, false) = (n.port_use[port as usize], lec) {
                 n.ip.ifaces[iface].resolve = false;
             }
             let header = links
                 .iter()
                 .find(|(_, l)| (l.a.node, l.a.port) == (node, port) || (l.b.node, l.b.port) == (node, port))
                 .map_or(8, |(_, l)| if l.encapsulation == "vc-mux" { 0 } else { 8 });
+            // A LANE data frame is the whole 802.3 frame behind a 2-octet LE header.
+            let header = if lec { ethernet::HEADER_LEN + wire::lane::LE_HEADER_LEN } else { header };
             n.set_port_atm(port, header);
         }
         for &sw in &net.switch_nodes {
@@ -76,6 +80,10 @@ impl World {
 
     /// An Ethernet-headed IP packet leaves `node` through its ATM port (endpoint `ep`).
     pub(super) fn atm_transmit(&mut self, now: u64, node: u32, ep: u32, frame: Vec<u8>) -> Result<(), RunError> {
+        if let Some(atm) = self.atm.as_mut().filter(|a| a.is_lec(ep)) {
+            atm.lane_send(now, ep, frame, &mut self.atm_out);
+            return self.atm_apply(now);
+        }
         let Some(dst) = frame.get(ethernet::HEADER_LEN + 16..ethernet::HEADER_LEN + 20).map(|b| Ipv4Addr::new(b[0], b[1], b[2], b[3])) else {
             return Ok(());
         };
