@@ -73,6 +73,13 @@ fn two_hosts() -> SimConfig {
     }
 }
 
+/// No cell may arrive on a VC a switch does not know, and no frame be corrupt.
+fn assert_clean(r: &sim::results::Results) {
+    let atm = r.atm.as_ref().unwrap();
+    assert!(atm.unknown_vc_cells.iter().all(|&c| c == 0), "cells on unknown VCs: {:?}", atm.unknown_vc_cells);
+    assert_eq!(atm.frames_corrupt, 0);
+}
+
 fn log_of(r: &sim::results::Results, node: u32) -> Vec<String> {
     r.atm.as_ref().unwrap().lane.log.iter().filter(|(_, n, _)| *n == node).map(|(_, _, s)| s.clone()).collect()
 }
@@ -80,6 +87,7 @@ fn log_of(r: &sim::results::Results, node: u32) -> Vec<String> {
 #[test]
 fn join_follows_configure_join_and_bus_connect() {
     let r = sim::simulate(two_hosts()).unwrap();
+    assert_clean(&r);
     let lane = &r.atm.as_ref().unwrap().lane;
     assert_eq!(lane.joined.len(), 2, "both clients operational: {:?}", lane.log);
     // §5.1: LECS connect and configuration, join, then BUS connect through an LE_ARP
@@ -113,6 +121,7 @@ fn first_packets_flood_through_the_bus_until_the_data_direct_vcc() {
     c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(0, 2), count: 5, interval_ns: 100 * MS, payload: 56, start_ns: 100 * MS }];
     let r = sim::simulate(c).unwrap();
     assert_eq!(r.flows[0].received, 5, "{:?}", r.atm.as_ref().unwrap().lane.log);
+    assert_clean(&r);
     let lane = &r.atm.as_ref().unwrap().lane;
     // One ARP request (broadcast) through the BUS.
     assert_eq!(lane.broadcast_frames, 1);
@@ -189,6 +198,7 @@ fn ethernet_to_ethernet_through_edge_devices_fills_10_mbps() {
     c.duration_ns = 2_100 * MS;
     c.flows = vec![FlowConfig::Udp { id: 1, from: 4, to: ip(0, 32), dst_port: 9, payload: 1472, rate_pps: 0.0, start_ns: 100 * MS, stop_ns: 2_100 * MS }];
     let r = sim::simulate(c).unwrap();
+    assert_clean(&r);
     let f = &r.flows[0];
     // IEEE 802.3 at 10 Mb/s: 1472 + 28 + 14 + 4 (FCS) = 1518 octets plus 8 of preamble
     // and 12 of inter-frame gap per frame.
@@ -228,6 +238,7 @@ fn mpoa_shortcut_after_ten_packets_in_a_second() {
     c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2, 1), count: 30, interval_ns: 20 * MS, payload: 56, start_ns: 100 * MS }];
     let r = sim::simulate(c).unwrap();
     assert_eq!(r.flows[0].received, 30, "{:?}", r.atm.as_ref().unwrap().lane.log);
+    assert_clean(&r);
     let lane = &r.atm.as_ref().unwrap().lane;
     // Both MPCs (h1 for requests, h2 for replies) cross 10 packets in 1 s.
     assert_eq!(lane.mpoa_resolution_requests, 2);

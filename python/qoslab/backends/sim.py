@@ -79,7 +79,7 @@ from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
 from typing import Any, Union
 
-from qoslab.backends.sim_atm import atm_config, atm_link
+from qoslab.backends.sim_atm import atm_config, atm_link, is_lane_port
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import InputError, Problem, did_you_mean
 from qoslab.scenario.model import (
@@ -90,6 +90,7 @@ from qoslab.scenario.model import (
     Ethernet,
     GilbertElliott,
     Ipsec,
+    MpoaServer,
     Router,
     Scenario,
     Serial,
@@ -340,8 +341,6 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
         elif _t.cipher.endswith("-gcm") and _t.auth != "none":
             out.add(base + ("auth",), "AES-GCM carries its own 16-byte ICV (RFC 4106 §6): no separate HMAC", expected="'none' with a GCM cipher", found=repr(_t.auth))
     for name, node in sc.node.items():
-        if node.role in ("lane-server", "mpoa-server"):
-            out.add(("node", name, "role"), f"{node.role} nodes (LANE, MPOA): {_NOT_YET}", expected="host, router, bridge, switch, ap, ap-router or atm-switch (CLIP)", found=repr(node.role))
         if isinstance(node, Bridge) and node.promiscuous:
             out.add(("node", name, "promiscuous"), f"promiscuous adapters (seed 000 Fig. 10): {_NOT_YET}", expected="false", found="true")
 
@@ -523,7 +522,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
                 cfg["ip_forward"] = True
                 if wan is not None and node.nat:
                     cfg["nat"] = {"outside_port": wan.index, "port_forwards": _port_forwards(node), "udp_timeout_ns": NAT_UDP_TIMEOUT_NS}
-        elif isinstance(node, Router) or (isinstance(node, Bridge) and node.forwarding == "nat"):
+        elif isinstance(node, (Router, MpoaServer)) or (isinstance(node, Bridge) and node.forwarding == "nat"):
             cfg["ip_forward"] = True
 
         if len(bridge_ports) == 1:
@@ -537,7 +536,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         for p in mine:
             p.address = chosen.get(p.index)
             cfg["ports"].append(
-                {"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu, "point_to_point": p.kind in ("serial", "atm")}
+                {"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu, "point_to_point": p.kind == "serial" or p.kind == "atm" and not is_lane_port(scenario, p)}
             )
         if bridge_ports:
             wifi = [p for p in bridge_ports if p.kind == "wifi"]

@@ -219,12 +219,30 @@ class LaneServer(NodeBase):
     services: list[Literal["lecs", "les", "bus"]] = Field(
         default_factory=lambda: ["lecs", "les", "bus"], description="Which LANE services this node runs."
     )
+    elans: list[str] = Field(
+        default_factory=list, description="The emulated LANs whose LES and BUS this node runs (an ATM link's `elan` names one); none = one ELAN named after the node."
+    )
+    bus_rate: int = Field(
+        53_000,
+        ge=1,
+        description="BUS capacity, cells per second; 53,000 is seed 001 Fig. 4's Centillion 100 BUS ('approx. 53.000 cells per second'), the one point it is calibrated on.",
+    )
+    bus_frames: int | None = Field(None, ge=1, description="BUS capacity, frames per second; none = no frame limit (only `bus_rate`).")
+    bus_queue: int = Field(64, ge=0, description="Frames the BUS holds while busy; more are dropped (uncalibrated).")
+
+    def served_elans(self, name: str) -> list[str]:
+        """The ELANs this node's LES/BUS serve."""
+        return self.elans or [name]
 
 
 class MpoaServer(NodeBase):
     """An MPOA server / NHRP route server: answers shortcut resolution requests."""
 
     role: Literal["mpoa-server"] = Field(description="Node kind.")
+    shortcut_frames: int = Field(
+        10, ge=1, description="MPC-p1 Shortcut-Setup Frame Count its MPCs use: packets to one destination that trigger a shortcut (af-mpoa-0087.000 §5.2.1: 10)."
+    )
+    shortcut_time: Time = Field("1 s", description="MPC-p2 Shortcut-Setup Frame Time: the window of those packets (af-mpoa-0087.000 §5.2.1: 1 s).")
 
 
 Node = Annotated[
@@ -425,10 +443,25 @@ class Atm(LinkBase):
     ends: TwoEnds = Field(description="The two nodes the link joins: [a, b] (hosts, ATM switches, LANE/MPOA servers).")
     vcs: list[VirtualCircuit] = Field(default_factory=list, description="PVCs on the link; none = SVCs set up by signalling.")
     encapsulation: Literal["llc-snap", "vc-mux"] = Field("llc-snap", description="RFC 2684 multiprotocol encapsulation.")
-    mtu: int = Field(9180, ge=68, le=65535, description="IP MTU; RFC 2225 (CLIP) default 9180.")
+    mtu: int = Field(9180, ge=68, le=65535, description="IP MTU; RFC 2225 (CLIP) default 9180; with `elan`, 1500.")
+    elan: str | None = Field(
+        None,
+        description="LAN emulation: the emulated LAN that the link's end system (host, router, Ethernet edge device) joins as an LE client (af-lane-0021.000); none = CLIP.",
+    )
 
     @model_validator(mode="after")
     def _mtu_fits_aal5(self) -> Atm:
+        if self.elan is not None:
+            if "mtu" not in self.model_fields_set:
+                self.mtu = 1500
+            elif self.mtu > 1500:
+                raise FieldProblem(
+                    "mtu",
+                    "LANE v1 for Ethernet carries 802.3 frames of at most 1514 octets (MAXIMUM-FRAME-SIZE 1516 with the LE header, af-lane-0021.000)",
+                    expected="at most 1500 with elan",
+                    found=str(self.mtu),
+                )
+            return self
         header = 8 if self.encapsulation == "llc-snap" else 0
         if self.mtu + header > 65535:
             raise FieldProblem(

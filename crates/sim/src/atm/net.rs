@@ -1051,11 +1051,11 @@ impl AtmNet {
     }
 
     fn start(&mut self, now: u64, out: &mut AtmOut) {
-        self.lane_start(now, out);
         for ep in 0..self.endpoints.len() as u32 {
             let e = &self.endpoints[ep as usize];
-            // RFC 2225 §8.2: InATMARP on every LLC/SNAP PVC to learn its far end.
-            if e.encap.is_llc() {
+            // RFC 2225 §8.2: InATMARP on every LLC/SNAP PVC to learn its far end (not
+            // on LANE ports: their VCs are LANE's).
+            if e.encap.is_llc() && e.lane.is_none() && e.servers.is_none() {
                 for v in 1..e.vcs.len() {
                     let e = &self.endpoints[ep as usize];
                     let repr = atmarp::Repr { operation: Operation::InRequest, source_atm: Some(e.atm), source_ip: e.ip.map(|a| a.0), target_atm: None, target_ip: None };
@@ -1073,6 +1073,7 @@ impl AtmNet {
                 }
             }
         }
+        self.lane_start(now, out);
     }
 
     /// Static far ends of VC-multiplexed PVCs, which cannot carry InATMARP (RFC 2225
