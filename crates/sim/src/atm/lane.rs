@@ -13,7 +13,8 @@
 //!   join registers the client's MAC; a proxy registers none, §5.1.1), BUS connect (an
 //!   LE_ARP for the all-ones MAC, §5.1.6, which the LES answers with the BUS's ATM
 //!   address; multicast-send VCC to the BUS, which calls the client back on a
-//!   multicast-forward VCC), then operational. The LECS address is known as ILMI would
+//!   multicast-forward VCC), then operational — here once both BUS VCCs are up, so that
+//!   no frame the BUS floods misses a client that just joined. The LECS address is known as ILMI would
 //!   give it (§5.3.2, first of the three ways), not through the well-known address.
 //! * §6.1 / §7.1.5 address resolution: a frame to an unknown unicast MAC makes the
 //!   client send an LE_ARP_REQUEST to the LES and, while it waits, send the frame to the
@@ -60,10 +61,31 @@ use crate::config::PortRef;
 pub mod sel {
     pub const LEC: u8 = 0;
     pub const LECS: u8 = 1;
+    /// The kind of any LES selector (see [`les`]).
     pub const LES: u8 = 2;
+    /// The kind of any BUS selector (see [`bus`]).
     pub const BUS: u8 = 3;
     pub const MPS: u8 = 4;
     pub const MPC: u8 = 5;
+
+    /// The LES of the `k`-th ELAN a port serves (several ELANs can share a server).
+    pub const fn les(k: usize) -> u8 {
+        0x10 + k as u8
+    }
+
+    /// The BUS of the `k`-th ELAN a port serves.
+    pub const fn bus(k: usize) -> u8 {
+        0x80 + k as u8
+    }
+
+    /// LEC, LECS, LES, BUS, MPS or MPC.
+    pub const fn kind(s: u8) -> u8 {
+        match s {
+            0x10..=0x7f => LES,
+            0x80.. => BUS,
+            _ => s,
+        }
+    }
 }
 
 /// af-lane-0021.000 §5.2: C10 Maximum Unknown Frame Count, default 1.
@@ -78,6 +100,10 @@ pub const PENDING_LIMIT: usize = 64;
 pub const SHORTCUT_FRAME_COUNT: u32 = 10;
 /// af-mpoa-0087.000 §5.2.1 MPC-p2 Shortcut-Setup Frame Time, default 1 s.
 pub const SHORTCUT_FRAME_TIME_NS: u64 = 1_000_000_000;
+/// af-mpoa-0087.000 §5.2.1 MPC-p4 Initial Retry Time, default 5 s: after a failed
+/// resolution the MPC waits this long before asking again (the doubling up to MPC-p5,
+/// 40 s, is not modelled).
+pub const INITIAL_RETRY_TIME_NS: u64 = 5_000_000_000;
 /// Seed 001 Fig. 4: the Centillion 100's BUS forwards at most about 53,000 cells/s.
 pub const BUS_CELLS_PER_SECOND: u64 = 53_000;
 
@@ -185,7 +211,7 @@ pub enum VcRole {
 /// The role of a VC from one end: `local` is the selector of this end's address,
 /// `peer` of the far end's.
 pub fn vc_role(local: u8, peer: u8) -> Option<VcRole> {
-    Some(match (local, peer) {
+    Some(match (sel::kind(local), sel::kind(peer)) {
         (sel::LEC, sel::LECS) | (sel::LECS, sel::LEC) => VcRole::ConfigureDirect,
         (sel::LEC, sel::LES) | (sel::LES, sel::LEC) => VcRole::ControlDirect,
         (sel::LEC, sel::BUS) | (sel::BUS, sel::LEC) => VcRole::MulticastSend,
@@ -199,7 +225,7 @@ pub fn vc_role(local: u8, peer: u8) -> Option<VcRole> {
 /// The role of a VC at its called end (`local` and `peer` selectors): a client called by
 /// the LES gets its control-distribute VCC, by the BUS its multicast-forward VCC.
 pub fn callee_role(local: u8, peer: u8) -> Option<VcRole> {
-    match (local, peer) {
+    match (sel::kind(local), sel::kind(peer)) {
         (sel::LEC, sel::LES) => Some(VcRole::ControlDistribute),
         (sel::LEC, sel::BUS) => Some(VcRole::MulticastForward),
         _ => vc_role(local, peer),
@@ -222,6 +248,8 @@ pub struct Lec {
     pub configure_vc: Option<usize>,
     pub control_vc: Option<usize>,
     pub bus_vc: Option<usize>,
+    /// The BUS's multicast-forward VCC to us is up.
+    pub forward_up: bool,
     /// LE_ARP cache (§7.1.5): MAC → ATM address of the client that has it.
     pub le_arp: BTreeMap<Mac, AtmAddress>,
     /// Data-direct VCs by far ATM address.
@@ -254,6 +282,7 @@ impl Lec {
             configure_vc: None,
             control_vc: None,
             bus_vc: None,
+            forward_up: false,
             le_arp: BTreeMap::new(),
             direct: BTreeMap::new(),
             resolving: BTreeSet::new(),
@@ -308,6 +337,8 @@ pub struct Mpc {
     /// Egress cache: destination IP → the Ethernet header (dst, src) the router used.
     pub dll: BTreeMap<Ipv4Addr, (Mac, Mac)>,
     pub next_request: u32,
+    /// Destinations whose resolution failed: not asked again before this time.
+    pub retry_at: BTreeMap<Ipv4Addr, u64>,
 }
 
 impl Mpc {
@@ -318,7 +349,7 @@ impl Mpc {
     /// §4.7.1: counts a packet to `dst`; true when the flow has just crossed MPC-p1
     /// packets within MPC-p2.
     pub fn count(&mut self, now: u64, dst: Ipv4Addr) -> bool {
-        if self.egress.contains_key(&dst) || self.resolving.contains(&dst) {
+        if self.egress.contains_key(&dst) || self.resolving.contains(&dst) || self.retry_at.get(&dst).is_some_and(|&t| now < t) {
             return false;
         }
         let times = self.flows.entry(dst).or_default();
@@ -430,8 +461,9 @@ impl Bus {
 pub struct Servers {
     /// LECS: ELAN name → LES address.
     pub lecs: Option<BTreeMap<String, AtmAddress>>,
-    pub les: Option<Les>,
-    pub bus: Option<Bus>,
+    /// LESs and BUSs by their selector.
+    pub les: BTreeMap<u8, Les>,
+    pub bus: BTreeMap<u8, Bus>,
     /// MPS: IP → MAC learnt from the frames the router sent into this ELAN.
     pub mps: Option<BTreeMap<Ipv4Addr, Mac>>,
 }
@@ -555,5 +587,8 @@ mod test {
         assert_eq!(vc_role(sel::LEC, sel::LEC), Some(VcRole::DataDirect));
         assert_eq!(vc_role(sel::MPC, sel::MPC), Some(VcRole::Shortcut));
         assert_eq!(vc_role(sel::BUS, sel::LES), None);
+        assert_eq!(vc_role(sel::LEC, sel::bus(3)), Some(VcRole::MulticastSend));
+        assert_eq!(callee_role(sel::LEC, sel::les(1)), Some(VcRole::ControlDistribute));
+        assert_eq!(callee_role(sel::bus(0), sel::LEC), Some(VcRole::MulticastSend));
     }
 }

@@ -60,11 +60,11 @@ impl AtmNet {
         for (i, e) in config.elans.iter().enumerate() {
             let les = ep_at(self, e.les, format!("atm.lane.elans[{i}].les"))?;
             let bus = ep_at(self, e.bus, format!("atm.lane.elans[{i}].bus"))?;
-            let bus_atm = lane::with_selector(self.endpoints[bus as usize].atm, sel::BUS);
+            let bus_atm = lane::with_selector(self.endpoints[bus as usize].atm, sel::bus(i));
             let s = self.endpoints[les as usize].servers.get_or_insert_with(Box::default);
-            s.les = Some(lane::Les::new(e.name.clone(), bus_atm));
+            s.les.insert(sel::les(i), lane::Les::new(e.name.clone(), bus_atm));
             let s = self.endpoints[bus as usize].servers.get_or_insert_with(Box::default);
-            s.bus = Some(Bus {
+            s.bus.insert(sel::bus(i), Bus {
                 elan: e.name.clone(),
                 leaves: BTreeMap::new(),
                 cells_per_second: e.bus_cells_per_second,
@@ -72,7 +72,7 @@ impl AtmNet {
                 queue_frames: e.bus_queue_frames,
                 departures: Default::default(),
             });
-            les_atm.push(lane::with_selector(self.endpoints[les as usize].atm, sel::LES));
+            les_atm.push(lane::with_selector(self.endpoints[les as usize].atm, sel::les(i)));
         }
         let lecs_atm = match config.lecs {
             Some(r) => {
@@ -131,7 +131,7 @@ impl AtmNet {
         let call_ref = e.next_call;
         e.next_call += 1;
         let v = e.vcs.len();
-        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, reasm: Reasm::default(), role: Some(role) });
+        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, reasm: Reasm::default(), role: Some(role), sel: local });
         e.calls.insert(call_ref, v);
         let calling = lane::with_selector(e.atm, local);
         let msg = super::Message { kind: super::MessageType::Setup, call_ref, from_destination: false, called: Some(called), calling: Some(calling), connection: None, pcr_cells: None };
@@ -176,7 +176,7 @@ impl AtmNet {
     /// A LANE/MPOA VC of `ep` became active; `caller`: this end placed the call.
     pub(super) fn lane_vc_up(&mut self, now: u64, ep: u32, v: usize, caller: bool, out: &mut AtmOut) {
         let e = &mut self.endpoints[ep as usize];
-        let (role, peer, atm, node) = (e.vcs[v].role, e.vcs[v].peer_atm, e.atm, e.node);
+        let (role, peer, atm, node, local) = (e.vcs[v].role, e.vcs[v].peer_atm, e.atm, e.node, e.vcs[v].sel);
         let Some(role) = role else { return };
         match (role, caller) {
             (VcRole::ConfigureDirect, true) => {
@@ -199,9 +199,18 @@ impl AtmNet {
                 }
                 self.send_control(now, ep, v, &r, out);
             }
-            (VcRole::MulticastSend, true) => {
+            (VcRole::MulticastSend, true) | (VcRole::MulticastForward, false) => {
                 let Some(l) = e.lane.as_mut() else { return };
-                l.bus_vc = Some(v);
+                if role == VcRole::MulticastSend {
+                    l.bus_vc = Some(v);
+                } else {
+                    l.forward_up = true;
+                }
+                // Operational once both BUS VCCs are up, so no flooded frame is lost
+                // to a client the BUS has not reached yet.
+                if l.bus_vc.is_none() || !l.forward_up || l.phase == LecPhase::Operational {
+                    return;
+                }
                 l.phase = LecPhase::Operational;
                 let held: Vec<Vec<u8>> = l.held.drain(..).collect();
                 let name = format!("{}:{}", node, l.elan);
@@ -214,7 +223,7 @@ impl AtmNet {
             (VcRole::MulticastForward, true) => {
                 // At the BUS: a new leaf.
                 if let (Some(s), Some(p)) = (e.servers.as_mut(), peer) {
-                    if let Some(b) = s.bus.as_mut() {
+                    if let Some(b) = s.bus.get_mut(&local) {
                         b.leaves.insert(p, v);
                     }
                 }
@@ -222,7 +231,7 @@ impl AtmNet {
             (VcRole::MulticastSend, false) => {
                 // At the BUS (§5.1.7): call the new sender back on its multicast-forward VCC.
                 if let Some(p) = peer {
-                    self.lane_call(now, ep, lane::with_selector(p, sel::LEC), sel::BUS, VcRole::MulticastForward, out);
+                    self.lane_call(now, ep, lane::with_selector(p, sel::LEC), local, VcRole::MulticastForward, out);
                 }
             }
             (VcRole::DataDirect, _) => {
@@ -390,13 +399,14 @@ impl AtmNet {
                 self.stats.lane.note(now, node, format!("receives {}", opcode_name(repr.opcode)));
                 let repr = ControlRepr { tlvs: &[], tlv_count: 0, ..repr };
                 let repr: ControlRepr<'static> = repr;
-                if self.endpoints[ep as usize].lane.is_some() && matches!(role, VcRole::ConfigureDirect | VcRole::ControlDirect | VcRole::ControlDistribute) && self.endpoints[ep as usize].servers.as_ref().is_none_or(|s| s.les.is_none() && s.lecs.is_none() || repr.opcode.is_response() || repr.opcode == Opcode::ArpRequest && role == VcRole::ControlDistribute) {
+                // The client's end of a control VC has the client's selector.
+                if self.endpoints[ep as usize].vcs[v].sel == sel::LEC {
                     self.lec_control(now, ep, v, repr, out);
                 } else {
                     self.server_control(now, ep, v, repr, out);
                 }
             }
-            VcRole::MulticastSend => self.bus_in(now, ep, bytes, start, out),
+            VcRole::MulticastSend => self.bus_in(now, ep, v, bytes, start, out),
             VcRole::MulticastForward | VcRole::DataDirect => self.lec_data(now, ep, role, bytes, start, out),
             _ => {}
         }
@@ -466,6 +476,7 @@ impl AtmNet {
 
     fn server_control(&mut self, now: u64, ep: u32, v: usize, r: ControlRepr<'static>, out: &mut AtmOut) {
         let e = &mut self.endpoints[ep as usize];
+        let local = e.vcs[v].sel;
         let Some(s) = e.servers.as_mut() else { return };
         match r.opcode {
             Opcode::ConfigureRequest => {
@@ -478,16 +489,16 @@ impl AtmNet {
                 self.send_control(now, ep, v, &a, out);
             }
             Opcode::JoinRequest => {
-                let Some(les) = s.les.as_mut() else { return };
+                let Some(les) = s.les.get_mut(&local) else { return };
                 let proxy = r.flags & flags::PROXY != 0;
                 let lecid = les.join(r.source_atm, v, proxy, mac_of(r.source));
                 let a = ControlRepr { opcode: Opcode::JoinResponse, status: Status::Success, requester_lecid: lecid, ..r };
                 self.send_control(now, ep, v, &a, out);
                 // §5.1.4: the LES adds the client to its control-distribute VCC.
-                self.lane_call(now, ep, lane::with_selector(r.source_atm, sel::LEC), sel::LES, VcRole::ControlDistribute, out);
+                self.lane_call(now, ep, lane::with_selector(r.source_atm, sel::LEC), local, VcRole::ControlDistribute, out);
             }
             Opcode::ArpRequest => {
-                let Some(les) = s.les.as_mut() else { return };
+                let Some(les) = s.les.get_mut(&local) else { return };
                 let Some(target) = mac_of(r.target) else { return };
                 match les.arp(target, r.requester_lecid) {
                     LesArp::Answer(a) => {
@@ -512,7 +523,7 @@ impl AtmNet {
                 }
             }
             Opcode::ArpResponse => {
-                let Some(les) = s.les.as_mut() else { return };
+                let Some(les) = s.les.get_mut(&local) else { return };
                 let Some(asker) = les.forwarded.remove(&r.transaction_id) else { return };
                 let Some(m) = les.members.get(&asker) else { return };
                 let cv = m.control_vc;
@@ -523,10 +534,10 @@ impl AtmNet {
     }
 
     /// A data frame reaches the BUS: admitted within its capacity, forwarded later.
-    fn bus_in(&mut self, now: u64, ep: u32, bytes: Vec<u8>, start: usize, out: &mut AtmOut) {
+    fn bus_in(&mut self, now: u64, ep: u32, v: usize, bytes: Vec<u8>, start: usize, out: &mut AtmOut) {
         let e = &mut self.endpoints[ep as usize];
-        let (node, port) = (e.node, e.port);
-        let Some(bus) = e.servers.as_mut().and_then(|s| s.bus.as_mut()) else { return };
+        let (node, port, local) = (e.node, e.port, e.vcs[v].sel);
+        let Some(bus) = e.servers.as_mut().and_then(|s| s.bus.get_mut(&local)) else { return };
         let cells = wire::aal5::cell_count(bytes.len() - start) as u32;
         self.stats.lane.bus_frames_in += 1;
         self.stats.lane.bus_cells_in += u64::from(cells);
@@ -539,11 +550,11 @@ impl AtmNet {
                 let sdu = bytes[start..].to_vec();
                 let id = match self.lane_free.pop() {
                     Some(i) => {
-                        self.lane_deferred[i as usize] = Some((ep, sdu));
+                        self.lane_deferred[i as usize] = Some((ep, local, sdu));
                         i
                     }
                     None => {
-                        self.lane_deferred.push(Some((ep, sdu)));
+                        self.lane_deferred.push(Some((ep, local, sdu)));
                         (self.lane_deferred.len() - 1) as u32
                     }
                 };
@@ -554,10 +565,10 @@ impl AtmNet {
 
     /// The BUS forwards a served frame on every multicast-forward VCC.
     pub(super) fn bus_depart(&mut self, now: u64, id: u32, out: &mut AtmOut) {
-        let Some((ep, sdu)) = self.lane_deferred[id as usize].take() else { return };
+        let Some((ep, local, sdu)) = self.lane_deferred[id as usize].take() else { return };
         self.lane_free.push(id);
         let e = &self.endpoints[ep as usize];
-        let Some(bus) = e.servers.as_ref().and_then(|s| s.bus.as_ref()) else { return };
+        let Some(bus) = e.servers.as_ref().and_then(|s| s.bus.get(&local)) else { return };
         let leaves: Vec<usize> = bus.leaves.values().copied().filter(|&v| e.vcs[v].state == VcState::Active).collect();
         self.stats.lane.bus_frames_out += 1;
         for v in leaves {
@@ -681,7 +692,10 @@ impl AtmNet {
                 let e = &mut self.endpoints[ep as usize];
                 let Some(m) = e.lane.as_mut().and_then(|l| l.mpc.as_mut()) else { return };
                 m.resolving.remove(&p.destination_ip);
-                let Some(c) = p.cie.filter(|c| c.code == nhrp::CODE_SUCCESS) else { return };
+                let Some(c) = p.cie.filter(|c| c.code == nhrp::CODE_SUCCESS) else {
+                    m.retry_at.insert(p.destination_ip, now + lane::INITIAL_RETRY_TIME_NS);
+                    return;
+                };
                 let Some(a) = c.client_nbma else { return };
                 m.egress.insert(p.destination_ip, a);
                 let exists = m.shortcuts.contains_key(&a) || e.vcs.iter().any(|vc| vc.role == Some(VcRole::Shortcut) && vc.peer_atm == Some(a));

@@ -222,6 +222,8 @@ struct Vc {
     reasm: Reasm,
     /// What the VC carries on a LANE/MPOA endpoint.
     role: Option<super::lane::VcRole>,
+    /// The selector of this end's ATM address (which LANE entity the VC belongs to).
+    sel: u8,
 }
 
 /// A host's ATM port: NIC, VCs, signalling and CLIP.
@@ -306,7 +308,7 @@ pub struct AtmNet {
     host_signalling_ns: u64,
     capture: bool,
     /// Frames in a BUS's service: (endpoint, data frame).
-    lane_deferred: Vec<Option<(u32, Vec<u8>)>>,
+    lane_deferred: Vec<Option<(u32, u8, Vec<u8>)>>,
     lane_free: Vec<u32>,
     pub stats: AtmStats,
     /// (node, port) → endpoint index, for the world.
@@ -412,7 +414,7 @@ impl AtmNet {
                     let ep = net.endpoints.len() as u32;
                     net.endpoint_of.insert((r.node, r.port), ep);
                     ends[e] = Attach::Host(ep);
-                    let mut vcs = vec![Vc { vpi: 0, vci: wire::atm::vci::SIGNALLING, state: VcState::Active, peer_atm: None, pcr_bps: None, reasm: Reasm::default(), role: None }];
+                    let mut vcs = vec![Vc { vpi: 0, vci: wire::atm::vci::SIGNALLING, state: VcState::Active, peer_atm: None, pcr_bps: None, reasm: Reasm::default(), role: None, sel: 0 }];
                     let mut by_num = BTreeMap::from([(SIGNALLING_VC, 0usize)]);
                     for (k, p) in l.pvcs.iter().enumerate() {
                         if p.vci < wire::atm::vci::FIRST_USER || by_num.contains_key(&(p.vpi, p.vci)) {
@@ -423,7 +425,7 @@ impl AtmNet {
                             _ => Some(p.pcr_bps.ok_or_else(|| fail(field(&format!("pvcs[{k}].pcr_bps")), "a CBR, VBR or ABR VC needs a peak cell rate (TM 4.0 §3.4)".into()))?),
                         };
                         by_num.insert((p.vpi, p.vci), vcs.len());
-                        vcs.push(Vc { vpi: p.vpi, vci: p.vci, state: VcState::Active, peer_atm: None, pcr_bps: pcr.map(|r| r.min(rate)), reasm: Reasm::default(), role: None });
+                        vcs.push(Vc { vpi: p.vpi, vci: p.vci, state: VcState::Active, peer_atm: None, pcr_bps: pcr.map(|r| r.min(rate)), reasm: Reasm::default(), role: None, sel: 0 });
                     }
                     net.endpoints.push(Endpoint {
                         node: r.node,
@@ -1171,7 +1173,7 @@ impl AtmNet {
         let call_ref = e.next_call;
         e.next_call += 1;
         let v = e.vcs.len();
-        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, reasm: Reasm::default(), role: None });
+        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, reasm: Reasm::default(), role: None, sel: 0 });
         e.calls.insert(call_ref, v);
         let msg = Message { kind: MessageType::Setup, call_ref, from_destination: false, called: Some(called), calling: Some(e.atm), connection: None, pcr_cells: None };
         self.host_send_signal(now, ep, &msg, out);
@@ -1184,13 +1186,14 @@ impl AtmNet {
                 let Some((vpi, vci)) = msg.connection else { return };
                 let e = &mut self.endpoints[ep as usize];
                 let v = e.vcs.len();
-                e.vcs.push(Vc { vpi, vci, state: VcState::Called, peer_atm: msg.calling, pcr_bps: None, reasm: Reasm::default(), role: None });
+                e.vcs.push(Vc { vpi, vci, state: VcState::Called, peer_atm: msg.calling, pcr_bps: None, reasm: Reasm::default(), role: None, sel: 0 });
                 e.by_num.insert((vpi, vci), v);
                 e.calls.insert(msg.call_ref | 0x80_0000, v);
                 if e.lane.is_some() || e.servers.is_some() {
                     let local = msg.called.map_or(0, |a| a.0[19]);
                     let peer = msg.calling.map_or(0, |a| a.0[19]);
                     e.vcs[v].role = super::lane::callee_role(local, peer);
+                    e.vcs[v].sel = local;
                 }
                 let reply = Message { kind: MessageType::Connect, from_destination: true, connection: Some((vpi, vci)), called: None, calling: None, pcr_cells: None, ..msg };
                 self.host_send_signal(now, ep, &reply, out);
@@ -1261,7 +1264,15 @@ impl AtmNet {
 
     fn allocate_vci(&self, sw: u32, port: u16) -> u16 {
         let table = &self.switches[sw as usize].table[port as usize];
-        (wire::atm::vci::FIRST_USER..=u16::MAX).find(|&v| !table.contains_key(&(0, v))).expect("a free VCI")
+        // On a link between two switches both allocate VCIs for the calls they forward:
+        // the lower-numbered switch takes even VCIs, the other odd ones, so two calls
+        // crossing in opposite directions never get the same VCI.
+        let (link, end) = self.switches[sw as usize].ports[port as usize];
+        let parity = match self.links[link as usize].ends[1 - end as usize] {
+            Attach::Switch(other, _) => Some(u16::from(sw > other)),
+            Attach::Host(_) => None,
+        };
+        (wire::atm::vci::FIRST_USER..=u16::MAX).find(|&v| !table.contains_key(&(0, v)) && parity.is_none_or(|p| v % 2 == p)).expect("a free VCI")
     }
 
     /// The port of switch `sw` that leads to `called`.
