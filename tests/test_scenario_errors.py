@@ -119,6 +119,15 @@ CASES = [
         "did you mean 'ethernet'?",
     ),
     (
+        "lane_no_les.toml",
+        ('"marketing"', None),
+        "link[1].elan",
+        "an LE client with no LES: no lane-server runs ELAN 'marketing'",
+        "'sales'",
+        "'marketing'",
+        None,
+    ),
+    (
         "atm_cross_connect_port.toml",
         ('"atm5"', None),
         "node.atmsw.cross_connects[0].b",

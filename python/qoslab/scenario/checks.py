@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from qoslab.errors import Problem, did_you_mean
 from qoslab.scenario.load import PathT, Spans, format_path, one_of, problem, pydantic_problems, show
-from qoslab.scenario.model import Atm, AtmSwitch, Bridge, Ethernet, Scenario, Serial, Wifi
+from qoslab.scenario.model import Atm, AtmSwitch, Bridge, Ethernet, LaneServer, Scenario, Serial, Wifi
 
 _STEP = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 
@@ -143,6 +143,18 @@ class _Checker:
                         )
                 if c.a == c.b:
                     self.add(("node", name, "cross_connects", i, "b"), "a cross-connect joins a port to itself", expected="two different ports", found=repr(c.b))
+
+        # LANE: an LE client's ELAN must have an LES (a lane-server that serves it).
+        served = sorted({e for name, node in self.sc.node.items() if isinstance(node, LaneServer) and "les" in node.services for e in node.served_elans(name)})
+        for li, link in enumerate(self.sc.link):
+            if isinstance(link, Atm) and link.elan is not None and link.elan not in served:
+                self.add(
+                    ("link", li, "elan"),
+                    f"an LE client with no LES: no lane-server runs ELAN {link.elan!r}",
+                    expected=one_of(served) if served else "a [node.X] role = 'lane-server' whose `elans` list it",
+                    found=repr(link.elan),
+                    hint=did_you_mean(link.elan, served) if served else None,
+                )
 
     # ------------------------------------------------------------------ nodes
     def nodes_(self) -> None:
