@@ -68,6 +68,7 @@ fn config(impair: [Impairment; 2], start_ns: u64) -> SimConfig {
         flows: vec![learn, echo],
         capture: false,
         budget: BudgetConfig::default(),
+        atm: Default::default(),
     }
 }
 
