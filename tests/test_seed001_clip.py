@@ -135,3 +135,23 @@ def test_report(capsys):
         )
     with capsys.disabled():
         print("\nseed 001 §2.6, TCP over CLIP at OC-3 (Mb/s):\n" + "\n".join(lines))
+
+
+def test_host_socket_buffers_set_the_tcp_buffers_when_the_test_gives_no_window():
+    sc = load_scenario(EXAMPLE)
+    object.__setattr__(sc.node["ws1"], "socket_buffer", 16 * 1024)
+    object.__setattr__(sc.node["ws2"], "socket_buffer", 40 * 1024)
+    object.__setattr__(sc.test[0], "window", None)
+    tcp = lower(sc, test_index=0)["flows"][0]["tcp"]
+    # SO_SNDBUF of the sender, SO_RCVBUF (the largest window offered) of the receiver.
+    assert (tcp["send_buffer"], tcp["recv_buffer"], tcp["max_window"]) == (16 * 1024, 40 * 1024, 40 * 1024)
+
+
+def test_the_lowered_example_has_a_switch_cross_connect_and_no_lis():
+    config = lower(load_scenario(EXAMPLE))
+    links = [link for link in config["links"] if link["type"] == "atm"]
+    assert [link["pvcs"] for link in links] == [[{"vpi": 0, "vci": 100, "service": "ubr", "pcr_bps": None}]] * 2
+    (switch,) = config["atm"]["switches"]
+    assert switch["cross_connects"] == [{"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}]
+    # No ATMARP server: PVCs resolved with InATMARP (RFC 2225 §8.2).
+    assert config["atm"]["lis"] == []

@@ -247,3 +247,25 @@ fn an_atmarp_server_on_a_host_serves_its_lis() {
     // ws1 and ws2 register with ws3 (a host-to-host call each), then ws1 calls ws2.
     assert_eq!(r.atm.as_ref().unwrap().svc_setups, 3);
 }
+
+#[test]
+fn software_sar_costs_the_host_cpu_per_cell() {
+    // ws2 segments and reassembles in software: 100 cycles per cell at 1 GHz, nothing else.
+    let mut config = pvc_pair(9180);
+    config.nodes[1].cpu = sim::config::CpuConfig {
+        profile: "sar".into(),
+        hz: 1_000_000_000,
+        queue_limit: 100,
+        cycles: sim::config::CpuCycles { per_atm_cell: 100.0, ..Default::default() },
+    };
+    let count = 10u64;
+    config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2), count: count as u32, interval_ns: 50 * MS, payload: 1000, start_ns: 100 * MS }];
+    let r = sim::simulate(config).unwrap();
+    assert_eq!(r.flows[0].received, count);
+    // Each echo request and reply: 1000 + 8 (ICMP) + 20 (IP) + 8 (LLC/SNAP) + 8 (AAL5
+    // trailer) = 1044 octets, 22 cells, reassembled once and segmented once at ws2.
+    let cells = 1044u64.div_ceil(48);
+    let busy_ns = r.nodes[1].cpu_utilization * r.sim_time_ns as f64;
+    let expected = (count * 2 * cells * 100) as f64;
+    assert!((busy_ns - expected).abs() < 1.0 + expected * 1e-9, "{busy_ns} ns vs {expected} ns");
+}

@@ -26,6 +26,17 @@
 //! The receiver here tracks which frame and index each cell is, and discards exactly the
 //! PDUs whose bytes would not be the frame that was sent (their CRC would fail, except
 //! with probability 2⁻³²).
+//!
+//! # What LANE and MPOA will add (not built yet)
+//!
+//! The cell layer knows only VCs, frames and where a VC ends; what a frame means is
+//! decided per VC in `host_frame` (signalling on 0/5, RFC 2684 elsewhere) and in
+//! `switch_local_frame` (a VC ending at a switch). LANE (af-lane-0021) adds a LEC per
+//! host port whose VCs carry LE headers (`wire::lane`): control-direct and
+//! control-distribute VCCs to an LES, multicast-send/forward VCCs to a BUS, data-direct
+//! VCCs by LE_ARP — servers that, like the ATMARP server here, run on a switch or on a
+//! node's endpoint and are reached with `place_call`. MPOA's shortcut SVCs are further
+//! calls placed by an MPC when a flow crosses the threshold, on the same signalling.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
