@@ -123,14 +123,6 @@ def test_unknown_cpu_profile_exits_2_at_its_line(tmp_path):
     assert "pentium-m-1.6ghz" in proc.stderr  # the profiles are listed
 
 
-def test_rfc2544_refused_with_the_issue_that_adds_it():
-    proc = qoslab("run", str(EXAMPLES / "seed000_l3f.toml"), "--json")
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "rfc2544.throughput is not run by the simulator yet" in proc.stderr
-    assert "RFC 2544 methods issue" in proc.stderr
-    assert proc.stdout == ""
-
-
 def test_no_test_to_run_exits_2(tmp_path):
     proc = qoslab("run", str(scenario_file(tmp_path, TWO_HOSTS)))
     assert proc.returncode == 2 and "no [[test]]" in proc.stderr and "qoslab reach" in proc.stderr

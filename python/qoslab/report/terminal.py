@@ -193,3 +193,58 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
 
 
 __all__ = ["render_run", "render_reach", "death_points", "flows_table", "links_table", "nodes_table", "tables", "drop_log"]
+
+
+HEADLINE_METRICS = (
+    "throughput_mbps",
+    "transfer_time_s",
+    "loss_pct",
+    "loss_forward_pct",
+    "loss_reverse_pct",
+    "latency_ms",
+    "rtt_mean_ms",
+    "jitter_ms",
+    "retransmits",
+)
+"""The metrics a sweep table shows, in this order, where a record has them (``--json``
+and the tidy tables keep every metric)."""
+
+
+def _headline_metrics(records: list[dict[str, Any]]) -> list[str]:
+    present = {k for rec in records for k, v in rec.get("metrics", {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return [k for k in HEADLINE_METRICS if k in present]
+
+
+def _cpu_peak(rec: dict[str, Any]) -> float | None:
+    cpu = rec.get("metrics", {}).get("cpu_util_pct")
+    return max(cpu.values()) if isinstance(cpu, dict) and cpu else None
+
+
+def sweep_table(records: list[dict[str, Any]]) -> Table:
+    """One row per swept point and test: the point's values, then the headline metrics
+    (:data:`HEADLINE_METRICS`) and the busiest modelled CPU."""
+    params: dict[str, None] = {}
+    for rec in records:
+        for key in rec.get("sweep", {}):
+            params.setdefault(key, None)
+    metrics = _headline_metrics(records)
+    with_cpu = any(_cpu_peak(rec) is not None for rec in records)
+    table = Table(box=box.SIMPLE_HEAD, title="Sweep: one row per point and test", title_justify="left")
+    table.add_column("#", justify="right", no_wrap=True)
+    for key in params:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    table.add_column("test", no_wrap=True)
+    for key in metrics:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    if with_cpu:
+        table.add_column("cpu_peak_pct", justify="right", no_wrap=True)
+    for rec in records:
+        values = rec.get("sweep", {})
+        cells = [str(rec.get("point", "")), *(escape(str(values.get(k, "–"))) for k in params), escape(rec.get("name") or rec.get("test", ""))]
+        for key in metrics:
+            value = rec.get("metrics", {}).get(key)
+            cells.append("–" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.4g}")
+        if with_cpu:
+            cells.append(_num(_cpu_peak(rec), "{:.1f}"))
+        table.add_row(*cells)
+    return table
