@@ -158,7 +158,7 @@ fn bernoulli_loss_on_one_direction() {
 fn a_shaper_limits_the_rate() {
     let mut config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 0.0, 2_000_000_000)], 2_000_000_000);
     if let LinkConfig::Ethernet { impair, .. } = &mut config.links[0] {
-        impair[0].shaper = Some(ShaperConfig { rate_bps: 2_000_000, burst_bytes: 3_000 });
+        impair[0].shaper = Some(ShaperConfig { rate_bps: 2_000_000, burst_bytes: 3_000, police: false, queue_bytes: None });
     }
     let results = sim::simulate(config).unwrap();
     // The bucket counts the 1514-byte frames: 2 Mb/s of frames is 2e6 × 1472/1514 b/s
