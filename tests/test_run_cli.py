@@ -123,23 +123,16 @@ def test_unknown_cpu_profile_exits_2_at_its_line(tmp_path):
     assert "pentium-m-1.6ghz" in proc.stderr  # the profiles are listed
 
 
-def test_rfc2544_refused_with_the_issue_that_adds_it():
-    proc = qoslab("run", str(EXAMPLES / "seed000_l3f.toml"), "--json")
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr
-    assert "rfc2544.throughput is not run by the simulator yet" in proc.stderr
-    assert "RFC 2544 methods issue" in proc.stderr
-    assert proc.stdout == ""
-
-
 def test_no_test_to_run_exits_2(tmp_path):
     proc = qoslab("run", str(scenario_file(tmp_path, TWO_HOSTS)))
     assert proc.returncode == 2 and "no [[test]]" in proc.stderr and "qoslab reach" in proc.stderr
 
 
-def test_atm_link_refused_for_simulation(tmp_path):
-    text = TWO_HOSTS + '[[link]]\ntype = "atm"\nends = ["ws1", "ws2"]\nvcs = [{vci = 32}]\n' + UDP_TEST
+def test_lane_server_refused_for_simulation(tmp_path):
+    # CLIP over ATM runs; LAN Emulation does not yet.
+    text = TWO_HOSTS + '[node.les]\nrole = "lane-server"\n[[link]]\ntype = "atm"\nends = ["ws1", "les"]\n' + UDP_TEST
     proc = qoslab("run", str(scenario_file(tmp_path, text)))
-    assert proc.returncode == 2 and "link[2].type" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 2 and "node.les.role" in proc.stderr and "Traceback" not in proc.stderr
 
 
 # --------------------------------------------------------------------------- records, no simulator

@@ -19,29 +19,19 @@ from pathlib import Path
 import pytest
 
 from qoslab.analysis.mtu import analyse
-from qoslab.backends.sim import lower, simulate
+from qoslab.backends.sim import lower
 from qoslab.scenario import load_scenario
+from qoslab.studies.seed001 import BUFFERS_KIB, CALIBRATION_POINT, MTUS, Seed001, encapsulation, run_clip
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "seed001_clip.toml"
-MTUS = (576, 1500, 9180, 65535)
-BUFFERS_KIB = (16, 32, 40, 55, 64)
-SECONDS = 10
 
 SEED_MBPS = {576: 35.0, 1500: 60.0, 9180: 80.0, 65535: 100.0}
 """Seed 001 §2.6: 'went down to approx. 35 Mbps' (Fig. 8, 576 bytes), 'limited to approx.
 60 Mbps' (Fig. 9, 1500), 'increased up to 80 Mbps' (Fig. 10, 9180), 'the best data rates
 till 100 Mbps' (Fig. 11, 64 K). The figures' best values over the buffer sizes."""
 
-CALIBRATION_POINT = (1500, 64)
-
 OC3_CELLS_PER_S = 149_760_000 / 424
 """ITU-T G.707 §10.1.1: 149.76 Mb/s of 53-octet cells in the STM-1 / OC-3c payload."""
-
-
-def encapsulation(mtu: int) -> str:
-    """LLC/SNAP (RFC 2225's default), except for 65,535: 65,535 + 8 octets of LLC/SNAP
-    exceed AAL5's 65,535-octet SDU, so that point uses VC multiplexing (RFC 2684 §6.1)."""
-    return "vc-mux" if mtu + 8 > 65535 else "llc-snap"
 
 
 def cells_per_segment(mtu: int) -> int:
@@ -59,24 +49,18 @@ def cell_tax_limit_mbps(mtu: int) -> float:
 
 @cache
 def throughput_mbps(mtu: int, buffer_kib: int) -> float:
-    sc = load_scenario(EXAMPLE)
-    for link in sc.link:
-        object.__setattr__(link, "mtu", mtu)
-        object.__setattr__(link, "encapsulation", encapsulation(mtu))
-    test = sc.test[0]
-    object.__setattr__(test, "window", buffer_kib * 1024)
-    object.__setattr__(test, "duration", SECONDS * 1_000_000_000)
-    results = simulate(lower(sc, test_index=0))
-    flow = results["flows"][0]
-    assert flow["bytes_received"] > 0
-    return flow["throughput_bps"] / 1e6
+    record = run_clip(mtu, buffer_kib)
+    assert record["metrics"]["bytes_received"] > 0
+    return record["metrics"]["throughput_mbps"]
 
 
 def test_the_example_runs_under_qoslab_run():
     proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(EXAMPLE)], capture_output=True, text=True, check=False, timeout=600)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
-    assert "tcp ws1→ws2" in proc.stdout + proc.stderr
+    out = proc.stdout + proc.stderr
+    # The example's [sweep] of the socket buffer: five points, each a TCP transfer.
+    assert "point 5/5: test[0].window = 64 KiB" in out and out.count("tcp.bulk") >= 5
 
 
 def test_the_cell_tax_is_what_qoslab_mtu_reports():
@@ -135,3 +119,37 @@ def test_report(capsys):
         )
     with capsys.disabled():
         print("\nseed 001 §2.6, TCP over CLIP at OC-3 (Mb/s):\n" + "\n".join(lines))
+
+
+def test_host_socket_buffers_set_the_tcp_buffers_when_the_test_gives_no_window():
+    sc = load_scenario(EXAMPLE)
+    object.__setattr__(sc.node["ws1"], "socket_buffer", 16 * 1024)
+    object.__setattr__(sc.node["ws2"], "socket_buffer", 40 * 1024)
+    object.__setattr__(sc.test[0], "window", None)
+    tcp = lower(sc, test_index=0)["flows"][0]["tcp"]
+    # SO_SNDBUF of the sender, SO_RCVBUF (the largest window offered) of the receiver.
+    assert (tcp["send_buffer"], tcp["recv_buffer"], tcp["max_window"]) == (16 * 1024, 40 * 1024, 40 * 1024)
+
+
+def test_the_lowered_example_has_a_switch_cross_connect_and_no_lis():
+    config = lower(load_scenario(EXAMPLE))
+    links = [link for link in config["links"] if link["type"] == "atm"]
+    assert [link["pvcs"] for link in links] == [[{"vpi": 0, "vci": 100, "service": "ubr", "pcr_bps": None}]] * 2
+    (switch,) = config["atm"]["switches"]
+    assert switch["cross_connects"] == [{"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}]
+    # No ATMARP server: PVCs resolved with InATMARP (RFC 2225 §8.2).
+    assert config["atm"]["lis"] == []
+
+
+@pytest.mark.slow
+def test_the_study_rows():
+    """``qoslab reproduce 001``'s CLIP rows from the same runs: the calibration row is
+    marked so, the predictions carry our value."""
+    study = Seed001()
+    data = {f"clip/{m}": [run_clip(m, b) for b in BUFFERS_KIB] for m in MTUS}
+    rows = {r["key"]: r for r in study.summary(data)}
+    assert rows["clip.1500"]["status"] == "calibration" and rows["clip.1500"]["calibrated"]
+    for key, mtu in (("clip.576", 576), ("clip.9180", 9180), ("clip.65k.best", 65535)):
+        assert rows[key]["ours"] == pytest.approx(max(throughput_mbps(mtu, b) for b in BUFFERS_KIB), rel=1e-5)
+        assert rows[key]["status"] in ("agrees", "differs")
+    assert rows["lane.bus.cells"]["status"] == "not reproduced"

@@ -70,9 +70,11 @@ METRICS = {
 
 
 def one_way_ms(payload: int = PAYLOAD, rate_bps: float = 100e6, delay_ms: float = 1.0) -> float:
-    """IEEE 802.3 line time of one echo datagram plus the propagation delay: preamble and
-    SFD 8, header 14, IPv4 20, UDP 8, payload, FCS 4, inter-frame gap 12 bytes."""
-    return (8 + 14 + 20 + 8 + payload + 4 + 12) * 8 / rate_bps * 1e3 + delay_ms
+    """IEEE 802.3 time from the first preamble bit to the last FCS bit of one echo
+    datagram, plus the propagation delay: preamble and SFD 8, header 14, IPv4 20, UDP 8,
+    payload, FCS 4 bytes. (The 12-byte inter-frame gap follows the frame: it holds the
+    sender, not the receiver.)"""
+    return (8 + 14 + 20 + 8 + payload + 4) * 8 / rate_bps * 1e3 + delay_ms
 
 
 def run(loss: str = "", payload: int = PAYLOAD, count: int = COUNT) -> tuple[dict, dict]:
@@ -101,7 +103,7 @@ def test_every_datagram_comes_back_after_two_line_times():
     assert (m["sent"], m["forward_received"], m["received"]) == (COUNT, COUNT, COUNT)
     assert (m["loss_forward_pct"], m["loss_reverse_pct"], m["loss_pct"]) == (0.0, 0.0, 0.0)
     rtt = 2 * one_way_ms()
-    assert rtt == pytest.approx(2.17056)
+    assert rtt == pytest.approx(2.16864)
     # Nothing queues (85 µs of line time in each 1 ms gap) and a learning ping filled the
     # ARP caches first: every round trip is the same.
     assert m["rtt_min_ms"] == pytest.approx(rtt, abs=1e-6)

@@ -19,7 +19,8 @@ from rich.text import Text
 from qoslab import __version__
 from qoslab.errors import InputError
 
-stderr = Console(stderr=True, highlight=False)
+# Wide tables (a sweep's) stay whole when stderr is a file or a pipe: rich would assume 80 columns.
+stderr = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
 
 app = typer.Typer(
     name="qoslab",
@@ -155,6 +156,12 @@ def run(
         typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
     ] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the random streams; default: the scenario's.")] = None,
+    report: Annotated[
+        Optional[Path],
+        typer.Option("--report", help="Also write DIR/report.html (set-up, a figure per test, the records), figures and the records as CSV/Parquet/JSON."),
+    ] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Sweep points run at once; default: one per local core.")] = None,
+    detail: Annotated[bool, typer.Option("--detail", help="With a [sweep], print every point's full tables, not only the sweep table.")] = False,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
@@ -164,40 +171,70 @@ def run(
     `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`, one
     record per measured point. Exit 1 if a simulation failed, 2 on bad input.
 
+    A `[sweep]` runs every point (on every local core, `--jobs` to change) and prints one
+    table with a row per point and test; each record then carries `point` and `sweep`
+    (the point's values). Every point uses the same seed.
+
     Example: `qoslab run examples/seed000_ics.toml --json > ics.json`
+
+    Example: `qoslab run examples/seed004_asymmetric.toml --jobs 2`
+
+    Example: `qoslab run examples/seed000_fig9.toml --report fig9/`
     """
-    from qoslab.backends.sim import SimulationError, run_tests
-    from qoslab.report.terminal import render_run
+    from qoslab.backends.sim import SimulationError
+    from qoslab.report.terminal import render_run, sweep_table
     from qoslab.scenario import load_scenario
+    from qoslab.sweep import run_sweep
 
     scenario = load_scenario(file)
     used_seed = scenario.scenario.seed if seed is None else seed
-    if scenario.sweep is not None:
-        stderr.print(Text("note: ", style="yellow") + Text("`qoslab run` runs the scenario as written; its [sweep] is not applied."))
+    swept = scenario.sweep is not None and bool(scenario.sweep.values)
 
-    def show(net, run) -> None:
-        records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
-        names = net.node_names
-        owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
-        labels = {
-            f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
-            for f in run.plan.flows
-        }
-        profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
-        render_run(stderr, run.label, run.results, records, labels, profiles)
+    def show(result, total: int) -> None:
+        point, net = result.point, result.network
+        if swept:
+            stderr.print(Text(f"point {point.index + 1}/{total}: ", style="bold") + Text(point.label()))
+            if not detail:
+                return
+        for run in result.runs:
+            records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
+            names = net.node_names
+            owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
+            labels = {
+                f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
+                for f in run.plan.flows
+            }
+            profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
+            render_run(stderr, run.label, run.results, records, labels, profiles)
+
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     try:
-        net, runs = run_tests(scenario, source=file, seed=seed, pcap_dir=pcap, on_run=show)
+        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr, transient=True) as progress:
+            task = progress.add_task("starting", total=None)
+            points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show, on_trial=lambda words: progress.update(task, description=words))
     except SimulationError as err:
         _sim_failed(err)
         return
+    except KeyboardInterrupt:
+        stderr.print(Text("stopped (Ctrl-C).", style="yellow"))
+        raise typer.Exit(130) from None
+    records = [rec for p in points for rec in p.records()]
+    if swept:
+        stderr.print(sweep_table(records))
+    if report is not None:
+        from qoslab.report.html import write_run_report
+
+        page = write_run_report(scenario, file, records, report)
+        stderr.print(f"report: {page}")
     if json_out:
         nodes = []
-        for r in runs:
-            for n in r.results.get("nodes", []):
-                cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
-                nodes.append(
-                    {
+        for p in points:
+            net = p.network
+            for r in p.runs:
+                for n in r.results.get("nodes", []):
+                    cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
+                    node = {
                         "test": r.label,
                         "name": n["name"],
                         "role": cfg["role"] if cfg else None,
@@ -208,17 +245,69 @@ def run(
                         "bridge_table": n.get("bridge_table", []),
                         "drops": n.get("drops", {}),
                     }
-                )
+                    if p.point.values:
+                        node["point"] = p.point.index
+                    nodes.append(node)
         _emit_json(
             {
                 "scenario": scenario.scenario.name,
                 "file": str(file),
                 "backend": "sim",
                 "seed": used_seed,
-                "results": [rec for r in runs for rec in r.records],
+                "results": records,
                 "nodes": nodes,
             }
         )
+
+
+@app.command()
+def reproduce(
+    seed: Annotated[Optional[str], typer.Argument(help="Seed number (000 to 004); all seeds when left out.", show_default=False)] = None,
+    out: Annotated[Path, typer.Option("--out", help="Output directory: report.html, summary.json, figures/, data/.")] = Path("results"),
+    json_out: Annotated[bool, typer.Option("--json", help="Print summary.json's rows on stdout too.")] = False,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Points run at once, in processes; 0 (default): the machine's cores.")] = 0,
+) -> None:
+    """Re-run each seed's experiment from its examples/ scenarios and compare with the paper.
+
+    Writes DIR/report.html (one self-contained page: the question, the set-up, figures
+    with the published points overlaid, the paper's tables with ours beside them, what
+    agrees and what does not and why), figures as PNG and SVG, the data as CSV, Parquet
+    and JSON, and DIR/summary.json: every number the seed publishes beside ours, with a
+    tolerance and its reason; calibration rows are marked and never count as agreement.
+    Finished points are kept: Ctrl-C stops cleanly, and running again with the same
+    --out skips them. Exit 2 on an unknown seed.
+
+    Examples:
+
+    `qoslab reproduce --out results/`
+
+    `qoslab reproduce 000 --out seed000/`
+    """
+    from qoslab.errors import Problem
+    from qoslab.studies import registry
+    from qoslab.studies.runner import reproduce as run_reproduce
+
+    studies = registry()
+    if seed is not None:
+        key = seed.zfill(3)
+        if key not in studies:
+            raise InputError("qoslab reproduce", [Problem("no study for this seed", key="SEED", expected="one of " + ", ".join(studies), found=repr(seed))])
+        chosen = [studies[key]]
+    else:
+        chosen = list(studies.values())
+    try:
+        import os
+
+        result = run_reproduce(chosen, out, console=stderr, jobs=jobs or os.cpu_count() or 1)
+    except KeyboardInterrupt:
+        stderr.print(Text(f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume.", style="yellow"))
+        raise typer.Exit(130) from None
+    from qoslab.report.html import counts
+
+    c = counts(result["summary"])
+    stderr.print(f"{out}/report.html, {out}/summary.json: " + ", ".join(f"{v} {k}" for k, v in c.items()) + f" ({result['points_run']} points run, the rest kept from before)")
+    if json_out:
+        _emit_json(result["summary"])
 
 
 @app.command()

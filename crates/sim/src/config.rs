@@ -305,7 +305,8 @@ pub enum LinkConfig {
 pub struct Impairment {
     #[serde(default)]
     pub loss: Option<LossConfig>,
-    /// A token-bucket shaper: frames wait for tokens before they go on the line.
+    /// A token-bucket shaper (frames wait for tokens before they go on the line) or,
+    /// with `police`, a policer (frames without tokens are dropped).
     #[serde(default)]
     pub shaper: Option<ShaperConfig>,
 }
@@ -321,12 +322,22 @@ pub enum LossConfig {
     GilbertElliott { p: f64, r: f64, k: f64, h: f64 },
 }
 
-/// A token bucket.
+/// A token bucket (RFC 2697 §3) on one direction of a link.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ShaperConfig {
     pub rate_bps: u64,
     pub burst_bytes: u64,
+    /// Police instead of shape: a frame that finds too few tokens is dropped at once
+    /// (colour-blind srTCM with red dropped, RFC 2697 §3.3; Linux `tc police … drop`,
+    /// a firewall's rate limit) rather than held until its tokens are there. Default false.
+    #[serde(default)]
+    pub police: bool,
+    /// Shaping only: most bytes that may wait for tokens; a frame that would make the
+    /// backlog exceed it is dropped (Linux `tc tbf limit`). Default none: frames wait in
+    /// the link's own queue, limited only by it.
+    #[serde(default)]
+    pub queue_bytes: Option<u64>,
 }
 
 /// An 802.11 BSS.

@@ -16,9 +16,20 @@ pub const ETHERNET_OVERHEAD_BYTES: usize = 7 + 1 + 4 + 12;
 /// IEEE 802.3 §3.2.8: frames are padded to 64 bytes with FCS, 60 without.
 pub const ETHERNET_MIN_FRAME_NO_FCS: usize = 60;
 
-/// Nanoseconds a frame (without FCS) occupies an Ethernet link of `rate_bps`.
+/// The inter-frame gap in bytes: 96 bit times of idle after every frame (IEEE 802.3 §4.4.2).
+pub const ETHERNET_IFG_BYTES: usize = 12;
+
+/// Nanoseconds a frame (without FCS) occupies an Ethernet link of `rate_bps`: from the
+/// first preamble bit to the end of the inter-frame gap after it.
 pub fn ethernet_wire_ns(frame_len: usize, rate_bps: u64) -> u64 {
     let bytes = frame_len.max(ETHERNET_MIN_FRAME_NO_FCS) + ETHERNET_OVERHEAD_BYTES;
+    tx_time(bytes as u64 * 8, rate_bps).as_nanos()
+}
+
+/// Nanoseconds from a frame's first preamble bit to its last FCS bit: when the receiver
+/// has the whole frame. The gap that follows keeps the sender idle but delays no one.
+pub fn ethernet_last_bit_ns(frame_len: usize, rate_bps: u64) -> u64 {
+    let bytes = frame_len.max(ETHERNET_MIN_FRAME_NO_FCS) + ETHERNET_OVERHEAD_BYTES - ETHERNET_IFG_BYTES;
     tx_time(bytes as u64 * 8, rate_bps).as_nanos()
 }
 
@@ -84,6 +95,11 @@ impl EthernetLink {
         self.dirs[from].busy = false;
     }
 
+    /// Bytes waiting (not yet on the wire) at end `from`.
+    pub fn queued_bytes(&self, from: usize) -> usize {
+        self.dirs[from].queued_bytes
+    }
+
     /// The length of the next frame waiting at end `from`, if any.
     pub fn peek_len(&self, from: usize) -> Option<usize> {
         self.dirs[from].queue.front().map(Vec::len)
@@ -104,6 +120,8 @@ mod test {
         assert_eq!(ethernet_wire_ns(1514, 100_000_000), 123_040);
         // A 42-byte ARP frame is padded to 60 (+24): 84 × 8 = 672 bits = 6.72 µs.
         assert_eq!(ethernet_wire_ns(42, 100_000_000), 6_720);
+        // The receiver has the frame 96 bit times (0.96 µs at 100 Mb/s) before the gap ends.
+        assert_eq!(ethernet_last_bit_ns(1514, 100_000_000), 123_040 - 960);
     }
 
     #[test]

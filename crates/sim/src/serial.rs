@@ -416,6 +416,11 @@ impl SerialLine {
     }
 
     /// Frames waiting or being sent at end `from`.
+    /// Datagram bytes waiting (not yet on the line) at end `from`.
+    pub fn queued_bytes(&self, from: usize) -> usize {
+        self.dirs[from].queue.iter().map(Vec::len).sum()
+    }
+
     pub fn backlog(&self, from: usize) -> usize {
         self.dirs[from].queue.len() + usize::from(self.dirs[from].busy)
     }

@@ -19,7 +19,7 @@ mod atm_glue;
 use crate::tcp::{CongestionControl, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
-use crate::impair::{Bernoulli, GilbertElliott, LossModel, Shaper};
+use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
 use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialLine};
 use crate::rng::RunSeed;
 use crate::wifi::adapter::{Adapter, CipherCost, ForeignSource, LinkCipher, Role as WifiRole};
@@ -109,8 +109,11 @@ struct DirectionImpairment {
     loss_text: String,
     rng: crate::rng::RandomStream,
     shaper: Option<Shaper>,
+    /// Bytes that may wait for the shaper's tokens (`tc tbf limit`), if limited.
+    shaper_queue_bytes: Option<u64>,
     /// The next frame has been granted its shaper departure at this time.
     shaped_until: Option<u64>,
+    policer: Option<Policer>,
     lost: u64,
 }
 
@@ -141,6 +144,40 @@ impl Line {
         }
     }
 
+    /// The bytes of `frame` this line carries and meters: the Ethernet frame without
+    /// FCS, or a serial line's IP datagram.
+    fn carried_len(&self, frame: &[u8]) -> usize {
+        match &self.kind {
+            LineKind::Ethernet(_) => frame.len(),
+            LineKind::Serial { .. } => frame.len().saturating_sub(ethernet::HEADER_LEN),
+        }
+    }
+
+    fn queued_bytes(&self, from: usize) -> usize {
+        match &self.kind {
+            LineKind::Ethernet(l) => l.queued_bytes(from),
+            LineKind::Serial { line, .. } => line.queued_bytes(from),
+        }
+    }
+
+    /// Why the policer or the shaper's queue limit refuses `frame` at end `from`, if it does.
+    fn meter(&mut self, now: u64, from: usize, frame: &[u8]) -> Option<String> {
+        let len = self.carried_len(frame);
+        let backlog = self.queued_bytes(from);
+        let impair = &mut self.impair[from];
+        if let Some(policer) = impair.policer.as_mut() {
+            if !policer.conform(SimTime::from_nanos(now), len) {
+                return Some(format!("policed: over {} bit/s with a {}-byte bucket", policer.rate_bps(), policer.burst_bytes()));
+            }
+        }
+        match impair.shaper_queue_bytes {
+            Some(limit) if impair.shaper.is_some() && (backlog + len) as u64 > limit => {
+                Some(format!("shaper queue full ({limit} bytes waiting for tokens)"))
+            }
+            _ => None,
+        }
+    }
+
     fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> Result<(), Vec<u8>> {
         match &mut self.kind {
             LineKind::Ethernet(l) => l.enqueue(from, frame),
@@ -158,10 +195,18 @@ impl Line {
         }
     }
 
-    fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64)> {
+    /// The next frame to send at `from`, the time the sender stays busy with it, and
+    /// the time until its last bit is out (Ethernet's inter-frame gap comes after).
+    fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64, u64)> {
         match &mut self.kind {
-            LineKind::Ethernet(l) => l.start_next(from),
-            LineKind::Serial { line, .. } => line.start_next(from),
+            LineKind::Ethernet(l) => {
+                let rate = l.rate_bps;
+                l.start_next(from).map(|(frame, busy)| {
+                    let last_bit = crate::link::ethernet_last_bit_ns(frame.len(), rate);
+                    (frame, busy, last_bit)
+                })
+            }
+            LineKind::Serial { line, .. } => line.start_next(from).map(|(frame, busy)| (frame, busy, busy)),
         }
     }
 
@@ -201,17 +246,27 @@ fn direction_impairment(config: &Impairment, seed: u64, link: usize, direction: 
             format!("Gilbert-Elliott loss p = {p}, r = {r}, k = {k}, h = {h}"),
         ),
     };
-    let shaper = match config.shaper {
-        None => None,
-        Some(s) => Some(Shaper::new(s.rate_bps, s.burst_bytes).map_err(|e| fail(e.to_string()))?),
-    };
+    let (mut shaper, mut policer, mut shaper_queue_bytes) = (None, None, None);
+    if let Some(s) = config.shaper {
+        if s.police {
+            if s.queue_bytes.is_some() {
+                return Err(fail("a policer holds no queue (queue_bytes is for shaping)".into()));
+            }
+            policer = Some(Policer::new(s.rate_bps, s.burst_bytes).map_err(|e| fail(e.to_string()))?);
+        } else {
+            shaper = Some(Shaper::new(s.rate_bps, s.burst_bytes).map_err(|e| fail(e.to_string()))?);
+            shaper_queue_bytes = s.queue_bytes;
+        }
+    }
     let purpose = if direction == 0 { "loss a->b" } else { "loss b->a" };
     Ok(DirectionImpairment {
         loss,
         loss_text,
         rng: RunSeed(seed).stream(link as u64, purpose),
         shaper,
+        shaper_queue_bytes,
         shaped_until: None,
+        policer,
         lost: 0,
     })
 }
@@ -689,6 +744,10 @@ impl World {
         }
         match self.attachments[node as usize][port as usize] {
             Attachment::Ethernet { link, end } => {
+                if let Some(reason) = self.links[link as usize].meter(now, end as usize, &frame) {
+                    self.record_drop(now, node, Some(port), reason, frame.get(14..));
+                    return Ok(());
+                }
                 if let Err(frame) = self.links[link as usize].enqueue(end as usize, frame) {
                     self.record_drop(now, node, Some(port), "output queue full (drop-tail)".into(), frame.get(14..));
                     return Ok(());
@@ -732,7 +791,7 @@ impl World {
                         None => {
                             let name = l.name().to_string();
                             let (node, port) = l.ends()[from as usize];
-                            if let Some((frame, _)) = l.start_next(from as usize) {
+                            if let Some((frame, _, _)) = l.start_next(from as usize) {
                                 l.finish(from as usize);
                                 self.queued_frames -= 1;
                                 self.record_drop(now, node, Some(port), format!("frame longer than the shaper's bucket on link {name}"), frame.get(ethernet::HEADER_LEN..));
@@ -744,7 +803,7 @@ impl World {
             }
         }
         let l = &mut self.links[link as usize];
-        let Some((frame, wire_ns)) = l.start_next(from as usize) else { return Ok(()) };
+        let Some((frame, wire_ns, last_bit_ns)) = l.start_next(from as usize) else { return Ok(()) };
         self.queued_frames -= 1;
         let delay = l.delay_ns();
         let slot = match self.free_slots.pop() {
@@ -759,7 +818,7 @@ impl World {
         };
         self.engine.schedule_at(SimTime::from_nanos(now + wire_ns), Event::EthTxDone { link, from }).map_err(budget)?;
         self.engine
-            .schedule_at(SimTime::from_nanos(now + wire_ns + delay), Event::EthArrive { link, from, slot })
+            .schedule_at(SimTime::from_nanos(now + last_bit_ns + delay), Event::EthArrive { link, from, slot })
             .map_err(budget)?;
         Ok(())
     }

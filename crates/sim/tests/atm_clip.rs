@@ -202,3 +202,70 @@ fn a_cross_connect_on_a_missing_port_and_an_mtu_over_aal5_are_refused() {
     let err = sim::simulate(config).err().unwrap().to_string();
     assert!(err.contains("65543") && err.contains("65535"), "{err}");
 }
+
+#[test]
+fn a_cbr_vc_is_shaped_to_its_peak_cell_rate_and_atm25_is_slower() {
+    use sim::atm::config::ServiceCategory;
+    use sim::config::LinkConfig;
+    // CBR at a PCR of 50 Mb/s of cells on ws1's PVC (TM 4.0 §4.5.1: cells no closer
+    // than 1/PCR on average), and both links at 25.6 Mb/s (af-phy-0040).
+    let payload = 1472u32;
+    let cells = cells_per_datagram(u64::from(payload)) as f64;
+    for (pcr, phy, expected_cells_per_s) in [
+        (Some(50_000_000u64), "oc3", 50_000_000.0 / 424.0),
+        (None, "25m", (25_600_000 * 53 / 54) as f64 / 424.0),
+    ] {
+        let mut config = pvc_pair(9180);
+        if let LinkConfig::Atm(l) = &mut config.links[0] {
+            if let Some(p) = pcr {
+                l.pvcs[0].service = ServiceCategory::Cbr;
+                l.pvcs[0].pcr_bps = Some(p);
+            }
+        }
+        for link in &mut config.links {
+            if let LinkConfig::Atm(l) = link {
+                l.phy = phy.into();
+            }
+        }
+        config.flows = vec![udp(0, ip(2), payload, 100 * MS, 900 * MS)];
+        let r = sim::simulate(config).unwrap();
+        let f = &r.flows[0];
+        let expected = expected_cells_per_s / cells * f64::from(payload) * 8.0;
+        let rel = (f.throughput_bps - expected).abs() / expected;
+        assert!(rel < 0.01, "{pcr:?} {phy}: {:.3} vs {:.3} Mb/s", f.throughput_bps / 1e6, expected / 1e6);
+    }
+}
+
+#[test]
+fn an_atmarp_server_on_a_host_serves_its_lis() {
+    let mut config = svc_lis(MS);
+    // ws3 (node 2) serves ATMARP instead of the switch.
+    config.atm.lis[0].server = 2;
+    config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2), count: 3, interval_ns: 100 * MS, payload: 56, start_ns: 100 * MS }];
+    let r = sim::simulate(config).unwrap();
+    assert_eq!(r.flows[0].received, 3);
+    // ws1 and ws2 register with ws3 (a host-to-host call each), then ws1 calls ws2.
+    assert_eq!(r.atm.as_ref().unwrap().svc_setups, 3);
+}
+
+#[test]
+fn software_sar_costs_the_host_cpu_per_cell() {
+    // ws2 segments and reassembles in software: 100 cycles per cell at 1 GHz, nothing else.
+    let mut config = pvc_pair(9180);
+    config.nodes[1].cpu = sim::config::CpuConfig {
+        profile: "sar".into(),
+        hz: 1_000_000_000,
+        queue_limit: 100,
+        cycles: sim::config::CpuCycles { per_atm_cell: 100.0, ..Default::default() },
+    };
+    let count = 10u64;
+    config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2), count: count as u32, interval_ns: 50 * MS, payload: 1000, start_ns: 100 * MS }];
+    let r = sim::simulate(config).unwrap();
+    assert_eq!(r.flows[0].received, count);
+    // Each echo request and reply: 1000 + 8 (ICMP) + 20 (IP) + 8 (LLC/SNAP) + 8 (AAL5
+    // trailer) = 1044 octets, 22 cells, reassembled once and segmented once at ws2.
+    let cells = 1044u64.div_ceil(48);
+    let busy_ns = r.nodes[1].cpu_utilization * r.sim_time_ns as f64;
+    let expected = (count * 2 * cells * 100) as f64;
+    assert!((busy_ns - expected).abs() < 1.0 + expected * 1e-9, "{busy_ns} ns vs {expected} ns");
+}

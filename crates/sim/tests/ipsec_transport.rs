@@ -90,6 +90,7 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
         flows,
         capture: true,
         budget: BudgetConfig::default(),
+        atm: Default::default(),
     }
 }
 

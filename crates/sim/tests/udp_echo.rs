@@ -68,12 +68,15 @@ fn config(impair: [Impairment; 2], start_ns: u64) -> SimConfig {
         flows: vec![learn, echo],
         capture: false,
         budget: BudgetConfig::default(),
+        atm: Default::default(),
     }
 }
 
-/// IEEE 802.3: preamble 7 + SFD 1 + frame (padded to 60) + FCS 4 + IFG 12 bytes, in ns.
-fn wire_ns(frame_without_fcs: u64, rate_bps: u64) -> u64 {
-    ((frame_without_fcs.max(60) + 24) * 8 * 1_000_000_000).div_ceil(rate_bps)
+/// IEEE 802.3: from the first preamble bit to the last FCS bit, preamble 7 + SFD 1 +
+/// frame (padded to 60) + FCS 4 bytes, in ns: when the receiver has the frame. (The
+/// 12-byte inter-frame gap after it keeps the sender idle but delays no one.)
+fn arrival_ns(frame_without_fcs: u64, rate_bps: u64) -> u64 {
+    ((frame_without_fcs.max(60) + 12) * 8 * 1_000_000_000).div_ceil(rate_bps)
 }
 
 /// The Ethernet frame (header, no FCS) of one echo datagram: 14 + IPv4 20 + UDP 8 + payload.
@@ -91,9 +94,9 @@ fn every_datagram_comes_back_after_two_serializations() {
     assert_eq!((flow.sent, echo.forward_received, flow.received), (u64::from(COUNT), u64::from(COUNT), u64::from(COUNT)));
     assert_eq!((flow.duplicates, echo.forward_duplicates), (0, 0));
     assert_eq!(flow.bytes_received, u64::from(COUNT) * u64::from(PAYLOAD));
-    // 1042-byte frames: (1042 + 24) × 8 bits at 100 Mbit/s = 85.28 µs each way, + 1 µs.
-    let one_way = wire_ns(echo_frame(), MBPS_100) + DELAY_NS;
-    assert_eq!(one_way, 86_280);
+    // 1042-byte frames: (1042 + 12) × 8 bits at 100 Mbit/s = 84.32 µs each way, + 1 µs.
+    let one_way = arrival_ns(echo_frame(), MBPS_100) + DELAY_NS;
+    assert_eq!(one_way, 85_320);
     let rtt = echo.rtt_ns.expect("round trips");
     assert_eq!(rtt.min, 2 * one_way);
     assert_eq!(echo.forward_latency_ns.unwrap().min, one_way);
@@ -111,11 +114,11 @@ fn the_first_datagram_waits_for_arp_when_nothing_learned_first() {
     let results = sim::simulate(c).unwrap();
     let flow = &results.flows[0];
     let rtt = flow.echo.as_ref().unwrap().rtt_ns.unwrap();
-    let one_way = wire_ns(echo_frame(), MBPS_100) + DELAY_NS;
+    let one_way = arrival_ns(echo_frame(), MBPS_100) + DELAY_NS;
     assert_eq!(rtt.min, 2 * one_way);
     // ARP request and reply (42 bytes, padded to 60) before the first datagram goes; b
     // learns a from the request (RFC 826), so the echo needs no ARP of its own.
-    assert_eq!(rtt.max, 2 * one_way + 2 * (wire_ns(42, MBPS_100) + DELAY_NS));
+    assert_eq!(rtt.max, 2 * one_way + 2 * (arrival_ns(42, MBPS_100) + DELAY_NS));
     assert_eq!(flow.received, u64::from(COUNT));
 }
 
@@ -158,7 +161,7 @@ fn reverse_loss_shows_reverse_only() {
     assert_eq!(reverse_lost, lost_at(&results, "a"), "every reverse loss is a frame lost on b → a");
     assert_binomial(reverse_lost, echo.forward_received, p);
     // The survivors' round trips are untouched by the losses.
-    assert_eq!(echo.rtt_ns.unwrap().max, 2 * (wire_ns(echo_frame(), MBPS_100) + DELAY_NS));
+    assert_eq!(echo.rtt_ns.unwrap().max, 2 * (arrival_ns(echo_frame(), MBPS_100) + DELAY_NS));
 }
 
 #[test]

@@ -39,6 +39,7 @@ fn two_hosts(flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
         flows,
         capture: false,
         budget: BudgetConfig::default(),
+        atm: Default::default(),
     }
 }
 
@@ -46,9 +47,11 @@ fn udp(id: u32, from: u32, to: [u8; 4], payload: u32, rate_pps: f64, stop_ns: u6
     FlowConfig::Udp { id, from, to: Ipv4Addr::from(to), dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns }
 }
 
-/// IEEE 802.3: preamble 7 + SFD 1 + frame (padded to 60) + FCS 4 + IFG 12 bytes.
-fn wire_ns(frame_without_fcs: u64, rate_bps: u64) -> u64 {
-    ((frame_without_fcs.max(60) + 24) * 8 * 1_000_000_000).div_ceil(rate_bps)
+/// IEEE 802.3: from the first preamble bit to the last FCS bit, preamble 7 + SFD 1 +
+/// frame (padded to 60) + FCS 4 bytes, in ns: when the receiver has the frame. (The
+/// 12-byte inter-frame gap after it keeps the sender idle but delays no one.)
+fn arrival_ns(frame_without_fcs: u64, rate_bps: u64) -> u64 {
+    ((frame_without_fcs.max(60) + 12) * 8 * 1_000_000_000).div_ceil(rate_bps)
 }
 
 #[test]
@@ -60,10 +63,10 @@ fn constant_rate_udp_latency_is_serialization_plus_propagation() {
     assert_eq!(flow.received, 1000);
     let latency = flow.latency_ns.unwrap();
     // 1472 + UDP 8 + IPv4 20 + Ethernet 14 = 1514 bytes; plus 1 µs propagation.
-    let expected = wire_ns(1514, MBPS_100) + 1_000;
+    let expected = arrival_ns(1514, MBPS_100) + 1_000;
     assert_eq!(latency.min, expected);
     // The first datagram waits for ARP: request and reply (42-byte frames padded to 60).
-    assert_eq!(latency.max, expected + 2 * (wire_ns(42, MBPS_100) + 1_000));
+    assert_eq!(latency.max, expected + 2 * (arrival_ns(42, MBPS_100) + 1_000));
     assert_eq!(flow.jitter_ns.map(|j| j < 100.0), Some(true));
 }
 
@@ -100,13 +103,13 @@ fn ping_through_two_routers() {
     ];
     let links = vec![ethernet("l1", (0, 0), (1, 0), 0), ethernet("l2", (1, 1), (2, 0), 0), ethernet("l3", (2, 1), (3, 0), 0)];
     let flows = vec![FlowConfig::Ping { id: 7, from: 0, to: Ipv4Addr::new(10, 0, 3, 1), count: 3, interval_ns: 1_000_000_000, payload: 56, start_ns: 0 }];
-    let config = SimConfig { seed: 1, duration_ns: 3_500_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default() };
+    let config = SimConfig { seed: 1, duration_ns: 3_500_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default(), atm: Default::default() };
     let results = sim::simulate(config).unwrap();
     let ping = &results.flows[0];
     assert_eq!((ping.sent, ping.received), (3, 3));
     // Once ARP is resolved, an echo and its reply each cross three links: 98-byte frames
     // (56 data + 8 ICMP + 20 IPv4 + 14 Ethernet).
-    assert_eq!(ping.rtt_ns[1], 6 * wire_ns(98, MBPS_100));
+    assert_eq!(ping.rtt_ns[1], 6 * arrival_ns(98, MBPS_100));
     assert_eq!(results.nodes[1].forwarded, 6);
     assert!(results.nodes[1].arp_table.len() == 2);
 }
@@ -155,7 +158,7 @@ fn bernoulli_loss_on_one_direction() {
 fn a_shaper_limits_the_rate() {
     let mut config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 0.0, 2_000_000_000)], 2_000_000_000);
     if let LinkConfig::Ethernet { impair, .. } = &mut config.links[0] {
-        impair[0].shaper = Some(ShaperConfig { rate_bps: 2_000_000, burst_bytes: 3_000 });
+        impair[0].shaper = Some(ShaperConfig { rate_bps: 2_000_000, burst_bytes: 3_000, police: false, queue_bytes: None });
     }
     let results = sim::simulate(config).unwrap();
     // The bucket counts the 1514-byte frames: 2 Mb/s of frames is 2e6 × 1472/1514 b/s
@@ -184,7 +187,7 @@ fn slip_line_latency_is_the_characters_on_the_line() {
         impair: Default::default(),
     }];
     let flows = vec![udp(1, 0, [10, 0, 0, 2], 40, 1.0, 5_000_000_000)];
-    let config = SimConfig { seed: 1, duration_ns: 6_000_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default() };
+    let config = SimConfig { seed: 1, duration_ns: 6_000_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default(), atm: Default::default() };
     let results = sim::simulate(config).unwrap();
     let flow = &results.flows[0];
     assert_eq!((flow.sent, flow.received), (5, 5));

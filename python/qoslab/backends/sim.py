@@ -294,7 +294,12 @@ def _impairments(link: Any) -> list[dict[str, Any]]:
             impair[d]["loss"] = loss
     for shaper in link.shaper:
         for d in _directions(shaper.direction):
-            impair[d]["shaper"] = {"rate_bps": shaper.rate, "burst_bytes": shaper.burst}
+            impair[d]["shaper"] = {
+                "rate_bps": shaper.rate,
+                "burst_bytes": int(shaper.burst),
+                "police": shaper.action == "police",
+                "queue_bytes": None if shaper.queue is None else int(shaper.queue),
+            }
     return impair
 
 
@@ -311,9 +316,6 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
             out.add(base + ("loss",), "loss on a wifi cell", expected="frame_error_rate per station", found=f"{len(link.loss)} loss model(s)")
         if isinstance(link, Wifi) and link.shaper:
             out.add(base + ("shaper",), "a shaper on a wifi cell", expected="a shaper on an Ethernet or serial link", found=f"{len(link.shaper)} shaper(s)")
-        for j, shaper in enumerate(link.shaper):
-            if shaper.queue is not None:
-                out.add(base + ("shaper", j, "queue"), f"a shaper's own queue: {_NOT_YET}", expected="no queue (frames wait in the link's queue)", found=str(shaper.queue))
         directions = [d for model in list(link.loss) for d in _directions(model.direction)]
         if len(directions) != len(set(directions)):
             out.add(base + ("loss",), "two loss models on one direction", expected="one loss model per direction", found=f"{len(link.loss)} loss models")
@@ -711,8 +713,8 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     scenario:
         A validated scenario.
     test_index:
-        Lower the traffic of ``scenario.test[test_index]`` (its flows and run length);
-        ``None`` lowers the network alone, without flows.
+        Lower the traffic of ``scenario.test[test_index]`` (its flows and run length; of
+        an RFC 2544 search, its first trial); ``None`` lowers the network alone, without flows.
     source:
         The scenario file, to position problems at file:line:column.
 
@@ -732,9 +734,13 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     net = lower_network(scenario, source=source)
     if test_index is None:
         return net.config
-    from qoslab.methods import plan_test
+    from qoslab.methods import Search, plan_test
 
     plan = plan_test(net, test_index, source=source)
+    if isinstance(plan, Search):
+        # A search runs many trials; this is its first (first frame size, the maximum rate).
+        flows, duration = plan.trials.first_flows()
+        return net.with_flows(flows, duration)
     return net.with_flows(plan.flows, plan.duration_ns)
 
 
@@ -782,11 +788,13 @@ def run_tests(
     seed: int | None = None,
     pcap_dir: str | Path | None = None,
     on_run: Any = None,
+    on_trial: Any = None,
 ) -> tuple[Network, list[TestRun]]:
     """Run every test of the scenario, each in a fresh simulation, in file order.
 
     Every test is checked before the first runs, so bad input fails fast (InputError).
-    ``on_run(network, run)`` is called after each run (the CLI prints it). With ``pcap_dir``,
+    ``on_run(network, run)`` is called after each run (the CLI prints it); ``on_trial(words)``
+    before each simulation (RFC 2544 tests take many). With ``pcap_dir``,
     each run captures into ``pcap_dir/test<N>``.
 
     Raises
@@ -796,7 +804,7 @@ def run_tests(
     SimulationError
         If a run fails.
     """
-    from qoslab.methods import check_runnable, plan_test, test_label
+    from qoslab.methods import Search, check_runnable, plan_test, test_label
 
     net = lower_network(scenario, source=source)
     check_runnable(scenario, source=source)
@@ -804,9 +812,20 @@ def run_tests(
         out = LocatedProblems(source)
         out.add(("scenario",), "the scenario has no [[test]]: nothing to measure", expected="a [[test]] table (udp.flow or ping)", found="none", hint="`qoslab reach FILE` pings between every pair of nodes")
         out.raise_if_any()
-    plans = [plan_test(net, i, source=source) for i in range(len(scenario.test))]
+    plans = [plan_test(net, i, source=source, seed=seed) for i in range(len(scenario.test))]
     runs: list[TestRun] = []
     for i, plan in enumerate(plans):
+        if isinstance(plan, Search):
+            # RFC 2544: one simulation per trial; captures only of single-run tests.
+            plan.trials.on_trial = on_trial
+            records = plan.trials.run()
+            run = TestRun(i, test_label(scenario, i), plan, plan.trials.last_results, records)
+            runs.append(run)
+            if on_run is not None:
+                on_run(net, run)
+            continue
+        if on_trial is not None:
+            on_trial(test_label(scenario, i))
         config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None)
         results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
         run = TestRun(i, test_label(scenario, i), plan, results, plan.records(results))

@@ -9,8 +9,9 @@ units in the metric names (``throughput_mbps``, ``latency_ms``, ``loss_pct``,
 
 Methods that run now: ``udp.flow`` (:mod:`qoslab.methods.udp`), ``udp.echo``
 (:mod:`qoslab.methods.echo`), ``ping`` (:mod:`qoslab.methods.ping`), ``tcp.bulk`` and
-``tcp.transfer`` (:mod:`qoslab.methods.tcp`). The RFC 2544 searches are refused with a
-message that says what will add them (:data:`NOT_YET`).
+``tcp.transfer`` (:mod:`qoslab.methods.tcp`). The RFC 2544 benchmarks
+(:mod:`qoslab.methods.rfc2544`) need several simulations each: their plan is a
+:class:`Search`, whose trials run one after another.
 """
 
 from __future__ import annotations
@@ -22,12 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
 
-NOT_YET: dict[str, str] = {
-    "rfc2544.throughput": "the RFC 2544 methods issue adds it (the §26.1 binary search over trials); until then run udp.flow at fixed rates",
-    "rfc2544.latency": "the RFC 2544 methods issue adds it (§26.2, at the throughput rate); until then run udp.flow at the rate you want (its latency_ms is per frame)",
-    "rfc2544.frame_loss": "the RFC 2544 methods issue adds it (§26.3); until then run udp.flow at each load",
-    "rfc2544.back_to_back": "the RFC 2544 methods issue adds it (§26.4)",
-}
+NOT_YET: dict[str, str] = {}
 """Methods ``qoslab run`` does not run yet, and what will add them."""
 
 LEARNING_NS = 1_000_000_000
@@ -49,6 +45,22 @@ class Plan:
     """Ids of the flows the records report (not the learning frames)."""
 
 
+@dataclass
+class Search:
+    """A test made runnable that takes several simulations (RFC 2544's trials).
+
+    ``trials`` (:class:`qoslab.methods.rfc2544.Trials`) runs them; ``flows`` are the
+    last trial's flows, so a display of the last run can label them.
+    """
+
+    trials: Any
+    measured: list[int] = field(default_factory=lambda: [1, 2, 11, 12, 21, 22])
+
+    @property
+    def flows(self) -> list[dict[str, Any]]:
+        return self.trials.last_flows
+
+
 def test_label(scenario: Any, index: int) -> str:
     """``test[0] ping ws2 → ws1`` or the test's name."""
     t = scenario.test[index]
@@ -66,11 +78,11 @@ def check_runnable(scenario: Any, *, source: str | Path | None = None) -> None:
     out = LocatedProblems(source)
     for i, t in enumerate(scenario.test):
         if t.method in NOT_YET:
-            out.add(("test", i, "method"), _not_yet(t.method), expected="udp.flow, udp.echo, ping, tcp.bulk or tcp.transfer", found=repr(t.method))
+            out.add(("test", i, "method"), _not_yet(t.method), expected="a method the simulator runs", found=repr(t.method))
     out.raise_if_any()
 
 
-def plan_test(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
+def plan_test(net: "Network", index: int, *, source: str | Path | None = None, seed: int | None = None) -> "Plan | Search":
     """The :class:`Plan` of ``net.scenario.test[index]``.
 
     Raises
@@ -85,8 +97,12 @@ def plan_test(net: "Network", index: int, *, source: str | Path | None = None) -
         from qoslab.backends.sim import LocatedProblems
 
         out = LocatedProblems(source)
-        out.add(("test", index, "method"), _not_yet(t.method), expected="udp.flow, udp.echo, ping, tcp.bulk or tcp.transfer", found=repr(t.method))
+        out.add(("test", index, "method"), _not_yet(t.method), expected="a method the simulator runs", found=repr(t.method))
         out.raise_if_any()
+    if t.method.startswith("rfc2544."):
+        from qoslab.methods.rfc2544 import Trials
+
+        return Search(Trials(net, index, seed=seed, source=source))
     if t.method == "udp.flow":
         return udp.plan(net, index, source=source)
     if t.method == "udp.echo":
@@ -104,4 +120,4 @@ def cpu_metrics(net: "Network", results: dict[str, Any]) -> dict[str, float]:
     return {n["name"]: round(100.0 * float(n.get("cpu_utilization", 0.0)), 3) for n in results.get("nodes", []) if n["name"] in modelled}
 
 
-__all__ = ["Plan", "plan_test", "check_runnable", "test_label", "cpu_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]
+__all__ = ["Plan", "Search", "plan_test", "check_runnable", "test_label", "cpu_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]

@@ -117,6 +117,22 @@ def drop_log(console: Console, results: dict[str, Any], labels: dict[int, str]) 
         console.print(f"  {d['time_ns'] / 1e6:10.3f} ms  {escape(where)}{escape(flow)}: {escape(d['reason'])}" + (f" — {escape(d['summary'])}" if d.get("summary") else ""))
 
 
+def atm_summary(console: Console, results: dict[str, Any]) -> None:
+    """The ATM network's counters: cells, losses at the switches, AAL5 frames lost, SVCs."""
+    atm = results.get("atm")
+    if not atm:
+        return
+    cells = sum(sum(c) for c in atm.get("cells", []))
+    lost = sum(atm.get("cells_lost", [])) + sum(atm.get("epd_cells", [])) + sum(atm.get("ppd_cells", []))
+    setups = atm.get("svc_setup_ns") or []
+    svc = f"{atm.get('svc_setups', 0)} SVCs set up" + (f" (mean {sum(setups) / len(setups) / 1e6:.3f} ms)" if setups else "")
+    console.print(
+        f"[bold]ATM[/]: {cells} cells sent, {lost} discarded at switches (queue full, EPD, PPD); "
+        f"{atm.get('frames_received', 0)} of {atm.get('frames_sent', 0)} AAL5 frames reassembled, {atm.get('frames_corrupt', 0)} discarded (cells lost); "
+        f"{svc}; {atm.get('atmarp_requests', 0)} ATMARP, {atm.get('inatmarp_requests', 0)} InATMARP requests"
+    )
+
+
 def render_run(console: Console, title: str, results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str], profiles: dict[str, str]) -> None:
     """A whole run: a heading, flows, links, nodes, drops, and the tables at the end."""
     console.rule(f"[bold]{escape(title)}")
@@ -124,6 +140,7 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     console.print(flows_table(results, records_by_flow, labels))
     console.print(links_table(results))
     console.print(nodes_table(results, profiles))
+    atm_summary(console, results)
     drop_log(console, results, labels)
     tables(console, results)
 
@@ -176,3 +193,58 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
 
 
 __all__ = ["render_run", "render_reach", "death_points", "flows_table", "links_table", "nodes_table", "tables", "drop_log"]
+
+
+HEADLINE_METRICS = (
+    "throughput_mbps",
+    "transfer_time_s",
+    "loss_pct",
+    "loss_forward_pct",
+    "loss_reverse_pct",
+    "latency_ms",
+    "rtt_mean_ms",
+    "jitter_ms",
+    "retransmits",
+)
+"""The metrics a sweep table shows, in this order, where a record has them (``--json``
+and the tidy tables keep every metric)."""
+
+
+def _headline_metrics(records: list[dict[str, Any]]) -> list[str]:
+    present = {k for rec in records for k, v in rec.get("metrics", {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return [k for k in HEADLINE_METRICS if k in present]
+
+
+def _cpu_peak(rec: dict[str, Any]) -> float | None:
+    cpu = rec.get("metrics", {}).get("cpu_util_pct")
+    return max(cpu.values()) if isinstance(cpu, dict) and cpu else None
+
+
+def sweep_table(records: list[dict[str, Any]]) -> Table:
+    """One row per swept point and test: the point's values, then the headline metrics
+    (:data:`HEADLINE_METRICS`) and the busiest modelled CPU."""
+    params: dict[str, None] = {}
+    for rec in records:
+        for key in rec.get("sweep", {}):
+            params.setdefault(key, None)
+    metrics = _headline_metrics(records)
+    with_cpu = any(_cpu_peak(rec) is not None for rec in records)
+    table = Table(box=box.SIMPLE_HEAD, title="Sweep: one row per point and test", title_justify="left")
+    table.add_column("#", justify="right", no_wrap=True)
+    for key in params:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    table.add_column("test", no_wrap=True)
+    for key in metrics:
+        table.add_column(escape(key), justify="right", no_wrap=True)
+    if with_cpu:
+        table.add_column("cpu_peak_pct", justify="right", no_wrap=True)
+    for rec in records:
+        values = rec.get("sweep", {})
+        cells = [str(rec.get("point", "")), *(escape(str(values.get(k, "–"))) for k in params), escape(rec.get("name") or rec.get("test", ""))]
+        for key in metrics:
+            value = rec.get("metrics", {}).get(key)
+            cells.append("–" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.4g}")
+        if with_cpu:
+            cells.append(_num(_cpu_peak(rec), "{:.1f}"))
+        table.add_row(*cells)
+    return table

@@ -41,6 +41,39 @@ def parse_param_path(text: str) -> list[str | int] | None:
     return steps or None
 
 
+def point_indices(mode: str, lengths: list[int]) -> list[tuple[int, ...]]:
+    """The points of a sweep as one value index per parameter, in run order.
+
+    ``grid`` is every combination, the last parameter varying fastest (as nested loops
+    written in the file's order); ``zip`` pairs the n-th values.
+
+    >>> point_indices("grid", [2, 3])
+    [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    >>> point_indices("zip", [3, 3])
+    [(0, 0), (1, 1), (2, 2)]
+    """
+    import itertools
+
+    if mode == "zip":
+        return [tuple([n] * len(lengths)) for n in range(min(lengths, default=0))]
+    return list(itertools.product(*(range(k) for k in lengths)))
+
+
+def put(data: dict[str, Any], steps: PathT | list[str | int], value: Any) -> None:
+    """Put ``value`` at the parameter path ``steps`` of raw scenario data (in place).
+
+    >>> d = {"link": [{"rate": "1 Mbps"}]}
+    >>> put(d, ["link", 0, "rate"], "2 Mbps"); d
+    {'link': [{'rate': '2 Mbps'}]}
+    """
+    cur: Any = data
+    for step in steps[:-1]:
+        if isinstance(cur, dict) and step not in cur:
+            cur[step] = {}
+        cur = cur[step]
+    cur[steps[-1]] = value
+
+
 def link_nodes(link: Any) -> list[str]:
     """Every node a link touches: its ends, or a wifi link's AP and stations."""
     if isinstance(link, Wifi):
@@ -318,10 +351,9 @@ class _Checker:
         if not params:
             return
         indices = [range(len(values)) for _, _, values in params]
-        if self.sc.sweep is not None and self.sc.sweep.mode == "zip":
-            points = [tuple([n] * len(params)) for n in range(min(len(r) for r in indices))]
-        elif sum(1 for _ in itertools.islice(itertools.product(*indices), 257)) <= 256:
-            points = list(itertools.product(*indices))
+        mode = self.sc.sweep.mode if self.sc.sweep is not None else "grid"
+        if mode == "zip" or sum(1 for _ in itertools.islice(itertools.product(*indices), 257)) <= 256:
+            points = point_indices(mode, [len(values) for _, _, values in params])
         else:
             points = [tuple(n if k == p else None for k in range(len(params))) for p, r in enumerate(indices) for n in r]
         reported: set[tuple[int, int]] = set()
@@ -329,14 +361,8 @@ class _Checker:
             data = copy.deepcopy(self.data)
             data.pop("sweep", None)
             for (key, steps, values), n in zip(params, point):
-                if n is None:
-                    continue
-                cur: Any = data
-                for step in steps[:-1]:
-                    if isinstance(cur, dict) and step not in cur:
-                        cur[step] = {}
-                    cur = cur[step]
-                cur[steps[-1]] = values[n]
+                if n is not None:
+                    put(data, steps, values[n])
             try:
                 Scenario.model_validate(data)
                 continue

@@ -446,6 +446,7 @@ def loads_scenario(text: str, source: str = "<string>") -> Scenario:
     problems = cross_check(scenario, data, spans)
     if problems:
         raise InputError(source, sorted(problems, key=_order))
+    scenario._raw = data
     return scenario
 
 

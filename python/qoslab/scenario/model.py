@@ -36,6 +36,7 @@ from pydantic import (
     ConfigDict,
     WithJsonSchema,
     Field,
+    PrivateAttr,
     model_validator,
 )
 
@@ -289,12 +290,27 @@ Loss = Annotated[Union[Bernoulli, GilbertElliott], Field(discriminator="model")]
 
 
 class Shaper(Strict):
-    """A token-bucket rate limit (as `tc tbf` or a firewall's limit, seed 002: 30 Mb/s)."""
+    """A token-bucket rate limit (RFC 2697 §3) as `tc tbf` or a firewall's limit (seed 002: 30 Mb/s).
+
+    ``action = "shape"`` holds a frame until its tokens are there (`tc tbf`);
+    ``"police"`` drops a frame that finds too few tokens (`tc police … drop`, a
+    firewall's rate limit). Frames are metered by their length without FCS (Ethernet)
+    or as IP datagrams (serial lines), as Linux meters `skb->len`.
+    """
 
     rate: Rate = Field(description="Sustained rate, e.g. '30 Mbps'.")
-    burst: Size = Field(15000, description="Bucket depth, e.g. '15 kB'.")
-    queue: Size | None = Field(None, description="Bytes that may wait for tokens before drops; none = unlimited.")
+    burst: Size = Field(15000, description="Bucket depth, e.g. '15 kB'; the bucket starts full (RFC 2697 §3).")
+    action: Literal["shape", "police"] = Field("shape", description="'shape' delays frames to the rate; 'police' drops what exceeds it.")
+    queue: Size | None = Field(
+        None, description="Shaping only: bytes that may wait for tokens before drops (`tc tbf limit`); none = the link's own queue limit."
+    )
     direction: Direction = Field("both", description=_DIRECTION_DOC)
+
+    @model_validator(mode="after")
+    def _police_has_no_queue(self) -> Shaper:
+        if self.action == "police" and self.queue is not None:
+            raise FieldProblem("queue", "a policer holds nothing back, so it has no queue", expected="no queue with action = 'police'", found=f"queue = {self.queue}", hint="use action = 'shape' to queue frames for tokens")
+        return self
 
 
 class QueueLimit(Strict):
@@ -583,7 +599,17 @@ class TestBase(Strict):
     to: NodeName = Field(description="The node that receives (the tester's receive port).")
 
 
-class Rfc2544Throughput(TestBase):
+class Rfc2544Base(TestBase):
+    """Fields the RFC 2544 methods share."""
+
+    bidirectional: bool = Field(
+        False,
+        description="Send the same stream from `to` back to `from` at once (RFC 2544 §14: bidirectional "
+        "traffic; rates are per direction).",
+    )
+
+
+class Rfc2544Throughput(Rfc2544Base):
     """RFC 2544 §26.1: the highest rate at which no frame is lost, by binary search."""
 
     method: Literal["rfc2544.throughput"] = Field(description="Test method.")
@@ -594,7 +620,7 @@ class Rfc2544Throughput(TestBase):
     resolution: Ratio = Field(0.005, description="Stop the search when the interval is this fraction of the line rate.")
 
 
-class Rfc2544Latency(TestBase):
+class Rfc2544Latency(Rfc2544Base):
     """RFC 2544 §26.2: latency at the throughput rate, per frame size."""
 
     method: Literal["rfc2544.latency"] = Field(description="Test method.")
@@ -605,22 +631,37 @@ class Rfc2544Latency(TestBase):
     trials: int = Field(20, ge=1, description="Repetitions averaged (RFC 2544: at least 20).")
 
 
-class Rfc2544FrameLoss(TestBase):
+class Rfc2544FrameLoss(Rfc2544Base):
     """RFC 2544 §26.3: frame loss rate at loads from 100 % down in steps."""
 
     method: Literal["rfc2544.frame_loss"] = Field(description="Test method.")
     frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
     step: Ratio = Field(0.1, description="Load decrement, a fraction of the line rate (RFC 2544: at most 10 %).")
     duration: Time = Field("60 s", description="Length of each trial.")
+    max_rate: Rate | None = Field(None, description="The 100 % load; none = the sender's line rate (the medium's maximum, RFC 2544 §26.3).")
 
 
-class Rfc2544BackToBack(TestBase):
+class Rfc2544BackToBack(Rfc2544Base):
     """RFC 2544 §26.4: the longest burst at line rate forwarded without loss."""
 
     method: Literal["rfc2544.back_to_back"] = Field(description="Test method.")
     frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
     duration: Time = Field("2 s", description="Longest burst to try (RFC 2544: at least 2 s).")
     trials: int = Field(50, ge=1, description="Repetitions (RFC 2544: at least 50).")
+    max_rate: Rate | None = Field(None, description="The rate of the bursts; none = the sender's line rate (minimum inter-frame gap, RFC 2544 §26.4).")
+
+
+class Rfc2544Overload(Rfc2544Base):
+    """An overload sweep as seed 000 Table 4: fixed offered frame rates, beyond the knee too;
+    throughput and latency at each (not an RFC 2544 search; its trials and frame counting)."""
+
+    method: Literal["rfc2544.overload"] = Field(description="Test method.")
+    frame_sizes: FrameSizes = Field(default_factory=lambda: [1450], description="Frame sizes in bytes (seed 000 Table 4: 1450).")
+    frame_rates: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = Field(
+        default_factory=lambda: [10, 100, 500, 600, 620, 625, 630, 650, 700, 1000],
+        description="Offered loads in frames per second (seed 000 Table 4's FPS column).",
+    )
+    duration: Time = Field("10 s", description="Length of each trial.")
 
 
 class Ping(TestBase):
@@ -681,7 +722,7 @@ class TcpTransfer(TestBase):
 
 
 Test = Annotated[
-    Union[Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Ping, UdpFlow, UdpEcho, TcpBulk, TcpTransfer],
+    Union[Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Rfc2544Overload, Ping, UdpFlow, UdpEcho, TcpBulk, TcpTransfer],
     Field(discriminator="method"),
 ]
 
@@ -740,6 +781,16 @@ class Scenario(Strict):
     test: list[Test] = Field(default_factory=list, description="Measurements, [[test]] method = 'rfc2544.throughput' | 'ping' | …")
     sweep: Sweep | None = Field(None, description="Parameters to vary over runs.")
 
+    _raw: dict[str, Any] | None = PrivateAttr(None)
+    """The TOML data the scenario was validated from (set by the loader), so a sweep can
+    put its values in place as the user wrote them and validate each point again."""
+
+    def __eq__(self, other: object) -> bool:
+        # Two scenarios are equal when what they say is equal, however they were written.
+        return isinstance(other, Scenario) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as every pydantic model
+
     def link_name(self, index: int) -> str:
         """The display name of link ``index``: its ``name`` or ``link[N]``."""
         return self.link[index].name or f"link[{index}]"
@@ -781,6 +832,7 @@ __all__ = [
     "Rfc2544Latency",
     "Rfc2544FrameLoss",
     "Rfc2544BackToBack",
+    "Rfc2544Overload",
     "Ping",
     "UdpFlow",
     "UdpEcho",

@@ -131,7 +131,7 @@ impl AtmNet {
         let call_ref = e.next_call;
         e.next_call += 1;
         let v = e.vcs.len();
-        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, reasm: Reasm::default(), role: Some(role), sel: local });
+        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, tat: 0, reasm: Reasm::default(), role: Some(role), sel: local });
         e.calls.insert(call_ref, v);
         let calling = lane::with_selector(e.atm, local);
         let msg = super::Message { kind: super::MessageType::Setup, call_ref, from_destination: false, called: Some(called), calling: Some(calling), connection: None, pcr_cells: None };

@@ -26,6 +26,17 @@
 //! The receiver here tracks which frame and index each cell is, and discards exactly the
 //! PDUs whose bytes would not be the frame that was sent (their CRC would fail, except
 //! with probability 2⁻³²).
+//!
+//! # What LANE and MPOA will add (not built yet)
+//!
+//! The cell layer knows only VCs, frames and where a VC ends; what a frame means is
+//! decided per VC in `host_frame` (signalling on 0/5, RFC 2684 elsewhere) and in
+//! `switch_local_frame` (a VC ending at a switch). LANE (af-lane-0021) adds a LEC per
+//! host port whose VCs carry LE headers (`wire::lane`): control-direct and
+//! control-distribute VCCs to an LES, multicast-send/forward VCCs to a BUS, data-direct
+//! VCCs by LE_ARP — servers that, like the ATMARP server here, run on a switch or on a
+//! node's endpoint and are reached with `place_call`. MPOA's shortcut SVCs are further
+//! calls placed by an MPC when a flow crosses the threshold, on the same signalling.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
@@ -63,6 +74,9 @@ pub enum AtmEvent {
     Lane(u32),
 }
 
+/// A drop: (node, port, reason, the IP packet if any).
+pub type Drop = (u32, Option<u16>, String, Option<Vec<u8>>);
+
 /// What handling an event or a packet produced.
 #[derive(Debug, Default)]
 pub struct AtmOut {
@@ -70,7 +84,7 @@ pub struct AtmOut {
     /// IP packets for a node's stack: (node, port, Ethernet-headed frame).
     pub deliver: Vec<(u32, u16, Vec<u8>)>,
     /// (node, port, reason, packet).
-    pub drops: Vec<(u32, Option<u16>, String, Option<Vec<u8>>)>,
+    pub drops: Vec<Drop>,
     /// Nodes whose NIC finished a frame (saturating sources refill).
     pub tx_done: Vec<u32>,
     /// Captured AAL5 PDUs when capturing: (node, port, time, ERF-style record).
@@ -95,7 +109,8 @@ pub struct AtmStats {
     pub ppd_cells: Vec<u64>,
     /// Cells that arrived on a VC the switch has no entry for.
     pub unknown_vc_cells: Vec<u64>,
-    /// AAL5 frames sent by end systems and received whole.
+    /// AAL5 frames segmented (by NICs and by switches' signalling and ATMARP server),
+    /// and reassembled whole (at hosts and at switches).
     pub frames_sent: u64,
     pub frames_received: u64,
     /// Reassembled PDUs discarded (CRC/length would fail: cells were lost).
@@ -157,7 +172,9 @@ struct Train {
     /// Cells of the train handled by the receiver so far.
     next: u32,
     slot0: u64,
-    /// Cell `j` leaves in slot `slot0 + ceil(j × num / den)`.
+    /// Cell `j` leaves in slot `slot0 + ceil((phase + j × num) / den)`: the theoretical
+    /// times of TM 4.0's GCRA (virtual scheduling, §4.5.1) rounded up to slots.
+    phase: u64,
     num: u64,
     den: u64,
     closed: bool,
@@ -165,7 +182,7 @@ struct Train {
 
 impl Train {
     fn slot(&self, j: u32) -> u64 {
-        self.slot0 + (u64::from(j) * self.num).div_ceil(self.den)
+        self.slot0 + (self.phase + u64::from(j) * self.num).div_ceil(self.den)
     }
 }
 
@@ -219,6 +236,9 @@ struct Vc {
     state: VcState,
     peer_atm: Option<AtmAddress>,
     pcr_bps: Option<u64>,
+    /// Theoretical time of the VC's next cell (GCRA, TM 4.0 §4.5.1), in slots × the
+    /// shaping ratio's denominator; only for a VC with a PCR.
+    tat: u128,
     reasm: Reasm,
     /// What the VC carries on a LANE/MPOA endpoint.
     role: Option<super::lane::VcRole>,
@@ -414,7 +434,7 @@ impl AtmNet {
                     let ep = net.endpoints.len() as u32;
                     net.endpoint_of.insert((r.node, r.port), ep);
                     ends[e] = Attach::Host(ep);
-                    let mut vcs = vec![Vc { vpi: 0, vci: wire::atm::vci::SIGNALLING, state: VcState::Active, peer_atm: None, pcr_bps: None, reasm: Reasm::default(), role: None, sel: 0 }];
+                    let mut vcs = vec![Vc { vpi: 0, vci: wire::atm::vci::SIGNALLING, state: VcState::Active, peer_atm: None, pcr_bps: None, tat: 0, reasm: Reasm::default(), role: None, sel: 0 }];
                     let mut by_num = BTreeMap::from([(SIGNALLING_VC, 0usize)]);
                     for (k, p) in l.pvcs.iter().enumerate() {
                         if p.vci < wire::atm::vci::FIRST_USER || by_num.contains_key(&(p.vpi, p.vci)) {
@@ -425,7 +445,7 @@ impl AtmNet {
                             _ => Some(p.pcr_bps.ok_or_else(|| fail(field(&format!("pvcs[{k}].pcr_bps")), "a CBR, VBR or ABR VC needs a peak cell rate (TM 4.0 §3.4)".into()))?),
                         };
                         by_num.insert((p.vpi, p.vci), vcs.len());
-                        vcs.push(Vc { vpi: p.vpi, vci: p.vci, state: VcState::Active, peer_atm: None, pcr_bps: pcr.map(|r| r.min(rate)), reasm: Reasm::default(), role: None, sel: 0 });
+                        vcs.push(Vc { vpi: p.vpi, vci: p.vci, state: VcState::Active, peer_atm: None, pcr_bps: pcr.map(|r| r.min(rate)), tat: 0, reasm: Reasm::default(), role: None, sel: 0 });
                     }
                     net.endpoints.push(Endpoint {
                         node: r.node,
@@ -600,7 +620,7 @@ impl AtmNet {
     #[allow(clippy::too_many_arguments)]
     fn new_train(&mut self, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, first: u32, count: u32, slot0: u64, num: u64, den: u64, closed: bool) -> u32 {
         self.frames[frame as usize].refs += 1;
-        let t = Train { frame, link, dir, vpi, vci, first, count, next: 0, slot0, num, den, closed };
+        let t = Train { frame, link, dir, vpi, vci, first, count, next: 0, slot0, phase: 0, num, den, closed };
         match self.free_trains.pop() {
             Some(i) => {
                 self.trains[i as usize] = t;
@@ -618,25 +638,35 @@ impl AtmNet {
         l.slots.start(t.slot(j) + 1) + l.delay_ns
     }
 
+    #[allow(clippy::too_many_arguments)]
     /// Sends frame `frame` whole on `link` from end `dir` on VC vpi/vci, its cells in
     /// the first free slots, spaced to `pcr_bps` if given. Returns the slot after its
     /// last cell.
-    fn send_cells(&mut self, now: u64, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, pcr_bps: Option<u64>, out: &mut AtmOut) -> u64 {
+    fn send_cells(&mut self, now: u64, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, shaping: Option<(u64, &mut u128)>, out: &mut AtmOut) -> u64 {
         let cells = self.frames[frame as usize].cells;
         let l = &mut self.links[link as usize];
         let rate = l.slots.rate_bps;
-        let (num, den) = match pcr_bps {
-            Some(p) if p < rate => (rate, p),
-            _ => (1, 1),
-        };
         let tx = &mut l.tx[dir as usize];
-        let slot0 = tx.next_free.max(l.slots.ceil(now));
-        let end = slot0 + (u64::from(cells - 1) * num).div_ceil(den) + 1;
+        let earliest = tx.next_free.max(l.slots.ceil(now));
+        let (slot0, phase, num, den) = match shaping {
+            Some((pcr, tat)) if pcr < rate => {
+                // Cells T = rate / pcr slots apart in theory (GCRA virtual scheduling),
+                // each in the first slot at or after its theoretical time.
+                let g = gcd(rate, pcr);
+                let (num, den) = (rate / g, pcr / g);
+                let start = (*tat).max(u128::from(earliest) * u128::from(den));
+                *tat = start + u128::from(cells) * u128::from(num);
+                ((start / u128::from(den)) as u64, (start % u128::from(den)) as u64, num, den)
+            }
+            _ => (earliest, 0, 1, 1),
+        };
+        let end = slot0 + (phase + u64::from(cells - 1) * num).div_ceil(den) + 1;
         tx.next_free = end;
         tx.cells += u64::from(cells);
         tx.open_train = None;
         self.stats.cells[link as usize][dir as usize] += u64::from(cells);
         let t = self.new_train(frame, link, dir, vpi, vci, 0, cells, slot0, num, den, true);
+        self.trains[t as usize].phase = phase;
         let at = self.first_event_time(t);
         out.schedule.push((at, AtmEvent::Train(t)));
         end
@@ -775,6 +805,7 @@ impl AtmNet {
             let r = self.switches[sw as usize].table[port as usize].get_mut(&(vpi, vci)).expect("route");
             if let Some(whole) = r.reasm.push(seq, idx, 1, total) {
                 if whole {
+                    self.stats.frames_received += 1;
                     let bytes = self.frames[frame as usize].sdu().to_vec();
                     self.switch_local_frame(now, sw, port, vpi, vci, bytes, out);
                 } else {
@@ -907,13 +938,14 @@ impl AtmNet {
             return;
         }
         let e = &self.endpoints[ep as usize];
-        let (link, dir, vpi, vci, pcr, node, port) = (e.link, e.end, e.vcs[v].vpi, e.vcs[v].vci, e.vcs[v].pcr_bps, e.node, e.port);
+        let (link, dir, vpi, vci, pcr, mut tat, node, port) = (e.link, e.end, e.vcs[v].vpi, e.vcs[v].vci, e.vcs[v].pcr_bps, e.vcs[v].tat, e.node, e.port);
         if self.capture {
             out.captured.push((node, port, now, erf_aal5(vpi, vci, &bytes[start..])));
         }
         let frame = self.new_frame(bytes, start);
         self.stats.frames_sent += 1;
-        let end = self.send_cells(now, frame, link, dir, vpi, vci, pcr, out);
+        let end = self.send_cells(now, frame, link, dir, vpi, vci, pcr.map(|p| (p, &mut tat)), out);
+        self.endpoints[ep as usize].vcs[v].tat = tat;
         self.endpoints[ep as usize].nic_frames.push_back(end);
         let done = self.links[link as usize].slots.start(end);
         out.schedule.push((done, AtmEvent::TxDone(ep)));
@@ -1150,6 +1182,7 @@ impl AtmNet {
         self.nic_send(now, ep, 0, bytes, 0, out);
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn switch_send(&mut self, now: u64, sw: u32, port: u16, vpi: u16, vci: u16, bytes: Vec<u8>, out: &mut AtmOut) {
         let (link, dir) = self.switches[sw as usize].ports[port as usize];
         if self.capture {
@@ -1157,6 +1190,7 @@ impl AtmNet {
             out.captured.push((node, port, now, erf_aal5(vpi, vci, &bytes)));
         }
         let frame = self.new_frame(bytes, 0);
+        self.stats.frames_sent += 1;
         self.send_cells(now, frame, link, dir, vpi, vci, None, out);
     }
 
@@ -1173,7 +1207,7 @@ impl AtmNet {
         let call_ref = e.next_call;
         e.next_call += 1;
         let v = e.vcs.len();
-        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, reasm: Reasm::default(), role: None, sel: 0 });
+        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, tat: 0, reasm: Reasm::default(), role: None, sel: 0 });
         e.calls.insert(call_ref, v);
         let msg = Message { kind: MessageType::Setup, call_ref, from_destination: false, called: Some(called), calling: Some(e.atm), connection: None, pcr_cells: None };
         self.host_send_signal(now, ep, &msg, out);
@@ -1186,7 +1220,7 @@ impl AtmNet {
                 let Some((vpi, vci)) = msg.connection else { return };
                 let e = &mut self.endpoints[ep as usize];
                 let v = e.vcs.len();
-                e.vcs.push(Vc { vpi, vci, state: VcState::Called, peer_atm: msg.calling, pcr_bps: None, reasm: Reasm::default(), role: None, sel: 0 });
+                e.vcs.push(Vc { vpi, vci, state: VcState::Called, peer_atm: msg.calling, pcr_bps: None, tat: 0, reasm: Reasm::default(), role: None, sel: 0 });
                 e.by_num.insert((vpi, vci), v);
                 e.calls.insert(msg.call_ref | 0x80_0000, v);
                 if e.lane.is_some() || e.servers.is_some() {
@@ -1380,6 +1414,13 @@ impl AtmNet {
 
 #[path = "lane_glue.rs"]
 mod lane_glue;
+
+const fn gcd(mut a: u64, mut b: u64) -> u64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
 
 fn port_out(r: &Route) -> u16 {
     r.out_port

@@ -174,7 +174,7 @@ pub fn sscop_sd(message: &[u8], seq: u32, out: &mut Vec<u8>) {
 
 /// The Q.2931 message inside an SSCOP SD PDU.
 pub fn sscop_payload(pdu: &[u8]) -> Result<&[u8]> {
-    if pdu.len() < 4 || pdu.len() % 4 != 0 {
+    if pdu.len() < 4 || !pdu.len().is_multiple_of(4) {
         return Err(Error::Malformed);
     }
     let trailer = pdu[pdu.len() - 4];

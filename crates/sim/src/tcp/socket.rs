@@ -925,17 +925,15 @@ impl TcpSocket {
 
     /// A sink stands for an application that reads every octet at once; the read
     /// opens the window, and the window update a real stack sends then is sent here:
-    /// 4.4BSD's `tcp_output` rule, an update when the right edge moves by two
-    /// segments or by half the buffer (which is what matters when one segment nearly
-    /// fills the buffer: seed 001's 64 K MTU; without it the receiver waits for its
-    /// delayed-ACK timer after every segment).
+    /// 4.4BSD's `tcp_output` rule, an update when the right edge can move by half the
+    /// buffer. That matters when a segment or two fill the buffer (seed 001's 9180 and
+    /// 64 K MTUs with small buffers): without it the receiver waits for its delayed-ACK
+    /// timer after each. (BSD's other clause, two segments, is the delayed-ACK rule
+    /// already applied by `schedule_ack`.)
     fn sink_window_update(&mut self) {
         let edge = self.rcv_nxt + self.rcv_free() as usize;
-        if edge > self.rcv_adv {
-            let adv = (edge - self.rcv_adv) as u64;
-            if adv >= 2 * u64::from(self.rcv_mss) || 2 * adv >= u64::from(self.cfg.recv_buffer) {
-                self.ack_now = true;
-            }
+        if edge > self.rcv_adv && 2 * (edge - self.rcv_adv) as u64 >= u64::from(self.cfg.recv_buffer) {
+            self.ack_now = true;
         }
     }
 

@@ -1,0 +1,198 @@
+"""Sweeps: a scenario's ``[sweep]`` run point by point, on every local core.
+
+A ``[sweep]`` names parameter paths and their values (``"link[2].rate" = ["1200 bps",
+"9600 bps"]``). :func:`sweep_points` puts each point's values into the scenario as the
+user wrote it and validates the result again, exactly as a file with those values
+would be; :func:`run_sweep` runs every test of every point, each in a fresh
+simulation, on a pool of threads (the simulator releases the GIL, so the points run
+in parallel on all cores) and hands the points back **in point order**, whatever
+order they finished in. Every point uses the same seed, so a point's result does not
+depend on the others, on ``jobs`` or on the machine.
+
+Records of swept points carry ``"point"`` (its index) and ``"sweep"`` (the values of
+the point, keyed by parameter path), so one tidy table holds the whole sweep.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from pydantic import ValidationError
+
+from qoslab.errors import InputError, Problem
+from qoslab.scenario.checks import cross_check, parse_param_path, point_indices, put
+from qoslab.scenario.load import Spans, pydantic_problems
+from qoslab.scenario.model import Scenario
+
+if TYPE_CHECKING:
+    from qoslab.backends.sim import Network, TestRun
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One point of a sweep: its index in run order, its values and the scenario there."""
+
+    index: int
+    values: dict[str, Any]
+    """Parameter path -> the value as written in ``[sweep]`` (empty without a sweep)."""
+    scenario: Scenario
+
+    def label(self) -> str:
+        """``link[2].rate = 9600 bps, test[0].size = 64`` (or ``as written``)."""
+        return ", ".join(f"{k} = {v}" for k, v in self.values.items()) or "as written"
+
+
+@dataclass
+class PointResult:
+    """What one point measured: its network and one run per test."""
+
+    point: SweepPoint
+    network: "Network"
+    runs: list["TestRun"]
+
+    def records(self) -> list[dict[str, Any]]:
+        """The point's records, each tagged with the point and its sweep values."""
+        out = []
+        for run in self.runs:
+            for rec in run.records:
+                rec = dict(rec)
+                if self.point.values:
+                    rec["point"] = self.point.index
+                    rec["sweep"] = dict(self.point.values)
+                out.append(rec)
+        return out
+
+
+def _raw(scenario: Scenario) -> dict[str, Any]:
+    if scenario._raw is not None:
+        return scenario._raw
+    # A scenario built in Python rather than loaded: its dump is valid input again.
+    return scenario.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+def sweep_points(scenario: Scenario, *, source: str | Path | None = None) -> list[SweepPoint]:
+    """Every point of ``scenario``'s sweep, in run order (one point if it has none).
+
+    ``grid`` runs every combination with the last parameter varying fastest; ``zip``
+    pairs the n-th values.
+
+    Raises
+    ------
+    InputError
+        If a point does not validate (possible only for grids of more than 256
+        points, which the loader checks one parameter at a time).
+
+    Examples
+    --------
+    >>> from qoslab.scenario.load import loads_scenario
+    >>> sc = loads_scenario('''
+    ... [scenario]
+    ... name = "two hosts"
+    ... [node.a]
+    ... role = "host"
+    ... [node.b]
+    ... role = "host"
+    ... [[link]]
+    ... type = "ethernet"
+    ... rate = "10 Mbps"
+    ... ends = ["a", "b"]
+    ... [sweep]
+    ... "link[0].rate" = ["10 Mbps", "100 Mbps"]
+    ... ''')
+    >>> [(p.label(), p.scenario.link[0].rate) for p in sweep_points(sc)]
+    [('link[0].rate = 10 Mbps', 10000000), ('link[0].rate = 100 Mbps', 100000000)]
+    """
+    sweep = scenario.sweep
+    if sweep is None or not sweep.values:
+        return [SweepPoint(0, {}, scenario)]
+    raw = _raw(scenario)
+    keys = list(sweep.values)
+    steps = {k: parse_param_path(k) for k in keys}
+    points = []
+    for n, idx in enumerate(point_indices(sweep.mode, [len(sweep.values[k]) for k in keys])):
+        values = {k: sweep.values[k][i] for k, i in zip(keys, idx)}
+        data = copy.deepcopy(raw)
+        data.pop("sweep", None)
+        for k, v in values.items():
+            put(data, steps[k], v)
+        try:
+            sc = Scenario.model_validate(data)
+            problems = cross_check(sc, data, Spans(""))
+        except ValidationError as err:
+            problems = pydantic_problems(err, data, Spans(""))
+        if problems:
+            where = ", ".join(f"{k} = {v!r}" for k, v in values.items())
+            raise InputError(
+                str(source or "<scenario>"),
+                [Problem(f"at the sweep point {where}: {p.message}", key=p.key, expected=p.expected, found=p.found, hint=p.hint) for p in problems],
+            )
+        sc._raw = data
+        points.append(SweepPoint(n, values, sc))
+    return points
+
+
+def run_sweep(
+    scenario: Scenario,
+    *,
+    source: str | Path | None = None,
+    seed: int | None = None,
+    jobs: int | None = None,
+    pcap_dir: str | Path | None = None,
+    on_point: Callable[[PointResult, int], None] | None = None,
+    on_trial: Callable[[str], None] | None = None,
+) -> list[PointResult]:
+    """Run every test at every point of the scenario's sweep, ``jobs`` points at once.
+
+    Every point is lowered and planned before the first runs, so bad input at any
+    point fails fast (InputError) and nothing is half-run. ``on_point(result, total)``
+    is called for each point in point order as soon as it and all before it are done.
+    With ``pcap_dir``, point N of a sweep captures into ``pcap_dir/pointN/testM``.
+    ``on_trial(words)`` is told each simulation as it starts (RFC 2544 tests run many).
+
+    Raises
+    ------
+    InputError
+        For anything the simulator cannot run, at any point.
+    SimulationError
+        If a run fails.
+    """
+    from qoslab.backends.sim import lower_network, run_tests
+    from qoslab.methods import check_runnable, plan_test
+
+    points = sweep_points(scenario, source=source)
+    for p in points:
+        net = lower_network(p.scenario, source=source)
+        check_runnable(p.scenario, source=source)
+        for i in range(len(p.scenario.test)):
+            plan_test(net, i, source=source)
+
+    def one(p: SweepPoint) -> PointResult:
+        where = None
+        if pcap_dir is not None:
+            where = Path(pcap_dir) / f"point{p.index}" if p.values else Path(pcap_dir)
+        net, runs = run_tests(p.scenario, source=source, seed=seed, pcap_dir=where, on_trial=on_trial)
+        return PointResult(p, net, runs)
+
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(points)))
+    results: list[PointResult] = []
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="qoslab-point") as pool:
+        futures = [pool.submit(one, p) for p in points]
+        try:
+            for fut in futures:
+                result = fut.result()
+                results.append(result)
+                if on_point is not None:
+                    on_point(result, len(points))
+        except BaseException:
+            for fut in futures:
+                fut.cancel()
+            raise
+    return results
+
+
+__all__ = ["SweepPoint", "PointResult", "sweep_points", "run_sweep"]
