@@ -193,6 +193,40 @@ def test_chain_routes_reach_both_ends():
     assert [n["ip_forward"] for n in config["nodes"]] == [False] + [True] * 8 + [False]
 
 
+def test_tcp_config_matches_the_ns3_script():
+    import ast
+
+    config = bench.tcp_cubic_config(60)
+    (link,) = config["links"]
+    assert (link["rate_bps"], link["delay_ns"], link["queue_frames"]) == (30_000_000, 10_000_000, 100)
+    assert link["impair"][0]["loss"] == {"model": "bernoulli", "p": 0.01} and link["impair"][1] == {}
+    (flow,) = config["flows"]
+    assert flow["kind"] == "tcp" and flow["tcp"] == {}  # the simulator's defaults: CUBIC, HyStart off
+    assert config["duration_ns"] == flow["stop_ns"] == round((bench.WARMUP_S + 60) * 1e9)
+    # The ns-3 script's defaults are the same numbers (read from its argparse calls).
+    script = (bench.source_root() / "benchmarks" / "ns3" / "tcp_cubic.py").read_text()
+    defaults = {}
+    for node in ast.walk(ast.parse(script)):
+        if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "add_argument":
+            name = node.args[0].value.lstrip("-").replace("-", "_")
+            defaults[name] = next(ast.literal_eval(k.value) for k in node.keywords if k.arg == "default")
+    assert defaults["rate_mbps"] * 1e6 == link["rate_bps"]
+    assert defaults["delay_ms"] * 1e6 == link["delay_ns"]
+    assert defaults["loss"] == link["impair"][0]["loss"]["p"]
+    assert defaults["warmup"] == bench.WARMUP_S
+    assert "HyStart\", ns.BooleanValue(False)" in script and 'InitialCwnd", ns.UintegerValue(10)' in script
+
+
+def test_tcp_benchmark_runs_in_the_simulator():
+    from qoslab import _core
+
+    if getattr(_core, "simulate", None) is None:
+        pytest.skip("no simulator in this build")
+    record = bench.run_sim("tcp_cubic_30mbps_1pct", 2.0)
+    # At 1 % loss a 20-ms-RTT flow stays far below the 30 Mb/s line (Mathis: ~7 Mb/s).
+    assert 1.0 < record["throughput_mbps"] < 30.0 and record["events"] > 1000
+
+
 def test_switch_config_has_one_bridge_port_per_host():
     config = bench.switch_config(1.0, hosts=20)
     switch = config["nodes"][0]
@@ -219,6 +253,10 @@ def test_ns3_script_prints_one_json_record(name):
         pytest.skip(f"ns-3 is not installed for the benchmarks: {bench.NS3_INSTALL_HINT}")
     record = bench.run_ns3(name, 0.5)
     assert record["name"] == name and record["tool"] == "ns3"
+    if name == "seed004_download":  # a sized transfer: runs to its end
+        assert record["completed"] and record["rx_payload_bytes"] == 10_000_000
+        assert record["events"] > 0 and record["throughput_mbps"] > 0
+        return
     assert record["traffic_s"] == 0.5
     assert record["sim_time_s"] == pytest.approx(bench.WARMUP_S + 0.5)
     assert record["events"] > 0 and record["wall_s"] > 0

@@ -103,7 +103,7 @@ def test_host_to_host_tunnel_lowers_to_a_mirrored_pair(tmp_path):
     (s,) = nodes["server"]["ipsec"]
     assert c == {"name": "vpn0", "local": "10.0.1.1", "remote": "10.0.2.1", "spi_out": 0x1000, "spi_in": 0x1001,
                  "cipher": "3des-cbc", "auth": "hmac-sha1-96", "protects": [["10.0.2.1", 32]], "mtu": 1500,
-                 "mode": "tunnel", "protocol": "esp", "select_protocol": None, "select_port": None}
+                 "mode": "tunnel", "protocol": "esp", "select_protocol": None, "select_port": None, "fragment": "after"}
     assert (s["local"], s["remote"], s["spi_out"], s["spi_in"], s["protects"]) == ("10.0.2.1", "10.0.1.1", 0x1001, 0x1000, [["10.0.1.1", 32]])
 
 

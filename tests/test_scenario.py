@@ -47,7 +47,8 @@ def test_example_loads_and_names_its_seed(path):
     scenario = load_scenario(path)
     assert scenario.scenario.name
     header = path.read_text().splitlines()[0]
-    assert header.startswith("# Seed 00"), "each example opens with the seed section it follows"
+    # DESIGN.md: one example per seed experiment, "and small teaching ones".
+    assert header.startswith(("# Seed 00", "# Teaching example")), "each example opens with the seed section it follows, or says it teaches"
 
 
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)

@@ -32,6 +32,24 @@ def locate(path: Path, needle: str, after: str | None = None) -> tuple[int, int]
 
 # file, (needle, after), key path, message, expected, found, hint
 CASES = [
+    (
+        "openvpn_no_room.toml",
+        ('"wan"', "[[tunnel]]"),
+        "tunnel[0].over",
+        "the interface below leaves no room for a 68-byte datagram (RFC 791 §3.2) inside OpenVPN",
+        "an MTU below of at least 134 (IPv4 20 + UDP 8 + OpenVPN 24 + Ethernet 14 + 68)",
+        "'wan' with MTU 120",
+        None,
+    ),
+    (
+        "pppoe_no_room.toml",
+        ('"lan"', "[[tunnel]]"),
+        "tunnel[0].over",
+        "the interface below leaves no room for a 68-byte datagram (RFC 791 §3.2) inside PPPoE",
+        "an MTU below of at least 76 (PPPoE 6 + PPP 2 + 68)",
+        "'lan' with MTU 70",
+        None,
+    ),
     ("unknown_key.toml", ("standrd", None), "link[0].standrd", "unknown key", None, "'standrd'", "did you mean 'standard'?"),
     ("bad_unit.toml", ('"11 Mhz"', None), "link[0].rate", "unknown rate unit 'Mhz'", "a rate such as '11 Mbps'", "'11 Mhz'", "units accepted"),
     ("wrong_type.toml", ('"1500"', None), "link[0].mtu", "wrong type", "an integer", "'1500' (a string)", None),
@@ -108,6 +126,15 @@ CASES = [
         None,
         "'link[0].rat'",
         "did you mean 'rate'?",
+    ),
+    (
+        "serial_rate_zero.toml",
+        ('"0 bps"', None),
+        "link[0].rate",
+        "a serial line sends nothing at this rate",
+        "at least 300 bps (ITU-T V.21, the slowest modem)",
+        "'0 bps'",
+        None,
     ),
     (
         "unknown_link_type.toml",

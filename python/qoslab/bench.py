@@ -22,6 +22,15 @@ The benchmarks:
 ``ethernet_chain_10``
     Ten nodes in a line (host, eight routers, host) joined by nine 100 Mb/s Ethernet
     links; one saturating UDP flow from end to end. ns-3: benchmarks/ns3/ethernet_chain.py.
+``seed004_download``
+    Seed 004's 10 MB download (examples/seed004_asymmetric.toml at its 57.6 kb/s point):
+    a 2 Mb/s 802.11 downlink, the TCP ACKs over a SLIP line, NetBSD 1.1's fixed 16 KiB
+    window. Runs to the end of the transfer (``--sim-seconds`` does not apply).
+    ns-3: benchmarks/ns3/seed004_download.py (a PointToPoint line at 8/10 of the rate
+    standing in for SLIP over 8N1; the script says why the octets match).
+``tcp_cubic_30mbps_1pct``
+    One CUBIC flow for 60 s over 30 Mb/s with 10 ms each way and 1 % loss on the
+    forward direction (seed 002's lossy link). ns-3: benchmarks/ns3/tcp_cubic.py.
 ``switch_1000_hosts``
     Peak memory of 1,000 hosts on one learning switch, each pinging its neighbour
     once a second; run in a child process so that its peak RSS is the simulation's.
@@ -74,12 +83,21 @@ SWITCH_HOSTS = 1000
 ARP_TIMEOUT_NS = 120_000_000_000
 REASSEMBLY_TIMEOUT_NS = 30_000_000_000
 
-SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "switch_1000_hosts", "atm_clip_tcp")
+#: (d) the TCP benchmark: link rate, one-way delay (RTT 20 ms) and forward loss.
+TCP_RATE_BPS = 30_000_000
+TCP_DELAY_NS = 10_000_000
+TCP_LOSS = 0.01
+
+SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts", "tcp_cubic_30mbps_1pct", "atm_clip_tcp")
 #: The benchmarks ns-3 also runs, and its script for each.
 NS3_SCRIPTS = {
     "wifi_80211b_saturation": "wifi_saturation.py",
     "ethernet_chain_10": "ethernet_chain.py",
+    "seed004_download": "seed004_download.py",
+    "tcp_cubic_30mbps_1pct": "tcp_cubic.py",
 }
+#: Seed 004's benchmark: the ACK line's rate (the example's 57.6 kb/s "sweet spot").
+SEED004_ACK_RATE = "57.6 kbps"
 ALL_BENCHMARKS = (*SIM_SCENARIOS, "wire")
 
 #: How to get ns-3 when --with-ns3 cannot find it.
@@ -286,7 +304,7 @@ ATM_WINDOW = 65536
 
 
 def atm_clip_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
-    """(d) TCP over CLIP: host — ATM switch — host on OC-3 (149.76 Mb/s of cells), one
+    """(f) TCP over CLIP: host — ATM switch — host on OC-3 (149.76 Mb/s of cells), one
     LLC/SNAP PVC (0/100) cross-connected in the switch, MTU 9180, a NewReno bulk transfer
     with 64 KiB buffers and no CPU cost. OC-3 carries 353,208 cells/s: 10 s is about 3.5
     million cells each way across the switch (and the ACKs' cells back)."""
@@ -311,11 +329,61 @@ def atm_clip_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
     return config
 
 
+def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+    """examples/seed004_asymmetric.toml at its 57.6 kb/s point, lowered with its test
+    (a sized transfer: it runs to its end, whatever ``sim_seconds`` says)."""
+    from qoslab.backends.sim import lower
+    from qoslab.scenario import load_scenario
+    from qoslab.sweep import sweep_points
+
+    root = source_root() or Path(__file__).resolve().parents[2]
+    points = sweep_points(load_scenario(root / "examples" / "seed004_asymmetric.toml"))
+    (point,) = [p for p in points if p.values.get("link[2].rate") == SEED004_ACK_RATE]
+    return lower(point.scenario, test_index=0)
+
+
+def transfer_throughput_mbps(results: dict[str, Any]) -> float | None:
+    """Bytes of the sized TCP transfer × 8 over the time from its start to its last byte."""
+    from qoslab.methods.tcp import START_NS
+
+    for flow in results.get("flows") or []:
+        done = (flow.get("tcp") or {}).get("completed_ns")
+        if done:
+            return flow["bytes_received"] * 8 / ((done - START_NS) / NS) / 1e6
+    return None
+
+
+def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+    """(d) One CUBIC flow from 10.3.0.1 to 10.3.0.2 over a 30 Mb/s Ethernet link with
+    10 ms of delay each way and 1 % Bernoulli loss on every frame towards 10.3.0.2.
+
+    TCP is the simulator's default (crates/sim/src/tcp/config.rs, Linux's values):
+    CUBIC, HyStart off, SACK, timestamps, window scaling, MSS 1460 (1448 bytes of data
+    with timestamps), initial window 10, delayed ACK every 2nd segment or 40 ms, min RTO
+    200 ms, 4 MiB send and 6 MiB receive buffers; the bulk source never runs dry.
+    Queues: 100 frames each end. ns-3: benchmarks/ns3/tcp_cubic.py.
+    """
+    nodes = [
+        _node("a", "host", [_port("eth0", 0, 0, "10.3.0.1")]),
+        _node("b", "host", [_port("eth0", 1, 0, "10.3.0.2")]),
+    ]
+    link = _ethernet_link("l0", (0, 0), (1, 0))
+    link.update(rate_bps=TCP_RATE_BPS, delay_ns=TCP_DELAY_NS,
+                impair=[{"loss": {"model": "bernoulli", "p": TCP_LOSS}}, {}])
+    flows = [{
+        "kind": "tcp", "id": 1, "from": 0, "to": "10.3.0.2", "dst_port": 5201,
+        "start_ns": _ns(WARMUP_S), "stop_ns": _ns(WARMUP_S + sim_seconds), "tcp": {},
+    }]
+    return _sim_config(nodes, [link], flows, sim_seconds)
+
+
 CONFIG_BUILDERS: dict[str, Callable[[float], dict[str, Any]]] = {
     "atm_clip_tcp": atm_clip_config,
     "wifi_80211b_saturation": wifi_saturation_config,
     "ethernet_chain_10": ethernet_chain_config,
+    "seed004_download": seed004_download_config,
     "switch_1000_hosts": switch_config,
+    "tcp_cubic_30mbps_1pct": tcp_cubic_config,
 }
 
 # ---------------------------------------------------------------------------------------
@@ -383,7 +451,9 @@ def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] |
     results = json.loads(out) if isinstance(out, (str, bytes)) else out
     sim_time_ns = results.get("sim_time_ns")
     extra: dict[str, Any] = {"tool": "qoslab"}
-    if name in NS3_SCRIPTS:
+    if name == "seed004_download":
+        extra["throughput_mbps"] = transfer_throughput_mbps(results)
+    elif name in NS3_SCRIPTS:
         extra["throughput_mbps"] = flow_throughput_mbps(results, 1, sim_seconds)
     if isinstance(results.get("atm"), dict):
         cells = sum(sum(per_link) for per_link in results["atm"].get("cells", []))

@@ -197,7 +197,11 @@ def run(
             if not detail:
                 return
         for run in result.runs:
-            records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
+            if len(run.records) == 1:
+                # One record for all of a test's flows (a TCP test's parallel streams).
+                records = {fid: run.records[0] for fid in run.plan.measured}
+            else:
+                records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
             names = net.node_names
             owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
             labels = {

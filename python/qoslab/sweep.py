@@ -71,8 +71,10 @@ class PointResult:
 def _raw(scenario: Scenario) -> dict[str, Any]:
     if scenario._raw is not None:
         return scenario._raw
-    # A scenario built in Python rather than loaded: its dump is valid input again.
-    return scenario.model_dump(mode="json", by_alias=True, exclude_none=True)
+    # A scenario built in Python rather than loaded: what was written in it is valid
+    # input again. Only what was written: a default dumped would count as written
+    # (a test's `tcp` table would then hide its `stack` preset).
+    return scenario.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
 def sweep_points(scenario: Scenario, *, source: str | Path | None = None) -> list[SweepPoint]:

@@ -113,6 +113,7 @@ mod test {
             rate_pps: 1000.0,
             start_ns: 0,
             stop_ns: 1,
+            dont_fragment: false,
         });
         assert_eq!(source.interval_ns, Some(1_000_000));
     }

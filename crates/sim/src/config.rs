@@ -32,6 +32,10 @@ pub struct SimConfig {
     /// ATM switches, PVC cross-connects and CLIP subnets (the links are in `links`).
     #[serde(default)]
     pub atm: crate::atm::AtmConfig,
+    /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
+    /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
+    #[serde(default)]
+    pub adaptive: Vec<crate::upstream::AdaptiveConfig>,
 }
 
 /// Limits that stop a run cleanly, naming what grew.
@@ -81,6 +85,162 @@ pub struct NodeConfig {
     /// IPsec ESP tunnels ending at this node, each a virtual interface (see `ipsec`).
     #[serde(default)]
     pub ipsec: Vec<IpsecTunnelConfig>,
+    /// Path MTU behaviour: what the node sends when a DF packet does not fit, its ICMP
+    /// rate limit and its PMTU cache (see `pmtu`).
+    #[serde(default)]
+    pub pmtu: PmtuConfig,
+    /// OpenVPN tunnel ends at this node (see `openvpn` and `vif`).
+    #[serde(default)]
+    pub openvpn: Vec<OpenVpnConfig>,
+    /// PPPoE session ends at this node, each a PPP interface (see `pppoe` and `vif`).
+    #[serde(default)]
+    pub pppoe: Vec<PppoeConfig>,
+}
+
+/// One end of an OpenVPN tunnel (seed 002 §3.2). Its packets are UDP datagrams between
+/// `local`:`local_port` and `remote`:`remote_port`, routed by the node's stack (so they
+/// ride on whatever interface leads to `remote`, a link or another tunnel).
+///
+/// - `dev = "tap"`: the tunnel is the Ethernet port `port` of the node (a TAP device):
+///   frames the node sends on it (its own, or its bridge's) are sealed whole; frames
+///   opened are received on it. The port's MTU bounds what the IP stack sends on it.
+/// - `dev = "tun"`: the tunnel is a point-to-point IP interface with MTU `mtu` and
+///   routes to `protects`; IPv4 packets routed there are fragmented to `mtu` first
+///   (DF clear), sealed whole, and the outer datagram is fragmented by the egress
+///   interface if it must be.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenVpnConfig {
+    /// The interface name (`tap0`, `tun0`, or the scenario's tunnel name).
+    pub name: String,
+    /// "tap" or "tun".
+    pub dev: String,
+    /// The server end (its direction keys are the server's).
+    pub server: bool,
+    /// TAP: the index of the node's port that is the TAP device.
+    #[serde(default)]
+    pub port: Option<u16>,
+    pub local: Ipv4Addr,
+    pub remote: Ipv4Addr,
+    /// OpenVPN's port 1194 (IANA) on the server; the client's source port.
+    pub local_port: u16,
+    pub remote_port: u16,
+    /// "udp" ("tcp" is refused: not modelled yet).
+    pub proto: String,
+    /// `--cipher`: "none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm".
+    pub cipher: String,
+    /// `--auth`: "none", "sha1", "sha256", "sha512".
+    pub auth: String,
+    /// Send the 4-octet packet id (`--replay`). Seed 002 §3.2 counts none.
+    #[serde(default)]
+    pub replay: bool,
+    /// `--fragment max`: no UDP payload larger than this; `None` = off.
+    #[serde(default)]
+    pub fragment: Option<u16>,
+    /// TUN: the interface's MTU (unused for TAP, whose port has its own).
+    pub mtu: u16,
+    /// TUN: destinations routed into the tunnel.
+    #[serde(default)]
+    pub protects: Vec<(Ipv4Addr, u8)>,
+    /// The number both ends derive their keys from (the scenario's tunnel index).
+    pub key: u32,
+}
+
+/// One end of a PPPoE session (RFC 2516), a PPP interface of the node over the
+/// Ethernet-like port `port` (a link's port or an OpenVPN TAP port).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PppoeConfig {
+    /// The PPP interface's name (`ppp0`).
+    pub name: String,
+    pub port: u16,
+    /// The Access Concentrator (answers discovery, authenticates, assigns the address).
+    pub server: bool,
+    /// RFC 2516 App. A Service-Name: the server offers it, the client asks for it
+    /// (empty: any service).
+    pub service_name: String,
+    /// The AC-Name a server sends.
+    #[serde(default)]
+    pub ac_name: String,
+    /// The session id a server assigns (non-zero, RFC 2516 §5.4).
+    #[serde(default)]
+    pub session_id: u16,
+    /// "chap" (RFC 1994, MD5) or "pap" (RFC 1334): what the server demands.
+    pub auth: String,
+    /// The client's name and the shared secret.
+    pub user: String,
+    pub secret: String,
+    /// The interface MTU; also the MRU each end requests in LCP (RFC 1661 §6.1; at most
+    /// 1492 over PPPoE, RFC 2516 §7).
+    pub mtu: u16,
+    /// This end's address on the PPP link (for a client, the one the server assigns).
+    pub local: Ipv4Addr,
+    /// The other end's address (a server assigns it to the client with IPCP).
+    pub peer: Ipv4Addr,
+    /// Destinations routed into the PPP interface (the peer's address at least).
+    pub routes: Vec<(Ipv4Addr, u8)>,
+}
+
+/// What a node does about packets too big for the next hop, and what it remembers of
+/// the path MTUs it learns (RFC 1191). Every default is Linux's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PmtuConfig {
+    /// What a router sends back when a DF packet exceeds the next-hop MTU. Default
+    /// `Mtu`: ICMP Destination Unreachable code 4 with the next-hop MTU (RFC 1191 §4,
+    /// a MUST). `ZeroMtu`: the same without the MTU, as pre-RFC 1191 routers (RFC 792)
+    /// send. `Silent`: nothing, a PMTU black hole (RFC 2923 §2.1).
+    pub frag_needed: FragNeeded,
+    /// Drop ICMP Destination Unreachable messages this node would forward or receive,
+    /// as a firewall that filters "all ICMP" does (RFC 2923 §2.1, RFC 4890's IPv6
+    /// advice says why not to). Default false.
+    pub filter_icmp_unreachable: bool,
+    /// ICMP error rate limit per destination: one message per this many nanoseconds
+    /// with a burst of `icmp_burst`. Linux `net.ipv4.icmp_ratelimit` 1000 ms, and its
+    /// token bucket (`inet_peer_xrlim_allow`) holds `XRLIM_BURST_FACTOR` 6 messages;
+    /// it applies to the types in `icmp_ratemask` 0x1818 (Destination Unreachable,
+    /// Source Quench, Time Exceeded, Parameter Problem). 0 = no limit.
+    pub icmp_ratelimit_ns: u64,
+    /// Burst of the rate limit, in messages (Linux 6).
+    pub icmp_burst: u32,
+    /// Rate-limit "fragmentation needed" too. Default false: Linux exempts it
+    /// (`icmpv4_mask_allow`: "Don't limit PMTU discovery"); Cisco IOS limits it with
+    /// `ip icmp rate-limit unreachable df`.
+    pub rate_limit_frag_needed: bool,
+    /// How long a learned path MTU lasts before the first-hop MTU is tried again:
+    /// RFC 1191 §6.3 suggests 10 minutes; Linux `ip_rt_mtu_expires` is 600 s.
+    pub expires_ns: u64,
+    /// The smallest path MTU a host accepts from an ICMP message; a smaller one sets
+    /// this one. Linux `net.ipv4.route.min_pmtu` 552 (512 + 20 + 20); RFC 1191 §3 only
+    /// forbids going below 68.
+    pub min_pmtu: u16,
+}
+
+/// The reply of a router to a DF packet too big for its next hop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum FragNeeded {
+    /// ICMP type 3 code 4 with the next-hop MTU (RFC 1191 §4).
+    #[default]
+    Mtu,
+    /// ICMP type 3 code 4 with the MTU field zero (RFC 792; RFC 1191 §5 old routers).
+    ZeroMtu,
+    /// No ICMP at all: a black hole.
+    Silent,
+}
+
+impl Default for PmtuConfig {
+    fn default() -> Self {
+        PmtuConfig {
+            frag_needed: FragNeeded::Mtu,
+            filter_icmp_unreachable: false,
+            icmp_ratelimit_ns: 1_000_000_000,
+            icmp_burst: 6,
+            rate_limit_frag_needed: false,
+            expires_ns: 600_000_000_000,
+            min_pmtu: 552,
+        }
+    }
 }
 
 /// One end of an IPsec SA pair, ESP or AH, in tunnel or transport mode (RFC 4301 §4.1).
@@ -131,6 +291,27 @@ pub struct IpsecTunnelConfig {
     /// SAs to one host are told apart. The most specific SA that selects a packet wins.
     #[serde(default)]
     pub select_port: Option<u16>,
+    /// Tunnel mode, an inner packet larger than the tunnel can carry unfragmented:
+    /// `Before` fragments the inner packet to the tunnel's effective MTU (the largest
+    /// inner packet whose ESP/AH packet fits the path MTU to `remote`, and at most
+    /// `mtu`) and seals each fragment, as Linux does for IPv4 ESP tunnels (the xfrm
+    /// route's MTU, `esp4_get_mtu`); `After` seals inner packets up to `mtu` whole and
+    /// fragments the outer packet (RFC 4459 §3 discusses both). With DF set on the inner
+    /// packet either way an ICMP "fragmentation needed" carries the effective MTU
+    /// back (RFC 4301 §8.2.1). Default `After`, the first version's behaviour.
+    #[serde(default)]
+    pub fragment: TunnelFragment,
+}
+
+/// Where a tunnel fragments a packet too big for it (RFC 4459 §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "kebab-case")]
+pub enum TunnelFragment {
+    /// The inner packet, before encapsulation (pre-fragmentation).
+    Before,
+    /// The outer packet, after encapsulation (post-fragmentation).
+    #[default]
+    After,
 }
 
 fn default_ipsec_mode() -> String {
@@ -255,6 +436,16 @@ pub struct CpuCycles {
     /// SAR in hardware, as the ForeRunnerLE155 of seed 001 §2.6 does).
     #[serde(default)]
     pub per_atm_cell: f64,
+    /// OpenVPN: the fixed cost of sealing or opening one data packet (UDP socket,
+    /// packet header, HMAC finalisation).
+    #[serde(default)]
+    pub per_openvpn_packet: u64,
+    /// OpenVPN: HMAC and cipher per octet of every data packet sealed or opened.
+    #[serde(default)]
+    pub per_byte_openvpn: f64,
+    /// PPPoE: encapsulating or decapsulating one session frame (the PPP channel work).
+    #[serde(default)]
+    pub per_pppoe_packet: u64,
 }
 
 /// A link between ports.
@@ -371,6 +562,14 @@ pub struct WifiConfig {
     pub foreign_source: String,
     /// The transmit queue of each member, frames.
     pub queue_frames: usize,
+    /// dot11ShortRetryLimit: attempts of a frame, the first included (default 7,
+    /// IEEE 802.11-2020 Annex C; 1 for seed 004's WaveLAN, which never retried).
+    #[serde(default = "default_retry_limit")]
+    pub retry_limit: u32,
+}
+
+fn default_retry_limit() -> u32 {
+    crate::wifi::dcf::DEFAULT_SHORT_RETRY_LIMIT
 }
 
 /// A node's port by index.
@@ -397,6 +596,13 @@ pub enum FlowConfig {
         rate_pps: f64,
         start_ns: u64,
         stop_ns: u64,
+        /// Set DF on every datagram (iperf3 `--dont-fragment`, Linux
+        /// `IP_PMTUDISC_DO`): a datagram larger than the path MTU the sender knows is
+        /// refused at the sender (EMSGSIZE), and a router that cannot forward one
+        /// drops it and answers ICMP "fragmentation needed". Default false: the
+        /// datagrams are fragmented wherever they do not fit.
+        #[serde(default)]
+        dont_fragment: bool,
     },
     /// ICMP echo requests.
     Ping { id: u32, from: u32, to: Ipv4Addr, count: u32, interval_ns: u64, payload: u32, start_ns: u64 },
@@ -418,6 +624,12 @@ pub enum FlowConfig {
         stop_ns: u64,
         #[serde(default)]
         tcp: TcpOptions,
+        /// Interval reports (iperf3 `-i`): counters every this many ns from `start_ns`.
+        #[serde(default)]
+        interval_ns: Option<u64>,
+        /// Keep the sender's per-ACK trace (cwnd, RTT, retransmissions); big, so opt-in.
+        #[serde(default)]
+        trace: bool,
     },
 }
 
@@ -451,6 +663,29 @@ pub struct TcpOptions {
     /// A cap on the exponential RTO backoff (seed 004's router: 100 ms).
     #[serde(default)]
     pub rto_cap_ns: Option<u64>,
+    /// Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP
+    /// "fragmentation needed". Default on (Linux `ip_no_pmtu_disc=0`).
+    #[serde(default)]
+    pub pmtu_discovery: Option<bool>,
+    /// Packetization-layer PMTUD (RFC 4821), Linux `tcp_mtu_probing`: 0 off (default),
+    /// 1 on once a black hole is suspected, 2 always on.
+    #[serde(default)]
+    pub mtu_probing: Option<u8>,
+    /// The MSS probing starts from (Linux `tcp_base_mss`, 1024 since 4.2).
+    #[serde(default)]
+    pub base_mss: Option<u16>,
+    /// "off" (default), "classic" (Linux CUBIC's HyStart) or "hystart++" (RFC 9406).
+    #[serde(default)]
+    pub hystart: Option<String>,
+    /// Nagle's algorithm (default on).
+    #[serde(default)]
+    pub nagle: Option<bool>,
+    /// ACK at once after this many full-sized segments (default 2, RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack_segments: Option<u32>,
+    /// Initial window, segments (default 10, RFC 6928).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
 }
 
 impl FlowConfig {

@@ -17,6 +17,17 @@
 //! Transport-mode SAs (`Transport`) act on the node's own datagrams: the most specific
 //! one that selects a whole outbound datagram transforms it before it is routed and
 //! fragmented; an inbound datagram one claims is reassembled, restored and delivered.
+//!
+//! Path MTU (see `pmtu`): a packet with DF set that does not fit the next hop is dropped
+//! with an ICMP "fragmentation needed" carrying the next-hop MTU (RFC 1191 §4) to its
+//! source, or to the node itself when it made the packet (as Linux's `ip_fragment`
+//! does). A received "fragmentation needed" lowers the node's estimate of the path MTU
+//! to the quoted destination (RFC 1191 §3, §5 for old routers), which then bounds what
+//! the node sends there until it ages out (§6.3); the message also goes up to the
+//! sockets (the world hands it to TCP). A tunnel's effective MTU follows the path MTU
+//! to its far end less its overhead (RFC 4301 §8.2.1); where the inner packet is cut,
+//! before or after encapsulation, is [`TunnelFragment`] (RFC 4459 §3), decided in
+//! [`IpStack::fit_tunnel`] for every kind of tunnel.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
@@ -25,7 +36,8 @@ use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::icmpv4::{self, DstUnreachable, TimeExceeded};
 use wire::{arp, ipv4, reassembly, udp, IpProtocol};
 
-use crate::config::RouteConfig;
+use crate::config::{FragNeeded, PmtuConfig, RouteConfig, TunnelFragment};
+use crate::pmtu::{self, IcmpRateLimit, PmtuCache};
 
 /// RFC 1122 §2.3.2.2: at least one packet SHOULD be kept while an address resolves;
 /// Linux kept three (`unres_qlen`) for years.
@@ -111,6 +123,21 @@ pub trait Tunnel {
     /// The tunnel's own (outer) address: the source of packets the node itself sends
     /// into it.
     fn local(&self) -> Ipv4Addr;
+    /// The far end's (outer) address, whose path MTU bounds the tunnel's; `None` when
+    /// the tunnel does not know it (its MTU is then its interface's alone).
+    fn remote(&self) -> Option<Ipv4Addr> {
+        None
+    }
+    /// The largest inner packet whose encapsulation fits `outer_mtu` octets. The default
+    /// is IP in IP's (RFC 2003: one 20-octet header); tunnels with more overhead (ESP's
+    /// padding, a UDP and VPN header) say theirs.
+    fn inner_mtu(&self, outer_mtu: usize) -> usize {
+        outer_mtu.saturating_sub(ipv4::HEADER_LEN)
+    }
+    /// Where an inner packet too big for the tunnel is fragmented (RFC 4459 §3).
+    fn fragment(&self) -> TunnelFragment {
+        TunnelFragment::After
+    }
 }
 
 /// A transport-mode security association (RFC 4301 §4.1): it transforms whole datagrams
@@ -185,6 +212,18 @@ pub struct IpCounters {
     /// Bytes after the IPv4 header of those packets (ESP: header to ICV, what the cipher
     /// and HMAC went over; AH: the header and what it protects).
     pub esp_bytes: u64,
+    /// ICMP "fragmentation needed" sent to other nodes (RFC 1191 §4).
+    pub frag_needed_sent: u64,
+    /// DF packets too big for the next hop dropped without a word (a black hole, or
+    /// the rate limit).
+    pub frag_needed_silent: u64,
+    /// "Fragmentation needed" received (from routers, or from the node's own stack
+    /// for a packet it could not send).
+    pub frag_needed_received: u64,
+    /// ICMP errors the rate limit held back (RFC 1812 §4.3.2.8).
+    pub icmp_rate_limited: u64,
+    /// ICMP Destination Unreachable messages dropped by the filter.
+    pub icmp_filtered: u64,
 }
 
 /// The IPv4 stack of one node.
@@ -203,6 +242,13 @@ pub struct IpStack {
     tunnels: Vec<TunnelIface>,
     /// Transport-mode SAs, most specific first.
     transports: Vec<Box<dyn Transport>>,
+    /// What the node does about packets too big, and its ICMP rate limit.
+    pmtu_config: PmtuConfig,
+    /// Path MTUs learned from "fragmentation needed".
+    pmtu: PmtuCache,
+    icmp_limit: IcmpRateLimit,
+    /// Tunnel interfaces the node carries itself (OpenVPN TUN): outer packets avoid them.
+    outer_bypass: Vec<usize>,
     pub counters: IpCounters,
 }
 
@@ -255,8 +301,51 @@ impl IpStack {
             nat: None,
             tunnels: Vec::new(),
             transports: Vec::new(),
+            pmtu_config: PmtuConfig::default(),
+            pmtu: PmtuCache::new(PmtuConfig::default().expires_ns, usize::from(PmtuConfig::default().min_pmtu)),
+            icmp_limit: IcmpRateLimit::new(PmtuConfig::default().icmp_ratelimit_ns, PmtuConfig::default().icmp_burst),
+            outer_bypass: Vec::new(),
             counters: IpCounters::default(),
         })
+    }
+
+    /// Sets what the node does about packets too big and its ICMP rate limit (the
+    /// defaults are Linux's); forgets what the PMTU cache held.
+    pub fn set_pmtu(&mut self, config: PmtuConfig) {
+        self.pmtu = PmtuCache::new(config.expires_ns, usize::from(config.min_pmtu));
+        self.icmp_limit = IcmpRateLimit::new(config.icmp_ratelimit_ns, config.icmp_burst);
+        self.pmtu_config = config;
+    }
+
+    /// The path MTU to `dst` the node knows at `now`: its first hop's MTU, lowered by
+    /// what "fragmentation needed" taught it (RFC 1191 §6.2). For a destination behind
+    /// a tunnel, the tunnel's effective MTU.
+    pub fn path_mtu(&self, now: u64, dst: Ipv4Addr) -> Option<usize> {
+        let (iface, _) = self.lookup(dst, false)?;
+        let first_hop = match self.tunnel_of(iface) {
+            Some(t) => self.tunnel_mtu(now, t),
+            None => self.ifaces[iface].mtu,
+        };
+        Some(self.pmtu.get(now, dst).map_or(first_hop, |m| m.min(first_hop)))
+    }
+
+    /// The path MTU over real interfaces only (what a tunnel's outer packets meet).
+    fn outer_path_mtu(&self, now: u64, dst: Ipv4Addr) -> Option<usize> {
+        let (iface, _) = self.lookup(dst, true)?;
+        let first_hop = self.ifaces[iface].mtu;
+        Some(self.pmtu.get(now, dst).map_or(first_hop, |m| m.min(first_hop)))
+    }
+
+    /// The effective MTU of tunnel `t`: its interface MTU, and at most the largest inner
+    /// packet whose outer packet fits the path MTU to the far end (RFC 4301 §8.2.1;
+    /// Linux's xfrm route MTU).
+    fn tunnel_mtu(&self, now: u64, t: usize) -> usize {
+        let tunnel = &self.tunnels[t];
+        let configured = self.ifaces[tunnel.iface].mtu;
+        match tunnel.hook.remote().and_then(|r| self.outer_path_mtu(now, r)) {
+            Some(outer) => configured.min(tunnel.hook.inner_mtu(outer)).max(pmtu::MIN_IPV4_MTU),
+            None => configured,
+        }
     }
 
     /// Translates addresses on interface `outside` (ICS, a SOHO router's WAN).
@@ -278,6 +367,27 @@ impl IpStack {
         // the tunnels in order) wins.
         self.routes.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
         self.tunnels.push(TunnelIface { iface: index, hook });
+        index
+    }
+
+    /// Adds a point-to-point interface whose frames the node carries itself (a PPP
+    /// link, an OpenVPN TUN device): no ARP, a route through it to each of `routes`.
+    /// Packets routed there are fragmented to its MTU like any interface's. Returns
+    /// the interface index.
+    /// A `tunnel` interface (an OpenVPN TUN device) is, like an IPsec tunnel, never
+    /// the way out for an outer packet (see [`send_udp_outer`](Self::send_udp_outer)).
+    pub fn add_point_to_point(&mut self, mut iface: Iface, routes: &[(Ipv4Addr, u8)], tunnel: bool) -> usize {
+        iface.resolve = false;
+        let index = self.ifaces.len();
+        if tunnel {
+            self.outer_bypass.push(index);
+        }
+        self.ifaces.push(iface);
+        for &(network, prefix_len) in routes {
+            self.routes.push(Route { network: u32::from(network) & mask(prefix_len), prefix_len, via: None, iface: index });
+        }
+        // Longest prefix first; among equals the earlier entry wins (stable sort).
+        self.routes.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
         index
     }
 
@@ -307,7 +417,7 @@ impl IpStack {
         let d = u32::from(dst);
         self.routes
             .iter()
-            .filter(|r| !bypass_tunnels || self.tunnel_of(r.iface).is_none())
+            .filter(|r| !bypass_tunnels || (self.tunnel_of(r.iface).is_none() && !self.outer_bypass.contains(&r.iface)))
             .find(|r| d & mask(r.prefix_len) == r.network)
             .map(|r| (r.iface, r.via.unwrap_or(dst)))
     }
@@ -439,6 +549,11 @@ impl IpStack {
         }
         let total = usize::from(view.total_len());
         frame.truncate(HEADROOM + total); // Ethernet padding
+        if self.pmtu_config.filter_icmp_unreachable && is_dst_unreachable(&frame[HEADROOM..]) {
+            self.counters.icmp_filtered += 1;
+            out.push(Out::Drop { reason: "ICMP Destination Unreachable filtered (firewall)".into(), packet: Some(frame[HEADROOM..].to_vec()) });
+            return;
+        }
         let mut dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
         if let Some((outside, nat)) = self.nat.as_mut() {
             if *outside == iface && !self.ifaces[iface].is_broadcast_for(dst) {
@@ -497,6 +612,9 @@ impl IpStack {
         }
         if view.next_header() == IpProtocol::Icmp {
             if let Ok(icmp) = icmpv4::Packet::new_checked(view.payload()) {
+                if let Ok(icmpv4::Repr::DstUnreachable { reason: DstUnreachable::FragRequired, next_hop_mtu, header }) = icmpv4::Repr::parse(&icmp) {
+                    self.frag_needed_received(now, next_hop_mtu, header);
+                }
                 if let Ok(icmpv4::Repr::EchoRequest { ident, seq_no, data }) = icmpv4::Repr::parse(&icmp) {
                     let reply = icmpv4::Repr::EchoReply { ident, seq_no, data };
                     let mut body = Vec::with_capacity(reply.buffer_len());
@@ -552,12 +670,12 @@ impl IpStack {
         }
     }
 
-    /// Seals the packet after the headroom of `frame` into tunnel `t` (fragmenting it to
-    /// the tunnel MTU first if it must) and routes the outer packets.
+    /// Seals the packet after the headroom of `frame` into tunnel `t` (fragmenting it
+    /// before or after encapsulation, see [`fit_tunnel`](Self::fit_tunnel)) and routes
+    /// the outer packets.
     fn send_into_tunnel(&mut self, now: u64, t: usize, frame: Vec<u8>, arrived_on: Option<usize>, out: &mut Vec<Out>) {
-        let iface = self.tunnels[t].iface;
         let mut pieces = Vec::new();
-        if !self.fit_mtu(now, iface, frame, arrived_on, &mut pieces, out) {
+        if !self.fit_tunnel(now, t, frame, arrived_on, &mut pieces, out) {
             return;
         }
         for piece in pieces {
@@ -574,24 +692,82 @@ impl IpStack {
         }
     }
 
+    /// The pieces of a packet for tunnel `t` (RFC 4459 §3), for every kind of tunnel:
+    /// with DF set it must fit the tunnel's effective MTU whole (else "fragmentation
+    /// needed" with that MTU goes back, RFC 4301 §8.2.1); with DF clear it is fragmented
+    /// to the effective MTU before encapsulation ([`TunnelFragment::Before`], so no
+    /// outer packet needs fragmenting) or only to the interface MTU, leaving the outer
+    /// packet to be fragmented after encapsulation ([`TunnelFragment::After`]).
+    pub fn fit_tunnel(&mut self, now: u64, t: usize, frame: Vec<u8>, arrived_on: Option<usize>, pieces: &mut Vec<Vec<u8>>, out: &mut Vec<Out>) -> bool {
+        let iface = self.tunnels[t].iface;
+        let effective = self.tunnel_mtu(now, t);
+        let limit = match self.tunnels[t].hook.fragment() {
+            TunnelFragment::Before => effective,
+            TunnelFragment::After => self.ifaces[iface].mtu,
+        };
+        self.fit(now, iface, limit, effective, frame, arrived_on, pieces, out)
+    }
+
     /// The packet after the headroom of `frame` as pieces that fit the MTU of `iface`
-    /// (itself, or its fragments, RFC 791 §3.2); `false` when it cannot leave (DF set:
-    /// an ICMP fragmentation needed goes back to a forwarded packet's source).
+    /// (itself, or its fragments, RFC 791 §3.2), or for the node's own packets the path
+    /// MTU it knows to their destination; `false` when it cannot leave.
     fn fit_mtu(&mut self, now: u64, iface: usize, frame: Vec<u8>, arrived_on: Option<usize>, pieces: &mut Vec<Vec<u8>>, out: &mut Vec<Out>) -> bool {
-        let mtu = self.ifaces[iface].mtu;
+        let mut mtu = self.ifaces[iface].mtu;
+        let mut frame = frame;
+        if arrived_on.is_none() {
+            let dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
+            if let Some(learned) = self.pmtu.get(now, dst) {
+                mtu = mtu.min(learned);
+            }
+            if self.pmtu.locked(now, dst) {
+                // Linux: a path MTU below min_pmtu is locked and the node's packets
+                // there go without DF (`ip_dont_fragment`), so routers fragment them.
+                let mut view = ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]);
+                if view.dont_frag() {
+                    view.set_dont_frag(false);
+                    view.fill_checksum();
+                }
+            }
+        }
+        self.fit(now, iface, mtu, mtu, frame, arrived_on, pieces, out)
+    }
+
+    /// Cuts the packet after the headroom of `frame` to `mtu` (DF clear), or refuses it
+    /// when it exceeds `df_mtu` with DF set: a forwarded packet's source gets an ICMP
+    /// "fragmentation needed" with `df_mtu` (RFC 1191 §4, as the node's
+    /// [`PmtuConfig::frag_needed`] says), the node's own packet is reported to its own
+    /// stack and sockets the same way (Linux's `ip_fragment` sends itself the ICMP).
+    #[allow(clippy::too_many_arguments)]
+    fn fit(&mut self, now: u64, iface: usize, mtu: usize, df_mtu: usize, frame: Vec<u8>, arrived_on: Option<usize>, pieces: &mut Vec<Vec<u8>>, out: &mut Vec<Out>) -> bool {
         let len = frame.len() - HEADROOM;
-        if len <= mtu {
+        let dont_frag = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dont_frag();
+        if len <= mtu && (!dont_frag || len <= df_mtu) {
             pieces.push(frame);
             return true;
         }
-        if ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dont_frag() {
-            if let Some(arrived) = arrived_on {
-                self.icmp_error(now, arrived, &frame[HEADROOM..], ErrorKind::FragNeeded(mtu as u16), out);
+        if dont_frag {
+            let reason = format!("{len}-byte packet with DF set exceeds the {df_mtu}-byte MTU of {}", self.ifaces[iface].name);
+            match arrived_on {
+                Some(arrived) => {
+                    let reported = match self.pmtu_config.frag_needed {
+                        FragNeeded::Mtu => Some(df_mtu as u16),
+                        FragNeeded::ZeroMtu => Some(0),
+                        FragNeeded::Silent => None,
+                    };
+                    let sent = reported.is_some_and(|m| self.icmp_error(now, arrived, &frame[HEADROOM..], ErrorKind::FragNeeded(m), out));
+                    if sent {
+                        self.counters.frag_needed_sent += 1;
+                    } else {
+                        self.counters.frag_needed_silent += 1;
+                    }
+                    let reason = if reported.is_none() { format!("{reason}; no ICMP sent (PMTU black hole)") } else { reason };
+                    out.push(Out::Drop { reason, packet: Some(frame[HEADROOM..].to_vec()) });
+                }
+                None => {
+                    out.push(Out::Drop { reason: format!("{reason} (EMSGSIZE at the sender)"), packet: Some(frame[HEADROOM..].to_vec()) });
+                    self.notify_self(now, iface, &frame[HEADROOM..], df_mtu as u16, out);
+                }
             }
-            out.push(Out::Drop {
-                reason: format!("{len}-byte packet with DF set exceeds the {mtu}-byte MTU of {}", self.ifaces[iface].name),
-                packet: Some(frame[HEADROOM..].to_vec()),
-            });
             return false;
         }
         let before = pieces.len();
@@ -636,10 +812,18 @@ impl IpStack {
         self.send_frame(now, frame, Some(iface), out);
     }
 
-    /// Sends a transport payload from this node: builds the IPv4 header.
+    /// Sends a transport payload from this node: builds the IPv4 header (DF clear).
     pub fn send_datagram(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8], out: &mut Vec<Out>) {
+        self.send_datagram_df(now, src, dst, protocol, payload, false, out);
+    }
+
+    /// As [`send_datagram`](Self::send_datagram), with DF as `dont_frag` says (a TCP
+    /// doing path MTU discovery sets it, RFC 1191 §3).
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_datagram_df(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8], dont_frag: bool, out: &mut Vec<Out>) {
         let mut repr = ipv4::Repr::new(src, dst, protocol, payload.len(), DEFAULT_TTL);
         repr.ident = self.next_ident();
+        repr.dont_frag = dont_frag;
         let mut frame = Vec::with_capacity(HEADROOM + repr.buffer_len());
         frame.resize(HEADROOM, 0);
         repr.encapsulate(payload, &mut frame);
@@ -660,18 +844,46 @@ impl IpStack {
             self.counters.esp_sealed += 1;
             self.counters.esp_bytes += (protected.len() - HEADROOM - header_len) as u64;
             frame = protected;
+            // The socket sized the datagram without the transform's overhead (Linux
+            // counts it in the MSS; this model does not): a protected datagram that no
+            // longer fits the path MTU is fragmented here (RFC 4303 §3.1.1: after the
+            // transform), without DF, rather than refused with nothing to tell the socket.
+            let dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
+            if self.path_mtu(now, dst).is_some_and(|mtu| frame.len() - HEADROOM > mtu) {
+                let mut view = ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]);
+                if view.dont_frag() {
+                    view.set_dont_frag(false);
+                    view.fill_checksum();
+                }
+            }
         }
         self.send_frame(now, frame, None, out);
     }
 
     /// Sends a UDP datagram of `payload_len` bytes that `fill` writes in place: one buffer
-    /// for the whole frame, no copy (the traffic generators' hot path).
+    /// for the whole frame, no copy (the traffic generators' hot path). DF clear.
     pub fn send_udp_with(
         &mut self,
         now: u64,
         src_port: u16,
         to: std::net::SocketAddrV4,
         payload_len: usize,
+        fill: impl FnOnce(&mut [u8]),
+        out: &mut Vec<Out>,
+    ) {
+        self.send_udp_df(now, src_port, to, payload_len, false, fill, out);
+    }
+
+    /// As [`send_udp_with`](Self::send_udp_with), with DF as `dont_frag` says
+    /// (iperf3 `--dont-fragment`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_udp_df(
+        &mut self,
+        now: u64,
+        src_port: u16,
+        to: std::net::SocketAddrV4,
+        payload_len: usize,
+        dont_frag: bool,
         fill: impl FnOnce(&mut [u8]),
         out: &mut Vec<Out>,
     ) {
@@ -687,11 +899,27 @@ impl IpStack {
         let udp_len = udp::HEADER_LEN + payload_len;
         let mut repr = ipv4::Repr::new(src, dst, IpProtocol::Udp, udp_len, DEFAULT_TTL);
         repr.ident = self.next_ident();
+        repr.dont_frag = dont_frag;
         let ip_len = repr.header_len();
         let mut frame = vec![0u8; HEADROOM + ip_len + udp_len];
         udp::Repr { src_port, dst_port }.emit(&mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]), &src, &dst, payload_len, fill);
         repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
         self.send_own(now, frame, ip_len, out);
+    }
+
+    /// Sends a tunnel's outer UDP datagram (OpenVPN's): from `src`, routed over any
+    /// interface but a tunnel's (RFC 4301 §5.1.2.1's rule for outer packets: the packet is
+    /// already transformed), fragmented after encapsulation if it exceeds the egress MTU.
+    pub fn send_udp_outer(&mut self, now: u64, src: Ipv4Addr, src_port: u16, to: std::net::SocketAddrV4, payload: &[u8], out: &mut Vec<Out>) {
+        let (dst, dst_port) = (*to.ip(), to.port());
+        let udp_len = udp::HEADER_LEN + payload.len();
+        let mut repr = ipv4::Repr::new(src, dst, IpProtocol::Udp, udp_len, DEFAULT_TTL);
+        repr.ident = self.next_ident();
+        let ip_len = repr.header_len();
+        let mut frame = vec![0u8; HEADROOM + ip_len + udp_len];
+        udp::Repr { src_port, dst_port }.emit(&mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]), &src, &dst, payload.len(), |data| data.copy_from_slice(payload));
+        repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
+        self.send_routed(now, frame, None, true, out);
     }
 
     /// Sends a UDP datagram from this node; the source address is the egress interface's.
@@ -781,13 +1009,15 @@ impl IpStack {
         }
     }
 
-    fn icmp_error(&mut self, now: u64, iface: usize, original: &[u8], kind: ErrorKind, out: &mut Vec<Out>) {
+    /// Sends an ICMP error about `original` to its source; `false` when none was sent
+    /// (RFC 1122 §3.2.2's exceptions, or the rate limit).
+    fn icmp_error(&mut self, now: u64, iface: usize, original: &[u8], kind: ErrorKind, out: &mut Vec<Out>) -> bool {
         let view = ipv4::Packet::new_unchecked(original);
         let src = view.src_addr();
         // RFC 1122 §3.2.2: never an ICMP error about an ICMP error, a fragment other than
         // the first, or a broadcast.
         if view.frag_offset() != 0 || src.is_broadcast() || src.is_unspecified() {
-            return;
+            return false;
         }
         if view.next_header() == IpProtocol::Icmp {
             let is_error = icmpv4::Packet::new_checked(view.payload())
@@ -795,10 +1025,18 @@ impl IpStack {
                 .and_then(|p| icmpv4::Repr::parse(&p).ok())
                 .is_some_and(|r| !matches!(r, icmpv4::Repr::EchoRequest { .. } | icmpv4::Repr::EchoReply { .. }));
             if is_error {
-                return;
+                return false;
             }
         }
-        let Ok(quote) = icmpv4::quote(original) else { return };
+        // RFC 1812 §4.3.2.8: a router SHOULD limit its ICMP error rate. Linux limits the
+        // types of `icmp_ratemask` (all three here) per destination, except
+        // "fragmentation needed" (`icmpv4_mask_allow`), which PMTUD must not lose.
+        let limited = !matches!(kind, ErrorKind::FragNeeded(_)) || self.pmtu_config.rate_limit_frag_needed;
+        if limited && !self.icmp_limit.allow(now, src) {
+            self.counters.icmp_rate_limited += 1;
+            return false;
+        }
+        let Ok(quote) = icmpv4::quote(original) else { return false };
         let repr = match kind {
             ErrorKind::TimeExceeded => icmpv4::Repr::TimeExceeded { reason: TimeExceeded::TtlExpired, header: quote },
             ErrorKind::NetUnreachable => {
@@ -812,9 +1050,49 @@ impl IpStack {
         repr.encapsulate(&mut body);
         // RFC 1812 §4.3.2.4: the source is the address of the interface the ICMP leaves by;
         // the interface the packet came in on is a fair stand-in on these paths.
-        let Some(from) = self.source_for(iface) else { return };
+        let Some(from) = self.source_for(iface) else { return false };
         self.send_datagram(now, from, src, IpProtocol::Icmp, &body, out);
+        true
     }
+
+    /// The node's own packet `original` could not leave by `iface` with DF set: its
+    /// stack and sockets learn it as from an ICMP "fragmentation needed" with `mtu`
+    /// (Linux's `ip_fragment` sends the ICMP to the local source).
+    fn notify_self(&mut self, now: u64, iface: usize, original: &[u8], mtu: u16, out: &mut Vec<Out>) {
+        let Ok(repr) = icmpv4::Repr::frag_required(original, mtu) else { return };
+        let mut body = Vec::with_capacity(repr.buffer_len());
+        repr.encapsulate(&mut body);
+        let own = ipv4::Packet::new_unchecked(original).src_addr();
+        let ip = ipv4::Repr::new(own, own, IpProtocol::Icmp, body.len(), DEFAULT_TTL);
+        let mut packet = Vec::with_capacity(ip.buffer_len());
+        ip.encapsulate(&body, &mut packet);
+        self.deliver(now, iface, packet, out);
+    }
+
+    /// An ICMP "fragmentation needed" delivered to this node: the path MTU to the quoted
+    /// destination goes down (RFC 1191 §3), to the plateau below the quoted length when
+    /// the router said 0 (§5). Only for datagrams this node sent (RFC 5927 §4.1: the
+    /// quoted source must be ours).
+    fn frag_needed_received(&mut self, now: u64, next_hop_mtu: u16, quoted: &[u8]) {
+        let quoted = ipv4::Packet::new_unchecked(quoted);
+        if quoted.check_header_len().is_err() || !self.is_own(quoted.src_addr()) {
+            return;
+        }
+        self.counters.frag_needed_received += 1;
+        let dst = quoted.dst_addr();
+        let reported = if next_hop_mtu == 0 { pmtu::plateau_below(quoted.total_len()) } else { next_hop_mtu };
+        let current = self.path_mtu(now, dst).unwrap_or(usize::from(reported));
+        self.pmtu.learn(now, dst, usize::from(reported).max(pmtu::MIN_IPV4_MTU), current);
+    }
+}
+
+/// Whether `packet` (a whole IPv4 packet or its first fragment) is ICMP Destination
+/// Unreachable (type 3).
+fn is_dst_unreachable(packet: &[u8]) -> bool {
+    let view = ipv4::Packet::new_unchecked(packet);
+    view.next_header() == IpProtocol::Icmp
+        && view.frag_offset() == 0
+        && view.payload().first() == Some(&u8::from(icmpv4::Message::DstUnreachable))
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -42,7 +42,7 @@ use std::net::Ipv4Addr;
 use wire::ipsec::{Auth, Cipher, Mode, OuterHeader, SecurityAssociation};
 use wire::{ah, esp, ipv4, udp, IpProtocol};
 
-use crate::config::IpsecTunnelConfig;
+use crate::config::{IpsecTunnelConfig, TunnelFragment};
 use crate::ip::{Transport, Tunnel, DEFAULT_TTL};
 use crate::rng::{stream_key, RandomStream};
 
@@ -205,6 +205,7 @@ pub struct IpsecTunnel {
     pub local: Ipv4Addr,
     pub remote: Ipv4Addr,
     sas: SaPair,
+    fragment: TunnelFragment,
 }
 
 /// The name the ESP-only first version had.
@@ -227,7 +228,13 @@ impl IpsecTunnel {
     /// The tunnel of `config`; an unknown cipher, auth or protocol name, a reserved SPI,
     /// HMAC with GCM, or AH with a cipher is an error naming it.
     pub fn new(config: &IpsecTunnelConfig) -> Result<IpsecTunnel, String> {
-        Ok(IpsecTunnel { name: config.name.clone(), local: config.local, remote: config.remote, sas: SaPair::new(config, Mode::Tunnel)? })
+        Ok(IpsecTunnel {
+            name: config.name.clone(),
+            local: config.local,
+            remote: config.remote,
+            sas: SaPair::new(config, Mode::Tunnel)?,
+            fragment: config.fragment,
+        })
     }
 
     /// The outbound SA (its `seq` is the next sequence number to send).
@@ -256,6 +263,30 @@ impl Tunnel for IpsecTunnel {
 
     fn local(&self) -> Ipv4Addr {
         self.local
+    }
+
+    fn remote(&self) -> Option<Ipv4Addr> {
+        Some(self.remote)
+    }
+
+    /// The largest inner packet whose tunnel-mode packet fits `outer_mtu`, as Linux's
+    /// `esp4_get_mtu`: ESP: outer header, ESP header and IV, the inner packet with its
+    /// 2-octet trailer padded to the alignment (RFC 4303 §2.4), the ICV; AH: outer
+    /// header, AH header with its ICV padded to 32 bits (RFC 4302 §2.2).
+    fn inner_mtu(&self, outer_mtu: usize) -> usize {
+        let sa = &self.sas.outbound;
+        match self.sas.protocol {
+            Protocol::Esp => {
+                let room = outer_mtu.saturating_sub(ipv4::HEADER_LEN + esp::HEADER_LEN + sa.iv_len() + sa.icv_len());
+                let align = sa.alignment();
+                (room / align * align).saturating_sub(esp::TRAILER_LEN)
+            }
+            Protocol::Ah => outer_mtu.saturating_sub(ipv4::HEADER_LEN + ah::FIXED_LEN + sa.icv_len().div_ceil(4) * 4),
+        }
+    }
+
+    fn fragment(&self) -> TunnelFragment {
+        self.fragment
     }
 }
 
@@ -369,6 +400,7 @@ mod test {
             protocol: "esp".into(),
             select_protocol: None,
             select_port: None,
+            fragment: TunnelFragment::After,
         }
     }
 
@@ -397,6 +429,24 @@ mod test {
         a.encapsulate(&inner(), 10, &mut second).unwrap();
         assert_eq!(esp::Packet::new_checked(&second[20..]).unwrap().seq_number(), 2);
         assert_ne!(outer[28..36], second[28..36]);
+    }
+
+    #[test]
+    fn the_inner_mtu_is_the_largest_packet_whose_esp_fits() {
+        let a = EspTunnel::new(&config(0x1000, 0x1001, [10, 0, 1, 1], [10, 0, 2, 1])).unwrap();
+        // 3DES-CBC (8-byte blocks and IV) with HMAC-SHA1-96 (12 bytes) in 1500:
+        // 20 + 8 + 8 + pad8(L + 2) + 12 ≤ 1500 → pad8(L + 2) ≤ 1452 → L ≤ 1448 - 2 = 1446.
+        let mtu = a.inner_mtu(1500);
+        assert_eq!(mtu, 1446);
+        for (len, fits) in [(mtu, true), (mtu + 1, false)] {
+            let repr = ipv4::Repr::new(Ipv4Addr::new(10, 0, 1, 1), Ipv4Addr::new(10, 0, 2, 1), IpProtocol::Udp, len - 20, 64);
+            let mut packet = Vec::new();
+            repr.encapsulate(&vec![0u8; len - 20], &mut packet);
+            let mut outer = Vec::new();
+            let mut t = EspTunnel::new(&config(0x1000, 0x1001, [10, 0, 1, 1], [10, 0, 2, 1])).unwrap();
+            t.encapsulate(&packet, 1, &mut outer).unwrap();
+            assert_eq!(outer.len() <= 1500, fits, "{len}: {}", outer.len());
+        }
     }
 
     #[test]

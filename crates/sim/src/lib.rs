@@ -7,6 +7,7 @@
 //! - [`atm`]: ATM cells, switches, AAL5, CLIP (ATMARP) and UNI signalling.
 //! - [`config`]: the lowered network a run starts from; [`world`] runs it; [`results`]
 //!   is what comes out.
+//! - [`upstream`]: seed 004's adaptive router (radio with link ARQ, or modem) in a world.
 //! - [`link`], [`node`], [`ip`], [`ipsec`], [`cpu`], [`forward`], [`app`], [`stats`]: the models.
 //!
 //! Determinism is the contract: the same scenario and seed give byte-identical
@@ -25,12 +26,18 @@ pub mod ip;
 pub mod ipsec;
 pub mod link;
 pub mod node;
+pub mod pmtu;
+pub mod openvpn;
+pub mod ppp;
+pub mod pppoe;
 pub mod results;
 pub mod rng;
 pub mod serial;
 pub mod stats;
 pub mod tcp;
 pub mod time;
+pub mod upstream;
+pub mod vif;
 pub mod wifi;
 pub mod world;
 

@@ -26,6 +26,7 @@ use crate::forward::l3f::{L3fBridge, Output as L3fOutput};
 use crate::forward::learning::LearningBridge;
 use crate::forward::nat::{Inbound, Nat, NatProtocol, PortForward};
 use crate::ip::{Iface, IpStack, Out, Translator};
+use crate::vif::Vifs;
 
 /// What a port is to its node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +81,7 @@ pub struct Node {
     pub ip: IpStack,
     bridge: Option<BridgeState>,
     pub cpu: Cpu<Job>,
-    cycles: CpuCycles,
+    pub(crate) cycles: CpuCycles,
     /// Outputs of the job in service, released when the CPU finishes it.
     pub in_service: Option<Effects>,
     /// Cycles per byte of the port's link cipher (WEP's RC4, CCMP's AES), 0 if none.
@@ -90,6 +91,10 @@ pub struct Node {
     port_atm_header: Vec<Option<usize>>,
     /// The stack's counters when its work was last charged to the CPU.
     billed: crate::ip::IpCounters,
+    /// OpenVPN and PPPoE ends (see `vif`).
+    pub(crate) vifs: Vifs,
+    /// Cycles of work done outside a CPU job (timers), charged to the next job.
+    pub(crate) unbilled: f64,
 }
 
 /// The NAT of `forward::nat` as the IP stack's translator.
@@ -161,6 +166,7 @@ impl Node {
         };
         let mut ip = IpStack::new(ifaces, &config.routes, config.ip_forward, config.arp_timeout_ns, config.reassembly_timeout_ns)
             .map_err(|e| format!("node {}: {e}", config.name))?;
+        ip.set_pmtu(config.pmtu);
         if let Some(nat) = &config.nat {
             let outside = match nat.outside_port {
                 Some(p) => match port_use.get(p as usize) {
@@ -196,7 +202,7 @@ impl Node {
                 other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
             }
         }
-        Ok(Node {
+        let mut node = Node {
             name: config.name.clone(),
             role: config.role.clone(),
             port_names: config.ports.iter().map(|p| p.name.clone()).collect(),
@@ -210,7 +216,11 @@ impl Node {
             port_cipher_cost: vec![0.0; config.ports.len()],
             port_atm_header: vec![None; config.ports.len()],
             billed: crate::ip::IpCounters::default(),
-        })
+            vifs: Vifs::default(),
+            unbilled: 0.0,
+        };
+        node.attach_vifs(config)?;
+        Ok(node)
     }
 
     /// Charges `cycles_per_byte` for every frame the port encrypts or decrypts.
@@ -220,7 +230,7 @@ impl Node {
 
     /// Cycles of the routing, NAT and ESP work the stack did since it was last charged,
     /// and marks it charged.
-    fn forwarding_cycles(&mut self) -> f64 {
+    pub(crate) fn forwarding_cycles(&mut self) -> f64 {
         let (before, after) = (self.billed, self.ip.counters);
         self.billed = after;
         let esp_packets = (after.esp_sealed - before.esp_sealed) + (after.esp_opened - before.esp_opened);
@@ -236,7 +246,7 @@ impl Node {
         self.port_atm_header[port as usize] = Some(header);
     }
 
-    fn cipher_cycles(&self, port: u16, frame_len: usize) -> f64 {
+    pub(crate) fn cipher_cycles(&self, port: u16, frame_len: usize) -> f64 {
         let sar = match self.port_atm_header[port as usize] {
             Some(h) if self.cycles.per_atm_cell > 0.0 => {
                 let sdu = frame_len.saturating_sub(ethernet::HEADER_LEN) + h;
@@ -284,7 +294,7 @@ impl Node {
     /// its frames out to the NIC, and the stack's work for it not yet charged (ESP seals).
     pub fn charge_send(&mut self, fx: &mut Effects) {
         let bytes: usize = fx.send.iter().map(|(_, f)| f.len()).sum();
-        fx.cycles += self.cycles.per_byte_copied * bytes as f64 + self.forwarding_cycles();
+        fx.cycles += self.cycles.per_byte_copied * bytes as f64 + self.forwarding_cycles() + std::mem::take(&mut self.unbilled);
     }
 
     /// Processes one received frame: decides every effect and what it costs. The cost
@@ -294,25 +304,36 @@ impl Node {
         let cycles = self.cycles.per_rx_packet as f64
             + self.cycles.per_byte_copied * frame.len() as f64
             + self.cipher_cycles(port, frame.len())
-            + self.forwarding_cycles();
+            + self.forwarding_cycles()
+            + std::mem::take(&mut self.unbilled);
         let mut fx = Effects { cycles, ..Effects::default() };
+        self.port_input(now, port, frame, &mut fx);
+        fx
+    }
+
+    /// A frame received on port `port` (from its link, or opened from its TAP tunnel):
+    /// the NIC's address filter, then the bridge, a PPPoE end or the IP stack.
+    pub(crate) fn port_input(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
         match self.port_use[port as usize] {
             PortUse::Routed { iface } => {
                 let dst = ethernet::Frame::new_checked(&frame[..]).map(|f| f.dst_addr());
                 match dst {
                     Ok(dst) if dst == self.port_macs[port as usize] || dst.is_multicast() => {
+                        if crate::vif::is_pppoe(&frame) {
+                            self.pppoe_input(now, port, frame, fx);
+                            return;
+                        }
                         let mut outs = Vec::new();
                         self.ip.input(now, iface, frame, &mut outs);
                         fx.cycles += self.forwarding_cycles();
-                        self.apply(now, outs, &mut fx);
+                        self.apply(now, outs, fx);
                     }
                     Ok(dst) => fx.drops.push((Some(port), format!("frame for {dst} ignored by {} (not its MAC)", self.port_names[port as usize]), None)),
                     Err(_) => fx.drops.push((Some(port), "malformed Ethernet frame".into(), None)),
                 }
             }
-            PortUse::Bridged => self.bridge_input(now, port, frame, &mut fx),
+            PortUse::Bridged => self.bridge_input(now, port, frame, fx),
         }
-        fx
     }
 
     fn bridge_input(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
@@ -320,6 +341,7 @@ impl Node {
         fx.cycles += self.cycles.per_bridge_lookup as f64;
         let iface = bridge.iface;
         let mut local = Vec::new();
+        let mut sends = Vec::new();
         match &mut bridge.kind {
             Bridge::L2(b) => {
                 let decision = b.forward(now, port, &frame);
@@ -327,7 +349,7 @@ impl Node {
                     fx.drops.push((Some(port), reason.at(&self.name).to_string(), None));
                 }
                 for p in decision.to_ports.iter() {
-                    fx.send.push((p, frame.clone()));
+                    sends.push((p, frame.clone()));
                 }
                 if decision.local {
                     local.push(frame);
@@ -340,13 +362,22 @@ impl Node {
                 }
                 for (to, f) in out {
                     match to {
-                        L3fOutput::Port(p) => fx.send.push((p, f)),
+                        L3fOutput::Port(p) => sends.push((p, f)),
                         L3fOutput::Local => local.push(f),
                     }
                 }
             }
         }
+        for (p, f) in sends {
+            self.port_send(now, p, f, fx);
+        }
         for f in local {
+            if crate::vif::is_pppoe(&f) {
+                // PPPoE on a bridge passes through; the bridge's own interface has no
+                // PPPoE end (the lowering puts none there) and ignores it, as Linux's
+                // stack does with an EtherType no socket listens to.
+                continue;
+            }
             let mut outs = Vec::new();
             self.ip.input(now, iface, f, &mut outs);
             fx.cycles += self.forwarding_cycles();
@@ -363,12 +394,17 @@ impl Node {
                     fx.cycles += self.cycles.per_tx_packet as f64;
                     if Some(iface) == self.bridge_iface() {
                         self.bridge_output(now, frame, fx);
+                    } else if let Some(vif) = self.vifs.of_iface(iface) {
+                        self.vif_send(now, vif, frame, fx);
                     } else if let Some(port) = self.port_use.iter().position(|u| *u == PortUse::Routed { iface }) {
-                        fx.cycles += self.cipher_cycles(port as u16, frame.len());
-                        fx.send.push((port as u16, frame));
+                        self.port_send(now, port as u16, frame, fx);
                     }
                 }
-                Out::Local { packet, .. } => fx.local.push(packet),
+                Out::Local { packet, .. } => {
+                    if !self.vif_local(now, &packet, fx) {
+                        fx.local.push(packet);
+                    }
+                }
                 Out::Drop { reason, packet } => fx.drops.push((None, reason, packet)),
             }
         }
@@ -402,8 +438,7 @@ impl Node {
             }
         }
         for (p, f) in sends {
-            fx.cycles += self.cipher_cycles(p, f.len());
-            fx.send.push((p, f));
+            self.port_send(now, p, f, fx);
         }
     }
 }

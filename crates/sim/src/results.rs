@@ -7,6 +7,9 @@ use serde::Serialize;
 use crate::config::{FlowConfig, SimConfig};
 use crate::node::Node;
 use crate::stats::{FlowStats, Histogram, LatencySummary};
+use crate::tcp::hystart::Exit;
+use crate::tcp::report::{IntervalRecord, TraceColumns};
+use crate::tcp::TcpStats;
 use crate::world::DropRecord;
 
 #[derive(Debug, Serialize)]
@@ -17,6 +20,9 @@ pub struct Results {
     pub links: Vec<LinkResult>,
     pub nodes: Vec<NodeResult>,
     pub drop_log: Vec<DropEntry>,
+    /// Seed 004's adaptive upstreams: switches, ratios over time, ARQ counters.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub adaptive: Vec<crate::upstream::UpstreamResult>,
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,
@@ -86,6 +92,56 @@ pub struct TcpResult {
     pub cwnd_bytes: u64,
     /// When the receiver had the last byte of a sized transfer.
     pub completed_ns: Option<u64>,
+    /// Data octets cumulatively acknowledged (iperf3's sender bytes as the peer saw them).
+    pub bytes_acked: u64,
+    /// When the sender had the last byte of a sized transfer acknowledged.
+    pub acked_ns: Option<u64>,
+    /// When the sender sent its first data octet (ttcp's clock starts at its first write).
+    pub first_tx_ns: Option<u64>,
+    /// Largest congestion window, octets (iperf3 `max_snd_cwnd`).
+    pub max_cwnd_bytes: u64,
+    /// RTT samples' smallest, mean and largest, ns (iperf3 `min_rtt`, `mean_rtt`, `max_rtt`).
+    pub min_rtt_ns: Option<u64>,
+    pub mean_rtt_ns: Option<u64>,
+    pub max_rtt_ns: Option<u64>,
+    pub dup_acks: u64,
+    /// Slow start left early by HyStart: when, at what cwnd, and why.
+    pub hystart_exit: Option<HyStartExit>,
+    /// iperf3-style interval records (cumulative counters at each interval's end).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<IntervalRecord>,
+    /// Per-ACK trace of the sender, in columns, when asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceColumns>,
+    /// What the sender learned of the path MTU.
+    #[serde(flatten)]
+    pub path: TcpPathResult,
+}
+
+/// The sender's path MTU state at the end, and how it got there.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct TcpPathResult {
+    /// The sender's MSS at the end (data octets per full segment).
+    pub mss_bytes: u32,
+    /// The IP packet size of its full segments at the end: the path MTU it ended at.
+    pub path_mtu_bytes: u32,
+    /// ICMP "fragmentation needed" about its segments it accepted.
+    pub frag_needed_received: u64,
+    pub mss_reductions: u64,
+    /// RFC 4821 black hole detections (Linux `tcp_mtu_probing`).
+    pub black_holes_detected: u64,
+    pub mtu_probes: u64,
+    pub mtu_probes_failed: u64,
+    /// The longest time the receiver got no new byte while the transfer ran (from its
+    /// start; to its end if it never finished).
+    pub longest_stall_ns: u64,
+}
+
+#[derive(Debug, Serialize)]
+pub struct HyStartExit {
+    pub time_ns: u64,
+    pub cwnd_bytes: u64,
+    pub reason: &'static str,
 }
 
 /// What the world hands over of one TCP flow.
@@ -103,6 +159,14 @@ pub(crate) struct TcpFlowInputs {
     pub first_rx_ns: Option<u64>,
     pub last_rx_ns: Option<u64>,
     pub completed_ns: Option<u64>,
+    pub path: TcpPathResult,
+    pub acked_ns: Option<u64>,
+    pub first_tx_ns: Option<u64>,
+    /// The sender's counters.
+    pub client: TcpStats,
+    pub hystart_exit: Option<Exit>,
+    pub intervals: Vec<IntervalRecord>,
+    pub trace: Option<TraceColumns>,
 }
 
 #[derive(Debug, Serialize)]
@@ -165,6 +229,13 @@ pub struct NodeResult {
     pub l3f_table: Vec<TableEntry>,
     pub bridge_table: Vec<BridgeEntry>,
     pub drops: BTreeMap<String, u64>,
+    /// ICMP "fragmentation needed" the node sent (RFC 1191 §4), DF packets too big it
+    /// dropped without one (a black hole, or a rate limit), and ICMP errors its rate
+    /// limit held back.
+    pub frag_needed_sent: u64,
+    pub frag_needed_silent: u64,
+    pub icmp_rate_limited: u64,
+    pub icmp_filtered: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -195,14 +266,15 @@ pub(crate) struct Inputs<'a> {
     pub captures: Vec<Vec<Frames>>,
 }
 
-pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
+pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
     let now = inputs.now;
+    let mut tcp = std::mem::take(&mut inputs.tcp);
     let flows = inputs
         .config
         .flows
         .iter()
         .map(|flow| {
-            if let Some(t) = inputs.tcp.iter().find(|t| t.id == flow.id()) {
+            if let Some(t) = tcp.iter_mut().find(|t| t.id == flow.id()) {
                 // Goodput: bytes delivered in order from the start to the last byte
                 // delivered (the last of a sized transfer; of an unlimited one, what was
                 // in flight when the sender stopped).
@@ -230,6 +302,18 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                         srtt_ns: t.srtt_ns,
                         cwnd_bytes: t.cwnd_bytes,
                         completed_ns: t.completed_ns,
+                        path: t.path,
+                        bytes_acked: t.client.bytes_acked,
+                        acked_ns: t.acked_ns,
+                        first_tx_ns: t.first_tx_ns,
+                        max_cwnd_bytes: t.client.max_cwnd,
+                        min_rtt_ns: t.client.rtt_min_ns,
+                        mean_rtt_ns: t.client.rtt_sum_ns.checked_div(t.client.rtt_samples),
+                        max_rtt_ns: (t.client.rtt_samples > 0).then_some(t.client.rtt_max_ns),
+                        dup_acks: t.client.dup_acks,
+                        hystart_exit: t.hystart_exit.map(|e| HyStartExit { time_ns: e.at, cwnd_bytes: e.cwnd, reason: e.reason }),
+                        intervals: std::mem::take(&mut t.intervals),
+                        trace: t.trace.take(),
                     }),
                     echo: None,
                 };
@@ -329,6 +413,10 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
                     .map(|(mac, port)| BridgeEntry { mac: mac.to_string(), port: n.port_name(port).to_string() })
                     .collect(),
                 drops: inputs.drop_counts[i].clone(),
+                frag_needed_sent: n.ip.counters.frag_needed_sent,
+                frag_needed_silent: n.ip.counters.frag_needed_silent,
+                icmp_rate_limited: n.ip.counters.icmp_rate_limited,
+                icmp_filtered: n.ip.counters.icmp_filtered,
             }
         })
         .collect();
@@ -352,5 +440,5 @@ pub(crate) fn collect(inputs: Inputs<'_>) -> Results {
         }
     }
     captures.extend(air_captures);
-    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, captures, atm: None }
+    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures, atm: None }
 }

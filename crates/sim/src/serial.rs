@@ -34,10 +34,15 @@
 //! (ratio ≥ 1).
 //!
 //! The API follows the Ethernet link's ([`crate::link::EthernetLink`]): `enqueue`,
-//! `start_next` (the frame and its time on the line in ns), `finish`, `backlog`. Frames
-//! are IP datagrams in and the same datagrams out: the receiver's SLIP decoder,
-//! VJ decompressor and PPP deframer are taken to undo exactly what the sender did (the
-//! line does not corrupt bytes).
+//! `start_next` (the packet and its time on the line in ns), `finish`, `backlog`, and
+//! [`SerialLine::arrive`] / [`SerialLine::lost`] at the far end. Datagrams go in at one
+//! end and come out at the other. SLIP and PPP framing are taken to be undone exactly
+//! by the receiver (the line does not corrupt bytes). CSLIP really crosses the line
+//! compressed: each direction has the sender's VJ compressor and the receiver's
+//! decompressor (RFC 1144 §3.2.3, §3.2.4), so a frame the line loses leaves the two out
+//! of step, the receiver tosses compressed packets until the sender re-synchronises it
+//! with an UNCOMPRESSED_TCP packet (RFC 1144 §4.2: a retransmission, or a duplicate ACK
+//! after the TCP sender's timeout, goes uncompressed).
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -312,7 +317,11 @@ pub struct Rejected {
 pub struct SerialDirection {
     queue: VecDeque<Vec<u8>>,
     /// The sender's VJ state (CSLIP only), fed in transmission order.
-    vj: Option<cslip::Compressor>,
+    vj: Option<Box<cslip::Compressor>>,
+    /// The far end's VJ state for this direction (CSLIP only), fed in arrival order.
+    unvj: Option<Box<cslip::Decompressor>>,
+    /// Received CSLIP packets tossed after a loss (RFC 1144 §4.2).
+    pub tossed: u64,
     /// Whether a frame is being sent.
     pub busy: bool,
     /// Total time on the line, ns.
@@ -342,7 +351,8 @@ impl SerialLine {
         let mut dirs: [SerialDirection; 2] = Default::default();
         if let Framing::Cslip { slots, .. } = config.framing {
             for dir in &mut dirs {
-                dir.vj = Some(cslip::Compressor::new(slots));
+                dir.vj = Some(Box::new(cslip::Compressor::new(slots)));
+                dir.unvj = Some(Box::new(cslip::Decompressor::new(slots)));
             }
         }
         Ok(SerialLine { config, dirs })
@@ -367,9 +377,11 @@ impl SerialLine {
         Ok(())
     }
 
-    /// Takes the next datagram at end `from` if the serializer is idle; returns it with
-    /// its time on the line in ns, and marks the serializer busy. CSLIP compresses here,
-    /// in the order frames go on the line, as Linux `sl_encaps` does.
+    /// Takes the next datagram at end `from` if the serializer is idle; returns what
+    /// crosses the line (the datagram, or for CSLIP the VJ packet with its type bits)
+    /// with its time on the line in ns, and marks the serializer busy. CSLIP compresses
+    /// here, in the order frames go on the line, as Linux `sl_encaps` does; give what
+    /// arrives to [`Self::arrive`].
     pub fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64)> {
         let config = self.config;
         let dir = &mut self.dirs[from];
@@ -402,7 +414,42 @@ impl SerialLine {
         dir.frames_sent += 1;
         dir.bytes_sent += frame.len() as u64;
         dir.line_octets_sent += octets;
-        Some((frame, ns))
+        match config.framing {
+            Framing::Cslip { .. } => Some((packet, ns)),
+            _ => Some((frame, ns)),
+        }
+    }
+
+    /// What [`Self::start_next`] returned at end `from` reached the other end: the
+    /// datagram, or why there is none (a CSLIP packet tossed or refused by the
+    /// decompressor).
+    pub fn arrive(&mut self, from: usize, mut packet: Vec<u8>) -> Result<Vec<u8>, &'static str> {
+        let dir = &mut self.dirs[from];
+        let Some(unvj) = dir.unvj.as_mut() else { return Ok(packet) };
+        if packet.is_empty() {
+            return Ok(packet);
+        }
+        let kind = cslip::slip_unmark(&mut packet).map_err(|_| "CSLIP packet of no known type")?;
+        let mut datagram = Vec::with_capacity(packet.len() + 40);
+        match unvj.decompress(kind, &packet, &mut datagram) {
+            Ok(cslip::Received::Delivered) => Ok(datagram),
+            Ok(cslip::Received::Tossed) => {
+                dir.tossed += 1;
+                Err("CSLIP: compressed packet tossed after a lost frame, until an uncompressed one (RFC 1144 §4.2)")
+            }
+            Err(_) => {
+                dir.tossed += 1;
+                Err("CSLIP: the decompressor refused the packet (RFC 1144 §3.2.4)")
+            }
+        }
+    }
+
+    /// The line lost (or damaged) what end `from` sent: a CSLIP receiver is told, and
+    /// tosses until re-synchronised (RFC 1144 §4.2, A.3's TYPE_ERROR).
+    pub fn lost(&mut self, from: usize) {
+        if let Some(unvj) = self.dirs[from].unvj.as_mut() {
+            unvj.frame_error();
+        }
     }
 
     /// The frame being sent at end `from` has left the line.

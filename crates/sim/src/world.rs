@@ -16,7 +16,8 @@ use crate::atm::{AtmEvent, AtmNet, AtmOut};
 
 #[path = "atm/world_glue.rs"]
 mod atm_glue;
-use crate::tcp::{CongestionControl, TcpConfig, TcpSocket};
+use crate::tcp::report::{IntervalRecorder, TraceColumns};
+use crate::tcp::{CongestionControl, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
 use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
@@ -31,6 +32,7 @@ use crate::node::{Effects, Job, Node};
 use crate::results::{self, Results};
 use crate::stats::{FlowStats, Histogram};
 use crate::time::SimTime;
+use crate::upstream::{Tx, Upstream};
 
 /// The engine's events.
 #[derive(Debug, Clone, Copy)]
@@ -51,6 +53,8 @@ pub enum Event {
     TcpTimer { flow: u32, side: u8 },
     /// The ATM network's own events (cells, signalling).
     Atm(AtmEvent),
+    /// Adaptive upstream `index` (seed 004's router) asked to be woken.
+    Upstream { index: u32 },
 }
 
 /// A TCP flow: the sender's and the receiver's sockets and where they live.
@@ -68,6 +72,24 @@ struct TcpFlow {
     last_rx_ns: Option<u64>,
     /// When the receiver had every byte of a sized transfer.
     completed_ns: Option<u64>,
+    /// When the receiver last got new bytes (the start before any), and the longest
+    /// time it went without: a PMTU black hole shows as a stall.
+    last_progress_ns: u64,
+    longest_stall_ns: u64,
+    /// When the sender had every byte of a sized transfer acknowledged.
+    acked_ns: Option<u64>,
+    /// When the sender sent its first data octet.
+    first_tx_ns: Option<u64>,
+    intervals: Option<IntervalRecorder>,
+}
+
+impl TcpFlow {
+    /// Before an event of this flow at `now`: the interval boundaries it passed.
+    fn tick(&mut self, now: u64) {
+        if let Some(r) = self.intervals.as_mut() {
+            r.advance(now, &self.sockets[0], &self.sockets[1]);
+        }
+    }
 }
 
 /// A UDP echo flow (RFC 862): what the echo server counted and the round trips.
@@ -224,11 +246,22 @@ impl Line {
         }
     }
 
-    /// A frame that crossed the line, as the receiving node's stack takes it.
-    fn delivered(&self, frame: Vec<u8>) -> Vec<u8> {
-        match &self.kind {
-            LineKind::Ethernet(_) => frame,
-            LineKind::Serial { .. } => crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &frame),
+    /// What crossed the line from end `from`, as the receiving node's stack takes it
+    /// (a CSLIP packet decompressed), or why nothing is delivered.
+    fn delivered(&mut self, from: usize, frame: Vec<u8>) -> Result<Vec<u8>, &'static str> {
+        match &mut self.kind {
+            LineKind::Ethernet(_) => Ok(frame),
+            LineKind::Serial { line, .. } => {
+                let datagram = line.arrive(from, frame)?;
+                Ok(crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &datagram))
+            }
+        }
+    }
+
+    /// What end `from` sent was lost on the line.
+    fn lost(&mut self, from: usize) {
+        if let LineKind::Serial { line, .. } = &mut self.kind {
+            line.lost(from);
         }
     }
 }
@@ -300,6 +333,8 @@ pub struct DropRecord {
 
 /// At most this many drops are kept with their details; all are counted.
 const DROP_LOG_LIMIT: usize = 10_000;
+/// How often a TCP application waiting for its PPP link to come up looks again.
+const LINK_UP_POLL_NS: u64 = 10_000_000;
 /// A saturating source keeps this many frames waiting at its node.
 const SATURATION_BACKLOG: usize = 2;
 
@@ -347,6 +382,8 @@ pub struct World {
     atm_out: AtmOut,
     /// ERF AAL5 records of each ATM port, when capturing.
     atm_captures: Vec<(String, results::Frames)>,
+    /// Seed 004's adaptive upstreams (see `upstream`).
+    upstreams: Vec<Upstream>,
 }
 
 impl World {
@@ -407,7 +444,7 @@ impl World {
         let mut tcp = Vec::new();
         let mut tcp_of_source = BTreeMap::new();
         for (i, flow) in config.flows.iter().enumerate() {
-            if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options } = flow {
+            if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options, interval_ns, trace } = flow {
                 let field = |f: &str| format!("flows[{i}].{f}");
                 let server_node = nodes.iter().position(|n| n.ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == *to))).ok_or_else(|| {
                     RunError::Config(ConfigError { field: field("to"), message: format!("no node has the address {to}") })
@@ -421,8 +458,19 @@ impl World {
                 })?;
                 let mtu = client_stack.ifaces[iface].mtu as u32;
                 let tcp_config = tcp_config(options, mtu).map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
-                let client = TcpSocket::new(tcp_config.clone());
+                if *interval_ns == Some(0) {
+                    return Err(RunError::Config(ConfigError { field: field("interval_ns"), message: "an interval of zero".into() }));
+                }
+                let mut client = TcpSocket::new(tcp_config.clone());
+                if *trace {
+                    client.enable_trace();
+                }
                 let mut server = TcpSocket::new(tcp_config);
+                // RFC 1191 §3: each end starts from the MTU of its first hop.
+                client.set_path_mtu(mtu);
+                if let Some(back) = nodes[server_node as usize].ip.path_mtu(0, src) {
+                    server.set_path_mtu(back as u32);
+                }
                 // The receiver's initial sequence number: any value works (RFC 9293 §3.4.1
                 // wants it unpredictable; a simulation wants it reproducible).
                 server.listen(*dst_port, wire::tcp::SeqNumber(0x4000_0000));
@@ -439,8 +487,13 @@ impl World {
                     start_ns: *start_ns,
                     stop_ns: *stop_ns,
                     first_rx_ns: None,
+                    acked_ns: None,
+                    first_tx_ns: None,
+                    intervals: interval_ns.map(|p| IntervalRecorder::new(*start_ns, p)),
                     last_rx_ns: None,
                     completed_ns: None,
+                    last_progress_ns: *start_ns,
+                    longest_stall_ns: 0,
                 });
             }
         }
@@ -456,7 +509,13 @@ impl World {
         let sources: Vec<Source> = config.flows.iter().cloned().map(Source::new).collect();
         let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
         let n = nodes.len();
+        if config.capture {
+            for node in nodes.iter_mut() {
+                node.vifs.capture = Some(Vec::new());
+            }
+        }
         let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
+        let upstreams = upstreams(&config, &attachments, &bsses)?;
         Ok(World {
             config,
             engine,
@@ -479,6 +538,7 @@ impl World {
             atm,
             atm_out: AtmOut::default(),
             atm_captures: Vec::new(),
+            upstreams,
         })
     }
 
@@ -489,6 +549,10 @@ impl World {
             self.engine.schedule_at(at, Event::Send { source: i as u32 }).map_err(budget)?;
         }
         self.atm_start()?;
+        // Timers the nodes want from the start (PPPoE clients begin discovery at 0).
+        for node in 0..self.nodes.len() {
+            self.arm_ip_timer(node as u32)?;
+        }
         let until = SimTime::from_nanos(self.config.duration_ns);
         loop {
             match self.engine.peek_time() {
@@ -517,15 +581,24 @@ impl World {
                 let (node, port) = l.ends()[1 - from as usize];
                 let name = l.name().to_string();
                 let impair = &mut l.impair[from as usize];
-                if impair.loss.drop(&mut impair.rng) {
+                let lost = impair.loss.drop(&mut impair.rng);
+                if let Some(u) = self.upstreams.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
+                    u.modem_outcome(now, !lost);
+                }
+                let l = &mut self.links[link as usize];
+                let impair = &mut l.impair[from as usize];
+                if lost {
                     impair.lost += 1;
                     let reason = format!("lost on link {name} ({})", impair.loss_text);
-                    let packet = l.delivered(frame);
-                    self.record_drop(now, node, Some(port), reason, packet.get(ethernet::HEADER_LEN..));
+                    let summary = if matches!(l.kind, LineKind::Serial { .. }) { Some(frame) } else { frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec) };
+                    l.lost(from as usize);
+                    self.record_drop(now, node, Some(port), reason, summary.as_deref());
                     return Ok(());
                 }
-                let frame = l.delivered(frame);
-                self.receive(now, node, port, frame)?;
+                match l.delivered(from as usize, frame) {
+                    Ok(frame) => self.receive(now, node, port, frame)?,
+                    Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
+                }
             }
             Event::CpuDone { node } => {
                 let n = &mut self.nodes[node as usize];
@@ -538,11 +611,7 @@ impl World {
             Event::IpTimer { node } => {
                 let due = self.ip_timers[node as usize].take();
                 if due.is_some_and(|(at, _)| at == now) {
-                    let mut outs = Vec::new();
-                    let n = &mut self.nodes[node as usize];
-                    n.ip.on_timer(now, &mut outs);
-                    let mut fx = Effects::default();
-                    n.apply(now, outs, &mut fx);
+                    let fx = self.nodes[node as usize].on_timer(now);
                     self.release(now, node, fx)?;
                 }
                 self.arm_ip_timer(node)?;
@@ -550,15 +619,25 @@ impl World {
             Event::Send { source } => self.send_from(now, source as usize)?,
             Event::TcpTimer { flow, side: 2 } => {
                 // The end of an unlimited bulk transfer: the sender closes after what it sent.
+                self.tcp[flow as usize].tick(now);
                 self.tcp[flow as usize].sockets[0].close();
                 self.tcp_dispatch(now, flow as usize, 0)?;
             }
             Event::TcpTimer { flow, side } => {
                 let f = &mut self.tcp[flow as usize];
                 if f.timers[side as usize].is_some_and(|(at, _)| at == now) {
+                    f.tick(now);
                     f.timers[side as usize] = None;
                     self.tcp_dispatch(now, flow as usize, side as usize)?;
                 }
+            }
+            Event::Upstream { index } => {
+                let u = &mut self.upstreams[index as usize];
+                if u.timer.is_some_and(|(at, _)| at == now) {
+                    u.timer = None;
+                }
+                let txs = u.on_timer(now);
+                self.upstream_send(now, index, txs)?;
             }
             Event::BssTimer { bss } => {
                 let state = &mut self.bsses[bss as usize];
@@ -630,8 +709,9 @@ impl World {
     }
 
     /// An Ethernet frame leaves a node through its 802.11 port.
-    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, bss: u32, member: u16, frame: Vec<u8>) -> Result<(), RunError> {
-        let member = member as usize;
+    /// `at` is the port's (BSS, member); `priority` puts the frame ahead of the waiting ones.
+    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, at: (u32, u16), frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
+        let (bss, member) = (at.0, at.1 as usize);
         let state = &mut self.bsses[bss as usize];
         let Ok(eth) = ethernet::Frame::new_checked(&frame[..]) else { return Ok(()) };
         let dst = eth.dst_addr();
@@ -666,7 +746,8 @@ impl World {
                 return Ok(());
             }
         };
-        if let Err(reason) = state.bss.enqueue(now, member, converted.frame, dest) {
+        let queued = if priority { state.bss.enqueue_priority(now, member, converted.frame, dest) } else { state.bss.enqueue(now, member, converted.frame, dest) };
+        if let Err(reason) = queued {
             let packet = frame.get(14..).map(|p| p.to_vec());
             self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
             return Ok(());
@@ -679,6 +760,19 @@ impl World {
         if self.config.capture {
             self.captures[node as usize][port as usize].push((now, frame.clone()));
         }
+        if let Some(index) = self.upstreams.iter().position(|u| u.owns_arrival(node, &frame)) {
+            let got = self.upstreams[index].receive(now, node, &frame);
+            self.upstream_send(now, index as u32, got.tx)?;
+            return match got.deliver {
+                Some(inner) => self.receive_stack(now, node, port, inner),
+                None => Ok(()),
+            };
+        }
+        self.receive_stack(now, node, port, frame)
+    }
+
+    /// A frame goes to the node's CPU and stack.
+    fn receive_stack(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
         let n = &mut self.nodes[node as usize];
         if n.cpu.is_free() {
             let fx = n.process(now, port, frame);
@@ -739,6 +833,35 @@ impl World {
     }
 
     fn transmit(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
+        if let Some(index) = self.upstreams.iter().position(|u| u.claims(node, port, &frame)) {
+            let txs = self.upstreams[index].send(now, frame);
+            return self.upstream_send(now, index as u32, txs);
+        }
+        self.transmit_port(now, node, port, frame, false)
+    }
+
+    /// Sends what an adaptive upstream asked for, and re-arms its timer.
+    fn upstream_send(&mut self, now: u64, index: u32, txs: Vec<Tx>) -> Result<(), RunError> {
+        for tx in txs {
+            self.transmit_port(now, tx.node, tx.port, tx.frame, tx.priority)?;
+        }
+        let u = &mut self.upstreams[index as usize];
+        let Some(at) = u.poll_at() else { return Ok(()) };
+        let at = at.max(now);
+        match u.timer {
+            Some((t, _)) if t == at => return Ok(()),
+            Some((_, id)) => {
+                self.engine.cancel(id);
+            }
+            None => {}
+        }
+        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::Upstream { index }).map_err(budget)?;
+        self.upstreams[index as usize].timer = Some((at, id));
+        Ok(())
+    }
+
+    /// A frame leaves a node's port onto its link.
+    fn transmit_port(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
         if self.config.capture {
             self.captures[node as usize][port as usize].push((now, frame.clone()));
         }
@@ -763,7 +886,7 @@ impl World {
                 }
                 self.start_tx(now, link, end)
             }
-            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, bss, member, frame),
+            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, (bss, member), frame, priority),
             Attachment::Atm { ep } => self.atm_transmit(now, node, ep, frame),
             Attachment::Unattached | Attachment::AtmSwitch => {
                 self.record_drop(now, node, Some(port), "port is not attached to any link".into(), None);
@@ -824,7 +947,7 @@ impl World {
     }
 
     fn arm_ip_timer(&mut self, node: u32) -> Result<(), RunError> {
-        let Some(at) = self.nodes[node as usize].ip.poll_at() else { return Ok(()) };
+        let Some(at) = self.nodes[node as usize].poll_at() else { return Ok(()) };
         match self.ip_timers[node as usize] {
             Some((t, _)) if t <= at => Ok(()),
             current => {
@@ -871,7 +994,43 @@ impl World {
         if !self.sources[source].active(now) {
             return Ok(());
         }
+        if self.sources[source].seq == 0 && !self.tcp_of_source.contains_key(&source) {
+            let (from, to) = match &self.sources[source].config {
+                FlowConfig::Udp { from, to, .. } | FlowConfig::Ping { from, to, .. } | FlowConfig::UdpEcho { from, to, .. } | FlowConfig::Tcp { from, to, .. } => (*from, *to),
+            };
+            if !self.nodes[from as usize].route_up(to) {
+                // As for TCP below: the application starts once its PPP link is up.
+                match &mut self.sources[source].config {
+                    FlowConfig::Udp { start_ns, stop_ns, .. } => {
+                        *start_ns += LINK_UP_POLL_NS;
+                        *stop_ns += LINK_UP_POLL_NS;
+                    }
+                    FlowConfig::Ping { start_ns, .. } | FlowConfig::UdpEcho { start_ns, .. } | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
+                }
+                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                return Ok(());
+            }
+        }
         if let Some(&flow) = self.tcp_of_source.get(&source) {
+            let f = &self.tcp[flow];
+            let (a, b) = (f.nodes, f.addrs);
+            if !self.nodes[a[0] as usize].route_up(b[1]) || !self.nodes[a[1] as usize].route_up(b[0]) {
+                // A route through a PPP link that is not up yet (discovery, LCP,
+                // authentication, IPCP): the application starts once it is, as one
+                // runs iperf after pppd says the link is up. The transfer keeps its
+                // length: start and stop move together.
+                let f = &mut self.tcp[flow];
+                f.start_ns += LINK_UP_POLL_NS;
+                f.stop_ns += LINK_UP_POLL_NS;
+                if let FlowConfig::Tcp { start_ns, stop_ns, .. } = &mut self.sources[source].config {
+                    *start_ns += LINK_UP_POLL_NS;
+                    *stop_ns += LINK_UP_POLL_NS;
+                }
+                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                return Ok(());
+            }
             let f = &mut self.tcp[flow];
             let [local, remote] = f.ports;
             // The sender's initial sequence number, reproducible (see the receiver's).
@@ -911,10 +1070,11 @@ impl World {
         let node = source_node(&config);
         match config {
             FlowConfig::Tcp { .. } => return Ok(false),
-            FlowConfig::Udp { id, to, dst_port, payload, .. } => {
+            FlowConfig::Udp { id, to, dst_port, payload, dont_fragment, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
                 let len = (payload as usize).max(crate::app::PROBE_HEADER_LEN);
-                self.nodes[node as usize].ip.send_udp_with(now, 49152, std::net::SocketAddrV4::new(to, dst_port), len, |data| probe.emit(data), &mut outs);
+                let to = std::net::SocketAddrV4::new(to, dst_port);
+                self.nodes[node as usize].ip.send_udp_df(now, 49152, to, len, dont_fragment, |data| probe.emit(data), &mut outs);
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
             FlowConfig::UdpEcho { id, to, dst_port, payload, .. } => {
@@ -941,16 +1101,56 @@ impl World {
         Ok(sent)
     }
 
+    /// An ICMP "fragmentation needed" reached `node` quoting `quoted` (an IPv4 header
+    /// and the first 8 octets after it): the TCP socket that sent the segment learns the
+    /// path MTU its stack now knows (Linux `tcp_v4_err`).
+    fn tcp_frag_needed(&mut self, now: u64, node: u32, quoted: &[u8]) -> Result<(), RunError> {
+        let ip = ipv4::Packet::new_unchecked(quoted);
+        if ip.check_header_len().is_err() || ip.next_header() != IpProtocol::Tcp {
+            return Ok(());
+        }
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        let Some(head) = quoted.get(ip.header_len()..ip.header_len() + 8) else { return Ok(()) };
+        let (src_port, dst_port) = (u16::from_be_bytes([head[0], head[1]]), u16::from_be_bytes([head[2], head[3]]));
+        let seq = tcp::SeqNumber::from_u32(u32::from_be_bytes([head[4], head[5], head[6], head[7]]));
+        let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
+            (0..2)
+                .find(|&side| f.nodes[side] == node && f.addrs[side] == src && f.addrs[1 - side] == dst && f.ports[side] == src_port && f.ports[1 - side] == dst_port)
+                .map(|side| (i, side))
+        });
+        let Some((flow, side)) = found else { return Ok(()) };
+        let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) else { return Ok(()) };
+        if self.tcp[flow].sockets[side].on_frag_needed(now, seq, mtu as u32) {
+            self.tcp_dispatch(now, flow, side)?;
+        }
+        Ok(())
+    }
+
     /// Emits what socket `side` of TCP flow `flow` may send now, and arms its timer.
     fn tcp_dispatch(&mut self, now: u64, flow: usize, side: usize) -> Result<(), RunError> {
+        // The MSS follows the path MTU the stack knows now (lowered by ICMP, back up
+        // when that aged out, RFC 1191 §6.3).
+        let (node, dst) = (self.tcp[flow].nodes[side], self.tcp[flow].addrs[1 - side]);
+        if let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) {
+            self.tcp[flow].sockets[side].set_path_mtu(mtu as u32);
+        }
+        // Each segment is encoded as the socket hands it out: its payload is copied once.
         let mut segments = Vec::new();
-        self.tcp[flow].sockets[side].dispatch(now, |repr, payload| segments.push((repr, payload.to_vec())));
-        for (repr, payload) in segments {
-            self.tcp_send(now, flow, side, repr, &payload)?;
+        let f = &mut self.tcp[flow];
+        let (src, dst) = (f.addrs[side], f.addrs[1 - side]);
+        f.sockets[side].dispatch(now, |repr, payload| {
+            let mut segment = Vec::with_capacity(repr.buffer_len());
+            repr.encapsulate(&src, &dst, payload, &mut segment);
+            segments.push((payload.len(), segment));
+        });
+        for (payload_len, segment) in segments {
+            self.tcp_send_segment(now, flow, side, payload_len, &segment)?;
         }
         let f = &mut self.tcp[flow];
         match (f.sockets[side].poll_at(), f.timers[side]) {
-            (Some(at), Some((t, _))) if t == at.max(now) => Ok(()),
+            // A timer already set no later than needed stays: it wakes the socket, which
+            // re-arms for the rest (an RTO pushed back by every ACK costs no heap work).
+            (Some(at), Some((t, _))) if t <= at.max(now) && t >= now => Ok(()),
             (at, current) => {
                 if let Some((_, id)) = current {
                     self.engine.cancel(id);
@@ -969,12 +1169,24 @@ impl World {
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
     fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
         let f = &self.tcp[flow];
-        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
         let mut segment = Vec::with_capacity(repr.buffer_len());
-        repr.encapsulate(&src, &dst, payload, &mut segment);
+        repr.encapsulate(&f.addrs[side], &f.addrs[1 - side], payload, &mut segment);
+        self.tcp_send_segment(now, flow, side, payload.len(), &segment)
+    }
+
+    /// Sends one encoded TCP segment (carrying `payload_len` data octets) from socket
+    /// `side` of flow `flow` through its node's stack.
+    fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, segment: &[u8]) -> Result<(), RunError> {
+        let f = &mut self.tcp[flow];
+        if side == 0 && payload_len > 0 {
+            f.first_tx_ns.get_or_insert(now);
+        }
+        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
         let mut outs = Vec::new();
+        // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
+        let dont_frag = f.sockets[side].config().pmtu_discovery;
         let n = &mut self.nodes[node as usize];
-        n.ip.send_datagram(now, src, dst, IpProtocol::Tcp, &segment, &mut outs);
+        n.ip.send_datagram_df(now, src, dst, IpProtocol::Tcp, segment, dont_frag, &mut outs);
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
         self.release_sent(now, node, fx)
@@ -1039,14 +1251,19 @@ impl World {
                     self.record_drop(now, node, None, format!("no TCP socket for port {} (a RST would answer)", repr.dst_port), Some(packet));
                     return Ok(());
                 };
-                let payload = segment.payload().to_vec();
                 let f = &mut self.tcp[flow];
+                f.tick(now);
                 let before = f.sockets[1].stats().bytes_received;
-                let reply = f.sockets[side].process(now, &repr, &payload);
+                let reply = f.sockets[side].process(now, &repr, segment.payload());
                 let after = f.sockets[1].stats().bytes_received;
+                if f.bytes.is_some_and(|b| f.sockets[0].stats().bytes_acked >= b) && f.acked_ns.is_none() {
+                    f.acked_ns = Some(now);
+                }
                 if after > before {
                     f.first_rx_ns.get_or_insert(now);
                     f.last_rx_ns = Some(now);
+                    f.longest_stall_ns = f.longest_stall_ns.max(now - f.last_progress_ns);
+                    f.last_progress_ns = now;
                     if f.bytes.is_some_and(|b| after >= b) && f.completed_ns.is_none() {
                         f.completed_ns = Some(now);
                     }
@@ -1058,6 +1275,9 @@ impl World {
             }
             IpProtocol::Icmp => {
                 if let Ok(icmp) = icmpv4::Packet::new_checked(ip.payload()) {
+                    if let Ok(icmpv4::Repr::DstUnreachable { reason: icmpv4::DstUnreachable::FragRequired, header, .. }) = icmpv4::Repr::parse(&icmp) {
+                        return self.tcp_frag_needed(now, node, header);
+                    }
                     if let Ok(icmpv4::Repr::EchoReply { data, .. }) = icmpv4::Repr::parse(&icmp) {
                         if let Some(probe) = Probe::parse(data) {
                             if let Some(stats) = self.stats.get_mut(&probe.flow) {
@@ -1075,6 +1295,8 @@ impl World {
 
     fn record_drop(&mut self, now: u64, node: u32, port: Option<u16>, reason: String, packet: Option<&[u8]>) {
         let (flow, summary) = packet.map(describe).unwrap_or((None, String::new()));
+        // A tunnel's datagram may look like a probe by chance: only a known flow counts.
+        let flow = flow.filter(|f| self.stats.contains_key(f));
         *self.drop_counts[node as usize].entry(reason.clone()).or_insert(0) += 1;
         if self.drop_log.len() < DROP_LOG_LIMIT {
             self.drop_log.push(DropRecord { time_ns: now, node, port, reason, flow, summary });
@@ -1084,6 +1306,14 @@ impl World {
     fn results(mut self) -> Results {
         let now = self.config.duration_ns;
         let (atm_links, atm_stats) = self.atm_results();
+        // Frames on TAP ports were seen by the nodes themselves (no link carries them).
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            for (port, t, frame) in node.vifs.capture.take().unwrap_or_default() {
+                if let Some(c) = self.captures.get_mut(i).and_then(|c| c.get_mut(usize::from(port))) {
+                    c.push((t, frame));
+                }
+            }
+        }
         let wifi = self
             .bsses
             .iter()
@@ -1096,10 +1326,27 @@ impl World {
             .collect();
         let tcp = self
             .tcp
-            .iter()
+            .iter_mut()
             .map(|f| {
+                // Interval reports run to the end of the test: the stop of a timed
+                // transfer, the last byte of a sized one (or the run's end).
+                let end = if f.bytes.is_some() { f.completed_ns.unwrap_or(now) } else { f.stop_ns.min(now) };
+                let mut intervals = f.intervals.take();
+                if let Some(r) = intervals.as_mut() {
+                    r.finish(end, &f.sockets[0], &f.sockets[1]);
+                }
+                let trace = f.sockets[0].is_tracing().then(|| TraceColumns::from_records(&f.sockets[0].take_trace()));
                 let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
+                // A transfer that has not finished is still stalled at the end.
+                let end = f.completed_ns.unwrap_or_else(|| f.stop_ns.min(now));
+                let stall = if f.completed_ns.is_some() { 0 } else { end.saturating_sub(f.last_progress_ns) };
                 results::TcpFlowInputs {
+                    intervals: intervals.map(|r| r.records).unwrap_or_default(),
+                    trace,
+                    client: client.clone(),
+                    acked_ns: f.acked_ns,
+                    first_tx_ns: f.first_tx_ns,
+                    hystart_exit: f.sockets[0].hystart().exit(),
                     id: f.id,
                     bytes_sent: client.bytes_sent,
                     bytes_received: server.bytes_received,
@@ -1113,10 +1360,25 @@ impl World {
                     first_rx_ns: f.first_rx_ns,
                     last_rx_ns: f.last_rx_ns,
                     completed_ns: f.completed_ns,
+                    path: results::TcpPathResult {
+                        mss_bytes: f.sockets[0].smss(),
+                        path_mtu_bytes: f.sockets[0].effective_mtu(),
+                        frag_needed_received: client.frag_needed,
+                        mss_reductions: client.mss_reductions,
+                        black_holes_detected: client.black_holes,
+                        mtu_probes: client.mtu_probes,
+                        mtu_probes_failed: client.mtu_probes_failed,
+                        longest_stall_ns: f.longest_stall_ns.max(stall),
+                    },
                 }
             })
             .collect();
         let atm_captures = std::mem::take(&mut self.atm_captures);
+        let adaptive = self
+            .upstreams
+            .iter()
+            .map(|u| u.result(self.nodes[u.config.node as usize].name.clone(), self.nodes[u.config.peer as usize].name.clone()))
+            .collect();
         let mut results = results::collect(results::Inputs {
             tcp,
             config: &self.config,
@@ -1133,6 +1395,7 @@ impl World {
         });
         results.atm = atm_stats;
         results.captures.extend(atm_captures.into_iter().map(|(name, frames)| results::Capture { name, dot11: false, erf: true, frames }));
+        results.adaptive = adaptive;
         results
     }
 }
@@ -1145,6 +1408,7 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
     let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members.len(), w.queue_frames)
         .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
     params.rts_threshold = w.rts_threshold as usize;
+    params.short_retry_limit = w.retry_limit;
     params.hears = w.hears.clone();
     params.frame_error_rate = w.frame_error_rate.clone();
     params.check().map_err(|message| RunError::Config(ConfigError { field: field("hears"), message }))?;
@@ -1225,6 +1489,38 @@ fn is_busy(line: &Line, from: usize) -> bool {
     }
 }
 
+/// The adaptive upstreams of the configuration, each checked against the links: its
+/// radio ports in one 802.11 cell, its modem port on a serial line whose other end is
+/// the peer.
+fn upstreams(config: &SimConfig, attachments: &[Vec<Attachment>], bsses: &[BssState]) -> Result<Vec<Upstream>, RunError> {
+    let mut out = Vec::new();
+    for (i, a) in config.adaptive.iter().enumerate() {
+        let fail = |field: &str, message: String| RunError::Config(ConfigError { field: format!("adaptive[{i}].{field}"), message });
+        a.check().map_err(|(field, message)| fail(field, message))?;
+        let port = |node: u32, port: u16| attachments.get(node as usize).and_then(|p| p.get(port as usize)).copied();
+        let (Some(Attachment::Wifi { bss, .. }), Some(Attachment::Wifi { bss: peer_bss, .. })) = (port(a.node, a.radio_port), port(a.peer, a.peer_radio_port)) else {
+            return Err(fail("radio_port", "the radio ports of both routers must be on an 802.11 link".into()));
+        };
+        if bss != peer_bss {
+            return Err(fail("peer_radio_port", format!("the two routers' radio ports are on different cells ({} and {})", bsses[bss as usize].name, bsses[peer_bss as usize].name)));
+        }
+        let Some(Attachment::Ethernet { link, end }) = port(a.node, a.modem_port) else {
+            return Err(fail("modem_port", "the modem port must be on a serial line".into()));
+        };
+        let modem = config.links.iter().filter(|l| !matches!(l, LinkConfig::Wifi(_))).nth(link as usize);
+        let far = match modem {
+            Some(LinkConfig::Serial { a: x, b: y, .. }) => if end == 0 { y } else { x },
+            _ => return Err(fail("modem_port", "the modem port must be on a serial line".into())),
+        };
+        if far.node != a.peer {
+            return Err(fail("modem_port", format!("the modem line's other end is node {}, not the peer {}", far.node, a.peer)));
+        }
+        let mac = |node: u32, port: u16| Mac(config.nodes[node as usize].ports[port as usize].mac);
+        out.push(Upstream::new(a.clone(), mac(a.node, a.radio_port), mac(a.peer, a.peer_radio_port), link, end));
+    }
+    Ok(out)
+}
+
 /// A serial line from its configuration, refusing what it cannot be with the field named.
 fn serial_line(
     index: usize,
@@ -1295,8 +1591,41 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     if let Some(d) = options.rto_cap_ns {
         config.rto_backoff_cap = Some(Duration::from_nanos(d));
     }
-    if u32::from(config.mss) > config.send_buffer.min(config.recv_buffer) {
-        return Err(format!("a {}-byte buffer is smaller than one {}-byte segment", config.send_buffer.min(config.recv_buffer), config.mss));
+    if let Some(h) = &options.hystart {
+        config.hystart = match h.as_str() {
+            "off" => HyStartMode::Off,
+            "classic" => HyStartMode::Classic,
+            "hystart++" => HyStartMode::PlusPlus,
+            other => return Err(format!("hystart {other:?}: expected \"off\", \"classic\" or \"hystart++\"")),
+        };
+    }
+    config.nagle = options.nagle.unwrap_or(config.nagle);
+    config.delayed_ack_segments = options.delayed_ack_segments.unwrap_or(config.delayed_ack_segments).max(1);
+    if let Some(w) = options.initial_window {
+        if w == 0 {
+            return Err("an initial window of 0 segments never sends".into());
+        }
+        config.initial_window = w;
+    }
+    config.pmtu_discovery = options.pmtu_discovery.unwrap_or(config.pmtu_discovery);
+    if let Some(p) = options.mtu_probing {
+        if p > 2 {
+            return Err(format!("mtu_probing {p}: 0 (off), 1 (after a black hole) or 2 (always), as Linux's tcp_mtu_probing"));
+        }
+        config.mtu_probing = p;
+    }
+    if let Some(b) = options.base_mss {
+        if !(48..=config.mss).contains(&b) {
+            return Err(format!("base_mss {b}: between Linux's tcp_min_snd_mss 48 and the MSS {}", config.mss));
+        }
+        config.base_mss = b;
+    }
+    // A window smaller than one segment could never carry a full segment: SWS
+    // avoidance (RFC 9293 §3.8.6.2) would hold all data but the override trickle.
+    for (name, size) in [("send_buffer", Some(config.send_buffer)), ("recv_buffer", Some(config.recv_buffer)), ("max_window", config.max_window)] {
+        if let Some(size) = size.filter(|&b| b < u32::from(config.mss)) {
+            return Err(format!("{name} of {size} bytes is smaller than one {}-byte segment (the MSS)", config.mss));
+        }
     }
     Ok(config)
 }
@@ -1332,6 +1661,7 @@ fn describe(packet: &[u8]) -> (Option<u32>, String) {
             });
             (flow, format!("ICMP {src} -> {dst}, {} bytes", packet.len()))
         }
+        IpProtocol::Tcp => (None, format!("TCP {src} -> {dst}, {} bytes{}", packet.len(), if ip.dont_frag() { ", DF" } else { "" })),
         other => (None, format!("IPv4 protocol {} {src} -> {dst}", u8::from(other))),
     }
 }

@@ -44,12 +44,13 @@ fn pvc_pair(mtu: u16) -> SimConfig {
         flows: vec![],
         capture: false,
         budget: BudgetConfig::default(),
+        adaptive: Vec::new(),
         atm: AtmConfig { switches: vec![switch(2, &[(0, 1, 100)])], lis: vec![], host_signalling_ns: 0, ..Default::default() },
     }
 }
 
 fn udp(from: u32, to: Ipv4Addr, payload: u32, start: u64, stop: u64) -> FlowConfig {
-    FlowConfig::Udp { id: from, from, to, dst_port: 9, payload, rate_pps: 0.0, start_ns: start, stop_ns: stop }
+    FlowConfig::Udp { id: from, from, to, dst_port: 9, payload, rate_pps: 0.0, start_ns: start, stop_ns: stop, dont_fragment: false }
 }
 
 /// Cells of one UDP datagram over CLIP with LLC/SNAP: UDP + IP headers (28), LLC/SNAP
@@ -105,6 +106,7 @@ fn svc_lis(signalling_ns: u64) -> SimConfig {
         flows: vec![],
         capture: false,
         budget: BudgetConfig::default(),
+        adaptive: Vec::new(),
         atm: AtmConfig { switches: vec![sw], lis: vec![LisConfig { network: ip(0), prefix_len: 24, server: 3 }], host_signalling_ns: 0, ..Default::default() },
     }
 }
@@ -159,6 +161,7 @@ fn congested(epd: Option<usize>, ppd: bool) -> sim::results::Results {
         flows: vec![paced(0, 9152, 1100.0, 100 * MS), paced(1, 9152, 1093.0, 100 * MS + 333_333)],
         capture: false,
         budget: BudgetConfig::default(),
+        adaptive: Vec::new(),
         atm: AtmConfig { switches: vec![switch(3, &[(0, 2, 100), (1, 2, 101)])], lis: vec![], host_signalling_ns: 0, ..Default::default() },
     };
     config.atm.switches[0].queue_cells = 256;
@@ -169,7 +172,7 @@ fn congested(epd: Option<usize>, ppd: bool) -> sim::results::Results {
 
 /// 1100 datagrams/s of 9152 octets: 193 cells each, 60 % of OC-3's 1830 frames/s.
 fn paced(from: u32, payload: u32, pps: f64, start_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id: from, from, to: ip(3), dst_port: 9, payload, rate_pps: pps, start_ns, stop_ns: 500 * MS }
+    FlowConfig::Udp { id: from, from, to: ip(3), dst_port: 9, payload, rate_pps: pps, start_ns, stop_ns: 500 * MS, dont_fragment: false }
 }
 
 #[test]

@@ -65,6 +65,7 @@ fn two_hosts() -> SimConfig {
         flows: vec![],
         capture: false,
         budget: BudgetConfig::default(),
+        adaptive: Vec::new(),
         atm: AtmConfig {
             switches: vec![switch(3)],
             lane: LaneConfig { elans: vec![elan("elan1", (2, 0))], lecs: Some(PortRef { node: 2, port: 0 }), clients: vec![lec(0, 0, false), lec(1, 0, false)], mpoa: None },
@@ -146,7 +147,7 @@ fn bus_forwards_at_its_cell_rate_and_drops_above() {
     let mut c = two_hosts();
     c.duration_ns = 1_200 * MS;
     // h1 floods subnet broadcasts at OC-3 line rate: all of it goes through the BUS.
-    c.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(0, 255), dst_port: 9, payload: 1472, rate_pps: 0.0, start_ns: 200 * MS, stop_ns: 1_200 * MS }];
+    c.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(0, 255), dst_port: 9, payload: 1472, rate_pps: 0.0, start_ns: 200 * MS, stop_ns: 1_200 * MS, dont_fragment: false }];
     let r = sim::simulate(c).unwrap();
     let lane = &r.atm.as_ref().unwrap().lane;
     // 1472 + 8 (UDP) + 20 (IP) + 14 (802.3) + 2 (LE header) + 8 (AAL5 trailer) = 1524:
@@ -168,7 +169,7 @@ fn bus_frame_limit_applies_when_set() {
     let mut c = two_hosts();
     c.atm.lane.elans[0].bus_frames_per_second = Some(1_000);
     c.atm.lane.elans[0].bus_cells_per_second = 10_000_000;
-    c.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(0, 255), dst_port: 9, payload: 100, rate_pps: 0.0, start_ns: 200 * MS, stop_ns: 1_000 * MS }];
+    c.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(0, 255), dst_port: 9, payload: 100, rate_pps: 0.0, start_ns: 200 * MS, stop_ns: 1_000 * MS, dont_fragment: false }];
     let r = sim::simulate(c).unwrap();
     let lane = &r.atm.as_ref().unwrap().lane;
     let per_s = lane.bus_frames_out as f64 / 0.8;
@@ -196,7 +197,7 @@ fn edge_devices(rate: u64) -> SimConfig {
 fn ethernet_to_ethernet_through_edge_devices_fills_10_mbps() {
     let mut c = edge_devices(10_000_000);
     c.duration_ns = 2_100 * MS;
-    c.flows = vec![FlowConfig::Udp { id: 1, from: 4, to: ip(0, 32), dst_port: 9, payload: 1472, rate_pps: 0.0, start_ns: 100 * MS, stop_ns: 2_100 * MS }];
+    c.flows = vec![FlowConfig::Udp { id: 1, from: 4, to: ip(0, 32), dst_port: 9, payload: 1472, rate_pps: 0.0, start_ns: 100 * MS, stop_ns: 2_100 * MS, dont_fragment: false }];
     let r = sim::simulate(c).unwrap();
     assert_clean(&r);
     let f = &r.flows[0];

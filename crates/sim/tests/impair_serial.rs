@@ -273,9 +273,48 @@ fn line(config: SerialConfig) -> SerialLine {
 fn send_one(line: &mut SerialLine, frame: Vec<u8>) -> u64 {
     line.enqueue(0, frame.clone()).unwrap();
     let (out, ns) = line.start_next(0).unwrap();
-    assert_eq!(out, frame, "the line delivers the datagram it was given");
     line.finish(0);
+    assert_eq!(line.arrive(0, out), Ok(frame), "the far end gets the datagram that was sent");
     ns
+}
+
+/// What crosses the line for one datagram, and what comes out at the far end.
+fn cross(line: &mut SerialLine, frame: Vec<u8>) -> (Vec<u8>, Result<Vec<u8>, &'static str>) {
+    line.enqueue(0, frame).unwrap();
+    let (packet, _) = line.start_next(0).unwrap();
+    line.finish(0);
+    (packet.clone(), line.arrive(0, packet))
+}
+
+/// RFC 1144 §4.2 over a lossy line: after a lost frame the receiver tosses compressed
+/// packets (their deltas would apply to the wrong header); the TCP sender times out and
+/// retransmits, the receiver's duplicate ACK changes nothing, so the compressor sends it
+/// UNCOMPRESSED_TCP (A.2, "case 0"), which re-synchronises the decompressor.
+#[test]
+fn cslip_recovers_after_a_lost_frame() {
+    let mut l = line(SerialConfig { framing: Framing::cslip_default(), ..SerialConfig::new(9600) });
+    let (p, got) = cross(&mut l, tcp_ack(1, 1, 1000));
+    assert_eq!(p[0] & 0xf0, 0x70, "the first ACK goes UNCOMPRESSED_TCP (RFC 1144 Appendix B: 0x70)");
+    assert_eq!(got.unwrap(), tcp_ack(1, 1, 1000));
+    let (p, got) = cross(&mut l, tcp_ack(2, 1, 3920));
+    assert!(p.len() <= 6 && p[0] & 0x80 != 0, "a COMPRESSED_TCP ACK of a few octets");
+    assert_eq!(got.unwrap(), tcp_ack(2, 1, 3920));
+    // The next ACK is lost on the line.
+    l.enqueue(0, tcp_ack(3, 1, 6840)).unwrap();
+    l.start_next(0).unwrap();
+    l.finish(0);
+    l.lost(0);
+    // Later ACKs are compressed relative to the lost one: tossed, not mis-decoded.
+    let (p, got) = cross(&mut l, tcp_ack(4, 1, 9760));
+    assert!(p[0] & 0x80 != 0);
+    assert!(got.is_err());
+    assert_eq!(l.dirs[0].tossed, 1);
+    // The sender retransmits; the receiver repeats its ACK: uncompressed, and it resyncs.
+    let (p, got) = cross(&mut l, tcp_ack(5, 1, 9760));
+    assert_eq!(p[0] & 0xf0, 0x70, "a duplicate ACK goes UNCOMPRESSED_TCP");
+    assert_eq!(got.unwrap(), tcp_ack(5, 1, 9760));
+    let (_, got) = cross(&mut l, tcp_ack(6, 1, 12680));
+    assert_eq!(got.unwrap(), tcp_ack(6, 1, 12680), "compressed ACKs decode again");
 }
 
 /// Seed 004: a 40-byte ACK over SLIP, 8N1, 1200 b/s takes (42 + escapes) × 10 bits.

@@ -31,7 +31,10 @@ fn node(name: &str, addr: Ipv4Addr, mac: u8, gateway: Option<Ipv4Addr>) -> NodeC
         cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default() },
         arp_timeout_ns: 120 * S,
         reassembly_timeout_ns: 30 * S,
+        pmtu: Default::default(),
         ipsec: vec![],
+        openvpn: vec![],
+        pppoe: vec![],
     }
 }
 
@@ -67,6 +70,7 @@ fn sa(n: u32, from_c: bool, mode: &str, protocol: &str, port: Option<u16>) -> Ip
         protocol: protocol.into(),
         select_protocol: port.map(|_| 17),
         select_port: port,
+        fragment: Default::default(),
     }
 }
 
@@ -91,11 +95,12 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
         capture: true,
         budget: BudgetConfig::default(),
         atm: Default::default(),
+        adaptive: Vec::new(),
     }
 }
 
 fn udp_flow(id: u32, from: u32, to: Ipv4Addr, dst_port: u16, payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to, dst_port, payload, rate_pps, start_ns: 0, stop_ns }
+    FlowConfig::Udp { id, from, to, dst_port, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
 }
 
 /// The IPv4 packets of the frames a capture point saw.
@@ -168,7 +173,7 @@ fn several_sas_to_one_host_are_told_apart_by_port() {
     let sas = [("transport", "esp", None), ("transport", "esp", Some(10)), ("transport", "esp", Some(11))];
     // The ping first: it resolves the gateway (RFC 1122 queues few packets meanwhile).
     let mut flows: Vec<FlowConfig> = (0..3u16)
-        .map(|i| FlowConfig::Udp { id: u32::from(i) + 1, from: 0, to: H, dst_port: 9 + i, payload: 200, rate_pps: 20.0, start_ns: S / 20, stop_ns: S / 20 + S / 2 })
+        .map(|i| FlowConfig::Udp { id: u32::from(i) + 1, from: 0, to: H, dst_port: 9 + i, payload: 200, rate_pps: 20.0, start_ns: S / 20, stop_ns: S / 20 + S / 2, dont_fragment: false })
         .collect();
     flows.push(FlowConfig::Ping { id: 4, from: 0, to: H, count: 3, interval_ns: S / 10, payload: 56, start_ns: 0 });
     let results = sim::simulate(network(&sas, flows, S)).unwrap();

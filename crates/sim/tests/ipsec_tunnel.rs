@@ -73,6 +73,7 @@ fn tunnel(name: &str, local: Ipv4Addr, remote: Ipv4Addr, spi_out: u32, spi_in: u
         protocol: "esp".into(),
         select_protocol: None,
         select_port: None,
+        fragment: Default::default(),
     }
 }
 
@@ -95,11 +96,11 @@ fn network(tunnels: usize, flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfi
     nodes.insert(0, node("r", r_ports, vec![], true));
     nodes.insert(0, c);
     links.insert(0, ethernet("c-r", (0, 0), (1, 0)));
-    SimConfig { seed: 3, duration_ns, nodes, links, flows, capture: true, budget: BudgetConfig::default(), atm: Default::default() }
+    SimConfig { seed: 3, duration_ns, nodes, links, flows, capture: true, budget: BudgetConfig::default(), atm: Default::default(), adaptive: Vec::new() }
 }
 
 fn udp_flow(id: u32, from: u32, to: Ipv4Addr, payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to, dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns }
+    FlowConfig::Udp { id, from, to, dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
 }
 
 /// The IPv4 packets of the frames a capture point saw.

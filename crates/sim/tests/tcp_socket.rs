@@ -132,6 +132,42 @@ fn socket_close_wait() -> TcpSocket {
     s
 }
 
+/// Simultaneous close: our FIN and the peer's cross (RFC 9293 Figure 13).
+fn socket_closing() -> TcpSocket {
+    let mut s = socket_fin_wait_1();
+    send!(s, 30 * MS, peer(Control::Fin, remote(1), Some(local(1))));
+    assert_eq!(s.state(), State::Closing);
+    assert_eq!(recv!(s, 30 * MS)[0].0.ack_number, Some(remote(2)));
+    s
+}
+
+fn socket_last_ack() -> TcpSocket {
+    let mut s = socket_close_wait();
+    s.close();
+    assert_eq!(s.state(), State::LastAck);
+    let out = recv!(s, 30 * MS);
+    assert_eq!((out[0].0.control, out[0].0.seq_number), (Control::Fin, local(1)));
+    s
+}
+
+/// TIME-WAIT entered at 40 ms.
+fn socket_time_wait() -> TcpSocket {
+    let mut s = socket_fin_wait_2();
+    send!(s, 40 * MS, peer(Control::Fin, remote(1), Some(local(2))));
+    assert_eq!(s.state(), State::TimeWait);
+    assert_eq!(recv!(s, 40 * MS)[0].0.ack_number, Some(remote(2)));
+    s
+}
+
+/// SYN-RECEIVED reached by a simultaneous open (from SYN-SENT, not LISTEN).
+fn socket_syn_received_active() -> TcpSocket {
+    let mut s = socket_syn_sent();
+    send!(s, MS, peer(Control::Syn, remote(0), None));
+    assert_eq!(s.state(), State::SynReceived);
+    recv!(s, MS);
+    s
+}
+
 /// One data segment the socket sent: (seq, len).
 fn data_segs(out: &[(Repr, Vec<u8>)]) -> Vec<(SeqNumber, usize)> {
     out.iter().filter(|(r, _)| r.payload_len > 0).map(|(r, _)| (r.seq_number, r.payload_len)).collect()
@@ -623,4 +659,519 @@ fn sack_recovery_retransmits_only_the_holes() {
     assert_eq!(s.stats().fast_retransmits, 1);
     // RFC 6675: no inflation, cwnd = ssthresh = FlightSize/2 for NewReno.
     assert_eq!(s.cwnd(), s.ssthresh());
+}
+
+// ----- every state: RST (RFC 9293 §3.10.7.4 second check, RFC 5961 §3.2) -------------
+
+/// A state's name, its set-up function and the peer's next sequence number (RCV.NXT).
+type StateSetup = (&'static str, fn() -> TcpSocket, SeqNumber);
+
+/// The synchronized states.
+fn synchronized_states() -> Vec<StateSetup> {
+    vec![
+        ("ESTABLISHED", socket_established as fn() -> TcpSocket, remote(1)),
+        ("FIN-WAIT-1", socket_fin_wait_1, remote(1)),
+        ("FIN-WAIT-2", socket_fin_wait_2, remote(1)),
+        ("CLOSE-WAIT", socket_close_wait, remote(2)),
+        ("CLOSING", socket_closing, remote(2)),
+        ("LAST-ACK", socket_last_ack, remote(2)),
+        ("TIME-WAIT", socket_time_wait, remote(2)),
+    ]
+}
+
+#[test]
+fn rst_in_every_synchronized_state() {
+    for (name, setup, rcv_nxt) in synchronized_states() {
+        // RFC 5961 §3.2: a RST exactly at RCV.NXT resets (→ CLOSED, RFC 9293 in each
+        // of these states; TIME-WAIT too, RFC 1337's alternative not taken, as Linux's
+        // default tcp_rfc1337=0).
+        let mut s = setup();
+        send!(s, 50 * MS, peer(Control::Rst, rcv_nxt, None));
+        assert_eq!(s.state(), State::Closed, "{name}: exact RST");
+        assert!(recv!(s, 50 * MS).is_empty(), "{name}: nothing answers a RST");
+
+        // In the window but not exact: a challenge ACK, state unchanged.
+        let mut s = setup();
+        let before = s.state();
+        send!(s, 50 * MS, peer(Control::Rst, rcv_nxt + 100, None));
+        assert_eq!(s.state(), before, "{name}: in-window RST");
+        let out = recv!(s, 50 * MS);
+        assert_eq!(out.len(), 1, "{name}: one challenge ACK");
+        assert_eq!((out[0].0.control, out[0].0.ack_number), (Control::None, Some(rcv_nxt)), "{name}");
+
+        // Outside the window: dropped silently (RFC 5961 §3.2 first bullet).
+        let mut s = setup();
+        send!(s, 50 * MS, peer(Control::Rst, rcv_nxt + 1_000_000, None));
+        assert_eq!(s.state(), before, "{name}: out-of-window RST");
+        assert!(recv!(s, 50 * MS).is_empty(), "{name}: out-of-window RST is not answered");
+    }
+}
+
+#[test]
+fn syn_in_every_synchronized_state_gets_a_challenge_ack() {
+    // RFC 5961 §4.2: a SYN in a synchronized state, whatever its sequence number, is
+    // answered by an ACK of RCV.NXT and changes nothing.
+    for (name, setup, rcv_nxt) in synchronized_states() {
+        if name == "TIME-WAIT" {
+            continue; // a new SYN in TIME-WAIT may reopen (RFC 9293 §3.10.7.4 note); not modelled
+        }
+        let mut s = setup();
+        let before = s.state();
+        send!(s, 50 * MS, peer(Control::Syn, rcv_nxt + 7, None));
+        assert_eq!(s.state(), before, "{name}");
+        let out = recv!(s, 50 * MS);
+        assert_eq!((out[0].0.control, out[0].0.ack_number), (Control::None, Some(rcv_nxt)), "{name}");
+    }
+}
+
+#[test]
+fn syn_received_from_simultaneous_open_rst_closes() {
+    // RFC 9293 §3.10.7.4: in SYN-RECEIVED, a RST returns a passive open to LISTEN
+    // and closes an active one ("connection refused").
+    let mut s = socket_syn_received_active();
+    send!(s, 2 * MS, peer(Control::Rst, remote(1), None));
+    assert_eq!(s.state(), State::Closed);
+}
+
+#[test]
+fn unacceptable_segment_is_answered_by_an_ack() {
+    // RFC 9293 §3.10.7.4: a segment outside the window (an old duplicate here) gets
+    // <SEQ=SND.NXT><ACK=RCV.NXT><CTL=ACK> and is dropped.
+    let mut s = socket_established();
+    send!(s, 20 * MS, peer(Control::Psh, remote(1) - 500, Some(local(1))), &[9u8; 100]);
+    let out = recv!(s, 20 * MS);
+    assert_eq!((out[0].0.seq_number, out[0].0.ack_number), (local(1), Some(remote(1))));
+    assert_eq!(s.stats().bytes_received, 0);
+}
+
+// ----- closing states ----------------------------------------------------------------------
+
+#[test]
+fn time_wait_lasts_two_msl() {
+    // RFC 9293 §3.10.7.4 (TIME-WAIT) and §3.4.2: 2·MSL after entering, then CLOSED.
+    let mut cfg = plain();
+    cfg.msl = sim::time::Duration::from_millis(1500);
+    let mut s = socket_established_with(cfg);
+    s.close();
+    recv!(s, 20 * MS);
+    send!(s, 30 * MS, peer(Control::Fin, remote(1), Some(local(2))));
+    assert_eq!(s.state(), State::TimeWait);
+    recv!(s, 30 * MS);
+    let expiry = 30 * MS + 2 * 1500 * MS;
+    assert_eq!(s.poll_at(), Some(expiry));
+    recv!(s, expiry - 1);
+    assert_eq!(s.state(), State::TimeWait);
+    recv!(s, expiry);
+    assert_eq!(s.state(), State::Closed);
+    assert_eq!(s.poll_at(), None);
+}
+
+#[test]
+fn closing_ack_of_fin_to_time_wait() {
+    let mut s = socket_closing();
+    send!(s, 40 * MS, peer(Control::None, remote(2), Some(local(2))));
+    assert_eq!(s.state(), State::TimeWait);
+    assert_eq!(s.poll_at(), Some(40 * MS + 60_000 * MS));
+}
+
+#[test]
+fn closing_retransmits_its_fin() {
+    let mut s = socket_closing();
+    let at = s.poll_at().unwrap();
+    let out = recv!(s, at);
+    assert_eq!((out[0].0.control, out[0].0.seq_number, out[0].0.ack_number), (Control::Fin, local(1), Some(remote(2))));
+}
+
+#[test]
+fn last_ack_retransmits_fin_then_closes_on_its_ack() {
+    let mut s = socket_last_ack();
+    let at = s.poll_at().unwrap();
+    // RFC 6298 §5.1: the FIN, sent at 30 ms, is timed by RTO = 200 ms (min RTO).
+    assert_eq!(at, 230 * MS);
+    let out = recv!(s, at);
+    assert_eq!((out[0].0.control, out[0].0.seq_number), (Control::Fin, local(1)));
+    // A retransmitted FIN from the peer is acknowledged again.
+    send!(s, at + MS, peer(Control::Fin, remote(1), Some(local(1))));
+    assert_eq!(recv!(s, at + MS)[0].0.ack_number, Some(remote(2)));
+    assert_eq!(s.state(), State::LastAck);
+    send!(s, at + 2 * MS, peer(Control::None, remote(2), Some(local(2))));
+    assert_eq!(s.state(), State::Closed);
+}
+
+#[test]
+fn close_wait_still_sends_data_half_close() {
+    let mut s = socket_close_wait();
+    assert_eq!(s.send_slice(b"reply"), 5);
+    let out = recv!(s, 30 * MS);
+    assert_eq!(data_segs(&out), vec![(local(1), 5)]);
+    s.close();
+    let out = recv!(s, 31 * MS);
+    assert_eq!((out[0].0.control, out[0].0.seq_number), (Control::Fin, local(6)));
+    assert_eq!(s.state(), State::LastAck);
+}
+
+#[test]
+fn fin_wait_2_receives_data_then_fin() {
+    let mut s = socket_fin_wait_2();
+    send!(s, 40 * MS, peer(Control::Psh, remote(1), Some(local(2))), b"late data");
+    assert_eq!(recv!(s, 40 * MS)[0].0.ack_number, Some(remote(10)));
+    send!(s, 41 * MS, peer(Control::Fin, remote(10), Some(local(2))));
+    assert_eq!(s.state(), State::TimeWait);
+    assert_eq!(recv!(s, 41 * MS)[0].0.ack_number, Some(remote(11)));
+    let mut buf = [0u8; 32];
+    let n = s.recv_slice(&mut buf);
+    assert_eq!(&buf[..n], b"late data");
+}
+
+#[test]
+fn fin_out_of_order_waits_for_the_gap() {
+    // RFC 9293 §3.10.7.4 eighth: the FIN is processed only once RCV.NXT reaches it.
+    let mut s = socket_established();
+    send!(s, 20 * MS, peer(Control::Fin, remote(6), Some(local(1))), b"world");
+    assert_eq!(s.state(), State::Established);
+    assert_eq!(recv!(s, 20 * MS)[0].0.ack_number, Some(remote(1)));
+    send!(s, 21 * MS, peer(Control::Psh, remote(1), Some(local(1))), b"hello");
+    assert_eq!(s.state(), State::CloseWait);
+    assert_eq!(recv!(s, 21 * MS)[0].0.ack_number, Some(remote(12)));
+}
+
+// ----- persist timer, silly window avoidance ---------------------------------------------
+
+/// The peer ACKs everything up to `upto` octets of our data with window `win`.
+fn ack_win(s: &mut TcpSocket, t: u64, upto: usize, win: u16) {
+    let mut r = peer(Control::None, remote(1), Some(local(1 + upto)));
+    r.window_len = win;
+    send!(s, t, r);
+}
+
+#[test]
+fn zero_window_probe_with_backoff() {
+    let mut s = socket_established();
+    s.send_slice(&[1u8; 3 * MSS]);
+    assert_eq!(data_segs(&recv!(s, 20 * MS)).len(), 3);
+    // The receiver takes all three and closes its window.
+    ack_win(&mut s, 30 * MS, 3 * MSS, 0);
+    assert_eq!(s.snd_wnd(), 0);
+    s.send_slice(&[2u8; 500]);
+    assert!(recv!(s, 30 * MS).is_empty(), "nothing goes into a closed window");
+    // RTT samples 10 ms (handshake) and 10 ms (the first data segment): SRTT = 10,
+    // RTTVAR = 3.75 ms, RTO = max(200 ms, 10 + 15) = 200 ms (RFC 6298 §2.3, §2.4).
+    let rto = 200 * MS;
+    assert_eq!(s.poll_at(), Some(30 * MS + rto));
+    let mut at = 30 * MS + rto;
+    for k in 0..3 {
+        // RFC 9293 §3.8.6.1: a probe of one octet; the interval doubles (RFC 6298 §5.5).
+        let out = recv!(s, at);
+        assert_eq!(data_segs(&out), vec![(local(1 + 3 * MSS), 1)], "probe {k}");
+        // The receiver still has no room: it ACKs without taking the octet.
+        ack_win(&mut s, at + MS, 3 * MSS, 0);
+        assert!(recv!(s, at + MS).is_empty());
+        assert_eq!(s.poll_at(), Some(at + (rto << (k + 1))));
+        at += rto << (k + 1);
+    }
+    // The probes neither look like losses nor cut the window.
+    assert_eq!((s.stats().timeouts, s.stats().fast_retransmits, s.stats().dup_acks), (0, 0, 0));
+    // Slow start on the one ACK of three segments: + min(3, L = 2) SMSS (RFC 3465 §2.2).
+    assert_eq!(s.cwnd(), 10 * MSS as u64 + 2 * MSS as u64);
+    // The window opens and the last probe's octet is taken: the other 499 go at once.
+    ack_win(&mut s, at - MS, 3 * MSS + 1, 64_000);
+    assert_eq!(data_segs(&recv!(s, at - MS)), vec![(local(2 + 3 * MSS), 499)]);
+}
+
+#[test]
+fn sender_sws_avoidance_and_override_timer() {
+    // RFC 9293 §3.8.6.2.1: with D octets queued and a usable window U, send when
+    // (1) min(D, U) ≥ MSS, (2) all of D fits (pushed), (3) min(D, U) ≥ Fs·max(SND.WND)
+    // with Fs = 1/2, or (4) the override timer expires.
+    let mut s = socket_established(); // the peer offered 64 000: max(SND.WND) = 64 000
+    ack_win(&mut s, 20 * MS, 0, 1500);
+    s.send_slice(&[3u8; 2 * MSS]);
+    // (1): one full segment fits in 1500; the next 500 is neither (1), (2) nor
+    // (3) (500 < 32 000): it waits.
+    assert_eq!(data_segs(&recv!(s, 20 * MS)), vec![(local(1), MSS)]);
+    // The ACK leaves 500 usable with nothing in flight: still no (1)–(3).
+    ack_win(&mut s, 30 * MS, MSS, 500);
+    assert!(recv!(s, 30 * MS).is_empty());
+    // (4): the override timer (here the persist timer, one RTO) sends what fits.
+    let at = s.poll_at().unwrap();
+    assert!(at > 30 * MS);
+    assert_eq!(data_segs(&recv!(s, at)), vec![(local(1 + MSS), 500)]);
+    // The window opens: the last 500 octets are all that is queued, so (2) sends them.
+    ack_win(&mut s, at + MS, MSS + 500, 64_000);
+    assert_eq!(data_segs(&recv!(s, at + MS)), vec![(local(1 + MSS + 500), 500)]);
+}
+
+#[test]
+fn sender_sws_sends_half_the_largest_window() {
+    // (3) with a small receiver: the peer never offered more than 1600, so 800 octets
+    // (= Fs·max(SND.WND)) may go even with data in flight.
+    let mut s2 = socket_listen_with(plain());
+    let mut syn = peer(Control::Syn, remote(0), None);
+    syn.max_seg_size = Some(MSS as u16);
+    syn.window_len = 1600;
+    send!(s2, 0, syn);
+    recv!(s2, 0);
+    ack_win(&mut s2, 10 * MS, 0, 1600);
+    s2.send_slice(&[4u8; 2000]);
+    // U = 1600: one MSS (1), then 600 < 800: wait.
+    assert_eq!(data_segs(&recv!(s2, 20 * MS)), vec![(local(1), MSS)]);
+    // 200 acked, window 1600 again: U = 1600 − 800 = 800 ≥ 800, sent with data in flight.
+    ack_win(&mut s2, 25 * MS, 200, 1600);
+    assert_eq!(data_segs(&recv!(s2, 25 * MS)), vec![(local(1 + MSS), 800)]);
+}
+
+#[test]
+fn receiver_sws_avoidance() {
+    // RFC 9293 §3.8.6.2.2: the right edge moves only when it can move by at least
+    // min(Fr·RCV.BUFF, MSS), Fr = 1/2; here min(2000, 1000) = 1000.
+    let cfg = TcpConfig { recv_buffer: 4000, ..plain() };
+    let mut s = socket_established_with(cfg);
+    for i in 0..3 {
+        send!(s, 20 * MS, peer(Control::None, remote(1 + i * MSS), Some(local(1))), &[5u8; MSS]);
+    }
+    // Nothing read: the window shrinks, the right edge stays at 1 + 4000.
+    assert_eq!(recv!(s, 20 * MS).last().unwrap().0.window_len, 1000);
+    send!(s, 21 * MS, peer(Control::None, remote(1 + 3 * MSS), Some(local(1))), &[5u8; MSS]);
+    assert_eq!(recv!(s, 21 * MS)[0].0.window_len, 0);
+    // The reader takes 600: the edge could move 600 < 1000, so no update is sent, and
+    // a zero-window probe from the peer is answered with the window still closed.
+    let mut buf = vec![0u8; 600];
+    assert_eq!(s.recv_slice(&mut buf), 600);
+    assert!(recv!(s, 22 * MS).is_empty());
+    send!(s, 23 * MS, peer(Control::None, remote(1 + 4 * MSS), Some(local(1))), &[6u8; 1]);
+    let out = recv!(s, 23 * MS);
+    assert_eq!((out[0].0.ack_number, out[0].0.window_len), (Some(remote(1 + 4 * MSS)), 0));
+    // 600 more read: 1200 ≥ 1000, a window update opens 1200 at once (RFC 1122
+    // §4.2.3.3's window update).
+    assert_eq!(s.recv_slice(&mut buf), 600);
+    let out = recv!(s, 24 * MS);
+    assert_eq!((out[0].0.ack_number, out[0].0.window_len), (Some(remote(1 + 4 * MSS)), 1200));
+}
+
+// ----- Nagle, delayed ACK ------------------------------------------------------------------
+
+#[test]
+fn nagle_sends_full_segments_and_a_short_fin() {
+    // RFC 896: full segments go whatever is in flight; the short tail waits, unless the
+    // application closed (the FIN rides with it).
+    let mut s = socket_established_with(TcpConfig { nagle: true, ..plain() });
+    s.send_slice(&[1u8; 10]);
+    recv!(s, 20 * MS);
+    s.send_slice(&[2u8; 2 * MSS + 300]);
+    assert_eq!(data_segs(&recv!(s, 21 * MS)), vec![(local(11), MSS), (local(11 + MSS), MSS)]);
+    s.close();
+    let out = recv!(s, 22 * MS);
+    assert_eq!(data_segs(&out), vec![(local(11 + 2 * MSS), 300)]);
+    assert_eq!(out[0].0.control, Control::Fin);
+}
+
+#[test]
+fn delayed_ack_counts_full_segments_only() {
+    // RFC 5681 §4.2: ACK at least every second *full-sized* segment; two small ones
+    // wait for the timer.
+    let cfg = TcpConfig { delayed_ack: Some(sim::time::Duration::from_millis(40)), ..plain() };
+    let mut s = socket_established_with(cfg);
+    send!(s, 100 * MS, peer(Control::Psh, remote(1), Some(local(1))), &[1u8; 100]);
+    send!(s, 101 * MS, peer(Control::Psh, remote(101), Some(local(1))), &[1u8; 100]);
+    assert!(recv!(s, 101 * MS).is_empty());
+    assert_eq!(s.poll_at(), Some(140 * MS), "the timer runs from the first unacknowledged segment");
+    assert_eq!(recv!(s, 140 * MS)[0].0.ack_number, Some(remote(201)));
+}
+
+#[test]
+fn delayed_ack_every_third_when_configured() {
+    let cfg = TcpConfig { delayed_ack: Some(sim::time::Duration::from_millis(40)), delayed_ack_segments: 3, ..plain() };
+    let mut s = socket_established_with(cfg);
+    for i in 0..2 {
+        send!(s, 100 * MS, peer(Control::None, remote(1 + i * MSS), Some(local(1))), &[1u8; MSS]);
+        assert!(recv!(s, 100 * MS).is_empty());
+    }
+    send!(s, 100 * MS, peer(Control::None, remote(1 + 2 * MSS), Some(local(1))), &[1u8; MSS]);
+    assert_eq!(recv!(s, 100 * MS)[0].0.ack_number, Some(remote(1 + 3 * MSS)));
+}
+
+// ----- options --------------------------------------------------------------------------------
+
+#[test]
+fn window_scaling_off_here_ignores_the_peers_offer() {
+    let cfg = TcpConfig { window_scaling: false, recv_buffer: 1 << 20, ..plain() };
+    let mut s = socket_listen_with(cfg);
+    let mut syn = peer(Control::Syn, remote(0), None);
+    syn.window_scale = Some(7);
+    send!(s, 0, syn);
+    let syn_ack = recv!(s, 0).remove(0).0;
+    // RFC 7323 §2.2: no Window Scale on our SYN-ACK, so neither side scales.
+    assert_eq!(syn_ack.window_scale, None);
+    assert_eq!(s.window_shifts(), (0, 0));
+    send!(s, 10 * MS, peer(Control::None, remote(1), Some(local(1))));
+    assert_eq!(s.snd_wnd(), 64_000, "the peer's window taken as is");
+    send!(s, 11 * MS, peer(Control::Psh, remote(1), Some(local(1))), b"x");
+    assert_eq!(recv!(s, 11 * MS)[0].0.window_len, 65535, "1 MiB of buffer, at most 65 535 unscaled");
+}
+
+#[test]
+fn window_scaling_on_only_when_both_offer() {
+    // We offer (shift 4 for 1 MiB? no: 1 MiB >> 4 = 65 536 > 65 535, so 5), the peer does not.
+    let cfg = TcpConfig { window_scaling: true, recv_buffer: 1 << 20, ..plain() };
+    let mut s = TcpSocket::new(cfg);
+    s.connect(0, LOCAL_PORT, REMOTE_PORT, seq(LOCAL_ISS));
+    let syn = recv!(s, 0).remove(0).0;
+    let mut shift = 0;
+    while (1u32 << 20) >> shift > 65535 {
+        shift += 1;
+    }
+    assert_eq!(syn.window_scale, Some(shift));
+    assert_eq!(syn.window_len, 65535, "a SYN's window is never scaled (RFC 7323 §2.2)");
+    send!(s, MS, peer(Control::Syn, remote(0), Some(local(1))));
+    assert_eq!(s.window_shifts(), (0, 0));
+    assert_eq!(recv!(s, MS)[0].0.window_len, 65535);
+}
+
+#[test]
+fn timestamps_give_an_rtt_sample_per_ack() {
+    // RFC 7323 §4.1: RTT = now − TSecr on every ACK of new data; our clock ticks in µs.
+    let cfg = TcpConfig { timestamps: true, ..plain() };
+    let mut s = TcpSocket::new(cfg);
+    s.connect(0, LOCAL_PORT, REMOTE_PORT, seq(LOCAL_ISS));
+    let syn = recv!(s, 0).remove(0).0;
+    let (tsval, tsecr) = syn.timestamp.unwrap();
+    assert_eq!(tsecr, 0);
+    let mut syn_ack = peer(Control::Syn, remote(0), Some(local(1)));
+    syn_ack.max_seg_size = Some(MSS as u16);
+    syn_ack.timestamp = Some((70_000, tsval));
+    send!(s, 3 * MS, syn_ack);
+    assert!(s.timestamps_enabled());
+    assert_eq!(s.srtt(), Some(3 * MS));
+    // Our ACK echoes the peer's TSval (RFC 7323 §3.2).
+    assert_eq!(recv!(s, 3 * MS)[0].0.timestamp.unwrap().1, 70_000);
+    s.send_slice(&[0u8; 2 * MSS]);
+    let out = recv!(s, 10 * MS);
+    assert_eq!(s.smss(), (MSS - 12) as u32, "12 option octets come out of each segment");
+    let sent_ts = out[0].0.timestamp.unwrap().0;
+    // The ACK 7 ms later echoes the first segment's TSval: R = 7 ms. RFC 6298 §2.3:
+    // RTTVAR = 3/4·1.5 + 1/4·|3 − 7| = 2.125 ms, SRTT = 7/8·3 + 1/8·7 = 3.5 ms.
+    let mut a = peer(Control::None, remote(1), Some(local(1 + 2 * (MSS - 12))));
+    a.timestamp = Some((70_007, sent_ts));
+    send!(s, 17 * MS, a);
+    assert_eq!(s.srtt(), Some(3_500_000));
+    assert_eq!(s.rto(), 200 * MS);
+}
+
+#[test]
+fn timestamps_off_sends_none() {
+    let mut s = socket_listen_with(TcpConfig { timestamps: false, ..plain() });
+    let mut syn = peer(Control::Syn, remote(0), None);
+    syn.timestamp = Some((5, 0));
+    send!(s, 0, syn);
+    let syn_ack = recv!(s, 0).remove(0).0;
+    assert_eq!(syn_ack.timestamp, None);
+    assert!(!s.timestamps_enabled());
+    assert_eq!(s.smss(), 536, "no MSS option from the peer: 536, and no 12 octets of options");
+}
+
+// ----- SACK blocks (RFC 2018 §4) -----------------------------------------------------------
+
+fn socket_established_sack() -> TcpSocket {
+    let mut s = socket_listen_with(TcpConfig { sack: true, ..plain() });
+    let mut syn = peer(Control::Syn, remote(0), None);
+    syn.max_seg_size = Some(MSS as u16);
+    syn.sack_permitted = true;
+    send!(s, 0, syn);
+    assert!(recv!(s, 0)[0].0.sack_permitted);
+    send!(s, 10 * MS, peer(Control::None, remote(1), Some(local(1))));
+    assert!(s.sack_enabled());
+    s
+}
+
+#[test]
+fn sack_blocks_newest_first_at_most_three() {
+    let mut s = socket_established_sack();
+    let r = |k: usize| remote(1 + k * MSS).as_u32();
+    let arrive = |s: &mut TcpSocket, k: usize, t: u64| -> Repr {
+        send!(s, t, peer(Control::None, remote(1 + k * MSS), Some(local(1))), &[k as u8; MSS]);
+        let mut out = recv!(s, t);
+        assert_eq!(out.len(), 1, "an out-of-order segment is ACKed at once");
+        out.remove(0).0
+    };
+    let blocks = |a: &Repr| a.sack_ranges.iter().flatten().copied().collect::<Vec<_>>();
+    // Segment 0 is missing throughout. Arrivals: 1, 3, 2, 5, 7, 9.
+    let a = arrive(&mut s, 1, 20 * MS);
+    assert_eq!(a.ack_number, Some(remote(1)));
+    assert_eq!(blocks(&a), vec![(r(1), r(2))]);
+    let a = arrive(&mut s, 3, 21 * MS);
+    // "The first SACK block MUST specify the contiguous block of data containing the
+    // segment which triggered this ACK"; the others repeat the most recent ones.
+    assert_eq!(blocks(&a), vec![(r(3), r(4)), (r(1), r(2))]);
+    let a = arrive(&mut s, 2, 22 * MS);
+    assert_eq!(blocks(&a), vec![(r(1), r(4))]);
+    let a = arrive(&mut s, 5, 23 * MS);
+    assert_eq!(blocks(&a), vec![(r(5), r(6)), (r(1), r(4))]);
+    let a = arrive(&mut s, 7, 24 * MS);
+    assert_eq!(blocks(&a), vec![(r(7), r(8)), (r(5), r(6)), (r(1), r(4))]);
+    let a = arrive(&mut s, 9, 25 * MS);
+    // Four blocks held, room for three (with or without timestamps here: the wire
+    // Repr holds three, RFC 2018 §3's limit with the Timestamps option).
+    assert_eq!(blocks(&a), vec![(r(9), r(10)), (r(7), r(8)), (r(5), r(6))]);
+    // Segment 0 fills the hole: the ACK moves to 4 and only the blocks above remain.
+    let a = arrive(&mut s, 0, 26 * MS);
+    assert_eq!(a.ack_number, Some(remote(1 + 4 * MSS)));
+    assert_eq!(blocks(&a), vec![(r(9), r(10)), (r(7), r(8)), (r(5), r(6))]);
+}
+
+#[test]
+fn sack_recovery_sends_new_data_when_pipe_allows() {
+    // RFC 6675 §5: after the fast retransmit, each ACK lowers pipe; while
+    // cwnd − pipe ≥ SMSS, NextSeg() sends holes first, then new data (rule 2).
+    let mut s = socket_established_sack();
+    s.send_slice(&vec![0u8; 30 * MSS]);
+    assert_eq!(data_segs(&recv!(s, 20 * MS)).len(), 10);
+    let seg = |i: usize| local(1 + i * MSS);
+    // Segment 0 is lost; 1..=9 arrive and are SACKed.
+    let mut sent = Vec::new();
+    for i in 1..=9usize {
+        let mut dup = peer(Control::None, remote(1), Some(seg(0)));
+        dup.sack_ranges[0] = Some((seg(1).as_u32(), seg(i + 1).as_u32()));
+        send!(s, 30 * MS + i as u64, dup);
+        sent.extend(data_segs(&recv!(s, 30 * MS + i as u64)));
+    }
+    // Recovery began at the 3rd duplicate ACK: ssthresh = cwnd = FlightSize/2 = 5 SMSS
+    // (RFC 5681 Eq. 4; NewReno here). From then on pipe = 10 − SACKed − lost + rexmit.
+    assert_eq!(s.ssthresh(), 5 * MSS as u64);
+    assert_eq!(sent[0], (seg(0), MSS), "the hole first");
+    // After the 9th dup ACK: SACKed 9, segment 0 lost and retransmitted: pipe =
+    // (10 − 9 − 1) + 1 + new segments sent; new data fills cwnd: 5 − 1 = 4 new segments.
+    let new: Vec<_> = sent[1..].to_vec();
+    assert_eq!(new, (10..14).map(|i| (seg(i), MSS)).collect::<Vec<_>>());
+    assert_eq!(s.stats().retransmits, 1);
+}
+
+// ----- RTO --------------------------------------------------------------------------------
+
+#[test]
+fn min_rto_floor_rfc_and_linux() {
+    // One RTT sample of 10 ms gives SRTT + 4·RTTVAR = 10 + 20 = 30 ms, floored by
+    // min_rto: 1 s (RFC 6298 §2.4) or 200 ms (Linux TCP_RTO_MIN).
+    for (min_rto, expected) in [(1000, 1000 * MS), (200, 200 * MS), (5, 30 * MS)] {
+        let cfg = TcpConfig { min_rto: sim::time::Duration::from_millis(min_rto), ..plain() };
+        let mut s = socket_established_with(cfg);
+        assert_eq!(s.rto(), expected, "min_rto {min_rto} ms");
+        s.send_slice(&[1u8; 10]);
+        recv!(s, 20 * MS);
+        assert_eq!(s.poll_at(), Some(20 * MS + expected));
+    }
+}
+
+#[test]
+fn rto_collapses_cwnd_and_goes_back_n() {
+    // RFC 5681 §3.1: after a timeout ssthresh = max(FlightSize/2, 2·SMSS), cwnd = 1
+    // SMSS; RFC 6298 §5.4: retransmit the earliest unacknowledged segment.
+    let mut s = flight_of(plain(), 6);
+    let at = s.poll_at().unwrap();
+    let out = recv!(s, at);
+    assert_eq!(data_segs(&out), vec![(local(1), MSS)]);
+    assert_eq!(s.ssthresh(), 3 * MSS as u64);
+    assert_eq!(s.cwnd(), MSS as u64);
+    // Its ACK: slow start from one segment resends the next two (go-back-N).
+    ack(&mut s, at + 10 * MS, MSS);
+    assert_eq!(data_segs(&recv!(s, at + 10 * MS)), vec![(local(1 + MSS), MSS), (local(1 + 2 * MSS), MSS)]);
 }

@@ -30,9 +30,12 @@ fn node(name: &str, mac: u8, addr: [u8; 4]) -> NodeConfig {
         routes: vec![],
         nat: None,
         ipsec: vec![],
+        openvpn: vec![],
+        pppoe: vec![],
         cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default() },
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,
+        pmtu: Default::default(),
     }
 }
 
@@ -69,6 +72,7 @@ fn config(impair: [Impairment; 2], start_ns: u64) -> SimConfig {
         capture: false,
         budget: BudgetConfig::default(),
         atm: Default::default(),
+        adaptive: Vec::new(),
     }
 }
 

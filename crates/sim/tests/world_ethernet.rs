@@ -40,11 +40,12 @@ fn two_hosts(flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
         capture: false,
         budget: BudgetConfig::default(),
         atm: Default::default(),
+        adaptive: Vec::new(),
     }
 }
 
 fn udp(id: u32, from: u32, to: [u8; 4], payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to: Ipv4Addr::from(to), dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns }
+    FlowConfig::Udp { id, from, to: Ipv4Addr::from(to), dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
 }
 
 /// IEEE 802.3: from the first preamble bit to the last FCS bit, preamble 7 + SFD 1 +
@@ -103,7 +104,7 @@ fn ping_through_two_routers() {
     ];
     let links = vec![ethernet("l1", (0, 0), (1, 0), 0), ethernet("l2", (1, 1), (2, 0), 0), ethernet("l3", (2, 1), (3, 0), 0)];
     let flows = vec![FlowConfig::Ping { id: 7, from: 0, to: Ipv4Addr::new(10, 0, 3, 1), count: 3, interval_ns: 1_000_000_000, payload: 56, start_ns: 0 }];
-    let config = SimConfig { seed: 1, duration_ns: 3_500_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default(), atm: Default::default() };
+    let config = SimConfig { seed: 1, duration_ns: 3_500_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default(), atm: Default::default(), adaptive: Vec::new() };
     let results = sim::simulate(config).unwrap();
     let ping = &results.flows[0];
     assert_eq!((ping.sent, ping.received), (3, 3));
@@ -187,7 +188,7 @@ fn slip_line_latency_is_the_characters_on_the_line() {
         impair: Default::default(),
     }];
     let flows = vec![udp(1, 0, [10, 0, 0, 2], 40, 1.0, 5_000_000_000)];
-    let config = SimConfig { seed: 1, duration_ns: 6_000_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default(), atm: Default::default() };
+    let config = SimConfig { seed: 1, duration_ns: 6_000_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default(), atm: Default::default(), adaptive: Vec::new() };
     let results = sim::simulate(config).unwrap();
     let flow = &results.flows[0];
     assert_eq!((flow.sent, flow.received), (5, 5));
@@ -208,6 +209,8 @@ fn tcp_flow(bytes: Option<u64>, stop_ns: u64) -> FlowConfig {
         start_ns: 0,
         stop_ns,
         tcp: TcpOptions::default(),
+        interval_ns: None,
+        trace: false,
     }
 }
 
@@ -226,6 +229,40 @@ fn bulk_tcp_fills_the_line() {
     let line = MBPS_100 as f64 * 1448.0 / 1538.0;
     assert!(flow.throughput_bps > 0.98 * line && flow.throughput_bps <= line, "{} vs {line}: {:?} {:?}", flow.throughput_bps, flow.tcp, results.links);
     assert_eq!(flow.tcp.as_ref().unwrap().retransmits, 0);
+}
+
+#[test]
+fn bulk_tcp_interval_reports_and_trace() {
+    // iperf3 -t 2 -i 0.5 with a 64 KiB window: four intervals, each carrying the line
+    // rate once slow start is over, and the per-ACK trace when asked for.
+    let mut flow = tcp_flow(None, 2_000_000_000);
+    if let FlowConfig::Tcp { tcp, interval_ns, trace, .. } = &mut flow {
+        tcp.max_window = Some(65_535);
+        *interval_ns = Some(500_000_000);
+        *trace = true;
+    }
+    let results = sim::simulate(two_hosts(vec![flow], 2_100_000_000)).unwrap();
+    let tcp = results.flows[0].tcp.as_ref().unwrap();
+    let ends: Vec<u64> = tcp.intervals.iter().map(|r| r.end_ns).collect();
+    assert_eq!(ends, vec![500_000_000, 1_000_000_000, 1_500_000_000, 2_000_000_000]);
+    let line = MBPS_100 as f64 * 1448.0 / 1538.0;
+    let mut before = 0;
+    for (i, r) in tcp.intervals.iter().enumerate() {
+        let rate = (r.bytes_received - before) as f64 * 8.0 / 0.5;
+        before = r.bytes_received;
+        // The first interval pays for the handshake and slow start.
+        let low = if i == 0 { 0.9 } else { 0.99 };
+        assert!(rate > low * line && rate <= 1.001 * line, "interval {i}: {rate} vs {line}");
+        assert!(r.cwnd_bytes > 0 && r.srtt_ns.is_some() && r.retransmits == 0);
+        assert!(r.bytes_acked <= r.bytes_sent && r.bytes_received <= r.bytes_sent);
+    }
+    let trace = tcp.trace.as_ref().expect("trace asked for");
+    let n = trace.time_ns.len();
+    assert!(n > 1000, "one row per ACK: {n}");
+    assert!([trace.cwnd_bytes.len(), trace.srtt_ns.len(), trace.retransmits.len(), trace.in_recovery.len()].iter().all(|&l| l == n));
+    assert!(trace.time_ns.windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(*trace.cwnd_bytes.last().unwrap(), tcp.cwnd_bytes);
+    assert!(tcp.min_rtt_ns.unwrap() <= tcp.mean_rtt_ns.unwrap() && tcp.mean_rtt_ns.unwrap() <= tcp.max_rtt_ns.unwrap());
 }
 
 #[test]

@@ -42,6 +42,9 @@ crate::enum_with_unknown! {
         Ppp = 0x880b,
         /// RFC 1701: transparent Ethernet bridging, Ethernet carried in GRE.
         TransparentEthernetBridging = 0x6558,
+        /// IEEE Std 802-2014 §9.2.2: Local Experimental EtherType 1 (seed 004's link
+        /// acknowledgements, [`crate::linkarq`]).
+        LocalExperimental1 = 0x88b5,
     }
 }
 

@@ -147,6 +147,9 @@ pub mod ipsec;
 pub mod cslip;
 pub mod slip;
 
+// Seed 004's router-to-router link acknowledgements.
+pub mod linkarq;
+
 // ATM.
 pub mod aal5;
 pub mod atm;

@@ -44,8 +44,8 @@ Roles
 Links
     Ethernet → ``LinkConfig::Ethernet``; wifi → ``LinkConfig::Wifi`` with the AP first,
     then the stations, the ``hears`` matrix and the frame error rates in that member
-    order. What the simulator does not model yet (LANE and MPOA, tunnels other than IPsec,
-    half duplex, ...) is refused with the key that asks for it.
+    order. What the simulator does not model yet (LANE and MPOA, PPTP and GRE tunnels,
+    OpenVPN over TCP, half duplex, ...) is refused with the key that asks for it.
 IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mode)
     One ``IpsecTunnelConfig`` on each end, named as the tunnel, with its ``mode`` and
     ``protocol``. The outer addresses (the SA's peers) are
@@ -69,6 +69,22 @@ IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mod
     not, the k-th after it (k = 1, 2, ...) UDP to or from port ``7 + k`` - the echo
     port (RFC 862) and the ones after it, so a ``udp.echo`` test picks its VPN with
     ``port``. ``over`` is refused (the tunnel follows the routed path).
+OpenVPN tunnels (``[[tunnel]] type = "openvpn"``, UDP; seed 002)
+    One ``OpenVpnConfig`` on each end (``to`` is the server). TAP: each end gets a port
+    ``tapN`` after its link ports (MTU: the tunnel's ``mtu``, else OpenVPN's default
+    1500); at the server, when the node has Ethernet ports without an address, the TAP
+    port is bridged with them (an OpenVPN server bridging tap0 to its LAN). TUN: an
+    interface ``tunN`` protecting what lies behind the other end, as an IPsec tunnel.
+    The outer datagrams go between the ends' addresses (their PPP addresses when
+    ``over`` names a PPPoE tunnel) on ``port`` at both ends; ``fragment`` and
+    ``replay`` (default off, seed 002 §3.2's 24 bytes) as given; keys derive from the
+    tunnel index. See :func:`_vpn_tunnels`.
+PPPoE tunnels (``[[tunnel]] type = "pppoe"``)
+    The server (``to``) is the Access Concentrator on the port that reaches ``over``
+    (the link, or the TAP tunnel's bridged LAN), the client on its TAP port or its port
+    on the link; discovery, LCP, CHAP/PAP and IPCP run in the simulation before IP
+    flows, and a TCP test starts once the PPP link is up. Addresses, names and MTU:
+    :func:`_vpn_tunnels`.
 """
 
 from __future__ import annotations
@@ -82,6 +98,7 @@ from typing import Any, Union
 from qoslab.backends.sim_atm import atm_config, atm_link, is_lane_port
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import InputError, Problem, did_you_mean
+from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, below, interface_mtu
 from qoslab.scenario.model import (
     WIFI_RATES_MBPS,
     AccessPoint,
@@ -91,6 +108,8 @@ from qoslab.scenario.model import (
     GilbertElliott,
     Ipsec,
     MpoaServer,
+    OpenVpn,
+    Pppoe,
     Router,
     Scenario,
     Serial,
@@ -125,8 +144,6 @@ WIFI_MTU = 1500
 RTS_NEVER = 2347
 """dot11RTSThreshold default: no MPDU is that long, so RTS/CTS is never used (IEEE 802.11-2020 Annex C)."""
 
-DEFAULT_RETRY_LIMIT = 7
-"""dot11ShortRetryLimit default (IEEE 802.11-2020 Annex C), what the simulator's DCF uses."""
 
 ETHERNET_OVERHEAD = 18
 """Ethernet header (14) and FCS (4), IEEE 802.3 §3.1.1: what an RFC 2544 frame size counts besides the IP packet."""
@@ -214,9 +231,10 @@ class Network:
         return theirs[0].ip
 
     def with_flows(self, flows: list[dict[str, Any]], duration_ns: int, *, seed: int | None = None, capture: bool = False) -> dict[str, Any]:
-        """A copy of the configuration with this traffic, run length and seed."""
+        """A copy of the configuration with this traffic (and the scenario's
+        ``[[background]]`` traffic beside it), run length and seed."""
         config = json.loads(json.dumps(self.config))
-        config["flows"] = flows
+        config["flows"] = list(flows) + background_flows(self, duration_ns)
         config["duration_ns"] = int(duration_ns)
         config["capture"] = capture
         if seed is not None:
@@ -327,12 +345,15 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
         if isinstance(link, Wifi):
             if link.delay:
                 out.add(base + ("delay",), "a wifi cell has no propagation delay to set in the simulator", expected="no delay on a wifi link", found=f"{link.delay} ns")
-            if link.retry_limit != DEFAULT_RETRY_LIMIT:
-                out.add(base + ("retry_limit",), f"a retry limit other than dot11ShortRetryLimit's 7: {_NOT_YET}", expected="7", found=str(link.retry_limit))
+            if link.retry_limit < 1:
+                out.add(base + ("retry_limit",), "a frame is sent at least once", expected="1 (send once, no retry) or more", found=str(link.retry_limit))
     for i, _t in enumerate(sc.tunnel):
         base: PathT = ("tunnel", i)
+        if isinstance(_t, (OpenVpn, Pppoe)):
+            _check_vpn(sc, i, _t, out)
+            continue
         if not isinstance(_t, Ipsec):
-            out.add(base + ("type",), f"{_t.type} tunnels in a simulation: {_NOT_YET}", expected="'ipsec' (ESP or AH) for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
+            out.add(base + ("type",), f"{_t.type} tunnels in a simulation: {_NOT_YET}", expected="'ipsec', 'openvpn' or 'pppoe' for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
             continue
         if _t.protocol == "ah" and _t.auth == "none":
             out.add(base + ("auth",), "AH always carries an ICV (RFC 4302 §3.2)", expected="'hmac-md5-96', 'hmac-sha1-96' or 'hmac-sha256-128'", found="'none'")
@@ -383,6 +404,8 @@ def _segment_addresses(sc: Scenario, names: list[str], ports: list[list[Port]], 
         found.extend(a.ip for a in other.address)
         if _is_transparent(other):
             for p in ports[k]:
+                if p.link < 0:  # a TAP port: no link of the scenario
+                    continue
                 for m in _members(sc.link[p.link]):
                     j = names.index(m)
                     if j not in seen:
@@ -454,7 +477,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
 
     names = list(scenario.node)
     ports: list[list[Port]] = [[] for _ in names]
-    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0, "serial": 0, "atm": 0} for _ in names]
+    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0, "serial": 0, "tap": 0, "atm": 0} for _ in names]
     link_ports: list[list[Port]] = []
     for li, link in enumerate(scenario.link):
         kind = "wifi" if isinstance(link, Wifi) else ("serial" if isinstance(link, Serial) else ("atm" if isinstance(link, Atm) else "ethernet"))
@@ -475,6 +498,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             ports[n].append(port)
             ends.append(port)
         link_ports.append(ends)
+    taps = _tap_ports(scenario, names, ports, counters)
 
     nodes: list[dict[str, Any]] = []
     addresses: dict[str, list[IPv4Interface]] = {}
@@ -493,10 +517,14 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             "arp_timeout_ns": ARP_TIMEOUT_NS,
             "reassembly_timeout_ns": REASSEMBLY_TIMEOUT_NS,
             "ipsec": [],
+            # The rest of PmtuConfig (rate limit, cache aging, min_pmtu) keeps Linux's values.
+            "pmtu": {"frag_needed": node.frag_needed, "filter_icmp_unreachable": node.block_icmp_unreachable},
+            "openvpn": [],
+            "pppoe": [],
         }
         bridge_ports: list[Port] = []
         bridge_address: IPv4Interface | None = None
-        routed: list[Port] = list(mine)  # ports that carry their own address
+        routed: list[Port] = [p for p in mine if p.kind != "tap"]  # ports that carry their own address
         addrs = list(node.address)
 
         if isinstance(node, Bridge) and node.forwarding in ("l2", "l3f") or isinstance(node, Switch):
@@ -535,6 +563,8 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         if len(addrs) > len(routed):
             out.add(("node", name, "address"), f"{len(addrs)} addresses but {len(routed)} interface(s) to put them on", expected=f"at most {len(routed)} address(es), one per link", found=", ".join(str(a) for a in addrs))
         chosen = _assign(addrs, routed, scenario, names, ports, n)
+        if not bridge_ports:
+            bridge_ports = _tap_bridge(scenario, name, mine, chosen, taps)
         for p in mine:
             p.address = chosen.get(p.index)
             cfg["ports"].append(
@@ -585,6 +615,8 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             links.append(_wifi(scenario, link, lname, refs))
     _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
     atm = atm_config(scenario, names, ports, out)
+    adaptive = _adaptive(scenario, names, ports)
+    _vpn_tunnels(scenario, names, nodes, ports, addresses, taps, out)
     out.raise_if_any()
 
     config = {
@@ -595,8 +627,63 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         "flows": [],
         "capture": False,
         "atm": atm,
+        "adaptive": adaptive,
     }
     return Network(scenario, config, names, ports, addresses)
+
+
+def _link_index(sc: Scenario, ref: str) -> int:
+    return next(j for j in range(len(sc.link)) if sc.link[j].name == ref or ref == f"link[{j}]")
+
+
+def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[dict[str, Any]]:
+    """Each router's ``adaptive`` table as an ``AdaptiveConfig`` (crates/sim/src/upstream.rs);
+    the links were checked by :mod:`qoslab.scenario.checks`."""
+    out = []
+    for name, node in sc.node.items():
+        a = getattr(node, "adaptive", None)
+        if a is None:
+            continue
+        n = names.index(name)
+        radio, modem = _link_index(sc, a.radio), _link_index(sc, a.modem)
+        peer_name = next(e for e in sc.link[modem].ends if e != name)
+        peer = names.index(peer_name)
+        port_on = lambda k, link: next(p.index for p in ports[k] if p.link == link)  # noqa: E731
+        out.append(
+            {
+                "node": n, "radio_port": port_on(n, radio), "modem_port": port_on(n, modem),
+                "peer": peer, "peer_radio_port": port_on(peer, radio),
+                "initial_timeout_ns": a.initial_timeout, "max_timeout_ns": a.max_timeout, "max_attempts": a.max_attempts,
+                "ratio_window": a.window, "ratio_min_samples": a.min_samples, "low": a.low, "high": a.high,
+                "probe_interval_ns": a.probe_interval, "sample_interval_ns": a.sample_interval,
+            }
+        )
+    return out
+
+
+BACKGROUND_FLOW_BASE = 1000
+"""Flow ids of ``[[background]]`` traffic: ``1000 + N``, clear of every method's ids."""
+
+BACKGROUND_PORT = 9
+"""UDP discard (RFC 863): background datagrams go to a port nothing answers on."""
+
+
+def background_flows(net: Network, duration_ns: int) -> list[dict[str, Any]]:
+    """The scenario's ``[[background]]`` traffic as saturating or paced UDP flows."""
+    from qoslab.methods.udp import wire_bytes
+
+    flows = []
+    for i, b in enumerate(net.scenario.background):
+        src = net.node_index(b.from_)
+        dst = net.destination(b.from_, b.to)
+        mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
+        pps = b.rate / (8 * wire_bytes(b.payload, mtu)) if b.rate else 0.0
+        stop = duration_ns if b.duration is None else min(duration_ns, b.start + b.duration)
+        flows.append(
+            {"kind": "udp", "id": BACKGROUND_FLOW_BASE + i, "from": src, "to": str(dst), "dst_port": BACKGROUND_PORT,
+             "payload": max(16, int(b.payload)), "rate_pps": pps, "start_ns": b.start, "stop_ns": stop}
+        )
+    return flows
 
 
 def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], out: LocatedProblems) -> None:
@@ -641,7 +728,191 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
             nodes[n]["ipsec"].append(
                 {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
                  "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu,
-                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_port": None}
+                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_port": None, "fragment": t.fragment}
+            )
+
+
+# --------------------------------------------------------------------------- OpenVPN and PPPoE
+
+def _check_vpn(sc: Scenario, i: int, t: Any, out: LocatedProblems) -> None:
+    """Refuses what the simulator's OpenVPN and PPPoE cannot run yet (stacks without
+    room are refused for every command by the scenario checks, `scenario.tunnels`)."""
+    base: PathT = ("tunnel", i)
+    under = below(sc, t)
+    if isinstance(t, OpenVpn):
+        if t.proto == "tcp":
+            out.add(base + ("proto",), f"OpenVPN over TCP: {_NOT_YET}", expected="'udp'", found="'tcp'", hint="`qoslab mtu` analyses OpenVPN-TCP stacks")
+        if t.auth == "md5":
+            out.add(base + ("auth",), f"OpenVPN with HMAC-MD5: {_NOT_YET}", expected="'none', 'sha1', 'sha256' or 'sha512'", found="'md5'")
+        if under is not None and under[0] == "tunnel" and not isinstance(sc.tunnel[under[1]], Pppoe):
+            out.add(base + ("over",), f"OpenVPN over a {sc.tunnel[under[1]].type} tunnel: {_NOT_YET}", expected="a link, a PPPoE tunnel or no `over` (the routed path)", found=repr(t.over))
+
+
+def _tap_ports(sc: Scenario, names: list[str], ports: list[list[Port]], counters: list[dict[str, int]]) -> dict[tuple[int, int], Port]:
+    """A port for each end of each TAP tunnel, after the link ports: (tunnel, end) -> port."""
+    taps: dict[tuple[int, int], Port] = {}
+    for i, t in enumerate(sc.tunnel):
+        if not (isinstance(t, OpenVpn) and t.dev == "tap"):
+            continue
+        for k, end in enumerate((t.from_, t.to)):
+            n = names.index(end)
+            idx = len(ports[n])
+            port = Port(n, idx, f"tap{counters[n]['tap']}", -1, "tap", mac_for(n, idx), t.mtu or OPENVPN_DEFAULT_MTU)
+            counters[n]["tap"] += 1
+            ports[n].append(port)
+            taps[(i, k)] = port
+    return taps
+
+
+def _tap_bridge(sc: Scenario, name: str, mine: list[Port], chosen: dict[int, IPv4Interface], taps: dict[tuple[int, int], Port]) -> list[Port]:
+    """At a TAP tunnel's server end (``to``), the TAP device bridged with the node's
+    Ethernet ports that carry no address, as an OpenVPN server bridges tap0 to its LAN
+    (``brctl addif br0 tap0 eth1``, seed 002 §2.1); none when there is no such port."""
+    server_taps = [p for (i, k), p in taps.items() if k == 1 and sc.tunnel[i].to == name and p in mine]
+    lan = [p for p in mine if p.kind == "ethernet" and p.index not in chosen]
+    if server_taps and lan:
+        return lan + server_taps
+    return []
+
+
+def _l2_port(sc: Scenario, names: list[str], ports: list[list[Port]], node: int, targets: set[int]) -> Port | None:
+    """The Ethernet port of ``node`` whose segment (across switches, APs and L2/L3F
+    bridges) reaches one of ``targets``."""
+    for p in ports[node]:
+        if p.link < 0:
+            continue
+        seen = {node}
+        todo = [names.index(m) for m in _members(sc.link[p.link]) if m != names[node]]
+        while todo:
+            k = todo.pop(0)
+            if k in seen:
+                continue
+            seen.add(k)
+            if k in targets:
+                return p
+            if _is_transparent(sc.node[names[k]]):
+                for q in ports[k]:
+                    if q.link >= 0:
+                        todo.extend(names.index(m) for m in _members(sc.link[q.link]) if names.index(m) not in seen)
+    return None
+
+
+def _pppoe_port(sc: Scenario, names: list[str], ports: list[list[Port]], taps: dict[tuple[int, int], Port], t: Pppoe, k: int) -> Port | None:
+    """The port end ``k`` of PPPoE tunnel ``t`` runs on: the TAP port when the node is an
+    end of the TAP tunnel below, else its port on (or reaching) the link or the TAP's far end."""
+    node = names.index((t.from_, t.to)[k])
+    what = below(sc, t)
+    if what is None:
+        return None
+    kind, j = what
+    if kind == "tunnel":
+        u = sc.tunnel[j]
+        for e, end in enumerate((u.from_, u.to)):
+            if names.index(end) == node:
+                return taps.get((j, e))
+        return _l2_port(sc, names, ports, node, {names.index(u.from_), names.index(u.to)})
+    members = {names.index(m) for m in _members(sc.link[j])}
+    if node in members:
+        return next((p for p in ports[node] if p.link == j), None)
+    return _l2_port(sc, names, ports, node, members)
+
+
+def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], taps: dict[tuple[int, int], Port], out: LocatedProblems) -> None:
+    """PPPoE sessions, then OpenVPN ends (which may ride on a PPPoE link), on each end node.
+
+    PPPoE: the server (``to``) is the Access Concentrator; its PPP address is its address
+    on the port the session runs on (else its first); it assigns the client the first
+    free host address of that subnet with IPCP. Service-Name = ``service_name`` (empty:
+    any), AC-Name = the server's node name, session id = tunnel index + 1, user = the
+    client's node name, secret shared by both ends. MTU = ``mtu``, else the interface
+    below less 8, at most 1492 (RFC 2516 §7). The client routes the server's PPP address
+    and what lies behind a forwarding server into ``ppp0``; the server routes the
+    client's address.
+
+    OpenVPN: UDP between the ends' addresses (their PPP addresses when over a PPPoE
+    tunnel), port ``port`` at both ends (OpenVPN binds 1194 on both unless --nobind);
+    TAP ends are the ports made by :func:`_tap_ports`; a TUN end is an interface of MTU
+    ``mtu`` (default 1500, OpenVPN's --tun-mtu) protecting what lies behind the other end
+    as an IPsec tunnel does. Keys derive from the tunnel index.
+    """
+    net = Network(sc, {}, names, ports, addresses)
+    used = {a.ip for addrs in addresses.values() for a in addrs}
+    ppp_addresses: dict[int, tuple[IPv4Address, IPv4Address]] = {}
+    ppp_count = [0 for _ in names]
+    for i, t in enumerate(sc.tunnel):
+        if not isinstance(t, Pppoe):
+            continue
+        ends = [t.from_, t.to]
+        found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
+        if found[0] is None or found[1] is None:
+            k = 0 if found[0] is None else 1
+            out.add(("tunnel", i, "over"), f"node {ends[k]} has no port on {t.over!r} for PPPoE", expected=f"{ends[k]!r} on that Ethernet segment or an end of that TAP tunnel", found=repr(t.over))
+            continue
+        client_port, server_port = found[0], found[1]
+        n_client, n_server = names.index(ends[0]), names.index(ends[1])
+        bridged = [(k, p) for k, p in enumerate(found) if nodes[p.node]["bridge"] and p.index in nodes[p.node]["bridge"]["ports"]]
+        if bridged:
+            k, p = bridged[0]
+            out.add(("tunnel", i, "to" if k else "from"), f"PPPoE on {ends[k]}'s bridged port {p.name}: {_NOT_YET}", expected="a host or router end (a routed port or a TAP port)", found=f"{ends[k]!r} ({sc.node[ends[k]].role})")
+            continue
+        server_if = server_port.address or next(iter(addresses.get(ends[1], [])), None)
+        if server_if is None:
+            out.add(("tunnel", i, "to"), "a PPPoE server needs an IPv4 address for its PPP link and a subnet to assign the client an address from", expected=f"an address on node {ends[1]!r}", found="none")
+            continue
+        client_ip = next((h for h in server_if.network.hosts() if h not in used), None)
+        if client_ip is None:
+            out.add(("tunnel", i, "to"), "no free address for the PPPoE client in the server's subnet", expected=f"a free host address in {server_if.network}", found="all in use")
+            continue
+        used.add(client_ip)
+        under = interface_mtu(sc, below(sc, t)) or 1500
+        mtu = t.mtu or min(PPPOE_MAX_MTU, under - PPPOE_OVERHEAD)
+        behind = [] if not nodes[n_server]["ip_forward"] else [(str(a.network.network_address), a.network.prefixlen) for a in addresses[ends[1]] if a.ip != server_if.ip and a.network != server_if.network]
+        common = {"service_name": t.service_name or "", "ac_name": ends[1], "auth": t.auth, "user": ends[0], "secret": f"qoslab-{t.name}", "mtu": mtu}
+        for n, port, server, local, peer, routes in (
+            (n_server, server_port, True, server_if.ip, client_ip, [[str(client_ip), 32]]),
+            (n_client, client_port, False, client_ip, server_if.ip, [[str(server_if.ip), 32]] + [[a, p] for a, p in behind]),
+        ):
+            nodes[n]["pppoe"].append(
+                {"name": f"ppp{ppp_count[n]}", "port": port.index, "server": server, "session_id": i + 1 if server else 0,
+                 "local": str(local), "peer": str(peer), "routes": routes, **common}
+            )
+            ppp_count[n] += 1
+        addresses[ends[0]].append(IPv4Interface(f"{client_ip}/{server_if.network.prefixlen}"))
+        ppp_addresses[i] = (client_ip, server_if.ip)
+
+    tun_count = [0 for _ in names]
+    for i, t in enumerate(sc.tunnel):
+        if not isinstance(t, OpenVpn):
+            continue
+        ends = [t.from_, t.to]
+        what = below(sc, t)
+        if what is not None and what[0] == "tunnel" and what[1] in ppp_addresses:
+            u = sc.tunnel[what[1]]
+            client_ip, server_ip = ppp_addresses[what[1]]
+            by_node = {u.from_: client_ip, u.to: server_ip}
+            local = [by_node.get(ends[0]), by_node.get(ends[1])]
+        else:
+            local = [net.destination(ends[1], ends[0]), net.destination(ends[0], ends[1])]
+        for k, key in enumerate(("from", "to")):
+            if local[k] is None:
+                out.add(("tunnel", i, key), "an OpenVPN end needs an IPv4 address", expected=f"an address on node {ends[k]} (on {t.over!r})" if t.over else f"an address on node {ends[k]}", found="none")
+        if local[0] is None or local[1] is None:
+            continue
+        for k in (0, 1):
+            n, far = names.index(ends[k]), names.index(ends[1 - k])
+            tap = taps.get((i, k))
+            if tap is not None:
+                name, protects = tap.name, []
+            else:
+                name = f"tun{tun_count[n]}"
+                tun_count[n] += 1
+                protects = [[a, p] for a, p in _protected_behind(nodes[far], addresses[ends[1 - k]], local[1 - k])]
+            nodes[n]["openvpn"].append(
+                {"name": name, "dev": t.dev, "server": k == 1, "port": tap.index if tap is not None else None,
+                 "local": str(local[k]), "remote": str(local[1 - k]), "local_port": t.port, "remote_port": t.port,
+                 "proto": t.proto, "cipher": t.cipher, "auth": t.auth, "replay": t.replay,
+                 "fragment": int(t.fragment) if t.fragment is not None else None,
+                 "mtu": t.mtu or OPENVPN_DEFAULT_MTU, "protects": protects, "key": i}
             )
 
 
@@ -702,6 +973,7 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
         "wds": wds,
         "foreign_source": "drop",
         "queue_frames": TX_QUEUE_FRAMES,
+        "retry_limit": link.retry_limit,
     }
 
 
@@ -805,6 +1077,7 @@ def run_tests(
         If a run fails.
     """
     from qoslab.methods import Search, check_runnable, plan_test, test_label
+    from qoslab.methods.common import adaptive_records
 
     net = lower_network(scenario, source=source)
     check_runnable(scenario, source=source)
@@ -828,7 +1101,12 @@ def run_tests(
             on_trial(test_label(scenario, i))
         config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None)
         results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
-        run = TestRun(i, test_label(scenario, i), plan, results, plan.records(results))
+        records = plan.records(results)
+        adaptive = adaptive_records(results)
+        if adaptive:
+            for record in records:
+                record["adaptive"] = adaptive
+        run = TestRun(i, test_label(scenario, i), plan, results, records)
         runs.append(run)
         if on_run is not None:
             on_run(net, run)

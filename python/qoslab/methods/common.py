@@ -37,3 +37,30 @@ def flow_result(results: dict[str, Any], flow_id: int) -> dict[str, Any]:
         if f["id"] == flow_id:
             return f
     raise KeyError(f"the simulator returned no result for flow {flow_id}")
+
+
+def adaptive_records(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Seed 004's adaptive upstreams of a run (crates/sim/src/upstream.rs), times in seconds:
+    the channel switches (time, from, to, both ratios), the delivery ratio of each channel
+    over time, and the counters."""
+    out = []
+    for a in results.get("adaptive", []):
+        out.append(
+            {
+                "node": a["node"],
+                "peer": a["peer"],
+                "channel": a["channel"],
+                "switches": [
+                    {"time_s": s["time_ns"] / 1e9, "from": s["from"], "to": s["to"], "radio_ratio": s["radio_ratio"], "modem_ratio": s["modem_ratio"]}
+                    for s in a["switches"]
+                ],
+                "ratio_over_time": [
+                    {"time_s": s["time_ns"] / 1e9, "radio": s["radio_ratio"], "modem": s["modem_ratio"], "channel": s["channel"]} for s in a["samples"]
+                ],
+                "counters": a["counters"],
+                "arq": a["arq_sender"],
+                "radio_delivered_attempts": a["radio_lifetime"],
+                "modem_delivered_frames": a["modem_lifetime"],
+            }
+        )
+    return out

@@ -1,10 +1,29 @@
-"""TCP methods: ``tcp.bulk`` (iperf3-like: send for a time, report goodput) and
-``tcp.transfer`` (ttcp-like: send N bytes, report the time and rate).
+"""TCP methods: ``tcp.bulk`` (iperf3-like) and ``tcp.transfer`` (ttcp-like).
+
+``tcp.bulk`` sends for ``duration`` (iperf3 ``-t``) or ``bytes`` in all (``-n``) over
+``streams`` parallel connections (``-P``) and reports, as iperf3's JSON does, an entry
+per interval (``-i``, default 1 s: bytes delivered, bits per second, retransmissions,
+the congestion window and smoothed RTT at the interval's end, per stream and summed),
+and per stream a sender and a receiver summary. ``tcp.transfer`` sends ``bytes`` once
+and reports how long it took as ttcp does: the transmitter's time from its first byte
+to the acknowledgement of its last, the receiver's from first byte to last byte, and
+the rates over each.
 
 The simulator runs the sans-IO TCP of ``crates/sim/src/tcp`` (RFC 9293, NewReno per
-RFC 6582, CUBIC per RFC 9438, SACK per RFC 2018/6675, RTO per RFC 6298) with Linux's
-defaults unless the test says otherwise. Goodput is the bytes delivered in order to the
-receiver over the time from the connection's start to the last byte delivered.
+RFC 6582, CUBIC per RFC 9438, SACK per RFC 2018/6675, RTO per RFC 6298, HyStart or
+RFC 9406 HyStart++ when asked) with Linux's defaults unless the test's ``tcp`` table
+says otherwise. With ``trace = true`` each stream's record carries the sender's
+per-ACK trace in columns (time, cwnd, ssthresh, SRTT, RTT sample, RTO, bytes in
+flight, retransmissions, recovery).
+
+``stack`` picks another implementation's defaults (seed 004's NetBSD 1.1, see
+:data:`STACKS`); a key written in the ``tcp`` table wins over both.
+
+Path MTU: each record says where the sender's path MTU ended (``path_mtu_bytes``, the IP
+size of its full segments), the ICMP "fragmentation needed" it accepted and the routers
+sent (RFC 1191), the black holes its MTU probing detected (RFC 4821, Linux
+``tcp_mtu_probing``) and the longest time the receiver got nothing new
+(``longest_stall_s``): a PMTU black hole shows as a stall to the end (``stalled``).
 """
 
 from __future__ import annotations
@@ -22,79 +41,349 @@ FLOW = 0
 PORT = 5201  # iperf3's default port
 START_NS = 100_000_000
 """The connection opens 100 ms into the run, after nothing: ARP is part of the transfer, as in a real run."""
+SIZED_LIMIT_NS = 3600 * 1_000_000_000
+"""A sized transfer has as long as it needs; the run stops an hour in at most."""
+IPV4_TCP_HEADERS = 40
+"""IPv4 and TCP headers without options: MSS = MTU − 40 (RFC 9293 §3.7.1)."""
+
+MS = 1_000_000
+"""One millisecond in ns."""
+
+STACKS: dict[str, dict[str, Any]] = {
+    "linux": {},
+    # NetBSD 1.1 (1995), seed 004's laptops: the 4.4BSD-Lite TCP.
+    "netbsd-1.1": {
+        # 4.4BSD tcp_fasttimo runs every 200 ms (PR_FASTHZ = 5) and sends the delayed
+        # ACKs; a second full segment is acknowledged at once (tcp_output's window rule).
+        "delayed_ack_ns": 200 * MS,
+        # TCPTV_MIN: 2 slow-timer ticks of 500 ms (PR_SLOWHZ = 2), so the RTO is >= 1 s.
+        "min_rto_ns": 1000 * MS,
+        # SACK (RFC 2018, 1996) came to NetBSD years later.
+        "sack": False,
+        # 4.4BSD-Lite implements RFC 1323, but seed 004 says the ACKs are "40-byte
+        # datagrams comprised of a 20-byte IP header and a 20-byte TCP header, and no
+        # data": no timestamp option on the wire, so none here.
+        "timestamps": False,
+        # 4.4BSD tcp_mss(): snd_cwnd starts at one segment (slow start from 1 MSS).
+        "initial_window": 1,
+    },
+}
+"""TCP settings of each ``stack`` of a test, on top of the simulator's Linux defaults
+(crates/sim/src/tcp/config.rs)."""
 
 
-def _options(t: Any, scenario: Any = None) -> dict[str, Any]:
-    options: dict[str, Any] = {"congestion": "newreno" if t.congestion in ("reno", "newreno") else "cubic"}
-    if getattr(t, "mss", None):
-        options["mss"] = int(t.mss)
+
+
+def route_mss(net: "Network", sender: str, destination: str) -> int:
+    """The MSS the sender offers: the MTU of the port it sends by, less 40.
+
+    The port is the one on the destination's subnet, else the one on the subnet of the
+    sender's gateway, else its first addressed port (the simulator takes the route's).
+    """
+    from ipaddress import IPv4Address
+
+    node = net.node_index(sender)
+    ports = [p for p in net.ports[node] if p.address is not None]
+    dst = IPv4Address(destination)
+    gateway = getattr(net.scenario.node[sender], "gateway", None)
+    for target in (dst, gateway):
+        if target is None:
+            continue
+        for p in ports:
+            if target in p.address.network:
+                return p.mtu - IPV4_TCP_HEADERS
+    mtus = [p.mtu for p in (ports or net.ports[node])]
+    return (mtus[0] if mtus else 1500) - IPV4_TCP_HEADERS
+
+
+OPTION_FIELDS = {"delayed_ack_ns": "delayed_ack", "min_rto_ns": "min_rto"}
+"""Simulator option -> the ``tcp`` table's field, where the names differ."""
+
+
+def options(net: "Network", index: int, destination: str, *, source: str | Path | None = None) -> dict[str, Any]:
+    """The ``tcp`` options of the simulator's flows for test ``index`` (config.rs
+    ``TcpOptions``); refuses (InputError) a buffer or window below one segment."""
+    from qoslab.backends.sim import LocatedProblems
+
+    t = net.scenario.test[index]
+    stack = t.tcp
+    opts: dict[str, Any] = {
+        "congestion": "newreno" if t.congestion in ("reno", "newreno") else "cubic",
+        "hystart": stack.hystart,
+        "sack": stack.sack,
+        "timestamps": stack.timestamps,
+        "window_scaling": stack.window_scaling,
+        "nagle": stack.nagle,
+        "delayed_ack_ns": int(stack.delayed_ack),
+        "delayed_ack_segments": stack.delayed_ack_segments,
+        "min_rto_ns": int(stack.min_rto),
+        "initial_window": stack.initial_window,
+        "pmtu_discovery": stack.pmtu_discovery,
+        "mtu_probing": stack.mtu_probing,
+        "base_mss": int(stack.base_mss),
+    }
+    # The stack's own defaults, where the tcp table does not say otherwise.
+    written = stack.model_fields_set
+    for key, value in STACKS[t.stack].items():
+        if OPTION_FIELDS.get(key, key) not in written:
+            opts[key] = value
+    if stack.rto_backoff_cap is not None:
+        opts["rto_cap_ns"] = int(stack.rto_backoff_cap)
+    if t.mss:
+        opts["mss"] = int(t.mss)
+    mss = int(t.mss) if t.mss else route_mss(net, t.from_, destination)
+    # Where each buffer comes from, for the message if it is too small.
+    sizes: list[tuple[tuple[Any, ...], str, int]] = []
+    for key, host in (("send_buffer", t.from_), ("recv_buffer", t.to)):
+        value = getattr(stack, key)
+        if value is not None:
+            sizes.append((("test", index, "tcp", key), key, int(value)))
+            opts[key] = int(value)
+        elif getattr(net.scenario.node[host], "socket_buffer", None) is not None:
+            # Seed 001: the hosts' socket buffers (SO_SNDBUF at the sender, SO_RCVBUF at the receiver).
+            value = int(net.scenario.node[host].socket_buffer)
+            sizes.append((("node", host, "socket_buffer"), key, value))
+            opts[key] = value
     if t.window:
-        # iperf -w sets both socket buffers; a fixed window (seed 004's NetBSD) caps it.
-        options.update(send_buffer=int(t.window), recv_buffer=int(t.window), max_window=int(t.window), window_scaling=int(t.window) > 65535)
-    elif scenario is not None:
-        # The hosts' socket buffers (seed 001: SO_SNDBUF at the sender, SO_RCVBUF at the
-        # receiver, the window the receiver offers at most).
-        send = getattr(scenario.node.get(t.from_), "socket_buffer", None)
-        recv = getattr(scenario.node.get(t.to), "socket_buffer", None)
-        if send:
-            options["send_buffer"] = int(send)
-        if recv:
-            options.update(recv_buffer=int(recv), max_window=int(recv), window_scaling=int(recv) > 65535)
-    return options
+        # iperf3 -w sets both socket buffers; a fixed window (seed 004's NetBSD) caps it.
+        w = int(t.window)
+        sizes.append((("test", index, "window"), "window", w))
+        opts.update(send_buffer=w, recv_buffer=w, max_window=w, window_scaling=stack.window_scaling and w > 65535)
+    out = LocatedProblems(source)
+    for path, what, value in sizes:
+        if value < mss:
+            out.add(
+                path,
+                f"a TCP {what.replace('_', ' ')} of {value} bytes is smaller than one segment: no full segment could ever be sent",
+                expected=f"at least the MSS, {mss} bytes" + ("" if t.mss else " (the route MTU less 40)"),
+                found=f"{value} bytes",
+            )
+    out.raise_if_any()
+    return opts
 
 
-def _fit_segments_to_buffers(net: "Network", src: int, options: dict[str, Any]) -> None:
-    """A buffer smaller than one full segment (seed 001: 16 KiB buffers with a 64 K MTU)
-    makes every segment as large as the buffer: a sender never sends more than the window
-    the receiver offers, and RFC 1122 §4.2.3.4's sender SWS avoidance sends a segment as
-    soon as it fills the largest window seen."""
-    if options.get("mss"):
-        return
-    mtus = [p.mtu for p in net.ports[src] if p.address is not None]
-    buffers = [options[k] for k in ("send_buffer", "recv_buffer") if options.get(k)]
-    if mtus and buffers and min(buffers) < min(mtus) - 40:
-        options["mss"] = min(buffers)
+def _stream_summary(f: dict[str, Any], seconds: float | None) -> dict[str, Any]:
+    """iperf3's ``end.streams[]`` entry of one connection: sender and receiver."""
+    tcp = f.get("tcp") or {}
+
+    def bps(n: int) -> float | None:
+        return round(n * 8 / seconds, 3) if seconds else None
+
+    sent = tcp.get("bytes_acked", 0)
+    return {
+        "id": f["id"],
+        "sender": {
+            "bytes": sent,
+            "bits_per_second": bps(sent),
+            "bytes_sent": tcp.get("bytes_sent", 0),
+            "retransmits": tcp.get("retransmits", 0),
+            "fast_retransmits": tcp.get("fast_retransmits", 0),
+            "timeouts": tcp.get("timeouts", 0),
+            "max_snd_cwnd_bytes": tcp.get("max_cwnd_bytes"),
+            "min_rtt_ms": ms(tcp.get("min_rtt_ns")),
+            "mean_rtt_ms": ms(tcp.get("mean_rtt_ns")),
+            "max_rtt_ms": ms(tcp.get("max_rtt_ns")),
+            "hystart_exit": tcp.get("hystart_exit"),
+        },
+        "receiver": {"bytes": f["bytes_received"], "bits_per_second": bps(f["bytes_received"])},
+    }
+
+
+def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]:
+    """iperf3's ``intervals``: per interval, each stream's delta and the sum.
+
+    ``bytes`` is what the receiver got in order during the interval (so
+    ``bits_per_second`` is goodput); ``sent_bytes`` what the sender put on the wire,
+    retransmissions included; ``snd_cwnd_bytes`` and ``rtt_ms`` the sender's state at
+    the interval's end.
+    """
+    rows = [(f["id"], (f.get("tcp") or {}).get("intervals") or []) for f in each]
+    n = max((len(r) for _, r in rows), default=0)
+    out = []
+    for k in range(n):
+        streams = []
+        for fid, recs in rows:
+            if k >= len(recs):
+                continue
+            r = recs[k]
+            prev = recs[k - 1] if k else {"end_ns": start_ns, "bytes_received": 0, "bytes_sent": 0, "retransmits": 0}
+            seconds = (r["end_ns"] - prev["end_ns"]) / 1e9
+            got = r["bytes_received"] - prev["bytes_received"]
+            streams.append(
+                {
+                    "id": fid,
+                    "start_s": round((prev["end_ns"] - start_ns) / 1e9, 9),
+                    "end_s": round((r["end_ns"] - start_ns) / 1e9, 9),
+                    "bytes": got,
+                    "bits_per_second": round(got * 8 / seconds, 3) if seconds > 0 else None,
+                    "sent_bytes": r["bytes_sent"] - prev["bytes_sent"],
+                    "retransmits": r["retransmits"] - prev["retransmits"],
+                    "snd_cwnd_bytes": r["cwnd_bytes"],
+                    "rtt_ms": ms(r.get("srtt_ns")),
+                }
+            )
+        if not streams:
+            continue
+        seconds = streams[0]["end_s"] - streams[0]["start_s"]
+        total = sum(s["bytes"] for s in streams)
+        out.append(
+            {
+                "streams": streams,
+                "sum": {
+                    "start_s": streams[0]["start_s"],
+                    "end_s": streams[0]["end_s"],
+                    "bytes": total,
+                    "bits_per_second": round(total * 8 / seconds, 3) if seconds > 0 else None,
+                    "retransmits": sum(s["retransmits"] for s in streams),
+                },
+            }
+        )
+    return out
 
 
 def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
-    """The flow of a ``tcp.bulk`` or ``tcp.transfer`` test."""
+    """The flows of a ``tcp.bulk`` or ``tcp.transfer`` test, and how to read them back."""
     t = net.scenario.test[index]
     src, dst = endpoints(net, index, source=source)
-    options = _options(t, net.scenario)
-    _fit_segments_to_buffers(net, src, options)
+    opts = options(net, index, dst, source=source)
     streams = getattr(t, "streams", 1)
+    interval_ns = int(getattr(t, "interval", 0) or 0)
+    common = {"kind": "tcp", "from": src, "to": dst, "start_ns": START_NS, "tcp": opts, "trace": bool(t.trace)}
+    parameters: dict[str, Any] = {
+        "window_bytes": t.window,
+        "congestion": opts["congestion"],
+        "hystart": opts["hystart"],
+        "stack": t.stack,
+        "destination": dst,
+    }
     if t.method == "tcp.bulk":
+        sized = t.bytes is not None
+        if sized:
+            # iperf3 -n counts the bytes of all streams together: share them out.
+            total = int(t.bytes)
+            shares = [total // streams + (1 if i < total % streams else 0) for i in range(streams)]
         stop = START_NS + int(t.duration)
-        # iperf3 -P: parallel connections to consecutive ports.
+        # Interval records are what says how much had arrived by the test's end, so a
+        # timed test keeps one (the whole test) even when no reports are asked for.
+        record_ns = interval_ns if interval_ns > 0 else (0 if sized else int(t.duration))
         flows = [
-            {"kind": "tcp", "id": FLOW + i, "from": src, "to": dst, "dst_port": PORT + i, "start_ns": START_NS, "stop_ns": stop, "tcp": options}
+            {
+                **common,
+                "id": FLOW + i,
+                "dst_port": PORT + i,
+                "stop_ns": stop,
+                **({"bytes": shares[i]} if sized else {}),
+                **({"interval_ns": record_ns} if record_ns > 0 else {}),
+            }
             for i in range(streams)
         ]
         duration = stop + DRAIN_NS
-        parameters = {"duration_s": int(t.duration) / 1e9, "window_bytes": t.window, "streams": streams, "congestion": options["congestion"], "destination": dst}
+        parameters.update(streams=streams, interval_s=interval_ns / 1e9 if interval_ns else None)
+        if sized:
+            parameters["bytes"] = int(t.bytes)
+            parameters["max_duration_s"] = int(t.duration) / 1e9
+        else:
+            parameters["duration_s"] = int(t.duration) / 1e9
     else:
-        # A sized transfer has as long as it needs; the run stops an hour in at most.
-        stop = START_NS + 3600 * 1_000_000_000
-        flows = [{"kind": "tcp", "id": FLOW, "from": src, "to": dst, "dst_port": PORT, "bytes": int(t.bytes), "start_ns": START_NS, "stop_ns": stop, "tcp": options}]
+        stop = START_NS + SIZED_LIMIT_NS
+        flows = [{**common, "id": FLOW, "dst_port": PORT, "bytes": int(t.bytes), "stop_ns": stop}]
         duration = stop
-        parameters = {"bytes": int(t.bytes), "window_bytes": t.window, "congestion": options["congestion"], "destination": dst}
+        parameters.update(bytes=int(t.bytes))
 
     def records(results: dict[str, Any]) -> list[dict[str, Any]]:
         each = [flow_result(results, f["id"]) for f in flows]
-        f = each[0]
-        tcp = f.get("tcp") or {}
+        tcps = [x.get("tcp") or {} for x in each]
+        if t.method == "tcp.bulk" and t.bytes is None:
+            # Over the test's time: what arrived by its end (iperf3's receiver sum).
+            seconds = int(t.duration) / 1e9
+            delivered = [_delivered_by_stop(x, stop) for x in each]
+        else:
+            done = [x.get("completed_ns") for x in tcps]
+            seconds = (max(done) - START_NS) / 1e9 if done and all(d is not None for d in done) else None
+            delivered = [x["bytes_received"] for x in each]
         metrics: dict[str, Any] = {
-            "throughput_mbps": round(sum(float(x["throughput_bps"]) for x in each) / 1e6, 6),
+            "throughput_mbps": round(sum(delivered) * 8 / seconds / 1e6, 6) if seconds else 0.0,
             "bytes_received": sum(x["bytes_received"] for x in each),
-            "retransmits": sum((x.get("tcp") or {}).get("retransmits") or 0 for x in each),
-            "timeouts": sum((x.get("tcp") or {}).get("timeouts") or 0 for x in each),
-            "srtt_ms": ms(tcp.get("srtt_ns")),
+            "bytes_sent": sum(x.get("bytes_sent", 0) for x in tcps),
+            "retransmits": sum(x.get("retransmits") or 0 for x in tcps),
+            "fast_retransmits": sum(x.get("fast_retransmits") or 0 for x in tcps),
+            "timeouts": sum(x.get("timeouts") or 0 for x in tcps),
+            "srtt_ms": ms(tcps[0].get("srtt_ns")),
+            "max_cwnd_bytes": max((x.get("max_cwnd_bytes") or 0 for x in tcps), default=0),
         }
+        metrics.update(path_metrics(results, each))
         if t.method == "tcp.transfer":
-            done = tcp.get("completed_ns")
-            metrics["transfer_time_s"] = None if done is None else round((done - START_NS) / 1e9, 9)
+            tcp = tcps[0]
+            done, acked = tcp.get("completed_ns"), tcp.get("acked_ns")
+            first_tx, first_rx = tcp.get("first_tx_ns"), each[0].get("first_rx_ns")
             metrics["completed"] = done is not None
+            metrics["transfer_time_s"] = None if done is None else round((done - START_NS) / 1e9, 9)
+            # ttcp -t: the transmitter's clock, first byte sent to last byte acknowledged;
+            # ttcp -r: the receiver's, first byte to last byte received.
+            tx_s = None if acked is None or first_tx is None else (acked - first_tx) / 1e9
+            rx_s = None if done is None or first_rx is None else (done - first_rx) / 1e9
+            metrics["sender_time_s"] = None if tx_s is None else round(tx_s, 9)
+            metrics["receiver_time_s"] = None if rx_s is None else round(rx_s, 9)
+            metrics["sender_rate_mbps"] = round(int(t.bytes) * 8 / tx_s / 1e6, 6) if tx_s else None
+            metrics["receiver_rate_mbps"] = round(int(t.bytes) * 8 / rx_s / 1e6, 6) if rx_s else None
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
-        return [{"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}]
+        record: dict[str, Any] = {
+            "test": t.method,
+            "name": t.name,
+            "from": t.from_,
+            "to": t.to,
+            "parameters": dict(parameters),
+            "metrics": metrics,
+            "streams": [_stream_summary(x, seconds) for x in each],
+        }
+        if t.method == "tcp.bulk" and interval_ns > 0:
+            record["intervals"] = intervals(each, START_NS)
+        if t.trace:
+            for stream, x in zip(record["streams"], tcps):
+                stream["trace"] = x.get("trace")
+        return [record]
 
     return Plan(flows, duration, records, [f["id"] for f in flows])
+
+
+def _delivered_by_stop(f: dict[str, Any], stop_ns: int) -> int:
+    """Bytes the receiver had at the test's end (the last interval record ends there),
+    or all it got when no interval was recorded."""
+    recs = (f.get("tcp") or {}).get("intervals") or []
+    if recs and recs[-1]["end_ns"] == stop_ns:
+        return int(recs[-1]["bytes_received"])
+    return int(f["bytes_received"])
+
+
+STALL_NS = 1_000_000_000
+"""A transfer whose receiver got nothing new for this long at its end counts as stalled."""
+
+
+def path_metrics(results: dict[str, Any], flows: list[dict[str, Any]]) -> dict[str, Any]:
+    """What the senders of ``flows`` (result entries) learned of the path MTU.
+
+    >>> r = {"nodes": [{"frag_needed_sent": 2, "frag_needed_silent": 0}]}
+    >>> f = {"tcp": {"path_mtu_bytes": 1400, "mss_bytes": 1348, "frag_needed_received": 1, "black_holes_detected": 0,
+    ...      "mtu_probes": 0, "mtu_probes_failed": 0, "longest_stall_ns": 2_000_000, "completed_ns": 5}}
+    >>> m = path_metrics(r, [f])
+    >>> m["path_mtu_bytes"], m["frag_needed_sent"], m["stalled"]
+    (1400, 2, False)
+    """
+    paths = [x.get("tcp") or {} for x in flows]
+    nodes = results.get("nodes", [])
+    stall = max((p.get("longest_stall_ns") or 0 for p in paths), default=0)
+    # Stalled: a sized transfer that never finished, or an unsized one whose receiver got
+    # nothing for a second or more at the end.
+    stalled = any(p.get("completed_ns") is None and (p.get("longest_stall_ns") or 0) >= STALL_NS for p in paths)
+    return {
+        "path_mtu_bytes": min((p.get("path_mtu_bytes") for p in paths if p.get("path_mtu_bytes")), default=None),
+        "mss_bytes": min((p.get("mss_bytes") for p in paths if p.get("mss_bytes")), default=None),
+        "frag_needed_received": sum(p.get("frag_needed_received") or 0 for p in paths),
+        "frag_needed_sent": sum(n.get("frag_needed_sent") or 0 for n in nodes),
+        "too_big_dropped_silently": sum(n.get("frag_needed_silent") or 0 for n in nodes),
+        "black_holes_detected": sum(p.get("black_holes_detected") or 0 for p in paths),
+        "mtu_probes": sum(p.get("mtu_probes") or 0 for p in paths),
+        "mtu_probes_failed": sum(p.get("mtu_probes_failed") or 0 for p in paths),
+        "longest_stall_s": round(stall / 1e9, 9),
+        "stalled": stalled,
+    }

@@ -76,7 +76,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     out.raise_if_any()
     flows = [
         {"kind": "ping", "id": LEARNING, "from": src, "to": dst, "count": 1, "interval_ns": 1_000_000_000, "payload": 56, "start_ns": 0},
-        {"kind": "udp", "id": MEASURED, "from": src, "to": dst, "dst_port": DST_PORT, "payload": t.payload, "rate_pps": pps, "start_ns": start, "stop_ns": stop},
+        {"kind": "udp", "id": MEASURED, "from": src, "to": dst, "dst_port": DST_PORT, "payload": t.payload, "rate_pps": pps, "start_ns": start, "stop_ns": stop, "dont_fragment": t.dont_fragment},
     ]
     interval_s = (stop - start) / 1e9
     parameters = {

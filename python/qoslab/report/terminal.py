@@ -41,6 +41,12 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
             rtts = f.get("rtt_ns") or []
             lat = f"rtt {sum(rtts) / len(rtts) / 1e6:.3f}" if rtts else "–"
             tput = "–"
+        elif f.get("kind") == "tcp":
+            # The record sums the streams; this row is one stream's receiver (goodput).
+            stream = next((x for x in (metrics and (records_by_flow.get(fid) or {}).get("streams")) or [] if x["id"] == fid), None)
+            bps = (stream or {}).get("receiver", {}).get("bits_per_second")
+            tput = _num(bps / 1e6 if bps is not None else f.get("throughput_bps", 0) / 1e6)
+            lat = "–"
         else:
             lat_ns = f.get("latency_ns") or {}
             lat = f"{_num(lat_ns.get('mean') and lat_ns['mean'] / 1e6)} / {_num(lat_ns.get('p99') and lat_ns['p99'] / 1e6)}" if lat_ns else "–"
@@ -51,6 +57,100 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
         label = f"{f.get('kind', '?')} {labels.get(fid, str(fid))}"
         table.add_row(escape(label), str(sent), str(f.get("received", 0)), str(lost), loss, tput, lat, _num(jitter and jitter / 1e6))
     return table
+
+
+def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | None:
+    """Per TCP flow: the path MTU and MSS its sender ended at, the ICMP "fragmentation
+    needed" it accepted, black holes its MTU probing found, and the longest stall."""
+    table = Table(box=box.SIMPLE_HEAD, title="TCP path MTU (RFC 1191 / RFC 4821)", title_justify="left", pad_edge=False, collapse_padding=True)
+    table.add_column("flow", no_wrap=True)
+    for col in ("path MTU", "MSS", "frag-needed rcvd", "black holes", "probes (failed)", "longest stall s", "done"):
+        table.add_column(col, justify="right")
+    rows = 0
+    for f in results.get("flows", []):
+        tcp = f.get("tcp")
+        if f.get("kind") != "tcp" or not tcp:
+            continue
+        done = "yes" if tcp.get("completed_ns") is not None else ("[red]stalled[/]" if (tcp.get("longest_stall_ns") or 0) >= 1_000_000_000 else "–")
+        table.add_row(
+            escape(f"tcp {labels.get(f['id'], str(f['id']))}"),
+            str(tcp.get("path_mtu_bytes", "–")),
+            str(tcp.get("mss_bytes", "–")),
+            str(tcp.get("frag_needed_received", 0)),
+            str(tcp.get("black_holes_detected", 0)),
+            f"{tcp.get('mtu_probes', 0)} ({tcp.get('mtu_probes_failed', 0)})",
+            f"{(tcp.get('longest_stall_ns') or 0) / 1e9:.3f}",
+            done,
+        )
+        rows += 1
+    return table if rows else None
+
+
+def _bytes(n: float | int | None) -> str:
+    """iperf3's units: 1 KByte = 1024 bytes."""
+    if n is None:
+        return "–"
+    for unit, size in (("GBytes", 1 << 30), ("MBytes", 1 << 20), ("KBytes", 1 << 10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{n} Bytes"
+
+
+def _bits(bps: float | None) -> str:
+    """iperf3's units: 1 Mbit = 10^6 bits."""
+    if bps is None:
+        return "–"
+    for unit, size in (("Gbits/sec", 1e9), ("Mbits/sec", 1e6), ("Kbits/sec", 1e3)):
+        if abs(bps) >= size:
+            return f"{bps / size:.2f} {unit}"
+    return f"{bps:.0f} bits/sec"
+
+
+def tcp_report(console: Console, record: dict[str, Any]) -> None:
+    """A TCP test as iperf3 prints it: each interval per stream (and SUM with more
+    than one), then each stream's sender and receiver totals; or ttcp's two lines.
+    Bytes in MBytes and KBytes of 1024 (iperf3), rates in Mbit/s of 10^6."""
+    streams = record.get("streams") or []
+    table = Table(box=box.SIMPLE_HEAD, title=f"TCP {escape(record['test'])} {escape(record['from'])} → {escape(record['to'])}", title_justify="left", pad_edge=False)
+    for col in ("ID", "interval s", "MBytes", "Mbit/s", "retr", "cwnd KB", "srtt ms"):
+        table.add_column(col, justify="left" if col in ("ID", "interval s") else "right", no_wrap=True)
+
+    def mb(n: int | None) -> str:
+        return "–" if n is None else f"{n / (1 << 20):.2f}"
+
+    def kb(n: int | None) -> str:
+        return "–" if n is None else f"{n / (1 << 10):.1f}"
+
+    def mbit(bps: float | None) -> str:
+        return "–" if bps is None else f"{bps / 1e6:.2f}"
+
+    for iv in record.get("intervals") or []:
+        for st in iv["streams"]:
+            table.add_row(str(st["id"]), f"{st['start_s']:.2f}-{st['end_s']:.2f}", mb(st["bytes"]), mbit(st["bits_per_second"]),
+                          str(st["retransmits"]), kb(st["snd_cwnd_bytes"]), _num(st["rtt_ms"], "{:.1f}"))
+        if len(iv["streams"]) > 1:
+            su = iv["sum"]
+            table.add_row("SUM", f"{su['start_s']:.2f}-{su['end_s']:.2f}", mb(su["bytes"]), mbit(su["bits_per_second"]), str(su["retransmits"]), "", "")
+    if record.get("intervals"):
+        table.add_section()
+    for st in streams:
+        snd, rcv = st["sender"], st["receiver"]
+        table.add_row(str(st["id"]), "sender", mb(snd["bytes"]), mbit(snd["bits_per_second"]), str(snd["retransmits"]),
+                      "max " + kb(snd["max_snd_cwnd_bytes"]), "mean " + _num(snd["mean_rtt_ms"], "{:.1f}"))
+        table.add_row(str(st["id"]), "receiver", mb(rcv["bytes"]), mbit(rcv["bits_per_second"]), "", "", "")
+    console.print(table)
+    m = record.get("metrics") or {}
+    if record["test"] == "tcp.transfer":
+        n = record["parameters"].get("bytes")
+        if m.get("completed"):
+            console.print(f"ttcp-t: {n} bytes in {m['sender_time_s']:.3f} real seconds = {_bits((m['sender_rate_mbps'] or 0) * 1e6)} (first byte sent to last acknowledged)")
+            console.print(f"ttcp-r: {n} bytes in {m['receiver_time_s']:.3f} real seconds = {_bits((m['receiver_rate_mbps'] or 0) * 1e6)} (first byte received to last)")
+        else:
+            console.print(f"[red]the transfer of {n} bytes did not complete[/]: {m.get('bytes_received')} bytes arrived")
+    for st in streams:
+        exit_ = st["sender"].get("hystart_exit")
+        if exit_:
+            console.print(f"stream {st['id']}: HyStart ({record['parameters'].get('hystart')}) left slow start at {exit_['time_ns'] / 1e9:.3f} s, cwnd {_bytes(exit_['cwnd_bytes'])} ({exit_['reason']})")
 
 
 def links_table(results: dict[str, Any]) -> Table:
@@ -71,12 +171,13 @@ def links_table(results: dict[str, Any]) -> Table:
 def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     """Per node: the CPU profile and its utilisation, CPU drops, drops by reason."""
     table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left")
-    for col in ("node", "cpu", "cpu busy", "cpu drops", "drops by reason"):
-        table.add_column(col, justify="right" if col in ("cpu busy", "cpu drops") else "left")
+    for col in ("node", "cpu", "cpu busy", "cpu drops", "frag-needed sent", "drops by reason"):
+        table.add_column(col, justify="right" if col in ("cpu busy", "cpu drops", "frag-needed sent") else "left")
     for node in results.get("nodes", []):
         drops = node.get("drops") or {}
         reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(drops.items(), key=lambda kv: -kv[1])) or "–"
-        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), str(node.get("cpu_drops", 0)), reasons)
+        icmp = str(node.get("frag_needed_sent", 0)) + (f" ({node['frag_needed_silent']} silent)" if node.get("frag_needed_silent") else "")
+        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), str(node.get("cpu_drops", 0)), icmp, reasons)
     return table
 
 
@@ -138,6 +239,14 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     console.rule(f"[bold]{escape(title)}")
     console.print(f"simulated {results.get('sim_time_ns', 0) / 1e9:.3f} s, {results.get('events', 0)} events")
     console.print(flows_table(results, records_by_flow, labels))
+    path = tcp_path_table(results, labels)
+    if path is not None:
+        console.print(path)
+    shown: set[int] = set()
+    for record in records_by_flow.values():
+        if record.get("test", "").startswith("tcp.") and id(record) not in shown:
+            shown.add(id(record))
+            tcp_report(console, record)
     console.print(links_table(results))
     console.print(nodes_table(results, profiles))
     atm_summary(console, results)
@@ -192,7 +301,7 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
                 console.print(f"    {escape(d['summary'])}")
 
 
-__all__ = ["render_run", "render_reach", "death_points", "flows_table", "links_table", "nodes_table", "tables", "drop_log"]
+__all__ = ["tcp_report", "render_run", "render_reach", "death_points", "flows_table", "tcp_path_table", "links_table", "nodes_table", "tables", "drop_log"]
 
 
 HEADLINE_METRICS = (

@@ -283,6 +283,11 @@ class _Checker:
             order = loop[k:] + loop[:k] + [first]
             chain = " over ".join(self.sc.tunnel[x].name for x in order)
             self.add(("tunnel", first, "over"), "tunnels run over each other in a loop", expected="a stack that ends on a link or the routed path", found=chain)
+        if not reported:
+            from qoslab.scenario.tunnels import room_problems
+
+            for path, message, expected, found in room_problems(self.sc):
+                self.add(path, message, expected=expected, found=found)
 
     # ------------------------------------------------------------------ tests
     def tests(self) -> None:
@@ -291,6 +296,44 @@ class _Checker:
             self.node_ref(("test", i, "to"), t.to)
             if t.from_ == t.to and t.from_ in self.sc.node:
                 self.add(("test", i, "to"), "a test from a node to itself", expected="another node", found=repr(t.to))
+
+        for i, b in enumerate(self.sc.background):
+            self.node_ref(("background", i, "from"), b.from_)
+            self.node_ref(("background", i, "to"), b.to)
+            if b.from_ == b.to and b.from_ in self.sc.node:
+                self.add(("background", i, "to"), "background traffic from a node to itself", expected="another node", found=repr(b.to))
+
+    # ------------------------------------------------------------------ adaptive routers
+    def link_index(self, ref: str) -> int | None:
+        """The link a name or 'link[N]' names, if any."""
+        for j, link in enumerate(self.sc.link):
+            if link.name == ref or ref == f"link[{j}]":
+                return j
+        return None
+
+    def adaptive(self) -> None:
+        """Seed 004's adaptive upstream: `modem` a serial line from the router to its
+        peer, `radio` an 802.11 cell both are on."""
+        choices = [self.sc.link_name(j) for j in range(len(self.sc.link))]
+        for name, node in self.sc.node.items():
+            a = getattr(node, "adaptive", None)
+            if a is None:
+                continue
+            base: PathT = ("node", name, "adaptive")
+            peer = None
+            m = self.link_index(a.modem)
+            if m is None:
+                self.add(base + ("modem",), "names no link", expected=one_of(choices) if choices else "a serial link", found=repr(a.modem), hint=did_you_mean(a.modem, choices))
+            elif not isinstance(self.sc.link[m], Serial) or name not in self.sc.link[m].ends:
+                self.add(base + ("modem",), "not a serial line from this router", expected=f"a serial link with {name!r} as an end", found=f"{a.modem!r} ({self.sc.link[m].type}, joins {', '.join(map(repr, link_nodes(self.sc.link[m])))})")
+            else:
+                peer = next(e for e in self.sc.link[m].ends if e != name)
+            r = self.link_index(a.radio)
+            if r is None:
+                self.add(base + ("radio",), "names no link", expected=one_of(choices) if choices else "a wifi link", found=repr(a.radio), hint=did_you_mean(a.radio, choices))
+            elif not isinstance(self.sc.link[r], Wifi) or name not in link_nodes(self.sc.link[r]) or (peer is not None and peer not in link_nodes(self.sc.link[r])):
+                want = f"a wifi link with {name!r}" + (f" and {peer!r}" if peer else "")
+                self.add(base + ("radio",), "not a radio both routers are on", expected=want, found=f"{a.radio!r} ({self.sc.link[r].type}, joins {', '.join(map(repr, link_nodes(self.sc.link[r])))})")
 
     # ------------------------------------------------------------------ sweep
     def sweep(self) -> None:
@@ -396,6 +439,7 @@ class _Checker:
         self.atm()
         self.tunnels()
         self.tests()
+        self.adaptive()
         self.sweep()
         return self.problems
 

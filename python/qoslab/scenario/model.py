@@ -123,6 +123,18 @@ class NodeBase(Strict):
         None,
         description="CPU profile (per-packet and per-byte costs), e.g. 'pentium-m-1.6ghz'; none = an infinitely fast CPU.",
     )
+    frag_needed: Literal["mtu", "zero-mtu", "silent"] = Field(
+        "mtu",
+        description=(
+            "What the node answers when it cannot forward a DF packet for its size: 'mtu' = ICMP "
+            "'fragmentation needed' with the next-hop MTU (RFC 1191 §4, the default); 'zero-mtu' = the same "
+            "without the MTU, as pre-RFC 1191 routers (the host falls back on RFC 1191 §7's plateaus); "
+            "'silent' = nothing, a PMTU black hole (RFC 2923 §2.1)."
+        ),
+    )
+    block_icmp_unreachable: bool = Field(
+        False, description="Drop every ICMP Destination Unreachable passing through or arriving, as an 'all ICMP' firewall does (another PMTU black hole)."
+    )
 
 
 class Host(NodeBase):
@@ -136,11 +148,59 @@ class Host(NodeBase):
     atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnet of this host's ATM port.")
 
 
+class AdaptiveUpstream(Strict):
+    """Seed 004's adaptive router: upstream datagrams to a peer router go over a radio
+    with link acknowledgements (retries with a capped backoff), or over a modem when the
+    radio's delivery ratio falls, with hysteresis (crates/sim/src/upstream.rs).
+
+    Seed 004: "the router now has the capacity to adaptively decide whether to send
+    packets from home to school using the radio transmitter or the modem, based on the
+    percentage of packets sent using the transmitter that are successfully received at
+    the campus end"; its acknowledgements mechanism "moderated the maximum backoff time
+    so that it never exceed a tenth of a second".
+    """
+
+    radio: str = Field(description="The wifi link (its `name` or 'link[N]') both routers are on: the radio upstream, with link acks.")
+    modem: str = Field(description="The serial link (its `name` or 'link[N]') from this router to the peer: the fallback upstream.")
+    initial_timeout: Time = Field(
+        "20 ms",
+        description=(
+            "Link-ack timeout after a first transmission; it doubles per retry up to `max_timeout`. Seed 004 gives "
+            "none. 20 ms is twice the worst clean-channel wait of seed 004's 2 Mb/s radio: a 84-byte upstream frame "
+            "(0.9 ms with DIFS and up to 31 slots of backoff, 1.5 ms), the ack queued behind the 1536-byte downstream "
+            "MPDU on the air at the peer (6.65 ms + 0.67 ms of access) and its own 44-byte exchange (1.35 ms): 10.2 ms."
+        ),
+    )
+    max_timeout: Time = Field("100 ms", description="Cap on the backoff: seed 004's 'never exceed a tenth of a second'.")
+    max_attempts: int = Field(7, ge=1, le=255, description="Transmissions of one frame before it is given up; seed 004 is silent, 7 is 802.11's dot11ShortRetryLimit.")
+    window: int = Field(100, ge=1, description="Attempts the delivery ratio is measured over (a sliding window; one outcome = one percentage point). Seed 004 gives none.")
+    min_samples: int = Field(50, ge=1, description="Attempts needed before the ratio is trusted (half the window).")
+    low: Ratio = Field(0.90, description="Leave the radio when its ratio falls below this: seed 004, 'once packet losses approach 10%' TCP 'effectively shuts down'.")
+    high: Ratio = Field(0.97, description="Return to the radio when its ratio rises above this (seed 004 gives none; a 7-point band, over twice the ratio's standard deviation at 90 % with a 100-attempt window).")
+    probe_interval: Time = Field("50 ms", description="While on the modem, a probe frame over the radio this often keeps its ratio measured (seed 004 is silent; < 1 % of 2 Mb/s).")
+    sample_interval: Time = Field("100 ms", description="Shortest time between two samples of the ratios in the results.")
+
+    @model_validator(mode="after")
+    def _band(self) -> AdaptiveUpstream:
+        if self.low > self.high:
+            raise FieldProblem("high", "the return threshold is below the leave threshold", expected=f"high >= low ({self.low:g})", found=f"{self.high:g}")
+        if self.min_samples > self.window:
+            raise FieldProblem("min_samples", "more samples needed than the window holds", expected=f"at most window ({self.window})", found=str(self.min_samples))
+        if self.initial_timeout <= 0 or self.max_timeout < self.initial_timeout:
+            raise FieldProblem("max_timeout", "the backoff cap is below the first timeout", expected="0 < initial_timeout <= max_timeout", found=f"{self.initial_timeout} ns, {self.max_timeout} ns")
+        if self.probe_interval <= 0:
+            raise FieldProblem("probe_interval", "probes need a positive interval", expected="a time above 0", found="0 s")
+        return self
+
+
 class Router(NodeBase):
     """An IP router: forwards between its interfaces by its routes."""
 
     role: Literal["router"] = Field(description="Node kind.")
     atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of this router's ATM ports.")
+    adaptive: AdaptiveUpstream | None = Field(
+        None, description="Seed 004's adaptive upstream to the router at the other end of `modem`: radio with link acks, or modem."
+    )
 
 
 class Bridge(NodeBase):
@@ -393,7 +453,12 @@ class Wifi(LinkBase):
     ap: NodeName | None = Field(None, description="The access point's node (role 'ap', 'ap-router' or any node acting as one).")
     stations: list[NodeName] = Field(default_factory=list, description="Nodes associated with the AP (or members of the ad hoc cell).")
     rts_threshold: Size | None = Field(None, description="Frames longer than this use RTS/CTS; none = never.")
-    retry_limit: int = Field(7, ge=0, le=255, description="Transmission attempts after the first before a frame is dropped (dot11ShortRetryLimit).")
+    retry_limit: int = Field(
+        7,
+        ge=0,
+        le=255,
+        description="dot11ShortRetryLimit: transmission attempts of a frame, the first included, before it is dropped (IEEE 802.11-2020 Annex C: 7); 1 = never retried, as seed 004's WaveLAN, which had no link-layer acknowledgements.",
+    )
     hears: dict[NodeName, list[NodeName]] | None = Field(
         None, description="Who hears whom: node -> nodes it can hear (hidden terminals, seed 004); none = everybody hears everybody."
     )
@@ -420,6 +485,9 @@ class Wifi(LinkBase):
         return self
 
 
+SERIAL_MIN_RATE = 300
+"""The slowest serial line, ITU-T V.21 / Bell 103 (crates/sim/src/serial.rs MIN_RATE_BPS)."""
+
 _FORMAT = re.compile(r"^[5-8][noems][12]$")
 
 
@@ -435,6 +503,17 @@ class Serial(LinkBase):
     ends: TwoEnds = Field(description="The two nodes the line joins: [a, b].")
     compression: float | None = Field(None, ge=1.0, description="Modem data compression ratio (V.42bis), e.g. 2.0 for 2:1 (seed 004); none = off.")
     mtu: int | None = Field(None, ge=68, le=65535, description="IP MTU; none = 1006 for SLIP (RFC 1055), 1500 for PPP.")
+
+    @model_validator(mode="after")
+    def _rate_from_300(self) -> Serial:
+        if self.rate < SERIAL_MIN_RATE:
+            raise FieldProblem(
+                "rate",
+                "a serial line sends nothing at this rate" if self.rate == 0 else "slower than any modem",
+                expected=f"at least {format_rate(SERIAL_MIN_RATE)} (ITU-T V.21, the slowest modem)",
+                found=repr(format_rate(self.rate)),
+            )
+        return self
 
 
 class VirtualCircuit(Strict):
@@ -532,6 +611,13 @@ class OpenVpn(TunnelBase):
         "sha1", description="HMAC digest (--auth); SHA1 adds 20 bytes."
     )
     fragment: Size | None = Field(None, description="OpenVPN's own fragmentation (--fragment) at this size; none = off.")
+    replay: bool = Field(
+        False,
+        description=(
+            "Send the 4-byte packet ID of replay protection (--replay). OpenVPN does by default; seed 002 §3.2 counts "
+            "none (24 bytes with SHA1), and the default follows the seed as `qoslab mtu` does."
+        ),
+    )
     port: int = Field(1194, ge=1, le=65535, description="Server port.")
 
 
@@ -557,6 +643,15 @@ class Ipsec(TunnelBase):
     type: Literal["ipsec"] = Field(description="Tunnel kind.")
     mode: Literal["tunnel", "transport"] = Field("tunnel", description="'tunnel' adds an outer IP header; 'transport' protects the payload only.")
     protocol: Literal["esp", "ah"] = Field("esp", description="ESP (RFC 4303) or AH (RFC 4302).")
+    fragment: Literal["before", "after"] = Field(
+        "after",
+        description=(
+            "Tunnel mode, an inner packet too big for the tunnel (DF clear): 'before' = fragment it to the tunnel's "
+            "effective MTU and seal each fragment, as Linux does for IPv4 ESP (RFC 4459 §3 pre-fragmentation); "
+            "'after' = seal it whole and fragment the outer packet (the default, as the tunnel MTU defaults to the port's). "
+            "With DF set either way, ICMP 'fragmentation needed' returns the effective MTU (RFC 4301 §8.2.1)."
+        ),
+    )
     cipher: Annotated[
         Literal["null", "des-cbc", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm"], BeforeValidator(_lower)
     ] = Field("3des-cbc", description="ESP cipher; must be 'null' for AH.")
@@ -678,6 +773,10 @@ class UdpFlow(TestBase):
 
     method: Literal["udp.flow"] = Field(description="Test method.")
     payload: Size = Field(1472, description="UDP payload bytes per datagram.")
+    dont_fragment: bool = Field(
+        False,
+        description="Set DF on every datagram (iperf3 --dont-fragment): too big for the path, it is refused at the sender or dropped by a router with ICMP 'fragmentation needed'; default false, datagrams are fragmented.",
+    )
     rate: Rate | None = Field(None, description="Offered load; give this or `gap`.")
     gap: Time | None = Field(None, description="Time between datagrams; give this or `rate`.")
     count: int | None = Field(None, ge=1, description="Datagrams to send; none = for `duration`.")
@@ -700,15 +799,53 @@ class UdpEcho(TestBase):
     port: int = Field(7, ge=1, le=65535, description="The echo server's UDP port (RFC 862: 7).")
 
 
+TcpStack = Literal["linux", "netbsd-1.1"]
+_STACK_DOC = (
+    "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
+    "IW 10) or 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK, 200 ms delayed ACK, 1 s min RTO, IW 1, "
+    "no timestamps; qoslab.methods.tcp.STACKS cites each)."
+)
+
+
+class TcpSettings(Strict):
+    """The TCP settings of a test's connections (both ends). Every default is Linux's, as
+    crates/sim/src/tcp/config.rs documents with its source."""
+
+    hystart: Literal["off", "classic", "hystart++"] = Field(
+        "off",
+        description="Leave slow start early on a rising RTT: 'classic' is Linux CUBIC's HyStart (ACK train + delay, Linux's own default), 'hystart++' is RFC 9406; 'off' = plain slow start to the first loss.",
+    )
+    sack: bool = Field(True, description="Offer SACK (RFC 2018) and recover with RFC 6675 when both ends do.")
+    timestamps: bool = Field(True, description="Offer timestamps (RFC 7323 §3): 12 option bytes per segment, an RTT sample per ACK.")
+    window_scaling: bool = Field(True, description="Offer window scaling (RFC 7323 §2); off caps the window at 65 535 bytes.")
+    nagle: bool = Field(True, description="Nagle's algorithm (RFC 896); false = TCP_NODELAY.")
+    delayed_ack: Time = Field("40 ms", description="Delayed-ACK timer (RFC 5681 §4.2): Linux 40 ms, BSD 200 ms; '0 s' ACKs every segment at once.")
+    delayed_ack_segments: int = Field(2, ge=1, description="ACK at once after this many full-sized segments (RFC 5681 §4.2: 2).")
+    min_rto: Time = Field("200 ms", description="Lower bound of the retransmission timeout: Linux 200 ms, RFC 6298 §2.4 1 s.")
+    rto_backoff_cap: Time | None = Field(None, description="Cap on the exponentially backed-off RTO (seed 004's router: 100 ms); none = only RFC 6298's 60 s.")
+    initial_window: int = Field(10, ge=1, description="Initial congestion window, segments (RFC 6928: 10).")
+    send_buffer: Size | None = Field(None, description="Send socket buffer (bounds the bytes in flight); none = the host's socket_buffer, else Linux's 4 MiB.")
+    recv_buffer: Size | None = Field(None, description="Receive socket buffer (the largest window advertised); none = the host's socket_buffer, else Linux's 6 MiB.")
+    pmtu_discovery: bool = Field(True, description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).")
+    mtu_probing: Literal[0, 1, 2] = Field(0, description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.")
+    base_mss: Size = Field(1024, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
+
+
 class TcpBulk(TestBase):
-    """An iperf-like TCP transfer for a fixed time: goodput."""
+    """An iperf3-like TCP transfer for a fixed time (or a number of bytes): goodput,
+    retransmissions and the congestion window, in interval reports and totals."""
 
     method: Literal["tcp.bulk"] = Field(description="Test method.")
-    duration: Time = Field("10 s", description="How long to send (iperf -t).")
-    window: Size | None = Field(None, description="Socket buffer / window (iperf -w); none = autotuning.")
-    streams: int = Field(1, ge=1, description="Parallel connections (iperf -P).")
+    duration: Time = Field("10 s", description="How long to send (iperf3 -t); with `bytes`, the longest the run may take.")
+    bytes: Size | None = Field(None, description="Send this many bytes in all, shared by the streams, instead of for `duration` (iperf3 -n).")
+    window: Size | None = Field(None, description="Socket buffer / window (iperf3 -w): both buffers and a fixed maximum window; none = the stack's default.")
+    streams: int = Field(1, ge=1, description="Parallel connections (iperf3 -P).")
+    interval: Time = Field("1 s", description="Interval between reports (iperf3 -i); '0 s' = none.")
     congestion: Literal["cubic", "reno", "newreno"] = Field("cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno).")
-    mss: Size | None = Field(None, description="Maximum segment size; none = from the path MTU.")
+    mss: Size | None = Field(None, description="Maximum segment size; none = from the route MTU (MTU − 40).")
+    stack: TcpStack = Field("linux", description=_STACK_DOC)
+    trace: bool = Field(False, description="Keep each sender's per-ACK trace (cwnd, ssthresh, RTT, RTO, retransmissions) in the JSON record; large.")
+    tcp: TcpSettings = Field(default_factory=TcpSettings, description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.")
 
 
 class TcpTransfer(TestBase):
@@ -719,6 +856,23 @@ class TcpTransfer(TestBase):
     buffer: Size = Field(8192, description="Bytes per write (ttcp -l).")
     window: Size | None = Field(None, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default.")
     congestion: Literal["cubic", "reno", "newreno"] = Field("newreno", description="Congestion control.")
+    mss: Size | None = Field(None, description="Maximum segment size; none = from the route MTU (MTU − 40).")
+    stack: TcpStack = Field("linux", description=_STACK_DOC)
+    trace: bool = Field(False, description="Keep the sender's per-ACK trace in the JSON record; large.")
+    tcp: TcpSettings = Field(default_factory=TcpSettings, description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.")
+
+
+class Background(Strict):
+    """Traffic that runs alongside every test, unmeasured: the load a test shares the
+    network with (seed 004: Wireless Andrew's transceivers sending while the router's
+    upstream frames are on the air)."""
+
+    from_: NodeName = Field(alias="from", description="The node that sends.")
+    to: NodeName = Field(description="The node it sends to.")
+    payload: Size = Field(1472, description="UDP payload bytes per datagram (at least 16: the test frame's sequence number and time).")
+    rate: Rate = Field("0 bps", description="Offered load; '0 bps' saturates (the sender keeps its interface queue full).")
+    start: Time = Field("0 s", description="When it starts, from the start of each test's run.")
+    duration: Time | None = Field(None, description="How long it sends; none = as long as the test runs.")
 
 
 Test = Annotated[
@@ -779,6 +933,7 @@ class Scenario(Strict):
         default_factory=list, description="Tunnels and VPNs, [[tunnel]] type = 'openvpn' | 'pppoe' | 'pptp' | 'ipsec' | 'gre'."
     )
     test: list[Test] = Field(default_factory=list, description="Measurements, [[test]] method = 'rfc2544.throughput' | 'ping' | …")
+    background: list[Background] = Field(default_factory=list, description="Unmeasured UDP load that runs alongside every test, [[background]] from, to, rate.")
     sweep: Sweep | None = Field(None, description="Parameters to vary over runs.")
 
     _raw: dict[str, Any] | None = PrivateAttr(None)
@@ -802,6 +957,8 @@ __all__ = [
     "Node",
     "Host",
     "Router",
+    "AdaptiveUpstream",
+    "Background",
     "Bridge",
     "AccessPoint",
     "Switch",
@@ -837,6 +994,8 @@ __all__ = [
     "UdpFlow",
     "UdpEcho",
     "TcpBulk",
+    "TcpStack",
+    "TcpSettings",
     "TcpTransfer",
     "Sweep",
     "FieldProblem",

@@ -3,6 +3,8 @@
 
 use crate::time::Duration;
 
+pub use super::hystart::HyStartMode;
+
 /// Which congestion control rules grow and cut the window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum CongestionControl {
@@ -10,8 +12,7 @@ pub enum CongestionControl {
     /// (or RFC 6675 SACK recovery when SACK is negotiated).
     NewReno,
     /// RFC 9438 CUBIC (C = 0.4, β = 0.7, fast convergence on), Linux's default since
-    /// 2.6.19. HyStart (a Linux addition, not in RFC 9438's core) is not modelled, as
-    /// if `hystart=0`.
+    /// 2.6.19. HyStart is a separate choice, [`TcpConfig::hystart`].
     #[default]
     Cubic,
 }
@@ -73,6 +74,11 @@ pub struct TcpConfig {
     pub clock_granularity: Duration,
     /// Congestion control. Default CUBIC, as Linux.
     pub congestion_control: CongestionControl,
+    /// Leaving slow start on a rising RTT before the first loss: Linux CUBIC's HyStart
+    /// or RFC 9406 HyStart++, with either congestion control. Default off (plain RFC
+    /// 5681 slow start), as the ns-3 comparisons and the Mathis checks need; Linux's own
+    /// default is [`HyStartMode::Classic`] (`tcp_cubic` `hystart=1`).
+    pub hystart: HyStartMode,
     /// Initial window in segments (RFC 6928: 10; Linux `TCP_INIT_CWND` 10).
     pub initial_window: u32,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675
@@ -81,6 +87,21 @@ pub struct TcpConfig {
     /// Maximum segment lifetime; TIME-WAIT lasts 2·MSL (RFC 9293 §3.4.2 suggests
     /// 2 min). Default 30 s, so TIME-WAIT is 60 s as Linux's `TCP_TIMEWAIT_LEN`.
     pub msl: Duration,
+    /// Path MTU discovery (RFC 1191 §3, §6.4): DF on every segment; an ICMP
+    /// "fragmentation needed" lowers the MSS and the segments it lost are sent again at
+    /// once, without a congestion response (Linux `tcp_v4_mtu_reduced`,
+    /// `tcp_simple_retransmit`). Default on, Linux's `ip_no_pmtu_disc=0`; off is
+    /// `ip_no_pmtu_disc=1` (DF clear, routers fragment).
+    pub pmtu_discovery: bool,
+    /// Packetization-layer PMTUD (RFC 4821) as Linux's `tcp_mtu_probing`: 0 never;
+    /// 1 once black hole detection fires (the head segment unacknowledged through
+    /// `tcp_retries1` = 3 backed-off timeouts, `retransmits_timed_out`), then the MSS
+    /// falls to `base_mss` and probes search upwards; 2 from the start. Default 0, as
+    /// Linux.
+    pub mtu_probing: u8,
+    /// The MSS probing starts from (Linux `tcp_base_mss`: 1024 since 4.2, 512 before;
+    /// RFC 4821 §7.2 suggests 1024-octet packets as a safe start).
+    pub base_mss: u16,
 }
 
 impl Default for TcpConfig {
@@ -102,9 +123,13 @@ impl Default for TcpConfig {
             rto_backoff_cap: None,
             clock_granularity: Duration::from_millis(1),
             congestion_control: CongestionControl::Cubic,
+            hystart: HyStartMode::Off,
             initial_window: 10,
             dup_ack_threshold: 3,
             msl: Duration::from_secs(30),
+            pmtu_discovery: true,
+            mtu_probing: 0,
+            base_mss: 1024,
         }
     }
 }

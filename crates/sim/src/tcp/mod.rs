@@ -9,7 +9,7 @@
 //! * RFC 6582 — NewReno fast recovery with partial ACKs;
 //! * RFC 2018 and RFC 6675 — SACK blocks and the pipe-based loss recovery;
 //! * RFC 6298 — the retransmission timer; RFC 6928 — the initial window of ten;
-//! * RFC 7323 — window scaling and timestamps; RFC 9438 — CUBIC;
+//! * RFC 7323 — window scaling and timestamps; RFC 9438 — CUBIC; RFC 9406 — HyStart++;
 //! * RFC 1122 §4.2.3.4 / RFC 896 — Nagle's algorithm and sender silly-window avoidance.
 //!
 //! Time is `u64` nanoseconds of simulated time throughout. The model never reads a
@@ -19,16 +19,20 @@
 //! - [`config`]: [`TcpConfig`], every knob typed with its default and source;
 //! - [`rtt`]: the RFC 6298 estimator;
 //! - [`congestion`]: NewReno (RFC 5681/6582) and CUBIC (RFC 9438) window rules;
+//! - [`hystart`]: leaving slow start early, Linux's HyStart or RFC 9406 HyStart++;
 //! - [`sack`]: the RFC 6675 scoreboard (IsLost, pipe, NextSeg);
-//! - [`socket`]: the connection itself.
+//! - [`socket`]: the connection itself;
+//! - [`report`]: interval records (iperf3 `-i`) and per-ACK traces in columns.
 
 pub mod config;
 pub mod congestion;
+pub mod hystart;
+pub mod report;
 pub mod rtt;
 pub mod sack;
 pub mod socket;
 
 
-pub use config::{CongestionControl, TcpConfig};
-pub use socket::{State, TcpSocket, TcpStats, TraceRecord};
+pub use config::{CongestionControl, HyStartMode, TcpConfig};
+pub use socket::{MtuProbing, State, TcpSocket, TcpStats, TraceRecord};
 

@@ -11,6 +11,13 @@
 //! highest sequence ever sent (RFC 6675's HighData), `snd_nxt` where new sending
 //! continues; after a timeout `snd_nxt` goes back to `snd_una` (go-back-N) and the
 //! octets up to `snd_max` are resent as retransmissions.
+//!
+//! Path MTU: the MSS follows the path MTU the IP layer knows (RFC 1191 §6.4,
+//! [`TcpSocket::set_path_mtu`]); an ICMP "fragmentation needed" lowers it and resends
+//! what was in flight at once ([`TcpSocket::on_frag_needed`], Linux's
+//! `tcp_v4_mtu_reduced`); packetization-layer PMTUD (RFC 4821) is Linux's
+//! `tcp_mtu_probing`: black hole detection, then probes that search the MTU upwards
+//! ([`MtuProbing`]).
 
 use std::collections::VecDeque;
 
@@ -18,6 +25,7 @@ use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_WINDOW_SHIFT};
 
 use super::config::TcpConfig;
 use super::congestion::Congestion;
+use super::hystart::{AckInfo, HyStart, Verdict};
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 
@@ -27,6 +35,30 @@ static ZEROS: [u8; 65536] = [0; 65536];
 /// Octets of the Timestamps option with its two NOPs (RFC 7323 §3.2, Linux layout):
 /// the data of a segment shrinks by this much when timestamps are on.
 const TIMESTAMP_OPTION_LEN: u32 = 12;
+/// IPv4 and TCP headers without options: MTU − this = MSS (RFC 9293 §3.7.1).
+const HEADERS_LEN: u32 = 40;
+/// Linux `tcp_min_snd_mss`: the smallest MSS the sender uses whatever it is told.
+const MIN_SND_MSS: u32 = 48;
+/// Linux `tcp_probe_threshold`: probing stops when the search range is narrower.
+const PROBE_THRESHOLD: u32 = 8;
+/// Linux `tcp_retries1`: timeouts before black hole detection (and a route re-check).
+const RETRIES1: u32 = 3;
+/// Linux `TCP_RTO_MIN`, the base of the model timeout of `retransmits_timed_out`.
+const RTO_BASE_NS: u64 = 200_000_000;
+/// Linux `tcp_mtu_probe`: a probe goes only with at least this many segments of cwnd.
+const PROBE_MIN_CWND: u64 = 11;
+
+/// The state of packetization-layer PMTUD (RFC 4821 §7; Linux `icsk_mtup`). MTUs are
+/// IP packet sizes: the search runs over what the path carries, `search_low` known to
+/// work, `search_high` the most it may carry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MtuProbing {
+    pub enabled: bool,
+    pub search_low: u32,
+    pub search_high: u32,
+    /// The probe in flight: its MTU and sequence range.
+    probe: Option<(u32, SeqNumber, SeqNumber)>,
+}
 
 /// The connection states of RFC 9293 §3.3.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -67,6 +99,23 @@ pub struct TcpStats {
     pub timeouts: u64,
     /// Duplicate ACKs received.
     pub dup_acks: u64,
+    /// ICMP "fragmentation needed" about this connection's segments, accepted.
+    pub frag_needed: u64,
+    /// Times the MSS went down for the path MTU (ICMP, or black hole detection).
+    pub mss_reductions: u64,
+    /// Black hole detections (RFC 4821 §7.7 / Linux `tcp_mtu_probing`).
+    pub black_holes: u64,
+    /// MTU probes sent, and those found lost.
+    pub mtu_probes: u64,
+    pub mtu_probes_failed: u64,
+    /// RTT samples taken, their sum, smallest and largest, ns (iperf3's min, mean and
+    /// max RTT).
+    pub rtt_samples: u64,
+    pub rtt_sum_ns: u64,
+    pub rtt_min_ns: Option<u64>,
+    pub rtt_max_ns: u64,
+    /// Largest congestion window, octets (iperf3 `max_snd_cwnd`).
+    pub max_cwnd: u64,
 }
 
 /// One row of the per-ACK trace: the sender's state after an ACK was processed.
@@ -90,6 +139,8 @@ pub struct TraceRecord {
     pub snd_una: u32,
     /// In fast recovery.
     pub in_recovery: bool,
+    /// Segments retransmitted so far.
+    pub retransmits: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -156,6 +207,17 @@ pub struct TcpSocket {
     rst_pending: bool,
     probe_pending: bool,
     smss: u32,
+    /// The largest MSS either side allows (ours and the peer's, Linux `mss_clamp`).
+    mss_clamp: u32,
+    /// The path MTU the MSS follows (Linux `icsk_pmtu_cookie`).
+    pmtu: u32,
+    mtup: MtuProbing,
+    /// When the head segment was first retransmitted by a timeout (Linux
+    /// `retrans_stamp`), for black hole detection.
+    retrans_stamp: Option<u64>,
+    /// The congestion window to restore when a recovery entered for a lost MTU probe
+    /// ends (a probe loss is not congestion, RFC 4821 §7.6.2).
+    probe_recovery_cwnd: Option<u64>,
     scratch: Vec<u8>,
 
     // Receive side.
@@ -186,6 +248,7 @@ pub struct TcpSocket {
     /// Karn: the segment being timed, `(end sequence, sent at)`.
     rtt_timing: Option<(SeqNumber, u64)>,
     cc: Congestion,
+    hystart: HyStart,
     recovery: Recovery,
     /// RFC 6582 `recover`, kept after recovery to refuse a second fast retransmit
     /// for the same window of data (§3.2 step 2), and set at a timeout (§4).
@@ -241,6 +304,11 @@ impl TcpSocket {
             rst_pending: false,
             probe_pending: false,
             smss,
+            mss_clamp: u32::from(cfg.mss),
+            pmtu: u32::from(cfg.mss) + HEADERS_LEN,
+            mtup: MtuProbing { enabled: false, search_low: 0, search_high: 0, probe: None },
+            retrans_stamp: None,
+            probe_recovery_cwnd: None,
             scratch: Vec::new(),
             irs: zero,
             rcv_nxt: zero,
@@ -263,6 +331,7 @@ impl TcpSocket {
             rtt,
             rtt_timing: None,
             cc,
+            hystart: HyStart::new(cfg.hystart),
             recovery: Recovery::None,
             recover: zero,
             dup_acks: 0,
@@ -416,6 +485,11 @@ impl TcpSocket {
         self.trace.get_or_insert_with(Vec::new);
     }
 
+    /// True when [`enable_trace`](Self::enable_trace) was called.
+    pub fn is_tracing(&self) -> bool {
+        self.trace.is_some()
+    }
+
     /// Takes the trace collected so far.
     pub fn take_trace(&mut self) -> Vec<TraceRecord> {
         self.trace.as_mut().map(std::mem::take).unwrap_or_default()
@@ -450,6 +524,10 @@ impl TcpSocket {
     pub fn congestion(&self) -> &Congestion {
         &self.cc
     }
+    /// The slow-start exit heuristic (its exit, if it took one).
+    pub fn hystart(&self) -> &HyStart {
+        &self.hystart
+    }
     /// Smoothed RTT, ns.
     pub fn srtt(&self) -> Option<u64> {
         self.rtt.srtt()
@@ -461,6 +539,176 @@ impl TcpSocket {
     /// Sender MSS in effect: data octets per full segment.
     pub fn smss(&self) -> u32 {
         self.smss
+    }
+    /// The IP packet size of the sender's full segments: the path MTU it was told, or
+    /// what MTU probing found, whichever is smaller.
+    pub fn effective_mtu(&self) -> u32 {
+        self.mss_to_mtu(self.smss)
+    }
+    /// The state of MTU probing.
+    pub fn mtu_probing(&self) -> MtuProbing {
+        self.mtup
+    }
+
+    // ----- path MTU ----------------------------------------------------------------
+
+    /// Octets of TCP options on every data segment.
+    fn options_len(&self) -> u32 {
+        if self.ts_ok {
+            TIMESTAMP_OPTION_LEN
+        } else {
+            0
+        }
+    }
+
+    /// Linux `tcp_mtu_to_mss`: the data octets of a segment in an `mtu`-octet packet.
+    fn mtu_to_mss(&self, mtu: u32) -> u32 {
+        let mss = mtu.saturating_sub(HEADERS_LEN).min(self.mss_clamp).max(MIN_SND_MSS);
+        mss.saturating_sub(self.options_len()).max(1)
+    }
+
+    /// Linux `tcp_mss_to_mtu`.
+    fn mss_to_mtu(&self, mss: u32) -> u32 {
+        mss + HEADERS_LEN + self.options_len()
+    }
+
+    /// Linux `tcp_sync_mss`: the MSS for path MTU `pmtu`, and no more than MTU probing
+    /// has found to work.
+    fn sync_mss(&mut self, pmtu: u32) {
+        if self.mtup.search_high > pmtu {
+            self.mtup.search_high = pmtu;
+        }
+        self.pmtu = pmtu;
+        let mut mss = self.mtu_to_mss(pmtu);
+        if self.mtup.enabled {
+            mss = mss.min(self.mtu_to_mss(self.mtup.search_low));
+        }
+        if mss < self.smss {
+            self.stats.mss_reductions += 1;
+        }
+        self.smss = mss;
+    }
+
+    /// Linux `tcp_mtup_init`, once the options are known.
+    fn mtup_init(&mut self) {
+        self.mtup = MtuProbing {
+            enabled: self.cfg.mtu_probing > 1,
+            search_high: self.mss_clamp + HEADERS_LEN,
+            search_low: self.mss_to_mtu(u32::from(self.cfg.base_mss)),
+            probe: None,
+        };
+    }
+
+    /// The path MTU to the peer is `mtu` as the IP layer knows it now (its first hop,
+    /// lowered by "fragmentation needed", raised again when that aged out, RFC 1191
+    /// §6.3): the MSS follows (RFC 1191 §6.4). Sends nothing again.
+    pub fn set_path_mtu(&mut self, mtu: u32) {
+        if mtu != self.pmtu && self.cfg.pmtu_discovery {
+            self.sync_mss(mtu);
+        }
+    }
+
+    /// An ICMP "fragmentation needed" quoting our segment with sequence number `seq`,
+    /// the path MTU now `mtu` (Linux `tcp_v4_err`, `tcp_v4_mtu_reduced`). A quoted
+    /// sequence outside what is in flight is ignored (RFC 5927 §4.1, as Linux does). When
+    /// the MTU went down, the MSS follows and every segment in flight, too big now, is
+    /// sent again at once: a go-back-N without a congestion response, as Linux's
+    /// `tcp_simple_retransmit` ("we do not increase amount of data in network, but units
+    /// changed"; its cwnd counts segments, so ours keeps their number). Returns whether
+    /// the message was accepted.
+    pub fn on_frag_needed(&mut self, now: u64, seq: SeqNumber, mtu: u32) -> bool {
+        self.now = now;
+        if matches!(self.state, State::Listen | State::Closed) || seq < self.snd_una || seq > self.snd_max {
+            return false;
+        }
+        self.stats.frag_needed += 1;
+        if !self.cfg.pmtu_discovery || mtu >= self.pmtu {
+            return true;
+        }
+        let old = u64::from(self.smss);
+        self.sync_mss(mtu);
+        let new = u64::from(self.smss);
+        if new < old {
+            self.cc.cwnd = (self.cc.cwnd * new / old).max(new);
+            if self.cc.ssthresh != u64::MAX {
+                self.cc.ssthresh = (self.cc.ssthresh * new / old).max(2 * new);
+            }
+        }
+        self.simple_retransmit();
+        true
+    }
+
+    /// Every segment in flight again from `snd_una`, as after a timeout but with the
+    /// windows left alone; duplicate ACKs for what was in flight start no fast
+    /// retransmit (RFC 6582 `recover`, Linux's Loss state).
+    fn simple_retransmit(&mut self) {
+        if self.snd_max == self.snd_una {
+            return;
+        }
+        self.snd_nxt = self.snd_una;
+        self.high_rxt = self.snd_una;
+        self.recover = self.snd_max;
+        self.recovery = Recovery::None;
+        self.board.clear();
+        self.dup_acks = 0;
+        self.retransmit_first = false;
+        self.hold_timer = false;
+        self.rtt_timing = None;
+        if let Some((mtu, _, _)) = self.mtup.probe.take() {
+            self.mtup.search_high = self.mtup.search_high.min(mtu - 1);
+        }
+    }
+
+    /// Linux `tcp_mtu_probing`, called when the head segment has gone unacknowledged
+    /// through `tcp_retries1` backed-off timeouts (RFC 4821 §7.7 black hole): the
+    /// first time probing starts from `base_mss`; after that the floor halves.
+    fn black_hole_detected(&mut self) {
+        if self.cfg.mtu_probing == 0 {
+            return;
+        }
+        self.stats.black_holes += 1;
+        if !self.mtup.enabled {
+            self.mtup.enabled = true;
+        } else {
+            let mss = (self.mtu_to_mss(self.mtup.search_low) >> 1).min(u32::from(self.cfg.base_mss)).max(MIN_SND_MSS);
+            self.mtup.search_low = self.mss_to_mtu(mss);
+        }
+        self.sync_mss(self.pmtu);
+    }
+
+    /// The MTU probe to send now, if probing may (Linux `tcp_mtu_probe`): a segment of
+    /// the middle of the search range, new data, with room behind it for the segments
+    /// whose duplicate ACKs would tell its loss.
+    fn probe_plan(&self) -> Option<Plan> {
+        let m = &self.mtup;
+        if !m.enabled || m.probe.is_some() || self.recovery != Recovery::None || self.snd_nxt != self.snd_max || self.fin_seq.is_some() {
+            return None;
+        }
+        let smss = u64::from(self.smss);
+        if self.cc.cwnd < PROBE_MIN_CWND * smss || (self.sack_ok && !self.board.blocks().is_empty()) {
+            return None;
+        }
+        if m.search_high < m.search_low + PROBE_THRESHOLD {
+            return None;
+        }
+        let probe = self.mtu_to_mss((m.search_high + m.search_low) / 2);
+        if probe > self.mtu_to_mss(m.search_high) || probe <= self.smss {
+            return None;
+        }
+        let needed = u64::from(probe) + u64::from(self.cfg.dup_ack_threshold + 1) * smss;
+        let base = self.tx_base();
+        if self.snd_nxt < base {
+            return None;
+        }
+        let unsent = self.tx_len.saturating_sub((self.snd_nxt - base) as u64);
+        let flight = (self.snd_nxt - self.snd_una) as u64;
+        if unsent < needed || self.snd_wnd < needed || flight + needed > self.snd_wnd {
+            return None;
+        }
+        if flight / smss + 2 > self.cc.cwnd / smss {
+            return None;
+        }
+        Some(Plan { seq: self.snd_nxt, len: probe as usize, syn: false, fin: false })
     }
     /// Peer's window, octets (scaled).
     pub fn snd_wnd(&self) -> u64 {
@@ -740,10 +988,35 @@ impl TcpSocket {
                 self.rtt_timing = None;
             }
             if let Some(r) = rtt_sample {
-                self.rtt.sample(r);
+                self.take_rtt_sample(r);
             }
             self.dup_acks = 0;
+            self.retrans_stamp = None;
+            if let Some((mtu, _, end)) = self.mtup.probe {
+                if ack >= end {
+                    // Linux `tcp_mtup_probe_success`: the probe's size works.
+                    self.mtup.probe = None;
+                    self.mtup.search_low = mtu;
+                    self.sync_mss(self.pmtu);
+                }
+            }
+            if self.recovery == Recovery::None && self.cc.in_slow_start() {
+                let info = AckInfo {
+                    now,
+                    ack,
+                    snd_nxt: self.snd_max,
+                    rtt: rtt_sample,
+                    cwnd: self.cc.cwnd,
+                    smss: self.smss,
+                    srtt: self.rtt.srtt(),
+                };
+                let verdict = self.hystart.on_ack(info);
+                if verdict == Verdict::Exit {
+                    self.cc.ssthresh = self.cc.cwnd;
+                }
+            }
             self.on_new_ack(now, acked as u64, data_acked);
+            self.stats.max_cwnd = self.stats.max_cwnd.max(self.cc.cwnd);
             // RFC 6298 §5.2/§5.3.
             if self.snd_una == self.snd_max {
                 self.rto_at = None;
@@ -753,11 +1026,14 @@ impl TcpSocket {
             self.hold_timer = false;
         } else if ack == self.snd_una
             && in_flight
+            && self.snd_wnd > 0
             && data_len == 0
             && repr.control.is_empty()
             && (win_field == self.last_win_field || newly_sacked > 0)
         {
             // RFC 5681 §2 duplicate ACK (RFC 6675 also counts one that SACKs new data).
+            // Not while the window is closed: the answers to zero-window probes say
+            // nothing about loss (Linux counts none either: its probes carry old data).
             self.stats.dup_acks += 1;
             self.dup_acks += 1;
             self.on_dup_ack();
@@ -774,12 +1050,8 @@ impl TcpSocket {
                 bytes_in_flight: (self.snd_max - self.snd_una) as u64,
                 snd_una: self.snd_una.as_u32(),
                 in_recovery: self.recovery != Recovery::None,
+                retransmits: self.stats.retransmits,
             });
-        }
-        // Persist timer (RFC 9293 §3.8.6.1): data waits behind a zero window with
-        // nothing in flight, so no ACK will come to reopen it unless we probe.
-        if self.snd_wnd == 0 && self.snd_una == self.snd_max && self.rto_at.is_none() && self.has_unsent() {
-            self.rto_at = Some(now + self.rtt.rto());
         }
         true
     }
@@ -802,6 +1074,9 @@ impl TcpSocket {
     fn on_new_ack(&mut self, now: u64, acked: u64, data_acked: u64) {
         let smss = u64::from(self.smss);
         match self.recovery {
+            Recovery::None if self.cc.in_slow_start() => {
+                self.cc.cwnd += self.hystart.slow_start_increase(data_acked, smss);
+            }
             Recovery::None => {
                 self.cc.on_ack(now, data_acked, self.smss, self.rtt.srtt());
             }
@@ -811,6 +1086,9 @@ impl TcpSocket {
                     // max(FlightSize, SMSS) + SMSS).
                     let flight = (self.snd_max - self.snd_una) as u64;
                     self.cc.cwnd = self.cc.ssthresh.min(flight.max(smss) + smss);
+                    if let Some(cwnd) = self.probe_recovery_cwnd.take() {
+                        self.cc.cwnd = cwnd;
+                    }
                     self.recovery = Recovery::None;
                 } else {
                     // Step 4, partial ACK: retransmit the first unacknowledged segment,
@@ -828,6 +1106,9 @@ impl TcpSocket {
                 // RecoveryPoint; until then cwnd stays at ssthresh and pipe governs.
                 if self.snd_una >= recovery_point {
                     self.recovery = Recovery::None;
+                    if let Some(cwnd) = self.probe_recovery_cwnd.take() {
+                        self.cc.cwnd = cwnd;
+                    }
                 }
             }
         }
@@ -839,8 +1120,18 @@ impl TcpSocket {
                 let threshold = self.dup_acks >= self.cfg.dup_ack_threshold;
                 // RFC 6675 §5: or when IsLost(HighACK + 1).
                 let lost = self.sack_ok && self.board.is_lost(self.snd_una, self.cfg.dup_ack_threshold, self.smss);
-                // RFC 6582 §3.2 step 2: not for data sent before the last recovery.
-                if (threshold || lost) && self.snd_una > self.recover {
+                if (threshold || lost) && self.mtup.probe.is_some_and(|(_, start, _)| start == self.snd_una) {
+                    // Linux `tcp_mtup_probe_failed`: the probe was lost, not the path
+                    // congested (RFC 4821 §7.6.2): the search's top comes down and the
+                    // probe's data goes again in ordinary segments, cwnd untouched.
+                    let (mtu, _, _) = self.mtup.probe.take().expect("probe");
+                    self.mtup.search_high = mtu - 1;
+                    self.stats.mtu_probes_failed += 1;
+                    self.sync_mss(self.pmtu);
+                    self.probe_recovery_cwnd = Some(self.cc.cwnd);
+                    self.enter_recovery_keeping_cwnd();
+                } else if (threshold || lost) && self.snd_una > self.recover {
+                    // RFC 6582 §3.2 step 2: not for data sent before the last recovery.
                     self.enter_recovery();
                 }
             }
@@ -852,9 +1143,25 @@ impl TcpSocket {
         }
     }
 
+    /// Recovery for a lost MTU probe: the retransmissions of fast recovery without its
+    /// window reduction (the window is restored when it ends).
+    fn enter_recovery_keeping_cwnd(&mut self) {
+        self.recover = self.snd_max;
+        self.high_rxt = self.snd_una;
+        self.retransmit_first = true;
+        self.rtt_timing = None;
+        self.recovery = if self.sack_ok {
+            Recovery::Sack { recovery_point: self.snd_max }
+        } else {
+            Recovery::NewReno { recover: self.snd_max, partial_seen: false }
+        };
+    }
+
     /// Fast retransmit: RFC 5681 §3.2 steps 2–3, RFC 6582 §3.2 step 2, RFC 6675 §5.
     fn enter_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
+        self.probe_recovery_cwnd = None;
+        self.hystart.on_loss(false);
         let flight = (self.snd_max - self.snd_una) as u64;
         self.cc.on_congestion_event(flight, self.smss);
         self.recover = self.snd_max;
@@ -1047,6 +1354,15 @@ impl TcpSocket {
             self.stats.segments_sent += 1;
             emit(repr, &[]);
         }
+        // Persist timer (RFC 9293 §3.8.6.1): data waits behind a window too small to
+        // use with nothing in flight, so no ACK will come to open it unless we probe.
+        if self.rto_at.is_none()
+            && self.snd_una == self.snd_max
+            && self.has_unsent()
+            && matches!(self.state, State::Established | State::CloseWait)
+        {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
     }
 
     /// The next segment to send, if any: SYN, SYN-ACK, a retransmission, new data or
@@ -1085,6 +1401,9 @@ impl TcpSocket {
             let rule3 = self.board.next_rule3(self.snd_una, self.snd_max, self.high_rxt, self.smss);
             return rule3.map(|(s, e)| self.plan_range(s, e));
         }
+        if let Some(plan) = self.probe_plan() {
+            return Some(plan);
+        }
         let flight = (self.snd_nxt - self.snd_una) as u64;
         let wnd = self.cc.cwnd.min(self.cfg.max_window.map_or(u64::MAX, u64::from)).min(self.send_buffer_limit());
         if let Some(plan) = self.new_data_plan(wnd.saturating_sub(flight)) {
@@ -1122,9 +1441,10 @@ impl TcpSocket {
             return None;
         }
         let peer_room = self.snd_wnd.saturating_sub((self.snd_nxt - self.snd_una) as u64);
-        if peer_room == 0 && self.probe_pending {
-            // Zero-window probe (RFC 9293 §3.8.6.1): one octet beyond the window.
-            return Some(self.plan_range(self.snd_nxt, self.snd_nxt + 1));
+        if peer_room == 0 {
+            // Zero-window probe (RFC 9293 §3.8.6.1): one octet beyond the window, when
+            // the persist timer says so.
+            return (self.probe_pending && self.snd_wnd == 0).then(|| self.plan_range(self.snd_nxt, self.snd_nxt + 1));
         }
         let len = smss.min(unsent).min(room).min(peer_room);
         if len == 0 {
@@ -1133,10 +1453,15 @@ impl TcpSocket {
         if len < smss {
             let flight = self.snd_nxt > self.snd_una;
             if len < unsent {
-                // Sender SWS avoidance (RFC 1122 §4.2.3.4): a partial segment cut by
-                // a window only when nothing is in flight and it is at least half the
-                // largest window the peer offered.
-                if flight || len < self.max_snd_wnd / 2 {
+                if room < peer_room {
+                    // Cut by the congestion window (or the fixed window, or the send
+                    // buffer): the rest goes when an ACK opens it, as whole segments.
+                    return None;
+                }
+                // Cut by the peer's window: sender SWS avoidance (RFC 9293
+                // §3.8.6.2.1): send only (3) at least Fs = 1/2 of the largest window
+                // the peer offered, or (4) when the override (persist) timer expired.
+                if 2 * len < self.max_snd_wnd && !self.probe_pending {
                     return None;
                 }
             } else if self.cfg.nagle && flight && self.fin_seq.is_none() {
@@ -1185,6 +1510,10 @@ impl TcpSocket {
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += plan.len as u64;
+        if !retransmit && plan.len > self.smss as usize {
+            self.mtup.probe = Some((self.mss_to_mtu(plan.len as u32), plan.seq, end));
+            self.stats.mtu_probes += 1;
+        }
         if retransmit {
             self.stats.retransmits += 1;
             self.stats.bytes_retransmitted += plan.len as u64;
@@ -1203,7 +1532,7 @@ impl TcpSocket {
             self.snd_nxt = end;
         }
         self.snd_max = self.snd_max.max(end);
-        if plan.len > 0 && self.snd_wnd == 0 {
+        if plan.len > 0 {
             self.probe_pending = false;
         }
         if self.rto_at.is_none() {
@@ -1278,7 +1607,9 @@ impl TcpSocket {
         }
         let mut edge = self.rcv_nxt + free;
         let threshold = (self.cfg.recv_buffer / 2).min(u32::from(self.cfg.mss)) as usize;
-        if edge > self.rcv_adv && self.rcv_adv > self.rcv_nxt && edge - self.rcv_adv < threshold {
+        // Also from a closed window: it stays closed until it can open by the
+        // threshold (RFC 9293 §3.8.6.2.2), else it would open by a few octets.
+        if edge > self.rcv_adv && edge - self.rcv_adv < threshold {
             edge = self.rcv_adv;
         }
         let edge = edge.max(self.rcv_adv);
@@ -1308,8 +1639,11 @@ impl TcpSocket {
             State::Closed | State::Listen | State::TimeWait => return,
             _ => {}
         }
-        if self.snd_wnd == 0 {
-            // Persist: probe the closed window, back off, leave the window alone.
+        if self.snd_wnd == 0 || (self.snd_max == self.snd_una && self.has_unsent()) {
+            // Persist (RFC 9293 §3.8.6.1): probe the closed window, back off, leave
+            // the congestion window alone. With a window open but too small to use
+            // (SWS avoidance holding) and nothing in flight, this is §3.8.6.2.1's
+            // override timer: send what fits.
             self.rtt.back_off();
             self.probe_pending = true;
             self.snd_nxt = self.snd_una;
@@ -1319,8 +1653,24 @@ impl TcpSocket {
             return;
         }
         self.stats.timeouts += 1;
+        // Linux `tcp_write_timeout`: the head segment sent first at `retrans_stamp`
+        // (taken as one RTO before the first timeout) and still unacknowledged after
+        // the model time of `tcp_retries1` backed-off timeouts from `TCP_RTO_MIN`,
+        // ((2 << 3) − 1) × 200 ms = 3 s: a black hole is suspected.
+        let first_sent = *self.retrans_stamp.get_or_insert(self.now.saturating_sub(self.rtt.rto()));
+        if self.now.saturating_sub(first_sent) >= ((2u64 << RETRIES1) - 1) * RTO_BASE_NS {
+            self.black_hole_detected();
+        }
+        if let Some((mtu, _, _)) = self.mtup.probe.take() {
+            // A probe lost to a timeout counts as failed (RFC 4821 §7.6.2).
+            self.mtup.search_high = self.mtup.search_high.min(mtu - 1);
+            self.stats.mtu_probes_failed += 1;
+            self.sync_mss(self.pmtu);
+        }
+        self.probe_recovery_cwnd = None;
         let flight = (self.snd_max - self.snd_una) as u64;
         self.cc.on_rto(flight, self.smss);
+        self.hystart.on_loss(true);
         self.rtt.back_off();
         self.snd_nxt = self.snd_una;
         self.high_rxt = self.snd_una;
@@ -1383,10 +1733,16 @@ impl TcpSocket {
         if let (true, Some((tsval, _))) = (self.ts_ok, repr.timestamp) {
             self.ts_recent = tsval;
         }
-        let options = if self.ts_ok { TIMESTAMP_OPTION_LEN } else { 0 };
-        self.smss = u32::from(self.cfg.mss.min(peer_mss)).saturating_sub(options).max(1);
+        self.mss_clamp = u32::from(self.cfg.mss.min(peer_mss));
+        self.mtup_init();
+        self.smss = self.mss_clamp.saturating_sub(self.options_len()).max(1);
+        if self.cfg.pmtu_discovery || self.mtup.enabled {
+            let pmtu = self.pmtu;
+            self.sync_mss(pmtu);
+        }
         self.rcv_mss = u32::from(DEFAULT_MSS).min(self.smss);
         self.cc = Congestion::new(self.cfg.congestion_control, self.smss, self.cfg.initial_window);
+        self.hystart = HyStart::new(self.cfg.hystart);
         let syn_window = self.rcv_free().min(u64::from(u16::MAX)) as usize;
         self.rcv_adv = repr.seq_number + 1 + syn_window;
     }
@@ -1401,9 +1757,19 @@ impl TcpSocket {
         };
         self.rtt_timing = None;
         if let Some(r) = sample {
-            self.rtt.sample(r);
+            self.take_rtt_sample(r);
         }
         self.rto_at = None;
+    }
+
+    /// One RTT measurement: into the RFC 6298 estimator and the statistics.
+    fn take_rtt_sample(&mut self, r: u64) {
+        self.rtt.sample(r);
+        let st = &mut self.stats;
+        st.rtt_samples += 1;
+        st.rtt_sum_ns += r;
+        st.rtt_min_ns = Some(st.rtt_min_ns.map_or(r, |m| m.min(r)));
+        st.rtt_max_ns = st.rtt_max_ns.max(r);
     }
 
     fn request_fin(&mut self) {

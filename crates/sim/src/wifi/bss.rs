@@ -85,6 +85,11 @@ pub struct BssParams {
     pub frame_error_rate: Vec<f64>,
     /// Transmit queue of each member, in frames (drop-tail); ≥ 1.
     pub queue_frames: usize,
+    /// dot11ShortRetryLimit: transmission attempts of a frame, the first included,
+    /// before it is dropped (Annex C default 7). dot11LongRetryLimit is the smaller of
+    /// this and its default 4. 1 sends each frame once, as seed 004's WaveLAN, which
+    /// had no link-layer acknowledgements to retry on.
+    pub short_retry_limit: u32,
 }
 
 impl BssParams {
@@ -99,6 +104,7 @@ impl BssParams {
             hears: None,
             frame_error_rate: Vec::new(),
             queue_frames,
+            short_retry_limit: super::dcf::DEFAULT_SHORT_RETRY_LIMIT,
         }
     }
 
@@ -160,6 +166,9 @@ impl BssParams {
         }
         if self.queue_frames == 0 {
             return Err("queue_frames: a transmit queue holds at least one frame".into());
+        }
+        if self.short_retry_limit == 0 {
+            return Err("short_retry_limit: a frame is sent at least once".into());
         }
         if let Some(hears) = &self.hears {
             if hears.len() != self.members || hears.iter().any(|row| row.len() != self.members) {
@@ -439,6 +448,8 @@ impl Bss {
             .unwrap_or_else(|| vec![vec![true; n]; n]);
         let mut dcf_params = DcfParams::from_phy(&params.phy);
         dcf_params.rts_threshold = params.rts_threshold;
+        dcf_params.short_retry_limit = params.short_retry_limit;
+        dcf_params.long_retry_limit = dcf_params.long_retry_limit.min(params.short_retry_limit);
         let members = (0..n)
             .map(|i| Member {
                 dcf: Dcf::new(dcf_params),
@@ -500,8 +511,33 @@ impl Bss {
         &mut self,
         now: Nanos,
         member: usize,
+        mpdu: Vec<u8>,
+        dest: Option<usize>,
+    ) -> Result<(), DropReason> {
+        self.enqueue_at(now, member, mpdu, dest, false)
+    }
+
+    /// As [`enqueue`](Self::enqueue), but the MPDU goes right behind the frame at the
+    /// head of the queue (which may be under way and keeps its place), ahead of every
+    /// other waiting frame: a station's own short control traffic (seed 004's link
+    /// acknowledgements) sent before the data it forwards, as a strict-priority queue.
+    pub fn enqueue_priority(
+        &mut self,
+        now: Nanos,
+        member: usize,
+        mpdu: Vec<u8>,
+        dest: Option<usize>,
+    ) -> Result<(), DropReason> {
+        self.enqueue_at(now, member, mpdu, dest, true)
+    }
+
+    fn enqueue_at(
+        &mut self,
+        now: Nanos,
+        member: usize,
         mut mpdu: Vec<u8>,
         dest: Option<usize>,
+        priority: bool,
     ) -> Result<(), DropReason> {
         let n = self.members.len();
         assert!(member < n, "no member {member}");
@@ -522,11 +558,16 @@ impl Bss {
             mpdu[1] &= !RETRY_BIT;
             m.next_sequence = (m.next_sequence + 1) % SEQUENCE_MODULUS;
         }
-        m.queue.push_back(Queued {
+        let queued = Queued {
             mpdu,
             dest,
             attempts: 0,
-        });
+        };
+        if priority && !m.queue.is_empty() {
+            m.queue.insert(1, queued);
+        } else {
+            m.queue.push_back(queued);
+        }
         m.stats.enqueued += 1;
         if matches!(m.state, State::Idle) {
             m.request_access(now.max(self.now));

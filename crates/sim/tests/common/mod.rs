@@ -20,9 +20,12 @@ pub fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forwar
         routes,
         nat: None,
         ipsec: vec![],
+        openvpn: vec![],
+        pppoe: vec![],
         cpu: cpu_free(),
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,
+        pmtu: Default::default(),
     }
 }
 
@@ -54,4 +57,41 @@ pub fn atm_switch_node(name: &str, ports: u16) -> NodeConfig {
     let mut n = node(name, (0..ports).map(|p| atm_port(&format!("atm{p}"), 100 + p as u8, None, 9180)).collect(), vec![], false);
     n.role = "atm-switch".into();
     n
+}
+
+/// An IP port `name` with MAC 02:00:00:00:00:`mac`, address `addr`/24 and IP MTU `mtu`.
+pub fn port_mtu(name: &str, mac: u8, addr: std::net::Ipv4Addr, mtu: u16) -> PortConfig {
+    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((addr, 24)), mtu, point_to_point: false }
+}
+
+/// A default route via `gw`.
+pub fn default_via(gw: std::net::Ipv4Addr) -> Vec<RouteConfig> {
+    vec![RouteConfig { destination: std::net::Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: gw }]
+}
+
+/// A 100 Mbit/s full-duplex Ethernet link between (node, port) `a` and `b`, 1 µs long.
+pub fn ethernet_100m(name: &str, a: (u32, u16), b: (u32, u16)) -> sim::config::LinkConfig {
+    sim::config::LinkConfig::Ethernet {
+        name: name.into(),
+        a: sim::config::PortRef { node: a.0, port: a.1 },
+        b: sim::config::PortRef { node: b.0, port: b.1 },
+        rate_bps: 100_000_000,
+        delay_ns: 1_000,
+        queue_frames: 1000,
+        queue_bytes: 10_000_000,
+        impair: Default::default(),
+    }
+}
+
+/// The IPv4 packets of the Ethernet frames capture point `capture` saw, with their
+/// times.
+pub fn ip_packets(results: &sim::results::Results, capture: &str) -> Vec<(u64, Vec<u8>)> {
+    let cap = results.captures.iter().find(|c| c.name == capture).unwrap_or_else(|| panic!("no capture {capture}"));
+    cap.frames
+        .iter()
+        .filter_map(|(t, f)| {
+            let frame = wire::ethernet::Frame::new_checked(&f[..]).ok()?;
+            (frame.ethertype() == wire::ethernet::EtherType::Ipv4).then(|| (*t, frame.payload().to_vec()))
+        })
+        .collect()
 }

@@ -1,0 +1,389 @@
+//! A node's virtual interfaces: OpenVPN ends (TAP ports and TUN interfaces) and PPPoE
+//! sessions (PPP interfaces), stacked on the node's ports and on each other.
+//!
+//! A tunnel is an interface with its own MTU (DESIGN.md: "tunnels are interfaces stacked
+//! on other interfaces"); what it rides on follows from where its packets go:
+//!
+//! - An OpenVPN **TAP** end is an Ethernet port of the node (it may be routed, carry a
+//!   PPPoE session, or be a member of the node's bridge, as an OpenVPN server bridging
+//!   its TAP device to a LAN port does). A frame sent on it is sealed whole (Linux's
+//!   tun driver does not police the MTU of frames handed to it; the port's MTU bounds
+//!   what the IP stack sends there) and leaves as UDP from the node's stack, routed like
+//!   any datagram: fragmented after encapsulation if it exceeds the egress MTU, or split
+//!   by OpenVPN's own `--fragment` before that. A datagram for the tunnel's socket is
+//!   opened and its frame received on the TAP port as if from a wire.
+//! - An OpenVPN **TUN** end is a point-to-point IP interface: the stack routes into it,
+//!   fragments a packet larger than its MTU before encapsulation (RFC 791 §3.2, DF
+//!   clear), and the sealed packet is sent as above.
+//! - A **PPPoE** end is a PPP interface over one Ethernet-like port (a link's port or a
+//!   TAP port): IPv4 packets routed to it are fragmented to the PPP MTU, then carried in
+//!   session frames once discovery, LCP, authentication and IPCP are done (`pppoe`,
+//!   `ppp`); session and discovery frames arriving on its port are its.
+//!
+//! DF and ICMP "fragmentation needed" are the stack's (`ip::IpStack::fit_mtu`); this
+//! module adds no PMTU logic of its own.
+//!
+//! CPU: every seal and open costs `per_openvpn_packet` plus `per_byte_openvpn` per octet
+//! of the data packet; every PPPoE session frame an end sends or takes `per_pppoe_packet`
+//! (a bridge passing PPPoE frames on pays only its bridging). The work is charged to the
+//! job that did it (a received frame's, or the node's own send); work a timer did (a
+//! retransmitted control packet) to the node's next job.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+use wire::ethernet::{self, Address as Mac, EtherType};
+use wire::{ipv4, udp, IpProtocol};
+
+use crate::config::NodeConfig;
+use crate::ip::{ethernet_frame, Iface};
+use crate::node::{Effects, Node, PortUse};
+use crate::openvpn::OpenVpnEnd;
+use crate::ppp::auth::{Authenticator, CHAP_VALUE_LEN};
+use crate::ppp::ipcp::IpcpOptions;
+use crate::ppp::lcp::{Auth, LcpOptions};
+use crate::ppp::PppLink;
+use crate::pppoe::PppoeEnd;
+use crate::rng::{stream_key, RandomStream};
+
+/// What carries an IP interface of the node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Vif {
+    /// OpenVPN end `k` in TUN mode.
+    Tun(usize),
+    /// PPPoE end `k`.
+    Ppp(usize),
+}
+
+/// The virtual interfaces of one node.
+#[derive(Debug, Default)]
+pub struct Vifs {
+    pub openvpn: Vec<OpenVpnEnd>,
+    pub pppoe: Vec<PppoeEnd>,
+    /// Port of each PPPoE end, and its IP interface.
+    pppoe_port: Vec<u16>,
+    pppoe_iface: Vec<usize>,
+    /// Whether each PPPoE end's IPCP result was checked against its configuration.
+    pppoe_checked: Vec<bool>,
+    /// The configured local address of each PPPoE end (what IPCP must settle on).
+    pppoe_local: Vec<Ipv4Addr>,
+    /// TAP port → OpenVPN end.
+    tap_of_port: BTreeMap<u16, usize>,
+    /// TUN interface of each OpenVPN end in TUN mode.
+    tun_iface: BTreeMap<usize, usize>,
+    by_iface: BTreeMap<usize, Vif>,
+    /// PPPoE clients start discovery at the first wake-up.
+    started: bool,
+    /// When capturing: the frames sent and received on TAP ports, (port, time, frame),
+    /// as `tcpdump -i tap0` shows them.
+    pub capture: Option<Vec<(u16, u64, Vec<u8>)>>,
+}
+
+fn seeded(mac: Mac, purpose: &str) -> RandomStream {
+    let id = mac.0.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b));
+    RandomStream::from_key(stream_key(0, id, purpose))
+}
+
+impl Vifs {
+    pub fn is_empty(&self) -> bool {
+        self.openvpn.is_empty() && self.pppoe.is_empty()
+    }
+
+    /// The virtual interface carrying IP interface `iface`, if one does.
+    pub fn of_iface(&self, iface: usize) -> Option<Vif> {
+        self.by_iface.get(&iface).copied()
+    }
+
+    pub fn tap(&self, port: u16) -> Option<usize> {
+        self.tap_of_port.get(&port).copied()
+    }
+}
+
+impl Node {
+    /// Builds the OpenVPN and PPPoE ends of `config` on the node's ports and stack.
+    pub(crate) fn attach_vifs(&mut self, config: &NodeConfig) -> Result<(), String> {
+        for (k, c) in config.openvpn.iter().enumerate() {
+            let fail = |e: String| format!("node {}: openvpn[{k}] ({}): {e}", config.name, c.name);
+            let end = OpenVpnEnd::new(c).map_err(fail)?;
+            match c.dev.as_str() {
+                "tap" => {
+                    let port = c.port.filter(|&p| usize::from(p) < self.port_names.len()).ok_or_else(|| fail("a TAP end needs one of the node's ports".into()))?;
+                    self.vifs.tap_of_port.insert(port, k);
+                }
+                "tun" => {
+                    let iface = Iface { name: c.name.clone(), mac: Mac([0; 6]), addr: None, mtu: usize::from(c.mtu), resolve: false };
+                    let index = self.ip.add_point_to_point(iface, &c.protects, true);
+                    self.vifs.by_iface.insert(index, Vif::Tun(k));
+                    self.vifs.tun_iface.insert(k, index);
+                }
+                other => return Err(fail(format!("dev {other:?}: \"tap\" or \"tun\""))),
+            }
+            self.vifs.openvpn.push(end);
+        }
+        for (k, c) in config.pppoe.iter().enumerate() {
+            let fail = |e: String| format!("node {}: pppoe[{k}] ({}): {e}", config.name, c.name);
+            let port = usize::from(c.port);
+            if port >= self.port_names.len() {
+                return Err(fail(format!("no port {}", c.port)));
+            }
+            if self.port_use[port] == PortUse::Bridged {
+                return Err(fail(format!("port {} is a bridge member: PPPoE runs on a routed port or a TAP port", self.port_names[port])));
+            }
+            let auth = match c.auth.as_str() {
+                "chap" => Auth::Chap,
+                "pap" => Auth::Pap,
+                other => return Err(fail(format!("auth {other:?}: \"chap\" or \"pap\""))),
+            };
+            // RFC 2516 §7: the MRU MUST NOT be negotiated above 1492.
+            if c.mtu > wire::pppoe::MTU as u16 || c.mtu < 68 {
+                return Err(fail(format!("mtu {}: 68 to 1492 over PPPoE (RFC 791, RFC 2516 §7)", c.mtu)));
+            }
+            let mac = self.port_macs[port];
+            let magic = seeded(mac, &format!("ppp-magic-{k}")).next_u64() as u32 | 1;
+            let link = if c.server {
+                let mut challenge = [0u8; CHAP_VALUE_LEN];
+                let mut stream = seeded(mac, &format!("chap-challenge-{k}"));
+                for chunk in challenge.chunks_mut(8) {
+                    chunk.copy_from_slice(&stream.next_u64().to_le_bytes()[..chunk.len()]);
+                }
+                let authenticator = match auth {
+                    Auth::Chap => Authenticator::chap(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
+                    Auth::Pap => Authenticator::pap(c.user.as_bytes(), c.secret.as_bytes()),
+                };
+                PppLink::new(
+                    LcpOptions::new(c.mtu, magic, Some(auth), None),
+                    IpcpOptions { local: c.local, assign: Some(c.peer), peer: None },
+                    Some(authenticator),
+                    None,
+                )
+            } else {
+                PppLink::new(
+                    LcpOptions::new(c.mtu, magic, None, Some(auth)),
+                    IpcpOptions { local: Ipv4Addr::UNSPECIFIED, assign: None, peer: None },
+                    None,
+                    Some((c.user.as_bytes().to_vec(), c.secret.as_bytes().to_vec())),
+                )
+            };
+            let end = if c.server {
+                if c.session_id == 0 {
+                    return Err(fail("a server's session id must not be 0 (RFC 2516 §5.4)".into()));
+                }
+                PppoeEnd::server(mac, c.service_name.as_bytes(), c.ac_name.as_bytes(), c.session_id, link)
+            } else {
+                PppoeEnd::client(mac, c.service_name.as_bytes(), &(k as u32 + 1).to_be_bytes(), link)
+            };
+            let iface = Iface { name: c.name.clone(), mac, addr: Some((c.local, 32)), mtu: usize::from(c.mtu), resolve: false };
+            let index = self.ip.add_point_to_point(iface, &c.routes, false);
+            self.vifs.by_iface.insert(index, Vif::Ppp(k));
+            self.vifs.pppoe.push(end);
+            self.vifs.pppoe_port.push(c.port);
+            self.vifs.pppoe_iface.push(index);
+            self.vifs.pppoe_checked.push(false);
+            self.vifs.pppoe_local.push(c.local);
+        }
+        Ok(())
+    }
+
+    /// Whether packets to `dst` can leave now: a route through a PPP interface needs
+    /// its session up (IPCP Opened). An application started before that would lose its
+    /// first packets, so the world waits for it (as one runs iperf after `pppd` is up).
+    pub fn route_up(&self, dst: Ipv4Addr) -> bool {
+        match self.ip.route(dst).and_then(|(iface, _)| self.vifs.of_iface(iface)) {
+            Some(Vif::Ppp(k)) => self.vifs.pppoe[k].is_up(),
+            _ => true,
+        }
+    }
+
+    /// When the node's stack or its virtual interfaces next need waking.
+    pub fn poll_at(&self) -> Option<u64> {
+        let start = (!self.vifs.started && self.vifs.pppoe.iter().any(|e| !e.server)).then_some(0);
+        [self.ip.poll_at(), start].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
+    }
+
+    /// Handles the timers due at `now` (ARP, reassembly, PPPoE and PPP) outside a CPU job.
+    pub fn on_timer(&mut self, now: u64) -> Effects {
+        let mut fx = Effects::default();
+        let mut outs = Vec::new();
+        self.ip.on_timer(now, &mut outs);
+        self.apply(now, outs, &mut fx);
+        let start = !self.vifs.started;
+        self.vifs.started = true;
+        for k in 0..self.vifs.pppoe.len() {
+            let mut frames = Vec::new();
+            if start {
+                self.vifs.pppoe[k].start(now, &mut frames);
+            }
+            if self.vifs.pppoe[k].poll_at().is_some_and(|t| t <= now) {
+                self.vifs.pppoe[k].on_timer(now, &mut frames);
+            }
+            self.pppoe_emit(now, k, frames, &mut fx);
+            self.check_ipcp(k, &mut fx);
+        }
+        // Work done outside a CPU job is charged to the next one (as `Node::process`
+        // does for the stack's own sends).
+        self.unbilled += fx.cycles;
+        fx.cycles = 0.0;
+        fx
+    }
+
+    /// Sends the frames PPPoE end `k` made, charging each session frame.
+    fn pppoe_emit(&mut self, now: u64, k: usize, frames: Vec<Vec<u8>>, fx: &mut Effects) {
+        let port = self.vifs.pppoe_port[k];
+        for f in frames {
+            if f.get(12..14) == Some(&[0x88, 0x64][..]) {
+                fx.cycles += self.cycles.per_pppoe_packet as f64;
+            }
+            self.port_send(now, port, f, fx);
+        }
+    }
+
+    /// A frame leaves by port `port`: onto its link, or into its TAP tunnel.
+    pub(crate) fn port_send(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
+        match self.vifs.tap(port) {
+            Some(k) => {
+                if let Some(c) = self.vifs.capture.as_mut() {
+                    c.push((port, now, frame.clone()));
+                }
+                self.seal_and_send(now, k, &frame, fx)
+            }
+            None => {
+                fx.cycles += self.cipher_cycles(port, frame.len());
+                fx.send.push((port, frame));
+            }
+        }
+    }
+
+    /// An IP interface's frame (Ethernet header written by the stack) for a virtual
+    /// interface: into the PPPoE session or the TUN tunnel.
+    pub(crate) fn vif_send(&mut self, now: u64, vif: Vif, frame: Vec<u8>, fx: &mut Effects) {
+        let packet = &frame[ethernet::HEADER_LEN..];
+        match vif {
+            Vif::Tun(k) => self.seal_and_send(now, k, packet, fx),
+            Vif::Ppp(k) => match self.vifs.pppoe[k].send_ipv4(packet) {
+                Ok(f) => self.pppoe_emit(now, k, vec![f], fx),
+                Err(reason) => fx.drops.push((None, format!("{}: {reason}", self.ip.ifaces[self.vifs.pppoe_iface[k]].name), Some(packet.to_vec()))),
+            },
+        }
+    }
+
+    /// Seals `payload` into OpenVPN end `k` and sends the UDP datagrams from the stack.
+    fn seal_and_send(&mut self, now: u64, k: usize, payload: &[u8], fx: &mut Effects) {
+        let end = &mut self.vifs.openvpn[k];
+        let before = end.counters;
+        let mut packets = Vec::new();
+        if let Err(reason) = end.seal(payload, &mut packets) {
+            fx.drops.push((None, reason, None));
+            return;
+        }
+        fx.cycles += self.openvpn_cycles(k, before);
+        let c = &self.vifs.openvpn[k].config;
+        let (local, local_port, to) = (c.local, c.local_port, std::net::SocketAddrV4::new(c.remote, c.remote_port));
+        let mut outs = Vec::new();
+        for p in packets {
+            self.ip.send_udp_outer(now, local, local_port, to, &p, &mut outs);
+        }
+        self.apply(now, outs, fx);
+    }
+
+    fn openvpn_cycles(&self, k: usize, before: crate::openvpn::Counters) -> f64 {
+        let after = self.vifs.openvpn[k].counters;
+        let packets = (after.sealed - before.sealed) + (after.opened - before.opened);
+        packets as f64 * self.cycles.per_openvpn_packet as f64 + (after.bytes - before.bytes) as f64 * self.cycles.per_byte_openvpn
+    }
+
+    /// A datagram the stack delivered locally: an OpenVPN end's if it claims it (then
+    /// opened here, `true`), else the applications'.
+    pub(crate) fn vif_local(&mut self, now: u64, packet: &[u8], fx: &mut Effects) -> bool {
+        if self.vifs.openvpn.is_empty() {
+            return false;
+        }
+        let Ok(ip) = ipv4::Packet::new_checked(packet) else { return false };
+        if ip.next_header() != IpProtocol::Udp {
+            return false;
+        }
+        let Ok(datagram) = udp::Packet::new_checked(ip.payload()) else { return false };
+        let (src, dst, sport, dport) = (ip.src_addr(), ip.dst_addr(), datagram.src_port(), datagram.dst_port());
+        let Some(k) = self.vifs.openvpn.iter().position(|e| e.claims(src, sport, dst, dport)) else { return false };
+        let before = self.vifs.openvpn[k].counters;
+        let opened = self.vifs.openvpn[k].open(now, datagram.payload());
+        fx.cycles += self.openvpn_cycles(k, before);
+        match opened {
+            Ok(None) => {}
+            Err(reason) => fx.drops.push((None, reason, Some(packet.to_vec()))),
+            Ok(Some(inner)) => {
+                if let Some(&port) = self.vifs.tap_of_port.iter().find(|(_, &e)| e == k).map(|(p, _)| p) {
+                    if let Some(c) = self.vifs.capture.as_mut() {
+                        c.push((port, now, inner.clone()));
+                    }
+                    self.port_input(now, port, inner, fx);
+                } else if let Some(&iface) = self.vifs.tun_iface.get(&k) {
+                    let mut outs = Vec::new();
+                    self.ip.input(now, iface, ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &inner), &mut outs);
+                    fx.cycles += self.forwarding_cycles();
+                    self.apply(now, outs, fx);
+                }
+            }
+        }
+        true
+    }
+
+    /// A PPPoE frame (discovery or session EtherType) received on routed port `port`.
+    pub(crate) fn pppoe_input(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
+        let session = ethernet::Frame::new_checked(&frame[..]).is_ok_and(|f| f.ethertype() == EtherType::PppoeSession);
+        let mut claimed = false;
+        for k in 0..self.vifs.pppoe.len() {
+            if self.vifs.pppoe_port[k] != port {
+                continue;
+            }
+            let mut frames = Vec::new();
+            let result = self.vifs.pppoe[k].input(now, &frame, &mut frames);
+            if result.not_mine {
+                continue;
+            }
+            claimed = true;
+            if session {
+                fx.cycles += self.cycles.per_pppoe_packet as f64;
+            }
+            self.pppoe_emit(now, k, frames, fx);
+            if let Some(reason) = result.drop {
+                fx.drops.push((Some(port), reason, None));
+            }
+            if let Some(packet) = result.ipv4 {
+                let iface = self.vifs.pppoe_iface[k];
+                let mut outs = Vec::new();
+                self.ip.input(now, iface, ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &packet), &mut outs);
+                fx.cycles += self.forwarding_cycles();
+                self.apply(now, outs, fx);
+            }
+            self.check_ipcp(k, fx);
+            // A broadcast (PADI) may interest several ACs of the node; unicast is one end's.
+            if !frame[..6].iter().all(|&b| b == 0xff) {
+                break;
+            }
+        }
+        if !claimed {
+            let what = if session { "PPPoE session frame for no session of" } else { "PPPoE discovery frame for no PPPoE end on" };
+            fx.drops.push((Some(port), format!("{what} {}", self.port_names[usize::from(port)]), None));
+        }
+    }
+
+    /// Once IPCP opens, the address it settled must be the configured one (the
+    /// applications were set up with it).
+    fn check_ipcp(&mut self, k: usize, fx: &mut Effects) {
+        let end = &self.vifs.pppoe[k];
+        if self.vifs.pppoe_checked[k] || !end.is_up() {
+            return;
+        }
+        self.vifs.pppoe_checked[k] = true;
+        let got = end.link.local_address();
+        let want = self.vifs.pppoe_local[k];
+        if got != want {
+            fx.drops.push((None, format!("IPCP gave {} the address {got}, not the configured {want}", self.ip.ifaces[self.vifs.pppoe_iface[k]].name), None));
+        }
+    }
+}
+
+/// Whether an Ethernet frame carries PPPoE (RFC 2516 §4: 0x8863, 0x8864).
+pub fn is_pppoe(frame: &[u8]) -> bool {
+    ethernet::Frame::new_checked(frame).is_ok_and(|f| matches!(f.ethertype(), EtherType::PppoeDiscovery | EtherType::PppoeSession))
+}

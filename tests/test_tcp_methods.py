@@ -1,0 +1,294 @@
+"""The TCP methods end to end: iperf3-like ``tcp.bulk`` (duration or bytes, parallel
+streams, interval reports, traces, HyStart) and ttcp-like ``tcp.transfer``, and the
+refusal of a TCP buffer smaller than one segment.
+
+Expected rates come from the line: on Ethernet a 1500-byte IP packet takes 1538
+bytes of the wire (preamble and SFD 8, header 14, FCS 4, gap 12: IEEE 802.3), and with
+timestamps it carries 1448 bytes of data (1500 − 20 IP − 20 TCP − 12 option), so TCP
+goodput can never pass rate × 1448 / 1538.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from rich.console import Console
+
+from qoslab.backends.sim import run_tests
+from qoslab.report.terminal import tcp_report
+from qoslab.scenario import loads_scenario
+
+PATH = """
+[scenario]
+name = "two hosts, one link"
+seed = 3
+
+[node.a]
+role = "host"
+address = "10.0.0.1/24"
+
+[node.b]
+role = "host"
+address = "10.0.0.2/24"
+
+[[link]]
+type = "ethernet"
+rate = "{rate}"
+delay = "{delay}"
+ends = ["a", "b"]
+{queue}"""
+
+LINE_GOODPUT = 1448 / 1538
+
+
+def scenario_text(rate: str = "30 Mbps", delay: str = "10 ms", queue: str = "") -> str:
+    return PATH.format(rate=rate, delay=delay, queue=queue)
+
+
+def run(test: str, rate: str = "30 Mbps", delay: str = "10 ms", queue: str = "") -> dict:
+    scenario = loads_scenario(scenario_text(rate, delay, queue) + test)
+    _, (r,) = run_tests(scenario)
+    (record,) = r.records
+    return record
+
+
+def test_bulk_streams_and_intervals_add_up():
+    record = run(
+        """
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+duration = "4 s"
+streams = 3
+interval = "0.5 s"
+"""
+    )
+    intervals = record["intervals"]
+    assert [iv["sum"]["end_s"] for iv in intervals] == [0.5 * k for k in range(1, 9)]
+    ceiling = 30e6 * LINE_GOODPUT
+    for iv in intervals:
+        assert {s["id"] for s in iv["streams"]} == {0, 1, 2}
+        assert iv["sum"]["bytes"] == sum(s["bytes"] for s in iv["streams"])
+        assert iv["sum"]["retransmits"] == sum(s["retransmits"] for s in iv["streams"])
+        # Delivered, not carried: a retransmission that fills a hole hands over bytes
+        # that crossed the line in the interval before, so allow a little above.
+        assert iv["sum"]["bits_per_second"] <= ceiling * 1.05
+        for s in iv["streams"]:
+            assert s["bits_per_second"] == pytest.approx(s["bytes"] * 8 / 0.5)
+            assert s["snd_cwnd_bytes"] > 0 and s["rtt_ms"] >= 20.0
+    # Three slow starts overshoot into the 1000-frame queue (410 ms at 30 Mb/s) and
+    # recover, with timeouts; the line still carries most of the 4 s.
+    assert sum(iv["sum"]["bytes"] for iv in intervals) * 8 > 0.7 * ceiling * 4.0
+    # What the intervals delivered is what arrived by the test's end: the throughput.
+    delivered = sum(iv["sum"]["bytes"] for iv in intervals)
+    assert delivered * 8 <= ceiling * 4.0
+    assert record["metrics"]["throughput_mbps"] == pytest.approx(delivered * 8 / 4.0 / 1e6, rel=1e-6)
+    # Totals per stream: what the receiver got is what the sender had acknowledged.
+    assert len(record["streams"]) == 3
+    for s in record["streams"]:
+        assert s["receiver"]["bytes"] == s["sender"]["bytes"]
+        assert s["sender"]["min_rtt_ms"] >= 20.0
+        assert s["sender"]["min_rtt_ms"] <= s["sender"]["mean_rtt_ms"] <= s["sender"]["max_rtt_ms"]
+    assert record["metrics"]["retransmits"] == sum(s["sender"]["retransmits"] for s in record["streams"])
+    assert "trace" not in record["streams"][0]
+
+
+def test_bulk_bytes_is_shared_by_the_streams_and_delivered_exactly():
+    # iperf3 -n 1000000 -P 3: 333 334 + 333 333 + 333 333 bytes.
+    record = run(
+        """
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+bytes = 1000000
+streams = 3
+"""
+    )
+    assert [s["receiver"]["bytes"] for s in record["streams"]] == [333_334, 333_333, 333_333]
+    assert record["metrics"]["bytes_received"] == 1_000_000
+    assert record["parameters"]["bytes"] == 1_000_000
+    assert 0 < record["metrics"]["throughput_mbps"] <= 30 * LINE_GOODPUT
+
+
+def test_transfer_reports_ttcp_times():
+    record = run(
+        """
+[[test]]
+method = "tcp.transfer"
+from = "a"
+to = "b"
+bytes = 2000000
+"""
+    )
+    m = record["metrics"]
+    assert m["completed"]
+    # The receiver's clock runs from its first byte to its last; the sender's from its
+    # first byte to the last ACK, one RTT (≥ 20 ms) later at each end at least.
+    assert m["receiver_time_s"] < m["sender_time_s"]
+    assert m["sender_time_s"] - m["receiver_time_s"] >= 0.019
+    assert m["receiver_rate_mbps"] == pytest.approx(2_000_000 * 8 / m["receiver_time_s"] / 1e6)
+    # 2 MB cannot move faster than the line's goodput.
+    assert m["receiver_time_s"] >= 2_000_000 * 8 / (30e6 * LINE_GOODPUT) - 0.02
+    console = Console(record=True, width=100)
+    tcp_report(console, record)
+    text = console.export_text()
+    assert "ttcp-t: 2000000 bytes in" in text and "ttcp-r: 2000000 bytes in" in text
+
+
+def test_trace_is_opt_in_and_in_columns():
+    record = run(
+        """
+[[test]]
+method = "tcp.transfer"
+from = "a"
+to = "b"
+bytes = 300000
+trace = true
+"""
+    )
+    trace = record["streams"][0]["trace"]
+    n = len(trace["time_ns"])
+    # 300 000 bytes in 1448-byte segments, an ACK every second one (delayed ACK): about
+    # 104 ACKs, plus the handshake's.
+    assert 90 <= n <= 220
+    for column in ("cwnd_bytes", "ssthresh_bytes", "srtt_ns", "rtt_sample_ns", "rto_ns", "bytes_in_flight", "retransmits", "in_recovery"):
+        assert len(trace[column]) == n
+    assert trace["time_ns"] == sorted(trace["time_ns"])
+    # The first row follows the first ACK, of two segments (delayed ACK): RFC 6928's
+    # initial window of 10 plus slow start's min(acked, 2 SMSS) (RFC 5681, RFC 3465).
+    assert trace["cwnd_bytes"][0] == 10 * 1448 + 2 * 1448
+    assert trace["ssthresh_bytes"][0] is None
+
+
+@pytest.mark.parametrize("mode,reason", [("off", None), ("classic", {"delay", "ack-train"}), ("hystart++", {"css"})])
+def test_hystart_setting_reaches_the_sender(mode, reason):
+    # 100 Mb/s, 40 ms RTT and a queue of 10 000 frames (1.2 s) that 3 s of one flow
+    # cannot fill: only HyStart can end slow start (the Rust tests check where; here,
+    # that the setting arrives).
+    record = run(
+        f"""
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+duration = "3 s"
+tcp = {{ hystart = "{mode}" }}
+""",
+        rate="100 Mbps",
+        delay="20 ms",
+        queue="queue = { frames = 10000 }\n",
+    )
+    exit_ = record["streams"][0]["sender"]["hystart_exit"]
+    assert record["parameters"]["hystart"] == mode
+    if reason is None:
+        assert exit_ is None
+    else:
+        assert exit_ is not None and exit_["reason"] in reason
+
+
+def test_tcp_settings_are_lowered():
+    from qoslab.backends.sim import lower_network
+    from qoslab.methods import plan_test
+
+    scenario = loads_scenario(
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + """
+[[test]]
+method = "tcp.transfer"
+from = "a"
+to = "b"
+bytes = 1000
+congestion = "reno"
+tcp = { sack = false, timestamps = false, window_scaling = false, nagle = false, delayed_ack = "200 ms", delayed_ack_segments = 3, min_rto = "1 s", rto_backoff_cap = "100 ms", initial_window = 4, send_buffer = "64 KiB", recv_buffer = "32 KiB" }
+"""
+    )
+    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    assert opts == {
+        "congestion": "newreno",
+        "hystart": "off",
+        "sack": False,
+        "timestamps": False,
+        "window_scaling": False,
+        "nagle": False,
+        "delayed_ack_ns": 200_000_000,
+        "delayed_ack_segments": 3,
+        "min_rto_ns": 1_000_000_000,
+        "rto_cap_ns": 100_000_000,
+        "initial_window": 4,
+        "send_buffer": 65536,
+        "recv_buffer": 32768,
+        # Not written, so Linux's: RFC 1191 discovery on, RFC 4821 probing off.
+        "pmtu_discovery": True,
+        "mtu_probing": 0,
+        "base_mss": 1024,
+    }
+
+
+BAD_BUFFERS = [
+    ('window = "1 KiB"', "window", "test[0].window", "1024 bytes", "1460"),
+    ('tcp = { recv_buffer = 1000 }', "1000", "test[0].tcp.recv_buffer", "1000 bytes", "1460"),
+    ('mss = 536\nwindow = 500', "500", "test[0].window", "500 bytes", "536"),
+]
+
+
+@pytest.mark.parametrize("line,needle,key,found,mss", BAD_BUFFERS)
+def test_buffer_below_one_segment_is_refused(tmp_path, line, needle, key, found, mss):
+    text = scenario_text(rate="10 Mbps", delay="1 ms") + f"""
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+{line}
+"""
+    path = tmp_path / "scenario.toml"
+    path.write_text(text)
+    lines = text.splitlines()
+    at = max(i for i, t in enumerate(lines, 1) if needle in t and ("=" in t))
+    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert f"scenario.toml:{at}:" in proc.stderr and key in proc.stderr
+    assert "smaller than one segment" in proc.stderr
+    assert f"found:    {found}" in proc.stderr
+    assert f"at least the MSS, {mss} bytes" in proc.stderr
+
+
+def test_host_socket_buffer_below_one_segment_is_refused_at_the_host(tmp_path):
+    text = scenario_text(rate="10 Mbps", delay="1 ms").replace('address = "10.0.0.2/24"', 'address = "10.0.0.2/24"\nsocket_buffer = 1024') + """
+[[test]]
+method = "tcp.transfer"
+from = "a"
+to = "b"
+"""
+    path = tmp_path / "scenario.toml"
+    path.write_text(text)
+    at = next(i for i, t in enumerate(text.splitlines(), 1) if "socket_buffer" in t)
+    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"scenario.toml:{at}:" in proc.stderr and "node.b.socket_buffer" in proc.stderr
+
+
+def test_a_stack_preset_fills_in_what_the_tcp_table_does_not_write():
+    from qoslab.backends.sim import lower_network
+    from qoslab.methods import plan_test
+
+    scenario = loads_scenario(
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + """
+[[test]]
+method = "tcp.transfer"
+from = "a"
+to = "b"
+bytes = 1000
+stack = "netbsd-1.1"
+tcp = { delayed_ack = "100 ms" }
+"""
+    )
+    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    # Written in the tcp table: it wins over the preset's 200 ms.
+    assert opts["delayed_ack_ns"] == 100_000_000
+    # Not written: 4.4BSD's values (TCPTV_MIN 1 s, slow start from one segment, no SACK).
+    assert (opts["min_rto_ns"], opts["initial_window"], opts["sack"], opts["timestamps"]) == (1_000_000_000, 1, False, False)
