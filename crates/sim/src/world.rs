@@ -1615,10 +1615,13 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
         config.mtu_probing = p;
     }
     if let Some(b) = options.base_mss {
-        if !(48..=config.mss).contains(&b) {
-            return Err(format!("base_mss {b}: between Linux's tcp_min_snd_mss 48 and the MSS {}", config.mss));
+        if b < 48 {
+            return Err(format!("base_mss {b}: at least Linux's tcp_min_snd_mss 48"));
         }
-        config.base_mss = b;
+        // Linux's tcp_mtu_probing takes min(tcp_base_mss, …) and the search never goes
+        // above the MSS: on a path whose MSS is below 1024 (576-byte MTUs) the search
+        // starts where the connection already is.
+        config.base_mss = b.min(config.mss);
     }
     // A window smaller than one segment could never carry a full segment: SWS
     // avoidance (RFC 9293 §3.8.6.2) would hold all data but the override trickle.
