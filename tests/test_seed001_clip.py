@@ -152,4 +152,5 @@ def test_the_study_rows():
     for key, mtu in (("clip.576", 576), ("clip.9180", 9180), ("clip.65k.best", 65535)):
         assert rows[key]["ours"] == pytest.approx(max(throughput_mbps(mtu, b) for b in BUFFERS_KIB), rel=1e-5)
         assert rows[key]["status"] in ("agrees", "differs")
-    assert rows["lane.bus.cells"]["status"] == "not reproduced"
+    # LANE rows fill from their own points (tests/test_seed001_lane.py); without them: no value.
+    assert rows["lane.bus.cells"]["status"] == "no value" and rows["lane.bus.cells"]["calibrated"]
