@@ -163,6 +163,33 @@ CASES = [
         "'ethernt'",
         "did you mean 'ethernet'?",
     ),
+    (
+        "lane_no_les.toml",
+        ('"marketing"', None),
+        "link[1].elan",
+        "an LE client with no LES: no lane-server runs ELAN 'marketing'",
+        "'sales'",
+        "'marketing'",
+        None,
+    ),
+    (
+        "atm_cross_connect_port.toml",
+        ('"atm5"', None),
+        "node.atmsw.cross_connects[0].b",
+        "switch atmsw has no ATM port 'atm5'",
+        "one of 'atm0', 'atm1', 'ws1', 'ws2'",
+        "'atm5'",
+        None,
+    ),
+    (
+        "atm_mtu_over_aal5.toml",
+        ("65535", None),
+        "link[0].mtu",
+        "an IP packet of 65535 octets with llc-snap (8 octets) is an AAL5 SDU of 65543; AAL5 carries at most 65,535 (ITU-T I.363.5)",
+        "at most 65527 with llc-snap (65,535 with vc-mux)",
+        "65535",
+        None,
+    ),
 ]
 
 

@@ -34,6 +34,9 @@ pub struct SimConfig {
     /// around it). None = only over the whole run.
     #[serde(default)]
     pub cpu_window_ns: Option<(u64, u64)>,
+    /// ATM switches, PVC cross-connects and CLIP subnets (the links are in `links`).
+    #[serde(default)]
+    pub atm: crate::atm::AtmConfig,
     /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
     /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
     #[serde(default)]
@@ -482,6 +485,10 @@ pub struct CpuCycles {
     /// header building, the HMAC's final blocks).
     #[serde(default)]
     pub per_esp_packet: u64,
+    /// ATM: segmentation or reassembly of one cell by the host CPU (0 when the NIC does
+    /// SAR in hardware, as the ForeRunnerLE155 of seed 001 §2.6 does).
+    #[serde(default)]
+    pub per_atm_cell: f64,
     /// OpenVPN: the fixed cost of sealing or opening one data packet (UDP socket,
     /// packet header, HMAC finalisation).
     #[serde(default)]
@@ -540,6 +547,8 @@ pub enum LinkConfig {
     },
     /// An 802.11 infrastructure BSS (or an ad hoc cell when `ap` is `None`).
     Wifi(Box<WifiConfig>),
+    /// An ATM link of cells (see `atm`).
+    Atm(Box<crate::atm::AtmLinkConfig>),
 }
 
 /// What one direction of a link does to frames besides carrying them.
@@ -790,6 +799,10 @@ impl SimConfig {
                     if *rate_bps == 0 {
                         return fail(format!("links[{i}].rate_bps"), "a link's rate must be positive".into());
                     }
+                }
+                LinkConfig::Atm(l) => {
+                    attach(&l.a, format!("links[{i}].a"))?;
+                    attach(&l.b, format!("links[{i}].b"))?;
                 }
                 LinkConfig::Wifi(w) => {
                     if let Some(ap) = &w.ap {

@@ -82,7 +82,7 @@ pub fn same_subnet(a: Ipv4Addr, b: Ipv4Addr, len: u8) -> bool {
     (u32::from(a) ^ u32::from(b)) & mask(len) == 0
 }
 
-fn subnet_broadcast(a: Ipv4Addr, len: u8) -> Ipv4Addr {
+pub fn subnet_broadcast(a: Ipv4Addr, len: u8) -> Ipv4Addr {
     Ipv4Addr::from(u32::from(a) | !mask(len))
 }
 

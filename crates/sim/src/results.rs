@@ -26,6 +26,9 @@ pub struct Results {
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,
+    /// ATM counters (cells, losses, SVC set-ups), when the run has ATM links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atm: Option<crate::atm::AtmStats>,
 }
 
 /// Frames seen at one point: (time, bytes).
@@ -38,6 +41,8 @@ pub struct Capture {
     pub name: String,
     /// Ethernet II frames (ports), or 802.11 MPDUs without FCS (the air).
     pub dot11: bool,
+    /// ERF records of type AAL5 (LINKTYPE_ERF, 197): an ATM port's CPCS-PDUs.
+    pub erf: bool,
     pub frames: Frames,
 }
 
@@ -380,7 +385,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 .collect(),
         });
         if inputs.config.capture {
-            air_captures.push(Capture { name: format!("{}-air", w.name), dot11: true, frames: w.air });
+            air_captures.push(Capture { name: format!("{}-air", w.name), dot11: true, erf: false, frames: w.air });
         }
     }
     let nodes = inputs
@@ -443,9 +448,9 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
     for (i, ports) in inputs.captures.into_iter().enumerate() {
         for (p, frames) in ports.into_iter().enumerate() {
             let node = &inputs.nodes[i];
-            captures.push(Capture { name: format!("{}-{}", node.name, node.port_name(p as u16)), dot11: false, frames });
+            captures.push(Capture { name: format!("{}-{}", node.name, node.port_name(p as u16)), dot11: false, erf: false, frames });
         }
     }
     captures.extend(air_captures);
-    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures }
+    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures, atm: None }
 }

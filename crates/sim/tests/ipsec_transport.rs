@@ -98,6 +98,7 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
         capture: true,
         budget: BudgetConfig::default(),
         cpu_window_ns: None,
+        atm: Default::default(),
         adaptive: Vec::new(),
     }
 }

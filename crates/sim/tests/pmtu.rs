@@ -52,6 +52,7 @@ fn network(middle: u16, flows: Vec<FlowConfig>, duration_ns: u64, edit: impl FnO
         budget: BudgetConfig::default(),
         cpu_window_ns: None,
         adaptive: Vec::new(),
+        atm: Default::default(),
     }
 }
 

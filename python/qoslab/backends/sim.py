@@ -44,8 +44,8 @@ Roles
 Links
     Ethernet → ``LinkConfig::Ethernet``; wifi → ``LinkConfig::Wifi`` with the AP first,
     then the stations, the ``hears`` matrix and the frame error rates in that member
-    order. What the simulator does not model yet (ATM links, GRE tunnels, MPPE, half
-    duplex, ...) is refused with the key that asks for it.
+    order. ATM links go to ``backends.sim_atm``. What the simulator does not model yet (GRE tunnels, MPPE,
+    half duplex, ...) is refused with the key that asks for it.
 IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mode)
     One ``IpsecTunnelConfig`` on each end, named as the tunnel, with its ``mode`` and
     ``protocol``. The outer addresses (the SA's peers) are
@@ -102,6 +102,7 @@ from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
 from typing import Any, Union
 
+from qoslab.backends.sim_atm import atm_config, atm_link, is_lane_port
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import InputError, Problem, did_you_mean
 from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, PPTP_OVERHEAD, below, interface_mtu
@@ -113,6 +114,7 @@ from qoslab.scenario.model import (
     Ethernet,
     GilbertElliott,
     Ipsec,
+    MpoaServer,
     OpenVpn,
     Pppoe,
     Pptp,
@@ -154,10 +156,10 @@ RTS_NEVER = 2347
 ETHERNET_OVERHEAD = 18
 """Ethernet header (14) and FCS (4), IEEE 802.3 §3.1.1: what an RFC 2544 frame size counts besides the IP packet."""
 
-HARDWARE_ROLES = ("switch", "ap", "ap-router")
+HARDWARE_ROLES = ("switch", "ap", "ap-router", "atm-switch")
 """Roles whose forwarding is in hardware unless the scenario names a CPU profile."""
 
-TRANSPARENT = {"switch", "ap"}
+TRANSPARENT = {"switch", "ap", "atm-switch"}
 """Roles a segment extends through (with L2/L3F bridges): they join their ports into one subnet."""
 
 
@@ -332,7 +334,10 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
     for i, link in enumerate(sc.link):
         base: PathT = ("link", i)
         if isinstance(link, Atm):
-            out.add(base + ("type",), f"{link.type} links: {_NOT_YET}", expected="'ethernet', 'wifi' or 'serial' for `qoslab run`", found=repr(link.type), hint="`qoslab mtu` analyses ATM stacks")
+            if link.loss:
+                out.add(base + ("loss",), f"loss on an ATM link: {_NOT_YET}", expected="no loss (cells are lost in switch queues)", found=f"{len(link.loss)} loss model(s)")
+            if link.shaper:
+                out.add(base + ("shaper",), "a shaper on an ATM link", expected="a peak cell rate on the VC: vcs = [{ vci = ..., pcr = '...' }]", found=f"{len(link.shaper)} shaper(s)")
             continue
         if isinstance(link, Wifi) and link.loss:
             out.add(base + ("loss",), "loss on a wifi cell", expected="frame_error_rate per station", found=f"{len(link.loss)} loss model(s)")
@@ -373,8 +378,6 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
         elif _t.cipher.endswith("-gcm") and _t.auth != "none":
             out.add(base + ("auth",), "AES-GCM carries its own 16-byte ICV (RFC 4106 §6): no separate HMAC", expected="'none' with a GCM cipher", found=repr(_t.auth))
     for name, node in sc.node.items():
-        if node.role in ("atm-switch", "lane-server", "mpoa-server"):
-            out.add(("node", name, "role"), f"{node.role} nodes: {_NOT_YET}", expected="host, router, bridge, switch, ap or ap-router", found=repr(node.role))
         if isinstance(node, Bridge) and node.promiscuous:
             out.add(("node", name, "promiscuous"), f"promiscuous adapters (seed 000 Fig. 10): {_NOT_YET}", expected="false", found="true")
 
@@ -488,10 +491,10 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
 
     names = list(scenario.node)
     ports: list[list[Port]] = [[] for _ in names]
-    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0, "serial": 0, "tap": 0} for _ in names]
+    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0, "serial": 0, "tap": 0, "atm": 0} for _ in names]
     link_ports: list[list[Port]] = []
     for li, link in enumerate(scenario.link):
-        kind = "wifi" if isinstance(link, Wifi) else ("serial" if isinstance(link, Serial) else "ethernet")
+        kind = "wifi" if isinstance(link, Wifi) else ("serial" if isinstance(link, Serial) else ("atm" if isinstance(link, Atm) else "ethernet"))
         if isinstance(link, Wifi):
             mtu = WIFI_MTU
         elif isinstance(link, Serial):
@@ -503,7 +506,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         for member in _members(link):
             n = names.index(member)
             idx = len(ports[n])
-            prefix = {"wifi": "wlan", "serial": "ppp" if isinstance(link, Serial) and link.framing == "ppp" else "sl"}.get(kind, "eth")
+            prefix = {"wifi": "wlan", "serial": "ppp" if isinstance(link, Serial) and link.framing == "ppp" else "sl", "atm": "atm"}.get(kind, "eth")
             port = Port(n, idx, f"{prefix}{counters[n][kind]}", li, kind, mac_for(n, idx), mtu)
             counters[n][kind] += 1
             ports[n].append(port)
@@ -564,7 +567,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
                 cfg["ip_forward"] = True
                 if wan is not None and node.nat:
                     cfg["nat"] = {"outside_port": wan.index, "port_forwards": _port_forwards(node), "udp_timeout_ns": NAT_UDP_TIMEOUT_NS}
-        elif isinstance(node, Router) or (isinstance(node, Bridge) and node.forwarding == "nat"):
+        elif isinstance(node, (Router, MpoaServer)) or (isinstance(node, Bridge) and node.forwarding == "nat"):
             cfg["ip_forward"] = True
 
         if len(bridge_ports) == 1:
@@ -580,7 +583,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         for p in mine:
             p.address = chosen.get(p.index)
             cfg["ports"].append(
-                {"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu, "point_to_point": p.kind == "serial"}
+                {"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu, "point_to_point": p.kind == "serial" or p.kind == "atm" and not is_lane_port(scenario, p)}
             )
         if bridge_ports:
             wifi = [p for p in bridge_ports if p.kind == "wifi"]
@@ -621,9 +624,12 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
                  "framing": link.framing, "compression": link.compression or 1.0, "delay_ns": link.delay,
                  "queue_frames": SERIAL_QUEUE_FRAMES, "impair": _impairments(link)}
             )
+        elif isinstance(link, Atm):
+            links.append(atm_link(link, lname, refs))
         else:
             links.append(_wifi(scenario, link, lname, refs))
     _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
+    atm = atm_config(scenario, names, ports, out)
     adaptive = _adaptive(scenario, names, ports)
     _vpn_tunnels(scenario, names, nodes, ports, addresses, taps, out)
     _pptp_tunnels(scenario, names, nodes, ports, addresses, taps, out)
@@ -636,6 +642,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         "links": links,
         "flows": [],
         "capture": False,
+        "atm": atm,
         "adaptive": adaptive,
     }
     return Network(scenario, config, names, ports, addresses)

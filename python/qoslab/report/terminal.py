@@ -238,6 +238,22 @@ def drop_log(console: Console, results: dict[str, Any], labels: dict[int, str]) 
         console.print(f"  {d['time_ns'] / 1e6:10.3f} ms  {escape(where)}{escape(flow)}: {escape(d['reason'])}" + (f" — {escape(d['summary'])}" if d.get("summary") else ""))
 
 
+def atm_summary(console: Console, results: dict[str, Any]) -> None:
+    """The ATM network's counters: cells, losses at the switches, AAL5 frames lost, SVCs."""
+    atm = results.get("atm")
+    if not atm:
+        return
+    cells = sum(sum(c) for c in atm.get("cells", []))
+    lost = sum(atm.get("cells_lost", [])) + sum(atm.get("epd_cells", [])) + sum(atm.get("ppd_cells", []))
+    setups = atm.get("svc_setup_ns") or []
+    svc = f"{atm.get('svc_setups', 0)} SVCs set up" + (f" (mean {sum(setups) / len(setups) / 1e6:.3f} ms)" if setups else "")
+    console.print(
+        f"[bold]ATM[/]: {cells} cells sent, {lost} discarded at switches (queue full, EPD, PPD); "
+        f"{atm.get('frames_received', 0)} of {atm.get('frames_sent', 0)} AAL5 frames reassembled, {atm.get('frames_corrupt', 0)} discarded (cells lost); "
+        f"{svc}; {atm.get('atmarp_requests', 0)} ATMARP, {atm.get('inatmarp_requests', 0)} InATMARP requests"
+    )
+
+
 def render_run(console: Console, title: str, results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str], profiles: dict[str, str]) -> None:
     """A whole run: a heading, flows, links, nodes, drops, and the tables at the end."""
     console.rule(f"[bold]{escape(title)}")
@@ -256,6 +272,7 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     ipsec = ipsec_table(results)
     if ipsec is not None:
         console.print(ipsec)
+    atm_summary(console, results)
     drop_log(console, results, labels)
     tables(console, results)
 
