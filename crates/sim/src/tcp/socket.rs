@@ -1236,10 +1236,17 @@ impl TcpSocket {
     /// buffer. That matters when a segment or two fill the buffer (seed 001's 9180 and
     /// 64 K MTUs with small buffers): without it the receiver waits for its delayed-ACK
     /// timer after each. (BSD's other clause, two segments, is the delayed-ACK rule
-    /// already applied by `schedule_ack`.)
+    /// already applied by `schedule_ack`.) Only while the window the peer holds is
+    /// under two segments, as Linux's `__tcp_cleanup_rbuf` waits until the offered
+    /// window has shrunk: a large buffer at the start, when the SYN's unscaled window
+    /// is all the peer knows, does not turn the first segment's ACK into an immediate one.
     fn sink_window_update(&mut self) {
         let edge = self.rcv_nxt + self.rcv_free() as usize;
-        if edge > self.rcv_adv && 2 * (edge - self.rcv_adv) as u64 >= u64::from(self.cfg.recv_buffer) {
+        let offered = if self.rcv_adv > self.rcv_nxt { (self.rcv_adv - self.rcv_nxt) as u64 } else { 0 };
+        if edge > self.rcv_adv
+            && 2 * (edge - self.rcv_adv) as u64 >= u64::from(self.cfg.recv_buffer)
+            && offered < 2 * u64::from(self.cfg.mss)
+        {
             self.ack_now = true;
         }
     }
