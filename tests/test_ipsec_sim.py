@@ -103,7 +103,7 @@ def test_host_to_host_tunnel_lowers_to_a_mirrored_pair(tmp_path):
     (s,) = nodes["server"]["ipsec"]
     assert c == {"name": "vpn0", "local": "10.0.1.1", "remote": "10.0.2.1", "spi_out": 0x1000, "spi_in": 0x1001,
                  "cipher": "3des-cbc", "auth": "hmac-sha1-96", "protects": [["10.0.2.1", 32]], "mtu": 1500,
-                 "mode": "tunnel", "protocol": "esp", "select_protocol": None, "select_port": None, "fragment": "after"}
+                 "mode": "tunnel", "protocol": "esp", "select_protocol": None, "select_local_port": None, "select_remote_port": None, "fragment": "after"}
     assert (s["local"], s["remote"], s["spi_out"], s["spi_in"], s["protects"]) == ("10.0.2.1", "10.0.1.1", 0x1001, 0x1000, [["10.0.1.1", 32]])
 
 
@@ -209,15 +209,50 @@ def test_ah_without_an_icv_is_refused(tmp_path):
     assert "tunnel[0].auth" in str(err.value) and "RFC 4302" in str(err.value)
 
 
-def test_transport_mode_tunnels_between_two_hosts_are_told_apart_by_port(tmp_path):
+def test_transport_mode_tunnels_between_two_hosts_are_told_apart_by_their_selectors(tmp_path):
     transport = TUNNEL.replace('cipher = "3des-cbc"', 'mode = "transport"\ncipher = "3des-cbc"')
-    text = NETWORK + "".join(transport.replace('name = "vpn0"', f'name = "vpn{k}"') for k in range(3))
+    selectors = ["", 'selector = { protocol = "udp", port = 8 }\n', 'selector = { protocol = "tcp", port = 9 }\n']
+    text = NETWORK + "".join(transport.replace('name = "vpn0"', f'name = "vpn{k}"') + sel for k, sel in enumerate(selectors))
     config = lower(load_scenario(scenario_file(tmp_path, text)))
     nodes = {n["name"]: n for n in config["nodes"]}
-    for end in ("client", "server"):
-        sas = nodes[end]["ipsec"]
-        assert [(t["mode"], t["select_protocol"], t["select_port"]) for t in sas] == [("transport", None, None), ("transport", 17, 8), ("transport", 17, 9)]
+    # The port is the server's (`to`'s): the client's remote port, the server's local one
+    # (RFC 4301 §4.4.1.1); UDP and TCP by their IANA protocol numbers 17 and 6.
+    wanted = {
+        "client": [("transport", None, None, None), ("transport", 17, None, 8), ("transport", 6, None, 9)],
+        "server": [("transport", None, None, None), ("transport", 17, 8, None), ("transport", 6, 9, None)],
+    }
+    for end, rows in wanted.items():
+        got = [(t["mode"], t["select_protocol"], t["select_local_port"], t["select_remote_port"]) for t in nodes[end]["ipsec"]]
+        assert got == rows, end
     assert nodes["client"]["ipsec"][2]["remote"] == "10.0.2.1" and nodes["server"]["ipsec"][2]["spi_out"] == 0x1005
+
+
+@pytest.mark.parametrize(
+    ("second", "key", "words"),
+    [
+        ("", "tunnel[1].to", "tunnel[0] already carries everything between them"),
+        ('selector = { protocol = "udp", port = 8 }\n', "tunnel[1].selector", "the same traffic (protocol udp, port 8)"),
+    ],
+)
+def test_two_transport_tunnels_carrying_the_same_traffic_are_refused(tmp_path, second, key, words):
+    transport = TUNNEL.replace('cipher = "3des-cbc"', 'mode = "transport"\ncipher = "3des-cbc"')
+    first = second
+    text = NETWORK + transport + first + transport.replace('name = "vpn0"', 'name = "vpn1"') + second
+    path = scenario_file(tmp_path, text)
+    with pytest.raises(InputError) as err:
+        lower(load_scenario(path), source=path)
+    assert key in str(err.value) and words in str(err.value), str(err.value)
+
+
+def test_a_port_selector_needs_udp_or_tcp_and_tunnel_mode_takes_none(tmp_path):
+    path = scenario_file(tmp_path, NETWORK + TUNNEL.replace('cipher = "3des-cbc"', 'mode = "transport"\ncipher = "3des-cbc"') + 'selector = { port = 8 }\n')
+    with pytest.raises(InputError) as err:
+        load_scenario(path)
+    assert "tunnel[0].selector: a port selector needs" in str(err.value) and "'udp' or 'tcp'" in str(err.value), str(err.value)
+    path = scenario_file(tmp_path, NETWORK + TUNNEL + 'selector = { protocol = "udp", port = 8 }\n')
+    with pytest.raises(InputError) as err:
+        lower(load_scenario(path), source=path)
+    assert "tunnel[0].selector" in str(err.value) and "tunnel-mode" in str(err.value), str(err.value)
 
 
 @pytest.mark.parametrize("mode", ["transport", "tunnel"])

@@ -358,16 +358,24 @@ def test_what_the_simulator_lacks_is_refused_at_its_key(tmp_path):
         tmp_path,
         HEAD
         + """
+[node.les]
+role = "lane-server"
 [[link]]
 type = "atm"
 ends = ["s1", "s2"]
 vcs = [{vci = 32}]
+loss = "1 %"
+[[link]]
+type = "atm"
+ends = ["les", "s2"]
 """,
     )
     with pytest.raises(InputError) as err:
         lower(load_scenario(path), source=path)
     message = str(err.value)
-    assert "link[0].type" in message and "atm" in message
+    # Cells are lost in switch queues, not by a loss model (a LANE server is lowered).
+    assert "node.les.role" not in message
+    assert "link[0].loss" in message and "ATM link" in message
 
 
 def test_serial_lines_loss_and_shapers_lower_per_direction(tmp_path):

@@ -128,10 +128,14 @@ def test_no_test_to_run_exits_2(tmp_path):
     assert proc.returncode == 2 and "no [[test]]" in proc.stderr and "qoslab reach" in proc.stderr
 
 
-def test_atm_link_refused_for_simulation(tmp_path):
-    text = TWO_HOSTS + '[[link]]\ntype = "atm"\nends = ["ws1", "ws2"]\nvcs = [{vci = 32}]\n' + UDP_TEST
-    proc = qoslab("run", str(scenario_file(tmp_path, text)))
-    assert proc.returncode == 2 and "link[2].type" in proc.stderr and "Traceback" not in proc.stderr
+def test_lane_client_without_les_exits_2(tmp_path):
+    # LAN emulation runs; a client whose ELAN no lane-server serves is bad input.
+    text = TWO_HOSTS + '[node.les]\nrole = "lane-server"\nelans = ["a"]\n[[link]]\ntype = "atm"\nends = ["ws1", "les"]\nelan = "b"\n' + UDP_TEST
+    path = scenario_file(tmp_path, text)
+    line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if t == 'elan = "b"')
+    proc = qoslab("run", str(path))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert f"scenario.toml:{line}:" in proc.stderr and ".elan" in proc.stderr and "no LES" in proc.stderr
 
 
 # --------------------------------------------------------------------------- records, no simulator

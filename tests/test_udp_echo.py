@@ -65,6 +65,7 @@ METRICS = {
     "rtt_p99_ms",
     "rtt_max_ms",
     "throughput_mbps",
+    "throughput_two_way_mbps",
     "cpu_util_pct",
 }
 
@@ -111,6 +112,9 @@ def test_every_datagram_comes_back_after_two_line_times():
     assert m["rtt_max_ms"] == pytest.approx(rtt, abs=1e-6)
     # Payload bits echoed back over the sending interval (count × gap).
     assert m["throughput_mbps"] == pytest.approx(COUNT * PAYLOAD * 8 / (COUNT * GAP_S) / 1e6)
+    # Both ways: the same payload reached the server and came back.
+    assert m["throughput_two_way_mbps"] == pytest.approx(2 * m["throughput_mbps"])
+    assert record["streams"][0]["port"] == 7 and record["streams"][0]["received"] == COUNT
     assert m["cpu_util_pct"] == {}  # hosts without a CPU profile are not modelled
 
 

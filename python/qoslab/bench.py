@@ -88,7 +88,7 @@ TCP_RATE_BPS = 30_000_000
 TCP_DELAY_NS = 10_000_000
 TCP_LOSS = 0.01
 
-SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts", "tcp_cubic_30mbps_1pct")
+SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts", "tcp_cubic_30mbps_1pct", "atm_clip_tcp")
 #: The benchmarks ns-3 also runs, and its script for each.
 NS3_SCRIPTS = {
     "wifi_80211b_saturation": "wifi_saturation.py",
@@ -298,6 +298,37 @@ def switch_config(sim_seconds: float, hosts: int = SWITCH_HOSTS) -> dict[str, An
     return _sim_config(nodes, links, flows, sim_seconds)
 
 
+#: CLIP's default MTU (RFC 2225 §5) and a 64-KiB window: seed 001's best case.
+ATM_MTU = 9180
+ATM_WINDOW = 65536
+
+
+def atm_clip_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+    """(f) TCP over CLIP: host — ATM switch — host on OC-3 (149.76 Mb/s of cells), one
+    LLC/SNAP PVC (0/100) cross-connected in the switch, MTU 9180, a NewReno bulk transfer
+    with 64 KiB buffers and no CPU cost. OC-3 carries 353,208 cells/s: 10 s is about 3.5
+    million cells each way across the switch (and the ACKs' cells back)."""
+    def port(node: int, address: str | None) -> dict[str, Any]:
+        p = {"name": "atm0", "mac": _mac(node, 0), "mtu": ATM_MTU, "point_to_point": True}
+        if address is not None:
+            p["address"] = [address, 24]
+        return p
+
+    switch = _node("sw", "atm-switch", [dict(port(2, None), name="atm0"), dict(port(2, None), name="atm1", mac=_mac(2, 1))])
+    nodes = [_node("ws1", "host", [port(0, "10.3.0.1")]), _node("ws2", "host", [port(1, "10.3.0.2")]), switch]
+
+    def link(name: str, a: tuple[int, int], b: tuple[int, int]) -> dict[str, Any]:
+        return {"type": "atm", "name": name, "a": {"node": a[0], "port": a[1]}, "b": {"node": b[0], "port": b[1]}, "phy": "oc3",
+                "encapsulation": "llc-snap", "pvcs": [{"vpi": 0, "vci": 100}]}
+
+    links = [link("l1", (0, 0), (2, 0)), link("l2", (2, 1), (1, 0))]
+    flows = [{"kind": "tcp", "id": 1, "from": 0, "to": "10.3.0.2", "dst_port": UDP_PORT, "start_ns": _ns(WARMUP_S), "stop_ns": _ns(WARMUP_S + sim_seconds),
+              "tcp": {"congestion": "newreno", "send_buffer": ATM_WINDOW, "recv_buffer": ATM_WINDOW, "max_window": ATM_WINDOW}}]
+    config = _sim_config(nodes, links, flows, sim_seconds)
+    config["atm"] = {"switches": [{"node": 2, "cross_connects": [{"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}]}]}
+    return config
+
+
 def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
     """examples/seed004_asymmetric.toml at its 57.6 kb/s point, lowered with its test
     (a sized transfer: it runs to its end, whatever ``sim_seconds`` says)."""
@@ -347,6 +378,7 @@ def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]
 
 
 CONFIG_BUILDERS: dict[str, Callable[[float], dict[str, Any]]] = {
+    "atm_clip_tcp": atm_clip_config,
     "wifi_80211b_saturation": wifi_saturation_config,
     "ethernet_chain_10": ethernet_chain_config,
     "seed004_download": seed004_download_config,
@@ -423,6 +455,9 @@ def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] |
         extra["throughput_mbps"] = transfer_throughput_mbps(results)
     elif name in NS3_SCRIPTS:
         extra["throughput_mbps"] = flow_throughput_mbps(results, 1, sim_seconds)
+    if isinstance(results.get("atm"), dict):
+        cells = sum(sum(per_link) for per_link in results["atm"].get("cells", []))
+        extra.update(cells=cells, cells_per_s=cells / wall if wall > 0 else None, throughput_mbps=flow_throughput_mbps(results, 1, sim_seconds))
     return _scenario_record(
         name, results.get("events"), wall, sim_time_ns / NS if sim_time_ns is not None else None, **extra
     )

@@ -166,8 +166,10 @@ def run(
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
     Per test: each flow's sent/received/lost, throughput, latency and jitter; each
-    link's utilisation or airtime; each node's CPU; drops with their reasons; the ARP,
-    L3F and bridge tables at the end. With `--json`, stdout gets
+    link's utilisation or airtime; each node's CPU (also over the test's traffic where
+    the method measures that: `cpu_util_test_pct`) and its IPsec tunnels' packet and
+    byte counts; drops with their reasons; the ARP, L3F and bridge tables at the end.
+    With `--json`, stdout gets
     `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`, one
     record per measured point. Exit 1 if a simulation failed, 2 on bad input.
 
@@ -182,6 +184,7 @@ def run(
     Example: `qoslab run examples/seed000_fig9.toml --report fig9/`
     """
     from qoslab.backends.sim import SimulationError
+    from qoslab.methods import records_by_flow
     from qoslab.report.terminal import render_run, sweep_table
     from qoslab.scenario import load_scenario
     from qoslab.sweep import run_sweep
@@ -197,11 +200,7 @@ def run(
             if not detail:
                 return
         for run in result.runs:
-            if len(run.records) == 1:
-                # One record for all of a test's flows (a TCP test's parallel streams).
-                records = {fid: run.records[0] for fid in run.plan.measured}
-            else:
-                records = {fid: rec for fid, rec in zip(run.plan.measured, run.records)}
+            records = records_by_flow(run.plan, run.records)
             names = net.node_names
             owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
             labels = {
@@ -244,6 +243,8 @@ def run(
                         "role": cfg["role"] if cfg else None,
                         "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
                         "cpu_util_pct": round(100.0 * float(n.get("cpu_utilization", 0.0)), 3),
+                        "cpu_util_test_pct": None if n.get("cpu_utilization_window") is None else round(100.0 * float(n["cpu_utilization_window"]), 3),
+                        "ipsec": n.get("ipsec", []),
                         "arp_table": n.get("arp_table", []),
                         "l3f_table": n.get("l3f_table", []),
                         "bridge_table": n.get("bridge_table", []),

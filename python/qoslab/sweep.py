@@ -112,30 +112,62 @@ def sweep_points(scenario: Scenario, *, source: str | Path | None = None) -> lis
     sweep = scenario.sweep
     if sweep is None or not sweep.values:
         return [SweepPoint(0, {}, scenario)]
-    raw = _raw(scenario)
     keys = list(sweep.values)
-    steps = {k: parse_param_path(k) for k in keys}
-    points = []
-    for n, idx in enumerate(point_indices(sweep.mode, [len(sweep.values[k]) for k in keys])):
-        values = {k: sweep.values[k][i] for k, i in zip(keys, idx)}
-        data = copy.deepcopy(raw)
-        data.pop("sweep", None)
-        for k, v in values.items():
-            put(data, steps[k], v)
-        try:
-            sc = Scenario.model_validate(data)
-            problems = cross_check(sc, data, Spans(""))
-        except ValidationError as err:
-            problems = pydantic_problems(err, data, Spans(""))
-        if problems:
-            where = ", ".join(f"{k} = {v!r}" for k, v in values.items())
-            raise InputError(
-                str(source or "<scenario>"),
-                [Problem(f"at the sweep point {where}: {p.message}", key=p.key, expected=p.expected, found=p.found, hint=p.hint) for p in problems],
-            )
-        sc._raw = data
-        points.append(SweepPoint(n, values, sc))
-    return points
+    return [
+        SweepPoint(n, values, scenario_at(scenario, values, source=source))
+        for n, idx in enumerate(point_indices(sweep.mode, [len(sweep.values[k]) for k in keys]))
+        for values in [{k: sweep.values[k][i] for k, i in zip(keys, idx)}]
+    ]
+
+
+def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Path | None = None) -> Scenario:
+    """``scenario`` as written, without its sweep, with ``values`` (parameter path ->
+    value as a file writes it) put in place and validated again: one point of a sweep,
+    or any variation of a scenario (a study's shorter run, a calibration's point).
+
+    Raises
+    ------
+    InputError
+        If a path names no parameter or the result does not validate.
+
+    Examples
+    --------
+    >>> from qoslab.scenario.load import loads_scenario
+    >>> sc = loads_scenario('''
+    ... [scenario]
+    ... name = "two hosts"
+    ... [node.a]
+    ... role = "host"
+    ... [node.b]
+    ... role = "host"
+    ... [[link]]
+    ... type = "ethernet"
+    ... rate = "10 Mbps"
+    ... ends = ["a", "b"]
+    ... ''')
+    >>> scenario_at(sc, {"link[0].rate": "1 Mbps"}).link[0].rate
+    1000000
+    """
+    data = copy.deepcopy(_raw(scenario))
+    data.pop("sweep", None)
+    for key, value in values.items():
+        steps = parse_param_path(key)
+        if steps is None:
+            raise InputError(str(source or "<scenario>"), [Problem("not a parameter path", key=key, expected="a path such as 'link[0].rate'", found=repr(key))])
+        put(data, steps, copy.deepcopy(value))
+    try:
+        sc = Scenario.model_validate(data)
+        problems = cross_check(sc, data, Spans(""))
+    except ValidationError as err:
+        problems = pydantic_problems(err, data, Spans(""))
+    if problems:
+        where = ", ".join(f"{k} = {v!r}" for k, v in values.items())
+        raise InputError(
+            str(source or "<scenario>"),
+            [Problem(f"at the sweep point {where}: {p.message}", key=p.key, expected=p.expected, found=p.found, hint=p.hint) for p in problems],
+        )
+    sc._raw = data
+    return sc
 
 
 def run_sweep(
@@ -197,4 +229,4 @@ def run_sweep(
     return results
 
 
-__all__ = ["SweepPoint", "PointResult", "sweep_points", "run_sweep"]
+__all__ = ["SweepPoint", "PointResult", "sweep_points", "scenario_at", "run_sweep"]

@@ -29,7 +29,13 @@ pub fn simulate(py: Python<'_>, config_json: &str, pcap_dir: Option<&str>) -> Py
         for capture in &results.captures {
             let path = Path::new(dir).join(format!("{}.pcap", capture.name));
             let file = std::fs::File::create(&path).map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
-            let link = if capture.dot11 { LinkType::Ieee80211 } else { LinkType::Ethernet };
+            let link = if capture.dot11 {
+                LinkType::Ieee80211
+            } else if capture.erf {
+                LinkType::Unknown(197) // LINKTYPE_ERF
+            } else {
+                LinkType::Ethernet
+            };
             let mut writer = Writer::new(std::io::BufWriter::new(file), link).map_err(|e| PyOSError::new_err(e.to_string()))?;
             for (time, frame) in &capture.frames {
                 writer.write_frame(*time, frame).map_err(|e| PyOSError::new_err(e.to_string()))?;

@@ -29,6 +29,14 @@ pub struct SimConfig {
     /// Stop with an error instead of exhausting memory or time.
     #[serde(default)]
     pub budget: BudgetConfig,
+    /// [from, until) in nanoseconds: each node's CPU utilisation is reported over this
+    /// window as well (a test's traffic interval, without the learning and draining
+    /// around it). None = only over the whole run.
+    #[serde(default)]
+    pub cpu_window_ns: Option<(u64, u64)>,
+    /// ATM switches, PVC cross-connects and CLIP subnets (the links are in `links`).
+    #[serde(default)]
+    pub atm: crate::atm::AtmConfig,
     /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
     /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
     #[serde(default)]
@@ -326,10 +334,16 @@ pub struct IpsecTunnelConfig {
     /// (RFC 4301 §4.4.1.1 "Next Layer Protocol")...
     #[serde(default)]
     pub select_protocol: Option<u8>,
-    /// ... and only UDP or TCP with this port as source or destination, so that several
-    /// SAs to one host are told apart. The most specific SA that selects a packet wins.
+    /// ... and only UDP or TCP from this local port (RFC 4301 §4.4.1.1 "Local Port";
+    /// outbound, the source port) ...
     #[serde(default)]
-    pub select_port: Option<u16>,
+    pub select_local_port: Option<u16>,
+    /// ... and to this remote port ("Remote Port"; outbound, the destination port), so
+    /// that several SAs to one host are told apart, as an SPD's entries are. The most
+    /// specific SA that selects a packet wins (RFC 4301 §4.4.1: the SPD is ordered and
+    /// the more specific entries come first).
+    #[serde(default)]
+    pub select_remote_port: Option<u16>,
     /// Tunnel mode, an inner packet larger than the tunnel can carry unfragmented:
     /// `Before` fragments the inner packet to the tunnel's effective MTU (the largest
     /// inner packet whose ESP/AH packet fits the path MTU to `remote`, and at most
@@ -471,6 +485,10 @@ pub struct CpuCycles {
     /// header building, the HMAC's final blocks).
     #[serde(default)]
     pub per_esp_packet: u64,
+    /// ATM: segmentation or reassembly of one cell by the host CPU (0 when the NIC does
+    /// SAR in hardware, as the ForeRunnerLE155 of seed 001 §2.6 does).
+    #[serde(default)]
+    pub per_atm_cell: f64,
     /// OpenVPN: the fixed cost of sealing or opening one data packet (UDP socket,
     /// packet header, HMAC finalisation).
     #[serde(default)]
@@ -529,6 +547,8 @@ pub enum LinkConfig {
     },
     /// An 802.11 infrastructure BSS (or an ad hoc cell when `ap` is `None`).
     Wifi(Box<WifiConfig>),
+    /// An ATM link of cells (see `atm`).
+    Atm(Box<crate::atm::AtmLinkConfig>),
 }
 
 /// What one direction of a link does to frames besides carrying them.
@@ -779,6 +799,10 @@ impl SimConfig {
                     if *rate_bps == 0 {
                         return fail(format!("links[{i}].rate_bps"), "a link's rate must be positive".into());
                     }
+                }
+                LinkConfig::Atm(l) => {
+                    attach(&l.a, format!("links[{i}].a"))?;
+                    attach(&l.b, format!("links[{i}].b"))?;
                 }
                 LinkConfig::Wifi(w) => {
                     if let Some(ap) = &w.ap {

@@ -4,6 +4,10 @@
 //! a frame that finds it full is dropped, which is how a slow bridge or VPN client loses
 //! packets under load (seeds 000 and 003). Utilisation is busy time over elapsed time.
 //! A node with a clock rate of 0 forwards in hardware: no queue, no delay.
+//!
+//! A measurement window (`set_window`) counts the busy time inside it as well, so that a
+//! test reports the CPU load while its traffic runs (what a performance monitor averages
+//! over a test, seed 003 §3), not diluted by the idle learning and draining around it.
 
 use std::collections::VecDeque;
 
@@ -17,12 +21,15 @@ pub struct Cpu<J> {
     /// When the job in service ends, if one is.
     busy_until: Option<u64>,
     busy_ns: u64,
+    /// The measurement window [from, until) and the busy time inside it.
+    window: Option<(u64, u64)>,
+    window_busy_ns: u64,
     pub drops: u64,
 }
 
 impl<J> Cpu<J> {
     pub fn new(config: CpuConfig) -> Cpu<J> {
-        Cpu { config, queue: VecDeque::new(), busy_until: None, busy_ns: 0, drops: 0 }
+        Cpu { config, queue: VecDeque::new(), busy_until: None, busy_ns: 0, window: None, window_busy_ns: 0, drops: 0 }
     }
 
     /// Whether jobs cost nothing (hardware forwarding).
@@ -74,7 +81,21 @@ impl<J> Cpu<J> {
         let end = now + service_ns;
         self.busy_until = Some(end);
         self.busy_ns += service_ns;
+        if let Some((from, until)) = self.window {
+            self.window_busy_ns += end.min(until).saturating_sub(now.max(from));
+        }
         end
+    }
+
+    /// Counts busy time inside [`from_ns`, `until_ns`) too (set before the run starts).
+    pub fn set_window(&mut self, from_ns: u64, until_ns: u64) {
+        self.window = Some((from_ns, until_ns.max(from_ns)));
+    }
+
+    /// Busy fraction of the measurement window, if one is set and not empty.
+    pub fn window_utilization(&self) -> Option<f64> {
+        let (from, until) = self.window?;
+        (until > from).then(|| self.window_busy_ns as f64 / (until - from) as f64)
     }
 
     /// The job in service finished.
@@ -116,6 +137,21 @@ mod test {
         assert_eq!(end, 400);
         assert_eq!(c.next_job(), Some(2));
         assert!((c.utilization(1000) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_window_counts_only_the_busy_time_inside_it() {
+        let mut c = cpu(1_000_000_000, 4);
+        c.set_window(1000, 2000);
+        c.start(500, 600); // 100 ns of it inside
+        c.finish();
+        c.start(1500, 200); // all inside
+        c.finish();
+        c.start(1900, 300); // 100 ns inside
+        c.finish();
+        c.start(2500, 100); // after
+        assert!((c.window_utilization().unwrap() - 0.4).abs() < 1e-12);
+        assert_eq!(cpu(1, 1).window_utilization(), None);
     }
 
     #[test]

@@ -82,7 +82,7 @@ pub fn same_subnet(a: Ipv4Addr, b: Ipv4Addr, len: u8) -> bool {
     (u32::from(a) ^ u32::from(b)) & mask(len) == 0
 }
 
-fn subnet_broadcast(a: Ipv4Addr, len: u8) -> Ipv4Addr {
+pub fn subnet_broadcast(a: Ipv4Addr, len: u8) -> Ipv4Addr {
     Ipv4Addr::from(u32::from(a) | !mask(len))
 }
 
@@ -123,6 +123,10 @@ pub trait Tunnel {
     /// The tunnel's own (outer) address: the source of packets the node itself sends
     /// into it.
     fn local(&self) -> Ipv4Addr;
+    /// What an IPsec tunnel carried (per-tunnel counts); None for other tunnels.
+    fn sa_report(&self) -> Option<crate::ipsec::SaReport> {
+        None
+    }
     /// The far end's (outer) address, whose path MTU bounds the tunnel's; `None` when
     /// the tunnel does not know it (its MTU is then its interface's alone).
     fn remote(&self) -> Option<Ipv4Addr> {
@@ -154,6 +158,10 @@ pub trait Transport {
     fn claims(&self, packet: &[u8]) -> bool;
     /// Checks a claimed datagram; appends the restored datagram to `out`.
     fn unprotect(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
+    /// What the SA pair carried (per-tunnel counts); None if it keeps none.
+    fn sa_report(&self) -> Option<crate::ipsec::SaReport> {
+        None
+    }
 }
 
 /// A tunnel and the interface it is.
@@ -396,6 +404,12 @@ impl IpStack {
         self.transports.push(hook);
         // Stable: among equally specific SAs the first added wins.
         self.transports.sort_by_key(|t| std::cmp::Reverse(t.specificity()));
+    }
+
+    /// What each IPsec SA pair of the node carried: tunnels, then transport-mode SAs.
+    pub fn sa_reports(&self) -> Vec<crate::ipsec::SaReport> {
+        let tunnels = self.tunnels.iter().filter_map(|t| t.hook.sa_report());
+        tunnels.chain(self.transports.iter().filter_map(|t| t.sa_report())).collect()
     }
 
     fn tunnel_of(&self, iface: usize) -> Option<usize> {

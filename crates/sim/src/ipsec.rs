@@ -19,8 +19,8 @@
 //!
 //! An [`IpsecTransport`] is one end of a transport-mode SA pair between two hosts. It
 //! selects the node's own outbound packets to `remote` (and, when configured, of one IP
-//! protocol and one UDP/TCP port, either side: several SAs to one host are told apart so,
-//! as RFC 4301 §4.4.1's SPD selectors do); the stack inserts ESP or AH between the IPv4
+//! protocol, from one local and to one remote UDP/TCP port: several SAs to one host are
+//! told apart so, as RFC 4301 §4.4.1.1's SPD selectors do); the stack inserts ESP or AH between the IPv4
 //! header and the payload of the whole datagram and only then routes and fragments it
 //! (RFC 4303 §3.1.1: transport mode applies to whole datagrams; a host fragments the
 //! ESP packet). Inbound, the reassembled datagram is verified and restored, then
@@ -31,6 +31,9 @@
 //! IVs: a seeded stream per SA for CBC (RFC 3602 §3 asks for unpredictable IVs; a
 //! seeded stream is reproducible and as good for the bytes on the wire), the sequence
 //! number for GCM (RFC 4106 §3.1 asks only for uniqueness).
+//!
+//! Each SA pair counts the packets and bytes it sealed and opened ([`SaReport`]): what
+//! each tunnel (VPN) carried, for the node's results.
 //!
 //! Not modelled: anti-replay (RFC 4303 §3.4.3, RFC 4302 §3.4.3; the sequence number is
 //! sent, not checked), SA lifetimes and rekeying, the inbound SPD check that drops clear
@@ -73,6 +76,12 @@ pub fn security_association_in(spi: u32, cipher: Cipher, auth: Auth, mode: Mode)
     })
 }
 
+/// Bytes after the IPv4 header of the datagram at the start of `packet` (by its total
+/// length and IHL, RFC 791 §3.1).
+fn after_ip_header(packet: &[u8]) -> u64 {
+    ipv4::Packet::new_checked(packet).map_or(0, |v| (usize::from(v.total_len()) - v.header_len()) as u64)
+}
+
 /// ESP or AH.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Protocol {
@@ -96,6 +105,35 @@ impl Protocol {
     }
 }
 
+/// What one end's SA pair carried, for reports: per tunnel (VPN) packet and byte counts.
+/// Bytes are those after the IPv4 header of the ESP/AH datagram (ESP: header to ICV,
+/// what the cipher and the HMAC went over), as `IpCounters::esp_bytes` counts them.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct SaReport {
+    pub name: String,
+    /// "tunnel" or "transport".
+    pub mode: &'static str,
+    /// "esp" or "ah".
+    pub protocol: &'static str,
+    pub spi_out: u32,
+    pub spi_in: u32,
+    pub sealed_packets: u64,
+    pub sealed_bytes: u64,
+    pub opened_packets: u64,
+    pub opened_bytes: u64,
+    /// Datagrams claimed by the inbound SA that failed to open (ICV, padding).
+    pub failed: u64,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct SaCounts {
+    sealed_packets: u64,
+    sealed_bytes: u64,
+    opened_packets: u64,
+    opened_bytes: u64,
+    failed: u64,
+}
+
 /// The outbound and inbound SAs of one end, and what builds and opens their packets.
 struct SaPair {
     protocol: Protocol,
@@ -103,6 +141,7 @@ struct SaPair {
     inbound: SecurityAssociation,
     /// The CBC IVs of the outbound SA.
     ivs: RandomStream,
+    counts: SaCounts,
 }
 
 impl SaPair {
@@ -135,6 +174,7 @@ impl SaPair {
             outbound: security_association_in(config.spi_out, cipher, auth, mode)?,
             inbound: security_association_in(config.spi_in, cipher, auth, mode)?,
             ivs: RandomStream::from_key(stream_key(0, u64::from(config.spi_out), "ipsec-iv")),
+            counts: SaCounts::default(),
         })
     }
 
@@ -156,16 +196,38 @@ impl SaPair {
 
     /// Builds the outbound packet with `build` (given the SA and an IV) and advances the
     /// sequence number.
-    fn seal(&mut self, name: &str, build: impl FnOnce(&SecurityAssociation, &[u8]) -> wire::Result<()>) -> Result<(), String> {
+    fn seal(&mut self, name: &str, out: &mut Vec<u8>, build: impl FnOnce(&SecurityAssociation, &[u8], &mut Vec<u8>) -> wire::Result<()>) -> Result<(), String> {
         if self.outbound.seq == 0 {
             // RFC 4303 §3.3.3 (RFC 4302 §3.3.2): the counter must not cycle; the SA would
             // be replaced.
             return Err(format!("{name}: sequence numbers of SA {:#x} used up", self.outbound.spi));
         }
         let iv = if self.protocol == Protocol::Esp { self.next_iv() } else { Vec::new() };
-        build(&self.outbound, &iv).map_err(|e| format!("{name}: {} encapsulation: {e:?}", self.protocol.name()))?;
+        let start = out.len();
+        build(&self.outbound, &iv, out).map_err(|e| format!("{name}: {} encapsulation: {e:?}", self.protocol.name()))?;
         self.outbound.next_seq();
+        self.counts.sealed_packets += 1;
+        self.counts.sealed_bytes += after_ip_header(&out[start..]);
         Ok(())
+    }
+
+    fn report(&self, name: &str, mode: &'static str) -> SaReport {
+        let c = self.counts;
+        SaReport {
+            name: name.to_string(),
+            mode,
+            protocol: match self.protocol {
+                Protocol::Esp => "esp",
+                Protocol::Ah => "ah",
+            },
+            spi_out: self.outbound.spi,
+            spi_in: self.inbound.spi,
+            sealed_packets: c.sealed_packets,
+            sealed_bytes: c.sealed_bytes,
+            opened_packets: c.opened_packets,
+            opened_bytes: c.opened_bytes,
+            failed: c.failed,
+        }
     }
 
     /// Whether `packet` is ESP/AH from `remote` to `local` with the inbound SPI.
@@ -182,11 +244,18 @@ impl SaPair {
     }
 
     /// Opens ESP (verifies and strips AH) by the inbound SA's mode.
-    fn open(&self, name: &str, remote: Ipv4Addr, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+    fn open(&mut self, name: &str, remote: Ipv4Addr, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         let result = match self.protocol {
             Protocol::Esp => esp::decapsulate(&self.inbound, packet, out),
             Protocol::Ah => ah::strip(&self.inbound, packet, out),
         };
+        match result {
+            Ok(_) => {
+                self.counts.opened_packets += 1;
+                self.counts.opened_bytes += after_ip_header(packet);
+            }
+            Err(_) => self.counts.failed += 1,
+        }
         result.map(|_| ()).map_err(|e| {
             let why = match (e, self.protocol) {
                 (wire::Error::Checksum, Protocol::Esp) => "the ICV does not verify (RFC 4303 §3.4.4)".to_string(),
@@ -247,7 +316,7 @@ impl Tunnel for IpsecTunnel {
     fn encapsulate(&mut self, inner: &[u8], ident: u16, out: &mut Vec<u8>) -> Result<(), String> {
         let outer = OuterHeader { src: self.local, dst: self.remote, ttl: DEFAULT_TTL, ident };
         let protocol = self.sas.protocol;
-        self.sas.seal(&self.name, |sa, iv| match protocol {
+        self.sas.seal(&self.name, out, |sa, iv, out| match protocol {
             Protocol::Esp => esp::encapsulate_tunnel(sa, &outer, inner, iv, out),
             Protocol::Ah => ah::insert_tunnel(sa, &outer, inner, out),
         })
@@ -263,6 +332,10 @@ impl Tunnel for IpsecTunnel {
 
     fn local(&self) -> Ipv4Addr {
         self.local
+    }
+
+    fn sa_report(&self) -> Option<SaReport> {
+        Some(self.sas.report(&self.name, "tunnel"))
     }
 
     fn remote(&self) -> Option<Ipv4Addr> {
@@ -296,7 +369,8 @@ pub struct IpsecTransport {
     pub local: Ipv4Addr,
     pub remote: Ipv4Addr,
     select_protocol: Option<IpProtocol>,
-    select_port: Option<u16>,
+    select_local_port: Option<u16>,
+    select_remote_port: Option<u16>,
     sas: SaPair,
 }
 
@@ -307,7 +381,8 @@ impl std::fmt::Debug for IpsecTransport {
             .field("protocol", &self.sas.protocol)
             .field("remote", &self.remote)
             .field("select_protocol", &self.select_protocol)
-            .field("select_port", &self.select_port)
+            .field("select_local_port", &self.select_local_port)
+            .field("select_remote_port", &self.select_remote_port)
             .finish()
     }
 }
@@ -317,15 +392,17 @@ impl IpsecTransport {
     /// selector on a protocol without ports.
     pub fn new(config: &IpsecTunnelConfig) -> Result<IpsecTransport, String> {
         let select_protocol = config.select_protocol.map(IpProtocol::from);
-        if config.select_port.is_some() && !matches!(select_protocol, None | Some(IpProtocol::Udp | IpProtocol::Tcp)) {
-            return Err(format!("select_port with select_protocol {}: only UDP (17) and TCP (6) have ports", config.select_protocol.unwrap_or(0)));
+        let has_port = config.select_local_port.is_some() || config.select_remote_port.is_some();
+        if has_port && !matches!(select_protocol, None | Some(IpProtocol::Udp | IpProtocol::Tcp)) {
+            return Err(format!("a port selector with select_protocol {}: only UDP (17) and TCP (6) have ports", config.select_protocol.unwrap_or(0)));
         }
         Ok(IpsecTransport {
             name: config.name.clone(),
             local: config.local,
             remote: config.remote,
             select_protocol,
-            select_port: config.select_port,
+            select_local_port: config.select_local_port,
+            select_remote_port: config.select_remote_port,
             sas: SaPair::new(config, Mode::Transport)?,
         })
     }
@@ -354,19 +431,24 @@ impl Transport for IpsecTransport {
         if self.select_protocol.is_some_and(|p| p != protocol) {
             return false;
         }
-        match self.select_port {
-            None => true,
-            Some(port) => ports(protocol, view.payload()).is_some_and(|(s, d)| s == port || d == port),
+        if self.select_local_port.is_none() && self.select_remote_port.is_none() {
+            return true;
         }
+        // Outbound, the local port is the source and the remote port the destination.
+        ports(protocol, view.payload()).is_some_and(|(src, dst)| {
+            self.select_local_port.is_none_or(|p| p == src) && self.select_remote_port.is_none_or(|p| p == dst)
+        })
     }
 
     fn specificity(&self) -> u8 {
-        u8::from(self.select_protocol.is_some()) + 2 * u8::from(self.select_port.is_some())
+        u8::from(self.select_protocol.is_some())
+            + 2 * u8::from(self.select_local_port.is_some())
+            + 2 * u8::from(self.select_remote_port.is_some())
     }
 
     fn protect(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         let protocol = self.sas.protocol;
-        self.sas.seal(&self.name, |sa, iv| match protocol {
+        self.sas.seal(&self.name, out, |sa, iv, out| match protocol {
             Protocol::Esp => esp::encapsulate_transport(sa, packet, iv, out),
             Protocol::Ah => ah::insert_transport(sa, packet, out),
         })
@@ -378,6 +460,10 @@ impl Transport for IpsecTransport {
 
     fn unprotect(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         self.sas.open(&self.name, self.remote, packet, out)
+    }
+
+    fn sa_report(&self) -> Option<SaReport> {
+        Some(self.sas.report(&self.name, "transport"))
     }
 }
 
@@ -399,7 +485,8 @@ mod test {
             mode: "tunnel".into(),
             protocol: "esp".into(),
             select_protocol: None,
-            select_port: None,
+            select_local_port: None,
+            select_remote_port: None,
             fragment: TunnelFragment::After,
         }
     }
@@ -504,15 +591,23 @@ mod test {
         let mut c = config(0x1000, 0x1001, [10, 0, 1, 1], [10, 0, 2, 1]);
         c.mode = "transport".into();
         c.select_protocol = Some(17);
-        c.select_port = Some(9);
+        c.select_remote_port = Some(9);
         let t = IpsecTransport::new(&c).unwrap();
         assert_eq!(t.specificity(), 3);
         let mut packet = inner();
         assert!(!t.selects(&packet), "UDP ports 0x0707, not 9");
+        packet[20..22].copy_from_slice(&9u16.to_be_bytes()); // source port: the local one
+        assert!(!t.selects(&packet), "9 is the remote (destination) port of the selector");
         packet[22..24].copy_from_slice(&9u16.to_be_bytes()); // destination port
         assert!(t.selects(&packet));
+        c.select_remote_port = None;
+        c.select_local_port = Some(9);
+        let server = IpsecTransport::new(&c).unwrap();
+        packet[22..24].copy_from_slice(&4000u16.to_be_bytes());
+        assert!(server.selects(&packet), "the echo server's reply leaves from its local port 9");
         c.select_protocol = Some(1);
         assert!(IpsecTransport::new(&c).unwrap_err().contains("have ports"));
+        c.select_local_port = None;
         c.select_protocol = None;
         c.protocol = "ah".into();
         assert!(IpsecTransport::new(&c).unwrap_err().contains("does not encrypt"));

@@ -4,6 +4,7 @@
 //! - [`engine`]: the scheduler, a heap of plain events keyed `(time, insertion order)`.
 //! - [`rng`]: one seeded random stream per (run seed, component, purpose).
 //! - [`wifi`]: the 802.11 medium and DCF.
+//! - [`atm`]: ATM cells, switches, AAL5, CLIP (ATMARP) and UNI signalling.
 //! - [`config`]: the lowered network a run starts from; [`world`] runs it; [`results`]
 //!   is what comes out.
 //! - [`upstream`]: seed 004's adaptive router (radio with link ARQ, or modem) in a world.
@@ -15,6 +16,7 @@
 
 pub mod adaptive;
 pub mod app;
+pub mod atm;
 pub mod config;
 pub mod cpu;
 pub mod engine;

@@ -86,6 +86,9 @@ pub struct Node {
     pub in_service: Option<Effects>,
     /// Cycles per byte of the port's link cipher (WEP's RC4, CCMP's AES), 0 if none.
     port_cipher_cost: Vec<f64>,
+    /// ATM ports: the RFC 2684 header octets in front of each IP packet, for the
+    /// per-cell SAR cost (`CpuCycles::per_atm_cell`).
+    port_atm_header: Vec<Option<usize>>,
     /// The stack's counters when its work was last charged to the CPU.
     billed: crate::ip::IpCounters,
     /// OpenVPN and PPPoE ends (see `vif`).
@@ -211,6 +214,7 @@ impl Node {
             cycles: config.cpu.cycles,
             in_service: None,
             port_cipher_cost: vec![0.0; config.ports.len()],
+            port_atm_header: vec![None; config.ports.len()],
             billed: crate::ip::IpCounters::default(),
             vifs: Vifs::default(),
             unbilled: 0.0,
@@ -236,7 +240,24 @@ impl Node {
             + (after.esp_bytes - before.esp_bytes) as f64 * self.cycles.per_byte_esp
     }
 
+    /// Marks `port` as an ATM port whose frames carry `header` octets of RFC 2684
+    /// encapsulation: each of its frames costs `per_atm_cell` per AAL5 cell.
+    pub fn set_port_atm(&mut self, port: u16, header: usize) {
+        self.port_atm_header[port as usize] = Some(header);
+    }
+
     pub(crate) fn cipher_cycles(&self, port: u16, frame_len: usize) -> f64 {
+        let sar = match self.port_atm_header[port as usize] {
+            Some(h) if self.cycles.per_atm_cell > 0.0 => {
+                let sdu = frame_len.saturating_sub(ethernet::HEADER_LEN) + h;
+                self.cycles.per_atm_cell * wire::aal5::cell_count(sdu) as f64
+            }
+            _ => 0.0,
+        };
+        sar + self.link_cipher_cycles(port, frame_len)
+    }
+
+    fn link_cipher_cycles(&self, port: u16, frame_len: usize) -> f64 {
         let per_byte = self.port_cipher_cost[port as usize];
         if per_byte == 0.0 {
             return 0.0;

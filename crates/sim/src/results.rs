@@ -26,6 +26,9 @@ pub struct Results {
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,
+    /// ATM counters (cells, losses, SVC set-ups), when the run has ATM links.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub atm: Option<crate::atm::AtmStats>,
 }
 
 /// Frames seen at one point: (time, bytes).
@@ -38,6 +41,8 @@ pub struct Capture {
     pub name: String,
     /// Ethernet II frames (ports), or 802.11 MPDUs without FCS (the air).
     pub dot11: bool,
+    /// ERF records of type AAL5 (LINKTYPE_ERF, 197): an ATM port's CPCS-PDUs.
+    pub erf: bool,
     pub frames: Frames,
 }
 
@@ -218,12 +223,17 @@ pub struct NodeResult {
     pub role: String,
     pub cpu_profile: String,
     pub cpu_utilization: f64,
+    /// Over `SimConfig::cpu_window_ns` (the test's traffic), when one is given.
+    pub cpu_utilization_window: Option<f64>,
     pub cpu_drops: u64,
     pub forwarded: u64,
     pub arp_table: Vec<TableEntry>,
     pub l3f_table: Vec<TableEntry>,
     pub bridge_table: Vec<BridgeEntry>,
     pub drops: BTreeMap<String, u64>,
+    /// Per IPsec tunnel (SA pair) of the node, in configuration order: packets and
+    /// bytes sealed and opened.
+    pub ipsec: Vec<crate::ipsec::SaReport>,
     /// ICMP "fragmentation needed" the node sent (RFC 1191 §4), DF packets too big it
     /// dropped without one (a black hole, or a rate limit), and ICMP errors its rate
     /// limit held back.
@@ -375,7 +385,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 .collect(),
         });
         if inputs.config.capture {
-            air_captures.push(Capture { name: format!("{}-air", w.name), dot11: true, frames: w.air });
+            air_captures.push(Capture { name: format!("{}-air", w.name), dot11: true, erf: false, frames: w.air });
         }
     }
     let nodes = inputs
@@ -389,6 +399,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 role: n.role.clone(),
                 cpu_profile: n.cpu.config.profile.clone(),
                 cpu_utilization: n.cpu.utilization(now),
+                cpu_utilization_window: n.cpu.window_utilization(),
                 cpu_drops: n.cpu.drops,
                 forwarded: n.ip.counters.forwarded,
                 arp_table: n
@@ -408,6 +419,12 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     .map(|(mac, port)| BridgeEntry { mac: mac.to_string(), port: n.port_name(port).to_string() })
                     .collect(),
                 drops: inputs.drop_counts[i].clone(),
+                ipsec: {
+                    let order = |r: &crate::ipsec::SaReport| inputs.config.nodes[i].ipsec.iter().position(|c| c.name == r.name);
+                    let mut reports = n.ip.sa_reports();
+                    reports.sort_by_key(order);
+                    reports
+                },
                 frag_needed_sent: n.ip.counters.frag_needed_sent,
                 frag_needed_silent: n.ip.counters.frag_needed_silent,
                 icmp_rate_limited: n.ip.counters.icmp_rate_limited,
@@ -431,9 +448,9 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
     for (i, ports) in inputs.captures.into_iter().enumerate() {
         for (p, frames) in ports.into_iter().enumerate() {
             let node = &inputs.nodes[i];
-            captures.push(Capture { name: format!("{}-{}", node.name, node.port_name(p as u16)), dot11: false, frames });
+            captures.push(Capture { name: format!("{}-{}", node.name, node.port_name(p as u16)), dot11: false, erf: false, frames });
         }
     }
     captures.extend(air_captures);
-    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures }
+    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures, atm: None }
 }

@@ -12,6 +12,10 @@ use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
 use wire::ethernet::{self, Address as Mac};
 
 use crate::app::{Probe, Source};
+use crate::atm::{AtmEvent, AtmNet, AtmOut};
+
+#[path = "atm/world_glue.rs"]
+mod atm_glue;
 use crate::tcp::report::{IntervalRecorder, TraceColumns};
 use crate::tcp::{CongestionControl, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
@@ -47,6 +51,8 @@ pub enum Event {
     BssTimer { bss: u32 },
     /// A TCP socket (`side` 0: the sender, 1: the receiver) of flow `flow` asked to be woken.
     TcpTimer { flow: u32, side: u8 },
+    /// The ATM network's own events (cells, signalling).
+    Atm(AtmEvent),
     /// Adaptive upstream `index` (seed 004's router) asked to be woken.
     Upstream { index: u32 },
 }
@@ -104,6 +110,10 @@ enum Attachment {
     Ethernet { link: u32, end: u8 },
     /// Member `member` of BSS `bss` (the AP is member 0 when there is one).
     Wifi { bss: u32, member: u16 },
+    /// A host's ATM port: endpoint `ep` of the ATM network.
+    Atm { ep: u32 },
+    /// A port of an ATM switch: cells only, the node's stack never uses it.
+    AtmSwitch,
     Unattached,
 }
 
@@ -368,6 +378,10 @@ pub struct World {
     drop_log: Vec<DropRecord>,
     captures: Vec<Vec<results::Frames>>,
     queued_frames: usize,
+    atm: Option<AtmNet>,
+    atm_out: AtmOut,
+    /// ERF AAL5 records of each ATM port, when capturing.
+    atm_captures: Vec<(String, results::Frames)>,
     /// Seed 004's adaptive upstreams (see `upstream`).
     upstreams: Vec<Upstream>,
 }
@@ -378,6 +392,9 @@ impl World {
         let mut nodes = Vec::with_capacity(config.nodes.len());
         for (i, n) in config.nodes.iter().enumerate() {
             nodes.push(Node::new(n).map_err(|message| RunError::Config(ConfigError { field: format!("nodes[{i}]"), message }))?);
+            if let (Some((from, until)), Some(node)) = (config.cpu_window_ns, nodes.last_mut()) {
+                node.cpu.set_window(from, until);
+            }
         }
         let mut attachments: Vec<Vec<Attachment>> =
             config.nodes.iter().map(|n| vec![Attachment::Unattached; n.ports.len()]).collect();
@@ -423,8 +440,10 @@ impl World {
                     }
                     bsses.push(state);
                 }
+                LinkConfig::Atm(_) => {}
             }
         }
+        let atm = World::build_atm(&config, &mut nodes, &mut attachments)?;
         let mut tcp = Vec::new();
         let mut tcp_of_source = BTreeMap::new();
         for (i, flow) in config.flows.iter().enumerate() {
@@ -519,6 +538,9 @@ impl World {
             drop_log: Vec::new(),
             captures,
             queued_frames: 0,
+            atm,
+            atm_out: AtmOut::default(),
+            atm_captures: Vec::new(),
             upstreams,
         })
     }
@@ -529,6 +551,7 @@ impl World {
             let at = SimTime::from_nanos(source.start_ns());
             self.engine.schedule_at(at, Event::Send { source: i as u32 }).map_err(budget)?;
         }
+        self.atm_start()?;
         // Timers the nodes want from the start (PPPoE clients begin discovery at 0).
         for node in 0..self.nodes.len() {
             self.arm_ip_timer(node as u32)?;
@@ -631,6 +654,7 @@ impl World {
                 }
                 self.arm_bss_timer(bss)?;
             }
+            Event::Atm(e) => self.atm_event(now, e)?,
         }
         Ok(())
     }
@@ -866,7 +890,8 @@ impl World {
                 self.start_tx(now, link, end)
             }
             Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, (bss, member), frame, priority),
-            Attachment::Unattached => {
+            Attachment::Atm { ep } => self.atm_transmit(now, node, ep, frame),
+            Attachment::Unattached | Attachment::AtmSwitch => {
                 self.record_drop(now, node, Some(port), "port is not attached to any link".into(), None);
                 Ok(())
             }
@@ -941,13 +966,14 @@ impl World {
     }
 
     /// The node's frames waiting to leave (CPU queue and its output queues).
-    fn backlog(&self, node: u32) -> usize {
+    fn backlog(&mut self, node: u32) -> usize {
         let mut backlog = self.nodes[node as usize].cpu.queue_len();
-        for attachment in &self.attachments[node as usize] {
-            match attachment {
-                Attachment::Ethernet { link, end } => backlog += self.links[*link as usize].backlog(*end as usize),
-                Attachment::Wifi { bss, member } => backlog += self.bsses[*bss as usize].bss.queue_len(*member as usize),
-                Attachment::Unattached => {}
+        for p in 0..self.attachments[node as usize].len() {
+            match self.attachments[node as usize][p] {
+                Attachment::Ethernet { link, end } => backlog += self.links[link as usize].backlog(end as usize),
+                Attachment::Wifi { bss, member } => backlog += self.bsses[bss as usize].bss.queue_len(member as usize),
+                Attachment::Atm { ep } => backlog += self.atm_backlog(ep),
+                Attachment::Unattached | Attachment::AtmSwitch => {}
             }
         }
         backlog
@@ -1282,6 +1308,7 @@ impl World {
 
     fn results(mut self) -> Results {
         let now = self.config.duration_ns;
+        let (atm_links, atm_stats) = self.atm_results();
         // Frames on TAP ports were seen by the nodes themselves (no link carries them).
         for (i, node) in self.nodes.iter_mut().enumerate() {
             for (port, t, frame) in node.vifs.capture.take().unwrap_or_default() {
@@ -1349,6 +1376,7 @@ impl World {
                 }
             })
             .collect();
+        let atm_captures = std::mem::take(&mut self.atm_captures);
         let adaptive = self
             .upstreams
             .iter()
@@ -1358,7 +1386,7 @@ impl World {
             tcp,
             config: &self.config,
             nodes: &self.nodes,
-            links: self.links.iter().map(line_result).collect(),
+            links: self.links.iter().map(line_result).chain(atm_links).collect(),
             wifi,
             stats: &self.stats,
             echo: self.echo.iter().map(|(&id, e)| (id, (&e.forward, &e.rtt))).collect(),
@@ -1368,6 +1396,8 @@ impl World {
             now,
             captures: self.captures,
         });
+        results.atm = atm_stats;
+        results.captures.extend(atm_captures.into_iter().map(|(name, frames)| results::Capture { name, dot11: false, erf: true, frames }));
         results.adaptive = adaptive;
         results
     }

@@ -70,12 +70,14 @@ fn sa(n: u32, from_c: bool, mode: &str, protocol: &str, port: Option<u16>) -> Ip
         mode: mode.into(),
         protocol: protocol.into(),
         select_protocol: port.map(|_| 17),
-        select_port: port,
+        // The port is h's (the server's): c's remote port, h's local one.
+        select_local_port: if from_c { None } else { port },
+        select_remote_port: if from_c { port } else { None },
         fragment: Default::default(),
     }
 }
 
-/// c, r, h with the SA pairs `sas` (mode, protocol, port selector).
+/// c, r, h with the SA pairs `sas` (mode, protocol, port selector: a UDP port of h).
 fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
     let mut c = node("c", C, 1, Some(Ipv4Addr::new(10, 0, 1, 254)));
     let mut h = node("h", H, 2, Some(Ipv4Addr::new(10, 0, 2, 254)));
@@ -95,6 +97,8 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
         flows,
         capture: true,
         budget: BudgetConfig::default(),
+        cpu_window_ns: None,
+        atm: Default::default(),
         adaptive: Vec::new(),
     }
 }
@@ -190,6 +194,18 @@ fn several_sas_to_one_host_are_told_apart_by_port() {
     // From c: 10 datagrams each on 0x1000 (with 3 echo requests), 0x1002, 0x1004; back
     // from h: the 3 echo replies on 0x1001.
     assert_eq!(per_spi.into_iter().collect::<Vec<_>>(), vec![(0x1000, 13), (0x1001, 3), (0x1002, 10), (0x1004, 10)]);
+    // Each end reports what each of its SA pairs carried, in configuration order. ESP
+    // bytes: everything after the IPv4 header (RFC 4303 §2), computed independently.
+    let esp = |ip_payload: usize| (transport_len(ip_payload - 8) - 20) as u64;
+    let (udp, ping) = (esp(8 + 200), esp(8 + 56));
+    let c = &results.nodes[0].ipsec;
+    let counts: Vec<_> = c.iter().map(|r| (r.name.as_str(), r.spi_out, r.sealed_packets, r.sealed_bytes, r.opened_packets, r.opened_bytes)).collect();
+    assert_eq!(
+        counts,
+        vec![("sa0", 0x1000, 13, 10 * udp + 3 * ping, 3, 3 * ping), ("sa1", 0x1002, 10, 10 * udp, 0, 0), ("sa2", 0x1004, 10, 10 * udp, 0, 0)]
+    );
+    let h = &results.nodes[2].ipsec;
+    assert_eq!(h.iter().map(|r| (r.opened_packets, r.sealed_packets, r.failed)).collect::<Vec<_>>(), vec![(13, 3, 0), (10, 0, 0), (10, 0, 0)]);
 }
 
 #[test]
@@ -248,16 +264,16 @@ fn a_transport_sa_the_peer_lacks_drops_with_its_spi() {
 
 #[test]
 fn cpu_busy_time_grows_with_the_transport_sas_carrying_traffic() {
-    // Seed 003: a 300 MHz client, up to three VPNs to one host. h sends c a flow on
+    // Seed 003: a 300 MHz client, up to three VPNs to one host. c sends h a flow on
     // each of ports 9, 10, 11; the first k of them are protected by SA pairs selecting
-    // their port, so c opens k flows' worth of ESP.
+    // their port, so c seals k flows' worth of ESP.
     let hz = 300_000_000u64;
     let cycles = CpuCycles { per_rx_packet: 1000, per_tx_packet: 1000, per_byte_esp: 150.0, per_esp_packet: 5000, ..CpuCycles::default() };
     let (rate, payload) = (100.0, 1000u32);
     let mut utilization = Vec::new();
     for k in 0..=3u16 {
         let sas: Vec<(&str, &str, Option<u16>)> = (0..k).map(|i| ("transport", "esp", Some(9 + i))).collect();
-        let flows = (0..3u16).map(|i| udp_flow(u32::from(i) + 1, 2, C, 9 + i, payload, rate, S)).collect();
+        let flows = (0..3u16).map(|i| udp_flow(u32::from(i) + 1, 0, H, 9 + i, payload, rate, S)).collect();
         let mut config = network(&sas, flows, S);
         config.capture = false;
         config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles };
@@ -272,7 +288,7 @@ fn cpu_busy_time_grows_with_the_transport_sas_carrying_traffic() {
     let per_sa = rate * (5000.0 + 150.0 * esp_len as f64) / hz as f64;
     for k in 1..=3 {
         let step = utilization[k] - utilization[k - 1];
-        // The same datagrams arrive either way and per_byte_copied is 0: ESP is the difference.
+        // The same datagrams leave either way and per_byte_copied is 0: ESP is the difference.
         assert!((step - per_sa).abs() < 0.02 * per_sa, "step {step} vs {per_sa} ({utilization:?})");
     }
 }

@@ -50,7 +50,9 @@ fn network(middle: u16, flows: Vec<FlowConfig>, duration_ns: u64, edit: impl FnO
         flows,
         capture: true,
         budget: BudgetConfig::default(),
+        cpu_window_ns: None,
         adaptive: Vec::new(),
+        atm: Default::default(),
     }
 }
 
@@ -267,7 +269,8 @@ fn esp(name: &str, local: [u8; 4], remote: [u8; 4], spi_out: u32, spi_in: u32, p
         mode: "tunnel".into(),
         protocol: "esp".into(),
         select_protocol: None,
-        select_port: None,
+        select_local_port: None,
+        select_remote_port: None,
         fragment,
     }
 }

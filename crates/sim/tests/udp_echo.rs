@@ -72,6 +72,8 @@ fn config(impair: [Impairment; 2], start_ns: u64) -> SimConfig {
         flows: vec![learn, echo],
         capture: false,
         budget: BudgetConfig::default(),
+        cpu_window_ns: None,
+        atm: Default::default(),
         adaptive: Vec::new(),
     }
 }

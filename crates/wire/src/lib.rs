@@ -155,7 +155,9 @@ pub mod linkarq;
 // ATM.
 pub mod aal5;
 pub mod atm;
+pub mod atmarp;
 pub mod lane;
+pub mod nhrp;
 pub mod rfc2684;
 
 // Every layer by name, for the MTU analysis and whole-stack tests.

@@ -44,7 +44,7 @@ Roles
 Links
     Ethernet → ``LinkConfig::Ethernet``; wifi → ``LinkConfig::Wifi`` with the AP first,
     then the stations, the ``hears`` matrix and the frame error rates in that member
-    order. What the simulator does not model yet (ATM links, PPTP and GRE tunnels,
+    order. ATM links go to ``backends.sim_atm``. What the simulator does not model yet (GRE tunnels, MPPE,
     OpenVPN over TCP, half duplex, ...) is refused with the key that asks for it.
 IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mode)
     One ``IpsecTunnelConfig`` on each end, named as the tunnel, with its ``mode`` and
@@ -63,12 +63,13 @@ IPsec tunnels (``[[tunnel]] type = "ipsec"``: ESP or AH, tunnel or transport mod
     fragmented (fragmentation after encapsulation).
     Transport mode protects the two ends' own traffic to each other (``protects`` and
     the MTU are unused; the ESP/AH datagram is fragmented after the transform, as a host
-    does). Several transport-mode tunnels between the same two nodes (seed 003: up to
-    three VPNs from one client) are told apart by port, since the scenario language
-    has no selectors: the first carries everything between them that the others do
-    not, the k-th after it (k = 1, 2, ...) UDP to or from port ``7 + k`` - the echo
-    port (RFC 862) and the ones after it, so a ``udp.echo`` test picks its VPN with
-    ``port``. ``over`` is refused (the tunnel follows the routed path).
+    does). A ``selector`` narrows it to one protocol and one port of ``to`` (RFC 4301
+    §4.4.1.1): ``from``'s SA selects it as its remote port, ``to``'s as its local port,
+    so several VPNs between two hosts (seed 003: up to three from one client) each carry
+    their own traffic; the most specific selector wins. Two transport tunnels between the
+    same two nodes with the same selector are refused (the second would carry nothing).
+    Selectors on tunnel-mode tunnels are refused (routes pick a tunnel-mode tunnel).
+    ``over`` is refused (the tunnel follows the routed path).
 OpenVPN tunnels (``[[tunnel]] type = "openvpn"``, UDP; seed 002)
     One ``OpenVpnConfig`` on each end (``to`` is the server). TAP: each end gets a port
     ``tapN`` after its link ports (MTU: the tunnel's ``mtu``, else OpenVPN's default
@@ -85,6 +86,10 @@ PPPoE tunnels (``[[tunnel]] type = "pppoe"``)
     on the link; discovery, LCP, CHAP/PAP and IPCP run in the simulation before IP
     flows, and a TCP test starts once the PPP link is up. Addresses, names and MTU:
     :func:`_vpn_tunnels`.
+PPTP tunnels (``[[tunnel]] type = "pptp"``; seed 002 §3.4)
+    A ``PptpConfig`` on each end (``to`` is the server, pptpd): the control connection
+    on TCP 1723, then LCP, the ``auth`` protocol and IPCP in enhanced GRE, before IP
+    flows. Outer addresses, PPP addresses, call IDs, names and MTU: :func:`_pptp_tunnels`.
 """
 
 from __future__ import annotations
@@ -95,9 +100,10 @@ from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
 from typing import Any, Union
 
+from qoslab.backends.sim_atm import atm_config, atm_link, is_lane_port
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import InputError, Problem, did_you_mean
-from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, below, interface_mtu
+from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, PPTP_OVERHEAD, below, interface_mtu
 from qoslab.scenario.model import (
     WIFI_RATES_MBPS,
     AccessPoint,
@@ -106,8 +112,10 @@ from qoslab.scenario.model import (
     Ethernet,
     GilbertElliott,
     Ipsec,
+    MpoaServer,
     OpenVpn,
     Pppoe,
+    Pptp,
     Router,
     Scenario,
     Serial,
@@ -146,10 +154,10 @@ RTS_NEVER = 2347
 ETHERNET_OVERHEAD = 18
 """Ethernet header (14) and FCS (4), IEEE 802.3 §3.1.1: what an RFC 2544 frame size counts besides the IP packet."""
 
-HARDWARE_ROLES = ("switch", "ap", "ap-router")
+HARDWARE_ROLES = ("switch", "ap", "ap-router", "atm-switch")
 """Roles whose forwarding is in hardware unless the scenario names a CPU profile."""
 
-TRANSPARENT = {"switch", "ap"}
+TRANSPARENT = {"switch", "ap", "atm-switch"}
 """Roles a segment extends through (with L2/L3F bridges): they join their ports into one subnet."""
 
 
@@ -288,9 +296,10 @@ IPSEC_CIPHERS = ("null", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm"
 
 IPSEC_SPI_BASE = 0x1000
 
-IPSEC_SELECTOR_PORT_BASE = 7
-"""The k-th extra transport-mode tunnel between two nodes carries UDP port 7 + k (module doc)."""
 """First SPI the lowering hands out; RFC 4303 §2.1 reserves 1-255."""
+
+IP_PROTOCOL_NUMBERS = {"icmp": 1, "tcp": 6, "udp": 17}
+"""IANA Assigned Internet Protocol Numbers of the selector's protocols (RFC 790 / RFC 5237 registry)."""
 
 
 def _directions(direction: str) -> list[int]:
@@ -323,7 +332,10 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
     for i, link in enumerate(sc.link):
         base: PathT = ("link", i)
         if isinstance(link, Atm):
-            out.add(base + ("type",), f"{link.type} links: {_NOT_YET}", expected="'ethernet', 'wifi' or 'serial' for `qoslab run`", found=repr(link.type), hint="`qoslab mtu` analyses ATM stacks")
+            if link.loss:
+                out.add(base + ("loss",), f"loss on an ATM link: {_NOT_YET}", expected="no loss (cells are lost in switch queues)", found=f"{len(link.loss)} loss model(s)")
+            if link.shaper:
+                out.add(base + ("shaper",), "a shaper on an ATM link", expected="a peak cell rate on the VC: vcs = [{ vci = ..., pcr = '...' }]", found=f"{len(link.shaper)} shaper(s)")
             continue
         if isinstance(link, Wifi) and link.loss:
             out.add(base + ("loss",), "loss on a wifi cell", expected="frame_error_rate per station", found=f"{len(link.loss)} loss model(s)")
@@ -347,11 +359,16 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
         if isinstance(_t, (OpenVpn, Pppoe)):
             _check_vpn(sc, i, _t, out)
             continue
+        if isinstance(_t, Pptp):
+            _check_pptp(sc, i, _t, out)
+            continue
         if not isinstance(_t, Ipsec):
-            out.add(base + ("type",), f"{_t.type} tunnels in a simulation: {_NOT_YET}", expected="'ipsec', 'openvpn' or 'pppoe' for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
+            out.add(base + ("type",), f"{_t.type} tunnels in a simulation: {_NOT_YET}", expected="'ipsec', 'openvpn', 'pppoe' or 'pptp' for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
             continue
         if _t.protocol == "ah" and _t.auth == "none":
             out.add(base + ("auth",), "AH always carries an ICV (RFC 4302 §3.2)", expected="'hmac-md5-96', 'hmac-sha1-96' or 'hmac-sha256-128'", found="'none'")
+        if _t.selector is not None and _t.mode == "tunnel":
+            out.add(base + ("selector",), f"a selector on a tunnel-mode tunnel: {_NOT_YET} (routes pick a tunnel-mode tunnel by destination)", expected="mode = 'transport' with a selector, or no selector", found="a selector with mode = 'tunnel'")
         if _t.over is not None:
             out.add(base + ("over",), f"an IPsec tunnel over a named link or tunnel: {_NOT_YET}", expected="no `over`: the tunnel follows the routed path between its ends", found=repr(_t.over))
         if _t.cipher not in IPSEC_CIPHERS:
@@ -359,8 +376,6 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
         elif _t.cipher.endswith("-gcm") and _t.auth != "none":
             out.add(base + ("auth",), "AES-GCM carries its own 16-byte ICV (RFC 4106 §6): no separate HMAC", expected="'none' with a GCM cipher", found=repr(_t.auth))
     for name, node in sc.node.items():
-        if node.role in ("atm-switch", "lane-server", "mpoa-server"):
-            out.add(("node", name, "role"), f"{node.role} nodes: {_NOT_YET}", expected="host, router, bridge, switch, ap or ap-router", found=repr(node.role))
         if isinstance(node, Bridge) and node.promiscuous:
             out.add(("node", name, "promiscuous"), f"promiscuous adapters (seed 000 Fig. 10): {_NOT_YET}", expected="false", found="true")
 
@@ -474,10 +489,10 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
 
     names = list(scenario.node)
     ports: list[list[Port]] = [[] for _ in names]
-    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0, "serial": 0, "tap": 0} for _ in names]
+    counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0, "serial": 0, "tap": 0, "atm": 0} for _ in names]
     link_ports: list[list[Port]] = []
     for li, link in enumerate(scenario.link):
-        kind = "wifi" if isinstance(link, Wifi) else ("serial" if isinstance(link, Serial) else "ethernet")
+        kind = "wifi" if isinstance(link, Wifi) else ("serial" if isinstance(link, Serial) else ("atm" if isinstance(link, Atm) else "ethernet"))
         if isinstance(link, Wifi):
             mtu = WIFI_MTU
         elif isinstance(link, Serial):
@@ -489,7 +504,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         for member in _members(link):
             n = names.index(member)
             idx = len(ports[n])
-            prefix = {"wifi": "wlan", "serial": "ppp" if isinstance(link, Serial) and link.framing == "ppp" else "sl"}.get(kind, "eth")
+            prefix = {"wifi": "wlan", "serial": "ppp" if isinstance(link, Serial) and link.framing == "ppp" else "sl", "atm": "atm"}.get(kind, "eth")
             port = Port(n, idx, f"{prefix}{counters[n][kind]}", li, kind, mac_for(n, idx), mtu)
             counters[n][kind] += 1
             ports[n].append(port)
@@ -550,7 +565,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
                 cfg["ip_forward"] = True
                 if wan is not None and node.nat:
                     cfg["nat"] = {"outside_port": wan.index, "port_forwards": _port_forwards(node), "udp_timeout_ns": NAT_UDP_TIMEOUT_NS}
-        elif isinstance(node, Router) or (isinstance(node, Bridge) and node.forwarding == "nat"):
+        elif isinstance(node, (Router, MpoaServer)) or (isinstance(node, Bridge) and node.forwarding == "nat"):
             cfg["ip_forward"] = True
 
         if len(bridge_ports) == 1:
@@ -566,7 +581,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         for p in mine:
             p.address = chosen.get(p.index)
             cfg["ports"].append(
-                {"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu, "point_to_point": p.kind == "serial"}
+                {"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu, "point_to_point": p.kind == "serial" or p.kind == "atm" and not is_lane_port(scenario, p)}
             )
         if bridge_ports:
             wifi = [p for p in bridge_ports if p.kind == "wifi"]
@@ -607,11 +622,15 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
                  "framing": link.framing, "compression": link.compression or 1.0, "delay_ns": link.delay,
                  "queue_frames": SERIAL_QUEUE_FRAMES, "impair": _impairments(link)}
             )
+        elif isinstance(link, Atm):
+            links.append(atm_link(link, lname, refs))
         else:
             links.append(_wifi(scenario, link, lname, refs))
     _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
+    atm = atm_config(scenario, names, ports, out)
     adaptive = _adaptive(scenario, names, ports)
     _vpn_tunnels(scenario, names, nodes, ports, addresses, taps, out)
+    _pptp_tunnels(scenario, names, nodes, ports, addresses, taps, out)
     out.raise_if_any()
 
     config = {
@@ -621,6 +640,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         "links": links,
         "flows": [],
         "capture": False,
+        "atm": atm,
         "adaptive": adaptive,
     }
     return Network(scenario, config, names, ports, addresses)
@@ -684,7 +704,7 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
     """Each IPsec tunnel as a pair of IpsecTunnelConfig, one on each end (rules in the module doc)."""
     net = Network(sc, {}, names, ports, addresses)
     protected: dict[int, dict[tuple[str, int], int]] = {}  # node -> (network, prefix) -> tunnel index
-    transport_pairs: dict[frozenset[str], int] = {}  # transport-mode tunnels so far between two nodes
+    carried: dict[tuple[Any, ...], int] = {}  # transport traffic (pair, protocol, port, port's node) -> tunnel index
     for i, t in enumerate(sc.tunnel):
         if not isinstance(t, Ipsec):
             continue
@@ -698,15 +718,23 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
         spis = [IPSEC_SPI_BASE + 2 * i, IPSEC_SPI_BASE + 2 * i + 1]
         common = {"cipher": t.cipher, "auth": t.auth, "mode": t.mode, "protocol": t.protocol}
         if t.mode == "transport":
-            pair = frozenset(ends)
-            k_pair = transport_pairs.get(pair, 0)
-            transport_pairs[pair] = k_pair + 1
-            port = None if k_pair == 0 else IPSEC_SELECTOR_PORT_BASE + k_pair
+            sel = t.selector
+            protocol = None if sel is None or sel.protocol == "any" else IP_PROTOCOL_NUMBERS[sel.protocol]
+            port = sel.port if sel is not None else None
+            traffic = (frozenset(ends), protocol, port, t.to if port is not None else None)
+            if traffic in carried:
+                j = carried[traffic]
+                what = "everything between them" if sel is None else f"the same traffic (protocol {sel.protocol}, port {port if port is not None else 'any'})"
+                out.add(("tunnel", i, "selector" if sel is not None else "to"), f"tunnel[{j}] already carries {what} between {ends[0]} and {ends[1]}", expected="transport tunnels between two nodes with different selectors", found=f"tunnel[{j}] and tunnel[{i}] alike", hint="give each VPN its own traffic: selector = { protocol = 'udp', port = 8 }")
+                continue
+            carried[traffic] = i
             for k in (0, 1):
                 n = names.index(ends[k])
                 nodes[n]["ipsec"].append(
                     {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
-                     "protects": [], "mtu": 1500, **common, "select_protocol": None if port is None else 17, "select_port": port}
+                     "protects": [], "mtu": 1500, **common, "select_protocol": protocol,
+                     # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
+                     "select_local_port": port if k == 1 else None, "select_remote_port": port if k == 0 else None}
                 )
             continue
         for k in (0, 1):
@@ -715,14 +743,14 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
             seen = protected.setdefault(n, {})
             for dest in protects:
                 if dest in seen:
-                    out.add(("tunnel", i, "to" if k == 0 else "from"), f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]", expected="tunnels of one node that protect different destinations", found=f"{dest[0]}/{dest[1]} twice", hint="each tunnel needs its own far address or subnet; several VPNs between two hosts: mode = 'transport' (told apart by port)")
+                    out.add(("tunnel", i, "to" if k == 0 else "from"), f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]", expected="tunnels of one node that protect different destinations", found=f"{dest[0]}/{dest[1]} twice", hint="each tunnel needs its own far address or subnet; several VPNs between two hosts: mode = 'transport', each with its own selector")
                 seen.setdefault(dest, i)
             port = next((p for p in ports[n] if p.address is not None and p.address.ip == local[k]), None)
             mtu = t.mtu or (port.mtu if port is not None else 1500)
             nodes[n]["ipsec"].append(
                 {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
                  "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu,
-                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_port": None, "fragment": t.fragment}
+                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_local_port": None, "select_remote_port": None, "fragment": t.fragment}
             )
 
 
@@ -910,6 +938,110 @@ def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], po
             )
 
 
+PPTP_CALL_ID_BASE = (0x0001, 0x4001)
+"""Call IDs (RFC 2637 §2.7-§2.8: each side picks its own, unique among its calls):
+the client's (PNS) ``0x0001`` and the server's (PAC) ``0x4001``, plus the tunnel's
+index, so the two directions' GRE keys differ in a capture."""
+
+
+def _check_pptp(sc: Scenario, i: int, t: Pptp, out: LocatedProblems) -> None:
+    """Refuses what the simulator's PPTP cannot run yet: MPPE, and PPTP over a tunnel
+    other than an OpenVPN TAP (its outer IP would have to ride a tunnel interface)."""
+    base: PathT = ("tunnel", i)
+    if t.mppe:
+        out.add(base + ("mppe",), f"MPPE (RFC 3078): {_NOT_YET}", expected="false", found="true", hint="`qoslab mtu` analyses PPTP stacks")
+    under = below(sc, t)
+    if under is not None and under[0] == "tunnel":
+        u = sc.tunnel[under[1]]
+        if not (isinstance(u, OpenVpn) and u.dev == "tap"):
+            out.add(base + ("over",), f"PPTP over a {u.type} tunnel: {_NOT_YET}", expected="a link, an OpenVPN TAP tunnel or no `over` (the routed path)", found=repr(t.over))
+
+
+def _free_host(network: Any, used: set[IPv4Address]) -> IPv4Address | None:
+    """The first host address of ``network`` nobody holds, now taken."""
+    ip = next((h for h in network.hosts() if h not in used), None)
+    if ip is not None:
+        used.add(ip)
+    return ip
+
+
+def _pptp_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], taps: dict[tuple[int, int], Port], out: LocatedProblems) -> None:
+    """A ``PptpConfig`` on each end of each PPTP tunnel, as PPPoE's are made.
+
+    The server (``to``) is pptpd. Its outer address is its address on the port that
+    reaches ``over`` (a link, or the LAN an OpenVPN TAP is bridged to), else the one the
+    client reaches it by; its PPP address is the same (pptpd's usual ``localip``), and
+    it assigns the client the first free host address of that subnet with IPCP
+    (``remoteip``). A client whose port on ``over`` is a TAP port without an address
+    first takes the next free address of that subnet on it, as from a DHCP server on the
+    bridged LAN; otherwise its outer address is its address on that port, or the one
+    the server reaches it by. The ends' outer packets (TCP 1723 and GRE) never enter a
+    tunnel interface (crates/sim/src/pptp_vif.rs), so the server's PPP address may equal
+    its outer one. User = the client's node name, secret shared by both ends, call IDs
+    :data:`PPTP_CALL_ID_BASE` + tunnel index. MTU = ``mtu``, else the interface below
+    less 33 (:data:`qoslab.scenario.tunnels.PPTP_OVERHEAD`: seed 002 §3.4's 1397 in a
+    1430 TAP). Routes as PPPoE's: the client routes the server's PPP address and what
+    lies behind a forwarding server into ``pppN``; the server routes the client's.
+    """
+    net = Network(sc, {}, names, ports, addresses)
+    used = {a.ip for addrs in addresses.values() for a in addrs}
+    ppp_count = [len(node["pppoe"]) for node in nodes]  # after the PPPoE interfaces
+    for i, t in enumerate(sc.tunnel):
+        if not isinstance(t, Pptp):
+            continue
+        ends = [t.from_, t.to]
+        n_client, n_server = names.index(ends[0]), names.index(ends[1])
+        what = below(sc, t)
+        found: list[Port | None] = [None, None]
+        if what is not None:
+            found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
+            if found[0] is None or found[1] is None:
+                k = 0 if found[0] is None else 1
+                out.add(("tunnel", i, "to" if k else "from"), f"node {ends[k]} has no port on {t.over!r} for PPTP", expected=f"{ends[k]!r} on that link's segment or an end of that TAP tunnel", found=repr(t.over))
+                continue
+        server_port, client_port = found[1], found[0]
+        server_ip = server_port.address.ip if server_port is not None and server_port.address is not None else net.destination(ends[0], ends[1])
+        server_if = next((a for a in addresses.get(ends[1], []) if a.ip == server_ip), None)
+        if server_if is None:
+            out.add(("tunnel", i, "to"), "a PPTP server needs an IPv4 address for the control connection and a subnet to assign the client an address from", expected=f"an address on node {ends[1]!r}", found="none")
+            continue
+        client_outer: IPv4Address | None
+        if client_port is not None and client_port.address is None and client_port.kind == "tap" and not (nodes[n_client]["bridge"] and client_port.index in nodes[n_client]["bridge"]["ports"]):
+            client_outer = _free_host(server_if.network, used)
+            if client_outer is not None:
+                client_port.address = IPv4Interface(f"{client_outer}/{server_if.network.prefixlen}")
+                nodes[n_client]["ports"][client_port.index]["address"] = _iface(client_port.address)
+        elif client_port is not None and client_port.address is not None:
+            client_outer = client_port.address.ip
+        else:
+            client_outer = net.destination(ends[1], ends[0])
+        if client_outer is None:
+            out.add(("tunnel", i, "from"), "a PPTP client needs an IPv4 address to reach the server from", expected=f"an address on node {ends[0]!r}", found="none")
+            continue
+        client_ppp = _free_host(server_if.network, used)
+        if client_ppp is None:
+            out.add(("tunnel", i, "to"), "no free address for the PPTP client in the server's subnet", expected=f"a free host address in {server_if.network}", found="all in use")
+            continue
+        under = interface_mtu(sc, what) or 1500
+        mtu = t.mtu or under - PPTP_OVERHEAD
+        behind = [] if not nodes[n_server]["ip_forward"] else [[str(a.network.network_address), a.network.prefixlen] for a in addresses[ends[1]] if a.ip != server_if.ip and a.network != server_if.network]
+        common = {"auth": t.auth, "user": ends[0], "secret": f"qoslab-{t.name}", "mtu": mtu}
+        for n, server, local, remote, ppp_local, ppp_peer, routes in (
+            (n_server, True, server_if.ip, client_outer, server_if.ip, client_ppp, [[str(client_ppp), 32]]),
+            (n_client, False, client_outer, server_if.ip, client_ppp, server_if.ip, [[str(server_if.ip), 32]] + behind),
+        ):
+            nodes[n]["pptp"].append(
+                {"name": f"ppp{ppp_count[n]}", "server": server, "local": str(local), "remote": str(remote),
+                 "ppp_local": str(ppp_local), "ppp_peer": str(ppp_peer), "routes": routes,
+                 "call_id": PPTP_CALL_ID_BASE[1 if server else 0] + i, **common}
+            )
+            ppp_count[n] += 1
+        # The PPP address first: it is the one the server's traffic to the client takes.
+        addresses[ends[0]].append(IPv4Interface(f"{client_ppp}/{server_if.network.prefixlen}"))
+        if client_port is not None and client_port.address is not None and client_port.address.ip == client_outer and client_port.address not in addresses[ends[0]]:
+            addresses[ends[0]].append(client_port.address)
+
+
 def _protected_behind(far: dict[str, Any], far_addresses: list[IPv4Interface], far_end: IPv4Address) -> list[tuple[str, int]]:
     """What a tunnel to ``far`` protects: the subnets behind a forwarding node, else its addresses."""
     if far["ip_forward"]:
@@ -1094,6 +1226,8 @@ def run_tests(
         if on_trial is not None:
             on_trial(test_label(scenario, i))
         config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None)
+        if plan.cpu_window_ns is not None:
+            config["cpu_window_ns"] = list(plan.cpu_window_ns)
         results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
         records = plan.records(results)
         adaptive = adaptive_records(results)

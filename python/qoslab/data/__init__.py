@@ -36,6 +36,7 @@ class CpuCycles(BaseModel):
     per_byte_aes: float = Field(ge=0, description="AES (CCMP) per byte on the host CPU.")
     per_byte_esp: float = Field(0.0, ge=0, description="IPsec ESP: cipher and HMAC per byte sealed or opened.")
     per_esp_packet: int = Field(0, ge=0, description="IPsec ESP: fixed cost of each encapsulation or decapsulation.")
+    per_atm_cell: float = Field(0.0, ge=0, description="ATM: segmentation or reassembly of one cell by the host CPU; 0 when the NIC does SAR.")
     per_openvpn_packet: int = Field(0, ge=0, description="OpenVPN: fixed cost of sealing or opening one data packet.")
     per_byte_openvpn: float = Field(0.0, ge=0, description="OpenVPN: HMAC and cipher per byte of each data packet sealed or opened.")
     per_pppoe_packet: int = Field(0, ge=0, description="PPPoE: encapsulating or decapsulating one session frame.")

@@ -43,6 +43,9 @@ class Plan:
     records: Callable[[dict[str, Any]], list[dict[str, Any]]]
     measured: list[int] = field(default_factory=list)
     """Ids of the flows the records report (not the learning frames)."""
+    cpu_window_ns: tuple[int, int] | None = None
+    """[from, until) of the test's traffic: CPU utilisation is reported over it (see
+    :func:`cpu_metrics`); None = over the whole run."""
 
 
 @dataclass
@@ -59,6 +62,20 @@ class Search:
     @property
     def flows(self) -> list[dict[str, Any]]:
         return self.trials.last_flows
+
+
+def records_by_flow(plan: "Plan | Search", records: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+    """Each measured flow's record, for a display of the run: a record's ``streams`` (one
+    entry per flow, with ``flow``: udp.echo's) when it has them, else the one record for
+    every flow (a TCP test's parallel streams), else the records in the order of the
+    plan's ``measured`` flows."""
+    by_flow = {s["flow"]: {"metrics": s} for r in records for s in r.get("streams", []) if "flow" in s}
+    if by_flow:
+        return by_flow
+    if len(records) == 1:
+        # One record for all of a test's flows (a TCP test's parallel streams).
+        return {fid: records[0] for fid in plan.measured}
+    return dict(zip(plan.measured, records))
 
 
 def test_label(scenario: Any, index: int) -> str:
@@ -115,9 +132,21 @@ def plan_test(net: "Network", index: int, *, source: str | Path | None = None, s
 
 
 def cpu_metrics(net: "Network", results: dict[str, Any]) -> dict[str, float]:
-    """``{node: cpu_util_pct}`` of the nodes whose CPU is modelled (hz > 0)."""
+    """``{node: cpu_util_pct}`` of the nodes whose CPU is modelled (hz > 0): over the
+    plan's CPU window (the test's traffic) when the run had one, else the whole run."""
     modelled = {n["name"] for n in net.config["nodes"] if n["cpu"]["hz"] > 0}
-    return {n["name"]: round(100.0 * float(n.get("cpu_utilization", 0.0)), 3) for n in results.get("nodes", []) if n["name"] in modelled}
+
+    def util(n: dict[str, Any]) -> float:
+        window = n.get("cpu_utilization_window")
+        return float(window if window is not None else n.get("cpu_utilization", 0.0))
+
+    return {n["name"]: round(100.0 * util(n), 3) for n in results.get("nodes", []) if n["name"] in modelled}
 
 
-__all__ = ["Plan", "Search", "plan_test", "check_runnable", "test_label", "cpu_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]
+def ipsec_metrics(results: dict[str, Any]) -> list[dict[str, Any]]:
+    """Per IPsec tunnel end: ``node``, the tunnel's ``name``, mode, protocol, SPIs, and the
+    packets and bytes its SAs sealed and opened (what each VPN carried)."""
+    return [{"node": n["name"], **sa} for n in results.get("nodes", []) for sa in n.get("ipsec") or []]
+
+
+__all__ = ["Plan", "Search", "plan_test", "check_runnable", "test_label", "records_by_flow", "cpu_metrics", "ipsec_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]

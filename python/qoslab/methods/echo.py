@@ -3,17 +3,35 @@ traffic.
 
 The source sends ``count`` datagrams of ``payload`` bytes, ``gap`` apart, to the
 destination's echo port (7 unless ``port`` says otherwise); the destination returns each
-one unchanged, ports swapped. The echo server counts what reaches it, so loss is told
-apart by direction:
+one unchanged, ports swapped. With ``streams = k`` it sends k such streams at once, to
+ports ``port`` … ``port + k - 1`` (seed 003: one LanTraffic stream per VPN, each VPN's
+IPsec policy selecting its port). The echo server counts what reaches it, so loss is
+told apart by direction:
 
 - ``loss_forward_pct``: datagrams that never reached the server, of those sent;
 - ``loss_reverse_pct``: echoes that never came back, of those the server returned;
 - ``loss_pct``: round trips that failed, of those sent (what a tester that sees only its
   own port reports).
 
-``throughput_mbps`` is the UDP payload bits echoed back over the sending interval
-(``count`` × ``gap``), as seed 003 reports application throughput. Round-trip times
-come from the send time each datagram carries.
+Throughput, over the time the echoes took to come back (from the first to the last, plus
+one gap: ``count`` × ``gap`` for a steady flow, and never less; echoes that queued
+behind a saturated link or CPU stretch it, so a queue drained after the sending stopped
+does not count as capacity):
+
+- ``throughput_mbps``: the UDP payload bits echoed back (the round trips completed);
+- ``throughput_two_way_mbps``: the UDP payload bits that crossed the path either way
+  (reaching the server, and back) - the application data the 802.11 cell carried.
+
+Round-trip times come from the send time each datagram carries. ``cpu_util_pct`` is each
+modelled CPU's busy share over the sending interval (a performance monitor's average
+over the test, seed 003 §3), not over the learning ping and the drain around it.
+
+The record has the totals over all streams in ``metrics`` (RTT: the mean weighted by
+round trips, the minimum and maximum; the percentiles only with one stream, else per
+stream), one entry per
+stream in ``streams`` (every metric of that stream, with its ``port`` and ``flow``), and
+what each IPsec tunnel end sealed and opened in ``ipsec`` (per tunnel packet and byte
+counts).
 """
 
 from __future__ import annotations
@@ -21,22 +39,43 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics
+from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics
 from qoslab.methods.common import endpoints, flow_result, ms
 from qoslab.methods.udp import PROBE_HEADER, wire_bytes
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
 
-MEASURED, LEARNING = 1, 0
+LEARNING = 0
+"""Flow id of the learning ping; the streams are 1 … streams."""
 
 
 def _pct(part: int, whole: int) -> float | None:
     return round(100.0 * part / whole, 6) if whole else None
 
 
+def _mbps(nbytes: int, interval_ns: int) -> float:
+    return round(nbytes * 8 / (interval_ns / 1e9) / 1e6, 6)
+
+
+def _counts(sent: int, forward: int, received: int, payload: int, interval_ns: int) -> dict[str, Any]:
+    """Counts, loss each way and throughput of ``sent`` datagrams of ``payload`` bytes."""
+    return {
+        "sent": sent,
+        "forward_received": forward,
+        "received": received,
+        "lost_forward": sent - forward,
+        "lost_reverse": forward - received,
+        "loss_forward_pct": _pct(sent - forward, sent),
+        "loss_reverse_pct": _pct(forward - received, forward),
+        "loss_pct": _pct(sent - received, sent),
+        "throughput_mbps": _mbps(received * payload, interval_ns),
+        "throughput_two_way_mbps": _mbps((forward + received) * payload, interval_ns),
+    }
+
+
 def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
-    """The flows of a ``udp.echo`` test: a learning ping, then the echoed datagrams."""
+    """The flows of a ``udp.echo`` test: a learning ping, then the echoed streams."""
     from qoslab.backends.sim import LocatedProblems
 
     t = net.scenario.test[index]
@@ -51,56 +90,70 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     frame = wire_bytes(t.payload, mtu)
     start = LEARNING_NS
     interval_ns = t.count * t.gap
-    flows = [
+    ports = [t.port + k for k in range(t.streams)]
+    measured = [1 + k for k in range(t.streams)]
+    flows: list[dict[str, Any]] = [
         {"kind": "ping", "id": LEARNING, "from": src, "to": dst, "count": 1, "interval_ns": 1_000_000_000, "payload": 56, "start_ns": 0},
-        {
-            "kind": "udp-echo",
-            "id": MEASURED,
-            "from": src,
-            "to": dst,
-            "dst_port": t.port,
-            "payload": t.payload,
-            "count": t.count,
-            "interval_ns": t.gap,
-            "start_ns": start,
-        },
+    ]
+    flows += [
+        {"kind": "udp-echo", "id": fid, "from": src, "to": dst, "dst_port": port, "payload": t.payload, "count": t.count, "interval_ns": t.gap, "start_ns": start}
+        for fid, port in zip(measured, ports)
     ]
     parameters = {
         "payload_bytes": t.payload,
         "frame_bytes": frame,
         "count": t.count,
         "gap_ms": ms(t.gap),
-        "offered_fps": round(1e9 / t.gap, 6),
-        "offered_mbps": round(frame * 8 * 1e3 / t.gap, 6),
+        "streams": t.streams,
+        "offered_fps": round(t.streams * 1e9 / t.gap, 6),
+        "offered_mbps": round(t.streams * frame * 8 * 1e3 / t.gap, 6),
         "port": t.port,
         "duration_s": interval_ns / 1e9,
         "destination": dst,
     }
 
-    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
-        f = flow_result(results, MEASURED)
-        echo = f.get("echo") or {}
-        rtt = echo.get("rtt_ns") or {}
-        sent, received = int(f["sent"]), int(f["received"])
-        forward = int(echo.get("forward_received", 0))
-        metrics = {
-            "sent": sent,
-            "forward_received": forward,
-            "received": received,
-            "lost_forward": sent - forward,
-            "lost_reverse": forward - received,
-            "loss_forward_pct": _pct(sent - forward, sent),
-            "loss_reverse_pct": _pct(forward - received, forward),
-            "loss_pct": _pct(sent - received, sent),
-            "rtt_min_ms": ms(rtt.get("min")),
-            "rtt_mean_ms": ms(rtt.get("mean")),
-            "rtt_p50_ms": ms(rtt.get("p50")),
-            "rtt_p90_ms": ms(rtt.get("p90")),
-            "rtt_p99_ms": ms(rtt.get("p99")),
-            "rtt_max_ms": ms(rtt.get("max")),
-            "throughput_mbps": round(int(f["bytes_received"]) * 8 / (interval_ns / 1e9) / 1e6, 6),
-            "cpu_util_pct": cpu_metrics(net, results),
-        }
-        return [{"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}]
+    def _span(f: dict[str, Any]) -> int:
+        first, last = f.get("first_rx_ns"), f.get("last_rx_ns")
+        if first is None or last is None:
+            return interval_ns
+        # The echoes' arrival interval, one gap per echo: count × gap for a steady flow.
+        return max(interval_ns, int(last) - int(first) + t.gap)
 
-    return Plan(flows, start + interval_ns + DRAIN_NS, records, [MEASURED])
+    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+        streams: list[dict[str, Any]] = []
+        spans: list[int] = []
+        for fid, port in zip(measured, ports):
+            f = flow_result(results, fid)
+            echo = f.get("echo") or {}
+            rtt = echo.get("rtt_ns") or {}
+            entry = {"flow": fid, "port": port}
+            spans.append(_span(f))
+            entry |= _counts(int(f["sent"]), int(echo.get("forward_received", 0)), int(f["received"]), t.payload, spans[-1])
+            entry |= {
+                "rtt_min_ms": ms(rtt.get("min")),
+                "rtt_mean_ms": ms(rtt.get("mean")),
+                "rtt_p50_ms": ms(rtt.get("p50")),
+                "rtt_p90_ms": ms(rtt.get("p90")),
+                "rtt_p99_ms": ms(rtt.get("p99")),
+                "rtt_max_ms": ms(rtt.get("max")),
+            }
+            streams.append(entry)
+        total = lambda key: sum(int(s[key]) for s in streams)  # noqa: E731
+        metrics = _counts(total("sent"), total("forward_received"), total("received"), t.payload, max(spans))
+        timed = [s for s in streams if s["rtt_mean_ms"] is not None and s["received"]]
+        one = len(streams) == 1
+        metrics |= {
+            "rtt_min_ms": min((s["rtt_min_ms"] for s in timed), default=None),
+            "rtt_mean_ms": round(sum(s["rtt_mean_ms"] * s["received"] for s in timed) / sum(s["received"] for s in timed), 6) if timed else None,
+            # Percentiles do not combine across streams: per stream only.
+            "rtt_p50_ms": streams[0]["rtt_p50_ms"] if one else None,
+            "rtt_p90_ms": streams[0]["rtt_p90_ms"] if one else None,
+            "rtt_p99_ms": streams[0]["rtt_p99_ms"] if one else None,
+            "rtt_max_ms": max((s["rtt_max_ms"] for s in timed), default=None),
+        }
+        metrics["cpu_util_pct"] = cpu_metrics(net, results)
+        record = {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics, "streams": streams}
+        record["ipsec"] = ipsec_metrics(results)
+        return [record]
+
+    return Plan(flows, start + interval_ns + DRAIN_NS, records, measured, cpu_window_ns=(start, start + interval_ns))

@@ -169,16 +169,36 @@ def links_table(results: dict[str, Any]) -> Table:
 
 
 def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
-    """Per node: the CPU profile and its utilisation, CPU drops, drops by reason."""
+    """Per node: the CPU profile, its utilisation over the run (and over the test's
+    traffic when the run measured that), CPU drops, drops by reason."""
+    windowed = any(n.get("cpu_utilization_window") is not None for n in results.get("nodes", []))
     table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left")
-    for col in ("node", "cpu", "cpu busy", "cpu drops", "frag-needed sent", "drops by reason"):
-        table.add_column(col, justify="right" if col in ("cpu busy", "cpu drops", "frag-needed sent") else "left")
+    cols = ("node", "cpu", "cpu busy", *(("cpu (test)",) if windowed else ()), "cpu drops", "frag-needed sent", "drops by reason")
+    for col in cols:
+        table.add_column(col, justify="right" if col.startswith("cpu ") or col == "frag-needed sent" else "left")
     for node in results.get("nodes", []):
         drops = node.get("drops") or {}
         reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(drops.items(), key=lambda kv: -kv[1])) or "–"
+        window = (_pct(node.get("cpu_utilization_window")),) if windowed else ()
         icmp = str(node.get("frag_needed_sent", 0)) + (f" ({node['frag_needed_silent']} silent)" if node.get("frag_needed_silent") else "")
-        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), str(node.get("cpu_drops", 0)), icmp, reasons)
+        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), *window, str(node.get("cpu_drops", 0)), icmp, reasons)
     return table
+
+
+def ipsec_table(results: dict[str, Any]) -> Table | None:
+    """Per IPsec tunnel end: SPIs and what its SAs sealed and opened (packets, bytes)."""
+    table = Table(box=box.SIMPLE_HEAD, title="IPsec tunnels (SPIs in hex; bytes after the IPv4 header)", title_justify="left")
+    for col in ("node", "tunnel", "SPI out/in", "sealed", "bytes", "opened", "bytes", "failed"):
+        table.add_column(col, justify="left" if col in ("node", "tunnel") else "right")
+    rows = 0
+    for node in results.get("nodes", []):
+        for sa in node.get("ipsec") or []:
+            table.add_row(
+                escape(node["name"]), escape(sa["name"]), f"{sa['spi_out']:x}/{sa['spi_in']:x}",
+                str(sa["sealed_packets"]), str(sa["sealed_bytes"]), str(sa["opened_packets"]), str(sa["opened_bytes"]), str(sa["failed"]),
+            )
+            rows += 1
+    return table if rows else None
 
 
 def _entries_table(title: str, results: dict[str, Any], key: str, columns: tuple[str, ...]) -> Table | None:
@@ -218,6 +238,22 @@ def drop_log(console: Console, results: dict[str, Any], labels: dict[int, str]) 
         console.print(f"  {d['time_ns'] / 1e6:10.3f} ms  {escape(where)}{escape(flow)}: {escape(d['reason'])}" + (f" — {escape(d['summary'])}" if d.get("summary") else ""))
 
 
+def atm_summary(console: Console, results: dict[str, Any]) -> None:
+    """The ATM network's counters: cells, losses at the switches, AAL5 frames lost, SVCs."""
+    atm = results.get("atm")
+    if not atm:
+        return
+    cells = sum(sum(c) for c in atm.get("cells", []))
+    lost = sum(atm.get("cells_lost", [])) + sum(atm.get("epd_cells", [])) + sum(atm.get("ppd_cells", []))
+    setups = atm.get("svc_setup_ns") or []
+    svc = f"{atm.get('svc_setups', 0)} SVCs set up" + (f" (mean {sum(setups) / len(setups) / 1e6:.3f} ms)" if setups else "")
+    console.print(
+        f"[bold]ATM[/]: {cells} cells sent, {lost} discarded at switches (queue full, EPD, PPD); "
+        f"{atm.get('frames_received', 0)} of {atm.get('frames_sent', 0)} AAL5 frames reassembled, {atm.get('frames_corrupt', 0)} discarded (cells lost); "
+        f"{svc}; {atm.get('atmarp_requests', 0)} ATMARP, {atm.get('inatmarp_requests', 0)} InATMARP requests"
+    )
+
+
 def render_run(console: Console, title: str, results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str], profiles: dict[str, str]) -> None:
     """A whole run: a heading, flows, links, nodes, drops, and the tables at the end."""
     console.rule(f"[bold]{escape(title)}")
@@ -233,6 +269,10 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
             tcp_report(console, record)
     console.print(links_table(results))
     console.print(nodes_table(results, profiles))
+    ipsec = ipsec_table(results)
+    if ipsec is not None:
+        console.print(ipsec)
+    atm_summary(console, results)
     drop_log(console, results, labels)
     tables(console, results)
 
@@ -289,6 +329,7 @@ __all__ = ["tcp_report", "render_run", "render_reach", "death_points", "flows_ta
 
 HEADLINE_METRICS = (
     "throughput_mbps",
+    "throughput_two_way_mbps",
     "transfer_time_s",
     "loss_pct",
     "loss_forward_pct",

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from qoslab.errors import Problem, did_you_mean
 from qoslab.scenario.load import PathT, Spans, format_path, one_of, problem, pydantic_problems, show
-from qoslab.scenario.model import Atm, Bridge, Ethernet, Scenario, Serial, Wifi
+from qoslab.scenario.model import Atm, AtmSwitch, Bridge, Ethernet, LaneServer, Scenario, Serial, Wifi
 
 _STEP = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 
@@ -153,6 +153,41 @@ class _Checker:
                 for who in link.frame_error_rate:
                     if who not in members:
                         self.add(base + ("frame_error_rate", who), "not on this wifi link", at="key", expected=one_of(members), found=repr(who), hint=did_you_mean(who, members))
+
+    # ------------------------------------------------------------------ ATM
+    def atm(self) -> None:
+        """A switch's cross-connects name its ports: a neighbour over an ATM link, or the
+        port's name (atm0, atm1, … in the order of the switch's ATM links)."""
+        for name, node in self.sc.node.items():
+            if not isinstance(node, AtmSwitch) or not node.cross_connects:
+                continue
+            neighbours = [e for link in self.sc.link if isinstance(link, Atm) and name in link.ends for e in link.ends if e != name]
+            ports = [f"atm{k}" for k in range(len(neighbours))]
+            choices = ports + neighbours
+            for i, c in enumerate(node.cross_connects):
+                for key, ref in (("a", c.a), ("b", c.b)):
+                    if ref not in choices:
+                        self.add(
+                            ("node", name, "cross_connects", i, key),
+                            f"switch {name} has no ATM port {ref!r}",
+                            expected=one_of(choices) if choices else "an ATM link with the switch as an end",
+                            found=repr(ref),
+                            hint=did_you_mean(ref, choices) if choices else None,
+                        )
+                if c.a == c.b:
+                    self.add(("node", name, "cross_connects", i, "b"), "a cross-connect joins a port to itself", expected="two different ports", found=repr(c.b))
+
+        # LANE: an LE client's ELAN must have an LES (a lane-server that serves it).
+        served = sorted({e for name, node in self.sc.node.items() if isinstance(node, LaneServer) and "les" in node.services for e in node.served_elans(name)})
+        for li, link in enumerate(self.sc.link):
+            if isinstance(link, Atm) and link.elan is not None and link.elan not in served:
+                self.add(
+                    ("link", li, "elan"),
+                    f"an LE client with no LES: no lane-server runs ELAN {link.elan!r}",
+                    expected=one_of(served) if served else "a [node.X] role = 'lane-server' whose `elans` list it",
+                    found=repr(link.elan),
+                    hint=did_you_mean(link.elan, served) if served else None,
+                )
 
     # ------------------------------------------------------------------ nodes
     def nodes_(self) -> None:
@@ -401,6 +436,7 @@ class _Checker:
     def run(self) -> list[Problem]:
         self.nodes_()
         self.links()
+        self.atm()
         self.tunnels()
         self.tests()
         self.adaptive()

@@ -141,7 +141,11 @@ class Host(NodeBase):
     """An end system: sends and receives test traffic, does not forward."""
 
     role: Literal["host"] = Field(description="Node kind.")
-    socket_buffer: Size | None = Field(None, description="TCP send and receive socket buffer, e.g. '64 KiB' (seed 001); none = the stack's default.")
+    socket_buffer: Size | None = Field(
+        None,
+        description="TCP send and receive socket buffer, e.g. '64 KiB' (seed 001); a test's `window` overrides it; none = the stack's default.",
+    )
+    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnet of this host's ATM port.")
 
 
 class AdaptiveUpstream(Strict):
@@ -193,6 +197,7 @@ class Router(NodeBase):
     """An IP router: forwards between its interfaces by its routes."""
 
     role: Literal["router"] = Field(description="Node kind.")
+    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of this router's ATM ports.")
     adaptive: AdaptiveUpstream | None = Field(
         None, description="Seed 004's adaptive upstream to the router at the other end of `modem`: radio with link acks, or modem."
     )
@@ -238,10 +243,34 @@ class Switch(NodeBase):
     role: Literal["switch"] = Field(description="Node kind.")
 
 
+class CrossConnect(Strict):
+    """A PVC cross-connect of an ATM switch: cells on `a` VPI/VCI leave on `b` and back."""
+
+    a: str = Field(description="A port of the switch: the neighbour node its link leads to ('ws1'), or the port's name ('atm0').")
+    b: str = Field(description="The other port, named the same way.")
+    vpi: int = Field(0, ge=0, le=255, description="VPI on `a` (UNI: 0-255).")
+    vci: int = Field(ge=32, le=65535, description="VCI on `a`; 0-31 are reserved (ITU-T I.361 Table 2).")
+    b_vpi: int | None = Field(None, ge=0, le=255, description="VPI on `b`; none = `vpi`.")
+    b_vci: int | None = Field(None, ge=32, le=65535, description="VCI on `b`; none = `vci`.")
+
+
 class AtmSwitch(NodeBase):
     """An ATM switch: relays cells on VCs between its ports."""
 
     role: Literal["atm-switch"] = Field(description="Node kind.")
+    queue: int = Field(
+        1024, ge=1, description="Cells each output port buffers (drop-tail); 1024 is of the order of 1998 workgroup switches' per-port buffers (uncalibrated)."
+    )
+    epd_threshold: int | None = Field(
+        None, ge=1, description="Early packet discard: drop a whole AAL5 frame whose first cell finds this many cells queued (Romanow & Floyd 1995); none = off."
+    )
+    ppd: bool = Field(False, description="Partial packet discard: after a cell loss, drop the rest of that frame but its last cell (Romanow & Floyd 1995).")
+    signalling_delay: Time = Field("1 ms", description="Call processing per UNI signalling message (SETUP, CONNECT), per switch; uncalibrated.")
+    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of the hosts on this ATM network.")
+    cross_connects: list[CrossConnect] = Field(
+        default_factory=list,
+        description="PVC cross-connects; none = join each PVC number that the `vcs` of exactly two of the switch's links list.",
+    )
 
 
 class LaneServer(NodeBase):
@@ -251,12 +280,30 @@ class LaneServer(NodeBase):
     services: list[Literal["lecs", "les", "bus"]] = Field(
         default_factory=lambda: ["lecs", "les", "bus"], description="Which LANE services this node runs."
     )
+    elans: list[str] = Field(
+        default_factory=list, description="The emulated LANs whose LES and BUS this node runs (an ATM link's `elan` names one); none = one ELAN named after the node."
+    )
+    bus_rate: int = Field(
+        53_000,
+        ge=1,
+        description="BUS capacity, cells per second; 53,000 is seed 001 Fig. 4's Centillion 100 BUS ('approx. 53.000 cells per second'), the one point it is calibrated on.",
+    )
+    bus_frames: int | None = Field(None, ge=1, description="BUS capacity, frames per second; none = no frame limit (only `bus_rate`).")
+    bus_queue: int = Field(64, ge=0, description="Frames the BUS holds while busy; more are dropped (uncalibrated).")
+
+    def served_elans(self, name: str) -> list[str]:
+        """The ELANs this node's LES/BUS serve."""
+        return self.elans or [name]
 
 
 class MpoaServer(NodeBase):
     """An MPOA server / NHRP route server: answers shortcut resolution requests."""
 
     role: Literal["mpoa-server"] = Field(description="Node kind.")
+    shortcut_frames: int = Field(
+        10, ge=1, description="MPC-p1 Shortcut-Setup Frame Count its MPCs use: packets to one destination that trigger a shortcut (af-mpoa-0087.000 §5.2.1: 10)."
+    )
+    shortcut_time: Time = Field("1 s", description="MPC-p2 Shortcut-Setup Frame Time: the window of those packets (af-mpoa-0087.000 §5.2.1: 1 s).")
 
 
 Node = Annotated[
@@ -491,7 +538,34 @@ class Atm(LinkBase):
     ends: TwoEnds = Field(description="The two nodes the link joins: [a, b] (hosts, ATM switches, LANE/MPOA servers).")
     vcs: list[VirtualCircuit] = Field(default_factory=list, description="PVCs on the link; none = SVCs set up by signalling.")
     encapsulation: Literal["llc-snap", "vc-mux"] = Field("llc-snap", description="RFC 2684 multiprotocol encapsulation.")
-    mtu: int = Field(9180, ge=68, le=65535, description="IP MTU; RFC 2225 (CLIP) default 9180.")
+    mtu: int = Field(9180, ge=68, le=65535, description="IP MTU; RFC 2225 (CLIP) default 9180; with `elan`, 1500.")
+    elan: str | None = Field(
+        None,
+        description="LAN emulation: the emulated LAN that the link's end system (host, router, Ethernet edge device) joins as an LE client (af-lane-0021.000); none = CLIP.",
+    )
+
+    @model_validator(mode="after")
+    def _mtu_fits_aal5(self) -> Atm:
+        if self.elan is not None:
+            if "mtu" not in self.model_fields_set:
+                self.mtu = 1500
+            elif self.mtu > 1500:
+                raise FieldProblem(
+                    "mtu",
+                    "LANE v1 for Ethernet carries 802.3 frames of at most 1514 octets (MAXIMUM-FRAME-SIZE 1516 with the LE header, af-lane-0021.000)",
+                    expected="at most 1500 with elan",
+                    found=str(self.mtu),
+                )
+            return self
+        header = 8 if self.encapsulation == "llc-snap" else 0
+        if self.mtu + header > 65535:
+            raise FieldProblem(
+                "mtu",
+                f"an IP packet of {self.mtu} octets with {self.encapsulation} ({header} octets) is an AAL5 SDU of {self.mtu + header}; AAL5 carries at most 65,535 (ITU-T I.363.5)",
+                expected=f"at most {65535 - header} with {self.encapsulation}" + (" (65,535 with vc-mux)" if header else ""),
+                found=str(self.mtu),
+            )
+        return self
 
     @property
     def cell_rate(self) -> int:
@@ -563,6 +637,32 @@ class Pptp(TunnelBase):
     mppe: bool = Field(False, description="Microsoft Point-to-Point Encryption on the PPP payload.")
 
 
+class IpsecSelector(Strict):
+    """Which traffic between a tunnel's two ends its SA pair carries: the selectors of
+    an SPD entry (RFC 4301 §4.4.1.1) beyond the two addresses.
+
+    Several VPNs between the same two hosts (seed 003: up to three from one client, each
+    with its own IPsec policy) are told apart so: ``selector = { protocol = "udp",
+    port = 8 }`` carries UDP to and from port 8 of ``to``. Where several tunnels select
+    a packet, the most specific wins (RFC 4301 §4.4.1: the SPD is ordered, specific
+    entries first); a tunnel without a selector carries the rest.
+    """
+
+    protocol: Literal["any", "udp", "tcp", "icmp"] = Field("any", description="Next layer protocol (RFC 4301 §4.4.1.1); 'any' = every protocol.")
+    port: int | None = Field(
+        None,
+        ge=1,
+        le=65535,
+        description="The UDP/TCP port at `to` (the service's port): `from`'s remote port, `to`'s local port (RFC 4301 §4.4.1.1). None = any port; needs protocol 'udp' or 'tcp'.",
+    )
+
+    @model_validator(mode="after")
+    def _ports_need_udp_or_tcp(self) -> IpsecSelector:
+        if self.port is not None and self.protocol not in ("udp", "tcp"):
+            raise FieldProblem("protocol", "a port selector needs a protocol with ports", expected="'udp' or 'tcp' with `port`", found=repr(self.protocol))
+        return self
+
+
 class Ipsec(TunnelBase):
     """An IPsec security association pair (RFC 4301): ESP or AH, tunnel or transport mode."""
 
@@ -584,6 +684,10 @@ class Ipsec(TunnelBase):
     auth: Annotated[
         Literal["none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128"], BeforeValidator(_lower)
     ] = Field("hmac-sha1-96", description="Integrity check (ICV).")
+    selector: IpsecSelector | None = Field(
+        None,
+        description="Transport mode: which traffic between `from` and `to` this tunnel carries (RFC 4301 §4.4.1.1 selectors); none = all of it not selected by a more specific tunnel.",
+    )
 
     @model_validator(mode="after")
     def _ah_has_no_cipher(self) -> Ipsec:
@@ -723,6 +827,18 @@ class UdpEcho(TestBase):
     gap: Time = Field("1 ms", description="Time between datagrams (seed 003: 1 ms and 5 ms).")
     count: int = Field(10000, ge=1, description="Datagrams to send (seed 003: 10 000).")
     port: int = Field(7, ge=1, le=65535, description="The echo server's UDP port (RFC 862: 7).")
+    streams: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="Echo streams sent at once, each `count` datagrams `gap` apart (seed 003: one per VPN); stream k (from 0) goes to port `port` + k.",
+    )
+
+    @model_validator(mode="after")
+    def _ports_fit(self) -> UdpEcho:
+        if self.port + self.streams - 1 > 65535:
+            raise FieldProblem("streams", "the streams' ports run past 65535", expected=f"at most {65536 - self.port} streams from port {self.port}", found=str(self.streams))
+        return self
 
 
 TcpStack = Literal["linux", "netbsd-1.1"]
@@ -889,6 +1005,7 @@ __all__ = [
     "AccessPoint",
     "Switch",
     "AtmSwitch",
+    "CrossConnect",
     "LaneServer",
     "MpoaServer",
     "Route",
@@ -908,6 +1025,7 @@ __all__ = [
     "Pppoe",
     "Pptp",
     "Ipsec",
+    "IpsecSelector",
     "Gre",
     "Test",
     "Rfc2544Throughput",

@@ -85,6 +85,8 @@ def _tunnel_label(t) -> str:
         text += f"  auth {t.auth}" + (" mppe" if t.mppe else "")
     elif isinstance(t, Ipsec):
         text += f"  {t.protocol} {t.mode} {t.cipher} {t.auth}"
+        if t.selector is not None:
+            text += f"  selects {t.selector.protocol}" + (f" port {t.selector.port}" if t.selector.port is not None else "")
     if t.mtu:
         text += f"  mtu {t.mtu}"
     return text

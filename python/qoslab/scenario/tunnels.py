@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qoslab.scenario.model import OpenVpn, Pppoe, Scenario, Serial, Wifi
+from qoslab.scenario.model import OpenVpn, Pppoe, Pptp, Scenario, Serial, Wifi
 
 OPENVPN_DEFAULT_MTU = 1500
 """OpenVPN's default --tun-mtu (1500) for a TAP or TUN device whose tunnel sets no ``mtu``."""
@@ -21,6 +21,12 @@ PPPOE_MAX_MTU = 1492
 
 PPPOE_OVERHEAD = 8
 """RFC 2516 §4, §7: the PPPoE header (6) and the PPP protocol field (2)."""
+
+PPTP_OVERHEAD = 20 + 12 + 1
+"""Seed 002 §3.4: the outer IPv4 header (RFC 791: 20), enhanced GRE with key and
+sequence number (RFC 2637 §4.1: 4 + 4 + 4) and PPP's compressed protocol field (1, PFC
+and ACFC agreed, RFC 1661 §6.5-6.6): 1430 - 33 = 1397. The acknowledgment number (4
+more) rides only when an end has one to send; the seed does not count it."""
 
 IPV4_MIN_MTU = 68
 """RFC 791 §3.2: every internet module must forward a 68-octet datagram without fragmenting it."""
@@ -86,6 +92,9 @@ def interface_mtu(sc: Scenario, what: tuple[str, int] | None, depth: int = 0) ->
     if isinstance(u, Pppoe):
         under = interface_mtu(sc, below(sc, u), depth + 1)
         return u.mtu or (min(PPPOE_MAX_MTU, under - PPPOE_OVERHEAD) if under else PPPOE_MAX_MTU)
+    if isinstance(u, Pptp):
+        under = interface_mtu(sc, below(sc, u), depth + 1)
+        return u.mtu or (under or 1500) - PPTP_OVERHEAD
     return u.mtu
 
 
@@ -116,4 +125,4 @@ def room_problems(sc: Scenario) -> list[tuple[tuple[Any, ...], str, str, str]]:
     return found
 
 
-__all__ = ["openvpn_overhead", "below", "link_mtu", "interface_mtu", "room_problems", "OPENVPN_DEFAULT_MTU", "PPPOE_MAX_MTU", "PPPOE_OVERHEAD", "IPV4_MIN_MTU"]
+__all__ = ["openvpn_overhead", "below", "link_mtu", "interface_mtu", "room_problems", "OPENVPN_DEFAULT_MTU", "PPPOE_MAX_MTU", "PPPOE_OVERHEAD", "PPTP_OVERHEAD", "IPV4_MIN_MTU"]

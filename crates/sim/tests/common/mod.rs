@@ -30,6 +30,36 @@ pub fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forwar
     }
 }
 
+/// An IP port of `mtu` with an address, for an ATM link: no link addresses (CLIP
+/// resolves with ATMARP).
+pub fn atm_port(name: &str, mac_last: u8, address: Option<(std::net::Ipv4Addr, u8)>, mtu: u16) -> PortConfig {
+    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac_last], address, mtu, point_to_point: true }
+}
+
+/// An ATM link between two ports on OC-3 with LLC/SNAP and these PVCs.
+pub fn atm_link(name: &str, a: (u32, u16), b: (u32, u16), pvcs: &[(u16, u16)]) -> sim::config::LinkConfig {
+    use sim::atm::config::{AtmLinkConfig, PvcConfig, ServiceCategory};
+    use sim::config::PortRef;
+    sim::config::LinkConfig::Atm(Box::new(AtmLinkConfig {
+        name: name.into(),
+        a: PortRef { node: a.0, port: a.1 },
+        b: PortRef { node: b.0, port: b.1 },
+        phy: "oc3".into(),
+        cell_rate_bps: None,
+        delay_ns: 0,
+        encapsulation: "llc-snap".into(),
+        pvcs: pvcs.iter().map(|&(vpi, vci)| PvcConfig { vpi, vci, service: ServiceCategory::Ubr, pcr_bps: None }).collect(),
+        nic_queue_frames: 64,
+    }))
+}
+
+/// An ATM switch node with `ports` ATM ports (no addresses, hardware forwarding).
+pub fn atm_switch_node(name: &str, ports: u16) -> NodeConfig {
+    let mut n = node(name, (0..ports).map(|p| atm_port(&format!("atm{p}"), 100 + p as u8, None, 9180)).collect(), vec![], false);
+    n.role = "atm-switch".into();
+    n
+}
+
 /// An IP port `name` with MAC 02:00:00:00:00:`mac`, address `addr`/24 and IP MTU `mtu`.
 pub fn port_mtu(name: &str, mac: u8, addr: std::net::Ipv4Addr, mtu: u16) -> PortConfig {
     PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((addr, 24)), mtu, point_to_point: false }
