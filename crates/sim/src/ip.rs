@@ -90,6 +90,10 @@ pub fn subnet_broadcast(a: Ipv4Addr, len: u8) -> Ipv4Addr {
 /// so that a forwarded packet is rewritten in place, never copied.
 const HEADROOM: usize = ethernet::HEADER_LEN;
 
+/// Where a transport header starts in a frame for [`IpStack::send_datagram_in`]: after
+/// the headroom and an IPv4 header without options.
+pub const TRANSPORT_OFFSET: usize = HEADROOM + ipv4::HEADER_LEN;
+
 /// A frame buffer holding `packet` after [`HEADROOM`] bytes.
 fn with_headroom(packet: &[u8]) -> Vec<u8> {
     let mut frame = Vec::with_capacity(HEADROOM + packet.len());
@@ -842,6 +846,19 @@ impl IpStack {
         frame.resize(HEADROOM, 0);
         repr.encapsulate(payload, &mut frame);
         self.send_own(now, frame, repr.header_len(), out);
+    }
+
+    /// As [`send_datagram_df`](Self::send_datagram_df), for a payload already written
+    /// in `frame` after [`TRANSPORT_OFFSET`] octets (TCP's hot path: one buffer for the
+    /// whole frame, the payload never copied). The IPv4 header is written in place.
+    #[allow(clippy::too_many_arguments)]
+    pub fn send_datagram_in(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, mut frame: Vec<u8>, dont_frag: bool, out: &mut Vec<Out>) {
+        let mut repr = ipv4::Repr::new(src, dst, protocol, frame.len() - TRANSPORT_OFFSET, DEFAULT_TTL);
+        repr.ident = self.next_ident();
+        repr.dont_frag = dont_frag;
+        debug_assert_eq!(repr.header_len(), ipv4::HEADER_LEN);
+        repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
+        self.send_own(now, frame, ipv4::HEADER_LEN, out);
     }
 
     /// Sends a tunnel's outer datagram (PPTP's TCP and GRE): routed never into a tunnel

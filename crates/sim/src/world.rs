@@ -366,6 +366,8 @@ pub struct World {
     attachments: Vec<Vec<Attachment>>,
     slots: Vec<Option<Vec<u8>>>,
     free_slots: Vec<u32>,
+    /// Buffers of delivered packets, reused for the TCP segments sent (see `tcp_frame`).
+    spare_frames: Vec<Vec<u8>>,
     ip_timers: Vec<Option<(u64, EventId)>>,
     sources: Vec<Source>,
     tcp: Vec<TcpFlow>,
@@ -528,6 +530,7 @@ impl World {
             attachments,
             slots: Vec::new(),
             free_slots: Vec::new(),
+            spare_frames: Vec::new(),
             ip_timers: vec![None; n],
             sources,
             tcp,
@@ -582,7 +585,6 @@ impl World {
                 self.free_slots.push(slot);
                 let l = &mut self.links[link as usize];
                 let (node, port) = l.ends()[1 - from as usize];
-                let name = l.name().to_string();
                 let impair = &mut l.impair[from as usize];
                 let lost = impair.loss.drop(&mut impair.rng);
                 if let Some(u) = self.upstreams.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
@@ -592,7 +594,7 @@ impl World {
                 let impair = &mut l.impair[from as usize];
                 if lost {
                     impair.lost += 1;
-                    let reason = format!("lost on link {name} ({})", impair.loss_text);
+                    let reason = format!("lost on link {} ({})", l.name(), l.impair[from as usize].loss_text);
                     let summary = if matches!(l.kind, LineKind::Serial { .. }) { Some(frame) } else { frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec) };
                     l.lost(from as usize);
                     self.record_drop(now, node, Some(port), reason, summary.as_deref());
@@ -828,6 +830,7 @@ impl World {
         }
         for packet in fx.local {
             self.deliver_local(now, node, &packet)?;
+            recycle(&mut self.spare_frames, packet);
         }
         for (port, frame) in fx.send {
             self.transmit(now, node, port, frame)?;
@@ -1137,17 +1140,17 @@ impl World {
         if let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) {
             self.tcp[flow].sockets[side].set_path_mtu(mtu as u32);
         }
-        // Each segment is encoded as the socket hands it out: its payload is copied once.
+        // Each segment is encoded as the socket hands it out, straight into the buffer
+        // of its frame: its payload is copied once.
         let mut segments = Vec::new();
         let f = &mut self.tcp[flow];
         let (src, dst) = (f.addrs[side], f.addrs[1 - side]);
+        let spare = &mut self.spare_frames;
         f.sockets[side].dispatch(now, |repr, payload| {
-            let mut segment = Vec::with_capacity(repr.buffer_len());
-            repr.encapsulate(&src, &dst, payload, &mut segment);
-            segments.push((payload.len(), segment));
+            segments.push((payload.len(), tcp_frame(spare, &repr, &src, &dst, payload)));
         });
-        for (payload_len, segment) in segments {
-            self.tcp_send_segment(now, flow, side, payload_len, &segment)?;
+        for (payload_len, frame) in segments {
+            self.tcp_send_segment(now, flow, side, payload_len, frame)?;
         }
         let f = &mut self.tcp[flow];
         match (f.sockets[side].poll_at(), f.timers[side]) {
@@ -1172,14 +1175,14 @@ impl World {
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
     fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
         let f = &self.tcp[flow];
-        let mut segment = Vec::with_capacity(repr.buffer_len());
-        repr.encapsulate(&f.addrs[side], &f.addrs[1 - side], payload, &mut segment);
-        self.tcp_send_segment(now, flow, side, payload.len(), &segment)
+        let frame = tcp_frame(&mut self.spare_frames, &repr, &f.addrs[side], &f.addrs[1 - side], payload);
+        self.tcp_send_segment(now, flow, side, payload.len(), frame)
     }
 
-    /// Sends one encoded TCP segment (carrying `payload_len` data octets) from socket
-    /// `side` of flow `flow` through its node's stack.
-    fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, segment: &[u8]) -> Result<(), RunError> {
+    /// Sends one encoded TCP segment (carrying `payload_len` data octets, in `frame`
+    /// after [`crate::ip::TRANSPORT_OFFSET`]) from socket `side` of flow `flow` through
+    /// its node's stack.
+    fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, frame: Vec<u8>) -> Result<(), RunError> {
         let f = &mut self.tcp[flow];
         if side == 0 && payload_len > 0 {
             f.first_tx_ns.get_or_insert(now);
@@ -1189,7 +1192,7 @@ impl World {
         // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
         let dont_frag = f.sockets[side].config().pmtu_discovery;
         let n = &mut self.nodes[node as usize];
-        n.ip.send_datagram_df(now, src, dst, IpProtocol::Tcp, segment, dont_frag, &mut outs);
+        n.ip.send_datagram_in(now, src, dst, IpProtocol::Tcp, frame, dont_frag, &mut outs);
         let mut fx = Effects::default();
         n.apply(now, outs, &mut fx);
         self.release_sent(now, node, fx)
@@ -1563,6 +1566,31 @@ const EPHEMERAL_PORT: u16 = 49152;
 const ECHO_CLIENT_PORT: u16 = 50000;
 
 /// Linux's TCP with the flow's options.
+/// Spare buffers kept for reuse: enough for a window of segments in flight.
+const SPARE_FRAMES: usize = 64;
+
+/// A frame buffer holding the TCP segment `repr` with `payload` after
+/// [`crate::ip::TRANSPORT_OFFSET`] octets, checksummed for `src` → `dst`; a spare buffer
+/// when there is one, so a bulk transfer allocates no frame per segment.
+fn tcp_frame(spare: &mut Vec<Vec<u8>>, repr: &tcp::Repr, src: &Ipv4Addr, dst: &Ipv4Addr, payload: &[u8]) -> Vec<u8> {
+    let repr = tcp::Repr { payload_len: payload.len(), ..*repr };
+    let start = crate::ip::TRANSPORT_OFFSET;
+    let mut frame = spare.pop().unwrap_or_default();
+    frame.clear();
+    frame.reserve(start + repr.buffer_len());
+    frame.resize(start + repr.header_len(), 0);
+    frame.extend_from_slice(payload);
+    repr.emit(&mut tcp::Packet::new_unchecked(&mut frame[start..]), src, dst, |_| ());
+    frame
+}
+
+/// Keeps a delivered packet's buffer for [`tcp_frame`].
+fn recycle(spare: &mut Vec<Vec<u8>>, buffer: Vec<u8>) {
+    if spare.len() < SPARE_FRAMES {
+        spare.push(buffer);
+    }
+}
+
 fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig, String> {
     let mut config = TcpConfig::for_mtu(mtu);
     if let Some(cc) = &options.congestion {

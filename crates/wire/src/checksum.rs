@@ -3,16 +3,34 @@
 /// Adds `data` into a 32-bit one's-complement accumulator, 16 bits at a time, big-endian;
 /// an odd final byte is padded with zero on the right (RFC 1071 §4.1).
 ///
-/// Long inputs are summed 32 bits at a time into a 64-bit accumulator and folded back
+/// Long inputs are summed 64 bits at a time into 128-bit lanes and folded back
 /// (RFC 1071 §2(B): the sum may be computed in any word size and folded, since
-/// 2^16 ≡ 1 mod 2^16 − 1); the folded value is the same one's-complement sum, and for
-/// any input with a non-zero byte the same 16-bit result as the 16-bit loop.
+/// 2^16 ≡ 1 mod 2^16 − 1). The words are read little-endian, which needs no byte swap
+/// and keeps the lanes independent; RFC 1071 §2(B) "byte order independence":
+/// the little-endian sum is the big-endian one with its two octets swapped, so the
+/// folded sum is swapped back once at the end. The folded value is the same
+/// one's-complement sum, and for any input with a non-zero byte the same 16-bit result
+/// as the 16-bit loop.
 pub fn accumulate(acc: u32, data: &[u8]) -> u32 {
-    let mut wide = u64::from(acc);
-    let mut words = data.chunks_exact(4);
-    for w in &mut words {
-        wide += u64::from(u32::from_be_bytes([w[0], w[1], w[2], w[3]]));
+    // Independent lanes (no carry chain between them), each adding 64-bit words into
+    // 128 bits: an add and an add-with-carry per 8 octets, no overflow below 2^64 words.
+    const LANES: usize = 4;
+    let mut blocks = data.chunks_exact(8 * LANES);
+    let mut little: u64 = 0;
+    if data.len() >= 8 * LANES {
+        let mut lanes = [0u128; LANES];
+        for block in &mut blocks {
+            for (lane, w) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+                *lane += u128::from(u64::from_le_bytes([w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]]));
+            }
+        }
+        little = lanes.iter().map(|&l| u64::from(fold128(l))).sum();
     }
+    let mut words = blocks.remainder().chunks_exact(4);
+    for w in &mut words {
+        little += u64::from(u32::from_le_bytes([w[0], w[1], w[2], w[3]]));
+    }
+    let mut wide = u64::from(acc) + u64::from(fold64(little).swap_bytes());
     let rest = words.remainder();
     let mut pairs = rest.chunks_exact(2);
     for pair in &mut pairs {
@@ -35,6 +53,24 @@ pub fn accumulate(acc: u32, data: &[u8]) -> u32 {
     }
 }
 
+/// Folds a sum to 16 bits with end-around carries; zero only when `v` is zero.
+#[inline]
+fn fold128(v: u128) -> u16 {
+    // 2^64 ≡ 1 (mod 2^16 − 1); the sum of the halves is below 2^65.
+    let v = (v & u128::from(u64::MAX)) + (v >> 64);
+    fold64((v as u64 & 0xffff_ffff) + (v >> 32) as u64)
+}
+
+/// As [`fold128`], for 64 bits.
+#[inline]
+fn fold64(v: u64) -> u16 {
+    let mut v = (v & 0xffff_ffff) + (v >> 32);
+    while v >> 16 != 0 {
+        v = (v & 0xffff) + (v >> 16);
+    }
+    v as u16
+}
+
 /// Folds the carries of an accumulator back into 16 bits (end-around carry).
 pub fn fold(mut acc: u32) -> u16 {
     while acc >> 16 != 0 {
@@ -55,11 +91,8 @@ pub fn checksum(data: &[u8]) -> u16 {
 
 /// Sum of the IPv4 pseudo-header used by UDP and TCP (RFC 768, RFC 9293 §3.1).
 pub fn pseudo_header(src: [u8; 4], dst: [u8; 4], protocol: u8, length: u16) -> u32 {
-    let mut acc = accumulate(0, &src);
-    acc = accumulate(acc, &dst);
-    acc += u32::from(protocol);
-    acc += u32::from(length);
-    acc
+    let word = |b: [u8; 4]| u32::from(u16::from_be_bytes([b[0], b[1]])) + u32::from(u16::from_be_bytes([b[2], b[3]]));
+    word(src) + word(dst) + u32::from(protocol) + u32::from(length)
 }
 
 #[cfg(test)]
@@ -87,7 +120,7 @@ mod test {
             acc as u16
         };
         let mut x: u32 = 12345;
-        for len in [0usize, 1, 2, 3, 4, 5, 7, 8, 20, 1447, 1448, 1500, 9000, 65535] {
+        for len in [0usize, 1, 2, 3, 4, 5, 7, 8, 20, 31, 32, 33, 34, 35, 36, 63, 64, 65, 66, 1447, 1448, 1500, 9000, 65535] {
             let data: Vec<u8> = (0..len)
                 .map(|_| {
                     x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
@@ -97,7 +130,25 @@ mod test {
             assert_eq!(sum(&data), reference(&data), "length {len}");
             let ff = vec![0xffu8; len];
             assert_eq!(sum(&ff), reference(&ff), "all ones, length {len}");
+            // Carried in from an earlier call (a pseudo-header, RFC 1624's ~HC), and a
+            // sum split at an odd offset is not: the split must fall on a 16-bit word.
+            let (head, tail) = data.split_at(len / 4 * 2);
+            let mut with_head = reference(head).to_be_bytes().to_vec();
+            with_head.extend_from_slice(tail);
+            assert_eq!(fold(accumulate(accumulate(0, head), tail)), reference(&with_head), "split, length {len}");
         }
+    }
+
+    #[test]
+    fn pseudo_header_sums_its_12_octets() {
+        // RFC 9293 §3.1: source, destination, zero, PTCL, TCP length, as 16-bit words.
+        let (src, dst) = ([192, 168, 255, 1], [10, 0, 0, 254]);
+        let mut bytes = [0u8; 12];
+        bytes[..4].copy_from_slice(&src);
+        bytes[4..8].copy_from_slice(&dst);
+        bytes[9] = 6;
+        bytes[10..].copy_from_slice(&1480u16.to_be_bytes());
+        assert_eq!(fold(pseudo_header(src, dst, 6, 1480)), sum(&bytes));
     }
 
     #[test]
