@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from qoslab import __version__
+from qoslab.bench import ALL_BENCHMARKS
 from qoslab.errors import InputError
 
 # Wide tables (a sweep's) stay whole when stderr is a file or a pipe: rich would assume 80 columns.
@@ -367,7 +368,7 @@ def bench(
     only: Annotated[
         Optional[list[str]],
         typer.Option("--only", help="Run only this benchmark (repeat, or separate with commas): "
-                     "wifi_80211b_saturation, ethernet_chain_10, switch_1000_hosts, wire."),
+                     + ", ".join(ALL_BENCHMARKS) + "."),
     ] = None,
 ) -> None:
     """Speed benchmarks of the simulator, and the speed-up over ns-3 on the same scenarios.
