@@ -12,7 +12,7 @@ use std::net::Ipv4Addr;
 use serde::{Deserialize, Serialize};
 
 /// A whole simulation run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SimConfig {
     /// The scenario seed; every random stream derives from it (see `rng`).

@@ -9,7 +9,7 @@ use std::net::Ipv4Addr;
 
 use common::{atm_link, atm_port, atm_switch_node, node};
 use sim::atm::config::{AtmConfig, CrossConnect, LisConfig, SwitchConfig, VcEnd};
-use sim::config::{BudgetConfig, FlowConfig, NodeConfig, SimConfig};
+use sim::config::{FlowConfig, NodeConfig, SimConfig};
 
 const MS: u64 = 1_000_000;
 /// G.707 §10.1.1: OC-3c carries 149.76 Mb/s of cells.
@@ -41,12 +41,8 @@ fn pvc_pair(mtu: u16) -> SimConfig {
         duration_ns: 1_000 * MS,
         nodes: vec![host("ws1", 1, mtu), host("ws2", 2, mtu), atm_switch_node("sw", 2)],
         links: vec![atm_link("l1", (0, 0), (2, 0), &[(0, 100)]), atm_link("l2", (2, 1), (1, 0), &[(0, 100)])],
-        flows: vec![],
-        capture: false,
-        budget: BudgetConfig::default(),
-        adaptive: Vec::new(),
-        cpu_window_ns: None,
         atm: AtmConfig { switches: vec![switch(2, &[(0, 1, 100)])], lis: vec![], host_signalling_ns: 0, ..Default::default() },
+        ..Default::default()
     }
 }
 
@@ -104,12 +100,8 @@ fn svc_lis(signalling_ns: u64) -> SimConfig {
         duration_ns: 2_000 * MS,
         nodes: vec![host("ws1", 1, 9180), host("ws2", 2, 9180), host("ws3", 3, 9180), atm_switch_node("sw", 3)],
         links: vec![atm_link("l1", (0, 0), (3, 0), &[]), atm_link("l2", (1, 0), (3, 1), &[]), atm_link("l3", (2, 0), (3, 2), &[])],
-        flows: vec![],
-        capture: false,
-        budget: BudgetConfig::default(),
-        adaptive: Vec::new(),
-        cpu_window_ns: None,
         atm: AtmConfig { switches: vec![sw], lis: vec![LisConfig { network: ip(0), prefix_len: 24, server: 3 }], host_signalling_ns: 0, ..Default::default() },
+        ..Default::default()
     }
 }
 
@@ -161,11 +153,8 @@ fn congested(epd: Option<usize>, ppd: bool) -> sim::results::Results {
         ],
         // Different rates and start times, so that the two sources' phases drift.
         flows: vec![paced(0, 9152, 1100.0, 100 * MS), paced(1, 9152, 1093.0, 100 * MS + 333_333)],
-        capture: false,
-        budget: BudgetConfig::default(),
-        adaptive: Vec::new(),
-        cpu_window_ns: None,
         atm: AtmConfig { switches: vec![switch(3, &[(0, 2, 100), (1, 2, 101)])], lis: vec![], host_signalling_ns: 0, ..Default::default() },
+        ..Default::default()
     };
     config.atm.switches[0].queue_cells = 256;
     config.atm.switches[0].epd_threshold_cells = epd;

@@ -10,7 +10,7 @@ use std::net::Ipv4Addr;
 use common::{atm_link, atm_port, atm_switch_node, node};
 use sim::atm::config::{AtmConfig, SwitchConfig};
 use sim::atm::lane::{ElanConfig, LaneConfig, LecConfig, MpoaConfig};
-use sim::config::{BridgeConfig, BridgeMode, BudgetConfig, FlowConfig, LinkConfig, NodeConfig, PortConfig, PortRef, RouteConfig, SimConfig};
+use sim::config::{BridgeConfig, BridgeMode, FlowConfig, LinkConfig, NodeConfig, PortConfig, PortRef, RouteConfig, SimConfig};
 
 const MS: u64 = 1_000_000;
 
@@ -62,16 +62,12 @@ fn two_hosts() -> SimConfig {
             atm_switch_node("sw", 3),
         ],
         links: vec![atm_link("l1", (0, 0), (3, 0), &[]), atm_link("l2", (1, 0), (3, 1), &[]), atm_link("l3", (2, 0), (3, 2), &[])],
-        flows: vec![],
-        capture: false,
-        cpu_window_ns: None,
-        budget: BudgetConfig::default(),
-        adaptive: Vec::new(),
         atm: AtmConfig {
             switches: vec![switch(3)],
             lane: LaneConfig { elans: vec![elan("elan1", (2, 0))], lecs: Some(PortRef { node: 2, port: 0 }), clients: vec![lec(0, 0, false), lec(1, 0, false)], mpoa: None },
             ..Default::default()
         },
+        ..Default::default()
     }
 }
 

@@ -96,10 +96,7 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
         links: vec![ethernet("c-r", (0, 0), (1, 0)), ethernet("r-h", (1, 1), (2, 0))],
         flows,
         capture: true,
-        budget: BudgetConfig::default(),
-        cpu_window_ns: None,
-        atm: Default::default(),
-        adaptive: Vec::new(),
+        ..Default::default()
     }
 }
 

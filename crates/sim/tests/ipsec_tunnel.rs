@@ -97,7 +97,7 @@ fn network(tunnels: usize, flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfi
     nodes.insert(0, node("r", r_ports, vec![], true));
     nodes.insert(0, c);
     links.insert(0, ethernet("c-r", (0, 0), (1, 0)));
-    SimConfig { seed: 3, duration_ns, nodes, links, flows, capture: true, budget: BudgetConfig::default(), atm: Default::default(), cpu_window_ns: None, adaptive: Vec::new() }
+    SimConfig { seed: 3, duration_ns, nodes, links, flows, capture: true, ..Default::default() }
 }
 
 fn udp_flow(id: u32, from: u32, to: Ipv4Addr, payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {

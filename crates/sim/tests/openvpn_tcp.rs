@@ -57,7 +57,7 @@ fn network(proto: &str, p: f64, flows: Vec<FlowConfig>, duration_ns: u64) -> Sim
         *impair = [loss.clone(), loss];
     }
     let links = vec![wan, common::ethernet_100m("lan", (1, 1), (2, 0))];
-    SimConfig { seed: 4, duration_ns, nodes: vec![client, server, host], links, flows, capture: true, budget: BudgetConfig::default(), cpu_window_ns: None, adaptive: Vec::new(), atm: Default::default() }
+    SimConfig { seed: 4, duration_ns, nodes: vec![client, server, host], links, flows, capture: true, ..Default::default() }
 }
 
 fn udp_flow(count: u64) -> FlowConfig {

@@ -12,7 +12,7 @@ mod common;
 use std::net::Ipv4Addr;
 
 use common::{default_via, ethernet_100m, ip_packets, node, port_mtu};
-use sim::config::{BudgetConfig, FlowConfig, FragNeeded, IpsecTunnelConfig, NodeConfig, RouteConfig, SimConfig, TcpOptions, TunnelFragment};
+use sim::config::{FlowConfig, FragNeeded, IpsecTunnelConfig, NodeConfig, RouteConfig, SimConfig, TcpOptions, TunnelFragment};
 use sim::results::Results;
 use wire::icmpv4::{self, DstUnreachable};
 use wire::{ipv4, tcp, IpProtocol};
@@ -49,10 +49,7 @@ fn network(middle: u16, flows: Vec<FlowConfig>, duration_ns: u64, edit: impl FnO
         links: vec![ethernet_100m("a-r1", (0, 0), (1, 0)), ethernet_100m("r1-r2", (1, 1), (2, 0)), ethernet_100m("r2-b", (2, 1), (3, 0))],
         flows,
         capture: true,
-        budget: BudgetConfig::default(),
-        cpu_window_ns: None,
-        adaptive: Vec::new(),
-        atm: Default::default(),
+        ..Default::default()
     }
 }
 

@@ -108,7 +108,7 @@ fn network(service: &str, secret: &str, mtu: u16, fragment: Option<u16>, flows: 
         ethernet("lan-b", (2, 1), (3, 0), 100_000_000),
         ethernet("lan-a", (2, 2), (4, 0), 100_000_000),
     ];
-    SimConfig { seed: 2, duration_ns, nodes: vec![client, vpn, switch, srv_b, srv_a], links, flows, capture: true, budget: BudgetConfig::default(), adaptive: Vec::new(), atm: Default::default(), cpu_window_ns: None }
+    SimConfig { seed: 2, duration_ns, nodes: vec![client, vpn, switch, srv_b, srv_a], links, flows, capture: true, ..Default::default() }
 }
 
 fn transfer(bytes: u64) -> FlowConfig {
@@ -284,7 +284,7 @@ fn openvpn_tun_routes_fragments_before_encapsulation_and_delivers() {
     let host = node("host", vec![port("eth0", 20, Some((lan_host, 24)), 1500)], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 9, 0, 1) }], false);
     let flows = vec![FlowConfig::Ping { id: 1, from: 0, to: lan_host, count: 5, interval_ns: S / 10, payload: 1400, start_ns: 0 }];
     let links = vec![ethernet("wan", (0, 0), (1, 0), 100_000_000), ethernet("lan", (1, 1), (2, 0), 100_000_000)];
-    let config = SimConfig { seed: 1, duration_ns: S, nodes: vec![client, server, host], links, flows, capture: true, budget: BudgetConfig::default(), adaptive: Vec::new(), atm: Default::default(), cpu_window_ns: None };
+    let config = SimConfig { seed: 1, duration_ns: S, nodes: vec![client, server, host], links, flows, capture: true, ..Default::default() };
     let results = sim::simulate(config).unwrap();
     assert_eq!((results.flows[0].sent, results.flows[0].received), (5, 5), "{:?}", results.drop_log.first());
     // A 1428-octet echo request exceeds the TUN MTU of 1000: two inner fragments, each

@@ -104,7 +104,7 @@ fn network(secret: &str, mtu: u16, flows: Vec<FlowConfig>, cycles: CpuCycles) ->
     server.pptp.push(pptp_end(true, "s3cret", mtu));
     server.cpu.cycles = cycles;
     let links = vec![ethernet("wan", (0, 0), (1, 0)), ethernet("lan", (1, 1), (2, 0))];
-    SimConfig { seed: 2, duration_ns: 5 * S, nodes: vec![client, vpn, server], links, flows, capture: true, budget: BudgetConfig::default(), atm: Default::default(), cpu_window_ns: None, adaptive: vec![] }
+    SimConfig { seed: 2, duration_ns: 5 * S, nodes: vec![client, vpn, server], links, flows, capture: true, ..Default::default() }
 }
 
 fn udp(payload: u32) -> FlowConfig {

@@ -70,11 +70,7 @@ fn config(impair: [Impairment; 2], start_ns: u64) -> SimConfig {
             impair,
         }],
         flows: vec![learn, echo],
-        capture: false,
-        budget: BudgetConfig::default(),
-        cpu_window_ns: None,
-        atm: Default::default(),
-        adaptive: Vec::new(),
+        ..Default::default()
     }
 }
 

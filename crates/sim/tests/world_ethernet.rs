@@ -37,11 +37,7 @@ fn two_hosts(flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
         ],
         links: vec![ethernet("a-b", (0, 0), (1, 0), 1_000)],
         flows,
-        capture: false,
-        budget: BudgetConfig::default(),
-        cpu_window_ns: None,
-        atm: Default::default(),
-        adaptive: Vec::new(),
+        ..Default::default()
     }
 }
 
@@ -105,7 +101,7 @@ fn ping_through_two_routers() {
     ];
     let links = vec![ethernet("l1", (0, 0), (1, 0), 0), ethernet("l2", (1, 1), (2, 0), 0), ethernet("l3", (2, 1), (3, 0), 0)];
     let flows = vec![FlowConfig::Ping { id: 7, from: 0, to: Ipv4Addr::new(10, 0, 3, 1), count: 3, interval_ns: 1_000_000_000, payload: 56, start_ns: 0 }];
-    let config = SimConfig { seed: 1, duration_ns: 3_500_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default(), atm: Default::default(), cpu_window_ns: None, adaptive: Vec::new() };
+    let config = SimConfig { seed: 1, duration_ns: 3_500_000_000, nodes, links, flows, ..Default::default() };
     let results = sim::simulate(config).unwrap();
     let ping = &results.flows[0];
     assert_eq!((ping.sent, ping.received), (3, 3));
@@ -189,7 +185,7 @@ fn slip_line_latency_is_the_characters_on_the_line() {
         impair: Default::default(),
     }];
     let flows = vec![udp(1, 0, [10, 0, 0, 2], 40, 1.0, 5_000_000_000)];
-    let config = SimConfig { seed: 1, duration_ns: 6_000_000_000, nodes, links, flows, capture: false, budget: BudgetConfig::default(), atm: Default::default(), cpu_window_ns: None, adaptive: Vec::new() };
+    let config = SimConfig { seed: 1, duration_ns: 6_000_000_000, nodes, links, flows, ..Default::default() };
     let results = sim::simulate(config).unwrap();
     let flow = &results.flows[0];
     assert_eq!((flow.sent, flow.received), (5, 5));
