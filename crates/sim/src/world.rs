@@ -1631,6 +1631,8 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
         };
     }
     config.nagle = options.nagle.unwrap_or(config.nagle);
+    config.rack = options.rack.unwrap_or(config.rack);
+    config.tlp = options.tlp.unwrap_or(config.tlp);
     config.delayed_ack_segments = options.delayed_ack_segments.unwrap_or(config.delayed_ack_segments).max(1);
     if let Some(w) = options.initial_window {
         if w == 0 {
