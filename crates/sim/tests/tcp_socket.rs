@@ -841,6 +841,62 @@ fn reordering_beyond_the_window_is_a_loss_before_three_dup_acks() {
     assert_eq!((s.stats().rack_lost, s.stats().fast_retransmits, s.stats().dup_acks), (1, 1, 1));
 }
 
+/// Recovery for segment 1 (lost; 2–4 SACKed at 31–33 ms) ends when the cumulative ACK
+/// reaches its recovery point, segment 12, the first segment above it is lost too and
+/// 13, 14, 15 are SACKed one a millisecond. Returns the socket, when the ACKs ended
+/// and whether segment 12 was sent again before then.
+fn loss_just_after_recovery(cfg: TcpConfig) -> (TcpSocket, u64, bool) {
+    let mut s = sack_established_with(cfg);
+    s.send_slice(&vec![0u8; 40 * MSS]);
+    recv!(s, 20 * MS);
+    ack(&mut s, 30 * MS, at(1));
+    recv!(s, 30 * MS);
+    for (k, i) in (2..=4).enumerate() {
+        let t = 31 * MS + k as u64 * MS;
+        sack_ack(&mut s, t, at(1), &[(at(2), at(i + 1))]);
+        recv!(s, t);
+    }
+    assert!(s.in_recovery());
+    // The retransmission and segments 5..=11 arrive: cumulative ACKs up to segment 12,
+    // the recovery point (12 segments were out when recovery began).
+    let mut sent = Vec::new();
+    for (k, upto) in (5..=12).enumerate() {
+        let t = 40 * MS + k as u64 * MS;
+        ack(&mut s, t, at(upto));
+        sent.extend(data_segs(&recv!(s, t)).into_iter().map(|(q, _)| q - local(1)));
+    }
+    assert!(!s.in_recovery(), "the cumulative ACK reached the recovery point");
+    for i in 13..=15 {
+        assert!(sent.contains(&at(i)), "segment {i} was sent after recovery");
+    }
+    let mut again = false;
+    for (k, i) in (13..=15).enumerate() {
+        let t = 50 * MS + k as u64 * MS;
+        sack_ack(&mut s, t, at(12), &[(at(13), at(i + 1))]);
+        again |= data_segs(&recv!(s, t)).iter().any(|&(q, _)| q == local(1 + at(12)));
+    }
+    (s, 52 * MS, again)
+}
+
+#[test]
+fn rack_starts_a_new_recovery_for_the_first_segment_above_the_last() {
+    // RFC 6675 §5 and RFC 8985 §6.2: with SACKed data above it, segment 12 is lost (three
+    // SACKed segments above: IsLost) and a recovery starts, though the cumulative ACK
+    // covers no more than the last recovery point (RFC 6582 §3.2 step 2's guard is
+    // NewReno's).
+    let (s, t, again) = loss_just_after_recovery(plain());
+    assert!(again, "segment 12 is retransmitted by {t} ns");
+    assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (2, 0));
+}
+
+#[test]
+fn without_rack_the_first_segment_above_the_last_recovery_waits_for_the_rto() {
+    let (s, _, again) = loss_just_after_recovery(TcpConfig { rack: false, tlp: false, ..plain() });
+    assert!(!again);
+    assert_eq!(s.stats().fast_retransmits, 1);
+    assert!(!s.in_recovery());
+}
+
 // ----- every state: RST (RFC 9293 §3.10.7.4 second check, RFC 5961 §3.2) -------------
 
 /// A state's name, its set-up function and the peer's next sequence number (RCV.NXT).

@@ -1158,7 +1158,7 @@ impl TcpSocket {
                 // RFC 6675 §5: or when IsLost(HighACK + 1).
                 let lost = self.sack_ok && self.board.is_lost(self.snd_una, self.cfg.dup_ack_threshold, self.smss);
                 if threshold || lost {
-                    self.loss_detected();
+                    self.loss_detected(lost);
                 }
             }
             Recovery::NewReno { .. } => {
@@ -1170,8 +1170,24 @@ impl TcpSocket {
     }
 
     /// Outside recovery, a loss was inferred (DupThresh, IsLost, or RACK): fast
-    /// retransmit, or the failure of an MTU probe.
-    fn loss_detected(&mut self) {
+    /// retransmit, or the failure of an MTU probe. `sacked_evidence`: the inference
+    /// rests on SACKed data (IsLost, or RACK), not on counting duplicate ACKs alone.
+    ///
+    /// RFC 6582 §3.2 step 2 refuses a fast retransmit until the cumulative ACK covers
+    /// more than `recover` (here exclusive: SND.UNA > the SND.MAX recovery or the
+    /// timeout began at), so that duplicate ACKs caused by retransmissions do not start
+    /// a second recovery. With RACK, a loss inferred from SACKed data may start one as
+    /// soon as the previous recovery is over (SND.UNA ≥ that SND.MAX): RFC 6675 §5 and
+    /// RFC 8985 §6.2 have no such guard, only "not already in loss recovery", and Linux
+    /// enters recovery from its Open state whatever the last one was. Without that, a
+    /// segment lost just after a recovery ended (the first one above the recovery
+    /// point) could only be repaired by the RTO.
+    fn loss_detected(&mut self, sacked_evidence: bool) {
+        let after_last = if sacked_evidence && self.rack.is_some() {
+            self.snd_una >= self.recover
+        } else {
+            self.snd_una > self.recover
+        };
         match self.recovery {
             Recovery::None => {
                 if self.mtup.probe.is_some_and(|(_, start, _)| start == self.snd_una) {
@@ -1184,7 +1200,7 @@ impl TcpSocket {
                     self.sync_mss(self.pmtu);
                     self.probe_recovery_cwnd = Some(self.cc.cwnd);
                     self.enter_recovery_keeping_cwnd();
-                } else if self.snd_una > self.recover {
+                } else if after_last {
                     // RFC 6582 §3.2 step 2: not for data sent before the last recovery.
                     self.enter_recovery();
                 }
@@ -1238,7 +1254,7 @@ impl TcpSocket {
         let newly = rack.detect_loss(now, reo_wnd);
         self.stats.rack_lost += u64::from(newly);
         if newly > 0 && self.recovery == Recovery::None {
-            self.loss_detected();
+            self.loss_detected(true);
         }
     }
 
