@@ -184,6 +184,8 @@ def _stream_summary(f: dict[str, Any], seconds: float | None) -> dict[str, Any]:
             "retransmits": tcp.get("retransmits", 0),
             "fast_retransmits": tcp.get("fast_retransmits", 0),
             "timeouts": tcp.get("timeouts", 0),
+            "tlp_probes": tcp.get("tlp_probes", 0),
+            "rack_lost": tcp.get("rack_lost", 0),
             "max_snd_cwnd_bytes": tcp.get("max_cwnd_bytes"),
             "min_rtt_ms": ms(tcp.get("min_rtt_ns")),
             "mean_rtt_ms": ms(tcp.get("mean_rtt_ns")),
@@ -313,6 +315,8 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             "retransmits": sum(x.get("retransmits") or 0 for x in tcps),
             "fast_retransmits": sum(x.get("fast_retransmits") or 0 for x in tcps),
             "timeouts": sum(x.get("timeouts") or 0 for x in tcps),
+            "tlp_probes": sum(x.get("tlp_probes") or 0 for x in tcps),
+            "rack_lost": sum(x.get("rack_lost") or 0 for x in tcps),
             "srtt_ms": ms(tcps[0].get("srtt_ns")),
             "max_cwnd_bytes": max((x.get("max_cwnd_bytes") or 0 for x in tcps), default=0),
         }

@@ -1309,7 +1309,9 @@ impl TcpSocket {
                     self.tlp_pending = true;
                 }
                 // §7.3: after the probe, the RTO is armed again, not the PTO.
-                self.rto_at = Some(now + self.rtt.rto());
+                if self.snd_max > self.snd_una {
+                    self.rto_at = Some(now + self.rtt.rto());
+                }
             }
         }
     }
