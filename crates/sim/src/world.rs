@@ -84,8 +84,11 @@ struct TcpFlow {
 }
 
 impl TcpFlow {
-    /// Before an event of this flow at `now`: the interval boundaries it passed.
+    /// Before an event of this flow at `now`: the interval boundaries it passed. A
+    /// timed test's reports end at its stop (`finish` adds the last): the events of the
+    /// drain after it (retransmissions, their ACKs) add no interval.
     fn tick(&mut self, now: u64) {
+        let now = if self.bytes.is_none() { now.min(self.stop_ns) } else { now };
         if let Some(r) = self.intervals.as_mut() {
             r.advance(now, &self.sockets[0], &self.sockets[1]);
         }

@@ -778,7 +778,11 @@ fn rack_detects_a_lost_retransmission_without_the_rto() {
     // 33 + 10 + 0 = 43 ms ≤ now.
     let t = t12 + 10 * MS;
     assert!(33 * MS + 10 * MS <= t);
+    let flight = s.bytes_in_flight();
     sack_ack(&mut s, t, at(1), &[(at(2), at(12)), (at(12), at(13))]);
+    // RFC 5681 §4.3: the loss of a retransmission lowers ssthresh a second time, here
+    // NewReno's FlightSize/2 (RFC 5681 Eq. 4) of what was in flight.
+    assert_eq!(s.ssthresh(), (flight / 2).max(2 * MSS as u64));
     let out = recv!(s, t);
     assert_eq!(data_segs(&out)[0], (local(1 + at(1)), MSS), "segment 1 goes a third time");
     // The RTO, last restarted by the ACK at 30 ms, would only fire at 230 ms.

@@ -20,6 +20,10 @@
 //! growing) is not modelled: the simulator's receivers send no DSACK (RFC 2883), so
 //! `reo_wnd_mult` stays 1 and the window is the fixed min_RTT/4.
 //!
+//! The socket (`socket.rs`) uses the marks in RFC 6675's pipe and NextSeg() beside
+//! IsLost(), starts a recovery on them, and lowers the window a second time when a
+//! retransmission is found lost (RFC 5681 §4.3), once per round of retransmissions.
+//!
 //! Departures, as Linux (`tcp_rack_advance`, net/ipv4/tcp_recovery.c) does them: a
 //! retransmitted segment's delivery is ambiguous when its RTT is below min_RTT and is
 //! then ignored (§6.2 step 2's second test); the TSecr test (step 2's first) is not
@@ -225,11 +229,13 @@ impl Rack {
 
     /// §6.2 step 5, `RACK_detect_loss_and_arm_timer`: marks lost every unSACKed segment
     /// sent before RACK.xmit_ts whose time is up, and sets [`Rack::reo_at`] for the
-    /// earliest of the others. Returns the segments newly marked.
-    pub fn detect_loss(&mut self, now: u64, reo_wnd: u64) -> u32 {
+    /// earliest of the others. Returns the segments newly marked and, if retransmissions
+    /// were among them, when the last of those was sent.
+    pub fn detect_loss(&mut self, now: u64, reo_wnd: u64) -> (u32, Option<u64>) {
         self.reo_at = None;
-        let Some((rack_ts, rack_end)) = self.xmit else { return 0 };
+        let Some((rack_ts, rack_end)) = self.xmit else { return (0, None) };
         let mut newly = 0;
+        let mut lost_rtx: Option<u64> = None;
         let mut timeout = 0u64;
         for seg in self.segs.iter_mut() {
             if seg.sacked || (seg.lost && !seg.rtx_in_flight) {
@@ -241,6 +247,9 @@ impl Rack {
             }
             let deadline = seg.xmit_ts + self.rtt + reo_wnd;
             if deadline <= now {
+                if seg.retransmitted {
+                    lost_rtx = Some(lost_rtx.map_or(seg.xmit_ts, |t| t.max(seg.xmit_ts)));
+                }
                 seg.lost = true;
                 seg.rtx_in_flight = false;
                 newly += 1;
@@ -251,7 +260,7 @@ impl Rack {
         if timeout > 0 {
             self.reo_at = Some(now + timeout);
         }
-        newly
+        (newly, lost_rtx)
     }
 
     /// RFC 8985 §6.3 (and RFC 2018 §8 after a timeout): SACK information is
@@ -312,10 +321,10 @@ mod test {
         assert_eq!(w, 12_500_000);
         // Segment 0 is lost at 0 + 50 + 12.5 ms; segments 1 and 2 later; 4 was sent
         // after RACK.xmit_ts and is never judged by it.
-        assert_eq!(r.detect_loss(53 * MS, w), 0);
+        assert_eq!(r.detect_loss(53 * MS, w), (0, None));
         assert_eq!(r.reo_at, Some(2 * MS + 50 * MS + 12_500_000));
-        assert_eq!(r.detect_loss(62_500_000, w), 1);
-        assert_eq!(r.detect_loss(64_500_000, w), 2);
+        assert_eq!(r.detect_loss(62_500_000, w), (1, None));
+        assert_eq!(r.detect_loss(64_500_000, w), (2, None));
         assert!(r.segments().filter(|s| s.lost).map(|s| s.start).eq([seq(0), seq(100), seq(200)]));
         assert_eq!(r.reo_at, None);
     }

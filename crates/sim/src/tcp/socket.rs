@@ -289,6 +289,9 @@ pub struct TcpSocket {
     loss_at: Option<(u64, LossTimer)>,
     /// The PTO fired: the next segment is the probe (RFC 8985 §7.3).
     tlp_pending: bool,
+    /// When the window was last lowered for a congestion event (fast recovery or a lost
+    /// retransmission), ns: a lost retransmission sent before it lowers it no more.
+    rtx_cut_at: u64,
 
     stats: TcpStats,
     trace: Option<Vec<TraceRecord>>,
@@ -369,6 +372,7 @@ impl TcpSocket {
             rack: None,
             loss_at: None,
             tlp_pending: false,
+            rtx_cut_at: 0,
             stats: TcpStats::default(),
             trace: None,
             cfg,
@@ -1251,10 +1255,22 @@ impl TcpSocket {
         let (min_rtt, srtt, thresh) = (self.stats.rtt_min_ns, self.rtt.srtt(), self.cfg.dup_ack_threshold);
         let Some(rack) = self.rack.as_mut() else { return };
         let reo_wnd = rack.reo_wnd(min_rtt, srtt, in_recovery, thresh);
-        let newly = rack.detect_loss(now, reo_wnd);
+        let (newly, lost_rtx) = rack.detect_loss(now, reo_wnd);
         self.stats.rack_lost += u64::from(newly);
         if newly > 0 && self.recovery == Recovery::None {
             self.loss_detected(true);
+        } else if let (Some(sent), Recovery::Sack { .. }) = (lost_rtx, self.recovery) {
+            // RFC 5681 §4.3: "the loss of a retransmission [...] should be taken as two
+            // indications of congestion and, therefore, cwnd (and ssthresh) MUST be
+            // lowered twice". Once per round: only for a retransmission sent after the
+            // last reduction, at the rate that reduction set. (Linux instead bounds what
+            // recovery sends with PRR, RFC 6937, which this model does not have; without
+            // either, RFC 6675 refills the pipe to ssthresh each time RACK frees it.)
+            if sent >= self.rtx_cut_at {
+                let flight = (self.snd_max - self.snd_una) as u64;
+                self.cc.on_congestion_event(flight, self.smss);
+                self.rtx_cut_at = now;
+            }
         }
     }
 
@@ -1360,6 +1376,7 @@ impl TcpSocket {
     /// Fast retransmit: RFC 5681 §3.2 steps 2–3, RFC 6582 §3.2 step 2, RFC 6675 §5.
     fn enter_recovery(&mut self) {
         self.rack_enter_recovery();
+        self.rtx_cut_at = self.now;
         self.stats.fast_retransmits += 1;
         self.probe_recovery_cwnd = None;
         self.hystart.on_loss(false);
