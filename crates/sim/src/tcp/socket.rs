@@ -1341,7 +1341,12 @@ impl TcpSocket {
         if self.snd_nxt != self.snd_max || self.snd_max <= self.snd_una {
             return None;
         }
-        let start = self.snd_una.max(self.snd_max - (self.smss as usize).min(self.snd_max - self.snd_una));
+        // The last segment as it was sent (Linux `tcp_send_loss_probe` takes the tail
+        // of the retransmission queue, its last MSS-sized piece), so the probe repeats
+        // a whole segment rather than straddling two.
+        let last = self.rack.as_ref().and_then(|r| r.segments().last().map(|s| s.start));
+        let tail = self.snd_max - (self.smss as usize).min(self.snd_max - self.snd_una);
+        let start = last.map_or(tail, |s| s.max(tail)).max(self.snd_una);
         Some(self.plan_range(start, self.snd_max))
     }
 
