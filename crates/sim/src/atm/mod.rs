@@ -46,7 +46,7 @@ pub mod net;
 pub mod signalling;
 
 pub use config::{AtmConfig, AtmLinkConfig};
-pub use net::{AtmEvent, AtmNet, AtmOut, AtmStats};
+pub use net::{qos, AtmEvent, AtmNet, AtmOut, AtmStats};
 
 /// Bits of one cell on the line: 53 × 8 (I.361 §2.1).
 pub const CELL_BITS: u128 = wire::atm::CELL_BITS as u128;
