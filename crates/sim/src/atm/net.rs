@@ -9,14 +9,14 @@
 //! A frame is segmented when the NIC takes it: its cells get slots at once, back to back
 //! from the first free slot (or spaced at the VC's PCR). The NIC sends frames in FIFO
 //! order; one VC's shaped frame holds the line's later frames (per-VC transmit queues
-//! are not modelled). A switch output port is one FIFO of cells for all VCs: a cell
+//! are not modelled; an ABR VC's frames wait in its own queue, see [`qos`]). A switch
+//! output port by which one service category leaves is one FIFO of cells: a cell
 //! arriving at time `t` leaves in slot `max(first free slot, first slot at or after t)`
-//! (cut-through after the whole cell has arrived), unless `queue_cells` cells are waiting,
-//! in which case it is lost. Service categories differ only by the source's shaping:
-//! the switch has no priority between them.
-//!
-//! An output queue's length at time `t` is the number of cells with a slot at or after
-//! `t`, which the first free slot gives: nothing is stored per cell.
+//! (cut-through after the whole cell has arrived), unless the category's limit of cells
+//! are waiting, in which case it is lost. Such a queue's length at time `t` is the
+//! number of cells with a slot at or after `t`, which the first free slot gives:
+//! nothing is stored per cell. A port shared by several categories keeps one queue per
+//! category and serves them by strict priority ([`qos`]).
 //!
 //! # Losing cells loses frames
 //!
