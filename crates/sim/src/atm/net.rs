@@ -739,6 +739,7 @@ impl AtmNet {
     /// Puts a cell of `frame` on `link` in direction `dir` in slot `slot` (at or after
     /// the link's first free slot), extending the open train when it continues it.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     fn commit_cell(&mut self, link: u32, dir: u8, slot: u64, frame: u32, idx: u32, vpi: u16, vci: u16, out: &mut AtmOut) {
         let tx = &mut self.links[link as usize].tx[dir as usize];
         tx.next_free = slot + 1;

@@ -63,13 +63,14 @@ pub const CRM: u32 = 16_777_215u32.div_ceil(NRM);
 pub const TCR_CELLS_PER_S: f64 = 10.0;
 
 /// The fields of an RM cell that the model uses (TM 4.0 §5.10.3.1, Table 5-4): DIR
-/// (backward), CI, NI, ER (cells/s).
+/// (backward), CI, NI, ER (cells/s; the cell carries it as a 16-bit float, so an f32
+/// is more than its precision).
 #[derive(Debug, Clone, Copy)]
 pub struct Rm {
     pub backward: bool,
     pub ci: bool,
     pub ni: bool,
-    pub er_cells_per_s: f64,
+    pub er_cells_per_s: f32,
 }
 
 /// A cell waiting in a category queue.
@@ -81,14 +82,15 @@ struct QCell {
     vci: u16,
 }
 
-/// The category queues of one switch output port.
+/// The category queues of one switch output port (16 octets until a cell waits: the
+/// FIFO path reads only `classes`).
 #[derive(Debug, Default)]
 pub struct PortQueues {
     /// Bit `q` set: a route sends cells of queue `q` out of this port.
     pub classes: u8,
-    q: [VecDeque<QCell>; QUEUES],
     /// A [`AtmEvent::Serve`] is scheduled.
     serving: bool,
+    q: Option<Box<[VecDeque<QCell>; QUEUES]>>,
 }
 
 impl PortQueues {
@@ -99,15 +101,19 @@ impl PortQueues {
     }
 
     pub fn len(&self, class: u8) -> u64 {
-        self.q[class as usize].len() as u64
+        self.q.as_ref().map_or(0, |q| q[class as usize].len() as u64)
+    }
+
+    fn push(&mut self, class: u8, c: QCell) {
+        self.q.get_or_insert_with(Default::default)[class as usize].push_back(c);
     }
 
     fn pop(&mut self) -> Option<QCell> {
-        self.q.iter_mut().find_map(VecDeque::pop_front)
+        self.q.as_mut()?.iter_mut().find_map(VecDeque::pop_front)
     }
 
     fn is_empty(&self) -> bool {
-        self.q.iter().all(VecDeque::is_empty)
+        self.q.as_ref().is_none_or(|q| q.iter().all(VecDeque::is_empty))
     }
 }
 
@@ -320,7 +326,7 @@ impl AtmNet {
             self.commit_cell(link, dir, now_slot, frame, idx, vpi, vci, out);
             return true;
         }
-        pq.q[class as usize].push_back(QCell { frame, idx, vpi, vci });
+        pq.push(class, QCell { frame, idx, vpi, vci });
         self.stats.qos.queued_cells[class as usize] += 1;
         if !pq.serving {
             pq.serving = true;
@@ -398,7 +404,7 @@ impl AtmNet {
         } else if !rm.ni {
             a.acr = (a.acr + a.rif * a.pcr).min(a.pcr);
         }
-        a.acr = a.acr.min(rm.er_cells_per_s).max(a.mcr);
+        a.acr = a.acr.min(f64::from(rm.er_cells_per_s)).max(a.mcr);
         let st = &mut self.stats.qos.abr[a.stat];
         let bps = a.acr * crate::atm::CELL_BITS as f64;
         st.acr_bps = bps;
@@ -502,7 +508,7 @@ impl AtmNet {
                 a.last_rm_ns = Some(now);
                 a.unanswered += 1;
                 a.next_fp = start + u128::from(a.interval());
-                let (er, stat) = (a.pcr, a.stat);
+                let (er, stat) = (a.pcr as f32, a.stat);
                 self.stats.qos.abr[stat].forward_rm += 1;
                 let f = self.new_frame(Vec::new(), 0);
                 self.frames[f as usize].rm = Some(Rm { backward: false, ci: false, ni: false, er_cells_per_s: er });
