@@ -185,3 +185,26 @@ fn abr_sources_share_a_port_fairly_without_cell_loss_where_ubr_loses_frames() {
     eprintln!("two sources at 100 Mb/s each on one OC-3 port: ABR {:.1} Mb/s, UBR {:.1} Mb/s of whole datagrams; UBR lost {} cells", abr_total / 1e6, ubr_total / 1e6, atm.cells_lost[0]);
     assert!(ubr_total < 0.9 * abr_total, "UBR {:.1} Mb/s vs ABR {:.1} Mb/s of whole datagrams", ubr_total / 1e6, abr_total / 1e6);
 }
+
+#[test]
+fn abr_rate_stays_between_mcr_and_pcr() {
+    // MCR 70 Mb/s each (140 of the port's 149.76 reserved), ICR 100 Mb/s: the CI cuts
+    // (RDF × ACR, TM 4.0 §5.10.4 rule 8) stop at the MCR, the increases at the PCR.
+    let (mcr, icr, pcr) = (70_000_000u64, 100_000_000u64, OC3_BPS as u64);
+    let mut config = shared_port([(ServiceCategory::Abr, Some(pcr)), (ServiceCategory::Abr, Some(pcr))], |_| {});
+    for i in [0, 1] {
+        if let LinkConfig::Atm(l) = &mut config.links[i] {
+            l.pvcs[0].mcr_bps = mcr;
+            l.pvcs[0].icr_bps = Some(icr);
+        }
+    }
+    let pps = 100e6 / (1472.0 * 8.0);
+    config.flows = vec![udp(1, 0, 1472, pps), udp(2, 1, 1472, pps)];
+    let r = sim::simulate(config).unwrap();
+    let atm = r.atm.as_ref().unwrap();
+    for v in &atm.qos.abr[..2] {
+        assert!(v.min_acr_bps >= mcr as f64 - 1e-3 && v.max_acr_bps <= pcr as f64 + 1e-3, "{v:?}");
+        assert!((v.min_acr_bps - mcr as f64).abs() < 1.0, "the MCR floor is reached: {v:?}");
+        assert!(v.backward_rm_ci > 0);
+    }
+}
