@@ -40,12 +40,12 @@ NIC_QUEUE_FRAMES = 64
 
 
 def pvc(vc: VirtualCircuit) -> dict[str, Any]:
-    """The simulator's ``PvcConfig``: numbers and TM 4.0 traffic contract (defaults in crates/sim/src/atm/config.rs)."""
-    out: dict[str, Any] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr, "scr_bps": vc.scr, "mbs_cells": vc.mbs,
-                           "mcr_bps": vc.mcr or 0, "icr_bps": vc.icr}
-    for key in ("rif", "rdf"):
+    """The simulator's ``PvcConfig``: numbers and TM 4.0 traffic contract; a key left out
+    takes the simulator's default (crates/sim/src/atm/config.rs, the same as the scenario's)."""
+    out: dict[str, Any] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr}
+    for key, sim_key in (("scr", "scr_bps"), ("mbs", "mbs_cells"), ("mcr", "mcr_bps"), ("icr", "icr_bps"), ("rif", "rif"), ("rdf", "rdf")):
         if getattr(vc, key) is not None:
-            out[key] = getattr(vc, key)
+            out[sim_key] = getattr(vc, key)
     return out
 
 
