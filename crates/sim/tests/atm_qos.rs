@@ -208,3 +208,31 @@ fn abr_rate_stays_between_mcr_and_pcr() {
         assert!(v.backward_rm_ci > 0);
     }
 }
+
+#[test]
+fn each_category_queue_has_its_own_limit() {
+    // UBR queue of 100 cells, CBR queue of 2: CBR at 50 Mb/s beside UBR paced at 120
+    // Mb/s of payload (about 138 Mb/s of cells, more than the ~100 Mb/s CBR leaves).
+    let (ubr_limit, pcr) = (100u64, 50_000_000u64);
+    let mut config = shared_port([(ServiceCategory::Cbr, Some(pcr)), (ServiceCategory::Ubr, None)], |s| {
+        s.category_queue_cells.cbr = Some(2);
+        s.category_queue_cells.ubr = Some(ubr_limit as usize);
+    });
+    let payload = 1472;
+    config.flows = vec![udp(1, 0, payload, 0.0), udp(2, 1, payload, 120e6 / (f64::from(payload) * 8.0))];
+    let r = sim::simulate(config).unwrap();
+    let (cbr, ubr) = (&r.flows[0], &r.flows[1]);
+    // A CBR cell waits at most for the cell in service: two cells of queue are enough.
+    assert_eq!(cbr.lost, 0, "{cbr:?}");
+    assert!(ubr.lost > 0, "the UBR queue overflows: {ubr:?}");
+    // A whole UBR datagram's one-way delay: its 32 cells on the first link, at most
+    // `ubr_limit` cells queued ahead of its last cell at the port, its 32 cells on the
+    // second link (interleaved with CBR: at most 32 more slots), and slot alignments.
+    // (With the default 1024-cell queue the same run peaks at about 4.4 ms.)
+    let slot_ns = 424e9 / OC3_BPS;
+    let cells = cells_per_datagram(payload);
+    let bound = (ubr_limit as f64 + 3.0 * cells + 4.0) * slot_ns;
+    let max = ubr.latency_ns.as_ref().unwrap().max as f64;
+    assert!(max <= bound, "UBR one-way delay {max} ns > {bound:.0} ns with a {ubr_limit}-cell queue");
+    assert!(max >= ubr_limit as f64 * slot_ns, "the queue did fill: {max} ns");
+}
