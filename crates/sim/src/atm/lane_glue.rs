@@ -35,6 +35,8 @@ fn opcode_name(op: Opcode) -> &'static str {
         Opcode::JoinResponse => "LE_JOIN_RESPONSE",
         Opcode::ArpRequest => "LE_ARP_REQUEST",
         Opcode::ArpResponse => "LE_ARP_RESPONSE",
+        Opcode::FlushRequest => "LE_FLUSH_REQUEST",
+        Opcode::FlushResponse => "LE_FLUSH_RESPONSE",
         _ => "LE control",
     }
 }
@@ -45,6 +47,18 @@ fn ipv4_dst(frame: &[u8]) -> Option<Ipv4Addr> {
     }
     let d = &frame[ethernet::HEADER_LEN + 16..ethernet::HEADER_LEN + 20];
     Some(Ipv4Addr::new(d[0], d[1], d[2], d[3]))
+}
+
+/// Holds `frame` for `dst` until its data-direct VCC (or flush) is ready; counts it in
+/// `counter`, or drops it when the queue is full.
+fn hold(l: &mut Lec, dst: Mac, frame: Vec<u8>, counter: &mut u64, node: u32, port: u16, out: &mut AtmOut) {
+    let q = l.pending.entry(dst).or_default();
+    if q.len() >= lane::PENDING_LIMIT {
+        out.drops.push((node, Some(port), format!("LE client's queue for {dst} full while its data-direct VCC is set up"), frame.get(14..).map(<[u8]>::to_vec)));
+        return;
+    }
+    q.push_back(frame);
+    *counter += 1;
 }
 
 impl AtmNet {
@@ -102,6 +116,8 @@ impl AtmNet {
             let e = &mut self.endpoints[ep as usize];
             let mut l = Lec::new(elan.name.clone(), c.proxy, e.mac);
             l.lecs = lecs_atm;
+            l.flush = config.flush;
+            l.aging_ns = config.aging_time_ns;
             if lecs_atm.is_none() {
                 l.les = Some(les_atm[c.elan]);
             }
@@ -243,11 +259,7 @@ impl AtmNet {
                 }
                 let macs: Vec<Mac> = l.le_arp.iter().filter(|(_, a)| **a == p).map(|(m, _)| *m).collect();
                 for m in macs {
-                    let frames: Vec<Vec<u8>> = self.endpoints[ep as usize].lane.as_mut().unwrap().pending.remove(&m).unwrap_or_default().into();
-                    for f in frames {
-                        self.send_data(now, ep, v, f, out);
-                        self.stats.lane.direct_frames += 1;
-                    }
+                    self.switch_to_direct(now, ep, m, v, p, out);
                 }
             }
             (VcRole::MpoaControl, true) => {
@@ -346,8 +358,23 @@ impl AtmNet {
             self.send_data(now, ep, v, frame, out);
             return;
         }
+        if l.age(now, dst) {
+            self.stats.lane.le_arp_aged += 1;
+            self.stats.lane.note(now, node, format!("LE_ARP entry for {dst} aged out"));
+        }
+        let l = self.endpoints[ep as usize].lane.as_mut().unwrap();
+        if l.flush_pending(now, dst) {
+            hold(l, dst, frame, &mut self.stats.lane.held_by_flush, node, port, out);
+            return;
+        }
+        let e = &mut self.endpoints[ep as usize];
+        let l = e.lane.as_mut().unwrap();
         if let Some(&v) = l.le_arp.get(&dst).and_then(|a| l.direct.get(a)) {
             if e.vcs[v].state == VcState::Active {
+                if !l.pending.get(&dst).is_none_or(|q| q.is_empty()) {
+                    // Frames from before a flush that gave up (C22): they go first.
+                    self.release_pending(now, ep, dst, v, out);
+                }
                 self.stats.lane.direct_frames += 1;
                 self.send_data(now, ep, v, frame, out);
                 return;
@@ -364,17 +391,44 @@ impl AtmNet {
         let l = self.endpoints[ep as usize].lane.as_mut().unwrap();
         if !l.le_arp.contains_key(&dst) && l.may_flood_unknown(now, dst) {
             let v = l.bus_vc.expect("operational");
+            if l.flush {
+                l.flooded.insert(dst);
+            }
             self.stats.lane.unknown_frames += 1;
             self.send_data(now, ep, v, frame, out);
             return;
         }
-        let q = l.pending.entry(dst).or_default();
-        if q.len() >= lane::PENDING_LIMIT {
-            out.drops.push((node, Some(port), format!("LE client's queue for {dst} full while its data-direct VCC is set up"), frame.get(14..).map(<[u8]>::to_vec)));
+        hold(l, dst, frame, &mut self.stats.lane.held_by_c10, node, port, out);
+    }
+
+    /// The data-direct VCC `v` to `peer` can carry `mac`'s frames: if some went through
+    /// the BUS, flush that path first (LE_FLUSH_REQUEST on the multicast-send VCC,
+    /// behind them) and keep holding; otherwise send the held frames now.
+    fn switch_to_direct(&mut self, now: u64, ep: u32, mac: Mac, v: usize, peer: AtmAddress, out: &mut AtmOut) {
+        let atm = self.endpoints[ep as usize].atm;
+        let l = self.endpoints[ep as usize].lane.as_mut().unwrap();
+        if l.flush && l.flooded.contains(&mac) {
+            if l.flushing.contains_key(&mac) {
+                return;
+            }
+            let Some(bus) = l.bus_vc else { return };
+            let t = l.transaction();
+            l.flushing.insert(mac, (t, now));
+            let r = ControlRepr { transaction_id: t, requester_lecid: l.lecid, source_atm: atm, target_atm: peer, ..ControlRepr::new(Opcode::FlushRequest) };
+            self.stats.lane.flush_requests += 1;
+            self.send_control(now, ep, bus, &r, out);
             return;
         }
-        q.push_back(frame);
-        self.stats.lane.held_by_c10 += 1;
+        self.release_pending(now, ep, mac, v, out);
+    }
+
+    /// Sends the frames held for `mac` on data-direct VCC `v`, in order.
+    fn release_pending(&mut self, now: u64, ep: u32, mac: Mac, v: usize, out: &mut AtmOut) {
+        let frames: Vec<Vec<u8>> = self.endpoints[ep as usize].lane.as_mut().unwrap().pending.remove(&mac).unwrap_or_default().into();
+        for f in frames {
+            self.stats.lane.direct_frames += 1;
+            self.send_data(now, ep, v, f, out);
+        }
     }
 
     /// A whole SDU on a LANE/MPOA VC `v` of `ep`.
@@ -392,6 +446,9 @@ impl AtmNet {
                 }
                 self.shortcut_in(now, ep, bytes, start, out);
             }
+            // The BUS forwards whatever comes on a multicast-send VCC, control frames
+            // (LE_FLUSH_REQUEST) included.
+            VcRole::MulticastSend if self.endpoints[ep as usize].vcs[v].sel != sel::LEC => self.bus_in(now, ep, v, bytes, start, out),
             _ if wire::lane::is_control(sdu) => {
                 let Ok(frame) = ControlFrame::new_checked(sdu) else { return };
                 let Ok(repr) = ControlRepr::parse(&frame) else { return };
@@ -447,19 +504,35 @@ impl AtmNet {
                 }
                 l.resolving.remove(&target);
                 l.le_arp.insert(target, r.target_atm);
+                l.verified.insert(target, now);
                 if let Some(&dv) = l.direct.get(&r.target_atm) {
                     if e.vcs[dv].state == VcState::Active {
-                        let frames: Vec<Vec<u8>> = l.pending.remove(&target).unwrap_or_default().into();
-                        for f in frames {
-                            self.stats.lane.direct_frames += 1;
-                            self.send_data(now, ep, dv, f, out);
-                        }
+                        self.switch_to_direct(now, ep, target, dv, r.target_atm, out);
                     }
                     return;
                 }
                 let calling = e.vcs.iter().any(|vc| vc.role == Some(VcRole::DataDirect) && vc.peer_atm == Some(r.target_atm));
                 if !calling {
                     self.lane_call(now, ep, r.target_atm, sel::LEC, VcRole::DataDirect, out);
+                }
+            }
+            Opcode::FlushRequest => {
+                // Flooded by the BUS to every client: the target answers on its
+                // control-direct VCC (the LES relays it to the requester).
+                if r.target_atm == atm {
+                    let a = ControlRepr { opcode: Opcode::FlushResponse, status: Status::Success, ..r };
+                    let c = l.control_vc.unwrap_or(v);
+                    self.send_control(now, ep, c, &a, out);
+                }
+            }
+            Opcode::FlushResponse => {
+                let Some((&m, _)) = l.flushing.iter().find(|(_, (t, _))| *t == r.transaction_id) else { return };
+                l.flushing.remove(&m);
+                l.flooded.remove(&m);
+                self.stats.lane.flush_responses += 1;
+                let dv = l.le_arp.get(&m).and_then(|a| l.direct.get(a)).copied();
+                if let Some(dv) = dv.filter(|&dv| e.vcs[dv].state == VcState::Active) {
+                    self.release_pending(now, ep, m, dv, out);
                 }
             }
             Opcode::ArpRequest => {
@@ -521,6 +594,13 @@ impl AtmNet {
                         }
                     }
                 }
+            }
+            Opcode::FlushResponse => {
+                // Relayed to the client that asked (its LECID is in the response).
+                let Some(les) = s.les.get(&local) else { return };
+                let Some(m) = les.members.get(&r.requester_lecid) else { return };
+                let cv = m.control_vc;
+                self.send_control(now, ep, cv, &r, out);
             }
             Opcode::ArpResponse => {
                 let Some(les) = s.les.get_mut(&local) else { return };
