@@ -323,3 +323,57 @@ fn mpoa_shortcut_after_ten_packets_in_a_second() {
     assert_eq!(r.flows[0].received, 30);
     assert_eq!(r.atm.as_ref().unwrap().lane.shortcut_packets, 0);
 }
+
+/// Three ELANs in a row, two routers, each running an MPS: h1 (0) in elan1
+/// (10.0.1.0/24), rA (4) between elan1 and elan2 (10.0.2.0/24), rB (5) between elan2
+/// and elan3 (10.0.3.0/24), h2 (1) in elan3. h1's MPS (rA's) does not serve h2.
+fn three_elans() -> SimConfig {
+    let mut c = two_hosts();
+    let dflt = |via| vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via }];
+    c.nodes[0] = node("h1", vec![lan_port("atm0", 1, Some((ip(1, 1), 24)))], dflt(ip(1, 254)), false);
+    c.nodes[1] = node("h2", vec![lan_port("atm0", 2, Some((ip(3, 1), 24)))], dflt(ip(3, 254)), false);
+    c.nodes[3] = atm_switch_node("sw", 7);
+    let net = |n: u8| RouteConfig { destination: ip(n, 0), prefix_len: 24, via: Ipv4Addr::UNSPECIFIED };
+    let ra = node("rA", vec![lan_port("atm0", 40, Some((ip(1, 254), 24))), lan_port("atm1", 41, Some((ip(2, 253), 24)))], vec![RouteConfig { via: ip(2, 254), ..net(3) }], true);
+    let rb = node("rB", vec![lan_port("atm0", 60, Some((ip(2, 254), 24))), lan_port("atm1", 61, Some((ip(3, 254), 24)))], vec![RouteConfig { via: ip(2, 253), ..net(1) }], true);
+    c.nodes.push(ra);
+    c.nodes.push(rb);
+    c.links.push(atm_link("l4", (4, 0), (3, 3), &[]));
+    c.links.push(atm_link("l5", (4, 1), (3, 4), &[]));
+    c.links.push(atm_link("l6", (5, 0), (3, 5), &[]));
+    c.links.push(atm_link("l7", (5, 1), (3, 6), &[]));
+    c.atm.lane.elans = vec![elan("elan1", (2, 0)), elan("elan2", (2, 0)), elan("elan3", (2, 0))];
+    let lc = |n: u32, port: u16, elan: usize| LecConfig { port: PortRef { node: n, port }, elan, proxy: false };
+    c.atm.lane.clients = vec![lc(0, 0, 0), lc(1, 0, 2), lc(4, 0, 0), lc(4, 1, 1), lc(5, 0, 1), lc(5, 1, 2)];
+    let mps = |n: u32, port: u16| PortRef { node: n, port };
+    c.atm.lane.mpoa = Some(MpoaConfig { servers: vec![mps(4, 0), mps(4, 1), mps(5, 0), mps(5, 1)], shortcut_frames: 10, shortcut_time_ns: 1_000 * MS });
+    c
+}
+
+#[test]
+fn nhrp_resolution_crosses_two_next_hop_servers() {
+    let mut c = three_elans();
+    c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(3, 1), count: 30, interval_ns: 20 * MS, payload: 56, start_ns: 100 * MS }];
+    let r = sim::simulate(c).unwrap();
+    let lane = &r.atm.as_ref().unwrap().lane;
+    assert_eq!(r.flows[0].received, 30, "{:?}", lane.log);
+    assert_clean(&r);
+    // RFC 2332 §5.2.1: h1's MPS (rA) does not serve 10.0.3.1, so it forwards the
+    // request to the next NHS on the routed path (rB's MPS), which answers; rA relays
+    // the answer to h1's MPC. The same for h2's replies the other way: two forwards,
+    // two relays, two MPOA requests and two MPOA replies.
+    assert_eq!(lane.mpoa_resolution_requests, 2);
+    assert_eq!(lane.nhrp_forwarded, 2);
+    assert_eq!(lane.nhrp_relayed, 2);
+    assert_eq!(lane.mpoa_resolution_replies, 2);
+    let ra = log_of(&r, 4);
+    let rb = log_of(&r, 5);
+    assert!(ra.iter().any(|s| s == "sends NHRP Resolution Request for 10.0.3.1"), "{ra:?}");
+    assert!(rb.iter().any(|s| s == "sends NHRP Resolution Reply for 10.0.3.1"), "{rb:?}");
+    assert!(ra.iter().any(|s| s == "sends MPOA Resolution Reply for 10.0.3.1"), "{ra:?}");
+    // Each host's MPC opens a shortcut straight to the other's (the egress MPC named in
+    // the reply), past both routers: after the first ten packets or so each way.
+    assert_eq!(lane.shortcuts, 2);
+    assert!(lane.shortcut_packets >= 2 * 17 && lane.shortcut_packets <= 2 * 20, "{} on shortcuts", lane.shortcut_packets);
+}
+

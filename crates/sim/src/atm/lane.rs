@@ -247,6 +247,8 @@ pub enum VcRole {
     MpoaControl,
     /// MPOA shortcut (LLC/SNAP routed IP).
     Shortcut,
+    /// MPS → MPS: NHRP between next-hop servers (RFC 2332), LLC/SNAP NHRP.
+    NhsPeer,
 }
 
 /// The role of a VC from one end: `local` is the selector of this end's address,
@@ -259,6 +261,7 @@ pub fn vc_role(local: u8, peer: u8) -> Option<VcRole> {
         (sel::LEC, sel::LEC) => VcRole::DataDirect,
         (sel::MPC, sel::MPS) | (sel::MPS, sel::MPC) => VcRole::MpoaControl,
         (sel::MPC, sel::MPC) => VcRole::Shortcut,
+        (sel::MPS, sel::MPS) => VcRole::NhsPeer,
         _ => return None,
     })
 }
@@ -548,7 +551,22 @@ pub struct Servers {
     pub bus: BTreeMap<u8, Bus>,
     /// MPS: IP → MAC learnt from the frames the router sent into this ELAN.
     pub mps: Option<BTreeMap<Ipv4Addr, Mac>>,
+    /// MPS: the LE clients of every MPS (their ATM addresses), as MPOA's device-type
+    /// TLVs in LE_ARP responses would tell (af-mpoa-0087.000 §4.1; configured here). A
+    /// next hop among them is a router whose MPS is the next NHS toward a destination.
+    pub nhs_lecs: BTreeSet<AtmAddress>,
+    /// MPS: VCs to other MPSs (NHS peers) by their MPS address, and the requests
+    /// waiting for a VC to come up.
+    pub nhs_vcs: BTreeMap<AtmAddress, usize>,
+    pub nhs_queued: BTreeMap<AtmAddress, Vec<wire::nhrp::Repr>>,
+    /// MPS: requests forwarded to the next NHS, by (source NBMA address, request ID):
+    /// where the reply goes back (endpoint, VC) and the operation that asked.
+    pub nhs_forwarded: BTreeMap<(AtmAddress, u32), (u32, usize, wire::nhrp::Operation)>,
 }
+
+/// RFC 2332 §5.2.0.1 Hop Count an MPS puts on the NHRP Resolution Request it makes of
+/// an MPOA one (the RFC sets no default; 16, uncalibrated, more than any test's path).
+pub const NHRP_HOP_COUNT: u8 = 16;
 
 /// The octets of a control frame.
 pub fn control_bytes(repr: &ControlRepr<'_>) -> Vec<u8> {

@@ -109,6 +109,14 @@ impl AtmNet {
                 e.servers.get_or_insert_with(Box::default).mps = Some(BTreeMap::new());
                 mps_of_elan.insert(elan, (e.mac, lane::with_selector(e.atm, sel::MPS)));
             }
+            // Every MPS knows which LE clients belong to MPSs (its NHS peers).
+            let lecs: std::collections::BTreeSet<AtmAddress> = m.servers.iter().filter_map(|r| self.endpoint_of.get(&(r.node, r.port))).map(|&ep| self.endpoints[ep as usize].atm).collect();
+            for r in &m.servers {
+                let ep = self.endpoint_of[&(r.node, r.port)];
+                if let Some(s) = self.endpoints[ep as usize].servers.as_mut() {
+                    s.nhs_lecs = lecs.clone();
+                }
+            }
         }
         for (k, c) in config.clients.iter().enumerate() {
             let ep = ep_at(self, c.port, format!("atm.lane.clients[{k}].port"))?;
@@ -267,6 +275,14 @@ impl AtmNet {
                 m.control_vc = Some(v);
                 for dst in std::mem::take(&mut m.queued) {
                     self.mpoa_request(now, ep, dst, out);
+                }
+            }
+            (VcRole::NhsPeer, true) => {
+                let Some(s) = e.servers.as_mut() else { return };
+                let Some(p) = peer else { return };
+                s.nhs_vcs.insert(p, v);
+                for q in s.nhs_queued.remove(&p).unwrap_or_default() {
+                    self.send_nhrp(now, ep, v, &q, out);
                 }
             }
             (VcRole::Shortcut, true) => {
@@ -436,7 +452,7 @@ impl AtmNet {
         let role = self.endpoints[ep as usize].vcs[v].role.expect("a LANE VC");
         let sdu = &bytes[start..];
         match role {
-            VcRole::MpoaControl => {
+            VcRole::MpoaControl | VcRole::NhsPeer => {
                 let Some(p) = sdu.strip_prefix(&nhrp::LLC_SNAP[..]).and_then(|p| nhrp::Repr::parse(p).ok()) else { return };
                 self.mpoa_packet(now, ep, v, p, out);
             }
@@ -746,27 +762,84 @@ impl AtmNet {
         }
     }
 
+    fn send_nhrp(&mut self, now: u64, ep: u32, v: usize, p: &nhrp::Repr, out: &mut AtmOut) {
+        let node = self.endpoints[ep as usize].node;
+        let name = match p.operation {
+            nhrp::Operation::MpoaResolutionRequest => "MPOA Resolution Request",
+            nhrp::Operation::MpoaResolutionReply => "MPOA Resolution Reply",
+            nhrp::Operation::ResolutionRequest => "NHRP Resolution Request",
+            nhrp::Operation::ResolutionReply => "NHRP Resolution Reply",
+            _ => "NHRP",
+        };
+        self.stats.lane.note(now, node, format!("sends {name} for {}", p.destination_ip));
+        let mut b = nhrp::LLC_SNAP.to_vec();
+        b.extend_from_slice(&p.to_bytes());
+        self.nic_send(now, ep, v, b, 0, out);
+    }
+
+    /// An MPS (its router's) answer for `dst`: looked up on all the router's LANE ports,
+    /// IP → MAC from the router's frames, MAC → ATM from that port's LE_ARP cache. The
+    /// port found and the ATM address of the client the router sends `dst`'s packets to.
+    fn mps_lookup(&self, node: u32, dst: Ipv4Addr) -> Option<(u32, AtmAddress)> {
+        (0..self.endpoints.len() as u32).filter(|&x| self.endpoints[x as usize].node == node).find_map(|x| {
+            let e = &self.endpoints[x as usize];
+            let mac = e.servers.as_ref()?.mps.as_ref()?.get(&dst)?;
+            Some((x, *e.lane.as_ref()?.le_arp.get(mac)?))
+        })
+    }
+
     fn mpoa_packet(&mut self, now: u64, ep: u32, v: usize, p: nhrp::Repr, out: &mut AtmOut) {
         match p.operation {
-            nhrp::Operation::MpoaResolutionRequest => {
-                // The MPS (with its router) looks the destination up on all the
-                // router's LANE ports: IP → MAC from the router's frames, MAC → ATM from
-                // that port's LE_ARP cache.
+            nhrp::Operation::MpoaResolutionRequest | nhrp::Operation::ResolutionRequest => {
                 let node = self.endpoints[ep as usize].node;
-                let found = self.endpoints.iter().filter(|x| x.node == node).find_map(|x| {
-                    let mac = x.servers.as_ref()?.mps.as_ref()?.get(&p.destination_ip)?;
-                    x.lane.as_ref()?.le_arp.get(mac).copied()
-                });
-                let cie = match found {
-                    Some(a) => nhrp::Cie { code: nhrp::CODE_SUCCESS, prefix_len: 32, mtu: 1500, holding_time: 1200, client_nbma: Some(lane::with_selector(a, sel::MPC)), client_ip: Some(p.destination_ip) },
+                let found = self.mps_lookup(node, p.destination_ip);
+                let is_mpoa = p.operation == nhrp::Operation::MpoaResolutionRequest;
+                let reply_op = if is_mpoa { nhrp::Operation::MpoaResolutionReply } else { nhrp::Operation::ResolutionReply };
+                // RFC 2332 §5.2.1: an NHS that does not serve the destination forwards
+                // the request to the next NHS on the routed path, which here is the MPS
+                // of the router the packets go to next (af-mpoa-0087.000: the ingress
+                // MPS makes an NHRP Resolution Request of the MPOA one). Hop count
+                // bounds the path.
+                let next_nhs = found.filter(|(x, a)| self.endpoints[*x as usize].servers.as_ref().is_some_and(|s| s.nhs_lecs.contains(a)));
+                let hops = if is_mpoa { lane::NHRP_HOP_COUNT } else { p.hop_count };
+                if let (Some((x, lec)), true) = (next_nhs, hops > 1) {
+                    let peer = lane::with_selector(lec, sel::MPS);
+                    let fwd = nhrp::Repr { operation: nhrp::Operation::ResolutionRequest, hop_count: hops - 1, ..p };
+                    self.stats.lane.nhrp_forwarded += 1;
+                    let e = &mut self.endpoints[x as usize];
+                    let s = e.servers.as_mut().expect("an MPS port");
+                    s.nhs_forwarded.insert((p.source_nbma, p.request_id), (ep, v, reply_op));
+                    match s.nhs_vcs.get(&peer).copied() {
+                        Some(pv) if e.vcs[pv].state == VcState::Active => self.send_nhrp(now, x, pv, &fwd, out),
+                        Some(_) => s.nhs_queued.entry(peer).or_default().push(fwd),
+                        None => {
+                            s.nhs_queued.entry(peer).or_default().push(fwd);
+                            let pv = self.lane_call(now, x, peer, sel::MPS, VcRole::NhsPeer, out);
+                            self.endpoints[x as usize].servers.as_mut().unwrap().nhs_vcs.insert(peer, pv);
+                        }
+                    }
+                    return;
+                }
+                let cie = match found.filter(|_| next_nhs.is_none()) {
+                    Some((_, a)) => nhrp::Cie { code: nhrp::CODE_SUCCESS, prefix_len: 32, mtu: 1500, holding_time: 1200, client_nbma: Some(lane::with_selector(a, sel::MPC)), client_ip: Some(p.destination_ip) },
                     None => nhrp::Cie { code: nhrp::CODE_NO_BINDING, prefix_len: 32, mtu: 0, holding_time: 0, client_nbma: None, client_ip: Some(p.destination_ip) },
                 };
-                let reply = nhrp::Repr { operation: nhrp::Operation::MpoaResolutionReply, cie: Some(cie), ..p };
-                self.stats.lane.mpoa_resolution_replies += 1;
-                self.stats.lane.note(now, node, format!("sends MPOA Resolution Reply for {}", p.destination_ip));
-                let mut b = nhrp::LLC_SNAP.to_vec();
-                b.extend_from_slice(&reply.to_bytes());
-                self.nic_send(now, ep, v, b, 0, out);
+                let reply = nhrp::Repr { operation: reply_op, cie: Some(cie), ..p };
+                if is_mpoa {
+                    self.stats.lane.mpoa_resolution_replies += 1;
+                }
+                self.send_nhrp(now, ep, v, &reply, out);
+            }
+            nhrp::Operation::ResolutionReply => {
+                // Back from the next NHS: relayed toward whoever asked us (RFC 2332
+                // §5.2.2), as an MPOA reply to an MPC.
+                let Some((back_ep, back_v, op)) = self.endpoints[ep as usize].servers.as_mut().and_then(|s| s.nhs_forwarded.remove(&(p.source_nbma, p.request_id))) else { return };
+                let reply = nhrp::Repr { operation: op, ..p };
+                self.stats.lane.nhrp_relayed += 1;
+                if op == nhrp::Operation::MpoaResolutionReply {
+                    self.stats.lane.mpoa_resolution_replies += 1;
+                }
+                self.send_nhrp(now, back_ep, back_v, &reply, out);
             }
             nhrp::Operation::MpoaResolutionReply => {
                 let e = &mut self.endpoints[ep as usize];
