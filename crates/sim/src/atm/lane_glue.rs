@@ -532,14 +532,12 @@ impl AtmNet {
                     self.lane_call(now, ep, r.target_atm, sel::LEC, VcRole::DataDirect, out);
                 }
             }
-            Opcode::FlushRequest => {
-                // Flooded by the BUS to every client: the target answers on its
-                // control-direct VCC (the LES relays it to the requester).
-                if r.target_atm == atm {
-                    let a = ControlRepr { opcode: Opcode::FlushResponse, status: Status::Success, ..r };
-                    let c = l.control_vc.unwrap_or(v);
-                    self.send_control(now, ep, c, &a, out);
-                }
+            // Flooded by the BUS to every client: the target answers on its
+            // control-direct VCC (the LES relays it to the requester).
+            Opcode::FlushRequest if r.target_atm == atm => {
+                let a = ControlRepr { opcode: Opcode::FlushResponse, status: Status::Success, ..r };
+                let c = l.control_vc.unwrap_or(v);
+                self.send_control(now, ep, c, &a, out);
             }
             Opcode::FlushResponse => {
                 let Some((&m, _)) = l.flushing.iter().find(|(_, (t, _))| *t == r.transaction_id) else { return };
