@@ -16,12 +16,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from qoslab.studies import EXAMPLES, Ours, Point, Published, Study, Tolerance
+from qoslab.studies import EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance
 
 MTUS = (576, 1500, 9180, 65535)
 BUFFERS_KIB = (16, 32, 40, 55, 64)
 SECONDS = 10
 CALIBRATION_POINT = (1500, 64)
+# What §2.6 says of each MTU (Figs. 8-11 are traces; only these numbers are in the text).
+SEED_CLIP_TEXT = {
+    576: "about 35 Mb/s, buffers 15-64 kbyte",
+    1500: "limited to about 60 Mb/s; fluctuations with the buffer size",
+    9180: "up to 80 Mb/s; best at 40 and 65 kbyte, fluctuations at 55 kbyte and small buffers",
+    65535: "best up to 100 Mb/s; at first down to about 5 Mb/s",
+}
 
 
 def encapsulation(mtu: int) -> str:
@@ -141,6 +148,90 @@ def run_bus() -> dict[str, Any]:
     # 32 cells per frame; 65 frames (its queue and the one in service) drain after the 2 s.
     cells_per_s = (lane["bus_frames_out"] - 65) * 32 / 2.0
     return {"parameters": {"seconds": 2}, "metrics": {"cells_per_s": cells_per_s, "dropped": lane["bus_frames_dropped"]}}
+# CLIP vs LANE vs MPOA for the same pair of hosts (the comparison of the seed's title):
+# (key, label, example, MTU override, shortcut threshold override).
+COMPARE = (
+    ("clip9180", "CLIP, MTU 9180", "seed001_compare_clip.toml", 9180, None),
+    ("clip", "CLIP, MTU 1500", "seed001_compare_clip.toml", None, None),
+    ("lane", "LANE, one ELAN", "seed001_compare_lane.toml", None, None),
+    ("mpoa-routed", "MPOA, routed (no shortcut)", "seed001_compare_mpoa.toml", None, 1_000_000_000),
+    ("mpoa", "MPOA, shortcut after 10 packets", "seed001_compare_mpoa.toml", None, None),
+)
+COMPARE_STACK = {
+    "clip9180": "atm/aal5/llc-snap(mtu=9180)/ipv4/tcp",
+    "clip": "atm/aal5/llc-snap(mtu=1500)/ipv4/tcp",
+    "lane": "atm/aal5/lane/ethernet/ipv4/tcp",
+    "mpoa-routed": "atm/aal5/lane/ethernet/ipv4/tcp",
+    # The shortcut carries routed LLC/SNAP PDUs (RFC 2684 §5.1), the ELAN's MTU.
+    "mpoa": "atm/aal5/llc-snap(mtu=1500)/ipv4/tcp",
+}
+
+
+def run_compare(key: str, seconds: int = SECONDS) -> dict[str, Any]:
+    """One method of the comparison: the example's TCP transfer (test 0) and its pings
+    (test 1), each in a fresh run; with the wire efficiency of a full segment from the
+    stack analysis (cells of 53 octets, SONET overhead apart)."""
+    from qoslab.analysis.mtu import analyse
+    from qoslab.backends.sim import lower, simulate
+    from qoslab.scenario import load_scenario
+
+    _, label, example, mtu, threshold = next(c for c in COMPARE if c[0] == key)
+    out: dict[str, Any] = {}
+    for index in (0, 1):
+        sc = load_scenario(EXAMPLES / example)
+        if mtu is not None:
+            for link in sc.link:
+                object.__setattr__(link, "mtu", mtu)
+        if threshold is not None:
+            for node in sc.node.values():
+                if getattr(node, "role", "") == "mpoa-server":
+                    object.__setattr__(node, "shortcut_frames", threshold)
+        test = sc.test[index]
+        if index == 0:
+            object.__setattr__(test, "duration", seconds * 1_000_000_000)
+        config = lower(sc, test_index=index)
+        # Both tests start at 100 ms, after the LE clients have joined (about 8 ms):
+        # the first packet then pays for resolution and set-up only, not for the join.
+        for f in config["flows"]:
+            f["start_ns"] = 100_000_000
+            if "stop_ns" in f and index == 0:
+                f["stop_ns"] = 100_000_000 + seconds * 1_000_000_000
+        r = simulate(config)
+        flow = r["flows"][0]
+        atm = r.get("atm") or {}
+        lane = atm.get("lane") or {}
+        if index == 0:
+            out["throughput_mbps"] = flow["throughput_bps"] / 1e6
+            out["retransmits"] = (flow.get("tcp") or {}).get("retransmits")
+            # Time from the connect() to the first data byte at the receiver: the SYN
+            # exchange plus whatever the first packets wait for (ATMARP and SVC set-up,
+            # LE_ARP, the BUS, the data-direct VCC).
+            start = 100_000_000
+            out["first_byte_ms"] = (flow["first_rx_ns"] - start) / 1e6 if flow.get("first_rx_ns") else None
+            out["shortcut_packets"] = lane.get("shortcut_packets", 0)
+            out["svc_setups"] = atm.get("svc_setups", 0)
+            setups = atm.get("svc_setup_ns") or []
+            out["svc_setup_ms"] = sum(setups) / len(setups) / 1e6 if setups else None
+            out["joined_ms"] = max((t for _, t in lane.get("joined", [])), default=0) / 1e6
+        else:
+            rtts = [t / 1e6 for t in flow["rtt_ns"]]
+            out["ping_first_ms"] = rtts[0] if rtts else None
+            # Steady state: the median of the later half of the echoes.
+            later = sorted(rtts[len(rtts) // 2 :])
+            out["ping_last_ms"] = later[len(later) // 2] if later else None
+            out["ping_rtts_ms"] = rtts
+            out["ping_shortcut_packets"] = lane.get("shortcut_packets", 0)
+    eff = analyse(COMPARE_STACK[key]).efficiency[-1]
+    out["cells_per_segment"] = eff["wire_bytes"] // 53
+    out["wire_efficiency_pct"] = eff["efficiency_pct"]
+    return {"parameters": {"method": key, "label": label, "example": example, "seconds": seconds}, "metrics": out}
+
+
+def compare_rows(data: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
+    """The comparison's records in COMPARE's order (those that have run)."""
+    return [data[f"compare/{k}"][0] for k, *_ in COMPARE if data.get(f"compare/{k}")]
+
+
 NOT_TCP_ATM = "TCP over CLIP (ATM links, the NICs' and hosts' limits) is not simulated yet"
 REPRODUCED = {"clip.576", "clip.1500", "clip.9180", "clip.65k.low", "clip.65k.best", "clip.nic.max"}
 NOT_CLIP_ROW = {
@@ -159,7 +250,7 @@ class Seed001(Study):
     title = "IP over ATM: CLIP, LANE and MPOA"
     paper = "K.-O. Detken, Quality-of-Service (QoS) in heterogeneous networks: CLIP, LANE, and MPOA performance test (WWL Internet)"
     question = "What do CLIP, LANE and MPOA cost IP over ATM: the BUS and route-server limits, and TCP throughput against MTU (576/1500/9180/65 K) and socket buffer (16-64 KiB)?"
-    scenarios = ["seed001_clip.toml", "seed001_lane.toml", "seed001_mpoa.toml"]
+    scenarios = ["seed001_clip.toml", "seed001_lane.toml", "seed001_mpoa.toml", "seed001_compare_clip.toml", "seed001_compare_lane.toml", "seed001_compare_mpoa.toml"]
 
     def published(self) -> list[Published]:
         rows = [
@@ -219,7 +310,114 @@ class Seed001(Study):
                 Point(key, f"seed 001 §2.4-2.5: Ethernet to Ethernet through {key[:4].upper()} edge devices", lambda progress, e=example: [run_lane(e)], spec={"example": (EXAMPLES / example).read_text()})
             )
         points.append(Point("lane/bus", "seed 001 §2.4 Fig. 4: BUS flood", lambda progress: [run_bus()], spec={"scenario": BUS_FLOOD}))
+        for key, label, example, mtu, threshold in COMPARE:
+            points.append(
+                Point(
+                    f"compare/{key}",
+                    f"seed 001: the same two hosts over {label}",
+                    lambda progress, k=key: [run_compare(k)],
+                    spec={"example": (EXAMPLES / example).read_text(), "mtu": mtu, "threshold": threshold, "seconds": SECONDS, "stack": COMPARE_STACK[key]},
+                )
+            )
         return points
+
+    def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        import matplotlib.pyplot as plt
+
+        figs = []
+        have = [m for m in MTUS if data.get(f"clip/{m}")]
+        if have:
+            fig, ax = plt.subplots(figsize=(7, 4))
+            styles = {576: ("o", "-"), 1500: ("s", "--"), 9180: ("^", "-."), 65535: ("D", ":")}
+            seed = {576: [35], 1500: [60], 9180: [80], 65535: [100, 5]}
+            for m in have:
+                recs = sorted(data[f"clip/{m}"], key=lambda r: r["parameters"]["buffer_kib"])
+                line = ax.plot([r["parameters"]["buffer_kib"] for r in recs], [r["metrics"]["throughput_mbps"] for r in recs], color="black", marker=styles[m][0], linestyle=styles[m][1], label=f"MTU {m} (ours)")[0]
+                for y in seed[m]:
+                    ax.plot([15, 64], [y, y], color=line.get_color(), linestyle=styles[m][1], alpha=0.35, linewidth=3)
+                    ax.annotate(f"seed, MTU {m}: {y}", (64.5, y), fontsize=7, va="center")
+            ax.plot([64], [60], "k*", markersize=11, label="calibration point")
+            ax.set_xlabel("socket buffers, both ends (KiB)")
+            ax.set_ylabel("TCP goodput (Mb/s)")
+            ax.set_xlim(14, 78)
+            ax.grid(True, color="0.9")
+            ax.legend(fontsize=7, loc="upper left")
+            ax.set_title("TCP over CLIP, OC-3: MTU and socket buffer (Figs. 8-11)", fontsize=10)
+            fig.tight_layout()
+            figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 10 s netperf-like transfers, Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the hosts' per-packet cost is calibrated on.", fig))
+        rows = compare_rows(data)
+        if not rows:
+            return figs
+        labels = [r["parameters"]["label"] for r in rows]
+        m = [r["metrics"] for r in rows]
+        fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+        ys = range(len(rows))
+        panels = (
+            ("throughput_mbps", "TCP goodput (Mb/s), 64 KiB buffers, 10 s"),
+            ("first_byte_ms", "first data byte after connect() (ms)"),
+            ("ping_first_ms", "first ping RTT (ms); dot: steady RTT"),
+        )
+        for ax, (metric, title) in zip(axes, panels):
+            vals = [x.get(metric) or 0.0 for x in m]
+            ax.barh(list(ys), vals, color=["0.25", "0.45", "0.6", "0.75", "0.85"][: len(rows)], edgecolor="black")
+            for y, v in zip(ys, vals):
+                ax.annotate(f"{v:.1f}" if metric == "throughput_mbps" else f"{v:.2f}", (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+            if metric == "ping_first_ms":
+                ax.plot([x.get("ping_last_ms") or 0.0 for x in m], list(ys), "ko", markersize=4)
+            ax.set_yticks(list(ys))
+            ax.set_yticklabels(labels if ax is axes[0] else [], fontsize=8)
+            ax.invert_yaxis()
+            ax.set_title(title, fontsize=9)
+            ax.grid(True, axis="x", color="0.9")
+        fig.suptitle("The same two Pentium-II hosts over CLIP, LANE and MPOA (OC-3)")
+        fig.tight_layout()
+        return figs + [
+            Figure(
+                "seed001_compare",
+                "CLIP vs LANE vs MPOA for the same pair of hosts",
+                "Bars: ours (examples/seed001_compare_{clip,lane,mpoa}.toml; the same host CPU profiles, socket buffers and OC-3 links in all five). "
+                "The seed measured TCP over CLIP only and LANE/MPOA Ethernet to Ethernet, so it has no published point for this comparison; its §3 says LANE performs as MPOA when no router is in the path. "
+                "First data byte: connect() to the first payload octet at the receiver. MPOA routed: the shortcut threshold set out of reach.",
+                fig,
+            )
+        ]
+
+    def measured_tables(self, data: dict[str, list[dict[str, Any]]]) -> list[tuple[str, list[str], list[list[str]]]]:
+        """Tables of our own measurements beside what the seed's text says: TCP over CLIP
+        at every MTU and buffer, and the CLIP/LANE/MPOA comparison."""
+        tables = []
+        grid = {(r["parameters"]["mtu"], r["parameters"]["buffer_kib"]): r["metrics"]["throughput_mbps"] for mtu in MTUS for r in data.get(f"clip/{mtu}", [])}
+        if grid:
+            header = ["MTU (bytes)"] + [f"{b} KiB" for b in BUFFERS_KIB] + ["the seed's text (§2.6)"]
+            body = []
+            for mtu in MTUS:
+                cells = [f"{grid[(mtu, b)]:.1f}" + (" (calibration)" if (mtu, b) == CALIBRATION_POINT else "") if (mtu, b) in grid else "–" for b in BUFFERS_KIB]
+                body.append([str(mtu)] + cells + [SEED_CLIP_TEXT[mtu]])
+            tables.append(("TCP over CLIP, Mb/s, every MTU and socket buffer (ours) beside the seed's Figs. 8-11", header, body))
+        rows = compare_rows(data)
+        if not rows:
+            return tables
+        header = [
+            "method",
+            "TCP goodput (Mb/s)",
+            "cells per full segment",
+            "wire efficiency (% of cell octets)",
+            "LE clients joined at (ms)",
+            "SVCs set up (mean set-up, ms)",
+            "first data byte after connect() (ms)",
+            "first / steady ping RTT (ms)",
+            "TCP segments on the shortcut",
+        ]
+        body = []
+        for r in rows:
+            x = r["metrics"]
+            fb = "–" if x.get("first_byte_ms") is None else f"{x['first_byte_ms']:.2f}"
+            ping = "–" if x.get("ping_first_ms") is None else f"{x['ping_first_ms']:.3f} / {x['ping_last_ms']:.3f}"
+            joined = f"{x['joined_ms']:.2f}" if x.get("joined_ms") else "– (no join)"
+            svc = f"{x.get('svc_setups', 0)}" + (f" ({x['svc_setup_ms']:.2f})" if x.get("svc_setup_ms") else "")
+            body.append([r["parameters"]["label"], f"{x['throughput_mbps']:.1f}", str(x["cells_per_segment"]), f"{x['wire_efficiency_pct']:.2f}", joined, svc, fb, ping, str(x.get("shortcut_packets", 0))])
+        tables.append(("CLIP vs LANE vs MPOA, the same two hosts (ours)", header, body))
+        return tables
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
         o: dict[str, Ours] = {}
