@@ -58,10 +58,17 @@
 //!   parameters") trigger an MPOA Resolution Request (NHRP, RFC 2332 §5.2.1, with the
 //!   MPOA op-code 134). The MPS answers (op-code 135) with the ATM address of the egress
 //!   MPC, the client calls it (a shortcut VCC, LLC/SNAP routed PDUs, RFC 2684 §5.1) and
-//!   sends the flow on it. Simplifications: one MPS plays ingress and egress MPS (no
-//!   NHRP forwarding between route servers); the egress MPC's DLL header for the
-//!   destination is learnt from the router's frames instead of MPOA cache imposition
-//!   (§4.7.2.2); the MPS learns IP → MAC from the frames its router sends.
+//!   sends the flow on it. An MPS whose router sends the destination's packets on to
+//!   another router running an MPS is not the destination's serving NHS: it makes an
+//!   NHRP Resolution Request (RFC 2332 §5.2.1, op-code 1, hop count
+//!   [`NHRP_HOP_COUNT`] decremented at each NHS) and sends it to that MPS on an MPS-MPS
+//!   VCC; the MPS that serves the destination answers (op-code 2) and each NHS relays
+//!   the reply back the way the request came (§5.2.2), the first as an MPOA Resolution
+//!   Reply to its MPC: resolution across any number of LISs. Simplifications: the
+//!   egress MPC's DLL header for the destination is learnt from the router's frames
+//!   instead of MPOA cache imposition (§4.7.2.2); the MPS learns IP → MAC (and so the
+//!   next hop) from the frames its router sends, not from its routing table; which LE
+//!   clients belong to an MPS is configured, in place of the device-type TLVs of §4.1.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::Ipv4Addr;
