@@ -360,18 +360,22 @@ class Seed001(Study):
             return figs
         labels = [r["parameters"]["label"] for r in rows]
         m = [r["metrics"] for r in rows]
-        fig, axes = plt.subplots(1, 3, figsize=(12, 4))
+        fig, axes = plt.subplots(1, 3, figsize=(13, 4), gridspec_kw={"width_ratios": [1.6, 1, 1]})
         ys = range(len(rows))
         panels = (
-            ("throughput_mbps", "TCP goodput (Mb/s), 64 KiB buffers, 10 s"),
+            ("throughput_mbps", "TCP goodput (Mb/s), 64 KiB buffers, 10 s; cell tax"),
             ("first_byte_ms", "first data byte after connect() (ms)"),
             ("ping_first_ms", "first ping RTT (ms); dot: steady RTT"),
         )
         for ax, (metric, title) in zip(axes, panels):
             vals = [x.get(metric) or 0.0 for x in m]
             ax.barh(list(ys), vals, color=["0.25", "0.45", "0.6", "0.75", "0.85"][: len(rows)], edgecolor="black")
-            for y, v in zip(ys, vals):
-                ax.annotate(f"{v:.1f}" if metric == "throughput_mbps" else f"{v:.2f}", (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+            for y, v, x in zip(ys, vals, m):
+                # The goodput bars also carry the cell tax of a full segment.
+                text = f"{v:.1f}  ({x['cells_per_segment']} cells/segment, {x['wire_efficiency_pct']:.1f} % payload)" if metric == "throughput_mbps" else f"{v:.2f}"
+                ax.annotate(text, (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
+            if metric == "throughput_mbps":
+                ax.set_xlim(0, max(vals) * 2.1)
             if metric == "ping_first_ms":
                 ax.plot([x.get("ping_last_ms") or 0.0 for x in m], list(ys), "ko", markersize=4)
             ax.set_yticks(list(ys))
