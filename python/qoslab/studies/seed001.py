@@ -64,6 +64,8 @@ def run_clip(mtu: int, buffer_kib: int, seconds: int = SECONDS) -> dict[str, Any
     }
 
 NOT_ATM = "ATM (cells, AAL5, CLIP, LANE, MPOA) is not simulated yet"
+LANE_MODEL = "LANE v1 with the flush protocol and C17 aging; MPOA with NHRP forwarding between MPSs"
+"""In the LANE points' specs, so that results kept from before these mechanisms are run again."""
 LANE_ROWS = {"lane.eth.util", "lane.bus.cells", "lane.bus.mbps", "lane.unknown.frames", "mpoa.eth.util", "mpoa.shortcut.cells", "mpoa.shortcut.mbps"}
 NOT_LANE_ROW = {
     "lane.eth.fps": "the seed does not give the frame size: 13,500 frames/s at 10 Mb/s means about 92 octets per frame on the wire, while its 99.4 % is measured with large frames (812 frames/s of 1518 octets)",
@@ -317,9 +319,9 @@ class Seed001(Study):
             points.append(Point(f"clip/{mtu}", f"seed 001 §2.6: TCP over CLIP, MTU {mtu}, buffers 16-64 KiB", run, spec=spec, weight=len(BUFFERS_KIB)))
         for key, example in (("lane/eth", "seed001_lane.toml"), ("mpoa/eth", "seed001_mpoa.toml")):
             points.append(
-                Point(key, f"seed 001 §2.4-2.5: Ethernet to Ethernet through {key[:4].upper()} edge devices", lambda progress, e=example: [run_lane(e)], spec={"example": (EXAMPLES / example).read_text()})
+                Point(key, f"seed 001 §2.4-2.5: Ethernet to Ethernet through {key[:4].upper()} edge devices", lambda progress, e=example: [run_lane(e)], spec={"example": (EXAMPLES / example).read_text(), "model": LANE_MODEL})
             )
-        points.append(Point("lane/bus", "seed 001 §2.4 Fig. 4: BUS flood", lambda progress: [run_bus()], spec={"scenario": BUS_FLOOD}))
+        points.append(Point("lane/bus", "seed 001 §2.4 Fig. 4: BUS flood", lambda progress: [run_bus()], spec={"scenario": BUS_FLOOD, "model": LANE_MODEL}))
         for key, label, example, mtu, threshold in COMPARE:
             points.append(
                 Point(
