@@ -486,7 +486,7 @@ class Seed001(Study):
         # 80 Mb/s at 9180 with the 1500 point kept: the per-byte cost that would take, in
         # cycles of the 266 MHz receiver.
         need = (9140 * 8 / 80e6 - t1500) / (9180 - 1500) * 266e6
-        # Per-packet cost negligible (Clark et al. 1989: < 200 instructions for TCP's
+        # Per-packet cost negligible (Clark et al. 1988/1989: < 200 instructions for TCP's
         # common path) and per-byte calibrated at 1500: throughput scales with MSS/MTU.
         flat = {m: 60 * ((m - 40) / m) / (1460 / 1500) for m in (576, 9180, 65535)}
         low = by.get("clip.65k.low", {}).get("ours")
@@ -497,7 +497,7 @@ class Seed001(Study):
             f"Small packets come out slower and 9180-byte packets faster than the seed measured. If the seed's hosts were CPU bound, its 576 and 1500 points would mean about {per_packet * 1e6:.0f} µs per packet and {per_byte * 1e9:.0f} ns per byte ({1 / per_byte / 1e6:.1f} MB/s); "
             f"keeping the 1500 point, 80 Mb/s at 9180 would need about {need:.0f} cycles per byte on the 266 MHz receiver, more than ten times what its bus allows a copy and a checksum. So the split is not moved: the seed's 80 Mb/s (and its 100 Mb/s ceiling) is not a cost of the hosts' CPUs. "
             "The seed says what it is in its §3: 'the adapter boards from Fore Systems and Olicom showed only a maximum throughput of approx. 100 Mbps, if you use CLIP' — a limit of the NICs and their drivers, which this host model does not contain (it would be a second calibrated number). "
-            f"The other split the brief allows — c_p from Clark, Jacobson, Romkey and Salwen (1989: under 200 instructions for TCP's common path, negligible here) with c_b calibrated on the same point — predicts about {flat[576]:.0f} Mb/s at 576, {flat[9180]:.0f} at 9180 and {flat[65535]:.0f} at 65,535 (throughput ∝ MSS/MTU), worse at both ends; Windows NT's per-packet path (interrupt, DPC, NDIS, TCPIP.SYS, AFD) is evidently far longer than TCP's own instructions.",
+            f"The other split the brief allows — c_p from Clark, Romkey and Salwen's count of TCP's common path (IEEE LCN 1988, and with Jacobson in IEEE Communications Magazine 1989: 'fewer than 200 instructions' per packet, negligible here) with c_b calibrated on the same point — predicts about {flat[576]:.0f} Mb/s at 576, {flat[9180]:.0f} at 9180 and {flat[65535]:.0f} at 65,535 (throughput ∝ MSS/MTU), worse at both ends; Windows NT's per-packet path (interrupt, DPC, NDIS, TCPIP.SYS, AFD) is evidently far longer than TCP's own instructions.",
             "MTU 65,535 with 16-55 KiB buffers: the model's TCP (and the scenario check) needs buffers of at least one segment, so the study sends segments as large as the buffer, as RFC 1122 §4.2.3.4's sender silly-window avoidance lets a sender do against the largest window it has seen. "
             f"That leaves one segment in flight and gives {low:.1f} Mb/s at 16 KiB, not the seed's 5 Mb/s: the receiver acknowledges as soon as its application drains the buffer (the window update of RFC 1122 §4.2.3.3), so the delayed-ACK timer never stalls the sender, with either stack preset (linux, 40 ms; netbsd-1.1, 200 ms: within 0.3 Mb/s of each other at every 65,535 and 9180 point). "
             "Moldeklev and Gunningberg (1995, 'How a large ATM MTU causes deadlocks in TCP data transfers') trace such collapses to a sender holding back a sub-MSS remainder while the receiver waits for a second full segment before it acknowledges; a 200 ms timer then paces one 16-64 KiB window per 200 ms, 0.7-2.6 Mb/s, the order of the seed's 5 Mb/s. "
@@ -527,7 +527,7 @@ class Seed001(Study):
             return ["LANE and MPOA have not run yet."]
         return [
             f"LANE and MPOA, Ethernet to Ethernet at 10 Mb/s: {got['lane.eth.util']:.1f} % and {got['mpoa.eth.util']:.1f} % utilisation (seed 99.4 % both): the edge devices and the ATM side never bind, so both are the Ethernet line, as the seed found. "
-            f"{got['lane.unknown.frames']} frames crossed the BUS in the LANE test (seed: 5-6), because a client sends at most one unknown frame per destination (LANE C10) before its data-direct VCC is up. "
+            f"{got['lane.unknown.frames']} frames crossed the BUS in the LANE test (seed: 5-6): ARP's broadcast, at most one unknown frame per destination (LANE C10) before the data-direct VCC is up, and one LE_FLUSH_REQUEST per client before it switches to that VCC; the seed does not say what its 5-6 frames were, so the agreement in count is no evidence of the same frames. "
             f"The MPOA shortcut carries {got['mpoa.shortcut.cells']:,} cells/s (seed 27,000): a 10 Mb/s Ethernet's frames in 32-cell packets; the seed's few per cent more may be its tester's ATM-side count or frame sizes. "
             "The BUS rate is calibrated, not predicted; the BUS failing under sustained overload and half-duplex collisions are not modelled.",
         ]
