@@ -1577,9 +1577,16 @@ impl TcpSocket {
         if self.sack_ok && !syn && !self.ooo.is_empty() {
             // RFC 2018 §4: the block with the newest segment first, then the others
             // newest first.
-            let mut blocks: Vec<&OooBlock> = self.ooo.iter().collect();
-            blocks.sort_by_key(|b| std::cmp::Reverse(b.touched));
-            for (slot, b) in repr.sack_ranges.iter_mut().zip(blocks) {
+            // The three most recently touched, as a stable sort by `touched` (newest
+            // first) would give them, without allocating for the sort.
+            let mut newest: [Option<&OooBlock>; 3] = [None; 3];
+            for b in &self.ooo {
+                if let Some(i) = newest.iter().position(|n| n.is_none_or(|n| b.touched > n.touched)) {
+                    newest[i..].rotate_right(1);
+                    newest[i] = Some(b);
+                }
+            }
+            for (slot, b) in repr.sack_ranges.iter_mut().zip(newest.into_iter().flatten()) {
                 *slot = Some((b.start.as_u32(), b.end.as_u32()));
             }
         }
