@@ -569,12 +569,7 @@ impl World {
             self.arm_ip_timer(node as u32)?;
         }
         let until = SimTime::from_nanos(self.config.duration_ns);
-        loop {
-            match self.engine.peek_time() {
-                Some(t) if t < until => {}
-                _ => break,
-            }
-            let Some((now, event)) = self.engine.step().map_err(budget)? else { break };
+        while let Some((now, event)) = self.engine.step_if_before(until).map_err(budget)? {
             self.handle(now.as_nanos(), event)?;
         }
         Ok(self.results())
