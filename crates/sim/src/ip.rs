@@ -471,6 +471,9 @@ impl IpStack {
 
     /// When the stack next needs waking: ARP retries and reassembly timeouts.
     pub fn poll_at(&self) -> Option<u64> {
+        if self.pending.is_empty() {
+            return self.reassembler.poll_at(); // asked after every packet: no ARP wait, usually
+        }
         let arp = self.pending.values().map(|p| p.next_try).min();
         match (arp, self.reassembler.poll_at()) {
             (Some(a), Some(b)) => Some(a.min(b)),
