@@ -122,6 +122,24 @@ def test_each_tool_runs_repeat_times_and_the_median_is_reported():
     assert theirs["events_per_s"] == pytest.approx(10 / 2.0)
     (c,) = report.comparisons
     assert c["speedup"] == pytest.approx(2.0 / ours["wall_s"])
+    assert len(ours["cpu_runs_s"]) == 3 and ours["cpu_s"] == sorted(ours["cpu_runs_s"])[1]
+    assert c["cpu_speedup"] is None  # the stand-in ns-3 records no CPU time
+
+
+def test_cpu_speedup_is_the_ratio_of_median_cpu_times():
+    cpus = iter([0.9, 0.5, 0.7])
+
+    def ns3_with_cpu(name: str, seconds: float) -> dict:
+        return dict(fake_ns3(name, seconds), cpu_s=next(cpus))
+
+    report = bench.run(["wifi_80211b_saturation"], sim_seconds=0.01, with_ns3=True, repeat=3,
+                       simulate=fake_simulate, ns3_runner=ns3_with_cpu)
+    (theirs,) = report.ns3
+    assert theirs["cpu_s"] == 0.7 and theirs["cpu_runs_s"] == [0.9, 0.5, 0.7]
+    (ours,) = report.scenarios
+    (c,) = report.comparisons
+    if ours["cpu_s"] > 0:  # a stand-in simulate may take less than the clock's resolution
+        assert c["cpu_speedup"] == pytest.approx(0.7 / ours["cpu_s"])
 
 
 def test_runs_of_one_configuration_must_agree():
