@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 
-use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_WINDOW_SHIFT};
+use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_OPTIONS_LEN, MAX_WINDOW_SHIFT};
 
 use super::config::TcpConfig;
 use super::congestion::Congestion;
@@ -561,6 +561,33 @@ impl TcpSocket {
         }
     }
 
+    /// Octets of SACK option the next segment carries: the blocks [`header`](Self::header)
+    /// puts in (RFC 2018 §3: at most three beside timestamps), 8 each, after two NOPs,
+    /// kind and length (Linux `tcp_established_options`).
+    fn sack_option_len(&self) -> u32 {
+        if !self.sack_ok || self.ooo.is_empty() {
+            return 0;
+        }
+        let room = MAX_OPTIONS_LEN as u32 - self.options_len();
+        let blocks = (self.ooo.len() as u32).min(3).min((room - 4) / 8);
+        4 + 8 * blocks
+    }
+
+    /// Linux `tcp_current_mss`: the data octets of a segment sent now. `smss` leaves room
+    /// only for the options every data segment carries (timestamps); the SACK blocks of
+    /// a receiver with data out of order come out of the data, so that the packet still
+    /// fits the path MTU (RFC 9293 §3.7.1 and RFC 6691 §2: the MSS counts data only,
+    /// and options the sender adds shorten the segment).
+    fn current_mss(&self) -> u32 {
+        self.smss.saturating_sub(self.sack_option_len()).max(1)
+    }
+
+    /// A data segment covering at most [`current_mss`](Self::current_mss) octets from
+    /// `start` towards `end` (a retransmission: the rest goes in the next one).
+    fn plan_data(&self, start: SeqNumber, end: SeqNumber) -> Plan {
+        self.plan_range(start, end.min(start + self.current_mss() as usize))
+    }
+
     /// Linux `tcp_mtu_to_mss`: the data octets of a segment in an `mtu`-octet packet.
     fn mtu_to_mss(&self, mtu: u32) -> u32 {
         let mss = mtu.saturating_sub(HEADERS_LEN).min(self.mss_clamp).max(MIN_SND_MSS);
@@ -686,6 +713,11 @@ impl TcpSocket {
         }
         let smss = u64::from(self.smss);
         if self.cc.cwnd < PROBE_MIN_CWND * smss || (self.sack_ok && !self.board.blocks().is_empty()) {
+            return None;
+        }
+        if self.sack_option_len() > 0 {
+            // Linux `tcp_mtu_probe` (`rx_opt.num_sacks`): the probe's SACK blocks would
+            // take octets from the size being probed.
             return None;
         }
         if m.search_high < m.search_low + PROBE_THRESHOLD {
@@ -1390,7 +1422,7 @@ impl TcpSocket {
             if let Some(&(s, _)) = self.board.blocks().first() {
                 end = end.min(s.max(self.snd_una + 1));
             }
-            return Some(self.plan_range(self.snd_una, end));
+            return Some(self.plan_data(self.snd_una, end));
         }
         if let Recovery::Sack { .. } = self.recovery {
             // RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, NextSeg().
@@ -1400,13 +1432,13 @@ impl TcpSocket {
                 return None;
             }
             if let Some((s, e)) = self.board.next_lost(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss) {
-                return Some(self.plan_range(s, e));
+                return Some(self.plan_data(s, e));
             }
             if let Some(plan) = self.new_data_plan(u64::MAX) {
                 return Some(plan);
             }
             let rule3 = self.board.next_rule3(self.snd_una, self.snd_max, self.high_rxt, self.smss);
-            return rule3.map(|(s, e)| self.plan_range(s, e));
+            return rule3.map(|(s, e)| self.plan_data(s, e));
         }
         if let Some(plan) = self.probe_plan() {
             return Some(plan);
@@ -1437,7 +1469,8 @@ impl TcpSocket {
     /// New (or, after a timeout, resent) data at `snd_nxt` within `room` octets of
     /// congestion window and the peer's window.
     fn new_data_plan(&self, room: u64) -> Option<Plan> {
-        let smss = u64::from(self.smss);
+        // Full-sized is what fits beside the options this segment carries.
+        let smss = u64::from(self.current_mss());
         let base = self.tx_base();
         if self.snd_nxt < base {
             return None;
