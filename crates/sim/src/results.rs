@@ -102,6 +102,10 @@ pub struct TcpResult {
     pub acked_ns: Option<u64>,
     /// When the sender sent its first data octet (ttcp's clock starts at its first write).
     pub first_tx_ns: Option<u64>,
+    /// When the application started and (for a timed test) stopped: the configured
+    /// times, later by however long it waited for its PPP link to come up.
+    pub start_ns: u64,
+    pub stop_ns: u64,
     /// Largest congestion window, octets (iperf3 `max_snd_cwnd`).
     pub max_cwnd_bytes: u64,
     /// RTT samples' smallest, mean and largest, ns (iperf3 `min_rtt`, `mean_rtt`, `max_rtt`).
@@ -320,6 +324,8 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                         bytes_acked: t.client.bytes_acked,
                         acked_ns: t.acked_ns,
                         first_tx_ns: t.first_tx_ns,
+                        start_ns: t.start_ns,
+                        stop_ns: t.stop_ns,
                         max_cwnd_bytes: t.client.max_cwnd,
                         min_rtt_ns: t.client.rtt_min_ns,
                         mean_rtt_ns: t.client.rtt_sum_ns.checked_div(t.client.rtt_samples),

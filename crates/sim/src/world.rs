@@ -395,6 +395,12 @@ pub struct World {
     atm_captures: Vec<(String, results::Frames)>,
     /// Seed 004's adaptive upstreams (see `upstream`).
     upstreams: Vec<Upstream>,
+    /// How long each source's start has waited for its PPP link (see `send_from`).
+    deferred_ns: Vec<u64>,
+    /// When the run stops: the configured duration, moved later by the longest wait of
+    /// a source for its link, so that a test whose PPPoE session came up late still
+    /// gets its whole duration and drain (as one runs iperf -t 10 once pppd is up).
+    end_ns: u64,
 }
 
 impl World {
@@ -531,6 +537,8 @@ impl World {
         let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
         let upstreams = upstreams(&config, &attachments, &bsses)?;
         Ok(World {
+            deferred_ns: Vec::new(),
+            end_ns: config.duration_ns,
             config,
             engine,
             nodes,
@@ -571,8 +579,8 @@ impl World {
         for node in 0..self.nodes.len() {
             self.arm_ip_timer(node as u32)?;
         }
-        let until = SimTime::from_nanos(self.config.duration_ns);
-        while let Some((now, event)) = self.engine.step_if_before(until).map_err(budget)? {
+        self.deferred_ns = vec![0; self.sources.len()];
+        while let Some((now, event)) = self.engine.step_if_before(SimTime::from_nanos(self.end_ns)).map_err(budget)? {
             self.handle(now.as_nanos(), event)?;
         }
         Ok(self.results())
@@ -1018,6 +1026,16 @@ impl World {
         Ok(())
     }
 
+    /// A source waits `LINK_UP_POLL_NS` more for its link: the run's end moves with it.
+    /// Only while the configured duration lasts, so a link that never comes up cannot
+    /// stretch the run without end (the run then ends at most twice as late).
+    fn defer_end(&mut self, now: u64, source: usize) {
+        self.deferred_ns[source] += LINK_UP_POLL_NS;
+        if now < self.config.duration_ns {
+            self.end_ns = self.end_ns.max(self.config.duration_ns + self.deferred_ns[source]);
+        }
+    }
+
     fn send_from(&mut self, now: u64, source: usize) -> Result<(), RunError> {
         if !self.sources[source].active(now) {
             return Ok(());
@@ -1035,6 +1053,7 @@ impl World {
                     }
                     FlowConfig::Ping { start_ns, .. } | FlowConfig::UdpEcho { start_ns, .. } | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
                 }
+                self.defer_end(now, source);
                 let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
                 self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
                 return Ok(());
@@ -1051,10 +1070,16 @@ impl World {
                 let f = &mut self.tcp[flow];
                 f.start_ns += LINK_UP_POLL_NS;
                 f.stop_ns += LINK_UP_POLL_NS;
+                // Waiting for the link is not a stall of the transfer.
+                f.last_progress_ns += LINK_UP_POLL_NS;
+                if let Some(r) = f.intervals.as_mut() {
+                    r.delay(LINK_UP_POLL_NS);
+                }
                 if let FlowConfig::Tcp { start_ns, stop_ns, .. } = &mut self.sources[source].config {
                     *start_ns += LINK_UP_POLL_NS;
                     *stop_ns += LINK_UP_POLL_NS;
                 }
+                self.defer_end(now, source);
                 let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
                 self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
                 return Ok(());
@@ -1333,7 +1358,7 @@ impl World {
     }
 
     fn results(mut self) -> Results {
-        let now = self.config.duration_ns;
+        let now = self.end_ns;
         let (atm_links, atm_stats) = self.atm_results();
         // Frames on TAP ports were seen by the nodes themselves (no link carries them).
         for (i, node) in self.nodes.iter_mut().enumerate() {

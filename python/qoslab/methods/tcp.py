@@ -300,13 +300,16 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     def records(results: dict[str, Any]) -> list[dict[str, Any]]:
         each = [flow_result(results, f["id"]) for f in flows]
         tcps = [x.get("tcp") or {} for x in each]
+        # The application's own start and stop: later than planned when it waited for
+        # its PPP link (iperf is run once pppd says the link is up).
+        began = min((x.get("start_ns", START_NS) for x in tcps), default=START_NS)
         if t.method == "tcp.bulk" and t.bytes is None:
             # Over the test's time: what arrived by its end (iperf3's receiver sum).
             seconds = int(t.duration) / 1e9
-            delivered = [_delivered_by_stop(x, stop) for x in each]
+            delivered = [_delivered_by_stop(x, (x.get("tcp") or {}).get("stop_ns", stop)) for x in each]
         else:
             done = [x.get("completed_ns") for x in tcps]
-            seconds = (max(done) - START_NS) / 1e9 if done and all(d is not None for d in done) else None
+            seconds = (max(done) - began) / 1e9 if done and all(d is not None for d in done) else None
             delivered = [x["bytes_received"] for x in each]
         metrics: dict[str, Any] = {
             "throughput_mbps": round(sum(delivered) * 8 / seconds / 1e6, 6) if seconds else 0.0,
@@ -319,6 +322,9 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             "rack_lost": sum(x.get("rack_lost") or 0 for x in tcps),
             "srtt_ms": ms(tcps[0].get("srtt_ns")),
             "max_cwnd_bytes": max((x.get("max_cwnd_bytes") or 0 for x in tcps), default=0),
+            # How long the test waited for its link (a PPP session's discovery,
+            # authentication and IPCP) before it began.
+            "link_wait_s": round((began - START_NS) / 1e9, 9),
         }
         metrics.update(path_metrics(results, each))
         if t.method == "tcp.transfer":
@@ -326,7 +332,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             done, acked = tcp.get("completed_ns"), tcp.get("acked_ns")
             first_tx, first_rx = tcp.get("first_tx_ns"), each[0].get("first_rx_ns")
             metrics["completed"] = done is not None
-            metrics["transfer_time_s"] = None if done is None else round((done - START_NS) / 1e9, 9)
+            metrics["transfer_time_s"] = None if done is None else round((done - began) / 1e9, 9)
             # ttcp -t: the transmitter's clock, first byte sent to last byte acknowledged;
             # ttcp -r: the receiver's, first byte to last byte received.
             tx_s = None if acked is None or first_tx is None else (acked - first_tx) / 1e9
@@ -346,7 +352,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             "streams": [_stream_summary(x, seconds) for x in each],
         }
         if t.method == "tcp.bulk" and interval_ns > 0:
-            record["intervals"] = intervals(each, START_NS)
+            record["intervals"] = intervals(each, began)
         if t.trace:
             for stream, x in zip(record["streams"], tcps):
                 stream["trace"] = x.get("trace")

@@ -47,6 +47,13 @@ impl IntervalRecorder {
         IntervalRecorder { period, next: start + period, records: Vec::new() }
     }
 
+    /// The flow starts `by` ns later than planned (it waited for its link): so do its
+    /// intervals, as iperf3's begin when its streams connect.
+    pub fn delay(&mut self, by: u64) {
+        debug_assert!(self.records.is_empty(), "a flow is delayed only before it starts");
+        self.next += by;
+    }
+
     fn record(&mut self, end_ns: u64, sender: &TcpSocket, receiver: &TcpSocket) {
         let s = sender.stats();
         self.records.push(IntervalRecord {
