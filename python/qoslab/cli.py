@@ -209,7 +209,7 @@ def run(
                 for f in run.plan.flows
             }
             profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
-            render_run(stderr, run.label, run.results, records, labels, profiles)
+            render_run(stderr, run.label, run.results, records, labels, profiles, records=run.records)
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
