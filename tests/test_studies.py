@@ -89,6 +89,47 @@ def test_interrupt_keeps_finished_points_and_a_rerun_skips_them(tmp_path):
     assert row["ours"] == 45 and row["ok"] is True
 
 
+def test_interrupt_on_two_threads_keeps_every_saved_point_and_a_rerun_runs_only_the_rest(tmp_path):
+    """The points run on sweep.run_pool's threads: a point that raises (as Ctrl-C would)
+    stops the run; what finished is on disk, and a re-run runs exactly the others."""
+    first = Counting(fail_after=4)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce([first], tmp_path / "out", show_progress=False, jobs=2)
+    saved = {p.stem for p in (tmp_path / "out" / "data" / "seed900" / "points").glob("*.json")}
+    assert saved and saved <= set(first.runs)
+    again = Counting()
+    result = reproduce([again], tmp_path / "out", show_progress=False, jobs=2)
+    assert set(again.runs) == {f"p{i}" for i in range(10)} - saved
+    fresh = reproduce([Counting()], tmp_path / "fresh", show_progress=False, jobs=2)
+    assert result["summary"] == fresh["summary"] and result["summary"][0]["ours"] == 45
+    # The records are written in point order whatever order the threads finished in.
+    assert (tmp_path / "out" / "data" / "seed900" / "records.json").read_text() == (tmp_path / "fresh" / "data" / "seed900" / "records.json").read_text()
+
+
+def test_run_pool_hands_results_back_in_task_order_or_as_they_finish():
+    import threading
+
+    from qoslab.sweep import run_pool
+
+    gate = threading.Event()
+
+    def slow() -> str:
+        gate.wait(5)
+        return "slow"
+
+    def fast() -> str:
+        gate.set()
+        return "fast"
+
+    seen: list[int] = []
+    assert run_pool([slow, fast], jobs=2, on_done=lambda i, _: seen.append(i), ordered=False) == ["slow", "fast"]
+    assert seen == [1, 0]  # the second task finished first and was reported first
+    gate.clear()
+    seen.clear()
+    assert run_pool([slow, fast], jobs=2, on_done=lambda i, _: seen.append(i), ordered=True) == ["slow", "fast"]
+    assert seen == [0, 1]
+
+
 def test_records_read_back_from_parquet(tmp_path):
     pyarrow = pytest.importorskip("pyarrow.parquet")
     reproduce([registry()["002"]], tmp_path, show_progress=False)
