@@ -2,7 +2,9 @@
 slow 802.11b client — throughput, loss each way, round-trip time and CPU against UDP
 payload size and packet rate.
 
-Design, from ``examples/seed003_ipsec.toml``: UDP echo (LanTraffic) of 10 000 datagrams
+Design, from the seed's four examples (``seed003_ipsec_0vpn.toml``, ``_1vpn``, ``_2vpn``
+and ``seed003_ipsec.toml``), whose ``udp.echo`` test (:mod:`qoslab.methods.echo`) runs
+as ``qoslab run`` runs it, at each payload and gap: UDP echo (LanTraffic) of 10 000 datagrams
 per VPN, payloads 25 … 1600 bytes (with both sides of each fragmentation knee), 1 ms and
 5 ms apart, with 0 (baseline), 1, 2 and 3 VPNs, each VPN carrying its own stream at
 once (the k-th VPN's selector takes UDP port 7 + k - 1, and its stream goes there).
@@ -76,7 +78,7 @@ class Seed003(Study):
                 def run(progress: Any, vpns: int = vpns, gap: str = gap) -> list[dict[str, Any]]:
                     return run_echo(vpns, GAPS[gap], progress, PAYLOADS_AT[gap])
 
-                points.append(Point(key, f"seed 003: {vpns} VPN(s), {gap} gap, {len(PAYLOADS_AT[gap])} payloads", run, spec={"vpns": vpns, "gap": gap, "payloads": PAYLOADS_AT[gap], "count": COUNT, "example": (EXAMPLES / "seed003_ipsec.toml").read_text()}, weight=1 + vpns))
+                points.append(Point(key, f"seed 003: {vpns} VPN(s), {gap} gap, {len(PAYLOADS_AT[gap])} payloads", run, spec={"vpns": vpns, "gap": gap, "payloads": PAYLOADS_AT[gap], "count": COUNT, "example": (EXAMPLES / FAMILY[vpns]).read_text(), "records": "udp.echo method"}, weight=1 + vpns))
         return points
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
@@ -163,6 +165,7 @@ class Seed003(Study):
 
     def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
         return [
+            "Throughput is the udp.echo method's: the UDP payload echoed back over the time the echoes took to return (count x gap, or longer when they queued behind a saturated CPU or cell), so a queue drained after the sending stopped does not count as capacity.",
             "The fragmentation knees come out of the bytes: 1472 bytes of UDP payload fill a 1500-byte IP MTU in clear, and 1438 with transport-mode ESP (3DES-CBC, HMAC-SHA1-96: 8 + 8 + pad8(1438 + 8 + 2) + 12 = 1496).",
             "The client's CPU is pentium-ii-300mhz: 3DES-CBC + HMAC-SHA1 at 432 cycles a byte of ESP, calibrated on Fig. 10's saturation onset (3 VPNs, 5 ms, 600 bytes, 98 %), with uncalibrated per-packet costs; every other CPU, throughput and loss row is a prediction of that one number. The streams are one per VPN, each at the gap: with three of them at 5 ms the 802.11b cell itself cannot carry the echoes of large payloads, which the seed's Fig. 7 (little outbound loss at 5 ms) does not show - the seed's streams may have shared the gap.",
             *_loss_paragraph(rows),
