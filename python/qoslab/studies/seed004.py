@@ -366,6 +366,12 @@ class Seed004(Study):
         a = by.get("adaptive.channel")
         if a and a["ours"] is not None:
             out.append(f"Hidden terminals: {a['note']}. The backoff cap (0.1 s) is a setting of the router taken from the seed, not a measurement.")
+        t = by.get("tcp.shutdown.loss")
+        if t and t["ours"] is not None:
+            out.append(
+                f"TCP and loss: without link acknowledgements every lost radio frame is TCP's to repair; NetBSD 1.1's TCP (no SACK, exponential RTO backoff) falls to a tenth of its loss-free download at {t['ours']} % frame loss ({t['status']} with the seed's 'approach 10 %'). "
+                "The seed gives no threshold for 'shuts down': read as half the loss-free rate, ours would be about 5 %. The figure shows the whole curve."
+            )
         out.append("Rows about radio propagation (915 MHz, 33 cm, a mile), the users' patience and the CPUs are statements the model does not compute; they stay 'not reproduced' with their reason.")
         return out
 
