@@ -5,12 +5,13 @@ between two hosts, and what is still refused (``over``, single DES, other tunnel
 
 from __future__ import annotations
 
-import struct
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from conftest import pcap_packets
 
 from qoslab.backends.sim import lower, run_tests
 from qoslab.errors import InputError
@@ -82,17 +83,6 @@ def locate(path: Path, needle: str) -> tuple[int, int]:
     raise AssertionError(needle)
 
 
-def pcap_packets(path: Path) -> list[bytes]:
-    """The frames of a classic pcap file (24-byte header, 16-byte record headers)."""
-    data = path.read_bytes()
-    magic = struct.unpack("<I", data[:4])[0]
-    order = "<" if magic in (0xA1B2C3D4, 0xA1B23C4D) else ">"
-    frames, at = [], 24
-    while at < len(data):
-        _, _, length, _ = struct.unpack(order + "IIII", data[at : at + 16])
-        frames.append(data[at + 16 : at + 16 + length])
-        at += 16 + length
-    return frames
 
 
 def test_host_to_host_tunnel_lowers_to_a_mirrored_pair(tmp_path):

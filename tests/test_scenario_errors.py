@@ -182,6 +182,17 @@ CASES = [
         None,
     ),
     (
+        # A test names its ends by node, not by address: the message must say so, not
+        # "expected a string, found a string".
+        "test_to_address.toml",
+        ('"192.168.1.102"', "[[test]]"),
+        "test[0].to",
+        "not a node name",
+        "a node's name: a key of the [node.*] tables (a letter, then letters, digits, '_', '.' or '-')",
+        "'192.168.1.102'",
+        None,
+    ),
+    (
         "atm_mtu_over_aal5.toml",
         ("65535", None),
         "link[0].mtu",

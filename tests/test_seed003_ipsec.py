@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import pcap_packets
+
 from qoslab.backends.sim import run_tests
 from qoslab.data import cpu_profiles
 from qoslab.scenario import load_scenario, loads_scenario
@@ -58,16 +60,6 @@ def at(tunnels: int, **values):
     return scenario_at(load_scenario(FAMILY[tunnels]), {f"test[0].{k}": v for k, v in values.items()}, source=FAMILY[tunnels])
 
 
-def pcap_packets(path: Path) -> list[bytes]:
-    """The frames of a classic pcap file (24-byte header, 16-byte record headers)."""
-    raw = path.read_bytes()
-    order = "<" if struct.unpack("<I", raw[:4])[0] in (0xA1B2C3D4, 0xA1B23C4D) else ">"
-    frames, pos = [], 24
-    while pos < len(raw):
-        _, _, length, _ = struct.unpack(order + "IIII", raw[pos : pos + 16])
-        frames.append(raw[pos + 16 : pos + 16 + length])
-        pos += 16 + length
-    return frames
 
 
 def test_the_knees_follow_from_the_rfcs():

@@ -15,7 +15,7 @@ from typing import Any, Union, get_args, get_origin
 from pydantic import BaseModel, ValidationError
 
 from qoslab.errors import InputError, Problem, did_you_mean
-from qoslab.scenario.model import FieldProblem, Scenario
+from qoslab.scenario.model import NODE_NAME_PATTERN, FieldProblem, Scenario
 from qoslab.units import UnitError
 
 PathT = tuple[Union[str, int], ...]
@@ -336,7 +336,7 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
                     hint=did_you_mean(str(found), choices) if isinstance(found, str) and choices else None,
                 )
             )
-        elif _type_word(kind):
+        elif _type_word(kind) and kind != "string_pattern_mismatch":
             found = value if exists else e.get("input")
             problems.append(
                 problem(spans, path, "wrong type", expected=_type_word(kind), found=f"{show(found)} ({_toml_type(found)})")
@@ -355,6 +355,9 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
                 sign = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}[kind]
                 expected = f"a number {sign} {ctx[next(iter(ctx))]}"
                 msg = "out of range"
+            elif kind == "string_pattern_mismatch" and ctx.get("pattern") == NODE_NAME_PATTERN:
+                expected = "a node's name: a key of the [node.*] tables (a letter, then letters, digits, '_', '.' or '-')"
+                msg = "not a node name"
             elif kind == "string_pattern_mismatch":
                 expected = f"text matching {ctx.get('pattern')}"
                 msg = "not an accepted form"

@@ -54,10 +54,11 @@ class FieldProblem(ValueError):
         super().__init__(message)
         self.key, self.message, self.expected, self.found, self.hint = key, message, expected, found, hint
 
+NODE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]*$"
 NodeName = Annotated[
     str,
     Field(
-        pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$",
+        pattern=NODE_NAME_PATTERN,
         description="A node's name: a key of the [node.*] tables.",
     ),
 ]
