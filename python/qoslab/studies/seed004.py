@@ -338,8 +338,11 @@ class Seed004(Study):
                 ax.plot(t, [100 * s["radio"] for s in samples], color="black", label="radio delivery ratio (link acks)")
                 on_modem = [100 if s["channel"] == "modem" else 0 for s in samples]
                 ax.fill_between(t, 0, on_modem, step="post", color="0.85", label="upstream on the modem")
-                ax.axhline(90, color="0.4", linestyle="--", linewidth=0.8, label="leave the radio below 90 %")
-                ax.axhline(97, color="0.4", linestyle=":", linewidth=0.8, label="return above 97 %")
+                from qoslab.scenario import load_scenario
+
+                cfg = load_scenario(EXAMPLES / HIDDEN).node["r2"].adaptive
+                ax.axhline(100 * cfg.low, color="0.4", linestyle="--", linewidth=0.8, label=f"leave the radio below {100 * cfg.low:g} %")
+                ax.axhline(100 * cfg.high, color="0.4", linestyle=":", linewidth=0.8, label=f"return above {100 * cfg.high:g} %")
                 ax.set_xlabel("time (s)")
                 ax.set_ylabel("radio delivery ratio (%)")
                 ax.set_ylim(0, 105)
