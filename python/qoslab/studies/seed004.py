@@ -210,6 +210,8 @@ class Seed004(Study):
         from qoslab.scenario import load_scenario
 
         o: dict[str, Ours] = {}
+        if not data:
+            return o  # without runs nothing is claimed, not even the settings
         asym = self.curve(data, "asym")
         if asym:
             tp = {b: r["metrics"]["throughput_mbps"] for b, r in asym.items()}
