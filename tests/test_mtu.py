@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 import struct
 
 import pytest
@@ -97,6 +99,25 @@ def test_clip_mtu_and_cells():
         assert report.datagram.cells == cells
         assert report.datagram.wire_bytes == cells * 53
         assert report.datagram.fragments == 1
+
+
+def test_vc_mux_at_the_aal5_limit():
+    # RFC 2684 §6.1 VC multiplexing adds no header, so IPv4 (RFC 791: at most 65,535
+    # octets) fills the whole AAL5 SDU of ITU-T I.363.5 (at most 65,535 octets). The
+    # searches for the MSS and the UDP payload probe sizes above that limit, which AAL5
+    # refuses to encode: the analysis must treat them as not fitting (it used to raise).
+    stack = "atm/aal5/vc-mux(mtu=65535)/ipv4/tcp"
+    report = analyse(stack, size=65535)
+    assert report.mtu == 65535
+    assert report.tcp_mss == 65535 - 20 - 20
+    assert report.udp_max_payload == 65535 - 20 - 8
+    cells = math.ceil((65535 + 8) / 48)
+    assert cells == 1366
+    assert report.datagram.cells == cells
+    assert report.datagram.wire_bytes == cells * 53
+    done = subprocess.run([sys.executable, "-m", "qoslab", "mtu", stack], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_slip_bare_ack_on_the_line():

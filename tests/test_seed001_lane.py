@@ -87,7 +87,11 @@ def test_lane_joins_and_floods_only_while_resolving():
     # Two proxies, each resolving the other's side once: ≤ 1 unknown frame each way,
     # plus the broadcasts of ARP.
     assert lane["unknown_frames"] <= 2
-    assert lane["bus_frames_in"] == lane["unknown_frames"] + lane["broadcast_frames"]
+    # With the flush protocol each client that flooded a frame to a destination sends
+    # one LE_FLUSH_REQUEST down the BUS path before using its data-direct VCC.
+    assert lane["flush_requests"] <= lane["unknown_frames"]
+    assert lane["flush_responses"] == lane["flush_requests"]
+    assert lane["bus_frames_in"] == lane["unknown_frames"] + lane["broadcast_frames"] + lane["flush_requests"]
     assert 1 <= lane["bus_frames_in"] <= 8, lane["bus_frames_in"]
 
 

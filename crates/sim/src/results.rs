@@ -54,6 +54,10 @@ pub struct FlowResult {
     pub received: u64,
     pub lost: u64,
     pub duplicates: u64,
+    /// Datagrams that arrived after a higher-numbered one (RFC 4737 §3.3); left out
+    /// of the JSON when none did.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reordered: u64,
     pub bytes_received: u64,
     pub first_rx_ns: Option<u64>,
     pub last_rx_ns: Option<u64>,
@@ -292,6 +296,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     received: t.bytes_received,
                     lost: 0,
                     duplicates: 0,
+                    reordered: 0,
                     bytes_received: t.bytes_received,
                     first_rx_ns: t.first_rx_ns,
                     last_rx_ns: t.last_rx_ns,
@@ -338,6 +343,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 received: s.received,
                 lost: s.sent.saturating_sub(s.received),
                 duplicates: s.duplicates,
+                reordered: s.reordered,
                 bytes_received: s.bytes_received,
                 first_rx_ns: s.first_rx_ns,
                 last_rx_ns: s.last_rx_ns,
@@ -453,4 +459,8 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
     }
     captures.extend(air_captures);
     Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures, atm: None }
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }

@@ -135,6 +135,10 @@ pub struct FlowStats {
     pub rtt_ns: Vec<u64>,
     /// Highest sequence number received, to count duplicates and reordering honestly.
     pub duplicates: u64,
+    /// Arrivals with a sequence number below the highest one received before them
+    /// (RFC 4737 §3.3, Type-P-Reordered: s < NextExp).
+    pub reordered: u64,
+    highest: Option<u32>,
     seen: Vec<u64>,
 }
 
@@ -151,6 +155,10 @@ impl FlowStats {
             return;
         }
         self.seen[word] |= bit;
+        match self.highest {
+            Some(h) if seq < h => self.reordered += 1,
+            _ => self.highest = Some(seq),
+        }
         self.received += 1;
         self.bytes_received += bytes;
         self.first_rx_ns.get_or_insert(received_ns);
@@ -201,6 +209,16 @@ mod test {
         j.record(0, 100);
         j.record(1000, 1260); // D = 160
         assert!((j.value().unwrap() - 10.0).abs() < 1e-9); // 160/16
+    }
+
+    #[test]
+    fn late_arrivals_count_as_reordered() {
+        let mut f = FlowStats::default();
+        for seq in [0u32, 1, 3, 2, 4, 5] {
+            f.record_arrival(seq, 0, 1, 10);
+        }
+        // RFC 4737 §3.3: only 2 arrives after a higher number (3).
+        assert_eq!(f.reordered, 1);
     }
 
     #[test]

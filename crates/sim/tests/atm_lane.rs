@@ -64,7 +64,7 @@ fn two_hosts() -> SimConfig {
         links: vec![atm_link("l1", (0, 0), (3, 0), &[]), atm_link("l2", (1, 0), (3, 1), &[]), atm_link("l3", (2, 0), (3, 2), &[])],
         atm: AtmConfig {
             switches: vec![switch(3)],
-            lane: LaneConfig { elans: vec![elan("elan1", (2, 0))], lecs: Some(PortRef { node: 2, port: 0 }), clients: vec![lec(0, 0, false), lec(1, 0, false)], mpoa: None },
+            lane: LaneConfig { elans: vec![elan("elan1", (2, 0))], lecs: Some(PortRef { node: 2, port: 0 }), clients: vec![lec(0, 0, false), lec(1, 0, false)], ..Default::default() },
             ..Default::default()
         },
         ..Default::default()
@@ -129,14 +129,86 @@ fn first_packets_flood_through_the_bus_until_the_data_direct_vcc() {
     // call (LANE v1 lets clients keep or release a duplicate), no more flooding.
     assert_eq!(lane.unknown_frames, 2);
     assert!((1..=2).contains(&lane.data_direct_vccs), "{}", lane.data_direct_vccs);
-    assert_eq!(lane.bus_frames_in, lane.broadcast_frames + lane.unknown_frames);
-    // The BUS echoes to both clients: 3 frames × 2 leaves; each drops its own.
-    assert_eq!(lane.bus_frames_out, 3);
+    // Each client flooded one frame to the other, so each flushes the BUS path once
+    // before switching to the data-direct VCC; the target answers every flush.
+    assert_eq!(lane.flush_requests, 2);
+    assert_eq!(lane.flush_responses, 2);
+    assert_eq!(lane.bus_frames_in, lane.broadcast_frames + lane.unknown_frames + lane.flush_requests);
+    // The BUS echoes to both clients: 5 frames × 2 leaves; each drops its own.
+    assert_eq!(lane.bus_frames_out, 5);
     // Order at h1 after it is operational: the LE_ARP for h2 precedes everything direct.
     let log = log_of(&r, 0);
     let op = log.iter().position(|s| s == "operational").unwrap();
     assert_eq!(log[op + 1], "sends LE_ARP_REQUEST");
     assert_eq!(log[op + 2], "receives LE_ARP_RESPONSE");
+}
+
+/// h1 sends 200 datagrams/s to h2 from the start through a BUS that serves 20
+/// frames/s (50 ms each): the first datagram to h2 waits 50 ms in the BUS while the
+/// LE_ARP and the data-direct SVC take a few ms.
+fn slow_bus(flush: bool) -> sim::results::Results {
+    let mut c = two_hosts();
+    c.atm.lane.flush = flush;
+    c.atm.lane.elans[0].bus_frames_per_second = Some(20);
+    c.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(0, 2), dst_port: 9, payload: 100, rate_pps: 200.0, start_ns: 100 * MS, stop_ns: 600 * MS, dont_fragment: false }];
+    sim::simulate(c).unwrap()
+}
+
+#[test]
+fn flush_keeps_frames_in_order_across_the_switch_to_the_data_direct_vcc() {
+    // Without the flush protocol the frames held for the data-direct VCC overtake the
+    // one still queued in the BUS: the receiver sees it late (RFC 4737 §3.3 reordering).
+    let r = slow_bus(false);
+    assert_clean(&r);
+    let lane = &r.atm.as_ref().unwrap().lane;
+    assert!(lane.unknown_frames >= 1 && lane.data_direct_vccs >= 1);
+    assert_eq!(lane.flush_requests, 0);
+    assert!(r.flows[0].reordered >= 1, "without flush: {} reordered", r.flows[0].reordered);
+    // With it (LE_FLUSH_REQUEST down the BUS path behind the flooded frame, frames held
+    // until the LE_FLUSH_RESPONSE), nothing arrives out of order and nothing is lost
+    // that the run without flush delivered (at 200/s the frames held during the
+    // ~100 ms flush stay under the client's queue of 64).
+    let f = slow_bus(true);
+    assert_clean(&f);
+    let lane = &f.atm.as_ref().unwrap().lane;
+    assert!(lane.flush_requests >= 1 && lane.flush_responses == lane.flush_requests, "{} requests, {} responses", lane.flush_requests, lane.flush_responses);
+    assert!(lane.held_by_flush > 0);
+    assert_eq!(f.flows[0].reordered, 0);
+    assert_eq!(f.flows[0].received, r.flows[0].received);
+    // The flush request left h1 after its flooded frame and before any direct frame:
+    // the order of h1's control log.
+    let log = log_of(&f, 0);
+    let flush = log.iter().position(|s| s == "sends LE_FLUSH_REQUEST").expect("h1 flushed");
+    assert!(log[flush..].iter().any(|s| s == "receives LE_FLUSH_RESPONSE"));
+}
+
+#[test]
+fn le_arp_entries_age_out_after_c17_and_are_resolved_again() {
+    // af-lane-0021.000 C17 Aging Time, 300 s: a ping every 10 s for 400 s.
+    let mut c = two_hosts();
+    c.duration_ns = 401_000 * MS;
+    c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(0, 2), count: 40, interval_ns: 10_000 * MS, payload: 56, start_ns: 100 * MS }];
+    let r = sim::simulate(c).unwrap();
+    assert_eq!(r.flows[0].received, 40);
+    assert_clean(&r);
+    let lane = &r.atm.as_ref().unwrap().lane;
+    // Each client's entry for the other expires once in 400 s.
+    assert_eq!(lane.le_arp_aged, 2, "{:?}", lane.log);
+    let h1: Vec<(u64, String)> = lane.log.iter().filter(|(_, n, _)| *n == 0).map(|(t, _, s)| (*t, s.clone())).collect();
+    // h1 resolved h2 when the first echo request left (after the BUS's LE_ARP at the join).
+    let responses: Vec<u64> = h1.iter().filter(|(_, s)| s == "receives LE_ARP_RESPONSE").map(|(t, _)| *t).collect();
+    assert_eq!(responses.len(), 3, "BUS, h2, h2 again: {h1:?}");
+    let verified = responses[1];
+    // The entry expires at the first echo request sent 300 s or more after that: the
+    // requests leave at 0.1 s + k × 10 s.
+    let first_stale = (0..40u64).map(|k| 100 * MS + k * 10_000 * MS).find(|&t| t >= verified + 300_000 * MS).unwrap();
+    let aged = h1.iter().find(|(_, s)| s.contains("aged out")).map(|(t, _)| *t).unwrap();
+    assert_eq!(aged, first_stale);
+    // ... and is asked for again at once, then verified anew.
+    let asked: Vec<u64> = h1.iter().filter(|(_, s)| s == "sends LE_ARP_REQUEST").map(|(t, _)| *t).collect();
+    assert_eq!(asked.len(), 3);
+    assert_eq!(asked[2], aged);
+    assert!(responses[2] > aged);
 }
 
 #[test]
@@ -251,3 +323,57 @@ fn mpoa_shortcut_after_ten_packets_in_a_second() {
     assert_eq!(r.flows[0].received, 30);
     assert_eq!(r.atm.as_ref().unwrap().lane.shortcut_packets, 0);
 }
+
+/// Three ELANs in a row, two routers, each running an MPS: h1 (0) in elan1
+/// (10.0.1.0/24), rA (4) between elan1 and elan2 (10.0.2.0/24), rB (5) between elan2
+/// and elan3 (10.0.3.0/24), h2 (1) in elan3. h1's MPS (rA's) does not serve h2.
+fn three_elans() -> SimConfig {
+    let mut c = two_hosts();
+    let dflt = |via| vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via }];
+    c.nodes[0] = node("h1", vec![lan_port("atm0", 1, Some((ip(1, 1), 24)))], dflt(ip(1, 254)), false);
+    c.nodes[1] = node("h2", vec![lan_port("atm0", 2, Some((ip(3, 1), 24)))], dflt(ip(3, 254)), false);
+    c.nodes[3] = atm_switch_node("sw", 7);
+    let net = |n: u8| RouteConfig { destination: ip(n, 0), prefix_len: 24, via: Ipv4Addr::UNSPECIFIED };
+    let ra = node("rA", vec![lan_port("atm0", 40, Some((ip(1, 254), 24))), lan_port("atm1", 41, Some((ip(2, 253), 24)))], vec![RouteConfig { via: ip(2, 254), ..net(3) }], true);
+    let rb = node("rB", vec![lan_port("atm0", 60, Some((ip(2, 254), 24))), lan_port("atm1", 61, Some((ip(3, 254), 24)))], vec![RouteConfig { via: ip(2, 253), ..net(1) }], true);
+    c.nodes.push(ra);
+    c.nodes.push(rb);
+    c.links.push(atm_link("l4", (4, 0), (3, 3), &[]));
+    c.links.push(atm_link("l5", (4, 1), (3, 4), &[]));
+    c.links.push(atm_link("l6", (5, 0), (3, 5), &[]));
+    c.links.push(atm_link("l7", (5, 1), (3, 6), &[]));
+    c.atm.lane.elans = vec![elan("elan1", (2, 0)), elan("elan2", (2, 0)), elan("elan3", (2, 0))];
+    let lc = |n: u32, port: u16, elan: usize| LecConfig { port: PortRef { node: n, port }, elan, proxy: false };
+    c.atm.lane.clients = vec![lc(0, 0, 0), lc(1, 0, 2), lc(4, 0, 0), lc(4, 1, 1), lc(5, 0, 1), lc(5, 1, 2)];
+    let mps = |n: u32, port: u16| PortRef { node: n, port };
+    c.atm.lane.mpoa = Some(MpoaConfig { servers: vec![mps(4, 0), mps(4, 1), mps(5, 0), mps(5, 1)], shortcut_frames: 10, shortcut_time_ns: 1_000 * MS });
+    c
+}
+
+#[test]
+fn nhrp_resolution_crosses_two_next_hop_servers() {
+    let mut c = three_elans();
+    c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(3, 1), count: 30, interval_ns: 20 * MS, payload: 56, start_ns: 100 * MS }];
+    let r = sim::simulate(c).unwrap();
+    let lane = &r.atm.as_ref().unwrap().lane;
+    assert_eq!(r.flows[0].received, 30, "{:?}", lane.log);
+    assert_clean(&r);
+    // RFC 2332 §5.2.1: h1's MPS (rA) does not serve 10.0.3.1, so it forwards the
+    // request to the next NHS on the routed path (rB's MPS), which answers; rA relays
+    // the answer to h1's MPC. The same for h2's replies the other way: two forwards,
+    // two relays, two MPOA requests and two MPOA replies.
+    assert_eq!(lane.mpoa_resolution_requests, 2);
+    assert_eq!(lane.nhrp_forwarded, 2);
+    assert_eq!(lane.nhrp_relayed, 2);
+    assert_eq!(lane.mpoa_resolution_replies, 2);
+    let ra = log_of(&r, 4);
+    let rb = log_of(&r, 5);
+    assert!(ra.iter().any(|s| s == "sends NHRP Resolution Request for 10.0.3.1"), "{ra:?}");
+    assert!(rb.iter().any(|s| s == "sends NHRP Resolution Reply for 10.0.3.1"), "{rb:?}");
+    assert!(ra.iter().any(|s| s == "sends MPOA Resolution Reply for 10.0.3.1"), "{ra:?}");
+    // Each host's MPC opens a shortcut straight to the other's (the egress MPC named in
+    // the reply), past both routers: after the first ten packets or so each way.
+    assert_eq!(lane.shortcuts, 2);
+    assert!(lane.shortcut_packets >= 2 * 17 && lane.shortcut_packets <= 2 * 20, "{} on shortcuts", lane.shortcut_packets);
+}
+

@@ -303,7 +303,13 @@ class _Analysis:
         return inputs
 
     def fits(self, path: _Path, start: int, payload: bytes, upto: int | None = None) -> bool:
-        inputs = self.encode_outward(path, start, payload)
+        try:
+            inputs = self.encode_outward(path, start, payload)
+        except ValueError:
+            # A layer refused to encode a payload this large (AAL5 carries at most
+            # 65,535 octets, ITU-T I.363.5; IPv4 at most 65,535 in all, RFC 791): the
+            # packet does not fit. The searches probe sizes above every limit.
+            return False
         for k, mtu in self.mtus.items():
             if k <= start and (upto is None or k < upto) and inputs[k] > mtu:
                 return False

@@ -177,6 +177,11 @@ def write_report(studies: list[Any], results: dict[str, dict[str, list[dict[str,
         by_key = {r["key"]: r for r in rows}
         for table in study.tables():
             body.append(_paper_table(table, by_key))
+        # Tables of a study's own measurements, with no published column (optional).
+        for title, header, trs in getattr(study, "measured_tables", lambda d: [])(data) if data else []:
+            head = "".join(f'<th class="l">{html.escape(h)}</th>' if i == 0 else f"<th>{html.escape(h)}</th>" for i, h in enumerate(header))
+            cells = "".join("<tr>" + "".join(f'<td class="l">{html.escape(c)}</td>' if i == 0 else f"<td class='ours'>{html.escape(c)}</td>" for i, c in enumerate(tr)) + "</tr>" for tr in trs)
+            body.append(f"<h3>{html.escape(title)}</h3><table><tr>{head}</tr>{cells}</table>")
         body.append("<h3>What agrees and what does not</h3>")
         for para in study.discussion(rows, data):
             body.append(f"<p>{html.escape(para)}</p>")

@@ -24,8 +24,24 @@
 //!   registered it forwards the request to the proxy clients (§7.1.5.1), and a proxy
 //!   that has the MAC behind it (seen as the source of a frame it sent into the ELAN)
 //!   answers with the REMOTE-ADDRESS flag; the LES relays the answer.
-//! * §7.1.9 the flush protocol is optional and not modelled: frames that went through
-//!   the BUS can arrive after the first ones on the new data-direct VCC.
+//! * The flush protocol (LE_FLUSH_REQUEST/RESPONSE, op-codes 0x0007/0x0107): before a
+//!   client moves a destination's frames from the BUS to a new data-direct VCC it sends
+//!   an LE_FLUSH_REQUEST (target ATM address = the destination client) down the BUS
+//!   path, behind the frames it flooded there, and holds the destination's frames until
+//!   the LE_FLUSH_RESPONSE comes back (the target answers on its control-direct VCC,
+//!   the LES relays it to the requester's LECID), so no frame is reordered. If no
+//!   response arrives within C22 Path Switching Delay (6 s) the client switches anyway
+//!   (checked when the next frame for that destination is sent). A destination none of
+//!   whose frames went through the BUS switches at once. `LaneConfig::flush = false`
+//!   turns the protocol off (it is optional in LANE v1).
+//! * LE_ARP cache aging: an entry not verified by an LE_ARP response for C17 Aging Time
+//!   (300 s) expires; the next frame for that MAC is treated as unknown (resolved
+//!   again, one frame through the BUS within C10/C11, the rest held), and when the
+//!   answer names the ATM address whose data-direct VCC is still up the client flushes
+//!   and uses it again. Expiry is checked when a frame is sent, which is when it
+//!   matters. C12 VCC Timeout Period (20 min: release of an idle data-direct VCC) is not
+//!   modelled: hosts do not release calls here (UNI RELEASE from an end system is not
+//!   in `net`).
 //! * The BUS (§7.2) forwards every frame it receives on a multicast-send VCC to every
 //!   client's multicast-forward VCC, the sender's included (a client drops frames with
 //!   its own LECID, §7.1.14). Point-to-multipoint VCCs are replaced by one
@@ -42,10 +58,17 @@
 //!   parameters") trigger an MPOA Resolution Request (NHRP, RFC 2332 §5.2.1, with the
 //!   MPOA op-code 134). The MPS answers (op-code 135) with the ATM address of the egress
 //!   MPC, the client calls it (a shortcut VCC, LLC/SNAP routed PDUs, RFC 2684 §5.1) and
-//!   sends the flow on it. Simplifications: one MPS plays ingress and egress MPS (no
-//!   NHRP forwarding between route servers); the egress MPC's DLL header for the
-//!   destination is learnt from the router's frames instead of MPOA cache imposition
-//!   (§4.7.2.2); the MPS learns IP → MAC from the frames its router sends.
+//!   sends the flow on it. An MPS whose router sends the destination's packets on to
+//!   another router running an MPS is not the destination's serving NHS: it makes an
+//!   NHRP Resolution Request (RFC 2332 §5.2.1, op-code 1, hop count
+//!   [`NHRP_HOP_COUNT`] decremented at each NHS) and sends it to that MPS on an MPS-MPS
+//!   VCC; the MPS that serves the destination answers (op-code 2) and each NHS relays
+//!   the reply back the way the request came (§5.2.2), the first as an MPOA Resolution
+//!   Reply to its MPC: resolution across any number of LISs. Simplifications: the
+//!   egress MPC's DLL header for the destination is learnt from the router's frames
+//!   instead of MPOA cache imposition (§4.7.2.2); the MPS learns IP → MAC (and so the
+//!   next hop) from the frames its router sends, not from its routing table; which LE
+//!   clients belong to an MPS is configured, in place of the device-type TLVs of §4.1.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::Ipv4Addr;
@@ -96,6 +119,11 @@ pub const MAX_UNKNOWN_FRAME_TIME_NS: u64 = 1_000_000_000;
 /// queue, RFC 1122 §2.3.2.2, allows at least one; 64 here so a burst survives the
 /// 2-3 ms of LE_ARP and SVC set-up; uncalibrated).
 pub const PENDING_LIMIT: usize = 64;
+/// af-lane-0021.000 §5.2: C17 Aging Time, default 300 s (range 10-300 s).
+pub const AGING_TIME_NS: u64 = 300_000_000_000;
+/// af-lane-0021.000 §5.2: C22 Path Switching Delay, default 6 s: the longest a client
+/// holds a destination's frames waiting for its LE_FLUSH_RESPONSE.
+pub const PATH_SWITCHING_DELAY_NS: u64 = 6_000_000_000;
 /// af-mpoa-0087.000 §5.2.1 MPC-p1 Shortcut-Setup Frame Count, default 10.
 pub const SHORTCUT_FRAME_COUNT: u32 = 10;
 /// af-mpoa-0087.000 §5.2.1 MPC-p2 Shortcut-Setup Frame Time, default 1 s.
@@ -108,7 +136,7 @@ pub const INITIAL_RETRY_TIME_NS: u64 = 5_000_000_000;
 pub const BUS_CELLS_PER_SECOND: u64 = 53_000;
 
 /// The LANE and MPOA part of the ATM configuration.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LaneConfig {
     #[serde(default)]
@@ -123,6 +151,26 @@ pub struct LaneConfig {
     /// MPOA servers (on routers' LANE ports) and the MPCs' thresholds.
     #[serde(default)]
     pub mpoa: Option<MpoaConfig>,
+    /// Clients run the flush protocol before switching a destination from the BUS to
+    /// its data-direct VCC (optional in LANE v1; default on).
+    #[serde(default = "default_true")]
+    pub flush: bool,
+    /// C17 Aging Time, ns (default 300 s).
+    #[serde(default = "default_aging")]
+    pub aging_time_ns: u64,
+}
+
+impl Default for LaneConfig {
+    fn default() -> LaneConfig {
+        LaneConfig { elans: Vec::new(), lecs: None, clients: Vec::new(), mpoa: None, flush: true, aging_time_ns: AGING_TIME_NS }
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+fn default_aging() -> u64 {
+    AGING_TIME_NS
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -206,6 +254,8 @@ pub enum VcRole {
     MpoaControl,
     /// MPOA shortcut (LLC/SNAP routed IP).
     Shortcut,
+    /// MPS → MPS: NHRP between next-hop servers (RFC 2332), LLC/SNAP NHRP.
+    NhsPeer,
 }
 
 /// The role of a VC from one end: `local` is the selector of this end's address,
@@ -218,6 +268,7 @@ pub fn vc_role(local: u8, peer: u8) -> Option<VcRole> {
         (sel::LEC, sel::LEC) => VcRole::DataDirect,
         (sel::MPC, sel::MPS) | (sel::MPS, sel::MPC) => VcRole::MpoaControl,
         (sel::MPC, sel::MPC) => VcRole::Shortcut,
+        (sel::MPS, sel::MPS) => VcRole::NhsPeer,
         _ => return None,
     })
 }
@@ -252,6 +303,15 @@ pub struct Lec {
     pub forward_up: bool,
     /// LE_ARP cache (§7.1.5): MAC → ATM address of the client that has it.
     pub le_arp: BTreeMap<Mac, AtmAddress>,
+    /// When each LE_ARP entry was last verified (an LE_ARP response), for C17.
+    pub verified: BTreeMap<Mac, u64>,
+    /// Destinations with unicast frames sent through the BUS since their last flush.
+    pub flooded: BTreeSet<Mac>,
+    /// Flushes outstanding: destination → (transaction id, when the request left).
+    pub flushing: BTreeMap<Mac, (u32, u64)>,
+    /// Whether this client runs the flush protocol, and its C17 (ns).
+    pub flush: bool,
+    pub aging_ns: u64,
     /// Data-direct VCs by far ATM address.
     pub direct: BTreeMap<AtmAddress, usize>,
     /// LE_ARP requests outstanding.
@@ -284,6 +344,11 @@ impl Lec {
             bus_vc: None,
             forward_up: false,
             le_arp: BTreeMap::new(),
+            verified: BTreeMap::new(),
+            flooded: BTreeSet::new(),
+            flushing: BTreeMap::new(),
+            flush: true,
+            aging_ns: AGING_TIME_NS,
             direct: BTreeMap::new(),
             resolving: BTreeSet::new(),
             pending: BTreeMap::new(),
@@ -297,6 +362,33 @@ impl Lec {
     pub fn transaction(&mut self) -> u32 {
         self.next_transaction += 1;
         self.next_transaction
+    }
+
+    /// C17: forgets the LE_ARP entry of `dst` if it was last verified `aging_ns` or
+    /// more before `now`; true if it expired.
+    pub fn age(&mut self, now: u64, dst: Mac) -> bool {
+        match self.verified.get(&dst) {
+            Some(&t) if now.saturating_sub(t) >= self.aging_ns && self.le_arp.contains_key(&dst) => {
+                self.le_arp.remove(&dst);
+                self.verified.remove(&dst);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `dst`'s frames must wait for a flush at `now`: a flush is outstanding and
+    /// C22 has not run out (if it has, the client gives up waiting).
+    pub fn flush_pending(&mut self, now: u64, dst: Mac) -> bool {
+        match self.flushing.get(&dst) {
+            Some(&(_, since)) if now.saturating_sub(since) < PATH_SWITCHING_DELAY_NS => true,
+            Some(_) => {
+                self.flushing.remove(&dst);
+                self.flooded.remove(&dst);
+                false
+            }
+            None => false,
+        }
     }
 
     /// §5.2 C10/C11: may another frame to unknown `dst` go to the BUS at `now`?
@@ -466,7 +558,22 @@ pub struct Servers {
     pub bus: BTreeMap<u8, Bus>,
     /// MPS: IP → MAC learnt from the frames the router sent into this ELAN.
     pub mps: Option<BTreeMap<Ipv4Addr, Mac>>,
+    /// MPS: the LE clients of every MPS (their ATM addresses), as MPOA's device-type
+    /// TLVs in LE_ARP responses would tell (af-mpoa-0087.000 §4.1; configured here). A
+    /// next hop among them is a router whose MPS is the next NHS toward a destination.
+    pub nhs_lecs: BTreeSet<AtmAddress>,
+    /// MPS: VCs to other MPSs (NHS peers) by their MPS address, and the requests
+    /// waiting for a VC to come up.
+    pub nhs_vcs: BTreeMap<AtmAddress, usize>,
+    pub nhs_queued: BTreeMap<AtmAddress, Vec<wire::nhrp::Repr>>,
+    /// MPS: requests forwarded to the next NHS, by (source NBMA address, request ID):
+    /// where the reply goes back (endpoint, VC) and the operation that asked.
+    pub nhs_forwarded: BTreeMap<(AtmAddress, u32), (u32, usize, wire::nhrp::Operation)>,
 }
+
+/// RFC 2332 §5.2.0.1 Hop Count an MPS puts on the NHRP Resolution Request it makes of
+/// an MPOA one (the RFC sets no default; 16, uncalibrated, more than any test's path).
+pub const NHRP_HOP_COUNT: u8 = 16;
 
 /// The octets of a control frame.
 pub fn control_bytes(repr: &ControlRepr<'_>) -> Vec<u8> {
@@ -510,6 +617,17 @@ pub struct LaneStats {
     pub shortcuts: u64,
     /// Packets sent on shortcuts.
     pub shortcut_packets: u64,
+    /// LE_FLUSH_REQUESTs sent (through the BUS) and LE_FLUSH_RESPONSEs received.
+    pub flush_requests: u64,
+    pub flush_responses: u64,
+    /// Frames held while their destination's flush was outstanding.
+    pub held_by_flush: u64,
+    /// LE_ARP entries that expired after C17 and were resolved again.
+    pub le_arp_aged: u64,
+    /// NHRP Resolution Requests an MPS forwarded to the next NHS (RFC 2332 §5.2.1),
+    /// and the replies it relayed back.
+    pub nhrp_forwarded: u64,
+    pub nhrp_relayed: u64,
 }
 
 impl LaneStats {

@@ -35,6 +35,8 @@ fn opcode_name(op: Opcode) -> &'static str {
         Opcode::JoinResponse => "LE_JOIN_RESPONSE",
         Opcode::ArpRequest => "LE_ARP_REQUEST",
         Opcode::ArpResponse => "LE_ARP_RESPONSE",
+        Opcode::FlushRequest => "LE_FLUSH_REQUEST",
+        Opcode::FlushResponse => "LE_FLUSH_RESPONSE",
         _ => "LE control",
     }
 }
@@ -45,6 +47,18 @@ fn ipv4_dst(frame: &[u8]) -> Option<Ipv4Addr> {
     }
     let d = &frame[ethernet::HEADER_LEN + 16..ethernet::HEADER_LEN + 20];
     Some(Ipv4Addr::new(d[0], d[1], d[2], d[3]))
+}
+
+/// Holds `frame` for `dst` until its data-direct VCC (or flush) is ready; counts it in
+/// `counter`, or drops it when the queue is full.
+fn hold(l: &mut Lec, dst: Mac, frame: Vec<u8>, counter: &mut u64, node: u32, port: u16, out: &mut AtmOut) {
+    let q = l.pending.entry(dst).or_default();
+    if q.len() >= lane::PENDING_LIMIT {
+        out.drops.push((node, Some(port), format!("LE client's queue for {dst} full while its data-direct VCC is set up"), frame.get(14..).map(<[u8]>::to_vec)));
+        return;
+    }
+    q.push_back(frame);
+    *counter += 1;
 }
 
 impl AtmNet {
@@ -95,6 +109,14 @@ impl AtmNet {
                 e.servers.get_or_insert_with(Box::default).mps = Some(BTreeMap::new());
                 mps_of_elan.insert(elan, (e.mac, lane::with_selector(e.atm, sel::MPS)));
             }
+            // Every MPS knows which LE clients belong to MPSs (its NHS peers).
+            let lecs: std::collections::BTreeSet<AtmAddress> = m.servers.iter().filter_map(|r| self.endpoint_of.get(&(r.node, r.port))).map(|&ep| self.endpoints[ep as usize].atm).collect();
+            for r in &m.servers {
+                let ep = self.endpoint_of[&(r.node, r.port)];
+                if let Some(s) = self.endpoints[ep as usize].servers.as_mut() {
+                    s.nhs_lecs = lecs.clone();
+                }
+            }
         }
         for (k, c) in config.clients.iter().enumerate() {
             let ep = ep_at(self, c.port, format!("atm.lane.clients[{k}].port"))?;
@@ -102,6 +124,8 @@ impl AtmNet {
             let e = &mut self.endpoints[ep as usize];
             let mut l = Lec::new(elan.name.clone(), c.proxy, e.mac);
             l.lecs = lecs_atm;
+            l.flush = config.flush;
+            l.aging_ns = config.aging_time_ns;
             if lecs_atm.is_none() {
                 l.les = Some(les_atm[c.elan]);
             }
@@ -243,11 +267,7 @@ impl AtmNet {
                 }
                 let macs: Vec<Mac> = l.le_arp.iter().filter(|(_, a)| **a == p).map(|(m, _)| *m).collect();
                 for m in macs {
-                    let frames: Vec<Vec<u8>> = self.endpoints[ep as usize].lane.as_mut().unwrap().pending.remove(&m).unwrap_or_default().into();
-                    for f in frames {
-                        self.send_data(now, ep, v, f, out);
-                        self.stats.lane.direct_frames += 1;
-                    }
+                    self.switch_to_direct(now, ep, m, v, p, out);
                 }
             }
             (VcRole::MpoaControl, true) => {
@@ -255,6 +275,14 @@ impl AtmNet {
                 m.control_vc = Some(v);
                 for dst in std::mem::take(&mut m.queued) {
                     self.mpoa_request(now, ep, dst, out);
+                }
+            }
+            (VcRole::NhsPeer, true) => {
+                let Some(s) = e.servers.as_mut() else { return };
+                let Some(p) = peer else { return };
+                s.nhs_vcs.insert(p, v);
+                for q in s.nhs_queued.remove(&p).unwrap_or_default() {
+                    self.send_nhrp(now, ep, v, &q, out);
                 }
             }
             (VcRole::Shortcut, true) => {
@@ -346,8 +374,23 @@ impl AtmNet {
             self.send_data(now, ep, v, frame, out);
             return;
         }
+        if l.age(now, dst) {
+            self.stats.lane.le_arp_aged += 1;
+            self.stats.lane.note(now, node, format!("LE_ARP entry for {dst} aged out"));
+        }
+        let l = self.endpoints[ep as usize].lane.as_mut().unwrap();
+        if l.flush_pending(now, dst) {
+            hold(l, dst, frame, &mut self.stats.lane.held_by_flush, node, port, out);
+            return;
+        }
+        let e = &mut self.endpoints[ep as usize];
+        let l = e.lane.as_mut().unwrap();
         if let Some(&v) = l.le_arp.get(&dst).and_then(|a| l.direct.get(a)) {
             if e.vcs[v].state == VcState::Active {
+                if !l.pending.get(&dst).is_none_or(|q| q.is_empty()) {
+                    // Frames from before a flush that gave up (C22): they go first.
+                    self.release_pending(now, ep, dst, v, out);
+                }
                 self.stats.lane.direct_frames += 1;
                 self.send_data(now, ep, v, frame, out);
                 return;
@@ -364,17 +407,44 @@ impl AtmNet {
         let l = self.endpoints[ep as usize].lane.as_mut().unwrap();
         if !l.le_arp.contains_key(&dst) && l.may_flood_unknown(now, dst) {
             let v = l.bus_vc.expect("operational");
+            if l.flush {
+                l.flooded.insert(dst);
+            }
             self.stats.lane.unknown_frames += 1;
             self.send_data(now, ep, v, frame, out);
             return;
         }
-        let q = l.pending.entry(dst).or_default();
-        if q.len() >= lane::PENDING_LIMIT {
-            out.drops.push((node, Some(port), format!("LE client's queue for {dst} full while its data-direct VCC is set up"), frame.get(14..).map(<[u8]>::to_vec)));
+        hold(l, dst, frame, &mut self.stats.lane.held_by_c10, node, port, out);
+    }
+
+    /// The data-direct VCC `v` to `peer` can carry `mac`'s frames: if some went through
+    /// the BUS, flush that path first (LE_FLUSH_REQUEST on the multicast-send VCC,
+    /// behind them) and keep holding; otherwise send the held frames now.
+    fn switch_to_direct(&mut self, now: u64, ep: u32, mac: Mac, v: usize, peer: AtmAddress, out: &mut AtmOut) {
+        let atm = self.endpoints[ep as usize].atm;
+        let l = self.endpoints[ep as usize].lane.as_mut().unwrap();
+        if l.flush && l.flooded.contains(&mac) {
+            if l.flushing.contains_key(&mac) {
+                return;
+            }
+            let Some(bus) = l.bus_vc else { return };
+            let t = l.transaction();
+            l.flushing.insert(mac, (t, now));
+            let r = ControlRepr { transaction_id: t, requester_lecid: l.lecid, source_atm: atm, target_atm: peer, ..ControlRepr::new(Opcode::FlushRequest) };
+            self.stats.lane.flush_requests += 1;
+            self.send_control(now, ep, bus, &r, out);
             return;
         }
-        q.push_back(frame);
-        self.stats.lane.held_by_c10 += 1;
+        self.release_pending(now, ep, mac, v, out);
+    }
+
+    /// Sends the frames held for `mac` on data-direct VCC `v`, in order.
+    fn release_pending(&mut self, now: u64, ep: u32, mac: Mac, v: usize, out: &mut AtmOut) {
+        let frames: Vec<Vec<u8>> = self.endpoints[ep as usize].lane.as_mut().unwrap().pending.remove(&mac).unwrap_or_default().into();
+        for f in frames {
+            self.stats.lane.direct_frames += 1;
+            self.send_data(now, ep, v, f, out);
+        }
     }
 
     /// A whole SDU on a LANE/MPOA VC `v` of `ep`.
@@ -382,7 +452,7 @@ impl AtmNet {
         let role = self.endpoints[ep as usize].vcs[v].role.expect("a LANE VC");
         let sdu = &bytes[start..];
         match role {
-            VcRole::MpoaControl => {
+            VcRole::MpoaControl | VcRole::NhsPeer => {
                 let Some(p) = sdu.strip_prefix(&nhrp::LLC_SNAP[..]).and_then(|p| nhrp::Repr::parse(p).ok()) else { return };
                 self.mpoa_packet(now, ep, v, p, out);
             }
@@ -392,6 +462,9 @@ impl AtmNet {
                 }
                 self.shortcut_in(now, ep, bytes, start, out);
             }
+            // The BUS forwards whatever comes on a multicast-send VCC, control frames
+            // (LE_FLUSH_REQUEST) included.
+            VcRole::MulticastSend if self.endpoints[ep as usize].vcs[v].sel != sel::LEC => self.bus_in(now, ep, v, bytes, start, out),
             _ if wire::lane::is_control(sdu) => {
                 let Ok(frame) = ControlFrame::new_checked(sdu) else { return };
                 let Ok(repr) = ControlRepr::parse(&frame) else { return };
@@ -447,19 +520,33 @@ impl AtmNet {
                 }
                 l.resolving.remove(&target);
                 l.le_arp.insert(target, r.target_atm);
+                l.verified.insert(target, now);
                 if let Some(&dv) = l.direct.get(&r.target_atm) {
                     if e.vcs[dv].state == VcState::Active {
-                        let frames: Vec<Vec<u8>> = l.pending.remove(&target).unwrap_or_default().into();
-                        for f in frames {
-                            self.stats.lane.direct_frames += 1;
-                            self.send_data(now, ep, dv, f, out);
-                        }
+                        self.switch_to_direct(now, ep, target, dv, r.target_atm, out);
                     }
                     return;
                 }
                 let calling = e.vcs.iter().any(|vc| vc.role == Some(VcRole::DataDirect) && vc.peer_atm == Some(r.target_atm));
                 if !calling {
                     self.lane_call(now, ep, r.target_atm, sel::LEC, VcRole::DataDirect, out);
+                }
+            }
+            // Flooded by the BUS to every client: the target answers on its
+            // control-direct VCC (the LES relays it to the requester).
+            Opcode::FlushRequest if r.target_atm == atm => {
+                let a = ControlRepr { opcode: Opcode::FlushResponse, status: Status::Success, ..r };
+                let c = l.control_vc.unwrap_or(v);
+                self.send_control(now, ep, c, &a, out);
+            }
+            Opcode::FlushResponse => {
+                let Some((&m, _)) = l.flushing.iter().find(|(_, (t, _))| *t == r.transaction_id) else { return };
+                l.flushing.remove(&m);
+                l.flooded.remove(&m);
+                self.stats.lane.flush_responses += 1;
+                let dv = l.le_arp.get(&m).and_then(|a| l.direct.get(a)).copied();
+                if let Some(dv) = dv.filter(|&dv| e.vcs[dv].state == VcState::Active) {
+                    self.release_pending(now, ep, m, dv, out);
                 }
             }
             Opcode::ArpRequest => {
@@ -521,6 +608,13 @@ impl AtmNet {
                         }
                     }
                 }
+            }
+            Opcode::FlushResponse => {
+                // Relayed to the client that asked (its LECID is in the response).
+                let Some(les) = s.les.get(&local) else { return };
+                let Some(m) = les.members.get(&r.requester_lecid) else { return };
+                let cv = m.control_vc;
+                self.send_control(now, ep, cv, &r, out);
             }
             Opcode::ArpResponse => {
                 let Some(les) = s.les.get_mut(&local) else { return };
@@ -666,27 +760,84 @@ impl AtmNet {
         }
     }
 
+    fn send_nhrp(&mut self, now: u64, ep: u32, v: usize, p: &nhrp::Repr, out: &mut AtmOut) {
+        let node = self.endpoints[ep as usize].node;
+        let name = match p.operation {
+            nhrp::Operation::MpoaResolutionRequest => "MPOA Resolution Request",
+            nhrp::Operation::MpoaResolutionReply => "MPOA Resolution Reply",
+            nhrp::Operation::ResolutionRequest => "NHRP Resolution Request",
+            nhrp::Operation::ResolutionReply => "NHRP Resolution Reply",
+            _ => "NHRP",
+        };
+        self.stats.lane.note(now, node, format!("sends {name} for {}", p.destination_ip));
+        let mut b = nhrp::LLC_SNAP.to_vec();
+        b.extend_from_slice(&p.to_bytes());
+        self.nic_send(now, ep, v, b, 0, out);
+    }
+
+    /// An MPS (its router's) answer for `dst`: looked up on all the router's LANE ports,
+    /// IP → MAC from the router's frames, MAC → ATM from that port's LE_ARP cache. The
+    /// port found and the ATM address of the client the router sends `dst`'s packets to.
+    fn mps_lookup(&self, node: u32, dst: Ipv4Addr) -> Option<(u32, AtmAddress)> {
+        (0..self.endpoints.len() as u32).filter(|&x| self.endpoints[x as usize].node == node).find_map(|x| {
+            let e = &self.endpoints[x as usize];
+            let mac = e.servers.as_ref()?.mps.as_ref()?.get(&dst)?;
+            Some((x, *e.lane.as_ref()?.le_arp.get(mac)?))
+        })
+    }
+
     fn mpoa_packet(&mut self, now: u64, ep: u32, v: usize, p: nhrp::Repr, out: &mut AtmOut) {
         match p.operation {
-            nhrp::Operation::MpoaResolutionRequest => {
-                // The MPS (with its router) looks the destination up on all the
-                // router's LANE ports: IP → MAC from the router's frames, MAC → ATM from
-                // that port's LE_ARP cache.
+            nhrp::Operation::MpoaResolutionRequest | nhrp::Operation::ResolutionRequest => {
                 let node = self.endpoints[ep as usize].node;
-                let found = self.endpoints.iter().filter(|x| x.node == node).find_map(|x| {
-                    let mac = x.servers.as_ref()?.mps.as_ref()?.get(&p.destination_ip)?;
-                    x.lane.as_ref()?.le_arp.get(mac).copied()
-                });
-                let cie = match found {
-                    Some(a) => nhrp::Cie { code: nhrp::CODE_SUCCESS, prefix_len: 32, mtu: 1500, holding_time: 1200, client_nbma: Some(lane::with_selector(a, sel::MPC)), client_ip: Some(p.destination_ip) },
+                let found = self.mps_lookup(node, p.destination_ip);
+                let is_mpoa = p.operation == nhrp::Operation::MpoaResolutionRequest;
+                let reply_op = if is_mpoa { nhrp::Operation::MpoaResolutionReply } else { nhrp::Operation::ResolutionReply };
+                // RFC 2332 §5.2.1: an NHS that does not serve the destination forwards
+                // the request to the next NHS on the routed path, which here is the MPS
+                // of the router the packets go to next (af-mpoa-0087.000: the ingress
+                // MPS makes an NHRP Resolution Request of the MPOA one). Hop count
+                // bounds the path.
+                let next_nhs = found.filter(|(x, a)| self.endpoints[*x as usize].servers.as_ref().is_some_and(|s| s.nhs_lecs.contains(a)));
+                let hops = if is_mpoa { lane::NHRP_HOP_COUNT } else { p.hop_count };
+                if let (Some((x, lec)), true) = (next_nhs, hops > 1) {
+                    let peer = lane::with_selector(lec, sel::MPS);
+                    let fwd = nhrp::Repr { operation: nhrp::Operation::ResolutionRequest, hop_count: hops - 1, ..p };
+                    self.stats.lane.nhrp_forwarded += 1;
+                    let e = &mut self.endpoints[x as usize];
+                    let s = e.servers.as_mut().expect("an MPS port");
+                    s.nhs_forwarded.insert((p.source_nbma, p.request_id), (ep, v, reply_op));
+                    match s.nhs_vcs.get(&peer).copied() {
+                        Some(pv) if e.vcs[pv].state == VcState::Active => self.send_nhrp(now, x, pv, &fwd, out),
+                        Some(_) => s.nhs_queued.entry(peer).or_default().push(fwd),
+                        None => {
+                            s.nhs_queued.entry(peer).or_default().push(fwd);
+                            let pv = self.lane_call(now, x, peer, sel::MPS, VcRole::NhsPeer, out);
+                            self.endpoints[x as usize].servers.as_mut().unwrap().nhs_vcs.insert(peer, pv);
+                        }
+                    }
+                    return;
+                }
+                let cie = match found.filter(|_| next_nhs.is_none()) {
+                    Some((_, a)) => nhrp::Cie { code: nhrp::CODE_SUCCESS, prefix_len: 32, mtu: 1500, holding_time: 1200, client_nbma: Some(lane::with_selector(a, sel::MPC)), client_ip: Some(p.destination_ip) },
                     None => nhrp::Cie { code: nhrp::CODE_NO_BINDING, prefix_len: 32, mtu: 0, holding_time: 0, client_nbma: None, client_ip: Some(p.destination_ip) },
                 };
-                let reply = nhrp::Repr { operation: nhrp::Operation::MpoaResolutionReply, cie: Some(cie), ..p };
-                self.stats.lane.mpoa_resolution_replies += 1;
-                self.stats.lane.note(now, node, format!("sends MPOA Resolution Reply for {}", p.destination_ip));
-                let mut b = nhrp::LLC_SNAP.to_vec();
-                b.extend_from_slice(&reply.to_bytes());
-                self.nic_send(now, ep, v, b, 0, out);
+                let reply = nhrp::Repr { operation: reply_op, cie: Some(cie), ..p };
+                if is_mpoa {
+                    self.stats.lane.mpoa_resolution_replies += 1;
+                }
+                self.send_nhrp(now, ep, v, &reply, out);
+            }
+            nhrp::Operation::ResolutionReply => {
+                // Back from the next NHS: relayed toward whoever asked us (RFC 2332
+                // §5.2.2), as an MPOA reply to an MPC.
+                let Some((back_ep, back_v, op)) = self.endpoints[ep as usize].servers.as_mut().and_then(|s| s.nhs_forwarded.remove(&(p.source_nbma, p.request_id))) else { return };
+                let reply = nhrp::Repr { operation: op, ..p };
+                self.stats.lane.nhrp_relayed += 1;
+                if op == nhrp::Operation::MpoaResolutionReply {
+                    self.stats.lane.mpoa_resolution_replies += 1;
+                }
+                self.send_nhrp(now, back_ep, back_v, &reply, out);
             }
             nhrp::Operation::MpoaResolutionReply => {
                 let e = &mut self.endpoints[ep as usize];
