@@ -31,6 +31,7 @@ fn switch(node: u32, cross: &[(u16, u16, u16)]) -> SwitchConfig {
         ppd: false,
         signalling_ns: MS,
         cross_connects: cross.iter().map(|&(a, b, vci)| CrossConnect { a: VcEnd { port: a, vpi: 0, vci }, b: VcEnd { port: b, vpi: 0, vci } }).collect(),
+        ..Default::default()
     }
 }
 

@@ -23,7 +23,7 @@ fn lan_port(name: &str, mac_last: u8, address: Option<(Ipv4Addr, u8)>) -> PortCo
 }
 
 fn switch(node: u32) -> SwitchConfig {
-    SwitchConfig { node, queue_cells: 1024, epd_threshold_cells: None, ppd: false, signalling_ns: MS, cross_connects: vec![] }
+    SwitchConfig { node, queue_cells: 1024, epd_threshold_cells: None, ppd: false, signalling_ns: MS, cross_connects: vec![], ..Default::default() }
 }
 
 fn elan(name: &str, server: (u32, u16)) -> ElanConfig {

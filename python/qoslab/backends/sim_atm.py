@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from qoslab.scenario.model import Atm, AtmSwitch, Bridge, LaneServer, MpoaServer, Switch
+from qoslab.scenario.model import Atm, AtmSwitch, Bridge, LaneServer, MpoaServer, Switch, VirtualCircuit
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import LocatedProblems, Port
@@ -37,6 +37,16 @@ if TYPE_CHECKING:
 
 NIC_QUEUE_FRAMES = 64
 """A host NIC's transmit ring, AAL5 frames (an NDIS driver's ring; uncalibrated)."""
+
+
+def pvc(vc: VirtualCircuit) -> dict[str, Any]:
+    """The simulator's ``PvcConfig``: numbers and TM 4.0 traffic contract; a key left out
+    takes the simulator's default (crates/sim/src/atm/config.rs, the same as the scenario's)."""
+    out: dict[str, Any] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr}
+    for key, sim_key in (("scr", "scr_bps"), ("mbs", "mbs_cells"), ("mcr", "mcr_bps"), ("icr", "icr_bps"), ("rif", "rif"), ("rdf", "rdf")):
+        if getattr(vc, key) is not None:
+            out[sim_key] = getattr(vc, key)
+    return out
 
 
 def atm_link(link: Atm, name: str, refs: list[dict[str, int]]) -> dict[str, Any]:
@@ -50,7 +60,7 @@ def atm_link(link: Atm, name: str, refs: list[dict[str, int]]) -> dict[str, Any]
         "cell_rate_bps": link.rate,
         "delay_ns": int(link.delay),
         "encapsulation": link.encapsulation,
-        "pvcs": [{"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr} for vc in link.vcs],
+        "pvcs": [pvc(vc) for vc in link.vcs],
         "nic_queue_frames": NIC_QUEUE_FRAMES,
     }
 
@@ -192,6 +202,8 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
                 "ppd": node.ppd,
                 "signalling_ns": int(node.signalling_delay),
                 "cross_connects": cross,
+                "category_queue_cells": {"cbr": node.queues.cbr, "vbr": node.queues.vbr, "abr": node.queues.abr, "ubr": node.queues.ubr},
+                "abr_ci_threshold_cells": node.abr_ci_threshold,
             }
         )
 

@@ -255,6 +255,15 @@ class CrossConnect(Strict):
     b_vci: int | None = Field(None, ge=32, le=65535, description="VCI on `b`; none = `vci`.")
 
 
+class CategoryQueues(Strict):
+    """Cells each service-category queue of an ATM switch output port holds; none = the switch's `queue`."""
+
+    cbr: int | None = Field(None, ge=1, description="CBR and rt-VBR (one queue, served first), cells.")
+    vbr: int | None = Field(None, ge=1, description="Non-real-time VBR, cells.")
+    abr: int | None = Field(None, ge=1, description="ABR, cells.")
+    ubr: int | None = Field(None, ge=1, description="UBR (served last), cells.")
+
+
 class AtmSwitch(NodeBase):
     """An ATM switch: relays cells on VCs between its ports."""
 
@@ -266,6 +275,15 @@ class AtmSwitch(NodeBase):
         None, ge=1, description="Early packet discard: drop a whole AAL5 frame whose first cell finds this many cells queued (Romanow & Floyd 1995); none = off."
     )
     ppd: bool = Field(False, description="Partial packet discard: after a cell loss, drop the rest of that frame but its last cell (Romanow & Floyd 1995).")
+    queues: CategoryQueues = Field(
+        default_factory=CategoryQueues,
+        description="Per-service-category cell limits of each output port (strict priority: CBR/rt-VBR, nrt-VBR, ABR, UBR); EPD acts per queue.",
+    )
+    abr_ci_threshold: int = Field(
+        256, ge=1,
+        description="ABR binary feedback (TM 4.0 §5.10.6, relative-rate marking): RM cells get CI = 1 while the port's ABR queue holds at least "
+        "this many cells; 256 = a quarter of the default buffer (uncalibrated).",
+    )
     signalling_delay: Time = Field("1 ms", description="Call processing per UNI signalling message (SETUP, CONNECT), per switch; uncalibrated.")
     atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of the hosts on this ATM network.")
     cross_connects: list[CrossConnect] = Field(
@@ -518,12 +536,58 @@ class Serial(LinkBase):
 
 
 class VirtualCircuit(Strict):
-    """An ATM permanent virtual circuit."""
+    """An ATM permanent virtual circuit and the traffic contract of the cells this end sends (ATM Forum TM 4.0)."""
 
     vpi: int = Field(0, ge=0, le=255, description="Virtual path identifier (UNI: 0-255).")
     vci: int = Field(ge=32, le=65535, description="Virtual channel identifier; 0-31 are reserved (ITU-T I.361).")
-    service: Literal["ubr", "cbr", "vbr", "abr"] = Field("ubr", description="Service category.")
-    pcr: Rate | None = Field(None, description="Peak cell rate as a bit rate of cells, e.g. '100 Mbps'; none = line rate.")
+    service: Literal["ubr", "cbr", "vbr", "rt-vbr", "abr"] = Field(
+        "ubr",
+        description="Service category (TM 4.0 §2): 'cbr' and 'rt-vbr' are served first at a switch port, then 'vbr' (non-real-time), "
+        "'abr', 'ubr' last. Give both ends of a PVC the same category.",
+    )
+    pcr: Rate | None = Field(
+        None, description="Peak cell rate as a bit rate of 53-octet cells, e.g. '100 Mbps' (TM 4.0 §3.6.1.1); none = line rate; required for cbr, vbr, rt-vbr, abr."
+    )
+    scr: Rate | None = Field(None, description="vbr/rt-vbr: sustainable cell rate, bits/s of cells (TM 4.0 §3.6.1.2), at most the PCR.")
+    mbs: int | None = Field(
+        None, ge=1, description="vbr/rt-vbr: maximum burst size, cells (TM 4.0 §3.6.1.3): MBS cells may leave at the PCR before the SCR applies."
+    )
+    mcr: Rate | None = Field(None, description="abr: minimum cell rate, bits/s of cells (TM 4.0 §5.10.2); none = 0.")
+    icr: Rate | None = Field(None, description="abr: initial cell rate, bits/s of cells (TM 4.0 §5.10.2); none = the PCR.")
+    rif: float | None = Field(None, description="abr: rate increase factor, a fraction of the PCR per backward RM cell (TM 4.0 §5.10.2; 1/32768 to 1); none = 1/16.")
+    rdf: float | None = Field(None, description="abr: rate decrease factor, a fraction of the ACR per congested backward RM cell (TM 4.0 §5.10.2; 1/32768 to 1); none = 1/16.")
+
+    @model_validator(mode="after")
+    def _contract(self) -> VirtualCircuit:
+        vbr = self.service in ("vbr", "rt-vbr")
+        if self.service != "ubr" and self.pcr is None:
+            raise FieldProblem("pcr", f"a {self.service} VC needs a peak cell rate (TM 4.0 §3.4)", expected="pcr = '<rate>'", found="nothing")
+        if self.pcr is not None and self.pcr <= 0:
+            raise FieldProblem("pcr", "a peak cell rate must be positive", expected="a rate above 0 bps", found=repr(format_rate(self.pcr)))
+        for key in ("scr", "mbs"):
+            if not vbr and getattr(self, key) is not None:
+                raise FieldProblem(key, f"only a vbr or rt-vbr VC has an {key.upper()} (TM 4.0 §3.6.1)", expected=f"service = 'vbr' or no {key}", found=repr(self.service))
+        for key in ("mcr", "icr", "rif", "rdf"):
+            if self.service != "abr" and getattr(self, key) is not None:
+                raise FieldProblem(key, f"only an abr VC has an {key.upper()} (TM 4.0 §5.10.2)", expected=f"service = 'abr' or no {key}", found=repr(self.service))
+        if vbr:
+            if self.scr is None or self.mbs is None:
+                key = "scr" if self.scr is None else "mbs"
+                raise FieldProblem(key, f"a {self.service} VC needs an SCR and an MBS (TM 4.0 §3.6.1)", expected=f"{key} = ...", found="nothing")
+            if not 0 < self.scr <= (self.pcr or 0):
+                raise FieldProblem("scr", "the sustainable cell rate must be above 0 and at most the peak cell rate (TM 4.0 §3.6.1.2)",
+                                   expected=f"0 < scr <= pcr ({format_rate(self.pcr or 0)})", found=repr(format_rate(self.scr)))
+        if self.service == "abr":
+            mcr, icr = self.mcr or 0, self.icr if self.icr is not None else self.pcr
+            if not mcr <= (icr or 0) <= (self.pcr or 0):
+                key = "mcr" if self.mcr is not None and mcr > (icr or 0) else "icr"
+                raise FieldProblem(key, "ABR rates must satisfy MCR <= ICR <= PCR (TM 4.0 §5.10.2)", expected=f"mcr <= icr <= pcr ({format_rate(self.pcr or 0)})",
+                                   found=f"mcr {format_rate(mcr)}, icr {format_rate(icr or 0)}")
+            for key in ("rif", "rdf"):
+                f = getattr(self, key)
+                if f is not None and not 0 < f <= 1:
+                    raise FieldProblem(key, f"{key.upper()} is a factor between 1/32768 and 1 (TM 4.0 §5.10.2)", expected="0 < factor <= 1, e.g. 0.0625", found=repr(f))
+        return self
 
 
 ATM_PHY = {"oc3": 149_760_000, "25m": 25_600_000}

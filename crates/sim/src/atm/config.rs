@@ -49,7 +49,12 @@ fn default_nic_queue() -> usize {
     64
 }
 
-/// A PVC as seen on one link: its numbers and traffic contract.
+/// A PVC as seen on one link: its numbers and traffic contract (ATM Forum TM 4.0 §3).
+///
+/// The contract is the one of cells *sent* on this link by the host at this end: the
+/// host's NIC shapes to it, and every switch on the PVC's path queues those cells in
+/// the queue of its service category (declare the same category at both ends of a
+/// connection; each end's cells take its own).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PvcConfig {
@@ -59,24 +64,101 @@ pub struct PvcConfig {
     pub service: ServiceCategory,
     /// Peak cell rate as bits per second of cells (53 octets each); `None` = line rate.
     /// The sending NIC spaces the VC's cells at most at this rate (TM 4.0 §4.5.1 GCRA
-    /// with τ = 0; shaping, not policing).
+    /// with τ = 0; shaping, not policing). Needed for CBR, VBR and ABR (§3.4).
     #[serde(default)]
     pub pcr_bps: Option<u64>,
+    /// VBR: sustainable cell rate, b/s of cells (TM 4.0 §3.6.1.2). Required for VBR,
+    /// at most the PCR.
+    #[serde(default)]
+    pub scr_bps: Option<u64>,
+    /// VBR: maximum burst size, cells (TM 4.0 §3.6.1.3): burst tolerance
+    /// BT = (MBS − 1)(1/SCR − 1/PCR) (§4.5.2). Required for VBR, at least 1.
+    #[serde(default)]
+    pub mbs_cells: Option<u32>,
+    /// ABR: minimum cell rate, b/s of cells (TM 4.0 §5.10.2); ACR never falls below it.
+    #[serde(default)]
+    pub mcr_bps: u64,
+    /// ABR: initial cell rate, b/s of cells (TM 4.0 §5.10.2, the rate before the first
+    /// feedback); `None` = the PCR (TM 4.0's default ICR is the PCR).
+    #[serde(default)]
+    pub icr_bps: Option<u64>,
+    /// ABR: rate increase factor (TM 4.0 §5.10.2; a power of two from 1/32768 to 1;
+    /// default 1/16): ACR += RIF × PCR on a backward RM cell with CI = NI = 0 (§5.10.4
+    /// rule 8).
+    #[serde(default = "default_rif")]
+    pub rif: f64,
+    /// ABR: rate decrease factor (TM 4.0 §5.10.2; a power of two from 1/32768 to 1;
+    /// default 1/16): ACR −= RDF × ACR on a backward RM cell with CI = 1 (§5.10.4 rule 8).
+    #[serde(default = "default_rdf")]
+    pub rdf: f64,
+}
+
+/// TM 4.0 §5.10.2 (Table of ABR parameters): RIF and RDF default to 1/16.
+pub const DEFAULT_RIF: f64 = 1.0 / 16.0;
+pub const DEFAULT_RDF: f64 = 1.0 / 16.0;
+
+fn default_rif() -> f64 {
+    DEFAULT_RIF
+}
+fn default_rdf() -> f64 {
+    DEFAULT_RDF
+}
+
+impl Default for PvcConfig {
+    fn default() -> PvcConfig {
+        PvcConfig { vpi: 0, vci: 0, service: ServiceCategory::Ubr, pcr_bps: None, scr_bps: None, mbs_cells: None, mcr_bps: 0, icr_bps: None, rif: DEFAULT_RIF, rdf: DEFAULT_RDF }
+    }
 }
 
 /// ATM Forum TM 4.0 §2 service categories.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ServiceCategory {
-    /// Unspecified bit rate: best effort, no guarantee.
+    /// Unspecified bit rate (§2.5): best effort, no guarantee, lowest priority at a switch.
     #[default]
     Ubr,
-    /// Constant bit rate: cells at the PCR, no more.
+    /// Constant bit rate (§2.1): cells at the PCR, no more.
     Cbr,
-    /// Variable bit rate (non-real-time): shaped to the PCR here (SCR/MBS not modelled).
+    /// Non-real-time variable bit rate (§2.4): dual GCRA on PCR and SCR/MBS (§4.5.2).
     Vbr,
-    /// Available bit rate: shaped to the PCR here (no RM-cell feedback loop).
+    /// Real-time variable bit rate (§2.3): the same shaping, queued with CBR at a switch.
+    RtVbr,
+    /// Available bit rate (§2.6, §5.10): rate set by the RM-cell feedback loop.
     Abr,
+}
+
+impl ServiceCategory {
+    /// The switch queue (strict priority, 0 first) of the category. CBR and rt-VBR
+    /// share the first: their contracts bound delay and its variation (TM 4.0 §2.1,
+    /// §2.3: maxCTD and peak-to-peak CDV are committed), which any waiting behind other
+    /// traffic would break. nrt-VBR next: it commits a cell loss ratio and its
+    /// sustainable rate (§2.4) but no delay. ABR next: it is promised only its MCR and a
+    /// fair share of what is left (§2.6), which its feedback loop finds — it adapts to
+    /// what the higher queues leave. UBR last: no commitment at all (§2.5).
+    pub fn queue(self) -> u8 {
+        match self {
+            ServiceCategory::Cbr | ServiceCategory::RtVbr => 0,
+            ServiceCategory::Vbr => 1,
+            ServiceCategory::Abr => 2,
+            ServiceCategory::Ubr => 3,
+        }
+    }
+}
+
+/// Per-category cell buffers of a switch output port, cells. `None` = the switch's
+/// `queue_cells` (so a port carrying one category behaves as one FIFO of that size).
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CategoryQueues {
+    /// CBR and rt-VBR (one queue, served first).
+    #[serde(default)]
+    pub cbr: Option<usize>,
+    #[serde(default)]
+    pub vbr: Option<usize>,
+    #[serde(default)]
+    pub abr: Option<usize>,
+    #[serde(default)]
+    pub ubr: Option<usize>,
 }
 
 /// The ATM network besides its links.
@@ -122,6 +204,34 @@ pub struct SwitchConfig {
     /// PVC cross-connects: a cell on `a` leaves on `b` and the other way.
     #[serde(default)]
     pub cross_connects: Vec<CrossConnect>,
+    /// Each output port's buffer per service-category queue (see [`CategoryQueues`]).
+    #[serde(default)]
+    pub category_queue_cells: CategoryQueues,
+    /// ABR binary feedback (TM 4.0 §5.10.6, relative-rate marking): an RM cell of an
+    /// ABR VC gets CI = 1 when the ABR queue of the port its VC leaves by holds at least
+    /// this many cells. Default 256: a quarter of the default 1024-cell buffer
+    /// (uncalibrated; TM 4.0 leaves the threshold to the switch).
+    #[serde(default = "default_abr_ci")]
+    pub abr_ci_threshold_cells: usize,
+}
+
+fn default_abr_ci() -> usize {
+    256
+}
+
+impl Default for SwitchConfig {
+    fn default() -> SwitchConfig {
+        SwitchConfig {
+            node: 0,
+            queue_cells: default_queue_cells(),
+            epd_threshold_cells: None,
+            ppd: false,
+            signalling_ns: default_signalling_ns(),
+            cross_connects: Vec::new(),
+            category_queue_cells: CategoryQueues::default(),
+            abr_ci_threshold_cells: default_abr_ci(),
+        }
+    }
 }
 
 fn default_queue_cells() -> usize {

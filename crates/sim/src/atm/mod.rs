@@ -15,7 +15,8 @@
 //!   53/54 of it cells). Both from [`wire::atm::rate`].
 //! * ATM Forum UNI 3.1 §5 / ITU-T Q.2931: SETUP, CALL PROCEEDING, CONNECT, CONNECT
 //!   ACKNOWLEDGE on the signalling VC 0/5 ([`signalling`]).
-//! * ATM Forum TM 4.0 §5 (service categories CBR, rt/nrt-VBR, ABR, UBR; PCR) and
+//! * ATM Forum TM 4.0 §5 (service categories CBR, rt/nrt-VBR, ABR, UBR; PCR, the dual
+//!   GCRA of VBR, ABR's RM-cell loop: [`qos`]) and
 //!   Romanow & Floyd, "Dynamics of TCP traffic over ATM networks", IEEE JSAC 13(4), 1995
 //!   (early and partial packet discard, EPD/PPD).
 //!
@@ -46,7 +47,7 @@ pub mod net;
 pub mod signalling;
 
 pub use config::{AtmConfig, AtmLinkConfig};
-pub use net::{AtmEvent, AtmNet, AtmOut, AtmStats};
+pub use net::{qos, AtmEvent, AtmNet, AtmOut, AtmStats};
 
 /// Bits of one cell on the line: 53 × 8 (I.361 §2.1).
 pub const CELL_BITS: u128 = wire::atm::CELL_BITS as u128;

@@ -9,14 +9,14 @@
 //! A frame is segmented when the NIC takes it: its cells get slots at once, back to back
 //! from the first free slot (or spaced at the VC's PCR). The NIC sends frames in FIFO
 //! order; one VC's shaped frame holds the line's later frames (per-VC transmit queues
-//! are not modelled). A switch output port is one FIFO of cells for all VCs: a cell
+//! are not modelled; an ABR VC's frames wait in its own queue, see [`qos`]). A switch
+//! output port by which one service category leaves is one FIFO of cells: a cell
 //! arriving at time `t` leaves in slot `max(first free slot, first slot at or after t)`
-//! (cut-through after the whole cell has arrived), unless `queue_cells` cells are waiting,
-//! in which case it is lost. Service categories differ only by the source's shaping:
-//! the switch has no priority between them.
-//!
-//! An output queue's length at time `t` is the number of cells with a slot at or after
-//! `t`, which the first free slot gives: nothing is stored per cell.
+//! (cut-through after the whole cell has arrived), unless the category's limit of cells
+//! are waiting, in which case it is lost. Such a queue's length at time `t` is the
+//! number of cells with a slot at or after `t`, which the first free slot gives:
+//! nothing is stored per cell. A port shared by several categories keeps one queue per
+//! category and serves them by strict priority ([`qos`]).
 //!
 //! # Losing cells loses frames
 //!
@@ -72,6 +72,11 @@ pub enum AtmEvent {
     Start,
     /// A BUS finished serving a frame: it leaves on every multicast-forward VCC.
     Lane(u32),
+    /// A switch output port with several service-category queues picks its next cell
+    /// (switch, port): see [`qos`].
+    Serve(u32, u16),
+    /// An ABR source's next in-rate cell(s) are due (endpoint, VC index).
+    AbrTx(u32, u16),
 }
 
 /// A drop: (node, port, reason, the IP packet if any).
@@ -122,6 +127,8 @@ pub struct AtmStats {
     pub inatmarp_requests: u64,
     /// LAN emulation and MPOA.
     pub lane: super::lane::LaneStats,
+    /// Service categories: ABR sources and RM cells (see [`qos`]).
+    pub qos: qos::QosStats,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +159,9 @@ struct Frame {
     cells: u32,
     refs: u32,
     seq: u64,
+    /// A resource-management cell (TM 4.0 §5.10.3.1) instead of an AAL5 frame: one
+    /// cell, no bytes.
+    rm: Option<qos::Rm>,
 }
 
 impl Frame {
@@ -268,6 +278,11 @@ struct Endpoint {
     lane: Option<Box<super::lane::Lec>>,
     /// LANE servers and the MPS on this port.
     servers: Option<Box<super::lane::Servers>>,
+    /// Per VC (by index; missing = UBR/CBR with the PCR alone): the service-category
+    /// queue its cells take at switches, and the VBR/ABR state of the NIC.
+    contracts: Vec<qos::Contract>,
+    /// Frames waiting in ABR sources' queues (part of the NIC's backlog).
+    abr_queued: usize,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -280,6 +295,8 @@ struct Route {
     /// 0: none, 1: PPD dropping the rest of a frame, 2: EPD dropping a whole frame.
     discard: u8,
     reasm: Reasm,
+    /// The output queue (service category, [`ServiceCategory::queue`]) of the VC's cells.
+    class: u8,
 }
 
 struct Call {
@@ -293,7 +310,6 @@ struct Switch {
     node: u32,
     ports: Vec<(u32, u8)>,
     table: Vec<BTreeMap<(u16, u16), Route>>,
-    queue_cells: u64,
     epd: Option<u64>,
     ppd: bool,
     signalling_ns: u64,
@@ -305,6 +321,12 @@ struct Switch {
     toward: BTreeMap<u32, u16>,
     /// The ATMARP server of a LIS, when this switch runs one.
     server: Option<BTreeMap<Ipv4Addr, AtmAddress>>,
+    /// Per output port: the service-category queues (see [`qos`]).
+    portq: Vec<qos::PortQueues>,
+    /// Cell limit of each category queue.
+    limits: [u64; qos::QUEUES],
+    /// ABR queue length from which RM cells get CI = 1.
+    abr_ci: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -372,7 +394,6 @@ impl AtmNet {
                 node: s.node,
                 ports: vec![(u32::MAX, 0); nodes.get(s.node as usize).map_or(0, |n| n.ports.len())],
                 table: vec![BTreeMap::new(); nodes.get(s.node as usize).map_or(0, |n| n.ports.len())],
-                queue_cells: s.queue_cells as u64,
                 epd: s.epd_threshold_cells.map(|c| c as u64),
                 ppd: s.ppd,
                 signalling_ns: s.signalling_ns,
@@ -382,6 +403,9 @@ impl AtmNet {
                 sscop_seq: 0,
                 toward: BTreeMap::new(),
                 server: None,
+                portq: (0..nodes.get(s.node as usize).map_or(0, |n| n.ports.len())).map(|_| qos::PortQueues::default()).collect(),
+                limits: qos::limits(s),
+                abr_ci: s.abr_ci_threshold_cells as u64,
             })
             .collect();
         let mut net = AtmNet {
@@ -436,6 +460,7 @@ impl AtmNet {
                     ends[e] = Attach::Host(ep);
                     let mut vcs = vec![Vc { vpi: 0, vci: wire::atm::vci::SIGNALLING, state: VcState::Active, peer_atm: None, pcr_bps: None, tat: 0, reasm: Reasm::default(), role: None, sel: 0 }];
                     let mut by_num = BTreeMap::from([(SIGNALLING_VC, 0usize)]);
+                    let mut contracts = Vec::new();
                     for (k, p) in l.pvcs.iter().enumerate() {
                         if p.vci < wire::atm::vci::FIRST_USER || by_num.contains_key(&(p.vpi, p.vci)) {
                             return Err(fail(field(&format!("pvcs[{k}]")), format!("VC {}/{} is reserved or listed twice (I.361 Table 2: VCIs 0-31 are reserved)", p.vpi, p.vci)));
@@ -444,6 +469,9 @@ impl AtmNet {
                             ServiceCategory::Ubr => p.pcr_bps,
                             _ => Some(p.pcr_bps.ok_or_else(|| fail(field(&format!("pvcs[{k}].pcr_bps")), "a CBR, VBR or ABR VC needs a peak cell rate (TM 4.0 §3.4)".into()))?),
                         };
+                        let contract = qos::Contract::new(p, pcr.map(|r| r.min(rate)), rate, &mut net.stats.qos, (r.node, r.port)).map_err(|(f, m)| fail(field(&format!("pvcs[{k}].{f}")), m))?;
+                        contracts.resize_with(vcs.len() + 1, qos::Contract::default);
+                        contracts[vcs.len()] = contract;
                         by_num.insert((p.vpi, p.vci), vcs.len());
                         vcs.push(Vc { vpi: p.vpi, vci: p.vci, state: VcState::Active, peer_atm: None, pcr_bps: pcr.map(|r| r.min(rate)), tat: 0, reasm: Reasm::default(), role: None, sel: 0 });
                     }
@@ -466,6 +494,8 @@ impl AtmNet {
                         clip: ClipState::default(),
                         lane: None,
                         servers: None,
+                        contracts,
+                        abr_queued: 0,
                     });
                 }
             }
@@ -517,7 +547,7 @@ impl AtmNet {
             let sw = &mut switches[i];
             for (p, &(link, _)) in sw.ports.iter().enumerate() {
                 if link != u32::MAX {
-                    sw.table[p].insert(SIGNALLING_VC, Route { out_port: p as u16, vpi: 0, vci: 5, local: true, discard: 0, reasm: Reasm::default() });
+                    sw.table[p].insert(SIGNALLING_VC, Route { out_port: p as u16, vpi: 0, vci: 5, local: true, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
                 }
             }
             for (k, c) in s.cross_connects.iter().enumerate() {
@@ -532,7 +562,7 @@ impl AtmNet {
                     }
                 }
                 for (x, y) in [(c.a, c.b), (c.b, c.a)] {
-                    sw.table[x.port as usize].insert((x.vpi, x.vci), Route { out_port: y.port, vpi: y.vpi, vci: y.vci, local: false, discard: 0, reasm: Reasm::default() });
+                    sw.table[x.port as usize].insert((x.vpi, x.vci), Route { out_port: y.port, vpi: y.vpi, vci: y.vci, local: false, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
                 }
             }
         }
@@ -557,6 +587,7 @@ impl AtmNet {
             }
         }
         net.switches = switches;
+        net.classify_pvcs();
         net.lane_init(&config.lane, nodes)?;
         let sw_count = net.switches.len();
         net.stats.cells = vec![[0; 2]; net.links.len()];
@@ -587,7 +618,7 @@ impl AtmNet {
         while e.nic_frames.front().is_some_and(|&end| end <= current) {
             e.nic_frames.pop_front();
         }
-        e.nic_frames.len()
+        e.nic_frames.len() + e.abr_queued
     }
 
     // ------------------------------------------------------------------ frames, trains
@@ -595,7 +626,7 @@ impl AtmNet {
     fn new_frame(&mut self, bytes: Vec<u8>, start: usize) -> u32 {
         let cells = wire::aal5::cell_count(bytes.len() - start) as u32;
         self.frame_seq += 1;
-        let f = Frame { bytes, start: start as u32, cells, refs: 0, seq: self.frame_seq };
+        let f = Frame { bytes, start: start as u32, cells, refs: 0, seq: self.frame_seq, rm: None };
         match self.free_frames.pop() {
             Some(i) => {
                 self.frames[i as usize] = f;
@@ -681,19 +712,36 @@ impl AtmNet {
         self.arrival(train, j)
     }
 
-    /// A cell of `frame` (index `idx`) joins the output queue of `port` of switch `sw`.
+    /// A cell of `frame` (index `idx`) joins the output queue `class` of `port` of
+    /// switch `sw`; false if that queue is full. A port that carries one category is
+    /// one FIFO whose cells get their slots at once; one with several is served by
+    /// [`qos`] slot by slot.
     #[allow(clippy::too_many_arguments)]
-    fn switch_enqueue(&mut self, now: u64, sw: u32, port: u16, frame: u32, idx: u32, vpi: u16, vci: u16, out: &mut AtmOut) -> bool {
-        let (link, dir) = self.switches[sw as usize].ports[port as usize];
-        let queue_cells = self.switches[sw as usize].queue_cells;
-        let l = &mut self.links[link as usize];
-        let tx = &mut l.tx[dir as usize];
+    fn switch_enqueue(&mut self, now: u64, sw: u32, port: u16, class: u8, frame: u32, idx: u32, vpi: u16, vci: u16, out: &mut AtmOut) -> bool {
+        let s = &self.switches[sw as usize];
+        let (link, dir) = s.ports[port as usize];
+        let limit = s.limits[class as usize];
+        if s.portq[port as usize].is_shared() {
+            return self.qos_enqueue(now, sw, port, class, frame, idx, vpi, vci, out);
+        }
+        let l = &self.links[link as usize];
+        let tx = &l.tx[dir as usize];
         let first_slot = l.slots.ceil(now);
         let waiting = tx.next_free.saturating_sub(first_slot);
-        if waiting >= queue_cells {
+        if waiting >= limit {
             return false;
         }
         let slot = tx.next_free.max(first_slot);
+        self.commit_cell(link, dir, slot, frame, idx, vpi, vci, out);
+        true
+    }
+
+    /// Puts a cell of `frame` on `link` in direction `dir` in slot `slot` (at or after
+    /// the link's first free slot), extending the open train when it continues it.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn commit_cell(&mut self, link: u32, dir: u8, slot: u64, frame: u32, idx: u32, vpi: u16, vci: u16, out: &mut AtmOut) {
+        let tx = &mut self.links[link as usize].tx[dir as usize];
         tx.next_free = slot + 1;
         tx.cells += 1;
         self.stats.cells[link as usize][dir as usize] += 1;
@@ -701,18 +749,23 @@ impl AtmNet {
             let train = &mut self.trains[t as usize];
             if !train.closed && train.frame == frame && train.first + train.count == idx && train.vpi == vpi && train.vci == vci && train.num == train.den && train.slot(train.count - 1) + 1 == slot {
                 train.count += 1;
-                return true;
+                return;
             }
         }
         let t = self.new_train(frame, link, dir, vpi, vci, idx, 1, slot, 1, 1, false);
         self.links[link as usize].tx[dir as usize].open_train = Some(t);
         let at = self.first_event_time(t);
         out.schedule.push((at, AtmEvent::Train(t)));
-        true
     }
 
-    fn waiting_cells(&self, now: u64, sw: u32, port: u16) -> u64 {
-        let (link, dir) = self.switches[sw as usize].ports[port as usize];
+    /// Cells waiting in queue `class` of output `port` of switch `sw`.
+    fn waiting_cells(&self, now: u64, sw: u32, port: u16, class: u8) -> u64 {
+        let s = &self.switches[sw as usize];
+        let q = &s.portq[port as usize];
+        if q.is_shared() {
+            return q.len(class);
+        }
+        let (link, dir) = s.ports[port as usize];
         let l = &self.links[link as usize];
         l.tx[dir as usize].next_free.saturating_sub(l.slots.ceil(now))
     }
@@ -734,6 +787,8 @@ impl AtmNet {
             AtmEvent::TxDone(ep) => out.tx_done.push(self.endpoints[ep as usize].node),
             AtmEvent::Start => self.start(now, out),
             AtmEvent::Lane(id) => self.bus_depart(now, id, out),
+            AtmEvent::Serve(sw, port) => self.qos_serve(now, sw, port, out),
+            AtmEvent::AbrTx(ep, v) => self.abr_event(now, ep, usize::from(v), out),
         }
     }
 
@@ -814,6 +869,11 @@ impl AtmNet {
             }
             return;
         }
+        if self.frames[frame as usize].rm.is_some() {
+            // An RM cell belongs to no AAL5 frame: no EPD/PPD state (TM 4.0 §5.10.6).
+            self.switch_rm_cell(now, sw, port, frame, &route, out);
+            return;
+        }
         let s = &self.switches[sw as usize];
         let (epd, ppd) = (s.epd, s.ppd);
         let mut discard = route.discard;
@@ -830,11 +890,11 @@ impl AtmNet {
                 false
             }
             _ => {
-                if idx == 0 && epd.is_some_and(|th| self.waiting_cells(now, sw, port_out(&route)) >= th) {
+                if idx == 0 && epd.is_some_and(|th| self.waiting_cells(now, sw, port_out(&route), route.class) >= th) {
                     discard = 2;
                     self.stats.epd_cells[sw as usize] += 1;
                     false
-                } else if self.switch_enqueue(now, sw, route.out_port, frame, idx, route.vpi, route.vci, out) {
+                } else if self.switch_enqueue(now, sw, route.out_port, route.class, frame, idx, route.vpi, route.vci, out) {
                     if discard == 1 {
                         discard = 0;
                     }
@@ -864,6 +924,10 @@ impl AtmNet {
     #[allow(clippy::too_many_arguments)]
     fn host_cells(&mut self, now: u64, ep: u32, frame: u32, first: u32, n: u32, vpi: u16, vci: u16, out: &mut AtmOut) {
         let (total, seq) = (self.frames[frame as usize].cells, self.frames[frame as usize].seq);
+        if let Some(rm) = self.frames[frame as usize].rm {
+            self.host_rm_cell(now, ep, vpi, vci, rm, out);
+            return;
+        }
         let e = &mut self.endpoints[ep as usize];
         let Some(&v) = e.by_num.get(&(vpi, vci)) else {
             if first == 0 {
@@ -942,8 +1006,13 @@ impl AtmNet {
         if self.capture {
             out.captured.push((node, port, now, erf_aal5(vpi, vci, &bytes[start..])));
         }
+        let shaped = e.contracts.get(v).is_some_and(qos::Contract::shapes);
         let frame = self.new_frame(bytes, start);
         self.stats.frames_sent += 1;
+        if shaped {
+            self.contract_send(now, ep, v, frame, out);
+            return;
+        }
         let end = self.send_cells(now, frame, link, dir, vpi, vci, pcr.map(|p| (p, &mut tat)), out);
         self.endpoints[ep as usize].vcs[v].tat = tat;
         self.endpoints[ep as usize].nic_frames.push_back(end);
@@ -1330,7 +1399,7 @@ impl AtmNet {
                     None => self.allocate_vci(sw, port),
                 };
                 if called == self.switches[sw as usize].atm {
-                    self.switches[sw as usize].table[port as usize].insert((0, in_vci), Route { out_port: port, vpi: 0, vci: in_vci, local: true, discard: 0, reasm: Reasm::default() });
+                    self.switches[sw as usize].table[port as usize].insert((0, in_vci), Route { out_port: port, vpi: 0, vci: in_vci, local: true, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
                     let reply = Message { kind: MessageType::Connect, from_destination: true, connection: Some((0, in_vci)), called: None, calling: None, ..msg };
                     self.switch_send_signal(now, sw, port, &reply, out);
                     return;
@@ -1343,9 +1412,9 @@ impl AtmNet {
                     return;
                 };
                 // Reserve the incoming VCI now (as a dead entry) so two calls never share it.
-                self.switches[sw as usize].table[port as usize].insert((0, in_vci), Route { out_port: port, vpi: 0, vci: in_vci, local: true, discard: 0, reasm: Reasm::default() });
+                self.switches[sw as usize].table[port as usize].insert((0, in_vci), Route { out_port: port, vpi: 0, vci: in_vci, local: true, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
                 let out_vci = self.allocate_vci(sw, out_port);
-                self.switches[sw as usize].table[out_port as usize].insert((0, out_vci), Route { out_port, vpi: 0, vci: out_vci, local: true, discard: 0, reasm: Reasm::default() });
+                self.switches[sw as usize].table[out_port as usize].insert((0, out_vci), Route { out_port, vpi: 0, vci: out_vci, local: true, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
                 let s = &mut self.switches[sw as usize];
                 let out_ref = s.next_ref;
                 s.next_ref += 1;
@@ -1356,8 +1425,11 @@ impl AtmNet {
             MessageType::Connect => {
                 let Some(call) = self.switches[sw as usize].calls.remove(&(port, msg.call_ref)) else { return };
                 let s = &mut self.switches[sw as usize];
-                s.table[call.in_port as usize].insert((0, call.in_vci), Route { out_port: port, vpi: 0, vci: call.out_vci, local: false, discard: 0, reasm: Reasm::default() });
-                s.table[port as usize].insert((0, call.out_vci), Route { out_port: call.in_port, vpi: 0, vci: call.in_vci, local: false, discard: 0, reasm: Reasm::default() });
+                s.table[call.in_port as usize].insert((0, call.in_vci), Route { out_port: port, vpi: 0, vci: call.out_vci, local: false, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
+                s.table[port as usize].insert((0, call.out_vci), Route { out_port: call.in_port, vpi: 0, vci: call.in_vci, local: false, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
+                // SVCs are UBR (place_call signals no traffic descriptor).
+                s.portq[port as usize].classes |= 1 << UBR_QUEUE;
+                s.portq[call.in_port as usize].classes |= 1 << UBR_QUEUE;
                 let ack = Message { kind: MessageType::ConnectAck, from_destination: false, connection: None, called: None, calling: None, ..msg };
                 self.switch_send_signal(now, sw, port, &ack, out);
                 let connect = Message { call_ref: call.in_ref, from_destination: true, connection: Some((0, call.in_vci)), ..msg };
@@ -1414,6 +1486,10 @@ impl AtmNet {
 
 #[path = "lane_glue.rs"]
 mod lane_glue;
+
+#[path = "qos.rs"]
+pub mod qos;
+use qos::UBR_QUEUE;
 
 const fn gcd(mut a: u64, mut b: u64) -> u64 {
     while b != 0 {

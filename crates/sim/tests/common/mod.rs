@@ -48,7 +48,7 @@ pub fn atm_link(name: &str, a: (u32, u16), b: (u32, u16), pvcs: &[(u16, u16)]) -
         cell_rate_bps: None,
         delay_ns: 0,
         encapsulation: "llc-snap".into(),
-        pvcs: pvcs.iter().map(|&(vpi, vci)| PvcConfig { vpi, vci, service: ServiceCategory::Ubr, pcr_bps: None }).collect(),
+        pvcs: pvcs.iter().map(|&(vpi, vci)| PvcConfig { vpi, vci, service: ServiceCategory::Ubr, ..Default::default() }).collect(),
         nic_queue_frames: 64,
     }))
 }
