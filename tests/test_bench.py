@@ -201,7 +201,8 @@ def test_tcp_config_matches_the_ns3_script():
     assert (link["rate_bps"], link["delay_ns"], link["queue_frames"]) == (30_000_000, 10_000_000, 100)
     assert link["impair"][0]["loss"] == {"model": "bernoulli", "p": 0.01} and link["impair"][1] == {}
     (flow,) = config["flows"]
-    assert flow["kind"] == "tcp" and flow["tcp"] == {}  # the simulator's defaults: CUBIC, HyStart off
+    # The simulator's defaults (CUBIC, HyStart off) but RACK-TLP off: ns-3 3.44 has neither.
+    assert flow["kind"] == "tcp" and flow["tcp"] == {"rack": False, "tlp": False}
     assert config["duration_ns"] == flow["stop_ns"] == round((bench.WARMUP_S + 60) * 1e9)
     # The ns-3 script's defaults are the same numbers (read from its argparse calls).
     script = (bench.source_root() / "benchmarks" / "ns3" / "tcp_cubic.py").read_text()

@@ -57,7 +57,10 @@ def test_the_example_carries_tcp_through_the_tunnel(run):
 def test_tshark_dissects_the_wan_as_openvpn_over_tcp(run):
     _, pcaps = run
     wan = str(pcaps / "client-eth0.pcap")
-    decode = ["-d", "tcp.port==1194,openvpn", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"]
+    # OpenVPN packets run across TCP segment boundaries, so tshark must reassemble the
+    # stream, also where a retransmission fills a hole after later segments arrived
+    # (out of order on the wire): without that it loses the packet boundaries there.
+    decode = ["-d", "tcp.port==1194,openvpn", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE", "-o", "tcp.reassemble_out_of_order:TRUE"]
     fields = subprocess.run([TSHARK or "tshark", "-n", "-r", wan, *decode, "-T", "fields", "-e", "frame.protocols", "-e", "openvpn.plen", "-e", "openvpn.opcode"],
                             capture_output=True, text=True, check=True).stdout.splitlines()
     rows = [line.split("\t") for line in fields]

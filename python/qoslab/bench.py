@@ -361,7 +361,10 @@ def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]
     CUBIC, HyStart off, SACK, timestamps, window scaling, MSS 1460 (1448 bytes of data
     with timestamps), initial window 10, delayed ACK every 2nd segment or 40 ms, min RTO
     200 ms, 4 MiB send and 6 MiB receive buffers; the bulk source never runs dry.
-    Queues: 100 frames each end. ns-3: benchmarks/ns3/tcp_cubic.py.
+    RACK and TLP (RFC 8985) off, unlike Linux: ns-3 3.44's TcpSocketBase has neither
+    (only classic and PRR recovery, tcp-recovery-ops.h / tcp-prr-recovery.h), so both
+    tools recover with RFC 6675 SACK alone. Queues: 100 frames each end. ns-3:
+    benchmarks/ns3/tcp_cubic.py.
     """
     nodes = [
         _node("a", "host", [_port("eth0", 0, 0, "10.3.0.1")]),
@@ -372,7 +375,7 @@ def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]
                 impair=[{"loss": {"model": "bernoulli", "p": TCP_LOSS}}, {}])
     flows = [{
         "kind": "tcp", "id": 1, "from": 0, "to": "10.3.0.2", "dst_port": 5201,
-        "start_ns": _ns(WARMUP_S), "stop_ns": _ns(WARMUP_S + sim_seconds), "tcp": {},
+        "start_ns": _ns(WARMUP_S), "stop_ns": _ns(WARMUP_S + sim_seconds), "tcp": {"rack": False, "tlp": False},
     }]
     return _sim_config(nodes, [link], flows, sim_seconds)
 

@@ -747,6 +747,12 @@ pub struct TcpOptions {
     /// Initial window, segments (default 10, RFC 6928).
     #[serde(default)]
     pub initial_window: Option<u32>,
+    /// RACK loss detection (RFC 8985 §6), default on as Linux's `tcp_recovery=1`.
+    #[serde(default)]
+    pub rack: Option<bool>,
+    /// Tail Loss Probe (RFC 8985 §7), default on as Linux's `tcp_early_retrans=3`.
+    #[serde(default)]
+    pub tlp: Option<bool>,
 }
 
 impl FlowConfig {

@@ -109,6 +109,10 @@ pub struct TcpResult {
     pub mean_rtt_ns: Option<u64>,
     pub max_rtt_ns: Option<u64>,
     pub dup_acks: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3).
+    pub tlp_probes: u64,
+    /// Segments RACK marked lost (RFC 8985 §6.2), lost retransmissions included.
+    pub rack_lost: u64,
     /// Slow start left early by HyStart: when, at what cwnd, and why.
     pub hystart_exit: Option<HyStartExit>,
     /// iperf3-style interval records (cumulative counters at each interval's end).
@@ -321,6 +325,8 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                         mean_rtt_ns: t.client.rtt_sum_ns.checked_div(t.client.rtt_samples),
                         max_rtt_ns: (t.client.rtt_samples > 0).then_some(t.client.rtt_max_ns),
                         dup_acks: t.client.dup_acks,
+                        tlp_probes: t.client.tlp_probes,
+                        rack_lost: t.client.rack_lost,
                         hystart_exit: t.hystart_exit.map(|e| HyStartExit { time_ns: e.at, cwnd_bytes: e.cwnd, reason: e.reason }),
                         intervals: std::mem::take(&mut t.intervals),
                         trace: t.trace.take(),

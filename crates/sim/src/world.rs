@@ -84,8 +84,11 @@ struct TcpFlow {
 }
 
 impl TcpFlow {
-    /// Before an event of this flow at `now`: the interval boundaries it passed.
+    /// Before an event of this flow at `now`: the interval boundaries it passed. A
+    /// timed test's reports end at its stop (`finish` adds the last): the events of the
+    /// drain after it (retransmissions, their ACKs) add no interval.
     fn tick(&mut self, now: u64) {
+        let now = if self.bytes.is_none() { now.min(self.stop_ns) } else { now };
         if let Some(r) = self.intervals.as_mut() {
             r.advance(now, &self.sockets[0], &self.sockets[1]);
         }
@@ -1631,6 +1634,8 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
         };
     }
     config.nagle = options.nagle.unwrap_or(config.nagle);
+    config.rack = options.rack.unwrap_or(config.rack);
+    config.tlp = options.tlp.unwrap_or(config.tlp);
     config.delayed_ack_segments = options.delayed_ack_segments.unwrap_or(config.delayed_ack_segments).max(1);
     if let Some(w) = options.initial_window {
         if w == 0 {

@@ -661,6 +661,246 @@ fn sack_recovery_retransmits_only_the_holes() {
     assert_eq!(s.cwnd(), s.ssthresh());
 }
 
+// ----- RACK-TLP (RFC 8985) ------------------------------------------------------------
+
+/// SACK on (RACK and TLP as `cfg` says), established at 10 ms: the SYN-ACK sent at 0
+/// and ACKed at 10 ms gives the first RTT sample, so SRTT = 10 ms, RTTVAR = 5 ms
+/// (RFC 6298 §2.2) and min_RTT = 10 ms.
+fn sack_established_with(cfg: TcpConfig) -> TcpSocket {
+    let mut s = socket_listen_with(TcpConfig { sack: true, ..cfg });
+    let mut syn = peer(Control::Syn, remote(0), None);
+    syn.max_seg_size = Some(MSS as u16);
+    syn.sack_permitted = true;
+    send!(s, 0, syn);
+    recv!(s, 0);
+    send!(s, 10 * MS, peer(Control::None, remote(1), Some(local(1))));
+    assert!(s.sack_enabled());
+    assert_eq!(s.srtt(), Some(10 * MS));
+    s
+}
+
+/// A duplicate ACK at `snd_una` (offset) SACKing the segment ranges `blocks` (offsets).
+fn sack_ack(s: &mut TcpSocket, t: u64, una: usize, blocks: &[(usize, usize)]) {
+    let mut dup = peer(Control::None, remote(1), Some(local(1 + una)));
+    for (slot, &(a, b)) in dup.sack_ranges.iter_mut().zip(blocks.iter().rev()) {
+        *slot = Some((local(1 + a).as_u32(), local(1 + b).as_u32()));
+    }
+    send!(s, t, dup);
+}
+
+/// Segment `i`'s offset.
+fn at(i: usize) -> usize {
+    i * MSS
+}
+
+#[test]
+fn tlp_probe_recovers_a_tail_loss_before_the_rto() {
+    let mut s = sack_established_with(plain());
+    s.send_slice(&vec![0u8; 10 * MSS]);
+    assert_eq!(data_segs(&recv!(s, 20 * MS)).len(), 10);
+    // Segments 0–7 arrive, 8 and 9 (the tail) are lost: one cumulative ACK at 30 ms.
+    // Its RTT sample is 10 ms again: SRTT = 10 ms, RTTVAR = 3/4·5 = 3.75 ms,
+    // RTO = max(200 ms, 10 + 4·3.75 ms) = 200 ms, restarted: it would fire at 230 ms.
+    ack(&mut s, 30 * MS, at(8));
+    assert_eq!(s.rto(), 200 * MS);
+    let rto_expiry = 30 * MS + 200 * MS;
+    // RFC 8985 §7.2: PTO = 2·SRTT = 20 ms (two segments in flight, so no ack delay
+    // added) from the ACK: 50 ms, before the RTO.
+    let pto = 30 * MS + 2 * 10 * MS;
+    assert_eq!(s.poll_at(), Some(pto));
+    assert!(recv!(s, pto - 1).is_empty());
+    // §7.3: nothing new to send, so the probe is the last segment again.
+    let out = recv!(s, pto);
+    assert_eq!(data_segs(&out), vec![(local(1 + at(9)), MSS)]);
+    assert!(pto < rto_expiry);
+    assert_eq!(s.stats().tlp_probes, 1);
+    // The probe arrives above the hole: its SACK makes RACK.xmit_ts the probe's (50
+    // ms), RACK.rtt = 60 − 50 = 10 ms; segment 8, sent at 20 ms, is lost since
+    // 20 + 10 + min_RTT/4 (2.5 ms; one SACKed segment, no recovery) = 32.5 ms ≤ 60 ms.
+    sack_ack(&mut s, 60 * MS, at(8), &[(at(9), at(10))]);
+    let out = recv!(s, 60 * MS);
+    assert_eq!(data_segs(&out), vec![(local(1 + at(8)), MSS)], "segment 8 is retransmitted at once");
+    assert!(s.in_recovery());
+    assert_eq!((s.stats().timeouts, s.stats().fast_retransmits), (0, 1));
+    ack(&mut s, 70 * MS, at(10));
+    assert!(!s.in_recovery());
+    assert_eq!(s.stats().timeouts, 0);
+}
+
+#[test]
+fn without_tlp_a_tail_loss_waits_for_the_rto() {
+    let mut s = sack_established_with(TcpConfig { tlp: false, ..plain() });
+    s.send_slice(&vec![0u8; 10 * MSS]);
+    recv!(s, 20 * MS);
+    ack(&mut s, 30 * MS, at(8));
+    // No probe timer: the next wake-up is the RTO, 200 ms after the ACK.
+    assert_eq!(s.poll_at(), Some(230 * MS));
+    let out = recv!(s, 230 * MS);
+    assert_eq!(data_segs(&out)[0], (local(1 + at(8)), MSS));
+    assert_eq!((s.stats().timeouts, s.stats().tlp_probes), (1, 0));
+}
+
+/// Ten segments at 20 ms, segment 1 lost; the peer ACKs segment 0 at 30 ms (two new
+/// segments go: slow start), SACKs 2, 3 and 4 at 31, 32 and 33 ms: fast retransmit of
+/// segment 1 at 33 ms, and that retransmission is lost too. Then SACKs for 5..=11, one a
+/// millisecond from 34 ms, each letting the pipe send new data. Returns the socket and
+/// when segment 12 was first sent.
+fn lost_retransmission(cfg: TcpConfig) -> (TcpSocket, u64) {
+    let mut s = sack_established_with(cfg);
+    s.send_slice(&vec![0u8; 40 * MSS]);
+    assert_eq!(data_segs(&recv!(s, 20 * MS)).len(), 10);
+    ack(&mut s, 30 * MS, at(1));
+    assert_eq!(data_segs(&recv!(s, 30 * MS)).len(), 2);
+    // First transmission time of each segment, by offset.
+    let mut sent_at = std::collections::BTreeMap::new();
+    let mut blocks = vec![(at(2), at(3))];
+    for (k, i) in (2..=11).enumerate() {
+        blocks[0].1 = at(i + 1);
+        let t = 31 * MS + k as u64 * MS;
+        sack_ack(&mut s, t, at(1), &blocks);
+        for (q, _) in data_segs(&recv!(s, t)) {
+            sent_at.entry(q - local(1)).or_insert(t);
+        }
+    }
+    assert_eq!(sent_at.get(&at(1)), Some(&(33 * MS)), "fast retransmit at the third duplicate ACK");
+    assert_eq!(s.stats().fast_retransmits, 1);
+    let t12 = *sent_at.get(&at(12)).expect("segment 12 sent in recovery");
+    assert!(t12 > 33 * MS);
+    (s, t12)
+}
+
+#[test]
+fn rack_detects_a_lost_retransmission_without_the_rto() {
+    let (mut s, t12) = lost_retransmission(plain());
+    // Segment 12 (sent at t12, after the retransmission) is SACKed 10 ms later: RACK.rtt
+    // = 10 ms, RACK.xmit_ts = t12 > 33 ms, and in recovery with no reordering seen
+    // reo_wnd = 0 (RFC 8985 §6.2 step 4): segment 1's retransmission is lost once
+    // 33 + 10 + 0 = 43 ms ≤ now.
+    let t = t12 + 10 * MS;
+    assert!(33 * MS + 10 * MS <= t);
+    let flight = s.bytes_in_flight();
+    sack_ack(&mut s, t, at(1), &[(at(2), at(12)), (at(12), at(13))]);
+    // RFC 5681 §4.3: the loss of a retransmission lowers ssthresh a second time, here
+    // NewReno's FlightSize/2 (RFC 5681 Eq. 4) of what was in flight.
+    assert_eq!(s.ssthresh(), (flight / 2).max(2 * MSS as u64));
+    let out = recv!(s, t);
+    assert_eq!(data_segs(&out)[0], (local(1 + at(1)), MSS), "segment 1 goes a third time");
+    // The RTO, last restarted by the ACK at 30 ms, would only fire at 230 ms.
+    assert!(t < 30 * MS + 200 * MS);
+    assert_eq!(s.stats().timeouts, 0);
+    assert!(s.stats().rack_lost >= 1);
+    // Its delivery ends recovery (everything up to the recovery point SACKed).
+    let high = s.bytes_in_flight() as usize + at(1);
+    ack(&mut s, t + 10 * MS, high);
+    assert!(!s.in_recovery());
+    assert_eq!(s.stats().timeouts, 0);
+}
+
+#[test]
+fn with_rack_off_a_lost_retransmission_waits_for_the_rto() {
+    // The RFC 6675 recovery alone, as before RACK: the same script never sends segment
+    // 1 a third time until the RTO (restarted by the ACK at 30 ms) fires at 230 ms.
+    let (mut s, t12) = lost_retransmission(TcpConfig { rack: false, tlp: false, ..plain() });
+    let t = t12 + 10 * MS;
+    sack_ack(&mut s, t, at(1), &[(at(2), at(12)), (at(12), at(13))]);
+    let again = |out: &[(Repr, Vec<u8>)]| data_segs(out).iter().any(|&(q, _)| q == local(1 + at(1)));
+    assert!(!again(&recv!(s, t)));
+    assert_eq!(s.stats().rack_lost, 0);
+    assert_eq!(s.poll_at(), Some(230 * MS));
+    let out = recv!(s, 230 * MS);
+    assert!(again(&out));
+    assert_eq!(s.stats().timeouts, 1);
+}
+
+#[test]
+fn reordering_within_the_window_is_not_a_loss() {
+    let mut s = sack_established_with(plain());
+    s.send_slice(&vec![0u8; 10 * MSS]);
+    recv!(s, 20 * MS);
+    // Segment 1 arrives before segment 0: SACK at 30 ms. RACK.rtt = 10 ms, reo_wnd =
+    // min_RTT/4 = 2.5 ms (RFC 8985 §6.2 step 4: one SACKed segment, not in recovery),
+    // so segment 0 (sent at 20 ms) would be lost only at 20 + 10 + 2.5 = 32.5 ms: the
+    // reordering timer is armed for then.
+    sack_ack(&mut s, 30 * MS, 0, &[(at(1), at(2))]);
+    assert!(data_segs(&recv!(s, 30 * MS)).is_empty());
+    assert_eq!(s.poll_at(), Some(32_500_000));
+    // Segment 0 arrives 1 ms later, within the window: nothing is retransmitted.
+    ack(&mut s, 31 * MS, at(2));
+    assert!(data_segs(&recv!(s, 31 * MS)).is_empty());
+    assert!(data_segs(&recv!(s, 33 * MS)).is_empty());
+    assert_eq!((s.stats().retransmits, s.stats().rack_lost, s.stats().fast_retransmits), (0, 0, 0));
+    assert!(!s.in_recovery());
+}
+
+#[test]
+fn reordering_beyond_the_window_is_a_loss_before_three_dup_acks() {
+    let mut s = sack_established_with(plain());
+    s.send_slice(&vec![0u8; 10 * MSS]);
+    recv!(s, 20 * MS);
+    sack_ack(&mut s, 30 * MS, 0, &[(at(1), at(2))]);
+    recv!(s, 30 * MS);
+    // No segment 0 by 32.5 ms: the timer marks it lost with a single duplicate ACK.
+    let out = recv!(s, 32_500_000);
+    assert_eq!(data_segs(&out), vec![(local(1), MSS)]);
+    assert_eq!((s.stats().rack_lost, s.stats().fast_retransmits, s.stats().dup_acks), (1, 1, 1));
+}
+
+/// Recovery for segment 1 (lost; 2–4 SACKed at 31–33 ms) ends when the cumulative ACK
+/// reaches its recovery point, segment 12, the first segment above it is lost too and
+/// 13, 14, 15 are SACKed one a millisecond. Returns the socket, when the ACKs ended
+/// and whether segment 12 was sent again before then.
+fn loss_just_after_recovery(cfg: TcpConfig) -> (TcpSocket, u64, bool) {
+    let mut s = sack_established_with(cfg);
+    s.send_slice(&vec![0u8; 40 * MSS]);
+    recv!(s, 20 * MS);
+    ack(&mut s, 30 * MS, at(1));
+    recv!(s, 30 * MS);
+    for (k, i) in (2..=4).enumerate() {
+        let t = 31 * MS + k as u64 * MS;
+        sack_ack(&mut s, t, at(1), &[(at(2), at(i + 1))]);
+        recv!(s, t);
+    }
+    assert!(s.in_recovery());
+    // The retransmission and segments 5..=11 arrive: cumulative ACKs up to segment 12,
+    // the recovery point (12 segments were out when recovery began).
+    let mut sent = Vec::new();
+    for (k, upto) in (5..=12).enumerate() {
+        let t = 40 * MS + k as u64 * MS;
+        ack(&mut s, t, at(upto));
+        sent.extend(data_segs(&recv!(s, t)).into_iter().map(|(q, _)| q - local(1)));
+    }
+    assert!(!s.in_recovery(), "the cumulative ACK reached the recovery point");
+    for i in 13..=15 {
+        assert!(sent.contains(&at(i)), "segment {i} was sent after recovery");
+    }
+    let mut again = false;
+    for (k, i) in (13..=15).enumerate() {
+        let t = 50 * MS + k as u64 * MS;
+        sack_ack(&mut s, t, at(12), &[(at(13), at(i + 1))]);
+        again |= data_segs(&recv!(s, t)).iter().any(|&(q, _)| q == local(1 + at(12)));
+    }
+    (s, 52 * MS, again)
+}
+
+#[test]
+fn rack_starts_a_new_recovery_for_the_first_segment_above_the_last() {
+    // RFC 6675 §5 and RFC 8985 §6.2: with SACKed data above it, segment 12 is lost (three
+    // SACKed segments above: IsLost) and a recovery starts, though the cumulative ACK
+    // covers no more than the last recovery point (RFC 6582 §3.2 step 2's guard is
+    // NewReno's).
+    let (s, t, again) = loss_just_after_recovery(plain());
+    assert!(again, "segment 12 is retransmitted by {t} ns");
+    assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (2, 0));
+}
+
+#[test]
+fn without_rack_the_first_segment_above_the_last_recovery_waits_for_the_rto() {
+    let (s, _, again) = loss_just_after_recovery(TcpConfig { rack: false, tlp: false, ..plain() });
+    assert!(!again);
+    assert_eq!(s.stats().fast_retransmits, 1);
+    assert!(!s.in_recovery());
+}
+
 // ----- every state: RST (RFC 9293 §3.10.7.4 second check, RFC 5961 §3.2) -------------
 
 /// A state's name, its set-up function and the peer's next sequence number (RCV.NXT).

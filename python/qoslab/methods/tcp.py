@@ -11,7 +11,7 @@ the rates over each.
 
 The simulator runs the sans-IO TCP of ``crates/sim/src/tcp`` (RFC 9293, NewReno per
 RFC 6582, CUBIC per RFC 9438, SACK per RFC 2018/6675, RTO per RFC 6298, HyStart or
-RFC 9406 HyStart++ when asked) with Linux's defaults unless the test's ``tcp`` table
+RFC 9406 HyStart++ when asked, RACK-TLP per RFC 8985) with Linux's defaults unless the test's ``tcp`` table
 says otherwise. With ``trace = true`` each stream's record carries the sender's
 per-ACK trace in columns (time, cwnd, ssthresh, SRTT, RTT sample, RTO, bytes in
 flight, retransmissions, recovery).
@@ -66,6 +66,9 @@ STACKS: dict[str, dict[str, Any]] = {
         "timestamps": False,
         # 4.4BSD tcp_mss(): snd_cwnd starts at one segment (slow start from 1 MSS).
         "initial_window": 1,
+        # RACK and TLP (RFC 8985, 2021; Linux 3.10/4.4) did not exist in 1995.
+        "rack": False,
+        "tlp": False,
     },
 }
 """TCP settings of each ``stack`` of a test, on top of the simulator's Linux defaults
@@ -121,6 +124,8 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         "pmtu_discovery": stack.pmtu_discovery,
         "mtu_probing": stack.mtu_probing,
         "base_mss": int(stack.base_mss),
+        "rack": stack.rack,
+        "tlp": stack.tlp,
     }
     # The stack's own defaults, where the tcp table does not say otherwise.
     written = stack.model_fields_set
@@ -179,6 +184,8 @@ def _stream_summary(f: dict[str, Any], seconds: float | None) -> dict[str, Any]:
             "retransmits": tcp.get("retransmits", 0),
             "fast_retransmits": tcp.get("fast_retransmits", 0),
             "timeouts": tcp.get("timeouts", 0),
+            "tlp_probes": tcp.get("tlp_probes", 0),
+            "rack_lost": tcp.get("rack_lost", 0),
             "max_snd_cwnd_bytes": tcp.get("max_cwnd_bytes"),
             "min_rtt_ms": ms(tcp.get("min_rtt_ns")),
             "mean_rtt_ms": ms(tcp.get("mean_rtt_ns")),
@@ -308,6 +315,8 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             "retransmits": sum(x.get("retransmits") or 0 for x in tcps),
             "fast_retransmits": sum(x.get("fast_retransmits") or 0 for x in tcps),
             "timeouts": sum(x.get("timeouts") or 0 for x in tcps),
+            "tlp_probes": sum(x.get("tlp_probes") or 0 for x in tcps),
+            "rack_lost": sum(x.get("rack_lost") or 0 for x in tcps),
             "srtt_ms": ms(tcps[0].get("srtt_ns")),
             "max_cwnd_bytes": max((x.get("max_cwnd_bytes") or 0 for x in tcps), default=0),
         }

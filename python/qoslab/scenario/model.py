@@ -909,7 +909,7 @@ class UdpEcho(TestBase):
 TcpStack = Literal["linux", "netbsd-1.1"]
 _STACK_DOC = (
     "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
-    "IW 10) or 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK, 200 ms delayed ACK, 1 s min RTO, IW 1, "
+    "IW 10, RACK-TLP) or 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed ACK, 1 s min RTO, IW 1, "
     "no timestamps; qoslab.methods.tcp.STACKS cites each)."
 )
 
@@ -936,6 +936,8 @@ class TcpSettings(Strict):
     pmtu_discovery: bool = Field(True, description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).")
     mtu_probing: Literal[0, 1, 2] = Field(0, description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.")
     base_mss: Size = Field(1024, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
+    rack: bool = Field(True, description="RACK time-based loss detection (RFC 8985 §6), with SACK: finds lost retransmissions without waiting for the RTO. Linux's default since 4.4 (tcp_recovery = 1); off under stack 'netbsd-1.1'.")
+    tlp: bool = Field(True, description="Tail Loss Probe (RFC 8985 §7), with SACK and RACK: a probe after 2·SRTT without ACKs, so tail losses are found before the RTO. Linux's default since 3.10 (tcp_early_retrans = 3); off under stack 'netbsd-1.1'.")
 
 
 class TcpBulk(TestBase):

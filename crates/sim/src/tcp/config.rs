@@ -84,6 +84,20 @@ pub struct TcpConfig {
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675
     /// DupThresh). Default 3.
     pub dup_ack_threshold: u32,
+    /// RACK time-based loss detection (RFC 8985 §6), with SACK only (as Linux's
+    /// `tcp_recovery` bit 0x1): a segment is lost once one sent after it was delivered
+    /// and its RTT plus a reordering window has passed, which finds lost
+    /// retransmissions without the RTO. Used beside RFC 6675's DupThresh rule, as
+    /// Linux 4.4–4.17 did. Default on: Linux's `tcp_recovery=1` since 4.4 ("tcp: use RACK to
+    /// detect losses", Documentation/networking/ip-sysctl.txt `tcp_recovery`); off is
+    /// the RFC 6675 recovery alone.
+    pub rack: bool,
+    /// Tail Loss Probe (RFC 8985 §7), with SACK and RACK only: when no ACK comes for
+    /// PTO = 2·SRTT (+ 200 ms with one segment in flight), one segment of new data, or
+    /// the last one again, is sent to draw an ACK whose SACK lets RACK find the tail
+    /// losses before the RTO would. Default on: Linux's `tcp_early_retrans=3` since
+    /// 3.10 ("tcp: Tail loss probe (TLP)", ip-sysctl.txt `tcp_early_retrans`).
+    pub tlp: bool,
     /// Maximum segment lifetime; TIME-WAIT lasts 2·MSL (RFC 9293 §3.4.2 suggests
     /// 2 min). Default 30 s, so TIME-WAIT is 60 s as Linux's `TCP_TIMEWAIT_LEN`.
     pub msl: Duration,
@@ -126,6 +140,8 @@ impl Default for TcpConfig {
             hystart: HyStartMode::Off,
             initial_window: 10,
             dup_ack_threshold: 3,
+            rack: true,
+            tlp: true,
             msl: Duration::from_secs(30),
             pmtu_discovery: true,
             mtu_probing: 0,

@@ -26,6 +26,7 @@ use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_WINDOW_SHIFT};
 use super::config::TcpConfig;
 use super::congestion::Congestion;
 use super::hystart::{AckInfo, HyStart, Verdict};
+use super::rack::Rack;
 use super::rtt::RttEstimator;
 use super::sack::Scoreboard;
 
@@ -47,6 +48,22 @@ const RETRIES1: u32 = 3;
 const RTO_BASE_NS: u64 = 200_000_000;
 /// Linux `tcp_mtu_probe`: a probe goes only with at least this many segments of cwnd.
 const PROBE_MIN_CWND: u64 = 11;
+/// RFC 8985 §7.2: the PTO when no SRTT is known, 1 s.
+const TLP_PTO_NO_SRTT_NS: u64 = 1_000_000_000;
+/// RFC 8985 §7.2 `TLP.max_ack_delay`, added to the PTO when one segment is in flight
+/// (its ACK may be delayed): the RFC's worst-case delayed-ACK timer WCDelAckT, 200 ms,
+/// which is also what Linux adds (`TCP_RTO_MIN`).
+const TLP_MAX_ACK_DELAY_NS: u64 = 200_000_000;
+
+/// What the loss timer armed beside the RTO is for (RFC 8985 §8: the RACK reordering
+/// timer and the TLP probe timer, one at a time, never later than the RTO).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LossTimer {
+    /// RFC 8985 §6.2 step 5: RACK's reordering window of a segment runs out.
+    Reorder,
+    /// RFC 8985 §7.2: the probe timeout (PTO).
+    Probe,
+}
 
 /// The state of packetization-layer PMTUD (RFC 4821 §7; Linux `icsk_mtup`). MTUs are
 /// IP packet sizes: the search runs over what the path carries, `search_low` known to
@@ -116,6 +133,10 @@ pub struct TcpStats {
     pub rtt_max_ns: u64,
     /// Largest congestion window, octets (iperf3 `max_snd_cwnd`).
     pub max_cwnd: u64,
+    /// Segments RACK marked lost (RFC 8985 §6.2 step 5), retransmissions included.
+    pub rack_lost: u64,
+    /// Tail loss probes sent (RFC 8985 §7.3).
+    pub tlp_probes: u64,
 }
 
 /// One row of the per-ACK trace: the sender's state after an ACK was processed.
@@ -262,6 +283,15 @@ pub struct TcpSocket {
     retransmit_first: bool,
     /// RFC 6582 Impatient: hold the timer on partial ACKs after the first.
     hold_timer: bool,
+    /// RFC 8985 RACK-TLP state, when `cfg.rack` and SACK is in use.
+    rack: Option<Rack>,
+    /// The RACK reordering or TLP timer, never later than `rto_at` (RFC 8985 §8).
+    loss_at: Option<(u64, LossTimer)>,
+    /// The PTO fired: the next segment is the probe (RFC 8985 §7.3).
+    tlp_pending: bool,
+    /// When the window was last lowered for a congestion event (fast recovery or a lost
+    /// retransmission), ns: a lost retransmission sent before it lowers it no more.
+    rtx_cut_at: u64,
 
     stats: TcpStats,
     trace: Option<Vec<TraceRecord>>,
@@ -339,6 +369,10 @@ impl TcpSocket {
             high_rxt: zero,
             retransmit_first: false,
             hold_timer: false,
+            rack: None,
+            loss_at: None,
+            tlp_pending: false,
+            rtx_cut_at: 0,
             stats: TcpStats::default(),
             trace: None,
             cfg,
@@ -654,6 +688,7 @@ impl TcpSocket {
         self.retransmit_first = false;
         self.hold_timer = false;
         self.rtt_timing = None;
+        self.forget_rack_marks();
         if let Some((mtu, _, _)) = self.mtup.probe.take() {
             self.mtup.search_high = self.mtup.search_high.min(mtu - 1);
         }
@@ -750,7 +785,8 @@ impl TcpSocket {
         if self.rst_pending || self.ack_now || self.next_segment().is_some() {
             return Some(self.now);
         }
-        [self.rto_at, self.delack_at, self.timewait_at].into_iter().flatten().min()
+        let loss_at = self.loss_at.map(|(t, _)| t);
+        [self.rto_at, loss_at, self.delack_at, self.timewait_at].into_iter().flatten().min()
     }
 
     // ----- input -------------------------------------------------------------------
@@ -944,6 +980,7 @@ impl TcpSocket {
             return false;
         }
         let in_flight = self.snd_max > self.snd_una;
+        let old_una = self.snd_una;
         let win_field = repr.window_len;
         let newly_sacked = if self.sack_ok { self.absorb_sack(ack, repr) } else { 0 };
         // RFC 9293 §3.10.7.4: SND.WL1/WL2 guard the window update.
@@ -1038,6 +1075,10 @@ impl TcpSocket {
             self.dup_acks += 1;
             self.on_dup_ack();
         }
+        if self.rack.is_some() {
+            let pure_dup = ack == old_una && data_len == 0 && win_field == self.last_win_field && newly_sacked == 0;
+            self.rack_on_ack(now, ack, pure_dup);
+        }
         self.last_win_field = win_field;
         if let Some(trace) = self.trace.as_mut() {
             trace.push(TraceRecord {
@@ -1120,19 +1161,8 @@ impl TcpSocket {
                 let threshold = self.dup_acks >= self.cfg.dup_ack_threshold;
                 // RFC 6675 §5: or when IsLost(HighACK + 1).
                 let lost = self.sack_ok && self.board.is_lost(self.snd_una, self.cfg.dup_ack_threshold, self.smss);
-                if (threshold || lost) && self.mtup.probe.is_some_and(|(_, start, _)| start == self.snd_una) {
-                    // Linux `tcp_mtup_probe_failed`: the probe was lost, not the path
-                    // congested (RFC 4821 §7.6.2): the search's top comes down and the
-                    // probe's data goes again in ordinary segments, cwnd untouched.
-                    let (mtu, _, _) = self.mtup.probe.take().expect("probe");
-                    self.mtup.search_high = mtu - 1;
-                    self.stats.mtu_probes_failed += 1;
-                    self.sync_mss(self.pmtu);
-                    self.probe_recovery_cwnd = Some(self.cc.cwnd);
-                    self.enter_recovery_keeping_cwnd();
-                } else if (threshold || lost) && self.snd_una > self.recover {
-                    // RFC 6582 §3.2 step 2: not for data sent before the last recovery.
-                    self.enter_recovery();
+                if threshold || lost {
+                    self.loss_detected(lost);
                 }
             }
             Recovery::NewReno { .. } => {
@@ -1143,9 +1173,187 @@ impl TcpSocket {
         }
     }
 
+    /// Outside recovery, a loss was inferred (DupThresh, IsLost, or RACK): fast
+    /// retransmit, or the failure of an MTU probe. `sacked_evidence`: the inference
+    /// rests on SACKed data (IsLost, or RACK), not on counting duplicate ACKs alone.
+    ///
+    /// RFC 6582 §3.2 step 2 refuses a fast retransmit until the cumulative ACK covers
+    /// more than `recover` (here exclusive: SND.UNA > the SND.MAX recovery or the
+    /// timeout began at), so that duplicate ACKs caused by retransmissions do not start
+    /// a second recovery. With RACK, a loss inferred from SACKed data may start one as
+    /// soon as the previous recovery is over (SND.UNA ≥ that SND.MAX): RFC 6675 §5 and
+    /// RFC 8985 §6.2 have no such guard, only "not already in loss recovery", and Linux
+    /// enters recovery from its Open state whatever the last one was. Without that, a
+    /// segment lost just after a recovery ended (the first one above the recovery
+    /// point) could only be repaired by the RTO.
+    fn loss_detected(&mut self, sacked_evidence: bool) {
+        let after_last = if sacked_evidence && self.rack.is_some() {
+            self.snd_una >= self.recover
+        } else {
+            self.snd_una > self.recover
+        };
+        match self.recovery {
+            Recovery::None => {
+                if self.mtup.probe.is_some_and(|(_, start, _)| start == self.snd_una) {
+                    // Linux `tcp_mtup_probe_failed`: the probe was lost, not the path
+                    // congested (RFC 4821 §7.6.2): the search's top comes down and the
+                    // probe's data goes again in ordinary segments, cwnd untouched.
+                    let (mtu, _, _) = self.mtup.probe.take().expect("probe");
+                    self.mtup.search_high = mtu - 1;
+                    self.stats.mtu_probes_failed += 1;
+                    self.sync_mss(self.pmtu);
+                    self.probe_recovery_cwnd = Some(self.cc.cwnd);
+                    self.enter_recovery_keeping_cwnd();
+                } else if after_last {
+                    // RFC 6582 §3.2 step 2: not for data sent before the last recovery.
+                    self.enter_recovery();
+                }
+            }
+            Recovery::NewReno { .. } | Recovery::Sack { .. } => {}
+        }
+    }
+
+    // ----- RACK-TLP (RFC 8985) -----------------------------------------------------
+
+    /// In fast recovery, or in the recovery after a timeout (until everything sent
+    /// before it is acknowledged): RFC 8985's "in recovery".
+    fn in_loss_recovery(&self) -> bool {
+        self.recovery != Recovery::None || self.snd_una < self.recover
+    }
+
+    /// RFC 8985 §6.2 and §7.4 for one ACK, after the scoreboard took its SACK blocks.
+    fn rack_on_ack(&mut self, now: u64, ack: SeqNumber, pure_dup: bool) {
+        let min_rtt = self.stats.rtt_min_ns;
+        let Some(rack) = self.rack.as_mut() else { return };
+        rack.on_ack(now, self.snd_una, self.board.blocks(), min_rtt);
+        // §7.4, TLP_process_ack (no DSACK here, so its DSACK test never holds).
+        let mut repaired = false;
+        if let Some(end) = rack.tlp_end_seq.filter(|&end| ack >= end) {
+            if !rack.tlp_is_retrans || pure_dup {
+                // New data delivered, or the probe duplicated the original: no loss.
+                rack.tlp_end_seq = None;
+            } else if ack > end {
+                // §7.4.2: the probe repaired a loss (the only one, since no other
+                // recovery started): reduce the window.
+                rack.tlp_end_seq = None;
+                repaired = true;
+            }
+        }
+        if repaired && self.recovery == Recovery::None {
+            let flight = (self.snd_max - self.snd_una) as u64;
+            self.hystart.on_loss(false);
+            self.cc.on_congestion_event(flight, self.smss);
+        }
+        self.rack_detect_loss(now);
+        self.arm_loss_timer(now);
+    }
+
+    /// RFC 8985 §6.2 steps 4–5; a loss found outside recovery starts one (§6.2: "if
+    /// any segment is newly marked lost, ... fast recovery").
+    fn rack_detect_loss(&mut self, now: u64) {
+        let in_recovery = self.in_loss_recovery();
+        let (min_rtt, srtt, thresh) = (self.stats.rtt_min_ns, self.rtt.srtt(), self.cfg.dup_ack_threshold);
+        let Some(rack) = self.rack.as_mut() else { return };
+        let reo_wnd = rack.reo_wnd(min_rtt, srtt, in_recovery, thresh);
+        let (newly, lost_rtx) = rack.detect_loss(now, reo_wnd);
+        self.stats.rack_lost += u64::from(newly);
+        if newly > 0 && self.recovery == Recovery::None {
+            self.loss_detected(true);
+        } else if let (Some(sent), Recovery::Sack { .. }) = (lost_rtx, self.recovery) {
+            // RFC 5681 §4.3: "the loss of a retransmission [...] should be taken as two
+            // indications of congestion and, therefore, cwnd (and ssthresh) MUST be
+            // lowered twice". Once per round: only for a retransmission sent after the
+            // last reduction, at the rate that reduction set. (Linux instead bounds what
+            // recovery sends with PRR, RFC 6937, which this model does not have; without
+            // either, RFC 6675 refills the pipe to ssthresh each time RACK frees it.)
+            if sent >= self.rtx_cut_at {
+                let flight = (self.snd_max - self.snd_una) as u64;
+                self.cc.on_congestion_event(flight, self.smss);
+                self.rtx_cut_at = now;
+            }
+        }
+    }
+
+    /// RFC 8985 §7.2: a probe may be scheduled (SACK and RACK in use, data in flight,
+    /// not in recovery, no probe outstanding). Linux also waits while anything is
+    /// SACKed (its Disorder state; RACK's reordering timer covers that case).
+    fn tlp_eligible(&self) -> bool {
+        let Some(rack) = &self.rack else { return false };
+        self.cfg.tlp
+            && matches!(self.state, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck)
+            && self.snd_max > self.snd_una
+            && !self.in_loss_recovery()
+            && rack.tlp_end_seq.is_none()
+            && !self.tlp_pending
+            && self.board.is_empty()
+    }
+
+    /// Arms the loss timer after an ACK or new data (RFC 8985 §8): RACK's reordering
+    /// timer when a segment's window is running, else the TLP probe timer when a probe
+    /// may go, never later than the RTO; else none.
+    fn arm_loss_timer(&mut self, now: u64) {
+        if let Some(at) = self.rack.as_ref().and_then(|r| r.reo_at) {
+            self.loss_at = Some((at, LossTimer::Reorder));
+            return;
+        }
+        if !self.tlp_eligible() {
+            self.loss_at = None;
+            return;
+        }
+        // §7.2 TLP_calc_PTO: 2·SRTT, plus max_ack_delay with one segment in flight;
+        // 1 s without an SRTT; no later than the RTO.
+        let pto = match self.rtt.srtt() {
+            Some(srtt) => {
+                let one = (self.snd_max - self.snd_una) as u64 <= u64::from(self.smss);
+                2 * srtt + if one { TLP_MAX_ACK_DELAY_NS } else { 0 }
+            }
+            None => TLP_PTO_NO_SRTT_NS,
+        };
+        let at = self.rto_at.map_or(now + pto, |rto| rto.min(now + pto));
+        self.loss_at = Some((at, LossTimer::Probe));
+    }
+
+    /// The loss timer fired.
+    fn on_loss_timer(&mut self, now: u64, kind: LossTimer) {
+        match kind {
+            LossTimer::Reorder => {
+                self.rack_detect_loss(now);
+                self.arm_loss_timer(now);
+            }
+            LossTimer::Probe => {
+                if self.tlp_eligible() {
+                    self.tlp_pending = true;
+                }
+                // §7.3: after the probe, the RTO is armed again, not the PTO.
+                if self.snd_max > self.snd_una {
+                    self.rto_at = Some(now + self.rtt.rto());
+                }
+            }
+        }
+    }
+
+    /// §7.3 TLP_send_probe: one segment of new data if the peer's window allows,
+    /// else the last segment sent, again; regardless of cwnd (as Linux).
+    fn probe_plan_tlp(&self) -> Option<Plan> {
+        if let Some(plan) = self.new_data_plan(u64::MAX) {
+            return Some(plan);
+        }
+        if self.snd_nxt != self.snd_max || self.snd_max <= self.snd_una {
+            return None;
+        }
+        // The last segment as it was sent (Linux `tcp_send_loss_probe` takes the tail
+        // of the retransmission queue, its last MSS-sized piece), so the probe repeats
+        // a whole segment rather than straddling two.
+        let last = self.rack.as_ref().and_then(|r| r.segments().last().map(|s| s.start));
+        let tail = self.snd_max - (self.smss as usize).min(self.snd_max - self.snd_una);
+        let start = last.map_or(tail, |s| s.max(tail)).max(self.snd_una);
+        Some(self.plan_range(start, self.snd_max))
+    }
+
     /// Recovery for a lost MTU probe: the retransmissions of fast recovery without its
     /// window reduction (the window is restored when it ends).
     fn enter_recovery_keeping_cwnd(&mut self) {
+        self.rack_enter_recovery();
         self.recover = self.snd_max;
         self.high_rxt = self.snd_una;
         self.retransmit_first = true;
@@ -1157,8 +1365,23 @@ impl TcpSocket {
         };
     }
 
+    /// RFC 8985 §7.1: fast recovery ends any TLP episode and cancels the probe; no
+    /// earlier retransmission counts in the pipe (HighRxt restarts at SND.UNA).
+    fn rack_enter_recovery(&mut self) {
+        self.tlp_pending = false;
+        if matches!(self.loss_at, Some((_, LossTimer::Probe))) {
+            self.loss_at = None;
+        }
+        if let Some(rack) = self.rack.as_mut() {
+            rack.tlp_end_seq = None;
+            rack.on_enter_recovery();
+        }
+    }
+
     /// Fast retransmit: RFC 5681 §3.2 steps 2–3, RFC 6582 §3.2 step 2, RFC 6675 §5.
     fn enter_recovery(&mut self) {
+        self.rack_enter_recovery();
+        self.rtx_cut_at = self.now;
         self.stats.fast_retransmits += 1;
         self.probe_recovery_cwnd = None;
         self.hystart.on_loss(false);
@@ -1337,6 +1560,11 @@ impl TcpSocket {
         if self.timewait_at.is_some_and(|t| t <= now) {
             self.enter_closed();
         }
+        if let Some((at, kind)) = self.loss_at.filter(|&(t, _)| t <= now) {
+            debug_assert!(at <= now);
+            self.loss_at = None;
+            self.on_loss_timer(now, kind);
+        }
         if self.rto_at.is_some_and(|t| t <= now) {
             self.rto_at = None;
             self.on_rto();
@@ -1353,8 +1581,17 @@ impl TcpSocket {
             emit(rst, &[]);
             return;
         }
+        let mut sent_new = false;
         while let Some(plan) = self.next_segment() {
+            sent_new |= plan.seq >= self.snd_max && !plan.syn;
             self.send_plan(now, plan, &mut emit);
+        }
+        // §7.3: a probe that could not go (no window, nothing sent) is dropped; the
+        // RTO is already armed again.
+        self.tlp_pending = false;
+        // RFC 8985 §7.2: (re)schedule the probe after sending new data.
+        if sent_new && self.rack.is_some() && !matches!(self.loss_at, Some((_, LossTimer::Reorder))) {
+            self.arm_loss_timer(now);
         }
         if self.ack_now && self.is_synchronized() {
             let repr = self.header(now, Control::None, self.snd_nxt, 0);
@@ -1383,6 +1620,11 @@ impl TcpSocket {
             _ => return None,
         }
         let smss = self.smss as usize;
+        if self.tlp_pending {
+            if let Some(plan) = self.probe_plan_tlp() {
+                return Some(plan);
+            }
+        }
         // Fast retransmit / partial ACK: the first unacknowledged segment,
         // regardless of cwnd (RFC 5681 §3.2 step 3, RFC 6675 §5 step 4.3).
         if self.retransmit_first && self.snd_max > self.snd_una {
@@ -1395,11 +1637,17 @@ impl TcpSocket {
         if let Recovery::Sack { .. } = self.recovery {
             // RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, NextSeg().
             let thresh = self.cfg.dup_ack_threshold;
-            let pipe = self.board.pipe(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss);
+            let (pipe, lost) = match &self.rack {
+                Some(rack) => self.rack_pipe_and_next_lost(rack),
+                None => (
+                    self.board.pipe(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss),
+                    self.board.next_lost(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss),
+                ),
+            };
             if self.cc.cwnd < pipe + u64::from(self.smss) {
                 return None;
             }
-            if let Some((s, e)) = self.board.next_lost(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss) {
+            if let Some((s, e)) = lost {
                 return Some(self.plan_range(s, e));
             }
             if let Some(plan) = self.new_data_plan(u64::MAX) {
@@ -1423,6 +1671,29 @@ impl TcpSocket {
             }
         }
         None
+    }
+
+    /// RFC 6675 §4 pipe and NextSeg() rule 1 from RACK's per-segment record: a segment
+    /// is lost when RACK marked it or IsLost() holds (Linux 4.4–4.17 ran both), and a
+    /// retransmission is in the pipe until RACK finds it lost too, when the segment
+    /// becomes the next to send again (RFC 8985 §2.2's lost retransmissions).
+    fn rack_pipe_and_next_lost(&self, rack: &Rack) -> (u64, Option<(SeqNumber, SeqNumber)>) {
+        let thresh = self.cfg.dup_ack_threshold;
+        let mut pipe = 0u64;
+        let mut next = None;
+        for seg in rack.segments().filter(|s| !s.sacked) {
+            let len = (seg.end - seg.start) as u64;
+            let lost = seg.lost || self.board.is_lost(seg.start, thresh, self.smss);
+            if !lost {
+                pipe += len;
+            }
+            if seg.rtx_in_flight {
+                pipe += len;
+            } else if lost && next.is_none() {
+                next = Some((seg.start, seg.end.min(seg.start + self.smss as usize)));
+            }
+        }
+        (pipe, next)
     }
 
     /// Bytes mode bounds what is in flight by the queue itself; bulk by the buffer.
@@ -1500,6 +1771,21 @@ impl TcpSocket {
     fn send_plan(&mut self, now: u64, plan: Plan, emit: &mut impl FnMut(Repr, &[u8])) {
         let end = plan.seq + (plan.len + usize::from(plan.syn) + usize::from(plan.fin));
         let retransmit = plan.seq < self.snd_max;
+        if !plan.syn {
+            let in_recovery = self.recovery != Recovery::None;
+            if let Some(rack) = self.rack.as_mut() {
+                rack.on_send(plan.seq, end, self.snd_max, now, in_recovery);
+            }
+        }
+        if self.tlp_pending {
+            // RFC 8985 §7.3: the probe; TLP.end_seq is SND.NXT after it.
+            self.tlp_pending = false;
+            self.stats.tlp_probes += 1;
+            if let Some(rack) = self.rack.as_mut() {
+                rack.tlp_end_seq = Some(self.snd_max.max(end));
+                rack.tlp_is_retrans = retransmit;
+            }
+        }
         let offset = if plan.len > 0 { plan.seq - self.tx_base() } else { 0 };
         let control = if plan.syn {
             Control::Syn
@@ -1688,6 +1974,17 @@ impl TcpSocket {
         self.retransmit_first = false;
         self.hold_timer = false;
         self.rtt_timing = None;
+        self.forget_rack_marks();
+    }
+
+    /// After a timeout or an MTU change (go-back-N): RFC 8985 §6.3, every segment is
+    /// lost and goes again; the loss timer and any probe are dropped (§7.1).
+    fn forget_rack_marks(&mut self) {
+        self.loss_at = None;
+        self.tlp_pending = false;
+        if let Some(rack) = self.rack.as_mut() {
+            rack.on_rto();
+        }
     }
 
     // ----- helpers -----------------------------------------------------------------
@@ -1709,6 +2006,9 @@ impl TcpSocket {
         self.delack_at = None;
         self.timewait_at = None;
         self.rtt_timing = None;
+        self.rack = None;
+        self.loss_at = None;
+        self.tlp_pending = false;
     }
 
     /// The shift that fits the largest window we may offer in 16 bits (RFC 7323 §2.3).
@@ -1736,6 +2036,9 @@ impl TcpSocket {
             self.rcv_shift = 0;
         }
         self.sack_ok = self.cfg.sack && repr.sack_permitted;
+        // RACK needs SACK (RFC 8985 §6: it infers from SACKed segments; Linux runs it
+        // only on SACK connections, `tcp_is_sack`).
+        self.rack = (self.cfg.rack && self.sack_ok).then(Rack::new);
         self.ts_ok = self.cfg.timestamps && repr.timestamp.is_some();
         if let (true, Some((tsval, _))) = (self.ts_ok, repr.timestamp) {
             self.ts_recent = tsval;
@@ -1820,6 +2123,7 @@ impl TcpSocket {
     fn enter_closed(&mut self) {
         self.state = State::Closed;
         self.rto_at = None;
+        self.loss_at = None;
         self.delack_at = None;
         self.timewait_at = None;
         self.ack_now = false;
@@ -1828,6 +2132,7 @@ impl TcpSocket {
     fn enter_time_wait(&mut self, now: u64) {
         self.state = State::TimeWait;
         self.rto_at = None;
+        self.loss_at = None;
         self.timewait_at = Some(now + 2 * self.cfg.msl.as_nanos());
     }
 
