@@ -37,7 +37,7 @@ def test_help_has_examples():
     proc = run("bench", "--help")
     assert proc.returncode == 0, proc.stderr
     assert "qoslab bench" in proc.stdout
-    for option in ("--json", "--sim-seconds", "--with-ns3", "--only"):
+    for option in ("--json", "--sim-seconds", "--with-ns3", "--only", "--repeat"):
         assert option in proc.stdout
 
 
@@ -96,6 +96,65 @@ def test_record_shape_with_ns3_comparisons():
         assert c["speedup"] == pytest.approx(2.0 / c["qoslab_wall_s"])
         assert c["throughput_diff_pct"] == pytest.approx(25.0, rel=1e-3)  # (5 - 4) / 4
     assert record["skipped"] == [] and record["failed"] == []
+
+
+def test_each_tool_runs_repeat_times_and_the_median_is_reported():
+    calls = []
+
+    def counting_simulate(config_json: str, options: object) -> str:
+        calls.append(config_json)
+        return fake_simulate(config_json, options)
+
+    ns3_walls = iter([3.0, 1.0, 2.0])
+
+    def varying_ns3(name: str, seconds: float) -> dict:
+        return dict(fake_ns3(name, seconds), wall_s=next(ns3_walls))
+
+    report = bench.run(["wifi_80211b_saturation"], sim_seconds=0.01, with_ns3=True, repeat=3,
+                       simulate=counting_simulate, ns3_runner=varying_ns3)
+    assert len(calls) == 3 and len(set(calls)) == 1  # the same configuration each time
+    (ours,) = report.scenarios
+    assert ours["repeat"] == 3 and len(ours["wall_runs_s"]) == 3
+    assert ours["wall_s"] == sorted(ours["wall_runs_s"])[1]
+    (theirs,) = report.ns3
+    assert theirs["wall_runs_s"] == [3.0, 1.0, 2.0] and theirs["wall_s"] == 2.0
+    assert theirs["runs_identical"] is True
+    assert theirs["events_per_s"] == pytest.approx(10 / 2.0)
+    (c,) = report.comparisons
+    assert c["speedup"] == pytest.approx(2.0 / ours["wall_s"])
+    assert len(ours["cpu_runs_s"]) == 3 and ours["cpu_s"] == sorted(ours["cpu_runs_s"])[1]
+    assert c["cpu_speedup"] is None  # the stand-in ns-3 records no CPU time
+
+
+def test_cpu_speedup_is_the_ratio_of_median_cpu_times():
+    cpus = iter([0.9, 0.5, 0.7])
+
+    def ns3_with_cpu(name: str, seconds: float) -> dict:
+        return dict(fake_ns3(name, seconds), cpu_s=next(cpus))
+
+    report = bench.run(["wifi_80211b_saturation"], sim_seconds=0.01, with_ns3=True, repeat=3,
+                       simulate=fake_simulate, ns3_runner=ns3_with_cpu)
+    (theirs,) = report.ns3
+    assert theirs["cpu_s"] == 0.7 and theirs["cpu_runs_s"] == [0.9, 0.5, 0.7]
+    (ours,) = report.scenarios
+    (c,) = report.comparisons
+    if ours["cpu_s"] > 0:  # a stand-in simulate may take less than the clock's resolution
+        assert c["cpu_speedup"] == pytest.approx(0.7 / ours["cpu_s"])
+
+
+def test_runs_of_one_configuration_must_agree():
+    outputs = iter(['{"events": 1}', '{"events": 2}'])
+    report = bench.run(["ethernet_chain_10"], sim_seconds=0.01, repeat=2,
+                       simulate=lambda _config, _options: next(outputs))
+    assert report.scenarios == []
+    assert "different results" in report.failed[0]["reason"]
+
+
+def test_repeat_below_one_is_bad_input():
+    proc = run("bench", "--only", "wire", "--repeat", "0")
+    assert proc.returncode == 2
+    assert "--repeat" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_no_comparisons_key_without_ns3():

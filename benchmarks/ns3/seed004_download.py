@@ -149,15 +149,16 @@ def main(argv: list[str] | None = None) -> int:
     sender.Install(left).Start(ns.Seconds(START_S))
     sink = ns.DynamicCast["ns3::PacketSink"](sink_apps.Get(0))
 
-    wall = 0.0
+    wall = cpu = 0.0
     t = 0.0
     limit = 3600.0
     while int(sink.GetTotalRx()) < args.bytes and t < limit:
         t += args.slice
         ns.Simulator.Stop(ns.Seconds(t) - ns.Simulator.Now())
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.thread_time()
         ns.Simulator.Run()
         wall += time.perf_counter() - start
+        cpu += time.thread_time() - cpu_start
     events = int(ns.Simulator.GetEventCount())
     done = int(sink.GetTotalRx()) >= args.bytes
     record = {
@@ -166,6 +167,7 @@ def main(argv: list[str] | None = None) -> int:
         "ns3_version": _ns3_version(),
         "sim_time_s": ns.Simulator.Now().GetSeconds(),
         "wall_s": wall,
+        "cpu_s": cpu,
         "completed": done,
         "transfer_time_s": (t - START_S) if done else None,
         "throughput_mbps": args.bytes * 8 / (t - START_S) / 1e6 if done else None,

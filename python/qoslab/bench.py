@@ -40,6 +40,14 @@ The benchmarks:
 
 Both tools measure only the simulation's run: qoslab's ``_core.simulate`` call (the
 configuration already built), ns-3's ``Simulator.Run()`` (import and set-up excluded).
+Each is timed ``repeat`` times (default 3, ``--repeat``) in the same bench run and the
+median is reported (``wall_s``; every run's time in ``wall_runs_s``): qoslab calls
+``simulate`` again on the same configuration in the same process (and checks the results
+are byte-identical), ns-3's script runs again in a new process. The speed-up is the ratio
+of the two medians. Each run's CPU time (``time.thread_time`` over the same span) is kept
+too (``cpu_s``, ``cpu_runs_s``) with ``cpu_speedup`` beside ``speedup``: on a machine
+shared with other jobs, wall time counts the time the run waited for a core and CPU time
+does not.
 """
 
 from __future__ import annotations
@@ -47,6 +55,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -109,6 +118,9 @@ NS3_INSTALL_HINT = (
 )
 
 NS = 1_000_000_000
+
+#: Timed runs of each tool per benchmark; the median is reported (``--repeat``).
+DEFAULT_REPEAT = 3
 
 
 # ---------------------------------------------------------------------------------------
@@ -441,19 +453,33 @@ def _scenario_record(name: str, events: int | None, wall_s: float, sim_time_s: f
     return record
 
 
-def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] | None = None) -> dict[str, Any]:
-    """Runs one simulator scenario in this process and times the ``simulate`` call only."""
+def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] | None = None,
+            repeat: int = DEFAULT_REPEAT) -> dict[str, Any]:
+    """Runs one simulator scenario in this process ``repeat`` times and times the
+    ``simulate`` call only; the record's ``wall_s`` is the median. The runs must give
+    byte-identical results (the determinism contract), else the benchmark fails."""
     simulate = simulate or _simulate()
     config_json = json.dumps(CONFIG_BUILDERS[name](sim_seconds))
-    start = time.perf_counter()
-    try:
-        out = simulate(config_json, None)
-    except Exception as err:  # the core maps its errors to Python exceptions
-        raise BenchFailed(f"{name}: the simulator refused or failed: {err}") from err
-    wall = time.perf_counter() - start
+    walls: list[float] = []
+    cpus: list[float] = []
+    out: Any = None
+    for _ in range(repeat):
+        # The run releases the GIL but stays on this thread: its CPU time is this thread's.
+        start, cpu_start = time.perf_counter(), time.thread_time()
+        try:
+            again = simulate(config_json, None)
+        except Exception as err:  # the core maps its errors to Python exceptions
+            raise BenchFailed(f"{name}: the simulator refused or failed: {err}") from err
+        walls.append(time.perf_counter() - start)
+        cpus.append(time.thread_time() - cpu_start)
+        if out is not None and again != out:
+            raise BenchFailed(f"{name}: two runs of the same configuration gave different results")
+        out = again
+    wall = statistics.median(walls)
     results = json.loads(out) if isinstance(out, (str, bytes)) else out
     sim_time_ns = results.get("sim_time_ns")
-    extra: dict[str, Any] = {"tool": "qoslab"}
+    extra: dict[str, Any] = {"tool": "qoslab", "repeat": repeat, "wall_runs_s": walls,
+                             "cpu_s": statistics.median(cpus), "cpu_runs_s": cpus}
     if name == "seed004_download":
         extra["throughput_mbps"] = transfer_throughput_mbps(results)
     elif name in NS3_SCRIPTS:
@@ -564,14 +590,41 @@ def run_ns3(name: str, sim_seconds: float, python: Path | None = None) -> dict[s
     return json.loads(lines[-1])
 
 
+def ns3_median(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record of several runs of an ns-3 script: the first run's figures, with
+    ``wall_s`` the median of the runs' ``Simulator.Run()`` times (every one in
+    ``wall_runs_s``) and ``runs_identical`` whether they all gave the same events and
+    bytes (ns-3 is deterministic for a given ``--seed``)."""
+    first = dict(records[0])
+    walls = [r["wall_s"] for r in records]
+    first["wall_s"] = statistics.median(walls)
+    first["wall_runs_s"] = walls
+    first["repeat"] = len(records)
+    cpus = [r["cpu_s"] for r in records if isinstance(r.get("cpu_s"), (int, float))]
+    if len(cpus) == len(records):
+        first["cpu_s"] = statistics.median(cpus)
+        first["cpu_runs_s"] = cpus
+    events = first.get("events")
+    first["events_per_s"] = events / first["wall_s"] if events is not None and first["wall_s"] > 0 else None
+    first["runs_identical"] = all(
+        (r.get("events"), r.get("rx_payload_bytes")) == (records[0].get("events"), records[0].get("rx_payload_bytes"))
+        for r in records
+    )
+    return first
+
+
 def compare(ours: dict[str, Any], theirs: dict[str, Any]) -> dict[str, Any]:
-    """One row of ``comparisons``: speedup = ns-3's Run() time / qoslab's simulate time."""
+    """One row of ``comparisons``: speedup = ns-3's Run() time / qoslab's simulate time
+    (each the median of its runs)."""
     q_tp, n_tp = ours.get("throughput_mbps"), theirs.get("throughput_mbps")
     return {
         "name": ours["name"],
         "qoslab_wall_s": ours["wall_s"],
         "ns3_wall_s": theirs["wall_s"],
         "speedup": theirs["wall_s"] / ours["wall_s"] if ours["wall_s"] > 0 else None,
+        "qoslab_cpu_s": ours.get("cpu_s"),
+        "ns3_cpu_s": theirs.get("cpu_s"),
+        "cpu_speedup": theirs["cpu_s"] / ours["cpu_s"] if ours.get("cpu_s") and theirs.get("cpu_s") else None,
         "qoslab_throughput_mbps": q_tp,
         "ns3_throughput_mbps": n_tp,
         "throughput_diff_pct": 100 * (q_tp - n_tp) / n_tp if q_tp is not None and n_tp else None,
@@ -622,9 +675,13 @@ def run(
     simulate: Callable[[str, Any], str] | None = None,
     ns3_runner: Callable[[str, float], dict[str, Any]] | None = None,
     log: Callable[[str], None] = lambda _msg: None,
+    repeat: int = DEFAULT_REPEAT,
 ) -> BenchReport:
     """Runs ``names`` (see :func:`select`) and gathers the record.
 
+    Each tool's timed run is repeated ``repeat`` times and the median kept (qoslab's
+    simulate call in this process, ns-3's script in a new process each time); the
+    memory benchmark and ``wire`` (which keeps its fastest batch) run once.
     ``simulate`` and ``ns3_runner`` replace ``_core.simulate`` and :func:`run_ns3` (tests).
     A benchmark that cannot run here goes to ``skipped`` with the reason; one that ran
     and failed goes to ``failed``.
@@ -632,6 +689,9 @@ def run(
     if not sim_seconds > 0:
         raise InputError("--sim-seconds", [Problem(
             "simulated time must be positive", expected="seconds > 0", found=repr(sim_seconds))])
+    if repeat < 1:
+        raise InputError("--repeat", [Problem(
+            "each benchmark must run at least once", expected="a count >= 1", found=repr(repeat))])
     ns3_runner = ns3_runner or run_ns3
     report = BenchReport([], [] if with_ns3 else None, [], [], [])
     for name in names:
@@ -643,7 +703,7 @@ def run(
             elif name == "switch_1000_hosts":
                 report.scenarios.append(run_switch_memory(sim_seconds))
             else:
-                ours = run_sim(name, sim_seconds, simulate)
+                ours = run_sim(name, sim_seconds, simulate, repeat)
                 report.scenarios.append(ours)
         except Unavailable as why:
             report.skipped.append({"name": name, "reason": str(why)})
@@ -651,9 +711,9 @@ def run(
             report.failed.append({"name": name, "reason": str(err)})
         # ns-3 runs even when qoslab's side could not: its figures stand on their own.
         if with_ns3 and name in NS3_SCRIPTS:
-            log(f"running {name} in ns-3 ...")
+            log(f"running {name} in ns-3 ({repeat} run{'s' if repeat > 1 else ''}) ...")
             try:
-                theirs = ns3_runner(name, sim_seconds)
+                theirs = ns3_median([ns3_runner(name, sim_seconds) for _ in range(repeat)])
             except Unavailable as why:
                 report.skipped.append({"name": f"{name} (ns-3)", "reason": str(why)})
                 continue
@@ -676,35 +736,47 @@ def _fmt(value: Any, spec: str) -> str:
     return "—" if value is None else format(value, spec)
 
 
+def _spread(record: dict[str, Any]) -> str:
+    """The fastest and slowest of a record's timed runs, s."""
+    runs = record.get("wall_runs_s") or []
+    return f"{min(runs):.3f}–{max(runs):.3f}" if len(runs) > 1 else "—"
+
+
 def render(report: BenchReport, console: Any) -> None:
     """Tables of the scenarios and the ns-3 comparisons on ``console`` (rich)."""
     from rich.table import Table
     from rich.text import Text
 
     if report.scenarios:
-        table = Table(title="qoslab", title_justify="left")
-        for col in ("benchmark", "events", "wall s", "events/s", "sim s", "Mb/s", "peak RSS MiB"):
+        runs = {s.get("repeat") for s in report.scenarios if s.get("repeat")}
+        title = "qoslab" + (f" (simulate call, median of {runs.pop()} runs)" if len(runs) == 1 else "")
+        table = Table(title=title, title_justify="left")
+        for col in ("benchmark", "events", "wall s", "runs s", "events/s", "sim s", "Mb/s", "peak RSS MiB"):
             table.add_column(col, justify="left" if col == "benchmark" else "right")
         for s in report.scenarios:
-            table.add_row(s["name"], _fmt(s.get("events"), ","), _fmt(s.get("wall_s"), ".3f"),
+            table.add_row(s["name"], _fmt(s.get("events"), ","), _fmt(s.get("wall_s"), ".3f"), _spread(s),
                           _fmt(s.get("events_per_s"), ",.0f"), _fmt(s.get("sim_time_s"), "g"),
                           _fmt(s.get("throughput_mbps"), ".3f"), _fmt(s.get("peak_rss_mib"), ".1f"))
         console.print(table)
     if report.ns3:
-        table = Table(title="ns-3 (Simulator.Run() only)", title_justify="left")
-        for col in ("benchmark", "events", "wall s", "events/s", "sim s", "Mb/s"):
+        runs = {s.get("repeat") for s in report.ns3 if s.get("repeat")}
+        median = f", median of {runs.pop()} runs" if len(runs) == 1 else ""
+        table = Table(title=f"ns-3 (Simulator.Run() only{median})", title_justify="left")
+        for col in ("benchmark", "events", "wall s", "runs s", "events/s", "sim s", "Mb/s"):
             table.add_column(col, justify="left" if col == "benchmark" else "right")
         for s in report.ns3:
-            table.add_row(s["name"], _fmt(s.get("events"), ","), _fmt(s.get("wall_s"), ".3f"),
+            table.add_row(s["name"], _fmt(s.get("events"), ","), _fmt(s.get("wall_s"), ".3f"), _spread(s),
                           _fmt(s.get("events_per_s"), ",.0f"), _fmt(s.get("sim_time_s"), "g"),
                           _fmt(s.get("throughput_mbps"), ".3f"))
         console.print(table)
     if report.comparisons:
-        table = Table(title="qoslab vs ns-3, same run", title_justify="left")
-        for col in ("benchmark", "speed-up", "qoslab Mb/s", "ns-3 Mb/s", "Δ throughput"):
+        table = Table(title="qoslab vs ns-3, same run (speed-up = ratio of the medians)", title_justify="left")
+        for col in ("benchmark", "speed-up", "CPU-time speed-up", "qoslab Mb/s", "ns-3 Mb/s", "Δ throughput"):
             table.add_column(col, justify="left" if col == "benchmark" else "right")
         for c in report.comparisons:
-            table.add_row(c["name"], _fmt(c["speedup"], ".1f") + "×", _fmt(c["qoslab_throughput_mbps"], ".3f"),
+            cpu = c.get("cpu_speedup")
+            table.add_row(c["name"], _fmt(c["speedup"], ".1f") + "×", "—" if cpu is None else f"{cpu:.1f}×",
+                          _fmt(c["qoslab_throughput_mbps"], ".3f"),
                           _fmt(c["ns3_throughput_mbps"], ".3f"), _fmt(c["throughput_diff_pct"], "+.2f") + " %")
         console.print(table)
     for s in report.skipped:

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 from qoslab import __version__
-from qoslab.bench import ALL_BENCHMARKS
+from qoslab.bench import ALL_BENCHMARKS, DEFAULT_REPEAT
 from qoslab.errors import InputError
 
 # Wide tables (a sweep's) stay whole when stderr is a file or a pipe: rich would assume 80 columns.
@@ -370,11 +370,16 @@ def bench(
         typer.Option("--only", help="Run only this benchmark (repeat, or separate with commas): "
                      + ", ".join(ALL_BENCHMARKS) + "."),
     ] = None,
+    repeat: Annotated[
+        int,
+        typer.Option("--repeat", help="Timed runs of each tool per benchmark; the median is reported "
+                     "(qoslab's simulate call, ns-3's Simulator.Run())."),
+    ] = DEFAULT_REPEAT,
 ) -> None:
     """Speed benchmarks of the simulator, and the speed-up over ns-3 on the same scenarios.
 
-    Times only the simulation itself: qoslab's simulate call, ns-3's Simulator.Run().
-    The machine may be shared: read the speed-up (a ratio measured in the same run),
+    Times only the simulation itself: qoslab's simulate call, ns-3's Simulator.Run(),
+    each --repeat times (the median is reported). The machine may be shared: read the speed-up (a ratio measured in the same run),
     not the seconds. Exit code 1 if a benchmark failed or none could run.
 
     Examples:
@@ -386,7 +391,7 @@ def bench(
     from qoslab import bench as benchmarks
 
     names = benchmarks.select(only)
-    report = benchmarks.run(names, sim_seconds=sim_seconds, with_ns3=with_ns3,
+    report = benchmarks.run(names, sim_seconds=sim_seconds, with_ns3=with_ns3, repeat=repeat,
                             log=lambda msg: stderr.print(Text(msg, style="dim")))
     benchmarks.render(report, stderr)
     if json_out:

@@ -434,6 +434,17 @@ impl<E> Engine<E> {
         self.step_before(None)
     }
 
+    /// The next event if it is due strictly before `until`, else `None` (it stays
+    /// queued): `peek_time` and `step` in one look at the queue's head.
+    #[inline]
+    pub fn step_if_before(&mut self, until: SimTime) -> Result<Option<(SimTime, E)>, EngineError> {
+        self.discard_cancelled_head();
+        match self.heap.peek() {
+            Some(top) if top.at() < until => self.step_before(None),
+            _ => Ok(None),
+        }
+    }
+
     /// `step`, but only for an event strictly before `until` (when given).
     #[inline]
     fn step_before(&mut self, until: Option<SimTime>) -> Result<Option<(SimTime, E)>, EngineError> {

@@ -243,6 +243,8 @@ pub struct IpStack {
     pub ifaces: Vec<Iface>,
     arp: BTreeMap<Ipv4Addr, ArpEntry>,
     pending: BTreeMap<Ipv4Addr, Pending>,
+    /// The pieces of one datagram being sent (see `send_routed`), empty between uses.
+    pieces_scratch: Vec<Vec<u8>>,
     routes: Vec<Route>,
     pub forward: bool,
     reassembler: reassembly::Reassembler,
@@ -305,6 +307,7 @@ impl IpStack {
             ifaces,
             arp: BTreeMap::new(),
             pending: BTreeMap::new(),
+            pieces_scratch: Vec::new(),
             routes: table,
             forward,
             reassembler: reassembly::Reassembler::new(config),
@@ -468,6 +471,9 @@ impl IpStack {
 
     /// When the stack next needs waking: ARP retries and reassembly timeouts.
     pub fn poll_at(&self) -> Option<u64> {
+        if self.pending.is_empty() {
+            return self.reassembler.poll_at(); // asked after every packet: no ARP wait, usually
+        }
         let arp = self.pending.values().map(|p| p.next_try).min();
         match (arp, self.reassembler.poll_at()) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -1014,12 +1020,15 @@ impl IpStack {
             self.send_into_tunnel(now, t, frame, arrived_on, out);
             return;
         }
-        let mut pieces = Vec::new();
+        // A scratch vector kept between packets (taken: a nested send starts a new one).
+        let mut pieces = std::mem::take(&mut self.pieces_scratch);
         if self.fit_mtu(now, iface, frame, arrived_on, &mut pieces, out) {
-            for piece in pieces {
+            for piece in pieces.drain(..) {
                 self.resolve_and_send(now, iface, next_hop, piece, out);
             }
         }
+        pieces.clear();
+        self.pieces_scratch = pieces;
     }
 
     fn resolve_and_send(&mut self, now: u64, iface: usize, next_hop: Ipv4Addr, mut frame: Vec<u8>, out: &mut Vec<Out>) {

@@ -60,6 +60,13 @@ pub struct Effects {
     pub cycles: f64,
 }
 
+impl Effects {
+    /// True when it holds nothing to carry out (its vectors may keep their capacity).
+    pub fn is_clear(&self) -> bool {
+        self.send.is_empty() && self.local.is_empty() && self.drops.is_empty()
+    }
+}
+
 enum Bridge {
     L2(LearningBridge),
     L3f(L3fBridge),
@@ -95,6 +102,9 @@ pub struct Node {
     pub(crate) vifs: Vifs,
     /// Cycles of work done outside a CPU job (timers), charged to the next job.
     pub(crate) unbilled: f64,
+    /// The IP stack's outputs for one received frame: a buffer kept between frames so
+    /// that the per-packet path allocates nothing (empty between uses).
+    outs_scratch: Vec<Out>,
 }
 
 /// The NAT of `forward::nat` as the IP stack's translator.
@@ -218,6 +228,7 @@ impl Node {
             billed: crate::ip::IpCounters::default(),
             vifs: Vifs::default(),
             unbilled: 0.0,
+            outs_scratch: Vec::new(),
         };
         node.attach_vifs(config)?;
         Ok(node)
@@ -301,12 +312,18 @@ impl Node {
     /// includes the stack's work not yet charged (the node's own ESP sends since the
     /// last job).
     pub fn process(&mut self, now: u64, port: u16, frame: Vec<u8>) -> Effects {
-        let cycles = self.cycles.per_rx_packet as f64
+        self.process_into(now, port, frame, Effects::default())
+    }
+
+    /// As [`process`](Self::process), filling `fx` (empty, as [`Effects::is_clear`]
+    /// says; its vectors' capacity is reused).
+    pub fn process_into(&mut self, now: u64, port: u16, frame: Vec<u8>, mut fx: Effects) -> Effects {
+        debug_assert!(fx.is_clear());
+        fx.cycles = self.cycles.per_rx_packet as f64
             + self.cycles.per_byte_copied * frame.len() as f64
             + self.cipher_cycles(port, frame.len())
             + self.forwarding_cycles()
             + std::mem::take(&mut self.unbilled);
-        let mut fx = Effects { cycles, ..Effects::default() };
         self.port_input(now, port, frame, &mut fx);
         fx
     }
@@ -323,10 +340,13 @@ impl Node {
                             self.pppoe_input(now, port, frame, fx);
                             return;
                         }
-                        let mut outs = Vec::new();
+                        // A tunnel end may bring a frame back here: it finds the
+                        // scratch taken and uses a new vector.
+                        let mut outs = std::mem::take(&mut self.outs_scratch);
                         self.ip.input(now, iface, frame, &mut outs);
                         fx.cycles += self.forwarding_cycles();
-                        self.apply(now, outs, fx);
+                        self.apply_drain(now, &mut outs, fx);
+                        self.outs_scratch = outs;
                     }
                     Ok(dst) => fx.drops.push((Some(port), format!("frame for {dst} ignored by {} (not its MAC)", self.port_names[port as usize]), None)),
                     Err(_) => fx.drops.push((Some(port), "malformed Ethernet frame".into(), None)),
@@ -387,8 +407,13 @@ impl Node {
 
     /// Turns the IP stack's outputs into effects: frames on the bridge interface go
     /// through the bridge, the others to their port.
-    pub fn apply(&mut self, now: u64, outs: Vec<Out>, fx: &mut Effects) {
-        for out in outs {
+    pub fn apply(&mut self, now: u64, mut outs: Vec<Out>, fx: &mut Effects) {
+        self.apply_drain(now, &mut outs, fx);
+    }
+
+    /// As [`apply`](Self::apply), leaving `outs` empty with its capacity.
+    pub fn apply_drain(&mut self, now: u64, outs: &mut Vec<Out>, fx: &mut Effects) {
+        for out in outs.drain(..) {
             match out {
                 Out::Frame { iface, frame } => {
                     fx.cycles += self.cycles.per_tx_packet as f64;

@@ -211,8 +211,14 @@ impl Node {
 
     /// When the node's stack or its virtual interfaces next need waking.
     pub fn poll_at(&self) -> Option<u64> {
+        // Asked after every packet the node handles: the plain node (no PPPoE, PPTP or
+        // OpenVPN end) answers from its IP stack alone.
+        let at = self.ip.poll_at();
+        if self.vifs.pppoe.is_empty() && self.vifs.pptp.ends.is_empty() && self.vifs.openvpn.is_empty() {
+            return at;
+        }
         let start = (!self.vifs.started && self.vifs.pppoe.iter().any(|e| !e.server)).then_some(0);
-        [self.ip.poll_at(), start, self.pptp_poll_at(), self.openvpn_poll_at()].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
+        [at, start, self.pptp_poll_at(), self.openvpn_poll_at()].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
     }
 
     /// Handles the timers due at `now` (ARP, reassembly, PPPoE and PPP) outside a CPU job.

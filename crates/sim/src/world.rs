@@ -371,6 +371,12 @@ pub struct World {
     free_slots: Vec<u32>,
     /// Buffers of delivered packets, reused for the TCP segments sent (see `tcp_frame`).
     spare_frames: Vec<Vec<u8>>,
+    /// Emptied [`Effects`] whose vectors keep their capacity, and scratch vectors of the
+    /// per-packet path: taken and given back around each use (a nested use finds them
+    /// taken and starts a new one), so a steady flow allocates nothing per packet.
+    spare_fx: Vec<Effects>,
+    scratch_outs: Vec<crate::ip::Out>,
+    scratch_segments: Vec<(usize, Vec<u8>)>,
     ip_timers: Vec<Option<(u64, EventId)>>,
     sources: Vec<Source>,
     tcp: Vec<TcpFlow>,
@@ -534,6 +540,9 @@ impl World {
             slots: Vec::new(),
             free_slots: Vec::new(),
             spare_frames: Vec::new(),
+            spare_fx: Vec::new(),
+            scratch_outs: Vec::new(),
+            scratch_segments: Vec::new(),
             ip_timers: vec![None; n],
             sources,
             tcp,
@@ -563,12 +572,7 @@ impl World {
             self.arm_ip_timer(node as u32)?;
         }
         let until = SimTime::from_nanos(self.config.duration_ns);
-        loop {
-            match self.engine.peek_time() {
-                Some(t) if t < until => {}
-                _ => break,
-            }
-            let Some((now, event)) = self.engine.step().map_err(budget)? else { break };
+        while let Some((now, event)) = self.engine.step_if_before(until).map_err(budget)? {
             self.handle(now.as_nanos(), event)?;
         }
         Ok(self.results())
@@ -783,7 +787,7 @@ impl World {
     fn receive_stack(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
         let n = &mut self.nodes[node as usize];
         if n.cpu.is_free() {
-            let fx = n.process(now, port, frame);
+            let fx = n.process_into(now, port, frame, self.spare_fx.pop().unwrap_or_default());
             return self.release(now, node, fx);
         }
         if !n.cpu.offer(Job::Receive { port, frame }) {
@@ -798,7 +802,7 @@ impl World {
         let n = &mut self.nodes[node as usize];
         let Some(job) = n.cpu.next_job() else { return Ok(()) };
         let fx = match job {
-            Job::Receive { port, frame } => n.process(now, port, frame),
+            Job::Receive { port, frame } => n.process_into(now, port, frame, self.spare_fx.pop().unwrap_or_default()),
             Job::Send(fx) => fx,
         };
         let service = n.cpu.service_ns(fx.cycles);
@@ -827,18 +831,33 @@ impl World {
     }
 
     /// Carries out the effects of processing: frames out, local deliveries, drops.
-    fn release(&mut self, now: u64, node: u32, fx: Effects) -> Result<(), RunError> {
-        for (port, reason, packet) in fx.drops {
+    fn release(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
+        for (port, reason, packet) in fx.drops.drain(..) {
             self.record_drop(now, node, port, reason, packet.as_deref());
         }
-        for packet in fx.local {
+        for packet in fx.local.drain(..) {
             self.deliver_local(now, node, &packet)?;
             recycle(&mut self.spare_frames, packet);
         }
-        for (port, frame) in fx.send {
+        for (port, frame) in fx.send.drain(..) {
             self.transmit(now, node, port, frame)?;
         }
+        self.recycle_fx(fx);
         self.arm_ip_timer(node)
+    }
+
+    /// An [`Effects`] for the per-packet path: a spare one (its vectors' capacity kept)
+    /// when there is one.
+    fn take_fx(&mut self) -> Effects {
+        self.spare_fx.pop().unwrap_or_default()
+    }
+
+    /// Keeps an [`Effects`] carried out (emptied) for [`take_fx`](Self::take_fx).
+    fn recycle_fx(&mut self, mut fx: Effects) {
+        if self.spare_fx.len() < SPARE_EFFECTS && fx.is_clear() {
+            fx.cycles = 0.0;
+            self.spare_fx.push(fx);
+        }
     }
 
     fn transmit(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
@@ -1100,9 +1119,8 @@ impl World {
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
         }
-        let n = &mut self.nodes[node as usize];
-        let mut fx = Effects::default();
-        n.apply(now, outs, &mut fx);
+        let mut fx = self.take_fx();
+        self.nodes[node as usize].apply(now, outs, &mut fx);
         // Only a frame handed to a port counts: a datagram waiting for ARP or dropped
         // must not let a saturating source spin at one instant.
         let sent = !fx.send.is_empty();
@@ -1145,16 +1163,17 @@ impl World {
         }
         // Each segment is encoded as the socket hands it out, straight into the buffer
         // of its frame: its payload is copied once.
-        let mut segments = Vec::new();
+        let mut segments = std::mem::take(&mut self.scratch_segments);
         let f = &mut self.tcp[flow];
         let (src, dst) = (f.addrs[side], f.addrs[1 - side]);
         let spare = &mut self.spare_frames;
         f.sockets[side].dispatch(now, |repr, payload| {
             segments.push((payload.len(), tcp_frame(spare, &repr, &src, &dst, payload)));
         });
-        for (payload_len, frame) in segments {
+        for (payload_len, frame) in segments.drain(..) {
             self.tcp_send_segment(now, flow, side, payload_len, frame)?;
         }
+        self.scratch_segments = segments;
         let f = &mut self.tcp[flow];
         match (f.sockets[side].poll_at(), f.timers[side]) {
             // A timer already set no later than needed stays: it wakes the socket, which
@@ -1191,13 +1210,14 @@ impl World {
             f.first_tx_ns.get_or_insert(now);
         }
         let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
-        let mut outs = Vec::new();
         // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
         let dont_frag = f.sockets[side].config().pmtu_discovery;
+        let mut outs = std::mem::take(&mut self.scratch_outs);
+        let mut fx = self.take_fx();
         let n = &mut self.nodes[node as usize];
         n.ip.send_datagram_in(now, src, dst, IpProtocol::Tcp, frame, dont_frag, &mut outs);
-        let mut fx = Effects::default();
-        n.apply(now, outs, &mut fx);
+        n.apply_drain(now, &mut outs, &mut fx);
+        self.scratch_outs = outs;
         self.release_sent(now, node, fx)
     }
 
@@ -1571,6 +1591,9 @@ const ECHO_CLIENT_PORT: u16 = 50000;
 /// Linux's TCP with the flow's options.
 /// Spare buffers kept for reuse: enough for a window of segments in flight.
 const SPARE_FRAMES: usize = 64;
+/// Spare [`Effects`] kept (see `World::spare_fx`): more than the deepest nesting of a
+/// packet's handling needs.
+const SPARE_EFFECTS: usize = 16;
 
 /// A frame buffer holding the TCP segment `repr` with `payload` after
 /// [`crate::ip::TRANSPORT_OFFSET`] octets, checksummed for `src` → `dst`; a spare buffer

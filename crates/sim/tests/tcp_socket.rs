@@ -435,6 +435,63 @@ fn sends_and_segments_data() {
     assert_eq!(joined, data);
 }
 
+#[test]
+fn data_segments_with_sack_blocks_still_fit_the_mtu() {
+    // RFC 9293 §3.7.1, RFC 6691 §2: the MSS counts data only; options beyond those it
+    // was computed with (here the SACK blocks of a receiver holding data out of
+    // order) shorten the segment, as Linux's tcp_current_mss does.
+    let cfg = TcpConfig { mss: 1460, recv_buffer: 1 << 20, ..TcpConfig::default() };
+    let mtu = 1460 + 20 + 20; // the MTU an MSS of 1460 stands for (IPv4 and TCP headers)
+    let mut s = TcpSocket::new(cfg);
+    s.connect(0, LOCAL_PORT, REMOTE_PORT, seq(LOCAL_ISS));
+    let syn = recv!(s, 0).remove(0).0;
+    let mut syn_ack = peer(Control::Syn, remote(0), Some(local(1)));
+    syn_ack.max_seg_size = Some(1460);
+    syn_ack.window_scale = Some(7);
+    syn_ack.sack_permitted = true;
+    syn_ack.timestamp = Some((555, syn.timestamp.unwrap().0));
+    send!(s, 3 * MS, syn_ack);
+    assert!(s.sack_enabled() && s.timestamps_enabled());
+    recv!(s, 3 * MS);
+    // Two pieces of the peer's data beyond a gap: two SACK blocks to report.
+    for (t, off) in [(4, 1001), (5, 3001)] {
+        let mut data = peer(Control::None, remote(off), Some(local(1)));
+        data.timestamp = Some((556, 0));
+        send!(s, t * MS, data, &[7u8; 500]);
+    }
+    assert!(s.send_slice(&[1u8; 6000]) > 0);
+    let out = recv!(s, 6 * MS);
+    let data: Vec<&(Repr, Vec<u8>)> = out.iter().filter(|(_, p)| !p.is_empty()).collect();
+    assert!(data.len() >= 2, "the initial window sends several segments");
+    for (repr, payload) in &data {
+        let blocks = repr.sack_ranges.iter().flatten().count();
+        assert_eq!(blocks, 2, "each data segment carries the two SACK blocks");
+        // Header: 20 fixed + timestamps 12 (2 NOPs, kind, length, 8) + SACK 2 NOPs,
+        // kind, length and 8 per block.
+        let header = 20 + 12 + 4 + 8 * blocks;
+        assert_eq!(repr.header_len(), header);
+        assert!(payload.len() <= mtu - 20 - header, "{} data octets exceed the MTU", payload.len());
+    }
+    // Full-sized: exactly what fits.
+    assert_eq!(data[0].1.len(), mtu - 20 - (20 + 12 + 4 + 16));
+    // Once the gap is filled the blocks go, and segments are full-sized again.
+    let mut fill = peer(Control::None, remote(1), Some(local(1)));
+    fill.timestamp = Some((557, 0));
+    send!(s, 7 * MS, fill, &[7u8; 1000]);
+    let mut fill = peer(Control::None, remote(1501), Some(local(1)));
+    fill.timestamp = Some((557, 0));
+    send!(s, 7 * MS, fill, &[7u8; 1500]);
+    let acked = local(1) + data.iter().map(|(_, p)| p.len()).sum::<usize>();
+    let mut ack = peer(Control::None, remote(3501), Some(acked));
+    ack.timestamp = Some((558, 0));
+    send!(s, 30 * MS, ack);
+    assert!(s.send_slice(&[2u8; 3000]) > 0);
+    let out = recv!(s, 30 * MS);
+    let (repr, payload) = out.iter().find(|(_, p)| !p.is_empty()).expect("more data");
+    assert_eq!(repr.sack_ranges, [None; 3]);
+    assert_eq!(payload.len(), mtu - 20 - (20 + 12));
+}
+
 // ----- option negotiation --------------------------------------------------------------------
 
 #[test]

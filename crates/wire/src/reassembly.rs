@@ -205,6 +205,9 @@ impl Reassembler {
     /// When the next partial datagram times out (nanoseconds), `None` when none is held.
     /// If a datagram was found overdue by [`process`](Self::process), it is now.
     pub fn poll_at(&self) -> Option<u64> {
+        if self.entries.is_empty() && self.overdue.is_empty() {
+            return None;
+        }
         let held = self.entries.values().map(|e| e.deadline);
         held.chain(self.overdue.iter().map(|(d, _)| *d)).min()
     }

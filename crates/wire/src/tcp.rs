@@ -80,6 +80,20 @@ const fn round4(n: usize) -> usize {
     (n + 3) & !3
 }
 
+/// Appends octets to an options area (see `Repr::emit_options`).
+struct OptionWriter<'a> {
+    out: &'a mut [u8],
+    at: usize,
+}
+
+impl OptionWriter<'_> {
+    #[inline]
+    fn put(&mut self, bytes: &[u8]) {
+        self.out[self.at..self.at + bytes.len()].copy_from_slice(bytes);
+        self.at += bytes.len();
+    }
+}
+
 #[inline]
 fn be32(data: &[u8], f: Field) -> u32 {
     u32::from_be_bytes([data[f.start], data[f.start + 1], data[f.start + 2], data[f.start + 3]])
@@ -869,6 +883,15 @@ impl Repr {
         repr.payload_len = packet.payload().len();
 
         let mut options = packet.options();
+        // Fast path for the options of nearly every segment of a connection with
+        // timestamps (RFC 7323 Appendix A's layout: NOP, NOP, Timestamps); the loop
+        // below gives the same result, option by option.
+        if let [1, 1, 8, 10, ts @ ..] = options {
+            if ts.len() == 8 {
+                repr.timestamp = Some((be32(ts, 0..4), be32(ts, 4..8)));
+                options = &[];
+            }
+        }
         while !options.is_empty() {
             let (rest, option) = TcpOption::parse(options)?;
             match option {
@@ -975,44 +998,39 @@ impl Repr {
         Packet::new_unchecked(buf).fill_checksum(src, dst);
     }
 
-    fn emit_options(&self, mut out: &mut [u8]) {
+    fn emit_options(&self, out: &mut [u8]) {
+        // Written octet by octet in Linux's order (`tcp_options_write`); the same bytes
+        // as emitting each `TcpOption` in turn, without its generic length and kind work
+        // (this runs once per segment sent).
+        const NOP: u8 = 1;
         let (_, blocks, other) = self.layout();
+        let mut w = OptionWriter { out, at: 0 };
         if let Some(mss) = self.max_seg_size {
-            out = TcpOption::MaxSegmentSize(mss).emit(out);
+            w.put(&[OptionKind::MaxSegmentSize.into(), 4]);
+            w.put(&mss.to_be_bytes());
         }
         match (self.sack_permitted, self.timestamp) {
-            (true, Some((tsval, tsecr))) => {
-                out = TcpOption::SackPermitted.emit(out);
-                out = TcpOption::TimeStamp { tsval, tsecr }.emit(out);
+            (sack_permitted, Some((tsval, tsecr))) => {
+                w.put(&if sack_permitted { [OptionKind::SackPermitted.into(), 2] } else { [NOP, NOP] });
+                w.put(&[OptionKind::Timestamp.into(), 10]);
+                w.put(&tsval.to_be_bytes());
+                w.put(&tsecr.to_be_bytes());
             }
-            (false, Some((tsval, tsecr))) => {
-                out = TcpOption::NoOperation.emit(out);
-                out = TcpOption::NoOperation.emit(out);
-                out = TcpOption::TimeStamp { tsval, tsecr }.emit(out);
-            }
-            (true, None) => {
-                out = TcpOption::NoOperation.emit(out);
-                out = TcpOption::NoOperation.emit(out);
-                out = TcpOption::SackPermitted.emit(out);
-            }
+            (true, None) => w.put(&[NOP, NOP, OptionKind::SackPermitted.into(), 2]),
             (false, None) => {}
         }
         if let Some(shift) = self.window_scale {
-            out = TcpOption::NoOperation.emit(out);
-            out = TcpOption::WindowScale(shift).emit(out);
+            w.put(&[NOP, OptionKind::WindowScale.into(), 3, shift]);
         }
         if blocks > 0 {
-            let mut ranges = [None; 4];
-            for (slot, r) in ranges.iter_mut().zip(self.sack_ranges.iter().flatten().take(blocks)) {
-                *slot = Some(*r);
+            w.put(&[NOP, NOP, OptionKind::Sack.into(), (2 + 8 * blocks) as u8]);
+            for &(left, right) in self.sack_ranges.iter().flatten().take(blocks) {
+                w.put(&left.to_be_bytes());
+                w.put(&right.to_be_bytes());
             }
-            out = TcpOption::NoOperation.emit(out);
-            out = TcpOption::NoOperation.emit(out);
-            out = TcpOption::SackRange(ranges).emit(out);
         }
-        let (kept, rest) = out.split_at_mut(other);
-        kept.copy_from_slice(&self.other_options.as_bytes()[..other]);
-        rest.fill(0); // RFC 9293 §3.2: pad with End of Option List
+        w.put(&self.other_options.as_bytes()[..other]);
+        w.out[w.at..].fill(0); // RFC 9293 §3.2: pad with End of Option List
     }
 
     /// Appends header and `payload` to `out`, checksum filled; `payload_len` is taken

@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 
-use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_WINDOW_SHIFT};
+use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_OPTIONS_LEN, MAX_WINDOW_SHIFT};
 
 use super::config::TcpConfig;
 use super::congestion::Congestion;
@@ -595,6 +595,33 @@ impl TcpSocket {
         }
     }
 
+    /// Octets of SACK option the next segment carries: the blocks [`header`](Self::header)
+    /// puts in (RFC 2018 §3: at most three beside timestamps), 8 each, after two NOPs,
+    /// kind and length (Linux `tcp_established_options`).
+    fn sack_option_len(&self) -> u32 {
+        if !self.sack_ok || self.ooo.is_empty() {
+            return 0;
+        }
+        let room = MAX_OPTIONS_LEN as u32 - self.options_len();
+        let blocks = (self.ooo.len() as u32).min(3).min((room - 4) / 8);
+        4 + 8 * blocks
+    }
+
+    /// Linux `tcp_current_mss`: the data octets of a segment sent now. `smss` leaves room
+    /// only for the options every data segment carries (timestamps); the SACK blocks of
+    /// a receiver with data out of order come out of the data, so that the packet still
+    /// fits the path MTU (RFC 9293 §3.7.1 and RFC 6691 §2: the MSS counts data only,
+    /// and options the sender adds shorten the segment).
+    fn current_mss(&self) -> u32 {
+        self.smss.saturating_sub(self.sack_option_len()).max(1)
+    }
+
+    /// A data segment covering at most [`current_mss`](Self::current_mss) octets from
+    /// `start` towards `end` (a retransmission: the rest goes in the next one).
+    fn plan_data(&self, start: SeqNumber, end: SeqNumber) -> Plan {
+        self.plan_range(start, end.min(start + self.current_mss() as usize))
+    }
+
     /// Linux `tcp_mtu_to_mss`: the data octets of a segment in an `mtu`-octet packet.
     fn mtu_to_mss(&self, mtu: u32) -> u32 {
         let mss = mtu.saturating_sub(HEADERS_LEN).min(self.mss_clamp).max(MIN_SND_MSS);
@@ -721,6 +748,11 @@ impl TcpSocket {
         }
         let smss = u64::from(self.smss);
         if self.cc.cwnd < PROBE_MIN_CWND * smss || (self.sack_ok && !self.board.blocks().is_empty()) {
+            return None;
+        }
+        if self.sack_option_len() > 0 {
+            // Linux `tcp_mtu_probe` (`rx_opt.num_sacks`): the probe's SACK blocks would
+            // take octets from the size being probed.
             return None;
         }
         if m.search_high < m.search_low + PROBE_THRESHOLD {
@@ -1347,7 +1379,7 @@ impl TcpSocket {
         let last = self.rack.as_ref().and_then(|r| r.segments().last().map(|s| s.start));
         let tail = self.snd_max - (self.smss as usize).min(self.snd_max - self.snd_una);
         let start = last.map_or(tail, |s| s.max(tail)).max(self.snd_una);
-        Some(self.plan_range(start, self.snd_max))
+        Some(self.plan_data(start, self.snd_max))
     }
 
     /// Recovery for a lost MTU probe: the retransmissions of fast recovery without its
@@ -1632,7 +1664,7 @@ impl TcpSocket {
             if let Some(&(s, _)) = self.board.blocks().first() {
                 end = end.min(s.max(self.snd_una + 1));
             }
-            return Some(self.plan_range(self.snd_una, end));
+            return Some(self.plan_data(self.snd_una, end));
         }
         if let Recovery::Sack { .. } = self.recovery {
             // RFC 6675 §5 step (C): while cwnd − pipe ≥ 1 SMSS, NextSeg().
@@ -1648,13 +1680,13 @@ impl TcpSocket {
                 return None;
             }
             if let Some((s, e)) = lost {
-                return Some(self.plan_range(s, e));
+                return Some(self.plan_data(s, e));
             }
             if let Some(plan) = self.new_data_plan(u64::MAX) {
                 return Some(plan);
             }
             let rule3 = self.board.next_rule3(self.snd_una, self.snd_max, self.high_rxt, self.smss);
-            return rule3.map(|(s, e)| self.plan_range(s, e));
+            return rule3.map(|(s, e)| self.plan_data(s, e));
         }
         if let Some(plan) = self.probe_plan() {
             return Some(plan);
@@ -1708,7 +1740,8 @@ impl TcpSocket {
     /// New (or, after a timeout, resent) data at `snd_nxt` within `room` octets of
     /// congestion window and the peer's window.
     fn new_data_plan(&self, room: u64) -> Option<Plan> {
-        let smss = u64::from(self.smss);
+        // Full-sized is what fits beside the options this segment carries.
+        let smss = u64::from(self.current_mss());
         let base = self.tx_base();
         if self.snd_nxt < base {
             return None;
@@ -1863,9 +1896,16 @@ impl TcpSocket {
         if self.sack_ok && !syn && !self.ooo.is_empty() {
             // RFC 2018 §4: the block with the newest segment first, then the others
             // newest first.
-            let mut blocks: Vec<&OooBlock> = self.ooo.iter().collect();
-            blocks.sort_by_key(|b| std::cmp::Reverse(b.touched));
-            for (slot, b) in repr.sack_ranges.iter_mut().zip(blocks) {
+            // The three most recently touched, as a stable sort by `touched` (newest
+            // first) would give them, without allocating for the sort.
+            let mut newest: [Option<&OooBlock>; 3] = [None; 3];
+            for b in &self.ooo {
+                if let Some(i) = newest.iter().position(|n| n.is_none_or(|n| b.touched > n.touched)) {
+                    newest[i..].rotate_right(1);
+                    newest[i] = Some(b);
+                }
+            }
+            for (slot, b) in repr.sack_ranges.iter_mut().zip(newest.into_iter().flatten()) {
                 *slot = Some((b.start.as_u32(), b.end.as_u32()));
             }
         }
