@@ -59,7 +59,7 @@ class Counting(Study):
     def points(self) -> list[Point]:
         def make(i: int) -> Point:
             def run(progress: Any) -> list[dict[str, Any]]:
-                if self.fail_after is not None and len(self.runs) == self.fail_after:
+                if self.fail_after is not None and len(self.runs) >= self.fail_after:
                     raise KeyboardInterrupt
                 self.runs.append(f"p{i}")
                 progress(f"point {i}")
@@ -87,6 +87,60 @@ def test_interrupt_keeps_finished_points_and_a_rerun_skips_them(tmp_path):
     assert (tmp_path / "out" / "data" / "seed900" / "records.json").read_text() == (tmp_path / "fresh" / "data" / "seed900" / "records.json").read_text()
     (row,) = result["summary"]
     assert row["ours"] == 45 and row["ok"] is True
+
+
+def test_interrupt_on_two_threads_keeps_every_saved_point_and_a_rerun_runs_only_the_rest(tmp_path):
+    """The points run on sweep.run_pool's threads: a point that raises (as Ctrl-C would)
+    stops the run; what finished is on disk, and a re-run runs exactly the others."""
+    first = Counting(fail_after=4)
+    with pytest.raises(KeyboardInterrupt):
+        reproduce([first], tmp_path / "out", show_progress=False, jobs=2)
+    saved = {p.stem for p in (tmp_path / "out" / "data" / "seed900" / "points").glob("*.json")}
+    assert saved and saved <= set(first.runs)
+    again = Counting()
+    result = reproduce([again], tmp_path / "out", show_progress=False, jobs=2)
+    # Nothing kept is run again, and everything that never ran is run now (a point that
+    # was still running when the interrupt came may be kept or run again).
+    assert set(again.runs).isdisjoint(saved)
+    assert set(again.runs) >= {f"p{i}" for i in range(10)} - set(first.runs)
+    fresh = reproduce([Counting()], tmp_path / "fresh", show_progress=False, jobs=2)
+    assert result["summary"] == fresh["summary"] and result["summary"][0]["ours"] == 45
+    # The records are written in point order whatever order the threads finished in.
+    assert (tmp_path / "out" / "data" / "seed900" / "records.json").read_text() == (tmp_path / "fresh" / "data" / "seed900" / "records.json").read_text()
+
+
+def test_run_pool_hands_results_back_in_task_order_or_as_they_finish():
+    import threading
+
+    from qoslab.sweep import run_pool
+
+    fast_done, fast_reported = threading.Event(), threading.Event()
+    seen: list[int] = []
+
+    def report(i: int, _: str) -> None:
+        seen.append(i)
+        if i == 1:
+            fast_reported.set()
+
+    def slow_until_fast_is_reported() -> str:
+        fast_reported.wait(5)
+        return "slow"
+
+    def fast() -> str:
+        fast_done.set()
+        return "fast"
+
+    assert run_pool([slow_until_fast_is_reported, fast], jobs=2, on_done=report, ordered=False) == ["slow", "fast"]
+    assert seen == [1, 0]  # the second task finished first and was reported first
+
+    def slow_until_fast_is_done() -> str:
+        fast_done.wait(5)
+        return "slow"
+
+    fast_done.clear()
+    seen.clear()
+    assert run_pool([slow_until_fast_is_done, fast], jobs=2, on_done=lambda i, _: seen.append(i), ordered=True) == ["slow", "fast"]
+    assert seen == [0, 1]  # in task order, although the second finished first
 
 
 def test_records_read_back_from_parquet(tmp_path):

@@ -209,7 +209,7 @@ def run(
                 for f in run.plan.flows
             }
             profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
-            render_run(stderr, run.label, run.results, records, labels, profiles)
+            render_run(stderr, run.label, run.results, records, labels, profiles, records=run.records)
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
@@ -271,7 +271,7 @@ def reproduce(
     seed: Annotated[Optional[str], typer.Argument(help="Seed number (000 to 004); all seeds when left out.", show_default=False)] = None,
     out: Annotated[Path, typer.Option("--out", help="Output directory: report.html, summary.json, figures/, data/.")] = Path("results"),
     json_out: Annotated[bool, typer.Option("--json", help="Print summary.json's rows on stdout too.")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Points run at once, in processes; 0 (default): the machine's cores.")] = 0,
+    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Points run at once (threads: the simulator releases the GIL); 0 (default): the machine's cores.")] = 0,
 ) -> None:
     """Re-run each seed's experiment from its examples/ scenarios and compare with the paper.
 

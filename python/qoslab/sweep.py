@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import copy
 import os
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 from pydantic import ValidationError
 
@@ -212,21 +212,65 @@ def run_sweep(
         net, runs = run_tests(p.scenario, source=source, seed=seed, pcap_dir=where, on_trial=on_trial)
         return PointResult(p, net, runs)
 
-    workers = max(1, min(jobs or os.cpu_count() or 1, len(points)))
     results: list[PointResult] = []
-    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="qoslab-point") as pool:
-        futures = [pool.submit(one, p) for p in points]
-        try:
-            for fut in futures:
-                result = fut.result()
-                results.append(result)
-                if on_point is not None:
-                    on_point(result, len(points))
-        except BaseException:
-            for fut in futures:
-                fut.cancel()
-            raise
+
+    def done(_: int, result: PointResult) -> None:
+        results.append(result)
+        if on_point is not None:
+            on_point(result, len(points))
+
+    run_pool([lambda p=p: one(p) for p in points], jobs=jobs, on_done=done, ordered=True)
     return results
 
 
-__all__ = ["SweepPoint", "PointResult", "sweep_points", "scenario_at", "run_sweep"]
+T = TypeVar("T")
+
+
+def run_pool(
+    tasks: list[Callable[[], T]],
+    *,
+    jobs: int | None = None,
+    on_done: Callable[[int, T], None] | None = None,
+    ordered: bool = True,
+) -> list[T]:
+    """Run ``tasks`` on ``jobs`` threads (default: one per local core) and return their
+    results in task order. The simulator releases the GIL, so simulations run in
+    parallel on all cores; sweeps and studies (``qoslab run``, ``qoslab reproduce``)
+    share this pool.
+
+    ``on_done(index, result)`` is called in the calling thread: in task order as soon as
+    a task and all before it are done (``ordered``), or as each finishes. With one job
+    the tasks run one after another in the calling thread. If a task raises, or the
+    caller is interrupted (Ctrl-C), the tasks not yet started are cancelled and the
+    exception propagates; tasks already running finish (a study's point saves itself
+    when it finishes, so it is kept).
+
+    Examples
+    --------
+    >>> run_pool([lambda: 1, lambda: 2], jobs=2)
+    [1, 2]
+    """
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(tasks)))
+    out: list[Any] = [None] * len(tasks)
+    if workers == 1:
+        for i, task in enumerate(tasks):
+            out[i] = task()
+            if on_done is not None:
+                on_done(i, out[i])
+        return out
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="qoslab-point")
+    futures = {pool.submit(task): i for i, task in enumerate(tasks)}
+    try:
+        for fut in (list(futures) if ordered else as_completed(futures)):
+            i = futures[fut]
+            out[i] = fut.result()
+            if on_done is not None:
+                on_done(i, out[i])
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    return out
+
+
+__all__ = ["SweepPoint", "PointResult", "sweep_points", "scenario_at", "run_sweep", "run_pool"]

@@ -254,9 +254,65 @@ def atm_summary(console: Console, results: dict[str, Any]) -> None:
     )
 
 
-def render_run(console: Console, title: str, results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str], profiles: dict[str, str]) -> None:
-    """A whole run: a heading, flows, links, nodes, drops, and the tables at the end."""
+RFC2544_COLUMNS: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
+    # method: (title, [(header, "parameters"/"metrics", key)])
+    "rfc2544.throughput": (
+        "RFC 2544 §26.1 throughput: the highest rate with no frame loss, per frame size",
+        [("frame B", "parameters", "frame_bytes"), ("max fps", "parameters", "max_fps"), ("throughput fps", "metrics", "throughput_fps"), ("Mb/s", "metrics", "throughput_mbps"), ("% of max", "metrics", "throughput_pct"), ("latency ms", "metrics", "latency_ms"), ("trials", "metrics", "trials")],
+    ),
+    "rfc2544.latency": (
+        "RFC 2544 §26.2 latency: the mean of the tagged frames over the trials",
+        [("frame B", "parameters", "frame_bytes"), ("offered fps", "parameters", "offered_fps"), ("Mb/s", "parameters", "offered_mbps"), ("latency ms", "metrics", "latency_ms"), ("min", "metrics", "latency_min_ms"), ("max", "metrics", "latency_max_ms"), ("reverse ms", "metrics", "latency_reverse_ms"), ("tags lost", "metrics", "tagged_lost"), ("trials", "metrics", "trials")],
+    ),
+    "rfc2544.frame_loss": (
+        "RFC 2544 §26.3 frame loss rate: from 100 % of the medium's rate down, until two trials lose nothing",
+        [("frame B", "parameters", "frame_bytes"), ("load %", "parameters", "load_pct"), ("offered fps", "parameters", "offered_fps"), ("Mb/s", "parameters", "offered_mbps"), ("sent", "metrics", "sent"), ("lost", "metrics", "lost"), ("loss %", "metrics", "frame_loss_pct")],
+    ),
+    "rfc2544.back_to_back": (
+        "RFC 2544 §26.4 back-to-back: the longest burst at the medium's rate with no loss",
+        [("frame B", "parameters", "frame_bytes"), ("burst fps", "parameters", "burst_fps"), ("frames (mean)", "metrics", "back_to_back_frames"), ("min", "metrics", "back_to_back_min_frames"), ("max", "metrics", "back_to_back_max_frames"), ("burst s", "metrics", "burst_s"), ("repetitions", "parameters", "repetitions"), ("trials", "metrics", "trials")],
+    ),
+    "rfc2544.overload": (
+        "Overload sweep (seed 000 Table 4): latency and throughput at each offered rate",
+        [("frame B", "parameters", "frame_bytes"), ("offered fps", "parameters", "offered_fps"), ("offered Mb/s", "parameters", "offered_mbps"), ("throughput Mb/s", "metrics", "throughput_mbps"), ("latency ms", "metrics", "latency_ms"), ("max ms", "metrics", "latency_max_ms"), ("loss %", "metrics", "loss_pct")],
+    ),
+}
+
+
+def rfc2544_tables(records: list[dict[str, Any]]) -> list[Table]:
+    """One table per RFC 2544 method among ``records``: a row per record (frame size, or
+    frame size and load for the loss curve and the overload sweep), the method's result
+    columns only; bidirectional tests say so in the title."""
+    out = []
+    for method, (title, cols) in RFC2544_COLUMNS.items():
+        recs = [r for r in records if r.get("test") == method]
+        if not recs:
+            continue
+        both = any((r.get("parameters") or {}).get("bidirectional") for r in recs)
+        present = [c for c in cols if any((r.get(c[1]) or {}).get(c[2]) is not None for r in recs)]
+        table = Table(box=box.SIMPLE_HEAD, title=title + (" (bidirectional)" if both else ""), title_justify="left", pad_edge=False, collapse_padding=True)
+        for header, _, _ in present:
+            table.add_column(header, justify="right")
+        for r in recs:
+            cells = []
+            for _, part, key in present:
+                v = (r.get(part) or {}).get(key)
+                cells.append("–" if v is None else (f"{v:,.3f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)))
+            table.add_row(*cells)
+        out.append(table)
+    return out
+
+
+def render_run(console: Console, title: str, results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str], profiles: dict[str, str], *, records: list[dict[str, Any]] | None = None) -> None:
+    """A whole run: a heading, flows, links, nodes, drops, and the tables at the end.
+    An RFC 2544 test (``records`` given) is shown as its method's table first; the flows,
+    links and nodes below it are then its last trial's."""
     console.rule(f"[bold]{escape(title)}")
+    methods = rfc2544_tables(records or [])
+    for table in methods:
+        console.print(table)
+    if methods:
+        console.print("[dim]the last trial in detail:[/]")
     console.print(f"simulated {results.get('sim_time_ns', 0) / 1e9:.3f} s, {results.get('events', 0)} events")
     console.print(flows_table(results, records_by_flow, labels))
     path = tcp_path_table(results, labels)

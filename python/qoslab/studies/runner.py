@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from qoslab.studies import Point, Study
 
@@ -51,59 +51,46 @@ def _points(study: Study, out: Path) -> list[Point]:
     return study.points(out) if _takes_workdir(study) else study.points()
 
 
-def _run_in_child(study: Study, out: Path, index: int) -> list[dict[str, Any]]:
-    return _points(study, out)[index].run(lambda words: None)
-
-
-def run_study_points(study: Study, out: Path, *, progress: Any = None, task: Any = None, log: Callable[[str], None] | None = None, jobs: int = 1) -> tuple[dict[str, list[dict[str, Any]]], int]:
+def run_study_points(study: Study, out: Path, *, progress: Any = None, task: Any = None, jobs: int = 1) -> tuple[dict[str, list[dict[str, Any]]], int]:
     """Run (or reuse) every point of ``study``. Returns (records by point key, points run now).
 
     ``progress``/``task``: a rich Progress and its task, advanced by each point's weight.
-    With ``jobs`` > 1 the points run in that many processes (forked), each saved as it
-    finishes.
+    The points run ``jobs`` at once on :func:`qoslab.sweep.run_pool` (the pool ``qoslab
+    run`` runs sweeps on); each point is saved by the thread that ran it as soon as it
+    finishes, so an interrupt keeps it.
     """
+    from qoslab.sweep import run_pool
+
     points = _points(study, out)
     data: dict[str, list[dict[str, Any]]] = {}
-    ran = 0
-    todo = [i for i, p in enumerate(points) if load_finished(out, study, p) is None]
-    if jobs > 1 and len(todo) > 1:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
-
-        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = {pool.submit(_run_in_child, study, out, i): points[i] for i in todo}
-            if progress is not None:
-                progress.update(task, description=f"seed {study.seed}: {len(todo)} points on {min(jobs, len(todo))} processes")
-            for future in as_completed(futures):
-                point = futures[future]
-                records = future.result()
-                save_point(out, study, point, records)
-                ran += 1
-                if progress is not None:
-                    progress.update(task, advance=point.weight, description=f"seed {study.seed}: {point.words} done")
+    todo: list[Point] = []
     for point in points:
         done = load_finished(out, study, point)
-        if done is not None:
-            data[point.key] = done
-            if point.key in {points[i].key for i in todo}:
-                continue  # run just now, in a child
-            if progress is not None:
-                progress.update(task, advance=point.weight, description=f"[dim]{point.words}: kept from before")
+        if done is None:
+            todo.append(point)
             continue
+        data[point.key] = done
         if progress is not None:
-            progress.update(task, description=point.words)
+            progress.update(task, advance=point.weight, description=f"[dim]{point.words}: kept from before")
 
-        def words(text: str, point: Point = point) -> None:
+    def job(point: Point) -> list[dict[str, Any]]:
+        def words(text: str) -> None:
             if progress is not None:
                 progress.update(task, description=f"{point.words} — {text}")
 
+        if progress is not None:
+            progress.update(task, description=point.words)
         records = point.run(words)
         save_point(out, study, point, records)
-        data[point.key] = records
-        ran += 1
+        return records
+
+    def finished(i: int, records: list[dict[str, Any]]) -> None:
+        data[todo[i].key] = records
         if progress is not None:
-            progress.update(task, advance=point.weight)
-    return data, ran
+            progress.update(task, advance=todo[i].weight, description=f"{todo[i].words}: done")
+
+    run_pool([lambda p=p: job(p) for p in todo], jobs=jobs, on_done=finished, ordered=False)
+    return {p.key: data[p.key] for p in points}, len(todo)
 
 
 def _takes_workdir(study: Study) -> bool:

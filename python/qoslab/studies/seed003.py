@@ -2,7 +2,9 @@
 slow 802.11b client — throughput, loss each way, round-trip time and CPU against UDP
 payload size and packet rate.
 
-Design, from ``examples/seed003_ipsec.toml``: UDP echo (LanTraffic) of 10 000 datagrams
+Design, from the seed's four examples (``seed003_ipsec_0vpn.toml``, ``_1vpn``, ``_2vpn``
+and ``seed003_ipsec.toml``), whose ``udp.echo`` test (:mod:`qoslab.methods.echo`) runs
+as ``qoslab run`` runs it, at each payload and gap: UDP echo (LanTraffic) of 10 000 datagrams
 per VPN, payloads 25 … 1600 bytes (with both sides of each fragmentation knee), 1 ms and
 5 ms apart, with 0 (baseline), 1, 2 and 3 VPNs, each VPN carrying its own stream at
 once (the k-th VPN's selector takes UDP port 7 + k - 1, and its stream goes there).
@@ -76,26 +78,14 @@ class Seed003(Study):
                 def run(progress: Any, vpns: int = vpns, gap: str = gap) -> list[dict[str, Any]]:
                     return run_echo(vpns, GAPS[gap], progress, PAYLOADS_AT[gap])
 
-                points.append(Point(key, f"seed 003: {vpns} VPN(s), {gap} gap, {len(PAYLOADS_AT[gap])} payloads", run, spec={"vpns": vpns, "gap": gap, "payloads": PAYLOADS_AT[gap], "count": COUNT, "example": (EXAMPLES / "seed003_ipsec.toml").read_text()}, weight=1 + vpns))
+                points.append(Point(key, f"seed 003: {vpns} VPN(s), {gap} gap, {len(PAYLOADS_AT[gap])} payloads", run, spec={"vpns": vpns, "gap": gap, "payloads": PAYLOADS_AT[gap], "count": COUNT, "example": (EXAMPLES / FAMILY[vpns]).read_text(), "records": "udp.echo method"}, weight=1 + vpns))
         return points
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
         o: dict[str, Ours] = {}
 
         def series(vpns: int, gap: str) -> dict[int, dict[str, Any]]:
-            """payload -> total over the VPNs: throughput, loss each way, rtt, cpu."""
-            out: dict[int, dict[str, Any]] = {}
-            for r in data.get(_k(vpns, gap), []):
-                p = r["parameters"]["payload_bytes"]
-                s = out.setdefault(p, {"throughput_mbps": 0.0, "sent": 0, "fwd": 0, "recv": 0, "cpu": r["metrics"]["cpu_util_pct"].get("wireless")})
-                s["throughput_mbps"] += r["metrics"]["throughput_mbps"]
-                s["sent"] += r["metrics"]["sent"]
-                s["fwd"] += r["metrics"]["forward_received"]
-                s["recv"] += r["metrics"]["received"]
-            for s in out.values():
-                s["loss_tx"] = 100.0 * (s["sent"] - s["fwd"]) / s["sent"] if s["sent"] else None
-                s["loss_rx"] = 100.0 * (s["fwd"] - s["recv"]) / s["fwd"] if s["fwd"] else None
-            return out
+            return _series(data, vpns, gap)
 
         b1, v1 = series(0, "1 ms"), series(1, "1 ms")
         if b1:
@@ -118,6 +108,7 @@ class Seed003(Study):
         cpus = [s[p]["cpu"] for s in short for p in s if s[p]["cpu"] is not None]
         if cpus:
             o["cpu.max.1ms"] = Ours(max(cpus), "highest over payloads and 0-3 VPNs")
+        o |= _knees(data)
         v3 = series(3, "5 ms")
         if v3:
             for p in (600, 1200, 1400):
@@ -144,8 +135,7 @@ class Seed003(Study):
                     per: dict[int, float] = {}
                     for r in recs:
                         p = r["parameters"]["payload_bytes"]
-                        val = r["metrics"]["throughput_mbps"] if metric == "throughput_mbps" else r["metrics"]["cpu_util_pct"].get("wireless", 0.0)
-                        per[p] = per.get(p, 0.0) + val if metric == "throughput_mbps" else val
+                        per[p] = r["metrics"]["throughput_mbps"] if metric == "throughput_mbps" else r["metrics"]["cpu_util_pct"].get("wireless", 0.0)
                     if per:
                         xs = sorted(per)
                         ax.plot(xs, [per[x] for x in xs], label=f"{v} VPN{'s' if v != 1 else ''} (ours)" if v else "baseline (ours)", **styles[v])
@@ -175,6 +165,7 @@ class Seed003(Study):
 
     def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
         return [
+            "Throughput is the udp.echo method's: the UDP payload echoed back over the time the echoes took to return (count x gap, or longer when they queued behind a saturated CPU or cell), so a queue drained after the sending stopped does not count as capacity.",
             "The fragmentation knees come out of the bytes: 1472 bytes of UDP payload fill a 1500-byte IP MTU in clear, and 1438 with transport-mode ESP (3DES-CBC, HMAC-SHA1-96: 8 + 8 + pad8(1438 + 8 + 2) + 12 = 1496).",
             "The client's CPU is pentium-ii-300mhz: 3DES-CBC + HMAC-SHA1 at 432 cycles a byte of ESP, calibrated on Fig. 10's saturation onset (3 VPNs, 5 ms, 600 bytes, 98 %), with uncalibrated per-packet costs; every other CPU, throughput and loss row is a prediction of that one number. The streams are one per VPN, each at the gap: with three of them at 5 ms the 802.11b cell itself cannot carry the echoes of large payloads, which the seed's Fig. 7 (little outbound loss at 5 ms) does not show - the seed's streams may have shared the gap.",
             *_loss_paragraph(rows),
@@ -190,8 +181,60 @@ def _loss_paragraph(rows: list[dict[str, Any]]) -> list[str]:
     return [
         f"Short datagrams at 1 ms: the seed saw up to about 35 % lost on the way out and 20 % on the way back, and blames socket-buffer shortages and the adapter's per-frame processing. "
         f"The model loses up to {tx['ours']:.0f} % on the way out (its stand-in CPU pays per packet and drops when its queue is full) and {rx['ours']:.0f} % on the way back: it has no socket-buffer limit and no adapter per-frame cost, so where the seed's losses come from is not what limits the model.",
-        "Four rows (where VPNs start to lose less than the baseline, Fig. 3's crossing, Fig. 4's slope and Fig. 8's loss growth) have no value of ours yet: they need a rule that reads a knee off a curve, which this study does not have yet.",
+        "Four rows read a knee off a curve (where VPNs start to lose less than the baseline, Fig. 3's crossing, Fig. 4's slope, Fig. 8's loss growth); each rule is written beside its value (studies/seed003.py _knees), on the swept payloads only, so ours moves in the sweep's steps.",
     ]
+
+
+def _series(data: dict[str, list[dict[str, Any]]], vpns: int, gap: str) -> dict[int, dict[str, Any]]:
+    """payload -> totals over the VPNs' streams: throughput, loss each way, cpu."""
+    out: dict[int, dict[str, Any]] = {}
+    for r in data.get(_k(vpns, gap), []):
+        m = r["metrics"]
+        out[r["parameters"]["payload_bytes"]] = {
+            "throughput_mbps": m["throughput_mbps"],
+            "loss_tx": m["loss_forward_pct"],
+            "loss_rx": m["loss_reverse_pct"],
+            "loss": m["loss_pct"],
+            "cpu": m["cpu_util_pct"].get("wireless"),
+        }
+    return out
+
+
+def _knees(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """The four rows that read a knee off a curve, each by the rule in its note."""
+    o: dict[str, Ours] = {}
+    one = {v: _series(data, v, "1 ms") for v in VPNS}
+    if all(one.values()):
+        common = sorted(set.intersection(*(set(s) for s in one.values())))
+        below = [p for p in common if all((one[v][p]["loss"] or 0) < (one[0][p]["loss"] or 0) for v in (1, 2, 3))]
+        tail = [p for i, p in enumerate(common) if all(q in below for q in common[i:])]
+        if tail:
+            o["loss.vpn_below_base"] = Ours(tail[0], "smallest payload from which on every swept payload 1, 2 and 3 VPNs all lose fewer round trips than the baseline (1 ms)")
+        else:
+            o["loss.vpn_below_base"] = Ours(None, "no swept payload from which on 1, 2 and 3 VPNs all lose fewer round trips than the baseline at 1 ms: in the model the VPNs' CPU cost adds loss rather than pacing the sender")
+        ordered = [p for p in common if one[1][p]["throughput_mbps"] < one[2][p]["throughput_mbps"] < one[3][p]["throughput_mbps"]]
+        head = [p for i, p in enumerate(common) if all(q in ordered for q in common[: i + 1])]
+        if head:
+            o["fig3.small"] = Ours(head[-1], "largest payload up to which every swept payload has 3 VPNs > 2 > 1 in total echoed throughput (1 ms)")
+        else:
+            o["fig3.small"] = Ours(None, "at the smallest swept payload 3 VPNs do not carry more than 2 and 2 more than 1 (1 ms): the rule finds no range")
+    v3 = _series(data, 3, "5 ms")
+    xs = sorted(v3)
+    if len(xs) >= 3:
+        slopes = [(v3[b]["throughput_mbps"] - v3[a]["throughput_mbps"]) / (b - a) for a, b in zip(xs, xs[1:])]
+        first = slopes[0]
+        drop = next((xs[i] for i, sl in enumerate(slopes) if first > 0 and sl < 0.5 * first), None)
+        if drop is None:
+            o["fig4.slope"] = Ours(None, "3 VPNs at 5 ms: the throughput's slope never falls below half its initial slope over the swept payloads")
+        else:
+            o["fig4.slope"] = Ours(drop, "3 VPNs at 5 ms: first payload after which the throughput's slope falls below half its slope at the smallest payloads")
+        grows = next((p for p in xs if (v3[p]["loss_rx"] or 0) > 1.0), None)
+        if grows is None:
+            o["fig8.loss"] = Ours(None, "3 VPNs at 5 ms: the inbound loss stays under 1 % at every swept payload")
+        else:
+            prev = max((q for q in xs if q < grows), default=grows)
+            o["fig8.loss"] = Ours(prev, "3 VPNs at 5 ms: largest payload before the inbound loss first exceeds 1 %")
+    return o
 
 
 def _knee(data: dict[str, list[dict[str, Any]]], vpns: int) -> int | None:
@@ -205,67 +248,32 @@ def _knee(data: dict[str, list[dict[str, Any]]], vpns: int) -> int | None:
     return best
 
 
+FAMILY = {0: "seed003_ipsec_0vpn.toml", 1: "seed003_ipsec_1vpn.toml", 2: "seed003_ipsec_2vpn.toml", 3: "seed003_ipsec.toml"}
+"""The seed's four set-ups, one example each (0 = the baseline without IPsec)."""
+
+
 def run_echo(vpns: int, gap_ns: int, progress: Any, payloads: list[int] = PAYLOADS) -> list[dict[str, Any]]:
-    """The payload sweep for ``vpns`` VPNs (0 = baseline), all VPNs' echo streams at once."""
-    import re
+    """The payload sweep for ``vpns`` VPNs (0 = baseline): the example's ``udp.echo`` test
+    (one stream per VPN, all at once) run as ``qoslab run`` runs it, at each payload with
+    ``COUNT`` datagrams ``gap_ns`` apart. Each record gains ``frames_per_datagram``:
+    frames on the wired link towards the server per datagram that reached it (the
+    learning ping and ARP add a few frames, negligible against 10 000 datagrams)."""
+    from qoslab.scenario import load_scenario
+    from qoslab.sweep import run_sweep, scenario_at
 
-    from qoslab.backends.sim import lower_network, simulate
-    from qoslab.methods import DRAIN_NS, LEARNING_NS, cpu_metrics
-    from qoslab.methods.common import flow_result, ms
-    from qoslab.scenario.load import loads_scenario
-
-    text = (EXAMPLES / "seed003_ipsec.toml").read_text(encoding="utf-8")
-    # Keep the first `vpns` tunnels (none for the baseline).
-    blocks = re.findall(r"\[\[tunnel\]\]\n(?:[^\[\n][^\n]*\n)*\n?", text)
-    for block in blocks[vpns:]:
-        text = text.replace(block, "", 1)
-    net = lower_network(loads_scenario(text, "examples/seed003_ipsec.toml"))
-    w = net.node_index("wireless")
-    dst = str(net.destination("wireless", "wired"))
-    streams = max(1, vpns)
+    path = EXAMPLES / FAMILY[vpns]
+    base = load_scenario(path)
     records = []
     for payload in payloads:
-        progress(f"{vpns} VPN(s), {gap_ns / 1e6:g} ms gap: {payload}-byte payloads, {streams} × {COUNT} echoes")
-        flows = [{"kind": "ping", "id": 0, "from": w, "to": dst, "count": 1, "interval_ns": 1_000_000_000, "payload": 56, "start_ns": 0}]
-        flows += [
-            {"kind": "udp-echo", "id": 1 + j, "from": w, "to": dst, "dst_port": 7 + j, "payload": payload, "count": COUNT, "interval_ns": gap_ns, "start_ns": LEARNING_NS}
-            for j in range(streams)
-        ]
-        interval = COUNT * gap_ns
-        config = net.with_flows(flows, LEARNING_NS + interval + DRAIN_NS)
-        config["cpu_window_ns"] = [LEARNING_NS, LEARNING_NS + interval]  # the CPU over the test's traffic
-        results = simulate(config)
-        cpu = cpu_metrics(net, results)
-        # Frames per datagram, counted on the wired link towards the server (the learning
-        # ping and ARP add a few frames, negligible against 10 000 datagrams).
-        lan = next(x for x in results["links"] if x["name"] == "lan")
-        forwarded = sum(int((flow_result(results, 1 + j).get("echo") or {}).get("forward_received", 0)) for j in range(streams))
-        per_datagram = round(lan["frames"][0] / forwarded) if forwarded else None
-        for j in range(streams):
-            f = flow_result(results, 1 + j)
-            echo = f.get("echo") or {}
-            sent, forward, received = int(f["sent"]), int(echo.get("forward_received", 0)), int(f["received"])
-            rtt = echo.get("rtt_ns") or {}
-            records.append(
-                {
-                    "test": "udp.echo",
-                    "name": f"vpn{j + 1}" if vpns else "baseline",
-                    "from": "wireless",
-                    "to": "wired",
-                    "parameters": {"vpns": vpns, "payload_bytes": payload, "gap_ms": gap_ns / 1e6, "count": COUNT, "port": 7 + j},
-                    "metrics": {
-                        "sent": sent,
-                        "forward_received": forward,
-                        "received": received,
-                        "loss_forward_pct": round(100.0 * (sent - forward) / sent, 6) if sent else None,
-                        "loss_reverse_pct": round(100.0 * (forward - received) / forward, 6) if forward else None,
-                        "rtt_mean_ms": ms(rtt.get("mean")),
-                        "throughput_mbps": round(int(f["bytes_received"]) * 8 / (interval / 1e9) / 1e6, 6),
-                        "frames_per_datagram": per_datagram,
-                        "cpu_util_pct": cpu,
-                    },
-                }
-            )
+        progress(f"{vpns} VPN(s), {gap_ns / 1e6:g} ms gap: {payload}-byte payloads, {max(1, vpns)} × {COUNT} echoes")
+        sc = scenario_at(base, {"test[0].payload": payload, "test[0].gap": f"{gap_ns} ns", "test[0].count": COUNT}, source=path)
+        (point,) = run_sweep(sc, source=path, jobs=1)
+        run = point.runs[0]
+        lan = next(x for x in run.results["links"] if x["name"] == "lan")
+        for rec in run.records:
+            forwarded = rec["metrics"]["forward_received"]
+            rec = dict(rec, parameters=dict(rec["parameters"], vpns=vpns), metrics=dict(rec["metrics"], frames_per_datagram=round(lan["frames"][0] / forwarded) if forwarded else None))
+            records.append(rec)
     return records
 
 
