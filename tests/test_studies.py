@@ -237,6 +237,10 @@ def test_reproduce_seed000_report_in_chromium(tmp_path):
     assert {r["seed"] for r in summary} == {"000"}
     # §2's reachability is reproduced exactly.
     assert all(r["ok"] for r in summary if r["key"].startswith("reach."))
+    # The share of agreement is printed at the end (issue 6), counted here from the rows.
+    agree = sum(r["status"] == "agrees" for r in summary)
+    compared = agree + sum(r["status"] == "differs" for r in summary)
+    assert f"{agree} of {compared} compared rows agree ({100 * agree / compared:.0f} %)" in proc.stderr
     html = (tmp_path / "report.html").read_text()
     assert "Table 4" in html and "<svg" in html and "http" not in html.replace("http://www.w3.org/2000/svg", "")
     check_in_chromium(tmp_path / "report.html", figures=2)

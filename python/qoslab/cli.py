@@ -308,10 +308,15 @@ def reproduce(
     except KeyboardInterrupt:
         stderr.print(Text(f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume.", style="yellow"))
         raise typer.Exit(130) from None
-    from qoslab.report.html import counts
+    from qoslab.report.html import agreement, counts
 
     c = counts(result["summary"])
-    stderr.print(f"{out}/report.html, {out}/summary.json: " + ", ".join(f"{v} {k}" for k, v in c.items()) + f" ({result['points_run']} points run, the rest kept from before)")
+    kept = result["points"] - result["points_run"]
+    stderr.print(
+        f"{out}/report.html, {out}/summary.json: " + ", ".join(f"{v} {k}" for k, v in c.items())
+        + f" ({result['points_run']} points run" + (f", {kept} kept from before" if kept else "") + ")"
+    )
+    stderr.print(agreement(c))
     if json_out:
         _emit_json(result["summary"])
 

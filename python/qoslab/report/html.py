@@ -150,13 +150,25 @@ def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
     return c
 
 
+def agreement(c: dict[str, int]) -> str:
+    """The share of compared rows that agree: calibration rows, rows not reproduced and
+    rows without a value are not compared.
+
+    >>> agreement({"agrees": 3, "differs": 1, "calibration": 2, "not reproduced": 5, "no value": 0})
+    '3 of 4 compared rows agree (75 %)'
+    """
+    compared = c.get("agrees", 0) + c.get("differs", 0)
+    share = f"{100 * c.get('agrees', 0) / compared:.0f} %" if compared else "none compared"
+    return f"{c.get('agrees', 0)} of {compared} compared rows agree ({share})"
+
+
 def write_report(studies: list[Any], results: dict[str, dict[str, list[dict[str, Any]]]], summary: list[dict[str, Any]], out: Path) -> Path:
     from qoslab.scenario import load_scenario
     from qoslab.studies import EXAMPLES
 
     body = ["<h1>qoslab: the seeds reproduced</h1>", "<p>Each section re-runs one seed's experiment in the simulator from its <code>examples/</code> scenarios and sets every number the seed publishes beside ours (<code>summary.json</code>). Rows a model parameter was calibrated on are marked and do not count as agreement.</p>"]
     total = counts(summary)
-    body.append('<p class="counts">' + "".join(f"<span><b>{v}</b> {html.escape(k)}</span>" for k, v in total.items()) + "</p>")
+    body.append('<p class="counts">' + "".join(f"<span><b>{v}</b> {html.escape(k)}</span>" for k, v in total.items()) + f"<span>{html.escape(agreement(total))}</span></p>")
     for study in studies:
         rows = [r for r in summary if r["seed"] == study.seed]
         data = results.get(study.seed, {})

@@ -141,7 +141,7 @@ def reproduce(studies: list[Study], out: Path, *, console: Any = None, show_prog
         summary += study.summary(data)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     write_report(studies, results, summary, out)
-    return {"summary": summary, "points_run": ran}
+    return {"summary": summary, "points_run": ran, "points": sum(len(d) for d in results.values())}
 
 
 __all__ = ["reproduce", "run_study_points", "load_finished", "save_point"]
