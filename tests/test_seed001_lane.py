@@ -214,3 +214,12 @@ def test_examples_run_under_qoslab_run():
         proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=600)
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert "Traceback" not in proc.stderr
+
+
+def test_the_studys_utilisation_never_passes_the_line():
+    """The study's Fig. 3 row: N frames received span N - 1 frame times, so a line kept
+    full reads 100 %, never more."""
+    from qoslab.studies.seed001 import run_lane
+
+    util = run_lane("seed001_lane.toml", seconds=1)["metrics"]["utilisation_pct"]
+    assert 99.0 <= util <= 100.0, util

@@ -125,7 +125,9 @@ def run_lane(example: str, seconds: int = 5) -> dict[str, Any]:
     lane = r["atm"]["lane"]
     busy_s = (flow["last_rx_ns"] - flow["first_rx_ns"]) / 1e9
     # 1472-octet payloads: 1518-octet frames, plus 8 of preamble and 12 of gap (802.3).
-    util = 100 * flow["received"] / busy_s * (1518 + 20) * 8 / 10e6
+    # From the first arrival to the last lie received - 1 frame times (counting the
+    # first frame too would put a line at full load above 100 %).
+    util = 100 * (flow["received"] - 1) / busy_s * (1518 + 20) * 8 / 10e6
     shortcut_cells = lane["shortcut_packets"] * 32 / busy_s  # 1500 + 8 LLC/SNAP + 8 AAL5: 32 cells
     return {
         "parameters": {"example": example, "seconds": seconds},
