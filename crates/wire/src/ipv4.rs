@@ -288,7 +288,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
     /// RFC 791 §3.1: true when the one's-complement sum of the header is all ones.
     pub fn verify_checksum(&self) -> bool {
         let data = self.buffer.as_ref();
-        checksum::sum(&data[..self.header_len()]) == 0xffff
+        checksum::sum_words32(&data[..self.header_len()]) == 0xffff
     }
 
     /// RFC 791 §3.1: the options bytes, including any end-of-list padding.
@@ -441,7 +441,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn fill_checksum(&mut self) {
         self.set_checksum(0);
         let header_len = self.header_len();
-        let sum = checksum::checksum(&self.buffer.as_ref()[..header_len]);
+        let sum = !checksum::sum_words32(&self.buffer.as_ref()[..header_len]);
         self.set_checksum(sum);
     }
 
