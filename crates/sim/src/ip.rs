@@ -816,8 +816,9 @@ impl IpStack {
             return;
         }
         let mut view = ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]);
-        view.set_ttl(ttl - 1);
-        view.fill_checksum();
+        // input_ipv4 verified the header checksum (and NAT keeps it valid), so the
+        // incremental update gives the same octets as a recompute.
+        view.decrement_ttl();
         let Some((egress, _)) = self.route(dst) else {
             self.icmp_error(now, iface, &frame[HEADROOM..], ErrorKind::NetUnreachable, out);
             out.push(Out::Drop { reason: format!("no route to {dst}"), packet: Some(frame[HEADROOM..].to_vec()) });

@@ -407,6 +407,25 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
         self.buffer.as_mut()[field::TTL] = value;
     }
 
+    /// A router's hop (RFC 1812 §5.3.1): Time to Live lowered by one (it must be at
+    /// least 1) and the Header Checksum updated incrementally by RFC 1624 Eqn. 3,
+    /// HC' = ~(~HC + ~m + m'), m the 16-bit word of TTL and Protocol. For a header whose
+    /// checksum verifies (the caller checked it), the result equals a full recompute
+    /// ([`fill_checksum`](Self::fill_checksum)): both are the complement of the one
+    /// non-zero 16-bit one's-complement value congruent to the new header's sum.
+    #[inline]
+    pub fn decrement_ttl(&mut self) {
+        let data = self.buffer.as_mut();
+        let ttl = data[field::TTL];
+        debug_assert!(ttl >= 1, "decrement_ttl on TTL 0");
+        let old = u16::from_be_bytes([ttl, data[field::PROTOCOL]]);
+        let new = u16::from_be_bytes([ttl - 1, data[field::PROTOCOL]]);
+        let hc = be16(data, field::CHECKSUM);
+        let sum = u32::from(!hc) + u32::from(!old) + u32::from(new);
+        data[field::TTL] = ttl - 1;
+        data[field::CHECKSUM].copy_from_slice(&(!checksum::fold(sum)).to_be_bytes());
+    }
+
     /// Alias of [`set_ttl`](Self::set_ttl).
     #[inline]
     pub fn set_hop_limit(&mut self, value: u8) {
@@ -1111,6 +1130,45 @@ mod test {
         0x45, 0x00, 0x00, 0x18, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x11, 0x9b, 0x3b, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8, 0x01,
         0x02, 0xde, 0xad, 0xbe, 0xef,
     ];
+
+    #[test]
+    fn decrement_ttl_equals_a_full_recompute() {
+        // RFC 1624 Eqn. 3 against RFC 1071's sum over the whole header, on headers whose
+        // old checksum is valid, with TTLs at the edges and with and without options;
+        // with protocol and addresses chosen so that some sums land on 0xffff / 0x0000.
+        let mut x: u32 = 99;
+        let mut next = || {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (x >> 16) as u8
+        };
+        for ihl in [5u8, 6, 15] {
+            for round in 0..2000 {
+                let len = usize::from(ihl) * 4;
+                let mut h: Vec<u8> = (0..len).map(|_| next()).collect();
+                h[0] = 0x40 | ihl;
+                h[field::TTL] = match round % 4 {
+                    0 => 1,
+                    1 => 255,
+                    _ => next().max(1),
+                };
+                if round % 7 == 0 {
+                    h[12..20].fill(0xff);
+                    h[2..8].fill(0);
+                }
+                let mut p = Packet::new_unchecked(&mut h[..]);
+                p.fill_checksum();
+                let mut full = h.clone();
+                let mut q = Packet::new_unchecked(&mut full[..]);
+                let ttl = q.ttl();
+                q.set_ttl(ttl - 1);
+                q.fill_checksum();
+                let mut p = Packet::new_unchecked(&mut h[..]);
+                p.decrement_ttl();
+                assert_eq!(h, full, "IHL {ihl}, round {round}");
+                assert!(Packet::new_unchecked(&h[..]).verify_checksum());
+            }
+        }
+    }
 
     fn packet_repr() -> Repr {
         Repr {
