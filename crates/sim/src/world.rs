@@ -537,7 +537,7 @@ impl World {
         let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
         let upstreams = upstreams(&config, &attachments, &bsses)?;
         Ok(World {
-            deferred_ns: Vec::new(),
+            deferred_ns: vec![0; sources.len()],
             end_ns: config.duration_ns,
             config,
             engine,
@@ -579,7 +579,6 @@ impl World {
         for node in 0..self.nodes.len() {
             self.arm_ip_timer(node as u32)?;
         }
-        self.deferred_ns = vec![0; self.sources.len()];
         while let Some((now, event)) = self.engine.step_if_before(SimTime::from_nanos(self.end_ns)).map_err(budget)? {
             self.handle(now.as_nanos(), event)?;
         }

@@ -306,7 +306,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         if t.method == "tcp.bulk" and t.bytes is None:
             # Over the test's time: what arrived by its end (iperf3's receiver sum).
             seconds = int(t.duration) / 1e9
-            delivered = [_delivered_by_stop(x, (x.get("tcp") or {}).get("stop_ns", stop)) for x in each]
+            delivered = [_delivered_by_stop(x, tcp.get("stop_ns", stop)) for x, tcp in zip(each, tcps)]
         else:
             done = [x.get("completed_ns") for x in tcps]
             seconds = (max(done) - began) / 1e9 if done and all(d is not None for d in done) else None
