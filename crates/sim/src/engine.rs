@@ -31,7 +31,22 @@
 //! and one store, O(1); a stale id (already run, already cancelled, or its slot reused)
 //! no longer matches its slot's `seq` and is refused. Slots are recycled through a free
 //! list, so nothing is allocated per event once the heap and the slot table have
-//! reached their working size.
+//! reached their working size. A small queue (at most `EAGER_CANCEL_MAX` keys, as a
+//! simulation of a few links and timers keeps) is the exception: there a scan finds the
+//! key and it is removed at once, which costs less than popping its tombstone later.
+//! Which events run, and in what order, is the same either way.
+//!
+//! # Reservations
+//!
+//! [`Engine::reserve_at`] takes an event's place in the order — its `(at, seq)` — now,
+//! and [`Engine::schedule_reserved`] gives it the event later: it then runs exactly
+//! where an event scheduled at the reservation would have. A FIFO of events that
+//! become due in the order they were reserved (frames in flight on a link with a
+//! constant delay) thus keeps only its head in the heap, reserving each entry when it
+//! joins and scheduling it when it becomes the head. The caller must schedule a
+//! reservation before the engine runs past it; [`Engine::schedule_reserved`] panics
+//! if it is already behind the last event returned. Reservations not yet scheduled
+//! count as pending, for the budget too.
 //!
 //! # Budgets
 //!
@@ -58,6 +73,21 @@ impl EventId {
     /// The event's insertion number: events at equal times run in increasing `seq`.
     pub fn seq(self) -> u64 {
         self.seq
+    }
+}
+
+/// A place in the event order, `(at, seq)`, taken by [`Engine::reserve_at`] for an
+/// event given later by [`Engine::schedule_reserved`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Reservation {
+    at: SimTime,
+    seq: u64,
+}
+
+impl Reservation {
+    /// When the reserved event is due.
+    pub fn at(self) -> SimTime {
+        self.at
     }
 }
 
@@ -222,6 +252,41 @@ impl KeyHeap {
         keys[hole] = last;
         Some(top)
     }
+
+    /// Removes the key at `index` (below `len`): the last key fills the hole and moves
+    /// up or down to its place.
+    fn remove_at(&mut self, index: usize) {
+        let last = self.keys.pop().expect("a key to remove");
+        let len = self.keys.len();
+        if index == len {
+            return;
+        }
+        let keys = &mut self.keys[..];
+        let mut hole = index;
+        // Up, if the last key is less than the hole's parent (it came from another
+        // subtree)...
+        while hole > 0 {
+            let parent = (hole - 1) / Self::ARITY;
+            if keys[parent] <= last {
+                break;
+            }
+            keys[hole] = keys[parent];
+            hole = parent;
+        }
+        // ...else down, while a child is less.
+        if hole == index {
+            loop {
+                let first_child = hole * Self::ARITY + 1;
+                let Some(least) = (first_child..len.min(first_child + Self::ARITY)).min_by_key(|&c| keys[c]) else { break };
+                if keys[least] >= last {
+                    break;
+                }
+                keys[hole] = keys[least];
+                hole = least;
+            }
+        }
+        keys[hole] = last;
+    }
 }
 
 /// Where a queued event waits. `seq` is the live event's, or a `SLOT_*` marker.
@@ -235,6 +300,10 @@ struct Slot<E> {
 const SLOT_VACANT: u64 = u64::MAX;
 /// A slot's `seq` when its event was cancelled and its key is a tombstone in the heap.
 const SLOT_CANCELLED: u64 = u64::MAX - 1;
+/// A cancel in a queue of at most this many keys removes the event's key at once: a
+/// scan of so few keys costs less than popping the tombstone later, and the queue does
+/// not carry it meanwhile.
+const EAGER_CANCEL_MAX: usize = 32;
 
 /// The scheduler, generic over a plain event type `E` (the simulator uses a small
 /// `Copy` struct). No boxing, no per-event allocation in steady state.
@@ -247,6 +316,11 @@ pub struct Engine<E> {
     free_slots: Vec<u32>,
     /// Tombstones still in `heap`.
     cancelled_in_queue: usize,
+    /// Reservations not yet scheduled.
+    reserved: usize,
+    /// The key of the event last returned by `step`: a reservation scheduled behind it
+    /// would run out of order.
+    last_key: Key,
     events_processed: u64,
     budget: Budget,
 }
@@ -267,6 +341,8 @@ impl<E> Engine<E> {
             slots: Vec::new(),
             free_slots: Vec::new(),
             cancelled_in_queue: 0,
+            reserved: 0,
+            last_key: Key(0),
             events_processed: 0,
             budget: Budget::UNLIMITED,
         }
@@ -303,17 +379,17 @@ impl<E> Engine<E> {
         self.events_processed
     }
 
-    /// Events scheduled and neither run nor cancelled.
+    /// Events scheduled (or reserved) and neither run nor cancelled.
     #[inline]
     pub fn pending(&self) -> usize {
-        self.heap.len() - self.cancelled_in_queue
+        self.heap.len() - self.cancelled_in_queue + self.reserved
     }
 
-    /// Entries in the event queue: pending events plus cancelled ones not yet
-    /// discarded. This is what [`Budget::max_pending`] bounds.
+    /// Entries in the event queue: pending events (reservations included) plus
+    /// cancelled ones not yet discarded. This is what [`Budget::max_pending`] bounds.
     #[inline]
     pub fn queue_len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() + self.reserved
     }
 
     /// Whether no event is pending.
@@ -338,11 +414,52 @@ impl<E> Engine<E> {
         self.push(at, event)
     }
 
+    /// Takes the place in the event order of an event at `at` scheduled now, for an
+    /// event given later by [`schedule_reserved`](Self::schedule_reserved) (see the
+    /// module doc). It counts as pending until then.
     #[inline]
-    fn push(&mut self, at: SimTime, event: E) -> EventId {
+    pub fn reserve_at(&mut self, at: SimTime) -> Result<Reservation, EngineError> {
+        if at < self.now {
+            return Err(EngineError::ScheduleInPast { at, now: self.now });
+        }
+        let seq = self.take_seq();
+        self.reserved += 1;
+        Ok(Reservation { at, seq })
+    }
+
+    /// Schedules `event` in the place `reservation` took: it runs where an event
+    /// scheduled by [`reserve_at`](Self::reserve_at) would have. Panics if the engine
+    /// has already returned an event ordered after that place (the reservation was
+    /// scheduled too late), or if it was scheduled already.
+    #[inline]
+    pub fn schedule_reserved(&mut self, reservation: Reservation, event: E) -> EventId {
+        let Reservation { at, seq } = reservation;
+        assert!(
+            Key::new(at, seq, 0) > self.last_key,
+            "a reservation for {at} was scheduled after the engine ran past it (now {})",
+            self.now
+        );
+        assert!(self.reserved > 0, "schedule_reserved without a reservation outstanding");
+        self.reserved -= 1;
+        self.push_seq(at, seq, event)
+    }
+
+    #[inline]
+    fn take_seq(&mut self) -> u64 {
         let seq = self.next_seq;
         assert!(seq < MAX_SEQ, "the engine has scheduled 2^40 events, its lifetime cap");
         self.next_seq += 1;
+        seq
+    }
+
+    #[inline]
+    fn push(&mut self, at: SimTime, event: E) -> EventId {
+        let seq = self.take_seq();
+        self.push_seq(at, seq, event)
+    }
+
+    #[inline]
+    fn push_seq(&mut self, at: SimTime, seq: u64, event: E) -> EventId {
         let slot = match self.free_slots.pop() {
             Some(slot) => {
                 self.slots[slot as usize] = Slot { seq, event: Some(event) };
@@ -360,13 +477,21 @@ impl<E> Engine<E> {
 
     /// Cancels a pending event: it will never be returned, and it is dropped now.
     /// Returns `false`, and does nothing, if the event already ran or was already
-    /// cancelled. O(1).
+    /// cancelled. O(1) in a large queue (a tombstone stays, see the module doc); in a
+    /// queue of at most [`EAGER_CANCEL_MAX`] keys the key is removed at once.
     pub fn cancel(&mut self, id: EventId) -> bool {
         match self.slots.get_mut(id.slot as usize) {
             Some(slot) if slot.seq == id.seq => {
-                slot.seq = SLOT_CANCELLED;
                 slot.event = None;
-                self.cancelled_in_queue += 1;
+                if self.heap.len() <= EAGER_CANCEL_MAX {
+                    let tag = id.seq << SLOT_BITS | u64::from(id.slot);
+                    let index = self.heap.keys.iter().position(|k| k.0 as u64 == tag).expect("a pending event's key is in the heap");
+                    self.heap.remove_at(index);
+                    self.release(id.slot as usize);
+                } else {
+                    slot.seq = SLOT_CANCELLED;
+                    self.cancelled_in_queue += 1;
+                }
                 true
             }
             _ => false,
@@ -440,7 +565,10 @@ impl<E> Engine<E> {
     pub fn step_if_before(&mut self, until: SimTime) -> Result<Option<(SimTime, E)>, EngineError> {
         self.discard_cancelled_head();
         match self.heap.peek() {
-            Some(top) if top.at() < until => self.step_before(None),
+            Some(top) if top.at() < until => {
+                self.check_pending()?;
+                self.pop_top(top).map(Some)
+            }
             _ => Ok(None),
         }
     }
@@ -448,26 +576,37 @@ impl<E> Engine<E> {
     /// `step`, but only for an event strictly before `until` (when given).
     #[inline]
     fn step_before(&mut self, until: Option<SimTime>) -> Result<Option<(SimTime, E)>, EngineError> {
-        if self.heap.len() > self.budget.max_pending {
-            return Err(EngineError::PendingBudgetExceeded {
-                pending: self.heap.len(),
-                limit: self.budget.max_pending,
-                now: self.now,
-            });
-        }
+        self.check_pending()?;
         self.discard_cancelled_head();
         let Some(top) = self.heap.peek() else { return Ok(None) };
         if until.is_some_and(|until| top.at() >= until) {
             return Ok(None);
         }
+        self.pop_top(top).map(Some)
+    }
+
+    /// The [`Budget::max_pending`] check made before each event.
+    #[inline]
+    fn check_pending(&self) -> Result<(), EngineError> {
+        let queued = self.queue_len();
+        if queued > self.budget.max_pending {
+            return Err(EngineError::PendingBudgetExceeded { pending: queued, limit: self.budget.max_pending, now: self.now });
+        }
+        Ok(())
+    }
+
+    /// Pops `top`, the live key on top of the heap, if the event budget allows.
+    #[inline]
+    fn pop_top(&mut self, top: Key) -> Result<(SimTime, E), EngineError> {
         if self.events_processed >= self.budget.max_events {
             return Err(EngineError::EventBudgetExceeded { limit: self.budget.max_events, now: self.now });
         }
         self.heap.pop();
         let event = self.release(top.slot()).expect("a live slot holds its event");
         self.now = top.at();
+        self.last_key = top;
         self.events_processed += 1;
-        Ok(Some((top.at(), event)))
+        Ok((top.at(), event))
     }
 
     /// Runs every event due strictly before `until`, handing each to `handler`
@@ -592,6 +731,48 @@ mod test {
         assert_eq!(drain(&mut engine), vec![(2, 'y')]);
     }
 
+    /// A reserved event runs where one scheduled at the reservation would have, even
+    /// when scheduled after later events, and counts as pending meanwhile.
+    #[test]
+    fn reservation_keeps_its_place_in_the_order() {
+        let mut engine = Engine::new();
+        let first = engine.reserve_at(t(10)).unwrap();
+        let second = engine.reserve_at(t(20)).unwrap();
+        engine.schedule_at(t(10), 'b').unwrap();
+        engine.schedule_at(t(20), 'd').unwrap();
+        engine.schedule_at(t(5), 'a').unwrap();
+        assert_eq!(engine.pending(), 5);
+        assert_eq!(engine.queue_len(), 5);
+        engine.schedule_reserved(first, 'A');
+        assert_eq!(engine.step().unwrap(), Some((t(5), 'a')));
+        assert_eq!(engine.step().unwrap(), Some((t(10), 'A')), "reserved before 'b' at the same time");
+        // Scheduled when the event before it has run: still ahead of 'd'.
+        engine.schedule_reserved(second, 'C');
+        assert_eq!(drain(&mut engine), vec![(10, 'b'), (20, 'C'), (20, 'd')]);
+        assert!(engine.is_empty());
+        assert_eq!(engine.reserve_at(t(19)), Err(EngineError::ScheduleInPast { at: t(19), now: t(20) }));
+    }
+
+    #[test]
+    #[should_panic(expected = "after the engine ran past it")]
+    fn reservation_scheduled_too_late_panics() {
+        let mut engine = Engine::new();
+        let late = engine.reserve_at(t(10)).unwrap();
+        engine.schedule_at(t(10), 'x').unwrap();
+        engine.step().unwrap();
+        engine.schedule_reserved(late, 'y');
+    }
+
+    #[test]
+    fn reservations_count_toward_the_pending_budget() {
+        let mut engine = Engine::with_budget(u64::MAX, 1);
+        engine.schedule_at(t(1), ()).unwrap();
+        let r = engine.reserve_at(t(2)).unwrap();
+        assert!(matches!(engine.step(), Err(EngineError::PendingBudgetExceeded { pending: 2, limit: 1, .. })));
+        engine.schedule_reserved(r, ());
+        assert_eq!(engine.queue_len(), 2, "scheduling a reservation adds no entry");
+    }
+
     #[test]
     fn schedule_in_the_past_is_an_error() {
         let mut engine = Engine::new();
@@ -709,16 +890,35 @@ mod test {
 
     #[test]
     fn tombstones_count_toward_the_pending_budget_until_discarded() {
-        let mut engine = Engine::with_budget(u64::MAX, 2);
-        let ids: Vec<_> = (0..3).map(|i| engine.schedule_at(t(10 + i), i).unwrap()).collect();
+        // A queue larger than EAGER_CANCEL_MAX keeps tombstones.
+        let n = EAGER_CANCEL_MAX as u64 + 2;
+        let mut engine = Engine::with_budget(u64::MAX, n as usize - 1);
+        let ids: Vec<_> = (0..n).map(|i| engine.schedule_at(t(10 + i), i).unwrap()).collect();
         engine.cancel(ids[0]);
-        assert_eq!(engine.pending(), 2);
-        assert_eq!(engine.queue_len(), 3);
-        assert!(matches!(engine.step(), Err(EngineError::PendingBudgetExceeded { pending: 3, .. })));
+        assert_eq!(engine.pending(), n as usize - 1);
+        assert_eq!(engine.queue_len(), n as usize);
+        assert!(matches!(engine.step(), Err(EngineError::PendingBudgetExceeded { pending, .. }) if pending == n as usize));
         // peek discards the tombstone on top, which brings the queue back within budget.
         assert_eq!(engine.peek_time(), Some(t(11)));
-        assert_eq!(engine.pending_events().count(), 2);
+        assert_eq!(engine.pending_events().count(), n as usize - 1);
         assert_eq!(engine.step(), Ok(Some((t(11), 1))));
+    }
+
+    #[test]
+    fn cancel_in_a_small_queue_removes_the_key_at_once() {
+        let mut engine = Engine::with_budget(u64::MAX, 2);
+        let ids: Vec<_> = (0..3).map(|i| engine.schedule_at(t(10 + i), i).unwrap()).collect();
+        // From the middle, then the top: each leaves no tombstone behind.
+        assert!(engine.cancel(ids[1]));
+        assert_eq!(engine.queue_len(), 2);
+        assert!(!engine.cancel(ids[1]), "second cancel is refused");
+        assert!(engine.cancel(ids[0]));
+        assert_eq!((engine.pending(), engine.queue_len()), (1, 1));
+        // The freed slots are reused, and a stale id still cancels nothing.
+        let later = engine.schedule_at(t(5), 9).unwrap();
+        assert!(!engine.cancel(ids[0]));
+        assert_eq!(drain(&mut engine), vec![(5, 9), (12, 2)]);
+        assert!(!engine.cancel(later));
     }
 
     /// A random workload drawn from a seeded stream: schedules, cancels and runs.
@@ -807,6 +1007,37 @@ mod test {
                 popped.push(key);
             }
             assert_eq!(popped, expected, "size {size}");
+        }
+    }
+
+    /// `remove_at` from anywhere in heaps of several shapes leaves a heap that pops
+    /// the remaining keys in order.
+    #[test]
+    fn key_heap_remove_keeps_the_order() {
+        let mut rng = RunSeed(10).stream(0, "heap-remove-test");
+        for size in [1usize, 2, 5, 6, 21, 22, 100, 1000] {
+            let mut heap = KeyHeap::default();
+            let mut reference = Vec::new();
+            for seq in 0..size as u64 {
+                let key = Key::new(SimTime(rng.uniform_inclusive(30)), seq, 0);
+                heap.push(key);
+                reference.push(key);
+            }
+            for _ in 0..size / 2 + 1 {
+                if heap.len() == 0 {
+                    break;
+                }
+                let index = rng.uniform_inclusive(heap.len() as u64 - 1) as usize;
+                let key = heap.keys[index];
+                heap.remove_at(index);
+                reference.retain(|&k| k != key);
+            }
+            reference.sort_unstable();
+            let mut popped = Vec::new();
+            while let Some(key) = heap.pop() {
+                popped.push(key);
+            }
+            assert_eq!(popped, reference, "size {size}");
         }
     }
 

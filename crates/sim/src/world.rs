@@ -4,7 +4,7 @@
 //! slot. Every model is sans-IO (the IP stack, bridges, the 802.11 medium, the CPU): the
 //! world is the only place that turns their "wake me at" into engine timers.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::net::Ipv4Addr;
 
 use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
@@ -26,7 +26,7 @@ use crate::rng::RunSeed;
 use crate::wifi::adapter::{Adapter, CipherCost, ForeignSource, LinkCipher, Role as WifiRole};
 use crate::wifi::bss::{Bss, BssEvent, BssParams};
 use crate::config::{ConfigError, FlowConfig, LinkConfig, SimConfig};
-use crate::engine::{Engine, EngineError, EventId};
+use crate::engine::{Engine, EngineError, EventId, Reservation};
 use crate::link::EthernetLink;
 use crate::node::{Effects, Job, Node};
 use crate::results::{self, Results};
@@ -39,8 +39,8 @@ use crate::upstream::{Tx, Upstream};
 pub enum Event {
     /// The serializer of `link` at end `from` finished a frame.
     EthTxDone { link: u32, from: u8 },
-    /// A frame (in `slot`) reached the far end of `link` from end `from`.
-    EthArrive { link: u32, from: u8, slot: u32 },
+    /// The first frame in flight on `link` from end `from` reached the far end.
+    EthArrive { link: u32, from: u8 },
     /// The CPU of `node` finished its job.
     CpuDone { node: u32 },
     /// The IP stack of `node` asked to be woken.
@@ -145,6 +145,13 @@ struct DirectionImpairment {
 struct Line {
     kind: LineKind,
     impair: [DirectionImpairment; 2],
+    /// Per direction, the frames sent and not yet arrived (serializing or propagating)
+    /// in the order they arrive, each with its arrival's place in the event order. The delay
+    /// is constant and a direction sends one frame at a time, so frames arrive in the
+    /// order they were sent: only the first has its `EthArrive` in the engine's heap,
+    /// and each arrival schedules the next one's in the place it reserved (see
+    /// `engine`'s Reservations), so the events run exactly as if each frame had its own.
+    in_flight: [VecDeque<(Reservation, Vec<u8>)>; 2],
 }
 
 impl Line {
@@ -367,8 +374,6 @@ pub struct World {
     links: Vec<Line>,
     bsses: Vec<BssState>,
     attachments: Vec<Vec<Attachment>>,
-    slots: Vec<Option<Vec<u8>>>,
-    free_slots: Vec<u32>,
     /// Buffers of delivered packets, reused for the TCP segments sent (see `tcp_frame`).
     spare_frames: Vec<Vec<u8>>,
     /// Emptied [`Effects`] whose vectors keep their capacity, and scratch vectors of the
@@ -436,7 +441,7 @@ impl World {
                         direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                         direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
                     ];
-                    links.push(Line { kind: LineKind::Ethernet(ethernet), impair });
+                    links.push(Line { kind: LineKind::Ethernet(ethernet), impair, in_flight: Default::default() });
                 }
                 LinkConfig::Serial { name, a, b, rate_bps, format, framing, compression, delay_ns, queue_frames, impair } => {
                     let id = links.len() as u32;
@@ -447,7 +452,11 @@ impl World {
                         direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                         direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
                     ];
-                    links.push(Line { kind: LineKind::Serial { name: name.clone(), ends: [(a.node, a.port), (b.node, b.port)], line }, impair });
+                    links.push(Line {
+                        kind: LineKind::Serial { name: name.clone(), ends: [(a.node, a.port), (b.node, b.port)], line },
+                        impair,
+                        in_flight: Default::default(),
+                    });
                 }
                 LinkConfig::Wifi(w) => {
                     let id = bsses.len() as u32;
@@ -545,8 +554,6 @@ impl World {
             links,
             bsses,
             attachments,
-            slots: Vec::new(),
-            free_slots: Vec::new(),
             spare_frames: Vec::new(),
             spare_fx: Vec::new(),
             scratch_outs: Vec::new(),
@@ -594,10 +601,13 @@ impl World {
                 self.start_tx(now, link, from)?;
                 self.refill_saturating(now, node)?;
             }
-            Event::EthArrive { link, from, slot } => {
-                let frame = self.slots[slot as usize].take().expect("frame in flight");
-                self.free_slots.push(slot);
+            Event::EthArrive { link, from } => {
                 let l = &mut self.links[link as usize];
+                let in_flight = &mut l.in_flight[from as usize];
+                let (_, frame) = in_flight.pop_front().expect("a frame in flight");
+                if let Some(&(next, _)) = in_flight.front() {
+                    self.engine.schedule_reserved(next, Event::EthArrive { link, from });
+                }
                 let (node, port) = l.ends()[1 - from as usize];
                 let impair = &mut l.impair[from as usize];
                 let lost = impair.loss.drop(&mut impair.rng);
@@ -964,20 +974,17 @@ impl World {
         let Some((frame, wire_ns, last_bit_ns)) = l.start_next(from as usize) else { return Ok(()) };
         self.queued_frames -= 1;
         let delay = l.delay_ns();
-        let slot = match self.free_slots.pop() {
-            Some(s) => {
-                self.slots[s as usize] = Some(frame);
-                s
-            }
-            None => {
-                self.slots.push(Some(frame));
-                (self.slots.len() - 1) as u32
-            }
-        };
         self.engine.schedule_at(SimTime::from_nanos(now + wire_ns), Event::EthTxDone { link, from }).map_err(budget)?;
-        self.engine
-            .schedule_at(SimTime::from_nanos(now + last_bit_ns + delay), Event::EthArrive { link, from, slot })
-            .map_err(budget)?;
+        let arrival = self.engine.reserve_at(SimTime::from_nanos(now + last_bit_ns + delay)).map_err(budget)?;
+        let in_flight = &mut self.links[link as usize].in_flight[from as usize];
+        // The delay is the line's own and constant, and this frame started after the
+        // last one ended: it arrives after every frame in flight (the FIFO is sound).
+        assert!(in_flight.back().is_none_or(|&(last, _)| last < arrival), "frames in flight arrive in order");
+        let first = in_flight.is_empty();
+        in_flight.push_back((arrival, frame));
+        if first {
+            self.engine.schedule_reserved(arrival, Event::EthArrive { link, from });
+        }
         Ok(())
     }
 
