@@ -7,15 +7,16 @@
 //!
 //! # Ordering
 //!
-//! A min-heap keyed `(at, seq)`, where `seq` counts every scheduled event, so events at
+//! A priority queue keyed `(at, seq)`, where `seq` counts every scheduled event, so events at
 //! equal times run in the order they were scheduled, as nexosim's `priority_queue.rs`
 //! keys its heap by `(key, insertion id)`. That order and integer time make a run a
 //! pure function of its inputs: no hash order, no wall clock, no float decides anything.
 //!
-//! The heap holds only 16-byte keys — `at` and a tag packing `seq` (high 40 bits) with
+//! The queue holds only 16-byte keys — `at` and a tag packing `seq` (high 40 bits) with
 //! the index of the slot holding the event (low 24 bits); since `seq` is unique, ordering
-//! by the tag is ordering by `seq`. It is 4-ary, so a node's children share one or two
-//! cache lines and the tree is half as deep as a binary one. Compared with
+//! by the tag is ordering by `seq`. A short queue (the usual one: a few links and
+//! timers) is a sorted vector; a long one is a 4-ary heap, so a node's children share
+//! one or two cache lines and the tree is half as deep as a binary one. Compared with
 //! `std::collections::BinaryHeap` of whole events, this kept a 100 000-event queue
 //! within L2 and ran the hold benchmark several times faster (benches/engine.rs).
 //! The packing caps one engine at 2⁴⁰ ≈ 1.1 × 10¹² scheduled events over its life and
@@ -176,12 +177,26 @@ impl Key {
     }
 }
 
-/// A 4-ary min-heap of keys (Johnson 1975; d = 4 is the usual sweet spot for cache
-/// lines, e.g. LaMarca & Ladner 1996). Children of `i` are `4i + 1 ..= 4i + 4`.
+/// The queued keys, least first out. A simulation of a few links and timers keeps a
+/// handful queued (4 to 7 in the CUBIC benchmark), where a vector sorted in descending
+/// order is cheapest: the least key is popped off its end and a new key is moved in
+/// past the few greater ones. Past [`SORTED_MAX`] keys the vector is reversed, which
+/// makes it a valid 4-ary min-heap (Johnson 1975; d = 4 is the usual sweet spot for
+/// cache lines, e.g. LaMarca & Ladner 1996; children of `i` are `4i + 1 ..= 4i + 4`),
+/// and it stays one until it shrinks to [`SORTED_MIN`] keys, when it is sorted again.
+/// The gap between the two sizes keeps a queue near one size from switching at every
+/// event. Either way the keys come out in the same order: it depends on the keys alone.
 #[derive(Debug, Default)]
 struct KeyHeap {
     keys: Vec<Key>,
+    /// Whether `keys` is a heap (else sorted in descending order).
+    heap: bool,
 }
+
+/// A sorted queue longer than this becomes a heap.
+const SORTED_MAX: usize = 24;
+/// A heap this short becomes a sorted queue again.
+const SORTED_MIN: usize = 8;
 
 impl KeyHeap {
     const ARITY: usize = 4;
@@ -193,11 +208,27 @@ impl KeyHeap {
 
     #[inline]
     fn peek(&self) -> Option<Key> {
-        self.keys.first().copied()
+        if self.heap { self.keys.first().copied() } else { self.keys.last().copied() }
     }
 
     #[inline]
     fn push(&mut self, key: Key) {
+        if !self.heap {
+            if self.keys.len() < SORTED_MAX {
+                // Insertion into the descending order: move the greater keys' hole down.
+                let mut hole = self.keys.len();
+                self.keys.push(key);
+                while hole > 0 && self.keys[hole - 1] < key {
+                    self.keys[hole] = self.keys[hole - 1];
+                    hole -= 1;
+                }
+                self.keys[hole] = key;
+                return;
+            }
+            // Ascending order is heap order.
+            self.keys.reverse();
+            self.heap = true;
+        }
         // Move the hole up from the new leaf instead of swapping at every level.
         let mut hole = self.keys.len();
         self.keys.push(key);
@@ -212,12 +243,24 @@ impl KeyHeap {
         self.keys[hole] = key;
     }
 
+    #[inline]
+    fn pop(&mut self) -> Option<Key> {
+        if !self.heap {
+            return self.keys.pop();
+        }
+        let top = self.heap_pop();
+        if self.keys.len() <= SORTED_MIN {
+            self.keys.sort_unstable_by(|a, b| b.cmp(a));
+            self.heap = false;
+        }
+        top
+    }
+
     /// Floyd's bottom-up deletion: move the hole from the root down to a leaf along
     /// the least children, then sift the last key up from there. The last key is a
     /// leaf's, so it usually belongs near the bottom, and the descent skips one
     /// unpredictable comparison per level.
-    #[inline]
-    fn pop(&mut self) -> Option<Key> {
+    fn heap_pop(&mut self) -> Option<Key> {
         let last = self.keys.pop()?;
         let Some(&top) = self.keys.first() else { return Some(last) };
         let keys = &mut self.keys[..];
@@ -253,9 +296,13 @@ impl KeyHeap {
         Some(top)
     }
 
-    /// Removes the key at `index` (below `len`): the last key fills the hole and moves
-    /// up or down to its place.
+    /// Removes the key at `index` (below `len`) of `keys`.
     fn remove_at(&mut self, index: usize) {
+        if !self.heap {
+            self.keys.remove(index);
+            return;
+        }
+        // The last key fills the hole and moves up or down to its place.
         let last = self.keys.pop().expect("a key to remove");
         let len = self.keys.len();
         if index == len {
@@ -981,8 +1028,9 @@ mod test {
         assert!(slots_len <= 2 * 64, "slot table tracks the queue, not the event count");
     }
 
-    /// The 4-ary heap alone against a sort, at sizes where every level is full and
-    /// where the last group of children is partial, with interleaved pushes and pops.
+    /// The key queue alone against a sort, sorted and as a heap at sizes where every
+    /// level is full and where the last group of children is partial, with interleaved
+    /// pushes and pops.
     #[test]
     fn key_heap_pops_in_sorted_order() {
         let mut rng = RunSeed(9).stream(0, "heap-test");
@@ -1010,8 +1058,8 @@ mod test {
         }
     }
 
-    /// `remove_at` from anywhere in heaps of several shapes leaves a heap that pops
-    /// the remaining keys in order.
+    /// `remove_at` from anywhere in sorted queues and heaps of several shapes leaves a
+    /// queue that pops the remaining keys in order.
     #[test]
     fn key_heap_remove_keeps_the_order() {
         let mut rng = RunSeed(10).stream(0, "heap-remove-test");
@@ -1039,6 +1087,47 @@ mod test {
             }
             assert_eq!(popped, reference, "size {size}");
         }
+    }
+
+    /// A queue that grows past `SORTED_MAX` and shrinks below `SORTED_MIN` again and
+    /// again (switching between its two forms each time, and near the limits) pops
+    /// every key in order.
+    #[test]
+    fn key_queue_switching_forms_keeps_the_order() {
+        let mut rng = RunSeed(11).stream(0, "heap-switch-test");
+        let mut heap = KeyHeap::default();
+        let mut reference: Vec<Key> = Vec::new();
+        let mut seq = 0;
+        let (mut switches, mut was_heap) = (0, false);
+        for round in 0..40 {
+            // Alternate between long swings and ones that stay near a limit.
+            let (high, low) = if round % 2 == 0 { (SORTED_MAX + 10, 2) } else { (SORTED_MAX + 1, SORTED_MIN) };
+            let base = rng.uniform_inclusive(1000);
+            while heap.len() < high {
+                let key = Key::new(SimTime(base + rng.uniform_inclusive(40)), seq, 0);
+                seq += 1;
+                heap.push(key);
+                reference.push(key);
+            }
+            while heap.len() > low {
+                reference.sort_unstable_by(|a, b| b.cmp(a));
+                assert_eq!(heap.pop(), reference.pop());
+                if heap.heap != was_heap {
+                    switches += 1;
+                    was_heap = heap.heap;
+                }
+            }
+            if heap.heap != was_heap {
+                switches += 1;
+                was_heap = heap.heap;
+            }
+        }
+        assert!(switches >= 40, "the queue switched forms {switches} times");
+        reference.sort_unstable_by(|a, b| b.cmp(a));
+        while let Some(key) = heap.pop() {
+            assert_eq!(Some(key), reference.pop());
+        }
+        assert!(reference.is_empty());
     }
 
     /// One operation of the property test.
