@@ -47,7 +47,10 @@
 //! joins and scheduling it when it becomes the head. The caller must schedule a
 //! reservation before the engine runs past it; [`Engine::schedule_reserved`] panics
 //! if it is already behind the last event returned. Reservations not yet scheduled
-//! count as pending, for the budget too.
+//! count as pending, for the budget too, until scheduled or given up
+//! ([`Engine::forget`]). A reservation may also stand for an event that is only needed
+//! if something happens before its time: [`Engine::has_passed`] tells whether its
+//! place is behind, i.e. whether the event would have run already.
 //!
 //! # Budgets
 //!
@@ -489,6 +492,23 @@ impl<E> Engine<E> {
         assert!(self.reserved > 0, "schedule_reserved without a reservation outstanding");
         self.reserved -= 1;
         self.push_seq(at, seq, event)
+    }
+
+    /// Whether the engine has run past `reservation`: the event being handled (the last
+    /// one `step` returned) comes after its place, so an event scheduled there would
+    /// already have run.
+    #[inline]
+    pub fn has_passed(&self, reservation: Reservation) -> bool {
+        Key::new(reservation.at, reservation.seq, 0) < self.last_key
+    }
+
+    /// Gives up a reservation that will never be scheduled (it stops counting as
+    /// pending).
+    #[inline]
+    pub fn forget(&mut self, reservation: Reservation) {
+        let _ = reservation;
+        assert!(self.reserved > 0, "forget without a reservation outstanding");
+        self.reserved -= 1;
     }
 
     #[inline]

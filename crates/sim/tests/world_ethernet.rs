@@ -68,6 +68,38 @@ fn constant_rate_udp_latency_is_serialization_plus_propagation() {
     assert_eq!(flow.jitter_ns.map(|j| j < 100.0), Some(true));
 }
 
+/// Datagrams sent exactly as the previous frame's inter-frame gap ends: each finds the
+/// line free at that very instant and never waits. 1184 + 42 = 1226-byte frames are
+/// 1226 + 24 = 1250 bytes on the wire, 100 µs at 100 Mbit/s, and 10 000 datagrams per
+/// second are one every 100 µs. A ping first resolves ARP so that no datagram waits for
+/// it. Nothing queues behind a frame, so no frame needs an event for the end of its
+/// sending: the run takes about two events per datagram (its send and its arrival).
+#[test]
+fn datagrams_at_exactly_line_rate_never_wait() {
+    let ping = FlowConfig::Ping { id: 1, from: 0, to: Ipv4Addr::new(10, 0, 0, 2), count: 1, interval_ns: 1_000_000, payload: 56, start_ns: 0 };
+    let udp = FlowConfig::Udp {
+        id: 2,
+        from: 0,
+        to: Ipv4Addr::new(10, 0, 0, 2),
+        dst_port: 9,
+        payload: 1184,
+        rate_pps: 10_000.0,
+        start_ns: 1_000_000,
+        stop_ns: 101_000_000,
+        dont_fragment: false,
+    };
+    let results = sim::simulate(two_hosts(vec![ping, udp], 102_000_000)).unwrap();
+    let flow = &results.flows[1];
+    assert_eq!((flow.sent, flow.received), (1000, 1000));
+    let latency = flow.latency_ns.unwrap();
+    let expected = arrival_ns(1226, MBPS_100) + 1_000;
+    assert_eq!((latency.min, latency.max), (expected, expected));
+    // The line a -> b was busy 100 µs per datagram (and for the ping and an ARP frame).
+    let busy = results.links[0].utilization[0] * 102_000_000.0;
+    assert!((busy - 1000.0 * 100_000.0).abs() < 30_000.0, "busy {busy} ns");
+    assert!(results.events < 2 * 1000 + 20, "{} events", results.events);
+}
+
 #[test]
 fn saturating_udp_fills_the_line() {
     let config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 0.0, 1_000_000_000)], 1_000_000_000);
