@@ -21,6 +21,7 @@ pub const ETHERNET_IFG_BYTES: usize = 12;
 
 /// Nanoseconds a frame (without FCS) occupies an Ethernet link of `rate_bps`: from the
 /// first preamble bit to the end of the inter-frame gap after it.
+#[inline]
 pub fn ethernet_wire_ns(frame_len: usize, rate_bps: u64) -> u64 {
     let bytes = frame_len.max(ETHERNET_MIN_FRAME_NO_FCS) + ETHERNET_OVERHEAD_BYTES;
     tx_time(bytes as u64 * 8, rate_bps).as_nanos()
@@ -28,6 +29,7 @@ pub fn ethernet_wire_ns(frame_len: usize, rate_bps: u64) -> u64 {
 
 /// Nanoseconds from a frame's first preamble bit to its last FCS bit: when the receiver
 /// has the whole frame. The gap that follows keeps the sender idle but delays no one.
+#[inline]
 pub fn ethernet_last_bit_ns(frame_len: usize, rate_bps: u64) -> u64 {
     let bytes = frame_len.max(ETHERNET_MIN_FRAME_NO_FCS) + ETHERNET_OVERHEAD_BYTES - ETHERNET_IFG_BYTES;
     tx_time(bytes as u64 * 8, rate_bps).as_nanos()
@@ -62,6 +64,7 @@ pub struct EthernetLink {
 
 impl EthernetLink {
     /// Queues `frame` at end `from`; gives it back (a drop) when the queue is full.
+    #[inline]
     pub fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> Result<(), Vec<u8>> {
         let dir = &mut self.dirs[from];
         if dir.queue.len() >= self.queue_frames || dir.queued_bytes + frame.len() > self.queue_bytes {
@@ -75,6 +78,7 @@ impl EthernetLink {
 
     /// Takes the next frame to serialize at end `from` if the serializer is idle; returns
     /// it with its time on the wire, and marks the serializer busy.
+    #[inline]
     pub fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64)> {
         let rate = self.rate_bps;
         let dir = &mut self.dirs[from];
@@ -91,20 +95,24 @@ impl EthernetLink {
         Some((frame, ns))
     }
 
+    #[inline]
     pub fn finish(&mut self, from: usize) {
         self.dirs[from].busy = false;
     }
 
     /// Bytes waiting (not yet on the wire) at end `from`.
+    #[inline]
     pub fn queued_bytes(&self, from: usize) -> usize {
         self.dirs[from].queued_bytes
     }
 
     /// The length of the next frame waiting at end `from`, if any.
+    #[inline]
     pub fn peek_len(&self, from: usize) -> Option<usize> {
         self.dirs[from].queue.front().map(Vec::len)
     }
 
+    #[inline]
     pub fn backlog(&self, from: usize) -> usize {
         self.dirs[from].queue.len() + usize::from(self.dirs[from].busy)
     }

@@ -210,6 +210,7 @@ impl Node {
     }
 
     /// When the node's stack or its virtual interfaces next need waking.
+    #[inline]
     pub fn poll_at(&self) -> Option<u64> {
         // Asked after every packet the node handles: the plain node (no PPPoE, PPTP or
         // OpenVPN end) answers from its IP stack alone.
@@ -261,6 +262,7 @@ impl Node {
     }
 
     /// A frame leaves by port `port`: onto its link, or into its TAP tunnel.
+    #[inline(always)]
     pub(crate) fn port_send(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
         match self.vifs.tap(port) {
             Some(k) => {

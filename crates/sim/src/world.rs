@@ -170,6 +170,7 @@ impl Line {
         }
     }
 
+    #[inline]
     fn ends(&self) -> [(u32, u16); 2] {
         match &self.kind {
             LineKind::Ethernet(l) => l.ends,
@@ -177,6 +178,7 @@ impl Line {
         }
     }
 
+    #[inline]
     fn delay_ns(&self) -> u64 {
         match &self.kind {
             LineKind::Ethernet(l) => l.delay_ns,
@@ -186,6 +188,7 @@ impl Line {
 
     /// The bytes of `frame` this line carries and meters: the Ethernet frame without
     /// FCS, or a serial line's IP datagram.
+    #[inline]
     fn carried_len(&self, frame: &[u8]) -> usize {
         match &self.kind {
             LineKind::Ethernet(_) => frame.len(),
@@ -193,6 +196,7 @@ impl Line {
         }
     }
 
+    #[inline]
     fn queued_bytes(&self, from: usize) -> usize {
         match &self.kind {
             LineKind::Ethernet(l) => l.queued_bytes(from),
@@ -201,6 +205,7 @@ impl Line {
     }
 
     /// Why the policer or the shaper's queue limit refuses `frame` at end `from`, if it does.
+    #[inline]
     fn meter(&mut self, now: u64, from: usize, frame: &[u8]) -> Option<String> {
         let len = self.carried_len(frame);
         let backlog = self.queued_bytes(from);
@@ -218,6 +223,7 @@ impl Line {
         }
     }
 
+    #[inline]
     fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> Result<(), Vec<u8>> {
         match &mut self.kind {
             LineKind::Ethernet(l) => l.enqueue(from, frame),
@@ -228,6 +234,7 @@ impl Line {
         }
     }
 
+    #[inline]
     fn peek_len(&self, from: usize) -> Option<usize> {
         match &self.kind {
             LineKind::Ethernet(l) => l.peek_len(from),
@@ -237,6 +244,7 @@ impl Line {
 
     /// The next frame to send at `from`, the time the sender stays busy with it, and
     /// the time until its last bit is out (Ethernet's inter-frame gap comes after).
+    #[inline(always)]
     fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64, u64)> {
         match &mut self.kind {
             LineKind::Ethernet(l) => {
@@ -250,6 +258,7 @@ impl Line {
         }
     }
 
+    #[inline]
     fn finish(&mut self, from: usize) {
         match &mut self.kind {
             LineKind::Ethernet(l) => l.finish(from),
@@ -802,6 +811,7 @@ impl World {
     }
 
     /// A frame arrives at a node's port: to the CPU (or straight through in hardware).
+    #[inline(always)]
     fn receive(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
         if self.config.capture {
             self.captures[node as usize][port as usize].push((now, frame.clone()));
@@ -848,6 +858,7 @@ impl World {
 
     /// What the node's own applications send: through the CPU (its per-packet and
     /// per-byte sending cost, and its queue) before the frames leave.
+    #[inline(always)]
     fn release_sent(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
         let n = &mut self.nodes[node as usize];
         if n.cpu.is_free() || fx.send.is_empty() {
@@ -894,6 +905,7 @@ impl World {
         }
     }
 
+    #[inline]
     fn transmit(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
         if let Some(index) = self.upstreams.iter().position(|u| u.claims(node, port, &frame)) {
             let txs = self.upstreams[index].send(now, frame);
@@ -960,8 +972,13 @@ impl World {
 
     fn start_tx(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
         let l = &mut self.links[link as usize];
+        // Nothing to start while a frame is being sent or when none waits.
+        if is_busy(l, from as usize) {
+            return Ok(());
+        }
+        let Some(len) = l.peek_len(from as usize) else { return Ok(()) };
         // A shaper holds the next frame until its tokens are there (RFC 2697 bucket).
-        if let (Some(len), false) = (l.peek_len(from as usize), is_busy(l, from as usize)) {
+        {
             let impair = &mut l.impair[from as usize];
             if let Some(shaper) = impair.shaper.as_mut() {
                 match impair.shaped_until {
