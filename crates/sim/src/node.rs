@@ -362,6 +362,7 @@ impl Node {
         }
     }
 
+    #[inline(never)]
     fn bridge_input(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
         let Some(bridge) = self.bridge.as_mut() else { return };
         fx.cycles += self.cycles.per_bridge_lookup as f64;
@@ -419,29 +420,41 @@ impl Node {
 
     /// As [`apply`](Self::apply), leaving `outs` empty with its capacity.
     pub fn apply_drain(&mut self, now: u64, outs: &mut Vec<Out>, fx: &mut Effects) {
+        // Usually one output (a segment out, a datagram in): taken without a drain.
+        if outs.len() == 1 {
+            let out = outs.pop().expect("one output");
+            self.apply_one(now, out, fx);
+            return;
+        }
         for out in outs.drain(..) {
-            match out {
-                Out::Frame { iface, frame } => {
-                    fx.cycles += self.cycles.per_tx_packet as f64;
-                    if Some(iface) == self.bridge_iface() {
-                        self.bridge_output(now, frame, fx);
-                    } else if let Some(vif) = self.vifs.of_iface(iface) {
-                        self.vif_send(now, vif, frame, fx);
-                    } else if let Some(port) = self.port_use.iter().position(|u| *u == PortUse::Routed { iface }) {
-                        self.port_send(now, port as u16, frame, fx);
-                    }
+            self.apply_one(now, out, fx);
+        }
+    }
+
+    #[inline]
+    fn apply_one(&mut self, now: u64, out: Out, fx: &mut Effects) {
+        match out {
+            Out::Frame { iface, frame } => {
+                fx.cycles += self.cycles.per_tx_packet as f64;
+                if Some(iface) == self.bridge_iface() {
+                    self.bridge_output(now, frame, fx);
+                } else if let Some(vif) = self.vifs.of_iface(iface) {
+                    self.vif_send(now, vif, frame, fx);
+                } else if let Some(port) = self.port_use.iter().position(|u| *u == PortUse::Routed { iface }) {
+                    self.port_send(now, port as u16, frame, fx);
                 }
-                Out::Local { packet, .. } => {
-                    if !self.vif_local(now, &packet, fx) {
-                        fx.local.push(packet);
-                    }
-                }
-                Out::Drop { reason, packet } => fx.drops.push((None, reason, packet)),
             }
+            Out::Local { packet, .. } => {
+                if !self.vif_local(now, &packet, fx) {
+                    fx.local.push(packet);
+                }
+            }
+            Out::Drop { reason, packet } => fx.drops.push((None, reason, packet)),
         }
     }
 
     /// A frame the node itself sends on its bridge interface.
+    #[inline(never)]
     fn bridge_output(&mut self, now: u64, frame: Vec<u8>, fx: &mut Effects) {
         let Some(bridge) = self.bridge.as_mut() else { return };
         let mut sends = Vec::new();

@@ -280,6 +280,7 @@ impl Node {
 
     /// An IP interface's frame (Ethernet header written by the stack) for a virtual
     /// interface: into the PPPoE session or the TUN tunnel.
+    #[inline(never)]
     pub(crate) fn vif_send(&mut self, now: u64, vif: Vif, frame: Vec<u8>, fx: &mut Effects) {
         let packet = &frame[ethernet::HEADER_LEN..];
         match vif {
@@ -394,7 +395,18 @@ impl Node {
 
     /// A datagram the stack delivered locally: an OpenVPN end's if it claims it (then
     /// opened here, `true`), else the applications'.
+    #[inline]
     pub(crate) fn vif_local(&mut self, now: u64, packet: &[u8], fx: &mut Effects) -> bool {
+        // The plain node's every delivery asks: answered without the tunnels' code.
+        if self.vifs.pptp.ends.is_empty() && self.vifs.openvpn.is_empty() {
+            return false;
+        }
+        self.tunnel_local(now, packet, fx)
+    }
+
+    /// [`vif_local`](Self::vif_local) for a node with PPTP or OpenVPN ends.
+    #[inline(never)]
+    fn tunnel_local(&mut self, now: u64, packet: &[u8], fx: &mut Effects) -> bool {
         if self.pptp_local(now, packet, fx) {
             return true;
         }
@@ -441,6 +453,7 @@ impl Node {
     }
 
     /// A PPPoE frame (discovery or session EtherType) received on routed port `port`.
+    #[inline(never)]
     pub(crate) fn pppoe_input(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
         let session = ethernet::Frame::new_checked(&frame[..]).is_ok_and(|f| f.ethertype() == EtherType::PppoeSession);
         let mut claimed = false;

@@ -877,15 +877,29 @@ impl World {
 
     /// Carries out the effects of processing: frames out, local deliveries, drops.
     fn release(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
-        for (port, reason, packet) in fx.drops.drain(..) {
-            self.record_drop(now, node, port, reason, packet.as_deref());
+        // Usually one packet in or out and no drop: a single one is taken without a drain.
+        if !fx.drops.is_empty() {
+            for (port, reason, packet) in fx.drops.drain(..) {
+                self.record_drop(now, node, port, reason, packet.as_deref());
+            }
         }
-        for packet in fx.local.drain(..) {
+        if fx.local.len() == 1 {
+            let packet = fx.local.pop().expect("one packet");
             self.deliver_local(now, node, &packet)?;
             recycle(&mut self.spare_frames, packet);
+        } else {
+            for packet in fx.local.drain(..) {
+                self.deliver_local(now, node, &packet)?;
+                recycle(&mut self.spare_frames, packet);
+            }
         }
-        for (port, frame) in fx.send.drain(..) {
+        if fx.send.len() == 1 {
+            let (port, frame) = fx.send.pop().expect("one frame");
             self.transmit(now, node, port, frame)?;
+        } else {
+            for (port, frame) in fx.send.drain(..) {
+                self.transmit(now, node, port, frame)?;
+            }
         }
         self.recycle_fx(fx);
         self.arm_ip_timer(node)
