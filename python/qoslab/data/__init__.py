@@ -81,10 +81,8 @@ class CpuProfile(BaseModel):
 
     def sim_config(self) -> dict[str, Any]:
         """The simulator's ``CpuConfig`` for this profile."""
-        config = {"profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump()}
-        if self.atm_nic is not None:
-            config["atm_nic"] = self.atm_nic.model_dump()
-        return config
+        nic = self.atm_nic if self.atm_nic is not None else AtmNic()
+        return {"profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump(), "atm_nic": nic.model_dump()}
 
 
 @cache
