@@ -318,20 +318,21 @@ impl Node {
     /// includes the stack's work not yet charged (the node's own ESP sends since the
     /// last job).
     pub fn process(&mut self, now: u64, port: u16, frame: Vec<u8>) -> Effects {
-        self.process_into(now, port, frame, Effects::default())
+        let mut fx = Effects::default();
+        self.process_into(now, port, frame, &mut fx);
+        fx
     }
 
     /// As [`process`](Self::process), filling `fx` (empty, as [`Effects::is_clear`]
-    /// says; its vectors' capacity is reused).
-    pub fn process_into(&mut self, now: u64, port: u16, frame: Vec<u8>, mut fx: Effects) -> Effects {
+    /// says; its vectors' capacity is reused, and it is not moved on the per-packet path).
+    pub fn process_into(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
         debug_assert!(fx.is_clear());
         fx.cycles = self.cycles.per_rx_packet as f64
             + self.cycles.per_byte_copied * frame.len() as f64
             + self.cipher_cycles(port, frame.len())
             + self.forwarding_cycles()
             + std::mem::take(&mut self.unbilled);
-        self.port_input(now, port, frame, &mut fx);
-        fx
+        self.port_input(now, port, frame, fx);
     }
 
     /// A frame received on port `port` (from its link, or opened from its TAP tunnel):

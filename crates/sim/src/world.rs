@@ -624,8 +624,13 @@ impl World {
                 let l = &mut self.links[link as usize];
                 l.finish(from as usize);
                 let node = l.ends()[from as usize].0;
+                // A direction whose EthTxDone may be left out has no saturating source
+                // at its sender (see `Line::lazy_tx_done`): nothing to refill.
+                let refill = !l.lazy_tx_done[from as usize];
                 self.start_tx(now, link, from)?;
-                self.refill_saturating(now, node)?;
+                if refill {
+                    self.refill_saturating(now, node)?;
+                }
             }
             Event::EthArrive { link, from } => {
                 let l = &mut self.links[link as usize];
@@ -831,7 +836,8 @@ impl World {
     fn receive_stack(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
         let n = &mut self.nodes[node as usize];
         if n.cpu.is_free() {
-            let fx = n.process_into(now, port, frame, self.spare_fx.pop().unwrap_or_default());
+            let mut fx = self.spare_fx.pop().unwrap_or_default();
+            n.process_into(now, port, frame, &mut fx);
             return self.release(now, node, fx);
         }
         if !n.cpu.offer(Job::Receive { port, frame }) {
@@ -846,7 +852,11 @@ impl World {
         let n = &mut self.nodes[node as usize];
         let Some(job) = n.cpu.next_job() else { return Ok(()) };
         let fx = match job {
-            Job::Receive { port, frame } => n.process_into(now, port, frame, self.spare_fx.pop().unwrap_or_default()),
+            Job::Receive { port, frame } => {
+                let mut fx = self.spare_fx.pop().unwrap_or_default();
+                n.process_into(now, port, frame, &mut fx);
+                fx
+            }
             Job::Send(fx) => fx,
         };
         let service = n.cpu.service_ns(fx.cycles);
