@@ -485,7 +485,7 @@ impl<E> Engine<E> {
     pub fn schedule_reserved(&mut self, reservation: Reservation, event: E) -> EventId {
         let Reservation { at, seq } = reservation;
         assert!(
-            Key::new(at, seq, 0) > self.last_key,
+            at >= self.now && Key::new(at, seq, 0) > self.last_key,
             "a reservation for {at} was scheduled after the engine ran past it (now {})",
             self.now
         );
@@ -495,11 +495,11 @@ impl<E> Engine<E> {
     }
 
     /// Whether the engine has run past `reservation`: the event being handled (the last
-    /// one `step` returned) comes after its place, so an event scheduled there would
-    /// already have run.
+    /// one `step` returned) comes after its place, or the clock is past its time (a
+    /// `run_until` stop), so an event scheduled there would already have run.
     #[inline]
     pub fn has_passed(&self, reservation: Reservation) -> bool {
-        Key::new(reservation.at, reservation.seq, 0) < self.last_key
+        reservation.at < self.now || Key::new(reservation.at, reservation.seq, 0) < self.last_key
     }
 
     /// Gives up a reservation that will never be scheduled (it stops counting as
@@ -818,6 +818,28 @@ mod test {
         assert_eq!(drain(&mut engine), vec![(10, 'b'), (20, 'C'), (20, 'd')]);
         assert!(engine.is_empty());
         assert_eq!(engine.reserve_at(t(19)), Err(EngineError::ScheduleInPast { at: t(19), now: t(20) }));
+    }
+
+    #[test]
+    fn has_passed_compares_with_the_event_being_handled() {
+        let mut engine = Engine::new();
+        engine.schedule_at(t(10), 'a').unwrap();
+        let same_time_before = engine.reserve_at(t(10)).unwrap();
+        engine.schedule_at(t(10), 'b').unwrap();
+        let same_time_after = engine.reserve_at(t(10)).unwrap();
+        let later = engine.reserve_at(t(11)).unwrap();
+        assert!(!engine.has_passed(same_time_before), "nothing has run");
+        assert_eq!(engine.step().unwrap(), Some((t(10), 'a')));
+        assert!(!engine.has_passed(same_time_before));
+        assert_eq!(engine.step().unwrap(), Some((t(10), 'b')));
+        assert!(engine.has_passed(same_time_before), "'b' was scheduled after it");
+        assert!(!engine.has_passed(same_time_after) && !engine.has_passed(later));
+        engine.run_until(t(20), |_, _, _| {}).unwrap();
+        assert!(engine.has_passed(later), "the clock is past it");
+        for r in [same_time_before, same_time_after, later] {
+            engine.forget(r);
+        }
+        assert!(engine.is_empty());
     }
 
     #[test]
