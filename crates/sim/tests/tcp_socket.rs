@@ -1472,3 +1472,38 @@ fn rto_collapses_cwnd_and_goes_back_n() {
     ack(&mut s, at + 10 * MS, MSS);
     assert_eq!(data_segs(&recv!(s, at + 10 * MS)), vec![(local(1 + MSS), MSS), (local(1 + 2 * MSS), MSS)]);
 }
+
+/// `poll_at` right after `dispatch` knows without asking again that nothing can be
+/// sent; each way the application or the peer can make sending possible again must
+/// make it answer "now" (RFC 9293 §3.8.6: data waits only for the windows).
+#[test]
+fn poll_at_after_dispatch_sees_every_change_that_allows_sending() {
+    let mut s = socket_established();
+    // Nothing queued: no immediate wake-up.
+    assert_ne!(s.poll_at(), Some(10 * MS));
+    // The application queues 20 segments: send now.
+    assert_eq!(s.send_slice(&[7u8; 20 * MSS]), 20 * MSS);
+    assert_eq!(s.poll_at(), Some(10 * MS));
+    // The initial window (10 segments, RFC 6928) goes; the rest waits for ACKs, so
+    // the wake-up is the retransmission timer (RFC 6298 §5.1), not now.
+    let out = recv!(s, 10 * MS);
+    assert_eq!(data_segs(&out).len(), 10);
+    assert_eq!(s.poll_at(), Some(10 * MS + s.rto()));
+    // An ACK for the first segment opens the window: send now.
+    send!(s, 40 * MS, peer(Control::None, remote(1), Some(local(1 + MSS))));
+    assert_eq!(s.poll_at(), Some(40 * MS));
+    let out = recv!(s, 40 * MS);
+    assert!(!data_segs(&out).is_empty());
+    assert_ne!(s.poll_at(), Some(40 * MS));
+    // Closing queues a FIN behind the data: still waits for the window.
+    s.close();
+    assert_ne!(s.poll_at(), Some(40 * MS));
+    // Every octet acknowledged: the rest of the data and the FIN go now.
+    send!(s, 70 * MS, peer(Control::None, remote(1), Some(s_snd_max(&out))));
+    assert_eq!(s.poll_at(), Some(70 * MS));
+}
+
+/// The sequence number after the last segment in `out`.
+fn s_snd_max(out: &[(Repr, Vec<u8>)]) -> SeqNumber {
+    out.iter().map(|(r, _)| r.seq_number + r.segment_len()).max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap()
+}
