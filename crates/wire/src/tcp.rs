@@ -800,6 +800,29 @@ impl Control {
     }
 }
 
+/// The data after a header, for [`Repr::emit_append`]: octets, or a run of zero
+/// octets (a bulk sender's payload, which needs no buffer of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'a> {
+    Bytes(&'a [u8]),
+    Zeros(usize),
+}
+
+impl Payload<'_> {
+    /// Octets of data.
+    pub fn len(&self) -> usize {
+        match *self {
+            Payload::Bytes(b) => b.len(),
+            Payload::Zeros(n) => n,
+        }
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A TCP header as plain values (RFC 9293 §3.1), with the options a stack uses.
 ///
 /// Not kept: URG and the urgent pointer (emitted as zero), PSH together with
@@ -932,7 +955,12 @@ impl Repr {
 
     /// Header length in octets, options padded to a word (at most 60).
     pub fn header_len(&self) -> usize {
-        let (base, blocks, other) = self.layout();
+        Self::header_len_of(self.layout())
+    }
+
+    /// [`header_len`](Self::header_len) for a [`layout`](Self::layout) already made.
+    #[inline]
+    fn header_len_of((base, blocks, other): (usize, usize, usize)) -> usize {
         let sack = if blocks > 0 { 4 + 8 * blocks } else { 0 };
         HEADER_LEN + base + sack + round4(other)
     }
@@ -962,9 +990,49 @@ impl Repr {
         dst: &Address,
         emit_payload: impl FnOnce(&mut [u8]),
     ) {
-        let header_len = self.header_len();
+        let layout = self.layout();
+        let header_len = Self::header_len_of(layout);
         let total = header_len + self.payload_len;
         let buf = &mut packet.buffer.as_mut()[..total];
+        self.emit_header(&mut buf[..header_len], layout);
+        emit_payload(&mut buf[header_len..]);
+        Packet::new_unchecked(buf).fill_checksum(src, dst);
+    }
+
+    /// Appends the segment to `frame`: this header, then `payload` (its length, not
+    /// `payload_len`, counts), checksum filled. The same octets as [`emit`](Self::emit)
+    /// over a buffer holding the payload; the payload is read once, to copy it, and
+    /// its checksum is summed once. [`Payload::Zeros`] is written without a source
+    /// buffer and adds nothing to the sum (RFC 1071 §2: a one's-complement sum of
+    /// zero words is zero), so only the header is summed for it.
+    pub fn emit_append(&self, frame: &mut Vec<u8>, src: &Address, dst: &Address, payload: Payload<'_>) {
+        let layout = self.layout();
+        let header_len = Self::header_len_of(layout);
+        let total = header_len + payload.len();
+        let start = frame.len();
+        frame.reserve(total);
+        frame.resize(start + header_len, 0);
+        match payload {
+            Payload::Bytes(bytes) => frame.extend_from_slice(bytes),
+            Payload::Zeros(n) => frame.resize(start + header_len + n, 0),
+        }
+        let segment = &mut frame[start..];
+        let (header, data) = segment.split_at_mut(header_len);
+        self.emit_header(header, layout);
+        // The header is whole 32-bit words (Data Offset counts them, RFC 9293 §3.1),
+        // and the data starts on a 16-bit boundary: the two sums add (RFC 1071 §2(A)).
+        let mut acc = checksum::pseudo_header(src.octets(), dst.octets(), Protocol::Tcp.into(), total as u16);
+        acc += u32::from(checksum::sum_words32(header));
+        if let Payload::Bytes(_) = payload {
+            acc = checksum::accumulate(acc, data);
+        }
+        header[field::CHECKSUM].copy_from_slice(&(!checksum::fold(acc)).to_be_bytes());
+    }
+
+    /// Writes the fixed header (checksum zero) and the options of `layout` into
+    /// `buf`, which is exactly the header's length.
+    fn emit_header(&self, buf: &mut [u8], layout: (usize, usize, usize)) {
+        let header_len = buf.len();
         let mut p = Packet::new_unchecked(&mut *buf);
         p.set_src_port(self.src_port);
         p.set_dst_port(self.dst_port);
@@ -992,18 +1060,15 @@ impl Repr {
         p.set_checksum(0);
         p.set_urgent_at(0);
         if header_len > HEADER_LEN {
-            self.emit_options(&mut buf[field::OPTIONS_START..header_len]);
+            self.emit_options(&mut buf[field::OPTIONS_START..], layout);
         }
-        emit_payload(&mut buf[header_len..]);
-        Packet::new_unchecked(buf).fill_checksum(src, dst);
     }
 
-    fn emit_options(&self, out: &mut [u8]) {
+    fn emit_options(&self, out: &mut [u8], (_, blocks, other): (usize, usize, usize)) {
         // Written octet by octet in Linux's order (`tcp_options_write`); the same bytes
         // as emitting each `TcpOption` in turn, without its generic length and kind work
         // (this runs once per segment sent).
         const NOP: u8 = 1;
-        let (_, blocks, other) = self.layout();
         let mut w = OptionWriter { out, at: 0 };
         if let Some(mss) = self.max_seg_size {
             w.put(&[OptionKind::MaxSegmentSize.into(), 4]);
@@ -1301,6 +1366,27 @@ mod test {
             if repr.layout().1 == repr.sack_ranges.iter().flatten().count() {
                 // Everything fitted: the parse is exact.
                 prop_assert_eq!(parsed, repr);
+            }
+        }
+
+        #[test]
+        fn emit_append_equals_emit(repr in arb_repr(), s in any::<u32>(), d in any::<u32>(),
+                                   data in proptest::collection::vec(any::<u8>(), 0..3000), prefix in 0usize..40) {
+            let (s, d) = (Address::from(s), Address::from(d));
+            let repr = Repr { payload_len: data.len(), ..repr };
+            for (payload, copy) in [(Payload::Bytes(&data), data.clone()), (Payload::Zeros(data.len()), vec![0; data.len()])] {
+                // `emit` over a buffer already holding the payload, checksum by
+                // `fill_checksum` over the whole segment.
+                let mut want = vec![0u8; repr.header_len()];
+                want.extend_from_slice(&copy);
+                repr.emit(&mut Packet::new_unchecked(&mut want[..]), &s, &d, |_| ());
+                // Appended after other octets to a buffer that held garbage.
+                let mut frame = vec![0xeeu8; 200];
+                frame.truncate(prefix);
+                repr.emit_append(&mut frame, &s, &d, payload);
+                prop_assert_eq!(&frame[..prefix], &vec![0xeeu8; prefix][..]);
+                prop_assert_eq!(&frame[prefix..], &want[..]);
+                prop_assert!(Packet::new_checked(&frame[prefix..]).unwrap().verify_checksum(&s, &d));
             }
         }
 

@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 
-use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_OPTIONS_LEN, MAX_WINDOW_SHIFT};
+use wire::tcp::{Control, Payload, Repr, SeqNumber, DEFAULT_MSS, MAX_OPTIONS_LEN, MAX_WINDOW_SHIFT};
 
 use super::config::TcpConfig;
 use super::congestion::Congestion;
@@ -1610,6 +1610,16 @@ impl TcpSocket {
     /// now, in order, as `(header, payload)`; `header.payload_len` is the payload's
     /// length.
     pub fn dispatch(&mut self, now: u64, mut emit: impl FnMut(Repr, &[u8])) {
+        self.dispatch_payloads(now, |repr, payload| match payload {
+            Payload::Bytes(bytes) => emit(repr, bytes),
+            Payload::Zeros(n) => emit(repr, &ZEROS[..n]),
+        });
+    }
+
+    /// As [`dispatch`](Self::dispatch), handing a bulk sender's payload out as
+    /// [`Payload::Zeros`] (no buffer to copy or checksum) and queued bytes as
+    /// [`Payload::Bytes`].
+    pub fn dispatch_payloads(&mut self, now: u64, mut emit: impl FnMut(Repr, Payload<'_>)) {
         self.send_idle = false;
         self.now = now;
         if self.timewait_at.is_some_and(|t| t <= now) {
@@ -1633,7 +1643,7 @@ impl TcpSocket {
             let mut rst = Repr::new(self.local_port, self.remote_port, Control::Rst, self.snd_nxt, 0);
             rst.ack_number = Some(self.rcv_nxt);
             self.stats.segments_sent += 1;
-            emit(rst, &[]);
+            emit(rst, Payload::Bytes(&[]));
             return;
         }
         let mut sent_new = false;
@@ -1651,7 +1661,7 @@ impl TcpSocket {
         if self.ack_now && self.is_synchronized() {
             let repr = self.header(now, Control::None, self.snd_nxt, 0);
             self.stats.segments_sent += 1;
-            emit(repr, &[]);
+            emit(repr, Payload::Bytes(&[]));
         }
         // Persist timer (RFC 9293 §3.8.6.1): data waits behind a window too small to
         // use with nothing in flight, so no ACK will come to open it unless we probe.
@@ -1828,7 +1838,7 @@ impl TcpSocket {
         Plan { seq: start, len: end - start, syn: false, fin: false }
     }
 
-    fn send_plan(&mut self, now: u64, plan: Plan, emit: &mut impl FnMut(Repr, &[u8])) {
+    fn send_plan(&mut self, now: u64, plan: Plan, emit: &mut impl FnMut(Repr, Payload<'_>)) {
         let end = plan.seq + (plan.len + usize::from(plan.syn) + usize::from(plan.fin));
         let retransmit = plan.seq < self.snd_max;
         if !plan.syn {
@@ -1892,14 +1902,14 @@ impl TcpSocket {
             // RFC 6298 §5.1.
             self.rto_at = Some(now + self.rtt.rto());
         }
-        let payload: &[u8] = if plan.len == 0 {
-            &[]
+        let payload = if plan.len == 0 {
+            Payload::Bytes(&[])
         } else if self.bulk.is_some() {
-            &ZEROS[..plan.len]
+            Payload::Zeros(plan.len)
         } else {
             self.scratch.clear();
             self.scratch.extend(self.tx.range(offset..offset + plan.len));
-            &self.scratch
+            Payload::Bytes(&self.scratch)
         };
         emit(repr, payload);
     }
