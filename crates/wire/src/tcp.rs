@@ -1033,11 +1033,6 @@ impl Repr {
     /// `buf`, which is exactly the header's length.
     fn emit_header(&self, buf: &mut [u8], layout: (usize, usize, usize)) {
         let header_len = buf.len();
-        let mut p = Packet::new_unchecked(&mut *buf);
-        p.set_src_port(self.src_port);
-        p.set_dst_port(self.dst_port);
-        p.set_seq_number(self.seq_number);
-        p.set_ack_number(self.ack_number.unwrap_or_default());
         let mut raw = ((header_len / 4) as u16) << 12;
         raw |= match self.control {
             Control::None => 0,
@@ -1055,12 +1050,19 @@ impl Repr {
         if self.cwr {
             raw |= flags::CWR;
         }
-        p.set_raw_flags(raw);
-        p.set_window_len(self.window_len);
-        p.set_checksum(0);
-        p.set_urgent_at(0);
-        if header_len > HEADER_LEN {
-            self.emit_options(&mut buf[field::OPTIONS_START..], layout);
+        // The fixed 20 octets built in a local array (checksum and urgent pointer
+        // zero) and copied once.
+        let mut h = [0u8; HEADER_LEN];
+        h[field::SRC_PORT].copy_from_slice(&self.src_port.to_be_bytes());
+        h[field::DST_PORT].copy_from_slice(&self.dst_port.to_be_bytes());
+        h[field::SEQ_NUM].copy_from_slice(&self.seq_number.0.to_be_bytes());
+        h[field::ACK_NUM].copy_from_slice(&self.ack_number.unwrap_or_default().0.to_be_bytes());
+        h[field::FLAGS].copy_from_slice(&raw.to_be_bytes());
+        h[field::WIN_SIZE].copy_from_slice(&self.window_len.to_be_bytes());
+        let (fixed, options) = buf.split_at_mut(HEADER_LEN);
+        fixed.copy_from_slice(&h);
+        if !options.is_empty() {
+            self.emit_options(options, layout);
         }
     }
 
@@ -1069,6 +1071,24 @@ impl Repr {
         // as emitting each `TcpOption` in turn, without its generic length and kind work
         // (this runs once per segment sent).
         const NOP: u8 = 1;
+        if let (None, false, Some((tsval, tsecr)), None, 0) = (self.max_seg_size, self.sack_permitted, self.timestamp, self.window_scale, other) {
+            // Nearly every segment of a connection with timestamps: NOP, NOP,
+            // Timestamps (RFC 7323 Appendix A), then SACK blocks if any; the octets the
+            // general writer below would put.
+            let mut o = [0u8; MAX_OPTIONS_LEN];
+            o[..4].copy_from_slice(&[NOP, NOP, OptionKind::Timestamp.into(), 10]);
+            o[4..8].copy_from_slice(&tsval.to_be_bytes());
+            o[8..12].copy_from_slice(&tsecr.to_be_bytes());
+            if blocks > 0 {
+                o[12..16].copy_from_slice(&[NOP, NOP, OptionKind::Sack.into(), (2 + 8 * blocks) as u8]);
+                for (b, &(left, right)) in o[16..].chunks_exact_mut(8).zip(self.sack_ranges.iter().flatten().take(blocks)) {
+                    b[..4].copy_from_slice(&left.to_be_bytes());
+                    b[4..].copy_from_slice(&right.to_be_bytes());
+                }
+            }
+            out.copy_from_slice(&o[..out.len()]);
+            return;
+        }
         let mut w = OptionWriter { out, at: 0 };
         if let Some(mss) = self.max_seg_size {
             w.put(&[OptionKind::MaxSegmentSize.into(), 4]);
