@@ -885,13 +885,21 @@ impl Repr {
     /// verifying the checksum. Port 0 and SYN/FIN/RST combinations are malformed.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>, src: &Address, dst: &Address) -> Result<Repr> {
         packet.check_len()?;
-        if packet.src_port() == 0 || packet.dst_port() == 0 {
+        let data = packet.buffer.as_ref();
+        // The fixed header read once from a 20-octet array (check_len saw it is there).
+        let h: &[u8; HEADER_LEN] = data[..HEADER_LEN].try_into().map_err(|_| Error::Truncated)?;
+        let word16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
+        let word32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+        let (src_port, dst_port) = (word16(field::SRC_PORT.start), word16(field::DST_PORT.start));
+        if src_port == 0 || dst_port == 0 {
             return Err(Error::Malformed);
         }
         if !packet.verify_checksum(src, dst) {
             return Err(Error::Checksum);
         }
-        let control = match (packet.syn(), packet.fin(), packet.rst(), packet.psh()) {
+        let raw = word16(field::FLAGS.start);
+        let bit = |f: u16| raw & f != 0;
+        let control = match (bit(flags::SYN), bit(flags::FIN), bit(flags::RST), bit(flags::PSH)) {
             (false, false, false, false) => Control::None,
             (false, false, false, true) => Control::Psh,
             (true, false, false, _) => Control::Syn,
@@ -899,19 +907,30 @@ impl Repr {
             (false, false, true, _) => Control::Rst,
             _ => return Err(Error::Malformed),
         };
-        let mut repr = Repr::new(packet.src_port(), packet.dst_port(), control, packet.seq_number(), packet.window_len());
-        repr.ack_number = if packet.ack() { Some(packet.ack_number()) } else { None };
-        repr.ece = packet.ece();
-        repr.cwr = packet.cwr();
-        repr.payload_len = packet.payload().len();
+        let header_len = usize::from(raw >> 12) * 4;
+        let seq = SeqNumber::from_u32(word32(field::SEQ_NUM.start));
+        let mut repr = Repr::new(src_port, dst_port, control, seq, word16(field::WIN_SIZE.start));
+        repr.ack_number = bit(flags::ACK).then(|| SeqNumber::from_u32(word32(field::ACK_NUM.start)));
+        repr.ece = bit(flags::ECE);
+        repr.cwr = bit(flags::CWR);
+        repr.payload_len = data.len() - header_len;
 
-        let mut options = packet.options();
+        let mut options = &data[HEADER_LEN..header_len];
         // Fast path for the options of nearly every segment of a connection with
-        // timestamps (RFC 7323 Appendix A's layout: NOP, NOP, Timestamps); the loop
-        // below gives the same result, option by option.
-        if let [1, 1, 8, 10, ts @ ..] = options {
-            if ts.len() == 8 {
-                repr.timestamp = Some((be32(ts, 0..4), be32(ts, 4..8)));
+        // timestamps (RFC 7323 Appendix A's layout: NOP, NOP, Timestamps), alone or
+        // followed by NOP, NOP, SACK (RFC 2018 §3) as Linux sends them; the loop below
+        // gives the same result, option by option.
+        if let [1, 1, 8, 10, t0, t1, t2, t3, e0, e1, e2, e3, rest @ ..] = options {
+            let sack = match rest {
+                [] => Some(&[][..]),
+                [1, 1, 5, len, blocks @ ..] if usize::from(*len) == blocks.len() + 2 && matches!(len, 10 | 18 | 26) => Some(blocks),
+                _ => None,
+            };
+            if let Some(blocks) = sack {
+                repr.timestamp = Some((u32::from_be_bytes([*t0, *t1, *t2, *t3]), u32::from_be_bytes([*e0, *e1, *e2, *e3])));
+                for (slot, b) in repr.sack_ranges.iter_mut().zip(blocks.chunks_exact(8)) {
+                    *slot = Some((be32(b, 0..4), be32(b, 4..8)));
+                }
                 options = &[];
             }
         }
@@ -1387,6 +1406,22 @@ mod test {
                 // Everything fitted: the parse is exact.
                 prop_assert_eq!(parsed, repr);
             }
+        }
+
+        #[test]
+        fn timestamps_and_sack_roundtrip(ts in any::<(u32, u32)>(), sack in proptest::collection::vec(any::<(u32, u32)>(), 0..=3),
+                                         seq in any::<u32>(), ack in any::<u32>(), payload_len in 0usize..50) {
+            // The layout a timestamps connection sends on nearly every segment (the
+            // parser's fast path): NOP NOP TS, then NOP NOP SACK with 0..=3 blocks.
+            let mut repr = Repr::new(49152, 80, Control::None, SeqNumber::from_u32(seq), 1000);
+            repr.ack_number = Some(SeqNumber::from_u32(ack));
+            repr.timestamp = Some(ts);
+            for (slot, r) in repr.sack_ranges.iter_mut().zip(&sack) { *slot = Some(*r); }
+            repr.payload_len = payload_len;
+            let mut a = vec![0u8; repr.buffer_len()];
+            repr.emit(&mut Packet::new_unchecked(&mut a[..]), &SRC, &DST, |p| p.fill(7));
+            prop_assert_eq!(a.len(), HEADER_LEN + 12 + if sack.is_empty() { 0 } else { 4 + 8 * sack.len() } + payload_len);
+            prop_assert_eq!(Repr::parse(&Packet::new_checked(&a[..]).unwrap(), &SRC, &DST).unwrap(), repr);
         }
 
         #[test]
