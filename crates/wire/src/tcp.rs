@@ -1029,10 +1029,13 @@ impl Repr {
         let header_len = Self::header_len_of(layout);
         let total = header_len + payload.len();
         let start = frame.len();
-        frame.reserve(total);
-        frame.resize(start + header_len, 0);
         match payload {
-            Payload::Bytes(bytes) => frame.extend_from_slice(bytes),
+            Payload::Bytes(bytes) => {
+                frame.reserve(total);
+                frame.resize(start + header_len, 0);
+                frame.extend_from_slice(bytes);
+            }
+            // Header and zeros in one fill; the header is written over below.
             Payload::Zeros(n) => frame.resize(start + header_len + n, 0),
         }
         let segment = &mut frame[start..];
@@ -1042,7 +1045,7 @@ impl Repr {
         // and the data starts on a 16-bit boundary: the two sums add (RFC 1071 §2(A)).
         let mut acc = checksum::pseudo_header(src.octets(), dst.octets(), Protocol::Tcp.into(), total as u16);
         acc += u32::from(checksum::sum_words32(header));
-        if let Payload::Bytes(_) = payload {
+        if let Payload::Bytes([_, ..]) = payload {
             acc = checksum::accumulate(acc, data);
         }
         header[field::CHECKSUM].copy_from_slice(&(!checksum::fold(acc)).to_be_bytes());
