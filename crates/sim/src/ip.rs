@@ -470,6 +470,7 @@ impl IpStack {
     }
 
     /// When the stack next needs waking: ARP retries and reassembly timeouts.
+    #[inline]
     pub fn poll_at(&self) -> Option<u64> {
         if self.pending.is_empty() {
             return self.reassembler.poll_at(); // asked after every packet: no ARP wait, usually
