@@ -1382,7 +1382,19 @@ fn socket_established_sack() -> TcpSocket {
 
 #[test]
 fn sack_blocks_newest_first_at_most_three() {
+    sack_blocks_newest_first(false);
+}
+
+/// The same out-of-order arrivals to a sink (data counted and dropped): the blocks
+/// merge and report the same without data kept.
+#[test]
+fn sack_blocks_of_a_sink_newest_first_at_most_three() {
+    sack_blocks_newest_first(true);
+}
+
+fn sack_blocks_newest_first(sink: bool) {
     let mut s = socket_established_sack();
+    s.set_sink(sink);
     let r = |k: usize| remote(1 + k * MSS).as_u32();
     let arrive = |s: &mut TcpSocket, k: usize, t: u64| -> Repr {
         send!(s, t, peer(Control::None, remote(1 + k * MSS), Some(local(1))), &[k as u8; MSS]);
@@ -1413,6 +1425,20 @@ fn sack_blocks_newest_first_at_most_three() {
     let a = arrive(&mut s, 0, 26 * MS);
     assert_eq!(a.ack_number, Some(remote(1 + 4 * MSS)));
     assert_eq!(blocks(&a), vec![(r(9), r(10)), (r(7), r(8)), (r(5), r(6))]);
+    // Segment 4 joins 5 (and the ACK moves past both); a reader gets segments 0-5 in
+    // order, a sink nothing.
+    let a = arrive(&mut s, 4, 27 * MS);
+    assert_eq!(a.ack_number, Some(remote(1 + 6 * MSS)));
+    // The blocks left, most recently received first (RFC 2018 §4).
+    assert_eq!(blocks(&a), vec![(r(9), r(10)), (r(7), r(8))]);
+    let mut buf = vec![0u8; 10 * MSS];
+    let n = s.recv_slice(&mut buf);
+    if sink {
+        assert_eq!(n, 0);
+    } else {
+        let want: Vec<u8> = (0..6u8).flat_map(|k| [k; MSS]).collect();
+        assert_eq!(&buf[..n], &want[..]);
+    }
 }
 
 #[test]

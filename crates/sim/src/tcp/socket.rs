@@ -1552,20 +1552,24 @@ impl TcpSocket {
     }
 
     fn insert_ooo(&mut self, seq: SeqNumber, data: &[u8]) {
-        let (mut start, mut end) = (seq, seq + data.len());
+        let (lo, hi) = (seq, seq + data.len());
+        let (mut start, mut end) = (lo, hi);
+        // The blocks this one touches are merged into it; their data is kept aside
+        // only when there is data (a sink keeps none, so merging allocates nothing).
+        let keep_data = !self.sink;
         let mut merged: Vec<OooBlock> = Vec::new();
         self.ooo.retain(|b| {
-            if b.end < start || b.start > end {
+            if b.end < lo || b.start > hi {
                 true
             } else {
-                merged.push(b.clone());
+                start = start.min(b.start);
+                end = end.max(b.end);
+                if keep_data {
+                    merged.push(b.clone());
+                }
                 false
             }
         });
-        for b in &merged {
-            start = start.min(b.start);
-            end = end.max(b.end);
-        }
         let mut bytes = Vec::new();
         if !self.sink {
             bytes = vec![0; end - start];
