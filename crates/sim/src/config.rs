@@ -462,6 +462,24 @@ pub struct CpuConfig {
     /// Jobs (frames) waiting for the CPU at most; more are dropped.
     pub queue_limit: usize,
     pub cycles: CpuCycles,
+    /// The machine's ATM adapter, if its segmentation is slower than the line.
+    #[serde(default)]
+    pub atm_nic: AtmNicCost,
+}
+
+/// An ATM adapter's segmentation engine (the NIC's own processor and its DMA over the
+/// host bus, not the host CPU): before the first cell of each AAL5 PDU it spends
+/// `sar_pdu_ns` (descriptor fetch, DMA set-up), then it hands the link at most
+/// `sar_cell_rate` cells per second; the next PDU waits for the last cell. Both 0 (the
+/// default): segmentation at line rate with no set-up, as a hardware SAR chip does.
+/// The profile data file says where each number comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AtmNicCost {
+    /// Set-up time per AAL5 PDU sent, ns.
+    pub sar_pdu_ns: u64,
+    /// Cells per second the engine segments at most; 0 = the line's cell rate.
+    pub sar_cell_rate: u64,
 }
 
 /// Cycles per operation; the profile data file says where each number comes from.

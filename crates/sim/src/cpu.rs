@@ -120,7 +120,7 @@ mod test {
     use crate::config::CpuCycles;
 
     fn cpu(hz: u64, limit: usize) -> Cpu<u32> {
-        Cpu::new(CpuConfig { profile: "t".into(), hz, queue_limit: limit, cycles: CpuCycles::default() })
+        Cpu::new(CpuConfig { profile: "t".into(), hz, queue_limit: limit, cycles: CpuCycles::default(), atm_nic: Default::default() })
     }
 
     #[test]

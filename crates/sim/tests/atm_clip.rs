@@ -253,6 +253,7 @@ fn software_sar_costs_the_host_cpu_per_cell() {
         hz: 1_000_000_000,
         queue_limit: 100,
         cycles: sim::config::CpuCycles { per_atm_cell: 100.0, ..Default::default() },
+        atm_nic: Default::default(),
     };
     let count = 10u64;
     config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2), count: count as u32, interval_ns: 50 * MS, payload: 1000, start_ns: 100 * MS }];
@@ -264,4 +265,36 @@ fn software_sar_costs_the_host_cpu_per_cell() {
     let busy_ns = r.nodes[1].cpu_utilization * r.sim_time_ns as f64;
     let expected = (count * 2 * cells * 100) as f64;
     assert!((busy_ns - expected).abs() < 1.0 + expected * 1e-9, "{busy_ns} ns vs {expected} ns");
+}
+
+#[test]
+fn a_slow_adapter_paces_pdus_by_its_set_up_and_cell_rate() {
+    // ws1's adapter: 50 µs per PDU, then 100,000 cells/s (10 µs a cell), on an OC-3
+    // that could take 353,208. Each 1472-octet datagram is 32 cells
+    // (cells_per_datagram), so the engine serves one every 50 + 32 × 10 = 370 µs.
+    let mut config = pvc_pair(9180);
+    config.nodes[0].cpu.atm_nic = sim::config::AtmNicCost { sar_pdu_ns: 50_000, sar_cell_rate: 100_000 };
+    config.flows = vec![udp(0, ip(2), 1472, 100 * MS, 900 * MS)];
+    let r = sim::simulate(config).unwrap();
+    let f = &r.flows[0];
+    let period_ns = 50_000 + cells_per_datagram(1472) * 10_000;
+    assert_eq!(period_ns, 370_000);
+    let expected = (800 * MS) as f64 / period_ns as f64;
+    assert!((f.received as f64 - expected).abs() <= 2.0, "{} datagrams received, {expected:.1} expected", f.received);
+    // The cells of one PDU leave 10 µs apart, not back to back: the link carried at most
+    // the engine's cell rate.
+    let cells_per_s = f.received as f64 * cells_per_datagram(1472) as f64 / 0.8;
+    assert!(cells_per_s < 100_000.0 * 32.0 / 37.0 + 100.0, "{cells_per_s} cells/s");
+}
+
+#[test]
+fn an_adapter_at_line_rate_changes_nothing() {
+    // sar_cell_rate above the line's and no set-up: the line binds, as with no model.
+    let run = |nic: sim::config::AtmNicCost| {
+        let mut config = pvc_pair(9180);
+        config.nodes[0].cpu.atm_nic = nic;
+        config.flows = vec![udp(0, ip(2), 1472, 100 * MS, 900 * MS)];
+        sim::simulate(config).unwrap().flows[0].received
+    };
+    assert_eq!(run(Default::default()), run(sim::config::AtmNicCost { sar_pdu_ns: 0, sar_cell_rate: 1_000_000 }));
 }

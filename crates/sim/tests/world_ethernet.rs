@@ -286,6 +286,7 @@ fn a_slow_cpu_limits_what_its_host_sends() {
         hz: 1_000_000_000,
         queue_limit: 10,
         cycles: CpuCycles { per_tx_packet: 1_000_000, ..CpuCycles::default() },
+        atm_nic: Default::default(),
     };
     let results = sim::simulate(config).unwrap();
     let expected = 1000.0 * 1472.0 * 8.0;

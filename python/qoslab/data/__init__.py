@@ -44,6 +44,16 @@ class CpuCycles(BaseModel):
     per_byte_pptp: float = Field(0.0, ge=0, description="PPTP: per octet of every GRE packet sent or taken.")
 
 
+class AtmNic(BaseModel):
+    """An ATM adapter whose segmentation is slower than its line (crates/sim/src/config.rs,
+    ``AtmNicCost``): its own engine, not the host CPU, so it costs the host no cycles."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    sar_pdu_ns: int = Field(0, ge=0, description="Set-up time per AAL5 PDU sent (descriptor, DMA), ns; the next PDU waits for the last cell of this one.")
+    sar_cell_rate: int = Field(0, ge=0, description="Cells per second the adapter segments at most; 0 = the line's cell rate.")
+
+
 class CpuProfile(BaseModel):
     """One CPU profile: clock, job queue, cycles, and where each number comes from."""
 
@@ -54,6 +64,7 @@ class CpuProfile(BaseModel):
     hz: int = Field(ge=0, description="Clock rate; 0 = forwarding in hardware at no CPU cost.")
     queue_limit: int = Field(ge=1, description="Frames waiting for the CPU at most.")
     cycles: CpuCycles
+    atm_nic: AtmNic | None = Field(None, description="The machine's ATM adapter, where its segmentation is slower than the line; none = line rate.")
     calibration: dict[str, str] = Field(description="Field name -> where its value comes from ('cycles' covers every cycle count).")
 
     @model_validator(mode="after")
@@ -61,6 +72,8 @@ class CpuProfile(BaseModel):
         needed = ["hz", "queue_limit"]
         if "cycles" not in self.calibration:
             needed += list(CpuCycles.model_fields)
+        if self.atm_nic is not None:
+            needed += [f"atm_nic.{k}" for k in AtmNic.model_fields]
         missing = [k for k in needed if not self.calibration.get(k, "").strip()]
         if missing:
             raise ValueError(f"profile {self.name!r}: no calibration note for {', '.join(missing)}")
@@ -68,7 +81,8 @@ class CpuProfile(BaseModel):
 
     def sim_config(self) -> dict[str, Any]:
         """The simulator's ``CpuConfig`` for this profile."""
-        return {"profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump()}
+        nic = self.atm_nic if self.atm_nic is not None else AtmNic()
+        return {"profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump(), "atm_nic": nic.model_dump()}
 
 
 @cache
@@ -88,4 +102,4 @@ def cpu_profiles() -> dict[str, CpuProfile]:
     return {name: CpuProfile.model_validate({"name": name, **table}) for name, table in data.items()}
 
 
-__all__ = ["CpuProfile", "CpuCycles", "cpu_profiles", "DEFAULT_PROFILE", "HARDWARE_PROFILE"]
+__all__ = ["AtmNic", "CpuProfile", "CpuCycles", "cpu_profiles", "DEFAULT_PROFILE", "HARDWARE_PROFILE"]

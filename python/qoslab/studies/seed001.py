@@ -3,9 +3,10 @@ route-server limits, TCP throughput against MTU and socket buffer.
 
 Every number the seed states is transcribed. TCP over CLIP (§2.6, Figs. 8-11) runs: the
 example ``seed001_clip.toml`` with the MTU (576, 1500, 9180, 65,535) and the socket
-buffers (16, 32, 40, 55, 64 KiB) swept, 10 s each. The hosts' per-packet cost is
-calibrated on MTU 1500 / 64 KiB = 60 Mb/s (the ``clip.1500`` row, marked calibrated);
-the other CLIP rows are predictions. LANE and MPOA (§2.4-2.5) run the examples
+buffers (16, 32, 40, 55, 64 KiB) swept, 10 s each. The ForeRunnerLE155 adapters bind:
+their cell rate is the seed's §3 ceiling of 100 Mb/s read directly (the ``clip.nic.max``
+row, marked calibrated) and their set-up time per PDU is calibrated on MTU 1500 / 64 KiB =
+60 Mb/s (the ``clip.1500`` row); the other CLIP rows are predictions. LANE and MPOA (§2.4-2.5) run the examples
 ``seed001_lane.toml`` and ``seed001_mpoa.toml`` (10 Mb/s Ethernet to Ethernet through
 edge devices) and a BUS flood; the BUS's 53,000 cells/s is the calibration of that part
 (``lane.bus.cells``), the Ethernet utilisation, the unknown frames and the shortcut's
@@ -303,7 +304,7 @@ class Seed001(Study):
                 reason = NOT_CLIP_ROW.get(key, NOT_TCP_ATM)
             else:
                 reason = NOT_ATM
-            out.append(Published(key, item, paper, unit, tol, calibrated=key in ("clip.1500", "lane.bus.cells"), not_reproduced=reason, source=item.split(":")[0]))
+            out.append(Published(key, item, paper, unit, tol, calibrated=key in ("clip.1500", "clip.nic.max", "lane.bus.cells"), not_reproduced=reason, source=item.split(":")[0]))
         return out
 
     def points(self) -> list[Point]:
@@ -358,7 +359,7 @@ class Seed001(Study):
             ax.legend(fontsize=7, loc="upper left")
             ax.set_title("TCP over CLIP, OC-3: MTU and socket buffer (Figs. 8-11)", fontsize=10)
             fig.tight_layout()
-            figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 10 s netperf-like transfers, Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the hosts' per-packet cost is calibrated on.", fig))
+            figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 10 s netperf-like transfers, Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the adapters' set-up time per PDU is calibrated on.", fig))
         rows = compare_rows(data)
         if not rows:
             return figs
@@ -471,7 +472,7 @@ class Seed001(Study):
             o["lane.bus.mbps"] = Ours(round(cps * 424 / 1e6, 2), "the calibrated cells × 424 bits")
         if len(best) == len(MTUS):
             peak = max(best.values())
-            o["clip.nic.max"] = Ours(peak[0], "highest over every MTU and buffer (the hosts' NICs are taken as never binding)")
+            o["clip.nic.max"] = Ours(peak[0], "highest over every MTU and buffer; the adapters' cell rate is set from this row's 100 Mb/s (calibration)")
         return o
 
     def discussion(self, rows, data):
@@ -492,18 +493,20 @@ class Seed001(Study):
         # common path) and per-byte calibrated at 1500: throughput scales with MSS/MTU.
         flat = {m: 60 * ((m - 40) / m) / (1460 / 1500) for m in (576, 9180, 65535)}
         low = by.get("clip.65k.low", {}).get("ours")
+        r9180 = {r["parameters"]["buffer_kib"]: r["metrics"]["throughput_mbps"] for r in data.get("clip/9180", [])}
+        share9180 = f"{100 * r9180[16] / r9180[32]:.0f} %" if r9180.get(16) and r9180.get(32) else "a fraction"
         return [
-            "TCP over CLIP: a host's cost per segment is about c_p + c_b × MTU. c_b (per_byte_copied: 3.0 cycles per byte on the 350 MHz sender, 3.5 on the 266 MHz receiver) is fixed from an independent source: "
-            "the front-side buses of the two machines (440BX 100 MHz and 440LX 66 MHz, 64 bits: 800 and 533 MB/s, Intel's datasheets) and the data touches of Windows NT 4.0's stack (a copy between user and kernel buffers, a checksum in software: NT 4.0 has no checksum offload, and the NIC's DMA: 4 octets of bus traffic per payload octet, 1.75 and 2.0 cycles per byte at the buses' peak; the profiles take 57-58 % of peak). "
-            f"c_p (30,600 cycles, both machines) is the one number calibrated: on MTU 1500 with 64 KiB buffers = 60 Mb/s. The predictions: {text}. The table above gives every MTU and buffer.",
-            f"Small packets come out slower and 9180-byte packets faster than the seed measured. If the seed's hosts were CPU bound, its 576 and 1500 points would mean about {per_packet * 1e6:.0f} µs per packet and {per_byte * 1e9:.0f} ns per byte ({1 / per_byte / 1e6:.1f} MB/s); "
-            f"keeping the 1500 point, 80 Mb/s at 9180 would need about {need:.0f} cycles per byte on the 266 MHz receiver, more than ten times what its bus allows a copy and a checksum. So the split is not moved: the seed's 80 Mb/s (and its 100 Mb/s ceiling) is not a cost of the hosts' CPUs. "
-            "The seed says what it is in its §3: 'the adapter boards from Fore Systems and Olicom showed only a maximum throughput of approx. 100 Mbps, if you use CLIP' — a limit of the NICs and their drivers, which this host model does not contain (it would be a second calibrated number). "
-            f"The other split the brief allows — c_p from Clark, Romkey and Salwen's count of TCP's common path (IEEE LCN 1988, and with Jacobson in IEEE Communications Magazine 1989: 'fewer than 200 instructions' per packet, negligible here) with c_b calibrated on the same point — predicts about {flat[576]:.0f} Mb/s at 576, {flat[9180]:.0f} at 9180 and {flat[65535]:.0f} at 65,535 (throughput ∝ MSS/MTU), worse at both ends; Windows NT's per-packet path (interrupt, DPC, NDIS, TCPIP.SYS, AFD) is evidently far longer than TCP's own instructions.",
+            "TCP over CLIP: the adapters bind, not the hosts. The seed says so itself: the ForeRunnerLE155 works 'without influence the CPU of the workstation' (§2.6), and 'the adapter boards from Fore Systems and Olicom showed only a maximum throughput of approx. 100 Mbps, if you use CLIP' (§3), on a line that carries 134 Mb/s of IP. "
+            "So each machine's adapter is a segmentation engine (cpu_profiles.toml, atm_nic) that spends a set-up time on each PDU, then sends its cells at its own rate: 260,417 cells/s, the seed's 100 Mb/s of 48-octet cell payloads read directly (clip.nic.max, marked calibration), and 67 µs per PDU, the one number calibrated, on MTU 1500 with 64 KiB buffers = 60 Mb/s. "
+            f"The hosts' costs are modest and uncalibrated (6000 cycles a packet, the Windows 2000 figure of seed 003's 300 MHz P6; 3.0-3.5 cycles per byte from the front-side buses), so they never bind. The predictions: {text}. The table above gives every MTU and buffer.",
+            f"Why this split: the seed's own 576 and 1500 points put about {per_packet * 1e6:.0f} µs on each packet and {per_byte * 1e9:.0f} ns on each octet ({1 / per_byte / 1e6:.1f} MB/s) of whatever binds, and {per_byte * 1e9:.0f} ns an octet is about the adapters' 100 Mb/s (80 ns an octet). "
+            f"Before this model the whole limit sat in the hosts' per-packet cost (30,600 cycles calibrated on the same point), which gave 23 Mb/s at 576 and the line's 134 at 9180; a host per-byte cost large enough for the seed's 80 Mb/s at 9180 would be about {need:.0f} cycles per byte on the 266 MHz receiver, more than ten times what its bus allows a copy and a checksum. "
+            "What the adapter model does not give: 9180 comes out about 13 % above the seed's 80 Mb/s, and 65,535 below 9180 (the seed: up to 100). With 64 KiB buffers a 65,495-octet segment fills the window (Windows NT 4.0 has no RFC 1323 window scaling), so each segment waits for the one before to be acknowledged, and the hosts' copies, the adapter's 1366 cells and the acknowledgement add up in series; the seed's 100 Mb/s at 65 K needs them to overlap, which no per-packet-plus-per-cell model of these machines does. "
+            f"For comparison, c_p from Clark, Romkey and Salwen's count of TCP's common path (IEEE LCN 1988, and with Jacobson in IEEE Communications Magazine 1989: 'fewer than 200 instructions') with a per-byte cost calibrated on the same point predicts about {flat[576]:.0f} Mb/s at 576, {flat[9180]:.0f} at 9180 and {flat[65535]:.0f} at 65,535 (throughput ∝ MSS/MTU).",
             "MTU 65,535 with 16-55 KiB buffers: the model's TCP (and the scenario check) needs buffers of at least one segment, so the study sends segments as large as the buffer, as RFC 1122 §4.2.3.4's sender silly-window avoidance lets a sender do against the largest window it has seen. "
-            f"That leaves one segment in flight and gives {low:.1f} Mb/s at 16 KiB, not the seed's 5 Mb/s: the receiver acknowledges as soon as its application drains the buffer (the window update of RFC 1122 §4.2.3.3), so the delayed-ACK timer never stalls the sender, with either stack preset (linux, 40 ms; netbsd-1.1, 200 ms: within 0.3 Mb/s of each other at every 65,535 and 9180 point). "
+            f"That leaves one segment in flight and gives {low:.1f} Mb/s at 16 KiB, not the seed's 5 Mb/s: the receiver acknowledges as soon as its application drains the buffer (the window update of RFC 1122 §4.2.3.3), so the delayed-ACK timer never stalls the sender, with either stack preset (linux, 40 ms; netbsd-1.1, 200 ms). "
             "Moldeklev and Gunningberg (1995, 'How a large ATM MTU causes deadlocks in TCP data transfers') trace such collapses to a sender holding back a sub-MSS remainder while the receiver waits for a second full segment before it acknowledges; a 200 ms timer then paces one 16-64 KiB window per 200 ms, 0.7-2.6 Mb/s, the order of the seed's 5 Mb/s. "
-            "Reproducing it would take a model of Windows NT 4.0's own acknowledgement rules, which no preset here has; 9180 with 16 KiB (between one and two segments, their set-up) runs at half the 32 KiB rate instead."
+            f"Reproducing it would take a model of Windows NT 4.0's own acknowledgement rules, which no preset here has; 9180 with 16 KiB (between one and two segments, their set-up) runs at {share9180} of the 32 KiB rate instead."
             if low is not None
             else "MTU 65,535 has not run yet.",
         ] + self._lane_discussion(by) + self._compare_discussion(data)
@@ -515,7 +518,7 @@ class Seed001(Study):
         c, l, mr, m, c9 = rows["clip"], rows["lane"], rows["mpoa-routed"], rows["mpoa"], rows["clip9180"]
         return [
             f"CLIP vs LANE vs MPOA for the same two hosts (same CPU profiles, 64 KiB buffers, OC-3): at MTU 1500 a full TCP segment is {c['cells_per_segment']} cells with CLIP's LLC/SNAP and {l['cells_per_segment']} with LANE's LE and Ethernet headers (the 8 extra octets fit the last cell), so the wire efficiency is the same ({c['wire_efficiency_pct']:.2f} % of the cell octets) and so is the goodput: "
-            f"{c['throughput_mbps']:.1f} (CLIP), {l['throughput_mbps']:.1f} (LANE), {mr['throughput_mbps']:.1f} (MPOA routed) and {m['throughput_mbps']:.1f} Mb/s (MPOA with its shortcut) — the hosts bind, not the method; CLIP with its own MTU of 9180 gives {c9['throughput_mbps']:.1f}. "
+            f"{c['throughput_mbps']:.1f} (CLIP), {l['throughput_mbps']:.1f} (LANE), {mr['throughput_mbps']:.1f} (MPOA routed) and {m['throughput_mbps']:.1f} Mb/s (MPOA with its shortcut) — the adapters bind, not the method; CLIP with its own MTU of 9180 gives {c9['throughput_mbps']:.1f}. "
             "The existing UDP test at line rate (tests/test_seed001_lane.py) shows where the cells do differ: 1440-octet payloads are 31 cells by CLIP or a shortcut and 32 by LANE.",
             f"What differs is set-up. LANE and MPOA clients must join their ELAN first ({l['joined_ms']:.1f} ms: LECS, LES, BUS); their first frames go through the BUS while LE_ARP and the data-direct VCC proceed, and the flush protocol holds the rest until the BUS path is empty. "
             f"The first data byte arrives {c['first_byte_ms']:.2f} ms after connect() over CLIP (ATMARP and an SVC), {l['first_byte_ms']:.2f} ms over LANE and {m['first_byte_ms']:.2f} ms over MPOA (two ELANs and the route server); the first ping's round trip takes {c['ping_first_ms']:.2f}, {l['ping_first_ms']:.2f} and {m['ping_first_ms']:.2f} ms against {c['ping_last_ms']:.3f} ms steady. "

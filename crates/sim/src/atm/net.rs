@@ -283,6 +283,20 @@ struct Endpoint {
     contracts: Vec<qos::Contract>,
     /// Frames waiting in ABR sources' queues (part of the NIC's backlog).
     abr_queued: usize,
+    /// The adapter's segmentation engine, if slower than the line.
+    sar: Option<Sar>,
+}
+
+/// An adapter that segments slower than its line (`CpuConfig::atm_nic`): a server that
+/// takes one PDU at a time, spends `pdu_ns` on it, then paces its cells.
+#[derive(Debug, Clone, Copy)]
+struct Sar {
+    pdu_ns: u64,
+    /// Its cell rate as bits per second of 53-octet cells (the unit of a PCR), or the
+    /// line rate if it segments as fast as the line.
+    cell_bps: u64,
+    /// When the engine is done with the PDU before (ns).
+    free_ns: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -496,6 +510,11 @@ impl AtmNet {
                         servers: None,
                         contracts,
                         abr_queued: 0,
+                        sar: {
+                            let nic = node.cpu.atm_nic;
+                            let cell_bps = if nic.sar_cell_rate == 0 { rate } else { nic.sar_cell_rate.saturating_mul(super::CELL_BITS as u64).min(rate) };
+                            (nic.sar_pdu_ns > 0 || cell_bps < rate).then_some(Sar { pdu_ns: nic.sar_pdu_ns, cell_bps, free_ns: 0 })
+                        },
                     });
                 }
             }
@@ -674,11 +693,17 @@ impl AtmNet {
     /// the first free slots, spaced to `pcr_bps` if given. Returns the slot after its
     /// last cell.
     fn send_cells(&mut self, now: u64, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, shaping: Option<(u64, &mut u128)>, out: &mut AtmOut) -> u64 {
+        self.send_cells_from(now, now, frame, link, dir, vpi, vci, shaping, out)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    /// [`Self::send_cells`], the first cell no earlier than `ready` (≥ `now`).
+    fn send_cells_from(&mut self, now: u64, ready: u64, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, shaping: Option<(u64, &mut u128)>, out: &mut AtmOut) -> u64 {
         let cells = self.frames[frame as usize].cells;
         let l = &mut self.links[link as usize];
         let rate = l.slots.rate_bps;
         let tx = &mut l.tx[dir as usize];
-        let earliest = tx.next_free.max(l.slots.ceil(now));
+        let earliest = tx.next_free.max(l.slots.ceil(ready.max(now)));
         let (slot0, phase, num, den) = match shaping {
             Some((pcr, tat)) if pcr < rate => {
                 // Cells T = rate / pcr slots apart in theory (GCRA virtual scheduling),
@@ -1013,7 +1038,29 @@ impl AtmNet {
             self.contract_send(now, ep, v, frame, out);
             return;
         }
-        let end = self.send_cells(now, frame, link, dir, vpi, vci, pcr.map(|p| (p, &mut tat)), out);
+        let end = match self.endpoints[ep as usize].sar {
+            None => self.send_cells(now, frame, link, dir, vpi, vci, pcr.map(|p| (p, &mut tat)), out),
+            Some(sar) => {
+                // The engine takes this PDU when done with the one before, spends its
+                // set-up, then paces the cells at its own rate or the VC's PCR, the slower.
+                let ready = now.max(sar.free_ns) + sar.pdu_ns;
+                let end = match pcr {
+                    Some(p) if p < sar.cell_bps => self.send_cells_from(now, ready, frame, link, dir, vpi, vci, Some((p, &mut tat)), out),
+                    // The engine binds; its spacing restarts with each PDU, which its
+                    // set-up and `free_ns` already hold back, so no state carries over.
+                    _ => self.send_cells_from(now, ready, frame, link, dir, vpi, vci, Some((sar.cell_bps, &mut 0)), out),
+                };
+                // Busy for its set-up and one cell time of its own per cell, or until
+                // the last cell is on the line if the line or the VC is slower.
+                let cells = u128::from(self.frames[frame as usize].cells);
+                let own = (cells * super::CELL_BITS * 1_000_000_000).div_ceil(u128::from(sar.cell_bps)) as u64;
+                let on_line = self.links[link as usize].slots.start(end);
+                if let Some(s) = self.endpoints[ep as usize].sar.as_mut() {
+                    s.free_ns = on_line.max(ready + own);
+                }
+                end
+            }
+        };
         self.endpoints[ep as usize].vcs[v].tat = tat;
         self.endpoints[ep as usize].nic_frames.push_back(end);
         let done = self.links[link as usize].slots.start(end);
