@@ -470,6 +470,7 @@ impl IpStack {
     }
 
     /// When the stack next needs waking: ARP retries and reassembly timeouts.
+    #[inline]
     pub fn poll_at(&self) -> Option<u64> {
         if self.pending.is_empty() {
             return self.reassembler.poll_at(); // asked after every packet: no ARP wait, usually
@@ -732,12 +733,12 @@ impl IpStack {
         self.fit(now, iface, limit, effective, frame, arrived_on, pieces, out)
     }
 
-    /// The packet after the headroom of `frame` as pieces that fit the MTU of `iface`
-    /// (itself, or its fragments, RFC 791 §3.2), or for the node's own packets the path
-    /// MTU it knows to their destination; `false` when it cannot leave.
-    fn fit_mtu(&mut self, now: u64, iface: usize, frame: Vec<u8>, arrived_on: Option<usize>, pieces: &mut Vec<Vec<u8>>, out: &mut Vec<Out>) -> bool {
+    /// The MTU the packet after the headroom of `frame` meets leaving on `iface`: the
+    /// interface's, or for the node's own packets the path MTU it knows to their
+    /// destination (then [`fit`](Self::fit) cuts it into pieces that fit, RFC 791 §3.2,
+    /// or refuses it).
+    fn egress_mtu(&mut self, now: u64, iface: usize, frame: &mut [u8], arrived_on: Option<usize>) -> usize {
         let mut mtu = self.ifaces[iface].mtu;
-        let mut frame = frame;
         if arrived_on.is_none() {
             let dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
             if let Some(learned) = self.pmtu.get(now, dst) {
@@ -753,7 +754,7 @@ impl IpStack {
                 }
             }
         }
-        self.fit(now, iface, mtu, mtu, frame, arrived_on, pieces, out)
+        mtu
     }
 
     /// Cuts the packet after the headroom of `frame` to `mtu` (DF clear), or refuses it
@@ -1021,9 +1022,16 @@ impl IpStack {
             self.send_into_tunnel(now, t, frame, arrived_on, out);
             return;
         }
+        let mut frame = frame;
+        let mtu = self.egress_mtu(now, iface, &mut frame, arrived_on);
+        if frame.len() - HEADROOM <= mtu {
+            // It fits whole, DF or not: what `fit` would hand on alone.
+            self.resolve_and_send(now, iface, next_hop, frame, out);
+            return;
+        }
         // A scratch vector kept between packets (taken: a nested send starts a new one).
         let mut pieces = std::mem::take(&mut self.pieces_scratch);
-        if self.fit_mtu(now, iface, frame, arrived_on, &mut pieces, out) {
+        if self.fit(now, iface, mtu, mtu, frame, arrived_on, &mut pieces, out) {
             for piece in pieces.drain(..) {
                 self.resolve_and_send(now, iface, next_hop, piece, out);
             }

@@ -1282,7 +1282,7 @@ impl World {
         let f = &mut self.tcp[flow];
         let (src, dst) = (f.addrs[side], f.addrs[1 - side]);
         let spare = &mut self.spare_frames;
-        f.sockets[side].dispatch(now, |repr, payload| {
+        f.sockets[side].dispatch_payloads(now, |repr, payload| {
             segments.push((payload.len(), tcp_frame(spare, &repr, &src, &dst, payload)));
         });
         for (payload_len, frame) in segments.drain(..) {
@@ -1312,7 +1312,7 @@ impl World {
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
     fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
         let f = &self.tcp[flow];
-        let frame = tcp_frame(&mut self.spare_frames, &repr, &f.addrs[side], &f.addrs[1 - side], payload);
+        let frame = tcp_frame(&mut self.spare_frames, &repr, &f.addrs[side], &f.addrs[1 - side], tcp::Payload::Bytes(payload));
         self.tcp_send_segment(now, flow, side, payload.len(), frame)
     }
 
@@ -1713,15 +1713,11 @@ const SPARE_EFFECTS: usize = 16;
 /// A frame buffer holding the TCP segment `repr` with `payload` after
 /// [`crate::ip::TRANSPORT_OFFSET`] octets, checksummed for `src` → `dst`; a spare buffer
 /// when there is one, so a bulk transfer allocates no frame per segment.
-fn tcp_frame(spare: &mut Vec<Vec<u8>>, repr: &tcp::Repr, src: &Ipv4Addr, dst: &Ipv4Addr, payload: &[u8]) -> Vec<u8> {
-    let repr = tcp::Repr { payload_len: payload.len(), ..*repr };
-    let start = crate::ip::TRANSPORT_OFFSET;
+fn tcp_frame(spare: &mut Vec<Vec<u8>>, repr: &tcp::Repr, src: &Ipv4Addr, dst: &Ipv4Addr, payload: tcp::Payload<'_>) -> Vec<u8> {
     let mut frame = spare.pop().unwrap_or_default();
     frame.clear();
-    frame.reserve(start + repr.buffer_len());
-    frame.resize(start + repr.header_len(), 0);
-    frame.extend_from_slice(payload);
-    repr.emit(&mut tcp::Packet::new_unchecked(&mut frame[start..]), src, dst, |_| ());
+    frame.resize(crate::ip::TRANSPORT_OFFSET, 0);
+    repr.emit_append(&mut frame, src, dst, payload);
     frame
 }
 

@@ -1382,7 +1382,19 @@ fn socket_established_sack() -> TcpSocket {
 
 #[test]
 fn sack_blocks_newest_first_at_most_three() {
+    sack_blocks_newest_first(false);
+}
+
+/// The same out-of-order arrivals to a sink (data counted and dropped): the blocks
+/// merge and report the same without data kept.
+#[test]
+fn sack_blocks_of_a_sink_newest_first_at_most_three() {
+    sack_blocks_newest_first(true);
+}
+
+fn sack_blocks_newest_first(sink: bool) {
     let mut s = socket_established_sack();
+    s.set_sink(sink);
     let r = |k: usize| remote(1 + k * MSS).as_u32();
     let arrive = |s: &mut TcpSocket, k: usize, t: u64| -> Repr {
         send!(s, t, peer(Control::None, remote(1 + k * MSS), Some(local(1))), &[k as u8; MSS]);
@@ -1413,6 +1425,20 @@ fn sack_blocks_newest_first_at_most_three() {
     let a = arrive(&mut s, 0, 26 * MS);
     assert_eq!(a.ack_number, Some(remote(1 + 4 * MSS)));
     assert_eq!(blocks(&a), vec![(r(9), r(10)), (r(7), r(8)), (r(5), r(6))]);
+    // Segment 4 joins 5 (and the ACK moves past both); a reader gets segments 0-5 in
+    // order, a sink nothing.
+    let a = arrive(&mut s, 4, 27 * MS);
+    assert_eq!(a.ack_number, Some(remote(1 + 6 * MSS)));
+    // The blocks left, most recently received first (RFC 2018 §4).
+    assert_eq!(blocks(&a), vec![(r(9), r(10)), (r(7), r(8))]);
+    let mut buf = vec![0u8; 10 * MSS];
+    let n = s.recv_slice(&mut buf);
+    if sink {
+        assert_eq!(n, 0);
+    } else {
+        let want: Vec<u8> = (0..6u8).flat_map(|k| [k; MSS]).collect();
+        assert_eq!(&buf[..n], &want[..]);
+    }
 }
 
 #[test]
@@ -1471,4 +1497,39 @@ fn rto_collapses_cwnd_and_goes_back_n() {
     // Its ACK: slow start from one segment resends the next two (go-back-N).
     ack(&mut s, at + 10 * MS, MSS);
     assert_eq!(data_segs(&recv!(s, at + 10 * MS)), vec![(local(1 + MSS), MSS), (local(1 + 2 * MSS), MSS)]);
+}
+
+/// `poll_at` right after `dispatch` knows without asking again that nothing can be
+/// sent; each way the application or the peer can make sending possible again must
+/// make it answer "now" (RFC 9293 §3.8.6: data waits only for the windows).
+#[test]
+fn poll_at_after_dispatch_sees_every_change_that_allows_sending() {
+    let mut s = socket_established();
+    // Nothing queued: no immediate wake-up.
+    assert_ne!(s.poll_at(), Some(10 * MS));
+    // The application queues 20 segments: send now.
+    assert_eq!(s.send_slice(&[7u8; 20 * MSS]), 20 * MSS);
+    assert_eq!(s.poll_at(), Some(10 * MS));
+    // The initial window (10 segments, RFC 6928) goes; the rest waits for ACKs, so
+    // the wake-up is the retransmission timer (RFC 6298 §5.1), not now.
+    let out = recv!(s, 10 * MS);
+    assert_eq!(data_segs(&out).len(), 10);
+    assert_eq!(s.poll_at(), Some(10 * MS + s.rto()));
+    // An ACK for the first segment opens the window: send now.
+    send!(s, 40 * MS, peer(Control::None, remote(1), Some(local(1 + MSS))));
+    assert_eq!(s.poll_at(), Some(40 * MS));
+    let out = recv!(s, 40 * MS);
+    assert!(!data_segs(&out).is_empty());
+    assert_ne!(s.poll_at(), Some(40 * MS));
+    // Closing queues a FIN behind the data: still waits for the window.
+    s.close();
+    assert_ne!(s.poll_at(), Some(40 * MS));
+    // Every octet acknowledged: the rest of the data and the FIN go now.
+    send!(s, 70 * MS, peer(Control::None, remote(1), Some(s_snd_max(&out))));
+    assert_eq!(s.poll_at(), Some(70 * MS));
+}
+
+/// The sequence number after the last segment in `out`.
+fn s_snd_max(out: &[(Repr, Vec<u8>)]) -> SeqNumber {
+    out.iter().map(|(r, _)| r.seq_number + r.segment_len()).max_by(|a, b| a.partial_cmp(b).unwrap()).unwrap()
 }

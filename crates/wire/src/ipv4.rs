@@ -917,31 +917,37 @@ impl Repr {
     /// shorter than [`header_len`](Self::header_len).
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
         let header_len = self.header_len();
-        {
-            let d = packet.buffer.as_mut();
-            let d = &mut d[..header_len];
-            d[field::VER_IHL] = 0x40 | (header_len / 4) as u8;
-            d[field::TOS] = self.tos;
-            d[field::LENGTH].copy_from_slice(&(self.buffer_len() as u16).to_be_bytes());
-            d[field::IDENT].copy_from_slice(&self.ident.to_be_bytes());
-            let mut flg_off = self.frag_offset & OFFSET_MASK;
-            if self.dont_frag {
-                flg_off |= FLAG_DF;
-            }
-            if self.more_frags {
-                flg_off |= FLAG_MF;
-            }
-            d[field::FLG_OFF].copy_from_slice(&flg_off.to_be_bytes());
-            d[field::TTL] = self.hop_limit;
-            d[field::PROTOCOL] = self.next_header.into();
-            d[field::CHECKSUM].copy_from_slice(&[0, 0]);
-            d[field::SRC_ADDR].copy_from_slice(&self.src_addr.octets());
-            d[field::DST_ADDR].copy_from_slice(&self.dst_addr.octets());
-            let options = self.options.as_bytes();
-            let opts = &mut d[field::OPTIONS_START..];
-            opts[..options.len()].copy_from_slice(options);
-            opts[options.len()..].fill(0); // RFC 791: pad with End of Option List
+        // The fixed 20 octets are built in a local array: with no options (nearly
+        // every packet) they are summed there and copied once.
+        let mut h = [0u8; HEADER_LEN];
+        h[field::VER_IHL] = 0x40 | (header_len / 4) as u8;
+        h[field::TOS] = self.tos;
+        h[field::LENGTH].copy_from_slice(&(self.buffer_len() as u16).to_be_bytes());
+        h[field::IDENT].copy_from_slice(&self.ident.to_be_bytes());
+        let mut flg_off = self.frag_offset & OFFSET_MASK;
+        if self.dont_frag {
+            flg_off |= FLAG_DF;
         }
+        if self.more_frags {
+            flg_off |= FLAG_MF;
+        }
+        h[field::FLG_OFF].copy_from_slice(&flg_off.to_be_bytes());
+        h[field::TTL] = self.hop_limit;
+        h[field::PROTOCOL] = self.next_header.into();
+        h[field::SRC_ADDR].copy_from_slice(&self.src_addr.octets());
+        h[field::DST_ADDR].copy_from_slice(&self.dst_addr.octets());
+        let d = &mut packet.buffer.as_mut()[..header_len];
+        if header_len == HEADER_LEN {
+            let sum = !checksum::sum_words32(&h);
+            h[field::CHECKSUM].copy_from_slice(&sum.to_be_bytes());
+            d.copy_from_slice(&h);
+            return;
+        }
+        d[..HEADER_LEN].copy_from_slice(&h);
+        let options = self.options.as_bytes();
+        let opts = &mut d[field::OPTIONS_START..];
+        opts[..options.len()].copy_from_slice(options);
+        opts[options.len()..].fill(0); // RFC 791: pad with End of Option List
         packet.fill_checksum();
     }
 

@@ -204,6 +204,7 @@ impl Reassembler {
 
     /// When the next partial datagram times out (nanoseconds), `None` when none is held.
     /// If a datagram was found overdue by [`process`](Self::process), it is now.
+    #[inline]
     pub fn poll_at(&self) -> Option<u64> {
         if self.entries.is_empty() && self.overdue.is_empty() {
             return None;

@@ -800,6 +800,29 @@ impl Control {
     }
 }
 
+/// The data after a header, for [`Repr::emit_append`]: octets, or a run of zero
+/// octets (a bulk sender's payload, which needs no buffer of its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Payload<'a> {
+    Bytes(&'a [u8]),
+    Zeros(usize),
+}
+
+impl Payload<'_> {
+    /// Octets of data.
+    pub fn len(&self) -> usize {
+        match *self {
+            Payload::Bytes(b) => b.len(),
+            Payload::Zeros(n) => n,
+        }
+    }
+
+    /// True when there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A TCP header as plain values (RFC 9293 §3.1), with the options a stack uses.
 ///
 /// Not kept: URG and the urgent pointer (emitted as zero), PSH together with
@@ -862,13 +885,21 @@ impl Repr {
     /// verifying the checksum. Port 0 and SYN/FIN/RST combinations are malformed.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>, src: &Address, dst: &Address) -> Result<Repr> {
         packet.check_len()?;
-        if packet.src_port() == 0 || packet.dst_port() == 0 {
+        let data = packet.buffer.as_ref();
+        // The fixed header read once from a 20-octet array (check_len saw it is there).
+        let h: &[u8; HEADER_LEN] = data[..HEADER_LEN].try_into().map_err(|_| Error::Truncated)?;
+        let word16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
+        let word32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+        let (src_port, dst_port) = (word16(field::SRC_PORT.start), word16(field::DST_PORT.start));
+        if src_port == 0 || dst_port == 0 {
             return Err(Error::Malformed);
         }
         if !packet.verify_checksum(src, dst) {
             return Err(Error::Checksum);
         }
-        let control = match (packet.syn(), packet.fin(), packet.rst(), packet.psh()) {
+        let raw = word16(field::FLAGS.start);
+        let bit = |f: u16| raw & f != 0;
+        let control = match (bit(flags::SYN), bit(flags::FIN), bit(flags::RST), bit(flags::PSH)) {
             (false, false, false, false) => Control::None,
             (false, false, false, true) => Control::Psh,
             (true, false, false, _) => Control::Syn,
@@ -876,19 +907,30 @@ impl Repr {
             (false, false, true, _) => Control::Rst,
             _ => return Err(Error::Malformed),
         };
-        let mut repr = Repr::new(packet.src_port(), packet.dst_port(), control, packet.seq_number(), packet.window_len());
-        repr.ack_number = if packet.ack() { Some(packet.ack_number()) } else { None };
-        repr.ece = packet.ece();
-        repr.cwr = packet.cwr();
-        repr.payload_len = packet.payload().len();
+        let header_len = usize::from(raw >> 12) * 4;
+        let seq = SeqNumber::from_u32(word32(field::SEQ_NUM.start));
+        let mut repr = Repr::new(src_port, dst_port, control, seq, word16(field::WIN_SIZE.start));
+        repr.ack_number = bit(flags::ACK).then(|| SeqNumber::from_u32(word32(field::ACK_NUM.start)));
+        repr.ece = bit(flags::ECE);
+        repr.cwr = bit(flags::CWR);
+        repr.payload_len = data.len() - header_len;
 
-        let mut options = packet.options();
+        let mut options = &data[HEADER_LEN..header_len];
         // Fast path for the options of nearly every segment of a connection with
-        // timestamps (RFC 7323 Appendix A's layout: NOP, NOP, Timestamps); the loop
-        // below gives the same result, option by option.
-        if let [1, 1, 8, 10, ts @ ..] = options {
-            if ts.len() == 8 {
-                repr.timestamp = Some((be32(ts, 0..4), be32(ts, 4..8)));
+        // timestamps (RFC 7323 Appendix A's layout: NOP, NOP, Timestamps), alone or
+        // followed by NOP, NOP, SACK (RFC 2018 §3) as Linux sends them; the loop below
+        // gives the same result, option by option.
+        if let [1, 1, 8, 10, t0, t1, t2, t3, e0, e1, e2, e3, rest @ ..] = options {
+            let sack = match rest {
+                [] => Some(&[][..]),
+                [1, 1, 5, len, blocks @ ..] if usize::from(*len) == blocks.len() + 2 && matches!(len, 10 | 18 | 26) => Some(blocks),
+                _ => None,
+            };
+            if let Some(blocks) = sack {
+                repr.timestamp = Some((u32::from_be_bytes([*t0, *t1, *t2, *t3]), u32::from_be_bytes([*e0, *e1, *e2, *e3])));
+                for (slot, b) in repr.sack_ranges.iter_mut().zip(blocks.chunks_exact(8)) {
+                    *slot = Some((be32(b, 0..4), be32(b, 4..8)));
+                }
                 options = &[];
             }
         }
@@ -932,7 +974,12 @@ impl Repr {
 
     /// Header length in octets, options padded to a word (at most 60).
     pub fn header_len(&self) -> usize {
-        let (base, blocks, other) = self.layout();
+        Self::header_len_of(self.layout())
+    }
+
+    /// [`header_len`](Self::header_len) for a [`layout`](Self::layout) already made.
+    #[inline]
+    fn header_len_of((base, blocks, other): (usize, usize, usize)) -> usize {
         let sack = if blocks > 0 { 4 + 8 * blocks } else { 0 };
         HEADER_LEN + base + sack + round4(other)
     }
@@ -962,14 +1009,52 @@ impl Repr {
         dst: &Address,
         emit_payload: impl FnOnce(&mut [u8]),
     ) {
-        let header_len = self.header_len();
+        let layout = self.layout();
+        let header_len = Self::header_len_of(layout);
         let total = header_len + self.payload_len;
         let buf = &mut packet.buffer.as_mut()[..total];
-        let mut p = Packet::new_unchecked(&mut *buf);
-        p.set_src_port(self.src_port);
-        p.set_dst_port(self.dst_port);
-        p.set_seq_number(self.seq_number);
-        p.set_ack_number(self.ack_number.unwrap_or_default());
+        self.emit_header(&mut buf[..header_len], layout);
+        emit_payload(&mut buf[header_len..]);
+        Packet::new_unchecked(buf).fill_checksum(src, dst);
+    }
+
+    /// Appends the segment to `frame`: this header, then `payload` (its length, not
+    /// `payload_len`, counts), checksum filled. The same octets as [`emit`](Self::emit)
+    /// over a buffer holding the payload; the payload is read once, to copy it, and
+    /// its checksum is summed once. [`Payload::Zeros`] is written without a source
+    /// buffer and adds nothing to the sum (RFC 1071 §2: a one's-complement sum of
+    /// zero words is zero), so only the header is summed for it.
+    pub fn emit_append(&self, frame: &mut Vec<u8>, src: &Address, dst: &Address, payload: Payload<'_>) {
+        let layout = self.layout();
+        let header_len = Self::header_len_of(layout);
+        let total = header_len + payload.len();
+        let start = frame.len();
+        match payload {
+            Payload::Bytes(bytes) => {
+                frame.reserve(total);
+                frame.resize(start + header_len, 0);
+                frame.extend_from_slice(bytes);
+            }
+            // Header and zeros in one fill; the header is written over below.
+            Payload::Zeros(n) => frame.resize(start + header_len + n, 0),
+        }
+        let segment = &mut frame[start..];
+        let (header, data) = segment.split_at_mut(header_len);
+        self.emit_header(header, layout);
+        // The header is whole 32-bit words (Data Offset counts them, RFC 9293 §3.1),
+        // and the data starts on a 16-bit boundary: the two sums add (RFC 1071 §2(A)).
+        let mut acc = checksum::pseudo_header(src.octets(), dst.octets(), Protocol::Tcp.into(), total as u16);
+        acc += u32::from(checksum::sum_words32(header));
+        if let Payload::Bytes([_, ..]) = payload {
+            acc = checksum::accumulate(acc, data);
+        }
+        header[field::CHECKSUM].copy_from_slice(&(!checksum::fold(acc)).to_be_bytes());
+    }
+
+    /// Writes the fixed header (checksum zero) and the options of `layout` into
+    /// `buf`, which is exactly the header's length.
+    fn emit_header(&self, buf: &mut [u8], layout: (usize, usize, usize)) {
+        let header_len = buf.len();
         let mut raw = ((header_len / 4) as u16) << 12;
         raw |= match self.control {
             Control::None => 0,
@@ -987,23 +1072,45 @@ impl Repr {
         if self.cwr {
             raw |= flags::CWR;
         }
-        p.set_raw_flags(raw);
-        p.set_window_len(self.window_len);
-        p.set_checksum(0);
-        p.set_urgent_at(0);
-        if header_len > HEADER_LEN {
-            self.emit_options(&mut buf[field::OPTIONS_START..header_len]);
+        // The fixed 20 octets built in a local array (checksum and urgent pointer
+        // zero) and copied once.
+        let mut h = [0u8; HEADER_LEN];
+        h[field::SRC_PORT].copy_from_slice(&self.src_port.to_be_bytes());
+        h[field::DST_PORT].copy_from_slice(&self.dst_port.to_be_bytes());
+        h[field::SEQ_NUM].copy_from_slice(&self.seq_number.0.to_be_bytes());
+        h[field::ACK_NUM].copy_from_slice(&self.ack_number.unwrap_or_default().0.to_be_bytes());
+        h[field::FLAGS].copy_from_slice(&raw.to_be_bytes());
+        h[field::WIN_SIZE].copy_from_slice(&self.window_len.to_be_bytes());
+        let (fixed, options) = buf.split_at_mut(HEADER_LEN);
+        fixed.copy_from_slice(&h);
+        if !options.is_empty() {
+            self.emit_options(options, layout);
         }
-        emit_payload(&mut buf[header_len..]);
-        Packet::new_unchecked(buf).fill_checksum(src, dst);
     }
 
-    fn emit_options(&self, out: &mut [u8]) {
+    fn emit_options(&self, out: &mut [u8], (_, blocks, other): (usize, usize, usize)) {
         // Written octet by octet in Linux's order (`tcp_options_write`); the same bytes
         // as emitting each `TcpOption` in turn, without its generic length and kind work
         // (this runs once per segment sent).
         const NOP: u8 = 1;
-        let (_, blocks, other) = self.layout();
+        if let (None, false, Some((tsval, tsecr)), None, 0) = (self.max_seg_size, self.sack_permitted, self.timestamp, self.window_scale, other) {
+            // Nearly every segment of a connection with timestamps: NOP, NOP,
+            // Timestamps (RFC 7323 Appendix A), then SACK blocks if any; the octets the
+            // general writer below would put.
+            let mut o = [0u8; MAX_OPTIONS_LEN];
+            o[..4].copy_from_slice(&[NOP, NOP, OptionKind::Timestamp.into(), 10]);
+            o[4..8].copy_from_slice(&tsval.to_be_bytes());
+            o[8..12].copy_from_slice(&tsecr.to_be_bytes());
+            if blocks > 0 {
+                o[12..16].copy_from_slice(&[NOP, NOP, OptionKind::Sack.into(), (2 + 8 * blocks) as u8]);
+                for (b, &(left, right)) in o[16..].chunks_exact_mut(8).zip(self.sack_ranges.iter().flatten().take(blocks)) {
+                    b[..4].copy_from_slice(&left.to_be_bytes());
+                    b[4..].copy_from_slice(&right.to_be_bytes());
+                }
+            }
+            out.copy_from_slice(&o[..out.len()]);
+            return;
+        }
         let mut w = OptionWriter { out, at: 0 };
         if let Some(mss) = self.max_seg_size {
             w.put(&[OptionKind::MaxSegmentSize.into(), 4]);
@@ -1301,6 +1408,43 @@ mod test {
             if repr.layout().1 == repr.sack_ranges.iter().flatten().count() {
                 // Everything fitted: the parse is exact.
                 prop_assert_eq!(parsed, repr);
+            }
+        }
+
+        #[test]
+        fn timestamps_and_sack_roundtrip(ts in any::<(u32, u32)>(), sack in proptest::collection::vec(any::<(u32, u32)>(), 0..=3),
+                                         seq in any::<u32>(), ack in any::<u32>(), payload_len in 0usize..50) {
+            // The layout a timestamps connection sends on nearly every segment (the
+            // parser's fast path): NOP NOP TS, then NOP NOP SACK with 0..=3 blocks.
+            let mut repr = Repr::new(49152, 80, Control::None, SeqNumber::from_u32(seq), 1000);
+            repr.ack_number = Some(SeqNumber::from_u32(ack));
+            repr.timestamp = Some(ts);
+            for (slot, r) in repr.sack_ranges.iter_mut().zip(&sack) { *slot = Some(*r); }
+            repr.payload_len = payload_len;
+            let mut a = vec![0u8; repr.buffer_len()];
+            repr.emit(&mut Packet::new_unchecked(&mut a[..]), &SRC, &DST, |p| p.fill(7));
+            prop_assert_eq!(a.len(), HEADER_LEN + 12 + if sack.is_empty() { 0 } else { 4 + 8 * sack.len() } + payload_len);
+            prop_assert_eq!(Repr::parse(&Packet::new_checked(&a[..]).unwrap(), &SRC, &DST).unwrap(), repr);
+        }
+
+        #[test]
+        fn emit_append_equals_emit(repr in arb_repr(), s in any::<u32>(), d in any::<u32>(),
+                                   data in proptest::collection::vec(any::<u8>(), 0..3000), prefix in 0usize..40) {
+            let (s, d) = (Address::from(s), Address::from(d));
+            let repr = Repr { payload_len: data.len(), ..repr };
+            for (payload, copy) in [(Payload::Bytes(&data), data.clone()), (Payload::Zeros(data.len()), vec![0; data.len()])] {
+                // `emit` over a buffer already holding the payload, checksum by
+                // `fill_checksum` over the whole segment.
+                let mut want = vec![0u8; repr.header_len()];
+                want.extend_from_slice(&copy);
+                repr.emit(&mut Packet::new_unchecked(&mut want[..]), &s, &d, |_| ());
+                // Appended after other octets to a buffer that held garbage.
+                let mut frame = vec![0xeeu8; 200];
+                frame.truncate(prefix);
+                repr.emit_append(&mut frame, &s, &d, payload);
+                prop_assert_eq!(&frame[..prefix], &vec![0xeeu8; prefix][..]);
+                prop_assert_eq!(&frame[prefix..], &want[..]);
+                prop_assert!(Packet::new_checked(&frame[prefix..]).unwrap().verify_checksum(&s, &d));
             }
         }
 

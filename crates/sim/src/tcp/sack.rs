@@ -101,32 +101,47 @@ impl Scoreboard {
                 octets += (e - s.max(seq + 1)) as u64;
             }
         }
-        ranges >= dup_thresh || octets > u64::from(dup_thresh - 1) * u64::from(smss)
+        lost(ranges, octets, dup_thresh, smss)
     }
 
     /// The unSACKed runs `[start, end)` from `snd_una` up to `high_data`; the last
     /// run (above every SACKed range) is included.
     pub fn holes(&self, snd_una: SeqNumber, high_data: SeqNumber) -> Vec<(SeqNumber, SeqNumber)> {
-        let mut holes = Vec::with_capacity(self.blocks.len() + 1);
+        self.holes_above(snd_una, high_data).map(|(s, e, _, _)| (s, e)).collect()
+    }
+
+    /// The runs of [`holes`](Self::holes), in order and without allocating, each with
+    /// the SACKed ranges and octets above it: what IsLost() counts for any octet `x`
+    /// of the hole. A range after the hole starts past it (above `x + 1`) and counts
+    /// whole; a range before it ends at or below the hole's start (not above `x + 1`).
+    /// So they are the running totals of the ranges not yet passed, and the last hole
+    /// has none above it.
+    fn holes_above(&self, snd_una: SeqNumber, high_data: SeqNumber) -> impl Iterator<Item = (SeqNumber, SeqNumber, u32, u64)> + '_ {
+        let mut ranges = self.blocks.len() as u32;
+        let mut octets = self.sacked_bytes();
         let mut at = snd_una;
-        for &(s, e) in &self.blocks {
-            if s > at {
-                holes.push((at, s));
+        let mut blocks = self.blocks.iter();
+        let mut last = Some(());
+        std::iter::from_fn(move || {
+            for &(s, e) in blocks.by_ref() {
+                let hole = (s > at).then_some((at, s, ranges, octets));
+                at = at.max(e);
+                ranges -= 1;
+                octets -= (e - s) as u64;
+                if hole.is_some() {
+                    return hole;
+                }
             }
-            at = at.max(e);
-        }
-        if high_data > at {
-            holes.push((at, high_data));
-        }
-        holes
+            last.take().filter(|_| high_data > at).map(|_| (at, high_data, ranges, octets))
+        })
     }
 
     /// RFC 6675 §4 pipe: octets believed in the network. `high_rxt` is the end of the
     /// highest retransmitted octet (exclusive), `snd_una` when nothing was.
     pub fn pipe(&self, snd_una: SeqNumber, high_data: SeqNumber, high_rxt: SeqNumber, dup_thresh: u32, smss: u32) -> u64 {
         let mut pipe = 0u64;
-        for (s, e) in self.holes(snd_una, high_data) {
-            if !self.is_lost(s, dup_thresh, smss) {
+        for (s, e, ranges, octets) in self.holes_above(snd_una, high_data) {
+            if !lost(ranges, octets, dup_thresh, smss) {
                 pipe += (e - s) as u64;
             }
             if high_rxt > s {
@@ -146,33 +161,41 @@ impl Scoreboard {
         dup_thresh: u32,
         smss: u32,
     ) -> Option<(SeqNumber, SeqNumber)> {
-        self.next_in_holes(snd_una, high_data, high_rxt, smss, |s| self.is_lost(s, dup_thresh, smss))
+        self.next_in_holes(snd_una, high_data, high_rxt, smss, |ranges, octets| lost(ranges, octets, dup_thresh, smss))
     }
 
     /// NextSeg() rule 3: the first unSACKed octet at or above `high_rxt` with SACKed
     /// octets above it (rule 1's (1.a) and (1.b) without (1.c)).
     pub fn next_rule3(&self, snd_una: SeqNumber, high_data: SeqNumber, high_rxt: SeqNumber, smss: u32) -> Option<(SeqNumber, SeqNumber)> {
         let top = self.highest_sacked()?;
-        self.next_in_holes(snd_una, high_data.min(top), high_rxt, smss, |_| true)
+        self.next_in_holes(snd_una, high_data.min(top), high_rxt, smss, |_, _| true)
     }
 
+    /// The first hole octet at or above `high_rxt` for whose hole `ok(ranges, octets
+    /// SACKed above)` holds, below the highest SACKed octet.
     fn next_in_holes(
         &self,
         snd_una: SeqNumber,
         high_data: SeqNumber,
         high_rxt: SeqNumber,
         smss: u32,
-        ok: impl Fn(SeqNumber) -> bool,
+        ok: impl Fn(u32, u64) -> bool,
     ) -> Option<(SeqNumber, SeqNumber)> {
         let top = self.highest_sacked()?;
-        for (s, e) in self.holes(snd_una, high_data.min(top)) {
+        for (s, e, ranges, octets) in self.holes_above(snd_una, high_data.min(top)) {
             let s = s.max(high_rxt);
-            if s < e && ok(s) {
+            if s < e && ok(ranges, octets) {
                 return Some((s, e.min(s + smss as usize)));
             }
         }
         None
     }
+}
+
+/// RFC 6675 §4 IsLost() from what is SACKed above the octet: DupThresh discontiguous
+/// ranges, or more than (DupThresh − 1)·SMSS octets.
+fn lost(ranges: u32, octets: u64, dup_thresh: u32, smss: u32) -> bool {
+    ranges >= dup_thresh || octets > u64::from(dup_thresh - 1) * u64::from(smss)
 }
 
 #[cfg(test)]
@@ -227,6 +250,50 @@ mod test {
         assert_eq!(sb.pipe(seq(0), seq(1000), seq(0), 3, 100), 900);
         assert_eq!(sb.next_lost(seq(0), seq(1000), seq(0), 3, 100), None);
         assert_eq!(sb.next_rule3(seq(0), seq(1000), seq(0), 100), Some((seq(0), seq(100))));
+    }
+
+    /// pipe, NextSeg() rules 1 and 3 against RFC 6675 §4's definitions applied octet by
+    /// octet (IsLost() asked of every octet, pipe summed per octet), on random
+    /// scoreboards.
+    #[test]
+    fn per_hole_queries_equal_the_per_octet_definitions() {
+        let mut x: u32 = 99;
+        let mut rand = |n: u32| {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            (x >> 8) % n
+        };
+        for _ in 0..300 {
+            // Near the wrap of the sequence space.
+            let una = seq(0xffff_f000u32.wrapping_add(rand(0x2000)));
+            let high = una + (1 + rand(2000)) as usize;
+            let mut sb = Scoreboard::new();
+            for _ in 0..rand(8) {
+                let start = una + rand(2100) as usize;
+                sb.add(una, high, start, start + (1 + rand(300)) as usize);
+            }
+            let high_rxt = una + rand(2000) as usize;
+            let (thresh, smss) = (1 + rand(4), 1 + rand(200));
+            let octets = |from: SeqNumber, to: SeqNumber| (0..(to - from)).map(move |i| from + i);
+            let unsacked = |o: SeqNumber| !sb.is_sacked(o);
+            let mut pipe = 0u64;
+            for o in octets(una, high).filter(|&o| unsacked(o)) {
+                pipe += u64::from(!sb.is_lost(o, thresh, smss)) + u64::from(o < high_rxt);
+            }
+            assert_eq!(sb.pipe(una, high, high_rxt, thresh, smss), pipe, "{sb:?}");
+            let top = sb.highest_sacked();
+            let first = |ok: &dyn Fn(SeqNumber) -> bool| {
+                let top = top?;
+                let limit = high.min(top);
+                let o = octets(high_rxt.max(una), limit.max(high_rxt.max(una))).find(|&o| unsacked(o) && ok(o))?;
+                let mut end = o;
+                while end < limit && unsacked(end) && end - o < smss as usize {
+                    end += 1;
+                }
+                Some((o, end))
+            };
+            assert_eq!(sb.next_lost(una, high, high_rxt, thresh, smss), first(&|o| sb.is_lost(o, thresh, smss)), "{sb:?}");
+            assert_eq!(sb.next_rule3(una, high, high_rxt, smss), first(&|_| true), "{sb:?}");
+        }
     }
 
     #[test]

@@ -21,7 +21,7 @@
 
 use std::collections::VecDeque;
 
-use wire::tcp::{Control, Repr, SeqNumber, DEFAULT_MSS, MAX_OPTIONS_LEN, MAX_WINDOW_SHIFT};
+use wire::tcp::{Control, Payload, Repr, SeqNumber, DEFAULT_MSS, MAX_OPTIONS_LEN, MAX_WINDOW_SHIFT};
 
 use super::config::TcpConfig;
 use super::congestion::Congestion;
@@ -295,6 +295,13 @@ pub struct TcpSocket {
 
     stats: TcpStats,
     trace: Option<Vec<TraceRecord>>,
+
+    /// True from the end of [`dispatch`](Self::dispatch), which sends until
+    /// [`next_segment`](Self::next_segment) is `None`, to the next call of any other
+    /// `&mut self` method, which clears it first: every field is private, so nothing
+    /// else can change what `next_segment` reads in between. [`poll_at`](Self::poll_at)
+    /// then knows there is nothing to send without asking `next_segment` again.
+    send_idle: bool,
 }
 
 impl TcpSocket {
@@ -375,6 +382,7 @@ impl TcpSocket {
             rtx_cut_at: 0,
             stats: TcpStats::default(),
             trace: None,
+            send_idle: false,
             cfg,
         }
     }
@@ -384,6 +392,7 @@ impl TcpSocket {
     /// Passive open (RFC 9293 §3.10.1): CLOSED → LISTEN on `local_port`; `iss` is
     /// the initial send sequence number the SYN-ACK will carry.
     pub fn listen(&mut self, local_port: u16, iss: SeqNumber) {
+        self.send_idle = false;
         assert_eq!(self.state, State::Closed, "listen on an open socket");
         self.reset_connection(iss);
         self.local_port = local_port;
@@ -394,6 +403,7 @@ impl TcpSocket {
     /// Active open (RFC 9293 §3.10.1): CLOSED → SYN-SENT; the SYN goes out at the
     /// next [`dispatch`](Self::dispatch).
     pub fn connect(&mut self, now: u64, local_port: u16, remote_port: u16, iss: SeqNumber) {
+        self.send_idle = false;
         assert_eq!(self.state, State::Closed, "connect on an open socket");
         self.now = now;
         self.reset_connection(iss);
@@ -407,6 +417,7 @@ impl TcpSocket {
     /// Close (RFC 9293 §3.10.4): a FIN follows the queued data. A bulk sender with
     /// unlimited data stops at what it has sent.
     pub fn close(&mut self) {
+        self.send_idle = false;
         if self.bulk == Some(true) {
             self.tx_len = self.sent_data_octets();
             self.bulk = Some(false);
@@ -428,6 +439,7 @@ impl TcpSocket {
 
     /// Abort (RFC 9293 §3.10.5): send a RST and go to CLOSED.
     pub fn abort(&mut self) {
+        self.send_idle = false;
         if matches!(
             self.state,
             State::SynReceived | State::Established | State::FinWait1 | State::FinWait2 | State::CloseWait
@@ -440,6 +452,7 @@ impl TcpSocket {
     /// Queues application data (bytes mode); returns how much fitted in the send
     /// buffer. Nothing is queued after `close` or in bulk mode.
     pub fn send_slice(&mut self, data: &[u8]) -> usize {
+        self.send_idle = false;
         if self.fin_seq.is_some() || self.bulk.is_some() || !self.may_send_state() {
             return 0;
         }
@@ -454,6 +467,7 @@ impl TcpSocket {
     /// gives an unlimited supply. Payload is zeros handed out without copying. In
     /// flight it is bounded by `send_buffer` as queued bytes would be.
     pub fn send_bulk(&mut self, octets: Option<u64>) {
+        self.send_idle = false;
         assert!(self.tx.is_empty(), "bulk mode after bytes were queued");
         if self.fin_seq.is_some() {
             return;
@@ -473,6 +487,7 @@ impl TcpSocket {
     /// Sink mode: received data is counted and dropped at once, as a reader that
     /// always keeps up (the window stays fully open).
     pub fn set_sink(&mut self, sink: bool) {
+        self.send_idle = false;
         self.sink = sink;
     }
 
@@ -480,6 +495,7 @@ impl TcpSocket {
     /// with an immediate update when it grew by min(buffer/2, MSS) (RFC 1122
     /// §4.2.3.3).
     pub fn recv_slice(&mut self, buf: &mut [u8]) -> usize {
+        self.send_idle = false;
         let n = buf.len().min(self.rx.len());
         for (dst, src) in buf.iter_mut().zip(self.rx.drain(..n)) {
             *dst = src;
@@ -516,6 +532,7 @@ impl TcpSocket {
 
     /// Starts collecting a [`TraceRecord`] per ACK.
     pub fn enable_trace(&mut self) {
+        self.send_idle = false;
         self.trace.get_or_insert_with(Vec::new);
     }
 
@@ -526,6 +543,7 @@ impl TcpSocket {
 
     /// Takes the trace collected so far.
     pub fn take_trace(&mut self) -> Vec<TraceRecord> {
+        self.send_idle = false;
         self.trace.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
@@ -664,6 +682,7 @@ impl TcpSocket {
     /// lowered by "fragmentation needed", raised again when that aged out, RFC 1191
     /// §6.3): the MSS follows (RFC 1191 §6.4). Sends nothing again.
     pub fn set_path_mtu(&mut self, mtu: u32) {
+        self.send_idle = false;
         if mtu != self.pmtu && self.cfg.pmtu_discovery {
             self.sync_mss(mtu);
         }
@@ -678,6 +697,7 @@ impl TcpSocket {
     /// changed"; its cwnd counts segments, so ours keeps their number). Returns whether
     /// the message was accepted.
     pub fn on_frag_needed(&mut self, now: u64, seq: SeqNumber, mtu: u32) -> bool {
+        self.send_idle = false;
         self.now = now;
         if matches!(self.state, State::Listen | State::Closed) || seq < self.snd_una || seq > self.snd_max {
             return false;
@@ -814,7 +834,8 @@ impl TcpSocket {
     /// When the socket next needs [`dispatch`](Self::dispatch): the latest `now` it
     /// saw when it has something to send at once, else its earliest timer.
     pub fn poll_at(&self) -> Option<u64> {
-        if self.rst_pending || self.ack_now || self.next_segment().is_some() {
+        debug_assert!(!self.send_idle || self.next_segment().is_none(), "send_idle went stale");
+        if self.rst_pending || self.ack_now || (!self.send_idle && self.next_segment().is_some()) {
             return Some(self.now);
         }
         let loss_at = self.loss_at.map(|(t, _)| t);
@@ -826,6 +847,7 @@ impl TcpSocket {
     /// Takes one arriving segment for this socket at `now`. Returns an immediate
     /// reply that carries no data (a RST); everything else is sent by `dispatch`.
     pub fn process(&mut self, now: u64, repr: &Repr, payload: &[u8]) -> Option<Repr> {
+        self.send_idle = false;
         debug_assert_eq!(repr.payload_len, payload.len());
         self.now = now;
         self.stats.segments_received += 1;
@@ -1530,20 +1552,24 @@ impl TcpSocket {
     }
 
     fn insert_ooo(&mut self, seq: SeqNumber, data: &[u8]) {
-        let (mut start, mut end) = (seq, seq + data.len());
+        let (lo, hi) = (seq, seq + data.len());
+        let (mut start, mut end) = (lo, hi);
+        // The blocks this one touches are merged into it; their data is kept aside
+        // only when there is data (a sink keeps none, so merging allocates nothing).
+        let keep_data = !self.sink;
         let mut merged: Vec<OooBlock> = Vec::new();
         self.ooo.retain(|b| {
-            if b.end < start || b.start > end {
+            if b.end < lo || b.start > hi {
                 true
             } else {
-                merged.push(b.clone());
+                start = start.min(b.start);
+                end = end.max(b.end);
+                if keep_data {
+                    merged.push(b.clone());
+                }
                 false
             }
         });
-        for b in &merged {
-            start = start.min(b.start);
-            end = end.max(b.end);
-        }
         let mut bytes = Vec::new();
         if !self.sink {
             bytes = vec![0; end - start];
@@ -1588,6 +1614,17 @@ impl TcpSocket {
     /// now, in order, as `(header, payload)`; `header.payload_len` is the payload's
     /// length.
     pub fn dispatch(&mut self, now: u64, mut emit: impl FnMut(Repr, &[u8])) {
+        self.dispatch_payloads(now, |repr, payload| match payload {
+            Payload::Bytes(bytes) => emit(repr, bytes),
+            Payload::Zeros(n) => emit(repr, &ZEROS[..n]),
+        });
+    }
+
+    /// As [`dispatch`](Self::dispatch), handing a bulk sender's payload out as
+    /// [`Payload::Zeros`] (no buffer to copy or checksum) and queued bytes as
+    /// [`Payload::Bytes`].
+    pub fn dispatch_payloads(&mut self, now: u64, mut emit: impl FnMut(Repr, Payload<'_>)) {
+        self.send_idle = false;
         self.now = now;
         if self.timewait_at.is_some_and(|t| t <= now) {
             self.enter_closed();
@@ -1610,7 +1647,7 @@ impl TcpSocket {
             let mut rst = Repr::new(self.local_port, self.remote_port, Control::Rst, self.snd_nxt, 0);
             rst.ack_number = Some(self.rcv_nxt);
             self.stats.segments_sent += 1;
-            emit(rst, &[]);
+            emit(rst, Payload::Bytes(&[]));
             return;
         }
         let mut sent_new = false;
@@ -1628,7 +1665,7 @@ impl TcpSocket {
         if self.ack_now && self.is_synchronized() {
             let repr = self.header(now, Control::None, self.snd_nxt, 0);
             self.stats.segments_sent += 1;
-            emit(repr, &[]);
+            emit(repr, Payload::Bytes(&[]));
         }
         // Persist timer (RFC 9293 §3.8.6.1): data waits behind a window too small to
         // use with nothing in flight, so no ACK will come to open it unless we probe.
@@ -1639,6 +1676,10 @@ impl TcpSocket {
         {
             self.rto_at = Some(now + self.rtt.rto());
         }
+        // The loop above stopped at `next_segment() == None`, and what ran since (the
+        // probe flag, the loss timer, the ACK's header, the persist timer) is none of
+        // its inputs (the debug assertion in `poll_at` checks it).
+        self.send_idle = true;
     }
 
     /// The next segment to send, if any: SYN, SYN-ACK, a retransmission, new data or
@@ -1801,7 +1842,7 @@ impl TcpSocket {
         Plan { seq: start, len: end - start, syn: false, fin: false }
     }
 
-    fn send_plan(&mut self, now: u64, plan: Plan, emit: &mut impl FnMut(Repr, &[u8])) {
+    fn send_plan(&mut self, now: u64, plan: Plan, emit: &mut impl FnMut(Repr, Payload<'_>)) {
         let end = plan.seq + (plan.len + usize::from(plan.syn) + usize::from(plan.fin));
         let retransmit = plan.seq < self.snd_max;
         if !plan.syn {
@@ -1865,14 +1906,14 @@ impl TcpSocket {
             // RFC 6298 §5.1.
             self.rto_at = Some(now + self.rtt.rto());
         }
-        let payload: &[u8] = if plan.len == 0 {
-            &[]
+        let payload = if plan.len == 0 {
+            Payload::Bytes(&[])
         } else if self.bulk.is_some() {
-            &ZEROS[..plan.len]
+            Payload::Zeros(plan.len)
         } else {
             self.scratch.clear();
             self.scratch.extend(self.tx.range(offset..offset + plan.len));
-            &self.scratch
+            Payload::Bytes(&self.scratch)
         };
         emit(repr, payload);
     }
