@@ -838,8 +838,15 @@ impl TcpSocket {
         if self.rst_pending || self.ack_now || (!self.send_idle && self.next_segment().is_some()) {
             return Some(self.now);
         }
+        // The earliest of the timers that are set (the same as flattening the four and
+        // taking the minimum, without building an iterator on every poll).
+        let earliest = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, None) => x,
+            (None, y) => y,
+        };
         let loss_at = self.loss_at.map(|(t, _)| t);
-        [self.rto_at, loss_at, self.delack_at, self.timewait_at].into_iter().flatten().min()
+        earliest(earliest(self.rto_at, loss_at), earliest(self.delack_at, self.timewait_at))
     }
 
     // ----- input -------------------------------------------------------------------
