@@ -1413,6 +1413,21 @@ mod test {
         }
 
         #[test]
+        fn emitted_checksum_is_the_rfc1071_sum(repr in arb_repr()) {
+            // RFC 791 §3.1 / RFC 1071 §4.1: the complement of the 16-bit one's-complement
+            // sum of the header with the checksum field zero, summed here word by word.
+            let mut a = vec![0u8; repr.buffer_len()];
+            repr.emit(&mut Packet::new_unchecked(&mut a[..]));
+            let mut header = a[..repr.header_len()].to_vec();
+            header[10..12].fill(0);
+            let mut acc: u32 = header.chunks(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+            while acc >> 16 != 0 {
+                acc = (acc & 0xffff) + (acc >> 16);
+            }
+            prop_assert_eq!(u16::from_be_bytes([a[10], a[11]]), !(acc as u16));
+        }
+
+        #[test]
         fn parse_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..80)) {
             if let Ok(p) = Packet::new_checked(&bytes[..]) {
                 if let Ok(r) = Repr::parse(&p) { for o in r.options.iter() { let _ = o; } }
