@@ -883,6 +883,7 @@ impl Repr {
 
     /// Parses a segment carried from `src` to `dst` (the buffer is the whole segment),
     /// verifying the checksum. Port 0 and SYN/FIN/RST combinations are malformed.
+    #[inline(always)]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>, src: &Address, dst: &Address) -> Result<Repr> {
         packet.check_len()?;
         let data = packet.buffer.as_ref();
