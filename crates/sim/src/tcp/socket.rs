@@ -1927,6 +1927,7 @@ impl TcpSocket {
 
     /// A header from this socket: ACK (except on our first SYN), window, timestamps,
     /// SACK blocks; clears the pending ACK.
+    #[inline(always)]
     fn header(&mut self, now: u64, control: Control, seq: SeqNumber, len: usize) -> Repr {
         let syn = control == Control::Syn;
         let window = self.advertise_window(syn);
