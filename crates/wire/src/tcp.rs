@@ -1025,6 +1025,7 @@ impl Repr {
     /// its checksum is summed once. [`Payload::Zeros`] is written without a source
     /// buffer and adds nothing to the sum (RFC 1071 §2: a one's-complement sum of
     /// zero words is zero), so only the header is summed for it.
+    #[inline(always)]
     pub fn emit_append(&self, frame: &mut Vec<u8>, src: &Address, dst: &Address, payload: Payload<'_>) {
         let layout = self.layout();
         let header_len = Self::header_len_of(layout);
