@@ -11,6 +11,7 @@
 /// folded sum is swapped back once at the end. The folded value is the same
 /// one's-complement sum, and for any input with a non-zero byte the same 16-bit result
 /// as the 16-bit loop.
+#[inline]
 pub fn accumulate(acc: u32, data: &[u8]) -> u32 {
     let (whole, tail) = data.split_at(data.len() / BLOCK * BLOCK);
     let mut little = if whole.is_empty() { 0 } else { u64::from(sum_blocks(whole)) };
