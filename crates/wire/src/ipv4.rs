@@ -915,6 +915,7 @@ impl Repr {
 
     /// Writes the header (not the payload) and its checksum. Panics if the buffer is
     /// shorter than [`header_len`](Self::header_len).
+    #[inline(always)]
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
         let header_len = self.header_len();
         // The fixed 20 octets are built in a local array: with no options (nearly
