@@ -884,6 +884,7 @@ impl IpStack {
     /// `header_len` bytes). RFC 4301 §5.1: the SPD decides before the datagram is routed;
     /// a transport-mode SA transforms the whole datagram, which is fragmented afterwards
     /// if it must be.
+    #[inline(always)]
     fn send_own(&mut self, now: u64, mut frame: Vec<u8>, header_len: usize, out: &mut Vec<Out>) {
         if let Some(t) = self.transports.iter().position(|t| t.selects(&frame[HEADROOM..])) {
             let mut protected = vec![0u8; HEADROOM];
@@ -1040,6 +1041,7 @@ impl IpStack {
         self.pieces_scratch = pieces;
     }
 
+    #[inline(always)]
     fn resolve_and_send(&mut self, now: u64, iface: usize, next_hop: Ipv4Addr, mut frame: Vec<u8>, out: &mut Vec<Out>) {
         let src_mac = self.ifaces[iface].mac;
         if self.ifaces[iface].is_broadcast_for(next_hop) || !self.ifaces[iface].resolve {
