@@ -52,8 +52,9 @@ pub enum Job {
 pub struct Effects {
     /// Frames to send: (port, Ethernet frame without FCS).
     pub send: Vec<(u16, Vec<u8>)>,
-    /// IPv4 datagrams for the node's own sockets and applications.
-    pub local: Vec<Vec<u8>>,
+    /// IPv4 datagrams for the node's own sockets and applications: (buffer, offset of
+    /// the datagram in it), as [`Out::Local`] hands them over.
+    pub local: Vec<(Vec<u8>, usize)>,
     /// Drops with their reasons: (port, reason, the packet if any).
     pub drops: Vec<(Option<u16>, String, Option<Vec<u8>>)>,
     /// CPU cycles the processing cost.
@@ -445,9 +446,9 @@ impl Node {
                     self.port_send(now, port as u16, frame, fx);
                 }
             }
-            Out::Local { packet, .. } => {
-                if !self.vif_local(now, &packet, fx) {
-                    fx.local.push(packet);
+            Out::Local { packet, at, .. } => {
+                if !self.vif_local(now, &packet[at..], fx) {
+                    fx.local.push((packet, at));
                 }
             }
             Out::Drop { reason, packet } => fx.drops.push((None, reason, packet)),

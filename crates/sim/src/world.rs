@@ -894,12 +894,12 @@ impl World {
             }
         }
         if fx.local.len() == 1 {
-            let packet = fx.local.pop().expect("one packet");
-            self.deliver_local(now, node, &packet)?;
+            let (packet, at) = fx.local.pop().expect("one packet");
+            self.deliver_local(now, node, &packet[at..])?;
             recycle(&mut self.spare_frames, packet);
         } else {
-            for packet in fx.local.drain(..) {
-                self.deliver_local(now, node, &packet)?;
+            for (packet, at) in fx.local.drain(..) {
+                self.deliver_local(now, node, &packet[at..])?;
                 recycle(&mut self.spare_frames, packet);
             }
         }
