@@ -994,13 +994,25 @@ impl World {
         }
     }
 
+    /// Starts sending the next frame waiting at end `from` of `link`, if the serializer
+    /// is free. Many calls find it busy or nothing waiting: that is answered inline.
+    #[inline(always)]
     fn start_tx(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
-        let l = &mut self.links[link as usize];
+        let l = &self.links[link as usize];
         // Nothing to start while a frame is being sent or when none waits.
         if is_busy(l, from as usize) {
             return Ok(());
         }
-        let Some(len) = l.peek_len(from as usize) else { return Ok(()) };
+        match l.peek_len(from as usize) {
+            None => Ok(()),
+            Some(len) => self.start_tx_len(now, link, from, len),
+        }
+    }
+
+    /// [`start_tx`](Self::start_tx) once a frame of `len` octets waits at a free end.
+    #[inline(never)]
+    fn start_tx_len(&mut self, now: u64, link: u32, from: u8, len: usize) -> Result<(), RunError> {
+        let l = &mut self.links[link as usize];
         // A shaper holds the next frame until its tokens are there (RFC 2697 bucket).
         {
             let impair = &mut l.impair[from as usize];
@@ -1072,8 +1084,19 @@ impl World {
         }
     }
 
+    /// Arms the node's IP timer for its stack's next deadline. Asked after every packet
+    /// the node handles, and the node usually wants no timer: that answer is taken
+    /// inline, the rest out of line.
+    #[inline(always)]
     fn arm_ip_timer(&mut self, node: u32) -> Result<(), RunError> {
-        let Some(at) = self.nodes[node as usize].poll_at() else { return Ok(()) };
+        match self.nodes[node as usize].poll_at() {
+            None => Ok(()),
+            Some(at) => self.arm_ip_timer_at(node, at),
+        }
+    }
+
+    #[inline(never)]
+    fn arm_ip_timer_at(&mut self, node: u32, at: u64) -> Result<(), RunError> {
         match self.ip_timers[node as usize] {
             Some((t, _)) if t <= at => Ok(()),
             current => {
