@@ -90,6 +90,9 @@ pub struct Node {
     bridge: Option<BridgeState>,
     pub cpu: Cpu<Job>,
     pub(crate) cycles: CpuCycles,
+    /// Whether `cycles` charges any routing, NAT or ESP work: set with `cycles` in
+    /// [`Node::new`], and neither is written after, so it cannot go stale.
+    charges_forwarding: bool,
     /// Outputs of the job in service, released when the CPU finishes it.
     pub in_service: Option<Effects>,
     /// Cycles per byte of the port's link cipher (WEP's RC4, CCMP's AES), 0 if none.
@@ -223,6 +226,10 @@ impl Node {
             bridge,
             cpu: Cpu::new(config.cpu.clone()),
             cycles: config.cpu.cycles,
+            charges_forwarding: {
+                let c = &config.cpu.cycles;
+                !(c.per_route_lookup == 0 && c.per_nat_translation == 0 && c.per_esp_packet == 0 && c.per_byte_esp == 0.0)
+            },
             in_service: None,
             port_cipher_cost: vec![0.0; config.ports.len()],
             port_atm_header: vec![None; config.ports.len()],
@@ -243,8 +250,7 @@ impl Node {
     /// Cycles of the routing, NAT and ESP work the stack did since it was last charged,
     /// and marks it charged.
     pub(crate) fn forwarding_cycles(&mut self) -> f64 {
-        let c = &self.cycles;
-        if c.per_route_lookup == 0 && c.per_nat_translation == 0 && c.per_esp_packet == 0 && c.per_byte_esp == 0.0 {
+        if !self.charges_forwarding {
             // Nothing to charge, ever (the costs are fixed at construction): skip copying
             // the counters on every packet; `billed` is read only here.
             return 0.0;
