@@ -207,6 +207,12 @@ impl Line {
     /// Why the policer or the shaper's queue limit refuses `frame` at end `from`, if it does.
     #[inline]
     fn meter(&mut self, now: u64, from: usize, frame: &[u8]) -> Option<String> {
+        // A direction with no policer and no shaper queue limit (most) refuses nothing:
+        // answered before measuring the frame and the backlog.
+        let impair = &self.impair[from];
+        if impair.policer.is_none() && (impair.shaper.is_none() || impair.shaper_queue_bytes.is_none()) {
+            return None;
+        }
         let len = self.carried_len(frame);
         let backlog = self.queued_bytes(from);
         let impair = &mut self.impair[from];
