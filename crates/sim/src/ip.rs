@@ -107,8 +107,10 @@ fn with_headroom(packet: &[u8]) -> Vec<u8> {
 pub enum Out {
     /// An Ethernet frame (no FCS) to send on an interface.
     Frame { iface: usize, frame: Vec<u8> },
-    /// A datagram for a local socket or the ping application: the whole IPv4 datagram.
-    Local { iface: usize, packet: Vec<u8> },
+    /// A datagram for a local socket or the ping application: the whole IPv4 datagram is
+    /// `packet[at..]` (a received frame keeps its Ethernet header in front, so that its
+    /// bytes are not moved).
+    Local { iface: usize, packet: Vec<u8>, at: usize },
     /// A packet the stack dropped, and why.
     Drop { reason: String, packet: Option<Vec<u8>> },
 }
@@ -598,8 +600,7 @@ impl IpStack {
             }
         }
         if self.is_own(dst) || self.ifaces[iface].is_broadcast_for(dst) {
-            frame.drain(..HEADROOM);
-            self.deliver(now, iface, frame, out);
+            self.deliver(now, iface, frame, HEADROOM, out);
         } else if self.forward {
             self.forward_packet(now, iface, frame, out);
         } else {
@@ -610,24 +611,26 @@ impl IpStack {
         }
     }
 
-    fn deliver(&mut self, now: u64, iface: usize, packet: Vec<u8>, out: &mut Vec<Out>) {
-        let packet = if ipv4::Packet::new_unchecked(&packet[..]).is_fragment() {
-            match self.reassembler.process(now, &packet) {
+    /// A datagram for this node, `packet[at..]` (`at` > 0 when it still follows its
+    /// frame's Ethernet header).
+    fn deliver(&mut self, now: u64, iface: usize, packet: Vec<u8>, at: usize, out: &mut Vec<Out>) {
+        let (mut packet, at) = if ipv4::Packet::new_unchecked(&packet[at..]).is_fragment() {
+            match self.reassembler.process(now, &packet[at..]) {
                 Ok(Some(whole)) => {
                     self.counters.reassembled += 1;
-                    whole
+                    (whole, 0)
                 }
                 Ok(None) => return,
                 Err(e) => {
-                    out.push(Out::Drop { reason: format!("IPv4 reassembly: {e:?}"), packet: Some(packet) });
+                    out.push(Out::Drop { reason: format!("IPv4 reassembly: {e:?}"), packet: Some(packet[at..].to_vec()) });
                     return;
                 }
             }
         } else {
-            packet
+            (packet, at)
         };
-        let view = ipv4::Packet::new_unchecked(&packet[..]);
-        if matches!(view.next_header(), IpProtocol::Esp | IpProtocol::Ah) {
+        if matches!(ipv4::Packet::new_unchecked(&packet[at..]).next_header(), IpProtocol::Esp | IpProtocol::Ah) {
+            packet.drain(..at);
             if let Some(t) = self.transports.iter().position(|t| t.claims(&packet)) {
                 self.input_transport(now, iface, t, packet, out);
             } else {
@@ -635,6 +638,7 @@ impl IpStack {
             }
             return;
         }
+        let view = ipv4::Packet::new_unchecked(&packet[at..]);
         if view.next_header() == IpProtocol::Icmp {
             if let Ok(icmp) = icmpv4::Packet::new_checked(view.payload()) {
                 if let Ok(icmpv4::Repr::DstUnreachable { reason: DstUnreachable::FragRequired, next_hop_mtu, header }) = icmpv4::Repr::parse(&icmp) {
@@ -653,7 +657,7 @@ impl IpStack {
             }
         }
         self.counters.delivered += 1;
-        out.push(Out::Local { iface, packet });
+        out.push(Out::Local { iface, packet, at });
     }
 
     /// A whole transport-mode ESP/AH datagram SA `t` claims: checked, restored and
@@ -664,7 +668,7 @@ impl IpStack {
         self.counters.esp_bytes += (usize::from(view.total_len()) - view.header_len()) as u64;
         let mut restored = Vec::with_capacity(packet.len());
         match self.transports[t].unprotect(&packet, &mut restored) {
-            Ok(()) => self.deliver(now, iface, restored, out),
+            Ok(()) => self.deliver(now, iface, restored, 0, out),
             Err(reason) => out.push(Out::Drop { reason, packet: Some(packet) }),
         }
     }
@@ -1128,7 +1132,7 @@ impl IpStack {
         let ip = ipv4::Repr::new(own, own, IpProtocol::Icmp, body.len(), DEFAULT_TTL);
         let mut packet = Vec::with_capacity(ip.buffer_len());
         ip.encapsulate(&body, &mut packet);
-        self.deliver(now, iface, packet, out);
+        self.deliver(now, iface, packet, 0, out);
     }
 
     /// An ICMP "fragmentation needed" delivered to this node: the path MTU to the quoted

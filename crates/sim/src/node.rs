@@ -52,8 +52,9 @@ pub enum Job {
 pub struct Effects {
     /// Frames to send: (port, Ethernet frame without FCS).
     pub send: Vec<(u16, Vec<u8>)>,
-    /// IPv4 datagrams for the node's own sockets and applications.
-    pub local: Vec<Vec<u8>>,
+    /// IPv4 datagrams for the node's own sockets and applications: (buffer, offset of
+    /// the datagram in it), as [`Out::Local`] hands them over.
+    pub local: Vec<(Vec<u8>, usize)>,
     /// Drops with their reasons: (port, reason, the packet if any).
     pub drops: Vec<(Option<u16>, String, Option<Vec<u8>>)>,
     /// CPU cycles the processing cost.
@@ -89,6 +90,9 @@ pub struct Node {
     bridge: Option<BridgeState>,
     pub cpu: Cpu<Job>,
     pub(crate) cycles: CpuCycles,
+    /// Whether `cycles` charges any routing, NAT or ESP work: set with `cycles` in
+    /// [`Node::new`], and neither is written after, so it cannot go stale.
+    charges_forwarding: bool,
     /// Outputs of the job in service, released when the CPU finishes it.
     pub in_service: Option<Effects>,
     /// Cycles per byte of the port's link cipher (WEP's RC4, CCMP's AES), 0 if none.
@@ -222,6 +226,10 @@ impl Node {
             bridge,
             cpu: Cpu::new(config.cpu.clone()),
             cycles: config.cpu.cycles,
+            charges_forwarding: {
+                let c = &config.cpu.cycles;
+                !(c.per_route_lookup == 0 && c.per_nat_translation == 0 && c.per_esp_packet == 0 && c.per_byte_esp == 0.0)
+            },
             in_service: None,
             port_cipher_cost: vec![0.0; config.ports.len()],
             port_atm_header: vec![None; config.ports.len()],
@@ -242,8 +250,7 @@ impl Node {
     /// Cycles of the routing, NAT and ESP work the stack did since it was last charged,
     /// and marks it charged.
     pub(crate) fn forwarding_cycles(&mut self) -> f64 {
-        let c = &self.cycles;
-        if c.per_route_lookup == 0 && c.per_nat_translation == 0 && c.per_esp_packet == 0 && c.per_byte_esp == 0.0 {
+        if !self.charges_forwarding {
             // Nothing to charge, ever (the costs are fixed at construction): skip copying
             // the counters on every packet; `billed` is read only here.
             return 0.0;
@@ -445,9 +452,9 @@ impl Node {
                     self.port_send(now, port as u16, frame, fx);
                 }
             }
-            Out::Local { packet, .. } => {
-                if !self.vif_local(now, &packet, fx) {
-                    fx.local.push(packet);
+            Out::Local { packet, at, .. } => {
+                if !self.vif_local(now, &packet[at..], fx) {
+                    fx.local.push((packet, at));
                 }
             }
             Out::Drop { reason, packet } => fx.drops.push((None, reason, packet)),

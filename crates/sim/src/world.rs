@@ -207,6 +207,12 @@ impl Line {
     /// Why the policer or the shaper's queue limit refuses `frame` at end `from`, if it does.
     #[inline]
     fn meter(&mut self, now: u64, from: usize, frame: &[u8]) -> Option<String> {
+        // A direction with no policer and no shaper queue limit (most) refuses nothing:
+        // answered before measuring the frame and the backlog.
+        let impair = &self.impair[from];
+        if impair.policer.is_none() && (impair.shaper.is_none() || impair.shaper_queue_bytes.is_none()) {
+            return None;
+        }
         let len = self.carried_len(frame);
         let backlog = self.queued_bytes(from);
         let impair = &mut self.impair[from];
@@ -894,12 +900,12 @@ impl World {
             }
         }
         if fx.local.len() == 1 {
-            let packet = fx.local.pop().expect("one packet");
-            self.deliver_local(now, node, &packet)?;
+            let (packet, at) = fx.local.pop().expect("one packet");
+            self.deliver_local(now, node, &packet[at..])?;
             recycle(&mut self.spare_frames, packet);
         } else {
-            for packet in fx.local.drain(..) {
-                self.deliver_local(now, node, &packet)?;
+            for (packet, at) in fx.local.drain(..) {
+                self.deliver_local(now, node, &packet[at..])?;
                 recycle(&mut self.spare_frames, packet);
             }
         }
@@ -994,13 +1000,25 @@ impl World {
         }
     }
 
+    /// Starts sending the next frame waiting at end `from` of `link`, if the serializer
+    /// is free. Many calls find it busy or nothing waiting: that is answered inline.
+    #[inline(always)]
     fn start_tx(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
-        let l = &mut self.links[link as usize];
+        let l = &self.links[link as usize];
         // Nothing to start while a frame is being sent or when none waits.
         if is_busy(l, from as usize) {
             return Ok(());
         }
-        let Some(len) = l.peek_len(from as usize) else { return Ok(()) };
+        match l.peek_len(from as usize) {
+            None => Ok(()),
+            Some(len) => self.start_tx_len(now, link, from, len),
+        }
+    }
+
+    /// [`start_tx`](Self::start_tx) once a frame of `len` octets waits at a free end.
+    #[inline(never)]
+    fn start_tx_len(&mut self, now: u64, link: u32, from: u8, len: usize) -> Result<(), RunError> {
+        let l = &mut self.links[link as usize];
         // A shaper holds the next frame until its tokens are there (RFC 2697 bucket).
         {
             let impair = &mut l.impair[from as usize];
@@ -1072,8 +1090,19 @@ impl World {
         }
     }
 
+    /// Arms the node's IP timer for its stack's next deadline. Asked after every packet
+    /// the node handles, and the node usually wants no timer: that answer is taken
+    /// inline, the rest out of line.
+    #[inline(always)]
     fn arm_ip_timer(&mut self, node: u32) -> Result<(), RunError> {
-        let Some(at) = self.nodes[node as usize].poll_at() else { return Ok(()) };
+        match self.nodes[node as usize].poll_at() {
+            None => Ok(()),
+            Some(at) => self.arm_ip_timer_at(node, at),
+        }
+    }
+
+    #[inline(never)]
+    fn arm_ip_timer_at(&mut self, node: u32, at: u64) -> Result<(), RunError> {
         match self.ip_timers[node as usize] {
             Some((t, _)) if t <= at => Ok(()),
             current => {
