@@ -472,7 +472,9 @@ pub struct CpuConfig {
 /// `sar_pdu_ns` (descriptor fetch, DMA set-up), then it hands the link at most
 /// `sar_cell_rate` cells per second; the next PDU waits for the last cell. Both 0 (the
 /// default): segmentation at line rate with no set-up, as a hardware SAR chip does.
-/// The profile data file says where each number comes from.
+/// Not modelled: the engine's work on VBR and ABR VCs, whose contracts pace their cells
+/// themselves, and reassembly, taken at line rate. The profile data file says where
+/// each number comes from.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AtmNicCost {
