@@ -191,6 +191,19 @@ class Study:
         return rows
 
 
+def finish_axes(ax: Any, *, xlabel: str | None = None, ylabel: str | None = None, title: str | None = None, title_size: float | None = None, legend_loc: str = "best") -> None:
+    """The studies' figures end alike: axis labels, a light grid, a small legend (after
+    every labelled line is drawn), the title."""
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    ax.grid(True, color="0.9")
+    ax.legend(fontsize=7, loc=legend_loc)
+    if title is not None:
+        ax.set_title(title, **({"fontsize": title_size} if title_size is not None else {}))
+
+
 def _round(value: Any) -> Any:
     if isinstance(value, float):
         return float(f"{value:.6g}")
@@ -205,4 +218,4 @@ def registry() -> dict[str, Study]:
     return {s.seed: s for s in studies}
 
 
-__all__ = ["Study", "Published", "Point", "Ours", "Figure", "PaperTable", "Tolerance", "EXACT", "registry", "EXAMPLES"]
+__all__ = ["Study", "Published", "Point", "Ours", "Figure", "PaperTable", "Tolerance", "EXACT", "registry", "EXAMPLES", "finish_axes"]

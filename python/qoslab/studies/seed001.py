@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qoslab.studies import EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance
+from qoslab.studies import EXAMPLES, Figure, finish_axes, Ours, Point, Published, Study, Tolerance
 
 MTUS = (576, 1500, 9180, 65535)
 BUFFERS_KIB = (16, 32, 40, 55, 64)
@@ -352,12 +352,8 @@ class Seed001(Study):
                     ax.plot([15, 64], [y, y], color=line.get_color(), linestyle=styles[m][1], alpha=0.35, linewidth=3)
                     ax.annotate(f"seed, MTU {m}: {y}", (64.5, y), fontsize=7, va="center")
             ax.plot([64], [60], "k*", markersize=11, label="calibration point")
-            ax.set_xlabel("socket buffers, both ends (KiB)")
-            ax.set_ylabel("TCP goodput (Mb/s)")
             ax.set_xlim(14, 78)
-            ax.grid(True, color="0.9")
-            ax.legend(fontsize=7, loc="upper left")
-            ax.set_title("TCP over CLIP, OC-3: MTU and socket buffer (Figs. 8-11)", fontsize=10)
+            finish_axes(ax, xlabel="socket buffers, both ends (KiB)", ylabel="TCP goodput (Mb/s)", title="TCP over CLIP, OC-3: MTU and socket buffer (Figs. 8-11)", title_size=10, legend_loc="upper left")
             fig.tight_layout()
             figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 10 s netperf-like transfers, Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the adapters' set-up time per PDU is calibrated on.", fig))
         rows = compare_rows(data)

@@ -26,7 +26,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study, Tolerance
+from qoslab.studies import EXACT, EXAMPLES, Figure, finish_axes, Ours, PaperTable, Point, Published, Study, Tolerance
 
 PPPOE = "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1)/ethernet/pppoe/ipv4/tcp"
 PPTP = "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1)/ethernet/ipv4/gre(pptp)/ppp/ipv4/tcp"
@@ -260,12 +260,8 @@ class Seed002(Study):
             ax.axhline(ours["tcp.theory.loss"].value, color="0.5", linewidth=0.8, linestyle="-.", label=f"ours: the same × 0.99 ({ours['tcp.theory.loss'].value:.2f} Mb/s)")
         ax.axvline(1422, color="0.75", linewidth=0.8)
         ax.annotate("1422: largest MTU without fragmentation", (1420, 1), rotation=90, fontsize=7, ha="right", va="bottom")
-        ax.set_xlabel("PPPoE interface MTU (bytes)")
-        ax.set_ylabel("TCP throughput (Mb/s)")
         ax.set_ylim(0, 30)
-        ax.grid(True, color="0.9")
-        ax.legend(fontsize=7, loc="lower right")
-        ax.set_title("What does a wrong MTU cost TCP? (Fig. 6)")
+        finish_axes(ax, xlabel="PPPoE interface MTU (bytes)", ylabel="TCP throughput (Mb/s)", title="What does a wrong MTU cost TCP? (Fig. 6)", legend_loc="lower right")
         fig.tight_layout()
         return [Figure("seed002_tcp_mtu", "TCP throughput against the PPPoE MTU (Fig. 6)", f"Lines: ours, mean of {RUNS} runs of 10 s (bars: the range over runs), CUBIC, 85.3 kB window, 30 Mb/s with 1 % loss. Stars: the seed's numbers (§4). Horizontal lines: the theoretical maxima from our encodings.", fig)]
 

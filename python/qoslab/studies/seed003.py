@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study, Tolerance
+from qoslab.studies import EXACT, EXAMPLES, Figure, finish_axes, Ours, PaperTable, Point, Published, Study, Tolerance
 
 PAYLOADS = [25, 50, 150, 400, 600, 1000, 1200, 1400, 1438, 1439, 1472, 1473, 1600]
 GAPS = {"1 ms": 1_000_000, "5 ms": 5_000_000}
@@ -150,10 +150,7 @@ class Seed003(Study):
                     ax.annotate("paper: highest 99.2 %", (30, 99.2), fontsize=7, va="bottom")
                 for knee in (1438, 1472):
                     ax.axvline(knee, color="0.75", linewidth=0.8)
-                ax.set_xlabel("UDP payload (bytes)")
-                ax.set_title(f"{gap} between datagrams", fontsize=9)
-                ax.grid(True, color="0.9")
-                ax.legend(fontsize=7)
+                finish_axes(ax, xlabel="UDP payload (bytes)", title=f"{gap} between datagrams", title_size=9)
             axes[0].set_ylabel(ylabel)
             fig.suptitle(title)
             fig.tight_layout()

@@ -24,7 +24,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance
+from qoslab.studies import EXACT, EXAMPLES, Figure, finish_axes, Ours, Point, Published, Study, Tolerance
 
 ASYM = "seed004_asymmetric.toml"
 HIDDEN = "seed004_hidden_terminals.toml"
@@ -306,9 +306,7 @@ class Seed004(Study):
             ax1.set_ylim(0, top)
             for ax in (ax1, ax2):
                 ax.set_xscale("log")
-                ax.set_xlabel("serial (ACK) line rate (kb/s, log scale)")
-                ax.grid(True, color="0.9")
-                ax.legend(fontsize=7)
+                finish_axes(ax, xlabel="serial (ACK) line rate (kb/s, log scale)")
             ax1.set_ylabel("download throughput (Mb/s)")
             ax2.set_ylabel("10 MB download time (s, log scale)")
             ax2.set_yscale("log")
@@ -323,11 +321,7 @@ class Seed004(Study):
             ax.axvline(10, color="0.7", linewidth=0.8)
             ax.annotate("paper: TCP shuts down as losses approach 10 %", (10, 0.02), rotation=90, fontsize=7, ha="right", va="bottom")
             ax.set_yscale("log")
-            ax.set_xlabel("radio frame loss at the receiving router (%), no link acknowledgements")
-            ax.set_ylabel("download throughput (Mb/s)")
-            ax.grid(True, color="0.9")
-            ax.legend(fontsize=7)
-            ax.set_title("At what loss does TCP give up?")
+            finish_axes(ax, xlabel="radio frame loss at the receiving router (%), no link acknowledgements", ylabel="download throughput (Mb/s)", title="At what loss does TCP give up?")
             fig.tight_layout()
             figs.append(Figure("seed004_loss", "TCP against radio frame loss", "seed004_asymmetric.toml with WaveLAN's single transmission per frame (retry_limit = 1) and a frame error rate at r2; NetBSD 1.1's TCP (no SACK, exponential RTO backoff).", fig))
         hidden = data.get("hidden", [])
@@ -345,12 +339,8 @@ class Seed004(Study):
                 cfg = load_scenario(EXAMPLES / HIDDEN).node["r2"].adaptive
                 ax.axhline(100 * cfg.low, color="0.4", linestyle="--", linewidth=0.8, label=f"leave the radio below {100 * cfg.low:g} %")
                 ax.axhline(100 * cfg.high, color="0.4", linestyle=":", linewidth=0.8, label=f"return above {100 * cfg.high:g} %")
-                ax.set_xlabel("time (s)")
-                ax.set_ylabel("radio delivery ratio (%)")
                 ax.set_ylim(0, 105)
-                ax.grid(True, color="0.9")
-                ax.legend(fontsize=7, loc="lower right")
-                ax.set_title("Hidden terminals: when does the router take the modem?")
+                finish_axes(ax, xlabel="time (s)", ylabel="radio delivery ratio (%)", title="Hidden terminals: when does the router take the modem?", legend_loc="lower right")
                 fig.tight_layout()
                 figs.append(Figure("seed004_adaptive", "The adaptive router under hidden terminals", "seed004_hidden_terminals.toml: campus transceivers send 300 kb/s for 300 s and cannot hear the home router; results['adaptive'] of the simulation.", fig))
         return figs
