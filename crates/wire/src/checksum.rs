@@ -158,6 +158,17 @@ pub fn pseudo_header(src: [u8; 4], dst: [u8; 4], protocol: u8, length: u16) -> u
 mod test {
     use super::*;
 
+    /// `len` pseudo-random octets from a linear congruential generator with state `x`
+    /// (the C standard's example constants): reproducible test data, no crate needed.
+    fn lcg_bytes(x: &mut u32, len: usize) -> Vec<u8> {
+        (0..len)
+            .map(|_| {
+                *x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+                (*x >> 16) as u8
+            })
+            .collect()
+    }
+
     #[test]
     fn rfc1071_example() {
         // RFC 1071 §3 worked example: 00 01 f2 03 f4 f5 f6 f7 sums to ddf2.
@@ -180,12 +191,7 @@ mod test {
         };
         let mut x: u32 = 12345;
         for len in [0usize, 1, 2, 3, 4, 5, 7, 8, 20, 31, 32, 33, 34, 35, 36, 63, 64, 65, 66, 1447, 1448, 1500, 9000, 65535] {
-            let data: Vec<u8> = (0..len)
-                .map(|_| {
-                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                    (x >> 16) as u8
-                })
-                .collect();
+            let data = lcg_bytes(&mut x, len);
             assert_eq!(sum(&data), reference(&data), "length {len}");
             let ff = vec![0xffu8; len];
             assert_eq!(sum(&ff), reference(&ff), "all ones, length {len}");
@@ -203,12 +209,7 @@ mod test {
         // Whichever path `sum_blocks` takes on this CPU, the scalar one must agree.
         let mut x: u32 = 777;
         for blocks in [1usize, 2, 3, 46, 47, 281, 2048] {
-            let data: Vec<u8> = (0..blocks * BLOCK)
-                .map(|_| {
-                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                    (x >> 16) as u8
-                })
-                .collect();
+            let data = lcg_bytes(&mut x, blocks * BLOCK);
             assert_eq!(sum_blocks(&data), sum_blocks_scalar(&data), "{blocks} blocks");
             let ff = vec![0xffu8; blocks * BLOCK];
             assert_eq!(sum_blocks(&ff), sum_blocks_scalar(&ff), "all ones, {blocks} blocks");
@@ -233,12 +234,7 @@ mod test {
         // and all-ones and all-zero contents, against the general routine above.
         let mut x: u32 = 4242;
         for len in (0..=60).step_by(4) {
-            let data: Vec<u8> = (0..len)
-                .map(|_| {
-                    x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
-                    (x >> 16) as u8
-                })
-                .collect();
+            let data = lcg_bytes(&mut x, len);
             assert_eq!(sum_words32(&data), sum(&data), "length {len}");
             for fill in [0x00u8, 0xff] {
                 let same = vec![fill; len];
