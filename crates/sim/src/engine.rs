@@ -1073,6 +1073,11 @@ mod test {
     /// The key queue alone against a sort, sorted and as a heap at sizes where every
     /// level is full and where the last group of children is partial, with interleaved
     /// pushes and pops.
+    /// Every key left in `heap`, in the order it pops them.
+    fn pop_all(heap: &mut KeyHeap) -> Vec<Key> {
+        std::iter::from_fn(|| heap.pop()).collect()
+    }
+
     #[test]
     fn key_heap_pops_in_sorted_order() {
         let mut rng = RunSeed(9).stream(0, "heap-test");
@@ -1093,9 +1098,7 @@ mod test {
             }
             reference.sort_unstable_by(|a, b| b.cmp(a));
             expected.extend(reference.into_iter().rev());
-            while let Some(key) = heap.pop() {
-                popped.push(key);
-            }
+            popped.extend(pop_all(&mut heap));
             assert_eq!(popped, expected, "size {size}");
         }
     }
@@ -1123,11 +1126,7 @@ mod test {
                 reference.retain(|&k| k != key);
             }
             reference.sort_unstable();
-            let mut popped = Vec::new();
-            while let Some(key) = heap.pop() {
-                popped.push(key);
-            }
-            assert_eq!(popped, reference, "size {size}");
+            assert_eq!(pop_all(&mut heap), reference, "size {size}");
         }
     }
 
@@ -1165,11 +1164,8 @@ mod test {
             }
         }
         assert!(switches >= 40, "the queue switched forms {switches} times");
-        reference.sort_unstable_by(|a, b| b.cmp(a));
-        while let Some(key) = heap.pop() {
-            assert_eq!(Some(key), reference.pop());
-        }
-        assert!(reference.is_empty());
+        reference.sort_unstable();
+        assert_eq!(pop_all(&mut heap), reference);
     }
 
     /// One operation of the property test.
