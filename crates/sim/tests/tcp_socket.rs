@@ -750,11 +750,18 @@ fn at(i: usize) -> usize {
     i * MSS
 }
 
-#[test]
-fn tlp_probe_recovers_a_tail_loss_before_the_rto() {
+/// A SACK connection (plain options) that has sent its first ten full segments at 20 ms:
+/// the start of the RACK-TLP scripts.
+fn ten_segments_sent_at_20ms() -> TcpSocket {
     let mut s = sack_established_with(plain());
     s.send_slice(&vec![0u8; 10 * MSS]);
     assert_eq!(data_segs(&recv!(s, 20 * MS)).len(), 10);
+    s
+}
+
+#[test]
+fn tlp_probe_recovers_a_tail_loss_before_the_rto() {
+    let mut s = ten_segments_sent_at_20ms();
     // Segments 0–7 arrive, 8 and 9 (the tail) are lost: one cumulative ACK at 30 ms.
     // Its RTT sample is 10 ms again: SRTT = 10 ms, RTTVAR = 3/4·5 = 3.75 ms,
     // RTO = max(200 ms, 10 + 4·3.75 ms) = 200 ms, restarted: it would fire at 230 ms.
@@ -871,9 +878,7 @@ fn with_rack_off_a_lost_retransmission_waits_for_the_rto() {
 
 #[test]
 fn reordering_within_the_window_is_not_a_loss() {
-    let mut s = sack_established_with(plain());
-    s.send_slice(&vec![0u8; 10 * MSS]);
-    recv!(s, 20 * MS);
+    let mut s = ten_segments_sent_at_20ms();
     // Segment 1 arrives before segment 0: SACK at 30 ms. RACK.rtt = 10 ms, reo_wnd =
     // min_RTT/4 = 2.5 ms (RFC 8985 §6.2 step 4: one SACKed segment, not in recovery),
     // so segment 0 (sent at 20 ms) would be lost only at 20 + 10 + 2.5 = 32.5 ms: the
@@ -891,9 +896,7 @@ fn reordering_within_the_window_is_not_a_loss() {
 
 #[test]
 fn reordering_beyond_the_window_is_a_loss_before_three_dup_acks() {
-    let mut s = sack_established_with(plain());
-    s.send_slice(&vec![0u8; 10 * MSS]);
-    recv!(s, 20 * MS);
+    let mut s = ten_segments_sent_at_20ms();
     sack_ack(&mut s, 30 * MS, 0, &[(at(1), at(2))]);
     recv!(s, 30 * MS);
     // No segment 0 by 32.5 ms: the timer marks it lost with a single duplicate ACK.
