@@ -1699,6 +1699,18 @@ impl TcpSocket {
             State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck => {}
             _ => return None,
         }
+        // Nothing sent unacknowledged, no data queued and no FIN: every rule below (a
+        // probe, a retransmission, new data, the FIN) needs one of them. The receiver
+        // of a one-way transfer asks this after every segment it takes.
+        if self.snd_max == self.snd_una && self.tx_len == 0 && self.fin_seq.is_none() {
+            debug_assert!(self.next_segment_established().is_none());
+            return None;
+        }
+        self.next_segment_established()
+    }
+
+    /// [`next_segment`](Self::next_segment) in a state that may send data.
+    fn next_segment_established(&self) -> Option<Plan> {
         let smss = self.smss as usize;
         if self.tlp_pending {
             if let Some(plan) = self.probe_plan_tlp() {
