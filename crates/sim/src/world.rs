@@ -1312,7 +1312,7 @@ impl World {
         let (src, dst) = (f.addrs[side], f.addrs[1 - side]);
         let spare = &mut self.spare_frames;
         f.sockets[side].dispatch_payloads(now, |repr, payload| {
-            segments.push((payload.len(), tcp_frame(spare, &repr, &src, &dst, payload)));
+            segments.push((payload.len(), tcp_frame(spare, repr, &src, &dst, payload)));
         });
         for (payload_len, frame) in segments.drain(..) {
             self.tcp_send_segment(now, flow, side, payload_len, frame)?;

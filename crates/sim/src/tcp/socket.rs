@@ -1622,15 +1622,15 @@ impl TcpSocket {
     /// length.
     pub fn dispatch(&mut self, now: u64, mut emit: impl FnMut(Repr, &[u8])) {
         self.dispatch_payloads(now, |repr, payload| match payload {
-            Payload::Bytes(bytes) => emit(repr, bytes),
-            Payload::Zeros(n) => emit(repr, &ZEROS[..n]),
+            Payload::Bytes(bytes) => emit(*repr, bytes),
+            Payload::Zeros(n) => emit(*repr, &ZEROS[..n]),
         });
     }
 
     /// As [`dispatch`](Self::dispatch), handing a bulk sender's payload out as
     /// [`Payload::Zeros`] (no buffer to copy or checksum) and queued bytes as
     /// [`Payload::Bytes`].
-    pub fn dispatch_payloads(&mut self, now: u64, mut emit: impl FnMut(Repr, Payload<'_>)) {
+    pub fn dispatch_payloads(&mut self, now: u64, mut emit: impl FnMut(&Repr, Payload<'_>)) {
         self.send_idle = false;
         self.now = now;
         if self.timewait_at.is_some_and(|t| t <= now) {
@@ -1654,7 +1654,7 @@ impl TcpSocket {
             let mut rst = Repr::new(self.local_port, self.remote_port, Control::Rst, self.snd_nxt, 0);
             rst.ack_number = Some(self.rcv_nxt);
             self.stats.segments_sent += 1;
-            emit(rst, Payload::Bytes(&[]));
+            emit(&rst, Payload::Bytes(&[]));
             return;
         }
         let mut sent_new = false;
@@ -1672,7 +1672,7 @@ impl TcpSocket {
         if self.ack_now && self.is_synchronized() {
             let repr = self.header(now, Control::None, self.snd_nxt, 0);
             self.stats.segments_sent += 1;
-            emit(repr, Payload::Bytes(&[]));
+            emit(&repr, Payload::Bytes(&[]));
         }
         // Persist timer (RFC 9293 §3.8.6.1): data waits behind a window too small to
         // use with nothing in flight, so no ACK will come to open it unless we probe.
@@ -1861,7 +1861,7 @@ impl TcpSocket {
         Plan { seq: start, len: end - start, syn: false, fin: false }
     }
 
-    fn send_plan(&mut self, now: u64, plan: Plan, emit: &mut impl FnMut(Repr, Payload<'_>)) {
+    fn send_plan(&mut self, now: u64, plan: Plan, emit: &mut impl FnMut(&Repr, Payload<'_>)) {
         let end = plan.seq + (plan.len + usize::from(plan.syn) + usize::from(plan.fin));
         let retransmit = plan.seq < self.snd_max;
         if !plan.syn {
@@ -1934,7 +1934,7 @@ impl TcpSocket {
             self.scratch.extend(self.tx.range(offset..offset + plan.len));
             Payload::Bytes(&self.scratch)
         };
-        emit(repr, payload);
+        emit(&repr, payload);
     }
 
     /// A header from this socket: ACK (except on our first SYN), window, timestamps,
