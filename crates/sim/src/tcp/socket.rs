@@ -1043,7 +1043,9 @@ impl TcpSocket {
         let in_flight = self.snd_max > self.snd_una;
         let old_una = self.snd_una;
         let win_field = repr.window_len;
-        let newly_sacked = if self.sack_ok { self.absorb_sack(ack, repr) } else { 0 };
+        // Most ACKs carry no SACK block: the three empty slots are seen at once.
+        let has_sack = repr.sack_ranges != [None; 3];
+        let newly_sacked = if self.sack_ok && has_sack { self.absorb_sack(ack, repr) } else { 0 };
         // RFC 9293 §3.10.7.4: SND.WL1/WL2 guard the window update.
         if ack >= self.snd_una
             && (self.snd_wl1 < repr.seq_number || (self.snd_wl1 == repr.seq_number && self.snd_wl2 <= ack))
