@@ -1992,6 +1992,7 @@ impl TcpSocket {
     /// The window field to send; moves `rcv_adv`. Receiver SWS avoidance (RFC 1122
     /// §4.2.3.3): the right edge moves only by min(buffer/2, MSS) or more, and never
     /// back (RFC 9293 §3.8.6.2.2). A SYN's window is never scaled (RFC 7323 §2.2).
+    #[inline(always)]
     fn advertise_window(&mut self, syn: bool) -> u16 {
         let free = self.rcv_free().min(1 << 30) as usize;
         if syn {
