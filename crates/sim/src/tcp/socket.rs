@@ -302,6 +302,12 @@ pub struct TcpSocket {
     /// else can change what `next_segment` reads in between. [`poll_at`](Self::poll_at)
     /// then knows there is nothing to send without asking `next_segment` again.
     send_idle: bool,
+
+    /// The header [`header`](Self::header) fills for the segment being sent, handed to
+    /// `dispatch`'s emitter by reference. Kept between segments so that the fields no
+    /// header from this socket sets (the ECN bits and unknown options) are not written
+    /// again for every segment: `header` writes every other field each time.
+    out: Repr,
 }
 
 impl TcpSocket {
@@ -383,6 +389,7 @@ impl TcpSocket {
             stats: TcpStats::default(),
             trace: None,
             send_idle: false,
+            out: Repr::new(0, 0, Control::None, zero, 0),
             cfg,
         }
     }
@@ -1672,9 +1679,9 @@ impl TcpSocket {
             self.arm_loss_timer(now);
         }
         if self.ack_now && self.is_synchronized() {
-            let repr = self.header(now, Control::None, self.snd_nxt, 0);
+            self.header(now, Control::None, self.snd_nxt, 0);
             self.stats.segments_sent += 1;
-            emit(&repr, Payload::Bytes(&[]));
+            emit(&self.out, Payload::Bytes(&[]));
         }
         // Persist timer (RFC 9293 §3.8.6.1): data waits behind a window too small to
         // use with nothing in flight, so no ACK will come to open it unless we probe.
@@ -1892,9 +1899,9 @@ impl TcpSocket {
         } else {
             Control::None
         };
-        let mut repr = self.header(now, control, plan.seq, plan.len);
+        self.header(now, control, plan.seq, plan.len);
         if plan.syn {
-            self.syn_options(now, &mut repr);
+            self.syn_options(now);
         }
         self.stats.segments_sent += 1;
         self.stats.bytes_sent += plan.len as u64;
@@ -1936,26 +1943,38 @@ impl TcpSocket {
             self.scratch.extend(self.tx.range(offset..offset + plan.len));
             Payload::Bytes(&self.scratch)
         };
-        emit(&repr, payload);
+        emit(&self.out, payload);
     }
 
-    /// A header from this socket: ACK (except on our first SYN), window, timestamps,
-    /// SACK blocks; clears the pending ACK.
+    /// Fills `out` with a header from this socket: ACK (except on our first SYN),
+    /// window, timestamps, SACK blocks; clears the pending ACK.
     #[inline(always)]
-    fn header(&mut self, now: u64, control: Control, seq: SeqNumber, len: usize) -> Repr {
+    fn header(&mut self, now: u64, control: Control, seq: SeqNumber, len: usize) {
         let syn = control == Control::Syn;
         let window = self.advertise_window(syn);
-        let mut repr = Repr::new(self.local_port, self.remote_port, control, seq, window);
-        repr.payload_len = len;
-        if self.state != State::SynSent {
-            repr.ack_number = Some(self.rcv_nxt);
+        let ack_number = if self.state != State::SynSent {
             self.last_ack_sent = self.rcv_nxt;
             self.ack_now = false;
             self.delack_at = None;
-        }
-        if self.ts_ok || (syn && self.cfg.timestamps && self.state == State::SynSent) {
-            repr.timestamp = Some((Self::ts_clock(now), self.ts_recent));
-        }
+            Some(self.rcv_nxt)
+        } else {
+            None
+        };
+        let timestamp =
+            (self.ts_ok || (syn && self.cfg.timestamps && self.state == State::SynSent)).then(|| (Self::ts_clock(now), self.ts_recent));
+        let repr = &mut self.out;
+        repr.src_port = self.local_port;
+        repr.dst_port = self.remote_port;
+        repr.control = control;
+        repr.seq_number = seq;
+        repr.ack_number = ack_number;
+        repr.window_len = window;
+        repr.window_scale = None;
+        repr.max_seg_size = None;
+        repr.sack_permitted = false;
+        repr.timestamp = timestamp;
+        repr.payload_len = len;
+        repr.sack_ranges = [None; 3];
         if self.sack_ok && !syn && !self.ooo.is_empty() {
             // RFC 2018 §4: the block with the newest segment first, then the others
             // newest first.
@@ -1972,12 +1991,12 @@ impl TcpSocket {
                 *slot = Some((b.start.as_u32(), b.end.as_u32()));
             }
         }
-        repr
     }
 
     /// SYN options: MSS always; WS, SACK-Permitted, TS as configured, and on a
     /// SYN-ACK only those the peer offered (RFC 7323 §1.3, RFC 2018 §2).
-    fn syn_options(&mut self, now: u64, repr: &mut Repr) {
+    fn syn_options(&mut self, now: u64) {
+        let repr = &mut self.out;
         repr.max_seg_size = Some(self.cfg.mss);
         let active = self.state == State::SynSent;
         if self.cfg.window_scaling && (active || self.ws_ok) {
