@@ -846,14 +846,14 @@ impl TcpSocket {
             return Some(self.now);
         }
         // The earliest of the timers that are set (the same as flattening the four and
-        // taking the minimum, without building an iterator on every poll).
-        let earliest = |a: Option<u64>, b: Option<u64>| match (a, b) {
-            (Some(x), Some(y)) => Some(x.min(y)),
-            (x, None) => x,
-            (None, y) => y,
-        };
-        let loss_at = self.loss_at.map(|(t, _)| t);
-        earliest(earliest(self.rto_at, loss_at), earliest(self.delack_at, self.timewait_at))
+        // taking the minimum): an unset one counts as u64::MAX, and the minimum is a time
+        // only when some timer is set (one set at u64::MAX itself included).
+        let (rto, loss) = (self.rto_at, self.loss_at.map(|(t, _)| t));
+        let (delack, timewait) = (self.delack_at, self.timewait_at);
+        let at = |t: Option<u64>| t.unwrap_or(u64::MAX);
+        let earliest = at(rto).min(at(loss)).min(at(delack)).min(at(timewait));
+        let any = rto.is_some() | loss.is_some() | delack.is_some() | timewait.is_some();
+        any.then_some(earliest)
     }
 
     // ----- input -------------------------------------------------------------------
