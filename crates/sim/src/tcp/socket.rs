@@ -1808,6 +1808,7 @@ impl TcpSocket {
 
     /// New (or, after a timeout, resent) data at `snd_nxt` within `room` octets of
     /// congestion window and the peer's window.
+    #[inline(always)]
     fn new_data_plan(&self, room: u64) -> Option<Plan> {
         // Full-sized is what fits beside the options this segment carries.
         let smss = u64::from(self.current_mss());
