@@ -1299,19 +1299,21 @@ impl World {
 
     /// Emits what socket `side` of TCP flow `flow` may send now, and arms its timer.
     fn tcp_dispatch(&mut self, now: u64, flow: usize, side: usize) -> Result<(), RunError> {
+        // The flow is looked up once here and once after sending (the fields of `self`
+        // it touches in between are disjoint from `self.tcp`).
+        let f = &mut self.tcp[flow];
+        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
+        let socket = &mut f.sockets[side];
         // The MSS follows the path MTU the stack knows now (lowered by ICMP, back up
         // when that aged out, RFC 1191 §6.3).
-        let (node, dst) = (self.tcp[flow].nodes[side], self.tcp[flow].addrs[1 - side]);
         if let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) {
-            self.tcp[flow].sockets[side].set_path_mtu(mtu as u32);
+            socket.set_path_mtu(mtu as u32);
         }
         // Each segment is encoded as the socket hands it out, straight into the buffer
         // of its frame: its payload is copied once.
         let mut segments = std::mem::take(&mut self.scratch_segments);
-        let f = &mut self.tcp[flow];
-        let (src, dst) = (f.addrs[side], f.addrs[1 - side]);
         let spare = &mut self.spare_frames;
-        f.sockets[side].dispatch_payloads(now, |repr, payload| {
+        socket.dispatch_payloads(now, |repr, payload| {
             segments.push((payload.len(), tcp_frame(spare, repr, &src, &dst, payload)));
         });
         for (payload_len, frame) in segments.drain(..) {
@@ -1326,12 +1328,12 @@ impl World {
             (at, current) => {
                 if let Some((_, id)) = current {
                     self.engine.cancel(id);
-                    self.tcp[flow].timers[side] = None;
+                    f.timers[side] = None;
                 }
                 if let Some(at) = at {
                     let at = at.max(now);
                     let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::TcpTimer { flow: flow as u32, side: side as u8 }).map_err(budget)?;
-                    self.tcp[flow].timers[side] = Some((at, id));
+                    f.timers[side] = Some((at, id));
                 }
                 Ok(())
             }
