@@ -1350,6 +1350,7 @@ impl World {
     /// Sends one encoded TCP segment (carrying `payload_len` data octets, in `frame`
     /// after [`crate::ip::TRANSPORT_OFFSET`]) from socket `side` of flow `flow` through
     /// its node's stack.
+    #[inline(always)]
     fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, frame: Vec<u8>) -> Result<(), RunError> {
         let f = &mut self.tcp[flow];
         if side == 0 && payload_len > 0 {
