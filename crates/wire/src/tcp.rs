@@ -1104,8 +1104,16 @@ impl Repr {
             // Nearly every segment of a connection with timestamps: NOP, NOP,
             // Timestamps (RFC 7323 Appendix A), then SACK blocks if any; the octets the
             // general writer below would put.
+            let ts = [NOP, NOP, OptionKind::Timestamp.into(), 10];
+            if let (0, Ok(o)) = (blocks, <&mut [u8; 12]>::try_from(&mut *out)) {
+                // Timestamps alone: twelve octets written in place.
+                o[..4].copy_from_slice(&ts);
+                o[4..8].copy_from_slice(&tsval.to_be_bytes());
+                o[8..].copy_from_slice(&tsecr.to_be_bytes());
+                return;
+            }
             let mut o = [0u8; MAX_OPTIONS_LEN];
-            o[..4].copy_from_slice(&[NOP, NOP, OptionKind::Timestamp.into(), 10]);
+            o[..4].copy_from_slice(&ts);
             o[4..8].copy_from_slice(&tsval.to_be_bytes());
             o[8..12].copy_from_slice(&tsecr.to_be_bytes());
             if blocks > 0 {
