@@ -900,14 +900,22 @@ impl Repr {
         }
         let raw = word16(field::FLAGS.start);
         let bit = |f: u16| raw & f != 0;
-        let control = match (bit(flags::SYN), bit(flags::FIN), bit(flags::RST), bit(flags::PSH)) {
-            (false, false, false, false) => Control::None,
-            (false, false, false, true) => Control::Psh,
-            (true, false, false, _) => Control::Syn,
-            (false, true, false, _) => Control::Fin,
-            (false, false, true, _) => Control::Rst,
-            _ => return Err(Error::Malformed),
+        // The four low flag bits (FIN, SYN, RST, PSH) index the control they make: PSH
+        // alone, or at most one of SYN, FIN, RST, with or without PSH.
+        const CONTROLS: [Option<Control>; 16] = {
+            let mut t = [None; 16];
+            t[0] = Some(Control::None);
+            t[flags::PSH as usize] = Some(Control::Psh);
+            let mut psh = 0;
+            while psh <= flags::PSH as usize {
+                t[flags::SYN as usize | psh] = Some(Control::Syn);
+                t[flags::FIN as usize | psh] = Some(Control::Fin);
+                t[flags::RST as usize | psh] = Some(Control::Rst);
+                psh += flags::PSH as usize;
+            }
+            t
         };
+        let Some(control) = CONTROLS[usize::from(raw & 0xf)] else { return Err(Error::Malformed) };
         let header_len = usize::from(raw >> 12) * 4;
         let seq = SeqNumber::from_u32(word32(field::SEQ_NUM.start));
         let mut repr = Repr::new(src_port, dst_port, control, seq, word16(field::WIN_SIZE.start));
@@ -1342,6 +1350,28 @@ mod test {
         let parsed = Repr::parse(&Packet::new_checked(&buf[..]).unwrap(), &SRC, &DST).unwrap();
         assert_eq!(parsed.sack_ranges, [Some((1000, 2000)), Some((3000, 4000)), None]);
         assert_eq!(parsed.other_options.as_bytes(), &[28, 4, 0x80, 0x10]);
+    }
+
+    #[test]
+    fn test_control_bits_all_sixteen() {
+        // RFC 9293 §3.1's four low flag bits, every combination: at most one of SYN,
+        // FIN, RST is accepted (PSH kept beside none of them), any two are malformed.
+        for bits in 0u8..16 {
+            let (fin, syn, rst, psh) = (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0, bits & 8 != 0);
+            let mut seg = ACK_BYTES;
+            seg[13] = (seg[13] & 0xf0) | bits;
+            Packet::new_unchecked(&mut seg[..]).fill_checksum(&SRC, &DST);
+            let parsed = Repr::parse(&Packet::new_unchecked(&seg[..]), &SRC, &DST).map(|r| r.control);
+            let expected = match (u8::from(syn) + u8::from(fin) + u8::from(rst), syn, fin, rst) {
+                (0, ..) if psh => Ok(Control::Psh),
+                (0, ..) => Ok(Control::None),
+                (1, true, _, _) => Ok(Control::Syn),
+                (1, _, true, _) => Ok(Control::Fin),
+                (1, _, _, true) => Ok(Control::Rst),
+                _ => Err(Error::Malformed),
+            };
+            assert_eq!(parsed, expected, "flag bits {bits:#06b}");
+        }
     }
 
     #[test]
