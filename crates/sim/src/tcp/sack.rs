@@ -151,6 +151,38 @@ impl Scoreboard {
         pipe
     }
 
+    /// [`pipe`](Self::pipe) and [`next_lost`](Self::next_lost) from one walk over the
+    /// holes (a sender in SACK recovery asks both before every segment). Rule 1 looks
+    /// only below the highest SACKed octet: at the holes with SACKed ranges above them,
+    /// which leaves out the last run.
+    pub fn pipe_and_next_lost(
+        &self,
+        snd_una: SeqNumber,
+        high_data: SeqNumber,
+        high_rxt: SeqNumber,
+        dup_thresh: u32,
+        smss: u32,
+    ) -> (u64, Option<(SeqNumber, SeqNumber)>) {
+        let mut pipe = 0u64;
+        let mut next = None;
+        for (s, e, ranges, octets) in self.holes_above(snd_una, high_data) {
+            let is_lost = lost(ranges, octets, dup_thresh, smss);
+            if !is_lost {
+                pipe += (e - s) as u64;
+            }
+            if high_rxt > s {
+                pipe += (high_rxt.min(e) - s) as u64;
+            }
+            if next.is_none() && ranges > 0 && is_lost {
+                let s = s.max(high_rxt);
+                if s < e {
+                    next = Some((s, e.min(s + smss as usize)));
+                }
+            }
+        }
+        (pipe, next)
+    }
+
     /// NextSeg() rule 1: the first unSACKed octet at or above `high_rxt` that IsLost,
     /// as `[start, end)` of at most `smss` octets within its hole.
     pub fn next_lost(
@@ -293,6 +325,8 @@ mod test {
             };
             assert_eq!(sb.next_lost(una, high, high_rxt, thresh, smss), first(&|o| sb.is_lost(o, thresh, smss)), "{sb:?}");
             assert_eq!(sb.next_rule3(una, high, high_rxt, smss), first(&|_| true), "{sb:?}");
+            let both = (sb.pipe(una, high, high_rxt, thresh, smss), sb.next_lost(una, high, high_rxt, thresh, smss));
+            assert_eq!(sb.pipe_and_next_lost(una, high, high_rxt, thresh, smss), both, "{sb:?}");
         }
     }
 

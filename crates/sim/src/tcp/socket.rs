@@ -1740,10 +1740,7 @@ impl TcpSocket {
             let thresh = self.cfg.dup_ack_threshold;
             let (pipe, lost) = match &self.rack {
                 Some(rack) => self.rack_pipe_and_next_lost(rack),
-                None => (
-                    self.board.pipe(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss),
-                    self.board.next_lost(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss),
-                ),
+                None => self.board.pipe_and_next_lost(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss),
             };
             if self.cc.cwnd < pipe + u64::from(self.smss) {
                 return None;
