@@ -472,11 +472,17 @@ impl IpStack {
     }
 
     /// When the stack next needs waking: ARP retries and reassembly timeouts.
-    #[inline]
+    #[inline(always)]
     pub fn poll_at(&self) -> Option<u64> {
         if self.pending.is_empty() {
             return self.reassembler.poll_at(); // asked after every packet: no ARP wait, usually
         }
+        self.arp_poll_at()
+    }
+
+    /// [`poll_at`](Self::poll_at) while packets wait for ARP.
+    #[inline(never)]
+    fn arp_poll_at(&self) -> Option<u64> {
         let arp = self.pending.values().map(|p| p.next_try).min();
         match (arp, self.reassembler.poll_at()) {
             (Some(a), Some(b)) => Some(a.min(b)),
