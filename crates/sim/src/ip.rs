@@ -525,6 +525,7 @@ impl IpStack {
 
     /// A frame arriving on interface `iface` addressed to it (or broadcast). The frame's
     /// buffer is reused for whatever the packet becomes (forwarded, answered).
+    #[inline]
     pub fn input(&mut self, now: u64, iface: usize, frame: Vec<u8>, out: &mut Vec<Out>) {
         let ethertype = match ethernet::Frame::new_checked(&frame[..]) {
             Ok(f) => f.ethertype(),
