@@ -278,7 +278,10 @@ impl Node {
                 self.seal_and_send(now, k, &frame, fx)
             }
             None => {
-                fx.cycles += self.cipher_cycles(port, frame.len());
+                // Read only for a CPU with a clock (see `process_into`).
+                if !self.cpu.is_free() {
+                    fx.cycles += self.cipher_cycles(port, frame.len());
+                }
                 fx.send.push((port, frame));
             }
         }
