@@ -324,7 +324,8 @@ impl Node {
 
     /// Processes one received frame: decides every effect and what it costs. The cost
     /// includes the stack's work not yet charged (the node's own ESP sends since the
-    /// last job).
+    /// last job). A node whose CPU is free (`hz` 0) does not sum it (see
+    /// [`Effects::cycles`]).
     pub fn process(&mut self, now: u64, port: u16, frame: Vec<u8>) -> Effects {
         let mut fx = Effects::default();
         self.process_into(now, port, frame, &mut fx);
