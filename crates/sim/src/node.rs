@@ -449,7 +449,9 @@ impl Node {
     fn apply_one(&mut self, now: u64, out: Out, fx: &mut Effects) {
         match out {
             Out::Frame { iface, frame } => {
-                fx.cycles += self.cycles.per_tx_packet as f64;
+                if !self.cpu.is_free() {
+                    fx.cycles += self.cycles.per_tx_packet as f64; // read only then (see `process_into`)
+                }
                 if Some(iface) == self.bridge_iface() {
                     self.bridge_output(now, frame, fx);
                 } else if let Some(vif) = self.vifs.of_iface(iface) {
