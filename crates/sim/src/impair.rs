@@ -92,6 +92,7 @@ impl Bernoulli {
     }
 
     /// One draw: `true` drops the frame.
+    #[inline]
     pub fn drop(&mut self, rng: &mut RandomStream) -> bool {
         rng.bernoulli(self.p)
     }
@@ -252,7 +253,9 @@ pub enum LossModel {
 }
 
 impl LossModel {
-    /// Whether the next frame is dropped, drawing from the link's own loss stream.
+    /// Whether the next frame is dropped, drawing from the link's own loss stream
+    /// (asked for every frame a link delivers: inline).
+    #[inline]
     pub fn drop(&mut self, rng: &mut RandomStream) -> bool {
         match self {
             LossModel::None => false,

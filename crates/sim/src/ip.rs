@@ -205,8 +205,18 @@ struct Pending {
 struct Route {
     network: u32,
     prefix_len: u8,
+    /// `mask(prefix_len)`, kept so that a lookup (two per packet sent) does not
+    /// rebuild it; set only by [`Route::new`], and a route is never changed after.
+    mask: u32,
     via: Option<Ipv4Addr>,
     iface: usize,
+}
+
+impl Route {
+    fn new(network: Ipv4Addr, prefix_len: u8, via: Option<Ipv4Addr>, iface: usize) -> Route {
+        let mask = mask(prefix_len);
+        Route { network: u32::from(network) & mask, prefix_len, mask, via, iface }
+    }
 }
 
 /// Counters a report shows.
@@ -287,7 +297,7 @@ impl IpStack {
         let mut table = Vec::new();
         for (i, iface) in ifaces.iter().enumerate() {
             if let Some((addr, len)) = iface.addr {
-                table.push(Route { network: u32::from(addr) & mask(len), prefix_len: len, via: None, iface: i });
+                table.push(Route::new(addr, len, None, i));
             }
         }
         for route in routes {
@@ -295,12 +305,7 @@ impl IpStack {
                 .iter()
                 .position(|i| i.contains(route.via))
                 .ok_or_else(|| format!("route to {}/{} via {}: the next hop is on no connected subnet", route.destination, route.prefix_len, route.via))?;
-            table.push(Route {
-                network: u32::from(route.destination) & mask(route.prefix_len),
-                prefix_len: route.prefix_len,
-                via: Some(route.via),
-                iface,
-            });
+            table.push(Route::new(route.destination, route.prefix_len, Some(route.via), iface));
         }
         // Longest prefix first; among equals, connected before static (stable sort).
         table.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
@@ -378,7 +383,7 @@ impl IpStack {
         let index = self.ifaces.len();
         self.ifaces.push(iface);
         for &(network, prefix_len) in protects {
-            self.routes.push(Route { network: u32::from(network) & mask(prefix_len), prefix_len, via: None, iface: index });
+            self.routes.push(Route::new(network, prefix_len, None, index));
         }
         // Longest prefix first; among equals the earlier entry (connected, static, then
         // the tunnels in order) wins.
@@ -401,7 +406,7 @@ impl IpStack {
         }
         self.ifaces.push(iface);
         for &(network, prefix_len) in routes {
-            self.routes.push(Route { network: u32::from(network) & mask(prefix_len), prefix_len, via: None, iface: index });
+            self.routes.push(Route::new(network, prefix_len, None, index));
         }
         // Longest prefix first; among equals the earlier entry wins (stable sort).
         self.routes.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
@@ -441,7 +446,7 @@ impl IpStack {
         self.routes
             .iter()
             .filter(|r| !bypass_tunnels || (self.tunnel_of(r.iface).is_none() && !self.outer_bypass.contains(&r.iface)))
-            .find(|r| d & mask(r.prefix_len) == r.network)
+            .find(|r| d & r.mask == r.network)
             .map(|r| (r.iface, r.via.unwrap_or(dst)))
     }
 
@@ -472,11 +477,17 @@ impl IpStack {
     }
 
     /// When the stack next needs waking: ARP retries and reassembly timeouts.
-    #[inline]
+    #[inline(always)]
     pub fn poll_at(&self) -> Option<u64> {
         if self.pending.is_empty() {
             return self.reassembler.poll_at(); // asked after every packet: no ARP wait, usually
         }
+        self.arp_poll_at()
+    }
+
+    /// [`poll_at`](Self::poll_at) while packets wait for ARP.
+    #[inline(never)]
+    fn arp_poll_at(&self) -> Option<u64> {
         let arp = self.pending.values().map(|p| p.next_try).min();
         match (arp, self.reassembler.poll_at()) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -519,6 +530,7 @@ impl IpStack {
 
     /// A frame arriving on interface `iface` addressed to it (or broadcast). The frame's
     /// buffer is reused for whatever the packet becomes (forwarded, answered).
+    #[inline]
     pub fn input(&mut self, now: u64, iface: usize, frame: Vec<u8>, out: &mut Vec<Out>) {
         let ethertype = match ethernet::Frame::new_checked(&frame[..]) {
             Ok(f) => f.ethertype(),

@@ -57,7 +57,8 @@ pub struct Effects {
     pub local: Vec<(Vec<u8>, usize)>,
     /// Drops with their reasons: (port, reason, the packet if any).
     pub drops: Vec<(Option<u16>, String, Option<Vec<u8>>)>,
-    /// CPU cycles the processing cost.
+    /// CPU cycles the processing cost. Read only for a CPU with a clock: on a free
+    /// CPU (`hz` 0) the per-frame sums are skipped and it may stay 0.
     pub cycles: f64,
 }
 
@@ -323,7 +324,8 @@ impl Node {
 
     /// Processes one received frame: decides every effect and what it costs. The cost
     /// includes the stack's work not yet charged (the node's own ESP sends since the
-    /// last job).
+    /// last job). A node whose CPU is free (`hz` 0) does not sum it (see
+    /// [`Effects::cycles`]).
     pub fn process(&mut self, now: u64, port: u16, frame: Vec<u8>) -> Effects {
         let mut fx = Effects::default();
         self.process_into(now, port, frame, &mut fx);
@@ -333,12 +335,16 @@ impl Node {
     /// As [`process`](Self::process), filling `fx` (empty, as [`Effects::is_clear`]
     /// says; its vectors' capacity is reused, and it is not moved on the per-packet path).
     pub fn process_into(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
-        debug_assert!(fx.is_clear());
-        fx.cycles = self.cycles.per_rx_packet as f64
-            + self.cycles.per_byte_copied * frame.len() as f64
-            + self.cipher_cycles(port, frame.len())
-            + self.forwarding_cycles()
-            + std::mem::take(&mut self.unbilled);
+        debug_assert!(fx.is_clear() && fx.cycles == 0.0);
+        // A free CPU (hardware forwarding) never reads a job's cost (`World::serve` reads
+        // it only for a CPU with a clock): the sum is skipped, `fx.cycles` stays 0.
+        if !self.cpu.is_free() {
+            fx.cycles = self.cycles.per_rx_packet as f64
+                + self.cycles.per_byte_copied * frame.len() as f64
+                + self.cipher_cycles(port, frame.len())
+                + self.forwarding_cycles()
+                + std::mem::take(&mut self.unbilled);
+        }
         self.port_input(now, port, frame, fx);
     }
 
@@ -443,7 +449,9 @@ impl Node {
     fn apply_one(&mut self, now: u64, out: Out, fx: &mut Effects) {
         match out {
             Out::Frame { iface, frame } => {
-                fx.cycles += self.cycles.per_tx_packet as f64;
+                if !self.cpu.is_free() {
+                    fx.cycles += self.cycles.per_tx_packet as f64; // read only then (see `process_into`)
+                }
                 if Some(iface) == self.bridge_iface() {
                     self.bridge_output(now, frame, fx);
                 } else if let Some(vif) = self.vifs.of_iface(iface) {

@@ -210,14 +210,20 @@ impl Node {
     }
 
     /// When the node's stack or its virtual interfaces next need waking.
-    #[inline]
+    #[inline(always)]
     pub fn poll_at(&self) -> Option<u64> {
         // Asked after every packet the node handles: the plain node (no PPPoE, PPTP or
-        // OpenVPN end) answers from its IP stack alone.
+        // OpenVPN end) answers from its IP stack alone, inline.
         let at = self.ip.poll_at();
         if self.vifs.pppoe.is_empty() && self.vifs.pptp.ends.is_empty() && self.vifs.openvpn.is_empty() {
             return at;
         }
+        self.vif_poll_at(at)
+    }
+
+    /// [`poll_at`](Self::poll_at) for a node with virtual interfaces; `at` is its stack's.
+    #[inline(never)]
+    fn vif_poll_at(&self, at: Option<u64>) -> Option<u64> {
         let start = (!self.vifs.started && self.vifs.pppoe.iter().any(|e| !e.server)).then_some(0);
         [at, start, self.pptp_poll_at(), self.openvpn_poll_at()].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
     }
@@ -272,7 +278,10 @@ impl Node {
                 self.seal_and_send(now, k, &frame, fx)
             }
             None => {
-                fx.cycles += self.cipher_cycles(port, frame.len());
+                // Read only for a CPU with a clock (see `process_into`).
+                if !self.cpu.is_free() {
+                    fx.cycles += self.cipher_cycles(port, frame.len());
+                }
                 fx.send.push((port, frame));
             }
         }

@@ -903,7 +903,7 @@ impl World {
             let (packet, at) = fx.local.pop().expect("one packet");
             self.deliver_local(now, node, &packet[at..])?;
             recycle(&mut self.spare_frames, packet);
-        } else {
+        } else if !fx.local.is_empty() {
             for (packet, at) in fx.local.drain(..) {
                 self.deliver_local(now, node, &packet[at..])?;
                 recycle(&mut self.spare_frames, packet);
@@ -912,7 +912,7 @@ impl World {
         if fx.send.len() == 1 {
             let (port, frame) = fx.send.pop().expect("one frame");
             self.transmit(now, node, port, frame)?;
-        } else {
+        } else if !fx.send.is_empty() {
             for (port, frame) in fx.send.drain(..) {
                 self.transmit(now, node, port, frame)?;
             }

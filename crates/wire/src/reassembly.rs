@@ -204,11 +204,19 @@ impl Reassembler {
 
     /// When the next partial datagram times out (nanoseconds), `None` when none is held.
     /// If a datagram was found overdue by [`process`](Self::process), it is now.
-    #[inline]
+    /// Asked after every packet a node handles, and usually nothing is held: that
+    /// answer is taken inline, the search over held datagrams out of line.
+    #[inline(always)]
     pub fn poll_at(&self) -> Option<u64> {
         if self.entries.is_empty() && self.overdue.is_empty() {
             return None;
         }
+        self.held_poll_at()
+    }
+
+    /// [`poll_at`](Self::poll_at) when a datagram is held or overdue.
+    #[inline(never)]
+    fn held_poll_at(&self) -> Option<u64> {
         let held = self.entries.values().map(|e| e.deadline);
         held.chain(self.overdue.iter().map(|(d, _)| *d)).min()
     }
