@@ -1047,12 +1047,14 @@ impl Repr {
         let total = header_len + payload.len();
         let start = frame.len();
         match payload {
-            Payload::Bytes(bytes) => {
+            Payload::Bytes(bytes @ [_, ..]) => {
                 frame.reserve(total);
                 frame.resize(start + header_len, 0);
                 frame.extend_from_slice(bytes);
             }
-            // Header and zeros in one fill; the header is written over below.
+            // Header and zeros (or nothing: a pure ACK) in one fill; the header is
+            // written over below.
+            Payload::Bytes([]) => frame.resize(start + header_len, 0),
             Payload::Zeros(n) => frame.resize(start + header_len + n, 0),
         }
         let segment = &mut frame[start..];

@@ -1024,7 +1024,9 @@ impl TcpSocket {
         {
             self.rx_fin = Some(repr.seq_number + payload.len());
         }
-        self.consume_fin(now);
+        if self.rx_fin.is_some() {
+            self.consume_fin(now);
+        }
         None
     }
 
