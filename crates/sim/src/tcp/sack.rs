@@ -139,16 +139,7 @@ impl Scoreboard {
     /// RFC 6675 §4 pipe: octets believed in the network. `high_rxt` is the end of the
     /// highest retransmitted octet (exclusive), `snd_una` when nothing was.
     pub fn pipe(&self, snd_una: SeqNumber, high_data: SeqNumber, high_rxt: SeqNumber, dup_thresh: u32, smss: u32) -> u64 {
-        let mut pipe = 0u64;
-        for (s, e, ranges, octets) in self.holes_above(snd_una, high_data) {
-            if !lost(ranges, octets, dup_thresh, smss) {
-                pipe += (e - s) as u64;
-            }
-            if high_rxt > s {
-                pipe += (high_rxt.min(e) - s) as u64;
-            }
-        }
-        pipe
+        self.pipe_and_next_lost(snd_una, high_data, high_rxt, dup_thresh, smss).0
     }
 
     /// [`pipe`](Self::pipe) and [`next_lost`](Self::next_lost) from one walk over the
