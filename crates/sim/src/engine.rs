@@ -233,17 +233,25 @@ impl KeyHeap {
             self.heap = true;
         }
         // Move the hole up from the new leaf instead of swapping at every level.
-        let mut hole = self.keys.len();
+        let leaf = self.keys.len();
         self.keys.push(key);
+        let hole = Self::sift_up(&mut self.keys, leaf, key);
+        self.keys[hole] = key;
+    }
+
+    /// Moves the hole at `hole` up past every parent greater than `key`, shifting
+    /// each such parent down into it, and returns where `key` belongs (not written).
+    #[inline(always)]
+    fn sift_up(keys: &mut [Key], mut hole: usize, key: Key) -> usize {
         while hole > 0 {
             let parent = (hole - 1) / Self::ARITY;
-            if self.keys[parent] <= key {
+            if keys[parent] <= key {
                 break;
             }
-            self.keys[hole] = self.keys[parent];
+            keys[hole] = keys[parent];
             hole = parent;
         }
-        self.keys[hole] = key;
+        hole
     }
 
     #[inline]
@@ -287,14 +295,7 @@ impl KeyHeap {
             keys[hole] = keys[least];
             hole = least;
         }
-        while hole > 0 {
-            let parent = (hole - 1) / Self::ARITY;
-            if keys[parent] <= last {
-                break;
-            }
-            keys[hole] = keys[parent];
-            hole = parent;
-        }
+        let hole = Self::sift_up(keys, hole, last);
         keys[hole] = last;
         Some(top)
     }
@@ -312,17 +313,9 @@ impl KeyHeap {
             return;
         }
         let keys = &mut self.keys[..];
-        let mut hole = index;
         // Up, if the last key is less than the hole's parent (it came from another
         // subtree)...
-        while hole > 0 {
-            let parent = (hole - 1) / Self::ARITY;
-            if keys[parent] <= last {
-                break;
-            }
-            keys[hole] = keys[parent];
-            hole = parent;
-        }
+        let mut hole = Self::sift_up(keys, index, last);
         // ...else down, while a child is less.
         if hole == index {
             loop {
