@@ -170,6 +170,18 @@ pub trait Transport {
     }
 }
 
+/// A path MTU answer and what it depends on (see [`IpStack::path_mtu_memo`]); the
+/// default holds nowhere.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PathMtuMemo {
+    /// The path MTU.
+    pub mtu: usize,
+    epoch: u64,
+    until: u64,
+    iface: usize,
+    iface_mtu: usize,
+}
+
 /// A tunnel and the interface it is.
 struct TunnelIface {
     iface: usize,
@@ -272,6 +284,9 @@ pub struct IpStack {
     pmtu_config: PmtuConfig,
     /// Path MTUs learned from "fragmentation needed".
     pmtu: PmtuCache,
+    /// Bumped whenever a path MTU may change other than by aging (see
+    /// [`IpStack::path_mtu_memo`]).
+    path_epoch: u64,
     icmp_limit: IcmpRateLimit,
     /// Tunnel interfaces the node carries itself (OpenVPN TUN): outer packets avoid them.
     outer_bypass: Vec<usize>,
@@ -325,6 +340,7 @@ impl IpStack {
             transports: Vec::new(),
             pmtu_config: PmtuConfig::default(),
             pmtu: PmtuCache::new(PmtuConfig::default().expires_ns, usize::from(PmtuConfig::default().min_pmtu)),
+            path_epoch: 0,
             icmp_limit: IcmpRateLimit::new(PmtuConfig::default().icmp_ratelimit_ns, PmtuConfig::default().icmp_burst),
             outer_bypass: Vec::new(),
             counters: IpCounters::default(),
@@ -334,6 +350,7 @@ impl IpStack {
     /// Sets what the node does about packets too big and its ICMP rate limit (the
     /// defaults are Linux's); forgets what the PMTU cache held.
     pub fn set_pmtu(&mut self, config: PmtuConfig) {
+        self.path_epoch += 1;
         self.pmtu = PmtuCache::new(config.expires_ns, usize::from(config.min_pmtu));
         self.icmp_limit = IcmpRateLimit::new(config.icmp_ratelimit_ns, config.icmp_burst);
         self.pmtu_config = config;
@@ -342,13 +359,42 @@ impl IpStack {
     /// The path MTU to `dst` the node knows at `now`: its first hop's MTU, lowered by
     /// what "fragmentation needed" taught it (RFC 1191 §6.2). For a destination behind
     /// a tunnel, the tunnel's effective MTU.
+    #[inline]
     pub fn path_mtu(&self, now: u64, dst: Ipv4Addr) -> Option<usize> {
+        self.path_mtu_memo(now, dst).map(|m| m.mtu)
+    }
+
+    /// [`path_mtu`](Self::path_mtu) with what its answer depends on, so that a caller
+    /// asking for the same `dst` again (a TCP socket, before every send) can keep it
+    /// while [`path_mtu_holds`](Self::path_mtu_holds). The answer is the route's
+    /// interface MTU lowered by the learned estimate to `dst`; it changes only when
+    /// (a) the routes, interfaces or PMTU table change — `add_tunnel`,
+    /// `add_point_to_point`, `set_pmtu` and a learned "fragmentation needed" bump
+    /// `path_epoch` —, (b) the learned estimate ages out (`until`: its expiry, RFC 1191
+    /// §6.3), or (c) the interface's `mtu` field is written (compared on each check).
+    /// A tunnel's MTU follows its hook and the outer path: never kept (`until` 0).
+    pub fn path_mtu_memo(&self, now: u64, dst: Ipv4Addr) -> Option<PathMtuMemo> {
         let (iface, _) = self.lookup(dst, false)?;
-        let first_hop = match self.tunnel_of(iface) {
-            Some(t) => self.tunnel_mtu(now, t),
-            None => self.ifaces[iface].mtu,
+        let (first_hop, mut until) = match self.tunnel_of(iface) {
+            Some(t) => (self.tunnel_mtu(now, t), 0),
+            None => (self.ifaces[iface].mtu, u64::MAX),
         };
-        Some(self.pmtu.get(now, dst).map_or(first_hop, |m| m.min(first_hop)))
+        let mtu = match self.pmtu.get_until(now, dst) {
+            Some((learned, expires)) => {
+                until = until.min(expires);
+                learned.min(first_hop)
+            }
+            None => first_hop,
+        };
+        Some(PathMtuMemo { mtu, epoch: self.path_epoch, until, iface, iface_mtu: self.ifaces[iface].mtu })
+    }
+
+    /// Whether `memo` (made by [`path_mtu_memo`](Self::path_mtu_memo) of this stack)
+    /// is still what `path_mtu` answers at `now` for its destination.
+    #[inline]
+    pub fn path_mtu_holds(&self, memo: &PathMtuMemo, now: u64) -> bool {
+        // (`until` is 0 in a default memo: nothing is indexed then.)
+        now < memo.until && memo.epoch == self.path_epoch && self.ifaces[memo.iface].mtu == memo.iface_mtu
     }
 
     /// The path MTU over real interfaces only (what a tunnel's outer packets meet).
@@ -378,6 +424,7 @@ impl IpStack {
     /// Adds a tunnel as interface `iface` (its `addr` is ignored: a tunnel interface has
     /// none) with a route to each of `protects`. Returns the interface index.
     pub fn add_tunnel(&mut self, mut iface: Iface, protects: &[(Ipv4Addr, u8)], hook: Box<dyn Tunnel>) -> usize {
+        self.path_epoch += 1;
         iface.addr = None;
         iface.resolve = false;
         let index = self.ifaces.len();
@@ -399,6 +446,7 @@ impl IpStack {
     /// A `tunnel` interface (an OpenVPN TUN device) is, like an IPsec tunnel, never
     /// the way out for an outer packet (see [`send_udp_outer`](Self::send_udp_outer)).
     pub fn add_point_to_point(&mut self, mut iface: Iface, routes: &[(Ipv4Addr, u8)], tunnel: bool) -> usize {
+        self.path_epoch += 1;
         iface.resolve = false;
         let index = self.ifaces.len();
         if tunnel {
@@ -1160,7 +1208,9 @@ impl IpStack {
         let dst = quoted.dst_addr();
         let reported = if next_hop_mtu == 0 { pmtu::plateau_below(quoted.total_len()) } else { next_hop_mtu };
         let current = self.path_mtu(now, dst).unwrap_or(usize::from(reported));
-        self.pmtu.learn(now, dst, usize::from(reported).max(pmtu::MIN_IPV4_MTU), current);
+        if self.pmtu.learn(now, dst, usize::from(reported).max(pmtu::MIN_IPV4_MTU), current).is_some() {
+            self.path_epoch += 1;
+        }
     }
 }
 
@@ -1265,6 +1315,48 @@ mod test {
         }
         assert_eq!(a.counters.arp_requests, 3);
         assert!(out.iter().any(|o| matches!(o, Out::Drop { reason, .. } if reason.contains("no ARP reply"))));
+    }
+
+    /// A memo of `path_mtu` holds exactly while the answer would be the same: a learned
+    /// estimate, an interface added or an MTU written ends it, and it ages out with the
+    /// estimate (RFC 1191 §6.3), never before or after.
+    #[test]
+    fn a_path_mtu_memo_holds_until_the_answer_changes() {
+        let mut a = host([10, 0, 0, 1], 1, Some([10, 0, 0, 254]));
+        let dst = Ipv4Addr::new(8, 8, 8, 8);
+        assert!(!a.path_mtu_holds(&PathMtuMemo::default(), 0), "a default memo holds nowhere");
+        let first = a.path_mtu_memo(0, dst).unwrap();
+        assert_eq!(first.mtu, 1500);
+        assert!(a.path_mtu_holds(&first, 0) && a.path_mtu_holds(&first, u64::MAX - 1), "nothing learned: no expiry");
+        // "Fragmentation needed" for our datagram to `dst`, next-hop MTU 1400.
+        let mut quoted = Vec::new();
+        ipv4::Repr::new(Ipv4Addr::new(10, 0, 0, 1), dst, IpProtocol::Tcp, 1480, DEFAULT_TTL).encapsulate(&[0u8; 1480], &mut quoted);
+        let learned_at = 1_000;
+        a.frag_needed_received(learned_at, 1400, &quoted[..28]);
+        assert!(!a.path_mtu_holds(&first, learned_at), "a learned estimate ends the memo");
+        let lowered = a.path_mtu_memo(learned_at, dst).unwrap();
+        assert_eq!(lowered.mtu, 1400);
+        // A message that teaches nothing new (not lower) changes nothing.
+        a.frag_needed_received(learned_at + 1, 1450, &quoted[..28]);
+        assert!(a.path_mtu_holds(&lowered, learned_at + 1));
+        // Aging: the estimate is gone at its expiry, when the first hop's MTU is back.
+        let expiry = learned_at + PmtuConfig::default().expires_ns;
+        assert_eq!(a.path_mtu(expiry - 1, dst), Some(1400));
+        assert!(a.path_mtu_holds(&lowered, expiry - 1));
+        assert_eq!(a.path_mtu(expiry, dst), Some(1500));
+        assert!(!a.path_mtu_holds(&lowered, expiry), "the memo ages out with the estimate");
+        let aged = a.path_mtu_memo(expiry, dst).unwrap();
+        assert_eq!(aged.mtu, 1500);
+        assert!(a.path_mtu_holds(&aged, u64::MAX - 1), "an aged-out estimate never comes back by itself");
+        // An interface MTU written, or an interface and routes added.
+        a.ifaces[0].mtu = 1492;
+        assert!(!a.path_mtu_holds(&aged, expiry));
+        assert_eq!(a.path_mtu_memo(expiry, dst).unwrap().mtu, 1492);
+        let before = a.path_mtu_memo(expiry, dst).unwrap();
+        let ppp = Iface { name: "ppp0".into(), mac: Mac([0; 6]), addr: None, mtu: 1400, resolve: false };
+        a.add_point_to_point(ppp, &[(Ipv4Addr::new(8, 8, 8, 0), 24)], false);
+        assert!(!a.path_mtu_holds(&before, expiry), "a new route may take the destination");
+        assert_eq!(a.path_mtu(expiry, dst), Some(1400));
     }
 
     #[test]

@@ -58,7 +58,13 @@ impl PmtuCache {
     /// The learned path MTU to `dst` at `now`, if one is alive (RFC 1191 §6.3: an aged
     /// estimate is forgotten, so the first-hop MTU applies again).
     pub fn get(&self, now: u64, dst: Ipv4Addr) -> Option<usize> {
-        self.entries.get(&dst).filter(|e| e.expires > now).map(|e| e.mtu)
+        self.get_until(now, dst).map(|(mtu, _)| mtu)
+    }
+
+    /// [`get`](Self::get) and when its answer ages out: the estimate holds while the
+    /// clock is before the second value (an entry changes only by `learn`).
+    pub fn get_until(&self, now: u64, dst: Ipv4Addr) -> Option<(usize, u64)> {
+        self.entries.get(&dst).filter(|e| e.expires > now).map(|e| (e.mtu, e.expires))
     }
 
     /// A "fragmentation needed" said `reported` (already a plateau if the router sent 0)

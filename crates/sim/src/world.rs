@@ -65,6 +65,8 @@ struct TcpFlow {
     ports: [u16; 2],
     sockets: [TcpSocket; 2],
     timers: [Option<(u64, EventId)>; 2],
+    /// Each side's last path MTU answer from its node's stack (see `tcp_dispatch`).
+    path_mtu: [crate::ip::PathMtuMemo; 2],
     bytes: Option<u64>,
     start_ns: u64,
     stop_ns: u64,
@@ -537,6 +539,7 @@ impl World {
                     ports: [EPHEMERAL_PORT + tcp.len() as u16, *dst_port],
                     sockets: [client, server],
                     timers: [None, None],
+                    path_mtu: Default::default(),
                     bytes: *bytes,
                     start_ns: *start_ns,
                     stop_ns: *stop_ns,
@@ -1305,8 +1308,19 @@ impl World {
         let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
         let socket = &mut f.sockets[side];
         // The MSS follows the path MTU the stack knows now (lowered by ICMP, back up
-        // when that aged out, RFC 1191 §6.3).
-        if let Some(mtu) = self.nodes[node as usize].ip.path_mtu(now, dst) {
+        // when that aged out, RFC 1191 §6.3). The stack's last answer for this side is
+        // kept while the stack says it holds (no route, interface or PMTU change, not
+        // past the learned estimate's expiry): the route lookup is not redone per send.
+        let ip = &self.nodes[node as usize].ip;
+        let memo = &mut f.path_mtu[side];
+        let mtu = if ip.path_mtu_holds(memo, now) {
+            Some(memo.mtu)
+        } else {
+            let answer = ip.path_mtu_memo(now, dst);
+            *memo = answer.unwrap_or_default();
+            answer.map(|m| m.mtu)
+        };
+        if let Some(mtu) = mtu {
             socket.set_path_mtu(mtu as u32);
         }
         // Each segment is encoded as the socket hands it out, straight into the buffer
