@@ -1762,8 +1762,7 @@ const SPARE_EFFECTS: usize = 16;
 fn tcp_frame(spare: &mut Vec<Vec<u8>>, repr: &tcp::Repr, src: &Ipv4Addr, dst: &Ipv4Addr, payload: tcp::Payload<'_>) -> Vec<u8> {
     let mut frame = spare.pop().unwrap_or_default();
     frame.clear();
-    frame.resize(crate::ip::TRANSPORT_OFFSET, 0);
-    repr.emit_append(&mut frame, src, dst, payload);
+    repr.emit_at(&mut frame, crate::ip::TRANSPORT_OFFSET, src, dst, payload);
     frame
 }
 

@@ -1042,13 +1042,22 @@ impl Repr {
     /// zero words is zero), so only the header is summed for it.
     #[inline(always)]
     pub fn emit_append(&self, frame: &mut Vec<u8>, src: &Address, dst: &Address, payload: Payload<'_>) {
+        self.emit_at(frame, frame.len(), src, dst, payload);
+    }
+
+    /// As [`emit_append`](Self::emit_append), with the segment at octet `start` of
+    /// `frame` (cut there if it is longer); octets the frame grows by before `start`
+    /// are zeros, filled together with the header's room (a frame cleared for its
+    /// lower layers' headers is extended once).
+    #[inline(always)]
+    pub fn emit_at(&self, frame: &mut Vec<u8>, start: usize, src: &Address, dst: &Address, payload: Payload<'_>) {
         let layout = self.layout();
         let header_len = Self::header_len_of(layout);
         let total = header_len + payload.len();
-        let start = frame.len();
+        frame.truncate(start);
         match payload {
             Payload::Bytes(bytes @ [_, ..]) => {
-                frame.reserve(total);
+                frame.reserve(start + total - frame.len());
                 frame.resize(start + header_len, 0);
                 frame.extend_from_slice(bytes);
             }
@@ -1499,6 +1508,17 @@ mod test {
                 prop_assert_eq!(&frame[..prefix], &vec![0xeeu8; prefix][..]);
                 prop_assert_eq!(&frame[prefix..], &want[..]);
                 prop_assert!(Packet::new_checked(&frame[prefix..]).unwrap().verify_checksum(&s, &d));
+                // At an offset of a buffer that held garbage and was cut short (`start`
+                // past its length, or before it): the octets kept are untouched, the
+                // ones it grew by before `start` are zeros.
+                let start = 34;
+                let mut frame = vec![0xeeu8; 3100];
+                frame.truncate(prefix);
+                repr.emit_at(&mut frame, start, &s, &d, payload);
+                let kept = prefix.min(start);
+                prop_assert_eq!(&frame[..kept], &vec![0xeeu8; kept][..]);
+                prop_assert_eq!(&frame[kept..start], &vec![0u8; start - kept][..]);
+                prop_assert_eq!(&frame[start..], &want[..]);
             }
         }
 
