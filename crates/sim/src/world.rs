@@ -1330,8 +1330,14 @@ impl World {
         socket.dispatch_payloads(now, |repr, payload| {
             segments.push((payload.len(), tcp_frame(spare, repr, &src, &dst, payload)));
         });
-        for (payload_len, frame) in segments.drain(..) {
-            self.tcp_send_segment(now, flow, side, payload_len, frame)?;
+        // What every segment of this dispatch shares is read once.
+        if side == 0 && segments.iter().any(|&(len, _)| len > 0) {
+            f.first_tx_ns.get_or_insert(now);
+        }
+        // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
+        let dont_frag = f.sockets[side].config().pmtu_discovery;
+        for (_, frame) in segments.drain(..) {
+            self.tcp_send_frame(now, node, src, dst, dont_frag, frame)?;
         }
         self.scratch_segments = segments;
         let f = &mut self.tcp[flow];
@@ -1364,7 +1370,6 @@ impl World {
     /// Sends one encoded TCP segment (carrying `payload_len` data octets, in `frame`
     /// after [`crate::ip::TRANSPORT_OFFSET`]) from socket `side` of flow `flow` through
     /// its node's stack.
-    #[inline(always)]
     fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, frame: Vec<u8>) -> Result<(), RunError> {
         let f = &mut self.tcp[flow];
         if side == 0 && payload_len > 0 {
@@ -1373,6 +1378,13 @@ impl World {
         let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
         // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
         let dont_frag = f.sockets[side].config().pmtu_discovery;
+        self.tcp_send_frame(now, node, src, dst, dont_frag, frame)
+    }
+
+    /// Sends one encoded TCP segment (in `frame` after [`crate::ip::TRANSPORT_OFFSET`])
+    /// from `src` on `node` to `dst` through the node's stack.
+    #[inline(always)]
+    fn tcp_send_frame(&mut self, now: u64, node: u32, src: Ipv4Addr, dst: Ipv4Addr, dont_frag: bool, frame: Vec<u8>) -> Result<(), RunError> {
         let mut outs = std::mem::take(&mut self.scratch_outs);
         let mut fx = self.take_fx();
         let n = &mut self.nodes[node as usize];
