@@ -1121,12 +1121,15 @@ impl Repr {
         }
     }
 
-    fn emit_options(&self, out: &mut [u8], (_, blocks, other): (usize, usize, usize)) {
+    fn emit_options(&self, out: &mut [u8], (base, blocks, other): (usize, usize, usize)) {
         // Written octet by octet in Linux's order (`tcp_options_write`); the same bytes
         // as emitting each `TcpOption` in turn, without its generic length and kind work
         // (this runs once per segment sent).
         const NOP: u8 = 1;
-        if let (None, false, Some((tsval, tsecr)), None, 0) = (self.max_seg_size, self.sack_permitted, self.timestamp, self.window_scale, other) {
+        // With timestamps, `layout` counts 12 octets before SACK only when there is no
+        // MSS or window scale option (4 more each): timestamps alone, unless
+        // SACK-Permitted takes the NOPs' place.
+        if let (12, false, Some((tsval, tsecr)), 0) = (base, self.sack_permitted, self.timestamp, other) {
             // Nearly every segment of a connection with timestamps: NOP, NOP,
             // Timestamps (RFC 7323 Appendix A), then SACK blocks if any; the octets the
             // general writer below would put.
