@@ -360,15 +360,18 @@ impl Node {
                             self.pppoe_input(now, port, frame, fx);
                             return;
                         }
-                        // A tunnel end may bring a frame back here: it finds the
-                        // scratch taken and uses a new vector.
-                        let mut outs = std::mem::take(&mut self.outs_scratch);
                         // A datagram for the node itself comes back directly rather than
-                        // as the last of `outs`; it is applied last, as it would have been.
-                        let local = self.ip.input_for_self(now, iface, frame, &mut outs);
+                        // as the last of the outputs; it is applied last, as it would have
+                        // been. The stack's other outputs (usually none) go to the scratch
+                        // vector, which is taken out only to apply them: a tunnel end may
+                        // bring a frame back here, and then finds it taken and uses a new one.
+                        let local = self.ip.input_for_self(now, iface, frame, &mut self.outs_scratch);
                         fx.cycles += self.forwarding_cycles();
-                        self.apply_drain(now, &mut outs, fx);
-                        self.outs_scratch = outs;
+                        if !self.outs_scratch.is_empty() {
+                            let mut outs = std::mem::take(&mut self.outs_scratch);
+                            self.apply_drain(now, &mut outs, fx);
+                            self.outs_scratch = outs;
+                        }
                         if let Some((packet, at)) = local {
                             self.apply_local(now, packet, at, fx);
                         }
