@@ -843,7 +843,8 @@ impl World {
         let n = &mut self.nodes[node as usize];
         if n.cpu.is_free() {
             let mut fx = self.spare_fx.pop().unwrap_or_default();
-            n.process_into(now, port, frame, &mut fx);
+            // A free CPU bills nothing (`process_into` skips the sum): straight to the port.
+            n.port_input(now, port, frame, &mut fx);
             return self.release_single(now, node, fx);
         }
         if !n.cpu.offer(Job::Receive { port, frame }) {
