@@ -541,6 +541,7 @@ impl IpStack {
     /// on `iface`, which `input` hands on as its last output (`Out::Local { iface, .. }`,
     /// nothing is pushed after it), is returned instead: (buffer, offset of the datagram
     /// in it). The node's per-packet path takes it without the round trip through `out`.
+    #[inline]
     pub fn input_for_self(&mut self, now: u64, iface: usize, frame: Vec<u8>, out: &mut Vec<Out>) -> Option<(Vec<u8>, usize)> {
         let ethertype = match ethernet::Frame::new_checked(&frame[..]) {
             Ok(f) => f.ethertype(),
