@@ -285,6 +285,8 @@ def test_tcp_benchmark_runs_in_the_simulator():
     record = bench.run_sim("tcp_cubic_30mbps_1pct", 2.0)
     # At 1 % loss a 20-ms-RTT flow stays far below the 30 Mb/s line (Mathis: ~7 Mb/s).
     assert 1.0 < record["throughput_mbps"] < 30.0 and record["events"] > 1000
+    # A speed figure says which build of the core made it (scripts/install.sh builds PGO).
+    assert record["core_build"] == _core.core_build() and record["core_build"] in {"pgo", "release"}
 
 
 def test_switch_config_has_one_bridge_port_per_host():

@@ -4,6 +4,10 @@ here converts its arguments and calls crates/wire or crates/sim."""
 def core_version() -> str:
     """The version of the Rust core."""
 
+def core_build() -> str:
+    """How the core was compiled: ``"pgo"`` (profile-guided, by scripts/install.sh) or
+    ``"release"``."""
+
 def wrap(layer: str, options: dict[str, str], context: dict[str, object], payload: bytes) -> tuple[bytes, list[tuple[str, int]]]:
     """Encodes one layer around ``payload`` with real headers and trailers.
 

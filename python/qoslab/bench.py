@@ -423,6 +423,15 @@ def _simulate() -> Callable[[str, Any], str]:
     return simulate
 
 
+def _core_build() -> str:
+    """How the core that ran was compiled (``"pgo"`` or ``"release"``, see
+    scripts/install.sh): a profile-guided build runs the per-packet path in fewer
+    instructions, so a speed figure says which build it is of."""
+    from qoslab import _core
+
+    return getattr(_core, "core_build", lambda: "release")()
+
+
 def flow_throughput_mbps(results: dict[str, Any], flow_id: int, seconds: float) -> float | None:
     """UDP payload throughput of one flow from the simulator's results, Mb/s.
 
@@ -479,7 +488,7 @@ def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] |
     results = json.loads(out) if isinstance(out, (str, bytes)) else out
     sim_time_ns = results.get("sim_time_ns")
     extra: dict[str, Any] = {"tool": "qoslab", "repeat": repeat, "wall_runs_s": walls,
-                             "cpu_s": statistics.median(cpus), "cpu_runs_s": cpus}
+                             "cpu_s": statistics.median(cpus), "cpu_runs_s": cpus, "core_build": _core_build()}
     if name == "seed004_download":
         extra["throughput_mbps"] = transfer_throughput_mbps(results)
     elif name in NS3_SCRIPTS:
@@ -749,7 +758,9 @@ def render(report: BenchReport, console: Any) -> None:
 
     if report.scenarios:
         runs = {s.get("repeat") for s in report.scenarios if s.get("repeat")}
+        builds = {s["core_build"] for s in report.scenarios if s.get("core_build")}
         title = "qoslab" + (f" (simulate call, median of {runs.pop()} runs)" if len(runs) == 1 else "")
+        title += f", {builds.pop()} build of the core" if len(builds) == 1 else ""
         table = Table(title=title, title_justify="left")
         for col in ("benchmark", "events", "wall s", "runs s", "events/s", "sim s", "Mb/s", "peak RSS MiB"):
             table.add_column(col, justify="left" if col == "benchmark" else "right")

@@ -54,7 +54,7 @@ def version() -> None:
     """
     from qoslab import _core
 
-    stderr.print(f"qoslab {__version__} (core {_core.core_version()})")
+    stderr.print(f"qoslab {__version__} (core {_core.core_version()}, {_core.core_build()} build)")
     sys.stdout.write(f"{__version__}\n")
 
 

@@ -15,9 +15,17 @@ fn core_version() -> &'static str {
     env!("CARGO_PKG_VERSION")
 }
 
+/// How the core was compiled: `"pgo"` when scripts/install.sh built it profile-guided
+/// (it sets `QOSLAB_CORE_BUILD` for that build), else `"release"`. Benchmarks record it.
+#[pyfunction]
+fn core_build() -> &'static str {
+    option_env!("QOSLAB_CORE_BUILD").unwrap_or("release")
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(core_version, m)?)?;
+    m.add_function(wrap_pyfunction!(core_build, m)?)?;
     m.add_function(wrap_pyfunction!(toml_spans::toml_key_spans, m)?)?;
     m.add_function(wrap_pyfunction!(encap::wrap, m)?)?;
     m.add_function(wrap_pyfunction!(encap::ipv4_fragment, m)?)?;
