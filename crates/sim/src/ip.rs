@@ -580,17 +580,34 @@ impl IpStack {
     /// buffer is reused for whatever the packet becomes (forwarded, answered).
     #[inline]
     pub fn input(&mut self, now: u64, iface: usize, frame: Vec<u8>, out: &mut Vec<Out>) {
+        if let Some((packet, at)) = self.input_for_self(now, iface, frame, out) {
+            out.push(Out::Local { iface, packet, at });
+        }
+    }
+
+    /// As [`input`](Self::input), except that a datagram for the node itself received
+    /// on `iface`, which `input` hands on as its last output (`Out::Local { iface, .. }`,
+    /// nothing is pushed after it), is returned instead: (buffer, offset of the datagram
+    /// in it). The node's per-packet path takes it without the round trip through `out`.
+    #[inline]
+    pub fn input_for_self(&mut self, now: u64, iface: usize, frame: Vec<u8>, out: &mut Vec<Out>) -> Option<(Vec<u8>, usize)> {
         let ethertype = match ethernet::Frame::new_checked(&frame[..]) {
             Ok(f) => f.ethertype(),
             Err(_) => {
                 out.push(Out::Drop { reason: "malformed Ethernet frame".into(), packet: None });
-                return;
+                return None;
             }
         };
         match ethertype {
-            EtherType::Arp => self.input_arp(now, iface, &frame[HEADROOM..], out),
+            EtherType::Arp => {
+                self.input_arp(now, iface, &frame[HEADROOM..], out);
+                None
+            }
             EtherType::Ipv4 => self.input_ipv4(now, iface, frame, out),
-            other => out.push(Out::Drop { reason: format!("no protocol for EtherType {:#06x}", u16::from(other)), packet: None }),
+            other => {
+                out.push(Out::Drop { reason: format!("no protocol for EtherType {:#06x}", u16::from(other)), packet: None });
+                None
+            }
         }
     }
 
@@ -625,21 +642,23 @@ impl IpStack {
         }
     }
 
-    fn input_ipv4(&mut self, now: u64, iface: usize, mut frame: Vec<u8>, out: &mut Vec<Out>) {
+    /// The IPv4 datagram after the headroom of `frame`: what [`deliver_for_self`](Self::deliver_for_self)
+    /// returns for the node itself, `None` when it was forwarded, dropped or consumed.
+    fn input_ipv4(&mut self, now: u64, iface: usize, mut frame: Vec<u8>, out: &mut Vec<Out>) -> Option<(Vec<u8>, usize)> {
         let Ok(view) = ipv4::Packet::new_checked(&frame[HEADROOM..]) else {
             out.push(Out::Drop { reason: "malformed IPv4 packet".into(), packet: None });
-            return;
+            return None;
         };
         if !view.verify_checksum() {
             out.push(Out::Drop { reason: "IPv4 header checksum error".into(), packet: Some(frame[HEADROOM..].to_vec()) });
-            return;
+            return None;
         }
         let total = usize::from(view.total_len());
         frame.truncate(HEADROOM + total); // Ethernet padding
         if self.pmtu_config.filter_icmp_unreachable && is_dst_unreachable(&frame[HEADROOM..]) {
             self.counters.icmp_filtered += 1;
             out.push(Out::Drop { reason: "ICMP Destination Unreachable filtered (firewall)".into(), packet: Some(frame[HEADROOM..].to_vec()) });
-            return;
+            return None;
         }
         let mut dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
         if let Some((outside, nat)) = self.nat.as_mut() {
@@ -653,15 +672,16 @@ impl IpStack {
                         let own = self.ifaces.iter().any(|i| i.addr.is_some_and(|(a, _)| a == dst));
                         if !own {
                             out.push(Out::Drop { reason, packet: Some(frame[HEADROOM..].to_vec()) });
-                            return;
+                            return None;
                         }
                     }
                 }
             }
         }
         if self.is_own(dst) || self.ifaces[iface].is_broadcast_for(dst) {
-            self.deliver(now, iface, frame, HEADROOM, out);
-        } else if self.forward {
+            return self.deliver_for_self(now, iface, frame, HEADROOM, out);
+        }
+        if self.forward {
             self.forward_packet(now, iface, frame, out);
         } else {
             out.push(Out::Drop {
@@ -669,21 +689,31 @@ impl IpStack {
                 packet: Some(frame[HEADROOM..].to_vec()),
             });
         }
+        None
     }
 
     /// A datagram for this node, `packet[at..]` (`at` > 0 when it still follows its
     /// frame's Ethernet header).
     fn deliver(&mut self, now: u64, iface: usize, packet: Vec<u8>, at: usize, out: &mut Vec<Out>) {
+        if let Some((packet, at)) = self.deliver_for_self(now, iface, packet, at, out) {
+            out.push(Out::Local { iface, packet, at });
+        }
+    }
+
+    /// [`deliver`](Self::deliver), returning the datagram for the node's own sockets
+    /// (buffer and offset) instead of pushing it as `Out::Local` (see
+    /// [`input_for_self`](Self::input_for_self)); `None` when the stack consumed it.
+    fn deliver_for_self(&mut self, now: u64, iface: usize, packet: Vec<u8>, at: usize, out: &mut Vec<Out>) -> Option<(Vec<u8>, usize)> {
         let (mut packet, at) = if ipv4::Packet::new_unchecked(&packet[at..]).is_fragment() {
             match self.reassembler.process(now, &packet[at..]) {
                 Ok(Some(whole)) => {
                     self.counters.reassembled += 1;
                     (whole, 0)
                 }
-                Ok(None) => return,
+                Ok(None) => return None,
                 Err(e) => {
                     out.push(Out::Drop { reason: format!("IPv4 reassembly: {e:?}"), packet: Some(packet[at..].to_vec()) });
-                    return;
+                    return None;
                 }
             }
         } else {
@@ -696,7 +726,7 @@ impl IpStack {
             } else {
                 self.input_esp(now, packet, out);
             }
-            return;
+            return None;
         }
         let view = ipv4::Packet::new_unchecked(&packet[at..]);
         if view.next_header() == IpProtocol::Icmp {
@@ -712,12 +742,12 @@ impl IpStack {
                     let src = if src.is_broadcast() { self.source_for(iface).unwrap_or(src) } else { src };
                     self.counters.delivered += 1;
                     self.send_datagram(now, src, dst, IpProtocol::Icmp, &body, out);
-                    return;
+                    return None;
                 }
             }
         }
         self.counters.delivered += 1;
-        out.push(Out::Local { iface, packet, at });
+        Some((packet, at))
     }
 
     /// A whole transport-mode ESP/AH datagram SA `t` claims: checked, restored and
@@ -754,7 +784,11 @@ impl IpStack {
         inner.resize(HEADROOM, 0);
         let iface = self.tunnels[t].iface;
         match self.tunnels[t].hook.decapsulate(&packet, &mut inner) {
-            Ok(()) => self.input_ipv4(now, iface, inner, out),
+            Ok(()) => {
+                if let Some((packet, at)) = self.input_ipv4(now, iface, inner, out) {
+                    out.push(Out::Local { iface, packet, at });
+                }
+            }
             Err(reason) => out.push(Out::Drop { reason, packet: Some(packet) }),
         }
     }

@@ -360,13 +360,21 @@ impl Node {
                             self.pppoe_input(now, port, frame, fx);
                             return;
                         }
-                        // A tunnel end may bring a frame back here: it finds the
-                        // scratch taken and uses a new vector.
-                        let mut outs = std::mem::take(&mut self.outs_scratch);
-                        self.ip.input(now, iface, frame, &mut outs);
+                        // A datagram for the node itself comes back directly rather than
+                        // as the last of the outputs; it is applied last, as it would have
+                        // been. The stack's other outputs (usually none) go to the scratch
+                        // vector, which is taken out only to apply them: a tunnel end may
+                        // bring a frame back here, and then finds it taken and uses a new one.
+                        let local = self.ip.input_for_self(now, iface, frame, &mut self.outs_scratch);
                         fx.cycles += self.forwarding_cycles();
-                        self.apply_drain(now, &mut outs, fx);
-                        self.outs_scratch = outs;
+                        if !self.outs_scratch.is_empty() {
+                            let mut outs = std::mem::take(&mut self.outs_scratch);
+                            self.apply_drain(now, &mut outs, fx);
+                            self.outs_scratch = outs;
+                        }
+                        if let Some((packet, at)) = local {
+                            self.apply_local(now, packet, at, fx);
+                        }
                     }
                     Ok(dst) => fx.drops.push((Some(port), format!("frame for {dst} ignored by {} (not its MAC)", self.port_names[port as usize]), None)),
                     Err(_) => fx.drops.push((Some(port), "malformed Ethernet frame".into(), None)),
@@ -434,14 +442,19 @@ impl Node {
 
     /// As [`apply`](Self::apply), leaving `outs` empty with its capacity.
     pub fn apply_drain(&mut self, now: u64, outs: &mut Vec<Out>, fx: &mut Effects) {
-        // Usually one output (a segment out, a datagram in): taken without a drain.
-        if outs.len() == 1 {
-            let out = outs.pop().expect("one output");
-            self.apply_one(now, out, fx);
-            return;
-        }
-        for out in outs.drain(..) {
-            self.apply_one(now, out, fx);
+        // Usually one output (a segment out) or none (a datagram in, see `port_input`):
+        // taken without a drain.
+        match outs.len() {
+            0 => {}
+            1 => {
+                let out = outs.pop().expect("one output");
+                self.apply_one(now, out, fx);
+            }
+            _ => {
+                for out in outs.drain(..) {
+                    self.apply_one(now, out, fx);
+                }
+            }
         }
     }
 
@@ -460,12 +473,17 @@ impl Node {
                     self.port_send(now, port as u16, frame, fx);
                 }
             }
-            Out::Local { packet, at, .. } => {
-                if !self.vif_local(now, &packet[at..], fx) {
-                    fx.local.push((packet, at));
-                }
-            }
+            Out::Local { packet, at, .. } => self.apply_local(now, packet, at, fx),
             Out::Drop { reason, packet } => fx.drops.push((None, reason, packet)),
+        }
+    }
+
+    /// A datagram for the node itself, `packet[at..]`: to a tunnel end that claims it,
+    /// else to the node's sockets and applications.
+    #[inline]
+    fn apply_local(&mut self, now: u64, packet: Vec<u8>, at: usize, fx: &mut Effects) {
+        if !self.vif_local(now, &packet[at..], fx) {
+            fx.local.push((packet, at));
         }
     }
 
