@@ -673,7 +673,8 @@ impl World {
                 let n = &mut self.nodes[node as usize];
                 n.cpu.finish();
                 if let Some(fx) = n.in_service.take() {
-                    self.release(now, node, fx)?;
+                    // Out of line: the run loop stays small (a clocked CPU's job).
+                    self.release_all(now, node, fx)?;
                 }
                 self.serve(now, node)?;
             }
@@ -681,7 +682,7 @@ impl World {
                 let due = self.ip_timers[node as usize].take();
                 if due.is_some_and(|(at, _)| at == now) {
                     let fx = self.nodes[node as usize].on_timer(now);
-                    self.release(now, node, fx)?;
+                    self.release_all(now, node, fx)?;
                 }
                 self.arm_ip_timer(node)?;
             }
@@ -848,7 +849,7 @@ impl World {
             let mut fx = self.spare_fx.pop().unwrap_or_default();
             // A free CPU bills nothing (`process_into` skips the sum): straight to the port.
             n.port_input(now, port, frame, &mut fx);
-            return self.release_single(now, node, fx);
+            return self.release(now, node, fx);
         }
         if !n.cpu.offer(Job::Receive { port, frame }) {
             self.record_drop(now, node, Some(port), "CPU input queue full".into(), None);
@@ -882,7 +883,7 @@ impl World {
     fn release_sent(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
         let n = &mut self.nodes[node as usize];
         if n.cpu.is_free() || fx.send.is_empty() {
-            return self.release_single(now, node, fx);
+            return self.release(now, node, fx);
         }
         n.charge_send(&mut fx);
         if let Err(job) = n.cpu.offer_or_return(Job::Send(fx)) {
@@ -895,13 +896,13 @@ impl World {
         self.serve(now, node)
     }
 
-    /// [`release`](Self::release) for the per-packet paths, where the effects are
-    /// usually a single delivery (a frame received) or a single frame out (a segment
-    /// sent) and nothing else: that is carried out here, the emptied `Effects` going
-    /// back to the spare list first, without passing them on by value to `release`.
-    /// The order is `release`'s: the delivery or frame, then the IP timer.
+    /// Carries out the effects of processing: local deliveries, then frames out, then
+    /// the IP timer (drops first). Nearly always there is a single delivery (a frame
+    /// received) or a single frame out (a segment sent) and nothing else: that is done
+    /// here, the emptied `Effects` going back to the spare list first, without moving
+    /// them on by value into the general [`release_all`](Self::release_all).
     #[inline(always)]
-    fn release_single(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
+    fn release(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
         if fx.drops.is_empty() {
             if fx.local.len() == 1 && fx.send.is_empty() {
                 let (packet, at) = fx.local.pop().expect("one packet");
@@ -917,34 +918,21 @@ impl World {
                 return self.arm_ip_timer(node);
             }
         }
-        self.release(now, node, fx)
+        self.release_all(now, node, fx)
     }
 
-    /// Carries out the effects of processing: frames out, local deliveries, drops.
-    fn release(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
-        // Usually one packet in or out and no drop: a single one is taken without a drain.
-        if !fx.drops.is_empty() {
-            for (port, reason, packet) in fx.drops.drain(..) {
-                self.record_drop(now, node, port, reason, packet.as_deref());
-            }
+    /// [`release`](Self::release) of any effects: drops, every delivery, every frame out.
+    #[inline(never)]
+    fn release_all(&mut self, now: u64, node: u32, mut fx: Effects) -> Result<(), RunError> {
+        for (port, reason, packet) in fx.drops.drain(..) {
+            self.record_drop(now, node, port, reason, packet.as_deref());
         }
-        if fx.local.len() == 1 {
-            let (packet, at) = fx.local.pop().expect("one packet");
+        for (packet, at) in fx.local.drain(..) {
             self.deliver_local(now, node, &packet[at..])?;
             recycle(&mut self.spare_frames, packet);
-        } else if !fx.local.is_empty() {
-            for (packet, at) in fx.local.drain(..) {
-                self.deliver_local(now, node, &packet[at..])?;
-                recycle(&mut self.spare_frames, packet);
-            }
         }
-        if fx.send.len() == 1 {
-            let (port, frame) = fx.send.pop().expect("one frame");
+        for (port, frame) in fx.send.drain(..) {
             self.transmit(now, node, port, frame)?;
-        } else if !fx.send.is_empty() {
-            for (port, frame) in fx.send.drain(..) {
-                self.transmit(now, node, port, frame)?;
-            }
         }
         self.recycle_fx(fx);
         self.arm_ip_timer(node)
