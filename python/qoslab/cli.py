@@ -174,6 +174,11 @@ def run(
     `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`, one
     record per measured point. Exit 1 if a simulation failed, 2 on bad input.
 
+    Every metric printed (goodput, throughput, loss, latency, jitter, RTT, drained and
+    late datagrams, link use, CPU busy, drops) is defined in docs/metrics.md: what is
+    counted, between which instants, at which layer, in which unit (SI prefixes: 1 Mb/s
+    = 10^6 bit/s, 1 MB = 10^6 B).
+
     A `[sweep]` runs every point (on every local core, `--jobs` to change) and prints one
     table with a row per point and test; each record then carries `point` and `sweep`
     (the point's values). Every point uses the same seed.
