@@ -286,7 +286,8 @@ def reproduce(
     and JSON, and DIR/summary.json: every number the seed publishes beside ours, with a
     tolerance and its reason; calibration rows are marked and never count as agreement.
     Finished points are kept: Ctrl-C stops cleanly, and running again with the same
-    --out skips them. Exit 2 on an unknown seed.
+    --out skips them. Exit 2 on an unknown seed. Every metric ("ours") is defined in
+    docs/metrics.md, as `qoslab run` measures it.
 
     Examples:
 
