@@ -35,17 +35,23 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
     for f in results.get("flows", []):
         fid = f["id"]
         metrics = (records_by_flow.get(fid) or {}).get("metrics", {})
-        sent, lost = f.get("sent", 0), f.get("lost", 0)
+        sent, lost, received = f.get("sent", 0), f.get("lost", 0), 0
         loss = f"{100.0 * lost / sent:.2f}" if sent else "–"
         if f.get("kind") == "ping":
             rtts = f.get("rtt_ns") or []
             lat = f"rtt {sum(rtts) / len(rtts) / 1e6:.3f}" if rtts else "–"
             tput = "–"
         elif f.get("kind") == "tcp":
-            # The record sums the streams; this row is one stream's receiver (goodput).
-            stream = next((x for x in (metrics and (records_by_flow.get(fid) or {}).get("streams")) or [] if x["id"] == fid), None)
-            bps = (stream or {}).get("receiver", {}).get("bits_per_second")
-            tput = _num(bps / 1e6 if bps is not None else f.get("throughput_bps", 0) / 1e6)
+            # One stream's sender and receiver over its measurement window, as its
+            # record says (methods/tcp.py computes them once): data octets sent
+            # (retransmissions included) and received in order, and the goodput.
+            from qoslab.methods.tcp import _stream_summary
+
+            stream = next((x for x in (records_by_flow.get(fid) or {}).get("streams") or [] if x["id"] == fid), None) or _stream_summary(f)
+            sent, received = stream["sender"]["bytes_sent"], stream["receiver"]["bytes"]
+            lost, loss = 0, "–"
+            bps = stream["receiver"]["bits_per_second"]
+            tput = _num(None if bps is None else bps / 1e6)
             lat = "–"
         else:
             lat_ns = f.get("latency_ns") or {}
@@ -55,7 +61,8 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
             tput = _num(metrics.get("throughput_mbps", f.get("throughput_bps", 0) / 1e6))
         jitter = f.get("jitter_ns")
         label = f"{f.get('kind', '?')} {labels.get(fid, str(fid))}"
-        table.add_row(escape(label), str(sent), str(f.get("received", 0)), str(lost), loss, tput, lat, _num(jitter and jitter / 1e6))
+        received = received if f.get("kind") == "tcp" else f.get("received", 0)
+        table.add_row(escape(label), str(sent), str(received), str(lost), loss, tput, lat, _num(jitter and jitter / 1e6))
     return table
 
 
@@ -71,7 +78,9 @@ def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | N
         tcp = f.get("tcp")
         if f.get("kind") != "tcp" or not tcp:
             continue
-        done = "yes" if tcp.get("completed_ns") is not None else ("[red]stalled[/]" if (tcp.get("longest_stall_ns") or 0) >= 1_000_000_000 else "–")
+        from qoslab.methods.tcp import is_stalled
+
+        done = "yes" if tcp.get("completed_ns") is not None else ("[red]stalled[/]" if is_stalled(tcp) else "–")
         table.add_row(
             escape(f"tcp {labels.get(f['id'], str(f['id']))}"),
             str(tcp.get("path_mtu_bytes", "–")),
@@ -87,10 +96,10 @@ def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | N
 
 
 def _bytes(n: float | int | None) -> str:
-    """iperf3's units: 1 KByte = 1024 bytes."""
+    """SI decimal units (docs/metrics.md): 1 kB = 1000 bytes, 1 MB = 10^6 bytes."""
     if n is None:
         return "–"
-    for unit, size in (("GBytes", 1 << 30), ("MBytes", 1 << 20), ("KBytes", 1 << 10)):
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if abs(n) >= size:
             return f"{n / size:.2f} {unit}"
     return f"{n} Bytes"
@@ -108,18 +117,20 @@ def _bits(bps: float | None) -> str:
 
 def tcp_report(console: Console, record: dict[str, Any]) -> None:
     """A TCP test as iperf3 prints it: each interval per stream (and SUM with more
-    than one), then each stream's sender and receiver totals; or ttcp's two lines.
-    Bytes in MBytes and KBytes of 1024 (iperf3), rates in Mbit/s of 10^6."""
+    than one), then each stream's sender and receiver totals over the measurement
+    window (and what arrived after it); or ttcp's two lines. SI decimal units
+    throughout, said in the header: MB of 10^6 bytes, kB of 1000 (not iperf3's binary
+    MBytes), rates in Mbit/s of 10^6 bits."""
     streams = record.get("streams") or []
     table = Table(box=box.SIMPLE_HEAD, title=f"TCP {escape(record['test'])} {escape(record['from'])} → {escape(record['to'])}", title_justify="left", pad_edge=False)
-    for col in ("ID", "interval s", "MBytes", "Mbit/s", "retr", "cwnd KB", "srtt ms"):
+    for col in ("ID", "interval s", "MB (10^6 B)", "Mbit/s", "retr", "cwnd kB (10^3 B)", "srtt ms"):
         table.add_column(col, justify="left" if col in ("ID", "interval s") else "right", no_wrap=True)
 
     def mb(n: int | None) -> str:
-        return "–" if n is None else f"{n / (1 << 20):.2f}"
+        return "–" if n is None else f"{n / 1e6:.3f}"
 
     def kb(n: int | None) -> str:
-        return "–" if n is None else f"{n / (1 << 10):.1f}"
+        return "–" if n is None else f"{n / 1e3:.1f}"
 
     def mbit(bps: float | None) -> str:
         return "–" if bps is None else f"{bps / 1e6:.2f}"
@@ -139,6 +150,10 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
                       "max " + kb(snd["max_snd_cwnd_bytes"]), "mean " + _num(snd["mean_rtt_ms"], "{:.1f}"))
         table.add_row(str(st["id"]), "receiver", mb(rcv["bytes"]), mbit(rcv["bits_per_second"]), "", "", "")
     console.print(table)
+    for st in streams:
+        after = st["receiver"].get("bytes_after_stop")
+        if after:
+            console.print(f"stream {st['id']}: {mb(after)} MB more arrived after the stop (the queues draining), not counted above")
     m = record.get("metrics") or {}
     if record["test"] == "tcp.transfer":
         n = record["parameters"].get("bytes")
