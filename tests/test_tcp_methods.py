@@ -90,10 +90,12 @@ interval = "0.5 s"
     delivered = sum(iv["sum"]["bytes"] for iv in intervals)
     assert delivered * 8 <= ceiling * 4.0
     assert record["metrics"]["throughput_mbps"] == pytest.approx(delivered * 8 / 4.0 / 1e6, rel=1e-6)
-    # Totals per stream: what the receiver got is what the sender had acknowledged.
+    # Totals per stream, both over the 4 s: the sender counts what was acknowledged by
+    # the stop, so no more than the receiver got, and short of it by at most what was
+    # in flight (the ACKs still on their way back).
     assert len(record["streams"]) == 3
     for s in record["streams"]:
-        assert s["receiver"]["bytes"] == s["sender"]["bytes"]
+        assert 0 <= s["receiver"]["bytes"] - s["sender"]["bytes"] <= s["sender"]["max_snd_cwnd_bytes"]
         assert s["sender"]["min_rtt_ms"] >= 20.0
         assert s["sender"]["min_rtt_ms"] <= s["sender"]["mean_rtt_ms"] <= s["sender"]["max_rtt_ms"]
     assert record["metrics"]["retransmits"] == sum(s["sender"]["retransmits"] for s in record["streams"])
