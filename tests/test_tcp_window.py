@@ -174,3 +174,19 @@ def test_stalled_means_a_stall_at_the_end(probing, stalled):
         assert 3.0 <= m["longest_stall_s"] < 5.0
         assert tcp["stall_at_end_ns"] < 1_000_000_000
         assert m["bytes_received"] > 0
+
+
+@pytest.mark.parametrize("segments", [2, 3, 40])
+def test_ttcp_rates_of_a_few_segments_are_not_above_the_line(segments):
+    # 2 full segments reach the receiver one segment time apart: ttcp's receiver clock
+    # starts with the first, so "2 segments over 1 segment time" would be twice the line.
+    test = f'[[test]]\nmethod = "tcp.transfer"\nfrom = "a"\nto = "b"\nbytes = {segments * DATA_PER_SEGMENT}\n'
+    record, _ = run_one(TWO_HOSTS.replace("100 Mbps", "10 Mbps") + test)
+    m = record["metrics"]
+    line = capacity_bps(10e6)
+    assert m["completed"]
+    for key in ("throughput_mbps", "sender_rate_mbps", "receiver_rate_mbps"):
+        assert 0 < m[key] * 1e6 <= line, (key, m[key], line)
+    # The receiver's clock covers the segments after the first, back to back at the line.
+    assert m["receiver_bytes_timed"] == (segments - 1) * DATA_PER_SEGMENT
+    assert m["receiver_rate_mbps"] * 1e6 == pytest.approx(line, rel=0.01)

@@ -104,6 +104,9 @@ pub struct TcpResult {
     pub acked_ns: Option<u64>,
     /// When the sender sent its first data octet (ttcp's clock starts at its first write).
     pub first_tx_ns: Option<u64>,
+    /// Data octets the receiver's first in-order delivery handed over, at `first_rx_ns`
+    /// (they crossed the path before the receiver's clock started).
+    pub first_rx_bytes: u64,
     /// When the application started and (for a timed test) stopped: the configured
     /// times, later by however long it waited for its PPP link to come up.
     pub start_ns: u64,
@@ -182,6 +185,7 @@ pub(crate) struct TcpFlowInputs {
     pub start_ns: u64,
     pub stop_ns: u64,
     pub first_rx_ns: Option<u64>,
+    pub first_rx_bytes: u64,
     pub last_rx_ns: Option<u64>,
     pub completed_ns: Option<u64>,
     pub path: TcpPathResult,
@@ -338,6 +342,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                         bytes_acked: t.client.bytes_acked,
                         acked_ns: t.acked_ns,
                         first_tx_ns: t.first_tx_ns,
+                        first_rx_bytes: t.first_rx_bytes,
                         start_ns: t.start_ns,
                         stop_ns: t.stop_ns,
                         max_cwnd_bytes: t.client.max_cwnd,

@@ -71,6 +71,8 @@ struct TcpFlow {
     start_ns: u64,
     stop_ns: u64,
     first_rx_ns: Option<u64>,
+    /// Data octets the receiver's first in-order delivery handed over (at `first_rx_ns`).
+    first_rx_bytes: u64,
     last_rx_ns: Option<u64>,
     /// When the receiver had every byte of a sized transfer.
     completed_ns: Option<u64>,
@@ -567,6 +569,7 @@ impl World {
                     start_ns: *start_ns,
                     stop_ns: *stop_ns,
                     first_rx_ns: None,
+                    first_rx_bytes: 0,
                     acked_ns: None,
                     first_tx_ns: None,
                     intervals: interval_ns.map(|p| IntervalRecorder::new(*start_ns, p)),
@@ -1507,7 +1510,10 @@ impl World {
                     f.acked_ns = Some(now);
                 }
                 if after > before {
-                    f.first_rx_ns.get_or_insert(now);
+                    if f.first_rx_ns.is_none() {
+                        f.first_rx_ns = Some(now);
+                        f.first_rx_bytes = after;
+                    }
                     f.last_rx_ns = Some(now);
                     if f.window.is_none() {
                         f.longest_stall_ns = f.longest_stall_ns.max(now - f.last_progress_ns);
@@ -1606,6 +1612,7 @@ impl World {
                     start_ns: f.start_ns,
                     stop_ns: f.stop_ns,
                     first_rx_ns: f.first_rx_ns,
+                    first_rx_bytes: f.first_rx_bytes,
                     last_rx_ns: f.last_rx_ns,
                     completed_ns: f.completed_ns,
                     path: results::TcpPathResult {

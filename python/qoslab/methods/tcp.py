@@ -380,13 +380,20 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             metrics["completed"] = done is not None
             metrics["transfer_time_s"] = None if done is None else round((done - began) / 1e9, 9)
             # ttcp -t: the transmitter's clock, first byte sent to last byte acknowledged;
-            # ttcp -r: the receiver's, first byte to last byte received.
-            tx_s = None if acked is None or first_tx is None else (acked - first_tx) / 1e9
-            rx_s = None if done is None or first_rx is None else (done - first_rx) / 1e9
-            metrics["sender_time_s"] = None if tx_s is None else round(tx_s, 9)
-            metrics["receiver_time_s"] = None if rx_s is None else round(rx_s, 9)
-            metrics["sender_rate_mbps"] = round(int(t.bytes) * 8 / tx_s / 1e6, 6) if tx_s else None
-            metrics["receiver_rate_mbps"] = round(int(t.bytes) * 8 / rx_s / 1e6, 6) if rx_s else None
+            # ttcp -r: the receiver's, first byte to last byte received. The receiver's
+            # rate counts what arrived after its clock started: the first delivery (a
+            # segment or more) crossed the path before, and counting it would put a
+            # transfer of a few segments above the line (2 segments in 1 segment time).
+            tx_ns = None if acked is None or first_tx is None else acked - first_tx
+            rx_ns = None if done is None or first_rx is None else done - first_rx
+            after_first = int(t.bytes) - int(tcp.get("first_rx_bytes") or 0)
+            metrics["sender_time_s"] = None if tx_ns is None else round(tx_ns / 1e9, 9)
+            metrics["receiver_time_s"] = None if rx_ns is None else round(rx_ns / 1e9, 9)
+            metrics["receiver_bytes_timed"] = None if rx_ns is None else after_first
+            tx_bps = rate_bps(int(t.bytes), tx_ns) if tx_ns else None
+            rx_bps = rate_bps(after_first, rx_ns) if rx_ns else None
+            metrics["sender_rate_mbps"] = None if tx_bps is None else round(tx_bps / 1e6, 6)
+            metrics["receiver_rate_mbps"] = None if rx_bps is None else round(rx_bps / 1e6, 6)
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         record: dict[str, Any] = {
             "test": t.method,

@@ -159,7 +159,10 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
         n = record["parameters"].get("bytes")
         if m.get("completed"):
             console.print(f"ttcp-t: {n} bytes in {m['sender_time_s']:.3f} real seconds = {_bits((m['sender_rate_mbps'] or 0) * 1e6)} (first byte sent to last acknowledged)")
-            console.print(f"ttcp-r: {n} bytes in {m['receiver_time_s']:.3f} real seconds = {_bits((m['receiver_rate_mbps'] or 0) * 1e6)} (first byte received to last)")
+            console.print(
+                f"ttcp-r: {n} bytes in {m['receiver_time_s']:.3f} real seconds = {_bits((m['receiver_rate_mbps'] or 0) * 1e6)} "
+                f"(first byte received to last; the {m['receiver_bytes_timed']} bytes after the first arrival)"
+            )
         else:
             console.print(f"[red]the transfer of {n} bytes did not complete[/]: {m.get('bytes_received')} bytes arrived")
     for st in streams:
