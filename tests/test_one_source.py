@@ -56,6 +56,11 @@ rate = "5 Mbps"
 payload = 1472
 duration = "1 s"
 [[test]]
+method = "ping"
+from = "b"
+to = "a"
+count = 5
+[[test]]
 method = "tcp.bulk"
 from = "a"
 to = "b"
@@ -88,7 +93,7 @@ def _sections(text: str) -> list[str]:
 
 
 ROW = re.compile(r"^\s*(\d+|SUM)\s+(\d+\.\d+-\d+\.\d+|sender|receiver)\s+(\S+)\s+(\S+)\s*(\d*)")
-FLOW_ROW = re.compile(r"^\s*(tcp|udp|ping|udp-echo) \S+\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)")
+FLOW_ROW = re.compile(r"^\s*(tcp|udp|ping|udp-echo) (?!.*\(learn\))\S+\s+(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s+(\S+)")
 
 
 def _tcp_rows(section: str) -> list[tuple[str, str, str, str, str]]:
@@ -178,10 +183,15 @@ def test_table_json_records_and_html_agree(tmp_path, example):
             assert float(row_csv[key]) == pytest.approx(m[key], rel=1e-12)
             assert row_html[key] == (f"{m[key]:.4g}" if isinstance(m[key], float) else str(m[key]))
         flows = _flow_rows(section)
+        if rec["test"] == "udp.flow":
+            (flow,) = [f for f in flows if f[0] == "udp"]
+            assert flow[1:] == (str(m["sent"]), str(m["received"]), str(m["lost"]), f"{m['loss_pct']:.2f}", f"{m['throughput_mbps']:.3f}")
+            assert f"{m['latency_ms']:.3f} / {m['latency_p99_ms']:.3f}" in section
+        if rec["test"] == "ping":
+            (flow,) = flows
+            assert flow[1:5] == (str(m["sent"]), str(m["received"]), str(m["sent"] - m["received"]), f"{m['loss_pct']:.2f}")
+            assert f"rtt {m['rtt_mean_ms']:.3f}" in section
         if not rec["test"].startswith("tcp."):
-            if rec["test"] == "udp.flow":
-                (flow,) = flows
-                assert flow[5] == f"{m['throughput_mbps']:.3f}"
             continue
         tcp_tests += 1
         streams = rec["streams"]
@@ -223,3 +233,52 @@ def test_table_json_records_and_html_agree(tmp_path, example):
             per_stream = [r for r in rows if r[0] != "SUM" and "-" in r[1]]
             assert sum(float(r[2]) for r in per_stream) == pytest.approx(total / 1e6, abs=0.0005 * len(per_stream) + 1e-9)
     assert tcp_tests >= 1
+
+
+RFC2544 = """
+[scenario]
+name = "RFC 2544 throughput on 10 Mb/s"
+seed = 1
+[node.a]
+role = "host"
+address = "10.0.0.1/24"
+[node.b]
+role = "host"
+address = "10.0.0.2/24"
+[[link]]
+type = "ethernet"
+rate = "10 Mbps"
+ends = ["a", "b"]
+[[test]]
+method = "rfc2544.throughput"
+from = "a"
+to = "b"
+frame_sizes = [64, 1518]
+duration = "1 s"
+"""
+
+
+def test_an_rfc2544_table_and_its_last_trial_are_not_mixed(tmp_path):
+    """The method's table prints the records' values; the last trial's flows below it
+    print that trial's own (before, the 1518-byte trial's flow showed the 64-byte
+    frames' throughput, the first record's)."""
+    path = tmp_path / "rfc2544.toml"
+    path.write_text(RFC2544, encoding="utf-8")
+    out, text = _run(path, tmp_path / "report")
+    records = out["results"]
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines) if "frame B" in line and "Mb/s" in line)
+    columns = re.split(r"\s{2,}", lines[head].strip())
+    body = [re.split(r"\s{2,}", line.strip()) for line in lines[head + 2 : head + 2 + len(records)]]
+    for rec, row in zip(records, body):
+        cells = dict(zip(columns, row))
+        assert cells["frame B"] == str(rec["parameters"]["frame_bytes"])
+        v = rec["metrics"]["throughput_mbps"]
+        assert cells["Mb/s"] == f"{v:,.3f}".rstrip("0").rstrip(".")
+    # The last trial (1518-byte frames) in detail: its UDP row is its own payload rate
+    # (frames received × 1472 payload bytes over the trial's 1 s of sending, to the
+    # last frame's gap), not a record's.
+    (udp,) = [f for f in _flow_rows(text[text.index("the last trial in detail"):]) if f[0] == "udp"]
+    received = int(udp[2])
+    assert float(udp[5]) == pytest.approx(received * 1472 * 8 / 1.0 / 1e6, rel=2e-3)
+    assert all(float(udp[5]) != pytest.approx(r["metrics"]["throughput_mbps"], rel=2e-3) for r in records)

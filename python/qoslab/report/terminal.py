@@ -27,27 +27,42 @@ def _pct(value: float | None) -> str:
 
 
 def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
-    """One row per flow: counts, throughput, latency (UDP, one way) or RTT (ping), jitter."""
+    """One row per flow: counts, throughput, latency (UDP, one way) or RTT (ping), jitter.
+
+    A flow that belongs to a record prints the record's values (the method computed
+    them once: the same numbers as ``--json`` and the records); a flow without one (a
+    learning ping, an RFC 2544 search's last trial) prints the simulator's own counts,
+    and for UDP the payload rate the simulator measured."""
     table = Table(box=box.SIMPLE_HEAD, title="Flows (times in ms: latency one way for UDP, round trip for ping and UDP echo)", title_justify="left", pad_edge=False, collapse_padding=True)
     table.add_column("flow", no_wrap=True)
     for col in ("sent", "recv", "lost", "loss%", "Mb/s", "latency mean/p99", "jitter"):
         table.add_column(col, justify="right", min_width=15 if col.startswith("lat") else None)
     for f in results.get("flows", []):
         fid = f["id"]
-        metrics = (records_by_flow.get(fid) or {}).get("metrics", {})
-        sent, lost, received = f.get("sent", 0), f.get("lost", 0), 0
-        loss = f"{100.0 * lost / sent:.2f}" if sent else "–"
-        if f.get("kind") == "ping":
+        record = records_by_flow.get(fid) or {}
+        metrics = record.get("metrics", {})
+        kind = f.get("kind")
+
+        def pick(key: str, raw: Any) -> Any:
+            return metrics[key] if key in metrics else raw
+
+        sent, received = pick("sent", f.get("sent", 0)), pick("received", f.get("received", 0))
+        lost = pick("lost", f.get("lost", 0))
+        loss_pct = pick("loss_pct", 100.0 * lost / sent if sent else None)
+        loss = _num(loss_pct, "{:.2f}")
+        jitter_ms = pick("jitter_ms", f.get("jitter_ns") and f["jitter_ns"] / 1e6)
+        if kind == "ping":
             rtts = f.get("rtt_ns") or []
-            lat = f"rtt {sum(rtts) / len(rtts) / 1e6:.3f}" if rtts else "–"
+            mean = pick("rtt_mean_ms", sum(rtts) / len(rtts) / 1e6 if rtts else None)
+            lat = f"rtt {mean:.3f}" if mean is not None else "–"
             tput = "–"
-        elif f.get("kind") == "tcp":
+        elif kind == "tcp":
             # One stream's sender and receiver over its measurement window, as its
             # record says (methods/tcp.py computes them once): data octets sent
             # (retransmissions included) and received in order, and the goodput.
             from qoslab.methods.tcp import _stream_summary
 
-            stream = next((x for x in (records_by_flow.get(fid) or {}).get("streams") or [] if x["id"] == fid), None) or _stream_summary(f)
+            stream = next((x for x in record.get("streams") or [] if x["id"] == fid), None) or _stream_summary(f)
             sent, received = stream["sender"]["bytes_sent"], stream["receiver"]["bytes"]
             lost, loss = 0, "–"
             bps = stream["receiver"]["bits_per_second"]
@@ -55,14 +70,15 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
             lat = "–"
         else:
             lat_ns = f.get("latency_ns") or {}
-            lat = f"{_num(lat_ns.get('mean') and lat_ns['mean'] / 1e6)} / {_num(lat_ns.get('p99') and lat_ns['p99'] / 1e6)}" if lat_ns else "–"
-            if lat_ns and f.get("kind") == "udp-echo":
+            echo = kind == "udp-echo"
+            mean = pick("rtt_mean_ms" if echo else "latency_ms", lat_ns.get("mean") and lat_ns["mean"] / 1e6)
+            p99 = pick("rtt_p99_ms" if echo else "latency_p99_ms", lat_ns.get("p99") and lat_ns["p99"] / 1e6)
+            lat = f"{_num(mean)} / {_num(p99)}" if lat_ns or mean is not None else "–"
+            if lat != "–" and echo:
                 lat = f"rtt {lat}"  # an echo's send time comes back with it: a round trip
-            tput = _num(metrics.get("throughput_mbps", f.get("throughput_bps", 0) / 1e6))
-        jitter = f.get("jitter_ns")
+            tput = _num(pick("throughput_mbps", f.get("throughput_bps", 0) / 1e6))
         label = f"{f.get('kind', '?')} {labels.get(fid, str(fid))}"
-        received = received if f.get("kind") == "tcp" else f.get("received", 0)
-        table.add_row(escape(label), str(sent), str(received), str(lost), loss, tput, lat, _num(jitter and jitter / 1e6))
+        table.add_row(escape(label), str(sent), str(received), str(lost), loss, tput, lat, _num(jitter_ms))
     return table
 
 
@@ -330,7 +346,7 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     for table in methods:
         console.print(table)
     if methods:
-        console.print("[dim]the last trial in detail:[/]")
+        console.print("[dim]the last trial in detail (its own flows: UDP Mb/s is its payload rate, not the search's result):[/]")
     console.print(f"simulated {results.get('sim_time_ns', 0) / 1e9:.3f} s, {results.get('events', 0)} events")
     console.print(flows_table(results, records_by_flow, labels))
     path = tcp_path_table(results, labels)
