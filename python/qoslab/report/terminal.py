@@ -138,7 +138,10 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
     throughout, said in the header: MB of 10^6 bytes, kB of 1000 (not iperf3's binary
     MBytes), rates in Mbit/s of 10^6 bits."""
     streams = record.get("streams") or []
-    table = Table(box=box.SIMPLE_HEAD, title=f"TCP {escape(record['test'])} {escape(record['from'])} → {escape(record['to'])}", title_justify="left", pad_edge=False)
+    table = Table(
+        box=box.SIMPLE_HEAD, title=f"TCP {escape(record['test'])} {escape(record['from'])} → {escape(record['to'])}", title_justify="left", pad_edge=False,
+        caption="over the measurement window; definitions: docs/metrics.md, TCP", caption_justify="left",
+    )
     for col in ("ID", "interval s", "MB (10^6 B)", "Mbit/s", "retr", "cwnd kB (10^3 B)", "srtt ms"):
         table.add_column(col, justify="left" if col in ("ID", "interval s") else "right", no_wrap=True)
 
