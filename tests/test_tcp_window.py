@@ -190,3 +190,18 @@ def test_ttcp_rates_of_a_few_segments_are_not_above_the_line(segments):
     # The receiver's clock covers the segments after the first, back to back at the line.
     assert m["receiver_bytes_timed"] == (segments - 1) * DATA_PER_SEGMENT
     assert m["receiver_rate_mbps"] * 1e6 == pytest.approx(line, rel=0.01)
+
+
+def test_the_tcp_table_prints_decimal_megabytes_and_says_so():
+    # 1 MB transferred: 1.000 MB (10^6 bytes), not iperf3's 0.95 MBytes (2^20 bytes).
+    from rich.console import Console
+
+    from qoslab.report.terminal import tcp_report
+
+    record, _ = run_one(TWO_HOSTS + '[[test]]\nmethod = "tcp.bulk"\nfrom = "a"\nto = "b"\nbytes = 1000000\n')
+    console = Console(record=True, width=200)
+    tcp_report(console, record)
+    text = console.export_text()
+    assert "MB (10^6 B)" in text and "MBytes" not in text
+    (receiver,) = [line.split() for line in text.splitlines() if " receiver " in line]
+    assert receiver[2] == "1.000"
