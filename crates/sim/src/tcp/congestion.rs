@@ -5,15 +5,13 @@
 //! mechanics (which segment to retransmit, NewReno's window inflation, RFC 6675's
 //! pipe) live in the socket; this module only says how large the window is.
 
-use super::config::CongestionControl;
+use super::config::{CongestionControl, CwndGrowth};
 
 /// RFC 9438 §5.1: C = 0.4.
 pub const CUBIC_C: f64 = 0.4;
 /// RFC 9438 §4.6: β_cubic = 0.7.
 pub const CUBIC_BETA: f64 = 0.7;
 
-/// RFC 3465 §2.2: slow start grows cwnd by at most L = 2·SMSS per ACK.
-const ABC_LIMIT_SEGMENTS: u64 = 2;
 
 /// cwnd, ssthresh and the algorithm's private state.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +22,10 @@ pub struct Congestion {
     pub ssthresh: u64,
     /// Octets acknowledged in congestion avoidance not yet turned into growth.
     bytes_acked: u64,
+    /// Per octet or per ACK ([`TcpConfig::cwnd_growth`](super::TcpConfig::cwnd_growth)).
+    growth: CwndGrowth,
+    /// Slow start's L in segments for [`CwndGrowth::Bytes`], none for no bound.
+    ss_limit: Option<u32>,
     algo: Algo,
 }
 
@@ -78,7 +80,31 @@ impl Congestion {
                 frac: 0.0,
             }),
         };
-        Congestion { cwnd: u64::from(iw.max(1)) * u64::from(smss), ssthresh: u64::MAX, bytes_acked: 0, algo }
+        Congestion {
+            cwnd: u64::from(iw.max(1)) * u64::from(smss),
+            ssthresh: u64::MAX,
+            bytes_acked: 0,
+            growth: CwndGrowth::Bytes,
+            ss_limit: Some(2),
+            algo,
+        }
+    }
+
+    /// Sets how ACKs grow the window: `growth`, and for byte counting slow start's L
+    /// in segments (none: unbounded). [`Congestion::new`] starts with byte
+    /// counting and RFC 3465's L = 2.
+    pub fn set_growth(&mut self, growth: CwndGrowth, slow_start_limit: Option<u32>) {
+        self.growth = growth;
+        self.ss_limit = slow_start_limit;
+    }
+
+    /// How much slow start adds for an ACK of `acked` new octets: RFC 3465 §2.2
+    /// min(N, L·SMSS) when counting bytes; RFC 5681 §3.1 Eq. 2 min(N, SMSS) per ACK.
+    pub fn slow_start_increment(&self, acked: u64, smss: u32) -> u64 {
+        match self.growth {
+            CwndGrowth::Bytes => acked.min(self.ss_limit.map_or(u64::MAX, |l| u64::from(l) * u64::from(smss))),
+            CwndGrowth::Acks => acked.min(u64::from(smss)),
+        }
     }
 
     /// CUBIC's state, for traces and tests.
@@ -99,11 +125,22 @@ impl Congestion {
     pub fn on_ack(&mut self, now: u64, acked: u64, smss: u32, srtt: Option<u64>) {
         let smss = u64::from(smss);
         if self.in_slow_start() {
-            // RFC 5681 Eq. 2 with RFC 3465's L = 2·SMSS.
-            self.cwnd += acked.min(ABC_LIMIT_SEGMENTS * smss);
+            self.cwnd += self.slow_start_increment(acked, smss as u32);
             return;
         }
+        // Per ACK, an ACK counts for at most one SMSS however much it covers (RFC 5681
+        // §3.1: "increment cwnd by at most SMSS bytes for each ACK received").
+        let acked = match self.growth {
+            CwndGrowth::Bytes => acked,
+            CwndGrowth::Acks => acked.min(smss),
+        };
         match &mut self.algo {
+            Algo::NewReno if self.growth == CwndGrowth::Acks => {
+                // RFC 5681 §3.1 Eq. 3, once per ACK: cwnd += SMSS·SMSS/cwnd, at least
+                // one octet (4.4BSD tcp_input's `incr * incr / cw`; ns-3
+                // TcpNewReno::CongestionAvoidance).
+                self.cwnd += (smss * smss / self.cwnd.max(1)).max(1);
+            }
             Algo::NewReno => {
                 // RFC 5681 §3.1 / RFC 3465 §2.1: one SMSS per cwnd of octets acked.
                 self.bytes_acked += acked;
