@@ -225,8 +225,14 @@ impl Congestion {
 
     /// The retransmission timer expired: ssthresh as for a congestion event, then
     /// cwnd = LW = 1 SMSS (RFC 5681 §3.1 Eq. 4 and the loss window; RFC 9438 §4.8).
+    /// CUBIC's first congestion avoidance after a timeout starts from K = 0 with W_max
+    /// the window it starts at (RFC 9438 §4.8; Linux's `bictcp_reset` on entering its
+    /// Loss state sets `last_max_cwnd` = 0, as ns-3's `CubicReset`): W_max is cleared.
     pub fn on_rto(&mut self, flight: u64, smss: u32) {
         self.on_congestion_event(flight, smss);
+        if let Algo::Cubic(c) = &mut self.algo {
+            c.w_max = 0.0;
+        }
         self.cwnd = u64::from(smss);
     }
 }
@@ -251,6 +257,30 @@ mod test {
         assert_eq!(cc.cwnd, 11_000);
         cc.on_rto(11_000, 1000);
         assert_eq!((cc.ssthresh, cc.cwnd), (5_500, 1000));
+    }
+
+    #[test]
+    fn cubic_after_a_timeout_starts_with_k_zero_at_its_own_window() {
+        // RFC 9438 §4.8: after a timeout, the first congestion avoidance stage uses
+        // Eq. 1 with K = 0 and W_max = the window at its start.
+        let mut cc = Congestion::new(CongestionControl::Cubic, 1000, 10);
+        cc.cwnd = 100_000;
+        cc.on_rto(100_000, 1000);
+        assert_eq!((cc.ssthresh, cc.cwnd), (70_000, 1000));
+        // Slow start up to ssthresh, then the first ACK in congestion avoidance.
+        cc.cwnd = cc.ssthresh;
+        cc.on_ack(5_000_000, 1000, 1000, Some(20_000_000));
+        let c = cc.cubic().unwrap();
+        assert_eq!(c.k, 0.0);
+        assert_eq!(c.origin, 70.0);
+        // A fast-retransmit reduction keeps W_max (§4.6): K > 0 towards it.
+        let mut cc = Congestion::new(CongestionControl::Cubic, 1000, 10);
+        cc.cwnd = 100_000;
+        cc.on_congestion_event(100_000, 1000);
+        cc.on_ack(5_000_000, 1000, 1000, Some(20_000_000));
+        let c = cc.cubic().unwrap();
+        assert!((c.k - (30.0f64 / 0.4).cbrt()).abs() < 1e-9);
+        assert_eq!(c.origin, 100.0);
     }
 
     #[test]
