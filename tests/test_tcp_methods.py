@@ -236,6 +236,7 @@ tcp = { sack = false, timestamps = false, window_scaling = false, nagle = false,
         # RFC 6675 recovery without PRR; byte counting with RFC 3465's L = 2; RFC 6298's
         # 1-s initial RTO.
         "prr": False,
+        "cubic_alpha": "rfc9438",
         "cwnd_growth": "bytes",
         "slow_start_limit": 2,
         "initial_rto_ns": 1_000_000_000,

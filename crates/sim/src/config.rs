@@ -780,6 +780,9 @@ pub struct TcpOptions {
     /// bound (Linux since 3.9).
     #[serde(default)]
     pub slow_start_limit: Option<u32>,
+    /// CUBIC's Reno-friendly α: "rfc9438" (default) or "constant" (Linux, ns-3).
+    #[serde(default)]
+    pub cubic_alpha: Option<String>,
     /// Proportional Rate Reduction (RFC 6937) in SACK recovery (default off).
     #[serde(default)]
     pub prr: Option<bool>,

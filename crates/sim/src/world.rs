@@ -17,7 +17,7 @@ use crate::atm::{AtmEvent, AtmNet, AtmOut};
 #[path = "atm/world_glue.rs"]
 mod atm_glue;
 use crate::tcp::report::{IntervalRecorder, TraceColumns};
-use crate::tcp::{CongestionControl, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
+use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
 use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
@@ -1843,6 +1843,13 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
             "bytes" => CwndGrowth::Bytes,
             "acks" => CwndGrowth::Acks,
             other => return Err(format!("cwnd_growth {other:?}: expected \"bytes\" or \"acks\"")),
+        };
+    }
+    if let Some(a) = &options.cubic_alpha {
+        config.cubic_alpha = match a.as_str() {
+            "rfc9438" => CubicAlpha::Rfc9438,
+            "constant" => CubicAlpha::Constant,
+            other => return Err(format!("cubic_alpha {other:?}: expected \"rfc9438\" or \"constant\"")),
         };
     }
     if let Some(l) = options.slow_start_limit {

@@ -156,6 +156,7 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         "rack": stack.rack,
         "tlp": stack.tlp,
         "prr": stack.prr,
+        "cubic_alpha": stack.cubic_alpha,
         "cwnd_growth": stack.cwnd_growth,
         # 0 = no bound (config.rs TcpOptions).
         "slow_start_limit": stack.slow_start_limit or 0,

@@ -940,6 +940,10 @@ class TcpSettings(Strict):
     rack: bool = Field(True, description="RACK time-based loss detection (RFC 8985 §6), with SACK: finds lost retransmissions without waiting for the RTO. Linux's default since 4.4 (tcp_recovery = 1); off under stack 'netbsd-1.1'.")
     tlp: bool = Field(True, description="Tail Loss Probe (RFC 8985 §7), with SACK and RACK: a probe after 2·SRTT without ACKs, so tail losses are found before the RTO. Linux's default since 3.10 (tcp_early_retrans = 3); off under stack 'netbsd-1.1'.")
     prr: bool = Field(False, description="Proportional Rate Reduction (RFC 6937) in SACK recovery: each ACK releases data in proportion to what it delivered instead of RFC 6675's cwnd = ssthresh at once. Linux's default since 3.2; off here, as ns-3's classic recovery.")
+    cubic_alpha: Literal["rfc9438", "constant"] = Field(
+        "rfc9438",
+        description="CUBIC's Reno-friendly estimate: 'rfc9438' grows it by 3(1−β)/(1+β) per window until it reaches the window before the last loss, then by 1 (RFC 9438 §4.3); 'constant' keeps 3(1−β)/(1+β) (RFC 8312, Linux's tcp_cubic and ns-3's TcpCubic).",
+    )
     cwnd_growth: Literal["bytes", "acks"] = Field(
         "bytes",
         description="What an ACK of new data grows the congestion window by: 'bytes' counts the bytes acknowledged (RFC 3465; Linux), 'acks' grows once per ACK (RFC 5681 Eq. 2 and 3; 4.4BSD and NetBSD 1.1, Windows NT 4.0, ns-3's NewReno), half as fast with an ACK every second segment. 'acks' under stacks 'netbsd-1.1' and 'windows-nt-4.0'.",

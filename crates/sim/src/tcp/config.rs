@@ -35,6 +35,18 @@ pub enum CwndGrowth {
     Acks,
 }
 
+/// CUBIC's Reno-friendly estimate W_est (RFC 9438 §4.3): how fast it grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CubicAlpha {
+    /// RFC 9438 §4.3: α_cubic = 3(1 − β)/(1 + β) while W_est < cwnd_prior, then 1.
+    #[default]
+    Rfc9438,
+    /// α_cubic always (RFC 8312 §4.2's estimate): Linux's `tcp_friendliness` in
+    /// tcp_cubic.c (one segment per `cwnd·beta_scale/8` acknowledged) and ns-3's
+    /// `TcpCubic` never switch to 1.
+    Constant,
+}
+
 /// One endpoint's TCP settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpConfig {
@@ -99,6 +111,8 @@ pub struct TcpConfig {
     pub hystart: HyStartMode,
     /// Initial window in segments (RFC 6928: 10; Linux `TCP_INIT_CWND` 10).
     pub initial_window: u32,
+    /// CUBIC's Reno-friendly α. Default [`CubicAlpha::Rfc9438`].
+    pub cubic_alpha: CubicAlpha,
     /// Window growth per octet or per ACK. Default [`CwndGrowth::Bytes`], as Linux.
     pub cwnd_growth: CwndGrowth,
     /// Slow start's L with [`CwndGrowth::Bytes`]: the most one ACK adds, in segments,
@@ -172,6 +186,7 @@ impl Default for TcpConfig {
             congestion_control: CongestionControl::Cubic,
             hystart: HyStartMode::Off,
             initial_window: 10,
+            cubic_alpha: CubicAlpha::Rfc9438,
             cwnd_growth: CwndGrowth::Bytes,
             slow_start_limit: Some(2),
             dup_ack_threshold: 3,

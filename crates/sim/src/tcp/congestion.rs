@@ -5,7 +5,7 @@
 //! mechanics (which segment to retransmit, NewReno's window inflation, RFC 6675's
 //! pipe) live in the socket; this module only says how large the window is.
 
-use super::config::{CongestionControl, CwndGrowth};
+use super::config::{CongestionControl, CubicAlpha, CwndGrowth};
 
 /// RFC 9438 §5.1: C = 0.4.
 pub const CUBIC_C: f64 = 0.4;
@@ -26,6 +26,8 @@ pub struct Congestion {
     growth: CwndGrowth,
     /// Slow start's L in segments for [`CwndGrowth::Bytes`], none for no bound.
     ss_limit: Option<u32>,
+    /// CUBIC's Reno-friendly α rule.
+    alpha: CubicAlpha,
     algo: Algo,
 }
 
@@ -86,6 +88,7 @@ impl Congestion {
             bytes_acked: 0,
             growth: CwndGrowth::Bytes,
             ss_limit: Some(2),
+            alpha: CubicAlpha::Rfc9438,
             algo,
         }
     }
@@ -96,6 +99,12 @@ impl Congestion {
     pub fn set_growth(&mut self, growth: CwndGrowth, slow_start_limit: Option<u32>) {
         self.growth = growth;
         self.ss_limit = slow_start_limit;
+    }
+
+    /// Sets CUBIC's Reno-friendly α rule ([`CubicAlpha`]); [`Congestion::new`] starts
+    /// with RFC 9438's.
+    pub fn set_cubic_alpha(&mut self, alpha: CubicAlpha) {
+        self.alpha = alpha;
     }
 
     /// How much slow start adds for an ACK of `acked` new octets: RFC 3465 §2.2
@@ -174,7 +183,7 @@ impl Congestion {
                 let rtt = srtt.unwrap_or(0) as f64 * 1e-9;
                 let segs_acked = acked as f64 / s;
                 // §4.3: the Reno-friendly estimate; α = 1 once W_est reaches cwnd_prior.
-                let alpha = if c.w_est >= c.cwnd_prior {
+                let alpha = if self.alpha == CubicAlpha::Rfc9438 && c.w_est >= c.cwnd_prior {
                     1.0
                 } else {
                     3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)

@@ -336,6 +336,7 @@ impl TcpSocket {
         let smss = u32::from(cfg.mss);
         let mut cc = Congestion::new(cfg.congestion_control, smss, cfg.initial_window);
         cc.set_growth(cfg.cwnd_growth, cfg.slow_start_limit);
+        cc.set_cubic_alpha(cfg.cubic_alpha);
         let zero = SeqNumber::default();
         TcpSocket {
             state: State::Closed,
@@ -2243,6 +2244,7 @@ impl TcpSocket {
         self.rcv_mss = u32::from(DEFAULT_MSS).min(self.smss);
         self.cc = Congestion::new(self.cfg.congestion_control, self.smss, self.cfg.initial_window);
         self.cc.set_growth(self.cfg.cwnd_growth, self.cfg.slow_start_limit);
+        self.cc.set_cubic_alpha(self.cfg.cubic_alpha);
         self.hystart = HyStart::new(self.cfg.hystart);
         let syn_window = self.rcv_free().min(u64::from(u16::MAX)) as usize;
         self.rcv_adv = repr.seq_number + 1 + syn_window;
