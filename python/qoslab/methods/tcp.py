@@ -82,8 +82,9 @@ STACKS: dict[str, dict[str, Any]] = {
     },
     # Windows NT 4.0 (1996), seed 001's workstations.
     "windows-nt-4.0": {
-        # Microsoft, "TCP/IP Implementation Details" for Windows NT 4.0 / KB Q120642
-        # (TcpDelAckTicks): delayed ACKs on a 200-ms timer.
+        # Delayed ACKs: every second segment or after 200 ms (TcpDelAckTicks, default 2
+        # ticks of 100 ms, settable from NT 4.0 SP4; JSI tip 1424, Windows 2000 registry
+        # reference "TcpDelAckTicks").
         "delayed_ack_ns": 200 * MS,
         # RFC 1323 window scaling and timestamps and RFC 2018 SACK arrived with Windows
         # 2000 (Microsoft, "Microsoft Windows 2000 TCP/IP Implementation Details").
@@ -93,10 +94,12 @@ STACKS: dict[str, dict[str, Any]] = {
         "rack": False,
         "tlp": False,
         # Slow start and congestion avoidance of RFC 2001 (1997), once per ACK: byte
-        # counting (RFC 3465) is of 2003.
+        # counting (RFC 3465) is of 2003. (The per-ACK rule is RFC 2001's; Microsoft's
+        # own description of NT 4.0's growth was not found, so this is the era's rule,
+        # not a measured one.)
         "cwnd_growth": "acks",
-        # KB Q170359 (TcpInitialRtt, Windows NT 4.0 SP3+): initial RTO 3 s, RFC 1122
-        # §4.2.3.1's value.
+        # KB Q223450: "The initial TCP retransmission timer was hard-coded to three
+        # seconds" (RFC 1122 §4.2.3.1's value; TcpInitialRtt came with NT 4.0 SP6).
         "initial_rto_ns": 3000 * MS,
     },
 }
