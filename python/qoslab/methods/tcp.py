@@ -73,6 +73,9 @@ STACKS: dict[str, dict[str, Any]] = {
         # snd_ssthresh, by t_maxseg²/snd_cwnd above it, whatever the ACK covers
         # (Wright and Stevens, TCP/IP Illustrated vol. 2, ch. 29, tcp_input's ACK
         # processing, "open the congestion window"; byte counting, RFC 3465, is of 2003).
+        # Net/3's avoidance also adds maxseg/8 per ACK, which NetBSD later removed ("Don't
+        # add the extra 1/8 of the mss"); whether 1.1 had it was not checked, and it is not
+        # modelled: RFC 5681's SMSS²/cwnd alone.
         "cwnd_growth": "acks",
         # 4.4BSD tcp_newtcpcb: t_rxtcur = ((TCPTV_SRTTBASE >> 2) + (TCPTV_SRTTDFLT << 2))
         # >> 1 = (0 + 24) >> 1 = 12 ticks of 500 ms: the SYN is retried after about 6 s
