@@ -427,3 +427,27 @@ def test_per_ack_growth_is_slower_than_byte_counting_on_a_lossy_link():
     bytes_ = sum(rate("bytes", s) for s in (1, 2, 3))
     # Mathis' rate goes with √(growth per RTT): √(1/2) ≈ 0.71 of byte counting's.
     assert 0.6 < acks / bytes_ < 0.85
+
+
+@pytest.mark.parametrize(
+    "line,key",
+    [
+        ('tcp = { initial_rto = "0 s" }', "initial_rto"),
+        ('tcp = { cwnd_growth = "packets" }', "cwnd_growth"),
+        ("tcp = { slow_start_limit = 0 }", "slow_start_limit"),
+        ('tcp = { cubic_alpha = "linux" }', "cubic_alpha"),
+    ],
+)
+def test_bad_growth_and_timer_settings_are_refused_by_check(tmp_path, line, key):
+    text = scenario_text(rate="10 Mbps", delay="1 ms") + f"""
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+{line}
+"""
+    path = tmp_path / "scenario.toml"
+    path.write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "qoslab", "check", str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "scenario.toml:" in proc.stderr and key in proc.stderr, proc.stderr

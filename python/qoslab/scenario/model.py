@@ -958,6 +958,12 @@ class TcpSettings(Strict):
         description="Retransmission timeout before the first RTT sample, so the SYN's retry timer: RFC 6298 §2.1 and Linux 1 s, RFC 1122's older 3 s; 6 s under stack 'netbsd-1.1', 3 s under 'windows-nt-4.0'.",
     )
 
+    @model_validator(mode="after")
+    def _initial_rto_positive(self) -> TcpSettings:
+        if int(self.initial_rto) <= 0:
+            raise FieldProblem("initial_rto", "an initial RTO of 0 would retransmit the SYN at once", expected="a time above 0 (RFC 6298 §2.1: 1 s)", found="0 s")
+        return self
+
 
 class TcpBulk(TestBase):
     """An iperf3-like TCP transfer for a fixed time (or a number of bytes): goodput,
