@@ -10,6 +10,7 @@ goodput can never pass rate × 1448 / 1538.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -239,6 +240,13 @@ tcp = { sack = false, timestamps = false, window_scaling = false, nagle = false,
         # RFC 8985 RACK-TLP, Linux's defaults (tcp_recovery = 1, tcp_early_retrans = 3).
         "rack": True,
         "tlp": True,
+        # RFC 6675 recovery without PRR; byte counting with RFC 3465's L = 2; RFC 6298's
+        # 1-s initial RTO.
+        "prr": False,
+        "cubic_alpha": "rfc9438",
+        "cwnd_growth": "bytes",
+        "slow_start_limit": 2,
+        "initial_rto_ns": 1_000_000_000,
     }
 
 
@@ -354,3 +362,99 @@ tcp = { delayed_ack = "100 ms" }
     assert opts["delayed_ack_ns"] == 100_000_000
     # Not written: 4.4BSD's values (TCPTV_MIN 1 s, slow start from one segment, no SACK).
     assert (opts["min_rto_ns"], opts["initial_window"], opts["sack"], opts["timestamps"]) == (1_000_000_000, 1, False, False)
+
+
+@pytest.mark.parametrize(
+    "stack,table,growth,limit,initial_rto_ns,prr",
+    [
+        # Linux: byte counting (RFC 3465, L = 2 here), RFC 6298's 1-s initial RTO.
+        ("linux", "", "bytes", 2, 1_000_000_000, False),
+        # 4.4BSD tcp_input grows once per ACK; tcp_newtcpcb's first RTO is 12 ticks of 500 ms.
+        ("netbsd-1.1", "", "acks", 2, 6_000_000_000, False),
+        # Windows NT 4.0: per ACK, TcpInitialRtt 3 s.
+        ("windows-nt-4.0", "", "acks", 2, 3_000_000_000, False),
+        # Written in the tcp table: wins over the stack.
+        ("netbsd-1.1", 'tcp = { cwnd_growth = "bytes", initial_rto = "1 s" }', "bytes", 2, 1_000_000_000, False),
+        # No L (Linux since 3.9) lowers to 0; PRR on.
+        ("linux", "tcp = { slow_start_limit = 10, prr = true }", "bytes", 10, 1_000_000_000, True),
+    ],
+)
+def test_window_growth_initial_rto_and_prr_follow_the_stack_and_the_table(stack, table, growth, limit, initial_rto_ns, prr):
+    from qoslab.backends.sim import lower_network
+    from qoslab.methods import plan_test
+
+    scenario = loads_scenario(
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + f"""
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+stack = "{stack}"
+{table}
+"""
+    )
+    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    assert (opts["cwnd_growth"], opts["slow_start_limit"], opts["initial_rto_ns"], opts["prr"]) == (growth, limit, initial_rto_ns, prr)
+
+
+def test_windows_nt_preset_has_no_rfc_1323_or_sack():
+    from qoslab.backends.sim import lower_network
+    from qoslab.methods import plan_test
+
+    scenario = loads_scenario(
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + """
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+stack = "windows-nt-4.0"
+"""
+    )
+    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    assert (opts["sack"], opts["timestamps"], opts["window_scaling"], opts["delayed_ack_ns"]) == (False, False, False, 200_000_000)
+
+
+def test_per_ack_growth_is_slower_than_byte_counting_on_a_lossy_link():
+    # RFC 5681 once per ACK with an ACK every second segment opens the window about half
+    # as fast in congestion avoidance as RFC 3465's byte counting: on a loss-limited path
+    # (Mathis: rate ∝ the growth per RTT's square root) NewReno runs slower.
+    from qoslab.bench import tcp_cubic_config
+    from qoslab import _core
+
+    def rate(growth: str, seed: int) -> float:
+        config = tcp_cubic_config(10.0)
+        config["seed"] = seed
+        config["flows"][0]["tcp"] = {"rack": False, "tlp": False, "congestion": "newreno", "cwnd_growth": growth}
+        (flow,) = json.loads(_core.simulate(json.dumps(config), None))["flows"]
+        return flow["bytes_received"]
+
+    acks = sum(rate("acks", s) for s in (1, 2, 3))
+    bytes_ = sum(rate("bytes", s) for s in (1, 2, 3))
+    # Mathis' rate goes with √(growth per RTT): √(1/2) ≈ 0.71 of byte counting's.
+    assert 0.6 < acks / bytes_ < 0.85
+
+
+@pytest.mark.parametrize(
+    "line,key",
+    [
+        ('tcp = { initial_rto = "0 s" }', "initial_rto"),
+        ('tcp = { cwnd_growth = "packets" }', "cwnd_growth"),
+        ("tcp = { slow_start_limit = 0 }", "slow_start_limit"),
+        ('tcp = { cubic_alpha = "linux" }', "cubic_alpha"),
+    ],
+)
+def test_bad_growth_and_timer_settings_are_refused_by_check(tmp_path, line, key):
+    text = scenario_text(rate="10 Mbps", delay="1 ms") + f"""
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+{line}
+"""
+    path = tmp_path / "scenario.toml"
+    path.write_text(text)
+    proc = subprocess.run([sys.executable, "-m", "qoslab", "check", str(path)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert "scenario.toml:" in proc.stderr and key in proc.stderr, proc.stderr

@@ -792,6 +792,22 @@ pub struct TcpOptions {
     /// Tail Loss Probe (RFC 8985 §7), default on as Linux's `tcp_early_retrans=3`.
     #[serde(default)]
     pub tlp: Option<bool>,
+    /// Window growth: "bytes" (RFC 3465, default) or "acks" (RFC 5681 once per ACK).
+    #[serde(default)]
+    pub cwnd_growth: Option<String>,
+    /// Slow start's L in segments with byte counting (default 2, RFC 3465 §2.2); 0 = no
+    /// bound (Linux since 3.9).
+    #[serde(default)]
+    pub slow_start_limit: Option<u32>,
+    /// CUBIC's Reno-friendly α: "rfc9438" (default) or "constant" (Linux, ns-3).
+    #[serde(default)]
+    pub cubic_alpha: Option<String>,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery (default off).
+    #[serde(default)]
+    pub prr: Option<bool>,
+    /// RTO before the first RTT sample, which times the SYN (default 1 s, RFC 6298 §2.1).
+    #[serde(default)]
+    pub initial_rto_ns: Option<u64>,
 }
 
 impl FlowConfig {

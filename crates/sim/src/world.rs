@@ -17,7 +17,7 @@ use crate::atm::{AtmEvent, AtmNet, AtmOut};
 #[path = "atm/world_glue.rs"]
 mod atm_glue;
 use crate::tcp::report::{IntervalRecorder, TraceColumns};
-use crate::tcp::{CongestionControl, HyStartMode, TcpConfig, TcpSocket};
+use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
 use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
@@ -1894,9 +1894,33 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
             other => return Err(format!("hystart {other:?}: expected \"off\", \"classic\" or \"hystart++\"")),
         };
     }
+    if let Some(g) = &options.cwnd_growth {
+        config.cwnd_growth = match g.as_str() {
+            "bytes" => CwndGrowth::Bytes,
+            "acks" => CwndGrowth::Acks,
+            other => return Err(format!("cwnd_growth {other:?}: expected \"bytes\" or \"acks\"")),
+        };
+    }
+    if let Some(a) = &options.cubic_alpha {
+        config.cubic_alpha = match a.as_str() {
+            "rfc9438" => CubicAlpha::Rfc9438,
+            "constant" => CubicAlpha::Constant,
+            other => return Err(format!("cubic_alpha {other:?}: expected \"rfc9438\" or \"constant\"")),
+        };
+    }
+    if let Some(l) = options.slow_start_limit {
+        config.slow_start_limit = (l > 0).then_some(l);
+    }
+    if let Some(d) = options.initial_rto_ns {
+        if d == 0 {
+            return Err("an initial RTO of 0 would retransmit the SYN at once".into());
+        }
+        config.initial_rto = Duration::from_nanos(d);
+    }
     config.nagle = options.nagle.unwrap_or(config.nagle);
     config.rack = options.rack.unwrap_or(config.rack);
     config.tlp = options.tlp.unwrap_or(config.tlp);
+    config.prr = options.prr.unwrap_or(config.prr);
     config.delayed_ack_segments = options.delayed_ack_segments.unwrap_or(config.delayed_ack_segments).max(1);
     if let Some(w) = options.initial_window {
         if w == 0 {

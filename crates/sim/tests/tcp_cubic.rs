@@ -3,7 +3,7 @@
 //! β = 0.7 (§4.2, §4.6), and the Reno-friendly W_est (§4.3).
 
 use sim::tcp::congestion::Congestion;
-use sim::tcp::CongestionControl;
+use sim::tcp::{CongestionControl, CubicAlpha};
 
 const SMSS: u32 = 1000;
 const MS: u64 = 1_000_000;
@@ -91,4 +91,50 @@ fn fast_convergence_lowers_w_max() {
     cc.on_congestion_event(cc.cwnd, SMSS);
     assert!((cc.cubic().unwrap().w_max - 68.0).abs() < 1e-9);
     assert_eq!(cc.cwnd, 56_000);
+}
+
+/// The growth of W_est over one window of ACKs once it is above cwnd_prior (RFC 9438
+/// §4.3), in segments, for the given α rule: a loss at 100 segments (cwnd 70, W_max =
+/// cwnd_prior = 100, K = ∛(30/0.4) ≈ 4.2 s), then ACKs of one segment every RTT/cwnd at
+/// RTT 20 ms. W_est gains α·(segments acked)/cwnd: ≈ 0.53 a window, and W_cubic stays
+/// below it for the first seconds (the Reno-friendly region, cwnd = W_est).
+fn w_est_gain_above_cwnd_prior(alpha: CubicAlpha) -> f64 {
+    let rtt = 20 * MS;
+    let mut cc = Congestion::new(CongestionControl::Cubic, SMSS, 10);
+    cc.set_cubic_alpha(alpha);
+    cc.cwnd = 100 * u64::from(SMSS);
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    let mut now = 0;
+    let ack = |cc: &mut Congestion, now: &mut u64| {
+        *now += rtt / (cc.cwnd / u64::from(SMSS));
+        cc.on_ack(*now, u64::from(SMSS), SMSS, Some(rtt));
+    };
+    cc.on_ack(now, u64::from(SMSS), SMSS, Some(rtt));
+    while cc.cubic().unwrap().w_est < cc.cubic().unwrap().cwnd_prior + 5.0 {
+        ack(&mut cc, &mut now);
+        assert!(now < 3000 * MS, "W_est never passed cwnd_prior");
+    }
+    let c = cc.cubic().unwrap();
+    // Still the Reno-friendly region.
+    assert!(c.w_cubic(now as f64 * 1e-9) < c.w_est);
+    let before = c.w_est;
+    for _ in 0..cc.cwnd / u64::from(SMSS) {
+        ack(&mut cc, &mut now);
+    }
+    cc.cubic().unwrap().w_est - before
+}
+
+#[test]
+fn reno_friendly_alpha_switches_to_one_above_cwnd_prior_per_rfc_9438() {
+    // §4.3: α_cubic = 3(1 − β)/(1 + β) ≈ 0.529 below cwnd_prior, 1 once W_est ≥ cwnd_prior.
+    let gain = w_est_gain_above_cwnd_prior(CubicAlpha::Rfc9438);
+    assert!((gain - 1.0).abs() < 0.02, "gain {gain}");
+}
+
+#[test]
+fn constant_alpha_keeps_3_1_minus_beta_over_1_plus_beta() {
+    // RFC 8312 §4.2 / Linux tcp_friendliness / ns-3 TcpCubic: α_cubic throughout.
+    let alpha = 3.0 * (1.0 - 0.7) / (1.0 + 0.7);
+    let gain = w_est_gain_above_cwnd_prior(CubicAlpha::Constant);
+    assert!((gain - alpha).abs() < 0.02, "gain {gain}, α {alpha}");
 }

@@ -905,60 +905,217 @@ fn reordering_beyond_the_window_is_a_loss_before_three_dup_acks() {
     assert_eq!((s.stats().rack_lost, s.stats().fast_retransmits, s.stats().dup_acks), (1, 1, 1));
 }
 
-/// Recovery for segment 1 (lost; 2–4 SACKed at 31–33 ms) ends when the cumulative ACK
-/// reaches its recovery point, segment 12, the first segment above it is lost too and
-/// 13, 14, 15 are SACKed one a millisecond. Returns the socket, when the ACKs ended
-/// and whether segment 12 was sent again before then.
-fn loss_just_after_recovery(cfg: TcpConfig) -> (TcpSocket, u64, bool) {
-    let mut s = sack_established_with(cfg);
+/// What the scripted peer saw of a second loss after a first recovery.
+struct SecondLoss {
+    socket: TcpSocket,
+    /// RFC 6675 HighData / RFC 6582 "highest sequence number transmitted" when the
+    /// first recovery began, as an offset from the first data octet: RecoveryPoint,
+    /// and the value both RFCs put in `recover`.
+    recovery_point: usize,
+    /// The cumulative ACK (offset) the duplicate ACKs for the second loss carry.
+    ack_number: usize,
+    /// For each duplicate ACK of the second loss, in order: was the lost segment
+    /// retransmitted in answer to it?
+    retransmitted: Vec<bool>,
+}
+
+/// A 40-segment transfer (the socket's first ten segments at 20 ms): segment 1 is lost,
+/// segment 0's ACK at 30 ms lets slow start send 10 and 11, then segments 2..=11 each
+/// bring a duplicate ACK (with SACK blocks when SACK is on), one a millisecond from 31
+/// ms: fast retransmit at the third. The retransmission arrives and the cumulative ACK
+/// jumps to segment 12 at 40 ms. Of what the socket sent from segment 12 on, segment
+/// `lost` is lost and the others arrive in order at 50 ms, 51 ms, …, each answered at
+/// once, until three duplicate ACKs for `lost` have come.
+fn second_loss_after_recovery(cfg: TcpConfig, lost: usize) -> SecondLoss {
+    let mut s = if cfg.sack { sack_established_with(cfg) } else { socket_established_with(cfg) };
+    let sack = s.sack_enabled();
     s.send_slice(&vec![0u8; 40 * MSS]);
-    recv!(s, 20 * MS);
+    // Highest end (offset) of anything sent so far.
+    let mut high_end = 0usize;
+    let note = |out: &[(Repr, Vec<u8>)], high: &mut usize| -> Vec<usize> {
+        let segs: Vec<usize> = data_segs(out).into_iter().map(|(q, _)| q - local(1)).collect();
+        for (q, n) in data_segs(out) {
+            *high = (*high).max(q - local(1) + n);
+        }
+        segs
+    };
+    assert_eq!(note(&recv!(s, 20 * MS), &mut high_end).len(), 10);
     ack(&mut s, 30 * MS, at(1));
-    recv!(s, 30 * MS);
-    for (k, i) in (2..=4).enumerate() {
+    note(&recv!(s, 30 * MS), &mut high_end);
+    assert_eq!(high_end, at(12));
+    let mut recovery_point = None;
+    for (k, i) in (2..=11).enumerate() {
         let t = 31 * MS + k as u64 * MS;
-        sack_ack(&mut s, t, at(1), &[(at(2), at(i + 1))]);
-        recv!(s, t);
+        if sack {
+            sack_ack(&mut s, t, at(1), &[(at(2), at(i + 1))]);
+        } else {
+            ack(&mut s, t, at(1));
+        }
+        let before = high_end;
+        let segs = note(&recv!(s, t), &mut high_end);
+        if k == 2 {
+            // RFC 5681 §3.2: the third duplicate ACK starts the first recovery, which
+            // records the highest octet sent by then.
+            assert_eq!(segs.first(), Some(&at(1)), "fast retransmit of segment 1 at the third duplicate ACK");
+            recovery_point = Some(before - 1);
+        } else {
+            assert!(!segs.contains(&at(1)));
+        }
     }
-    assert!(s.in_recovery());
-    // The retransmission and segments 5..=11 arrive: cumulative ACKs up to segment 12,
-    // the recovery point (12 segments were out when recovery began).
-    let mut sent = Vec::new();
-    for (k, upto) in (5..=12).enumerate() {
-        let t = 40 * MS + k as u64 * MS;
-        ack(&mut s, t, at(upto));
-        sent.extend(data_segs(&recv!(s, t)).into_iter().map(|(q, _)| q - local(1)));
-    }
-    assert!(!s.in_recovery(), "the cumulative ACK reached the recovery point");
-    for i in 13..=15 {
-        assert!(sent.contains(&at(i)), "segment {i} was sent after recovery");
-    }
-    let mut again = false;
-    for (k, i) in (13..=15).enumerate() {
-        let t = 50 * MS + k as u64 * MS;
-        sack_ack(&mut s, t, at(12), &[(at(13), at(i + 1))]);
-        again |= data_segs(&recv!(s, t)).iter().any(|&(q, _)| q == local(1 + at(12)));
-    }
-    (s, 52 * MS, again)
-}
-
-#[test]
-fn rack_starts_a_new_recovery_for_the_first_segment_above_the_last() {
-    // RFC 6675 §5 and RFC 8985 §6.2: with SACKed data above it, segment 12 is lost (three
-    // SACKed segments above: IsLost) and a recovery starts, though the cumulative ACK
-    // covers no more than the last recovery point (RFC 6582 §3.2 step 2's guard is
-    // NewReno's).
-    let (s, t, again) = loss_just_after_recovery(plain());
-    assert!(again, "segment 12 is retransmitted by {t} ns");
-    assert_eq!((s.stats().fast_retransmits, s.stats().timeouts), (2, 0));
-}
-
-#[test]
-fn without_rack_the_first_segment_above_the_last_recovery_waits_for_the_rto() {
-    let (s, _, again) = loss_just_after_recovery(TcpConfig { rack: false, tlp: false, ..plain() });
-    assert!(!again);
+    let recovery_point = recovery_point.expect("first recovery");
     assert_eq!(s.stats().fast_retransmits, 1);
+    ack(&mut s, 40 * MS, at(12));
+    note(&recv!(s, 40 * MS), &mut high_end);
+    assert!(!s.in_recovery(), "the ACK of everything up to the recovery point ends recovery");
+    // The peer: in-order delivery from segment 12, `lost` missing.
+    let mut next = 12usize;
+    let mut retransmitted = Vec::new();
+    let mut t = 50 * MS;
+    while retransmitted.len() < 3 {
+        assert!(at(next + 1) <= high_end, "the socket sent segment {next}");
+        if next < lost {
+            ack(&mut s, t, at(next + 1));
+            note(&recv!(s, t), &mut high_end);
+        } else if next > lost {
+            if sack {
+                sack_ack(&mut s, t, at(lost), &[(at(lost + 1), at(next + 1))]);
+            } else {
+                ack(&mut s, t, at(lost));
+            }
+            retransmitted.push(note(&recv!(s, t), &mut high_end).contains(&at(lost)));
+        }
+        next += 1;
+        t += MS;
+    }
+    SecondLoss { socket: s, recovery_point, ack_number: at(lost), retransmitted }
+}
+
+/// What the RFCs allow for the three duplicate ACKs: a fast retransmit at the third
+/// (DupThresh) if `allowed`, else none.
+fn expected(allowed: bool) -> Vec<bool> {
+    vec![false, false, allowed]
+}
+
+#[test]
+fn sack_recovery_starts_again_once_high_ack_reaches_the_recovery_point() {
+    // RFC 6675 §5: a new loss recovery may start when the previous one has ended, i.e.
+    // once the cumulative ACK covers RecoveryPoint (§5.1: "HighACK is greater than or
+    // equal to" it), HighACK being the highest octet cumulatively ACKed, ack − 1. The
+    // first segment sent above the recovery point (segment 12) is the boundary case:
+    // its duplicate ACKs carry ack − 1 = RecoveryPoint exactly. With RACK off (the RFC
+    // 6675 recovery alone) and on, the fast retransmit comes at the third of them.
+    for (rack, tlp) in [(false, false), (true, true)] {
+        let cfg = TcpConfig { sack: true, rack, tlp, ..plain() };
+        let r = second_loss_after_recovery(cfg.clone(), 12);
+        let high_ack = r.ack_number - 1;
+        assert_eq!(high_ack, r.recovery_point, "the boundary case: HighACK = RecoveryPoint");
+        assert_eq!(r.retransmitted, expected(high_ack >= r.recovery_point), "rack {rack}");
+        assert_eq!((r.socket.stats().fast_retransmits, r.socket.stats().timeouts), (2, 0));
+        // A loss further up (HighACK above RecoveryPoint): the same.
+        let r = second_loss_after_recovery(cfg, 13);
+        assert!(r.ack_number - 1 > r.recovery_point);
+        assert_eq!(r.retransmitted, expected(true), "rack {rack}");
+    }
+}
+
+#[test]
+fn newreno_fast_retransmit_only_when_the_ack_covers_more_than_recover() {
+    // RFC 6582 §3.2 step 2: at the third duplicate ACK, fast retransmit only if the
+    // cumulative ACK "covers more than recover", ack_number − 1 > recover, recover
+    // being the highest sequence number sent when the last recovery began. The
+    // duplicate ACKs for segment 12 carry ack_number − 1 = recover: no fast retransmit
+    // (the RTO repairs it). For segment 13 they cover segment 12 too: fast retransmit.
+    let r = second_loss_after_recovery(plain(), 12);
+    assert_eq!(r.ack_number - 1, r.recovery_point);
+    assert_eq!(r.retransmitted, expected(r.ack_number - 1 > r.recovery_point));
+    assert_eq!(r.socket.stats().fast_retransmits, 1);
+    let r = second_loss_after_recovery(plain(), 13);
+    assert_eq!(r.retransmitted, expected(r.ack_number - 1 > r.recovery_point));
+    assert_eq!(r.socket.stats().fast_retransmits, 2);
+}
+
+#[test]
+fn prr_sends_in_proportion_to_what_each_ack_delivered() {
+    // RFC 6937 §3.1 (PRR-SSRB) for one loss in a window of 20: segment 0 is lost and
+    // segments 1..=19 are SACKed one an ACK. NewReno: ssthresh = FlightSize/2 = 10
+    // segments, RecoverFS = 20. The test keeps the RFC's variables in segments: from
+    // the third duplicate ACK (recovery) each ACK delivers one segment; pipe (RFC 6675)
+    // is the unSACKed originals above the SACKed ones, plus what was sent in recovery;
+    // sndcnt = ⌈prr_delivered·ssthresh/RecoverFS⌉ − prr_out while pipe > ssthresh,
+    // else min(ssthresh − pipe, max(prr_delivered − prr_out, DeliveredData) + 1).
+    let cfg = TcpConfig { initial_window: 20, prr: true, rack: false, tlp: false, ..plain() };
+    let mut s = sack_established_with(cfg);
+    s.send_slice(&vec![0u8; 60 * MSS]);
+    assert_eq!(data_segs(&recv!(s, 20 * MS)).len(), 20);
+    let (ssthresh, recover_fs) = (10i64, 20i64);
+    let (mut delivered, mut out) = (0i64, 0i64);
+    for k in 1..=19usize {
+        let t = 30 * MS + k as u64 * MS;
+        sack_ack(&mut s, t, 0, &[(at(1), at(k + 1))]);
+        let sent = data_segs(&recv!(s, t)).len() as i64;
+        if k < 3 {
+            assert_eq!(sent, 0, "no limited transmit before recovery");
+            continue;
+        }
+        delivered += 1;
+        let pipe = (19 - k as i64) + out;
+        let sndcnt = if pipe > ssthresh {
+            (delivered * ssthresh + recover_fs - 1) / recover_fs - out
+        } else {
+            (ssthresh - pipe).min((delivered - out).max(1) + 1)
+        }
+        .max(0);
+        assert_eq!(sent, sndcnt, "ACK {k}: pipe {pipe}, prr_delivered {delivered}, prr_out {out}");
+        out += sent;
+    }
+    // Over the reduction, about ssthresh/RecoverFS of what was delivered went out.
+    assert!(out >= 8 && out <= 11, "sent {out} in recovery");
+    // The retransmission's ACK ends recovery: cwnd = ssthresh (RFC 6937 §3.1).
+    let high = s.bytes_in_flight() as usize;
+    ack(&mut s, 60 * MS, high);
     assert!(!s.in_recovery());
+    assert_eq!(s.cwnd(), s.ssthresh());
+    assert_eq!(s.ssthresh(), 10 * MSS as u64);
+}
+
+#[test]
+fn without_prr_recovery_refills_the_pipe_to_ssthresh_at_once() {
+    // RFC 6675 alone: cwnd = ssthresh at once, so nothing goes until pipe falls below
+    // it, then one segment per segment delivered.
+    let cfg = TcpConfig { initial_window: 20, rack: false, tlp: false, ..plain() };
+    let mut s = sack_established_with(cfg);
+    s.send_slice(&vec![0u8; 60 * MSS]);
+    recv!(s, 20 * MS);
+    let mut out = 0i64;
+    for k in 1..=19usize {
+        let t = 30 * MS + k as u64 * MS;
+        sack_ack(&mut s, t, 0, &[(at(1), at(k + 1))]);
+        let sent = data_segs(&recv!(s, t)).len() as i64;
+        if k < 3 {
+            continue;
+        }
+        // The fast retransmit goes regardless of cwnd; then while cwnd − pipe ≥ SMSS.
+        let pipe = (19 - k as i64) + out;
+        let expected = if k == 3 { 1 } else { (10 - pipe).max(0) };
+        assert_eq!(sent, expected, "ACK {k}");
+        out += sent;
+    }
+}
+
+#[test]
+fn syn_retry_timer_follows_the_initial_rto() {
+    // RFC 6298 §2.1: the RTO before any RTT sample (1 s; RFC 1122's 3 s; 4.4BSD's 6 s),
+    // doubled at each expiry (§5.5).
+    for initial in [1000u64, 3000, 6000] {
+        let cfg = TcpConfig { initial_rto: sim::time::Duration::from_millis(initial), ..plain() };
+        let mut s = TcpSocket::new(cfg);
+        s.connect(0, LOCAL_PORT, REMOTE_PORT, seq(LOCAL_ISS));
+        assert_eq!(recv!(s, 0)[0].0.control, Control::Syn);
+        assert_eq!(s.poll_at(), Some(initial * MS));
+        assert!(recv!(s, initial * MS - 1).is_empty());
+        assert_eq!(recv!(s, initial * MS)[0].0.control, Control::Syn);
+        assert_eq!(s.poll_at(), Some(3 * initial * MS));
+    }
 }
 
 // ----- every state: RST (RFC 9293 §3.10.7.4 second check, RFC 5961 §3.2) -------------

@@ -78,6 +78,41 @@ STACKS: dict[str, dict[str, Any]] = {
         # RACK and TLP (RFC 8985, 2021; Linux 3.10/4.4) did not exist in 1995.
         "rack": False,
         "tlp": False,
+        # 4.4BSD tcp_input opens the window once per ACK of new data: by t_maxseg below
+        # snd_ssthresh, by t_maxseg²/snd_cwnd above it, whatever the ACK covers
+        # (Wright and Stevens, TCP/IP Illustrated vol. 2, ch. 29, tcp_input's ACK
+        # processing, "open the congestion window"; byte counting, RFC 3465, is of 2003).
+        # Net/3's avoidance also adds maxseg/8 per ACK, which NetBSD later removed ("Don't
+        # add the extra 1/8 of the mss"); whether 1.1 had it was not checked, and it is not
+        # modelled: RFC 5681's SMSS²/cwnd alone.
+        "cwnd_growth": "acks",
+        # 4.4BSD tcp_newtcpcb: t_rxtcur = ((TCPTV_SRTTBASE >> 2) + (TCPTV_SRTTDFLT << 2))
+        # >> 1 = (0 + 24) >> 1 = 12 ticks of 500 ms: the SYN is retried after about 6 s
+        # (Stevens, TCP/IP Illustrated vol. 1, §18.3 "Timeout of Connection
+        # Establishment": 5.8 s, then 24 s, on a 500-ms clock).
+        "initial_rto_ns": 6000 * MS,
+    },
+    # Windows NT 4.0 (1996), seed 001's workstations.
+    "windows-nt-4.0": {
+        # Delayed ACKs: every second segment or after 200 ms (TcpDelAckTicks, default 2
+        # ticks of 100 ms, settable from NT 4.0 SP4; JSI tip 1424, Windows 2000 registry
+        # reference "TcpDelAckTicks").
+        "delayed_ack_ns": 200 * MS,
+        # RFC 1323 window scaling and timestamps and RFC 2018 SACK arrived with Windows
+        # 2000 (Microsoft, "Microsoft Windows 2000 TCP/IP Implementation Details").
+        "sack": False,
+        "timestamps": False,
+        "window_scaling": False,
+        "rack": False,
+        "tlp": False,
+        # Slow start and congestion avoidance of RFC 2001 (1997), once per ACK: byte
+        # counting (RFC 3465) is of 2003. (The per-ACK rule is RFC 2001's; Microsoft's
+        # own description of NT 4.0's growth was not found, so this is the era's rule,
+        # not a measured one.)
+        "cwnd_growth": "acks",
+        # KB Q223450: "The initial TCP retransmission timer was hard-coded to three
+        # seconds" (RFC 1122 §4.2.3.1's value; TcpInitialRtt came with NT 4.0 SP6).
+        "initial_rto_ns": 3000 * MS,
     },
 }
 """TCP settings of each ``stack`` of a test, on top of the simulator's Linux defaults
@@ -108,7 +143,7 @@ def route_mss(net: "Network", sender: str, destination: str) -> int:
     return (mtus[0] if mtus else 1500) - IPV4_TCP_HEADERS
 
 
-OPTION_FIELDS = {"delayed_ack_ns": "delayed_ack", "min_rto_ns": "min_rto"}
+OPTION_FIELDS = {"delayed_ack_ns": "delayed_ack", "min_rto_ns": "min_rto", "initial_rto_ns": "initial_rto"}
 """Simulator option -> the ``tcp`` table's field, where the names differ."""
 
 
@@ -135,6 +170,12 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         "base_mss": int(stack.base_mss),
         "rack": stack.rack,
         "tlp": stack.tlp,
+        "prr": stack.prr,
+        "cubic_alpha": stack.cubic_alpha,
+        "cwnd_growth": stack.cwnd_growth,
+        # 0 = no bound (config.rs TcpOptions).
+        "slow_start_limit": stack.slow_start_limit or 0,
+        "initial_rto_ns": int(stack.initial_rto),
     }
     # The stack's own defaults, where the tcp table does not say otherwise.
     written = stack.model_fields_set

@@ -920,11 +920,12 @@ class UdpEcho(TestBase):
         return self
 
 
-TcpStack = Literal["linux", "netbsd-1.1"]
+TcpStack = Literal["linux", "netbsd-1.1", "windows-nt-4.0"]
 _STACK_DOC = (
     "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
-    "IW 10, RACK-TLP) or 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed ACK, 1 s min RTO, IW 1, "
-    "no timestamps; qoslab.methods.tcp.STACKS cites each)."
+    "IW 10, RACK-TLP, byte counting), 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed ACK, 1 s min RTO, IW 1, "
+    "no timestamps, growth per ACK, 6 s initial RTO) or 'windows-nt-4.0' (seed 001's workstations: no SACK, timestamps or window scaling, "
+    "200 ms delayed ACK, growth per ACK, 3 s initial RTO); qoslab.methods.tcp.STACKS cites each."
 )
 
 
@@ -952,6 +953,30 @@ class TcpSettings(Strict):
     base_mss: Size = Field(1024, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
     rack: bool = Field(True, description="RACK time-based loss detection (RFC 8985 §6), with SACK: finds lost retransmissions without waiting for the RTO. Linux's default since 4.4 (tcp_recovery = 1); off under stack 'netbsd-1.1'.")
     tlp: bool = Field(True, description="Tail Loss Probe (RFC 8985 §7), with SACK and RACK: a probe after 2·SRTT without ACKs, so tail losses are found before the RTO. Linux's default since 3.10 (tcp_early_retrans = 3); off under stack 'netbsd-1.1'.")
+    prr: bool = Field(False, description="Proportional Rate Reduction (RFC 6937) in SACK recovery: each ACK releases data in proportion to what it delivered instead of RFC 6675's cwnd = ssthresh at once. Linux's default since 3.2; off here, as ns-3's classic recovery.")
+    cubic_alpha: Literal["rfc9438", "constant"] = Field(
+        "rfc9438",
+        description="CUBIC's Reno-friendly estimate: 'rfc9438' grows it by 3(1−β)/(1+β) per window until it reaches the window before the last loss, then by 1 (RFC 9438 §4.3); 'constant' keeps 3(1−β)/(1+β) (RFC 8312, Linux's tcp_cubic and ns-3's TcpCubic).",
+    )
+    cwnd_growth: Literal["bytes", "acks"] = Field(
+        "bytes",
+        description="What an ACK of new data grows the congestion window by: 'bytes' counts the bytes acknowledged (RFC 3465; Linux), 'acks' grows once per ACK (RFC 5681 Eq. 2 and 3; 4.4BSD and NetBSD 1.1, Windows NT 4.0, ns-3's NewReno), half as fast with an ACK every second segment. 'acks' under stacks 'netbsd-1.1' and 'windows-nt-4.0'.",
+    )
+    slow_start_limit: int | None = Field(
+        2,
+        ge=1,
+        description="Slow start's L with cwnd_growth 'bytes': the most one ACK adds, in segments (RFC 3465 §2.2: 2); none = no bound (Linux since 3.9 adds every segment acknowledged).",
+    )
+    initial_rto: Time = Field(
+        "1 s",
+        description="Retransmission timeout before the first RTT sample, so the SYN's retry timer: RFC 6298 §2.1 and Linux 1 s, RFC 1122's older 3 s; 6 s under stack 'netbsd-1.1', 3 s under 'windows-nt-4.0'.",
+    )
+
+    @model_validator(mode="after")
+    def _initial_rto_positive(self) -> TcpSettings:
+        if int(self.initial_rto) <= 0:
+            raise FieldProblem("initial_rto", "an initial RTO of 0 would retransmit the SYN at once", expected="a time above 0 (RFC 6298 §2.1: 1 s)", found="0 s")
+        return self
 
 
 class TcpBulk(TestBase):

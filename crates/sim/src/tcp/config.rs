@@ -17,6 +17,36 @@ pub enum CongestionControl {
     Cubic,
 }
 
+/// What an ACK of new data grows the congestion window by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CwndGrowth {
+    /// Appropriate Byte Counting (RFC 3465): slow start adds the octets acknowledged,
+    /// at most [`TcpConfig::slow_start_limit`] segments (L) per ACK; congestion
+    /// avoidance adds one SMSS per cwnd of octets acknowledged (NewReno) or counts the
+    /// segments acknowledged (CUBIC). Linux counts packets acknowledged the same way
+    /// (`tcp_slow_start`, `tcp_cong_avoid_ai`), so delayed ACKs do not slow it down.
+    #[default]
+    Bytes,
+    /// Once per ACK (RFC 5681 §3.1 Eq. 2 and 3): slow start adds min(N, SMSS), congestion
+    /// avoidance SMSS·SMSS/cwnd, whatever the ACK covers: with an ACK every second
+    /// segment the window opens half as fast. 4.4BSD's tcp_input (Wright and Stevens,
+    /// TCP/IP Illustrated vol. 2, §29 "open the congestion window") and its
+    /// descendants (NetBSD 1.1), and ns-3's `TcpNewReno`.
+    Acks,
+}
+
+/// CUBIC's Reno-friendly estimate W_est (RFC 9438 §4.3): how fast it grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum CubicAlpha {
+    /// RFC 9438 §4.3: α_cubic = 3(1 − β)/(1 + β) while W_est < cwnd_prior, then 1.
+    #[default]
+    Rfc9438,
+    /// α_cubic always (RFC 8312 §4.2's estimate): Linux's `tcp_friendliness` in
+    /// tcp_cubic.c (one segment per `cwnd·beta_scale/8` acknowledged) and ns-3's
+    /// `TcpCubic` never switch to 1.
+    Constant,
+}
+
 /// One endpoint's TCP settings.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpConfig {
@@ -81,6 +111,15 @@ pub struct TcpConfig {
     pub hystart: HyStartMode,
     /// Initial window in segments (RFC 6928: 10; Linux `TCP_INIT_CWND` 10).
     pub initial_window: u32,
+    /// CUBIC's Reno-friendly α. Default [`CubicAlpha::Rfc9438`].
+    pub cubic_alpha: CubicAlpha,
+    /// Window growth per octet or per ACK. Default [`CwndGrowth::Bytes`], as Linux.
+    pub cwnd_growth: CwndGrowth,
+    /// Slow start's L with [`CwndGrowth::Bytes`]: the most one ACK adds, in segments,
+    /// or none for no bound. Default 2, RFC 3465 §2.2's L = 2·SMSS; Linux since 3.9
+    /// ("tcp: remove Appropriate Byte Count support") adds every packet acknowledged,
+    /// bounded only by ssthresh: none.
+    pub slow_start_limit: Option<u32>,
     /// Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2, RFC 6675
     /// DupThresh). Default 3.
     pub dup_ack_threshold: u32,
@@ -92,6 +131,14 @@ pub struct TcpConfig {
     /// detect losses", Documentation/networking/ip-sysctl.txt `tcp_recovery`); off is
     /// the RFC 6675 recovery alone.
     pub rack: bool,
+    /// Proportional Rate Reduction (RFC 6937, PRR-SSRB) in SACK recovery: each ACK lets
+    /// out data in proportion to what it delivered, ssthresh/RecoverFS of it while the
+    /// pipe is above ssthresh, then up to ssthresh by slow start, instead of RFC 6675's
+    /// cwnd = ssthresh at once. Counted in whole segments as Linux's
+    /// `tcp_cwnd_reduction`. Linux's default since 3.2 ("tcp: Proportional Rate
+    /// Reduction for TCP"); default off here, RFC 6675 alone, as ns-3's
+    /// `TcpClassicRecovery` the comparisons use.
+    pub prr: bool,
     /// Tail Loss Probe (RFC 8985 §7), with SACK and RACK only: when no ACK comes for
     /// PTO = 2·SRTT (+ 200 ms with one segment in flight), one segment of new data, or
     /// the last one again, is sent to draw an ACK whose SACK lets RACK find the tail
@@ -139,8 +186,12 @@ impl Default for TcpConfig {
             congestion_control: CongestionControl::Cubic,
             hystart: HyStartMode::Off,
             initial_window: 10,
+            cubic_alpha: CubicAlpha::Rfc9438,
+            cwnd_growth: CwndGrowth::Bytes,
+            slow_start_limit: Some(2),
             dup_ack_threshold: 3,
             rack: true,
+            prr: false,
             tlp: true,
             msl: Duration::from_secs(30),
             pmtu_discovery: true,

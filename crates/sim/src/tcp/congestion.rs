@@ -5,15 +5,13 @@
 //! mechanics (which segment to retransmit, NewReno's window inflation, RFC 6675's
 //! pipe) live in the socket; this module only says how large the window is.
 
-use super::config::CongestionControl;
+use super::config::{CongestionControl, CubicAlpha, CwndGrowth};
 
 /// RFC 9438 §5.1: C = 0.4.
 pub const CUBIC_C: f64 = 0.4;
 /// RFC 9438 §4.6: β_cubic = 0.7.
 pub const CUBIC_BETA: f64 = 0.7;
 
-/// RFC 3465 §2.2: slow start grows cwnd by at most L = 2·SMSS per ACK.
-const ABC_LIMIT_SEGMENTS: u64 = 2;
 
 /// cwnd, ssthresh and the algorithm's private state.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +22,12 @@ pub struct Congestion {
     pub ssthresh: u64,
     /// Octets acknowledged in congestion avoidance not yet turned into growth.
     bytes_acked: u64,
+    /// Per octet or per ACK ([`TcpConfig::cwnd_growth`](super::TcpConfig::cwnd_growth)).
+    growth: CwndGrowth,
+    /// Slow start's L in segments for [`CwndGrowth::Bytes`], none for no bound.
+    ss_limit: Option<u32>,
+    /// CUBIC's Reno-friendly α rule.
+    alpha: CubicAlpha,
     algo: Algo,
 }
 
@@ -78,7 +82,38 @@ impl Congestion {
                 frac: 0.0,
             }),
         };
-        Congestion { cwnd: u64::from(iw.max(1)) * u64::from(smss), ssthresh: u64::MAX, bytes_acked: 0, algo }
+        Congestion {
+            cwnd: u64::from(iw.max(1)) * u64::from(smss),
+            ssthresh: u64::MAX,
+            bytes_acked: 0,
+            growth: CwndGrowth::Bytes,
+            ss_limit: Some(2),
+            alpha: CubicAlpha::Rfc9438,
+            algo,
+        }
+    }
+
+    /// Sets how ACKs grow the window: `growth`, and for byte counting slow start's L
+    /// in segments (none: unbounded). [`Congestion::new`] starts with byte
+    /// counting and RFC 3465's L = 2.
+    pub fn set_growth(&mut self, growth: CwndGrowth, slow_start_limit: Option<u32>) {
+        self.growth = growth;
+        self.ss_limit = slow_start_limit;
+    }
+
+    /// Sets CUBIC's Reno-friendly α rule ([`CubicAlpha`]); [`Congestion::new`] starts
+    /// with RFC 9438's.
+    pub fn set_cubic_alpha(&mut self, alpha: CubicAlpha) {
+        self.alpha = alpha;
+    }
+
+    /// How much slow start adds for an ACK of `acked` new octets: RFC 3465 §2.2
+    /// min(N, L·SMSS) when counting bytes; RFC 5681 §3.1 Eq. 2 min(N, SMSS) per ACK.
+    pub fn slow_start_increment(&self, acked: u64, smss: u32) -> u64 {
+        match self.growth {
+            CwndGrowth::Bytes => acked.min(self.ss_limit.map_or(u64::MAX, |l| u64::from(l) * u64::from(smss))),
+            CwndGrowth::Acks => acked.min(u64::from(smss)),
+        }
     }
 
     /// CUBIC's state, for traces and tests.
@@ -99,11 +134,22 @@ impl Congestion {
     pub fn on_ack(&mut self, now: u64, acked: u64, smss: u32, srtt: Option<u64>) {
         let smss = u64::from(smss);
         if self.in_slow_start() {
-            // RFC 5681 Eq. 2 with RFC 3465's L = 2·SMSS.
-            self.cwnd += acked.min(ABC_LIMIT_SEGMENTS * smss);
+            self.cwnd += self.slow_start_increment(acked, smss as u32);
             return;
         }
+        // Per ACK, an ACK counts for at most one SMSS however much it covers (RFC 5681
+        // §3.1: "increment cwnd by at most SMSS bytes for each ACK received").
+        let acked = match self.growth {
+            CwndGrowth::Bytes => acked,
+            CwndGrowth::Acks => acked.min(smss),
+        };
         match &mut self.algo {
+            Algo::NewReno if self.growth == CwndGrowth::Acks => {
+                // RFC 5681 §3.1 Eq. 3, once per ACK: cwnd += SMSS·SMSS/cwnd, at least
+                // one octet (4.4BSD tcp_input's `incr * incr / cw`; ns-3
+                // TcpNewReno::CongestionAvoidance).
+                self.cwnd += (smss * smss / self.cwnd.max(1)).max(1);
+            }
             Algo::NewReno => {
                 // RFC 5681 §3.1 / RFC 3465 §2.1: one SMSS per cwnd of octets acked.
                 self.bytes_acked += acked;
@@ -137,7 +183,7 @@ impl Congestion {
                 let rtt = srtt.unwrap_or(0) as f64 * 1e-9;
                 let segs_acked = acked as f64 / s;
                 // §4.3: the Reno-friendly estimate; α = 1 once W_est reaches cwnd_prior.
-                let alpha = if c.w_est >= c.cwnd_prior {
+                let alpha = if self.alpha == CubicAlpha::Rfc9438 && c.w_est >= c.cwnd_prior {
                     1.0
                 } else {
                     3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)
@@ -188,8 +234,14 @@ impl Congestion {
 
     /// The retransmission timer expired: ssthresh as for a congestion event, then
     /// cwnd = LW = 1 SMSS (RFC 5681 §3.1 Eq. 4 and the loss window; RFC 9438 §4.8).
+    /// CUBIC's first congestion avoidance after a timeout starts from K = 0 with W_max
+    /// the window it starts at (RFC 9438 §4.8; Linux's `bictcp_reset` on entering its
+    /// Loss state sets `last_max_cwnd` = 0, as ns-3's `CubicReset`): W_max is cleared.
     pub fn on_rto(&mut self, flight: u64, smss: u32) {
         self.on_congestion_event(flight, smss);
+        if let Algo::Cubic(c) = &mut self.algo {
+            c.w_max = 0.0;
+        }
         self.cwnd = u64::from(smss);
     }
 }
@@ -214,6 +266,30 @@ mod test {
         assert_eq!(cc.cwnd, 11_000);
         cc.on_rto(11_000, 1000);
         assert_eq!((cc.ssthresh, cc.cwnd), (5_500, 1000));
+    }
+
+    #[test]
+    fn cubic_after_a_timeout_starts_with_k_zero_at_its_own_window() {
+        // RFC 9438 §4.8: after a timeout, the first congestion avoidance stage uses
+        // Eq. 1 with K = 0 and W_max = the window at its start.
+        let mut cc = Congestion::new(CongestionControl::Cubic, 1000, 10);
+        cc.cwnd = 100_000;
+        cc.on_rto(100_000, 1000);
+        assert_eq!((cc.ssthresh, cc.cwnd), (70_000, 1000));
+        // Slow start up to ssthresh, then the first ACK in congestion avoidance.
+        cc.cwnd = cc.ssthresh;
+        cc.on_ack(5_000_000, 1000, 1000, Some(20_000_000));
+        let c = cc.cubic().unwrap();
+        assert_eq!(c.k, 0.0);
+        assert_eq!(c.origin, 70.0);
+        // A fast-retransmit reduction keeps W_max (§4.6): K > 0 towards it.
+        let mut cc = Congestion::new(CongestionControl::Cubic, 1000, 10);
+        cc.cwnd = 100_000;
+        cc.on_congestion_event(100_000, 1000);
+        cc.on_ack(5_000_000, 1000, 1000, Some(20_000_000));
+        let c = cc.cubic().unwrap();
+        assert!((c.k - (30.0f64 / 0.4).cbrt()).abs() < 1e-9);
+        assert_eq!(c.origin, 100.0);
     }
 
     #[test]

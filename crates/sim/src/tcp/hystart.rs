@@ -164,9 +164,10 @@ impl HyStart {
         self.css_baseline.is_some()
     }
 
-    /// Slow start's growth on one ACK of `acked` octets: RFC 5681 with RFC 3465's
-    /// L = 2 SMSS, or RFC 9406's L = 8 and ÷ 4 in CSS.
-    pub fn slow_start_increase(&self, acked: u64, smss: u64) -> u64 {
+    /// Slow start's growth on one ACK of `acked` octets: RFC 9406's L = 8 and ÷ 4 in
+    /// CSS while HyStart++ runs, else `plain`, what the window's own rule adds
+    /// ([`Congestion::slow_start_increment`](super::congestion::Congestion::slow_start_increment)).
+    pub fn slow_start_increase(&self, acked: u64, smss: u64, plain: u64) -> u64 {
         match self.mode {
             HyStartMode::PlusPlus if !self.done => {
                 let inc = acked.min(PLUS_PLUS_L * smss);
@@ -176,7 +177,7 @@ impl HyStart {
                     inc
                 }
             }
-            _ => acked.min(2 * smss),
+            _ => plain,
         }
     }
 
@@ -343,7 +344,7 @@ mod test {
             let v = h.on_ack(AckInfo { now: u64::from(i) * MS, ack: seq(i * 1000), snd_nxt: seq(i * 1000 + 50_000), rtt, cwnd: 100_000, smss: SMSS, srtt: rtt });
             assert_eq!(v, Verdict::Continue);
         }
-        assert_eq!(h.slow_start_increase(5000, 1000), 2000);
+        assert_eq!(h.slow_start_increase(5000, 1000, 1234), 1234, "not HyStart++: the window's own rule");
     }
 
     /// Rounds of `acks` ACKs `gap` apart; round k's RTT samples are `rtt(k)`.
@@ -406,7 +407,7 @@ mod test {
         let exit = rounds(&mut h, 3, 10, 5 * MS, |k| [40 * MS, 46 * MS, 41 * MS][k as usize]);
         assert_eq!(exit, None);
         assert!(!h.in_css());
-        assert_eq!(h.slow_start_increase(9000, 1000), 8000, "L = 8 SMSS outside CSS");
+        assert_eq!(h.slow_start_increase(9000, 1000, 2000), 8000, "L = 8 SMSS outside CSS");
     }
 
     #[test]
@@ -414,8 +415,8 @@ mod test {
         let mut h = HyStart::new(HyStartMode::PlusPlus);
         rounds(&mut h, 2, 10, 5 * MS, |k| if k == 0 { 40 * MS } else { 46 * MS });
         assert!(h.in_css());
-        assert_eq!(h.slow_start_increase(2000, 1000), 500);
+        assert_eq!(h.slow_start_increase(2000, 1000, 2000), 500);
         h.on_loss(false);
-        assert_eq!(h.slow_start_increase(2000, 1000), 2000, "after a loss, plain slow start");
+        assert_eq!(h.slow_start_increase(2000, 1000, 1500), 1500, "after a loss, plain slow start");
     }
 }

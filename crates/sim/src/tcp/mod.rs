@@ -36,6 +36,6 @@ pub mod sack;
 pub mod socket;
 
 
-pub use config::{CongestionControl, HyStartMode, TcpConfig};
+pub use config::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig};
 pub use socket::{MtuProbing, State, TcpSocket, TcpStats, TraceRecord};
 

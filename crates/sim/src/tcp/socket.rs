@@ -173,6 +173,17 @@ enum Recovery {
     Sack { recovery_point: SeqNumber },
 }
 
+/// RFC 6937 §3.1's variables for one recovery, in octets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Prr {
+    /// prr_delivered: data delivered to the receiver since recovery began.
+    delivered: u64,
+    /// prr_out: data sent since recovery began.
+    out: u64,
+    /// RecoverFS: snd.nxt − snd.una when recovery began.
+    recover_fs: u64,
+}
+
 /// A segment the sender has decided to send.
 #[derive(Debug, Clone, Copy)]
 struct Plan {
@@ -292,6 +303,8 @@ pub struct TcpSocket {
     /// When the window was last lowered for a congestion event (fast recovery or a lost
     /// retransmission), ns: a lost retransmission sent before it lowers it no more.
     rtx_cut_at: u64,
+    /// RFC 6937 PRR state of the current SACK recovery, when `cfg.prr`.
+    prr: Option<Prr>,
 
     stats: TcpStats,
     trace: Option<Vec<TraceRecord>>,
@@ -321,7 +334,9 @@ impl TcpSocket {
             cfg.clock_granularity.as_nanos(),
         );
         let smss = u32::from(cfg.mss);
-        let cc = Congestion::new(cfg.congestion_control, smss, cfg.initial_window);
+        let mut cc = Congestion::new(cfg.congestion_control, smss, cfg.initial_window);
+        cc.set_growth(cfg.cwnd_growth, cfg.slow_start_limit);
+        cc.set_cubic_alpha(cfg.cubic_alpha);
         let zero = SeqNumber::default();
         TcpSocket {
             state: State::Closed,
@@ -375,6 +390,7 @@ impl TcpSocket {
             rtt_timing: None,
             cc,
             hystart: HyStart::new(cfg.hystart),
+            prr: None,
             recovery: Recovery::None,
             recover: zero,
             dup_acks: 0,
@@ -737,6 +753,7 @@ impl TcpSocket {
         self.high_rxt = self.snd_una;
         self.recover = self.snd_max;
         self.recovery = Recovery::None;
+        self.prr = None;
         self.board.clear();
         self.dup_acks = 0;
         self.retransmit_first = false;
@@ -1054,6 +1071,8 @@ impl TcpSocket {
         let win_field = repr.window_len;
         // Most ACKs carry no SACK block: the three empty slots are seen at once.
         let has_sack = repr.sack_ranges != [None; 3];
+        // RFC 6937 DeliveredData counts the change in SACKed octets too.
+        let sacked_before = if self.cfg.prr && self.sack_ok { self.board.sacked_bytes() } else { 0 };
         let newly_sacked = if self.sack_ok && has_sack { self.absorb_sack(ack, repr) } else { 0 };
         // RFC 9293 §3.10.7.4: SND.WL1/WL2 guard the window update.
         if ack >= self.snd_una
@@ -1151,6 +1170,9 @@ impl TcpSocket {
             let pure_dup = ack == old_una && data_len == 0 && win_field == self.last_win_field && newly_sacked == 0;
             self.rack_on_ack(now, ack, pure_dup);
         }
+        if self.prr.is_some() {
+            self.prr_on_ack(old_una, sacked_before);
+        }
         self.last_win_field = win_field;
         if let Some(trace) = self.trace.as_mut() {
             trace.push(TraceRecord {
@@ -1188,7 +1210,8 @@ impl TcpSocket {
         let smss = u64::from(self.smss);
         match self.recovery {
             Recovery::None if self.cc.in_slow_start() => {
-                self.cc.cwnd += self.hystart.slow_start_increase(data_acked, smss);
+                let plain = self.cc.slow_start_increment(data_acked, self.smss);
+                self.cc.cwnd += self.hystart.slow_start_increase(data_acked, smss, plain);
             }
             Recovery::None => {
                 self.cc.on_ack(now, data_acked, self.smss, self.rtt.srtt());
@@ -1219,6 +1242,10 @@ impl TcpSocket {
                 // RecoveryPoint; until then cwnd stays at ssthresh and pipe governs.
                 if self.snd_una >= recovery_point {
                     self.recovery = Recovery::None;
+                    if self.prr.take().is_some() {
+                        // RFC 6937 §3.1: on leaving recovery, cwnd = ssthresh.
+                        self.cc.cwnd = self.cc.ssthresh;
+                    }
                     if let Some(cwnd) = self.probe_recovery_cwnd.take() {
                         self.cc.cwnd = cwnd;
                     }
@@ -1234,7 +1261,7 @@ impl TcpSocket {
                 // RFC 6675 §5: or when IsLost(HighACK + 1).
                 let lost = self.sack_ok && self.board.is_lost(self.snd_una, self.cfg.dup_ack_threshold, self.smss);
                 if threshold || lost {
-                    self.loss_detected(lost);
+                    self.loss_detected();
                 }
             }
             Recovery::NewReno { .. } => {
@@ -1246,24 +1273,24 @@ impl TcpSocket {
     }
 
     /// Outside recovery, a loss was inferred (DupThresh, IsLost, or RACK): fast
-    /// retransmit, or the failure of an MTU probe. `sacked_evidence`: the inference
-    /// rests on SACKed data (IsLost, or RACK), not on counting duplicate ACKs alone.
+    /// retransmit, or the failure of an MTU probe.
     ///
-    /// RFC 6582 §3.2 step 2 refuses a fast retransmit until the cumulative ACK covers
-    /// more than `recover` (here exclusive: SND.UNA > the SND.MAX recovery or the
-    /// timeout began at), so that duplicate ACKs caused by retransmissions do not start
-    /// a second recovery. With RACK, a loss inferred from SACKed data may start one as
-    /// soon as the previous recovery is over (SND.UNA ≥ that SND.MAX): RFC 6675 §5 and
-    /// RFC 8985 §6.2 have no such guard, only "not already in loss recovery", and Linux
-    /// enters recovery from its Open state whatever the last one was. Without that, a
-    /// segment lost just after a recovery ended (the first one above the recovery
-    /// point) could only be repaired by the RTO.
-    fn loss_detected(&mut self, sacked_evidence: bool) {
-        let after_last = if sacked_evidence && self.rack.is_some() {
-            self.snd_una >= self.recover
-        } else {
-            self.snd_una > self.recover
-        };
+    /// Whether the loss may start a new recovery depends on the recovery in use, both
+    /// rules comparing the cumulative ACK with `recover` (here an exclusive end: the
+    /// SND.MAX at which the last recovery or timeout began, one above the RFCs'
+    /// "highest sequence number transmitted"):
+    /// - SACK (RFC 6675 §5, §5.1): a new recovery may start once "HighACK is greater
+    ///   than or equal to" RecoveryPoint = HighData, i.e. SND.UNA − 1 ≥ recover − 1:
+    ///   `snd_una >= recover`. The first segment sent above the last recovery point can
+    ///   so be fast-retransmitted as soon as the previous recovery has ended (ns-3's
+    ///   `m_highRxAckMark >= m_recover` in `TcpSocketBase::DupAck` is the same rule).
+    /// - NewReno without SACK (RFC 6582 §3.2 step 2): only if the cumulative ACK
+    ///   "covers more than recover", which the RFC spells out as ack_number − 1 >
+    ///   recover: `snd_una > recover`, so duplicate ACKs caused by go-back-N
+    ///   retransmissions after a timeout do not start a second recovery (the optional
+    ///   heuristics of RFC 6582 §4 are not modelled).
+    fn loss_detected(&mut self) {
+        let after_last = if self.sack_ok { self.snd_una >= self.recover } else { self.snd_una > self.recover };
         match self.recovery {
             Recovery::None => {
                 if self.mtup.probe.is_some_and(|(_, start, _)| start == self.snd_una) {
@@ -1330,7 +1357,7 @@ impl TcpSocket {
         let (newly, lost_rtx) = rack.detect_loss(now, reo_wnd);
         self.stats.rack_lost += u64::from(newly);
         if newly > 0 && self.recovery == Recovery::None {
-            self.loss_detected(true);
+            self.loss_detected();
         } else if let (Some(sent), Recovery::Sack { .. }) = (lost_rtx, self.recovery) {
             // RFC 5681 §4.3: "the loss of a retransmission [...] should be taken as two
             // indications of congestion and, therefore, cwnd (and ssthresh) MUST be
@@ -1338,7 +1365,7 @@ impl TcpSocket {
             // last reduction, at the rate that reduction set. (Linux instead bounds what
             // recovery sends with PRR, RFC 6937, which this model does not have; without
             // either, RFC 6675 refills the pipe to ssthresh each time RACK frees it.)
-            if sent >= self.rtx_cut_at {
+            if sent >= self.rtx_cut_at && self.prr.is_none() {
                 let flight = (self.snd_max - self.snd_una) as u64;
                 self.cc.on_congestion_event(flight, self.smss);
                 self.rtx_cut_at = now;
@@ -1465,10 +1492,45 @@ impl TcpSocket {
         self.rtt_timing = None;
         if self.sack_ok {
             self.recovery = Recovery::Sack { recovery_point: self.snd_max };
+            if self.cfg.prr {
+                // RFC 6937 §3.1: at the start of recovery; RecoverFS = snd.nxt − snd.una.
+                self.prr = Some(Prr { delivered: 0, out: 0, recover_fs: flight });
+            }
         } else {
             self.cc.cwnd = self.cc.ssthresh + 3 * u64::from(self.smss);
             self.recovery = Recovery::NewReno { recover: self.snd_max, partial_seen: false };
         }
+    }
+
+    /// RFC 6937 §3.1 "on every ACK during recovery" (PRR-SSRB): the ACK delivered
+    /// DeliveredData = Δsnd.una + ΔSACKd octets; while pipe > ssthresh the sender may
+    /// have sent ⌈prr_delivered·ssthresh/RecoverFS⌉ in all, else it grows back to
+    /// ssthresh by at most max(prr_delivered − prr_out, DeliveredData) + MSS; cwnd =
+    /// pipe + sndcnt. sndcnt is rounded up to whole segments, as Linux's
+    /// `tcp_cwnd_reduction` counts packets (so the fast retransmit is the first).
+    fn prr_on_ack(&mut self, old_una: SeqNumber, sacked_before: u64) {
+        if !matches!(self.recovery, Recovery::Sack { .. }) {
+            self.prr = None;
+            return;
+        }
+        let delivered = ((self.snd_una - old_una) as u64 + self.board.sacked_bytes()).saturating_sub(sacked_before);
+        let thresh = self.cfg.dup_ack_threshold;
+        let (pipe, _) = match &self.rack {
+            Some(rack) => self.rack_pipe_and_next_lost(rack),
+            None => self.board.pipe_and_next_lost(self.snd_una, self.snd_max, self.high_rxt, thresh, self.smss),
+        };
+        let (smss, ssthresh) = (u64::from(self.smss), self.cc.ssthresh);
+        let Some(prr) = self.prr.as_mut() else { return };
+        prr.delivered += delivered;
+        let sndcnt = if pipe > ssthresh {
+            // Proportional rate reduction.
+            (prr.delivered.saturating_mul(ssthresh)).div_ceil(prr.recover_fs.max(1)).saturating_sub(prr.out)
+        } else {
+            // Slow start reduction bound.
+            let limit = prr.delivered.saturating_sub(prr.out).max(delivered) + smss;
+            (ssthresh - pipe).min(limit)
+        };
+        self.cc.cwnd = pipe + sndcnt.div_ceil(smss) * smss;
     }
 
     /// Accepts segment text at `seq` (already found acceptable).
@@ -1923,6 +1985,10 @@ impl TcpSocket {
         if self.recovery != Recovery::None && retransmit {
             self.high_rxt = self.high_rxt.max(end);
         }
+        if let Some(prr) = self.prr.as_mut() {
+            // RFC 6937 §3.1: prr_out += (data sent).
+            prr.out += plan.len as u64;
+        }
         if plan.seq == self.snd_nxt || plan.syn {
             self.snd_nxt = end;
         }
@@ -2092,6 +2158,7 @@ impl TcpSocket {
         self.high_rxt = self.snd_una;
         self.recover = self.snd_max;
         self.recovery = Recovery::None;
+        self.prr = None;
         self.board.clear();
         self.dup_acks = 0;
         self.retransmit_first = false;
@@ -2125,6 +2192,7 @@ impl TcpSocket {
         self.ooo.clear();
         self.board.clear();
         self.recovery = Recovery::None;
+        self.prr = None;
         self.rto_at = None;
         self.delack_at = None;
         self.timewait_at = None;
@@ -2175,6 +2243,8 @@ impl TcpSocket {
         }
         self.rcv_mss = u32::from(DEFAULT_MSS).min(self.smss);
         self.cc = Congestion::new(self.cfg.congestion_control, self.smss, self.cfg.initial_window);
+        self.cc.set_growth(self.cfg.cwnd_growth, self.cfg.slow_start_limit);
+        self.cc.set_cubic_alpha(self.cfg.cubic_alpha);
         self.hystart = HyStart::new(self.cfg.hystart);
         let syn_window = self.rcv_free().min(u64::from(u16::MAX)) as usize;
         self.rcv_adv = repr.seq_number + 1 + syn_window;
