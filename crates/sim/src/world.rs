@@ -363,6 +363,16 @@ struct BssState {
 }
 
 impl BssState {
+    /// Whether `frame`, received by station `to`, is a group frame a host behind that WDS
+    /// station sent, relayed back by the AP.
+    fn echoes_behind(&self, to: usize, frame: &[u8]) -> bool {
+        if !(self.wds && self.has_ap && to != 0) {
+            return false;
+        }
+        let Ok(eth) = ethernet::Frame::new_checked(frame) else { return false };
+        eth.dst_addr().is_multicast() && self.behind.get(&eth.src_addr()) == Some(&to)
+    }
+
     /// Whether the AP relays `frame` (an Ethernet frame it received from station `from`)
     /// back into the BSS, and whether it also goes up to the AP's own node: a group frame
     /// does both, a frame for another member of the BSS (or for a host behind a WDS
@@ -650,6 +660,10 @@ impl World {
         for node in 0..self.nodes.len() {
             self.arm_ip_timer(node as u32)?;
         }
+        // An AP's beacons run from time 0, traffic or not.
+        for bss in 0..self.bsses.len() {
+            self.arm_bss_timer(bss as u32)?;
+        }
         while let Some((now, event)) = self.engine.step_if_before(SimTime::from_nanos(self.end_ns)).map_err(budget)? {
             self.handle(now.as_nanos(), event)?;
         }
@@ -793,6 +807,11 @@ impl World {
                 let state = &mut self.bsses[bss as usize];
                 let (node, port) = state.members[to];
                 match state.adapters[to].receive(&mpdu) {
+                    Ok(converted) if state.echoes_behind(to, &converted.frame) => {
+                        // A WDS station's own group frame (from a host behind it) relayed back by
+                        // the AP: like its own MAC's echo, discarded (a 4-address station takes no
+                        // 3-address copy back, as Linux mac80211's 4addr mode).
+                    }
                     Ok(converted) => {
                         if state.wds && state.has_ap && to == 0 {
                             if let Ok(frame) = ethernet::Frame::new_checked(&converted.frame[..]) {
