@@ -313,3 +313,19 @@ def test_the_l3f_bridges_own_first_datagram_waits_for_arp():
     for target in ("ws1", "ws2"):
         results = simulate(net.with_flows([ping(net, "a", target, count=1)], 2 * SECOND))
         assert results["flows"][0]["received"] == 1, target
+
+
+@needs_tshark
+def test_rts_and_cts_are_on_the_air_capture_once_per_protected_frame(tmp_path):
+    # dot11RTSThreshold 100 bytes: the echo frames (24 + 8 + 84 + 4 = 120 bytes) go after
+    # RTS/CTS (§10.3.2.5), the ARP ones (64 bytes) without.
+    net = lower_network(loads_scenario(bss(extra_link='rts_threshold = "100 B"')))
+    results = simulate(net.with_flows([ping(net, "s1", "s2", start_ns=SECOND // 2)], 4 * SECOND), pcap_dir=tmp_path)
+    assert results["flows"][0]["received"] == 3
+    rows = tshark_fields(tmp_path / "wlan-air.pcap", "wlan.fc.type_subtype", "frame.len", "radiotap.datarate")
+    kinds = Counter(r[0] for r in rows)
+    echo_frames = len(tshark_fields(tmp_path / "wlan-air.pcap", "frame.number", display="icmp"))
+    assert echo_frames == 12  # 3 requests and 3 replies, each To DS then From DS
+    assert kinds["0x001b"] == kinds["0x001c"] == echo_frames
+    # Every control frame at 2 Mb/s, the highest basic rate not above 11 Mb/s (§10.6.6.5).
+    assert {r[2] for r in rows if r[0] in ("0x001b", "0x001c", "0x001d")} == {"2"}
