@@ -26,6 +26,12 @@
 //! * §9.2.4.4 / §10.3.2.14.2: the MAC numbers each MSDU (Sequence Control), per
 //!   transmitter here; group-addressed frames (§10.6.6.2) are sent once, unacknowledged,
 //!   at the highest basic rate not above the data rate.
+//! * §11.1.3.2 beacons ([`BeaconParams`]): at each TBTT the AP's Beacon becomes its next
+//!   frame, sent with the DCF's rules, group-addressed, at its own rate; receivers' MACs
+//!   consume it (no [`BssEvent::Delivered`]).
+//! * Per-member transmit queues (`member_queue_frames`), the control responses'
+//!   preamble (`PhyParams::control_preamble`) and the basic-access rule ([`Access`]) are
+//!   parameters; [`Bss::capture_air`] keeps every PPDU once ([`AirFrame`]) for captures.
 //!
 //! # The medium model
 //!
