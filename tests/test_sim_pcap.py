@@ -49,15 +49,16 @@ def test_every_capture_reads_cleanly_and_the_air_shows_table_1(tmp_path):
         text = tshark(pcap, "-V", "-o", "ip.check_checksum:TRUE")
         for bad in ("Malformed Packet", "[Checksum Status: Bad]", "Exception occurred"):
             assert bad not in text, f"{pcap.name}: {bad}"
-    # On the air, station A sends To-DS frames (Table 1 case 01, wlan.fc.ds == 1) and the
-    # AP From-DS frames (case 10, ds == 2); nobody sends four-address frames (ds == 3).
-    ds = set(tshark(tmp_path / "wlan-air.pcap", "-T", "fields", "-e", "wlan.fc.ds").split())
+    # On the air, station A sends To-DS data frames (Table 1 case 01, wlan.fc.ds == 1) and
+    # the AP From-DS ones (case 10, ds == 2); nobody sends four-address frames (ds == 3).
+    # (Beacons and the control frames, also on the air, have ds == 0.)
+    ds = set(tshark(tmp_path / "wlan-air.pcap", "-Y", "wlan.fc.type == 2", "-T", "fields", "-e", "wlan.fc.ds").split())
     assert {int(v, 16) for v in ds} == {1, 2}
     # Every frame station A sends on the air (To-DS) has its own adapter's MAC as source
     # address: L3F rewrites the MAC header, so the adapter never meets a foreign source.
     net = lower_network(load_scenario(EXAMPLES / "seed000_l3f.toml"))
     a_wifi = format_mac(next(p.mac for p in net.ports[net.node_index("a")] if p.kind == "wifi"))
-    rows = [line.split() for line in tshark(tmp_path / "wlan-air.pcap", "-T", "fields", "-e", "wlan.fc.ds", "-e", "wlan.sa").splitlines()]
+    rows = [line.split() for line in tshark(tmp_path / "wlan-air.pcap", "-Y", "wlan.fc.type == 2", "-T", "fields", "-e", "wlan.fc.ds", "-e", "wlan.sa").splitlines()]
     to_ds_sources = {sa for ds, sa in rows if int(ds, 16) == 1}
     assert to_ds_sources == {a_wifi}
 

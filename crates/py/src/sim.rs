@@ -30,7 +30,7 @@ pub fn simulate(py: Python<'_>, config_json: &str, pcap_dir: Option<&str>) -> Py
             let path = Path::new(dir).join(format!("{}.pcap", capture.name));
             let file = std::fs::File::create(&path).map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
             let link = if capture.dot11 {
-                LinkType::Ieee80211
+                LinkType::Ieee80211Radiotap
             } else if capture.erf {
                 LinkType::Unknown(197) // LINKTYPE_ERF
             } else {

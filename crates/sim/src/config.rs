@@ -662,10 +662,71 @@ pub struct WifiConfig {
     pub foreign_source: String,
     /// The transmit queue of each member, frames.
     pub queue_frames: usize,
+    /// Per-member transmit queues, frames (same order as `hears`), overriding
+    /// `queue_frames`; empty (the default): every member has `queue_frames`.
+    #[serde(default)]
+    pub member_queue_frames: Vec<usize>,
     /// dot11ShortRetryLimit: attempts of a frame, the first included (default 7,
     /// IEEE 802.11-2020 Annex C; 1 for seed 004's WaveLAN, which never retried).
     #[serde(default = "default_retry_limit")]
     pub retry_limit: u32,
+    /// The AP relays frames from one of its stations to another (and group frames back
+    /// into the BSS), as the distribution function does (IEEE 802.11-2020 §4.5.4.2,
+    /// §11.3). Default true; false is client isolation (hostapd `ap_isolate=1`).
+    #[serde(default = "default_true")]
+    pub relay: bool,
+    /// Per member (same order as `hears`): whether it exchanges 4-address frames with
+    /// the AP (both ends must be WDS-capable, IEEE 802.11-2020 Table 9-26); empty (the
+    /// default): every member as `wds`.
+    #[serde(default)]
+    pub wds_members: Vec<bool>,
+    /// One-way propagation delay of the air, ns (default 0): a frame reaches the
+    /// receiving node this long after its reception ended on the medium. The MAC's own
+    /// timing does not shift (its ACKTimeout budgets up to a slot of round trip), so the
+    /// lowering accepts at most half a slot.
+    #[serde(default)]
+    pub delay_ns: u64,
+    /// DCF basic access on an idle medium: "idle-difs" (IEEE 802.11-2020 §10.3.4.2, the
+    /// default) or "arrival-difs" (ns-3); see `wifi::dcf::Access`.
+    #[serde(default = "default_access")]
+    pub access: String,
+    /// Control responses' PLCP preamble: "bss" (the BSS's `preamble`, the default) or
+    /// "long" (see `wifi::phy::PhyParams::control_preamble`).
+    #[serde(default = "default_control_preamble")]
+    pub control_preamble: String,
+    /// The AP's beacons; none (the default): no beacons.
+    #[serde(default)]
+    pub beacon: Option<BeaconConfig>,
+    /// The 2.4 GHz channel (1-14): the beacons' DS Parameter Set and the capture's
+    /// radiotap Channel; none: unknown (no radiotap Channel field). Informational: no
+    /// interference between cells is modelled.
+    #[serde(default)]
+    pub channel: Option<u8>,
+}
+
+fn default_control_preamble() -> String {
+    "bss".into()
+}
+
+/// Beacons of an AP (IEEE 802.11-2020 §11.1.3.2).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BeaconConfig {
+    /// dot11BeaconPeriod, ns (102 400 000 = 100 TU is the usual value); a whole number of
+    /// TU (1024 µs) for the Beacon Interval field.
+    pub interval_ns: u64,
+    /// Rate of the beacons, bit/s (a basic rate: 1 Mb/s on most APs).
+    pub rate_bps: u64,
+    /// The SSID the beacons carry (0-32 bytes).
+    pub ssid: String,
+}
+
+fn default_access() -> String {
+    "idle-difs".into()
+}
+
+fn default_true() -> bool {
+    true
 }
 
 fn default_retry_limit() -> u32 {

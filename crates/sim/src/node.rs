@@ -409,6 +409,9 @@ impl Node {
                 if let Err(reason) = b.process(now, port, &frame, &mut out) {
                     fx.drops.push((Some(port), reason.at(&self.name).to_string(), frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec)));
                 }
+                for (reason, packet) in b.take_dropped() {
+                    fx.drops.push((None, reason.at(&self.name).to_string(), Some(packet)));
+                }
                 for (to, f) in out {
                     match to {
                         L3fOutput::Port(p) => sends.push((p, f)),
@@ -506,6 +509,10 @@ impl Node {
                     let mut out = Vec::new();
                     if let Err(reason) = b.send_local(now, &frame[ethernet::HEADER_LEN..], &mut out) {
                         fx.drops.push((None, reason.at(&self.name).to_string(), Some(frame[ethernet::HEADER_LEN..].to_vec())));
+                    }
+                    // Held datagrams given up (replaced by a later one, or never resolved).
+                    for (reason, packet) in b.take_dropped() {
+                        fx.drops.push((None, reason.at(&self.name).to_string(), Some(packet)));
                     }
                     for (to, f) in out {
                         if let L3fOutput::Port(p) = to {

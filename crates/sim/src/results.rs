@@ -39,7 +39,8 @@ pub type Frames = Vec<(u64, Vec<u8>)>;
 pub struct Capture {
     /// The file name without extension: `<node>-<port>` or `<wifi link>-air`.
     pub name: String,
-    /// Ethernet II frames (ports), or 802.11 MPDUs without FCS (the air).
+    /// Ethernet II frames (ports), or the air's PPDUs: a radiotap header and the 802.11
+    /// MAC frame without FCS, each PPDU once at its start (LINKTYPE_IEEE802_11_RADIOTAP).
     pub dot11: bool,
     /// ERF records of type AAL5 (LINKTYPE_ERF, 197): an ATM port's CPCS-PDUs.
     pub erf: bool,
@@ -237,6 +238,9 @@ pub struct WifiMemberResult {
     pub airtime_ns: u64,
     pub rx_collisions: u64,
     pub rx_errors: u64,
+    /// Beacons the AP sent (docs/metrics.md, 802.11); left out of the JSON when none.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub beacons: u64,
 }
 
 /// What the world hands over of one BSS.
@@ -442,6 +446,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     airtime_ns: m.airtime_ns,
                     rx_collisions: m.rx_collisions,
                     rx_errors: m.rx_errors,
+                    beacons: m.beacons,
                 })
                 .collect(),
         });

@@ -31,6 +31,9 @@ crate::enum_with_unknown! {
         Ieee80211 = 105,
         /// SunATM: a 4-byte pseudo-header (flags, VPI, VCI) then the AAL5 SDU.
         SunAtm = 123,
+        /// A radiotap header (radiotap.org: rate, flags, channel, ...) then the IEEE
+        /// 802.11 MAC frame.
+        Ieee80211Radiotap = 127,
         /// Raw IPv4, no link header.
         Ipv4 = 228,
     }

@@ -333,7 +333,64 @@ def _impairments(link: Any) -> list[dict[str, Any]]:
     return impair
 
 
+BEACON_RATE_BPS = 1_000_000
+"""Beacons at the lowest basic rate, 1 Mb/s, the mandatory rate every 802.11b/g station decodes (IEEE 802.11-2020 §16.1.1)."""
+
+DEFAULT_SSID = "linksys"
+"""SSID of an AP whose node gives none: the Linksys WRT54G's factory SSID (seed 000's AP is a Linksys Wireless-G router)."""
+
+AP_TX_QUEUE_FRAMES = 100
+"""Transmit queue of an access point's 802.11 interface, frames: Linux 2.4's ether_setup() set
+tx_queue_len = 100 ("Ethernet wants good queues", drivers/net/net_init.c), and 2004 APs such as the
+Linksys WRT54G (Linux 2.4.20, Broadcom wl registered as an Ethernet device) kept it. Stations keep
+TX_QUEUE_FRAMES."""
+
+WIFI_SLOT_NS = {"long": 20_000, "short": 9_000}
+"""aSlotTime: 20 us for DSSS/HR-DSSS and mixed ERP cells (IEEE 802.11-2020 Table 15-5/16-4), 9 us for ERP-only (Table 18-5)."""
+
+
+def _wifi_max_delay_ns(link: Wifi) -> int:
+    """Longest propagation delay a wifi link accepts: half a slot, so that the Ack's round trip still
+    starts within ACKTimeout (SIFS + aSlotTime + aRxPHYStartDelay)."""
+    short_slot = link.standard == "802.11g" and not link.erp_protection
+    return WIFI_SLOT_NS["short" if short_slot else "long"] // 2
+
+
+def _wds_capable(sc: Scenario, link: Wifi, member: str) -> bool:
+    """Whether `member` exchanges 4-address frames on `link`: the link's `wds` makes every
+    member capable; otherwise the node's own `wds` (an AP or a bridge) says."""
+    return link.wds or bool(getattr(sc.node[member], "wds", False))
+
+
+def _check_wds(sc: Scenario, base: PathT, link: Wifi, out: LocatedProblems) -> None:
+    """A 4-address link needs both ends WDS-capable (IEEE 802.11-2020 Table 9-26, To DS = From DS = 1):
+    refuse a `wds` that no peer on this BSS could use, rather than let it silently do nothing."""
+    if link.wds:
+        if link.ap is None:
+            out.add(base + ("wds",), "4-address (WDS) frames need an access point: an ad hoc cell sends case-00 frames only", expected="wds = false in mode = 'adhoc'", found="wds = true")
+        return
+    members = _members(link)
+    if link.ap is None:
+        for m in members:
+            if getattr(sc.node[m], "wds", False):
+                out.add(("node", m, "wds"), f"node {m!r} is WDS-capable but {link.name or 'its wifi link'} is an ad hoc cell, which has no 4-address frames", expected="wds = false", found="wds = true")
+        return
+    ap_wds = _wds_capable(sc, link, link.ap)
+    station_wds = [m for m in link.stations if _wds_capable(sc, link, m)]
+    if ap_wds and not station_wds:
+        out.add(("node", link.ap, "wds"), f"access point {link.ap!r} accepts 4-address frames but none of its stations sends them: the setting would do nothing",
+                expected="wds = true on a station (a bridge or repeater) too, or on the link", found="wds = true on the AP only", hint="4-address frames need WDS at both ends (IEEE 802.11-2020 Table 9-26)")
+    if station_wds and not ap_wds:
+        for m in station_wds:
+            out.add(("node", m, "wds"), f"station {m!r} sends 4-address frames but access point {link.ap!r} does not accept them",
+                    expected=f"wds = true on node {link.ap!r} too, or on the link", found=f"wds = true on {m!r} only", hint="4-address frames need WDS at both ends (IEEE 802.11-2020 Table 9-26)")
+
+
 def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
+    for name, node in sc.node.items():
+        if isinstance(node, AccessPoint) and node.role == "ap" and node.routes:
+            out.add(("node", name, "routes"), "a plain access point is a bridge: it forwards frames, not IP packets, so routes would route nothing",
+                    expected="no routes on role = 'ap'", found=f"{len(node.routes)} route(s)", hint="use role = 'ap-router' (a SOHO router with an AP) to route")
     for i, link in enumerate(sc.link):
         base: PathT = ("link", i)
         if isinstance(link, Atm):
@@ -355,8 +412,19 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
         if isinstance(link, Ethernet) and link.duplex == "half":
             out.add(base + ("duplex",), f"half-duplex Ethernet: {_NOT_YET}", expected="'full'", found="'half'")
         if isinstance(link, Wifi):
-            if link.delay:
-                out.add(base + ("delay",), "a wifi cell has no propagation delay to set in the simulator", expected="no delay on a wifi link", found=f"{link.delay} ns")
+            most = _wifi_max_delay_ns(link)
+            if link.delay > most:
+                out.add(
+                    base + ("delay",),
+                    "a propagation delay longer than half a slot: the Ack would start after the sender's ACKTimeout "
+                    "(SIFS + aSlotTime + aRxPHYStartDelay, IEEE 802.11-2020 §10.3.2.9), which the simulator's MAC does not model",
+                    expected=f"at most {most / 1000:g} us on this {link.standard} cell",
+                    found=f"{link.delay / 1000:g} us",
+                )
+            _check_wds(sc, base, link, out)
+            for member in (link.queue or {}) if isinstance(link.queue, dict) else ():
+                if member not in _members(link):
+                    out.add(base + ("queue", member), "a queue for a node that is not a member of this BSS", expected="the ap or one of the stations: " + ", ".join(_members(link)), found=repr(member))
             if link.retry_limit < 1:
                 out.add(base + ("retry_limit",), "a frame is sent at least once", expected="1 (send once, no retry) or more", found=str(link.retry_limit))
     for i, _t in enumerate(sc.tunnel):
@@ -1085,8 +1153,15 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
     hears = None
     if link.hears is not None:
         hears = [[i == j or link.hears.get(a) is None or b in link.hears[a] for j, b in enumerate(members)] for i, a in enumerate(members)]
-    wds = link.wds or any(getattr(sc.node[m], "wds", False) for m in members)
     has_ap = link.ap is not None
+    # 4-address frames between the AP and a station need both WDS-capable (checked in _check_wds).
+    wds_members = [has_ap and _wds_capable(sc, link, m) for m in members]
+    wds = any(wds_members)
+    if isinstance(link.queue, int):
+        queues = [link.queue] * len(members)
+    else:
+        given = link.queue or {}
+        queues = [given.get(m, AP_TX_QUEUE_FRAMES if has_ap and i == 0 else TX_QUEUE_FRAMES) for i, m in enumerate(members)]
     return {
         "type": "wifi",
         "name": name,
@@ -1101,9 +1176,21 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
         "hears": hears,
         "frame_error_rate": [float(link.frame_error_rate.get(m, 0.0)) for m in members],
         "wds": wds,
+        "wds_members": wds_members,
+        "relay": not (has_ap and getattr(sc.node[link.ap], "isolate_stations", False)),
         "foreign_source": "drop",
         "queue_frames": TX_QUEUE_FRAMES,
+        "member_queue_frames": queues,
         "retry_limit": link.retry_limit,
+        "delay_ns": link.delay,
+        "access": link.access,
+        "control_preamble": link.control_preamble,
+        "channel": link.channel,
+        "beacon": {
+            "interval_ns": link.beacon_interval,
+            "rate_bps": link.beacon_rate or BEACON_RATE_BPS,
+            "ssid": getattr(sc.node[link.ap], "ssid", None) or DEFAULT_SSID,
+        } if has_ap and link.beacons else None,
     }
 
 

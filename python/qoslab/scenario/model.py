@@ -218,7 +218,11 @@ class Bridge(NodeBase):
         ),
     )
     port_forwards: list[PortForward] = Field(default_factory=list, description="Port forwards; only with forwarding = 'nat'.")
-    wds: bool = Field(False, description="The wireless adapter sends 4-address (WDS, ToDS+FromDS) frames; station adapters do not.")
+    wds: bool = Field(
+        False,
+        description="The wireless adapter sends 4-address (WDS, ToDS+FromDS) frames, as a repeater does; station adapters do "
+        "not. Needs an AP with `wds` (or the link's `wds`): refused otherwise.",
+    )
     promiscuous: bool = Field(False, description="Adapters receive every frame, not only those addressed to them (seed 000 Fig. 10).")
 
     @model_validator(mode="after")
@@ -232,8 +236,17 @@ class AccessPoint(NodeBase):
     """An 802.11 access point ('ap'), or a SOHO router with NAT, a switch and an AP ('ap-router')."""
 
     role: Literal["ap", "ap-router"] = Field(description="Node kind.")
-    ssid: str | None = Field(None, description="Network name (informational).")
-    wds: bool = Field(False, description="Accept 4-address (WDS) frames from other APs or repeaters.")
+    ssid: str | None = Field(None, max_length=32, description="Network name, carried by the beacons; none = 'linksys' (the Linksys WRT54G's factory SSID).")
+    wds: bool = Field(
+        False,
+        description="Exchange 4-address (WDS) frames with the stations of its BSS that are WDS-capable too (a bridge with "
+        "`wds`, or all with the link's `wds`): IEEE 802.11-2020 Table 9-26, To DS = From DS = 1. Refused when no station could.",
+    )
+    isolate_stations: bool = Field(
+        False,
+        description="Client isolation (hostapd `ap_isolate=1`): the AP does not relay frames between its own stations. "
+        "Default: it relays them, as the distribution function does (IEEE 802.11-2020 §4.5.4.2, §11.3).",
+    )
     nat: bool = Field(False, description="For 'ap-router': translate addresses towards the WAN port.")
     port_forwards: list[PortForward] = Field(default_factory=list, description="Port forwards on the WAN side (needs nat = true).")
 
@@ -416,7 +429,11 @@ class LinkBase(Strict):
     shaper: Annotated[list[Shaper], BeforeValidator(_as_list)] = Field(
         default_factory=list, description="Rate limits (token buckets), one table or a list, each with a direction."
     )
-    delay: Time = Field("0 s", description="One-way propagation delay, e.g. '1 ms'.")
+    delay: Time = Field(
+        "0 s",
+        description="One-way propagation delay, e.g. '1 ms'. On a wifi link: the air's, at most a slot's worth "
+        "(the 802.11 MAC's timeouts budget it inside aSlotTime), e.g. '1 us' for 300 m.",
+    )
 
 
 TwoEnds = Annotated[list[NodeName], Field(min_length=2, max_length=2)]
@@ -484,7 +501,42 @@ class Wifi(LinkBase):
     frame_error_rate: dict[NodeName, Ratio] = Field(
         default_factory=dict, description="Frame error rate of reception at a node, e.g. { a = '2 %' }."
     )
-    wds: bool = Field(False, description="Allow 4-address frames on this BSS (needs WDS-capable ends).")
+    wds: bool = Field(
+        False,
+        description="Every member of this BSS is WDS-capable: the AP and each station exchange 4-address frames "
+        "(IEEE 802.11-2020 Table 9-26, To DS = From DS = 1). Without it, a pair uses them only when both nodes set `wds`.",
+    )
+    queue: Annotated[int, Field(ge=1)] | dict[NodeName, Annotated[int, Field(ge=1)]] | None = Field(
+        None,
+        description="Transmit queue of each member's 802.11 interface, in frames (drop-tail): one number for every "
+        "member, or per node, e.g. { ap = 50 }. Default: 100 frames at the AP (Linux 2.4's ether_setup() "
+        "tx_queue_len, the driver default of a 2004 AP such as the Linux 2.4 Linksys WRT54G), 1000 at a station.",
+    )
+    access: Literal["idle-difs", "arrival-difs"] = Field(
+        "idle-difs",
+        description="DCF basic access of a frame that finds the medium idle and no backoff pending: 'idle-difs' = it goes "
+        "once the medium has been idle for DIFS, counted from when it went idle, so at once on a long-idle medium "
+        "(IEEE 802.11-2020 §10.3.4.2); 'arrival-difs' = it waits DIFS counted from its arrival (ns-3's ChannelAccessManager).",
+    )
+
+    control_preamble: Literal["bss", "long"] = Field(
+        "bss",
+        description="PLCP preamble of Acks and CTSs: 'bss' = the cell's `preamble` (a short-preamble cell answers short; "
+        "ns-3's choice), 'long' = always long, which every 802.11b receiver decodes (IEEE 802.11-2020 §16.2.2.2; "
+        "§10.6.6.5 fixes the response's rate, not its preamble).",
+    )
+    beacons: bool = Field(True, description="The AP sends beacons (IEEE 802.11-2020 §11.1.3.2); ignored in an ad hoc cell.")
+    beacon_interval: Time = Field(
+        "102.4 ms", description="dot11BeaconPeriod: time between TBTTs, a whole number of TU (1 TU = 1024 us); 100 TU is the usual value."
+    )
+    beacon_rate: Rate | None = Field(None, description="Rate of the beacons; none = the lowest basic rate, 1 Mbps (802.11b and g).")
+    channel: int | None = Field(
+        6,
+        ge=1,
+        le=14,
+        description="2.4 GHz channel: the beacons' DS Parameter Set and the captures' radiotap Channel (no interference "
+        "between cells is modelled); 6 is the Linksys WRT54G's factory setting; none = unknown.",
+    )
 
     @model_validator(mode="after")
     def _standard_rate(self) -> Wifi:
@@ -499,6 +551,10 @@ class Wifi(LinkBase):
             )
         if self.preamble == "short" and self.standard == "802.11":
             raise FieldProblem("preamble", "802.11 DSSS has only the long preamble", expected="'long'", found="'short'")
+        if self.beacon_rate is not None and self.beacon_rate not in [int(r * 1_000_000) for r in rates]:
+            raise FieldProblem("beacon_rate", f"{self.standard} defines no such rate", expected="one of " + ", ".join(f"{r:g}" for r in sorted(rates)) + " Mbps", found=repr(format_rate(self.beacon_rate)))
+        if self.beacon_interval <= 0 or self.beacon_interval % 1_024_000 or self.beacon_interval // 1_024_000 > 65535:
+            raise FieldProblem("beacon_interval", "the beacon interval is a whole number of TU (1 TU = 1024 us)", expected="1 to 65535 TU, e.g. '102.4 ms' (100 TU)", found=f"{self.beacon_interval / 1e6:g} ms")
         if self.erp_protection and self.standard != "802.11g":
             raise FieldProblem("erp_protection", "ERP protection is for 802.11g cells with 802.11b stations", expected="standard = '802.11g'", found=repr(self.standard))
         return self

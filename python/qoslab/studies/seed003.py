@@ -164,7 +164,7 @@ class Seed003(Study):
         return [
             "Throughput is the udp.echo method's: the UDP payload echoed back over the time the echoes took to return (count x gap, or longer when they queued behind a saturated CPU or cell), so a queue drained after the sending stopped does not count as capacity.",
             "The fragmentation knees come out of the bytes: 1472 bytes of UDP payload fill a 1500-byte IP MTU in clear, and 1438 with transport-mode ESP (3DES-CBC, HMAC-SHA1-96: 8 + 8 + pad8(1438 + 8 + 2) + 12 = 1496).",
-            "The client's CPU is pentium-ii-300mhz: 3DES-CBC + HMAC-SHA1 at 432 cycles a byte of ESP, calibrated on Fig. 10's saturation onset (3 VPNs, 5 ms, 600 bytes, 98 %), with uncalibrated per-packet costs; every other CPU, throughput and loss row is a prediction of that one number. The streams are one per VPN, each at the gap: with three of them at 5 ms the 802.11b cell itself cannot carry the echoes of large payloads, which the seed's Fig. 7 (little outbound loss at 5 ms) does not show - the seed's streams may have shared the gap.",
+            "The client's CPU is pentium-ii-300mhz: 3DES-CBC + HMAC-SHA1 at 435 cycles a byte of ESP, calibrated on Fig. 10's saturation onset (3 VPNs, 5 ms, 600 bytes, 98 %), with uncalibrated per-packet costs; every other CPU, throughput and loss row is a prediction of that one number. The streams are one per VPN, each at the gap: with three of them at 5 ms the 802.11b cell itself cannot carry the echoes of large payloads, which the seed's Fig. 7 (little outbound loss at 5 ms) does not show - the seed's streams may have shared the gap.",
             *_loss_paragraph(rows),
         ]
 

@@ -38,6 +38,11 @@
 //!   IP stack would. Off-subnet sources are not learned.
 //! - A unicast IPv4 destination not in the table is dropped and ARP requests for it are
 //!   sent (at most once per [`PENDING_TIMEOUT_NS`]), so the next packet gets through.
+//!   The bridge's *own* datagrams are held instead, the latest one per unresolved
+//!   address, as an IP stack's ARP does (RFC 1122 §2.3.2.2: "SHOULD save (rather than
+//!   discard) at least one (the latest) packet"), and sent when the address resolves;
+//!   one replaced or unresolved after [`HOLD_TIMEOUT_NS`] is dropped
+//!   ([`L3fBridge::take_dropped`]).
 //! - Gratuitous ARP (sender = target, RFC 5227 §2.4 announcements) is learned and
 //!   re-announced on the other ports with the port's MAC, so the other side keeps
 //!   pointing at the bridge.
@@ -60,6 +65,11 @@ use super::{DropReason, Model, Nanos};
 /// asker is forgotten (Windows XP and Linux retransmit ARP after 1 s; the asker will ask
 /// again).
 pub const PENDING_TIMEOUT_NS: Nanos = 1_000_000_000;
+
+/// How long the bridge holds its own datagram for an unresolved address before dropping
+/// it: three ARP requests one second apart, as Linux (`mcast_solicit` 3, `retrans_time`
+/// 1 s) and Windows XP (`ArpRetryCount` 3) give up.
+pub const HOLD_TIMEOUT_NS: Nanos = 3 * PENDING_TIMEOUT_NS;
 
 /// Where a frame goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -108,6 +118,10 @@ pub struct L3fBridge {
     pending: Vec<Pending>,
     /// Targets the bridge sent its own ARP requests for, and when.
     solicited: BTreeMap<Ipv4Addr, Nanos>,
+    /// The bridge's own datagram waiting for its next hop to resolve: hop → (since, packet).
+    held: BTreeMap<Ipv4Addr, (Nanos, Vec<u8>)>,
+    /// Held datagrams given up (replaced or timed out), with why, until taken.
+    dropped: Vec<(DropReason, Vec<u8>)>,
     next_sweep: Nanos,
 }
 
@@ -126,6 +140,8 @@ impl L3fBridge {
             aging_ns: super::learning::DEFAULT_AGING_NS,
             table: BTreeMap::new(),
             pending: Vec::new(),
+            held: BTreeMap::new(),
+            dropped: Vec::new(),
             solicited: BTreeMap::new(),
             next_sweep: 0,
         }
@@ -191,10 +207,23 @@ impl L3fBridge {
         }
     }
 
+    /// The bridge's own datagrams given up since the last call: a held one replaced by a
+    /// later one for the same address, or still unresolved after [`HOLD_TIMEOUT_NS`]
+    /// (noticed at the next [`send_local`](Self::send_local)); each `L3fUnresolved`.
+    pub fn take_dropped(&mut self) -> Vec<(DropReason, Vec<u8>)> {
+        std::mem::take(&mut self.dropped)
+    }
+
+    /// Datagrams of the node's own stack held for an unresolved address.
+    pub fn held_len(&self) -> usize {
+        self.held.len()
+    }
+
     /// Sends an IPv4 datagram from the node's own stack: to the port and MAC the table
     /// gives for its destination (or its gateway), or to every port for a broadcast or
-    /// multicast. An unresolved destination is dropped, `Err(L3fUnresolved)`, after ARP
-    /// requests for it went out on every port; the stack may retry.
+    /// multicast. For an unresolved destination ARP requests go out on every port and the
+    /// datagram is held (the latest per address, RFC 1122 §2.3.2.2) until the address
+    /// resolves; the one it replaces goes to [`take_dropped`](Self::take_dropped).
     pub fn send_local(
         &mut self,
         now: Nanos,
@@ -220,8 +249,25 @@ impl L3fBridge {
             }
             None => {
                 self.solicit(now, hop, None, ip.src_addr(), out);
-                Err(DropReason::L3fUnresolved { ip: hop })
+                if let Some((_, older)) = self.held.insert(hop, (now, packet.to_vec())) {
+                    self.dropped.push((DropReason::L3fUnresolved { ip: hop }, older));
+                }
+                Ok(())
             }
+        }
+    }
+
+    /// Sends the datagram held for `ip`, now that the table knows it.
+    fn release_held(&mut self, now: Nanos, ip: Ipv4Addr, out: &mut Vec<(Output, Vec<u8>)>) {
+        if self.held.is_empty() {
+            return;
+        }
+        let hops: Vec<Ipv4Addr> = self.held.keys().copied().filter(|&hop| hop == ip).collect();
+        for hop in hops {
+            let Some(e) = self.lookup(now, hop) else { continue };
+            let (_, packet) = self.held.remove(&hop).expect("held");
+            let mac = self.mac_of(e.port).expect("table ports are members");
+            out.push((Output::Port(e.port), ethernet_frame(mac, MacAddress(e.mac), EtherType::Ipv4, &packet)));
         }
     }
 
@@ -243,8 +289,9 @@ impl L3fBridge {
             target_hardware_addr: tha,
             target_protocol_addr: tpa,
         } = repr;
-        // Step 1: learn the sender.
+        // Step 1: learn the sender (and send what the bridge held for it).
         self.learn(now, spa, in_port, sha);
+        self.release_held(now, spa, out);
 
         // RFC 5227 §2.4 announcements (sender = target): pass on with the port's MAC.
         if spa == tpa && !spa.is_unspecified() && Some(spa) != self.own_ip {
@@ -326,8 +373,9 @@ impl L3fBridge {
         let payload = &frame[ethernet::HEADER_LEN..];
         let ip = ipv4::Packet::new_checked(payload).map_err(|e| malformed("IPv4 header", e))?;
         let (src, dst) = (ip.src_addr(), ip.dst_addr());
-        // Step 1: learn the source.
+        // Step 1: learn the source (and send what the bridge held for it).
         self.learn(now, src, in_port, eth.src_addr);
+        self.release_held(now, src, out);
 
         // Step 7: broadcasts and multicasts go everywhere else, and up.
         if eth.dst_addr.is_multicast() || self.is_broadcast(dst) || dst.is_multicast() {
@@ -444,6 +492,14 @@ impl L3fBridge {
 
     /// Forgets aged entries and stale askers, at most once per ageing time.
     fn sweep(&mut self, now: Nanos) {
+        if !self.held.is_empty() {
+            let expired: Vec<Ipv4Addr> =
+                self.held.iter().filter(|(_, (since, _))| now.saturating_sub(*since) >= HOLD_TIMEOUT_NS).map(|(ip, _)| *ip).collect();
+            for ip in expired {
+                let (_, packet) = self.held.remove(&ip).expect("held");
+                self.dropped.push((DropReason::L3fUnresolved { ip }, packet));
+            }
+        }
         if now < self.next_sweep {
             return;
         }
@@ -584,6 +640,26 @@ mod test {
     }
 
     #[test]
+    fn the_latest_own_datagram_is_held_and_an_unresolved_one_is_dropped_after_the_timeout() {
+        let mut b = bridge();
+        let mut out = Vec::new();
+        let (mut first, mut second) = (Vec::new(), Vec::new());
+        ipv4::Repr::new(IP_A, IP_2, ipv4::Protocol::Udp, 0, 64).encapsulate(&[1], &mut first);
+        ipv4::Repr::new(IP_A, IP_2, ipv4::Protocol::Udp, 0, 64).encapsulate(&[2], &mut second);
+        b.send_local(0, &first, &mut out).unwrap();
+        b.send_local(10, &second, &mut out).unwrap();
+        // RFC 1122 §2.3.2.2 keeps the latest: the first is given up.
+        assert_eq!(b.take_dropped(), vec![(DropReason::L3fUnresolved { ip: IP_2 }, first.clone())]);
+        assert_eq!(b.held_len(), 1);
+        // Nobody answers within HOLD_TIMEOUT_NS: the held one is dropped at the next send.
+        let mut third = Vec::new();
+        ipv4::Repr::new(IP_A, IP_1, ipv4::Protocol::Udp, 0, 64).encapsulate(&[3], &mut third);
+        b.send_local(10 + HOLD_TIMEOUT_NS, &third, &mut out).unwrap();
+        assert_eq!(b.take_dropped(), vec![(DropReason::L3fUnresolved { ip: IP_2 }, second)]);
+        assert_eq!(b.held_len(), 1);
+    }
+
+    #[test]
     fn entries_age() {
         let mut b = bridge().with_aging(10);
         let mut out = Vec::new();
@@ -598,10 +674,19 @@ mod test {
         let mut out = Vec::new();
         let mut datagram = Vec::new();
         ipv4::Repr::new(IP_A, IP_2, ipv4::Protocol::Udp, 0, 64).encapsulate(&[], &mut datagram);
-        assert_eq!(b.send_local(0, &datagram, &mut out), Err(DropReason::L3fUnresolved { ip: IP_2 }));
+        // RFC 1122 §2.3.2.2: the datagram waits while ARP resolves (requests on every port).
+        assert_eq!(b.send_local(0, &datagram, &mut out), Ok(()));
         assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), vec![Output::Port(1), Output::Port(2)]);
+        assert_eq!(b.held_len(), 1);
         out.clear();
+        // The request from IP_2 resolves it: the held datagram goes out with it.
         b.process(0, 2, &request(M2, IP_2, IP_A), &mut out).unwrap();
+        let sent: Vec<_> = out.iter().filter(|o| ethernet::decapsulate(&o.1, false).unwrap().0.ethertype == EtherType::Ipv4).collect();
+        assert_eq!(sent.len(), 1);
+        let (eth, body) = ethernet::decapsulate(&sent[0].1, false).unwrap();
+        assert_eq!((sent[0].0, eth.src_addr, eth.dst_addr), (Output::Port(2), MacAddress(A2), MacAddress(M2)));
+        assert_eq!(&body[..datagram.len()], &datagram[..]);
+        assert_eq!((b.held_len(), b.take_dropped().len()), (0, 0));
         out.clear();
         b.send_local(1, &datagram, &mut out).unwrap();
         let (eth, body) = ethernet::decapsulate(&out[0].1, false).unwrap();

@@ -26,6 +26,12 @@
 //! * §9.2.4.4 / §10.3.2.14.2: the MAC numbers each MSDU (Sequence Control), per
 //!   transmitter here; group-addressed frames (§10.6.6.2) are sent once, unacknowledged,
 //!   at the highest basic rate not above the data rate.
+//! * §11.1.3.2 beacons ([`BeaconParams`]): at each TBTT the AP's Beacon becomes its next
+//!   frame, sent with the DCF's rules, group-addressed, at its own rate; receivers' MACs
+//!   consume it (no [`BssEvent::Delivered`]).
+//! * Per-member transmit queues (`member_queue_frames`), the control responses'
+//!   preamble (`PhyParams::control_preamble`) and the basic-access rule ([`Access`]) are
+//!   parameters; [`Bss::capture_air`] keeps every PPDU once ([`AirFrame`]) for captures.
 //!
 //! # The medium model
 //!
@@ -60,7 +66,7 @@
 use std::collections::{BTreeMap, VecDeque};
 
 use super::adapter::DropReason;
-use super::dcf::{AfterFailure, Dcf, DcfParams, FailedAttempt, DEFAULT_RTS_THRESHOLD};
+use super::dcf::{Access, AfterFailure, Dcf, DcfParams, FailedAttempt, DEFAULT_RTS_THRESHOLD};
 use super::phy::{
     FrameExchange, ModulationClass, PhyParams, Preamble, Protection, Rate, CTS_LEN, FCS_LEN, MICROS,
 };
@@ -85,12 +91,39 @@ pub struct BssParams {
     pub frame_error_rate: Vec<f64>,
     /// Transmit queue of each member, in frames (drop-tail); ≥ 1.
     pub queue_frames: usize,
+    /// Per-member transmit queues, in frames (drop-tail, each ≥ 1), overriding
+    /// `queue_frames`; empty: every member has `queue_frames`. An AP of 2004 held far
+    /// fewer frames than a host (Linux 2.4's `ether_setup` gave its wireless interface
+    /// `tx_queue_len` 100), which is what bounds the latency past the knee in seed 000.
+    pub member_queue_frames: Vec<usize>,
     /// dot11ShortRetryLimit: transmission attempts of a frame, the first included,
     /// before it is dropped (Annex C default 7). dot11LongRetryLimit is the smaller of
     /// this and its default 4. 1 sends each frame once, as seed 004's WaveLAN, which
     /// had no link-layer acknowledgements to retry on.
     pub short_retry_limit: u32,
+    /// DCF basic access of a frame that finds the medium idle ([`Access`]).
+    pub access: Access,
+    /// The AP's (member 0's) beacons; `None`: no beacons.
+    pub beacon: Option<BeaconParams>,
 }
+
+/// Beacons of the AP (IEEE 802.11-2020 §11.1.3.2): at each TBTT, every `interval`
+/// from time 0 (TSF 0 is a TBTT), the AP queues a Beacon frame as its next frame and
+/// sends it with the DCF's rules, group-addressed and unacknowledged, at `rate`. A
+/// beacon still waiting at the next TBTT is not doubled.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BeaconParams {
+    /// dot11BeaconPeriod, ns: 100 TU = 102.4 ms by default (1 TU = 1024 µs, §3.1).
+    pub interval: Nanos,
+    /// The rate the beacon goes at (a basic rate).
+    pub rate: Rate,
+    /// The Beacon MPDU, no FCS (§9.3.3.2); the medium writes its Sequence Control and,
+    /// at transmission, its Timestamp (the TSF, µs).
+    pub mpdu: Vec<u8>,
+}
+
+/// dot11BeaconPeriod's usual value, 100 TU (1 TU = 1024 µs, IEEE 802.11-2020 §3.1).
+pub const DEFAULT_BEACON_INTERVAL: Nanos = 100 * 1024 * MICROS;
 
 impl BssParams {
     /// `members` members on `phy` at `rate`, everyone hearing everyone, no frame
@@ -104,7 +137,10 @@ impl BssParams {
             hears: None,
             frame_error_rate: Vec::new(),
             queue_frames,
+            member_queue_frames: Vec::new(),
             short_retry_limit: super::dcf::DEFAULT_SHORT_RETRY_LIMIT,
+            access: Access::IdleDifs,
+            beacon: None,
         }
     }
 
@@ -164,11 +200,29 @@ impl BssParams {
                 self.rate, self.phy.standard
             ));
         }
-        if self.queue_frames == 0 {
+        if self.queue_frames == 0 || self.member_queue_frames.contains(&0) {
             return Err("queue_frames: a transmit queue holds at least one frame".into());
+        }
+        if !self.member_queue_frames.is_empty() && self.member_queue_frames.len() != self.members {
+            return Err(format!(
+                "queue_frames: {} per-member queues for {} members",
+                self.member_queue_frames.len(),
+                self.members
+            ));
         }
         if self.short_retry_limit == 0 {
             return Err("short_retry_limit: a frame is sent at least once".into());
+        }
+        if let Some(b) = &self.beacon {
+            if b.interval == 0 {
+                return Err("beacon: the beacon interval must be positive".into());
+            }
+            if !self.phy.supports(b.rate) {
+                return Err(format!("beacon: {:?} is not a rate of {:?}", b.rate, self.phy.standard));
+            }
+            if b.mpdu.len() < MIN_DATA_HEADER + 8 {
+                return Err("beacon: a Beacon MPDU has a 24-byte header and an 8-byte timestamp at least".into());
+            }
         }
         if let Some(hears) = &self.hears {
             if hears.len() != self.members || hears.iter().any(|row| row.len() != self.members) {
@@ -193,6 +247,11 @@ impl BssParams {
             return Err(format!("frame_error_rate: {p} is not a probability"));
         }
         Ok(())
+    }
+
+    /// The transmit queue of `member`, in frames.
+    pub fn queue_capacity(&self, member: usize) -> usize {
+        self.member_queue_frames.get(member).copied().unwrap_or(self.queue_frames)
     }
 
     /// Rate of group-addressed data frames: the highest basic rate of the data rate's
@@ -260,6 +319,30 @@ pub struct MemberStats {
     pub rx_errors: u64,
     /// Retransmitted frames received again and not delivered (§10.3.2.14).
     pub duplicates: u64,
+    /// Beacons sent (the AP); not in `enqueued` or `frames_sent`, in `airtime_ns`.
+    pub beacons: u64,
+}
+
+/// One PPDU on the air, as a capture shows it (kept only when capturing).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AirFrame {
+    /// Start of the transmission.
+    pub start: Nanos,
+    /// The transmitting member.
+    pub sender: usize,
+    /// The member it is addressed to (RA); `None` for group frames and CTS-to-self.
+    pub receiver: Option<usize>,
+    /// What it is.
+    pub kind: FrameKind,
+    /// Its Duration field, µs.
+    pub duration_us: u16,
+    /// Its rate.
+    pub rate: Rate,
+    /// Whether its PLCP preamble and header were the short ones (§16.2.2.3).
+    pub short_preamble: bool,
+    /// The MPDU (no FCS) of data and management frames; control frames carry none
+    /// (their bytes follow from the fields above).
+    pub mpdu: Option<Vec<u8>>,
 }
 
 // ---------------------------------------------------------------------------
@@ -281,11 +364,16 @@ fn is_data_mpdu(mpdu: &[u8]) -> bool {
 
 /// The kinds of frames on the air.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum FrameKind {
+pub enum FrameKind {
+    /// A data MPDU, or a management one (a beacon).
     Data,
+    /// Request to Send.
     Rts,
+    /// CTS answering an RTS.
     Cts,
+    /// CTS-to-self (ERP protection).
     CtsToSelf,
+    /// Ack.
     Ack,
 }
 
@@ -319,6 +407,8 @@ enum Event {
     TxEnd(u64),
     Timeout(usize),
     Send(usize, Scheduled),
+    /// A target beacon transmission time.
+    Tbtt,
 }
 
 /// A transmission due SIFS after a frame.
@@ -340,6 +430,9 @@ enum Scheduled {
 struct Plan {
     psdu_len: usize,
     dest: Option<usize>,
+    /// The data frame's rate, and that of its RTS or CTS-to-self.
+    rate: Rate,
+    protection_rate: Rate,
     protection: Protection,
     timeline: FrameExchange,
     /// ACKTimeout after the data, CTSTimeout after the RTS.
@@ -379,6 +472,8 @@ enum State {
 
 #[derive(Debug)]
 struct Queued {
+    /// A beacon of the AP, not a frame handed in.
+    beacon: bool,
     mpdu: Vec<u8>,
     dest: Option<usize>,
     attempts: u32,
@@ -429,6 +524,9 @@ pub struct Bss {
     outbox: Vec<BssEvent>,
     busy_ns: u64,
     busy_until: Nanos,
+    /// Frames on the air, kept when `capture` is on.
+    capture: bool,
+    air: Vec<AirFrame>,
 }
 
 impl Bss {
@@ -449,6 +547,7 @@ impl Bss {
         let mut dcf_params = DcfParams::from_phy(&params.phy);
         dcf_params.rts_threshold = params.rts_threshold;
         dcf_params.short_retry_limit = params.short_retry_limit;
+        dcf_params.access = params.access;
         dcf_params.long_retry_limit = dcf_params.long_retry_limit.min(params.short_retry_limit);
         let members = (0..n)
             .map(|i| Member {
@@ -464,7 +563,7 @@ impl Bss {
                 stats: MemberStats::default(),
             })
             .collect();
-        Bss {
+        let mut bss = Bss {
             params,
             hears,
             members,
@@ -476,7 +575,23 @@ impl Bss {
             outbox: Vec::new(),
             busy_ns: 0,
             busy_until: 0,
+            capture: false,
+            air: Vec::new(),
+        };
+        if bss.params.beacon.is_some() {
+            bss.schedule(0, PHASE_SEND, Event::Tbtt);
         }
+        bss
+    }
+
+    /// Keeps every PPDU put on the air from now on, for [`take_air`](Self::take_air).
+    pub fn capture_air(&mut self) {
+        self.capture = true;
+    }
+
+    /// The PPDUs on the air kept since the last call, in the order they started.
+    pub fn take_air(&mut self) -> Vec<AirFrame> {
+        std::mem::take(&mut self.air)
     }
 
     /// The parameters.
@@ -496,7 +611,7 @@ impl Bss {
 
     /// Whether `member`'s queue can take another frame.
     pub fn has_room(&self, member: usize) -> bool {
-        self.queue_len(member) < self.params.queue_frames
+        self.queue_len(member) < self.params.queue_capacity(member)
     }
 
     /// `member`'s MAC hands an MPDU (no FCS) to the medium for member `dest`, or for
@@ -546,7 +661,7 @@ impl Bss {
             "member {member} cannot send to {dest:?}"
         );
         self.advance_to(now);
-        let capacity = self.params.queue_frames;
+        let capacity = self.params.queue_capacity(member);
         let m = &mut self.members[member];
         if m.queue.len() >= capacity {
             m.stats.queue_drops += 1;
@@ -559,6 +674,7 @@ impl Bss {
             m.next_sequence = (m.next_sequence + 1) % SEQUENCE_MODULUS;
         }
         let queued = Queued {
+            beacon: false,
             mpdu,
             dest,
             attempts: 0,
@@ -638,6 +754,7 @@ impl Bss {
                 Event::TxEnd(id) => self.transmission_ended(t, id),
                 Event::Timeout(member) => self.response_timed_out(t, member),
                 Event::Send(member, what) => self.send_scheduled(t, member, what),
+                Event::Tbtt => self.beacon_due(t),
             }
         }
         for m in 0..self.members.len() {
@@ -677,10 +794,10 @@ impl Bss {
     fn plan(&self, queued: &Queued) -> Plan {
         let p = &self.params;
         let psdu_len = queued.mpdu.len() + FCS_LEN;
-        let rate = if queued.dest.is_some() {
-            p.rate
-        } else {
-            p.group_rate()
+        let rate = match (&p.beacon, queued.beacon) {
+            (Some(b), true) => b.rate,
+            _ if queued.dest.is_some() => p.rate,
+            _ => p.group_rate(),
         };
         let protection = if queued.dest.is_some() && psdu_len > p.rts_threshold {
             Protection::RtsCts
@@ -695,6 +812,8 @@ impl Bss {
         Plan {
             psdu_len,
             dest: queued.dest,
+            rate,
+            protection_rate,
             protection,
             timeline: p.phy.data_exchange(psdu_len, rate, protection, 0),
             ack_timeout: p.phy.ack_timeout(rate),
@@ -710,8 +829,10 @@ impl Bss {
             .expect("contending with a frame");
         let plan = self.plan(head);
         let member = &mut self.members[m];
-        member.stats.attempts += 1;
         let head = member.queue.front_mut().expect("contending with a frame");
+        if !head.beacon {
+            member.stats.attempts += 1;
+        }
         if head.attempts > 0 {
             member.stats.retries += 1;
         }
@@ -725,7 +846,7 @@ impl Bss {
             Protection::RtsCts => {
                 let rts = ex.rts.expect("an RTS/CTS timeline has an RTS");
                 let nav = ex.duration_rts_us.unwrap_or(0) as Nanos * MICROS;
-                self.transmit(t, m, FrameKind::Rts, plan.dest, rts, nav, None);
+                self.transmit(t, m, FrameKind::Rts, plan.dest, rts, nav, plan.protection_rate, None);
             }
             Protection::CtsToSelf => {
                 let cts = ex.cts.expect("a CTS-to-self timeline has a CTS");
@@ -733,7 +854,7 @@ impl Bss {
                     Some(_) => ex.duration_cts_us.unwrap_or(0) as Nanos * MICROS,
                     None => ex.sifs + ex.data,
                 };
-                self.transmit(t, m, FrameKind::CtsToSelf, None, cts, nav, None);
+                self.transmit(t, m, FrameKind::CtsToSelf, None, cts, nav, plan.protection_rate, None);
                 self.schedule(
                     t + cts + ex.sifs,
                     PHASE_SEND,
@@ -754,6 +875,11 @@ impl Bss {
             let duration_us = (nav / MICROS) as u16;
             head.mpdu[2..4].copy_from_slice(&duration_us.to_le_bytes());
         }
+        if head.beacon {
+            // The Timestamp is the TSF at the transmission (§9.4.1.10, §11.1.3.1); the
+            // TSF here counts µs from time 0.
+            head.mpdu[MIN_DATA_HEADER..MIN_DATA_HEADER + 8].copy_from_slice(&(t / MICROS).to_le_bytes());
+        }
         let mpdu = head.mpdu.clone();
         self.transmit(
             t,
@@ -762,6 +888,7 @@ impl Bss {
             plan.dest,
             plan.timeline.data,
             nav,
+            plan.rate,
             Some(mpdu),
         );
     }
@@ -777,9 +904,30 @@ impl Bss {
         receiver: Option<usize>,
         duration: Nanos,
         nav: Nanos,
+        rate: Rate,
         mpdu: Option<Vec<u8>>,
     ) {
         let n = self.members.len();
+        if self.capture {
+            let phy = &self.params.phy;
+            let preamble = match kind {
+                FrameKind::Ack | FrameKind::Cts => phy.control_preamble,
+                _ => phy.preamble,
+            };
+            // A 1 Mb/s PPDU always has the long format (§16.2.2.3); OFDM has neither.
+            let short_preamble =
+                preamble == Preamble::Short && rate.class() == ModulationClass::DsssCck && rate != Rate::Dsss1;
+            self.air.push(AirFrame {
+                start: t,
+                sender,
+                receiver,
+                kind,
+                duration_us: nav.div_ceil(MICROS).min(32_767) as u16,
+                rate,
+                short_preamble,
+                mpdu: mpdu.clone(),
+            });
+        }
         let end = t + duration;
         let mut lost = vec![false; n];
         let mut deaf = vec![false; n];
@@ -834,12 +982,13 @@ impl Bss {
         match what {
             Scheduled::Ack { to } => {
                 let ack = self.params.phy.ack_time(self.params.rate);
-                self.transmit(t, m, FrameKind::Ack, Some(to), ack, 0, None);
+                let rate = self.params.phy.control_response_rate(self.params.rate);
+                self.transmit(t, m, FrameKind::Ack, Some(to), ack, 0, rate, None);
             }
             Scheduled::Cts { to, nav } => {
                 let cts_rate = self.params.phy.control_response_rate(self.rts_rate());
-                let cts = self.params.phy.ppdu_time(CTS_LEN, cts_rate);
-                self.transmit(t, m, FrameKind::Cts, Some(to), cts, nav, None);
+                let cts = self.params.phy.response_time(CTS_LEN, cts_rate);
+                self.transmit(t, m, FrameKind::Cts, Some(to), cts, nav, cts_rate, None);
             }
             Scheduled::Data => {
                 if let State::Exchanging { plan, .. } = self.members[m].state {
@@ -922,8 +1071,12 @@ impl Bss {
         member
             .dcf
             .on_tx_success(t, plan.psdu_len, Member::draw(&mut member.backoff_stream));
-        member.queue.pop_front();
-        member.stats.frames_sent += 1;
+        let sent = member.queue.pop_front().expect("exchanging a frame");
+        if sent.beacon {
+            member.stats.beacons += 1;
+        } else {
+            member.stats.frames_sent += 1;
+        }
         self.outbox.push(BssEvent::TxDone {
             member: m,
             ok: true,
@@ -974,6 +1127,37 @@ impl Bss {
             }
         }
         self.next_frame(t, m);
+    }
+
+    /// A TBTT: the AP's beacon becomes its next frame (§11.1.3.2), behind only a frame
+    /// whose exchange has begun; the next TBTT is scheduled.
+    fn beacon_due(&mut self, t: Nanos) {
+        let Some(beacon) = &self.params.beacon else { return };
+        let (interval, mut mpdu) = (beacon.interval, beacon.mpdu.clone());
+        self.schedule(t + interval, PHASE_SEND, Event::Tbtt);
+        let ap = &mut self.members[0];
+        if ap.queue.iter().any(|q| q.beacon) {
+            return; // the last one has not gone yet
+        }
+        // One modulo-4096 counter numbers management and non-QoS data frames (§10.3.2.14.2).
+        let sequence_control = ap.next_sequence << 4;
+        mpdu[22..24].copy_from_slice(&sequence_control.to_le_bytes());
+        ap.next_sequence = (ap.next_sequence + 1) % SEQUENCE_MODULUS;
+        let queued = Queued {
+            beacon: true,
+            mpdu,
+            dest: None,
+            attempts: 0,
+        };
+        let at = match ap.state {
+            State::Idle => 0,
+            State::Contending if ap.queue.front().is_some_and(|h| h.attempts == 0) => 0,
+            _ => 1,
+        };
+        ap.queue.insert(at.min(ap.queue.len()), queued);
+        if matches!(ap.state, State::Idle) {
+            ap.request_access(t);
+        }
     }
 
     fn next_frame(&mut self, t: Nanos, m: usize) {
@@ -1058,7 +1242,7 @@ impl Bss {
                 FrameKind::Rts => {
                     if !self.members[r].dcf.is_medium_busy(t) {
                         let cts_rate = self.params.phy.control_response_rate(self.rts_rate());
-                        let cts = self.params.phy.ppdu_time(CTS_LEN, cts_rate);
+                        let cts = self.params.phy.response_time(CTS_LEN, cts_rate);
                         let nav = tx.nav.saturating_sub(sifs + cts);
                         let what = Scheduled::Cts { to: tx.sender, nav };
                         self.schedule(t + sifs, PHASE_SEND, Event::Send(r, what));
@@ -1094,6 +1278,9 @@ impl Bss {
 
     fn deliver(&mut self, t: Nanos, r: usize, tx: &OnAir) {
         let mpdu = tx.mpdu.as_ref().expect("data frames carry their MPDU");
+        if !is_data_mpdu(mpdu) {
+            return; // a beacon: the receiving MAC consumes it
+        }
         let member = &mut self.members[r];
         if tx.receiver.is_some() && is_data_mpdu(mpdu) {
             let sequence = u16::from_le_bytes([mpdu[22], mpdu[23]]) >> 4;
@@ -1303,6 +1490,67 @@ mod test {
         let data_end = (50 + 203 + 10 + 254) * US;
         assert!(matches!(&events[0], (_, BssEvent::Delivered { at, .. }) if *at == data_end));
         assert_eq!(bss.member_stats(1).airtime_ns, (203 + 254) * US);
+    }
+
+    #[test]
+    fn a_frame_on_a_long_idle_medium_goes_at_once_unless_access_counts_difs_from_arrival() {
+        // 1532 + FCS bytes at 11 Mb/s, long preamble: 192 + 1118 µs (clause 16).
+        let data = 1310 * US;
+        let arrival = 10_000 * US;
+        for (access, wait) in [(Access::IdleDifs, 0), (Access::ArrivalDifs, 50 * US)] {
+            let mut params = BssParams::new(PhyParams::dot11b(Preamble::Long), Rate::Cck11, 2, 10);
+            params.access = access;
+            let mut bss = Bss::new(params, RunSeed(1), 0);
+            bss.enqueue(arrival, 1, mpdu(1532), Some(0)).unwrap();
+            let events = run(&mut bss);
+            // §10.3.4.2: idle ≥ DIFS at the arrival → at once; ns-3: DIFS after the arrival.
+            assert!(
+                matches!(&events[0], (_, BssEvent::Delivered { at, .. }) if *at == arrival + wait + data),
+                "{access:?}: {events:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn beacons_go_every_interval_at_their_rate_and_are_captured_once_with_the_acks() {
+        // 64-byte beacon (60 + FCS) at 1 Mb/s, long preamble: 192 + 512 = 704 µs every
+        // 100 TU = 102.4 ms: 0.6875 % of the air (IEEE 802.11-2020 §3.1, §16.2.2.2).
+        let mut params = BssParams::new(PhyParams::dot11b(Preamble::Short), Rate::Cck11, 2, 10);
+        let mut beacon = vec![0u8; 60];
+        beacon[0] = 0x80;
+        params.beacon = Some(BeaconParams { interval: DEFAULT_BEACON_INTERVAL, rate: Rate::Dsss1, mpdu: beacon });
+        params.phy.control_preamble = Preamble::Long;
+        let mut bss = Bss::new(params, RunSeed(1), 0);
+        bss.capture_air();
+        let mut out = Vec::new();
+        bss.poll(5 * DEFAULT_BEACON_INTERVAL - 1, &mut out);
+        assert!(!out.iter().any(|e| matches!(e, BssEvent::Delivered { .. })), "beacons are not delivered as frames: {out:?}");
+        out.clear();
+        let ap = bss.member_stats(0);
+        assert_eq!((ap.beacons, ap.frames_sent, ap.enqueued), (5, 0, 0));
+        assert_eq!(ap.airtime_ns, 5 * 704 * US);
+        let air = bss.take_air();
+        // At each TBTT on the idle medium (§10.3.4.2), the first DIFS after time 0 (Dcf::new).
+        let tbtt = |k: u64| if k == 0 { 50 * US } else { k * DEFAULT_BEACON_INTERVAL };
+        assert_eq!(air.iter().map(|f| f.start).collect::<Vec<_>>(), (0..5).map(tbtt).collect::<Vec<_>>());
+        // The TSF in the Timestamp field, µs.
+        let tsf = u64::from_le_bytes(air[2].mpdu.as_ref().unwrap()[24..32].try_into().unwrap());
+        assert_eq!(tsf, 2 * DEFAULT_BEACON_INTERVAL / US);
+        assert!(air.iter().all(|f| f.rate == Rate::Dsss1 && !f.short_preamble));
+        // A data frame in a short-preamble cell whose control responses are long: 96 + 1118 µs
+        // of data, then an Ack at 2 Mb/s with the long format: 192 + 56 µs.
+        let t0 = 5 * DEFAULT_BEACON_INTERVAL + 1000 * US;
+        bss.enqueue(t0, 1, mpdu(1532), Some(0)).unwrap();
+        bss.poll(t0 + 2000 * US, &mut out);
+        let air = bss.take_air();
+        // The beacon of the TBTT at 5 × 102.4 ms, then the data frame and its Ack.
+        assert_eq!(air.len(), 3);
+        assert_eq!(air[0].start, 5 * DEFAULT_BEACON_INTERVAL);
+        let air = &air[1..];
+        assert_eq!((air[0].kind, air[0].rate, air[0].short_preamble), (FrameKind::Data, Rate::Cck11, true));
+        assert_eq!((air[1].kind, air[1].rate, air[1].short_preamble, air[1].receiver), (FrameKind::Ack, Rate::Dsss2, false, Some(1)));
+        assert_eq!(air[1].start, air[0].start + (96 + 1118 + 10) * US);
+        assert_eq!(bss.member_stats(0).airtime_ns, 6 * 704 * US + 248 * US);
     }
 
     #[test]

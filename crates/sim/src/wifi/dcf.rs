@@ -32,11 +32,12 @@
 //! slot counts come from the caller through `draw_backoff(cw) -> slots`, so the
 //! model stays deterministic and scripted tests can force them.
 //!
-//! One deliberate difference from ns-3: when a frame arrives while the medium is
-//! idle but has not yet been idle for DIFS, ns-3 waits DIFS counted from the
-//! arrival; this model sends at the end of DIFS counted from the medium going
-//! idle, as §10.3.4.2 reads, and falls back to a backoff (drawn at the request,
-//! used only then) if the medium turns busy before.
+//! One deliberate difference from ns-3, a setting ([`Access`]): when a frame arrives
+//! while the medium is idle and no backoff is pending, ns-3 waits DIFS counted from
+//! the arrival; by default this model sends at the end of DIFS counted from the
+//! medium going idle — at once on a long-idle medium — as §10.3.4.2 reads, and falls
+//! back to a backoff (drawn at the request, used only then) if the medium turns busy
+//! before. `Access::ArrivalDifs` is ns-3's reading.
 //!
 //! Protocol of use, for the owner (the MAC or the engine):
 //! 1. report every medium event: `notify_busy_start` (CCA busy, a reception
@@ -78,6 +79,38 @@ pub struct DcfParams {
     /// and count against the long retry limit. Default 2347 (802.11-1999's MIB
     /// default, above any MPDU: RTS/CTS off).
     pub rts_threshold: usize,
+    /// When a frame that finds the medium idle and no backoff pending may go.
+    pub access: Access,
+}
+
+/// Basic access of a frame that arrives while the medium is idle and no backoff is
+/// pending (the only case where the readings differ).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Access {
+    /// IEEE 802.11-2020 §10.3.4.2: "a STA may transmit a pending MPDU ... when the STA
+    /// determines that the medium is idle for greater than or equal to a DIFS period"
+    /// (EIFS after an error), with §10.3.4.3's backoff only when it finds the medium
+    /// busy; Figure 10-14's "immediate access when medium is free ≥ DIFS". DIFS counts
+    /// from the medium going idle, so on a long-idle medium the frame goes at once.
+    #[default]
+    IdleDifs,
+    /// ns-3's `ChannelAccessManager` (src/wifi/model/channel-access-manager.cc): the
+    /// wait of DIFS (AIFS) counts from the later of the medium going idle and the
+    /// request, so a frame waits at least DIFS after it arrives.
+    ArrivalDifs,
+}
+
+impl std::str::FromStr for Access {
+    type Err = String;
+
+    /// `"idle-difs"` or `"arrival-difs"`, as `WifiConfig::access` spells them.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "idle-difs" => Ok(Access::IdleDifs),
+            "arrival-difs" => Ok(Access::ArrivalDifs),
+            other => Err(format!("access must be \"idle-difs\" or \"arrival-difs\", not {other:?}")),
+        }
+    }
 }
 
 /// dot11ShortRetryLimit default (Annex C).
@@ -99,6 +132,7 @@ impl DcfParams {
             short_retry_limit: DEFAULT_SHORT_RETRY_LIMIT,
             long_retry_limit: DEFAULT_LONG_RETRY_LIMIT,
             rts_threshold: DEFAULT_RTS_THRESHOLD,
+            access: Access::IdleDifs,
         }
     }
 }
@@ -292,7 +326,7 @@ impl Dcf {
                 slots_left: slots,
                 counted_to: now,
             });
-        } else if self.ifs_end() <= now {
+        } else if self.params.access == Access::IdleDifs && self.ifs_end() <= now {
             self.granted_at = Some(now); // idle for DIFS/EIFS already: go (§10.3.4.2)
         } else {
             self.contingent_slots = Some(self.draw(draw_backoff));
@@ -318,8 +352,20 @@ impl Dcf {
         }
         Some(match self.backoff {
             Some(b) => self.backoff_end(b),
-            None => requested_at.max(self.ifs_end()),
+            None => self.idle_access_at(requested_at),
         })
+    }
+
+    /// When a request made at `requested_at`, with no backoff, is granted if the
+    /// medium stays idle ([`Access`]).
+    fn idle_access_at(&self, requested_at: Nanos) -> Nanos {
+        match self.params.access {
+            Access::IdleDifs => requested_at.max(self.ifs_end()),
+            Access::ArrivalDifs => {
+                let ifs = if self.rx_ok { self.params.difs } else { self.params.eifs };
+                (requested_at + ifs).max(self.ifs_end())
+            }
+        }
     }
 
     /// Whether access is granted at `now`. When it is, the request is consumed:
@@ -465,7 +511,7 @@ impl Dcf {
                 self.backoff = Some(b);
             }
         } else if let (Some(requested_at), None) = (self.requested_at, self.granted_at) {
-            let at = requested_at.max(self.ifs_end());
+            let at = self.idle_access_at(requested_at);
             if at <= now {
                 self.granted_at = Some(at);
             }
@@ -513,6 +559,37 @@ mod test {
 
     fn no_draw(_cw: u32) -> u32 {
         panic!("no backoff should be drawn here")
+    }
+
+    #[test]
+    fn a_frame_on_a_long_idle_medium_goes_at_once_or_after_difs_by_the_access_rule() {
+        // §10.3.4.2: idle ≥ DIFS at the arrival: transmit at once, no backoff drawn.
+        let mut s = station();
+        s.request_access(10_000 * US, no_draw);
+        assert_eq!(s.poll_at(), Some(10_000 * US));
+        // ns-3's reading: DIFS counted from the arrival.
+        let mut params = DcfParams::from_phy(&PhyParams::dot11b(Preamble::Long));
+        params.access = Access::ArrivalDifs;
+        let mut s = Dcf::new(params);
+        s.request_access(10_000 * US, forced(3));
+        assert_eq!(s.poll_at(), Some(10_000 * US + DIFS));
+        assert!(!s.poll(10_000 * US + DIFS - 1));
+        assert!(s.poll(10_000 * US + DIFS));
+        // Busy during that DIFS: the backoff drawn at the request runs after the busy period.
+        let mut s = Dcf::new(params);
+        s.request_access(10_000 * US, forced(3));
+        s.notify_busy_start(10_020 * US, 10_500 * US);
+        assert_eq!(s.poll_at(), Some(10_500 * US + DIFS + 3 * SLOT));
+        // Arriving 40 µs after the medium went idle: DIFS from the arrival (1090) against
+        // DIFS from the medium going idle (1050).
+        let mut s = Dcf::new(params);
+        s.notify_busy_start(0, 1000 * US);
+        s.request_access(1040 * US, forced(0));
+        assert_eq!(s.poll_at(), Some(1090 * US));
+        let mut s = station();
+        s.notify_busy_start(0, 1000 * US);
+        s.request_access(1040 * US, forced(0));
+        assert_eq!(s.poll_at(), Some(1050 * US));
     }
 
     #[test]

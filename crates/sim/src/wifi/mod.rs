@@ -32,6 +32,6 @@ pub type Nanos = u64;
 
 pub use adapter::{Adapter, CipherCost, Converted, DropReason, ForeignSource, LinkCipher, Role};
 pub use bianchi::{BianchiInputs, BianchiSolution};
-pub use bss::{Bss, BssEvent, BssParams, MemberStats};
-pub use dcf::{AfterFailure, Dcf, DcfParams, FailedAttempt};
+pub use bss::{AirFrame, BeaconParams, Bss, BssEvent, BssParams, FrameKind, MemberStats};
+pub use dcf::{Access, AfterFailure, Dcf, DcfParams, FailedAttempt};
 pub use phy::{FrameExchange, PhyParams, Preamble, Protection, Rate, Security, Standard};

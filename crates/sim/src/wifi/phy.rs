@@ -350,6 +350,11 @@ pub struct PhyParams {
     pub standard: Standard,
     /// Format of DSSS/CCK PLCP headers (short needs every station's support).
     pub preamble: Preamble,
+    /// Format of the PLCP headers of control responses (Ack, and CTS answering an RTS).
+    /// §10.6.6.5 fixes their rate, not their preamble: `preamble` (the default, ns-3's
+    /// choice: a short-preamble BSS answers short) or `Long`, which every HR/DSSS
+    /// receiver decodes (the long format is mandatory, §16.2.2.2; short is optional).
+    pub control_preamble: Preamble,
     /// aSlotTime.
     pub slot: Nanos,
     /// aSIFSTime.
@@ -372,6 +377,7 @@ impl PhyParams {
         PhyParams {
             standard: Standard::Dot11b,
             preamble,
+            control_preamble: preamble,
             slot: LONG_SLOT,
             sifs: SIFS_2_4_GHZ,
             cw_min: CW_MIN_DSSS,
@@ -399,6 +405,7 @@ impl PhyParams {
         PhyParams {
             standard: Standard::Dot11g,
             preamble,
+            control_preamble: preamble,
             slot: if non_erp_present {
                 LONG_SLOT
             } else {
@@ -455,7 +462,7 @@ impl PhyParams {
     /// §10.3.2),
     /// the delay being that of the Ack's PHY.
     pub fn ack_timeout(&self, data_rate: Rate) -> Nanos {
-        let rx_start = match (self.control_response_rate(data_rate).class(), self.preamble) {
+        let rx_start = match (self.control_response_rate(data_rate).class(), self.control_preamble) {
             (ModulationClass::ErpOfdm, _) => RX_PHY_START_DELAY_ERP_OFDM,
             (ModulationClass::DsssCck, Preamble::Long) => RX_PHY_START_DELAY_LONG,
             (ModulationClass::DsssCck, Preamble::Short) => RX_PHY_START_DELAY_SHORT,
@@ -471,6 +478,12 @@ impl PhyParams {
     /// Air time of a `psdu_len`-byte PPDU at `rate` with this BSS's preamble.
     pub fn ppdu_time(&self, psdu_len: usize, rate: Rate) -> Nanos {
         ppdu_time(psdu_len, rate, self.preamble)
+    }
+
+    /// Air time of a `len`-byte control response (Ack, CTS) at `rate`, with the
+    /// control responses' preamble.
+    pub fn response_time(&self, len: usize, rate: Rate) -> Nanos {
+        ppdu_time(len, rate, self.control_preamble)
     }
 
     /// Rate of a control response (Ack, CTS) to a frame received at `rate`: the
@@ -518,7 +531,7 @@ impl PhyParams {
 
     /// Air time of the Ack to a data frame sent at `data_rate`.
     pub fn ack_time(&self, data_rate: Rate) -> Nanos {
-        self.ppdu_time(ACK_LEN, self.control_response_rate(data_rate))
+        self.response_time(ACK_LEN, self.control_response_rate(data_rate))
     }
 
     /// Timeline of one data frame exchange: DIFS, `backoff`, the optional
@@ -557,7 +570,7 @@ impl PhyParams {
             Protection::CtsToSelf => (None, Some(self.ppdu_time(CTS_LEN, protect_rate))),
             Protection::RtsCts => (
                 Some(self.ppdu_time(RTS_LEN, protect_rate)),
-                Some(self.ppdu_time(CTS_LEN, self.control_response_rate(protect_rate))),
+                Some(self.response_time(CTS_LEN, self.control_response_rate(protect_rate))),
             ),
         };
         // Duration fields (µs, rounded up; §9.2.5): each frame covers the rest
