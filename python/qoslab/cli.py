@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -146,11 +146,33 @@ def mtu(
     """
     from qoslab.analysis.mtu import analyse
     from qoslab.analysis.render import render_mtu
+    from qoslab.places import output_file
 
+    if pcap is not None:
+        output_file(pcap, "--pcap")
     report = analyse(stack, count_fcs=count_fcs, size=size, pcap=pcap)
     render_mtu(report, stderr)
     if json_out:
         _emit_json(report.to_json())
+
+
+def _interrupted(message: str) -> NoReturn:
+    """Stop at once after Ctrl-C, exit code 130 (128 + SIGINT).
+
+    Simulations still running in the pool's threads are not waited for: Python would
+    join them at exit, and a second Ctrl-C during that join ends in a threading
+    traceback. Every finished point is already on disk (saved atomically as it
+    finished), so nothing is lost by leaving now; a half-run point leaves at most a
+    ``.tmp`` file that the next run overwrites.
+    """
+    import os
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C while we leave is moot
+    stderr.print(Text(message, style="yellow"))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def _sim_failed(err: Exception) -> None:
@@ -205,7 +227,13 @@ def run(
     from qoslab.scenario import load_scenario
     from qoslab.sweep import run_sweep
 
+    from qoslab.places import output_dir
+
     scenario = load_scenario(file)
+    if pcap is not None:
+        output_dir(pcap, "--pcap")
+    if report is not None:
+        output_dir(report, "--report")
     used_seed = scenario.scenario.seed if seed is None else seed
     swept = scenario.sweep is not None and bool(scenario.sweep.values)
 
@@ -236,8 +264,7 @@ def run(
         _sim_failed(err)
         return
     except KeyboardInterrupt:
-        stderr.print(Text("stopped (Ctrl-C).", style="yellow"))
-        raise typer.Exit(130) from None
+        _interrupted("stopped (Ctrl-C).")
     records = [rec for p in points for rec in p.records()]
     if swept:
         stderr.print(sweep_table(records))
@@ -306,6 +333,7 @@ def reproduce(
     `qoslab reproduce 000 --out seed000/`
     """
     from qoslab.errors import Problem
+    from qoslab.places import output_dir
     from qoslab.studies import registry
     from qoslab.studies.runner import reproduce as run_reproduce
 
@@ -317,13 +345,13 @@ def reproduce(
         chosen = [studies[key]]
     else:
         chosen = list(studies.values())
+    output_dir(out, "--out")
     try:
         import os
 
         result = run_reproduce(chosen, out, console=stderr, jobs=jobs or os.cpu_count() or 1)
     except KeyboardInterrupt:
-        stderr.print(Text(f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume.", style="yellow"))
-        raise typer.Exit(130) from None
+        _interrupted(f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume.")
     from qoslab.report.html import agreement, counts
 
     c = counts(result["summary"])
@@ -430,3 +458,12 @@ def main() -> None:
         # The message may quote TOML such as "[[link]]": print it as text, not markup.
         stderr.print(Text("error: ", style="bold red") + Text(str(err)), soft_wrap=True)
         sys.exit(2)
+    except OSError as err:
+        from qoslab.places import disk_full
+
+        if not disk_full(err):
+            raise
+        # What was written before stays: finished points, earlier files.
+        where = f" writing {err.filename}" if err.filename else ""
+        stderr.print(Text("error: ", style="bold red") + Text(f"no space left{where}; stopped (what finished is kept)"), soft_wrap=True)
+        sys.exit(1)

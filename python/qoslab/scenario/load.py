@@ -389,6 +389,113 @@ def _syntax_problem(err: tomllib.TOMLDecodeError, text: str) -> Problem:
     return Problem(f"TOML syntax error: {message}")
 
 
+MAX_SCENARIO_BYTES = 4 * 1024 * 1024
+"""The largest scenario file read. The largest example is under 10 kB; a 10,000-host
+network written out node by node is about 1 MB. Read in one bounded call, so /dev/zero
+or a pipe that never ends is refused instead of filling memory."""
+MAX_NESTING = 32
+"""Deepest nesting of arrays and inline tables (a header counts one). The language's own
+deepest value (a sweep's list of lists inside an inline table) is 4 deep; tomllib
+recurses once per level and would end in a RecursionError near 1,000."""
+MAX_KEY_PARTS = 32
+"""Most parts in one dotted key or table header: the language's longest is 4
+(``node.a.cpu.profile``); thousands of parts make thousands of nested tables."""
+
+
+def _shape_problem(text: str) -> Problem | None:
+    """The first place where ``text`` is nested deeper, or has a longer dotted key, than
+    the bounds above, found by a scan that knows TOML's strings and comments (TOML 1.0
+    §Strings, §Comment) and nothing else, so that it runs before the parser.
+
+    >>> print(_shape_problem("a = " + "[" * 40 + "]" * 40).render("x.toml"))
+    x.toml:1:37: TOML nested deeper than 32 levels
+        expected: at most 32 levels of arrays and inline tables
+        found:    more
+    >>> _shape_problem("a.b.c = 1") is None
+    True
+    """
+    depth = 0
+    line, column = 1, 0
+    parts = 1
+    in_key = True  # at a line's start, before '=': dots separate key parts
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        column += 1
+        if ch == "\n":
+            line, column, parts, in_key = line + 1, 0, 1, depth == 0
+        elif ch == "#":
+            end = text.find("\n", i)
+            i = n if end < 0 else end
+            continue
+        elif ch in "\"'":
+            quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else ch
+            j = i + len(quote)
+            while True:
+                k = text.find(quote, j)
+                if k < 0:
+                    return None  # unterminated: the parser says where
+                if quote[0] == '"' and _escaped(text, k):
+                    j = k + 1
+                    continue
+                break
+            skipped = text[i : k + len(quote)]
+            newlines = skipped.count("\n")
+            if newlines:
+                line += newlines
+                column = len(skipped) - skipped.rfind("\n") - 1
+            else:
+                column += len(skipped) - 1
+            i = k + len(quote)
+            continue
+        elif ch in "[{":
+            depth += 1
+            if depth > MAX_NESTING:
+                return Problem(f"TOML nested deeper than {MAX_NESTING} levels", expected=f"at most {MAX_NESTING} levels of arrays and inline tables", found="more", line=line, column=column)
+        elif ch in "]}":
+            depth = max(0, depth - 1)
+        elif ch == "=":
+            in_key = False
+        elif ch == "," and depth > 0:
+            in_key = text[i - 1 : i] != "" and _inline_table_open(text, i)
+            parts = 1
+        elif ch == "." and (in_key or _in_header(text, i)):
+            parts += 1
+            if parts > MAX_KEY_PARTS:
+                return Problem(f"a dotted key of more than {MAX_KEY_PARTS} parts", expected=f"at most {MAX_KEY_PARTS} parts, such as node.a.cpu", found="more", line=line, column=column)
+        i += 1
+    return None
+
+
+def _escaped(text: str, k: int) -> bool:
+    """Whether the quote at ``k`` is escaped by an odd run of backslashes."""
+    run = 0
+    while k - run - 1 >= 0 and text[k - run - 1] == "\\":
+        run += 1
+    return run % 2 == 1
+
+
+def _in_header(text: str, i: int) -> bool:
+    """Whether position ``i`` is inside a ``[table]`` header (the line starts with '[')."""
+    start = text.rfind("\n", 0, i) + 1
+    return text[start:i].lstrip().startswith("[") and "=" not in text[start:i]
+
+
+def _inline_table_open(text: str, i: int) -> bool:
+    """Whether the innermost open bracket before ``i`` is an inline table's '{' (after a
+    comma in an inline table comes a key; in an array, a value)."""
+    depth = 0
+    for j in range(i - 1, max(-1, i - 4096), -1):
+        c = text[j]
+        if c in "]}":
+            depth += 1
+        elif c in "[{":
+            if depth == 0:
+                return c == "{"
+            depth -= 1
+    return False
+
+
 def loads_scenario(text: str, source: str = "<string>") -> Scenario:
     """Read and validate a scenario from TOML text.
 
@@ -436,10 +543,15 @@ def loads_scenario(text: str, source: str = "<string>") -> Scenario:
     """
     from qoslab.scenario.checks import cross_check
 
+    shape = _shape_problem(text)
+    if shape is not None:
+        raise InputError(source, [shape]) from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise InputError(source, [_syntax_problem(err, text)]) from None
+    except RecursionError:  # deeper than the scan above counts (it never should be)
+        raise InputError(source, [Problem("TOML nested too deeply to read")]) from None
     spans = Spans(text)
     try:
         scenario = Scenario.model_validate(data)
@@ -480,13 +592,20 @@ def load_scenario(path: str | Path) -> Scenario:
     """
     source = str(path)
     try:
-        raw = Path(path).read_bytes()
+        with open(path, "rb") as f:
+            raw = f.read(MAX_SCENARIO_BYTES + 1)
     except FileNotFoundError:
         raise InputError(source, [Problem("cannot read the scenario: no such file")]) from None
     except IsADirectoryError:
         raise InputError(source, [Problem("cannot read the scenario: it is a directory", expected="a TOML file")]) from None
     except OSError as err:
         raise InputError(source, [Problem(f"cannot read the scenario: {err.strerror or err}")]) from None
+    if len(raw) > MAX_SCENARIO_BYTES:
+        raise InputError(source, [Problem("the scenario is too large to read", expected=f"at most {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB of TOML", found="more")]) from None
+    if b"\0" in raw:
+        at = raw.index(b"\0")
+        line = raw[:at].count(b"\n") + 1
+        raise InputError(source, [Problem("not a text file", expected="a UTF-8 TOML file", found="a NUL byte", line=line, column=at - (raw.rfind(b"\n", 0, at) + 1) + 1)]) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:

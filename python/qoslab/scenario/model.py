@@ -844,6 +844,13 @@ class TestBase(Strict):
     from_: NodeName = Field(alias="from", description="The node that sends (the tester's transmit port).")
     to: NodeName = Field(description="The node that receives (the tester's receive port).")
 
+    @model_validator(mode="after")
+    def _lasts_some_time(self) -> "TestBase":
+        # A test of no duration measures nothing, and every rate would divide by zero.
+        if getattr(self, "duration", None) == 0:
+            raise FieldProblem("duration", "a test must last some time", expected="a duration above 0, e.g. '10 s'", found="0 s")
+        return self
+
 
 class Rfc2544Base(TestBase):
     """Fields the RFC 2544 methods share."""

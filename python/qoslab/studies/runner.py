@@ -27,21 +27,37 @@ def _point_file(out: Path, study: Study, point: Point) -> Path:
 
 
 def load_finished(out: Path, study: Study, point: Point) -> list[dict[str, Any]] | None:
-    """The records of ``point`` if a previous run finished it with the same spec."""
+    """The records of ``point`` if a previous run finished it with the same spec.
+
+    Anything else in the point's place (text that is not UTF-8 or not JSON, JSON of
+    another shape, a key missing, a directory) means "not finished": the point is run
+    again and its file rewritten (see :func:`save_point`), never a crash.
+    """
     path = _point_file(out, study, point)
-    if not path.exists():
+    if not path.is_file():
         return None
     try:
         saved = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+    except (OSError, ValueError):  # ValueError: UnicodeDecodeError and JSONDecodeError
         return None
-    return saved["records"] if saved.get("digest") == point.digest() else None
+    if not isinstance(saved, dict) or saved.get("digest") != point.digest():
+        return None
+    records = saved.get("records")
+    if not isinstance(records, list) or not all(isinstance(r, dict) for r in records):
+        return None
+    return records
 
 
 def save_point(out: Path, study: Study, point: Point, records: list[dict[str, Any]]) -> None:
-    """Write atomically (a temporary file renamed), so an interrupt never leaves half a point."""
+    """Write atomically (a temporary file renamed), so an interrupt never leaves half a point.
+
+    Something that is not a file in the point's place (a directory) is moved aside to
+    ``NAME.damaged`` first, not deleted: it was not written by qoslab as a point.
+    """
     path = _point_file(out, study, point)
     path.parent.mkdir(parents=True, exist_ok=True)
+    if path.exists() and not path.is_file():
+        os.replace(path, path.with_name(path.name + ".damaged"))
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps({"key": point.key, "digest": point.digest(), "records": records}), encoding="utf-8")
     os.replace(tmp, path)
