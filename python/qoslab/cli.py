@@ -70,19 +70,13 @@ def check(
 
     Example: `qoslab check examples/seed000_l3f.toml`
     """
-    from qoslab.backends.sim import lower_network
-    from qoslab.methods import check_runnable, plan_test
     from qoslab.scenario import load_scenario, topology_tree
-    from qoslab.sweep import sweep_points
+    from qoslab.sweep import prepare
 
     scenario = load_scenario(file)
     # What `run` refuses, `check` refuses first with the same message: the checks
     # qoslab.sweep.run_sweep makes before it runs anything, on every point.
-    for point in sweep_points(scenario, source=file):
-        net = lower_network(point.scenario, source=file)
-        check_runnable(point.scenario, source=file)
-        for i in range(len(point.scenario.test)):
-            plan_test(net, i, source=file)
+    prepare(scenario, source=file)
     stderr.print(topology_tree(scenario))
     if json_out:
         _emit_json(scenario.model_dump(mode="json", by_alias=True, exclude_none=True))

@@ -195,15 +195,9 @@ def run_sweep(
     SimulationError
         If a run fails.
     """
-    from qoslab.backends.sim import lower_network, run_tests
-    from qoslab.methods import check_runnable, plan_test
+    from qoslab.backends.sim import run_tests
 
-    points = sweep_points(scenario, source=source)
-    for p in points:
-        net = lower_network(p.scenario, source=source)
-        check_runnable(p.scenario, source=source)
-        for i in range(len(p.scenario.test)):
-            plan_test(net, i, source=source)
+    points = prepare(scenario, source=source)
 
     def one(p: SweepPoint) -> PointResult:
         where = None
@@ -221,6 +215,56 @@ def run_sweep(
 
     run_pool([lambda p=p: one(p) for p in points], jobs=jobs, on_done=done, ordered=True)
     return results
+
+
+def prepare(scenario: Scenario, *, source: str | Path | None = None) -> list[SweepPoint]:
+    """Everything ``run`` does before its first simulation, at every point of the sweep:
+    lower the network, plan each test, and have the simulator build each test's network
+    (``qoslab._core.validate``: it refuses what ``simulate`` would, and runs nothing).
+    ``qoslab check`` calls this too, so that ``run`` refuses nothing ``check`` accepted.
+
+    Raises
+    ------
+    InputError
+        For the first point with problems, each located in the scenario file; a refusal
+        by the simulator is located at the test whose network it refused.
+    """
+    import json
+
+    from qoslab import _core
+    from qoslab.backends.sim import LocatedProblems, lower_network
+    from qoslab.methods import Search, check_runnable, plan_test
+
+    points = sweep_points(scenario, source=source)
+    for p in points:
+        net = lower_network(p.scenario, source=source)
+        check_runnable(p.scenario, source=source)
+        out = LocatedProblems(source)
+        configs: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
+        for i in range(len(p.scenario.test)):
+            plan = plan_test(net, i, source=source)
+            if isinstance(plan, Search):
+                flows, duration = plan.trials.first_flows()
+            else:
+                flows, duration = plan.flows, plan.duration_ns
+            configs.append((("test", i), net.with_flows(flows, duration)))
+        if not configs:
+            configs.append((("node",), net.config))
+        for where, config in configs:
+            try:
+                _core.validate(json.dumps(config))
+            except ValueError as err:
+                message = str(err)
+                # The core names its own field (flows[1].to); a flow's ends are the test's.
+                field = next((k for k in ("to", "from") if f"].{k}:" in message.split(" ", 1)[0]), None)
+                at = where + (field,) if field and where[0] == "test" else where
+                out.add(at, f"the simulator refuses this: {message}" + (f" ({_point_words(p)})" if p.values else ""))
+        out.raise_if_any()
+    return points
+
+
+def _point_words(p: SweepPoint) -> str:
+    return "at sweep point " + ", ".join(f"{k} = {v!r}" for k, v in p.values.items())
 
 
 T = TypeVar("T")

@@ -11,6 +11,15 @@ use wire::pcap::{LinkType, Writer};
 // Raised when a simulation stops early (a budget exceeded); the message names what.
 pyo3::create_exception!(_core, SimulationError, PyRuntimeError);
 
+/// Checks that the simulator accepts `config_json` (decodes it and builds the network,
+/// runs nothing). Raises ValueError with the refused field and why.
+#[pyfunction]
+pub fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
+    let config: sim::config::SimConfig =
+        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
+    py.detach(|| sim::validate(config)).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 /// Runs the simulation described by `config_json` (crates/sim/src/config.rs) and returns
 /// its results as JSON. With `pcap_dir`, writes one pcap per port, `<node>-<port>.pcap`,
 /// and one of the 802.11 frames on the air per wifi link, `<link>-air.pcap`.

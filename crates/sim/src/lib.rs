@@ -48,3 +48,9 @@ pub mod world;
 pub fn simulate(config: config::SimConfig) -> Result<results::Results, world::RunError> {
     world::World::new(config)?.run()
 }
+
+/// Builds the world of a configuration without running it: every refusal `simulate`
+/// would give before its first event, so that `qoslab check` refuses what `run` would.
+pub fn validate(config: config::SimConfig) -> Result<(), world::RunError> {
+    world::World::new(config).map(|_| ())
+}
