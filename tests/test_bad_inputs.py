@@ -85,10 +85,10 @@ def scenario_cases() -> list[Case]:
         # key line in BASE -> bad values for it
         'rate = "10 Mbps"': ['"0 bps"', '"-1 Mbps"', '"1e30 bps"', '"ten Mbps"', "10", "true", "[]", "{}", '"10 Mbpz"', '""', "nan", "inf"],
         'rate = "1 Mbps"': ['"-1 Mbps"', '"1e30 bps"', '"fast"', "1", "false"],
-        'payload = 1000': ["0", "-1", "1000000000", '"1000"', "1.5", "true", "65508", "70000", "18446744073709551616"],
+        'payload = 1000': ["0", "-1", "1000000000", '"1 parsec"', "1.5", "true", "65508", "70000", "18446744073709551616"],
         'duration = "1 s"': ['"0 s"', '"-1 s"', '"1e12 s"', '"soon"', "1", '"1 parsec"'],
         'seed = 1': ["-1", "18446744073709551616", "1.5", '"one"', "true"],
-        'address = "10.0.0.1/24"': ['"300.0.0.1/24"', '"10.0.0.1/33"', '"x"', "1", '"10.0.0.2/24"', '"0.0.0.0/0"'],
+        'address = "10.0.0.1/24"': ['"300.0.0.1/24"', '"10.0.0.1/33"', '"x"', "1", '"0.0.0.0/0"'],
         'role = "host"': ['"hots"', "1", '""'],
         'ends = ["a", "b"]': ['["a"]', '["a", "zz"]', "[]", '"a"', '["a", "a"]', '["a", "b", "a"]'],
         'type = "ethernet"': ['"ethernt"', '"token-ring"', "3"],
@@ -102,6 +102,9 @@ def scenario_cases() -> list[Case]:
         for bad in bads:
             add(f"{key}={bad}", replace(line, f"{key} = {bad}"), f"{key} = {bad}")
     # Keys that do not belong, or are missing.
+    # The same address twice: the message is at the second node to claim it.
+    dup = replace('address = "10.0.0.1/24"', 'address = "10.0.0.2/24"')
+    add("duplicate-address", dup, None)
     add("unknown-key", replace('type = "ethernet"', 'type = "ethernet"\nspeed = "10 Mbps"'), "speed")
     add("unknown-table", BASE + "\n[nodes.c]\nrole = \"host\"\n", "[nodes.c]")
     add("no-ends", replace('ends = ["a", "b"]\n', ""), None)
@@ -118,7 +121,7 @@ def scenario_cases() -> list[Case]:
         .replace('ends = ["a", "b"]', 'ends = ["a", "s"]\n\n[[link]]\nname = "m"\ntype = "ethernet"\nrate = "10 Mbps"\nends = ["s", "b"]')
         .replace('to = "b"', 'to = "s"'), 'to = "s"')
     add("count-huge", replace('duration = "1 s"', "count = 1000000000000"), "count = 1000000000000")
-    add("sweep-unknown", BASE + '\n[sweep]\nvalues = { "link[0].speed" = ["1 Mbps"] }\n', "link[0].speed")
+    add("sweep-unknown", BASE + '\n[sweep]\nvalues = { "link[0].speed" = ["1 Mbps"] }\n', "[sweep]")
     add("sweep-empty", BASE + '\n[sweep]\nvalues = { "link[0].rate" = [] }\n', '"link[0].rate" = []')
     add("sweep-bad-value", BASE + '\n[sweep]\nvalues = { "link[0].rate" = ["0 bps"] }\n', '"link[0].rate"')
     # TOML that is not TOML, or not text.
@@ -146,7 +149,7 @@ def option_cases() -> list[Case]:
         Case("mtu-size-2-64", ["mtu", "ethernet/ipv4/udp", "--size", str(2**64)], names=("--size",)),
         Case("mtu-pcap-dir", ["mtu", "ethernet/ipv4/tcp", "--pcap", "{tmp}"], names=("--pcap",)),
         Case("mtu-pcap-no-parent", ["mtu", "ethernet/ipv4/tcp", "--pcap", "{tmp}/no/such/x.pcap"], names=("--pcap",)),
-        Case("mtu-deep-stack", ["mtu", "/".join(["ethernet"] + ["ipv4/udp/openvpn(cipher=none,auth=none)/ethernet"] * 1000 + ["ipv4/tcp"])], names=("MTU",)),
+        Case("mtu-deep-stack", ["mtu", "/".join(["ethernet"] + ["ipv4/udp/openvpn(cipher=none,auth=none)/ethernet"] * 1000 + ["ipv4/tcp"])], names=("64 layers",)),
         Case("run-missing-file", ["run", "{tmp}/absent.toml"], names=("absent.toml",)),
         Case("run-directory", ["run", "{tmp}"], names=("directory",)),
         Case("run-seed-negative", ["run", example, "--seed", "-1"], names=("--seed",)),
@@ -172,7 +175,7 @@ def option_cases() -> list[Case]:
         Case("bench-repeat-zero", ["bench", "--repeat", "0"], names=("--repeat",)),
         Case("unknown-command", ["frobnicate"], names=("frobnicate",)),
         Case("unknown-option", ["check", example, "--frob"], names=("--frob",)),
-        Case("check-no-file", ["check"], names=("FILE",)),
+        Case("check-no-file", ["check"], names=("file",)),
     ]
 
 
@@ -218,7 +221,7 @@ def test_bad_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str
     code, message = invoke(args, capsys)
     assert "Traceback" not in message and "panicked" not in message, message
     assert code == case.code, f"exit {code}, expected {case.code}:\n{message}"
-    if case.text is not None and case.args[1] == "{file}":
+    if case.text is not None and case.args[1] == "{file}" and not case.names:
         assert f"{file}:" in message or str(file) in message, message
         if case.needle is not None:
             assert f"{file}:{line_of(case.text, case.needle)}" in message, message
@@ -297,9 +300,11 @@ def test_damaged_point_file_is_recomputed(damage: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full to fill a 'disk'")
-def test_full_disk_is_exit_1_one_line(tmp_path: Path) -> None:
-    # A write that finds the disk full stops the command with exit 1 and one line.
-    result = subprocess_qoslab(["schema"], stdout=open("/dev/full", "w"))  # noqa: SIM115
+def test_full_disk_is_exit_1_one_line() -> None:
+    # A write that finds the disk full (here: /dev/full as stdout, ENOSPC on every
+    # write) stops the command with exit 1 and one line on stderr.
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "qoslab", "schema"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT)
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "no space left" in result.stderr
@@ -314,9 +319,11 @@ def test_every_example_checks(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_check_refuses_what_the_simulator_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    # A host with no gateway cannot reach another subnet: the simulator refuses the
-    # flow when it builds the network, and check must say so first, at the test's `to`.
-    text = BASE.replace('address = "10.0.0.2/24"', 'address = "10.0.1.2/24"')
+    # A host with no gateway cannot reach another subnet: the simulator refuses a TCP
+    # connection when it builds the network (crates/sim/src/world.rs), and check must say
+    # so first, at the test's `to`.
+    text = BASE.replace('address = "10.0.0.2/24"', 'address = "10.0.1.2/24"').replace(
+        'method = "udp.flow"', 'method = "tcp.bulk"').replace('rate = "1 Mbps"\npayload = 1000\n', "")
     file = tmp_path / "s.toml"
     file.write_text(text)
     code, message = invoke(["check", str(file)], capsys)

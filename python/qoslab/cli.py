@@ -42,6 +42,10 @@ app = typer.Typer(
 )
 
 
+MAX_EVENTS_HELP = ("The most events one simulation may take (default 2e9, about 3-5 minutes); a run estimated above it "
+                   "is refused before it starts, with the estimate.")
+
+
 def _emit_json(record: object) -> None:
     sys.stdout.write(json.dumps(record, indent=2, sort_keys=False) + "\n")
 
@@ -62,6 +66,7 @@ def version() -> None:
 def check(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
     json_out: Annotated[bool, typer.Option("--json", help="Print the validated scenario as JSON on stdout.")] = False,
+    max_events: Annotated[Optional[int], typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
 ) -> None:
     """Validate a scenario and print its topology as a tree.
 
@@ -76,7 +81,7 @@ def check(
     scenario = load_scenario(file)
     # What `run` refuses, `check` refuses first with the same message: the checks
     # qoslab.sweep.run_sweep makes before it runs anything, on every point.
-    prepare(scenario, source=file)
+    prepare(scenario, source=file, max_events=max_events)
     stderr.print(topology_tree(scenario))
     if json_out:
         _emit_json(scenario.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -182,13 +187,14 @@ def run(
         Optional[Path],
         typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
     ] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the random streams; default: the scenario's.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the random streams; default: the scenario's.")] = None,
     report: Annotated[
         Optional[Path],
         typer.Option("--report", help="Also write DIR/report.html (set-up, a figure per test, the records), figures and the records as CSV/Parquet/JSON."),
     ] = None,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Sweep points run at once; default: one per local core.")] = None,
     detail: Annotated[bool, typer.Option("--detail", help="With a [sweep], print every point's full tables, not only the sweep table.")] = False,
+    max_events: Annotated[Optional[int], typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
@@ -253,7 +259,7 @@ def run(
     try:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr, transient=True) as progress:
             task = progress.add_task("starting", total=None)
-            points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show, on_trial=lambda words: progress.update(task, description=words))
+            points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show, on_trial=lambda words: progress.update(task, description=words), max_events=max_events)
     except SimulationError as err:
         _sim_failed(err)
         return
@@ -363,7 +369,7 @@ def reproduce(
 def reach(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
     json_out: Annotated[bool, typer.Option("--json", help="Print every pair's result as JSON on stdout.")] = False,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, help="Seed of the random streams; default: the scenario's.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the random streams; default: the scenario's.")] = None,
 ) -> None:
     """Who reaches whom: 3 pings between every ordered pair of nodes with an address.
 
@@ -415,7 +421,7 @@ def bench(
     ] = None,
     repeat: Annotated[
         int,
-        typer.Option("--repeat", help="Timed runs of each tool per benchmark; the median is reported "
+        typer.Option("--repeat", min=1, help="Timed runs of each tool per benchmark; the median is reported "
                      "(qoslab's simulate call, ns-3's Simulator.Run())."),
     ] = DEFAULT_REPEAT,
 ) -> None:
@@ -431,8 +437,13 @@ def bench(
 
     `qoslab bench --with-ns3 --only wifi_80211b_saturation --sim-seconds 10`
     """
-    from qoslab import bench as benchmarks
+    import math
 
+    from qoslab import bench as benchmarks
+    from qoslab.errors import Problem
+
+    if not (math.isfinite(sim_seconds) and sim_seconds > 0):
+        raise InputError("--sim-seconds", [Problem("simulated seconds must be a finite time above 0", key="--sim-seconds", expected="a number of seconds, e.g. 60", found=str(sim_seconds))])
     names = benchmarks.select(only)
     report = benchmarks.run(names, sim_seconds=sim_seconds, with_ns3=with_ns3, repeat=repeat,
                             log=lambda msg: stderr.print(Text(msg, style="dim")))

@@ -179,6 +179,7 @@ def run_sweep(
     pcap_dir: str | Path | None = None,
     on_point: Callable[[PointResult, int], None] | None = None,
     on_trial: Callable[[str], None] | None = None,
+    max_events: int | None = None,
 ) -> list[PointResult]:
     """Run every test at every point of the scenario's sweep, ``jobs`` points at once.
 
@@ -197,13 +198,13 @@ def run_sweep(
     """
     from qoslab.backends.sim import run_tests
 
-    points = prepare(scenario, source=source)
+    points = prepare(scenario, source=source, max_events=max_events)
 
     def one(p: SweepPoint) -> PointResult:
         where = None
         if pcap_dir is not None:
             where = Path(pcap_dir) / f"point{p.index}" if p.values else Path(pcap_dir)
-        net, runs = run_tests(p.scenario, source=source, seed=seed, pcap_dir=where, on_trial=on_trial)
+        net, runs = run_tests(p.scenario, source=source, seed=seed, pcap_dir=where, on_trial=on_trial, max_events=max_events)
         return PointResult(p, net, runs)
 
     results: list[PointResult] = []
@@ -217,11 +218,13 @@ def run_sweep(
     return results
 
 
-def prepare(scenario: Scenario, *, source: str | Path | None = None) -> list[SweepPoint]:
+def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events: int | None = None) -> list[SweepPoint]:
     """Everything ``run`` does before its first simulation, at every point of the sweep:
     lower the network, plan each test, and have the simulator build each test's network
-    (``qoslab._core.validate``: it refuses what ``simulate`` would, and runs nothing).
-    ``qoslab check`` calls this too, so that ``run`` refuses nothing ``check`` accepted.
+    (``qoslab._core.validate``: it refuses what ``simulate`` would, and runs nothing),
+    and estimate each simulation's events against ``max_events`` (default
+    :data:`qoslab.budget.DEFAULT_MAX_EVENTS`). ``qoslab check`` calls this too, so that
+    ``run`` refuses nothing ``check`` accepted.
 
     Raises
     ------
@@ -233,6 +236,7 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None) -> list[Swe
 
     from qoslab import _core
     from qoslab.backends.sim import LocatedProblems, lower_network
+    from qoslab.budget import DEFAULT_MAX_EVENTS, describe, estimate_events
     from qoslab.methods import Search, check_runnable, plan_test
 
     points = sweep_points(scenario, source=source)
@@ -243,24 +247,63 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None) -> list[Swe
         configs: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
         for i in range(len(p.scenario.test)):
             plan = plan_test(net, i, source=source)
-            if isinstance(plan, Search):
-                flows, duration = plan.trials.first_flows()
+            if isinstance(plan, Search):  # a search's trials differ only in rate and size: its first
+                flows, duration, windows = plan.trials.first_flows()
             else:
-                flows, duration = plan.flows, plan.duration_ns
-            configs.append((("test", i), net.with_flows(flows, duration)))
+                flows, duration, windows = plan.flows, plan.duration_ns, plan.windows
+            configs.append((("test", i), net.with_flows(flows, duration, windows=windows)))
         if not configs:
             configs.append((("node",), net.config))
+        budget = DEFAULT_MAX_EVENTS if max_events is None else max_events
         for where, config in configs:
+            events = estimate_events(config, net)
+            if events > budget:
+                test = p.scenario.test[where[1]] if where[0] == "test" else None
+                at = where + ("count" if getattr(test, "count", None) is not None else "duration",) if test is not None else where
+                out.add(at, "this run would take too long to simulate", expected=f"at most {budget:.3g} events (--max-events raises the budget)",
+                        found=f"about {describe(events)}" + (f" ({_point_words(p)})" if p.values else ""))
+                continue
             try:
                 _core.validate(json.dumps(config))
             except ValueError as err:
-                message = str(err)
-                # The core names its own field (flows[1].to); a flow's ends are the test's.
-                field = next((k for k in ("to", "from") if f"].{k}:" in message.split(" ", 1)[0]), None)
-                at = where + (field,) if field and where[0] == "test" else where
+                message = str(err).removeprefix("configuration: ")
+                at = _scenario_place(message, config, p.scenario, where)
+                from qoslab.scenario.load import format_path
+
+                if format_path(at) in p.values:  # a swept value: point at the sweep's list
+                    at = ("sweep", "values", format_path(at))
                 out.add(at, f"the simulator refuses this: {message}" + (f" ({_point_words(p)})" if p.values else ""))
         out.raise_if_any()
     return points
+
+
+_CORE_FIELDS = {"rate_bps": "rate", "delay_ns": "delay", "queue_frames": "queue", "queue_bytes": "queue", "mtu": "mtu", "impair": "loss"}
+"""The simulator's names of link fields (crates/sim/src/config.rs) and the scenario's."""
+
+
+def _scenario_place(message: str, config: dict[str, Any], scenario: Scenario, where: tuple[str | int, ...]) -> tuple[str | int, ...]:
+    """Where in the scenario a refusal of the core belongs. The core names its own
+    field (``links[0].rate_bps: ...``, ``nodes[2].cpu``, ``flows[1].to``): a link or a
+    node is found again by its name, a flow's ends are the test's ``from`` and ``to``.
+    Anything else stays at ``where`` (the test, or the network)."""
+    import re
+
+    m = re.match(r"(links|nodes|flows)\[(\d+)\]\.?([A-Za-z_]*)", message)
+    if m is None:
+        return where
+    table, index, field = m[1], int(m[2]), m[3]
+    items = config.get(table, [])
+    if table == "flows":
+        return where + (field,) if field in ("to", "from") and where[0] == "test" else where
+    if index >= len(items):
+        return where
+    name = items[index].get("name")
+    if table == "nodes":
+        return ("node", name) + ((field,) if field else ())
+    links = [link.name for link in scenario.link]
+    if name in links:
+        return ("link", links.index(name)) + ((_CORE_FIELDS[field],) if field in _CORE_FIELDS else ())
+    return where
 
 
 def _point_words(p: SweepPoint) -> str:

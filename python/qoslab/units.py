@@ -182,6 +182,23 @@ def _unit_hint(unit: str, units: dict[str, Decimal], base: str) -> str:
     return f"did you mean {close!r}? {base}" if close else base
 
 
+MAX_RATE_BPS = 10**15
+"""The largest rate: 1 Pb/s, far above any link the models cover (the fastest, ATM OC-12
+and 802.11g, run at 622 and 54 Mb/s), and with room for the simulator's u64 bit/s and its
+f64 arithmetic."""
+MAX_TIME_NS = 2**53
+"""The longest time: 2^53 ns, about 104 days. Times are u64 nanoseconds in the simulator
+and sums of a few of them must not wrap; below 2^53 they are also exact in an f64."""
+MAX_SIZE_BYTES = 2**53
+"""The largest size, 2^53 bytes (9 PB): exact in the f64s of rates and rests in a u64."""
+
+
+def _at_most(number: int, limit: int, what: str, original: Any, expected: str, shown: str) -> int:
+    if number > limit:
+        raise UnitError(f"{what} is too large", expected=f"{expected}, at most {shown}", found=_found(original))
+    return number
+
+
 def _integral(value: Decimal, what: str, original: Any, expected: str, hint: str) -> int:
     if value != value.to_integral_value():
         raise UnitError(
@@ -241,7 +258,8 @@ def parse_rate(value: Any) -> int:
         )
     if number < 0:
         raise UnitError("a rate cannot be negative", expected=_RATE_EXPECTED, found=_found(value))
-    return _integral(number * _RATE_UNITS[unit], "the rate", value, _RATE_EXPECTED, "rates are whole bits per second")
+    bps = _integral(number * _RATE_UNITS[unit], "the rate", value, _RATE_EXPECTED, "rates are whole bits per second")
+    return _at_most(bps, MAX_RATE_BPS, "the rate", value, _RATE_EXPECTED, "1 Pbps")
 
 
 def parse_time(value: Any) -> int:
@@ -284,7 +302,8 @@ def parse_time(value: Any) -> int:
         )
     if number < 0:
         raise UnitError("a time cannot be negative", expected=_TIME_EXPECTED, found=_found(value))
-    return _integral(number * _TIME_UNITS[unit], "the time", value, _TIME_EXPECTED, "times resolve to whole nanoseconds")
+    ns = _integral(number * _TIME_UNITS[unit], "the time", value, _TIME_EXPECTED, "times resolve to whole nanoseconds")
+    return _at_most(ns, MAX_TIME_NS, "the time", value, _TIME_EXPECTED, "2^53 ns (about 104 days)")
 
 
 def parse_size(value: Any) -> int:
@@ -319,7 +338,8 @@ def parse_size(value: Any) -> int:
         raise UnitError(f"unknown size unit {unit!r}", expected=_SIZE_EXPECTED, found=_found(value), hint=hint)
     if number < 0:
         raise UnitError("a size cannot be negative", expected=_SIZE_EXPECTED, found=_found(value))
-    return _integral(number * _SIZE_UNITS.get(unit, Decimal(1)), "the size", value, _SIZE_EXPECTED, "sizes are whole bytes")
+    nbytes = _integral(number * _SIZE_UNITS.get(unit, Decimal(1)), "the size", value, _SIZE_EXPECTED, "sizes are whole bytes")
+    return _at_most(nbytes, MAX_SIZE_BYTES, "the size", value, _SIZE_EXPECTED, "2^53 bytes")
 
 
 def parse_ratio(value: Any) -> float:

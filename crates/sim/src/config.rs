@@ -64,7 +64,7 @@ pub struct WindowConfig {
 
 /// Limits that stop a run cleanly, naming what grew.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(default, deny_unknown_fields)]
 pub struct BudgetConfig {
     /// Events processed at most.
     pub max_events: u64,

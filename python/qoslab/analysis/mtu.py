@@ -440,6 +440,12 @@ def _datagram_of_size(analysis: _Analysis, size: int) -> tuple[_Path, int, bytes
     return path, ip_index, datagram(lo)
 
 
+IPV4_MIN_MTU = 68
+"""RFC 791 §3.2: every internet module must forward a 68-octet datagram unfragmented."""
+IPV4_MAX_TOTAL_LENGTH = 65_535
+"""RFC 791 §3.1: Total Length, 16 bits, of the whole datagram."""
+
+
 def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pcap: str | Path | None = None) -> MtuReport:
     """Analyses a stack: each layer's overhead, each interface's MTU, TCP MSS, the
     largest unfragmented UDP payload and wire efficiency.
@@ -462,6 +468,11 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
     >>> analyse("ethernet/ipv4/udp").udp_max_payload
     1472
     """
+    if size is not None and not 1 <= size <= IPV4_MAX_TOTAL_LENGTH:
+        from qoslab.errors import InputError, Problem
+
+        # RFC 791 §3.1: the total length is a 16-bit field, header included.
+        raise InputError("--size", [Problem("no IPv4 datagram has this size", key="--size", expected=f"1 to {IPV4_MAX_TOTAL_LENGTH} bytes (RFC 791 §3.1: 16-bit total length)", found=str(size))])
     layers = parse_stack(stack)
     if pcap is not None and layers[0].name not in PCAP_LINKS:
         from qoslab.errors import InputError, Problem
@@ -472,6 +483,12 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
                      expected="a stack over " + " or ".join(PCAP_LINKS), found=stack)],
         )
     analysis = _Analysis(layers, count_fcs)
+    cramped = next((i for i in analysis.interfaces if i.fits < IPV4_MIN_MTU), None)
+    if cramped is not None:
+        from qoslab.errors import InputError, Problem
+
+        raise InputError("STACK", [Problem(f"the layers outside {cramped.name} leave no room for a {IPV4_MIN_MTU}-byte datagram", key="stack",
+                                           expected=f"every interface able to carry {IPV4_MIN_MTU} bytes (RFC 791 §3.2)", found=f"{cramped.fits} bytes at {cramped.name}")])
     notes: list[str] = []
     innermost = analysis.interfaces[-1] if analysis.interfaces else None
     if innermost is None:

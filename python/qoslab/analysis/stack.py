@@ -399,6 +399,12 @@ def _problem(stack: str, column: int, key: str, message: str, expected: str, fou
     ).with_context(caret)
 
 
+MAX_LAYERS = 64
+"""More layers than any real stack has: each tunnel adds about four (outer IPv4, UDP,
+the tunnel, inner Ethernet), and 16 tunnels deep leave no room for a 68-byte datagram
+(RFC 791 §3.2) inside 1500 bytes anyway."""
+
+
 def parse_stack(stack: str) -> list[Layer]:
     """Parses and checks a stack string.
 
@@ -418,6 +424,9 @@ def parse_stack(stack: str) -> list[Layer]:
     """
     if not stack.strip():
         raise _problem(stack, 1, "layer 1", "empty stack", "layers such as 'ethernet/ipv4/tcp'", "''")
+    count = len(_split(stack))
+    if count > MAX_LAYERS:
+        raise _problem(stack, 1, "stack", f"a stack of {count} layers", f"at most {MAX_LAYERS} layers", str(count))
     layers: list[Layer] = []
     for index, (token, column) in enumerate(_split(stack), start=1):
         key = f"layer {index}"

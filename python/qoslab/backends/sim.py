@@ -222,6 +222,8 @@ class Network:
     node_names: list[str]
     ports: list[list[Port]]
     addresses: dict[str, list[IPv4Interface]] = field(default_factory=dict)
+    max_events: int | None = None
+    """The simulator's event budget for each run, when raised above its default (``--max-events``)."""
 
     def node_index(self, name: str) -> int:
         return self.node_names.index(name)
@@ -250,6 +252,8 @@ class Network:
         config["capture"] = capture
         if seed is not None:
             config["seed"] = seed
+        if self.max_events is not None:
+            config["budget"] = {"max_events": int(self.max_events)}
         return config
 
 
@@ -1278,6 +1282,7 @@ def run_tests(
     pcap_dir: str | Path | None = None,
     on_run: Any = None,
     on_trial: Any = None,
+    max_events: int | None = None,
 ) -> tuple[Network, list[TestRun]]:
     """Run every test of the scenario, each in a fresh simulation, in file order.
 
@@ -1297,6 +1302,7 @@ def run_tests(
     from qoslab.methods.common import adaptive_records
 
     net = lower_network(scenario, source=source)
+    net.max_events = max_events
     check_runnable(scenario, source=source)
     if not scenario.test:
         out = LocatedProblems(source)

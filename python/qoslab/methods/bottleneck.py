@@ -116,7 +116,7 @@ def link_fps(link: Any, frame_size: int) -> float | None:
         return link.rate * (link.compression or 1.0) / _core.serial_line_bits(link.format, ip_bytes + framing)
     if kind == "atm":
         cells = math.ceil((ip_bytes + LLC_SNAP_ATM + AAL5_TRAILER) / CELL_PAYLOAD)
-        return link.cell_rate() / (cells * CELL * 8)
+        return link.cell_rate / (cells * CELL * 8)
     return None
 
 

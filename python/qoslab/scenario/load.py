@@ -64,6 +64,10 @@ def one_of(choices: list[str] | tuple[str, ...]) -> str:
     return "one of " + ", ".join(quoted)
 
 
+_LONG_INTEGER = re.compile(r"(?<![\w.])[+-]?\d{19,}(?![\w.])")
+"""Integer literals of 19 digits or more: beyond toml_edit's i64 when large enough."""
+
+
 class Spans:
     """Positions of keys and values in one TOML text."""
 
@@ -71,7 +75,12 @@ class Spans:
         try:
             from qoslab._core import toml_key_spans
 
-            self._spans: dict[PathT, tuple[Any, Any]] = toml_key_spans(text)
+            try:
+                self._spans: dict[PathT, tuple[Any, Any]] = toml_key_spans(text)
+            except Exception:
+                # toml_edit reads integers as i64 (TOML 1.0 §Integer asks no more);
+                # tomllib reads any. Blank the longer ones out, keeping every column.
+                self._spans = toml_key_spans(_LONG_INTEGER.sub(lambda m: "0".ljust(len(m[0])), text))
         except Exception:  # a text tomllib reads but toml_edit does not: no positions
             self._spans = {}
 

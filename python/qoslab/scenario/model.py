@@ -40,7 +40,7 @@ from pydantic import (
     model_validator,
 )
 
-from qoslab.units import Rate, Ratio, Size, Time, format_rate
+from qoslab.units import Rate, Ratio, Size, Time, UnitError, format_rate
 
 
 class FieldProblem(ValueError):
@@ -53,6 +53,13 @@ class FieldProblem(ValueError):
     def __init__(self, key: str, message: str, *, expected: str | None = None, found: str | None = None, hint: str | None = None):
         super().__init__(message)
         self.key, self.message, self.expected, self.found, self.hint = key, message, expected, found, hint
+
+MAX_SEED = 2**64 - 1
+"""Seeds are the simulator's u64."""
+MAX_IPV4_PAYLOAD = 65_535 - 20 - 8
+"""The largest UDP or ICMP echo payload in one IPv4 datagram: RFC 791's 16-bit total
+length, less the 20-byte header (no options) and the 8-byte UDP (RFC 768) or ICMP echo
+(RFC 792) header."""
 
 NODE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]*$"
 NodeName = Annotated[
@@ -84,7 +91,7 @@ class Meta(Strict):
     """The ``[scenario]`` table: what this scenario is."""
 
     name: str = Field(description="A title for the scenario, shown in reports.")
-    seed: int = Field(1, ge=0, description="Seed of every random stream; the same scenario and seed give the same results.")
+    seed: int = Field(1, ge=0, le=MAX_SEED, description="Seed of every random stream; the same scenario and seed give the same results.")
     description: str | None = Field(None, description="Free text: what the scenario models and which seed/figure it follows.")
     duration: Time | None = Field(None, description="Simulated time to run when a test gives none, e.g. '10 s'.")
 
@@ -111,14 +118,30 @@ class PortForward(Strict):
     )
 
 
+def _addresses_as_text(value: Any) -> Any:
+    """One address or a list, each written as text: pydantic would read the integer 1
+    as 0.0.0.1/32, which nobody means."""
+    value = _as_list(value)
+    for item in value if isinstance(value, list) else []:
+        if not isinstance(item, str):
+            raise UnitError("an address is written as text", expected="an IPv4 address with its prefix length, e.g. '192.168.1.100/24'", found=repr(item))
+    return value
+
+
+def _address_as_text(value: Any) -> Any:
+    if value is not None and not isinstance(value, str):
+        raise UnitError("an address is written as text", expected="an IPv4 address, e.g. '192.168.1.1'", found=repr(value))
+    return value
+
+
 class NodeBase(Strict):
     """Fields every node has."""
 
-    address: Annotated[list[Annotated[IPv4Interface, Field(strict=False)]], BeforeValidator(_as_list)] = Field(
+    address: Annotated[list[Annotated[IPv4Interface, Field(strict=False)]], BeforeValidator(_addresses_as_text)] = Field(
         default_factory=list,
         description="IPv4 address(es) with prefix length, one per interface that has one: '192.168.1.100/24' or a list.",
     )
-    gateway: Annotated[IPv4Address, Field(strict=False)] | None = Field(None, description="Default gateway; it must lie in one of the node's subnets.")
+    gateway: Annotated[Annotated[IPv4Address, Field(strict=False)] | None, BeforeValidator(_address_as_text)] = Field(None, description="Default gateway; it must lie in one of the node's subnets.")
     routes: list[Route] = Field(default_factory=list, description="Static routes, tried before the default gateway.")
     cpu: str | None = Field(
         None,
@@ -932,14 +955,14 @@ class Ping(TestBase):
     method: Literal["ping"] = Field(description="Test method.")
     count: int = Field(10, ge=1, description="Echo requests to send.")
     interval: Time = Field("1 s", description="Time between requests.")
-    payload: Size = Field(56, description="ICMP data bytes (ping -s).")
+    payload: Size = Field(56, le=MAX_IPV4_PAYLOAD, description="ICMP data bytes (ping -s); at most 65,507 (RFC 791 total length 65,535 less the 20-byte IPv4 and 8-byte ICMP headers).")
 
 
 class UdpFlow(TestBase):
     """A one-way UDP stream at a fixed rate or gap: throughput, loss, one-way delay, jitter."""
 
     method: Literal["udp.flow"] = Field(description="Test method.")
-    payload: Size = Field(1472, description="UDP payload bytes per datagram.")
+    payload: Size = Field(1472, le=MAX_IPV4_PAYLOAD, description="UDP payload bytes per datagram; at most 65,507 (RFC 791 total length 65,535 less the IPv4 and UDP headers).")
     dont_fragment: bool = Field(
         False,
         description="Set DF on every datagram (iperf3 --dont-fragment): too big for the path, it is refused at the sender or dropped by a router with ICMP 'fragmentation needed'; default false, datagrams are fragmented.",
@@ -965,7 +988,7 @@ class UdpEcho(TestBase):
     """UDP datagrams echoed back by the receiver (seed 003): throughput and loss each way, RTT."""
 
     method: Literal["udp.echo"] = Field(description="Test method.")
-    payload: Size = Field(1472, description="UDP payload bytes per datagram (seed 003: 25 to 1600).")
+    payload: Size = Field(1472, le=MAX_IPV4_PAYLOAD, description="UDP payload bytes per datagram (seed 003: 25 to 1600); at most 65,507.")
     gap: Time = Field("1 ms", description="Time between datagrams (seed 003: 1 ms and 5 ms).")
     count: int = Field(10000, ge=1, description="Datagrams to send (seed 003: 10 000).")
     port: int = Field(7, ge=1, le=65535, description="The echo server's UDP port (RFC 862: 7).")
@@ -1080,7 +1103,7 @@ class Background(Strict):
 
     from_: NodeName = Field(alias="from", description="The node that sends.")
     to: NodeName = Field(description="The node it sends to.")
-    payload: Size = Field(1472, description="UDP payload bytes per datagram (at least 16: the test frame's sequence number and time).")
+    payload: Size = Field(1472, le=MAX_IPV4_PAYLOAD, description="UDP payload bytes per datagram (at least 16: the test frame's sequence number and time; at most 65,507).")
     rate: Rate = Field("0 bps", description="Offered load; '0 bps' saturates (the sender keeps its interface queue full).")
     start: Time = Field("0 s", description="When it starts, from the start of each test's run.")
     duration: Time | None = Field(None, description="How long it sends; none = as long as the test runs.")
