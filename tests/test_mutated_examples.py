@@ -66,7 +66,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, str]:
     return path.name, tomli_w.dumps(data)
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(case=mutated())
 def test_mutated_example_is_accepted_or_refused_with_a_place(case: tuple[str, str], tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
     from qoslab.cli import main

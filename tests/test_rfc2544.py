@@ -355,8 +355,11 @@ wait = "{wait}"
     # The simulated DCF draws its backoffs: the knee is near the lone-sender cycle. A rate
     # passes when the frames of a 10 s trial are through by the end of the 0.1 s wait.
     assert 0.9 * bottleneck <= m["throughput_fps"] <= 1.02 * bottleneck * (10 + 0.1) / 10
-    # A 1 s trial with the 2 s wait passes at three times the cell's rate: the AP's queue
-    # holds the excess and delivers it during the wait. The result says so.
+    # A 1 s trial with the 2 s wait passes above the cell's rate: the AP's queue (100
+    # frames by default, the Linux 2.4 txqueuelen of 2004 APs) holds the excess and
+    # delivers it during the wait. So a 1 s trial passes up to about the cell's second
+    # of frames plus a full queue, and the result says it depends on the trial's length.
     short = run(1, 2)
-    assert short["metrics"]["throughput_fps"] > 2 * bottleneck
+    ap_queue = 100
+    assert 1.1 * bottleneck < short["metrics"]["throughput_fps"] <= 1.02 * (bottleneck + ap_queue)
     assert "depends on the trial's length" in short["metrics"]["warning"]

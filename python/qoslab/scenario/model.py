@@ -99,11 +99,33 @@ class Meta(Strict):
 # --------------------------------------------------------------------------- nodes
 
 
+def _addresses_as_text(value: Any) -> Any:
+    """One address or a list, each written as text: pydantic would read the integer 1
+    as 0.0.0.1/32, which nobody means."""
+    value = _as_list(value)
+    for item in value if isinstance(value, list) else []:
+        if not isinstance(item, str):
+            raise UnitError("an address is written as text", expected="an IPv4 address with its prefix length, e.g. '192.168.1.100/24'", found=repr(item))
+    return value
+
+
+def _prefix_as_text(value: Any) -> Any:
+    if not isinstance(value, str):
+        raise UnitError("a prefix is written as text", expected="an IPv4 prefix, e.g. '192.168.0.0/24'", found=repr(value))
+    return value
+
+
+def _address_as_text(value: Any) -> Any:
+    if value is not None and not isinstance(value, str):
+        raise UnitError("an address is written as text", expected="an IPv4 address, e.g. '192.168.1.1'", found=repr(value))
+    return value
+
+
 class Route(Strict):
     """A static route: packets to ``to`` are sent to the next hop ``via``."""
 
-    to: IPv4Network = Field(strict=False, description="Destination prefix, e.g. '192.168.0.0/24' ('0.0.0.0/0' for a default route).")
-    via: IPv4Address = Field(strict=False, description="Next-hop address; it must lie in one of the node's subnets.")
+    to: Annotated[IPv4Network, Field(strict=False), BeforeValidator(_prefix_as_text)] = Field(description="Destination prefix, e.g. '192.168.0.0/24' ('0.0.0.0/0' for a default route).")
+    via: Annotated[IPv4Address, Field(strict=False), BeforeValidator(_address_as_text)] = Field(description="Next-hop address; it must lie in one of the node's subnets.")
     metric: int = Field(1, ge=0, description="Route preference; the lowest metric wins among equal prefixes.")
 
 
@@ -116,22 +138,6 @@ class PortForward(Strict):
         pattern=r"^\d+\.\d+\.\d+\.\d+(:\d+)?$",
         description="Inside address, optionally with a port: '192.168.0.2' or '192.168.0.2:8080'.",
     )
-
-
-def _addresses_as_text(value: Any) -> Any:
-    """One address or a list, each written as text: pydantic would read the integer 1
-    as 0.0.0.1/32, which nobody means."""
-    value = _as_list(value)
-    for item in value if isinstance(value, list) else []:
-        if not isinstance(item, str):
-            raise UnitError("an address is written as text", expected="an IPv4 address with its prefix length, e.g. '192.168.1.100/24'", found=repr(item))
-    return value
-
-
-def _address_as_text(value: Any) -> Any:
-    if value is not None and not isinstance(value, str):
-        raise UnitError("an address is written as text", expected="an IPv4 address, e.g. '192.168.1.1'", found=repr(value))
-    return value
 
 
 class NodeBase(Strict):
