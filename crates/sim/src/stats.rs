@@ -166,6 +166,11 @@ impl FlowStats {
         self.latency.record(received_ns.saturating_sub(sent_ns));
         self.jitter.record(sent_ns, received_ns);
     }
+
+    /// Whether datagram `seq` has arrived (at least once).
+    pub fn has_received(&self, seq: u32) -> bool {
+        self.seen.get(seq as usize / 64).is_some_and(|w| w & (1u64 << (seq % 64)) != 0)
+    }
 }
 
 #[cfg(test)]

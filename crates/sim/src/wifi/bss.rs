@@ -494,6 +494,12 @@ impl Bss {
         self.members[member].queue.len()
     }
 
+    /// The MPDUs in `member`'s transmit queue, the one being sent first (for the
+    /// end-of-run census of `conservation`).
+    pub fn queued(&self, member: usize) -> impl Iterator<Item = &[u8]> {
+        self.members[member].queue.iter().map(|q| q.mpdu.as_slice())
+    }
+
     /// Whether `member`'s queue can take another frame.
     pub fn has_room(&self, member: usize) -> bool {
         self.queue_len(member) < self.params.queue_frames
