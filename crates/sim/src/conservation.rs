@@ -108,7 +108,11 @@ fn packet_at(bytes: &[u8], at: usize) -> Option<(Found, usize)> {
             let ports = bytes.get(l4..l4 + 4)?;
             let src_port = u16::from_be_bytes([ports[0], ports[1]]);
             let dst_port = u16::from_be_bytes([ports[2], ports[3]]);
-            Some((Found::Tcp { src, src_port, dst, dst_port }, l4 + 20))
+            // A TCP payload is a byte stream: a packet in it (a tunnel's, OpenVPN over
+            // TCP) is the stream's until the far end cuts it out, whatever happens to
+            // this segment (a lost segment is sent again). The stream's ends are
+            // looked into instead (`openvpn_tcp::StreamTransport::held_toward`).
+            Some((Found::Tcp { src, src_port, dst, dst_port }, (at + total).min(bytes.len()).max(l4 + 20)))
         }
         ESP => {
             let h = bytes.get(l4..l4 + 8)?;
@@ -120,6 +124,15 @@ fn packet_at(bytes: &[u8], at: usize) -> Option<(Found, usize)> {
         }
         _ => None,
     }
+}
+
+/// Whether an 802.11 MPDU (open) carries a link ARQ frame (`wire::linkarq`, EtherType
+/// 0x88B5 after LLC/SNAP, RFC 1042): its datagram is the ARQ sender's until acknowledged
+/// or given up, whatever happens to this transmission.
+pub fn is_link_arq(mpdu: &[u8]) -> bool {
+    const SNAP_ARQ: [u8; 8] = [0xaa, 0xaa, 0x03, 0, 0, 0, 0x88, 0xb5];
+    // After a 3-address (24 octets) or 4-address (30) MAC header, with QoS Control (+2).
+    [24, 26, 30, 32].iter().any(|&at| mpdu.get(at..at + 8) == Some(&SNAP_ARQ[..]))
 }
 
 /// A set of datagram sequence numbers, one bit each.

@@ -771,9 +771,14 @@ impl World {
                     Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
                 }
             }
-            BssEvent::Dropped { member, reason, .. } => {
-                let (node, port) = self.bsses[bss as usize].members[member];
-                self.record_drop(now, node, Some(port), reason.to_string(), None);
+            BssEvent::Dropped { member, reason, mpdu, delivered } => {
+                let state = &self.bsses[bss as usize];
+                let (node, port) = state.members[member];
+                // Logged as before; the flows are charged what the MPDU carried, unless
+                // the receiver had it (only its acknowledgements were lost).
+                let open = state.adapters[member].cipher.unprotect(&mpdu).map(|(open, _)| open).ok();
+                let carried = (!delivered).then(|| open.as_deref().unwrap_or(&mpdu)).filter(|m| !crate::conservation::is_link_arq(m));
+                self.record_drop_of(now, node, Some(port), reason.to_string(), None, carried);
             }
             BssEvent::TxDone { member, .. } => {
                 let (node, _) = self.bsses[bss as usize].members[member];
@@ -1560,6 +1565,7 @@ impl World {
 
     fn results(mut self) -> Results {
         let now = self.end_ns;
+        self.ledger_silent_drops();
         let census = self.census();
         let flow_conservation = self.flow_conservation(&census);
         let line_conservation = self.line_conservation();

@@ -52,6 +52,24 @@ impl World {
         });
     }
 
+    /// Charges the flows what was dropped without a record: OpenVPN's incomplete
+    /// fragmented packets discarded after FRAG_TTL_SEC.
+    pub(super) fn ledger_silent_drops(&mut self) {
+        let mut abandoned = Vec::new();
+        for n in &mut self.nodes {
+            for end in &mut n.vifs.openvpn {
+                abandoned.append(&mut end.abandoned);
+            }
+        }
+        for packet in abandoned {
+            self.ledger_drop(crate::openvpn::FRAGMENT_EXPIRED, &packet);
+        }
+        let given_up: Vec<Vec<u8>> = self.upstreams.iter_mut().flat_map(|u| std::mem::take(&mut u.abandoned)).collect();
+        for packet in given_up {
+            self.ledger_drop("link ARQ gave up after its last attempt", &packet);
+        }
+    }
+
     /// Every frame, datagram and job still held anywhere at the end of the run, scanned
     /// for the flows' packets.
     pub(super) fn census(&self) -> Census {
@@ -86,8 +104,25 @@ impl World {
         }
         for b in &self.bsses {
             for member in 0..b.members.len() {
-                b.bss.queued(member).for_each(&mut note);
+                // A protected MPDU is read as its receiver would (WEP, TKIP, CCMP).
+                let cipher = &b.adapters[member].cipher;
+                for mpdu in b.bss.queued(member) {
+                    let open = cipher.unprotect(mpdu).map(|(open, _)| open);
+                    let open = open.as_deref().unwrap_or(mpdu);
+                    // A link ARQ frame's datagram is counted at its sender (below).
+                    if !conservation::is_link_arq(open) {
+                        note(open);
+                    }
+                }
             }
+        }
+        for n in &self.nodes {
+            for end in &n.vifs.openvpn {
+                end.held_fragments(&mut note);
+            }
+        }
+        for u in &self.upstreams {
+            u.held_packets(&mut note);
         }
         let effects = |fx: &Effects, note: &mut dyn FnMut(&[u8])| {
             fx.send.iter().for_each(|(_, frame)| note(frame));
@@ -108,6 +143,12 @@ impl World {
         }
         if let Some(atm) = &self.atm {
             atm.held_packets(&mut note);
+        }
+        let streams: Vec<&crate::openvpn_tcp::StreamTransport> =
+            self.nodes.iter().flat_map(|n| n.vifs.openvpn.iter().filter_map(|e| e.stream.as_ref())).collect();
+        for s in &streams {
+            let peer = streams.iter().find(|p| s.is_peer(p)).copied();
+            s.held_toward(peer, &mut note);
         }
         census
     }

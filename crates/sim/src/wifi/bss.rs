@@ -224,6 +224,9 @@ pub enum BssEvent {
         mpdu: Vec<u8>,
         /// Why (here: the retry limit).
         reason: DropReason,
+        /// Whether the receiver had it all the same (its acknowledgements were lost):
+        /// what it carried is not lost (conservation).
+        delivered: bool,
     },
     /// `member`'s frame exchange ended: `ok` when acknowledged (or a group frame sent),
     /// false when dropped at the retry limit. Retries are not reported here.
@@ -382,6 +385,9 @@ struct Queued {
     mpdu: Vec<u8>,
     dest: Option<usize>,
     attempts: u32,
+    /// The receiver has it (an attempt whose acknowledgement was lost): conservation
+    /// counts it out of the network.
+    delivered: bool,
 }
 
 #[derive(Debug)]
@@ -494,10 +500,10 @@ impl Bss {
         self.members[member].queue.len()
     }
 
-    /// The MPDUs in `member`'s transmit queue, the one being sent first (for the
-    /// end-of-run census of `conservation`).
+    /// The MPDUs in `member`'s transmit queue that no receiver has yet, the one being
+    /// sent first (for the end-of-run census of `conservation`).
     pub fn queued(&self, member: usize) -> impl Iterator<Item = &[u8]> {
-        self.members[member].queue.iter().map(|q| q.mpdu.as_slice())
+        self.members[member].queue.iter().filter(|q| !q.delivered).map(|q| q.mpdu.as_slice())
     }
 
     /// Whether `member`'s queue can take another frame.
@@ -568,6 +574,7 @@ impl Bss {
             mpdu,
             dest,
             attempts: 0,
+            delivered: false,
         };
         if priority && !m.queue.is_empty() {
             m.queue.insert(1, queued);
@@ -968,6 +975,7 @@ impl Bss {
                 member.stats.dropped += 1;
                 self.outbox.push(BssEvent::Dropped {
                     member: m,
+                    delivered: head.delivered,
                     mpdu: head.mpdu,
                     reason: DropReason::RetryLimit {
                         attempts: head.attempts,
@@ -1111,6 +1119,12 @@ impl Bss {
             }
         }
         member.stats.received += 1;
+        if tx.receiver.is_some() {
+            // The sender's frame under exchange is the head of its queue.
+            if let Some(head) = self.members[tx.sender].queue.front_mut() {
+                head.delivered = true;
+            }
+        }
         self.outbox.push(BssEvent::Delivered {
             to: r,
             from: tx.sender,
