@@ -76,21 +76,25 @@ def test_throughput_search_converges_to_the_bottleneck_frame_rate(tmp_path, size
     capacity = 1 / wire_s(size, 10e6)  # frames/s the 10 Mb/s link carries
     top = 1 / wire_s(size, SENDER_BPS)  # the medium's maximum: the search's 100 %
     got = rec["metrics"]["throughput_fps"]
-    # A binary search ends within its resolution below the true value; a rate just above
-    # capacity passes only while the queue absorbs the excess over the trial.
-    assert capacity - resolution * top <= got <= capacity + (queue + 2) / duration
+    # The resolution is a fraction of the path's bottleneck (the 10 Mb/s link), not of the
+    # sender's 100 Mb/s: a binary search ends within it below the true value; a rate just
+    # above capacity passes only while the queue absorbs the excess over the trial.
+    assert capacity - resolution * capacity <= got <= capacity + (queue + 2) / duration
     assert rec["parameters"]["max_fps"] == pytest.approx(top, abs=1e-3)
+    assert rec["parameters"]["bottleneck_fps"] == pytest.approx(capacity, abs=1e-3)
+    assert rec["parameters"]["resolution_fps"] == pytest.approx(resolution * capacity, abs=1e-3)
     assert rec["metrics"]["throughput_mbps"] == pytest.approx(got * size * 8 / 1e6, rel=1e-6)
-    # log2(1 / 0.005) ≈ 7.6: the interval halves each step after the first full-rate trial.
-    assert 8 <= rec["metrics"]["trials"] <= 10
+    # After the first full-rate trial each step halves the interval [0, top] until it is
+    # within resolution × capacity.
+    assert rec["metrics"]["trials"] == 1 + math.ceil(math.log2(top / (resolution * capacity)))
 
 
 def test_finer_resolution_gets_closer(tmp_path):
     size = 256
     path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\nresolution = 0.0005\n')
     (rec,) = records(path)
-    capacity, top = 1 / wire_s(size, 10e6), 1 / wire_s(size, SENDER_BPS)
-    assert capacity - 0.0005 * top <= rec["metrics"]["throughput_fps"] <= capacity + 12
+    capacity = 1 / wire_s(size, 10e6)
+    assert capacity - 0.0005 * capacity <= rec["metrics"]["throughput_fps"] <= capacity + 12
 
 
 def test_throughput_at_full_rate_stops_after_one_trial(tmp_path):
@@ -203,7 +207,11 @@ def test_overload_sweep_records_offered_and_carried_rates(tmp_path):
     for rec, fps in zip(recs, (100, 500, 1000, 2000)):
         assert rec["parameters"]["offered_mbps"] == pytest.approx(fps * size * 8 / 1e6)  # Table 4's XMIT column
         carried = min(fps, capacity)
-        assert rec["metrics"]["throughput_fps"] == pytest.approx(carried, abs=(20 + 2) / 2)
+        # Over the receiving interval: the 20 frames queued at the stop come out at the
+        # link's rate and add nothing above it (docs/metrics.md#goodput).
+        assert rec["metrics"]["throughput_fps"] == pytest.approx(carried, rel=1e-3)
+        assert rec["metrics"]["throughput_fps"] <= capacity
+        assert rec["parameters"]["duration_s"] == 2 and rec["parameters"]["wait_s"] == 2
     assert recs[0]["metrics"]["loss_pct"] == 0 and recs[-1]["metrics"]["loss_pct"] > 50
     # Beyond the knee the queue is full: each frame waits for the 20 ahead of it.
     assert recs[-1]["metrics"]["latency_ms"] == pytest.approx((20 * wire_s(size, 10e6) + wire_s(size, 10e6) + wire_s(size, SENDER_BPS)) * 1e3, rel=0.1)
@@ -223,3 +231,132 @@ def test_too_small_frame_is_refused_at_its_key(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=120)
     assert proc.returncode == 2
     assert "test[0].frame_sizes[0]" in proc.stderr and "Traceback" not in proc.stderr
+
+
+# --------------------------------------------------------------------------- issue 14: trials and their window
+
+
+def overload(tmp_path: Path, size: int, fps: float, duration: str, queue: int, wait: str = "2 s") -> dict:
+    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.overload"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nframe_rates = [{fps}]\nduration = "{duration}"\nwait = "{wait}"\n', queue=queue)
+    (rec,) = records(path)
+    return rec
+
+
+def test_overload_through_a_deep_queue_does_not_depend_on_the_trial_length(tmp_path):
+    # Twice the 10 Mb/s link's rate into a 1000-frame queue: at the stop the queue holds
+    # 1000 frames, which drain in 0.43 s, inside the 2 s wait. Counted over the trial's
+    # duration they would add 1000/2 s and 1000/8 s to the rate (a 2 s trial 21 % above
+    # the link); over the receiving interval both trials carry the link's rate.
+    size = 512
+    capacity = 1 / wire_s(size, 10e6)  # 2349.6 fps
+    results = {d: overload(tmp_path, size, round(2 * capacity), f"{d} s", 1000) for d in (2, 8)}
+    for d, rec in results.items():
+        m = rec["metrics"]
+        assert m["throughput_fps"] == pytest.approx(capacity, rel=1e-3), d
+        assert m["throughput_fps"] <= capacity
+        # The queue held ~1000 frames at the stop: more than 1 % of the trial's frames.
+        assert m["queued_at_stop"] == pytest.approx(1000, abs=3)
+        assert m["queued_at_stop_pct"] == pytest.approx(100 * m["queued_at_stop"] / m["sent"], rel=1e-6)
+        assert m["warning"] and "depends on the trial's length" in m["warning"]
+    assert results[2]["metrics"]["throughput_fps"] == pytest.approx(results[8]["metrics"]["throughput_fps"], rel=1e-3)
+
+
+def test_a_trial_with_little_queued_at_its_stop_has_no_warning(tmp_path):
+    # Half the link's rate: nothing queues but the frame on the way (< 1 % of 5874).
+    size = 512
+    capacity = 1 / wire_s(size, 10e6)
+    rec = overload(tmp_path, size, round(capacity / 2), "5 s", 1000)
+    m = rec["metrics"]
+    assert m["warning"] is None and m["queued_at_stop"] <= 2
+    assert m["throughput_fps"] == pytest.approx(round(capacity / 2), rel=1e-4)
+    assert m["lost"] == 0
+
+
+def test_a_frame_that_arrives_after_the_wait_is_lost(tmp_path):
+    # 2 s at twice the link's rate into a queue that holds everything; the wait is 0.5 s.
+    # The link delivers one frame per (S + 20) × 8 / 10^7 s from the first frame's arrival
+    # (its time on the 100 Mb/s link, then on the 10 Mb/s one, store and forward) until
+    # the window closes 0.5 s after the stop: the frames still queued then are lost.
+    size, wait = 512, 0.5
+    fps = round(2 / wire_s(size, 10e6))
+    rec = overload(tmp_path, size, fps, "2 s", 10_000, wait=f"{wait} s")
+    m, p = rec["metrics"], rec["parameters"]
+    assert (p["duration_s"], p["wait_s"]) == (2, wait)
+    sent = round(2 * fps)
+    first = wire_s(size, SENDER_BPS) + wire_s(size, 10e6)
+    delivered = math.floor((2 + wait - first) / wire_s(size, 10e6)) + 1
+    assert m["sent"] == sent
+    assert abs((sent - m["lost"]) - delivered) <= 2
+    assert m["lost"] == pytest.approx(sent - delivered, abs=2)
+    assert m["warning"] is not None
+
+
+def test_trials_default_to_60_s_and_print_their_duration_and_wait():
+    from qoslab.scenario.model import Rfc2544FrameLoss, Rfc2544Overload, Rfc2544Throughput
+
+    for model in (Rfc2544Throughput, Rfc2544FrameLoss, Rfc2544Overload):
+        t = model.model_validate({"method": model.model_fields["method"].annotation.__args__[0], "from": "a", "to": "b"})
+        assert t.duration == 60_000_000_000, model  # RFC 2544 §24
+        assert t.wait == 2_000_000_000, model  # RFC 2544 §23
+
+
+def test_search_resolution_is_relative_to_an_80211b_bottleneck_behind_ethernet(tmp_path):
+    # The sender is on 100 Mb/s Ethernet, the receiver an 802.11b station (11 Mb/s, long
+    # preamble, open). The bottleneck for 1518-byte frames is one DCF cycle of a lone
+    # sender (IEEE 802.11-2020 §10.3, Table 16-4): DIFS 50 µs + CWmin/2 = 15.5 slots of
+    # 20 µs + PLCP 192 µs + MPDU (24 + 8 LLC/SNAP + 1500 + 4 FCS) × 8 / 11 µs + SIFS 10 µs
+    # + Ack (192 µs + 14 × 8 / 2 µs at 2 Mb/s, the highest basic rate).
+    text = """
+[scenario]
+name = "wired to 802.11b"
+seed = 1
+[node.a]
+role = "host"
+address = "10.0.0.1/24"
+cpu = "ideal"
+[node.ap]
+role = "ap"
+[node.sta]
+role = "host"
+address = "10.0.0.2/24"
+cpu = "ideal"
+[[link]]
+type = "ethernet"
+rate = "100 Mbps"
+ends = ["a", "ap"]
+[[link]]
+type = "wifi"
+standard = "802.11b"
+ap = "ap"
+stations = ["sta"]
+[[test]]
+method = "rfc2544.throughput"
+from = "a"
+to = "sta"
+frame_sizes = [1518]
+duration = "{duration}"
+wait = "{wait}"
+"""
+    cycle_us = 50 + 31 / 2 * 20 + 192 + math.ceil(1536 * 8 / 11) + 10 + 192 + 14 * 8 / 2
+    bottleneck = 1e6 / cycle_us
+    top = 1 / wire_s(1518, SENDER_BPS)
+
+    def run(duration: float, wait: float) -> dict:
+        path = tmp_path / "wifi.toml"
+        path.write_text(text.format(duration=f"{duration} s", wait=f"{wait} s"), encoding="utf-8")
+        (rec,) = records(path)
+        return rec
+
+    rec = run(10, 0.1)
+    p, m = rec["parameters"], rec["metrics"]
+    assert p["bottleneck_fps"] == pytest.approx(bottleneck, abs=1e-3)
+    assert p["resolution_fps"] == pytest.approx(0.005 * bottleneck, abs=1e-3)
+    assert m["trials"] == 1 + math.ceil(math.log2(top / (0.005 * bottleneck)))
+    # The simulated DCF draws its backoffs: the knee is near the lone-sender cycle. A rate
+    # passes when the frames of a 10 s trial are through by the end of the 0.1 s wait.
+    assert 0.9 * bottleneck <= m["throughput_fps"] <= 1.02 * bottleneck * (10 + 0.1) / 10
+    # A 1 s trial with the 2 s wait passes at three times the cell's rate: the AP's queue
+    # holds the excess and delivers it during the wait. The result says so.
+    short = run(1, 2)
+    assert short["metrics"]["throughput_fps"] > 2 * bottleneck
+    assert "depends on the trial's length" in short["metrics"]["warning"]

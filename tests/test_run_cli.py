@@ -164,7 +164,9 @@ def test_udp_records_count_frames_as_rfc2544(tmp_path):
     received = 990
     flows = [
         {"id": udp["id"], "kind": "udp", "sent": 1000, "received": received, "lost": 10, "bytes_received": received * 1472,
-         "first_rx_ns": 1, "last_rx_ns": 2, "throughput_bps": 0.0,
+         "first_rx_ns": 1, "last_rx_ns": 2, "throughput_bps": 0.0, "drained": 0, "late": 0,
+         # The arrivals spanned less than the 1 s sending interval: the rates are over it.
+         "receive_interval_ns": 1_000_000_000,
          "latency_ns": {"min": 1_000_000, "mean": 2_500_000, "p50": 2_000_000, "p90": 3_000_000, "p99": 4_000_000, "max": 5_000_000},
          "jitter_ns": 250_000.0},
     ]

@@ -174,6 +174,11 @@ def run(
     `{"scenario", "backend": "sim", "seed", "results": [...], "nodes": [...]}`, one
     record per measured point. Exit 1 if a simulation failed, 2 on bad input.
 
+    Every metric printed (goodput, throughput, loss, latency, jitter, RTT, drained and
+    late datagrams, link use, CPU busy, drops) is defined in docs/metrics.md: what is
+    counted, between which instants, at which layer, in which unit (SI prefixes: 1 Mb/s
+    = 10^6 bit/s, 1 MB = 10^6 B).
+
     A `[sweep]` runs every point (on every local core, `--jobs` to change) and prints one
     table with a row per point and test; each record then carries `point` and `sweep`
     (the point's values). Every point uses the same seed.
@@ -281,7 +286,8 @@ def reproduce(
     and JSON, and DIR/summary.json: every number the seed publishes beside ours, with a
     tolerance and its reason; calibration rows are marked and never count as agreement.
     Finished points are kept: Ctrl-C stops cleanly, and running again with the same
-    --out skips them. Exit 2 on an unknown seed.
+    --out skips them. Exit 2 on an unknown seed. Every metric ("ours") is defined in
+    docs/metrics.md, as `qoslab run` measures it.
 
     Examples:
 

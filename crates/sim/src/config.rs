@@ -41,6 +41,25 @@ pub struct SimConfig {
     /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
     #[serde(default)]
     pub adaptive: Vec<crate::upstream::AdaptiveConfig>,
+    /// The measurement windows of UDP, ping and UDP echo flows, by flow id
+    /// (docs/metrics.md#window). A flow without one ends its sending at its own stop and
+    /// counts every arrival until the run ends.
+    #[serde(default)]
+    pub windows: Vec<WindowConfig>,
+}
+
+/// The measurement window of one flow (docs/metrics.md#window): it opens at the flow's
+/// first send. Arrivals up to `end_ns` are received; later ones are late, counted apart
+/// and never as received, in the latency or in the goodput (RFC 2544 §23 waits "about
+/// 2 seconds" for frames still in the device, §26.3 counts what did not arrive as lost).
+/// Received arrivals after `stop_ns`, the end of the sending as the method counts it (an
+/// RFC 2544 trial's stop, shared by the trial's flows), are also counted as drained.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WindowConfig {
+    pub flow: u32,
+    pub stop_ns: u64,
+    pub end_ns: u64,
 }
 
 /// Limits that stop a run cleanly, naming what grew.
@@ -781,6 +800,28 @@ impl FlowConfig {
             FlowConfig::Udp { id, .. } | FlowConfig::Ping { id, .. } | FlowConfig::Tcp { id, .. } | FlowConfig::UdpEcho { id, .. } => *id,
         }
     }
+
+    /// The sending interval [start, stop) in ns: a UDP flow's configured times; `count`
+    /// datagrams one gap apart for ping and UDP echo (one gap each, the last one's too).
+    pub fn sending_ns(&self) -> (u64, u64) {
+        match self {
+            FlowConfig::Udp { start_ns, stop_ns, .. } | FlowConfig::Tcp { start_ns, stop_ns, .. } => (*start_ns, *stop_ns),
+            FlowConfig::Ping { start_ns, count, interval_ns, .. } | FlowConfig::UdpEcho { start_ns, count, interval_ns, .. } => {
+                (*start_ns, start_ns.saturating_add(u64::from(*count).saturating_mul(*interval_ns)))
+            }
+        }
+    }
+}
+
+impl SimConfig {
+    /// The window of flow `id`: (stop of the sending, end of the wait); without a
+    /// configured one, the flow's own stop and no end.
+    pub fn window(&self, flow: &FlowConfig) -> (u64, u64) {
+        match self.windows.iter().find(|w| w.flow == flow.id()) {
+            Some(w) => (w.stop_ns, w.end_ns),
+            None => (flow.sending_ns().1, u64::MAX),
+        }
+    }
 }
 
 /// A configuration the simulator cannot run, with the field that says so.
@@ -873,6 +914,16 @@ impl SimConfig {
             };
             if self.nodes.get(from as usize).is_none() {
                 return fail(format!("flows[{i}].from"), format!("no node {from}"));
+            }
+        }
+        for (i, w) in self.windows.iter().enumerate() {
+            match self.flows.iter().find(|f| f.id() == w.flow) {
+                None => return fail(format!("windows[{i}].flow"), format!("no flow {}", w.flow)),
+                Some(FlowConfig::Tcp { .. }) => return fail(format!("windows[{i}].flow"), format!("flow {} is TCP, measured by its own rules", w.flow)),
+                Some(_) => {}
+            }
+            if w.end_ns < w.stop_ns {
+                return fail(format!("windows[{i}].end_ns"), format!("the window ends ({} ns) before the sending stops ({} ns)", w.end_ns, w.stop_ns));
             }
         }
         Ok(())

@@ -59,9 +59,18 @@ pub struct FlowResult {
     #[serde(skip_serializing_if = "is_zero")]
     pub reordered: u64,
     pub bytes_received: u64,
+    /// UDP, ping, UDP echo (docs/metrics.md#window): of `received`, those that arrived
+    /// after the sending stopped, while the path drained.
+    pub drained: u64,
+    /// UDP, ping, UDP echo: datagrams that arrived after the window's end; counted in
+    /// `lost`, never in `received`, the latency or the goodput.
+    pub late: u64,
     pub first_rx_ns: Option<u64>,
     pub last_rx_ns: Option<u64>,
-    /// Payload bits received over the flow's sending interval.
+    /// UDP, ping, UDP echo: the goodput's divisor, the receiving interval
+    /// (docs/metrics.md#goodput); TCP: the interval `throughput_bps` is over.
+    pub receive_interval_ns: u64,
+    /// Payload bits received over `receive_interval_ns`, per second.
     pub throughput_bps: f64,
     pub latency_ns: Option<LatencySummary>,
     pub jitter_ns: Option<f64>,
@@ -85,6 +94,8 @@ pub struct EchoResult {
     /// loss these less `received`.
     pub forward_received: u64,
     pub forward_duplicates: u64,
+    /// Datagrams that reached the server after the window's end (not in `forward_received`).
+    pub forward_late: u64,
     /// One-way delay source → server (the simulator knows both clocks).
     pub forward_latency_ns: Option<LatencySummary>,
     pub rtt_ns: Option<LatencySummary>,
@@ -315,8 +326,11 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     duplicates: 0,
                     reordered: 0,
                     bytes_received: t.bytes_received,
+                    drained: 0,
+                    late: 0,
                     first_rx_ns: t.first_rx_ns,
                     last_rx_ns: t.last_rx_ns,
+                    receive_interval_ns: interval,
                     throughput_bps: if interval > 0 { t.bytes_received as f64 * 8.0 * 1e9 / interval as f64 } else { 0.0 },
                     latency_ns: None,
                     jitter_ns: None,
@@ -351,13 +365,16 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 };
             }
             let s = &inputs.stats[&flow.id()];
-            let (kind, interval_ns) = match flow {
-                FlowConfig::Udp { start_ns, stop_ns, .. } => ("udp", stop_ns.min(&now).saturating_sub(*start_ns)),
-                FlowConfig::Ping { start_ns, .. } => ("ping", now.saturating_sub(*start_ns)),
-                // The sending interval: `count` datagrams, one gap each.
-                FlowConfig::UdpEcho { count, interval_ns, .. } => ("udp-echo", u64::from(*count) * interval_ns),
+            let kind = match flow {
+                FlowConfig::Udp { .. } => "udp",
+                FlowConfig::Ping { .. } => "ping",
+                FlowConfig::UdpEcho { .. } => "udp-echo",
                 FlowConfig::Tcp { .. } => unreachable!("TCP flows are reported above"),
             };
+            // The sending interval (cut at the run's end), stretched to the receiving
+            // interval when the arrivals took longer (docs/metrics.md#goodput).
+            let (start, stop) = flow.sending_ns();
+            let interval_ns = s.receive_interval_ns(stop.min(now).saturating_sub(start));
             FlowResult {
                 id: flow.id(),
                 kind,
@@ -367,8 +384,11 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 duplicates: s.duplicates,
                 reordered: s.reordered,
                 bytes_received: s.bytes_received,
+                drained: s.drained,
+                late: s.late,
                 first_rx_ns: s.first_rx_ns,
                 last_rx_ns: s.last_rx_ns,
+                receive_interval_ns: interval_ns,
                 throughput_bps: if interval_ns > 0 { s.bytes_received as f64 * 8.0 * 1e9 / interval_ns as f64 } else { 0.0 },
                 latency_ns: s.latency.summary(),
                 jitter_ns: s.jitter.value(),
@@ -377,6 +397,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 echo: inputs.echo.get(&flow.id()).map(|(forward, rtt)| EchoResult {
                     forward_received: forward.received,
                     forward_duplicates: forward.duplicates,
+                    forward_late: forward.late,
                     forward_latency_ns: forward.latency.summary(),
                     rtt_ns: rtt.summary(),
                 }),

@@ -32,7 +32,7 @@ use crate::engine::{Engine, EngineError, EventId, Reservation};
 use crate::link::EthernetLink;
 use crate::node::{Effects, Job, Node};
 use crate::results::{self, Results};
-use crate::stats::{FlowStats, Histogram};
+use crate::stats::{Arrival, FlowStats, Histogram};
 use crate::time::SimTime;
 use crate::upstream::{Tx, Upstream};
 use crate::conservation::{FlowLedger, LineTally};
@@ -573,7 +573,8 @@ impl World {
             if let FlowConfig::UdpEcho { id, from, dst_port, .. } = flow {
                 // Each echo flow its own client port, as each echo client has its socket.
                 let src_port = ECHO_CLIENT_PORT + i as u16;
-                echo.insert(*id, EchoFlow { from: *from, src_port, dst_port: *dst_port, forward: FlowStats::default(), rtt: Histogram::default() });
+                let (stop, end) = config.window(flow);
+                echo.insert(*id, EchoFlow { from: *from, src_port, dst_port: *dst_port, forward: FlowStats::with_window(stop, end), rtt: Histogram::default() });
             }
         }
         let engine = Engine::with_budget(config.budget.max_events, config.budget.max_pending);
@@ -585,7 +586,14 @@ impl World {
                 line.lazy_tx_done[from] = line.impair[from].shaper.is_none() && !saturating;
             }
         }
-        let stats = config.flows.iter().map(|f| (f.id(), FlowStats::default())).collect();
+        let stats = config
+            .flows
+            .iter()
+            .map(|f| {
+                let (stop, end) = config.window(f);
+                (f.id(), FlowStats::with_window(stop, end))
+            })
+            .collect();
         let n = nodes.len();
         if config.capture {
             for node in nodes.iter_mut() {
@@ -1221,6 +1229,14 @@ impl World {
                     }
                     FlowConfig::Ping { start_ns, .. } | FlowConfig::UdpEcho { start_ns, .. } | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
                 }
+                // The measurement window moves with the application's start.
+                let id = self.sources[source].config.id();
+                if let Some(stats) = self.stats.get_mut(&id) {
+                    stats.delay_window(LINK_UP_POLL_NS);
+                }
+                if let Some(echo) = self.echo.get_mut(&id) {
+                    echo.forward.delay_window(LINK_UP_POLL_NS);
+                }
                 self.defer_end(now, source);
                 let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
                 self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
@@ -1464,9 +1480,7 @@ impl World {
                             if node == echo.from && datagram.dst_port() == echo.src_port {
                                 // The echo is back at its client: a round trip.
                                 let stats = self.stats.get_mut(&probe.flow).expect("flow");
-                                let before = stats.received;
-                                stats.record_arrival(probe.seq, probe.sent_ns, now, bytes);
-                                if stats.received > before {
+                                if stats.record_arrival(probe.seq, probe.sent_ns, now, bytes) == Arrival::Received {
                                     echo.rtt.record(now.saturating_sub(probe.sent_ns));
                                 }
                             } else if datagram.dst_port() == echo.dst_port {
@@ -1532,8 +1546,10 @@ impl World {
                     if let Ok(icmpv4::Repr::EchoReply { data, .. }) = icmpv4::Repr::parse(&icmp) {
                         if let Some(probe) = Probe::parse(data) {
                             if let Some(stats) = self.stats.get_mut(&probe.flow) {
-                                stats.record_arrival(probe.seq, probe.sent_ns, now, data.len() as u64);
-                                stats.rtt_ns.push(now - probe.sent_ns);
+                                // Duplicates' round trips count, as ping's statistics take them.
+                                if stats.record_arrival(probe.seq, probe.sent_ns, now, data.len() as u64) != Arrival::Late {
+                                    stats.rtt_ns.push(now - probe.sent_ns);
+                                }
                             }
                         }
                     }

@@ -238,11 +238,14 @@ class Network:
                 return a.ip
         return theirs[0].ip
 
-    def with_flows(self, flows: list[dict[str, Any]], duration_ns: int, *, seed: int | None = None, capture: bool = False) -> dict[str, Any]:
+    def with_flows(self, flows: list[dict[str, Any]], duration_ns: int, *, seed: int | None = None, capture: bool = False, windows: list[dict[str, int]] | None = None) -> dict[str, Any]:
         """A copy of the configuration with this traffic (and the scenario's
-        ``[[background]]`` traffic beside it), run length and seed."""
+        ``[[background]]`` traffic beside it), run length and seed, and the measured
+        flows' windows (docs/metrics.md#window)."""
         config = json.loads(json.dumps(self.config))
         config["flows"] = list(flows) + background_flows(self, duration_ns)
+        if windows:
+            config["windows"] = list(windows)
         config["duration_ns"] = int(duration_ns)
         config["capture"] = capture
         if seed is not None:
@@ -1138,9 +1141,9 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     plan = plan_test(net, test_index, source=source)
     if isinstance(plan, Search):
         # A search runs many trials; this is its first (first frame size, the maximum rate).
-        flows, duration = plan.trials.first_flows()
-        return net.with_flows(flows, duration)
-    return net.with_flows(plan.flows, plan.duration_ns)
+        flows, duration, windows = plan.trials.first_flows()
+        return net.with_flows(flows, duration, windows=windows)
+    return net.with_flows(plan.flows, plan.duration_ns, windows=plan.windows)
 
 
 # --------------------------------------------------------------------------- running
@@ -1226,7 +1229,7 @@ def run_tests(
             continue
         if on_trial is not None:
             on_trial(test_label(scenario, i))
-        config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None)
+        config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None, windows=plan.windows)
         if plan.cpu_window_ns is not None:
             config["cpu_window_ns"] = list(plan.cpu_window_ns)
         results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)

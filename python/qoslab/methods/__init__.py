@@ -31,7 +31,14 @@ LEARNING_NS = 1_000_000_000
 first so that ARP and bridge tables are filled before frames are counted."""
 
 DRAIN_NS = 2_000_000_000
-"""RFC 2544 §23: wait two seconds after a trial for residual frames."""
+"""RFC 2544 §23: wait two seconds after a trial for residual frames (the default ``wait``
+of the UDP and RFC 2544 tests; docs/metrics.md#window)."""
+
+
+def window(flow_id: int, stop_ns: int, end_ns: int) -> dict[str, int]:
+    """A flow's measurement window (``SimConfig.windows``, docs/metrics.md#window): the
+    sending stops at ``stop_ns``; arrivals after ``end_ns`` are late (lost)."""
+    return {"flow": flow_id, "stop_ns": int(stop_ns), "end_ns": int(end_ns)}
 
 
 @dataclass
@@ -46,6 +53,8 @@ class Plan:
     cpu_window_ns: tuple[int, int] | None = None
     """[from, until) of the test's traffic: CPU utilisation is reported over it (see
     :func:`cpu_metrics`); None = over the whole run."""
+    windows: list[dict[str, int]] = field(default_factory=list)
+    """The measured flows' measurement windows (:func:`window`)."""
 
 
 @dataclass
@@ -149,4 +158,4 @@ def ipsec_metrics(results: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"node": n["name"], **sa} for n in results.get("nodes", []) for sa in n.get("ipsec") or []]
 
 
-__all__ = ["Plan", "Search", "plan_test", "check_runnable", "test_label", "records_by_flow", "cpu_metrics", "ipsec_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]
+__all__ = ["Plan", "Search", "window", "plan_test", "check_runnable", "test_label", "records_by_flow", "cpu_metrics", "ipsec_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]

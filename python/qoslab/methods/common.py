@@ -31,6 +31,24 @@ def ms(ns: float | int | None) -> float | None:
     return None if ns is None else round(float(ns) / NS_PER_MS, 6)
 
 
+def receive_interval_ns(n: int, first_ns: int | None, last_ns: int | None, sending_ns: int) -> int:
+    """The receiving interval of ``n`` arrivals from ``first_ns`` to ``last_ns``
+    (docs/metrics.md#goodput; the simulator's ``FlowStats::receive_interval_ns``, for
+    arrivals spread over several flows): the span stretched by one mean inter-arrival
+    time, ``(last - first) · n / (n - 1)`` rounded up, and never shorter than the sending
+    interval ``sending_ns``.
+
+    >>> receive_interval_ns(10, 300, 9300, 10_000)  # a steady flow: its sending interval
+    10000
+    >>> receive_interval_ns(100, 50, 5000, 1000)  # a drained queue: the time it took
+    5000
+    """
+    if n > 1 and first_ns is not None and last_ns is not None:
+        span = max(0, int(last_ns) - int(first_ns))
+        return max(int(sending_ns), -(-span * n // (n - 1)))
+    return int(sending_ns)
+
+
 def flow_result(results: dict[str, Any], flow_id: int) -> dict[str, Any]:
     """The results entry of flow ``flow_id``."""
     for f in results.get("flows", []):

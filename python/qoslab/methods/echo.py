@@ -13,10 +13,13 @@ told apart by direction:
 - ``loss_pct``: round trips that failed, of those sent (what a tester that sees only its
   own port reports).
 
-Throughput, over the time the echoes took to come back (from the first to the last, plus
-one gap: ``count`` × ``gap`` for a steady flow, and never less; echoes that queued
-behind a saturated link or CPU stretch it, so a queue drained after the sending stopped
-does not count as capacity):
+The measurement window (docs/metrics.md#window) opens at the first send and closes 2 s
+(RFC 2544 §23's wait) after the sending interval (``count`` × ``gap``); the run ends
+there, and an echo still on the way is lost. Throughput is over the receiving interval
+(docs/metrics.md#goodput): the time the echoes took to come back, from the first to the
+last stretched by one mean gap between them (``count`` × ``gap`` for a steady flow), and
+never less than the sending interval; echoes that queued behind a saturated link or CPU
+stretch it, so a queue drained after the sending stopped does not count as capacity:
 
 - ``throughput_mbps``: the UDP payload bits echoed back (the round trips completed);
 - ``throughput_two_way_mbps``: the UDP payload bits that crossed the path either way
@@ -39,7 +42,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics
+from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics, window
 from qoslab.methods.common import endpoints, flow_result, ms
 from qoslab.methods.udp import PROBE_HEADER, wire_bytes
 
@@ -113,11 +116,8 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     }
 
     def _span(f: dict[str, Any]) -> int:
-        first, last = f.get("first_rx_ns"), f.get("last_rx_ns")
-        if first is None or last is None:
-            return interval_ns
-        # The echoes' arrival interval, one gap per echo: count × gap for a steady flow.
-        return max(interval_ns, int(last) - int(first) + t.gap)
+        # The echoes' receiving interval as the simulator measured it (docs/metrics.md#goodput).
+        return max(interval_ns, int(f["receive_interval_ns"]))
 
     def records(results: dict[str, Any]) -> list[dict[str, Any]]:
         streams: list[dict[str, Any]] = []
@@ -156,4 +156,6 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         record["ipsec"] = ipsec_metrics(results)
         return [record]
 
-    return Plan(flows, start + interval_ns + DRAIN_NS, records, measured, cpu_window_ns=(start, start + interval_ns))
+    stop = start + interval_ns
+    windows = [window(fid, stop, stop + DRAIN_NS) for fid in measured]
+    return Plan(flows, stop + DRAIN_NS, records, measured, cpu_window_ns=(start, stop), windows=windows)

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qoslab.methods import Plan, cpu_metrics
+from qoslab.methods import Plan, cpu_metrics, window
 from qoslab.methods.common import endpoints, flow_result, ms
 
 if TYPE_CHECKING:
@@ -55,4 +55,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         return [{"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}]
 
-    return Plan(flows, run_length(t.count, t.interval), records, [FLOW])
+    # The window (docs/metrics.md#window) closes REPLY_WAIT_NS after the last request,
+    # when the run ends: a reply later than that is lost, its round trip not counted.
+    last_request = (t.count - 1) * t.interval
+    return Plan(flows, run_length(t.count, t.interval), records, [FLOW], windows=[window(FLOW, last_request, last_request + REPLY_WAIT_NS)])

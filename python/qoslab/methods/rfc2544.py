@@ -1,8 +1,10 @@
 """RFC 2544 §26 benchmarks, each a series of trials, every trial one simulation.
 
 - ``rfc2544.throughput`` (§26.1): the highest rate at which no frame is lost, by a
-  binary search between 0 and the medium's maximum rate; ``resolution`` (a fraction of
-  that maximum) ends the search, ``duration`` is the trial's length (§24: at least 60 s).
+  binary search between 0 and the medium's maximum rate; ``resolution`` ends the search,
+  a fraction of the path's bottleneck (the slowest link for the frame size,
+  :mod:`qoslab.methods.bottleneck`; ``max_rate`` when given), ``duration`` is the
+  trial's length (§24: at least 60 s).
 - ``rfc2544.latency`` (§26.2): at the throughput rate (searched first unless ``rate`` or
   ``frame_rate`` is given), one frame half-way through each trial is tagged and its
   latency taken (store-and-forward: last bit out to first bit in, as the simulator
@@ -23,7 +25,14 @@ The maximum frame rate of an Ethernet medium counts the 8-byte preamble and SFD 
 PHY rate over the frame's bits is the bound.
 
 Every trial follows §23: learning frames (one ping) a second before the stream so ARP and
-bridge tables are filled, and a 2 s wait after it for residual frames. With
+bridge tables are filled, and a ``wait`` (2 s by default) after it for residual frames:
+the trial's measurement window (docs/metrics.md#window) ends there, and a frame that
+arrives later is lost. Every record carries ``duration_s`` and ``wait_s``. A trial at
+whose stop more than 1 % of its frames were still on the way (a queue on the path held
+them: they arrived after the stop) gets a ``warning``: its result depends on the trial's
+length. Rates received (the overload sweep) are over the receiving interval
+(docs/metrics.md#goodput), so a queue drained after the stop is not counted as capacity.
+With
 ``bidirectional`` (§14) the receiver sends the same stream back at once, and a trial
 passes only if neither direction loses a frame. Trial k of a repeated measurement runs
 with seed ``seed + k`` so that repetitions are independent draws of the random streams.
@@ -35,8 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
-from qoslab.methods import DRAIN_NS, LEARNING_NS, cpu_metrics
-from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.methods import LEARNING_NS, cpu_metrics, window
+from qoslab.methods.common import endpoints, flow_result, ms, receive_interval_ns
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER
 
 if TYPE_CHECKING:
@@ -47,6 +56,10 @@ PREAMBLE_AND_GAP = 20
 
 FORWARD, REVERSE, LEARN_FORWARD, LEARN_REVERSE = 1, 2, 0, 3
 """Flow ids: the stream each way (tagged frames add 10 and 20) and the learning pings."""
+
+QUEUED_AT_STOP_WARN = 0.01
+"""The share of a trial's frames still on the way at its stop above which the result is
+flagged as depending on the trial's length (more than 1 %)."""
 
 METHODS = ("rfc2544.throughput", "rfc2544.latency", "rfc2544.frame_loss", "rfc2544.back_to_back", "rfc2544.overload")
 
@@ -79,6 +92,26 @@ class Trial:
     seed: int
     directions: list[dict[str, Any]]
     results: dict[str, Any] = field(repr=False)
+    wait_s: float = 2.0
+
+    @property
+    def queued_at_stop(self) -> int:
+        """Frames still on the way when the trial stopped: those that arrived after its
+        stop (in the wait, or late), both directions; a lower bound, as frames a queue
+        held and then dropped are not told apart from frames lost before the stop."""
+        return sum(d["drained"] + d["late"] for d in self.directions)
+
+    def queued_at_stop_pct(self) -> float:
+        return round(100.0 * self.queued_at_stop / self.sent, 6) if self.sent else 0.0
+
+    def warning(self) -> str | None:
+        """Words for a trial whose result depends on its length (None if it does not)."""
+        if not self.sent or self.queued_at_stop <= QUEUED_AT_STOP_WARN * self.sent:
+            return None
+        return (
+            f"{self.queued_at_stop} of {self.sent} frames ({self.queued_at_stop_pct():.1f} %) were still queued on the path when the "
+            f"{self.duration_s:g} s trial stopped (more than {100 * QUEUED_AT_STOP_WARN:g} %): the result depends on the trial's length"
+        )
 
     @property
     def lost(self) -> int:
@@ -149,6 +182,18 @@ class Trials:
             rate = max(WIFI_RATES_MBPS[link.standard]) * 1e6
         return float(rate), port.kind
 
+    def scale_fps(self, frame_size: int) -> float:
+        """The throughput search's scale (docs/metrics.md#rfc2544-throughput): the
+        ``max_rate`` the user gives, else the path's bottleneck for the frame size, never
+        above the sender's maximum rate."""
+        top = self.max_fps(frame_size, getattr(self.test, "max_rate", None))
+        if getattr(self.test, "max_rate", None) is not None:
+            return top
+        from qoslab.methods.bottleneck import bottleneck_fps
+
+        found = bottleneck_fps(self.net, self.test.from_, self.test.to, frame_size)
+        return min(top, found[0]) if found else top
+
     def max_fps(self, frame_size: int, max_rate: float | None = None) -> float:
         """The 100 % load: ``max_rate`` (or the sender's line rate) in frames per second."""
         rate, kind = self.line_rate_bps()
@@ -184,12 +229,21 @@ class Trials:
         stop = start + round(n * interval)
         return flows, pairs, n, stop
 
-    def first_flows(self) -> tuple[list[dict[str, Any]], int]:
-        """The first trial's flows and run length (the first frame size at the maximum rate), without running it."""
+    @property
+    def wait_ns(self) -> int:
+        """RFC 2544 §23's wait after a trial, the test's ``wait``."""
+        return int(self.test.wait)
+
+    def windows(self, flows: list[dict[str, Any]], stop: int) -> list[dict[str, int]]:
+        """One measurement window for every stream flow of a trial: the trial's stop, and its wait."""
+        return [window(f["id"], stop, stop + self.wait_ns) for f in flows if f["kind"] == "udp"]
+
+    def first_flows(self) -> tuple[list[dict[str, Any]], int, list[dict[str, int]]]:
+        """The first trial's flows, run length and windows (the first frame size at the maximum rate), without running it."""
         size = int(self.test.frame_sizes[0])
         fps = float(getattr(self.test, "frame_rate", None) or self.max_fps(size, getattr(self.test, "max_rate", None)))
         flows, _, _, stop = self.flows(size, fps, int(getattr(self.test, "duration", 1_000_000_000)))
-        return flows, stop + DRAIN_NS
+        return flows, stop + self.wait_ns, self.windows(flows, stop)
 
     def trial(self, frame_size: int, fps: float, duration_ns: int, *, seed_offset: int = 0, count: int | None = None, tag: bool = False, what: str = "") -> Trial:
         """One trial: a stream of ``frame_size``-byte frames at ``fps`` for ``duration_ns``
@@ -198,7 +252,7 @@ class Trials:
         flows, pairs, n, stop = self.flows(frame_size, fps, duration_ns, count=count, tag=tag)
         interval = 1e9 / fps
         seed = self.seed + seed_offset
-        config = self.net.with_flows(flows, stop + DRAIN_NS, seed=seed)
+        config = self.net.with_flows(flows, stop + self.wait_ns, seed=seed, windows=self.windows(flows, stop))
         self.count += 1
         if self.on_trial is not None:
             self.on_trial(f"{self.test.method} {frame_size} B at {fps:,.1f} fps{(' — ' + what) if what else ''}")
@@ -214,26 +268,39 @@ class Trials:
             mean = sum(f["latency_ns"]["mean"] * int(f["received"]) for f in parts if f.get("latency_ns")) / lat_n if lat_n else None
             tagged = flow_result_or_none(results, fid + 10)
             tag_ns = (tagged.get("latency_ns") or {}).get("mean") if tagged and int(tagged["received"]) else None
+            firsts = [int(f["first_rx_ns"]) for f in parts if f.get("first_rx_ns") is not None]
+            lasts = [int(f["last_rx_ns"]) for f in parts if f.get("last_rx_ns") is not None]
             directions.append(
                 {
                     "direction": "forward" if fid == FORWARD else "reverse",
                     "sent": sent,
                     "received": received,
                     "lost": lost,
+                    "drained": sum(int(f.get("drained", 0)) for f in parts),
+                    "late": sum(int(f.get("late", 0)) for f in parts),
+                    # The trial's receiving interval over all its parts (docs/metrics.md#goodput).
+                    "receive_interval_ns": receive_interval_ns(received, min(firsts, default=None), max(lasts, default=None), round(n * interval)),
                     "latency_mean_ns": mean,
                     "latency_max_ns": max((f["latency_ns"]["max"] for f in parts if f.get("latency_ns")), default=None),
                     "tagged_latency_ns": tag_ns,
                 }
             )
-        return Trial(frame_size, fps, n * interval / 1e9, seed, directions, results)
+        return Trial(frame_size, fps, n * interval / 1e9, seed, directions, results, self.wait_ns / 1e9)
 
     # ------------------------------------------------------------------ records
 
-    def record(self, parameters: dict[str, Any], metrics: dict[str, Any], results: dict[str, Any] | None = None) -> dict[str, Any]:
+    def record(self, parameters: dict[str, Any], metrics: dict[str, Any], results: dict[str, Any] | None = None, trials: list[Trial] | None = None) -> dict[str, Any]:
+        """A record; with ``trials`` (those its result rests on) it carries the frames still
+        queued at their stop and, when that is above 1 % of a trial's frames, a warning."""
         t = self.test
+        if trials:
+            worst = max(trials, key=lambda tr: (tr.queued_at_stop / tr.sent) if tr.sent else 0.0)
+            metrics["queued_at_stop"] = worst.queued_at_stop
+            metrics["queued_at_stop_pct"] = worst.queued_at_stop_pct()
+            metrics["warning"] = worst.warning()
         if results is not None:
             metrics["cpu_util_pct"] = cpu_metrics(self.net, results)
-        return {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": {**parameters, "bidirectional": t.bidirectional}, "metrics": metrics}
+        return {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": {**parameters, "wait_s": self.wait_ns / 1e9, "bidirectional": t.bidirectional}, "metrics": metrics}
 
     @staticmethod
     def mbps(fps: float, frame_size: int) -> float:
@@ -249,7 +316,7 @@ class Trials:
         t = self.test
         top = self.max_fps(frame_size, getattr(t, "max_rate", None))
         tolerance = float(getattr(t, "loss_tolerance", 0.0))
-        resolution = float(getattr(t, "resolution", 0.005)) * top
+        resolution = float(getattr(t, "resolution", 0.005)) * self.scale_fps(frame_size)
         duration = int(getattr(t, "duration", 60_000_000_000)) if t.method == "rfc2544.throughput" else 60_000_000_000
         lo, hi, rate = 0.0, top, top
         trials: list[Trial] = []
@@ -278,8 +345,10 @@ class Trials:
                 "trials": len(trials),
                 "latency_ms": ms(best.directions[0]["latency_mean_ns"]) if best else None,
             }
-            params = {"frame_bytes": size, "max_fps": round(top, 3), "duration_s": self.test.duration / 1e9, "resolution_pct": 100.0 * self.test.resolution}
-            records.append(self.record(params, metrics, best.results if best else trials[-1].results))
+            scale = self.scale_fps(size)
+            params = {"frame_bytes": size, "max_fps": round(top, 3), "bottleneck_fps": round(scale, 3), "resolution_fps": round(self.test.resolution * scale, 3), "duration_s": self.test.duration / 1e9, "resolution_pct": 100.0 * self.test.resolution}
+            # The result rests on its passing trial: flagged if a queue absorbed its excess.
+            records.append(self.record(params, metrics, best.results if best else trials[-1].results, trials=[best] if best else None))
         return records
 
     # ------------------------------------------------------------------ §26.2
@@ -299,8 +368,10 @@ class Trials:
                 continue
             tagged: list[list[float | None]] = []
             last: Trial | None = None
+            done: list[Trial] = []
             for k in range(t.trials):
                 last = self.trial(size, fps, t.duration, seed_offset=k, tag=True, what=f"latency trial {k + 1} of {t.trials}")
+                done.append(last)
                 tagged.append([d["tagged_latency_ns"] for d in last.directions])
             assert last is not None
             metrics: dict[str, Any] = {}
@@ -313,7 +384,7 @@ class Trials:
                 metrics[f"tagged_lost{key}"] = len(tagged) - len(values)
             metrics["trials"] = t.trials
             params = {"frame_bytes": size, "offered_fps": round(fps, 3), "offered_mbps": self.mbps(fps, size), "duration_s": t.duration / 1e9}
-            records.append(self.record(params, metrics, last.results))
+            records.append(self.record(params, metrics, last.results, trials=done))
         return records
 
     # ------------------------------------------------------------------ §26.3
@@ -343,7 +414,7 @@ class Trials:
             for trial in self.frame_loss(size):
                 params = {"frame_bytes": size, "load_pct": round(100.0 * trial.offered_fps / top, 6), "offered_fps": round(trial.offered_fps, 3), "offered_mbps": self.mbps(trial.offered_fps, size), "duration_s": self.test.duration / 1e9}
                 metrics = {"sent": trial.sent, "lost": trial.lost, "frame_loss_pct": trial.loss_pct()}
-                records.append(self.record(params, metrics, trial.results))
+                records.append(self.record(params, metrics, trial.results, trials=[trial]))
         return records
 
     # ------------------------------------------------------------------ §26.4
@@ -391,9 +462,13 @@ class Trials:
                 trial = self.trial(size, float(fps), t.duration, tag=True, what=f"offered {fps:g} fps")
                 d = trial.directions[0]
                 received = d["received"]
+                # Forwarding rate (RFC 2285 §3.6.1) over the receiving interval: the
+                # frames a queue still held at the stop took their time to come out.
+                receive_s = d["receive_interval_ns"] / 1e9
                 metrics = {
-                    "throughput_mbps": self.mbps(received / trial.duration_s, size),
-                    "throughput_fps": round(received / trial.duration_s, 3),
+                    "throughput_mbps": self.mbps(received / receive_s, size),
+                    "throughput_fps": round(received / receive_s, 3),
+                    "receive_interval_s": receive_s,
                     "latency_ms": ms(d["latency_mean_ns"]),
                     "latency_max_ms": ms(d["latency_max_ns"]),
                     "tagged_latency_ms": ms(d["tagged_latency_ns"]),
@@ -402,7 +477,7 @@ class Trials:
                     "loss_pct": trial.loss_pct(),
                 }
                 params = {"frame_bytes": size, "offered_fps": float(fps), "offered_mbps": self.mbps(float(fps), size), "duration_s": t.duration / 1e9}
-                records.append(self.record(params, metrics, trial.results))
+                records.append(self.record(params, metrics, trial.results, trials=[trial]))
         return records
 
     def run(self) -> list[dict[str, Any]]:

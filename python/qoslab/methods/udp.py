@@ -12,6 +12,13 @@ fragment is a frame of its own and counts its own headers.
 
 ``rate = "0 bps"`` or ``gap = "0 s"`` saturates: the sender keeps its interface queue
 full for ``duration``.
+
+The measurement window (docs/metrics.md#window) opens at the first send and closes
+``wait`` (2 s, RFC 2544 §23's wait) after the sending stops; the run ends there. A
+datagram still on the way then is lost. Rates are over the receiving interval
+(docs/metrics.md#goodput): never shorter than the sending interval, and as long as the
+arrivals took, so a queue that drains after the sending stopped is not counted as
+capacity. ``drained`` counts the datagrams that arrived after the sending stopped.
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics
+from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, window
 from qoslab.methods.common import endpoints, flow_result, ms
 
 if TYPE_CHECKING:
@@ -79,6 +86,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         {"kind": "udp", "id": MEASURED, "from": src, "to": dst, "dst_port": DST_PORT, "payload": t.payload, "rate_pps": pps, "start_ns": start, "stop_ns": stop, "dont_fragment": t.dont_fragment},
     ]
     interval_s = (stop - start) / 1e9
+    wait = int(t.wait)
     parameters = {
         "payload_bytes": t.payload,
         "frame_bytes": frame,
@@ -86,6 +94,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         "offered_fps": round(pps, 6) if pps else None,
         "saturate": pps == 0,
         "duration_s": interval_s,
+        "wait_s": wait / 1e9,
         "destination": dst,
     }
 
@@ -93,14 +102,20 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         f = flow_result(results, MEASURED)
         lat = f.get("latency_ns") or {}
         sent, received = int(f["sent"]), int(f["received"])
+        # The receiving interval (docs/metrics.md#goodput): the sending interval, or the
+        # time the arrivals took when a queue stretched them.
+        receive_s = int(f["receive_interval_ns"]) / 1e9
         metrics = {
             "sent": sent,
             "received": received,
             "lost": int(f["lost"]),
             "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
-            "throughput_mbps": round(received * frame * 8 / interval_s / 1e6, 6),
-            "throughput_fps": round(received / interval_s, 6),
-            "goodput_mbps": round(int(f["bytes_received"]) * 8 / interval_s / 1e6, 6),
+            "drained": int(f["drained"]),
+            "late": int(f["late"]),
+            "receive_interval_s": receive_s,
+            "throughput_mbps": round(received * frame * 8 / receive_s / 1e6, 6),
+            "throughput_fps": round(received / receive_s, 6),
+            "goodput_mbps": round(int(f["bytes_received"]) * 8 / receive_s / 1e6, 6),
             "latency_ms": ms(lat.get("mean")),
             "latency_min_ms": ms(lat.get("min")),
             "latency_p50_ms": ms(lat.get("p50")),
@@ -112,4 +127,4 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         }
         return [{"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}]
 
-    return Plan(flows, stop + DRAIN_NS, records, [MEASURED])
+    return Plan(flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)])

@@ -217,6 +217,8 @@ def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, A
     body = [f"<h1>{html.escape(scenario.scenario.name)}</h1><p>Scenario <code>{html.escape(str(source))}</code>, seed {scenario.scenario.seed}, simulator backend.</p>"]
     body.append(f'<h2>Set-up</h2><div class="setup">{setup_svg(scenario)}</div>')
     body.append("<h2>Results</h2>")
+    # Every column is a metric defined in docs/metrics.md (what, between which instants, which layer, unit).
+    body.append("<p>definitions: <code>docs/metrics.md</code> (each column's name is a heading there; SI prefixes, 1 Mb/s = 10<sup>6</sup> bit/s).</p>")
     by_test: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_test.setdefault(f"{r['test']} {r['from']} → {r['to']}" + (f" ({r['name']})" if r.get("name") else ""), []).append(r)

@@ -14,6 +14,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+METRICS_DOC = "docs/metrics.md"
+"""Where every printed metric is defined; each table's caption points to its section."""
+
 MAX_DROP_LINES = 12
 """Drop-log lines shown per run; the counts per reason are always complete."""
 
@@ -28,7 +31,10 @@ def _pct(value: float | None) -> str:
 
 def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
     """One row per flow: counts, throughput, latency (UDP, one way) or RTT (ping), jitter."""
-    table = Table(box=box.SIMPLE_HEAD, title="Flows (times in ms: latency one way for UDP, round trip for ping and UDP echo)", title_justify="left", pad_edge=False, collapse_padding=True)
+    table = Table(
+        box=box.SIMPLE_HEAD, title="Flows (times in ms: latency one way for UDP, round trip for ping and UDP echo)", title_justify="left", pad_edge=False, collapse_padding=True,
+        caption=f"definitions: {METRICS_DOC}#flows", caption_justify="left",
+    )
     table.add_column("flow", no_wrap=True)
     for col in ("sent", "recv", "lost", "loss%", "Mb/s", "latency mean/p99", "jitter"):
         table.add_column(col, justify="right", min_width=15 if col.startswith("lat") else None)
@@ -155,7 +161,7 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
 
 def links_table(results: dict[str, Any]) -> Table:
     """Utilisation of each Ethernet direction and each wifi cell's airtime; drops."""
-    table = Table(box=box.SIMPLE_HEAD, title="Links", title_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title="Links", title_justify="left", caption=f"definitions: {METRICS_DOC}#link-use", caption_justify="left")
     for col in ("link", "type", "utilisation", "drops"):
         table.add_column(col, justify="right" if col in ("drops",) else "left")
     for link in results.get("links", []):
@@ -172,7 +178,7 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     """Per node: the CPU profile, its utilisation over the run (and over the test's
     traffic when the run measured that), CPU drops, drops by reason."""
     windowed = any(n.get("cpu_utilization_window") is not None for n in results.get("nodes", []))
-    table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left")
+    table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left", caption=f"definitions: {METRICS_DOC}#cpu-busy, {METRICS_DOC}#drops-by-reason", caption_justify="left")
     cols = ("node", "cpu", "cpu busy", *(("cpu (test)",) if windowed else ()), "cpu drops", "frag-needed sent", "drops by reason")
     for col in cols:
         table.add_column(col, justify="right" if col.startswith("cpu ") or col == "frag-needed sent" else "left")
@@ -258,23 +264,23 @@ RFC2544_COLUMNS: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     # method: (title, [(header, "parameters"/"metrics", key)])
     "rfc2544.throughput": (
         "RFC 2544 §26.1 throughput: the highest rate with no frame loss, per frame size",
-        [("frame B", "parameters", "frame_bytes"), ("max fps", "parameters", "max_fps"), ("throughput fps", "metrics", "throughput_fps"), ("Mb/s", "metrics", "throughput_mbps"), ("% of max", "metrics", "throughput_pct"), ("latency ms", "metrics", "latency_ms"), ("trials", "metrics", "trials")],
+        [("frame B", "parameters", "frame_bytes"), ("trial s", "parameters", "duration_s"), ("wait s", "parameters", "wait_s"), ("max fps", "parameters", "max_fps"), ("bottleneck fps", "parameters", "bottleneck_fps"), ("throughput fps", "metrics", "throughput_fps"), ("Mb/s", "metrics", "throughput_mbps"), ("% of max", "metrics", "throughput_pct"), ("latency ms", "metrics", "latency_ms"), ("trials", "metrics", "trials")],
     ),
     "rfc2544.latency": (
         "RFC 2544 §26.2 latency: the mean of the tagged frames over the trials",
-        [("frame B", "parameters", "frame_bytes"), ("offered fps", "parameters", "offered_fps"), ("Mb/s", "parameters", "offered_mbps"), ("latency ms", "metrics", "latency_ms"), ("min", "metrics", "latency_min_ms"), ("max", "metrics", "latency_max_ms"), ("reverse ms", "metrics", "latency_reverse_ms"), ("tags lost", "metrics", "tagged_lost"), ("trials", "metrics", "trials")],
+        [("frame B", "parameters", "frame_bytes"), ("trial s", "parameters", "duration_s"), ("wait s", "parameters", "wait_s"), ("offered fps", "parameters", "offered_fps"), ("Mb/s", "parameters", "offered_mbps"), ("latency ms", "metrics", "latency_ms"), ("min", "metrics", "latency_min_ms"), ("max", "metrics", "latency_max_ms"), ("reverse ms", "metrics", "latency_reverse_ms"), ("tags lost", "metrics", "tagged_lost"), ("trials", "metrics", "trials")],
     ),
     "rfc2544.frame_loss": (
         "RFC 2544 §26.3 frame loss rate: from 100 % of the medium's rate down, until two trials lose nothing",
-        [("frame B", "parameters", "frame_bytes"), ("load %", "parameters", "load_pct"), ("offered fps", "parameters", "offered_fps"), ("Mb/s", "parameters", "offered_mbps"), ("sent", "metrics", "sent"), ("lost", "metrics", "lost"), ("loss %", "metrics", "frame_loss_pct")],
+        [("frame B", "parameters", "frame_bytes"), ("trial s", "parameters", "duration_s"), ("wait s", "parameters", "wait_s"), ("load %", "parameters", "load_pct"), ("offered fps", "parameters", "offered_fps"), ("Mb/s", "parameters", "offered_mbps"), ("sent", "metrics", "sent"), ("lost", "metrics", "lost"), ("loss %", "metrics", "frame_loss_pct")],
     ),
     "rfc2544.back_to_back": (
         "RFC 2544 §26.4 back-to-back: the longest burst at the medium's rate with no loss",
-        [("frame B", "parameters", "frame_bytes"), ("burst fps", "parameters", "burst_fps"), ("frames (mean)", "metrics", "back_to_back_frames"), ("min", "metrics", "back_to_back_min_frames"), ("max", "metrics", "back_to_back_max_frames"), ("burst s", "metrics", "burst_s"), ("repetitions", "parameters", "repetitions"), ("trials", "metrics", "trials")],
+        [("frame B", "parameters", "frame_bytes"), ("wait s", "parameters", "wait_s"), ("burst fps", "parameters", "burst_fps"), ("frames (mean)", "metrics", "back_to_back_frames"), ("min", "metrics", "back_to_back_min_frames"), ("max", "metrics", "back_to_back_max_frames"), ("burst s", "metrics", "burst_s"), ("repetitions", "parameters", "repetitions"), ("trials", "metrics", "trials")],
     ),
     "rfc2544.overload": (
         "Overload sweep (seed 000 Table 4): latency and throughput at each offered rate",
-        [("frame B", "parameters", "frame_bytes"), ("offered fps", "parameters", "offered_fps"), ("offered Mb/s", "parameters", "offered_mbps"), ("throughput Mb/s", "metrics", "throughput_mbps"), ("latency ms", "metrics", "latency_ms"), ("max ms", "metrics", "latency_max_ms"), ("loss %", "metrics", "loss_pct")],
+        [("frame B", "parameters", "frame_bytes"), ("trial s", "parameters", "duration_s"), ("wait s", "parameters", "wait_s"), ("offered fps", "parameters", "offered_fps"), ("offered Mb/s", "parameters", "offered_mbps"), ("throughput Mb/s", "metrics", "throughput_mbps"), ("latency ms", "metrics", "latency_ms"), ("max ms", "metrics", "latency_max_ms"), ("loss %", "metrics", "loss_pct"), ("queued at stop %", "metrics", "queued_at_stop_pct")],
     ),
 }
 
@@ -290,7 +296,11 @@ def rfc2544_tables(records: list[dict[str, Any]]) -> list[Table]:
             continue
         both = any((r.get("parameters") or {}).get("bidirectional") for r in recs)
         present = [c for c in cols if any((r.get(c[1]) or {}).get(c[2]) is not None for r in recs)]
-        table = Table(box=box.SIMPLE_HEAD, title=title + (" (bidirectional)" if both else ""), title_justify="left", pad_edge=False, collapse_padding=True)
+        anchor = method.replace(".", "-").replace("_", "-")
+        table = Table(
+            box=box.SIMPLE_HEAD, title=title + (" (bidirectional)" if both else ""), title_justify="left", pad_edge=False, collapse_padding=True,
+            caption=f"definitions: {METRICS_DOC}#{anchor}", caption_justify="left",
+        )
         for header, _, _ in present:
             table.add_column(header, justify="right")
         for r in recs:
@@ -303,6 +313,19 @@ def rfc2544_tables(records: list[dict[str, Any]]) -> list[Table]:
     return out
 
 
+def rfc2544_warnings(records: list[dict[str, Any]]) -> list[str]:
+    """The warnings of RFC 2544 records (a trial whose result depends on its length), one
+    line each, with the frame size and load it concerns."""
+    lines = []
+    for r in records:
+        warning = (r.get("metrics") or {}).get("warning")
+        if r.get("test", "").startswith("rfc2544.") and warning:
+            p = r.get("parameters") or {}
+            at = f"{p.get('frame_bytes')} B" + (f" at {p['offered_fps']:g} fps" if p.get("offered_fps") is not None else "")
+            lines.append(f"warning ({r['test']}, {at}): {warning}")
+    return lines
+
+
 def render_run(console: Console, title: str, results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str], profiles: dict[str, str], *, records: list[dict[str, Any]] | None = None) -> None:
     """A whole run: a heading, flows, links, nodes, drops, and the tables at the end.
     An RFC 2544 test (``records`` given) is shown as its method's table first; the flows,
@@ -311,6 +334,8 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     methods = rfc2544_tables(records or [])
     for table in methods:
         console.print(table)
+    for line in rfc2544_warnings(records or []):
+        console.print(f"[yellow]{escape(line)}[/]")
     if methods:
         console.print("[dim]the last trial in detail:[/]")
     console.print(f"simulated {results.get('sim_time_ns', 0) / 1e9:.3f} s, {results.get('events', 0)} events")

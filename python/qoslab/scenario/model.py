@@ -797,6 +797,11 @@ class Rfc2544Base(TestBase):
         description="Send the same stream from `to` back to `from` at once (RFC 2544 §14: bidirectional "
         "traffic; rates are per direction).",
     )
+    wait: Time = Field(
+        "2 s",
+        description="How long the receiver keeps counting after a trial's last frame (RFC 2544 §23: 'about 2 seconds' "
+        "for frames still in the device); a frame that arrives later is lost (docs/metrics.md#window).",
+    )
 
 
 class Rfc2544Throughput(Rfc2544Base):
@@ -807,7 +812,11 @@ class Rfc2544Throughput(Rfc2544Base):
     duration: Time = Field("60 s", description="Length of each trial (RFC 2544 §24: at least 60 s).")
     max_rate: Rate | None = Field(None, description="Upper bound of the search; none = the sender's line rate.")
     loss_tolerance: Ratio = Field(0.0, description="Loss accepted as 'no loss' (0 by RFC 2544).")
-    resolution: Ratio = Field(0.005, description="Stop the search when the interval is this fraction of the line rate.")
+    resolution: Ratio = Field(
+        0.005,
+        description="Stop the search when the interval between the highest passing and the lowest failing rate is this fraction "
+        "of the path's bottleneck (`max_rate` when given; docs/metrics.md#rfc2544-throughput).",
+    )
 
 
 class Rfc2544Latency(Rfc2544Base):
@@ -827,7 +836,7 @@ class Rfc2544FrameLoss(Rfc2544Base):
     method: Literal["rfc2544.frame_loss"] = Field(description="Test method.")
     frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
     step: Ratio = Field(0.1, description="Load decrement, a fraction of the line rate (RFC 2544: at most 10 %).")
-    duration: Time = Field("60 s", description="Length of each trial.")
+    duration: Time = Field("60 s", description="Length of each trial (RFC 2544 §24: at least 60 s).")
     max_rate: Rate | None = Field(None, description="The 100 % load; none = the sender's line rate (the medium's maximum, RFC 2544 §26.3).")
 
 
@@ -851,7 +860,7 @@ class Rfc2544Overload(Rfc2544Base):
         default_factory=lambda: [10, 100, 500, 600, 620, 625, 630, 650, 700, 1000],
         description="Offered loads in frames per second (seed 000 Table 4's FPS column).",
     )
-    duration: Time = Field("10 s", description="Length of each trial.")
+    duration: Time = Field("60 s", description="Length of each trial (RFC 2544 §24: at least 60 s).")
 
 
 class Ping(TestBase):
@@ -876,6 +885,11 @@ class UdpFlow(TestBase):
     gap: Time | None = Field(None, description="Time between datagrams; give this or `rate`.")
     count: int | None = Field(None, ge=1, description="Datagrams to send; none = for `duration`.")
     duration: Time = Field("10 s", description="How long to send when `count` is not given.")
+    wait: Time = Field(
+        "2 s",
+        description="How long the receiver keeps counting after the sending stops (as RFC 2544 §23 waits for frames still "
+        "on the way); a datagram that arrives later is late: counted apart and lost (docs/metrics.md#window).",
+    )
 
     @model_validator(mode="after")
     def _rate_or_gap(self) -> UdpFlow:

@@ -206,7 +206,7 @@ class Seed000(Study):
                 if r:
                     m = r["metrics"]
                     o[f"t4.{cfg}.{fps}.lat"] = Ours(m["latency_ms"], f"mean one-way latency of received frames; loss {m['loss_pct']:.1f} %")
-                    o[f"t4.{cfg}.{fps}.tpt"] = Ours(m["throughput_mbps"], f"frames received over the trial; loss {m['loss_pct']:.1f} %")
+                    o[f"t4.{cfg}.{fps}.tpt"] = Ours(m["throughput_mbps"], f"frames received over their receiving interval; loss {m['loss_pct']:.1f} %")
         f12 = {cfg: {r["parameters"]["offered_fps"]: r for r in data.get(f"fig12/{cfg}", [])} for cfg in ("l3f", "ics")}
         if f12["l3f"]:
             o["text.l3f.max"] = Ours(f12["l3f"][1000.0]["metrics"]["throughput_mbps"], "1500-byte frames offered at 1000 fps")
