@@ -70,7 +70,9 @@ pub struct FlowResult {
     /// UDP, ping, UDP echo: the goodput's divisor, the receiving interval
     /// (docs/metrics.md#goodput); TCP: the interval `throughput_bps` is over.
     pub receive_interval_ns: u64,
-    /// Payload bits received over `receive_interval_ns`, per second.
+    /// Payload bits received over `receive_interval_ns`, per second; for TCP, data bits
+    /// the receiver got in order inside the measurement window over the window's length
+    /// (`tcp.window`, docs/metrics.md "TCP").
     pub throughput_bps: f64,
     pub latency_ns: Option<LatencySummary>,
     pub jitter_ns: Option<f64>,
@@ -117,6 +119,9 @@ pub struct TcpResult {
     pub acked_ns: Option<u64>,
     /// When the sender sent its first data octet (ttcp's clock starts at its first write).
     pub first_tx_ns: Option<u64>,
+    /// Data octets the receiver's first in-order delivery handed over, at `first_rx_ns`
+    /// (they crossed the path before the receiver's clock started).
+    pub first_rx_bytes: u64,
     /// When the application started and (for a timed test) stopped: the configured
     /// times, later by however long it waited for its PPP link to come up.
     pub start_ns: u64,
@@ -134,6 +139,14 @@ pub struct TcpResult {
     pub rack_lost: u64,
     /// Slow start left early by HyStart: when, at what cwnd, and why.
     pub hystart_exit: Option<HyStartExit>,
+    /// The cumulative counters at the end of the measurement window (iperf3's test
+    /// interval, from `start_ns`): a timed test's stop, a sized transfer's last byte at
+    /// the receiver (or its time limit, or the run's end). The flow's summary counts
+    /// these; the last interval record ends here and equals it.
+    pub window: IntervalRecord,
+    /// Data octets the receiver got in order after the window ended (a deep queue
+    /// draining after the stop): reported apart, never added to the window's.
+    pub bytes_after_stop: u64,
     /// iperf3-style interval records (cumulative counters at each interval's end).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub intervals: Vec<IntervalRecord>,
@@ -159,9 +172,12 @@ pub struct TcpPathResult {
     pub black_holes_detected: u64,
     pub mtu_probes: u64,
     pub mtu_probes_failed: u64,
-    /// The longest time the receiver got no new byte while the transfer ran (from its
-    /// start; to its end if it never finished).
+    /// The longest time inside the measurement window the receiver got no new byte
+    /// (from the window's start; to its end if the transfer had not finished).
     pub longest_stall_ns: u64,
+    /// How long the receiver had got no new byte when the window ended, the transfer
+    /// unfinished (zero if it finished): a stall at the end.
+    pub stall_at_end_ns: u64,
 }
 
 #[derive(Debug, Serialize)]
@@ -184,6 +200,7 @@ pub(crate) struct TcpFlowInputs {
     pub start_ns: u64,
     pub stop_ns: u64,
     pub first_rx_ns: Option<u64>,
+    pub first_rx_bytes: u64,
     pub last_rx_ns: Option<u64>,
     pub completed_ns: Option<u64>,
     pub path: TcpPathResult,
@@ -194,6 +211,8 @@ pub(crate) struct TcpFlowInputs {
     pub hystart_exit: Option<Exit>,
     pub intervals: Vec<IntervalRecord>,
     pub trace: Option<TraceColumns>,
+    /// The counters at the end of the measurement window.
+    pub window: IntervalRecord,
 }
 
 #[derive(Debug, Serialize)]
@@ -312,11 +331,10 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
         .iter()
         .map(|flow| {
             if let Some(t) = tcp.iter_mut().find(|t| t.id == flow.id()) {
-                // Goodput: bytes delivered in order from the start to the last byte
-                // delivered (the last of a sized transfer; of an unlimited one, what was
-                // in flight when the sender stopped).
-                let end = t.completed_ns.or(t.last_rx_ns).unwrap_or_else(|| t.stop_ns.min(now));
-                let interval = end.saturating_sub(t.start_ns);
+                // Goodput: data octets delivered in order inside the measurement window,
+                // over the window (iperf3's receiver sum); the drain after it is apart.
+                let interval = t.window.end_ns.saturating_sub(t.start_ns);
+                let window_bytes = t.window.bytes_received;
                 return FlowResult {
                     id: t.id,
                     kind: "tcp",
@@ -331,7 +349,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     first_rx_ns: t.first_rx_ns,
                     last_rx_ns: t.last_rx_ns,
                     receive_interval_ns: interval,
-                    throughput_bps: if interval > 0 { t.bytes_received as f64 * 8.0 * 1e9 / interval as f64 } else { 0.0 },
+                    throughput_bps: if interval > 0 { window_bytes as f64 * 8.0 * 1e9 / interval as f64 } else { 0.0 },
                     latency_ns: None,
                     jitter_ns: None,
                     rtt_ns: Vec::new(),
@@ -347,6 +365,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                         bytes_acked: t.client.bytes_acked,
                         acked_ns: t.acked_ns,
                         first_tx_ns: t.first_tx_ns,
+                        first_rx_bytes: t.first_rx_bytes,
                         start_ns: t.start_ns,
                         stop_ns: t.stop_ns,
                         max_cwnd_bytes: t.client.max_cwnd,
@@ -359,6 +378,8 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                         hystart_exit: t.hystart_exit.map(|e| HyStartExit { time_ns: e.at, cwnd_bytes: e.cwnd, reason: e.reason }),
                         intervals: std::mem::take(&mut t.intervals),
                         trace: t.trace.take(),
+                        window: t.window,
+                        bytes_after_stop: t.bytes_received - window_bytes,
                     }),
                     echo: None,
                     conservation: None,

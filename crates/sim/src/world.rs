@@ -74,13 +74,23 @@ struct TcpFlow {
     start_ns: u64,
     stop_ns: u64,
     first_rx_ns: Option<u64>,
+    /// Data octets the receiver's first in-order delivery handed over (at `first_rx_ns`).
+    first_rx_bytes: u64,
     last_rx_ns: Option<u64>,
     /// When the receiver had every byte of a sized transfer.
     completed_ns: Option<u64>,
     /// When the receiver last got new bytes (the start before any), and the longest
-    /// time it went without: a PMTU black hole shows as a stall.
+    /// time it went without inside the measurement window: a PMTU black hole shows as a
+    /// stall.
     last_progress_ns: u64,
     longest_stall_ns: u64,
+    /// How long the receiver had gone without a new byte when the window ended (zero
+    /// for a sized transfer that finished): a stall at the end.
+    stall_at_end_ns: u64,
+    /// The flow's counters at the end of its measurement window (iperf3's test
+    /// interval): a timed test's stop, a sized transfer's last byte at the receiver (or
+    /// its time limit). What arrives later is the drain, reported apart.
+    window: Option<crate::tcp::report::IntervalRecord>,
     /// When the sender had every byte of a sized transfer acknowledged.
     acked_ns: Option<u64>,
     /// When the sender sent its first data octet.
@@ -101,6 +111,21 @@ impl TcpFlow {
         if let Some(r) = self.intervals.as_mut() {
             r.advance(now, &self.sockets[0], &self.sockets[1]);
         }
+    }
+
+    /// The measurement window ends at `end`, with the sockets as they are now: its
+    /// totals, the last interval, and the stall at its end, once.
+    fn close_window(&mut self, end: u64) {
+        if self.window.is_some() {
+            return;
+        }
+        if let Some(r) = self.intervals.as_mut() {
+            r.close(end, &self.sockets[0], &self.sockets[1]);
+        }
+        // A transfer that has not finished is stalled from its last new byte to the end.
+        self.stall_at_end_ns = if self.completed_ns.is_some() { 0 } else { end.saturating_sub(self.last_progress_ns) };
+        self.longest_stall_ns = self.longest_stall_ns.max(self.stall_at_end_ns);
+        self.window = Some(crate::tcp::report::IntervalRecord::now(end, &self.sockets[0], &self.sockets[1]));
     }
 }
 
@@ -556,6 +581,7 @@ impl World {
                     start_ns: *start_ns,
                     stop_ns: *stop_ns,
                     first_rx_ns: None,
+                    first_rx_bytes: 0,
                     acked_ns: None,
                     first_tx_ns: None,
                     intervals: interval_ns.map(|p| IntervalRecorder::new(*start_ns, p)),
@@ -565,6 +591,8 @@ impl World {
                     longest_stall_ns: 0,
                     segments_sent: 0,
                     segments_arrived: 0,
+                    stall_at_end_ns: 0,
+                    window: None,
                 });
             }
         }
@@ -718,10 +746,16 @@ impl World {
             }
             Event::Send { source } => self.send_from(now, source as usize)?,
             Event::TcpTimer { flow, side: 2 } => {
-                // The end of an unlimited bulk transfer: the sender closes after what it sent.
-                self.tcp[flow as usize].tick(now);
-                self.tcp[flow as usize].sockets[0].close();
-                self.tcp_dispatch(now, flow as usize, 0)?;
+                // The test's stop: its measurement window ends (what arrives later is
+                // the drain), and the sender of a timed test closes after what it sent;
+                // a sized transfer still running goes on.
+                let f = &mut self.tcp[flow as usize];
+                f.tick(now);
+                f.close_window(now);
+                if f.bytes.is_none() {
+                    f.sockets[0].close();
+                    self.tcp_dispatch(now, flow as usize, 0)?;
+                }
             }
             Event::TcpTimer { flow, side } => {
                 let f = &mut self.tcp[flow as usize];
@@ -1274,7 +1308,7 @@ impl World {
             f.sockets[0].connect(now, local, remote, wire::tcp::SeqNumber(0x1000_0000));
             f.sockets[0].send_bulk(f.bytes);
             let stop = f.stop_ns;
-            if f.bytes.is_none() && stop > now {
+            if stop > now {
                 self.engine.schedule_at(SimTime::from_nanos(stop), Event::TcpTimer { flow: flow as u32, side: 2 }).map_err(budget)?;
             }
             return self.tcp_dispatch(now, flow, 0);
@@ -1525,12 +1559,20 @@ impl World {
                     f.acked_ns = Some(now);
                 }
                 if after > before {
-                    f.first_rx_ns.get_or_insert(now);
+                    if f.first_rx_ns.is_none() {
+                        f.first_rx_ns = Some(now);
+                        f.first_rx_bytes = after;
+                    }
                     f.last_rx_ns = Some(now);
-                    f.longest_stall_ns = f.longest_stall_ns.max(now - f.last_progress_ns);
+                    if f.window.is_none() {
+                        f.longest_stall_ns = f.longest_stall_ns.max(now - f.last_progress_ns);
+                    }
                     f.last_progress_ns = now;
                     if f.bytes.is_some_and(|b| after >= b) && f.completed_ns.is_none() {
+                        // A sized transfer's window ends at its last byte (iperf3 -n),
+                        // unless its time limit ended it before.
                         f.completed_ns = Some(now);
+                        f.close_window(now);
                     }
                 }
                 if let Some(rst) = reply {
@@ -1609,19 +1651,15 @@ impl World {
             .tcp
             .iter_mut()
             .map(|f| {
-                // Interval reports run to the end of the test: the stop of a timed
-                // transfer, the last byte of a sized one (or the run's end).
-                let end = if f.bytes.is_some() { f.completed_ns.unwrap_or(now) } else { f.stop_ns.min(now) };
-                let mut intervals = f.intervals.take();
-                if let Some(r) = intervals.as_mut() {
-                    r.finish(end, &f.sockets[0], &f.sockets[1]);
-                }
+                // A window the run ended inside (its stop or last byte not reached)
+                // ends with the run.
+                f.close_window(f.stop_ns.min(now));
+                let window = f.window.expect("the window was just closed");
+                let intervals = f.intervals.take();
                 let trace = f.sockets[0].is_tracing().then(|| TraceColumns::from_records(&f.sockets[0].take_trace()));
                 let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
-                // A transfer that has not finished is still stalled at the end.
-                let end = f.completed_ns.unwrap_or_else(|| f.stop_ns.min(now));
-                let stall = if f.completed_ns.is_some() { 0 } else { end.saturating_sub(f.last_progress_ns) };
                 results::TcpFlowInputs {
+                    window,
                     intervals: intervals.map(|r| r.records).unwrap_or_default(),
                     trace,
                     client: client.clone(),
@@ -1639,6 +1677,7 @@ impl World {
                     start_ns: f.start_ns,
                     stop_ns: f.stop_ns,
                     first_rx_ns: f.first_rx_ns,
+                    first_rx_bytes: f.first_rx_bytes,
                     last_rx_ns: f.last_rx_ns,
                     completed_ns: f.completed_ns,
                     path: results::TcpPathResult {
@@ -1649,7 +1688,8 @@ impl World {
                         black_holes_detected: client.black_holes,
                         mtu_probes: client.mtu_probes,
                         mtu_probes_failed: client.mtu_probes_failed,
-                        longest_stall_ns: f.longest_stall_ns.max(stall),
+                        longest_stall_ns: f.longest_stall_ns,
+                        stall_at_end_ns: f.stall_at_end_ns,
                     },
                 }
             })

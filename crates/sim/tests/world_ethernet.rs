@@ -295,6 +295,33 @@ fn bulk_tcp_interval_reports_and_trace() {
 }
 
 #[test]
+fn a_short_timed_test_counts_its_window_not_the_drain() {
+    // iperf3 -t 0.2 -i 1 with Linux's buffers: the sender's socket holds far more than
+    // 0.2 s of the line, and flushes it after the stop. The window is [start, stop]:
+    // that flush is `bytes_after_stop`, and the goodput stays under the line's capacity
+    // for 1448-byte segments (1538 bytes on the wire, IEEE 802.3 overheads).
+    let stop = 200_000_000;
+    let mut flow = tcp_flow(None, stop);
+    if let FlowConfig::Tcp { interval_ns, .. } = &mut flow {
+        *interval_ns = Some(1_000_000_000);
+    }
+    let results = sim::simulate(two_hosts(vec![flow], 3_000_000_000)).unwrap();
+    let flow = &results.flows[0];
+    let tcp = flow.tcp.as_ref().unwrap();
+    let line = MBPS_100 as f64 * 1448.0 / 1538.0;
+    assert_eq!(tcp.window.end_ns, stop);
+    let window_rate = tcp.window.bytes_received as f64 * 8.0 / (stop as f64 / 1e9);
+    assert!(window_rate <= line && window_rate > 0.5 * line, "{window_rate} vs {line}");
+    assert!((flow.throughput_bps - window_rate).abs() < 1e-6 * line);
+    assert!(tcp.window.bytes_acked <= tcp.window.bytes_received);
+    // The drain is there, apart, and the two add up to what the receiver got.
+    assert!(tcp.bytes_after_stop > 0);
+    assert_eq!(tcp.window.bytes_received + tcp.bytes_after_stop, flow.bytes_received);
+    // One interval, partial, ending at the stop with the window's counters.
+    assert_eq!(tcp.intervals, vec![tcp.window]);
+}
+
+#[test]
 fn a_sized_transfer_over_a_lossy_link_completes_exactly() {
     let mut config = two_hosts(vec![tcp_flow(Some(2_000_000), 60_000_000_000)], 60_000_000_000);
     if let LinkConfig::Ethernet { impair, .. } = &mut config.links[0] {
@@ -306,6 +333,10 @@ fn a_sized_transfer_over_a_lossy_link_completes_exactly() {
     assert_eq!(flow.bytes_received, 2_000_000);
     assert!(tcp.completed_ns.is_some());
     assert!(tcp.retransmits > 0);
+    // Its window ends at its last byte: everything is in it, nothing after.
+    assert_eq!(tcp.window.end_ns, tcp.completed_ns.unwrap());
+    assert_eq!((tcp.window.bytes_received, tcp.bytes_after_stop), (2_000_000, 0));
+    assert_eq!(tcp.path.stall_at_end_ns, 0);
 }
 
 #[test]

@@ -77,7 +77,11 @@ def records_by_flow(plan: "Plan | Search", records: list[dict[str, Any]]) -> dic
     """Each measured flow's record, for a display of the run: a record's ``streams`` (one
     entry per flow, with ``flow``: udp.echo's) when it has them, else the one record for
     every flow (a TCP test's parallel streams), else the records in the order of the
-    plan's ``measured`` flows."""
+    plan's ``measured`` flows. A search's records (RFC 2544: one result per frame size,
+    from many trials) belong to no single trial: its last trial's flows, shown in
+    detail, get none, and show their own figures."""
+    if isinstance(plan, Search):
+        return {}
     by_flow = {s["flow"]: {"metrics": s} for r in records for s in r.get("streams", []) if "flow" in s}
     if by_flow:
         return by_flow

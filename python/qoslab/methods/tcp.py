@@ -4,7 +4,14 @@
 ``streams`` parallel connections (``-P``) and reports, as iperf3's JSON does, an entry
 per interval (``-i``, default 1 s: bytes delivered, bits per second, retransmissions,
 the congestion window and smoothed RTT at the interval's end, per stream and summed),
-and per stream a sender and a receiver summary. ``tcp.transfer`` sends ``bytes`` once
+and per stream a sender and a receiver summary.
+
+Every figure counts the measurement window (docs/metrics.md, "TCP"): from the
+application's start to a timed test's stop, or to the last byte of a sized transfer at
+the receiver. Intervals add up to the window's totals exactly; what the receiver gets
+after the stop (a deep queue draining) is ``bytes_after_stop``, never added in. Each
+figure is computed once, here (:func:`stream_window`, :func:`rate_bps`); the terminal
+tables, ``--json`` and the records print these values. ``tcp.transfer`` sends ``bytes`` once
 and reports how long it took as ttcp does: the transmitter's time from its first byte
 to the acknowledgement of its last, the receiver's from first byte to last byte, and
 the rates over each.
@@ -23,7 +30,9 @@ Path MTU: each record says where the sender's path MTU ended (``path_mtu_bytes``
 size of its full segments), the ICMP "fragmentation needed" it accepted and the routers
 sent (RFC 1191), the black holes its MTU probing detected (RFC 4821, Linux
 ``tcp_mtu_probing``) and the longest time the receiver got nothing new
-(``longest_stall_s``): a PMTU black hole shows as a stall to the end (``stalled``).
+(``longest_stall_s``): a PMTU black hole shows as a stall to the end (``stalled``: the
+receiver got nothing new for at least :data:`STALL_NS` before the window's end, the
+transfer unfinished; a stall in the middle that recovers is not one).
 """
 
 from __future__ import annotations
@@ -167,21 +176,56 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
     return opts
 
 
-def _stream_summary(f: dict[str, Any], seconds: float | None) -> dict[str, Any]:
-    """iperf3's ``end.streams[]`` entry of one connection: sender and receiver."""
+def rate_bps(octets: int, ns: int) -> float | None:
+    """Bits per second of ``octets`` over ``ns`` nanoseconds, rounded to the milli-bit
+    (iperf3's ``bits_per_second``); None over no time. Every TCP rate is this.
+
+    >>> rate_bps(1_250_000, 1_000_000_000)
+    10000000.0
+    """
+    return round(octets * 8 * 1e9 / ns, 3) if ns > 0 else None
+
+
+def stream_window(f: dict[str, Any]) -> dict[str, int]:
+    """One connection's measurement window from its result entry: start and end (ns),
+    and its counters inside it (``window`` of crates/sim/src/results.rs)."""
     tcp = f.get("tcp") or {}
+    w = tcp.get("window") or {}
+    return {
+        "start_ns": int(tcp.get("start_ns", START_NS)),
+        "end_ns": int(w.get("end_ns", tcp.get("start_ns", START_NS))),
+        "bytes_received": int(w.get("bytes_received", 0)),
+        "bytes_acked": int(w.get("bytes_acked", 0)),
+        "bytes_sent": int(w.get("bytes_sent", 0)),
+        "retransmits": int(w.get("retransmits", 0)),
+        "bytes_after_stop": int(tcp.get("bytes_after_stop", 0)),
+    }
 
-    def bps(n: int) -> float | None:
-        return round(n * 8 / seconds, 3) if seconds else None
 
-    sent = tcp.get("bytes_acked", 0)
+def goodput_mbps(f: dict[str, Any]) -> float:
+    """One connection's goodput (its result entry): data octets received in order inside
+    its measurement window over the window, Mb/s; the figure its record prints."""
+    w = stream_window(f)
+    bps = rate_bps(w["bytes_received"], w["end_ns"] - w["start_ns"])
+    return 0.0 if bps is None else bps / 1e6
+
+
+def _stream_summary(f: dict[str, Any]) -> dict[str, Any]:
+    """iperf3's ``end.streams[]`` entry of one connection: sender and receiver, both
+    over the connection's measurement window."""
+    tcp = f.get("tcp") or {}
+    w = stream_window(f)
+    ns = w["end_ns"] - w["start_ns"]
     return {
         "id": f["id"],
+        "start_s": 0.0,
+        "end_s": round(ns / 1e9, 9),
         "sender": {
-            "bytes": sent,
-            "bits_per_second": bps(sent),
-            "bytes_sent": tcp.get("bytes_sent", 0),
-            "retransmits": tcp.get("retransmits", 0),
+            # Acknowledged by the window's end: what the sender knows arrived.
+            "bytes": w["bytes_acked"],
+            "bits_per_second": rate_bps(w["bytes_acked"], ns),
+            "bytes_sent": w["bytes_sent"],
+            "retransmits": w["retransmits"],
             "fast_retransmits": tcp.get("fast_retransmits", 0),
             "timeouts": tcp.get("timeouts", 0),
             "tlp_probes": tcp.get("tlp_probes", 0),
@@ -192,7 +236,11 @@ def _stream_summary(f: dict[str, Any], seconds: float | None) -> dict[str, Any]:
             "max_rtt_ms": ms(tcp.get("max_rtt_ns")),
             "hystart_exit": tcp.get("hystart_exit"),
         },
-        "receiver": {"bytes": f["bytes_received"], "bits_per_second": bps(f["bytes_received"])},
+        "receiver": {
+            "bytes": w["bytes_received"],
+            "bits_per_second": rate_bps(w["bytes_received"], ns),
+            "bytes_after_stop": w["bytes_after_stop"],
+        },
     }
 
 
@@ -214,7 +262,6 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
                 continue
             r = recs[k]
             prev = recs[k - 1] if k else {"end_ns": start_ns, "bytes_received": 0, "bytes_sent": 0, "retransmits": 0}
-            seconds = (r["end_ns"] - prev["end_ns"]) / 1e9
             got = r["bytes_received"] - prev["bytes_received"]
             streams.append(
                 {
@@ -222,7 +269,7 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
                     "start_s": round((prev["end_ns"] - start_ns) / 1e9, 9),
                     "end_s": round((r["end_ns"] - start_ns) / 1e9, 9),
                     "bytes": got,
-                    "bits_per_second": round(got * 8 / seconds, 3) if seconds > 0 else None,
+                    "bits_per_second": rate_bps(got, r["end_ns"] - prev["end_ns"]),
                     "sent_bytes": r["bytes_sent"] - prev["bytes_sent"],
                     "retransmits": r["retransmits"] - prev["retransmits"],
                     "snd_cwnd_bytes": r["cwnd_bytes"],
@@ -231,8 +278,8 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
             )
         if not streams:
             continue
-        seconds = streams[0]["end_s"] - streams[0]["start_s"]
         total = sum(s["bytes"] for s in streams)
+        span_ns = round((streams[0]["end_s"] - streams[0]["start_s"]) * 1e9)
         out.append(
             {
                 "streams": streams,
@@ -240,7 +287,7 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
                     "start_s": streams[0]["start_s"],
                     "end_s": streams[0]["end_s"],
                     "bytes": total,
-                    "bits_per_second": round(total * 8 / seconds, 3) if seconds > 0 else None,
+                    "bits_per_second": rate_bps(total, span_ns),
                     "retransmits": sum(s["retransmits"] for s in streams),
                 },
             }
@@ -270,9 +317,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             total = int(t.bytes)
             shares = [total // streams + (1 if i < total % streams else 0) for i in range(streams)]
         stop = START_NS + int(t.duration)
-        # Interval records are what says how much had arrived by the test's end, so a
-        # timed test keeps one (the whole test) even when no reports are asked for.
-        record_ns = interval_ns if interval_ns > 0 else (0 if sized else int(t.duration))
+        record_ns = interval_ns
         flows = [
             {
                 **common,
@@ -303,19 +348,20 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         # The application's own start and stop: later than planned when it waited for
         # its PPP link (iperf is run once pppd says the link is up).
         began = min((x.get("start_ns", START_NS) for x in tcps), default=START_NS)
-        if t.method == "tcp.bulk" and t.bytes is None:
-            # Over the test's time: what arrived by its end (iperf3's receiver sum).
-            seconds = int(t.duration) / 1e9
-            delivered = [_delivered_by_stop(x, tcp.get("stop_ns", stop)) for x, tcp in zip(each, tcps)]
-        else:
-            done = [x.get("completed_ns") for x in tcps]
-            seconds = (max(done) - began) / 1e9 if done and all(d is not None for d in done) else None
-            delivered = [x["bytes_received"] for x in each]
+        # The measurement window of the test (iperf3's sum): from the first start to the
+        # last stream's end; the streams' own windows sum inside it.
+        windows = [stream_window(x) for x in each]
+        ended = max((w["end_ns"] for w in windows), default=began)
+        delivered = sum(w["bytes_received"] for w in windows)
+        goodput = rate_bps(delivered, ended - began)
         metrics: dict[str, Any] = {
-            "throughput_mbps": round(sum(delivered) * 8 / seconds / 1e6, 6) if seconds else 0.0,
-            "bytes_received": sum(x["bytes_received"] for x in each),
-            "bytes_sent": sum(x.get("bytes_sent", 0) for x in tcps),
-            "retransmits": sum(x.get("retransmits") or 0 for x in tcps),
+            "throughput_mbps": round(goodput / 1e6, 6) if goodput is not None else 0.0,
+            "window_s": round((ended - began) / 1e9, 9),
+            "bytes_received": delivered,
+            "bytes_after_stop": sum(w["bytes_after_stop"] for w in windows),
+            "bytes_acked": sum(w["bytes_acked"] for w in windows),
+            "bytes_sent": sum(w["bytes_sent"] for w in windows),
+            "retransmits": sum(w["retransmits"] for w in windows),
             "fast_retransmits": sum(x.get("fast_retransmits") or 0 for x in tcps),
             "timeouts": sum(x.get("timeouts") or 0 for x in tcps),
             "tlp_probes": sum(x.get("tlp_probes") or 0 for x in tcps),
@@ -334,13 +380,20 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             metrics["completed"] = done is not None
             metrics["transfer_time_s"] = None if done is None else round((done - began) / 1e9, 9)
             # ttcp -t: the transmitter's clock, first byte sent to last byte acknowledged;
-            # ttcp -r: the receiver's, first byte to last byte received.
-            tx_s = None if acked is None or first_tx is None else (acked - first_tx) / 1e9
-            rx_s = None if done is None or first_rx is None else (done - first_rx) / 1e9
-            metrics["sender_time_s"] = None if tx_s is None else round(tx_s, 9)
-            metrics["receiver_time_s"] = None if rx_s is None else round(rx_s, 9)
-            metrics["sender_rate_mbps"] = round(int(t.bytes) * 8 / tx_s / 1e6, 6) if tx_s else None
-            metrics["receiver_rate_mbps"] = round(int(t.bytes) * 8 / rx_s / 1e6, 6) if rx_s else None
+            # ttcp -r: the receiver's, first byte to last byte received. The receiver's
+            # rate counts what arrived after its clock started: the first delivery (a
+            # segment or more) crossed the path before, and counting it would put a
+            # transfer of a few segments above the line (2 segments in 1 segment time).
+            tx_ns = None if acked is None or first_tx is None else acked - first_tx
+            rx_ns = None if done is None or first_rx is None else done - first_rx
+            after_first = int(t.bytes) - int(tcp.get("first_rx_bytes") or 0)
+            metrics["sender_time_s"] = None if tx_ns is None else round(tx_ns / 1e9, 9)
+            metrics["receiver_time_s"] = None if rx_ns is None else round(rx_ns / 1e9, 9)
+            metrics["receiver_bytes_timed"] = None if rx_ns is None else after_first
+            tx_bps = rate_bps(int(t.bytes), tx_ns) if tx_ns else None
+            rx_bps = rate_bps(after_first, rx_ns) if rx_ns else None
+            metrics["sender_rate_mbps"] = None if tx_bps is None else round(tx_bps / 1e6, 6)
+            metrics["receiver_rate_mbps"] = None if rx_bps is None else round(rx_bps / 1e6, 6)
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         record: dict[str, Any] = {
             "test": t.method,
@@ -349,7 +402,7 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             "to": t.to,
             "parameters": dict(parameters),
             "metrics": metrics,
-            "streams": [_stream_summary(x, seconds) for x in each],
+            "streams": [_stream_summary(x) for x in each],
         }
         if t.method == "tcp.bulk" and interval_ns > 0:
             record["intervals"] = intervals(each, began)
@@ -361,17 +414,9 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     return Plan(flows, duration, records, [f["id"] for f in flows])
 
 
-def _delivered_by_stop(f: dict[str, Any], stop_ns: int) -> int:
-    """Bytes the receiver had at the test's end (the last interval record ends there),
-    or all it got when no interval was recorded."""
-    recs = (f.get("tcp") or {}).get("intervals") or []
-    if recs and recs[-1]["end_ns"] == stop_ns:
-        return int(recs[-1]["bytes_received"])
-    return int(f["bytes_received"])
-
-
 STALL_NS = 1_000_000_000
-"""A transfer whose receiver got nothing new for this long at its end counts as stalled."""
+"""A transfer whose receiver got nothing new for this long before its window's end, the
+transfer unfinished, is stalled (a PMTU black hole); a gap in the middle is not."""
 
 
 def path_metrics(results: dict[str, Any], flows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -379,7 +424,7 @@ def path_metrics(results: dict[str, Any], flows: list[dict[str, Any]]) -> dict[s
 
     >>> r = {"nodes": [{"frag_needed_sent": 2, "frag_needed_silent": 0}]}
     >>> f = {"tcp": {"path_mtu_bytes": 1400, "mss_bytes": 1348, "frag_needed_received": 1, "black_holes_detected": 0,
-    ...      "mtu_probes": 0, "mtu_probes_failed": 0, "longest_stall_ns": 2_000_000, "completed_ns": 5}}
+    ...      "mtu_probes": 0, "mtu_probes_failed": 0, "longest_stall_ns": 2_000_000_000, "stall_at_end_ns": 0}}
     >>> m = path_metrics(r, [f])
     >>> m["path_mtu_bytes"], m["frag_needed_sent"], m["stalled"]
     (1400, 2, False)
@@ -387,9 +432,7 @@ def path_metrics(results: dict[str, Any], flows: list[dict[str, Any]]) -> dict[s
     paths = [x.get("tcp") or {} for x in flows]
     nodes = results.get("nodes", [])
     stall = max((p.get("longest_stall_ns") or 0 for p in paths), default=0)
-    # Stalled: a sized transfer that never finished, or an unsized one whose receiver got
-    # nothing for a second or more at the end.
-    stalled = any(p.get("completed_ns") is None and (p.get("longest_stall_ns") or 0) >= STALL_NS for p in paths)
+    stalled = any(is_stalled(p) for p in paths)
     return {
         "path_mtu_bytes": min((p.get("path_mtu_bytes") for p in paths if p.get("path_mtu_bytes")), default=None),
         "mss_bytes": min((p.get("mss_bytes") for p in paths if p.get("mss_bytes")), default=None),
@@ -402,3 +445,9 @@ def path_metrics(results: dict[str, Any], flows: list[dict[str, Any]]) -> dict[s
         "longest_stall_s": round(stall / 1e9, 9),
         "stalled": stalled,
     }
+
+
+def is_stalled(tcp: dict[str, Any]) -> bool:
+    """A connection (its result's ``tcp`` entry) stalled at the end: unfinished, its
+    receiver had got nothing new for :data:`STALL_NS` or more when the window ended."""
+    return (tcp.get("stall_at_end_ns") or 0) >= STALL_NS

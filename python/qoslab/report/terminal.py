@@ -30,7 +30,12 @@ def _pct(value: float | None) -> str:
 
 
 def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
-    """One row per flow: counts, throughput, latency (UDP, one way) or RTT (ping), jitter."""
+    """One row per flow: counts, throughput, latency (UDP, one way) or RTT (ping), jitter.
+
+    A flow that belongs to a record prints the record's values (the method computed
+    them once: the same numbers as ``--json`` and the records); a flow without one (a
+    learning ping, an RFC 2544 search's last trial) prints the simulator's own counts,
+    and for UDP the payload rate the simulator measured."""
     table = Table(
         box=box.SIMPLE_HEAD, title="Flows (times in ms: latency one way for UDP, round trip for ping and UDP echo)", title_justify="left", pad_edge=False, collapse_padding=True,
         caption=f"definitions: {METRICS_DOC}#flows", caption_justify="left",
@@ -40,28 +45,46 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
         table.add_column(col, justify="right", min_width=15 if col.startswith("lat") else None)
     for f in results.get("flows", []):
         fid = f["id"]
-        metrics = (records_by_flow.get(fid) or {}).get("metrics", {})
-        sent, lost = f.get("sent", 0), f.get("lost", 0)
-        loss = f"{100.0 * lost / sent:.2f}" if sent else "–"
-        if f.get("kind") == "ping":
+        record = records_by_flow.get(fid) or {}
+        metrics = record.get("metrics", {})
+        kind = f.get("kind")
+
+        def pick(key: str, raw: Any) -> Any:
+            return metrics[key] if key in metrics else raw
+
+        sent, received = pick("sent", f.get("sent", 0)), pick("received", f.get("received", 0))
+        lost = pick("lost", f.get("lost", 0))
+        loss_pct = pick("loss_pct", 100.0 * lost / sent if sent else None)
+        loss = _num(loss_pct, "{:.2f}")
+        jitter_ms = pick("jitter_ms", f.get("jitter_ns") and f["jitter_ns"] / 1e6)
+        if kind == "ping":
             rtts = f.get("rtt_ns") or []
-            lat = f"rtt {sum(rtts) / len(rtts) / 1e6:.3f}" if rtts else "–"
+            mean = pick("rtt_mean_ms", sum(rtts) / len(rtts) / 1e6 if rtts else None)
+            lat = f"rtt {mean:.3f}" if mean is not None else "–"
             tput = "–"
-        elif f.get("kind") == "tcp":
-            # The record sums the streams; this row is one stream's receiver (goodput).
-            stream = next((x for x in (metrics and (records_by_flow.get(fid) or {}).get("streams")) or [] if x["id"] == fid), None)
-            bps = (stream or {}).get("receiver", {}).get("bits_per_second")
-            tput = _num(bps / 1e6 if bps is not None else f.get("throughput_bps", 0) / 1e6)
+        elif kind == "tcp":
+            # One stream's sender and receiver over its measurement window, as its
+            # record says (methods/tcp.py computes them once): data octets sent
+            # (retransmissions included) and received in order, and the goodput.
+            from qoslab.methods.tcp import _stream_summary
+
+            stream = next((x for x in record.get("streams") or [] if x["id"] == fid), None) or _stream_summary(f)
+            sent, received = stream["sender"]["bytes_sent"], stream["receiver"]["bytes"]
+            lost, loss = 0, "–"
+            bps = stream["receiver"]["bits_per_second"]
+            tput = _num(None if bps is None else bps / 1e6)
             lat = "–"
         else:
             lat_ns = f.get("latency_ns") or {}
-            lat = f"{_num(lat_ns.get('mean') and lat_ns['mean'] / 1e6)} / {_num(lat_ns.get('p99') and lat_ns['p99'] / 1e6)}" if lat_ns else "–"
-            if lat_ns and f.get("kind") == "udp-echo":
+            echo = kind == "udp-echo"
+            mean = pick("rtt_mean_ms" if echo else "latency_ms", lat_ns.get("mean") and lat_ns["mean"] / 1e6)
+            p99 = pick("rtt_p99_ms" if echo else "latency_p99_ms", lat_ns.get("p99") and lat_ns["p99"] / 1e6)
+            lat = f"{_num(mean)} / {_num(p99)}" if lat_ns or mean is not None else "–"
+            if lat != "–" and echo:
                 lat = f"rtt {lat}"  # an echo's send time comes back with it: a round trip
-            tput = _num(metrics.get("throughput_mbps", f.get("throughput_bps", 0) / 1e6))
-        jitter = f.get("jitter_ns")
+            tput = _num(pick("throughput_mbps", f.get("throughput_bps", 0) / 1e6))
         label = f"{f.get('kind', '?')} {labels.get(fid, str(fid))}"
-        table.add_row(escape(label), str(sent), str(f.get("received", 0)), str(lost), loss, tput, lat, _num(jitter and jitter / 1e6))
+        table.add_row(escape(label), str(sent), str(received), str(lost), loss, tput, lat, _num(jitter_ms))
     return table
 
 
@@ -77,7 +100,9 @@ def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | N
         tcp = f.get("tcp")
         if f.get("kind") != "tcp" or not tcp:
             continue
-        done = "yes" if tcp.get("completed_ns") is not None else ("[red]stalled[/]" if (tcp.get("longest_stall_ns") or 0) >= 1_000_000_000 else "–")
+        from qoslab.methods.tcp import is_stalled
+
+        done = "yes" if tcp.get("completed_ns") is not None else ("[red]stalled[/]" if is_stalled(tcp) else "–")
         table.add_row(
             escape(f"tcp {labels.get(f['id'], str(f['id']))}"),
             str(tcp.get("path_mtu_bytes", "–")),
@@ -93,10 +118,10 @@ def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | N
 
 
 def _bytes(n: float | int | None) -> str:
-    """iperf3's units: 1 KByte = 1024 bytes."""
+    """SI decimal units (docs/metrics.md): 1 kB = 1000 bytes, 1 MB = 10^6 bytes."""
     if n is None:
         return "–"
-    for unit, size in (("GBytes", 1 << 30), ("MBytes", 1 << 20), ("KBytes", 1 << 10)):
+    for unit, size in (("GB", 10**9), ("MB", 10**6), ("kB", 10**3)):
         if abs(n) >= size:
             return f"{n / size:.2f} {unit}"
     return f"{n} Bytes"
@@ -114,18 +139,23 @@ def _bits(bps: float | None) -> str:
 
 def tcp_report(console: Console, record: dict[str, Any]) -> None:
     """A TCP test as iperf3 prints it: each interval per stream (and SUM with more
-    than one), then each stream's sender and receiver totals; or ttcp's two lines.
-    Bytes in MBytes and KBytes of 1024 (iperf3), rates in Mbit/s of 10^6."""
+    than one), then each stream's sender and receiver totals over the measurement
+    window (and what arrived after it); or ttcp's two lines. SI decimal units
+    throughout, said in the header: MB of 10^6 bytes, kB of 1000 (not iperf3's binary
+    MBytes), rates in Mbit/s of 10^6 bits."""
     streams = record.get("streams") or []
-    table = Table(box=box.SIMPLE_HEAD, title=f"TCP {escape(record['test'])} {escape(record['from'])} → {escape(record['to'])}", title_justify="left", pad_edge=False)
-    for col in ("ID", "interval s", "MBytes", "Mbit/s", "retr", "cwnd KB", "srtt ms"):
+    table = Table(
+        box=box.SIMPLE_HEAD, title=f"TCP {escape(record['test'])} {escape(record['from'])} → {escape(record['to'])}", title_justify="left", pad_edge=False,
+        caption="over the measurement window; definitions: docs/metrics.md, TCP", caption_justify="left",
+    )
+    for col in ("ID", "interval s", "MB (10^6 B)", "Mbit/s", "retr", "cwnd kB (10^3 B)", "srtt ms"):
         table.add_column(col, justify="left" if col in ("ID", "interval s") else "right", no_wrap=True)
 
     def mb(n: int | None) -> str:
-        return "–" if n is None else f"{n / (1 << 20):.2f}"
+        return "–" if n is None else f"{n / 1e6:.3f}"
 
     def kb(n: int | None) -> str:
-        return "–" if n is None else f"{n / (1 << 10):.1f}"
+        return "–" if n is None else f"{n / 1e3:.1f}"
 
     def mbit(bps: float | None) -> str:
         return "–" if bps is None else f"{bps / 1e6:.2f}"
@@ -145,12 +175,19 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
                       "max " + kb(snd["max_snd_cwnd_bytes"]), "mean " + _num(snd["mean_rtt_ms"], "{:.1f}"))
         table.add_row(str(st["id"]), "receiver", mb(rcv["bytes"]), mbit(rcv["bits_per_second"]), "", "", "")
     console.print(table)
+    for st in streams:
+        after = st["receiver"].get("bytes_after_stop")
+        if after:
+            console.print(f"stream {st['id']}: {mb(after)} MB more arrived after the stop (the queues draining), not counted above")
     m = record.get("metrics") or {}
     if record["test"] == "tcp.transfer":
         n = record["parameters"].get("bytes")
         if m.get("completed"):
             console.print(f"ttcp-t: {n} bytes in {m['sender_time_s']:.3f} real seconds = {_bits((m['sender_rate_mbps'] or 0) * 1e6)} (first byte sent to last acknowledged)")
-            console.print(f"ttcp-r: {n} bytes in {m['receiver_time_s']:.3f} real seconds = {_bits((m['receiver_rate_mbps'] or 0) * 1e6)} (first byte received to last)")
+            console.print(
+                f"ttcp-r: {n} bytes in {m['receiver_time_s']:.3f} real seconds = {_bits((m['receiver_rate_mbps'] or 0) * 1e6)} "
+                f"(first byte received to last; the {m['receiver_bytes_timed']} bytes after the first arrival)"
+            )
         else:
             console.print(f"[red]the transfer of {n} bytes did not complete[/]: {m.get('bytes_received')} bytes arrived")
     for st in streams:
@@ -337,7 +374,7 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     for line in rfc2544_warnings(records or []):
         console.print(f"[yellow]{escape(line)}[/]")
     if methods:
-        console.print("[dim]the last trial in detail:[/]")
+        console.print("[dim]the last trial in detail (its own flows: UDP Mb/s is its payload rate, not the search's result):[/]")
     console.print(f"simulated {results.get('sim_time_ns', 0) / 1e9:.3f} s, {results.get('events', 0)} events")
     console.print(flows_table(results, records_by_flow, labels))
     path = tcp_path_table(results, labels)

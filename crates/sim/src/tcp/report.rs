@@ -37,6 +37,8 @@ pub struct IntervalRecord {
 pub struct IntervalRecorder {
     period: u64,
     next: u64,
+    /// The measurement window ended (see [`IntervalRecorder::close`]): no more records.
+    closed: bool,
     pub records: Vec<IntervalRecord>,
 }
 
@@ -44,7 +46,7 @@ impl IntervalRecorder {
     /// Intervals of `period` ns from `start`; `period` must be positive.
     pub fn new(start: u64, period: u64) -> IntervalRecorder {
         assert!(period > 0, "an interval of zero");
-        IntervalRecorder { period, next: start + period, records: Vec::new() }
+        IntervalRecorder { period, next: start + period, closed: false, records: Vec::new() }
     }
 
     /// The flow starts `by` ns later than planned (it waited for its link): so do its
@@ -55,21 +57,12 @@ impl IntervalRecorder {
     }
 
     fn record(&mut self, end_ns: u64, sender: &TcpSocket, receiver: &TcpSocket) {
-        let s = sender.stats();
-        self.records.push(IntervalRecord {
-            end_ns,
-            bytes_sent: s.bytes_sent,
-            bytes_acked: s.bytes_acked,
-            bytes_received: receiver.stats().bytes_received,
-            retransmits: s.retransmits,
-            cwnd_bytes: sender.cwnd(),
-            srtt_ns: sender.srtt(),
-        });
+        self.records.push(IntervalRecord::now(end_ns, sender, receiver));
     }
 
     /// Call before the flow's event at `now`: records the boundaries at or before `now`.
     pub fn advance(&mut self, now: u64, sender: &TcpSocket, receiver: &TcpSocket) {
-        while self.next <= now {
+        while !self.closed && self.next <= now {
             let end = self.next;
             self.record(end, sender, receiver);
             self.next += self.period;
@@ -80,8 +73,35 @@ impl IntervalRecorder {
     /// partial interval, as iperf3 reports one (e.g. 10.00–10.04 s).
     pub fn finish(&mut self, end: u64, sender: &TcpSocket, receiver: &TcpSocket) {
         self.advance(end, sender, receiver);
-        if self.records.last().is_none_or(|r| r.end_ns < end) && end + self.period > self.next {
+        if !self.closed && self.records.last().is_none_or(|r| r.end_ns < end) && end + self.period > self.next {
             self.record(end, sender, receiver);
+        }
+    }
+
+    /// The measurement window ends at `end` (a timed test's stop, a sized transfer's
+    /// last byte at the receiver), with the sockets as they are then: [`finish`] there,
+    /// and record nothing after, so the last record is the window's total and the
+    /// intervals add up to it exactly (iperf3's intervals end at the test's end).
+    ///
+    /// [`finish`]: IntervalRecorder::finish
+    pub fn close(&mut self, end: u64, sender: &TcpSocket, receiver: &TcpSocket) {
+        self.finish(end, sender, receiver);
+        self.closed = true;
+    }
+}
+
+impl IntervalRecord {
+    /// The flow's cumulative counters now, as the record of an interval ending at `end_ns`.
+    pub fn now(end_ns: u64, sender: &TcpSocket, receiver: &TcpSocket) -> IntervalRecord {
+        let s = sender.stats();
+        IntervalRecord {
+            end_ns,
+            bytes_sent: s.bytes_sent,
+            bytes_acked: s.bytes_acked,
+            bytes_received: receiver.stats().bytes_received,
+            retransmits: s.retransmits,
+            cwnd_bytes: sender.cwnd(),
+            srtt_ns: sender.srtt(),
         }
     }
 }
@@ -142,5 +162,17 @@ mod test {
         let mut r = IntervalRecorder::new(0, 1000);
         r.finish(2000, &a, &b);
         assert_eq!(r.records.iter().map(|x| x.end_ns).collect::<Vec<_>>(), vec![1000, 2000]);
+    }
+
+    #[test]
+    fn nothing_is_recorded_after_the_window_closes() {
+        let (a, b) = (TcpSocket::new(TcpConfig::default()), TcpSocket::new(TcpConfig::default()));
+        let mut r = IntervalRecorder::new(0, 1000);
+        r.close(2500, &a, &b);
+        assert_eq!(r.records.iter().map(|x| x.end_ns).collect::<Vec<_>>(), vec![1000, 2000, 2500]);
+        // The drain after the window: later boundaries and a later finish add nothing.
+        r.advance(9000, &a, &b);
+        r.finish(9500, &a, &b);
+        assert_eq!(r.records.iter().map(|x| x.end_ns).collect::<Vec<_>>(), vec![1000, 2000, 2500]);
     }
 }
