@@ -123,7 +123,7 @@ def run_chain(links: list[dict], test: str) -> tuple[dict, dict]:
     return run.results, run.records[0]["metrics"]
 
 
-CHAIN_SETTINGS = settings(max_examples=12, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+CHAIN_SETTINGS = settings(max_examples=16, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 
 
 @CHAIN_SETTINGS
