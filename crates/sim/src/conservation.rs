@@ -55,20 +55,28 @@ const ICMP_ECHO_TYPES: [u8; 2] = [0, 8];
 /// (RFC 791 §3.1) hold, so a chance match in payload bytes is one in 65536 of the
 /// places that already look like a header; the caller further keeps only the flows of
 /// the run. The packet may be cut short after the probe (a partial AAL5 PDU).
-pub fn scan(bytes: &[u8], mut found: impl FnMut(Found)) {
+///
+/// `found` answers whether the packet is one of the run's flows' own: then nothing is
+/// inside it (a test payload carries no packet) and the scan goes on after it, so a
+/// dropped test datagram costs a header's parse, not a pass over its payload.
+pub fn scan(bytes: &[u8], mut found: impl FnMut(Found) -> bool) {
     let mut i = 0;
     while i + 20 <= bytes.len() {
         let b = bytes[i];
         if b >> 4 == 4 && (b & 0x0f) >= 5 {
             if let Some((hit, next)) = packet_at(bytes, i) {
-                found(hit);
                 // An inner packet starts after this one's headers at the earliest.
-                i = next;
+                i = if found(hit) { packet_end(bytes, i).max(next) } else { next };
                 continue;
             }
         }
         i += 1;
     }
+}
+
+/// Where the IPv4 packet whose header starts at `bytes[at]` ends (its Total Length).
+fn packet_end(bytes: &[u8], at: usize) -> usize {
+    (at + usize::from(u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]))).min(bytes.len())
 }
 
 /// The flow packet whose IPv4 header starts at `bytes[at]`, and where its headers end.
@@ -277,7 +285,10 @@ mod test {
     fn a_probe_is_found_bare_behind_headers_and_inside_a_tunnel() {
         let inner = udp_packet(3, 41);
         let mut hits = Vec::new();
-        scan(&inner, |f| hits.push(f));
+        scan(&inner, |f| {
+            hits.push(f);
+            false
+        });
         assert_eq!(hits, vec![Found::Probe { flow: 3, seq: 41 }]);
         // Behind 14 octets of Ethernet header, and as the payload of an outer datagram.
         let mut frame = vec![0u8; 14];
@@ -286,7 +297,10 @@ mod test {
         let mut tunnel = outer.clone();
         tunnel.extend(&frame);
         hits.clear();
-        scan(&tunnel, |f| hits.push(f));
+        scan(&tunnel, |f| {
+            hits.push(f);
+            false
+        });
         assert!(hits.contains(&Found::Probe { flow: 3, seq: 41 }), "{hits:?}");
     }
 
@@ -295,7 +309,10 @@ mod test {
         let mut packet = udp_packet(3, 41);
         packet[10] ^= 0x01;
         let mut hits = 0;
-        scan(&packet, |_| hits += 1);
+        scan(&packet, |_| {
+            hits += 1;
+            false
+        });
         assert_eq!(hits, 0);
     }
 

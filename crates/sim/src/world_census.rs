@@ -37,17 +37,21 @@ impl World {
     pub(super) fn ledger_drop(&mut self, reason: &str, carried: &[u8]) {
         let (stats, tcp, ledger, nodes) = (&self.stats, &self.tcp, &mut self.ledger, &self.nodes);
         conservation::scan(carried, |found| match resolve(nodes, found) {
-            None => {}
+            None => false,
             Some(found @ Found::Esp { .. }) => unreachable!("resolved {found:?}"),
             Some(Found::Probe { flow, seq }) => {
-                if stats.get(&flow).is_some_and(|s| u64::from(seq) < s.sent) {
+                let ours = stats.get(&flow).is_some_and(|s| u64::from(seq) < s.sent);
+                if ours {
                     ledger.entry(flow).or_default().drop_datagram(seq, reason);
                 }
+                ours
             }
             Some(found @ Found::Tcp { .. }) => {
-                if let Some(i) = tcp_flow_of(tcp, found) {
+                let flow = tcp_flow_of(tcp, found);
+                if let Some(i) = flow {
                     ledger.entry(tcp[i].id).or_default().drop_segment(reason);
                 }
+                flow.is_some()
             }
         });
     }
@@ -77,17 +81,21 @@ impl World {
         let (stats, tcp, nodes) = (&self.stats, &self.tcp, &self.nodes);
         let mut note = |bytes: &[u8]| {
             conservation::scan(bytes, |found| match resolve(nodes, found) {
-                None => {}
+                None => false,
                 Some(found @ Found::Esp { .. }) => unreachable!("resolved {found:?}"),
                 Some(Found::Probe { flow, seq }) => {
-                    if stats.get(&flow).is_some_and(|s| u64::from(seq) < s.sent) {
+                    let ours = stats.get(&flow).is_some_and(|s| u64::from(seq) < s.sent);
+                    if ours {
                         census.probes.entry(flow).or_default().insert(seq);
                     }
+                    ours
                 }
                 Some(found @ Found::Tcp { .. }) => {
-                    if let Some(i) = tcp_flow_of(tcp, found) {
+                    let flow = tcp_flow_of(tcp, found);
+                    if let Some(i) = flow {
                         census.segments[i] += 1;
                     }
+                    flow.is_some()
                 }
             })
         };
