@@ -74,6 +74,17 @@ pub fn scan(bytes: &[u8], mut found: impl FnMut(Found) -> bool) {
     }
 }
 
+/// RFC 791 §3.1: the one's complement sum of the header's 16-bit words, checksum
+/// included, is all ones. Summed here in place: a header is a few words, and this runs
+/// on every dropped packet.
+#[inline]
+fn header_checksum_holds(header: &[u8]) -> bool {
+    let mut sum: u32 = header.chunks_exact(2).map(|w| u32::from(u16::from_be_bytes([w[0], w[1]]))).sum();
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum = (sum & 0xffff) + (sum >> 16);
+    sum == 0xffff
+}
+
 /// Where the IPv4 packet whose header starts at `bytes[at]` ends (its Total Length).
 fn packet_end(bytes: &[u8], at: usize) -> usize {
     (at + usize::from(u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]))).min(bytes.len())
@@ -84,7 +95,7 @@ fn packet_at(bytes: &[u8], at: usize) -> Option<(Found, usize)> {
     let ihl = usize::from(bytes[at] & 0x0f) * 4;
     let header = bytes.get(at..at + ihl)?;
     let total = usize::from(u16::from_be_bytes([header[2], header[3]]));
-    if total < ihl || wire::checksum::sum(header) != 0xffff {
+    if total < ihl || !header_checksum_holds(header) {
         return None;
     }
     // Fragment offset (13 bits): only the first fragment carries the transport header.
@@ -200,12 +211,17 @@ impl FlowLedger {
         self.first_drop[i] = index as u16 + 1;
     }
 
-    /// Why datagram `seq` was first dropped, if it was.
-    pub fn drop_of(&self, seq: u32) -> Option<&str> {
+    /// Why datagram `seq` was first dropped, if it was: an index into [`reasons`](Self::reasons).
+    pub fn drop_of(&self, seq: u32) -> Option<usize> {
         match self.first_drop.get(seq as usize) {
-            Some(&r) if r > 0 => Some(&self.reasons[usize::from(r) - 1]),
+            Some(&r) if r > 0 => Some(usize::from(r) - 1),
             _ => None,
         }
+    }
+
+    /// The reasons datagrams were dropped for, in the order first seen.
+    pub fn reasons(&self) -> &[String] {
+        &self.reasons
     }
 
     pub fn drop_segment(&mut self, reason: &str) {

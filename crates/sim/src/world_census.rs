@@ -184,14 +184,20 @@ impl World {
                 let stats = &self.stats[&id];
                 let found = census.probes.get(&id);
                 let mut c = FlowConservation { unit: "datagrams", sent: stats.sent, received: 0, dropped: 0, in_network: 0, drops: BTreeMap::new() };
+                let mut by_reason = vec![0u64; ledger.reasons().len()];
                 for seq in 0..stats.sent.min(u64::from(u32::MAX)) as u32 {
                     if stats.has_received(seq) {
                         c.received += 1;
                     } else if let Some(reason) = ledger.drop_of(seq) {
                         c.dropped += 1;
-                        *c.drops.entry(reason.to_string()).or_insert(0) += 1;
+                        by_reason[reason] += 1;
                     } else if found.is_some_and(|s| s.contains(seq)) {
                         c.in_network += 1;
+                    }
+                }
+                for (reason, n) in ledger.reasons().iter().zip(by_reason) {
+                    if n > 0 {
+                        *c.drops.entry(reason.clone()).or_insert(0) += n;
                     }
                 }
                 c
