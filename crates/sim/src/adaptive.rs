@@ -318,6 +318,17 @@ impl LinkArq {
         (&mut self.rx_seen[(i / 64) as usize], 1u64 << (i % 64))
     }
 
+    /// Whether a frame `seq` was delivered here (within the duplicate window; one newer
+    /// than any seen, or too old to be delivered, was not), for conservation.
+    pub fn has_delivered(&self, seq: Seq) -> bool {
+        let Some(top) = self.rx_top else { return false };
+        if (seq.wrapping_sub(top) as i32) > 0 || top.wrapping_sub(seq) >= self.config.dup_window {
+            return false;
+        }
+        let i = seq % self.config.dup_window;
+        self.rx_seen[(i / 64) as usize] & (1u64 << (i % 64)) != 0
+    }
+
     /// A data frame `seq` arrived from the peer: deliver it or not, and ack it or not.
     pub fn on_frame(&mut self, _now: u64, seq: Seq) -> RxVerdict {
         let window = self.config.dup_window;

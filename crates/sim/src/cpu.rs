@@ -58,6 +58,11 @@ impl<J> Cpu<J> {
         self.queue.len()
     }
 
+    /// The jobs waiting (for the end-of-run census of `conservation`).
+    pub fn queued(&self) -> impl Iterator<Item = &J> {
+        self.queue.iter()
+    }
+
     /// Queues a job, or gives it back (a drop counted) when the queue is full.
     pub fn offer_or_return(&mut self, job: J) -> Result<(), J> {
         if self.queue.len() >= self.config.queue_limit {

@@ -133,6 +133,11 @@ pub trait Tunnel {
     fn sa_report(&self) -> Option<crate::ipsec::SaReport> {
         None
     }
+    /// The flow packet ESP packet `seq` of outbound SPI `spi` carried, if this sealed it
+    /// (conservation).
+    fn sealed(&self, _spi: u32, _seq: u32) -> Option<crate::conservation::Found> {
+        None
+    }
     /// The far end's (outer) address, whose path MTU bounds the tunnel's; `None` when
     /// the tunnel does not know it (its MTU is then its interface's alone).
     fn remote(&self) -> Option<Ipv4Addr> {
@@ -166,6 +171,11 @@ pub trait Transport {
     fn unprotect(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
     /// What the SA pair carried (per-tunnel counts); None if it keeps none.
     fn sa_report(&self) -> Option<crate::ipsec::SaReport> {
+        None
+    }
+    /// The flow packet ESP packet `seq` of outbound SPI `spi` carried, if this sealed it
+    /// (conservation).
+    fn sealed(&self, _spi: u32, _seq: u32) -> Option<crate::conservation::Found> {
         None
     }
 }
@@ -469,6 +479,12 @@ impl IpStack {
     }
 
     /// What each IPsec SA pair of the node carried: tunnels, then transport-mode SAs.
+    /// The flow packet ESP packet `seq` of outbound SPI `spi` carried, if one of this
+    /// stack's SAs sealed it (conservation).
+    pub fn sealed_packet(&self, spi: u32, seq: u32) -> Option<crate::conservation::Found> {
+        self.tunnels.iter().find_map(|t| t.hook.sealed(spi, seq)).or_else(|| self.transports.iter().find_map(|t| t.sealed(spi, seq)))
+    }
+
     pub fn sa_reports(&self) -> Vec<crate::ipsec::SaReport> {
         let tunnels = self.tunnels.iter().filter_map(|t| t.hook.sa_report());
         tunnels.chain(self.transports.iter().filter_map(|t| t.sa_report())).collect()
@@ -517,6 +533,24 @@ impl IpStack {
         let id = self.ident;
         self.ident = self.ident.wrapping_add(1);
         id
+    }
+
+    /// Every packet the stack holds at the end of a run (for the census of
+    /// `conservation`): frames waiting for ARP, and partial datagrams being reassembled
+    /// (fragment zero's header followed by the data so far).
+    pub fn held_packets(&self, mut each: impl FnMut(&[u8])) {
+        for pending in self.pending.values() {
+            for packet in &pending.packets {
+                each(packet);
+            }
+        }
+        let mut joined = Vec::new();
+        for (header, data) in self.reassembler.partial_first_fragments() {
+            joined.clear();
+            joined.extend_from_slice(header);
+            joined.extend_from_slice(data);
+            each(&joined);
+        }
     }
 
     /// ARP cache entries still valid at `now`: (ip, mac, iface).

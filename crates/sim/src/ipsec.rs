@@ -142,6 +142,10 @@ struct SaPair {
     /// The CBC IVs of the outbound SA.
     ivs: RandomStream,
     counts: SaCounts,
+    /// ESP: the flow packet (if any) each outbound sequence number carried, index
+    /// `seq - 1`, so that conservation can charge an encrypted packet's drop (or find it
+    /// in the network) to its flow.
+    sealed: Vec<Option<crate::conservation::Found>>,
 }
 
 impl SaPair {
@@ -175,6 +179,7 @@ impl SaPair {
             inbound: security_association_in(config.spi_in, cipher, auth, mode)?,
             ivs: RandomStream::from_key(stream_key(0, u64::from(config.spi_out), "ipsec-iv")),
             counts: SaCounts::default(),
+            sealed: Vec::new(),
         })
     }
 
@@ -196,7 +201,7 @@ impl SaPair {
 
     /// Builds the outbound packet with `build` (given the SA and an IV) and advances the
     /// sequence number.
-    fn seal(&mut self, name: &str, out: &mut Vec<u8>, build: impl FnOnce(&SecurityAssociation, &[u8], &mut Vec<u8>) -> wire::Result<()>) -> Result<(), String> {
+    fn seal(&mut self, name: &str, inner: &[u8], out: &mut Vec<u8>, build: impl FnOnce(&SecurityAssociation, &[u8], &mut Vec<u8>) -> wire::Result<()>) -> Result<(), String> {
         if self.outbound.seq == 0 {
             // RFC 4303 §3.3.3 (RFC 4302 §3.3.2): the counter must not cycle; the SA would
             // be replaced.
@@ -205,10 +210,25 @@ impl SaPair {
         let iv = if self.protocol == Protocol::Esp { self.next_iv() } else { Vec::new() };
         let start = out.len();
         build(&self.outbound, &iv, out).map_err(|e| format!("{name}: {} encapsulation: {e:?}", self.protocol.name()))?;
+        if self.protocol == Protocol::Esp {
+            let index = self.outbound.seq as usize - 1;
+            if self.sealed.len() < index {
+                self.sealed.resize(index, None);
+            }
+            self.sealed.push(crate::conservation::flow_packet(inner));
+        }
         self.outbound.next_seq();
         self.counts.sealed_packets += 1;
         self.counts.sealed_bytes += after_ip_header(&out[start..]);
         Ok(())
+    }
+
+    /// The flow packet ESP packet `seq` of outbound SA `spi` carried, if this pair sealed it.
+    fn sealed_packet(&self, spi: u32, seq: u32) -> Option<crate::conservation::Found> {
+        if spi != self.outbound.spi || seq == 0 {
+            return None;
+        }
+        self.sealed.get(seq as usize - 1).copied().flatten()
     }
 
     fn report(&self, name: &str, mode: &'static str) -> SaReport {
@@ -316,7 +336,7 @@ impl Tunnel for IpsecTunnel {
     fn encapsulate(&mut self, inner: &[u8], ident: u16, out: &mut Vec<u8>) -> Result<(), String> {
         let outer = OuterHeader { src: self.local, dst: self.remote, ttl: DEFAULT_TTL, ident };
         let protocol = self.sas.protocol;
-        self.sas.seal(&self.name, out, |sa, iv, out| match protocol {
+        self.sas.seal(&self.name, inner, out, |sa, iv, out| match protocol {
             Protocol::Esp => esp::encapsulate_tunnel(sa, &outer, inner, iv, out),
             Protocol::Ah => ah::insert_tunnel(sa, &outer, inner, out),
         })
@@ -336,6 +356,10 @@ impl Tunnel for IpsecTunnel {
 
     fn sa_report(&self) -> Option<SaReport> {
         Some(self.sas.report(&self.name, "tunnel"))
+    }
+
+    fn sealed(&self, spi: u32, seq: u32) -> Option<crate::conservation::Found> {
+        self.sas.sealed_packet(spi, seq)
     }
 
     fn remote(&self) -> Option<Ipv4Addr> {
@@ -448,7 +472,7 @@ impl Transport for IpsecTransport {
 
     fn protect(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
         let protocol = self.sas.protocol;
-        self.sas.seal(&self.name, out, |sa, iv, out| match protocol {
+        self.sas.seal(&self.name, packet, out, |sa, iv, out| match protocol {
             Protocol::Esp => esp::encapsulate_transport(sa, packet, iv, out),
             Protocol::Ah => ah::insert_transport(sa, packet, out),
         })
@@ -464,6 +488,10 @@ impl Transport for IpsecTransport {
 
     fn sa_report(&self) -> Option<SaReport> {
         Some(self.sas.report(&self.name, "transport"))
+    }
+
+    fn sealed(&self, spi: u32, seq: u32) -> Option<crate::conservation::Found> {
+        self.sas.sealed_packet(spi, seq)
     }
 }
 

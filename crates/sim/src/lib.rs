@@ -18,6 +18,7 @@ pub mod adaptive;
 pub mod app;
 pub mod atm;
 pub mod config;
+pub mod conservation;
 pub mod cpu;
 pub mod engine;
 pub mod forward;

@@ -112,6 +112,11 @@ impl EthernetLink {
         self.dirs[from].queue.front().map(Vec::len)
     }
 
+    /// The frames waiting at end `from` (for the end-of-run census of `conservation`).
+    pub fn queued(&self, from: usize) -> impl Iterator<Item = &[u8]> {
+        self.dirs[from].queue.iter().map(Vec::as_slice)
+    }
+
     #[inline]
     pub fn backlog(&self, from: usize) -> usize {
         self.dirs[from].queue.len() + usize::from(self.dirs[from].busy)

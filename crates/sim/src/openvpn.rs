@@ -35,6 +35,10 @@ use crate::rng::{stream_key, RandomStream};
 
 /// `fragment.h` FRAG_TTL_SEC: an incomplete datagram is dropped after 10 s.
 pub const FRAG_TTL_NS: u64 = 10_000_000_000;
+/// `fragment.h` N_FRAG_BUF: the receiver reassembles in a sliding window of this many
+/// sequence ids (`fragment.c` `fragment_list_get_buf`); an incomplete datagram whose id
+/// falls out of the window is dropped.
+pub const N_FRAG_BUF: i16 = 25;
 
 /// The cipher of a scenario name ("none", "bf-cbc", "aes-128-cbc", ...).
 pub fn cipher(name: &str) -> Result<Cipher, String> {
@@ -82,6 +86,11 @@ pub fn channel(config: &OpenVpnConfig, to_server: bool) -> Result<DataChannel, S
 }
 
 /// A datagram being reassembled from `--fragment` pieces.
+/// Why conservation counts the packet of an incomplete fragmented packet discarded
+/// after FRAG_TTL_SEC or out of the N_FRAG_BUF window as dropped (OpenVPN 2.4
+/// `fragment.c` drops it silently).
+pub const FRAGMENT_EXPIRED: &str = "OpenVPN incomplete fragmented packet discarded (FRAG_TTL_SEC, or out of the 25-id window)";
+
 #[derive(Debug)]
 struct Partial {
     pieces: BTreeMap<u8, Vec<u8>>,
@@ -113,6 +122,13 @@ pub struct OpenVpnEnd {
     frag_seq: u8,
     partial: BTreeMap<u8, Partial>,
     pub counters: Counters,
+    /// Incomplete fragmented packets discarded (after FRAG_TTL_SEC, or out of the
+    /// window), their pieces in order, for conservation (the world charges and empties
+    /// it at the end).
+    pub abandoned: Vec<Vec<u8>>,
+    /// The newest sequence id of the reassembly window (`fragment_list.seq_id`, 0 at
+    /// first as `fragment_init` clears it).
+    window_top: u8,
     /// `proto tcp`: the connection the packets ride on (`None` over UDP).
     pub stream: Option<StreamTransport>,
 }
@@ -150,6 +166,8 @@ impl OpenVpnEnd {
             ivs: RandomStream::from_key(stream_key(0, u64::from(config.key) * 2 + u64::from(!config.server), "openvpn-iv")),
             frag_seq: 0,
             partial: BTreeMap::new(),
+            abandoned: Vec::new(),
+            window_top: 0,
             counters: Counters::default(),
             stream,
         })
@@ -231,10 +249,34 @@ impl OpenVpnEnd {
         })?;
         // Incomplete datagrams older than FRAG_TTL_SEC are dropped (checked as packets
         // arrive, as fragment.c's wakeup does periodically).
-        self.partial.retain(|_, p| p.expires > now);
+        let abandoned = &mut self.abandoned;
+        self.partial.retain(|_, p| {
+            if p.expires <= now {
+                abandoned.push(p.pieces.values().flatten().copied().collect());
+            }
+            p.expires > now
+        });
         let Some(header) = opened.fragment.filter(|h| h.kind != FragmentType::Whole) else {
             return Ok(Some(opened.payload));
         };
+        // fragment.c fragment_list_get_buf: a sequence id N_FRAG_BUF or more from the
+        // window's top resets the window to it; a newer one slides the window up, and
+        // the buffers it leaves behind are reused: either way an incomplete datagram out
+        // of the window is gone (before this, one kept its id for FRAG_TTL_SEC and the
+        // id's next user, 256 datagrams later, was mixed into it).
+        let behind = |top: u8, id: u8| i16::from(top.wrapping_sub(id) as i8);
+        let ahead = -behind(self.window_top, header.seq_id);
+        if ahead.abs() >= N_FRAG_BUF || ahead > 0 {
+            self.window_top = header.seq_id;
+        }
+        let (top, abandoned) = (self.window_top, &mut self.abandoned);
+        self.partial.retain(|&id, p| {
+            let keep = (0..N_FRAG_BUF).contains(&behind(top, id));
+            if !keep {
+                abandoned.push(p.pieces.values().flatten().copied().collect());
+            }
+            keep
+        });
         let entry = self.partial.entry(header.seq_id).or_insert_with(|| Partial { pieces: BTreeMap::new(), last: None, expires: now + FRAG_TTL_NS });
         entry.pieces.insert(header.frag_id, opened.payload);
         if header.kind == FragmentType::Last {
@@ -246,6 +288,15 @@ impl OpenVpnEnd {
         }
         let whole = self.partial.remove(&header.seq_id).expect("present");
         Ok(Some(whole.pieces.into_values().flatten().collect()))
+    }
+
+    /// The incomplete fragmented packets held, each as its pieces so far in order
+    /// (conservation's census).
+    pub fn held_fragments(&self, mut each: impl FnMut(&[u8])) {
+        for p in self.partial.values() {
+            let joined: Vec<u8> = p.pieces.values().flatten().copied().collect();
+            each(&joined);
+        }
     }
 
     /// Whether a UDP datagram from `src`:`sport` to `dst`:`dport` is this tunnel's.
@@ -320,6 +371,26 @@ mod test {
         client.seal(&[1, 2, 3], &mut out).unwrap();
         assert_eq!(out[0].len(), 3 + 24 + 4);
         assert_eq!(server.open(2, &out[0]).unwrap().unwrap(), [1, 2, 3]);
+    }
+
+    #[test]
+    fn an_incomplete_datagram_leaves_the_window_of_25_sequence_ids() {
+        // fragment.h N_FRAG_BUF 25: once the 25th datagram after an incomplete one is
+        // being reassembled, the incomplete one's buffer is reused.
+        let mut client = OpenVpnEnd::new(&config(false, Some(600))).unwrap();
+        let mut server = OpenVpnEnd::new(&config(true, Some(600))).unwrap();
+        let mut out = Vec::new();
+        client.seal(&[7u8; 1400], &mut out).unwrap();
+        server.open(0, &out[0]).unwrap();
+        for k in 1..=25 {
+            out.clear();
+            client.seal(&[k as u8; 1400], &mut out).unwrap();
+            assert_eq!(server.open(0, &out[1]).unwrap(), None);
+            assert_eq!(server.partial.len(), (k + 1).min(25), "after {k} more");
+        }
+        assert_eq!(server.abandoned.len(), 1);
+        // What it held: the first piece of the first datagram.
+        assert!(!server.abandoned[0].is_empty() && server.abandoned[0].iter().all(|&b| b == 7));
     }
 
     #[test]

@@ -75,6 +75,35 @@ impl StreamTransport {
         }
     }
 
+    /// Every OpenVPN packet this end holds or has sent toward `peer` (this end's
+    /// connection's other end, if it has one) that `peer` has not yet cut out of the
+    /// stream, for conservation's census: the packets waiting for the socket, and the
+    /// stream itself from the first octet `peer` has not made a packet of. Those octets
+    /// are `peer`'s partial packet and unread octets (up to its RCV.NXT) followed by what
+    /// this end still holds past that point (unacknowledged or unsent), so a packet cut
+    /// across segments is seen whole.
+    pub fn held_toward(&self, peer: Option<&StreamTransport>, mut each: impl FnMut(&[u8])) {
+        for packet in &self.queue {
+            each(packet);
+        }
+        let ((base, tx), _) = self.tcp.stream_buffers();
+        let mut stream = Vec::new();
+        let mut skip = 0;
+        if let Some(peer) = peer {
+            let (_, (rcv_nxt, unread)) = peer.tcp.stream_buffers();
+            stream.extend_from_slice(&peer.rx);
+            stream.extend(unread.iter());
+            skip = (rcv_nxt.0.wrapping_sub(base.0) as u32 as usize).min(tx.len());
+        }
+        stream.extend(tx.iter().skip(skip));
+        each(&stream);
+    }
+
+    /// Whether `peer` is the other end of this end's connection.
+    pub fn is_peer(&self, peer: &StreamTransport) -> bool {
+        peer.local == self.remote && peer.remote == self.local && peer.local_port == self.remote_port && peer.remote_port == self.local_port
+    }
+
     /// Whether the connection is established (packets flow).
     pub fn is_up(&self) -> bool {
         self.tcp.state() == TcpState::Established

@@ -86,6 +86,10 @@ pub struct FlowResult {
     /// round trips (`received` counts the echoes back at the source).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub echo: Option<EchoResult>,
+    /// Sent = received + dropped + in the network at the end (docs/metrics.md,
+    /// "Conservation"); set by the world after `collect`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conservation: Option<crate::conservation::FlowConservation>,
 }
 
 #[derive(Debug, Serialize)]
@@ -226,6 +230,11 @@ pub struct LinkResult {
     /// 802.11 only: per member (AP first) attempts, retries and receive losses.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<WifiMemberResult>,
+    /// Frames in = out + dropped + queued at the end, per direction (a → b, b → a), per
+    /// member's transmitter for 802.11 (docs/metrics.md, "Conservation"); set by the
+    /// world after `collect`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub conservation: Vec<crate::conservation::LinkConservation>,
 }
 
 #[derive(Debug, Serialize)]
@@ -378,6 +387,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                         bytes_after_stop: t.bytes_received - window_bytes,
                     }),
                     echo: None,
+                    conservation: None,
                 };
             }
             let s = &inputs.stats[&flow.id()];
@@ -417,6 +427,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     forward_latency_ns: forward.latency.summary(),
                     rtt_ns: rtt.summary(),
                 }),
+                conservation: None,
             }
         })
         .collect();
@@ -449,6 +460,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     beacons: m.beacons,
                 })
                 .collect(),
+            conservation: Vec::new(),
         });
         if inputs.config.capture {
             air_captures.push(Capture { name: format!("{}-air", w.name), dot11: true, erf: false, frames: w.air });

@@ -362,6 +362,11 @@ impl SerialLine {
         &self.config
     }
 
+    /// The datagrams waiting at end `from` (for the end-of-run census of `conservation`).
+    pub fn queued(&self, from: usize) -> impl Iterator<Item = &[u8]> {
+        self.dirs[from].queue.iter().map(Vec::as_slice)
+    }
+
     /// Queues the datagram `frame` at end `from` (0 or 1); gives it back when the queue
     /// is full (counted in `drops`) or when a simplex line has no sender there.
     pub fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> Result<(), Rejected> {

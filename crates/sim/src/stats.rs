@@ -238,6 +238,11 @@ impl FlowStats {
         Arrival::Received
     }
 
+    /// Whether datagram `seq` has arrived (at least once, in the window or late).
+    pub fn has_received(&self, seq: u32) -> bool {
+        self.seen.get(seq as usize / 64).is_some_and(|w| w & (1u64 << (seq % 64)) != 0)
+    }
+
     /// The receiving interval in ns, the divisor of the goodput (docs/metrics.md#goodput):
     /// the span from the first to the last arrival in the window, stretched by one mean
     /// inter-arrival time ((last − first) · n / (n − 1) for n arrivals), and never shorter

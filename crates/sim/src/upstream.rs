@@ -251,8 +251,12 @@ pub struct Upstream {
     radio: DeliveryRatio,
     modem: DeliveryRatio,
     chooser: ChannelChooser,
-    /// Frames under ARQ by frame id: the datagram, empty for a probe.
-    in_flight: BTreeMap<u64, Vec<u8>>,
+    /// Frames under ARQ by frame id: the datagram, empty for a probe, and its ARQ
+    /// sequence number once sent.
+    in_flight: BTreeMap<u64, (Vec<u8>, Option<crate::adaptive::Seq>)>,
+    /// Datagrams the ARQ gave up on that the peer never had, for conservation (the
+    /// world charges and empties it at the end).
+    pub abandoned: Vec<Vec<u8>>,
     next_frame_id: u64,
     /// The world's timer for [`Self::poll_at`].
     pub timer: Option<(u64, EventId)>,
@@ -279,6 +283,7 @@ impl Upstream {
             modem_link,
             modem_end,
             in_flight: BTreeMap::new(),
+            abandoned: Vec::new(),
             next_frame_id: 0,
             timer: None,
             switches: Vec::new(),
@@ -354,7 +359,7 @@ impl Upstream {
         let id = self.next_frame_id;
         self.next_frame_id += 1;
         let actions = self.sender.send(now, id, datagram.len() as u32);
-        self.in_flight.insert(id, datagram);
+        self.in_flight.insert(id, (datagram, None));
         self.transmissions(&actions)
     }
 
@@ -363,18 +368,33 @@ impl Upstream {
         for action in actions {
             match *action {
                 Action::Transmit { seq, frame_id, .. } => {
-                    let datagram = &self.in_flight[&frame_id];
+                    let entry = self.in_flight.get_mut(&frame_id).expect("a frame under ARQ");
+                    entry.1 = Some(seq);
+                    let datagram = &self.in_flight[&frame_id].0;
                     let kind = if datagram.is_empty() { linkarq::Kind::Probe } else { linkarq::Kind::Data };
                     out.push(self.radio_tx(kind, seq, datagram));
                 }
                 Action::GiveUp { frame_id, .. } => {
-                    if self.in_flight.remove(&frame_id).is_some_and(|d| !d.is_empty()) {
+                    if let Some((datagram, seq)) = self.in_flight.remove(&frame_id).filter(|(d, _)| !d.is_empty()) {
                         self.counters.radio_given_up += 1;
+                        // Lost unless the peer had it and only its acks were lost.
+                        if !seq.is_some_and(|s| self.receiver.has_delivered(s)) {
+                            self.abandoned.push(datagram);
+                        }
                     }
                 }
             }
         }
         out
+    }
+
+    /// The datagrams under ARQ that the peer does not have yet (conservation's census).
+    pub fn held_packets(&self, mut each: impl FnMut(&[u8])) {
+        for (datagram, seq) in self.in_flight.values() {
+            if !datagram.is_empty() && !seq.is_some_and(|s| self.receiver.has_delivered(s)) {
+                each(datagram);
+            }
+        }
     }
 
     /// Timers due at `now`: retransmissions, give-ups, a probe.

@@ -16,6 +16,8 @@ use crate::atm::{AtmEvent, AtmNet, AtmOut};
 
 #[path = "atm/world_glue.rs"]
 mod atm_glue;
+#[path = "world_census.rs"]
+mod census;
 use crate::tcp::report::{IntervalRecorder, TraceColumns};
 use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
@@ -33,6 +35,7 @@ use crate::results::{self, Results};
 use crate::stats::{Arrival, FlowStats, Histogram};
 use crate::time::SimTime;
 use crate::upstream::{Tx, Upstream};
+use crate::conservation::{FlowLedger, LineTally};
 
 /// The engine's events.
 #[derive(Debug, Clone, Copy)]
@@ -95,6 +98,10 @@ struct TcpFlow {
     /// When the sender sent its first data octet.
     first_tx_ns: Option<u64>,
     intervals: Option<IntervalRecorder>,
+    /// Segments either socket handed to its stack, and segments that reached the
+    /// other socket (conservation, see `crate::conservation`).
+    segments_sent: u64,
+    segments_arrived: u64,
 }
 
 impl TcpFlow {
@@ -189,6 +196,8 @@ struct Line {
     /// Per direction, the place of the `EthTxDone` of the frame being sent when it was
     /// left out of the engine (see `World::settle_tx_done`).
     tx_done: [Option<Reservation>; 2],
+    /// Per direction, frames offered, delivered and dropped (see `crate::conservation`).
+    tally: [LineTally; 2],
 }
 
 impl Line {
@@ -481,6 +490,8 @@ pub struct World {
     stats: BTreeMap<u32, FlowStats>,
     drop_counts: Vec<BTreeMap<String, u64>>,
     drop_log: Vec<DropRecord>,
+    /// Drops of each flow's packets, by flow id (see `crate::conservation`).
+    ledger: BTreeMap<u32, FlowLedger>,
     captures: Vec<Vec<results::Frames>>,
     queued_frames: usize,
     atm: Option<AtmNet>,
@@ -530,7 +541,7 @@ impl World {
                         direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                         direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
                     ];
-                    links.push(Line { kind: LineKind::Ethernet(ethernet), impair, in_flight: Default::default(), lazy_tx_done: [false; 2], tx_done: [None; 2] });
+                    links.push(Line { kind: LineKind::Ethernet(ethernet), impair, in_flight: Default::default(), lazy_tx_done: [false; 2], tx_done: [None; 2], tally: Default::default() });
                 }
                 LinkConfig::Serial { name, a, b, rate_bps, format, framing, compression, delay_ns, queue_frames, impair } => {
                     let id = links.len() as u32;
@@ -547,6 +558,7 @@ impl World {
                         in_flight: Default::default(),
                         lazy_tx_done: [false; 2],
                         tx_done: [None; 2],
+                        tally: Default::default(),
                     });
                 }
                 LinkConfig::Wifi(w) => {
@@ -616,6 +628,8 @@ impl World {
                     completed_ns: None,
                     last_progress_ns: *start_ns,
                     longest_stall_ns: 0,
+                    segments_sent: 0,
+                    segments_arrived: 0,
                     stall_at_end_ns: 0,
                     window: None,
                 });
@@ -676,6 +690,7 @@ impl World {
             stats,
             drop_counts: vec![BTreeMap::new(); n],
             drop_log: Vec::new(),
+            ledger: BTreeMap::new(),
             captures,
             queued_frames: 0,
             atm,
@@ -737,6 +752,7 @@ impl World {
                 let impair = &mut l.impair[from as usize];
                 if lost {
                     impair.lost += 1;
+                    l.tally[from as usize].dropped += 1;
                     let reason = format!("lost on link {} ({})", l.name(), l.impair[from as usize].loss_text);
                     let summary = if matches!(l.kind, LineKind::Serial { .. }) { Some(frame) } else { frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec) };
                     l.lost(from as usize);
@@ -744,8 +760,14 @@ impl World {
                     return Ok(());
                 }
                 match l.delivered(from as usize, frame) {
-                    Ok(frame) => self.receive(now, node, port, frame)?,
-                    Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
+                    Ok(frame) => {
+                        l.tally[from as usize].delivered += 1;
+                        self.receive(now, node, port, frame)?
+                    }
+                    Err(reason) => {
+                        l.tally[from as usize].dropped += 1;
+                        self.record_drop(now, node, Some(port), reason.to_string(), None)
+                    }
                 }
             }
             Event::CpuDone { node } => {
@@ -829,9 +851,14 @@ impl World {
                 }
                 self.wifi_arrive(now, bss, to, from, mpdu)?;
             }
-            BssEvent::Dropped { member, reason, .. } => {
-                let (node, port) = self.bsses[bss as usize].members[member];
-                self.record_drop(now, node, Some(port), reason.to_string(), None);
+            BssEvent::Dropped { member, reason, mpdu, delivered } => {
+                let state = &self.bsses[bss as usize];
+                let (node, port) = state.members[member];
+                // Logged as before; the flows are charged what the MPDU carried, unless
+                // the receiver had it (only its acknowledgements were lost).
+                let open = state.adapters[member].cipher.unprotect(&mpdu).map(|(open, _)| open).ok();
+                let carried = (!delivered).then(|| open.as_deref().unwrap_or(&mpdu)).filter(|m| !crate::conservation::is_link_arq(m));
+                self.record_drop_of(now, node, Some(port), reason.to_string(), None, carried);
             }
             BssEvent::TxDone { member, .. } => {
                 let (node, _) = self.bsses[bss as usize].members[member];
@@ -1121,11 +1148,15 @@ impl World {
         }
         match self.attachments[node as usize][port as usize] {
             Attachment::Ethernet { link, end } => {
+                let tally = &mut self.links[link as usize].tally[end as usize];
+                tally.offered += 1;
                 if let Some(reason) = self.links[link as usize].meter(now, end as usize, &frame) {
+                    self.links[link as usize].tally[end as usize].dropped += 1;
                     self.record_drop(now, node, Some(port), reason, frame.get(14..));
                     return Ok(());
                 }
                 if let Err(frame) = self.links[link as usize].enqueue(end as usize, frame) {
+                    self.links[link as usize].tally[end as usize].dropped += 1;
                     self.record_drop(now, node, Some(port), "output queue full (drop-tail)".into(), frame.get(14..));
                     return Ok(());
                 }
@@ -1188,6 +1219,7 @@ impl World {
                             let (node, port) = l.ends()[from as usize];
                             if let Some((frame, _, _)) = l.start_next(from as usize) {
                                 l.finish(from as usize);
+                                l.tally[from as usize].dropped += 1;
                                 self.queued_frames -= 1;
                                 self.record_drop(now, node, Some(port), format!("frame longer than the shaper's bucket on link {name}"), frame.get(ethernet::HEADER_LEN..));
                             }
@@ -1491,6 +1523,7 @@ impl World {
         }
         // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
         let dont_frag = f.sockets[side].config().pmtu_discovery;
+        f.segments_sent += segments.len() as u64;
         for (_, frame) in segments.drain(..) {
             self.tcp_send_frame(now, node, src, dst, dont_frag, frame)?;
         }
@@ -1527,6 +1560,7 @@ impl World {
     /// its node's stack.
     fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, frame: Vec<u8>) -> Result<(), RunError> {
         let f = &mut self.tcp[flow];
+        f.segments_sent += 1;
         if side == 0 && payload_len > 0 {
             f.first_tx_ns.get_or_insert(now);
         }
@@ -1607,6 +1641,7 @@ impl World {
                     return Ok(());
                 };
                 let f = &mut self.tcp[flow];
+                f.segments_arrived += 1;
                 f.tick(now);
                 let before = f.sockets[1].stats().bytes_received;
                 let reply = f.sockets[side].process(now, &repr, segment.payload());
@@ -1659,6 +1694,15 @@ impl World {
     }
 
     fn record_drop(&mut self, now: u64, node: u32, port: Option<u16>, reason: String, packet: Option<&[u8]>) {
+        self.record_drop_of(now, node, port, reason, packet, packet);
+    }
+
+    /// [`record_drop`](Self::record_drop) of `carried` (what was dropped, for the flows'
+    /// conservation), logged with `packet` (what the log has always described).
+    fn record_drop_of(&mut self, now: u64, node: u32, port: Option<u16>, reason: String, packet: Option<&[u8]>, carried: Option<&[u8]>) {
+        if let Some(carried) = carried {
+            self.ledger_drop(&reason, carried);
+        }
         let (flow, summary) = packet.map(describe).unwrap_or((None, String::new()));
         // A tunnel's datagram may look like a probe by chance: only a known flow counts.
         let flow = flow.filter(|f| self.stats.contains_key(f));
@@ -1670,6 +1714,11 @@ impl World {
 
     fn results(mut self) -> Results {
         let now = self.end_ns;
+        self.ledger_silent_drops();
+        let census = self.census();
+        let flow_conservation = self.flow_conservation(&census);
+        let line_conservation = self.line_conservation();
+        let wifi_conservation = self.wifi_conservation();
         let (atm_links, atm_stats) = self.atm_results();
         // Frames on TAP ports were seen by the nodes themselves (no link carries them).
         for (i, node) in self.nodes.iter_mut().enumerate() {
@@ -1761,6 +1810,19 @@ impl World {
             captures: self.captures,
         });
         results.atm = atm_stats;
+        for (flow, c) in results.flows.iter_mut().zip(flow_conservation) {
+            flow.conservation = Some(c);
+        }
+        // Links come as lines, then ATM links, then 802.11 cells (see `collect`).
+        let (lines, wifi) = (line_conservation.len(), wifi_conservation.len());
+        let atm = results.links.len() - lines - wifi;
+        for (link, c) in results.links.iter_mut().take(lines).zip(line_conservation) {
+            link.conservation = c;
+        }
+        for (link, c) in results.links.iter_mut().skip(lines + atm).zip(wifi_conservation) {
+            link.conservation = c;
+        }
+        census::check(&results);
         results.captures.extend(atm_captures.into_iter().map(|(name, frames)| results::Capture { name, dot11: false, erf: true, frames }));
         results.adaptive = adaptive;
         results
@@ -1994,6 +2056,7 @@ fn line_result(line: &Line) -> results::LinkResult {
             frames: l.dirs.iter().map(|d| d.frames_sent).collect(),
             drops: l.dirs.iter().map(|d| d.drops).sum::<u64>() + lost,
             members: Vec::new(),
+            conservation: Vec::new(),
         },
         LineKind::Serial { name, line, .. } => results::LinkResult {
             name: name.clone(),
@@ -2002,6 +2065,7 @@ fn line_result(line: &Line) -> results::LinkResult {
             frames: line.dirs.iter().map(|d| d.frames_sent).collect(),
             drops: line.dirs.iter().map(|d| d.drops).sum::<u64>() + lost,
             members: Vec::new(),
+            conservation: Vec::new(),
         },
     }
 }

@@ -177,6 +177,12 @@ impl Default for Reassembler {
 }
 
 impl Reassembler {
+    /// The partial datagrams whose fragment zero has arrived: its header, and the data
+    /// octets held so far (holes zero), in key order.
+    pub fn partial_first_fragments(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        self.entries.values().filter_map(|e| e.header.as_deref().map(|h| (h, e.data.as_slice())))
+    }
+
     /// An empty reassembler.
     pub fn new(config: Config) -> Reassembler {
         Reassembler { config, entries: BTreeMap::new(), bytes: 0, overdue: Vec::new() }

@@ -638,6 +638,7 @@ impl AtmNet {
         match bus.admit(now, cells) {
             None => {
                 self.stats.lane.bus_frames_dropped += 1;
+                self.lost.push(("BUS over its capacity: frame dropped", bytes[start..].to_vec()));
                 out.drops.push((node, Some(port), "BUS over its capacity: frame dropped".into(), None));
             }
             Some(at) => {

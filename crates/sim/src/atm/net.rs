@@ -162,6 +162,10 @@ struct Frame {
     /// A resource-management cell (TM 4.0 §5.10.3.1) instead of an AAL5 frame: one
     /// cell, no bytes.
     rm: Option<qos::Rm>,
+    /// Reassembled whole somewhere (conservation: a frame released without is lost).
+    delivered: bool,
+    /// Why the frame will not be reassembled whole: its first cell loss.
+    fate: Option<&'static str>,
 }
 
 impl Frame {
@@ -371,7 +375,16 @@ pub struct AtmNet {
     pub endpoint_of: BTreeMap<(u32, u16), u32>,
     /// Switch node indices.
     pub switch_nodes: Vec<u32>,
+    /// AAL5 frames (and BUS frames) lost with what they carried, for the flows'
+    /// conservation only (their drops are counted as before); the world takes them.
+    pub lost: Vec<(&'static str, Vec<u8>)>,
+    /// Cells that reached the far end of each link, per direction (conservation).
+    cells_arrived: Vec<[u64; 2]>,
 }
+
+/// Why a frame released without being reassembled whole is lost, when no cell loss
+/// was recorded for it (it followed a frame whose last cell was lost).
+const FRAME_LOST: &str = "AAL5 PDU discarded: cells lost, its length and CRC-32 fail (I.363.5 §10.2)";
 
 /// An NSAP-format ATM address (UNI 3.1 §5.1.3.1, ICD format AFI 0x47): a 13-octet
 /// network prefix naming the switch (`switch` + 1; 0 when not behind a switch), the
@@ -437,6 +450,8 @@ impl AtmNet {
             capture,
             lane_deferred: Vec::new(),
             lane_free: Vec::new(),
+            lost: Vec::new(),
+            cells_arrived: Vec::new(),
             stats: AtmStats::default(),
             endpoint_of: BTreeMap::new(),
             switch_nodes: config.switches.iter().map(|s| s.node).collect(),
@@ -645,7 +660,7 @@ impl AtmNet {
     fn new_frame(&mut self, bytes: Vec<u8>, start: usize) -> u32 {
         let cells = wire::aal5::cell_count(bytes.len() - start) as u32;
         self.frame_seq += 1;
-        let f = Frame { bytes, start: start as u32, cells, refs: 0, seq: self.frame_seq, rm: None };
+        let f = Frame { bytes, start: start as u32, cells, refs: 0, seq: self.frame_seq, rm: None, delivered: false, fate: None };
         match self.free_frames.pop() {
             Some(i) => {
                 self.frames[i as usize] = f;
@@ -662,6 +677,11 @@ impl AtmNet {
         let f = &mut self.frames[frame as usize];
         f.refs -= 1;
         if f.refs == 0 {
+            if !f.delivered && f.rm.is_none() {
+                // Its cells are gone and no end reassembled it: what it carried is lost.
+                let reason = f.fate.unwrap_or(FRAME_LOST);
+                self.lost.push((reason, std::mem::take(&mut f.bytes)));
+            }
             f.bytes = Vec::new();
             self.free_frames.push(frame);
         }
@@ -824,6 +844,7 @@ impl AtmNet {
                 let train = &mut self.trains[t as usize];
                 let (frame, vpi, vci, idx) = (train.frame, train.vpi, train.vci, train.first + train.next);
                 train.next += 1;
+                self.count_arrived(link, dir, 1);
                 self.switch_cell(now, sw, port, frame, idx, vpi, vci, out);
                 let train = &self.trains[t as usize];
                 if train.next < train.count {
@@ -842,6 +863,7 @@ impl AtmNet {
                 }
                 let (frame, vpi, vci, first, n) = (train.frame, train.vpi, train.vci, train.first + train.next, upto - train.next);
                 self.trains[t as usize].next = upto;
+                self.count_arrived(link, dir, n);
                 if n > 0 {
                     self.host_cells(now, ep, frame, first, n, vpi, vci, out);
                 }
@@ -853,6 +875,55 @@ impl AtmNet {
                     self.close_train(t);
                 }
             }
+        }
+    }
+
+    fn count_arrived(&mut self, link: u32, dir: u8, n: u32) {
+        let link = link as usize;
+        if link >= self.cells_arrived.len() {
+            self.cells_arrived.resize(link + 1, [0; 2]);
+        }
+        self.cells_arrived[link][dir as usize] += u64::from(n);
+    }
+
+    /// Per link and direction (as `link_report`): cells put on the link, cells that
+    /// reached its far end, and cells still on it (in trains not yet arrived).
+    pub fn cell_conservation(&self) -> Vec<[(u64, u64, u64); 2]> {
+        let mut on_wire = vec![[0u64; 2]; self.links.len()];
+        let free: std::collections::BTreeSet<u32> = self.free_trains.iter().copied().collect();
+        for (i, t) in self.trains.iter().enumerate() {
+            if !free.contains(&(i as u32)) {
+                on_wire[t.link as usize][t.dir as usize] += u64::from(t.count - t.next);
+            }
+        }
+        self.links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let arrived = self.cells_arrived.get(i).copied().unwrap_or([0; 2]);
+                [0, 1].map(|d| (l.tx[d].cells, arrived[d], on_wire[i][d]))
+            })
+            .collect()
+    }
+
+    /// Every packet the ATM network holds at the end of a run (conservation's census):
+    /// frames whose cells are on links or in queues and that no end has reassembled,
+    /// packets waiting for an ATMARP answer or a LANE data-direct VCC, frames in a BUS.
+    pub fn held_packets(&self, mut each: impl FnMut(&[u8])) {
+        for f in &self.frames {
+            if f.refs > 0 && !f.delivered && f.rm.is_none() {
+                each(&f.bytes);
+            }
+        }
+        for e in &self.endpoints {
+            e.clip.pending.values().flatten().for_each(|p| each(p));
+            if let Some(l) = &e.lane {
+                l.pending.values().flatten().for_each(|p| each(p));
+                l.held.iter().for_each(|p| each(p));
+            }
+        }
+        for (_, _, sdu) in self.lane_deferred.iter().flatten() {
+            each(sdu);
         }
     }
 
@@ -874,6 +945,7 @@ impl AtmNet {
         let last = idx + 1 == total;
         let Some(route) = self.switches[sw as usize].table[port as usize].get(&(vpi, vci)).copied() else {
             self.stats.unknown_vc_cells[sw as usize] += 1;
+            self.frames[frame as usize].fate.get_or_insert("cells on a VC with no table entry");
             if idx == 0 {
                 let node = self.switches[sw as usize].node;
                 out.drops.push((node, Some(port), format!("cell on VC {vpi}/{vci}, which has no entry in the switch's table"), None));
@@ -886,6 +958,7 @@ impl AtmNet {
             if let Some(whole) = r.reasm.push(seq, idx, 1, total) {
                 if whole {
                     self.stats.frames_received += 1;
+                    self.frames[frame as usize].delivered = true;
                     let bytes = self.frames[frame as usize].sdu().to_vec();
                     self.switch_local_frame(now, sw, port, vpi, vci, bytes, out);
                 } else {
@@ -908,16 +981,19 @@ impl AtmNet {
         let keep = match discard {
             2 => {
                 self.stats.epd_cells[sw as usize] += 1;
+                self.frames[frame as usize].fate.get_or_insert("cells discarded by EPD (whole frames)");
                 false
             }
             1 if !last => {
                 self.stats.ppd_cells[sw as usize] += 1;
+                self.frames[frame as usize].fate.get_or_insert("cells discarded by PPD (rest of a frame)");
                 false
             }
             _ => {
                 if idx == 0 && epd.is_some_and(|th| self.waiting_cells(now, sw, port_out(&route), route.class) >= th) {
                     discard = 2;
                     self.stats.epd_cells[sw as usize] += 1;
+                    self.frames[frame as usize].fate.get_or_insert("cells discarded by EPD (whole frames)");
                     false
                 } else if self.switch_enqueue(now, sw, route.out_port, route.class, frame, idx, route.vpi, route.vci, out) {
                     if discard == 1 {
@@ -926,6 +1002,7 @@ impl AtmNet {
                     true
                 } else {
                     self.stats.cells_lost[sw as usize] += 1;
+                    self.frames[frame as usize].fate.get_or_insert("cells lost: output queue full");
                     if ppd && !last {
                         discard = 1;
                     }
@@ -968,6 +1045,7 @@ impl AtmNet {
         }
         self.stats.frames_received += 1;
         let f = &mut self.frames[frame as usize];
+        f.delivered = true;
         // The last reference takes the bytes; a copy otherwise (never in a run: the
         // receiving train holds the only reference left).
         let bytes = if f.refs == 1 { std::mem::take(&mut f.bytes) } else { f.bytes.clone() };

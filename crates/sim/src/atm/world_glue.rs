@@ -109,6 +109,11 @@ impl World {
         for (node, port, reason, packet) in out.drops.drain(..) {
             self.record_drop(now, node, port, reason, packet.as_deref());
         }
+        if let Some(lost) = self.atm.as_mut().map(|a| std::mem::take(&mut a.lost)).filter(|l| !l.is_empty()) {
+            for (reason, bytes) in &lost {
+                self.ledger_drop(reason, bytes);
+            }
+        }
         for (node, port, at, mut record) in out.captured.drain(..) {
             crate::atm::net::set_erf_time(&mut record, at);
             let name = format!("{}-{}-aal5", self.nodes[node as usize].name, self.nodes[node as usize].port_name(port));
@@ -137,13 +142,19 @@ impl World {
         let links = atm
             .link_report()
             .into_iter()
-            .map(|(name, cells, busy)| crate::results::LinkResult {
+            .zip(atm.cell_conservation())
+            .map(|((name, cells, busy), kept)| crate::results::LinkResult {
                 name,
                 kind: "atm",
                 utilization: busy.to_vec(),
                 frames: cells.to_vec(),
                 drops: 0,
                 members: Vec::new(),
+                // Cells: a link loses none (switches' queues do, before it).
+                conservation: kept
+                    .iter()
+                    .map(|&(sent, arrived, on_wire)| crate::conservation::LinkConservation { frames_in: sent, frames_out: arrived, dropped: 0, queued: on_wire })
+                    .collect(),
             })
             .collect();
         let stats = atm.stats.clone();

@@ -2285,6 +2285,14 @@ impl TcpSocket {
         self.fin_seq.is_some_and(|f| self.snd_una > f)
     }
 
+    /// The octets queued to send from the first unacknowledged one on (bytes mode), with
+    /// that octet's sequence number; and the octets received in order and not yet read,
+    /// with the sequence number they end at (RCV.NXT). For conservation's census of a
+    /// stream that carries packets (OpenVPN over TCP).
+    pub fn stream_buffers(&self) -> ((SeqNumber, &VecDeque<u8>), (SeqNumber, &VecDeque<u8>)) {
+        ((self.tx_base(), &self.tx), (self.rcv_nxt, &self.rx))
+    }
+
     /// Sequence number of the first unacknowledged data octet (past the SYN).
     fn tx_base(&self) -> SeqNumber {
         if self.snd_una == self.iss {

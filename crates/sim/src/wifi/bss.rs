@@ -283,6 +283,9 @@ pub enum BssEvent {
         mpdu: Vec<u8>,
         /// Why (here: the retry limit).
         reason: DropReason,
+        /// Whether the receiver had it all the same (its acknowledgements were lost):
+        /// what it carried is not lost (conservation).
+        delivered: bool,
     },
     /// `member`'s frame exchange ended: `ok` when acknowledged (or a group frame sent),
     /// false when dropped at the retry limit. Retries are not reported here.
@@ -477,6 +480,9 @@ struct Queued {
     mpdu: Vec<u8>,
     dest: Option<usize>,
     attempts: u32,
+    /// The receiver has it (an attempt whose acknowledgement was lost): conservation
+    /// counts it out of the network.
+    delivered: bool,
 }
 
 #[derive(Debug)]
@@ -609,6 +615,12 @@ impl Bss {
         self.members[member].queue.len()
     }
 
+    /// The MPDUs in `member`'s transmit queue that no receiver has yet, the one being
+    /// sent first (for the end-of-run census of `conservation`).
+    pub fn queued(&self, member: usize) -> impl Iterator<Item = &[u8]> {
+        self.members[member].queue.iter().filter(|q| !q.delivered).map(|q| q.mpdu.as_slice())
+    }
+
     /// Whether `member`'s queue can take another frame.
     pub fn has_room(&self, member: usize) -> bool {
         self.queue_len(member) < self.params.queue_capacity(member)
@@ -678,6 +690,7 @@ impl Bss {
             mpdu,
             dest,
             attempts: 0,
+            delivered: false,
         };
         if priority && !m.queue.is_empty() {
             m.queue.insert(1, queued);
@@ -1115,6 +1128,7 @@ impl Bss {
                 member.stats.dropped += 1;
                 self.outbox.push(BssEvent::Dropped {
                     member: m,
+                    delivered: head.delivered,
                     mpdu: head.mpdu,
                     reason: DropReason::RetryLimit {
                         attempts: head.attempts,
@@ -1292,6 +1306,12 @@ impl Bss {
             }
         }
         member.stats.received += 1;
+        if tx.receiver.is_some() {
+            // The sender's frame under exchange is the head of its queue.
+            if let Some(head) = self.members[tx.sender].queue.front_mut() {
+                head.delivered = true;
+            }
+        }
         self.outbox.push(BssEvent::Delivered {
             to: r,
             from: tx.sender,
