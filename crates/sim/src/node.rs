@@ -303,6 +303,13 @@ impl Node {
         }
     }
 
+    /// The datagrams its L3F bridge holds for an unresolved address, if it is one.
+    pub fn l3f_held_packets(&self, note: &mut dyn FnMut(&[u8])) {
+        if let Some(BridgeState { kind: Bridge::L3f(b), .. }) = &self.bridge {
+            b.held_packets(note);
+        }
+    }
+
     pub fn l3f_table(&self, now: u64) -> Vec<(Ipv4Addr, Mac, u16)> {
         match &self.bridge {
             Some(BridgeState { kind: Bridge::L3f(b), .. }) => b.table(now).into_iter().map(|e| (e.ip, Mac(e.mac), e.port)).collect(),

@@ -148,6 +148,7 @@ impl World {
                 effects(fx, &mut note);
             }
             n.ip.held_packets(&mut note);
+            n.l3f_held_packets(&mut note);
         }
         if let Some(atm) = &self.atm {
             atm.held_packets(&mut note);
@@ -236,7 +237,7 @@ impl World {
                             frames_in: s.enqueued + s.queue_drops,
                             frames_out: s.frames_sent,
                             dropped: s.dropped + s.queue_drops,
-                            queued: b.bss.queue_len(m) as u64,
+                            queued: b.bss.queued_handed_in(m) as u64,
                         }
                     })
                     .collect()

@@ -219,6 +219,12 @@ impl L3fBridge {
         self.held.len()
     }
 
+    /// Each datagram held for an unresolved address (the end-of-run census of
+    /// `conservation`: they are still in the network).
+    pub fn held_packets(&self, note: &mut dyn FnMut(&[u8])) {
+        self.held.values().for_each(|(_, packet)| note(packet));
+    }
+
     /// Sends an IPv4 datagram from the node's own stack: to the port and MAC the table
     /// gives for its destination (or its gateway), or to every port for a broadcast or
     /// multicast. For an unresolved destination ARP requests go out on every port and the

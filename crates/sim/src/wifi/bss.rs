@@ -615,10 +615,17 @@ impl Bss {
         self.members[member].queue.len()
     }
 
+    /// Frames handed in to `member` that are still in its transmit queue: the queue less
+    /// a pending beacon (for the links' conservation, whose frames in count what was handed in).
+    pub fn queued_handed_in(&self, member: usize) -> usize {
+        self.members[member].queue.iter().filter(|q| !q.beacon).count()
+    }
+
     /// The MPDUs in `member`'s transmit queue that no receiver has yet, the one being
     /// sent first (for the end-of-run census of `conservation`).
     pub fn queued(&self, member: usize) -> impl Iterator<Item = &[u8]> {
-        self.members[member].queue.iter().filter(|q| !q.delivered).map(|q| q.mpdu.as_slice())
+        // A beacon is the AP's own management frame: never handed in, never a flow's.
+        self.members[member].queue.iter().filter(|q| !q.delivered && !q.beacon).map(|q| q.mpdu.as_slice())
     }
 
     /// Whether `member`'s queue can take another frame.
@@ -1162,6 +1169,7 @@ impl Bss {
             mpdu,
             dest: None,
             attempts: 0,
+            delivered: false,
         };
         let at = match ap.state {
             State::Idle => 0,
