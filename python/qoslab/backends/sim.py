@@ -571,8 +571,9 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             cfg["ip_forward"] = True
 
         if len(bridge_ports) == 1:
-            # One port is no bridge: the address sits on the port itself.
-            routed, bridge_ports = bridge_ports, []
+            # One port is no bridge: the address sits on the port itself (beside an
+            # ap-router's routed WAN port, if it has one).
+            routed, bridge_ports = bridge_ports + routed, []
             addrs = ([bridge_address] if bridge_address else []) + addrs
             bridge_address = None
         if len(addrs) > len(routed):
