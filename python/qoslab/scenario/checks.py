@@ -256,7 +256,7 @@ class _Checker:
                     at="key",
                     expected=f"at most {MAX_PORTS_PER_NODE:,} links and TAP tunnels on one node",
                     found=f"{count:,}",
-                    hint="spread the hosts over several switches joined by links",
+                    hint="spread the links over more nodes (several switches joined by links)",
                 )
 
     # ------------------------------------------------------------------ tunnels
