@@ -40,7 +40,7 @@ pydantic models; they serialize back to JSON as the human spelling.
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Decimal, InvalidOperation, localcontext
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
@@ -148,6 +148,35 @@ _TIME_HINT = "units accepted: ns, us, ms, s, min, h"
 _SIZE_HINT = "units accepted: B (bytes), kB, MB, GB (powers of 1000), KiB, MiB, GiB (powers of 1024)"
 
 
+MAX_RATE_BPS = 2**64 - 1
+"""The fastest rate the simulator takes: it counts bits per second in 64 bits
+(crates/sim/src/config.rs, ``rate_bps: u64``)."""
+
+MAX_TIME_NS = 2**62
+"""The longest time the simulator takes, about 146 years: it counts nanoseconds in 64
+bits (crates/sim/src/time.rs, 584 years), and a run adds a few times together (a
+test's start, its duration, the drain after it), so each one alone is held to a
+quarter of that range."""
+
+MAX_SIZE_BYTES = 2**64 - 1
+"""The largest size the simulator takes: it counts bytes in at most 64 bits."""
+
+
+def _scaled(number: Decimal, factor: Decimal) -> Decimal:
+    """``number`` × ``factor`` without the default context's exponent limit (a written
+    '1e999999999 s' is refused by its size below, not by a decimal.Overflow)."""
+    with localcontext() as ctx:
+        ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
+        return number * factor
+
+
+def _at_most(value: Decimal, limit: int, what: str, shown: str, original: Any, expected: str) -> Decimal:
+    # Compared before any conversion to int: '1e999999999 s' must not build the integer.
+    if value > limit:
+        raise UnitError(f"{what} beyond what the simulator counts", expected=f"{expected.split(' such')[0]} of at most {shown}", found=_found(original))
+    return value
+
+
 def _found(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -241,7 +270,8 @@ def parse_rate(value: Any) -> int:
         )
     if number < 0:
         raise UnitError("a rate cannot be negative", expected=_RATE_EXPECTED, found=_found(value))
-    return _integral(number * _RATE_UNITS[unit], "the rate", value, _RATE_EXPECTED, "rates are whole bits per second")
+    bps = _at_most(_scaled(number, _RATE_UNITS[unit]), MAX_RATE_BPS, "a rate", "2^64 - 1 bit/s", value, _RATE_EXPECTED)
+    return _integral(bps, "the rate", value, _RATE_EXPECTED, "rates are whole bits per second")
 
 
 def parse_time(value: Any) -> int:
@@ -284,7 +314,8 @@ def parse_time(value: Any) -> int:
         )
     if number < 0:
         raise UnitError("a time cannot be negative", expected=_TIME_EXPECTED, found=_found(value))
-    return _integral(number * _TIME_UNITS[unit], "the time", value, _TIME_EXPECTED, "times resolve to whole nanoseconds")
+    ns = _at_most(_scaled(number, _TIME_UNITS[unit]), MAX_TIME_NS, "a time", "2^62 ns (about 146 years)", value, _TIME_EXPECTED)
+    return _integral(ns, "the time", value, _TIME_EXPECTED, "times resolve to whole nanoseconds")
 
 
 def parse_size(value: Any) -> int:
@@ -319,7 +350,8 @@ def parse_size(value: Any) -> int:
         raise UnitError(f"unknown size unit {unit!r}", expected=_SIZE_EXPECTED, found=_found(value), hint=hint)
     if number < 0:
         raise UnitError("a size cannot be negative", expected=_SIZE_EXPECTED, found=_found(value))
-    return _integral(number * _SIZE_UNITS.get(unit, Decimal(1)), "the size", value, _SIZE_EXPECTED, "sizes are whole bytes")
+    size = _at_most(_scaled(number, _SIZE_UNITS.get(unit, Decimal(1))), MAX_SIZE_BYTES, "a size", "2^64 - 1 bytes", value, _SIZE_EXPECTED)
+    return _integral(size, "the size", value, _SIZE_EXPECTED, "sizes are whole bytes")
 
 
 def parse_ratio(value: Any) -> float:

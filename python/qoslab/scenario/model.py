@@ -54,6 +54,24 @@ class FieldProblem(ValueError):
         super().__init__(message)
         self.key, self.message, self.expected, self.found, self.hint = key, message, expected, found, hint
 
+MAX_IPV4_DATA_AFTER_8 = 65_535 - 20 - 8
+"""The most data bytes a UDP datagram or an ICMP echo carries in one IPv4 datagram:
+65,535 bytes in all (RFC 791 §3.1, a 16-bit Total Length), less the 20-byte IPv4
+header and the 8-byte UDP (RFC 768) or echo (RFC 792) header. Linux's ``ping -s``
+and UDP sockets stop there too."""
+
+
+def _ip_payload_fits(payload: int, what: str) -> None:
+    """Refuses a payload no IPv4 datagram can carry (it would wrap the length fields)."""
+    if payload > MAX_IPV4_DATA_AFTER_8:
+        raise FieldProblem(
+            "payload",
+            f"{what} of {payload:,} bytes does not fit in one IPv4 datagram (RFC 791 §3.1: 65,535 bytes with the 20-byte IPv4 and 8-byte {what.split()[0]} headers)",
+            expected=f"at most {MAX_IPV4_DATA_AFTER_8:,} bytes",
+            found=f"{payload:,}",
+        )
+
+
 NODE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]*$"
 NodeName = Annotated[
     str,
@@ -84,7 +102,7 @@ class Meta(Strict):
     """The ``[scenario]`` table: what this scenario is."""
 
     name: str = Field(description="A title for the scenario, shown in reports.")
-    seed: int = Field(1, ge=0, description="Seed of every random stream; the same scenario and seed give the same results.")
+    seed: int = Field(1, ge=0, le=2**64 - 1, description="Seed of every random stream (the core's 64 bits: 0 to 2^64 - 1); the same scenario and seed give the same results.")
     description: str | None = Field(None, description="Free text: what the scenario models and which seed/figure it follows.")
     duration: Time | None = Field(None, description="Simulated time to run when a test gives none, e.g. '10 s'.")
 
@@ -860,7 +878,12 @@ class Ping(TestBase):
     method: Literal["ping"] = Field(description="Test method.")
     count: int = Field(10, ge=1, description="Echo requests to send.")
     interval: Time = Field("1 s", description="Time between requests.")
-    payload: Size = Field(56, description="ICMP data bytes (ping -s).")
+    payload: Size = Field(56, description="ICMP data bytes (ping -s), at most 65,507 (an IPv4 datagram of 65,535).")
+
+    @model_validator(mode="after")
+    def _payload_fits(self) -> Ping:
+        _ip_payload_fits(self.payload, "ICMP echo data")
+        return self
 
 
 class UdpFlow(TestBase):
@@ -879,6 +902,7 @@ class UdpFlow(TestBase):
 
     @model_validator(mode="after")
     def _rate_or_gap(self) -> UdpFlow:
+        _ip_payload_fits(self.payload, "UDP payload")
         if (self.rate is None) == (self.gap is None):
             raise FieldProblem("rate", "give exactly one of 'rate' or 'gap'", expected="rate = RATE or gap = TIME", found="both" if self.rate else "neither")
         return self
@@ -901,6 +925,7 @@ class UdpEcho(TestBase):
 
     @model_validator(mode="after")
     def _ports_fit(self) -> UdpEcho:
+        _ip_payload_fits(self.payload, "UDP payload")
         if self.port + self.streams - 1 > 65535:
             raise FieldProblem("streams", "the streams' ports run past 65535", expected=f"at most {65536 - self.port} streams from port {self.port}", found=str(self.streams))
         return self
@@ -982,6 +1007,11 @@ class Background(Strict):
     rate: Rate = Field("0 bps", description="Offered load; '0 bps' saturates (the sender keeps its interface queue full).")
     start: Time = Field("0 s", description="When it starts, from the start of each test's run.")
     duration: Time | None = Field(None, description="How long it sends; none = as long as the test runs.")
+
+    @model_validator(mode="after")
+    def _payload_fits(self) -> Background:
+        _ip_payload_fits(self.payload, "UDP payload")
+        return self
 
 
 Test = Annotated[
