@@ -34,6 +34,12 @@ The benchmarks:
 ``switch_1000_hosts``
     Peak memory of 1,000 hosts on one learning switch, each pinging its neighbour
     once a second; run in a child process so that its peak RSS is the simulation's.
+``switch_10000_hosts_scenario``
+    10,000 hosts on one switch written as a scenario file's text, taken the whole way a
+    user's ``qoslab run`` takes it: parsed and checked (``load_s``), lowered, run and
+    read back (``run_s``: a 3-echo ping from the first host to the last, ``sim_s`` of it
+    in ``_core.simulate``); ``wall_s`` is their sum, ``peak_rss_mib`` the child's peak.
+    Run once, in a child process; ``--sim-seconds`` does not apply.
 ``wire``
     crates/wire encode+decode (``cargo bench -p qoslab-benchmarks --bench wire``); run
     only from a source checkout with cargo on PATH.
@@ -97,7 +103,9 @@ TCP_RATE_BPS = 30_000_000
 TCP_DELAY_NS = 10_000_000
 TCP_LOSS = 0.01
 
-SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts", "tcp_cubic_30mbps_1pct", "atm_clip_tcp")
+SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts", "switch_10000_hosts_scenario", "tcp_cubic_30mbps_1pct", "atm_clip_tcp")
+#: Hosts of the scenario-file benchmark (issue 14's target for one switch).
+SCENARIO_SWITCH_HOSTS = 10_000
 #: The benchmarks ns-3 also runs, and its script for each.
 NS3_SCRIPTS = {
     "wifi_80211b_saturation": "wifi_saturation.py",
@@ -536,6 +544,66 @@ def run_switch_memory(sim_seconds: float) -> dict[str, Any]:
     )
 
 
+def switch_scenario_text(hosts: int = SCENARIO_SWITCH_HOSTS) -> str:
+    """``hosts`` hosts on one switch (10.0.0.0/16, host i at 10.0.0.0 + i + 1) as a
+    scenario file, with a 3-echo ping from the first host to the last."""
+    out = ["[scenario]", f'name = "{hosts} hosts on one switch"', "seed = 1", "", "[node.sw]", 'role = "switch"', ""]
+    for i in range(hosts):
+        a = (10 << 24) + i + 1
+        out += [f"[node.h{i}]", 'role = "host"', f'address = "10.{(a >> 16) & 255}.{(a >> 8) & 255}.{a & 255}/16"', ""]
+    for i in range(hosts):
+        out += ["[[link]]", 'type = "ethernet"', 'rate = "100 Mbps"', f'ends = ["h{i}", "sw"]', ""]
+    out += ["[[test]]", 'method = "ping"', 'from = "h0"', f'to = "h{hosts - 1}"', "count = 3", ""]
+    return "\n".join(out)
+
+
+_SCENARIO_CHILD = """
+import json, resource, sys, time
+from qoslab import bench
+from qoslab.backends import sim
+from qoslab.scenario import loads_scenario
+text = bench.switch_scenario_text(int(sys.argv[1]))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+inner = sim.simulate
+spent = []
+def timed(*args, **kw):
+    t = time.perf_counter()
+    out = inner(*args, **kw)
+    spent.append(time.perf_counter() - t)
+    return out
+sim.simulate = timed
+t0 = time.perf_counter()
+scenario = loads_scenario(text)
+t1 = time.perf_counter()
+_, runs = sim.run_tests(scenario)
+t2 = time.perf_counter()
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+(run,) = runs
+(record,) = run.records
+print(json.dumps({"events": run.results.get("events"), "sim_time_ns": run.results.get("sim_time_ns"),
+                  "load_s": t1 - t0, "run_s": t2 - t1, "sim_s": sum(spent),
+                  "received": record["metrics"]["received"], "sent": record["metrics"]["sent"],
+                  "base_rss_kib": base, "peak_rss_kib": peak}))
+"""
+
+
+def run_switch_scenario(hosts: int = SCENARIO_SWITCH_HOSTS) -> dict[str, Any]:
+    """``switch_10000_hosts_scenario`` in a child Python: time and peak RSS of a scenario
+    file of ``hosts`` hosts on one switch, from its text to the ping's record."""
+    proc = subprocess.run([sys.executable, "-c", _SCENARIO_CHILD, str(hosts)], capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise BenchFailed(f"switch_10000_hosts_scenario: the child failed: {proc.stderr.strip()[-2000:]}")
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    if out["received"] != out["sent"]:
+        raise BenchFailed(f"switch_10000_hosts_scenario: {out['received']} of {out['sent']} echo replies")
+    sim_ns = out.get("sim_time_ns")
+    return _scenario_record(
+        "switch_10000_hosts_scenario", out.get("events"), out["load_s"] + out["run_s"], sim_ns / NS if sim_ns is not None else None,
+        tool="qoslab", hosts=hosts, load_s=out["load_s"], run_s=out["run_s"], sim_s=out["sim_s"],
+        peak_rss_mib=out["peak_rss_kib"] / 1024, scenario_rss_mib=(out["peak_rss_kib"] - out["base_rss_kib"]) / 1024,
+    )
+
+
 def source_root() -> Path | None:
     """The source checkout this qoslab runs from (benchmarks/ beside python/), if any."""
     env = os.environ.get("QOSLAB_SOURCE_ROOT")
@@ -711,6 +779,8 @@ def run(
                 report.scenarios.extend(run_wire())
             elif name == "switch_1000_hosts":
                 report.scenarios.append(run_switch_memory(sim_seconds))
+            elif name == "switch_10000_hosts_scenario":
+                report.scenarios.append(run_switch_scenario())
             else:
                 ours = run_sim(name, sim_seconds, simulate, repeat)
                 report.scenarios.append(ours)

@@ -110,7 +110,7 @@ def mtu(
     ],
     size: Annotated[
         Optional[int],
-        typer.Option("--size", min=1, help="Also give the wire cost of one datagram of N bytes at the innermost IP layer."),
+        typer.Option("--size", min=1, max=65_535, help="Also give the wire cost of one datagram of N bytes at the innermost IP layer (an IPv4 datagram is at most 65,535 bytes, RFC 791 §3.1)."),
     ] = None,
     count_fcs: Annotated[
         bool,
@@ -187,7 +187,7 @@ def run(
         Optional[Path],
         typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
     ] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the random streams; default: the scenario's.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the random streams (0 to 2^64 - 1); default: the scenario's.")] = None,
     report: Annotated[
         Optional[Path],
         typer.Option("--report", help="Also write DIR/report.html (set-up, a figure per test, the records), figures and the records as CSV/Parquet/JSON."),
@@ -369,7 +369,7 @@ def reproduce(
 def reach(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
     json_out: Annotated[bool, typer.Option("--json", help="Print every pair's result as JSON on stdout.")] = False,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the random streams; default: the scenario's.")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the random streams (0 to 2^64 - 1); default: the scenario's.")] = None,
 ) -> None:
     """Who reaches whom: 3 pings between every ordered pair of nodes with an address.
 

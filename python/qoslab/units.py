@@ -40,7 +40,7 @@ pydantic models; they serialize back to JSON as the human spelling.
 from __future__ import annotations
 
 import re
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Decimal, InvalidOperation, localcontext
 from typing import Annotated, Any
 
 from pydantic import BeforeValidator, PlainSerializer, WithJsonSchema
@@ -148,6 +148,35 @@ _TIME_HINT = "units accepted: ns, us, ms, s, min, h"
 _SIZE_HINT = "units accepted: B (bytes), kB, MB, GB (powers of 1000), KiB, MiB, GiB (powers of 1024)"
 
 
+MAX_RATE_BPS = 2**64 - 1
+"""The fastest rate the simulator takes: it counts bits per second in 64 bits
+(crates/sim/src/config.rs, ``rate_bps: u64``)."""
+
+MAX_TIME_NS = 2**62
+"""The longest time the simulator takes, about 146 years: it counts nanoseconds in 64
+bits (crates/sim/src/time.rs, 584 years), and a run adds a few times together (a
+test's start, its duration, the drain after it), so each one alone is held to a
+quarter of that range."""
+
+MAX_SIZE_BYTES = 2**64 - 1
+"""The largest size the simulator takes: it counts bytes in at most 64 bits."""
+
+
+def _scaled(number: Decimal, factor: Decimal) -> Decimal:
+    """``number`` × ``factor`` without the default context's exponent limit (a written
+    '1e999999999 s' is refused by its size below, not by a decimal.Overflow)."""
+    with localcontext() as ctx:
+        ctx.Emax, ctx.Emin = MAX_EMAX, MIN_EMIN
+        return number * factor
+
+
+def _at_most(value: Decimal, limit: int, what: str, shown: str, original: Any, expected: str) -> Decimal:
+    # Compared before any conversion to int: '1e999999999 s' must not build the integer.
+    if value > limit:
+        raise UnitError(f"{what} beyond what the simulator counts", expected=f"{expected.split(' such')[0]} of at most {shown}", found=_found(original))
+    return value
+
+
 def _found(value: Any) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -180,23 +209,6 @@ def _closest_unit(unit: str, units: dict[str, Decimal]) -> str | None:
 def _unit_hint(unit: str, units: dict[str, Decimal], base: str) -> str:
     close = _closest_unit(unit, units)
     return f"did you mean {close!r}? {base}" if close else base
-
-
-MAX_RATE_BPS = 10**15
-"""The largest rate: 1 Pb/s, far above any link the models cover (the fastest, ATM OC-12
-and 802.11g, run at 622 and 54 Mb/s), and with room for the simulator's u64 bit/s and its
-f64 arithmetic."""
-MAX_TIME_NS = 2**53
-"""The longest time: 2^53 ns, about 104 days. Times are u64 nanoseconds in the simulator
-and sums of a few of them must not wrap; below 2^53 they are also exact in an f64."""
-MAX_SIZE_BYTES = 2**53
-"""The largest size, 2^53 bytes (9 PB): exact in the f64s of rates and rests in a u64."""
-
-
-def _at_most(number: int, limit: int, what: str, original: Any, expected: str, shown: str) -> int:
-    if number > limit:
-        raise UnitError(f"{what} is too large", expected=f"{expected}, at most {shown}", found=_found(original))
-    return number
 
 
 def _integral(value: Decimal, what: str, original: Any, expected: str, hint: str) -> int:
@@ -258,8 +270,8 @@ def parse_rate(value: Any) -> int:
         )
     if number < 0:
         raise UnitError("a rate cannot be negative", expected=_RATE_EXPECTED, found=_found(value))
-    bps = _integral(number * _RATE_UNITS[unit], "the rate", value, _RATE_EXPECTED, "rates are whole bits per second")
-    return _at_most(bps, MAX_RATE_BPS, "the rate", value, _RATE_EXPECTED, "1 Pbps")
+    bps = _at_most(_scaled(number, _RATE_UNITS[unit]), MAX_RATE_BPS, "a rate", "2^64 - 1 bit/s", value, _RATE_EXPECTED)
+    return _integral(bps, "the rate", value, _RATE_EXPECTED, "rates are whole bits per second")
 
 
 def parse_time(value: Any) -> int:
@@ -302,8 +314,8 @@ def parse_time(value: Any) -> int:
         )
     if number < 0:
         raise UnitError("a time cannot be negative", expected=_TIME_EXPECTED, found=_found(value))
-    ns = _integral(number * _TIME_UNITS[unit], "the time", value, _TIME_EXPECTED, "times resolve to whole nanoseconds")
-    return _at_most(ns, MAX_TIME_NS, "the time", value, _TIME_EXPECTED, "2^53 ns (about 104 days)")
+    ns = _at_most(_scaled(number, _TIME_UNITS[unit]), MAX_TIME_NS, "a time", "2^62 ns (about 146 years)", value, _TIME_EXPECTED)
+    return _integral(ns, "the time", value, _TIME_EXPECTED, "times resolve to whole nanoseconds")
 
 
 def parse_size(value: Any) -> int:
@@ -338,8 +350,8 @@ def parse_size(value: Any) -> int:
         raise UnitError(f"unknown size unit {unit!r}", expected=_SIZE_EXPECTED, found=_found(value), hint=hint)
     if number < 0:
         raise UnitError("a size cannot be negative", expected=_SIZE_EXPECTED, found=_found(value))
-    nbytes = _integral(number * _SIZE_UNITS.get(unit, Decimal(1)), "the size", value, _SIZE_EXPECTED, "sizes are whole bytes")
-    return _at_most(nbytes, MAX_SIZE_BYTES, "the size", value, _SIZE_EXPECTED, "2^53 bytes")
+    size = _at_most(_scaled(number, _SIZE_UNITS.get(unit, Decimal(1))), MAX_SIZE_BYTES, "a size", "2^64 - 1 bytes", value, _SIZE_EXPECTED)
+    return _integral(size, "the size", value, _SIZE_EXPECTED, "sizes are whole bytes")
 
 
 def parse_ratio(value: Any) -> float:

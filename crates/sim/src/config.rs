@@ -740,6 +740,11 @@ pub struct PortRef {
     pub port: u16,
 }
 
+/// The most data an IPv4 datagram of 65,535 bytes (RFC 791 §3.1: Total Length is 16
+/// bits) carries after its 20-byte header and an 8-byte UDP (RFC 768) or ICMP echo
+/// (RFC 792) header: 65,507, as Linux's `ping -s` and UDP sockets allow.
+pub const MAX_IPV4_PAYLOAD_AFTER_8: u32 = 65_535 - 20 - 8;
+
 /// Traffic.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
@@ -985,9 +990,18 @@ impl SimConfig {
                             format!("a UDP test payload carries a {}-byte probe header", crate::app::PROBE_HEADER_LEN),
                         );
                     }
+                    if *payload > MAX_IPV4_PAYLOAD_AFTER_8 {
+                        return fail(format!("flows[{i}].payload"), format!("a UDP payload of {payload} bytes: an IPv4 datagram carries at most {MAX_IPV4_PAYLOAD_AFTER_8} after the UDP header (RFC 791 §3.1, RFC 768)"));
+                    }
                     *from
                 }
-                FlowConfig::Ping { from, .. } | FlowConfig::Tcp { from, .. } => *from,
+                FlowConfig::Ping { from, payload, .. } => {
+                    if *payload > MAX_IPV4_PAYLOAD_AFTER_8 {
+                        return fail(format!("flows[{i}].payload"), format!("an ICMP echo of {payload} data bytes: an IPv4 datagram carries at most {MAX_IPV4_PAYLOAD_AFTER_8} after the echo header (RFC 791 §3.1, RFC 792)"));
+                    }
+                    *from
+                }
+                FlowConfig::Tcp { from, .. } => *from,
             };
             if self.nodes.get(from as usize).is_none() {
                 return fail(format!("flows[{i}].from"), format!("no node {from}"));

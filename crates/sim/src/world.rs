@@ -66,8 +66,14 @@ pub enum Event {
 struct TcpFlow {
     id: u32,
     nodes: [u32; 2],
+    /// Each side's own address and port.
     addrs: [Ipv4Addr; 2],
     ports: [u16; 2],
+    /// The far end as each side sees it: the sender's is the receiver's address and
+    /// port; the receiver's is the sender as its SYN arrived, which a NAT on the way has
+    /// rewritten to its outside address and mapped port (RFC 3022 §2.2): the listening
+    /// socket answers that endpoint, as a real server's accepted socket does.
+    peers: [(Ipv4Addr, u16); 2],
     sockets: [TcpSocket; 2],
     timers: [Option<(u64, EventId)>; 2],
     /// Each side's last path MTU answer from its node's stack (see `tcp_dispatch`).
@@ -613,6 +619,7 @@ impl World {
                     nodes: [*from, server_node],
                     addrs: [src, *to],
                     ports: [EPHEMERAL_PORT + tcp.len() as u16, *dst_port],
+                    peers: [(*to, *dst_port), (src, EPHEMERAL_PORT + tcp.len() as u16)],
                     sockets: [client, server],
                     timers: [None, None],
                     path_mtu: Default::default(),
@@ -1476,7 +1483,7 @@ impl World {
         let seq = tcp::SeqNumber::from_u32(u32::from_be_bytes([head[4], head[5], head[6], head[7]]));
         let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
             (0..2)
-                .find(|&side| f.nodes[side] == node && f.addrs[side] == src && f.addrs[1 - side] == dst && f.ports[side] == src_port && f.ports[1 - side] == dst_port)
+                .find(|&side| f.nodes[side] == node && f.addrs[side] == src && f.ports[side] == src_port && f.peers[side] == (dst, dst_port))
                 .map(|side| (i, side))
         });
         let Some((flow, side)) = found else { return Ok(()) };
@@ -1492,7 +1499,7 @@ impl World {
         // The flow is looked up once here and once after sending (the fields of `self`
         // it touches in between are disjoint from `self.tcp`).
         let f = &mut self.tcp[flow];
-        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
+        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.peers[side].0);
         let socket = &mut f.sockets[side];
         // The MSS follows the path MTU the stack knows now (lowered by ICMP, back up
         // when that aged out, RFC 1191 §6.3). The stack's last answer for this side is
@@ -1551,7 +1558,7 @@ impl World {
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
     fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
         let f = &self.tcp[flow];
-        let frame = tcp_frame(&mut self.spare_frames, &repr, &f.addrs[side], &f.addrs[1 - side], tcp::Payload::Bytes(payload));
+        let frame = tcp_frame(&mut self.spare_frames, &repr, &f.addrs[side], &f.peers[side].0, tcp::Payload::Bytes(payload));
         self.tcp_send_segment(now, flow, side, payload.len(), frame)
     }
 
@@ -1564,7 +1571,7 @@ impl World {
         if side == 0 && payload_len > 0 {
             f.first_tx_ns.get_or_insert(now);
         }
-        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.addrs[1 - side]);
+        let (node, src, dst) = (f.nodes[side], f.addrs[side], f.peers[side].0);
         // RFC 1191 §3: a TCP doing path MTU discovery sets DF on its segments.
         let dont_frag = f.sockets[side].config().pmtu_discovery;
         self.tcp_send_frame(now, node, src, dst, dont_frag, frame)
@@ -1631,10 +1638,21 @@ impl World {
                     self.record_drop(now, node, None, "TCP checksum error".into(), Some(packet));
                     return Ok(());
                 };
+                let from = (src, repr.src_port);
                 let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
-                    (0..2).find(|&side| {
-                        f.nodes[side] == node && f.ports[side] == repr.dst_port && f.addrs[1 - side] == src && f.ports[1 - side] == repr.src_port
-                    }).map(|side| (i, side))
+                    (0..2).find(|&side| f.nodes[side] == node && f.ports[side] == repr.dst_port && f.peers[side] == from).map(|side| (i, side))
+                });
+                // A SYN from an endpoint no socket knows: a NAT translated its sender. The
+                // listening receiver takes it (RFC 9293 §3.10.7.2), the flow whose sender
+                // has the SYN's port first (a NAT keeps the port when it is free, RFC 4787
+                // REQ-3, RFC 5382 REQ-1), and answers that endpoint from then on.
+                let found = found.or_else(|| {
+                    let syn = repr.control == tcp::Control::Syn && repr.ack_number.is_none();
+                    let listening = |f: &TcpFlow| f.nodes[1] == node && f.ports[1] == repr.dst_port && f.sockets[1].state() == crate::tcp::State::Listen;
+                    let by_port = self.tcp.iter().position(|f| listening(f) && f.ports[0] == repr.src_port);
+                    let flow = by_port.or_else(|| self.tcp.iter().position(listening)).filter(|_| syn)?;
+                    self.tcp[flow].peers[1] = from;
+                    Some((flow, 1))
                 });
                 let Some((flow, side)) = found else {
                     self.record_drop(now, node, None, format!("no TCP socket for port {} (a RST would answer)", repr.dst_port), Some(packet));

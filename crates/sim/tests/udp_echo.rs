@@ -175,3 +175,28 @@ fn a_payload_shorter_than_the_probe_is_refused() {
     let err = sim::simulate(c).unwrap_err().to_string();
     assert!(err.contains("flows[1].payload"), "{err}");
 }
+
+#[test]
+fn payloads_past_an_ipv4_datagram_are_refused_not_run() {
+    // RFC 791 §3.1: 65,535 bytes in all; after 20 of IPv4 and 8 of UDP or of the ICMP
+    // echo header, 65,507. One more is a configuration error naming the flow, never a
+    // run that loses every datagram (UDP, 65,508-65,527 bytes) or a panic.
+    let at = |payload: u32, ping: bool| {
+        let mut c = config(Default::default(), 0);
+        let flow = if ping { 0 } else { 1 };
+        match &mut c.flows[flow] {
+            FlowConfig::Ping { payload: p, .. } | FlowConfig::UdpEcho { payload: p, .. } => *p = payload,
+            _ => unreachable!(),
+        }
+        (sim::simulate(c).err().map(|e| e.to_string()), flow)
+    };
+    for ping in [false, true] {
+        let (ok, _) = at(65_507, ping);
+        assert!(ok.is_none(), "65,507 bytes run: {ok:?}");
+        for payload in [65_508, 65_527, 1_000_000_000] {
+            let (refused, flow) = at(payload, ping);
+            let refused = refused.expect("refused");
+            assert!(refused.contains(&format!("flows[{flow}].payload")), "{refused}");
+        }
+    }
+}

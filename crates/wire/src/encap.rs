@@ -162,6 +162,7 @@ const SPI: u32 = 0x0000_1001;
 /// Wraps `payload` (the encoding of the carried layer, or application data) in one
 /// `kind` layer; returns the bytes and the named byte counts the layer added.
 pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields), EncapError> {
+    check_length(kind, spec, payload.len())?;
     let mut out = Vec::with_capacity(payload.len() + 64);
     let fields = match kind {
         Kind::Ethernet => wrap_ethernet(spec, payload, &mut out)?,
@@ -231,6 +232,10 @@ pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields)
             channel.encapsulate(1, &iv, payload, &mut packet);
             let mut fields = channel.overhead_fields(payload.len());
             if spec.outer == Some(Kind::Tcp) {
+                // proto.h: a stream transport's 16-bit packet length.
+                if packet.len() > usize::from(u16::MAX) {
+                    return err(format!("openvpn: a {}-byte packet is longer than the 65,535 bytes TCP framing's length can say", packet.len()));
+                }
                 openvpn::encapsulate_tcp(&packet, &mut out);
                 fields.insert(0, ("packet length (TCP)", 2));
             } else {
@@ -470,6 +475,28 @@ fn wrap_atm(spec: &Spec, pdu: &[u8], out: &mut Vec<u8>) -> Result<Fields, EncapE
     Ok(vec![("cell headers", cells * atm::HEADER_LEN)])
 }
 
+/// Refuses a payload longer than the layer's 16-bit length field can describe, where
+/// encoding would otherwise wrap the field (or panic in the layer's emitter).
+fn check_length(kind: Kind, spec: &Spec, payload_len: usize) -> Result<(), EncapError> {
+    let max = usize::from(u16::MAX);
+    let (total, what) = match kind {
+        // RFC 791 §3.1: Total Length, header and data, 16 bits.
+        Kind::Ipv4 => {
+            let options = spec.number("options")?.unwrap_or(0);
+            (ipv4::HEADER_LEN.saturating_add(options).saturating_add(payload_len), "ipv4: a datagram's Total Length (RFC 791 §3.1)")
+        }
+        // RFC 768: Length, header and data, 16 bits.
+        Kind::Udp => (udp::HEADER_LEN.saturating_add(payload_len), "udp: a datagram's Length (RFC 768)"),
+        // RFC 2516 §4: LENGTH of the PPPoE payload, which holds the PPP protocol field.
+        Kind::Pppoe => (payload_len.saturating_add(2), "pppoe: a session packet's LENGTH (RFC 2516 §4)"),
+        _ => return Ok(()),
+    };
+    if total > max {
+        return err(format!("{what} is at most {max} bytes; this one would be {total}"));
+    }
+    Ok(())
+}
+
 fn wrap_ipv4(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Result<Fields, EncapError> {
     let (src, dst) = spec.addresses();
     let mut repr = ipv4::Repr::new(src, dst, carried_protocol(spec.inner), payload.len(), 64);
@@ -655,6 +682,27 @@ mod test {
         let datagram = udp::Packet::new_checked(ip.payload()).unwrap();
         udp::Repr::parse(&datagram, &repr.src_addr, &repr.dst_addr).unwrap();
         assert_eq!(datagram.payload(), b"hello");
+    }
+
+    #[test]
+    fn lengths_past_16_bits_are_refused_not_wrapped() {
+        // RFC 791 §3.1: Total Length is 16 bits, header included: 65,515 bytes of data
+        // after a 20-byte header, and no more (a 70,000-byte datagram used to come out
+        // with Total Length 70,000 mod 65,536 = 4,464).
+        let (ok, _) = wrap(Kind::Ipv4, &spec(Some(Kind::Udp)), &vec![0; 65_515]).unwrap();
+        assert_eq!(ipv4::Packet::new_checked(&ok[..]).unwrap().total_len(), 65_535);
+        let e = wrap(Kind::Ipv4, &spec(Some(Kind::Udp)), &vec![0; 65_516]).unwrap_err();
+        assert!(e.to_string().contains("65536"), "{e}");
+        // With 8 bytes of options the header is 28: 65,507 bytes of data at most.
+        let with_options = Spec { options: vec![("options".into(), "8".into())], ..spec(Some(Kind::Udp)) };
+        assert!(wrap(Kind::Ipv4, &with_options, &vec![0; 65_507]).is_ok());
+        assert!(wrap(Kind::Ipv4, &with_options, &vec![0; 65_508]).is_err());
+        // RFC 768: Length is 16 bits, the 8-byte header included (this panicked).
+        assert!(wrap(Kind::Udp, &spec(None), &vec![0; 65_527]).is_ok());
+        assert!(wrap(Kind::Udp, &spec(None), &vec![0; 65_528]).is_err());
+        // RFC 2516 §4: LENGTH covers the 2-byte PPP protocol field and the data.
+        assert!(wrap(Kind::Pppoe, &spec(Some(Kind::Ipv4)), &vec![0; 65_533]).is_ok());
+        assert!(wrap(Kind::Pppoe, &spec(Some(Kind::Ipv4)), &vec![0; 65_534]).is_err());
     }
 
     #[test]

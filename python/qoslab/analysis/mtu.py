@@ -430,10 +430,17 @@ def _datagram_of_size(analysis: _Analysis, size: int) -> tuple[_Path, int, bytes
                      expected=f"at least {len(smallest)} bytes (the headers of {'/'.join(l.name for l in layers[ip_index:])})",
                      found=str(size))],
         )
+    def fits(data_len: int) -> bool:
+        try:
+            return len(datagram(data_len)) <= size
+        except ValueError:
+            # A layer's length field cannot say it (RFC 791 §3.1: 65,535 bytes): too big.
+            return False
+
     lo, hi = 0, size
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if len(datagram(mid)) <= size:
+        if fits(mid):
             lo = mid
         else:
             hi = mid - 1

@@ -16,8 +16,13 @@ Ports
 MACs
     Locally administered unicast (IEEE 802-2014 §8.4: the U/L bit of the first octet
     set, the I/G bit clear), derived from the node index and the port index:
-    ``02:00:NN:NN:00:PP`` with NN:NN the node index and PP the port index counted from
-    1, so station A's ports read as the seed's MAC-A1, MAC-A2. A bridge interface takes
+    ``02:NN:NN:NN:PP:PP`` with NN:NN:NN the node index (24 bits) and PP:PP the port
+    index counted from 1 (16 bits; 0 is never a port's, so ``02:xx:xx:xx:00:00`` stays
+    free for the simulator's own use). A scenario of fewer than 65,536 nodes with fewer
+    than 255 ports each reads ``02:00:NN:NN:00:PP``, so station A's ports read as the
+    seed's MAC-A1, MAC-A2. Distinct (node, port) pairs give distinct MACs up to
+    :data:`MAX_NODES` nodes and :data:`MAX_PORTS_PER_NODE` ports a node, the limits
+    ``qoslab check`` enforces. A bridge interface takes
     the MAC of its wifi port if it has one, else of its first port (Linux gives a bridge
     the lowest port MAC; over a station adapter only the adapter's own MAC may send,
     seed 000 §2.1, so the node's own frames must carry it).
@@ -97,6 +102,8 @@ PPTP tunnels (``[[tunnel]] type = "pptp"``; seed 002 §3.4)
 from __future__ import annotations
 
 import json
+from bisect import bisect_left, bisect_right
+from collections import deque
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
@@ -105,6 +112,7 @@ from typing import Any, Union
 from qoslab.backends.sim_atm import atm_config, atm_link, is_lane_port
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import InputError, Problem, did_you_mean
+from qoslab.scenario.checks import MAX_NODES, MAX_PORTS_PER_NODE
 from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, PPTP_OVERHEAD, below, interface_mtu
 from qoslab.scenario.model import (
     WIFI_RATES_MBPS,
@@ -177,12 +185,21 @@ SERIAL_QUEUE_FRAMES = 10
 def mac_for(node: int, port: int) -> list[int]:
     """The MAC of port ``port`` (0-based) of node ``node``, as the simulator takes it.
 
+    Octet 0 is 0x02 (IEEE 802-2014 §8.4: U/L = 1, locally administered; I/G = 0,
+    unicast); octets 1-3 are the node index, octets 4-5 the port index plus one.
+
     >>> format_mac(mac_for(2, 0))
     '02:00:00:02:00:01'
+    >>> format_mac(mac_for(10_000, 9_999))
+    '02:00:27:10:27:10'
+    >>> format_mac(mac_for(MAX_NODES - 1, MAX_PORTS_PER_NODE - 1))
+    '02:ff:ff:ff:ff:ff'
     """
-    if not 0 <= node < 1 << 16 or not 0 <= port < 255:
+    if not 0 <= node < MAX_NODES or not 0 <= port < MAX_PORTS_PER_NODE:
+        # check_limits refuses such a scenario first (exit 2, with the place).
         raise ValueError(f"node {node} port {port} out of the MAC scheme's range")
-    return [0x02, 0x00, node >> 8, node & 0xFF, 0x00, port + 1]
+    p = port + 1
+    return [0x02, node >> 16, (node >> 8) & 0xFF, node & 0xFF, p >> 8, p & 0xFF]
 
 
 def format_mac(mac: list[int] | tuple[int, ...]) -> str:
@@ -262,22 +279,29 @@ class LocatedProblems:
 
     def __init__(self, source: str | Path | None) -> None:
         self.source = str(source) if source is not None else None
-        self.spans = None
-        if source is not None:
+        self._spans: Any = None
+        self.problems: list[Problem] = []
+
+    @property
+    def spans(self) -> Any:
+        """The file's key positions, read at the first problem (a clean run of a
+        10,000-host file reads them never, rather than once per check)."""
+        if self._spans is None and self.source is not None:
             try:
                 from qoslab.scenario.load import Spans
 
-                self.spans = Spans(Path(source).read_text(encoding="utf-8"))
+                self._spans = Spans(Path(self.source).read_text(encoding="utf-8"))
             except OSError:
-                self.spans = None
-        self.problems: list[Problem] = []
+                self._spans = None
+        return self._spans
 
     def add(self, path: PathT, message: str, **kw: Any) -> None:
         from qoslab.scenario.load import format_path
 
         line = column = None
-        if self.spans is not None:
-            line, column = self.spans.value(path)
+        spans = self.spans
+        if spans is not None:
+            line, column = spans.value(path)
         self.problems.append(Problem(message, key=format_path(path) or None, line=line, column=column, **kw))
 
     def raise_if_any(self) -> None:
@@ -478,31 +502,76 @@ def _cpu(name: str, node: Any, out: LocatedProblems) -> dict[str, Any]:
     return profile.sim_config()
 
 
-def _segment_addresses(sc: Scenario, names: list[str], ports: list[list[Port]], node: int, port: Port) -> list[IPv4Address]:
-    """Addresses of the nodes on the segment behind ``port``, across L2-transparent nodes."""
-    link = sc.link[port.link]
-    seen = {node}
-    todo = [names.index(m) for m in _members(link) if m != names[node]]
-    found: list[IPv4Address] = []
-    while todo:
-        k = todo.pop(0)
-        if k in seen:
-            continue
-        seen.add(k)
-        other = sc.node[names[k]]
-        found.extend(a.ip for a in other.address)
-        if _is_transparent(other):
-            for p in ports[k]:
-                if p.link < 0:  # a TAP port: no link of the scenario
-                    continue
-                for m in _members(sc.link[p.link]):
-                    j = names.index(m)
-                    if j not in seen:
-                        todo.append(j)
-    return found
+class _Segments:
+    """The segments of a scenario's links, to place addresses on ports (:func:`_assign`).
+
+    The segment behind a port is the nodes its link reaches across L2-transparent nodes
+    (switches, APs, L2/L3F bridges). Seen from a node that is not transparent itself,
+    that is every node of the link's component (the links joined through transparent
+    nodes) but the node: each component's addresses are gathered once and kept sorted,
+    so placing the addresses of N hosts on one switch takes N log N steps, not the N²
+    of walking the segment from every host (10,000 hosts: issue 14).
+    """
+
+    def __init__(self, sc: Scenario, names: list[str], ports: list[list[Port]]) -> None:
+        self.sc, self.names, self.ports = sc, names, ports
+        self.index = {name: i for i, name in enumerate(names)}
+        parent = list(range(len(sc.link)))
+
+        def find(x: int) -> int:
+            while parent[x] != x:
+                parent[x] = parent[parent[x]]
+                x = parent[x]
+            return x
+
+        for k, name in enumerate(names):
+            if _is_transparent(sc.node[name]):
+                links = [p.link for p in ports[k] if p.link >= 0]
+                for other in links[1:]:
+                    a, b = find(links[0]), find(other)
+                    if a != b:
+                        parent[b] = a
+        self.component = [find(li) for li in range(len(sc.link))]
+        members: dict[int, set[int]] = {}
+        for li, link in enumerate(sc.link):
+            members.setdefault(self.component[li], set()).update(self.index[m] for m in _members(link))
+        self.addresses = {c: sorted(int(a.ip) for k in ks for a in sc.node[names[k]].address) for c, ks in members.items()}
+
+    def walk(self, node: int, port: Port) -> list[IPv4Address]:
+        """Addresses of the nodes on the segment behind ``port``, walked across
+        L2-transparent nodes (for a transparent ``node``, whose own ports split it)."""
+        names, ports, sc = self.names, self.ports, self.sc
+        seen = {node}
+        todo = deque(self.index[m] for m in _members(sc.link[port.link]) if m != names[node])
+        found: list[IPv4Address] = []
+        while todo:
+            k = todo.popleft()
+            if k in seen:
+                continue
+            seen.add(k)
+            other = sc.node[names[k]]
+            found.extend(a.ip for a in other.address)
+            if _is_transparent(other):
+                for p in ports[k]:
+                    if p.link < 0:  # a TAP port: no link of the scenario
+                        continue
+                    todo.extend(j for j in (self.index[m] for m in _members(sc.link[p.link])) if j not in seen)
+        return found
+
+    def shares_subnet(self, node: int, port: Port, a: IPv4Interface) -> bool:
+        """Whether another node on the segment behind ``port`` has an address in the
+        subnet of ``a`` (other than ``a`` itself)."""
+        if _is_transparent(self.sc.node[self.names[node]]):
+            return any(ip in a.network and ip != a.ip for ip in self.walk(node, port))
+        lo, hi, me = int(a.network.network_address), int(a.network.broadcast_address), int(a.ip)
+        ips = self.addresses[self.component[port.link]]
+        own = [int(b.ip) for b in self.sc.node[self.names[node]].address]
+        in_subnet = bisect_right(ips, hi) - bisect_left(ips, lo) - sum(1 for x in own if lo <= x <= hi)
+        same = bisect_right(ips, me) - bisect_left(ips, me) - own.count(me)
+        return in_subnet - same > 0
 
 
-def _assign(addresses: list[IPv4Interface], candidates: list[Port], sc: Scenario, names: list[str], ports: list[list[Port]], node: int) -> dict[int, IPv4Interface]:
+def _assign(addresses: list[IPv4Interface], candidates: list[Port], segments: _Segments, node: int) -> dict[int, IPv4Interface]:
     """Port index -> address: each address to the first free port whose segment shares its subnet, the rest in order."""
     chosen: dict[int, IPv4Interface] = {}
     left: list[IPv4Interface] = []
@@ -510,7 +579,7 @@ def _assign(addresses: list[IPv4Interface], candidates: list[Port], sc: Scenario
         for p in candidates:
             if p.index in chosen:
                 continue
-            if any(ip in a.network and ip != a.ip for ip in _segment_addresses(sc, names, ports, node, p)):
+            if segments.shares_subnet(node, p, a):
                 chosen[p.index] = a
                 break
         else:
@@ -568,6 +637,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
     ports: list[list[Port]] = [[] for _ in names]
     counters: list[dict[str, int]] = [{"ethernet": 0, "wifi": 0, "serial": 0, "tap": 0, "atm": 0} for _ in names]
     link_ports: list[list[Port]] = []
+    node_index = {name: i for i, name in enumerate(names)}
     for li, link in enumerate(scenario.link):
         kind = "wifi" if isinstance(link, Wifi) else ("serial" if isinstance(link, Serial) else ("atm" if isinstance(link, Atm) else "ethernet"))
         if isinstance(link, Wifi):
@@ -579,7 +649,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             mtu = link.mtu
         ends = []
         for member in _members(link):
-            n = names.index(member)
+            n = node_index[member]
             idx = len(ports[n])
             prefix = {"wifi": "wlan", "serial": "ppp" if isinstance(link, Serial) and link.framing == "ppp" else "sl", "atm": "atm"}.get(kind, "eth")
             port = Port(n, idx, f"{prefix}{counters[n][kind]}", li, kind, mac_for(n, idx), mtu)
@@ -588,6 +658,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             ends.append(port)
         link_ports.append(ends)
     taps = _tap_ports(scenario, names, ports, counters)
+    segments = _Segments(scenario, names, ports)
 
     nodes: list[dict[str, Any]] = []
     addresses: dict[str, list[IPv4Interface]] = {}
@@ -627,7 +698,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             wan: Port | None = None
             if node.role == "ap-router" and len(addrs) > 1:
                 wired = [p for p in mine if p.kind == "ethernet"]
-                hit = _assign(addrs[1:2], wired, scenario, names, ports, n)
+                hit = _assign(addrs[1:2], wired, segments, n)
                 if hit:
                     wan = next(p for p in wired if p.index in hit)
                 else:
@@ -646,13 +717,14 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             cfg["ip_forward"] = True
 
         if len(bridge_ports) == 1:
-            # One port is no bridge: the address sits on the port itself.
-            routed, bridge_ports = bridge_ports, []
+            # One port is no bridge: the address sits on the port itself (beside an
+            # ap-router's routed WAN port, if it has one).
+            routed, bridge_ports = bridge_ports + routed, []
             addrs = ([bridge_address] if bridge_address else []) + addrs
             bridge_address = None
         if len(addrs) > len(routed):
             out.add(("node", name, "address"), f"{len(addrs)} addresses but {len(routed)} interface(s) to put them on", expected=f"at most {len(routed)} address(es), one per link", found=", ".join(str(a) for a in addrs))
-        chosen = _assign(addrs, routed, scenario, names, ports, n)
+        chosen = _assign(addrs, routed, segments, n)
         if not bridge_ports:
             bridge_ports = _tap_bridge(scenario, name, mine, chosen, taps)
         for p in mine:

@@ -196,18 +196,37 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
             console.print(f"stream {st['id']}: HyStart ({record['parameters'].get('hystart')}) left slow start at {exit_['time_ns'] / 1e9:.3f} s, cwnd {_bytes(exit_['cwnd_bytes'])} ({exit_['reason']})")
 
 
+MANY_ROWS = 50
+"""A links or nodes table longer than this (a switch of 10,000 hosts) lists only its
+rows that show something: those that would print as idle (0.0 % busy, no drop) are
+counted in the caption instead (``--json`` keeps every one)."""
+
+
+def _quiet_caption(table: Table, quiet: int, what: str) -> None:
+    if quiet:
+        table.caption = f"{quiet:,} {what} with nothing to show (0.0 %, no drops) not listed; --json has every one"
+        table.caption_justify = "left"
+        table.min_width = len(table.caption)
+
+
 def links_table(results: dict[str, Any]) -> Table:
     """Utilisation of each Ethernet direction and each wifi cell's airtime; drops."""
     table = Table(box=box.SIMPLE_HEAD, title="Links", title_justify="left", caption=f"definitions: {METRICS_DOC}#link-use", caption_justify="left")
     for col in ("link", "type", "utilisation", "drops"):
         table.add_column(col, justify="right" if col in ("drops",) else "left")
-    for link in results.get("links", []):
+    links = results.get("links", [])
+    quiet = 0
+    for link in links:
         u = link.get("utilization") or []
         if link.get("type") == "wifi":
             util = f"airtime busy {_pct(u[0] if u else None)}"
         else:
             util = f"a→b {_pct(u[0] if u else None)}, b→a {_pct(u[1] if len(u) > 1 else None)}"
+        if len(links) > MANY_ROWS and not link.get("drops") and all(_pct(v) == _pct(0.0) for v in u):
+            quiet += 1
+            continue
         table.add_row(escape(link["name"]), link.get("type", "?"), util, str(link.get("drops", 0)))
+    _quiet_caption(table, quiet, "links")
     return table
 
 
@@ -219,12 +238,19 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     cols = ("node", "cpu", "cpu busy", *(("cpu (test)",) if windowed else ()), "cpu drops", "frag-needed sent", "drops by reason")
     for col in cols:
         table.add_column(col, justify="right" if col.startswith("cpu ") or col == "frag-needed sent" else "left")
-    for node in results.get("nodes", []):
+    nodes = results.get("nodes", [])
+    quiet = 0
+    for node in nodes:
         drops = node.get("drops") or {}
         reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(drops.items(), key=lambda kv: -kv[1])) or "–"
         window = (_pct(node.get("cpu_utilization_window")),) if windowed else ()
         icmp = str(node.get("frag_needed_sent", 0)) + (f" ({node['frag_needed_silent']} silent)" if node.get("frag_needed_silent") else "")
+        busy = (node.get("cpu_utilization"), node.get("cpu_utilization_window"))
+        if len(nodes) > MANY_ROWS and not drops and not node.get("cpu_drops") and icmp == "0" and all(v is None or _pct(v) == _pct(0.0) for v in busy):
+            quiet += 1
+            continue
         table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), *window, str(node.get("cpu_drops", 0)), icmp, reasons)
+    _quiet_caption(table, quiet, "nodes")
     return table
 
 

@@ -15,7 +15,15 @@ from pydantic import BaseModel, ValidationError
 
 from qoslab.errors import Problem, did_you_mean
 from qoslab.scenario.load import PathT, Spans, format_path, one_of, problem, pydantic_problems, show
-from qoslab.scenario.model import Atm, AtmSwitch, Bridge, Ethernet, LaneServer, Scenario, Serial, Wifi
+from qoslab.scenario.model import Atm, AtmSwitch, Bridge, Ethernet, LaneServer, OpenVpn, Scenario, Serial, Wifi
+
+MAX_NODES = 1 << 24
+"""Nodes a scenario may have: each port's MAC holds its node's index in 24 bits
+(``02:NN:NN:NN:PP:PP``, :func:`qoslab.backends.sim.mac_for`)."""
+
+MAX_PORTS_PER_NODE = (1 << 16) - 1
+"""Ports a node may have (one per link it is on, one per TAP tunnel it ends): the
+MAC's 16-bit port field, whose 0 is kept free, and the simulator's 16-bit port index."""
 
 _STEP = re.compile(r"\.?([A-Za-z_][A-Za-z0-9_-]*)|\[(\d+)\]")
 
@@ -225,6 +233,31 @@ class _Checker:
                     self.add(base, "a bridge needs at least two ports", expected="two or more links with this node as an end", found=found)
             if node.role in ("switch", "atm-switch"):
                 pass  # a switch with one port is odd but harmless
+
+    # ------------------------------------------------------------------ limits
+    def limits(self) -> None:
+        """The sizes the MAC scheme can number: every port of every node its own MAC."""
+        if len(self.sc.node) > MAX_NODES:
+            first_extra = list(self.sc.node)[MAX_NODES]
+            self.add(("node", first_extra), f"{len(self.sc.node):,} nodes: more than a scenario may have (each port's MAC numbers its node in 24 bits)", at="key", expected=f"at most {MAX_NODES:,} nodes", found=f"{len(self.sc.node):,}")
+        ports: dict[str, int] = {}
+        for link in self.sc.link:
+            for member in link_nodes(link):
+                ports[member] = ports.get(member, 0) + 1
+        for t in self.sc.tunnel:
+            if isinstance(t, OpenVpn) and t.dev == "tap":
+                for end in (t.from_, t.to):
+                    ports[end] = ports.get(end, 0) + 1
+        for name, count in ports.items():
+            if count > MAX_PORTS_PER_NODE and name in self.sc.node:
+                self.add(
+                    ("node", name),
+                    f"{count:,} ports (links and TAP tunnels): more than a node may have (each port's MAC numbers it in 16 bits)",
+                    at="key",
+                    expected=f"at most {MAX_PORTS_PER_NODE:,} links and TAP tunnels on one node",
+                    found=f"{count:,}",
+                    hint="spread the links over more nodes (several switches joined by links)",
+                )
 
     # ------------------------------------------------------------------ tunnels
     def tunnels(self) -> None:
@@ -441,6 +474,7 @@ class _Checker:
 
     def run(self) -> list[Problem]:
         self.nodes_()
+        self.limits()
         self.links()
         self.atm()
         self.tunnels()

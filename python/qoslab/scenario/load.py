@@ -64,8 +64,8 @@ def one_of(choices: list[str] | tuple[str, ...]) -> str:
     return "one of " + ", ".join(quoted)
 
 
-_LONG_INTEGER = re.compile(r"(?<![\w.])[+-]?\d{19,}(?![\w.])")
-"""Integer literals of 19 digits or more: beyond toml_edit's i64 when large enough."""
+_WIDE_INTEGER = re.compile(r"(?<![\w.\"'])[+-]?\d[\d_]{18,}(?![\w.\"'])")
+"""A decimal integer of 19 digits or more: possibly past TOML's 64 bits."""
 
 
 class Spans:
@@ -74,15 +74,21 @@ class Spans:
     def __init__(self, text: str) -> None:
         try:
             from qoslab._core import toml_key_spans
-
-            try:
-                self._spans: dict[PathT, tuple[Any, Any]] = toml_key_spans(text)
-            except Exception:
-                # toml_edit reads integers as i64 (TOML 1.0 §Integer asks no more);
-                # tomllib reads any. Blank the longer ones out, keeping every column.
-                self._spans = toml_key_spans(_LONG_INTEGER.sub(lambda m: "0".ljust(len(m[0])), text))
-        except Exception:  # a text tomllib reads but toml_edit does not: no positions
+        except ImportError:  # pragma: no cover - a build without the core
             self._spans = {}
+            return
+        try:
+            self._spans: dict[PathT, tuple[Any, Any]] = toml_key_spans(text)
+        except Exception:  # a text tomllib reads but toml_edit does not
+            # toml_edit refuses integers past 64 bits (TOML 1.0: 'an error must be
+            # thrown'), which tomllib reads, and the checks then refuse with their
+            # place (a seed of 2^64): positions are found with each such integer
+            # read as a string of the same width, so every column stays.
+            wide = _WIDE_INTEGER.sub(lambda m: '"' + "0" * (len(m[0]) - 2) + '"', text)
+            try:
+                self._spans = toml_key_spans(wide) if wide != text else {}
+            except Exception:
+                self._spans = {}
 
     def _lookup(self, path: PathT, which: int) -> tuple[int | None, int | None]:
         path = tuple(path)

@@ -54,12 +54,23 @@ class FieldProblem(ValueError):
         super().__init__(message)
         self.key, self.message, self.expected, self.found, self.hint = key, message, expected, found, hint
 
-MAX_SEED = 2**64 - 1
-"""Seeds are the simulator's u64."""
-MAX_IPV4_PAYLOAD = 65_535 - 20 - 8
-"""The largest UDP or ICMP echo payload in one IPv4 datagram: RFC 791's 16-bit total
-length, less the 20-byte header (no options) and the 8-byte UDP (RFC 768) or ICMP echo
-(RFC 792) header."""
+MAX_IPV4_DATA_AFTER_8 = 65_535 - 20 - 8
+"""The most data bytes a UDP datagram or an ICMP echo carries in one IPv4 datagram:
+65,535 bytes in all (RFC 791 §3.1, a 16-bit Total Length), less the 20-byte IPv4
+header and the 8-byte UDP (RFC 768) or echo (RFC 792) header. Linux's ``ping -s``
+and UDP sockets stop there too."""
+
+
+def _ip_payload_fits(payload: int, what: str) -> None:
+    """Refuses a payload no IPv4 datagram can carry (it would wrap the length fields)."""
+    if payload > MAX_IPV4_DATA_AFTER_8:
+        raise FieldProblem(
+            "payload",
+            f"{what} of {payload:,} bytes does not fit in one IPv4 datagram (RFC 791 §3.1: 65,535 bytes with the 20-byte IPv4 and 8-byte {what.split()[0]} headers)",
+            expected=f"at most {MAX_IPV4_DATA_AFTER_8:,} bytes",
+            found=f"{payload:,}",
+        )
+
 
 NODE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]*$"
 NodeName = Annotated[
@@ -91,7 +102,7 @@ class Meta(Strict):
     """The ``[scenario]`` table: what this scenario is."""
 
     name: str = Field(description="A title for the scenario, shown in reports.")
-    seed: int = Field(1, ge=0, le=MAX_SEED, description="Seed of every random stream; the same scenario and seed give the same results.")
+    seed: int = Field(1, ge=0, le=2**64 - 1, description="Seed of every random stream (the core's 64 bits: 0 to 2^64 - 1); the same scenario and seed give the same results.")
     description: str | None = Field(None, description="Free text: what the scenario models and which seed/figure it follows.")
     duration: Time | None = Field(None, description="Simulated time to run when a test gives none, e.g. '10 s'.")
 
@@ -961,14 +972,19 @@ class Ping(TestBase):
     method: Literal["ping"] = Field(description="Test method.")
     count: int = Field(10, ge=1, description="Echo requests to send.")
     interval: Time = Field("1 s", description="Time between requests.")
-    payload: Size = Field(56, le=MAX_IPV4_PAYLOAD, description="ICMP data bytes (ping -s); at most 65,507 (RFC 791 total length 65,535 less the 20-byte IPv4 and 8-byte ICMP headers).")
+    payload: Size = Field(56, description="ICMP data bytes (ping -s), at most 65,507 (an IPv4 datagram of 65,535).")
+
+    @model_validator(mode="after")
+    def _payload_fits(self) -> Ping:
+        _ip_payload_fits(self.payload, "ICMP echo data")
+        return self
 
 
 class UdpFlow(TestBase):
     """A one-way UDP stream at a fixed rate or gap: throughput, loss, one-way delay, jitter."""
 
     method: Literal["udp.flow"] = Field(description="Test method.")
-    payload: Size = Field(1472, le=MAX_IPV4_PAYLOAD, description="UDP payload bytes per datagram; at most 65,507 (RFC 791 total length 65,535 less the IPv4 and UDP headers).")
+    payload: Size = Field(1472, description="UDP payload bytes per datagram; at most 65,507 (RFC 791 total length 65,535 less the IPv4 and UDP headers).")
     dont_fragment: bool = Field(
         False,
         description="Set DF on every datagram (iperf3 --dont-fragment): too big for the path, it is refused at the sender or dropped by a router with ICMP 'fragmentation needed'; default false, datagrams are fragmented.",
@@ -985,6 +1001,7 @@ class UdpFlow(TestBase):
 
     @model_validator(mode="after")
     def _rate_or_gap(self) -> UdpFlow:
+        _ip_payload_fits(self.payload, "UDP payload")
         if (self.rate is None) == (self.gap is None):
             raise FieldProblem("rate", "give exactly one of 'rate' or 'gap'", expected="rate = RATE or gap = TIME", found="both" if self.rate else "neither")
         return self
@@ -994,7 +1011,7 @@ class UdpEcho(TestBase):
     """UDP datagrams echoed back by the receiver (seed 003): throughput and loss each way, RTT."""
 
     method: Literal["udp.echo"] = Field(description="Test method.")
-    payload: Size = Field(1472, le=MAX_IPV4_PAYLOAD, description="UDP payload bytes per datagram (seed 003: 25 to 1600); at most 65,507.")
+    payload: Size = Field(1472, description="UDP payload bytes per datagram (seed 003: 25 to 1600); at most 65,507.")
     gap: Time = Field("1 ms", description="Time between datagrams (seed 003: 1 ms and 5 ms).")
     count: int = Field(10000, ge=1, description="Datagrams to send (seed 003: 10 000).")
     port: int = Field(7, ge=1, le=65535, description="The echo server's UDP port (RFC 862: 7).")
@@ -1007,6 +1024,7 @@ class UdpEcho(TestBase):
 
     @model_validator(mode="after")
     def _ports_fit(self) -> UdpEcho:
+        _ip_payload_fits(self.payload, "UDP payload")
         if self.port + self.streams - 1 > 65535:
             raise FieldProblem("streams", "the streams' ports run past 65535", expected=f"at most {65536 - self.port} streams from port {self.port}", found=str(self.streams))
         return self
@@ -1109,10 +1127,15 @@ class Background(Strict):
 
     from_: NodeName = Field(alias="from", description="The node that sends.")
     to: NodeName = Field(description="The node it sends to.")
-    payload: Size = Field(1472, le=MAX_IPV4_PAYLOAD, description="UDP payload bytes per datagram (at least 16: the test frame's sequence number and time; at most 65,507).")
+    payload: Size = Field(1472, description="UDP payload bytes per datagram (at least 16: the test frame's sequence number and time; at most 65,507).")
     rate: Rate = Field("0 bps", description="Offered load; '0 bps' saturates (the sender keeps its interface queue full).")
     start: Time = Field("0 s", description="When it starts, from the start of each test's run.")
     duration: Time | None = Field(None, description="How long it sends; none = as long as the test runs.")
+
+    @model_validator(mode="after")
+    def _payload_fits(self) -> Background:
+        _ip_payload_fits(self.payload, "UDP payload")
+        return self
 
 
 Test = Annotated[

@@ -686,6 +686,89 @@ mod test {
         assert_eq!(icmp.echo_ident(), 0);
     }
 
+    /// RFC 793 §3.1 / RFC 9293 §3.1, written out here rather than taken from `wire`:
+    /// the 16-bit one's complement of the one's complement sum over the pseudo-header
+    /// (source and destination address, zero, protocol, TCP length) and the segment. A
+    /// segment whose checksum field is right sums, field included, to 0xffff, so this
+    /// returns 0 for it.
+    fn tcp_checksum_residue(packet: &[u8]) -> u16 {
+        let hl = usize::from(packet[0] & 0x0f) * 4;
+        let total = usize::from(u16::from_be_bytes([packet[2], packet[3]]));
+        let segment = &packet[hl..total];
+        let mut words: Vec<u32> = Vec::new();
+        for pair in packet[12..20].chunks(2) {
+            words.push(u32::from(u16::from_be_bytes([pair[0], pair[1]])));
+        }
+        words.push(6); // zero octet, protocol 6 (TCP)
+        words.push(segment.len() as u32);
+        for pair in segment.chunks(2) {
+            words.push(u32::from(u16::from_be_bytes([pair[0], *pair.get(1).unwrap_or(&0)])));
+        }
+        let mut sum: u32 = words.iter().sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        !(sum as u16)
+    }
+
+    fn tcp_packet(src: SocketAddrV4, dst: SocketAddrV4, control: tcp::Control, ack: Option<u32>, payload: &[u8]) -> Vec<u8> {
+        let mut repr = tcp::Repr::new(src.port(), dst.port(), control, tcp::SeqNumber::from_u32(0x1000_0000), 65_535);
+        repr.ack_number = ack.map(tcp::SeqNumber::from_u32);
+        repr.max_seg_size = (control == tcp::Control::Syn).then_some(1460);
+        repr.payload_len = payload.len();
+        let mut segment = Vec::new();
+        repr.encapsulate(src.ip(), dst.ip(), payload, &mut segment);
+        let mut packet = Vec::new();
+        ipv4::Repr::new(*src.ip(), *dst.ip(), Protocol::Tcp, segment.len(), 64).encapsulate(&segment, &mut packet);
+        packet
+    }
+
+    #[test]
+    fn translated_tcp_segments_keep_a_valid_checksum() {
+        // RFC 3022 §4.1: NAPT rewrites the source address and port of outbound TCP and
+        // the destination of replies; the TCP checksum covers both through the
+        // pseudo-header and the port field, so each must verify after the rewrite. The
+        // inside port is taken by a port forward so the NAT must pick another one (the
+        // port field changes too), and the payloads have odd lengths (a trailing octet).
+        let outside = Ipv4Addr::new(203, 0, 113, 1);
+        let inside = SocketAddrV4::new(Ipv4Addr::new(192, 168, 0, 2), 49_152);
+        let server = SocketAddrV4::new(Ipv4Addr::new(203, 0, 113, 2), 5201);
+        let taken = PortForward { protocol: NatProtocol::Tcp, port: 49_152, to: Ipv4Addr::new(192, 168, 0, 9), to_port: 22 };
+        let mut nat = Nat::new(outside, 30_000_000_000, &[taken]);
+        let payloads: [&[u8]; 4] = [b"", b"x", &[0xff; 1461], &[0x5a; 7]];
+        let mut mapped = None;
+        for (i, payload) in payloads.iter().enumerate() {
+            let control = if i == 0 { tcp::Control::Syn } else { tcp::Control::None };
+            let ack = (i > 0).then_some(0x4000_0001);
+            let mut out = tcp_packet(inside, server, control, ack, payload);
+            assert_eq!(tcp_checksum_residue(&out), 0, "the test's own segment is valid");
+            nat.outbound(i as u64, &mut out).unwrap();
+            let ip = ipv4::Packet::new_checked(&out[..]).unwrap();
+            assert!(ip.verify_checksum());
+            assert_eq!(ip.src_addr(), outside);
+            let port = tcp::Packet::new_checked(ip.payload()).unwrap().src_port();
+            assert_ne!(port, 49_152, "the forwarded port is reserved");
+            assert_eq!(*mapped.get_or_insert(port), port, "one mapping for the connection");
+            assert_eq!(tcp_checksum_residue(&out), 0, "outbound segment {i}: checksum after translation");
+
+            // The server's answer to the translated endpoint, translated back.
+            let answer = if i == 0 { tcp::Control::Syn } else { tcp::Control::None };
+            let mut back = tcp_packet(server, SocketAddrV4::new(outside, port), answer, Some(0x1000_0001), payload);
+            assert_eq!(nat.inbound(i as u64, &mut back), Ok(Inbound::Translated));
+            let ip = ipv4::Packet::new_checked(&back[..]).unwrap();
+            assert!(ip.verify_checksum());
+            assert_eq!((ip.dst_addr(), tcp::Packet::new_checked(ip.payload()).unwrap().dst_port()), (*inside.ip(), inside.port()));
+            assert_eq!(tcp_checksum_residue(&back), 0, "inbound segment {i}: checksum after translation");
+        }
+        // RFC 3022 §2.2 / seed 000 §2.3: a SYN from outside to the outside address on a
+        // port with no mapping is not let in (it goes to the NAT host's own stack); to an
+        // inside address it is dropped.
+        let mut syn = tcp_packet(server, SocketAddrV4::new(outside, 6000), tcp::Control::Syn, None, b"");
+        assert_eq!(nat.inbound(10, &mut syn), Ok(Inbound::ToSelf));
+        let mut syn = tcp_packet(server, inside, tcp::Control::Syn, None, b"");
+        assert_eq!(nat.inbound(10, &mut syn), Err(DropReason::NatNoMapping { protocol: NatProtocol::Tcp, dst: inside }));
+    }
+
     #[test]
     fn rfc1624_incremental_update_matches_recomputation() {
         // RFC 1624 §4's example: checksum 0xdd2f, a field changing from 0x5555 to
