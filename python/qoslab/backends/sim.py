@@ -1420,18 +1420,31 @@ def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: 
     Returns the network and one entry per ordered pair: ``from``, ``to``,
     ``to_address``, ``sent``, ``received``, ``reachable``, ``rtt_ms`` and ``drops`` (where
     the flow's packets died: node, port, reason, count, first_ms, summary).
+
+    On a network of more than :data:`qoslab.reach_groups.EXHAUSTIVE_UP_TO` speakers,
+    interchangeable nodes (:func:`qoslab.reach_groups.interchangeable`: alike in every
+    setting, on the same neighbour, named nowhere else) are pinged through one
+    representative: one entry per ordered pair of groups, and one inside each group of two
+    or more, each with ``from_group`` and ``to_group`` (how many nodes it stands for) and
+    ``represents`` (how many ordered pairs).
     """
     from qoslab.methods.ping import ping_flow, rtt_metrics, run_length
+    from qoslab.reach_groups import EXHAUSTIVE_UP_TO, interchangeable
     from qoslab.report.terminal import death_points
 
     net = lower_network(scenario, source=source)
     speakers = [n for n in net.node_names if net.addresses.get(n)]
+    if len(speakers) > EXHAUSTIVE_UP_TO:
+        groups = interchangeable(scenario, speakers, _members)
+    else:
+        groups = [[n] for n in speakers]
     interval = SECOND_NS  # ping's default interval
     pairs: list[dict[str, Any]] = []
-    for a in speakers:
-        for b in speakers:
-            if a == b:
+    for ga in groups:
+        for gb in groups:
+            if ga is gb and len(ga) < 2:
                 continue
+            a, b = ga[0], (gb[1] if ga is gb else gb[0])
             dst = str(net.destination(a, b))
             flow = ping_flow(net.node_index(a), dst, count=REACH_COUNT, interval_ns=interval, payload=56)
             results = simulate(net.with_flows([flow], run_length(REACH_COUNT, interval), seed=seed))
@@ -1447,6 +1460,9 @@ def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: 
                 "rtt_ms": m["rtt_ms"],
                 "drops": death_points(results, flow["id"]),
             }
+            if len(ga) > 1 or len(gb) > 1:
+                pair["from_group"], pair["to_group"] = len(ga), len(gb)
+                pair["represents"] = len(ga) * (len(gb) - 1) if ga is gb else len(ga) * len(gb)
             pairs.append(pair)
             if on_pair is not None:
                 on_pair(pair)

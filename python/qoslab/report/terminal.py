@@ -438,22 +438,39 @@ def death_points(results: dict[str, Any], flow_id: int) -> list[dict[str, Any]]:
 
 
 def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]) -> None:
-    """The reachability matrix (rows send, columns answer), then why each failed pair fails."""
+    """The reachability matrix (rows send, columns answer), then why each failed pair fails.
+
+    When pairs stand for groups of interchangeable nodes (a large network: see
+    :mod:`qoslab.reach_groups`), the matrix has one row and column per group, named by
+    its first node and its size."""
     by = {(p["from"], p["to"]): p for p in pairs}
+    if any("represents" in p for p in pairs):
+        size: dict[str, int] = {}
+        for p in pairs:
+            size.setdefault(p["from"], p.get("from_group", 1))
+        names = [n for n in names if n in size]
+        shown = {n: n + (f" (+{size[n] - 1:,} like it)" if size[n] > 1 else "") for n in names}
+        for p in pairs:  # a group's own pair is between its first two nodes
+            if p.get("from_group", 1) > 1 and p["to"] not in size:
+                by[(p["from"], p["from"])] = p
+        console.print(f"[dim]{sum(p.get('represents', 1) for p in pairs):,} ordered pairs in {len(names)} groups of interchangeable nodes "
+                      "(alike in every setting, on the same neighbour, named nowhere else): one pair pinged for each pair of groups and inside each group[/]")
+    else:
+        shown = {n: n for n in names}
     table = Table(box=box.SQUARE, title="Reachability (ICMP echo, replies/requests)", title_justify="left")
     table.add_column("from \\ to")
     for n in names:
-        table.add_column(escape(n), justify="center")
+        table.add_column(escape(shown[n]), justify="center")
     for a in names:
         row = []
         for b in names:
             p = by.get((a, b))
-            if a == b or p is None:
+            if p is None or (a == b and p.get("from_group", 1) < 2):
                 row.append("·")
             else:
                 style = "green" if p["received"] == p["sent"] else ("yellow" if p["received"] else "red")
                 row.append(f"[{style}]{p['received']}/{p['sent']}[/]")
-        table.add_row(escape(a), *row)
+        table.add_row(escape(shown[a]), *row)
     console.print(table)
     for p in pairs:
         if p["received"] == p["sent"]:
