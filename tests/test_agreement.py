@@ -107,11 +107,11 @@ class BySeed(Study):
 
     def __init__(self, paper: float = 10.0) -> None:
         self.runs: list[tuple[str, int]] = []
-        self.paper = paper
+        self.target = paper
 
     def published(self) -> list[Published]:
         return [
-            Published("v", "the seeded value", self.paper, "", Tolerance("test: ±20 %", rel=0.2)),
+            Published("v", "the seeded value", self.target, "", Tolerance("test: ±20 %", rel=0.2)),
             Published("c", "the computed value", 3, "", EXACT),
         ]
 
