@@ -314,6 +314,7 @@ def reproduce(
     out: Annotated[Path, typer.Option("--out", help="Output directory: report.html, summary.json, figures/, data/.")] = Path("results"),
     json_out: Annotated[bool, typer.Option("--json", help="Print summary.json's rows on stdout too.")] = False,
     jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Points run at once (threads: the simulator releases the GIL); 0 (default): the machine's cores.")] = 0,
+    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Random seeds each simulated point runs with; each row is the mean over them, with its standard deviation and how many seeds agree.")] = 5,
 ) -> None:
     """Re-run each seed's experiment from its examples/ scenarios and compare with the paper.
 
@@ -321,9 +322,12 @@ def reproduce(
     with the published points overlaid, the paper's tables with ours beside them, what
     agrees and what does not and why), figures as PNG and SVG, the data as CSV, Parquet
     and JSON, and DIR/summary.json: every number the seed publishes beside ours, with a
-    tolerance and its reason; calibration rows are marked and never count as agreement.
-    Finished points are kept: Ctrl-C stops cleanly, and running again with the same
-    --out skips them. Exit 2 on an unknown seed. Every metric ("ours") is defined in
+    tolerance and its reason; calibration rows, settings and rows derived from another
+    row are marked and never count as agreement (docs/agreement.md). Each simulated point
+    runs with --seeds random seeds; a row's "ours" is the mean over them. Finished points
+    are kept: Ctrl-C stops cleanly, and running again with the same --out skips them.
+    One seed's study into a directory that holds others' results adds or replaces that
+    seed's rows and keeps the rest. Exit 2 on an unknown seed. Every metric ("ours") is defined in
     docs/metrics.md, as `qoslab run` measures it.
 
     Examples:
@@ -349,18 +353,24 @@ def reproduce(
     try:
         import os
 
-        result = run_reproduce(chosen, out, console=stderr, jobs=jobs or os.cpu_count() or 1)
+        result = run_reproduce(chosen, out, console=stderr, jobs=jobs or os.cpu_count() or 1, seeds=seeds)
     except KeyboardInterrupt:
         _interrupted(f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume.")
-    from qoslab.report.html import agreement, counts
+    from qoslab.report.html import agreement, calibration_misses, counts
 
     c = counts(result["summary"])
     kept = result["points"] - result["points_run"]
     stderr.print(
         f"{out}/report.html, {out}/summary.json: " + ", ".join(f"{v} {k}" for k, v in c.items())
-        + f" ({result['points_run']} points run" + (f", {kept} kept from before" if kept else "") + ")"
+        + f" ({result['points_run']} point runs, {seeds} seed{'s' if seeds > 1 else ''} each" + (f", {kept} kept from before" if kept else "") + ")"
+        + (f"; rows of seed {', '.join(result['kept_seeds'])} kept from before" if result.get("kept_seeds") else "")
     )
     stderr.print(agreement(c))
+    misses = calibration_misses(result["summary"])
+    if misses:
+        stderr.print(Text(f"{len(misses)} calibration row{'s' if len(misses) > 1 else ''} miss{'' if len(misses) > 1 else 'es'} {'their' if len(misses) > 1 else 'its'} own target:", style="yellow"))
+        for m in misses:
+            stderr.print(Text("  " + m, style="yellow"))
     if json_out:
         _emit_json(result["summary"])
 

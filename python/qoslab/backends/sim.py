@@ -104,6 +104,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left, bisect_right
 from collections import deque
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
@@ -1312,8 +1313,23 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
 # --------------------------------------------------------------------------- running
 
 
+REPLICA: ContextVar[int] = ContextVar("qoslab_replica", default=0)
+"""Which of ``qoslab reproduce --seeds N``'s seeds runs in this thread: 0 runs every
+simulation with the seed its scenario gives; k > 0 replaces it by :func:`replica_seed`,
+so each replica draws independent random streams and replica 0 is the run as written."""
+
+
+def replica_seed(seed: int, k: int) -> int:
+    """The seed of replica ``k`` (> 0) of a run whose own seed is ``seed``: the first 8
+    octets of SHA-256("seed/k"), kept below 2^63 (any seed the core takes)."""
+    import hashlib
+
+    return int.from_bytes(hashlib.sha256(f"{seed}/{k}".encode()).digest()[:8], "big") >> 1
+
+
 def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None) -> dict[str, Any]:
     """Run one simulation and return its results (the JSON of ``qoslab._core.simulate``).
+    Under a :data:`REPLICA` k > 0 the run's seed is :func:`replica_seed` (seed, k).
 
     Raises
     ------
@@ -1326,6 +1342,8 @@ def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None) -> d
     run = getattr(_core, "simulate", None)
     if run is None:
         raise SimulationError("this build of qoslab._core has no simulator (qoslab._core.simulate); rebuild it with `pip install -e .`")
+    if REPLICA.get():
+        config = dict(config, seed=replica_seed(int(config.get("seed") or 0), REPLICA.get()))
     if pcap_dir is not None:
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
     try:
@@ -1418,8 +1436,9 @@ def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: 
     """Ping from every node with an address to every other such node, each pair in a fresh run.
 
     Returns the network and one entry per ordered pair: ``from``, ``to``,
-    ``to_address``, ``sent``, ``received``, ``reachable``, ``rtt_ms`` and ``drops`` (where
-    the flow's packets died: node, port, reason, count, first_ms, summary).
+    ``to_address``, ``sent``, ``received``, ``reachable``, ``rtt_ms``, ``drops`` (where
+    the flow's packets died: node, port, reason, count, first_ms, summary) and ``tables``
+    (each node's ARP and L3F tables at the end of the run).
 
     On a network of more than :data:`qoslab.reach_groups.EXHAUSTIVE_UP_TO` speakers,
     interchangeable nodes (:func:`qoslab.reach_groups.interchangeable`: alike in every
@@ -1459,6 +1478,9 @@ def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: 
                 "reachable": m["received"] > 0,
                 "rtt_ms": m["rtt_ms"],
                 "drops": death_points(results, flow["id"]),
+                # Every node's ARP and L3F tables at the end of the pair's run (seed 000
+                # Tables 2 and 3 are such tables).
+                "tables": {n["name"]: {"arp_table": n.get("arp_table", []), "l3f_table": n.get("l3f_table", [])} for n in results.get("nodes", [])},
             }
             if len(ga) > 1 or len(gb) > 1:
                 pair["from_group"], pair["to_group"] = len(ga), len(gb)

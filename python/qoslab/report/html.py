@@ -115,11 +115,12 @@ def _fmt(value: Any) -> str:
 
 
 def _summary_table(rows: list[dict[str, Any]]) -> str:
-    out = ['<table><tr><th class="l">item</th><th>paper</th><th>ours</th><th class="l">unit</th><th>tolerance</th><th class="l">status</th><th class="l">why</th></tr>']
+    out = ['<table><tr><th class="l">item</th><th>paper</th><th>ours (mean)</th><th>sd</th><th>seeds within tolerance</th><th class="l">unit</th><th>tolerance</th><th class="l">status</th><th class="l">why</th></tr>']
     for r in rows:
         cls = {"agrees": "agrees", "differs": "differs", "calibration": "calibration"}.get(r["status"], "nr")
-        why = r["note"] + (f" — tolerance: {r['tolerance_reason']}" if r["status"] in ("agrees", "differs") else "")
-        out.append(f'<tr><td class="l">{html.escape(r["item"])}</td><td>{_fmt(r["paper"])}</td><td class="ours">{_fmt(r["ours"])}</td><td class="l">{html.escape(r["unit"])}</td><td>{html.escape(r["tolerance"])}</td><td class="l {cls}">{html.escape(r["status"])}</td><td class="l">{html.escape(why)}</td></tr>')
+        why = r["note"] + (f" — tolerance: {r['tolerance_reason']}" if r["status"] in ("agrees", "differs", "calibration") else "")
+        status = r["status"] + (f" (from {r['derived_from']})" if r.get("derived_from") and r["status"] == "derived" else "")
+        out.append(f'<tr><td class="l">{html.escape(r["item"])}</td><td>{_fmt(r["paper"])}</td><td class="ours">{_fmt(r["ours"])}</td><td>{_fmt(r.get("ours_sd"))}</td><td>{_fmt(r.get("seeds_agreeing"))}</td><td class="l">{html.escape(r["unit"])}</td><td>{html.escape(r["tolerance"])}</td><td class="l {cls}">{html.escape(status)}</td><td class="l">{html.escape(why)}</td></tr>')
     out.append("</table>")
     return "".join(out)
 
@@ -144,31 +145,58 @@ def _paper_table(table: Any, by_key: dict[str, dict[str, Any]]) -> str:
 
 
 def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
-    c = {"agrees": 0, "differs": 0, "calibration": 0, "not reproduced": 0, "no value": 0}
+    """Rows by status, every status of :data:`qoslab.studies.STATUSES` listed."""
+    from qoslab.studies import STATUSES
+
+    c = dict.fromkeys(STATUSES, 0)
     for r in rows:
         c[r["status"]] = c.get(r["status"], 0) + 1
     return c
 
 
 def agreement(c: dict[str, int]) -> str:
-    """The share of compared rows that agree: calibration rows, rows not reproduced and
-    rows without a value are not compared.
+    """The strict share of agreement: only rows whose value is an outcome of a simulation
+    are compared (``agrees`` and ``differs``); settings, derived rows, calibration rows,
+    rows not reproduced and rows without a value are not (docs/agreement.md).
 
-    >>> agreement({"agrees": 3, "differs": 1, "calibration": 2, "not reproduced": 5, "no value": 0})
-    '3 of 4 compared rows agree (75 %)'
+    >>> agreement({"agrees": 3, "differs": 1, "setting": 4, "derived": 2, "calibration": 2, "not reproduced": 5, "no value": 0})
+    '3 of 4 compared rows agree (75 %), counted strictly: settings, derived and calibration rows do not count'
     """
     compared = c.get("agrees", 0) + c.get("differs", 0)
     share = f"{100 * c.get('agrees', 0) / compared:.0f} %" if compared else "none compared"
-    return f"{c.get('agrees', 0)} of {compared} compared rows agree ({share})"
+    return f"{c.get('agrees', 0)} of {compared} compared rows agree ({share}), counted strictly: settings, derived and calibration rows do not count"
+
+
+def calibration_misses(rows: list[dict[str, Any]]) -> list[str]:
+    """One line per calibration row that misses its own target, with its error."""
+    from qoslab.studies import calibration_error
+
+    out = []
+    for r in rows:
+        err = calibration_error(r)
+        if err is not None:
+            out.append(f"seed {r['seed']} {r['key']} ({r['item']}): {err}")
+    return out
+
+
+def _calibration_html(rows: list[dict[str, Any]]) -> str:
+    cal = [r for r in rows if r["status"] == "calibration"]
+    if not cal:
+        return ""
+    misses = calibration_misses(cal)
+    head = f"<p><b>Calibration.</b> {len(cal)} rows set a model parameter; " + (f"{len(misses)} miss their own target:</p><ul>" + "".join(f"<li class='differs'>{html.escape(m)}</li>" for m in misses) + "</ul>" if misses else "each meets its target.</p>")
+    return head
 
 
 def write_report(studies: list[Any], results: dict[str, dict[str, list[dict[str, Any]]]], summary: list[dict[str, Any]], out: Path) -> Path:
     from qoslab.scenario import load_scenario
     from qoslab.studies import EXAMPLES
 
-    body = ["<h1>qoslab: the seeds reproduced</h1>", "<p>Each section re-runs one seed's experiment in the simulator from its <code>examples/</code> scenarios and sets every number the seed publishes beside ours (<code>summary.json</code>). Rows a model parameter was calibrated on are marked and do not count as agreement.</p>"]
+    body = ["<h1>qoslab: the seeds reproduced</h1>", "<p>Each section re-runs one seed's experiment in the simulator from its <code>examples/</code> scenarios and sets every number the seed publishes beside ours (<code>summary.json</code>). Rows a model parameter was calibrated on, rows whose value is a setting of the study and rows derived by arithmetic from another row are marked and do not count as agreement; every simulated row is the mean over the seeds given in its <i>seeds</i> column (docs/agreement.md).</p>"]
     total = counts(summary)
-    body.append('<p class="counts">' + "".join(f"<span><b>{v}</b> {html.escape(k)}</span>" for k, v in total.items()) + f"<span>{html.escape(agreement(total))}</span></p>")
+    body.insert(1, f'<p class="top"><b>{html.escape(agreement(total))}.</b></p>')
+    body.append('<p class="counts">' + "".join(f"<span><b>{v}</b> {html.escape(k)}</span>" for k, v in total.items()) + "</p>")
+    body.append(_calibration_html(summary))
     for study in studies:
         rows = [r for r in summary if r["seed"] == study.seed]
         data = results.get(study.seed, {})
@@ -176,6 +204,8 @@ def write_report(studies: list[Any], results: dict[str, dict[str, list[dict[str,
         body.append(f"<p><i>{html.escape(study.paper)}</i></p><p><b>Question.</b> {html.escape(study.question)}</p>")
         c = counts(rows)
         body.append('<p class="counts">' + "".join(f"<span><b>{v}</b> {html.escape(k)}</span>" for k, v in c.items() if v) + "</p>")
+        if not data:
+            body.append("<p class='nr'>This seed's rows were kept from an earlier run into this directory; its points are not all in data/, so its figures are not drawn.</p>")
         if study.scenarios:
             path = EXAMPLES / study.scenarios[0]
             try:
@@ -248,4 +278,4 @@ def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, A
     return path
 
 
-__all__ = ["write_report", "write_run_report", "setup_svg", "figure_data"]
+__all__ = ["write_report", "write_run_report", "setup_svg", "figure_data", "counts", "agreement", "calibration_misses"]

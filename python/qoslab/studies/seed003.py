@@ -22,7 +22,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from qoslab.studies import EXACT, EXAMPLES, Figure, finish_axes, Ours, PaperTable, Point, Published, Study, Tolerance
+from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study, Tolerance, finish_axes, printed
 
 PAYLOADS = [25, 50, 150, 400, 600, 1000, 1200, 1400, 1438, 1439, 1472, 1473, 1600]
 GAPS = {"1 ms": 1_000_000, "5 ms": 5_000_000}
@@ -36,7 +36,13 @@ COUNT = 10_000
 THROUGHPUT_TOL = Tolerance("echo throughput over 802.11b depends on the client's CPU, whose ESP cost is calibrated on one CPU point only, and on what the seed counts as throughput (one way or both); 15 %", rel=0.15)
 LOSS_TOL = Tolerance("loss of short datagrams at 1 ms depends on socket buffers and the adapter's processing, which the seed does not give; ±10 percentage points", abs=10.0)
 CPU_TOL = Tolerance("Windows 2000's Performance Monitor average; the model's per-packet costs are uncalibrated: ±5 percentage points", abs=5.0)
-PAYLOAD_TOL = Tolerance("the seed's payload steps are coarse: ±200 bytes", abs=200.0)
+def payload_tol(step: int) -> Tolerance:
+    """A payload read off the seed's graphs: the seed prints it to ``step`` bytes (150 to
+    the 50, 400 and 600 to the hundred) and does not say its sweep's step; ours is a
+    payload of our sweep, which holds 150, 400 and 600, so the rule asks for the same
+    swept payload (docs/agreement.md; the former ±200 B had no basis in the paper)."""
+    return printed("ours can only be a swept payload", step)
+
 
 
 def _k(vpns: int, gap: str) -> str:
@@ -58,15 +64,15 @@ class Seed003(Study):
             Published("knee.vpn", "§4.1: largest UDP payload before fragmentation, IPsec (ESP)", 1438, "bytes", EXACT, source="§4.1"),
             Published("loss.tx.short", "§4.2 / Fig. 5: transmit (outbound) loss for 25-50-byte payloads at 1 ms, up to about", 35.0, "%", LOSS_TOL, source="§4.2"),
             Published("loss.rx.short", "§4.2 / Fig. 6: receive (inbound) loss for 25-50-byte payloads at 1 ms, up to about", 20.0, "%", LOSS_TOL, source="§4.2"),
-            Published("loss.vpn_below_base", "§4.2 / Fig. 5: from this payload on, VPNs lose less than the baseline at 1 ms", 400, "bytes", PAYLOAD_TOL, source="§4.2"),
-            Published("fig3.small", "§4.1 / Fig. 3: up to this payload more VPNs give more total throughput (1 ms)", 150, "bytes", PAYLOAD_TOL, source="§4.1"),
-            Published("fig4.slope", "§4.1 / Fig. 4: 3 VPNs' throughput slope drops from this payload (5 ms)", 600, "bytes", PAYLOAD_TOL, source="§4.1"),
-            Published("fig8.loss", "§4.2 / Fig. 8: 3 VPNs' inbound loss grows above this payload (5 ms)", 600, "bytes", PAYLOAD_TOL, source="§4.2"),
-            Published("cpu.max.1ms", "§4.3 / Fig. 9: highest average CPU utilisation, 1 ms", 99.2, "%", CPU_TOL, source="§4.3"),
+            Published("loss.vpn_below_base", "§4.2 / Fig. 5: from this payload on, VPNs lose less than the baseline at 1 ms", 400, "bytes", payload_tol(100), source="§4.2"),
+            Published("fig3.small", "§4.1 / Fig. 3: up to this payload more VPNs give more total throughput (1 ms)", 150, "bytes", payload_tol(50), source="§4.1"),
+            Published("fig4.slope", "§4.1 / Fig. 4: 3 VPNs' throughput slope drops from this payload (5 ms)", 600, "bytes", payload_tol(100), source="§4.1"),
+            Published("fig8.loss", "§4.2 / Fig. 8: 3 VPNs' inbound loss grows above this payload (5 ms)", 600, "bytes", payload_tol(100), source="§4.2"),
+            Published("cpu.max.1ms", "§4.3 / Fig. 9: highest average CPU utilisation, 1 ms", 99.2, "%", CPU_TOL, source="§4.3", derived_from="cpu.3vpn.5ms.600", derived_how="the busiest client of the study: 1-3 VPNs at 1 ms send five times the datagrams of the 5 ms calibration point, so the calibrated ESP cost saturates its CPU"),
             Published("cpu.3vpn.5ms.600", "§4.3 / Fig. 10: CPU, 3 VPNs, 600-byte payload, 5 ms: where '98% and over' begins (pentium-ii-300mhz's per_byte_esp is set on it)", 98.0, "%", Tolerance("the calibration's bisection: ±1 percentage point", abs=1.0), calibrated=True, source="§4.3"),
-            Published("cpu.3vpn.5ms.1200", "§4.3 / Fig. 10: CPU, 3 VPNs, 1200-byte payload, 5 ms", 100.0, "%", CPU_TOL, source="§4.3"),
-            Published("cpu.3vpn.5ms.1400", "§4.3 / Fig. 10: CPU, 3 VPNs, 1400-byte payload, 5 ms", 100.0, "%", CPU_TOL, source="§4.3"),
-            Published("cpu.3vpn.5ms.over600", "§4.3 / Fig. 10: lowest CPU, 3 VPNs, payloads over 600 bytes, 5 ms (98 % and over)", 98.0, "%", Tolerance("'98 % and over': ours must be at least 93 % (5 points of model uncertainty)", abs=5.0), source="§4.3"),
+            Published("cpu.3vpn.5ms.1200", "§4.3 / Fig. 10: CPU, 3 VPNs, 1200-byte payload, 5 ms", 100.0, "%", CPU_TOL, source="§4.3", derived_from="cpu.3vpn.5ms.600", derived_how="twice the calibrated 600-byte ESP work at the same rate: the CPU is full"),
+            Published("cpu.3vpn.5ms.1400", "§4.3 / Fig. 10: CPU, 3 VPNs, 1400-byte payload, 5 ms", 100.0, "%", CPU_TOL, source="§4.3", derived_from="cpu.3vpn.5ms.600", derived_how="more than twice the calibrated 600-byte ESP work at the same rate: the CPU is full"),
+            Published("cpu.3vpn.5ms.over600", "§4.3 / Fig. 10: lowest CPU, 3 VPNs, payloads over 600 bytes, 5 ms (98 % and over)", [98.0, 100.0], "%", Tolerance("the paper gives a range, '98 % and over' (a CPU is at most 100 % busy); ours agrees inside it (the former 'at least 93 %' had no basis in the paper)"), source="§4.3", derived_from="cpu.3vpn.5ms.600", derived_how="more ESP work per datagram than at the calibrated 600 bytes, at the same rate"),
         ]
 
     def points(self, workdir: Path | None = None) -> list[Point]:

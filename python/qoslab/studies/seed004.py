@@ -186,7 +186,10 @@ class Seed004(Study):
             ("ack.tcp", "TCP header of an acknowledgement", 20, "bytes", EXACT, None, False),
             ("data.size", "download datagrams carry approximately this much data", 1500, "bytes", Tolerance("'approximately'", rel=0.05), None, False),
         ]
-        return [Published(k, i, p, u, t, calibrated=c, not_reproduced=r, source="text") for k, i, p, u, t, r, c in rows]
+        # A row marked True is an input of the study's scenarios, set from the seed (a line
+        # rate, the file size, the sweep's ends, the modem's compression, the router's
+        # backoff cap): ours echoes it, so it is a `setting`, not an agreement.
+        return [Published(k, i, p, u, t, setting=c, not_reproduced=r, source="text") for k, i, p, u, t, r, c in rows]
 
     def points(self, workdir: Path | None = None) -> list[Point]:
         points = []
