@@ -120,6 +120,13 @@ def scenario_cases() -> list[Case]:
     add("test-at-switch", BASE.replace('[[link]]\nname = "l"', '[node.s]\nrole = "switch"\n\n[[link]]\nname = "l"')
         .replace('ends = ["a", "b"]', 'ends = ["a", "s"]\n\n[[link]]\nname = "m"\ntype = "ethernet"\nrate = "10 Mbps"\nends = ["s", "b"]')
         .replace('to = "b"', 'to = "s"'), 'to = "s"')
+    # Values past the width the simulator keeps them in (crates/sim/src/config.rs: u32
+    # windows and buffers, a u16 MSS): refused at their key, not by the core's decoder.
+    tcp = BASE.replace('method = "udp.flow"', 'method = "tcp.bulk"').replace('rate = "1 Mbps"\npayload = 1000\n', "")
+    add("tcp-window-5GB", tcp + 'window = "5 GB"\n', 'window = "5 GB"')
+    add("tcp-mss-70000", tcp + "mss = 70000\n", "mss = 70000")
+    add("tcp-initial-window-2-32", tcp + "[test.tcp]\ninitial_window = 4294967296\n", "initial_window = 4294967296")
+    add("host-socket-buffer-5GB", replace('role = "host"', 'role = "host"\nsocket_buffer = "5 GB"'), 'socket_buffer = "5 GB"')
     add("count-huge", replace('duration = "1 s"', "count = 1000000000000"), "count = 1000000000000")
     add("sweep-unknown", BASE + '\n[sweep]\nvalues = { "link[0].speed" = ["1 Mbps"] }\n', "[sweep]")
     add("sweep-empty", BASE + '\n[sweep]\nvalues = { "link[0].rate" = [] }\n', '"link[0].rate" = []')

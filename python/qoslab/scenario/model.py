@@ -72,6 +72,13 @@ def _ip_payload_fits(payload: int, what: str) -> None:
         )
 
 
+U16_MAX = 2**16 - 1
+"""Fields the simulator keeps in 16 bits (crates/sim/src/config.rs: an MSS, OpenVPN's
+--fragment size)."""
+U32_MAX = 2**32 - 1
+"""Fields the simulator keeps in 32 bits (socket buffers and windows, segment counts,
+the RTS threshold)."""
+
 NODE_NAME_PATTERN = r"^[A-Za-z][A-Za-z0-9_.-]*$"
 NodeName = Annotated[
     str,
@@ -184,6 +191,7 @@ class Host(NodeBase):
     role: Literal["host"] = Field(description="Node kind.")
     socket_buffer: Size | None = Field(
         None,
+        le=U32_MAX,
         description="TCP send and receive socket buffer, e.g. '64 KiB' (seed 001); a test's `window` overrides it; none = the stack's default.",
     )
     atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnet of this host's ATM port.")
@@ -528,7 +536,7 @@ class Wifi(LinkBase):
     mode: Literal["infrastructure", "adhoc"] = Field("infrastructure", description="'infrastructure' needs an `ap`; 'adhoc' has none.")
     ap: NodeName | None = Field(None, description="The access point's node (role 'ap', 'ap-router' or any node acting as one).")
     stations: list[NodeName] = Field(default_factory=list, description="Nodes associated with the AP (or members of the ad hoc cell).")
-    rts_threshold: Size | None = Field(None, description="Frames longer than this use RTS/CTS; none = never.")
+    rts_threshold: Size | None = Field(None, le=U32_MAX, description="Frames longer than this use RTS/CTS; none = never.")
     retry_limit: int = Field(
         7,
         ge=0,
@@ -771,7 +779,7 @@ class OpenVpn(TunnelBase):
     auth: Annotated[Literal["none", "md5", "sha1", "sha256", "sha512"], BeforeValidator(_lower)] = Field(
         "sha1", description="HMAC digest (--auth); SHA1 adds 20 bytes."
     )
-    fragment: Size | None = Field(None, description="OpenVPN's own fragmentation (--fragment) at this size; none = off.")
+    fragment: Size | None = Field(None, le=U16_MAX, description="OpenVPN's own fragmentation (--fragment) at this size; none = off.")
     replay: bool = Field(
         False,
         description=(
@@ -1055,12 +1063,12 @@ class TcpSettings(Strict):
     delayed_ack_segments: int = Field(2, ge=1, description="ACK at once after this many full-sized segments (RFC 5681 §4.2: 2).")
     min_rto: Time = Field("200 ms", description="Lower bound of the retransmission timeout: Linux 200 ms, RFC 6298 §2.4 1 s.")
     rto_backoff_cap: Time | None = Field(None, description="Cap on the exponentially backed-off RTO (seed 004's router: 100 ms); none = only RFC 6298's 60 s.")
-    initial_window: int = Field(10, ge=1, description="Initial congestion window, segments (RFC 6928: 10).")
-    send_buffer: Size | None = Field(None, description="Send socket buffer (bounds the bytes in flight); none = the host's socket_buffer, else Linux's 4 MiB.")
-    recv_buffer: Size | None = Field(None, description="Receive socket buffer (the largest window advertised); none = the host's socket_buffer, else Linux's 6 MiB.")
+    initial_window: int = Field(10, ge=1, le=U32_MAX, description="Initial congestion window, segments (RFC 6928: 10).")
+    send_buffer: Size | None = Field(None, le=U32_MAX, description="Send socket buffer (bounds the bytes in flight); none = the host's socket_buffer, else Linux's 4 MiB.")
+    recv_buffer: Size | None = Field(None, le=U32_MAX, description="Receive socket buffer (the largest window advertised); none = the host's socket_buffer, else Linux's 6 MiB.")
     pmtu_discovery: bool = Field(True, description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).")
     mtu_probing: Literal[0, 1, 2] = Field(0, description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.")
-    base_mss: Size = Field(1024, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
+    base_mss: Size = Field(1024, le=U16_MAX, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
     rack: bool = Field(True, description="RACK time-based loss detection (RFC 8985 §6), with SACK: finds lost retransmissions without waiting for the RTO. Linux's default since 4.4 (tcp_recovery = 1); off under stack 'netbsd-1.1'.")
     tlp: bool = Field(True, description="Tail Loss Probe (RFC 8985 §7), with SACK and RACK: a probe after 2·SRTT without ACKs, so tail losses are found before the RTO. Linux's default since 3.10 (tcp_early_retrans = 3); off under stack 'netbsd-1.1'.")
     prr: bool = Field(False, description="Proportional Rate Reduction (RFC 6937) in SACK recovery: each ACK releases data in proportion to what it delivered instead of RFC 6675's cwnd = ssthresh at once. Linux's default since 3.2; off here, as ns-3's classic recovery.")
@@ -1096,11 +1104,11 @@ class TcpBulk(TestBase):
     method: Literal["tcp.bulk"] = Field(description="Test method.")
     duration: Time = Field("10 s", description="How long to send (iperf3 -t); with `bytes`, the longest the run may take.")
     bytes: Size | None = Field(None, description="Send this many bytes in all, shared by the streams, instead of for `duration` (iperf3 -n).")
-    window: Size | None = Field(None, description="Socket buffer / window (iperf3 -w): both buffers and a fixed maximum window; none = the stack's default.")
+    window: Size | None = Field(None, le=U32_MAX, description="Socket buffer / window (iperf3 -w): both buffers and a fixed maximum window; none = the stack's default.")
     streams: int = Field(1, ge=1, description="Parallel connections (iperf3 -P).")
     interval: Time = Field("1 s", description="Interval between reports (iperf3 -i); '0 s' = none.")
     congestion: Literal["cubic", "reno", "newreno"] = Field("cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno).")
-    mss: Size | None = Field(None, description="Maximum segment size; none = from the route MTU (MTU − 40).")
+    mss: Size | None = Field(None, le=U16_MAX, description="Maximum segment size; none = from the route MTU (MTU − 40). At most 65,535: the MSS option is 16 bits (RFC 9293 §3.2).")
     stack: TcpStack = Field("linux", description=_STACK_DOC)
     trace: bool = Field(False, description="Keep each sender's per-ACK trace (cwnd, ssthresh, RTT, RTO, retransmissions) in the JSON record; large.")
     tcp: TcpSettings = Field(default_factory=TcpSettings, description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.")
@@ -1112,9 +1120,9 @@ class TcpTransfer(TestBase):
     method: Literal["tcp.transfer"] = Field(description="Test method.")
     bytes: Size = Field(10_000_000, description="Bytes to transfer (seed 004: a 10 MB file).")
     buffer: Size = Field(8192, description="Bytes per write (ttcp -l).")
-    window: Size | None = Field(None, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default.")
+    window: Size | None = Field(None, le=U32_MAX, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default.")
     congestion: Literal["cubic", "reno", "newreno"] = Field("newreno", description="Congestion control.")
-    mss: Size | None = Field(None, description="Maximum segment size; none = from the route MTU (MTU − 40).")
+    mss: Size | None = Field(None, le=U16_MAX, description="Maximum segment size; none = from the route MTU (MTU − 40). At most 65,535: the MSS option is 16 bits (RFC 9293 §3.2).")
     stack: TcpStack = Field("linux", description=_STACK_DOC)
     trace: bool = Field(False, description="Keep the sender's per-ACK trace in the JSON record; large.")
     tcp: TcpSettings = Field(default_factory=TcpSettings, description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.")
