@@ -1402,9 +1402,19 @@ def run_tests(
     runs: list[TestRun] = []
     for i, plan in enumerate(plans):
         if isinstance(plan, Search):
-            # RFC 2544: one simulation per trial; captures only of single-run tests.
+            # RFC 2544: one simulation per trial. A capture of every trial would be as long
+            # as the whole search; with --pcap the search's last trial is run once more,
+            # capturing (the same seed and configuration give the same frames), into
+            # test<N>/ as a single-run test's capture is.
             plan.trials.on_trial = on_trial
             records = plan.trials.run()
+            last = plan.trials.last_config
+            if pcap_dir is not None and last is not None:
+                if on_trial is not None:
+                    on_trial(f"{test_label(scenario, i)}: the last trial again, captured")
+                simulate(dict(last, capture=True), pcap_dir=Path(pcap_dir) / f"test{i}")
+                for record in records:
+                    record.setdefault("parameters", {})["pcap"] = "the search's last trial"
             run = TestRun(i, test_label(scenario, i), plan, plan.trials.last_results, records)
             runs.append(run)
             if on_run is not None:

@@ -155,6 +155,9 @@ class Trials:
         self.count = 0
         self.last_flows: list[dict[str, Any]] = []
         self.last_results: dict[str, Any] = {}
+        self.last_config: dict[str, Any] | None = None
+        """The configuration of the last trial run, so that it can be run again with a
+        capture (the run is deterministic: the same frames, byte for byte)."""
         out = LocatedProblems(source)
         for k, size in enumerate(self.test.frame_sizes):
             if payload_for(int(size)) < PROBE_HEADER:
@@ -257,7 +260,7 @@ class Trials:
         if self.on_trial is not None:
             self.on_trial(f"{self.test.method} {frame_size} B at {fps:,.1f} fps{(' — ' + what) if what else ''}")
         results = self.simulate(config)
-        self.last_flows, self.last_results = flows, results
+        self.last_flows, self.last_results, self.last_config = flows, results, config
         directions = []
         for fid, _, _ in pairs:
             parts = [f for f in (flow_result_or_none(results, fid), flow_result_or_none(results, fid + 10), flow_result_or_none(results, fid + 20)) if f is not None]
