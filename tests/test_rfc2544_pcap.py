@@ -15,9 +15,7 @@ from qoslab.scenario import loads_scenario
 
 from conftest import TWO_HOSTS, pcap_packets
 
-
-def test_rfc2544_search_captures_its_last_trial(tmp_path: Path) -> None:
-    text = TWO_HOSTS.format(name="rfc2544 capture", seed=1) + """
+SEARCH = TWO_HOSTS.format(name="rfc2544 capture", seed=1) + """
 [[link]]
 type = "ethernet"
 rate = "10 Mbps"
@@ -31,7 +29,11 @@ frame_sizes = [1518]
 duration = "1 s"
 wait = "0.1 s"
 """
-    scenario = loads_scenario(text)
+"""Two hosts on 10 Mb/s Ethernet and one short RFC 2544 throughput search between them."""
+
+
+def test_rfc2544_search_captures_its_last_trial(tmp_path: Path) -> None:
+    scenario = loads_scenario(SEARCH)
     _, runs = run_tests(scenario, pcap_dir=tmp_path)
     (run,) = runs
     files = sorted(p.name for p in (tmp_path / "test0").glob("*.pcap"))
@@ -54,19 +56,5 @@ wait = "0.1 s"
 
 
 def test_without_pcap_nothing_is_captured_or_said(tmp_path: Path) -> None:
-    text = TWO_HOSTS.format(name="rfc2544 no capture", seed=1) + """
-[[link]]
-type = "ethernet"
-rate = "10 Mbps"
-ends = ["a", "b"]
-
-[[test]]
-method = "rfc2544.throughput"
-from = "a"
-to = "b"
-frame_sizes = [1518]
-duration = "1 s"
-wait = "0.1 s"
-"""
-    _, runs = run_tests(loads_scenario(text))
+    _, runs = run_tests(loads_scenario(SEARCH))
     assert all("pcap" not in r["parameters"] for r in runs[0].records)

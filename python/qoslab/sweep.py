@@ -235,9 +235,10 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
     import json
 
     from qoslab import _core
-    from qoslab.backends.sim import LocatedProblems, lower_network
+    from qoslab.backends.sim import LocatedProblems, lower_network, planned_config
     from qoslab.budget import DEFAULT_MAX_EVENTS, describe, estimate_events
-    from qoslab.methods import Search, check_runnable, plan_test
+    from qoslab.methods import check_runnable, plan_test
+    from qoslab.scenario.load import format_path
 
     points = sweep_points(scenario, source=source)
     for p in points:
@@ -246,12 +247,7 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
         out = LocatedProblems(source)
         configs: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
         for i in range(len(p.scenario.test)):
-            plan = plan_test(net, i, source=source)
-            if isinstance(plan, Search):  # a search's trials differ only in rate and size: its first
-                flows, duration, windows = plan.trials.first_flows()
-            else:
-                flows, duration, windows = plan.flows, plan.duration_ns, plan.windows
-            configs.append((("test", i), net.with_flows(flows, duration, windows=windows)))
+            configs.append((("test", i), planned_config(net, plan_test(net, i, source=source))))
         if not configs:
             configs.append((("node",), net.config))
         budget = DEFAULT_MAX_EVENTS if max_events is None else max_events
@@ -268,8 +264,6 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
             except ValueError as err:
                 message = str(err).removeprefix("configuration: ")
                 at = _scenario_place(message, config, p.scenario, where)
-                from qoslab.scenario.load import format_path
-
                 if format_path(at) in p.values:  # a swept value: point at the sweep's list
                     at = ("sweep", "values", format_path(at))
                 out.add(at, f"the simulator refuses this: {message}" + (f" ({_point_words(p)})" if p.values else ""))

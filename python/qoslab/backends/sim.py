@@ -1300,11 +1300,18 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     net = lower_network(scenario, source=source)
     if test_index is None:
         return net.config
-    from qoslab.methods import Search, plan_test
+    from qoslab.methods import plan_test
 
-    plan = plan_test(net, test_index, source=source)
+    return planned_config(net, plan_test(net, test_index, source=source))
+
+
+def planned_config(net: Network, plan: Any) -> dict[str, Any]:
+    """The ``SimConfig`` of a planned test: its flows, run length and windows on ``net``;
+    of an RFC 2544 search, its first trial's (the first frame size at the maximum rate:
+    the trials differ only in rate and size)."""
+    from qoslab.methods import Search
+
     if isinstance(plan, Search):
-        # A search runs many trials; this is its first (first frame size, the maximum rate).
         flows, duration, windows = plan.trials.first_flows()
         return net.with_flows(flows, duration, windows=windows)
     return net.with_flows(plan.flows, plan.duration_ns, windows=plan.windows)
