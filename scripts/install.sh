@@ -10,8 +10,9 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
 # Debian packages: tshark is the independent dissector the wire tests compare with;
 # chromium is the real headless browser the report tests load report.html in (driven by
-# playwright from PyPI; playwright's own browser downloads are never used).
-debian_packages=(tshark chromium)
+# playwright from PyPI; playwright's own browser downloads are never used); graphviz
+# (`dot`, `neato`) lays out the set-up drawings of the report.
+debian_packages=(tshark chromium graphviz)
 missing=()
 for pkg in "${debian_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

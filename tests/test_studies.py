@@ -197,7 +197,11 @@ duration = "1 s"
     return path
 
 
-def check_in_chromium(page_path: Path, figures: int) -> None:
+def check_in_chromium(page_path: Path, figures: int, summary: list[dict[str, Any]] | None = None) -> None:
+    """The page in a real headless Chromium: every figure decodes and shows, the set-up
+    drawing shows and its labels do not overlap, every in-page link has its target, and
+    (with ``summary``) the row table's filters and ``#rows?…`` links show exactly the rows
+    summary.json has for that seed and status."""
     sync_api = pytest.importorskip("playwright.sync_api")
     if not CHROMIUM.exists():
         pytest.skip("Debian's chromium is not installed (scripts/install.sh installs it)")
@@ -213,9 +217,59 @@ def check_in_chromium(page_path: Path, figures: int) -> None:
         # Every figure is decoded and has a size: it shows.
         shown = page.evaluate("() => Array.from(document.images).map(i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0)")
         svgs = page.evaluate("() => Array.from(document.querySelectorAll('.setup svg')).map(s => s.getBoundingClientRect().width > 0)")
+        # No two labels of a set-up drawing overlap (their rendered boxes, by the browser).
+        overlaps = page.evaluate(
+            """() => { const out = [];
+              for (const svg of document.querySelectorAll('.setup svg')) {
+                // one box per label: the lines of a node's label (name, role) belong together
+                const groups = new Map();
+                for (const t of svg.querySelectorAll('text')) {
+                  const g = t.closest('g') || svg, r = t.getBoundingClientRect(), b = groups.get(g);
+                  groups.set(g, b ? [b[0] + ' ' + t.textContent, {left: Math.min(b[1].left, r.left), right: Math.max(b[1].right, r.right), top: Math.min(b[1].top, r.top), bottom: Math.max(b[1].bottom, r.bottom)}] : [t.textContent, r]);
+                }
+                const boxes = Array.from(groups.values());
+                for (let i = 0; i < boxes.length; i++) for (let j = i + 1; j < boxes.length; j++) {
+                  const [a, r] = boxes[i], [b, q] = boxes[j];
+                  if (r.left < q.right - 0.5 && q.left < r.right - 0.5 && r.top < q.bottom - 0.5 && q.top < r.bottom - 0.5) out.push(a + ' / ' + b);
+                } }
+              return out; }"""
+        )
+        # Every in-page link names an element that exists ('#rows?seed=…' names #rows).
+        missing = page.evaluate(
+            "() => Array.from(document.querySelectorAll('a[href^=\"#\"]')).map(a => a.getAttribute('href').slice(1).split('?')[0]).filter(id => !document.getElementById(decodeURIComponent(id)))"
+        )
+        counted: list[tuple[str, str, int, int]] = []
+        if summary is not None:
+            for seed, status in sorted({(r["seed"], r["status"]) for r in summary}):
+                want = sum(r["seed"] == seed and r["status"] == status for r in summary)
+                # by the selects, as a reader filters
+                page.select_option("#f-seed", seed)
+                page.select_option("#f-status", status)
+                by_select = page.evaluate("() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).length")
+                # by a link of the summary table
+                page.evaluate("([s, st]) => { location.hash = '#rows?seed=' + s + '&status=' + encodeURIComponent(st); }", [seed, status])
+                page.wait_for_function("() => document.getElementById('f-status').value !== ''")
+                by_link = page.evaluate("() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).length")
+                counted.append((seed, status, want, by_select if by_select == by_link else -by_link))
+                page.evaluate("() => { location.hash = ''; document.getElementById('f-status').value = ''; }")
+            # Text filter: an item's words find its row.
+            item = summary[0]["item"]
+            page.select_option("#f-seed", "")
+            page.select_option("#f-status", "")
+            page.fill("#f-text", item)
+            hits = page.evaluate("() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).map(r => [r.cells[1].textContent, r.textContent])")
+            assert item in [h[0] for h in hits] and all(item.lower() in h[1].lower() for h in hits), hits
+            # Sorting by "ours" puts the numbers in order.
+            page.fill("#f-text", "")
+            page.click("#rowtable thead th:nth-child(4)")
+            values = page.evaluate("() => Array.from(document.querySelectorAll('#rowtable tbody tr')).map(r => r.cells[3].dataset.v).filter(v => v !== '').map(Number)")
+            assert values == sorted(values)
         browser.close()
     assert len(shown) == figures and all(shown), shown
     assert svgs and all(svgs)
+    assert overlaps == [], overlaps
+    assert missing == [], missing
+    assert all(want == got for _, _, want, got in counted), counted
     assert errors == []
 
 
@@ -226,24 +280,146 @@ def test_run_report_loads_in_chromium(tmp_path):
     for kind in ("json", "csv", "parquet"):
         assert (tmp_path / "rep" / "data" / f"records.{kind}").exists()
     assert (tmp_path / "rep" / "figures" / "test0.png").exists() and (tmp_path / "rep" / "figures" / "test0.svg").exists()
+    if shutil.which("dot"):  # the set-up is graphviz's drawing (its SVG has a class="graph" group)
+        assert 'class="graph"' in (tmp_path / "rep" / "report.html").read_text()
     check_in_chromium(tmp_path / "rep" / "report.html", figures=1)
 
 
-@pytest.mark.slow
-def test_reproduce_seed000_report_in_chromium(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "reproduce", "000", "--out", str(tmp_path)], capture_output=True, text=True, check=False, timeout=900)
+@pytest.fixture(scope="module")
+def seed000_out(tmp_path_factory):
+    """One `qoslab reproduce 000` for the tests of its report."""
+    out = tmp_path_factory.mktemp("seed000")
+    proc = subprocess.run([sys.executable, "-m", "qoslab", "reproduce", "000", "--out", str(out)], capture_output=True, text=True, check=False, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    return out, proc.stderr
+
+
+@pytest.mark.slow
+def test_reproduce_seed000_report_in_chromium(seed000_out):
+    out, stderr = seed000_out
+    summary = json.loads((out / "summary.json").read_text())
     assert {r["seed"] for r in summary} == {"000"}
     # §2's reachability is reproduced exactly.
     assert all(r["ok"] for r in summary if r["key"].startswith("reach."))
     # The share of agreement is printed at the end (issue 6), counted here from the rows.
     agree = sum(r["status"] == "agrees" for r in summary)
     compared = agree + sum(r["status"] == "differs" for r in summary)
-    assert f"{agree} of {compared} compared rows agree ({100 * agree / compared:.0f} %)" in proc.stderr
-    html = (tmp_path / "report.html").read_text()
+    assert f"{agree} of {compared} compared rows agree ({100 * agree / compared:.0f} %)" in stderr
+    html = (out / "report.html").read_text()
     assert "Table 4" in html and "<svg" in html and "http" not in html.replace("http://www.w3.org/2000/svg", "")
-    check_in_chromium(tmp_path / "report.html", figures=2)
+    # A table of contents, and a section with a permalink per seed.
+    assert '<nav id="contents">' in html and '<h2 id="seed000">' in html and 'href="#seed000"' in html
+    check_in_chromium(out / "report.html", figures=2, summary=summary)
+
+
+@pytest.mark.slow
+def test_seed000_figures_legends_cover_no_point(seed000_out):
+    """Every figure of the seed 000 report, drawn again from its data as the report draws
+    it: no legend's box (matplotlib's own window extent) holds a plotted point."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from qoslab.report.html import legend_overlaps, legends_outside
+    from qoslab.studies.runner import cached_data
+
+    out, _ = seed000_out
+    study = registry()["000"]
+    figures = study.figures(cached_data(study, out))
+    assert len(figures) == 2
+    for fig in figures:
+        legends_outside(fig.figure)
+        assert legend_overlaps(fig.figure) == [], fig.name
+
+
+def test_legend_overlap_is_found_and_moved_off_the_data():
+    """The check can fail: a legend placed over the data is reported; moved outside the
+    axes by the report, it covers nothing."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from qoslab.report.html import legend_overlaps, legends_outside
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    xs = [i / 10 for i in range(101)]
+    for k in range(6):  # six dense lines fill the axes: no corner is free
+        ax.plot(xs, [(x * (k + 1)) % 1 for x in xs], "o", markersize=2, label=f"line {k}")
+    ax.legend(loc="center", fontsize=7)
+    assert legend_overlaps(fig)
+    legends_outside(fig)
+    assert legend_overlaps(fig) == []
+    plt.close(fig)
+
+
+def test_figures_are_drawn_at_twice_the_shown_size(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from qoslab.report.html import _img, figure_data, png_size
+
+    fig, ax = plt.subplots(figsize=(4, 3))
+    ax.plot([0, 1], [0, 1], label="x")
+    ax.legend()
+    uri = figure_data(fig, tmp_path, "f")
+    width, height = png_size(uri)
+    # PNG IHDR read independently of the report's helper: bytes 16-24 of the file.
+    raw = (tmp_path / "figures" / "f.png").read_bytes()
+    assert (int.from_bytes(raw[16:20], "big"), int.from_bytes(raw[20:24], "big")) == (width, height)
+    assert f'width="{width // 2}" height="{height // 2}"' in _img(uri, "f")
+
+
+def _positions(svg: str) -> dict[str, tuple[float, float]]:
+    """Node centres of a graphviz SVG: each <g class="node"> has a <title> and an ellipse or
+    polygon; the centre is the mean of its text's x and y."""
+    import re
+
+    out = {}
+    for g in re.finditer(r'<g id="node\d+" class="node">\s*<title>(.*?)</title>(.*?)</g>', svg, flags=re.S):
+        xs = [float(x) for x in re.findall(r'<text[^>]* x="([-\d.]+)"', g.group(2))]
+        ys = [float(y) for y in re.findall(r'<text[^>]* y="([-\d.]+)"', g.group(2))]
+        if xs:
+            out[g.group(1)] = (sum(xs) / len(xs), sum(ys) / len(ys))
+    return out
+
+
+def _setup(text: str):
+    from qoslab.scenario import loads_scenario
+
+    return loads_scenario(text, source="t.toml")
+
+
+def test_setup_of_a_switch_with_six_hosts_is_drawn_as_a_star():
+    if shutil.which("dot") is None:
+        pytest.skip("graphviz is not installed (scripts/install.sh installs it)")
+    from qoslab.report.html import setup_svg
+
+    hosts = "".join(f'[node.h{i}]\nrole = "host"\naddress = "10.0.0.{i + 1}/24"\n' for i in range(6))
+    links = "".join(f'[[link]]\ntype = "ethernet"\nrate = "100 Mbps"\nends = ["sw", "h{i}"]\n' for i in range(6))
+    svg = setup_svg(_setup(f'[scenario]\nname = "star"\n[node.sw]\nrole = "switch"\n{hosts}{links}'))
+    pos = _positions(svg)
+    assert set(pos) == {"sw"} | {f"h{i}" for i in range(6)}
+    # A star: the hub lies inside the box of its leaves, leaves on more than one side of it
+    # both ways (a row or a column would put it at one edge).
+    leaves = [pos[f"h{i}"] for i in range(6)]
+    hx, hy = pos["sw"]
+    assert min(x for x, _ in leaves) < hx < max(x for x, _ in leaves)
+    assert min(y for _, y in leaves) < hy < max(y for _, y in leaves)
+
+
+def test_setup_of_a_path_is_drawn_as_a_row():
+    if shutil.which("dot") is None:
+        pytest.skip("graphviz is not installed (scripts/install.sh installs it)")
+    from qoslab.report.html import setup_svg
+
+    nodes = "".join(f'[node.n{i}]\nrole = "host"\naddress = "10.0.0.{i + 1}/24"\n' if i in (0, 3) else f'[node.n{i}]\nrole = "switch"\n' for i in range(4))
+    links = "".join(f'[[link]]\ntype = "ethernet"\nrate = "10 Mbps"\nends = ["n{i}", "n{i + 1}"]\n' for i in range(3))
+    pos = _positions(setup_svg(_setup(f'[scenario]\nname = "path"\n{nodes}{links}')))
+    ys = {round(y) for _, y in pos.values()}
+    xs = [pos[f"n{i}"][0] for i in range(4)]
+    assert len(ys) == 1 and xs == sorted(xs)
 
 
 def test_unknown_seed_exits_2(tmp_path):
