@@ -323,3 +323,16 @@ def test_ns3_script_prints_one_json_record(name):
     assert record["sim_time_s"] == pytest.approx(bench.WARMUP_S + 0.5)
     assert record["events"] > 0 and record["wall_s"] > 0
     assert record["throughput_mbps"] > 0
+
+
+def test_startup_benchmark_reports_every_phase():
+    """benchmarks/startup.py runs and reports each phase of `qoslab run` (no time is
+    asserted: only that every phase was measured and the end-to-end run worked)."""
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "startup.py"
+    proc = subprocess.run([sys.executable, str(script), "--repeat", "1", "--json"], capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = json.loads(proc.stdout)
+    assert set(record["seconds"]) == {"import", "validate", "prepare", "simulate", "output", "end_to_end"}
+    assert all(s > 0 for s in record["seconds"].values())
