@@ -238,8 +238,10 @@ def setup_svg(scenario: Scenario) -> str:
     proc = subprocess.run(args, input=source, capture_output=True, text=True, check=False, timeout=60)
     if proc.returncode != 0:
         return setup_svg_builtin(scenario)
-    svg = proc.stdout[proc.stdout.index("<svg"):]
-    return re.sub(r"<!--.*?-->\s*", "", svg, flags=re.S)
+    svg = re.sub(r"<!--.*?-->\s*", "", proc.stdout[proc.stdout.index("<svg"):], flags=re.S)
+    if "xlink:" not in svg.replace("xmlns:xlink", ""):  # nothing links: no namespace to declare
+        svg = svg.replace(' xmlns:xlink="http://www.w3.org/1999/xlink"', "")
+    return svg
 
 
 def setup_svg_builtin(scenario: Scenario) -> str:
