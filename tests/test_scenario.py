@@ -176,7 +176,7 @@ def test_schema_refuses_an_unknown_key():
 
 
 @pytest.mark.parametrize(
-    "module", ["qoslab.scenario", "qoslab.scenario.load", "qoslab.scenario.checks", "qoslab.scenario.tree", "qoslab.errors", "qoslab.report.html"]
+    "module", ["qoslab.api", "qoslab.scenario.model", "qoslab.scenario", "qoslab.scenario.load", "qoslab.scenario.checks", "qoslab.scenario.tree", "qoslab.errors", "qoslab.report.html"]
 )
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

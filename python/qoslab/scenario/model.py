@@ -37,6 +37,7 @@ from pydantic import (
     WithJsonSchema,
     Field,
     PrivateAttr,
+    ValidationError,
     model_validator,
 )
 
@@ -1210,6 +1211,35 @@ class Scenario(Strict):
     _raw: dict[str, Any] | None = PrivateAttr(None)
     """The TOML data the scenario was validated from (set by the loader), so a sweep can
     put its values in place as the user wrote them and validate each point again."""
+
+    def __init__(self, /, **data: Any) -> None:
+        """A scenario built in code, validated as a file is: the tables as a file holds
+        them (dicts, lists, quantities as text such as ``"10 Mbps"``), every problem
+        raised at once as :class:`~qoslab.errors.InputError` with its key path, and the
+        cross-references checked (a link end that names no node, an address outside its
+        subnet), as :func:`~qoslab.scenario.loads_scenario` checks a file. (The loader
+        validates with ``model_validate``, which does not pass through here.)
+
+        >>> Scenario(scenario={"name": "x"}, node={"a": {"role": "host"}}, link=[{"type": "ethernet", "rate": "10 Mbps", "ends": ["a", "zz"]}])
+        Traceback (most recent call last):
+        ...
+        qoslab.errors.InputError: <code>: link[0].ends[1]: unknown node
+            expected: 'a'
+            found:    'zz'
+        """
+        from qoslab.errors import InputError
+        from qoslab.scenario.checks import cross_check
+        from qoslab.scenario.load import Spans, _order, pydantic_problems
+
+        no_positions = Spans("")
+        try:
+            super().__init__(**data)
+        except ValidationError as err:
+            raise InputError("<code>", sorted(pydantic_problems(err, data, no_positions), key=_order)) from None
+        problems = cross_check(self, data, no_positions)
+        if problems:
+            raise InputError("<code>", sorted(problems, key=_order))
+        self._raw = data
 
     def __eq__(self, other: object) -> bool:
         # Two scenarios are equal when what they say is equal, however they were written.
