@@ -1241,6 +1241,11 @@ class Scenario(Strict):
             raise InputError("<code>", sorted(problems, key=_order))
         self._raw = data
 
+    # pydantic calls a model's own __init__ from model_validate too, unless the __init__
+    # carries this mark (pydantic/main.py marks BaseModel.__init__ and RootModel's the
+    # same way): the loader's model_validate must keep its positioned problems.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
     def __eq__(self, other: object) -> bool:
         # Two scenarios are equal when what they say is equal, however they were written.
         return isinstance(other, Scenario) and self.__dict__ == other.__dict__
