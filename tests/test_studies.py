@@ -289,8 +289,9 @@ def test_run_report_loads_in_chromium(tmp_path):
 def seed000_out(tmp_path_factory):
     """One `qoslab reproduce 000` for the tests of its report."""
     out = tmp_path_factory.mktemp("seed000")
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "reproduce", "000", "--out", str(out)], capture_output=True, text=True, check=False, timeout=900)
+    proc = subprocess.run([sys.executable, "-m", "qoslab", "reproduce", "000", "--out", str(out), "--json"], capture_output=True, text=True, check=False, timeout=900)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    (out / "stdout.json").write_text(proc.stdout, encoding="utf-8")
     return out, proc.stderr
 
 
@@ -310,6 +311,14 @@ def test_reproduce_seed000_report_in_chromium(seed000_out):
     # A table of contents, and a section with a permalink per seed.
     assert '<nav id="contents">' in html and '<h2 id="seed000">' in html and 'href="#seed000"' in html
     check_in_chromium(out / "report.html", figures=2, summary=summary)
+    # --json printed the same rows, in the versioned shape its schema describes.
+    import jsonschema
+
+    from qoslab.output_schema import schema
+
+    printed = json.loads((out / "stdout.json").read_text())
+    jsonschema.validate(printed, schema("reproduce"), cls=jsonschema.Draft202012Validator)
+    assert printed["rows"] == summary
 
 
 @pytest.mark.slow

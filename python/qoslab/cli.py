@@ -19,6 +19,7 @@ from rich.text import Text
 from qoslab import __version__
 from qoslab.bench import ALL_BENCHMARKS, DEFAULT_REPEAT
 from qoslab.errors import InputError
+from qoslab.output_schema import VERSIONS as OUTPUT_VERSIONS, stamp
 
 # Wide tables (a sweep's) stay whole when stderr is a file or a pipe: rich would assume 80 columns.
 stderr = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
@@ -88,14 +89,32 @@ def check(
 
 
 @app.command()
-def schema() -> None:
-    """Print the JSON Schema of the scenario language (for editors and validators).
+def schema(
+    output: Annotated[
+        Optional[str],
+        typer.Option("--output", help="Print instead the JSON Schema of a command's --json output: " + ", ".join(OUTPUT_VERSIONS) + "."),
+    ] = None,
+) -> None:
+    """Print the JSON Schema of the scenario language (for editors and validators), or
+    with --output that of a command's --json output (each carries "schema": N, the
+    version of its shape).
 
-    Example: `qoslab schema > qoslab.schema.json`
+    Examples:
+
+    `qoslab schema > qoslab.schema.json`
+
+    `qoslab schema --output run > run.schema.json`
     """
+    from qoslab.errors import Problem
+    from qoslab.output_schema import schema as output_schema
     from qoslab.scenario import json_schema
 
-    _emit_json(json_schema())
+    if output is None:
+        _emit_json(json_schema())
+        return
+    if output not in OUTPUT_VERSIONS:
+        raise InputError("qoslab schema", [Problem("no such output", key="--output", expected="one of " + ", ".join(OUTPUT_VERSIONS), found=repr(output))])
+    _emit_json(output_schema(output))
 
 
 @app.command()
@@ -152,7 +171,7 @@ def mtu(
     report = analyse(stack, count_fcs=count_fcs, size=size, pcap=pcap)
     render_mtu(report, stderr)
     if json_out:
-        _emit_json(report.to_json())
+        _emit_json(stamp("mtu", report.to_json()))
 
 
 def _interrupted(message: str) -> NoReturn:
@@ -297,14 +316,17 @@ def run(
                         node["point"] = p.point.index
                     nodes.append(node)
         _emit_json(
-            {
-                "scenario": scenario.scenario.name,
-                "file": str(file),
-                "backend": "sim",
-                "seed": used_seed,
-                "results": records,
-                "nodes": nodes,
-            }
+            stamp(
+                "run",
+                {
+                    "scenario": scenario.scenario.name,
+                    "file": str(file),
+                    "backend": "sim",
+                    "seed": used_seed,
+                    "results": records,
+                    "nodes": nodes,
+                },
+            )
         )
 
 
@@ -372,7 +394,7 @@ def reproduce(
         for m in misses:
             stderr.print(Text("  " + m, style="yellow"))
     if json_out:
-        _emit_json(result["summary"])
+        _emit_json(stamp("reproduce", {"rows": result["summary"], "points_run": result["points_run"], "points": result["points"], "seeds": result["seeds"]}))
 
 
 @app.command()
@@ -404,13 +426,16 @@ def reach(
     render_reach(stderr, speakers, pairs)
     if json_out:
         _emit_json(
-            {
-                "scenario": scenario.scenario.name,
-                "file": str(file),
-                "backend": "sim",
-                "seed": scenario.scenario.seed if seed is None else seed,
-                "pairs": pairs,
-            }
+            stamp(
+                "reach",
+                {
+                    "scenario": scenario.scenario.name,
+                    "file": str(file),
+                    "backend": "sim",
+                    "seed": scenario.scenario.seed if seed is None else seed,
+                    "pairs": pairs,
+                },
+            )
         )
 
 @app.command()
@@ -453,13 +478,13 @@ def bench(
     from qoslab.errors import Problem
 
     if not (math.isfinite(sim_seconds) and sim_seconds > 0):
-        raise InputError("--sim-seconds", [Problem("simulated seconds must be a finite time above 0", key="--sim-seconds", expected="a number of seconds, e.g. 60", found=str(sim_seconds))])
+        raise InputError("qoslab bench", [Problem("simulated seconds must be a finite time above 0", key="--sim-seconds", expected="a number of seconds, e.g. 60", found=str(sim_seconds))])
     names = benchmarks.select(only)
     report = benchmarks.run(names, sim_seconds=sim_seconds, with_ns3=with_ns3, repeat=repeat,
                             log=lambda msg: stderr.print(Text(msg, style="dim")))
     benchmarks.render(report, stderr)
     if json_out:
-        _emit_json(report.to_json())
+        _emit_json(stamp("bench", report.to_json()))
     if report.failed or not (report.scenarios or report.ns3):
         sys.exit(1)
 
