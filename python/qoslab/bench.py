@@ -356,8 +356,9 @@ def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[st
     from qoslab.scenario import load_scenario
     from qoslab.sweep import sweep_points
 
-    root = source_root() or Path(__file__).resolve().parents[2]
-    points = sweep_points(load_scenario(root / "examples" / "seed004_asymmetric.toml"))
+    from qoslab.data.examples import path as example
+
+    points = sweep_points(load_scenario(example("seed004_asymmetric.toml")))
     (point,) = [p for p in points if p.values.get("link[2].rate") == SEED004_ACK_RATE]
     return lower(point.scenario, test_index=0)
 

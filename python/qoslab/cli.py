@@ -37,10 +37,26 @@ app = typer.Typer(
         "  qoslab schema > qoslab.schema.json"
     ),
     no_args_is_help=True,
-    add_completion=False,
+    # --install-completion / --show-completion for bash, zsh, fish and PowerShell (typer's).
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",
 )
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"qoslab {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", "-V", help="Print qoslab's version and exit.", callback=_print_version, is_eager=True)] = False,
+) -> None:
+    """A lab for layered network paths: describe a path in a scenario file, and qoslab
+    analyses its overheads and MTUs and measures its QoS."""
 
 
 MAX_EVENTS_HELP = ("The most events one simulation may take (default 2e9, about 3-5 minutes); a run estimated above it "
@@ -61,6 +77,52 @@ def version() -> None:
 
     stderr.print(f"qoslab {__version__} (core {_core.core_version()}, {_core.core_build()} build)")
     sys.stdout.write(f"{__version__}\n")
+
+
+examples_app = typer.Typer(help="The example scenarios shipped with qoslab: list them, or copy one out to start from.", no_args_is_help=False, invoke_without_command=True)
+app.add_typer(examples_app, name="examples")
+
+
+@examples_app.callback()
+def examples_list(ctx: typer.Context) -> None:
+    """List the example scenarios shipped with qoslab (name and title).
+
+    Examples:
+
+    `qoslab examples`
+
+    `qoslab examples copy seed000_l3f.toml .`
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from rich.table import Table
+
+    from qoslab.data import examples
+
+    table = Table("example", "what it shows", box=None, pad_edge=False)
+    for name, title in examples.listing():
+        table.add_row(name, title)
+    stderr.print(table)
+    for name, _ in examples.listing():
+        sys.stdout.write(name + "\n")
+
+
+@examples_app.command("copy")
+def examples_copy(
+    name: Annotated[str, typer.Argument(help="An example's file name (see `qoslab examples`); '.toml' may be left out.", show_default=False)],
+    directory: Annotated[Path, typer.Argument(help="Where to write it (made if missing).")] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Replace a file of the same name.")] = False,
+) -> None:
+    """Write one example scenario into DIRECTORY, to run or to start from.
+
+    Example: `qoslab examples copy seed000_l3f my-lab/` then `qoslab run my-lab/seed000_l3f.toml`
+    """
+    from qoslab.data import examples
+    from qoslab.places import output_dir
+
+    output_dir(directory, "DIRECTORY")
+    path = examples.copy(name, directory, force=force)
+    stderr.print(f"wrote {path}")
 
 
 @app.command()

@@ -30,8 +30,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-"""The scenario files of the seeds' experiments (a source checkout's examples/)."""
+from qoslab.data.examples import folder as _examples_folder
+
+EXAMPLES = _examples_folder()
+"""The scenario files of the seeds' experiments (qoslab/examples in the package, the
+checkout's examples/ in a source tree)."""
 
 
 @dataclass

@@ -1,0 +1,78 @@
+"""The example scenarios shipped with qoslab: every seed's experiment and a few teaching
+ones. `qoslab reproduce`, `qoslab bench` and the studies read them from here, so a wheel
+installed anywhere finds them; `qoslab examples` lists them and `qoslab examples copy`
+writes one out to start from.
+
+In a source checkout they are the repository's ``examples/`` folder; in the package they
+are ``qoslab/examples`` (importlib.resources), which the wheel carries.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+import tomllib
+from importlib.resources import files
+from pathlib import Path
+
+from qoslab.errors import InputError, Problem
+
+
+def folder() -> Path:
+    """The folder holding the example scenarios."""
+    packaged = Path(str(files("qoslab"))) / "examples"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "examples"  # a source tree without the package link
+
+
+def names() -> list[str]:
+    """Every example's file name, sorted."""
+    return sorted(p.name for p in folder().glob("*.toml"))
+
+
+def listing() -> list[tuple[str, str]]:
+    """(file name, the scenario's own name) of every example."""
+    out = []
+    for name in names():
+        try:
+            title = tomllib.loads((folder() / name).read_text(encoding="utf-8")).get("scenario", {}).get("name", "")
+        except (OSError, tomllib.TOMLDecodeError):
+            title = ""
+        out.append((name, str(title)))
+    return out
+
+
+def path(name: str) -> Path:
+    """The file of example ``name`` (``.toml`` may be left out).
+
+    >>> path("seed000_l3f").name
+    'seed000_l3f.toml'
+    >>> path("seed000_l3")
+    Traceback (most recent call last):
+    ...
+    qoslab.errors.InputError: qoslab examples: NAME: no such example
+        expected: one of the names `qoslab examples` lists
+        found:    'seed000_l3'
+        hint:     did you mean 'seed000_l3f.toml'?
+    """
+    wanted = name if name.endswith(".toml") else f"{name}.toml"
+    known = names()
+    if wanted not in known:
+        close = difflib.get_close_matches(wanted, known, n=1)
+        hint = f"did you mean {close[0]!r}?" if close else None
+        raise InputError("qoslab examples", [Problem("no such example", key="NAME", expected="one of the names `qoslab examples` lists", found=repr(name), hint=hint)])
+    return folder() / wanted
+
+
+def copy(name: str, directory: Path, *, force: bool = False) -> Path:
+    """Write example ``name`` into ``directory``; an existing file is kept unless ``force``."""
+    source = path(name)
+    target = directory / source.name
+    if target.exists() and not force:
+        raise InputError("qoslab examples copy", [Problem("the file exists", key="DIRECTORY", expected="a directory without this file, or --force", found=str(target))])
+    shutil.copyfile(source, target)
+    return target
+
+
+__all__ = ["folder", "names", "listing", "path", "copy"]
