@@ -336,3 +336,12 @@ def test_startup_benchmark_reports_every_phase():
     record = json.loads(proc.stdout)
     assert set(record["seconds"]) == {"import", "validate", "prepare", "simulate", "output", "end_to_end"}
     assert all(s > 0 for s in record["seconds"].values())
+
+
+def test_quick_runs_every_simulator_benchmark_but_the_largest_once():
+    proc = run("bench", "--quick", "--json")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = json.loads(proc.stdout)
+    assert [s["name"] for s in record["scenarios"]] == list(bench.QUICK_BENCHMARKS)
+    assert "switch_10000_hosts_scenario" not in bench.QUICK_BENCHMARKS and "wire" not in bench.QUICK_BENCHMARKS
+    assert all(s["repeat"] == 1 for s in record["scenarios"]) and record["failed"] == []

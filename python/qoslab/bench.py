@@ -116,6 +116,9 @@ NS3_SCRIPTS = {
 #: Seed 004's benchmark: the ACK line's rate (the example's 57.6 kb/s "sweet spot").
 SEED004_ACK_RATE = "57.6 kbps"
 ALL_BENCHMARKS = (*SIM_SCENARIOS, "wire")
+#: ``qoslab bench --quick``: what runs anywhere qoslab is installed, in seconds (no cargo
+#: for the wire codec, not the 10,000-host scenario).
+QUICK_BENCHMARKS = tuple(n for n in SIM_SCENARIOS if n != "switch_10000_hosts_scenario")
 
 #: How to get ns-3 when --with-ns3 cannot find it.
 NS3_INSTALL_HINT = (

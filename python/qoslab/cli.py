@@ -504,8 +504,13 @@ def reach(
 def bench(
     json_out: Annotated[bool, typer.Option("--json", help="Print the record as JSON on stdout.")] = False,
     sim_seconds: Annotated[
-        float, typer.Option("--sim-seconds", help="Simulated seconds of traffic in each scenario (the issue's target: 60).")
-    ] = 60.0,
+        Optional[float], typer.Option("--sim-seconds", help="Simulated seconds of traffic in each scenario (default 60; 1 with --quick).", show_default=False)
+    ] = None,
+    quick: Annotated[
+        bool,
+        typer.Option("--quick", help="A short run to see that everything works: every simulator benchmark but the 10,000-host one, "
+                     "1 simulated second each, one timed run (unless --only, --sim-seconds or --repeat say otherwise)."),
+    ] = False,
     with_ns3: Annotated[
         bool,
         typer.Option("--with-ns3", help="Run the same scenarios in ns-3 (the .venv-bench venv or $QOSLAB_NS3_PYTHON) "
@@ -517,10 +522,10 @@ def bench(
                      + ", ".join(ALL_BENCHMARKS) + "."),
     ] = None,
     repeat: Annotated[
-        int,
-        typer.Option("--repeat", min=1, help="Timed runs of each tool per benchmark; the median is reported "
-                     "(qoslab's simulate call, ns-3's Simulator.Run())."),
-    ] = DEFAULT_REPEAT,
+        Optional[int],
+        typer.Option("--repeat", min=1, help=f"Timed runs of each tool per benchmark (default {DEFAULT_REPEAT}; 1 with --quick); "
+                     "the median is reported (qoslab's simulate call, ns-3's Simulator.Run()).", show_default=False),
+    ] = None,
 ) -> None:
     """Speed benchmarks of the simulator, and the speed-up over ns-3 on the same scenarios.
 
@@ -532,6 +537,8 @@ def bench(
 
     `qoslab bench --json`
 
+    `qoslab bench --quick`
+
     `qoslab bench --with-ns3 --only wifi_80211b_saturation --sim-seconds 10`
     """
     import math
@@ -539,9 +546,13 @@ def bench(
     from qoslab import bench as benchmarks
     from qoslab.errors import Problem
 
+    if sim_seconds is None:
+        sim_seconds = 1.0 if quick else 60.0
+    if repeat is None:
+        repeat = 1 if quick else DEFAULT_REPEAT
     if not (math.isfinite(sim_seconds) and sim_seconds > 0):
         raise InputError("qoslab bench", [Problem("simulated seconds must be a finite time above 0", key="--sim-seconds", expected="a number of seconds, e.g. 60", found=str(sim_seconds))])
-    names = benchmarks.select(only)
+    names = benchmarks.select(only) if only or not quick else list(benchmarks.QUICK_BENCHMARKS)
     report = benchmarks.run(names, sim_seconds=sim_seconds, with_ns3=with_ns3, repeat=repeat,
                             log=lambda msg: stderr.print(Text(msg, style="dim")))
     benchmarks.render(report, stderr)
