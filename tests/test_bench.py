@@ -344,4 +344,5 @@ def test_quick_runs_every_simulator_benchmark_but_the_largest_once():
     record = json.loads(proc.stdout)
     assert [s["name"] for s in record["scenarios"]] == list(bench.QUICK_BENCHMARKS)
     assert "switch_10000_hosts_scenario" not in bench.QUICK_BENCHMARKS and "wire" not in bench.QUICK_BENCHMARKS
-    assert all(s["repeat"] == 1 for s in record["scenarios"]) and record["failed"] == []
+    # (the switch benchmark is run once in a process of its own and reports no repeat)
+    assert all(s.get("repeat", 1) == 1 for s in record["scenarios"]) and record["failed"] == []
