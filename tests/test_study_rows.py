@@ -106,9 +106,11 @@ def test_seed002_tcp_rows_come_from_seven_runs_and_fall_one_byte_over_1422(seed0
 
 
 def _echo(vpns: int, gap: str, curve: dict[int, tuple[float, float, float]]) -> list[dict]:
-    """Records of one set-up: payload -> (throughput Mb/s, round-trip loss %, inbound loss %)."""
+    """Records of one set-up: payload -> (total throughput out + echoed, Mb/s; round-trip
+    loss %; inbound loss %). The echoed-only throughput is 0 throughout, so a rule that
+    read it instead of the seed's total would find no knee."""
     return [
-        {"parameters": {"payload_bytes": p, "vpns": vpns}, "metrics": {"throughput_mbps": t, "loss_pct": loss, "loss_forward_pct": 0.0, "loss_reverse_pct": rx, "cpu_util_pct": {}}}
+        {"parameters": {"payload_bytes": p, "vpns": vpns}, "metrics": {"throughput_mbps": 0.0, "throughput_two_way_mbps": t, "loss_pct": loss, "loss_forward_pct": 0.0, "loss_reverse_pct": rx, "cpu_util_pct": {}}}
         for p, (t, loss, rx) in curve.items()
     ]
 
@@ -136,6 +138,31 @@ def test_seed003_knee_rules_give_a_reason_when_they_find_nothing():
     o = _knees(flat)
     for key in ("loss.vpn_below_base", "fig3.small", "fig4.slope", "fig8.loss"):
         assert o[key].value is None and o[key].note, key
+
+
+def test_seed003_highest_throughput_is_the_payload_carried_both_ways():
+    """§4.1: "the average amount of data payload transferred over the time duration
+    between two points"; in the echo set-up payload crosses both ways. Records made by
+    the udp.echo method's own counting from counts chosen here: the row must be
+    (reached the server + echoed back) x payload x 8 bits over the interval, at the
+    payload where that is highest, not the echoed payload alone."""
+    from qoslab.methods.echo import _counts
+    from qoslab.studies.seed003 import Seed003
+
+    interval_ns = 10_000 * 1_000_000  # 10 000 datagrams 1 ms apart
+    counts = {400: (10_000, 9_000, 8_000), 1000: (10_000, 6_000, 3_000), 1472: (10_000, 3_000, 1_000)}
+
+    def recs(vpns: int) -> list[dict]:
+        return [{"parameters": {"payload_bytes": p, "vpns": vpns}, "metrics": dict(_counts(s, f, r, p, interval_ns), cpu_util_pct={})} for p, (s, f, r) in counts.items()]
+
+    two_way = {p: (f + r) * p * 8 / (interval_ns / 1e9) / 1e6 for p, (s, f, r) in counts.items()}
+    best = max(two_way, key=two_way.__getitem__)
+    echoed = {p: r * p * 8 / (interval_ns / 1e9) / 1e6 for p, (s, f, r) in counts.items()}
+    assert best == 1000 and max(echoed, key=echoed.__getitem__) == 400  # the two readings differ here
+    o = Seed003().ours({"v0/1ms": recs(0), "v1/1ms": recs(1)})
+    for key in ("max.base.1ms", "max.vpn1.1ms"):
+        assert o[key].value == pytest.approx(two_way[best], rel=1e-6)
+        assert f"at {best} bytes" in o[key].note
 
 
 # ---------------------------------------------------------------- RFC 2544 in the terminal

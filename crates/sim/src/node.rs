@@ -86,6 +86,9 @@ pub struct Node {
     pub role: String,
     pub port_names: Vec<String>,
     pub port_macs: Vec<Mac>,
+    /// Each port's IP MTU (a TAP port's is its tunnel's): an L2 bridge drops a frame
+    /// too long for the port it leaves by (`learning::fits_port_mtu`).
+    port_mtus: Vec<u16>,
     pub port_use: Vec<PortUse>,
     pub ip: IpStack,
     bridge: Option<BridgeState>,
@@ -222,6 +225,7 @@ impl Node {
             role: config.role.clone(),
             port_names: config.ports.iter().map(|p| p.name.clone()).collect(),
             port_macs: config.ports.iter().map(|p| Mac(p.mac)).collect(),
+            port_mtus: config.ports.iter().map(|p| p.mtu).collect(),
             port_use,
             ip,
             bridge,
@@ -428,7 +432,7 @@ impl Node {
             }
         }
         for (p, f) in sends {
-            self.port_send(now, p, f, fx);
+            self.bridge_send(now, p, f, fx);
         }
         for f in local {
             if crate::vif::is_pppoe(&f) {
@@ -530,7 +534,23 @@ impl Node {
             }
         }
         for (p, f) in sends {
-            self.port_send(now, p, f, fx);
+            self.bridge_send(now, p, f, fx);
         }
+    }
+
+    /// A frame the bridge sends on port `port`, unless it is too long for the port's MTU
+    /// (Linux's bridge frees it silently, `learning::fits_port_mtu`): then a drop with
+    /// its reason, the frame's packet with it so that conservation finds its flow.
+    fn bridge_send(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
+        let l2 = matches!(self.bridge.as_ref().map(|b| &b.kind), Some(Bridge::L2(_)));
+        if l2 {
+            if let Err(length) = crate::forward::learning::fits_port_mtu(&frame, self.port_mtus[port as usize]) {
+                let reason = crate::forward::DropReason::OverPortMtu { port, length, mtu: self.port_mtus[port as usize] };
+                let packet = frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec);
+                fx.drops.push((Some(port), reason.at(&self.name).to_string(), packet));
+                return;
+            }
+        }
+        self.port_send(now, port, frame, fx);
     }
 }

@@ -304,3 +304,39 @@ fn openvpn_tun_routes_fragments_before_encapsulation_and_delivers() {
     // RFC 791 §3.2): the host sees 2 fragments per request and sends 5 whole replies.
     assert_eq!(frames(&results, "host-eth0").iter().filter(|(_, f)| f[12..14] == [0x08, 0x00]).count(), 10 + 5);
 }
+
+#[test]
+fn the_server_bridge_drops_frames_over_the_tap_mtu_silently_and_counts_them() {
+    // Linux 3.10 net/bridge/br_forward.c br_dev_queue_push_xmit (CentOS 7, seed 002 §4's
+    // OpenVPN server): a frame leaves a bridge port only if the bytes after its Ethernet
+    // header are at most the port's MTU; tap0's is 1430. A PPPoE session frame carries
+    // 6 (PPPoE) + 2 (PPP) + the PPP packet, so PPP MTU 1422 fits (1430) and 1423 does
+    // not (1431). Data from srv-b to the client leaves vpnserver by tap0.
+    let tap_mtu = 1430usize;
+    for ppp_mtu in [1422u16, 1423] {
+        let fits = 6 + 2 + usize::from(ppp_mtu) <= tap_mtu;
+        let download = FlowConfig::Tcp { id: 1, from: 3, to: CLIENT_PPP, dst_port: 5201, bytes: Some(100_000), start_ns: S / 10, stop_ns: 5 * S, tcp: TcpOptions::default(), interval_ns: None, trace: false };
+        let results = sim::simulate(network("org-b", "s3cret", ppp_mtu, None, vec![download], 5 * S)).unwrap();
+        let flow = &results.flows[0];
+        let over: Vec<_> = results.drop_log.iter().filter(|d| d.node == "vpnserver" && d.reason.contains("exceed port 2's MTU 1430")).collect();
+        if fits {
+            assert!(flow.tcp.as_ref().unwrap().completed_ns.is_some(), "PPP MTU {ppp_mtu}: {:?}", results.drop_log.first());
+            assert!(over.is_empty());
+        } else {
+            // Full-size segments never arrive: the transfer cannot complete, and each
+            // drop names the bridge, the port and the frame's length.
+            assert!(flow.tcp.as_ref().unwrap().completed_ns.is_none());
+            assert!(!over.is_empty());
+            assert!(over.iter().all(|d| d.reason.starts_with(&format!("bridge on vpnserver: {} bytes", 6 + 2 + usize::from(ppp_mtu)))), "{:?}", over[0]);
+            let c = flow.conservation.as_ref().unwrap();
+            assert!(c.holds(), "{c:?}");
+            let counted: u64 = c.drops.iter().filter(|(r, _)| r.contains("exceed port 2's MTU")).map(|(_, n)| n).sum();
+            assert!(counted > 0, "{:?}", c.drops);
+        }
+    }
+    // The upload (the seed's iperf direction, client -> server) leaves vpnserver by
+    // eth1, MTU 1500: the same 1431 bytes fit there, and nothing is dropped by the rule.
+    let results = sim::simulate(network("org-b", "s3cret", 1423, None, vec![transfer(100_000)], 5 * S)).unwrap();
+    assert!(results.flows[0].tcp.as_ref().unwrap().completed_ns.is_some());
+    assert!(!results.drop_log.iter().any(|d| d.reason.contains("MTU 1430")));
+}

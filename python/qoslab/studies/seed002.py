@@ -43,6 +43,10 @@ RUNS_OF = {
     "pppoe": (EXAMPLE, None, "PPPoE MTU 576 … 1422"),
     "fragment": (FRAGMENT, None, "PPPoE MTU 1423 … 1492, OpenVPN fragmentation on"),
     "nofrag": (EXAMPLE, {"tunnel[1].mtu": 1423}, "PPPoE MTU 1423, OpenVPN fragmentation off"),
+    # The same with the data the other way (pppoe-srv -> client): its full frames leave
+    # the OpenVPN server's bridge by tap0 (MTU 1430), where Linux's bridge drops them.
+    # Not a row (the seed's iperf sends from the client); shown beside tcp.nofrag.
+    "nofrag-down": (EXAMPLE, {"tunnel[1].mtu": 1423, "test[0].from": "pppoe-srv", "test[0].to": "client"}, "PPPoE MTU 1423, OpenVPN fragmentation off, data server to client"),
     "pptp": (PPTP_EXAMPLE, None, "PPTP MTU 1397"),
 }
 
@@ -210,7 +214,14 @@ class Seed002(Study):
             best = max(means, key=means.__getitem__)
             o["tcp.peak_mtu"] = Ours(best, f"of the swept MTUs {sorted(means)}")
         if nofrag.get(1423):
-            o["tcp.nofrag"] = Ours(mean(nofrag[1423]), runs(nofrag[1423]) + "; the outer UDP datagram of a full frame is 1497 bytes (no FCS inside a TAP), so nothing needs fragmenting")
+            down = self.tcp_by_mtu(data, "nofrag-down").get(1423)
+            seen = f"; the same with the data from pppoe-srv to the client: {mean(down):.2f} Mb/s" if down else ""
+            o["tcp.nofrag"] = Ours(
+                mean(nofrag[1423]),
+                runs(nofrag[1423])
+                + "; the client's data (the seed's iperf direction) leaves the OpenVPN server's bridge by its LAN port (MTU 1500), which the 1431 bytes of a full PPPoE frame fit: Linux's bridge drops only frames over the MTU of the port they leave by (tap0's 1430 on the way to the client, where only ACKs go)"
+                + seen,
+            )
         first = next((r for r in data.get("tcp/pppoe/s1", []) if r["parameters"]["ppp_mtu"] == 1422), None)
         if first is not None:
             from qoslab.scenario import load_scenario
@@ -243,6 +254,7 @@ class Seed002(Study):
             ("pppoe", "ours, PPPoE, no OpenVPN fragmentation", dict(color="black", marker="o", linestyle="-")),
             ("fragment", "ours, PPPoE, OpenVPN fragmentation on", dict(color="0.35", marker="s", linestyle="--")),
             ("nofrag", "ours, 1423 with fragmentation off", dict(color="black", marker="v", linestyle="none", markerfacecolor="white")),
+            ("nofrag-down", "ours, 1423, fragmentation off, data server to client", dict(color="0.35", marker="^", linestyle="none", markerfacecolor="white")),
             ("pptp", "ours, PPTP at its MTU 1397", dict(color="black", marker="D", linestyle="none", markerfacecolor="white")),
         ):
             series = self.tcp_by_mtu(data, kind)
@@ -272,7 +284,8 @@ class Seed002(Study):
         if a and b and a["ours"] is not None and b["ours"] is not None:
             out.append(
                 f"TCP against the MTU: at 1422 ours is {b['ours']} Mb/s against 26.91 ({b['status']}); at 576 ours is {a['ours']} Mb/s against 16.10 ({a['status']}). "
-                "The simulated client pays nothing per packet, so small MTUs cost it only header bytes; the seed's Ubuntu client and its OpenVPN process paid a per-packet cost (a user-space copy and HMAC per datagram) that grows with the packet rate at small MTUs, which the model does not have."
+                "The simulated client pays nothing per packet, so small MTUs cost it only header bytes; the seed's Ubuntu client and its OpenVPN process paid a per-packet cost (a user-space copy and HMAC per datagram) that grows with the packet rate at small MTUs, which the model does not have. "
+                "No source gives that cost: the seed names the client's OS (Ubuntu 16.04), not its CPU, and reports no CPU load; and no other point of Fig. 6 can calibrate it, since at 1422 (26.91 Mb/s, the link's maximum × 0.99) and above 1422 (fragmentation) the link binds, not the CPU, so those points only bound the cost from above. Setting it from the 576 point itself would be fitting the row it should predict."
             )
         c, d = by.get("tcp.1423"), by.get("tcp.1492")
         if c and d and c["ours"] is not None and d["ours"] is not None:
@@ -284,7 +297,11 @@ class Seed002(Study):
         if n and n["ours"] is not None:
             out.append(
                 f"Fragmentation off at 1423: ours carries {n['ours']} Mb/s, the seed 'almost no data'. In our encodings a full 1423-byte PPPoE packet makes a 1445-byte TAP frame and a 1497-byte outer datagram, which fits the 1500-byte WAN: "
-                "only the seed's counting of an FCS inside the tunnel (1501 bytes) makes it too big. The seed's failure must come from the TAP's MTU of 1430 refusing a 1431-byte payload on the real hosts, a check the model does not apply."
+                "only the seed's counting of an FCS inside the tunnel (1501 bytes) makes it too big. "
+                "The model has Linux's bridge rule (CentOS 7's kernel 3.10, net/bridge/br_forward.c br_dev_queue_push_xmit: a frame whose bytes after the Ethernet header exceed the egress port's MTU is freed silently): a 1423-byte PPP packet is 1431 bytes after the header, one over tap0's 1430. "
+                "But the rule acts where a frame leaves the bridge by tap0, towards the client, and the seed's iperf sends from the client: its data leaves the bridge by the LAN port (1500) and passes; only the ACKs go the other way. "
+                "With the data from the PPPoE server to the client the model carries almost nothing (the note of the row); which direction the seed's 'almost no data' was seen in, §4 does not say. "
+                "What would settle the row: the direction of that test, or a client-side check the seed's Ubuntu 16.04 applied (its PPPoE client's raw socket refuses frames longer than tap0's MTU + 14 only in user-mode PPPoE, net/packet/af_packet.c packet_snd)."
             )
         return out
 

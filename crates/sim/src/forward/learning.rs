@@ -100,6 +100,34 @@ impl PortSet {
     }
 }
 
+/// 802.1Q TPID (IEEE 802.1Q-2018 §9.5): a tagged frame's EtherType field.
+const ETHERTYPE_VLAN: u16 = 0x8100;
+/// IEEE 802.1Q-2018 §9.3: the tag is 4 octets (Linux `VLAN_HLEN`).
+const VLAN_TAG_LEN: usize = 4;
+
+/// Whether a frame (Ethernet header, no FCS) may leave by a bridge port whose MTU is
+/// `mtu`; if not, how long it is after its header.
+///
+/// Linux drops the others silently at transmission (no ICMP: a bridge does not route,
+/// and does not fragment). The rule is that of Linux 3.10, the kernel of CentOS 7 (seed
+/// 002 §4's OpenVPN server, bridging its TAP device), net/bridge/br_forward.c
+/// `br_dev_queue_push_xmit`: `packet_length(skb) > skb->dev->mtu && !skb_is_gso(skb)`
+/// frees the frame, where `packet_length` is `skb->len` (the bytes after the Ethernet
+/// header, which is pushed only after the test) less `VLAN_HLEN` when the frame is
+/// 802.1Q-tagged. (Later kernels test `is_skb_forwardable`, which allows `mtu +
+/// hard_header_len + VLAN_HLEN`, untagged frames too; the simulator has no GSO: every
+/// frame is one on the wire.)
+pub fn fits_port_mtu(frame: &[u8], mtu: u16) -> Result<(), usize> {
+    let after_header = frame.len().saturating_sub(wire::ethernet::HEADER_LEN);
+    let tagged = frame.get(12..14) == Some(&ETHERTYPE_VLAN.to_be_bytes()[..]);
+    let length = if tagged { after_header.saturating_sub(VLAN_TAG_LEN) } else { after_header };
+    if length > usize::from(mtu) {
+        Err(length)
+    } else {
+        Ok(())
+    }
+}
+
 impl FromIterator<u16> for PortSet {
     fn from_iter<I: IntoIterator<Item = u16>>(iter: I) -> Self {
         let mut set = PortSet::empty();
@@ -375,5 +403,30 @@ mod test {
         b.forward(0, 0, &frame(H1, H2));
         b.forward(S, 2, &frame(H1, H2));
         assert_eq!(b.lookup(S, MacAddress(H1)), Some(2));
+    }
+
+    #[test]
+    fn a_frame_one_byte_over_the_port_mtu_is_dropped_as_linux_3_10_does() {
+        // Linux 3.10 net/bridge/br_forward.c br_dev_queue_push_xmit frees a frame when
+        // skb->len (the bytes after the 14-byte Ethernet header), less 4 for an 802.1Q
+        // tag, exceeds the egress device's MTU. Seed 002's TAP: MTU 1430.
+        let mtu = 1430u16;
+        let untagged = |after: usize| {
+            let mut f = vec![0u8; 14 + after];
+            f[12..14].copy_from_slice(&[0x88, 0x64]); // PPPoE session
+            f
+        };
+        assert_eq!(fits_port_mtu(&untagged(1430), mtu), Ok(()));
+        assert_eq!(fits_port_mtu(&untagged(1431), mtu), Err(1431));
+        // Seed 002: a PPPoE frame carrying a 1423-byte PPP packet is 6 (PPPoE) + 2 (PPP
+        // protocol) + 1423 = 1431 bytes after its header: one over the TAP's 1430.
+        assert_eq!(fits_port_mtu(&untagged(6 + 2 + 1423), mtu), Err(1431));
+        assert_eq!(fits_port_mtu(&untagged(6 + 2 + 1422), mtu), Ok(()));
+        // A tagged frame may be 4 bytes longer (packet_length subtracts VLAN_HLEN).
+        let mut tagged = untagged(1434);
+        tagged[12..14].copy_from_slice(&[0x81, 0x00]);
+        assert_eq!(fits_port_mtu(&tagged, mtu), Ok(()));
+        tagged.push(0);
+        assert_eq!(fits_port_mtu(&tagged, mtu), Err(1431));
     }
 }

@@ -56,6 +56,10 @@ pub enum DropReason {
     ReservedGroup,
     /// A frame whose source address is a group address (invalid, IEEE 802.3 §3.2.3).
     GroupSource,
+    /// The frame is longer than the egress port's MTU (what follows its Ethernet header,
+    /// less an 802.1Q tag, exceeds the MTU): Linux's bridge frees it silently at
+    /// transmission (`learning::fits_port_mtu`).
+    OverPortMtu { port: u16, length: usize, mtu: u16 },
 
     /// L3F relays IPv4 and ARP only; other EtherTypes are dropped.
     L3fEtherType(u16),
@@ -117,7 +121,7 @@ impl DropReason {
         use DropReason::*;
         match self {
             Malformed { model, .. } | SameSegment { model, .. } | NotMember { model, .. } => *model,
-            ReservedGroup | GroupSource => Model::Bridge,
+            ReservedGroup | GroupSource | OverPortMtu { .. } => Model::Bridge,
             L3fEtherType(_)
             | L3fNotAddressedToBridge { .. }
             | L3fOwnFrame { .. }
@@ -152,6 +156,10 @@ impl DropReason {
                 write!(f, "reserved group address 01-80-C2-00-00-0x is never relayed (IEEE 802.1D §7.12.6)")
             }
             GroupSource => write!(f, "source address is a group address"),
+            OverPortMtu { port, length, mtu } => write!(
+                f,
+                "{length} bytes after the Ethernet header exceed port {port}'s MTU {mtu}; dropped at transmission (Linux net/bridge/br_forward.c br_dev_queue_push_xmit)"
+            ),
             L3fEtherType(t) => write!(f, "EtherType {t:#06x} is neither IPv4 nor ARP; L3F relays only those"),
             L3fNotAddressedToBridge { port } => {
                 write!(f, "unicast frame on port {port} addressed to another station of that segment")
