@@ -54,16 +54,21 @@ class PointResult:
     point: SweepPoint
     network: "Network"
     runs: list["TestRun"]
+    replication: int | None = None
+    """Which of the sweep's ``replications`` this is (None when it has only one)."""
 
     def records(self) -> list[dict[str, Any]]:
-        """The point's records, each tagged with the point and its sweep values."""
+        """The point's records, each tagged with the point and its sweep values (and
+        its replication when the sweep has several)."""
         out = []
         for run in self.runs:
             for rec in run.records:
                 rec = dict(rec)
-                if self.point.values:
+                if self.point.values or self.replication is not None:
                     rec["point"] = self.point.index
                     rec["sweep"] = dict(self.point.values)
+                if self.replication is not None:
+                    rec["replication"] = self.replication
                 out.append(rec)
         return out
 
@@ -198,14 +203,21 @@ def run_sweep(
     """
     from qoslab.backends.sim import run_tests
 
-    points = prepare(scenario, source=source, max_events=max_events)
+    from qoslab.backends.sim import replica_seed
 
-    def one(p: SweepPoint) -> PointResult:
+    points = prepare(scenario, source=source, max_events=max_events)
+    # [sweep] replications = N: replication k > 0 of a point runs with replica_seed(base, k).
+    reps = scenario.sweep.replications if scenario.sweep is not None else 1
+    base = scenario.scenario.seed if seed is None else seed
+    work = [(p, k) for p in points for k in range(reps)]
+
+    def one(p: SweepPoint, k: int) -> PointResult:
         where = None
         if pcap_dir is not None:
             where = Path(pcap_dir) / f"point{p.index}" if p.values else Path(pcap_dir)
-        net, runs = run_tests(p.scenario, source=source, seed=seed, pcap_dir=where, on_trial=on_trial, max_events=max_events)
-        return PointResult(p, net, runs)
+            where = where / f"replication{k}" if reps > 1 else where
+        net, runs = run_tests(p.scenario, source=source, seed=seed if k == 0 else replica_seed(base, k), pcap_dir=where, on_trial=on_trial, max_events=max_events)
+        return PointResult(p, net, runs, replication=k if reps > 1 else None)
 
     results: list[PointResult] = []
 
@@ -214,7 +226,7 @@ def run_sweep(
         if on_point is not None:
             on_point(result, len(points))
 
-    run_pool([lambda p=p: one(p) for p in points], jobs=jobs, on_done=done, ordered=True)
+    run_pool([lambda p=p, k=k: one(p, k) for p, k in work], jobs=jobs, on_done=done, ordered=True)
     return results
 
 
@@ -232,6 +244,7 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
         For the first point with problems, each located in the scenario file; a refusal
         by the simulator is located at the test whose network it refused.
     """
+    import dataclasses
     import json
 
     from qoslab import _core
@@ -241,8 +254,12 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
     from qoslab.scenario.load import format_path
 
     points = sweep_points(scenario, source=source)
+    lowered: dict[str, Any] = {}  # points that differ only in their tests share one lowering
     for p in points:
-        net = lower_network(p.scenario, source=source)
+        key = json.dumps({k: v for k, v in _raw(p.scenario).items() if k != "test"}, sort_keys=True, default=str)
+        if key not in lowered:
+            lowered = {key: lower_network(p.scenario, source=source)}
+        net = dataclasses.replace(lowered[key], scenario=p.scenario)
         check_runnable(p.scenario, source=source)
         out = LocatedProblems(source)
         configs: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []

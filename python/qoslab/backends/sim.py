@@ -1380,8 +1380,11 @@ def run_tests(
     on_run: Any = None,
     on_trial: Any = None,
     max_events: int | None = None,
+    network: Network | None = None,
 ) -> tuple[Network, list[TestRun]]:
     """Run every test of the scenario, each in a fresh simulation, in file order.
+    ``network``: the scenario's network lowered before (a sweep's points that differ
+    only in their tests share one lowering), else it is lowered here.
 
     Every test is checked before the first runs, so bad input fails fast (InputError).
     ``on_run(network, run)`` is called after each run (the CLI prints it); ``on_trial(words)``
@@ -1398,7 +1401,7 @@ def run_tests(
     from qoslab.methods import Search, check_runnable, plan_test, test_label
     from qoslab.methods.common import adaptive_records
 
-    net = lower_network(scenario, source=source)
+    net = lower_network(scenario, source=source) if network is None else network
     net.max_events = max_events
     check_runnable(scenario, source=source)
     if not scenario.test:

@@ -1,0 +1,367 @@
+"""``qoslab sweep``: every point of a sweep (× its replications) on every local core or on
+a Dask cluster, each finished point written at once to the results store (qoslab.store).
+
+The work is cut into :class:`PointTask` s, one per point and replication, each
+self-contained (the point's scenario data, its seed, its coordinates) so that it runs
+the same on a thread here or on a Dask worker elsewhere: :func:`run_point` is the only
+function a worker calls. Results come back to this process, which alone writes the
+store, so workers need no shared disk and a lost worker loses only the points it had
+not returned (Dask runs them again on another worker).
+
+Before anything runs, :func:`plan` validates every point as ``qoslab check`` does
+(qoslab.sweep.prepare) and the scheduler is reached (:func:`connect_cluster`): bad
+input or an unreachable scheduler stops with a message and exit code 2.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from qoslab.errors import InputError, Problem
+from qoslab.scenario.model import Scenario
+
+SCHEDULER_ENV = "QOSLAB_DASK_SCHEDULER"
+"""The environment variable naming a Dask scheduler when ``--cluster`` is not given."""
+
+POINT_LOG_ENV = "QOSLAB_POINT_LOG"
+"""When set, the path of a file :func:`run_point` appends one line to (the point's id)
+each time it starts computing a point: a count of the simulations a sweep really ran,
+whichever machine ran them (the tests use it to show that a resumed sweep computes
+no point twice)."""
+
+
+@dataclass(frozen=True)
+class PointTask:
+    """One point of a sweep at one replication: all a worker needs to compute it."""
+
+    point_id: str
+    sweep_id: str
+    index: int
+    replication: int
+    seed: int
+    written: dict[str, Any]
+    """Parameter path -> the value as the sweep wrote it."""
+    swept: dict[str, Any]
+    """Parameter path -> the value the scenario has there (SI units: bit/s, ns, B)."""
+    raw: dict[str, Any]
+    """The point's scenario data (without [sweep]), as a file with these values would hold."""
+    source: str | None = None
+    max_events: int | None = None
+
+    def coords(self) -> dict[str, Any]:
+        return {"sweep_id": self.sweep_id, "point_id": self.point_id, "point": self.index, "replication": self.replication,
+                "seed": self.seed, "swept": self.swept, "written": self.written}
+
+    def label(self) -> str:
+        words = ", ".join(f"{k} = {v}" for k, v in self.written.items()) or "as written"
+        return words + (f" (replication {self.replication})" if self.replication else "")
+
+
+@dataclass
+class Plan:
+    """The tasks of a sweep, in sweep order, and what the store needs to label them."""
+
+    sweep_id: str
+    tasks: list[PointTask]
+    swept_units: dict[str, str] = field(default_factory=dict)
+    points: int = 0
+    replications: int = 1
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def _unit_of_field(info: Any) -> str:
+    """The SI unit a field stores its value in (qoslab.units: Rate in bit/s, Time in ns,
+    Size in B, Ratio as a fraction), read from its validators; "" if it has none."""
+    from qoslab import units
+
+    known = {units.parse_rate: "bit/s", units.parse_time: "ns", units.parse_size: "B", units.parse_ratio: "1"}
+    for m in info.metadata:
+        if getattr(m, "func", None) in known:
+            return known[m.func]
+    todo, seen = [info.annotation], set()
+    while todo:  # an optional quantity: Annotated[int, parse_rate] | None
+        tp = todo.pop()
+        if id(tp) in seen:
+            continue
+        seen.add(id(tp))
+        for m in getattr(tp, "__metadata__", ()) or ():
+            if getattr(m, "func", None) in known:
+                return known[m.func]
+        todo.extend(getattr(tp, "__args__", ()) or ())
+    return ""
+
+
+def _resolved(scenario: Scenario, steps: list[str | int]) -> tuple[Any, str]:
+    """The value at a parameter path of a validated scenario, JSON-ready, and its unit."""
+    from pydantic import BaseModel
+
+    cur: Any = scenario
+    unit: str | None = None
+    for step in steps:
+        if isinstance(cur, BaseModel):
+            fields = {f.alias or n: (n, f) for n, f in type(cur).model_fields.items()}
+            name, info = fields[str(step)]
+            unit = _unit_of_field(info)
+            cur = getattr(cur, name)
+        elif isinstance(cur, dict):
+            cur = cur[step]
+        elif isinstance(cur, list):
+            cur = cur[int(step)]
+    if isinstance(cur, BaseModel):
+        cur = cur.model_dump(mode="json", by_alias=True)
+    elif not isinstance(cur, (int, float, str, bool, type(None), list, dict)):
+        cur = str(cur)
+    return cur, unit or ""
+
+
+def plan(scenario: Scenario, *, source: str | Path | None = None, seed: int | None = None, max_events: int | None = None) -> Plan:
+    """Every task of the scenario's sweep (points × replications), after checking every
+    point as ``qoslab check`` does.
+
+    Replication 0 of a point runs with the base seed (``--seed``, else the scenario's);
+    replication k > 0 with :func:`qoslab.backends.sim.replica_seed` (base, k): the first 8
+    octets of SHA-256 of ``"BASE/k"``, shifted right by one bit.
+
+    Raises
+    ------
+    InputError
+        For bad input at any point (nothing has run).
+    """
+    from qoslab.backends.sim import replica_seed
+    from qoslab.scenario.checks import parse_param_path
+    from qoslab.store import point_id, sweep_id
+    from qoslab.sweep import _raw, prepare
+
+    points = prepare(scenario, source=source, max_events=max_events)
+    base = scenario.scenario.seed if seed is None else seed
+    reps = scenario.sweep.replications if scenario.sweep is not None else 1
+    sid = sweep_id(_raw(scenario), base)
+    tasks: list[PointTask] = []
+    units: dict[str, str] = {}
+    seen: set[str] = set()
+    for p in points:
+        raw = copy.deepcopy(_raw(p.scenario))
+        raw.pop("sweep", None)
+        resolved_all = p.scenario.model_dump(mode="json", by_alias=True, exclude={"sweep"})
+        swept: dict[str, Any] = {}
+        for key in p.values:
+            value, unit = _resolved(p.scenario, parse_param_path(key) or [])
+            swept[key] = value
+            units.setdefault(key, unit)
+        for k in range(reps):
+            s = base if k == 0 else replica_seed(base, k)
+            pid = point_id(resolved_all, s)
+            if pid in seen:  # two points that resolve to one scenario: computed once
+                continue
+            seen.add(pid)
+            tasks.append(PointTask(pid, sid, p.index, k, s, dict(p.values), swept, raw,
+                                   None if source is None else str(source), max_events))
+    return Plan(sid, tasks, units, points=len(points), replications=reps)
+
+
+# --------------------------------------------------------------------------- one point
+
+_NETWORKS: dict[str, Any] = {}
+_NETWORKS_LOCK = threading.Lock()
+_NETWORKS_MAX = 8
+"""Lowered networks kept per process: points that differ only in their tests (a sweep
+over a ping's size, over 1,000 pairs of one network) lower the network once per worker."""
+
+
+def _network_key(raw: dict[str, Any]) -> str:
+    from qoslab.store import canonical
+
+    return canonical({k: v for k, v in raw.items() if k != "test"})
+
+
+def network_for(scenario: Scenario, raw: dict[str, Any], source: str | None) -> Any:
+    """The lowered network of ``scenario``, from this process's cache when a point with
+    the same everything-but-tests was lowered before (the lowering reads no test)."""
+    import dataclasses
+
+    from qoslab.backends.sim import lower_network
+
+    key = _network_key(raw)
+    with _NETWORKS_LOCK:
+        net = _NETWORKS.get(key)
+    if net is None:
+        net = lower_network(scenario, source=source)
+        with _NETWORKS_LOCK:
+            if len(_NETWORKS) >= _NETWORKS_MAX:
+                _NETWORKS.pop(next(iter(_NETWORKS)))
+            _NETWORKS[key] = net
+    # The same network, read by this point's scenario (its tests).
+    return dataclasses.replace(net, scenario=scenario)
+
+
+def run_point(task: PointTask) -> dict[str, Any]:
+    """Compute one point: every test of its scenario with its seed. Never raises: a
+    failure comes back as ``{"error": text}`` so that the sweep goes on. Runs on a
+    local thread or on a Dask worker."""
+    start = time.perf_counter()
+    log = os.environ.get(POINT_LOG_ENV)
+    if log:
+        with open(log, "a", encoding="utf-8") as fh:
+            fh.write(task.point_id + "\n")
+    try:
+        from qoslab.backends.sim import run_tests
+
+        sc = Scenario.model_validate(task.raw)
+        sc._raw = task.raw
+        net = network_for(sc, task.raw, task.source)
+        _, runs = run_tests(sc, source=task.source, seed=task.seed, max_events=task.max_events, network=net)
+        records = [rec for run in runs for rec in run.records]
+        return {"records": records, "wall_s": time.perf_counter() - start, "worker": _worker_name()}
+    except BaseException as err:  # noqa: BLE001 - a point's failure is data, the sweep goes on
+        if isinstance(err, KeyboardInterrupt):
+            raise
+        return {"error": f"{type(err).__name__}: {err}", "wall_s": time.perf_counter() - start, "worker": _worker_name()}
+
+
+def _worker_name() -> str:
+    """host:pid/thread of whoever computed a point (the progress's per-worker lines)."""
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}/{threading.current_thread().name}"
+
+
+# --------------------------------------------------------------------------- running
+
+
+@dataclass
+class Outcome:
+    """What a sweep did: points in all, kept from before, run now, failed now."""
+
+    total: int
+    kept: int
+    ran: int = 0
+    failed: list[tuple[PointTask, str]] = field(default_factory=list)
+
+
+def _cluster_problem(address: str, where: str, message: str, found: str) -> InputError:
+    return InputError(where, [Problem(message, key=where, expected="a running Dask scheduler's address, tcp://HOST:PORT (start one with `dask scheduler`)",
+                                      found=found, hint="or leave out --cluster (and QOSLAB_DASK_SCHEDULER) to run on this machine's cores")])
+
+
+def connect_cluster(address: str, *, where: str = "--cluster", timeout_s: float = 10.0) -> Any:
+    """A ``distributed.Client`` of the scheduler at ``address``.
+
+    Raises
+    ------
+    InputError
+        If the address is malformed or no scheduler answers there within ``timeout_s``.
+    """
+    if not re.fullmatch(r"(tcp|tls)://[^\s/:]+(:\d{1,5})?/?", address):
+        raise _cluster_problem(address, where, "not a Dask scheduler address", repr(address))
+    try:
+        from distributed import Client
+    except ImportError as err:  # pragma: no cover - distributed is a dependency
+        raise InputError(where, [Problem("Dask distributed is not installed", key=where, expected="pip install 'dask[distributed]'", found=str(err))]) from err
+    try:
+        return Client(address, timeout=f"{timeout_s}s", set_as_default=False)
+    except (OSError, TimeoutError) as err:
+        raise _cluster_problem(address, where, "no Dask scheduler answers at this address", f"{address!r}: {err}") from err
+
+
+def run(plan_: Plan, store: Any, *, jobs: int | None = None, client: Any = None,
+        on_done: Callable[[PointTask, dict[str, Any]], None] | None = None) -> Outcome:
+    """Compute every task of ``plan_`` not already in ``store``, writing each the moment
+    it finishes. Locally on ``jobs`` threads (default: every core), or on the Dask
+    cluster of ``client``. ``on_done(task, result)`` is called after each is written."""
+    done = store.done()
+    todo = [t for t in plan_.tasks if t.point_id not in done]
+    out = Outcome(total=len(plan_.tasks), kept=len(plan_.tasks) - len(todo))
+    store.create()
+
+    def finished(task: PointTask, result: dict[str, Any]) -> None:
+        coords = dict(task.coords(), wall_s=result.get("wall_s"))
+        store.write(coords, result.get("records"), result.get("error"), plan_.swept_units)
+        out.ran += 1
+        if "error" in result:
+            out.failed.append((task, result["error"]))
+        if on_done is not None:
+            on_done(task, result)
+
+    if not todo:
+        return out
+    if client is None:
+        from qoslab.sweep import run_pool
+
+        run_pool([lambda t=t: run_point(t) for t in todo], jobs=jobs, on_done=lambda i, r: finished(todo[i], r), ordered=False)
+        return out
+    from distributed import as_completed
+
+    futures = client.map(run_point, todo, key=[f"qoslab-point-{t.point_id}" for t in todo], pure=False)
+    by_future = {f.key: t for f, t in zip(futures, todo)}
+    try:
+        for fut in as_completed(futures):
+            task = by_future[fut.key]
+            try:
+                result = fut.result()
+            except Exception as err:  # noqa: BLE001 - e.g. KilledWorker: the task's workers kept dying
+                result = {"error": f"{type(err).__name__}: {err}"}
+            finished(task, result)
+    except BaseException:
+        client.cancel(futures)
+        raise
+    return out
+
+
+__all__ = ["PointTask", "Plan", "Outcome", "plan", "run", "run_point", "connect_cluster", "SCHEDULER_ENV", "POINT_LOG_ENV"]
+
+
+# --------------------------------------------------------------------------- progress
+
+
+class SweepProgress:
+    """One rich progress bar on stderr: points done of all, failed, rate (points/s over
+    this run) and the time left at that rate. ``workers`` adds a line per worker with
+    the point it runs (``--workers``)."""
+
+    def __init__(self, console: Any, total: int, kept: int, *, enabled: bool, workers: bool = False) -> None:
+        self.enabled = enabled
+        self.failed = 0
+        self._lock = threading.Lock()
+        if not enabled:
+            return
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+        self.progress = Progress(
+            TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]} failed"),
+            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+            console=console, transient=False,
+        )
+        self.task = self.progress.add_task("sweep", total=total, completed=kept, failed=0, rate="")
+        self.start = time.monotonic()
+        self.ran = 0
+        self.workers = workers
+
+    def __enter__(self) -> "SweepProgress":
+        if self.enabled:
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.enabled:
+            self.progress.__exit__(*exc)
+
+    def done(self, task: PointTask, result: dict[str, Any]) -> None:
+        with self._lock:
+            if "error" in result:
+                self.failed += 1
+            if not self.enabled:
+                return
+            self.ran += 1
+            rate = self.ran / max(time.monotonic() - self.start, 1e-9)
+            self.progress.update(self.task, advance=1, failed=self.failed, rate=f"{rate:.3g} points/s")
+            if self.workers and result.get("worker"):
+                self.progress.console.print(f"  {result['worker']}: {task.label()} ({result.get('wall_s', 0):.2f} s)", highlight=False)
