@@ -275,7 +275,7 @@ def test_ctrl_c_loses_no_point_and_the_rerun_computes_none_twice(tmp_path):
     rerun = _sweep([str(path), "--out", str(out), "--json"], env=env)
     assert rerun.returncode == 0, rerun.stderr
     assert json.loads(rerun.stdout)["kept"] == len(kept)
-    computed = log.read_text().split()
+    computed = [line.split()[0] for line in log.read_text().splitlines()]
     # Points finished before Ctrl-C were computed once; only the one in flight (if any) twice.
     assert all(computed.count(pid) == 1 for pid in kept)
     assert len(computed) - len(set(computed)) <= 1 and len(set(computed)) == 40
@@ -293,9 +293,11 @@ def test_a_dask_cluster_with_a_worker_killed_midway_loses_no_point(tmp_path):
     out, log, sched_file = tmp_path / "out", tmp_path / "computed.log", tmp_path / "scheduler.json"
     env = dict(os.environ, QOSLAB_POINT_LOG=str(log), PYTHONUNBUFFERED="1")
     procs: list[subprocess.Popen] = []
+    logs = []
 
     def start(args: list[str]) -> subprocess.Popen:
-        p = subprocess.Popen([dask, *args], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=open(tmp_path / f"{len(procs)}.log", "w"))
+        logs.append(open(tmp_path / f"{len(procs)}.log", "w"))
+        p = subprocess.Popen([dask, *args], env=env, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=logs[-1])
         procs.append(p)
         return p
 
@@ -306,22 +308,26 @@ def test_a_dask_cluster_with_a_worker_killed_midway_loses_no_point(tmp_path):
         assert address.startswith("tcp://127.0.0.1:")
         # --no-nanny: the worker is one process, so SIGKILL really ends it (a nanny would restart it).
         workers = [start(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"]) for i in range(2)]
-        sweep = subprocess.Popen(QOSLAB + ["sweep", str(path), "--out", str(out), "--cluster", address, "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        # The sweep's output goes to files: a pipe nobody reads could fill and stop it.
+        logs += [open(tmp_path / "sweep.out", "w"), open(tmp_path / "sweep.err", "w")]
+        sweep = subprocess.Popen(QOSLAB + ["sweep", str(path), "--out", str(out), "--cluster", address, "--json"], env=env, stdout=logs[-2], stderr=logs[-1])
         procs.append(sweep)
         _wait_for(lambda: _done(out) >= 6, 300, "six points")
         workers[0].send_signal(signal.SIGKILL)
         at_kill = _done(out)
         workers[0].wait(timeout=30)
-        stdout, stderr = sweep.communicate(timeout=600)
-        assert sweep.returncode == 0, stderr
-        summary = json.loads(stdout)
+        sweep.wait(timeout=600)
+        assert sweep.returncode == 0, (tmp_path / "sweep.err").read_text()
+        summary = json.loads((tmp_path / "sweep.out").read_text())
         assert summary["points"] == 40 and summary["failed"] == []
         assert at_kill < 40, "the worker should have been killed in the sweep's middle"
         rows = _results(out, "SELECT point, count(*) AS n, count(DISTINCT point_id) AS ids, min(status) AS status FROM results GROUP BY point ORDER BY point")
         assert [(r["point"], r["n"], r["ids"], r["status"]) for r in rows] == [(i, 1, 1, "ok") for i in range(40)]
-        # Both workers computed points, and the surviving one finished the sweep.
-        computed = log.read_text().split()
-        assert len(set(computed)) == 40
+        # Both workers computed points (each line: point id, worker host:pid/thread).
+        lines = [line.split() for line in log.read_text().splitlines()]
+        assert len({pid for pid, _ in lines}) == 40
+        by_worker = {w.split("/")[0].split(":")[1] for _, w in lines}
+        assert str(workers[0].pid) in by_worker and str(workers[1].pid) in by_worker
     finally:
         for p in reversed(procs):
             if p.poll() is None:
@@ -331,3 +337,6 @@ def test_a_dask_cluster_with_a_worker_killed_midway_loses_no_point(tmp_path):
                 p.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 p.kill()
+                p.wait()
+        for fh in logs:
+            fh.close()

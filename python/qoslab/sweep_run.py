@@ -31,8 +31,8 @@ SCHEDULER_ENV = "QOSLAB_DASK_SCHEDULER"
 """The environment variable naming a Dask scheduler when ``--cluster`` is not given."""
 
 POINT_LOG_ENV = "QOSLAB_POINT_LOG"
-"""When set, the path of a file :func:`run_point` appends one line to (the point's id)
-each time it starts computing a point: a count of the simulations a sweep really ran,
+"""When set, the path of a file :func:`run_point` appends one line to (the point's id and
+the worker, host:pid/thread) each time it starts computing a point: a count of the simulations a sweep really ran,
 whichever machine ran them (the tests use it to show that a resumed sweep computes
 no point twice)."""
 
@@ -211,7 +211,7 @@ def run_point(task: PointTask) -> dict[str, Any]:
     log = os.environ.get(POINT_LOG_ENV)
     if log:
         with open(log, "a", encoding="utf-8") as fh:
-            fh.write(task.point_id + "\n")
+            fh.write(f"{task.point_id} {_worker_name()}\n")
     try:
         from qoslab.backends.sim import run_tests
 
@@ -303,7 +303,7 @@ def run(plan_: Plan, store: Any, *, jobs: int | None = None, client: Any = None,
     futures = client.map(run_point, todo, key=[f"qoslab-point-{t.point_id}" for t in todo], pure=False)
     by_future = {f.key: t for f, t in zip(futures, todo)}
     try:
-        for fut in as_completed(futures):
+        for fut in as_completed(futures, loop=client.loop):
             task = by_future[fut.key]
             try:
                 result = fut.result()
