@@ -401,12 +401,12 @@ def results(
     from rich.table import Table
 
     from qoslab.errors import Problem
-    from qoslab.store import aggregate, iter_point_files, query
+    from qoslab.store import iter_point_files, long_summary, query
 
     if not list(iter_point_files(directory)):
         raise InputError(str(directory), [Problem("no results here", key="DIR", expected="a directory `qoslab sweep --out DIR` wrote (DIR/points/*.parquet)", found=str(directory))])
     if summary:
-        keys, agg = aggregate(directory)
+        agg = long_summary(directory)
         names = list(dict.fromkeys(k for row in agg for k in row))
         rows = [tuple(row.get(n) for n in names) for row in agg]
     else:
@@ -420,9 +420,6 @@ def results(
         return
 
     def cell(v: object) -> str:
-        if isinstance(v, dict) and "mean" in v:
-            ci = v.get("ci95")
-            return f"{v['mean']:.6g}" + (f" ± {ci:.3g}" if ci is not None else "") + f" (n={v['n']})"
         if isinstance(v, float):
             return f"{v:.6g}"
         return "" if v is None else str(v)

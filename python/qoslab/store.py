@@ -220,6 +220,12 @@ def point_table(coords: dict[str, Any], records: list[dict[str, Any]] | None, er
     swept: dict[str, Any] = coords.get("swept", {})
     written: dict[str, Any] = coords.get("written", {})
     rows: list[dict[str, Any]] = []
+    metric_names: list[str] = []
+    for rec in records or []:
+        for key in rec.get("metrics") or {}:
+            name = f"metrics.{key}" if key in ("test", "name", "from", "to") or key in _FIXED else key
+            if name not in metric_names:
+                metric_names.append(name)
     for rec in (records or [{}]) if error is None else [{}]:
         row = dict(base)
         row.update(swept)
@@ -250,7 +256,8 @@ def point_table(coords: dict[str, Any], records: list[dict[str, Any]] | None, er
         meta = {b"unit": unit.encode(), b"doc": doc.encode()}
         fields.append(pa.field(name, typ, metadata=meta))
         arrays.append(pa.array(values, type=typ))
-    schema = pa.schema(fields, metadata={b"format": STORE_FORMAT.encode(), b"swept": canonical(list(swept)).encode()})
+    schema = pa.schema(fields, metadata={b"format": STORE_FORMAT.encode(), b"swept": canonical(list(swept)).encode(),
+                                         b"metrics": canonical(metric_names).encode()})
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -289,6 +296,19 @@ def swept_keys(directory: str | Path) -> list[str]:
         if b"swept" in meta:
             return list(json.loads(meta[b"swept"]))
     return []
+
+
+def metric_columns(directory: str | Path) -> list[str]:
+    """The columns that are metrics (a record's ``metrics``, not its ``parameters``), in
+    first-seen order over every point file's schema metadata."""
+    import pyarrow.parquet as pq
+
+    seen: dict[str, None] = {}
+    for f in iter_point_files(directory):
+        meta = pq.read_schema(f).metadata or {}
+        for name in json.loads(meta.get(b"metrics", b"[]")):
+            seen.setdefault(name, None)
+    return list(seen)
 
 
 # --------------------------------------------------------------------------- aggregation
@@ -343,7 +363,7 @@ def t_quantile_975(df: int) -> float:
 
 def aggregate(directory: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
     """Over replications: for every (swept values, test, name, from, to) and every
-    numeric metric, its mean, sample standard deviation (n - 1), the 95 % confidence
+    numeric metric (a record's ``metrics``; its ``parameters`` are what was asked), its mean, sample standard deviation (n - 1), the 95 % confidence
     interval's half-width (Student t: t(0.975, n - 1) · sd / sqrt(n); null for n = 1) and n.
     Failed points are left out. Returns (swept keys, rows)."""
     import math
@@ -356,7 +376,8 @@ def aggregate(directory: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
         return keys, []
     numeric = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE")
     skip = set(_FIXED) | set(keys)
-    metrics = [name for name, typ, *_ in schema if typ in numeric and name not in skip]
+    wanted = set(metric_columns(directory))
+    metrics = [name for name, typ, *_ in schema if typ in numeric and name not in skip and name in wanted]
     group = [k for k in keys] + ["test", "name", "from", "to"]
     group = [g for g in group if g in {name for name, *_ in schema}]
     q = lambda n: '"' + n.replace('"', '""') + '"'  # noqa: E731
@@ -380,6 +401,19 @@ def aggregate(directory: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
             out[m] = {"mean": row[m + ":mean"], "sd": sd, "ci95": ci, "n": n}
         rows.append(out)
     return keys, rows
+
+
+def long_summary(directory: str | Path) -> list[dict[str, Any]]:
+    """:func:`aggregate` with one row per group and metric: the swept values, test, name,
+    from, to, then ``metric``, ``unit``, ``mean``, ``sd``, ``ci95``, ``n``."""
+    _, rows = aggregate(directory)
+    out = []
+    for row in rows:
+        head = {k: v for k, v in row.items() if not isinstance(v, dict)}
+        for k, v in row.items():
+            if isinstance(v, dict):
+                out.append(dict(head, metric=k, unit=unit_of(k), **v))
+    return out
 
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -444,4 +478,4 @@ def iter_point_files(directory: str | Path) -> Iterable[Path]:
     return sorted(store.points.glob("*.parquet")) if store.points.is_dir() else []
 
 
-__all__ = ["ResultsStore", "point_id", "sweep_id", "unit_of", "query", "aggregate", "write_figures", "t_quantile_975", "connect", "swept_keys"]
+__all__ = ["ResultsStore", "point_id", "sweep_id", "unit_of", "query", "aggregate", "long_summary", "metric_columns", "write_figures", "t_quantile_975", "connect", "swept_keys"]
