@@ -3,8 +3,9 @@
 ``qoslab sweep FILE --out DIR`` writes ``DIR/points/<point_id>.parquet`` the moment a
 point finishes (``<point_id>.failed.parquet`` for a point that failed, with its error).
 Each file is written under a temporary name in the same directory and renamed into
-place (``os.replace``, atomic on POSIX), so a crash, Ctrl-C or a lost worker leaves
-either the whole file or none: a finished point is never lost and never half-written.
+place (``os.replace``, atomic on POSIX), so a crash of the process, Ctrl-C or a lost
+worker leaves either the whole file or none: a finished point is never lost and never
+half-written.
 Running the same command again reads the names in ``DIR/points`` and computes only the
 points missing there (failed points are run again).
 
@@ -88,6 +89,15 @@ def sweep_id(raw: dict[str, Any], seed: int) -> str:
     return hashlib.sha256(f"{canonical(raw)}\nseed={seed}".encode()).hexdigest()
 
 
+def _whole(path: Path) -> bool:
+    """False for an empty file: what an operating-system crash can leave of a file
+    renamed before the kernel wrote its data. It counts as missing and is run again."""
+    try:
+        return path.stat().st_size > 0
+    except OSError:
+        return False
+
+
 class ResultsStore:
     """``DIR/points/*.parquet``: one file per finished point (see the module's doc)."""
 
@@ -102,7 +112,7 @@ class ResultsStore:
         """Ids of the points finished without error."""
         if not self.points.is_dir():
             return set()
-        return {p.name[: -len(".parquet")] for p in self.points.glob("*.parquet") if not p.name.endswith(".failed.parquet")}
+        return {p.name[: -len(".parquet")] for p in self.points.glob("*.parquet") if not p.name.endswith(".failed.parquet") and _whole(p)}
 
     def failed(self) -> set[str]:
         """Ids of the points whose last run failed."""
@@ -122,9 +132,11 @@ class ResultsStore:
         final = self.points / name
         tmp = self.points / f".{name}.{uuid.uuid4().hex}.tmp"
         try:
+            # No fsync: the file is whole in the kernel once written, which is what a
+            # crash of this process, Ctrl-C or a lost worker need; an fsync per point
+            # would cost more than a short simulation (docs/results-store.md says what an
+            # operating-system crash may lose).
             pq.write_table(table, tmp)
-            with open(tmp, "rb") as fh:  # on disk before the rename makes it visible
-                os.fsync(fh.fileno())
             os.replace(tmp, final)
         finally:
             if tmp.exists():
@@ -271,7 +283,7 @@ def connect(directory: str | Path) -> Any:
 
     store = ResultsStore(directory)
     con = duckdb.connect()
-    files = sorted(store.points.glob("*.parquet")) if store.points.is_dir() else []
+    files = [f for f in iter_point_files(directory) if _whole(f)]
     if files:
         listing = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
         con.execute(f"CREATE VIEW results AS SELECT * FROM read_parquet({listing}, union_by_name = true)")

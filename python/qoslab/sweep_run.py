@@ -276,28 +276,66 @@ def run(plan_: Plan, store: Any, *, jobs: int | None = None, client: Any = None,
         on_done: Callable[[PointTask, dict[str, Any]], None] | None = None) -> Outcome:
     """Compute every task of ``plan_`` not already in ``store``, writing each the moment
     it finishes. Locally on ``jobs`` threads (default: every core), or on the Dask
-    cluster of ``client``. ``on_done(task, result)`` is called after each is written."""
+    cluster of ``client``. ``on_done(task, result)`` is called after each is written.
+
+    One writer thread writes the points in the order they finish, while the next
+    points compute (writing a Parquet file takes a few milliseconds: as long as a short
+    simulation). On any exit, Ctrl-C included, every point that finished is written
+    before this returns or raises."""
+    import queue
+
     done = store.done()
     todo = [t for t in plan_.tasks if t.point_id not in done]
     out = Outcome(total=len(plan_.tasks), kept=len(plan_.tasks) - len(todo))
     store.create()
-
-    def finished(task: PointTask, result: dict[str, Any]) -> None:
-        coords = dict(task.coords(), wall_s=result.get("wall_s"))
-        store.write(coords, result.get("records"), result.get("error"), plan_.swept_units)
-        out.ran += 1
-        if "error" in result:
-            out.failed.append((task, result["error"]))
-        if on_done is not None:
-            on_done(task, result)
-
     if not todo:
         return out
-    if client is None:
-        from qoslab.sweep import run_pool
+    pending: queue.SimpleQueue[tuple[PointTask, dict[str, Any]] | None] = queue.SimpleQueue()
+    problems: list[BaseException] = []
 
-        run_pool([lambda t=t: run_point(t) for t in todo], jobs=jobs, on_done=lambda i, r: finished(todo[i], r), ordered=False)
-        return out
+    def writer() -> None:
+        while (item := pending.get()) is not None:
+            if problems:
+                continue  # the disk refused one: the others would fail alike
+            task, result = item
+            try:
+                store.write(dict(task.coords(), wall_s=result.get("wall_s")), result.get("records"), result.get("error"), plan_.swept_units)
+            except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
+                problems.append(err)
+                continue
+            out.ran += 1
+            if "error" in result:
+                out.failed.append((task, result["error"]))
+            if on_done is not None:
+                on_done(task, result)
+
+    thread = threading.Thread(target=writer, name="qoslab-store-writer", daemon=True)
+    thread.start()
+
+    def finished(task: PointTask, result: dict[str, Any]) -> None:
+        if problems:
+            raise problems[0]
+        pending.put((task, result))
+
+    try:
+        if client is None:
+            from qoslab.sweep import run_pool
+
+            run_pool([lambda t=t: run_point(t) for t in todo], jobs=jobs, on_done=lambda i, r: finished(todo[i], r), ordered=False)
+        else:
+            _run_dask(client, todo, finished)
+    finally:
+        pending.put(None)
+        thread.join()
+    if problems:
+        raise problems[0]
+    return out
+
+
+def _run_dask(client: Any, todo: list[PointTask], finished: Callable[[PointTask, dict[str, Any]], None]) -> None:
+    """Submit every task to the cluster and hand each result on as it comes back. A
+    task whose worker dies is run again on another by the scheduler; one that keeps
+    killing workers (distributed's ``allowed-failures``) comes back as a failed point."""
     from distributed import as_completed
 
     futures = client.map(run_point, todo, key=[f"qoslab-point-{t.point_id}" for t in todo], pure=False)
@@ -313,7 +351,6 @@ def run(plan_: Plan, store: Any, *, jobs: int | None = None, client: Any = None,
     except BaseException:
         client.cancel(futures)
         raise
-    return out
 
 
 __all__ = ["PointTask", "Plan", "Outcome", "plan", "run", "run_point", "connect_cluster", "SCHEDULER_ENV", "POINT_LOG_ENV"]
