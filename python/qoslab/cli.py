@@ -313,7 +313,7 @@ def run(
 def sweep(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML) with a [sweep].", show_default=False)],
     out: Annotated[Path, typer.Option("--out", help="Results store: DIR/points/*.parquet, one file per finished point (docs/results-store.md).", show_default=False)],
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Points run at once on this machine; default: one per local core.")] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Points run at once on this machine, each in a worker process; default: one per local core.")] = None,
     cluster: Annotated[Optional[str], typer.Option("--cluster", help="Send the points to the Dask scheduler at tcp://HOST:PORT (default: $QOSLAB_DASK_SCHEDULER; none: this machine).")] = None,
     seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**63 - 1, help="Base seed (replication 0's); default: the scenario's.")] = None,
     report: Annotated[bool, typer.Option("--report", help="Also write DIR/figures/ (each swept key against each metric, mean with its 95 % confidence interval) and DIR/summary.json.")] = False,
@@ -355,7 +355,7 @@ def sweep(
     kept = len(planned.tasks) - len([t for t in planned.tasks if t.point_id not in store.done()])
     show = sys.stderr.isatty() if progress is None else progress
     stderr.print(Text(f"{len(planned.tasks)} points ({planned.points} × {planned.replications} replication{'s' if planned.replications > 1 else ''})"
-                      + (f", {kept} already in {out}" if kept else "") + (f", on the Dask cluster at {address}" if client else f", on {jobs or os.cpu_count() or 1} local thread{'s' if (jobs or os.cpu_count() or 1) > 1 else ''}"), style="dim"))
+                      + (f", {kept} already in {out}" if kept else "") + (f", on the Dask cluster at {address}" if client else f", on {jobs or os.cpu_count() or 1} local process{'es' if (jobs or os.cpu_count() or 1) > 1 else ''}"), style="dim"))
     try:
         with sweep_run.SweepProgress(stderr, len(planned.tasks), kept, enabled=show, workers=workers) as bar:
             outcome = sweep_run.run(planned, store, jobs=jobs, client=client, on_done=bar.done)

@@ -8,7 +8,7 @@ function a worker calls. Results come back to this process, which alone writes t
 store, so workers need no shared disk and a lost worker loses only the points it had
 not returned (Dask runs them again on another worker).
 
-Before anything runs, :func:`plan` validates every point as ``qoslab check`` does
+Local points run in worker processes (:func:`_run_local`). Before anything runs, :func:`plan` validates every point as ``qoslab check`` does
 (qoslab.sweep.prepare) and the scheduler is reached (:func:`connect_cluster`): bad
 input or an unreachable scheduler stops with a message and exit code 2.
 """
@@ -319,9 +319,7 @@ def run(plan_: Plan, store: Any, *, jobs: int | None = None, client: Any = None,
 
     try:
         if client is None:
-            from qoslab.sweep import run_pool
-
-            run_pool([lambda t=t: run_point(t) for t in todo], jobs=jobs, on_done=lambda i, r: finished(todo[i], r), ordered=False)
+            _run_local(todo, jobs, finished)
         else:
             _run_dask(client, todo, finished)
     finally:
@@ -330,6 +328,49 @@ def run(plan_: Plan, store: Any, *, jobs: int | None = None, client: Any = None,
     if problems:
         raise problems[0]
     return out
+
+
+def _ignore_sigint() -> None:
+    """A worker process leaves Ctrl-C to the sweep, which stops it once every finished
+    point is written."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _run_local(todo: list[PointTask], jobs: int | None, finished: Callable[[PointTask, dict[str, Any]], None]) -> None:
+    """``jobs`` (default: every core) worker processes, or this thread for one job.
+
+    Processes, not threads: a short point spends most of its time in Python (validating
+    its scenario, planning, reading records), which threads would run one at a time
+    under the GIL. Each process lowers a network once for all the points that share it.
+    A worker process that dies fails the points it had (recorded as failed; run again
+    next time)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    n = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+    if n == 1:
+        for task in todo:
+            finished(task, run_point(task))
+        return
+    # spawn: a fresh interpreter per worker (fork would copy the writer thread's locks).
+    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint)
+    futures = {pool.submit(run_point, t): t for t in todo}
+    try:
+        for fut in as_completed(futures):
+            try:
+                result = fut.result()
+            except Exception as err:  # noqa: BLE001 - a worker process died (killed, out of memory)
+                result = {"error": f"{type(err).__name__}: {err}"}
+            finished(futures[fut], result)
+    except BaseException:
+        # Ctrl-C: stop the workers now (they ignore SIGINT), what finished is written.
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def _run_dask(client: Any, todo: list[PointTask], finished: Callable[[PointTask, dict[str, Any]], None]) -> None:
