@@ -214,6 +214,7 @@ def test_points_that_differ_only_in_tests_lower_the_network_once(monkeypatch):
     real = sim.lower_network
     monkeypatch.setattr(sim, "lower_network", lambda *a, **k: calls.append(1) or real(*a, **k))
     sweep_run._NETWORKS.clear()
+    sweep_run._SCENARIOS.clear()
     sc = loads_scenario(BASE.replace("one link, swept", "lowered once") + '[sweep]\n"test[0].payload" = [100, 200, 300, 400]\n')
     plan = sweep_run.plan(sc)
     calls.clear()

@@ -75,13 +75,21 @@ def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def point_id(resolved: dict[str, Any], seed: int) -> str:
-    """The id of a point: SHA-256 of its resolved scenario (canonical JSON) and seed.
+def network_digest(resolved: dict[str, Any]) -> str:
+    """SHA-256 (hex) of a resolved scenario without its tests (canonical JSON)."""
+    return hashlib.sha256(canonical({k: v for k, v in resolved.items() if k != "test"}).encode()).hexdigest()
 
-    >>> point_id({"a": 1}, 7) == point_id({"a": 1}, 7) != point_id({"a": 1}, 8)
+
+def point_id(network: str, tests: list[Any], seed: int) -> str:
+    """The id of a point: SHA-256 of ``network=`` its :func:`network_digest`, ``tests=``
+    its resolved tests (canonical JSON) and ``seed=`` its seed, one per line. Split so
+    that points differing only in their tests digest their network once.
+
+    >>> a = point_id(network_digest({"node": {}}), [{"method": "ping"}], 7)
+    >>> a == point_id(network_digest({"node": {}}), [{"method": "ping"}], 7) != point_id(network_digest({"node": {}}), [{"method": "ping"}], 8)
     True
     """
-    return hashlib.sha256(f"{canonical(resolved)}\nseed={seed}".encode()).hexdigest()
+    return hashlib.sha256(f"network={network}\ntests={canonical(tests)}\nseed={seed}".encode()).hexdigest()
 
 
 def sweep_id(raw: dict[str, Any], seed: int) -> str:
@@ -490,4 +498,4 @@ def iter_point_files(directory: str | Path) -> Iterable[Path]:
     return sorted(store.points.glob("*.parquet")) if store.points.is_dir() else []
 
 
-__all__ = ["ResultsStore", "point_id", "sweep_id", "unit_of", "query", "aggregate", "long_summary", "metric_columns", "write_figures", "t_quantile_975", "connect", "swept_keys"]
+__all__ = ["ResultsStore", "point_id", "network_digest", "sweep_id", "unit_of", "query", "aggregate", "long_summary", "metric_columns", "write_figures", "t_quantile_975", "connect", "swept_keys"]

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from pydantic import ValidationError
 
 from qoslab.errors import InputError, Problem
-from qoslab.scenario.checks import cross_check, parse_param_path, point_indices, put
+from qoslab.scenario.checks import cross_check, parse_param_path, point_indices, put, with_tests_of
 from qoslab.scenario.load import Spans, pydantic_problems
 from qoslab.scenario.model import Scenario
 
@@ -153,13 +153,22 @@ def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Pat
     >>> scenario_at(sc, {"link[0].rate": "1 Mbps"}).link[0].rate
     1000000
     """
-    data = copy.deepcopy(_raw(scenario))
+    raw = _raw(scenario)
+    if values and all(k.startswith("test[") for k in values):
+        # Only tests change: the network's tables are shared with the scenario as written.
+        data = dict(raw, test=copy.deepcopy(raw.get("test", [])))
+    else:
+        data = copy.deepcopy(raw)
     data.pop("sweep", None)
     for key, value in values.items():
         steps = parse_param_path(key)
         if steps is None:
             raise InputError(str(source or "<scenario>"), [Problem("not a parameter path", key=key, expected="a path such as 'link[0].rate'", found=repr(key))])
         put(data, steps, copy.deepcopy(value))
+    fast = with_tests_of(scenario, data, list(values))
+    if fast is not None:
+        fast._raw = data
+        return fast
     try:
         sc = Scenario.model_validate(data)
         problems = cross_check(sc, data, Spans(""))

@@ -54,6 +54,9 @@ class PointTask:
     """The point's scenario data (without [sweep]), as a file with these values would hold."""
     source: str | None = None
     max_events: int | None = None
+    network: str = ""
+    """SHA-256 of the point's scenario without its tests: points that share it share
+    one validated and lowered network in each worker process."""
 
     def coords(self) -> dict[str, Any]:
         return {"sweep_id": self.sweep_id, "point_id": self.point_id, "point": self.index, "replication": self.replication,
@@ -138,7 +141,7 @@ def plan(scenario: Scenario, *, source: str | Path | None = None, seed: int | No
     """
     from qoslab.backends.sim import replica_seed
     from qoslab.scenario.checks import parse_param_path
-    from qoslab.store import point_id, sweep_id
+    from qoslab.store import network_digest, point_id, sweep_id
     from qoslab.sweep import _raw, prepare
 
     points = prepare(scenario, source=source, max_events=max_events)
@@ -148,10 +151,13 @@ def plan(scenario: Scenario, *, source: str | Path | None = None, seed: int | No
     tasks: list[PointTask] = []
     units: dict[str, str] = {}
     seen: set[str] = set()
+    tests_only = all(k.startswith("test[") for k in (scenario.sweep.values if scenario.sweep is not None else {}))
+    network = None
     for p in points:
-        raw = copy.deepcopy(_raw(p.scenario))
-        raw.pop("sweep", None)
-        resolved_all = p.scenario.model_dump(mode="json", by_alias=True, exclude={"sweep"})
+        raw = {k: v for k, v in _raw(p.scenario).items() if k != "sweep"}
+        if network is None or not tests_only:  # the network is the same at every point when only tests are swept
+            network = network_digest(p.scenario.model_dump(mode="json", by_alias=True, exclude={"sweep", "test"}))
+        tests = p.scenario.model_dump(mode="json", by_alias=True, include={"test"}).get("test", [])
         swept: dict[str, Any] = {}
         for key in p.values:
             value, unit = _resolved(p.scenario, parse_param_path(key) or [])
@@ -159,12 +165,12 @@ def plan(scenario: Scenario, *, source: str | Path | None = None, seed: int | No
             units.setdefault(key, unit)
         for k in range(reps):
             s = base if k == 0 else replica_seed(base, k)
-            pid = point_id(resolved_all, s)
+            pid = point_id(network, tests, s)
             if pid in seen:  # two points that resolve to one scenario: computed once
                 continue
             seen.add(pid)
             tasks.append(PointTask(pid, sid, p.index, k, s, dict(p.values), swept, raw,
-                                   None if source is None else str(source), max_events))
+                                   None if source is None else str(source), max_events, network))
     return Plan(sid, tasks, units, points=len(points), replications=reps)
 
 
@@ -183,14 +189,36 @@ def _network_key(raw: dict[str, Any]) -> str:
     return canonical({k: v for k, v in raw.items() if k != "test"})
 
 
-def network_for(scenario: Scenario, raw: dict[str, Any], source: str | None) -> Any:
+_SCENARIOS: dict[str, Scenario] = {}
+
+
+def scenario_for(task: PointTask) -> Scenario:
+    """The point's scenario, validated. A point whose network (everything but its tests)
+    this process validated before gets that network with its own tests validated
+    (qoslab.scenario.checks.with_tests_of), not the whole scenario again."""
+    from qoslab.scenario.checks import with_tests_of
+
+    key = task.network or _network_key(task.raw)
+    with _NETWORKS_LOCK:
+        base = _SCENARIOS.get(key)
+    sc = with_tests_of(base, task.raw, ["test[]"]) if base is not None else None
+    if sc is None:
+        sc = Scenario.model_validate(task.raw)
+        with _NETWORKS_LOCK:
+            if len(_SCENARIOS) >= _NETWORKS_MAX:
+                _SCENARIOS.pop(next(iter(_SCENARIOS)))
+            _SCENARIOS[key] = sc
+    sc._raw = task.raw
+    return sc
+
+
+def network_for(scenario: Scenario, key: str, source: str | None) -> Any:
     """The lowered network of ``scenario``, from this process's cache when a point with
-    the same everything-but-tests was lowered before (the lowering reads no test)."""
+    the same everything-but-tests (``key``) was lowered before (the lowering reads no test)."""
     import dataclasses
 
     from qoslab.backends.sim import lower_network
 
-    key = _network_key(raw)
     with _NETWORKS_LOCK:
         net = _NETWORKS.get(key)
     if net is None:
@@ -215,9 +243,8 @@ def run_point(task: PointTask) -> dict[str, Any]:
     try:
         from qoslab.backends.sim import run_tests
 
-        sc = Scenario.model_validate(task.raw)
-        sc._raw = task.raw
-        net = network_for(sc, task.raw, task.source)
+        sc = scenario_for(task)
+        net = network_for(sc, task.network or _network_key(task.raw), task.source)
         _, runs = run_tests(sc, source=task.source, seed=task.seed, max_events=task.max_events, network=net)
         records = [rec for run in runs for rec in run.records]
         return {"records": records, "wall_s": time.perf_counter() - start, "worker": _worker_name()}
