@@ -104,13 +104,49 @@ def _run(plan, jobs: int | None = None, client=None) -> float:
         shutil.rmtree(out, ignore_errors=True)
 
 
+def _many_tests(hosts: int, tests: int) -> dict:
+    """A network of ``hosts`` hosts on one switch: ``tests`` ping tests in one scenario
+    (``qoslab run``), and a sweep of ``tests`` points over one ping's destination
+    (``qoslab sweep``), per test and per point."""
+    from qoslab.backends.sim import run_tests
+    from qoslab.scenario.load import loads_scenario
+    from qoslab import sweep_run
+    from qoslab.store import ResultsStore
+
+    head = ["[scenario]", 'name = "many tests"', "seed = 1", "[node.sw]", 'role = "switch"']
+    for i in range(hosts):
+        head += [f"[node.h{i}]", 'role = "host"', f'address = "10.0.{i // 250}.{i % 250 + 1}/16"']
+    for i in range(hosts):
+        head += ["[[link]]", 'type = "ethernet"', 'rate = "100 Mbps"', f'ends = ["h{i}", "sw"]']
+    ping = ["[[test]]", 'method = "ping"', "count = 2", 'interval = "0.1 s"']
+    many = "\n".join(head + [line for i in range(tests) for line in ping + [f'from = "h{i % hosts}"', f'to = "h{(i + 1) % hosts}"']]) + "\n"
+    t = time.perf_counter()
+    run_tests(loads_scenario(many))
+    per_test = (time.perf_counter() - t) / tests
+    swept = "\n".join(head + ping + ['from = "h0"', 'to = "h1"', "[sweep]", '"test[0].to" = [' + ", ".join(f'"h{i}"' for i in range(1, tests + 1)) + "]"]) + "\n"
+    out = Path(tempfile.mkdtemp(prefix="qoslab-many-"))
+    try:
+        t = time.perf_counter()
+        sweep_run.run(sweep_run.plan(loads_scenario(swept)), ResultsStore(out), jobs=1)
+        per_point = (time.perf_counter() - t) / tests
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return {"hosts": hosts, "tests": tests, "run_per_test_s": round(per_test, 3), "sweep_per_point_s": round(per_point, 3)}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--points", type=int, default=200)
     ap.add_argument("--count", type=int, default=200, help="datagrams per point's flow")
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--many-tests", type=int, nargs=2, metavar=("HOSTS", "TESTS"),
+                    help="instead: per-test and per-point time of TESTS pings on a network of HOSTS hosts")
     args = ap.parse_args()
+    if args.many_tests:
+        report = _many_tests(*args.many_tests)
+        print(json.dumps(report, indent=1) if args.json else report)
+        return
 
     plan = _plan(args.points, args.count)
     sim_time = _timed_sim()

@@ -257,7 +257,7 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
     import json
 
     from qoslab import _core
-    from qoslab.backends.sim import LocatedProblems, lower_network, planned_config
+    from qoslab.backends.sim import LocatedProblems, _encode, lower_network, planned_config
     from qoslab.budget import DEFAULT_MAX_EVENTS, describe, estimate_events
     from qoslab.methods import check_runnable, plan_test
     from qoslab.scenario.load import format_path
@@ -286,7 +286,7 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
                         found=f"about {describe(events)}" + (f" ({_point_words(p)})" if p.values else ""))
                 continue
             try:
-                _core.validate(json.dumps(config))
+                _core.validate(_encode(config))
             except ValueError as err:
                 message = str(err).removeprefix("configuration: ")
                 at = _scenario_place(message, config, p.scenario, where)
