@@ -219,13 +219,19 @@ def run_sweep(
     reps = scenario.sweep.replications if scenario.sweep is not None else 1
     base = scenario.scenario.seed if seed is None else seed
     work = [(p, k) for p in points for k in range(reps)]
+    from qoslab.sweep_run import _network_key, network_for
+
+    # Points that differ only in their tests share one lowered network.
+    tests_only = all(key.startswith("test[") for p in points for key in p.values)
+    same = _network_key(_raw(points[0].scenario)) if tests_only else None
 
     def one(p: SweepPoint, k: int) -> PointResult:
         where = None
         if pcap_dir is not None:
             where = Path(pcap_dir) / f"point{p.index}" if p.values else Path(pcap_dir)
             where = where / f"replication{k}" if reps > 1 else where
-        net, runs = run_tests(p.scenario, source=source, seed=seed if k == 0 else replica_seed(base, k), pcap_dir=where, on_trial=on_trial, max_events=max_events)
+        network = network_for(p.scenario, same or _network_key(_raw(p.scenario)), None if source is None else str(source))
+        net, runs = run_tests(p.scenario, source=source, seed=seed if k == 0 else replica_seed(base, k), pcap_dir=where, on_trial=on_trial, max_events=max_events, network=network)
         return PointResult(p, net, runs, replication=k if reps > 1 else None)
 
     results: list[PointResult] = []
