@@ -354,8 +354,9 @@ def sweep(
     store = ResultsStore(out)
     kept = len(planned.tasks) - len([t for t in planned.tasks if t.point_id not in store.done()])
     show = sys.stderr.isatty() if progress is None else progress
+    workers_n = max(1, min(jobs or os.cpu_count() or 1, len(planned.tasks) - kept))
     stderr.print(Text(f"{len(planned.tasks)} points ({planned.points} × {planned.replications} replication{'s' if planned.replications > 1 else ''})"
-                      + (f", {kept} already in {out}" if kept else "") + (f", on the Dask cluster at {address}" if client else f", on {jobs or os.cpu_count() or 1} local process{'es' if (jobs or os.cpu_count() or 1) > 1 else ''}"), style="dim"))
+                      + (f", {kept} already in {out}" if kept else "") + (f", on the Dask cluster at {address}" if client else f", on {workers_n} local process{'es' if workers_n > 1 else ''}"), style="dim"))
     try:
         with sweep_run.SweepProgress(stderr, len(planned.tasks), kept, enabled=show, workers=workers) as bar:
             outcome = sweep_run.run(planned, store, jobs=jobs, client=client, on_done=bar.done)
@@ -413,7 +414,7 @@ def results(
         try:
             names, rows = query(directory, sql or "SELECT * FROM results ORDER BY point, replication")
         except Exception as err:  # duckdb's errors: the SQL is the user's input
-            raise InputError("SQL", [Problem("DuckDB refused the query", key="SQL", expected="SQL over the view `results`", found=str(err).splitlines()[0])]) from None
+            raise InputError("qoslab results", [Problem("DuckDB refused the query", key="SQL", expected="SQL over the view `results`", found=str(err).splitlines()[0])]) from None
     if json_out:
         # DuckDB hands back decimals, dates and maps as Python objects: their text is JSON.
         _emit_json(json.loads(json.dumps([dict(zip(names, row)) for row in rows] if names else [], default=str)))
