@@ -190,9 +190,12 @@ def _dask(plan, local_one: float) -> dict:
         procs.append(subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(tmp / "s.json")],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp))
         end = time.monotonic() + 120
-        while not (tmp / "s.json").exists() and time.monotonic() < end:
-            time.sleep(0.05)
-        address = json.loads((tmp / "s.json").read_text())["address"]
+        address = None
+        while address is None and time.monotonic() < end:  # the file may exist before its text
+            try:
+                address = json.loads((tmp / "s.json").read_text())["address"]
+            except (OSError, ValueError, KeyError):
+                time.sleep(0.05)
         procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
                                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp))
         client = Client(address, timeout="30s")

@@ -253,6 +253,14 @@ def _wait_for(pred, timeout: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
+def _address(scheduler_file: Path) -> str | None:
+    """The address in a Dask scheduler file, once the scheduler has written it whole."""
+    try:
+        return json.loads(scheduler_file.read_text())["address"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
 def _done(out: Path) -> int:
     return len([p for p in (out / "points").glob("*.parquet")]) if (out / "points").is_dir() else 0
 
@@ -304,11 +312,13 @@ def test_a_dask_cluster_with_a_worker_killed_midway_loses_no_point(tmp_path):
 
     try:
         start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)])
-        _wait_for(sched_file.exists, 120, "the scheduler")
-        address = json.loads(sched_file.read_text())["address"]
+        _wait_for(lambda: _address(sched_file) is not None, 120, "the scheduler")  # the file may exist before its text
+        address = _address(sched_file)
         assert address.startswith("tcp://127.0.0.1:")
         # --no-nanny: the worker is one process, so SIGKILL really ends it (a nanny would restart it).
         workers = [start(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"]) for i in range(2)]
+        # Both workers registered with the scheduler (its log says so) before the sweep starts.
+        _wait_for(lambda: (tmp_path / "0.log").read_text().count("Register worker") >= 2, 120, "two workers")
         # The sweep's output goes to files: a pipe nobody reads could fill and stop it.
         logs += [open(tmp_path / "sweep.out", "w"), open(tmp_path / "sweep.err", "w")]
         sweep = subprocess.Popen(QOSLAB + ["sweep", str(path), "--out", str(out), "--cluster", address, "--json"], env=env, stdout=logs[-2], stderr=logs[-1])
