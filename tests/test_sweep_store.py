@@ -351,3 +351,20 @@ def test_a_dask_cluster_with_a_worker_killed_midway_loses_no_point(tmp_path):
                 p.wait()
         for fh in logs:
             fh.close()
+
+
+def test_run_on_a_sweep_with_replications_tags_rows_and_replication_0_is_the_run_as_written():
+    from qoslab.report.tables import tidy
+    from qoslab.sweep import run_sweep
+
+    lossy = BASE.replace('ends = ["a", "b"]', 'ends = ["a", "b"]\nloss = "20 %"')
+    plain = [r for p in run_sweep(loads_scenario(lossy + '[sweep]\n"test[0].payload" = [100, 200]\n'), jobs=1) for r in p.records()]
+    reps = [r for p in run_sweep(loads_scenario(lossy + '[sweep]\nreplications = 2\n"test[0].payload" = [100, 200]\n'), jobs=2) for r in p.records()]
+    assert [(r["point"], r["replication"]) for r in reps] == [(0, 0), (0, 1), (1, 0), (1, 1)]
+    # Replication 0 runs with the scenario's own seed: the same records as without replications.
+    first = [{k: v for k, v in r.items() if k != "replication"} for r in reps if r["replication"] == 0]
+    assert json.dumps(first, sort_keys=True) == json.dumps(plain, sort_keys=True)
+    assert reps[0]["metrics"]["received"] != reps[1]["metrics"]["received"]  # another seed, other losses
+    # The tidy rows `run --report` writes tell the points apart.
+    rows = tidy(reps)
+    assert [(row["point"], row["replication"], row["test[0].payload"]) for row in rows] == [(0, 0, 100), (0, 1, 100), (1, 0, 200), (1, 1, 200)]
