@@ -368,3 +368,26 @@ def test_run_on_a_sweep_with_replications_tags_rows_and_replication_0_is_the_run
     # The tidy rows `run --report` writes tell the points apart.
     rows = tidy(reps)
     assert [(row["point"], row["replication"], row["test[0].payload"]) for row in rows] == [(0, 0, 100), (0, 1, 100), (1, 0, 200), (1, 1, 200)]
+
+
+@pytest.mark.parametrize("example", ["seed003_ipsec_2vpn.toml", "seed001_lane.toml", "seed000_l3f.toml", "seed002_pptp_over_openvpn.toml"])
+def test_the_core_gets_the_same_bytes_when_tests_share_the_network_encoding(example):
+    """Many tests on one network reuse the JSON text of its tables (backends/sim._encode):
+    what the core reads must be json.dumps of the configuration, byte for byte, for
+    every test, however many ran before on the same network."""
+    from qoslab.backends.sim import _encode, lower_network
+    from qoslab.methods import Search, plan_test
+    from qoslab.scenario import load_scenario
+
+    root = Path(__file__).resolve().parents[1]
+    sc = load_scenario(root / "examples" / example)
+    net = lower_network(sc)
+    for _ in range(2):
+        for i in range(len(sc.test)):
+            plan = plan_test(net, i, seed=7)
+            if isinstance(plan, Search):
+                flows, duration, windows = plan.trials.first_flows()
+                config = net.with_flows(flows, duration, seed=7, windows=windows)
+            else:
+                config = net.with_flows(plan.flows, plan.duration_ns, seed=7, windows=plan.windows)
+            assert _encode(config) == json.dumps(config)
