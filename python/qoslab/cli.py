@@ -321,7 +321,8 @@ def run(
     def show(result, total: int) -> None:
         point, net = result.point, result.network
         if swept:
-            stderr.print(Text(f"point {point.index + 1}/{total}: ", style="bold") + Text(point.label()))
+            rep = f" (replication {result.replication})" if result.replication is not None else ""
+            stderr.print(Text(f"point {point.index + 1}/{total}: ", style="bold") + Text(point.label() + rep))
             if not detail:
                 return
         for run in result.runs:
@@ -390,6 +391,128 @@ def run(
                 },
             )
         )
+
+
+@app.command()
+def sweep(
+    file: Annotated[Path, typer.Argument(help="Scenario file (TOML) with a [sweep].", show_default=False)],
+    out: Annotated[Path, typer.Option("--out", help="Results store: DIR/points/*.parquet, one file per finished point (docs/results-store.md).", show_default=False)],
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Points run at once on this machine, each in a worker process; default: one per local core.")] = None,
+    cluster: Annotated[Optional[str], typer.Option("--cluster", help="Send the points to the Dask scheduler at tcp://HOST:PORT (default: $QOSLAB_DASK_SCHEDULER; none: this machine).")] = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**63 - 1, help="Base seed (replication 0's); default: the scenario's.")] = None,
+    report: Annotated[bool, typer.Option("--report", help="Also write DIR/figures/ (each swept key against each metric, mean with its 95 % confidence interval) and DIR/summary.json.")] = False,
+    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="The progress bar on stderr; default: when stderr is a terminal.")] = None,
+    workers: Annotated[bool, typer.Option("--workers", help="Print a line per finished point with the worker that ran it.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print what ran (points, kept, failed with their errors) as JSON on stdout.")] = False,
+    max_events: Annotated[Optional[int], typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
+) -> None:
+    """Run every point of a sweep (× its replications) into a results store that loses nothing.
+
+    Each finished point is written at once to DIR/points/ (Parquet, atomically: a crash
+    or Ctrl-C loses no finished point); running the same command again computes only the
+    points missing there. A point that fails is recorded with its error and the sweep goes
+    on. Points run on every local core (`--jobs`), or on an existing Dask cluster
+    (`--cluster tcp://HOST:8786` or `QOSLAB_DASK_SCHEDULER`). Query the store with
+    `qoslab results DIR "SELECT ..."`.
+
+    Exit codes: 0 every point ran, 1 some failed (how many on stderr), 2 bad input (a
+    sweep path naming no key, an empty range, an unreachable scheduler; nothing has
+    run), 130 stopped by Ctrl-C (finished points kept).
+
+    Example: `qoslab sweep examples/seed004_asymmetric.toml --out sweep004/`
+
+    Example: `qoslab sweep big.toml --out big/ --cluster tcp://10.0.0.5:8786 --report`
+    """
+    import os
+
+    from qoslab.places import output_dir
+    from qoslab.scenario import load_scenario
+    from qoslab.store import ResultsStore
+    from qoslab import sweep_run
+
+    scenario = load_scenario(file)
+    output_dir(out, "--out")
+    planned = sweep_run.plan(scenario, source=file, seed=seed, max_events=max_events)
+    address, where = (cluster, "--cluster") if cluster else (os.environ.get(sweep_run.SCHEDULER_ENV) or None, sweep_run.SCHEDULER_ENV)
+    client = sweep_run.connect_cluster(address, where=where) if address else None
+    store = ResultsStore(out)
+    kept = len(planned.tasks) - len([t for t in planned.tasks if t.point_id not in store.done()])
+    show = sys.stderr.isatty() if progress is None else progress
+    workers_n = max(1, min(jobs or os.cpu_count() or 1, len(planned.tasks) - kept))
+    stderr.print(Text(f"{len(planned.tasks)} points ({planned.points} × {planned.replications} replication{'s' if planned.replications > 1 else ''})"
+                      + (f", {kept} already in {out}" if kept else "") + (f", on the Dask cluster at {address}" if client else f", on {workers_n} local process{'es' if workers_n > 1 else ''}"), style="dim"))
+    try:
+        with sweep_run.SweepProgress(stderr, len(planned.tasks), kept, enabled=show, workers=workers) as bar:
+            outcome = sweep_run.run(planned, store, jobs=jobs, client=client, on_done=bar.done)
+    except KeyboardInterrupt:
+        _interrupted(f"stopped (Ctrl-C): every finished point is kept in {out}/points; run the same command again to compute only the others.")
+    finally:
+        if client is not None:
+            client.close()
+    for task, error in outcome.failed:
+        stderr.print(Text(f"point {task.index}" + (f" replication {task.replication}" if planned.replications > 1 else "") + f" ({task.label()}) failed: ", style="red") + Text(error), soft_wrap=True)
+    stderr.print(f"{out}: {outcome.total} points, {outcome.ran} run now, {outcome.kept} kept from before, {len(outcome.failed)} failed")
+    if report:
+        from qoslab.store import aggregate, write_figures
+
+        figures = write_figures(out, out / "figures")
+        keys, rows = aggregate(out)
+        (out / "summary.json").write_text(json.dumps({"swept": keys, "rows": rows}, indent=1, default=str) + "\n", encoding="utf-8")
+        stderr.print(f"report: {len(figures)} figures in {out / 'figures'}, {out / 'summary.json'}")
+    if json_out:
+        _emit_json({"file": str(file), "out": str(out), "sweep_id": planned.sweep_id, "points": outcome.total, "run": outcome.ran, "kept": outcome.kept,
+                    "failed": [{"point": t.index, "replication": t.replication, "point_id": t.point_id, "values": t.written, "error": e} for t, e in outcome.failed]})
+    if outcome.failed:
+        stderr.print(Text(f"{len(outcome.failed)} of {outcome.total} points failed", style="bold red"))
+        raise typer.Exit(1)
+
+
+@app.command()
+def results(
+    directory: Annotated[Path, typer.Argument(help="A results store (qoslab sweep --out DIR).", show_default=False)],
+    sql: Annotated[Optional[str], typer.Argument(help="DuckDB SQL over the view `results` (one row per record of every point); default: every row.", show_default=False)] = None,
+    summary: Annotated[bool, typer.Option("--summary", help="Mean, standard deviation and 95 % confidence interval (Student t) of every metric over replications, per point and flow.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the rows as JSON on stdout (a list of objects).")] = False,
+) -> None:
+    """Query a sweep's results store with DuckDB.
+
+    The view `results` holds every point's records (docs/results-store.md lists the
+    columns and their units). Exit 2 if DIR holds no results or the SQL is refused.
+
+    Example: `qoslab results sweep004/ "SELECT \"link[0].rate\", avg(throughput_mbps) FROM results GROUP BY 1 ORDER BY 1"`
+
+    Example: `qoslab results sweep004/ --summary --json`
+    """
+    from rich.table import Table
+
+    from qoslab.errors import Problem
+    from qoslab.store import iter_point_files, long_summary, query
+
+    if not list(iter_point_files(directory)):
+        raise InputError(str(directory), [Problem("no results here", key="DIR", expected="a directory `qoslab sweep --out DIR` wrote (DIR/points/*.parquet)", found=str(directory))])
+    if summary:
+        agg = long_summary(directory)
+        names = list(dict.fromkeys(k for row in agg for k in row))
+        rows = [tuple(row.get(n) for n in names) for row in agg]
+    else:
+        try:
+            names, rows = query(directory, sql or "SELECT * FROM results ORDER BY point, replication")
+        except Exception as err:  # duckdb's errors: the SQL is the user's input
+            raise InputError("qoslab results", [Problem("DuckDB refused the query", key="SQL", expected="SQL over the view `results`", found=str(err).splitlines()[0])]) from None
+    if json_out:
+        # DuckDB hands back decimals, dates and maps as Python objects: their text is JSON.
+        _emit_json(json.loads(json.dumps([dict(zip(names, row)) for row in rows] if names else [], default=str)))
+        return
+
+    def cell(v: object) -> str:
+        if isinstance(v, float):
+            return f"{v:.6g}"
+        return "" if v is None else str(v)
+
+    table = Table(*names, title=str(directory), title_style="bold")
+    for row in rows:
+        table.add_row(*(cell(v) for v in row))
+    stderr.print(table)
 
 
 @app.command()

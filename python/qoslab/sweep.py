@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from pydantic import ValidationError
 
 from qoslab.errors import InputError, Problem
-from qoslab.scenario.checks import cross_check, parse_param_path, point_indices, put
+from qoslab.scenario.checks import cross_check, parse_param_path, point_indices, put, with_tests_of
 from qoslab.scenario.load import Spans, pydantic_problems
 from qoslab.scenario.model import Scenario
 
@@ -54,16 +54,21 @@ class PointResult:
     point: SweepPoint
     network: "Network"
     runs: list["TestRun"]
+    replication: int | None = None
+    """Which of the sweep's ``replications`` this is (None when it has only one)."""
 
     def records(self) -> list[dict[str, Any]]:
-        """The point's records, each tagged with the point and its sweep values."""
+        """The point's records, each tagged with the point and its sweep values (and
+        its replication when the sweep has several)."""
         out = []
         for run in self.runs:
             for rec in run.records:
                 rec = dict(rec)
-                if self.point.values:
+                if self.point.values or self.replication is not None:
                     rec["point"] = self.point.index
                     rec["sweep"] = dict(self.point.values)
+                if self.replication is not None:
+                    rec["replication"] = self.replication
                 out.append(rec)
         return out
 
@@ -148,13 +153,22 @@ def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Pat
     >>> scenario_at(sc, {"link[0].rate": "1 Mbps"}).link[0].rate
     1000000
     """
-    data = copy.deepcopy(_raw(scenario))
+    raw = _raw(scenario)
+    if values and all(k.startswith("test[") for k in values):
+        # Only tests change: the network's tables are shared with the scenario as written.
+        data = dict(raw, test=copy.deepcopy(raw.get("test", [])))
+    else:
+        data = copy.deepcopy(raw)
     data.pop("sweep", None)
     for key, value in values.items():
         steps = parse_param_path(key)
         if steps is None:
             raise InputError(str(source or "<scenario>"), [Problem("not a parameter path", key=key, expected="a path such as 'link[0].rate'", found=repr(key))])
         put(data, steps, copy.deepcopy(value))
+    fast = with_tests_of(scenario, data, list(values))
+    if fast is not None:
+        fast._raw = data
+        return fast
     try:
         sc = Scenario.model_validate(data)
         problems = cross_check(sc, data, Spans(""))
@@ -198,14 +212,27 @@ def run_sweep(
     """
     from qoslab.backends.sim import run_tests
 
-    points = prepare(scenario, source=source, max_events=max_events)
+    from qoslab.backends.sim import replica_seed
 
-    def one(p: SweepPoint) -> PointResult:
+    points = prepare(scenario, source=source, max_events=max_events)
+    # [sweep] replications = N: replication k > 0 of a point runs with replica_seed(base, k).
+    reps = scenario.sweep.replications if scenario.sweep is not None else 1
+    base = scenario.scenario.seed if seed is None else seed
+    work = [(p, k) for p in points for k in range(reps)]
+    from qoslab.sweep_run import _network_key, network_for
+
+    # Points that differ only in their tests share one lowered network.
+    tests_only = all(key.startswith("test[") for p in points for key in p.values)
+    same = _network_key(_raw(points[0].scenario)) if tests_only else None
+
+    def one(p: SweepPoint, k: int) -> PointResult:
         where = None
         if pcap_dir is not None:
             where = Path(pcap_dir) / f"point{p.index}" if p.values else Path(pcap_dir)
-        net, runs = run_tests(p.scenario, source=source, seed=seed, pcap_dir=where, on_trial=on_trial, max_events=max_events)
-        return PointResult(p, net, runs)
+            where = where / f"replication{k}" if reps > 1 else where
+        network = network_for(p.scenario, same or _network_key(_raw(p.scenario)), None if source is None else str(source))
+        net, runs = run_tests(p.scenario, source=source, seed=seed if k == 0 else replica_seed(base, k), pcap_dir=where, on_trial=on_trial, max_events=max_events, network=network)
+        return PointResult(p, net, runs, replication=k if reps > 1 else None)
 
     results: list[PointResult] = []
 
@@ -214,7 +241,7 @@ def run_sweep(
         if on_point is not None:
             on_point(result, len(points))
 
-    run_pool([lambda p=p: one(p) for p in points], jobs=jobs, on_done=done, ordered=True)
+    run_pool([lambda p=p, k=k: one(p, k) for p, k in work], jobs=jobs, on_done=done, ordered=True)
     return results
 
 
@@ -232,17 +259,22 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
         For the first point with problems, each located in the scenario file; a refusal
         by the simulator is located at the test whose network it refused.
     """
+    import dataclasses
     import json
 
     from qoslab import _core
-    from qoslab.backends.sim import LocatedProblems, lower_network, planned_config
+    from qoslab.backends.sim import LocatedProblems, _encode, lower_network, planned_config
     from qoslab.budget import DEFAULT_MAX_EVENTS, describe, estimate_events
     from qoslab.methods import check_runnable, plan_test
     from qoslab.scenario.load import format_path
 
     points = sweep_points(scenario, source=source)
+    lowered: dict[str, Any] = {}  # points that differ only in their tests share one lowering
     for p in points:
-        net = lower_network(p.scenario, source=source)
+        key = json.dumps({k: v for k, v in _raw(p.scenario).items() if k != "test"}, sort_keys=True, default=str)
+        if key not in lowered:
+            lowered = {key: lower_network(p.scenario, source=source)}
+        net = dataclasses.replace(lowered[key], scenario=p.scenario)
         check_runnable(p.scenario, source=source)
         out = LocatedProblems(source)
         configs: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
@@ -260,7 +292,7 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
                         found=f"about {describe(events)}" + (f" ({_point_words(p)})" if p.values else ""))
                 continue
             try:
-                _core.validate(json.dumps(config))
+                _core.validate(_encode(config))
             except ValueError as err:
                 message = str(err).removeprefix("configuration: ")
                 at = _scenario_place(message, config, p.scenario, where)

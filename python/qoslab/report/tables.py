@@ -32,6 +32,15 @@ def tidy(records: Iterable[dict[str, Any]], **extra: Any) -> list[dict[str, Any]
     rows = []
     for rec in records:
         row: dict[str, Any] = dict(extra)
+        # A sweep's point, replication and swept values (qoslab run on a [sweep]): rows
+        # of different points are told apart by them.
+        # What the caller gives (a study's own point key) comes first and stays.
+        for key in ("point", "replication"):
+            if key in rec and key not in row:
+                row[key] = rec[key]
+        for key, value in (rec.get("sweep") or {}).items():
+            if key not in row:
+                row[key] = value if isinstance(value, (int, float, str, bool)) or value is None else json.dumps(value)
         for key in FIXED:
             row[key] = rec.get(key)
         for part in ("parameters", "metrics"):

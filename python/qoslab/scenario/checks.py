@@ -439,12 +439,16 @@ class _Checker:
         else:
             points = [tuple(n if k == p else None for k in range(len(params))) for p, r in enumerate(indices) for n in r]
         reported: set[tuple[int, int]] = set()
+        tests_only = all(key.startswith("test[") for key, _, _ in params)
         for point in points:
-            data = copy.deepcopy(self.data)
+            # Only the tests change when only tests are swept: the rest is shared, not copied.
+            data = dict(self.data, test=copy.deepcopy(self.data.get("test", []))) if tests_only else copy.deepcopy(self.data)
             data.pop("sweep", None)
             for (key, steps, values), n in zip(params, point):
                 if n is not None:
                     put(data, steps, values[n])
+            if with_tests_of(self.sc, data, [key for (key, _, _), n in zip(params, point) if n is not None]) is not None:
+                continue
             try:
                 Scenario.model_validate(data)
                 continue
@@ -482,6 +486,37 @@ class _Checker:
         self.adaptive()
         self.sweep()
         return self.problems
+
+
+_TESTS_ADAPTER: Any = None
+
+
+def with_tests_of(base: Scenario, data: dict[str, Any], keys: list[str] | Any) -> Scenario | None:
+    """``base`` with the tests of ``data`` (raw scenario data that differs from what
+    ``base`` was validated from only under ``test``), when every swept key is a test's
+    (``test[N]...``) and those tests validate and name nodes that exist; else None, and
+    the caller validates the whole scenario (which also words any problem).
+
+    A sweep over a test's parameters on a large network (1,000 pings between the hosts
+    of a 1,000-host network) validates the network once, not once per point: the
+    network's tables are the same objects in every point's scenario."""
+    global _TESTS_ADAPTER
+    if not keys or not all(str(k).startswith("test[") for k in keys):
+        return None
+    from pydantic import TypeAdapter
+
+    from qoslab.scenario.model import Test
+
+    if _TESTS_ADAPTER is None:
+        _TESTS_ADAPTER = TypeAdapter(list[Test])
+    try:
+        tests = _TESTS_ADAPTER.validate_python(data.get("test", []))
+    except ValidationError:
+        return None
+    sc = base.model_copy(update={"test": tests, "sweep": None})
+    checker = _Checker(sc, data, Spans(""))
+    checker.tests()
+    return None if checker.problems else sc
 
 
 def cross_check(scenario: Scenario, data: dict[str, Any], spans: Spans) -> list[Problem]:

@@ -292,7 +292,7 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
             model = _model_at(path[:-1], data)
             choices = _fields_of(model) if model else []
             if path[:1] == ("sweep",):
-                choices = ["mode"]
+                choices = ["mode", "replications"]
             key = str(path[-1])
             hint = did_you_mean(key, choices) if choices else None
             owners = _kinds_with_field(path[:-1], key)

@@ -1155,6 +1155,68 @@ Test = Annotated[
 # --------------------------------------------------------------------------- sweep
 
 
+SWEEP_RANGE_MAX = 1_000_000
+"""The most values one range may give (a typo such as a step of 0.0001 would otherwise
+make millions of points before anything says so)."""
+
+
+def sweep_range(key: str, spec: dict[str, Any]) -> list[Any]:
+    """The values of a range ``{start, stop, step}`` in ``[sweep]``: ``start``,
+    ``start + step``, … up to ``stop`` (included when it falls on a step, to within
+    10^-9 of a step, so decimal steps such as 0.1 land on ``stop``). Quantities keep
+    their unit, written as in the range.
+
+    >>> sweep_range("test[0].payload", {"start": 64, "stop": 256, "step": 64})
+    [64, 128, 192, 256]
+    >>> sweep_range("link[0].rate", {"start": "1 Mbps", "stop": "2 Mbps", "step": "0.5 Mbps"})
+    ['1 Mbps', '1.5 Mbps', '2 Mbps']
+    """
+    import re
+
+    def bad(message: str, found: str, expected: str = "{start = 64, stop = 1518, step = 64} or {start = \"1 Mbps\", stop = \"10 Mbps\", step = \"1 Mbps\"}") -> FieldProblem:
+        return FieldProblem(key, f"{message} (a range of values for {key})", expected=expected, found=found)
+
+    if set(spec) != {"start", "stop", "step"}:
+        raise bad("a range has exactly the keys start, stop and step", found=", ".join(sorted(map(str, spec))) or "an empty table")
+    parts: list[tuple[float, str]] = []
+    for name in ("start", "stop", "step"):
+        v = spec[name]
+        if isinstance(v, bool):
+            raise bad(f"{name} is not a number", found=repr(v))
+        if isinstance(v, (int, float)):
+            parts.append((float(v), ""))
+            continue
+        m = re.fullmatch(r"\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*(.*?)\s*", str(v))
+        if m is None:
+            raise bad(f"{name} is not a number or a quantity", found=repr(v))
+        parts.append((float(m[1]), m[2]))
+    units = {u for _, u in parts}
+    if len(units) > 1:
+        raise bad("start, stop and step need one and the same unit", found=", ".join(repr(spec[n]) for n in ("start", "stop", "step")))
+    (start, _), (stop, _), (step, unit) = parts
+    import math
+
+    if not all(math.isfinite(x) for x in (start, stop, step)):
+        raise bad("start, stop and step must be finite", found=repr(spec))
+    if step <= 0:
+        raise bad("the range is empty: step must be above 0", found=f"step = {spec['step']!r}", expected="a step above 0")
+    if start > stop:
+        raise bad("the range is empty: start is above stop", found=f"start = {spec['start']!r}, stop = {spec['stop']!r}", expected="start at most stop")
+    n = int(math.floor((stop - start) / step + 1e-9)) + 1
+    if n > SWEEP_RANGE_MAX:
+        raise bad("the range has too many values", found=f"{n:,} values", expected=f"at most {SWEEP_RANGE_MAX:,}")
+    integral = unit == "" and all(isinstance(spec[k], int) for k in ("start", "stop", "step"))
+    out: list[Any] = []
+    for i in range(n):
+        x = start + i * step
+        x = round(x, 12) if not integral else int(spec["start"]) + i * int(spec["step"])
+        if unit:
+            out.append(f"{x:.12g} {unit}")
+        else:
+            out.append(x if integral else float(x))
+    return out
+
+
 class Sweep(BaseModel):
     """The ``[sweep]`` table: parameters to vary, each a dotted path to a list of values.
 
@@ -1162,13 +1224,23 @@ class Sweep(BaseModel):
     ``mode = "grid"`` runs every combination, ``"zip"`` pairs the n-th values (all lists
     then have one length). Paths: ``node.NAME.FIELD``, ``link[N].FIELD``,
     ``tunnel[N].FIELD``, ``test[N].FIELD``, ``scenario.FIELD``.
+
+    A value list may be written as a range, an inline table
+    ``{start = 64, stop = 1518, step = 64}``: ``start``, ``start + step``, … up to
+    ``stop`` (included when it falls on a step). The three are numbers, or quantities
+    with one and the same unit (``{start = "1 Mbps", stop = "10 Mbps", step = "1 Mbps"}``);
+    ``step`` is above 0 and ``start`` at most ``stop``. ``replications = N`` runs every
+    point N times: replication 0 with the scenario's seed, replication k > 0 with
+    :func:`qoslab.backends.sim.replica_seed` (seed, k), the first 8 octets of
+    SHA-256("SEED/k") shifted right by one bit.
     """
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
     mode: Literal["grid", "zip"] = Field("grid", description="'grid' = every combination, 'zip' = the n-th value of each list together.")
+    replications: int = Field(1, ge=1, le=1_000_000, description="Runs of every point, each with its own seed (replication 0: the scenario's seed; k > 0: replica_seed(seed, k)).")
     values: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(
-        default_factory=dict, description="Parameter path -> list of values (written directly in [sweep])."
+        default_factory=dict, description="Parameter path -> list of values, or a range {start, stop, step} (written directly in [sweep])."
     )
 
     @model_validator(mode="before")
@@ -1176,8 +1248,8 @@ class Sweep(BaseModel):
     def _collect(cls, data: Any) -> Any:
         if isinstance(data, dict) and "values" not in data:
             data = dict(data)
-            values = {k: data.pop(k) for k in list(data) if k != "mode"}
-            data["values"] = values
+            values = {k: data.pop(k) for k in list(data) if k not in ("mode", "replications")}
+            data["values"] = {k: sweep_range(k, v) if isinstance(v, dict) else v for k, v in values.items()}
         return data
 
     @model_validator(mode="after")
@@ -1189,7 +1261,14 @@ class Sweep(BaseModel):
 
 
 Sweep.model_config["json_schema_extra"] = {
-    "additionalProperties": {"type": "array", "minItems": 1, "description": "A parameter path such as 'link[0].rate' and its values."},
+    "additionalProperties": {
+        "anyOf": [
+            {"type": "array", "minItems": 1},
+            {"type": "object", "required": ["start", "stop", "step"], "additionalProperties": False,
+             "properties": {k: {"type": ["number", "string"]} for k in ("start", "stop", "step")}},
+        ],
+        "description": "A parameter path such as 'link[0].rate' and its values: a list, or a range {start, stop, step}.",
+    },
 }
 
 # --------------------------------------------------------------------------- scenario
@@ -1305,6 +1384,7 @@ __all__ = [
     "TcpSettings",
     "TcpTransfer",
     "Sweep",
+    "sweep_range",
     "FieldProblem",
     "WIFI_RATES_MBPS",
     "ATM_PHY",

@@ -198,7 +198,8 @@ def topology_tree(scenario: Scenario) -> Tree:
         for t in sc.test:
             tests.add(_test_label(t))
     if sc.sweep and sc.sweep.values:
-        sweep = root.add(f"sweep ({sc.sweep.mode})")
+        reps = f", {sc.sweep.replications} replications" if sc.sweep.replications > 1 else ""
+        sweep = root.add(f"sweep ({sc.sweep.mode}{reps})")
         for key, values in sc.sweep.values.items():
             sweep.add(f"{escape(key)} = {escape(', '.join(str(v) for v in values))}")
     return root
