@@ -670,6 +670,11 @@ pub struct WifiConfig {
     /// IEEE 802.11-2020 Annex C; 1 for seed 004's WaveLAN, which never retried).
     #[serde(default = "default_retry_limit")]
     pub retry_limit: u32,
+    /// Unicast data frames are acknowledged (an Ack after SIFS, retries on its
+    /// absence). Default true (IEEE 802.11-2020 §10.3.2.11); false for seed 004's
+    /// WaveLAN, which "does not provide any acknowledgements mechanism".
+    #[serde(default = "default_true")]
+    pub link_acks: bool,
     /// The AP relays frames from one of its stations to another (and group frames back
     /// into the BSS), as the distribution function does (IEEE 802.11-2020 §4.5.4.2,
     /// §11.3). Default true; false is client isolation (hostapd `ap_isolate=1`).

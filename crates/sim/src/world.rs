@@ -1868,6 +1868,7 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
     params.access = w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
     params.rts_threshold = w.rts_threshold as usize;
     params.short_retry_limit = w.retry_limit;
+    params.link_acks = w.link_acks;
     params.hears = w.hears.clone();
     params.frame_error_rate = w.frame_error_rate.clone();
     params.check().map_err(|message| {

@@ -543,6 +543,12 @@ class Wifi(LinkBase):
         le=255,
         description="dot11ShortRetryLimit: transmission attempts of a frame, the first included, before it is dropped (IEEE 802.11-2020 Annex C: 7); 1 = never retried, as seed 004's WaveLAN, which had no link-layer acknowledgements.",
     )
+    link_acks: bool = Field(
+        True,
+        description="Unicast data frames are acknowledged (an Ack after SIFS, retried on its absence; IEEE 802.11-2020 §10.3.2.11). "
+        "false: each frame is sent once, unacknowledged, with nothing reserved for an Ack, as seed 004's pre-802.11 WaveLAN: "
+        "'the wireless protocol does not provide any acknowledgements mechanism'.",
+    )
     hears: dict[NodeName, list[NodeName]] | None = Field(
         None, description="Who hears whom: node -> nodes it can hear (hidden terminals, seed 004); none = everybody hears everybody."
     )

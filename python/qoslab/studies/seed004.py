@@ -54,8 +54,8 @@ VARIANTS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
 SWEPT = {"asym", "eth"}
 LOSSES = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 12, 15, 20]
 """Frame error rates (%) at r2 for the "TCP shuts down" row: the radio without link
-acknowledgements (WaveLAN's, ``retry_limit = 1``), ACKs over SLIP at 115.2 kb/s, 1 MB
-downloads (the statement is about TCP, not about the 10 MB file)."""
+acknowledgements (WaveLAN's, the example's ``link_acks = false``), ACKs over SLIP at
+115.2 kb/s, 1 MB downloads (the statement is about TCP, not about the 10 MB file)."""
 SHUTDOWN = 0.1
 """TCP has 'effectively shut down' when the download falls an order of magnitude below
 its loss-free rate (the seed gives no number for 'shuts down'; the figure shows the
@@ -72,7 +72,7 @@ def run_losses(progress: Any) -> list[dict[str, Any]]:
     scenario = load_scenario(path)
     out = []
     for loss in LOSSES:
-        values: dict[str, Any] = {"link[2].rate": "115.2 kbps", "test[0].bytes": "1 MB", "link[1].retry_limit": 1}
+        values: dict[str, Any] = {"link[2].rate": "115.2 kbps", "test[0].bytes": "1 MB"}
         if loss:
             values["link[1].frame_error_rate"] = {"r2": f"{loss} %"}
         for seed in LOSS_SEEDS:
@@ -326,7 +326,7 @@ class Seed004(Study):
             ax.set_yscale("log")
             finish_axes(ax, xlabel="radio frame loss at the receiving router (%), no link acknowledgements", ylabel="download throughput (Mb/s)", title="At what loss does TCP give up?")
             fig.tight_layout()
-            figs.append(Figure("seed004_loss", "TCP against radio frame loss", "seed004_asymmetric.toml with WaveLAN's single transmission per frame (retry_limit = 1) and a frame error rate at r2; NetBSD 1.1's TCP (no SACK, exponential RTO backoff).", fig))
+            figs.append(Figure("seed004_loss", "TCP against radio frame loss", "seed004_asymmetric.toml: WaveLAN without link acknowledgements (link_acks = false), a frame error rate at r2; NetBSD 1.1's TCP (no SACK, exponential RTO backoff).", fig))
         hidden = data.get("hidden", [])
         if hidden and hidden[0].get("adaptive"):
             ad = hidden[0]["adaptive"][0]
