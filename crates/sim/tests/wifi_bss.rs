@@ -458,6 +458,9 @@ fn without_link_acks_each_frame_goes_once_and_nothing_follows_it() {
     let s = bss.member_stats(1);
     assert_eq!((s.retries, s.dropped), (0, 0));
     assert_eq!(bss.member_stats(0).rx_errors + run.delivered, s.attempts);
+    // Each frame lost is reported lost (so what it carried is not counted as in flight).
+    let lost = run.events.iter().filter(|e| matches!(e, BssEvent::Dropped { reason: DropReason::NotReceived, delivered: false, .. })).count() as u64;
+    assert_eq!(lost, bss.member_stats(0).rx_errors);
     // The Duration field reserves nothing (no Ack to protect).
     let duration = run.events.iter().find_map(|e| match e {
         BssEvent::Delivered { mpdu, .. } => Some(u16::from_le_bytes([mpdu[2], mpdu[3]])),

@@ -288,7 +288,7 @@ pub enum BssEvent {
         member: usize,
         /// The MPDU.
         mpdu: Vec<u8>,
-        /// Why (here: the retry limit).
+        /// Why: the retry limit, or (without link acks) not received by its addressee.
         reason: DropReason,
         /// Whether the receiver had it all the same (its acknowledgements were lost):
         /// what it carried is not lost (conservation).
@@ -1209,6 +1209,8 @@ impl Bss {
             .expect("an ending transmission is on the air");
         let tx = self.on_air.swap_remove(index);
         let n = self.members.len();
+        // Whether the frame's addressee took it (for a frame no Ack will confirm).
+        let mut addressee_got = false;
         for r in 0..n {
             if r == tx.sender {
                 continue;
@@ -1264,6 +1266,7 @@ impl Bss {
             match tx.kind {
                 FrameKind::Data => {
                     self.deliver(t, r, &tx);
+                    addressee_got |= for_r;
                     if for_r && self.params.link_acks {
                         let ack = Scheduled::Ack { to: tx.sender };
                         self.schedule(t + sifs, PHASE_SEND, Event::Send(r, ack));
@@ -1300,7 +1303,18 @@ impl Bss {
             FrameKind::Data if tx.receiver.is_some() && self.params.link_acks => {
                 self.await_response(t, sender, FrameKind::Ack)
             }
-            FrameKind::Data => self.exchange_succeeded(t, sender),
+            FrameKind::Data => {
+                if tx.receiver.is_some() && !addressee_got {
+                    // No Ack will tell the sender; the medium knows it was lost.
+                    self.outbox.push(BssEvent::Dropped {
+                        member: sender,
+                        mpdu: tx.mpdu.clone().unwrap_or_default(),
+                        reason: DropReason::NotReceived,
+                        delivered: false,
+                    });
+                }
+                self.exchange_succeeded(t, sender)
+            }
             FrameKind::Rts => self.await_response(t, sender, FrameKind::Cts),
             FrameKind::Cts | FrameKind::CtsToSelf | FrameKind::Ack => {}
         }
