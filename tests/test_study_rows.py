@@ -37,10 +37,10 @@ def test_seed004_every_measurable_row_has_a_value(seed004):
 
 def test_seed004_download_follows_the_slip_ack_clock_below_the_knee(seed004):
     """A bare ACK is 20 (IPv4, RFC 791) + 20 (TCP, RFC 793) octets, SLIP puts an END
-    before and after it (RFC 1055): 42 octets of 10 line bits (8N1). The receiver ACKs
-    every second full segment (RFC 1122 §4.2.3.2) of 1460 bytes. Below the knee the
-    download cannot beat that clock, and a window-limited ACK-clocked transfer stays
-    close to it."""
+    before and after it (RFC 1055): 42 octets of 10 line bits (8N1). NetBSD acknowledges
+    every second full segment of 1460 bytes (4.4BSD tcp_output's window update) or, at
+    once, one carrying PSH (NetBSD tcp_input): each ACK covers one or two segments, so
+    below the knee the download lies between half the two-segment clock and the clock."""
     import json
 
     records = json.loads((seed004["_out"]["path"] / "data" / "seed004" / "points" / "asym.json").read_text())["records"]
@@ -48,12 +48,7 @@ def test_seed004_download_follows_the_slip_ack_clock_below_the_knee(seed004):
     assert sorted(by_rate) == [1200, 2400, 4800, 9600, 14400, 19200, 28800, 38400, 57600, 115200]
     for rate in (1200, 2400, 4800, 9600, 14400, 19200):
         clock = rate / (42 * 10) * 2 * 1460 * 8 / 1e6
-        # At 1200 b/s an ACK's line time (350 ms) exceeds the 200-ms delayed-ACK timer,
-        # so some segments are acknowledged alone; how many depends on the phase slow
-        # start leaves between the segment train and the timer (NetBSD 1.1 grows once per
-        # ACK). Every ACK still covers at least one full segment: at least half the clock.
-        low = 0.5 if rate == 1200 else 0.85
-        assert low * clock <= by_rate[rate] <= clock * 1.001, (rate, by_rate[rate], clock)
+        assert 0.5 * clock <= by_rate[rate] <= clock * 1.001, (rate, by_rate[rate], clock)
     # Above the knee the radio limits: 2 Mb/s of 802.11 cannot carry more than 2 Mb/s.
     assert by_rate[115200] < 2.0 and by_rate[57600] == pytest.approx(by_rate[115200], rel=0.01)
 
@@ -187,3 +182,25 @@ def test_rfc2544_results_print_as_one_table_per_method():
     assert "§26.1 throughput" in text and "§26.3 frame loss" in text and "(bidirectional)" in text
     assert "1518" in text and "812.744" in text and "47.04" in text
     assert rfc2544_tables([{"test": "udp.flow", "parameters": {}, "metrics": {}}]) == []
+
+
+def test_seed004_delay_row_counts_keystrokes_lost_or_echoed_after_a_second(seed004):
+    """The 'delays of over a second' row from the keystroke runs, recomputed here: a
+    keystroke is delayed over a second when its echo takes over 1000 ms, or when it is
+    lost, since TCP then resends it after NetBSD 1.1's minimum RTO (TCPTV_MIN, 2 ticks
+    of the 500-ms slow timer = 1 s); 'frequently' is the study's stated 1 %."""
+    import json
+
+    def share(key: str) -> float:
+        (rec,) = json.loads((seed004["_out"]["path"] / "data" / "seed004" / "points" / f"{key}.json").read_text())["records"]
+        m = rec["metrics"]
+        assert m["sent"] == 2400  # 10 keystrokes a second for 240 s
+        slow = sum(1 for x in m["rtt_ms"] if x > 1000)
+        return (m["sent"] - m["received"] + slow) / m["sent"]
+
+    radio, with_acks = share("typing_radio"), share("typing_acks")
+    row = seed004["hidden.radio.delay"]
+    assert row["ours"] == ("yes" if radio >= 0.01 else "no")
+    assert f"{100 * radio:.2f} %" in row["note"] and f"{100 * with_acks:.2f} %" in row["note"]
+    # The router's link acks repair what the hidden terminals destroy: far fewer.
+    assert with_acks < radio / 10

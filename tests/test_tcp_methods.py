@@ -247,6 +247,12 @@ tcp = { sack = false, timestamps = false, window_scaling = false, nagle = false,
         "cwnd_growth": "bytes",
         "slow_start_limit": 2,
         "initial_rto_ns": 1_000_000_000,
+        # Linux's receiver and writer: no ACK on PSH, a per-segment delayed-ACK timer, a
+        # writer that refills at once (ttcp -l 8192 is passed on, used only with a mark).
+        "ack_on_push": False,
+        "delayed_ack_clock": False,
+        "send_low_water": 0,
+        "write_size": 8192,
     }
 
 
@@ -369,8 +375,9 @@ tcp = { delayed_ack = "100 ms" }
     [
         # Linux: byte counting (RFC 3465, L = 2 here), RFC 6298's 1-s initial RTO.
         ("linux", "", "bytes", 2, 1_000_000_000, False),
-        # 4.4BSD tcp_input grows once per ACK; tcp_newtcpcb's first RTO is 12 ticks of 500 ms.
-        ("netbsd-1.1", "", "acks", 2, 6_000_000_000, False),
+        # 4.4BSD tcp_input grows once per ACK, with avoidance's extra maxseg/8;
+        # tcp_newtcpcb's first RTO is 12 ticks of 500 ms.
+        ("netbsd-1.1", "", "4.4bsd", 2, 6_000_000_000, False),
         # Windows NT 4.0: per ACK, TcpInitialRtt 3 s.
         ("windows-nt-4.0", "", "acks", 2, 3_000_000_000, False),
         # Written in the tcp table: wins over the stack.
@@ -458,3 +465,57 @@ to = "b"
     proc = subprocess.run([sys.executable, "-m", "qoslab", "check", str(path)], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "scenario.toml:" in proc.stderr and key in proc.stderr, proc.stderr
+
+
+def test_netbsd_preset_buffers_ack_rules_and_writer_come_from_the_source():
+    """NetBSD 1.1's receiver and writer, each value computed here from its source:
+    TCP_SENDSPACE = TCP_RECVSPACE = 1024*16 (netinet/tcp_usrreq.c), rounded up by
+    tcp_mss() to whole segments; so_snd.sb_lowat = MCLBYTES = 1 << MCLSHIFT (11 on
+    i386, kern/uipc_socket2.c soreserve); TH_PUSH -> TF_ACKNOW (netinet/tcp_input.c);
+    tcp_fasttimo's 200-ms clock (PR_FASTHZ = 5)."""
+    from qoslab.backends.sim import lower_network
+    from qoslab.methods import plan_test
+
+    scenario = loads_scenario(
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + """
+[[test]]
+method = "tcp.transfer"
+from = "a"
+to = "b"
+stack = "netbsd-1.1"
+"""
+    )
+    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    mss = 1500 - 40
+    space = 1024 * 16
+    rounded = -(-space // mss) * mss
+    assert rounded == 12 * mss == 17_520
+    assert (opts["send_buffer"], opts["recv_buffer"]) == (rounded, rounded)
+    assert opts["send_low_water"] == 1 << 11
+    assert opts["ack_on_push"] is True and opts["delayed_ack_clock"] is True
+    assert opts["delayed_ack_ns"] == 1_000_000_000 // 5
+    assert opts["write_size"] == 8192  # ttcp -l's default, the method's buffer
+
+
+def test_a_fixed_window_under_netbsd_is_whole_segments():
+    from qoslab.backends.sim import lower_network
+    from qoslab.methods import plan_test
+
+    scenario = loads_scenario(
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + """
+[[test]]
+method = "tcp.transfer"
+from = "a"
+to = "b"
+stack = "netbsd-1.1"
+window = "16 KiB"
+tcp = { send_low_water = "4 KiB", ack_on_push = false }
+"""
+    )
+    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    # tcp_mss(): roundup(16384, 1460) = 17520 for both buffers and so the window.
+    assert (opts["send_buffer"], opts["recv_buffer"], opts["max_window"]) == (17_520, 17_520, 17_520)
+    # Written in the tcp table: wins over the preset.
+    assert (opts["send_low_water"], opts["ack_on_push"]) == (4096, False)

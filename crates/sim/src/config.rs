@@ -670,6 +670,11 @@ pub struct WifiConfig {
     /// IEEE 802.11-2020 Annex C; 1 for seed 004's WaveLAN, which never retried).
     #[serde(default = "default_retry_limit")]
     pub retry_limit: u32,
+    /// Unicast data frames are acknowledged (an Ack after SIFS, retries on its
+    /// absence). Default true (IEEE 802.11-2020 §10.3.2.11); false for seed 004's
+    /// WaveLAN, which "does not provide any acknowledgements mechanism".
+    #[serde(default = "default_true")]
+    pub link_acks: bool,
     /// The AP relays frames from one of its stations to another (and group frames back
     /// into the BSS), as the distribution function does (IEEE 802.11-2020 §4.5.4.2,
     /// §11.3). Default true; false is client isolation (hostapd `ap_isolate=1`).
@@ -849,6 +854,21 @@ pub struct TcpOptions {
     /// ACK at once after this many full-sized segments (default 2, RFC 5681 §4.2).
     #[serde(default)]
     pub delayed_ack_segments: Option<u32>,
+    /// ACK at once an in-order segment with PSH (NetBSD's tcp_input; default off).
+    #[serde(default)]
+    pub ack_on_push: Option<bool>,
+    /// The delayed ACK waits for the next tick of a host-wide clock of period
+    /// `delayed_ack_ns` (4.4BSD `tcp_fasttimo`), not a full period (default off).
+    #[serde(default)]
+    pub delayed_ack_clock: Option<bool>,
+    /// A bulk writer refills the send buffer once this many octets are free (4.4BSD
+    /// `so_snd.sb_lowat`) and PSH marks the last octet written; 0 or none = refilled at
+    /// once, no PSH (default).
+    #[serde(default)]
+    pub send_low_water: Option<u32>,
+    /// That writer's write call in octets (ttcp `-l`); 0 or none = one endless call.
+    #[serde(default)]
+    pub write_size: Option<u32>,
     /// Initial window, segments (default 10, RFC 6928).
     #[serde(default)]
     pub initial_window: Option<u32>,
@@ -858,7 +878,8 @@ pub struct TcpOptions {
     /// Tail Loss Probe (RFC 8985 §7), default on as Linux's `tcp_early_retrans=3`.
     #[serde(default)]
     pub tlp: Option<bool>,
-    /// Window growth: "bytes" (RFC 3465, default) or "acks" (RFC 5681 once per ACK).
+    /// Window growth: "bytes" (RFC 3465, default), "acks" (RFC 5681 once per ACK) or
+    /// "4.4bsd" (Net/3's per-ACK rule with avoidance's extra maxseg/8).
     #[serde(default)]
     pub cwnd_growth: Option<String>,
     /// Slow start's L in segments with byte counting (default 2, RFC 3465 §2.2); 0 = no

@@ -1868,6 +1868,7 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
     params.access = w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
     params.rts_threshold = w.rts_threshold as usize;
     params.short_retry_limit = w.retry_limit;
+    params.link_acks = w.link_acks;
     params.hears = w.hears.clone();
     params.frame_error_rate = w.frame_error_rate.clone();
     params.check().map_err(|message| {
@@ -2233,7 +2234,8 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
         config.cwnd_growth = match g.as_str() {
             "bytes" => CwndGrowth::Bytes,
             "acks" => CwndGrowth::Acks,
-            other => return Err(format!("cwnd_growth {other:?}: expected \"bytes\" or \"acks\"")),
+            "4.4bsd" => CwndGrowth::Bsd44,
+            other => return Err(format!("cwnd_growth {other:?}: expected \"bytes\", \"acks\" or \"4.4bsd\"")),
         };
     }
     if let Some(a) = &options.cubic_alpha {
@@ -2253,6 +2255,12 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
         config.initial_rto = Duration::from_nanos(d);
     }
     config.nagle = options.nagle.unwrap_or(config.nagle);
+    config.ack_on_push = options.ack_on_push.unwrap_or(config.ack_on_push);
+    config.delayed_ack_clock = options.delayed_ack_clock.unwrap_or(config.delayed_ack_clock);
+    if let Some(w) = options.send_low_water {
+        config.send_low_water = (w > 0).then_some(w);
+    }
+    config.write_size = options.write_size.unwrap_or(config.write_size);
     config.rack = options.rack.unwrap_or(config.rack);
     config.tlp = options.tlp.unwrap_or(config.tlp);
     config.prr = options.prr.unwrap_or(config.prr);

@@ -437,3 +437,34 @@ fn the_same_seed_gives_the_same_run() {
     assert_eq!(a, delivered_sequence(21));
     assert_ne!(a, delivered_sequence(22));
 }
+
+#[test]
+fn without_link_acks_each_frame_goes_once_and_nothing_follows_it() {
+    // Seed 004's WaveLAN: "the wireless protocol does not provide any acknowledgements
+    // mechanism". Per frame: DIFS 50 + CWmin/2 = 15.5 slots of 20 µs + PLCP + the MPDU,
+    // and no SIFS + Ack after it; a lost frame is lost, never retried.
+    let mut p = params(Preamble::Long, 2);
+    p.link_acks = false;
+    p.frame_error_rate = vec![0.1, 0.0];
+    let mut bss = Bss::new(p, RunSeed(5), 1);
+    let run = saturate(&mut bss, &[1], 5_000);
+    let mpdu_us = (1536.0 * 8.0 / 11.0_f64).ceil();
+    let frame_us = 50.0 + 15.5 * 20.0 + 192.0 + mpdu_us;
+    // What is delivered: the nine frames in ten that the errors spare.
+    let analytical = 0.9 * MSDU_LEN as f64 * 8.0 / frame_us;
+    let measured = run.throughput_mbps();
+    eprintln!("no link acks, FER 0.1: {measured:.4} Mb/s vs {analytical:.4} Mb/s");
+    assert!((measured - analytical).abs() / analytical < 0.03, "{measured} vs {analytical}");
+    let s = bss.member_stats(1);
+    assert_eq!((s.retries, s.dropped), (0, 0));
+    assert_eq!(bss.member_stats(0).rx_errors + run.delivered, s.attempts);
+    // Each frame lost is reported lost (so what it carried is not counted as in flight).
+    let lost = run.events.iter().filter(|e| matches!(e, BssEvent::Dropped { reason: DropReason::NotReceived, delivered: false, .. })).count() as u64;
+    assert_eq!(lost, bss.member_stats(0).rx_errors);
+    // The Duration field reserves nothing (no Ack to protect).
+    let duration = run.events.iter().find_map(|e| match e {
+        BssEvent::Delivered { mpdu, .. } => Some(u16::from_le_bytes([mpdu[2], mpdu[3]])),
+        _ => None,
+    });
+    assert_eq!(duration, Some(0));
+}

@@ -1305,6 +1305,7 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
         "queue_frames": TX_QUEUE_FRAMES,
         "member_queue_frames": queues,
         "retry_limit": link.retry_limit,
+        "link_acks": link.link_acks,
         "delay_ns": link.delay,
         "access": link.access,
         "control_preamble": link.control_preamble,

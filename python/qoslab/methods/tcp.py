@@ -62,9 +62,30 @@ STACKS: dict[str, dict[str, Any]] = {
     "linux": {},
     # NetBSD 1.1 (1995), seed 004's laptops: the 4.4BSD-Lite TCP.
     "netbsd-1.1": {
-        # 4.4BSD tcp_fasttimo runs every 200 ms (PR_FASTHZ = 5) and sends the delayed
-        # ACKs; a second full segment is acknowledged at once (tcp_output's window rule).
+        # 4.4BSD tcp_fasttimo runs every 200 ms (PR_FASTHZ = 5) for the whole host and
+        # sends every pending delayed ACK (TF_DELACK): the ACK waits for the next tick,
+        # 0-200 ms (Wright and Stevens, TCP/IP Illustrated vol. 2, §25.4). A second full
+        # segment is acknowledged at once by tcp_output's window-update rule (the window
+        # advanced by 2 segments, or by half the buffer; NetBSD 1.0 tcp_output.c rev
+        # 1.10, 4.4BSD-Lite2 tcp_output.c 8.4), which the simulator applies on arrival,
+        # as ttcp reads each segment as it comes.
         "delayed_ack_ns": 200 * MS,
+        "delayed_ack_clock": True,
+        # NetBSD's own change to 4.4BSD: an in-order segment with PSH is ACKed at once
+        # (TH_PUSH -> TF_ACKNOW in TCP_REASS and in header prediction; NetBSD 1.0
+        # sys/netinet/tcp_input.c rev 1.10 of 1994-06-29, still in rev 1.23.4.2 of
+        # NetBSD 1.2, so in NetBSD 1.1 between them).
+        "ack_on_push": True,
+        # The sender's PSH is 4.4BSD tcp_output's "If we're sending everything we've
+        # got, set PUSH" (off + len == so_snd.sb_cc), and what it has got is what ttcp's
+        # write() calls put in the buffer: sosend sleeps until the space reaches
+        # so_snd.sb_lowat, which soreserve sets to MCLBYTES (NetBSD 1.0
+        # kern/uipc_socket2.c; 2048 on i386), or the rest of the write call.
+        "send_low_water": 2048,
+        # TCP_SENDSPACE = TCP_RECVSPACE = 1024*16 (NetBSD 1.0 netinet/tcp_usrreq.c),
+        # which tcp_mss() rounds up to whole segments (see ROUNDED_BUFFERS).
+        "send_buffer": 16384,
+        "recv_buffer": 16384,
         # TCPTV_MIN: 2 slow-timer ticks of 500 ms (PR_SLOWHZ = 2), so the RTO is >= 1 s.
         "min_rto_ns": 1000 * MS,
         # SACK (RFC 2018, 1996) came to NetBSD years later.
@@ -82,10 +103,10 @@ STACKS: dict[str, dict[str, Any]] = {
         # snd_ssthresh, by t_maxseg²/snd_cwnd above it, whatever the ACK covers
         # (Wright and Stevens, TCP/IP Illustrated vol. 2, ch. 29, tcp_input's ACK
         # processing, "open the congestion window"; byte counting, RFC 3465, is of 2003).
-        # Net/3's avoidance also adds maxseg/8 per ACK, which NetBSD later removed ("Don't
-        # add the extra 1/8 of the mss"); whether 1.1 had it was not checked, and it is not
-        # modelled: RFC 5681's SMSS²/cwnd alone.
-        "cwnd_growth": "acks",
+        # Net/3's avoidance also adds maxseg/8 per ACK ("to help larger windows open
+        # quickly enough"), which NetBSD removed only later: NetBSD 1.0's tcp_input.c rev
+        # 1.10 and NetBSD 1.2's rev 1.23.4.2 both have `incr * incr / cw + incr / 8`.
+        "cwnd_growth": "4.4bsd",
         # 4.4BSD tcp_newtcpcb: t_rxtcur = ((TCPTV_SRTTBASE >> 2) + (TCPTV_SRTTDFLT << 2))
         # >> 1 = (0 + 24) >> 1 = 12 ticks of 500 ms: the SYN is retried after about 6 s
         # (Stevens, TCP/IP Illustrated vol. 1, §18.3 "Timeout of Connection
@@ -117,6 +138,29 @@ STACKS: dict[str, dict[str, Any]] = {
 }
 """TCP settings of each ``stack`` of a test, on top of the simulator's Linux defaults
 (crates/sim/src/tcp/config.rs)."""
+
+ROUNDED_BUFFERS = {"netbsd-1.1"}
+"""Stacks whose socket buffers (and so the window) are whole segments: 4.4BSD tcp_mss()
+"Make the socket buffers an integral number of mss units" (bufsize = roundup(bufsize,
+mss), at most sb_max = 256 KiB; NetBSD 1.0 netinet/tcp_input.c): 16384 becomes 17520
+with a 1460-octet MSS."""
+
+SB_MAX = 256 * 1024
+"""4.4BSD's sb_max (SB_MAX, sys/socketvar.h), the most tcp_mss() rounds a buffer up to."""
+
+
+def bsd_buffer(size: int, mss: int) -> int:
+    """A socket buffer as 4.4BSD tcp_mss() leaves it: rounded up to whole segments, at
+    most sb_max (a buffer under one segment stays; tcp_mss lowers the MSS instead).
+
+    >>> bsd_buffer(16384, 1460)
+    17520
+    >>> bsd_buffer(16384, 1024)
+    16384
+    """
+    if size <= mss:
+        return size
+    return min(-(-size // mss) * mss, max(SB_MAX, size))
 
 
 
@@ -176,6 +220,11 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         # 0 = no bound (config.rs TcpOptions).
         "slow_start_limit": stack.slow_start_limit or 0,
         "initial_rto_ns": int(stack.initial_rto),
+        "ack_on_push": stack.ack_on_push,
+        "delayed_ack_clock": stack.delayed_ack_clock,
+        "send_low_water": int(stack.send_low_water) if stack.send_low_water is not None else 0,
+        # ttcp -l: the writer's write call (used only with a low water mark).
+        "write_size": int(getattr(t, "buffer", 0) or 0),
     }
     # The stack's own defaults, where the tcp table does not say otherwise.
     written = stack.model_fields_set
@@ -204,6 +253,10 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         w = int(t.window)
         sizes.append((("test", index, "window"), "window", w))
         opts.update(send_buffer=w, recv_buffer=w, max_window=w, window_scaling=stack.window_scaling and w > 65535)
+    if t.stack in ROUNDED_BUFFERS:
+        for key in ("send_buffer", "recv_buffer", "max_window"):
+            if key in opts:
+                opts[key] = bsd_buffer(int(opts[key]), mss)
     out = LocatedProblems(source)
     for path, what, value in sizes:
         if value < mss:

@@ -544,6 +544,12 @@ class Wifi(LinkBase):
         le=255,
         description="dot11ShortRetryLimit: transmission attempts of a frame, the first included, before it is dropped (IEEE 802.11-2020 Annex C: 7); 1 = never retried, as seed 004's WaveLAN, which had no link-layer acknowledgements.",
     )
+    link_acks: bool = Field(
+        True,
+        description="Unicast data frames are acknowledged (an Ack after SIFS, retried on its absence; IEEE 802.11-2020 §10.3.2.11). "
+        "false: each frame is sent once, unacknowledged, with nothing reserved for an Ack, as seed 004's pre-802.11 WaveLAN: "
+        "'the wireless protocol does not provide any acknowledgements mechanism'.",
+    )
     hears: dict[NodeName, list[NodeName]] | None = Field(
         None, description="Who hears whom: node -> nodes it can hear (hidden terminals, seed 004); none = everybody hears everybody."
     )
@@ -1042,8 +1048,8 @@ class UdpEcho(TestBase):
 TcpStack = Literal["linux", "netbsd-1.1", "windows-nt-4.0"]
 _STACK_DOC = (
     "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
-    "IW 10, RACK-TLP, byte counting), 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed ACK, 1 s min RTO, IW 1, "
-    "no timestamps, growth per ACK, 6 s initial RTO) or 'windows-nt-4.0' (seed 001's workstations: no SACK, timestamps or window scaling, "
+    "IW 10, RACK-TLP, byte counting), 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed-ACK clock, ACK at once on PSH, 1 s min RTO, IW 1, "
+    "no timestamps, 4.4BSD growth per ACK, 6 s initial RTO, 16 KiB socket buffers rounded up to whole segments, a 2 kB writer low water mark) or 'windows-nt-4.0' (seed 001's workstations: no SACK, timestamps or window scaling, "
     "200 ms delayed ACK, growth per ACK, 3 s initial RTO); qoslab.methods.tcp.STACKS cites each."
 )
 
@@ -1062,6 +1068,9 @@ class TcpSettings(Strict):
     nagle: bool = Field(True, description="Nagle's algorithm (RFC 896); false = TCP_NODELAY.")
     delayed_ack: Time = Field("40 ms", description="Delayed-ACK timer (RFC 5681 §4.2): Linux 40 ms, BSD 200 ms; '0 s' ACKs every segment at once.")
     delayed_ack_segments: int = Field(2, ge=1, description="ACK at once after this many full-sized segments (RFC 5681 §4.2: 2).")
+    delayed_ack_clock: bool = Field(False, description="The delayed ACK waits for the next tick of one host-wide clock of period delayed_ack (4.4BSD's tcp_fasttimo every 200 ms), so 0 to delayed_ack, not a full delayed_ack per segment (Linux). On under stack 'netbsd-1.1'.")
+    ack_on_push: bool = Field(False, description="ACK at once an in-order segment that carries PSH (NetBSD's tcp_input since 1994, rev 1.10: TH_PUSH sets TF_ACKNOW). On under stack 'netbsd-1.1'.")
+    send_low_water: Size | None = Field(None, le=U32_MAX, description="A bulk sender's writer as 4.4BSD's sosend: blocked on a full send buffer it writes again only once this much is free (so_snd.sb_lowat = MCLBYTES, 2048 on i386), and PSH marks the segment that sends the last octet written; none = the buffer refilled at once, no PSH. 2 kB under stack 'netbsd-1.1'.")
     min_rto: Time = Field("200 ms", description="Lower bound of the retransmission timeout: Linux 200 ms, RFC 6298 §2.4 1 s.")
     rto_backoff_cap: Time | None = Field(None, description="Cap on the exponentially backed-off RTO (seed 004's router: 100 ms); none = only RFC 6298's 60 s.")
     initial_window: int = Field(10, ge=1, le=U32_MAX, description="Initial congestion window, segments (RFC 6928: 10).")
@@ -1077,9 +1086,9 @@ class TcpSettings(Strict):
         "rfc9438",
         description="CUBIC's Reno-friendly estimate: 'rfc9438' grows it by 3(1−β)/(1+β) per window until it reaches the window before the last loss, then by 1 (RFC 9438 §4.3); 'constant' keeps 3(1−β)/(1+β) (RFC 8312, Linux's tcp_cubic and ns-3's TcpCubic).",
     )
-    cwnd_growth: Literal["bytes", "acks"] = Field(
+    cwnd_growth: Literal["bytes", "acks", "4.4bsd"] = Field(
         "bytes",
-        description="What an ACK of new data grows the congestion window by: 'bytes' counts the bytes acknowledged (RFC 3465; Linux), 'acks' grows once per ACK (RFC 5681 Eq. 2 and 3; 4.4BSD and NetBSD 1.1, Windows NT 4.0, ns-3's NewReno), half as fast with an ACK every second segment. 'acks' under stacks 'netbsd-1.1' and 'windows-nt-4.0'.",
+        description="What an ACK of new data grows the congestion window by: 'bytes' counts the bytes acknowledged (RFC 3465; Linux), 'acks' grows once per ACK (RFC 5681 Eq. 2 and 3; 4.4BSD and NetBSD 1.1, Windows NT 4.0, ns-3's NewReno), half as fast with an ACK every second segment; '4.4bsd' is 4.4BSD's per-ACK rule, whose avoidance adds maxseg²/cwnd + maxseg/8. '4.4bsd' under stack 'netbsd-1.1', 'acks' under 'windows-nt-4.0'.",
     )
     slow_start_limit: int | None = Field(
         2,

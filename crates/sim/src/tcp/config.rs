@@ -33,6 +33,12 @@ pub enum CwndGrowth {
     /// TCP/IP Illustrated vol. 2, §29 "open the congestion window") and its
     /// descendants (NetBSD 1.1), and ns-3's `TcpNewReno`.
     Acks,
+    /// 4.4BSD's own rule (Net/3 `tcp_input`, "open the congestion window"; unchanged in
+    /// NetBSD 1.0's tcp_input.c rev 1.10 and NetBSD 1.2's rev 1.23.4.2): once per ACK of
+    /// new data, slow start adds `t_maxseg` while cwnd ≤ ssthresh, and above it
+    /// avoidance adds `maxseg·maxseg/cwnd + maxseg/8` (integer arithmetic), the extra
+    /// eighth "to help larger windows open quickly enough".
+    Bsd44,
 }
 
 /// CUBIC's Reno-friendly estimate W_est (RFC 9438 §4.3): how fast it grows.
@@ -88,6 +94,29 @@ pub struct TcpConfig {
     /// Nagle's algorithm (RFC 896, RFC 1122 §4.2.3.4): hold a short segment while data
     /// is unacknowledged. Default on, as in every stack unless `TCP_NODELAY`.
     pub nagle: bool,
+    /// Acknowledge at once an in-order segment that carries PSH. NetBSD's tcp_input
+    /// does (rev 1.10 of 1994, NetBSD 1.0, through rev 1.23.4.2 of NetBSD 1.2: in the
+    /// header-prediction path and in `TCP_REASS`, `TH_PUSH` sets `TF_ACKNOW` where
+    /// 4.4BSD-Lite sets `TF_DELACK`). Default off, as Linux and 4.4BSD-Lite.
+    pub ack_on_push: bool,
+    /// The delayed-ACK timer is one clock for the whole host ticking every
+    /// `delayed_ack` from time 0, not a timer started per segment: a delayed ACK goes at
+    /// the next tick, 0 to `delayed_ack` later. 4.4BSD's `tcp_fasttimo` runs every
+    /// 200 ms (`PR_FASTHZ` = 5) and sends every connection's pending `TF_DELACK` (Wright
+    /// and Stevens, TCP/IP Illustrated vol. 2, §25.4). Default off (Linux's per-socket
+    /// timer).
+    pub delayed_ack_clock: bool,
+    /// The writer of a bulk sender as 4.4BSD's `sosend` writes: blocked on a full send
+    /// buffer, it writes again only once at least this many octets are free
+    /// (`so_snd.sb_lowat`, which `soreserve` sets to `MCLBYTES`, 2048 on i386), then
+    /// fills all the space; and the segment that sends the last octet written carries
+    /// PSH (4.4BSD `tcp_output`: "If we're sending everything we've got, set PUSH").
+    /// None (default): the buffer is refilled at once, PSH is not set on bulk data.
+    pub send_low_water: Option<u32>,
+    /// The octets of one write call of that writer (ttcp `-l`, 8192 by default), whose
+    /// tail `sosend` writes even below the low water mark; 0 (default) = one endless
+    /// call. Only with [`TcpConfig::send_low_water`].
+    pub write_size: u32,
     /// Lower bound of the RTO. RFC 6298 §2.4 says 1 s; Linux uses 200 ms
     /// (`TCP_RTO_MIN`), which is the default here.
     pub min_rto: Duration,
@@ -178,6 +207,10 @@ impl Default for TcpConfig {
             delayed_ack: Some(Duration::from_millis(40)),
             delayed_ack_segments: 2,
             nagle: true,
+            ack_on_push: false,
+            delayed_ack_clock: false,
+            send_low_water: None,
+            write_size: 0,
             min_rto: Duration::from_millis(200),
             max_rto: Duration::from_secs(60),
             initial_rto: Duration::from_secs(1),

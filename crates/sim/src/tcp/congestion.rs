@@ -5,6 +5,9 @@
 //! mechanics (which segment to retransmit, NewReno's window inflation, RFC 6675's
 //! pipe) live in the socket; this module only says how large the window is.
 
+/// 4.4BSD's TCP_MAXWIN (tcp.h): the largest unscaled window, 65 535 octets.
+const TCP_MAXWIN: u64 = 65_535;
+
 use super::config::{CongestionControl, CubicAlpha, CwndGrowth};
 
 /// RFC 9438 §5.1: C = 0.4.
@@ -113,6 +116,8 @@ impl Congestion {
         match self.growth {
             CwndGrowth::Bytes => acked.min(self.ss_limit.map_or(u64::MAX, |l| u64::from(l) * u64::from(smss))),
             CwndGrowth::Acks => acked.min(u64::from(smss)),
+            // Net/3: `incr = tp->t_maxseg`, whatever the ACK covers.
+            CwndGrowth::Bsd44 => u64::from(smss),
         }
     }
 
@@ -133,6 +138,16 @@ impl Congestion {
     /// smoothed RTT `srtt` (ns) if known.
     pub fn on_ack(&mut self, now: u64, acked: u64, smss: u32, srtt: Option<u64>) {
         let smss = u64::from(smss);
+        if self.growth == CwndGrowth::Bsd44 && matches!(self.algo, Algo::NewReno) {
+            // Net/3 tcp_input: `if (cw > tp->snd_ssthresh) incr = incr * incr / cw +
+            // incr / 8;` (slow start while cwnd ≤ ssthresh, one maxseg per ACK).
+            // `tp->snd_cwnd = min(cw + incr, TCP_MAXWIN << tp->snd_scale)`: at most
+            // 65 535 octets (scaling is not applied here; NetBSD 1.1's 16 KiB buffers
+            // never ask for it). A window already above the cap stays.
+            let incr = if self.cwnd > self.ssthresh { smss * smss / self.cwnd.max(1) + smss / 8 } else { smss };
+            self.cwnd = (self.cwnd + incr).min(TCP_MAXWIN.max(self.cwnd));
+            return;
+        }
         if self.in_slow_start() {
             self.cwnd += self.slow_start_increment(acked, smss as u32);
             return;
@@ -141,7 +156,7 @@ impl Congestion {
         // §3.1: "increment cwnd by at most SMSS bytes for each ACK received").
         let acked = match self.growth {
             CwndGrowth::Bytes => acked,
-            CwndGrowth::Acks => acked.min(smss),
+            CwndGrowth::Acks | CwndGrowth::Bsd44 => acked.min(smss),
         };
         match &mut self.algo {
             Algo::NewReno if self.growth == CwndGrowth::Acks => {

@@ -234,6 +234,13 @@ pub struct TcpSocket {
     tx_len: u64,
     /// Bulk mode: payload is zeros, never copied. `unlimited` never runs out.
     bulk: Option<bool>,
+    /// Bulk mode with [`TcpConfig::send_low_water`]: octets of the send buffer freed by
+    /// ACKs that the writer has not filled again (it waits until they reach the low
+    /// water mark, as 4.4BSD's `sosend`).
+    unwritten: u64,
+    /// What is left of the writer's current write call (4.4BSD `uio_resid`), with
+    /// [`TcpConfig::send_low_water`]; 0 before the first.
+    call_left: u64,
     /// Where our FIN goes, once the application closed.
     fin_seq: Option<SeqNumber>,
     rst_pending: bool,
@@ -358,6 +365,8 @@ impl TcpSocket {
             tx: VecDeque::new(),
             tx_len: 0,
             bulk: None,
+            unwritten: 0,
+            call_left: 0,
             fin_seq: None,
             rst_pending: false,
             probe_pending: false,
@@ -505,6 +514,10 @@ impl TcpSocket {
                 self.tx_len = u64::MAX / 4;
             }
         }
+        // The writer has filled the buffer with whole write calls and part of one.
+        let ws = u64::from(self.cfg.write_size);
+        self.unwritten = 0;
+        self.call_left = if ws > 0 { (ws - self.written_octets() % ws) % ws } else { 0 };
     }
 
     /// Sink mode: received data is counted and dropped at once, as a reader that
@@ -1033,7 +1046,7 @@ impl TcpSocket {
         }
         // Seventh: segment text.
         if !payload.is_empty() && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2) {
-            self.receive_data(now, repr.seq_number, payload);
+            self.receive_data(now, repr.seq_number, payload, repr.control == Control::Psh);
         }
         // Eighth: FIN.
         if repr.control == Control::Fin
@@ -1092,6 +1105,7 @@ impl TcpSocket {
             let fin_octet = usize::from(self.fin_seq.is_some_and(|f| ack > f));
             let data_acked = (acked - fin_octet) as u64;
             self.drain_tx(data_acked);
+            self.writer_refill(data_acked);
             self.stats.bytes_acked += data_acked;
             self.snd_una = ack;
             if self.snd_nxt < ack {
@@ -1534,7 +1548,7 @@ impl TcpSocket {
     }
 
     /// Accepts segment text at `seq` (already found acceptable).
-    fn receive_data(&mut self, now: u64, seq: SeqNumber, payload: &[u8]) {
+    fn receive_data(&mut self, now: u64, seq: SeqNumber, payload: &[u8], push: bool) {
         let (mut seq, mut data) = (seq, payload);
         if seq < self.rcv_nxt {
             let skip = (self.rcv_nxt - seq).min(data.len());
@@ -1573,6 +1587,9 @@ impl TcpSocket {
             }
             if had_gap {
                 // RFC 5681 §4.2: ACK at once a segment that fills a gap.
+                self.ack_now = true;
+            } else if push && self.cfg.ack_on_push {
+                // NetBSD tcp_input (TCP_REASS, header prediction): TH_PUSH → TF_ACKNOW.
                 self.ack_now = true;
             } else {
                 self.schedule_ack(now);
@@ -1627,7 +1644,9 @@ impl TcpSocket {
         if unacked >= u64::from(self.cfg.delayed_ack_segments.max(1)) * u64::from(self.rcv_mss) {
             self.ack_now = true;
         } else if self.delack_at.is_none() {
-            self.delack_at = Some(now + delay.as_nanos());
+            let d = delay.as_nanos().max(1);
+            // 4.4BSD: the next tick of tcp_fasttimo's host-wide clock, else a full delay.
+            self.delack_at = Some(if self.cfg.delayed_ack_clock { (now / d + 1) * d } else { now + d });
         }
     }
 
@@ -1858,10 +1877,11 @@ impl TcpSocket {
         (pipe, next)
     }
 
-    /// Bytes mode bounds what is in flight by the queue itself; bulk by the buffer.
+    /// Bytes mode bounds what is in flight by the queue itself; bulk by the buffer,
+    /// less what the writer has not filled again.
     fn send_buffer_limit(&self) -> u64 {
         if self.bulk.is_some() {
-            u64::from(self.cfg.send_buffer)
+            u64::from(self.cfg.send_buffer).saturating_sub(self.unwritten)
         } else {
             u64::MAX
         }
@@ -1957,6 +1977,9 @@ impl TcpSocket {
             Control::Fin
         } else if plan.len > 0 && self.bulk.is_none() && (offset + plan.len) as u64 == self.tx_len {
             // Linux marks the segment that empties the send queue.
+            Control::Psh
+        } else if plan.len > 0 && self.bulk.is_some() && self.cfg.send_low_water.is_some() && (offset + plan.len) as u64 == self.written_octets() {
+            // 4.4BSD tcp_output: "If we're sending everything we've got, set PUSH."
             Control::Psh
         } else {
             Control::None
@@ -2309,6 +2332,48 @@ impl TcpSocket {
         } else {
             0
         }
+    }
+
+    /// A bulk writer with a low water mark (4.4BSD `sosend`): `acked` octets left the
+    /// send buffer; it writes again, filling all the space, once the space reaches the
+    /// mark (`so_snd.sb_lowat`), and never past the end of a sized transfer.
+    fn writer_refill(&mut self, acked: u64) {
+        let Some(lowat) = self.cfg.send_low_water else { return };
+        if self.bulk.is_none() {
+            return;
+        }
+        self.unwritten += acked;
+        self.writer_run(u64::from(lowat));
+    }
+
+    /// 4.4BSD `sosend` for a stream socket, one write call of `write_size` octets after
+    /// another: it sleeps while the space is below both the rest of the call and the
+    /// low water mark; awake, it writes as much of the call as the space takes.
+    fn writer_run(&mut self, lowat: u64) {
+        let call = if self.cfg.write_size == 0 { u64::MAX } else { u64::from(self.cfg.write_size) };
+        loop {
+            // What the application still has to write, past what the buffer holds.
+            let left = self.tx_len.saturating_sub(self.written_octets());
+            if left == 0 || self.unwritten == 0 {
+                return;
+            }
+            if self.call_left == 0 {
+                self.call_left = call.min(left);
+            }
+            let r = self.call_left.min(left);
+            if self.unwritten < r && self.unwritten < lowat {
+                return;
+            }
+            let w = self.unwritten.min(r);
+            self.unwritten -= w;
+            self.call_left = r - w;
+        }
+    }
+
+    /// Octets the bulk writer has put in the send buffer, counted from its first
+    /// octet (`tx_base`): the buffer less the space not yet written, at most all.
+    fn written_octets(&self) -> u64 {
+        (u64::from(self.cfg.send_buffer).saturating_sub(self.unwritten)).min(self.tx_len)
     }
 
     fn drain_tx(&mut self, n: u64) {

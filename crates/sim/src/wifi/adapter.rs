@@ -140,6 +140,9 @@ pub enum DropReason {
         /// Exchanges attempted for the frame.
         attempts: u32,
     },
+    /// Sent once on a link without link acknowledgements (seed 004's WaveLAN) and not
+    /// received by its addressee: a collision, a frame error, or out of its range.
+    NotReceived,
 }
 
 impl fmt::Display for DropReason {
@@ -169,6 +172,10 @@ impl fmt::Display for DropReason {
             DropReason::Undecryptable { cipher, why } => {
                 write!(f, "802.11 frame dropped by {cipher}: {why}")
             }
+            DropReason::NotReceived => write!(
+                f,
+                "802.11 frame sent once without link acknowledgements, not received by its addressee"
+            ),
             DropReason::QueueFull { capacity } => {
                 write!(
                     f,

@@ -101,6 +101,12 @@ pub struct BssParams {
     /// this and its default 4. 1 sends each frame once, as seed 004's WaveLAN, which
     /// had no link-layer acknowledgements to retry on.
     pub short_retry_limit: u32,
+    /// Unicast data frames are acknowledged (IEEE 802.11-2020 §10.3.2.11: an Ack after
+    /// SIFS, retried without it). False: every data frame is sent once and counts as
+    /// done when its transmission ends, with Duration 0 (nothing reserved for an Ack),
+    /// as seed 004's WaveLAN: "the wireless protocol does not provide any
+    /// acknowledgements mechanism". Default true.
+    pub link_acks: bool,
     /// DCF basic access of a frame that finds the medium idle ([`Access`]).
     pub access: Access,
     /// The AP's (member 0's) beacons; `None`: no beacons.
@@ -139,6 +145,7 @@ impl BssParams {
             queue_frames,
             member_queue_frames: Vec::new(),
             short_retry_limit: super::dcf::DEFAULT_SHORT_RETRY_LIMIT,
+            link_acks: true,
             access: Access::IdleDifs,
             beacon: None,
         }
@@ -281,7 +288,7 @@ pub enum BssEvent {
         member: usize,
         /// The MPDU.
         mpdu: Vec<u8>,
-        /// Why (here: the retry limit).
+        /// Why: the retry limit, or (without link acks) not received by its addressee.
         reason: DropReason,
         /// Whether the receiver had it all the same (its acknowledgements were lost):
         /// what it carried is not lost (conservation).
@@ -886,7 +893,8 @@ impl Bss {
     }
 
     fn transmit_data(&mut self, t: Nanos, m: usize, plan: Plan) {
-        let nav = plan.data_nav();
+        // Without link acks nothing follows the frame: Duration 0, as a group frame's.
+        let nav = if self.params.link_acks { plan.data_nav() } else { 0 };
         let head = self.members[m]
             .queue
             .front_mut()
@@ -1201,6 +1209,8 @@ impl Bss {
             .expect("an ending transmission is on the air");
         let tx = self.on_air.swap_remove(index);
         let n = self.members.len();
+        // Whether the frame's addressee took it (for a frame no Ack will confirm).
+        let mut addressee_got = false;
         for r in 0..n {
             if r == tx.sender {
                 continue;
@@ -1256,7 +1266,8 @@ impl Bss {
             match tx.kind {
                 FrameKind::Data => {
                     self.deliver(t, r, &tx);
-                    if for_r {
+                    addressee_got |= for_r;
+                    if for_r && self.params.link_acks {
                         let ack = Scheduled::Ack { to: tx.sender };
                         self.schedule(t + sifs, PHASE_SEND, Event::Send(r, ack));
                     }
@@ -1289,10 +1300,21 @@ impl Bss {
         // The sender's side, after the receivers (group frames: Delivered, then TxDone).
         let sender = tx.sender;
         match tx.kind {
-            FrameKind::Data if tx.receiver.is_some() => {
+            FrameKind::Data if tx.receiver.is_some() && self.params.link_acks => {
                 self.await_response(t, sender, FrameKind::Ack)
             }
-            FrameKind::Data => self.exchange_succeeded(t, sender),
+            FrameKind::Data => {
+                if tx.receiver.is_some() && !addressee_got {
+                    // No Ack will tell the sender; the medium knows it was lost.
+                    self.outbox.push(BssEvent::Dropped {
+                        member: sender,
+                        mpdu: tx.mpdu.clone().unwrap_or_default(),
+                        reason: DropReason::NotReceived,
+                        delivered: false,
+                    });
+                }
+                self.exchange_succeeded(t, sender)
+            }
             FrameKind::Rts => self.await_response(t, sender, FrameKind::Cts),
             FrameKind::Cts | FrameKind::CtsToSelf | FrameKind::Ack => {}
         }
