@@ -91,10 +91,10 @@ class CpuProfile(BaseModel):
     def sim_config(self) -> dict[str, Any]:
         """The simulator's ``CpuConfig`` for this profile."""
         nic = self.atm_nic if self.atm_nic is not None else AtmNic()
-        out = {"profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump(), "atm_nic": nic.model_dump()}
-        if self.rx_latency_ns or self.rx_latency_ns_per_byte:
-            out["rx_latency"] = {"per_frame_ns": self.rx_latency_ns, "per_byte_ns": self.rx_latency_ns_per_byte}
-        return out
+        return {
+            "profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump(), "atm_nic": nic.model_dump(),
+            "rx_latency": {"per_frame_ns": self.rx_latency_ns, "per_byte_ns": float(self.rx_latency_ns_per_byte)},
+        }
 
 
 @cache
