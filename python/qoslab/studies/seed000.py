@@ -21,7 +21,7 @@ The models and where each parameter comes from (tests/test_seed000.py checks eac
 against its source and that the rows it predicts are computed, not read):
 
 - the AP sends the short PLCP preamble: calibrated on ONE row, §4 / Fig. 12's L3F 7.2 Mb/s
-  of 1500-byte frames (the factory long preamble cannot exceed 6.45 Mb/s); it predicts
+  of 1500-byte frames (the factory long preamble cannot exceed 6.40 Mb/s); it predicts
   Table 4's L3F plateau and knee;
 - station A's adapter sends the long preamble: calibrated on ONE row, §4 / Fig. 12's ICS
   6.1 Mb/s; it predicts Table 4's ICS throughputs and §4's "15 % higher";
