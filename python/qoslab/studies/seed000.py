@@ -453,7 +453,8 @@ class Seed000(Study):
         lat = by.get("t4.l3f.10.lat")
         if lat and lat["ours"] is not None:
             out.append(
-                f"Light-load latency: ours {lat['ours']} ms against 3.30 ms. Line times and 802.11 access give about 1.43 ms for a 1450-byte frame and 0.18 ms for a 64-byte one; "
+                f"Light-load latency: ours {lat['ours']} ms against 3.30 ms. The seed's tester timed every frame one way (§3: a time stamp in each frame, read at the receiving port), at 11 Mb/s, so no RTT-for-one-way or 1 Mb/s mismatch explains the gap. "
+                "Line times and 802.11 access give about 1.43 ms for a 1450-byte frame and 0.18 ms for a 64-byte one; "
                 "the rest is station A's receive path (adapter, interrupt, NDIS DPC), modelled as a latency that does not busy the CPU (cpu_profiles.toml, rx_latency_ns and rx_latency_ns_per_byte): "
                 "a per-frame part set on Fig. 13's 'about 1 ms' for small packets and a per-byte part on Table 4's 3.30 ms. Had it been CPU time, the station could not forward the 620 frames/s Table 4 shows."
             )
