@@ -58,14 +58,15 @@ def test_strict_share_counts_only_outcomes_and_shows_calibration_errors():
 
     study = registry()["000"]
     echo = {p.key: Ours(p.paper[0] if isinstance(p.paper, list) else p.paper) for p in study.published()}
-    echo["text.ics.max"] = Ours(7.0)  # the ICS knee was calibrated on 6.1 Mb/s (±10 %)
+    echo["text.ics.max"] = Ours(7.0)  # station A's preamble was calibrated on ICS's 6.1 Mb/s (±10 %)
     echo["t4.l3f.1000.tpt"] = Ours(9.0)  # 7.21 ± 10 %: differs
     study.ours = lambda data: echo  # type: ignore[method-assign]
     rows = study.summary({})
     c = counts(rows)
     agree = sum(r["status"] == "agrees" for r in rows)
     differ = sum(r["status"] == "differs" for r in rows)
-    assert differ == 1 and c["setting"] == 10 and c["derived"] == 1
+    # Derived: §4's "15 % higher" (from text.ics.max) and L3F at 10 000 fps (from text.l3f.max).
+    assert differ == 1 and c["setting"] == 10 and c["derived"] == 2
     assert agreement(c).startswith(f"{agree} of {agree + differ} compared rows agree ({100 * agree / (agree + differ):.0f} %)")
     (miss,) = calibration_misses(rows)
     # 7.0 − 6.1 = +0.9 Mb/s, +15 % of 6.1

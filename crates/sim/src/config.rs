@@ -484,6 +484,25 @@ pub struct CpuConfig {
     /// The machine's ATM adapter, if its segmentation is slower than the line.
     #[serde(default)]
     pub atm_nic: AtmNicCost,
+    /// The receive path's latency before the CPU (adapter, interrupt, driver).
+    #[serde(default)]
+    pub rx_latency: RxLatency,
+}
+
+/// The latency of a node's receive path before its CPU takes a frame: the adapter's
+/// transfer to host memory, its interrupt and the driver's deferred call (a Windows
+/// NDIS miniport's DPC). The CPU is not busy meanwhile and frames overlap in it, in
+/// order (a pipeline): it delays every frame by `per_frame_ns + per_byte_ns × length`
+/// without limiting the rate. Both 0 (the default): frames reach the CPU on arrival.
+/// The profile data file says where each number comes from.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RxLatency {
+    /// Fixed part, ns per frame.
+    pub per_frame_ns: u64,
+    /// Part that grows with the frame, ns per byte of the Ethernet frame (header and
+    /// payload, no FCS) as the node's port hands it over.
+    pub per_byte_ns: f64,
 }
 
 /// An ATM adapter's segmentation engine (the NIC's own processor and its DMA over the
@@ -666,6 +685,12 @@ pub struct WifiConfig {
     /// `queue_frames`; empty (the default): every member has `queue_frames`.
     #[serde(default)]
     pub member_queue_frames: Vec<usize>,
+    /// Per-member PLCP preamble of the data frames it sends, "long" or "short" (same
+    /// order as `hears`), overriding `preamble`; empty (the default): every member
+    /// sends `preamble`. A station's driver may send long preambles in a cell whose AP
+    /// sends short ones (IEEE 802.11-2020 §16.2.2.2: the long format is mandatory).
+    #[serde(default)]
+    pub member_preamble: Vec<String>,
     /// dot11ShortRetryLimit: attempts of a frame, the first included (default 7,
     /// IEEE 802.11-2020 Annex C; 1 for seed 004's WaveLAN, which never retried).
     #[serde(default = "default_retry_limit")]

@@ -25,11 +25,41 @@ pub struct Cpu<J> {
     window: Option<(u64, u64)>,
     window_busy_ns: u64,
     pub drops: u64,
+    /// Frames in the receive path before the CPU (`CpuConfig::rx_latency`): when each
+    /// reaches the job queue, in arrival order.
+    delayed: VecDeque<(u64, J)>,
 }
 
 impl<J> Cpu<J> {
     pub fn new(config: CpuConfig) -> Cpu<J> {
-        Cpu { config, queue: VecDeque::new(), busy_until: None, busy_ns: 0, window: None, window_busy_ns: 0, drops: 0 }
+        Cpu { config, queue: VecDeque::new(), busy_until: None, busy_ns: 0, window: None, window_busy_ns: 0, drops: 0, delayed: VecDeque::new() }
+    }
+
+    /// Whether received frames spend time in the receive path before the CPU.
+    pub fn has_rx_latency(&self) -> bool {
+        let l = self.config.rx_latency;
+        l.per_frame_ns > 0 || l.per_byte_ns > 0.0
+    }
+
+    /// Puts a frame of `len` bytes that arrived at `now` into the receive path; returns
+    /// when it reaches the job queue: `now` plus its latency, but never before the frame
+    /// ahead of it (the path hands frames over in order).
+    pub fn delay(&mut self, now: u64, len: usize, job: J) -> u64 {
+        let l = self.config.rx_latency;
+        let mut due = now + l.per_frame_ns + (l.per_byte_ns * len as f64).round() as u64;
+        if let Some(&(last, _)) = self.delayed.back() {
+            due = due.max(last);
+        }
+        self.delayed.push_back((due, job));
+        due
+    }
+
+    /// The first frame of the receive path, if it is due at `now`.
+    pub fn take_delayed(&mut self, now: u64) -> Option<J> {
+        match self.delayed.front() {
+            Some(&(due, _)) if due <= now => self.delayed.pop_front().map(|(_, job)| job),
+            _ => None,
+        }
     }
 
     /// Whether jobs cost nothing (hardware forwarding).
@@ -60,7 +90,7 @@ impl<J> Cpu<J> {
 
     /// The jobs waiting (for the end-of-run census of `conservation`).
     pub fn queued(&self) -> impl Iterator<Item = &J> {
-        self.queue.iter()
+        self.delayed.iter().map(|(_, job)| job).chain(self.queue.iter())
     }
 
     /// Queues a job, or gives it back (a drop counted) when the queue is full.
@@ -125,7 +155,7 @@ mod test {
     use crate::config::CpuCycles;
 
     fn cpu(hz: u64, limit: usize) -> Cpu<u32> {
-        Cpu::new(CpuConfig { profile: "t".into(), hz, queue_limit: limit, cycles: CpuCycles::default(), atm_nic: Default::default() })
+        Cpu::new(CpuConfig { profile: "t".into(), hz, queue_limit: limit, cycles: CpuCycles::default(), atm_nic: Default::default(), rx_latency: Default::default() })
     }
 
     #[test]
@@ -142,6 +172,22 @@ mod test {
         assert_eq!(end, 400);
         assert_eq!(c.next_job(), Some(2));
         assert!((c.utilization(1000) - 0.4).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_receive_path_delays_in_order_without_busying_the_cpu() {
+        let mut c = cpu(1_000_000_000, 4);
+        c.config.rx_latency = crate::config::RxLatency { per_frame_ns: 1000, per_byte_ns: 2.0 };
+        assert!(c.has_rx_latency());
+        // 1000 + 2 × 500 = 2000 ns for the long frame; the short one (1000 + 2 × 10)
+        // would be due at 1120 but waits for the long one ahead of it.
+        assert_eq!(c.delay(0, 500, 1), 2000);
+        assert_eq!(c.delay(100, 10, 2), 2000);
+        assert_eq!(c.queued().count(), 2, "frames in the receive path are held by the node");
+        assert!(c.take_delayed(1999).is_none());
+        assert_eq!(c.take_delayed(2000), Some(1));
+        assert_eq!(c.take_delayed(2000), Some(2));
+        assert!(!c.is_busy() && c.utilization(2000) == 0.0, "the path costs no CPU time");
     }
 
     #[test]

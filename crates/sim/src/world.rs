@@ -46,6 +46,8 @@ pub enum Event {
     EthArrive { link: u32, from: u8 },
     /// The CPU of `node` finished its job.
     CpuDone { node: u32 },
+    /// The first frame in the receive path of `node` (`CpuConfig::rx_latency`) reached its CPU.
+    RxReady { node: u32 },
     /// The IP stack of `node` asked to be woken.
     IpTimer { node: u32 },
     /// Traffic source `source` sends its next datagram.
@@ -786,6 +788,12 @@ impl World {
                 }
                 self.serve(now, node)?;
             }
+            Event::RxReady { node } => {
+                let n = &mut self.nodes[node as usize];
+                if let Some(job) = n.cpu.take_delayed(now) {
+                    self.offer_received(now, node, job)?;
+                }
+            }
             Event::IpTimer { node } => {
                 let due = self.ip_timers[node as usize].take();
                 if due.is_some_and(|(at, _)| at == now) {
@@ -1018,8 +1026,23 @@ impl World {
             n.port_input(now, port, frame, &mut fx);
             return self.release(now, node, fx);
         }
-        if !n.cpu.offer(Job::Receive { port, frame }) {
-            self.record_drop(now, node, Some(port), "CPU input queue full".into(), None);
+        if n.cpu.has_rx_latency() {
+            let due = n.cpu.delay(now, frame.len(), Job::Receive { port, frame });
+            self.engine.schedule_at(SimTime::from_nanos(due), Event::RxReady { node }).map_err(budget)?;
+            return Ok(());
+        }
+        self.offer_received(now, node, Job::Receive { port, frame })
+    }
+
+    /// A received frame reaches the node's CPU queue (dropped when it is full).
+    fn offer_received(&mut self, now: u64, node: u32, job: Job) -> Result<(), RunError> {
+        let n = &mut self.nodes[node as usize];
+        let port = match &job {
+            Job::Receive { port, .. } => Some(*port),
+            Job::Send(_) => None,
+        };
+        if !n.cpu.offer(job) {
+            self.record_drop(now, node, port, "CPU input queue full".into(), None);
             return Ok(());
         }
         self.serve(now, node)
@@ -1865,6 +1888,25 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
             }))
         }
     };
+    params.control_preamble_long = w.control_preamble == "long";
+    if !w.member_preamble.is_empty() && w.member_preamble.len() != members.len() {
+        return Err(RunError::Config(ConfigError {
+            field: field("member_preamble"),
+            message: format!("{} preambles for {} members", w.member_preamble.len(), members.len()),
+        }));
+    }
+    params.member_preamble = w
+        .member_preamble
+        .iter()
+        .map(|p| match p.as_str() {
+            "long" => Ok(crate::wifi::Preamble::Long),
+            "short" if w.standard != "802.11" => Ok(crate::wifi::Preamble::Short),
+            other => Err(RunError::Config(ConfigError {
+                field: field("member_preamble"),
+                message: format!("a member's preamble must be \"long\" or \"short\" (802.11b/g), not {other:?}"),
+            })),
+        })
+        .collect::<Result<_, _>>()?;
     params.access = w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
     params.rts_threshold = w.rts_threshold as usize;
     params.short_retry_limit = w.retry_limit;

@@ -254,6 +254,7 @@ fn software_sar_costs_the_host_cpu_per_cell() {
         queue_limit: 100,
         cycles: sim::config::CpuCycles { per_atm_cell: 100.0, ..Default::default() },
         atm_nic: Default::default(),
+        rx_latency: Default::default(),
     };
     let count = 10u64;
     config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2), count: count as u32, interval_ns: 50 * MS, payload: 1000, start_ns: 100 * MS }];

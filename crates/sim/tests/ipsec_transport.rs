@@ -28,7 +28,7 @@ fn node(name: &str, addr: Ipv4Addr, mac: u8, gateway: Option<Ipv4Addr>) -> NodeC
         ip_forward: false,
         routes: gateway.map(|via| RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via }).into_iter().collect(),
         nat: None,
-        cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default() },
+        cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default(), rx_latency: Default::default() },
         arp_timeout_ns: 120 * S,
         reassembly_timeout_ns: 30 * S,
         pmtu: Default::default(),
@@ -273,7 +273,7 @@ fn cpu_busy_time_grows_with_the_transport_sas_carrying_traffic() {
         let flows = (0..3u16).map(|i| udp_flow(u32::from(i) + 1, 0, H, 9 + i, payload, rate, S)).collect();
         let mut config = network(&sas, flows, S);
         config.capture = false;
-        config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default() };
+        config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
         let results = sim::simulate(config).unwrap();
         for f in &results.flows {
             assert_eq!((f.sent, f.received), (100, 100), "{k} SAs: {:?}", results.drop_log);

@@ -213,7 +213,7 @@ fn cpu_busy_time_grows_with_the_tunnels_carrying_traffic() {
         let flows = (0..3).map(|i| udp_flow(i as u32 + 1, 2 + i as u32, C, payload, rate, S)).collect();
         let mut config = network(tunnels, flows, S);
         config.capture = false;
-        config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default() };
+        config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
         let results = sim::simulate(config).unwrap();
         for f in &results.flows {
             assert_eq!((f.sent, f.received), (100, 100), "{tunnels} tunnels: {:?}", results.drop_log);
@@ -266,7 +266,7 @@ fn the_senders_own_encapsulations_are_charged_to_its_cpu() {
     ];
     let mut config = network(1, flows, S + 3 * S / 10);
     config.capture = false;
-    config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default() };
+    config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
     let results = sim::simulate(config).unwrap();
     assert_eq!(results.flows[0].received, 100);
     assert_eq!(results.flows[1].received, 12);

@@ -179,7 +179,7 @@ fn one_percent_wan_loss_reaches_the_flow_over_udp_but_not_over_tcp() {
 fn the_client_cpu_pays_each_seal_as_over_udp() {
     let mut config = network("tcp", 0.0, vec![udp_flow(100)], 3 * S);
     let cycles = CpuCycles { per_openvpn_packet: 10_000, per_byte_openvpn: 10.0, ..CpuCycles::default() };
-    config.nodes[0].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default() };
+    config.nodes[0].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
     let results = sim::simulate(config).unwrap();
     assert_eq!((results.flows[0].sent, results.flows[0].received), (100, 100));
     // Each packet in the stream was sealed once: the per-packet cost and, per octet, the

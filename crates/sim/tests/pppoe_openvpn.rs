@@ -251,7 +251,7 @@ fn the_client_cpu_pays_each_seal_open_and_session_frame() {
     let flows = vec![FlowConfig::Udp { id: 1, from: 0, to: SRV_B, dst_port: 9, payload: 200, rate_pps: 100.0, start_ns: S / 2, stop_ns: S, dont_fragment: false }];
     let mut config = network("org-b", "s3cret", 1422, None, flows, 2 * S);
     let cycles = CpuCycles { per_openvpn_packet: 10_000, per_byte_openvpn: 10.0, per_pppoe_packet: 1_000, ..CpuCycles::default() };
-    config.nodes[0].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default() };
+    config.nodes[0].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
     let results = sim::simulate(config).unwrap();
     assert_eq!((results.flows[0].sent, results.flows[0].received), (50, 50));
     // Every frame on the client's tap0 was sealed (sent) or opened (received) once, with

@@ -210,7 +210,7 @@ fn the_server_cpu_pays_each_gre_packet_and_octet() {
     let (per_packet, per_byte) = (50_000u64, 20.0);
     let mut config = network("s3cret", 1397, vec![udp(972)], CpuCycles::default());
     let cycles = CpuCycles { per_pptp_packet: per_packet, per_byte_pptp: per_byte, ..CpuCycles::default() };
-    config.nodes[2].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default() };
+    config.nodes[2].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
     let results = sim::simulate(config).unwrap();
     assert_eq!((results.flows[0].sent, results.flows[0].received), (50, 50));
     let expected: f64 = ip_packets(frames(&results, "pptpd-eth0"))

@@ -33,7 +33,7 @@ fn node(name: &str, mac: u8, addr: [u8; 4]) -> NodeConfig {
         openvpn: vec![],
         pppoe: vec![],
         pptp: vec![],
-        cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default() },
+        cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default(), rx_latency: Default::default() },
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,
         pmtu: Default::default(),

@@ -350,6 +350,7 @@ fn a_slow_cpu_limits_what_its_host_sends() {
         queue_limit: 10,
         cycles: CpuCycles { per_tx_packet: 1_000_000, ..CpuCycles::default() },
         atm_nic: Default::default(),
+        rx_latency: Default::default(),
     };
     let results = sim::simulate(config).unwrap();
     let expected = 1000.0 * 1472.0 * 8.0;

@@ -497,6 +497,9 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
                     found=f"{link.delay / 1000:g} us",
                 )
             _check_wds(sc, base, link, out)
+            for member in link.preambles:
+                if member not in _members(link):
+                    out.add(base + ("preambles", member), "a preamble for a node that is not a member of this BSS", expected="the ap or one of the stations: " + ", ".join(_members(link)), found=repr(member))
             for member in (link.queue or {}) if isinstance(link.queue, dict) else ():
                 if member not in _members(link):
                     out.add(base + ("queue", member), "a queue for a node that is not a member of this BSS", expected="the ap or one of the stations: " + ", ".join(_members(link)), found=repr(member))
@@ -1309,6 +1312,7 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
         "delay_ns": link.delay,
         "access": link.access,
         "control_preamble": link.control_preamble,
+        "member_preamble": [link.preambles.get(m, link.preamble) for m in members] if link.preambles else [],
         "channel": link.channel,
         "beacon": {
             "interval_ns": link.beacon_interval,

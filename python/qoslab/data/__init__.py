@@ -65,6 +65,14 @@ class CpuProfile(BaseModel):
     queue_limit: int = Field(ge=1, description="Frames waiting for the CPU at most.")
     cycles: CpuCycles
     atm_nic: AtmNic | None = Field(None, description="The machine's ATM adapter, where its segmentation is slower than the line; none = line rate.")
+    rx_latency_ns: int = Field(
+        0,
+        ge=0,
+        description="Receive-path latency of every frame before the CPU takes it, ns: the adapter's transfer to host memory, its "
+        "interrupt and the driver's deferred call. The CPU is not busy meanwhile and frames overlap in it (a pipeline, "
+        "in order), so it delays without limiting the rate.",
+    )
+    rx_latency_ns_per_byte: float = Field(0.0, ge=0, description="The part of the receive-path latency that grows with the frame: ns per byte of the Ethernet frame (header and payload, no FCS).")
     calibration: dict[str, str] = Field(description="Field name -> where its value comes from ('cycles' covers every cycle count).")
 
     @model_validator(mode="after")
@@ -74,6 +82,7 @@ class CpuProfile(BaseModel):
             needed += list(CpuCycles.model_fields)
         if self.atm_nic is not None:
             needed += [f"atm_nic.{k}" for k in AtmNic.model_fields]
+        needed += [k for k in ("rx_latency_ns", "rx_latency_ns_per_byte") if getattr(self, k)]
         missing = [k for k in needed if not self.calibration.get(k, "").strip()]
         if missing:
             raise ValueError(f"profile {self.name!r}: no calibration note for {', '.join(missing)}")
@@ -82,7 +91,10 @@ class CpuProfile(BaseModel):
     def sim_config(self) -> dict[str, Any]:
         """The simulator's ``CpuConfig`` for this profile."""
         nic = self.atm_nic if self.atm_nic is not None else AtmNic()
-        return {"profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump(), "atm_nic": nic.model_dump()}
+        return {
+            "profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump(), "atm_nic": nic.model_dump(),
+            "rx_latency": {"per_frame_ns": self.rx_latency_ns, "per_byte_ns": float(self.rx_latency_ns_per_byte)},
+        }
 
 
 @cache

@@ -521,6 +521,12 @@ class Wifi(LinkBase):
     )
     rate: Rate | None = Field(None, description="Data rate, one the standard defines (e.g. '11 Mbps' for 802.11b); none = the highest.")
     preamble: Literal["long", "short"] = Field("long", description="PLCP preamble: 'long' (192 us) or 'short' (96 us, 802.11b/g only).")
+    preambles: dict[NodeName, Literal["long", "short"]] = Field(
+        default_factory=dict,
+        description="Per member, the PLCP preamble of the frames it sends (its data frames, and the Acks answering them), "
+        "overriding `preamble`, e.g. { a = 'long' }: a station whose driver sends the long format in a cell whose AP "
+        "sends short ones (the long format is mandatory, IEEE 802.11-2020 §16.2.2.2).",
+    )
     erp_protection: bool = Field(
         False,
         description="802.11g only: 802.11b stations share the BSS, so every OFDM frame is preceded by a "
@@ -606,6 +612,10 @@ class Wifi(LinkBase):
             )
         if self.preamble == "short" and self.standard == "802.11":
             raise FieldProblem("preamble", "802.11 DSSS has only the long preamble", expected="'long'", found="'short'")
+        if self.standard == "802.11":
+            for member, kind in self.preambles.items():
+                if kind == "short":
+                    raise FieldProblem(f"preambles.{member}", "802.11 DSSS has only the long preamble", expected="'long'", found="'short'")
         if self.beacon_rate is not None and self.beacon_rate not in [int(r * 1_000_000) for r in rates]:
             raise FieldProblem("beacon_rate", f"{self.standard} defines no such rate", expected="one of " + ", ".join(f"{r:g}" for r in sorted(rates)) + " Mbps", found=repr(format_rate(self.beacon_rate)))
         if self.beacon_interval <= 0 or self.beacon_interval % 1_024_000 or self.beacon_interval // 1_024_000 > 65535:

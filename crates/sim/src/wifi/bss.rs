@@ -96,6 +96,15 @@ pub struct BssParams {
     /// fewer frames than a host (Linux 2.4's `ether_setup` gave its wireless interface
     /// `tx_queue_len` 100), which is what bounds the latency past the knee in seed 000.
     pub member_queue_frames: Vec<usize>,
+    /// Per-member PLCP preamble of the frames each sends (its data, RTS and CTS-to-self,
+    /// and, unless `control_preamble_long`, the Acks and CTSs answering them), overriding
+    /// `phy.preamble`; empty: every member sends `phy.preamble`. A station's driver may
+    /// send the long format in a cell whose AP sends short ones (the long format is
+    /// mandatory, IEEE 802.11-2020 §16.2.2.2).
+    pub member_preamble: Vec<Preamble>,
+    /// Control responses always go with the long preamble (`phy.control_preamble` is
+    /// `Long` by configuration, not by following the BSS's preamble).
+    pub control_preamble_long: bool,
     /// dot11ShortRetryLimit: transmission attempts of a frame, the first included,
     /// before it is dropped (Annex C default 7). dot11LongRetryLimit is the smaller of
     /// this and its default 4. 1 sends each frame once, as seed 004's WaveLAN, which
@@ -144,6 +153,8 @@ impl BssParams {
             frame_error_rate: Vec::new(),
             queue_frames,
             member_queue_frames: Vec::new(),
+            member_preamble: Vec::new(),
+            control_preamble_long: false,
             short_retry_limit: super::dcf::DEFAULT_SHORT_RETRY_LIMIT,
             link_acks: true,
             access: Access::IdleDifs,
@@ -254,6 +265,22 @@ impl BssParams {
             return Err(format!("frame_error_rate: {p} is not a probability"));
         }
         Ok(())
+    }
+
+    /// The PHY timing of the frame exchanges `member` starts: the BSS's, with the
+    /// member's own preamble (and its responders answering in it) if it has one.
+    pub fn member_phy(&self, member: usize) -> std::borrow::Cow<'_, PhyParams> {
+        match self.member_preamble.get(member) {
+            Some(&p) if p != self.phy.preamble => {
+                let mut phy = self.phy.clone();
+                phy.preamble = p;
+                if !self.control_preamble_long {
+                    phy.control_preamble = p;
+                }
+                std::borrow::Cow::Owned(phy)
+            }
+            _ => std::borrow::Cow::Borrowed(&self.phy),
+        }
     }
 
     /// The transmit queue of `member`, in frames.
@@ -818,8 +845,9 @@ impl Bss {
 
     // -- senders -------------------------------------------------------------
 
-    fn plan(&self, queued: &Queued) -> Plan {
+    fn plan(&self, m: usize, queued: &Queued) -> Plan {
         let p = &self.params;
+        let phy = p.member_phy(m);
         let psdu_len = queued.mpdu.len() + FCS_LEN;
         let rate = match (&p.beacon, queued.beacon) {
             (Some(b), true) => b.rate,
@@ -829,12 +857,12 @@ impl Bss {
         let protection = if queued.dest.is_some() && psdu_len > p.rts_threshold {
             Protection::RtsCts
         } else {
-            p.phy.protection_for(rate)
+            phy.protection_for(rate)
         };
         // The rate of RTS and CTS-to-self, as PhyParams::data_exchange picks it.
         let protection_rate = match rate.class() {
-            ModulationClass::ErpOfdm if protection != Protection::None => p.phy.protection_rate(),
-            _ => p.phy.control_response_rate(rate),
+            ModulationClass::ErpOfdm if protection != Protection::None => phy.protection_rate(),
+            _ => phy.control_response_rate(rate),
         };
         Plan {
             psdu_len,
@@ -842,9 +870,9 @@ impl Bss {
             rate,
             protection_rate,
             protection,
-            timeline: p.phy.data_exchange(psdu_len, rate, protection, 0),
-            ack_timeout: p.phy.ack_timeout(rate),
-            cts_timeout: p.phy.ack_timeout(protection_rate),
+            timeline: phy.data_exchange(psdu_len, rate, protection, 0),
+            ack_timeout: phy.ack_timeout(rate),
+            cts_timeout: phy.ack_timeout(protection_rate),
         }
     }
 
@@ -854,7 +882,7 @@ impl Bss {
             .queue
             .front()
             .expect("contending with a frame");
-        let plan = self.plan(head);
+        let plan = self.plan(m, head);
         let member = &mut self.members[m];
         let head = member.queue.front_mut().expect("contending with a frame");
         if !head.beacon {
@@ -937,10 +965,12 @@ impl Bss {
     ) {
         let n = self.members.len();
         if self.capture {
-            let phy = &self.params.phy;
-            let preamble = match kind {
-                FrameKind::Ack | FrameKind::Cts => phy.control_preamble,
-                _ => phy.preamble,
+            // The preamble of the exchange's starter: the sender of a data frame or RTS,
+            // the receiver of an Ack or CTS.
+            let preamble = match (kind, receiver) {
+                (FrameKind::Ack | FrameKind::Cts, Some(starter)) => self.params.member_phy(starter).control_preamble,
+                (FrameKind::Ack | FrameKind::Cts, None) => self.params.phy.control_preamble,
+                _ => self.params.member_phy(sender).preamble,
             };
             // A 1 Mb/s PPDU always has the long format (§16.2.2.3); OFDM has neither.
             let short_preamble =
@@ -1009,13 +1039,16 @@ impl Bss {
         }
         match what {
             Scheduled::Ack { to } => {
-                let ack = self.params.phy.ack_time(self.params.rate);
-                let rate = self.params.phy.control_response_rate(self.params.rate);
+                // In the preamble of the exchange's starter (`member_phy`).
+                let phy = self.params.member_phy(to);
+                let ack = phy.ack_time(self.params.rate);
+                let rate = phy.control_response_rate(self.params.rate);
                 self.transmit(t, m, FrameKind::Ack, Some(to), ack, 0, rate, None);
             }
             Scheduled::Cts { to, nav } => {
-                let cts_rate = self.params.phy.control_response_rate(self.rts_rate());
-                let cts = self.params.phy.response_time(CTS_LEN, cts_rate);
+                let phy = self.params.member_phy(to);
+                let cts_rate = phy.control_response_rate(self.rts_rate());
+                let cts = phy.response_time(CTS_LEN, cts_rate);
                 self.transmit(t, m, FrameKind::Cts, Some(to), cts, nav, cts_rate, None);
             }
             Scheduled::Data => {
@@ -1274,8 +1307,9 @@ impl Bss {
                 }
                 FrameKind::Rts => {
                     if !self.members[r].dcf.is_medium_busy(t) {
-                        let cts_rate = self.params.phy.control_response_rate(self.rts_rate());
-                        let cts = self.params.phy.response_time(CTS_LEN, cts_rate);
+                        let phy = self.params.member_phy(tx.sender);
+                        let cts_rate = phy.control_response_rate(self.rts_rate());
+                        let cts = phy.response_time(CTS_LEN, cts_rate);
                         let nav = tx.nav.saturating_sub(sifs + cts);
                         let what = Scheduled::Cts { to: tx.sender, nav };
                         self.schedule(t + sifs, PHASE_SEND, Event::Send(r, what));

@@ -6,7 +6,7 @@ use sim::config::{CpuConfig, CpuCycles, NodeConfig, PortConfig, RouteConfig};
 
 /// A CPU that costs nothing: hardware forwarding, so timing is the links' alone.
 pub fn cpu_free() -> CpuConfig {
-    CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default() }
+    CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default(), rx_latency: Default::default() }
 }
 
 /// A host (or, with `forward`, a router) with these ports and static routes.
