@@ -66,7 +66,9 @@ def _size_option(option: str, minimum: int = 1) -> Any:
         try:
             size = parse_size(value.strip())
         except (UnitError, ValueError) as err:
-            raise typer.BadParameter(f"{err}; expected a size such as '1 GB' or '500 MB' (SI prefixes; KiB, MiB, GiB also)", param_hint=option) from None
+            hint = getattr(err, "hint", None)
+            raise typer.BadParameter(f"{err}; expected a size such as '1 GB' or '500 MB'" + (f" ({hint})" if hint else " (SI prefixes; KiB, MiB, GiB also)"),
+                                     param_hint=option) from None
         if size < minimum:
             raise typer.BadParameter(f"{value!r}: at least {minimum} byte{'s' if minimum > 1 else ''}", param_hint=option)
         return size
