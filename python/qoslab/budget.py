@@ -350,7 +350,7 @@ def describe_bytes(n: float) -> str:
     """
     for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
         if n >= size:
-            return f"{n / size:.2g} {unit}"
+            return f"{n / size:.3g} {unit}"
     return f"{n:.0f} B"
 
 
