@@ -16,6 +16,8 @@ it may cross (start of transmission, end, arrival) and at its two ends.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
@@ -48,10 +50,11 @@ def _fastest_bps(config: dict[str, Any]) -> float:
 
 class _Path:
     """What the estimate knows of one flow's path: its hops and the frame rates of its
-    first link (what the sender can send) and of its slowest (what TCP can get through)."""
+    first link (what the sender can send) and of its slowest (what TCP can get through),
+    and its links' indices (None: not known, any link may be on it)."""
 
-    def __init__(self, hops: int, first_fps: Callable[[int], float] | None, slowest_fps: Callable[[int], float] | None) -> None:
-        self.hops, self.first_fps, self.slowest_fps = hops, first_fps, slowest_fps
+    def __init__(self, hops: int, first_fps: Callable[[int], float] | None, slowest_fps: Callable[[int], float] | None, links: list[int] | None = None) -> None:
+        self.hops, self.first_fps, self.slowest_fps, self.links = hops, first_fps, slowest_fps, links
 
 
 def _path(flow: dict[str, Any], config: dict[str, Any], net: "Network | None") -> _Path:
@@ -76,7 +79,7 @@ def _path(flow: dict[str, Any], config: dict[str, Any], net: "Network | None") -
     def slowest(frame: int) -> float:
         return min((link_fps(link, frame) or fastest / (8 * frame)) for link in scenario_links)
 
-    return _Path(len(links), first, slowest)
+    return _Path(len(links), first, slowest, list(links))
 
 
 def packets(flow: dict[str, Any], config: dict[str, Any], path: _Path | None = None) -> float:
@@ -129,3 +132,247 @@ def describe(events: float) -> str:
         if seconds >= size:
             return f"{events:.2g} events (about {seconds / size:.2g} {unit} at 10 M events/s)"
     return f"{events:.2g} events (about {seconds:.2g} s at 10 M events/s)"
+
+
+# --------------------------------------------------------------------------- memory
+
+MIB = 1 << 20
+
+PROCESS_BYTES = 47_100_000
+"""A small run's whole process (Python, qoslab, the core, the results): calibrated on
+one measurement (2026-11-27, this machine): peak RSS of `qoslab run` of 10 pings
+between two hosts on one Ethernet link, 47.1 MB."""
+PER_NODE_BYTES = 20_000
+"""Each node with its link (stack, tables, ports, queues' empty structures, its config
+and results on the Python side): calibrated on one measurement (2026-11-27): 2,000
+hosts on one switch (2,001 nodes, 2,000 links) and one 1-s UDP flow, `run --json`,
+87.2 MB peak RSS; (87.2 - 47.1) MB / 2,001 = 20.0 kB."""
+PER_RTT_BYTES = 183
+"""Each ping's RTT, kept by the core and reported (a list in the results JSON, parsed
+by Python): calibrated on one measurement (2026-11-27): 10^6 pings at 0.1 ms between
+two hosts, `run --json`, 229.4 MB peak RSS against 47.1 MB for 10; 182.3 B each."""
+PER_TRACE_ACK_BYTES = 1_400
+"""Each row of a traced TCP sender's per-ACK trace (in the core, its JSON and Python's
+lists): calibrated on one measurement (2026-11-27): a 60-s tcp.bulk over 100 Mb/s
+Ethernet, `run --json`, 394.3 MB peak RSS with `trace = true` (251,401 rows) against
+49.1 MB without; 1,373 B a row."""
+QUEUED_FRAME_OVERHEAD = 64
+"""Bytes a queued frame costs beyond its own: its buffer's header (a Rust ``Vec``, 24
+bytes), the allocator's rounding and header (up to 16), the queue's slot and its
+arrival time (24)."""
+WIFI_MPDU_BYTES = 2346
+"""The largest 802.11 MPDU (IEEE 802.11-2020 §9.2.4.7.1: 2,304-byte body, 30-byte
+header, 4-byte FCS, 8 bytes of WEP/TKIP), what one queued 802.11 frame may hold."""
+SERIAL_FRAME_BYTES = 1518
+"""A serial line's queued frames are the IP datagrams of a 1,500-byte MTU (RFC 1661
+§2's default MRU) in their Ethernet frame, as the stack wrote them."""
+ATM_FRAME_BYTES = 9180 + 8 + 8
+"""An AAL5 frame of the CLIP MTU (RFC 2225 §5: 9,180), its LLC/SNAP header (RFC 2684)
+and trailer (ITU-T I.363.5)."""
+TCP_SEND_BUFFER = 4 * 1024 * 1024
+"""Linux's tcp_wmem maximum, the simulator's default (crates/sim/src/tcp/config.rs)."""
+TCP_RECV_BUFFER = 6 * 1024 * 1024
+"""Linux's tcp_rmem maximum, the simulator's default (crates/sim/src/tcp/config.rs)."""
+CAPTURE_BUFFER_BYTES = 64 * 1024
+"""What one capture file's records wait in memory before they are written
+(crates/py/src/capture.rs ``BUFFER_BYTES``)."""
+CAPTURE_BUFFERED_TOTAL = 16 * MIB
+"""What all files' records may wait in memory together (``BUFFERED_TOTAL`` there)."""
+MEMORY_FRACTION = 0.5
+"""The default ``--max-memory``: half of this machine's RAM, so that a run refused
+nothing still leaves the other half to the system and to other programs."""
+
+
+def machine_memory() -> int | None:
+    """This machine's physical RAM in bytes, or None where the system does not say."""
+    import os
+
+    try:
+        return int(os.sysconf("SC_PAGE_SIZE")) * int(os.sysconf("SC_PHYS_PAGES"))
+    except (AttributeError, ValueError, OSError):
+        return None
+
+
+def default_max_memory() -> int | None:
+    """``--max-memory``'s default: :data:`MEMORY_FRACTION` of :func:`machine_memory`."""
+    ram = machine_memory()
+    return None if ram is None else int(ram * MEMORY_FRACTION)
+
+
+def _link_queue_bytes(link: dict[str, Any]) -> float:
+    """The most bytes the queues of one link (both ends, every 802.11 member) hold."""
+    kind = link.get("type")
+    if kind == "ethernet":
+        frames = int(link.get("queue_frames", 0) or 0)
+        return 2.0 * min(float(link.get("queue_bytes", 0) or 0) + frames * QUEUED_FRAME_OVERHEAD, frames * (1522 + QUEUED_FRAME_OVERHEAD))
+    if kind == "serial":
+        return 2.0 * int(link.get("queue_frames", 0) or 0) * (SERIAL_FRAME_BYTES + QUEUED_FRAME_OVERHEAD)
+    if kind == "wifi":
+        members = ([link["ap"]] if link.get("ap") else []) + list(link.get("stations", []))
+        per = list(link.get("member_queue_frames") or []) or [int(link.get("queue_frames", 0) or 0)] * len(members)
+        return float(sum(per)) * (WIFI_MPDU_BYTES + QUEUED_FRAME_OVERHEAD)
+    if kind == "atm":  # each host NIC's ring of AAL5 frames
+        return 2.0 * int(link.get("nic_queue_frames", 64) or 64) * (ATM_FRAME_BYTES + QUEUED_FRAME_OVERHEAD)
+    return 0.0
+
+
+def estimate_memory(config: dict[str, Any], net: "Network | None" = None, *, capture_files: int = 0) -> float:
+    """Bytes a run of ``config`` may hold at its peak, this process included: what
+    drives memory in the core, each priced by a constant measured once (beside it).
+
+    - the process (Python, qoslab and the core loaded, a small run): :data:`PROCESS_BYTES`;
+    - each node (its stack, tables, ports): :data:`PER_NODE_BYTES`;
+    - the queues the traffic can fill: for each flow, those of the links on its path,
+      full (each link counted once);
+    - what grows with the packets: one bit per UDP datagram (the receiver's duplicate
+      check), each ping's RTT (:data:`PER_RTT_BYTES`, kept and reported), each ACK of a
+      traced TCP sender (:data:`PER_TRACE_ACK_BYTES`); a TCP flow's socket buffers;
+    - a capture: each file's buffer (:data:`CAPTURE_BUFFER_BYTES`), all of them together
+      at most :data:`CAPTURE_BUFFERED_TOTAL` (the frames themselves go to disk).
+
+    >>> config = {"duration_ns": 10**9, "nodes": [{}, {}], "links": [{"type": "ethernet",
+    ...     "rate_bps": 10**7, "queue_frames": 10, "queue_bytes": 15000}], "flows": []}
+    >>> estimate_memory(config) == PROCESS_BYTES + 2 * PER_NODE_BYTES
+    True
+    """
+    links = config.get("links", [])
+    total = float(PROCESS_BYTES) + PER_NODE_BYTES * len(config.get("nodes", []))
+    queued: set[int] = set()
+    for flow in config.get("flows", []):
+        path = _path(flow, config, net)
+        queued.update(path.links if path.links is not None else range(len(links)))
+        n = packets(flow, config, path)
+        kind = flow.get("kind")
+        if kind == "ping":
+            total += PER_RTT_BYTES * n
+        elif kind in ("udp", "udp-echo"):
+            total += n / 8
+        elif kind == "tcp":
+            tcp = flow.get("tcp") or {}
+            total += 2 * (int(tcp.get("send_buffer") or TCP_SEND_BUFFER) + int(tcp.get("recv_buffer") or TCP_RECV_BUFFER))
+            if flow.get("trace"):
+                total += PER_TRACE_ACK_BYTES * _tcp_segments(flow, config, path)
+    total += sum(_link_queue_bytes(links[i]) for i in queued if i < len(links))
+    if capture_files:
+        total += min(capture_files * CAPTURE_BUFFER_BYTES, CAPTURE_BUFFERED_TOTAL + CAPTURE_BUFFER_BYTES)
+    return total
+
+
+# --------------------------------------------------------------------------- capture
+
+SNAPLEN = 262_144
+"""The default snapshot length: tcpdump's (since 4.0, its MAXIMUM_SNAPLEN), larger than
+any frame qoslab builds (crates/wire/src/pcap.rs ``SNAPLEN``)."""
+MAX_SNAPLEN = 2**32 - 1
+"""The pcap header's SnapLen is a 32-bit field (draft-ietf-opsawg-pcap §4)."""
+PCAP_FILE_HEADER = 24
+"""draft-ietf-opsawg-pcap §4: the file header."""
+PCAP_RECORD_HEADER = 16
+"""draft-ietf-opsawg-pcap §5: each record's header."""
+ETHERNET_HEADER = 14
+"""A captured Ethernet frame's header, without FCS (LINKTYPE_ETHERNET)."""
+IP_UDP_HEADERS = 20 + 8
+"""IPv4 (RFC 791) and UDP (RFC 768), or ICMP echo (RFC 792), headers."""
+TCP_ACK_FRAME = ETHERNET_HEADER + 20 + 20 + 12
+"""A pure ACK: Ethernet, IPv4, TCP with the timestamps option (RFC 7323 §3)."""
+AIR_ACK_RECORD = 14 + 14
+"""An 802.11 Ack (IEEE 802.11-2020 §9.3.1.3, 14 bytes without FCS) behind a radiotap
+header of at most 14 bytes (crates/sim/src/world.rs ``air_record``)."""
+ATM_PORTS_PER_LINK = 2
+
+
+TCP_DEFAULT_MSS = 536
+"""RFC 9293 §3.7.1: the send MSS when the peer says nothing, smaller than any a path here
+negotiates: a sized transfer of B bytes sends at most about B / 536 new segments."""
+
+
+def _tcp_segments(flow: dict[str, Any], config: dict[str, Any], path: "_Path") -> float:
+    """Data segments of a TCP flow: at its path's rate (:func:`packets`), and for a sized
+    transfer (``bytes``) no more than it takes in 536-byte segments (a path that loses
+    many and retransmits them may send more)."""
+    segments = packets(flow, config, path) / (1.0 + ACKS_PER_SEGMENT)
+    if flow.get("bytes"):
+        segments = min(segments, float(flow["bytes"]) / TCP_DEFAULT_MSS + 1)
+    return segments
+
+
+def capture_files(config: dict[str, Any]) -> int:
+    """Files a capture of ``config`` writes at most: one per port, one per 802.11
+    medium, one per ATM port that carries AAL5 PDUs."""
+    ports = sum(len(n.get("ports", [])) for n in config.get("nodes", []))
+    links = config.get("links", [])
+    return ports + sum(1 for l in links if l.get("type") == "wifi") + ATM_PORTS_PER_LINK * sum(1 for l in links if l.get("type") == "atm")
+
+
+def _record(frame: int, snaplen: int) -> int:
+    return PCAP_RECORD_HEADER + min(frame, snaplen)
+
+
+def estimate_capture(config: dict[str, Any], net: "Network | None" = None, *, snaplen: int = SNAPLEN) -> float:
+    """Bytes the pcap files of a run of ``config`` may take: a file header per file,
+    and for each packet of each flow (:func:`packets`), a record at both ports of every
+    link it crosses, and on an 802.11 link one more on the air and its Ack:
+    frames × (16 + min(frame, snaplen)) + 24 per file.
+
+    >>> config = {"duration_ns": 10**9, "nodes": [{"ports": [0]}, {"ports": [0]}],
+    ...     "links": [{"type": "ethernet", "rate_bps": 10**7}],
+    ...     "flows": [{"kind": "ping", "count": 3, "payload": 56}]}
+    >>> estimate_capture(config)  # 2 files; 3 pings and replies, at 2 ports, 16 + 98 bytes each
+    1416.0
+    """
+    links = config.get("links", [])
+    total = float(PCAP_FILE_HEADER * capture_files(config))
+    for flow in config.get("flows", []):
+        path = _path(flow, config, net)
+        on_path = [links[i] for i in path.links if i < len(links)] if path.links is not None else []
+        wifi_hops = sum(1 for l in on_path if l.get("type") == "wifi")
+        points = 2 * path.hops + wifi_hops
+        kind = flow.get("kind")
+        if kind == "tcp":
+            segments = _tcp_segments(flow, config, path)
+            acks = segments * ACKS_PER_SEGMENT
+            total += segments * (points * _record(TCP_MIN_PACKET_BITS // 8 + ETHERNET_HEADER, snaplen) + wifi_hops * AIR_ACK_RECORD)
+            total += acks * (points * _record(TCP_ACK_FRAME, snaplen) + wifi_hops * AIR_ACK_RECORD)
+            continue
+        n = packets(flow, config, path)
+        frame = int(flow.get("payload", 0) or 0) + IP_UDP_HEADERS + ETHERNET_HEADER
+        if kind == "ping":  # and each request's echo reply (RFC 792), as long
+            n *= 2
+        total += n * (points * _record(frame, snaplen) + wifi_hops * AIR_ACK_RECORD)
+    return total
+
+
+def describe_bytes(n: float) -> str:
+    """A byte count with an SI prefix.
+
+    >>> describe_bytes(2.7e9)
+    '2.7 GB'
+    """
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+@dataclass(frozen=True)
+class PcapOptions:
+    """``--pcap DIR`` and how much of it: each record keeps at most ``snaplen`` bytes of
+    its frame; with ``max_bytes`` the files of one run (one ``test<N>/`` directory)
+    stop growing before they pass it (``--pcap-max-size``)."""
+
+    dir: Path
+    snaplen: int = SNAPLEN
+    max_bytes: int | None = None
+
+
+def free_bytes(path: Path) -> int | None:
+    """Bytes free to this user on the file system ``path`` is (or will be made) on."""
+    import shutil
+
+    for place in (path, *path.parents):
+        if place.exists():
+            try:
+                return int(shutil.disk_usage(place).free)
+            except OSError:
+                return None
+    return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn, Optional
+from typing import Any, Annotated, NoReturn, Optional
 
 import typer
 from rich.console import Console
@@ -61,6 +61,36 @@ def _options(
 
 MAX_EVENTS_HELP = ("The most events one simulation may take (default 2e9, about 3-5 minutes); a run estimated above it "
                    "is refused before it starts, with the estimate.")
+
+
+MAX_MEMORY_HELP = ("The most memory one simulation may need, e.g. '8 GB' (default: half of this machine's RAM); a run "
+                   "estimated above it is refused before it starts, with the estimate.")
+PCAP_SNAPLEN_HELP = ("With --pcap: keep at most N bytes of each frame (the pcap snapshot length; default 262144, tcpdump's); "
+                     "each record still gives the frame's full length.")
+PCAP_MAX_SIZE_HELP = ("With --pcap: the most the files of one test may take together, e.g. '500 MB'; the capture stops before "
+                      "the record that would pass it (the files stay valid) and the records say where. Default: no limit, "
+                      "but a capture estimated above the free disk space is refused before the run.")
+
+
+def _size_option(option: str, minimum: int = 1) -> Any:
+    """A typer callback reading a size ('1 GB', '64 KiB', bytes) for ``option``."""
+
+    def parse(value: Optional[str]) -> Optional[int]:
+        if value is None:
+            return None
+        from qoslab.units import UnitError, parse_size
+
+        try:
+            size = parse_size(value.strip())
+        except (UnitError, ValueError) as err:
+            hint = getattr(err, "hint", None)
+            raise typer.BadParameter(f"{err}; expected a size such as '1 GB' or '500 MB'" + (f" ({hint})" if hint else " (SI prefixes; KiB, MiB, GiB also)"),
+                                     param_hint=option) from None
+        if size < minimum:
+            raise typer.BadParameter(f"{value!r}: at least {minimum} byte{'s' if minimum > 1 else ''}", param_hint=option)
+        return size
+
+    return parse
 
 
 def _emit_json(record: object) -> None:
@@ -130,6 +160,10 @@ def check(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
     json_out: Annotated[bool, typer.Option("--json", help="Print the validated scenario as JSON on stdout.")] = False,
     max_events: Annotated[Optional[int], typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
+    max_memory: Annotated[Optional[str], typer.Option("--max-memory", callback=_size_option("--max-memory"), help=MAX_MEMORY_HELP)] = None,
+    pcap: Annotated[Optional[Path], typer.Option("--pcap", help="Also check that `run --pcap DIR` would have room for its captures there.")] = None,
+    pcap_snaplen: Annotated[Optional[int], typer.Option("--pcap-snaplen", min=1, max=2**32 - 1, help=PCAP_SNAPLEN_HELP)] = None,
+    pcap_max_size: Annotated[Optional[str], typer.Option("--pcap-max-size", callback=_size_option("--pcap-max-size"), help=PCAP_MAX_SIZE_HELP)] = None,
 ) -> None:
     """Validate a scenario and print its topology as a tree.
 
@@ -141,10 +175,14 @@ def check(
     from qoslab.scenario import load_scenario, topology_tree
     from qoslab.sweep import prepare
 
+    from qoslab.budget import SNAPLEN, PcapOptions
+
+    _pcap_options_need_pcap(pcap, pcap_snaplen, pcap_max_size)
     scenario = load_scenario(file)
     # What `run` refuses, `check` refuses first with the same message: the checks
     # qoslab.sweep.run_sweep makes before it runs anything, on every point.
-    prepare(scenario, source=file, max_events=max_events)
+    options = PcapOptions(pcap, SNAPLEN if pcap_snaplen is None else pcap_snaplen, pcap_max_size) if pcap is not None else None
+    prepare(scenario, source=file, max_events=max_events, max_memory=max_memory, pcap=options)  # type: ignore[arg-type]
     stderr.print(topology_tree(scenario))
     if json_out:
         _emit_json(scenario.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -255,6 +293,28 @@ def _interrupted(message: str) -> NoReturn:
     os._exit(130)
 
 
+def _pcap_options_need_pcap(pcap: Optional[Path], snaplen: Optional[int], max_size: Optional[int]) -> None:
+    """--pcap-snaplen and --pcap-max-size say how to capture: without --pcap they would
+    do nothing, which is more likely a mistake than meant."""
+    given = [name for name, value in (("--pcap-snaplen", snaplen), ("--pcap-max-size", max_size)) if value is not None]
+    if pcap is None and given:
+        from qoslab.errors import InputError, Problem
+
+        raise InputError(given[0], [Problem("applies to a capture, and there is none", expected="--pcap DIR as well", found=f"{given[0]} without --pcap")])
+
+
+def _say_capture_cut(results: dict) -> None:
+    """One line when a run's capture was cut by --pcap-max-size."""
+    capture = results.get("capture") or {}
+    cut = capture.get("cut")
+    if cut:
+        from qoslab.budget import describe_bytes
+
+        stderr.print(Text("capture cut: ", style="bold yellow") + Text(
+            f"the files reached --pcap-max-size {describe_bytes(capture['max_bytes'])} at {cut['time_ns'] / 1e9:.9f} s; "
+            f"frame {cut['frame']:,} (at {cut['point']}) and those after it are not in them ({capture['frames']:,} frames written)."), soft_wrap=True)
+
+
 def _sim_failed(err: Exception) -> None:
     stderr.print(Text("error: ", style="bold red") + Text(str(err)), soft_wrap=True)
     raise typer.Exit(1)
@@ -276,6 +336,9 @@ def run(
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Sweep points run at once; default: one per local core.")] = None,
     detail: Annotated[bool, typer.Option("--detail", help="With a [sweep], print every point's full tables, not only the sweep table.")] = False,
     max_events: Annotated[Optional[int], typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
+    max_memory: Annotated[Optional[str], typer.Option("--max-memory", callback=_size_option("--max-memory"), help=MAX_MEMORY_HELP)] = None,
+    pcap_snaplen: Annotated[Optional[int], typer.Option("--pcap-snaplen", min=1, max=2**32 - 1, help=PCAP_SNAPLEN_HELP)] = None,
+    pcap_max_size: Annotated[Optional[str], typer.Option("--pcap-max-size", callback=_size_option("--pcap-max-size"), help=PCAP_MAX_SIZE_HELP)] = None,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
@@ -310,6 +373,7 @@ def run(
 
     from qoslab.places import output_dir
 
+    _pcap_options_need_pcap(pcap, pcap_snaplen, pcap_max_size)
     scenario = load_scenario(file)
     if pcap is not None:
         output_dir(pcap, "--pcap")
@@ -324,6 +388,8 @@ def run(
             rep = f" (replication {result.replication})" if result.replication is not None else ""
             stderr.print(Text(f"point {point.index + 1}/{total}: ", style="bold") + Text(point.label() + rep))
             if not detail:
+                for run in result.runs:
+                    _say_capture_cut(run.results)
                 return
         for run in result.runs:
             records = records_by_flow(run.plan, run.records)
@@ -335,13 +401,15 @@ def run(
             }
             profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
             render_run(stderr, run.label, run.results, records, labels, profiles, records=run.records)
+            _say_capture_cut(run.results)
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     try:
         with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr, transient=True) as progress:
             task = progress.add_task("starting", total=None)
-            points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show, on_trial=lambda words: progress.update(task, description=words), max_events=max_events)
+            points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show, on_trial=lambda words: progress.update(task, description=words), max_events=max_events,
+                               max_memory=max_memory, pcap_snaplen=pcap_snaplen, pcap_max_size=pcap_max_size)  # type: ignore[arg-type]
     except SimulationError as err:
         _sim_failed(err)
         return

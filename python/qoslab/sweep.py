@@ -194,6 +194,9 @@ def run_sweep(
     on_point: Callable[[PointResult, int], None] | None = None,
     on_trial: Callable[[str], None] | None = None,
     max_events: int | None = None,
+    max_memory: int | None = None,
+    pcap_snaplen: int | None = None,
+    pcap_max_size: int | None = None,
 ) -> list[PointResult]:
     """Run every test at every point of the scenario's sweep, ``jobs`` points at once.
 
@@ -210,16 +213,18 @@ def run_sweep(
     SimulationError
         If a run fails.
     """
-    from qoslab.backends.sim import run_tests
+    from qoslab.backends.sim import replica_seed, run_tests
+    from qoslab.budget import SNAPLEN, PcapOptions
+    from qoslab.sweep_run import _network_key, network_for
 
-    from qoslab.backends.sim import replica_seed
+    snaplen = SNAPLEN if pcap_snaplen is None else pcap_snaplen
+    pcap = PcapOptions(Path(pcap_dir), snaplen, pcap_max_size) if pcap_dir is not None else None
+    points = prepare(scenario, source=source, max_events=max_events, max_memory=max_memory, pcap=pcap)
 
-    points = prepare(scenario, source=source, max_events=max_events)
     # [sweep] replications = N: replication k > 0 of a point runs with replica_seed(base, k).
     reps = scenario.sweep.replications if scenario.sweep is not None else 1
     base = scenario.scenario.seed if seed is None else seed
     work = [(p, k) for p in points for k in range(reps)]
-    from qoslab.sweep_run import _network_key, network_for
 
     # Points that differ only in their tests share one lowered network.
     tests_only = all(key.startswith("test[") for p in points for key in p.values)
@@ -231,7 +236,8 @@ def run_sweep(
             where = Path(pcap_dir) / f"point{p.index}" if p.values else Path(pcap_dir)
             where = where / f"replication{k}" if reps > 1 else where
         network = network_for(p.scenario, same or _network_key(_raw(p.scenario)), None if source is None else str(source))
-        net, runs = run_tests(p.scenario, source=source, seed=seed if k == 0 else replica_seed(base, k), pcap_dir=where, on_trial=on_trial, max_events=max_events, network=network)
+        net, runs = run_tests(p.scenario, source=source, seed=seed if k == 0 else replica_seed(base, k), pcap_dir=where, on_trial=on_trial, max_events=max_events, network=network,
+                              pcap_snaplen=pcap_snaplen, pcap_max_size=pcap_max_size)
         return PointResult(p, net, runs, replication=k if reps > 1 else None)
 
     results: list[PointResult] = []
@@ -245,13 +251,16 @@ def run_sweep(
     return results
 
 
-def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events: int | None = None) -> list[SweepPoint]:
+def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events: int | None = None, max_memory: int | None = None, pcap: Any = None) -> list[SweepPoint]:
     """Everything ``run`` does before its first simulation, at every point of the sweep:
     lower the network, plan each test, and have the simulator build each test's network
     (``qoslab._core.validate``: it refuses what ``simulate`` would, and runs nothing),
     and estimate each simulation's events against ``max_events`` (default
-    :data:`qoslab.budget.DEFAULT_MAX_EVENTS`). ``qoslab check`` calls this too, so that
-    ``run`` refuses nothing ``check`` accepted.
+    :data:`qoslab.budget.DEFAULT_MAX_EVENTS`) and its memory against ``max_memory``
+    (default :func:`qoslab.budget.default_max_memory`); with ``pcap``
+    (:class:`qoslab.budget.PcapOptions`), the captures of all the runs against the free
+    space where they go. ``qoslab check`` calls this too, so that ``run`` refuses
+    nothing ``check`` accepted.
 
     Raises
     ------
@@ -264,12 +273,15 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
 
     from qoslab import _core
     from qoslab.backends.sim import LocatedProblems, _encode, lower_network, planned_config
-    from qoslab.budget import DEFAULT_MAX_EVENTS, describe, estimate_events
+    from qoslab.budget import DEFAULT_MAX_EVENTS, capture_files, default_max_memory, describe, describe_bytes, estimate_capture, estimate_events, estimate_memory
     from qoslab.methods import check_runnable, plan_test
     from qoslab.scenario.load import format_path
 
     points = sweep_points(scenario, source=source)
     lowered: dict[str, Any] = {}  # points that differ only in their tests share one lowering
+    memory_budget = default_max_memory() if max_memory is None else max_memory
+    memory_words = "--max-memory raises it" + ("" if max_memory is not None else "; default: half of this machine's RAM")
+    capture_total = 0.0
     for p in points:
         key = json.dumps({k: v for k, v in _raw(p.scenario).items() if k != "test"}, sort_keys=True, default=str)
         if key not in lowered:
@@ -291,6 +303,17 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
                 out.add(at, "this run would take too long to simulate", expected=f"at most {budget:.3g} events (--max-events raises the budget)",
                         found=f"about {describe(events)}" + (f" ({_point_words(p)})" if p.values else ""))
                 continue
+            files = capture_files(config) if pcap is not None else 0
+            memory = estimate_memory(config, net, capture_files=files)
+            if memory_budget is not None and memory > memory_budget:
+                test = p.scenario.test[where[1]] if where[0] == "test" else None
+                at = where + ("duration",) if test is not None and getattr(test, "duration", None) is not None else where
+                out.add(at, "this run would need too much memory", expected=f"at most {describe_bytes(memory_budget)} ({memory_words})",
+                        found=f"about {describe_bytes(memory)}" + (f" ({_point_words(p)})" if p.values else ""))
+                continue
+            if pcap is not None:
+                size = estimate_capture(config, net, snaplen=pcap.snaplen)
+                capture_total += size if pcap.max_bytes is None else min(size, float(pcap.max_bytes))
             try:
                 _core.validate(_encode(config))
             except ValueError as err:
@@ -300,7 +323,24 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
                     at = ("sweep", "values", format_path(at))
                 out.add(at, f"the simulator refuses this: {message}" + (f" ({_point_words(p)})" if p.values else ""))
         out.raise_if_any()
+    if pcap is not None:
+        _check_capture_room(pcap, capture_total)
     return points
+
+
+def _check_capture_room(pcap: Any, size: float) -> None:
+    """Refuse a capture estimated larger than the free space where it goes."""
+    from qoslab.budget import describe_bytes, free_bytes
+
+    free = free_bytes(Path(pcap.dir))
+    if free is None or size <= free:
+        return
+    cut = "" if pcap.max_bytes is None else f", each run's files cut at --pcap-max-size {describe_bytes(pcap.max_bytes)}"
+    raise InputError("--pcap", [Problem(
+        "the capture would not fit on the disk",
+        expected=f"at most {describe_bytes(free)}, the free space under '{pcap.dir}' (--pcap-max-size SIZE keeps each run's first SIZE; --pcap-snaplen N keeps N bytes of each frame)",
+        found=f"about {describe_bytes(size)} of pcap files{cut}",
+    )])
 
 
 _CORE_FIELDS = {"rate_bps": "rate", "delay_ns": "delay", "queue_frames": "queue", "queue_bytes": "queue", "mtu": "mtu", "impair": "loss"}

@@ -5,6 +5,7 @@
 
 use pyo3::prelude::*;
 
+mod capture;
 mod encap;
 mod sim;
 mod toml_spans;

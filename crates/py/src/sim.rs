@@ -6,7 +6,7 @@ use std::path::Path;
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use wire::pcap::{LinkType, Writer};
+use crate::capture::PcapDir;
 
 // Raised when a simulation stops early (a budget exceeded); the message names what.
 pyo3::create_exception!(_core, SimulationError, PyRuntimeError);
@@ -22,35 +22,36 @@ pub fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
 
 /// Runs the simulation described by `config_json` (crates/sim/src/config.rs) and returns
 /// its results as JSON. With `pcap_dir`, writes one pcap per port, `<node>-<port>.pcap`,
-/// and one of the 802.11 frames on the air per wifi link, `<link>-air.pcap`.
+/// one of the 802.11 frames on the air per wifi link, `<link>-air.pcap`, and one of
+/// the AAL5 PDUs per ATM port that carried any, `<node>-<port>-aal5.pcap`, record by
+/// record as the run goes (crate::capture); each record keeps at most `snaplen` bytes
+/// of its frame, and with `max_bytes` the files together stay within it (the results'
+/// `capture` says where the capture was cut).
 #[pyfunction]
-#[pyo3(signature = (config_json, pcap_dir=None))]
-pub fn simulate(py: Python<'_>, config_json: &str, pcap_dir: Option<&str>) -> PyResult<String> {
+#[pyo3(signature = (config_json, pcap_dir=None, snaplen=None, max_bytes=None))]
+pub fn simulate(py: Python<'_>, config_json: &str, pcap_dir: Option<&str>, snaplen: Option<u32>, max_bytes: Option<u64>) -> PyResult<String> {
     let mut config: sim::config::SimConfig =
         serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
-    config.capture |= pcap_dir.is_some();
-    let results = py.detach(|| sim::simulate(config)).map_err(|e| match e {
-        sim::world::RunError::Config(c) => PyValueError::new_err(c.to_string()),
-        sim::world::RunError::Budget(m) => SimulationError::new_err(m),
-    })?;
-    if let Some(dir) = pcap_dir {
-        std::fs::create_dir_all(dir).map_err(|e| PyOSError::new_err(format!("{dir}: {e}")))?;
-        for capture in &results.captures {
-            let path = Path::new(dir).join(format!("{}.pcap", capture.name));
-            let file = std::fs::File::create(&path).map_err(|e| PyOSError::new_err(format!("{}: {e}", path.display())))?;
-            let link = if capture.dot11 {
-                LinkType::Ieee80211Radiotap
-            } else if capture.erf {
-                LinkType::Unknown(197) // LINKTYPE_ERF
-            } else {
-                LinkType::Ethernet
-            };
-            let mut writer = Writer::new(std::io::BufWriter::new(file), link).map_err(|e| PyOSError::new_err(e.to_string()))?;
-            for (time, frame) in &capture.frames {
-                writer.write_frame(*time, frame).map_err(|e| PyOSError::new_err(e.to_string()))?;
-            }
-            writer.into_inner().map_err(|e| PyOSError::new_err(e.to_string()))?;
+    let snaplen = snaplen.unwrap_or(wire::pcap::SNAPLEN);
+    if snaplen == 0 {
+        return Err(PyValueError::new_err("snaplen: a snapshot length of at least 1 byte"));
+    }
+    let results = match pcap_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir).map_err(|e| PyOSError::new_err(format!("{dir}: {e}")))?;
+            let sink = Box::new(PcapDir::new(Path::new(dir), snaplen, max_bytes));
+            py.detach(|| sim::simulate_into(config, sink))
+        }
+        None => {
+            // Nothing would read the frames: do not keep them.
+            config.capture = false;
+            py.detach(|| sim::simulate(config))
         }
     }
+    .map_err(|e| match e {
+        sim::world::RunError::Config(c) => PyValueError::new_err(c.to_string()),
+        sim::world::RunError::Budget(m) => SimulationError::new_err(m),
+        sim::world::RunError::Capture(m) => PyOSError::new_err(m),
+    })?;
     serde_json::to_string(&results).map_err(|e| PyRuntimeError::new_err(e.to_string()))
 }

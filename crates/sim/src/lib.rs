@@ -17,6 +17,7 @@
 pub mod adaptive;
 pub mod app;
 pub mod atm;
+pub mod capture;
 pub mod config;
 pub mod conservation;
 pub mod cpu;
@@ -46,8 +47,22 @@ pub mod wifi;
 pub mod world;
 
 /// Runs a simulation from its configuration JSON; returns the results.
+/// With `config.capture`, the frames of every capture point are in
+/// `Results::captures` (kept in memory: [`simulate_into`] hands them on as they come).
 pub fn simulate(config: config::SimConfig) -> Result<results::Results, world::RunError> {
+    if config.capture {
+        return simulate_into(config, Box::new(capture::Memory::default()));
+    }
     world::World::new(config)?.run()
+}
+
+/// Runs a simulation, capturing: every frame a capture point sees goes to `sink` as it
+/// is seen, and the sink says what it wrote in the results (`Results::capture`).
+pub fn simulate_into(mut config: config::SimConfig, sink: Box<dyn capture::CaptureSink>) -> Result<results::Results, world::RunError> {
+    config.capture = true;
+    let mut world = world::World::new(config)?;
+    world.capture_to(sink)?;
+    world.run()
 }
 
 /// Builds the world of a configuration without running it: every refusal `simulate`

@@ -26,6 +26,9 @@ pub struct Results {
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,
+    /// What a streaming capture wrote (files, records, bytes, a cut by a size limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capture: Option<crate::capture::CaptureSummary>,
     /// ATM counters (cells, losses, SVC set-ups), when the run has ATM links.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub atm: Option<crate::atm::AtmStats>,
@@ -257,7 +260,6 @@ pub(crate) struct WifiLinkInputs {
     pub name: String,
     pub airtime_busy_ns: u64,
     pub members: Vec<crate::wifi::bss::MemberStats>,
-    pub air: Vec<(u64, Vec<u8>)>,
 }
 
 #[derive(Debug, Serialize)]
@@ -324,7 +326,6 @@ pub(crate) struct Inputs<'a> {
     pub drop_log: &'a [DropRecord],
     pub events: u64,
     pub now: u64,
-    pub captures: Vec<Vec<Frames>>,
 }
 
 pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
@@ -437,7 +438,6 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
         .into_iter()
         .map(|l| LinkResult { utilization: l.utilization.iter().map(|&busy| fraction(busy as u64)).collect(), ..l })
         .collect();
-    let mut air_captures = Vec::new();
     for w in inputs.wifi {
         links.push(LinkResult {
             name: w.name.clone(),
@@ -462,9 +462,6 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 .collect(),
             conservation: Vec::new(),
         });
-        if inputs.config.capture {
-            air_captures.push(Capture { name: format!("{}-air", w.name), dot11: true, erf: false, frames: w.air });
-        }
     }
     let nodes = inputs
         .nodes
@@ -522,15 +519,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
             summary: d.summary.clone(),
         })
         .collect();
-    let mut captures = Vec::new();
-    for (i, ports) in inputs.captures.into_iter().enumerate() {
-        for (p, frames) in ports.into_iter().enumerate() {
-            let node = &inputs.nodes[i];
-            captures.push(Capture { name: format!("{}-{}", node.name, node.port_name(p as u16)), dot11: false, erf: false, frames });
-        }
-    }
-    captures.extend(air_captures);
-    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures, atm: None }
+    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures: Vec::new(), capture: None, atm: None }
 }
 
 fn is_zero(n: &u64) -> bool {

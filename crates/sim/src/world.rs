@@ -12,6 +12,7 @@ use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
 use wire::ethernet::{self, Address as Mac};
 
 use crate::app::{Probe, Source};
+use crate::capture::{CaptureSink, Capturing};
 use crate::atm::{AtmEvent, AtmNet, AtmOut};
 
 #[path = "atm/world_glue.rs"]
@@ -459,6 +460,8 @@ const SATURATION_BACKLOG: usize = 2;
 pub enum RunError {
     Config(ConfigError),
     Budget(String),
+    /// A capture's sink could not write (a full disk): the run stops.
+    Capture(String),
 }
 
 impl std::fmt::Display for RunError {
@@ -466,6 +469,7 @@ impl std::fmt::Display for RunError {
         match self {
             RunError::Config(e) => write!(f, "configuration: {e}"),
             RunError::Budget(m) => write!(f, "{m}"),
+            RunError::Capture(m) => write!(f, "capture: {m}"),
         }
     }
 }
@@ -500,12 +504,14 @@ pub struct World {
     drop_log: Vec<DropRecord>,
     /// Drops of each flow's packets, by flow id (see `crate::conservation`).
     ledger: BTreeMap<u32, FlowLedger>,
-    captures: Vec<Vec<results::Frames>>,
+    /// Where captured frames go, as they are seen (`capture_to`); None: not capturing.
+    capture: Option<Capturing>,
+    /// Nodes with TAP ports, when capturing: they keep their TAP frames until the
+    /// world hands them on after each event.
+    tap_nodes: Vec<u32>,
     queued_frames: usize,
     atm: Option<AtmNet>,
     atm_out: AtmOut,
-    /// ERF AAL5 records of each ATM port, when capturing.
-    atm_captures: Vec<(String, results::Frames)>,
     /// Seed 004's adaptive upstreams (see `upstream`).
     upstreams: Vec<Upstream>,
     /// How long each source's start has waited for its PPP link (see `send_from`).
@@ -676,7 +682,11 @@ impl World {
                 node.vifs.capture = Some(Vec::new());
             }
         }
-        let captures = if config.capture { config.nodes.iter().map(|n| vec![Vec::new(); n.ports.len()]).collect() } else { Vec::new() };
+        let tap_nodes = if config.capture {
+            (0..n).filter(|&i| (0..config.nodes[i].ports.len()).any(|p| nodes[i].vifs.tap(p as u16).is_some())).map(|i| i as u32).collect()
+        } else {
+            Vec::new()
+        };
         let upstreams = upstreams(&config, &attachments, &bsses)?;
         Ok(World {
             deferred_ns: vec![0; sources.len()],
@@ -700,13 +710,52 @@ impl World {
             drop_counts: vec![BTreeMap::new(); n],
             drop_log: Vec::new(),
             ledger: BTreeMap::new(),
-            captures,
+            capture: None,
+            tap_nodes,
             queued_frames: 0,
             atm,
             atm_out: AtmOut::default(),
-            atm_captures: Vec::new(),
             upstreams,
         })
+    }
+
+    /// Hands every frame a capture point sees to `sink`, as it is seen (see
+    /// `crate::capture`); needs `config.capture` (which keeps the 802.11 media's and the
+    /// TAP ports' frames). Opens a point per port and per 802.11 medium now.
+    pub fn capture_to(&mut self, sink: Box<dyn CaptureSink>) -> Result<(), RunError> {
+        let ports: Vec<Vec<String>> = self
+            .config
+            .nodes
+            .iter()
+            .zip(&self.nodes)
+            .map(|(c, node)| (0..c.ports.len()).map(|p| format!("{}-{}", node.name, node.port_name(p as u16))).collect())
+            .collect();
+        let media: Vec<String> = self.bsses.iter().map(|b| b.name.clone()).collect();
+        self.capture = Some(Capturing::new(sink, &ports, &media).map_err(RunError::Capture)?);
+        Ok(())
+    }
+
+    /// Hands on the frames the nodes' TAP ports and the 802.11 media kept during an
+    /// event, in the order they were seen.
+    fn pass_captures(&mut self) -> Result<(), RunError> {
+        for &node in &self.tap_nodes {
+            let kept = self.nodes[node as usize].vifs.capture.as_mut().map(std::mem::take).unwrap_or_default();
+            if let Some(c) = self.capture.as_mut() {
+                for (port, t, frame) in kept {
+                    c.port(node, port, t, &frame).map_err(RunError::Capture)?;
+                }
+            }
+        }
+        for (i, b) in self.bsses.iter_mut().enumerate() {
+            let air = b.bss.take_air();
+            if let Some(c) = self.capture.as_mut() {
+                for f in &air {
+                    // Each PPDU once, at its start, as a capture of the air shows it.
+                    c.air(i, f.start, &air_record(f, &b.macs, b.channel)).map_err(RunError::Capture)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Runs to the configured duration and returns the results.
@@ -724,10 +773,19 @@ impl World {
         for bss in 0..self.bsses.len() {
             self.arm_bss_timer(bss as u32)?;
         }
+        let passing = self.config.capture;
         while let Some((now, event)) = self.engine.step_if_before(SimTime::from_nanos(self.end_ns)).map_err(budget)? {
             self.handle(now.as_nanos(), event)?;
+            if passing {
+                self.pass_captures()?;
+            }
         }
-        Ok(self.results())
+        let capture = self.capture.take();
+        let mut results = self.results();
+        if let Some(c) = capture {
+            c.finish(&mut results).map_err(RunError::Capture)?;
+        }
+        Ok(results)
     }
 
     fn handle(&mut self, now: u64, event: Event) -> Result<(), RunError> {
@@ -1003,8 +1061,8 @@ impl World {
     /// A frame arrives at a node's port: to the CPU (or straight through in hardware).
     #[inline(always)]
     fn receive(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
-        if self.config.capture {
-            self.captures[node as usize][port as usize].push((now, frame.clone()));
+        if let Some(c) = self.capture.as_mut() {
+            c.port(node, port, now, &frame).map_err(RunError::Capture)?;
         }
         if let Some(index) = self.upstreams.iter().position(|u| u.owns_arrival(node, &frame)) {
             let got = self.upstreams[index].receive(now, node, &frame);
@@ -1173,8 +1231,8 @@ impl World {
 
     /// A frame leaves a node's port onto its link.
     fn transmit_port(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
-        if self.config.capture {
-            self.captures[node as usize][port as usize].push((now, frame.clone()));
+        if let Some(c) = self.capture.as_mut() {
+            c.port(node, port, now, &frame).map_err(RunError::Capture)?;
         }
         match self.attachments[node as usize][port as usize] {
             Attachment::Ethernet { link, end } => {
@@ -1761,26 +1819,13 @@ impl World {
         let line_conservation = self.line_conservation();
         let wifi_conservation = self.wifi_conservation();
         let (atm_links, atm_stats) = self.atm_results();
-        // Frames on TAP ports were seen by the nodes themselves (no link carries them).
-        for (i, node) in self.nodes.iter_mut().enumerate() {
-            for (port, t, frame) in node.vifs.capture.take().unwrap_or_default() {
-                if let Some(c) = self.captures.get_mut(i).and_then(|c| c.get_mut(usize::from(port))) {
-                    c.push((t, frame));
-                }
-            }
-        }
         let wifi = self
             .bsses
             .iter_mut()
-            .map(|b| {
-                // Each PPDU once, at its start, as a capture of the air shows it.
-                let air = b.bss.take_air().iter().map(|f| (f.start, air_record(f, &b.macs, b.channel))).collect();
-                results::WifiLinkInputs {
-                    name: b.name.clone(),
-                    airtime_busy_ns: b.bss.airtime_busy_ns(),
-                    members: (0..b.members.len()).map(|m| b.bss.member_stats(m)).collect(),
-                    air,
-                }
+            .map(|b| results::WifiLinkInputs {
+                name: b.name.clone(),
+                airtime_busy_ns: b.bss.airtime_busy_ns(),
+                members: (0..b.members.len()).map(|m| b.bss.member_stats(m)).collect(),
             })
             .collect();
         let tcp = self
@@ -1830,7 +1875,6 @@ impl World {
                 }
             })
             .collect();
-        let atm_captures = std::mem::take(&mut self.atm_captures);
         let adaptive = self
             .upstreams
             .iter()
@@ -1848,7 +1892,6 @@ impl World {
             drop_log: &self.drop_log,
             events: self.engine.events_processed(),
             now,
-            captures: self.captures,
         });
         results.atm = atm_stats;
         for (flow, c) in results.flows.iter_mut().zip(flow_conservation) {
@@ -1864,7 +1907,6 @@ impl World {
             link.conservation = c;
         }
         census::check(&results);
-        results.captures.extend(atm_captures.into_iter().map(|(name, frames)| results::Capture { name, dot11: false, erf: true, frames }));
         results.adaptive = adaptive;
         results
     }

@@ -1385,9 +1385,12 @@ def replica_seed(seed: int, k: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}/{k}".encode()).digest()[:8], "big") >> 1
 
 
-def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None) -> dict[str, Any]:
+def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None, pcap_snaplen: int | None = None, pcap_max_size: int | None = None) -> dict[str, Any]:
     """Run one simulation and return its results (the JSON of ``qoslab._core.simulate``).
     Under a :data:`REPLICA` k > 0 the run's seed is :func:`replica_seed` (seed, k).
+    With ``pcap_dir``, the core writes its captures there as the run goes, each record
+    at most ``pcap_snaplen`` bytes of its frame, the files together at most
+    ``pcap_max_size`` bytes; the results' ``capture`` says what was written.
 
     Raises
     ------
@@ -1408,7 +1411,10 @@ def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None) -> d
     if pcap_dir is not None:
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
     try:
-        text = run(_encode(config), str(pcap_dir) if pcap_dir is not None else None)
+        if pcap_dir is not None:
+            text = run(_encode(config), str(pcap_dir), pcap_snaplen, pcap_max_size)
+        else:
+            text = run(_encode(config), None)
     except Exception as err:  # the core maps its errors to Python exceptions; each is a failed run
         raise SimulationError(f"the simulation failed: {err}") from err
     return json.loads(text)
@@ -1435,6 +1441,8 @@ def run_tests(
     on_trial: Any = None,
     max_events: int | None = None,
     network: Network | None = None,
+    pcap_snaplen: int | None = None,
+    pcap_max_size: int | None = None,
 ) -> tuple[Network, list[TestRun]]:
     """Run every test of the scenario, each in a fresh simulation, in file order.
     ``network``: the scenario's network lowered before (a sweep's points that differ
@@ -1443,7 +1451,9 @@ def run_tests(
     Every test is checked before the first runs, so bad input fails fast (InputError).
     ``on_run(network, run)`` is called after each run (the CLI prints it); ``on_trial(words)``
     before each simulation (RFC 2544 tests take many). With ``pcap_dir``,
-    each run captures into ``pcap_dir/test<N>``.
+    each run captures into ``pcap_dir/test<N>`` (``pcap_snaplen`` and ``pcap_max_size``
+    as :func:`simulate` takes them); a capture cut by the size limit is said in the
+    test's records (``parameters.pcap_cut_s``, ``pcap_cut_frame``).
 
     Raises
     ------
@@ -1476,9 +1486,10 @@ def run_tests(
             if pcap_dir is not None and last is not None:
                 if on_trial is not None:
                     on_trial(f"{test_label(scenario, i)}: the last trial again, captured")
-                simulate(dict(last, capture=True), pcap_dir=Path(pcap_dir) / f"test{i}")
+                captured = simulate(dict(last, capture=True), pcap_dir=Path(pcap_dir) / f"test{i}", pcap_snaplen=pcap_snaplen, pcap_max_size=pcap_max_size)
                 for record in records:
                     record.setdefault("parameters", {})["pcap"] = "the search's last trial"
+                    _note_capture_cut(record, captured)
             run = TestRun(i, test_label(scenario, i), plan, plan.trials.last_results, records)
             runs.append(run)
             if on_run is not None:
@@ -1489,8 +1500,10 @@ def run_tests(
         config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None, windows=plan.windows)
         if plan.cpu_window_ns is not None:
             config["cpu_window_ns"] = list(plan.cpu_window_ns)
-        results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None)
+        results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None, pcap_snaplen=pcap_snaplen, pcap_max_size=pcap_max_size)
         records = plan.records(results)
+        for record in records:
+            _note_capture_cut(record, results)
         adaptive = adaptive_records(results)
         if adaptive:
             for record in records:
@@ -1500,6 +1513,17 @@ def run_tests(
         if on_run is not None:
             on_run(net, run)
     return net, runs
+
+
+def _note_capture_cut(record: dict[str, Any], results: dict[str, Any]) -> None:
+    """Say in a record where its run's capture was cut by ``--pcap-max-size``: the time
+    (s) and the number (over all the run's capture points, from 1) of the first frame
+    left out of the files (docs/metrics.md "Capture")."""
+    cut = (results.get("capture") or {}).get("cut")
+    if cut:
+        parameters = record.setdefault("parameters", {})
+        parameters["pcap_cut_s"] = cut["time_ns"] / 1e9
+        parameters["pcap_cut_frame"] = cut["frame"]
 
 
 REACH_COUNT = 3

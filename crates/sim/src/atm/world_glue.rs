@@ -116,10 +116,9 @@ impl World {
         }
         for (node, port, at, mut record) in out.captured.drain(..) {
             crate::atm::net::set_erf_time(&mut record, at);
-            let name = format!("{}-{}-aal5", self.nodes[node as usize].name, self.nodes[node as usize].port_name(port));
-            match self.atm_captures.iter_mut().find(|(n, _)| *n == name) {
-                Some((_, frames)) => frames.push((at, record)),
-                None => self.atm_captures.push((name, vec![(at, record)])),
+            if let Some(c) = self.capture.as_mut() {
+                let n = &self.nodes[node as usize];
+                c.atm(node, port, || format!("{}-{}-aal5", n.name, n.port_name(port)), at, &record).map_err(RunError::Capture)?;
             }
         }
         let deliver: Vec<_> = out.deliver.drain(..).collect();
