@@ -849,6 +849,14 @@ pub struct TcpOptions {
     /// ACK at once after this many full-sized segments (default 2, RFC 5681 §4.2).
     #[serde(default)]
     pub delayed_ack_segments: Option<u32>,
+    /// Count segments of any size toward `delayed_ack_segments` (Windows NT's rule;
+    /// default off, RFC 5681's full-sized segments).
+    #[serde(default)]
+    pub delayed_ack_any_segment: Option<bool>,
+    /// A window update when the application's read opens the window by half the
+    /// buffer (4.4BSD, Linux; default on); off for Windows NT 4.0.
+    #[serde(default)]
+    pub window_update_on_read: Option<bool>,
     /// Initial window, segments (default 10, RFC 6928).
     #[serde(default)]
     pub initial_window: Option<u32>,

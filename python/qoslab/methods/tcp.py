@@ -98,8 +98,28 @@ STACKS: dict[str, dict[str, Any]] = {
         # ticks of 100 ms, settable from NT 4.0 SP4; JSI tip 1424, Windows 2000 registry
         # reference "TcpDelAckTicks").
         "delayed_ack_ns": 200 * MS,
+        # Microsoft, "TCP/IP Implementation Details" (the Windows NT 3.5x text, kept in
+        # the later editions and in the Windows CE documentation, "Delayed
+        # Acknowledgments"): "As data is received by TCP on a given connection, it only
+        # sends an acknowledgment back if one of the following conditions is met: No
+        # ACK was sent for the previous segment received. A segment is received, but no
+        # other segment arrives within 200 milliseconds for that connection." So every
+        # second segment of whatever size, not RFC 5681's every second full-sized one:
+        # a lone segment waits the 200 ms, even a 65,495-octet one.
+        "delayed_ack_any_segment": True,
+        # The same list is the only occasion for an ACK: no window update when the
+        # application's read reopens the window (4.4BSD's tcp_output sends one when
+        # the edge moves by half the buffer). Microsoft's text describes none; read
+        # literally, the window reopens with the next ACK of that rule.
+        "window_update_on_read": False,
+        # RFC 2001 §2 (1997), the slow start of the period: "initializes cwnd to one
+        # segment". Microsoft's description of NT 4.0's initial window was not found;
+        # larger initial windows (RFC 2414, 1998) came later.
+        "initial_window": 1,
         # RFC 1323 window scaling and timestamps and RFC 2018 SACK arrived with Windows
-        # 2000 (Microsoft, "Microsoft Windows 2000 TCP/IP Implementation Details").
+        # 2000 (Microsoft, "Microsoft Windows 2000 TCP/IP Implementation Details"). KB
+        # Q199947, "TCP/IP: Windows NT 4.0 Does Not Support TCP Scale Option": the
+        # largest receive window of NT 4.0 is 65,535 bytes, the 16-bit header field.
         "sack": False,
         "timestamps": False,
         "window_scaling": False,
@@ -163,6 +183,8 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         "nagle": stack.nagle,
         "delayed_ack_ns": int(stack.delayed_ack),
         "delayed_ack_segments": stack.delayed_ack_segments,
+        "delayed_ack_any_segment": stack.delayed_ack_any_segment,
+        "window_update_on_read": stack.window_update_on_read,
         "min_rto_ns": int(stack.min_rto),
         "initial_window": stack.initial_window,
         "pmtu_discovery": stack.pmtu_discovery,
@@ -203,7 +225,8 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         # iperf3 -w sets both socket buffers; a fixed window (seed 004's NetBSD) caps it.
         w = int(t.window)
         sizes.append((("test", index, "window"), "window", w))
-        opts.update(send_buffer=w, recv_buffer=w, max_window=w, window_scaling=stack.window_scaling and w > 65535)
+        # The stack's own window scaling (off in 'windows-nt-4.0') stays off.
+        opts.update(send_buffer=w, recv_buffer=w, max_window=w, window_scaling=opts["window_scaling"] and w > 65535)
     out = LocatedProblems(source)
     for path, what, value in sizes:
         if value < mss:

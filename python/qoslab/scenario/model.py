@@ -1043,7 +1043,7 @@ _STACK_DOC = (
     "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
     "IW 10, RACK-TLP, byte counting), 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed ACK, 1 s min RTO, IW 1, "
     "no timestamps, growth per ACK, 6 s initial RTO) or 'windows-nt-4.0' (seed 001's workstations: no SACK, timestamps or window scaling, "
-    "200 ms delayed ACK, growth per ACK, 3 s initial RTO); qoslab.methods.tcp.STACKS cites each."
+    "200 ms delayed ACK for every second segment of any size, no window update on a read, IW 1, growth per ACK, 3 s initial RTO); qoslab.methods.tcp.STACKS cites each."
 )
 
 
@@ -1061,6 +1061,14 @@ class TcpSettings(Strict):
     nagle: bool = Field(True, description="Nagle's algorithm (RFC 896); false = TCP_NODELAY.")
     delayed_ack: Time = Field("40 ms", description="Delayed-ACK timer (RFC 5681 §4.2): Linux 40 ms, BSD 200 ms; '0 s' ACKs every segment at once.")
     delayed_ack_segments: int = Field(2, ge=1, description="ACK at once after this many full-sized segments (RFC 5681 §4.2: 2).")
+    delayed_ack_any_segment: bool = Field(
+        False,
+        description="Count segments of any size toward delayed_ack_segments (Windows NT: an ACK for every second segment, else after the delayed-ACK timer); false = full-sized segments as RFC 5681 §4.2, Linux and BSD. True under stack 'windows-nt-4.0'.",
+    )
+    window_update_on_read: bool = Field(
+        True,
+        description="Send a window update when the application's read opens the window by half the buffer (4.4BSD tcp_output, Linux); false = the window reopens only on the delayed-ACK rule's ACKs (Windows NT 4.0's receiver as Microsoft describes it). False under stack 'windows-nt-4.0'.",
+    )
     min_rto: Time = Field("200 ms", description="Lower bound of the retransmission timeout: Linux 200 ms, RFC 6298 §2.4 1 s.")
     rto_backoff_cap: Time | None = Field(None, description="Cap on the exponentially backed-off RTO (seed 004's router: 100 ms); none = only RFC 6298's 60 s.")
     initial_window: int = Field(10, ge=1, le=U32_MAX, description="Initial congestion window, segments (RFC 6928: 10).")
