@@ -27,6 +27,10 @@ from qoslab.studies import EXAMPLES, Figure, finish_axes, Ours, Point, Published
 MTUS = (576, 1500, 9180, 65535)
 BUFFERS_KIB = (16, 32, 40, 55, 64)
 SECONDS = 10
+CLIP_SECONDS = 60
+"""§2.6: 'The test phase had a time duration of 60 seconds for each measurement via
+Netperf'. The start matters under NT's rules: slow start from one segment, and a lone
+first segment waits for the 200 ms delayed ACK (10 s would weigh it six times more)."""
 CALIBRATION_POINT = (1500, 64)
 # What §2.6 says of each MTU (Figs. 8-11 are traces; only these numbers are in the text).
 SEED_CLIP_TEXT = {
@@ -43,7 +47,7 @@ def encapsulation(mtu: int) -> str:
     return "vc-mux" if mtu + 8 > 65535 else "llc-snap"
 
 
-def run_clip(mtu: int, buffer_kib: int, seconds: int = SECONDS) -> dict[str, Any]:
+def run_clip(mtu: int, buffer_kib: int, seconds: int = CLIP_SECONDS) -> dict[str, Any]:
     """One point of §2.6: the example with both links' MTU and encapsulation set and the
     test's window (both socket buffers, netperf -s/-S) set; returns the TCP record."""
     from qoslab.backends.sim import lower, simulate
@@ -268,6 +272,19 @@ def compare_rows(data: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return [data[f"compare/{k}"][0] for k, *_ in COMPARE if data.get(f"compare/{k}")]
 
 
+def _stack_spec() -> str:
+    """The NT preset and the adapters' numbers, in the CLIP points' specs: a result kept
+    from before a change of either is run again."""
+    import json
+
+    from qoslab.data import cpu_profiles
+    from qoslab.methods.tcp import STACKS
+
+    nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+    return json.dumps({"stack": STACKS["windows-nt-4.0"], "nic": [nic.sar_pdu_ns, nic.sar_cell_rate]}, sort_keys=True)
+
+
+STACK_SPEC = _stack_spec()
 EIES = (("eies.clip", "seed001_compare_clip.toml", 9180), ("eies.lane", "seed001_compare_lane.toml", None))
 """§3's earlier EIES measurements (two Sun Solaris workstations, 'high buffers'): the
 comparison examples with hosts that do not bind (no CPU profile, no adapter set-up: the
@@ -416,7 +433,7 @@ class Seed001(Study):
                     records.append(run_clip(mtu, b))
                 return records
 
-            spec = {"mtu": mtu, "buffers": BUFFERS_KIB, "seconds": SECONDS, "example": (EXAMPLES / "seed001_clip.toml").read_text()}
+            spec = {"mtu": mtu, "buffers": BUFFERS_KIB, "seconds": CLIP_SECONDS, "example": (EXAMPLES / "seed001_clip.toml").read_text(), "stack": STACK_SPEC}
             points.append(Point(f"clip/{mtu}", f"seed 001 §2.6: TCP over CLIP, MTU {mtu}, buffers 16-64 KiB", run, spec=spec, weight=len(BUFFERS_KIB)))
         for key, example in (("lane/eth", "seed001_lane.toml"), ("mpoa/eth", "seed001_mpoa.toml")):
             points.append(
@@ -457,7 +474,7 @@ class Seed001(Study):
             ax.set_xlim(14, 78)
             finish_axes(ax, xlabel="socket buffers, both ends (KiB)", ylabel="TCP goodput (Mb/s)", title="TCP over CLIP, OC-3: MTU and socket buffer (Figs. 8-11)", title_size=10, legend_loc="upper left")
             fig.tight_layout()
-            figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 10 s netperf-like transfers, Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the adapters' set-up time per PDU is calibrated on.", fig))
+            figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 60 s netperf-like transfers (both ends Windows NT 4.0's TCP), Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the adapters' set-up time per PDU is calibrated on.", fig))
         rows = compare_rows(data)
         if not rows:
             return figs
@@ -599,7 +616,7 @@ class Seed001(Study):
         stall = {b: b * 1024 * 8 / 0.2 / 1e6 for b in (16, 64)}
         out = [
             "TCP over CLIP: the adapters bind, not the hosts. The seed says so itself: the ForeRunnerLE155 works 'without influence the CPU of the workstation' (§2.6), and 'the adapter boards from Fore Systems and Olicom showed only a maximum throughput of approx. 100 Mbps, if you use CLIP' (§3), on a line that carries 134 Mb/s of IP. "
-            "So each machine's adapter is a segmentation engine (cpu_profiles.toml, atm_nic) that spends a set-up time on each PDU, then sends its cells at its own rate: 260,417 cells/s, §3's 100 Mb/s of 48-octet cell payloads taken as an input (so the clip.nic.max row is a setting), and 65 µs per PDU, the one number calibrated, on MTU 1500 with 64 KiB buffers = 60 Mb/s. "
+            "So each machine's adapter is a segmentation engine (cpu_profiles.toml, atm_nic) that spends a set-up time on each PDU, then sends its cells at its own rate: 260,417 cells/s, §3's 100 Mb/s of 48-octet cell payloads taken as an input (so the clip.nic.max row is a setting), and 67 µs per PDU, the one number calibrated, on MTU 1500 with 64 KiB buffers = 60 Mb/s. "
             f"The seed's own 576 and 1500 points agree with that split: they put {per_cell * 1e6:.1f} µs on each cell ({48 * 8 / per_cell / 1e6:.0f} Mb/s of cell payload); OC-3's own cell rate (§2.2's '155 Mbps', 353,208 cells/s) with the set-up calibrated again on the same point predicts 30.3 Mb/s at 576 and 111 at 9180. "
             f"Both hosts run Windows NT 4.0's TCP (the 'windows-nt-4.0' preset): no window scaling (KB Q199947: at most 65,535 octets of window), an ACK for every second segment of whatever size or after 200 ms (Microsoft's 'TCP/IP Implementation Details'), no window update on the application's read, slow start from one segment. The predictions: {text}. The table above gives every MTU and buffer.",
         ]
