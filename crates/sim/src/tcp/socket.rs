@@ -2206,6 +2206,7 @@ impl TcpSocket {
         self.prr = None;
         self.rto_at = None;
         self.delack_at = None;
+        self.segs_unacked = 0;
         self.timewait_at = None;
         self.rtt_timing = None;
         self.rack = None;
