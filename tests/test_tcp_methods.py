@@ -421,6 +421,25 @@ stack = "windows-nt-4.0"
     # ACK was sent for the previous segment received" (any size), else after 200 ms; no
     # other occasion, so no window update on a read. RFC 2001 §2: cwnd starts at one segment.
     assert (opts["delayed_ack_any_segment"], opts["delayed_ack_segments"], opts["window_update_on_read"], opts["initial_window"]) == (True, 2, False, 1)
+    # No buffer given: NT 4.0's default window, 8 KiB rounded up to whole segments and at
+    # least four (NT 4.0 Resource Kit, TcpWindowSize: "The default is 8760 for Ethernet").
+    assert opts["recv_buffer"] == 6 * 1460 == 8760
+
+
+def test_nt4_default_window_follows_the_resource_kit_rule():
+    import doctest
+
+    from qoslab.methods import tcp
+
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner()
+    for test in finder.find(tcp.nt4_default_window, "nt4_default_window", globs={"nt4_default_window": tcp.nt4_default_window}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 2
+    # 8192 rounded up to whole 536-octet segments (16 of them), already over four; and an
+    # MSS whose four segments pass 64 KiB is capped at 65,535 (no window scaling).
+    assert tcp.nt4_default_window(536) == 16 * 536
+    assert tcp.nt4_default_window(65495) == 65535
 
 
 def test_a_64_kib_test_window_does_not_turn_window_scaling_on_under_windows_nt():

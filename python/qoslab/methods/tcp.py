@@ -141,6 +141,23 @@ STACKS: dict[str, dict[str, Any]] = {
 
 
 
+def nt4_default_window(mss: int) -> int:
+    """Windows NT 4.0's receive window when neither TcpWindowSize nor setsockopt() sets
+    one. Microsoft, Windows NT Server 4.0 Resource Kit, "TcpWindowSize": "By default,
+    TcpWindowSize is set to 8 kilobytes (K) rounded up to the nearest MSS increment for
+    the connection. If that increment is not at least four times the MSS, then it is
+    adjusted to four times the MSS, with a maximum size of 64K" (65,535: KB Q199947, no
+    window scaling).
+
+    >>> nt4_default_window(1460)  # "The default is 8760 for Ethernet"
+    8760
+    >>> nt4_default_window(9140)  # CLIP's MTU 9180: four segments
+    36560
+    """
+    rounded = -(-8192 // mss) * mss
+    return min(max(rounded, 4 * mss), 65535)
+
+
 def route_mss(net: "Network", sender: str, destination: str) -> int:
     """The MSS the sender offers: the MTU of the port it sends by, less 40.
 
@@ -221,6 +238,9 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
             value = int(net.scenario.node[host].socket_buffer)
             sizes.append((("node", host, "socket_buffer"), key, value))
             opts[key] = value
+    if t.stack == "windows-nt-4.0" and "recv_buffer" not in opts and not t.window:
+        # No buffer given: NT 4.0's own receive window (TcpWindowSize's default).
+        opts["recv_buffer"] = nt4_default_window(mss)
     if t.window:
         # iperf3 -w sets both socket buffers; a fixed window (seed 004's NetBSD) caps it.
         w = int(t.window)

@@ -1043,7 +1043,8 @@ _STACK_DOC = (
     "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
     "IW 10, RACK-TLP, byte counting), 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed ACK, 1 s min RTO, IW 1, "
     "no timestamps, growth per ACK, 6 s initial RTO) or 'windows-nt-4.0' (seed 001's workstations: no SACK, timestamps or window scaling, "
-    "200 ms delayed ACK for every second segment of any size, no window update on a read, IW 1, growth per ACK, 3 s initial RTO); qoslab.methods.tcp.STACKS cites each."
+    "200 ms delayed ACK for every second segment of any size, no window update on a read, IW 1, growth per ACK, 3 s initial RTO, "
+    "8 KiB of receive window rounded up to four or more whole segments unless a buffer is given); qoslab.methods.tcp.STACKS cites each."
 )
 
 
