@@ -219,3 +219,24 @@ def test_the_study_rows():
         assert rows[key]["status"] in ("agrees", "differs")
     # LANE rows fill from their own points (tests/test_seed001_lane.py); without them: no value.
     assert rows["lane.bus.cells"]["status"] == "no value" and rows["lane.bus.cells"]["calibrated"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", ["eies.clip", "eies.lane"])
+def test_eies_rows_are_the_oc3_line_less_the_cell_tax(key):
+    """§3's EIES points ('117 Mbps at LANE and 134 Mbps at CLIP with high buffers and two
+    Sun Solaris workstations') run with hosts that do not bind: what is left is the line,
+    computed here from ITU-T G.707 (149.76 Mb/s of cells), the AAL5 trailer (I.363.5), the
+    encapsulation (RFC 2684 LLC/SNAP for CLIP at RFC 2225's MTU 9180; LANE's 2-octet LE
+    header and the 14-octet Ethernet header, af-lane-0021.000, at MTU 1500) and TCP with
+    timestamps (the study's Linux-like stack: 12 option octets). Not read from the seed."""
+    from qoslab.studies.seed001 import run_eies
+
+    if key == "eies.clip":
+        mtu, header = 9180, 8
+    else:
+        mtu, header = 1500, 2 + 14
+    cells = -(-(mtu + header + 8) // 48)
+    payload = mtu - 40 - 12
+    limit = OC3_CELLS_PER_S / cells * payload * 8 / 1e6
+    assert run_eies(key, seconds=5)["metrics"]["throughput_mbps"] == pytest.approx(limit, rel=0.01)
