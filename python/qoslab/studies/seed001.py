@@ -565,10 +565,28 @@ class Seed001(Study):
             best[mtu] = (rates[top], top)
             key = {576: "clip.576", 1500: "clip.1500", 9180: "clip.9180", 65535: "clip.65k.best"}[mtu]
             note = f"best over 16-64 KiB buffers, at {top} KiB" + (" (the calibration point)" if mtu == 1500 else "")
+            if mtu == 9180:
+                note += (
+                    "; the adapters bind (67 µs a PDU + 192 cells at §3's 100 Mb/s = 804 µs a 9140-octet segment). "
+                    "Above the seed's 80 because the set-up per PDU and the cell rate that give its 576 and 1500 points give 91 here: "
+                    "a per-PDU-plus-per-cell adapter cannot put 9180 at 80 and 576 at 35 with 1500 at 60; a cost that grows "
+                    "faster than the cells (the receiving adapter's 2 KB buffers per PDU, the copies) would, and the seed gives none"
+                )
+            if mtu == 65535:
+                note += (
+                    "; no buffer escapes NT's stall: a 65,535 window holds one 65,495-octet segment, which waits 200 ms for its ACK. "
+                    "The seed's 100 Mb/s needs a receiver that acknowledges a lone segment at once (BSD's window update on the read), "
+                    "which would also remove the seed's 5 Mb/s collapse: NT 4.0's receiver with a one-segment window would settle it"
+                )
             o[key] = Ours(rates[top], note)
             if mtu == 65535:
                 low = min(rates, key=lambda b: rates[b])
-                o["clip.65k.low"] = Ours(rates[low], f"lowest over the buffers, at {low} KiB ({encapsulation(mtu)})")
+                o["clip.65k.low"] = Ours(
+                    rates[low],
+                    f"lowest over the buffers, at {low} KiB ({encapsulation(mtu)}): one {low * 1024}-octet segment per 200 ms delayed ACK "
+                    "(NT 4.0: an ACK for a second segment or after 200 ms). The seed's 5 Mb/s would be one 64 KiB window per 105 ms; "
+                    "at 16 KiB ours is 8 times under it, at 64 KiB half of it",
+                )
         for key, prefix in (("lane/eth", "lane"), ("mpoa/eth", "mpoa")):
             if data.get(key):
                 m = data[key][0]["metrics"]
