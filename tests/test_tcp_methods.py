@@ -231,6 +231,7 @@ tcp = { sack = false, timestamps = false, window_scaling = false, nagle = false,
         # Not written: RFC 5681's full-sized count and BSD's update on a read.
         "delayed_ack_any_segment": False,
         "window_update_on_read": True,
+        "dup_ack_threshold": 3,
         "min_rto_ns": 1_000_000_000,
         "rto_cap_ns": 100_000_000,
         "initial_window": 4,
@@ -421,6 +422,8 @@ stack = "windows-nt-4.0"
     # ACK was sent for the previous segment received" (any size), else after 200 ms; no
     # other occasion, so no window update on a read. RFC 2001 §2: cwnd starts at one segment.
     assert (opts["delayed_ack_any_segment"], opts["delayed_ack_segments"], opts["window_update_on_read"], opts["initial_window"]) == (True, 2, False, 1)
+    # KB Q162179: fast retransmit since NT 4.0 SP2; TcpMaxDupAcks' default is 2.
+    assert opts["dup_ack_threshold"] == 2
     # No buffer given: NT 4.0's default window, 8 KiB rounded up to whole segments and at
     # least four (NT 4.0 Resource Kit, TcpWindowSize: "The default is 8760 for Ethernet").
     assert opts["recv_buffer"] == 6 * 1460 == 8760

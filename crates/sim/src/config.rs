@@ -853,6 +853,10 @@ pub struct TcpOptions {
     /// default off, RFC 5681's full-sized segments).
     #[serde(default)]
     pub delayed_ack_any_segment: Option<bool>,
+    /// Duplicate ACKs that trigger fast retransmit (default 3, RFC 5681 §3.2; Windows
+    /// NT 4.0 SP2 and later: TcpMaxDupAcks, default 2).
+    #[serde(default)]
+    pub dup_ack_threshold: Option<u32>,
     /// A window update when the application's read opens the window by half the
     /// buffer (4.4BSD, Linux; default on); off for Windows NT 4.0.
     #[serde(default)]

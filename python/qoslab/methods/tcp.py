@@ -112,6 +112,12 @@ STACKS: dict[str, dict[str, Any]] = {
         # the edge moves by half the buffer). Microsoft's text describes none; read
         # literally, the window reopens with the next ACK of that rule.
         "window_update_on_read": False,
+        # KB Q162179, "TCP Fast Retransmit and Recovery Added in WinNT 4.0 SP2", with
+        # TcpMaxDupAcks (range 1-3) "the default is 2" (JSI tip 0730): two duplicate
+        # ACKs, not RFC 5681's three. Nagle (RFC 896) and RFC 1122's silly-window
+        # avoidance at both ends are the simulator's defaults, as NT's ("TCP/IP
+        # Implementation Details": Nagle on unless TCP_NODELAY).
+        "dup_ack_threshold": 2,
         # RFC 2001 §2 (1997), the slow start of the period: "initializes cwnd to one
         # segment". Microsoft's description of NT 4.0's initial window was not found;
         # larger initial windows (RFC 2414, 1998) came later.
@@ -202,6 +208,7 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         "delayed_ack_segments": stack.delayed_ack_segments,
         "delayed_ack_any_segment": stack.delayed_ack_any_segment,
         "window_update_on_read": stack.window_update_on_read,
+        "dup_ack_threshold": stack.dup_ack_threshold,
         "min_rto_ns": int(stack.min_rto),
         "initial_window": stack.initial_window,
         "pmtu_discovery": stack.pmtu_discovery,

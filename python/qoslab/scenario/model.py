@@ -1043,7 +1043,7 @@ _STACK_DOC = (
     "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
     "IW 10, RACK-TLP, byte counting), 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed ACK, 1 s min RTO, IW 1, "
     "no timestamps, growth per ACK, 6 s initial RTO) or 'windows-nt-4.0' (seed 001's workstations: no SACK, timestamps or window scaling, "
-    "200 ms delayed ACK for every second segment of any size, no window update on a read, IW 1, growth per ACK, 3 s initial RTO, "
+    "200 ms delayed ACK for every second segment of any size, no window update on a read, IW 1, growth per ACK, fast retransmit after 2 duplicate ACKs, 3 s initial RTO, "
     "8 KiB of receive window rounded up to four or more whole segments unless a buffer is given); qoslab.methods.tcp.STACKS cites each."
 )
 
@@ -1065,6 +1065,12 @@ class TcpSettings(Strict):
     delayed_ack_any_segment: bool = Field(
         False,
         description="Count segments of any size toward delayed_ack_segments (Windows NT: an ACK for every second segment, else after the delayed-ACK timer); false = full-sized segments as RFC 5681 §4.2, Linux and BSD. True under stack 'windows-nt-4.0'.",
+    )
+    dup_ack_threshold: int = Field(
+        3,
+        ge=1,
+        le=U32_MAX,
+        description="Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3); 2 under stack 'windows-nt-4.0' (TcpMaxDupAcks' default, NT 4.0 SP2 and later).",
     )
     window_update_on_read: bool = Field(
         True,
