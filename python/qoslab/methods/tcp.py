@@ -115,8 +115,9 @@ STACKS: dict[str, dict[str, Any]] = {
         # KB Q162179, "TCP Fast Retransmit and Recovery Added in WinNT 4.0 SP2", with
         # TcpMaxDupAcks (range 1-3) "the default is 2" (JSI tip 0730): two duplicate
         # ACKs, not RFC 5681's three. Nagle (RFC 896) and RFC 1122's silly-window
-        # avoidance at both ends are the simulator's defaults, as NT's ("TCP/IP
-        # Implementation Details": Nagle on unless TCP_NODELAY).
+        # avoidance at both ends are the simulator's defaults and NT's too (KB Q214397,
+        # "Design issues - Sending small data segments over TCP with Winsock", describes
+        # Winsock's Nagle and the 200 ms delayed ACK together).
         "dup_ack_threshold": 2,
         # RFC 2001 §2 (1997), the slow start of the period: "initializes cwnd to one
         # segment". Microsoft's description of NT 4.0's initial window was not found;
