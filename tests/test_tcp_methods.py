@@ -228,6 +228,10 @@ tcp = { sack = false, timestamps = false, window_scaling = false, nagle = false,
         "nagle": False,
         "delayed_ack_ns": 200_000_000,
         "delayed_ack_segments": 3,
+        # Not written: RFC 5681's full-sized count and BSD's update on a read.
+        "delayed_ack_any_segment": False,
+        "window_update_on_read": True,
+        "dup_ack_threshold": 3,
         "min_rto_ns": 1_000_000_000,
         "rto_cap_ns": 100_000_000,
         "initial_window": 4,
@@ -421,6 +425,56 @@ stack = "windows-nt-4.0"
     )
     opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
     assert (opts["sack"], opts["timestamps"], opts["window_scaling"], opts["delayed_ack_ns"]) == (False, False, False, 200_000_000)
+    # Microsoft, TCP/IP Implementation Details, "Delayed Acknowledgments": an ACK when "no
+    # ACK was sent for the previous segment received" (any size), else after 200 ms; no
+    # other occasion, so no window update on a read. RFC 2001 §2: cwnd starts at one segment.
+    assert (opts["delayed_ack_any_segment"], opts["delayed_ack_segments"], opts["window_update_on_read"], opts["initial_window"]) == (True, 2, False, 1)
+    # KB Q162179: fast retransmit since NT 4.0 SP2; TcpMaxDupAcks' default is 2.
+    assert opts["dup_ack_threshold"] == 2
+    # No buffer given: NT 4.0's default window, 8 KiB rounded up to whole segments and at
+    # least four (NT 4.0 Resource Kit, TcpWindowSize: "The default is 8760 for Ethernet").
+    assert opts["recv_buffer"] == 6 * 1460 == 8760
+
+
+def test_nt4_default_window_follows_the_resource_kit_rule():
+    import doctest
+
+    from qoslab.methods import tcp
+
+    finder = doctest.DocTestFinder()
+    runner = doctest.DocTestRunner()
+    for test in finder.find(tcp.nt4_default_window, "nt4_default_window", globs={"nt4_default_window": tcp.nt4_default_window}):
+        runner.run(test)
+    assert runner.failures == 0 and runner.tries >= 2
+    # 8192 rounded up to whole 536-octet segments (16 of them), already over four; and an
+    # MSS whose four segments pass 64 KiB is capped at 65,535 (no window scaling).
+    assert tcp.nt4_default_window(536) == 16 * 536
+    assert tcp.nt4_default_window(65495) == 65535
+
+
+def test_a_64_kib_test_window_does_not_turn_window_scaling_on_under_windows_nt():
+    # KB Q199947: NT 4.0 has no RFC 1323 window scale, so its window is at most 65,535
+    # whatever the test asks for; Linux scales a window above 65,535 (RFC 7323 §2).
+    from qoslab.backends.sim import lower_network
+    from qoslab.methods import plan_test
+
+    def opts(stack: str) -> dict:
+        scenario = loads_scenario(
+            scenario_text(rate="10 Mbps", delay="1 ms")
+            + f"""
+[[test]]
+method = "tcp.bulk"
+from = "a"
+to = "b"
+window = "64 KiB"
+stack = "{stack}"
+"""
+        )
+        return plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+
+    assert opts("windows-nt-4.0")["window_scaling"] is False
+    assert opts("linux")["window_scaling"] is True
+    assert opts("linux")["delayed_ack_any_segment"] is False and opts("linux")["window_update_on_read"] is True
 
 
 def test_per_ack_growth_is_slower_than_byte_counting_on_a_lossy_link():

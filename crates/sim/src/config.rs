@@ -894,6 +894,18 @@ pub struct TcpOptions {
     /// That writer's write call in octets (ttcp `-l`); 0 or none = one endless call.
     #[serde(default)]
     pub write_size: Option<u32>,
+    /// Count segments of any size toward `delayed_ack_segments` (Windows NT's rule;
+    /// default off, RFC 5681's full-sized segments).
+    #[serde(default)]
+    pub delayed_ack_any_segment: Option<bool>,
+    /// Duplicate ACKs that trigger fast retransmit (default 3, RFC 5681 §3.2; Windows
+    /// NT 4.0 SP2 and later: TcpMaxDupAcks, default 2).
+    #[serde(default)]
+    pub dup_ack_threshold: Option<u32>,
+    /// A window update when the application's read opens the window by half the
+    /// buffer (4.4BSD, Linux; default on); off for Windows NT 4.0.
+    #[serde(default)]
+    pub window_update_on_read: Option<bool>,
     /// Initial window, segments (default 10, RFC 6928).
     #[serde(default)]
     pub initial_window: Option<u32>,

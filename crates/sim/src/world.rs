@@ -2349,6 +2349,14 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     config.tlp = options.tlp.unwrap_or(config.tlp);
     config.prr = options.prr.unwrap_or(config.prr);
     config.delayed_ack_segments = options.delayed_ack_segments.unwrap_or(config.delayed_ack_segments).max(1);
+    config.delayed_ack_any_segment = options.delayed_ack_any_segment.unwrap_or(config.delayed_ack_any_segment);
+    config.window_update_on_read = options.window_update_on_read.unwrap_or(config.window_update_on_read);
+    if let Some(n) = options.dup_ack_threshold {
+        if n == 0 {
+            return Err("a duplicate-ACK threshold of 0 would retransmit on every ACK".into());
+        }
+        config.dup_ack_threshold = n;
+    }
     if let Some(w) = options.initial_window {
         if w == 0 {
             return Err("an initial window of 0 segments never sends".into());

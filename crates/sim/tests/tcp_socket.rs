@@ -1447,6 +1447,63 @@ fn delayed_ack_every_third_when_configured() {
     assert_eq!(recv!(s, 100 * MS)[0].0.ack_number, Some(remote(1 + 3 * MSS)));
 }
 
+#[test]
+fn delayed_ack_any_segment_acks_the_second_small_segment_at_once() {
+    // Microsoft's rule (Windows NT "TCP/IP Implementation Details", Delayed
+    // Acknowledgments): an ACK when "no ACK was sent for the previous segment received",
+    // whatever the segments' sizes. The same two 100-octet segments that wait for the
+    // timer under RFC 5681's full-sized count (the test above) draw an ACK at once.
+    let cfg = TcpConfig { delayed_ack: Some(sim::time::Duration::from_millis(200)), delayed_ack_any_segment: true, ..plain() };
+    let mut s = socket_established_with(cfg);
+    send!(s, 100 * MS, peer(Control::Psh, remote(1), Some(local(1))), &[1u8; 100]);
+    assert!(recv!(s, 100 * MS).is_empty(), "the first segment waits");
+    assert_eq!(s.poll_at(), Some(300 * MS), "for 200 ms from its arrival");
+    send!(s, 101 * MS, peer(Control::Psh, remote(101), Some(local(1))), &[1u8; 100]);
+    assert_eq!(recv!(s, 101 * MS)[0].0.ack_number, Some(remote(201)), "the second is acknowledged at once");
+    // The count starts again after the ACK: a third segment alone waits the full 200 ms.
+    send!(s, 150 * MS, peer(Control::Psh, remote(201), Some(local(1))), &[1u8; 100]);
+    assert!(recv!(s, 150 * MS).is_empty());
+    assert_eq!(s.poll_at(), Some(350 * MS));
+}
+
+/// A receiver in sink mode (the application reads every octet at once) whose buffer is
+/// one segment of 1000 octets: after that segment the peer has no window left.
+fn one_segment_sink(window_update_on_read: bool) -> TcpSocket {
+    let cfg = TcpConfig {
+        delayed_ack: Some(sim::time::Duration::from_millis(200)),
+        delayed_ack_any_segment: true,
+        window_update_on_read,
+        recv_buffer: MSS as u32,
+        ..plain()
+    };
+    let mut s = socket_established_with(cfg);
+    s.set_sink(true);
+    send!(s, 100 * MS, peer(Control::None, remote(1), Some(local(1))), &[1u8; MSS]);
+    s
+}
+
+#[test]
+fn window_update_on_read_opens_a_full_window_at_once() {
+    // 4.4BSD tcp_output: the read moved the right edge by the whole buffer (at least
+    // half of it), so an update goes out at once though the delayed-ACK rule would wait.
+    let mut s = one_segment_sink(true);
+    let out = recv!(s, 100 * MS);
+    assert_eq!(out.len(), 1);
+    assert_eq!((out[0].0.ack_number, out[0].0.window_len), (Some(remote(1 + MSS)), MSS as u16));
+}
+
+#[test]
+fn without_window_update_on_read_a_lone_segment_waits_for_the_timer() {
+    // Windows NT 4.0 as Microsoft describes its receiver: no update on the read, so the
+    // window the sender needs comes with the delayed ACK, 200 ms later (the stall of a
+    // window that holds one segment).
+    let mut s = one_segment_sink(false);
+    assert!(recv!(s, 100 * MS).is_empty());
+    assert_eq!(s.poll_at(), Some(300 * MS));
+    let out = recv!(s, 300 * MS);
+    assert_eq!((out[0].0.ack_number, out[0].0.window_len), (Some(remote(1 + MSS)), MSS as u16));
+}
+
 // ----- options --------------------------------------------------------------------------------
 
 #[test]

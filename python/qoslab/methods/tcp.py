@@ -119,8 +119,35 @@ STACKS: dict[str, dict[str, Any]] = {
         # ticks of 100 ms, settable from NT 4.0 SP4; JSI tip 1424, Windows 2000 registry
         # reference "TcpDelAckTicks").
         "delayed_ack_ns": 200 * MS,
+        # Microsoft, "TCP/IP Implementation Details" (the Windows NT 3.5x text, kept in
+        # the later editions and in the Windows CE documentation, "Delayed
+        # Acknowledgments"): "As data is received by TCP on a given connection, it only
+        # sends an acknowledgment back if one of the following conditions is met: No
+        # ACK was sent for the previous segment received. A segment is received, but no
+        # other segment arrives within 200 milliseconds for that connection." So every
+        # second segment of whatever size, not RFC 5681's every second full-sized one:
+        # a lone segment waits the 200 ms, even a 65,495-octet one.
+        "delayed_ack_any_segment": True,
+        # The same list is the only occasion for an ACK: no window update when the
+        # application's read reopens the window (4.4BSD's tcp_output sends one when
+        # the edge moves by half the buffer). Microsoft's text describes none; read
+        # literally, the window reopens with the next ACK of that rule.
+        "window_update_on_read": False,
+        # KB Q162179, "TCP Fast Retransmit and Recovery Added in WinNT 4.0 SP2", with
+        # TcpMaxDupAcks (range 1-3) "the default is 2" (JSI tip 0730): two duplicate
+        # ACKs, not RFC 5681's three. Nagle (RFC 896) and RFC 1122's silly-window
+        # avoidance at both ends are the simulator's defaults and NT's too (KB Q214397,
+        # "Design issues - Sending small data segments over TCP with Winsock", describes
+        # Winsock's Nagle and the 200 ms delayed ACK together).
+        "dup_ack_threshold": 2,
+        # RFC 2001 §2 (1997), the slow start of the period: "initializes cwnd to one
+        # segment". Microsoft's description of NT 4.0's initial window was not found;
+        # larger initial windows (RFC 2414, 1998) came later.
+        "initial_window": 1,
         # RFC 1323 window scaling and timestamps and RFC 2018 SACK arrived with Windows
-        # 2000 (Microsoft, "Microsoft Windows 2000 TCP/IP Implementation Details").
+        # 2000 (Microsoft, "Microsoft Windows 2000 TCP/IP Implementation Details"). KB
+        # Q199947, "TCP/IP: Windows NT 4.0 Does Not Support TCP Scale Option": the
+        # largest receive window of NT 4.0 is 65,535 bytes, the 16-bit header field.
         "sack": False,
         "timestamps": False,
         "window_scaling": False,
@@ -165,6 +192,23 @@ def bsd_buffer(size: int, mss: int) -> int:
 
 
 
+def nt4_default_window(mss: int) -> int:
+    """Windows NT 4.0's receive window when neither TcpWindowSize nor setsockopt() sets
+    one. Microsoft, Windows NT Server 4.0 Resource Kit, "TcpWindowSize": "By default,
+    TcpWindowSize is set to 8 kilobytes (K) rounded up to the nearest MSS increment for
+    the connection. If that increment is not at least four times the MSS, then it is
+    adjusted to four times the MSS, with a maximum size of 64K" (65,535: KB Q199947, no
+    window scaling).
+
+    >>> nt4_default_window(1460)  # "The default is 8760 for Ethernet"
+    8760
+    >>> nt4_default_window(9140)  # CLIP's MTU 9180: four segments
+    36560
+    """
+    rounded = -(-8192 // mss) * mss
+    return min(max(rounded, 4 * mss), 65535)
+
+
 def route_mss(net: "Network", sender: str, destination: str) -> int:
     """The MSS the sender offers: the MTU of the port it sends by, less 40.
 
@@ -207,6 +251,9 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
         "nagle": stack.nagle,
         "delayed_ack_ns": int(stack.delayed_ack),
         "delayed_ack_segments": stack.delayed_ack_segments,
+        "delayed_ack_any_segment": stack.delayed_ack_any_segment,
+        "window_update_on_read": stack.window_update_on_read,
+        "dup_ack_threshold": stack.dup_ack_threshold,
         "min_rto_ns": int(stack.min_rto),
         "initial_window": stack.initial_window,
         "pmtu_discovery": stack.pmtu_discovery,
@@ -248,11 +295,15 @@ def options(net: "Network", index: int, destination: str, *, source: str | Path 
             value = int(net.scenario.node[host].socket_buffer)
             sizes.append((("node", host, "socket_buffer"), key, value))
             opts[key] = value
+    if t.stack == "windows-nt-4.0" and "recv_buffer" not in opts and not t.window:
+        # No buffer given: NT 4.0's own receive window (TcpWindowSize's default).
+        opts["recv_buffer"] = nt4_default_window(mss)
     if t.window:
         # iperf3 -w sets both socket buffers; a fixed window (seed 004's NetBSD) caps it.
         w = int(t.window)
         sizes.append((("test", index, "window"), "window", w))
-        opts.update(send_buffer=w, recv_buffer=w, max_window=w, window_scaling=stack.window_scaling and w > 65535)
+        # The stack's own window scaling (off in 'windows-nt-4.0') stays off.
+        opts.update(send_buffer=w, recv_buffer=w, max_window=w, window_scaling=opts["window_scaling"] and w > 65535)
     if t.stack in ROUNDED_BUFFERS:
         for key in ("send_buffer", "recv_buffer", "max_window"):
             if key in opts:

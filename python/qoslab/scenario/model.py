@@ -1060,7 +1060,8 @@ _STACK_DOC = (
     "TCP implementation at both ends: 'linux' (CUBIC/NewReno, SACK, timestamps, 40 ms delayed ACK, 200 ms min RTO, "
     "IW 10, RACK-TLP, byte counting), 'netbsd-1.1' (seed 004's laptops, 4.4BSD-Lite TCP: no SACK or RACK-TLP, 200 ms delayed-ACK clock, ACK at once on PSH, 1 s min RTO, IW 1, "
     "no timestamps, 4.4BSD growth per ACK, 6 s initial RTO, 16 KiB socket buffers rounded up to whole segments, a 2 kB writer low water mark) or 'windows-nt-4.0' (seed 001's workstations: no SACK, timestamps or window scaling, "
-    "200 ms delayed ACK, growth per ACK, 3 s initial RTO); qoslab.methods.tcp.STACKS cites each."
+    "200 ms delayed ACK for every second segment of any size, no window update on a read, IW 1, growth per ACK, fast retransmit after 2 duplicate ACKs, 3 s initial RTO, "
+    "8 KiB of receive window rounded up to four or more whole segments unless a buffer is given); qoslab.methods.tcp.STACKS cites each."
 )
 
 
@@ -1081,6 +1082,20 @@ class TcpSettings(Strict):
     delayed_ack_clock: bool = Field(False, description="The delayed ACK waits for the next tick of one host-wide clock of period delayed_ack (4.4BSD's tcp_fasttimo every 200 ms), so 0 to delayed_ack, not a full delayed_ack per segment (Linux). On under stack 'netbsd-1.1'.")
     ack_on_push: bool = Field(False, description="ACK at once an in-order segment that carries PSH (NetBSD's tcp_input since 1994, rev 1.10: TH_PUSH sets TF_ACKNOW). On under stack 'netbsd-1.1'.")
     send_low_water: Size | None = Field(None, le=U32_MAX, description="A bulk sender's writer as 4.4BSD's sosend: blocked on a full send buffer it writes again only once this much is free (so_snd.sb_lowat = MCLBYTES, 2048 on i386), and PSH marks the segment that sends the last octet written; none = the buffer refilled at once, no PSH. 2 kB under stack 'netbsd-1.1'.")
+    delayed_ack_any_segment: bool = Field(
+        False,
+        description="Count segments of any size toward delayed_ack_segments (Windows NT: an ACK for every second segment, else after the delayed-ACK timer); false = full-sized segments as RFC 5681 §4.2, Linux and BSD. True under stack 'windows-nt-4.0'.",
+    )
+    dup_ack_threshold: int = Field(
+        3,
+        ge=1,
+        le=U32_MAX,
+        description="Duplicate ACKs that trigger fast retransmit (RFC 5681 §3.2: 3); 2 under stack 'windows-nt-4.0' (TcpMaxDupAcks' default, NT 4.0 SP2 and later).",
+    )
+    window_update_on_read: bool = Field(
+        True,
+        description="Send a window update when the application's read opens the window by half the buffer (4.4BSD tcp_output, Linux); false = the window reopens only on the delayed-ACK rule's ACKs (Windows NT 4.0's receiver as Microsoft describes it). False under stack 'windows-nt-4.0'.",
+    )
     min_rto: Time = Field("200 ms", description="Lower bound of the retransmission timeout: Linux 200 ms, RFC 6298 §2.4 1 s.")
     rto_backoff_cap: Time | None = Field(None, description="Cap on the exponentially backed-off RTO (seed 004's router: 100 ms); none = only RFC 6298's 60 s.")
     initial_window: int = Field(10, ge=1, le=U32_MAX, description="Initial congestion window, segments (RFC 6928: 10).")

@@ -3,10 +3,15 @@ route-server limits, TCP throughput against MTU and socket buffer.
 
 Every number the seed states is transcribed. TCP over CLIP (§2.6, Figs. 8-11) runs: the
 example ``seed001_clip.toml`` with the MTU (576, 1500, 9180, 65,535) and the socket
-buffers (16, 32, 40, 55, 64 KiB) swept, 10 s each. The ForeRunnerLE155 adapters bind:
-their cell rate is the seed's §3 ceiling of 100 Mb/s read directly (the ``clip.nic.max``
-row, marked calibrated) and their set-up time per PDU is calibrated on MTU 1500 / 64 KiB =
-60 Mb/s (the ``clip.1500`` row); the other CLIP rows are predictions. LANE and MPOA (§2.4-2.5) run the examples
+buffers (16, 32, 40, 55, 64 KiB) swept, 10 s each, both ends Windows NT 4.0's TCP (the
+``windows-nt-4.0`` preset of qoslab.methods.tcp.STACKS: no window scaling, an ACK for
+every second segment of any size or after 200 ms). The seed's "buffer size" is netperf's
+socket buffer at both ends (§2.3: "The sender buffer varied between 16-64 kbyte, whilst
+the receiver buffer was always of the same value"), so the test's ``window`` (both
+buffers and the largest window). The ForeRunnerLE155 adapters bind: their cell rate is
+the seed's §3 ceiling of 100 Mb/s, an input (the ``clip.nic.max`` row, a setting), and
+their set-up time per PDU is the one calibrated number, on MTU 1500 / 64 KiB = 60 Mb/s
+(the ``clip.1500`` row); the other CLIP rows are predictions. LANE and MPOA (§2.4-2.5) run the examples
 ``seed001_lane.toml`` and ``seed001_mpoa.toml`` (10 Mb/s Ethernet to Ethernet through
 edge devices) and a BUS flood; the BUS's 53,000 cells/s is the calibration of that part
 (``lane.bus.cells``), the Ethernet utilisation, the unknown frames and the shortcut's
@@ -22,6 +27,10 @@ from qoslab.studies import EXAMPLES, Figure, finish_axes, Ours, Point, Published
 MTUS = (576, 1500, 9180, 65535)
 BUFFERS_KIB = (16, 32, 40, 55, 64)
 SECONDS = 10
+CLIP_SECONDS = 60
+"""§2.6: 'The test phase had a time duration of 60 seconds for each measurement via
+Netperf'. The start matters under NT's rules: slow start from one segment, and a lone
+first segment waits for the 200 ms delayed ACK (10 s would weigh it six times more)."""
 CALIBRATION_POINT = (1500, 64)
 # What §2.6 says of each MTU (Figs. 8-11 are traces; only these numbers are in the text).
 SEED_CLIP_TEXT = {
@@ -38,7 +47,7 @@ def encapsulation(mtu: int) -> str:
     return "vc-mux" if mtu + 8 > 65535 else "llc-snap"
 
 
-def run_clip(mtu: int, buffer_kib: int, seconds: int = SECONDS) -> dict[str, Any]:
+def run_clip(mtu: int, buffer_kib: int, seconds: int = CLIP_SECONDS) -> dict[str, Any]:
     """One point of §2.6: the example with both links' MTU and encapsulation set and the
     test's window (both socket buffers, netperf -s/-S) set; returns the TCP record."""
     from qoslab.backends.sim import lower, simulate
@@ -54,8 +63,10 @@ def run_clip(mtu: int, buffer_kib: int, seconds: int = SECONDS) -> dict[str, Any
     if buffer_kib * 1024 < mtu - 40:
         # A buffer below one full segment (16-55 KiB with the 64 K MTU): the sender never
         # sends more than the window the receiver offers, so its segments are as large
-        # as the buffer (RFC 1122 §4.2.3.4, sender SWS avoidance against the largest
-        # window seen); netperf's runs had exactly that.
+        # as the buffer (RFC 1122 §4.2.3.4, sender SWS avoidance: at least Fs = 1/2 of
+        # the largest window seen may go); netperf's runs had exactly that. Under NT's
+        # rule each such segment is a whole window and alone: it waits for the 200 ms
+        # delayed-ACK timer.
         object.__setattr__(test, "mss", buffer_kib * 1024)
     from qoslab.methods.tcp import goodput_mbps, stream_window
 
@@ -73,12 +84,29 @@ LANE_MODEL = "LANE v1 with the flush protocol and C17 aging; MPOA with NHRP forw
 """In the LANE points' specs, so that results kept from before these mechanisms are run again."""
 LANE_ROWS = {"lane.eth.util", "lane.bus.cells", "lane.bus.mbps", "lane.unknown.frames", "mpoa.eth.util", "mpoa.shortcut.cells", "mpoa.shortcut.mbps"}
 NOT_LANE_ROW = {
-    "lane.eth.fps": "the seed does not give the frame size: 13,500 frames/s at 10 Mb/s means about 92 octets per frame on the wire, while its 99.4 % is measured with large frames (812 frames/s of 1518 octets)",
-    "lane.eth.collisions": "the links are full-duplex Ethernet: half duplex (CSMA/CD) is not simulated",
-    "mpoa.eth.collisions": "the links are full-duplex Ethernet: half duplex (CSMA/CD) is not simulated",
-    "lane.bus.hold": "the Centillion's BUS failing after about a minute of overload is not modelled",
-    "lane.bus.load": "a setting of the seed's test, not a result",
-    "lane.unknown.overhead": "the seed does not say what its 'overhead' frames are",
+    "lane.eth.fps": (
+        "the seed does not give the frame size of its ping flood (§2.4: 'a PING was sent in both directions'), and the rate "
+        "follows from it alone: a 10 Mb/s line at 99.4 % carries 13,500 frames/s only if each is 72 octets (92 on the wire "
+        "with preamble and gap), while the utilisation row is measured here with 1518-octet frames (812 frames/s). Taking "
+        "72 octets from this row would echo it; the ping's payload size would settle it"
+    ),
+    "lane.eth.collisions": (
+        "a count of collisions needs a half-duplex (CSMA/CD) segment, the length of the test and the traffic of both "
+        "directions; the seed gives none of the three (it says only that the ping went both ways 'limited to one port'), "
+        "and the simulator's Ethernet links are full duplex"
+    ),
+    "mpoa.eth.collisions": (
+        "as the LANE row: the duplex of the tester's port, the test's length and the reverse traffic are not given, and "
+        "full-duplex links have no collisions; 1100 against LANE's 27 with the 'same result' otherwise (§2.5) says the two "
+        "runs differed in exactly what is not stated"
+    ),
+    "lane.bus.hold": (
+        "the Centillion 100's BUS 'can be hold only approx. one minute' at 53,000 cells/s and then the switch 'went down' "
+        "(§2.4): a failure of its software under overload, whose cause (buffers, CPU, a watchdog) the seed does not give; "
+        "a BUS that drops what it cannot forward, as ours does, holds its rate for ever"
+    ),
+    "lane.bus.load": "a setting of the seed's longer BUS test (50 % load), whose result the seed does not report: nothing to compare",
+    "lane.unknown.overhead": "the seed does not say what its 'overhead' frames are (LE control frames? flush? the tester's own?), so no count of ours can be matched to them",
 }
 BUS_FLOOD = """
 [scenario]
@@ -244,14 +272,76 @@ def compare_rows(data: dict[str, list[dict[str, Any]]]) -> list[dict[str, Any]]:
     return [data[f"compare/{k}"][0] for k, *_ in COMPARE if data.get(f"compare/{k}")]
 
 
+def _stack_spec() -> str:
+    """The NT preset and the adapters' numbers, in the CLIP points' specs: a result kept
+    from before a change of either is run again."""
+    import json
+
+    from qoslab.data import cpu_profiles
+    from qoslab.methods.tcp import STACKS
+
+    nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+    return json.dumps({"stack": STACKS["windows-nt-4.0"], "nic": [nic.sar_pdu_ns, nic.sar_cell_rate]}, sort_keys=True)
+
+
+STACK_SPEC = _stack_spec()
+EIES = (("eies.clip", "seed001_compare_clip.toml", 9180), ("eies.lane", "seed001_compare_lane.toml", None))
+"""§3's earlier EIES measurements (two Sun Solaris workstations, 'high buffers'): the
+comparison examples with hosts that do not bind (no CPU profile, no adapter set-up: the
+seed names neither the Suns nor their adapters), CLIP at RFC 2225's default MTU of 9180
+and LANE at its Ethernet ELAN's 1500 (the seed states neither), 1 MiB socket buffers
+with window scaling (RFC 1323, in Solaris 2.6 of 1997), a Linux-like stack. What is
+left is the OC-3 line and each method's cell tax."""
+
+
+def run_eies(key: str, seconds: int = SECONDS) -> dict[str, Any]:
+    """One of §3's EIES points: the comparison example with ideal hosts and large buffers."""
+    from qoslab.backends.sim import lower, simulate
+    from qoslab.methods.tcp import goodput_mbps
+    from qoslab.scenario import load_scenario
+
+    _, example, mtu = next(e for e in EIES if e[0] == key)
+    sc = load_scenario(EXAMPLES / example)
+    for node in sc.node.values():
+        if getattr(node, "role", "") == "host":
+            object.__setattr__(node, "cpu", None)
+            object.__setattr__(node, "socket_buffer", None)
+    if mtu is not None:
+        for link in sc.link:
+            object.__setattr__(link, "mtu", mtu)
+    test = sc.test[0]
+    object.__setattr__(test, "stack", "linux")
+    object.__setattr__(test, "window", 1 << 20)
+    object.__setattr__(test, "duration", seconds * 1_000_000_000)
+    config = lower(sc, test_index=0)
+    for f in config["flows"]:
+        # After the LE clients' join (about 8 ms), as run_compare does.
+        f["start_ns"] = 100_000_000
+        if "stop_ns" in f:
+            f["stop_ns"] = 100_000_000 + seconds * 1_000_000_000
+    flow = simulate(config)["flows"][0]
+    return {"parameters": {"row": key, "example": example, "mtu": mtu or 1500, "seconds": seconds}, "metrics": {"throughput_mbps": goodput_mbps(flow)}}
+
+
 NOT_TCP_ATM = "TCP over CLIP (ATM links, the NICs' and hosts' limits) is not simulated yet"
-REPRODUCED = {"clip.576", "clip.1500", "clip.9180", "clip.65k.low", "clip.65k.best", "clip.nic.max"}
+REPRODUCED = {"clip.576", "clip.1500", "clip.9180", "clip.65k.low", "clip.65k.best", "clip.nic.max", "eies.lane", "eies.clip"}
 NOT_CLIP_ROW = {
-    "clip.9180.fluct": "which buffer fluctuates most is a trace's variance over 60 s, which the study does not compute",
-    "clip.9180.best": "the study reports the best buffer per MTU in the clip.9180 row's note",
-    "eies.lane": "EIES's Sun workstations are not modelled (no host profile)",
-    "eies.clip": "EIES's Sun workstations are not modelled (no host profile)",
-    "nic.memory": "a stated hardware requirement, not a measurement",
+    "clip.9180.fluct": (
+        "'fluctuations' are the variation of Fig. 10's trace during one 60 s run at one buffer, and nothing in the model varies "
+        "with time at a fixed buffer (no loss, no other traffic, no timer but the delayed ACK): each buffer gives a steady rate "
+        "(16 KiB stalls steadily, one 9140-octet segment per 200 ms; 32-64 KiB run at the adapters' rate). A source of variation "
+        "the seed does not name (the hosts' other work, the adapters' receive buffers) would be needed, and the trace itself to compare it with"
+    ),
+    "clip.9180.best": (
+        "ours has no best buffer: 32, 40, 55 and 64 KiB give the same rate (the window holds three to seven 9140-octet segments, "
+        "so the adapters bind at every one; only 16 KiB, one segment and a held remainder, collapses). The seed's 40 and 65 "
+        "beating 55 needs the variation of the clip.9180.fluct row"
+    ),
+    "nic.memory": (
+        "'Both NICs need 128 Mbyte for a efficient operating' is the hosts' RAM the adapters' drivers ask for (the LE155's "
+        "packet memory is on the host, the NICStAR having none of its own), a requirement, not a measurement: the simulator "
+        "has no model of host memory, and the seed reports no run with less to compare with"
+    ),
 }
 class RangeTolerance(Tolerance):
     """The paper gives a range [low, high]: ours agrees inside it (every Tolerance judges
@@ -314,7 +404,22 @@ class Seed001(Study):
             else:
                 reason = NOT_ATM
             derived = DERIVED.get(key, (None, ""))
-            out.append(Published(key, item, paper, unit, tol, calibrated=key in ("clip.1500", "clip.nic.max", "lane.bus.cells"), not_reproduced=reason, source=item.split(":")[0], derived_from=derived[0], derived_how=derived[1]))
+            out.append(
+                Published(
+                    key,
+                    item,
+                    paper,
+                    unit,
+                    tol,
+                    calibrated=key in ("clip.1500", "lane.bus.cells"),
+                    not_reproduced=reason,
+                    source=item.split(":")[0],
+                    # The adapters' cell rate is this sentence's 100 Mb/s (cpu_profiles.toml): an input.
+                    setting=key == "clip.nic.max",
+                    derived_from=derived[0],
+                    derived_how=derived[1],
+                )
+            )
         return out
 
     def points(self) -> list[Point]:
@@ -328,13 +433,17 @@ class Seed001(Study):
                     records.append(run_clip(mtu, b))
                 return records
 
-            spec = {"mtu": mtu, "buffers": BUFFERS_KIB, "seconds": SECONDS, "example": (EXAMPLES / "seed001_clip.toml").read_text()}
+            spec = {"mtu": mtu, "buffers": BUFFERS_KIB, "seconds": CLIP_SECONDS, "example": (EXAMPLES / "seed001_clip.toml").read_text(), "stack": STACK_SPEC}
             points.append(Point(f"clip/{mtu}", f"seed 001 §2.6: TCP over CLIP, MTU {mtu}, buffers 16-64 KiB", run, spec=spec, weight=len(BUFFERS_KIB)))
         for key, example in (("lane/eth", "seed001_lane.toml"), ("mpoa/eth", "seed001_mpoa.toml")):
             points.append(
                 Point(key, f"seed 001 §2.4-2.5: Ethernet to Ethernet through {key[:4].upper()} edge devices", lambda progress, e=example: [run_lane(e)], spec={"example": (EXAMPLES / example).read_text(), "model": LANE_MODEL})
             )
         points.append(Point("lane/bus", "seed 001 §2.4 Fig. 4: BUS flood", lambda progress: [run_bus()], spec={"scenario": BUS_FLOOD, "model": LANE_MODEL}))
+        for key, example, mtu in EIES:
+            points.append(
+                Point(f"eies/{key.split('.')[1]}", f"seed 001 §3: EIES, {key.split('.')[1].upper()} between hosts that do not bind", lambda progress, k=key: [run_eies(k)], spec={"example": (EXAMPLES / example).read_text(), "mtu": mtu, "seconds": SECONDS, "model": "ideal hosts, 1 MiB windows"})
+            )
         for key, label, example, mtu, threshold in COMPARE:
             points.append(
                 Point(
@@ -365,7 +474,7 @@ class Seed001(Study):
             ax.set_xlim(14, 78)
             finish_axes(ax, xlabel="socket buffers, both ends (KiB)", ylabel="TCP goodput (Mb/s)", title="TCP over CLIP, OC-3: MTU and socket buffer (Figs. 8-11)", title_size=10, legend_loc="upper left")
             fig.tight_layout()
-            figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 10 s netperf-like transfers, Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the adapters' set-up time per PDU is calibrated on.", fig))
+            figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 60 s netperf-like transfers (both ends Windows NT 4.0's TCP), Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the adapters' set-up time per PDU is calibrated on.", fig))
         rows = compare_rows(data)
         if not rows:
             return figs
@@ -456,10 +565,28 @@ class Seed001(Study):
             best[mtu] = (rates[top], top)
             key = {576: "clip.576", 1500: "clip.1500", 9180: "clip.9180", 65535: "clip.65k.best"}[mtu]
             note = f"best over 16-64 KiB buffers, at {top} KiB" + (" (the calibration point)" if mtu == 1500 else "")
+            if mtu == 9180:
+                note += (
+                    "; the adapters bind (67 µs a PDU + 192 cells at §3's 100 Mb/s = 804 µs a 9140-octet segment). "
+                    "Above the seed's 80 because the set-up per PDU and the cell rate that give its 576 and 1500 points give 91 here: "
+                    "a per-PDU-plus-per-cell adapter cannot put 9180 at 80 and 576 at 35 with 1500 at 60; a cost that grows "
+                    "faster than the cells (the receiving adapter's 2 KB buffers per PDU, the copies) would, and the seed gives none"
+                )
+            if mtu == 65535:
+                note += (
+                    "; no buffer escapes NT's stall: a 65,535 window holds one 65,495-octet segment, which waits 200 ms for its ACK. "
+                    "The seed's 100 Mb/s needs a receiver that acknowledges a lone segment at once (BSD's window update on the read), "
+                    "which would also remove the seed's 5 Mb/s collapse: NT 4.0's receiver with a one-segment window would settle it"
+                )
             o[key] = Ours(rates[top], note)
             if mtu == 65535:
                 low = min(rates, key=lambda b: rates[b])
-                o["clip.65k.low"] = Ours(rates[low], f"lowest over the buffers, at {low} KiB ({encapsulation(mtu)})")
+                o["clip.65k.low"] = Ours(
+                    rates[low],
+                    f"lowest over the buffers, at {low} KiB ({encapsulation(mtu)}): one {low * 1024}-octet segment per 200 ms delayed ACK "
+                    "(NT 4.0: an ACK for a second segment or after 200 ms). The seed's 5 Mb/s would be one 64 KiB window per 105 ms; "
+                    "at 16 KiB ours is 8 times under it, at 64 KiB half of it",
+                )
         for key, prefix in (("lane/eth", "lane"), ("mpoa/eth", "mpoa")):
             if data.get(key):
                 m = data[key][0]["metrics"]
@@ -477,8 +604,19 @@ class Seed001(Study):
             o["lane.bus.cells"] = Ours(round(cps), "the BUS's capacity is set to 53,000 cells/s on this row (calibration)")
             o["lane.bus.mbps"] = Ours(round(cps * 424 / 1e6, 2), "the calibrated cells × 424 bits")
         if len(best) == len(MTUS):
+            from qoslab.data import cpu_profiles
+
             peak = max(best.values())
-            o["clip.nic.max"] = Ours(peak[0], "highest over every MTU and buffer; the adapters' cell rate is set from this row's 100 Mb/s (calibration)")
+            nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+            o["clip.nic.max"] = Ours(
+                round(nic.sar_cell_rate * 48 * 8 / 1e6, 2),
+                f"the adapters' cell payload rate, set from this row (cpu_profiles.toml atm_nic.sar_cell_rate), so a setting; our best TCP goodput over every MTU and buffer is {peak[0]:.1f} Mb/s (MTU {max(best, key=lambda m: best[m])}, {peak[1]} KiB)",
+            )
+        for key, _, mtu in EIES:
+            recs = data.get(f"eies/{key.split('.')[1]}", [])
+            if recs:
+                what = "CLIP at RFC 2225's default MTU 9180" if mtu else "LANE on an Ethernet ELAN (MTU 1500)"
+                o[key] = Ours(round(recs[0]["metrics"]["throughput_mbps"], 2), f"{what}, hosts and adapters that do not bind, 1 MiB windows: the OC-3 line less the cell tax (the seed names neither the Suns, their adapters, the MTU nor the buffers)")
         return o
 
     def discussion(self, rows, data):
@@ -487,35 +625,33 @@ class Seed001(Study):
         if not got:
             return ["TCP over CLIP has not run yet."] + self._lane_discussion(by) + self._compare_discussion(data)
         text = ", ".join(f"{by[k]['ours']:.1f} Mb/s for {k.split('.')[1]} (seed {by[k]['paper']})" for k in got)
-        # The split the seed's own numbers would imply if the hosts were CPU bound (a fit,
-        # shown as a diagnosis only): 536 and 1460 payload octets at 35 and 60 Mb/s.
+        grid = {(r["parameters"]["mtu"], r["parameters"]["buffer_kib"]): r["metrics"]["throughput_mbps"] for m in MTUS for r in data.get(f"clip/{m}", [])}
+        # The seed's own 576 and 1500 points, if one engine's set-up per PDU plus a time per
+        # cell binds both (13 and 32 cells a segment): the time per cell they imply.
         t576, t1500 = 536 * 8 / 35e6, 1460 * 8 / 60e6
-        per_byte = (t1500 - t576) / (1500 - 576)
-        per_packet = t576 - per_byte * 576
-        # 80 Mb/s at 9180 with the 1500 point kept: the per-byte cost that would take, in
-        # cycles of the 266 MHz receiver.
-        need = (9140 * 8 / 80e6 - t1500) / (9180 - 1500) * 266e6
-        # Per-packet cost negligible (Clark et al. 1988/1989: < 200 instructions for TCP's
-        # common path) and per-byte calibrated at 1500: throughput scales with MSS/MTU.
-        flat = {m: 60 * ((m - 40) / m) / (1460 / 1500) for m in (576, 9180, 65535)}
+        per_cell = (t1500 - t576) / (32 - 13)
         low = by.get("clip.65k.low", {}).get("ours")
-        r9180 = {r["parameters"]["buffer_kib"]: r["metrics"]["throughput_mbps"] for r in data.get("clip/9180", [])}
-        share9180 = f"{100 * r9180[16] / r9180[32]:.0f} %" if r9180.get(16) and r9180.get(32) else "a fraction"
-        return [
+        stall = {b: b * 1024 * 8 / 0.2 / 1e6 for b in (16, 64)}
+        out = [
             "TCP over CLIP: the adapters bind, not the hosts. The seed says so itself: the ForeRunnerLE155 works 'without influence the CPU of the workstation' (§2.6), and 'the adapter boards from Fore Systems and Olicom showed only a maximum throughput of approx. 100 Mbps, if you use CLIP' (§3), on a line that carries 134 Mb/s of IP. "
-            "So each machine's adapter is a segmentation engine (cpu_profiles.toml, atm_nic) that spends a set-up time on each PDU, then sends its cells at its own rate: 260,417 cells/s, the seed's 100 Mb/s of 48-octet cell payloads read directly (clip.nic.max, marked calibration), and 67 µs per PDU, the one number calibrated, on MTU 1500 with 64 KiB buffers = 60 Mb/s. "
-            f"The hosts' costs are modest and uncalibrated (6000 cycles a packet, the Windows 2000 figure of seed 003's 300 MHz P6; 3.0-3.5 cycles per byte from the front-side buses), so they never bind. The predictions: {text}. The table above gives every MTU and buffer.",
-            f"Why this split: the seed's own 576 and 1500 points put about {per_packet * 1e6:.0f} µs on each packet and {per_byte * 1e9:.0f} ns on each octet ({1 / per_byte / 1e6:.1f} MB/s) of whatever binds, and {per_byte * 1e9:.0f} ns an octet is about the adapters' 100 Mb/s (80 ns an octet). "
-            f"Before this model the whole limit sat in the hosts' per-packet cost (30,600 cycles calibrated on the same point), which gave 23 Mb/s at 576 and the line's 134 at 9180; a host per-byte cost large enough for the seed's 80 Mb/s at 9180 would be about {need:.0f} cycles per byte on the 266 MHz receiver, more than ten times what its bus allows a copy and a checksum. "
-            "What the adapter model does not give: 9180 comes out about 13 % above the seed's 80 Mb/s, and 65,535 below 9180 (the seed: up to 100). With 64 KiB buffers a 65,495-octet segment fills the window (Windows NT 4.0 has no RFC 1323 window scaling), so each segment waits for the one before to be acknowledged, and the hosts' copies, the adapter's 1366 cells and the acknowledgement add up in series; the seed's 100 Mb/s at 65 K needs them to overlap, which no per-packet-plus-per-cell model of these machines does. "
-            f"For comparison, c_p from Clark, Romkey and Salwen's count of TCP's common path (IEEE LCN 1988, and with Jacobson in IEEE Communications Magazine 1989: 'fewer than 200 instructions') with a per-byte cost calibrated on the same point predicts about {flat[576]:.0f} Mb/s at 576, {flat[9180]:.0f} at 9180 and {flat[65535]:.0f} at 65,535 (throughput ∝ MSS/MTU).",
-            "MTU 65,535 with 16-55 KiB buffers: the model's TCP (and the scenario check) needs buffers of at least one segment, so the study sends segments as large as the buffer, as RFC 1122 §4.2.3.4's sender silly-window avoidance lets a sender do against the largest window it has seen. "
-            f"That leaves one segment in flight and gives {low:.1f} Mb/s at 16 KiB, not the seed's 5 Mb/s: the receiver acknowledges as soon as its application drains the buffer (the window update of RFC 1122 §4.2.3.3), so the delayed-ACK timer never stalls the sender, with either stack preset (linux, 40 ms; netbsd-1.1, 200 ms). "
-            "Moldeklev and Gunningberg (1995, 'How a large ATM MTU causes deadlocks in TCP data transfers') trace such collapses to a sender holding back a sub-MSS remainder while the receiver waits for a second full segment before it acknowledges; a 200 ms timer then paces one 16-64 KiB window per 200 ms, 0.7-2.6 Mb/s, the order of the seed's 5 Mb/s. "
-            f"Reproducing it would take a model of Windows NT 4.0's own acknowledgement rules, which no preset here has; 9180 with 16 KiB (between one and two segments, their set-up) runs at {share9180} of the 32 KiB rate instead."
-            if low is not None
-            else "MTU 65,535 has not run yet.",
-        ] + self._lane_discussion(by) + self._compare_discussion(data)
+            "So each machine's adapter is a segmentation engine (cpu_profiles.toml, atm_nic) that spends a set-up time on each PDU, then sends its cells at its own rate: 260,417 cells/s, §3's 100 Mb/s of 48-octet cell payloads taken as an input (so the clip.nic.max row is a setting), and 67 µs per PDU, the one number calibrated, on MTU 1500 with 64 KiB buffers = 60 Mb/s. "
+            f"The seed's own 576 and 1500 points agree with that split: they put {per_cell * 1e6:.1f} µs on each cell ({48 * 8 / per_cell / 1e6:.0f} Mb/s of cell payload); OC-3's own cell rate (§2.2's '155 Mbps', 353,208 cells/s) with the set-up calibrated again on the same point (100 µs) predicts about 30 Mb/s at 576 and 111 at 9180. "
+            f"Both hosts run Windows NT 4.0's TCP (the 'windows-nt-4.0' preset): no window scaling (KB Q199947: at most 65,535 octets of window), an ACK for every second segment of whatever size or after 200 ms (Microsoft's 'TCP/IP Implementation Details'), no window update on the application's read, slow start from one segment. The predictions: {text}. The table above gives every MTU and buffer.",
+        ]
+        if (9180, 16) in grid and (9180, 64) in grid:
+            out.append(
+                f"MTU 9180: with 32-64 KiB the window holds three to seven 9140-octet segments, the receiver acknowledges every second one and the adapters bind ({grid[(9180, 64)]:.1f} Mb/s, {100 * (grid[(9180, 64)] / 80 - 1):+.0f} % against the seed's 'up to 80'); "
+                f"with 16 KiB one segment goes, the 7244 octets left of the window are held (sender silly-window avoidance, RFC 1122 §4.2.3.4: less than half the largest window offered), and the lone segment waits for NT's 200 ms timer: {grid[(9180, 16)]:.2f} Mb/s, one segment per 200 ms. "
+                "The seed's 'fluctuations ... especially on less buffer sizes' matches where, not how much: its figure is a trace, and a collapse this deep would have been more than a fluctuation; NT 4.0's window rounding to whole segments (its default window is 'adjusted to even increments of the MSS') would give 16 KiB two segments and no stall, but Microsoft describes that rounding for the default window, not for a window set with setsockopt(), as netperf's -s/-S do, so it is not applied."
+            )
+        if low is not None:
+            out.append(
+                f"MTU 65,535: the collapse is the stack's, not a penalty. A 65,495-octet segment cannot fit twice in any window NT 4.0 can offer (65,535), so at every buffer one segment (the whole buffer, below 64 KiB: sender silly-window avoidance lets a sender fill the window it is offered) is all that can be outstanding, the receiver waits for a second segment that cannot come, and its 200 ms delayed-ACK timer paces the transfer: "
+                f"one window per 200 ms, {stall[16]:.2f} Mb/s at 16 KiB to {stall[64]:.2f} at 64 KiB (computed), ours {low:.2f} to {by['clip.65k.best']['ours']:.2f}. This is the deadlock Moldeklev and Gunningberg traced on large ATM MTUs (1995, 'How a large ATM MTU causes deadlocks in TCP data transfers'). "
+                "It reproduces the seed's 'at first the throughput went down to approx. 5 Mbps' in kind (a few Mb/s, an order of magnitude under the others) but not its number, and it leaves no buffer at which the seed's 'best data rates till 100 Mbps' could come: 100 Mb/s with one segment outstanding needs each segment acknowledged at once, which is the BSD receiver's window update on the read (the 'linux' preset: 69-76 Mb/s at every buffer, no collapse). "
+                "One receiver rule cannot give both of the seed's numbers; what would settle it is NT 4.0's receiver behaviour with a window of one segment (a packet trace: does the read's window update go out at once?), and whether Fig. 11's 5 and 100 are two buffers or two moments of one run."
+            )
+        return out + self._lane_discussion(by) + self._compare_discussion(data)
 
     def _compare_discussion(self, data: dict[str, list[dict[str, Any]]]) -> list[str]:
         rows = {r["parameters"]["method"]: r["metrics"] for r in compare_rows(data)}

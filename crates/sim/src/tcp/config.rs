@@ -91,6 +91,24 @@ pub struct TcpConfig {
     /// Acknowledge at once when this many full-sized segments are unacknowledged
     /// (RFC 5681 §4.2: "at least every second full-sized segment"). Default 2.
     pub delayed_ack_segments: u32,
+    /// Count every in-order data segment toward [`delayed_ack_segments`], whatever its
+    /// size, instead of full-sized segments' worth of octets. Microsoft's rule in
+    /// Windows NT 3.5x/4.0 and later ("TCP/IP Implementation Details", Delayed
+    /// Acknowledgments: an ACK is sent when "no ACK was sent for the previous segment
+    /// received", or when no other segment arrives within 200 ms): two segments of
+    /// any size draw an ACK, and one segment alone waits for the timer. Default off:
+    /// RFC 5681 §4.2's "every second full-sized segment", as Linux and BSD count it
+    /// (octets ≥ 2·MSS).
+    ///
+    /// [`delayed_ack_segments`]: TcpConfig::delayed_ack_segments
+    pub delayed_ack_any_segment: bool,
+    /// Send a window update as soon as the application's read lets the right edge of
+    /// the window move by half the receive buffer or more while the peer holds less
+    /// than two segments of window (4.4BSD `tcp_output`'s rule, run from the read's
+    /// `pru_rcvd`; Linux's `__tcp_cleanup_rbuf`). Off: the window reopens only on the
+    /// ACKs of the delayed-ACK rule, as Microsoft describes Windows NT's receiver (an
+    /// ACK only for a second segment or after the 200 ms timer). Default on.
+    pub window_update_on_read: bool,
     /// Nagle's algorithm (RFC 896, RFC 1122 §4.2.3.4): hold a short segment while data
     /// is unacknowledged. Default on, as in every stack unless `TCP_NODELAY`.
     pub nagle: bool,
@@ -206,6 +224,8 @@ impl Default for TcpConfig {
             timestamps: true,
             delayed_ack: Some(Duration::from_millis(40)),
             delayed_ack_segments: 2,
+            delayed_ack_any_segment: false,
+            window_update_on_read: true,
             nagle: true,
             ack_on_push: false,
             delayed_ack_clock: false,

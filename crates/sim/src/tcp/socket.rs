@@ -272,6 +272,9 @@ pub struct TcpSocket {
     ack_now: bool,
     delack_at: Option<u64>,
     last_ack_sent: SeqNumber,
+    /// In-order data segments received since the last ACK sent (for
+    /// `delayed_ack_any_segment`).
+    segs_unacked: u32,
     rcv_mss: u32,
 
     // Options in effect.
@@ -388,6 +391,7 @@ impl TcpSocket {
             ack_now: false,
             delack_at: None,
             last_ack_sent: zero,
+            segs_unacked: 0,
             rcv_mss: u32::from(DEFAULT_MSS).min(smss),
             ws_ok: false,
             sack_ok: false,
@@ -529,14 +533,14 @@ impl TcpSocket {
 
     /// Reads in-order received data; returns the octets copied. Opens the window
     /// with an immediate update when it grew by min(buffer/2, MSS) (RFC 1122
-    /// §4.2.3.3).
+    /// §4.2.3.3), unless `window_update_on_read` is off.
     pub fn recv_slice(&mut self, buf: &mut [u8]) -> usize {
         self.send_idle = false;
         let n = buf.len().min(self.rx.len());
         for (dst, src) in buf.iter_mut().zip(self.rx.drain(..n)) {
             *dst = src;
         }
-        if n > 0 && self.is_synchronized() {
+        if n > 0 && self.is_synchronized() && self.cfg.window_update_on_read {
             let edge = self.rcv_nxt + self.rcv_free() as usize;
             let threshold = (self.cfg.recv_buffer / 2).min(self.cfg.mss.into()) as usize;
             if edge > self.rcv_adv && edge - self.rcv_adv >= threshold {
@@ -1592,8 +1596,9 @@ impl TcpSocket {
                 // NetBSD tcp_input (TCP_REASS, header prediction): TH_PUSH → TF_ACKNOW.
                 self.ack_now = true;
             } else {
+                self.segs_unacked = self.segs_unacked.saturating_add(1);
                 self.schedule_ack(now);
-                if self.sink {
+                if self.sink && self.cfg.window_update_on_read {
                     self.sink_window_update();
                 }
             }
@@ -1641,7 +1646,12 @@ impl TcpSocket {
             return;
         };
         let unacked = (self.rcv_nxt - self.last_ack_sent) as u64;
-        if unacked >= u64::from(self.cfg.delayed_ack_segments.max(1)) * u64::from(self.rcv_mss) {
+        let due = if self.cfg.delayed_ack_any_segment {
+            self.segs_unacked >= self.cfg.delayed_ack_segments.max(1)
+        } else {
+            unacked >= u64::from(self.cfg.delayed_ack_segments.max(1)) * u64::from(self.rcv_mss)
+        };
+        if due {
             self.ack_now = true;
         } else if self.delack_at.is_none() {
             let d = delay.as_nanos().max(1);
@@ -2043,6 +2053,7 @@ impl TcpSocket {
         let window = self.advertise_window(syn);
         let ack_number = if self.state != State::SynSent {
             self.last_ack_sent = self.rcv_nxt;
+            self.segs_unacked = 0;
             self.ack_now = false;
             self.delack_at = None;
             Some(self.rcv_nxt)
@@ -2218,6 +2229,7 @@ impl TcpSocket {
         self.prr = None;
         self.rto_at = None;
         self.delack_at = None;
+        self.segs_unacked = 0;
         self.timewait_at = None;
         self.rtt_timing = None;
         self.rack = None;
