@@ -121,7 +121,9 @@ def test_mtu_is_the_analysis_qoslab_mtu_json_prints():
     proc = cli("mtu", stack, "--json", "--size", "1000")
     assert proc.returncode == 0, proc.stderr
     report = qoslab.mtu(stack, size=1000)
-    assert report.to_json() == json.loads(proc.stdout)
+    from qoslab.output_schema import stamp
+
+    assert stamp("mtu", report.to_json()) == json.loads(proc.stdout)
     # RFC 879: MSS = MTU - 40 for IPv4 and TCP without options.
     assert report.tcp_mss == report.mtu - 40
 
