@@ -35,8 +35,11 @@ targets=("$@")
 if ((${#targets[@]} == 0)); then
     mapfile -t targets < <(cargo +nightly fuzz list)
 fi
-say "building ${#targets[@]} targets (release, debug assertions, sanitizer $sanitizer)"
+say "building the targets (release, debug assertions, sanitizer $sanitizer)"
 cargo +nightly fuzz build -a -s "$sanitizer" >&2
+# Run the built binaries themselves (not `cargo fuzz run`, which rebuilds first): the
+# sources may change while the fuzzers run.
+bin="target/$(rustc +nightly -vV | sed -n 's/^host: //p')/release"
 
 run_one() {
     local t=$1
@@ -45,7 +48,7 @@ run_one() {
     local max_len=4096
     [[ $t == config ]] && max_len=262144
     local start=$SECONDS rc=0
-    cargo +nightly fuzz run -a -s "$sanitizer" "$t" "$work/corpus/$t" "seeds/$t" -- \
+    "$bin/$t" "$work/corpus/$t" "seeds/$t" \
         -max_total_time="$seconds" -max_len="$max_len" -timeout=10 -rss_limit_mb=2048 \
         -artifact_prefix="$work/artifacts/$t/" -print_final_stats=1 >"$work/$t.log" 2>&1 || rc=$?
     echo "$((SECONDS - start)) $rc" >"$work/$t.status"

@@ -50,12 +50,15 @@ def vectors() -> None:
 
 def configs() -> None:
     sys.path.insert(0, str(HERE.parents[2] / "python"))
+    import json
+
     from qoslab.backends.sim import lower  # noqa: E402
-    from qoslab.scenario import load  # noqa: E402
+    from qoslab.scenario import load_scenario  # noqa: E402
 
     for name in sys.argv[2:]:
-        scenario = load(HERE.parents[2] / "examples" / name)
-        write("config", lower(scenario).model_dump_json().encode())
+        scenario = load_scenario(HERE.parents[2] / "examples" / name)
+        test = 0 if scenario.test else None
+        write("config", json.dumps(lower(scenario, test_index=test), separators=(",", ":")).encode())
 
 
 
