@@ -119,6 +119,13 @@ pub fn serial_line_bits(format: &str, nbytes: u64) -> PyResult<u64> {
     encap::serial_line_bits(format, nbytes).map_err(value_error)
 }
 
+/// Bits on a synchronous (RFC 1662 §5) line for one flag-delimited frame: (for these
+/// octets, the most a frame of this length could need).
+#[pyfunction]
+pub fn sync_line_bits(line: &[u8]) -> PyResult<(u64, u64)> {
+    encap::sync_line_bits(line).map_err(value_error)
+}
+
 /// Writes `frames` of the outermost layer `physical` to a pcap file.
 #[pyfunction]
 pub fn write_pcap(path: &str, physical: &str, frames: Vec<Vec<u8>>) -> PyResult<()> {
