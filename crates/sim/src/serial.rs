@@ -344,7 +344,7 @@ impl SerialConfig {
             }
         }
         CompressionRatio::new(self.compression.num, self.compression.den)?;
-        if self.framing.is_sync() && self.compression != CompressionRatio::NONE {
+        if self.framing.is_sync() && self.compression.num != self.compression.den {
             return Err(SerialError::SyncCompression);
         }
         Ok(())
@@ -592,6 +592,9 @@ mod test {
     fn sync_line_refuses_modem_compression() {
         let mut config = SerialConfig::new(64_000);
         config.framing = Framing::PppSync { hdlc: hdlc::Config::default(), pfc: false };
+        assert!(config.validate().is_ok());
+        // 1:1 however written (the configuration's 1.0 arrives as 1000:1000) is none.
+        config.compression = CompressionRatio::new(1000, 1000).unwrap();
         assert!(config.validate().is_ok());
         config.compression = CompressionRatio::V42BIS_TYPICAL;
         assert_eq!(config.validate(), Err(SerialError::SyncCompression));
