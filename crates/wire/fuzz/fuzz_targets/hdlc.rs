@@ -27,7 +27,11 @@ fuzz_target!(|data: &[u8]| {
         config.encapsulate(data, &mut line);
         assert_eq!(line.len(), config.wire_len(data));
         let decoded = config.decode_stream(&line);
-        if data.len() >= 2 || config.repr_for(data).acfc == false {
+        // RFC 1661 §6.6: a receiver takes a leading ff 03 for address and control, so
+        // under ACFC a PPP frame starting so comes back without them (a two-octet protocol
+        // field never starts with ff: RFC 1661 §2 wants that octet even).
+        let ambiguous = config.repr_for(data).acfc && data.starts_with(&[hdlc::ADDRESS, hdlc::CONTROL]);
+        if !ambiguous && (data.len() >= 2 || !config.repr_for(data).acfc) {
             assert_eq!(decoded, vec![Ok(data.to_vec())], "{config:?}");
         }
         let _ = config.decode_stream(data);
