@@ -501,6 +501,23 @@ mod test {
     }
 
     #[test]
+    fn acfc_receiver_reads_a_leading_ff_03_as_address_and_control() {
+        // Found by crates/wire/fuzz (hdlc): under ACFC the sender omits ff 03, and RFC
+        // 1661 §6.6 has the receiver take a leading ff 03 for them; a PPP frame that
+        // itself began ff 03 (no valid protocol field does, §2) comes back without them.
+        let config = Config { accm: 0, acfc: true, fcs: Fcs::Fcs16 };
+        let mut line = Vec::new();
+        config.encapsulate(&FRAME_BYTES[..12], &mut line);
+        assert_eq!(config.decode_stream(&line), vec![Ok(PPP_LCP_ECHO.to_vec())]);
+        // A PPP frame with a valid protocol field comes back whole.
+        let ip = [0x00, 0x21, 0x45, 0x00];
+        line.clear();
+        config.encapsulate(&ip, &mut line);
+        assert_eq!(line[1], 0x00, "ACFC: no address and control on a non-LCP frame");
+        assert_eq!(config.decode_stream(&line), vec![Ok(ip.to_vec())]);
+    }
+
+    #[test]
     fn zero_bits_counted_by_hand() {
         // No octet with five ones in a row, and none across octets: nothing inserted.
         assert_eq!(zero_bits_inserted(&[0x00, 0x55, 0xaa, 0x03]), 0);
