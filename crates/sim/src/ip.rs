@@ -319,6 +319,16 @@ impl IpStack {
         arp_timeout: u64,
         reassembly_timeout: u64,
     ) -> Result<IpStack, String> {
+        // RFC 4632 §3.1: an IPv4 prefix is 0 to 32 bits. Checked before any mask is
+        // computed from one (a longer one would shift past the word).
+        for iface in &ifaces {
+            if let Some((addr, len)) = iface.addr.filter(|&(_, len)| len > 32) {
+                return Err(format!("interface {}: prefix length /{len} of {addr} is above 32", iface.name));
+            }
+        }
+        if let Some(route) = routes.iter().find(|r| r.prefix_len > 32) {
+            return Err(format!("route to {}/{}: a prefix length is 0 to 32", route.destination, route.prefix_len));
+        }
         let mut table = Vec::new();
         for (i, iface) in ifaces.iter().enumerate() {
             if let Some((addr, len)) = iface.addr {
@@ -1321,6 +1331,21 @@ pub fn ethernet_frame(src: Mac, dst: Mac, ethertype: EtherType, payload: &[u8]) 
 #[cfg(test)]
 mod test {
     use super::*;
+
+    #[test]
+    fn prefix_lengths_above_32_are_refused_not_shifted() {
+        // Found by crates/wire/fuzz (config): a lowered seed 004 configuration with a
+        // route's prefix_len 45 panicked (debug) computing its mask, or wrapped (release).
+        // RFC 4632 §3.1: 0 to 32 bits.
+        let iface = |len| Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, 1]), addr: Some((Ipv4Addr::new(198, 51, 100, 129), len)), mtu: 1500, resolve: true };
+        let route = |prefix_len| RouteConfig { destination: Ipv4Addr::new(198, 51, 100, 192), prefix_len, via: Ipv4Addr::new(198, 51, 100, 130) };
+        assert!(IpStack::new(vec![iface(30)], &[route(26)], true, 0, 0).is_ok());
+        assert!(IpStack::new(vec![iface(32)], &[], true, 0, 0).is_ok());
+        let e = IpStack::new(vec![iface(30)], &[route(45)], true, 0, 0).err().unwrap();
+        assert!(e.contains("/45"), "{e}");
+        let e = IpStack::new(vec![iface(33)], &[], true, 0, 0).err().unwrap();
+        assert!(e.contains("/33"), "{e}");
+    }
 
     fn host(addr: [u8; 4], mac: u8, gateway: Option<[u8; 4]>) -> IpStack {
         let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, mac]), addr: Some((Ipv4Addr::from(addr), 24)), mtu: 1500, resolve: true };
