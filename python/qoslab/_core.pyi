@@ -29,6 +29,10 @@ def openvpn_fragment(options: dict[str, str], context: dict[str, object], payloa
 def serial_line_bits(format: str, nbytes: int) -> int:
     """Bits on an asynchronous serial line for ``nbytes`` characters in ``format`` ("8n1")."""
 
+def sync_line_bits(line: bytes) -> tuple[int, int]:
+    """Bits on a synchronous (RFC 1662 §5) line for one frame between two flags: for these
+    octets (8 each plus the zero bits inserted), and the most a frame of this length needs."""
+
 def write_pcap(path: str, physical: str, frames: list[bytes]) -> None:
     """Writes ``frames`` of the outermost layer ``physical`` to a pcap file with the
     matching link type."""

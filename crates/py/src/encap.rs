@@ -119,6 +119,13 @@ pub fn serial_line_bits(format: &str, nbytes: u64) -> PyResult<u64> {
     encap::serial_line_bits(format, nbytes).map_err(value_error)
 }
 
+/// Bits on a synchronous (RFC 1662 §5) line for one flag-delimited frame: (for these
+/// octets, the most a frame of this length could need).
+#[pyfunction]
+pub fn sync_line_bits(line: &[u8]) -> PyResult<(u64, u64)> {
+    encap::sync_line_bits(line).map_err(value_error)
+}
+
 /// Writes `frames` of the outermost layer `physical` to a pcap file.
 #[pyfunction]
 pub fn write_pcap(path: &str, physical: &str, frames: Vec<Vec<u8>>) -> PyResult<()> {
@@ -126,13 +133,18 @@ pub fn write_pcap(path: &str, physical: &str, frames: Vec<Vec<u8>>) -> PyResult<
     let (link, strip_fcs) = match physical {
         "ethernet" => (LinkType::Ethernet, wire::ethernet::FCS_LEN),
         "wifi" => (LinkType::Ieee80211, wire::dot11::FCS_LEN),
+        // LINKTYPE_PPP_HDLC: the octets between the flags, FCS kept (tshark -o
+        // ppp.fcs_type:16-Bit checks it), no stuffing of either kind.
+        "sync" => (LinkType::PppHdlc, 0),
         other => return Err(value_error(format!("no pcap link type for a stack over {other}"))),
     };
     let file = std::fs::File::create(path).map_err(|e| PyOSError::new_err(format!("{path}: {e}")))?;
     let mut writer = Writer::new(std::io::BufWriter::new(file), link).map_err(|e| PyOSError::new_err(e.to_string()))?;
     for (i, frame) in frames.iter().enumerate() {
         let end = frame.len().saturating_sub(strip_fcs);
-        writer.write_frame(i as u64 * 1_000, &frame[..end]).map_err(|e| PyOSError::new_err(e.to_string()))?;
+        let start = usize::from(link == LinkType::PppHdlc && end > 1);
+        let end = if start == 1 { end - 1 } else { end };
+        writer.write_frame(i as u64 * 1_000, &frame[start..end]).map_err(|e| PyOSError::new_err(e.to_string()))?;
     }
     writer.into_inner().map_err(|e| PyOSError::new_err(e.to_string()))?;
     Ok(())

@@ -32,6 +32,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encap::ipv4_fragment, m)?)?;
     m.add_function(wrap_pyfunction!(encap::openvpn_fragment, m)?)?;
     m.add_function(wrap_pyfunction!(encap::serial_line_bits, m)?)?;
+    m.add_function(wrap_pyfunction!(encap::sync_line_bits, m)?)?;
     m.add_function(wrap_pyfunction!(encap::write_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(sim::validate, m)?)?;

@@ -159,6 +159,14 @@ pub struct PptpConfig {
     pub recv_window: u16,
 }
 
+fn default_clocking() -> String {
+    "async".into()
+}
+
+fn default_fcs_bits() -> u32 {
+    16
+}
+
 fn default_pptp_window() -> u16 {
     64
 }
@@ -596,6 +604,20 @@ pub enum LinkConfig {
         format: String,
         /// "slip", "cslip" or "ppp".
         framing: String,
+        /// "async" (start-stop characters in `format`, the default) or "sync" (PPP in
+        /// bit-synchronous HDLC framing, RFC 1662 §5: 8 bits per octet plus inserted
+        /// zero bits; `format` unused; framing must be "ppp").
+        #[serde(default = "default_clocking")]
+        clocking: String,
+        /// PPP only: the link options LCP negotiated. Address-and-Control-Field-
+        /// Compression (RFC 1661 §6.6), Protocol-Field-Compression (§6.5), and the FCS
+        /// in bits, 16 (RFC 1662 §C.2, the default) or 32 (RFC 1570 §2.1, §C.3).
+        #[serde(default)]
+        acfc: bool,
+        #[serde(default)]
+        pfc: bool,
+        #[serde(default = "default_fcs_bits")]
+        fcs_bits: u32,
         /// Modem compression as a ratio (2.0 for 2:1); 1.0 for none.
         compression: f64,
         delay_ns: u64,

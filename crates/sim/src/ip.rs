@@ -319,6 +319,16 @@ impl IpStack {
         arp_timeout: u64,
         reassembly_timeout: u64,
     ) -> Result<IpStack, String> {
+        // RFC 4632 §3.1: an IPv4 prefix is 0 to 32 bits. Checked before any mask is
+        // computed from one (a longer one would shift past the word).
+        for iface in &ifaces {
+            if let Some((addr, len)) = iface.addr.filter(|&(_, len)| len > 32) {
+                return Err(format!("interface {}: prefix length /{len} of {addr} is above 32", iface.name));
+            }
+        }
+        if let Some(route) = routes.iter().find(|r| r.prefix_len > 32) {
+            return Err(format!("route to {}/{}: a prefix length is 0 to 32", route.destination, route.prefix_len));
+        }
         let mut table = Vec::new();
         for (i, iface) in ifaces.iter().enumerate() {
             if let Some((addr, len)) = iface.addr {
@@ -455,7 +465,11 @@ impl IpStack {
     /// the interface index.
     /// A `tunnel` interface (an OpenVPN TUN device) is, like an IPsec tunnel, never
     /// the way out for an outer packet (see [`send_udp_outer`](Self::send_udp_outer)).
-    pub fn add_point_to_point(&mut self, mut iface: Iface, routes: &[(Ipv4Addr, u8)], tunnel: bool) -> usize {
+    pub fn add_point_to_point(&mut self, mut iface: Iface, routes: &[(Ipv4Addr, u8)], tunnel: bool) -> Result<usize, String> {
+        // RFC 4632 §3.1: 0 to 32 bits (found by the config fuzz target: /98 here panicked).
+        if let Some(&(network, len)) = routes.iter().find(|r| r.1 > 32) {
+            return Err(format!("route to {network}/{len} on {}: a prefix length is 0 to 32", iface.name));
+        }
         self.path_epoch += 1;
         iface.resolve = false;
         let index = self.ifaces.len();
@@ -468,7 +482,7 @@ impl IpStack {
         }
         // Longest prefix first; among equals the earlier entry wins (stable sort).
         self.routes.sort_by_key(|r| std::cmp::Reverse(r.prefix_len));
-        index
+        Ok(index)
     }
 
     /// Adds a transport-mode SA for the node's own traffic.
@@ -1322,6 +1336,27 @@ pub fn ethernet_frame(src: Mac, dst: Mac, ethertype: EtherType, payload: &[u8]) 
 mod test {
     use super::*;
 
+    #[test]
+    fn prefix_lengths_above_32_are_refused_not_shifted() {
+        // Found by crates/wire/fuzz (config): a lowered seed 004 configuration with a
+        // route's prefix_len 45 panicked (debug) computing its mask, or wrapped (release).
+        // RFC 4632 §3.1: 0 to 32 bits.
+        let iface = |len| Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, 1]), addr: Some((Ipv4Addr::new(198, 51, 100, 129), len)), mtu: 1500, resolve: true };
+        let route = |prefix_len| RouteConfig { destination: Ipv4Addr::new(198, 51, 100, 192), prefix_len, via: Ipv4Addr::new(198, 51, 100, 130) };
+        assert!(IpStack::new(vec![iface(30)], &[route(26)], true, 0, 0).is_ok());
+        assert!(IpStack::new(vec![iface(32)], &[], true, 0, 0).is_ok());
+        let e = IpStack::new(vec![iface(30)], &[route(45)], true, 0, 0).err().unwrap();
+        assert!(e.contains("/45"), "{e}");
+        let e = IpStack::new(vec![iface(33)], &[], true, 0, 0).err().unwrap();
+        assert!(e.contains("/33"), "{e}");
+        // The same for a tunnel's or PPP interface's routes (found next: /98 there).
+        let mut stack = IpStack::new(vec![iface(30)], &[], true, 0, 0).unwrap();
+        let tun = Iface { name: "tun0".into(), mac: Mac([0; 6]), addr: None, mtu: 1400, resolve: false };
+        let e = stack.add_point_to_point(tun.clone(), &[(Ipv4Addr::new(10, 0, 0, 0), 98)], true).err().unwrap();
+        assert!(e.contains("/98"), "{e}");
+        assert!(stack.add_point_to_point(tun, &[(Ipv4Addr::new(10, 0, 0, 0), 8)], true).is_ok());
+    }
+
     fn host(addr: [u8; 4], mac: u8, gateway: Option<[u8; 4]>) -> IpStack {
         let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, mac]), addr: Some((Ipv4Addr::from(addr), 24)), mtu: 1500, resolve: true };
         let routes: Vec<RouteConfig> = gateway
@@ -1422,7 +1457,7 @@ mod test {
         assert_eq!(a.path_mtu_memo(expiry, dst).unwrap().mtu, 1492);
         let before = a.path_mtu_memo(expiry, dst).unwrap();
         let ppp = Iface { name: "ppp0".into(), mac: Mac([0; 6]), addr: None, mtu: 1400, resolve: false };
-        a.add_point_to_point(ppp, &[(Ipv4Addr::new(8, 8, 8, 0), 24)], false);
+        a.add_point_to_point(ppp, &[(Ipv4Addr::new(8, 8, 8, 0), 24)], false).unwrap();
         assert!(!a.path_mtu_holds(&before, expiry), "a new route may take the destination");
         assert_eq!(a.path_mtu(expiry, dst), Some(1400));
     }

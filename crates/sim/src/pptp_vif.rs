@@ -114,7 +114,7 @@ impl Node {
                 host_name: config.name.as_bytes().to_vec(),
             };
             let iface = Iface { name: c.name.clone(), mac: Mac([0; 6]), addr: Some((c.ppp_local, 32)), mtu: usize::from(c.mtu), resolve: false };
-            let index = self.ip.add_point_to_point(iface, &c.routes, true);
+            let index = self.ip.add_point_to_point(iface, &c.routes, true).map_err(|e| format!("node {}: {e}", config.name))?;
             self.vifs.by_iface_insert(index, Vif::Pptp(k));
             let v = &mut self.vifs.pptp;
             v.ends.push(PptpEnd::new(params, link));

@@ -1,6 +1,8 @@
-//! An asynchronous serial line (a null-modem cable or a dial-up modem), point to point,
-//! simplex or full duplex: per direction a drop-tail output queue of frames and a
-//! serializer that sends one frame at a time, in characters of a start-stop format.
+//! A serial line, point to point, simplex or full duplex: per direction a drop-tail
+//! output queue of frames and a serializer that sends one frame at a time. Asynchronous
+//! (a null-modem cable or a dial-up modem): in characters of a start-stop format.
+//! Synchronous (a leased line, an ISDN B channel, an E1/T1): PPP in bit-synchronous
+//! HDLC framing, 8 bits per octet plus the zero bits inserted for transparency.
 //!
 //! Standards a reader must know:
 //!
@@ -12,6 +14,9 @@
 //! * RFC 1661 §2 and RFC 1662 §3–4 (PPP in HDLC-like framing): protocol field, flags,
 //!   address/control, FCS, and octet stuffing of flag, escape and the control characters
 //!   the Async-Control-Character-Map names ([`wire::ppp`], [`wire::hdlc`]).
+//! * RFC 1662 §5 (bit-synchronous HDLC framing): the same frame between 0x7e flags, a
+//!   zero bit inserted after five contiguous ones, no start/stop bits
+//!   ([`Framing::PppSync`], [`wire::hdlc::zero_bits_inserted`]).
 //! * ITU-T V.42bis (1990) data compression in the modem, which V.34bis modems (seed 004:
 //!   "typically achieve compression ratios of about 2-to-1") run over V.42 LAPM.
 //!
@@ -21,7 +26,9 @@
 //! PPP's flag, escape and ACCM characters) and the PPP FCS, which itself may need escaping,
 //! is counted. Each line octet then costs one character of the format; the time is
 //! `ceil(octets × bits per character × 10⁹ / rate)` ns, computed exactly (1.5 stop bits
-//! included). Between frames the line is idle (no inter-character gaps are modelled: a
+//! included). On a synchronous line the time is `ceil(bits × 10⁹ / rate)` ns with the
+//! frame's bits counted from its actual octets: 8 per octet of flags, address, control,
+//! PPP frame and FCS, plus each inserted zero bit (data-dependent: none to one in five). Between frames the line is idle (no inter-character gaps are modelled: a
 //! UART with a FIFO sends characters back to back).
 //!
 //! # Modem compression is a ratio, not a compressor
@@ -71,6 +78,11 @@ pub enum Framing {
     /// (RFC 1661 §6.5) for the protocol field. The packet is the PPP frame: protocol
     /// field, then information.
     Ppp { hdlc: hdlc::Config, pfc: bool },
+    /// PPP in bit-synchronous HDLC framing (RFC 1662 §5) on a synchronous line: flags,
+    /// address/control (unless ACFC), FCS-16 or -32 as in [`Framing::Ppp`], but zero-bit
+    /// insertion instead of octet stuffing (`hdlc.accm` plays no part, RFC 1662 §7.1) and
+    /// 8 bits per octet: the line's character format is not used.
+    PppSync { hdlc: hdlc::Config, pfc: bool },
 }
 
 impl Default for Framing {
@@ -98,6 +110,29 @@ impl Framing {
         match self {
             Framing::Slip(f) | Framing::Cslip { slip: f, .. } => f.encapsulate(packet, out),
             Framing::Ppp { hdlc, .. } => hdlc.encapsulate(packet, out),
+            // The octets between the flags are sent as they are; the inserted zero bits
+            // live below the octet level.
+            Framing::PppSync { hdlc, .. } => {
+                out.push(hdlc::FLAG);
+                out.extend_from_slice(&hdlc.frame(packet));
+                out.push(hdlc::FLAG);
+            }
+        }
+    }
+
+    /// Whether the line is synchronous (no start/stop bits; [`Framing::PppSync`]).
+    pub fn is_sync(&self) -> bool {
+        matches!(self, Framing::PppSync { .. })
+    }
+
+    /// Half-bit times `packet` occupies the line: the line octets times the format's
+    /// half-bits per character on an asynchronous line; twice
+    /// [`hdlc::Config::sync_line_bits`] on a synchronous one (halves keep 1.5 stop bits
+    /// exact).
+    pub fn line_half_bits(&self, packet: &[u8], format: SerialFormat) -> u64 {
+        match self {
+            Framing::PppSync { hdlc, .. } => 2 * hdlc.sync_line_bits(packet),
+            _ => self.line_octets(packet) as u64 * u64::from(format.half_bits_per_char()),
         }
     }
 
@@ -106,6 +141,8 @@ impl Framing {
         match self {
             Framing::Slip(f) | Framing::Cslip { slip: f, .. } => f.encoded_len(packet),
             Framing::Ppp { hdlc, .. } => hdlc.wire_len(packet),
+            // Flags and frame octets; the inserted zero bits are not whole octets.
+            Framing::PppSync { hdlc, .. } => 2 + hdlc.frame(packet).len(),
         }
     }
 }
@@ -154,8 +191,17 @@ impl CompressionRatio {
 /// # Panics
 /// If `rate_bps` is zero.
 pub fn octets_time_ns(octets: u64, format: SerialFormat, rate_bps: u64, compression: CompressionRatio) -> u64 {
+    half_bits_time_ns(u128::from(octets) * u128::from(format.half_bits_per_char()), rate_bps, compression)
+}
+
+/// Nanoseconds `half_bits` half-bit times occupy a `rate_bps` line, divided by the
+/// modem's compression ratio, rounded up once:
+/// `ceil(half_bits × den × 10⁹ / (2 × rate × num))`.
+///
+/// # Panics
+/// If `rate_bps` is zero.
+pub fn half_bits_time_ns(half_bits: u128, rate_bps: u64, compression: CompressionRatio) -> u64 {
     assert!(rate_bps > 0, "serial line: a rate of 0 b/s never sends a character");
-    let half_bits = u128::from(octets) * u128::from(format.half_bits_per_char());
     let numerator = half_bits * u128::from(compression.den) * 1_000_000_000;
     let denominator = 2 * u128::from(rate_bps) * u128::from(compression.num);
     u64::try_from(numerator.div_ceil(denominator)).expect("serial line: time overflows u64 ns")
@@ -182,7 +228,7 @@ pub fn line_time_ns(
     rate_bps: u64,
     compression: CompressionRatio,
 ) -> u64 {
-    octets_time_ns(framing.line_octets(frame) as u64, format, rate_bps, compression)
+    half_bits_time_ns(u128::from(framing.line_half_bits(frame, format)), rate_bps, compression)
 }
 
 /// Whether a line carries frames both ways.
@@ -212,6 +258,9 @@ pub enum SerialError {
     Compression { num: u32, den: u32 },
     /// A VJ compressor needs 1 to 256 slots (RFC 1144 §3.2.2: one-byte connection numbers).
     VjSlots(usize),
+    /// Modem compression on a synchronous line: V.42bis belongs to the modems of an
+    /// asynchronous dial-up line; a leased line or ISDN channel has none.
+    SyncCompression,
 }
 
 impl fmt::Display for SerialError {
@@ -231,6 +280,9 @@ impl fmt::Display for SerialError {
                 write!(f, "compression ratio {num}:{den} must be at least 1:1 with no zero term")
             }
             SerialError::VjSlots(n) => write!(f, "VJ compression needs 1 to 256 slots, not {n}"),
+            SerialError::SyncCompression => {
+                write!(f, "modem compression (V.42bis) is for asynchronous modem lines; a synchronous line has none")
+            }
         }
     }
 }
@@ -292,6 +344,9 @@ impl SerialConfig {
             }
         }
         CompressionRatio::new(self.compression.num, self.compression.den)?;
+        if self.framing.is_sync() && self.compression.num != self.compression.den {
+            return Err(SerialError::SyncCompression);
+        }
         Ok(())
     }
 }
@@ -330,7 +385,8 @@ pub struct SerialDirection {
     /// Datagram bytes sent (as handed to `enqueue`).
     pub bytes_sent: u64,
     /// Octets on the line, after header compression and framing, before the modem's
-    /// compression ratio.
+    /// compression ratio; on a synchronous line the flags and frame octets, the inserted
+    /// zero bits not counted (they are not whole octets).
     pub line_octets_sent: u64,
     /// Frames refused by drop-tail.
     pub drops: u64,
@@ -404,7 +460,7 @@ impl SerialLine {
                     cslip::slip_mark(kind, &mut packet);
                 }
             }
-            Framing::Ppp { pfc, .. } => {
+            Framing::Ppp { pfc, .. } | Framing::PppSync { pfc, .. } => {
                 let protocol = match frame.first().map(|b| b >> 4) {
                     Some(6) => ppp::Protocol::Ipv6,
                     _ => ppp::Protocol::Ipv4,
@@ -413,7 +469,7 @@ impl SerialLine {
             }
         }
         let octets = config.framing.line_octets(&packet) as u64;
-        let ns = octets_time_ns(octets, config.format, config.rate_bps, config.compression);
+        let ns = line_time_ns(&packet, &config.framing, config.format, config.rate_bps, config.compression);
         dir.busy = true;
         dir.busy_ns += ns;
         dir.frames_sent += 1;
@@ -492,6 +548,56 @@ mod test {
         // 3:2 compression: two thirds of 1 s.
         let r = CompressionRatio::new(3, 2).unwrap();
         assert_eq!(octets_time_ns(30, SerialFormat::N81, 300, r), 666_666_667);
+    }
+
+    #[test]
+    fn sync_line_time_of_known_bytes() {
+        // The LCP Echo-Request of crates/wire/src/hdlc.rs's tests, id 1, magic 0, framed
+        // ff 03 c0 21 09 01 00 08 00 00 00 00 6e f1 (FCS-16 by RFC 1662 §C.2). Sent least
+        // significant bit first, runs of ones: ff = 8 ones (a zero after the fifth, 3
+        // left), 03 = two more ones: five, a zero; c0 ends with 2, 21 starts with 1 (3);
+        // 6e: runs of 3 and 2; f1: 1, then 4 at the end. Two inserted zeros; 14 octets and
+        // 2 flags: 16 × 8 + 2 = 130 bits.
+        let lcp = [0xc0, 0x21, 0x09, 0x01, 0x00, 0x08, 0x00, 0x00, 0x00, 0x00];
+        let sync = Framing::PppSync { hdlc: hdlc::Config::default(), pfc: false };
+        let none = CompressionRatio::NONE;
+        assert_eq!(sync.line_half_bits(&lcp, SerialFormat::N81), 2 * 130);
+        // An ISDN B channel, 64 kb/s (ITU-T I.430): 130 / 64 000 s = 2 031 250 ns exactly.
+        assert_eq!(line_time_ns(&lcp, &sync, SerialFormat::N81, 64_000, none), 2_031_250);
+        // E1, 2.048 Mb/s (ITU-T G.704): 130 / 2 048 000 s = 63 476.5625 ns, rounded up.
+        assert_eq!(line_time_ns(&lcp, &sync, SerialFormat::N81, 2_048_000, none), 63_477);
+        // The same frame on an asynchronous line, 8N1 and the default ACCM: the nine octets
+        // below 0x20 (03 09 01 00 08 00 00 00 00) are escaped, 14 + 9 + 2 flags = 25
+        // characters of 10 bits: 250 bits, 3 906 250 ns at 64 kb/s.
+        let async_ppp = Framing::ppp_default();
+        assert_eq!(line_time_ns(&lcp, &async_ppp, SerialFormat::N81, 64_000, none), 3_906_250);
+        // The character format plays no part on a synchronous line.
+        assert_eq!(line_time_ns(&lcp, &sync, "7e2".parse().unwrap(), 64_000, none), 2_031_250);
+    }
+
+    #[test]
+    fn sync_ppp_header_options() {
+        // RFC 1661 §6.5/§6.6, RFC 1662 §C.3: an IPv4 PPP frame (protocol 0x0021, then 20
+        // octets) with address/control, FCS-16: 2 + 22 + 2 = 26 frame octets, 28 with the
+        // flags; ACFC and PFC save 2 + 1; FCS-32 adds 2.
+        let ppp_frame_2 = [&[0x00, 0x21][..], &[0x45; 20][..]].concat();
+        let ppp_frame_1 = [&[0x21][..], &[0x45; 20][..]].concat();
+        let sync = |acfc: bool, fcs: hdlc::Fcs| Framing::PppSync { hdlc: hdlc::Config { acfc, fcs, ..Default::default() }, pfc: false };
+        assert_eq!(sync(false, hdlc::Fcs::Fcs16).line_octets(&ppp_frame_2), 28);
+        assert_eq!(sync(true, hdlc::Fcs::Fcs16).line_octets(&ppp_frame_1), 25);
+        assert_eq!(sync(false, hdlc::Fcs::Fcs32).line_octets(&ppp_frame_2), 30);
+    }
+
+    #[test]
+    fn sync_line_refuses_modem_compression() {
+        let mut config = SerialConfig::new(64_000);
+        config.framing = Framing::PppSync { hdlc: hdlc::Config::default(), pfc: false };
+        assert!(config.validate().is_ok());
+        // 1:1 however written (the configuration's 1.0 arrives as 1000:1000) is none.
+        config.compression = CompressionRatio::new(1000, 1000).unwrap();
+        assert!(config.validate().is_ok());
+        config.compression = CompressionRatio::V42BIS_TYPICAL;
+        assert_eq!(config.validate(), Err(SerialError::SyncCompression));
     }
 
     #[test]

@@ -124,7 +124,7 @@ impl Node {
                 }
                 "tun" => {
                     let iface = Iface { name: c.name.clone(), mac: Mac([0; 6]), addr: None, mtu: usize::from(c.mtu), resolve: false };
-                    let index = self.ip.add_point_to_point(iface, &c.protects, true);
+                    let index = self.ip.add_point_to_point(iface, &c.protects, true).map_err(fail)?;
                     self.vifs.by_iface.insert(index, Vif::Tun(k));
                     self.vifs.tun_iface.insert(k, index);
                 }
@@ -186,7 +186,7 @@ impl Node {
                 PppoeEnd::client(mac, c.service_name.as_bytes(), &(k as u32 + 1).to_be_bytes(), link)
             };
             let iface = Iface { name: c.name.clone(), mac, addr: Some((c.local, 32)), mtu: usize::from(c.mtu), resolve: false };
-            let index = self.ip.add_point_to_point(iface, &c.routes, false);
+            let index = self.ip.add_point_to_point(iface, &c.routes, false).map_err(|e| format!("node {}: {e}", config.name))?;
             self.vifs.by_iface.insert(index, Vif::Ppp(k));
             self.vifs.pppoe.push(end);
             self.vifs.pppoe_port.push(c.port);

@@ -24,7 +24,7 @@ use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConf
 use crate::time::Duration;
 use crate::config::{Impairment, LossConfig};
 use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
-use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialLine};
+use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
 use crate::rng::RunSeed;
 use crate::wifi::adapter::{Adapter, CipherCost, DropReason, ForeignSource, LinkCipher, Role as WifiRole};
 use crate::wifi::bss::{AirFrame, BeaconParams, Bss, BssEvent, BssParams, FrameKind};
@@ -557,11 +557,14 @@ impl World {
                     ];
                     links.push(Line { kind: LineKind::Ethernet(ethernet), impair, in_flight: Default::default(), lazy_tx_done: [false; 2], tx_done: [None; 2], tally: Default::default() });
                 }
-                LinkConfig::Serial { name, a, b, rate_bps, format, framing, compression, delay_ns, queue_frames, impair } => {
+                LinkConfig::Serial {
+                    name, a, b, rate_bps, format, framing, clocking, acfc, pfc, fcs_bits, compression, delay_ns, queue_frames, impair,
+                } => {
                     let id = links.len() as u32;
                     attachments[a.node as usize][a.port as usize] = Attachment::Ethernet { link: id, end: 0 };
                     attachments[b.node as usize][b.port as usize] = Attachment::Ethernet { link: id, end: 1 };
-                    let line = serial_line(index, *rate_bps, format, framing, *compression, *delay_ns, *queue_frames)?;
+                    let ppp = SerialPpp { clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
+                    let line = serial_line(index, *rate_bps, format, framing, ppp, *compression, *delay_ns, *queue_frames)?;
                     let impair = [
                         direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                         direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
@@ -2213,12 +2216,22 @@ fn upstreams(config: &SimConfig, attachments: &[Vec<Attachment>], bsses: &[BssSt
     Ok(out)
 }
 
+/// A serial line's clocking and PPP options, as the configuration gives them.
+struct SerialPpp<'a> {
+    clocking: &'a str,
+    acfc: bool,
+    pfc: bool,
+    fcs_bits: u32,
+}
+
 /// A serial line from its configuration, refusing what it cannot be with the field named.
+#[allow(clippy::too_many_arguments)]
 fn serial_line(
     index: usize,
     rate_bps: u64,
     format: &str,
     framing: &str,
+    ppp: SerialPpp<'_>,
     compression: f64,
     delay_ns: u64,
     queue_frames: usize,
@@ -2232,12 +2245,41 @@ fn serial_line(
         "ppp" => Framing::ppp_default(),
         other => return Err(fail("framing", format!("expected slip, cslip or ppp, found {other:?}"))),
     };
+    let fcs = match ppp.fcs_bits {
+        16 => wire::hdlc::Fcs::Fcs16,
+        32 => wire::hdlc::Fcs::Fcs32,
+        other => return Err(fail("fcs_bits", format!("expected 16 or 32 (RFC 1662 Appendix C), found {other}"))),
+    };
+    if framing != "ppp" && (ppp.acfc || ppp.pfc || ppp.fcs_bits != 16) {
+        return Err(fail("framing", format!("ACFC, PFC and the FCS length are PPP options, but the framing is {framing:?}")));
+    }
+    if let Framing::Ppp { hdlc, pfc } = &mut config.framing {
+        hdlc.acfc = ppp.acfc;
+        hdlc.fcs = fcs;
+        *pfc = ppp.pfc;
+    }
+    match ppp.clocking {
+        "async" => {}
+        "sync" => match config.framing {
+            Framing::Ppp { hdlc, pfc } => config.framing = Framing::PppSync { hdlc, pfc },
+            _ => {
+                return Err(fail(
+                    "clocking",
+                    format!("a synchronous line carries PPP in bit-synchronous HDLC framing (RFC 1662 §5), not {framing:?}"),
+                ))
+            }
+        },
+        other => return Err(fail("clocking", format!("expected async or sync, found {other:?}"))),
+    }
     // The ratio as a fraction over 1000 (2.0 → 2000/1000).
     let num = (compression * 1000.0).round() as u32;
     config.compression = CompressionRatio::new(num, 1000).map_err(|e| fail("compression", e.to_string()))?;
     config.delay_ns = delay_ns;
     config.queue_frames = queue_frames;
-    SerialLine::new(config).map_err(|e| fail("rate_bps", e.to_string()))
+    SerialLine::new(config).map_err(|e| {
+        let field = if matches!(e, SerialError::SyncCompression) { "compression" } else { "rate_bps" };
+        fail(field, e.to_string())
+    })
 }
 
 fn source_node(config: &FlowConfig) -> u32 {

@@ -45,6 +45,9 @@ pub enum Kind {
     Ethernet,
     Wifi,
     Serial,
+    /// A synchronous serial line (leased line, ISDN B channel, E1): PPP in
+    /// bit-synchronous HDLC framing, RFC 1662 §5.
+    Sync,
     Slip,
     Cslip,
     Ppp,
@@ -72,6 +75,7 @@ impl FromStr for Kind {
             "ethernet" => Kind::Ethernet,
             "wifi" => Kind::Wifi,
             "serial" => Kind::Serial,
+            "sync" => Kind::Sync,
             "slip" => Kind::Slip,
             "cslip" => Kind::Cslip,
             "ppp" => Kind::Ppp,
@@ -167,9 +171,10 @@ pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields)
     let fields = match kind {
         Kind::Ethernet => wrap_ethernet(spec, payload, &mut out)?,
         Kind::Wifi => wrap_wifi(spec, payload, &mut out)?,
-        Kind::Serial => {
-            // The characters themselves; their start, parity and stop bits are counted
-            // by `line_bits`, not as bytes.
+        Kind::Serial | Kind::Sync => {
+            // The characters themselves; their start, parity and stop bits (async) or
+            // inserted zero bits (sync) are counted by `serial_line_bits` and
+            // `sync_line_bits`, not as bytes.
             out.extend_from_slice(payload);
             Vec::new()
         }
@@ -423,10 +428,26 @@ fn wrap_ppp(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Fields {
     let mut frame = Vec::with_capacity(payload.len() + 4);
     repr.encapsulate(payload, &mut frame);
     let mut fields = Vec::new();
-    if spec.hdlc {
-        // RFC 1662: flags, address and control (unless ACFC), FCS-16 and octet
+    // RFC 1662 Appendix C: FCS-16 unless FCS-32 was negotiated (RFC 1570 §2.1).
+    let fcs = if spec.option("fcs") == Some("32") { hdlc::Fcs::Fcs32 } else { hdlc::Fcs::Fcs16 };
+    if spec.outer == Some(Kind::Sync) {
+        // RFC 1662 §5: flags, address and control (unless ACFC), the FCS, and no octet
+        // stuffing: transparency is by zero bits inserted below the octet level, which
+        // `sync_line_bits` counts.
+        let config = hdlc::Config { accm: 0, acfc: spec.acfc, fcs };
+        out.push(hdlc::FLAG);
+        out.extend_from_slice(&config.frame(&frame));
+        out.push(hdlc::FLAG);
+        let mut hdlc_fields = config.overhead_fields(frame.len());
+        let trailer_at = hdlc_fields.iter().position(|(name, _)| name.contains("fcs")).unwrap_or(hdlc_fields.len());
+        let trailer = hdlc_fields.split_off(trailer_at);
+        fields.extend(hdlc_fields);
+        fields.extend(repr.overhead_fields(payload.len()));
+        fields.extend(trailer);
+    } else if spec.hdlc {
+        // RFC 1662: flags, address and control (unless ACFC), the FCS and octet
         // stuffing of flag, escape and the control characters the ACCM names.
-        let config = hdlc::Config { accm: spec.accm, acfc: spec.acfc, fcs: hdlc::Fcs::Fcs16 };
+        let config = hdlc::Config { accm: spec.accm, acfc: spec.acfc, fcs };
         config.encapsulate(&frame, out);
         let stuffing = out.len() - frame.len() - config.overhead_fields(frame.len()).iter().map(|(_, n)| n).sum::<usize>();
         let mut hdlc_fields = config.overhead_fields(frame.len());
@@ -655,6 +676,19 @@ fn security_association(spec: &Spec, protocol: &str) -> Result<SecurityAssociati
     let enc_key = vec![0x01; cipher.key_len()];
     let auth_key = vec![0x02; auth.key_len()];
     SecurityAssociation::new(SPI, cipher, auth, &enc_key, &auth_key, mode).map_err(|e| EncapError(format!("{protocol}: {e}")))
+}
+
+/// Bits on a synchronous line for one frame as [`wrap`] gives it over `sync`: opening
+/// flag, frame octets, closing flag. Returns the bits for these octets (8 each, plus the
+/// zero bits inserted in the octets between the flags, RFC 1662 §5.2) and the most any
+/// frame of that length could need (a zero after every five bits: all ones).
+pub fn sync_line_bits(line: &[u8]) -> Result<(u64, u64), EncapError> {
+    if line.len() < 2 || line[0] != hdlc::FLAG || line[line.len() - 1] != hdlc::FLAG {
+        return err("sync: a frame between two flags (0x7e) is expected");
+    }
+    let inner = &line[1..line.len() - 1];
+    let base = 8 * line.len() as u64;
+    Ok((base + hdlc::zero_bits_inserted(inner), base + hdlc::max_zero_bits_inserted(inner.len())))
 }
 
 /// Bits on an asynchronous serial line for `bytes` characters in `format` ("8n1").

@@ -402,10 +402,166 @@ impl Config {
     }
 }
 
+// Bit-synchronous framing (RFC 1662 §5), as on leased lines, ISDN B channels and E1/T1
+// timeslots: the same frame (address, control, PPP frame, FCS) between the same 0x7e
+// flags, but transparency by zero-bit insertion instead of octet stuffing, and no start
+// or stop bits. The octets are sent least significant bit first (ISO/IEC 13239 §4.2 bit
+// order, which RFC 1662 §5 inherits from ISO 3309), so a run of ones may cross an octet
+// boundary.
+
+/// RFC 1662 §5.2: the longest run of contiguous ones a transmitter lets through; a zero
+/// is inserted after it, so that only a flag (0x7e: six ones) holds six.
+pub const MAX_ONES: u32 = 5;
+
+/// For each run of ones already sent (0..=4) and each octet: the zero bits inserted while
+/// sending the octet (low nibble) and the run of ones after it (high nibble).
+const ZERO_INSERTION: [[u8; 256]; MAX_ONES as usize] = {
+    let mut table = [[0u8; 256]; MAX_ONES as usize];
+    let mut run = 0;
+    while run < MAX_ONES as usize {
+        let mut octet = 0;
+        while octet < 256 {
+            let (mut ones, mut inserted, mut bit) = (run, 0, 0);
+            while bit < 8 {
+                if (octet >> bit) & 1 == 1 {
+                    ones += 1;
+                    if ones == MAX_ONES as usize {
+                        inserted += 1;
+                        ones = 0;
+                    }
+                } else {
+                    ones = 0;
+                }
+                bit += 1;
+            }
+            table[run][octet] = (inserted | (ones << 4)) as u8;
+            octet += 1;
+        }
+        run += 1;
+    }
+    table
+};
+
+/// RFC 1662 §5.2: the zero bits a bit-synchronous transmitter inserts into `frame` (the
+/// octets between the flags: address through FCS), one after every five contiguous ones,
+/// "including the last 5 bits of the FCS"; the run counts across octets, sent least
+/// significant bit first, and an inserted zero ends it. Data-dependent: 0 for octets with
+/// no five ones in a row, at most `8 × len / 5` (all ones).
+pub fn zero_bits_inserted(frame: &[u8]) -> u64 {
+    let mut run = 0usize;
+    let mut inserted = 0u64;
+    for &octet in frame {
+        let entry = ZERO_INSERTION[run][usize::from(octet)];
+        inserted += u64::from(entry & 0x0f);
+        run = usize::from(entry >> 4);
+    }
+    inserted
+}
+
+/// The most zero bits [`zero_bits_inserted`] can give for a frame of `len` octets: one
+/// per five bits, when every bit is a one.
+pub const fn max_zero_bits_inserted(len: usize) -> u64 {
+    (8 * len as u64) / MAX_ONES as u64
+}
+
+impl Config {
+    /// The bits a bit-synchronous line sends for `ppp_frame` (RFC 1662 §5): opening flag,
+    /// the frame of [`Config::frame`] (address and control unless ACFC, FCS-16 or -32)
+    /// with its inserted zero bits, closing flag; 8 bits per octet, no start or stop bits.
+    /// The ACCM plays no part (RFC 1662 §7.1: it applies to octet-stuffed links only).
+    /// Two flags per frame, as [`Config::wire_len`] counts them; a line sending frames
+    /// back to back may share one flag between two frames (RFC 1662 §5.1).
+    pub fn sync_line_bits(&self, ppp_frame: &[u8]) -> u64 {
+        let frame = self.frame(ppp_frame);
+        8 * (frame.len() as u64 + 2) + zero_bits_inserted(&frame)
+    }
+}
+
 #[cfg(test)]
 mod test {
     use super::*;
     use proptest::prelude::*;
+
+    /// Zero-bit insertion done bit by bit as RFC 1662 §5.2 words it, to check the table.
+    fn stuffed_bits(frame: &[u8]) -> Vec<u8> {
+        let mut bits = Vec::new();
+        let mut ones = 0;
+        for &octet in frame {
+            for bit in 0..8 {
+                let b = (octet >> bit) & 1;
+                bits.push(b);
+                ones = if b == 1 { ones + 1 } else { 0 };
+                if ones == 5 {
+                    bits.push(0);
+                    ones = 0;
+                }
+            }
+        }
+        bits
+    }
+
+    #[test]
+    fn acfc_receiver_reads_a_leading_ff_03_as_address_and_control() {
+        // Found by crates/wire/fuzz (hdlc): under ACFC the sender omits ff 03, and RFC
+        // 1661 §6.6 has the receiver take a leading ff 03 for them; a PPP frame that
+        // itself began ff 03 (no valid protocol field does, §2) comes back without them.
+        let config = Config { accm: 0, acfc: true, fcs: Fcs::Fcs16 };
+        let mut line = Vec::new();
+        config.encapsulate(&FRAME_BYTES[..12], &mut line);
+        assert_eq!(config.decode_stream(&line), vec![Ok(PPP_LCP_ECHO.to_vec())]);
+        // A PPP frame with a valid protocol field comes back whole.
+        let ip = [0x00, 0x21, 0x45, 0x00];
+        line.clear();
+        config.encapsulate(&ip, &mut line);
+        assert_eq!(line[1], 0x00, "ACFC: no address and control on a non-LCP frame");
+        assert_eq!(config.decode_stream(&line), vec![Ok(ip.to_vec())]);
+    }
+
+    #[test]
+    fn zero_bits_counted_by_hand() {
+        // No octet with five ones in a row, and none across octets: nothing inserted.
+        assert_eq!(zero_bits_inserted(&[0x00, 0x55, 0xaa, 0x03]), 0);
+        // 0xff: eight ones, one zero after the fifth; the run left is 3.
+        assert_eq!(zero_bits_inserted(&[0xff]), 1);
+        // 0xff 0xff: 3 + 8 = 11 more ones after the first insertion: two more (at 5, 10).
+        assert_eq!(zero_bits_inserted(&[0xff, 0xff]), 3);
+        // 0x7e as data (not a flag): bits 0,1,1,1,1,1,1,0 sent LSB first: six ones, one zero.
+        assert_eq!(zero_bits_inserted(&[0x7e]), 1);
+        // 0xf8 0x07 LSB first: 0,0,0,1,1,1,1,1 | 1,1,1,0,0,0,0,0: a run of 8 crossing the
+        // boundary, one zero.
+        assert_eq!(zero_bits_inserted(&[0xf8, 0x07]), 1);
+        // 0x1f 0x00: 1,1,1,1,1,0,0,0: exactly five ones: one zero (inserted after five).
+        assert_eq!(zero_bits_inserted(&[0x1f, 0x00]), 1);
+        // 0x0f 0x01: four ones, then 0,0,0,0 and a one: runs of 4 and 1, nothing.
+        assert_eq!(zero_bits_inserted(&[0x0f, 0x01]), 0);
+        assert_eq!(max_zero_bits_inserted(10), 16);
+        assert_eq!(zero_bits_inserted(&[0xff; 10]), 16);
+    }
+
+    #[test]
+    fn sync_line_bits_of_the_lcp_echo() {
+        // FRAME_BYTES: ff 03 c0 21 09 01 00 08 00 00 00 00 6e f1 (14 octets). Runs of ones,
+        // LSB first: ff = 8 ones (one zero, run 3 left), 03 = 1,1 → run 5: a zero, then
+        // six zeros; c0 = 0×6,1,1; 21 = 1 → run 3 ends at 0; 09, 01, 08: short runs;
+        // 6e = 0,1,1,1,0,1,1,0; f1 = 1,0,0,0,1,1,1,1 → 4 ones at the end. Two zeros in all.
+        let config = Config { fcs: Fcs::Fcs16, acfc: false, accm: DEFAULT_ACCM };
+        assert_eq!(config.frame(&PPP_LCP_ECHO), FRAME_BYTES);
+        assert_eq!(zero_bits_inserted(&FRAME_BYTES), 2);
+        assert_eq!(config.sync_line_bits(&PPP_LCP_ECHO), 8 * (14 + 2) + 2);
+        // The ACCM does not matter on a synchronous line.
+        assert_eq!(Config { accm: 0, ..config }.sync_line_bits(&PPP_LCP_ECHO), 8 * 16 + 2);
+    }
+
+    proptest! {
+        #[test]
+        fn zero_insertion_table_matches_bit_by_bit(frame in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let bits = stuffed_bits(&frame);
+            prop_assert_eq!(zero_bits_inserted(&frame), (bits.len() - 8 * frame.len()) as u64);
+            // Never six ones in a row after insertion (RFC 1662 §5.2).
+            prop_assert!(!bits.windows(6).any(|w| w.iter().all(|&b| b == 1)));
+            prop_assert!(zero_bits_inserted(&frame) <= max_zero_bits_inserted(frame.len()));
+        }
+    }
 
     // LCP Echo-Request (RFC 1661 §5.8), id 1, magic number 0, in HDLC-like framing.
     // FCS-16 computed by hand with RFC 1662 §C.2's bitwise algorithm (0xf16e, sent

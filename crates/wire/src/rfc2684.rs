@@ -472,6 +472,18 @@ mod test {
     use super::*;
     use proptest::prelude::*;
 
+    #[test]
+    fn llc_vc_takes_whatever_its_header_says() {
+        // Found by crates/wire/fuzz (rfc2684): AA-AA-03 00-00-00 08-00 on a VC set up
+        // LLC-encapsulated for bridged Ethernet. RFC 2684 §5: LLC encapsulation lets
+        // one VC carry many protocols, routed and bridged, the header naming each; a
+        // VC-multiplexed VC carries only its own (§6), so the same octets there are data.
+        let routed = [0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00];
+        let ipv4 = Repr::LlcSnapRouted { ethertype: EtherType::Ipv4 };
+        assert_eq!(Repr::parse_sdu(Encapsulation::LlcSnapBridged, &routed), Ok(ipv4));
+        assert_eq!(Repr::parse_sdu(Encapsulation::VcMuxRouted, &routed), Ok(Repr::VcMuxRouted));
+    }
+
     // RFC 2684 §5.1: LLC/SNAP routed IPv4 header.
     static ROUTED_HEADER: [u8; 8] = [0xaa, 0xaa, 0x03, 0x00, 0x00, 0x00, 0x08, 0x00];
     // RFC 2684 §5.2: LLC/SNAP bridged Ethernet, no FCS, PAD.

@@ -113,6 +113,8 @@ class WireCost:
     cells: int | None
     dropped: str | None = None
     frames: list[bytes] = field(default_factory=list, repr=False)
+    # A synchronous line's bits if every data bit were a one (most zero bits inserted).
+    wire_bits_max: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {
@@ -122,6 +124,8 @@ class WireCost:
             "fragments": self.fragments,
             "cells": self.cells,
         }
+        if self.wire_bits_max is not None:
+            record["wire_bits_max"] = self.wire_bits_max
         if self.dropped:
             record["dropped"] = self.dropped
         return record
@@ -183,7 +187,7 @@ class _Path:
             ctx["pad"] = physical
         elif layer.name == "ppp":
             ctx["hdlc"] = outer == "serial"
-            default = "no" if outer == "serial" else "yes"  # PPTP as seed 002 counts it: 1 byte
+            default = "no" if outer in ("serial", "sync") else "yes"  # PPTP as seed 002 counts it: 1 byte
             ctx["pfc"] = (layer.option("pfc") or default) == "yes"
             ctx["acfc"] = (layer.option("acfc") or default) == "yes"
             ctx["accm"] = int(str(layer.option("accm")), 16)
@@ -394,6 +398,13 @@ class _Analysis:
         if outermost.name == "serial":
             bits = _core.serial_line_bits(str(self.path.contexts[0]["options"].get("format", "8n1")), frame_bytes)
             return WireCost(size, frame_bytes, bits, len(frames), None, dropped, frames)
+        if outermost.name == "sync":
+            # RFC 1662 §5.2: the zero bits inserted depend on the octets; these frames'
+            # (their data is zeros, so few are inserted: the typical case for headers
+            # and text), and the worst case, one after every five bits of all-ones data.
+            counts = [_core.sync_line_bits(f) for f in frames]
+            bits, worst = sum(c[0] for c in counts), sum(c[1] for c in counts)
+            return WireCost(size, frame_bytes, bits, len(frames), None, dropped, frames, wire_bits_max=worst)
         return WireCost(size, frame_bytes, frame_bytes * 8, len(frames), None, dropped, frames)
 
     def cost_of_payload(self, transport: str, payload_len: int) -> WireCost:
@@ -562,6 +573,14 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
                 "frames": cost.fragments,
                 "efficiency_pct": round(100.0 * p / cost.wire_bytes, 2) if cost.wire_bytes else 0.0,
             }
+        )
+        if cost.wire_bits_max is not None:
+            efficiency[-1]["wire_bits_max"] = cost.wire_bits_max
+    if layers[0].name == "sync":
+        notes.append(
+            "Synchronous line (RFC 1662 §5): wire bits are 8 per octet (flags, address, control, protocol, FCS, data) plus the "
+            "zero bits inserted into these frames, whose data is zeros (few insertions, the typical case for headers and text); "
+            "data of all ones would insert one zero per five bits, wire_bits_max in --json."
         )
 
     report = MtuReport(

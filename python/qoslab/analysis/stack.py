@@ -154,6 +154,15 @@ LAYERS: tuple[LayerSpec, ...] = (
         positional="format",
     ),
     LayerSpec(
+        "sync",
+        Role.PHYSICAL,
+        "Synchronous serial line (leased line, ISDN B channel, E1/T1): PPP in bit-synchronous HDLC framing (RFC 1662 §5), "
+        "8 bits per octet, no start or stop bits, a zero bit inserted after every five ones.",
+        carries=("ppp",),
+        aliases=("hdlc-sync", "leased-line"),
+        options=(OptionSpec("rate", "Line rate in bit/s, for the time on the line (64000 for an ISDN B channel, 2048000 for E1).", minimum=300, maximum=100_000_000),),
+    ),
+    LayerSpec(
         "slip",
         Role.LINK,
         "SLIP (RFC 1055): END-delimited frames with END and ESC escaped.",
@@ -184,6 +193,7 @@ LAYERS: tuple[LayerSpec, ...] = (
             _mtu_option(65535),
             OptionSpec("pfc", "Protocol-field compression (RFC 1661 §6.5).", ("yes", "no")),
             OptionSpec("acfc", "Address-and-control-field compression (RFC 1661 §6.6).", ("yes", "no")),
+            OptionSpec("fcs", "Frame check sequence in bits over a serial line: 16 (RFC 1662 §C.2) or 32 (RFC 1570 §2.1).", ("16", "32"), default="16"),
             OptionSpec(
                 "accm",
                 "Async-Control-Character-Map of HDLC-like framing (RFC 1662 §7.1): the control characters escaped. "

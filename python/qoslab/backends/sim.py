@@ -818,7 +818,8 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         elif isinstance(link, Serial):
             links.append(
                 {"type": "serial", "name": lname, "a": refs[0], "b": refs[1], "rate_bps": link.rate, "format": link.format,
-                 "framing": link.framing, "compression": link.compression or 1.0, "delay_ns": link.delay,
+                 "framing": link.framing, "clocking": link.clocking, "acfc": link.acfc, "pfc": link.pfc, "fcs_bits": link.fcs,
+                 "compression": link.compression or 1.0, "delay_ns": link.delay,
                  "queue_frames": SERIAL_QUEUE_FRAMES, "impair": _impairments(link)}
             )
         elif isinstance(link, Atm):

@@ -112,6 +112,11 @@ def link_fps(link: Any, frame_size: int) -> float | None:
     if kind == "serial":
         from qoslab import _core
 
+        if link.clocking == "sync":
+            # RFC 1662 §5: 8 bits an octet of flags and frame, no start/stop bits; the
+            # zero bits inserted (data-dependent) are left out of this scale.
+            octets = ip_bytes + PPP_FRAMING - 2 * link.acfc - link.pfc + (link.fcs - 16) // 8
+            return link.rate / (octets * 8)
         framing = PPP_FRAMING if link.framing == "ppp" else SLIP_FRAMING
         return link.rate * (link.compression or 1.0) / _core.serial_line_bits(link.format, ip_bytes + framing)
     if kind == "atm":

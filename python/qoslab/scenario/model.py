@@ -632,7 +632,7 @@ _FORMAT = re.compile(r"^[5-8][noems][12]$")
 
 
 class Serial(LinkBase):
-    """An asynchronous serial line (a modem or null-modem cable) with SLIP, CSLIP or PPP."""
+    """A serial line: asynchronous (a modem or null-modem cable) with SLIP, CSLIP or PPP, or synchronous (a leased line, an ISDN B channel, an E1) with PPP."""
 
     type: Literal["serial"] = Field(description="Link kind.")
     rate: Rate = Field(description="Line rate in bits per second: '1200 bps', '57.6 kbps', '115.2 kbps'.")
@@ -640,6 +640,15 @@ class Serial(LinkBase):
         "slip", description="'slip' (RFC 1055), 'cslip' (with Van Jacobson header compression, RFC 1144), 'ppp' (RFC 1661/1662)."
     )
     format: str = Field("8n1", pattern=_FORMAT.pattern, description="Character format: data bits, parity (n/o/e/m/s), stop bits, e.g. '8n1' = 10 bit times per byte.")
+    clocking: Literal["async", "sync"] = Field(
+        "async",
+        description="'async': start-stop characters in the line's format (a modem, a null-modem cable). 'sync': a synchronous line "
+        "(leased line, ISDN B channel, E1/T1) with PPP in bit-synchronous HDLC framing (RFC 1662 §5): 8 bits per octet, "
+        "no start/stop bits, a zero bit inserted after every five ones; framing must be 'ppp'.",
+    )
+    acfc: bool = Field(False, description="PPP: address-and-control-field compression negotiated (RFC 1661 §6.6): frames drop 0xFF 0x03.")
+    pfc: bool = Field(False, description="PPP: protocol-field compression negotiated (RFC 1661 §6.5): a one-byte protocol field where it fits.")
+    fcs: Literal[16, 32] = Field(16, description="PPP: the frame check sequence in bits, 16 (RFC 1662 §C.2) or 32 (negotiated, RFC 1570 §2.1).")
     ends: TwoEnds = Field(description="The two nodes the line joins: [a, b].")
     compression: float | None = Field(None, ge=1.0, description="Modem data compression ratio (V.42bis), e.g. 2.0 for 2:1 (seed 004); none = off.")
     mtu: int | None = Field(None, ge=68, le=65535, description="IP MTU; none = 1006 for SLIP (RFC 1055), 1500 for PPP.")
@@ -653,6 +662,24 @@ class Serial(LinkBase):
                 expected=f"at least {format_rate(SERIAL_MIN_RATE)} (ITU-T V.21, the slowest modem)",
                 found=repr(format_rate(self.rate)),
             )
+        return self
+
+    @model_validator(mode="after")
+    def _sync_is_ppp(self) -> Serial:
+        if self.framing != "ppp":
+            for key in ("acfc", "pfc", "fcs"):
+                if key in self.model_fields_set and getattr(self, key) != Serial.model_fields[key].default:
+                    raise FieldProblem(key, f"{key} is a PPP option", expected="framing = 'ppp'", found=repr(self.framing))
+        if self.clocking == "sync":
+            if self.framing != "ppp":
+                raise FieldProblem("framing", "a synchronous line carries PPP in bit-synchronous HDLC framing (RFC 1662 §5)",
+                                   expected="'ppp' with clocking = 'sync'", found=repr(self.framing))
+            if self.format != Serial.model_fields["format"].default:
+                raise FieldProblem("format", "a synchronous line has no character format: 8 bits per octet, no start or stop bits",
+                                   expected="no format with clocking = 'sync'", found=repr(self.format))
+            if self.compression is not None:
+                raise FieldProblem("compression", "modem compression (V.42bis) belongs to asynchronous modem lines",
+                                   expected="no compression with clocking = 'sync'", found=repr(self.compression))
         return self
 
 

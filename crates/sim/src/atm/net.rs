@@ -412,6 +412,10 @@ impl AtmNet {
     /// Builds the network from the ATM links (with their index in `SimConfig::links`)
     /// and the ATM part of the configuration.
     pub fn new(nodes: &[NodeConfig], links: &[(usize, &AtmLinkConfig)], config: &AtmConfig, capture: bool) -> Result<AtmNet, ConfigError> {
+        // Found by the config fuzz target: a switch on no node indexed past the nodes.
+        if let Some((i, s)) = config.switches.iter().enumerate().find(|(_, s)| s.node as usize >= nodes.len()) {
+            return Err(fail(format!("atm.switches[{i}].node"), format!("node {} does not exist ({} nodes)", s.node, nodes.len())));
+        }
         let switch_of: BTreeMap<u32, u32> = config.switches.iter().enumerate().map(|(i, s)| (s.node, i as u32)).collect();
         let mut switches: Vec<Switch> = config
             .switches
