@@ -46,7 +46,7 @@ fi
 so=python/qoslab/_core.abi3.so
 build_stamp() {  # the sources a build of the core depends on, and the compiler
     { rustc -vV; echo "pgo=${QOSLAB_PGO:-1}"
-      find Cargo.toml Cargo.lock pyproject.toml crates benchmarks scripts/pgo_train.py examples \
+      find Cargo.toml Cargo.lock pyproject.toml crates benchmarks scripts/pgo_train.py python/qoslab/examples \
           -path crates/wire/fuzz -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum; } | sha256sum | cut -d' ' -f1
 }
 stamp_file=.venv/.qoslab-core-build

@@ -3,8 +3,9 @@ ones. `qoslab reproduce`, `qoslab bench` and the studies read them from here, so
 installed anywhere finds them; `qoslab examples` lists them and `qoslab examples copy`
 writes one out to start from.
 
-In a source checkout they are the repository's ``examples/`` folder; in the package they
-are ``qoslab/examples`` (importlib.resources), which the wheel carries.
+They live in the package, ``python/qoslab/examples`` (read through importlib.resources),
+so the wheel carries them; the repository's ``examples`` is a link to that folder, so
+``examples/seed000_l3f.toml`` works in a checkout.
 """
 
 from __future__ import annotations
@@ -19,11 +20,9 @@ from qoslab.errors import InputError, Problem
 
 
 def folder() -> Path:
-    """The folder holding the example scenarios."""
-    packaged = Path(str(files("qoslab"))) / "examples"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "examples"  # a source tree without the package link
+    """The folder holding the example scenarios (the repository's ``examples`` is a link
+    to the same folder)."""
+    return Path(str(files("qoslab"))) / "examples"
 
 
 def names() -> list[str]:

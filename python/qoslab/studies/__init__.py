@@ -33,8 +33,8 @@ from typing import Any, Callable
 from qoslab.data.examples import folder as _examples_folder
 
 EXAMPLES = _examples_folder()
-"""The scenario files of the seeds' experiments (qoslab/examples in the package, the
-checkout's examples/ in a source tree)."""
+"""The scenario files of the seeds' experiments (qoslab/examples in the package; the
+checkout's examples/ links to it)."""
 
 
 @dataclass
