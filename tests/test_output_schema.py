@@ -116,3 +116,43 @@ def test_the_schemas_can_fail(tmp_path):
 def test_unknown_output_is_bad_input():
     proc = qoslab("schema", "--output", "nonsense")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "run" in proc.stderr
+
+
+def test_udp_records_read_as_iperf3_json_does(tmp_path):
+    """A udp.flow record's `iperf3.end` has the keys real iperf3 (Debian's, run here on
+    127.0.0.1) puts in its own `end.sum`, `end.sum_sent` and `end.sum_received`, and
+    the values are the record's metrics under those names."""
+    import shutil
+    import socket
+    import time
+
+    iperf3 = shutil.which("iperf3")
+    if iperf3 is None:
+        pytest.skip("iperf3 is not installed (scripts/install.sh installs it)")
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([iperf3, "-s", "-1", "-B", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        for _ in range(50):
+            client = subprocess.run([iperf3, "-c", "127.0.0.1", "-p", str(port), "-u", "-b", "1M", "-t", "1", "--json"], capture_output=True, text=True, check=False, timeout=60)
+            if client.returncode == 0:
+                break
+            time.sleep(0.1)
+        real = json.loads(client.stdout)["end"]
+    finally:
+        server.kill()
+        server.wait()
+    path = tmp_path / "s.toml"
+    path.write_text(HOSTS + TESTS["udp_and_ping"], encoding="utf-8")
+    record = next(r for r in json.loads(qoslab("run", str(path), "--json").stdout)["results"] if r["test"] == "udp.flow")
+    ours = record["iperf3"]["end"]
+    for block in ("sum", "sum_sent", "sum_received"):
+        assert set(ours[block]) == set(real[block]), block
+    m = record["metrics"]
+    received = ours["sum_received"]
+    assert received["lost_packets"] == m["lost"] and received["packets"] == m["sent"]
+    assert received["lost_percent"] == m["loss_pct"] and received["jitter_ms"] == m["jitter_ms"]
+    # goodput_mbps is payload bits over the receiving interval (docs/metrics.md#goodput)
+    assert received["bits_per_second"] == pytest.approx(m["goodput_mbps"] * 1e6, rel=1e-6)
+    assert received["seconds"] == m["receive_interval_s"] and ours["sum_sent"]["sender"] is True

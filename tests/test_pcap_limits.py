@@ -206,3 +206,34 @@ def test_capture_memory_does_not_grow_with_the_capture(tmp_path: Path) -> None:
         shutil.rmtree(out)
     assert rss[40] - rss[10] < 5.0, rss
     assert rss[40] < 200.0, rss
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or shutil.which("mount") is None, reason="mounting a small tmpfs needs root")
+def test_a_disk_that_fills_during_the_run_stops_it_with_exit_1_and_one_line(tmp_path):
+    """The capture's disk fills in the middle of the run (a 1 MiB tmpfs the test mounts,
+    and a free-space check told there is room, as when another program fills the disk
+    after the run's start): exit 1, one line naming the file and the kernel's ENOSPC,
+    no traceback, and the files written so far are kept."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=False, capture_output=True).returncode != 0:
+        pytest.skip("cannot mount a tmpfs here")
+    try:
+        path = tmp_path / "s.toml"
+        path.write_text(udp_scenario(duration="2 s", rate="20 Mbps", link="100 Mbps"), encoding="utf-8")
+        script = (
+            "import sys\n"
+            "import qoslab.budget as budget\n"
+            "budget.free_bytes = lambda where: 10**12  # the disk fills after the start\n"
+            "from qoslab.cli import main\n"
+            f"sys.argv = ['qoslab', 'run', {str(path)!r}, '--pcap', {str(disk / 'cap')!r}]\n"
+            "main()\n"
+        )
+        proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=False, timeout=300)
+        assert proc.returncode == 1, proc.stderr[-2000:]
+        assert "Traceback" not in proc.stderr
+        errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and "No space left on device" in errors[0] and str(disk / "cap") in errors[0], proc.stderr[-2000:]
+        assert any(f.stat().st_size > 24 for f in (disk / "cap").rglob("*.pcap"))
+    finally:
+        subprocess.run(["umount", str(disk)], check=False)

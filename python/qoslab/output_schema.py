@@ -69,6 +69,15 @@ _RECORD = {
         "sweep": {"type": "object", "description": "The swept values at this point, by key path (a [sweep] only)."},
         "streams": {"type": "array", "description": "TCP: per connection, iperf3's end-of-test sender and receiver (bits_per_second, bytes, retransmits)."},
         "intervals": {"type": "array", "description": "TCP: iperf3's interval reports (-i), per stream and summed."},
+        "iperf3": {
+            "type": "object",
+            "description": "udp.flow: the record's numbers in iperf3 -u --json's end block (sum, sum_sent, sum_received), under iperf3's names: bytes are UDP payload, packets and lost_packets datagrams.",
+            "properties": {"end": {"type": "object", "required": ["sum", "sum_sent", "sum_received"], "additionalProperties": {
+                "type": "object",
+                "required": ["start", "end", "seconds", "bytes", "bits_per_second", "jitter_ms", "lost_packets", "packets", "lost_percent", "sender"],
+                "properties": {"bytes": {"type": "integer", "minimum": 0}, "packets": {"type": "integer", "minimum": 0}, "lost_packets": {"type": "integer", "minimum": 0}, "bits_per_second": {"type": "number", "minimum": 0}, "sender": {"type": "boolean"}},
+            }}},
+        },
     },
 }
 

@@ -125,6 +125,42 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             "jitter_ms": ms(f.get("jitter_ns")),
             "cpu_util_pct": cpu_metrics(net, results),
         }
-        return [{"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}]
+        record = {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}
+        record["iperf3"] = iperf3_end(sent, t.payload, interval_s, int(f["bytes_received"]), receive_s, metrics)
+        return [record]
 
     return Plan(flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)])
+
+
+def iperf3_end(sent: int, payload: int, send_s: float, bytes_received: int, receive_s: float, metrics: dict[str, Any]) -> dict[str, Any]:
+    """The record's numbers in the shape and names of ``iperf3 -u --json``'s ``end``
+    (iperf3 3.12): ``sum_sent`` (the sender: datagrams and payload bytes sent over the
+    sending interval), ``sum_received`` (the receiver: payload bytes over the receiving
+    interval, jitter, lost datagrams) and ``sum`` (what iperf3's client prints: the
+    sender's bytes with the receiver's jitter and loss), so that a script or a ``jq``
+    recipe written for iperf3 (``.end.sum_received.bits_per_second``) reads a qoslab
+    record's ``iperf3`` the same way. Bytes are UDP payload, as iperf3 counts them;
+    ``packets`` and ``lost_packets`` count datagrams. One source: the values are the
+    metrics above, renamed (docs/metrics.md#goodput, #loss-each-way, #jitter)."""
+    bytes_sent = sent * payload
+    lost = metrics["lost"]
+    loss_pct = metrics["loss_pct"] if metrics["loss_pct"] is not None else 0.0
+    jitter = metrics["jitter_ms"] if metrics["jitter_ms"] is not None else 0.0
+
+    def block(seconds: float, nbytes: int, sender: bool, with_loss: bool) -> dict[str, Any]:
+        return {
+            "start": 0,
+            "end": seconds,
+            "seconds": seconds,
+            "bytes": nbytes,
+            "bits_per_second": nbytes * 8 / seconds if seconds else 0.0,
+            "jitter_ms": jitter if with_loss else 0,
+            "lost_packets": lost if with_loss else 0,
+            "packets": sent,
+            "lost_percent": loss_pct if with_loss else 0,
+            "sender": sender,
+        }
+
+    sum_sent = block(send_s, bytes_sent, True, False)
+    sum_received = block(receive_s, bytes_received, False, True)
+    return {"end": {"sum": {**sum_sent, "jitter_ms": jitter, "lost_packets": lost, "lost_percent": loss_pct}, "sum_sent": sum_sent, "sum_received": sum_received}}
