@@ -437,3 +437,26 @@ def test_setup_of_a_path_is_drawn_as_a_row():
 def test_unknown_seed_exits_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "qoslab", "reproduce", "007", "--out", str(tmp_path)], capture_output=True, text=True, check=False, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "000" in proc.stderr
+
+
+def test_run_report_of_a_sweep_plots_against_the_swept_key(tmp_path):
+    """`run --report` on a [sweep] draws each test against the key the sweep varies
+    (issue 18: before, a sweep of a link's rate was drawn against the ping's constant
+    payload). The ping's RTT on one 1 Mb/s hop is the serialisation of its two 98-byte
+    frames plus 8+12 bytes of preamble and gap each (IEEE 802.3 §4.4.2): it must fall as
+    the swept rate rises."""
+    path = tmp_path / "s.toml"
+    path.write_text(
+        '[scenario]\nname = "sweep a rate"\n[node.a]\nrole = "host"\naddress = "10.0.0.1/24"\n[node.b]\nrole = "host"\naddress = "10.0.0.2/24"\n'
+        '[[link]]\ntype = "ethernet"\nrate = "10 Mbps"\nends = ["a", "b"]\n[[test]]\nmethod = "ping"\nfrom = "a"\nto = "b"\ncount = 3\n'
+        '[sweep]\n"link[0].rate" = ["1 Mbps", "10 Mbps", "100 Mbps"]\n',
+        encoding="utf-8",
+    )
+    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--report", str(tmp_path / "rep")], capture_output=True, text=True, check=False, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    page = (tmp_path / "rep" / "report.html").read_text()
+    assert "against link[0].rate" in page and (tmp_path / "rep" / "figures" / "test0.png").exists()
+    rows = json.loads((tmp_path / "rep" / "data" / "records.json").read_text())
+    rtt = {r["link[0].rate"]: r["rtt_min_ms"] for r in rows}
+    assert rtt["1 Mbps"] > rtt["10 Mbps"] > rtt["100 Mbps"]
+    assert rtt["1 Mbps"] == pytest.approx(2 * (84 + 14 + 4 + 8) * 8 / 1e6 * 1e3, rel=1e-3)

@@ -506,6 +506,51 @@ def write_report(studies: list[Any], results: dict[str, dict[str, list[dict[str,
     return path
 
 
+MEASURED_AXES = ("frame_bytes", "payload_bytes", "offered_fps", "load_pct")
+"""The parameters a test itself varies (an RFC 2544 search's frame sizes, a load sweep)."""
+
+
+def plot_axes(group: list[dict[str, Any]], swept: list[str]) -> tuple[str | None, list[str]]:
+    """The x axis of a test's figure and the keys that split it into lines: the first
+    swept key (any ``[sweep]`` path) or test parameter whose value varies in ``group``;
+    every other varying swept key draws a line of its own.
+
+    >>> rows = [{"link[0].rate": r, "payload_bytes": 56, "test[0].count": c} for r in ("1 Mbps", "10 Mbps") for c in (3, 5)]
+    >>> plot_axes(rows, ["link[0].rate", "test[0].count"])
+    ('link[0].rate', ['test[0].count'])
+    >>> plot_axes([{"frame_bytes": 64}, {"frame_bytes": 1518}], [])
+    ('frame_bytes', [])
+    """
+    varying = [k for k in list(swept) + list(MEASURED_AXES) if all(k in g for g in group) and len({str(g[k]) for g in group}) > 1]
+    if not varying:
+        return None, []
+    return varying[0], [k for k in varying[1:] if k in swept]
+
+
+def axis_values(values: list[Any]) -> tuple[list[Any], str]:
+    """Values of an axis as numbers where the scenario language reads them as
+    quantities (rates in Mb/s, times in ms, sizes in bytes), else as they are (numbers,
+    or labels, which matplotlib spaces evenly).
+
+    >>> axis_values(["1 Mbps", "10 Mbps"])
+    ([1.0, 10.0], 'Mb/s')
+    >>> axis_values(["10 ms", "1 s"])
+    ([10.0, 1000.0], 'ms')
+    >>> axis_values(["cubic", "newreno"])
+    (['cubic', 'newreno'], '')
+    """
+    from qoslab.units import UnitError, parse_rate, parse_size, parse_time
+
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return list(values), ""
+    for parse, unit, scale in ((parse_rate, "Mb/s", 1e6), (parse_time, "ms", 1e6), (parse_size, "bytes", 1)):
+        try:
+            return [parse(v) / scale for v in values], unit
+        except (UnitError, ValueError, TypeError):
+            continue
+    return [str(v) for v in values], ""
+
+
 def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, Any]], out: Path) -> Path:
     """The same kind of page for a user's scenario (``qoslab run FILE --report DIR``):
     the set-up, one figure per test with more than one point, the records' table."""
@@ -521,24 +566,34 @@ def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, A
     body.append("<h2>Results</h2>")
     # Every column is a metric defined in docs/metrics.md (what, between which instants, which layer, unit).
     body.append("<p>definitions: <code>docs/metrics.md</code> (each column's name is a heading there; SI prefixes, 1 Mb/s = 10<sup>6</sup> bit/s).</p>")
+    swept = list(dict.fromkeys(k for r in records for k in (r.get("sweep") or {})))
     by_test: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
         by_test.setdefault(f"{r['test']} {r['from']} → {r['to']}" + (f" ({r['name']})" if r.get("name") else ""), []).append(r)
     for i, (label, group) in enumerate(by_test.items()):
-        x_key = next((k for k in ("frame_bytes", "payload_bytes", "offered_fps", "load_pct") if all(k in g for g in group)), None)
-        y_keys = [k for k in ("throughput_mbps", "latency_ms", "frame_loss_pct", "loss_pct", "back_to_back_frames", "rtt_mean_ms") if any(g.get(k) is not None for g in group)]
+        x_key, series_keys = plot_axes(group, swept)
+        y_keys = [k for k in ("throughput_mbps", "goodput_mbps", "latency_ms", "frame_loss_pct", "loss_pct", "back_to_back_frames", "rtt_mean_ms") if any(g.get(k) is not None for g in group)]
         if x_key and y_keys and len(group) > 1:
+            xs, x_unit = axis_values([g[x_key] for g in group])
             fig, axes = plt.subplots(1, len(y_keys[:2]), figsize=(5 * len(y_keys[:2]), 3.6), squeeze=False)
             for ax, y in zip(axes[0], y_keys[:2]):
-                pts = sorted((g[x_key], g[y]) for g in group if g.get(y) is not None)
-                ax.plot([p[0] for p in pts], [p[1] for p in pts], "ko-")
-                ax.set_xlabel(x_key.replace("_", " ").replace(" bytes", " (bytes)").replace(" fps", " (frames/s)").replace(" pct", " (%)"))
+                series: dict[str, list[tuple[Any, Any]]] = {}
+                for x, g in zip(xs, group):
+                    if g.get(y) is not None:
+                        name = ", ".join(f"{k} = {g.get(k)}" for k in series_keys)
+                        series.setdefault(name, []).append((x, g[y]))
+                for name, pts in series.items():
+                    pts.sort(key=lambda p: p[0] if not isinstance(p[0], str) else 0)
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=name or None)
+                if series_keys:
+                    ax.legend(fontsize=7)
+                ax.set_xlabel(x_key.replace("_", " ").replace(" bytes", " (bytes)").replace(" fps", " (frames/s)").replace(" pct", " (%)") + (f" ({x_unit})" if x_unit else ""))
                 ax.set_ylabel(y.replace("_mbps", " (Mb/s)").replace("_ms", " (ms)").replace("_pct", " (%)").replace("_", " "))
                 ax.grid(True, color="0.85")
             fig.suptitle(label)
             fig.tight_layout()
             uri = figure_data(fig, out, f"test{i}")
-            body.append(f'<figure>{_img(uri, label)}<figcaption>{html.escape(label)} (figures/test{i}.png, .svg)</figcaption></figure>')
+            body.append(f'<figure>{_img(uri, label)}<figcaption>{html.escape(label)}: against {html.escape(x_key)} (figures/test{i}.png, .svg)</figcaption></figure>')
         cols = [c for c in columns(group) if c not in ("test", "from", "to", "name")]
         body.append(f"<h3>{html.escape(label)}</h3><table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>")
         for g in group:
@@ -550,4 +605,4 @@ def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, A
     return path
 
 
-__all__ = ["write_report", "write_run_report", "setup_svg", "setup_dot", "setup_svg_builtin", "figure_data", "legends_outside", "legend_overlaps", "png_size", "row_id", "counts", "agreement", "calibration_misses"]
+__all__ = ["write_report", "write_run_report", "plot_axes", "axis_values", "setup_svg", "setup_dot", "setup_svg_builtin", "figure_data", "legends_outside", "legend_overlaps", "png_size", "row_id", "counts", "agreement", "calibration_misses"]
