@@ -116,18 +116,12 @@ class Results:
         by default)."""
         from rich.console import Console
 
-        from qoslab.methods import records_by_flow
-        from qoslab.report.terminal import render_run
+        from qoslab.report.terminal import render_test_run
 
         console = console or Console(stderr=True, highlight=False)
         for p in self.points:
-            net = p.network
             for r in p.runs:
-                names = net.node_names
-                owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
-                labels = {f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" for f in r.plan.flows}
-                profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
-                render_run(console, r.label, r.results, records_by_flow(r.plan, r.records), labels, profiles, records=r.records)
+                render_test_run(console, p.network, r)
 
 
 def run(

@@ -366,8 +366,7 @@ def run(
     Example: `qoslab run examples/seed000_fig9.toml --report fig9/`
     """
     from qoslab.backends.sim import SimulationError
-    from qoslab.methods import records_by_flow
-    from qoslab.report.terminal import render_run, sweep_table
+    from qoslab.report.terminal import render_test_run, sweep_table
     from qoslab.scenario import load_scenario
     from qoslab.sweep import run_sweep
 
@@ -392,15 +391,7 @@ def run(
                     _say_capture_cut(run.results)
                 return
         for run in result.runs:
-            records = records_by_flow(run.plan, run.records)
-            names = net.node_names
-            owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
-            labels = {
-                f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
-                for f in run.plan.flows
-            }
-            profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
-            render_run(stderr, run.label, run.results, records, labels, profiles, records=run.records)
+            render_test_run(stderr, net, run)
             _say_capture_cut(run.results)
 
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn

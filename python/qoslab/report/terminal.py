@@ -389,6 +389,22 @@ def rfc2544_warnings(records: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
+def render_test_run(console: Console, net: Any, run: Any) -> None:
+    """One test run (``qoslab.backends.sim.TestRun``) of network ``net`` as ``qoslab run``
+    prints it: :func:`render_run` with each flow labelled FROM→TO by node names (the
+    learning frames marked "(learn)") and each node's CPU profile."""
+    from qoslab.methods import records_by_flow
+
+    names = net.node_names
+    owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
+    labels = {
+        f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
+        for f in run.plan.flows
+    }
+    profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
+    render_run(console, run.label, run.results, records_by_flow(run.plan, run.records), labels, profiles, records=run.records)
+
+
 def render_run(console: Console, title: str, results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str], profiles: dict[str, str], *, records: list[dict[str, Any]] | None = None) -> None:
     """A whole run: a heading, flows, links, nodes, drops, and the tables at the end.
     An RFC 2544 test (``records`` given) is shown as its method's table first; the flows,
@@ -485,7 +501,7 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
                 console.print(f"    {escape(d['summary'])}")
 
 
-__all__ = ["tcp_report", "render_run", "render_reach", "death_points", "flows_table", "tcp_path_table", "links_table", "nodes_table", "tables", "drop_log"]
+__all__ = ["tcp_report", "render_run", "render_test_run", "render_reach", "death_points", "flows_table", "tcp_path_table", "links_table", "nodes_table", "tables", "drop_log"]
 
 
 HEADLINE_METRICS = (
