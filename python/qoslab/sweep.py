@@ -268,25 +268,21 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
         For the first point with problems, each located in the scenario file; a refusal
         by the simulator is located at the test whose network it refused.
     """
-    import dataclasses
-    import json
-
     from qoslab import _core
-    from qoslab.backends.sim import LocatedProblems, _encode, lower_network, planned_config
+    from qoslab.backends.sim import LocatedProblems, _encode, planned_config
     from qoslab.budget import DEFAULT_MAX_EVENTS, capture_files, default_max_memory, describe, describe_bytes, estimate_capture, estimate_events, estimate_memory
     from qoslab.methods import check_runnable, plan_test
     from qoslab.scenario.load import format_path
+    from qoslab.sweep_run import _network_key, network_for
 
     points = sweep_points(scenario, source=source)
-    lowered: dict[str, Any] = {}  # points that differ only in their tests share one lowering
     memory_budget = default_max_memory() if max_memory is None else max_memory
     memory_words = "--max-memory raises it" + ("" if max_memory is not None else "; default: half of this machine's RAM")
     capture_total = 0.0
     for p in points:
-        key = json.dumps({k: v for k, v in _raw(p.scenario).items() if k != "test"}, sort_keys=True, default=str)
-        if key not in lowered:
-            lowered = {key: lower_network(p.scenario, source=source)}
-        net = dataclasses.replace(lowered[key], scenario=p.scenario)
+        # Points that differ only in their tests share one lowering: the process's cache,
+        # which run_sweep then finds filled.
+        net = network_for(p.scenario, _network_key(_raw(p.scenario)), None if source is None else str(source))
         check_runnable(p.scenario, source=source)
         out = LocatedProblems(source)
         configs: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
