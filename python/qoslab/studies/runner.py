@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -71,7 +72,9 @@ def save_point(out: Path, study: Study, point: Point, records: list[dict[str, An
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists() and not path.is_file():
         os.replace(path, path.with_name(path.name + ".damaged"))
-    tmp = path.with_suffix(".tmp")
+    # A temporary name of this writer's own: two threads finishing the same point at once
+    # (an interrupted run and its stragglers) must not rename each other's file away.
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
     tmp.write_text(json.dumps({"key": point.key, "replica": replica, "digest": _digest(point, replica), "records": records}), encoding="utf-8")
     os.replace(tmp, path)
 
