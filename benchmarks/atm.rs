@@ -44,9 +44,13 @@ fn config(seconds: u64) -> String {
     let stop = 250_000_000 + seconds * 1_000_000_000;
     let cpu = r#"{"profile": "none", "hz": 0, "queue_limit": 1000, "cycles": {"per_rx_packet": 0, "per_tx_packet": 0, "per_byte_copied": 0.0, "per_bridge_lookup": 0, "per_route_lookup": 0, "per_nat_translation": 0, "per_byte_rc4": 0.0, "per_byte_aes": 0.0}}"#;
     let node = |name: &str, role: &str, ports: &str| {
-        format!(r#"{{"name": "{name}", "role": "{role}", "ports": [{ports}], "cpu": {cpu}, "arp_timeout_ns": 120000000000, "reassembly_timeout_ns": 30000000000}}"#)
+        format!(
+            r#"{{"name": "{name}", "role": "{role}", "ports": [{ports}], "cpu": {cpu}, "arp_timeout_ns": 120000000000, "reassembly_timeout_ns": 30000000000}}"#
+        )
     };
-    let port = |name: &str, mac: u8, addr: &str| format!(r#"{{"name": "{name}", "mac": [2, 0, 0, 0, 0, {mac}], "mtu": 9180, "point_to_point": true {addr}}}"#);
+    let port = |name: &str, mac: u8, addr: &str| {
+        format!(r#"{{"name": "{name}", "mac": [2, 0, 0, 0, 0, {mac}], "mtu": 9180, "point_to_point": true {addr}}}"#)
+    };
     let link = |name: &str, a: (u32, u16), b: (u32, u16)| {
         format!(
             r#"{{"type": "atm", "name": "{name}", "a": {{"node": {}, "port": {}}}, "b": {{"node": {}, "port": {}}}, "phy": "oc3", "encapsulation": "llc-snap", "pvcs": [{{"vpi": 0, "vci": 100}}]}}"#,

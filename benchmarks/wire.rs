@@ -42,7 +42,11 @@ fn tcp_repr(payload_len: usize) -> tcp::Repr {
 
 /// Encodes one frame into `frame` (already sized) and returns its length.
 fn encode(frame: &mut [u8], tcp_repr: &tcp::Repr) -> usize {
-    let eth = ethernet::Repr { src_addr: Mac([2, 0, 0, 0, 0, 1]), dst_addr: Mac([2, 0, 0, 0, 0, 2]), ethertype: EtherType::Ipv4 };
+    let eth = ethernet::Repr {
+        src_addr: Mac([2, 0, 0, 0, 0, 1]),
+        dst_addr: Mac([2, 0, 0, 0, 0, 2]),
+        ethertype: EtherType::Ipv4,
+    };
     let ip = ipv4::Repr::new(SRC, DST, IpProtocol::Tcp, tcp_repr.buffer_len(), 64);
     eth.emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
     let ip_buf = &mut frame[ethernet::HEADER_LEN..];

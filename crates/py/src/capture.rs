@@ -95,7 +95,12 @@ impl CaptureSink for PcapDir {
         let file = File::create(&path).map_err(|e| format!("{}: {e}", path.display()))?;
         let header = pcap::file_header(link, self.summary.snaplen);
         let keep_open = self.points.len() < OPEN_FILES;
-        self.points.push(Point { name: name.to_string(), path, pending: header.to_vec(), file: keep_open.then_some(file) });
+        self.points.push(Point {
+            name: name.to_string(),
+            path,
+            pending: header.to_vec(),
+            file: keep_open.then_some(file),
+        });
         self.buffered += header.len();
         self.summary.files += 1;
         self.summary.bytes += header.len() as u64;

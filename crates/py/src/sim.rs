@@ -15,8 +15,8 @@ pyo3::create_exception!(_core, SimulationError, PyRuntimeError);
 /// runs nothing). Raises ValueError with the refused field and why.
 #[pyfunction]
 pub fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
-    let config: sim::config::SimConfig =
-        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
+    let config: sim::config::SimConfig = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
     py.detach(|| sim::validate(config)).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
@@ -29,9 +29,15 @@ pub fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
 /// `capture` says where the capture was cut).
 #[pyfunction]
 #[pyo3(signature = (config_json, pcap_dir=None, snaplen=None, max_bytes=None))]
-pub fn simulate(py: Python<'_>, config_json: &str, pcap_dir: Option<&str>, snaplen: Option<u32>, max_bytes: Option<u64>) -> PyResult<String> {
-    let mut config: sim::config::SimConfig =
-        serde_json::from_str(config_json).map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
+pub fn simulate(
+    py: Python<'_>,
+    config_json: &str,
+    pcap_dir: Option<&str>,
+    snaplen: Option<u32>,
+    max_bytes: Option<u64>,
+) -> PyResult<String> {
+    let mut config: sim::config::SimConfig = serde_json::from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
     let snaplen = snaplen.unwrap_or(wire::pcap::SNAPLEN);
     if snaplen == 0 {
         return Err(PyValueError::new_err("snaplen: a snapshot length of at least 1 byte"));

@@ -36,22 +36,14 @@ impl<'a> Walker<'a> {
     fn new(text: &'a str) -> Self {
         let mut line_starts = vec![0];
         line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-        Walker {
-            text,
-            line_starts,
-            out: Vec::new(),
-        }
+        Walker { text, line_starts, out: Vec::new() }
     }
 
     fn pos(&self, span: Option<std::ops::Range<usize>>) -> Pos {
         let start = span?.start;
         let line = self.line_starts.partition_point(|&s| s <= start); // 1-based
         let line_start = self.line_starts[line - 1];
-        let column = self
-            .text
-            .get(line_start..start)
-            .map_or(start - line_start, |s| s.chars().count())
-            + 1;
+        let column = self.text.get(line_start..start).map_or(start - line_start, |s| s.chars().count()) + 1;
         Some((line, column))
     }
 

@@ -59,7 +59,9 @@ impl Source {
         let interval_ns = match &config {
             FlowConfig::Udp { rate_pps, .. } if *rate_pps > 0.0 => Some((1e9 / rate_pps).round().max(1.0) as u64),
             FlowConfig::Udp { .. } => None,
-            FlowConfig::Ping { interval_ns, .. } | FlowConfig::UdpEcho { interval_ns, .. } => Some((*interval_ns).max(1)),
+            FlowConfig::Ping { interval_ns, .. } | FlowConfig::UdpEcho { interval_ns, .. } => {
+                Some((*interval_ns).max(1))
+            }
             // TCP sends when its window lets it: no interval of its own.
             FlowConfig::Tcp { .. } => None,
         };
@@ -79,7 +81,9 @@ impl Source {
     pub fn active(&self, now: u64) -> bool {
         match &self.config {
             FlowConfig::Udp { start_ns, stop_ns, .. } => now >= *start_ns && now < *stop_ns,
-            FlowConfig::Ping { count, start_ns, .. } | FlowConfig::UdpEcho { count, start_ns, .. } => now >= *start_ns && self.seq < *count,
+            FlowConfig::Ping { count, start_ns, .. } | FlowConfig::UdpEcho { count, start_ns, .. } => {
+                now >= *start_ns && self.seq < *count
+            }
             FlowConfig::Tcp { start_ns, stop_ns, .. } => now >= *start_ns && now < *stop_ns,
         }
     }

@@ -117,7 +117,11 @@ pub(crate) struct Capturing {
 impl Capturing {
     /// Opens a point per port (`ports`: each node's port names, in order) and per
     /// 802.11 medium (`media`: their names).
-    pub(crate) fn new(mut sink: Box<dyn CaptureSink>, ports: &[Vec<String>], media: &[String]) -> Result<Capturing, String> {
+    pub(crate) fn new(
+        mut sink: Box<dyn CaptureSink>,
+        ports: &[Vec<String>],
+        media: &[String],
+    ) -> Result<Capturing, String> {
         let mut port_base = Vec::with_capacity(ports.len());
         let mut opened = 0;
         for names in ports {
@@ -148,7 +152,14 @@ impl Capturing {
 
     /// An ERF AAL5 record of ATM port `port` of node `node`; `name` names its point the
     /// first time.
-    pub(crate) fn atm(&mut self, node: u32, port: u16, name: impl FnOnce() -> String, time_ns: u64, record: &[u8]) -> Result<(), String> {
+    pub(crate) fn atm(
+        &mut self,
+        node: u32,
+        port: u16,
+        name: impl FnOnce() -> String,
+        time_ns: u64,
+        record: &[u8],
+    ) -> Result<(), String> {
         let point = match self.atm.get(&(node, port)) {
             Some(&p) => p,
             None => {

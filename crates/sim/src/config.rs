@@ -828,7 +828,16 @@ pub enum FlowConfig {
     /// the start) to `to`:`dst_port` every `interval_ns`; the node holding `to` sends each
     /// one back unchanged to the port it came from. Loss is counted each way: at the echo
     /// server (forward) and back at the source (reverse), with the round-trip time.
-    UdpEcho { id: u32, from: u32, to: Ipv4Addr, dst_port: u16, payload: u32, count: u32, interval_ns: u64, start_ns: u64 },
+    UdpEcho {
+        id: u32,
+        from: u32,
+        to: Ipv4Addr,
+        dst_port: u16,
+        payload: u32,
+        count: u32,
+        interval_ns: u64,
+        start_ns: u64,
+    },
     /// A bulk TCP transfer, as iperf3 or ttcp make: `from` connects to `to` at `start_ns`
     /// and sends `bytes` (or without end until `stop_ns`); the receiver discards the data.
     Tcp {
@@ -959,7 +968,10 @@ pub struct TcpOptions {
 impl FlowConfig {
     pub fn id(&self) -> u32 {
         match self {
-            FlowConfig::Udp { id, .. } | FlowConfig::Ping { id, .. } | FlowConfig::Tcp { id, .. } | FlowConfig::UdpEcho { id, .. } => *id,
+            FlowConfig::Udp { id, .. }
+            | FlowConfig::Ping { id, .. }
+            | FlowConfig::Tcp { id, .. }
+            | FlowConfig::UdpEcho { id, .. } => *id,
         }
     }
 
@@ -967,8 +979,11 @@ impl FlowConfig {
     /// datagrams one gap apart for ping and UDP echo (one gap each, the last one's too).
     pub fn sending_ns(&self) -> (u64, u64) {
         match self {
-            FlowConfig::Udp { start_ns, stop_ns, .. } | FlowConfig::Tcp { start_ns, stop_ns, .. } => (*start_ns, *stop_ns),
-            FlowConfig::Ping { start_ns, count, interval_ns, .. } | FlowConfig::UdpEcho { start_ns, count, interval_ns, .. } => {
+            FlowConfig::Udp { start_ns, stop_ns, .. } | FlowConfig::Tcp { start_ns, stop_ns, .. } => {
+                (*start_ns, *stop_ns)
+            }
+            FlowConfig::Ping { start_ns, count, interval_ns, .. }
+            | FlowConfig::UdpEcho { start_ns, count, interval_ns, .. } => {
                 (*start_ns, start_ns.saturating_add(u64::from(*count).saturating_mul(*interval_ns)))
             }
         }
@@ -1008,10 +1023,10 @@ impl SimConfig {
         let fail = |field: String, message: String| Err(ConfigError { field, message });
         let mut attached = std::collections::BTreeSet::new();
         let mut attach = |r: &PortRef, field: String| -> Result<(), ConfigError> {
-            let node = self.nodes.get(r.node as usize).ok_or_else(|| ConfigError {
-                field: field.clone(),
-                message: format!("no node {}", r.node),
-            })?;
+            let node = self
+                .nodes
+                .get(r.node as usize)
+                .ok_or_else(|| ConfigError { field: field.clone(), message: format!("no node {}", r.node) })?;
             if node.ports.get(r.port as usize).is_none() {
                 return Err(ConfigError { field, message: format!("node {} has no port {}", node.name, r.port) });
             }
@@ -1052,7 +1067,10 @@ impl SimConfig {
         for (i, node) in self.nodes.iter().enumerate() {
             if let Some(bridge) = &node.bridge {
                 if bridge.ports.len() < 2 {
-                    return fail(format!("nodes[{i}].bridge.ports"), format!("bridge {} needs two ports or more", node.name));
+                    return fail(
+                        format!("nodes[{i}].bridge.ports"),
+                        format!("bridge {} needs two ports or more", node.name),
+                    );
                 }
                 for &p in &bridge.ports {
                     if node.ports.get(p as usize).is_none() {
@@ -1090,11 +1108,19 @@ impl SimConfig {
         for (i, w) in self.windows.iter().enumerate() {
             match self.flows.iter().find(|f| f.id() == w.flow) {
                 None => return fail(format!("windows[{i}].flow"), format!("no flow {}", w.flow)),
-                Some(FlowConfig::Tcp { .. }) => return fail(format!("windows[{i}].flow"), format!("flow {} is TCP, measured by its own rules", w.flow)),
+                Some(FlowConfig::Tcp { .. }) => {
+                    return fail(
+                        format!("windows[{i}].flow"),
+                        format!("flow {} is TCP, measured by its own rules", w.flow),
+                    )
+                }
                 Some(_) => {}
             }
             if w.end_ns < w.stop_ns {
-                return fail(format!("windows[{i}].end_ns"), format!("the window ends ({} ns) before the sending stops ({} ns)", w.end_ns, w.stop_ns));
+                return fail(
+                    format!("windows[{i}].end_ns"),
+                    format!("the window ends ({} ns) before the sending stops ({} ns)", w.end_ns, w.stop_ns),
+                );
             }
         }
         Ok(())

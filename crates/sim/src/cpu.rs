@@ -32,7 +32,16 @@ pub struct Cpu<J> {
 
 impl<J> Cpu<J> {
     pub fn new(config: CpuConfig) -> Cpu<J> {
-        Cpu { config, queue: VecDeque::new(), busy_until: None, busy_ns: 0, window: None, window_busy_ns: 0, drops: 0, delayed: VecDeque::new() }
+        Cpu {
+            config,
+            queue: VecDeque::new(),
+            busy_until: None,
+            busy_ns: 0,
+            window: None,
+            window_busy_ns: 0,
+            drops: 0,
+            delayed: VecDeque::new(),
+        }
     }
 
     /// Whether received frames spend time in the receive path before the CPU.
@@ -155,7 +164,14 @@ mod test {
     use crate::config::CpuCycles;
 
     fn cpu(hz: u64, limit: usize) -> Cpu<u32> {
-        Cpu::new(CpuConfig { profile: "t".into(), hz, queue_limit: limit, cycles: CpuCycles::default(), atm_nic: Default::default(), rx_latency: Default::default() })
+        Cpu::new(CpuConfig {
+            profile: "t".into(),
+            hz,
+            queue_limit: limit,
+            cycles: CpuCycles::default(),
+            atm_nic: Default::default(),
+            rx_latency: Default::default(),
+        })
     }
 
     #[test]

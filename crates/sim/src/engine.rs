@@ -133,10 +133,9 @@ impl fmt::Display for EngineError {
             EngineError::ScheduleInPast { at, now } => {
                 write!(f, "cannot schedule at {at}: the simulation is already at {now}")
             }
-            EngineError::EventBudgetExceeded { limit, now } => write!(
-                f,
-                "event budget exceeded: {limit} events processed by {now} and more are due"
-            ),
+            EngineError::EventBudgetExceeded { limit, now } => {
+                write!(f, "event budget exceeded: {limit} events processed by {now} and more are due")
+            }
             EngineError::PendingBudgetExceeded { pending, limit, now } => write!(
                 f,
                 "pending-event budget exceeded: the engine's event queue grew to {pending} \
@@ -211,7 +210,11 @@ impl KeyHeap {
 
     #[inline]
     fn peek(&self) -> Option<Key> {
-        if self.heap { self.keys.first().copied() } else { self.keys.last().copied() }
+        if self.heap {
+            self.keys.first().copied()
+        } else {
+            self.keys.last().copied()
+        }
     }
 
     #[inline]
@@ -286,9 +289,16 @@ impl KeyHeap {
                 let right = if c[3] < c[2] { 3 } else { 2 };
                 first_child + if c[right] < c[left] { right } else { left }
             } else if first_child < len {
-                (first_child + 1..len).fold(first_child, |least, child| {
-                    if keys[child] < keys[least] { child } else { least }
-                })
+                (first_child + 1..len).fold(
+                    first_child,
+                    |least, child| {
+                        if keys[child] < keys[least] {
+                            child
+                        } else {
+                            least
+                        }
+                    },
+                )
             } else {
                 break;
             };
@@ -320,7 +330,9 @@ impl KeyHeap {
         if hole == index {
             loop {
                 let first_child = hole * Self::ARITY + 1;
-                let Some(least) = (first_child..len.min(first_child + Self::ARITY)).min_by_key(|&c| keys[c]) else { break };
+                let Some(least) = (first_child..len.min(first_child + Self::ARITY)).min_by_key(|&c| keys[c]) else {
+                    break;
+                };
                 if keys[least] >= last {
                     break;
                 }
@@ -545,7 +557,12 @@ impl<E> Engine<E> {
                 slot.event = None;
                 if self.heap.len() <= EAGER_CANCEL_MAX {
                     let tag = id.seq << SLOT_BITS | u64::from(id.slot);
-                    let index = self.heap.keys.iter().position(|k| k.0 as u64 == tag).expect("a pending event's key is in the heap");
+                    let index = self
+                        .heap
+                        .keys
+                        .iter()
+                        .position(|k| k.0 as u64 == tag)
+                        .expect("a pending event's key is in the heap");
                     self.heap.remove_at(index);
                     self.release(id.slot as usize);
                 } else {
@@ -650,7 +667,11 @@ impl<E> Engine<E> {
     fn check_pending(&self) -> Result<(), EngineError> {
         let queued = self.queue_len();
         if queued > self.budget.max_pending {
-            return Err(EngineError::PendingBudgetExceeded { pending: queued, limit: self.budget.max_pending, now: self.now });
+            return Err(EngineError::PendingBudgetExceeded {
+                pending: queued,
+                limit: self.budget.max_pending,
+                now: self.now,
+            });
         }
         Ok(())
     }
@@ -860,10 +881,7 @@ mod test {
         let mut engine = Engine::new();
         engine.schedule_at(t(100), ()).unwrap();
         engine.step().unwrap();
-        assert_eq!(
-            engine.schedule_at(t(99), ()),
-            Err(EngineError::ScheduleInPast { at: t(99), now: t(100) })
-        );
+        assert_eq!(engine.schedule_at(t(99), ()), Err(EngineError::ScheduleInPast { at: t(99), now: t(100) }));
         assert!(engine.schedule_at(t(100), ()).is_ok());
         let id = engine.schedule_in(Duration(5), ());
         assert!(engine.is_pending(id));
@@ -979,7 +997,9 @@ mod test {
         engine.cancel(ids[0]);
         assert_eq!(engine.pending(), n as usize - 1);
         assert_eq!(engine.queue_len(), n as usize);
-        assert!(matches!(engine.step(), Err(EngineError::PendingBudgetExceeded { pending, .. }) if pending == n as usize));
+        assert!(
+            matches!(engine.step(), Err(EngineError::PendingBudgetExceeded { pending, .. }) if pending == n as usize)
+        );
         // peek discards the tombstone on top, which brings the queue back within budget.
         assert_eq!(engine.peek_time(), Some(t(11)));
         assert_eq!(engine.pending_events().count(), n as usize - 1);

@@ -336,10 +336,12 @@ impl IpStack {
             }
         }
         for route in routes {
-            let iface = ifaces
-                .iter()
-                .position(|i| i.contains(route.via))
-                .ok_or_else(|| format!("route to {}/{} via {}: the next hop is on no connected subnet", route.destination, route.prefix_len, route.via))?;
+            let iface = ifaces.iter().position(|i| i.contains(route.via)).ok_or_else(|| {
+                format!(
+                    "route to {}/{} via {}: the next hop is on no connected subnet",
+                    route.destination, route.prefix_len, route.via
+                )
+            })?;
             table.push(Route::new(route.destination, route.prefix_len, Some(route.via), iface));
         }
         // Longest prefix first; among equals, connected before static (stable sort).
@@ -465,7 +467,12 @@ impl IpStack {
     /// the interface index.
     /// A `tunnel` interface (an OpenVPN TUN device) is, like an IPsec tunnel, never
     /// the way out for an outer packet (see [`send_udp_outer`](Self::send_udp_outer)).
-    pub fn add_point_to_point(&mut self, mut iface: Iface, routes: &[(Ipv4Addr, u8)], tunnel: bool) -> Result<usize, String> {
+    pub fn add_point_to_point(
+        &mut self,
+        mut iface: Iface,
+        routes: &[(Ipv4Addr, u8)],
+        tunnel: bool,
+    ) -> Result<usize, String> {
         // RFC 4632 §3.1: 0 to 32 bits (found by the config fuzz target: /98 here panicked).
         if let Some(&(network, len)) = routes.iter().find(|r| r.1 > 32) {
             return Err(format!("route to {network}/{len} on {}: a prefix length is 0 to 32", iface.name));
@@ -496,7 +503,10 @@ impl IpStack {
     /// The flow packet ESP packet `seq` of outbound SPI `spi` carried, if one of this
     /// stack's SAs sealed it (conservation).
     pub fn sealed_packet(&self, spi: u32, seq: u32) -> Option<crate::conservation::Found> {
-        self.tunnels.iter().find_map(|t| t.hook.sealed(spi, seq)).or_else(|| self.transports.iter().find_map(|t| t.sealed(spi, seq)))
+        self.tunnels
+            .iter()
+            .find_map(|t| t.hook.sealed(spi, seq))
+            .or_else(|| self.transports.iter().find_map(|t| t.sealed(spi, seq)))
     }
 
     pub fn sa_reports(&self) -> Vec<crate::ipsec::SaReport> {
@@ -638,7 +648,13 @@ impl IpStack {
     /// nothing is pushed after it), is returned instead: (buffer, offset of the datagram
     /// in it). The node's per-packet path takes it without the round trip through `out`.
     #[inline]
-    pub fn input_for_self(&mut self, now: u64, iface: usize, frame: Vec<u8>, out: &mut Vec<Out>) -> Option<(Vec<u8>, usize)> {
+    pub fn input_for_self(
+        &mut self,
+        now: u64,
+        iface: usize,
+        frame: Vec<u8>,
+        out: &mut Vec<Out>,
+    ) -> Option<(Vec<u8>, usize)> {
         let ethertype = match ethernet::Frame::new_checked(&frame[..]) {
             Ok(f) => f.ethertype(),
             Err(_) => {
@@ -653,7 +669,10 @@ impl IpStack {
             }
             EtherType::Ipv4 => self.input_ipv4(now, iface, frame, out),
             other => {
-                out.push(Out::Drop { reason: format!("no protocol for EtherType {:#06x}", u16::from(other)), packet: None });
+                out.push(Out::Drop {
+                    reason: format!("no protocol for EtherType {:#06x}", u16::from(other)),
+                    packet: None,
+                });
                 None
             }
         }
@@ -662,7 +681,9 @@ impl IpStack {
     fn input_arp(&mut self, now: u64, iface: usize, payload: &[u8], out: &mut Vec<Out>) {
         let Ok(packet) = arp::Packet::new_checked(payload) else { return };
         let Ok(repr) = arp::Repr::parse(&packet) else { return };
-        let arp::Repr::EthernetIpv4 { operation, source_hardware_addr, source_protocol_addr, target_protocol_addr, .. } = repr;
+        let arp::Repr::EthernetIpv4 {
+            operation, source_hardware_addr, source_protocol_addr, target_protocol_addr, ..
+        } = repr;
         // RFC 826 "Packet Reception": update an existing entry; add one only when the
         // request is for us.
         let for_us = self.ifaces[iface].addr.is_some_and(|(a, _)| a == target_protocol_addr);
@@ -676,7 +697,10 @@ impl IpStack {
         if for_us && operation == arp::Operation::Request {
             let mac = self.ifaces[iface].mac;
             let reply = arp::Repr::reply_to(&repr, mac);
-            out.push(Out::Frame { iface, frame: ethernet_frame(mac, source_hardware_addr, EtherType::Arp, &arp_bytes(&reply)) });
+            out.push(Out::Frame {
+                iface,
+                frame: ethernet_frame(mac, source_hardware_addr, EtherType::Arp, &arp_bytes(&reply)),
+            });
         }
     }
 
@@ -692,20 +716,32 @@ impl IpStack {
 
     /// The IPv4 datagram after the headroom of `frame`: what [`deliver_for_self`](Self::deliver_for_self)
     /// returns for the node itself, `None` when it was forwarded, dropped or consumed.
-    fn input_ipv4(&mut self, now: u64, iface: usize, mut frame: Vec<u8>, out: &mut Vec<Out>) -> Option<(Vec<u8>, usize)> {
+    fn input_ipv4(
+        &mut self,
+        now: u64,
+        iface: usize,
+        mut frame: Vec<u8>,
+        out: &mut Vec<Out>,
+    ) -> Option<(Vec<u8>, usize)> {
         let Ok(view) = ipv4::Packet::new_checked(&frame[HEADROOM..]) else {
             out.push(Out::Drop { reason: "malformed IPv4 packet".into(), packet: None });
             return None;
         };
         if !view.verify_checksum() {
-            out.push(Out::Drop { reason: "IPv4 header checksum error".into(), packet: Some(frame[HEADROOM..].to_vec()) });
+            out.push(Out::Drop {
+                reason: "IPv4 header checksum error".into(),
+                packet: Some(frame[HEADROOM..].to_vec()),
+            });
             return None;
         }
         let total = usize::from(view.total_len());
         frame.truncate(HEADROOM + total); // Ethernet padding
         if self.pmtu_config.filter_icmp_unreachable && is_dst_unreachable(&frame[HEADROOM..]) {
             self.counters.icmp_filtered += 1;
-            out.push(Out::Drop { reason: "ICMP Destination Unreachable filtered (firewall)".into(), packet: Some(frame[HEADROOM..].to_vec()) });
+            out.push(Out::Drop {
+                reason: "ICMP Destination Unreachable filtered (firewall)".into(),
+                packet: Some(frame[HEADROOM..].to_vec()),
+            });
             return None;
         }
         let mut dst = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dst_addr();
@@ -751,7 +787,14 @@ impl IpStack {
     /// [`deliver`](Self::deliver), returning the datagram for the node's own sockets
     /// (buffer and offset) instead of pushing it as `Out::Local` (see
     /// [`input_for_self`](Self::input_for_self)); `None` when the stack consumed it.
-    fn deliver_for_self(&mut self, now: u64, iface: usize, packet: Vec<u8>, at: usize, out: &mut Vec<Out>) -> Option<(Vec<u8>, usize)> {
+    fn deliver_for_self(
+        &mut self,
+        now: u64,
+        iface: usize,
+        packet: Vec<u8>,
+        at: usize,
+        out: &mut Vec<Out>,
+    ) -> Option<(Vec<u8>, usize)> {
         let (mut packet, at) = if ipv4::Packet::new_unchecked(&packet[at..]).is_fragment() {
             match self.reassembler.process(now, &packet[at..]) {
                 Ok(Some(whole)) => {
@@ -760,7 +803,10 @@ impl IpStack {
                 }
                 Ok(None) => return None,
                 Err(e) => {
-                    out.push(Out::Drop { reason: format!("IPv4 reassembly: {e:?}"), packet: Some(packet[at..].to_vec()) });
+                    out.push(Out::Drop {
+                        reason: format!("IPv4 reassembly: {e:?}"),
+                        packet: Some(packet[at..].to_vec()),
+                    });
                     return None;
                 }
             }
@@ -779,7 +825,9 @@ impl IpStack {
         let view = ipv4::Packet::new_unchecked(&packet[at..]);
         if view.next_header() == IpProtocol::Icmp {
             if let Ok(icmp) = icmpv4::Packet::new_checked(view.payload()) {
-                if let Ok(icmpv4::Repr::DstUnreachable { reason: DstUnreachable::FragRequired, next_hop_mtu, header }) = icmpv4::Repr::parse(&icmp) {
+                if let Ok(icmpv4::Repr::DstUnreachable { reason: DstUnreachable::FragRequired, next_hop_mtu, header }) =
+                    icmpv4::Repr::parse(&icmp)
+                {
                     self.frag_needed_received(now, next_hop_mtu, header);
                 }
                 if let Ok(icmpv4::Repr::EchoRequest { ident, seq_no, data }) = icmpv4::Repr::parse(&icmp) {
@@ -822,7 +870,10 @@ impl IpStack {
                 ("ESP", wire::esp::Packet::new_checked(view.payload()).map(|p| p.spi()).unwrap_or(0))
             };
             // RFC 4303 §3.4.2, RFC 4302 §3.4.2: no SA for the SPI (and addresses): discard.
-            out.push(Out::Drop { reason: format!("{what} from {} with SPI {spi:#x}: no security association", view.src_addr()), packet: Some(packet) });
+            out.push(Out::Drop {
+                reason: format!("{what} from {} with SPI {spi:#x}: no security association", view.src_addr()),
+                packet: Some(packet),
+            });
             return;
         };
         let view = ipv4::Packet::new_unchecked(&packet[..]);
@@ -869,7 +920,15 @@ impl IpStack {
     /// to the effective MTU before encapsulation ([`TunnelFragment::Before`], so no
     /// outer packet needs fragmenting) or only to the interface MTU, leaving the outer
     /// packet to be fragmented after encapsulation ([`TunnelFragment::After`]).
-    pub fn fit_tunnel(&mut self, now: u64, t: usize, frame: Vec<u8>, arrived_on: Option<usize>, pieces: &mut Vec<Vec<u8>>, out: &mut Vec<Out>) -> bool {
+    pub fn fit_tunnel(
+        &mut self,
+        now: u64,
+        t: usize,
+        frame: Vec<u8>,
+        arrived_on: Option<usize>,
+        pieces: &mut Vec<Vec<u8>>,
+        out: &mut Vec<Out>,
+    ) -> bool {
         let iface = self.tunnels[t].iface;
         let effective = self.tunnel_mtu(now, t);
         let limit = match self.tunnels[t].hook.fragment() {
@@ -909,7 +968,17 @@ impl IpStack {
     /// [`PmtuConfig::frag_needed`] says), the node's own packet is reported to its own
     /// stack and sockets the same way (Linux's `ip_fragment` sends itself the ICMP).
     #[allow(clippy::too_many_arguments)]
-    fn fit(&mut self, now: u64, iface: usize, mtu: usize, df_mtu: usize, frame: Vec<u8>, arrived_on: Option<usize>, pieces: &mut Vec<Vec<u8>>, out: &mut Vec<Out>) -> bool {
+    fn fit(
+        &mut self,
+        now: u64,
+        iface: usize,
+        mtu: usize,
+        df_mtu: usize,
+        frame: Vec<u8>,
+        arrived_on: Option<usize>,
+        pieces: &mut Vec<Vec<u8>>,
+        out: &mut Vec<Out>,
+    ) -> bool {
         let len = frame.len() - HEADROOM;
         let dont_frag = ipv4::Packet::new_unchecked(&frame[HEADROOM..]).dont_frag();
         if len <= mtu && (!dont_frag || len <= df_mtu) {
@@ -917,7 +986,8 @@ impl IpStack {
             return true;
         }
         if dont_frag {
-            let reason = format!("{len}-byte packet with DF set exceeds the {df_mtu}-byte MTU of {}", self.ifaces[iface].name);
+            let reason =
+                format!("{len}-byte packet with DF set exceeds the {df_mtu}-byte MTU of {}", self.ifaces[iface].name);
             match arrived_on {
                 Some(arrived) => {
                     let reported = match self.pmtu_config.frag_needed {
@@ -925,17 +995,23 @@ impl IpStack {
                         FragNeeded::ZeroMtu => Some(0),
                         FragNeeded::Silent => None,
                     };
-                    let sent = reported.is_some_and(|m| self.icmp_error(now, arrived, &frame[HEADROOM..], ErrorKind::FragNeeded(m), out));
+                    let sent = reported.is_some_and(|m| {
+                        self.icmp_error(now, arrived, &frame[HEADROOM..], ErrorKind::FragNeeded(m), out)
+                    });
                     if sent {
                         self.counters.frag_needed_sent += 1;
                     } else {
                         self.counters.frag_needed_silent += 1;
                     }
-                    let reason = if reported.is_none() { format!("{reason}; no ICMP sent (PMTU black hole)") } else { reason };
+                    let reason =
+                        if reported.is_none() { format!("{reason}; no ICMP sent (PMTU black hole)") } else { reason };
                     out.push(Out::Drop { reason, packet: Some(frame[HEADROOM..].to_vec()) });
                 }
                 None => {
-                    out.push(Out::Drop { reason: format!("{reason} (EMSGSIZE at the sender)"), packet: Some(frame[HEADROOM..].to_vec()) });
+                    out.push(Out::Drop {
+                        reason: format!("{reason} (EMSGSIZE at the sender)"),
+                        packet: Some(frame[HEADROOM..].to_vec()),
+                    });
                     self.notify_self(now, iface, &frame[HEADROOM..], df_mtu as u16, out);
                 }
             }
@@ -944,7 +1020,10 @@ impl IpStack {
         let before = pieces.len();
         if ipv4::fragment(&frame[HEADROOM..], mtu, |f| pieces.push(with_headroom(f))).is_err() {
             pieces.truncate(before);
-            out.push(Out::Drop { reason: format!("cannot fragment to MTU {mtu}"), packet: Some(frame[HEADROOM..].to_vec()) });
+            out.push(Out::Drop {
+                reason: format!("cannot fragment to MTU {mtu}"),
+                packet: Some(frame[HEADROOM..].to_vec()),
+            });
             return false;
         }
         self.counters.fragments_sent += (pieces.len() - before) as u64;
@@ -959,7 +1038,10 @@ impl IpStack {
             // RFC 1812 §5.3.1: a packet whose TTL would reach zero is dropped with an
             // ICMP Time Exceeded back to its source.
             self.icmp_error(now, iface, &frame[HEADROOM..], ErrorKind::TimeExceeded, out);
-            out.push(Out::Drop { reason: format!("TTL expired forwarding {src} -> {dst}"), packet: Some(frame[HEADROOM..].to_vec()) });
+            out.push(Out::Drop {
+                reason: format!("TTL expired forwarding {src} -> {dst}"),
+                packet: Some(frame[HEADROOM..].to_vec()),
+            });
             return;
         }
         let mut view = ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]);
@@ -985,14 +1067,31 @@ impl IpStack {
     }
 
     /// Sends a transport payload from this node: builds the IPv4 header (DF clear).
-    pub fn send_datagram(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8], out: &mut Vec<Out>) {
+    pub fn send_datagram(
+        &mut self,
+        now: u64,
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        protocol: IpProtocol,
+        payload: &[u8],
+        out: &mut Vec<Out>,
+    ) {
         self.send_datagram_df(now, src, dst, protocol, payload, false, out);
     }
 
     /// As [`send_datagram`](Self::send_datagram), with DF as `dont_frag` says (a TCP
     /// doing path MTU discovery sets it, RFC 1191 §3).
     #[allow(clippy::too_many_arguments)]
-    pub fn send_datagram_df(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8], dont_frag: bool, out: &mut Vec<Out>) {
+    pub fn send_datagram_df(
+        &mut self,
+        now: u64,
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        protocol: IpProtocol,
+        payload: &[u8],
+        dont_frag: bool,
+        out: &mut Vec<Out>,
+    ) {
         let mut repr = ipv4::Repr::new(src, dst, protocol, payload.len(), DEFAULT_TTL);
         repr.ident = self.next_ident();
         repr.dont_frag = dont_frag;
@@ -1006,7 +1105,16 @@ impl IpStack {
     /// in `frame` after [`TRANSPORT_OFFSET`] octets (TCP's hot path: one buffer for the
     /// whole frame, the payload never copied). The IPv4 header is written in place.
     #[allow(clippy::too_many_arguments)]
-    pub fn send_datagram_in(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, mut frame: Vec<u8>, dont_frag: bool, out: &mut Vec<Out>) {
+    pub fn send_datagram_in(
+        &mut self,
+        now: u64,
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        protocol: IpProtocol,
+        mut frame: Vec<u8>,
+        dont_frag: bool,
+        out: &mut Vec<Out>,
+    ) {
         let mut repr = ipv4::Repr::new(src, dst, protocol, frame.len() - TRANSPORT_OFFSET, DEFAULT_TTL);
         repr.ident = self.next_ident();
         repr.dont_frag = dont_frag;
@@ -1017,7 +1125,15 @@ impl IpStack {
 
     /// Sends a tunnel's outer datagram (PPTP's TCP and GRE): routed never into a tunnel
     /// interface the node carries itself, as [`send_udp_outer`](Self::send_udp_outer).
-    pub fn send_datagram_outer(&mut self, now: u64, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8], out: &mut Vec<Out>) {
+    pub fn send_datagram_outer(
+        &mut self,
+        now: u64,
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        protocol: IpProtocol,
+        payload: &[u8],
+        out: &mut Vec<Out>,
+    ) {
         let mut repr = ipv4::Repr::new(src, dst, protocol, payload.len(), DEFAULT_TTL);
         repr.ident = self.next_ident();
         let mut frame = Vec::with_capacity(HEADROOM + repr.buffer_len());
@@ -1099,7 +1215,13 @@ impl IpStack {
         repr.dont_frag = dont_frag;
         let ip_len = repr.header_len();
         let mut frame = vec![0u8; HEADROOM + ip_len + udp_len];
-        udp::Repr { src_port, dst_port }.emit(&mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]), &src, &dst, payload_len, fill);
+        udp::Repr { src_port, dst_port }.emit(
+            &mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]),
+            &src,
+            &dst,
+            payload_len,
+            fill,
+        );
         repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
         self.send_own(now, frame, ip_len, out);
     }
@@ -1107,20 +1229,42 @@ impl IpStack {
     /// Sends a tunnel's outer UDP datagram (OpenVPN's): from `src`, routed over any
     /// interface but a tunnel's (RFC 4301 §5.1.2.1's rule for outer packets: the packet is
     /// already transformed), fragmented after encapsulation if it exceeds the egress MTU.
-    pub fn send_udp_outer(&mut self, now: u64, src: Ipv4Addr, src_port: u16, to: std::net::SocketAddrV4, payload: &[u8], out: &mut Vec<Out>) {
+    pub fn send_udp_outer(
+        &mut self,
+        now: u64,
+        src: Ipv4Addr,
+        src_port: u16,
+        to: std::net::SocketAddrV4,
+        payload: &[u8],
+        out: &mut Vec<Out>,
+    ) {
         let (dst, dst_port) = (*to.ip(), to.port());
         let udp_len = udp::HEADER_LEN + payload.len();
         let mut repr = ipv4::Repr::new(src, dst, IpProtocol::Udp, udp_len, DEFAULT_TTL);
         repr.ident = self.next_ident();
         let ip_len = repr.header_len();
         let mut frame = vec![0u8; HEADROOM + ip_len + udp_len];
-        udp::Repr { src_port, dst_port }.emit(&mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]), &src, &dst, payload.len(), |data| data.copy_from_slice(payload));
+        udp::Repr { src_port, dst_port }.emit(
+            &mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]),
+            &src,
+            &dst,
+            payload.len(),
+            |data| data.copy_from_slice(payload),
+        );
         repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
         self.send_routed(now, frame, None, true, out);
     }
 
     /// Sends a UDP datagram from this node; the source address is the egress interface's.
-    pub fn send_udp(&mut self, now: u64, src_port: u16, dst: Ipv4Addr, dst_port: u16, payload: &[u8], out: &mut Vec<Out>) {
+    pub fn send_udp(
+        &mut self,
+        now: u64,
+        src_port: u16,
+        dst: Ipv4Addr,
+        dst_port: u16,
+        payload: &[u8],
+        out: &mut Vec<Out>,
+    ) {
         let to = std::net::SocketAddrV4::new(dst, dst_port);
         self.send_udp_with(now, src_port, to, payload.len(), |data| data.copy_from_slice(payload), out);
     }
@@ -1151,7 +1295,14 @@ impl IpStack {
     }
 
     /// Routes (over real interfaces only when `bypass_tunnels`), fragments and resolves.
-    fn send_routed(&mut self, now: u64, frame: Vec<u8>, arrived_on: Option<usize>, bypass_tunnels: bool, out: &mut Vec<Out>) {
+    fn send_routed(
+        &mut self,
+        now: u64,
+        frame: Vec<u8>,
+        arrived_on: Option<usize>,
+        bypass_tunnels: bool,
+        out: &mut Vec<Out>,
+    ) {
         let view = ipv4::Packet::new_unchecked(&frame[HEADROOM..]);
         let dst = view.dst_addr();
         let (iface, next_hop) = if dst.is_broadcast() {
@@ -1203,7 +1354,10 @@ impl IpStack {
         match self.pending.get_mut(&next_hop) {
             Some(pending) => {
                 if pending.packets.len() >= ARP_PENDING_LIMIT {
-                    out.push(Out::Drop { reason: format!("ARP queue for {next_hop} full"), packet: Some(frame[HEADROOM..].to_vec()) });
+                    out.push(Out::Drop {
+                        reason: format!("ARP queue for {next_hop} full"),
+                        packet: Some(frame[HEADROOM..].to_vec()),
+                    });
                 } else {
                     pending.packets.push_back(frame);
                 }
@@ -1320,14 +1474,16 @@ fn arp_bytes(repr: &arp::Repr) -> Vec<u8> {
 
 /// Writes an Ethernet II header into the first 14 bytes of `frame`.
 fn write_ethernet_header(frame: &mut [u8], src: Mac, dst: Mac, ethertype: EtherType) {
-    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }.emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
+    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }
+        .emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
 }
 
 /// An Ethernet II frame without FCS or padding (the link pads and counts them).
 pub fn ethernet_frame(src: Mac, dst: Mac, ethertype: EtherType, payload: &[u8]) -> Vec<u8> {
     let mut frame = Vec::with_capacity(ethernet::HEADER_LEN + payload.len());
     frame.resize(ethernet::HEADER_LEN, 0);
-    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }.emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
+    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }
+        .emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
     frame.extend_from_slice(payload);
     frame
 }
@@ -1341,8 +1497,18 @@ mod test {
         // Found by crates/wire/fuzz (config): a lowered seed 004 configuration with a
         // route's prefix_len 45 panicked (debug) computing its mask, or wrapped (release).
         // RFC 4632 §3.1: 0 to 32 bits.
-        let iface = |len| Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, 1]), addr: Some((Ipv4Addr::new(198, 51, 100, 129), len)), mtu: 1500, resolve: true };
-        let route = |prefix_len| RouteConfig { destination: Ipv4Addr::new(198, 51, 100, 192), prefix_len, via: Ipv4Addr::new(198, 51, 100, 130) };
+        let iface = |len| Iface {
+            name: "eth0".into(),
+            mac: Mac([2, 0, 0, 0, 0, 1]),
+            addr: Some((Ipv4Addr::new(198, 51, 100, 129), len)),
+            mtu: 1500,
+            resolve: true,
+        };
+        let route = |prefix_len| RouteConfig {
+            destination: Ipv4Addr::new(198, 51, 100, 192),
+            prefix_len,
+            via: Ipv4Addr::new(198, 51, 100, 130),
+        };
         assert!(IpStack::new(vec![iface(30)], &[route(26)], true, 0, 0).is_ok());
         assert!(IpStack::new(vec![iface(32)], &[], true, 0, 0).is_ok());
         let e = IpStack::new(vec![iface(30)], &[route(45)], true, 0, 0).err().unwrap();
@@ -1358,7 +1524,13 @@ mod test {
     }
 
     fn host(addr: [u8; 4], mac: u8, gateway: Option<[u8; 4]>) -> IpStack {
-        let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, mac]), addr: Some((Ipv4Addr::from(addr), 24)), mtu: 1500, resolve: true };
+        let iface = Iface {
+            name: "eth0".into(),
+            mac: Mac([2, 0, 0, 0, 0, mac]),
+            addr: Some((Ipv4Addr::from(addr), 24)),
+            mtu: 1500,
+            resolve: true,
+        };
         let routes: Vec<RouteConfig> = gateway
             .map(|g| RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::from(g) })
             .into_iter()
@@ -1401,7 +1573,13 @@ mod test {
         let stack = host([10, 0, 0, 1], 1, Some([10, 0, 0, 254]));
         assert_eq!(stack.route(Ipv4Addr::new(10, 0, 0, 9)), Some((0, Ipv4Addr::new(10, 0, 0, 9))));
         assert_eq!(stack.route(Ipv4Addr::new(8, 8, 8, 8)), Some((0, Ipv4Addr::new(10, 0, 0, 254))));
-        let iface = Iface { name: "eth0".into(), mac: Mac([2, 0, 0, 0, 0, 1]), addr: Some((Ipv4Addr::new(10, 0, 0, 1), 24)), mtu: 1500, resolve: true };
+        let iface = Iface {
+            name: "eth0".into(),
+            mac: Mac([2, 0, 0, 0, 0, 1]),
+            addr: Some((Ipv4Addr::new(10, 0, 0, 1), 24)),
+            mtu: 1500,
+            resolve: true,
+        };
         let bad = [RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 9, 9, 9) }];
         assert!(IpStack::new(vec![iface], &bad, false, 1, 1).unwrap_err().contains("no connected subnet"));
     }
@@ -1433,7 +1611,8 @@ mod test {
         assert!(a.path_mtu_holds(&first, 0) && a.path_mtu_holds(&first, u64::MAX - 1), "nothing learned: no expiry");
         // "Fragmentation needed" for our datagram to `dst`, next-hop MTU 1400.
         let mut quoted = Vec::new();
-        ipv4::Repr::new(Ipv4Addr::new(10, 0, 0, 1), dst, IpProtocol::Tcp, 1480, DEFAULT_TTL).encapsulate(&[0u8; 1480], &mut quoted);
+        ipv4::Repr::new(Ipv4Addr::new(10, 0, 0, 1), dst, IpProtocol::Tcp, 1480, DEFAULT_TTL)
+            .encapsulate(&[0u8; 1480], &mut quoted);
         let learned_at = 1_000;
         a.frag_needed_received(learned_at, 1400, &quoted[..28]);
         assert!(!a.path_mtu_holds(&first, learned_at), "a learned estimate ends the memo");
@@ -1465,7 +1644,8 @@ mod test {
     #[test]
     fn large_datagrams_are_fragmented_to_the_mtu() {
         let mut a = host([10, 0, 0, 1], 1, None);
-        a.arp.insert(Ipv4Addr::new(10, 0, 0, 2), ArpEntry { mac: Mac([2, 0, 0, 0, 0, 2]), iface: 0, expires: u64::MAX });
+        a.arp
+            .insert(Ipv4Addr::new(10, 0, 0, 2), ArpEntry { mac: Mac([2, 0, 0, 0, 0, 2]), iface: 0, expires: u64::MAX });
         let mut out = Vec::new();
         a.send_udp(0, 1000, Ipv4Addr::new(10, 0, 0, 2), 9, &[0u8; 3000], &mut out);
         let sizes: Vec<usize> = frames(&out).iter().map(|f| f.len() - 14).collect();

@@ -67,11 +67,18 @@ pub fn security_association(spi: u32, cipher: Cipher, auth: Auth) -> Result<Secu
 }
 
 /// The SA with SPI `spi` in `mode`, keys derived by [`derive_key`].
-pub fn security_association_in(spi: u32, cipher: Cipher, auth: Auth, mode: Mode) -> Result<SecurityAssociation, String> {
+pub fn security_association_in(
+    spi: u32,
+    cipher: Cipher,
+    auth: Auth,
+    mode: Mode,
+) -> Result<SecurityAssociation, String> {
     let enc = derive_key(spi, "enc", cipher.key_len());
     let mac = derive_key(spi, "auth", auth.key_len());
     SecurityAssociation::new(spi, cipher, auth, &enc, &mac, mode).map_err(|e| match e {
-        wire::Error::Unsupported => format!("{cipher} carries its own ICV (RFC 4106): auth must be \"none\", not \"{auth}\""),
+        wire::Error::Unsupported => {
+            format!("{cipher} carries its own ICV (RFC 4106): auth must be \"none\", not \"{auth}\"")
+        }
         e => format!("SA {spi:#x}: {e:?}"),
     })
 }
@@ -201,7 +208,13 @@ impl SaPair {
 
     /// Builds the outbound packet with `build` (given the SA and an IV) and advances the
     /// sequence number.
-    fn seal(&mut self, name: &str, inner: &[u8], out: &mut Vec<u8>, build: impl FnOnce(&SecurityAssociation, &[u8], &mut Vec<u8>) -> wire::Result<()>) -> Result<(), String> {
+    fn seal(
+        &mut self,
+        name: &str,
+        inner: &[u8],
+        out: &mut Vec<u8>,
+        build: impl FnOnce(&SecurityAssociation, &[u8], &mut Vec<u8>) -> wire::Result<()>,
+    ) -> Result<(), String> {
         if self.outbound.seq == 0 {
             // RFC 4303 §3.3.3 (RFC 4302 §3.3.2): the counter must not cycle; the SA would
             // be replaced.
@@ -209,7 +222,8 @@ impl SaPair {
         }
         let iv = if self.protocol == Protocol::Esp { self.next_iv() } else { Vec::new() };
         let start = out.len();
-        build(&self.outbound, &iv, out).map_err(|e| format!("{name}: {} encapsulation: {e:?}", self.protocol.name()))?;
+        build(&self.outbound, &iv, out)
+            .map_err(|e| format!("{name}: {} encapsulation: {e:?}", self.protocol.name()))?;
         if self.protocol == Protocol::Esp {
             let index = self.outbound.seq as usize - 1;
             if self.sealed.len() < index {
@@ -280,7 +294,9 @@ impl SaPair {
             let why = match (e, self.protocol) {
                 (wire::Error::Checksum, Protocol::Esp) => "the ICV does not verify (RFC 4303 §3.4.4)".to_string(),
                 (wire::Error::Checksum, Protocol::Ah) => "the ICV does not verify (RFC 4302 §3.4.4)".to_string(),
-                (wire::Error::Unsupported, Protocol::Esp) => "a dummy packet (next header 59, RFC 4303 §2.6)".to_string(),
+                (wire::Error::Unsupported, Protocol::Esp) => {
+                    "a dummy packet (next header 59, RFC 4303 §2.6)".to_string()
+                }
                 (e, _) => format!("{e:?}"),
             };
             format!("{} from {remote} on {name} dropped: {why}", self.protocol.name())
@@ -418,7 +434,10 @@ impl IpsecTransport {
         let select_protocol = config.select_protocol.map(IpProtocol::from);
         let has_port = config.select_local_port.is_some() || config.select_remote_port.is_some();
         if has_port && !matches!(select_protocol, None | Some(IpProtocol::Udp | IpProtocol::Tcp)) {
-            return Err(format!("a port selector with select_protocol {}: only UDP (17) and TCP (6) have ports", config.select_protocol.unwrap_or(0)));
+            return Err(format!(
+                "a port selector with select_protocol {}: only UDP (17) and TCP (6) have ports",
+                config.select_protocol.unwrap_or(0)
+            ));
         }
         Ok(IpsecTransport {
             name: config.name.clone(),
@@ -554,7 +573,8 @@ mod test {
         let mtu = a.inner_mtu(1500);
         assert_eq!(mtu, 1446);
         for (len, fits) in [(mtu, true), (mtu + 1, false)] {
-            let repr = ipv4::Repr::new(Ipv4Addr::new(10, 0, 1, 1), Ipv4Addr::new(10, 0, 2, 1), IpProtocol::Udp, len - 20, 64);
+            let repr =
+                ipv4::Repr::new(Ipv4Addr::new(10, 0, 1, 1), Ipv4Addr::new(10, 0, 2, 1), IpProtocol::Udp, len - 20, 64);
             let mut packet = Vec::new();
             repr.encapsulate(&vec![0u8; len - 20], &mut packet);
             let mut outer = Vec::new();

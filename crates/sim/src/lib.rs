@@ -28,9 +28,9 @@ pub mod ip;
 pub mod ipsec;
 pub mod link;
 pub mod node;
-pub mod pmtu;
 pub mod openvpn;
 pub mod openvpn_tcp;
+pub mod pmtu;
 pub mod ppp;
 pub mod pppoe;
 pub mod pptp;
@@ -58,7 +58,10 @@ pub fn simulate(config: config::SimConfig) -> Result<results::Results, world::Ru
 
 /// Runs a simulation, capturing: every frame a capture point sees goes to `sink` as it
 /// is seen, and the sink says what it wrote in the results (`Results::capture`).
-pub fn simulate_into(mut config: config::SimConfig, sink: Box<dyn capture::CaptureSink>) -> Result<results::Results, world::RunError> {
+pub fn simulate_into(
+    mut config: config::SimConfig,
+    sink: Box<dyn capture::CaptureSink>,
+) -> Result<results::Results, world::RunError> {
     config.capture = true;
     let mut world = world::World::new(config)?;
     world.capture_to(sink)?;

@@ -170,7 +170,8 @@ impl Node {
                 let kind = match b.mode {
                     BridgeMode::L2 => Bridge::L2(LearningBridge::new(&b.ports, b.aging_ns, b.mac)),
                     BridgeMode::L3f => {
-                        let ports: Vec<(u16, [u8; 6])> = b.ports.iter().map(|&p| (p, config.ports[p as usize].mac)).collect();
+                        let ports: Vec<(u16, [u8; 6])> =
+                            b.ports.iter().map(|&p| (p, config.ports[p as usize].mac)).collect();
                         let (own_ip, prefix) = b.address.map_or((None, 0), |(a, l)| (Some(a), l));
                         let mut bridge = L3fBridge::new(&ports, own_ip, prefix).with_aging(b.aging_ns);
                         let gateway = config.routes.iter().find(|r| r.prefix_len == 0).map(|r| r.via);
@@ -182,8 +183,14 @@ impl Node {
             }
             None => None,
         };
-        let mut ip = IpStack::new(ifaces, &config.routes, config.ip_forward, config.arp_timeout_ns, config.reassembly_timeout_ns)
-            .map_err(|e| format!("node {}: {e}", config.name))?;
+        let mut ip = IpStack::new(
+            ifaces,
+            &config.routes,
+            config.ip_forward,
+            config.arp_timeout_ns,
+            config.reassembly_timeout_ns,
+        )
+        .map_err(|e| format!("node {}: {e}", config.name))?;
         ip.set_pmtu(config.pmtu);
         if let Some(nat) = &config.nat {
             let outside = match nat.outside_port {
@@ -191,7 +198,10 @@ impl Node {
                     Some(PortUse::Routed { iface }) => *iface,
                     _ => return Err(format!("node {}: NAT outside port {p} is not a routed port", config.name)),
                 },
-                None => bridge.as_ref().map(|b| b.iface).ok_or_else(|| format!("node {}: NAT on a bridge it does not have", config.name))?,
+                None => bridge
+                    .as_ref()
+                    .map(|b| b.iface)
+                    .ok_or_else(|| format!("node {}: NAT on a bridge it does not have", config.name))?,
             };
             let outside_ip = ip.ifaces[outside]
                 .addr
@@ -199,10 +209,12 @@ impl Node {
                 .ok_or_else(|| format!("node {}: the NAT outside interface has no address", config.name))?;
             let mut forwards = Vec::new();
             for f in &nat.port_forwards {
-                let protocol: NatProtocol = f.protocol.parse().map_err(|e| format!("node {}: port forward: {e}", config.name))?;
+                let protocol: NatProtocol =
+                    f.protocol.parse().map_err(|e| format!("node {}: port forward: {e}", config.name))?;
                 forwards.push(PortForward { protocol, port: f.port, to: f.to, to_port: f.to_port });
             }
-            let translator = NatTranslator { nat: Nat::new(outside_ip, nat.udp_timeout_ns, &forwards), node: config.name.clone() };
+            let translator =
+                NatTranslator { nat: Nat::new(outside_ip, nat.udp_timeout_ns, &forwards), node: config.name.clone() };
             ip.set_nat(outside, Box::new(translator));
         }
         for (i, t) in config.ipsec.iter().enumerate() {
@@ -213,7 +225,13 @@ impl Node {
             match t.mode.as_str() {
                 "tunnel" => {
                     let tunnel = crate::ipsec::IpsecTunnel::new(t).map_err(fail)?;
-                    let iface = Iface { name: t.name.clone(), mac: Mac([0; 6]), addr: None, mtu: usize::from(t.mtu), resolve: false };
+                    let iface = Iface {
+                        name: t.name.clone(),
+                        mac: Mac([0; 6]),
+                        addr: None,
+                        mtu: usize::from(t.mtu),
+                        resolve: false,
+                    };
                     ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
                 }
                 "transport" => ip.add_transport(Box::new(crate::ipsec::IpsecTransport::new(t).map_err(fail)?)),
@@ -233,7 +251,10 @@ impl Node {
             cycles: config.cpu.cycles,
             charges_forwarding: {
                 let c = &config.cpu.cycles;
-                !(c.per_route_lookup == 0 && c.per_nat_translation == 0 && c.per_esp_packet == 0 && c.per_byte_esp == 0.0)
+                !(c.per_route_lookup == 0
+                    && c.per_nat_translation == 0
+                    && c.per_esp_packet == 0
+                    && c.per_byte_esp == 0.0)
             },
             in_service: None,
             port_cipher_cost: vec![0.0; config.ports.len()],
@@ -302,7 +323,9 @@ impl Node {
     /// Bridge learning table (L2) as (mac, port), or the L3F table as (ip, mac, port).
     pub fn bridge_table(&self, now: u64) -> Vec<(Mac, u16)> {
         match &self.bridge {
-            Some(BridgeState { kind: Bridge::L2(b), .. }) => b.table(now).into_iter().map(|e| (Mac(e.0), e.1)).collect(),
+            Some(BridgeState { kind: Bridge::L2(b), .. }) => {
+                b.table(now).into_iter().map(|e| (Mac(e.0), e.1)).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -316,7 +339,9 @@ impl Node {
 
     pub fn l3f_table(&self, now: u64) -> Vec<(Ipv4Addr, Mac, u16)> {
         match &self.bridge {
-            Some(BridgeState { kind: Bridge::L3f(b), .. }) => b.table(now).into_iter().map(|e| (e.ip, Mac(e.mac), e.port)).collect(),
+            Some(BridgeState { kind: Bridge::L3f(b), .. }) => {
+                b.table(now).into_iter().map(|e| (e.ip, Mac(e.mac), e.port)).collect()
+            }
             _ => Vec::new(),
         }
     }
@@ -330,7 +355,8 @@ impl Node {
     /// its frames out to the NIC, and the stack's work for it not yet charged (ESP seals).
     pub fn charge_send(&mut self, fx: &mut Effects) {
         let bytes: usize = fx.send.iter().map(|(_, f)| f.len()).sum();
-        fx.cycles += self.cycles.per_byte_copied * bytes as f64 + self.forwarding_cycles() + std::mem::take(&mut self.unbilled);
+        fx.cycles +=
+            self.cycles.per_byte_copied * bytes as f64 + self.forwarding_cycles() + std::mem::take(&mut self.unbilled);
     }
 
     /// Processes one received frame: decides every effect and what it costs. The cost
@@ -387,7 +413,11 @@ impl Node {
                             self.apply_local(now, packet, at, fx);
                         }
                     }
-                    Ok(dst) => fx.drops.push((Some(port), format!("frame for {dst} ignored by {} (not its MAC)", self.port_names[port as usize]), None)),
+                    Ok(dst) => fx.drops.push((
+                        Some(port),
+                        format!("frame for {dst} ignored by {} (not its MAC)", self.port_names[port as usize]),
+                        None,
+                    )),
                     Err(_) => fx.drops.push((Some(port), "malformed Ethernet frame".into(), None)),
                 }
             }
@@ -418,7 +448,11 @@ impl Node {
             Bridge::L3f(b) => {
                 let mut out = Vec::new();
                 if let Err(reason) = b.process(now, port, &frame, &mut out) {
-                    fx.drops.push((Some(port), reason.at(&self.name).to_string(), frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec)));
+                    fx.drops.push((
+                        Some(port),
+                        reason.at(&self.name).to_string(),
+                        frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec),
+                    ));
                 }
                 for (reason, packet) in b.take_dropped() {
                     fx.drops.push((None, reason.at(&self.name).to_string(), Some(packet)));
@@ -515,11 +549,16 @@ impl Node {
             Bridge::L3f(b) => {
                 // The L3F bridge answers ARP itself (seed 000 §2.2); the stack's own ARP
                 // frames have nothing to add. Its IP packets go by the L3F table.
-                let is_ipv4 = ethernet::Frame::new_checked(&frame[..]).is_ok_and(|f| f.ethertype() == ethernet::EtherType::Ipv4);
+                let is_ipv4 =
+                    ethernet::Frame::new_checked(&frame[..]).is_ok_and(|f| f.ethertype() == ethernet::EtherType::Ipv4);
                 if is_ipv4 {
                     let mut out = Vec::new();
                     if let Err(reason) = b.send_local(now, &frame[ethernet::HEADER_LEN..], &mut out) {
-                        fx.drops.push((None, reason.at(&self.name).to_string(), Some(frame[ethernet::HEADER_LEN..].to_vec())));
+                        fx.drops.push((
+                            None,
+                            reason.at(&self.name).to_string(),
+                            Some(frame[ethernet::HEADER_LEN..].to_vec()),
+                        ));
                     }
                     // Held datagrams given up (replaced by a later one, or never resolved).
                     for (reason, packet) in b.take_dropped() {
@@ -545,7 +584,8 @@ impl Node {
         let l2 = matches!(self.bridge.as_ref().map(|b| &b.kind), Some(Bridge::L2(_)));
         if l2 {
             if let Err(length) = crate::forward::learning::fits_port_mtu(&frame, self.port_mtus[port as usize]) {
-                let reason = crate::forward::DropReason::OverPortMtu { port, length, mtu: self.port_mtus[port as usize] };
+                let reason =
+                    crate::forward::DropReason::OverPortMtu { port, length, mtu: self.port_mtus[port as usize] };
                 let packet = frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec);
                 fx.drops.push((Some(port), reason.at(&self.name).to_string(), packet));
                 return;

@@ -49,7 +49,9 @@ pub fn cipher(name: &str) -> Result<Cipher, String> {
         "aes-256-cbc" => Cipher::Aes256Cbc,
         "aes-128-gcm" => Cipher::Aes128Gcm,
         "aes-256-gcm" => Cipher::Aes256Gcm,
-        other => return Err(format!("cipher {other:?}: none, bf-cbc, aes-128-cbc, aes-256-cbc, aes-128-gcm or aes-256-gcm")),
+        other => {
+            return Err(format!("cipher {other:?}: none, bf-cbc, aes-128-cbc, aes-256-cbc, aes-128-gcm or aes-256-gcm"))
+        }
     })
 }
 
@@ -89,7 +91,8 @@ pub fn channel(config: &OpenVpnConfig, to_server: bool) -> Result<DataChannel, S
 /// Why conservation counts the packet of an incomplete fragmented packet discarded
 /// after FRAG_TTL_SEC or out of the N_FRAG_BUF window as dropped (OpenVPN 2.4
 /// `fragment.c` drops it silently).
-pub const FRAGMENT_EXPIRED: &str = "OpenVPN incomplete fragmented packet discarded (FRAG_TTL_SEC, or out of the 25-id window)";
+pub const FRAGMENT_EXPIRED: &str =
+    "OpenVPN incomplete fragmented packet discarded (FRAG_TTL_SEC, or out of the 25-id window)";
 
 #[derive(Debug)]
 struct Partial {
@@ -139,13 +142,26 @@ impl OpenVpnEnd {
     pub fn new(config: &OpenVpnConfig) -> Result<OpenVpnEnd, String> {
         let stream = match config.proto.as_str() {
             "udp" => None,
-            "tcp" if config.fragment.is_some() => return Err("fragment: OpenVPN refuses --fragment with --proto tcp".into()),
+            "tcp" if config.fragment.is_some() => {
+                return Err("fragment: OpenVPN refuses --fragment with --proto tcp".into())
+            }
             "tcp" => {
                 // The client's ephemeral port (Linux's range 32768-60999) and each end's ISS.
-                let mut s = RandomStream::from_key(stream_key(0, u64::from(config.key) * 2 + u64::from(!config.server), "openvpn-tcp"));
+                let mut s = RandomStream::from_key(stream_key(
+                    0,
+                    u64::from(config.key) * 2 + u64::from(!config.server),
+                    "openvpn-tcp",
+                ));
                 let ephemeral = 32_768 + s.uniform_inclusive(60_999 - 32_768) as u16;
                 let port = if config.server { config.local_port } else { config.remote_port };
-                Some(StreamTransport::new(config.server, config.local, config.remote, port, ephemeral, s.next_u64() as u32))
+                Some(StreamTransport::new(
+                    config.server,
+                    config.local,
+                    config.remote,
+                    port,
+                    ephemeral,
+                    s.next_u64() as u32,
+                ))
             }
             other => return Err(format!("proto {other:?}: \"udp\" or \"tcp\"")),
         };
@@ -155,7 +171,9 @@ impl OpenVpnEnd {
             let limit = usize::from(limit);
             let overhead = tx.overhead(limit);
             if limit < overhead + 4 {
-                return Err(format!("fragment {limit}: leaves no room after {overhead} octets of data-channel overhead"));
+                return Err(format!(
+                    "fragment {limit}: leaves no room after {overhead} octets of data-channel overhead"
+                ));
             }
         }
         Ok(OpenVpnEnd {
@@ -163,7 +181,11 @@ impl OpenVpnEnd {
             tx,
             rx,
             next_packet_id: 1,
-            ivs: RandomStream::from_key(stream_key(0, u64::from(config.key) * 2 + u64::from(!config.server), "openvpn-iv")),
+            ivs: RandomStream::from_key(stream_key(
+                0,
+                u64::from(config.key) * 2 + u64::from(!config.server),
+                "openvpn-iv",
+            )),
             frag_seq: 0,
             partial: BTreeMap::new(),
             abandoned: Vec::new(),
@@ -208,8 +230,9 @@ impl OpenVpnEnd {
         // The room for data in a piece: the limit less what the channel adds to it.
         let room = limit - self.tx.overhead(limit);
         let seq = self.frag_seq;
-        let pieces = split_fragments(seq, room, payload.len())
-            .map_err(|_| format!("{}: a {}-octet datagram needs more than 32 fragments of {room}", self.config.name, payload.len()))?;
+        let pieces = split_fragments(seq, room, payload.len()).map_err(|_| {
+            format!("{}: a {}-octet datagram needs more than 32 fragments of {room}", self.config.name, payload.len())
+        })?;
         if pieces.len() > 1 {
             self.frag_seq = self.frag_seq.wrapping_add(1);
             self.counters.fragmented += 1;
@@ -277,7 +300,11 @@ impl OpenVpnEnd {
             }
             keep
         });
-        let entry = self.partial.entry(header.seq_id).or_insert_with(|| Partial { pieces: BTreeMap::new(), last: None, expires: now + FRAG_TTL_NS });
+        let entry = self.partial.entry(header.seq_id).or_insert_with(|| Partial {
+            pieces: BTreeMap::new(),
+            last: None,
+            expires: now + FRAG_TTL_NS,
+        });
         entry.pieces.insert(header.frag_id, opened.payload);
         if header.kind == FragmentType::Last {
             entry.last = Some(header.frag_id);
@@ -301,7 +328,10 @@ impl OpenVpnEnd {
 
     /// Whether a UDP datagram from `src`:`sport` to `dst`:`dport` is this tunnel's.
     pub fn claims(&self, src: Ipv4Addr, sport: u16, dst: Ipv4Addr, dport: u16) -> bool {
-        dst == self.config.local && dport == self.config.local_port && src == self.config.remote && sport == self.config.remote_port
+        dst == self.config.local
+            && dport == self.config.local_port
+            && src == self.config.remote
+            && sport == self.config.remote_port
     }
 }
 

@@ -59,7 +59,14 @@ pub struct StreamTransport {
 impl StreamTransport {
     /// The server listens on `port`; the client connects to the server's `port` from
     /// `ephemeral`. `iss`: the TCP initial sequence number (seeded by the caller).
-    pub fn new(server: bool, local: Ipv4Addr, remote: Ipv4Addr, port: u16, ephemeral: u16, iss: u32) -> StreamTransport {
+    pub fn new(
+        server: bool,
+        local: Ipv4Addr,
+        remote: Ipv4Addr,
+        port: u16,
+        ephemeral: u16,
+        iss: u32,
+    ) -> StreamTransport {
         StreamTransport {
             tcp: TcpSocket::new(TcpConfig::default()),
             server,
@@ -101,7 +108,10 @@ impl StreamTransport {
 
     /// Whether `peer` is the other end of this end's connection.
     pub fn is_peer(&self, peer: &StreamTransport) -> bool {
-        peer.local == self.remote && peer.remote == self.local && peer.local_port == self.remote_port && peer.remote_port == self.local_port
+        peer.local == self.remote
+            && peer.remote == self.local
+            && peer.local_port == self.remote_port
+            && peer.remote_port == self.local_port
     }
 
     /// Whether the connection is established (packets flow).
@@ -111,7 +121,10 @@ impl StreamTransport {
 
     /// Whether a TCP segment from `src:sport` to `dst:dport` is this end's.
     pub fn claims(&self, src: Ipv4Addr, sport: u16, dst: Ipv4Addr, dport: u16) -> bool {
-        src == self.remote && dst == self.local && dport == self.local_port && (self.remote_port == 0 || sport == self.remote_port)
+        src == self.remote
+            && dst == self.local
+            && dport == self.local_port
+            && (self.remote_port == 0 || sport == self.remote_port)
     }
 
     pub fn poll_at(&self) -> Option<u64> {
@@ -152,7 +165,13 @@ impl StreamTransport {
 
     /// A TCP segment of the connection: the whole OpenVPN packets it completes (in
     /// stream order), or an error when the stream is out of step (then reset).
-    pub fn input(&mut self, now: u64, repr: &tcp::Repr, payload: &[u8], out: &mut Vec<Vec<u8>>) -> Result<Vec<Vec<u8>>, String> {
+    pub fn input(
+        &mut self,
+        now: u64,
+        repr: &tcp::Repr,
+        payload: &[u8],
+        out: &mut Vec<Vec<u8>>,
+    ) -> Result<Vec<Vec<u8>>, String> {
         if self.remote_port == 0 && repr.control == tcp::Control::Syn {
             self.remote_port = repr.src_port;
         }
@@ -212,7 +231,13 @@ mod test {
     use super::*;
 
     /// Carries segments between two ends (no loss) until neither has anything to send.
-    fn exchange(now: u64, a: &mut StreamTransport, b: &mut StreamTransport, mut from_a: Vec<Vec<u8>>, got_b: &mut Vec<Vec<u8>>) {
+    fn exchange(
+        now: u64,
+        a: &mut StreamTransport,
+        b: &mut StreamTransport,
+        mut from_a: Vec<Vec<u8>>,
+        got_b: &mut Vec<Vec<u8>>,
+    ) {
         let mut from_b = Vec::new();
         while !from_a.is_empty() || !from_b.is_empty() {
             for seg in std::mem::take(&mut from_a) {

@@ -36,8 +36,14 @@ enum Stage {
     /// PADI sent, waiting for an offer.
     Initiating,
     /// PADR sent to the AC at `ac`.
-    Requesting { ac: Mac, cookie: Option<Vec<u8>> },
-    Session { peer: Mac, id: u16 },
+    Requesting {
+        ac: Mac,
+        cookie: Option<Vec<u8>>,
+    },
+    Session {
+        peer: Mac,
+        id: u16,
+    },
     /// Discovery or the session failed; the reason.
     Failed(String),
 }
@@ -76,7 +82,8 @@ pub struct Input {
 
 fn frame(src: Mac, dst: Mac, ethertype: EtherType, payload_len: usize, fill: impl FnOnce(&mut [u8])) -> Vec<u8> {
     let mut bytes = vec![0u8; ethernet::HEADER_LEN + payload_len];
-    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }.emit(&mut ethernet::Frame::new_unchecked(&mut bytes[..]));
+    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }
+        .emit(&mut ethernet::Frame::new_unchecked(&mut bytes[..]));
     fill(&mut bytes[ethernet::HEADER_LEN..]);
     bytes
 }
@@ -96,7 +103,15 @@ impl PppoeEnd {
         PppoeEnd::new(true, mac, service, ac_name, session_id, b"", link)
     }
 
-    fn new(server: bool, mac: Mac, service: &[u8], ac_name: &[u8], session_id: u16, host_uniq: &[u8], link: PppLink) -> PppoeEnd {
+    fn new(
+        server: bool,
+        mac: Mac,
+        service: &[u8],
+        ac_name: &[u8],
+        session_id: u16,
+        host_uniq: &[u8],
+        link: PppLink,
+    ) -> PppoeEnd {
         PppoeEnd {
             server,
             mac,
@@ -146,7 +161,9 @@ impl PppoeEnd {
     }
 
     fn send_padi(&mut self, now: u64, out: &mut Vec<Vec<u8>>) {
-        let repr = DiscoveryRepr::new(Code::Padi, 0).tag(Tag::service_name(&self.service)).tag(Tag::host_uniq(&self.host_uniq));
+        let repr = DiscoveryRepr::new(Code::Padi, 0)
+            .tag(Tag::service_name(&self.service))
+            .tag(Tag::host_uniq(&self.host_uniq));
         out.push(discovery(self.mac, Mac::BROADCAST, &repr));
         self.arm(now);
     }
@@ -177,7 +194,8 @@ impl PppoeEnd {
         self.timer = None;
         if self.attempts >= DISCOVERY_ATTEMPTS {
             let what = if self.stage == Stage::Initiating { "no PADO offering the service" } else { "no PADS" };
-            self.stage = Stage::Failed(format!("PPPoE discovery failed: {what} after {DISCOVERY_ATTEMPTS} tries (RFC 2516 §5)"));
+            self.stage =
+                Stage::Failed(format!("PPPoE discovery failed: {what} after {DISCOVERY_ATTEMPTS} tries (RFC 2516 §5)"));
             return;
         }
         match self.stage.clone() {
@@ -188,7 +206,9 @@ impl PppoeEnd {
     }
 
     fn send_padr(&mut self, now: u64, ac: Mac, cookie: Option<&[u8]>, out: &mut Vec<Vec<u8>>) {
-        let mut repr = DiscoveryRepr::new(Code::Padr, 0).tag(Tag::service_name(&self.service)).tag(Tag::host_uniq(&self.host_uniq));
+        let mut repr = DiscoveryRepr::new(Code::Padr, 0)
+            .tag(Tag::service_name(&self.service))
+            .tag(Tag::host_uniq(&self.host_uniq));
         if let Some(c) = cookie {
             repr = repr.tag(Tag::ac_cookie(c));
         }
@@ -206,7 +226,9 @@ impl PppoeEnd {
     /// refused while IPCP is not Opened.
     pub fn send_ipv4(&self, packet: &[u8]) -> Result<Vec<u8>, String> {
         match self.stage {
-            Stage::Session { peer, id } if self.link.is_ip_up() => Ok(session_frame(self.mac, peer, id, Protocol::Ipv4, packet)),
+            Stage::Session { peer, id } if self.link.is_ip_up() => {
+                Ok(session_frame(self.mac, peer, id, Protocol::Ipv4, packet))
+            }
             _ => Err(match self.failure() {
                 Some(why) => format!("PPPoE session down: {why}"),
                 None => "PPPoE session not up yet (discovery, LCP, authentication or IPCP under way)".into(),
@@ -239,7 +261,14 @@ impl PppoeEnd {
         result
     }
 
-    fn input_session(&mut self, now: u64, src: Mac, packet: &Packet<&[u8]>, out: &mut Vec<Vec<u8>>, result: &mut Input) {
+    fn input_session(
+        &mut self,
+        now: u64,
+        src: Mac,
+        packet: &Packet<&[u8]>,
+        out: &mut Vec<Vec<u8>>,
+        result: &mut Input,
+    ) {
         let Ok(repr) = SessionRepr::parse(packet) else {
             result.drop = Some("malformed PPPoE session packet".into());
             return;
@@ -267,7 +296,14 @@ impl PppoeEnd {
         self.session_frames(peer, id, ppp, out);
     }
 
-    fn input_discovery(&mut self, now: u64, src: Mac, packet: &Packet<&[u8]>, out: &mut Vec<Vec<u8>>, result: &mut Input) {
+    fn input_discovery(
+        &mut self,
+        now: u64,
+        src: Mac,
+        packet: &Packet<&[u8]>,
+        out: &mut Vec<Vec<u8>>,
+        result: &mut Input,
+    ) {
         let Ok(repr) = DiscoveryRepr::parse(packet) else {
             result.drop = Some("malformed PPPoE discovery packet".into());
             return;
@@ -300,10 +336,18 @@ impl PppoeEnd {
                     // PADR (unicast to us): confirm, or Service-Name-Error with id 0.
                     let busy = matches!(self.stage, Stage::Session { peer, .. } if peer != src);
                     let (id, mut pads) = if serves && !busy {
-                        (self.session_id, DiscoveryRepr::new(Code::Pads, self.session_id).tag(Tag::service_name(&self.service)))
+                        (
+                            self.session_id,
+                            DiscoveryRepr::new(Code::Pads, self.session_id).tag(Tag::service_name(&self.service)),
+                        )
                     } else {
                         let error = Tag { kind: TagType::ServiceNameError, value: b"" };
-                        (0, DiscoveryRepr::new(Code::Pads, 0).tag(Tag::service_name(service.unwrap_or_default())).tag(error))
+                        (
+                            0,
+                            DiscoveryRepr::new(Code::Pads, 0)
+                                .tag(Tag::service_name(service.unwrap_or_default()))
+                                .tag(error),
+                        )
                     };
                     if let Some(h) = host_uniq {
                         pads = pads.tag(Tag::host_uniq(h));
@@ -393,7 +437,11 @@ mod test {
     fn server(mac: u8, service: &[u8], session: u16) -> PppoeEnd {
         let link = PppLink::new(
             LcpOptions::new(1492, 0x1000 + u32::from(mac), Some(Auth::Chap), None),
-            IpcpOptions { local: Ipv4Addr::new(192, 0, 2, mac), assign: Some(Ipv4Addr::new(192, 0, 2, 100)), peer: None },
+            IpcpOptions {
+                local: Ipv4Addr::new(192, 0, 2, mac),
+                assign: Some(Ipv4Addr::new(192, 0, 2, 100)),
+                peer: None,
+            },
             Some(Authenticator::chap(b"ac", b"pw", [mac; 16], 1)),
             None,
         );

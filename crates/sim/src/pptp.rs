@@ -90,7 +90,10 @@ pub enum CallState {
     Idle,
     /// PNS: OCRQ sent.
     WaitReply,
-    Established { peer_call_id: u16, peer_window: u16 },
+    Established {
+        peer_call_id: u16,
+        peer_window: u16,
+    },
     Cleared,
 }
 
@@ -132,7 +135,13 @@ pub struct Control {
 fn start_control(host: &[u8]) -> StartControl {
     // RFC 2637 §2.1: framing and bearer capabilities as pptp-linux and Windows send
     // them (synchronous framing, analog access); Maximum Channels 0 from a PNS.
-    StartControl::request(pptp::FRAMING_ASYNC | pptp::FRAMING_SYNC, pptp::BEARER_ANALOG | pptp::BEARER_DIGITAL, 1, host, b"qoslab")
+    StartControl::request(
+        pptp::FRAMING_ASYNC | pptp::FRAMING_SYNC,
+        pptp::BEARER_ANALOG | pptp::BEARER_DIGITAL,
+        1,
+        host,
+        b"qoslab",
+    )
 }
 
 impl Control {
@@ -186,7 +195,9 @@ impl Control {
                 Some(self.close_with("control connection not established within 60 s (RFC 2637 §3.1.4)"))
             }
             ControlState::Established => match self.echo {
-                Some((_, deadline)) if deadline <= now => Some(self.close_with("no Echo-Reply within 60 s (RFC 2637 §3.1.4)")),
+                Some((_, deadline)) if deadline <= now => {
+                    Some(self.close_with("no Echo-Reply within 60 s (RFC 2637 §3.1.4)"))
+                }
                 None if self.last_rx + KEEPALIVE_NS <= now => {
                     let identifier = self.next_echo;
                     self.next_echo = self.next_echo.wrapping_add(1);
@@ -225,7 +236,10 @@ impl Control {
         self.last_rx = now;
         match (self.role, &self.state, repr) {
             (_, _, Repr::EchoRequest { identifier }) => {
-                self.send(Repr::EchoReply { identifier, result_code: result::ok::OK, error_code: ErrorCode::None }, out);
+                self.send(
+                    Repr::EchoReply { identifier, result_code: result::ok::OK, error_code: ErrorCode::None },
+                    out,
+                );
                 None
             }
             (_, _, Repr::EchoReply { identifier, .. }) => {
@@ -253,7 +267,9 @@ impl Control {
             }
             (Role::Pns, ControlState::WaitCtlReply, Repr::StartControlConnectionReply(rep)) => {
                 if rep.result_code != result::start::SUCCESS {
-                    return Some(self.close_with(&format!("Start-Control-Connection-Reply result {}", rep.result_code)));
+                    return Some(
+                        self.close_with(&format!("Start-Control-Connection-Reply result {}", rep.result_code)),
+                    );
                 }
                 self.state = ControlState::Established;
                 let serial = self.call_serial;
@@ -297,7 +313,9 @@ impl Control {
                 self.call = CallState::Established { peer_call_id: req.call_id, peer_window: req.recv_window.max(1) };
                 Some(Event::CallUp { peer_call_id: req.call_id, peer_window: req.recv_window.max(1) })
             }
-            (Role::Pns, ControlState::Established, Repr::OutgoingCallReply(rep)) if rep.peer_call_id == self.call_id => {
+            (Role::Pns, ControlState::Established, Repr::OutgoingCallReply(rep))
+                if rep.peer_call_id == self.call_id =>
+            {
                 if rep.result_code != result::outgoing::CONNECTED {
                     self.call = CallState::Cleared;
                     return Some(Event::CallDown(format!("Outgoing-Call-Reply result {}", rep.result_code)));
@@ -322,7 +340,8 @@ impl Control {
                 Some(Event::CallDown("Call-Clear-Request from the PNS".into()))
             }
             (Role::Pns, _, Repr::CallDisconnectNotify(cdn)) => {
-                let ours = matches!(self.call, CallState::Established { peer_call_id, .. } if peer_call_id == cdn.call_id);
+                let ours =
+                    matches!(self.call, CallState::Established { peer_call_id, .. } if peer_call_id == cdn.call_id);
                 if !ours {
                     return None;
                 }
@@ -330,10 +349,15 @@ impl Control {
                 Some(Event::CallDown(format!("Call-Disconnect-Notify result {}", cdn.result_code)))
             }
             (_, _, Repr::StopControlConnectionRequest { .. }) => {
-                self.send(Repr::StopControlConnectionReply { result_code: result::ok::OK, error_code: ErrorCode::None }, out);
+                self.send(
+                    Repr::StopControlConnectionReply { result_code: result::ok::OK, error_code: ErrorCode::None },
+                    out,
+                );
                 Some(self.close_with("the peer stopped the control connection"))
             }
-            (_, ControlState::WaitStopReply, Repr::StopControlConnectionReply { .. }) => Some(self.close_with("stopped")),
+            (_, ControlState::WaitStopReply, Repr::StopControlConnectionReply { .. }) => {
+                Some(self.close_with("stopped"))
+            }
             // Set-Link-Info, WAN-Error-Notify and anything out of place: nothing to do
             // (RFC 2637 §2.14-§2.15 are informational for a PNS).
             _ => None,
@@ -663,10 +687,16 @@ impl PptpEnd {
 
     pub fn poll_at(&self) -> Option<u64> {
         let start = (!self.started).then_some(0);
-        [start, self.tcp.poll_at(), self.control.poll_at(), self.gre.as_ref().and_then(Gre::poll_at), self.gre.as_ref().and_then(|_| self.link.poll_at())]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            start,
+            self.tcp.poll_at(),
+            self.control.poll_at(),
+            self.gre.as_ref().and_then(Gre::poll_at),
+            self.gre.as_ref().and_then(|_| self.link.poll_at()),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     pub fn on_timer(&mut self, now: u64, out: &mut Datagrams) {
@@ -804,7 +834,11 @@ impl PptpEnd {
         let (protocol, info) = parse_ppp_frame(&frame).ok_or("malformed PPP frame in GRE")?;
         if protocol == Protocol::Ipv4 {
             // RFC 1332 §2: no IP before IPCP is Opened.
-            return if self.link.is_ip_up() { Ok(Some(info.to_vec())) } else { Err("IPv4 in PPTP before IPCP opened".into()) };
+            return if self.link.is_ip_up() {
+                Ok(Some(info.to_vec()))
+            } else {
+                Err("IPv4 in PPTP before IPCP opened".into())
+            };
         }
         let mut ppp = PppOut::new();
         self.link.input(now, protocol, info, &mut ppp);
@@ -817,7 +851,9 @@ impl PptpEnd {
         if !self.is_up() {
             return Err(match &self.failure {
                 Some(why) => format!("PPTP tunnel down: {why}"),
-                None => "PPTP tunnel not up yet (control connection, call, LCP, authentication or IPCP under way)".into(),
+                None => {
+                    "PPTP tunnel not up yet (control connection, call, LCP, authentication or IPCP under way)".into()
+                }
             });
         }
         let frame = ppp_frame(Protocol::Ipv4, packet, self.link.lcp.options.peer_pfc, self.link.lcp.options.peer_acfc);
@@ -889,15 +925,26 @@ mod test {
         let types: Vec<_> = pns.log.iter().map(|&(sent, t)| (sent, t)).collect();
         assert_eq!(
             types,
-            [(true, T::StartControlConnectionRequest), (false, T::StartControlConnectionReply), (true, T::OutgoingCallRequest), (false, T::OutgoingCallReply)]
+            [
+                (true, T::StartControlConnectionRequest),
+                (false, T::StartControlConnectionReply),
+                (true, T::OutgoingCallRequest),
+                (false, T::OutgoingCallReply)
+            ]
         );
 
         // Hang-up: CCRQ and StopCCRQ from the PNS; CDN and StopCCRP from the PAC.
         let mut out = Vec::new();
         pns.close(&mut out);
-        assert_eq!(out.iter().map(Repr::control_type).collect::<Vec<_>>(), [T::CallClearRequest, T::StopControlConnectionRequest]);
+        assert_eq!(
+            out.iter().map(Repr::control_type).collect::<Vec<_>>(),
+            [T::CallClearRequest, T::StopControlConnectionRequest]
+        );
         let (answers, ev) = deliver(4, out, &mut pac);
-        assert_eq!(answers.iter().map(Repr::control_type).collect::<Vec<_>>(), [T::CallDisconnectNotify, T::StopControlConnectionReply]);
+        assert_eq!(
+            answers.iter().map(Repr::control_type).collect::<Vec<_>>(),
+            [T::CallDisconnectNotify, T::StopControlConnectionReply]
+        );
         assert!(matches!(ev[..], [Event::CallDown(_), Event::Closed(_)]));
         let (_, ev) = deliver(5, answers, &mut pns);
         assert!(matches!(ev[..], [Event::CallDown(_), Event::Closed(_)]));
@@ -960,7 +1007,10 @@ mod test {
         }
         assert_eq!(out.len(), 4);
         let first = data(&out[0]);
-        assert_eq!((first.call_id(), first.sequence, first.ack, first.payload_length()), (Some(0x20), Some(0), None, Some(2)));
+        assert_eq!(
+            (first.call_id(), first.sequence, first.ack, first.payload_length()),
+            (Some(0x20), Some(0), None, Some(2))
+        );
         assert_eq!(out.iter().map(|p| data(p).sequence.unwrap()).collect::<Vec<_>>(), [0, 1, 2, 3]);
         // An acknowledgment alone of packet 3 (all four, §4.2.5), 10 ms later: a
         // window's worth, so the window opens to 5 (§4.2.3) and five more go.
@@ -1039,17 +1089,37 @@ mod test {
         client_link.set_peer_challenge([7; 16]);
         let server_link = PppLink::new(
             LcpOptions::new(1400, 0x2222, Some(Auth::MsChapV2), None),
-            IpcpOptions { local: Ipv4Addr::new(192, 168, 9, 1), assign: Some(Ipv4Addr::new(192, 168, 9, 2)), peer: None },
+            IpcpOptions {
+                local: Ipv4Addr::new(192, 168, 9, 1),
+                assign: Some(Ipv4Addr::new(192, 168, 9, 2)),
+                peer: None,
+            },
             Some(Authenticator::mschapv2(b"pptpd", b"s3cret", [9; 16], 1)),
             None,
         );
         (
             PptpEnd::new(
-                Params { role: Role::Pns, local: pns_ip, remote: pac_ip, local_port: 40_000, call_id: 0x0100, recv_window: 64, host_name: b"pns".to_vec() },
+                Params {
+                    role: Role::Pns,
+                    local: pns_ip,
+                    remote: pac_ip,
+                    local_port: 40_000,
+                    call_id: 0x0100,
+                    recv_window: 64,
+                    host_name: b"pns".to_vec(),
+                },
                 client_link,
             ),
             PptpEnd::new(
-                Params { role: Role::Pac, local: pac_ip, remote: pns_ip, local_port: 0, call_id: 0x0200, recv_window: 64, host_name: b"pac".to_vec() },
+                Params {
+                    role: Role::Pac,
+                    local: pac_ip,
+                    remote: pns_ip,
+                    local_port: 0,
+                    call_id: 0x0200,
+                    recv_window: 64,
+                    host_name: b"pac".to_vec(),
+                },
                 server_link,
             ),
         )
@@ -1107,7 +1177,9 @@ mod test {
         let first_gre = log.iter().position(|(_, p, _)| *p == IpProtocol::Gre).unwrap();
         let last_control = log
             .iter()
-            .rposition(|(_, p, b)| *p == IpProtocol::Tcp && !tcp::Packet::new_checked(&b[..]).unwrap().payload().is_empty())
+            .rposition(|(_, p, b)| {
+                *p == IpProtocol::Tcp && !tcp::Packet::new_checked(&b[..]).unwrap().payload().is_empty()
+            })
             .unwrap();
         assert!(last_control < first_gre, "control exchange (SCCRQ..OCRP) before data");
         // The PPP link negotiated inside GRE: LCP (with PFC/ACFC), MS-CHAPv2 (c223,
@@ -1141,7 +1213,12 @@ mod test {
         let types: Vec<_> = pns.control.log.iter().map(|&(sent, t)| (sent, t)).collect();
         assert_eq!(
             types[..4],
-            [(true, T::StartControlConnectionRequest), (false, T::StartControlConnectionReply), (true, T::OutgoingCallRequest), (false, T::OutgoingCallReply)]
+            [
+                (true, T::StartControlConnectionRequest),
+                (false, T::StartControlConnectionReply),
+                (true, T::OutgoingCallRequest),
+                (false, T::OutgoingCallReply)
+            ]
         );
     }
 

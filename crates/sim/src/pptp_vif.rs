@@ -113,8 +113,15 @@ impl Node {
                 recv_window: c.recv_window.max(1),
                 host_name: config.name.as_bytes().to_vec(),
             };
-            let iface = Iface { name: c.name.clone(), mac: Mac([0; 6]), addr: Some((c.ppp_local, 32)), mtu: usize::from(c.mtu), resolve: false };
-            let index = self.ip.add_point_to_point(iface, &c.routes, true).map_err(|e| format!("node {}: {e}", config.name))?;
+            let iface = Iface {
+                name: c.name.clone(),
+                mac: Mac([0; 6]),
+                addr: Some((c.ppp_local, 32)),
+                mtu: usize::from(c.mtu),
+                resolve: false,
+            };
+            let index =
+                self.ip.add_point_to_point(iface, &c.routes, true).map_err(|e| format!("node {}: {e}", config.name))?;
             self.vifs.by_iface_insert(index, Vif::Pptp(k));
             let v = &mut self.vifs.pptp;
             v.ends.push(PptpEnd::new(params, link));
@@ -151,7 +158,8 @@ impl Node {
         let (packets, bytes) = self.pptp_work(k);
         // A call that came up in this step starts its counters at zero.
         let (p0, b0) = if packets >= before.0 { before } else { (0, 0) };
-        (packets - p0) as f64 * self.cycles.per_pptp_packet as f64 + (bytes.saturating_sub(b0)) as f64 * self.cycles.per_byte_pptp
+        (packets - p0) as f64 * self.cycles.per_pptp_packet as f64
+            + (bytes.saturating_sub(b0)) as f64 * self.cycles.per_byte_pptp
     }
 
     /// When the PPTP ends next need waking.
@@ -200,7 +208,10 @@ impl Node {
             IpProtocol::Tcp => {
                 let Ok(segment) = tcp::Packet::new_checked(ip.payload()) else { return false };
                 let (sport, dport) = (segment.src_port(), segment.dst_port());
-                let Some(k) = self.vifs.pptp.ends.iter().position(|e| mine(e) && e.claims_tcp(src, sport, dport)) else { return false };
+                let Some(k) = self.vifs.pptp.ends.iter().position(|e| mine(e) && e.claims_tcp(src, sport, dport))
+                else {
+                    return false;
+                };
                 let Ok(repr) = tcp::Repr::parse(&segment, &src, &dst) else {
                     fx.drops.push((None, "TCP checksum error".into(), Some(packet.to_vec())));
                     return true;
@@ -213,7 +224,10 @@ impl Node {
             }
             IpProtocol::Gre => {
                 let call = wire::gre::Packet::new_checked(ip.payload()).ok().and_then(|g| g.key_call_id());
-                let Some(k) = self.vifs.pptp.ends.iter().position(|e| mine(e) && call == Some(e.control.call_id)) else { return false };
+                let Some(k) = self.vifs.pptp.ends.iter().position(|e| mine(e) && call == Some(e.control.call_id))
+                else {
+                    return false;
+                };
                 let before = self.pptp_work(k);
                 let mut out = Datagrams::new();
                 let delivered = self.vifs.pptp.ends[k].input_gre(now, ip.payload(), &mut out);
@@ -225,7 +239,12 @@ impl Node {
                     Ok(Some(inner)) => {
                         let iface = self.vifs.pptp.iface[k];
                         let mut outs = Vec::new();
-                        self.ip.input(now, iface, ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &inner), &mut outs);
+                        self.ip.input(
+                            now,
+                            iface,
+                            ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &inner),
+                            &mut outs,
+                        );
                         fx.cycles += self.forwarding_cycles();
                         self.apply(now, outs, fx);
                     }

@@ -381,7 +381,11 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                         dup_acks: t.client.dup_acks,
                         tlp_probes: t.client.tlp_probes,
                         rack_lost: t.client.rack_lost,
-                        hystart_exit: t.hystart_exit.map(|e| HyStartExit { time_ns: e.at, cwnd_bytes: e.cwnd, reason: e.reason }),
+                        hystart_exit: t.hystart_exit.map(|e| HyStartExit {
+                            time_ns: e.at,
+                            cwnd_bytes: e.cwnd,
+                            reason: e.reason,
+                        }),
                         intervals: std::mem::take(&mut t.intervals),
                         trace: t.trace.take(),
                         window: t.window,
@@ -416,7 +420,11 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                 first_rx_ns: s.first_rx_ns,
                 last_rx_ns: s.last_rx_ns,
                 receive_interval_ns: interval_ns,
-                throughput_bps: if interval_ns > 0 { s.bytes_received as f64 * 8.0 * 1e9 / interval_ns as f64 } else { 0.0 },
+                throughput_bps: if interval_ns > 0 {
+                    s.bytes_received as f64 * 8.0 * 1e9 / interval_ns as f64
+                } else {
+                    0.0
+                },
                 latency_ns: s.latency.summary(),
                 jitter_ns: s.jitter.value(),
                 rtt_ns: s.rtt_ns.clone(),
@@ -481,12 +489,20 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     .ip
                     .arp_table(now)
                     .into_iter()
-                    .map(|(ip, mac, iface)| TableEntry { ip: ip.to_string(), mac: mac.to_string(), port: iface_name(iface) })
+                    .map(|(ip, mac, iface)| TableEntry {
+                        ip: ip.to_string(),
+                        mac: mac.to_string(),
+                        port: iface_name(iface),
+                    })
                     .collect(),
                 l3f_table: n
                     .l3f_table(now)
                     .into_iter()
-                    .map(|(ip, mac, port)| TableEntry { ip: ip.to_string(), mac: mac.to_string(), port: n.port_name(port).to_string() })
+                    .map(|(ip, mac, port)| TableEntry {
+                        ip: ip.to_string(),
+                        mac: mac.to_string(),
+                        port: n.port_name(port).to_string(),
+                    })
                     .collect(),
                 bridge_table: n
                     .bridge_table(now)
@@ -495,7 +511,8 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     .collect(),
                 drops: inputs.drop_counts[i].clone(),
                 ipsec: {
-                    let order = |r: &crate::ipsec::SaReport| inputs.config.nodes[i].ipsec.iter().position(|c| c.name == r.name);
+                    let order =
+                        |r: &crate::ipsec::SaReport| inputs.config.nodes[i].ipsec.iter().position(|c| c.name == r.name);
                     let mut reports = n.ip.sa_reports();
                     reports.sort_by_key(order);
                     reports
@@ -519,7 +536,18 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
             summary: d.summary.clone(),
         })
         .collect();
-    Results { sim_time_ns: now, events: inputs.events, flows, links, nodes, drop_log, adaptive: Vec::new(), captures: Vec::new(), capture: None, atm: None }
+    Results {
+        sim_time_ns: now,
+        events: inputs.events,
+        flows,
+        links,
+        nodes,
+        drop_log,
+        adaptive: Vec::new(),
+        captures: Vec::new(),
+        capture: None,
+        atm: None,
+    }
 }
 
 fn is_zero(n: &u64) -> bool {

@@ -582,7 +582,10 @@ mod test {
         // flags; ACFC and PFC save 2 + 1; FCS-32 adds 2.
         let ppp_frame_2 = [&[0x00, 0x21][..], &[0x45; 20][..]].concat();
         let ppp_frame_1 = [&[0x21][..], &[0x45; 20][..]].concat();
-        let sync = |acfc: bool, fcs: hdlc::Fcs| Framing::PppSync { hdlc: hdlc::Config { acfc, fcs, ..Default::default() }, pfc: false };
+        let sync = |acfc: bool, fcs: hdlc::Fcs| Framing::PppSync {
+            hdlc: hdlc::Config { acfc, fcs, ..Default::default() },
+            pfc: false,
+        };
         assert_eq!(sync(false, hdlc::Fcs::Fcs16).line_octets(&ppp_frame_2), 28);
         assert_eq!(sync(true, hdlc::Fcs::Fcs16).line_octets(&ppp_frame_1), 25);
         assert_eq!(sync(false, hdlc::Fcs::Fcs32).line_octets(&ppp_frame_2), 30);
@@ -609,7 +612,8 @@ mod test {
 
     #[test]
     fn cslip_empty_datagram_does_not_panic() {
-        let mut line = SerialLine::new(SerialConfig { framing: Framing::cslip_default(), ..SerialConfig::new(9600) }).unwrap();
+        let mut line =
+            SerialLine::new(SerialConfig { framing: Framing::cslip_default(), ..SerialConfig::new(9600) }).unwrap();
         line.enqueue(0, Vec::new()).unwrap();
         let (frame, ns) = line.start_next(0).unwrap();
         assert!(frame.is_empty());

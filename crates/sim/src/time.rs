@@ -102,10 +102,7 @@ impl Duration {
     /// out-of-range value.
     pub fn from_secs_f64(secs: f64) -> Duration {
         let ns = (secs * NANOS_PER_SEC as f64).round();
-        assert!(
-            ns >= 0.0 && ns <= u64::MAX as f64,
-            "duration of {secs} s is not representable in u64 nanoseconds"
-        );
+        assert!(ns >= 0.0 && ns <= u64::MAX as f64, "duration of {secs} s is not representable in u64 nanoseconds");
         Duration(ns as u64)
     }
     pub const fn as_nanos(self) -> u64 {

@@ -45,7 +45,8 @@ use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::linkarq;
 
 use crate::adaptive::{
-    Action, ArqConfig, ArqCounters, Channel, ChannelChooser, ChooserConfig, DeliveryRatio, LinkArq, RatioConfig, RxVerdict,
+    Action, ArqConfig, ArqCounters, Channel, ChannelChooser, ChooserConfig, DeliveryRatio, LinkArq, RatioConfig,
+    RxVerdict,
 };
 use crate::engine::EventId;
 use crate::ip::ethernet_frame;
@@ -270,7 +271,12 @@ impl Upstream {
     /// `node_mac` and `peer_mac` are the two routers' radio MACs.
     pub fn new(config: AdaptiveConfig, node_mac: Mac, peer_mac: Mac, modem_link: u32, modem_end: u8) -> Upstream {
         let ratio = RatioConfig { window: config.ratio_window, min_samples: config.ratio_min_samples };
-        let chooser = ChooserConfig { low: config.low, high: config.high, probe_interval_ns: config.probe_interval_ns, initial: Channel::Radio };
+        let chooser = ChooserConfig {
+            low: config.low,
+            high: config.high,
+            probe_interval_ns: config.probe_interval_ns,
+            initial: Channel::Radio,
+        };
         Upstream {
             sender: LinkArq::new(config.arq()),
             receiver: LinkArq::new(config.arq()),
@@ -335,7 +341,12 @@ impl Upstream {
     }
 
     fn radio_tx(&self, kind: linkarq::Kind, seq: u32, payload: &[u8]) -> Tx {
-        Tx { node: self.config.node, port: self.config.radio_port, frame: self.radio_frame(kind, seq, payload, false), priority: false }
+        Tx {
+            node: self.config.node,
+            port: self.config.radio_port,
+            frame: self.radio_frame(kind, seq, payload, false),
+            priority: false,
+        }
     }
 
     /// The sender's stack sent `frame` (claimed by [`Self::claims`]): where it goes now.
@@ -424,10 +435,16 @@ impl Upstream {
                 let verdict = self.receiver.on_frame(now, repr.sequence);
                 if let Some(ack) = verdict.ack() {
                     let frame = self.radio_frame(linkarq::Kind::Ack, ack.seq, &[], true);
-                    result.tx.push(Tx { node: self.config.peer, port: self.config.peer_radio_port, frame, priority: true });
+                    result.tx.push(Tx {
+                        node: self.config.peer,
+                        port: self.config.peer_radio_port,
+                        frame,
+                        priority: true,
+                    });
                 }
                 if matches!(verdict, RxVerdict::Deliver(_)) && repr.kind == linkarq::Kind::Data {
-                    result.deliver = Some(ethernet_frame(self.node_mac, self.peer_mac, EtherType::Ipv4, packet.payload()));
+                    result.deliver =
+                        Some(ethernet_frame(self.node_mac, self.peer_mac, EtherType::Ipv4, packet.payload()));
                 }
             }
             linkarq::Kind::Ack if node == self.config.node => {
@@ -467,7 +484,12 @@ impl Upstream {
             });
         }
         if switched.is_some() || now >= self.next_sample_ns {
-            self.samples.push(RatioSample { time_ns: now, radio_ratio: radio, modem_ratio: modem, channel: channel_name(self.chooser.channel()) });
+            self.samples.push(RatioSample {
+                time_ns: now,
+                radio_ratio: radio,
+                modem_ratio: modem,
+                channel: channel_name(self.chooser.channel()),
+            });
             self.next_sample_ns = now.saturating_add(self.config.sample_interval_ns);
         }
     }

@@ -119,11 +119,20 @@ impl Node {
             let end = OpenVpnEnd::new(c).map_err(fail)?;
             match c.dev.as_str() {
                 "tap" => {
-                    let port = c.port.filter(|&p| usize::from(p) < self.port_names.len()).ok_or_else(|| fail("a TAP end needs one of the node's ports".into()))?;
+                    let port = c
+                        .port
+                        .filter(|&p| usize::from(p) < self.port_names.len())
+                        .ok_or_else(|| fail("a TAP end needs one of the node's ports".into()))?;
                     self.vifs.tap_of_port.insert(port, k);
                 }
                 "tun" => {
-                    let iface = Iface { name: c.name.clone(), mac: Mac([0; 6]), addr: None, mtu: usize::from(c.mtu), resolve: false };
+                    let iface = Iface {
+                        name: c.name.clone(),
+                        mac: Mac([0; 6]),
+                        addr: None,
+                        mtu: usize::from(c.mtu),
+                        resolve: false,
+                    };
                     let index = self.ip.add_point_to_point(iface, &c.protects, true).map_err(fail)?;
                     self.vifs.by_iface.insert(index, Vif::Tun(k));
                     self.vifs.tun_iface.insert(k, index);
@@ -139,7 +148,10 @@ impl Node {
                 return Err(fail(format!("no port {}", c.port)));
             }
             if self.port_use[port] == PortUse::Bridged {
-                return Err(fail(format!("port {} is a bridge member: PPPoE runs on a routed port or a TAP port", self.port_names[port])));
+                return Err(fail(format!(
+                    "port {} is a bridge member: PPPoE runs on a routed port or a TAP port",
+                    self.port_names[port]
+                )));
             }
             let auth = match c.auth.as_str() {
                 "chap" => Auth::Chap,
@@ -185,8 +197,12 @@ impl Node {
             } else {
                 PppoeEnd::client(mac, c.service_name.as_bytes(), &(k as u32 + 1).to_be_bytes(), link)
             };
-            let iface = Iface { name: c.name.clone(), mac, addr: Some((c.local, 32)), mtu: usize::from(c.mtu), resolve: false };
-            let index = self.ip.add_point_to_point(iface, &c.routes, false).map_err(|e| format!("node {}: {e}", config.name))?;
+            let iface =
+                Iface { name: c.name.clone(), mac, addr: Some((c.local, 32)), mtu: usize::from(c.mtu), resolve: false };
+            let index = self
+                .ip
+                .add_point_to_point(iface, &c.routes, false)
+                .map_err(|e| format!("node {}: {e}", config.name))?;
             self.vifs.by_iface.insert(index, Vif::Ppp(k));
             self.vifs.pppoe.push(end);
             self.vifs.pppoe_port.push(c.port);
@@ -225,7 +241,11 @@ impl Node {
     #[inline(never)]
     fn vif_poll_at(&self, at: Option<u64>) -> Option<u64> {
         let start = (!self.vifs.started && self.vifs.pppoe.iter().any(|e| !e.server)).then_some(0);
-        [at, start, self.pptp_poll_at(), self.openvpn_poll_at()].into_iter().chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at)).flatten().min()
+        [at, start, self.pptp_poll_at(), self.openvpn_poll_at()]
+            .into_iter()
+            .chain(self.vifs.pppoe.iter().map(PppoeEnd::poll_at))
+            .flatten()
+            .min()
     }
 
     /// Handles the timers due at `now` (ARP, reassembly, PPPoE and PPP) outside a CPU job.
@@ -297,7 +317,11 @@ impl Node {
             Vif::Pptp(k) => self.pptp_send(now, k, packet, fx),
             Vif::Ppp(k) => match self.vifs.pppoe[k].send_ipv4(packet) {
                 Ok(f) => self.pppoe_emit(now, k, vec![f], fx),
-                Err(reason) => fx.drops.push((None, format!("{}: {reason}", self.ip.ifaces[self.vifs.pppoe_iface[k]].name), Some(packet.to_vec()))),
+                Err(reason) => fx.drops.push((
+                    None,
+                    format!("{}: {reason}", self.ip.ifaces[self.vifs.pppoe_iface[k]].name),
+                    Some(packet.to_vec()),
+                )),
             },
         }
     }
@@ -316,7 +340,11 @@ impl Node {
             let mut segments = Vec::new();
             for p in packets {
                 if let Err(reason) = stream.send(now, &p, &mut segments) {
-                    fx.drops.push((None, format!("{}: {reason}", self.vifs.openvpn[k].config.name), Some(payload.to_vec())));
+                    fx.drops.push((
+                        None,
+                        format!("{}: {reason}", self.vifs.openvpn[k].config.name),
+                        Some(payload.to_vec()),
+                    ));
                     break;
                 }
             }
@@ -376,7 +404,11 @@ impl Node {
         let Ok(ip) = ipv4::Packet::new_checked(packet) else { return false };
         let Ok(segment) = tcp::Packet::new_checked(ip.payload()) else { return false };
         let (src, dst, sport, dport) = (ip.src_addr(), ip.dst_addr(), segment.src_port(), segment.dst_port());
-        let Some(k) = self.vifs.openvpn.iter().position(|e| e.stream.as_ref().is_some_and(|s| s.claims(src, sport, dst, dport))) else { return false };
+        let Some(k) =
+            self.vifs.openvpn.iter().position(|e| e.stream.as_ref().is_some_and(|s| s.claims(src, sport, dst, dport)))
+        else {
+            return false;
+        };
         let Ok(repr) = tcp::Repr::parse(&segment, &src, &dst) else {
             fx.drops.push((None, "TCP checksum error".into(), Some(packet.to_vec())));
             return true;
@@ -399,7 +431,8 @@ impl Node {
     fn openvpn_cycles(&self, k: usize, before: crate::openvpn::Counters) -> f64 {
         let after = self.vifs.openvpn[k].counters;
         let packets = (after.sealed - before.sealed) + (after.opened - before.opened);
-        packets as f64 * self.cycles.per_openvpn_packet as f64 + (after.bytes - before.bytes) as f64 * self.cycles.per_byte_openvpn
+        packets as f64 * self.cycles.per_openvpn_packet as f64
+            + (after.bytes - before.bytes) as f64 * self.cycles.per_byte_openvpn
     }
 
     /// A datagram the stack delivered locally: an OpenVPN end's if it claims it (then
@@ -431,7 +464,10 @@ impl Node {
         }
         let Ok(datagram) = udp::Packet::new_checked(ip.payload()) else { return false };
         let (src, dst, sport, dport) = (ip.src_addr(), ip.dst_addr(), datagram.src_port(), datagram.dst_port());
-        let Some(k) = self.vifs.openvpn.iter().position(|e| e.stream.is_none() && e.claims(src, sport, dst, dport)) else { return false };
+        let Some(k) = self.vifs.openvpn.iter().position(|e| e.stream.is_none() && e.claims(src, sport, dst, dport))
+        else {
+            return false;
+        };
         self.openvpn_open(now, k, datagram.payload(), Some(packet), fx);
         true
     }
@@ -453,7 +489,12 @@ impl Node {
                     self.port_input(now, port, inner, fx);
                 } else if let Some(&iface) = self.vifs.tun_iface.get(&k) {
                     let mut outs = Vec::new();
-                    self.ip.input(now, iface, ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &inner), &mut outs);
+                    self.ip.input(
+                        now,
+                        iface,
+                        ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &inner),
+                        &mut outs,
+                    );
                     fx.cycles += self.forwarding_cycles();
                     self.apply(now, outs, fx);
                 }
@@ -486,7 +527,12 @@ impl Node {
             if let Some(packet) = result.ipv4 {
                 let iface = self.vifs.pppoe_iface[k];
                 let mut outs = Vec::new();
-                self.ip.input(now, iface, ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &packet), &mut outs);
+                self.ip.input(
+                    now,
+                    iface,
+                    ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &packet),
+                    &mut outs,
+                );
                 fx.cycles += self.forwarding_cycles();
                 self.apply(now, outs, fx);
             }
@@ -497,7 +543,11 @@ impl Node {
             }
         }
         if !claimed {
-            let what = if session { "PPPoE session frame for no session of" } else { "PPPoE discovery frame for no PPPoE end on" };
+            let what = if session {
+                "PPPoE session frame for no session of"
+            } else {
+                "PPPoE discovery frame for no PPPoE end on"
+            };
             fx.drops.push((Some(port), format!("{what} {}", self.port_names[usize::from(port)]), None));
         }
     }
@@ -513,12 +563,20 @@ impl Node {
         let got = end.link.local_address();
         let want = self.vifs.pppoe_local[k];
         if got != want {
-            fx.drops.push((None, format!("IPCP gave {} the address {got}, not the configured {want}", self.ip.ifaces[self.vifs.pppoe_iface[k]].name), None));
+            fx.drops.push((
+                None,
+                format!(
+                    "IPCP gave {} the address {got}, not the configured {want}",
+                    self.ip.ifaces[self.vifs.pppoe_iface[k]].name
+                ),
+                None,
+            ));
         }
     }
 }
 
 /// Whether an Ethernet frame carries PPPoE (RFC 2516 §4: 0x8863, 0x8864).
 pub fn is_pppoe(frame: &[u8]) -> bool {
-    ethernet::Frame::new_checked(frame).is_ok_and(|f| matches!(f.ethertype(), EtherType::PppoeDiscovery | EtherType::PppoeSession))
+    ethernet::Frame::new_checked(frame)
+        .is_ok_and(|f| matches!(f.ethertype(), EtherType::PppoeDiscovery | EtherType::PppoeSession))
 }

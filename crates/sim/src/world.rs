@@ -12,31 +12,31 @@ use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
 use wire::ethernet::{self, Address as Mac};
 
 use crate::app::{Probe, Source};
-use crate::capture::{CaptureSink, Capturing};
 use crate::atm::{AtmEvent, AtmNet, AtmOut};
+use crate::capture::{CaptureSink, Capturing};
 
 #[path = "atm/world_glue.rs"]
 mod atm_glue;
 #[path = "world_census.rs"]
 mod census;
-use crate::tcp::report::{IntervalRecorder, TraceColumns};
-use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
-use crate::time::Duration;
-use crate::config::{Impairment, LossConfig};
-use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
-use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
-use crate::rng::RunSeed;
-use crate::wifi::adapter::{Adapter, CipherCost, DropReason, ForeignSource, LinkCipher, Role as WifiRole};
-use crate::wifi::bss::{AirFrame, BeaconParams, Bss, BssEvent, BssParams, FrameKind};
 use crate::config::{ConfigError, FlowConfig, LinkConfig, SimConfig};
+use crate::config::{Impairment, LossConfig};
+use crate::conservation::{FlowLedger, LineTally};
 use crate::engine::{Engine, EngineError, EventId, Reservation};
+use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
 use crate::link::EthernetLink;
 use crate::node::{Effects, Job, Node};
 use crate::results::{self, Results};
+use crate::rng::RunSeed;
+use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
 use crate::stats::{Arrival, FlowStats, Histogram};
+use crate::tcp::report::{IntervalRecorder, TraceColumns};
+use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
+use crate::time::Duration;
 use crate::time::SimTime;
 use crate::upstream::{Tx, Upstream};
-use crate::conservation::{FlowLedger, LineTally};
+use crate::wifi::adapter::{Adapter, CipherCost, DropReason, ForeignSource, LinkCipher, Role as WifiRole};
+use crate::wifi::bss::{AirFrame, BeaconParams, Bss, BssEvent, BssParams, FrameKind};
 
 /// The engine's events.
 #[derive(Debug, Clone, Copy)]
@@ -155,11 +155,19 @@ struct EchoFlow {
 /// Where a port is attached.
 #[derive(Debug, Clone, Copy)]
 enum Attachment {
-    Ethernet { link: u32, end: u8 },
+    Ethernet {
+        link: u32,
+        end: u8,
+    },
     /// Member `member` of BSS `bss` (the AP is member 0 when there is one).
-    Wifi { bss: u32, member: u16 },
+    Wifi {
+        bss: u32,
+        member: u16,
+    },
     /// A host's ATM port: endpoint `ep` of the ATM network.
-    Atm { ep: u32 },
+    Atm {
+        ep: u32,
+    },
     /// A port of an ATM switch: cells only, the node's stack never uses it.
     AtmSwitch,
     Unattached,
@@ -170,7 +178,11 @@ enum LineKind {
     Ethernet(EthernetLink),
     /// A serial line carries IP datagrams: the world strips the Ethernet header the
     /// node's stack wrote and puts one back at the far end.
-    Serial { name: String, ends: [(u32, u16); 2], line: SerialLine },
+    Serial {
+        name: String,
+        ends: [(u32, u16); 2],
+        line: SerialLine,
+    },
 }
 
 /// What happens to one direction's frames besides being carried.
@@ -265,7 +277,11 @@ impl Line {
         let impair = &mut self.impair[from];
         if let Some(policer) = impair.policer.as_mut() {
             if !policer.conform(SimTime::from_nanos(now), len) {
-                return Some(format!("policed: over {} bit/s with a {}-byte bucket", policer.rate_bps(), policer.burst_bytes()));
+                return Some(format!(
+                    "policed: over {} bit/s with a {}-byte bucket",
+                    policer.rate_bps(),
+                    policer.burst_bytes()
+                ));
             }
         }
         match impair.shaper_queue_bytes {
@@ -346,7 +362,13 @@ impl Line {
     }
 }
 
-fn direction_impairment(config: &Impairment, seed: u64, link: usize, direction: usize, field: &str) -> Result<DirectionImpairment, RunError> {
+fn direction_impairment(
+    config: &Impairment,
+    seed: u64,
+    link: usize,
+    direction: usize,
+    field: &str,
+) -> Result<DirectionImpairment, RunError> {
     let fail = |message: String| RunError::Config(ConfigError { field: field.to_string(), message });
     let (loss, loss_text) = match config.loss {
         None => (LossModel::None, String::new()),
@@ -429,7 +451,8 @@ impl BssState {
         if dst.is_multicast() {
             return (true, true);
         }
-        let member = self.macs.iter().position(|m| *m == dst).or_else(|| self.behind.get(&dst).copied().filter(|_| self.wds));
+        let member =
+            self.macs.iter().position(|m| *m == dst).or_else(|| self.behind.get(&dst).copied().filter(|_| self.wds));
         match member {
             Some(i) if i != 0 && i != from => (true, false),
             _ => (false, true),
@@ -527,7 +550,10 @@ impl World {
         config.check().map_err(RunError::Config)?;
         let mut nodes = Vec::with_capacity(config.nodes.len());
         for (i, n) in config.nodes.iter().enumerate() {
-            nodes.push(Node::new(n).map_err(|message| RunError::Config(ConfigError { field: format!("nodes[{i}]"), message }))?);
+            nodes.push(
+                Node::new(n)
+                    .map_err(|message| RunError::Config(ConfigError { field: format!("nodes[{i}]"), message }))?,
+            );
             if let (Some((from, until)), Some(node)) = (config.cpu_window_ns, nodes.last_mut()) {
                 node.cpu.set_window(from, until);
             }
@@ -555,16 +581,37 @@ impl World {
                         direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                         direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
                     ];
-                    links.push(Line { kind: LineKind::Ethernet(ethernet), impair, in_flight: Default::default(), lazy_tx_done: [false; 2], tx_done: [None; 2], tally: Default::default() });
+                    links.push(Line {
+                        kind: LineKind::Ethernet(ethernet),
+                        impair,
+                        in_flight: Default::default(),
+                        lazy_tx_done: [false; 2],
+                        tx_done: [None; 2],
+                        tally: Default::default(),
+                    });
                 }
                 LinkConfig::Serial {
-                    name, a, b, rate_bps, format, framing, clocking, acfc, pfc, fcs_bits, compression, delay_ns, queue_frames, impair,
+                    name,
+                    a,
+                    b,
+                    rate_bps,
+                    format,
+                    framing,
+                    clocking,
+                    acfc,
+                    pfc,
+                    fcs_bits,
+                    compression,
+                    delay_ns,
+                    queue_frames,
+                    impair,
                 } => {
                     let id = links.len() as u32;
                     attachments[a.node as usize][a.port as usize] = Attachment::Ethernet { link: id, end: 0 };
                     attachments[b.node as usize][b.port as usize] = Attachment::Ethernet { link: id, end: 1 };
                     let ppp = SerialPpp { clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
-                    let line = serial_line(index, *rate_bps, format, framing, ppp, *compression, *delay_ns, *queue_frames)?;
+                    let line =
+                        serial_line(index, *rate_bps, format, framing, ppp, *compression, *delay_ns, *queue_frames)?;
                     let impair = [
                         direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                         direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
@@ -593,22 +640,50 @@ impl World {
         let mut tcp = Vec::new();
         let mut tcp_of_source = BTreeMap::new();
         for (i, flow) in config.flows.iter().enumerate() {
-            if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options, interval_ns, trace } = flow {
+            if let FlowConfig::Tcp {
+                id,
+                from,
+                to,
+                dst_port,
+                bytes,
+                start_ns,
+                stop_ns,
+                tcp: options,
+                interval_ns,
+                trace,
+            } = flow
+            {
                 let field = |f: &str| format!("flows[{i}].{f}");
-                let server_node = nodes.iter().position(|n| n.ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == *to))).ok_or_else(|| {
-                    RunError::Config(ConfigError { field: field("to"), message: format!("no node has the address {to}") })
-                })? as u32;
+                let server_node = nodes
+                    .iter()
+                    .position(|n| n.ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == *to)))
+                    .ok_or_else(|| {
+                        RunError::Config(ConfigError {
+                            field: field("to"),
+                            message: format!("no node has the address {to}"),
+                        })
+                    })? as u32;
                 let client_stack = &nodes[*from as usize].ip;
                 let (iface, _) = client_stack.route(*to).ok_or_else(|| {
-                    RunError::Config(ConfigError { field: field("to"), message: format!("node {} has no route to {to}", nodes[*from as usize].name) })
+                    RunError::Config(ConfigError {
+                        field: field("to"),
+                        message: format!("node {} has no route to {to}", nodes[*from as usize].name),
+                    })
                 })?;
                 let src = client_stack.source_address(iface).ok_or_else(|| {
-                    RunError::Config(ConfigError { field: field("from"), message: "the sending node has no IPv4 address".into() })
+                    RunError::Config(ConfigError {
+                        field: field("from"),
+                        message: "the sending node has no IPv4 address".into(),
+                    })
                 })?;
                 let mtu = client_stack.ifaces[iface].mtu as u32;
-                let tcp_config = tcp_config(options, mtu).map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
+                let tcp_config = tcp_config(options, mtu)
+                    .map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
                 if *interval_ns == Some(0) {
-                    return Err(RunError::Config(ConfigError { field: field("interval_ns"), message: "an interval of zero".into() }));
+                    return Err(RunError::Config(ConfigError {
+                        field: field("interval_ns"),
+                        message: "an interval of zero".into(),
+                    }));
                 }
                 let mut client = TcpSocket::new(tcp_config.clone());
                 if *trace {
@@ -659,7 +734,16 @@ impl World {
                 // Each echo flow its own client port, as each echo client has its socket.
                 let src_port = ECHO_CLIENT_PORT + i as u16;
                 let (stop, end) = config.window(flow);
-                echo.insert(*id, EchoFlow { from: *from, src_port, dst_port: *dst_port, forward: FlowStats::with_window(stop, end), rtt: Histogram::default() });
+                echo.insert(
+                    *id,
+                    EchoFlow {
+                        from: *from,
+                        src_port,
+                        dst_port: *dst_port,
+                        forward: FlowStats::with_window(stop, end),
+                        rtt: Histogram::default(),
+                    },
+                );
             }
         }
         let engine = Engine::with_budget(config.budget.max_events, config.budget.max_pending);
@@ -686,7 +770,10 @@ impl World {
             }
         }
         let tap_nodes = if config.capture {
-            (0..n).filter(|&i| (0..config.nodes[i].ports.len()).any(|p| nodes[i].vifs.tap(p as u16).is_some())).map(|i| i as u32).collect()
+            (0..n)
+                .filter(|&i| (0..config.nodes[i].ports.len()).any(|p| nodes[i].vifs.tap(p as u16).is_some()))
+                .map(|i| i as u32)
+                .collect()
         } else {
             Vec::new()
         };
@@ -731,7 +818,9 @@ impl World {
             .nodes
             .iter()
             .zip(&self.nodes)
-            .map(|(c, node)| (0..c.ports.len()).map(|p| format!("{}-{}", node.name, node.port_name(p as u16))).collect())
+            .map(|(c, node)| {
+                (0..c.ports.len()).map(|p| format!("{}-{}", node.name, node.port_name(p as u16))).collect()
+            })
             .collect();
         let media: Vec<String> = self.bsses.iter().map(|b| b.name.clone()).collect();
         self.capture = Some(Capturing::new(sink, &ports, &media).map_err(RunError::Capture)?);
@@ -824,7 +913,11 @@ impl World {
                     impair.lost += 1;
                     l.tally[from as usize].dropped += 1;
                     let reason = format!("lost on link {} ({})", l.name(), l.impair[from as usize].loss_text);
-                    let summary = if matches!(l.kind, LineKind::Serial { .. }) { Some(frame) } else { frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec) };
+                    let summary = if matches!(l.kind, LineKind::Serial { .. }) {
+                        Some(frame)
+                    } else {
+                        frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec)
+                    };
                     l.lost(from as usize);
                     self.record_drop(now, node, Some(port), reason, summary.as_deref());
                     return Ok(());
@@ -906,7 +999,8 @@ impl World {
             }
             Event::Atm(e) => self.atm_event(now, e)?,
             Event::WifiArrive { bss } => {
-                let (_, to, from, mpdu) = self.bsses[bss as usize].in_flight.pop_front().expect("a frame in flight on the air");
+                let (_, to, from, mpdu) =
+                    self.bsses[bss as usize].in_flight.pop_front().expect("a frame in flight on the air");
                 self.wifi_arrive(now, bss, to, from, mpdu)?;
             }
         }
@@ -933,7 +1027,9 @@ impl World {
                 // Logged as before; the flows are charged what the MPDU carried, unless
                 // the receiver had it (only its acknowledgements were lost).
                 let open = state.adapters[member].cipher.unprotect(&mpdu).map(|(open, _)| open).ok();
-                let carried = (!delivered).then(|| open.as_deref().unwrap_or(&mpdu)).filter(|m| !crate::conservation::is_link_arq(m));
+                let carried = (!delivered)
+                    .then(|| open.as_deref().unwrap_or(&mpdu))
+                    .filter(|m| !crate::conservation::is_link_arq(m));
                 self.record_drop_of(now, node, Some(port), reason.to_string(), None, carried);
             }
             BssEvent::TxDone { member, .. } => {
@@ -966,7 +1062,11 @@ impl World {
                                 }
                             }
                         }
-                        let (relay, up) = if state.has_ap && to == 0 { state.relay_within_bss(from, &converted.frame) } else { (false, true) };
+                        let (relay, up) = if state.has_ap && to == 0 {
+                            state.relay_within_bss(from, &converted.frame)
+                        } else {
+                            (false, true)
+                        };
                         if relay {
                             // The AP's distribution function: a frame from one of its stations for
                             // another (or for all) goes back out into the BSS, From DS (IEEE
@@ -1012,7 +1112,15 @@ impl World {
 
     /// An Ethernet frame leaves a node through its 802.11 port.
     /// `at` is the port's (BSS, member); `priority` puts the frame ahead of the waiting ones.
-    fn transmit_wifi(&mut self, now: u64, node: u32, port: u16, at: (u32, u16), frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
+    fn transmit_wifi(
+        &mut self,
+        now: u64,
+        node: u32,
+        port: u16,
+        at: (u32, u16),
+        frame: Vec<u8>,
+        priority: bool,
+    ) -> Result<(), RunError> {
         let (bss, member) = (at.0, at.1 as usize);
         let state = &mut self.bsses[bss as usize];
         let Ok(eth) = ethernet::Frame::new_checked(&frame[..]) else { return Ok(()) };
@@ -1052,7 +1160,11 @@ impl World {
                 return Ok(());
             }
         };
-        let queued = if priority { state.bss.enqueue_priority(now, member, converted.frame, dest) } else { state.bss.enqueue(now, member, converted.frame, dest) };
+        let queued = if priority {
+            state.bss.enqueue_priority(now, member, converted.frame, dest)
+        } else {
+            state.bss.enqueue(now, member, converted.frame, dest)
+        };
         if let Err(reason) = queued {
             let packet = frame.get(14..).map(|p| p.to_vec());
             self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
@@ -1140,7 +1252,13 @@ impl World {
         if let Err(job) = n.cpu.offer_or_return(Job::Send(fx)) {
             let Job::Send(fx) = job else { unreachable!("offered a send job") };
             for (port, frame) in fx.send {
-                self.record_drop(now, node, Some(port), "CPU queue full (sending)".into(), frame.get(ethernet::HEADER_LEN..));
+                self.record_drop(
+                    now,
+                    node,
+                    Some(port),
+                    "CPU queue full (sending)".into(),
+                    frame.get(ethernet::HEADER_LEN..),
+                );
             }
             return Ok(());
         }
@@ -1233,7 +1351,14 @@ impl World {
     }
 
     /// A frame leaves a node's port onto its link.
-    fn transmit_port(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>, priority: bool) -> Result<(), RunError> {
+    fn transmit_port(
+        &mut self,
+        now: u64,
+        node: u32,
+        port: u16,
+        frame: Vec<u8>,
+        priority: bool,
+    ) -> Result<(), RunError> {
         if let Some(c) = self.capture.as_mut() {
             c.port(node, port, now, &frame).map_err(RunError::Capture)?;
         }
@@ -1312,7 +1437,13 @@ impl World {
                                 l.finish(from as usize);
                                 l.tally[from as usize].dropped += 1;
                                 self.queued_frames -= 1;
-                                self.record_drop(now, node, Some(port), format!("frame longer than the shaper's bucket on link {name}"), frame.get(ethernet::HEADER_LEN..));
+                                self.record_drop(
+                                    now,
+                                    node,
+                                    Some(port),
+                                    format!("frame longer than the shaper's bucket on link {name}"),
+                                    frame.get(ethernet::HEADER_LEN..),
+                                );
                             }
                             return Ok(());
                         }
@@ -1434,7 +1565,10 @@ impl World {
         }
         if self.sources[source].seq == 0 && !self.tcp_of_source.contains_key(&source) {
             let (from, to) = match &self.sources[source].config {
-                FlowConfig::Udp { from, to, .. } | FlowConfig::Ping { from, to, .. } | FlowConfig::UdpEcho { from, to, .. } | FlowConfig::Tcp { from, to, .. } => (*from, *to),
+                FlowConfig::Udp { from, to, .. }
+                | FlowConfig::Ping { from, to, .. }
+                | FlowConfig::UdpEcho { from, to, .. }
+                | FlowConfig::Tcp { from, to, .. } => (*from, *to),
             };
             if !self.nodes[from as usize].route_up(to) {
                 // As for TCP below: the application starts once its PPP link is up.
@@ -1443,7 +1577,9 @@ impl World {
                         *start_ns += LINK_UP_POLL_NS;
                         *stop_ns += LINK_UP_POLL_NS;
                     }
-                    FlowConfig::Ping { start_ns, .. } | FlowConfig::UdpEcho { start_ns, .. } | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
+                    FlowConfig::Ping { start_ns, .. }
+                    | FlowConfig::UdpEcho { start_ns, .. }
+                    | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
                 }
                 // The measurement window moves with the application's start.
                 let id = self.sources[source].config.id();
@@ -1491,7 +1627,9 @@ impl World {
             f.sockets[0].send_bulk(f.bytes);
             let stop = f.stop_ns;
             if stop > now {
-                self.engine.schedule_at(SimTime::from_nanos(stop), Event::TcpTimer { flow: flow as u32, side: 2 }).map_err(budget)?;
+                self.engine
+                    .schedule_at(SimTime::from_nanos(stop), Event::TcpTimer { flow: flow as u32, side: 2 })
+                    .map_err(budget)?;
             }
             return self.tcp_dispatch(now, flow, 0);
         }
@@ -1507,7 +1645,9 @@ impl World {
         self.emit(now, source)?;
         if let Some(interval) = self.sources[source].interval_ns {
             if self.sources[source].active(now + interval) {
-                self.engine.schedule_at(SimTime::from_nanos(now + interval), Event::Send { source: source as u32 }).map_err(budget)?;
+                self.engine
+                    .schedule_at(SimTime::from_nanos(now + interval), Event::Send { source: source as u32 })
+                    .map_err(budget)?;
             }
         }
         Ok(())
@@ -1527,7 +1667,15 @@ impl World {
                 let probe = Probe { flow: id, seq, sent_ns: now };
                 let len = (payload as usize).max(crate::app::PROBE_HEADER_LEN);
                 let to = std::net::SocketAddrV4::new(to, dst_port);
-                self.nodes[node as usize].ip.send_udp_df(now, 49152, to, len, dont_fragment, |data| probe.emit(data), &mut outs);
+                self.nodes[node as usize].ip.send_udp_df(
+                    now,
+                    49152,
+                    to,
+                    len,
+                    dont_fragment,
+                    |data| probe.emit(data),
+                    &mut outs,
+                );
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
             FlowConfig::UdpEcho { id, to, dst_port, payload, .. } => {
@@ -1567,7 +1715,12 @@ impl World {
         let seq = tcp::SeqNumber::from_u32(u32::from_be_bytes([head[4], head[5], head[6], head[7]]));
         let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
             (0..2)
-                .find(|&side| f.nodes[side] == node && f.addrs[side] == src && f.ports[side] == src_port && f.peers[side] == (dst, dst_port))
+                .find(|&side| {
+                    f.nodes[side] == node
+                        && f.addrs[side] == src
+                        && f.ports[side] == src_port
+                        && f.peers[side] == (dst, dst_port)
+                })
                 .map(|side| (i, side))
         });
         let Some((flow, side)) = found else { return Ok(()) };
@@ -1631,7 +1784,10 @@ impl World {
                 }
                 if let Some(at) = at {
                     let at = at.max(now);
-                    let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::TcpTimer { flow: flow as u32, side: side as u8 }).map_err(budget)?;
+                    let id = self
+                        .engine
+                        .schedule_at(SimTime::from_nanos(at), Event::TcpTimer { flow: flow as u32, side: side as u8 })
+                        .map_err(budget)?;
                     f.timers[side] = Some((at, id));
                 }
                 Ok(())
@@ -1640,16 +1796,31 @@ impl World {
     }
 
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
-    fn tcp_send(&mut self, now: u64, flow: usize, side: usize, repr: tcp::Repr, payload: &[u8]) -> Result<(), RunError> {
+    fn tcp_send(
+        &mut self,
+        now: u64,
+        flow: usize,
+        side: usize,
+        repr: tcp::Repr,
+        payload: &[u8],
+    ) -> Result<(), RunError> {
         let f = &self.tcp[flow];
-        let frame = tcp_frame(&mut self.spare_frames, &repr, &f.addrs[side], &f.peers[side].0, tcp::Payload::Bytes(payload));
+        let frame =
+            tcp_frame(&mut self.spare_frames, &repr, &f.addrs[side], &f.peers[side].0, tcp::Payload::Bytes(payload));
         self.tcp_send_segment(now, flow, side, payload.len(), frame)
     }
 
     /// Sends one encoded TCP segment (carrying `payload_len` data octets, in `frame`
     /// after [`crate::ip::TRANSPORT_OFFSET`]) from socket `side` of flow `flow` through
     /// its node's stack.
-    fn tcp_send_segment(&mut self, now: u64, flow: usize, side: usize, payload_len: usize, frame: Vec<u8>) -> Result<(), RunError> {
+    fn tcp_send_segment(
+        &mut self,
+        now: u64,
+        flow: usize,
+        side: usize,
+        payload_len: usize,
+        frame: Vec<u8>,
+    ) -> Result<(), RunError> {
         let f = &mut self.tcp[flow];
         f.segments_sent += 1;
         if side == 0 && payload_len > 0 {
@@ -1664,7 +1835,15 @@ impl World {
     /// Sends one encoded TCP segment (in `frame` after [`crate::ip::TRANSPORT_OFFSET`])
     /// from `src` on `node` to `dst` through the node's stack.
     #[inline(always)]
-    fn tcp_send_frame(&mut self, now: u64, node: u32, src: Ipv4Addr, dst: Ipv4Addr, dont_frag: bool, frame: Vec<u8>) -> Result<(), RunError> {
+    fn tcp_send_frame(
+        &mut self,
+        now: u64,
+        node: u32,
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        dont_frag: bool,
+        frame: Vec<u8>,
+    ) -> Result<(), RunError> {
         let mut outs = std::mem::take(&mut self.scratch_outs);
         let mut fx = self.take_fx();
         let n = &mut self.nodes[node as usize];
@@ -1675,7 +1854,15 @@ impl World {
     }
 
     /// Sends a datagram the node itself makes (an echo server's reply) through its stack.
-    fn send_local(&mut self, now: u64, node: u32, src: Ipv4Addr, dst: Ipv4Addr, protocol: IpProtocol, payload: &[u8]) -> Result<(), RunError> {
+    fn send_local(
+        &mut self,
+        now: u64,
+        node: u32,
+        src: Ipv4Addr,
+        dst: Ipv4Addr,
+        protocol: IpProtocol,
+        payload: &[u8],
+    ) -> Result<(), RunError> {
         let mut outs = Vec::new();
         let n = &mut self.nodes[node as usize];
         n.ip.send_datagram(now, src, dst, protocol, payload, &mut outs);
@@ -1724,7 +1911,9 @@ impl World {
                 };
                 let from = (src, repr.src_port);
                 let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
-                    (0..2).find(|&side| f.nodes[side] == node && f.ports[side] == repr.dst_port && f.peers[side] == from).map(|side| (i, side))
+                    (0..2)
+                        .find(|&side| f.nodes[side] == node && f.ports[side] == repr.dst_port && f.peers[side] == from)
+                        .map(|side| (i, side))
                 });
                 // A SYN from an endpoint no socket knows: a NAT translated its sender. The
                 // listening receiver takes it (RFC 9293 §3.10.7.2), the flow whose sender
@@ -1732,14 +1921,24 @@ impl World {
                 // REQ-3, RFC 5382 REQ-1), and answers that endpoint from then on.
                 let found = found.or_else(|| {
                     let syn = repr.control == tcp::Control::Syn && repr.ack_number.is_none();
-                    let listening = |f: &TcpFlow| f.nodes[1] == node && f.ports[1] == repr.dst_port && f.sockets[1].state() == crate::tcp::State::Listen;
+                    let listening = |f: &TcpFlow| {
+                        f.nodes[1] == node
+                            && f.ports[1] == repr.dst_port
+                            && f.sockets[1].state() == crate::tcp::State::Listen
+                    };
                     let by_port = self.tcp.iter().position(|f| listening(f) && f.ports[0] == repr.src_port);
                     let flow = by_port.or_else(|| self.tcp.iter().position(listening)).filter(|_| syn)?;
                     self.tcp[flow].peers[1] = from;
                     Some((flow, 1))
                 });
                 let Some((flow, side)) = found else {
-                    self.record_drop(now, node, None, format!("no TCP socket for port {} (a RST would answer)", repr.dst_port), Some(packet));
+                    self.record_drop(
+                        now,
+                        node,
+                        None,
+                        format!("no TCP socket for port {} (a RST would answer)", repr.dst_port),
+                        Some(packet),
+                    );
                     return Ok(());
                 };
                 let f = &mut self.tcp[flow];
@@ -1775,14 +1974,21 @@ impl World {
             }
             IpProtocol::Icmp => {
                 if let Ok(icmp) = icmpv4::Packet::new_checked(ip.payload()) {
-                    if let Ok(icmpv4::Repr::DstUnreachable { reason: icmpv4::DstUnreachable::FragRequired, header, .. }) = icmpv4::Repr::parse(&icmp) {
+                    if let Ok(icmpv4::Repr::DstUnreachable {
+                        reason: icmpv4::DstUnreachable::FragRequired,
+                        header,
+                        ..
+                    }) = icmpv4::Repr::parse(&icmp)
+                    {
                         return self.tcp_frag_needed(now, node, header);
                     }
                     if let Ok(icmpv4::Repr::EchoReply { data, .. }) = icmpv4::Repr::parse(&icmp) {
                         if let Some(probe) = Probe::parse(data) {
                             if let Some(stats) = self.stats.get_mut(&probe.flow) {
                                 // Duplicates' round trips count, as ping's statistics take them.
-                                if stats.record_arrival(probe.seq, probe.sent_ns, now, data.len() as u64) != Arrival::Late {
+                                if stats.record_arrival(probe.seq, probe.sent_ns, now, data.len() as u64)
+                                    != Arrival::Late
+                                {
                                     stats.rtt_ns.push(now - probe.sent_ns);
                                 }
                             }
@@ -1801,7 +2007,15 @@ impl World {
 
     /// [`record_drop`](Self::record_drop) of `carried` (what was dropped, for the flows'
     /// conservation), logged with `packet` (what the log has always described).
-    fn record_drop_of(&mut self, now: u64, node: u32, port: Option<u16>, reason: String, packet: Option<&[u8]>, carried: Option<&[u8]>) {
+    fn record_drop_of(
+        &mut self,
+        now: u64,
+        node: u32,
+        port: Option<u16>,
+        reason: String,
+        packet: Option<&[u8]>,
+        carried: Option<&[u8]>,
+    ) {
         if let Some(carried) = carried {
             self.ledger_drop(&reason, carried);
         }
@@ -1881,7 +2095,12 @@ impl World {
         let adaptive = self
             .upstreams
             .iter()
-            .map(|u| u.result(self.nodes[u.config.node as usize].name.clone(), self.nodes[u.config.peer as usize].name.clone()))
+            .map(|u| {
+                u.result(
+                    self.nodes[u.config.node as usize].name.clone(),
+                    self.nodes[u.config.peer as usize].name.clone(),
+                )
+            })
             .collect();
         let mut results = results::collect(results::Inputs {
             tcp,
@@ -1917,7 +2136,13 @@ impl World {
 
 /// Builds a BSS from its configuration, and tells each member node the cipher cost of
 /// its 802.11 port.
-fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: usize, nodes: &mut [Node]) -> Result<BssState, RunError> {
+fn bss_state(
+    config: &SimConfig,
+    w: &crate::config::WifiConfig,
+    id: u32,
+    index: usize,
+    nodes: &mut [Node],
+) -> Result<BssState, RunError> {
     let field = |f: &str| format!("links[{index}].{f}");
     let members: Vec<(u32, u16)> = w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect();
     let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members.len(), w.queue_frames)
@@ -1952,7 +2177,8 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
             })),
         })
         .collect::<Result<_, _>>()?;
-    params.access = w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
+    params.access =
+        w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
     params.rts_threshold = w.rts_threshold as usize;
     params.short_retry_limit = w.retry_limit;
     params.link_acks = w.link_acks;
@@ -1962,17 +2188,26 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
         let key = message.split(':').next().filter(|k| !k.contains(' ')).unwrap_or("hears").to_string();
         RunError::Config(ConfigError { field: field(&key), message })
     })?;
-    let foreign: ForeignSource =
-        w.foreign_source.parse().map_err(|message| RunError::Config(ConfigError { field: field("foreign_source"), message }))?;
-    let cipher = LinkCipher::from_name(&w.security).map_err(|message| RunError::Config(ConfigError { field: field("security"), message }))?;
+    let foreign: ForeignSource = w
+        .foreign_source
+        .parse()
+        .map_err(|message| RunError::Config(ConfigError { field: field("foreign_source"), message }))?;
+    let cipher = LinkCipher::from_name(&w.security)
+        .map_err(|message| RunError::Config(ConfigError { field: field("security"), message }))?;
     let macs: Vec<Mac> = members.iter().map(|&(n, p)| Mac(config.nodes[n as usize].ports[p as usize].mac)).collect();
     let has_ap = w.ap.is_some();
     if let Some(channel) = w.channel.filter(|c| !(1..=14).contains(c)) {
-        return Err(RunError::Config(ConfigError { field: field("channel"), message: format!("a 2.4 GHz channel is 1 to 14, not {channel}") }));
+        return Err(RunError::Config(ConfigError {
+            field: field("channel"),
+            message: format!("a 2.4 GHz channel is 1 to 14, not {channel}"),
+        }));
     }
     if let Some(b) = &w.beacon {
         if !has_ap {
-            return Err(RunError::Config(ConfigError { field: field("beacon"), message: "beacons need an access point".into() }));
+            return Err(RunError::Config(ConfigError {
+                field: field("beacon"),
+                message: "beacons need an access point".into(),
+            }));
         }
         let rate = b
             .rate_bps
@@ -1980,23 +2215,39 @@ fn bss_state(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: 
             .then(|| crate::wifi::Rate::from_kbps(b.rate_bps / 1000))
             .flatten()
             .filter(|r| params.phy.supports(*r))
-            .ok_or_else(|| RunError::Config(ConfigError { field: field("beacon.rate_bps"), message: format!("{} bit/s is not a rate of {}", b.rate_bps, w.standard) }))?;
+            .ok_or_else(|| {
+                RunError::Config(ConfigError {
+                    field: field("beacon.rate_bps"),
+                    message: format!("{} bit/s is not a rate of {}", b.rate_bps, w.standard),
+                })
+            })?;
         if b.interval_ns == 0 || !b.interval_ns.is_multiple_of(TU_NS) || b.interval_ns / TU_NS > u64::from(u16::MAX) {
             return Err(RunError::Config(ConfigError {
                 field: field("beacon.interval_ns"),
-                message: format!("the beacon interval is a whole number of TU (1024 us) from 1 to 65535, not {} ns", b.interval_ns),
+                message: format!(
+                    "the beacon interval is a whole number of TU (1024 us) from 1 to 65535, not {} ns",
+                    b.interval_ns
+                ),
             }));
         }
         if b.ssid.len() > 32 {
-            return Err(RunError::Config(ConfigError { field: field("beacon.ssid"), message: "an SSID has at most 32 bytes (IEEE 802.11-2020 §9.4.2.2)".into() }));
+            return Err(RunError::Config(ConfigError {
+                field: field("beacon.ssid"),
+                message: "an SSID has at most 32 bytes (IEEE 802.11-2020 §9.4.2.2)".into(),
+            }));
         }
-        let ap_mac = Mac(config.nodes[w.ap.expect("has an AP").node as usize].ports[w.ap.expect("has an AP").port as usize].mac);
+        let ap_mac =
+            Mac(config.nodes[w.ap.expect("has an AP").node as usize].ports[w.ap.expect("has an AP").port as usize].mac);
         let mpdu = beacon_mpdu(w, b, ap_mac, &params.phy);
         params.beacon = Some(BeaconParams { interval: b.interval_ns, rate, mpdu });
     }
     // An IBSS's BSSID is locally administered and random in the standard (§11.1.4);
     // the first station's MAC with the U/L bit set stands in, deterministically.
-    let bssid = if has_ap { macs[0] } else { Mac([0x02, macs[0].0[1], macs[0].0[2], macs[0].0[3], macs[0].0[4], macs[0].0[5]]) };
+    let bssid = if has_ap {
+        macs[0]
+    } else {
+        Mac([0x02, macs[0].0[1], macs[0].0[2], macs[0].0[3], macs[0].0[4], macs[0].0[5]])
+    };
     let adapters = members
         .iter()
         .enumerate()
@@ -2051,7 +2302,12 @@ const TU_NS: u64 = 1_024_000;
 /// Time in an ERP-only cell), SSID, Supported Rates (basic ones flagged, §9.4.2.3), the
 /// DS Parameter Set when the channel is known, a TIM with DTIM period 1 and no buffered
 /// frames, and for 802.11g the ERP element and Extended Supported Rates.
-fn beacon_mpdu(w: &crate::config::WifiConfig, b: &crate::config::BeaconConfig, bssid: Mac, phy: &crate::wifi::PhyParams) -> Vec<u8> {
+fn beacon_mpdu(
+    w: &crate::config::WifiConfig,
+    b: &crate::config::BeaconConfig,
+    bssid: Mac,
+    phy: &crate::wifi::PhyParams,
+) -> Vec<u8> {
     use crate::wifi::{Preamble, Rate, Standard};
     let mut f = vec![0x80, 0x00, 0, 0];
     f.extend_from_slice(&[0xff; 6]);
@@ -2080,10 +2336,8 @@ fn beacon_mpdu(w: &crate::config::WifiConfig, b: &crate::config::BeaconConfig, b
         _ => Rate::DSSS_CCK.to_vec(),
     };
     rates.sort_by_key(|r| r.kbps());
-    let octets: Vec<u8> = rates
-        .iter()
-        .map(|r| (r.kbps() / 500) as u8 | if phy.basic_rates.contains(r) { 0x80 } else { 0 })
-        .collect();
+    let octets: Vec<u8> =
+        rates.iter().map(|r| (r.kbps() / 500) as u8 | if phy.basic_rates.contains(r) { 0x80 } else { 0 }).collect();
     let (supported, extended) = octets.split_at(octets.len().min(8));
     f.push(1); // Supported Rates
     f.push(supported.len() as u8);
@@ -2187,28 +2441,51 @@ fn is_busy(line: &Line, from: usize) -> bool {
 /// The adaptive upstreams of the configuration, each checked against the links: its
 /// radio ports in one 802.11 cell, its modem port on a serial line whose other end is
 /// the peer.
-fn upstreams(config: &SimConfig, attachments: &[Vec<Attachment>], bsses: &[BssState]) -> Result<Vec<Upstream>, RunError> {
+fn upstreams(
+    config: &SimConfig,
+    attachments: &[Vec<Attachment>],
+    bsses: &[BssState],
+) -> Result<Vec<Upstream>, RunError> {
     let mut out = Vec::new();
     for (i, a) in config.adaptive.iter().enumerate() {
-        let fail = |field: &str, message: String| RunError::Config(ConfigError { field: format!("adaptive[{i}].{field}"), message });
+        let fail = |field: &str, message: String| {
+            RunError::Config(ConfigError { field: format!("adaptive[{i}].{field}"), message })
+        };
         a.check().map_err(|(field, message)| fail(field, message))?;
         let port = |node: u32, port: u16| attachments.get(node as usize).and_then(|p| p.get(port as usize)).copied();
-        let (Some(Attachment::Wifi { bss, .. }), Some(Attachment::Wifi { bss: peer_bss, .. })) = (port(a.node, a.radio_port), port(a.peer, a.peer_radio_port)) else {
+        let (Some(Attachment::Wifi { bss, .. }), Some(Attachment::Wifi { bss: peer_bss, .. })) =
+            (port(a.node, a.radio_port), port(a.peer, a.peer_radio_port))
+        else {
             return Err(fail("radio_port", "the radio ports of both routers must be on an 802.11 link".into()));
         };
         if bss != peer_bss {
-            return Err(fail("peer_radio_port", format!("the two routers' radio ports are on different cells ({} and {})", bsses[bss as usize].name, bsses[peer_bss as usize].name)));
+            return Err(fail(
+                "peer_radio_port",
+                format!(
+                    "the two routers' radio ports are on different cells ({} and {})",
+                    bsses[bss as usize].name, bsses[peer_bss as usize].name
+                ),
+            ));
         }
         let Some(Attachment::Ethernet { link, end }) = port(a.node, a.modem_port) else {
             return Err(fail("modem_port", "the modem port must be on a serial line".into()));
         };
         let modem = config.links.iter().filter(|l| !matches!(l, LinkConfig::Wifi(_))).nth(link as usize);
         let far = match modem {
-            Some(LinkConfig::Serial { a: x, b: y, .. }) => if end == 0 { y } else { x },
+            Some(LinkConfig::Serial { a: x, b: y, .. }) => {
+                if end == 0 {
+                    y
+                } else {
+                    x
+                }
+            }
             _ => return Err(fail("modem_port", "the modem port must be on a serial line".into())),
         };
         if far.node != a.peer {
-            return Err(fail("modem_port", format!("the modem line's other end is node {}, not the peer {}", far.node, a.peer)));
+            return Err(fail(
+                "modem_port",
+                format!("the modem line's other end is node {}, not the peer {}", far.node, a.peer),
+            ));
         }
         let mac = |node: u32, port: u16| Mac(config.nodes[node as usize].ports[port as usize].mac);
         out.push(Upstream::new(a.clone(), mac(a.node, a.radio_port), mac(a.peer, a.peer_radio_port), link, end));
@@ -2236,7 +2513,9 @@ fn serial_line(
     delay_ns: u64,
     queue_frames: usize,
 ) -> Result<SerialLine, RunError> {
-    let fail = |field: &str, message: String| RunError::Config(ConfigError { field: format!("links[{index}].{field}"), message });
+    let fail = |field: &str, message: String| {
+        RunError::Config(ConfigError { field: format!("links[{index}].{field}"), message })
+    };
     let mut config = SerialConfig::new(rate_bps);
     config.format = format.parse().map_err(|_| fail("format", format!("not a character format: {format:?}")))?;
     config.framing = match framing {
@@ -2251,7 +2530,10 @@ fn serial_line(
         other => return Err(fail("fcs_bits", format!("expected 16 or 32 (RFC 1662 Appendix C), found {other}"))),
     };
     if framing != "ppp" && (ppp.acfc || ppp.pfc || ppp.fcs_bits != 16) {
-        return Err(fail("framing", format!("ACFC, PFC and the FCS length are PPP options, but the framing is {framing:?}")));
+        return Err(fail(
+            "framing",
+            format!("ACFC, PFC and the FCS length are PPP options, but the framing is {framing:?}"),
+        ));
     }
     if let Framing::Ppp { hdlc, pfc } = &mut config.framing {
         hdlc.acfc = ppp.acfc;
@@ -2265,7 +2547,9 @@ fn serial_line(
             _ => {
                 return Err(fail(
                     "clocking",
-                    format!("a synchronous line carries PPP in bit-synchronous HDLC framing (RFC 1662 §5), not {framing:?}"),
+                    format!(
+                        "a synchronous line carries PPP in bit-synchronous HDLC framing (RFC 1662 §5), not {framing:?}"
+                    ),
                 ))
             }
         },
@@ -2284,7 +2568,10 @@ fn serial_line(
 
 fn source_node(config: &FlowConfig) -> u32 {
     match config {
-        FlowConfig::Udp { from, .. } | FlowConfig::Ping { from, .. } | FlowConfig::Tcp { from, .. } | FlowConfig::UdpEcho { from, .. } => *from,
+        FlowConfig::Udp { from, .. }
+        | FlowConfig::Ping { from, .. }
+        | FlowConfig::Tcp { from, .. }
+        | FlowConfig::UdpEcho { from, .. } => *from,
     }
 }
 
@@ -2303,7 +2590,13 @@ const SPARE_EFFECTS: usize = 16;
 /// A frame buffer holding the TCP segment `repr` with `payload` after
 /// [`crate::ip::TRANSPORT_OFFSET`] octets, checksummed for `src` → `dst`; a spare buffer
 /// when there is one, so a bulk transfer allocates no frame per segment.
-fn tcp_frame(spare: &mut Vec<Vec<u8>>, repr: &tcp::Repr, src: &Ipv4Addr, dst: &Ipv4Addr, payload: tcp::Payload<'_>) -> Vec<u8> {
+fn tcp_frame(
+    spare: &mut Vec<Vec<u8>>,
+    repr: &tcp::Repr,
+    src: &Ipv4Addr,
+    dst: &Ipv4Addr,
+    payload: tcp::Payload<'_>,
+) -> Vec<u8> {
     let mut frame = spare.pop().unwrap_or_default();
     frame.clear();
     repr.emit_at(&mut frame, crate::ip::TRANSPORT_OFFSET, src, dst, payload);
@@ -2408,7 +2701,9 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     config.pmtu_discovery = options.pmtu_discovery.unwrap_or(config.pmtu_discovery);
     if let Some(p) = options.mtu_probing {
         if p > 2 {
-            return Err(format!("mtu_probing {p}: 0 (off), 1 (after a black hole) or 2 (always), as Linux's tcp_mtu_probing"));
+            return Err(format!(
+                "mtu_probing {p}: 0 (off), 1 (after a black hole) or 2 (always), as Linux's tcp_mtu_probing"
+            ));
         }
         config.mtu_probing = p;
     }
@@ -2423,7 +2718,11 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     }
     // A window smaller than one segment could never carry a full segment: SWS
     // avoidance (RFC 9293 §3.8.6.2) would hold all data but the override trickle.
-    for (name, size) in [("send_buffer", Some(config.send_buffer)), ("recv_buffer", Some(config.recv_buffer)), ("max_window", config.max_window)] {
+    for (name, size) in [
+        ("send_buffer", Some(config.send_buffer)),
+        ("recv_buffer", Some(config.recv_buffer)),
+        ("max_window", config.max_window),
+    ] {
         if let Some(size) = size.filter(|&b| b < u32::from(config.mss)) {
             return Err(format!("{name} of {size} bytes is smaller than one {}-byte segment (the MSS)", config.mss));
         }
@@ -2438,12 +2737,21 @@ fn budget(e: EngineError) -> RunError {
 /// A one-line description of a dropped IPv4 or ARP packet, and its flow if it carries a
 /// probe.
 fn describe(packet: &[u8]) -> (Option<u32>, String) {
-    if let Ok(arp::Repr::EthernetIpv4 { operation, source_hardware_addr, source_protocol_addr, target_protocol_addr, .. }) =
-        arp::Packet::new_checked(packet).and_then(|p| arp::Repr::parse(&p))
+    if let Ok(arp::Repr::EthernetIpv4 {
+        operation,
+        source_hardware_addr,
+        source_protocol_addr,
+        target_protocol_addr,
+        ..
+    }) = arp::Packet::new_checked(packet).and_then(|p| arp::Repr::parse(&p))
     {
         let text = match operation {
-            arp::Operation::Request => format!("ARP request who-has {target_protocol_addr} tell {source_protocol_addr} ({source_hardware_addr})"),
-            arp::Operation::Reply => format!("ARP reply {source_protocol_addr} is-at {source_hardware_addr}, to {target_protocol_addr}"),
+            arp::Operation::Request => format!(
+                "ARP request who-has {target_protocol_addr} tell {source_protocol_addr} ({source_hardware_addr})"
+            ),
+            arp::Operation::Reply => {
+                format!("ARP reply {source_protocol_addr} is-at {source_hardware_addr}, to {target_protocol_addr}")
+            }
             _ => "ARP".to_string(),
         };
         return (None, text);
@@ -2452,17 +2760,22 @@ fn describe(packet: &[u8]) -> (Option<u32>, String) {
     let (src, dst): (Ipv4Addr, Ipv4Addr) = (ip.src_addr(), ip.dst_addr());
     match ip.next_header() {
         IpProtocol::Udp => {
-            let flow = udp::Packet::new_checked(ip.payload()).ok().and_then(|d| Probe::parse(d.payload())).map(|p| p.flow);
+            let flow =
+                udp::Packet::new_checked(ip.payload()).ok().and_then(|d| Probe::parse(d.payload())).map(|p| p.flow);
             (flow, format!("UDP {src} -> {dst}, {} bytes", packet.len()))
         }
         IpProtocol::Icmp => {
             let flow = icmpv4::Packet::new_checked(ip.payload()).ok().and_then(|p| match icmpv4::Repr::parse(&p) {
-                Ok(icmpv4::Repr::EchoRequest { data, .. } | icmpv4::Repr::EchoReply { data, .. }) => Probe::parse(data).map(|p| p.flow),
+                Ok(icmpv4::Repr::EchoRequest { data, .. } | icmpv4::Repr::EchoReply { data, .. }) => {
+                    Probe::parse(data).map(|p| p.flow)
+                }
                 _ => None,
             });
             (flow, format!("ICMP {src} -> {dst}, {} bytes", packet.len()))
         }
-        IpProtocol::Tcp => (None, format!("TCP {src} -> {dst}, {} bytes{}", packet.len(), if ip.dont_frag() { ", DF" } else { "" })),
+        IpProtocol::Tcp => {
+            (None, format!("TCP {src} -> {dst}, {} bytes{}", packet.len(), if ip.dont_frag() { ", DF" } else { "" }))
+        }
         other => (None, format!("IPv4 protocol {} {src} -> {dst}", u8::from(other))),
     }
 }

@@ -19,7 +19,12 @@ pub(super) struct Census {
 fn tcp_flow_of(tcp: &[TcpFlow], found: Found) -> Option<usize> {
     let Found::Tcp { src, src_port, dst, dst_port } = found else { return None };
     tcp.iter().position(|f| {
-        (0..2).any(|side| f.addrs[side] == src && f.ports[side] == src_port && f.addrs[1 - side] == dst && f.ports[1 - side] == dst_port)
+        (0..2).any(|side| {
+            f.addrs[side] == src
+                && f.ports[side] == src_port
+                && f.addrs[1 - side] == dst
+                && f.ports[1 - side] == dst_port
+        })
     })
 }
 
@@ -184,7 +189,14 @@ impl World {
                 }
                 let stats = &self.stats[&id];
                 let found = census.probes.get(&id);
-                let mut c = FlowConservation { unit: "datagrams", sent: stats.sent, received: 0, dropped: 0, in_network: 0, drops: BTreeMap::new() };
+                let mut c = FlowConservation {
+                    unit: "datagrams",
+                    sent: stats.sent,
+                    received: 0,
+                    dropped: 0,
+                    in_network: 0,
+                    drops: BTreeMap::new(),
+                };
                 let mut by_reason = vec![0u64; ledger.reasons().len()];
                 for seq in 0..stats.sent.min(u64::from(u32::MAX)) as u32 {
                     if stats.has_received(seq) {
@@ -218,7 +230,12 @@ impl World {
                             LineKind::Ethernet(l) => l.queued(from).count(),
                             LineKind::Serial { line, .. } => line.queued(from).count(),
                         };
-                        LinkConservation { frames_in: t.offered, frames_out: t.delivered, dropped: t.dropped, queued: (waiting + line.in_flight[from].len()) as u64 }
+                        LinkConservation {
+                            frames_in: t.offered,
+                            frames_out: t.delivered,
+                            dropped: t.dropped,
+                            queued: (waiting + line.in_flight[from].len()) as u64,
+                        }
                     })
                     .collect()
             })

@@ -30,7 +30,10 @@ fn switch(node: u32, cross: &[(u16, u16, u16)]) -> SwitchConfig {
         epd_threshold_cells: None,
         ppd: false,
         signalling_ns: MS,
-        cross_connects: cross.iter().map(|&(a, b, vci)| CrossConnect { a: VcEnd { port: a, vpi: 0, vci }, b: VcEnd { port: b, vpi: 0, vci } }).collect(),
+        cross_connects: cross
+            .iter()
+            .map(|&(a, b, vci)| CrossConnect { a: VcEnd { port: a, vpi: 0, vci }, b: VcEnd { port: b, vpi: 0, vci } })
+            .collect(),
         ..Default::default()
     }
 }
@@ -42,13 +45,28 @@ fn pvc_pair(mtu: u16) -> SimConfig {
         duration_ns: 1_000 * MS,
         nodes: vec![host("ws1", 1, mtu), host("ws2", 2, mtu), atm_switch_node("sw", 2)],
         links: vec![atm_link("l1", (0, 0), (2, 0), &[(0, 100)]), atm_link("l2", (2, 1), (1, 0), &[(0, 100)])],
-        atm: AtmConfig { switches: vec![switch(2, &[(0, 1, 100)])], lis: vec![], host_signalling_ns: 0, ..Default::default() },
+        atm: AtmConfig {
+            switches: vec![switch(2, &[(0, 1, 100)])],
+            lis: vec![],
+            host_signalling_ns: 0,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
 
 fn udp(from: u32, to: Ipv4Addr, payload: u32, start: u64, stop: u64) -> FlowConfig {
-    FlowConfig::Udp { id: from, from, to, dst_port: 9, payload, rate_pps: 0.0, start_ns: start, stop_ns: stop, dont_fragment: false }
+    FlowConfig::Udp {
+        id: from,
+        from,
+        to,
+        dst_port: 9,
+        payload,
+        rate_pps: 0.0,
+        start_ns: start,
+        stop_ns: stop,
+        dont_fragment: false,
+    }
 }
 
 /// Cells of one UDP datagram over CLIP with LLC/SNAP: UDP + IP headers (28), LLC/SNAP
@@ -78,7 +96,15 @@ fn pvc_udp_fills_the_oc3_cell_rate() {
 #[test]
 fn pvc_ping_takes_store_and_forward_cell_times() {
     let mut config = pvc_pair(9180);
-    config.flows = vec![FlowConfig::Ping { id: 7, from: 0, to: ip(2), count: 3, interval_ns: 100 * MS, payload: 56, start_ns: 100 * MS }];
+    config.flows = vec![FlowConfig::Ping {
+        id: 7,
+        from: 0,
+        to: ip(2),
+        count: 3,
+        interval_ns: 100 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(config).unwrap();
     let f = &r.flows[0];
     assert_eq!(f.received, 3);
@@ -100,8 +126,17 @@ fn svc_lis(signalling_ns: u64) -> SimConfig {
         seed: 1,
         duration_ns: 2_000 * MS,
         nodes: vec![host("ws1", 1, 9180), host("ws2", 2, 9180), host("ws3", 3, 9180), atm_switch_node("sw", 3)],
-        links: vec![atm_link("l1", (0, 0), (3, 0), &[]), atm_link("l2", (1, 0), (3, 1), &[]), atm_link("l3", (2, 0), (3, 2), &[])],
-        atm: AtmConfig { switches: vec![sw], lis: vec![LisConfig { network: ip(0), prefix_len: 24, server: 3 }], host_signalling_ns: 0, ..Default::default() },
+        links: vec![
+            atm_link("l1", (0, 0), (3, 0), &[]),
+            atm_link("l2", (1, 0), (3, 1), &[]),
+            atm_link("l3", (2, 0), (3, 2), &[]),
+        ],
+        atm: AtmConfig {
+            switches: vec![sw],
+            lis: vec![LisConfig { network: ip(0), prefix_len: 24, server: 3 }],
+            host_signalling_ns: 0,
+            ..Default::default()
+        },
         ..Default::default()
     }
 }
@@ -110,7 +145,15 @@ fn svc_lis(signalling_ns: u64) -> SimConfig {
 fn svc_set_up_on_first_packet_through_the_atmarp_server() {
     let setup = 5 * MS;
     let mut config = svc_lis(setup);
-    config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2), count: 4, interval_ns: 100 * MS, payload: 56, start_ns: 100 * MS }];
+    config.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(2),
+        count: 4,
+        interval_ns: 100 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(config).unwrap();
     let f = &r.flows[0];
     let atm = r.atm.as_ref().unwrap();
@@ -132,11 +175,23 @@ fn svc_set_up_on_first_packet_through_the_atmarp_server() {
 #[test]
 fn svc_to_an_unknown_address_is_naked() {
     let mut config = svc_lis(MS);
-    config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(9), count: 2, interval_ns: 100 * MS, payload: 56, start_ns: 100 * MS }];
+    config.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(9),
+        count: 2,
+        interval_ns: 100 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(config).unwrap();
     assert_eq!(r.flows[0].received, 0);
     let log = &r.drop_log;
-    assert!(log.iter().any(|d| d.reason.contains("ATMARP_NAK")), "{:?}", log.iter().map(|d| &d.reason).collect::<Vec<_>>());
+    assert!(
+        log.iter().any(|d| d.reason.contains("ATMARP_NAK")),
+        "{:?}",
+        log.iter().map(|d| &d.reason).collect::<Vec<_>>()
+    );
 }
 
 /// ws1 and ws2 each send 60 % of the line rate to ws3: the switch port to ws3
@@ -154,7 +209,12 @@ fn congested(epd: Option<usize>, ppd: bool) -> sim::results::Results {
         ],
         // Different rates and start times, so that the two sources' phases drift.
         flows: vec![paced(0, 9152, 1100.0, 100 * MS), paced(1, 9152, 1093.0, 100 * MS + 333_333)],
-        atm: AtmConfig { switches: vec![switch(3, &[(0, 2, 100), (1, 2, 101)])], lis: vec![], host_signalling_ns: 0, ..Default::default() },
+        atm: AtmConfig {
+            switches: vec![switch(3, &[(0, 2, 100), (1, 2, 101)])],
+            lis: vec![],
+            host_signalling_ns: 0,
+            ..Default::default()
+        },
         ..Default::default()
     };
     config.atm.switches[0].queue_cells = 256;
@@ -165,7 +225,17 @@ fn congested(epd: Option<usize>, ppd: bool) -> sim::results::Results {
 
 /// 1100 datagrams/s of 9152 octets: 193 cells each, 60 % of OC-3's 1830 frames/s.
 fn paced(from: u32, payload: u32, pps: f64, start_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id: from, from, to: ip(3), dst_port: 9, payload, rate_pps: pps, start_ns, stop_ns: 500 * MS, dont_fragment: false }
+    FlowConfig::Udp {
+        id: from,
+        from,
+        to: ip(3),
+        dst_port: 9,
+        payload,
+        rate_pps: pps,
+        start_ns,
+        stop_ns: 500 * MS,
+        dont_fragment: false,
+    }
 }
 
 #[test]
@@ -175,7 +245,11 @@ fn cell_loss_destroys_frames_and_epd_saves_them() {
     let good = |r: &sim::results::Results| r.flows.iter().map(|f| f.received).sum::<u64>();
     let atm = plain.atm.as_ref().unwrap();
     assert!(atm.cells_lost[0] > 0, "the output queue overflowed");
-    assert!(atm.frames_corrupt > 0, "lost cells lose frames: {atm:?} {:?}", plain.flows.iter().map(|f| (f.sent, f.received)).collect::<Vec<_>>());
+    assert!(
+        atm.frames_corrupt > 0,
+        "lost cells lose frames: {atm:?} {:?}",
+        plain.flows.iter().map(|f| (f.sent, f.received)).collect::<Vec<_>>()
+    );
     // Offered 2 × line rate into one port: at most one line's worth of whole frames.
     let cells = cells_per_datagram(9152);
     let max_frames = (0.4 * OC3_CELLS_PER_S / cells as f64) as u64 + 2;
@@ -207,10 +281,9 @@ fn a_cbr_vc_is_shaped_to_its_peak_cell_rate_and_atm25_is_slower() {
     // than 1/PCR on average), and both links at 25.6 Mb/s (af-phy-0040).
     let payload = 1472u32;
     let cells = cells_per_datagram(u64::from(payload)) as f64;
-    for (pcr, phy, expected_cells_per_s) in [
-        (Some(50_000_000u64), "oc3", 50_000_000.0 / 424.0),
-        (None, "25m", (25_600_000 * 53 / 54) as f64 / 424.0),
-    ] {
+    for (pcr, phy, expected_cells_per_s) in
+        [(Some(50_000_000u64), "oc3", 50_000_000.0 / 424.0), (None, "25m", (25_600_000 * 53 / 54) as f64 / 424.0)]
+    {
         let mut config = pvc_pair(9180);
         if let LinkConfig::Atm(l) = &mut config.links[0] {
             if let Some(p) = pcr {
@@ -237,7 +310,15 @@ fn an_atmarp_server_on_a_host_serves_its_lis() {
     let mut config = svc_lis(MS);
     // ws3 (node 2) serves ATMARP instead of the switch.
     config.atm.lis[0].server = 2;
-    config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2), count: 3, interval_ns: 100 * MS, payload: 56, start_ns: 100 * MS }];
+    config.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(2),
+        count: 3,
+        interval_ns: 100 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(config).unwrap();
     assert_eq!(r.flows[0].received, 3);
     // ws1 and ws2 register with ws3 (a host-to-host call each), then ws1 calls ws2.
@@ -257,7 +338,15 @@ fn software_sar_costs_the_host_cpu_per_cell() {
         rx_latency: Default::default(),
     };
     let count = 10u64;
-    config.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2), count: count as u32, interval_ns: 50 * MS, payload: 1000, start_ns: 100 * MS }];
+    config.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(2),
+        count: count as u32,
+        interval_ns: 50 * MS,
+        payload: 1000,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(config).unwrap();
     assert_eq!(r.flows[0].received, count);
     // Each echo request and reply: 1000 + 8 (ICMP) + 20 (IP) + 8 (LLC/SNAP) + 8 (AAL5

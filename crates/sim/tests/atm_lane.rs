@@ -10,7 +10,9 @@ use std::net::Ipv4Addr;
 use common::{atm_link, atm_port, atm_switch_node, node};
 use sim::atm::config::{AtmConfig, SwitchConfig};
 use sim::atm::lane::{ElanConfig, LaneConfig, LecConfig, MpoaConfig};
-use sim::config::{BridgeConfig, BridgeMode, FlowConfig, LinkConfig, NodeConfig, PortConfig, PortRef, RouteConfig, SimConfig};
+use sim::config::{
+    BridgeConfig, BridgeMode, FlowConfig, LinkConfig, NodeConfig, PortConfig, PortRef, RouteConfig, SimConfig,
+};
 
 const MS: u64 = 1_000_000;
 
@@ -23,12 +25,27 @@ fn lan_port(name: &str, mac_last: u8, address: Option<(Ipv4Addr, u8)>) -> PortCo
 }
 
 fn switch(node: u32) -> SwitchConfig {
-    SwitchConfig { node, queue_cells: 1024, epd_threshold_cells: None, ppd: false, signalling_ns: MS, cross_connects: vec![], ..Default::default() }
+    SwitchConfig {
+        node,
+        queue_cells: 1024,
+        epd_threshold_cells: None,
+        ppd: false,
+        signalling_ns: MS,
+        cross_connects: vec![],
+        ..Default::default()
+    }
 }
 
 fn elan(name: &str, server: (u32, u16)) -> ElanConfig {
     let p = PortRef { node: server.0, port: server.1 };
-    ElanConfig { name: name.into(), les: p, bus: p, bus_cells_per_second: 53_000, bus_frames_per_second: None, bus_queue_frames: 64 }
+    ElanConfig {
+        name: name.into(),
+        les: p,
+        bus: p,
+        bus_cells_per_second: 53_000,
+        bus_frames_per_second: None,
+        bus_queue_frames: 64,
+    }
 }
 
 fn lec(n: u32, elan: usize, proxy: bool) -> LecConfig {
@@ -61,10 +78,19 @@ fn two_hosts() -> SimConfig {
             srv,
             atm_switch_node("sw", 3),
         ],
-        links: vec![atm_link("l1", (0, 0), (3, 0), &[]), atm_link("l2", (1, 0), (3, 1), &[]), atm_link("l3", (2, 0), (3, 2), &[])],
+        links: vec![
+            atm_link("l1", (0, 0), (3, 0), &[]),
+            atm_link("l2", (1, 0), (3, 1), &[]),
+            atm_link("l3", (2, 0), (3, 2), &[]),
+        ],
         atm: AtmConfig {
             switches: vec![switch(3)],
-            lane: LaneConfig { elans: vec![elan("elan1", (2, 0))], lecs: Some(PortRef { node: 2, port: 0 }), clients: vec![lec(0, 0, false), lec(1, 0, false)], ..Default::default() },
+            lane: LaneConfig {
+                elans: vec![elan("elan1", (2, 0))],
+                lecs: Some(PortRef { node: 2, port: 0 }),
+                clients: vec![lec(0, 0, false), lec(1, 0, false)],
+                ..Default::default()
+            },
             ..Default::default()
         },
         ..Default::default()
@@ -116,7 +142,15 @@ fn join_follows_configure_join_and_bus_connect() {
 #[test]
 fn first_packets_flood_through_the_bus_until_the_data_direct_vcc() {
     let mut c = two_hosts();
-    c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(0, 2), count: 5, interval_ns: 100 * MS, payload: 56, start_ns: 100 * MS }];
+    c.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(0, 2),
+        count: 5,
+        interval_ns: 100 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(c).unwrap();
     assert_eq!(r.flows[0].received, 5, "{:?}", r.atm.as_ref().unwrap().lane.log);
     assert_clean(&r);
@@ -150,7 +184,17 @@ fn slow_bus(flush: bool) -> sim::results::Results {
     let mut c = two_hosts();
     c.atm.lane.flush = flush;
     c.atm.lane.elans[0].bus_frames_per_second = Some(20);
-    c.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(0, 2), dst_port: 9, payload: 100, rate_pps: 200.0, start_ns: 100 * MS, stop_ns: 600 * MS, dont_fragment: false }];
+    c.flows = vec![FlowConfig::Udp {
+        id: 1,
+        from: 0,
+        to: ip(0, 2),
+        dst_port: 9,
+        payload: 100,
+        rate_pps: 200.0,
+        start_ns: 100 * MS,
+        stop_ns: 600 * MS,
+        dont_fragment: false,
+    }];
     sim::simulate(c).unwrap()
 }
 
@@ -171,7 +215,12 @@ fn flush_keeps_frames_in_order_across_the_switch_to_the_data_direct_vcc() {
     let f = slow_bus(true);
     assert_clean(&f);
     let lane = &f.atm.as_ref().unwrap().lane;
-    assert!(lane.flush_requests >= 1 && lane.flush_responses == lane.flush_requests, "{} requests, {} responses", lane.flush_requests, lane.flush_responses);
+    assert!(
+        lane.flush_requests >= 1 && lane.flush_responses == lane.flush_requests,
+        "{} requests, {} responses",
+        lane.flush_requests,
+        lane.flush_responses
+    );
     assert!(lane.held_by_flush > 0);
     assert_eq!(f.flows[0].reordered, 0);
     assert_eq!(f.flows[0].received, r.flows[0].received);
@@ -187,7 +236,15 @@ fn le_arp_entries_age_out_after_c17_and_are_resolved_again() {
     // af-lane-0021.000 C17 Aging Time, 300 s: a ping every 10 s for 400 s.
     let mut c = two_hosts();
     c.duration_ns = 401_000 * MS;
-    c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(0, 2), count: 40, interval_ns: 10_000 * MS, payload: 56, start_ns: 100 * MS }];
+    c.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(0, 2),
+        count: 40,
+        interval_ns: 10_000 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(c).unwrap();
     assert_eq!(r.flows[0].received, 40);
     assert_clean(&r);
@@ -216,7 +273,17 @@ fn bus_forwards_at_its_cell_rate_and_drops_above() {
     let mut c = two_hosts();
     c.duration_ns = 1_200 * MS;
     // h1 floods subnet broadcasts at OC-3 line rate: all of it goes through the BUS.
-    c.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(0, 255), dst_port: 9, payload: 1472, rate_pps: 0.0, start_ns: 200 * MS, stop_ns: 1_200 * MS, dont_fragment: false }];
+    c.flows = vec![FlowConfig::Udp {
+        id: 1,
+        from: 0,
+        to: ip(0, 255),
+        dst_port: 9,
+        payload: 1472,
+        rate_pps: 0.0,
+        start_ns: 200 * MS,
+        stop_ns: 1_200 * MS,
+        dont_fragment: false,
+    }];
     let r = sim::simulate(c).unwrap();
     let lane = &r.atm.as_ref().unwrap().lane;
     // 1472 + 8 (UDP) + 20 (IP) + 14 (802.3) + 2 (LE header) + 8 (AAL5 trailer) = 1524:
@@ -230,7 +297,11 @@ fn bus_forwards_at_its_cell_rate_and_drops_above() {
     // cannot serve it drops.
     let offered = 149_760_000.0 / 424.0 / cells as f64;
     let dropped = lane.bus_frames_dropped as f64;
-    assert!((dropped - (offered - expected)).abs() / (offered - expected) < 0.02, "{dropped} dropped, expected {:.0}", offered - expected);
+    assert!(
+        (dropped - (offered - expected)).abs() / (offered - expected) < 0.02,
+        "{dropped} dropped, expected {:.0}",
+        offered - expected
+    );
 }
 
 #[test]
@@ -238,7 +309,17 @@ fn bus_frame_limit_applies_when_set() {
     let mut c = two_hosts();
     c.atm.lane.elans[0].bus_frames_per_second = Some(1_000);
     c.atm.lane.elans[0].bus_cells_per_second = 10_000_000;
-    c.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(0, 255), dst_port: 9, payload: 100, rate_pps: 0.0, start_ns: 200 * MS, stop_ns: 1_000 * MS, dont_fragment: false }];
+    c.flows = vec![FlowConfig::Udp {
+        id: 1,
+        from: 0,
+        to: ip(0, 255),
+        dst_port: 9,
+        payload: 100,
+        rate_pps: 0.0,
+        start_ns: 200 * MS,
+        stop_ns: 1_000 * MS,
+        dont_fragment: false,
+    }];
     let r = sim::simulate(c).unwrap();
     let lane = &r.atm.as_ref().unwrap().lane;
     let per_s = lane.bus_frames_out as f64 / 0.8;
@@ -249,9 +330,16 @@ fn bus_frame_limit_applies_when_set() {
 fn edge_devices(rate: u64) -> SimConfig {
     let mut c = two_hosts();
     for (i, name) in [(0usize, "e1"), (1, "e2")] {
-        let mut n = node(name, vec![lan_port("atm0", 10 + i as u8, None), lan_port("eth0", 20 + i as u8, None)], vec![], false);
+        let mut n =
+            node(name, vec![lan_port("atm0", 10 + i as u8, None), lan_port("eth0", 20 + i as u8, None)], vec![], false);
         n.role = "switch".into();
-        n.bridge = Some(BridgeConfig { ports: vec![0, 1], mode: BridgeMode::L2, mac: [2, 0, 0, 0, 0, 10 + i as u8], address: None, aging_ns: 300_000 * MS });
+        n.bridge = Some(BridgeConfig {
+            ports: vec![0, 1],
+            mode: BridgeMode::L2,
+            mac: [2, 0, 0, 0, 0, 10 + i as u8],
+            address: None,
+            aging_ns: 300_000 * MS,
+        });
         c.nodes[i] = n;
     }
     c.nodes.push(node("pc1", vec![lan_port("eth0", 31, Some((ip(0, 31), 24)))], vec![], false));
@@ -266,7 +354,17 @@ fn edge_devices(rate: u64) -> SimConfig {
 fn ethernet_to_ethernet_through_edge_devices_fills_10_mbps() {
     let mut c = edge_devices(10_000_000);
     c.duration_ns = 2_100 * MS;
-    c.flows = vec![FlowConfig::Udp { id: 1, from: 4, to: ip(0, 32), dst_port: 9, payload: 1472, rate_pps: 0.0, start_ns: 100 * MS, stop_ns: 2_100 * MS, dont_fragment: false }];
+    c.flows = vec![FlowConfig::Udp {
+        id: 1,
+        from: 4,
+        to: ip(0, 32),
+        dst_port: 9,
+        payload: 1472,
+        rate_pps: 0.0,
+        start_ns: 100 * MS,
+        stop_ns: 2_100 * MS,
+        dont_fragment: false,
+    }];
     let r = sim::simulate(c).unwrap();
     assert_clean(&r);
     let f = &r.flows[0];
@@ -287,17 +385,41 @@ fn ethernet_to_ethernet_through_edge_devices_fills_10_mbps() {
 /// h2 (1) in elan2 (10.0.2.0/24), router (4) with a LANE port in each.
 fn two_elans(mpoa: bool) -> SimConfig {
     let mut c = two_hosts();
-    c.nodes[0] = node("h1", vec![lan_port("atm0", 1, Some((ip(1, 1), 24)))], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: ip(1, 254) }], false);
-    c.nodes[1] = node("h2", vec![lan_port("atm0", 2, Some((ip(2, 1), 24)))], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: ip(2, 254) }], false);
+    c.nodes[0] = node(
+        "h1",
+        vec![lan_port("atm0", 1, Some((ip(1, 1), 24)))],
+        vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: ip(1, 254) }],
+        false,
+    );
+    c.nodes[1] = node(
+        "h2",
+        vec![lan_port("atm0", 2, Some((ip(2, 1), 24)))],
+        vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: ip(2, 254) }],
+        false,
+    );
     c.nodes[3] = atm_switch_node("sw", 5);
-    let r: NodeConfig = node("rs", vec![lan_port("atm0", 40, Some((ip(1, 254), 24))), lan_port("atm1", 41, Some((ip(2, 254), 24)))], vec![], true);
+    let r: NodeConfig = node(
+        "rs",
+        vec![lan_port("atm0", 40, Some((ip(1, 254), 24))), lan_port("atm1", 41, Some((ip(2, 254), 24)))],
+        vec![],
+        true,
+    );
     c.nodes.push(r);
     c.links.push(atm_link("l4", (4, 0), (3, 3), &[]));
     c.links.push(atm_link("l5", (4, 1), (3, 4), &[]));
     c.atm.lane.elans = vec![elan("elan1", (2, 0)), elan("elan2", (2, 0))];
-    c.atm.lane.clients = vec![lec(0, 0, false), lec(1, 1, false), lec(4, 0, false), LecConfig { port: PortRef { node: 4, port: 1 }, elan: 1, proxy: false }];
+    c.atm.lane.clients = vec![
+        lec(0, 0, false),
+        lec(1, 1, false),
+        lec(4, 0, false),
+        LecConfig { port: PortRef { node: 4, port: 1 }, elan: 1, proxy: false },
+    ];
     if mpoa {
-        c.atm.lane.mpoa = Some(MpoaConfig { servers: vec![PortRef { node: 4, port: 0 }, PortRef { node: 4, port: 1 }], shortcut_frames: 10, shortcut_time_ns: 1_000 * MS });
+        c.atm.lane.mpoa = Some(MpoaConfig {
+            servers: vec![PortRef { node: 4, port: 0 }, PortRef { node: 4, port: 1 }],
+            shortcut_frames: 10,
+            shortcut_time_ns: 1_000 * MS,
+        });
     }
     c
 }
@@ -305,7 +427,15 @@ fn two_elans(mpoa: bool) -> SimConfig {
 #[test]
 fn mpoa_shortcut_after_ten_packets_in_a_second() {
     let mut c = two_elans(true);
-    c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2, 1), count: 30, interval_ns: 20 * MS, payload: 56, start_ns: 100 * MS }];
+    c.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(2, 1),
+        count: 30,
+        interval_ns: 20 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(c).unwrap();
     assert_eq!(r.flows[0].received, 30, "{:?}", r.atm.as_ref().unwrap().lane.log);
     assert_clean(&r);
@@ -315,10 +445,22 @@ fn mpoa_shortcut_after_ten_packets_in_a_second() {
     assert_eq!(lane.shortcuts, 2);
     // The first ten packets each way went through the router; the 20 ms spacing leaves
     // time for resolution and set-up before the 11th or 12th.
-    assert!(lane.shortcut_packets >= 2 * 17 && lane.shortcut_packets <= 2 * 20, "{} on shortcuts", lane.shortcut_packets);
+    assert!(
+        lane.shortcut_packets >= 2 * 17 && lane.shortcut_packets <= 2 * 20,
+        "{} on shortcuts",
+        lane.shortcut_packets
+    );
     // Without MPOA everything goes through the router.
     let mut c = two_elans(false);
-    c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(2, 1), count: 30, interval_ns: 20 * MS, payload: 56, start_ns: 100 * MS }];
+    c.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(2, 1),
+        count: 30,
+        interval_ns: 20 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(c).unwrap();
     assert_eq!(r.flows[0].received, 30);
     assert_eq!(r.atm.as_ref().unwrap().lane.shortcut_packets, 0);
@@ -334,8 +476,18 @@ fn three_elans() -> SimConfig {
     c.nodes[1] = node("h2", vec![lan_port("atm0", 2, Some((ip(3, 1), 24)))], dflt(ip(3, 254)), false);
     c.nodes[3] = atm_switch_node("sw", 7);
     let net = |n: u8| RouteConfig { destination: ip(n, 0), prefix_len: 24, via: Ipv4Addr::UNSPECIFIED };
-    let ra = node("rA", vec![lan_port("atm0", 40, Some((ip(1, 254), 24))), lan_port("atm1", 41, Some((ip(2, 253), 24)))], vec![RouteConfig { via: ip(2, 254), ..net(3) }], true);
-    let rb = node("rB", vec![lan_port("atm0", 60, Some((ip(2, 254), 24))), lan_port("atm1", 61, Some((ip(3, 254), 24)))], vec![RouteConfig { via: ip(2, 253), ..net(1) }], true);
+    let ra = node(
+        "rA",
+        vec![lan_port("atm0", 40, Some((ip(1, 254), 24))), lan_port("atm1", 41, Some((ip(2, 253), 24)))],
+        vec![RouteConfig { via: ip(2, 254), ..net(3) }],
+        true,
+    );
+    let rb = node(
+        "rB",
+        vec![lan_port("atm0", 60, Some((ip(2, 254), 24))), lan_port("atm1", 61, Some((ip(3, 254), 24)))],
+        vec![RouteConfig { via: ip(2, 253), ..net(1) }],
+        true,
+    );
     c.nodes.push(ra);
     c.nodes.push(rb);
     c.links.push(atm_link("l4", (4, 0), (3, 3), &[]));
@@ -346,14 +498,26 @@ fn three_elans() -> SimConfig {
     let lc = |n: u32, port: u16, elan: usize| LecConfig { port: PortRef { node: n, port }, elan, proxy: false };
     c.atm.lane.clients = vec![lc(0, 0, 0), lc(1, 0, 2), lc(4, 0, 0), lc(4, 1, 1), lc(5, 0, 1), lc(5, 1, 2)];
     let mps = |n: u32, port: u16| PortRef { node: n, port };
-    c.atm.lane.mpoa = Some(MpoaConfig { servers: vec![mps(4, 0), mps(4, 1), mps(5, 0), mps(5, 1)], shortcut_frames: 10, shortcut_time_ns: 1_000 * MS });
+    c.atm.lane.mpoa = Some(MpoaConfig {
+        servers: vec![mps(4, 0), mps(4, 1), mps(5, 0), mps(5, 1)],
+        shortcut_frames: 10,
+        shortcut_time_ns: 1_000 * MS,
+    });
     c
 }
 
 #[test]
 fn nhrp_resolution_crosses_two_next_hop_servers() {
     let mut c = three_elans();
-    c.flows = vec![FlowConfig::Ping { id: 1, from: 0, to: ip(3, 1), count: 30, interval_ns: 20 * MS, payload: 56, start_ns: 100 * MS }];
+    c.flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: ip(3, 1),
+        count: 30,
+        interval_ns: 20 * MS,
+        payload: 56,
+        start_ns: 100 * MS,
+    }];
     let r = sim::simulate(c).unwrap();
     let lane = &r.atm.as_ref().unwrap().lane;
     assert_eq!(r.flows[0].received, 30, "{:?}", lane.log);
@@ -374,6 +538,9 @@ fn nhrp_resolution_crosses_two_next_hop_servers() {
     // Each host's MPC opens a shortcut straight to the other's (the egress MPC named in
     // the reply), past both routers: after the first ten packets or so each way.
     assert_eq!(lane.shortcuts, 2);
-    assert!(lane.shortcut_packets >= 2 * 17 && lane.shortcut_packets <= 2 * 20, "{} on shortcuts", lane.shortcut_packets);
+    assert!(
+        lane.shortcut_packets >= 2 * 17 && lane.shortcut_packets <= 2 * 20,
+        "{} on shortcuts",
+        lane.shortcut_packets
+    );
 }
-

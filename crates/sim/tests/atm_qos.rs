@@ -43,7 +43,11 @@ fn shared_port(services: [(ServiceCategory, Option<u64>); 2], sw: impl FnOnce(&m
         ..Default::default()
     };
     sw(&mut s);
-    let mut links = vec![atm_link("l1", (0, 0), (3, 0), &[(0, 100)]), atm_link("l2", (1, 0), (3, 1), &[(0, 100)]), atm_link("l3", (3, 2), (2, 0), &[(0, 100), (0, 101)])];
+    let mut links = vec![
+        atm_link("l1", (0, 0), (3, 0), &[(0, 100)]),
+        atm_link("l2", (1, 0), (3, 1), &[(0, 100)]),
+        atm_link("l3", (3, 2), (2, 0), &[(0, 100), (0, 101)]),
+    ];
     for (i, (service, pcr)) in services.into_iter().enumerate() {
         if let LinkConfig::Atm(l) = &mut links[i] {
             l.pvcs[0].service = service;
@@ -65,7 +69,17 @@ fn shared_port(services: [(ServiceCategory, Option<u64>); 2], sw: impl FnOnce(&m
 }
 
 fn udp(id: u32, from: u32, payload: u32, rate_pps: f64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to: ip(3), dst_port: 9, payload, rate_pps, start_ns: 100 * MS, stop_ns: 900 * MS, dont_fragment: false }
+    FlowConfig::Udp {
+        id,
+        from,
+        to: ip(3),
+        dst_port: 9,
+        payload,
+        rate_pps,
+        start_ns: 100 * MS,
+        stop_ns: 900 * MS,
+        dont_fragment: false,
+    }
 }
 
 #[test]
@@ -76,26 +90,50 @@ fn cbr_keeps_its_rate_beside_a_ubr_flood_and_ubr_takes_the_rest() {
     // A CBR VC is served before UBR at the shared port: it keeps its PCR whole, and UBR
     // (saturating, at the line rate, with EPD so that what it gets is whole frames) has
     // the rest of the port's cell slots.
-    let mut config = shared_port([(ServiceCategory::Cbr, Some(pcr)), (ServiceCategory::Ubr, None)], |s| s.epd_threshold_cells = Some(512));
+    let mut config = shared_port([(ServiceCategory::Cbr, Some(pcr)), (ServiceCategory::Ubr, None)], |s| {
+        s.epd_threshold_cells = Some(512)
+    });
     config.flows = vec![udp(1, 0, payload, 0.0), udp(2, 1, payload, 0.0)];
     let r = sim::simulate(config.clone()).unwrap();
     let (cbr, ubr) = (&r.flows[0], &r.flows[1]);
     let pcr_cells = pcr as f64 / 424.0;
     let cbr_expected = pcr_cells / cells * f64::from(payload) * 8.0;
     let ubr_expected = (OC3_CELLS_PER_S - pcr_cells) / cells * f64::from(payload) * 8.0;
-    eprintln!("CBR {:.3} Mb/s (expected {:.3}), UBR {:.3} Mb/s (expected {:.3})", cbr.throughput_bps / 1e6, cbr_expected / 1e6, ubr.throughput_bps / 1e6, ubr_expected / 1e6);
+    eprintln!(
+        "CBR {:.3} Mb/s (expected {:.3}), UBR {:.3} Mb/s (expected {:.3})",
+        cbr.throughput_bps / 1e6,
+        cbr_expected / 1e6,
+        ubr.throughput_bps / 1e6,
+        ubr_expected / 1e6
+    );
     assert_eq!(cbr.lost, 0, "CBR loses nothing: {cbr:?}");
-    assert!((cbr.throughput_bps - cbr_expected).abs() / cbr_expected < 0.01, "CBR {:.2} Mb/s vs {:.2}", cbr.throughput_bps / 1e6, cbr_expected / 1e6);
-    assert!((ubr.throughput_bps - ubr_expected).abs() / ubr_expected < 0.02, "UBR {:.2} Mb/s vs {:.2}", ubr.throughput_bps / 1e6, ubr_expected / 1e6);
+    assert!(
+        (cbr.throughput_bps - cbr_expected).abs() / cbr_expected < 0.01,
+        "CBR {:.2} Mb/s vs {:.2}",
+        cbr.throughput_bps / 1e6,
+        cbr_expected / 1e6
+    );
+    assert!(
+        (ubr.throughput_bps - ubr_expected).abs() / ubr_expected < 0.02,
+        "UBR {:.2} Mb/s vs {:.2}",
+        ubr.throughput_bps / 1e6,
+        ubr_expected / 1e6
+    );
     let atm = r.atm.as_ref().unwrap();
     assert!(atm.epd_cells[0] > 0, "the UBR flood is cut by EPD");
     assert_eq!(atm.frames_corrupt, 0);
 
     // The same shaped source declared UBR shares the FIFO with the flood: it loses.
-    let mut fifo = shared_port([(ServiceCategory::Ubr, Some(pcr)), (ServiceCategory::Ubr, None)], |s| s.epd_threshold_cells = Some(512));
+    let mut fifo = shared_port([(ServiceCategory::Ubr, Some(pcr)), (ServiceCategory::Ubr, None)], |s| {
+        s.epd_threshold_cells = Some(512)
+    });
     fifo.flows = config.flows.clone();
     let r = sim::simulate(fifo).unwrap();
-    assert!(r.flows[0].lost > 0 && r.flows[0].throughput_bps < 0.97 * cbr_expected, "as UBR the 50 Mb/s VC loses: {:?}", r.flows[0]);
+    assert!(
+        r.flows[0].lost > 0 && r.flows[0].throughput_bps < 0.97 * cbr_expected,
+        "as UBR the 50 Mb/s VC loses: {:?}",
+        r.flows[0]
+    );
 }
 
 #[test]
@@ -114,7 +152,17 @@ fn vbr_sends_mbs_cells_at_the_pcr_then_converges_to_the_scr() {
     // Two-cell datagrams (52 + 44 = 96 octets), as fast as the NIC takes them.
     let payload = 52;
     assert_eq!(cells_per_datagram(payload), 2.0);
-    config.flows = vec![FlowConfig::Udp { id: 1, from: 0, to: ip(3), dst_port: 9, payload, rate_pps: 0.0, start_ns: 100 * MS, stop_ns: 600 * MS, dont_fragment: false }];
+    config.flows = vec![FlowConfig::Udp {
+        id: 1,
+        from: 0,
+        to: ip(3),
+        dst_port: 9,
+        payload,
+        rate_pps: 0.0,
+        start_ns: 100 * MS,
+        stop_ns: 600 * MS,
+        dont_fragment: false,
+    }];
     let r = sim::simulate(config).unwrap();
     let cap = r.captures.iter().find(|c| c.name.starts_with("sink")).expect("the sink's capture");
     let arrivals: Vec<f64> = cap.frames.iter().filter(|(t, _)| *t >= 100 * MS).map(|(t, _)| *t as f64).collect();
@@ -138,7 +186,11 @@ fn vbr_sends_mbs_cells_at_the_pcr_then_converges_to_the_scr() {
     // Long run: the SCR. Frames between 300 and 600 ms.
     let n = arrivals.iter().filter(|&&t| (300.0e6..600.0e6).contains(&t)).count() as f64;
     let expected = scr as f64 / 424.0 / 2.0 * 0.3;
-    eprintln!("VBR: burst {:.1} µs for {mbs} cells (PCR: {:.1}); {n} frames in 300 ms vs {expected:.0} at the SCR", burst * 1e6, 98.0 * tp * 1e6);
+    eprintln!(
+        "VBR: burst {:.1} µs for {mbs} cells (PCR: {:.1}); {n} frames in 300 ms vs {expected:.0} at the SCR",
+        burst * 1e6,
+        98.0 * tp * 1e6
+    );
     assert!((n - expected).abs() / expected < 0.01, "{n} frames in 300 ms vs {expected:.0} at the SCR");
 }
 
@@ -167,7 +219,13 @@ fn abr_sources_share_a_port_fairly_without_cell_loss_where_ubr_loses_frames() {
     assert_eq!(atm.frames_corrupt, 0);
     assert!(atm.qos.rm_ci_marked > 0 && atm.qos.rm_turned > 0, "{:?}", atm.qos);
     for f in &abr.flows {
-        assert!((f.throughput_bps - fair).abs() / fair < 0.1, "ABR flow {}: {:.2} Mb/s vs fair share {:.2}", f.id, f.throughput_bps / 1e6, fair / 1e6);
+        assert!(
+            (f.throughput_bps - fair).abs() / fair < 0.1,
+            "ABR flow {}: {:.2} Mb/s vs fair share {:.2}",
+            f.id,
+            f.throughput_bps / 1e6,
+            fair / 1e6
+        );
         // The excess over the share waits at (and is dropped whole by) the source NIC.
         assert!(f.lost > 0);
     }
@@ -176,14 +234,26 @@ fn abr_sources_share_a_port_fairly_without_cell_loss_where_ubr_loses_frames() {
         assert!(v.max_acr_bps <= OC3_BPS + 1.0);
     }
     let abr_total: f64 = abr.flows.iter().map(|f| f.throughput_bps).sum();
-    eprintln!("ABR flows {:?} Mb/s (fair {:.2}), lost at NIC {:?}, cells lost {}, ACR {:?}", abr.flows.iter().map(|f| f.throughput_bps / 1e6).collect::<Vec<_>>(), fair / 1e6, abr.flows.iter().map(|f| f.lost).collect::<Vec<_>>(), atm.cells_lost[0], atm.qos.abr.iter().map(|v| (v.min_acr_bps / 1e6, v.max_acr_bps / 1e6, v.acr_bps / 1e6)).collect::<Vec<_>>());
+    eprintln!(
+        "ABR flows {:?} Mb/s (fair {:.2}), lost at NIC {:?}, cells lost {}, ACR {:?}",
+        abr.flows.iter().map(|f| f.throughput_bps / 1e6).collect::<Vec<_>>(),
+        fair / 1e6,
+        abr.flows.iter().map(|f| f.lost).collect::<Vec<_>>(),
+        atm.cells_lost[0],
+        atm.qos.abr.iter().map(|v| (v.min_acr_bps / 1e6, v.max_acr_bps / 1e6, v.acr_bps / 1e6)).collect::<Vec<_>>()
+    );
 
     let ubr = two_sources(ServiceCategory::Ubr);
     let atm = ubr.atm.as_ref().unwrap();
     assert!(atm.cells_lost[0] > 0 && atm.frames_corrupt > 0, "UBR loses cells and so frames: {atm:?}");
     let ubr_total: f64 = ubr.flows.iter().map(|f| f.throughput_bps).sum();
     eprintln!("two sources at 100 Mb/s each on one OC-3 port: ABR {:.1} Mb/s, UBR {:.1} Mb/s of whole datagrams; UBR lost {} cells", abr_total / 1e6, ubr_total / 1e6, atm.cells_lost[0]);
-    assert!(ubr_total < 0.9 * abr_total, "UBR {:.1} Mb/s vs ABR {:.1} Mb/s of whole datagrams", ubr_total / 1e6, abr_total / 1e6);
+    assert!(
+        ubr_total < 0.9 * abr_total,
+        "UBR {:.1} Mb/s vs ABR {:.1} Mb/s of whole datagrams",
+        ubr_total / 1e6,
+        abr_total / 1e6
+    );
 }
 
 #[test]

@@ -20,7 +20,13 @@ const BOTTLENECK_BPS: u64 = 10_000_000;
 const QUEUE: usize = 1000;
 
 fn port(name: &str, mac: u8, addr: [u8; 4]) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((Ipv4Addr::from(addr), 24)), mtu: 1500, point_to_point: false }
+    PortConfig {
+        name: name.into(),
+        mac: [2, 0, 0, 0, 0, mac],
+        address: Some((Ipv4Addr::from(addr), 24)),
+        mtu: 1500,
+        point_to_point: false,
+    }
 }
 
 fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), rate_bps: u64) -> LinkConfig {
@@ -39,7 +45,8 @@ fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), rate_bps: u64) -> LinkConf
 /// a — 100 Mb/s — r — 10 Mb/s — b; a ping at 0 resolves ARP, then a UDP flow of 1472-byte
 /// payloads at 20 Mb/s of frames from 1 s for `send_ns`.
 fn overload(send_ns: u64, window: Option<(u64, u64)>, duration_ns: u64) -> SimConfig {
-    let via = |gw: [u8; 4]| vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::from(gw) }];
+    let via =
+        |gw: [u8; 4]| vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::from(gw) }];
     let nodes = vec![
         node("a", vec![port("eth0", 1, [10, 0, 0, 1])], via([10, 0, 0, 2]), false),
         node("r", vec![port("eth0", 2, [10, 0, 0, 2]), port("eth1", 3, [10, 0, 1, 1])], vec![], true),
@@ -48,8 +55,26 @@ fn overload(send_ns: u64, window: Option<(u64, u64)>, duration_ns: u64) -> SimCo
     let links = vec![ethernet("l1", (0, 0), (1, 0), 100_000_000), ethernet("l2", (1, 1), (2, 0), BOTTLENECK_BPS)];
     let pps = 2.0 * BOTTLENECK_BPS as f64 / (WIRE_BYTES * 8) as f64;
     let flows = vec![
-        FlowConfig::Ping { id: 0, from: 0, to: Ipv4Addr::new(10, 0, 1, 2), count: 1, interval_ns: S, payload: 56, start_ns: 0 },
-        FlowConfig::Udp { id: 1, from: 0, to: Ipv4Addr::new(10, 0, 1, 2), dst_port: 9, payload: PAYLOAD as u32, rate_pps: pps, start_ns: S, stop_ns: S + send_ns, dont_fragment: false },
+        FlowConfig::Ping {
+            id: 0,
+            from: 0,
+            to: Ipv4Addr::new(10, 0, 1, 2),
+            count: 1,
+            interval_ns: S,
+            payload: 56,
+            start_ns: 0,
+        },
+        FlowConfig::Udp {
+            id: 1,
+            from: 0,
+            to: Ipv4Addr::new(10, 0, 1, 2),
+            dst_port: 9,
+            payload: PAYLOAD as u32,
+            rate_pps: pps,
+            start_ns: S,
+            stop_ns: S + send_ns,
+            dont_fragment: false,
+        },
     ];
     let windows = window.map(|(stop_ns, end_ns)| vec![WindowConfig { flow: 1, stop_ns, end_ns }]).unwrap_or_default();
     SimConfig { seed: 1, duration_ns, nodes, links, flows, windows, ..Default::default() }

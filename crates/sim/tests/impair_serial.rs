@@ -101,10 +101,7 @@ fn policer_passes_rate_times_t_plus_burst() {
     let (rate, burst, len) = (8_000u64, 1_500u64, 100usize);
     let mut pol = Policer::new(rate, burst).unwrap();
     let t_ms = 1_000u64;
-    let passed: u64 = (0..=t_ms)
-        .filter(|&ms| pol.conform(SimTime::from_millis(ms), len))
-        .count() as u64
-        * len as u64;
+    let passed: u64 = (0..=t_ms).filter(|&ms| pol.conform(SimTime::from_millis(ms), len)).count() as u64 * len as u64;
     assert_eq!(passed, burst + rate * t_ms / 1000 / 8);
     assert_eq!(passed, 2_500);
 
@@ -395,7 +392,11 @@ fn ppp_ack_over_8n1() {
     for (accm, escapes) in [(0u32, flag_escapes), (hdlc::DEFAULT_ACCM, flag_escapes + control_chars)] {
         let framing = Framing::Ppp { hdlc: hdlc::Config { accm, ..hdlc::Config::default() }, pfc: false };
         let want = expected_ns(2 + 4 + 40 + 2 + escapes, 10, 1200);
-        assert_eq!(line_time_ns(&ppp_frame, &framing, SerialFormat::N81, 1200, CompressionRatio::NONE), want, "ACCM {accm:#x}");
+        assert_eq!(
+            line_time_ns(&ppp_frame, &framing, SerialFormat::N81, 1200, CompressionRatio::NONE),
+            want,
+            "ACCM {accm:#x}"
+        );
         let mut l = line(SerialConfig { framing, ..SerialConfig::new(1200) });
         assert_eq!(send_one(&mut l, ack.clone()), want, "line, ACCM {accm:#x}");
     }

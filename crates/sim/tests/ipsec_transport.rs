@@ -23,12 +23,28 @@ fn node(name: &str, addr: Ipv4Addr, mac: u8, gateway: Option<Ipv4Addr>) -> NodeC
     NodeConfig {
         name: name.into(),
         role: "host".into(),
-        ports: vec![PortConfig { name: "eth0".into(), mac: [2, 0, 0, 0, 0, mac], address: Some((addr, 24)), mtu: 1500, point_to_point: false }],
+        ports: vec![PortConfig {
+            name: "eth0".into(),
+            mac: [2, 0, 0, 0, 0, mac],
+            address: Some((addr, 24)),
+            mtu: 1500,
+            point_to_point: false,
+        }],
         bridge: None,
         ip_forward: false,
-        routes: gateway.map(|via| RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via }).into_iter().collect(),
+        routes: gateway
+            .map(|via| RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via })
+            .into_iter()
+            .collect(),
         nat: None,
-        cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default(), rx_latency: Default::default() },
+        cpu: CpuConfig {
+            profile: "asic".into(),
+            hz: 0,
+            queue_limit: 1000,
+            cycles: CpuCycles::default(),
+            atm_nic: Default::default(),
+            rx_latency: Default::default(),
+        },
         arp_timeout_ns: 120 * S,
         reassembly_timeout_ns: 30 * S,
         pmtu: Default::default(),
@@ -88,7 +104,13 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
     let mut r = node("r", Ipv4Addr::new(10, 0, 1, 254), 10, None);
     r.role = "router".into();
     r.ip_forward = true;
-    r.ports.push(PortConfig { name: "eth1".into(), mac: [2, 0, 0, 0, 0, 11], address: Some((Ipv4Addr::new(10, 0, 2, 254), 24)), mtu: 1500, point_to_point: false });
+    r.ports.push(PortConfig {
+        name: "eth1".into(),
+        mac: [2, 0, 0, 0, 0, 11],
+        address: Some((Ipv4Addr::new(10, 0, 2, 254), 24)),
+        mtu: 1500,
+        point_to_point: false,
+    });
     SimConfig {
         seed: 3,
         duration_ns,
@@ -136,7 +158,8 @@ fn transport_len(udp_payload: usize) -> usize {
 fn the_transport_mode_knee_is_seed_003s_1438() {
     let largest = (0..1500).filter(|&p| transport_len(p) <= 1500).max().unwrap();
     assert_eq!(largest, 1438, "seed 003 §4.1");
-    let to_h = sim::ipsec::security_association_in(0x1000, Cipher::TripleDesCbc, Auth::HmacSha1_96, Mode::Transport).unwrap();
+    let to_h =
+        sim::ipsec::security_association_in(0x1000, Cipher::TripleDesCbc, Auth::HmacSha1_96, Mode::Transport).unwrap();
     for (sas, payload, pieces) in [
         (&[][..], 1472usize, 1usize),
         (&[][..], 1473, 2),
@@ -144,7 +167,12 @@ fn the_transport_mode_knee_is_seed_003s_1438() {
         (&[("transport", "esp", None)][..], 1439, 2),
     ] {
         let results = sim::simulate(network(sas, vec![udp_flow(1, 0, H, 9, payload as u32, 10.0, S / 2)], S)).unwrap();
-        assert_eq!((results.flows[0].sent, results.flows[0].received), (5, 5), "payload {payload}: {:?}", results.drop_log);
+        assert_eq!(
+            (results.flows[0].sent, results.flows[0].received),
+            (5, 5),
+            "payload {payload}: {:?}",
+            results.drop_log
+        );
         let wire = from_c(&results);
         assert_eq!(wire.len(), 5 * pieces, "{} SAs, payload {payload}", sas.len());
         assert!(wire.iter().all(|p| is_fragment(p) == (pieces > 1)));
@@ -160,7 +188,10 @@ fn the_transport_mode_knee_is_seed_003s_1438() {
             let mut clear = Vec::new();
             esp::decapsulate(&to_h, &wire[0], &mut clear).unwrap();
             let ip = ipv4::Packet::new_checked(&clear[..]).unwrap();
-            assert_eq!((ip.src_addr(), ip.dst_addr(), ip.next_header(), ip.total_len()), (C, H, IpProtocol::Udp, 20 + 8 + 1438));
+            assert_eq!(
+                (ip.src_addr(), ip.dst_addr(), ip.next_header(), ip.total_len()),
+                (C, H, IpProtocol::Udp, 20 + 8 + 1438)
+            );
             let datagram = udp::Packet::new_checked(ip.payload()).unwrap();
             assert_eq!((datagram.dst_port(), datagram.payload().len()), (9, payload));
         }
@@ -174,7 +205,17 @@ fn several_sas_to_one_host_are_told_apart_by_port() {
     let sas = [("transport", "esp", None), ("transport", "esp", Some(10)), ("transport", "esp", Some(11))];
     // The ping first: it resolves the gateway (RFC 1122 queues few packets meanwhile).
     let mut flows: Vec<FlowConfig> = (0..3u16)
-        .map(|i| FlowConfig::Udp { id: u32::from(i) + 1, from: 0, to: H, dst_port: 9 + i, payload: 200, rate_pps: 20.0, start_ns: S / 20, stop_ns: S / 20 + S / 2, dont_fragment: false })
+        .map(|i| FlowConfig::Udp {
+            id: u32::from(i) + 1,
+            from: 0,
+            to: H,
+            dst_port: 9 + i,
+            payload: 200,
+            rate_pps: 20.0,
+            start_ns: S / 20,
+            stop_ns: S / 20 + S / 2,
+            dont_fragment: false,
+        })
         .collect();
     flows.push(FlowConfig::Ping { id: 4, from: 0, to: H, count: 3, interval_ns: S / 10, payload: 56, start_ns: 0 });
     let results = sim::simulate(network(&sas, flows, S)).unwrap();
@@ -196,13 +237,23 @@ fn several_sas_to_one_host_are_told_apart_by_port() {
     let esp = |ip_payload: usize| (transport_len(ip_payload - 8) - 20) as u64;
     let (udp, ping) = (esp(8 + 200), esp(8 + 56));
     let c = &results.nodes[0].ipsec;
-    let counts: Vec<_> = c.iter().map(|r| (r.name.as_str(), r.spi_out, r.sealed_packets, r.sealed_bytes, r.opened_packets, r.opened_bytes)).collect();
+    let counts: Vec<_> = c
+        .iter()
+        .map(|r| (r.name.as_str(), r.spi_out, r.sealed_packets, r.sealed_bytes, r.opened_packets, r.opened_bytes))
+        .collect();
     assert_eq!(
         counts,
-        vec![("sa0", 0x1000, 13, 10 * udp + 3 * ping, 3, 3 * ping), ("sa1", 0x1002, 10, 10 * udp, 0, 0), ("sa2", 0x1004, 10, 10 * udp, 0, 0)]
+        vec![
+            ("sa0", 0x1000, 13, 10 * udp + 3 * ping, 3, 3 * ping),
+            ("sa1", 0x1002, 10, 10 * udp, 0, 0),
+            ("sa2", 0x1004, 10, 10 * udp, 0, 0)
+        ]
     );
     let h = &results.nodes[2].ipsec;
-    assert_eq!(h.iter().map(|r| (r.opened_packets, r.sealed_packets, r.failed)).collect::<Vec<_>>(), vec![(13, 3, 0), (10, 0, 0), (10, 0, 0)]);
+    assert_eq!(
+        h.iter().map(|r| (r.opened_packets, r.sealed_packets, r.failed)).collect::<Vec<_>>(),
+        vec![(13, 3, 0), (10, 0, 0), (10, 0, 0)]
+    );
 }
 
 #[test]
@@ -229,14 +280,18 @@ fn ah_in_transport_mode_authenticates_and_is_verified() {
         }
     }
     // The copy h received went through r (TTL 63): TTL is mutable and out of the ICV.
-    let at_h = packets(&results, "h-eth0").into_iter().find(|p| ipv4::Packet::new_unchecked(&p[..]).src_addr() == C).unwrap();
+    let at_h =
+        packets(&results, "h-eth0").into_iter().find(|p| ipv4::Packet::new_unchecked(&p[..]).src_addr() == C).unwrap();
     assert_eq!(ipv4::Packet::new_unchecked(&at_h[..]).ttl(), 63);
     ah::verify(&to_h, &at_h).unwrap();
 }
 
 #[test]
 fn ah_in_tunnel_mode_carries_the_inner_packet() {
-    let flows = vec![udp_flow(1, 0, H, 9, 500, 20.0, S / 2), FlowConfig::Ping { id: 2, from: 0, to: H, count: 3, interval_ns: S / 10, payload: 56, start_ns: 0 }];
+    let flows = vec![
+        udp_flow(1, 0, H, 9, 500, 20.0, S / 2),
+        FlowConfig::Ping { id: 2, from: 0, to: H, count: 3, interval_ns: S / 10, payload: 56, start_ns: 0 },
+    ];
     let results = sim::simulate(network(&[("tunnel", "ah", None)], flows, S)).unwrap();
     assert_eq!((results.flows[0].received, results.flows[1].received), (10, 3), "{:?}", results.drop_log);
     let to_h = sim::ipsec::security_association_in(0x1000, Cipher::Null, Auth::HmacSha1_96, Mode::Tunnel).unwrap();
@@ -256,7 +311,11 @@ fn a_transport_sa_the_peer_lacks_drops_with_its_spi() {
     config.nodes[2].ipsec.clear();
     let results = sim::simulate(config).unwrap();
     assert_eq!(results.flows[0].received, 0);
-    assert!(results.drop_log.iter().any(|d| d.reason.contains("AH from 10.0.1.1 with SPI 0x1000: no security association")), "{:?}", results.drop_log);
+    assert!(
+        results.drop_log.iter().any(|d| d.reason.contains("AH from 10.0.1.1 with SPI 0x1000: no security association")),
+        "{:?}",
+        results.drop_log
+    );
 }
 
 #[test]
@@ -265,7 +324,13 @@ fn cpu_busy_time_grows_with_the_transport_sas_carrying_traffic() {
     // each of ports 9, 10, 11; the first k of them are protected by SA pairs selecting
     // their port, so c seals k flows' worth of ESP.
     let hz = 300_000_000u64;
-    let cycles = CpuCycles { per_rx_packet: 1000, per_tx_packet: 1000, per_byte_esp: 150.0, per_esp_packet: 5000, ..CpuCycles::default() };
+    let cycles = CpuCycles {
+        per_rx_packet: 1000,
+        per_tx_packet: 1000,
+        per_byte_esp: 150.0,
+        per_esp_packet: 5000,
+        ..CpuCycles::default()
+    };
     let (rate, payload) = (100.0, 1000u32);
     let mut utilization = Vec::new();
     for k in 0..=3u16 {
@@ -273,7 +338,14 @@ fn cpu_busy_time_grows_with_the_transport_sas_carrying_traffic() {
         let flows = (0..3u16).map(|i| udp_flow(u32::from(i) + 1, 0, H, 9 + i, payload, rate, S)).collect();
         let mut config = network(&sas, flows, S);
         config.capture = false;
-        config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
+        config.nodes[0].cpu = CpuConfig {
+            profile: "slow".into(),
+            hz,
+            queue_limit: 1000,
+            cycles,
+            atm_nic: Default::default(),
+            rx_latency: Default::default(),
+        };
         let results = sim::simulate(config).unwrap();
         for f in &results.flows {
             assert_eq!((f.sent, f.received), (100, 100), "{k} SAs: {:?}", results.drop_log);

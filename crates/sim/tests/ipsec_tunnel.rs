@@ -27,7 +27,13 @@ const S: u64 = 1_000_000_000;
 const MBPS_100: u64 = 100_000_000;
 
 fn port(name: &str, mac: u8, addr: Ipv4Addr) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((addr, 24)), mtu: 1500, point_to_point: false }
+    PortConfig {
+        name: name.into(),
+        mac: [2, 0, 0, 0, 0, mac],
+        address: Some((addr, 24)),
+        mtu: 1500,
+        point_to_point: false,
+    }
 }
 
 fn default_via(gw: Ipv4Addr) -> Vec<RouteConfig> {
@@ -86,7 +92,12 @@ fn network(tunnels: usize, flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfi
     let mut links = Vec::new();
     for i in 0..3 {
         r_ports.push(port(&format!("eth{}", i + 1), 11 + i as u8, Ipv4Addr::new(10, 0, 2 + i as u8, 254)));
-        let mut host = node(&format!("h{}", i + 1), vec![port("eth0", 20 + i as u8, h(i))], default_via(Ipv4Addr::new(10, 0, 2 + i as u8, 254)), false);
+        let mut host = node(
+            &format!("h{}", i + 1),
+            vec![port("eth0", 20 + i as u8, h(i))],
+            default_via(Ipv4Addr::new(10, 0, 2 + i as u8, 254)),
+            false,
+        );
         if i < tunnels {
             c.ipsec.push(tunnel(&format!("ipsec{i}"), C, h(i), spi_to_h(i), spi_to_h(i) + 1));
             host.ipsec.push(tunnel("ipsec0", h(i), C, spi_to_h(i) + 1, spi_to_h(i)));
@@ -186,8 +197,16 @@ fn the_largest_unfragmented_datagram_follows_the_padding_rule() {
     for (payload, fragmented) in [(largest, false), (largest + 1, true)] {
         let flows = vec![udp_flow(1, 0, h(0), payload as u32, 10.0, S / 2)];
         let results = sim::simulate(network(1, flows, S)).unwrap();
-        assert_eq!((results.flows[0].sent, results.flows[0].received), (5, 5), "payload {payload}: {:?}", results.drop_log);
-        let wire: Vec<Vec<u8>> = packets(&results, "r-eth0").into_iter().filter(|p| ipv4::Packet::new_unchecked(&p[..]).src_addr() == C).collect();
+        assert_eq!(
+            (results.flows[0].sent, results.flows[0].received),
+            (5, 5),
+            "payload {payload}: {:?}",
+            results.drop_log
+        );
+        let wire: Vec<Vec<u8>> = packets(&results, "r-eth0")
+            .into_iter()
+            .filter(|p| ipv4::Packet::new_unchecked(&p[..]).src_addr() == C)
+            .collect();
         if fragmented {
             // Fragmentation after encapsulation: each outer packet in two pieces.
             assert_eq!(wire.len(), 10, "payload {payload}");
@@ -205,7 +224,13 @@ fn the_largest_unfragmented_datagram_follows_the_padding_rule() {
 fn cpu_busy_time_grows_with_the_tunnels_carrying_traffic() {
     // A 300 MHz client (seed 003's wireless client) with ESP costs of 3DES's order.
     let hz = 300_000_000u64;
-    let cycles = CpuCycles { per_rx_packet: 1000, per_tx_packet: 1000, per_byte_esp: 150.0, per_esp_packet: 5000, ..CpuCycles::default() };
+    let cycles = CpuCycles {
+        per_rx_packet: 1000,
+        per_tx_packet: 1000,
+        per_byte_esp: 150.0,
+        per_esp_packet: 5000,
+        ..CpuCycles::default()
+    };
     let (rate, payload) = (100.0, 1000u32);
     let mut utilization = Vec::new();
     for tunnels in 0..=3 {
@@ -213,7 +238,14 @@ fn cpu_busy_time_grows_with_the_tunnels_carrying_traffic() {
         let flows = (0..3).map(|i| udp_flow(i as u32 + 1, 2 + i as u32, C, payload, rate, S)).collect();
         let mut config = network(tunnels, flows, S);
         config.capture = false;
-        config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
+        config.nodes[0].cpu = CpuConfig {
+            profile: "slow".into(),
+            hz,
+            queue_limit: 1000,
+            cycles,
+            atm_nic: Default::default(),
+            rx_latency: Default::default(),
+        };
         let results = sim::simulate(config).unwrap();
         for f in &results.flows {
             assert_eq!((f.sent, f.received), (100, 100), "{tunnels} tunnels: {:?}", results.drop_log);
@@ -266,7 +298,14 @@ fn the_senders_own_encapsulations_are_charged_to_its_cpu() {
     ];
     let mut config = network(1, flows, S + 3 * S / 10);
     config.capture = false;
-    config.nodes[0].cpu = CpuConfig { profile: "slow".into(), hz, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
+    config.nodes[0].cpu = CpuConfig {
+        profile: "slow".into(),
+        hz,
+        queue_limit: 1000,
+        cycles,
+        atm_nic: Default::default(),
+        rx_latency: Default::default(),
+    };
     let results = sim::simulate(config).unwrap();
     assert_eq!(results.flows[0].received, 100);
     assert_eq!(results.flows[1].received, 12);

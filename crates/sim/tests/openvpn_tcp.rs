@@ -47,9 +47,19 @@ fn tun(server: bool, proto: &str) -> OpenVpnConfig {
 fn network(proto: &str, p: f64, flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
     let mut client = node("client", vec![port_mtu("eth0", 1, CLIENT_WAN, 1500)], vec![], false);
     client.openvpn.push(tun(false, proto));
-    let mut server = node("server", vec![port_mtu("eth0", 10, SERVER_WAN, 1500), port_mtu("eth1", 11, Ipv4Addr::new(10, 9, 0, 1), 1500)], vec![], true);
+    let mut server = node(
+        "server",
+        vec![port_mtu("eth0", 10, SERVER_WAN, 1500), port_mtu("eth1", 11, Ipv4Addr::new(10, 9, 0, 1), 1500)],
+        vec![],
+        true,
+    );
     server.openvpn.push(tun(true, proto));
-    let host = node("host", vec![port_mtu("eth0", 20, LAN_HOST, 1500)], common::default_via(Ipv4Addr::new(10, 9, 0, 1)), false);
+    let host = node(
+        "host",
+        vec![port_mtu("eth0", 20, LAN_HOST, 1500)],
+        common::default_via(Ipv4Addr::new(10, 9, 0, 1)),
+        false,
+    );
     let mut wan = common::ethernet_100m("wan", (0, 0), (1, 0));
     if let LinkConfig::Ethernet { impair, delay_ns, .. } = &mut wan {
         *delay_ns = 5_000_000;
@@ -57,11 +67,29 @@ fn network(proto: &str, p: f64, flows: Vec<FlowConfig>, duration_ns: u64) -> Sim
         *impair = [loss.clone(), loss];
     }
     let links = vec![wan, common::ethernet_100m("lan", (1, 1), (2, 0))];
-    SimConfig { seed: 4, duration_ns, nodes: vec![client, server, host], links, flows, capture: true, ..Default::default() }
+    SimConfig {
+        seed: 4,
+        duration_ns,
+        nodes: vec![client, server, host],
+        links,
+        flows,
+        capture: true,
+        ..Default::default()
+    }
 }
 
 fn udp_flow(count: u64) -> FlowConfig {
-    FlowConfig::Udp { id: 1, from: 0, to: LAN_HOST, dst_port: 9, payload: 200, rate_pps: 200.0, start_ns: S, stop_ns: S + count * S / 200, dont_fragment: false }
+    FlowConfig::Udp {
+        id: 1,
+        from: 0,
+        to: LAN_HOST,
+        dst_port: 9,
+        payload: 200,
+        rate_pps: 200.0,
+        start_ns: S,
+        stop_ns: S + count * S / 200,
+        dont_fragment: false,
+    }
 }
 
 /// The client → server TCP stream on the WAN (seen at the client's port), from the
@@ -119,7 +147,18 @@ fn packets(stream: &[u8]) -> Vec<(usize, &[u8])> {
 
 #[test]
 fn a_tcp_transfer_crosses_and_the_wan_stream_is_length_prefixed_openvpn() {
-    let flow = FlowConfig::Tcp { id: 1, from: 0, to: LAN_HOST, dst_port: 5201, bytes: Some(300_000), start_ns: S / 2, stop_ns: 20 * S, tcp: TcpOptions::default(), interval_ns: None, trace: false };
+    let flow = FlowConfig::Tcp {
+        id: 1,
+        from: 0,
+        to: LAN_HOST,
+        dst_port: 5201,
+        bytes: Some(300_000),
+        start_ns: S / 2,
+        stop_ns: 20 * S,
+        tcp: TcpOptions::default(),
+        interval_ns: None,
+        trace: false,
+    };
     let results = sim::simulate(network("tcp", 0.0, vec![flow], 10 * S)).unwrap();
     let tcp = results.flows[0].tcp.as_ref().unwrap();
     assert!(tcp.completed_ns.is_some(), "the transfer completes; drops: {:?}", results.drop_log.first());
@@ -179,7 +218,14 @@ fn one_percent_wan_loss_reaches_the_flow_over_udp_but_not_over_tcp() {
 fn the_client_cpu_pays_each_seal_as_over_udp() {
     let mut config = network("tcp", 0.0, vec![udp_flow(100)], 3 * S);
     let cycles = CpuCycles { per_openvpn_packet: 10_000, per_byte_openvpn: 10.0, ..CpuCycles::default() };
-    config.nodes[0].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
+    config.nodes[0].cpu = CpuConfig {
+        profile: "t".into(),
+        hz: 1_000_000_000,
+        queue_limit: 1000,
+        cycles,
+        atm_nic: Default::default(),
+        rx_latency: Default::default(),
+    };
     let results = sim::simulate(config).unwrap();
     assert_eq!((results.flows[0].sent, results.flows[0].received), (100, 100));
     // Each packet in the stream was sealed once: the per-packet cost and, per octet, the

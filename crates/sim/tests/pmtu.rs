@@ -12,7 +12,9 @@ mod common;
 use std::net::Ipv4Addr;
 
 use common::{default_via, ethernet_100m, ip_packets, node, port_mtu};
-use sim::config::{FlowConfig, FragNeeded, IpsecTunnelConfig, NodeConfig, RouteConfig, SimConfig, TcpOptions, TunnelFragment};
+use sim::config::{
+    FlowConfig, FragNeeded, IpsecTunnelConfig, NodeConfig, RouteConfig, SimConfig, TcpOptions, TunnelFragment,
+};
 use sim::results::Results;
 use wire::icmpv4::{self, DstUnreachable};
 use wire::{ipv4, tcp, IpProtocol};
@@ -25,8 +27,15 @@ const B: Ipv4Addr = Ipv4Addr::new(10, 0, 3, 1);
 const NARROW: u16 = 1400;
 
 /// The path with the middle link's MTU `middle`; `edit` changes the routers.
-fn network(middle: u16, flows: Vec<FlowConfig>, duration_ns: u64, edit: impl FnOnce(&mut NodeConfig, &mut NodeConfig)) -> SimConfig {
-    let route = |net: [u8; 4], via: [u8; 4]| vec![RouteConfig { destination: Ipv4Addr::from(net), prefix_len: 24, via: Ipv4Addr::from(via) }];
+fn network(
+    middle: u16,
+    flows: Vec<FlowConfig>,
+    duration_ns: u64,
+    edit: impl FnOnce(&mut NodeConfig, &mut NodeConfig),
+) -> SimConfig {
+    let route = |net: [u8; 4], via: [u8; 4]| {
+        vec![RouteConfig { destination: Ipv4Addr::from(net), prefix_len: 24, via: Ipv4Addr::from(via) }]
+    };
     let a = node("a", vec![port_mtu("eth0", 1, A, 1500)], default_via(R1_LAN), false);
     let mut r1 = node(
         "r1",
@@ -36,7 +45,10 @@ fn network(middle: u16, flows: Vec<FlowConfig>, duration_ns: u64, edit: impl FnO
     );
     let mut r2 = node(
         "r2",
-        vec![port_mtu("eth0", 4, Ipv4Addr::new(10, 0, 2, 2), middle), port_mtu("eth1", 5, Ipv4Addr::new(10, 0, 3, 254), 1500)],
+        vec![
+            port_mtu("eth0", 4, Ipv4Addr::new(10, 0, 2, 2), middle),
+            port_mtu("eth1", 5, Ipv4Addr::new(10, 0, 3, 254), 1500),
+        ],
         route([10, 0, 1, 0], [10, 0, 2, 1]),
         true,
     );
@@ -46,7 +58,11 @@ fn network(middle: u16, flows: Vec<FlowConfig>, duration_ns: u64, edit: impl FnO
         seed: 1,
         duration_ns,
         nodes: vec![a, r1, r2, b],
-        links: vec![ethernet_100m("a-r1", (0, 0), (1, 0)), ethernet_100m("r1-r2", (1, 1), (2, 0)), ethernet_100m("r2-b", (2, 1), (3, 0))],
+        links: vec![
+            ethernet_100m("a-r1", (0, 0), (1, 0)),
+            ethernet_100m("r1-r2", (1, 1), (2, 0)),
+            ethernet_100m("r2-b", (2, 1), (3, 0)),
+        ],
         flows,
         capture: true,
         ..Default::default()
@@ -54,12 +70,33 @@ fn network(middle: u16, flows: Vec<FlowConfig>, duration_ns: u64, edit: impl FnO
 }
 
 fn tcp_flow(bytes: u64, options: TcpOptions) -> FlowConfig {
-    FlowConfig::Tcp { id: 1, from: 0, to: B, dst_port: 5001, bytes: Some(bytes), start_ns: S / 10, stop_ns: 60 * S, tcp: options, interval_ns: None, trace: false }
+    FlowConfig::Tcp {
+        id: 1,
+        from: 0,
+        to: B,
+        dst_port: 5001,
+        bytes: Some(bytes),
+        start_ns: S / 10,
+        stop_ns: 60 * S,
+        tcp: options,
+        interval_ns: None,
+        trace: false,
+    }
 }
 
 fn udp_flow(dont_fragment: bool) -> FlowConfig {
     // 1472 bytes of UDP payload: a 1500-byte datagram, iperf's default on Ethernet.
-    FlowConfig::Udp { id: 1, from: 0, to: B, dst_port: 9, payload: 1472, rate_pps: 100.0, start_ns: S / 10, stop_ns: S / 10 + S / 2, dont_fragment }
+    FlowConfig::Udp {
+        id: 1,
+        from: 0,
+        to: B,
+        dst_port: 9,
+        payload: 1472,
+        rate_pps: 100.0,
+        start_ns: S / 10,
+        stop_ns: S / 10 + S / 2,
+        dont_fragment,
+    }
 }
 
 fn run(config: SimConfig) -> Results {
@@ -85,7 +122,11 @@ fn frag_needed(packets: &[(u64, Vec<u8>)]) -> Vec<(u64, u16, ipv4::Repr)> {
             match icmpv4::Repr::parse(&icmp).ok()? {
                 icmpv4::Repr::DstUnreachable { reason: DstUnreachable::FragRequired, next_hop_mtu, header } => {
                     assert_eq!(icmp.msg_code(), 4, "RFC 792: code 4, fragmentation needed and DF set");
-                    Some((*t, next_hop_mtu, ipv4::Repr::parse_truncated(&ipv4::Packet::new_unchecked(header)).expect("quoted header")))
+                    Some((
+                        *t,
+                        next_hop_mtu,
+                        ipv4::Repr::parse_truncated(&ipv4::Packet::new_unchecked(header)).expect("quoted header"),
+                    ))
                 }
                 _ => None,
             }
@@ -192,7 +233,9 @@ fn udp_with_df_is_dropped_and_icmp_code_4_brings_back_1400() {
 
 #[test]
 fn an_old_router_that_reports_mtu_zero_makes_the_host_use_the_plateau_table() {
-    let results = run(network(NARROW, vec![tcp_flow(1_000_000, TcpOptions::default())], 10 * S, |r1, _| r1.pmtu.frag_needed = FragNeeded::ZeroMtu));
+    let results = run(network(NARROW, vec![tcp_flow(1_000_000, TcpOptions::default())], 10 * S, |r1, _| {
+        r1.pmtu.frag_needed = FragNeeded::ZeroMtu
+    }));
     let tcp = results.flows[0].tcp.as_ref().unwrap();
     assert!(tcp.completed_ns.is_some());
     // RFC 1191 §5 and the table of §7: the plateau below the quoted 1500 is 1492, which
@@ -252,7 +295,15 @@ fn a_black_hole_stalls_bulk_data_after_the_handshake_and_mtu_probing_recovers() 
     assert!(sent_after.iter().any(|s| s.3 > 0 && s.1 <= usize::from(NARROW)));
 }
 
-fn esp(name: &str, local: [u8; 4], remote: [u8; 4], spi_out: u32, spi_in: u32, protects: [u8; 4], fragment: TunnelFragment) -> IpsecTunnelConfig {
+fn esp(
+    name: &str,
+    local: [u8; 4],
+    remote: [u8; 4],
+    spi_out: u32,
+    spi_in: u32,
+    protects: [u8; 4],
+    fragment: TunnelFragment,
+) -> IpsecTunnelConfig {
     IpsecTunnelConfig {
         name: name.into(),
         local: Ipv4Addr::from(local),
@@ -292,7 +343,8 @@ fn esp_len(inner: usize) -> usize {
 
 #[test]
 fn a_tunnel_sends_icmp_with_its_effective_mtu_and_tcp_follows() {
-    let results = run(network(1500, vec![tcp_flow(1_000_000, TcpOptions::default())], 10 * S, tunnelled(TunnelFragment::Before)));
+    let results =
+        run(network(1500, vec![tcp_flow(1_000_000, TcpOptions::default())], 10 * S, tunnelled(TunnelFragment::Before)));
     // The largest inner packet whose ESP packet fits 1500 (RFC 4301 §8.2.1).
     let effective = (1..=1500).rev().find(|&n| esp_len(n) <= 1500).unwrap();
     let icmps = frag_needed(&ip_packets(&results, "a-eth0"));
@@ -352,9 +404,12 @@ fn tcp_over_a_transport_mode_sa_is_fragmented_after_the_transform_not_stalled() 
     config.nodes[3].ipsec.push(sa(B, A, 0x2001, 0x2000));
     let results = run(config);
     assert_eq!(results.flows[0].bytes_received, 300_000);
-    let esp_fragments = ip_packets(&results, "a-eth0").iter().filter(|(_, p)| {
-        let ip = ipv4::Packet::new_unchecked(&p[..]);
-        ip.src_addr() == A && ip.is_fragment() && !ip.dont_frag()
-    }).count();
+    let esp_fragments = ip_packets(&results, "a-eth0")
+        .iter()
+        .filter(|(_, p)| {
+            let ip = ipv4::Packet::new_unchecked(&p[..]);
+            ip.src_addr() == A && ip.is_fragment() && !ip.dont_frag()
+        })
+        .count();
     assert!(esp_fragments > 0, "the ESP datagrams are fragmented at a, without DF");
 }

@@ -65,7 +65,15 @@ fn openvpn(server: bool, port: u16, fragment: Option<u16>) -> OpenVpnConfig {
     }
 }
 
-fn pppoe(server: bool, port: u16, service: &str, secret: &str, mtu: u16, local: Ipv4Addr, peer: Ipv4Addr) -> PppoeConfig {
+fn pppoe(
+    server: bool,
+    port: u16,
+    service: &str,
+    secret: &str,
+    mtu: u16,
+    local: Ipv4Addr,
+    peer: Ipv4Addr,
+) -> PppoeConfig {
     PppoeConfig {
         name: "ppp0".into(),
         port,
@@ -84,20 +92,49 @@ fn pppoe(server: bool, port: u16, service: &str, secret: &str, mtu: u16, local: 
 }
 
 /// The network, with the client asking for `service` with `secret`, PPP MTU `mtu`.
-fn network(service: &str, secret: &str, mtu: u16, fragment: Option<u16>, flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
-    let mut client = node("client", vec![port("eth0", 1, Some((CLIENT_WAN, 24)), 1500), port("tap0", 2, None, 1430)], vec![], false);
+fn network(
+    service: &str,
+    secret: &str,
+    mtu: u16,
+    fragment: Option<u16>,
+    flows: Vec<FlowConfig>,
+    duration_ns: u64,
+) -> SimConfig {
+    let mut client =
+        node("client", vec![port("eth0", 1, Some((CLIENT_WAN, 24)), 1500), port("tap0", 2, None, 1430)], vec![], false);
     client.openvpn.push(openvpn(false, 1, fragment));
     client.pppoe.push(pppoe(false, 1, service, secret, mtu, CLIENT_PPP, SRV_B));
     let mut vpn = node(
         "vpnserver",
-        vec![port("eth0", 10, Some((SERVER_WAN, 24)), 1500), port("eth1", 11, None, 1500), port("tap0", 12, None, 1430)],
+        vec![
+            port("eth0", 10, Some((SERVER_WAN, 24)), 1500),
+            port("eth1", 11, None, 1500),
+            port("tap0", 12, None, 1430),
+        ],
         vec![],
         true,
     );
-    vpn.bridge = Some(BridgeConfig { ports: vec![1, 2], mode: BridgeMode::L2, mac: [2, 0, 0, 0, 0, 11], address: None, aging_ns: 300 * S });
+    vpn.bridge = Some(BridgeConfig {
+        ports: vec![1, 2],
+        mode: BridgeMode::L2,
+        mac: [2, 0, 0, 0, 0, 11],
+        address: None,
+        aging_ns: 300 * S,
+    });
     vpn.openvpn.push(openvpn(true, 2, fragment));
-    let mut switch = node("switch", vec![port("p0", 20, None, 1500), port("p1", 21, None, 1500), port("p2", 22, None, 1500)], vec![], false);
-    switch.bridge = Some(BridgeConfig { ports: vec![0, 1, 2], mode: BridgeMode::L2, mac: [2, 0, 0, 0, 0, 20], address: None, aging_ns: 300 * S });
+    let mut switch = node(
+        "switch",
+        vec![port("p0", 20, None, 1500), port("p1", 21, None, 1500), port("p2", 22, None, 1500)],
+        vec![],
+        false,
+    );
+    switch.bridge = Some(BridgeConfig {
+        ports: vec![0, 1, 2],
+        mode: BridgeMode::L2,
+        mac: [2, 0, 0, 0, 0, 20],
+        address: None,
+        aging_ns: 300 * S,
+    });
     let mut srv_b = node("srv-b", vec![port("eth0", 30, Some((SRV_B, 24)), 1500)], vec![], false);
     srv_b.pppoe.push(pppoe(true, 0, "org-b", "s3cret", mtu, SRV_B, CLIENT_PPP));
     let mut srv_a = node("srv-a", vec![port("eth0", 40, Some((SRV_A, 24)), 1500)], vec![], false);
@@ -108,11 +145,30 @@ fn network(service: &str, secret: &str, mtu: u16, fragment: Option<u16>, flows: 
         ethernet("lan-b", (2, 1), (3, 0), 100_000_000),
         ethernet("lan-a", (2, 2), (4, 0), 100_000_000),
     ];
-    SimConfig { seed: 2, duration_ns, nodes: vec![client, vpn, switch, srv_b, srv_a], links, flows, capture: true, ..Default::default() }
+    SimConfig {
+        seed: 2,
+        duration_ns,
+        nodes: vec![client, vpn, switch, srv_b, srv_a],
+        links,
+        flows,
+        capture: true,
+        ..Default::default()
+    }
 }
 
 fn transfer(bytes: u64) -> FlowConfig {
-    FlowConfig::Tcp { id: 1, from: 0, to: SRV_B, dst_port: 5201, bytes: Some(bytes), start_ns: S / 10, stop_ns: 20 * S, tcp: TcpOptions::default(), interval_ns: None, trace: false }
+    FlowConfig::Tcp {
+        id: 1,
+        from: 0,
+        to: SRV_B,
+        dst_port: 5201,
+        bytes: Some(bytes),
+        start_ns: S / 10,
+        stop_ns: 20 * S,
+        tcp: TcpOptions::default(),
+        interval_ns: None,
+        trace: false,
+    }
 }
 
 fn frames<'a>(results: &'a sim::results::Results, capture: &str) -> &'a [(u64, Vec<u8>)] {
@@ -144,15 +200,22 @@ fn discovery_lcp_chap_ipcp_then_data_in_rfc_order() {
     let results = sim::simulate(network("org-b", "s3cret", 1422, None, vec![transfer(300_000)], 5 * S)).unwrap();
     let flow = &results.flows[0];
     let tcp = flow.tcp.as_ref().unwrap();
-    assert!(tcp.completed_ns.is_some(), "the transfer completes; drops: {:#?}", &results.drop_log[..results.drop_log.len().min(20)]);
+    assert!(
+        tcp.completed_ns.is_some(),
+        "the transfer completes; drops: {:#?}",
+        &results.drop_log[..results.drop_log.len().min(20)]
+    );
     assert_eq!(flow.bytes_received, 300_000);
 
     // What srv-b's port saw, both ways, in time order.
     let seen: Vec<Kind> = frames(&results, "srv-b-eth0").iter().filter_map(|(_, f)| kind(f)).collect();
-    let discovery: Vec<u8> = seen.iter().filter_map(|k| if let Kind::Discovery(c) = k { Some(*c) } else { None }).collect();
+    let discovery: Vec<u8> =
+        seen.iter().filter_map(|k| if let Kind::Discovery(c) = k { Some(*c) } else { None }).collect();
     // RFC 2516 §5: PADI (0x09), PADO (0x07), PADR (0x19), PADS (0x65).
     assert_eq!(discovery, [0x09, 0x07, 0x19, 0x65]);
-    let first = |p: Protocol| seen.iter().position(|k| matches!(k, Kind::Ppp(q, _) if *q == p)).unwrap_or_else(|| panic!("no {p:?}"));
+    let first = |p: Protocol| {
+        seen.iter().position(|k| matches!(k, Kind::Ppp(q, _) if *q == p)).unwrap_or_else(|| panic!("no {p:?}"))
+    };
     let last = |p: Protocol| seen.iter().rposition(|k| matches!(k, Kind::Ppp(q, _) if *q == p)).unwrap();
     let pads = seen.iter().position(|k| *k == Kind::Discovery(0x65)).unwrap();
     // RFC 2516 §5.4 / §6: the session (LCP) begins after PADS.
@@ -160,13 +223,15 @@ fn discovery_lcp_chap_ipcp_then_data_in_rfc_order() {
     // RFC 1661 §3.5: authentication after LCP reached Opened (no LCP during CHAP).
     assert!(last(Protocol::Lcp) < first(Protocol::Chap));
     // RFC 1994 §4: Challenge, Response, Success.
-    let chap: Vec<u8> = seen.iter().filter_map(|k| if let Kind::Ppp(Protocol::Chap, c) = k { Some(*c) } else { None }).collect();
+    let chap: Vec<u8> =
+        seen.iter().filter_map(|k| if let Kind::Ppp(Protocol::Chap, c) = k { Some(*c) } else { None }).collect();
     assert_eq!(chap, [1, 2, 3]);
     // RFC 1661 §3.6 / RFC 1332: IPCP after authentication, IPv4 only after IPCP.
     assert!(last(Protocol::Chap) < first(Protocol::Ipcp));
     assert!(last(Protocol::Ipcp) < first(Protocol::Ipv4));
     // IPCP: the client asks for 0.0.0.0, is Nak'd the address, asks again, is Acked.
-    let ipcp: Vec<u8> = seen.iter().filter_map(|k| if let Kind::Ppp(Protocol::Ipcp, c) = k { Some(*c) } else { None }).collect();
+    let ipcp: Vec<u8> =
+        seen.iter().filter_map(|k| if let Kind::Ppp(Protocol::Ipcp, c) = k { Some(*c) } else { None }).collect();
     assert!(ipcp.contains(&3), "a Configure-Nak carries the assigned address (RFC 1332 §3.3): {ipcp:?}");
     assert_eq!(ipcp.iter().filter(|&&c| c == 2).count(), 2, "one Configure-Ack each way");
 
@@ -215,8 +280,13 @@ fn above_the_tap_mtu_openvpn_fragments_or_ip_fragments() {
     // PPP MTU 1492 over TAP: a full PPPoE frame is 14 + 8 + 1492 = 1514 octets, 1538 with
     // OpenVPN's 24, more than the 1472 a UDP datagram carries in a 1500-octet MTU.
     for fragment in [Some(1472u16), None] {
-        let results = sim::simulate(network("org-b", "s3cret", 1492, fragment, vec![transfer(200_000)], 5 * S)).unwrap();
-        assert!(results.flows[0].tcp.as_ref().unwrap().completed_ns.is_some(), "fragment {fragment:?}: {:?}", results.drop_log.first());
+        let results =
+            sim::simulate(network("org-b", "s3cret", 1492, fragment, vec![transfer(200_000)], 5 * S)).unwrap();
+        assert!(
+            results.flows[0].tcp.as_ref().unwrap().completed_ns.is_some(),
+            "fragment {fragment:?}: {:?}",
+            results.drop_log.first()
+        );
         let wan: Vec<Vec<u8>> = frames(&results, "client-eth0")
             .iter()
             .filter_map(|(_, f)| {
@@ -248,10 +318,32 @@ fn above_the_tap_mtu_openvpn_fragments_or_ip_fragments() {
 
 #[test]
 fn the_client_cpu_pays_each_seal_open_and_session_frame() {
-    let flows = vec![FlowConfig::Udp { id: 1, from: 0, to: SRV_B, dst_port: 9, payload: 200, rate_pps: 100.0, start_ns: S / 2, stop_ns: S, dont_fragment: false }];
+    let flows = vec![FlowConfig::Udp {
+        id: 1,
+        from: 0,
+        to: SRV_B,
+        dst_port: 9,
+        payload: 200,
+        rate_pps: 100.0,
+        start_ns: S / 2,
+        stop_ns: S,
+        dont_fragment: false,
+    }];
     let mut config = network("org-b", "s3cret", 1422, None, flows, 2 * S);
-    let cycles = CpuCycles { per_openvpn_packet: 10_000, per_byte_openvpn: 10.0, per_pppoe_packet: 1_000, ..CpuCycles::default() };
-    config.nodes[0].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
+    let cycles = CpuCycles {
+        per_openvpn_packet: 10_000,
+        per_byte_openvpn: 10.0,
+        per_pppoe_packet: 1_000,
+        ..CpuCycles::default()
+    };
+    config.nodes[0].cpu = CpuConfig {
+        profile: "t".into(),
+        hz: 1_000_000_000,
+        queue_limit: 1000,
+        cycles,
+        atm_nic: Default::default(),
+        rx_latency: Default::default(),
+    };
     let results = sim::simulate(config).unwrap();
     assert_eq!((results.flows[0].sent, results.flows[0].received), (50, 50));
     // Every frame on the client's tap0 was sealed (sent) or opened (received) once, with
@@ -279,17 +371,50 @@ fn openvpn_tun_routes_fragments_before_encapsulation_and_delivers() {
     };
     let mut client = node("client", vec![port("eth0", 1, Some((CLIENT_WAN, 24)), 1500)], vec![], false);
     client.openvpn.push(tun(false));
-    let mut server = node("server", vec![port("eth0", 10, Some((SERVER_WAN, 24)), 1500), port("eth1", 11, Some((Ipv4Addr::new(10, 9, 0, 1), 24)), 1500)], vec![], true);
+    let mut server = node(
+        "server",
+        vec![
+            port("eth0", 10, Some((SERVER_WAN, 24)), 1500),
+            port("eth1", 11, Some((Ipv4Addr::new(10, 9, 0, 1), 24)), 1500),
+        ],
+        vec![],
+        true,
+    );
     server.openvpn.push(tun(true));
-    let host = node("host", vec![port("eth0", 20, Some((lan_host, 24)), 1500)], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 9, 0, 1) }], false);
-    let flows = vec![FlowConfig::Ping { id: 1, from: 0, to: lan_host, count: 5, interval_ns: S / 10, payload: 1400, start_ns: 0 }];
+    let host = node(
+        "host",
+        vec![port("eth0", 20, Some((lan_host, 24)), 1500)],
+        vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 9, 0, 1) }],
+        false,
+    );
+    let flows = vec![FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: lan_host,
+        count: 5,
+        interval_ns: S / 10,
+        payload: 1400,
+        start_ns: 0,
+    }];
     let links = vec![ethernet("wan", (0, 0), (1, 0), 100_000_000), ethernet("lan", (1, 1), (2, 0), 100_000_000)];
-    let config = SimConfig { seed: 1, duration_ns: S, nodes: vec![client, server, host], links, flows, capture: true, ..Default::default() };
+    let config = SimConfig {
+        seed: 1,
+        duration_ns: S,
+        nodes: vec![client, server, host],
+        links,
+        flows,
+        capture: true,
+        ..Default::default()
+    };
     let results = sim::simulate(config).unwrap();
     assert_eq!((results.flows[0].sent, results.flows[0].received), (5, 5), "{:?}", results.drop_log.first());
     // A 1428-octet echo request exceeds the TUN MTU of 1000: two inner fragments, each
     // sealed whole (IPv4 20 + UDP 8 + OpenVPN 24 around it), none of them fragmented outside.
-    let wan: Vec<Vec<u8>> = frames(&results, "client-eth0").iter().filter(|(_, f)| f[12..14] == [0x08, 0x00]).map(|(_, f)| f[14..].to_vec()).collect();
+    let wan: Vec<Vec<u8>> = frames(&results, "client-eth0")
+        .iter()
+        .filter(|(_, f)| f[12..14] == [0x08, 0x00])
+        .map(|(_, f)| f[14..].to_vec())
+        .collect();
     let requests: Vec<&Vec<u8>> = wan.iter().filter(|p| p[12..16] == CLIENT_WAN.octets()).collect();
     assert_eq!(requests.len(), 10);
     for p in &requests {
@@ -315,19 +440,44 @@ fn the_server_bridge_drops_frames_over_the_tap_mtu_silently_and_counts_them() {
     let tap_mtu = 1430usize;
     for ppp_mtu in [1422u16, 1423] {
         let fits = 6 + 2 + usize::from(ppp_mtu) <= tap_mtu;
-        let download = FlowConfig::Tcp { id: 1, from: 3, to: CLIENT_PPP, dst_port: 5201, bytes: Some(100_000), start_ns: S / 10, stop_ns: 5 * S, tcp: TcpOptions::default(), interval_ns: None, trace: false };
+        let download = FlowConfig::Tcp {
+            id: 1,
+            from: 3,
+            to: CLIENT_PPP,
+            dst_port: 5201,
+            bytes: Some(100_000),
+            start_ns: S / 10,
+            stop_ns: 5 * S,
+            tcp: TcpOptions::default(),
+            interval_ns: None,
+            trace: false,
+        };
         let results = sim::simulate(network("org-b", "s3cret", ppp_mtu, None, vec![download], 5 * S)).unwrap();
         let flow = &results.flows[0];
-        let over: Vec<_> = results.drop_log.iter().filter(|d| d.node == "vpnserver" && d.reason.contains("exceed port 2's MTU 1430")).collect();
+        let over: Vec<_> = results
+            .drop_log
+            .iter()
+            .filter(|d| d.node == "vpnserver" && d.reason.contains("exceed port 2's MTU 1430"))
+            .collect();
         if fits {
-            assert!(flow.tcp.as_ref().unwrap().completed_ns.is_some(), "PPP MTU {ppp_mtu}: {:?}", results.drop_log.first());
+            assert!(
+                flow.tcp.as_ref().unwrap().completed_ns.is_some(),
+                "PPP MTU {ppp_mtu}: {:?}",
+                results.drop_log.first()
+            );
             assert!(over.is_empty());
         } else {
             // Full-size segments never arrive: the transfer cannot complete, and each
             // drop names the bridge, the port and the frame's length.
             assert!(flow.tcp.as_ref().unwrap().completed_ns.is_none());
             assert!(!over.is_empty());
-            assert!(over.iter().all(|d| d.reason.starts_with(&format!("bridge on vpnserver: {} bytes", 6 + 2 + usize::from(ppp_mtu)))), "{:?}", over[0]);
+            assert!(
+                over.iter().all(|d| d
+                    .reason
+                    .starts_with(&format!("bridge on vpnserver: {} bytes", 6 + 2 + usize::from(ppp_mtu)))),
+                "{:?}",
+                over[0]
+            );
             let c = flow.conservation.as_ref().unwrap();
             assert!(c.holds(), "{c:?}");
             let counted: u64 = c.drops.iter().filter(|(r, _)| r.contains("exceed port 2's MTU")).map(|(_, n)| n).sum();

@@ -88,27 +88,60 @@ fn pptp_end(server: bool, secret: &str, mtu: u16) -> PptpConfig {
 }
 
 fn network(secret: &str, mtu: u16, flows: Vec<FlowConfig>, cycles: CpuCycles) -> SimConfig {
-    let mut client = node("client", vec![port("eth0", 1, Some((CLIENT_WAN, 24)), 1500), port("tap0", 2, Some((CLIENT_TAP, 24)), TAP_MTU)], vec![], false);
+    let mut client = node(
+        "client",
+        vec![port("eth0", 1, Some((CLIENT_WAN, 24)), 1500), port("tap0", 2, Some((CLIENT_TAP, 24)), TAP_MTU)],
+        vec![],
+        false,
+    );
     client.openvpn.push(openvpn(false, 1));
     client.pptp.push(pptp_end(false, secret, mtu));
     client.cpu.cycles = cycles;
     let mut vpn = node(
         "vpnserver",
-        vec![port("eth0", 10, Some((SERVER_WAN, 24)), 1500), port("eth1", 11, None, 1500), port("tap0", 12, None, TAP_MTU)],
+        vec![
+            port("eth0", 10, Some((SERVER_WAN, 24)), 1500),
+            port("eth1", 11, None, 1500),
+            port("tap0", 12, None, TAP_MTU),
+        ],
         vec![],
         true,
     );
-    vpn.bridge = Some(BridgeConfig { ports: vec![1, 2], mode: BridgeMode::L2, mac: [2, 0, 0, 0, 0, 11], address: None, aging_ns: 300 * S });
+    vpn.bridge = Some(BridgeConfig {
+        ports: vec![1, 2],
+        mode: BridgeMode::L2,
+        mac: [2, 0, 0, 0, 0, 11],
+        address: None,
+        aging_ns: 300 * S,
+    });
     vpn.openvpn.push(openvpn(true, 2));
     let mut server = node("pptpd", vec![port("eth0", 30, Some((PPTPD, 24)), 1500)], vec![], false);
     server.pptp.push(pptp_end(true, "s3cret", mtu));
     server.cpu.cycles = cycles;
     let links = vec![ethernet("wan", (0, 0), (1, 0)), ethernet("lan", (1, 1), (2, 0))];
-    SimConfig { seed: 2, duration_ns: 5 * S, nodes: vec![client, vpn, server], links, flows, capture: true, ..Default::default() }
+    SimConfig {
+        seed: 2,
+        duration_ns: 5 * S,
+        nodes: vec![client, vpn, server],
+        links,
+        flows,
+        capture: true,
+        ..Default::default()
+    }
 }
 
 fn udp(payload: u32) -> FlowConfig {
-    FlowConfig::Udp { id: 1, from: 0, to: SERVER_PPP, dst_port: 9, payload, rate_pps: 50.0, start_ns: S, stop_ns: 2 * S, dont_fragment: false }
+    FlowConfig::Udp {
+        id: 1,
+        from: 0,
+        to: SERVER_PPP,
+        dst_port: 9,
+        payload,
+        rate_pps: 50.0,
+        start_ns: S,
+        stop_ns: 2 * S,
+        dont_fragment: false,
+    }
 }
 
 fn frames<'a>(results: &'a sim::results::Results, capture: &str) -> &'a [(u64, Vec<u8>)] {
@@ -131,7 +164,12 @@ fn control_connection_then_ppp_in_gre_then_data() {
     let mtu = TAP_MTU - PPTP_OVERHEAD;
     let results = sim::simulate(network("s3cret", mtu, vec![udp(200)], CpuCycles::default())).unwrap();
     let flow = &results.flows[0];
-    assert!(flow.received > 40, "UDP crossed the tunnel: {:?}; drops {:#?}", flow, &results.drop_log[..results.drop_log.len().min(10)]);
+    assert!(
+        flow.received > 40,
+        "UDP crossed the tunnel: {:?}; drops {:#?}",
+        flow,
+        &results.drop_log[..results.drop_log.len().min(10)]
+    );
     // On the client's TAP port (tcpdump -i tap0): PPTP control messages on TCP 1723
     // first, in RFC 2637 §3.1 order, then GRE.
     let mut order = Vec::new();
@@ -160,7 +198,13 @@ fn control_connection_then_ppp_in_gre_then_data() {
     }
     assert_eq!(
         order[..5],
-        ["StartControlConnectionRequest", "StartControlConnectionReply", "OutgoingCallRequest", "OutgoingCallReply", "GRE"],
+        [
+            "StartControlConnectionRequest",
+            "StartControlConnectionReply",
+            "OutgoingCallRequest",
+            "OutgoingCallReply",
+            "GRE"
+        ],
         "{order:?}"
     );
     // The PPP link came up with the configured addresses.
@@ -192,7 +236,8 @@ fn the_largest_unfragmented_datagram_is_the_tap_mtu_less_33() {
     assert!(data.iter().all(|&(len, frag)| len == usize::from(TAP_MTU) && !frag), "{data:?}");
     // One octet more of PPP MTU and the same datagram plus one: the outer packet no
     // longer fits the TAP and is fragmented after encapsulation.
-    let results = sim::simulate(network("s3cret", mtu + 1, vec![udp(u32::from(mtu) - 27)], CpuCycles::default())).unwrap();
+    let results =
+        sim::simulate(network("s3cret", mtu + 1, vec![udp(u32::from(mtu) - 27)], CpuCycles::default())).unwrap();
     assert!(results.flows[0].received > 40);
     assert!(outer_data(&results).iter().any(|&(_, frag)| frag), "an outer fragment on tap0");
 }
@@ -210,7 +255,14 @@ fn the_server_cpu_pays_each_gre_packet_and_octet() {
     let (per_packet, per_byte) = (50_000u64, 20.0);
     let mut config = network("s3cret", 1397, vec![udp(972)], CpuCycles::default());
     let cycles = CpuCycles { per_pptp_packet: per_packet, per_byte_pptp: per_byte, ..CpuCycles::default() };
-    config.nodes[2].cpu = CpuConfig { profile: "t".into(), hz: 1_000_000_000, queue_limit: 1000, cycles, atm_nic: Default::default(), rx_latency: Default::default() };
+    config.nodes[2].cpu = CpuConfig {
+        profile: "t".into(),
+        hz: 1_000_000_000,
+        queue_limit: 1000,
+        cycles,
+        atm_nic: Default::default(),
+        rx_latency: Default::default(),
+    };
     let results = sim::simulate(config).unwrap();
     assert_eq!((results.flows[0].sent, results.flows[0].received), (50, 50));
     let expected: f64 = ip_packets(frames(&results, "pptpd-eth0"))
@@ -227,5 +279,8 @@ fn the_server_cpu_pays_each_gre_packet_and_octet() {
     // exactly.
     let lone_ack = per_packet as f64 + per_byte * 12.0;
     let unbilled = (expected - busy_ns) / lone_ack;
-    assert!((unbilled - unbilled.round()).abs() < 1e-6 && (0.0..=2.0).contains(&unbilled.round()), "busy {busy_ns} ns, computed {expected} ns at 1 GHz");
+    assert!(
+        (unbilled - unbilled.round()).abs() < 1e-6 && (0.0..=2.0).contains(&unbilled.round()),
+        "busy {busy_ns} ns, computed {expected} ns at 1 GHz"
+    );
 }

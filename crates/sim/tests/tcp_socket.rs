@@ -265,7 +265,10 @@ fn syn_sent_syn_ack_to_established() {
     assert_eq!(s.state(), State::Established);
     let out = recv!(s, 5 * MS);
     assert_eq!(out.len(), 1);
-    assert_eq!((out[0].0.control, out[0].0.seq_number, out[0].0.ack_number), (Control::None, local(1), Some(remote(1))));
+    assert_eq!(
+        (out[0].0.control, out[0].0.seq_number, out[0].0.ack_number),
+        (Control::None, local(1), Some(remote(1)))
+    );
     assert_eq!(s.smss(), MSS as u32);
 }
 
@@ -1453,7 +1456,11 @@ fn delayed_ack_any_segment_acks_the_second_small_segment_at_once() {
     // Acknowledgments): an ACK when "no ACK was sent for the previous segment received",
     // whatever the segments' sizes. The same two 100-octet segments that wait for the
     // timer under RFC 5681's full-sized count (the test above) draw an ACK at once.
-    let cfg = TcpConfig { delayed_ack: Some(sim::time::Duration::from_millis(200)), delayed_ack_any_segment: true, ..plain() };
+    let cfg = TcpConfig {
+        delayed_ack: Some(sim::time::Duration::from_millis(200)),
+        delayed_ack_any_segment: true,
+        ..plain()
+    };
     let mut s = socket_established_with(cfg);
     send!(s, 100 * MS, peer(Control::Psh, remote(1), Some(local(1))), &[1u8; 100]);
     assert!(recv!(s, 100 * MS).is_empty(), "the first segment waits");

@@ -243,7 +243,11 @@ fn newreno_throughput_follows_mathis_at_low_loss() {
     let mss_bits = f64::from(net.a.smss()) * 8.0;
     let mathis = mss_bits / rtt_s * (1.5f64).sqrt() / p.sqrt();
     let ratio = measured / mathis;
-    assert!((0.5..=2.0).contains(&ratio), "measured {measured:.0} b/s, Mathis {mathis:.0} b/s, ratio {ratio:.2}, {:?}", net.a.stats());
+    assert!(
+        (0.5..=2.0).contains(&ratio),
+        "measured {measured:.0} b/s, Mathis {mathis:.0} b/s, ratio {ratio:.2}, {:?}",
+        net.a.stats()
+    );
 }
 
 /// HyStart on a path whose FIFO never drops: plain slow start doubles until the run
@@ -299,7 +303,14 @@ fn hystart_ends_slow_start_near_the_bdp() {
 /// A bulk flow over the test pipe at `rate` with a one-way `delay`, losing data
 /// segments by `lose` on the forward path, from `warmup` to `end`: its goodput in
 /// segments per RTT of `rtt_s` seconds, the smss, and the sender.
-fn bulk_window(cfg: TcpConfig, rate: u64, delay: u64, lose: Box<dyn FnMut(u64) -> bool>, warmup: u64, end: u64) -> (f64, TcpSocket) {
+fn bulk_window(
+    cfg: TcpConfig,
+    rate: u64,
+    delay: u64,
+    lose: Box<dyn FnMut(u64) -> bool>,
+    warmup: u64,
+    end: u64,
+) -> (f64, TcpSocket) {
     let ab = Pipe::new(rate, delay, lose);
     let ba = Pipe::new(rate, delay, Box::new(|_| false));
     let mut net = Net::new(cfg.clone(), cfg, ab, ba);
@@ -316,7 +327,19 @@ fn bulk_window(cfg: TcpConfig, rate: u64, delay: u64, lose: Box<dyn FnMut(u64) -
         }
         net.now >= end
     });
-    assert!(ok, "stalled at {} ns: a {:?} poll {:?} cwnd {} flight {} snd_wnd {} b poll {:?} {:?} {:?}", net.now, net.a.state(), net.a.poll_at(), net.a.cwnd(), net.a.bytes_in_flight(), net.a.snd_wnd(), net.b.poll_at(), net.a.stats(), net.b.stats());
+    assert!(
+        ok,
+        "stalled at {} ns: a {:?} poll {:?} cwnd {} flight {} snd_wnd {} b poll {:?} {:?} {:?}",
+        net.now,
+        net.a.state(),
+        net.a.poll_at(),
+        net.a.cwnd(),
+        net.a.bytes_in_flight(),
+        net.a.snd_wnd(),
+        net.b.poll_at(),
+        net.a.stats(),
+        net.b.stats()
+    );
     let secs = (end - warmup) as f64 * 1e-9;
     let segs_per_s = (net.a.stats().bytes_acked - acked_at_start) as f64 / f64::from(net.a.smss()) / secs;
     (segs_per_s, net.a)
@@ -352,11 +375,16 @@ fn newreno_matches_mathis_under_periodic_loss() {
             delayed_ack: if delayed_ack { Some(sim::time::Duration::from_millis(40)) } else { None },
             ..TcpConfig::default()
         };
-        let (segs_per_s, a) = bulk_window(cfg, rate, delay, Box::new(move |i| i % n == n - 1), 5_000 * MS, 125_000 * MS);
+        let (segs_per_s, a) =
+            bulk_window(cfg, rate, delay, Box::new(move |i| i % n == n - 1), 5_000 * MS, 125_000 * MS);
         let mathis = (1.5f64).sqrt() / p.sqrt() / rtt;
         let ratio = segs_per_s / mathis;
         ratios.push(ratio);
-        assert!((0.85..=1.1).contains(&ratio), "p={p} delayed_ack={delayed_ack}: {segs_per_s:.1} vs Mathis {mathis:.1} seg/s, ratio {ratio:.3}, {:?}", a.stats());
+        assert!(
+            (0.85..=1.1).contains(&ratio),
+            "p={p} delayed_ack={delayed_ack}: {segs_per_s:.1} vs Mathis {mathis:.1} seg/s, ratio {ratio:.3}, {:?}",
+            a.stats()
+        );
         assert_eq!(a.stats().timeouts, 0);
     }
     // The neglected recovery RTT weighs 2/W of a cycle: less at the lower loss rate.
@@ -382,7 +410,8 @@ fn cubic_matches_rfc9438_response_function() {
         let reno = (1.5 / p).sqrt();
         let expected = cubic.max(reno) / rtt;
         let cfg = TcpConfig { sack: false, ..TcpConfig::default() };
-        let (segs_per_s, a) = bulk_window(cfg, rate, delay, Box::new(move |i| i % n == n - 1), 20_000 * MS, 320_000 * MS);
+        let (segs_per_s, a) =
+            bulk_window(cfg, rate, delay, Box::new(move |i| i % n == n - 1), 20_000 * MS, 320_000 * MS);
         let ratio = segs_per_s / expected;
         assert!((0.9..=1.12).contains(&ratio), "p={p} rtt={rtt}: {segs_per_s:.1} vs RFC 9438 {expected:.1} seg/s (cubic {cubic:.1}, reno {reno:.1} segments), ratio {ratio:.3}, {:?}", a.stats());
     }

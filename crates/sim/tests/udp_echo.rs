@@ -33,7 +33,14 @@ fn node(name: &str, mac: u8, addr: [u8; 4]) -> NodeConfig {
         openvpn: vec![],
         pppoe: vec![],
         pptp: vec![],
-        cpu: CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default(), rx_latency: Default::default() },
+        cpu: CpuConfig {
+            profile: "asic".into(),
+            hz: 0,
+            queue_limit: 1000,
+            cycles: CpuCycles::default(),
+            atm_nic: Default::default(),
+            rx_latency: Default::default(),
+        },
         arp_timeout_ns: 120_000_000_000,
         reassembly_timeout_ns: 30_000_000_000,
         pmtu: Default::default(),
@@ -54,7 +61,15 @@ fn config(impair: [Impairment; 2], start_ns: u64) -> SimConfig {
         interval_ns: INTERVAL_NS,
         start_ns,
     };
-    let learn = FlowConfig::Ping { id: 0, from: 0, to: Ipv4Addr::new(10, 0, 0, 2), count: 1, interval_ns: 1_000_000_000, payload: 56, start_ns: 0 };
+    let learn = FlowConfig::Ping {
+        id: 0,
+        from: 0,
+        to: Ipv4Addr::new(10, 0, 0, 2),
+        count: 1,
+        interval_ns: 1_000_000_000,
+        payload: 56,
+        start_ns: 0,
+    };
     SimConfig {
         seed: 3,
         duration_ns: start_ns + u64::from(COUNT) * INTERVAL_NS + 100_000_000,
@@ -93,7 +108,10 @@ fn every_datagram_comes_back_after_two_serializations() {
     let flow = results.flows.iter().find(|f| f.id == 1).unwrap();
     let echo = flow.echo.as_ref().expect("an echo flow reports its echo");
     assert_eq!(flow.kind, "udp-echo");
-    assert_eq!((flow.sent, echo.forward_received, flow.received), (u64::from(COUNT), u64::from(COUNT), u64::from(COUNT)));
+    assert_eq!(
+        (flow.sent, echo.forward_received, flow.received),
+        (u64::from(COUNT), u64::from(COUNT), u64::from(COUNT))
+    );
     assert_eq!((flow.duplicates, echo.forward_duplicates), (0, 0));
     assert_eq!(flow.bytes_received, u64::from(COUNT) * u64::from(PAYLOAD));
     // 1042-byte frames: (1042 + 12) × 8 bits at 100 Mbit/s = 84.32 µs each way, + 1 µs.
@@ -132,7 +150,11 @@ fn assert_binomial(lost: u64, n: u64, p: f64) {
 }
 
 fn lost_at(results: &sim::results::Results, node: &str) -> u64 {
-    results.drop_log.iter().filter(|d| d.flow == Some(1) && d.node == node && d.reason.starts_with("lost on link a-b")).count() as u64
+    results
+        .drop_log
+        .iter()
+        .filter(|d| d.flow == Some(1) && d.node == node && d.reason.starts_with("lost on link a-b"))
+        .count() as u64
 }
 
 #[test]

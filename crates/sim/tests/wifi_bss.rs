@@ -9,8 +9,8 @@
 
 use sim::rng::RunSeed;
 use sim::wifi::adapter::{
-    ap_accepts, ap_downlink, ibss_send, station_accepts, station_uplink, Adapter, CipherCost,
-    DropReason, ForeignSource, LinkCipher, Role, DEFAULT_CCMP_TK, DEFAULT_WEP104_KEY,
+    ap_accepts, ap_downlink, ibss_send, station_accepts, station_uplink, Adapter, CipherCost, DropReason,
+    ForeignSource, LinkCipher, Role, DEFAULT_CCMP_TK, DEFAULT_WEP104_KEY,
 };
 use sim::wifi::bianchi::BianchiInputs;
 use sim::wifi::bss::{Bss, BssEvent, BssParams};
@@ -34,12 +34,11 @@ fn payload() -> Vec<u8> {
 
 fn eth(dst: Address, src: Address) -> Vec<u8> {
     let mut out = Vec::new();
-    ethernet::Repr {
-        src_addr: src,
-        dst_addr: dst,
-        ethertype: EtherType::Ipv4,
-    }
-    .encapsulate(&payload(), false, &mut out);
+    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype: EtherType::Ipv4 }.encapsulate(
+        &payload(),
+        false,
+        &mut out,
+    );
     out
 }
 
@@ -55,14 +54,7 @@ fn fields(mpdu: &[u8]) -> (bool, bool, Address, Address, Address, Option<Address
     let (_, ethertype, body) = DataRepr::decapsulate_ethertype(&with_fcs).unwrap();
     assert_eq!(ethertype, EtherType::Ipv4);
     assert_eq!(body, payload());
-    (
-        fc.to_ds,
-        fc.from_ds,
-        frame.addr1(),
-        frame.addr2(),
-        frame.addr3(),
-        a4,
-    )
+    (fc.to_ds, fc.from_ds, frame.addr1(), frame.addr2(), frame.addr3(), a4)
 }
 
 // ---------------------------------------------------------------------------
@@ -87,10 +79,7 @@ fn case_10_ap_to_station() {
     assert_eq!(station_accepts(&mpdu, STA, false).unwrap(), eth(STA, WS1));
     // Broadcast from the AP reaches every station.
     let mpdu = ap_downlink(&eth(Address::BROADCAST, WS1), AP, None).unwrap();
-    assert_eq!(
-        station_accepts(&mpdu, STA_B, false).unwrap(),
-        eth(Address::BROADCAST, WS1)
-    );
+    assert_eq!(station_accepts(&mpdu, STA_B, false).unwrap(), eth(Address::BROADCAST, WS1));
 }
 
 #[test]
@@ -99,14 +88,8 @@ fn case_00_ad_hoc() {
     let (to_ds, from_ds, a1, a2, a3, a4) = fields(&mpdu);
     assert!(!to_ds && !from_ds);
     assert_eq!((a1, a2, a3, a4), (STA_B, STA, IBSS, None)); // DA, SA, BSSID
-    assert_eq!(
-        station_accepts(&mpdu, STA_B, false).unwrap(),
-        eth(STA_B, STA)
-    );
-    assert!(matches!(
-        station_accepts(&mpdu, STA, false),
-        Err(DropReason::NotForThisAdapter { .. })
-    ));
+    assert_eq!(station_accepts(&mpdu, STA_B, false).unwrap(), eth(STA_B, STA));
+    assert!(matches!(station_accepts(&mpdu, STA, false), Err(DropReason::NotForThisAdapter { .. })));
 }
 
 #[test]
@@ -118,33 +101,21 @@ fn case_11_wds_keeps_the_wired_source() {
     assert_eq!((a1, a2, a3, a4), (AP, STA, WS1, Some(WS2))); // RA, TA, DA, SA
     assert_eq!(ap_accepts(&mpdu, AP, true).unwrap(), eth(WS1, WS2));
     // An AP without WDS refuses it.
-    assert!(matches!(
-        ap_accepts(&mpdu, AP, false),
-        Err(DropReason::WrongDirection { ds: 0b11, .. })
-    ));
+    assert!(matches!(ap_accepts(&mpdu, AP, false), Err(DropReason::WrongDirection { ds: 0b11, .. })));
     // Fig. 5-C: WS1 → WS2 from the AP to repeater A.
     let mpdu = ap_downlink(&eth(WS2, WS1), AP, Some(STA)).unwrap();
     let (to_ds, from_ds, a1, a2, a3, a4) = fields(&mpdu);
     assert!(to_ds && from_ds);
     assert_eq!((a1, a2, a3, a4), (STA, AP, WS2, Some(WS1)));
     assert_eq!(station_accepts(&mpdu, STA, true).unwrap(), eth(WS2, WS1));
-    assert!(matches!(
-        station_accepts(&mpdu, STA, false),
-        Err(DropReason::WrongDirection { ds: 0b11, .. })
-    ));
+    assert!(matches!(station_accepts(&mpdu, STA, false), Err(DropReason::WrongDirection { ds: 0b11, .. })));
 }
 
 #[test]
 fn a_station_drops_or_rewrites_a_foreign_source() {
     // Seed 000 §2.1, Fig. 5-B: WS2's frame bridged by station A.
     let err = station_uplink(&eth(WS1, WS2), STA, AP, ForeignSource::Drop, false).unwrap_err();
-    assert_eq!(
-        err,
-        DropReason::ForeignSourceAddress {
-            source: WS2,
-            station: STA
-        }
-    );
+    assert_eq!(err, DropReason::ForeignSourceAddress { source: WS2, station: STA });
     assert_eq!(
         err.to_string(),
         "station adapter sends only 3-address frames from its own MAC (802.11 Table 9-26 \
@@ -166,13 +137,7 @@ fn a_station_adapter_drops_frames_for_other_macs() {
     // Seed 000 Fig. 5-D: the AP's frame for WS2 goes to DA = WS2, which no adapter is.
     let mpdu = ap_downlink(&eth(WS2, WS1), AP, None).unwrap();
     let err = station_accepts(&mpdu, STA, false).unwrap_err();
-    assert_eq!(
-        err,
-        DropReason::NotForThisAdapter {
-            receiver: WS2,
-            adapter: STA
-        }
-    );
+    assert_eq!(err, DropReason::NotForThisAdapter { receiver: WS2, adapter: STA });
     assert!(err.to_string().starts_with(
         "station adapter accepts only frames addressed to its own MAC: frame for 02:00:00:00:00:02 dropped"
     ));
@@ -181,10 +146,7 @@ fn a_station_adapter_drops_frames_for_other_macs() {
 #[test]
 fn wep_frames_decrypt_with_wire() {
     let mut sta = Adapter::new(
-        Role::Station {
-            mac: STA,
-            bssid: AP,
-        },
+        Role::Station { mac: STA, bssid: AP },
         ForeignSource::Drop,
         false,
         LinkCipher::from_name("wep-104").unwrap(),
@@ -195,13 +157,9 @@ fn wep_frames_decrypt_with_wire() {
     assert_eq!(sent.cipher_bytes, 8 + 100 + 4);
     let frame = Frame::new_checked(&sent.frame[..]).unwrap();
     assert!(frame.frame_control().protected);
-    assert_eq!(
-        (frame.addr1(), frame.addr2(), frame.addr3()),
-        (AP, STA, WS1)
-    );
+    assert_eq!((frame.addr1(), frame.addr2(), frame.addr3()), (AP, STA, WS1));
     let mut clear = Vec::new();
-    let wep =
-        dot11_crypto::wep_decapsulate(&DEFAULT_WEP104_KEY, frame.payload(), &mut clear).unwrap();
+    let wep = dot11_crypto::wep_decapsulate(&DEFAULT_WEP104_KEY, frame.payload(), &mut clear).unwrap();
     assert_eq!(wep.key_id, 0);
     let (llc, body) = llc::Repr::decapsulate(&clear).unwrap();
     assert_eq!(llc.as_ethertype(), Some(EtherType::Ipv4));
@@ -221,12 +179,8 @@ fn wep_frames_decrypt_with_wire() {
 
 #[test]
 fn ccmp_frames_decrypt_with_wire() {
-    let mut ap = Adapter::new(
-        Role::AccessPoint { bssid: AP },
-        ForeignSource::Drop,
-        false,
-        LinkCipher::ccmp(DEFAULT_CCMP_TK),
-    );
+    let mut ap =
+        Adapter::new(Role::AccessPoint { bssid: AP }, ForeignSource::Drop, false, LinkCipher::ccmp(DEFAULT_CCMP_TK));
     let sent = ap.transmit(&eth(STA, WS1), None).unwrap();
     assert_eq!((sent.cost, sent.cipher_bytes), (CipherCost::Aes, 108 + 8));
     let (header, body) = sent.frame.split_at(24);
@@ -244,12 +198,11 @@ const MSDU_LEN: usize = 1500;
 /// A 1500-byte MSDU from station `sa` to the AP: 24 + 8 + 1500 bytes, 1536 with FCS.
 fn uplink_mpdu() -> Vec<u8> {
     let mut frame = Vec::new();
-    ethernet::Repr {
-        src_addr: STA,
-        dst_addr: WS1,
-        ethertype: EtherType::Ipv4,
-    }
-    .encapsulate(&[0u8; MSDU_LEN], false, &mut frame);
+    ethernet::Repr { src_addr: STA, dst_addr: WS1, ethertype: EtherType::Ipv4 }.encapsulate(
+        &[0u8; MSDU_LEN],
+        false,
+        &mut frame,
+    );
     station_uplink(&frame, STA, AP, ForeignSource::Drop, false).unwrap()
 }
 
@@ -269,11 +222,7 @@ impl Run {
 /// 0) until `target` frames are delivered.
 fn saturate(bss: &mut Bss, senders: &[usize], target: u64) -> Run {
     let mpdu = uplink_mpdu();
-    let mut run = Run {
-        events: Vec::new(),
-        delivered: 0,
-        last_delivery: 0,
-    };
+    let mut run = Run { events: Vec::new(), delivered: 0, last_delivery: 0 };
     let mut now = 0;
     while run.delivered < target {
         for &s in senders {
@@ -281,9 +230,7 @@ fn saturate(bss: &mut Bss, senders: &[usize], target: u64) -> Run {
                 bss.enqueue(now, s, mpdu.clone(), Some(0)).unwrap();
             }
         }
-        now = bss
-            .poll_at()
-            .expect("saturated senders keep the medium busy");
+        now = bss.poll_at().expect("saturated senders keep the medium busy");
         let mut out = Vec::new();
         bss.poll(now, &mut out);
         for e in &out {
@@ -314,10 +261,7 @@ fn one_saturated_station_matches_the_per_frame_formula() {
         let analytical = MSDU_LEN as f64 * 8.0 / frame_us;
         let measured = run.throughput_mbps();
         eprintln!("one station, {preamble:?}: {measured:.4} Mb/s vs {analytical:.4} Mb/s");
-        assert!(
-            (measured - analytical).abs() / analytical < 0.02,
-            "{preamble:?}: {measured} vs {analytical}"
-        );
+        assert!((measured - analytical).abs() / analytical < 0.02, "{preamble:?}: {measured} vs {analytical}");
         let s = bss.member_stats(1);
         assert_eq!(s.retries, 0);
         assert_eq!(bss.member_stats(0).rx_collisions, 0);
@@ -365,11 +309,7 @@ fn two_stations(hidden: bool, rts_threshold: usize, seed: u64) -> HiddenFigures 
     p.rts_threshold = rts_threshold;
     if hidden {
         // The AP hears both; the stations hear the AP but not each other.
-        p.hears = Some(vec![
-            vec![true, true, true],
-            vec![true, true, false],
-            vec![true, false, true],
-        ]);
+        p.hears = Some(vec![vec![true, true, true], vec![true, true, false], vec![true, false, true]]);
     }
     let mut bss = Bss::new(p, RunSeed(seed), 3);
     let run = saturate(&mut bss, &[1, 2], 5_000);
@@ -387,11 +327,7 @@ fn hidden_terminals_collide_at_the_ap_and_rts_cts_helps() {
     let visible = two_stations(false, 2347, 11);
     let hidden = two_stations(true, 2347, 11);
     let hidden_rts = two_stations(true, 0, 11);
-    for (name, f) in [
-        ("visible", &visible),
-        ("hidden", &hidden),
-        ("hidden + RTS/CTS", &hidden_rts),
-    ] {
+    for (name, f) in [("visible", &visible), ("hidden", &hidden), ("hidden + RTS/CTS", &hidden_rts)] {
         eprintln!(
             "{name}: {:.3} Mb/s, {:.4} data collisions per frame, retry share {:.4}, {} dropped",
             f.throughput_mbps, f.data_collisions_per_frame, f.retry_share, f.dropped
@@ -411,10 +347,7 @@ fn a_frame_error_rate_of_a_tenth_retries_a_tenth_of_attempts() {
     saturate(&mut bss, &[1], 10_000);
     let s = bss.member_stats(1);
     let share = s.retries as f64 / s.attempts as f64;
-    eprintln!(
-        "FER 0.1: {} retries of {} attempts = {share:.4}",
-        s.retries, s.attempts
-    );
+    eprintln!("FER 0.1: {} retries of {} attempts = {share:.4}", s.retries, s.attempts);
     assert!((share - 0.1).abs() < 0.01, "{share}");
     assert_eq!(bss.member_stats(0).rx_errors, s.retries + s.dropped);
 }
@@ -459,7 +392,11 @@ fn without_link_acks_each_frame_goes_once_and_nothing_follows_it() {
     assert_eq!((s.retries, s.dropped), (0, 0));
     assert_eq!(bss.member_stats(0).rx_errors + run.delivered, s.attempts);
     // Each frame lost is reported lost (so what it carried is not counted as in flight).
-    let lost = run.events.iter().filter(|e| matches!(e, BssEvent::Dropped { reason: DropReason::NotReceived, delivered: false, .. })).count() as u64;
+    let lost = run
+        .events
+        .iter()
+        .filter(|e| matches!(e, BssEvent::Dropped { reason: DropReason::NotReceived, delivered: false, .. }))
+        .count() as u64;
     assert_eq!(lost, bss.member_stats(0).rx_errors);
     // The Duration field reserves nothing (no Ack to protect).
     let duration = run.events.iter().find_map(|e| match e {

@@ -78,11 +78,10 @@ fn one_saturated_station_matches_the_per_frame_formula() {
         let measured = one_station_throughput_mbps(&phy, 50_000, 2000);
         let analytical = MSDU_LEN as f64 * 8.0 / analytical_frame_time_us(plcp_us);
         let error = (measured - analytical).abs() / analytical;
-        eprintln!("802.11b 11 Mb/s {preamble:?} preamble: measured {measured:.4} Mb/s, analytical {analytical:.4} Mb/s");
-        assert!(
-            error < 0.02,
-            "{preamble:?}: {measured} vs {analytical} Mb/s"
+        eprintln!(
+            "802.11b 11 Mb/s {preamble:?} preamble: measured {measured:.4} Mb/s, analytical {analytical:.4} Mb/s"
         );
+        assert!(error < 0.02, "{preamble:?}: {measured} vs {analytical} Mb/s");
     }
 }
 
@@ -114,24 +113,15 @@ fn contend(phy: &PhyParams, n: usize, delivered_target: u64, seed: u64) -> Conte
     let data = phy.ppdu_time(MPDU_LEN, Rate::Cck11);
     let ack = phy.ack_time(Rate::Cck11);
     let ack_timeout = phy.ack_timeout(Rate::Cck11);
-    let mut stats = ContentionStats {
-        per_station_delivered: vec![0; n],
-        ..Default::default()
-    };
+    let mut stats = ContentionStats { per_station_delivered: vec![0; n], ..Default::default() };
     for s in &mut stations {
         s.request_access(0, |cw| rng.slots(cw));
     }
     let mut last_event: Nanos = 0;
     while stats.delivered < delivered_target {
-        let t = stations
-            .iter()
-            .filter_map(Dcf::poll_at)
-            .min()
-            .expect("every station is backlogged");
+        let t = stations.iter().filter_map(Dcf::poll_at).min().expect("every station is backlogged");
         assert!(t >= last_event, "time went backwards");
-        let due: Vec<usize> = (0..n)
-            .filter(|&i| stations[i].poll_at() == Some(t))
-            .collect();
+        let due: Vec<usize> = (0..n).filter(|&i| stations[i].poll_at() == Some(t)).collect();
         let mut sending = vec![false; n];
         for &i in &due {
             assert!(stations[i].poll(t), "station {i} granted at {t} must send");
@@ -167,9 +157,7 @@ fn contend(phy: &PhyParams, n: usize, delivered_target: u64, seed: u64) -> Conte
             let timeout = data_end + ack_timeout;
             for &i in &due {
                 let failed = FailedAttempt::Mpdu { mpdu_len: MPDU_LEN };
-                if stations[i].on_tx_failure(timeout, failed, |cw| rng.slots(cw))
-                    == AfterFailure::Discard
-                {
+                if stations[i].on_tx_failure(timeout, failed, |cw| rng.slots(cw)) == AfterFailure::Discard {
                     stats.discarded += 1;
                 }
                 stations[i].request_access(timeout, |cw| rng.slots(cw));
@@ -185,10 +173,7 @@ fn contend(phy: &PhyParams, n: usize, delivered_target: u64, seed: u64) -> Conte
 fn two_stations_collide_in_the_same_slot_and_recover() {
     let phy = PhyParams::dot11b(Preamble::Long);
     let stats = contend(&phy, 2, 20_000, 7);
-    eprintln!(
-        "two stations: {stats:?}, {:.4} Mb/s",
-        stats.throughput_mbps()
-    );
+    eprintln!("two stations: {stats:?}, {:.4} Mb/s", stats.throughput_mbps());
     // Collisions happen (same slot → both fail) ...
     assert!(stats.collisions > 0);
     // ... at about the rate Bianchi predicts for n = 2 (p ≈ 0.06): the share
@@ -209,14 +194,9 @@ fn two_stations_collide_in_the_same_slot_and_recover() {
     assert!((collided_share - model.collision_probability).abs() < 0.01);
     // ... and are handled: both stations keep delivering, nothing is lost
     // for good at this load, and the pair carries about what the model says.
-    assert!(
-        stats.per_station_delivered.iter().all(|&d| d > 9_000),
-        "{:?}",
-        stats.per_station_delivered
-    );
+    assert!(stats.per_station_delivered.iter().all(|&d| d > 9_000), "{:?}", stats.per_station_delivered);
     assert_eq!(stats.discarded, 0);
-    let error =
-        (stats.throughput_mbps() - model.throughput_bps / 1e6).abs() / (model.throughput_bps / 1e6);
+    let error = (stats.throughput_mbps() - model.throughput_bps / 1e6).abs() / (model.throughput_bps / 1e6);
     assert!(error < 0.02, "two stations: {error}");
 }
 
@@ -225,17 +205,13 @@ fn several_stations_follow_bianchi() {
     let phy = PhyParams::dot11b(Preamble::Long);
     for n in [5, 10] {
         let stats = contend(&phy, n, 20_000, 11 + n as u64);
-        let model =
-            BianchiInputs::basic_access(&phy, n as u32, MSDU_LEN, MPDU_LEN, Rate::Cck11).solve();
+        let model = BianchiInputs::basic_access(&phy, n as u32, MSDU_LEN, MPDU_LEN, Rate::Cck11).solve();
         let measured = stats.throughput_mbps();
         let predicted = model.throughput_bps / 1e6;
         eprintln!(
             "n={n}: measured {measured:.4} Mb/s, Bianchi {predicted:.4} Mb/s (p {:.4}), collisions {}, discarded {}",
             model.collision_probability, stats.collisions, stats.discarded
         );
-        assert!(
-            (measured - predicted).abs() / predicted < 0.03,
-            "n={n}: {measured} vs {predicted}"
-        );
+        assert!((measured - predicted).abs() / predicted < 0.03, "n={n}: {measured} vs {predicted}");
     }
 }

@@ -11,7 +11,13 @@ use common::node;
 const MBPS_100: u64 = 100_000_000;
 
 fn port(name: &str, mac: u8, addr: [u8; 4], len: u8) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((Ipv4Addr::from(addr), len)), mtu: 1500, point_to_point: false }
+    PortConfig {
+        name: name.into(),
+        mac: [2, 0, 0, 0, 0, mac],
+        address: Some((Ipv4Addr::from(addr), len)),
+        mtu: 1500,
+        point_to_point: false,
+    }
 }
 
 fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), delay_ns: u64) -> LinkConfig {
@@ -42,7 +48,17 @@ fn two_hosts(flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfig {
 }
 
 fn udp(id: u32, from: u32, to: [u8; 4], payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to: Ipv4Addr::from(to), dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
+    FlowConfig::Udp {
+        id,
+        from,
+        to: Ipv4Addr::from(to),
+        dst_port: 9,
+        payload,
+        rate_pps,
+        start_ns: 0,
+        stop_ns,
+        dont_fragment: false,
+    }
 }
 
 /// IEEE 802.3: from the first preamble bit to the last FCS bit, preamble 7 + SFD 1 +
@@ -76,7 +92,15 @@ fn constant_rate_udp_latency_is_serialization_plus_propagation() {
 /// sending: the run takes about two events per datagram (its send and its arrival).
 #[test]
 fn datagrams_at_exactly_line_rate_never_wait() {
-    let ping = FlowConfig::Ping { id: 1, from: 0, to: Ipv4Addr::new(10, 0, 0, 2), count: 1, interval_ns: 1_000_000, payload: 56, start_ns: 0 };
+    let ping = FlowConfig::Ping {
+        id: 1,
+        from: 0,
+        to: Ipv4Addr::new(10, 0, 0, 2),
+        count: 1,
+        interval_ns: 1_000_000,
+        payload: 56,
+        start_ns: 0,
+    };
     let udp = FlowConfig::Udp {
         id: 2,
         from: 0,
@@ -116,23 +140,50 @@ fn saturating_udp_fills_the_line() {
 fn ping_through_two_routers() {
     // a (10.0.1.1) — r1 — (10.0.2.0/24) — r2 — b (10.0.3.1)
     let nodes = vec![
-        node("a", vec![port("eth0", 1, [10, 0, 1, 1], 24)], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 0, 1, 254) }], false),
+        node(
+            "a",
+            vec![port("eth0", 1, [10, 0, 1, 1], 24)],
+            vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 0, 1, 254) }],
+            false,
+        ),
         node(
             "r1",
             vec![port("eth0", 2, [10, 0, 1, 254], 24), port("eth1", 3, [10, 0, 2, 1], 24)],
-            vec![RouteConfig { destination: Ipv4Addr::new(10, 0, 3, 0), prefix_len: 24, via: Ipv4Addr::new(10, 0, 2, 2) }],
+            vec![RouteConfig {
+                destination: Ipv4Addr::new(10, 0, 3, 0),
+                prefix_len: 24,
+                via: Ipv4Addr::new(10, 0, 2, 2),
+            }],
             true,
         ),
         node(
             "r2",
             vec![port("eth0", 4, [10, 0, 2, 2], 24), port("eth1", 5, [10, 0, 3, 254], 24)],
-            vec![RouteConfig { destination: Ipv4Addr::new(10, 0, 1, 0), prefix_len: 24, via: Ipv4Addr::new(10, 0, 2, 1) }],
+            vec![RouteConfig {
+                destination: Ipv4Addr::new(10, 0, 1, 0),
+                prefix_len: 24,
+                via: Ipv4Addr::new(10, 0, 2, 1),
+            }],
             true,
         ),
-        node("b", vec![port("eth0", 6, [10, 0, 3, 1], 24)], vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 0, 3, 254) }], false),
+        node(
+            "b",
+            vec![port("eth0", 6, [10, 0, 3, 1], 24)],
+            vec![RouteConfig { destination: Ipv4Addr::UNSPECIFIED, prefix_len: 0, via: Ipv4Addr::new(10, 0, 3, 254) }],
+            false,
+        ),
     ];
-    let links = vec![ethernet("l1", (0, 0), (1, 0), 0), ethernet("l2", (1, 1), (2, 0), 0), ethernet("l3", (2, 1), (3, 0), 0)];
-    let flows = vec![FlowConfig::Ping { id: 7, from: 0, to: Ipv4Addr::new(10, 0, 3, 1), count: 3, interval_ns: 1_000_000_000, payload: 56, start_ns: 0 }];
+    let links =
+        vec![ethernet("l1", (0, 0), (1, 0), 0), ethernet("l2", (1, 1), (2, 0), 0), ethernet("l3", (2, 1), (3, 0), 0)];
+    let flows = vec![FlowConfig::Ping {
+        id: 7,
+        from: 0,
+        to: Ipv4Addr::new(10, 0, 3, 1),
+        count: 3,
+        interval_ns: 1_000_000_000,
+        payload: 56,
+        start_ns: 0,
+    }];
     let config = SimConfig { seed: 1, duration_ns: 3_500_000_000, nodes, links, flows, ..Default::default() };
     let results = sim::simulate(config).unwrap();
     let ping = &results.flows[0];
@@ -156,7 +207,10 @@ fn unreachable_destination_is_explained() {
 #[test]
 fn same_seed_same_results() {
     let run = || {
-        let config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 200, 0.0, 200_000_000), udp(2, 1, [10, 0, 0, 1], 500, 3000.0, 200_000_000)], 250_000_000);
+        let config = two_hosts(
+            vec![udp(1, 0, [10, 0, 0, 2], 200, 0.0, 200_000_000), udp(2, 1, [10, 0, 0, 1], 500, 3000.0, 200_000_000)],
+            250_000_000,
+        );
         serde_json::to_string(&sim::simulate(config).unwrap()).unwrap()
     };
     assert_eq!(run(), run());
@@ -188,7 +242,8 @@ fn bernoulli_loss_on_one_direction() {
 fn a_shaper_limits_the_rate() {
     let mut config = two_hosts(vec![udp(1, 0, [10, 0, 0, 2], 1472, 0.0, 2_000_000_000)], 2_000_000_000);
     if let LinkConfig::Ethernet { impair, .. } = &mut config.links[0] {
-        impair[0].shaper = Some(ShaperConfig { rate_bps: 2_000_000, burst_bytes: 3_000, police: false, queue_bytes: None });
+        impair[0].shaper =
+            Some(ShaperConfig { rate_bps: 2_000_000, burst_bytes: 3_000, police: false, queue_bytes: None });
     }
     let results = sim::simulate(config).unwrap();
     // The bucket counts the 1514-byte frames: 2 Mb/s of frames is 2e6 × 1472/1514 b/s
@@ -201,8 +256,14 @@ fn a_shaper_limits_the_rate() {
 #[test]
 fn slip_line_latency_is_the_characters_on_the_line() {
     let nodes = vec![
-        NodeConfig { ports: vec![PortConfig { point_to_point: true, ..port("sl0", 1, [10, 0, 0, 1], 24) }], ..node("a", vec![], vec![], false) },
-        NodeConfig { ports: vec![PortConfig { point_to_point: true, ..port("sl0", 2, [10, 0, 0, 2], 24) }], ..node("b", vec![], vec![], false) },
+        NodeConfig {
+            ports: vec![PortConfig { point_to_point: true, ..port("sl0", 1, [10, 0, 0, 1], 24) }],
+            ..node("a", vec![], vec![], false)
+        },
+        NodeConfig {
+            ports: vec![PortConfig { point_to_point: true, ..port("sl0", 2, [10, 0, 0, 2], 24) }],
+            ..node("b", vec![], vec![], false)
+        },
     ];
     let links = vec![LinkConfig::Serial {
         name: "modem".into(),
@@ -260,7 +321,13 @@ fn bulk_tcp_fills_the_line() {
     // Linux defaults: timestamps on, so 1448 bytes of data in each 1500-byte packet, in
     // 1538 bytes on the wire (IEEE 802.3 overheads); slow start costs a few ms of 2 s.
     let line = MBPS_100 as f64 * 1448.0 / 1538.0;
-    assert!(flow.throughput_bps > 0.98 * line && flow.throughput_bps <= line, "{} vs {line}: {:?} {:?}", flow.throughput_bps, flow.tcp, results.links);
+    assert!(
+        flow.throughput_bps > 0.98 * line && flow.throughput_bps <= line,
+        "{} vs {line}: {:?} {:?}",
+        flow.throughput_bps,
+        flow.tcp,
+        results.links
+    );
     assert_eq!(flow.tcp.as_ref().unwrap().retransmits, 0);
 }
 
@@ -292,7 +359,9 @@ fn bulk_tcp_interval_reports_and_trace() {
     let trace = tcp.trace.as_ref().expect("trace asked for");
     let n = trace.time_ns.len();
     assert!(n > 1000, "one row per ACK: {n}");
-    assert!([trace.cwnd_bytes.len(), trace.srtt_ns.len(), trace.retransmits.len(), trace.in_recovery.len()].iter().all(|&l| l == n));
+    assert!([trace.cwnd_bytes.len(), trace.srtt_ns.len(), trace.retransmits.len(), trace.in_recovery.len()]
+        .iter()
+        .all(|&l| l == n));
     assert!(trace.time_ns.windows(2).all(|w| w[0] <= w[1]));
     assert_eq!(*trace.cwnd_bytes.last().unwrap(), tcp.cwnd_bytes);
     assert!(tcp.min_rtt_ns.unwrap() <= tcp.mean_rtt_ns.unwrap() && tcp.mean_rtt_ns.unwrap() <= tcp.max_rtt_ns.unwrap());

@@ -623,7 +623,8 @@ mod test {
         encode(&sdu, 0, 0, &mut pdu).unwrap();
         let joined: Vec<u8> = cells.iter().flat_map(|c| c[5..].iter().copied()).collect();
         assert_eq!(joined, pdu);
-        let crc_field = u32::from_be_bytes([pdu[pdu.len() - 4], pdu[pdu.len() - 3], pdu[pdu.len() - 2], pdu[pdu.len() - 1]]);
+        let crc_field =
+            u32::from_be_bytes([pdu[pdu.len() - 4], pdu[pdu.len() - 3], pdu[pdu.len() - 2], pdu[pdu.len() - 1]]);
         assert_eq!(crc_field, crc32_by_hand(&pdu[..pdu.len() - 4]));
         let mut r = Reassembler::new();
         for (i, c) in cells.iter().enumerate() {

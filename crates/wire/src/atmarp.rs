@@ -90,7 +90,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     fn addresses_len(&self) -> usize {
         let b = self.buffer.as_ref();
-        [field::SHTL, field::SSTL, field::THTL, field::TSTL].iter().map(|&i| usize::from(b[i] & TL_LEN_MASK)).sum::<usize>()
+        [field::SHTL, field::SSTL, field::THTL, field::TSTL]
+            .iter()
+            .map(|&i| usize::from(b[i] & TL_LEN_MASK))
+            .sum::<usize>()
             + usize::from(b[field::SPLN])
             + usize::from(b[field::TPLN])
     }
@@ -301,8 +304,15 @@ mod test {
 
     #[test]
     fn reply_and_inatmarp_round_trip() {
-        let reply = Repr { operation: Operation::Reply, target_atm: Some(nsap(1)), source_atm: Some(nsap(2)), ..request() };
-        let inreq = Repr { operation: Operation::InRequest, source_atm: Some(nsap(1)), target_ip: None, target_atm: Some(nsap(2)), ..request() };
+        let reply =
+            Repr { operation: Operation::Reply, target_atm: Some(nsap(1)), source_atm: Some(nsap(2)), ..request() };
+        let inreq = Repr {
+            operation: Operation::InRequest,
+            source_atm: Some(nsap(1)),
+            target_ip: None,
+            target_atm: Some(nsap(2)),
+            ..request()
+        };
         for r in [reply, inreq] {
             let bytes = r.to_bytes();
             assert_eq!(bytes.len(), r.buffer_len());
@@ -322,7 +332,9 @@ mod test {
         assert_eq!(Repr::parse(&Packet::new_checked(&e164[..]).unwrap()), Err(Error::Unsupported));
         let mut reserved = REQUEST_BYTES;
         reserved[field::SHTL] |= 0x80;
-        assert!(Packet::new_checked(&reserved[..]).is_err() || Repr::parse(&Packet::new_unchecked(&reserved[..])).is_err());
+        assert!(
+            Packet::new_checked(&reserved[..]).is_err() || Repr::parse(&Packet::new_unchecked(&reserved[..])).is_err()
+        );
         let mut ethernet = REQUEST_BYTES;
         ethernet[1] = 1;
         assert_eq!(Repr::parse(&Packet::new_checked(&ethernet[..]).unwrap()), Err(Error::Unsupported));

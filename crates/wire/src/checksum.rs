@@ -190,7 +190,9 @@ mod test {
             acc as u16
         };
         let mut x: u32 = 12345;
-        for len in [0usize, 1, 2, 3, 4, 5, 7, 8, 20, 31, 32, 33, 34, 35, 36, 63, 64, 65, 66, 1447, 1448, 1500, 9000, 65535] {
+        for len in
+            [0usize, 1, 2, 3, 4, 5, 7, 8, 20, 31, 32, 33, 34, 35, 36, 63, 64, 65, 66, 1447, 1448, 1500, 9000, 65535]
+        {
             let data = lcg_bytes(&mut x, len);
             assert_eq!(sum(&data), reference(&data), "length {len}");
             let ff = vec![0xffu8; len];

@@ -281,9 +281,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
 
     /// Length of the compressed header (mask to last delta).
     pub fn header_len(&self) -> usize {
-        self.walk()
-            .map(|(_, len)| len)
-            .unwrap_or(self.buffer.as_ref().len())
+        self.walk().map(|(_, len)| len).unwrap_or(self.buffer.as_ref().len())
     }
 
     /// The TCP data after the compressed header.
@@ -334,12 +332,7 @@ pub enum Deltas {
 
 impl Deltas {
     /// No field changed.
-    pub const NONE: Deltas = Deltas::Explicit {
-        urgent: None,
-        window: None,
-        ack: None,
-        seq: None,
-    };
+    pub const NONE: Deltas = Deltas::Explicit { urgent: None, window: None, ack: None, seq: None };
 }
 
 /// A COMPRESSED_TCP header, RFC 1144 §3.2.2.
@@ -377,12 +370,7 @@ impl Repr {
         m | match self.deltas {
             Deltas::EchoedInteractive => change::SPECIAL_I,
             Deltas::UnidirectionalData => change::SPECIAL_D,
-            Deltas::Explicit {
-                urgent,
-                window,
-                ack,
-                seq,
-            } => {
+            Deltas::Explicit { urgent, window, ack, seq } => {
                 (if urgent.is_some() { change::U } else { 0 })
                     | (if window.is_some() { change::W } else { 0 })
                     | (if ack.is_some() { change::A } else { 0 })
@@ -423,12 +411,7 @@ impl Repr {
                 let window = take(change::W)?;
                 let ack = take(change::A)?;
                 let seq = take(change::S)?;
-                Deltas::Explicit {
-                    urgent,
-                    window,
-                    ack,
-                    seq,
-                }
+                Deltas::Explicit { urgent, window, ack, seq }
             }
         };
         let ip_id = take(change::I)?;
@@ -445,12 +428,7 @@ impl Repr {
     pub fn header_len(&self) -> usize {
         let opt = |v: Option<u16>| v.map_or(0, delta_len);
         let deltas = match self.deltas {
-            Deltas::Explicit {
-                urgent,
-                window,
-                ack,
-                seq,
-            } => opt(urgent) + opt(window) + opt(ack) + opt(seq),
+            Deltas::Explicit { urgent, window, ack, seq } => opt(urgent) + opt(window) + opt(ack) + opt(seq),
             _ => 0,
         };
         1 + usize::from(self.connection.is_some()) + 2 + deltas + opt(self.ip_id)
@@ -479,13 +457,7 @@ impl Repr {
             out.push(c);
         }
         out.extend_from_slice(&self.tcp_checksum.to_be_bytes());
-        if let Deltas::Explicit {
-            urgent,
-            window,
-            ack,
-            seq,
-        } = self.deltas
-        {
+        if let Deltas::Explicit { urgent, window, ack, seq } = self.deltas {
             for v in [urgent, window, ack, seq].into_iter().flatten() {
                 push_delta(out, v);
             }
@@ -503,13 +475,7 @@ impl Repr {
             f.push(("connection", 1));
         }
         f.push(("tcp checksum", 2));
-        if let Deltas::Explicit {
-            urgent,
-            window,
-            ack,
-            seq,
-        } = self.deltas
-        {
+        if let Deltas::Explicit { urgent, window, ack, seq } = self.deltas {
             f.push(("urgent", opt(urgent)));
             f.push(("delta window", opt(window)));
             f.push(("delta ack", opt(ack)));
@@ -633,10 +599,7 @@ impl Compressor {
     /// # Panics
     /// When `slots` is 0 or more than [`MAX_SLOTS`]: a configuration error.
     pub fn new(slots: usize) -> Self {
-        assert!(
-            (1..=MAX_SLOTS).contains(&slots),
-            "VJ slots must be 1..=256, not {slots}"
-        );
+        assert!((1..=MAX_SLOTS).contains(&slots), "VJ slots must be 1..=256, not {slots}");
         Compressor {
             slots: vec![None; slots],
             // The least recently used slot (the last) is taken first: slot 0, then 1...
@@ -671,11 +634,10 @@ impl Compressor {
         let th = &packet[ihl..];
 
         // Find the connection, most recently used first.
-        let found = self.lru.iter().position(|&s| {
-            self.slots[usize::from(s)]
-                .as_ref()
-                .is_some_and(|saved| saved.same_connection(packet, ihl))
-        });
+        let found = self
+            .lru
+            .iter()
+            .position(|&s| self.slots[usize::from(s)].as_ref().is_some_and(|saved| saved.same_connection(packet, ihl)));
         let slot = match found {
             Some(pos) => {
                 let slot = self.lru.remove(pos);
@@ -726,12 +688,7 @@ impl Compressor {
         }
         let ack = (ack != 0).then_some(ack as u16);
         let seq = (seq != 0).then_some(seq as u16);
-        let mut deltas = Deltas::Explicit {
-            urgent,
-            window,
-            ack,
-            seq,
-        };
+        let mut deltas = Deltas::Explicit { urgent, window, ack, seq };
         let old_len = be16(oh, ip::LEN);
         let old_data = old.data_len();
         match (urgent, window, ack, seq) {
@@ -764,10 +721,7 @@ impl Compressor {
             deltas,
             ip_id: (id != 1).then_some(id),
         };
-        self.slots[usize::from(slot)] = Some(Saved {
-            header: packet[..hlen].to_vec(),
-            ihl,
-        });
+        self.slots[usize::from(slot)] = Some(Saved { header: packet[..hlen].to_vec(), ihl });
         self.last_xmit = Some(slot);
         repr.write(out);
         out.extend_from_slice(&packet[hlen..]);
@@ -783,23 +737,12 @@ impl Compressor {
             && usize::from(be16(p, ip::LEN)) == p.len()
             && checksum::checksum(&p[..ihl]) == 0
             && ihl + thl <= MAX_HEADER
-            && p[ihl + tcp::FLAGS] & (tcp::SYN | tcp::FIN | tcp::RST | tcp::ACK_FLAG)
-                == tcp::ACK_FLAG;
+            && p[ihl + tcp::FLAGS] & (tcp::SYN | tcp::FIN | tcp::RST | tcp::ACK_FLAG) == tcp::ACK_FLAG;
         ok.then_some((ihl, thl))
     }
 
-    fn uncompressed(
-        &mut self,
-        slot: u8,
-        packet: &[u8],
-        ihl: usize,
-        hlen: usize,
-        out: &mut Vec<u8>,
-    ) -> PacketType {
-        self.slots[usize::from(slot)] = Some(Saved {
-            header: packet[..hlen].to_vec(),
-            ihl,
-        });
+    fn uncompressed(&mut self, slot: u8, packet: &[u8], ihl: usize, hlen: usize, out: &mut Vec<u8>) -> PacketType {
+        self.slots[usize::from(slot)] = Some(Saved { header: packet[..hlen].to_vec(), ihl });
         self.last_xmit = Some(slot);
         let start = out.len();
         out.extend_from_slice(packet);
@@ -839,15 +782,8 @@ impl Decompressor {
     /// # Panics
     /// When `slots` is 0 or more than [`MAX_SLOTS`].
     pub fn new(slots: usize) -> Self {
-        assert!(
-            (1..=MAX_SLOTS).contains(&slots),
-            "VJ slots must be 1..=256, not {slots}"
-        );
-        Decompressor {
-            slots: vec![None; slots],
-            last_recv: None,
-            toss: true,
-        }
+        assert!((1..=MAX_SLOTS).contains(&slots), "VJ slots must be 1..=256, not {slots}");
+        Decompressor { slots: vec![None; slots], last_recv: None, toss: true }
     }
 
     /// RFC 1144 §4.2 (A.3 TYPE_ERROR): the link layer lost or damaged a frame. Compressed
@@ -864,12 +800,7 @@ impl Decompressor {
 
     /// Restores one received packet of type `kind` (A.3 `sl_uncompress_tcp`), appending
     /// the datagram to `out`. Any error also starts tossing, as the sample code does.
-    pub fn decompress(
-        &mut self,
-        kind: PacketType,
-        input: &[u8],
-        out: &mut Vec<u8>,
-    ) -> Result<Received> {
+    pub fn decompress(&mut self, kind: PacketType, input: &[u8], out: &mut Vec<u8>) -> Result<Received> {
         let result = match kind {
             PacketType::Ip => {
                 out.extend_from_slice(input);
@@ -893,10 +824,7 @@ impl Decompressor {
         let start = out.len();
         out.extend_from_slice(input);
         out[start + ip::PROTOCOL] = ip::TCP;
-        self.slots[usize::from(slot)] = Some(Saved {
-            header: out[start..start + ihl + thl].to_vec(),
-            ihl,
-        });
+        self.slots[usize::from(slot)] = Some(Saved { header: out[start..start + ihl + thl].to_vec(), ihl });
         self.last_recv = Some(slot);
         self.toss = false;
         Ok(Received::Delivered)
@@ -917,9 +845,7 @@ impl Decompressor {
             None if self.toss => return Ok(Received::Tossed),
             None => self.last_recv.ok_or(Error::Malformed)?,
         };
-        let saved = self.slots[usize::from(slot)]
-            .as_mut()
-            .ok_or(Error::Malformed)?;
+        let saved = self.slots[usize::from(slot)].as_mut().ok_or(Error::Malformed)?;
         let data = packet.payload();
         let hlen = saved.header.len();
         let total = u16::try_from(hlen + data.len()).map_err(|_| Error::Malformed)?;
@@ -939,12 +865,7 @@ impl Decompressor {
                 put32(h, ihl + tcp::ACK, ack.wrapping_add(prev_data));
             }
             Deltas::UnidirectionalData => put32(h, ihl + tcp::SEQ, seq.wrapping_add(prev_data)),
-            Deltas::Explicit {
-                urgent,
-                window,
-                ack: da,
-                seq: ds,
-            } => {
+            Deltas::Explicit { urgent, window, ack: da, seq: ds } => {
                 if let Some(u) = urgent {
                     flags |= tcp::URG;
                     put16(h, ihl + tcp::URGENT, u);
@@ -1074,11 +995,7 @@ mod test {
         let mut wire = Vec::new();
         let kind = c.compress(packet, &mut wire);
         let mut back = Vec::new();
-        assert_eq!(
-            d.decompress(kind, &wire, &mut back),
-            Ok(Received::Delivered),
-            "{kind:?} {wire:02x?}"
-        );
+        assert_eq!(d.decompress(kind, &wire, &mut back), Ok(Received::Delivered), "{kind:?} {wire:02x?}");
         assert_eq!(back, packet, "{kind:?} {wire:02x?}");
         (kind, wire)
     }
@@ -1092,12 +1009,7 @@ mod test {
             connection: Some(3),
             push: true,
             tcp_checksum: 0x1234,
-            deltas: Deltas::Explicit {
-                urgent: None,
-                window: None,
-                ack: Some(0x200),
-                seq: None,
-            },
+            deltas: Deltas::Explicit { urgent: None, window: None, ack: Some(0x200), seq: None },
             ip_id: None,
         }
     }
@@ -1114,10 +1026,7 @@ mod test {
         // The SLIP type bit is ignored.
         let mut slip = PACKET_BYTES;
         slip[0] |= 0x80;
-        assert_eq!(
-            Repr::parse(&Packet::new_checked(&slip[..]).unwrap()),
-            Ok(packet_repr())
-        );
+        assert_eq!(Repr::parse(&Packet::new_checked(&slip[..]).unwrap()), Ok(packet_repr()));
     }
 
     #[test]
@@ -1136,11 +1045,7 @@ mod test {
     #[test]
     fn test_truncated() {
         for n in 0..7 {
-            assert_eq!(
-                Packet::new_checked(&PACKET_BYTES[..n]).err(),
-                Some(Error::Truncated),
-                "{n}"
-            );
+            assert_eq!(Packet::new_checked(&PACKET_BYTES[..n]).err(), Some(Error::Truncated), "{n}");
         }
         // Specials have no deltas: mask 0x0b (SA*), checksum.
         let p = Packet::new_checked(&[0x0b, 0, 0][..]).unwrap();
@@ -1161,10 +1066,7 @@ mod test {
         assert_eq!(slip_unmark(&mut wire), Ok(PacketType::UncompressedTcp));
         assert_eq!(wire[0], 0x45);
         let mut wire = Vec::new();
-        assert_eq!(
-            c.compress(&seg(1, 101, 0).bytes(), &mut wire),
-            PacketType::CompressedTcp
-        );
+        assert_eq!(c.compress(&seg(1, 101, 0).bytes(), &mut wire), PacketType::CompressedTcp);
         slip_mark(PacketType::CompressedTcp, &mut wire);
         assert_eq!(wire[0] & 0x80, 0x80);
         assert_eq!(slip_unmark(&mut wire), Ok(PacketType::CompressedTcp));
@@ -1173,10 +1075,7 @@ mod test {
         assert_eq!(slip_unmark(&mut ip), Ok(PacketType::Ip));
         assert_eq!(ip, packet);
         assert_eq!(slip_unmark(&mut []), Err(Error::Truncated));
-        assert_eq!(
-            PacketType::from_ppp_protocol(0x002d),
-            Some(PacketType::CompressedTcp)
-        );
+        assert_eq!(PacketType::from_ppp_protocol(0x002d), Some(PacketType::CompressedTcp));
         assert_eq!(PacketType::UncompressedTcp.ppp_protocol(), 0x002f);
     }
 
@@ -1231,10 +1130,7 @@ mod test {
             s.id += 1;
             let (kind, wire) = round(&mut c, &mut d, &s.bytes());
             assert_eq!(kind, PacketType::CompressedTcp);
-            assert_eq!(
-                wire.len(),
-                if wire[0] & change::C != 0 { 4 } else { 3 } + 256
-            );
+            assert_eq!(wire.len(), if wire[0] & change::C != 0 { 4 } else { 3 } + 256);
             assert_eq!(wire[0] & change::SPECIALS_MASK, change::SPECIAL_D);
         }
         // A short last segment, then the next one advances by the short length.
@@ -1266,10 +1162,7 @@ mod test {
             let (kind, wire) = round(&mut c, &mut d, &s.bytes());
             assert_eq!(kind, PacketType::CompressedTcp);
             assert_eq!(wire[0] & !change::C, change::SPECIAL_I | change::P);
-            assert_eq!(
-                wire.len(),
-                1 + usize::from(wire[0] & change::C != 0) + 2 + 1
-            );
+            assert_eq!(wire.len(), 1 + usize::from(wire[0] & change::C != 0) + 2 + 1);
         }
         // Bare ACK (no data), then data after it: the "nothing changed" packet with data
         // after a bare ACK is compressed with an empty mask.
@@ -1296,16 +1189,10 @@ mod test {
         s.flags = tcp::SYN;
         assert_eq!(round(&mut c, &mut d, &s.bytes()).0, PacketType::Ip);
         s.flags = tcp::ACK_FLAG;
-        assert_eq!(
-            round(&mut c, &mut d, &s.bytes()).0,
-            PacketType::UncompressedTcp
-        );
+        assert_eq!(round(&mut c, &mut d, &s.bytes()).0, PacketType::UncompressedTcp);
         // Retransmission (nothing changed): uncompressed.
         s.id += 1;
-        assert_eq!(
-            round(&mut c, &mut d, &s.bytes()).0,
-            PacketType::UncompressedTcp
-        );
+        assert_eq!(round(&mut c, &mut d, &s.bytes()).0, PacketType::UncompressedTcp);
         // TTL change, TOS change, options change, backwards seq, ECE: uncompressed.
         for f in [
             |s: &mut Seg| s.ttl -= 1,
@@ -1320,11 +1207,7 @@ mod test {
             t.seq += 20;
             t.id += 1;
             f(&mut t);
-            assert_eq!(
-                round(&mut c, &mut d, &t.bytes()).0,
-                PacketType::UncompressedTcp,
-                "{t:?}"
-            );
+            assert_eq!(round(&mut c, &mut d, &t.bytes()).0, PacketType::UncompressedTcp, "{t:?}");
             // Back to the reference state.
             s.id += 2;
             round(&mut c, &mut d, &s.bytes());
@@ -1364,20 +1247,14 @@ mod test {
         // URG off again with the pointer left as it was: compressible.
         s.seq += 10;
         s.flags &= !tcp::URG;
-        assert_eq!(
-            round(&mut c, &mut d, &s.bytes()).0,
-            PacketType::CompressedTcp
-        );
+        assert_eq!(round(&mut c, &mut d, &s.bytes()).0, PacketType::CompressedTcp);
         // Real changes U, W, S (or U, W, A, S) would read as SA* (or S*): sent whole.
         for ack in [0, 5] {
             s.seq += 10;
             s.ack += ack;
             s.flags |= tcp::URG;
             s.window += 1;
-            assert_eq!(
-                round(&mut c, &mut d, &s.bytes()).0,
-                PacketType::UncompressedTcp
-            );
+            assert_eq!(round(&mut c, &mut d, &s.bytes()).0, PacketType::UncompressedTcp);
         }
     }
 
@@ -1403,17 +1280,11 @@ mod test {
         s.sport = 1;
         s.id += 1;
         let (kind, wire) = round(&mut c, &mut d, &s.bytes());
-        assert_eq!(
-            (kind, wire[0] & change::C, wire[1]),
-            (PacketType::CompressedTcp, change::C, 0)
-        );
+        assert_eq!((kind, wire[0] & change::C, wire[1]), (PacketType::CompressedTcp, change::C, 0));
         // The receiver rejects an out-of-range slot and starts tossing.
         let mut bad = seg(1, 1, 0).bytes();
         bad[9] = 3;
-        assert_eq!(
-            d.decompress(PacketType::UncompressedTcp, &bad, &mut Vec::new()),
-            Err(Error::Malformed)
-        );
+        assert_eq!(d.decompress(PacketType::UncompressedTcp, &bad, &mut Vec::new()), Err(Error::Malformed));
         assert!(d.is_tossing());
     }
 
@@ -1432,18 +1303,12 @@ mod test {
             sent.push((s.clone(), kind, wire));
         }
         let mut out = Vec::new();
-        assert_eq!(
-            d.decompress(sent[0].1, &sent[0].2, &mut out),
-            Ok(Received::Delivered)
-        );
+        assert_eq!(d.decompress(sent[0].1, &sent[0].2, &mut out), Ok(Received::Delivered));
         assert_eq!(out, sent[0].0.bytes());
         // sent[1] is lost on the line: the link layer reports an error.
         d.frame_error();
         out.clear();
-        assert_eq!(
-            d.decompress(sent[2].1, &sent[2].2, &mut out),
-            Ok(Received::Tossed)
-        );
+        assert_eq!(d.decompress(sent[2].1, &sent[2].2, &mut out), Ok(Received::Tossed));
         assert!(out.is_empty());
         // TCP retransmits the lost segment: seq goes back, so it is sent uncompressed
         // and the receiver is in step again.
@@ -1453,10 +1318,7 @@ mod test {
         let mut next = sent[1].0.clone();
         next.seq += 100;
         next.id += 1;
-        assert_eq!(
-            round(&mut c, &mut d, &next.bytes()).0,
-            PacketType::CompressedTcp
-        );
+        assert_eq!(round(&mut c, &mut d, &next.bytes()).0, PacketType::CompressedTcp);
     }
 
     #[test]
@@ -1481,10 +1343,7 @@ mod test {
         let mut wire = Vec::new();
         assert_eq!(c.compress(&a.bytes(), &mut wire), PacketType::CompressedTcp);
         let mut back = Vec::new();
-        assert_eq!(
-            d.decompress(PacketType::CompressedTcp, &wire, &mut back),
-            Ok(Received::Delivered)
-        );
+        assert_eq!(d.decompress(PacketType::CompressedTcp, &wire, &mut back), Ok(Received::Delivered));
         assert_eq!(tcp_view(&back), tcp_view(&a.bytes()));
         assert_eq!(back[8], 64);
         assert_ne!(back, a.bytes());
@@ -1503,16 +1362,10 @@ mod test {
         a.seq += 10;
         a.id += 1;
         let (kind, wire) = round(&mut c, &mut d, &a.bytes());
-        assert_eq!(
-            (kind, wire[0] & change::C),
-            (PacketType::CompressedTcp, change::C)
-        );
+        assert_eq!((kind, wire[0] & change::C), (PacketType::CompressedTcp, change::C));
         // A compressed packet for a slot never set up is refused.
         let mut d2 = Decompressor::default();
-        assert_eq!(
-            d2.decompress(PacketType::CompressedTcp, &wire, &mut Vec::new()),
-            Err(Error::Malformed)
-        );
+        assert_eq!(d2.decompress(PacketType::CompressedTcp, &wire, &mut Vec::new()), Err(Error::Malformed));
         let _ = &mut b;
     }
 
@@ -1540,10 +1393,7 @@ mod test {
         round(&mut c, &mut d, &s.bytes());
         s.seq += 50;
         s.id += 1;
-        assert_eq!(
-            round(&mut c, &mut d, &s.bytes()).0,
-            PacketType::CompressedTcp
-        );
+        assert_eq!(round(&mut c, &mut d, &s.bytes()).0, PacketType::CompressedTcp);
     }
 
     #[test]
@@ -1554,33 +1404,17 @@ mod test {
     }
 
     fn arb_delta() -> impl Strategy<Value = Option<u16>> {
-        prop_oneof![
-            Just(None),
-            (1u16..256).prop_map(Some),
-            any::<u16>().prop_map(Some)
-        ]
+        prop_oneof![Just(None), (1u16..256).prop_map(Some), any::<u16>().prop_map(Some)]
     }
 
     fn arb_repr() -> impl Strategy<Value = Repr> {
         let deltas = prop_oneof![
             Just(Deltas::EchoedInteractive),
             Just(Deltas::UnidirectionalData),
-            (arb_delta(), arb_delta(), arb_delta(), arb_delta()).prop_map(
-                |(urgent, window, ack, seq)| Deltas::Explicit {
-                    urgent,
-                    window,
-                    ack,
-                    seq
-                }
-            ),
+            (arb_delta(), arb_delta(), arb_delta(), arb_delta())
+                .prop_map(|(urgent, window, ack, seq)| Deltas::Explicit { urgent, window, ack, seq }),
         ];
-        (
-            proptest::option::of(any::<u8>()),
-            any::<bool>(),
-            any::<u16>(),
-            deltas,
-            arb_delta(),
-        )
+        (proptest::option::of(any::<u8>()), any::<bool>(), any::<u16>(), deltas, arb_delta())
             .prop_map(|(connection, push, tcp_checksum, deltas, ip_id)| Repr {
                 connection,
                 push,
@@ -1607,13 +1441,7 @@ mod test {
     }
 
     fn arb_step() -> impl Strategy<Value = Step> {
-        let small = prop_oneof![
-            Just(0u32),
-            1u32..300,
-            255u32..257,
-            1u32..70_000,
-            Just(u32::MAX - 10)
-        ];
+        let small = prop_oneof![Just(0u32), 1u32..300, 255u32..257, 1u32..70_000, Just(u32::MAX - 10)];
         (
             0usize..3,
             small.clone(),
@@ -1632,20 +1460,18 @@ mod test {
             proptest::bool::weighted(0.05),
             proptest::bool::weighted(0.1),
         )
-            .prop_map(
-                |(conn, seq, ack, window, id, len, flags, urgent, ttl_change, lost)| Step {
-                    conn,
-                    seq,
-                    ack,
-                    window,
-                    id,
-                    len,
-                    flags,
-                    urgent,
-                    ttl_change,
-                    lost,
-                },
-            )
+            .prop_map(|(conn, seq, ack, window, id, len, flags, urgent, ttl_change, lost)| Step {
+                conn,
+                seq,
+                ack,
+                window,
+                id,
+                len,
+                flags,
+                urgent,
+                ttl_change,
+                lost,
+            })
     }
 
     proptest! {

@@ -139,12 +139,7 @@ impl Security {
                 ("mic", TKIP_MIC_LEN),
                 ("icv", TKIP_ICV_LEN),
             ],
-            Security::Ccmp => vec![
-                ("pn", 6),
-                ("reserved", 1),
-                ("key id", 1),
-                ("mic", CCMP_MIC_LEN),
-            ],
+            Security::Ccmp => vec![("pn", 6), ("reserved", 1), ("key id", 1), ("mic", CCMP_MIC_LEN)],
         }
     }
 }
@@ -294,10 +289,7 @@ impl WepRepr {
         if frame.ext_iv() {
             return Err(Error::Malformed);
         }
-        Ok(WepRepr {
-            iv: frame.iv(),
-            key_id: frame.key_id(),
-        })
+        Ok(WepRepr { iv: frame.iv(), key_id: frame.key_id() })
     }
 
     /// The IV field: 4 octets.
@@ -344,13 +336,7 @@ fn wep_seed(iv: [u8; 3], key: &[u8]) -> Result<Vec<u8>> {
 ///
 /// # Panics
 /// When `key_id` > 3.
-pub fn wep_encapsulate(
-    key: &[u8],
-    iv: [u8; 3],
-    key_id: u8,
-    plaintext: &[u8],
-    out: &mut Vec<u8>,
-) -> Result<()> {
+pub fn wep_encapsulate(key: &[u8], iv: [u8; 3], key_id: u8, plaintext: &[u8], out: &mut Vec<u8>) -> Result<()> {
     let seed = wep_seed(iv, key)?;
     let repr = WepRepr { iv, key_id };
     let start = out.len();
@@ -537,10 +523,7 @@ impl TkipRepr {
         if !header.ext_iv() {
             return Err(Error::Malformed);
         }
-        Ok(TkipRepr {
-            tsc: header.tsc(),
-            key_id: header.key_id(),
-        })
+        Ok(TkipRepr { tsc: header.tsc(), key_id: header.key_id() })
     }
 
     /// 8 octets.
@@ -558,10 +541,7 @@ impl TkipRepr {
     /// # Panics
     /// When the buffer is shorter than 8 octets, `tsc` exceeds 48 bits or `key_id` > 3.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, header: &mut TkipHeader<&mut T>) {
-        assert!(
-            self.tsc <= PN_MAX && self.key_id < 4,
-            "TSC is 48 bits, key id 0-3"
-        );
+        assert!(self.tsc <= PN_MAX && self.key_id < 4, "TSC is 48 bits, key id 0-3");
         header.set_tsc(self.tsc);
         header.set_key_id(self.key_id);
     }
@@ -574,10 +554,7 @@ impl CcmpRepr {
         if !header.ext_iv() {
             return Err(Error::Malformed);
         }
-        Ok(CcmpRepr {
-            pn: header.pn(),
-            key_id: header.key_id(),
-        })
+        Ok(CcmpRepr { pn: header.pn(), key_id: header.key_id() })
     }
 
     /// 8 octets.
@@ -595,10 +572,7 @@ impl CcmpRepr {
     /// # Panics
     /// When the buffer is shorter than 8 octets, `pn` exceeds 48 bits or `key_id` > 3.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, header: &mut CcmpHeader<&mut T>) {
-        assert!(
-            self.pn <= PN_MAX && self.key_id < 4,
-            "PN is 48 bits, key id 0-3"
-        );
+        assert!(self.pn <= PN_MAX && self.key_id < 4, "PN is 48 bits, key id 0-3");
         header.set_pn(self.pn);
         header.set_key_id(self.key_id);
     }
@@ -748,12 +722,7 @@ pub fn ccmp_encapsulate(
 /// the frame with MAC header `mac_header`, appends the data to `out` and returns the
 /// header. `Err(Checksum)` when the MIC does not verify; nothing is appended then.
 /// Replay checking (PN increasing) is the caller's.
-pub fn ccmp_decapsulate(
-    tk: &[u8; CCMP_TK_LEN],
-    mac_header: &[u8],
-    body: &[u8],
-    out: &mut Vec<u8>,
-) -> Result<CcmpRepr> {
+pub fn ccmp_decapsulate(tk: &[u8; CCMP_TK_LEN], mac_header: &[u8], body: &[u8], out: &mut Vec<u8>) -> Result<CcmpRepr> {
     let header = CcmpHeader::new_checked(body)?;
     let repr = CcmpRepr::parse(&header)?;
     let rest = header.payload();
@@ -765,12 +734,7 @@ pub fn ccmp_decapsulate(
     let nonce = ccmp_nonce(mac_header, repr.pn)?;
     let mut clear = ct.to_vec();
     Ccmp128::new(GenericArray::from_slice(tk))
-        .decrypt_in_place_detached(
-            GenericArray::from_slice(&nonce),
-            &aad,
-            &mut clear,
-            GenericArray::from_slice(mic),
-        )
+        .decrypt_in_place_detached(GenericArray::from_slice(&nonce), &aad, &mut clear, GenericArray::from_slice(mic))
         .map_err(|_| Error::Checksum)?;
     out.extend_from_slice(&clear);
     Ok(repr)
@@ -783,20 +747,15 @@ mod test {
 
     fn hex(s: &str) -> Vec<u8> {
         let s: String = s.split_whitespace().collect();
-        (0..s.len())
-            .step_by(2)
-            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-            .collect()
+        (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
     }
 
     // WEP-40, key 01 02 03 04 05, IV a1 b2 c3, key id 1 (octet 0x40), over an LLC/SNAP
     // header and a 28-byte IPv4/ICMP packet. Expected bytes from a separate RC4 and
     // zlib.crc32 computation (Python), not from this code: ICV = 9e 39 d6 33.
     const WEP_KEY: [u8; 5] = [1, 2, 3, 4, 5];
-    const WEP_PLAIN: &str =
-        "aaaa0300000008004500001c000100004001f98b0a0000010a0000020800f7ff00000000";
-    const WEP_BODY: &str =
-        "a1b2c340ba21b7aff0c6bcb00980a5b1514f3e1f21edb7fe628c3f9377f815e3ddf898b9a72b39b3fc6d5022";
+    const WEP_PLAIN: &str = "aaaa0300000008004500001c000100004001f98b0a0000010a0000020800f7ff00000000";
+    const WEP_BODY: &str = "a1b2c340ba21b7aff0c6bcb00980a5b1514f3e1f21edb7fe628c3f9377f815e3ddf898b9a72b39b3fc6d5022";
 
     #[test]
     fn test_wep_emit() {
@@ -809,13 +768,7 @@ mod test {
     fn test_wep_parse() {
         let body = hex(WEP_BODY);
         let f = WepFrame::new_checked(&body[..]).unwrap();
-        assert_eq!(
-            WepRepr::parse(&f),
-            Ok(WepRepr {
-                iv: [0xa1, 0xb2, 0xc3],
-                key_id: 1
-            })
-        );
+        assert_eq!(WepRepr::parse(&f), Ok(WepRepr { iv: [0xa1, 0xb2, 0xc3], key_id: 1 }));
         let mut out = Vec::new();
         let repr = wep_decapsulate(&WEP_KEY, &body, &mut out).unwrap();
         assert_eq!(repr.key_id, 1);
@@ -827,31 +780,16 @@ mod test {
         let body = hex(WEP_BODY);
         let mut out = Vec::new();
         // Wrong key, flipped bit: ICV fails.
-        assert_eq!(
-            wep_decapsulate(&[1, 2, 3, 4, 6], &body, &mut out),
-            Err(Error::Checksum)
-        );
+        assert_eq!(wep_decapsulate(&[1, 2, 3, 4, 6], &body, &mut out), Err(Error::Checksum));
         let mut bad = body.clone();
         bad[10] ^= 0x01;
-        assert_eq!(
-            wep_decapsulate(&WEP_KEY, &bad, &mut out),
-            Err(Error::Checksum)
-        );
+        assert_eq!(wep_decapsulate(&WEP_KEY, &bad, &mut out), Err(Error::Checksum));
         assert!(out.is_empty());
-        assert_eq!(
-            wep_decapsulate(&WEP_KEY, &body[..7], &mut out),
-            Err(Error::Truncated)
-        );
+        assert_eq!(wep_decapsulate(&WEP_KEY, &body[..7], &mut out), Err(Error::Truncated));
         let mut ext = body.clone();
         ext[3] |= key_id_octet::EXT_IV;
-        assert_eq!(
-            wep_decapsulate(&WEP_KEY, &ext, &mut out),
-            Err(Error::Malformed)
-        );
-        assert_eq!(
-            wep_encapsulate(&[0; 7], [0; 3], 0, b"x", &mut out),
-            Err(Error::Unsupported)
-        );
+        assert_eq!(wep_decapsulate(&WEP_KEY, &ext, &mut out), Err(Error::Malformed));
+        assert_eq!(wep_encapsulate(&[0; 7], [0; 3], 0, b"x", &mut out), Err(Error::Unsupported));
     }
 
     #[test]
@@ -893,15 +831,7 @@ mod test {
     #[test]
     fn test_ccmp_emit() {
         let mut out = Vec::new();
-        ccmp_encapsulate(
-            &tk(TK1),
-            &hex(HDR1),
-            0xB5039776E70C,
-            0,
-            &hex(PLAIN1),
-            &mut out,
-        )
-        .unwrap();
+        ccmp_encapsulate(&tk(TK1), &hex(HDR1), 0xB5039776E70C, 0, &hex(PLAIN1), &mut out).unwrap();
         assert_eq!(out, hex(BODY1));
     }
 
@@ -909,38 +839,23 @@ mod test {
     fn test_ccmp_parse() {
         let body = hex(BODY1);
         let h = CcmpHeader::new_checked(&body[..]).unwrap();
-        assert_eq!(
-            CcmpRepr::parse(&h),
-            Ok(CcmpRepr {
-                pn: 0xB5039776E70C,
-                key_id: 0
-            })
-        );
+        assert_eq!(CcmpRepr::parse(&h), Ok(CcmpRepr { pn: 0xB5039776E70C, key_id: 0 }));
         let mut out = Vec::new();
         ccmp_decapsulate(&tk(TK1), &hex(HDR1), &body, &mut out).unwrap();
         assert_eq!(out, hex(PLAIN1));
         // A changed header bit covered by the AAD, or a flipped data bit: MIC fails.
         let mut hdr = hex(HDR1);
         hdr[4] ^= 1;
-        assert_eq!(
-            ccmp_decapsulate(&tk(TK1), &hdr, &body, &mut Vec::new()),
-            Err(Error::Checksum)
-        );
+        assert_eq!(ccmp_decapsulate(&tk(TK1), &hdr, &body, &mut Vec::new()), Err(Error::Checksum));
         let mut bad = body.clone();
         bad[12] ^= 0x80;
-        assert_eq!(
-            ccmp_decapsulate(&tk(TK1), &hex(HDR1), &bad, &mut Vec::new()),
-            Err(Error::Checksum)
-        );
+        assert_eq!(ccmp_decapsulate(&tk(TK1), &hex(HDR1), &bad, &mut Vec::new()), Err(Error::Checksum));
         // Bits masked out of the AAD (Retry, sequence number) do not matter.
         let mut hdr = hex(HDR1);
         hdr[1] &= !fc::RETRY;
         hdr[23] ^= 0x55;
         assert!(ccmp_decapsulate(&tk(TK1), &hdr, &body, &mut Vec::new()).is_ok());
-        assert_eq!(
-            ccmp_decapsulate(&tk(TK1), &hex(HDR1), &body[..15], &mut Vec::new()),
-            Err(Error::Truncated)
-        );
+        assert_eq!(ccmp_decapsulate(&tk(TK1), &hex(HDR1), &body[..15], &mut Vec::new()), Err(Error::Truncated));
     }
 
     #[test]
@@ -982,10 +897,7 @@ mod test {
             ccmp_encapsulate(&tk(key), &hex(hdr), pn, key_id, &hex(plain), &mut out).unwrap();
             assert_eq!(out, hex(body), "{hdr}");
             let mut back = Vec::new();
-            assert_eq!(
-                ccmp_decapsulate(&tk(key), &hex(hdr), &out, &mut back),
-                Ok(CcmpRepr { pn, key_id })
-            );
+            assert_eq!(ccmp_decapsulate(&tk(key), &hex(hdr), &out, &mut back), Ok(CcmpRepr { pn, key_id }));
             assert_eq!(back, hex(plain));
         }
     }
@@ -1012,27 +924,15 @@ mod test {
         let h = TkipHeader::new_checked(&TKIP_BYTES[..]).unwrap();
         assert_eq!(h.wep_seed(), 0x22);
         let repr = TkipRepr::parse(&h).unwrap();
-        assert_eq!(
-            repr,
-            TkipRepr {
-                tsc: 0x0605_0403_0201,
-                key_id: 2
-            }
-        );
+        assert_eq!(repr, TkipRepr { tsc: 0x0605_0403_0201, key_id: 2 });
         let mut buf = [0u8; 8];
         repr.emit(&mut TkipHeader::new_unchecked(&mut buf[..]));
         assert_eq!(buf, TKIP_BYTES);
         assert_eq!(repr.buffer_len(100), 120);
         let mut no_ext = TKIP_BYTES;
         no_ext[3] = 0x80;
-        assert_eq!(
-            TkipRepr::parse(&TkipHeader::new_unchecked(&no_ext[..])),
-            Err(Error::Malformed)
-        );
-        assert_eq!(
-            TkipHeader::new_checked(&TKIP_BYTES[..7]).err(),
-            Some(Error::Truncated)
-        );
+        assert_eq!(TkipRepr::parse(&TkipHeader::new_unchecked(&no_ext[..])), Err(Error::Malformed));
+        assert_eq!(TkipHeader::new_checked(&TKIP_BYTES[..7]).err(), Some(Error::Truncated));
     }
 
     #[test]
@@ -1053,29 +953,13 @@ mod test {
         assert_eq!("wpa3".parse::<Security>(), Err(Error::Unsupported));
         let total = |s: Security| s.overhead_fields(100).iter().map(|(_, n)| n).sum::<usize>();
         assert_eq!(
-            [
-                Security::Open,
-                Security::Wep40,
-                Security::Wep104,
-                Security::Tkip,
-                Security::Ccmp
-            ]
-            .map(total),
+            [Security::Open, Security::Wep40, Security::Wep104, Security::Tkip, Security::Ccmp].map(total),
             [0, 8, 8, 20, 16]
         );
-        for s in [
-            Security::Open,
-            Security::Wep40,
-            Security::Wep104,
-            Security::Tkip,
-            Security::Ccmp,
-        ] {
+        for s in [Security::Open, Security::Wep40, Security::Wep104, Security::Tkip, Security::Ccmp] {
             assert_eq!(total(s), s.overhead());
         }
-        assert_eq!(
-            Security::Wep40.overhead_fields(0),
-            vec![("iv", 3), ("key id", 1), ("icv", 4)]
-        );
+        assert_eq!(Security::Wep40.overhead_fields(0), vec![("iv", 3), ("key id", 1), ("icv", 4)]);
     }
 
     proptest! {

@@ -18,7 +18,10 @@ use crate::ethernet::{self, Address as Mac, EtherType};
 use crate::ipsec::{self, SecurityAssociation};
 use crate::ipv4::{self, Address};
 use crate::slip::serial::SerialFormat;
-use crate::{aal5, ah, atm, cslip, dot11, dot11_crypto, esp, gre, hdlc, icmpv4, lane, llc, openvpn, ppp, pppoe, rfc2684, slip, tcp, udp, IpProtocol};
+use crate::{
+    aal5, ah, atm, cslip, dot11, dot11_crypto, esp, gre, hdlc, icmpv4, lane, llc, openvpn, ppp, pppoe, rfc2684, slip,
+    tcp, udp, IpProtocol,
+};
 
 /// Named byte counts a layer adds, header fields first, then trailer fields.
 pub type Fields = Vec<(&'static str, usize)>;
@@ -187,7 +190,8 @@ pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields)
         Kind::Ppp => wrap_ppp(spec, payload, &mut out),
         Kind::Atm => wrap_atm(spec, payload, &mut out)?,
         Kind::Aal5 => {
-            aal5::encode(payload, 0, 0, &mut out).map_err(|e| EncapError(format!("aal5: {e} (SDU of {} bytes)", payload.len())))?;
+            aal5::encode(payload, 0, 0, &mut out)
+                .map_err(|e| EncapError(format!("aal5: {e} (SDU of {} bytes)", payload.len())))?;
             aal5::Repr { cpcs_uu: 0, cpi: 0, length: payload.len() as u16 }.overhead_fields(payload.len())
         }
         Kind::LlcSnap | Kind::VcMux => {
@@ -208,7 +212,11 @@ pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields)
             repr.overhead_fields(payload.len())
         }
         Kind::Pppoe => {
-            let repr = pppoe::SessionRepr { session_id: PPPOE_SESSION, protocol: ppp::Protocol::Ipv4, payload_len: payload.len() };
+            let repr = pppoe::SessionRepr {
+                session_id: PPPOE_SESSION,
+                protocol: ppp::Protocol::Ipv4,
+                payload_len: payload.len(),
+            };
             repr.encapsulate(payload, &mut out);
             repr.overhead_fields(payload.len())
         }
@@ -239,7 +247,10 @@ pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields)
             if spec.outer == Some(Kind::Tcp) {
                 // proto.h: a stream transport's 16-bit packet length.
                 if packet.len() > usize::from(u16::MAX) {
-                    return err(format!("openvpn: a {}-byte packet is longer than the 65,535 bytes TCP framing's length can say", packet.len()));
+                    return err(format!(
+                        "openvpn: a {}-byte packet is longer than the 65,535 bytes TCP framing's length can say",
+                        packet.len()
+                    ));
                 }
                 openvpn::encapsulate_tcp(&packet, &mut out);
                 fields.insert(0, ("packet length (TCP)", 2));
@@ -260,7 +271,8 @@ pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields)
             // The AH header with a zero ICV: the IPv4 layer outside computes the ICV over
             // its own header (RFC 4302 §3.3.3), so only it can finish this layer.
             let sa = security_association(spec, "ah")?;
-            let repr = ah::Repr { next_header: carried_protocol(spec.inner), spi: sa.spi, seq: 1, icv: vec![0; sa.icv_len()] };
+            let repr =
+                ah::Repr { next_header: carried_protocol(spec.inner), spi: sa.spi, seq: 1, icv: vec![0; sa.icv_len()] };
             out.resize(repr.buffer_len(), 0);
             repr.emit(&mut ah::Packet::new_unchecked(&mut out[..]));
             out.extend_from_slice(payload);
@@ -338,12 +350,14 @@ fn wrap_wifi(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Result<Fields, E
     match security {
         dot11_crypto::Security::Wep40 | dot11_crypto::Security::Wep104 => {
             let key: &[u8] = if security == dot11_crypto::Security::Wep40 { &[0x01; 5] } else { &[0x01; 13] };
-            dot11_crypto::wep_encapsulate(key, [0, 0, 1], 0, &plain, &mut body).map_err(|e| EncapError(format!("wep: {e}")))?;
+            dot11_crypto::wep_encapsulate(key, [0, 0, 1], 0, &plain, &mut body)
+                .map_err(|e| EncapError(format!("wep: {e}")))?;
         }
         dot11_crypto::Security::Ccmp => {
             let mut header = vec![0u8; repr.header_len()];
             repr.emit(&mut dot11::Frame::new_unchecked(&mut header[..]));
-            dot11_crypto::ccmp_encapsulate(&[0x01; 16], &header, 1, 0, &plain, &mut body).map_err(|e| EncapError(format!("ccmp: {e}")))?;
+            dot11_crypto::ccmp_encapsulate(&[0x01; 16], &header, 1, 0, &plain, &mut body)
+                .map_err(|e| EncapError(format!("ccmp: {e}")))?;
         }
         dot11_crypto::Security::Tkip => {
             // TKIP's header, Michael MIC and ICV with their real layout (§12.5.2.2); the
@@ -449,7 +463,8 @@ fn wrap_ppp(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Fields {
         // stuffing of flag, escape and the control characters the ACCM names.
         let config = hdlc::Config { accm: spec.accm, acfc: spec.acfc, fcs };
         config.encapsulate(&frame, out);
-        let stuffing = out.len() - frame.len() - config.overhead_fields(frame.len()).iter().map(|(_, n)| n).sum::<usize>();
+        let stuffing =
+            out.len() - frame.len() - config.overhead_fields(frame.len()).iter().map(|(_, n)| n).sum::<usize>();
         let mut hdlc_fields = config.overhead_fields(frame.len());
         let trailer_at = hdlc_fields.iter().position(|(name, _)| name.contains("fcs")).unwrap_or(hdlc_fields.len());
         let trailer = hdlc_fields.split_off(trailer_at);
@@ -504,7 +519,10 @@ fn check_length(kind: Kind, spec: &Spec, payload_len: usize) -> Result<(), Encap
         // RFC 791 §3.1: Total Length, header and data, 16 bits.
         Kind::Ipv4 => {
             let options = spec.number("options")?.unwrap_or(0);
-            (ipv4::HEADER_LEN.saturating_add(options).saturating_add(payload_len), "ipv4: a datagram's Total Length (RFC 791 §3.1)")
+            (
+                ipv4::HEADER_LEN.saturating_add(options).saturating_add(payload_len),
+                "ipv4: a datagram's Total Length (RFC 791 §3.1)",
+            )
         }
         // RFC 768: Length, header and data, 16 bits.
         Kind::Udp => (udp::HEADER_LEN.saturating_add(payload_len), "udp: a datagram's Length (RFC 768)"),
@@ -645,7 +663,8 @@ pub fn openvpn_fragment(spec: &Spec, payload: &[u8]) -> Result<Vec<Vec<u8>>, Enc
     let room = limit.checked_sub(overhead).filter(|&r| r >= 4).ok_or_else(|| {
         EncapError(format!("openvpn: fragment={limit} leaves no room after {overhead} bytes of overhead"))
     })?;
-    let pieces = openvpn::split_fragments(0, room, payload.len()).map_err(|e| EncapError(format!("openvpn fragment: {e}")))?;
+    let pieces =
+        openvpn::split_fragments(0, room, payload.len()).map_err(|e| EncapError(format!("openvpn fragment: {e}")))?;
     let iv = vec![0u8; channel.iv_len()];
     let mut packets = Vec::with_capacity(pieces.len());
     for (i, (header, range)) in pieces.into_iter().enumerate() {
@@ -662,20 +681,23 @@ pub fn openvpn_fragment(spec: &Spec, payload: &[u8]) -> Result<Vec<Vec<u8>>, Enc
 
 /// The security association the ESP or AH options describe, with fixed keys.
 fn security_association(spec: &Spec, protocol: &str) -> Result<SecurityAssociation, EncapError> {
-    let mode: ipsec::Mode = spec.option("mode").unwrap_or("tunnel").parse().map_err(|e| EncapError(format!("{protocol}: {e}")))?;
+    let mode: ipsec::Mode =
+        spec.option("mode").unwrap_or("tunnel").parse().map_err(|e| EncapError(format!("{protocol}: {e}")))?;
     let cipher: ipsec::Cipher = if protocol == "ah" {
         ipsec::Cipher::Null
     } else {
         spec.option("cipher").unwrap_or("aes-128-cbc").parse().map_err(|e| EncapError(format!("{protocol}: {e}")))?
     };
-    let mut auth: ipsec::Auth = spec.option("auth").unwrap_or("hmac-sha1-96").parse().map_err(|e| EncapError(format!("{protocol}: {e}")))?;
+    let mut auth: ipsec::Auth =
+        spec.option("auth").unwrap_or("hmac-sha1-96").parse().map_err(|e| EncapError(format!("{protocol}: {e}")))?;
     if cipher.is_aead() {
         // RFC 4106 §8: AES-GCM authenticates by itself; an HMAC would be redundant.
         auth = ipsec::Auth::None;
     }
     let enc_key = vec![0x01; cipher.key_len()];
     let auth_key = vec![0x02; auth.key_len()];
-    SecurityAssociation::new(SPI, cipher, auth, &enc_key, &auth_key, mode).map_err(|e| EncapError(format!("{protocol}: {e}")))
+    SecurityAssociation::new(SPI, cipher, auth, &enc_key, &auth_key, mode)
+        .map_err(|e| EncapError(format!("{protocol}: {e}")))
 }
 
 /// Bits on a synchronous line for one frame as [`wrap`] gives it over `sync`: opening
@@ -693,7 +715,8 @@ pub fn sync_line_bits(line: &[u8]) -> Result<(u64, u64), EncapError> {
 
 /// Bits on an asynchronous serial line for `bytes` characters in `format` ("8n1").
 pub fn serial_line_bits(format: &str, bytes: u64) -> Result<u64, EncapError> {
-    let format: SerialFormat = format.parse().map_err(|_| EncapError(format!("serial: bad character format {format:?}")))?;
+    let format: SerialFormat =
+        format.parse().map_err(|_| EncapError(format!("serial: bad character format {format:?}")))?;
     Ok(format.line_bits(bytes))
 }
 

@@ -373,16 +373,12 @@ impl<'a> Repr<'a> {
             Ok(data)
         };
         match (packet.msg_type(), packet.msg_code()) {
-            (Message::EchoRequest, 0) => Ok(Repr::EchoRequest {
-                ident: packet.echo_ident(),
-                seq_no: packet.echo_seq_no(),
-                data: packet.data(),
-            }),
-            (Message::EchoReply, 0) => Ok(Repr::EchoReply {
-                ident: packet.echo_ident(),
-                seq_no: packet.echo_seq_no(),
-                data: packet.data(),
-            }),
+            (Message::EchoRequest, 0) => {
+                Ok(Repr::EchoRequest { ident: packet.echo_ident(), seq_no: packet.echo_seq_no(), data: packet.data() })
+            }
+            (Message::EchoReply, 0) => {
+                Ok(Repr::EchoReply { ident: packet.echo_ident(), seq_no: packet.echo_seq_no(), data: packet.data() })
+            }
             (Message::EchoRequest | Message::EchoReply, _) => Err(Error::Malformed),
             (Message::DstUnreachable, code) => Ok(Repr::DstUnreachable {
                 reason: DstUnreachable::from(code),
@@ -410,9 +406,9 @@ impl<'a> Repr<'a> {
     /// The quoted original datagram of an error message, `None` for Echo.
     pub fn quoted(&self) -> Option<&'a [u8]> {
         match *self {
-            Repr::DstUnreachable { header, .. } | Repr::TimeExceeded { header, .. } | Repr::ParamProblem { header, .. } => {
-                Some(header)
-            }
+            Repr::DstUnreachable { header, .. }
+            | Repr::TimeExceeded { header, .. }
+            | Repr::ParamProblem { header, .. } => Some(header),
             _ => None,
         }
     }

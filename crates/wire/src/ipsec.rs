@@ -606,7 +606,13 @@ pub(crate) mod ip {
 
     /// Appends a 20-byte outer header (RFC 4301 §5.1.2.1) for `payload_len` bytes of
     /// `protocol`, copying TOS and DF from `inner` (an IPv4 header).
-    pub fn emit_outer(outer: &super::OuterHeader, inner: &[u8], protocol: u8, payload_len: usize, out: &mut Vec<u8>) -> Result<()> {
+    pub fn emit_outer(
+        outer: &super::OuterHeader,
+        inner: &[u8],
+        protocol: u8,
+        payload_len: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
         if HEADER_LEN + payload_len > usize::from(u16::MAX) {
             return Err(Error::Unsupported);
         }

@@ -608,7 +608,12 @@ impl<'a> Ipv4Option<'a> {
                 if body.len() < 2 {
                     return Err(Error::Malformed);
                 }
-                Ipv4Option::Timestamp { pointer: body[0], overflow: body[1] >> 4, flags: body[1] & 0x0f, data: &body[2..] }
+                Ipv4Option::Timestamp {
+                    pointer: body[0],
+                    overflow: body[1] >> 4,
+                    flags: body[1] & 0x0f,
+                    data: &body[2..],
+                }
             }
             OptionKind::RouterAlert => {
                 if body.len() != 2 {
@@ -1043,7 +1048,12 @@ pub fn max_fragment_payload(header_len: usize, mtu: usize) -> usize {
 /// first header of `first_header_len` and later headers of `rest_header_len` (only
 /// copied options, RFC 791 §3.2). A datagram that fits gives one entry. `None` when the
 /// MTU cannot carry 8 octets of data.
-pub fn fragment_sizes(payload_len: usize, first_header_len: usize, rest_header_len: usize, mtu: usize) -> Option<Vec<usize>> {
+pub fn fragment_sizes(
+    payload_len: usize,
+    first_header_len: usize,
+    rest_header_len: usize,
+    mtu: usize,
+) -> Option<Vec<usize>> {
     if first_header_len + payload_len <= mtu {
         return Some(vec![payload_len]);
     }
@@ -1100,7 +1110,8 @@ pub fn fragment(packet: &[u8], mtu: usize, mut out: impl FnMut(&[u8])) -> core::
     }
     let rest_options = repr.options.copied()?;
     let rest_header_len = HEADER_LEN + rest_options.padded_len();
-    let sizes = fragment_sizes(payload.len(), repr.header_len(), rest_header_len, mtu).ok_or(FragmentError::MtuTooSmall)?;
+    let sizes =
+        fragment_sizes(payload.len(), repr.header_len(), rest_header_len, mtu).ok_or(FragmentError::MtuTooSmall)?;
 
     let mut buf = vec![0u8; mtu];
     let mut offset = 0usize;
@@ -1134,8 +1145,8 @@ mod test {
     // 4500 0018 1c46 4000 4011 0000 c0a8 0101 c0a8 0102 sum to 0x2_64c2, folded 0x64c4,
     // complement 0x9b3b.
     static PACKET_BYTES: [u8; 24] = [
-        0x45, 0x00, 0x00, 0x18, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x11, 0x9b, 0x3b, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8, 0x01,
-        0x02, 0xde, 0xad, 0xbe, 0xef,
+        0x45, 0x00, 0x00, 0x18, 0x1c, 0x46, 0x40, 0x00, 0x40, 0x11, 0x9b, 0x3b, 0xc0, 0xa8, 0x01, 0x01, 0xc0, 0xa8,
+        0x01, 0x02, 0xde, 0xad, 0xbe, 0xef,
     ];
 
     #[test]

@@ -133,8 +133,8 @@ pub mod udp;
 
 // Point-to-point, tunnels and VPNs.
 pub mod gre;
-pub mod mschapv2;
 pub mod hdlc;
+pub mod mschapv2;
 pub mod openvpn;
 pub mod ppp;
 pub mod pppoe;

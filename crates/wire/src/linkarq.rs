@@ -192,6 +192,9 @@ mod test {
         // An ack padded to Ethernet's minimum frame parses as the ack.
         let mut padded = ACK_BYTES.to_vec();
         padded.resize(60 - 14, 0);
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&padded[..])).unwrap(), Repr { kind: Kind::Ack, sequence: 0x1234_5678 });
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&padded[..])).unwrap(),
+            Repr { kind: Kind::Ack, sequence: 0x1234_5678 }
+        );
     }
 }

@@ -150,7 +150,12 @@ pub struct ResponseRepr {
 
 impl ResponseRepr {
     /// The peer's Response to `authenticator_challenge` (RFC 2759 §4, §8.1).
-    pub fn new(authenticator_challenge: &[u8; 16], peer_challenge: [u8; 16], user_name: &[u8], password: &str) -> ResponseRepr {
+    pub fn new(
+        authenticator_challenge: &[u8; 16],
+        peer_challenge: [u8; 16],
+        user_name: &[u8],
+        password: &str,
+    ) -> ResponseRepr {
         ResponseRepr {
             peer_challenge,
             nt_response: generate_nt_response(authenticator_challenge, &peer_challenge, user_name, password),

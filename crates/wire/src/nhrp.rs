@@ -87,7 +87,11 @@ fn tl(a: Option<AtmAddress>) -> u8 {
 
 impl Repr {
     pub fn buffer_len(&self) -> usize {
-        FIXED_LEN + 8 + ATM_ADDRESS_LEN + 8 + self.cie.map_or(0, |c| 12 + usize::from(tl(c.client_nbma)) + if c.client_ip.is_some() { 4 } else { 0 })
+        FIXED_LEN
+            + 8
+            + ATM_ADDRESS_LEN
+            + 8
+            + self.cie.map_or(0, |c| 12 + usize::from(tl(c.client_nbma)) + if c.client_ip.is_some() { 4 } else { 0 })
     }
 
     /// The packet's octets, checksum filled in.
@@ -137,10 +141,18 @@ impl Repr {
         if b[16] != VERSION || checksum::checksum(b) != 0 {
             return Err(Error::Malformed);
         }
-        if u16::from_be_bytes([b[0], b[1]]) != AFN_NSAP || u16::from_be_bytes([b[2], b[3]]) != 0x0800 || b[18] != ATM_ADDRESS_LEN as u8 || b[19] != 0 || b[20] != 4 || b[21] != 4 {
+        if u16::from_be_bytes([b[0], b[1]]) != AFN_NSAP
+            || u16::from_be_bytes([b[2], b[3]]) != 0x0800
+            || b[18] != ATM_ADDRESS_LEN as u8
+            || b[19] != 0
+            || b[20] != 4
+            || b[21] != 4
+        {
             return Err(Error::Unsupported);
         }
-        let ip = |at: usize| -> Result<Ipv4Address> { b.get(at..at + 4).map(|s| Ipv4Address::new(s[0], s[1], s[2], s[3])).ok_or(Error::Truncated) };
+        let ip = |at: usize| -> Result<Ipv4Address> {
+            b.get(at..at + 4).map(|s| Ipv4Address::new(s[0], s[1], s[2], s[3])).ok_or(Error::Truncated)
+        };
         let mut at = FIXED_LEN + 8;
         let source_nbma = AtmAddress::from_bytes(b.get(at..at + ATM_ADDRESS_LEN).ok_or(Error::Truncated)?);
         at += ATM_ADDRESS_LEN;
@@ -235,7 +247,14 @@ mod test {
             source_nbma: AtmAddress([1; 20]),
             source_ip: Ipv4Address::new(10, 0, 1, 1),
             destination_ip: Ipv4Address::new(10, 0, 2, 1),
-            cie: Some(Cie { code: CODE_SUCCESS, prefix_len: 32, mtu: 1500, holding_time: 1200, client_nbma: Some(AtmAddress([9; 20])), client_ip: Some(Ipv4Address::new(10, 0, 2, 1)) }),
+            cie: Some(Cie {
+                code: CODE_SUCCESS,
+                prefix_len: 32,
+                mtu: 1500,
+                holding_time: 1200,
+                client_nbma: Some(AtmAddress([9; 20])),
+                client_ip: Some(Ipv4Address::new(10, 0, 2, 1)),
+            }),
         };
         let mut b = r.to_bytes();
         assert_eq!(b.len(), 56 + 12 + 20 + 4);

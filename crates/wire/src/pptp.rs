@@ -92,8 +92,7 @@ impl ControlType {
     /// The fixed length of the whole message (header included), RFC 2637 §2.1–§2.15.
     pub fn message_len(self) -> Option<usize> {
         Some(match self {
-            ControlType::StartControlConnectionRequest
-            | ControlType::StartControlConnectionReply => 156,
+            ControlType::StartControlConnectionRequest | ControlType::StartControlConnectionReply => 156,
             ControlType::StopControlConnectionRequest
             | ControlType::StopControlConnectionReply
             | ControlType::EchoRequest
@@ -622,13 +621,7 @@ pub enum Repr {
 impl StartControl {
     /// A Request as a PNS sends it (§2.1): version 1.0, no result, "MUST set Maximum
     /// Channels to 0".
-    pub fn request(
-        framing: u32,
-        bearer: u32,
-        firmware: u16,
-        host: &[u8],
-        vendor: &[u8],
-    ) -> StartControl {
+    pub fn request(framing: u32, bearer: u32, firmware: u16, host: &[u8], vendor: &[u8]) -> StartControl {
         StartControl {
             protocol_version: PROTOCOL_VERSION,
             result_code: 0,
@@ -686,11 +679,7 @@ impl Repr {
                 let s = StartControl {
                     protocol_version: p.u16_at(f::PROTOCOL_VERSION),
                     result_code: if reply { b(f::RESULT_CODE) } else { 0 },
-                    error_code: if reply {
-                        ErrorCode::from(b(f::ERROR_CODE))
-                    } else {
-                        ErrorCode::None
-                    },
+                    error_code: if reply { ErrorCode::from(b(f::ERROR_CODE)) } else { ErrorCode::None },
                     framing_capabilities: p.u32_at(f::FRAMING_CAPABILITIES),
                     bearer_capabilities: p.u32_at(f::BEARER_CAPABILITIES),
                     maximum_channels: p.u16_at(f::MAXIMUM_CHANNELS),
@@ -704,16 +693,14 @@ impl Repr {
                     Repr::StartControlConnectionRequest(s)
                 }
             }
-            C::StopControlConnectionRequest => Repr::StopControlConnectionRequest {
-                reason: b(field::stop::REASON_OR_RESULT),
-            },
+            C::StopControlConnectionRequest => {
+                Repr::StopControlConnectionRequest { reason: b(field::stop::REASON_OR_RESULT) }
+            }
             C::StopControlConnectionReply => Repr::StopControlConnectionReply {
                 result_code: b(field::stop::REASON_OR_RESULT),
                 error_code: ErrorCode::from(b(field::stop::ERROR_CODE)),
             },
-            C::EchoRequest => Repr::EchoRequest {
-                identifier: p.u32_at(field::echo::IDENTIFIER),
-            },
+            C::EchoRequest => Repr::EchoRequest { identifier: p.u32_at(field::echo::IDENTIFIER) },
             C::EchoReply => Repr::EchoReply {
                 identifier: p.u32_at(field::echo::IDENTIFIER),
                 result_code: b(field::echo::RESULT_CODE),
@@ -784,9 +771,7 @@ impl Repr {
                     framing_type: p.u32_at(f::FRAMING_TYPE),
                 })
             }
-            C::CallClearRequest => Repr::CallClearRequest {
-                call_id: p.u16_at(field::ccrq::CALL_ID),
-            },
+            C::CallClearRequest => Repr::CallClearRequest { call_id: p.u16_at(field::ccrq::CALL_ID) },
             C::CallDisconnectNotify => {
                 use field::cdn as f;
                 Repr::CallDisconnectNotify(CallDisconnectNotify {
@@ -820,9 +805,7 @@ impl Repr {
 
     /// The whole message's length (fixed by its type).
     pub fn buffer_len(&self) -> usize {
-        self.control_type()
-            .message_len()
-            .expect("every Repr has a known type")
+        self.control_type().message_len().expect("every Repr has a known type")
     }
 
     /// Writes the message into the first `buffer_len()` octets (reserved fields zero).
@@ -850,22 +833,13 @@ impl Repr {
                 p.set_bytes(f::HOST_NAME, &s.host_name);
                 p.set_bytes(f::VENDOR_NAME, &s.vendor_name);
             }
-            Repr::StopControlConnectionRequest { reason } => {
-                p.set_u8(field::stop::REASON_OR_RESULT, *reason)
-            }
-            Repr::StopControlConnectionReply {
-                result_code,
-                error_code,
-            } => {
+            Repr::StopControlConnectionRequest { reason } => p.set_u8(field::stop::REASON_OR_RESULT, *reason),
+            Repr::StopControlConnectionReply { result_code, error_code } => {
                 p.set_u8(field::stop::REASON_OR_RESULT, *result_code);
                 p.set_u8(field::stop::ERROR_CODE, (*error_code).into());
             }
             Repr::EchoRequest { identifier } => p.set_u32(field::echo::IDENTIFIER, *identifier),
-            Repr::EchoReply {
-                identifier,
-                result_code,
-                error_code,
-            } => {
+            Repr::EchoReply { identifier, result_code, error_code } => {
                 p.set_u32(field::echo::IDENTIFIER, *identifier);
                 p.set_u8(field::echo::RESULT_CODE, *result_code);
                 p.set_u8(field::echo::ERROR_CODE, (*error_code).into());
@@ -944,11 +918,7 @@ impl Repr {
                 p.set_u32(f::TIMEOUT_ERRORS, m.timeout_errors);
                 p.set_u32(f::ALIGNMENT_ERRORS, m.alignment_errors);
             }
-            Repr::SetLinkInfo {
-                peer_call_id,
-                send_accm,
-                receive_accm,
-            } => {
+            Repr::SetLinkInfo { peer_call_id, send_accm, receive_accm } => {
                 p.set_u16(field::sli::PEER_CALL_ID, *peer_call_id);
                 p.set_u32(field::sli::SEND_ACCM, *send_accm);
                 p.set_u32(field::sli::RECEIVE_ACCM, *receive_accm);
@@ -986,18 +956,15 @@ mod test {
 
     // Echo-Request (RFC 2637 §2.5), identifier 0xdeadbeef, written out field by field:
     // Length 16, Message Type 1, Magic Cookie, Control Type 5, Reserved0, Identifier.
-    static ECHO_BYTES: [u8; 16] = [
-        0x00, 0x10, 0x00, 0x01, 0x1a, 0x2b, 0x3c, 0x4d, 0x00, 0x05, 0x00, 0x00, 0xde, 0xad, 0xbe,
-        0xef,
-    ];
+    static ECHO_BYTES: [u8; 16] =
+        [0x00, 0x10, 0x00, 0x01, 0x1a, 0x2b, 0x3c, 0x4d, 0x00, 0x05, 0x00, 0x00, 0xde, 0xad, 0xbe, 0xef];
 
     // Outgoing-Call-Reply (§2.8): Length 32, type 8, Call ID 0x0102, Peer's Call ID
     // 0x0304, Result 1 (Connected), Error 0, Cause 0, Connect Speed 100,000,000,
     // Window 64, Delay 0, Physical Channel 0.
     static OCRP_BYTES: [u8; 32] = [
-        0x00, 0x20, 0x00, 0x01, 0x1a, 0x2b, 0x3c, 0x4d, 0x00, 0x08, 0x00, 0x00, 0x01, 0x02, 0x03,
-        0x04, 0x01, 0x00, 0x00, 0x00, 0x05, 0xf5, 0xe1, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00,
-        0x00, 0x00,
+        0x00, 0x20, 0x00, 0x01, 0x1a, 0x2b, 0x3c, 0x4d, 0x00, 0x08, 0x00, 0x00, 0x01, 0x02, 0x03, 0x04, 0x01, 0x00,
+        0x00, 0x00, 0x05, 0xf5, 0xe1, 0x00, 0x00, 0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
     ];
 
     fn encode(repr: &Repr) -> Vec<u8> {
@@ -1013,18 +980,8 @@ mod test {
         assert_eq!(packet.message_type(), MessageType::Control);
         assert_eq!(packet.magic_cookie(), MAGIC_COOKIE);
         assert_eq!(packet.control_type(), ControlType::EchoRequest);
-        assert_eq!(
-            Repr::parse(&packet).unwrap(),
-            Repr::EchoRequest {
-                identifier: 0xdead_beef
-            }
-        );
-        assert_eq!(
-            encode(&Repr::EchoRequest {
-                identifier: 0xdead_beef
-            }),
-            ECHO_BYTES
-        );
+        assert_eq!(Repr::parse(&packet).unwrap(), Repr::EchoRequest { identifier: 0xdead_beef });
+        assert_eq!(encode(&Repr::EchoRequest { identifier: 0xdead_beef }), ECHO_BYTES);
     }
 
     #[test]
@@ -1057,20 +1014,13 @@ mod test {
         ));
         let bytes = encode(&repr);
         assert_eq!(bytes.len(), 156);
-        assert_eq!(
-            &bytes[..12],
-            &[0, 156, 0, 1, 0x1a, 0x2b, 0x3c, 0x4d, 0, 1, 0, 0]
-        );
+        assert_eq!(&bytes[..12], &[0, 156, 0, 1, 0x1a, 0x2b, 0x3c, 0x4d, 0, 1, 0, 0]);
         // Protocol version 1.0, Reserved1, framing 2, bearer 1, channels 0, firmware.
-        assert_eq!(
-            &bytes[12..28],
-            &[1, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0x12, 0x34]
-        );
+        assert_eq!(&bytes[12..28], &[1, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0x12, 0x34]);
         assert_eq!(&bytes[28..31], b"pns");
         assert!(bytes[31..92].iter().all(|&b| b == 0));
         assert_eq!(&bytes[92..98], b"qoslab");
-        let Repr::StartControlConnectionRequest(s) =
-            Repr::parse(&Packet::new_checked(&bytes[..]).unwrap()).unwrap()
+        let Repr::StartControlConnectionRequest(s) = Repr::parse(&Packet::new_checked(&bytes[..]).unwrap()).unwrap()
         else {
             panic!()
         };
@@ -1080,46 +1030,25 @@ mod test {
 
     #[test]
     fn errors() {
-        assert_eq!(
-            Packet::new_checked(&ECHO_BYTES[..11]).unwrap_err(),
-            Error::Truncated
-        );
-        assert_eq!(
-            Packet::new_checked(&ECHO_BYTES[..15]).unwrap_err(),
-            Error::Truncated
-        );
+        assert_eq!(Packet::new_checked(&ECHO_BYTES[..11]).unwrap_err(), Error::Truncated);
+        assert_eq!(Packet::new_checked(&ECHO_BYTES[..15]).unwrap_err(), Error::Truncated);
         let mut cookie = ECHO_BYTES;
         cookie[7] = 0x4e;
-        assert_eq!(
-            Repr::parse(&Packet::new_unchecked(&cookie[..])),
-            Err(Error::Malformed)
-        );
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&cookie[..])), Err(Error::Malformed));
         let mut mgmt = ECHO_BYTES;
         mgmt[3] = 2;
-        assert_eq!(
-            Repr::parse(&Packet::new_unchecked(&mgmt[..])),
-            Err(Error::Unsupported)
-        );
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&mgmt[..])), Err(Error::Unsupported));
         let mut unknown = ECHO_BYTES;
         unknown[9] = 16;
-        assert_eq!(
-            Repr::parse(&Packet::new_unchecked(&unknown[..])),
-            Err(Error::Unsupported)
-        );
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&unknown[..])), Err(Error::Unsupported));
         // An Echo-Request must be 16 octets: a 20-octet one is malformed.
         let mut long = ECHO_BYTES.to_vec();
         long.extend_from_slice(&[0; 4]);
         long[1] = 20;
-        assert_eq!(
-            Packet::new_checked(&long[..]).unwrap_err(),
-            Error::Malformed
-        );
+        assert_eq!(Packet::new_checked(&long[..]).unwrap_err(), Error::Malformed);
         let mut tiny = ECHO_BYTES;
         tiny[1] = 4;
-        assert_eq!(
-            Packet::new_checked(&tiny[..]).unwrap_err(),
-            Error::Malformed
-        );
+        assert_eq!(Packet::new_checked(&tiny[..]).unwrap_err(), Error::Malformed);
     }
 
     #[test]
@@ -1141,13 +1070,8 @@ mod test {
     }
 
     fn start(reply: bool) -> impl Strategy<Value = StartControl> {
-        (
-            any::<(u16, u8, u32, u32, u16, u16)>(),
-            error_code(),
-            arr::<64>(),
-            arr::<64>(),
-        )
-            .prop_map(move |((v, r, f, b, m, fw), e, h, vn)| StartControl {
+        (any::<(u16, u8, u32, u32, u16, u16)>(), error_code(), arr::<64>(), arr::<64>()).prop_map(
+            move |((v, r, f, b, m, fw), e, h, vn)| StartControl {
                 protocol_version: v,
                 result_code: if reply { r } else { 0 },
                 error_code: if reply { e } else { ErrorCode::None },
@@ -1157,7 +1081,8 @@ mod test {
                 firmware_revision: fw,
                 host_name: h,
                 vendor_name: vn,
-            })
+            },
+        )
     }
 
     fn repr_strategy() -> impl Strategy<Value = Repr> {
@@ -1165,22 +1090,16 @@ mod test {
             start(false).prop_map(Repr::StartControlConnectionRequest),
             start(true).prop_map(Repr::StartControlConnectionReply),
             any::<u8>().prop_map(|reason| Repr::StopControlConnectionRequest { reason }),
-            (any::<u8>(), error_code()).prop_map(|(r, e)| Repr::StopControlConnectionReply {
-                result_code: r,
-                error_code: e
-            }),
+            (any::<u8>(), error_code())
+                .prop_map(|(r, e)| Repr::StopControlConnectionReply { result_code: r, error_code: e }),
             any::<u32>().prop_map(|identifier| Repr::EchoRequest { identifier }),
             (any::<u32>(), any::<u8>(), error_code()).prop_map(|(i, r, e)| Repr::EchoReply {
                 identifier: i,
                 result_code: r,
                 error_code: e
             }),
-            (
-                any::<(u16, u16, u32, u32, u32, u32, u16, u16, u16)>(),
-                arr::<64>(),
-                arr::<64>()
-            )
-                .prop_map(|((c, s, mn, mx, bt, ft, w, d, pl), ph, sa)| {
+            (any::<(u16, u16, u32, u32, u32, u32, u16, u16, u16)>(), arr::<64>(), arr::<64>()).prop_map(
+                |((c, s, mn, mx, bt, ft, w, d, pl), ph, sa)| {
                     Repr::OutgoingCallRequest(OutgoingCallRequest {
                         call_id: c,
                         call_serial: s,
@@ -1194,12 +1113,10 @@ mod test {
                         phone_number: ph,
                         subaddress: sa,
                     })
-                }),
-            (
-                any::<(u16, u16, u8, u16, u32, u16, u16, u32)>(),
-                error_code()
-            )
-                .prop_map(|((c, pc, r, cc, sp, w, d, ch), e)| {
+                }
+            ),
+            (any::<(u16, u16, u8, u16, u32, u16, u16, u32)>(), error_code()).prop_map(
+                |((c, pc, r, cc, sp, w, d, ch), e)| {
                     Repr::OutgoingCallReply(OutgoingCallReply {
                         call_id: c,
                         peer_call_id: pc,
@@ -1211,14 +1128,10 @@ mod test {
                         processing_delay: d,
                         physical_channel: ch,
                     })
-                }),
-            (
-                any::<(u16, u16, u32, u32, u16, u16)>(),
-                arr::<64>(),
-                arr::<64>(),
-                arr::<64>()
-            )
-                .prop_map(|((c, s, bt, ch, l1, l2), n1, n2, sa)| {
+                }
+            ),
+            (any::<(u16, u16, u32, u32, u16, u16)>(), arr::<64>(), arr::<64>(), arr::<64>()).prop_map(
+                |((c, s, bt, ch, l1, l2), n1, n2, sa)| {
                     Repr::IncomingCallRequest(IncomingCallRequest {
                         call_id: c,
                         call_serial: s,
@@ -1230,7 +1143,8 @@ mod test {
                         dialing_number: n2,
                         subaddress: sa,
                     })
-                }),
+                }
+            ),
             (any::<(u16, u16, u8, u16, u16)>(), error_code()).prop_map(|((c, pc, r, w, d), e)| {
                 Repr::IncomingCallReply(IncomingCallReply {
                     call_id: c,
@@ -1251,17 +1165,15 @@ mod test {
                 })
             }),
             any::<u16>().prop_map(|call_id| Repr::CallClearRequest { call_id }),
-            (any::<(u16, u8, u16)>(), error_code(), arr::<128>()).prop_map(
-                |((c, r, cc), e, st)| {
-                    Repr::CallDisconnectNotify(CallDisconnectNotify {
-                        call_id: c,
-                        result_code: r,
-                        error_code: e,
-                        cause_code: cc,
-                        call_statistics: st,
-                    })
-                }
-            ),
+            (any::<(u16, u8, u16)>(), error_code(), arr::<128>()).prop_map(|((c, r, cc), e, st)| {
+                Repr::CallDisconnectNotify(CallDisconnectNotify {
+                    call_id: c,
+                    result_code: r,
+                    error_code: e,
+                    cause_code: cc,
+                    call_statistics: st,
+                })
+            }),
             any::<(u16, u32, u32, u32, u32, u32, u32)>().prop_map(|(pc, a, b, c, d, e, f)| {
                 Repr::WanErrorNotify(WanErrorNotify {
                     peer_call_id: pc,

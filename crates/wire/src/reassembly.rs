@@ -79,7 +79,12 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { timeout: LINUX_TIMEOUT_NS, max_datagrams: 1024, max_bytes: LINUX_HIGH_THRESH, overlap: OverlapPolicy::Overwrite }
+        Config {
+            timeout: LINUX_TIMEOUT_NS,
+            max_datagrams: 1024,
+            max_bytes: LINUX_HIGH_THRESH,
+            overlap: OverlapPolicy::Overwrite,
+        }
     }
 }
 

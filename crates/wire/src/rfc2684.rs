@@ -139,10 +139,7 @@ impl Encapsulation {
     }
 
     pub const fn is_llc(self) -> bool {
-        matches!(
-            self,
-            Encapsulation::LlcSnapRouted | Encapsulation::LlcSnapBridged | Encapsulation::LlcSnapBridgedFcs
-        )
+        matches!(self, Encapsulation::LlcSnapRouted | Encapsulation::LlcSnapBridged | Encapsulation::LlcSnapBridgedFcs)
     }
 
     pub const fn is_bridged(self) -> bool {

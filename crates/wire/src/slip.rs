@@ -97,12 +97,7 @@ impl Framing {
     /// When `buf` is shorter than [`Framing::encoded_len`].
     pub fn encode_into(&self, payload: &[u8], buf: &mut [u8]) -> usize {
         let need = self.encoded_len(payload);
-        assert!(
-            buf.len() >= need,
-            "SLIP buffer too small: {} < {}",
-            buf.len(),
-            need
-        );
+        assert!(buf.len() >= need, "SLIP buffer too small: {} < {}", buf.len(), need);
         let mut n = 0;
         let mut put = |b: u8| {
             buf[n] = b;
@@ -251,14 +246,7 @@ impl Decoder {
     /// 1055's). A longer frame yields `Err(Error::Malformed)` at its END; its bytes past
     /// `max_len` are not stored.
     pub fn new(max_len: usize) -> Self {
-        Decoder {
-            buf: Vec::new(),
-            escaped: false,
-            bad: false,
-            overflow: false,
-            max_len,
-            policy: BadEscape::Reject,
-        }
+        Decoder { buf: Vec::new(), escaped: false, bad: false, overflow: false, max_len, policy: BadEscape::Reject }
     }
 
     /// The same receiver with another bad-escape policy.
@@ -284,8 +272,7 @@ impl Decoder {
     pub fn push(&mut self, byte: u8) -> Option<Result<Vec<u8>>> {
         if byte == END {
             let dangling = core::mem::replace(&mut self.escaped, false);
-            let bad = core::mem::replace(&mut self.bad, false)
-                || (dangling && self.policy == BadEscape::Reject);
+            let bad = core::mem::replace(&mut self.bad, false) || (dangling && self.policy == BadEscape::Reject);
             let overflow = core::mem::replace(&mut self.overflow, false);
             let frame = core::mem::take(&mut self.buf);
             if bad || overflow {
@@ -408,11 +395,7 @@ pub mod serial {
 
     impl SerialFormat {
         /// 8 data bits, no parity, 1 stop bit: 10 bits per byte.
-        pub const N81: SerialFormat = SerialFormat {
-            data_bits: 8,
-            parity: Parity::None,
-            stop_bits: StopBits::One,
-        };
+        pub const N81: SerialFormat = SerialFormat { data_bits: 8, parity: Parity::None, stop_bits: StopBits::One };
 
         /// Line time of one character in half bit times (exact even with 1.5 stop bits).
         pub const fn half_bits_per_char(&self) -> u32 {
@@ -472,11 +455,7 @@ pub mod serial {
                 "2" => StopBits::Two,
                 _ => return Err(Error::Malformed),
             };
-            Ok(SerialFormat {
-                data_bits,
-                parity,
-                stop_bits,
-            })
+            Ok(SerialFormat { data_bits, parity, stop_bits })
         }
     }
 
@@ -487,13 +466,7 @@ pub mod serial {
                 StopBits::OneAndHalf => "1.5",
                 StopBits::Two => "2",
             };
-            write!(
-                f,
-                "{}{}{}",
-                self.data_bits,
-                self.parity.letter().to_ascii_uppercase(),
-                stop
-            )
+            write!(f, "{}{}{}", self.data_bits, self.parity.letter().to_ascii_uppercase(), stop)
         }
     }
 }
@@ -554,27 +527,18 @@ mod test {
         assert_eq!(d.decode(&[END]), vec![Ok(vec![0x11, 0x22])]);
         assert!(d.decode(&[END, 1, 2, ESC]).is_empty());
         assert_eq!(d.pending(), 2);
-        assert_eq!(
-            d.decode(&[ESC_ESC, END, 3, END, END]),
-            vec![Ok(vec![1, 2, ESC]), Ok(vec![3])]
-        );
+        assert_eq!(d.decode(&[ESC_ESC, END, 3, END, END]), vec![Ok(vec![1, 2, ESC]), Ok(vec![3])]);
     }
 
     #[test]
     fn decoder_bad_escape_policies() {
         let line = [END, 1, ESC, 0x41, 2, END, 9, END];
         let mut reject = Decoder::default();
-        assert_eq!(
-            reject.decode(&line),
-            vec![Err(Error::Malformed), Ok(vec![9])]
-        );
+        assert_eq!(reject.decode(&line), vec![Err(Error::Malformed), Ok(vec![9])]);
         let mut keep = Decoder::default().with_policy(BadEscape::Keep);
         assert_eq!(keep.decode(&line), vec![Ok(vec![1, 0x41, 2]), Ok(vec![9])]);
         // ESC END: malformed when rejecting, ESC dropped when keeping.
-        assert_eq!(
-            Decoder::default().decode(&[5, ESC, END]),
-            vec![Err(Error::Malformed)]
-        );
+        assert_eq!(Decoder::default().decode(&[5, ESC, END]), vec![Err(Error::Malformed)]);
         let mut keep = Decoder::default().with_policy(BadEscape::Keep);
         assert_eq!(keep.decode(&[5, ESC, END]), vec![Ok(vec![5])]);
     }
@@ -582,10 +546,7 @@ mod test {
     #[test]
     fn decoder_rejects_oversize() {
         let mut d = Decoder::new(4);
-        assert_eq!(
-            d.decode(&[1, 2, 3, 4, 5, END, 6, END]),
-            vec![Err(Error::Malformed), Ok(vec![6])]
-        );
+        assert_eq!(d.decode(&[1, 2, 3, 4, 5, END, 6, END]), vec![Err(Error::Malformed), Ok(vec![6])]);
         let mut d = Decoder::default();
         let mut line = vec![0x55; MTU];
         line.push(END);
@@ -597,18 +558,12 @@ mod test {
     #[test]
     fn overhead() {
         let f = Framing::default();
-        assert_eq!(
-            f.overhead_fields(40),
-            vec![("end (leading)", 1), ("end", 1), ("escapes", 0)]
-        );
+        assert_eq!(f.overhead_fields(40), vec![("end (leading)", 1), ("end", 1), ("escapes", 0)]);
         // 1006 random bytes expect 1006 * 2 / 256 = 7.86 escapes.
         assert_eq!(f.overhead_fields(1006)[2], ("escapes", 8));
         assert_eq!(f.overhead_fields_exact(&PAYLOAD)[2], ("escapes", 2));
         assert_eq!(f.overhead_fields_worst(10)[2], ("escapes", 10));
-        assert_eq!(
-            Framing::new(false).overhead_fields(0),
-            vec![("end", 1), ("escapes", 0)]
-        );
+        assert_eq!(Framing::new(false).overhead_fields(0), vec![("end", 1), ("escapes", 0)]);
         assert!((expected_escapes(128) - 1.0).abs() < 1e-12);
     }
 
@@ -628,10 +583,7 @@ mod test {
         assert_eq!(f.bits_per_char(), 10.0);
         assert_eq!(f.to_string(), "8N1");
         let f: SerialFormat = "7E1".parse().unwrap();
-        assert_eq!(
-            (f.data_bits, f.parity, f.stop_bits),
-            (7, Parity::Even, StopBits::One)
-        );
+        assert_eq!((f.data_bits, f.parity, f.stop_bits), (7, Parity::Even, StopBits::One));
         assert_eq!(f.bits_per_char(), 10.0);
         assert_eq!("8n2".parse::<SerialFormat>().unwrap().bits_per_char(), 11.0);
         assert_eq!("8o2".parse::<SerialFormat>().unwrap().bits_per_char(), 12.0);

@@ -932,11 +932,14 @@ impl Repr {
         if let [1, 1, 8, 10, t0, t1, t2, t3, e0, e1, e2, e3, rest @ ..] = options {
             let sack = match rest {
                 [] => Some(&[][..]),
-                [1, 1, 5, len, blocks @ ..] if usize::from(*len) == blocks.len() + 2 && matches!(len, 10 | 18 | 26) => Some(blocks),
+                [1, 1, 5, len, blocks @ ..] if usize::from(*len) == blocks.len() + 2 && matches!(len, 10 | 18 | 26) => {
+                    Some(blocks)
+                }
                 _ => None,
             };
             if let Some(blocks) = sack {
-                repr.timestamp = Some((u32::from_be_bytes([*t0, *t1, *t2, *t3]), u32::from_be_bytes([*e0, *e1, *e2, *e3])));
+                repr.timestamp =
+                    Some((u32::from_be_bytes([*t0, *t1, *t2, *t3]), u32::from_be_bytes([*e0, *e1, *e2, *e3])));
                 for (slot, b) in repr.sack_ranges.iter_mut().zip(blocks.chunks_exact(8)) {
                     *slot = Some((be32(b, 0..4), be32(b, 4..8)));
                 }
@@ -965,9 +968,14 @@ impl Repr {
     fn layout(&self) -> (usize, usize, usize) {
         // Nearly every segment of a connection with timestamps: those alone, the
         // answer the general computation below gives for them.
-        if let (None, false, Some(_), None, true, [None, None, None]) =
-            (self.max_seg_size, self.sack_permitted, self.timestamp, self.window_scale, self.other_options.is_empty(), self.sack_ranges)
-        {
+        if let (None, false, Some(_), None, true, [None, None, None]) = (
+            self.max_seg_size,
+            self.sack_permitted,
+            self.timestamp,
+            self.window_scale,
+            self.other_options.is_empty(),
+            self.sack_ranges,
+        ) {
             return (12, 0, 0);
         }
         let mut base = 0;
@@ -1147,7 +1155,9 @@ impl Repr {
             o[8..12].copy_from_slice(&tsecr.to_be_bytes());
             if blocks > 0 {
                 o[12..16].copy_from_slice(&[NOP, NOP, OptionKind::Sack.into(), (2 + 8 * blocks) as u8]);
-                for (b, &(left, right)) in o[16..].chunks_exact_mut(8).zip(self.sack_ranges.iter().flatten().take(blocks)) {
+                for (b, &(left, right)) in
+                    o[16..].chunks_exact_mut(8).zip(self.sack_ranges.iter().flatten().take(blocks))
+                {
                     b[..4].copy_from_slice(&left.to_be_bytes());
                     b[4..].copy_from_slice(&right.to_be_bytes());
                 }

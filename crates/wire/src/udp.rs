@@ -228,7 +228,9 @@ impl Repr {
     pub fn encapsulate(&self, src: &Address, dst: &Address, payload: &[u8], out: &mut Vec<u8>) {
         let start = out.len();
         out.resize(start + HEADER_LEN + payload.len(), 0);
-        self.emit(&mut Packet::new_unchecked(&mut out[start..]), src, dst, payload.len(), |p| p.copy_from_slice(payload));
+        self.emit(&mut Packet::new_unchecked(&mut out[start..]), src, dst, payload.len(), |p| {
+            p.copy_from_slice(payload)
+        });
     }
 
     /// The octets UDP adds (RFC 768), for `qoslab mtu`.
@@ -272,9 +274,8 @@ mod test {
     #[test]
     fn test_emit() {
         let mut bytes = [0u8; 12];
-        Repr { src_port: 49152, dst_port: 53 }.emit(&mut Packet::new_unchecked(&mut bytes[..]), &SRC, &DST, 4, |p| {
-            p.copy_from_slice(b"abcd")
-        });
+        Repr { src_port: 49152, dst_port: 53 }
+            .emit(&mut Packet::new_unchecked(&mut bytes[..]), &SRC, &DST, 4, |p| p.copy_from_slice(b"abcd"));
         assert_eq!(bytes, PACKET_BYTES);
         let mut v = vec![0xee];
         Repr { src_port: 49152, dst_port: 53 }.encapsulate(&SRC, &DST, b"abcd", &mut v);
@@ -293,10 +294,8 @@ mod test {
         let mut bytes = PACKET_BYTES;
         bytes[6..8].copy_from_slice(&[0, 0]);
         bytes[10..12].copy_from_slice(&[0, 0]);
-        let partial = checksum::fold(checksum::accumulate(
-            checksum::pseudo_header(SRC.octets(), DST.octets(), 17, 12),
-            &bytes,
-        ));
+        let partial =
+            checksum::fold(checksum::accumulate(checksum::pseudo_header(SRC.octets(), DST.octets(), 17, 12), &bytes));
         // Adding !partial makes the sum 0xffff, so the checksum computes to zero.
         bytes[10..12].copy_from_slice(&(!partial).to_be_bytes());
         let mut p = Packet::new_unchecked(&mut bytes[..]);

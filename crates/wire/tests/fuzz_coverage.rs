@@ -16,9 +16,7 @@ const NO_PARSER: [(&str, &str); 4] = [
 ];
 
 fn modules(lib: &str) -> Vec<String> {
-    lib.lines()
-        .filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';').map(str::to_owned))
-        .collect()
+    lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';').map(str::to_owned)).collect()
 }
 
 #[test]
@@ -51,7 +49,10 @@ fn every_parser_has_a_fuzz_target() {
     for entry in fs::read_dir(root.join("fuzz/fuzz_targets")).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_stem().unwrap().to_str().unwrap().to_owned();
-        assert!(manifest.contains(&format!("path = \"fuzz_targets/{name}.rs\"")), "{name} is not a [[bin]] of crates/wire/fuzz/Cargo.toml");
+        assert!(
+            manifest.contains(&format!("path = \"fuzz_targets/{name}.rs\"")),
+            "{name} is not a [[bin]] of crates/wire/fuzz/Cargo.toml"
+        );
         let seeds = root.join("fuzz/seeds").join(&name);
         assert!(fs::read_dir(&seeds).is_ok_and(|mut d| d.next().is_some()), "no seed corpus in {}", seeds.display());
     }

@@ -118,7 +118,18 @@ fn sunatm_llc_snap_routed_ipv4() {
     let Some(rows) = common::fields(
         LinkType::SunAtm,
         &frames,
-        &["atm.vpi", "atm.vci", "llc.dsap", "llc.ssap", "llc.control", "llc.oui", "llc.type", "ip.src", "ip.dst", "udp.length"],
+        &[
+            "atm.vpi",
+            "atm.vci",
+            "llc.dsap",
+            "llc.ssap",
+            "llc.control",
+            "llc.oui",
+            "llc.type",
+            "ip.src",
+            "ip.dst",
+            "udp.length",
+        ],
         &[],
     ) else {
         return;
@@ -144,9 +155,12 @@ fn rfc1483_llc_snap_routed_and_bridged() {
         frames.push(sdu);
     }
     let opts = ["-o", "eth.check_fcs:TRUE"];
-    let Some(rows) =
-        common::fields(LinkType::AtmRfc1483, &frames, &["llc.oui", "llc.type", "llc.pid", "eth.src", "eth.dst", "ip.src", "eth.fcs.status"], &opts)
-    else {
+    let Some(rows) = common::fields(
+        LinkType::AtmRfc1483,
+        &frames,
+        &["llc.oui", "llc.type", "llc.pid", "eth.src", "eth.dst", "ip.src", "eth.fcs.status"],
+        &opts,
+    ) else {
         return;
     };
     // llc.oui in decimal: 0x0080C2 = 32962. eth.fcs.status 1 = good (the preserved FCS
@@ -290,7 +304,9 @@ fn erf_aal5_trailer_and_crc() {
     bad[16 + 4 + 10] ^= 0x01;
     frames.push(bad);
     let link = LinkType::Unknown(LINKTYPE_ERF);
-    let Some(rows) = common::fields(link, &frames, &["atm.aal5t_len", "atm.cells", "atm.aal5t_crc", "llc.type", "ip.src"], &[]) else {
+    let Some(rows) =
+        common::fields(link, &frames, &["atm.aal5t_len", "atm.cells", "atm.aal5t_crc", "llc.type", "ip.src"], &[])
+    else {
         return;
     };
     for (row, (len, cells, crc)) in rows.iter().zip(&expect) {

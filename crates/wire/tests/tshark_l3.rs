@@ -87,7 +87,7 @@ fn ipv4_header_and_options() {
     assert_eq!(r[4], GOOD);
     assert_eq!(r[5], "46");
     assert_eq!(r[6], "40"); // 20 + RR (3+12) + NOP + RA (4) = 36 -> padded 40
-    // Option types: Record Route 7, NOP 1, Router Alert 148, EOL 0 (padding).
+                            // Option types: Record Route 7, NOP 1, Router Alert 148, EOL 0 (padding).
     assert!(r[7].starts_with("7,1,148"), "{}", r[7]);
     assert_eq!(r[8], "4");
     assert_eq!(r[9], "0");
@@ -194,10 +194,7 @@ fn icmp_echo_and_frag_needed() {
     let mut big_udp = Vec::new();
     udp::Repr { src_port: 1111, dst_port: 2222 }.encapsulate(&SRC, &DST, &[0u8; 1472], &mut big_udp);
     let original = ip_packet(ip_repr(Protocol::Udp, 4), &big_udp);
-    assert_eq!(
-        ipv4::fragment(&original, 1400, |_| ()),
-        Err(ipv4::FragmentError::DontFragment { mtu: 1400 })
-    );
+    assert_eq!(ipv4::fragment(&original, 1400, |_| ()), Err(ipv4::FragmentError::DontFragment { mtu: 1400 }));
     let error = icmpv4::Repr::frag_required(&original, 1400).unwrap();
     let mut error_bytes = Vec::new();
     error.encapsulate(&mut error_bytes);

@@ -7,23 +7,14 @@ mod common;
 
 use wire::ipv4::{self, Address, Protocol};
 use wire::pcap::LinkType;
-use wire::pptp::{
-    self, result, ControlType, ErrorCode, OutgoingCallReply, OutgoingCallRequest, Repr,
-    StartControl,
-};
+use wire::pptp::{self, result, ControlType, ErrorCode, OutgoingCallReply, OutgoingCallRequest, Repr, StartControl};
 use wire::{gre, ppp, tcp, EtherType};
 
 const PNS: Address = Address::new(10, 8, 0, 2);
 const PAC: Address = Address::new(10, 8, 0, 1);
 
-const CHECKS: [&str; 6] = [
-    "-o",
-    "ip.check_checksum:TRUE",
-    "-o",
-    "tcp.check_checksum:TRUE",
-    "-o",
-    "tcp.relative_sequence_numbers:FALSE",
-];
+const CHECKS: [&str; 6] =
+    ["-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE", "-o", "tcp.relative_sequence_numbers:FALSE"];
 
 fn ethernet(ip: &[u8]) -> Vec<u8> {
     let mut frame = vec![0x02, 0, 0, 0, 0, 0x02, 0x02, 0, 0, 0, 0, 0x01];
@@ -34,11 +25,7 @@ fn ethernet(ip: &[u8]) -> Vec<u8> {
 
 fn ip(src: Address, dst: Address, protocol: Protocol, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    ipv4::Repr {
-        dont_frag: true,
-        ..ipv4::Repr::new(src, dst, protocol, 0, 64)
-    }
-    .encapsulate(payload, &mut out);
+    ipv4::Repr { dont_frag: true, ..ipv4::Repr::new(src, dst, protocol, 0, 64) }.encapsulate(payload, &mut out);
     out
 }
 
@@ -57,13 +44,7 @@ fn control_frames(messages: &[(bool, Repr)]) -> Vec<Vec<u8>> {
             };
             let t = tcp::Repr {
                 ack_number: Some(tcp::SeqNumber::from_u32(ack)),
-                ..tcp::Repr::new(
-                    sport,
-                    dport,
-                    tcp::Control::Psh,
-                    tcp::SeqNumber::from_u32(*seq),
-                    64_000,
-                )
+                ..tcp::Repr::new(sport, dport, tcp::Control::Psh, tcp::SeqNumber::from_u32(*seq), 64_000)
             };
             *seq = seq.wrapping_add(bytes.len() as u32);
             let mut seg = Vec::new();
@@ -75,13 +56,7 @@ fn control_frames(messages: &[(bool, Repr)]) -> Vec<Vec<u8>> {
 
 #[test]
 fn control_connection_and_call() {
-    let sccrq = StartControl::request(
-        pptp::FRAMING_SYNC,
-        pptp::BEARER_ANALOG,
-        0x0100,
-        b"pns.example",
-        b"qoslab",
-    );
+    let sccrq = StartControl::request(pptp::FRAMING_SYNC, pptp::BEARER_ANALOG, 0x0100, b"pns.example", b"qoslab");
     let sccrp = StartControl {
         result_code: result::start::SUCCESS,
         framing_capabilities: pptp::FRAMING_ASYNC | pptp::FRAMING_SYNC,
@@ -118,42 +93,12 @@ fn control_connection_and_call() {
         (false, Repr::StartControlConnectionReply(sccrp)),
         (true, Repr::OutgoingCallRequest(ocrq)),
         (false, Repr::OutgoingCallReply(ocrp)),
-        (
-            true,
-            Repr::SetLinkInfo {
-                peer_call_id: 0x4321,
-                send_accm: 0xffff_ffff,
-                receive_accm: 0,
-            },
-        ),
-        (
-            false,
-            Repr::EchoRequest {
-                identifier: 0x0a0b_0c0d,
-            },
-        ),
-        (
-            true,
-            Repr::EchoReply {
-                identifier: 0x0a0b_0c0d,
-                result_code: result::ok::OK,
-                error_code: ErrorCode::None,
-            },
-        ),
+        (true, Repr::SetLinkInfo { peer_call_id: 0x4321, send_accm: 0xffff_ffff, receive_accm: 0 }),
+        (false, Repr::EchoRequest { identifier: 0x0a0b_0c0d }),
+        (true, Repr::EchoReply { identifier: 0x0a0b_0c0d, result_code: result::ok::OK, error_code: ErrorCode::None }),
         (true, Repr::CallClearRequest { call_id: 0x1234 }),
-        (
-            false,
-            Repr::StopControlConnectionRequest {
-                reason: result::stop_reason::NONE,
-            },
-        ),
-        (
-            true,
-            Repr::StopControlConnectionReply {
-                result_code: result::ok::OK,
-                error_code: ErrorCode::None,
-            },
-        ),
+        (false, Repr::StopControlConnectionRequest { reason: result::stop_reason::NONE }),
+        (true, Repr::StopControlConnectionReply { result_code: result::ok::OK, error_code: ErrorCode::None }),
     ];
     let frames = control_frames(&messages);
     let Some(text) = common::verbose(LinkType::Ethernet, &frames, &CHECKS) else {
@@ -188,22 +133,14 @@ fn control_connection_and_call() {
         "pptp.stop_result",
     ];
     let rows = common::fields(LinkType::Ethernet, &frames, &fields, &CHECKS).unwrap();
-    let col =
-        |row: usize, name: &str| rows[row][fields.iter().position(|f| *f == name).unwrap()].clone();
+    let col = |row: usize, name: &str| rows[row][fields.iter().position(|f| *f == name).unwrap()].clone();
     assert_eq!(rows.len(), messages.len());
     for (i, (_, repr)) in messages.iter().enumerate() {
         // Length, Message Type 1, the Magic Cookie and the type, as RFC 2637 §2 lays out.
-        assert_eq!(
-            col(i, "pptp.length"),
-            repr.buffer_len().to_string(),
-            "message {i}"
-        );
+        assert_eq!(col(i, "pptp.length"), repr.buffer_len().to_string(), "message {i}");
         assert_eq!(col(i, "pptp.type"), "1");
         assert_eq!(col(i, "pptp.magic_cookie"), "0x1a2b3c4d");
-        assert_eq!(
-            col(i, "pptp.control_message_type"),
-            u16::from(repr.control_type()).to_string()
-        );
+        assert_eq!(col(i, "pptp.control_message_type"), u16::from(repr.control_type()).to_string());
     }
     // SCCRQ: version 1.0 (0x0100), framing 2, bearer 1, names.
     assert_eq!(col(0, "pptp.protocol_version"), "256");
@@ -244,8 +181,7 @@ fn control_connection_and_call() {
 #[test]
 fn call_messages_of_the_incoming_side_and_errors() {
     use wire::pptp::{
-        CallDisconnectNotify, IncomingCallConnected, IncomingCallReply, IncomingCallRequest,
-        WanErrorNotify,
+        CallDisconnectNotify, IncomingCallConnected, IncomingCallReply, IncomingCallRequest, WanErrorNotify,
     };
     let messages = [
         (
@@ -344,26 +280,14 @@ fn call_messages_of_the_incoming_side_and_errors() {
 fn enhanced_gre_data_and_ack_only() {
     // A data packet (S and A set) carrying a PFC'd PPP frame with an inner IPv4 packet,
     // then an acknowledgment alone (A set, no S, no payload), RFC 2637 §4.1 and §4.2.
-    let inner = ip(
-        Address::new(192, 168, 7, 2),
-        Address::new(192, 168, 7, 1),
-        Protocol::Unknown(253),
-        b"qoslab!!",
-    );
+    let inner = ip(Address::new(192, 168, 7, 2), Address::new(192, 168, 7, 1), Protocol::Unknown(253), b"qoslab!!");
     let mut ppp_frame = Vec::new();
-    ppp::Repr {
-        protocol: ppp::Protocol::Ipv4,
-        pfc: false,
-    }
-    .encapsulate(&inner, &mut ppp_frame);
+    ppp::Repr { protocol: ppp::Protocol::Ipv4, pfc: false }.encapsulate(&inner, &mut ppp_frame);
     let mut data = Vec::new();
     gre::Repr::pptp(0x4321, 0, Some(0), Some(5)).encapsulate(&ppp_frame, &mut data);
     let mut ack = Vec::new();
     gre::Repr::pptp(0x1234, 0, None, Some(0)).encapsulate(&[], &mut ack);
-    let frames = vec![
-        ethernet(&ip(PNS, PAC, Protocol::Gre, &data)),
-        ethernet(&ip(PAC, PNS, Protocol::Gre, &ack)),
-    ];
+    let frames = vec![ethernet(&ip(PNS, PAC, Protocol::Gre, &data)), ethernet(&ip(PAC, PNS, Protocol::Gre, &ack))];
     let Some(text) = common::verbose(LinkType::Ethernet, &frames, &CHECKS) else {
         return;
     };
@@ -378,10 +302,7 @@ fn enhanced_gre_data_and_ack_only() {
     ];
     let rows = common::fields(LinkType::Ethernet, &frames, &fields, &CHECKS).unwrap();
     assert_eq!(rows[0][0], "eth:ethertype:ip:gre:ppp:ip:data");
-    assert_eq!(
-        rows[0][1..],
-        ["1", &ppp_frame.len().to_string(), "17185", "0", "5"]
-    );
+    assert_eq!(rows[0][1..], ["1", &ppp_frame.len().to_string(), "17185", "0", "5"]);
     assert_eq!(rows[1][0], "eth:ethertype:ip:gre");
     assert_eq!(rows[1][1..], ["1", "0", "4660", "", "0"]);
 }

@@ -70,15 +70,8 @@ fn datagram(s: &Seg) -> Vec<u8> {
 /// A telnet-like conversation: bare ACKs, bulk data (S*), echoed keystrokes (SA*), a
 /// window change, an IP ID jump and a second connection.
 fn conversation() -> Vec<Vec<u8>> {
-    let mut s = Seg {
-        id: 1000,
-        seq: 0x1000_0000,
-        ack: 0x2000_0000,
-        flags: ACK,
-        window: 4096,
-        sport: 1025,
-        data: vec![],
-    };
+    let mut s =
+        Seg { id: 1000, seq: 0x1000_0000, ack: 0x2000_0000, flags: ACK, window: 4096, sport: 1025, data: vec![] };
     let mut out = vec![datagram(&s)];
     let step = |s: &mut Seg, f: &dyn Fn(&mut Seg)| {
         s.id = s.id.wrapping_add(1);
@@ -119,10 +112,7 @@ fn conversation() -> Vec<Vec<u8>> {
         s.flags = ACK;
     }));
     // Another connection, then the first again (connection number needed).
-    let mut t = Seg {
-        sport: 1026,
-        ..s.clone()
-    };
+    let mut t = Seg { sport: 1026, ..s.clone() };
     out.push(datagram(&t));
     out.push(step(&mut t, &|t| t.ack += 10));
     out.push(step(&mut s, &|s| s.ack += 10));
@@ -145,29 +135,15 @@ fn vj_over_ppp_decompressed_by_tshark() {
         kinds.push((kind, wire));
     }
     // The sequence exercises every form.
-    let masks: Vec<u8> = kinds
-        .iter()
-        .filter(|(k, _)| *k == PacketType::CompressedTcp)
-        .map(|(_, w)| w[0])
-        .collect();
-    assert!(masks
-        .iter()
-        .any(|m| m & cslip::change::SPECIALS_MASK == cslip::change::SPECIAL_D));
-    assert!(masks
-        .iter()
-        .any(|m| m & cslip::change::SPECIALS_MASK == cslip::change::SPECIAL_I));
+    let masks: Vec<u8> = kinds.iter().filter(|(k, _)| *k == PacketType::CompressedTcp).map(|(_, w)| w[0]).collect();
+    assert!(masks.iter().any(|m| m & cslip::change::SPECIALS_MASK == cslip::change::SPECIAL_D));
+    assert!(masks.iter().any(|m| m & cslip::change::SPECIALS_MASK == cslip::change::SPECIAL_I));
     assert!(masks.iter().any(|m| m & cslip::change::C != 0));
     assert!(masks.iter().any(|m| m & cslip::change::C == 0));
     assert_eq!(kinds[1].1.len(), 4, "a bare ACK compresses to 4 bytes");
 
-    let opts = [
-        "-o",
-        "ip.check_checksum:TRUE",
-        "-o",
-        "tcp.check_checksum:TRUE",
-        "-o",
-        "tcp.analyze_sequence_numbers:FALSE",
-    ];
+    let opts =
+        ["-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE", "-o", "tcp.analyze_sequence_numbers:FALSE"];
     let link = LinkType::from(LINKTYPE_PPP_WITH_DIR);
     let names = [
         "ppp.protocol",
@@ -192,21 +168,13 @@ fn vj_over_ppp_decompressed_by_tshark() {
     for (i, ((row, p), (kind, wire))) in rows.iter().zip(&originals).zip(&kinds).enumerate() {
         let be16 = |at: usize| u16::from_be_bytes([p[at], p[at + 1]]);
         let be32 = |at: usize| u32::from_be_bytes([p[at], p[at + 1], p[at + 2], p[at + 3]]);
-        assert_eq!(
-            row[0],
-            format!("0x{:04x}", kind.ppp_protocol()),
-            "frame {i}"
-        );
+        assert_eq!(row[0], format!("0x{:04x}", kind.ppp_protocol()), "frame {i}");
         if *kind == PacketType::CompressedTcp {
             assert_eq!(row[1], format!("0x{:02x}", wire[0]), "frame {i} mask");
             if wire[0] & cslip::change::C != 0 {
                 assert_eq!(row[2], wire[1].to_string(), "frame {i}");
             }
-            assert_eq!(
-                row[3],
-                format!("0x{:04x}", be16(36)),
-                "frame {i} carried checksum"
-            );
+            assert_eq!(row[3], format!("0x{:04x}", be16(36)), "frame {i} carried checksum");
         }
         assert_eq!(row[4], format!("0x{:04x}", be16(4)), "frame {i} ip.id");
         assert_eq!(row[5], p.len().to_string(), "frame {i} ip.len");
@@ -258,10 +226,7 @@ fn slip_receive_path_yields_datagrams_tshark_accepts() {
         let pseudo = slip::pcap_pseudo_header(false, &packet);
         let kind = cslip::slip_unmark(&mut packet).unwrap();
         let mut out = Vec::new();
-        assert_eq!(
-            d.decompress(kind, &packet, &mut out),
-            Ok(Received::Delivered)
-        );
+        assert_eq!(d.decompress(kind, &packet, &mut out), Ok(Received::Delivered));
         assert_eq!(out, originals[i]);
         let mut record = pseudo.to_vec();
         record.extend_from_slice(&out);
@@ -270,37 +235,21 @@ fn slip_receive_path_yields_datagrams_tshark_accepts() {
     }
     assert_eq!(datagrams.len(), originals.len());
 
-    let opts = [
-        "-o",
-        "ip.check_checksum:TRUE",
-        "-o",
-        "tcp.check_checksum:TRUE",
-    ];
-    let Some(rows) = common::fields(
-        LinkType::Raw,
-        &datagrams,
-        &["ip.checksum.status", "tcp.checksum.status", "tcp.seq_raw"],
-        &opts,
-    ) else {
+    let opts = ["-o", "ip.check_checksum:TRUE", "-o", "tcp.check_checksum:TRUE"];
+    let Some(rows) =
+        common::fields(LinkType::Raw, &datagrams, &["ip.checksum.status", "tcp.checksum.status", "tcp.seq_raw"], &opts)
+    else {
         return;
     };
     for (row, p) in rows.iter().zip(&originals) {
         assert_eq!(row[..2], ["1", "1"]);
-        assert_eq!(
-            row[2],
-            u32::from_be_bytes([p[24], p[25], p[26], p[27]]).to_string()
-        );
+        assert_eq!(row[2], u32::from_be_bytes([p[24], p[25], p[26], p[27]]).to_string());
     }
     if let Some(text) = common::verbose(LinkType::Raw, &datagrams, &opts) {
         common::assert_clean(&text);
     }
     // LINKTYPE_SLIP: tshark 4.0 reads the records as SLIP but has no dissector for them.
-    if let Some(rows) = common::fields(
-        LinkType::Slip,
-        &slip_records,
-        &["frame.encap_type", "frame.len"],
-        &[],
-    ) {
+    if let Some(rows) = common::fields(LinkType::Slip, &slip_records, &["frame.encap_type", "frame.len"], &[]) {
         for (row, r) in rows.iter().zip(&slip_records) {
             assert_eq!(row, &["3".to_string(), r.len().to_string()]);
         }
@@ -319,15 +268,11 @@ fn dot11_header(protected: bool) -> Vec<u8> {
 
 /// LLC/SNAP + IPv4 + ICMP echo request with right checksums.
 fn llc_ip_icmp() -> Vec<u8> {
-    let mut icmp = vec![
-        8, 0, 0, 0, 0x12, 0x34, 0, 1, b'q', b'o', b's', b'l', b'a', b'b',
-    ];
+    let mut icmp = vec![8, 0, 0, 0, 0x12, 0x34, 0, 1, b'q', b'o', b's', b'l', b'a', b'b'];
     let c = checksum::checksum(&icmp);
     icmp[2..4].copy_from_slice(&c.to_be_bytes());
     let total = 20 + icmp.len();
-    let mut ip = vec![
-        0x45, 0, 0, 0, 0, 7, 0, 0, 64, 1, 0, 0, 10, 2, 0, 1, 10, 2, 0, 2,
-    ];
+    let mut ip = vec![0x45, 0, 0, 0, 0, 7, 0, 0, 64, 1, 0, 0, 10, 2, 0, 1, 10, 2, 0, 2];
     ip[2..4].copy_from_slice(&(total as u16).to_be_bytes());
     let c = checksum::checksum(&ip);
     ip[10..12].copy_from_slice(&c.to_be_bytes());
@@ -339,18 +284,8 @@ fn wep_decrypted_by_tshark() {
     let plain = llc_ip_icmp();
     let mut frames = Vec::new();
     let keys: [(&[u8], &str, [u8; 3], u8); 2] = [
-        (
-            &[0x01, 0x02, 0x03, 0x04, 0x05],
-            "0102030405",
-            [0x00, 0x00, 0x2a],
-            0,
-        ),
-        (
-            b"qoslab-wep104",
-            "716f736c61622d776570313034",
-            [0xab, 0xcd, 0xef],
-            0,
-        ),
+        (&[0x01, 0x02, 0x03, 0x04, 0x05], "0102030405", [0x00, 0x00, 0x2a], 0),
+        (b"qoslab-wep104", "716f736c61622d776570313034", [0xab, 0xcd, 0xef], 0),
     ];
     for (key, _, iv, key_id) in keys {
         let mut frame = dot11_header(true);
@@ -389,13 +324,7 @@ fn wep_decrypted_by_tshark() {
         assert_eq!(row[2], key_id.to_string());
         // tshark shows the (encrypted) ICV as sent, read big-endian.
         let icv = &frame[frame.len() - 4..];
-        assert_eq!(
-            row[3],
-            format!(
-                "0x{:08x}",
-                u32::from_be_bytes([icv[0], icv[1], icv[2], icv[3]])
-            )
-        );
+        assert_eq!(row[3], format!("0x{:08x}", u32::from_be_bytes([icv[0], icv[1], icv[2], icv[3]])));
         assert_eq!(row[4], "0x0800", "decrypted LLC/SNAP: {row:?}");
         assert_eq!(row[5..8], ["10.2.0.1", "10.2.0.2", "4660"]);
         assert_eq!(row[8..10], ["1", "1"]);
@@ -404,16 +333,8 @@ fn wep_decrypted_by_tshark() {
     common::assert_clean(&text);
     assert_eq!(text.matches("WEP ICV: 0x").count(), 2, "{text}");
     let icv_lines: Vec<&str> = text.lines().filter(|l| l.contains("WEP ICV:")).collect();
-    assert!(
-        icv_lines
-            .iter()
-            .all(|l| l.trim_end().ends_with("(correct)")),
-        "{icv_lines:?}"
-    );
-    assert!(
-        !text.contains("(incorrect") && !text.contains("[Expert Info (Warning"),
-        "{text}"
-    );
+    assert!(icv_lines.iter().all(|l| l.trim_end().ends_with("(correct)")), "{icv_lines:?}");
+    assert!(!text.contains("(incorrect") && !text.contains("[Expert Info (Warning"), "{text}");
 }
 
 #[test]
@@ -424,21 +345,8 @@ fn ccmp_decrypted_by_tshark() {
     ccmp_encapsulate(&[0x42; 16], &header, pn, 1, &llc_ip_icmp(), &mut frame).unwrap();
     // Wireshark takes a CCMP temporal key directly as a "tk" record.
     let tk = format!("uat:80211_keys:\"tk\",\"{}\"", "42".repeat(16));
-    let opts = [
-        "-o",
-        "wlan.enable_decryption:TRUE",
-        "-o",
-        &tk,
-        "-o",
-        "ip.check_checksum:TRUE",
-    ];
-    let names = [
-        "wlan.ccmp.extiv",
-        "wlan.wep.key",
-        "llc.type",
-        "ip.dst",
-        "icmp.checksum.status",
-    ];
+    let opts = ["-o", "wlan.enable_decryption:TRUE", "-o", &tk, "-o", "ip.check_checksum:TRUE"];
+    let names = ["wlan.ccmp.extiv", "wlan.wep.key", "llc.type", "ip.dst", "icmp.checksum.status"];
     let Some(rows) = common::fields(LinkType::Ieee80211, &[frame.clone()], &names, &opts) else {
         return;
     };

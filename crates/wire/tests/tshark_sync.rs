@@ -43,7 +43,10 @@ fn sync_ppp_frames_dissected_by_tshark() {
                     // Header 2 (none with ACFC) + protocol 2 (1 with PFC) + FCS 2 or 4.
                     let overhead = 2 * usize::from(!acfc) + 2 - usize::from(pfc) + fcs.len();
                     assert_eq!(frame.len(), packet.len() + overhead);
-                    assert_eq!(config.sync_line_bits(&ppp_frame), 8 * (frame.len() as u64 + 2) + hdlc::zero_bits_inserted(&frame));
+                    assert_eq!(
+                        config.sync_line_bits(&ppp_frame),
+                        8 * (frame.len() as u64 + 2) + hdlc::zero_bits_inserted(&frame)
+                    );
                     frames.push(frame);
                     packets.push(packet);
                 }
@@ -53,7 +56,8 @@ fn sync_ppp_frames_dissected_by_tshark() {
                 if acfc {
                     continue;
                 }
-                let names = ["frame.len", "ppp.protocol", "ip.len", "ip.checksum.status", "udp.length", "ppp.fcs.status"];
+                let names =
+                    ["frame.len", "ppp.protocol", "ip.len", "ip.checksum.status", "udp.length", "ppp.fcs.status"];
                 let opts = ["-o", pref, "-o", "ip.check_checksum:TRUE"];
                 let Some(rows) = common::fields(LinkType::PppHdlc, &frames, &names, &opts) else { return };
                 assert_eq!(rows.len(), frames.len());

@@ -79,14 +79,29 @@ mod test {
         let mut table = BTreeMap::new();
         let ip1 = Ipv4Addr::new(192, 0, 2, 1);
         let ip2 = Ipv4Addr::new(192, 0, 2, 2);
-        let register = Repr { operation: Operation::Request, source_atm: Some(a(1)), source_ip: Some(ip1), target_atm: None, target_ip: Some(ip1) };
+        let register = Repr {
+            operation: Operation::Request,
+            source_atm: Some(a(1)),
+            source_ip: Some(ip1),
+            target_atm: None,
+            target_ip: Some(ip1),
+        };
         let r = server_answer(&mut table, &register).unwrap();
         assert_eq!((r.operation, r.source_atm, r.target_ip), (Operation::Reply, Some(a(1)), Some(ip1)));
-        let ask = Repr { operation: Operation::Request, source_atm: Some(a(3)), source_ip: Some(Ipv4Addr::new(192, 0, 2, 3)), target_atm: None, target_ip: Some(ip2) };
+        let ask = Repr {
+            operation: Operation::Request,
+            source_atm: Some(a(3)),
+            source_ip: Some(Ipv4Addr::new(192, 0, 2, 3)),
+            target_atm: None,
+            target_ip: Some(ip2),
+        };
         assert_eq!(server_answer(&mut table, &ask).unwrap().operation, Operation::Nak);
         table.insert(ip2, a(2));
         let r = server_answer(&mut table, &ask).unwrap();
-        assert_eq!((r.operation, r.source_atm, r.source_ip, r.target_atm), (Operation::Reply, Some(a(2)), Some(ip2), Some(a(3))));
+        assert_eq!(
+            (r.operation, r.source_atm, r.source_ip, r.target_atm),
+            (Operation::Reply, Some(a(2)), Some(ip2), Some(a(3)))
+        );
         assert_eq!(table.len(), 3, "the asker was learnt too");
     }
 }

@@ -106,7 +106,18 @@ fn default_rdf() -> f64 {
 
 impl Default for PvcConfig {
     fn default() -> PvcConfig {
-        PvcConfig { vpi: 0, vci: 0, service: ServiceCategory::Ubr, pcr_bps: None, scr_bps: None, mbs_cells: None, mcr_bps: 0, icr_bps: None, rif: DEFAULT_RIF, rdf: DEFAULT_RDF }
+        PvcConfig {
+            vpi: 0,
+            vci: 0,
+            service: ServiceCategory::Ubr,
+            pcr_bps: None,
+            scr_bps: None,
+            mbs_cells: None,
+            mcr_bps: 0,
+            icr_bps: None,
+            rif: DEFAULT_RIF,
+            rdf: DEFAULT_RDF,
+        }
     }
 }
 

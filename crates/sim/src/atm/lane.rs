@@ -162,7 +162,14 @@ pub struct LaneConfig {
 
 impl Default for LaneConfig {
     fn default() -> LaneConfig {
-        LaneConfig { elans: Vec::new(), lecs: None, clients: Vec::new(), mpoa: None, flush: true, aging_time_ns: AGING_TIME_NS }
+        LaneConfig {
+            elans: Vec::new(),
+            lecs: None,
+            clients: Vec::new(),
+            mpoa: None,
+            flush: true,
+            aging_time_ns: AGING_TIME_NS,
+        }
     }
 }
 
@@ -441,7 +448,10 @@ impl Mpc {
     /// §4.7.1: counts a packet to `dst`; true when the flow has just crossed MPC-p1
     /// packets within MPC-p2.
     pub fn count(&mut self, now: u64, dst: Ipv4Addr) -> bool {
-        if self.egress.contains_key(&dst) || self.resolving.contains(&dst) || self.retry_at.get(&dst).is_some_and(|&t| now < t) {
+        if self.egress.contains_key(&dst)
+            || self.resolving.contains(&dst)
+            || self.retry_at.get(&dst).is_some_and(|&t| now < t)
+        {
             return false;
         }
         let times = self.flows.entry(dst).or_default();
@@ -489,7 +499,14 @@ pub enum LesArp {
 
 impl Les {
     pub fn new(elan: String, bus: AtmAddress) -> Les {
-        Les { elan, bus, next_lecid: 1, members: BTreeMap::new(), registered: BTreeMap::new(), forwarded: BTreeMap::new() }
+        Les {
+            elan,
+            bus,
+            next_lecid: 1,
+            members: BTreeMap::new(),
+            registered: BTreeMap::new(),
+            forwarded: BTreeMap::new(),
+        }
     }
 
     /// §5.1.4: admits a client; returns its LECID.
@@ -512,7 +529,9 @@ impl Les {
         if let Some(&(atm, _)) = self.registered.get(&target) {
             return LesArp::Answer(atm);
         }
-        LesArp::Forward(self.members.iter().filter(|(id, m)| m.proxy && **id != requester).map(|(_, m)| m.control_vc).collect())
+        LesArp::Forward(
+            self.members.iter().filter(|(id, m)| m.proxy && **id != requester).map(|(_, m)| m.control_vc).collect(),
+        )
     }
 }
 
@@ -672,7 +691,14 @@ mod test {
 
     #[test]
     fn bus_serves_cells_at_its_rate_and_drops_over_its_queue() {
-        let mut bus = Bus { elan: "e".into(), leaves: BTreeMap::new(), cells_per_second: 53_000, frames_per_second: None, queue_frames: 2, departures: VecDeque::new() };
+        let mut bus = Bus {
+            elan: "e".into(),
+            leaves: BTreeMap::new(),
+            cells_per_second: 53_000,
+            frames_per_second: None,
+            queue_frames: 2,
+            departures: VecDeque::new(),
+        };
         // 32 cells at 53,000 cells/s: 603,774 ns each (rounded up).
         let t1 = bus.admit(0, 32).unwrap();
         assert_eq!(t1, (32u64 * 1_000_000_000).div_ceil(53_000));

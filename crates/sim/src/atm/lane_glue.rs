@@ -42,7 +42,9 @@ fn opcode_name(op: Opcode) -> &'static str {
 }
 
 fn ipv4_dst(frame: &[u8]) -> Option<Ipv4Addr> {
-    if frame.len() < ethernet::HEADER_LEN + 20 || u16::from_be_bytes([frame[12], frame[13]]) != u16::from(EtherType::Ipv4) {
+    if frame.len() < ethernet::HEADER_LEN + 20
+        || u16::from_be_bytes([frame[12], frame[13]]) != u16::from(EtherType::Ipv4)
+    {
         return None;
     }
     let d = &frame[ethernet::HEADER_LEN + 16..ethernet::HEADER_LEN + 20];
@@ -54,7 +56,12 @@ fn ipv4_dst(frame: &[u8]) -> Option<Ipv4Addr> {
 fn hold(l: &mut Lec, dst: Mac, frame: Vec<u8>, counter: &mut u64, node: u32, port: u16, out: &mut AtmOut) {
     let q = l.pending.entry(dst).or_default();
     if q.len() >= lane::PENDING_LIMIT {
-        out.drops.push((node, Some(port), format!("LE client's queue for {dst} full while its data-direct VCC is set up"), frame.get(14..).map(<[u8]>::to_vec)));
+        out.drops.push((
+            node,
+            Some(port),
+            format!("LE client's queue for {dst} full while its data-direct VCC is set up"),
+            frame.get(14..).map(<[u8]>::to_vec),
+        ));
         return;
     }
     q.push_back(frame);
@@ -67,7 +74,11 @@ impl AtmNet {
         let ep_at = |net: &AtmNet, r: crate::config::PortRef, field: String| -> Result<u32, ConfigError> {
             net.endpoint_of.get(&(r.node, r.port)).copied().ok_or_else(|| ConfigError {
                 field,
-                message: format!("port {} of node {} is not an ATM port of an end system", r.port, nodes.get(r.node as usize).map_or("?", |n| n.name.as_str())),
+                message: format!(
+                    "port {} of node {} is not an ATM port of an end system",
+                    r.port,
+                    nodes.get(r.node as usize).map_or("?", |n| n.name.as_str())
+                ),
             })
         };
         let mut les_atm = Vec::new();
@@ -78,14 +89,17 @@ impl AtmNet {
             let s = self.endpoints[les as usize].servers.get_or_insert_with(Box::default);
             s.les.insert(sel::les(i), lane::Les::new(e.name.clone(), bus_atm));
             let s = self.endpoints[bus as usize].servers.get_or_insert_with(Box::default);
-            s.bus.insert(sel::bus(i), Bus {
-                elan: e.name.clone(),
-                leaves: BTreeMap::new(),
-                cells_per_second: e.bus_cells_per_second,
-                frames_per_second: e.bus_frames_per_second,
-                queue_frames: e.bus_queue_frames,
-                departures: Default::default(),
-            });
+            s.bus.insert(
+                sel::bus(i),
+                Bus {
+                    elan: e.name.clone(),
+                    leaves: BTreeMap::new(),
+                    cells_per_second: e.bus_cells_per_second,
+                    frames_per_second: e.bus_frames_per_second,
+                    queue_frames: e.bus_queue_frames,
+                    departures: Default::default(),
+                },
+            );
             les_atm.push(lane::with_selector(self.endpoints[les as usize].atm, sel::les(i)));
         }
         let lecs_atm = match config.lecs {
@@ -110,7 +124,12 @@ impl AtmNet {
                 mps_of_elan.insert(elan, (e.mac, lane::with_selector(e.atm, sel::MPS)));
             }
             // Every MPS knows which LE clients belong to MPSs (its NHS peers).
-            let lecs: std::collections::BTreeSet<AtmAddress> = m.servers.iter().filter_map(|r| self.endpoint_of.get(&(r.node, r.port))).map(|&ep| self.endpoints[ep as usize].atm).collect();
+            let lecs: std::collections::BTreeSet<AtmAddress> = m
+                .servers
+                .iter()
+                .filter_map(|r| self.endpoint_of.get(&(r.node, r.port)))
+                .map(|&ep| self.endpoints[ep as usize].atm)
+                .collect();
             for r in &m.servers {
                 let ep = self.endpoint_of[&(r.node, r.port)];
                 if let Some(s) = self.endpoints[ep as usize].servers.as_mut() {
@@ -120,7 +139,10 @@ impl AtmNet {
         }
         for (k, c) in config.clients.iter().enumerate() {
             let ep = ep_at(self, c.port, format!("atm.lane.clients[{k}].port"))?;
-            let elan = config.elans.get(c.elan).ok_or_else(|| ConfigError { field: format!("atm.lane.clients[{k}].elan"), message: format!("no ELAN {}", c.elan) })?;
+            let elan = config.elans.get(c.elan).ok_or_else(|| ConfigError {
+                field: format!("atm.lane.clients[{k}].elan"),
+                message: format!("no ELAN {}", c.elan),
+            })?;
             let e = &mut self.endpoints[ep as usize];
             let mut l = Lec::new(elan.name.clone(), c.proxy, e.mac);
             l.lecs = lecs_atm;
@@ -155,10 +177,28 @@ impl AtmNet {
         let call_ref = e.next_call;
         e.next_call += 1;
         let v = e.vcs.len();
-        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, tat: 0, reasm: Reasm::default(), role: Some(role), sel: local });
+        e.vcs.push(Vc {
+            vpi: 0,
+            vci: 0,
+            state: VcState::Calling(now),
+            peer_atm: Some(called),
+            pcr_bps: None,
+            tat: 0,
+            reasm: Reasm::default(),
+            role: Some(role),
+            sel: local,
+        });
         e.calls.insert(call_ref, v);
         let calling = lane::with_selector(e.atm, local);
-        let msg = super::Message { kind: super::MessageType::Setup, call_ref, from_destination: false, called: Some(called), calling: Some(calling), connection: None, pcr_cells: None };
+        let msg = super::Message {
+            kind: super::MessageType::Setup,
+            call_ref,
+            from_destination: false,
+            called: Some(called),
+            calling: Some(calling),
+            connection: None,
+            pcr_cells: None,
+        };
         self.host_send_signal(now, ep, &msg, out);
         v
     }
@@ -192,7 +232,12 @@ impl AtmNet {
     }
 
     fn elan_repr(op: Opcode, lec: &Lec, atm: AtmAddress) -> ControlRepr<'static> {
-        let mut r = ControlRepr { source_atm: atm, lan_type: LanType::Ethernet, max_frame_size: MaxFrameSize::Size1516, ..ControlRepr::new(op) };
+        let mut r = ControlRepr {
+            source_atm: atm,
+            lan_type: LanType::Ethernet,
+            max_frame_size: MaxFrameSize::Size1516,
+            ..ControlRepr::new(op)
+        };
         let _ = r.set_elan_name(lec.elan.as_bytes());
         r
     }
@@ -306,7 +351,12 @@ impl AtmNet {
             for m in macs {
                 l.le_arp.remove(&m);
                 for f in l.pending.remove(&m).unwrap_or_default() {
-                    out.drops.push((node, Some(port), format!("LANE data-direct call to {m} refused"), f.get(14..).map(<[u8]>::to_vec)));
+                    out.drops.push((
+                        node,
+                        Some(port),
+                        format!("LANE data-direct call to {m} refused"),
+                        f.get(14..).map(<[u8]>::to_vec),
+                    ));
                 }
             }
         }
@@ -341,7 +391,12 @@ impl AtmNet {
             if l.held.len() < lane::PENDING_LIMIT {
                 l.held.push_back(frame);
             } else {
-                out.drops.push((node, Some(port), "LE client not joined to its ELAN yet: queue full".into(), frame.get(14..).map(<[u8]>::to_vec)));
+                out.drops.push((
+                    node,
+                    Some(port),
+                    "LE client not joined to its ELAN yet: queue full".into(),
+                    frame.get(14..).map(<[u8]>::to_vec),
+                ));
             }
             return;
         }
@@ -430,7 +485,13 @@ impl AtmNet {
             let Some(bus) = l.bus_vc else { return };
             let t = l.transaction();
             l.flushing.insert(mac, (t, now));
-            let r = ControlRepr { transaction_id: t, requester_lecid: l.lecid, source_atm: atm, target_atm: peer, ..ControlRepr::new(Opcode::FlushRequest) };
+            let r = ControlRepr {
+                transaction_id: t,
+                requester_lecid: l.lecid,
+                source_atm: atm,
+                target_atm: peer,
+                ..ControlRepr::new(Opcode::FlushRequest)
+            };
             self.stats.lane.flush_requests += 1;
             self.send_control(now, ep, bus, &r, out);
             return;
@@ -440,7 +501,8 @@ impl AtmNet {
 
     /// Sends the frames held for `mac` on data-direct VCC `v`, in order.
     fn release_pending(&mut self, now: u64, ep: u32, mac: Mac, v: usize, out: &mut AtmOut) {
-        let frames: Vec<Vec<u8>> = self.endpoints[ep as usize].lane.as_mut().unwrap().pending.remove(&mac).unwrap_or_default().into();
+        let frames: Vec<Vec<u8>> =
+            self.endpoints[ep as usize].lane.as_mut().unwrap().pending.remove(&mac).unwrap_or_default().into();
         for f in frames {
             self.stats.lane.direct_frames += 1;
             self.send_data(now, ep, v, f, out);
@@ -453,7 +515,9 @@ impl AtmNet {
         let sdu = &bytes[start..];
         match role {
             VcRole::MpoaControl | VcRole::NhsPeer => {
-                let Some(p) = sdu.strip_prefix(&nhrp::LLC_SNAP[..]).and_then(|p| nhrp::Repr::parse(p).ok()) else { return };
+                let Some(p) = sdu.strip_prefix(&nhrp::LLC_SNAP[..]).and_then(|p| nhrp::Repr::parse(p).ok()) else {
+                    return;
+                };
                 self.mpoa_packet(now, ep, v, p, out);
             }
             VcRole::Shortcut => {
@@ -464,7 +528,9 @@ impl AtmNet {
             }
             // The BUS forwards whatever comes on a multicast-send VCC, control frames
             // (LE_FLUSH_REQUEST) included.
-            VcRole::MulticastSend if self.endpoints[ep as usize].vcs[v].sel != sel::LEC => self.bus_in(now, ep, v, bytes, start, out),
+            VcRole::MulticastSend if self.endpoints[ep as usize].vcs[v].sel != sel::LEC => {
+                self.bus_in(now, ep, v, bytes, start, out)
+            }
             _ if wire::lane::is_control(sdu) => {
                 let Ok(frame) = ControlFrame::new_checked(sdu) else { return };
                 let Ok(repr) = ControlRepr::parse(&frame) else { return };
@@ -498,7 +564,12 @@ impl AtmNet {
             }
             Opcode::ConfigureResponse | Opcode::JoinResponse if r.status != Status::Success => {
                 let (node, port) = (e.node, e.port);
-                out.drops.push((node, Some(port), format!("LANE {} refused: status {:?}", opcode_name(r.opcode), r.status), None));
+                out.drops.push((
+                    node,
+                    Some(port),
+                    format!("LANE {} refused: status {:?}", opcode_name(r.opcode), r.status),
+                    None,
+                ));
             }
             Opcode::JoinResponse => {
                 l.lecid = r.requester_lecid;
@@ -527,7 +598,8 @@ impl AtmNet {
                     }
                     return;
                 }
-                let calling = e.vcs.iter().any(|vc| vc.role == Some(VcRole::DataDirect) && vc.peer_atm == Some(r.target_atm));
+                let calling =
+                    e.vcs.iter().any(|vc| vc.role == Some(VcRole::DataDirect) && vc.peer_atm == Some(r.target_atm));
                 if !calling {
                     self.lane_call(now, ep, r.target_atm, sel::LEC, VcRole::DataDirect, out);
                 }
@@ -553,7 +625,13 @@ impl AtmNet {
                 // Forwarded by the LES to a proxy (§7.1.5.1): answer for MACs behind us.
                 let Some(target) = mac_of(r.target) else { return };
                 if l.proxy && l.local_macs.contains(&target) {
-                    let a = ControlRepr { opcode: Opcode::ArpResponse, status: Status::Success, flags: flags::REMOTE_ADDRESS, target_atm: atm, ..r };
+                    let a = ControlRepr {
+                        opcode: Opcode::ArpResponse,
+                        status: Status::Success,
+                        flags: flags::REMOTE_ADDRESS,
+                        target_atm: atm,
+                        ..r
+                    };
                     self.send_control(now, ep, v, &a, out);
                 }
             }
@@ -570,7 +648,9 @@ impl AtmNet {
                 let Some(lecs) = s.lecs.as_ref() else { return };
                 let name = String::from_utf8_lossy(r.elan_name()).into_owned();
                 let a = match lecs.get(&name) {
-                    Some(&les) => ControlRepr { opcode: Opcode::ConfigureResponse, status: Status::Success, target_atm: les, ..r },
+                    Some(&les) => {
+                        ControlRepr { opcode: Opcode::ConfigureResponse, status: Status::Success, target_atm: les, ..r }
+                    }
                     None => ControlRepr { opcode: Opcode::ConfigureResponse, status: Status::NoConfiguration, ..r },
                 };
                 self.send_control(now, ep, v, &a, out);
@@ -579,17 +659,26 @@ impl AtmNet {
                 let Some(les) = s.les.get_mut(&local) else { return };
                 let proxy = r.flags & flags::PROXY != 0;
                 let lecid = les.join(r.source_atm, v, proxy, mac_of(r.source));
-                let a = ControlRepr { opcode: Opcode::JoinResponse, status: Status::Success, requester_lecid: lecid, ..r };
+                let a =
+                    ControlRepr { opcode: Opcode::JoinResponse, status: Status::Success, requester_lecid: lecid, ..r };
                 self.send_control(now, ep, v, &a, out);
                 // §5.1.4: the LES adds the client to its control-distribute VCC.
-                self.lane_call(now, ep, lane::with_selector(r.source_atm, sel::LEC), local, VcRole::ControlDistribute, out);
+                self.lane_call(
+                    now,
+                    ep,
+                    lane::with_selector(r.source_atm, sel::LEC),
+                    local,
+                    VcRole::ControlDistribute,
+                    out,
+                );
             }
             Opcode::ArpRequest => {
                 let Some(les) = s.les.get_mut(&local) else { return };
                 let Some(target) = mac_of(r.target) else { return };
                 match les.arp(target, r.requester_lecid) {
                     LesArp::Answer(a) => {
-                        let reply = ControlRepr { opcode: Opcode::ArpResponse, status: Status::Success, target_atm: a, ..r };
+                        let reply =
+                            ControlRepr { opcode: Opcode::ArpResponse, status: Status::Success, target_atm: a, ..r };
                         self.send_control(now, ep, v, &reply, out);
                     }
                     LesArp::Forward(vcs) => {
@@ -600,7 +689,15 @@ impl AtmNet {
                             .into_iter()
                             .map(|cv| {
                                 let peer = e.vcs[cv].peer_atm;
-                                e.vcs.iter().position(|vc| vc.role == Some(VcRole::ControlDistribute) && vc.state == VcState::Active && vc.peer_atm.map(|p| p.0[..19] == peer.map_or([0; 20], |q| q.0)[..19]) == Some(true)).unwrap_or(cv)
+                                e.vcs
+                                    .iter()
+                                    .position(|vc| {
+                                        vc.role == Some(VcRole::ControlDistribute)
+                                            && vc.state == VcState::Active
+                                            && vc.peer_atm.map(|p| p.0[..19] == peer.map_or([0; 20], |q| q.0)[..19])
+                                                == Some(true)
+                                    })
+                                    .unwrap_or(cv)
                             })
                             .collect();
                         for d in dist {
@@ -707,7 +804,12 @@ impl AtmNet {
             let d = &bytes[start + 8 + 16..start + 8 + 20];
             Ipv4Addr::new(d[0], d[1], d[2], d[3])
         };
-        let header = e.lane.as_ref().and_then(|l| l.mpc.as_ref()).and_then(|m| m.dll.get(&dst_ip).copied()).unwrap_or((mac, Mac([0; 6])));
+        let header = e
+            .lane
+            .as_ref()
+            .and_then(|l| l.mpc.as_ref())
+            .and_then(|m| m.dll.get(&dst_ip).copied())
+            .unwrap_or((mac, Mac([0; 6])));
         // The 8-octet LLC/SNAP header becomes the last 8 of a 14-octet Ethernet header.
         let ip_at = start + 8;
         let mut frame = if ip_at >= ethernet::HEADER_LEN {
@@ -793,13 +895,16 @@ impl AtmNet {
                 let node = self.endpoints[ep as usize].node;
                 let found = self.mps_lookup(node, p.destination_ip);
                 let is_mpoa = p.operation == nhrp::Operation::MpoaResolutionRequest;
-                let reply_op = if is_mpoa { nhrp::Operation::MpoaResolutionReply } else { nhrp::Operation::ResolutionReply };
+                let reply_op =
+                    if is_mpoa { nhrp::Operation::MpoaResolutionReply } else { nhrp::Operation::ResolutionReply };
                 // RFC 2332 §5.2.1: an NHS that does not serve the destination forwards
                 // the request to the next NHS on the routed path, which here is the MPS
                 // of the router the packets go to next (af-mpoa-0087.000: the ingress
                 // MPS makes an NHRP Resolution Request of the MPOA one). Hop count
                 // bounds the path.
-                let next_nhs = found.filter(|(x, a)| self.endpoints[*x as usize].servers.as_ref().is_some_and(|s| s.nhs_lecs.contains(a)));
+                let next_nhs = found.filter(|(x, a)| {
+                    self.endpoints[*x as usize].servers.as_ref().is_some_and(|s| s.nhs_lecs.contains(a))
+                });
                 let hops = if is_mpoa { lane::NHRP_HOP_COUNT } else { p.hop_count };
                 if let (Some((x, lec)), true) = (next_nhs, hops > 1) {
                     let peer = lane::with_selector(lec, sel::MPS);
@@ -820,8 +925,22 @@ impl AtmNet {
                     return;
                 }
                 let cie = match found.filter(|_| next_nhs.is_none()) {
-                    Some((_, a)) => nhrp::Cie { code: nhrp::CODE_SUCCESS, prefix_len: 32, mtu: 1500, holding_time: 1200, client_nbma: Some(lane::with_selector(a, sel::MPC)), client_ip: Some(p.destination_ip) },
-                    None => nhrp::Cie { code: nhrp::CODE_NO_BINDING, prefix_len: 32, mtu: 0, holding_time: 0, client_nbma: None, client_ip: Some(p.destination_ip) },
+                    Some((_, a)) => nhrp::Cie {
+                        code: nhrp::CODE_SUCCESS,
+                        prefix_len: 32,
+                        mtu: 1500,
+                        holding_time: 1200,
+                        client_nbma: Some(lane::with_selector(a, sel::MPC)),
+                        client_ip: Some(p.destination_ip),
+                    },
+                    None => nhrp::Cie {
+                        code: nhrp::CODE_NO_BINDING,
+                        prefix_len: 32,
+                        mtu: 0,
+                        holding_time: 0,
+                        client_nbma: None,
+                        client_ip: Some(p.destination_ip),
+                    },
                 };
                 let reply = nhrp::Repr { operation: reply_op, cie: Some(cie), ..p };
                 if is_mpoa {
@@ -832,7 +951,13 @@ impl AtmNet {
             nhrp::Operation::ResolutionReply => {
                 // Back from the next NHS: relayed toward whoever asked us (RFC 2332
                 // §5.2.2), as an MPOA reply to an MPC.
-                let Some((back_ep, back_v, op)) = self.endpoints[ep as usize].servers.as_mut().and_then(|s| s.nhs_forwarded.remove(&(p.source_nbma, p.request_id))) else { return };
+                let Some((back_ep, back_v, op)) = self.endpoints[ep as usize]
+                    .servers
+                    .as_mut()
+                    .and_then(|s| s.nhs_forwarded.remove(&(p.source_nbma, p.request_id)))
+                else {
+                    return;
+                };
                 let reply = nhrp::Repr { operation: op, ..p };
                 self.stats.lane.nhrp_relayed += 1;
                 if op == nhrp::Operation::MpoaResolutionReply {
@@ -850,7 +975,8 @@ impl AtmNet {
                 };
                 let Some(a) = c.client_nbma else { return };
                 m.egress.insert(p.destination_ip, a);
-                let exists = m.shortcuts.contains_key(&a) || e.vcs.iter().any(|vc| vc.role == Some(VcRole::Shortcut) && vc.peer_atm == Some(a));
+                let exists = m.shortcuts.contains_key(&a)
+                    || e.vcs.iter().any(|vc| vc.role == Some(VcRole::Shortcut) && vc.peer_atm == Some(a));
                 if !exists {
                     self.lane_call(now, ep, a, sel::MPC, VcRole::Shortcut, out);
                 }

@@ -98,7 +98,11 @@ pub struct AtmOut {
 
 impl AtmOut {
     pub fn is_empty(&self) -> bool {
-        self.schedule.is_empty() && self.deliver.is_empty() && self.drops.is_empty() && self.tx_done.is_empty() && self.captured.is_empty()
+        self.schedule.is_empty()
+            && self.deliver.is_empty()
+            && self.drops.is_empty()
+            && self.tx_done.is_empty()
+            && self.captured.is_empty()
     }
 }
 
@@ -411,12 +415,21 @@ fn fail(field: String, message: String) -> ConfigError {
 impl AtmNet {
     /// Builds the network from the ATM links (with their index in `SimConfig::links`)
     /// and the ATM part of the configuration.
-    pub fn new(nodes: &[NodeConfig], links: &[(usize, &AtmLinkConfig)], config: &AtmConfig, capture: bool) -> Result<AtmNet, ConfigError> {
+    pub fn new(
+        nodes: &[NodeConfig],
+        links: &[(usize, &AtmLinkConfig)],
+        config: &AtmConfig,
+        capture: bool,
+    ) -> Result<AtmNet, ConfigError> {
         // Found by the config fuzz target: a switch on no node indexed past the nodes.
         if let Some((i, s)) = config.switches.iter().enumerate().find(|(_, s)| s.node as usize >= nodes.len()) {
-            return Err(fail(format!("atm.switches[{i}].node"), format!("node {} does not exist ({} nodes)", s.node, nodes.len())));
+            return Err(fail(
+                format!("atm.switches[{i}].node"),
+                format!("node {} does not exist ({} nodes)", s.node, nodes.len()),
+            ));
         }
-        let switch_of: BTreeMap<u32, u32> = config.switches.iter().enumerate().map(|(i, s)| (s.node, i as u32)).collect();
+        let switch_of: BTreeMap<u32, u32> =
+            config.switches.iter().enumerate().map(|(i, s)| (s.node, i as u32)).collect();
         let mut switches: Vec<Switch> = config
             .switches
             .iter()
@@ -434,7 +447,9 @@ impl AtmNet {
                 sscop_seq: 0,
                 toward: BTreeMap::new(),
                 server: None,
-                portq: (0..nodes.get(s.node as usize).map_or(0, |n| n.ports.len())).map(|_| qos::PortQueues::default()).collect(),
+                portq: (0..nodes.get(s.node as usize).map_or(0, |n| n.ports.len()))
+                    .map(|_| qos::PortQueues::default())
+                    .collect(),
                 limits: qos::limits(s),
                 abr_ci: s.abr_ci_threshold_cells as u64,
             })
@@ -465,18 +480,29 @@ impl AtmNet {
             let rate = match l.cell_rate_bps {
                 Some(r) if r > 0 => r,
                 Some(_) => return Err(fail(field("cell_rate_bps"), "an ATM link's cell rate must be positive".into())),
-                None => super::phy_cell_rate(&l.phy).ok_or_else(|| fail(field("phy"), format!("expected \"oc3\", \"oc12\" or \"25m\", found {:?}", l.phy)))?,
+                None => super::phy_cell_rate(&l.phy).ok_or_else(|| {
+                    fail(field("phy"), format!("expected \"oc3\", \"oc12\" or \"25m\", found {:?}", l.phy))
+                })?,
             };
             let encap: Encapsulation = match l.encapsulation.as_str() {
                 "llc-snap" => Encapsulation::LlcSnapRouted,
                 "vc-mux" => Encapsulation::VcMuxRouted,
-                other => return Err(fail(field("encapsulation"), format!("expected \"llc-snap\" or \"vc-mux\", found {other:?}"))),
+                other => {
+                    return Err(fail(
+                        field("encapsulation"),
+                        format!("expected \"llc-snap\" or \"vc-mux\", found {other:?}"),
+                    ))
+                }
             };
             let id = net.links.len() as u32;
             let mut ends = [Attach::Host(0); 2];
             for (e, r) in [l.a, l.b].into_iter().enumerate() {
-                let node = nodes.get(r.node as usize).ok_or_else(|| fail(field(if e == 0 { "a" } else { "b" }), format!("no node {}", r.node)))?;
-                let port = node.ports.get(r.port as usize).ok_or_else(|| fail(field(if e == 0 { "a" } else { "b" }), format!("node {} has no port {}", node.name, r.port)))?;
+                let node = nodes
+                    .get(r.node as usize)
+                    .ok_or_else(|| fail(field(if e == 0 { "a" } else { "b" }), format!("no node {}", r.node)))?;
+                let port = node.ports.get(r.port as usize).ok_or_else(|| {
+                    fail(field(if e == 0 { "a" } else { "b" }), format!("node {} has no port {}", node.name, r.port))
+                })?;
                 if let Some(&sw) = switch_of.get(&r.node) {
                     switches[sw as usize].ports[r.port as usize] = (id, e as u8);
                     ends[e] = Attach::Switch(sw, r.port);
@@ -491,22 +517,55 @@ impl AtmNet {
                     let ep = net.endpoints.len() as u32;
                     net.endpoint_of.insert((r.node, r.port), ep);
                     ends[e] = Attach::Host(ep);
-                    let mut vcs = vec![Vc { vpi: 0, vci: wire::atm::vci::SIGNALLING, state: VcState::Active, peer_atm: None, pcr_bps: None, tat: 0, reasm: Reasm::default(), role: None, sel: 0 }];
+                    let mut vcs = vec![Vc {
+                        vpi: 0,
+                        vci: wire::atm::vci::SIGNALLING,
+                        state: VcState::Active,
+                        peer_atm: None,
+                        pcr_bps: None,
+                        tat: 0,
+                        reasm: Reasm::default(),
+                        role: None,
+                        sel: 0,
+                    }];
                     let mut by_num = BTreeMap::from([(SIGNALLING_VC, 0usize)]);
                     let mut contracts = Vec::new();
                     for (k, p) in l.pvcs.iter().enumerate() {
                         if p.vci < wire::atm::vci::FIRST_USER || by_num.contains_key(&(p.vpi, p.vci)) {
-                            return Err(fail(field(&format!("pvcs[{k}]")), format!("VC {}/{} is reserved or listed twice (I.361 Table 2: VCIs 0-31 are reserved)", p.vpi, p.vci)));
+                            return Err(fail(
+                                field(&format!("pvcs[{k}]")),
+                                format!(
+                                    "VC {}/{} is reserved or listed twice (I.361 Table 2: VCIs 0-31 are reserved)",
+                                    p.vpi, p.vci
+                                ),
+                            ));
                         }
                         let pcr = match p.service {
                             ServiceCategory::Ubr => p.pcr_bps,
-                            _ => Some(p.pcr_bps.ok_or_else(|| fail(field(&format!("pvcs[{k}].pcr_bps")), "a CBR, VBR or ABR VC needs a peak cell rate (TM 4.0 §3.4)".into()))?),
+                            _ => Some(p.pcr_bps.ok_or_else(|| {
+                                fail(
+                                    field(&format!("pvcs[{k}].pcr_bps")),
+                                    "a CBR, VBR or ABR VC needs a peak cell rate (TM 4.0 §3.4)".into(),
+                                )
+                            })?),
                         };
-                        let contract = qos::Contract::new(p, pcr.map(|r| r.min(rate)), rate, &mut net.stats.qos, (r.node, r.port)).map_err(|(f, m)| fail(field(&format!("pvcs[{k}].{f}")), m))?;
+                        let contract =
+                            qos::Contract::new(p, pcr.map(|r| r.min(rate)), rate, &mut net.stats.qos, (r.node, r.port))
+                                .map_err(|(f, m)| fail(field(&format!("pvcs[{k}].{f}")), m))?;
                         contracts.resize_with(vcs.len() + 1, qos::Contract::default);
                         contracts[vcs.len()] = contract;
                         by_num.insert((p.vpi, p.vci), vcs.len());
-                        vcs.push(Vc { vpi: p.vpi, vci: p.vci, state: VcState::Active, peer_atm: None, pcr_bps: pcr.map(|r| r.min(rate)), tat: 0, reasm: Reasm::default(), role: None, sel: 0 });
+                        vcs.push(Vc {
+                            vpi: p.vpi,
+                            vci: p.vci,
+                            state: VcState::Active,
+                            peer_atm: None,
+                            pcr_bps: pcr.map(|r| r.min(rate)),
+                            tat: 0,
+                            reasm: Reasm::default(),
+                            role: None,
+                            sel: 0,
+                        });
                     }
                     net.endpoints.push(Endpoint {
                         node: r.node,
@@ -531,13 +590,27 @@ impl AtmNet {
                         abr_queued: 0,
                         sar: {
                             let nic = node.cpu.atm_nic;
-                            let cell_bps = if nic.sar_cell_rate == 0 { rate } else { nic.sar_cell_rate.saturating_mul(super::CELL_BITS as u64).min(rate) };
-                            (nic.sar_pdu_ns > 0 || cell_bps < rate).then_some(Sar { pdu_ns: nic.sar_pdu_ns, cell_bps, free_ns: 0 })
+                            let cell_bps = if nic.sar_cell_rate == 0 {
+                                rate
+                            } else {
+                                nic.sar_cell_rate.saturating_mul(super::CELL_BITS as u64).min(rate)
+                            };
+                            (nic.sar_pdu_ns > 0 || cell_bps < rate).then_some(Sar {
+                                pdu_ns: nic.sar_pdu_ns,
+                                cell_bps,
+                                free_ns: 0,
+                            })
                         },
                     });
                 }
             }
-            net.links.push(Link { name: l.name.clone(), ends, slots: Slots::new(rate), delay_ns: l.delay_ns, tx: Default::default() });
+            net.links.push(Link {
+                name: l.name.clone(),
+                ends,
+                slots: Slots::new(rate),
+                delay_ns: l.delay_ns,
+                tx: Default::default(),
+            });
         }
         // Addresses: a host behind a switch takes that switch's prefix.
         for ep in &mut net.endpoints {
@@ -585,7 +658,18 @@ impl AtmNet {
             let sw = &mut switches[i];
             for (p, &(link, _)) in sw.ports.iter().enumerate() {
                 if link != u32::MAX {
-                    sw.table[p].insert(SIGNALLING_VC, Route { out_port: p as u16, vpi: 0, vci: 5, local: true, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
+                    sw.table[p].insert(
+                        SIGNALLING_VC,
+                        Route {
+                            out_port: p as u16,
+                            vpi: 0,
+                            vci: 5,
+                            local: true,
+                            discard: 0,
+                            reasm: Reasm::default(),
+                            class: UBR_QUEUE,
+                        },
+                    );
                 }
             }
             for (k, c) in s.cross_connects.iter().enumerate() {
@@ -593,27 +677,63 @@ impl AtmNet {
                 for end in [c.a, c.b] {
                     if sw.ports.get(end.port as usize).is_none_or(|&(l, _)| l == u32::MAX) {
                         let name = &nodes[s.node as usize].name;
-                        return Err(fail(field, format!("switch {name} has no ATM port {} (it has {} ATM port(s))", end.port, sw.ports.iter().filter(|p| p.0 != u32::MAX).count())));
+                        return Err(fail(
+                            field,
+                            format!(
+                                "switch {name} has no ATM port {} (it has {} ATM port(s))",
+                                end.port,
+                                sw.ports.iter().filter(|p| p.0 != u32::MAX).count()
+                            ),
+                        ));
                     }
-                    if end.vci < wire::atm::vci::FIRST_USER || sw.table[end.port as usize].contains_key(&(end.vpi, end.vci)) {
-                        return Err(fail(field, format!("VC {}/{} on port {} is reserved or already cross-connected", end.vpi, end.vci, end.port)));
+                    if end.vci < wire::atm::vci::FIRST_USER
+                        || sw.table[end.port as usize].contains_key(&(end.vpi, end.vci))
+                    {
+                        return Err(fail(
+                            field,
+                            format!(
+                                "VC {}/{} on port {} is reserved or already cross-connected",
+                                end.vpi, end.vci, end.port
+                            ),
+                        ));
                     }
                 }
                 for (x, y) in [(c.a, c.b), (c.b, c.a)] {
-                    sw.table[x.port as usize].insert((x.vpi, x.vci), Route { out_port: y.port, vpi: y.vpi, vci: y.vci, local: false, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
+                    sw.table[x.port as usize].insert(
+                        (x.vpi, x.vci),
+                        Route {
+                            out_port: y.port,
+                            vpi: y.vpi,
+                            vci: y.vci,
+                            local: false,
+                            discard: 0,
+                            reasm: Reasm::default(),
+                            class: UBR_QUEUE,
+                        },
+                    );
                 }
             }
         }
         // LIS: who serves ATMARP.
         for (k, lis) in config.lis.iter().enumerate() {
             let field = format!("atm.lis[{k}].server");
-            let in_lis = |ip: Option<(Ipv4Addr, u8)>| ip.is_some_and(|(a, _)| crate::ip::same_subnet(a, lis.network, lis.prefix_len));
+            let in_lis = |ip: Option<(Ipv4Addr, u8)>| {
+                ip.is_some_and(|(a, _)| crate::ip::same_subnet(a, lis.network, lis.prefix_len))
+            };
             let server_atm = if let Some(&sw) = switch_of.get(&lis.server) {
                 switches[sw as usize].server = Some(BTreeMap::new());
                 switches[sw as usize].atm
             } else {
                 let ep = net.endpoints.iter_mut().find(|e| e.node == lis.server && in_lis(e.ip)).ok_or_else(|| {
-                    fail(field.clone(), format!("node {} has no ATM port in {}/{}", nodes.get(lis.server as usize).map_or("?", |n| &n.name), lis.network, lis.prefix_len))
+                    fail(
+                        field.clone(),
+                        format!(
+                            "node {} has no ATM port in {}/{}",
+                            nodes.get(lis.server as usize).map_or("?", |n| &n.name),
+                            lis.network,
+                            lis.prefix_len
+                        ),
+                    )
                 })?;
                 ep.clip.is_server = true;
                 ep.atm
@@ -664,7 +784,16 @@ impl AtmNet {
     fn new_frame(&mut self, bytes: Vec<u8>, start: usize) -> u32 {
         let cells = wire::aal5::cell_count(bytes.len() - start) as u32;
         self.frame_seq += 1;
-        let f = Frame { bytes, start: start as u32, cells, refs: 0, seq: self.frame_seq, rm: None, delivered: false, fate: None };
+        let f = Frame {
+            bytes,
+            start: start as u32,
+            cells,
+            refs: 0,
+            seq: self.frame_seq,
+            rm: None,
+            delivered: false,
+            fate: None,
+        };
         match self.free_frames.pop() {
             Some(i) => {
                 self.frames[i as usize] = f;
@@ -692,7 +821,20 @@ impl AtmNet {
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn new_train(&mut self, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, first: u32, count: u32, slot0: u64, num: u64, den: u64, closed: bool) -> u32 {
+    fn new_train(
+        &mut self,
+        frame: u32,
+        link: u32,
+        dir: u8,
+        vpi: u16,
+        vci: u16,
+        first: u32,
+        count: u32,
+        slot0: u64,
+        num: u64,
+        den: u64,
+        closed: bool,
+    ) -> u32 {
         self.frames[frame as usize].refs += 1;
         let t = Train { frame, link, dir, vpi, vci, first, count, next: 0, slot0, phase: 0, num, den, closed };
         match self.free_trains.pop() {
@@ -716,13 +858,34 @@ impl AtmNet {
     /// Sends frame `frame` whole on `link` from end `dir` on VC vpi/vci, its cells in
     /// the first free slots, spaced to `pcr_bps` if given. Returns the slot after its
     /// last cell.
-    fn send_cells(&mut self, now: u64, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, shaping: Option<(u64, &mut u128)>, out: &mut AtmOut) -> u64 {
+    fn send_cells(
+        &mut self,
+        now: u64,
+        frame: u32,
+        link: u32,
+        dir: u8,
+        vpi: u16,
+        vci: u16,
+        shaping: Option<(u64, &mut u128)>,
+        out: &mut AtmOut,
+    ) -> u64 {
         self.send_cells_from(now, now, frame, link, dir, vpi, vci, shaping, out)
     }
 
     #[allow(clippy::too_many_arguments)]
     /// [`Self::send_cells`], the first cell no earlier than `ready` (≥ `now`).
-    fn send_cells_from(&mut self, now: u64, ready: u64, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, shaping: Option<(u64, &mut u128)>, out: &mut AtmOut) -> u64 {
+    fn send_cells_from(
+        &mut self,
+        now: u64,
+        ready: u64,
+        frame: u32,
+        link: u32,
+        dir: u8,
+        vpi: u16,
+        vci: u16,
+        shaping: Option<(u64, &mut u128)>,
+        out: &mut AtmOut,
+    ) -> u64 {
         let cells = self.frames[frame as usize].cells;
         let l = &mut self.links[link as usize];
         let rate = l.slots.rate_bps;
@@ -766,7 +929,18 @@ impl AtmNet {
     /// one FIFO whose cells get their slots at once; one with several is served by
     /// [`qos`] slot by slot.
     #[allow(clippy::too_many_arguments)]
-    fn switch_enqueue(&mut self, now: u64, sw: u32, port: u16, class: u8, frame: u32, idx: u32, vpi: u16, vci: u16, out: &mut AtmOut) -> bool {
+    fn switch_enqueue(
+        &mut self,
+        now: u64,
+        sw: u32,
+        port: u16,
+        class: u8,
+        frame: u32,
+        idx: u32,
+        vpi: u16,
+        vci: u16,
+        out: &mut AtmOut,
+    ) -> bool {
         let s = &self.switches[sw as usize];
         let (link, dir) = s.ports[port as usize];
         let limit = s.limits[class as usize];
@@ -789,14 +963,31 @@ impl AtmNet {
     /// the link's first free slot), extending the open train when it continues it.
     #[allow(clippy::too_many_arguments)]
     #[inline]
-    fn commit_cell(&mut self, link: u32, dir: u8, slot: u64, frame: u32, idx: u32, vpi: u16, vci: u16, out: &mut AtmOut) {
+    fn commit_cell(
+        &mut self,
+        link: u32,
+        dir: u8,
+        slot: u64,
+        frame: u32,
+        idx: u32,
+        vpi: u16,
+        vci: u16,
+        out: &mut AtmOut,
+    ) {
         let tx = &mut self.links[link as usize].tx[dir as usize];
         tx.next_free = slot + 1;
         tx.cells += 1;
         self.stats.cells[link as usize][dir as usize] += 1;
         if let Some(t) = tx.open_train {
             let train = &mut self.trains[t as usize];
-            if !train.closed && train.frame == frame && train.first + train.count == idx && train.vpi == vpi && train.vci == vci && train.num == train.den && train.slot(train.count - 1) + 1 == slot {
+            if !train.closed
+                && train.frame == frame
+                && train.first + train.count == idx
+                && train.vpi == vpi
+                && train.vci == vci
+                && train.num == train.den
+                && train.slot(train.count - 1) + 1 == slot
+            {
                 train.count += 1;
                 return;
             }
@@ -865,7 +1056,8 @@ impl AtmNet {
                 while upto > train.next && self.arrival(train, upto - 1) > now {
                     upto -= 1;
                 }
-                let (frame, vpi, vci, first, n) = (train.frame, train.vpi, train.vci, train.first + train.next, upto - train.next);
+                let (frame, vpi, vci, first, n) =
+                    (train.frame, train.vpi, train.vci, train.first + train.next, upto - train.next);
                 self.trains[t as usize].next = upto;
                 self.count_arrived(link, dir, n);
                 if n > 0 {
@@ -944,7 +1136,17 @@ impl AtmNet {
 
     /// One cell at a switch input: translate, discard (EPD/PPD/overflow) or queue.
     #[allow(clippy::too_many_arguments)]
-    fn switch_cell(&mut self, now: u64, sw: u32, port: u16, frame: u32, idx: u32, vpi: u16, vci: u16, out: &mut AtmOut) {
+    fn switch_cell(
+        &mut self,
+        now: u64,
+        sw: u32,
+        port: u16,
+        frame: u32,
+        idx: u32,
+        vpi: u16,
+        vci: u16,
+        out: &mut AtmOut,
+    ) {
         let total = self.frames[frame as usize].cells;
         let last = idx + 1 == total;
         let Some(route) = self.switches[sw as usize].table[port as usize].get(&(vpi, vci)).copied() else {
@@ -952,7 +1154,12 @@ impl AtmNet {
             self.frames[frame as usize].fate.get_or_insert("cells on a VC with no table entry");
             if idx == 0 {
                 let node = self.switches[sw as usize].node;
-                out.drops.push((node, Some(port), format!("cell on VC {vpi}/{vci}, which has no entry in the switch's table"), None));
+                out.drops.push((
+                    node,
+                    Some(port),
+                    format!("cell on VC {vpi}/{vci}, which has no entry in the switch's table"),
+                    None,
+                ));
             }
             return;
         };
@@ -999,7 +1206,17 @@ impl AtmNet {
                     self.stats.epd_cells[sw as usize] += 1;
                     self.frames[frame as usize].fate.get_or_insert("cells discarded by EPD (whole frames)");
                     false
-                } else if self.switch_enqueue(now, sw, route.out_port, route.class, frame, idx, route.vpi, route.vci, out) {
+                } else if self.switch_enqueue(
+                    now,
+                    sw,
+                    route.out_port,
+                    route.class,
+                    frame,
+                    idx,
+                    route.vpi,
+                    route.vci,
+                    out,
+                ) {
                     if discard == 1 {
                         discard = 0;
                     }
@@ -1037,14 +1254,24 @@ impl AtmNet {
         let e = &mut self.endpoints[ep as usize];
         let Some(&v) = e.by_num.get(&(vpi, vci)) else {
             if first == 0 {
-                out.drops.push((e.node, Some(e.port), format!("cells on VC {vpi}/{vci}, which the NIC has not opened"), None));
+                out.drops.push((
+                    e.node,
+                    Some(e.port),
+                    format!("cells on VC {vpi}/{vci}, which the NIC has not opened"),
+                    None,
+                ));
             }
             return;
         };
         let Some(whole) = e.vcs[v].reasm.push(seq, first, n, total) else { return };
         if !whole {
             self.stats.frames_corrupt += 1;
-            out.drops.push((e.node, Some(e.port), "AAL5 PDU discarded: cells lost, its length and CRC-32 fail (I.363.5 §10.2)".into(), None));
+            out.drops.push((
+                e.node,
+                Some(e.port),
+                "AAL5 PDU discarded: cells lost, its length and CRC-32 fail (I.363.5 §10.2)".into(),
+                None,
+            ));
             return;
         }
         self.stats.frames_received += 1;
@@ -1066,9 +1293,15 @@ impl AtmNet {
     /// An IP packet (Ethernet-headed, from the stack) leaves node port `ep` for `next_hop`.
     pub fn send_ip(&mut self, now: u64, ep: u32, next_hop: Ipv4Addr, frame: Vec<u8>, out: &mut AtmOut) {
         let e = &mut self.endpoints[ep as usize];
-        let broadcast = next_hop.is_broadcast() || e.ip.is_some_and(|(a, l)| l < 31 && next_hop == crate::ip::subnet_broadcast(a, l));
+        let broadcast = next_hop.is_broadcast()
+            || e.ip.is_some_and(|(a, l)| l < 31 && next_hop == crate::ip::subnet_broadcast(a, l));
         if broadcast || next_hop.is_multicast() {
-            out.drops.push((e.node, Some(e.port), format!("CLIP has no broadcast or multicast: {next_hop} (RFC 2225 §4; MARS not modelled)"), frame.get(14..).map(<[u8]>::to_vec)));
+            out.drops.push((
+                e.node,
+                Some(e.port),
+                format!("CLIP has no broadcast or multicast: {next_hop} (RFC 2225 §4; MARS not modelled)"),
+                frame.get(14..).map(<[u8]>::to_vec),
+            ));
             return;
         }
         if let Some(&v) = e.clip.vc_of.get(&next_hop) {
@@ -1079,7 +1312,12 @@ impl AtmNet {
         }
         let q = e.clip.pending.entry(next_hop).or_default();
         if q.len() >= crate::ip::ARP_PENDING_LIMIT {
-            out.drops.push((e.node, Some(e.port), format!("ATMARP queue for {next_hop} full"), frame.get(14..).map(<[u8]>::to_vec)));
+            out.drops.push((
+                e.node,
+                Some(e.port),
+                format!("ATMARP queue for {next_hop} full"),
+                frame.get(14..).map(<[u8]>::to_vec),
+            ));
             return;
         }
         q.push_back(frame);
@@ -1105,11 +1343,17 @@ impl AtmNet {
         let limit = self.endpoints[ep as usize].nic_limit;
         if self.backlog(now, ep) >= limit {
             let e = &self.endpoints[ep as usize];
-            out.drops.push((e.node, Some(e.port), "ATM NIC transmit queue full".into(), bytes.get(14..).map(<[u8]>::to_vec)));
+            out.drops.push((
+                e.node,
+                Some(e.port),
+                "ATM NIC transmit queue full".into(),
+                bytes.get(14..).map(<[u8]>::to_vec),
+            ));
             return;
         }
         let e = &self.endpoints[ep as usize];
-        let (link, dir, vpi, vci, pcr, mut tat, node, port) = (e.link, e.end, e.vcs[v].vpi, e.vcs[v].vci, e.vcs[v].pcr_bps, e.vcs[v].tat, e.node, e.port);
+        let (link, dir, vpi, vci, pcr, mut tat, node, port) =
+            (e.link, e.end, e.vcs[v].vpi, e.vcs[v].vci, e.vcs[v].pcr_bps, e.vcs[v].tat, e.node, e.port);
         if self.capture {
             out.captured.push((node, port, now, erf_aal5(vpi, vci, &bytes[start..])));
         }
@@ -1127,10 +1371,14 @@ impl AtmNet {
                 // set-up, then paces the cells at its own rate or the VC's PCR, the slower.
                 let ready = now.max(sar.free_ns) + sar.pdu_ns;
                 let end = match pcr {
-                    Some(p) if p < sar.cell_bps => self.send_cells_from(now, ready, frame, link, dir, vpi, vci, Some((p, &mut tat)), out),
+                    Some(p) if p < sar.cell_bps => {
+                        self.send_cells_from(now, ready, frame, link, dir, vpi, vci, Some((p, &mut tat)), out)
+                    }
                     // The engine binds; its spacing restarts with each PDU, which its
                     // set-up and `free_ns` already hold back, so no state carries over.
-                    _ => self.send_cells_from(now, ready, frame, link, dir, vpi, vci, Some((sar.cell_bps, &mut 0)), out),
+                    _ => {
+                        self.send_cells_from(now, ready, frame, link, dir, vpi, vci, Some((sar.cell_bps, &mut 0)), out)
+                    }
                 };
                 // Busy for its set-up and one cell time of its own per cell, or until
                 // the last cell is on the line if the line or the VC is slower.
@@ -1202,7 +1450,9 @@ impl AtmNet {
                     self.host_atmarp(now, ep, v, arp, out);
                 }
             }
-            other => out.drops.push((node, Some(port), format!("EtherType {:#06x} on a CLIP VC", u16::from(other)), None)),
+            other => {
+                out.drops.push((node, Some(port), format!("EtherType {:#06x} on a CLIP VC", u16::from(other)), None))
+            }
         }
     }
 
@@ -1216,7 +1466,13 @@ impl AtmNet {
         let e = &mut self.endpoints[ep as usize];
         match e.clip.server_vc.filter(|&v| e.vcs[v].state == VcState::Active) {
             Some(v) => {
-                let repr = atmarp::Repr { operation: Operation::Request, source_atm: Some(e.atm), source_ip: e.ip.map(|a| a.0), target_atm: None, target_ip: Some(target) };
+                let repr = atmarp::Repr {
+                    operation: Operation::Request,
+                    source_atm: Some(e.atm),
+                    source_ip: e.ip.map(|a| a.0),
+                    target_atm: None,
+                    target_ip: Some(target),
+                };
                 self.stats.atmarp_requests += 1;
                 self.send_atmarp(now, ep, v, &repr, out);
             }
@@ -1229,7 +1485,13 @@ impl AtmNet {
         let own_ip = e.ip.map(|a| a.0);
         match arp.operation {
             Operation::InRequest => {
-                let reply = atmarp::Repr { operation: Operation::InReply, source_atm: Some(e.atm), source_ip: own_ip, target_atm: arp.source_atm, target_ip: arp.source_ip };
+                let reply = atmarp::Repr {
+                    operation: Operation::InReply,
+                    source_atm: Some(e.atm),
+                    source_ip: own_ip,
+                    target_atm: arp.source_atm,
+                    target_ip: arp.source_ip,
+                };
                 if let Some(ip) = arp.source_ip {
                     e.clip.vc_of.insert(ip, v);
                 }
@@ -1267,7 +1529,12 @@ impl AtmNet {
                 let Some(ip) = arp.target_ip else { return };
                 e.clip.resolving.remove(&ip);
                 for frame in e.clip.pending.remove(&ip).unwrap_or_default() {
-                    out.drops.push((e.node, Some(e.port), format!("ATMARP_NAK: the LIS's ATMARP server has no entry for {ip}"), frame.get(14..).map(<[u8]>::to_vec)));
+                    out.drops.push((
+                        e.node,
+                        Some(e.port),
+                        format!("ATMARP_NAK: the LIS's ATMARP server has no entry for {ip}"),
+                        frame.get(14..).map(<[u8]>::to_vec),
+                    ));
                 }
             }
             _ => {}
@@ -1290,7 +1557,13 @@ impl AtmNet {
             if e.encap.is_llc() && e.lane.is_none() && e.servers.is_none() {
                 for v in 1..e.vcs.len() {
                     let e = &self.endpoints[ep as usize];
-                    let repr = atmarp::Repr { operation: Operation::InRequest, source_atm: Some(e.atm), source_ip: e.ip.map(|a| a.0), target_atm: None, target_ip: None };
+                    let repr = atmarp::Repr {
+                        operation: Operation::InRequest,
+                        source_atm: Some(e.atm),
+                        source_ip: e.ip.map(|a| a.0),
+                        target_atm: None,
+                        target_ip: None,
+                    };
                     self.stats.inatmarp_requests += 1;
                     self.send_atmarp(now, ep, v, &repr, out);
                 }
@@ -1332,13 +1605,15 @@ impl AtmNet {
                             }
                             break;
                         }
-                        Attach::Switch(sw, port) => match self.switches[sw as usize].table[port as usize].get(&(vpi, vci)) {
-                            Some(r) if !r.local => {
-                                (link, end) = self.switches[sw as usize].ports[r.out_port as usize];
-                                (vpi, vci) = (r.vpi, r.vci);
+                        Attach::Switch(sw, port) => {
+                            match self.switches[sw as usize].table[port as usize].get(&(vpi, vci)) {
+                                Some(r) if !r.local => {
+                                    (link, end) = self.switches[sw as usize].ports[r.out_port as usize];
+                                    (vpi, vci) = (r.vpi, r.vci);
+                                }
+                                _ => break,
                             }
-                            _ => break,
-                        },
+                        }
                     }
                 }
             }
@@ -1405,9 +1680,27 @@ impl AtmNet {
         let call_ref = e.next_call;
         e.next_call += 1;
         let v = e.vcs.len();
-        e.vcs.push(Vc { vpi: 0, vci: 0, state: VcState::Calling(now), peer_atm: Some(called), pcr_bps: None, tat: 0, reasm: Reasm::default(), role: None, sel: 0 });
+        e.vcs.push(Vc {
+            vpi: 0,
+            vci: 0,
+            state: VcState::Calling(now),
+            peer_atm: Some(called),
+            pcr_bps: None,
+            tat: 0,
+            reasm: Reasm::default(),
+            role: None,
+            sel: 0,
+        });
         e.calls.insert(call_ref, v);
-        let msg = Message { kind: MessageType::Setup, call_ref, from_destination: false, called: Some(called), calling: Some(e.atm), connection: None, pcr_cells: None };
+        let msg = Message {
+            kind: MessageType::Setup,
+            call_ref,
+            from_destination: false,
+            called: Some(called),
+            calling: Some(e.atm),
+            connection: None,
+            pcr_cells: None,
+        };
         self.host_send_signal(now, ep, &msg, out);
         v
     }
@@ -1418,7 +1711,17 @@ impl AtmNet {
                 let Some((vpi, vci)) = msg.connection else { return };
                 let e = &mut self.endpoints[ep as usize];
                 let v = e.vcs.len();
-                e.vcs.push(Vc { vpi, vci, state: VcState::Called, peer_atm: msg.calling, pcr_bps: None, tat: 0, reasm: Reasm::default(), role: None, sel: 0 });
+                e.vcs.push(Vc {
+                    vpi,
+                    vci,
+                    state: VcState::Called,
+                    peer_atm: msg.calling,
+                    pcr_bps: None,
+                    tat: 0,
+                    reasm: Reasm::default(),
+                    role: None,
+                    sel: 0,
+                });
                 e.by_num.insert((vpi, vci), v);
                 e.calls.insert(msg.call_ref | 0x80_0000, v);
                 if e.lane.is_some() || e.servers.is_some() {
@@ -1427,7 +1730,15 @@ impl AtmNet {
                     e.vcs[v].role = super::lane::callee_role(local, peer);
                     e.vcs[v].sel = local;
                 }
-                let reply = Message { kind: MessageType::Connect, from_destination: true, connection: Some((vpi, vci)), called: None, calling: None, pcr_cells: None, ..msg };
+                let reply = Message {
+                    kind: MessageType::Connect,
+                    from_destination: true,
+                    connection: Some((vpi, vci)),
+                    called: None,
+                    calling: None,
+                    pcr_cells: None,
+                    ..msg
+                };
                 self.host_send_signal(now, ep, &reply, out);
             }
             MessageType::ConnectAck => {
@@ -1439,7 +1750,13 @@ impl AtmNet {
                     return;
                 }
                 // RFC 2225 §8.3/§8.4: learn the caller's IP address with InATMARP.
-                let repr = atmarp::Repr { operation: Operation::InRequest, source_atm: Some(e.atm), source_ip: e.ip.map(|a| a.0), target_atm: e.vcs[v].peer_atm, target_ip: None };
+                let repr = atmarp::Repr {
+                    operation: Operation::InRequest,
+                    source_atm: Some(e.atm),
+                    source_ip: e.ip.map(|a| a.0),
+                    target_atm: e.vcs[v].peer_atm,
+                    target_ip: None,
+                };
                 self.stats.inatmarp_requests += 1;
                 self.send_atmarp(now, ep, v, &repr, out);
             }
@@ -1467,7 +1784,8 @@ impl AtmNet {
                         self.atmarp_request(now, ep, target, out);
                     }
                 } else {
-                    let ips: Vec<Ipv4Addr> = e.clip.atm_of.iter().filter(|(_, a)| Some(**a) == peer).map(|(ip, _)| *ip).collect();
+                    let ips: Vec<Ipv4Addr> =
+                        e.clip.atm_of.iter().filter(|(_, a)| Some(**a) == peer).map(|(ip, _)| *ip).collect();
                     for ip in ips {
                         self.endpoints[ep as usize].clip.vc_of.insert(ip, v);
                         self.flush(now, ep, ip, out);
@@ -1482,10 +1800,16 @@ impl AtmNet {
                         return;
                     }
                     let peer = e.vcs[v].peer_atm;
-                    let ips: Vec<Ipv4Addr> = e.clip.atm_of.iter().filter(|(_, a)| Some(**a) == peer).map(|(ip, _)| *ip).collect();
+                    let ips: Vec<Ipv4Addr> =
+                        e.clip.atm_of.iter().filter(|(_, a)| Some(**a) == peer).map(|(ip, _)| *ip).collect();
                     for ip in ips {
                         for frame in e.clip.pending.remove(&ip).unwrap_or_default() {
-                            out.drops.push((e.node, Some(e.port), format!("SVC to {ip} refused: no route to its ATM address"), frame.get(14..).map(<[u8]>::to_vec)));
+                            out.drops.push((
+                                e.node,
+                                Some(e.port),
+                                format!("SVC to {ip} refused: no route to its ATM address"),
+                                frame.get(14..).map(<[u8]>::to_vec),
+                            ));
                         }
                     }
                 }
@@ -1504,7 +1828,9 @@ impl AtmNet {
             Attach::Switch(other, _) => Some(u16::from(sw > other)),
             Attach::Host(_) => None,
         };
-        (wire::atm::vci::FIRST_USER..=u16::MAX).find(|&v| !table.contains_key(&(0, v)) && parity.is_none_or(|p| v % 2 == p)).expect("a free VCI")
+        (wire::atm::vci::FIRST_USER..=u16::MAX)
+            .find(|&v| !table.contains_key(&(0, v)) && parity.is_none_or(|p| v % 2 == p))
+            .expect("a free VCI")
     }
 
     /// The port of switch `sw` that leads to `called`.
@@ -1528,40 +1854,122 @@ impl AtmNet {
                     None => self.allocate_vci(sw, port),
                 };
                 if called == self.switches[sw as usize].atm {
-                    self.switches[sw as usize].table[port as usize].insert((0, in_vci), Route { out_port: port, vpi: 0, vci: in_vci, local: true, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
-                    let reply = Message { kind: MessageType::Connect, from_destination: true, connection: Some((0, in_vci)), called: None, calling: None, ..msg };
+                    self.switches[sw as usize].table[port as usize].insert(
+                        (0, in_vci),
+                        Route {
+                            out_port: port,
+                            vpi: 0,
+                            vci: in_vci,
+                            local: true,
+                            discard: 0,
+                            reasm: Reasm::default(),
+                            class: UBR_QUEUE,
+                        },
+                    );
+                    let reply = Message {
+                        kind: MessageType::Connect,
+                        from_destination: true,
+                        connection: Some((0, in_vci)),
+                        called: None,
+                        calling: None,
+                        ..msg
+                    };
                     self.switch_send_signal(now, sw, port, &reply, out);
                     return;
                 }
                 let Some(out_port) = self.route_to(sw, &called) else {
                     let node = self.switches[sw as usize].node;
                     out.drops.push((node, Some(port), format!("SETUP for ATM address {called}: no route"), None));
-                    let release = Message { kind: MessageType::Release, from_destination: true, connection: None, called: None, calling: None, ..msg };
+                    let release = Message {
+                        kind: MessageType::Release,
+                        from_destination: true,
+                        connection: None,
+                        called: None,
+                        calling: None,
+                        ..msg
+                    };
                     self.switch_send_signal(now, sw, port, &release, out);
                     return;
                 };
                 // Reserve the incoming VCI now (as a dead entry) so two calls never share it.
-                self.switches[sw as usize].table[port as usize].insert((0, in_vci), Route { out_port: port, vpi: 0, vci: in_vci, local: true, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
+                self.switches[sw as usize].table[port as usize].insert(
+                    (0, in_vci),
+                    Route {
+                        out_port: port,
+                        vpi: 0,
+                        vci: in_vci,
+                        local: true,
+                        discard: 0,
+                        reasm: Reasm::default(),
+                        class: UBR_QUEUE,
+                    },
+                );
                 let out_vci = self.allocate_vci(sw, out_port);
-                self.switches[sw as usize].table[out_port as usize].insert((0, out_vci), Route { out_port, vpi: 0, vci: out_vci, local: true, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
+                self.switches[sw as usize].table[out_port as usize].insert(
+                    (0, out_vci),
+                    Route {
+                        out_port,
+                        vpi: 0,
+                        vci: out_vci,
+                        local: true,
+                        discard: 0,
+                        reasm: Reasm::default(),
+                        class: UBR_QUEUE,
+                    },
+                );
                 let s = &mut self.switches[sw as usize];
                 let out_ref = s.next_ref;
                 s.next_ref += 1;
                 s.calls.insert((out_port, out_ref), Call { in_port: port, in_ref: msg.call_ref, in_vci, out_vci });
-                let forward = Message { call_ref: out_ref, from_destination: false, connection: Some((0, out_vci)), ..msg };
+                let forward =
+                    Message { call_ref: out_ref, from_destination: false, connection: Some((0, out_vci)), ..msg };
                 self.switch_send_signal(now, sw, out_port, &forward, out);
             }
             MessageType::Connect => {
                 let Some(call) = self.switches[sw as usize].calls.remove(&(port, msg.call_ref)) else { return };
                 let s = &mut self.switches[sw as usize];
-                s.table[call.in_port as usize].insert((0, call.in_vci), Route { out_port: port, vpi: 0, vci: call.out_vci, local: false, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
-                s.table[port as usize].insert((0, call.out_vci), Route { out_port: call.in_port, vpi: 0, vci: call.in_vci, local: false, discard: 0, reasm: Reasm::default(), class: UBR_QUEUE });
+                s.table[call.in_port as usize].insert(
+                    (0, call.in_vci),
+                    Route {
+                        out_port: port,
+                        vpi: 0,
+                        vci: call.out_vci,
+                        local: false,
+                        discard: 0,
+                        reasm: Reasm::default(),
+                        class: UBR_QUEUE,
+                    },
+                );
+                s.table[port as usize].insert(
+                    (0, call.out_vci),
+                    Route {
+                        out_port: call.in_port,
+                        vpi: 0,
+                        vci: call.in_vci,
+                        local: false,
+                        discard: 0,
+                        reasm: Reasm::default(),
+                        class: UBR_QUEUE,
+                    },
+                );
                 // SVCs are UBR (place_call signals no traffic descriptor).
                 s.portq[port as usize].classes |= 1 << UBR_QUEUE;
                 s.portq[call.in_port as usize].classes |= 1 << UBR_QUEUE;
-                let ack = Message { kind: MessageType::ConnectAck, from_destination: false, connection: None, called: None, calling: None, ..msg };
+                let ack = Message {
+                    kind: MessageType::ConnectAck,
+                    from_destination: false,
+                    connection: None,
+                    called: None,
+                    calling: None,
+                    ..msg
+                };
                 self.switch_send_signal(now, sw, port, &ack, out);
-                let connect = Message { call_ref: call.in_ref, from_destination: true, connection: Some((0, call.in_vci)), ..msg };
+                let connect = Message {
+                    call_ref: call.in_ref,
+                    from_destination: true,
+                    connection: Some((0, call.in_vci)),
+                    ..msg
+                };
                 self.switch_send_signal(now, sw, call.in_port, &connect, out);
             }
             MessageType::Release => {
@@ -1587,7 +1995,11 @@ impl AtmNet {
             }
             return;
         }
-        let Ok((rfc2684::Repr::LlcSnapRouted { ethertype: EtherType::Arp }, payload)) = rfc2684::decapsulate(Encapsulation::LlcSnapRouted, &sdu) else { return };
+        let Ok((rfc2684::Repr::LlcSnapRouted { ethertype: EtherType::Arp }, payload)) =
+            rfc2684::decapsulate(Encapsulation::LlcSnapRouted, &sdu)
+        else {
+            return;
+        };
         let Ok(arp) = atmarp::Packet::new_checked(payload).and_then(|p| atmarp::Repr::parse(&p)) else { return };
         let Some(table) = self.switches[sw as usize].server.as_mut() else { return };
         if let Some(answer) = clip::server_answer(table, &arp) {

@@ -137,7 +137,13 @@ enum Kind {
     #[default]
     Pcr,
     /// Dual GCRA (TM 4.0 §4.5.2), times in slots × [`FP`].
-    Vbr { tp: u64, ts: u64, bt: u128, tat_p: u128, tat_s: u128 },
+    Vbr {
+        tp: u64,
+        ts: u64,
+        bt: u128,
+        tat_p: u128,
+        tat_s: u128,
+    },
     Abr(Box<AbrSource>),
 }
 
@@ -213,7 +219,13 @@ fn ceil_fp(rate_bps: u64, line_bps: u64) -> u64 {
 impl Contract {
     /// The contract of PVC `p` sent on a link of `line_bps` (`pcr` already checked and
     /// capped at the line rate); `Err((field, message))` for a bad traffic descriptor.
-    pub fn new(p: &PvcConfig, pcr: Option<u64>, line_bps: u64, stats: &mut QosStats, at: (u32, u16)) -> Result<Contract, (String, String)> {
+    pub fn new(
+        p: &PvcConfig,
+        pcr: Option<u64>,
+        line_bps: u64,
+        stats: &mut QosStats,
+        at: (u32, u16),
+    ) -> Result<Contract, (String, String)> {
         let class = p.service.queue();
         let vbr = matches!(p.service, ServiceCategory::Vbr | ServiceCategory::RtVbr);
         let abr = p.service == ServiceCategory::Abr;
@@ -225,13 +237,25 @@ impl Contract {
         }
         let kind = if vbr {
             let pcr = pcr.unwrap_or(line_bps);
-            let scr = p.scr_bps.ok_or(("scr_bps".to_string(), "a VBR VC needs a sustainable cell rate (TM 4.0 §3.6.1.2)".to_string()))?;
-            let mbs = p.mbs_cells.ok_or(("mbs_cells".to_string(), "a VBR VC needs a maximum burst size (TM 4.0 §3.6.1.3)".to_string()))?;
+            let scr = p.scr_bps.ok_or((
+                "scr_bps".to_string(),
+                "a VBR VC needs a sustainable cell rate (TM 4.0 §3.6.1.2)".to_string(),
+            ))?;
+            let mbs = p.mbs_cells.ok_or((
+                "mbs_cells".to_string(),
+                "a VBR VC needs a maximum burst size (TM 4.0 §3.6.1.3)".to_string(),
+            ))?;
             if scr == 0 || scr > pcr {
-                return Err(("scr_bps".into(), format!("expected 0 < SCR ≤ PCR ({pcr} b/s), found {scr} b/s (TM 4.0 §3.6.1.2)")));
+                return Err((
+                    "scr_bps".into(),
+                    format!("expected 0 < SCR ≤ PCR ({pcr} b/s), found {scr} b/s (TM 4.0 §3.6.1.2)"),
+                ));
             }
             if mbs == 0 {
-                return Err(("mbs_cells".into(), "expected an MBS of at least 1 cell, found 0 (TM 4.0 §3.6.1.3)".into()));
+                return Err((
+                    "mbs_cells".into(),
+                    "expected an MBS of at least 1 cell, found 0 (TM 4.0 §3.6.1.3)".into(),
+                ));
             }
             let (tp, ts) = (ceil_fp(pcr, line_bps), ceil_fp(scr.min(line_bps), line_bps));
             // TM 4.0 §4.5.2: BT = (MBS − 1)(1/SCR − 1/PCR).
@@ -241,16 +265,34 @@ impl Contract {
             let pcr_bps = pcr.unwrap_or(line_bps);
             let icr = p.icr_bps.unwrap_or(pcr_bps);
             if p.mcr_bps > icr || icr > pcr_bps {
-                return Err(("icr_bps".into(), format!("expected MCR ≤ ICR ≤ PCR, found MCR {} b/s, ICR {icr} b/s, PCR {pcr_bps} b/s (TM 4.0 §5.10.2)", p.mcr_bps)));
+                return Err((
+                    "icr_bps".into(),
+                    format!(
+                        "expected MCR ≤ ICR ≤ PCR, found MCR {} b/s, ICR {icr} b/s, PCR {pcr_bps} b/s (TM 4.0 §5.10.2)",
+                        p.mcr_bps
+                    ),
+                ));
             }
             for (name, f) in [("rif", p.rif), ("rdf", p.rdf)] {
                 if !(f > 0.0 && f <= 1.0) {
-                    return Err((name.into(), format!("expected a factor in (0, 1] (TM 4.0 §5.10.2: 1/32768 to 1), found {f}")));
+                    return Err((
+                        name.into(),
+                        format!("expected a factor in (0, 1] (TM 4.0 §5.10.2: 1/32768 to 1), found {f}"),
+                    ));
                 }
             }
             let cells = |bps: u64| bps as f64 / crate::atm::CELL_BITS as f64;
             let stat = stats.abr.len();
-            stats.abr.push(AbrVcStats { node: at.0, port: at.1, vpi: p.vpi, vci: p.vci, acr_bps: icr as f64, min_acr_bps: icr as f64, max_acr_bps: icr as f64, ..Default::default() });
+            stats.abr.push(AbrVcStats {
+                node: at.0,
+                port: at.1,
+                vpi: p.vpi,
+                vci: p.vci,
+                acr_bps: icr as f64,
+                min_acr_bps: icr as f64,
+                max_acr_bps: icr as f64,
+                ..Default::default()
+            });
             Kind::Abr(Box::new(AbrSource {
                 pcr: cells(pcr_bps),
                 mcr: cells(p.mcr_bps),
@@ -290,7 +332,9 @@ impl AtmNet {
                 let class = e.contracts.get(v).map_or(UBR_QUEUE, |c| c.class);
                 let (mut link, mut end, mut vpi, mut vci) = (e.link, e.end, e.vcs[v].vpi, e.vcs[v].vci);
                 for _ in 0..64 {
-                    let super::Attach::Switch(sw, port) = self.links[link as usize].ends[1 - end as usize] else { break };
+                    let super::Attach::Switch(sw, port) = self.links[link as usize].ends[1 - end as usize] else {
+                        break;
+                    };
                     let s = &mut self.switches[sw as usize];
                     let Some(r) = s.table[port as usize].get_mut(&(vpi, vci)).filter(|r| !r.local) else { break };
                     r.class = class;
@@ -310,7 +354,18 @@ impl AtmNet {
 
     /// A cell joins queue `class` of a shared port; false if that queue is full.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn qos_enqueue(&mut self, now: u64, sw: u32, port: u16, class: u8, frame: u32, idx: u32, vpi: u16, vci: u16, out: &mut AtmOut) -> bool {
+    pub(super) fn qos_enqueue(
+        &mut self,
+        now: u64,
+        sw: u32,
+        port: u16,
+        class: u8,
+        frame: u32,
+        idx: u32,
+        vpi: u16,
+        vci: u16,
+        out: &mut AtmOut,
+    ) -> bool {
         let s = &mut self.switches[sw as usize];
         let (link, dir) = s.ports[port as usize];
         let limit = s.limits[class as usize];
@@ -364,7 +419,15 @@ impl AtmNet {
 
     /// An RM cell at a switch: CI marking (TM 4.0 §5.10.6 relative-rate marking), then
     /// the VC's queue like any cell.
-    pub(super) fn switch_rm_cell(&mut self, now: u64, sw: u32, port: u16, frame: u32, route: &super::Route, out: &mut AtmOut) {
+    pub(super) fn switch_rm_cell(
+        &mut self,
+        now: u64,
+        sw: u32,
+        port: u16,
+        frame: u32,
+        route: &super::Route,
+        out: &mut AtmOut,
+    ) {
         if route.class == ABR_QUEUE {
             let th = self.switches[sw as usize].abr_ci;
             let rm = self.frames[frame as usize].rm.expect("an RM cell");
@@ -440,7 +503,9 @@ impl AtmNet {
                     end = self.send_spaced(frame, link, dir, vpi, vci, n1, cells - n1, start, ts as u64, out);
                     last = start + u128::from(cells - n1 - 1) * ts;
                 }
-                let Kind::Vbr { tat_p, tat_s, .. } = &mut self.endpoints[ep as usize].contracts[v].kind else { unreachable!() };
+                let Kind::Vbr { tat_p, tat_s, .. } = &mut self.endpoints[ep as usize].contracts[v].kind else {
+                    unreachable!()
+                };
                 *tat_p = last + tp;
                 *tat_s = s + u128::from(cells) * ts;
                 self.endpoints[ep as usize].nic_frames.push_back(end);
@@ -548,7 +613,19 @@ impl AtmNet {
     /// the link's first free slot, `num` at least one slot). Returns the slot after the
     /// last.
     #[allow(clippy::too_many_arguments)]
-    fn send_spaced(&mut self, frame: u32, link: u32, dir: u8, vpi: u16, vci: u16, first: u32, count: u32, start: u128, num: u64, out: &mut AtmOut) -> u64 {
+    fn send_spaced(
+        &mut self,
+        frame: u32,
+        link: u32,
+        dir: u8,
+        vpi: u16,
+        vci: u16,
+        first: u32,
+        count: u32,
+        start: u128,
+        num: u64,
+        out: &mut AtmOut,
+    ) -> u64 {
         let (slot0, phase) = ((start / u128::from(FP)) as u64, (start % u128::from(FP)) as u64);
         let t = self.new_train(frame, link, dir, vpi, vci, first, count, slot0, num, FP, true);
         self.trains[t as usize].phase = phase;

@@ -133,7 +133,15 @@ impl Message {
         let kind = MessageType::from_u8(b[5]).ok_or(Error::Unsupported)?;
         let len = usize::from(u16::from_be_bytes([b[7], b[8]]));
         let body = b.get(9..9 + len).ok_or(Error::Truncated)?;
-        let mut m = Message { kind, call_ref, from_destination: b[2] & 0x80 != 0, called: None, calling: None, connection: None, pcr_cells: None };
+        let mut m = Message {
+            kind,
+            call_ref,
+            from_destination: b[2] & 0x80 != 0,
+            called: None,
+            calling: None,
+            connection: None,
+            pcr_cells: None,
+        };
         let mut at = 0;
         while at + 4 <= body.len() {
             let id = body[at];
@@ -217,9 +225,20 @@ mod test {
 
     #[test]
     fn truncated_messages_are_refused() {
-        let b = Message { kind: MessageType::Connect, call_ref: 1, from_destination: true, called: None, calling: None, connection: Some((0, 33)), pcr_cells: None }.encode();
+        let b = Message {
+            kind: MessageType::Connect,
+            call_ref: 1,
+            from_destination: true,
+            called: None,
+            calling: None,
+            connection: Some((0, 33)),
+            pcr_cells: None,
+        }
+        .encode();
         for n in 0..b.len() {
-            assert!(Message::decode(&b[..n]).is_err() || n >= 9 && Message::decode(&b[..n]).unwrap().connection.is_none());
+            assert!(
+                Message::decode(&b[..n]).is_err() || n >= 9 && Message::decode(&b[..n]).unwrap().connection.is_none()
+            );
         }
     }
 }

@@ -14,7 +14,11 @@ use crate::time::SimTime;
 
 impl World {
     /// The ATM network of `config`, if it has ATM links; attaches their ports.
-    pub(super) fn build_atm(config: &SimConfig, nodes: &mut [Node], attachments: &mut [Vec<Attachment>]) -> Result<Option<AtmNet>, RunError> {
+    pub(super) fn build_atm(
+        config: &SimConfig,
+        nodes: &mut [Node],
+        attachments: &mut [Vec<Attachment>],
+    ) -> Result<Option<AtmNet>, RunError> {
         let links: Vec<(usize, &crate::atm::AtmLinkConfig)> = config
             .links
             .iter()
@@ -47,7 +51,10 @@ impl World {
         }
         for &sw in &net.switch_nodes {
             if nodes.get(sw as usize).is_none() {
-                return Err(RunError::Config(ConfigError { field: "atm.switches".into(), message: format!("no node {sw}") }));
+                return Err(RunError::Config(ConfigError {
+                    field: "atm.switches".into(),
+                    message: format!("no node {sw}"),
+                }));
             }
             for a in attachments[sw as usize].iter_mut() {
                 *a = Attachment::AtmSwitch;
@@ -55,7 +62,9 @@ impl World {
         }
         // VC-multiplexed PVCs carry no InATMARP: their far ends are configured.
         for (ep, vpi, vci, far) in net.pvc_far_ends() {
-            let llc = links.iter().any(|(_, l)| l.encapsulation == "llc-snap" && l.pvcs.iter().any(|p| (p.vpi, p.vci) == (vpi, vci)));
+            let llc = links
+                .iter()
+                .any(|(_, l)| l.encapsulation == "llc-snap" && l.pvcs.iter().any(|p| (p.vpi, p.vci) == (vpi, vci)));
             if !llc {
                 if let Some(ip) = net.endpoint_ip(far) {
                     net.set_pvc_peer(ep, vpi, vci, ip);
@@ -84,7 +93,10 @@ impl World {
             atm.lane_send(now, ep, frame, &mut self.atm_out);
             return self.atm_apply(now);
         }
-        let Some(dst) = frame.get(ethernet::HEADER_LEN + 16..ethernet::HEADER_LEN + 20).map(|b| Ipv4Addr::new(b[0], b[1], b[2], b[3])) else {
+        let Some(dst) = frame
+            .get(ethernet::HEADER_LEN + 16..ethernet::HEADER_LEN + 20)
+            .map(|b| Ipv4Addr::new(b[0], b[1], b[2], b[3]))
+        else {
             return Ok(());
         };
         // The stack routed the packet here; CLIP needs its next hop again (RFC 2225 §8:
@@ -118,7 +130,8 @@ impl World {
             crate::atm::net::set_erf_time(&mut record, at);
             if let Some(c) = self.capture.as_mut() {
                 let n = &self.nodes[node as usize];
-                c.atm(node, port, || format!("{}-{}-aal5", n.name, n.port_name(port)), at, &record).map_err(RunError::Capture)?;
+                c.atm(node, port, || format!("{}-{}-aal5", n.name, n.port_name(port)), at, &record)
+                    .map_err(RunError::Capture)?;
             }
         }
         let deliver: Vec<_> = out.deliver.drain(..).collect();
@@ -152,7 +165,12 @@ impl World {
                 // Cells: a link loses none (switches' queues do, before it).
                 conservation: kept
                     .iter()
-                    .map(|&(sent, arrived, on_wire)| crate::conservation::LinkConservation { frames_in: sent, frames_out: arrived, dropped: 0, queued: on_wire })
+                    .map(|&(sent, arrived, on_wire)| crate::conservation::LinkConservation {
+                        frames_in: sent,
+                        frames_out: arrived,
+                        dropped: 0,
+                        queued: on_wire,
+                    })
                     .collect(),
             })
             .collect();

@@ -499,8 +499,12 @@ impl L3fBridge {
     /// Forgets aged entries and stale askers, at most once per ageing time.
     fn sweep(&mut self, now: Nanos) {
         if !self.held.is_empty() {
-            let expired: Vec<Ipv4Addr> =
-                self.held.iter().filter(|(_, (since, _))| now.saturating_sub(*since) >= HOLD_TIMEOUT_NS).map(|(ip, _)| *ip).collect();
+            let expired: Vec<Ipv4Addr> = self
+                .held
+                .iter()
+                .filter(|(_, (since, _))| now.saturating_sub(*since) >= HOLD_TIMEOUT_NS)
+                .map(|(ip, _)| *ip)
+                .collect();
             for ip in expired {
                 let (_, packet) = self.held.remove(&ip).expect("held");
                 self.dropped.push((DropReason::L3fUnresolved { ip }, packet));
@@ -687,7 +691,8 @@ mod test {
         out.clear();
         // The request from IP_2 resolves it: the held datagram goes out with it.
         b.process(0, 2, &request(M2, IP_2, IP_A), &mut out).unwrap();
-        let sent: Vec<_> = out.iter().filter(|o| ethernet::decapsulate(&o.1, false).unwrap().0.ethertype == EtherType::Ipv4).collect();
+        let sent: Vec<_> =
+            out.iter().filter(|o| ethernet::decapsulate(&o.1, false).unwrap().0.ethertype == EtherType::Ipv4).collect();
         assert_eq!(sent.len(), 1);
         let (eth, body) = ethernet::decapsulate(&sent[0].1, false).unwrap();
         assert_eq!((sent[0].0, eth.src_addr, eth.dst_addr), (Output::Port(2), MacAddress(A2), MacAddress(M2)));

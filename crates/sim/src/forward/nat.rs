@@ -678,7 +678,8 @@ mod test {
         let mut body = Vec::new();
         reply.encapsulate(&mut body);
         let mut back = Vec::new();
-        ipv4::Repr::new(remote, Ipv4Addr::new(192, 168, 1, 101), Protocol::Icmp, body.len(), 64).encapsulate(&body, &mut back);
+        ipv4::Repr::new(remote, Ipv4Addr::new(192, 168, 1, 101), Protocol::Icmp, body.len(), 64)
+            .encapsulate(&body, &mut back);
         assert_eq!(nat.inbound(1, &mut back), Ok(Inbound::Translated));
         let ip = ipv4::Packet::new_checked(&back[..]).unwrap();
         let icmp = icmpv4::Packet::new_checked(ip.payload()).unwrap();
@@ -711,7 +712,13 @@ mod test {
         !(sum as u16)
     }
 
-    fn tcp_packet(src: SocketAddrV4, dst: SocketAddrV4, control: tcp::Control, ack: Option<u32>, payload: &[u8]) -> Vec<u8> {
+    fn tcp_packet(
+        src: SocketAddrV4,
+        dst: SocketAddrV4,
+        control: tcp::Control,
+        ack: Option<u32>,
+        payload: &[u8],
+    ) -> Vec<u8> {
         let mut repr = tcp::Repr::new(src.port(), dst.port(), control, tcp::SeqNumber::from_u32(0x1000_0000), 65_535);
         repr.ack_number = ack.map(tcp::SeqNumber::from_u32);
         repr.max_seg_size = (control == tcp::Control::Syn).then_some(1460);
@@ -733,7 +740,8 @@ mod test {
         let outside = Ipv4Addr::new(203, 0, 113, 1);
         let inside = SocketAddrV4::new(Ipv4Addr::new(192, 168, 0, 2), 49_152);
         let server = SocketAddrV4::new(Ipv4Addr::new(203, 0, 113, 2), 5201);
-        let taken = PortForward { protocol: NatProtocol::Tcp, port: 49_152, to: Ipv4Addr::new(192, 168, 0, 9), to_port: 22 };
+        let taken =
+            PortForward { protocol: NatProtocol::Tcp, port: 49_152, to: Ipv4Addr::new(192, 168, 0, 9), to_port: 22 };
         let mut nat = Nat::new(outside, 30_000_000_000, &[taken]);
         let payloads: [&[u8]; 4] = [b"", b"x", &[0xff; 1461], &[0x5a; 7]];
         let mut mapped = None;
@@ -757,7 +765,10 @@ mod test {
             assert_eq!(nat.inbound(i as u64, &mut back), Ok(Inbound::Translated));
             let ip = ipv4::Packet::new_checked(&back[..]).unwrap();
             assert!(ip.verify_checksum());
-            assert_eq!((ip.dst_addr(), tcp::Packet::new_checked(ip.payload()).unwrap().dst_port()), (*inside.ip(), inside.port()));
+            assert_eq!(
+                (ip.dst_addr(), tcp::Packet::new_checked(ip.payload()).unwrap().dst_port()),
+                (*inside.ip(), inside.port())
+            );
             assert_eq!(tcp_checksum_residue(&back), 0, "inbound segment {i}: checksum after translation");
         }
         // RFC 3022 §2.2 / seed 000 §2.3: a SYN from outside to the outside address on a
@@ -766,7 +777,10 @@ mod test {
         let mut syn = tcp_packet(server, SocketAddrV4::new(outside, 6000), tcp::Control::Syn, None, b"");
         assert_eq!(nat.inbound(10, &mut syn), Ok(Inbound::ToSelf));
         let mut syn = tcp_packet(server, inside, tcp::Control::Syn, None, b"");
-        assert_eq!(nat.inbound(10, &mut syn), Err(DropReason::NatNoMapping { protocol: NatProtocol::Tcp, dst: inside }));
+        assert_eq!(
+            nat.inbound(10, &mut syn),
+            Err(DropReason::NatNoMapping { protocol: NatProtocol::Tcp, dst: inside })
+        );
     }
 
     #[test]

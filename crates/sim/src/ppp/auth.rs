@@ -58,19 +58,50 @@ pub enum Outcome {
 #[derive(Debug)]
 pub enum Authenticator {
     /// `ms`: MS-CHAPv2 (RFC 2759) rather than MD5.
-    Chap { name: Vec<u8>, secret: Vec<u8>, challenge: [u8; CHAP_VALUE_LEN], id: u8, tries: u32, timer: Option<u64>, done: bool, ms: bool },
-    Pap { user: Vec<u8>, secret: Vec<u8>, done: bool },
+    Chap {
+        name: Vec<u8>,
+        secret: Vec<u8>,
+        challenge: [u8; CHAP_VALUE_LEN],
+        id: u8,
+        tries: u32,
+        timer: Option<u64>,
+        done: bool,
+        ms: bool,
+    },
+    Pap {
+        user: Vec<u8>,
+        secret: Vec<u8>,
+        done: bool,
+    },
 }
 
 impl Authenticator {
     /// CHAP: `challenge` is the value to send (drawn from the node's seeded stream).
     pub fn chap(name: &[u8], secret: &[u8], challenge: [u8; CHAP_VALUE_LEN], id: u8) -> Authenticator {
-        Authenticator::Chap { name: name.to_vec(), secret: secret.to_vec(), challenge, id, tries: 0, timer: None, done: false, ms: false }
+        Authenticator::Chap {
+            name: name.to_vec(),
+            secret: secret.to_vec(),
+            challenge,
+            id,
+            tries: 0,
+            timer: None,
+            done: false,
+            ms: false,
+        }
     }
 
     /// MS-CHAPv2 (RFC 2759 §3): the 16-octet Authenticator Challenge.
     pub fn mschapv2(name: &[u8], secret: &[u8], challenge: [u8; CHAP_VALUE_LEN], id: u8) -> Authenticator {
-        Authenticator::Chap { name: name.to_vec(), secret: secret.to_vec(), challenge, id, tries: 0, timer: None, done: false, ms: true }
+        Authenticator::Chap {
+            name: name.to_vec(),
+            secret: secret.to_vec(),
+            challenge,
+            id,
+            tries: 0,
+            timer: None,
+            done: false,
+            ms: true,
+        }
     }
 
     pub fn pap(user: &[u8], secret: &[u8]) -> Authenticator {
@@ -128,7 +159,11 @@ impl Authenticator {
                     let good = value == chap_md5(*id, secret, challenge);
                     (good, if good { b"Access granted".to_vec() } else { b"Access denied".to_vec() })
                 };
-                let body = if good { ChapBody::Success { message: &message } } else { ChapBody::Failure { message: &message } };
+                let body = if good {
+                    ChapBody::Success { message: &message }
+                } else {
+                    ChapBody::Failure { message: &message }
+                };
                 out.push(chap(&ChapRepr { identifier: *id, body }));
                 *timer = None;
                 let first = !*done;
@@ -144,7 +179,8 @@ impl Authenticator {
                 }
                 let (peer_id, password) = pap_fields(repr.data)?;
                 let good = peer_id == &user[..] && password == &secret[..];
-                let (code, message): (u8, &[u8]) = if good { (PAP_ACK, b"Login ok") } else { (PAP_NAK, b"Login incorrect") };
+                let (code, message): (u8, &[u8]) =
+                    if good { (PAP_ACK, b"Login ok") } else { (PAP_NAK, b"Login incorrect") };
                 let mut data = vec![message.len() as u8];
                 data.extend_from_slice(message);
                 let reply = ControlRepr { code, identifier: repr.identifier, data: &data };
@@ -168,7 +204,13 @@ fn mschapv2_verdict(secret: &[u8], challenge: &[u8; CHAP_VALUE_LEN], value: &[u8
         .filter(|r| r.nt_response == mschapv2::generate_nt_response(challenge, &r.peer_challenge, user, &password));
     match good {
         Some(r) => {
-            let auth = mschapv2::generate_authenticator_response(&password, &r.nt_response, &r.peer_challenge, challenge, user);
+            let auth = mschapv2::generate_authenticator_response(
+                &password,
+                &r.nt_response,
+                &r.peer_challenge,
+                challenge,
+                user,
+            );
             (true, mschapv2::success_message(&auth, "Access granted"))
         }
         None => (false, mschapv2::failure_message(mschapv2::ERROR_AUTHENTICATION_FAILURE, challenge, "Access denied")),
@@ -187,10 +229,25 @@ fn pap_fields(data: &[u8]) -> Option<(&[u8], &[u8])> {
 /// The side that proves who it is.
 #[derive(Debug)]
 pub enum Peer {
-    Chap { name: Vec<u8>, secret: Vec<u8> },
-    Pap { user: Vec<u8>, secret: Vec<u8>, id: u8, tries: u32, timer: Option<u64>, done: bool },
+    Chap {
+        name: Vec<u8>,
+        secret: Vec<u8>,
+    },
+    Pap {
+        user: Vec<u8>,
+        secret: Vec<u8>,
+        id: u8,
+        tries: u32,
+        timer: Option<u64>,
+        done: bool,
+    },
     /// RFC 2759: `expected` is the authenticator response the Success must carry.
-    MsChapV2 { name: Vec<u8>, secret: Vec<u8>, peer_challenge: [u8; 16], expected: Option<String> },
+    MsChapV2 {
+        name: Vec<u8>,
+        secret: Vec<u8>,
+        peer_challenge: [u8; 16],
+        expected: Option<String>,
+    },
 }
 
 impl Peer {
@@ -260,7 +317,10 @@ impl Peer {
                 match repr.body {
                     ChapBody::Challenge { value, .. } => {
                         let response = chap_md5(repr.identifier, secret, value);
-                        out.push(chap(&ChapRepr { identifier: repr.identifier, body: ChapBody::Response { value: &response, name } }));
+                        out.push(chap(&ChapRepr {
+                            identifier: repr.identifier,
+                            body: ChapBody::Response { value: &response, name },
+                        }));
                         None
                     }
                     ChapBody::Success { .. } => Some(Outcome::Success),
@@ -275,15 +335,25 @@ impl Peer {
                         let challenge: [u8; CHAP_VALUE_LEN] = value.try_into().ok()?;
                         let password = String::from_utf8_lossy(secret);
                         let response = ResponseRepr::new(&challenge, *peer_challenge, name, &password);
-                        *expected = Some(mschapv2::generate_authenticator_response(&password, &response.nt_response, peer_challenge, &challenge, name));
+                        *expected = Some(mschapv2::generate_authenticator_response(
+                            &password,
+                            &response.nt_response,
+                            peer_challenge,
+                            &challenge,
+                            name,
+                        ));
                         let value = response.emit();
-                        out.push(chap(&ChapRepr { identifier: repr.identifier, body: ChapBody::Response { value: &value, name } }));
+                        out.push(chap(&ChapRepr {
+                            identifier: repr.identifier,
+                            body: ChapBody::Response { value: &value, name },
+                        }));
                         None
                     }
                     // RFC 2759 §5: the peer checks the authenticator response; a wrong
                     // one ends the link as a failure would.
                     ChapBody::Success { message } => {
-                        let genuine = expected.is_some() && mschapv2::success_auth_string(message) == expected.as_deref();
+                        let genuine =
+                            expected.is_some() && mschapv2::success_auth_string(message) == expected.as_deref();
                         Some(if genuine { Outcome::Success } else { Outcome::Failure })
                     }
                     ChapBody::Failure { .. } => Some(Outcome::Failure),
@@ -318,7 +388,10 @@ mod test {
         // test vector: MD5("abc") = 900150983cd24fb0d6963f7d28e17f72): id 'a', secret
         // "b", challenge "c" make the stream "abc".
         let hash = chap_md5(b'a', b"b", b"c");
-        assert_eq!(hash, [0x90, 0x01, 0x50, 0x98, 0x3c, 0xd2, 0x4f, 0xb0, 0xd6, 0x96, 0x3f, 0x7d, 0x28, 0xe1, 0x7f, 0x72]);
+        assert_eq!(
+            hash,
+            [0x90, 0x01, 0x50, 0x98, 0x3c, 0xd2, 0x4f, 0xb0, 0xd6, 0x96, 0x3f, 0x7d, 0x28, 0xe1, 0x7f, 0x72]
+        );
     }
 
     #[test]
@@ -346,10 +419,13 @@ mod test {
     fn mschapv2_exchange_checks_both_ways() {
         // RFC 2759 §9.2's user, password and challenges: the Response must carry its
         // NT-Response and the Success its authenticator response.
-        let auth_challenge = [0x5B, 0x5D, 0x7C, 0x7D, 0x7B, 0x3F, 0x2F, 0x3E, 0x3C, 0x2C, 0x60, 0x21, 0x32, 0x26, 0x26, 0x28];
-        let peer_challenge = [0x21, 0x40, 0x23, 0x24, 0x25, 0x5E, 0x26, 0x2A, 0x28, 0x29, 0x5F, 0x2B, 0x3A, 0x33, 0x7C, 0x7E];
+        let auth_challenge =
+            [0x5B, 0x5D, 0x7C, 0x7D, 0x7B, 0x3F, 0x2F, 0x3E, 0x3C, 0x2C, 0x60, 0x21, 0x32, 0x26, 0x26, 0x28];
+        let peer_challenge =
+            [0x21, 0x40, 0x23, 0x24, 0x25, 0x5E, 0x26, 0x2A, 0x28, 0x29, 0x5F, 0x2B, 0x3A, 0x33, 0x7C, 0x7E];
         let nt_response = [
-            0x82, 0x30, 0x9E, 0xCD, 0x8D, 0x70, 0x8B, 0x5E, 0xA0, 0x8F, 0xAA, 0x39, 0x81, 0xCD, 0x83, 0x54, 0x42, 0x33, 0x11, 0x4A, 0x3D, 0x85, 0xD6, 0xDF,
+            0x82, 0x30, 0x9E, 0xCD, 0x8D, 0x70, 0x8B, 0x5E, 0xA0, 0x8F, 0xAA, 0x39, 0x81, 0xCD, 0x83, 0x54, 0x42, 0x33,
+            0x11, 0x4A, 0x3D, 0x85, 0xD6, 0xDF,
         ];
         for (secret, expected) in [(&b"clientPass"[..], Outcome::Success), (&b"wrong"[..], Outcome::Failure)] {
             let mut server = Authenticator::mschapv2(b"pptpd", b"clientPass", auth_challenge, 9);
@@ -382,7 +458,10 @@ mod test {
         server.start(0, &mut out);
         let challenge = out.pop().unwrap();
         client.input(&challenge, &mut out);
-        let forged = chap(&ChapRepr { identifier: 1, body: ChapBody::Success { message: b"S=0000000000000000000000000000000000000000 M=hi" } });
+        let forged = chap(&ChapRepr {
+            identifier: 1,
+            body: ChapBody::Success { message: b"S=0000000000000000000000000000000000000000 M=hi" },
+        });
         assert_eq!(client.input(&forged, &mut out), Some(Outcome::Failure));
     }
 

@@ -83,7 +83,8 @@ mod test {
 
     #[test]
     fn server_naks_zero_with_the_assigned_address() {
-        let mut server = IpcpOptions { local: Ipv4Addr::new(192, 0, 2, 1), assign: Some(Ipv4Addr::new(192, 0, 2, 2)), peer: None };
+        let mut server =
+            IpcpOptions { local: Ipv4Addr::new(192, 0, 2, 1), assign: Some(Ipv4Addr::new(192, 0, 2, 2)), peer: None };
         let zero = [3, 6, 0, 0, 0, 0];
         assert_eq!(server.check(&zero, false), Err((Code::ConfigureNak, vec![3, 6, 192, 0, 2, 2])));
         let mut client = IpcpOptions { local: Ipv4Addr::UNSPECIFIED, assign: None, peer: None };

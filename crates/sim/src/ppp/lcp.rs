@@ -196,7 +196,10 @@ mod test {
     fn request_bytes_follow_rfc1661_section6() {
         let server = LcpOptions::new(1492, 0x1234_5678, Some(Auth::Chap), None);
         // MRU 1492 (01 04 05d4), Auth-Protocol CHAP MD5 (03 05 c223 05), Magic (05 06 ...).
-        assert_eq!(server.request(), [0x01, 0x04, 0x05, 0xd4, 0x03, 0x05, 0xc2, 0x23, 0x05, 0x05, 0x06, 0x12, 0x34, 0x56, 0x78]);
+        assert_eq!(
+            server.request(),
+            [0x01, 0x04, 0x05, 0xd4, 0x03, 0x05, 0xc2, 0x23, 0x05, 0x05, 0x06, 0x12, 0x34, 0x56, 0x78]
+        );
         let plain = LcpOptions::new(1500, 1, None, None);
         assert_eq!(plain.request(), [0x05, 0x06, 0, 0, 0, 1], "MRU 1500 is the default: not requested");
     }

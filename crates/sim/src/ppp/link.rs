@@ -62,7 +62,12 @@ impl PppLink {
     /// `authenticator`: the check this end makes of its peer (the server's); its
     /// protocol must match `lcp.require`. `credentials`: the name and secret this end
     /// answers with when the peer demands authentication (`lcp.willing`).
-    pub fn new(lcp: LcpOptions, ipcp: IpcpOptions, authenticator: Option<Authenticator>, credentials: Option<(Vec<u8>, Vec<u8>)>) -> PppLink {
+    pub fn new(
+        lcp: LcpOptions,
+        ipcp: IpcpOptions,
+        authenticator: Option<Authenticator>,
+        credentials: Option<(Vec<u8>, Vec<u8>)>,
+    ) -> PppLink {
         PppLink {
             lcp: Fsm::new(lcp),
             ipcp: Fsm::new(ipcp),
@@ -111,10 +116,15 @@ impl PppLink {
     }
 
     pub fn poll_at(&self) -> Option<u64> {
-        [self.lcp.poll_at(), self.ipcp.poll_at(), self.authenticator.as_ref().and_then(Authenticator::poll_at), self.peer.as_ref().and_then(Peer::poll_at)]
-            .into_iter()
-            .flatten()
-            .min()
+        [
+            self.lcp.poll_at(),
+            self.ipcp.poll_at(),
+            self.authenticator.as_ref().and_then(Authenticator::poll_at),
+            self.peer.as_ref().and_then(Peer::poll_at),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     pub fn on_timer(&mut self, now: u64, out: &mut PppOut) {
@@ -221,7 +231,9 @@ impl PppLink {
                 self.peer = match (owed, &self.credentials) {
                     (Some(Auth::Chap), Some((name, secret))) => Some(Peer::chap(name, secret)),
                     (Some(Auth::Pap), Some((name, secret))) => Some(Peer::pap(name, secret)),
-                    (Some(Auth::MsChapV2), Some((name, secret))) => Some(Peer::mschapv2(name, secret, self.peer_challenge)),
+                    (Some(Auth::MsChapV2), Some((name, secret))) => {
+                        Some(Peer::mschapv2(name, secret, self.peer_challenge))
+                    }
                     _ => None,
                 };
                 self.phase = Phase::Authenticate;

@@ -15,7 +15,6 @@ pub const CUBIC_C: f64 = 0.4;
 /// RFC 9438 §4.6: β_cubic = 0.7.
 pub const CUBIC_BETA: f64 = 0.7;
 
-
 /// cwnd, ssthresh and the algorithm's private state.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Congestion {

@@ -341,7 +341,15 @@ mod test {
         let mut h = HyStart::new(HyStartMode::Off);
         for i in 0..100u32 {
             let rtt = Some((10 + u64::from(i)) * MS);
-            let v = h.on_ack(AckInfo { now: u64::from(i) * MS, ack: seq(i * 1000), snd_nxt: seq(i * 1000 + 50_000), rtt, cwnd: 100_000, smss: SMSS, srtt: rtt });
+            let v = h.on_ack(AckInfo {
+                now: u64::from(i) * MS,
+                ack: seq(i * 1000),
+                snd_nxt: seq(i * 1000 + 50_000),
+                rtt,
+                cwnd: 100_000,
+                smss: SMSS,
+                srtt: rtt,
+            });
             assert_eq!(v, Verdict::Continue);
         }
         assert_eq!(h.slow_start_increase(5000, 1000, 1234), 1234, "not HyStart++: the window's own rule");
@@ -358,7 +366,9 @@ mod test {
                 ack += 1000;
                 now += gap;
                 let r = Some(rtt(k));
-                if h.on_ack(AckInfo { now, ack: seq(ack), snd_nxt, rtt: r, cwnd: 32_000, smss: SMSS, srtt: r }) == Verdict::Exit {
+                if h.on_ack(AckInfo { now, ack: seq(ack), snd_nxt, rtt: r, cwnd: 32_000, smss: SMSS, srtt: r })
+                    == Verdict::Exit
+                {
                     return Some((k, i));
                 }
             }

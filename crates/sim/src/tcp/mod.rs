@@ -35,7 +35,5 @@ pub mod rtt;
 pub mod sack;
 pub mod socket;
 
-
 pub use config::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig};
 pub use socket::{MtuProbing, State, TcpSocket, TcpStats, TraceRecord};
-

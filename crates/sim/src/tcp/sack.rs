@@ -116,7 +116,11 @@ impl Scoreboard {
     /// whole; a range before it ends at or below the hole's start (not above `x + 1`).
     /// So they are the running totals of the ranges not yet passed, and the last hole
     /// has none above it.
-    fn holes_above(&self, snd_una: SeqNumber, high_data: SeqNumber) -> impl Iterator<Item = (SeqNumber, SeqNumber, u32, u64)> + '_ {
+    fn holes_above(
+        &self,
+        snd_una: SeqNumber,
+        high_data: SeqNumber,
+    ) -> impl Iterator<Item = (SeqNumber, SeqNumber, u32, u64)> + '_ {
         let mut ranges = self.blocks.len() as u32;
         let mut octets = self.sacked_bytes();
         let mut at = snd_una;
@@ -138,7 +142,14 @@ impl Scoreboard {
 
     /// RFC 6675 §4 pipe: octets believed in the network. `high_rxt` is the end of the
     /// highest retransmitted octet (exclusive), `snd_una` when nothing was.
-    pub fn pipe(&self, snd_una: SeqNumber, high_data: SeqNumber, high_rxt: SeqNumber, dup_thresh: u32, smss: u32) -> u64 {
+    pub fn pipe(
+        &self,
+        snd_una: SeqNumber,
+        high_data: SeqNumber,
+        high_rxt: SeqNumber,
+        dup_thresh: u32,
+        smss: u32,
+    ) -> u64 {
         self.pipe_and_next_lost(snd_una, high_data, high_rxt, dup_thresh, smss).0
     }
 
@@ -189,7 +200,13 @@ impl Scoreboard {
 
     /// NextSeg() rule 3: the first unSACKed octet at or above `high_rxt` with SACKed
     /// octets above it (rule 1's (1.a) and (1.b) without (1.c)).
-    pub fn next_rule3(&self, snd_una: SeqNumber, high_data: SeqNumber, high_rxt: SeqNumber, smss: u32) -> Option<(SeqNumber, SeqNumber)> {
+    pub fn next_rule3(
+        &self,
+        snd_una: SeqNumber,
+        high_data: SeqNumber,
+        high_rxt: SeqNumber,
+        smss: u32,
+    ) -> Option<(SeqNumber, SeqNumber)> {
         let top = self.highest_sacked()?;
         self.next_in_holes(snd_una, high_data.min(top), high_rxt, smss, |_, _| true)
     }
@@ -314,7 +331,11 @@ mod test {
                 }
                 Some((o, end))
             };
-            assert_eq!(sb.next_lost(una, high, high_rxt, thresh, smss), first(&|o| sb.is_lost(o, thresh, smss)), "{sb:?}");
+            assert_eq!(
+                sb.next_lost(una, high, high_rxt, thresh, smss),
+                first(&|o| sb.is_lost(o, thresh, smss)),
+                "{sb:?}"
+            );
             assert_eq!(sb.next_rule3(una, high, high_rxt, smss), first(&|_| true), "{sb:?}");
             let both = (sb.pipe(una, high, high_rxt, thresh, smss), sb.next_lost(una, high, high_rxt, thresh, smss));
             assert_eq!(sb.pipe_and_next_lost(una, high, high_rxt, thresh, smss), both, "{sb:?}");

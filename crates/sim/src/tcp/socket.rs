@@ -168,9 +168,14 @@ pub struct TraceRecord {
 enum Recovery {
     None,
     /// RFC 6582: `recover` is the highest sequence sent when recovery began.
-    NewReno { recover: SeqNumber, partial_seen: bool },
+    NewReno {
+        recover: SeqNumber,
+        partial_seen: bool,
+    },
     /// RFC 6675 §5: RecoveryPoint.
-    Sack { recovery_point: SeqNumber },
+    Sack {
+        recovery_point: SeqNumber,
+    },
 }
 
 /// RFC 6937 §3.1's variables for one recovery, in octets.
@@ -804,7 +809,12 @@ impl TcpSocket {
     /// whose duplicate ACKs would tell its loss.
     fn probe_plan(&self) -> Option<Plan> {
         let m = &self.mtup;
-        if !m.enabled || m.probe.is_some() || self.recovery != Recovery::None || self.snd_nxt != self.snd_max || self.fin_seq.is_some() {
+        if !m.enabled
+            || m.probe.is_some()
+            || self.recovery != Recovery::None
+            || self.snd_nxt != self.snd_max
+            || self.fin_seq.is_some()
+        {
             return None;
         }
         let smss = u64::from(self.smss);
@@ -1053,8 +1063,7 @@ impl TcpSocket {
             self.receive_data(now, repr.seq_number, payload, repr.control == Control::Psh);
         }
         // Eighth: FIN.
-        if repr.control == Control::Fin
-            && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2)
+        if repr.control == Control::Fin && matches!(self.state, State::Established | State::FinWait1 | State::FinWait2)
         {
             self.rx_fin = Some(repr.seq_number + payload.len());
         }
@@ -1397,7 +1406,10 @@ impl TcpSocket {
     fn tlp_eligible(&self) -> bool {
         let Some(rack) = &self.rack else { return false };
         self.cfg.tlp
-            && matches!(self.state, State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck)
+            && matches!(
+                self.state,
+                State::Established | State::CloseWait | State::FinWait1 | State::Closing | State::LastAck
+            )
             && self.snd_max > self.snd_una
             && !self.in_loss_recovery()
             && rack.tlp_end_seq.is_none()
@@ -1988,7 +2000,11 @@ impl TcpSocket {
         } else if plan.len > 0 && self.bulk.is_none() && (offset + plan.len) as u64 == self.tx_len {
             // Linux marks the segment that empties the send queue.
             Control::Psh
-        } else if plan.len > 0 && self.bulk.is_some() && self.cfg.send_low_water.is_some() && (offset + plan.len) as u64 == self.written_octets() {
+        } else if plan.len > 0
+            && self.bulk.is_some()
+            && self.cfg.send_low_water.is_some()
+            && (offset + plan.len) as u64 == self.written_octets()
+        {
             // 4.4BSD tcp_output: "If we're sending everything we've got, set PUSH."
             Control::Psh
         } else {
@@ -2060,8 +2076,8 @@ impl TcpSocket {
         } else {
             None
         };
-        let timestamp =
-            (self.ts_ok || (syn && self.cfg.timestamps && self.state == State::SynSent)).then(|| (Self::ts_clock(now), self.ts_recent));
+        let timestamp = (self.ts_ok || (syn && self.cfg.timestamps && self.state == State::SynSent))
+            .then(|| (Self::ts_clock(now), self.ts_recent));
         let repr = &mut self.out;
         repr.src_port = self.local_port;
         repr.dst_port = self.remote_port;

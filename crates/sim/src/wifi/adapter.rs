@@ -69,9 +69,7 @@ impl FromStr for ForeignSource {
         match s.trim().to_ascii_lowercase().as_str() {
             "drop" => Ok(ForeignSource::Drop),
             "rewrite" => Ok(ForeignSource::Rewrite),
-            other => Err(format!(
-                "foreign_source must be \"drop\" or \"rewrite\", not {other:?}"
-            )),
+            other => Err(format!("foreign_source must be \"drop\" or \"rewrite\", not {other:?}")),
         }
     }
 }
@@ -158,10 +156,9 @@ impl fmt::Display for DropReason {
                 "station adapter accepts only frames addressed to its own MAC: \
                  frame for {receiver} dropped (adapter {adapter})"
             ),
-            DropReason::OwnGroupEcho { adapter } => write!(
-                f,
-                "group-addressed frame from {adapter} relayed back to it by the AP: discarded"
-            ),
+            DropReason::OwnGroupEcho { adapter } => {
+                write!(f, "group-addressed frame from {adapter} relayed back to it by the AP: discarded")
+            }
             DropReason::WrongDirection { ds, why } => {
                 write!(f, "802.11 frame with DS bits {ds:02b} dropped: {why}")
             }
@@ -172,20 +169,15 @@ impl fmt::Display for DropReason {
             DropReason::Undecryptable { cipher, why } => {
                 write!(f, "802.11 frame dropped by {cipher}: {why}")
             }
-            DropReason::NotReceived => write!(
-                f,
-                "802.11 frame sent once without link acknowledgements, not received by its addressee"
-            ),
-            DropReason::QueueFull { capacity } => {
-                write!(
-                    f,
-                    "802.11 transmit queue full ({capacity} frames): frame dropped"
-                )
+            DropReason::NotReceived => {
+                write!(f, "802.11 frame sent once without link acknowledgements, not received by its addressee")
             }
-            DropReason::RetryLimit { attempts } => write!(
-                f,
-                "802.11 frame dropped after {attempts} unacknowledged attempts (retry limit)"
-            ),
+            DropReason::QueueFull { capacity } => {
+                write!(f, "802.11 transmit queue full ({capacity} frames): frame dropped")
+            }
+            DropReason::RetryLimit { attempts } => {
+                write!(f, "802.11 frame dropped after {attempts} unacknowledged attempts (retry limit)")
+            }
         }
     }
 }
@@ -220,12 +212,7 @@ fn build_mpdu(repr: &DataRepr, ethertype: EtherType, payload: &[u8]) -> Vec<u8> 
 /// An Ethernet II frame without FCS.
 fn build_ethernet(dst: Address, src: Address, ethertype: EtherType, payload: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(ethernet::HEADER_LEN + payload.len());
-    ethernet::Repr {
-        src_addr: src,
-        dst_addr: dst,
-        ethertype,
-    }
-    .encapsulate(payload, false, &mut out);
+    ethernet::Repr { src_addr: src, dst_addr: dst, ethertype }.encapsulate(payload, false, &mut out);
     out
 }
 
@@ -233,10 +220,7 @@ fn build_ethernet(dst: Address, src: Address, ethertype: EtherType, payload: &[u
 fn parse_data_header(mpdu: &[u8]) -> Result<DataRepr, DropReason> {
     let frame = Frame::new_checked(mpdu).map_err(malformed("802.11 frame"))?;
     if frame.frame_control().frame_type != FrameType::Data {
-        return Err(DropReason::Malformed {
-            what: "802.11 data frame",
-            error: wire::Error::Unsupported,
-        });
+        return Err(DropReason::Malformed { what: "802.11 data frame", error: wire::Error::Unsupported });
     }
     DataRepr::parse(&frame).map_err(malformed("802.11 data frame"))
 }
@@ -244,26 +228,18 @@ fn parse_data_header(mpdu: &[u8]) -> Result<DataRepr, DropReason> {
 /// The Ethernet frame an open MSDU body (LLC/SNAP + payload) stands for.
 fn body_to_ethernet(da: Address, sa: Address, body: &[u8]) -> Result<Vec<u8>, DropReason> {
     let (llc, payload) = llc::Repr::decapsulate(body).map_err(malformed("LLC/SNAP header"))?;
-    let ethertype = llc.as_ethertype().ok_or(DropReason::Malformed {
-        what: "LLC/SNAP header (no EtherType)",
-        error: wire::Error::Unsupported,
-    })?;
+    let ethertype = llc
+        .as_ethertype()
+        .ok_or(DropReason::Malformed { what: "LLC/SNAP header (no EtherType)", error: wire::Error::Unsupported })?;
     Ok(build_ethernet(da, sa, ethertype, payload))
 }
 
 /// The source a station may put on the air for `eth_source`, by `policy`.
-fn station_source(
-    eth_source: Address,
-    station_mac: Address,
-    policy: ForeignSource,
-) -> Result<Address, DropReason> {
+fn station_source(eth_source: Address, station_mac: Address, policy: ForeignSource) -> Result<Address, DropReason> {
     if eth_source == station_mac || policy == ForeignSource::Rewrite {
         Ok(station_mac)
     } else {
-        Err(DropReason::ForeignSourceAddress {
-            source: eth_source,
-            station: station_mac,
-        })
+        Err(DropReason::ForeignSourceAddress { source: eth_source, station: station_mac })
     }
 }
 
@@ -294,11 +270,7 @@ pub fn station_uplink(
 ///
 /// (The brief's `wds: bool` becomes the repeater's address: a 4-address frame's
 /// receiver is not its destination, so the AP must say which station relays it.)
-pub fn ap_downlink(
-    eth: &[u8],
-    bssid: Address,
-    wds_receiver: Option<Address>,
-) -> Result<Vec<u8>, DropReason> {
+pub fn ap_downlink(eth: &[u8], bssid: Address, wds_receiver: Option<Address>) -> Result<Vec<u8>, DropReason> {
     let (eth_repr, payload) = parse_ethernet(eth)?;
     let repr = match wds_receiver {
         Some(ra) => DataRepr::wds(ra, bssid, eth_repr.dst_addr, eth_repr.src_addr),
@@ -322,17 +294,10 @@ pub fn ibss_send(
 }
 
 /// The (DA, SA) a station adapter passes up for `repr`, or why it does not.
-fn station_rx_addresses(
-    repr: &DataRepr,
-    station_mac: Address,
-    wds: bool,
-) -> Result<(Address, Address), DropReason> {
+fn station_rx_addresses(repr: &DataRepr, station_mac: Address, wds: bool) -> Result<(Address, Address), DropReason> {
     let receiver = repr.receiver();
     if receiver != station_mac && !receiver.is_multicast() {
-        return Err(DropReason::NotForThisAdapter {
-            receiver,
-            adapter: station_mac,
-        });
+        return Err(DropReason::NotForThisAdapter { receiver, adapter: station_mac });
     }
     let ds = repr.addresses.ds_field();
     match repr.addresses.ds_bits() {
@@ -352,28 +317,19 @@ fn station_rx_addresses(
     }
     let (da, sa) = (repr.destination(), repr.source());
     if receiver.is_multicast() && sa == station_mac {
-        return Err(DropReason::OwnGroupEcho {
-            adapter: station_mac,
-        });
+        return Err(DropReason::OwnGroupEcho { adapter: station_mac });
     }
     Ok((da, sa))
 }
 
 /// The (DA, SA) an AP passes to its distribution system for `repr`, or why not.
-fn ap_rx_addresses(
-    repr: &DataRepr,
-    bssid: Address,
-    wds: bool,
-) -> Result<(Address, Address), DropReason> {
+fn ap_rx_addresses(repr: &DataRepr, bssid: Address, wds: bool) -> Result<(Address, Address), DropReason> {
     let ds = repr.addresses.ds_field();
     match repr.addresses.ds_bits() {
         (true, false) => {}
         (true, true) if wds => {}
         (true, true) => {
-            return Err(DropReason::WrongDirection {
-                ds,
-                why: "4-address (WDS) frame and this AP has no WDS link",
-            })
+            return Err(DropReason::WrongDirection { ds, why: "4-address (WDS) frame and this AP has no WDS link" })
         }
         _ => {
             return Err(DropReason::WrongDirection {
@@ -383,10 +339,7 @@ fn ap_rx_addresses(
         }
     }
     if repr.receiver() != bssid {
-        return Err(DropReason::OtherBss {
-            bssid: repr.receiver(),
-            ours: bssid,
-        });
+        return Err(DropReason::OtherBss { bssid: repr.receiver(), ours: bssid });
     }
     Ok((repr.destination(), repr.source()))
 }
@@ -396,11 +349,7 @@ fn ap_rx_addresses(
 /// `wds`), and returns the Ethernet frame (DA, SA from Table 9-26). Anything
 /// addressed elsewhere is [`DropReason::NotForThisAdapter`]; a group frame the station
 /// itself sent, relayed back by the AP, is [`DropReason::OwnGroupEcho`].
-pub fn station_accepts(
-    mpdu: &[u8],
-    station_mac: Address,
-    wds: bool,
-) -> Result<Vec<u8>, DropReason> {
+pub fn station_accepts(mpdu: &[u8], station_mac: Address, wds: bool) -> Result<Vec<u8>, DropReason> {
     let repr = parse_data_header(mpdu)?;
     let (da, sa) = station_rx_addresses(&repr, station_mac, wds)?;
     if repr.protected {
@@ -419,10 +368,7 @@ pub fn ap_accepts(mpdu: &[u8], bssid: Address, wds: bool) -> Result<Vec<u8>, Dro
     let repr = parse_data_header(mpdu)?;
     let (da, sa) = ap_rx_addresses(&repr, bssid, wds)?;
     if repr.protected {
-        return Err(DropReason::Undecryptable {
-            cipher: Cipher::Open,
-            why: "protected frame received by an open AP",
-        });
+        return Err(DropReason::Undecryptable { cipher: Cipher::Open, why: "protected frame received by an open AP" });
     }
     body_to_ethernet(da, sa, &mpdu[repr.header_len()..])
 }
@@ -435,11 +381,9 @@ pub fn ap_accepts(mpdu: &[u8], bssid: Address, wds: bool) -> Result<Vec<u8>, Dro
 /// gives the same lengths and timing; this one is only for the bytes to be real.
 pub const DEFAULT_WEP40_KEY: [u8; dot11_crypto::WEP40_KEY_LEN] = [1, 2, 3, 4, 5];
 /// The default WEP-104 key: 01 02 … 0d.
-pub const DEFAULT_WEP104_KEY: [u8; dot11_crypto::WEP104_KEY_LEN] =
-    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
+pub const DEFAULT_WEP104_KEY: [u8; dot11_crypto::WEP104_KEY_LEN] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13];
 /// The default CCMP-128 temporal key: 00 01 … 0f.
-pub const DEFAULT_CCMP_TK: [u8; dot11_crypto::CCMP_TK_LEN] =
-    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
+pub const DEFAULT_CCMP_TK: [u8; dot11_crypto::CCMP_TK_LEN] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15];
 
 /// Which per-byte CPU cost a cipher's bytes incur.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -471,11 +415,7 @@ pub struct LinkCipher {
 impl LinkCipher {
     /// No encryption.
     pub fn open() -> Self {
-        LinkCipher {
-            cipher: Cipher::Open,
-            key: Vec::new(),
-            next_counter: 0,
-        }
+        LinkCipher { cipher: Cipher::Open, key: Vec::new(), next_counter: 0 }
     }
 
     /// WEP with a 5-byte (WEP-40) or 13-byte (WEP-104) key.
@@ -485,37 +425,24 @@ impl LinkCipher {
             dot11_crypto::WEP104_KEY_LEN => Cipher::Wep104,
             n => return Err(format!("a WEP key has 5 or 13 bytes, not {n}")),
         };
-        Ok(LinkCipher {
-            cipher,
-            key: key.to_vec(),
-            next_counter: 0,
-        })
+        Ok(LinkCipher { cipher, key: key.to_vec(), next_counter: 0 })
     }
 
     /// TKIP framing (see the type's doc).
     pub fn tkip() -> Self {
-        LinkCipher {
-            cipher: Cipher::Tkip,
-            key: Vec::new(),
-            next_counter: 1,
-        }
+        LinkCipher { cipher: Cipher::Tkip, key: Vec::new(), next_counter: 1 }
     }
 
     /// CCMP-128 with temporal key `tk`.
     pub fn ccmp(tk: [u8; dot11_crypto::CCMP_TK_LEN]) -> Self {
-        LinkCipher {
-            cipher: Cipher::Ccmp,
-            key: tk.to_vec(),
-            next_counter: 1,
-        }
+        LinkCipher { cipher: Cipher::Ccmp, key: tk.to_vec(), next_counter: 1 }
     }
 
     /// The cipher `WifiConfig::security` names ("open", "wep-40", "wep-104", "tkip",
     /// "ccmp"), with the default keys above.
     pub fn from_name(name: &str) -> Result<Self, String> {
-        let cipher: Cipher = name.parse().map_err(|_| {
-            format!("security must be open, wep-40, wep-104, tkip or ccmp, not {name:?}")
-        })?;
+        let cipher: Cipher =
+            name.parse().map_err(|_| format!("security must be open, wep-40, wep-104, tkip or ccmp, not {name:?}"))?;
         Ok(match cipher {
             Cipher::Open => LinkCipher::open(),
             Cipher::Wep40 => LinkCipher::wep(&DEFAULT_WEP40_KEY)?,
@@ -545,10 +472,7 @@ impl LinkCipher {
     }
 
     fn undecryptable(&self, why: &'static str) -> DropReason {
-        DropReason::Undecryptable {
-            cipher: self.cipher,
-            why,
-        }
+        DropReason::Undecryptable { cipher: self.cipher, why }
     }
 
     /// Encrypts the body of an open MPDU (no FCS) in place of it and sets the
@@ -566,42 +490,25 @@ impl LinkCipher {
             Cipher::Open => unreachable!("handled above"),
             Cipher::Wep40 | Cipher::Wep104 => {
                 let iv = (counter as u32 & 0x00ff_ffff).to_be_bytes();
-                dot11_crypto::wep_encapsulate(
-                    &self.key,
-                    [iv[1], iv[2], iv[3]],
-                    0,
-                    &plaintext,
-                    mpdu,
-                )
-                .map_err(|_| self.undecryptable("bad WEP key"))?;
+                dot11_crypto::wep_encapsulate(&self.key, [iv[1], iv[2], iv[3]], 0, &plaintext, mpdu)
+                    .map_err(|_| self.undecryptable("bad WEP key"))?;
                 plaintext.len() + dot11_crypto::WEP_ICV_LEN
             }
             Cipher::Tkip => {
                 let start = mpdu.len();
                 mpdu.resize(start + dot11_crypto::TKIP_HEADER_LEN, 0);
-                TkipRepr {
-                    tsc: counter & dot11_crypto::PN_MAX,
-                    key_id: 0,
-                }
-                .emit(&mut TkipHeader::new_unchecked(&mut mpdu[start..]));
+                TkipRepr { tsc: counter & dot11_crypto::PN_MAX, key_id: 0 }
+                    .emit(&mut TkipHeader::new_unchecked(&mut mpdu[start..]));
                 mpdu.extend_from_slice(&plaintext);
                 let trailer = dot11_crypto::TKIP_MIC_LEN + dot11_crypto::TKIP_ICV_LEN;
                 mpdu.resize(mpdu.len() + trailer, 0);
                 plaintext.len() + trailer
             }
             Cipher::Ccmp => {
-                let tk: [u8; dot11_crypto::CCMP_TK_LEN] =
-                    self.key[..].try_into().expect("CCMP keys have 16 bytes");
+                let tk: [u8; dot11_crypto::CCMP_TK_LEN] = self.key[..].try_into().expect("CCMP keys have 16 bytes");
                 let header = mpdu.clone();
-                dot11_crypto::ccmp_encapsulate(
-                    &tk,
-                    &header,
-                    counter & dot11_crypto::PN_MAX,
-                    0,
-                    &plaintext,
-                    mpdu,
-                )
-                .map_err(|_| self.undecryptable("cannot build the CCMP AAD"))?;
+                dot11_crypto::ccmp_encapsulate(&tk, &header, counter & dot11_crypto::PN_MAX, 0, &plaintext, mpdu)
+                    .map_err(|_| self.undecryptable("cannot build the CCMP AAD"))?;
                 plaintext.len() + dot11_crypto::CCMP_MIC_LEN
             }
         };
@@ -630,10 +537,8 @@ impl LinkCipher {
                 body.len() - dot11_crypto::WEP_IV_LEN
             }
             Cipher::Tkip => {
-                let tkip = TkipHeader::new_checked(body)
-                    .map_err(|_| self.undecryptable("truncated TKIP header"))?;
-                TkipRepr::parse(&tkip)
-                    .map_err(|_| self.undecryptable("TKIP header without ExtIV"))?;
+                let tkip = TkipHeader::new_checked(body).map_err(|_| self.undecryptable("truncated TKIP header"))?;
+                TkipRepr::parse(&tkip).map_err(|_| self.undecryptable("TKIP header without ExtIV"))?;
                 let trailer = dot11_crypto::TKIP_MIC_LEN + dot11_crypto::TKIP_ICV_LEN;
                 let data = &body[dot11_crypto::TKIP_HEADER_LEN..];
                 if data.len() < trailer {
@@ -643,8 +548,7 @@ impl LinkCipher {
                 data.len()
             }
             Cipher::Ccmp => {
-                let tk: [u8; dot11_crypto::CCMP_TK_LEN] =
-                    self.key[..].try_into().expect("CCMP keys have 16 bytes");
+                let tk: [u8; dot11_crypto::CCMP_TK_LEN] = self.key[..].try_into().expect("CCMP keys have 16 bytes");
                 dot11_crypto::ccmp_decapsulate(&tk, header, body, &mut out)
                     .map_err(|_| self.undecryptable("CCMP MIC does not verify (wrong key?)"))?;
                 body.len() - dot11_crypto::CCMP_HEADER_LEN
@@ -709,12 +613,7 @@ pub struct Adapter {
 impl Adapter {
     /// An adapter with the given role, policy, WDS flag and cipher.
     pub fn new(role: Role, foreign_source: ForeignSource, wds: bool, cipher: LinkCipher) -> Self {
-        Adapter {
-            role,
-            foreign_source,
-            wds,
-            cipher,
-        }
+        Adapter { role, foreign_source, wds, cipher }
     }
 
     /// The port's own MAC (the BSSID for an AP).
@@ -728,26 +627,14 @@ impl Adapter {
     /// An Ethernet frame (no FCS) to send: the protected MPDU (no FCS). An AP with
     /// `wds` sends 4-address frames to `wds_receiver` (the station's MAC); other
     /// roles ignore it.
-    pub fn transmit(
-        &mut self,
-        eth: &[u8],
-        wds_receiver: Option<Address>,
-    ) -> Result<Converted, DropReason> {
+    pub fn transmit(&mut self, eth: &[u8], wds_receiver: Option<Address>) -> Result<Converted, DropReason> {
         let mut mpdu = match self.role {
-            Role::Station { mac, bssid } => {
-                station_uplink(eth, mac, bssid, self.foreign_source, self.wds)?
-            }
-            Role::AccessPoint { bssid } => {
-                ap_downlink(eth, bssid, wds_receiver.filter(|_| self.wds))?
-            }
+            Role::Station { mac, bssid } => station_uplink(eth, mac, bssid, self.foreign_source, self.wds)?,
+            Role::AccessPoint { bssid } => ap_downlink(eth, bssid, wds_receiver.filter(|_| self.wds))?,
             Role::AdHoc { mac, bssid } => ibss_send(eth, mac, bssid, self.foreign_source)?,
         };
         let cipher_bytes = self.cipher.protect(&mut mpdu)?;
-        Ok(Converted {
-            frame: mpdu,
-            cipher_bytes,
-            cost: self.cipher.cost(),
-        })
+        Ok(Converted { frame: mpdu, cipher_bytes, cost: self.cipher.cost() })
     }
 
     /// A received MPDU (no FCS): the Ethernet frame (no FCS) to hand up. The address
@@ -755,28 +642,19 @@ impl Adapter {
     pub fn receive(&self, mpdu: &[u8]) -> Result<Converted, DropReason> {
         let repr = parse_data_header(mpdu)?;
         let (da, sa) = match self.role {
-            Role::Station { mac, .. } | Role::AdHoc { mac, .. } => {
-                station_rx_addresses(&repr, mac, self.wds)?
-            }
+            Role::Station { mac, .. } | Role::AdHoc { mac, .. } => station_rx_addresses(&repr, mac, self.wds)?,
             Role::AccessPoint { bssid } => ap_rx_addresses(&repr, bssid, self.wds)?,
         };
         if let Role::AdHoc { bssid, .. } | Role::Station { bssid, .. } = self.role {
             if let Some(frame_bssid) = repr.bssid() {
                 if frame_bssid != bssid {
-                    return Err(DropReason::OtherBss {
-                        bssid: frame_bssid,
-                        ours: bssid,
-                    });
+                    return Err(DropReason::OtherBss { bssid: frame_bssid, ours: bssid });
                 }
             }
         }
         let (open, cipher_bytes) = self.cipher.unprotect(mpdu)?;
         let frame = body_to_ethernet(da, sa, &open[repr.header_len()..])?;
-        Ok(Converted {
-            frame,
-            cipher_bytes,
-            cost: self.cipher.cost(),
-        })
+        Ok(Converted { frame, cipher_bytes, cost: self.cipher.cost() })
     }
 }
 
@@ -805,19 +683,13 @@ mod test {
     fn a_station_does_not_accept_frames_to_the_ds() {
         let mpdu = station_uplink(&eth(WIRED, STA), STA, AP, ForeignSource::Drop, false).unwrap();
         // Address 1 is the BSSID: not for another station's adapter.
-        assert!(matches!(
-            station_accepts(&mpdu, WIRED, false),
-            Err(DropReason::NotForThisAdapter { .. })
-        ));
+        assert!(matches!(station_accepts(&mpdu, WIRED, false), Err(DropReason::NotForThisAdapter { .. })));
     }
 
     #[test]
     fn own_broadcast_relayed_by_the_ap_is_discarded() {
         let mpdu = ap_downlink(&eth(Address::BROADCAST, STA), AP, None).unwrap();
-        assert_eq!(
-            station_accepts(&mpdu, STA, false),
-            Err(DropReason::OwnGroupEcho { adapter: STA })
-        );
+        assert_eq!(station_accepts(&mpdu, STA, false), Err(DropReason::OwnGroupEcho { adapter: STA }));
         assert!(station_accepts(&mpdu, WIRED, false).is_ok());
     }
 
@@ -825,21 +697,9 @@ mod test {
     fn ciphers_round_trip_and_count_bytes() {
         for name in ["open", "wep-40", "wep-104", "tkip", "ccmp"] {
             let cipher = LinkCipher::from_name(name).unwrap();
-            let mut sta = Adapter::new(
-                Role::Station {
-                    mac: STA,
-                    bssid: AP,
-                },
-                ForeignSource::Drop,
-                false,
-                cipher.clone(),
-            );
-            let ap = Adapter::new(
-                Role::AccessPoint { bssid: AP },
-                ForeignSource::Drop,
-                false,
-                cipher,
-            );
+            let mut sta =
+                Adapter::new(Role::Station { mac: STA, bssid: AP }, ForeignSource::Drop, false, cipher.clone());
+            let ap = Adapter::new(Role::AccessPoint { bssid: AP }, ForeignSource::Drop, false, cipher);
             let frame = eth(WIRED, STA);
             let sent = sta.transmit(&frame, None).unwrap();
             let overhead = name.parse::<Cipher>().unwrap().overhead();
@@ -861,10 +721,7 @@ mod test {
     #[test]
     fn a_wrong_wep_key_is_refused() {
         let mut sta = Adapter::new(
-            Role::Station {
-                mac: STA,
-                bssid: AP,
-            },
+            Role::Station { mac: STA, bssid: AP },
             ForeignSource::Drop,
             false,
             LinkCipher::wep(&DEFAULT_WEP40_KEY).unwrap(),
@@ -876,9 +733,6 @@ mod test {
             LinkCipher::wep(&[9, 9, 9, 9, 9]).unwrap(),
         );
         let sent = sta.transmit(&eth(WIRED, STA), None).unwrap();
-        assert!(matches!(
-            ap.receive(&sent.frame),
-            Err(DropReason::Undecryptable { .. })
-        ));
+        assert!(matches!(ap.receive(&sent.frame), Err(DropReason::Undecryptable { .. })));
     }
 }

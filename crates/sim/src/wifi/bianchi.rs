@@ -62,13 +62,7 @@ impl BianchiInputs {
     /// payloads in `mpdu_len`-byte MPDUs at `data_rate` on `phy`:
     /// T_s = data + SIFS + Ack + DIFS, T_c = data + EIFS (Bianchi took DIFS; in
     /// 802.11 the stations that hear the collision defer EIFS, §10.3.2.3.7).
-    pub fn basic_access(
-        phy: &PhyParams,
-        stations: u32,
-        msdu_len: usize,
-        mpdu_len: usize,
-        data_rate: Rate,
-    ) -> Self {
+    pub fn basic_access(phy: &PhyParams, stations: u32, msdu_len: usize, mpdu_len: usize, data_rate: Rate) -> Self {
         let data = phy.ppdu_time(mpdu_len, data_rate);
         BianchiInputs {
             stations,
@@ -84,9 +78,7 @@ impl BianchiInputs {
     /// τ as a function of p (Bianchi eq. 7).
     pub fn tau_given_p(&self, p: f64) -> f64 {
         let w = (self.cw_min + 1) as f64;
-        let stages: f64 = (0..self.max_backoff_stage)
-            .map(|k| (2.0 * p).powi(k as i32))
-            .sum();
+        let stages: f64 = (0..self.max_backoff_stage).map(|k| (2.0 * p).powi(k as i32)).sum();
         2.0 / (1.0 + w + p * w * stages)
     }
 
@@ -95,10 +87,7 @@ impl BianchiInputs {
     /// # Panics
     /// If `stations` is 0.
     pub fn solve(&self) -> BianchiSolution {
-        assert!(
-            self.stations >= 1,
-            "Bianchi's model needs at least one station"
-        );
+        assert!(self.stations >= 1, "Bianchi's model needs at least one station");
         let n = self.stations as i32;
         let excess = |p: f64| p - (1.0 - (1.0 - self.tau_given_p(p)).powi(n - 1));
         // excess(0) ≤ 0 < excess(1) and excess increases with p: bisect.
@@ -119,11 +108,7 @@ impl BianchiInputs {
             + p_tr * p_s * self.success_time as f64
             + p_tr * (1.0 - p_s) * self.collision_time as f64;
         let throughput_bps = p_s * p_tr * self.payload_bits as f64 / mean_slot_ns * 1e9;
-        BianchiSolution {
-            tau,
-            collision_probability: p,
-            throughput_bps,
-        }
+        BianchiSolution { tau, collision_probability: p, throughput_bps }
     }
 }
 
@@ -139,21 +124,12 @@ mod test {
         let per_frame_us = 50.0 + 15.5 * 20.0 + (192.0 + 1118.0) + 10.0 + 248.0;
         let expected = 1500.0 * 8.0 / per_frame_us * 1e6;
         let phy = PhyParams::dot11b(Preamble::Long);
-        let inputs = BianchiInputs::basic_access(
-            &phy,
-            1,
-            1500,
-            data_mpdu_len(1500, Security::None, false),
-            Rate::Cck11,
-        );
+        let inputs =
+            BianchiInputs::basic_access(&phy, 1, 1500, data_mpdu_len(1500, Security::None, false), Rate::Cck11);
         assert_eq!(inputs.max_backoff_stage, 5);
         let s = inputs.solve();
         assert!(s.collision_probability < 1e-12);
-        assert!(
-            (s.throughput_bps - expected).abs() / expected < 1e-9,
-            "{} vs {expected}",
-            s.throughput_bps
-        );
+        assert!((s.throughput_bps - expected).abs() / expected < 1e-9, "{} vs {expected}", s.throughput_bps);
     }
 
     #[test]
@@ -167,8 +143,7 @@ mod test {
             let mut tau = 0.05_f64;
             for _ in 0..10_000 {
                 let p = 1.0 - (1.0 - tau).powi(n as i32 - 1);
-                let next = 2.0 * (1.0 - 2.0 * p)
-                    / ((1.0 - 2.0 * p) * (w + 1.0) + p * w * (1.0 - (2.0 * p).powi(m)));
+                let next = 2.0 * (1.0 - 2.0 * p) / ((1.0 - 2.0 * p) * (w + 1.0) + p * w * (1.0 - (2.0 * p).powi(m)));
                 tau = 0.5 * tau + 0.5 * next;
             }
             let p = 1.0 - (1.0 - tau).powi(n as i32 - 1);
@@ -182,11 +157,7 @@ mod test {
         let phy = PhyParams::dot11b(Preamble::Long);
         let p: Vec<f64> = [1, 2, 5, 10, 50]
             .iter()
-            .map(|&n| {
-                BianchiInputs::basic_access(&phy, n, 1500, 1536, Rate::Cck11)
-                    .solve()
-                    .collision_probability
-            })
+            .map(|&n| BianchiInputs::basic_access(&phy, n, 1500, 1536, Rate::Cck11).solve().collision_probability)
             .collect();
         assert!(p.windows(2).all(|w| w[0] < w[1]), "{p:?}");
     }

@@ -67,9 +67,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use super::adapter::DropReason;
 use super::dcf::{Access, AfterFailure, Dcf, DcfParams, FailedAttempt, DEFAULT_RTS_THRESHOLD};
-use super::phy::{
-    FrameExchange, ModulationClass, PhyParams, Preamble, Protection, Rate, CTS_LEN, FCS_LEN, MICROS,
-};
+use super::phy::{FrameExchange, ModulationClass, PhyParams, Preamble, Protection, Rate, CTS_LEN, FCS_LEN, MICROS};
 use super::Nanos;
 use crate::rng::{RandomStream, RunSeed};
 
@@ -176,11 +174,7 @@ impl BssParams {
         let preamble = match preamble.trim().to_ascii_lowercase().as_str() {
             "long" => Preamble::Long,
             "short" => Preamble::Short,
-            other => {
-                return Err(format!(
-                    "preamble must be \"long\" or \"short\", not {other:?}"
-                ))
-            }
+            other => return Err(format!("preamble must be \"long\" or \"short\", not {other:?}")),
         };
         let phy = match standard.trim().to_ascii_lowercase().as_str() {
             // IEEE 802.11-2020 clause 15 (DSSS, 1 and 2 Mb/s) has the timing of clause 16
@@ -213,10 +207,7 @@ impl BssParams {
             return Err("members: a BSS needs at least one member".into());
         }
         if !self.phy.supports(self.rate) {
-            return Err(format!(
-                "rate: {:?} is not a rate of {:?}",
-                self.rate, self.phy.standard
-            ));
+            return Err(format!("rate: {:?} is not a rate of {:?}", self.rate, self.phy.standard));
         }
         if self.queue_frames == 0 || self.member_queue_frames.contains(&0) {
             return Err("queue_frames: a transmit queue holds at least one frame".into());
@@ -244,10 +235,7 @@ impl BssParams {
         }
         if let Some(hears) = &self.hears {
             if hears.len() != self.members || hears.iter().any(|row| row.len() != self.members) {
-                return Err(format!(
-                    "hears: must be {n} × {n} (one row and column per member)",
-                    n = self.members
-                ));
+                return Err(format!("hears: must be {n} × {n} (one row and column per member)", n = self.members));
             }
         }
         if !self.frame_error_rate.is_empty() && self.frame_error_rate.len() != self.members {
@@ -257,11 +245,7 @@ impl BssParams {
                 self.members
             ));
         }
-        if let Some(p) = self
-            .frame_error_rate
-            .iter()
-            .find(|p| !(0.0..=1.0).contains(*p))
-        {
+        if let Some(p) = self.frame_error_rate.iter().find(|p| !(0.0..=1.0).contains(*p)) {
             return Err(format!("frame_error_rate: {p} is not a probability"));
         }
         Ok(())
@@ -501,10 +485,7 @@ enum State {
     /// A frame is queued and the DCF has been asked for the medium.
     Contending,
     /// An exchange of the head-of-queue frame is under way.
-    Exchanging {
-        plan: Plan,
-        awaiting: Option<Awaiting>,
-    },
+    Exchanging { plan: Plan, awaiting: Option<Awaiting> },
 }
 
 #[derive(Debug)]
@@ -542,8 +523,7 @@ impl Member {
 
     fn request_access(&mut self, now: Nanos) {
         self.state = State::Contending;
-        self.dcf
-            .request_access(now, Self::draw(&mut self.backoff_stream));
+        self.dcf.request_access(now, Self::draw(&mut self.backoff_stream));
     }
 }
 
@@ -580,10 +560,7 @@ impl Bss {
             panic!("invalid BSS parameters: {e}");
         }
         let n = params.members;
-        let hears = params
-            .hears
-            .clone()
-            .unwrap_or_else(|| vec![vec![true; n]; n]);
+        let hears = params.hears.clone().unwrap_or_else(|| vec![vec![true; n]; n]);
         let mut dcf_params = DcfParams::from_phy(&params.phy);
         dcf_params.rts_threshold = params.rts_threshold;
         dcf_params.short_retry_limit = params.short_retry_limit;
@@ -675,13 +652,7 @@ impl Bss {
     ///
     /// # Panics
     /// If `member` or `dest` is not a member, or `dest` is `member`.
-    pub fn enqueue(
-        &mut self,
-        now: Nanos,
-        member: usize,
-        mpdu: Vec<u8>,
-        dest: Option<usize>,
-    ) -> Result<(), DropReason> {
+    pub fn enqueue(&mut self, now: Nanos, member: usize, mpdu: Vec<u8>, dest: Option<usize>) -> Result<(), DropReason> {
         self.enqueue_at(now, member, mpdu, dest, false)
     }
 
@@ -709,10 +680,7 @@ impl Bss {
     ) -> Result<(), DropReason> {
         let n = self.members.len();
         assert!(member < n, "no member {member}");
-        assert!(
-            dest.is_none_or(|d| d < n && d != member),
-            "member {member} cannot send to {dest:?}"
-        );
+        assert!(dest.is_none_or(|d| d < n && d != member), "member {member} cannot send to {dest:?}");
         self.advance_to(now);
         let capacity = self.params.queue_capacity(member);
         let m = &mut self.members[member];
@@ -726,13 +694,7 @@ impl Bss {
             mpdu[1] &= !RETRY_BIT;
             m.next_sequence = (m.next_sequence + 1) % SEQUENCE_MODULUS;
         }
-        let queued = Queued {
-            beacon: false,
-            mpdu,
-            dest,
-            attempts: 0,
-            delivered: false,
-        };
+        let queued = Queued { beacon: false, mpdu, dest, attempts: 0, delivered: false };
         if priority && !m.queue.is_empty() {
             m.queue.insert(1, queued);
         } else {
@@ -775,12 +737,8 @@ impl Bss {
 
     fn next_instant(&self) -> Option<Nanos> {
         let own = self.events.keys().next().map(|k| k.0);
-        let grants = self
-            .members
-            .iter()
-            .filter(|m| matches!(m.state, State::Contending))
-            .filter_map(|m| m.dcf.poll_at())
-            .min();
+        let grants =
+            self.members.iter().filter(|m| matches!(m.state, State::Contending)).filter_map(|m| m.dcf.poll_at()).min();
         match (own, grants) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -813,9 +771,7 @@ impl Bss {
         }
         for m in 0..self.members.len() {
             let member = &mut self.members[m];
-            if !matches!(member.state, State::Contending)
-                || member.dcf.poll_at().is_none_or(|at| at > t)
-            {
+            if !matches!(member.state, State::Contending) || member.dcf.poll_at().is_none_or(|at| at > t) {
                 continue;
             }
             if !member.dcf.poll(t) {
@@ -830,10 +786,7 @@ impl Bss {
                 self.start_exchange(t, m);
             }
         }
-        assert!(
-            progressed,
-            "BSS medium: nothing to do at {t} ns although due"
-        );
+        assert!(progressed, "BSS medium: nothing to do at {t} ns although due");
     }
 
     fn schedule(&mut self, at: Nanos, phase: u8, event: Event) -> EventKey {
@@ -878,10 +831,7 @@ impl Bss {
 
     /// The DCF granted `m` the medium at `t`: the first frame of its exchange goes.
     fn start_exchange(&mut self, t: Nanos, m: usize) {
-        let head = self.members[m]
-            .queue
-            .front()
-            .expect("contending with a frame");
+        let head = self.members[m].queue.front().expect("contending with a frame");
         let plan = self.plan(m, head);
         let member = &mut self.members[m];
         let head = member.queue.front_mut().expect("contending with a frame");
@@ -892,10 +842,7 @@ impl Bss {
             member.stats.retries += 1;
         }
         head.attempts += 1;
-        member.state = State::Exchanging {
-            plan,
-            awaiting: None,
-        };
+        member.state = State::Exchanging { plan, awaiting: None };
         let ex = plan.timeline;
         match plan.protection {
             Protection::RtsCts => {
@@ -910,11 +857,7 @@ impl Bss {
                     None => ex.sifs + ex.data,
                 };
                 self.transmit(t, m, FrameKind::CtsToSelf, None, cts, nav, plan.protection_rate, None);
-                self.schedule(
-                    t + cts + ex.sifs,
-                    PHASE_SEND,
-                    Event::Send(m, Scheduled::Data),
-                );
+                self.schedule(t + cts + ex.sifs, PHASE_SEND, Event::Send(m, Scheduled::Data));
             }
             Protection::None => self.transmit_data(t, m, plan),
         }
@@ -923,10 +866,7 @@ impl Bss {
     fn transmit_data(&mut self, t: Nanos, m: usize, plan: Plan) {
         // Without link acks nothing follows the frame: Duration 0, as a group frame's.
         let nav = if self.params.link_acks { plan.data_nav() } else { 0 };
-        let head = self.members[m]
-            .queue
-            .front_mut()
-            .expect("exchanging a frame");
+        let head = self.members[m].queue.front_mut().expect("exchanging a frame");
         if is_data_mpdu(&head.mpdu) {
             let duration_us = (nav / MICROS) as u16;
             head.mpdu[2..4].copy_from_slice(&duration_us.to_le_bytes());
@@ -937,16 +877,7 @@ impl Bss {
             head.mpdu[MIN_DATA_HEADER..MIN_DATA_HEADER + 8].copy_from_slice(&(t / MICROS).to_le_bytes());
         }
         let mpdu = head.mpdu.clone();
-        self.transmit(
-            t,
-            m,
-            FrameKind::Data,
-            plan.dest,
-            plan.timeline.data,
-            nav,
-            plan.rate,
-            Some(mpdu),
-        );
+        self.transmit(t, m, FrameKind::Data, plan.dest, plan.timeline.data, nav, plan.rate, Some(mpdu));
     }
 
     /// Puts a frame on the air: collisions with what is already there, busy medium
@@ -996,11 +927,7 @@ impl Bss {
             other.deaf[sender] = true;
             deaf[other.sender] = true;
             for (r, lost_at_r) in lost.iter_mut().enumerate() {
-                if r != sender
-                    && r != other.sender
-                    && self.hears[r][sender]
-                    && self.hears[r][other.sender]
-                {
+                if r != sender && r != other.sender && self.hears[r][sender] && self.hears[r][other.sender] {
                     other.lost[r] = true;
                     *lost_at_r = true;
                 }
@@ -1008,16 +935,7 @@ impl Bss {
         }
         let id = self.next_tx_id;
         self.next_tx_id += 1;
-        self.on_air.push(OnAir {
-            id,
-            sender,
-            kind,
-            receiver,
-            nav,
-            mpdu,
-            lost,
-            deaf,
-        });
+        self.on_air.push(OnAir { id, sender, kind, receiver, nav, mpdu, lost, deaf });
         let member = &mut self.members[sender];
         member.dcf.notify_tx_start(t, duration);
         member.on_air_until = end;
@@ -1077,48 +995,25 @@ impl Bss {
             _ => plan.ack_timeout,
         };
         let key = self.schedule(t + wait, PHASE_TIMEOUT, Event::Timeout(m));
-        self.members[m].state = State::Exchanging {
-            plan,
-            awaiting: Some(Awaiting {
-                kind,
-                timeout: Some(key),
-            }),
-        };
+        self.members[m].state = State::Exchanging { plan, awaiting: Some(Awaiting { kind, timeout: Some(key) }) };
     }
 
     fn response_timed_out(&mut self, t: Nanos, m: usize) {
-        let State::Exchanging {
-            plan,
-            awaiting: Some(awaiting),
-        } = self.members[m].state
-        else {
+        let State::Exchanging { plan, awaiting: Some(awaiting) } = self.members[m].state else {
             return;
         };
-        let response_on_air = self.on_air.iter().any(|tx| {
-            tx.receiver == Some(m) && tx.kind == awaiting.kind && self.hears[m][tx.sender]
-        });
+        let response_on_air =
+            self.on_air.iter().any(|tx| tx.receiver == Some(m) && tx.kind == awaiting.kind && self.hears[m][tx.sender]);
         if response_on_air {
             // A response started in time: its end decides (§10.3.2.9).
-            self.members[m].state = State::Exchanging {
-                plan,
-                awaiting: Some(Awaiting {
-                    timeout: None,
-                    ..awaiting
-                }),
-            };
+            self.members[m].state = State::Exchanging { plan, awaiting: Some(Awaiting { timeout: None, ..awaiting }) };
         } else {
             self.exchange_failed(t, m);
         }
     }
 
     fn cancel_timeout(&mut self, m: usize) {
-        if let State::Exchanging {
-            awaiting: Some(Awaiting {
-                timeout: Some(key), ..
-            }),
-            ..
-        } = self.members[m].state
-        {
+        if let State::Exchanging { awaiting: Some(Awaiting { timeout: Some(key), .. }), .. } = self.members[m].state {
             self.events.remove(&key);
         }
     }
@@ -1129,41 +1024,28 @@ impl Bss {
         let State::Exchanging { plan, .. } = member.state else {
             return;
         };
-        member
-            .dcf
-            .on_tx_success(t, plan.psdu_len, Member::draw(&mut member.backoff_stream));
+        member.dcf.on_tx_success(t, plan.psdu_len, Member::draw(&mut member.backoff_stream));
         let sent = member.queue.pop_front().expect("exchanging a frame");
         if sent.beacon {
             member.stats.beacons += 1;
         } else {
             member.stats.frames_sent += 1;
         }
-        self.outbox.push(BssEvent::TxDone {
-            member: m,
-            ok: true,
-        });
+        self.outbox.push(BssEvent::TxDone { member: m, ok: true });
         self.next_frame(t, m);
     }
 
     fn exchange_failed(&mut self, t: Nanos, m: usize) {
         self.cancel_timeout(m);
         let member = &mut self.members[m];
-        let State::Exchanging {
-            plan,
-            awaiting: Some(awaiting),
-        } = member.state
-        else {
+        let State::Exchanging { plan, awaiting: Some(awaiting) } = member.state else {
             return;
         };
         let attempt = match awaiting.kind {
             FrameKind::Cts => FailedAttempt::Rts,
-            _ => FailedAttempt::Mpdu {
-                mpdu_len: plan.psdu_len,
-            },
+            _ => FailedAttempt::Mpdu { mpdu_len: plan.psdu_len },
         };
-        let after = member
-            .dcf
-            .on_tx_failure(t, attempt, Member::draw(&mut member.backoff_stream));
+        let after = member.dcf.on_tx_failure(t, attempt, Member::draw(&mut member.backoff_stream));
         match after {
             AfterFailure::Retry => {
                 let head = member.queue.front_mut().expect("exchanging a frame");
@@ -1178,14 +1060,9 @@ impl Bss {
                     member: m,
                     delivered: head.delivered,
                     mpdu: head.mpdu,
-                    reason: DropReason::RetryLimit {
-                        attempts: head.attempts,
-                    },
+                    reason: DropReason::RetryLimit { attempts: head.attempts },
                 });
-                self.outbox.push(BssEvent::TxDone {
-                    member: m,
-                    ok: false,
-                });
+                self.outbox.push(BssEvent::TxDone { member: m, ok: false });
             }
         }
         self.next_frame(t, m);
@@ -1205,13 +1082,7 @@ impl Bss {
         let sequence_control = ap.next_sequence << 4;
         mpdu[22..24].copy_from_slice(&sequence_control.to_le_bytes());
         ap.next_sequence = (ap.next_sequence + 1) % SEQUENCE_MODULUS;
-        let queued = Queued {
-            beacon: true,
-            mpdu,
-            dest: None,
-            attempts: 0,
-            delivered: false,
-        };
+        let queued = Queued { beacon: true, mpdu, dest: None, attempts: 0, delivered: false };
         let at = match ap.state {
             State::Idle => 0,
             State::Contending if ap.queue.front().is_some_and(|h| h.attempts == 0) => 0,
@@ -1235,11 +1106,7 @@ impl Bss {
     // -- receivers -------------------------------------------------------------
 
     fn transmission_ended(&mut self, t: Nanos, id: u64) {
-        let index = self
-            .on_air
-            .iter()
-            .position(|tx| tx.id == id)
-            .expect("an ending transmission is on the air");
+        let index = self.on_air.iter().position(|tx| tx.id == id).expect("an ending transmission is on the air");
         let tx = self.on_air.swap_remove(index);
         let n = self.members.len();
         // Whether the frame's addressee took it (for a frame no Ack will confirm).
@@ -1320,10 +1187,7 @@ impl Bss {
                     let member = &mut self.members[r];
                     member.dcf.on_cts_received();
                     if let State::Exchanging { plan, .. } = member.state {
-                        member.state = State::Exchanging {
-                            plan,
-                            awaiting: None,
-                        };
+                        member.state = State::Exchanging { plan, awaiting: None };
                     }
                     self.schedule(t + sifs, PHASE_SEND, Event::Send(r, Scheduled::Data));
                 }
@@ -1376,12 +1240,7 @@ impl Bss {
                 head.delivered = true;
             }
         }
-        self.outbox.push(BssEvent::Delivered {
-            to: r,
-            from: tx.sender,
-            mpdu: mpdu.clone(),
-            at: t,
-        });
+        self.outbox.push(BssEvent::Delivered { to: r, from: tx.sender, mpdu: mpdu.clone(), at: t });
     }
 }
 
@@ -1428,16 +1287,7 @@ mod test {
             (t, BssEvent::Delivered { to: 0, from: 1, at, mpdu }) if *t == delivered_at && *at == delivered_at
                 && u16::from_le_bytes([mpdu[2], mpdu[3]]) == 10 + 248
         ));
-        assert_eq!(
-            events[1],
-            (
-                ack_end,
-                BssEvent::TxDone {
-                    member: 1,
-                    ok: true
-                }
-            )
-        );
+        assert_eq!(events[1], (ack_end, BssEvent::TxDone { member: 1, ok: true }));
         assert_eq!(events.len(), 2);
         let s = bss.member_stats(1);
         assert_eq!((s.attempts, s.retries, s.frames_sent), (1, 0, 1));
@@ -1456,16 +1306,7 @@ mod test {
         // DIFS 50, RTS 272, SIFS, CTS 248, SIFS, data 1310, SIFS, Ack 248.
         let data_end = (50 + 272 + 10 + 248 + 10 + 1310) * US;
         assert!(matches!(&events[0], (_, BssEvent::Delivered { at, .. }) if *at == data_end));
-        assert_eq!(
-            events[1],
-            (
-                data_end + 258 * US,
-                BssEvent::TxDone {
-                    member: 1,
-                    ok: true
-                }
-            )
-        );
+        assert_eq!(events[1], (data_end + 258 * US, BssEvent::TxDone { member: 1, ok: true }));
         // The third member heard the RTS and set its NAV; its own frame waits.
         assert_eq!(bss.member_stats(2).airtime_ns, 0);
     }
@@ -1521,19 +1362,12 @@ mod test {
         let frame = mpdu(200);
         bss.enqueue(0, 1, frame, Some(0)).unwrap();
         let events = run(&mut bss);
-        let delivered = events
-            .iter()
-            .filter(|(_, e)| matches!(e, BssEvent::Delivered { .. }))
-            .count();
+        let delivered = events.iter().filter(|(_, e)| matches!(e, BssEvent::Delivered { .. })).count();
         assert_eq!(delivered, 1);
         assert_eq!(bss.member_stats(0).duplicates, 6);
         assert!(events.iter().any(|(_, e)| matches!(
             e,
-            BssEvent::Dropped {
-                member: 1,
-                reason: DropReason::RetryLimit { attempts: 7 },
-                ..
-            }
+            BssEvent::Dropped { member: 1, reason: DropReason::RetryLimit { attempts: 7 }, .. }
         )));
         let s = bss.member_stats(1);
         assert_eq!((s.attempts, s.retries, s.dropped), (7, 6, 1));
@@ -1545,18 +1379,13 @@ mod test {
         let mut bss = Bss::new(params, RunSeed(1), 0);
         bss.enqueue(0, 1, mpdu(100), Some(0)).unwrap();
         bss.enqueue(0, 1, mpdu(100), Some(0)).unwrap();
-        assert_eq!(
-            bss.enqueue(0, 1, mpdu(100), Some(0)),
-            Err(DropReason::QueueFull { capacity: 2 })
-        );
+        assert_eq!(bss.enqueue(0, 1, mpdu(100), Some(0)), Err(DropReason::QueueFull { capacity: 2 }));
         assert_eq!(bss.member_stats(1).queue_drops, 1);
         // Sequence numbers 0 and 1 on the air.
         let seqs: Vec<u16> = run(&mut bss)
             .into_iter()
             .filter_map(|(_, e)| match e {
-                BssEvent::Delivered { mpdu, .. } => {
-                    Some(u16::from_le_bytes([mpdu[22], mpdu[23]]) >> 4)
-                }
+                BssEvent::Delivered { mpdu, .. } => Some(u16::from_le_bytes([mpdu[22], mpdu[23]]) >> 4),
                 _ => None,
             })
             .collect();
@@ -1608,7 +1437,10 @@ mod test {
         bss.capture_air();
         let mut out = Vec::new();
         bss.poll(5 * DEFAULT_BEACON_INTERVAL - 1, &mut out);
-        assert!(!out.iter().any(|e| matches!(e, BssEvent::Delivered { .. })), "beacons are not delivered as frames: {out:?}");
+        assert!(
+            !out.iter().any(|e| matches!(e, BssEvent::Delivered { .. })),
+            "beacons are not delivered as frames: {out:?}"
+        );
         out.clear();
         let ap = bss.member_stats(0);
         assert_eq!((ap.beacons, ap.frames_sent, ap.enqueued), (5, 0, 0));
@@ -1632,7 +1464,10 @@ mod test {
         assert_eq!(air[0].start, 5 * DEFAULT_BEACON_INTERVAL);
         let air = &air[1..];
         assert_eq!((air[0].kind, air[0].rate, air[0].short_preamble), (FrameKind::Data, Rate::Cck11, true));
-        assert_eq!((air[1].kind, air[1].rate, air[1].short_preamble, air[1].receiver), (FrameKind::Ack, Rate::Dsss2, false, Some(1)));
+        assert_eq!(
+            (air[1].kind, air[1].rate, air[1].short_preamble, air[1].receiver),
+            (FrameKind::Ack, Rate::Dsss2, false, Some(1))
+        );
         assert_eq!(air[1].start, air[0].start + (96 + 1118 + 10) * US);
         assert_eq!(bss.member_stats(0).airtime_ns, 6 * 704 * US + 248 * US);
     }

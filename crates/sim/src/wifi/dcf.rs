@@ -205,10 +205,7 @@ impl Dcf {
     /// A station that has seen an idle medium since time 0 (so it must still wait
     /// DIFS from 0 before its first frame), with CW = aCWmin.
     pub fn new(params: DcfParams) -> Self {
-        assert!(
-            params.cw_min <= params.cw_max,
-            "aCWmin must not exceed aCWmax"
-        );
+        assert!(params.cw_min <= params.cw_max, "aCWmin must not exceed aCWmax");
         assert!(params.slot > 0, "aSlotTime must be positive");
         Dcf {
             params,
@@ -322,10 +319,7 @@ impl Dcf {
         }
         if self.is_medium_busy(now) {
             let slots = self.draw(draw_backoff);
-            self.backoff = Some(Backoff {
-                slots_left: slots,
-                counted_to: now,
-            });
+            self.backoff = Some(Backoff { slots_left: slots, counted_to: now });
         } else if self.params.access == Access::IdleDifs && self.ifs_end() <= now {
             self.granted_at = Some(now); // idle for DIFS/EIFS already: go (§10.3.4.2)
         } else {
@@ -389,12 +383,7 @@ impl Dcf {
     ///
     /// # Panics
     /// If `draw_backoff` returns more than `cw`.
-    pub fn on_tx_success(
-        &mut self,
-        now: Nanos,
-        mpdu_len: usize,
-        draw_backoff: impl FnMut(u32) -> u32,
-    ) {
+    pub fn on_tx_success(&mut self, now: Nanos, mpdu_len: usize, draw_backoff: impl FnMut(u32) -> u32) {
         self.advance(now);
         self.exchange_end = self.exchange_end.max(now);
         if self.needs_rts(mpdu_len) {
@@ -404,10 +393,7 @@ impl Dcf {
         }
         self.cw = self.params.cw_min;
         let slots = self.draw(draw_backoff);
-        self.backoff = Some(Backoff {
-            slots_left: slots,
-            counted_to: now,
-        });
+        self.backoff = Some(Backoff { slots_left: slots, counted_to: now });
     }
 
     /// A CTS answered our RTS: the short retry count is reset (§10.3.4.4); the
@@ -449,10 +435,7 @@ impl Dcf {
             AfterFailure::Retry
         };
         let slots = self.draw(draw_backoff);
-        self.backoff = Some(Backoff {
-            slots_left: slots,
-            counted_to: now,
-        });
+        self.backoff = Some(Backoff { slots_left: slots, counted_to: now });
         outcome
     }
 
@@ -460,11 +443,7 @@ impl Dcf {
 
     fn draw(&self, mut draw_backoff: impl FnMut(u32) -> u32) -> u32 {
         let slots = draw_backoff(self.cw);
-        assert!(
-            slots <= self.cw,
-            "backoff draw {slots} outside [0, {}]",
-            self.cw
-        );
+        assert!(slots <= self.cw, "backoff draw {slots} outside [0, {}]", self.cw);
         slots
     }
 
@@ -472,12 +451,7 @@ impl Dcf {
     /// busy period: where backoff slots may start counting.
     fn ifs_end(&self) -> Nanos {
         let p = &self.params;
-        let after_busy = self
-            .busy_end
-            .max(self.tx_end)
-            .max(self.nav_end)
-            .max(self.exchange_end)
-            + p.difs;
+        let after_busy = self.busy_end.max(self.tx_end).max(self.nav_end).max(self.exchange_end) + p.difs;
         let after_rx = self.rx_end + if self.rx_ok { p.difs } else { p.eifs };
         after_busy.max(after_rx)
     }
@@ -521,16 +495,9 @@ impl Dcf {
     /// The medium turned busy at `now` until `until`: a request waiting for DIFS
     /// without a backoff now needs one (§10.3.4.2).
     fn medium_turned_busy(&mut self, now: Nanos, until: Nanos) {
-        if until > now
-            && self.requested_at.is_some()
-            && self.granted_at.is_none()
-            && self.backoff.is_none()
-        {
+        if until > now && self.requested_at.is_some() && self.granted_at.is_none() && self.backoff.is_none() {
             if let Some(slots) = self.contingent_slots.take() {
-                self.backoff = Some(Backoff {
-                    slots_left: slots,
-                    counted_to: now,
-                });
+                self.backoff = Some(Backoff { slots_left: slots, counted_to: now });
             }
         }
     }
@@ -750,10 +717,7 @@ mod test {
             attempts += 1;
             // The RTS fails once, then the CTS comes and the data fails.
             now += 1000 * US;
-            assert_eq!(
-                s.on_tx_failure(now, FailedAttempt::Rts, forced(0)),
-                AfterFailure::Retry
-            );
+            assert_eq!(s.on_tx_failure(now, FailedAttempt::Rts, forced(0)), AfterFailure::Retry);
             s.request_access(now, forced(0));
             now = s.poll_at().unwrap();
             assert!(s.poll(now));

@@ -83,11 +83,7 @@ impl Security {
 /// Length in bytes of the data MPDU (= PSDU) that carries an `msdu_len`-byte
 /// Ethernet payload: MAC header + LLC/SNAP + MSDU + cipher expansion + FCS.
 pub const fn data_mpdu_len(msdu_len: usize, security: Security, four_address: bool) -> usize {
-    let header = if four_address {
-        DATA_HEADER_4ADDR_LEN
-    } else {
-        DATA_HEADER_LEN
-    };
+    let header = if four_address { DATA_HEADER_4ADDR_LEN } else { DATA_HEADER_LEN };
     header + LLC_SNAP_LEN + msdu_len + security.overhead() + FCS_LEN
 }
 
@@ -141,16 +137,8 @@ impl Rate {
     /// The 802.11b rates.
     pub const DSSS_CCK: [Rate; 4] = [Rate::Dsss1, Rate::Dsss2, Rate::Cck5_5, Rate::Cck11];
     /// The ERP-OFDM rates.
-    pub const ERP_OFDM: [Rate; 8] = [
-        Rate::Ofdm6,
-        Rate::Ofdm9,
-        Rate::Ofdm12,
-        Rate::Ofdm18,
-        Rate::Ofdm24,
-        Rate::Ofdm36,
-        Rate::Ofdm48,
-        Rate::Ofdm54,
-    ];
+    pub const ERP_OFDM: [Rate; 8] =
+        [Rate::Ofdm6, Rate::Ofdm9, Rate::Ofdm12, Rate::Ofdm18, Rate::Ofdm24, Rate::Ofdm36, Rate::Ofdm48, Rate::Ofdm54];
 
     /// The rate in kb/s (exact: 5.5 Mb/s is 5500).
     pub const fn kbps(self) -> u64 {
@@ -177,10 +165,7 @@ impl Rate {
 
     /// The rate whose value in kb/s is `kbps`, if 802.11b/g has one.
     pub fn from_kbps(kbps: u64) -> Option<Rate> {
-        Rate::DSSS_CCK
-            .into_iter()
-            .chain(Rate::ERP_OFDM)
-            .find(|r| r.kbps() == kbps)
+        Rate::DSSS_CCK.into_iter().chain(Rate::ERP_OFDM).find(|r| r.kbps() == kbps)
     }
 
     /// DSSS/CCK or ERP-OFDM.
@@ -213,13 +198,7 @@ impl Rate {
     pub const fn is_mandatory(self) -> bool {
         matches!(
             self,
-            Rate::Dsss1
-                | Rate::Dsss2
-                | Rate::Cck5_5
-                | Rate::Cck11
-                | Rate::Ofdm6
-                | Rate::Ofdm12
-                | Rate::Ofdm24
+            Rate::Dsss1 | Rate::Dsss2 | Rate::Cck5_5 | Rate::Cck11 | Rate::Ofdm6 | Rate::Ofdm12 | Rate::Ofdm24
         )
     }
 }
@@ -392,38 +371,19 @@ impl PhyParams {
     /// frames; without, the short slot and aCWmin 15 (clause 18). Basic rates
     /// 1, 2, 5.5, 11, 6, 12, 24 Mb/s, the usual mixed-mode default.
     pub fn dot11g(non_erp_present: bool, preamble: Preamble) -> Self {
-        let mut basic_rates = vec![
-            Rate::Dsss1,
-            Rate::Dsss2,
-            Rate::Cck5_5,
-            Rate::Cck11,
-            Rate::Ofdm6,
-            Rate::Ofdm12,
-            Rate::Ofdm24,
-        ];
+        let mut basic_rates =
+            vec![Rate::Dsss1, Rate::Dsss2, Rate::Cck5_5, Rate::Cck11, Rate::Ofdm6, Rate::Ofdm12, Rate::Ofdm24];
         basic_rates.sort_by_key(|r| r.kbps());
         PhyParams {
             standard: Standard::Dot11g,
             preamble,
             control_preamble: preamble,
-            slot: if non_erp_present {
-                LONG_SLOT
-            } else {
-                SHORT_SLOT
-            },
+            slot: if non_erp_present { LONG_SLOT } else { SHORT_SLOT },
             sifs: SIFS_2_4_GHZ,
-            cw_min: if non_erp_present {
-                CW_MIN_DSSS
-            } else {
-                CW_MIN_ERP_OFDM
-            },
+            cw_min: if non_erp_present { CW_MIN_DSSS } else { CW_MIN_ERP_OFDM },
             cw_max: CW_MAX,
             basic_rates,
-            protection: if non_erp_present {
-                Protection::CtsToSelf
-            } else {
-                Protection::None
-            },
+            protection: if non_erp_present { Protection::CtsToSelf } else { Protection::None },
         }
     }
 
@@ -492,12 +452,7 @@ impl PhyParams {
     /// is ≤ `rate` (§10.6.6.5).
     pub fn control_response_rate(&self, rate: Rate) -> Rate {
         let same_class_at_most = |r: &Rate| r.class() == rate.class() && r.kbps() <= rate.kbps();
-        let best_basic = self
-            .basic_rates
-            .iter()
-            .copied()
-            .filter(same_class_at_most)
-            .max_by_key(|r| r.kbps());
+        let best_basic = self.basic_rates.iter().copied().filter(same_class_at_most).max_by_key(|r| r.kbps());
         best_basic.unwrap_or_else(|| {
             Rate::DSSS_CCK
                 .into_iter()
@@ -553,11 +508,7 @@ impl PhyParams {
         protection: Protection,
         backoff: Nanos,
     ) -> FrameExchange {
-        assert!(
-            self.supports(data_rate),
-            "{data_rate:?} is not a rate of {:?}",
-            self.standard
-        );
+        assert!(self.supports(data_rate), "{data_rate:?} is not a rate of {:?}", self.standard);
         let sifs = self.sifs;
         let data = self.ppdu_time(mpdu_len, data_rate);
         let ack = self.ack_time(data_rate);
@@ -577,9 +528,7 @@ impl PhyParams {
         // of the exchange after itself.
         let data_duration = sifs + ack; // unicast, no more fragments: SIFS + Ack
         let cts_duration = cts.map(|_| sifs + data + data_duration);
-        let rts_duration = rts
-            .zip(cts)
-            .map(|(_, c)| sifs + c + sifs + data + data_duration);
+        let rts_duration = rts.zip(cts).map(|(_, c)| sifs + c + sifs + data + data_duration);
         let protection_time = rts.map_or(0, |r| r + sifs) + cts.map_or(0, |c| c + sifs);
         FrameExchange {
             difs: self.difs(),
@@ -605,8 +554,7 @@ impl PhyParams {
         protection: Protection,
         backoff: Nanos,
     ) -> Nanos {
-        self.data_exchange(mpdu_len, data_rate, protection, backoff)
-            .total
+        self.data_exchange(mpdu_len, data_rate, protection, backoff).total
     }
 }
 
@@ -665,37 +613,19 @@ mod test {
         // 192 µs PLCP + ⌈8 × (1500 + 24 + 8 + 4) / 11⌉ µs = 192 + ⌈1117.09⌉.
         let mpdu = data_mpdu_len(1500, Security::None, false);
         assert_eq!(mpdu, 1536);
-        assert_eq!(
-            ppdu_time(mpdu, Rate::Cck11, Preamble::Long),
-            (192 + 1118) * US
-        );
-        assert_eq!(
-            ppdu_time(mpdu, Rate::Cck11, Preamble::Short),
-            (96 + 1118) * US
-        );
+        assert_eq!(ppdu_time(mpdu, Rate::Cck11, Preamble::Long), (192 + 1118) * US);
+        assert_eq!(ppdu_time(mpdu, Rate::Cck11, Preamble::Short), (96 + 1118) * US);
     }
 
     #[test]
     fn dsss_lengths_at_each_rate() {
         // 8 × 1536 = 12288 bits.
-        assert_eq!(
-            ppdu_time(1536, Rate::Dsss1, Preamble::Long),
-            (192 + 12288) * US
-        );
-        assert_eq!(
-            ppdu_time(1536, Rate::Dsss2, Preamble::Long),
-            (192 + 6144) * US
-        );
+        assert_eq!(ppdu_time(1536, Rate::Dsss1, Preamble::Long), (192 + 12288) * US);
+        assert_eq!(ppdu_time(1536, Rate::Dsss2, Preamble::Long), (192 + 6144) * US);
         // 12288 / 5.5 = 2234.18 → 2235.
-        assert_eq!(
-            ppdu_time(1536, Rate::Cck5_5, Preamble::Short),
-            (96 + 2235) * US
-        );
+        assert_eq!(ppdu_time(1536, Rate::Cck5_5, Preamble::Short), (96 + 2235) * US);
         // 1 Mb/s never uses the short format.
-        assert_eq!(
-            ppdu_time(14, Rate::Dsss1, Preamble::Short),
-            (192 + 112) * US
-        );
+        assert_eq!(ppdu_time(14, Rate::Dsss1, Preamble::Short), (192 + 112) * US);
     }
 
     #[test]
@@ -709,20 +639,11 @@ mod test {
     #[test]
     fn ofdm_54_mbps_from_n_dbps_216() {
         // ⌈(16 + 8 × 1536 + 6) / 216⌉ = ⌈12310 / 216⌉ = 57 symbols.
-        assert_eq!(
-            ppdu_time(1536, Rate::Ofdm54, Preamble::Long),
-            (16 + 4 + 57 * 4 + 6) * US
-        );
+        assert_eq!(ppdu_time(1536, Rate::Ofdm54, Preamble::Long), (16 + 4 + 57 * 4 + 6) * US);
         // Ack at 24 Mb/s: ⌈(22 + 112) / 96⌉ = 2 symbols.
-        assert_eq!(
-            ppdu_time(ACK_LEN, Rate::Ofdm24, Preamble::Long),
-            (20 + 8 + 6) * US
-        );
+        assert_eq!(ppdu_time(ACK_LEN, Rate::Ofdm24, Preamble::Long), (20 + 8 + 6) * US);
         // Ack at 6 Mb/s: ⌈134 / 24⌉ = 6 symbols.
-        assert_eq!(
-            ppdu_time(ACK_LEN, Rate::Ofdm6, Preamble::Long),
-            (20 + 24 + 6) * US
-        );
+        assert_eq!(ppdu_time(ACK_LEN, Rate::Ofdm6, Preamble::Long), (20 + 24 + 6) * US);
     }
 
     #[test]
@@ -751,20 +672,14 @@ mod test {
         assert_eq!(g.difs(), 28 * US);
         assert_eq!(g.cw_min, 15);
         let mixed = PhyParams::dot11g(true, Preamble::Long);
-        assert_eq!(
-            (mixed.slot, mixed.cw_min, mixed.difs()),
-            (20 * US, 31, 50 * US)
-        );
+        assert_eq!((mixed.slot, mixed.cw_min, mixed.difs()), (20 * US, 31, 50 * US));
     }
 
     #[test]
     fn security_expands_the_mpdu() {
         assert_eq!(data_mpdu_len(1500, Security::Wep, false), 1544);
         assert_eq!(data_mpdu_len(1500, Security::Tkip, false), 1556);
-        assert_eq!(
-            data_mpdu_len(1500, Security::Ccmp, true),
-            30 + 8 + 1500 + 16 + 4
-        );
+        assert_eq!(data_mpdu_len(1500, Security::Ccmp, true), 30 + 8 + 1500 + 16 + 4);
     }
 
     #[test]

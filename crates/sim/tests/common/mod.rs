@@ -6,7 +6,14 @@ use sim::config::{CpuConfig, CpuCycles, NodeConfig, PortConfig, RouteConfig};
 
 /// A CPU that costs nothing: hardware forwarding, so timing is the links' alone.
 pub fn cpu_free() -> CpuConfig {
-    CpuConfig { profile: "asic".into(), hz: 0, queue_limit: 1000, cycles: CpuCycles::default(), atm_nic: Default::default(), rx_latency: Default::default() }
+    CpuConfig {
+        profile: "asic".into(),
+        hz: 0,
+        queue_limit: 1000,
+        cycles: CpuCycles::default(),
+        atm_nic: Default::default(),
+        rx_latency: Default::default(),
+    }
 }
 
 /// A host (or, with `forward`, a router) with these ports and static routes.
@@ -48,14 +55,22 @@ pub fn atm_link(name: &str, a: (u32, u16), b: (u32, u16), pvcs: &[(u16, u16)]) -
         cell_rate_bps: None,
         delay_ns: 0,
         encapsulation: "llc-snap".into(),
-        pvcs: pvcs.iter().map(|&(vpi, vci)| PvcConfig { vpi, vci, service: ServiceCategory::Ubr, ..Default::default() }).collect(),
+        pvcs: pvcs
+            .iter()
+            .map(|&(vpi, vci)| PvcConfig { vpi, vci, service: ServiceCategory::Ubr, ..Default::default() })
+            .collect(),
         nic_queue_frames: 64,
     }))
 }
 
 /// An ATM switch node with `ports` ATM ports (no addresses, hardware forwarding).
 pub fn atm_switch_node(name: &str, ports: u16) -> NodeConfig {
-    let mut n = node(name, (0..ports).map(|p| atm_port(&format!("atm{p}"), 100 + p as u8, None, 9180)).collect(), vec![], false);
+    let mut n = node(
+        name,
+        (0..ports).map(|p| atm_port(&format!("atm{p}"), 100 + p as u8, None, 9180)).collect(),
+        vec![],
+        false,
+    );
     n.role = "atm-switch".into();
     n
 }

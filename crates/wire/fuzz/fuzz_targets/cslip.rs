@@ -1,15 +1,16 @@
 //! crates/wire/src/cslip.rs: Van Jacobson TCP/IP header compression (RFC 1144).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use wire::ipv4;
 use wire::cslip::{self, Compressor, Decompressor, Packet, PacketType, Repr};
+use wire::ipv4;
 
 fuzz_target!(|data: &[u8]| {
     if let Ok(packet) = Packet::new_checked(data) {
         if let Ok(repr) = Repr::parse(&packet) {
             let mut buf = vec![0u8; repr.buffer_len()];
             repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
-            let again = Repr::parse(&Packet::new_checked(&buf[..]).expect("emitted header checks")).expect("emitted header parses");
+            let again = Repr::parse(&Packet::new_checked(&buf[..]).expect("emitted header checks"))
+                .expect("emitted header parses");
             assert_eq!(repr, again);
         }
     }

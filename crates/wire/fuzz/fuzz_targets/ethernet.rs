@@ -8,14 +8,16 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(repr) = Repr::parse(&frame) {
             let mut buf = vec![0u8; repr.buffer_len()];
             repr.emit(&mut Frame::new_unchecked(&mut buf[..]));
-            let again = Repr::parse(&Frame::new_checked(&buf[..]).expect("emitted header checks")).expect("emitted header parses");
+            let again = Repr::parse(&Frame::new_checked(&buf[..]).expect("emitted header checks"))
+                .expect("emitted header parses");
             assert_eq!(repr, again);
         }
         if let Ok(repr) = Ieee8023Repr::parse(&frame) {
             let mut buf = data.to_vec();
             buf.resize(buf.len().max(repr.buffer_len()), 0);
             repr.emit(&mut Frame::new_unchecked(&mut buf[..]));
-            let again = Ieee8023Repr::parse(&Frame::new_checked(&buf[..]).expect("emitted frame checks")).expect("emitted frame parses");
+            let again = Ieee8023Repr::parse(&Frame::new_checked(&buf[..]).expect("emitted frame checks"))
+                .expect("emitted frame parses");
             assert_eq!(repr, again);
         }
     }

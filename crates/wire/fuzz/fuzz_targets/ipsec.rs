@@ -18,7 +18,8 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(repr) = ah::Repr::parse(&packet) {
             let mut buf = vec![0u8; repr.buffer_len()];
             repr.emit(&mut ah::Packet::new_unchecked(&mut buf[..]));
-            let again = ah::Repr::parse(&ah::Packet::new_checked(&buf[..]).expect("emitted AH checks")).expect("emitted AH parses");
+            let again = ah::Repr::parse(&ah::Packet::new_checked(&buf[..]).expect("emitted AH checks"))
+                .expect("emitted AH parses");
             assert_eq!(again, repr);
         }
     }
@@ -26,8 +27,14 @@ fuzz_target!(|data: &[u8]| {
     let cipher = Cipher::ALL[usize::from(choice) % Cipher::ALL.len()];
     let auth = Auth::ALL[usize::from(choice / 8) % Auth::ALL.len()];
     let mode = if choice & 0x80 != 0 { Mode::Tunnel } else { Mode::Transport };
-    let Ok(sa) = SecurityAssociation::new(0x1000, cipher, auth, &vec![0x11; cipher.key_len()], &vec![0x22; auth.key_len()], mode)
-    else {
+    let Ok(sa) = SecurityAssociation::new(
+        0x1000,
+        cipher,
+        auth,
+        &vec![0x11; cipher.key_len()],
+        &vec![0x22; auth.key_len()],
+        mode,
+    ) else {
         return;
     };
     let mut out = Vec::new();

@@ -11,7 +11,8 @@ fuzz_target!(|data: &[u8]| {
             let payload = &data[packet.header_len()..repr.buffer_len()];
             buf[repr.header_len()..].copy_from_slice(payload);
             repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
-            let again = Repr::parse(&Packet::new_checked(&buf[..]).expect("emitted packet checks")).expect("emitted packet parses");
+            let again = Repr::parse(&Packet::new_checked(&buf[..]).expect("emitted packet checks"))
+                .expect("emitted packet parses");
             assert_eq!(repr, again);
             // Fragment to a small MTU: every fragment parses, and they carry the payload.
             let mtu = 68 + usize::from(data[0] & 0x3f) * 8;

@@ -8,7 +8,8 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(repr) = Repr::parse(&packet) {
             let mut buf = vec![0u8; repr.header_len()];
             repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
-            let again = Repr::parse(&Packet::new_checked(&buf[..]).expect("emitted header checks")).expect("emitted header parses");
+            let again = Repr::parse(&Packet::new_checked(&buf[..]).expect("emitted header checks"))
+                .expect("emitted header parses");
             assert_eq!(repr, again);
         }
     }

@@ -26,9 +26,11 @@ fuzz_target!(|data: &[u8]| {
         assert_eq!(FragmentHeader::parse(&buf), Ok(header));
     }
     let Some((&choice, rest)) = data.split_first() else { return };
-    let ciphers = [Cipher::None, Cipher::BfCbc, Cipher::Aes128Cbc, Cipher::Aes256Cbc, Cipher::Aes128Gcm, Cipher::Aes256Gcm];
+    let ciphers =
+        [Cipher::None, Cipher::BfCbc, Cipher::Aes128Cbc, Cipher::Aes256Cbc, Cipher::Aes128Gcm, Cipher::Aes256Gcm];
     let auths = [Auth::None, Auth::Sha1, Auth::Sha256, Auth::Sha512];
-    let mut channel = DataChannel::new(ciphers[usize::from(choice) % ciphers.len()], auths[usize::from(choice / 8) % auths.len()]);
+    let mut channel =
+        DataChannel::new(ciphers[usize::from(choice) % ciphers.len()], auths[usize::from(choice / 8) % auths.len()]);
     channel.fragment = choice & 0x40 != 0;
     channel.replay = choice & 0x80 != 0;
     let _ = channel.decapsulate(rest);

@@ -39,19 +39,8 @@ pub fn write_pcap(link: LinkType, frames: &[Vec<u8>]) -> PathBuf {
 }
 
 fn run_tshark(path: &PathBuf, extra: &[&str]) -> String {
-    let out = Command::new("tshark")
-        .arg("-n")
-        .arg("-r")
-        .arg(path)
-        .args(extra)
-        .output()
-        .expect("run tshark");
-    assert!(
-        out.status.success(),
-        "tshark failed on {}: {}",
-        path.display(),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new("tshark").arg("-n").arg("-r").arg(path).args(extra).output().expect("run tshark");
+    assert!(out.status.success(), "tshark failed on {}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).expect("tshark output is UTF-8")
 }
 
@@ -73,11 +62,7 @@ pub fn fields(link: LinkType, frames: &[Vec<u8>], fields: &[&str], options: &[&s
     }
     let text = run_tshark(&path, &args);
     let _ = std::fs::remove_file(&path);
-    Some(
-        text.lines()
-            .map(|line| line.split('|').map(str::to_owned).collect())
-            .collect(),
-    )
+    Some(text.lines().map(|line| line.split('|').map(str::to_owned).collect()).collect())
 }
 
 /// The full verbose dissection (`tshark -V`) of `frames`, for asserting that no layer
