@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import shutil
 import subprocess
 import sys
@@ -60,7 +59,9 @@ def measure(args: list[str]) -> dict[str, float]:
         "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
         "print(json.dumps({'exit': r.returncode, 'peak_rss_mb': u.ru_maxrss / 1000, 'cpu_s': u.ru_utime + u.ru_stime, 'wall_s': wall, 'stderr': r.stderr[-2000:]}))\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=True)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=True
+    )
     return json.loads(proc.stdout)
 
 
@@ -92,9 +93,11 @@ def main() -> int:
         print(json.dumps(record, indent=2))
     else:
         w, p = record["without_pcap"], record["with_pcap"]
-        print(f"{opts.seconds:g} s of 90 Mb/s UDP: without --pcap {w['peak_rss_mb']:.1f} MB peak, {w['cpu_s']:.1f} s CPU; "
-              f"with --pcap {p['peak_rss_mb']:.1f} MB peak, {p['cpu_s']:.1f} s CPU, {p['wall_s']:.1f} s wall, "
-              f"{record['pcap_bytes'] / 1e9:.3f} GB in {record['pcap_files']} files")
+        print(
+            f"{opts.seconds:g} s of 90 Mb/s UDP: without --pcap {w['peak_rss_mb']:.1f} MB peak, {w['cpu_s']:.1f} s CPU; "
+            f"with --pcap {p['peak_rss_mb']:.1f} MB peak, {p['cpu_s']:.1f} s CPU, {p['wall_s']:.1f} s wall, "
+            f"{record['pcap_bytes'] / 1e9:.3f} GB in {record['pcap_files']} files"
+        )
     ok = record["with_pcap"]["exit"] == 0 and record["without_pcap"]["exit"] == 0
     return 0 if ok else 1
 

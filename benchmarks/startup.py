@@ -64,18 +64,19 @@ def _median_s(fn, repeat: int) -> float:
 
 
 def measure(repeat: int) -> dict[str, float]:
-    from rich.console import Console
-
     from qoslab.backends.sim import run_tests
     from qoslab.report.terminal import render_run
     from qoslab.scenario import load_scenario
     from qoslab.sweep import prepare
+    from rich.console import Console
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "small.toml"
         path.write_text(SMALL, encoding="utf-8")
         out: dict[str, float] = {}
-        out["import"] = _median_s(lambda: subprocess.run([sys.executable, "-c", "import qoslab.cli"], check=True), repeat)
+        out["import"] = _median_s(
+            lambda: subprocess.run([sys.executable, "-c", "import qoslab.cli"], check=True), repeat
+        )
         out["validate"] = _median_s(lambda: load_scenario(path), repeat)
         scenario = load_scenario(path)
         out["prepare"] = _median_s(lambda: prepare(scenario, source=path), repeat)
@@ -89,7 +90,10 @@ def measure(repeat: int) -> dict[str, float]:
                 render_run(console, run.label, run.results, {}, {}, {}, records=run.records)
 
         out["output"] = _median_s(render, repeat)
-        out["end_to_end"] = _median_s(lambda: subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], check=True, capture_output=True), repeat)
+        out["end_to_end"] = _median_s(
+            lambda: subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], check=True, capture_output=True),
+            repeat,
+        )
     return out
 
 

@@ -60,8 +60,8 @@ count = {count}
 
 
 def _plan(points: int, count: int):
-    from qoslab.scenario.load import loads_scenario
     from qoslab import sweep_run
+    from qoslab.scenario.load import loads_scenario
 
     sc = loads_scenario(SCENARIO.format(count=count, stop=100 + points - 1))
     return sweep_run.plan(sc)
@@ -108,9 +108,9 @@ def _many_tests(hosts: int, tests: int) -> dict:
     """A network of ``hosts`` hosts on one switch: ``tests`` ping tests in one scenario
     (``qoslab run``), and a sweep of ``tests`` points over one ping's destination
     (``qoslab sweep``), per test and per point."""
+    from qoslab import sweep_run
     from qoslab.backends.sim import run_tests
     from qoslab.scenario.load import loads_scenario
-    from qoslab import sweep_run
     from qoslab.store import ResultsStore
 
     head = ["[scenario]", 'name = "many tests"', "seed = 1", "[node.sw]", 'role = "switch"']
@@ -119,11 +119,29 @@ def _many_tests(hosts: int, tests: int) -> dict:
     for i in range(hosts):
         head += ["[[link]]", 'type = "ethernet"', 'rate = "100 Mbps"', f'ends = ["h{i}", "sw"]']
     ping = ["[[test]]", 'method = "ping"', "count = 2", 'interval = "0.1 s"']
-    many = "\n".join(head + [line for i in range(tests) for line in ping + [f'from = "h{i % hosts}"', f'to = "h{(i + 1) % hosts}"']]) + "\n"
+    many = (
+        "\n".join(
+            head
+            + [line for i in range(tests) for line in ping + [f'from = "h{i % hosts}"', f'to = "h{(i + 1) % hosts}"']]
+        )
+        + "\n"
+    )
     t = time.perf_counter()
     run_tests(loads_scenario(many))
     per_test = (time.perf_counter() - t) / tests
-    swept = "\n".join(head + ping + ['from = "h0"', 'to = "h1"', "[sweep]", '"test[0].to" = [' + ", ".join(f'"h{i}"' for i in range(1, tests + 1)) + "]"]) + "\n"
+    swept = (
+        "\n".join(
+            head
+            + ping
+            + [
+                'from = "h0"',
+                'to = "h1"',
+                "[sweep]",
+                '"test[0].to" = [' + ", ".join(f'"h{i}"' for i in range(1, tests + 1)) + "]",
+            ]
+        )
+        + "\n"
+    )
     out = Path(tempfile.mkdtemp(prefix="qoslab-many-"))
     try:
         t = time.perf_counter()
@@ -131,7 +149,12 @@ def _many_tests(hosts: int, tests: int) -> dict:
         per_point = (time.perf_counter() - t) / tests
     finally:
         shutil.rmtree(out, ignore_errors=True)
-    return {"hosts": hosts, "tests": tests, "run_per_test_s": round(per_test, 3), "sweep_per_point_s": round(per_point, 3)}
+    return {
+        "hosts": hosts,
+        "tests": tests,
+        "run_per_test_s": round(per_test, 3),
+        "sweep_per_point_s": round(per_point, 3),
+    }
 
 
 def main() -> None:
@@ -140,8 +163,13 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=200, help="datagrams per point's flow")
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--json", action="store_true")
-    ap.add_argument("--many-tests", type=int, nargs=2, metavar=("HOSTS", "TESTS"),
-                    help="instead: per-test and per-point time of TESTS pings on a network of HOSTS hosts")
+    ap.add_argument(
+        "--many-tests",
+        type=int,
+        nargs=2,
+        metavar=("HOSTS", "TESTS"),
+        help="instead: per-test and per-point time of TESTS pings on a network of HOSTS hosts",
+    )
     args = ap.parse_args()
     if args.many_tests:
         report = _many_tests(*args.many_tests)
@@ -187,8 +215,24 @@ def _dask(plan, local_one: float) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="qoslab-dask-bench-"))
     procs = []
     try:
-        procs.append(subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(tmp / "s.json")],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp))
+        procs.append(
+            subprocess.Popen(
+                [
+                    dask,
+                    "scheduler",
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "0",
+                    "--no-dashboard",
+                    "--scheduler-file",
+                    str(tmp / "s.json"),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=tmp,
+            )
+        )
         end = time.monotonic() + 120
         address = None
         while address is None and time.monotonic() < end:  # the file may exist before its text
@@ -196,14 +240,23 @@ def _dask(plan, local_one: float) -> dict:
                 address = json.loads((tmp / "s.json").read_text())["address"]
             except (OSError, ValueError, KeyError):
                 time.sleep(0.05)
-        procs.append(subprocess.Popen([dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
-                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp))
+        procs.append(
+            subprocess.Popen(
+                [dask, "worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                cwd=tmp,
+            )
+        )
         client = Client(address, timeout="30s")
         client.wait_for_workers(1, timeout=120)
         _run(_plan(10, 200), client=client)  # the worker imports qoslab once
         wall = _run(plan, client=client)
         client.close()
-        return {"wall_dask_1_worker_s": round(wall, 3), "dask_overhead_per_point_ms": round((wall - local_one) / len(plan.tasks) * 1e3, 3)}
+        return {
+            "wall_dask_1_worker_s": round(wall, 3),
+            "dask_overhead_per_point_ms": round((wall - local_one) / len(plan.tasks) * 1e3, 3),
+        }
     finally:
         for p in reversed(procs):
             p.send_signal(signal.SIGTERM)

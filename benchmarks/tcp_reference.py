@@ -83,8 +83,19 @@ def run_qoslab(congestion: str, mtu: int, seed: int, sim_seconds: float, extra: 
 
 
 def run_ns3(python: str, congestion: str, mtu: int, seeds: list[int], sim_seconds: float) -> list[dict[str, Any]]:
-    cmd = ["nice", python, str(NS3_SCRIPT), "--congestion", congestion, "--mtu", str(mtu),
-           "--sim-seconds", str(sim_seconds), "--seeds", *map(str, seeds)]
+    cmd = [
+        "nice",
+        python,
+        str(NS3_SCRIPT),
+        "--congestion",
+        congestion,
+        "--mtu",
+        str(mtu),
+        "--sim-seconds",
+        str(sim_seconds),
+        "--seeds",
+        *map(str, seeds),
+    ]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.startswith("{")]
 
@@ -116,26 +127,43 @@ def table(records: list[dict[str, Any]]) -> str:
         return f"{statistics.fmean(r.get(key) or 0 for r in rs):.{digits}f}" if rs else "—"
 
     for cc, mtu in keys:
+
         def pick(tool: str, variant: str | None = None) -> list[dict[str, Any]]:
-            return [r for r in records if r["tool"] == tool and r["congestion"] == cc and r["mtu"] == mtu
-                    and (variant is None or r.get("variant") == variant)]
+            return [
+                r
+                for r in records
+                if r["tool"] == tool
+                and r["congestion"] == cc
+                and r["mtu"] == mtu
+                and (variant is None or r.get("variant") == variant)
+            ]
+
         n, q, qr, lin = pick("ns3"), pick("qoslab", "matched"), pick("qoslab", "matched_rack"), pick("qoslab", "linux")
         rto = " / ".join(per_run(x, "timeouts", 2) for x in (n, q, qr))
         frx = " / ".join(per_run(x, "fast_retransmits", 1) for x in (n, q, qr))
-        lines.append(f"| {cc} | {mtu} | {cell(n)} | {cell(q)} | {diff(q, n)} | {cell(qr)} | {diff(qr, n)} | {rto} | {frx} | {cell(lin)} |")
+        lines.append(
+            f"| {cc} | {mtu} | {cell(n)} | {cell(q)} | {diff(q, n)} | {cell(qr)} | {diff(qr, n)} | {rto} | {frx} | {cell(lin)} |"
+        )
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20, help="seeds 1..N for each tool (default 20)")
-    parser.add_argument("--sim-seconds", type=float, default=20.0, help="simulated seconds of traffic per run (default 20)")
+    parser.add_argument(
+        "--sim-seconds", type=float, default=20.0, help="simulated seconds of traffic per run (default 20)"
+    )
     parser.add_argument("--mtu", type=int, nargs="+", default=[576, 1500])
     parser.add_argument("--congestion", nargs="+", choices=("newreno", "cubic"), default=["newreno", "cubic"])
-    parser.add_argument("--ns3-python", default=str(ROOT / ".venv-bench" / "bin" / "python"),
-                        help="a Python with PyPI's ns3 (default .venv-bench/bin/python)")
+    parser.add_argument(
+        "--ns3-python",
+        default=str(ROOT / ".venv-bench" / "bin" / "python"),
+        help="a Python with PyPI's ns3 (default .venv-bench/bin/python)",
+    )
     parser.add_argument("--no-ns3", action="store_true", help="qoslab only")
-    parser.add_argument("--ns3-json", type=Path, help="take ns-3's records from this earlier --json file instead of running ns-3")
+    parser.add_argument(
+        "--ns3-json", type=Path, help="take ns-3's records from this earlier --json file instead of running ns-3"
+    )
     parser.add_argument("--json", type=Path, help="write every run's record here")
     args = parser.parse_args(argv)
     if args.seeds < 1 or args.sim_seconds <= 0:
@@ -145,13 +173,20 @@ def main(argv: list[str] | None = None) -> int:
     for cc in args.congestion:
         for mtu in args.mtu:
             for seed in seeds:
-                for variant, extra in (("matched", MATCHED[cc]), ("matched_rack", {**MATCHED[cc], "rack": True}), ("linux", {})):
+                for variant, extra in (
+                    ("matched", MATCHED[cc]),
+                    ("matched_rack", {**MATCHED[cc], "rack": True}),
+                    ("linux", {}),
+                ):
                     r = run_qoslab(cc, mtu, seed, args.sim_seconds, extra)
                     r["variant"] = variant
                     records.append(r)
             if args.ns3_json:
-                records.extend(r for r in json.loads(args.ns3_json.read_text())
-                               if r["tool"] == "ns3" and r["congestion"] == cc and r["mtu"] == mtu and r["seed"] in seeds)
+                records.extend(
+                    r
+                    for r in json.loads(args.ns3_json.read_text())
+                    if r["tool"] == "ns3" and r["congestion"] == cc and r["mtu"] == mtu and r["seed"] in seeds
+                )
             elif not args.no_ns3:
                 if not os.path.exists(args.ns3_python):
                     parser.error(f"{args.ns3_python}: no such Python (create .venv-bench, see benchmarks/README.md)")

@@ -52,7 +52,9 @@ def main() -> None:
         print(f"per_byte_esp {mid:8.2f} -> CPU {u:6.2f} %", flush=True)
         lo, hi = (mid, hi) if u < TARGET_PCT else (lo, mid)
     value = round((lo + hi) / 2)
-    print(f"per_byte_esp = {value}.0 (CPU {utilisation(value, args.count):.2f} % at {POINT}, {args.count} datagrams per stream)")
+    print(
+        f"per_byte_esp = {value}.0 (CPU {utilisation(value, args.count):.2f} % at {POINT}, {args.count} datagrams per stream)"
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,11 @@ def main() -> int:
             config["duration_ns"] = min(config.get("duration_ns") or NS, int(seconds * NS))
             _core.simulate(json.dumps(config), None)
             runs += 1
-    print(f"pgo training: {runs} runs of {len(examples)} example scenarios "
-          f"({seconds:g} simulated s each at most) in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(
+        f"pgo training: {runs} runs of {len(examples)} example scenarios "
+        f"({seconds:g} simulated s each at most) in {time.perf_counter() - started:.1f} s",
+        file=sys.stderr,
+    )
     return 0 if runs else 1
 
 

@@ -11,7 +11,6 @@ import math
 from typing import Any
 
 import pytest
-
 from qoslab.studies import EXACT, Ours, Point, Published, Study, Tolerance, registry
 from qoslab.studies.runner import reproduce
 
@@ -34,7 +33,18 @@ def test_a_setting_is_not_an_agreement():
     for key in ("link.rate", "link.loss", "tcp.window", "iperf.runs", "iperf.duration", "mtu.min"):
         assert s002[key]["status"] == "setting" and s002[key]["calibrated"] is False, key
     s004 = echo_rows("004")
-    for key in ("wavelan.rate", "ethernet.rate", "ttcp.file", "serial.min", "serial.max", "modem.rate", "adsl.down", "adsl.up", "backoff.cap", "modem.compression"):
+    for key in (
+        "wavelan.rate",
+        "ethernet.rate",
+        "ttcp.file",
+        "serial.min",
+        "serial.max",
+        "modem.rate",
+        "adsl.down",
+        "adsl.up",
+        "backoff.cap",
+        "modem.compression",
+    ):
         assert s004[key]["status"] == "setting", key
 
 
@@ -48,7 +58,10 @@ def test_a_row_derived_from_another_names_it_and_does_not_count():
     for key in ("cpu.3vpn.5ms.1200", "cpu.3vpn.5ms.1400", "cpu.3vpn.5ms.over600", "cpu.max.1ms"):
         assert (s003[key]["status"], s003[key]["derived_from"]) == ("derived", "cpu.3vpn.5ms.600"), key
     s000 = echo_rows("000")
-    assert (s000["text.l3f_over_ics"]["status"], s000["text.l3f_over_ics"]["derived_from"]) == ("derived", "text.ics.max")
+    assert (s000["text.l3f_over_ics"]["status"], s000["text.l3f_over_ics"]["derived_from"]) == (
+        "derived",
+        "text.ics.max",
+    )
     # A simulated outcome that equals the paper agrees.
     assert s000["t4.l3f.1000.tpt"]["status"] == "agrees"
 
@@ -67,7 +80,9 @@ def test_strict_share_counts_only_outcomes_and_shows_calibration_errors():
     differ = sum(r["status"] == "differs" for r in rows)
     # Derived: §4's "15 % higher" (from text.ics.max) and L3F at 10 000 fps (from text.l3f.max).
     assert differ == 1 and c["setting"] == 10 and c["derived"] == 2
-    assert agreement(c).startswith(f"{agree} of {agree + differ} compared rows agree ({100 * agree / (agree + differ):.0f} %)")
+    assert agreement(c).startswith(
+        f"{agree} of {agree + differ} compared rows agree ({100 * agree / (agree + differ):.0f} %)"
+    )
     (miss,) = calibration_misses(rows)
     # 7.0 − 6.1 = +0.9 Mb/s, +15 % of 6.1
     assert "text.ics.max" in miss and "+0.9 Mb/s" in miss and "+15 %" in miss
@@ -77,12 +92,21 @@ def test_range_rows_show_their_range_and_are_judged_by_it():
     rows = {p.key: p for p in registry()["000"].published()}
     tol = rows["text.ics_latency_longer"].tolerance
     assert tol.text([5.0, 10.0]) == "range 5–10"
-    assert tol.accepts([5.0, 10.0], 7.5) and tol.accepts([5.0, 10.0], 5.0) and not tol.accepts([5.0, 10.0], 4.9) and not tol.accepts([5.0, 10.0], 10.5)
+    assert (
+        tol.accepts([5.0, 10.0], 7.5)
+        and tol.accepts([5.0, 10.0], 5.0)
+        and not tol.accepts([5.0, 10.0], 4.9)
+        and not tol.accepts([5.0, 10.0], 10.5)
+    )
     orders = rows["text.orders.l3f"].tolerance
     assert orders.accepts([2.0, 3.0], 2.4) and not orders.accepts([2.0, 3.0], 1.49)
     over600 = {p.key: p for p in registry()["003"].published()}["cpu.3vpn.5ms.over600"]
     # "98 % and over": 97 % is below it (the old reading let 93 % pass).
-    assert over600.paper == [98.0, 100.0] and not over600.tolerance.accepts(over600.paper, 97.0) and over600.tolerance.accepts(over600.paper, 99.0)
+    assert (
+        over600.paper == [98.0, 100.0]
+        and not over600.tolerance.accepts(over600.paper, 97.0)
+        and over600.tolerance.accepts(over600.paper, 99.0)
+    )
 
 
 def test_payload_knees_have_the_printed_precision_of_the_seed():
@@ -121,7 +145,16 @@ class BySeed(Study):
 
         def run(progress: Any) -> list[dict[str, Any]]:
             self.runs.append(("v", REPLICA.get()))
-            return [{"test": "t", "name": None, "from": "a", "to": "b", "parameters": {}, "metrics": {"value": VALUES[REPLICA.get()]}}]
+            return [
+                {
+                    "test": "t",
+                    "name": None,
+                    "from": "a",
+                    "to": "b",
+                    "parameters": {},
+                    "metrics": {"value": VALUES[REPLICA.get()]},
+                }
+            ]
 
         def compute(progress: Any) -> list[dict[str, Any]]:
             self.runs.append(("c", REPLICA.get()))
@@ -149,7 +182,9 @@ def test_mean_sd_and_seeds_agreeing_over_five_seeds(tmp_path):
     assert sorted(study.runs) == [("c", 0)] + [("v", k) for k in range(5)]
     assert rows["c"]["seeds_agreeing"] == "5/5" and rows["c"]["ours_sd"] == 0
     agreeing = BySeed(paper=14.0)  # 14 ± 2.8: the mean agrees, only seeds 2 and 4 do
-    row = next(r for r in reproduce([agreeing], tmp_path / "b", show_progress=False, seeds=5)["summary"] if r["key"] == "v")
+    row = next(
+        r for r in reproduce([agreeing], tmp_path / "b", show_progress=False, seeds=5)["summary"] if r["key"] == "v"
+    )
     assert row["status"] == "agrees" and row["seeds_agreeing"] == "1/5"
 
 
@@ -202,7 +237,23 @@ class Fixed(Study):
         return [Published("x", f"seed {self.seed}'s number", 1.0, "", EXACT)]
 
     def points(self) -> list[Point]:
-        return [Point("p", "p", lambda progress: [{"test": "t", "name": None, "from": "a", "to": "b", "parameters": {}, "metrics": {"value": self.value}}], spec={"v": self.value})]
+        return [
+            Point(
+                "p",
+                "p",
+                lambda progress: [
+                    {
+                        "test": "t",
+                        "name": None,
+                        "from": "a",
+                        "to": "b",
+                        "parameters": {},
+                        "metrics": {"value": self.value},
+                    }
+                ],
+                spec={"v": self.value},
+            )
+        ]
 
     def ours(self, data):
         return {"x": Ours(data["p"][0]["metrics"]["value"])}
@@ -215,7 +266,11 @@ def test_one_seed_into_a_directory_of_others_adds_or_replaces_its_rows(tmp_path)
     assert [(r["seed"], r["ours"]) for r in rows] == [("920", 1.0), ("921", 2.0), ("922", 1.0)]
     reproduce([Fixed("921", 1.0)], tmp_path, show_progress=False)  # replaces 921's, keeps the rest
     rows = json.loads((tmp_path / "summary.json").read_text())
-    assert [(r["seed"], r["ours"], r["status"]) for r in rows] == [("920", 1.0, "agrees"), ("921", 1.0, "agrees"), ("922", 1.0, "agrees")]
+    assert [(r["seed"], r["ours"], r["status"]) for r in rows] == [
+        ("920", 1.0, "agrees"),
+        ("921", 1.0, "agrees"),
+        ("922", 1.0, "agrees"),
+    ]
     assert "3 of 3 compared rows agree" in (tmp_path / "report.html").read_text()
 
 
@@ -224,9 +279,31 @@ def test_reproduce_004_into_a_directory_holding_seed_002_keeps_002(tmp_path):
     import subprocess
     import sys
 
-    other = [{"seed": "002", "key": "mtu.pptp", "item": "§3.4: MTU of the PPTP interface", "paper": 1397, "ours": 1397, "unit": "bytes", "tolerance": "exact", "tolerance_reason": "r", "calibrated": False, "ok": True, "status": "agrees", "note": "", "source": "§3.4"}]
+    other = [
+        {
+            "seed": "002",
+            "key": "mtu.pptp",
+            "item": "§3.4: MTU of the PPTP interface",
+            "paper": 1397,
+            "ours": 1397,
+            "unit": "bytes",
+            "tolerance": "exact",
+            "tolerance_reason": "r",
+            "calibrated": False,
+            "ok": True,
+            "status": "agrees",
+            "note": "",
+            "source": "§3.4",
+        }
+    ]
     (tmp_path / "summary.json").write_text(json.dumps(other))
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "reproduce", "004", "--out", str(tmp_path), "--seeds", "1"], capture_output=True, text=True, check=False, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "reproduce", "004", "--out", str(tmp_path), "--seeds", "1"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     rows = json.loads((tmp_path / "summary.json").read_text())
     assert {r["seed"] for r in rows} == {"002", "004"}
@@ -255,7 +332,14 @@ def test_seed000_arp_tables_are_rows_and_match_tables_2_and_3(tmp_path):
             assert (row["paper"], row["ours"], row["status"]) == (mac, mac, "agrees"), row
     # MAC-A1 is station A's wireless adapter, MAC-A2 its Ethernet port (Fig. 6); the
     # simulator names a port's MAC 02:00:NN:NN:00:PP with PP its port number from 1.
-    assert "a's wlan0" in rows["arp.ws1.192.168.1.102"]["note"] and rows["arp.ws1.192.168.1.102"]["note"].startswith("02:00:") and ":00:01 " in rows["arp.ws1.192.168.1.102"]["note"]
+    assert (
+        "a's wlan0" in rows["arp.ws1.192.168.1.102"]["note"]
+        and rows["arp.ws1.192.168.1.102"]["note"].startswith("02:00:")
+        and ":00:01 " in rows["arp.ws1.192.168.1.102"]["note"]
+    )
     assert ":00:02 " in rows["arp.ws2.192.168.1.100"]["note"]
     # §2.2: A's L3F table holds WS1 on port 1 with MAC-1, WS2 on port 2 with MAC-2.
-    assert rows["l3f.a.192.168.1.100"]["ours"] == "port 1, MAC-1" and rows["l3f.a.192.168.1.102"]["ours"] == "port 2, MAC-2"
+    assert (
+        rows["l3f.a.192.168.1.100"]["ours"] == "port 1, MAC-1"
+        and rows["l3f.a.192.168.1.102"]["ours"] == "port 2, MAC-2"
+    )

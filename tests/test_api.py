@@ -9,21 +9,32 @@ import sys
 from pathlib import Path
 
 import pytest
-import tomli_w
-
 import qoslab
+import tomli_w
 from qoslab.errors import InputError
 
 TWO_HOSTS = {
     "scenario": {"name": "two hosts", "seed": 3},
-    "node": {"a": {"role": "host", "address": "10.0.0.1/24"}, "sw": {"role": "switch"}, "b": {"role": "host", "address": "10.0.0.2/24"}},
-    "link": [{"type": "ethernet", "rate": "100 Mbps", "ends": ["a", "sw"]}, {"type": "ethernet", "rate": "10 Mbps", "ends": ["sw", "b"]}],
-    "test": [{"method": "udp.flow", "from": "a", "to": "b", "rate": "5 Mbps", "payload": 1000, "duration": "1 s"}, {"method": "ping", "from": "a", "to": "b", "count": 5}],
+    "node": {
+        "a": {"role": "host", "address": "10.0.0.1/24"},
+        "sw": {"role": "switch"},
+        "b": {"role": "host", "address": "10.0.0.2/24"},
+    },
+    "link": [
+        {"type": "ethernet", "rate": "100 Mbps", "ends": ["a", "sw"]},
+        {"type": "ethernet", "rate": "10 Mbps", "ends": ["sw", "b"]},
+    ],
+    "test": [
+        {"method": "udp.flow", "from": "a", "to": "b", "rate": "5 Mbps", "payload": 1000, "duration": "1 s"},
+        {"method": "ping", "from": "a", "to": "b", "count": 5},
+    ],
 }
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=300
+    )
 
 
 def test_a_scenario_built_in_code_equals_the_same_tables_read_from_a_file(tmp_path):
@@ -62,7 +73,9 @@ def test_code_built_scenarios_get_the_files_problems(change):
     built: list[object] = []
     from_code = _problems([lambda: built.append(qoslab.Scenario(**data)), lambda: qoslab.run(built[0])])
     read: list[object] = []
-    from_file = _problems([lambda: read.append(qoslab.loads(tomli_w.dumps(data), "s.toml")), lambda: qoslab.run(read[0])])
+    from_file = _problems(
+        [lambda: read.append(qoslab.loads(tomli_w.dumps(data), "s.toml")), lambda: qoslab.run(read[0])]
+    )
     assert from_code and from_code == from_file
 
 
@@ -103,11 +116,15 @@ def test_run_with_pcap_lists_the_captures_tshark_reads(tmp_path):
     import shutil
 
     results = qoslab.run(qoslab.Scenario(**TWO_HOSTS), pcap=tmp_path / "cap")
-    assert results.pcap_files and all(p.suffix == ".pcap" and p.is_relative_to(tmp_path / "cap") for p in results.pcap_files)
+    assert results.pcap_files and all(
+        p.suffix == ".pcap" and p.is_relative_to(tmp_path / "cap") for p in results.pcap_files
+    )
     if shutil.which("tshark") is None:
         pytest.skip("tshark is not installed (scripts/install.sh installs it)")
     for p in results.pcap_files:
-        proc = subprocess.run(["tshark", "-r", str(p), "-Y", "udp or icmp"], capture_output=True, text=True, check=False, timeout=120)
+        proc = subprocess.run(
+            ["tshark", "-r", str(p), "-Y", "udp or icmp"], capture_output=True, text=True, check=False, timeout=120
+        )
         assert proc.returncode == 0 and proc.stdout.strip(), (p, proc.stderr)
 
 
@@ -146,5 +163,7 @@ def test_results_print_shows_the_tables(capsys):
 def test_the_api_example_runs(tmp_path):
     """docs/api_example.py, the notebook-style example, runs as a script."""
     example = Path(__file__).resolve().parents[1] / "docs" / "api_example.py"
-    proc = subprocess.run([sys.executable, str(example)], capture_output=True, text=True, check=False, timeout=600, cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, str(example)], capture_output=True, text=True, check=False, timeout=600, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]

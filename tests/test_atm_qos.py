@@ -42,8 +42,24 @@ vcs = [{ vci = 100, service = "abr", pcr = "50 Mbps", mcr = "1 Mbps", icr = "10 
 def test_contract_keys_are_lowered_in_simulator_units():
     config = lower(loads_scenario(VBR))
     pvcs = [link["pvcs"][0] for link in config["links"]]
-    assert pvcs[0] == {"vpi": 0, "vci": 100, "service": "rt-vbr", "pcr_bps": 100_000_000, "scr_bps": 10_000_000, "mbs_cells": 200}
-    assert pvcs[1] == {"vpi": 0, "vci": 100, "service": "abr", "pcr_bps": 50_000_000, "mcr_bps": 1_000_000, "icr_bps": 10_000_000, "rif": 0.125, "rdf": 0.25}
+    assert pvcs[0] == {
+        "vpi": 0,
+        "vci": 100,
+        "service": "rt-vbr",
+        "pcr_bps": 100_000_000,
+        "scr_bps": 10_000_000,
+        "mbs_cells": 200,
+    }
+    assert pvcs[1] == {
+        "vpi": 0,
+        "vci": 100,
+        "service": "abr",
+        "pcr_bps": 50_000_000,
+        "mcr_bps": 1_000_000,
+        "icr_bps": 10_000_000,
+        "rif": 0.125,
+        "rdf": 0.25,
+    }
     switch = config["atm"]["switches"][0]
     assert switch["category_queue_cells"] == {"cbr": 64, "vbr": None, "abr": None, "ubr": 4096}
     assert switch["abr_ci_threshold_cells"] == 256
@@ -53,7 +69,9 @@ def test_abr_holds_a_fair_share_where_ubr_loses_the_frames():
     sc = load_scenario(EXAMPLE)
     measured = {}
     for service in ("abr", "ubr"):
-        point = scenario_at(sc, {f"link[{i}].vcs[{j}].service": service for i, j in ((0, 0), (1, 0), (2, 0), (2, 1))}, source=EXAMPLE)
+        point = scenario_at(
+            sc, {f"link[{i}].vcs[{j}].service": service for i, j in ((0, 0), (1, 0), (2, 0), (2, 1))}, source=EXAMPLE
+        )
         point.test[0].duration = 500_000_000
         _, runs = run_tests(point, source=EXAMPLE)
         flow = next(f for f in runs[0].results["flows"] if f["kind"] == "udp" and f["id"] < 1000)

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, ROOT
 
 BASE = """\
@@ -83,11 +82,34 @@ def scenario_cases() -> list[Case]:
 
     values = {
         # key line in BASE -> bad values for it
-        'rate = "10 Mbps"': ['"0 bps"', '"-1 Mbps"', '"1e30 bps"', '"ten Mbps"', "10", "true", "[]", "{}", '"10 Mbpz"', '""', "nan", "inf"],
+        'rate = "10 Mbps"': [
+            '"0 bps"',
+            '"-1 Mbps"',
+            '"1e30 bps"',
+            '"ten Mbps"',
+            "10",
+            "true",
+            "[]",
+            "{}",
+            '"10 Mbpz"',
+            '""',
+            "nan",
+            "inf",
+        ],
         'rate = "1 Mbps"': ['"-1 Mbps"', '"1e30 bps"', '"fast"', "1", "false"],
-        'payload = 1000': ["0", "-1", "1000000000", '"1 parsec"', "1.5", "true", "65508", "70000", "18446744073709551616"],
+        "payload = 1000": [
+            "0",
+            "-1",
+            "1000000000",
+            '"1 parsec"',
+            "1.5",
+            "true",
+            "65508",
+            "70000",
+            "18446744073709551616",
+        ],
         'duration = "1 s"': ['"0 s"', '"-1 s"', '"1e12 s"', '"soon"', "1", '"1 parsec"'],
-        'seed = 1': ["-1", "18446744073709551616", "1.5", '"one"', "true"],
+        "seed = 1": ["-1", "18446744073709551616", "1.5", '"one"', "true"],
         'address = "10.0.0.1/24"': ['"300.0.0.1/24"', '"10.0.0.1/33"', '"x"', "1", '"0.0.0.0/0"'],
         'role = "host"': ['"hots"', "1", '""'],
         'ends = ["a", "b"]': ['["a"]', '["a", "zz"]', "[]", '"a"', '["a", "a"]', '["a", "b", "a"]'],
@@ -106,33 +128,65 @@ def scenario_cases() -> list[Case]:
     dup = replace('address = "10.0.0.1/24"', 'address = "10.0.0.2/24"')
     add("duplicate-address", dup, None)
     add("unknown-key", replace('type = "ethernet"', 'type = "ethernet"\nspeed = "10 Mbps"'), "speed")
-    add("unknown-table", BASE + "\n[nodes.c]\nrole = \"host\"\n", "[nodes.c]")
+    add("unknown-table", BASE + '\n[nodes.c]\nrole = "host"\n', "[nodes.c]")
     add("no-ends", replace('ends = ["a", "b"]\n', ""), None)
     add("no-scenario", BASE.replace('[scenario]\nname = "corpus"\nseed = 1\n', ""), None)
     add("delay-negative", replace('rate = "10 Mbps"', 'rate = "10 Mbps"\ndelay = "-5 ms"'), 'delay = "-5 ms"')
     add("delay-huge", replace('rate = "10 Mbps"', 'rate = "10 Mbps"\ndelay = "1e12 s"'), 'delay = "1e12 s"')
     add("mtu-zero", replace('rate = "10 Mbps"', 'rate = "10 Mbps"\nmtu = 0'), "mtu = 0")
     add("mtu-huge", replace('rate = "10 Mbps"', 'rate = "10 Mbps"\nmtu = 100000'), "mtu = 100000")
-    add("loss-over", replace('rate = "10 Mbps"', 'rate = "10 Mbps"\nloss = { model = "bernoulli", rate = "150 %" }'), "150 %")
+    add(
+        "loss-over",
+        replace('rate = "10 Mbps"', 'rate = "10 Mbps"\nloss = { model = "bernoulli", rate = "150 %" }'),
+        "150 %",
+    )
     add("cpu-unknown", replace('role = "host"', 'role = "host"\ncpu = "pentium-9"'), '"pentium-9"')
-    add("gateway-outside", replace('address = "10.0.0.1/24"', 'address = "10.0.0.1/24"\ngateway = "192.0.2.1"'), '"192.0.2.1"')
+    add(
+        "gateway-outside",
+        replace('address = "10.0.0.1/24"', 'address = "10.0.0.1/24"\ngateway = "192.0.2.1"'),
+        '"192.0.2.1"',
+    )
     add("node-without-link", BASE + '\n[node.c]\nrole = "host"\naddress = "10.0.0.3/24"\n', None)
-    add("test-at-switch", BASE.replace('[[link]]\nname = "l"', '[node.s]\nrole = "switch"\n\n[[link]]\nname = "l"')
-        .replace('ends = ["a", "b"]', 'ends = ["a", "s"]\n\n[[link]]\nname = "m"\ntype = "ethernet"\nrate = "10 Mbps"\nends = ["s", "b"]')
-        .replace('to = "b"', 'to = "s"'), 'to = "s"')
+    add(
+        "test-at-switch",
+        BASE.replace('[[link]]\nname = "l"', '[node.s]\nrole = "switch"\n\n[[link]]\nname = "l"')
+        .replace(
+            'ends = ["a", "b"]',
+            'ends = ["a", "s"]\n\n[[link]]\nname = "m"\ntype = "ethernet"\nrate = "10 Mbps"\nends = ["s", "b"]',
+        )
+        .replace('to = "b"', 'to = "s"'),
+        'to = "s"',
+    )
     # Values past the width the simulator keeps them in (crates/sim/src/config.rs: u32
     # windows and buffers, a u16 MSS): refused at their key, not by the core's decoder.
     tcp = BASE.replace('method = "udp.flow"', 'method = "tcp.bulk"').replace('rate = "1 Mbps"\npayload = 1000\n', "")
     add("tcp-window-5GB", tcp + 'window = "5 GB"\n', 'window = "5 GB"')
     add("tcp-mss-70000", tcp + "mss = 70000\n", "mss = 70000")
     add("tcp-initial-window-2-32", tcp + "[test.tcp]\ninitial_window = 4294967296\n", "initial_window = 4294967296")
-    add("host-socket-buffer-5GB", replace('role = "host"', 'role = "host"\nsocket_buffer = "5 GB"'), 'socket_buffer = "5 GB"')
+    add(
+        "host-socket-buffer-5GB",
+        replace('role = "host"', 'role = "host"\nsocket_buffer = "5 GB"'),
+        'socket_buffer = "5 GB"',
+    )
     add("count-huge", replace('duration = "1 s"', "count = 1000000000000"), "count = 1000000000000")
     add("sweep-unknown", BASE + '\n[sweep]\nvalues = { "link[0].speed" = ["1 Mbps"] }\n', "[sweep]")
     add("sweep-empty", BASE + '\n[sweep]\nvalues = { "link[0].rate" = [] }\n', '"link[0].rate" = []')
     add("sweep-bad-value", BASE + '\n[sweep]\nvalues = { "link[0].rate" = ["0 bps"] }\n', '"link[0].rate"')
     # TOML that is not TOML, or not text.
-    for i, text in enumerate(["[scenario", "a = ", 'a = "unterminated', "[[link]]\n[[link]\n", "a = 1\na = 2", "= 1", "a = [1,", "a = {b = 1", "a = 1 2", "[a]\n[a]"]):
+    for i, text in enumerate(
+        [
+            "[scenario",
+            "a = ",
+            'a = "unterminated',
+            "[[link]]\n[[link]\n",
+            "a = 1\na = 2",
+            "= 1",
+            "a = [1,",
+            "a = {b = 1",
+            "a = 1 2",
+            "[a]\n[a]",
+        ]
+    ):
         add(f"syntax-{i}", text, None)
     add("nested-arrays", "a = " + "[" * 200 + "]" * 200, None)
     add("nested-tables", "a = " + "{b = " * 200 + "1" + "}" * 200, None)
@@ -156,7 +210,14 @@ def option_cases() -> list[Case]:
         Case("mtu-size-2-64", ["mtu", "ethernet/ipv4/udp", "--size", str(2**64)], names=("--size",)),
         Case("mtu-pcap-dir", ["mtu", "ethernet/ipv4/tcp", "--pcap", "{tmp}"], names=("--pcap",)),
         Case("mtu-pcap-no-parent", ["mtu", "ethernet/ipv4/tcp", "--pcap", "{tmp}/no/such/x.pcap"], names=("--pcap",)),
-        Case("mtu-deep-stack", ["mtu", "/".join(["ethernet"] + ["ipv4/udp/openvpn(cipher=none,auth=none)/ethernet"] * 1000 + ["ipv4/tcp"])], names=("64 layers",)),
+        Case(
+            "mtu-deep-stack",
+            [
+                "mtu",
+                "/".join(["ethernet"] + ["ipv4/udp/openvpn(cipher=none,auth=none)/ethernet"] * 1000 + ["ipv4/tcp"]),
+            ],
+            names=("64 layers",),
+        ),
         Case("run-missing-file", ["run", "{tmp}/absent.toml"], names=("absent.toml",)),
         Case("run-directory", ["run", "{tmp}"], names=("directory",)),
         Case("run-seed-negative", ["run", example, "--seed", "-1"], names=("--seed",)),
@@ -167,22 +228,82 @@ def option_cases() -> list[Case]:
         Case("run-report-below-file", ["run", "{file}", "--report", "{file}/r"], text=BASE, names=("--report",)),
         Case("run-pcap-devnull", ["run", "{file}", "--pcap", "/dev/null"], text=BASE, names=("--pcap",)),
         Case("run-pcap-below-file", ["run", "{file}", "--pcap", "{file}/p"], text=BASE, names=("--pcap",)),
-        Case("run-pcap-snaplen-zero", ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", "0"], text=BASE, names=("--pcap-snaplen",)),
-        Case("run-pcap-snaplen-negative", ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", "-1"], text=BASE, names=("--pcap-snaplen",)),
-        Case("run-pcap-snaplen-text", ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", "all"], text=BASE, names=("--pcap-snaplen",)),
-        Case("run-pcap-snaplen-2-32", ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", str(2**32)], text=BASE, names=("--pcap-snaplen",)),
-        Case("run-pcap-snaplen-without-pcap", ["run", "{file}", "--pcap-snaplen", "96"], text=BASE, names=("--pcap-snaplen", "--pcap")),
-        Case("run-pcap-max-size-zero", ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-max-size", "0"], text=BASE, names=("--pcap-max-size",)),
-        Case("run-pcap-max-size-text", ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-max-size", "big"], text=BASE, names=("--pcap-max-size",)),
-        Case("run-pcap-max-size-bits", ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-max-size", "10 Mb"], text=BASE, names=("--pcap-max-size", "bit")),
-        Case("run-pcap-max-size-without-pcap", ["run", "{file}", "--pcap-max-size", "1 GB"], text=BASE, names=("--pcap-max-size", "--pcap")),
+        Case(
+            "run-pcap-snaplen-zero",
+            ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", "0"],
+            text=BASE,
+            names=("--pcap-snaplen",),
+        ),
+        Case(
+            "run-pcap-snaplen-negative",
+            ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", "-1"],
+            text=BASE,
+            names=("--pcap-snaplen",),
+        ),
+        Case(
+            "run-pcap-snaplen-text",
+            ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", "all"],
+            text=BASE,
+            names=("--pcap-snaplen",),
+        ),
+        Case(
+            "run-pcap-snaplen-2-32",
+            ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", str(2**32)],
+            text=BASE,
+            names=("--pcap-snaplen",),
+        ),
+        Case(
+            "run-pcap-snaplen-without-pcap",
+            ["run", "{file}", "--pcap-snaplen", "96"],
+            text=BASE,
+            names=("--pcap-snaplen", "--pcap"),
+        ),
+        Case(
+            "run-pcap-max-size-zero",
+            ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-max-size", "0"],
+            text=BASE,
+            names=("--pcap-max-size",),
+        ),
+        Case(
+            "run-pcap-max-size-text",
+            ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-max-size", "big"],
+            text=BASE,
+            names=("--pcap-max-size",),
+        ),
+        Case(
+            "run-pcap-max-size-bits",
+            ["run", "{file}", "--pcap", "{tmp}/p", "--pcap-max-size", "10 Mb"],
+            text=BASE,
+            names=("--pcap-max-size", "bit"),
+        ),
+        Case(
+            "run-pcap-max-size-without-pcap",
+            ["run", "{file}", "--pcap-max-size", "1 GB"],
+            text=BASE,
+            names=("--pcap-max-size", "--pcap"),
+        ),
         Case("run-max-memory-zero", ["run", "{file}", "--max-memory", "0"], text=BASE, names=("--max-memory",)),
         Case("run-max-memory-negative", ["run", "{file}", "--max-memory", "-1 GB"], text=BASE, names=("--max-memory",)),
         Case("run-max-memory-text", ["run", "{file}", "--max-memory", "plenty"], text=BASE, names=("--max-memory",)),
-        Case("run-max-memory-too-small", ["run", "{file}", "--max-memory", "1 kB"], text=BASE, names=("--max-memory", "too much memory")),
+        Case(
+            "run-max-memory-too-small",
+            ["run", "{file}", "--max-memory", "1 kB"],
+            text=BASE,
+            names=("--max-memory", "too much memory"),
+        ),
         Case("check-max-memory-zero", ["check", "{file}", "--max-memory", "0"], text=BASE, names=("--max-memory",)),
-        Case("check-max-memory-too-small", ["check", "{file}", "--max-memory", "1 kB"], text=BASE, names=("--max-memory", "too much memory")),
-        Case("check-pcap-snaplen-zero", ["check", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", "0"], text=BASE, names=("--pcap-snaplen",)),
+        Case(
+            "check-max-memory-too-small",
+            ["check", "{file}", "--max-memory", "1 kB"],
+            text=BASE,
+            names=("--max-memory", "too much memory"),
+        ),
+        Case(
+            "check-pcap-snaplen-zero",
+            ["check", "{file}", "--pcap", "{tmp}/p", "--pcap-snaplen", "0"],
+            text=BASE,
+            names=("--pcap-snaplen",),
+        ),
         Case("reproduce-unknown", ["reproduce", "9", "--out", "{tmp}/r"], names=("SEED",)),
         Case("reproduce-text", ["reproduce", "abc", "--out", "{tmp}/r"], names=("SEED",)),
         Case("reproduce-out-file", ["reproduce", "002", "--out", "{file}"], text=BASE, names=("--out",)),
@@ -255,7 +376,9 @@ def test_bad_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def subprocess_qoslab(args: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, timeout=120, cwd=ROOT, **kw)  # type: ignore[call-overload]
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, timeout=120, cwd=ROOT, **kw
+    )  # type: ignore[call-overload]
 
 
 def test_dev_zero_is_refused_quickly() -> None:
@@ -269,8 +392,13 @@ def test_dev_zero_is_refused_quickly() -> None:
 def test_second_ctrl_c_leaves_without_traceback(tmp_path: Path) -> None:
     # A reproduce runs simulations on a thread pool; Ctrl-C twice must still leave
     # cleanly (exit 130, 128 + SIGINT) with the finished points kept.
-    proc = subprocess.Popen([sys.executable, "-m", "qoslab", "reproduce", "000", "--out", str(tmp_path / "r"), "--jobs", "2"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "qoslab", "reproduce", "000", "--out", str(tmp_path / "r"), "--jobs", "2"],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     points = tmp_path / "r" / "data" / "seed000" / "points"
     while time.monotonic() < deadline and not (points.exists() and any(points.glob("*.json"))):
@@ -316,7 +444,7 @@ def test_damaged_point_file_is_recomputed(damage: str, tmp_path: Path) -> None:
     elif damage == "truncated":
         path.write_text('{"key": "x", "digest": "')
     else:
-        path.write_text('{"key": "%s", "digest": "%s", "records": 3}' % (point.key, point.digest()))
+        path.write_text(f'{{"key": "{point.key}", "digest": "{point.digest()}", "records": 3}}')
     assert load_finished(out, study, point) is None
     save_point(out, study, point, [{"x": 1}])
     assert load_finished(out, study, point) == [{"x": 1}]
@@ -327,7 +455,14 @@ def test_full_disk_is_exit_1_one_line() -> None:
     # A write that finds the disk full (here: /dev/full as stdout, ENOSPC on every
     # write) stops the command with exit 1 and one line on stderr.
     with open("/dev/full", "w") as full:
-        result = subprocess.run([sys.executable, "-m", "qoslab", "schema"], stdout=full, stderr=subprocess.PIPE, text=True, timeout=120, cwd=ROOT)
+        result = subprocess.run(
+            [sys.executable, "-m", "qoslab", "schema"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
     assert result.returncode == 1, result.stderr
     assert "Traceback" not in result.stderr
     assert "no space left" in result.stderr
@@ -345,8 +480,11 @@ def test_check_refuses_what_the_simulator_refuses(tmp_path: Path, capsys: pytest
     # A host with no gateway cannot reach another subnet: the simulator refuses a TCP
     # connection when it builds the network (crates/sim/src/world.rs), and check must say
     # so first, at the test's `to`.
-    text = BASE.replace('address = "10.0.0.2/24"', 'address = "10.0.1.2/24"').replace(
-        'method = "udp.flow"', 'method = "tcp.bulk"').replace('rate = "1 Mbps"\npayload = 1000\n', "")
+    text = (
+        BASE.replace('address = "10.0.0.2/24"', 'address = "10.0.1.2/24"')
+        .replace('method = "udp.flow"', 'method = "tcp.bulk"')
+        .replace('rate = "1 Mbps"\npayload = 1000\n', "")
+    )
     file = tmp_path / "s.toml"
     file.write_text(text)
     code, message = invoke(["check", str(file)], capsys)

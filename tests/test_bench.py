@@ -14,20 +14,29 @@ import subprocess
 import sys
 
 import pytest
-
 from qoslab import bench
 from qoslab.errors import InputError
 
 SCENARIO_KEYS = {"name", "events", "wall_s", "events_per_s", "sim_time_s"}
 COMPARISON_KEYS = {
-    "name", "qoslab_wall_s", "ns3_wall_s", "speedup",
-    "qoslab_throughput_mbps", "ns3_throughput_mbps", "throughput_diff_pct",
+    "name",
+    "qoslab_wall_s",
+    "ns3_wall_s",
+    "speedup",
+    "qoslab_throughput_mbps",
+    "ns3_throughput_mbps",
+    "throughput_diff_pct",
 }
 
 
 def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True,
-                          check=False, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, **(env or {})},
+    )
 
 
 # --- arguments ----------------------------------------------------------------------
@@ -110,8 +119,14 @@ def test_each_tool_runs_repeat_times_and_the_median_is_reported():
     def varying_ns3(name: str, seconds: float) -> dict:
         return dict(fake_ns3(name, seconds), wall_s=next(ns3_walls))
 
-    report = bench.run(["wifi_80211b_saturation"], sim_seconds=0.01, with_ns3=True, repeat=3,
-                       simulate=counting_simulate, ns3_runner=varying_ns3)
+    report = bench.run(
+        ["wifi_80211b_saturation"],
+        sim_seconds=0.01,
+        with_ns3=True,
+        repeat=3,
+        simulate=counting_simulate,
+        ns3_runner=varying_ns3,
+    )
     assert len(calls) == 3 and len(set(calls)) == 1  # the same configuration each time
     (ours,) = report.scenarios
     assert ours["repeat"] == 3 and len(ours["wall_runs_s"]) == 3
@@ -132,8 +147,14 @@ def test_cpu_speedup_is_the_ratio_of_median_cpu_times():
     def ns3_with_cpu(name: str, seconds: float) -> dict:
         return dict(fake_ns3(name, seconds), cpu_s=next(cpus))
 
-    report = bench.run(["wifi_80211b_saturation"], sim_seconds=0.01, with_ns3=True, repeat=3,
-                       simulate=fake_simulate, ns3_runner=ns3_with_cpu)
+    report = bench.run(
+        ["wifi_80211b_saturation"],
+        sim_seconds=0.01,
+        with_ns3=True,
+        repeat=3,
+        simulate=fake_simulate,
+        ns3_runner=ns3_with_cpu,
+    )
     (theirs,) = report.ns3
     assert theirs["cpu_s"] == 0.7 and theirs["cpu_runs_s"] == [0.9, 0.5, 0.7]
     (ours,) = report.scenarios
@@ -144,8 +165,9 @@ def test_cpu_speedup_is_the_ratio_of_median_cpu_times():
 
 def test_runs_of_one_configuration_must_agree():
     outputs = iter(['{"events": 1}', '{"events": 2}'])
-    report = bench.run(["ethernet_chain_10"], sim_seconds=0.01, repeat=2,
-                       simulate=lambda _config, _options: next(outputs))
+    report = bench.run(
+        ["ethernet_chain_10"], sim_seconds=0.01, repeat=2, simulate=lambda _config, _options: next(outputs)
+    )
     assert report.scenarios == []
     assert "different results" in report.failed[0]["reason"]
 
@@ -274,7 +296,7 @@ def test_tcp_config_matches_the_ns3_script():
     assert defaults["delay_ms"] * 1e6 == link["delay_ns"]
     assert defaults["loss"] == link["impair"][0]["loss"]["p"]
     assert defaults["warmup"] == bench.WARMUP_S
-    assert "HyStart\", ns.BooleanValue(False)" in script and 'InitialCwnd", ns.UintegerValue(10)' in script
+    assert 'HyStart", ns.BooleanValue(False)' in script and 'InitialCwnd", ns.UintegerValue(10)' in script
 
 
 def test_tcp_benchmark_runs_in_the_simulator():
@@ -331,7 +353,13 @@ def test_startup_benchmark_reports_every_phase():
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "startup.py"
-    proc = subprocess.run([sys.executable, str(script), "--repeat", "1", "--json"], capture_output=True, text=True, check=False, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, str(script), "--repeat", "1", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     record = json.loads(proc.stdout)
     assert set(record["seconds"]) == {"import", "validate", "prepare", "simulate", "output", "end_to_end"}

@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 import qoslab
 from qoslab.cli import app
 

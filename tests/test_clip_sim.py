@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import lower, run_tests, simulate
 from qoslab.scenario import load_scenario
 
@@ -46,8 +45,26 @@ def test_the_aal5_capture_dissects(tmp_path):
     run_tests(sc, source=EXAMPLE, pcap_dir=tmp_path)
     pcap = tmp_path / "test0" / "ws1-atm0-aal5.pcap"
     fields = subprocess.run(
-        ["tshark", "-r", str(pcap), "-T", "fields", "-e", "atm.vci", "-e", "q2931.message_type", "-e", "arp.opcode", "-e", "arp.hw.type", "-e", "icmp.type"],
-        capture_output=True, text=True, check=True,
+        [
+            "tshark",
+            "-r",
+            str(pcap),
+            "-T",
+            "fields",
+            "-e",
+            "atm.vci",
+            "-e",
+            "q2931.message_type",
+            "-e",
+            "arp.opcode",
+            "-e",
+            "arp.hw.type",
+            "-e",
+            "icmp.type",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     rows = [line.split("\t") for line in fields]
     # Q.2931 on the signalling VC 0/5 (I.361 Table 2): SETUP 0x05, CONNECT 0x07, CONNECT ACK 0x0f.

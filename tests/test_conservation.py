@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import lower, simulate
 from qoslab.scenario import load_scenario
 

@@ -26,7 +26,6 @@ import math
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from qoslab.backends.sim import run_tests
 from qoslab.scenario import loads_scenario
 from test_conservation import check_flow, check_link
@@ -65,7 +64,9 @@ def capacity_bps(link: dict, packet: int, payload: int) -> float:
 
 
 def mtu(link: dict) -> int:
-    return {"ethernet": ETHERNET_MTU, "atm": ATM_MTU, "wifi": WIFI_MTU}.get(link["kind"]) or (SLIP_MTU if link["framing"] == "slip" else PPP_MTU)
+    return {"ethernet": ETHERNET_MTU, "atm": ATM_MTU, "wifi": WIFI_MTU}.get(link["kind"]) or (
+        SLIP_MTU if link["framing"] == "slip" else PPP_MTU
+    )
 
 
 @st.composite
@@ -79,7 +80,13 @@ def chains(draw: st.DrawFn) -> list[dict]:
             rate = draw(st.sampled_from(WIFI_RATES))
             links.append({"kind": kind, "bps": WIFI_BPS[rate], "rate": rate})
         elif kind == "serial":
-            links.append({"kind": kind, "bps": draw(st.sampled_from(SERIAL_RATES)), "framing": draw(st.sampled_from(["slip", "ppp"]))})
+            links.append(
+                {
+                    "kind": kind,
+                    "bps": draw(st.sampled_from(SERIAL_RATES)),
+                    "framing": draw(st.sampled_from(["slip", "ppp"])),
+                }
+            )
         else:
             links.append({"kind": kind, "bps": draw(st.sampled_from(ATM_RATES))})
     return links
@@ -92,20 +99,28 @@ def scenario_text(links: list[dict], test: str) -> str:
     n = len(links)
     names = ["a"] + [f"r{k}" for k in range(1, n)] + ["b"]
     out = ['[scenario]\nname = "chain"\nseed = 7\n']
-    out.append(f'[node.a]\nrole = "host"\naddress = "10.0.0.1/24"\n' + ('gateway = "10.0.0.2"\n' if n > 1 else ""))
+    out.append('[node.a]\nrole = "host"\naddress = "10.0.0.1/24"\n' + ('gateway = "10.0.0.2"\n' if n > 1 else ""))
     for k in range(1, n):
         routes = [f'{{ to = "10.0.{j}.0/24", via = "10.0.{k - 1}.1" }}' for j in range(k - 1)]
         routes += [f'{{ to = "10.0.{j}.0/24", via = "10.0.{k}.2" }}' for j in range(k + 1, n)]
-        out.append(f'[node.r{k}]\nrole = "router"\naddress = ["10.0.{k - 1}.2/24", "10.0.{k}.1/24"]\nroutes = [{", ".join(routes)}]\n')
-    out.append(f'[node.b]\nrole = "host"\naddress = "10.0.{n - 1}.2/24"\n' + (f'gateway = "10.0.{n - 1}.1"\n' if n > 1 else ""))
+        out.append(
+            f'[node.r{k}]\nrole = "router"\naddress = ["10.0.{k - 1}.2/24", "10.0.{k}.1/24"]\nroutes = [{", ".join(routes)}]\n'
+        )
+    out.append(
+        f'[node.b]\nrole = "host"\naddress = "10.0.{n - 1}.2/24"\n' + (f'gateway = "10.0.{n - 1}.1"\n' if n > 1 else "")
+    )
     for i, link in enumerate(links):
         ends = f'["{names[i]}", "{names[i + 1]}"]'
         if link["kind"] == "ethernet":
             out.append(f'[[link]]\ntype = "ethernet"\nrate = "{link["bps"]} bps"\nends = {ends}\n')
         elif link["kind"] == "wifi":
-            out.append(f'[[link]]\ntype = "wifi"\nstandard = "802.11b"\nrate = "{link["rate"]}"\nmode = "adhoc"\nstations = {ends}\n')
+            out.append(
+                f'[[link]]\ntype = "wifi"\nstandard = "802.11b"\nrate = "{link["rate"]}"\nmode = "adhoc"\nstations = {ends}\n'
+            )
         elif link["kind"] == "serial":
-            out.append(f'[[link]]\ntype = "serial"\nrate = "{link["bps"]} bps"\nframing = "{link["framing"]}"\nends = {ends}\n')
+            out.append(
+                f'[[link]]\ntype = "serial"\nrate = "{link["bps"]} bps"\nframing = "{link["framing"]}"\nends = {ends}\n'
+            )
         else:
             out.append(f'[[link]]\ntype = "atm"\nrate = "{link["bps"]} bps"\nends = {ends}\nvcs = [{{ vci = 100 }}]\n')
     out.append(test)
@@ -123,19 +138,28 @@ def run_chain(links: list[dict], test: str) -> tuple[dict, dict]:
     return run.results, run.records[0]["metrics"]
 
 
-CHAIN_SETTINGS = settings(max_examples=16, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+CHAIN_SETTINGS = settings(
+    max_examples=16, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 @CHAIN_SETTINGS
 @given(links=chains(), payload=st.sampled_from([16, 64, 200, 472, 960]))
 def test_a_saturating_udp_flow_conserves_and_stays_below_the_bottleneck(links: list[dict], payload: int) -> None:
-    test = f'[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\npayload = {payload}\nrate = "0 bps"\nduration = "1 s"\n'
+    test = (
+        f'[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\npayload = {payload}\nrate = "0 bps"\nduration = "1 s"\n'
+    )
     results, metrics = run_chain(links, test)
     # Every payload chosen fits every MTU here (960 + 28 < 1006): one packet per datagram.
     packet = payload + UDP_HEADER + IP_HEADER
     bottleneck = min(capacity_bps(link, packet, payload) for link in links)
     assert metrics["received"] > 0, (links, metrics)
-    assert metrics["goodput_mbps"] * 1e6 <= bottleneck * 1.000001, (links, payload, metrics["goodput_mbps"], bottleneck / 1e6)
+    assert metrics["goodput_mbps"] * 1e6 <= bottleneck * 1.000001, (
+        links,
+        payload,
+        metrics["goodput_mbps"],
+        bottleneck / 1e6,
+    )
 
 
 @CHAIN_SETTINGS
@@ -146,5 +170,15 @@ def test_a_tcp_bulk_flow_conserves_and_stays_below_the_bottleneck(links: list[di
     path_mtu = min(mtu(link) for link in links)
     # A segment in a packet of L octets carries at most L - 40 (path MTU discovery keeps
     # every packet within the path MTU); the best share over every size bounds any mix.
-    bottleneck = min(max(capacity_bps(link, size, size - IP_HEADER - TCP_HEADER) for size in range(IP_HEADER + TCP_HEADER + 1, path_mtu + 1)) for link in links)
-    assert metrics["throughput_mbps"] * 1e6 <= bottleneck * 1.000001, (links, metrics["throughput_mbps"], bottleneck / 1e6)
+    bottleneck = min(
+        max(
+            capacity_bps(link, size, size - IP_HEADER - TCP_HEADER)
+            for size in range(IP_HEADER + TCP_HEADER + 1, path_mtu + 1)
+        )
+        for link in links
+    )
+    assert metrics["throughput_mbps"] * 1e6 <= bottleneck * 1.000001, (
+        links,
+        metrics["throughput_mbps"],
+        bottleneck / 1e6,
+    )

@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import run_tests
 from qoslab.scenario import load_scenario
 
@@ -74,7 +73,12 @@ def payload_capacity_mbps(payload: int, bps: float = 10e6) -> float:
 def test_an_overloaded_udp_flow_reports_the_bottleneck_not_the_drained_queue(tmp_path):
     # The scenario: 20 Mb/s of 1472-byte payloads for 2 s into 10 Mb/s; the
     # router's 1000-frame queue drains for 1.2 s after the sending stops.
-    rec, _ = run(network(tmp_path, '[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "20 Mbps"\npayload = 1472\nduration = "2 s"\n'))
+    rec, _ = run(
+        network(
+            tmp_path,
+            '[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "20 Mbps"\npayload = 1472\nduration = "2 s"\n',
+        )
+    )
     m, p = rec["metrics"], rec["parameters"]
     cap = payload_capacity_mbps(1472)  # 9.5709 Mb/s
     assert m["goodput_mbps"] <= cap
@@ -93,11 +97,22 @@ def test_a_udp_flow_below_the_bottleneck_reports_what_it_offered(tmp_path):
     # 5 Mb/s of 1518-byte frames: nothing queues. The sender sends every 2.4288 ms while
     # inside its 2 s, 824 datagrams; their arrivals, one gap apart, span 823 gaps, and the
     # receiving interval is 824 gaps: the rate is exactly the offered one.
-    rec, _ = run(network(tmp_path, '[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "5 Mbps"\npayload = 1472\nduration = "2 s"\n'))
+    rec, _ = run(
+        network(
+            tmp_path,
+            '[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "5 Mbps"\npayload = 1472\nduration = "2 s"\n',
+        )
+    )
     m = rec["metrics"]
     gap = 1518 * 8 / 5e6
     n = math.ceil(2 / gap)
-    assert (m["sent"], m["received"], m["lost"], m["late"], m["drained"]) == (n, n, 0, 0, 1)  # the last one lands after the stop
+    assert (m["sent"], m["received"], m["lost"], m["late"], m["drained"]) == (
+        n,
+        n,
+        0,
+        0,
+        1,
+    )  # the last one lands after the stop
     assert m["receive_interval_s"] == pytest.approx(n * gap, abs=1e-8)
     assert m["goodput_mbps"] == pytest.approx(1472 * 8 / gap / 1e6, abs=1e-6)
     assert m["throughput_mbps"] == pytest.approx(5.0, abs=1e-6)
@@ -106,7 +121,12 @@ def test_a_udp_flow_below_the_bottleneck_reports_what_it_offered(tmp_path):
 def test_a_datagram_after_the_wait_is_lost(tmp_path):
     # A 0.3 s wait after 2 s at twice the link's rate: of the 1000 frames queued at the
     # stop, the link delivers 0.3 s / 1.2304 ms = 243 in the wait; the rest are lost.
-    rec, _ = run(network(tmp_path, '[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "20 Mbps"\npayload = 1472\nduration = "2 s"\nwait = "0.3 s"\n'))
+    rec, _ = run(
+        network(
+            tmp_path,
+            '[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "20 Mbps"\npayload = 1472\nduration = "2 s"\nwait = "0.3 s"\n',
+        )
+    )
     m = rec["metrics"]
     frame_s = 1538 * 8 / 10e6
     assert m["drained"] == pytest.approx(0.3 / frame_s, abs=2)
@@ -120,7 +140,12 @@ def test_udp_echo_follows_the_same_window(tmp_path):
     # 1472-byte echoes every 0.5 ms (24.3 Mb/s of frames) into the 10 Mb/s link: the echoes
     # come back at that link's rate, and the throughput over the receiving interval is
     # not above it.
-    rec, results = run(network(tmp_path, '[[test]]\nmethod = "udp.echo"\nfrom = "a"\nto = "b"\npayload = 1472\ngap = "0.5 ms"\ncount = 2000\n'))
+    rec, results = run(
+        network(
+            tmp_path,
+            '[[test]]\nmethod = "udp.echo"\nfrom = "a"\nto = "b"\npayload = 1472\ngap = "0.5 ms"\ncount = 2000\n',
+        )
+    )
     m = rec["metrics"]
     assert m["throughput_mbps"] <= payload_capacity_mbps(1472)
     assert m["throughput_mbps"] == pytest.approx(payload_capacity_mbps(1472), rel=5e-3)
@@ -130,13 +155,22 @@ def test_udp_echo_follows_the_same_window(tmp_path):
 
 
 def test_ping_replies_are_counted_inside_the_window(tmp_path):
-    rec, results = run(network(tmp_path, '[[test]]\nmethod = "ping"\nfrom = "a"\nto = "b"\ncount = 3\ninterval = "0.2 s"\n'))
+    rec, results = run(
+        network(tmp_path, '[[test]]\nmethod = "ping"\nfrom = "a"\nto = "b"\ncount = 3\ninterval = "0.2 s"\n')
+    )
     (flow,) = results["flows"]
     assert rec["metrics"]["received"] == 3 and flow["late"] == 0 and len(rec["metrics"]["rtt_ms"]) == 3
 
 
 def test_run_help_points_to_the_definitions():
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", "--help"], capture_output=True, text=True, check=False, timeout=60, env={"COLUMNS": "200", **__import__("os").environ})
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        env={"COLUMNS": "200", **__import__("os").environ},
+    )
     assert "docs/metrics.md" in proc.stdout
 
 
@@ -156,14 +190,27 @@ def test_metrics_doc_defines_every_metric_these_methods_print(tmp_path, test):
     # print has an entry in docs/metrics.md (as `name`).
     doc = (Path(__file__).parent.parent / "docs" / "metrics.md").read_text(encoding="utf-8")
     _, runs = run_tests(load_scenario(network(tmp_path, f'[[test]]\nfrom = "a"\nto = "b"\n{test}\n')))
-    names = {n for r in runs for rec in r.records for n in (*rec["metrics"], *rec["parameters"], *(k for s in rec.get("streams", []) for k in s))}
+    names = {
+        n
+        for r in runs
+        for rec in r.records
+        for n in (*rec["metrics"], *rec["parameters"], *(k for s in rec.get("streams", []) for k in s))
+    }
     missing = sorted(n for n in names if f"`{n}`" not in doc)
     assert not missing, missing
 
 
 def test_json_records_carry_drained_and_late(tmp_path):
-    path = network(tmp_path, '[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "20 Mbps"\nduration = "1 s"\n')
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False, timeout=300)
+    path = network(
+        tmp_path, '[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "20 Mbps"\nduration = "1 s"\n'
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     (rec,) = json.loads(proc.stdout)["results"]
     assert rec["metrics"]["drained"] > 0 and rec["metrics"]["goodput_mbps"] <= payload_capacity_mbps(1472)

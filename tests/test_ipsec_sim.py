@@ -10,9 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import pcap_packets
-
 from qoslab.backends.sim import lower, run_tests
 from qoslab.errors import InputError
 from qoslab.scenario import load_scenario
@@ -83,22 +81,47 @@ def locate(path: Path, needle: str) -> tuple[int, int]:
     raise AssertionError(needle)
 
 
-
-
 def test_host_to_host_tunnel_lowers_to_a_mirrored_pair(tmp_path):
     config = lower(load_scenario(scenario_file(tmp_path, NETWORK + TUNNEL)))
     nodes = {n["name"]: n for n in config["nodes"]}
     assert nodes["gw"]["ipsec"] == []
     (c,) = nodes["client"]["ipsec"]
     (s,) = nodes["server"]["ipsec"]
-    assert c == {"name": "vpn0", "local": "10.0.1.1", "remote": "10.0.2.1", "spi_out": 0x1000, "spi_in": 0x1001,
-                 "cipher": "3des-cbc", "auth": "hmac-sha1-96", "protects": [["10.0.2.1", 32]], "mtu": 1500,
-                 "mode": "tunnel", "protocol": "esp", "select_protocol": None, "select_local_port": None, "select_remote_port": None, "fragment": "after"}
-    assert (s["local"], s["remote"], s["spi_out"], s["spi_in"], s["protects"]) == ("10.0.2.1", "10.0.1.1", 0x1001, 0x1000, [["10.0.1.1", 32]])
+    assert c == {
+        "name": "vpn0",
+        "local": "10.0.1.1",
+        "remote": "10.0.2.1",
+        "spi_out": 0x1000,
+        "spi_in": 0x1001,
+        "cipher": "3des-cbc",
+        "auth": "hmac-sha1-96",
+        "protects": [["10.0.2.1", 32]],
+        "mtu": 1500,
+        "mode": "tunnel",
+        "protocol": "esp",
+        "select_protocol": None,
+        "select_local_port": None,
+        "select_remote_port": None,
+        "fragment": "after",
+    }
+    assert (s["local"], s["remote"], s["spi_out"], s["spi_in"], s["protects"]) == (
+        "10.0.2.1",
+        "10.0.1.1",
+        0x1001,
+        0x1000,
+        [["10.0.1.1", 32]],
+    )
 
 
 def test_a_tunnel_to_a_gateway_protects_the_subnets_behind_it(tmp_path):
-    text = NETWORK + TUNNEL.replace('to = "server"', 'to = "gw"') + TUNNEL.replace('name = "vpn0"', 'name = "vpn1"').replace('from = "client"', 'from = "server"').replace('to = "server"', 'to = "client"').replace("hmac-sha1-96", "hmac-md5-96")
+    text = (
+        NETWORK
+        + TUNNEL.replace('to = "server"', 'to = "gw"')
+        + TUNNEL.replace('name = "vpn0"', 'name = "vpn1"')
+        .replace('from = "client"', 'from = "server"')
+        .replace('to = "server"', 'to = "client"')
+        .replace("hmac-sha1-96", "hmac-md5-96")
+    )
     config = lower(load_scenario(scenario_file(tmp_path, text)))
     nodes = {n["name"]: n for n in config["nodes"]}
     client = {t["name"]: t for t in nodes["client"]["ipsec"]}
@@ -106,7 +129,11 @@ def test_a_tunnel_to_a_gateway_protects_the_subnets_behind_it(tmp_path):
     assert client["vpn0"]["remote"] == "10.0.1.254" and client["vpn0"]["protects"] == [["10.0.2.0", 24]]
     assert nodes["gw"]["ipsec"][0]["protects"] == [["10.0.1.1", 32]]
     # The second tunnel (index 1) takes the next SPI pair; a host is protected by its address.
-    assert (client["vpn1"]["spi_out"], client["vpn1"]["spi_in"], client["vpn1"]["protects"]) == (0x1003, 0x1002, [["10.0.2.1", 32]])
+    assert (client["vpn1"]["spi_out"], client["vpn1"]["spi_in"], client["vpn1"]["protects"]) == (
+        0x1003,
+        0x1002,
+        [["10.0.2.1", 32]],
+    )
 
 
 def test_two_tunnels_protecting_one_destination_are_refused(tmp_path):
@@ -140,6 +167,7 @@ def test_the_receiving_end_pays_for_decryption(tmp_path):
         results = runs[0].results
         server = next(n for n in results["nodes"] if n["name"] == "server")
         busy_s[name] = server["cpu_utilization"] * results["sim_time_ns"] / 1e9
+
     # generic-host (cpu_profiles.toml): 100 datagrams, and the warm-up ping's request,
     # each an ESP packet of 8 + 8 + pad8(inner + 2) + 12 bytes opened at 120 cycles a
     # byte and 3000 a packet, at 2 GHz; the ping's reply is sealed too (billed to the
@@ -187,13 +215,20 @@ def test_other_tunnels_are_still_refused(tmp_path):
 
 def test_qoslab_run_exits_2_on_over(tmp_path):
     path = scenario_file(tmp_path, NETWORK + TUNNEL + 'over = "link[0]"\n' + TESTS)
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=600
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "tunnel[0].over" in proc.stderr
 
 
 def test_ah_without_an_icv_is_refused(tmp_path):
-    path = scenario_file(tmp_path, NETWORK + TUNNEL.replace('cipher = "3des-cbc"', 'protocol = "ah"\ncipher = "null"').replace('"hmac-sha1-96"', '"none"') + TESTS)
+    path = scenario_file(
+        tmp_path,
+        NETWORK
+        + TUNNEL.replace('cipher = "3des-cbc"', 'protocol = "ah"\ncipher = "null"').replace('"hmac-sha1-96"', '"none"')
+        + TESTS,
+    )
     with pytest.raises(InputError) as err:
         lower(load_scenario(path), source=path)
     assert "tunnel[0].auth" in str(err.value) and "RFC 4302" in str(err.value)
@@ -202,7 +237,9 @@ def test_ah_without_an_icv_is_refused(tmp_path):
 def test_transport_mode_tunnels_between_two_hosts_are_told_apart_by_their_selectors(tmp_path):
     transport = TUNNEL.replace('cipher = "3des-cbc"', 'mode = "transport"\ncipher = "3des-cbc"')
     selectors = ["", 'selector = { protocol = "udp", port = 8 }\n', 'selector = { protocol = "tcp", port = 9 }\n']
-    text = NETWORK + "".join(transport.replace('name = "vpn0"', f'name = "vpn{k}"') + sel for k, sel in enumerate(selectors))
+    text = NETWORK + "".join(
+        transport.replace('name = "vpn0"', f'name = "vpn{k}"') + sel for k, sel in enumerate(selectors)
+    )
     config = lower(load_scenario(scenario_file(tmp_path, text)))
     nodes = {n["name"]: n for n in config["nodes"]}
     # The port is the server's (`to`'s): the client's remote port, the server's local one
@@ -212,7 +249,10 @@ def test_transport_mode_tunnels_between_two_hosts_are_told_apart_by_their_select
         "server": [("transport", None, None, None), ("transport", 17, 8, None), ("transport", 6, 9, None)],
     }
     for end, rows in wanted.items():
-        got = [(t["mode"], t["select_protocol"], t["select_local_port"], t["select_remote_port"]) for t in nodes[end]["ipsec"]]
+        got = [
+            (t["mode"], t["select_protocol"], t["select_local_port"], t["select_remote_port"])
+            for t in nodes[end]["ipsec"]
+        ]
         assert got == rows, end
     assert nodes["client"]["ipsec"][2]["remote"] == "10.0.2.1" and nodes["server"]["ipsec"][2]["spi_out"] == 0x1005
 
@@ -221,7 +261,11 @@ def test_transport_mode_tunnels_between_two_hosts_are_told_apart_by_their_select
     ("second", "key", "words"),
     [
         ("", "tunnel[1].to", "tunnel[0] already carries everything between them"),
-        ('selector = { protocol = "udp", port = 8 }\n', "tunnel[1].selector", "the same traffic (protocol udp, port 8)"),
+        (
+            'selector = { protocol = "udp", port = 8 }\n',
+            "tunnel[1].selector",
+            "the same traffic (protocol udp, port 8)",
+        ),
     ],
 )
 def test_two_transport_tunnels_carrying_the_same_traffic_are_refused(tmp_path, second, key, words):
@@ -235,10 +279,17 @@ def test_two_transport_tunnels_carrying_the_same_traffic_are_refused(tmp_path, s
 
 
 def test_a_port_selector_needs_udp_or_tcp_and_tunnel_mode_takes_none(tmp_path):
-    path = scenario_file(tmp_path, NETWORK + TUNNEL.replace('cipher = "3des-cbc"', 'mode = "transport"\ncipher = "3des-cbc"') + 'selector = { port = 8 }\n')
+    path = scenario_file(
+        tmp_path,
+        NETWORK
+        + TUNNEL.replace('cipher = "3des-cbc"', 'mode = "transport"\ncipher = "3des-cbc"')
+        + "selector = { port = 8 }\n",
+    )
     with pytest.raises(InputError) as err:
         load_scenario(path)
-    assert "tunnel[0].selector: a port selector needs" in str(err.value) and "'udp' or 'tcp'" in str(err.value), str(err.value)
+    assert "tunnel[0].selector: a port selector needs" in str(err.value) and "'udp' or 'tcp'" in str(err.value), str(
+        err.value
+    )
     path = scenario_file(tmp_path, NETWORK + TUNNEL + 'selector = { protocol = "udp", port = 8 }\n')
     with pytest.raises(InputError) as err:
         lower(load_scenario(path), source=path)
@@ -252,10 +303,14 @@ def test_ah_carries_udp_and_ping_in_both_modes(tmp_path, mode):
     _, runs = run_tests(load_scenario(path), source=path, pcap_dir=tmp_path / "pcap")
     udp, ping = runs[0].records[0]["metrics"], runs[1].records[0]["metrics"]
     assert (udp["received"], ping["received"]) == (100, 3)
-    frames = [f for f in pcap_packets(next((tmp_path / "pcap" / "test0").glob("gw-eth0*.pcap"))) if f[12:14] == b"\x08\x00"]
+    frames = [
+        f for f in pcap_packets(next((tmp_path / "pcap" / "test0").glob("gw-eth0*.pcap"))) if f[12:14] == b"\x08\x00"
+    ]
     assert {f[14 + 9] for f in frames} == {51}
     # AH's own next header: UDP (17) in transport mode, IPv4 (4) in tunnel mode.
-    assert {f[14 + 20] for f in frames if f[26:30] == bytes([10, 0, 1, 1]) and len(f) > 200} == ({17} if mode == "transport" else {4})
+    assert {f[14 + 20] for f in frames if f[26:30] == bytes([10, 0, 1, 1]) and len(f) > 200} == (
+        {17} if mode == "transport" else {4}
+    )
 
 
 def test_a_tunnel_to_the_gateway_carries_traffic_to_the_network_behind_it(tmp_path):
@@ -265,7 +320,11 @@ def test_a_tunnel_to_the_gateway_carries_traffic_to_the_network_behind_it(tmp_pa
     _, runs = run_tests(load_scenario(path), source=path, pcap_dir=tmp_path / "pcap")
     udp, ping = runs[0].records[0]["metrics"], runs[1].records[0]["metrics"]
     assert (udp["received"], ping["received"]) == (100, 3)
-    inside = [f for f in pcap_packets(next((tmp_path / "pcap" / "test1").glob("gw-eth0*.pcap"))) if f[12:14] == b"\x08\x00"]
-    behind = [f for f in pcap_packets(next((tmp_path / "pcap" / "test1").glob("gw-eth1*.pcap"))) if f[12:14] == b"\x08\x00"]
+    inside = [
+        f for f in pcap_packets(next((tmp_path / "pcap" / "test1").glob("gw-eth0*.pcap"))) if f[12:14] == b"\x08\x00"
+    ]
+    behind = [
+        f for f in pcap_packets(next((tmp_path / "pcap" / "test1").glob("gw-eth1*.pcap"))) if f[12:14] == b"\x08\x00"
+    ]
     assert {f[14 + 9] for f in inside} == {50}, "ESP between client and gateway"
     assert {f[14 + 9] for f in behind} == {1}, "clear ICMP behind the gateway"

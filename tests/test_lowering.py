@@ -15,12 +15,10 @@ from ipaddress import IPv4Interface
 from pathlib import Path
 
 import pytest
-
+from conftest import EXAMPLES, ROOT
 from qoslab.backends.sim import lower
 from qoslab.errors import InputError
 from qoslab.scenario import load_scenario
-
-from conftest import EXAMPLES, ROOT
 
 SEED000 = sorted(EXAMPLES.glob("seed000_*.toml"))
 CONFIG_RS = ROOT / "crates" / "sim" / "src" / "config.rs"
@@ -39,7 +37,11 @@ def node(config: dict, name: str) -> tuple[int, dict]:
 
 def port_on_link(config: dict, link: dict, node_index: int) -> int:
     """The port index of node ``node_index`` on ``link`` (from the link's PortRefs)."""
-    refs = [link["a"], link["b"]] if link["type"] == "ethernet" else ([link["ap"]] if link["ap"] else []) + link["stations"]
+    refs = (
+        [link["a"], link["b"]]
+        if link["type"] == "ethernet"
+        else ([link["ap"]] if link["ap"] else []) + link["stations"]
+    )
     hits = [r["port"] for r in refs if r["node"] == node_index]
     assert len(hits) == 1
     return hits[0]
@@ -67,7 +69,13 @@ def example(request) -> tuple[Path, dict]:
 
 
 def test_seed000_examples_exist():
-    assert {p.stem for p in SEED000} >= {"seed000_l3f", "seed000_ics", "seed000_l2f_station", "seed000_l2f_wired", "seed000_fig9"}
+    assert {p.stem for p in SEED000} >= {
+        "seed000_l3f",
+        "seed000_ics",
+        "seed000_l2f_station",
+        "seed000_l2f_wired",
+        "seed000_fig9",
+    }
 
 
 def test_json_ready(example):
@@ -98,7 +106,11 @@ def test_port_refs_point_at_real_ports_each_on_one_link(example):
     path, config = example
     used: list[tuple[int, int]] = []
     for link in config["links"]:
-        refs = [link["a"], link["b"]] if link["type"] == "ethernet" else ([link["ap"]] if link["ap"] else []) + link["stations"]
+        refs = (
+            [link["a"], link["b"]]
+            if link["type"] == "ethernet"
+            else ([link["ap"]] if link["ap"] else []) + link["stations"]
+        )
         for r in refs:
             assert 0 <= r["node"] < len(config["nodes"])
             assert 0 <= r["port"] < len(config["nodes"][r["node"]]["ports"])
@@ -126,7 +138,11 @@ def test_port_names_by_link_type(example):
     _, config = example
     for i, n in enumerate(config["nodes"]):
         for link in config["links"]:
-            refs = [link["a"], link["b"]] if link["type"] == "ethernet" else ([link["ap"]] if link["ap"] else []) + link["stations"]
+            refs = (
+                [link["a"], link["b"]]
+                if link["type"] == "ethernet"
+                else ([link["ap"]] if link["ap"] else []) + link["stations"]
+            )
             for r in refs:
                 if r["node"] == i:
                     name = n["ports"][r["port"]]["name"]
@@ -331,7 +347,18 @@ payload = 100
 """,
     )
     config = lower(load_scenario(path), test_index=0)
-    assert config["flows"] == [{"kind": "ping", "id": 0, "from": 2, "to": "10.0.0.1", "count": 4, "interval_ns": 200_000_000, "payload": 100, "start_ns": 0}]
+    assert config["flows"] == [
+        {
+            "kind": "ping",
+            "id": 0,
+            "from": 2,
+            "to": "10.0.0.1",
+            "count": 4,
+            "interval_ns": 200_000_000,
+            "payload": 100,
+            "start_ns": 0,
+        }
+    ]
 
 
 def locate(path: Path, needle: str) -> tuple[int, int]:
@@ -342,7 +369,10 @@ def locate(path: Path, needle: str) -> tuple[int, int]:
 
 
 def test_unknown_cpu_profile_names_the_key_and_lists_profiles(tmp_path):
-    text = HEAD.replace('address = "10.0.0.2/24"', 'address = "10.0.0.2/24"\ncpu = "pentium-4"') + '[[link]]\ntype = "wifi"\nap = "ap"\nstations = ["s1", "s2"]\n'
+    text = (
+        HEAD.replace('address = "10.0.0.2/24"', 'address = "10.0.0.2/24"\ncpu = "pentium-4"')
+        + '[[link]]\ntype = "wifi"\nap = "ap"\nstations = ["s1", "s2"]\n'
+    )
     path = write(tmp_path, text)
     with pytest.raises(InputError) as err:
         lower(load_scenario(path), source=path)
@@ -398,13 +428,22 @@ shaper = {rate = "30 Mbps", burst = "15 kB"}
     )
     config = lower(load_scenario(path), source=path)
     serial, ethernet = config["links"][0], config["links"][1]
-    assert serial["type"] == "serial" and serial["rate_bps"] == 9600 and serial["framing"] == "ppp" and serial["compression"] == 2.0
+    assert (
+        serial["type"] == "serial"
+        and serial["rate_bps"] == 9600
+        and serial["framing"] == "ppp"
+        and serial["compression"] == 2.0
+    )
     ports = [config["nodes"][serial[end]["node"]]["ports"][serial[end]["port"]] for end in ("a", "b")]
     assert all(p["point_to_point"] and p["mtu"] == 1500 and p["name"].startswith("ppp") for p in ports)
     forward, reverse = ethernet["impair"]
     assert forward["loss"] == {"model": "bernoulli", "p": 0.01}
     assert reverse["loss"] == {"model": "gilbert-elliott", "p": 0.01, "r": 0.5, "k": 1.0, "h": 0.0}
-    assert forward["shaper"] == reverse["shaper"] == {"rate_bps": 30_000_000, "burst_bytes": 15_000, "police": False, "queue_bytes": None}
+    assert (
+        forward["shaper"]
+        == reverse["shaper"]
+        == {"rate_bps": 30_000_000, "burst_bytes": 15_000, "police": False, "queue_bytes": None}
+    )
 
 
 # --------------------------------------------------------------------------- the Rust contract
@@ -450,7 +489,11 @@ def test_every_key_is_a_field_the_simulator_knows(example):
 
 
 def test_flow_keys_match_the_simulator(tmp_path):
-    path = write(tmp_path, HEAD + '[[link]]\ntype = "wifi"\nap = "ap"\nstations = ["s1", "s2"]\n[[test]]\nmethod = "udp.flow"\nfrom = "s1"\nto = "s2"\nrate = "1 Mbps"\n[[test]]\nmethod = "ping"\nfrom = "s1"\nto = "s2"\n')
+    path = write(
+        tmp_path,
+        HEAD
+        + '[[link]]\ntype = "wifi"\nap = "ap"\nstations = ["s1", "s2"]\n[[test]]\nmethod = "udp.flow"\nfrom = "s1"\nto = "s2"\nrate = "1 Mbps"\n[[test]]\nmethod = "ping"\nfrom = "s1"\nto = "s2"\n',
+    )
     scenario = load_scenario(path)
     for index in (0, 1):
         for f in lower(scenario, test_index=index)["flows"]:
@@ -470,4 +513,7 @@ def test_cpu_profiles_say_where_every_number_comes_from():
             assert notes.get(key, "").strip(), (p.name, key)
         if p.hz > 0:
             # a per-packet cost no standard gives is either calibrated on a named point or says it is not
-            assert all(("uncalibrated" in notes[k] or "calibrated on" in notes[k] or notes[k].startswith("0:")) for k in CpuCycles.model_fields), p.name
+            assert all(
+                ("uncalibrated" in notes[k] or "calibrated on" in notes[k] or notes[k].startswith("0:"))
+                for k in CpuCycles.model_fields
+            ), p.name

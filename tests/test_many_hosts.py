@@ -23,7 +23,6 @@ from ipaddress import IPv4Address
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import format_mac, lower_network, mac_for, run_tests
 from qoslab.errors import InputError
 from qoslab.scenario import checks, loads_scenario
@@ -35,7 +34,7 @@ def host_address(i: int) -> str:
 
 
 def switch_scenario(n: int, pairs: list[tuple[int, int]]) -> str:
-    out = ['[scenario]', f'name = "{n} hosts on one switch"', "seed = 1", "", "[node.sw]", 'role = "switch"', ""]
+    out = ["[scenario]", f'name = "{n} hosts on one switch"', "seed = 1", "", "[node.sw]", 'role = "switch"', ""]
     for i in range(n):
         out += [f"[node.h{i}]", 'role = "host"', f'address = "{host_address(i)}/16"', ""]
     for i in range(n):
@@ -140,7 +139,17 @@ def test_check_refuses_a_node_past_the_port_limit(tmp_path):
     # 65,536 links between two nodes: one more than a node's 16-bit port field holds
     # (0 is kept free). `qoslab check` exits 2 naming both nodes, no traceback.
     n = checks.MAX_PORTS_PER_NODE + 1
-    lines = ["[scenario]", 'name = "past the port limit"', "", "[node.a]", 'role = "host"', "", "[node.b]", 'role = "switch"', ""]
+    lines = [
+        "[scenario]",
+        'name = "past the port limit"',
+        "",
+        "[node.a]",
+        'role = "host"',
+        "",
+        "[node.b]",
+        'role = "switch"',
+        "",
+    ]
     lines += ['[[link]]\ntype = "ethernet"\nends = ["a", "b"]\n'] * n
     path = tmp_path / "limit.toml"
     path.write_text("\n".join(lines))

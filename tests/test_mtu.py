@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import math
+import struct
 import subprocess
 import sys
-import struct
 
 import pytest
-
 from qoslab.analysis.mtu import analyse
 
 SEED002_OVPN = "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1)"
@@ -77,6 +76,7 @@ def test_count_fcs_explains_itself():
 def test_udp_max_payload_plain_and_esp():
     # Seed 003 §4.1: the fragmentation knee at 1472 bytes of UDP payload without IPsec...
     assert analyse("ethernet/ipv4/udp").udp_max_payload == 1472
+
     # ...and 1438 with ESP transport, 3DES-CBC and HMAC-SHA1-96. Independently (RFC 4303
     # §2.4, RFC 2451, RFC 2404): IPv4 20 + SPI 4 + sequence 4 + IV 8 + ICV 12, and the
     # UDP datagram + pad length + next header padded to the 8-byte 3DES block.
@@ -177,7 +177,10 @@ def test_oversized_interface_in_a_tunnel_is_dropped_without_fragmentation():
 
 
 def test_openvpn_fragment_option_splits_instead():
-    report = analyse("ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1,fragment=1400)/ethernet(mtu=1500)/pppoe(mtu=1492)/ipv4/tcp", size=1492)
+    report = analyse(
+        "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1,fragment=1400)/ethernet(mtu=1500)/pppoe(mtu=1492)/ipv4/tcp",
+        size=1492,
+    )
     d = report.datagram
     assert not d.dropped
     assert d.fragments == 2

@@ -6,7 +6,6 @@ import subprocess
 import sys
 
 import pytest
-
 from qoslab.analysis.mtu import analyse
 from qoslab.errors import InputError
 

@@ -8,21 +8,39 @@ from __future__ import annotations
 
 import sys
 import tomllib
-from pathlib import Path
 from typing import Any
 
 import pytest
 import tomli_w
+from conftest import EXAMPLES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import EXAMPLES
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.toml"))
 
 # Values a person might plausibly (or mistakenly) write, and the edges of every type.
-UNITS = ["0 bps", "-1 Mbps", "1e30 bps", "1 bps", "0 s", "-1 ms", "1e12 s", "1 ns", "0 B", "1e9 B", "65536 B",
-         "150 %", "-1 %", "100 %", "1 parsec", "", "10.0.0.1/33", "0.0.0.0/0", "255.255.255.255/32", "a"]
+UNITS = [
+    "0 bps",
+    "-1 Mbps",
+    "1e30 bps",
+    "1 bps",
+    "0 s",
+    "-1 ms",
+    "1e12 s",
+    "1 ns",
+    "0 B",
+    "1e9 B",
+    "65536 B",
+    "150 %",
+    "-1 %",
+    "100 %",
+    "1 parsec",
+    "",
+    "10.0.0.1/33",
+    "0.0.0.0/0",
+    "255.255.255.255/32",
+    "a",
+]
 VALUES = st.one_of(
     st.integers(min_value=-(2**70), max_value=2**70),
     st.sampled_from([0, -1, 1, 255, 256, 65535, 65536, 2**32, 2**63, 2**64]),
@@ -66,9 +84,16 @@ def mutated(draw: st.DrawFn) -> tuple[str, str]:
     return path.name, tomli_w.dumps(data)
 
 
-@settings(max_examples=150, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(case=mutated())
-def test_mutated_example_is_accepted_or_refused_with_a_place(case: tuple[str, str], tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]) -> None:
+def test_mutated_example_is_accepted_or_refused_with_a_place(
+    case: tuple[str, str], tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
     from qoslab.cli import main
 
     name, text = case

@@ -16,7 +16,6 @@ so goodput is at most 10 Mb/s × 1448 / 1538.
 from __future__ import annotations
 
 import pytest
-
 from qoslab.backends.sim import run_tests
 from qoslab.scenario import loads_scenario
 
@@ -68,7 +67,10 @@ NATS = {
 
 def bulk(nat: str, src: str, dst: str, duration: float = 5.0, window: str | None = None) -> dict:
     role, setting = NATS[nat]
-    text = NETWORK.format(role=role, nat=setting) + f'\n[[test]]\nmethod = "tcp.bulk"\nfrom = "{src}"\nto = "{dst}"\nduration = "{duration} s"\n'
+    text = (
+        NETWORK.format(role=role, nat=setting)
+        + f'\n[[test]]\nmethod = "tcp.bulk"\nfrom = "{src}"\nto = "{dst}"\nduration = "{duration} s"\n'
+    )
     if window:
         text += f'window = "{window}"\n'
     _, (run,) = run_tests(loads_scenario(text))

@@ -79,7 +79,11 @@ def _run(path: Path, report: Path) -> tuple[dict, str]:
     env = dict(os.environ, COLUMNS="250", NO_COLOR="1")
     proc = subprocess.run(
         [sys.executable, "-m", "qoslab", "run", str(path), "--json", "--report", str(report)],
-        capture_output=True, text=True, timeout=900, env=env, check=False,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env=env,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), proc.stderr
@@ -98,13 +102,13 @@ FLOW_ROW = re.compile(r"^\s*(tcp|udp|ping|udp-echo) (?!.*\(learn\))\S+\s+(\d+)\s
 
 def _tcp_rows(section: str) -> list[tuple[str, str, str, str, str]]:
     """The TCP table's rows: (ID, interval or sender/receiver, MB, Mbit/s, retr)."""
-    table = section[section.index("MB (10^6 B)"):]
+    table = section[section.index("MB (10^6 B)") :]
     return [m.groups() for line in table.splitlines() if (m := ROW.match(line))]
 
 
 def _flow_rows(section: str) -> list[tuple[str, ...]]:
     """The flows table's rows: (kind, sent, recv, lost, loss%, Mb/s)."""
-    table = section[section.index("Flows ("):]
+    table = section[section.index("Flows (") :]
     table = table[: min(i for i in (table.find("TCP path MTU"), table.find("Links"), len(table)) if i >= 0)]
     return [m.groups() for line in table.splitlines() if (m := FLOW_ROW.match(line))]
 
@@ -172,7 +176,9 @@ def test_table_json_records_and_html_agree(tmp_path, example):
     html_rows = [dict(zip(t[0], row)) for t in html.tables for row in t[1:]]
 
     tcp_tests = 0
-    for rec, section, row, row_csv, row_pq, row_html in zip(records, sections, stored, rows_csv, rows_parquet, html_rows):
+    for rec, section, row, row_csv, row_pq, row_html in zip(
+        records, sections, stored, rows_csv, rows_parquet, html_rows
+    ):
         m = rec["metrics"]
         # The records (JSON, CSV, Parquet, HTML) hold the JSON's metric values.
         for key in ("throughput_mbps", "bytes_received", "retransmits", "loss_pct"):
@@ -185,11 +191,22 @@ def test_table_json_records_and_html_agree(tmp_path, example):
         flows = _flow_rows(section)
         if rec["test"] == "udp.flow":
             (flow,) = [f for f in flows if f[0] == "udp"]
-            assert flow[1:] == (str(m["sent"]), str(m["received"]), str(m["lost"]), f"{m['loss_pct']:.2f}", f"{m['throughput_mbps']:.3f}")
+            assert flow[1:] == (
+                str(m["sent"]),
+                str(m["received"]),
+                str(m["lost"]),
+                f"{m['loss_pct']:.2f}",
+                f"{m['throughput_mbps']:.3f}",
+            )
             assert f"{m['latency_ms']:.3f} / {m['latency_p99_ms']:.3f}" in section
         if rec["test"] == "ping":
             (flow,) = flows
-            assert flow[1:5] == (str(m["sent"]), str(m["received"]), str(m["sent"] - m["received"]), f"{m['loss_pct']:.2f}")
+            assert flow[1:5] == (
+                str(m["sent"]),
+                str(m["received"]),
+                str(m["sent"] - m["received"]),
+                f"{m['loss_pct']:.2f}",
+            )
             assert f"rtt {m['rtt_mean_ms']:.3f}" in section
         if not rec["test"].startswith("tcp."):
             continue
@@ -201,19 +218,47 @@ def test_table_json_records_and_html_agree(tmp_path, example):
         for flow, st in zip(flows, streams):
             assert int(flow[1]) == st["sender"]["bytes_sent"]
             assert int(flow[2]) == st["receiver"]["bytes"]
-            assert flow[5] == ("–" if st["receiver"]["bits_per_second"] is None else f"{st['receiver']['bits_per_second'] / 1e6:.3f}")
+            assert flow[5] == (
+                "–" if st["receiver"]["bits_per_second"] is None else f"{st['receiver']['bits_per_second'] / 1e6:.3f}"
+            )
         # The TCP table: each interval, then each stream's sender and receiver.
         rows = _tcp_rows(section)
         want = []
         for iv in rec.get("intervals") or []:
             for s in iv["streams"]:
-                want.append((str(s["id"]), f"{s['start_s']:.2f}-{s['end_s']:.2f}", _mb(s["bytes"]), _mbit(s["bits_per_second"]), str(s["retransmits"])))
+                want.append(
+                    (
+                        str(s["id"]),
+                        f"{s['start_s']:.2f}-{s['end_s']:.2f}",
+                        _mb(s["bytes"]),
+                        _mbit(s["bits_per_second"]),
+                        str(s["retransmits"]),
+                    )
+                )
             if len(iv["streams"]) > 1:
                 su = iv["sum"]
-                want.append(("SUM", f"{su['start_s']:.2f}-{su['end_s']:.2f}", _mb(su["bytes"]), _mbit(su["bits_per_second"]), str(su["retransmits"])))
+                want.append(
+                    (
+                        "SUM",
+                        f"{su['start_s']:.2f}-{su['end_s']:.2f}",
+                        _mb(su["bytes"]),
+                        _mbit(su["bits_per_second"]),
+                        str(su["retransmits"]),
+                    )
+                )
         for st in streams:
-            want.append((str(st["id"]), "sender", _mb(st["sender"]["bytes"]), _mbit(st["sender"]["bits_per_second"]), str(st["sender"]["retransmits"])))
-            want.append((str(st["id"]), "receiver", _mb(st["receiver"]["bytes"]), _mbit(st["receiver"]["bits_per_second"]), ""))
+            want.append(
+                (
+                    str(st["id"]),
+                    "sender",
+                    _mb(st["sender"]["bytes"]),
+                    _mbit(st["sender"]["bits_per_second"]),
+                    str(st["sender"]["retransmits"]),
+                )
+            )
+            want.append(
+                (str(st["id"]), "receiver", _mb(st["receiver"]["bytes"]), _mbit(st["receiver"]["bits_per_second"]), "")
+            )
         assert rows == want
         # The record's goodput is its streams' bytes over the test's window.
         total = sum(st["receiver"]["bytes"] for st in streams)
@@ -231,7 +276,9 @@ def test_table_json_records_and_html_agree(tmp_path, example):
             assert sum(iv["sum"]["bytes"] for iv in rec["intervals"]) == m["bytes_received"]
             # The table's interval MB add up to its receiver MB (each rounded to 1 kB).
             per_stream = [r for r in rows if r[0] != "SUM" and "-" in r[1]]
-            assert sum(float(r[2]) for r in per_stream) == pytest.approx(total / 1e6, abs=0.0005 * len(per_stream) + 1e-9)
+            assert sum(float(r[2]) for r in per_stream) == pytest.approx(
+                total / 1e6, abs=0.0005 * len(per_stream) + 1e-9
+            )
     assert tcp_tests >= 1
 
 
@@ -278,7 +325,7 @@ def test_an_rfc2544_table_and_its_last_trial_are_not_mixed(tmp_path):
     # The last trial (1518-byte frames) in detail: its UDP row is its own payload rate
     # (frames received × 1472 payload bytes over the trial's 1 s of sending, to the
     # last frame's gap), not a record's.
-    (udp,) = [f for f in _flow_rows(text[text.index("the last trial in detail"):]) if f[0] == "udp"]
+    (udp,) = [f for f in _flow_rows(text[text.index("the last trial in detail") :]) if f[0] == "udp"]
     received = int(udp[2])
     assert float(udp[5]) == pytest.approx(received * 1472 * 8 / 1.0 / 1e6, rel=2e-3)
     assert all(float(udp[5]) != pytest.approx(r["metrics"]["throughput_mbps"], rel=2e-3) for r in records)

@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, pcap_packets
 
 EXAMPLE = EXAMPLES / "openvpn_tcp.toml"
@@ -20,7 +19,9 @@ TSHARK = shutil.which("tshark")
 
 
 def qoslab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600
+    )
 
 
 @pytest.fixture(scope="module")
@@ -46,10 +47,13 @@ def test_the_example_carries_tcp_through_the_tunnel(run):
             continue  # a later IPv4 fragment: no TCP header (a segment with SACK blocks is
             # sent 1512 octets long by the simulated TCP, which does not shrink it as Linux does)
         header = (ip[0] & 15) * 4
-        sport, dport = int.from_bytes(ip[header : header + 2], "big"), int.from_bytes(ip[header + 2 : header + 4], "big")
+        sport, dport = (
+            int.from_bytes(ip[header : header + 2], "big"),
+            int.from_bytes(ip[header + 2 : header + 4], "big"),
+        )
         ports.add((sport, dport) if dport == 1194 else (dport, sport))
     assert len(ports) == 1
-    (client_port, server_port), = ports
+    ((client_port, server_port),) = ports
     assert server_port == 1194 and 32768 <= client_port <= 60999
 
 
@@ -60,9 +64,36 @@ def test_tshark_dissects_the_wan_as_openvpn_over_tcp(run):
     # OpenVPN packets run across TCP segment boundaries, so tshark must reassemble the
     # stream, also where a retransmission fills a hole after later segments arrived
     # (out of order on the wire): without that it loses the packet boundaries there.
-    decode = ["-d", "tcp.port==1194,openvpn", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE", "-o", "tcp.reassemble_out_of_order:TRUE"]
-    fields = subprocess.run([TSHARK or "tshark", "-n", "-r", wan, *decode, "-T", "fields", "-e", "frame.protocols", "-e", "openvpn.plen", "-e", "openvpn.opcode"],
-                            capture_output=True, text=True, check=True).stdout.splitlines()
+    decode = [
+        "-d",
+        "tcp.port==1194,openvpn",
+        "-o",
+        "tcp.check_checksum:TRUE",
+        "-o",
+        "ip.check_checksum:TRUE",
+        "-o",
+        "tcp.reassemble_out_of_order:TRUE",
+    ]
+    fields = subprocess.run(
+        [
+            TSHARK or "tshark",
+            "-n",
+            "-r",
+            wan,
+            *decode,
+            "-T",
+            "fields",
+            "-e",
+            "frame.protocols",
+            "-e",
+            "openvpn.plen",
+            "-e",
+            "openvpn.opcode",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
     rows = [line.split("\t") for line in fields]
     openvpn = [r for r in rows if "openvpn" in r[0]]
     assert openvpn and all(r[0].startswith("eth:ethertype:ip:tcp:openvpn") for r in openvpn)
@@ -70,7 +101,9 @@ def test_tshark_dissects_the_wan_as_openvpn_over_tcp(run):
     # P_DATA_V2 (opcode 9).
     assert all(r[1] for r in openvpn)
     assert {op for r in openvpn for op in r[2].split(",")} == {"0x09"}
-    verbose = subprocess.run([TSHARK or "tshark", "-n", "-r", wan, *decode, "-V"], capture_output=True, text=True, check=True).stdout
+    verbose = subprocess.run(
+        [TSHARK or "tshark", "-n", "-r", wan, *decode, "-V"], capture_output=True, text=True, check=True
+    ).stdout
     for bad in ("Malformed Packet", "[Checksum: Bad]", "Exception occurred"):
         assert bad not in verbose
 

@@ -10,7 +10,6 @@ import sys
 
 import jsonschema
 import pytest
-
 from qoslab.output_schema import VERSIONS
 
 HOSTS = """
@@ -45,7 +44,9 @@ TESTS = {
 
 
 def qoslab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600
+    )
 
 
 def printed_schema(kind: str) -> dict:
@@ -73,7 +74,15 @@ def test_run_json_validates(name, tmp_path):
     assert record["results"]
 
 
-@pytest.mark.parametrize("args", [["ethernet/ipv4/tcp"], ["ethernet/pppoe/ipv4/udp", "--size", "4000"], ["atm/aal5/llc-snap/ipv4", "--size", "9180"], ["serial(8n1)/slip/ipv4/tcp", "--size", "40"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ethernet/ipv4/tcp"],
+        ["ethernet/pppoe/ipv4/udp", "--size", "4000"],
+        ["atm/aal5/llc-snap/ipv4", "--size", "9180"],
+        ["serial(8n1)/slip/ipv4/tcp", "--size", "40"],
+    ],
+)
 def test_mtu_json_validates(args):
     proc = qoslab("mtu", *args, "--json")
     assert proc.returncode == 0, proc.stderr
@@ -108,7 +117,10 @@ def test_the_schemas_can_fail(tmp_path):
         {**record, "results": [{**record["results"][0], "metrics": {**record["results"][0]["metrics"], "sent": 12.5}}]},
         {k: v for k, v in record.items() if k != "results"},
         {**record, "schema": VERSIONS["run"] + 1},
-        {**record, "results": [{**record["results"][0], "metrics": {**record["results"][0]["metrics"], "loss_pct": "none"}}]},
+        {
+            **record,
+            "results": [{**record["results"][0], "metrics": {**record["results"][0]["metrics"], "loss_pct": "none"}}],
+        },
     ):
         assert not validator.is_valid(broken)
 
@@ -132,10 +144,18 @@ def test_udp_records_read_as_iperf3_json_does(tmp_path):
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = subprocess.Popen([iperf3, "-s", "-1", "-B", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [iperf3, "-s", "-1", "-B", "127.0.0.1", "-p", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         for _ in range(50):
-            client = subprocess.run([iperf3, "-c", "127.0.0.1", "-p", str(port), "-u", "-b", "1M", "-t", "1", "--json"], capture_output=True, text=True, check=False, timeout=60)
+            client = subprocess.run(
+                [iperf3, "-c", "127.0.0.1", "-p", str(port), "-u", "-b", "1M", "-t", "1", "--json"],
+                capture_output=True,
+                text=True,
+                check=False,
+                timeout=60,
+            )
             if client.returncode == 0:
                 break
             time.sleep(0.1)
@@ -145,7 +165,9 @@ def test_udp_records_read_as_iperf3_json_does(tmp_path):
         server.wait()
     path = tmp_path / "s.toml"
     path.write_text(HOSTS + TESTS["udp_and_ping"], encoding="utf-8")
-    record = next(r for r in json.loads(qoslab("run", str(path), "--json").stdout)["results"] if r["test"] == "udp.flow")
+    record = next(
+        r for r in json.loads(qoslab("run", str(path), "--json").stdout)["results"] if r["test"] == "udp.flow"
+    )
     ours = record["iperf3"]["end"]
     for block in ("sum", "sum_sent", "sum_received"):
         assert set(ours[block]) == set(real[block]), block

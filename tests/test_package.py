@@ -13,7 +13,9 @@ EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def qoslab_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=120, cwd=cwd)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=120, cwd=cwd
+    )
 
 
 def test_version_flag_and_short_help():

@@ -15,7 +15,6 @@ What each test checks against something independent:
 from __future__ import annotations
 
 import os
-import resource
 import shutil
 import struct
 import subprocess
@@ -23,11 +22,12 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import ROOT, TWO_HOSTS, pcap_packets
 
 TSHARK = shutil.which("tshark")
-needs_tshark = pytest.mark.skipif(TSHARK is None and not os.environ.get("QOSLAB_REQUIRE_TSHARK"), reason="tshark not installed")
+needs_tshark = pytest.mark.skipif(
+    TSHARK is None and not os.environ.get("QOSLAB_REQUIRE_TSHARK"), reason="tshark not installed"
+)
 
 PAYLOAD = 1000
 FRAME = PAYLOAD + 8 + 20 + 14
@@ -36,7 +36,9 @@ header (no FCS in LINKTYPE_ETHERNET)."""
 
 
 def udp_scenario(duration: str = "1 s", rate: str = "1 Mbps", link: str = "10 Mbps", payload: int = PAYLOAD) -> str:
-    return TWO_HOSTS.format(name="pcap limits", seed=3) + f"""
+    return (
+        TWO_HOSTS.format(name="pcap limits", seed=3)
+        + f"""
 [[link]]
 name = "l"
 type = "ethernet"
@@ -51,10 +53,13 @@ rate = "{rate}"
 payload = {payload}
 duration = "{duration}"
 """
+    )
 
 
 def qoslab(args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, timeout=600, cwd=cwd or ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, timeout=600, cwd=cwd or ROOT
+    )
 
 
 def tshark_rows(pcap: Path, *fields: str) -> tuple[list[list[str]], str]:
@@ -122,7 +127,7 @@ def _record_times(pcap: Path) -> list[float]:
     assert struct.unpack("<I", data[:4])[0] == 0xA1B23C4D
     out, at = [], 24
     while at < len(data):
-        seconds, nanos, captured = struct.unpack("<III", data[at:at + 12])
+        seconds, nanos, captured = struct.unpack("<III", data[at : at + 12])
         out.append(seconds + nanos / 1e9)
         at += 16 + captured
     return out
@@ -147,8 +152,12 @@ def test_capture_estimate_is_records_and_headers() -> None:
     # one link: each request and its reply seen at the two ports.
     from qoslab.budget import estimate_capture
 
-    config = {"duration_ns": 10**9, "nodes": [{"ports": [0]}, {"ports": [0]}], "links": [{"type": "ethernet", "rate_bps": 10**7}],
-              "flows": [{"kind": "ping", "count": 10, "payload": 1458}]}
+    config = {
+        "duration_ns": 10**9,
+        "nodes": [{"ports": [0]}, {"ports": [0]}],
+        "links": [{"type": "ethernet", "rate_bps": 10**7}],
+        "flows": [{"kind": "ping", "count": 10, "payload": 1458}],
+    }
     frame = 1458 + 8 + 20 + 14
     assert estimate_capture(config) == 2 * 24 + 10 * 2 * 2 * (16 + frame)
     assert estimate_capture(config, snaplen=64) == 2 * 24 + 10 * 2 * 2 * (16 + 64)
@@ -181,7 +190,13 @@ def peak_rss_mb(args: list[str], cwd: Path) -> float:
         "assert r.returncode == 0, r.stderr\n"
         "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
     )
-    proc = subprocess.run([sys.executable, "-c", code, sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, timeout=600, cwd=cwd)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, sys.executable, "-m", "qoslab", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=cwd,
+    )
     assert proc.returncode == 0, proc.stderr
     return int(proc.stdout.split()[-1]) / 1000.0  # Linux: kilobytes
 
@@ -216,7 +231,12 @@ def test_a_disk_that_fills_during_the_run_stops_it_with_exit_1_and_one_line(tmp_
     no traceback, and the files written so far are kept."""
     disk = tmp_path / "disk"
     disk.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=False, capture_output=True).returncode != 0:
+    if (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=False, capture_output=True
+        ).returncode
+        != 0
+    ):
         pytest.skip("cannot mount a tmpfs here")
     try:
         path = tmp_path / "s.toml"
@@ -233,7 +253,9 @@ def test_a_disk_that_fills_during_the_run_stops_it_with_exit_1_and_one_line(tmp_
         assert proc.returncode == 1, proc.stderr[-2000:]
         assert "Traceback" not in proc.stderr
         errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
-        assert len(errors) == 1 and "No space left on device" in errors[0] and str(disk / "cap") in errors[0], proc.stderr[-2000:]
+        assert len(errors) == 1 and "No space left on device" in errors[0] and str(disk / "cap") in errors[0], (
+            proc.stderr[-2000:]
+        )
         assert any(f.stat().st_size > 24 for f in (disk / "cap").rglob("*.pcap"))
     finally:
         subprocess.run(["umount", str(disk)], check=False)

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import lower_network, run_tests
 from qoslab.errors import InputError
 from qoslab.methods import plan_test
@@ -27,7 +26,9 @@ NARROW = 1400
 
 
 def qoslab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600
+    )
 
 
 def rfc4821_search(low: int, high: int, fits: int, threshold: int = 8) -> int:
@@ -92,8 +93,25 @@ def test_tshark_dissects_the_frag_needed_with_the_next_hop_mtu(tmp_path):
     assert runs[0].records[0]["metrics"]["received"] == 0
     pcap = tmp_path / "pcap" / "test0" / "a-eth0.pcap"
     proc = subprocess.run(
-        [TSHARK or "tshark", "-n", "-r", str(pcap), "-Y", "icmp.type == 3 && icmp.code == 4", "-T", "fields", "-e", "icmp.mtu", "-e", "icmp.checksum.status", "-e", "ip.dst"],
-        capture_output=True, text=True, check=False,
+        [
+            TSHARK or "tshark",
+            "-n",
+            "-r",
+            str(pcap),
+            "-Y",
+            "icmp.type == 3 && icmp.code == 4",
+            "-T",
+            "fields",
+            "-e",
+            "icmp.mtu",
+            "-e",
+            "icmp.checksum.status",
+            "-e",
+            "ip.dst",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert proc.returncode == 0, proc.stderr
     rows = [line.split("\t") for line in proc.stdout.splitlines() if line]
@@ -106,7 +124,9 @@ def test_tshark_dissects_the_frag_needed_with_the_next_hop_mtu(tmp_path):
 
 
 def test_the_new_keys_lower_to_the_simulator():
-    text = EXAMPLE.read_text().replace('frag_needed = "silent"', 'frag_needed = "zero-mtu"\nblock_icmp_unreachable = true')
+    text = EXAMPLE.read_text().replace(
+        'frag_needed = "silent"', 'frag_needed = "zero-mtu"\nblock_icmp_unreachable = true'
+    )
     text += '\n[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "1 Mbps"\ndont_fragment = true\n'
     scenario = loads_scenario(text)
     net = lower_network(scenario)

@@ -13,12 +13,10 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
-
+from conftest import TWO_HOSTS
 from qoslab.backends.sim import run_tests
 from qoslab.errors import InputError
 from qoslab.scenario.load import loads_scenario
-
-from conftest import TWO_HOSTS
 
 PAYLOAD = 1000
 FRAME = PAYLOAD + 8 + 20 + 14  # metered as Linux meters skb->len: no FCS, no preamble
@@ -26,7 +24,9 @@ OFFERED_BPS = 2_000_000
 RATE_BPS = 1_000_000
 DURATION_S = 2
 
-SCENARIO = TWO_HOSTS.format(name="a token bucket on a->b", seed=5) + """[[link]]
+SCENARIO = (
+    TWO_HOSTS.format(name="a token bucket on a->b", seed=5)
+    + """[[link]]
 type = "ethernet"
 rate = "100 Mbps"
 ends = ["a", "b"]
@@ -39,6 +39,7 @@ payload = 1000
 rate = "2 Mbps"
 duration = "2 s"
 """
+)
 
 
 def run(action: str, burst: int, queue: int | None = None) -> dict:

@@ -16,22 +16,41 @@ def star(hosts: int, *, lonely: int = 0) -> str:
     """``hosts`` hosts on one switch with a router, in 10.0.0.0/16 behind gateway r; one
     host with another CPU; one named by a test; and ``lonely`` hosts in 10.1.0.0/16 with
     no gateway (they reach only each other)."""
-    lines = ['[scenario]', 'name = "star"', 'seed = 1', '[node.sw]', 'role = "switch"',
-             '[node.r]', 'role = "router"', 'address = "10.0.0.1/16"']
+    lines = [
+        "[scenario]",
+        'name = "star"',
+        "seed = 1",
+        "[node.sw]",
+        'role = "switch"',
+        "[node.r]",
+        'role = "router"',
+        'address = "10.0.0.1/16"',
+    ]
     names = []
     for i in range(hosts):
-        lines += [f'[node.h{i}]', 'role = "host"', f'address = "10.0.{i // 200}.{i % 200 + 2}/16"', 'gateway = "10.0.0.1"']
+        lines += [
+            f"[node.h{i}]",
+            'role = "host"',
+            f'address = "10.0.{i // 200}.{i % 200 + 2}/16"',
+            'gateway = "10.0.0.1"',
+        ]
         names.append(f"h{i}")
     for i in range(lonely):
-        lines += [f'[node.l{i}]', 'role = "host"', f'address = "10.1.0.{i + 2}/16"']
+        lines += [f"[node.l{i}]", 'role = "host"', f'address = "10.1.0.{i + 2}/16"']
         names.append(f"l{i}")
-    lines += ['[node.odd]', 'role = "host"', 'address = "10.0.9.9/16"', 'gateway = "10.0.0.1"', 'cpu = "pentium-ii-300mhz"']
+    lines += [
+        "[node.odd]",
+        'role = "host"',
+        'address = "10.0.9.9/16"',
+        'gateway = "10.0.0.1"',
+        'cpu = "pentium-ii-300mhz"',
+    ]
     names += ["odd", "r"]
     for n in names:
         if n != "r":
-            lines += ['[[link]]', 'type = "ethernet"', 'rate = "100 Mbps"', f'ends = ["{n}", "sw"]']
-    lines += ['[[link]]', 'type = "ethernet"', 'rate = "100 Mbps"', 'ends = ["r", "sw"]']
-    lines += ['[[test]]', 'method = "ping"', 'from = "h1"', 'to = "odd"']
+            lines += ["[[link]]", 'type = "ethernet"', 'rate = "100 Mbps"', f'ends = ["{n}", "sw"]']
+    lines += ["[[link]]", 'type = "ethernet"', 'rate = "100 Mbps"', 'ends = ["r", "sw"]']
+    lines += ["[[test]]", 'method = "ping"', 'from = "h1"', 'to = "odd"']
     return "\n".join(lines) + "\n"
 
 
@@ -67,7 +86,12 @@ def test_groups_stand_for_every_ordered_pair_and_agree_with_direct_pings():
     outcome = {}
     groups = {"h": [f"h{i}" for i in range(80) if i != 1], "l": [f"l{i}" for i in range(6)]}
     for p in pairs:
-        outcome[(p["from"][0] if p.get("from_group", 1) > 1 else p["from"], p["to"][0] if p.get("to_group", 1) > 1 else p["to"])] = p["received"]
+        outcome[
+            (
+                p["from"][0] if p.get("from_group", 1) > 1 else p["from"],
+                p["to"][0] if p.get("to_group", 1) > 1 else p["to"],
+            )
+        ] = p["received"]
     for (fa, fb), received in outcome.items():
         a = rng.choice(groups[fa]) if fa in groups else fa
         b = rng.choice([n for n in groups[fb] if n != a]) if fb in groups else fb

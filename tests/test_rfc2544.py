@@ -14,14 +14,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import run_tests
 from qoslab.scenario import load_scenario
 
 SENDER_BPS = 100e6
 
 
-def scenario(tmp_path: Path, test: str, *, bottleneck: str = "10 Mbps", bottleneck_bps: float = 10e6, queue: int = 10) -> Path:
+def scenario(
+    tmp_path: Path, test: str, *, bottleneck: str = "10 Mbps", bottleneck_bps: float = 10e6, queue: int = 10
+) -> Path:
     text = f"""
 [scenario]
 name = "bottleneck"
@@ -71,7 +72,11 @@ def records(path: Path) -> list[dict]:
 @pytest.mark.parametrize("size", [64, 512, 1518])
 def test_throughput_search_converges_to_the_bottleneck_frame_rate(tmp_path, size):
     duration, queue, resolution = 1.0, 10, 0.005
-    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\n', queue=queue)
+    path = scenario(
+        tmp_path,
+        f'[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\n',
+        queue=queue,
+    )
     (rec,) = records(path)
     capacity = 1 / wire_s(size, 10e6)  # frames/s the 10 Mb/s link carries
     top = 1 / wire_s(size, SENDER_BPS)  # the medium's maximum: the search's 100 %
@@ -91,7 +96,10 @@ def test_throughput_search_converges_to_the_bottleneck_frame_rate(tmp_path, size
 
 def test_finer_resolution_gets_closer(tmp_path):
     size = 256
-    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\nresolution = 0.0005\n')
+    path = scenario(
+        tmp_path,
+        f'[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\nresolution = 0.0005\n',
+    )
     (rec,) = records(path)
     capacity = 1 / wire_s(size, 10e6)
     assert capacity - 0.0005 * capacity <= rec["metrics"]["throughput_fps"] <= capacity + 12
@@ -99,7 +107,12 @@ def test_finer_resolution_gets_closer(tmp_path):
 
 def test_throughput_at_full_rate_stops_after_one_trial(tmp_path):
     # No bottleneck: the first trial, at 100 %, loses nothing and ends the search.
-    path = scenario(tmp_path, '[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [1518]\nduration = "1 s"\n', bottleneck="100 Mbps", bottleneck_bps=100e6)
+    path = scenario(
+        tmp_path,
+        '[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [1518]\nduration = "1 s"\n',
+        bottleneck="100 Mbps",
+        bottleneck_bps=100e6,
+    )
     (rec,) = records(path)
     assert rec["metrics"]["trials"] == 1
     assert rec["metrics"]["throughput_fps"] == pytest.approx(1 / wire_s(1518, SENDER_BPS), abs=1e-3)
@@ -108,7 +121,10 @@ def test_throughput_at_full_rate_stops_after_one_trial(tmp_path):
 
 def test_bidirectional_throughput_needs_both_directions_clean(tmp_path):
     size = 1024
-    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\nbidirectional = true\n')
+    path = scenario(
+        tmp_path,
+        f'[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\nbidirectional = true\n',
+    )
     (rec,) = records(path)
     assert rec["parameters"]["bidirectional"] is True
     capacity, top = 1 / wire_s(size, 10e6), 1 / wire_s(size, SENDER_BPS)
@@ -117,7 +133,10 @@ def test_bidirectional_throughput_needs_both_directions_clean(tmp_path):
 
 
 def test_latency_is_the_tagged_frame_mean_over_trials(tmp_path):
-    path = scenario(tmp_path, '[[test]]\nmethod = "rfc2544.latency"\nfrom = "a"\nto = "b"\nframe_sizes = [64, 1518]\nframe_rate = 100\nduration = "2 s"\ntrials = 3\n')
+    path = scenario(
+        tmp_path,
+        '[[test]]\nmethod = "rfc2544.latency"\nfrom = "a"\nto = "b"\nframe_sizes = [64, 1518]\nframe_rate = 100\nduration = "2 s"\ntrials = 3\n',
+    )
     recs = records(path)
     for rec, size in zip(recs, (64, 1518)):
         # An idle path: the frame is serialized on each link in turn (store and forward) and
@@ -130,7 +149,10 @@ def test_latency_is_the_tagged_frame_mean_over_trials(tmp_path):
 
 def test_latency_defaults_to_the_throughput_rate(tmp_path):
     size = 512
-    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.latency"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\ntrials = 2\n')
+    path = scenario(
+        tmp_path,
+        f'[[test]]\nmethod = "rfc2544.latency"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\ntrials = 2\n',
+    )
     (rec,) = records(path)
     capacity, top = 1 / wire_s(size, 10e6), 1 / wire_s(size, SENDER_BPS)
     assert capacity - 0.005 * top <= rec["parameters"]["offered_fps"] <= capacity + 12
@@ -139,8 +161,14 @@ def test_latency_defaults_to_the_throughput_rate(tmp_path):
 
 
 def test_frame_loss_steps_down_by_ten_percent_until_two_clean_trials(tmp_path):
-    size, duration, queue = 64, 1.0, 10
-    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.frame_loss"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\n', bottleneck="35 Mbps", bottleneck_bps=35e6, queue=queue)
+    size, _duration, queue = 64, 1.0, 10
+    path = scenario(
+        tmp_path,
+        f'[[test]]\nmethod = "rfc2544.frame_loss"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "1 s"\n',
+        bottleneck="35 Mbps",
+        bottleneck_bps=35e6,
+        queue=queue,
+    )
     recs = records(path)
     # §26.3: start at 100 % of the maximum rate, go down in 10 % steps until two
     # successive trials lose nothing. The 35 Mb/s link drops above 35 %: 40 % loses,
@@ -179,7 +207,13 @@ def first_drop(t_in: int, t_out: int, queue: int, ties_depart_first: bool, n: in
 
 @pytest.mark.parametrize(("size", "queue"), [(64, 8), (512, 20), (1518, 7)])
 def test_back_to_back_burst_fills_a_queue_of_known_size(tmp_path, size, queue):
-    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.back_to_back"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "0.05 s"\ntrials = 2\n', bottleneck="30 Mbps", bottleneck_bps=30e6, queue=queue)
+    path = scenario(
+        tmp_path,
+        f'[[test]]\nmethod = "rfc2544.back_to_back"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nduration = "0.05 s"\ntrials = 2\n',
+        bottleneck="30 Mbps",
+        bottleneck_bps=30e6,
+        queue=queue,
+    )
     (rec,) = records(path)
     t_in, t_out = wire_s(size, SENDER_BPS), wire_s(size, 30e6)
     # The simulator's clock counts whole nanoseconds; a frame's line time is rounded up.
@@ -193,7 +227,12 @@ def test_back_to_back_burst_fills_a_queue_of_known_size(tmp_path, size, queue):
 
 
 def test_back_to_back_without_a_bottleneck_is_the_longest_burst(tmp_path):
-    path = scenario(tmp_path, '[[test]]\nmethod = "rfc2544.back_to_back"\nfrom = "a"\nto = "b"\nframe_sizes = [1518]\nduration = "0.1 s"\ntrials = 1\n', bottleneck="100 Mbps", bottleneck_bps=100e6)
+    path = scenario(
+        tmp_path,
+        '[[test]]\nmethod = "rfc2544.back_to_back"\nfrom = "a"\nto = "b"\nframe_sizes = [1518]\nduration = "0.1 s"\ntrials = 1\n',
+        bottleneck="100 Mbps",
+        bottleneck_bps=100e6,
+    )
     (rec,) = records(path)
     assert rec["metrics"]["back_to_back_frames"] == int(0.1 / wire_s(1518, SENDER_BPS))
     assert rec["metrics"]["trials"] == 1
@@ -201,7 +240,11 @@ def test_back_to_back_without_a_bottleneck_is_the_longest_burst(tmp_path):
 
 def test_overload_sweep_records_offered_and_carried_rates(tmp_path):
     size = 1450
-    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.overload"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nframe_rates = [100, 500, 1000, 2000]\nduration = "2 s"\n', queue=20)
+    path = scenario(
+        tmp_path,
+        f'[[test]]\nmethod = "rfc2544.overload"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nframe_rates = [100, 500, 1000, 2000]\nduration = "2 s"\n',
+        queue=20,
+    )
     recs = records(path)
     capacity = 1 / wire_s(size, 10e6)  # 839.7 fps
     for rec, fps in zip(recs, (100, 500, 1000, 2000)):
@@ -214,12 +257,23 @@ def test_overload_sweep_records_offered_and_carried_rates(tmp_path):
         assert rec["parameters"]["duration_s"] == 2 and rec["parameters"]["wait_s"] == 2
     assert recs[0]["metrics"]["loss_pct"] == 0 and recs[-1]["metrics"]["loss_pct"] > 50
     # Beyond the knee the queue is full: each frame waits for the 20 ahead of it.
-    assert recs[-1]["metrics"]["latency_ms"] == pytest.approx((20 * wire_s(size, 10e6) + wire_s(size, 10e6) + wire_s(size, SENDER_BPS)) * 1e3, rel=0.1)
+    assert recs[-1]["metrics"]["latency_ms"] == pytest.approx(
+        (20 * wire_s(size, 10e6) + wire_s(size, 10e6) + wire_s(size, SENDER_BPS)) * 1e3, rel=0.1
+    )
 
 
 def test_rfc2544_runs_under_qoslab_run_json(tmp_path):
-    path = scenario(tmp_path, '[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [1518]\nduration = "1 s"\n')
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False, timeout=300)
+    path = scenario(
+        tmp_path,
+        '[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [1518]\nduration = "1 s"\n',
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     out = json.loads(proc.stdout)
     (rec,) = out["results"]
@@ -228,7 +282,9 @@ def test_rfc2544_runs_under_qoslab_run_json(tmp_path):
 
 def test_too_small_frame_is_refused_at_its_key(tmp_path):
     path = scenario(tmp_path, '[[test]]\nmethod = "rfc2544.throughput"\nfrom = "a"\nto = "b"\nframe_sizes = [60]\n')
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=120
+    )
     assert proc.returncode == 2
     assert "test[0].frame_sizes[0]" in proc.stderr and "Traceback" not in proc.stderr
 
@@ -237,7 +293,11 @@ def test_too_small_frame_is_refused_at_its_key(tmp_path):
 
 
 def overload(tmp_path: Path, size: int, fps: float, duration: str, queue: int, wait: str = "2 s") -> dict:
-    path = scenario(tmp_path, f'[[test]]\nmethod = "rfc2544.overload"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nframe_rates = [{fps}]\nduration = "{duration}"\nwait = "{wait}"\n', queue=queue)
+    path = scenario(
+        tmp_path,
+        f'[[test]]\nmethod = "rfc2544.overload"\nfrom = "a"\nto = "b"\nframe_sizes = [{size}]\nframe_rates = [{fps}]\nduration = "{duration}"\nwait = "{wait}"\n',
+        queue=queue,
+    )
     (rec,) = records(path)
     return rec
 
@@ -295,7 +355,9 @@ def test_trials_default_to_60_s_and_print_their_duration_and_wait():
     from qoslab.scenario.model import Rfc2544FrameLoss, Rfc2544Overload, Rfc2544Throughput
 
     for model in (Rfc2544Throughput, Rfc2544FrameLoss, Rfc2544Overload):
-        t = model.model_validate({"method": model.model_fields["method"].annotation.__args__[0], "from": "a", "to": "b"})
+        t = model.model_validate(
+            {"method": model.model_fields["method"].annotation.__args__[0], "from": "a", "to": "b"}
+        )
         assert t.duration == 60_000_000_000, model  # RFC 2544 §24
         assert t.wait == 2_000_000_000, model  # RFC 2544 §23
 

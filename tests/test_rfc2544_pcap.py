@@ -9,13 +9,14 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
+from conftest import TWO_HOSTS, pcap_packets
 from qoslab.backends.sim import run_tests
 from qoslab.methods.rfc2544 import DST_PORT
 from qoslab.scenario import loads_scenario
 
-from conftest import TWO_HOSTS, pcap_packets
-
-SEARCH = TWO_HOSTS.format(name="rfc2544 capture", seed=1) + """
+SEARCH = (
+    TWO_HOSTS.format(name="rfc2544 capture", seed=1)
+    + """
 [[link]]
 type = "ethernet"
 rate = "10 Mbps"
@@ -29,6 +30,7 @@ frame_sizes = [1518]
 duration = "1 s"
 wait = "0.1 s"
 """
+)
 """Two hosts on 10 Mb/s Ethernet and one short RFC 2544 throughput search between them."""
 
 

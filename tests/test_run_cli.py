@@ -15,22 +15,21 @@ import sys
 from pathlib import Path
 
 import pytest
-from rich.console import Console
-
+from conftest import BAD, EXAMPLES
 from qoslab.backends.sim import lower_network
 from qoslab.methods import plan_test
 from qoslab.report.terminal import death_points, render_reach
 from qoslab.scenario import load_scenario
-
-from conftest import BAD, EXAMPLES
-
+from rich.console import Console
 
 UNIT_SUFFIXES = ("_mbps", "_ms", "_pct", "_fps", "_bytes", "_s")
 COUNTS = {"sent", "received", "lost", "count", "saturate", "destination"}
 
 
 def qoslab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600
+    )
 
 
 TWO_HOSTS = """
@@ -130,7 +129,11 @@ def test_no_test_to_run_exits_2(tmp_path):
 
 def test_lane_client_without_les_exits_2(tmp_path):
     # LAN emulation runs; a client whose ELAN no lane-server serves is bad input.
-    text = TWO_HOSTS + '[node.les]\nrole = "lane-server"\nelans = ["a"]\n[[link]]\ntype = "atm"\nends = ["ws1", "les"]\nelan = "b"\n' + UDP_TEST
+    text = (
+        TWO_HOSTS
+        + '[node.les]\nrole = "lane-server"\nelans = ["a"]\n[[link]]\ntype = "atm"\nends = ["ws1", "les"]\nelan = "b"\n'
+        + UDP_TEST
+    )
     path = scenario_file(tmp_path, text)
     line = next(i for i, t in enumerate(path.read_text().splitlines(), 1) if t == 'elan = "b"')
     proc = qoslab("run", str(path))
@@ -149,7 +152,16 @@ def results_doc(flows: list[dict], nodes: list[str], drop_log: list[dict] | None
         "flows": flows,
         "links": [],
         "nodes": [
-            {"name": n, "cpu_utilization": 0.25, "cpu_drops": 0, "arp_table": [], "l3f_table": [], "bridge_table": [], "nat_mappings": [], "drops": {}}
+            {
+                "name": n,
+                "cpu_utilization": 0.25,
+                "cpu_drops": 0,
+                "arp_table": [],
+                "l3f_table": [],
+                "bridge_table": [],
+                "nat_mappings": [],
+                "drops": {},
+            }
             for n in nodes
         ],
         "drop_log": drop_log or [],
@@ -163,12 +175,30 @@ def test_udp_records_count_frames_as_rfc2544(tmp_path):
     udp = next(f for f in plan.flows if f["kind"] == "udp")
     received = 990
     flows = [
-        {"id": udp["id"], "kind": "udp", "sent": 1000, "received": received, "lost": 10, "bytes_received": received * 1472,
-         "first_rx_ns": 1, "last_rx_ns": 2, "throughput_bps": 0.0, "drained": 0, "late": 0,
-         # The arrivals spanned less than the 1 s sending interval: the rates are over it.
-         "receive_interval_ns": 1_000_000_000,
-         "latency_ns": {"min": 1_000_000, "mean": 2_500_000, "p50": 2_000_000, "p90": 3_000_000, "p99": 4_000_000, "max": 5_000_000},
-         "jitter_ns": 250_000.0},
+        {
+            "id": udp["id"],
+            "kind": "udp",
+            "sent": 1000,
+            "received": received,
+            "lost": 10,
+            "bytes_received": received * 1472,
+            "first_rx_ns": 1,
+            "last_rx_ns": 2,
+            "throughput_bps": 0.0,
+            "drained": 0,
+            "late": 0,
+            # The arrivals spanned less than the 1 s sending interval: the rates are over it.
+            "receive_interval_ns": 1_000_000_000,
+            "latency_ns": {
+                "min": 1_000_000,
+                "mean": 2_500_000,
+                "p50": 2_000_000,
+                "p90": 3_000_000,
+                "p99": 4_000_000,
+                "max": 5_000_000,
+            },
+            "jitter_ns": 250_000.0,
+        },
     ]
     (record,) = plan.records(results_doc(flows, ["ws1", "a", "ws2"]))
     assert (record["test"], record["from"], record["to"]) == ("udp.flow", "ws1", "ws2")
@@ -189,8 +219,25 @@ def test_ping_records_rtt_like_ping():
     plan = plan_test(net, 0)
     (flow,) = plan.flows
     rtts = [3_000_000, 4_000_000, 5_000_000]
-    doc = results_doc([{"id": flow["id"], "kind": "ping", "sent": 10, "received": 3, "lost": 7, "bytes_received": 168, "first_rx_ns": 1,
-                        "last_rx_ns": 2, "throughput_bps": 0.0, "latency_ns": None, "jitter_ns": None, "rtt_ns": rtts}], ["ap", "ws1", "a", "ws2"])
+    doc = results_doc(
+        [
+            {
+                "id": flow["id"],
+                "kind": "ping",
+                "sent": 10,
+                "received": 3,
+                "lost": 7,
+                "bytes_received": 168,
+                "first_rx_ns": 1,
+                "last_rx_ns": 2,
+                "throughput_bps": 0.0,
+                "latency_ns": None,
+                "jitter_ns": None,
+                "rtt_ns": rtts,
+            }
+        ],
+        ["ap", "ws1", "a", "ws2"],
+    )
     (record,) = plan.records(doc)
     m = record["metrics"]
     assert m["loss_pct"] == pytest.approx(70.0)
@@ -207,10 +254,32 @@ def test_reach_report_names_where_packets_die():
         {"time_ns": 4_000_000, "node": "ap", "port": None, "reason": "other flow", "flow": 9, "summary": ""},
     ]
     points = death_points(results_doc([], ["a"], log), 0)
-    assert points == [{"node": "a", "port": "wlan0", "reason": reason, "first_ms": 2.0, "summary": "ARP reply", "count": 2}]
+    assert points == [
+        {"node": "a", "port": "wlan0", "reason": reason, "first_ms": 2.0, "summary": "ARP reply", "count": 2}
+    ]
     console = Console(record=True, width=200)
-    pairs = [{"from": "ws2", "to": "ws1", "to_address": "192.168.1.100", "sent": 3, "received": 0, "reachable": False, "rtt_ms": [], "drops": points},
-             {"from": "ws1", "to": "ws2", "to_address": "192.168.1.102", "sent": 3, "received": 3, "reachable": True, "rtt_ms": [1.0] * 3, "drops": []}]
+    pairs = [
+        {
+            "from": "ws2",
+            "to": "ws1",
+            "to_address": "192.168.1.100",
+            "sent": 3,
+            "received": 0,
+            "reachable": False,
+            "rtt_ms": [],
+            "drops": points,
+        },
+        {
+            "from": "ws1",
+            "to": "ws2",
+            "to_address": "192.168.1.102",
+            "sent": 3,
+            "received": 3,
+            "reachable": True,
+            "rtt_ms": [1.0] * 3,
+            "drops": [],
+        },
+    ]
     render_reach(console, ["ws1", "ws2"], pairs)
     text = console.export_text()
     assert "0/3" in text and "3/3" in text
@@ -223,7 +292,7 @@ def test_reach_report_names_where_packets_die():
 def records_have_units(records: list[dict]) -> None:
     for r in records:
         assert {"test", "from", "to", "parameters", "metrics"} <= set(r)
-        for key, value in r["metrics"].items():
+        for key, _value in r["metrics"].items():
             assert key in COUNTS or key.endswith(UNIT_SUFFIXES), key
             assert key == key.lower()
 
@@ -269,7 +338,10 @@ def test_run_writes_pcap(tmp_path):
     proc = qoslab("run", str(scenario_file(tmp_path, TWO_HOSTS + UDP_TEST)), "--pcap", str(out))
     assert proc.returncode == 0, proc.stderr
     files = list(out.rglob("*.pcap*"))
-    assert files and all(f.read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x0a\x0d\x0d\x0a", b"\x4d\x3c\xb2\xa1") for f in files)
+    assert files and all(
+        f.read_bytes()[:4] in (b"\xd4\xc3\xb2\xa1", b"\xa1\xb2\xc3\xd4", b"\x0a\x0d\x0d\x0a", b"\x4d\x3c\xb2\xa1")
+        for f in files
+    )
 
 
 def test_reach_l3f_joins_both_segments():

@@ -9,12 +9,10 @@ import tomllib
 
 import jsonschema
 import pytest
-from rich.console import Console
-
+from conftest import EXAMPLES
 from qoslab.scenario import json_schema, load_scenario, loads_scenario, topology_tree
 from qoslab.scenario.model import Bridge, Ethernet, Wifi
-
-from conftest import EXAMPLES
+from rich.console import Console
 
 EXAMPLE_FILES = sorted(EXAMPLES.glob("*.toml"))
 SEED_EXAMPLES = [
@@ -48,7 +46,9 @@ def test_example_loads_and_names_its_seed(path):
     assert scenario.scenario.name
     header = path.read_text().splitlines()[0]
     # DESIGN.md: one example per seed experiment, "and small teaching ones".
-    assert header.startswith(("# Seed 00", "# Teaching example")), "each example opens with the seed section it follows, or says it teaches"
+    assert header.startswith(("# Seed 00", "# Teaching example")), (
+        "each example opens with the seed section it follows, or says it teaches"
+    )
 
 
 @pytest.mark.parametrize("path", EXAMPLE_FILES, ids=lambda p: p.name)
@@ -92,7 +92,13 @@ def test_l3f_example_matches_seed_000_figure_6():
     assert isinstance(a, Bridge) and a.forwarding == "l3f"
     assert [str(x) for x in sc.node["ws1"].address] == ["192.168.1.100/24"]
     wifi = next(link for link in sc.link if isinstance(link, Wifi))
-    assert (wifi.standard, wifi.rate, wifi.security, wifi.ap, wifi.stations) == ("802.11b", 11_000_000, "wep-104", "ap", ["a"])
+    assert (wifi.standard, wifi.rate, wifi.security, wifi.ap, wifi.stations) == (
+        "802.11b",
+        11_000_000,
+        "wep-104",
+        "ap",
+        ["a"],
+    )
     assert all(link.rate == 100_000_000 for link in sc.link if isinstance(link, Ethernet))
 
 
@@ -176,7 +182,17 @@ def test_schema_refuses_an_unknown_key():
 
 
 @pytest.mark.parametrize(
-    "module", ["qoslab.api", "qoslab.scenario.model", "qoslab.scenario", "qoslab.scenario.load", "qoslab.scenario.checks", "qoslab.scenario.tree", "qoslab.errors", "qoslab.report.html"]
+    "module",
+    [
+        "qoslab.api",
+        "qoslab.scenario.model",
+        "qoslab.scenario",
+        "qoslab.scenario.load",
+        "qoslab.scenario.checks",
+        "qoslab.scenario.tree",
+        "qoslab.errors",
+        "qoslab.report.html",
+    ],
 )
 def test_doctests(module):
     result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)

@@ -11,11 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-
+from conftest import BAD, ROOT
 from qoslab.errors import InputError
 from qoslab.scenario import load_scenario, loads_scenario
-
-from conftest import BAD, ROOT
 
 
 def locate(path: Path, needle: str, after: str | None = None) -> tuple[int, int]:
@@ -59,10 +57,34 @@ CASES = [
         "'lan' with MTU 70",
         None,
     ),
-    ("unknown_key.toml", ("standrd", None), "link[0].standrd", "unknown key", None, "'standrd'", "did you mean 'standard'?"),
-    ("bad_unit.toml", ('"11 Mhz"', None), "link[0].rate", "unknown rate unit 'Mhz'", "a rate such as '11 Mbps'", "'11 Mhz'", "units accepted"),
+    (
+        "unknown_key.toml",
+        ("standrd", None),
+        "link[0].standrd",
+        "unknown key",
+        None,
+        "'standrd'",
+        "did you mean 'standard'?",
+    ),
+    (
+        "bad_unit.toml",
+        ('"11 Mhz"', None),
+        "link[0].rate",
+        "unknown rate unit 'Mhz'",
+        "a rate such as '11 Mbps'",
+        "'11 Mhz'",
+        "units accepted",
+    ),
     ("wrong_type.toml", ('"1500"', None), "link[0].mtu", "wrong type", "an integer", "'1500' (a string)", None),
-    ("unknown_node.toml", ('"ws3"', None), "link[1].ends[1]", "unknown node", "one of 'ap', 'ws1', 'ws2'", "'ws3'", "did you mean 'ws2'?"),
+    (
+        "unknown_node.toml",
+        ('"ws3"', None),
+        "link[1].ends[1]",
+        "unknown node",
+        "one of 'ap', 'ws1', 'ws2'",
+        "'ws3'",
+        "did you mean 'ws2'?",
+    ),
     (
         "duplicate_address.toml",
         ('"192.168.1.100/24"', "[node.ws2]"),

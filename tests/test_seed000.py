@@ -10,7 +10,6 @@ import tomllib
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import format_mac, lower_network, reachability, simulate
 from qoslab.methods.ping import ping_flow
 from qoslab.scenario import load_scenario, loads_scenario
@@ -53,7 +52,15 @@ def test_l3f_works_both_ways_and_arp_tables_equal_tables_2_and_3():
     ix = net.node_index
     talks = [("ws1", "a"), ("ws1", "ws2"), ("ws2", "ws1"), ("ws2", "a"), ("ws2", "ap")]
     flows = [
-        ping_flow(ix(src), str(net.destination(src, dst)), count=2, interval_ns=SECOND, payload=56, flow_id=i, start_ns=i * 3 * SECOND)
+        ping_flow(
+            ix(src),
+            str(net.destination(src, dst)),
+            count=2,
+            interval_ns=SECOND,
+            payload=56,
+            flow_id=i,
+            start_ns=i * 3 * SECOND,
+        )
         for i, (src, dst) in enumerate(talks)
     ]
     results = simulate(net.with_flows(flows, 20 * SECOND))
@@ -110,8 +117,17 @@ def saturate(standard: str, rate: str, preamble: str = "long", extra: str = "") 
     """UDP payload throughput of one station saturating the AP with 1500-byte MSDUs."""
     scenario = loads_scenario(SATURATION.format(standard=standard, rate=rate, preamble=preamble, extra=extra))
     net = lower_network(scenario)
-    flow = {"kind": "udp", "id": 1, "from": net.node_index("sta"), "to": "10.0.0.1", "dst_port": 9,
-            "payload": 1500 - 28, "rate_pps": 0.0, "start_ns": SECOND, "stop_ns": 11 * SECOND}
+    flow = {
+        "kind": "udp",
+        "id": 1,
+        "from": net.node_index("sta"),
+        "to": "10.0.0.1",
+        "dst_port": 9,
+        "payload": 1500 - 28,
+        "rate_pps": 0.0,
+        "start_ns": SECOND,
+        "stop_ns": 11 * SECOND,
+    }
     return simulate(net.with_flows([flow], 11 * SECOND))["flows"][0]["throughput_bps"]
 
 
@@ -160,7 +176,9 @@ def test_ics_cpu_pays_for_every_translation(monkeypatch):
     def busy_s() -> float:
         net = lower_network(load_scenario(EXAMPLES / "seed000_ics.toml"))
         ix = net.node_index
-        flow = ping_flow(ix("ws2"), str(net.destination("ws2", "ws1")), count=10, interval_ns=SECOND, payload=56, flow_id=1)
+        flow = ping_flow(
+            ix("ws2"), str(net.destination("ws2", "ws1")), count=10, interval_ns=SECOND, payload=56, flow_id=1
+        )
         results = simulate(net.with_flows([flow], 14 * SECOND))
         assert results["flows"][0]["received"] == 10
         return next(n for n in results["nodes"] if n["name"] == "a")["cpu_utilization"] * 14
@@ -235,11 +253,19 @@ def test_table4_plateau_and_ics_throughput_are_the_dcf_computation():
     l3f = run_fig9([{"method": "rfc2544.overload", "frame_sizes": [1450], "frame_rates": [1000], "duration": "3 s"}])[0]
     assert l3f["metrics"]["throughput_mbps"] == pytest.approx(mbps(1450, 96), rel=0.02)
     ics_settings = {
-        "node.a.forwarding": "nat", "node.a.address": ["192.168.1.101/24", "192.168.0.1/24"], "node.a.gateway": "192.168.1.1",
-        "node.ixia2.address": "192.168.0.20/24", "node.ixia2.gateway": "192.168.0.1",
+        "node.a.forwarding": "nat",
+        "node.a.address": ["192.168.1.101/24", "192.168.0.1/24"],
+        "node.a.gateway": "192.168.1.1",
+        "node.ixia2.address": "192.168.0.20/24",
+        "node.ixia2.gateway": "192.168.0.1",
         "node.ap.routes": [{"to": "192.168.0.0/24", "via": "192.168.1.101"}],
     }
-    ics = run_fig9([{"method": "rfc2544.overload", "frame_sizes": [1450], "frame_rates": [1000], "duration": "3 s"}], ics_settings, "ixia2", "ixia1")[0]
+    ics = run_fig9(
+        [{"method": "rfc2544.overload", "frame_sizes": [1450], "frame_rates": [1000], "duration": "3 s"}],
+        ics_settings,
+        "ixia2",
+        "ixia1",
+    )[0]
     assert ics["metrics"]["throughput_mbps"] == pytest.approx(mbps(1450, 192), rel=0.02)
     # Windows' router packet queue is not limited (MaxNumForwardPackets 0xFFFFFFFF): what
     # the air cannot carry waits at station A and none is dropped; every frame lost was
@@ -259,17 +285,26 @@ def test_the_receive_latency_follows_from_two_rows_one_each(monkeypatch):
     profiles = cpu_profiles()
     name = "pentium-m-1.6ghz"
     calibrated = profiles[name]
-    monkeypatch.setitem(profiles, name, calibrated.model_copy(update={"rx_latency_ns": 0, "rx_latency_ns_per_byte": 0.0}))
-    bare = {r["parameters"]["frame_bytes"]: r["metrics"]["latency_ms"] for size in (64, 1450)
-            for r in run_fig9([{"method": "rfc2544.overload", "frame_sizes": [size], "frame_rates": [10], "duration": "5 s"}])}
+    monkeypatch.setitem(
+        profiles, name, calibrated.model_copy(update={"rx_latency_ns": 0, "rx_latency_ns_per_byte": 0.0})
+    )
+    bare = {
+        r["parameters"]["frame_bytes"]: r["metrics"]["latency_ms"]
+        for size in (64, 1450)
+        for r in run_fig9(
+            [{"method": "rfc2544.overload", "frame_sizes": [size], "frame_rates": [10], "duration": "5 s"}]
+        )
+    }
     per_byte_ms = ((3.30 - bare[1450]) - (1.0 - bare[64])) / (1446 - 60)
     per_frame_ms = (1.0 - bare[64]) - 60 * per_byte_ms
     assert calibrated.rx_latency_ns_per_byte == pytest.approx(per_byte_ms * 1e6, rel=1e-3)
     assert calibrated.rx_latency_ns == pytest.approx(per_frame_ms * 1e6, rel=1e-3)
     # With them, a prediction: Fig. 13's 802.11g small packets, simulated (paper: about 1 ms).
     monkeypatch.setitem(profiles, name, calibrated)
-    g = run_fig9([{"method": "rfc2544.overload", "frame_sizes": [64], "frame_rates": [10], "duration": "5 s"}],
-                 {"link[2].erp_protection": False, "link[2].rate": "54 Mbps"})[0]
+    g = run_fig9(
+        [{"method": "rfc2544.overload", "frame_sizes": [64], "frame_rates": [10], "duration": "5 s"}],
+        {"link[2].erp_protection": False, "link[2].rate": "54 Mbps"},
+    )[0]
     expected_ms = per_frame_ms + 60 * per_byte_ms  # + the 802.11g air and wires, which are small
     assert expected_ms < g["metrics"]["latency_ms"] < expected_ms + 0.2
 

@@ -20,7 +20,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
 from qoslab.analysis.mtu import analyse
 from qoslab.backends.sim import lower
 from qoslab.scenario import load_scenario
@@ -58,7 +57,9 @@ def throughput_mbps(mtu: int, buffer_kib: int) -> float:
 
 
 def test_the_example_runs_under_qoslab_run():
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(EXAMPLE)], capture_output=True, text=True, check=False, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(EXAMPLE)], capture_output=True, text=True, check=False, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "Traceback" not in proc.stderr
     out = proc.stdout + proc.stderr
@@ -169,13 +170,17 @@ def test_predictions_within_a_factor_of_two_of_the_seed(mtu):
 
 @pytest.mark.slow
 def test_report(capsys):
-    lines = ["MTU    buffer(KiB): " + " ".join(f"{b:>7}" for b in BUFFERS_KIB) + "   best   seed  ratio  cell tax (eff.)"]
+    lines = [
+        "MTU    buffer(KiB): " + " ".join(f"{b:>7}" for b in BUFFERS_KIB) + "   best   seed  ratio  cell tax (eff.)"
+    ]
     for mtu in MTUS:
         rates = [throughput_mbps(mtu, b) for b in BUFFERS_KIB]
         eff = (mtu - 40) / (53 * cells_per_segment(mtu))
         best = max(rates)
         lines.append(
-            f"{mtu:<6} {encapsulation(mtu):>12}: " + " ".join(f"{r:7.2f}" for r in rates) + f" {best:6.1f} {SEED_MBPS[mtu]:6.1f} {best / SEED_MBPS[mtu]:6.2f}  {100 * eff:5.2f} %"
+            f"{mtu:<6} {encapsulation(mtu):>12}: "
+            + " ".join(f"{r:7.2f}" for r in rates)
+            + f" {best:6.1f} {SEED_MBPS[mtu]:6.1f} {best / SEED_MBPS[mtu]:6.2f}  {100 * eff:5.2f} %"
         )
     with capsys.disabled():
         print("\nseed 001 §2.6, TCP over CLIP at OC-3 (Mb/s):\n" + "\n".join(lines))
@@ -198,7 +203,9 @@ def test_the_lowered_example_has_a_switch_cross_connect_and_no_lis():
     links = [link for link in config["links"] if link["type"] == "atm"]
     assert [link["pvcs"] for link in links] == [[{"vpi": 0, "vci": 100, "service": "ubr", "pcr_bps": None}]] * 2
     (switch,) = config["atm"]["switches"]
-    assert switch["cross_connects"] == [{"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}]
+    assert switch["cross_connects"] == [
+        {"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}
+    ]
     # No ATMARP server: PVCs resolved with InATMARP (RFC 2225 §8.2).
     assert config["atm"]["lis"] == []
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 from functools import cache
 
 import pytest
-
 from qoslab.studies.seed001 import COMPARE, Seed001, compare_rows, run_compare
 
 

@@ -15,7 +15,6 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import lower, simulate
 from qoslab.scenario import load_scenario, loads_scenario
 from qoslab.studies.seed001 import BUS_FLOOD
@@ -157,7 +156,7 @@ def pair_scenario(method: str, payload: int) -> str:
         return (
             head
             + '[node.ws1]\nrole = "host"\naddress = "192.0.2.1/24"\n[node.ws2]\nrole = "host"\naddress = "192.0.2.2/24"\n'
-            + 'atmarp_server = true\n'
+            + "atmarp_server = true\n"
             + '[[link]]\ntype = "atm"\nends = ["ws1", "sw"]\n[[link]]\ntype = "atm"\nends = ["sw", "ws2"]\n'
             + test.format(to="ws2")
         )
@@ -202,16 +201,26 @@ def test_clip_lane_mpoa_on_one_host_pair(method):
     r = simulate(lower(loads_scenario(pair_scenario(method, PAIR_PAYLOAD)), test_index=0))
     flow = r["flows"][-1]
     expected = OC3_CELLS_PER_S / pair_cells(method, PAIR_PAYLOAD) * PAIR_PAYLOAD * 8
-    assert flow["throughput_bps"] == pytest.approx(expected, rel=0.02), (method, flow["throughput_bps"] / 1e6, expected / 1e6)
+    assert flow["throughput_bps"] == pytest.approx(expected, rel=0.02), (
+        method,
+        flow["throughput_bps"] / 1e6,
+        expected / 1e6,
+    )
 
 
 def test_pair_cells_differ_as_computed():
-    assert (pair_cells("clip", PAIR_PAYLOAD), pair_cells("lane", PAIR_PAYLOAD), pair_cells("mpoa", PAIR_PAYLOAD)) == (31, 32, 31)
+    assert (pair_cells("clip", PAIR_PAYLOAD), pair_cells("lane", PAIR_PAYLOAD), pair_cells("mpoa", PAIR_PAYLOAD)) == (
+        31,
+        32,
+        31,
+    )
 
 
 def test_examples_run_under_qoslab_run():
     for path in (LANE, MPOA):
-        proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, check=False, timeout=600
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert "Traceback" not in proc.stderr
 

@@ -34,11 +34,10 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, pcap_packets
 from qoslab.backends.sim import run_tests
-from qoslab.sweep import run_sweep
 from qoslab.scenario import load_scenario
+from qoslab.sweep import run_sweep
 
 EXAMPLE = EXAMPLES / "seed002_pppoe_over_openvpn.toml"
 FRAGMENTING = EXAMPLES / "seed002_pppoe_over_openvpn_fragment.toml"
@@ -109,7 +108,9 @@ def test_the_maximum_is_within_5_percent_of_the_seeds_for_each_random_seed(seed)
     assert ends == [float(k) for k in range(1, 11)], ends
     by_stop = sum(i["sum"]["bytes"] for i in record["intervals"])
     assert m["throughput_mbps"] == pytest.approx(by_stop * 8 / 10 / 1e6, rel=1e-9)
-    assert abs(m["throughput_mbps"] - SEED_MAX_MBPS) / SEED_MAX_MBPS < 0.05, f"seed {seed}: {m['throughput_mbps']} Mb/s vs {SEED_MAX_MBPS}"
+    assert abs(m["throughput_mbps"] - SEED_MAX_MBPS) / SEED_MAX_MBPS < 0.05, (
+        f"seed {seed}: {m['throughput_mbps']} Mb/s vs {SEED_MAX_MBPS}"
+    )
 
 
 def test_the_example_runs_and_its_openvpn_carries_the_tap_frames(tmp_path: Path):
@@ -135,17 +136,46 @@ def test_tshark_dissects_every_layer(tmp_path: Path):
     run_tests(scenario(1422, duration_s=1), source=EXAMPLE, pcap_dir=tmp_path)
 
     def protocols(name: str, *options: str) -> set[str]:
-        args = [TSHARK or "tshark", "-n", "-r", str(tmp_path / "test0" / name), *options, "-T", "fields", "-e", "frame.protocols"]
+        args = [
+            TSHARK or "tshark",
+            "-n",
+            "-r",
+            str(tmp_path / "test0" / name),
+            *options,
+            "-T",
+            "fields",
+            "-e",
+            "frame.protocols",
+        ]
         return set(subprocess.run(args, capture_output=True, text=True, check=True).stdout.split())
 
     wan = protocols("client-eth0.pcap", "-d", "udp.port==1194,openvpn")
     assert "eth:ethertype:ip:udp:openvpn" in wan
     tap = protocols("client-tap0.pcap", "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE")
     # RFC 2516 discovery, then LCP, CHAP and IPCP, then TCP in PPP in the session.
-    assert {"eth:ethertype:pppoed", "eth:ethertype:pppoes:ppp:lcp", "eth:ethertype:pppoes:ppp:chap", "eth:ethertype:pppoes:ppp:ipcp"} <= tap
+    assert {
+        "eth:ethertype:pppoed",
+        "eth:ethertype:pppoes:ppp:lcp",
+        "eth:ethertype:pppoes:ppp:chap",
+        "eth:ethertype:pppoes:ppp:ipcp",
+    } <= tap
     assert any(p.startswith("eth:ethertype:pppoes:ppp:ip:tcp") for p in tap)
-    verbose = subprocess.run([TSHARK or "tshark", "-n", "-r", str(tmp_path / "test0" / "client-tap0.pcap"), "-V",
-                              "-o", "tcp.check_checksum:TRUE", "-o", "ip.check_checksum:TRUE"], capture_output=True, text=True, check=True).stdout
+    verbose = subprocess.run(
+        [
+            TSHARK or "tshark",
+            "-n",
+            "-r",
+            str(tmp_path / "test0" / "client-tap0.pcap"),
+            "-V",
+            "-o",
+            "tcp.check_checksum:TRUE",
+            "-o",
+            "ip.check_checksum:TRUE",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     for bad in ("Malformed Packet", "[Checksum: Bad]", "Exception occurred"):
         assert bad not in verbose
 
@@ -166,5 +196,7 @@ def test_what_the_simulator_cannot_run_yet_is_refused_at_its_key(tmp_path: Path)
         line = next(i for i, text_line in enumerate(body.splitlines(), 1) if needle in text_line)
         assert str(info.value).startswith(f"{path}:{line}:"), str(info.value)
         assert f"{key}: " in str(info.value) and "does not model this yet" in str(info.value)
-        done = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 2 and "Traceback" not in done.stderr

@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import EXAMPLES, pcap_packets
 from qoslab.analysis.mtu import analyse
 from qoslab.backends.sim import run_tests
@@ -66,8 +65,12 @@ def events(path: Path) -> list[str]:
 
 
 def test_the_example_runs_and_the_control_connection_precedes_gre(tmp_path: Path):
-    done = subprocess.run([sys.executable, "-m", "qoslab", "run", str(EXAMPLE), "--pcap", str(tmp_path)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(EXAMPLE), "--pcap", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     order = events(tmp_path / "test0" / "client-tap0.pcap")
     assert order[:5] == ["SCCRQ", "SCCRP", "OCRQ", "OCRP", "GRE"], order[:8]
@@ -99,7 +102,9 @@ def client_gre(tmp_path: Path, mtu: int) -> list[bytes]:
     path = udp_scenario(tmp_path, mtu, mtu - 20 - 8)
     out = tmp_path / f"cap{mtu}"
     run_tests(load_scenario(path), source=path, pcap_dir=out)
-    to_server = [ip for ip in ipv4_packets(out / "test0" / "client-tap0.pcap") if ip[9] == IPPROTO_GRE and ip[16:20] == PPTPD]
+    to_server = [
+        ip for ip in ipv4_packets(out / "test0" / "client-tap0.pcap") if ip[9] == IPPROTO_GRE and ip[16:20] == PPTPD
+    ]
     return [ip for ip in to_server if len(ip) > 1000 or fragmented(ip)]
 
 
@@ -109,7 +114,9 @@ def test_the_largest_unfragmented_pptp_mtu_is_what_qoslab_mtu_computes(tmp_path:
     assert computed == PPTP_MTU == 1397
     # At the computed MTU a full-size datagram leaves as one outer packet filling the TAP.
     fits = client_gre(tmp_path, computed)
-    assert fits and all(len(ip) == TAP_MTU and not fragmented(ip) for ip in fits), sorted({(len(ip), fragmented(ip)) for ip in fits})
+    assert fits and all(len(ip) == TAP_MTU and not fragmented(ip) for ip in fits), sorted(
+        {(len(ip), fragmented(ip)) for ip in fits}
+    )
     # One octet more and the outer packet no longer fits: fragmented after encapsulation.
     over = client_gre(tmp_path, computed + 1)
     assert over and any(fragmented(ip) for ip in over)
@@ -129,14 +136,24 @@ def test_tshark_dissects_gre_ppp_and_the_pptp_control_connection(tmp_path: Path)
 
     protocols = set(fields())
     # PPP inside enhanced GRE: LCP, MS-CHAPv2 (CHAP), IPCP, then TCP in IP in PPP.
-    assert {"eth:ethertype:ip:gre:ppp:lcp", "eth:ethertype:ip:gre:ppp:chap", "eth:ethertype:ip:gre:ppp:ipcp"} <= protocols, protocols
+    assert {
+        "eth:ethertype:ip:gre:ppp:lcp",
+        "eth:ethertype:ip:gre:ppp:chap",
+        "eth:ethertype:ip:gre:ppp:ipcp",
+    } <= protocols, protocols
     assert any(p.startswith("eth:ethertype:ip:gre:ppp:ip:tcp") for p in protocols), protocols
     control = fields("-Y", "tcp.port == 1723 && tcp.len > 0")
     assert control and all(p.endswith(":pptp") for p in control), control
-    types = subprocess.run([TSHARK or "tshark", "-n", "-r", str(tap), "-Y", "pptp", "-T", "fields", "-e", "pptp.control_message_type"],
-                           capture_output=True, text=True, check=True).stdout.split()
+    types = subprocess.run(
+        [TSHARK or "tshark", "-n", "-r", str(tap), "-Y", "pptp", "-T", "fields", "-e", "pptp.control_message_type"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert types[:4] == ["1", "2", "7", "8"], types  # SCCRQ, SCCRP, OCRQ, OCRP (RFC 2637 §2.1)
-    verbose = subprocess.run([TSHARK or "tshark", "-n", "-r", str(tap), "-V", *checks], capture_output=True, text=True, check=True).stdout
+    verbose = subprocess.run(
+        [TSHARK or "tshark", "-n", "-r", str(tap), "-V", *checks], capture_output=True, text=True, check=True
+    ).stdout
     for bad in ("Malformed Packet", "[Checksum: Bad]", "Exception occurred"):
         assert bad not in verbose
 
@@ -153,5 +170,7 @@ def test_mppe_is_refused_at_its_key(tmp_path: Path):
     line = next(i for i, text_line in enumerate(body.splitlines(), 1) if text_line == "mppe = true")
     assert str(info.value).startswith(f"{path}:{line}:"), str(info.value)
     assert "tunnel[1].mppe: " in str(info.value) and "does not model this yet" in str(info.value)
-    done = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr

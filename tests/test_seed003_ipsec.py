@@ -18,16 +18,19 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import pcap_packets
-
 from qoslab.backends.sim import run_tests
 from qoslab.data import cpu_profiles
 from qoslab.scenario import load_scenario, loads_scenario
 from qoslab.sweep import scenario_at, sweep_points
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-FAMILY = {0: EXAMPLES / "seed003_ipsec_0vpn.toml", 1: EXAMPLES / "seed003_ipsec_1vpn.toml", 2: EXAMPLES / "seed003_ipsec_2vpn.toml", 3: EXAMPLES / "seed003_ipsec.toml"}
+FAMILY = {
+    0: EXAMPLES / "seed003_ipsec_0vpn.toml",
+    1: EXAMPLES / "seed003_ipsec_1vpn.toml",
+    2: EXAMPLES / "seed003_ipsec_2vpn.toml",
+    3: EXAMPLES / "seed003_ipsec.toml",
+}
 CLIENT = bytes([192, 0, 2, 10])
 
 # The RFCs' numbers, independently of the code.
@@ -57,9 +60,9 @@ def knee(tunnels: int) -> int:
 
 def at(tunnels: int, **values):
     """Example ``tunnels`` at a point: test[0] fields by keyword."""
-    return scenario_at(load_scenario(FAMILY[tunnels]), {f"test[0].{k}": v for k, v in values.items()}, source=FAMILY[tunnels])
-
-
+    return scenario_at(
+        load_scenario(FAMILY[tunnels]), {f"test[0].{k}": v for k, v in values.items()}, source=FAMILY[tunnels]
+    )
 
 
 def test_the_knees_follow_from_the_rfcs():
@@ -77,7 +80,9 @@ def test_each_file_of_the_family_describes_its_setup(tunnels):
     # One echo stream per VPN (one in clear for the baseline), each selected by its port.
     assert (test.method, test.streams, test.count) == ("udp.echo", max(1, tunnels), 10_000)
     assert [t.selector.port for t in sc.tunnel] == [test.port + k for k in range(tunnels)]
-    assert {(t.mode, t.protocol, t.cipher, t.auth) for t in sc.tunnel} <= {("transport", "esp", "3des-cbc", "hmac-sha1-96")}
+    assert {(t.mode, t.protocol, t.cipher, t.auth) for t in sc.tunnel} <= {
+        ("transport", "esp", "3des-cbc", "hmac-sha1-96")
+    }
     assert sc.node["wireless"].cpu == "pentium-ii-300mhz" and cpu_profiles()["pentium-ii-300mhz"].hz == 300_000_000
     # The seed's design: 25 ... 1600 bytes (with both knees and the bytes after them), 1 and 5 ms.
     swept = [p.values for p in sweep_points(sc)]
@@ -151,13 +156,18 @@ def test_the_three_tunnels_are_charged_to_the_one_cpu_over_the_test():
             text = FAMILY[tunnels].read_text()
             if not with_esp:
                 text = re.sub(r"\[\[tunnel\]\]\n(?:[^\[\n][^\n]*\n)*\n?", "", text)
-            sc = scenario_at(loads_scenario(text), {"test[0].payload": payload, "test[0].count": count, "test[0].gap": f"{gap_ms} ms"})
+            sc = scenario_at(
+                loads_scenario(text),
+                {"test[0].payload": payload, "test[0].count": count, "test[0].gap": f"{gap_ms} ms"},
+            )
             _, runs = run_tests(sc)
             (record,) = runs[0].records
             assert record["metrics"]["loss_pct"] == 0.0
             node = next(n for n in runs[0].results["nodes"] if n["name"] == "wireless")
             busy[(tunnels, with_esp)] = node["cpu_utilization_window"] * count * gap_ms / 1e3
-            assert record["metrics"]["cpu_util_pct"]["wireless"] == pytest.approx(100 * node["cpu_utilization_window"], abs=1e-3)
+            assert record["metrics"]["cpu_util_pct"]["wireless"] == pytest.approx(
+                100 * node["cpu_utilization_window"], abs=1e-3
+            )
             assert node["cpu_utilization_window"] > node["cpu_utilization"]  # the idle learning and drain are left out
     for k in (1, 2, 3):
         assert busy[(k, True)] - busy[(k, False)] == pytest.approx(k * count * 2 * cost / profile.hz, rel=0.01), k
@@ -177,7 +187,13 @@ def test_qoslab_run_executes_the_sweep_one_record_per_point_in_a_fixed_order(tmp
     path = reduced(tmp_path, 3)
     outs = []
     for _ in range(2):
-        proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, "-m", "qoslab", "run", str(path), "--json"],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=600,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         assert "Traceback" not in proc.stderr
         outs.append(proc.stdout)
@@ -192,8 +208,16 @@ def test_qoslab_run_executes_the_sweep_one_record_per_point_in_a_fixed_order(tmp
         assert r["parameters"]["gap_ms"] == float(r["sweep"]["test[0].gap"].split()[0])
         m = r["metrics"]
         assert m["sent"] == 3 * 40 and set(m["cpu_util_pct"]) == {"wireless", "wired"}
-        assert {"loss_forward_pct", "loss_reverse_pct", "rtt_mean_ms", "throughput_mbps", "throughput_two_way_mbps"} <= set(m)
-        assert sorted((t["node"], t["name"]) for t in r["ipsec"]) == sorted((n, f"vpn{k}") for n in ("wireless", "wired") for k in (1, 2, 3))
+        assert {
+            "loss_forward_pct",
+            "loss_reverse_pct",
+            "rtt_mean_ms",
+            "throughput_mbps",
+            "throughput_two_way_mbps",
+        } <= set(m)
+        assert sorted((t["node"], t["name"]) for t in r["ipsec"]) == sorted(
+            (n, f"vpn{k}") for n in ("wireless", "wired") for k in (1, 2, 3)
+        )
     assert {n["point"] for n in out["nodes"]} == {0, 1, 2, 3}
     wireless = [n for n in out["nodes"] if n["name"] == "wireless"]
     assert all(n["cpu_util_test_pct"] > n["cpu_util_pct"] and len(n["ipsec"]) == 3 for n in wireless)
@@ -206,7 +230,13 @@ def test_qoslab_run_without_a_sweep_shows_the_tunnels_and_the_cpu_over_the_test(
     text = text[: text.index("[sweep]")]
     path = tmp_path / "two.toml"
     path.write_text(text, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "IPsec tunnels" in proc.stderr and "cpu (test)" in proc.stderr
     out = json.loads(proc.stdout)

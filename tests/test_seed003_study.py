@@ -19,7 +19,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import run_tests
 from qoslab.scenario import load_scenario
 from qoslab.sweep import scenario_at
@@ -27,7 +26,12 @@ from qoslab.sweep import scenario_at
 pytestmark = pytest.mark.slow
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-FAMILY = {0: "seed003_ipsec_0vpn.toml", 1: "seed003_ipsec_1vpn.toml", 2: "seed003_ipsec_2vpn.toml", 3: "seed003_ipsec.toml"}
+FAMILY = {
+    0: "seed003_ipsec_0vpn.toml",
+    1: "seed003_ipsec_1vpn.toml",
+    2: "seed003_ipsec_2vpn.toml",
+    3: "seed003_ipsec.toml",
+}
 COUNT = 2000
 
 _cache: dict[tuple[int, int, str, int], tuple[dict, dict]] = {}
@@ -38,7 +42,9 @@ def point(tunnels: int, payload: int, gap: str, count: int = COUNT) -> tuple[dic
     key = (tunnels, payload, gap, count)
     if key not in _cache:
         path = EXAMPLES / FAMILY[tunnels]
-        sc = scenario_at(load_scenario(path), {"test[0].payload": payload, "test[0].gap": gap, "test[0].count": count}, source=path)
+        sc = scenario_at(
+            load_scenario(path), {"test[0].payload": payload, "test[0].gap": gap, "test[0].count": count}, source=path
+        )
         _, runs = run_tests(sc)
         (record,) = runs[0].records
         client = next(n for n in runs[0].results["nodes"] if n["name"] == "wireless")

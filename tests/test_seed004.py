@@ -16,17 +16,14 @@ import copy
 import json
 import subprocess
 import sys
+import tomllib
 from ipaddress import IPv4Address
 
 import pytest
-
-import tomllib
-
+from conftest import EXAMPLES
 from qoslab.backends.sim import run_tests
 from qoslab.scenario.model import Scenario
 from qoslab.sweep import run_sweep
-
-from conftest import EXAMPLES
 
 ASYMMETRIC = EXAMPLES / "seed004_asymmetric.toml"
 HIDDEN = EXAMPLES / "seed004_hidden_terminals.toml"
@@ -85,7 +82,9 @@ def wireless_sweep(asymmetric) -> list[dict]:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("downlink", ["wireless", "ethernet"])
-def test_download_is_proportional_to_the_upload_while_the_upload_is_the_bottleneck(asymmetric, wireless_sweep, downlink):
+def test_download_is_proportional_to_the_upload_while_the_upload_is_the_bottleneck(
+    asymmetric, wireless_sweep, downlink
+):
     data = asymmetric if downlink == "wireless" else ethernet_downlink(asymmetric)
     metrics = wireless_sweep if downlink == "wireless" else sweep(data, RATES)
     assert all(m["completed"] and m["bytes_received"] == 10_000_000 for m in metrics)
@@ -170,7 +169,12 @@ def test_the_cli_runs_the_sweep_one_row_per_point_in_order(tmp_path):
     text = ASYMMETRIC.read_text().replace('bytes = "10 MB"', 'bytes = "200 kB"')
     path = tmp_path / "sweep.toml"
     path.write_text(text)
-    runs = [subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False) for _ in range(2)]
+    runs = [
+        subprocess.run(
+            [sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False
+        )
+        for _ in range(2)
+    ]
     assert runs[0].returncode == 0, runs[0].stderr
     assert runs[0].stdout == runs[1].stdout, "deterministic"
     records = json.loads(runs[0].stdout)["results"]
@@ -179,4 +183,3 @@ def test_the_cli_runs_the_sweep_one_row_per_point_in_order(tmp_path):
     assert "Sweep" in runs[0].stderr
     speeds = [r["metrics"]["throughput_mbps"] for r in records]
     assert speeds[0] < speeds[3] < speeds[-1]
-

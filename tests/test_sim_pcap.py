@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import format_mac, lower_network, simulate
 from qoslab.methods.ping import ping_flow
 from qoslab.scenario import load_scenario
@@ -28,13 +27,23 @@ def capture(example: str, out: Path) -> dict:
     ix = net.node_index
     flows = [
         ping_flow(ix("ws1"), str(net.destination("ws1", "ws2")), count=2, interval_ns=SECOND, payload=56, flow_id=1),
-        ping_flow(ix("ws2"), str(net.destination("ws2", "ap")), count=2, interval_ns=SECOND, payload=56, flow_id=2, start_ns=SECOND // 2),
+        ping_flow(
+            ix("ws2"),
+            str(net.destination("ws2", "ap")),
+            count=2,
+            interval_ns=SECOND,
+            payload=56,
+            flow_id=2,
+            start_ns=SECOND // 2,
+        ),
     ]
     return simulate(net.with_flows(flows, 4 * SECOND), pcap_dir=out)
 
 
 def tshark(pcap: Path, *args: str) -> str:
-    proc = subprocess.run([TSHARK or "tshark", "-n", "-r", str(pcap), *args], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [TSHARK or "tshark", "-n", "-r", str(pcap), *args], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, f"{pcap.name}: {proc.stderr}"
     return proc.stdout
 
@@ -58,7 +67,12 @@ def test_every_capture_reads_cleanly_and_the_air_shows_table_1(tmp_path):
     # address: L3F rewrites the MAC header, so the adapter never meets a foreign source.
     net = lower_network(load_scenario(EXAMPLES / "seed000_l3f.toml"))
     a_wifi = format_mac(next(p.mac for p in net.ports[net.node_index("a")] if p.kind == "wifi"))
-    rows = [line.split() for line in tshark(tmp_path / "wlan-air.pcap", "-Y", "wlan.fc.type == 2", "-T", "fields", "-e", "wlan.fc.ds", "-e", "wlan.sa").splitlines()]
+    rows = [
+        line.split()
+        for line in tshark(
+            tmp_path / "wlan-air.pcap", "-Y", "wlan.fc.type == 2", "-T", "fields", "-e", "wlan.fc.ds", "-e", "wlan.sa"
+        ).splitlines()
+    ]
     to_ds_sources = {sa for ds, sa in rows if int(ds, 16) == 1}
     assert to_ds_sources == {a_wifi}
 

@@ -11,12 +11,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from qoslab.studies import EXACT, Ours, Point, Published, Study, registry
 from qoslab.studies.runner import reproduce
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def test_every_seed_has_a_study_and_every_row_has_the_contracts_fields():
@@ -41,7 +49,10 @@ def test_seed000_transcribes_table4_whole():
     # Issue 15: ICS's throughputs are predictions now (station A's preamble was set on Fig. 12's
     # ICS row); two L3F latencies are the calibration points of the AP queue and A's receive path.
     assert rows["t4.ics.650.tpt"]["calibrated"] is False and rows["t4.l3f.650.tpt"]["calibrated"] is False
-    assert {k for k, r in rows.items() if k.startswith("t4.") and r["calibrated"]} == {"t4.l3f.10.lat", "t4.l3f.1000.lat"}
+    assert {k for k, r in rows.items() if k.startswith("t4.") and r["calibrated"]} == {
+        "t4.l3f.10.lat",
+        "t4.l3f.1000.lat",
+    }
     assert all(r["status"] == "not reproduced" for k, r in rows.items() if k.startswith("t4.l2f"))
 
 
@@ -66,7 +77,9 @@ class Counting(Study):
                     raise KeyboardInterrupt
                 self.runs.append(f"p{i}")
                 progress(f"point {i}")
-                return [{"test": "t", "name": None, "from": "a", "to": "b", "parameters": {"i": i}, "metrics": {"value": i}}]
+                return [
+                    {"test": "t", "name": None, "from": "a", "to": "b", "parameters": {"i": i}, "metrics": {"value": i}}
+                ]
 
             return Point(f"p{i}", f"point {i}", run, spec={"i": i})
 
@@ -87,7 +100,9 @@ def test_interrupt_keeps_finished_points_and_a_rerun_skips_them(tmp_path):
     assert result["points_run"] == 6
     fresh = reproduce([Counting()], tmp_path / "fresh", show_progress=False)
     assert result["summary"] == fresh["summary"]
-    assert (tmp_path / "out" / "data" / "seed900" / "records.json").read_text() == (tmp_path / "fresh" / "data" / "seed900" / "records.json").read_text()
+    assert (tmp_path / "out" / "data" / "seed900" / "records.json").read_text() == (
+        tmp_path / "fresh" / "data" / "seed900" / "records.json"
+    ).read_text()
     (row,) = result["summary"]
     assert row["ours"] == 45 and row["ok"] is True
 
@@ -109,7 +124,9 @@ def test_interrupt_on_two_threads_keeps_every_saved_point_and_a_rerun_runs_only_
     fresh = reproduce([Counting()], tmp_path / "fresh", show_progress=False, jobs=2)
     assert result["summary"] == fresh["summary"] and result["summary"][0]["ours"] == 45
     # The records are written in point order whatever order the threads finished in.
-    assert (tmp_path / "out" / "data" / "seed900" / "records.json").read_text() == (tmp_path / "fresh" / "data" / "seed900" / "records.json").read_text()
+    assert (tmp_path / "out" / "data" / "seed900" / "records.json").read_text() == (
+        tmp_path / "fresh" / "data" / "seed900" / "records.json"
+    ).read_text()
 
 
 def test_run_pool_hands_results_back_in_task_order_or_as_they_finish():
@@ -142,7 +159,10 @@ def test_run_pool_hands_results_back_in_task_order_or_as_they_finish():
 
     fast_done.clear()
     seen.clear()
-    assert run_pool([slow_until_fast_is_done, fast], jobs=2, on_done=lambda i, _: seen.append(i), ordered=True) == ["slow", "fast"]
+    assert run_pool([slow_until_fast_is_done, fast], jobs=2, on_done=lambda i, _: seen.append(i), ordered=True) == [
+        "slow",
+        "fast",
+    ]
     assert seen == [0, 1]  # in task order, although the second finished first
 
 
@@ -218,8 +238,12 @@ def check_in_chromium(page_path: Path, figures: int, summary: list[dict[str, Any
         page.goto(page_path.resolve().as_uri())
         page.wait_for_load_state("load")
         # Every figure is decoded and has a size: it shows.
-        shown = page.evaluate("() => Array.from(document.images).map(i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0)")
-        svgs = page.evaluate("() => Array.from(document.querySelectorAll('.setup svg')).map(s => s.getBoundingClientRect().width > 0)")
+        shown = page.evaluate(
+            "() => Array.from(document.images).map(i => i.complete && i.naturalWidth > 0 && i.getBoundingClientRect().width > 0)"
+        )
+        svgs = page.evaluate(
+            "() => Array.from(document.querySelectorAll('.setup svg')).map(s => s.getBoundingClientRect().width > 0)"
+        )
         # No two labels of a set-up drawing overlap (their rendered boxes, by the browser).
         overlaps = page.evaluate(
             """() => { const out = [];
@@ -248,11 +272,18 @@ def check_in_chromium(page_path: Path, figures: int, summary: list[dict[str, Any
                 # by the selects, as a reader filters
                 page.select_option("#f-seed", seed)
                 page.select_option("#f-status", status)
-                by_select = page.evaluate("() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).length")
+                by_select = page.evaluate(
+                    "() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).length"
+                )
                 # by a link of the summary table
-                page.evaluate("([s, st]) => { location.hash = '#rows?seed=' + s + '&status=' + encodeURIComponent(st); }", [seed, status])
+                page.evaluate(
+                    "([s, st]) => { location.hash = '#rows?seed=' + s + '&status=' + encodeURIComponent(st); }",
+                    [seed, status],
+                )
                 page.wait_for_function("() => document.getElementById('f-status').value !== ''")
-                by_link = page.evaluate("() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).length")
+                by_link = page.evaluate(
+                    "() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).length"
+                )
                 counted.append((seed, status, want, by_select if by_select == by_link else -by_link))
                 page.evaluate("() => { location.hash = ''; document.getElementById('f-status').value = ''; }")
             # Text filter: an item's words find its row.
@@ -260,12 +291,16 @@ def check_in_chromium(page_path: Path, figures: int, summary: list[dict[str, Any
             page.select_option("#f-seed", "")
             page.select_option("#f-status", "")
             page.fill("#f-text", item)
-            hits = page.evaluate("() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).map(r => [r.cells[1].textContent, r.textContent])")
+            hits = page.evaluate(
+                "() => Array.from(document.querySelectorAll('#rowtable tbody tr')).filter(r => !r.hidden).map(r => [r.cells[1].textContent, r.textContent])"
+            )
             assert item in [h[0] for h in hits] and all(item.lower() in h[1].lower() for h in hits), hits
             # Sorting by "ours" puts the numbers in order.
             page.fill("#f-text", "")
             page.click("#rowtable thead th:nth-child(4)")
-            values = page.evaluate("() => Array.from(document.querySelectorAll('#rowtable tbody tr')).map(r => r.cells[3].dataset.v).filter(v => v !== '').map(Number)")
+            values = page.evaluate(
+                "() => Array.from(document.querySelectorAll('#rowtable tbody tr')).map(r => r.cells[3].dataset.v).filter(v => v !== '').map(Number)"
+            )
             assert values == sorted(values)
         browser.close()
     assert len(shown) == figures and all(shown), shown
@@ -278,11 +313,19 @@ def check_in_chromium(page_path: Path, figures: int, summary: list[dict[str, Any
 
 def test_run_report_loads_in_chromium(tmp_path):
     path = rfc2544_scenario(tmp_path)
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--report", str(tmp_path / "rep")], capture_output=True, text=True, check=False, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--report", str(tmp_path / "rep")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     for kind in ("json", "csv", "parquet"):
         assert (tmp_path / "rep" / "data" / f"records.{kind}").exists()
-    assert (tmp_path / "rep" / "figures" / "test0.png").exists() and (tmp_path / "rep" / "figures" / "test0.svg").exists()
+    assert (tmp_path / "rep" / "figures" / "test0.png").exists() and (
+        tmp_path / "rep" / "figures" / "test0.svg"
+    ).exists()
     if shutil.which("dot"):  # the set-up is graphviz's drawing (its SVG has a class="graph" group)
         assert 'class="graph"' in (tmp_path / "rep" / "report.html").read_text()
     check_in_chromium(tmp_path / "rep" / "report.html", figures=1)
@@ -292,7 +335,13 @@ def test_run_report_loads_in_chromium(tmp_path):
 def seed000_out(tmp_path_factory):
     """One `qoslab reproduce 000` for the tests of its report."""
     out = tmp_path_factory.mktemp("seed000")
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "reproduce", "000", "--out", str(out), "--json"], capture_output=True, text=True, check=False, timeout=900)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "reproduce", "000", "--out", str(out), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=900,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     (out / "stdout.json").write_text(proc.stdout, encoding="utf-8")
     return out, proc.stderr
@@ -316,7 +365,6 @@ def test_reproduce_seed000_report_in_chromium(seed000_out):
     check_in_chromium(out / "report.html", figures=2, summary=summary)
     # --json printed the same rows, in the versioned shape its schema describes.
     import jsonschema
-
     from qoslab.output_schema import schema
 
     printed = json.loads((out / "stdout.json").read_text())
@@ -350,7 +398,6 @@ def test_legend_overlap_is_found_and_moved_off_the_data():
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from qoslab.report.html import legend_overlaps, legends_outside
 
     fig, ax = plt.subplots(figsize=(4, 3))
@@ -369,7 +416,6 @@ def test_figures_are_drawn_at_twice_the_shown_size(tmp_path):
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
     from qoslab.report.html import _img, figure_data, png_size
 
     fig, ax = plt.subplots(figsize=(4, 3))
@@ -426,7 +472,12 @@ def test_setup_of_a_path_is_drawn_as_a_row():
         pytest.skip("graphviz is not installed (scripts/install.sh installs it)")
     from qoslab.report.html import setup_svg
 
-    nodes = "".join(f'[node.n{i}]\nrole = "host"\naddress = "10.0.0.{i + 1}/24"\n' if i in (0, 3) else f'[node.n{i}]\nrole = "switch"\n' for i in range(4))
+    nodes = "".join(
+        f'[node.n{i}]\nrole = "host"\naddress = "10.0.0.{i + 1}/24"\n'
+        if i in (0, 3)
+        else f'[node.n{i}]\nrole = "switch"\n'
+        for i in range(4)
+    )
     links = "".join(f'[[link]]\ntype = "ethernet"\nrate = "10 Mbps"\nends = ["n{i}", "n{i + 1}"]\n' for i in range(3))
     pos = _positions(setup_svg(_setup(f'[scenario]\nname = "path"\n{nodes}{links}')))
     ys = {round(y) for _, y in pos.values()}
@@ -435,7 +486,13 @@ def test_setup_of_a_path_is_drawn_as_a_row():
 
 
 def test_unknown_seed_exits_2(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "reproduce", "007", "--out", str(tmp_path)], capture_output=True, text=True, check=False, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "reproduce", "007", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "000" in proc.stderr
 
 
@@ -452,7 +509,13 @@ def test_run_report_of_a_sweep_plots_against_the_swept_key(tmp_path):
         '[sweep]\n"link[0].rate" = ["1 Mbps", "10 Mbps", "100 Mbps"]\n',
         encoding="utf-8",
     )
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--report", str(tmp_path / "rep")], capture_output=True, text=True, check=False, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--report", str(tmp_path / "rep")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     page = (tmp_path / "rep" / "report.html").read_text()
     assert "against link[0].rate" in page and (tmp_path / "rep" / "figures" / "test0.png").exists()

@@ -5,10 +5,7 @@ here; and `qoslab reproduce 002 / 004` give a value to every row they can."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
-
 from qoslab.studies import registry
 from qoslab.studies.runner import reproduce
 from qoslab.studies.seed003 import _knees
@@ -56,7 +53,9 @@ def test_seed004_download_follows_the_slip_ack_clock_below_the_knee(seed004):
 def test_seed004_rows_read_from_the_runs(seed004):
     assert seed004["ack.size"]["ours"] == 20 + 20
     assert seed004["peak95.uplink"]["ours"] in (1.2, 2.4, 4.8, 9.6, 14.4, 19.2, 28.8, 38.4, 57.6, 115.2)
-    assert seed004["adaptive.channel"]["ours"] == "modem" and "results['adaptive']" in seed004["adaptive.channel"]["note"]
+    assert (
+        seed004["adaptive.channel"]["ours"] == "modem" and "results['adaptive']" in seed004["adaptive.channel"]["note"]
+    )
     assert seed004["serial115.beats.wireless"]["ours"] == "yes"
     assert seed004["backoff.cap"]["status"] == "setting"  # an input of the example, not counted as agreement
     assert seed004["wavelan.freq"]["status"] == "not reproduced"
@@ -105,7 +104,17 @@ def _echo(vpns: int, gap: str, curve: dict[int, tuple[float, float, float]]) -> 
     loss %; inbound loss %). The echoed-only throughput is 0 throughout, so a rule that
     read it instead of the seed's total would find no knee."""
     return [
-        {"parameters": {"payload_bytes": p, "vpns": vpns}, "metrics": {"throughput_mbps": 0.0, "throughput_two_way_mbps": t, "loss_pct": loss, "loss_forward_pct": 0.0, "loss_reverse_pct": rx, "cpu_util_pct": {}}}
+        {
+            "parameters": {"payload_bytes": p, "vpns": vpns},
+            "metrics": {
+                "throughput_mbps": 0.0,
+                "throughput_two_way_mbps": t,
+                "loss_pct": loss,
+                "loss_forward_pct": 0.0,
+                "loss_reverse_pct": rx,
+                "cpu_util_pct": {},
+            },
+        }
         for p, (t, loss, rx) in curve.items()
     ]
 
@@ -148,7 +157,13 @@ def test_seed003_highest_throughput_is_the_payload_carried_both_ways():
     counts = {400: (10_000, 9_000, 8_000), 1000: (10_000, 6_000, 3_000), 1472: (10_000, 3_000, 1_000)}
 
     def recs(vpns: int) -> list[dict]:
-        return [{"parameters": {"payload_bytes": p, "vpns": vpns}, "metrics": dict(_counts(s, f, r, p, interval_ns), cpu_util_pct={})} for p, (s, f, r) in counts.items()]
+        return [
+            {
+                "parameters": {"payload_bytes": p, "vpns": vpns},
+                "metrics": dict(_counts(s, f, r, p, interval_ns), cpu_util_pct={}),
+            }
+            for p, (s, f, r) in counts.items()
+        ]
 
     two_way = {p: (f + r) * p * 8 / (interval_ns / 1e9) / 1e6 for p, (s, f, r) in counts.items()}
     best = max(two_way, key=two_way.__getitem__)
@@ -164,14 +179,37 @@ def test_seed003_highest_throughput_is_the_payload_carried_both_ways():
 
 
 def test_rfc2544_results_print_as_one_table_per_method():
+    from qoslab.report.terminal import rfc2544_tables
     from rich.console import Console
 
-    from qoslab.report.terminal import rfc2544_tables
-
     recs = [
-        {"test": "rfc2544.throughput", "parameters": {"frame_bytes": 64, "max_fps": 14880.952, "bidirectional": False}, "metrics": {"throughput_fps": 7000.0, "throughput_mbps": 3.584, "throughput_pct": 47.04, "trials": 9, "latency_ms": 0.5}},
-        {"test": "rfc2544.throughput", "parameters": {"frame_bytes": 1518, "max_fps": 812.744, "bidirectional": False}, "metrics": {"throughput_fps": 812.744, "throughput_mbps": 9.87, "throughput_pct": 100.0, "trials": 1, "latency_ms": 1.2}},
-        {"test": "rfc2544.frame_loss", "parameters": {"frame_bytes": 64, "load_pct": 100.0, "offered_fps": 14880.952, "bidirectional": True}, "metrics": {"sent": 14881, "lost": 7000, "frame_loss_pct": 47.04}},
+        {
+            "test": "rfc2544.throughput",
+            "parameters": {"frame_bytes": 64, "max_fps": 14880.952, "bidirectional": False},
+            "metrics": {
+                "throughput_fps": 7000.0,
+                "throughput_mbps": 3.584,
+                "throughput_pct": 47.04,
+                "trials": 9,
+                "latency_ms": 0.5,
+            },
+        },
+        {
+            "test": "rfc2544.throughput",
+            "parameters": {"frame_bytes": 1518, "max_fps": 812.744, "bidirectional": False},
+            "metrics": {
+                "throughput_fps": 812.744,
+                "throughput_mbps": 9.87,
+                "throughput_pct": 100.0,
+                "trials": 1,
+                "latency_ms": 1.2,
+            },
+        },
+        {
+            "test": "rfc2544.frame_loss",
+            "parameters": {"frame_bytes": 64, "load_pct": 100.0, "offered_fps": 14880.952, "bidirectional": True},
+            "metrics": {"sent": 14881, "lost": 7000, "frame_loss_pct": 47.04},
+        },
     ]
     tables = rfc2544_tables(recs)
     assert len(tables) == 2
@@ -192,7 +230,9 @@ def test_seed004_delay_row_counts_keystrokes_lost_or_echoed_after_a_second(seed0
     import json
 
     def share(key: str) -> float:
-        (rec,) = json.loads((seed004["_out"]["path"] / "data" / "seed004" / "points" / f"{key}.json").read_text())["records"]
+        (rec,) = json.loads((seed004["_out"]["path"] / "data" / "seed004" / "points" / f"{key}.json").read_text())[
+            "records"
+        ]
         m = rec["metrics"]
         assert m["sent"] == 2400  # 10 keystrokes a second for 240 s
         slow = sum(1 for x in m["rtt_ms"] if x > 1000)

@@ -15,14 +15,14 @@ import subprocess
 import sys
 
 import pytest
-
+from conftest import TWO_HOSTS
 from qoslab.errors import InputError
 from qoslab.scenario.load import loads_scenario
-
-from conftest import TWO_HOSTS
 from qoslab.sweep import run_sweep, sweep_points
 
-BASE = TWO_HOSTS.format(name="one link, swept", seed=3) + """[[link]]
+BASE = (
+    TWO_HOSTS.format(name="one link, swept", seed=3)
+    + """[[link]]
 type = "ethernet"
 rate = "10 Mbps"
 ends = ["a", "b"]
@@ -34,6 +34,7 @@ payload = 100
 rate = "100 kbps"
 duration = "1 s"
 """
+)
 
 
 def _latency_ms(payload: int, rate_bps: float) -> float:
@@ -42,7 +43,9 @@ def _latency_ms(payload: int, rate_bps: float) -> float:
 
 
 def test_grid_runs_every_combination_last_parameter_fastest():
-    sc = loads_scenario(BASE + '[sweep]\n"link[0].rate" = ["10 Mbps", "100 Mbps"]\n"test[0].payload" = [100, 200, 300]\n')
+    sc = loads_scenario(
+        BASE + '[sweep]\n"link[0].rate" = ["10 Mbps", "100 Mbps"]\n"test[0].payload" = [100, 200, 300]\n'
+    )
     points = sweep_points(sc)
     want = list(itertools.product(["10 Mbps", "100 Mbps"], [100, 200, 300]))
     assert [(p.values["link[0].rate"], p.values["test[0].payload"]) for p in points] == want
@@ -56,7 +59,9 @@ def test_grid_runs_every_combination_last_parameter_fastest():
 
 
 def test_zip_pairs_the_nth_values():
-    sc = loads_scenario(BASE + '[sweep]\nmode = "zip"\n"link[0].rate" = ["10 Mbps", "100 Mbps"]\n"test[0].payload" = [100, 200]\n')
+    sc = loads_scenario(
+        BASE + '[sweep]\nmode = "zip"\n"link[0].rate" = ["10 Mbps", "100 Mbps"]\n"test[0].payload" = [100, 200]\n'
+    )
     assert [p.values for p in sweep_points(sc)] == [
         {"link[0].rate": "10 Mbps", "test[0].payload": 100},
         {"link[0].rate": "100 Mbps", "test[0].payload": 200},
@@ -73,7 +78,9 @@ def test_a_grid_point_that_does_not_validate_is_refused_with_its_values():
     # 2 × 2 × 65 = 260 points: more than the loader checks together, so it checks each
     # value alone (all fine) and the pair from = to = "a" is found when the points are made.
     payloads = ", ".join(str(n) for n in range(100, 165))
-    sc = loads_scenario(BASE + f'[sweep]\n"test[0].from" = ["a", "b"]\n"test[0].to" = ["b", "a"]\n"test[0].payload" = [{payloads}]\n')
+    sc = loads_scenario(
+        BASE + f'[sweep]\n"test[0].from" = ["a", "b"]\n"test[0].to" = ["b", "a"]\n"test[0].payload" = [{payloads}]\n'
+    )
     with pytest.raises(InputError) as err:
         sweep_points(sc, source="x.toml")
     text = str(err.value)
@@ -103,7 +110,9 @@ def test_the_result_does_not_depend_on_how_many_points_run_at_once():
 def test_cli_runs_the_sweep_and_tags_records(tmp_path):
     path = tmp_path / "swept.toml"
     path.write_text(BASE + '[sweep]\n"link[0].rate" = ["10 Mbps", "100 Mbps"]\n')
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert [(r["point"], r["sweep"]["link[0].rate"]) for r in out["results"]] == [(0, "10 Mbps"), (1, "100 Mbps")]

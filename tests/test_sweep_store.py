@@ -26,13 +26,14 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import TWO_HOSTS
 from qoslab.scenario.load import loads_scenario
 
 QOSLAB = [sys.executable, "-m", "qoslab"]
 
-BASE = TWO_HOSTS.format(name="one link, swept", seed=3) + """[[link]]
+BASE = (
+    TWO_HOSTS.format(name="one link, swept", seed=3)
+    + """[[link]]
 type = "ethernet"
 rate = "10 Mbps"
 ends = ["a", "b"]
@@ -44,6 +45,7 @@ payload = 100
 rate = "100 kbps"
 duration = "1 s"
 """
+)
 
 
 def _latency_ms(payload: int, rate_bps: float) -> float:
@@ -65,7 +67,10 @@ def _results(out: Path, sql: str) -> list[dict]:
 
 
 def test_a_range_gives_start_step_by_step_up_to_stop():
-    sc = loads_scenario(BASE + '[sweep]\n"test[0].payload" = {start = 100, stop = 400, step = 100}\n"link[0].rate" = {start = "10 Mbps", stop = "20 Mbps", step = "5 Mbps"}\n')
+    sc = loads_scenario(
+        BASE
+        + '[sweep]\n"test[0].payload" = {start = 100, stop = 400, step = 100}\n"link[0].rate" = {start = "10 Mbps", stop = "20 Mbps", step = "5 Mbps"}\n'
+    )
     assert sc.sweep.values["test[0].payload"] == [100, 200, 300, 400]
     assert sc.sweep.values["link[0].rate"] == ["10 Mbps", "15 Mbps", "20 Mbps"]
     # Decimal steps land on stop (0.1 is not exact in binary).
@@ -74,12 +79,15 @@ def test_a_range_gives_start_step_by_step_up_to_stop():
     assert sweep_range("k", {"start": 0.0, "stop": 0.3, "step": 0.1}) == [0.0, 0.1, 0.2, 0.3]
 
 
-@pytest.mark.parametrize("rng, words", [
-    ("{start = 500, stop = 100, step = 100}", "start is above stop"),
-    ("{start = 100, stop = 500, step = 0}", "step must be above 0"),
-    ('{start = "1 Mbps", stop = "10 kbps", step = "1 Mbps"}', "one and the same unit"),
-    ("{start = 1, stop = 5}", "exactly the keys start, stop and step"),
-])
+@pytest.mark.parametrize(
+    "rng, words",
+    [
+        ("{start = 500, stop = 100, step = 100}", "start is above stop"),
+        ("{start = 100, stop = 500, step = 0}", "step must be above 0"),
+        ('{start = "1 Mbps", stop = "10 kbps", step = "1 Mbps"}', "one and the same unit"),
+        ("{start = 1, stop = 5}", "exactly the keys start, stop and step"),
+    ],
+)
 def test_a_bad_range_is_refused_at_its_line_before_anything_runs(tmp_path, rng, words):
     text = BASE + f'[sweep]\n"test[0].payload" = {rng}\n'
     line = text.splitlines().index(f'"test[0].payload" = {rng}') + 1
@@ -99,7 +107,11 @@ def test_a_sweep_path_naming_no_key_is_refused_with_its_line(tmp_path):
     path.write_text(text)
     proc = _sweep([str(path), "--out", str(tmp_path / "out")])
     assert proc.returncode == 2
-    assert f"{path}:{line}:" in proc.stderr and "names no parameter" in proc.stderr and "did you mean 'rate'?" in proc.stderr
+    assert (
+        f"{path}:{line}:" in proc.stderr
+        and "names no parameter" in proc.stderr
+        and "did you mean 'rate'?" in proc.stderr
+    )
 
 
 def test_an_unreachable_scheduler_is_refused_before_anything_runs(tmp_path):
@@ -111,8 +123,13 @@ def test_an_unreachable_scheduler_is_refused_before_anything_runs(tmp_path):
     path = tmp_path / "s.toml"
     path.write_text(BASE + '[sweep]\n"test[0].payload" = [100, 200]\n')
     log = tmp_path / "points.log"
-    for args, env in (([f"--cluster", f"tcp://127.0.0.1:{port}"], {}), ([], {"QOSLAB_DASK_SCHEDULER": f"tcp://127.0.0.1:{port}"})):
-        proc = _sweep([str(path), "--out", str(tmp_path / "out"), *args], env=dict(os.environ, QOSLAB_POINT_LOG=str(log), **env))
+    for args, env in (
+        (["--cluster", f"tcp://127.0.0.1:{port}"], {}),
+        ([], {"QOSLAB_DASK_SCHEDULER": f"tcp://127.0.0.1:{port}"}),
+    ):
+        proc = _sweep(
+            [str(path), "--out", str(tmp_path / "out"), *args], env=dict(os.environ, QOSLAB_POINT_LOG=str(log), **env)
+        )
         assert proc.returncode == 2, proc.stderr
         assert "no Dask scheduler answers" in proc.stderr and f"tcp://127.0.0.1:{port}" in proc.stderr
         assert ("--cluster" if args else "QOSLAB_DASK_SCHEDULER") in proc.stderr
@@ -126,13 +143,19 @@ def test_an_unreachable_scheduler_is_refused_before_anything_runs(tmp_path):
 
 def test_the_store_keeps_each_point_with_its_coordinates_units_and_nested_values(tmp_path):
     path = tmp_path / "s.toml"
-    path.write_text(BASE + '[sweep]\n"link[0].rate" = ["10 Mbps", "100 Mbps"]\n"test[0].payload" = {start = 100, stop = 1000, step = 900}\n')
+    path.write_text(
+        BASE
+        + '[sweep]\n"link[0].rate" = ["10 Mbps", "100 Mbps"]\n"test[0].payload" = {start = 100, stop = 1000, step = 900}\n'
+    )
     out = tmp_path / "out"
     proc = _sweep([str(path), "--out", str(out), "--jobs", "2", "--json"])
     assert proc.returncode == 0, proc.stderr
     summary = json.loads(proc.stdout)
     assert (summary["points"], summary["run"], summary["kept"], summary["failed"]) == (4, 4, 0, [])
-    rows = _results(out, 'SELECT point, replication, seed, status, "link[0].rate", "test[0].payload", written, latency_ms, lost, sweep_id, point_id FROM results ORDER BY point')
+    rows = _results(
+        out,
+        'SELECT point, replication, seed, status, "link[0].rate", "test[0].payload", written, latency_ms, lost, sweep_id, point_id FROM results ORDER BY point',
+    )
     assert [r["point"] for r in rows] == [0, 1, 2, 3]
     assert {r["sweep_id"] for r in rows} == {summary["sweep_id"]} and len({r["point_id"] for r in rows}) == 4
     for r, (rate, payload) in zip(rows, [(10e6, 100), (10e6, 1000), (100e6, 100), (100e6, 1000)]):
@@ -181,13 +204,18 @@ def test_replications_run_with_derived_seeds_and_aggregate_with_student_t(tmp_pa
     for df, t in ((1, 12.706), (2, 4.303), (4, 2.776), (9, 2.262), (30, 2.042)):
         assert t_quantile_975(df) == pytest.approx(t, abs=5e-4)
     path = tmp_path / "s.toml"
-    lossy = BASE.replace('ends = ["a", "b"]', 'ends = ["a", "b"]\nloss = "20 %"').replace('payload = 100', 'payload = 100\ncount = 200')
-    lossy = lossy.replace('duration = "1 s"\n', '')
+    lossy = BASE.replace('ends = ["a", "b"]', 'ends = ["a", "b"]\nloss = "20 %"').replace(
+        "payload = 100", "payload = 100\ncount = 200"
+    )
+    lossy = lossy.replace('duration = "1 s"\n', "")
     path.write_text(lossy + '[sweep]\nreplications = 3\n"test[0].payload" = [100, 200]\n')
     out = tmp_path / "out"
     proc = _sweep([str(path), "--out", str(out), "--report"])
     assert proc.returncode == 0, proc.stderr
-    rows = _results(out, 'SELECT point, replication, seed, "test[0].payload" AS payload, received FROM results ORDER BY point, replication')
+    rows = _results(
+        out,
+        'SELECT point, replication, seed, "test[0].payload" AS payload, received FROM results ORDER BY point, replication',
+    )
     assert len(rows) == 6
     want = [3] + [int.from_bytes(hashlib.sha256(f"3/{k}".encode()).digest()[:8], "big") >> 1 for k in (1, 2)]
     assert [r["seed"] for r in rows] == want * 2
@@ -215,19 +243,25 @@ def test_points_that_differ_only_in_tests_lower_the_network_once(monkeypatch):
     monkeypatch.setattr(sim, "lower_network", lambda *a, **k: calls.append(1) or real(*a, **k))
     sweep_run._NETWORKS.clear()
     sweep_run._SCENARIOS.clear()
-    sc = loads_scenario(BASE.replace("one link, swept", "lowered once") + '[sweep]\n"test[0].payload" = [100, 200, 300, 400]\n')
+    sc = loads_scenario(
+        BASE.replace("one link, swept", "lowered once") + '[sweep]\n"test[0].payload" = [100, 200, 300, 400]\n'
+    )
     plan = sweep_run.plan(sc)
     calls.clear()
     results = [sweep_run.run_point(t) for t in plan.tasks]
     assert all("records" in r for r in results)
     assert len(calls) == 1
     for r, t in zip(results, plan.tasks):
-        assert r["records"][0]["metrics"]["latency_ms"] == pytest.approx(_latency_ms(t.swept["test[0].payload"], 10e6), rel=1e-6)
+        assert r["records"][0]["metrics"]["latency_ms"] == pytest.approx(
+            _latency_ms(t.swept["test[0].payload"], 10e6), rel=1e-6
+        )
 
 
 # --------------------------------------------------------------------------- nothing lost
 
-HEAVY = TWO_HOSTS.format(name="heavier points", seed=5) + """[[link]]
+HEAVY = (
+    TWO_HOSTS.format(name="heavier points", seed=5)
+    + """[[link]]
 type = "ethernet"
 rate = "100 Mbps"
 ends = ["a", "b"]
@@ -241,6 +275,7 @@ duration = "4 s"
 [sweep]
 "test[0].payload" = {start = 1000, stop = 1039, step = 1}
 """
+)
 """40 points, each some 10^4 datagrams: long enough to stop a sweep in its middle."""
 
 
@@ -271,7 +306,13 @@ def test_ctrl_c_loses_no_point_and_the_rerun_computes_none_twice(tmp_path):
     path.write_text(HEAVY)
     out, log = tmp_path / "out", tmp_path / "computed.log"
     env = dict(os.environ, QOSLAB_POINT_LOG=str(log))
-    proc = subprocess.Popen(QOSLAB + ["sweep", str(path), "--out", str(out), "--jobs", "1"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        QOSLAB + ["sweep", str(path), "--out", str(out), "--jobs", "1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         _wait_for(lambda: _done(out) >= 3, 300, "three points")
         proc.send_signal(signal.SIGINT)
@@ -288,7 +329,9 @@ def test_ctrl_c_loses_no_point_and_the_rerun_computes_none_twice(tmp_path):
     # Points finished before Ctrl-C were computed once; only the one in flight (if any) twice.
     assert all(computed.count(pid) == 1 for pid in kept)
     assert len(computed) - len(set(computed)) <= 1 and len(set(computed)) == 40
-    rows = _results(out, "SELECT point, count(*) AS n, count(DISTINCT point_id) AS ids FROM results GROUP BY point ORDER BY point")
+    rows = _results(
+        out, "SELECT point, count(*) AS n, count(DISTINCT point_id) AS ids FROM results GROUP BY point ORDER BY point"
+    )
     assert [(r["point"], r["n"], r["ids"]) for r in rows] == [(i, 1, 1) for i in range(40)]
 
 
@@ -311,17 +354,40 @@ def test_a_dask_cluster_with_a_worker_killed_midway_loses_no_point(tmp_path):
         return p
 
     try:
-        start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)])
+        start(
+            ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(sched_file)]
+        )
         _wait_for(lambda: _address(sched_file) is not None, 120, "the scheduler")  # the file may exist before its text
         address = _address(sched_file)
         assert address.startswith("tcp://127.0.0.1:")
         # --no-nanny: the worker is one process, so SIGKILL really ends it (a nanny would restart it).
-        workers = [start(["worker", address, "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1", "--name", f"w{i}"]) for i in range(2)]
+        workers = [
+            start(
+                [
+                    "worker",
+                    address,
+                    "--nthreads",
+                    "1",
+                    "--no-nanny",
+                    "--no-dashboard",
+                    "--host",
+                    "127.0.0.1",
+                    "--name",
+                    f"w{i}",
+                ]
+            )
+            for i in range(2)
+        ]
         # Both workers registered with the scheduler (its log says so) before the sweep starts.
         _wait_for(lambda: (tmp_path / "0.log").read_text().count("Register worker") >= 2, 120, "two workers")
         # The sweep's output goes to files: a pipe nobody reads could fill and stop it.
         logs += [open(tmp_path / "sweep.out", "w"), open(tmp_path / "sweep.err", "w")]
-        sweep = subprocess.Popen(QOSLAB + ["sweep", str(path), "--out", str(out), "--cluster", address, "--json"], env=env, stdout=logs[-2], stderr=logs[-1])
+        sweep = subprocess.Popen(
+            QOSLAB + ["sweep", str(path), "--out", str(out), "--cluster", address, "--json"],
+            env=env,
+            stdout=logs[-2],
+            stderr=logs[-1],
+        )
         procs.append(sweep)
         _wait_for(lambda: _done(out) >= 6, 300, "six points")
         workers[0].send_signal(signal.SIGKILL)
@@ -332,7 +398,10 @@ def test_a_dask_cluster_with_a_worker_killed_midway_loses_no_point(tmp_path):
         summary = json.loads((tmp_path / "sweep.out").read_text())
         assert summary["points"] == 40 and summary["failed"] == []
         assert at_kill < 40, "the worker should have been killed in the sweep's middle"
-        rows = _results(out, "SELECT point, count(*) AS n, count(DISTINCT point_id) AS ids, min(status) AS status FROM results GROUP BY point ORDER BY point")
+        rows = _results(
+            out,
+            "SELECT point, count(*) AS n, count(DISTINCT point_id) AS ids, min(status) AS status FROM results GROUP BY point ORDER BY point",
+        )
         assert [(r["point"], r["n"], r["ids"], r["status"]) for r in rows] == [(i, 1, 1, "ok") for i in range(40)]
         # Both workers computed points (each line: point id, worker host:pid/thread).
         lines = [line.split() for line in log.read_text().splitlines()]
@@ -358,8 +427,18 @@ def test_run_on_a_sweep_with_replications_tags_rows_and_replication_0_is_the_run
     from qoslab.sweep import run_sweep
 
     lossy = BASE.replace('ends = ["a", "b"]', 'ends = ["a", "b"]\nloss = "20 %"')
-    plain = [r for p in run_sweep(loads_scenario(lossy + '[sweep]\n"test[0].payload" = [100, 200]\n'), jobs=1) for r in p.records()]
-    reps = [r for p in run_sweep(loads_scenario(lossy + '[sweep]\nreplications = 2\n"test[0].payload" = [100, 200]\n'), jobs=2) for r in p.records()]
+    plain = [
+        r
+        for p in run_sweep(loads_scenario(lossy + '[sweep]\n"test[0].payload" = [100, 200]\n'), jobs=1)
+        for r in p.records()
+    ]
+    reps = [
+        r
+        for p in run_sweep(
+            loads_scenario(lossy + '[sweep]\nreplications = 2\n"test[0].payload" = [100, 200]\n'), jobs=2
+        )
+        for r in p.records()
+    ]
     assert [(r["point"], r["replication"]) for r in reps] == [(0, 0), (0, 1), (1, 0), (1, 1)]
     # Replication 0 runs with the scenario's own seed: the same records as without replications.
     first = [{k: v for k, v in r.items() if k != "replication"} for r in reps if r["replication"] == 0]
@@ -367,10 +446,17 @@ def test_run_on_a_sweep_with_replications_tags_rows_and_replication_0_is_the_run
     assert reps[0]["metrics"]["received"] != reps[1]["metrics"]["received"]  # another seed, other losses
     # The tidy rows `run --report` writes tell the points apart.
     rows = tidy(reps)
-    assert [(row["point"], row["replication"], row["test[0].payload"]) for row in rows] == [(0, 0, 100), (0, 1, 100), (1, 0, 200), (1, 1, 200)]
+    assert [(row["point"], row["replication"], row["test[0].payload"]) for row in rows] == [
+        (0, 0, 100),
+        (0, 1, 100),
+        (1, 0, 200),
+        (1, 1, 200),
+    ]
 
 
-@pytest.mark.parametrize("example", ["seed003_ipsec_2vpn.toml", "seed001_lane.toml", "seed000_l3f.toml", "seed002_pptp_over_openvpn.toml"])
+@pytest.mark.parametrize(
+    "example", ["seed003_ipsec_2vpn.toml", "seed001_lane.toml", "seed000_l3f.toml", "seed002_pptp_over_openvpn.toml"]
+)
 def test_the_core_gets_the_same_bytes_when_tests_share_the_network_encoding(example):
     """Many tests on one network reuse the JSON text of its tables (backends/sim._encode):
     what the core reads must be json.dumps of the configuration, byte for byte, for

@@ -13,14 +13,15 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from qoslab.analysis.mtu import analyse
 
 EXAMPLE = Path(__file__).parent.parent / "examples" / "isdn_b_channel_sync.toml"
 
 
 def qoslab(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", "qoslab", *args], capture_output=True, text=True, check=False, timeout=600
+    )
 
 
 def inserted_zeros(frame: bytes) -> int:
@@ -107,7 +108,10 @@ def test_udp_goodput_sync_versus_async_at_64_kbps(tmp_path):
     and of the 48 others any may: 548 + 496 to 548 + 544 characters, 10440 to 10920 bits.
     """
     text = EXAMPLE.read_text()
-    udp_only = text.split("[[test]]")[0] + '[[test]]\nmethod = "udp.flow"\nfrom = "lan-a"\nto = "lan-b"\npayload = 512\nrate = "200 kbps"\nduration = "20 s"\n'
+    udp_only = (
+        text.split("[[test]]")[0]
+        + '[[test]]\nmethod = "udp.flow"\nfrom = "lan-a"\nto = "lan-b"\npayload = 512\nrate = "200 kbps"\nduration = "20 s"\n'
+    )
     sync = goodput(udp_only, tmp_path, "sync")
     asyn = goodput(udp_only.replace('clocking = "sync"', 'clocking = "async"'), tmp_path, "async")
     rate, bits = 64_000, 512 * 8
@@ -129,7 +133,9 @@ def test_udp_goodput_sync_versus_async_at_64_kbps(tmp_path):
     ],
 )
 def test_bad_sync_lines_are_refused_at_check(tmp_path, link, key):
-    text = EXAMPLE.read_text().replace('clocking = "sync"              # leased line / ISDN: bit-synchronous HDLC\nframing = "ppp"', link)
+    text = EXAMPLE.read_text().replace(
+        'clocking = "sync"              # leased line / ISDN: bit-synchronous HDLC\nframing = "ppp"', link
+    )
     assert link in text
     path = tmp_path / "bad.toml"
     path.write_text(text)

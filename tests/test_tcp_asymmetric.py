@@ -9,7 +9,6 @@ import subprocess
 import sys
 
 import pytest
-
 from qoslab.backends.sim import run_tests
 from qoslab.scenario import loads_scenario
 
@@ -80,7 +79,9 @@ def test_download_speed_follows_the_upload_speed():
 def test_cli_runs_tcp_transfers(tmp_path):
     path = tmp_path / "asym.toml"
     path.write_text(ASYMMETRIC.format(rate="19200 bps", size="200 kB"))
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     record = json.loads(proc.stdout)["results"][0]
     assert record["test"] == "tcp.transfer" and record["metrics"]["completed"]

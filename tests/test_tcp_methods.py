@@ -15,11 +15,10 @@ import subprocess
 import sys
 
 import pytest
-from rich.console import Console
-
 from qoslab.backends.sim import run_tests
 from qoslab.report.terminal import tcp_report
 from qoslab.scenario import loads_scenario
+from rich.console import Console
 
 PATH = """
 [scenario]
@@ -167,7 +166,16 @@ trace = true
     # 300 000 bytes in 1448-byte segments, an ACK every second one (delayed ACK): about
     # 104 ACKs, plus the handshake's.
     assert 90 <= n <= 220
-    for column in ("cwnd_bytes", "ssthresh_bytes", "srtt_ns", "rtt_sample_ns", "rto_ns", "bytes_in_flight", "retransmits", "in_recovery"):
+    for column in (
+        "cwnd_bytes",
+        "ssthresh_bytes",
+        "srtt_ns",
+        "rtt_sample_ns",
+        "rto_ns",
+        "bytes_in_flight",
+        "retransmits",
+        "in_recovery",
+    ):
         assert len(trace[column]) == n
     assert trace["time_ns"] == sorted(trace["time_ns"])
     # The first row follows the first ACK, of two segments (delayed ACK): RFC 6928's
@@ -291,18 +299,23 @@ stack = "{stack}"
 
 @pytest.mark.parametrize("line,found", [('rack = "yes"', "'yes' (a string)"), ("tlp = 1", "1 (an integer)")])
 def test_rack_and_tlp_must_be_booleans(tmp_path, line, found):
-    text = scenario_text(rate="10 Mbps", delay="1 ms") + f"""
+    text = (
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + f"""
 [[test]]
 method = "tcp.bulk"
 from = "a"
 to = "b"
 tcp = {{ {line} }}
 """
+    )
     path = tmp_path / "scenario.toml"
     path.write_text(text)
     at = len(text.splitlines())
     key = line.split()[0]
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert f"scenario.toml:{at}:" in proc.stderr and f"test[0].tcp.{key}" in proc.stderr, proc.stderr
     assert found in proc.stderr, proc.stderr
@@ -310,25 +323,30 @@ tcp = {{ {line} }}
 
 BAD_BUFFERS = [
     ('window = "1 KiB"', "window", "test[0].window", "1024 bytes", "1460"),
-    ('tcp = { recv_buffer = 1000 }', "1000", "test[0].tcp.recv_buffer", "1000 bytes", "1460"),
-    ('mss = 536\nwindow = 500', "500", "test[0].window", "500 bytes", "536"),
+    ("tcp = { recv_buffer = 1000 }", "1000", "test[0].tcp.recv_buffer", "1000 bytes", "1460"),
+    ("mss = 536\nwindow = 500", "500", "test[0].window", "500 bytes", "536"),
 ]
 
 
 @pytest.mark.parametrize("line,needle,key,found,mss", BAD_BUFFERS)
 def test_buffer_below_one_segment_is_refused(tmp_path, line, needle, key, found, mss):
-    text = scenario_text(rate="10 Mbps", delay="1 ms") + f"""
+    text = (
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + f"""
 [[test]]
 method = "tcp.bulk"
 from = "a"
 to = "b"
 {line}
 """
+    )
     path = tmp_path / "scenario.toml"
     path.write_text(text)
     lines = text.splitlines()
     at = max(i for i, t in enumerate(lines, 1) if needle in t and ("=" in t))
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert f"scenario.toml:{at}:" in proc.stderr and key in proc.stderr
     assert "smaller than one segment" in proc.stderr
@@ -337,16 +355,23 @@ to = "b"
 
 
 def test_host_socket_buffer_below_one_segment_is_refused_at_the_host(tmp_path):
-    text = scenario_text(rate="10 Mbps", delay="1 ms").replace('address = "10.0.0.2/24"', 'address = "10.0.0.2/24"\nsocket_buffer = 1024') + """
+    text = (
+        scenario_text(rate="10 Mbps", delay="1 ms").replace(
+            'address = "10.0.0.2/24"', 'address = "10.0.0.2/24"\nsocket_buffer = 1024'
+        )
+        + """
 [[test]]
 method = "tcp.transfer"
 from = "a"
 to = "b"
 """
+    )
     path = tmp_path / "scenario.toml"
     path.write_text(text)
     at = next(i for i, t in enumerate(text.splitlines(), 1) if "socket_buffer" in t)
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert f"scenario.toml:{at}:" in proc.stderr and "node.b.socket_buffer" in proc.stderr
 
@@ -371,7 +396,12 @@ tcp = { delayed_ack = "100 ms" }
     # Written in the tcp table: it wins over the preset's 200 ms.
     assert opts["delayed_ack_ns"] == 100_000_000
     # Not written: 4.4BSD's values (TCPTV_MIN 1 s, slow start from one segment, no SACK).
-    assert (opts["min_rto_ns"], opts["initial_window"], opts["sack"], opts["timestamps"]) == (1_000_000_000, 1, False, False)
+    assert (opts["min_rto_ns"], opts["initial_window"], opts["sack"], opts["timestamps"]) == (
+        1_000_000_000,
+        1,
+        False,
+        False,
+    )
 
 
 @pytest.mark.parametrize(
@@ -390,7 +420,9 @@ tcp = { delayed_ack = "100 ms" }
         ("linux", "tcp = { slow_start_limit = 10, prr = true }", "bytes", 10, 1_000_000_000, True),
     ],
 )
-def test_window_growth_initial_rto_and_prr_follow_the_stack_and_the_table(stack, table, growth, limit, initial_rto_ns, prr):
+def test_window_growth_initial_rto_and_prr_follow_the_stack_and_the_table(
+    stack, table, growth, limit, initial_rto_ns, prr
+):
     from qoslab.backends.sim import lower_network
     from qoslab.methods import plan_test
 
@@ -406,7 +438,12 @@ stack = "{stack}"
 """
     )
     opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
-    assert (opts["cwnd_growth"], opts["slow_start_limit"], opts["initial_rto_ns"], opts["prr"]) == (growth, limit, initial_rto_ns, prr)
+    assert (opts["cwnd_growth"], opts["slow_start_limit"], opts["initial_rto_ns"], opts["prr"]) == (
+        growth,
+        limit,
+        initial_rto_ns,
+        prr,
+    )
 
 
 def test_windows_nt_preset_has_no_rfc_1323_or_sack():
@@ -424,11 +461,21 @@ stack = "windows-nt-4.0"
 """
     )
     opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
-    assert (opts["sack"], opts["timestamps"], opts["window_scaling"], opts["delayed_ack_ns"]) == (False, False, False, 200_000_000)
+    assert (opts["sack"], opts["timestamps"], opts["window_scaling"], opts["delayed_ack_ns"]) == (
+        False,
+        False,
+        False,
+        200_000_000,
+    )
     # Microsoft, TCP/IP Implementation Details, "Delayed Acknowledgments": an ACK when "no
     # ACK was sent for the previous segment received" (any size), else after 200 ms; no
     # other occasion, so no window update on a read. RFC 2001 §2: cwnd starts at one segment.
-    assert (opts["delayed_ack_any_segment"], opts["delayed_ack_segments"], opts["window_update_on_read"], opts["initial_window"]) == (True, 2, False, 1)
+    assert (
+        opts["delayed_ack_any_segment"],
+        opts["delayed_ack_segments"],
+        opts["window_update_on_read"],
+        opts["initial_window"],
+    ) == (True, 2, False, 1)
     # KB Q162179: fast retransmit since NT 4.0 SP2; TcpMaxDupAcks' default is 2.
     assert opts["dup_ack_threshold"] == 2
     # No buffer given: NT 4.0's default window, 8 KiB rounded up to whole segments and at
@@ -443,7 +490,9 @@ def test_nt4_default_window_follows_the_resource_kit_rule():
 
     finder = doctest.DocTestFinder()
     runner = doctest.DocTestRunner()
-    for test in finder.find(tcp.nt4_default_window, "nt4_default_window", globs={"nt4_default_window": tcp.nt4_default_window}):
+    for test in finder.find(
+        tcp.nt4_default_window, "nt4_default_window", globs={"nt4_default_window": tcp.nt4_default_window}
+    ):
         runner.run(test)
     assert runner.failures == 0 and runner.tries >= 2
     # 8192 rounded up to whole 536-octet segments (16 of them), already over four; and an
@@ -481,8 +530,8 @@ def test_per_ack_growth_is_slower_than_byte_counting_on_a_lossy_link():
     # RFC 5681 once per ACK with an ACK every second segment opens the window about half
     # as fast in congestion avoidance as RFC 3465's byte counting: on a loss-limited path
     # (Mathis: rate ∝ the growth per RTT's square root) NewReno runs slower.
-    from qoslab.bench import tcp_cubic_config
     from qoslab import _core
+    from qoslab.bench import tcp_cubic_config
 
     def rate(growth: str, seed: int) -> float:
         config = tcp_cubic_config(10.0)
@@ -507,16 +556,21 @@ def test_per_ack_growth_is_slower_than_byte_counting_on_a_lossy_link():
     ],
 )
 def test_bad_growth_and_timer_settings_are_refused_by_check(tmp_path, line, key):
-    text = scenario_text(rate="10 Mbps", delay="1 ms") + f"""
+    text = (
+        scenario_text(rate="10 Mbps", delay="1 ms")
+        + f"""
 [[test]]
 method = "tcp.bulk"
 from = "a"
 to = "b"
 {line}
 """
+    )
     path = tmp_path / "scenario.toml"
     path.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "check", str(path)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "check", str(path)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
     assert "scenario.toml:" in proc.stderr and key in proc.stderr, proc.stderr
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import run_tests
 from qoslab.scenario import loads_scenario
 
@@ -123,8 +122,16 @@ def test_through_a_router_the_drain_after_the_stop_is_apart():
     # The intervals end at the stop and add up to the totals exactly.
     intervals = record["intervals"]
     assert [iv["sum"]["end_s"] for iv in intervals] == [0.5, 1.0, 1.5, 2.0]
-    assert sum(iv["sum"]["bytes"] for iv in intervals) == stream["receiver"]["bytes"] == record["metrics"]["bytes_received"]
-    assert sum(iv["sum"]["retransmits"] for iv in intervals) == stream["sender"]["retransmits"] == record["metrics"]["retransmits"]
+    assert (
+        sum(iv["sum"]["bytes"] for iv in intervals)
+        == stream["receiver"]["bytes"]
+        == record["metrics"]["bytes_received"]
+    )
+    assert (
+        sum(iv["sum"]["retransmits"] for iv in intervals)
+        == stream["sender"]["retransmits"]
+        == record["metrics"]["retransmits"]
+    )
     # The sender counts what was acknowledged by the stop: no more than arrived, and
     # short of it by at most what the window in flight holds (the ACKs' way back).
     assert 0 < stream["sender"]["bytes"] <= stream["receiver"]["bytes"]
@@ -133,7 +140,9 @@ def test_through_a_router_the_drain_after_the_stop_is_apart():
 
 
 def test_a_sized_transfer_ends_its_window_at_its_last_byte():
-    record, results = run_one(THROUGH_A_ROUTER + '[[test]]\nmethod = "tcp.bulk"\nfrom = "a"\nto = "b"\nbytes = "1 MB"\ninterval = "0.25 s"\n')
+    record, results = run_one(
+        THROUGH_A_ROUTER + '[[test]]\nmethod = "tcp.bulk"\nfrom = "a"\nto = "b"\nbytes = "1 MB"\ninterval = "0.25 s"\n'
+    )
     (stream,) = record["streams"]
     (flow,) = results["flows"]
     tcp = flow["tcp"]
@@ -158,7 +167,10 @@ BLACK_HOLE = (EXAMPLES / "pmtu_blackhole.toml").read_text(encoding="utf-8")
     ],
 )
 def test_stalled_means_a_stall_at_the_end(probing, stalled):
-    text = BLACK_HOLE[: BLACK_HOLE.index("[[test]]")] + f'[[test]]\nmethod = "tcp.bulk"\nfrom = "a"\nto = "b"\nduration = "10 s"\n{probing}\n'
+    text = (
+        BLACK_HOLE[: BLACK_HOLE.index("[[test]]")]
+        + f'[[test]]\nmethod = "tcp.bulk"\nfrom = "a"\nto = "b"\nduration = "10 s"\n{probing}\n'
+    )
     record, results = run_one(text)
     m = record["metrics"]
     assert m["stalled"] is stalled
@@ -194,9 +206,8 @@ def test_ttcp_rates_of_a_few_segments_are_not_above_the_line(segments):
 
 def test_the_tcp_table_prints_decimal_megabytes_and_says_so():
     # 1 MB transferred: 1.000 MB (10^6 bytes), not iperf3's 0.95 MBytes (2^20 bytes).
-    from rich.console import Console
-
     from qoslab.report.terminal import tcp_report
+    from rich.console import Console
 
     record, _ = run_one(TWO_HOSTS + '[[test]]\nmethod = "tcp.bulk"\nfrom = "a"\nto = "b"\nbytes = 1000000\n')
     console = Console(record=True, width=200)

@@ -11,7 +11,6 @@ import subprocess
 import sys
 
 import pytest
-
 from qoslab.backends.sim import run_tests
 from qoslab.scenario import loads_scenario
 
@@ -87,7 +86,11 @@ def run(loss: str = "", payload: int = PAYLOAD, count: int = COUNT) -> tuple[dic
 
 def lost_on_link_at(results: dict, node: str) -> int:
     """Echo datagrams the link lost on their way into ``node`` (the drop log names the flow)."""
-    return sum(1 for d in results["drop_log"] if d["flow"] == 1 and d["node"] == node and d["reason"].startswith("lost on link a-b"))
+    return sum(
+        1
+        for d in results["drop_log"]
+        if d["flow"] == 1 and d["node"] == node and d["reason"].startswith("lost on link a-b")
+    )
 
 
 def within_binomial(lost: int, n: int, p: float) -> bool:
@@ -134,7 +137,9 @@ def test_loss_on_the_way_back_counts_as_reverse_loss():
     # losses the mean gap is a little above GAP_S.
     (flow,) = [f for f in results["flows"] if f["kind"] == "udp-echo"]
     n, span_s = m["received"], (flow["last_rx_ns"] - flow["first_rx_ns"]) / 1e9
-    assert m["throughput_mbps"] == pytest.approx(n * PAYLOAD * 8 / max(COUNT * GAP_S, span_s * n / (n - 1)) / 1e6, rel=1e-6)
+    assert m["throughput_mbps"] == pytest.approx(
+        n * PAYLOAD * 8 / max(COUNT * GAP_S, span_s * n / (n - 1)) / 1e6, rel=1e-6
+    )
     assert m["throughput_mbps"] == pytest.approx(m["received"] * PAYLOAD * 8 / (COUNT * GAP_S) / 1e6, rel=1e-4)
 
 
@@ -153,9 +158,13 @@ def test_loss_on_the_way_out_counts_as_forward_loss():
 
 def test_cli_runs_the_echo_and_prints_the_same_records(tmp_path):
     path = tmp_path / "echo.toml"
-    text = ECHO.format(loss='loss = {model = "bernoulli", rate = "2 %", direction = "reverse"}', payload=PAYLOAD, count=COUNT)
+    text = ECHO.format(
+        loss='loss = {model = "bernoulli", rate = "2 %", direction = "reverse"}', payload=PAYLOAD, count=COUNT
+    )
     path.write_text(text)
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert (out["backend"], out["seed"]) == ("sim", 3)
@@ -168,7 +177,9 @@ def test_cli_runs_the_echo_and_prints_the_same_records(tmp_path):
 def test_cli_refuses_an_unpaced_echo(tmp_path):
     path = tmp_path / "echo.toml"
     path.write_text(ECHO.format(loss="", payload=PAYLOAD, count=COUNT).replace('gap = "1 ms"', 'gap = "0 s"'))
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert "gap" in proc.stderr
 
@@ -176,5 +187,7 @@ def test_cli_refuses_an_unpaced_echo(tmp_path):
 def test_a_payload_without_room_for_the_probe_is_refused(tmp_path):
     path = tmp_path / "echo.toml"
     path.write_text(ECHO.format(loss="", payload=8, count=10))
-    proc = subprocess.run([sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "qoslab", "run", str(path), "--json"], capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 2 and "payload" in proc.stderr

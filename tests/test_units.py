@@ -7,7 +7,6 @@ import doctest
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-
 from qoslab import units
 from qoslab.units import (
     UnitError,

@@ -16,7 +16,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _run(args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 1800) -> subprocess.CompletedProcess[str]:
+def _run(
+    args: list[str], cwd: Path, env: dict[str, str] | None = None, timeout: int = 1800
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(args, cwd=cwd, capture_output=True, text=True, check=False, timeout=timeout, env=env)
     assert proc.returncode == 0, (args, proc.stdout[-2000:], proc.stderr[-4000:])
     return proc
@@ -27,7 +29,12 @@ def installed(tmp_path_factory) -> Path:
     """A venv outside the checkout with qoslab's wheel installed; its bin directory."""
     base = tmp_path_factory.mktemp("wheel")
     dist = base / "dist"
-    env = {**os.environ, "CARGO_PROFILE_RELEASE_LTO": "false", "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": "16", "CARGO_TARGET_DIR": str(ROOT / "target" / "wheel")}
+    env = {
+        **os.environ,
+        "CARGO_PROFILE_RELEASE_LTO": "false",
+        "CARGO_PROFILE_RELEASE_CODEGEN_UNITS": "16",
+        "CARGO_TARGET_DIR": str(ROOT / "target" / "wheel"),
+    }
     env.pop("RUSTFLAGS", None)
     _run([sys.executable, "-m", "maturin", "build", "--release", "--out", str(dist)], cwd=ROOT, env=env)
     (wheel,) = dist.glob("qoslab-*.whl")
@@ -44,7 +51,11 @@ def test_the_wheel_carries_the_examples_and_runs_from_an_empty_directory(install
     work.mkdir()
     clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "QOSLAB_SOURCE_ROOT", "VIRTUAL_ENV")}
     # Not the checkout's qoslab: the venv's, from site-packages.
-    where = _run([str(installed / "python"), "-c", "import qoslab, pathlib; print(pathlib.Path(qoslab.__file__).resolve())"], cwd=work, env=clean).stdout.strip()
+    where = _run(
+        [str(installed / "python"), "-c", "import qoslab, pathlib; print(pathlib.Path(qoslab.__file__).resolve())"],
+        cwd=work,
+        env=clean,
+    ).stdout.strip()
     assert "site-packages" in where and not where.startswith(str(ROOT))
     version = _run([qoslab, "--version"], cwd=work, env=clean).stdout
     assert version.startswith("qoslab ")

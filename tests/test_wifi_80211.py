@@ -23,7 +23,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-
 from qoslab.backends.sim import format_mac, lower_network, reachability, simulate
 from qoslab.errors import InputError
 from qoslab.methods.ping import ping_flow
@@ -31,7 +30,9 @@ from qoslab.scenario import load_scenario, loads_scenario
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
 TSHARK = shutil.which("tshark")
-needs_tshark = pytest.mark.skipif(TSHARK is None and not os.environ.get("QOSLAB_REQUIRE_TSHARK"), reason="tshark not installed")
+needs_tshark = pytest.mark.skipif(
+    TSHARK is None and not os.environ.get("QOSLAB_REQUIRE_TSHARK"), reason="tshark not installed"
+)
 SECOND = 1_000_000_000
 US = 1_000
 
@@ -80,7 +81,15 @@ stations = {names!r}
 
 
 def ping(net, a: str, b: str, count: int = 3, start_ns: int = 0, flow_id: int = 1) -> dict:
-    return ping_flow(net.node_index(a), str(net.destination(a, b)), count=count, interval_ns=SECOND, payload=56, flow_id=flow_id, start_ns=start_ns)
+    return ping_flow(
+        net.node_index(a),
+        str(net.destination(a, b)),
+        count=count,
+        interval_ns=SECOND,
+        payload=56,
+        flow_id=flow_id,
+        start_ns=start_ns,
+    )
 
 
 def tshark_fields(pcap: Path, *fields: str, display: str | None = None) -> list[list[str]]:
@@ -116,12 +125,19 @@ def test_the_air_shows_to_ds_from_the_sender_and_from_ds_from_the_ap(tmp_path):
     net = lower_network(loads_scenario(bss()))
     results = simulate(net.with_flows([ping(net, "s1", "s2")], 4 * SECOND), pcap_dir=tmp_path)
     assert results["flows"][0]["received"] == 3
-    mac = {n: format_mac(next(p.mac for p in net.ports[net.node_index(n)] if p.kind == "wifi")) for n in ("ap", "s1", "s2")}
-    rows = tshark_fields(tmp_path / "wlan-air.pcap", "wlan.fc.ds", "wlan.ta", "wlan.ra", "wlan.sa", "wlan.da", display="icmp")
+    mac = {
+        n: format_mac(next(p.mac for p in net.ports[net.node_index(n)] if p.kind == "wifi")) for n in ("ap", "s1", "s2")
+    }
+    rows = tshark_fields(
+        tmp_path / "wlan-air.pcap", "wlan.fc.ds", "wlan.ta", "wlan.ra", "wlan.sa", "wlan.da", display="icmp"
+    )
     # Table 9-26: each echo request goes s1 -> AP To DS (RA = BSSID, DA = s2), then AP -> s2 From
     # DS (RA = DA = s2, SA = s1); the replies the other way; nothing goes station to station.
     requests = [r for r in rows if r[3] == mac["s1"]]
-    assert Counter((r[0], r[1], r[2]) for r in requests) == {("0x01", mac["s1"], mac["ap"]): 3, ("0x02", mac["ap"], mac["s2"]): 3}
+    assert Counter((r[0], r[1], r[2]) for r in requests) == {
+        ("0x01", mac["s1"], mac["ap"]): 3,
+        ("0x02", mac["ap"], mac["s2"]): 3,
+    }
     assert all(r[4] == mac["s2"] for r in requests)
 
 
@@ -130,7 +146,7 @@ def test_the_air_shows_to_ds_from_the_sender_and_from_ds_from_the_ap(tmp_path):
 
 def test_wds_on_one_end_only_is_refused_with_its_reason():
     l2f = (EXAMPLES / "seed000_l2f_station.toml").read_text()
-    ap_only = l2f.replace('nat = true', 'nat = true\nwds = true', 1)
+    ap_only = l2f.replace("nat = true", "nat = true\nwds = true", 1)
     with pytest.raises(InputError) as err:
         lower_network(loads_scenario(ap_only))
     assert "none of its stations sends them" in str(err.value) and "node.ap.wds" in str(err.value)
@@ -143,7 +159,12 @@ def test_wds_on_one_end_only_is_refused_with_its_reason():
 @needs_tshark
 def test_wds_at_both_ends_carries_the_wired_source_in_four_address_frames(tmp_path):
     # Seed 000 §2.1: L2F through a station works only with case 11 (Table 1) at both ends.
-    both = (EXAMPLES / "seed000_l2f_station.toml").read_text().replace("wds = false", "wds = true").replace("nat = true", "nat = true\nwds = true", 1)
+    both = (
+        (EXAMPLES / "seed000_l2f_station.toml")
+        .read_text()
+        .replace("wds = false", "wds = true")
+        .replace("nat = true", "nat = true\nwds = true", 1)
+    )
     scenario = loads_scenario(both)
     _, pairs = reachability(scenario)
     by = {(p["from"], p["to"]): p for p in pairs}
@@ -155,7 +176,9 @@ def test_wds_at_both_ends_carries_the_wired_source_in_four_address_frames(tmp_pa
     # The frames are WEP-protected (the example's wep-128): the MAC header tells the case.
     # Every individually addressed data frame between the AP and A has four addresses;
     # group frames from the AP stay three-address (From DS) as the standard's case 10.
-    rows = tshark_fields(tmp_path / "wlan-air.pcap", "wlan.fc.ds", "wlan.sa", display="wlan.fc.type == 2 && wlan.ra != ff:ff:ff:ff:ff:ff")
+    rows = tshark_fields(
+        tmp_path / "wlan-air.pcap", "wlan.fc.ds", "wlan.sa", display="wlan.fc.type == 2 && wlan.ra != ff:ff:ff:ff:ff:ff"
+    )
     assert rows and all(r[0] == "0x03" for r in rows)
     assert ws2 in {r[1] for r in rows}
 
@@ -192,8 +215,17 @@ stations = ["s1"]
 """
     net = lower_network(loads_scenario(text))
     warm = ping(net, "h", "s1", count=1, flow_id=9)  # ARP resolved before the load
-    udp = {"kind": "udp", "id": 1, "from": net.node_index("h"), "to": str(net.destination("h", "s1")), "dst_port": 5001,
-           "payload": 1472, "rate_pps": 1000.0, "start_ns": SECOND, "stop_ns": 4 * SECOND}
+    udp = {
+        "kind": "udp",
+        "id": 1,
+        "from": net.node_index("h"),
+        "to": str(net.destination("h", "s1")),
+        "dst_port": 5001,
+        "payload": 1472,
+        "rate_pps": 1000.0,
+        "start_ns": SECOND,
+        "stop_ns": 4 * SECOND,
+    }
     results = simulate(net.with_flows([warm, udp], 5 * SECOND))
     flow = next(f for f in results["flows"] if f["id"] == 1)
     return flow, results["links"][1]["members"][0]
@@ -202,7 +234,9 @@ stations = ["s1"]
 # One 1472-byte UDP datagram from the AP alone (no contention): DIFS, the mean of CWmin's
 # backoff (15.5 slots), the 1536-byte MPDU at 11 Mb/s, SIFS, the Ack at 2 Mb/s (§10.3,
 # clause 16); beacons take BEACON_US of every 100 TU of air besides.
-SERVICE_US = (DIFS_US + CW_MIN / 2 * SLOT_US + txtime_us(1536, 11000) + SIFS_US + txtime_us(14, 2000)) / (1 - BEACON_US / BEACON_INTERVAL_US)
+SERVICE_US = (DIFS_US + CW_MIN / 2 * SLOT_US + txtime_us(1536, 11000) + SIFS_US + txtime_us(14, 2000)) / (
+    1 - BEACON_US / BEACON_INTERVAL_US
+)
 
 
 @pytest.mark.parametrize(("queue", "frames"), [("", 100), ("queue = { ap = 20 }", 20)])
@@ -231,14 +265,26 @@ def test_beacons_every_100_tu_take_0_69_percent_of_the_air():
 
 
 @needs_tshark
-@pytest.mark.parametrize(("preamble", "control", "ack_short"), [("long", "bss", "0"), ("short", "bss", "1"), ("short", "long", "0")])
+@pytest.mark.parametrize(
+    ("preamble", "control", "ack_short"), [("long", "bss", "0"), ("short", "bss", "1"), ("short", "long", "0")]
+)
 def test_the_air_capture_shows_every_ppdu_once_with_its_rate_and_preamble(tmp_path, preamble, control, ack_short):
     net = lower_network(loads_scenario(bss(preamble=preamble, extra_link=f'control_preamble = "{control}"')))
     # Pings from 0.5 s, away from the first beacon (at DIFS after time 0).
     results = simulate(net.with_flows([ping(net, "s1", "s2", start_ns=SECOND // 2)], 4 * SECOND), pcap_dir=tmp_path)
     assert results["flows"][0]["received"] == 3
     members = results["links"][0]["members"]
-    rows = tshark_fields(tmp_path / "wlan-air.pcap", "wlan.fc.type_subtype", "wlan.fc.ds", "wlan.ra", "radiotap.datarate", "radiotap.flags.preamble", "wlan.ds.current_channel", "wlan.ssid", "radiotap.channel.freq")
+    rows = tshark_fields(
+        tmp_path / "wlan-air.pcap",
+        "wlan.fc.type_subtype",
+        "wlan.fc.ds",
+        "wlan.ra",
+        "radiotap.datarate",
+        "radiotap.flags.preamble",
+        "wlan.ds.current_channel",
+        "wlan.ssid",
+        "radiotap.channel.freq",
+    )
     kinds = Counter(r[0] for r in rows)
     beacons, acks, data = kinds.pop("0x0008"), kinds.pop("0x001d"), kinds.pop("0x0020")
     assert not kinds, kinds  # nothing else: no RTS/CTS below the threshold
@@ -282,9 +328,22 @@ def run_cli(*args: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(
     ("edit", "words"),
     [
-        (lambda t: t.replace('preamble = "long"', 'preamble = "long"\ndelay = "1 ms"'), "propagation delay longer than half a slot"),
-        (lambda t: t.replace('address = "10.0.0.1/24"', 'address = "10.0.0.1/24"\nroutes = [{ to = "10.9.0.0/16", via = "10.0.0.11" }]', 1), "a plain access point is a bridge"),
-        (lambda t: t.replace('address = "10.0.0.1/24"', 'address = "10.0.0.1/24"\nwds = true', 1), "none of its stations sends them"),
+        (
+            lambda t: t.replace('preamble = "long"', 'preamble = "long"\ndelay = "1 ms"'),
+            "propagation delay longer than half a slot",
+        ),
+        (
+            lambda t: t.replace(
+                'address = "10.0.0.1/24"',
+                'address = "10.0.0.1/24"\nroutes = [{ to = "10.9.0.0/16", via = "10.0.0.11" }]',
+                1,
+            ),
+            "a plain access point is a bridge",
+        ),
+        (
+            lambda t: t.replace('address = "10.0.0.1/24"', 'address = "10.0.0.1/24"\nwds = true', 1),
+            "none of its stations sends them",
+        ),
     ],
 )
 def test_check_refuses_first_what_run_refuses_with_the_same_message(tmp_path, edit, words):

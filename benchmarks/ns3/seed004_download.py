@@ -49,11 +49,20 @@ def _ns3_version() -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sim-seconds", type=float, default=60.0, help="ignored: the transfer runs to its end (kept for `qoslab bench`)")
+    parser.add_argument(
+        "--sim-seconds",
+        type=float,
+        default=60.0,
+        help="ignored: the transfer runs to its end (kept for `qoslab bench`)",
+    )
     parser.add_argument("--bytes", type=int, default=10_000_000, help="bytes to transfer (default 10 MB)")
-    parser.add_argument("--ack-rate", type=int, default=57_600, help="the serial line's rate in b/s, 8N1 (default 57600)")
+    parser.add_argument(
+        "--ack-rate", type=int, default=57_600, help="the serial line's rate in b/s, 8N1 (default 57600)"
+    )
     parser.add_argument("--seed", type=int, default=1, help="ns-3 RngRun")
-    parser.add_argument("--slice", type=float, default=SLICE_S, help="seconds of simulated time per Run() call (default 0.01)")
+    parser.add_argument(
+        "--slice", type=float, default=SLICE_S, help="seconds of simulated time per Run() call (default 0.01)"
+    )
     args = parser.parse_args(argv)
 
     from ns import ns  # slow (cppyy loads the headers): after argument checks
@@ -98,8 +107,10 @@ def main(argv: list[str] | None = None) -> int:
     wifi.SetStandard(ns.WIFI_STANDARD_80211b)
     wifi.SetRemoteStationManager(
         "ns3::ConstantRateWifiManager",
-        "DataMode", ns.StringValue("DsssRate2Mbps"),
-        "ControlMode", ns.StringValue("DsssRate1Mbps"),
+        "DataMode",
+        ns.StringValue("DsssRate2Mbps"),
+        "ControlMode",
+        ns.StringValue("DsssRate1Mbps"),
     )
     mac = ns.WifiMacHelper()
     mac.SetType("ns3::AdhocWifiMac")
@@ -120,7 +131,12 @@ def main(argv: list[str] | None = None) -> int:
 
     addresses = ns.Ipv4AddressHelper()
     interfaces = {}
-    for name, devices, base in (("left", lan_left, "10.0.0.0"), ("radio", radio, "10.0.1.0"), ("line", line, "10.0.2.0"), ("right", lan_right, "10.0.3.0")):
+    for name, devices, base in (
+        ("left", lan_left, "10.0.0.0"),
+        ("radio", radio, "10.0.1.0"),
+        ("line", line, "10.0.2.0"),
+        ("right", lan_right, "10.0.3.0"),
+    ):
         addresses.SetBase(ns.Ipv4Address(base), ns.Ipv4Mask("255.255.255.0"))
         interfaces[name] = addresses.Assign(devices)
     for devices in (lan_left, radio, line, lan_right):
@@ -141,9 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     routing(r1).AddNetworkRouteTo(ns.Ipv4Address("10.0.3.0"), mask, ns.Ipv4Address("10.0.1.2"), iface(r1, radio.Get(0)))
     routing(r2).AddNetworkRouteTo(ns.Ipv4Address("10.0.0.0"), mask, ns.Ipv4Address("10.0.2.2"), iface(r2, line.Get(0)))
 
-    sink_apps = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo()).Install(right)
+    sink_apps = ns.PacketSinkHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo()
+    ).Install(right)
     sink_apps.Start(ns.Seconds(0.0))
-    sender = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(interfaces["right"].GetAddress(1), PORT).ConvertTo())
+    sender = ns.BulkSendHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(interfaces["right"].GetAddress(1), PORT).ConvertTo()
+    )
     sender.SetAttribute("MaxBytes", ns.UintegerValue(args.bytes))
     sender.SetAttribute("SendSize", ns.UintegerValue(8192))
     sender.Install(left).Start(ns.Seconds(START_S))

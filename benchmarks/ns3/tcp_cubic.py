@@ -95,11 +95,15 @@ def main(argv: list[str] | None = None) -> int:
     interfaces = addresses.Assign(devices)
     ns.TrafficControlHelper().Uninstall(devices)
 
-    sink_helper = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo())
+    sink_helper = ns.PacketSinkHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo()
+    )
     sink_apps = sink_helper.Install(nodes.Get(1))
     sink_apps.Start(ns.Seconds(0.0))
 
-    source = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(interfaces.GetAddress(1), PORT).ConvertTo())
+    source = ns.BulkSendHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(interfaces.GetAddress(1), PORT).ConvertTo()
+    )
     source.SetAttribute("MaxBytes", ns.UintegerValue(0))
     source.SetAttribute("SendSize", ns.UintegerValue(SEGMENT))
     source_apps = source.Install(nodes.Get(0))

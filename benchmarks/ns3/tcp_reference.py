@@ -103,11 +103,15 @@ def run_one(ns, args: argparse.Namespace, seed: int) -> dict:
     interfaces = addresses.Assign(devices)
     ns.TrafficControlHelper().Uninstall(devices)
 
-    sink_helper = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo())
+    sink_helper = ns.PacketSinkHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), PORT).ConvertTo()
+    )
     sink_apps = sink_helper.Install(nodes.Get(1))
     sink_apps.Start(ns.Seconds(0.0))
 
-    source = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(interfaces.GetAddress(1), PORT).ConvertTo())
+    source = ns.BulkSendHelper(
+        "ns3::TcpSocketFactory", ns.InetSocketAddress(interfaces.GetAddress(1), PORT).ConvertTo()
+    )
     source.SetAttribute("MaxBytes", ns.UintegerValue(0))
     source.SetAttribute("SendSize", ns.UintegerValue(segment))
     source_apps = source.Install(nodes.Get(0))
@@ -150,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.sim_seconds <= 0:
         parser.error("--sim-seconds must be positive")
 
-    from ns import ns  # slow (cppyy loads the headers): after argument checks
     import cppyy
+    from ns import ns  # slow (cppyy loads the headers): after argument checks
 
     cppyy.cppdef(COUNTERS)
 

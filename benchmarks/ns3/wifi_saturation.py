@@ -81,10 +81,14 @@ def main(argv: list[str] | None = None) -> int:
     wifi.SetStandard(ns.WIFI_STANDARD_80211b)
     wifi.SetRemoteStationManager(
         "ns3::ConstantRateWifiManager",
-        "DataMode", ns.StringValue("DsssRate11Mbps"),
-        "ControlMode", ns.StringValue("DsssRate2Mbps"),
-        "RtsCtsThreshold", ns.UintegerValue(65535),
-        "FragmentationThreshold", ns.UintegerValue(65535),
+        "DataMode",
+        ns.StringValue("DsssRate11Mbps"),
+        "ControlMode",
+        ns.StringValue("DsssRate2Mbps"),
+        "RtsCtsThreshold",
+        ns.UintegerValue(65535),
+        "FragmentationThreshold",
+        ns.UintegerValue(65535),
     )
 
     ssid = ns.Ssid("qoslab-bench")

@@ -108,7 +108,9 @@ class Results:
         try:
             import pandas  # noqa: F401
         except ImportError:
-            raise ImportError("Results.to_pandas() needs pandas, which qoslab does not install: pip install pandas (or use to_arrow())") from None
+            raise ImportError(
+                "Results.to_pandas() needs pandas, which qoslab does not install: pip install pandas (or use to_arrow())"
+            ) from None
         return self.to_arrow().to_pandas()
 
     def print(self, console: Any = None) -> None:
@@ -152,7 +154,17 @@ def run(
     from qoslab.sweep import run_sweep
 
     if backend not in BACKENDS:
-        raise InputError("run()", [Problem("unknown backend", key="backend", expected="one of " + ", ".join(repr(b) for b in BACKENDS), found=repr(backend))])
+        raise InputError(
+            "run()",
+            [
+                Problem(
+                    "unknown backend",
+                    key="backend",
+                    expected="one of " + ", ".join(repr(b) for b in BACKENDS),
+                    found=repr(backend),
+                )
+            ],
+        )
     source: str | Path | None = None
     if isinstance(scenario, (str, Path)):
         source = scenario

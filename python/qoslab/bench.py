@@ -103,7 +103,15 @@ TCP_RATE_BPS = 30_000_000
 TCP_DELAY_NS = 10_000_000
 TCP_LOSS = 0.01
 
-SIM_SCENARIOS = ("wifi_80211b_saturation", "ethernet_chain_10", "seed004_download", "switch_1000_hosts", "switch_10000_hosts_scenario", "tcp_cubic_30mbps_1pct", "atm_clip_tcp")
+SIM_SCENARIOS = (
+    "wifi_80211b_saturation",
+    "ethernet_chain_10",
+    "seed004_download",
+    "switch_1000_hosts",
+    "switch_10000_hosts_scenario",
+    "tcp_cubic_30mbps_1pct",
+    "atm_clip_tcp",
+)
 #: Hosts of the scenario-file benchmark (issue 14's target for one switch).
 SCENARIO_SWITCH_HOSTS = 10_000
 #: The benchmarks ns-3 also runs, and its script for each.
@@ -289,8 +297,13 @@ def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHA
             routes.append({"destination": f"10.0.{subnet}.0", "prefix_len": 24, "via": via})
         is_host = k in (0, n - 1)
         nodes.append(
-            _node(f"h{k}" if is_host else f"r{k}", "host" if is_host else "router", ports,
-                  ip_forward=not is_host, routes=routes)
+            _node(
+                f"h{k}" if is_host else f"r{k}",
+                "host" if is_host else "router",
+                ports,
+                ip_forward=not is_host,
+                routes=routes,
+            )
         )
     links = [_ethernet_link(f"l{i}", (i, 0 if i == 0 else 1), (i + 1, 0)) for i in range(n - 1)]
     flows = [_udp_flow(1, 0, f"10.0.{n - 2}.2", sim_seconds)]
@@ -302,10 +315,12 @@ def switch_config(sim_seconds: float, hosts: int = SWITCH_HOSTS) -> dict[str, An
     each pinging the next host once a second: the figure is peak memory."""
     switch_ports = [_port(f"p{i}", 0, i, None) for i in range(hosts)]
     switch = _node(
-        "sw", "switch", switch_ports,
-        bridge={"ports": list(range(hosts)), "mode": "l2", "mac": BRIDGE_MAC,
-                "aging_ns": 300 * NS},
+        "sw",
+        "switch",
+        switch_ports,
+        bridge={"ports": list(range(hosts)), "mode": "l2", "mac": BRIDGE_MAC, "aging_ns": 300 * NS},
     )
+
     # 10.2.0.0/16: host i is 10.2.(i+1 >> 8).(i+1 & 255).
     def addr(i: int) -> str:
         return f"10.2.{(i + 1) >> 8}.{(i + 1) & 0xFF}"
@@ -314,8 +329,16 @@ def switch_config(sim_seconds: float, hosts: int = SWITCH_HOSTS) -> dict[str, An
     links = [_ethernet_link(f"l{i}", (0, i), (i + 1, 0)) for i in range(hosts)]
     count = max(1, int(sim_seconds))
     flows = [
-        {"kind": "ping", "id": i + 1, "from": i + 1, "to": addr((i + 1) % hosts), "count": count,
-         "interval_ns": NS, "payload": 56, "start_ns": _ns(WARMUP_S) + i * 1000}
+        {
+            "kind": "ping",
+            "id": i + 1,
+            "from": i + 1,
+            "to": addr((i + 1) % hosts),
+            "count": count,
+            "interval_ns": NS,
+            "payload": 56,
+            "start_ns": _ns(WARMUP_S) + i * 1000,
+        }
         for i in range(hosts)
     ]
     return _sim_config(nodes, links, flows, sim_seconds)
@@ -331,24 +354,56 @@ def atm_clip_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
     LLC/SNAP PVC (0/100) cross-connected in the switch, MTU 9180, a NewReno bulk transfer
     with 64 KiB buffers and no CPU cost. OC-3 carries 353,208 cells/s: 10 s is about 3.5
     million cells each way across the switch (and the ACKs' cells back)."""
+
     def port(node: int, address: str | None) -> dict[str, Any]:
         p = {"name": "atm0", "mac": _mac(node, 0), "mtu": ATM_MTU, "point_to_point": True}
         if address is not None:
             p["address"] = [address, 24]
         return p
 
-    switch = _node("sw", "atm-switch", [dict(port(2, None), name="atm0"), dict(port(2, None), name="atm1", mac=_mac(2, 1))])
+    switch = _node(
+        "sw", "atm-switch", [dict(port(2, None), name="atm0"), dict(port(2, None), name="atm1", mac=_mac(2, 1))]
+    )
     nodes = [_node("ws1", "host", [port(0, "10.3.0.1")]), _node("ws2", "host", [port(1, "10.3.0.2")]), switch]
 
     def link(name: str, a: tuple[int, int], b: tuple[int, int]) -> dict[str, Any]:
-        return {"type": "atm", "name": name, "a": {"node": a[0], "port": a[1]}, "b": {"node": b[0], "port": b[1]}, "phy": "oc3",
-                "encapsulation": "llc-snap", "pvcs": [{"vpi": 0, "vci": 100}]}
+        return {
+            "type": "atm",
+            "name": name,
+            "a": {"node": a[0], "port": a[1]},
+            "b": {"node": b[0], "port": b[1]},
+            "phy": "oc3",
+            "encapsulation": "llc-snap",
+            "pvcs": [{"vpi": 0, "vci": 100}],
+        }
 
     links = [link("l1", (0, 0), (2, 0)), link("l2", (2, 1), (1, 0))]
-    flows = [{"kind": "tcp", "id": 1, "from": 0, "to": "10.3.0.2", "dst_port": UDP_PORT, "start_ns": _ns(WARMUP_S), "stop_ns": _ns(WARMUP_S + sim_seconds),
-              "tcp": {"congestion": "newreno", "send_buffer": ATM_WINDOW, "recv_buffer": ATM_WINDOW, "max_window": ATM_WINDOW}}]
+    flows = [
+        {
+            "kind": "tcp",
+            "id": 1,
+            "from": 0,
+            "to": "10.3.0.2",
+            "dst_port": UDP_PORT,
+            "start_ns": _ns(WARMUP_S),
+            "stop_ns": _ns(WARMUP_S + sim_seconds),
+            "tcp": {
+                "congestion": "newreno",
+                "send_buffer": ATM_WINDOW,
+                "recv_buffer": ATM_WINDOW,
+                "max_window": ATM_WINDOW,
+            },
+        }
+    ]
     config = _sim_config(nodes, links, flows, sim_seconds)
-    config["atm"] = {"switches": [{"node": 2, "cross_connects": [{"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}]}]}
+    config["atm"] = {
+        "switches": [
+            {
+                "node": 2,
+                "cross_connects": [{"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}],
+            }
+        ]
+    }
     return config
 
 
@@ -356,10 +411,9 @@ def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[st
     """examples/seed004_asymmetric.toml at its 57.6 kb/s point, lowered with its test
     (a sized transfer: it runs to its end, whatever ``sim_seconds`` says)."""
     from qoslab.backends.sim import lower
+    from qoslab.data.examples import path as example
     from qoslab.scenario import load_scenario
     from qoslab.sweep import sweep_points
-
-    from qoslab.data.examples import path as example
 
     points = sweep_points(load_scenario(example("seed004_asymmetric.toml")))
     (point,) = [p for p in points if p.values.get("link[2].rate") == SEED004_ACK_RATE]
@@ -395,12 +449,21 @@ def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]
         _node("b", "host", [_port("eth0", 1, 0, "10.3.0.2")]),
     ]
     link = _ethernet_link("l0", (0, 0), (1, 0))
-    link.update(rate_bps=TCP_RATE_BPS, delay_ns=TCP_DELAY_NS,
-                impair=[{"loss": {"model": "bernoulli", "p": TCP_LOSS}}, {}])
-    flows = [{
-        "kind": "tcp", "id": 1, "from": 0, "to": "10.3.0.2", "dst_port": 5201,
-        "start_ns": _ns(WARMUP_S), "stop_ns": _ns(WARMUP_S + sim_seconds), "tcp": {"rack": False, "tlp": False},
-    }]
+    link.update(
+        rate_bps=TCP_RATE_BPS, delay_ns=TCP_DELAY_NS, impair=[{"loss": {"model": "bernoulli", "p": TCP_LOSS}}, {}]
+    )
+    flows = [
+        {
+            "kind": "tcp",
+            "id": 1,
+            "from": 0,
+            "to": "10.3.0.2",
+            "dst_port": 5201,
+            "start_ns": _ns(WARMUP_S),
+            "stop_ns": _ns(WARMUP_S + sim_seconds),
+            "tcp": {"rack": False, "tlp": False},
+        }
+    ]
     return _sim_config(nodes, [link], flows, sim_seconds)
 
 
@@ -474,8 +537,9 @@ def _scenario_record(name: str, events: int | None, wall_s: float, sim_time_s: f
     return record
 
 
-def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] | None = None,
-            repeat: int = DEFAULT_REPEAT) -> dict[str, Any]:
+def run_sim(
+    name: str, sim_seconds: float, simulate: Callable[[str, Any], str] | None = None, repeat: int = DEFAULT_REPEAT
+) -> dict[str, Any]:
     """Runs one simulator scenario in this process ``repeat`` times and times the
     ``simulate`` call only; the record's ``wall_s`` is the median. The runs must give
     byte-identical results (the determinism contract), else the benchmark fails."""
@@ -499,15 +563,25 @@ def run_sim(name: str, sim_seconds: float, simulate: Callable[[str, Any], str] |
     wall = statistics.median(walls)
     results = json.loads(out) if isinstance(out, (str, bytes)) else out
     sim_time_ns = results.get("sim_time_ns")
-    extra: dict[str, Any] = {"tool": "qoslab", "repeat": repeat, "wall_runs_s": walls,
-                             "cpu_s": statistics.median(cpus), "cpu_runs_s": cpus, "core_build": _core_build()}
+    extra: dict[str, Any] = {
+        "tool": "qoslab",
+        "repeat": repeat,
+        "wall_runs_s": walls,
+        "cpu_s": statistics.median(cpus),
+        "cpu_runs_s": cpus,
+        "core_build": _core_build(),
+    }
     if name == "seed004_download":
         extra["throughput_mbps"] = transfer_throughput_mbps(results)
     elif name in NS3_SCRIPTS:
         extra["throughput_mbps"] = flow_throughput_mbps(results, 1, sim_seconds)
     if isinstance(results.get("atm"), dict):
         cells = sum(sum(per_link) for per_link in results["atm"].get("cells", []))
-        extra.update(cells=cells, cells_per_s=cells / wall if wall > 0 else None, throughput_mbps=flow_throughput_mbps(results, 1, sim_seconds))
+        extra.update(
+            cells=cells,
+            cells_per_s=cells / wall if wall > 0 else None,
+            throughput_mbps=flow_throughput_mbps(results, 1, sim_seconds),
+        )
     return _scenario_record(
         name, results.get("events"), wall, sim_time_ns / NS if sim_time_ns is not None else None, **extra
     )
@@ -533,8 +607,9 @@ print(json.dumps({"events": results.get("events"), "sim_time_ns": results.get("s
 def run_switch_memory(sim_seconds: float) -> dict[str, Any]:
     """(c) in a child Python: peak RSS of the whole child, and that above the RSS the
     child had with qoslab imported and the configuration not yet built."""
-    proc = subprocess.run([sys.executable, "-c", _MEMORY_CHILD, repr(sim_seconds)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _MEMORY_CHILD, repr(sim_seconds)], capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
         raise BenchFailed(f"switch_1000_hosts: the child failed: {proc.stderr.strip()[-2000:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -542,8 +617,12 @@ def run_switch_memory(sim_seconds: float) -> dict[str, Any]:
         raise Unavailable(out["unavailable"])
     sim_ns = out.get("sim_time_ns")
     return _scenario_record(
-        "switch_1000_hosts", out.get("events"), out["wall_s"], sim_ns / NS if sim_ns is not None else None,
-        tool="qoslab", peak_rss_mib=out["peak_rss_kib"] / 1024,
+        "switch_1000_hosts",
+        out.get("events"),
+        out["wall_s"],
+        sim_ns / NS if sim_ns is not None else None,
+        tool="qoslab",
+        peak_rss_mib=out["peak_rss_kib"] / 1024,
         sim_rss_mib=(out["peak_rss_kib"] - out["base_rss_kib"]) / 1024,
     )
 
@@ -594,7 +673,9 @@ print(json.dumps({"events": run.results.get("events"), "sim_time_ns": run.result
 def run_switch_scenario(hosts: int = SCENARIO_SWITCH_HOSTS) -> dict[str, Any]:
     """``switch_10000_hosts_scenario`` in a child Python: time and peak RSS of a scenario
     file of ``hosts`` hosts on one switch, from its text to the ping's record."""
-    proc = subprocess.run([sys.executable, "-c", _SCENARIO_CHILD, str(hosts)], capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _SCENARIO_CHILD, str(hosts)], capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
         raise BenchFailed(f"switch_10000_hosts_scenario: the child failed: {proc.stderr.strip()[-2000:]}")
     out = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -602,9 +683,17 @@ def run_switch_scenario(hosts: int = SCENARIO_SWITCH_HOSTS) -> dict[str, Any]:
         raise BenchFailed(f"switch_10000_hosts_scenario: {out['received']} of {out['sent']} echo replies")
     sim_ns = out.get("sim_time_ns")
     return _scenario_record(
-        "switch_10000_hosts_scenario", out.get("events"), out["load_s"] + out["run_s"], sim_ns / NS if sim_ns is not None else None,
-        tool="qoslab", hosts=hosts, load_s=out["load_s"], run_s=out["run_s"], sim_s=out["sim_s"],
-        peak_rss_mib=out["peak_rss_kib"] / 1024, scenario_rss_mib=(out["peak_rss_kib"] - out["base_rss_kib"]) / 1024,
+        "switch_10000_hosts_scenario",
+        out.get("events"),
+        out["load_s"] + out["run_s"],
+        sim_ns / NS if sim_ns is not None else None,
+        tool="qoslab",
+        hosts=hosts,
+        load_s=out["load_s"],
+        run_s=out["run_s"],
+        sim_s=out["sim_s"],
+        peak_rss_mib=out["peak_rss_kib"] / 1024,
+        scenario_rss_mib=(out["peak_rss_kib"] - out["base_rss_kib"]) / 1024,
     )
 
 
@@ -622,8 +711,13 @@ def run_wire() -> list[dict[str, Any]]:
     cargo = shutil.which("cargo")
     if root is None or cargo is None:
         raise Unavailable("the wire benchmark needs a source checkout and cargo on PATH")
-    proc = subprocess.run([cargo, "bench", "-q", "-p", "qoslab-benchmarks", "--bench", "wire"],
-                          cwd=root, capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [cargo, "bench", "-q", "-p", "qoslab-benchmarks", "--bench", "wire"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0:
         raise BenchFailed(f"wire: cargo bench failed: {proc.stderr.strip()[-2000:]}")
     records = []
@@ -659,8 +753,9 @@ def run_ns3(name: str, sim_seconds: float, python: Path | None = None) -> dict[s
     if not python.exists():
         raise Unavailable(f"{python} does not exist; {NS3_INSTALL_HINT}")
     script = root / "benchmarks" / "ns3" / NS3_SCRIPTS[name]
-    proc = subprocess.run([str(python), str(script), "--sim-seconds", repr(sim_seconds)],
-                          capture_output=True, text=True, check=False)
+    proc = subprocess.run(
+        [str(python), str(script), "--sim-seconds", repr(sim_seconds)], capture_output=True, text=True, check=False
+    )
     if proc.returncode != 0:
         if "No module named 'ns'" in proc.stderr or "ModuleNotFoundError" in proc.stderr:
             raise Unavailable(f"{python} cannot import ns-3; {NS3_INSTALL_HINT}")
@@ -741,10 +836,17 @@ def select(only: Iterable[str] | None) -> list[str]:
         for name in item.split(","):
             name = name.strip()
             if name not in ALL_BENCHMARKS:
-                raise InputError("--only", [Problem(
-                    "no such benchmark", expected=", ".join(ALL_BENCHMARKS), found=repr(name),
-                    hint=did_you_mean(name, ALL_BENCHMARKS),
-                )])
+                raise InputError(
+                    "--only",
+                    [
+                        Problem(
+                            "no such benchmark",
+                            expected=", ".join(ALL_BENCHMARKS),
+                            found=repr(name),
+                            hint=did_you_mean(name, ALL_BENCHMARKS),
+                        )
+                    ],
+                )
             wanted.append(name)
     return [b for b in ALL_BENCHMARKS if b in wanted]
 
@@ -768,11 +870,14 @@ def run(
     and failed goes to ``failed``.
     """
     if not sim_seconds > 0:
-        raise InputError("--sim-seconds", [Problem(
-            "simulated time must be positive", expected="seconds > 0", found=repr(sim_seconds))])
+        raise InputError(
+            "--sim-seconds",
+            [Problem("simulated time must be positive", expected="seconds > 0", found=repr(sim_seconds))],
+        )
     if repeat < 1:
-        raise InputError("--repeat", [Problem(
-            "each benchmark must run at least once", expected="a count >= 1", found=repr(repeat))])
+        raise InputError(
+            "--repeat", [Problem("each benchmark must run at least once", expected="a count >= 1", found=repr(repeat))]
+        )
     ns3_runner = ns3_runner or run_ns3
     report = BenchReport([], [] if with_ns3 else None, [], [], [])
     for name in names:
@@ -839,9 +944,16 @@ def render(report: BenchReport, console: Any) -> None:
         for col in ("benchmark", "events", "wall s", "runs s", "events/s", "sim s", "Mb/s", "peak RSS MiB"):
             table.add_column(col, justify="left" if col == "benchmark" else "right")
         for s in report.scenarios:
-            table.add_row(s["name"], _fmt(s.get("events"), ","), _fmt(s.get("wall_s"), ".3f"), _spread(s),
-                          _fmt(s.get("events_per_s"), ",.0f"), _fmt(s.get("sim_time_s"), "g"),
-                          _fmt(s.get("throughput_mbps"), ".3f"), _fmt(s.get("peak_rss_mib"), ".1f"))
+            table.add_row(
+                s["name"],
+                _fmt(s.get("events"), ","),
+                _fmt(s.get("wall_s"), ".3f"),
+                _spread(s),
+                _fmt(s.get("events_per_s"), ",.0f"),
+                _fmt(s.get("sim_time_s"), "g"),
+                _fmt(s.get("throughput_mbps"), ".3f"),
+                _fmt(s.get("peak_rss_mib"), ".1f"),
+            )
         console.print(table)
     if report.ns3:
         runs = {s.get("repeat") for s in report.ns3 if s.get("repeat")}
@@ -850,9 +962,15 @@ def render(report: BenchReport, console: Any) -> None:
         for col in ("benchmark", "events", "wall s", "runs s", "events/s", "sim s", "Mb/s"):
             table.add_column(col, justify="left" if col == "benchmark" else "right")
         for s in report.ns3:
-            table.add_row(s["name"], _fmt(s.get("events"), ","), _fmt(s.get("wall_s"), ".3f"), _spread(s),
-                          _fmt(s.get("events_per_s"), ",.0f"), _fmt(s.get("sim_time_s"), "g"),
-                          _fmt(s.get("throughput_mbps"), ".3f"))
+            table.add_row(
+                s["name"],
+                _fmt(s.get("events"), ","),
+                _fmt(s.get("wall_s"), ".3f"),
+                _spread(s),
+                _fmt(s.get("events_per_s"), ",.0f"),
+                _fmt(s.get("sim_time_s"), "g"),
+                _fmt(s.get("throughput_mbps"), ".3f"),
+            )
         console.print(table)
     if report.comparisons:
         table = Table(title="qoslab vs ns-3, same run (speed-up = ratio of the medians)", title_justify="left")
@@ -860,9 +978,14 @@ def render(report: BenchReport, console: Any) -> None:
             table.add_column(col, justify="left" if col == "benchmark" else "right")
         for c in report.comparisons:
             cpu = c.get("cpu_speedup")
-            table.add_row(c["name"], _fmt(c["speedup"], ".1f") + "×", "—" if cpu is None else f"{cpu:.1f}×",
-                          _fmt(c["qoslab_throughput_mbps"], ".3f"),
-                          _fmt(c["ns3_throughput_mbps"], ".3f"), _fmt(c["throughput_diff_pct"], "+.2f") + " %")
+            table.add_row(
+                c["name"],
+                _fmt(c["speedup"], ".1f") + "×",
+                "—" if cpu is None else f"{cpu:.1f}×",
+                _fmt(c["qoslab_throughput_mbps"], ".3f"),
+                _fmt(c["ns3_throughput_mbps"], ".3f"),
+                _fmt(c["throughput_diff_pct"], "+.2f") + " %",
+            )
         console.print(table)
     for s in report.skipped:
         console.print(Text(f"skipped {s['name']}: {s['reason']}", style="yellow"))

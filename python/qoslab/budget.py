@@ -16,9 +16,10 @@ it may cross (start of transmission, end, arrival) and at its two ends.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -53,11 +54,17 @@ class _Path:
     first link (what the sender can send) and of its slowest (what TCP can get through),
     and its links' indices (None: not known, any link may be on it)."""
 
-    def __init__(self, hops: int, first_fps: Callable[[int], float] | None, slowest_fps: Callable[[int], float] | None, links: list[int] | None = None) -> None:
+    def __init__(
+        self,
+        hops: int,
+        first_fps: Callable[[int], float] | None,
+        slowest_fps: Callable[[int], float] | None,
+        links: list[int] | None = None,
+    ) -> None:
         self.hops, self.first_fps, self.slowest_fps, self.links = hops, first_fps, slowest_fps, links
 
 
-def _path(flow: dict[str, Any], config: dict[str, Any], net: "Network | None") -> _Path:
+def _path(flow: dict[str, Any], config: dict[str, Any], net: Network | None) -> _Path:
     """The flow's path in ``net`` (fewest hops, as :mod:`qoslab.methods.bottleneck`
     finds it), or, without one, every link of the network at the fastest link's rate."""
     fastest = _fastest_bps(config)
@@ -67,7 +74,9 @@ def _path(flow: dict[str, Any], config: dict[str, Any], net: "Network | None") -
     from qoslab.methods.bottleneck import link_fps, path_links
 
     src = net.node_names[flow["from"]]
-    dst = next((name for name, addrs in net.addresses.items() if any(str(a.ip) == str(flow.get("to")) for a in addrs)), None)
+    dst = next(
+        (name for name, addrs in net.addresses.items() if any(str(a.ip) == str(flow.get("to")) for a in addrs)), None
+    )
     links = path_links(net, src, dst) if dst is not None else []
     if not links:
         return fallback
@@ -101,11 +110,15 @@ def packets(flow: dict[str, Any], config: dict[str, Any], path: _Path | None = N
         # above that is dropped at its own queue, one event each at most.
         return sending_s * (min(pps, line) + max(0.0, pps - line) / EVENTS_PER_HOP if pps > 0 else line)
     # TCP and anything else: full segments at the path's slowest link, and their ACKs.
-    tcp_pps = path.slowest_fps(TCP_MIN_PACKET_BITS // 8) if path is not None and path.slowest_fps is not None else fastest / TCP_MIN_PACKET_BITS
+    tcp_pps = (
+        path.slowest_fps(TCP_MIN_PACKET_BITS // 8)
+        if path is not None and path.slowest_fps is not None
+        else fastest / TCP_MIN_PACKET_BITS
+    )
     return (1.0 + ACKS_PER_SEGMENT) * sending_s * tcp_pps
 
 
-def estimate_events(config: dict[str, Any], net: "Network | None" = None) -> float:
+def estimate_events(config: dict[str, Any], net: Network | None = None) -> float:
     """Events a run of ``config`` may take at most (see the module's docstring); with
     ``net``, each flow counts the links of its own path.
 
@@ -204,7 +217,10 @@ def _link_queue_bytes(link: dict[str, Any]) -> float:
     kind = link.get("type")
     if kind == "ethernet":
         frames = int(link.get("queue_frames", 0) or 0)
-        return 2.0 * min(float(link.get("queue_bytes", 0) or 0) + frames * QUEUED_FRAME_OVERHEAD, frames * (1522 + QUEUED_FRAME_OVERHEAD))
+        return 2.0 * min(
+            float(link.get("queue_bytes", 0) or 0) + frames * QUEUED_FRAME_OVERHEAD,
+            frames * (1522 + QUEUED_FRAME_OVERHEAD),
+        )
     if kind == "serial":
         return 2.0 * int(link.get("queue_frames", 0) or 0) * (SERIAL_FRAME_BYTES + QUEUED_FRAME_OVERHEAD)
     if kind == "wifi":
@@ -216,7 +232,7 @@ def _link_queue_bytes(link: dict[str, Any]) -> float:
     return 0.0
 
 
-def estimate_memory(config: dict[str, Any], net: "Network | None" = None, *, capture_files: int = 0) -> float:
+def estimate_memory(config: dict[str, Any], net: Network | None = None, *, capture_files: int = 0) -> float:
     """Bytes a run of ``config`` may hold at its peak, this process included: what
     drives memory in the core, each priced by a constant measured once (beside it).
 
@@ -249,7 +265,9 @@ def estimate_memory(config: dict[str, Any], net: "Network | None" = None, *, cap
             total += n / 8
         elif kind == "tcp":
             tcp = flow.get("tcp") or {}
-            total += 2 * (int(tcp.get("send_buffer") or TCP_SEND_BUFFER) + int(tcp.get("recv_buffer") or TCP_RECV_BUFFER))
+            total += 2 * (
+                int(tcp.get("send_buffer") or TCP_SEND_BUFFER) + int(tcp.get("recv_buffer") or TCP_RECV_BUFFER)
+            )
             if flow.get("trace"):
                 total += PER_TRACE_ACK_BYTES * _tcp_segments(flow, config, path)
     total += sum(_link_queue_bytes(links[i]) for i in queued if i < len(links))
@@ -286,7 +304,7 @@ TCP_DEFAULT_MSS = 536
 negotiates: a sized transfer of B bytes sends at most about B / 536 new segments."""
 
 
-def _tcp_segments(flow: dict[str, Any], config: dict[str, Any], path: "_Path") -> float:
+def _tcp_segments(flow: dict[str, Any], config: dict[str, Any], path: _Path) -> float:
     """Data segments of a TCP flow: at its path's rate (:func:`packets`), and for a sized
     transfer (``bytes``) no more than it takes in 536-byte segments (a path that loses
     many and retransmits them may send more)."""
@@ -301,14 +319,18 @@ def capture_files(config: dict[str, Any]) -> int:
     medium, one per ATM port that carries AAL5 PDUs."""
     ports = sum(len(n.get("ports", [])) for n in config.get("nodes", []))
     links = config.get("links", [])
-    return ports + sum(1 for l in links if l.get("type") == "wifi") + ATM_PORTS_PER_LINK * sum(1 for l in links if l.get("type") == "atm")
+    return (
+        ports
+        + sum(1 for l in links if l.get("type") == "wifi")
+        + ATM_PORTS_PER_LINK * sum(1 for l in links if l.get("type") == "atm")
+    )
 
 
 def _record(frame: int, snaplen: int) -> int:
     return PCAP_RECORD_HEADER + min(frame, snaplen)
 
 
-def estimate_capture(config: dict[str, Any], net: "Network | None" = None, *, snaplen: int = SNAPLEN) -> float:
+def estimate_capture(config: dict[str, Any], net: Network | None = None, *, snaplen: int = SNAPLEN) -> float:
     """Bytes the pcap files of a run of ``config`` may take: a file header per file,
     and for each packet of each flow (:func:`packets`), a record at both ports of every
     link it crosses, and on an 802.11 link one more on the air and its Ack:
@@ -331,7 +353,9 @@ def estimate_capture(config: dict[str, Any], net: "Network | None" = None, *, sn
         if kind == "tcp":
             segments = _tcp_segments(flow, config, path)
             acks = segments * ACKS_PER_SEGMENT
-            total += segments * (points * _record(TCP_MIN_PACKET_BITS // 8 + ETHERNET_HEADER, snaplen) + wifi_hops * AIR_ACK_RECORD)
+            total += segments * (
+                points * _record(TCP_MIN_PACKET_BITS // 8 + ETHERNET_HEADER, snaplen) + wifi_hops * AIR_ACK_RECORD
+            )
             total += acks * (points * _record(TCP_ACK_FRAME, snaplen) + wifi_hops * AIR_ACK_RECORD)
             continue
         n = packets(flow, config, path)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any, Annotated, NoReturn, Optional
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -19,7 +19,8 @@ from rich.text import Text
 from qoslab import __version__
 from qoslab.bench import ALL_BENCHMARKS, DEFAULT_REPEAT
 from qoslab.errors import InputError
-from qoslab.output_schema import VERSIONS as OUTPUT_VERSIONS, stamp
+from qoslab.output_schema import VERSIONS as OUTPUT_VERSIONS
+from qoslab.output_schema import stamp
 
 # Wide tables (a sweep's) stay whole when stderr is a file or a pipe: rich would assume 80 columns.
 stderr = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
@@ -53,29 +54,42 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _options(
-    version: Annotated[bool, typer.Option("--version", "-V", help="Print qoslab's version and exit.", callback=_print_version, is_eager=True)] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", help="Print qoslab's version and exit.", callback=_print_version, is_eager=True
+        ),
+    ] = False,
 ) -> None:
     """A lab for layered network paths: describe a path in a scenario file, and qoslab
     analyses its overheads and MTUs and measures its QoS."""
 
 
-MAX_EVENTS_HELP = ("The most events one simulation may take (default 2e9, about 3-5 minutes); a run estimated above it "
-                   "is refused before it starts, with the estimate.")
+MAX_EVENTS_HELP = (
+    "The most events one simulation may take (default 2e9, about 3-5 minutes); a run estimated above it "
+    "is refused before it starts, with the estimate."
+)
 
 
-MAX_MEMORY_HELP = ("The most memory one simulation may need, e.g. '8 GB' (default: half of this machine's RAM); a run "
-                   "estimated above it is refused before it starts, with the estimate.")
-PCAP_SNAPLEN_HELP = ("With --pcap: keep at most N bytes of each frame (the pcap snapshot length; default 262144, tcpdump's); "
-                     "each record still gives the frame's full length.")
-PCAP_MAX_SIZE_HELP = ("With --pcap: the most the files of one test may take together, e.g. '500 MB'; the capture stops before "
-                      "the record that would pass it (the files stay valid) and the records say where. Default: no limit, "
-                      "but a capture estimated above the free disk space is refused before the run.")
+MAX_MEMORY_HELP = (
+    "The most memory one simulation may need, e.g. '8 GB' (default: half of this machine's RAM); a run "
+    "estimated above it is refused before it starts, with the estimate."
+)
+PCAP_SNAPLEN_HELP = (
+    "With --pcap: keep at most N bytes of each frame (the pcap snapshot length; default 262144, tcpdump's); "
+    "each record still gives the frame's full length."
+)
+PCAP_MAX_SIZE_HELP = (
+    "With --pcap: the most the files of one test may take together, e.g. '500 MB'; the capture stops before "
+    "the record that would pass it (the files stay valid) and the records say where. Default: no limit, "
+    "but a capture estimated above the free disk space is refused before the run."
+)
 
 
 def _size_option(option: str, minimum: int = 1) -> Any:
     """A typer callback reading a size ('1 GB', '64 KiB', bytes) for ``option``."""
 
-    def parse(value: Optional[str]) -> Optional[int]:
+    def parse(value: str | None) -> int | None:
         if value is None:
             return None
         from qoslab.units import UnitError, parse_size
@@ -84,10 +98,15 @@ def _size_option(option: str, minimum: int = 1) -> Any:
             size = parse_size(value.strip())
         except (UnitError, ValueError) as err:
             hint = getattr(err, "hint", None)
-            raise typer.BadParameter(f"{err}; expected a size such as '1 GB' or '500 MB'" + (f" ({hint})" if hint else " (SI prefixes; KiB, MiB, GiB also)"),
-                                     param_hint=option) from None
+            raise typer.BadParameter(
+                f"{err}; expected a size such as '1 GB' or '500 MB'"
+                + (f" ({hint})" if hint else " (SI prefixes; KiB, MiB, GiB also)"),
+                param_hint=option,
+            ) from None
         if size < minimum:
-            raise typer.BadParameter(f"{value!r}: at least {minimum} byte{'s' if minimum > 1 else ''}", param_hint=option)
+            raise typer.BadParameter(
+                f"{value!r}: at least {minimum} byte{'s' if minimum > 1 else ''}", param_hint=option
+            )
         return size
 
     return parse
@@ -109,7 +128,11 @@ def version() -> None:
     sys.stdout.write(f"{__version__}\n")
 
 
-examples_app = typer.Typer(help="The example scenarios shipped with qoslab: list them, or copy one out to start from.", no_args_is_help=False, invoke_without_command=True)
+examples_app = typer.Typer(
+    help="The example scenarios shipped with qoslab: list them, or copy one out to start from.",
+    no_args_is_help=False,
+    invoke_without_command=True,
+)
 app.add_typer(examples_app, name="examples")
 
 
@@ -139,7 +162,12 @@ def examples_list(ctx: typer.Context) -> None:
 
 @examples_app.command("copy")
 def examples_copy(
-    name: Annotated[str, typer.Argument(help="An example's file name (see `qoslab examples`); '.toml' may be left out.", show_default=False)],
+    name: Annotated[
+        str,
+        typer.Argument(
+            help="An example's file name (see `qoslab examples`); '.toml' may be left out.", show_default=False
+        ),
+    ],
     directory: Annotated[Path, typer.Argument(help="Where to write it (made if missing).")] = Path("."),
     force: Annotated[bool, typer.Option("--force", help="Replace a file of the same name.")] = False,
 ) -> None:
@@ -159,11 +187,20 @@ def examples_copy(
 def check(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
     json_out: Annotated[bool, typer.Option("--json", help="Print the validated scenario as JSON on stdout.")] = False,
-    max_events: Annotated[Optional[int], typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
-    max_memory: Annotated[Optional[str], typer.Option("--max-memory", callback=_size_option("--max-memory"), help=MAX_MEMORY_HELP)] = None,
-    pcap: Annotated[Optional[Path], typer.Option("--pcap", help="Also check that `run --pcap DIR` would have room for its captures there.")] = None,
-    pcap_snaplen: Annotated[Optional[int], typer.Option("--pcap-snaplen", min=1, max=2**32 - 1, help=PCAP_SNAPLEN_HELP)] = None,
-    pcap_max_size: Annotated[Optional[str], typer.Option("--pcap-max-size", callback=_size_option("--pcap-max-size"), help=PCAP_MAX_SIZE_HELP)] = None,
+    max_events: Annotated[int | None, typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
+    max_memory: Annotated[
+        str | None, typer.Option("--max-memory", callback=_size_option("--max-memory"), help=MAX_MEMORY_HELP)
+    ] = None,
+    pcap: Annotated[
+        Path | None,
+        typer.Option("--pcap", help="Also check that `run --pcap DIR` would have room for its captures there."),
+    ] = None,
+    pcap_snaplen: Annotated[
+        int | None, typer.Option("--pcap-snaplen", min=1, max=2**32 - 1, help=PCAP_SNAPLEN_HELP)
+    ] = None,
+    pcap_max_size: Annotated[
+        str | None, typer.Option("--pcap-max-size", callback=_size_option("--pcap-max-size"), help=PCAP_MAX_SIZE_HELP)
+    ] = None,
 ) -> None:
     """Validate a scenario and print its topology as a tree.
 
@@ -172,16 +209,19 @@ def check(
 
     Example: `qoslab check examples/seed000_l3f.toml`
     """
+    from qoslab.budget import SNAPLEN, PcapOptions
     from qoslab.scenario import load_scenario, topology_tree
     from qoslab.sweep import prepare
-
-    from qoslab.budget import SNAPLEN, PcapOptions
 
     _pcap_options_need_pcap(pcap, pcap_snaplen, pcap_max_size)
     scenario = load_scenario(file)
     # What `run` refuses, `check` refuses first with the same message: the checks
     # qoslab.sweep.run_sweep makes before it runs anything, on every point.
-    options = PcapOptions(pcap, SNAPLEN if pcap_snaplen is None else pcap_snaplen, pcap_max_size) if pcap is not None else None
+    options = (
+        PcapOptions(pcap, SNAPLEN if pcap_snaplen is None else pcap_snaplen, pcap_max_size)
+        if pcap is not None
+        else None
+    )
     prepare(scenario, source=file, max_events=max_events, max_memory=max_memory, pcap=options)  # type: ignore[arg-type]
     stderr.print(topology_tree(scenario))
     if json_out:
@@ -191,8 +231,11 @@ def check(
 @app.command()
 def schema(
     output: Annotated[
-        Optional[str],
-        typer.Option("--output", help="Print instead the JSON Schema of a command's --json output: " + ", ".join(OUTPUT_VERSIONS) + "."),
+        str | None,
+        typer.Option(
+            "--output",
+            help="Print instead the JSON Schema of a command's --json output: " + ", ".join(OUTPUT_VERSIONS) + ".",
+        ),
     ] = None,
 ) -> None:
     """Print the JSON Schema of the scenario language (for editors and validators), or
@@ -213,7 +256,17 @@ def schema(
         _emit_json(json_schema())
         return
     if output not in OUTPUT_VERSIONS:
-        raise InputError("qoslab schema", [Problem("no such output", key="--output", expected="one of " + ", ".join(OUTPUT_VERSIONS), found=repr(output))])
+        raise InputError(
+            "qoslab schema",
+            [
+                Problem(
+                    "no such output",
+                    key="--output",
+                    expected="one of " + ", ".join(OUTPUT_VERSIONS),
+                    found=repr(output),
+                )
+            ],
+        )
     _emit_json(output_schema(output))
 
 
@@ -228,8 +281,13 @@ def mtu(
         ),
     ],
     size: Annotated[
-        Optional[int],
-        typer.Option("--size", min=1, max=65_535, help="Also give the wire cost of one datagram of N bytes at the innermost IP layer (an IPv4 datagram is at most 65,535 bytes, RFC 791 §3.1)."),
+        int | None,
+        typer.Option(
+            "--size",
+            min=1,
+            max=65_535,
+            help="Also give the wire cost of one datagram of N bytes at the innermost IP layer (an IPv4 datagram is at most 65,535 bytes, RFC 791 §3.1).",
+        ),
     ] = None,
     count_fcs: Annotated[
         bool,
@@ -240,9 +298,12 @@ def mtu(
         ),
     ] = False,
     pcap: Annotated[
-        Optional[Path],
-        typer.Option("--pcap", help="Write the frames of the --size datagram (or a full-size one) to this pcap file "
-                     "(stacks over ethernet or wifi); Wireshark opens it."),
+        Path | None,
+        typer.Option(
+            "--pcap",
+            help="Write the frames of the --size datagram (or a full-size one) to this pcap file "
+            "(stacks over ethernet or wifi); Wireshark opens it.",
+        ),
     ] = None,
     json_out: Annotated[bool, typer.Option("--json", help="Print the analysis as JSON on stdout.")] = False,
 ) -> None:
@@ -293,14 +354,23 @@ def _interrupted(message: str) -> NoReturn:
     os._exit(130)
 
 
-def _pcap_options_need_pcap(pcap: Optional[Path], snaplen: Optional[int], max_size: Optional[int]) -> None:
+def _pcap_options_need_pcap(pcap: Path | None, snaplen: int | None, max_size: int | None) -> None:
     """--pcap-snaplen and --pcap-max-size say how to capture: without --pcap they would
     do nothing, which is more likely a mistake than meant."""
     given = [name for name, value in (("--pcap-snaplen", snaplen), ("--pcap-max-size", max_size)) if value is not None]
     if pcap is None and given:
         from qoslab.errors import InputError, Problem
 
-        raise InputError(given[0], [Problem("applies to a capture, and there is none", expected="--pcap DIR as well", found=f"{given[0]} without --pcap")])
+        raise InputError(
+            given[0],
+            [
+                Problem(
+                    "applies to a capture, and there is none",
+                    expected="--pcap DIR as well",
+                    found=f"{given[0]} without --pcap",
+                )
+            ],
+        )
 
 
 def _say_capture_cut(results: dict) -> None:
@@ -310,9 +380,14 @@ def _say_capture_cut(results: dict) -> None:
     if cut:
         from qoslab.budget import describe_bytes
 
-        stderr.print(Text("capture cut: ", style="bold yellow") + Text(
-            f"the files reached --pcap-max-size {describe_bytes(capture['max_bytes'])} at {cut['time_ns'] / 1e9:.9f} s; "
-            f"frame {cut['frame']:,} (at {cut['point']}) and those after it are not in them ({capture['frames']:,} frames written)."), soft_wrap=True)
+        stderr.print(
+            Text("capture cut: ", style="bold yellow")
+            + Text(
+                f"the files reached --pcap-max-size {describe_bytes(capture['max_bytes'])} at {cut['time_ns'] / 1e9:.9f} s; "
+                f"frame {cut['frame']:,} (at {cut['point']}) and those after it are not in them ({capture['frames']:,} frames written)."
+            ),
+            soft_wrap=True,
+        )
 
 
 def _sim_failed(err: Exception) -> None:
@@ -323,22 +398,45 @@ def _sim_failed(err: Exception) -> None:
 @app.command()
 def run(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
-    json_out: Annotated[bool, typer.Option("--json", help="Print the records of every measured point as JSON on stdout.")] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the records of every measured point as JSON on stdout.")
+    ] = False,
     pcap: Annotated[
-        Optional[Path],
-        typer.Option("--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."),
+        Path | None,
+        typer.Option(
+            "--pcap", help="Write every port's frames as pcap files under this directory (one subdirectory per test)."
+        ),
     ] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the random streams (0 to 2^64 - 1); default: the scenario's.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed", min=0, max=2**64 - 1, help="Seed of the random streams (0 to 2^64 - 1); default: the scenario's."
+        ),
+    ] = None,
     report: Annotated[
-        Optional[Path],
-        typer.Option("--report", help="Also write DIR/report.html (set-up, a figure per test, the records), figures and the records as CSV/Parquet/JSON."),
+        Path | None,
+        typer.Option(
+            "--report",
+            help="Also write DIR/report.html (set-up, a figure per test, the records), figures and the records as CSV/Parquet/JSON.",
+        ),
     ] = None,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Sweep points run at once; default: one per local core.")] = None,
-    detail: Annotated[bool, typer.Option("--detail", help="With a [sweep], print every point's full tables, not only the sweep table.")] = False,
-    max_events: Annotated[Optional[int], typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
-    max_memory: Annotated[Optional[str], typer.Option("--max-memory", callback=_size_option("--max-memory"), help=MAX_MEMORY_HELP)] = None,
-    pcap_snaplen: Annotated[Optional[int], typer.Option("--pcap-snaplen", min=1, max=2**32 - 1, help=PCAP_SNAPLEN_HELP)] = None,
-    pcap_max_size: Annotated[Optional[str], typer.Option("--pcap-max-size", callback=_size_option("--pcap-max-size"), help=PCAP_MAX_SIZE_HELP)] = None,
+    jobs: Annotated[
+        int | None, typer.Option("--jobs", "-j", min=1, help="Sweep points run at once; default: one per local core.")
+    ] = None,
+    detail: Annotated[
+        bool,
+        typer.Option("--detail", help="With a [sweep], print every point's full tables, not only the sweep table."),
+    ] = False,
+    max_events: Annotated[int | None, typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
+    max_memory: Annotated[
+        str | None, typer.Option("--max-memory", callback=_size_option("--max-memory"), help=MAX_MEMORY_HELP)
+    ] = None,
+    pcap_snaplen: Annotated[
+        int | None, typer.Option("--pcap-snaplen", min=1, max=2**32 - 1, help=PCAP_SNAPLEN_HELP)
+    ] = None,
+    pcap_max_size: Annotated[
+        str | None, typer.Option("--pcap-max-size", callback=_size_option("--pcap-max-size"), help=PCAP_MAX_SIZE_HELP)
+    ] = None,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
@@ -366,11 +464,10 @@ def run(
     Example: `qoslab run examples/seed000_fig9.toml --report fig9/`
     """
     from qoslab.backends.sim import SimulationError
+    from qoslab.places import output_dir
     from qoslab.report.terminal import render_test_run, sweep_table
     from qoslab.scenario import load_scenario
     from qoslab.sweep import run_sweep
-
-    from qoslab.places import output_dir
 
     _pcap_options_need_pcap(pcap, pcap_snaplen, pcap_max_size)
     scenario = load_scenario(file)
@@ -397,10 +494,23 @@ def run(
     from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
     try:
-        with Progress(SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr, transient=True) as progress:
+        with Progress(
+            SpinnerColumn(), TextColumn("{task.description}"), TimeElapsedColumn(), console=stderr, transient=True
+        ) as progress:
             task = progress.add_task("starting", total=None)
-            points = run_sweep(scenario, source=file, seed=seed, jobs=jobs, pcap_dir=pcap, on_point=show, on_trial=lambda words: progress.update(task, description=words), max_events=max_events,
-                               max_memory=max_memory, pcap_snaplen=pcap_snaplen, pcap_max_size=pcap_max_size)  # type: ignore[arg-type]
+            points = run_sweep(
+                scenario,
+                source=file,
+                seed=seed,
+                jobs=jobs,
+                pcap_dir=pcap,
+                on_point=show,
+                on_trial=lambda words: progress.update(task, description=words),
+                max_events=max_events,
+                max_memory=max_memory,
+                pcap_snaplen=pcap_snaplen,
+                pcap_max_size=pcap_max_size,
+            )  # type: ignore[arg-type]
     except SimulationError as err:
         _sim_failed(err)
         return
@@ -427,7 +537,9 @@ def run(
                         "role": cfg["role"] if cfg else None,
                         "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
                         "cpu_util_pct": round(100.0 * float(n.get("cpu_utilization", 0.0)), 3),
-                        "cpu_util_test_pct": None if n.get("cpu_utilization_window") is None else round(100.0 * float(n["cpu_utilization_window"]), 3),
+                        "cpu_util_test_pct": None
+                        if n.get("cpu_utilization_window") is None
+                        else round(100.0 * float(n["cpu_utilization_window"]), 3),
                         "ipsec": n.get("ipsec", []),
                         "arp_table": n.get("arp_table", []),
                         "l3f_table": n.get("l3f_table", []),
@@ -455,15 +567,54 @@ def run(
 @app.command()
 def sweep(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML) with a [sweep].", show_default=False)],
-    out: Annotated[Path, typer.Option("--out", help="Results store: DIR/points/*.parquet, one file per finished point (docs/results-store.md).", show_default=False)],
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", min=1, help="Points run at once on this machine, each in a worker process; default: one per local core.")] = None,
-    cluster: Annotated[Optional[str], typer.Option("--cluster", help="Send the points to the Dask scheduler at tcp://HOST:PORT (default: $QOSLAB_DASK_SCHEDULER; none: this machine).")] = None,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**63 - 1, help="Base seed (replication 0's); default: the scenario's.")] = None,
-    report: Annotated[bool, typer.Option("--report", help="Also write DIR/figures/ (each swept key against each metric, mean with its 95 % confidence interval) and DIR/summary.json.")] = False,
-    progress: Annotated[Optional[bool], typer.Option("--progress/--no-progress", help="The progress bar on stderr; default: when stderr is a terminal.")] = None,
-    workers: Annotated[bool, typer.Option("--workers", help="Print a line per finished point with the worker that ran it.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print what ran (points, kept, failed with their errors) as JSON on stdout.")] = False,
-    max_events: Annotated[Optional[int], typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            help="Results store: DIR/points/*.parquet, one file per finished point (docs/results-store.md).",
+            show_default=False,
+        ),
+    ],
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=1,
+            help="Points run at once on this machine, each in a worker process; default: one per local core.",
+        ),
+    ] = None,
+    cluster: Annotated[
+        str | None,
+        typer.Option(
+            "--cluster",
+            help="Send the points to the Dask scheduler at tcp://HOST:PORT (default: $QOSLAB_DASK_SCHEDULER; none: this machine).",
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option("--seed", min=0, max=2**63 - 1, help="Base seed (replication 0's); default: the scenario's."),
+    ] = None,
+    report: Annotated[
+        bool,
+        typer.Option(
+            "--report",
+            help="Also write DIR/figures/ (each swept key against each metric, mean with its 95 % confidence interval) and DIR/summary.json.",
+        ),
+    ] = False,
+    progress: Annotated[
+        bool | None,
+        typer.Option(
+            "--progress/--no-progress", help="The progress bar on stderr; default: when stderr is a terminal."
+        ),
+    ] = None,
+    workers: Annotated[
+        bool, typer.Option("--workers", help="Print a line per finished point with the worker that ran it.")
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print what ran (points, kept, failed with their errors) as JSON on stdout.")
+    ] = False,
+    max_events: Annotated[int | None, typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
 ) -> None:
     """Run every point of a sweep (× its replications) into a results store that loses nothing.
 
@@ -484,43 +635,90 @@ def sweep(
     """
     import os
 
+    from qoslab import sweep_run
     from qoslab.places import output_dir
     from qoslab.scenario import load_scenario
     from qoslab.store import ResultsStore
-    from qoslab import sweep_run
 
     scenario = load_scenario(file)
     output_dir(out, "--out")
     planned = sweep_run.plan(scenario, source=file, seed=seed, max_events=max_events)
-    address, where = (cluster, "--cluster") if cluster else (os.environ.get(sweep_run.SCHEDULER_ENV) or None, sweep_run.SCHEDULER_ENV)
+    address, where = (
+        (cluster, "--cluster")
+        if cluster
+        else (os.environ.get(sweep_run.SCHEDULER_ENV) or None, sweep_run.SCHEDULER_ENV)
+    )
     client = sweep_run.connect_cluster(address, where=where) if address else None
     store = ResultsStore(out)
     kept = len(planned.tasks) - len([t for t in planned.tasks if t.point_id not in store.done()])
     show = sys.stderr.isatty() if progress is None else progress
     workers_n = max(1, min(jobs or os.cpu_count() or 1, len(planned.tasks) - kept))
-    stderr.print(Text(f"{len(planned.tasks)} points ({planned.points} × {planned.replications} replication{'s' if planned.replications > 1 else ''})"
-                      + (f", {kept} already in {out}" if kept else "") + (f", on the Dask cluster at {address}" if client else f", on {workers_n} local process{'es' if workers_n > 1 else ''}"), style="dim"))
+    stderr.print(
+        Text(
+            f"{len(planned.tasks)} points ({planned.points} × {planned.replications} replication{'s' if planned.replications > 1 else ''})"
+            + (f", {kept} already in {out}" if kept else "")
+            + (
+                f", on the Dask cluster at {address}"
+                if client
+                else f", on {workers_n} local process{'es' if workers_n > 1 else ''}"
+            ),
+            style="dim",
+        )
+    )
     try:
         with sweep_run.SweepProgress(stderr, len(planned.tasks), kept, enabled=show, workers=workers) as bar:
             outcome = sweep_run.run(planned, store, jobs=jobs, client=client, on_done=bar.done)
     except KeyboardInterrupt:
-        _interrupted(f"stopped (Ctrl-C): every finished point is kept in {out}/points; run the same command again to compute only the others.")
+        _interrupted(
+            f"stopped (Ctrl-C): every finished point is kept in {out}/points; run the same command again to compute only the others."
+        )
     finally:
         if client is not None:
             client.close()
     for task, error in outcome.failed:
-        stderr.print(Text(f"point {task.index}" + (f" replication {task.replication}" if planned.replications > 1 else "") + f" ({task.label()}) failed: ", style="red") + Text(error), soft_wrap=True)
-    stderr.print(f"{out}: {outcome.total} points, {outcome.ran} run now, {outcome.kept} kept from before, {len(outcome.failed)} failed")
+        stderr.print(
+            Text(
+                f"point {task.index}"
+                + (f" replication {task.replication}" if planned.replications > 1 else "")
+                + f" ({task.label()}) failed: ",
+                style="red",
+            )
+            + Text(error),
+            soft_wrap=True,
+        )
+    stderr.print(
+        f"{out}: {outcome.total} points, {outcome.ran} run now, {outcome.kept} kept from before, {len(outcome.failed)} failed"
+    )
     if report:
         from qoslab.store import aggregate, write_figures
 
         figures = write_figures(out, out / "figures")
         keys, rows = aggregate(out)
-        (out / "summary.json").write_text(json.dumps({"swept": keys, "rows": rows}, indent=1, default=str) + "\n", encoding="utf-8")
+        (out / "summary.json").write_text(
+            json.dumps({"swept": keys, "rows": rows}, indent=1, default=str) + "\n", encoding="utf-8"
+        )
         stderr.print(f"report: {len(figures)} figures in {out / 'figures'}, {out / 'summary.json'}")
     if json_out:
-        _emit_json({"file": str(file), "out": str(out), "sweep_id": planned.sweep_id, "points": outcome.total, "run": outcome.ran, "kept": outcome.kept,
-                    "failed": [{"point": t.index, "replication": t.replication, "point_id": t.point_id, "values": t.written, "error": e} for t, e in outcome.failed]})
+        _emit_json(
+            {
+                "file": str(file),
+                "out": str(out),
+                "sweep_id": planned.sweep_id,
+                "points": outcome.total,
+                "run": outcome.ran,
+                "kept": outcome.kept,
+                "failed": [
+                    {
+                        "point": t.index,
+                        "replication": t.replication,
+                        "point_id": t.point_id,
+                        "values": t.written,
+                        "error": e,
+                    }
+                    for t, e in outcome.failed
+                ],
+            }
+        )
     if outcome.failed:
         stderr.print(Text(f"{len(outcome.failed)} of {outcome.total} points failed", style="bold red"))
         raise typer.Exit(1)
@@ -529,9 +727,23 @@ def sweep(
 @app.command()
 def results(
     directory: Annotated[Path, typer.Argument(help="A results store (qoslab sweep --out DIR).", show_default=False)],
-    sql: Annotated[Optional[str], typer.Argument(help="DuckDB SQL over the view `results` (one row per record of every point); default: every row.", show_default=False)] = None,
-    summary: Annotated[bool, typer.Option("--summary", help="Mean, standard deviation and 95 % confidence interval (Student t) of every metric over replications, per point and flow.")] = False,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the rows as JSON on stdout (a list of objects).")] = False,
+    sql: Annotated[
+        str | None,
+        typer.Argument(
+            help="DuckDB SQL over the view `results` (one row per record of every point); default: every row.",
+            show_default=False,
+        ),
+    ] = None,
+    summary: Annotated[
+        bool,
+        typer.Option(
+            "--summary",
+            help="Mean, standard deviation and 95 % confidence interval (Student t) of every metric over replications, per point and flow.",
+        ),
+    ] = False,
+    json_out: Annotated[
+        bool, typer.Option("--json", help="Print the rows as JSON on stdout (a list of objects).")
+    ] = False,
 ) -> None:
     """Query a sweep's results store with DuckDB.
 
@@ -548,7 +760,17 @@ def results(
     from qoslab.store import iter_point_files, long_summary, query
 
     if not list(iter_point_files(directory)):
-        raise InputError(str(directory), [Problem("no results here", key="DIR", expected="a directory `qoslab sweep --out DIR` wrote (DIR/points/*.parquet)", found=str(directory))])
+        raise InputError(
+            str(directory),
+            [
+                Problem(
+                    "no results here",
+                    key="DIR",
+                    expected="a directory `qoslab sweep --out DIR` wrote (DIR/points/*.parquet)",
+                    found=str(directory),
+                )
+            ],
+        )
     if summary:
         agg = long_summary(directory)
         names = list(dict.fromkeys(k for row in agg for k in row))
@@ -557,7 +779,17 @@ def results(
         try:
             names, rows = query(directory, sql or "SELECT * FROM results ORDER BY point, replication")
         except Exception as err:  # duckdb's errors: the SQL is the user's input
-            raise InputError("qoslab results", [Problem("DuckDB refused the query", key="SQL", expected="SQL over the view `results`", found=str(err).splitlines()[0])]) from None
+            raise InputError(
+                "qoslab results",
+                [
+                    Problem(
+                        "DuckDB refused the query",
+                        key="SQL",
+                        expected="SQL over the view `results`",
+                        found=str(err).splitlines()[0],
+                    )
+                ],
+            ) from None
     if json_out:
         # DuckDB hands back decimals, dates and maps as Python objects: their text is JSON.
         _emit_json(json.loads(json.dumps([dict(zip(names, row)) for row in rows] if names else [], default=str)))
@@ -576,11 +808,30 @@ def results(
 
 @app.command()
 def reproduce(
-    seed: Annotated[Optional[str], typer.Argument(help="Seed number (000 to 004); all seeds when left out.", show_default=False)] = None,
-    out: Annotated[Path, typer.Option("--out", help="Output directory: report.html, summary.json, figures/, data/.")] = Path("results"),
+    seed: Annotated[
+        str | None, typer.Argument(help="Seed number (000 to 004); all seeds when left out.", show_default=False)
+    ] = None,
+    out: Annotated[
+        Path, typer.Option("--out", help="Output directory: report.html, summary.json, figures/, data/.")
+    ] = Path("results"),
     json_out: Annotated[bool, typer.Option("--json", help="Print summary.json's rows on stdout too.")] = False,
-    jobs: Annotated[int, typer.Option("--jobs", "-j", min=0, help="Points run at once (threads: the simulator releases the GIL); 0 (default): the machine's cores.")] = 0,
-    seeds: Annotated[int, typer.Option("--seeds", min=1, help="Random seeds each simulated point runs with; each row is the mean over them, with its standard deviation and how many seeds agree.")] = 5,
+    jobs: Annotated[
+        int,
+        typer.Option(
+            "--jobs",
+            "-j",
+            min=0,
+            help="Points run at once (threads: the simulator releases the GIL); 0 (default): the machine's cores.",
+        ),
+    ] = 0,
+    seeds: Annotated[
+        int,
+        typer.Option(
+            "--seeds",
+            min=1,
+            help="Random seeds each simulated point runs with; each row is the mean over them, with its standard deviation and how many seeds agree.",
+        ),
+    ] = 5,
 ) -> None:
     """Re-run each seed's experiment from its examples/ scenarios and compare with the paper.
 
@@ -611,7 +862,14 @@ def reproduce(
     if seed is not None:
         key = seed.zfill(3)
         if key not in studies:
-            raise InputError("qoslab reproduce", [Problem("no study for this seed", key="SEED", expected="one of " + ", ".join(studies), found=repr(seed))])
+            raise InputError(
+                "qoslab reproduce",
+                [
+                    Problem(
+                        "no study for this seed", key="SEED", expected="one of " + ", ".join(studies), found=repr(seed)
+                    )
+                ],
+            )
         chosen = [studies[key]]
     else:
         chosen = list(studies.values())
@@ -621,31 +879,56 @@ def reproduce(
 
         result = run_reproduce(chosen, out, console=stderr, jobs=jobs or os.cpu_count() or 1, seeds=seeds)
     except KeyboardInterrupt:
-        _interrupted(f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume.")
+        _interrupted(
+            f"stopped (Ctrl-C): every finished point is kept in {out}/data; run the same command again to resume."
+        )
     from qoslab.report.html import agreement, calibration_misses, counts
 
     c = counts(result["summary"])
     kept = result["points"] - result["points_run"]
     stderr.print(
-        f"{out}/report.html, {out}/summary.json: " + ", ".join(f"{v} {k}" for k, v in c.items())
-        + f" ({result['points_run']} point runs, {seeds} seed{'s' if seeds > 1 else ''} each" + (f", {kept} kept from before" if kept else "") + ")"
+        f"{out}/report.html, {out}/summary.json: "
+        + ", ".join(f"{v} {k}" for k, v in c.items())
+        + f" ({result['points_run']} point runs, {seeds} seed{'s' if seeds > 1 else ''} each"
+        + (f", {kept} kept from before" if kept else "")
+        + ")"
         + (f"; rows of seed {', '.join(result['kept_seeds'])} kept from before" if result.get("kept_seeds") else "")
     )
     stderr.print(agreement(c))
     misses = calibration_misses(result["summary"])
     if misses:
-        stderr.print(Text(f"{len(misses)} calibration row{'s' if len(misses) > 1 else ''} miss{'' if len(misses) > 1 else 'es'} {'their' if len(misses) > 1 else 'its'} own target:", style="yellow"))
+        stderr.print(
+            Text(
+                f"{len(misses)} calibration row{'s' if len(misses) > 1 else ''} miss{'' if len(misses) > 1 else 'es'} {'their' if len(misses) > 1 else 'its'} own target:",
+                style="yellow",
+            )
+        )
         for m in misses:
             stderr.print(Text("  " + m, style="yellow"))
     if json_out:
-        _emit_json(stamp("reproduce", {"rows": result["summary"], "points_run": result["points_run"], "points": result["points"], "seeds": result["seeds"]}))
+        _emit_json(
+            stamp(
+                "reproduce",
+                {
+                    "rows": result["summary"],
+                    "points_run": result["points_run"],
+                    "points": result["points"],
+                    "seeds": result["seeds"],
+                },
+            )
+        )
 
 
 @app.command()
 def reach(
     file: Annotated[Path, typer.Argument(help="Scenario file (TOML).", show_default=False)],
     json_out: Annotated[bool, typer.Option("--json", help="Print every pair's result as JSON on stdout.")] = False,
-    seed: Annotated[Optional[int], typer.Option("--seed", min=0, max=2**64 - 1, help="Seed of the random streams (0 to 2^64 - 1); default: the scenario's.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(
+            "--seed", min=0, max=2**64 - 1, help="Seed of the random streams (0 to 2^64 - 1); default: the scenario's."
+        ),
+    ] = None,
 ) -> None:
     """Who reaches whom: 3 pings between every ordered pair of nodes with an address.
 
@@ -682,31 +965,49 @@ def reach(
             )
         )
 
+
 @app.command()
 def bench(
     json_out: Annotated[bool, typer.Option("--json", help="Print the record as JSON on stdout.")] = False,
     sim_seconds: Annotated[
-        Optional[float], typer.Option("--sim-seconds", help="Simulated seconds of traffic in each scenario (default 60; 1 with --quick).", show_default=False)
+        float | None,
+        typer.Option(
+            "--sim-seconds",
+            help="Simulated seconds of traffic in each scenario (default 60; 1 with --quick).",
+            show_default=False,
+        ),
     ] = None,
     quick: Annotated[
         bool,
-        typer.Option("--quick", help="A short run to see that everything works: every simulator benchmark but the 10,000-host one, "
-                     "1 simulated second each, one timed run (unless --only, --sim-seconds or --repeat say otherwise)."),
+        typer.Option(
+            "--quick",
+            help="A short run to see that everything works: every simulator benchmark but the 10,000-host one, "
+            "1 simulated second each, one timed run (unless --only, --sim-seconds or --repeat say otherwise).",
+        ),
     ] = False,
     with_ns3: Annotated[
         bool,
-        typer.Option("--with-ns3", help="Run the same scenarios in ns-3 (the .venv-bench venv or $QOSLAB_NS3_PYTHON) "
-                     "and give the speed-ups."),
+        typer.Option(
+            "--with-ns3",
+            help="Run the same scenarios in ns-3 (the .venv-bench venv or $QOSLAB_NS3_PYTHON) and give the speed-ups.",
+        ),
     ] = False,
     only: Annotated[
-        Optional[list[str]],
-        typer.Option("--only", help="Run only this benchmark (repeat, or separate with commas): "
-                     + ", ".join(ALL_BENCHMARKS) + "."),
+        list[str] | None,
+        typer.Option(
+            "--only",
+            help="Run only this benchmark (repeat, or separate with commas): " + ", ".join(ALL_BENCHMARKS) + ".",
+        ),
     ] = None,
     repeat: Annotated[
-        Optional[int],
-        typer.Option("--repeat", min=1, help=f"Timed runs of each tool per benchmark (default {DEFAULT_REPEAT}; 1 with --quick); "
-                     "the median is reported (qoslab's simulate call, ns-3's Simulator.Run()).", show_default=False),
+        int | None,
+        typer.Option(
+            "--repeat",
+            min=1,
+            help=f"Timed runs of each tool per benchmark (default {DEFAULT_REPEAT}; 1 with --quick); "
+            "the median is reported (qoslab's simulate call, ns-3's Simulator.Run()).",
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Speed benchmarks of the simulator, and the speed-up over ns-3 on the same scenarios.
@@ -733,10 +1034,25 @@ def bench(
     if repeat is None:
         repeat = 1 if quick else DEFAULT_REPEAT
     if not (math.isfinite(sim_seconds) and sim_seconds > 0):
-        raise InputError("qoslab bench", [Problem("simulated seconds must be a finite time above 0", key="--sim-seconds", expected="a number of seconds, e.g. 60", found=str(sim_seconds))])
+        raise InputError(
+            "qoslab bench",
+            [
+                Problem(
+                    "simulated seconds must be a finite time above 0",
+                    key="--sim-seconds",
+                    expected="a number of seconds, e.g. 60",
+                    found=str(sim_seconds),
+                )
+            ],
+        )
     names = benchmarks.select(only) if only or not quick else list(benchmarks.QUICK_BENCHMARKS)
-    report = benchmarks.run(names, sim_seconds=sim_seconds, with_ns3=with_ns3, repeat=repeat,
-                            log=lambda msg: stderr.print(Text(msg, style="dim")))
+    report = benchmarks.run(
+        names,
+        sim_seconds=sim_seconds,
+        with_ns3=with_ns3,
+        repeat=repeat,
+        log=lambda msg: stderr.print(Text(msg, style="dim")),
+    )
     benchmarks.render(report, stderr)
     if json_out:
         _emit_json(stamp("bench", report.to_json()))
@@ -760,5 +1076,8 @@ def main() -> None:
             raise
         # What was written before stays: finished points, earlier files.
         where = f" writing {err.filename}" if err.filename else ""
-        stderr.print(Text("error: ", style="bold red") + Text(f"no space left{where}; stopped (what finished is kept)"), soft_wrap=True)
+        stderr.print(
+            Text("error: ", style="bold red") + Text(f"no space left{where}; stopped (what finished is kept)"),
+            soft_wrap=True,
+        )
         sys.exit(1)

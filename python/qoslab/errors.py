@@ -80,7 +80,7 @@ class InputError(Exception):
             text += "\n    " + self.context
         return text
 
-    def with_context(self, context: str) -> "InputError":
+    def with_context(self, context: str) -> InputError:
         """The same error, showing ``context`` (such as the input with a caret) after it."""
         self.context = context
         self.args = (str(self),)

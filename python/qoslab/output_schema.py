@@ -34,7 +34,10 @@ _COUNT = {"type": ["integer", "null"], "minimum": 0}
 _UNITS = {
     "_mbps$": {**_NUMBER, "description": "megabits per second, 10^6 bit/s (docs/metrics.md)"},
     "_fps$": {**_NUMBER, "description": "frames per second (docs/metrics.md)"},
-    "_ms$": {"type": ["number", "null", "array"], "description": "milliseconds (a list: one value per datagram or probe)"},
+    "_ms$": {
+        "type": ["number", "null", "array"],
+        "description": "milliseconds (a list: one value per datagram or probe)",
+    },
     "_s$": {**_NUMBER, "description": "seconds"},
     "_pct$": {
         "anyOf": [_NUMBER, {"type": "object", "additionalProperties": {"type": "number"}}],
@@ -59,24 +62,63 @@ _RECORD = {
     "description": "One measured point (docs/metrics.md): the test, its parameters and its metrics.",
     "required": ["test", "name", "from", "to", "parameters", "metrics"],
     "properties": {
-        "test": {"type": "string", "description": "The method: udp.flow, udp.echo, ping, tcp.bulk, tcp.transfer, rfc2544.*"},
+        "test": {
+            "type": "string",
+            "description": "The method: udp.flow, udp.echo, ping, tcp.bulk, tcp.transfer, rfc2544.*",
+        },
         "name": {"type": ["string", "null"], "description": "The test's own name, if it has one."},
         "from": {"type": "string", "description": "The sending node."},
         "to": {"type": "string", "description": "The receiving node (or the address the test names)."},
-        "parameters": {"type": "object", "description": "What the test was asked to do.", "properties": _COUNTS, "patternProperties": _UNITS},
-        "metrics": {"type": "object", "description": "What it measured; each name is defined in docs/metrics.md.", "properties": _COUNTS, "patternProperties": _UNITS},
+        "parameters": {
+            "type": "object",
+            "description": "What the test was asked to do.",
+            "properties": _COUNTS,
+            "patternProperties": _UNITS,
+        },
+        "metrics": {
+            "type": "object",
+            "description": "What it measured; each name is defined in docs/metrics.md.",
+            "properties": _COUNTS,
+            "patternProperties": _UNITS,
+        },
         "point": {"type": "integer", "minimum": 0, "description": "The sweep point's index (a [sweep] only)."},
         "sweep": {"type": "object", "description": "The swept values at this point, by key path (a [sweep] only)."},
-        "streams": {"type": "array", "description": "TCP: per connection, iperf3's end-of-test sender and receiver (bits_per_second, bytes, retransmits)."},
+        "streams": {
+            "type": "array",
+            "description": "TCP: per connection, iperf3's end-of-test sender and receiver (bits_per_second, bytes, retransmits).",
+        },
         "intervals": {"type": "array", "description": "TCP: iperf3's interval reports (-i), per stream and summed."},
         "iperf3": {
             "type": "object",
             "description": "udp.flow: the record's numbers in iperf3 -u --json's end block (sum, sum_sent, sum_received), under iperf3's names: bytes are UDP payload, packets and lost_packets datagrams.",
-            "properties": {"end": {"type": "object", "required": ["sum", "sum_sent", "sum_received"], "additionalProperties": {
-                "type": "object",
-                "required": ["start", "end", "seconds", "bytes", "bits_per_second", "jitter_ms", "lost_packets", "packets", "lost_percent", "sender"],
-                "properties": {"bytes": {"type": "integer", "minimum": 0}, "packets": {"type": "integer", "minimum": 0}, "lost_packets": {"type": "integer", "minimum": 0}, "bits_per_second": {"type": "number", "minimum": 0}, "sender": {"type": "boolean"}},
-            }}},
+            "properties": {
+                "end": {
+                    "type": "object",
+                    "required": ["sum", "sum_sent", "sum_received"],
+                    "additionalProperties": {
+                        "type": "object",
+                        "required": [
+                            "start",
+                            "end",
+                            "seconds",
+                            "bytes",
+                            "bits_per_second",
+                            "jitter_ms",
+                            "lost_packets",
+                            "packets",
+                            "lost_percent",
+                            "sender",
+                        ],
+                        "properties": {
+                            "bytes": {"type": "integer", "minimum": 0},
+                            "packets": {"type": "integer", "minimum": 0},
+                            "lost_packets": {"type": "integer", "minimum": 0},
+                            "bits_per_second": {"type": "number", "minimum": 0},
+                            "sender": {"type": "boolean"},
+                        },
+                    },
+                }
+            },
         },
     },
 }
@@ -103,7 +145,11 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
                         "name": {"type": "string"},
                         "cpu_util_pct": _NUMBER,
                         "cpu_util_test_pct": _NUMBER,
-                        "drops": {"type": "object", "additionalProperties": {"type": "integer", "minimum": 0}, "description": "frames dropped, by reason"},
+                        "drops": {
+                            "type": "object",
+                            "additionalProperties": {"type": "integer", "minimum": 0},
+                            "description": "frames dropped, by reason",
+                        },
                     },
                 },
             },
@@ -122,8 +168,18 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
                     "required": ["name", "overhead_bytes", "fields"],
                     "properties": {
                         "name": {"type": "string"},
-                        "overhead_bytes": {"type": "integer", "description": "octets this layer adds to a full-size packet"},
-                        "fields": {"type": "array", "items": {"type": "object", "required": ["name", "bytes"], "properties": {"name": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}}}},
+                        "overhead_bytes": {
+                            "type": "integer",
+                            "description": "octets this layer adds to a full-size packet",
+                        },
+                        "fields": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["name", "bytes"],
+                                "properties": {"name": {"type": "string"}, "bytes": {"type": "integer", "minimum": 0}},
+                            },
+                        },
                     },
                 },
             },
@@ -132,7 +188,13 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
                 "items": {
                     "type": "object",
                     "required": ["name", "layer", "mtu", "largest_fitting", "source"],
-                    "properties": {"name": {"type": "string"}, "layer": {"type": "string"}, "mtu": {"type": "integer", "minimum": 0, "description": "octets"}, "largest_fitting": {"type": "integer"}, "source": {"type": "string"}},
+                    "properties": {
+                        "name": {"type": "string"},
+                        "layer": {"type": "string"},
+                        "mtu": {"type": "integer", "minimum": 0, "description": "octets"},
+                        "largest_fitting": {"type": "integer"},
+                        "source": {"type": "string"},
+                    },
                 },
             },
             "mtu": {"type": "integer", "description": "the innermost interface's MTU, octets"},
@@ -141,7 +203,17 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
             "efficiency": {"type": "array"},
             "count_fcs": {"type": "boolean"},
             "notes": {"type": "array", "items": {"type": "string"}},
-            "datagram": {"type": "object", "required": ["bytes", "wire_bytes", "wire_bits", "fragments"], "properties": {"bytes": {"type": "integer"}, "wire_bytes": {"type": "integer"}, "wire_bits": {"type": "integer"}, "fragments": {"type": "integer", "minimum": 1}, "ip_hex": {"type": "string", "pattern": "^[0-9a-f]*$"}}},
+            "datagram": {
+                "type": "object",
+                "required": ["bytes", "wire_bytes", "wire_bits", "fragments"],
+                "properties": {
+                    "bytes": {"type": "integer"},
+                    "wire_bytes": {"type": "integer"},
+                    "wire_bits": {"type": "integer"},
+                    "fragments": {"type": "integer", "minimum": 1},
+                    "ip_hex": {"type": "string", "pattern": "^[0-9a-f]*$"},
+                },
+            },
         },
     },
     "reach": {
@@ -158,7 +230,14 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
                 "items": {
                     "type": "object",
                     "required": ["from", "to", "sent", "received", "reachable"],
-                    "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "sent": _COUNTS["sent"], "received": _COUNTS["received"], "reachable": {"type": "boolean"}, "rtt_ms": _UNITS["_ms$"]},
+                    "properties": {
+                        "from": {"type": "string"},
+                        "to": {"type": "string"},
+                        "sent": _COUNTS["sent"],
+                        "received": _COUNTS["received"],
+                        "reachable": {"type": "boolean"},
+                        "rtt_ms": _UNITS["_ms$"],
+                    },
                 },
             },
         },
@@ -179,7 +258,17 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
                         "item": {"type": "string"},
                         "unit": {"type": "string"},
                         "tolerance": {"type": "string"},
-                        "status": {"enum": ["agrees", "differs", "setting", "derived", "calibration", "not reproduced", "no value"]},
+                        "status": {
+                            "enum": [
+                                "agrees",
+                                "differs",
+                                "setting",
+                                "derived",
+                                "calibration",
+                                "not reproduced",
+                                "no value",
+                            ]
+                        },
                         "ours_sd": _NUMBER,
                         "seeds_agreeing": {"type": ["string", "null"], "pattern": "^[0-9]+/[0-9]+$"},
                     },
@@ -200,7 +289,13 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
                 "items": {
                     "type": "object",
                     "required": ["name", "events", "wall_s", "events_per_s", "sim_time_s"],
-                    "properties": {"name": {"type": "string"}, "events": {"type": "integer", "minimum": 0}, "wall_s": {"type": "number", "minimum": 0}, "events_per_s": {"type": "number", "minimum": 0}, "sim_time_s": {"type": "number", "minimum": 0}},
+                    "properties": {
+                        "name": {"type": "string"},
+                        "events": {"type": "integer", "minimum": 0},
+                        "wall_s": {"type": "number", "minimum": 0},
+                        "events_per_s": {"type": "number", "minimum": 0},
+                        "sim_time_s": {"type": "number", "minimum": 0},
+                    },
                 },
             },
             "comparisons": {"type": "array"},
@@ -220,8 +315,17 @@ def stamp(kind: str, record: dict[str, Any]) -> dict[str, Any]:
 def schema(kind: str) -> dict[str, Any]:
     """The JSON Schema of output ``kind`` (one of :data:`VERSIONS`)."""
     body = dict(_SCHEMAS[kind])
-    properties = {"schema": {"const": VERSIONS[kind], "description": "the version of this output's shape"}, "output": {"const": kind}, **body.pop("properties")}
-    return {"$schema": DRAFT, "$id": f"https://qoslab.invalid/schema/{kind}/{VERSIONS[kind]}", **body, "properties": properties}
+    properties = {
+        "schema": {"const": VERSIONS[kind], "description": "the version of this output's shape"},
+        "output": {"const": kind},
+        **body.pop("properties"),
+    }
+    return {
+        "$schema": DRAFT,
+        "$id": f"https://qoslab.invalid/schema/{kind}/{VERSIONS[kind]}",
+        **body,
+        "properties": properties,
+    }
 
 
 __all__ = ["VERSIONS", "stamp", "schema"]

@@ -36,15 +36,27 @@ def output_dir(path: Path, option: str) -> Path:
     """
     kind = _kind(path)
     if kind is not None and kind != "a directory":
-        raise _problem(option, "cannot write the output there: it is not a directory", expected="a directory (made if missing)", found=f"'{path}', {kind}")
+        raise _problem(
+            option,
+            "cannot write the output there: it is not a directory",
+            expected="a directory (made if missing)",
+            found=f"'{path}', {kind}",
+        )
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as err:
         blocker = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
         found = f"'{blocker}' is {_kind(blocker)}" if blocker is not None else f"'{path}': {err.strerror or err}"
-        raise _problem(option, "cannot make the output directory", expected="a directory that can be made", found=found) from None
+        raise _problem(
+            option, "cannot make the output directory", expected="a directory that can be made", found=found
+        ) from None
     if not os.access(path, os.W_OK | os.X_OK):
-        raise _problem(option, "cannot write into the output directory", expected="a writable directory", found=f"'{path}': permission denied")
+        raise _problem(
+            option,
+            "cannot write into the output directory",
+            expected="a writable directory",
+            found=f"'{path}': permission denied",
+        )
     return path
 
 
@@ -52,12 +64,21 @@ def output_file(path: Path, option: str) -> Path:
     """Check that ``path`` can be written as a file: not a directory, its folder writable."""
     kind = _kind(path)
     if kind == "a directory":
-        raise _problem(option, "cannot write the file there: it is a directory", expected="a file name", found=f"'{path}'")
+        raise _problem(
+            option, "cannot write the file there: it is a directory", expected="a file name", found=f"'{path}'"
+        )
     parent = path.parent if str(path.parent) else Path(".")
     if _kind(parent) != "a directory":
-        raise _problem(option, "cannot write the file there: its folder does not exist", expected="a file in an existing directory", found=f"'{parent}'")
+        raise _problem(
+            option,
+            "cannot write the file there: its folder does not exist",
+            expected="a file in an existing directory",
+            found=f"'{parent}'",
+        )
     if not os.access(parent, os.W_OK | os.X_OK) or (kind is not None and not os.access(path, os.W_OK)):
-        raise _problem(option, "cannot write the file there", expected="a writable place", found=f"'{path}': permission denied")
+        raise _problem(
+            option, "cannot write the file there", expected="a writable place", found=f"'{path}': permission denied"
+        )
     return path
 
 

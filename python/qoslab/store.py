@@ -32,16 +32,31 @@ import json
 import os
 import re
 import uuid
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 STORE_FORMAT = "qoslab-results/1"
 """Written in every file's schema metadata, so a reader knows the layout."""
 
 _SUFFIX_UNITS = [
-    ("_mbps", "Mb/s"), ("_kbps", "kb/s"), ("_bps", "bit/s"), ("_pct", "%"), ("_ms", "ms"), ("_us", "µs"),
-    ("_ns", "ns"), ("_s", "s"), ("_bytes", "B"), ("_fps", "frame/s"), ("_pps", "packet/s"), ("_frames", "frame"),
-    ("_packets", "packet"), ("_datagrams", "datagram"), ("_segments", "segment"), ("_bits", "bit"), ("_hz", "Hz"),
+    ("_mbps", "Mb/s"),
+    ("_kbps", "kb/s"),
+    ("_bps", "bit/s"),
+    ("_pct", "%"),
+    ("_ms", "ms"),
+    ("_us", "µs"),
+    ("_ns", "ns"),
+    ("_s", "s"),
+    ("_bytes", "B"),
+    ("_fps", "frame/s"),
+    ("_pps", "packet/s"),
+    ("_frames", "frame"),
+    ("_packets", "packet"),
+    ("_datagrams", "datagram"),
+    ("_segments", "segment"),
+    ("_bits", "bit"),
+    ("_hz", "Hz"),
 ]
 """A record's metric names carry their unit in their suffix (docs/metrics.md, "Units and
 prefixes"); this reads it back for the Arrow field metadata."""
@@ -120,7 +135,11 @@ class ResultsStore:
         """Ids of the points finished without error."""
         if not self.points.is_dir():
             return set()
-        return {p.name[: -len(".parquet")] for p in self.points.glob("*.parquet") if not p.name.endswith(".failed.parquet") and _whole(p)}
+        return {
+            p.name[: -len(".parquet")]
+            for p in self.points.glob("*.parquet")
+            if not p.name.endswith(".failed.parquet") and _whole(p)
+        }
 
     def failed(self) -> set[str]:
         """Ids of the points whose last run failed."""
@@ -128,8 +147,13 @@ class ResultsStore:
             return set()
         return {p.name[: -len(".failed.parquet")] for p in self.points.glob("*.failed.parquet")}
 
-    def write(self, coords: dict[str, Any], records: list[dict[str, Any]] | None, error: str | None = None,
-              swept_units: dict[str, str] | None = None) -> Path:
+    def write(
+        self,
+        coords: dict[str, Any],
+        records: list[dict[str, Any]] | None,
+        error: str | None = None,
+        swept_units: dict[str, str] | None = None,
+    ) -> Path:
         """Write one point at once: its records (or its error), each row carrying ``coords``
         (sweep_id, point_id, point, replication, seed, swept values, written). Atomic:
         written under a temporary name and renamed into place."""
@@ -207,7 +231,9 @@ def _arrow_value(value: Any) -> tuple[Any, Any]:
         if len(types) == 1:
             return pa.list_(types.pop()), [v for _, v in items]
         # Mixed lists (rare) keep their items' text: a list of one type is what Arrow holds.
-        return pa.list_(pa.string()), [None if v is None else (v if isinstance(v, str) else canonical(v)) for v in value]
+        return pa.list_(pa.string()), [
+            None if v is None else (v if isinstance(v, str) else canonical(v)) for v in value
+        ]
     return pa.string(), str(value)
 
 
@@ -229,7 +255,9 @@ def _column(name: str, cells: list[tuple[Any, Any]]) -> tuple[Any, Any]:
     return pa.string(), [None if v is None else (v if isinstance(v, str) else canonical(v)) for v in values]
 
 
-def point_table(coords: dict[str, Any], records: list[dict[str, Any]] | None, error: str | None, swept_units: dict[str, str]) -> Any:
+def point_table(
+    coords: dict[str, Any], records: list[dict[str, Any]] | None, error: str | None, swept_units: dict[str, str]
+) -> Any:
     """The Arrow table of one point (one row per record; one row with the error when it failed)."""
     import pyarrow as pa
 
@@ -276,8 +304,14 @@ def point_table(coords: dict[str, Any], records: list[dict[str, Any]] | None, er
         meta = {b"unit": unit.encode(), b"doc": doc.encode()}
         fields.append(pa.field(name, typ, metadata=meta))
         arrays.append(pa.array(values, type=typ))
-    schema = pa.schema(fields, metadata={b"format": STORE_FORMAT.encode(), b"swept": canonical(list(swept)).encode(),
-                                         b"metrics": canonical(metric_names).encode()})
+    schema = pa.schema(
+        fields,
+        metadata={
+            b"format": STORE_FORMAT.encode(),
+            b"swept": canonical(list(swept)).encode(),
+            b"metrics": canonical(metric_names).encode(),
+        },
+    )
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -289,7 +323,7 @@ def connect(directory: str | Path) -> Any:
     (``union_by_name``: points whose records have other columns still line up)."""
     import duckdb
 
-    store = ResultsStore(directory)
+    ResultsStore(directory)
     con = duckdb.connect()
     files = [f for f in iter_point_files(directory) if _whole(f)]
     if files:
@@ -394,7 +428,19 @@ def aggregate(directory: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
         schema = con.execute("DESCRIBE results").fetchall()
     except Exception:
         return keys, []
-    numeric = ("TINYINT", "SMALLINT", "INTEGER", "BIGINT", "HUGEINT", "UTINYINT", "USMALLINT", "UINTEGER", "UBIGINT", "FLOAT", "DOUBLE")
+    numeric = (
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "HUGEINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "FLOAT",
+        "DOUBLE",
+    )
     skip = set(_FIXED) | set(keys)
     wanted = set(metric_columns(directory))
     metrics = [name for name, typ, *_ in schema if typ in numeric and name not in skip and name in wanted]
@@ -402,7 +448,10 @@ def aggregate(directory: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
     group = [g for g in group if g in {name for name, *_ in schema}]
     q = lambda n: '"' + n.replace('"', '""') + '"'  # noqa: E731
     select = ", ".join(q(g) for g in group)
-    parts = [f"avg({q(m)}) AS {q(m + ':mean')}, stddev_samp({q(m)}) AS {q(m + ':sd')}, count({q(m)}) AS {q(m + ':n')}" for m in metrics]
+    parts = [
+        f"avg({q(m)}) AS {q(m + ':mean')}, stddev_samp({q(m)}) AS {q(m + ':sd')}, count({q(m)}) AS {q(m + ':n')}"
+        for m in metrics
+    ]
     sql = f"SELECT {select}{', ' if parts and select else ''}{', '.join(parts)} FROM results WHERE status = 'ok'"
     if select:
         sql += f" GROUP BY {select} ORDER BY {select}"
@@ -469,8 +518,11 @@ def write_figures(directory: str | Path, out: str | Path) -> list[Path]:
                 cell = r.get(metric)
                 if not isinstance(cell, dict) or cell["mean"] is None:
                     continue
-                label = ", ".join([f"{k} = {r.get(k)}" for k in keys if k != key]
-                                  + [str(r.get("name") or r.get("test") or "")] + ([f"{r.get('from')}→{r.get('to')}"] if r.get("from") else []))
+                label = ", ".join(
+                    [f"{k} = {r.get(k)}" for k in keys if k != key]
+                    + [str(r.get("name") or r.get("test") or "")]
+                    + ([f"{r.get('from')}→{r.get('to')}"] if r.get("from") else [])
+                )
                 lines.setdefault(label, []).append((r.get(key), cell["mean"], cell["ci95"] or 0.0))
             if not lines:
                 continue
@@ -498,4 +550,18 @@ def iter_point_files(directory: str | Path) -> Iterable[Path]:
     return sorted(store.points.glob("*.parquet")) if store.points.is_dir() else []
 
 
-__all__ = ["ResultsStore", "point_id", "network_digest", "sweep_id", "unit_of", "query", "aggregate", "long_summary", "metric_columns", "write_figures", "t_quantile_975", "connect", "swept_keys"]
+__all__ = [
+    "ResultsStore",
+    "point_id",
+    "network_digest",
+    "sweep_id",
+    "unit_of",
+    "query",
+    "aggregate",
+    "long_summary",
+    "metric_columns",
+    "write_figures",
+    "t_quantile_975",
+    "connect",
+    "swept_keys",
+]

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import copy
 import os
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
 
@@ -52,8 +53,8 @@ class PointResult:
     """What one point measured: its network and one run per test."""
 
     point: SweepPoint
-    network: "Network"
-    runs: list["TestRun"]
+    network: Network
+    runs: list[TestRun]
     replication: int | None = None
     """Which of the sweep's ``replications`` this is (None when it has only one)."""
 
@@ -163,7 +164,10 @@ def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Pat
     for key, value in values.items():
         steps = parse_param_path(key)
         if steps is None:
-            raise InputError(str(source or "<scenario>"), [Problem("not a parameter path", key=key, expected="a path such as 'link[0].rate'", found=repr(key))])
+            raise InputError(
+                str(source or "<scenario>"),
+                [Problem("not a parameter path", key=key, expected="a path such as 'link[0].rate'", found=repr(key))],
+            )
         put(data, steps, copy.deepcopy(value))
     fast = with_tests_of(scenario, data, list(values))
     if fast is not None:
@@ -178,7 +182,16 @@ def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Pat
         where = ", ".join(f"{k} = {v!r}" for k, v in values.items())
         raise InputError(
             str(source or "<scenario>"),
-            [Problem(f"at the sweep point {where}: {p.message}", key=p.key, expected=p.expected, found=p.found, hint=p.hint) for p in problems],
+            [
+                Problem(
+                    f"at the sweep point {where}: {p.message}",
+                    key=p.key,
+                    expected=p.expected,
+                    found=p.found,
+                    hint=p.hint,
+                )
+                for p in problems
+            ],
         )
     sc._raw = data
     return sc
@@ -235,9 +248,20 @@ def run_sweep(
         if pcap_dir is not None:
             where = Path(pcap_dir) / f"point{p.index}" if p.values else Path(pcap_dir)
             where = where / f"replication{k}" if reps > 1 else where
-        network = network_for(p.scenario, same or _network_key(_raw(p.scenario)), None if source is None else str(source))
-        net, runs = run_tests(p.scenario, source=source, seed=seed if k == 0 else replica_seed(base, k), pcap_dir=where, on_trial=on_trial, max_events=max_events, network=network,
-                              pcap_snaplen=pcap_snaplen, pcap_max_size=pcap_max_size)
+        network = network_for(
+            p.scenario, same or _network_key(_raw(p.scenario)), None if source is None else str(source)
+        )
+        net, runs = run_tests(
+            p.scenario,
+            source=source,
+            seed=seed if k == 0 else replica_seed(base, k),
+            pcap_dir=where,
+            on_trial=on_trial,
+            max_events=max_events,
+            network=network,
+            pcap_snaplen=pcap_snaplen,
+            pcap_max_size=pcap_max_size,
+        )
         return PointResult(p, net, runs, replication=k if reps > 1 else None)
 
     results: list[PointResult] = []
@@ -251,7 +275,14 @@ def run_sweep(
     return results
 
 
-def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events: int | None = None, max_memory: int | None = None, pcap: Any = None) -> list[SweepPoint]:
+def prepare(
+    scenario: Scenario,
+    *,
+    source: str | Path | None = None,
+    max_events: int | None = None,
+    max_memory: int | None = None,
+    pcap: Any = None,
+) -> list[SweepPoint]:
     """Everything ``run`` does before its first simulation, at every point of the sweep:
     lower the network, plan each test, and have the simulator build each test's network
     (``qoslab._core.validate``: it refuses what ``simulate`` would, and runs nothing),
@@ -270,14 +301,25 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
     """
     from qoslab import _core
     from qoslab.backends.sim import LocatedProblems, _encode, planned_config
-    from qoslab.budget import DEFAULT_MAX_EVENTS, capture_files, default_max_memory, describe, describe_bytes, estimate_capture, estimate_events, estimate_memory
+    from qoslab.budget import (
+        DEFAULT_MAX_EVENTS,
+        capture_files,
+        default_max_memory,
+        describe,
+        describe_bytes,
+        estimate_capture,
+        estimate_events,
+        estimate_memory,
+    )
     from qoslab.methods import check_runnable, plan_test
     from qoslab.scenario.load import format_path
     from qoslab.sweep_run import _network_key, network_for
 
     points = sweep_points(scenario, source=source)
     memory_budget = default_max_memory() if max_memory is None else max_memory
-    memory_words = "--max-memory raises it" + ("" if max_memory is not None else "; default: half of this machine's RAM")
+    memory_words = "--max-memory raises it" + (
+        "" if max_memory is not None else "; default: half of this machine's RAM"
+    )
     capture_total = 0.0
     for p in points:
         # Points that differ only in their tests share one lowering: the process's cache,
@@ -295,17 +337,31 @@ def prepare(scenario: Scenario, *, source: str | Path | None = None, max_events:
             events = estimate_events(config, net)
             if events > budget:
                 test = p.scenario.test[where[1]] if where[0] == "test" else None
-                at = where + ("count" if getattr(test, "count", None) is not None else "duration",) if test is not None else where
-                out.add(at, "this run would take too long to simulate", expected=f"at most {budget:.3g} events (--max-events raises the budget)",
-                        found=f"about {describe(events)}" + (f" ({_point_words(p)})" if p.values else ""))
+                at = (
+                    where + ("count" if getattr(test, "count", None) is not None else "duration",)
+                    if test is not None
+                    else where
+                )
+                out.add(
+                    at,
+                    "this run would take too long to simulate",
+                    expected=f"at most {budget:.3g} events (--max-events raises the budget)",
+                    found=f"about {describe(events)}" + (f" ({_point_words(p)})" if p.values else ""),
+                )
                 continue
             files = capture_files(config) if pcap is not None else 0
             memory = estimate_memory(config, net, capture_files=files)
             if memory_budget is not None and memory > memory_budget:
                 test = p.scenario.test[where[1]] if where[0] == "test" else None
-                at = where + ("duration",) if test is not None and getattr(test, "duration", None) is not None else where
-                out.add(at, "this run would need too much memory", expected=f"at most {describe_bytes(memory_budget)} ({memory_words})",
-                        found=f"about {describe_bytes(memory)}" + (f" ({_point_words(p)})" if p.values else ""))
+                at = (
+                    where + ("duration",) if test is not None and getattr(test, "duration", None) is not None else where
+                )
+                out.add(
+                    at,
+                    "this run would need too much memory",
+                    expected=f"at most {describe_bytes(memory_budget)} ({memory_words})",
+                    found=f"about {describe_bytes(memory)}" + (f" ({_point_words(p)})" if p.values else ""),
+                )
                 continue
             if pcap is not None:
                 size = estimate_capture(config, net, snaplen=pcap.snaplen)
@@ -331,19 +387,35 @@ def _check_capture_room(pcap: Any, size: float) -> None:
     free = free_bytes(Path(pcap.dir))
     if free is None or size <= free:
         return
-    cut = "" if pcap.max_bytes is None else f", each run's files cut at --pcap-max-size {describe_bytes(pcap.max_bytes)}"
-    raise InputError("--pcap", [Problem(
-        "the capture would not fit on the disk",
-        expected=f"at most {describe_bytes(free)}, the free space under '{pcap.dir}' (--pcap-max-size SIZE keeps each run's first SIZE; --pcap-snaplen N keeps N bytes of each frame)",
-        found=f"about {describe_bytes(size)} of pcap files{cut}",
-    )])
+    cut = (
+        "" if pcap.max_bytes is None else f", each run's files cut at --pcap-max-size {describe_bytes(pcap.max_bytes)}"
+    )
+    raise InputError(
+        "--pcap",
+        [
+            Problem(
+                "the capture would not fit on the disk",
+                expected=f"at most {describe_bytes(free)}, the free space under '{pcap.dir}' (--pcap-max-size SIZE keeps each run's first SIZE; --pcap-snaplen N keeps N bytes of each frame)",
+                found=f"about {describe_bytes(size)} of pcap files{cut}",
+            )
+        ],
+    )
 
 
-_CORE_FIELDS = {"rate_bps": "rate", "delay_ns": "delay", "queue_frames": "queue", "queue_bytes": "queue", "mtu": "mtu", "impair": "loss"}
+_CORE_FIELDS = {
+    "rate_bps": "rate",
+    "delay_ns": "delay",
+    "queue_frames": "queue",
+    "queue_bytes": "queue",
+    "mtu": "mtu",
+    "impair": "loss",
+}
 """The simulator's names of link fields (crates/sim/src/config.rs) and the scenario's."""
 
 
-def _scenario_place(message: str, config: dict[str, Any], scenario: Scenario, where: tuple[str | int, ...]) -> tuple[str | int, ...]:
+def _scenario_place(
+    message: str, config: dict[str, Any], scenario: Scenario, where: tuple[str | int, ...]
+) -> tuple[str | int, ...]:
     """Where in the scenario a refusal of the core belongs. The core names its own
     field (``links[0].rate_bps: ...``, ``nodes[2].cpu``, ``flows[1].to``): a link or a
     node is found again by its name, a flow's ends are the test's ``from`` and ``to``.
@@ -410,7 +482,7 @@ def run_pool(
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="qoslab-point")
     futures = {pool.submit(task): i for i, task in enumerate(tasks)}
     try:
-        for fut in (list(futures) if ordered else as_completed(futures)):
+        for fut in list(futures) if ordered else as_completed(futures):
             i = futures[fut]
             out[i] = fut.result()
             if on_done is not None:

@@ -15,14 +15,14 @@ input or an unreachable scheduler stops with a message and exit code 2.
 
 from __future__ import annotations
 
-import copy
 import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from qoslab.errors import InputError, Problem
 from qoslab.scenario.model import Scenario
@@ -59,8 +59,15 @@ class PointTask:
     one validated and lowered network in each worker process."""
 
     def coords(self) -> dict[str, Any]:
-        return {"sweep_id": self.sweep_id, "point_id": self.point_id, "point": self.index, "replication": self.replication,
-                "seed": self.seed, "swept": self.swept, "written": self.written}
+        return {
+            "sweep_id": self.sweep_id,
+            "point_id": self.point_id,
+            "point": self.index,
+            "replication": self.replication,
+            "seed": self.seed,
+            "swept": self.swept,
+            "written": self.written,
+        }
 
     def label(self) -> str:
         words = ", ".join(f"{k} = {v}" for k, v in self.written.items()) or "as written"
@@ -126,7 +133,9 @@ def _resolved(scenario: Scenario, steps: list[str | int]) -> tuple[Any, str]:
     return cur, unit or ""
 
 
-def plan(scenario: Scenario, *, source: str | Path | None = None, seed: int | None = None, max_events: int | None = None) -> Plan:
+def plan(
+    scenario: Scenario, *, source: str | Path | None = None, seed: int | None = None, max_events: int | None = None
+) -> Plan:
     """Every task of the scenario's sweep (points × replications), after checking every
     point as ``qoslab check`` does.
 
@@ -169,8 +178,21 @@ def plan(scenario: Scenario, *, source: str | Path | None = None, seed: int | No
             if pid in seen:  # two points that resolve to one scenario: computed once
                 continue
             seen.add(pid)
-            tasks.append(PointTask(pid, sid, p.index, k, s, dict(p.values), swept, raw,
-                                   None if source is None else str(source), max_events, network))
+            tasks.append(
+                PointTask(
+                    pid,
+                    sid,
+                    p.index,
+                    k,
+                    s,
+                    dict(p.values),
+                    swept,
+                    raw,
+                    None if source is None else str(source),
+                    max_events,
+                    network,
+                )
+            )
     return Plan(sid, tasks, units, points=len(points), replications=reps)
 
 
@@ -251,7 +273,11 @@ def run_point(task: PointTask) -> dict[str, Any]:
     except BaseException as err:  # noqa: BLE001 - a point's failure is data, the sweep goes on
         if isinstance(err, KeyboardInterrupt):
             raise
-        return {"error": f"{type(err).__name__}: {err}", "wall_s": time.perf_counter() - start, "worker": _worker_name()}
+        return {
+            "error": f"{type(err).__name__}: {err}",
+            "wall_s": time.perf_counter() - start,
+            "worker": _worker_name(),
+        }
 
 
 def _worker_name() -> str:
@@ -275,8 +301,18 @@ class Outcome:
 
 
 def _cluster_problem(address: str, where: str, message: str, found: str) -> InputError:
-    return InputError(where, [Problem(message, key=where, expected="a running Dask scheduler's address, tcp://HOST:PORT (start one with `dask scheduler`)",
-                                      found=found, hint="or leave out --cluster (and QOSLAB_DASK_SCHEDULER) to run on this machine's cores")])
+    return InputError(
+        where,
+        [
+            Problem(
+                message,
+                key=where,
+                expected="a running Dask scheduler's address, tcp://HOST:PORT (start one with `dask scheduler`)",
+                found=found,
+                hint="or leave out --cluster (and QOSLAB_DASK_SCHEDULER) to run on this machine's cores",
+            )
+        ],
+    )
 
 
 def connect_cluster(address: str, *, where: str = "--cluster", timeout_s: float = 10.0) -> Any:
@@ -292,15 +328,33 @@ def connect_cluster(address: str, *, where: str = "--cluster", timeout_s: float 
     try:
         from distributed import Client
     except ImportError as err:  # pragma: no cover - distributed is a dependency
-        raise InputError(where, [Problem("Dask distributed is not installed", key=where, expected="pip install 'dask[distributed]'", found=str(err))]) from err
+        raise InputError(
+            where,
+            [
+                Problem(
+                    "Dask distributed is not installed",
+                    key=where,
+                    expected="pip install 'dask[distributed]'",
+                    found=str(err),
+                )
+            ],
+        ) from err
     try:
         return Client(address, timeout=f"{timeout_s}s", set_as_default=False)
     except (OSError, TimeoutError) as err:
-        raise _cluster_problem(address, where, "no Dask scheduler answers at this address", f"{address!r}: {err}") from err
+        raise _cluster_problem(
+            address, where, "no Dask scheduler answers at this address", f"{address!r}: {err}"
+        ) from err
 
 
-def run(plan_: Plan, store: Any, *, jobs: int | None = None, client: Any = None,
-        on_done: Callable[[PointTask, dict[str, Any]], None] | None = None) -> Outcome:
+def run(
+    plan_: Plan,
+    store: Any,
+    *,
+    jobs: int | None = None,
+    client: Any = None,
+    on_done: Callable[[PointTask, dict[str, Any]], None] | None = None,
+) -> Outcome:
     """Compute every task of ``plan_`` not already in ``store``, writing each the moment
     it finishes. Locally on ``jobs`` threads (default: every core), or on the Dask
     cluster of ``client``. ``on_done(task, result)`` is called after each is written.
@@ -326,7 +380,12 @@ def run(plan_: Plan, store: Any, *, jobs: int | None = None, client: Any = None,
                 continue  # the disk refused one: the others would fail alike
             task, result = item
             try:
-                store.write(dict(task.coords(), wall_s=result.get("wall_s")), result.get("records"), result.get("error"), plan_.swept_units)
+                store.write(
+                    dict(task.coords(), wall_s=result.get("wall_s")),
+                    result.get("records"),
+                    result.get("error"),
+                    plan_.swept_units,
+                )
             except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
                 problems.append(err)
                 continue
@@ -382,7 +441,9 @@ def _run_local(todo: list[PointTask], jobs: int | None, finished: Callable[[Poin
             finished(task, run_point(task))
         return
     # spawn: a fresh interpreter per worker (fork would copy the writer thread's locks).
-    pool = ProcessPoolExecutor(max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint)
+    pool = ProcessPoolExecutor(
+        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
+    )
     futures = {pool.submit(run_point, t): t for t in todo}
     try:
         for fut in as_completed(futures):
@@ -421,7 +482,17 @@ def _run_dask(client: Any, todo: list[PointTask], finished: Callable[[PointTask,
         raise
 
 
-__all__ = ["PointTask", "Plan", "Outcome", "plan", "run", "run_point", "connect_cluster", "SCHEDULER_ENV", "POINT_LOG_ENV"]
+__all__ = [
+    "PointTask",
+    "Plan",
+    "Outcome",
+    "plan",
+    "run",
+    "run_point",
+    "connect_cluster",
+    "SCHEDULER_ENV",
+    "POINT_LOG_ENV",
+]
 
 
 # --------------------------------------------------------------------------- progress
@@ -438,19 +509,33 @@ class SweepProgress:
         self._lock = threading.Lock()
         if not enabled:
             return
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
         self.progress = Progress(
-            TextColumn("[bold]sweep"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[failed]} failed"),
-            TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-            console=console, transient=False,
+            TextColumn("[bold]sweep"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[failed]} failed"),
+            TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=console,
+            transient=False,
         )
         self.task = self.progress.add_task("sweep", total=total, completed=kept, failed=0, rate="")
         self.start = time.monotonic()
         self.ran = 0
         self.workers = workers
 
-    def __enter__(self) -> "SweepProgress":
+    def __enter__(self) -> SweepProgress:
         if self.enabled:
             self.progress.__enter__()
         return self
@@ -469,4 +554,6 @@ class SweepProgress:
             rate = self.ran / max(time.monotonic() - self.start, 1e-9)
             self.progress.update(self.task, advance=1, failed=self.failed, rate=f"{rate:.3g} points/s")
             if self.workers and result.get("worker"):
-                self.progress.console.print(f"  {result['worker']}: {task.label()} ({result.get('wall_s', 0):.2f} s)", highlight=False)
+                self.progress.console.print(
+                    f"  {result['worker']}: {task.label()} ({result.get('wall_s', 0):.2f} s)", highlight=False
+                )

@@ -173,7 +173,11 @@ def _scaled(number: Decimal, factor: Decimal) -> Decimal:
 def _at_most(value: Decimal, limit: int, what: str, shown: str, original: Any, expected: str) -> Decimal:
     # Compared before any conversion to int: '1e999999999 s' must not build the integer.
     if value > limit:
-        raise UnitError(f"{what} beyond what the simulator counts", expected=f"{expected.split(' such')[0]} of at most {shown}", found=_found(original))
+        raise UnitError(
+            f"{what} beyond what the simulator counts",
+            expected=f"{expected.split(' such')[0]} of at most {shown}",
+            found=_found(original),
+        )
     return value
 
 
@@ -191,7 +195,9 @@ def _split(value: Any, expected: str, hint: str) -> tuple[Decimal, str]:
         return Decimal(str(value)), ""
     match = _QUANTITY.match(value)
     if not match:
-        raise UnitError(f"cannot read {value!r} as {expected.split(' such')[0]}", expected=expected, found=_found(value), hint=hint)
+        raise UnitError(
+            f"cannot read {value!r} as {expected.split(' such')[0]}", expected=expected, found=_found(value), hint=hint
+        )
     try:
         number = Decimal(match["num"].replace("_", ""))
     except InvalidOperation:  # pragma: no cover - the regex admits only numbers
@@ -314,7 +320,9 @@ def parse_time(value: Any) -> int:
         )
     if number < 0:
         raise UnitError("a time cannot be negative", expected=_TIME_EXPECTED, found=_found(value))
-    ns = _at_most(_scaled(number, _TIME_UNITS[unit]), MAX_TIME_NS, "a time", "2^62 ns (about 146 years)", value, _TIME_EXPECTED)
+    ns = _at_most(
+        _scaled(number, _TIME_UNITS[unit]), MAX_TIME_NS, "a time", "2^62 ns (about 146 years)", value, _TIME_EXPECTED
+    )
     return _integral(ns, "the time", value, _TIME_EXPECTED, "times resolve to whole nanoseconds")
 
 
@@ -350,7 +358,14 @@ def parse_size(value: Any) -> int:
         raise UnitError(f"unknown size unit {unit!r}", expected=_SIZE_EXPECTED, found=_found(value), hint=hint)
     if number < 0:
         raise UnitError("a size cannot be negative", expected=_SIZE_EXPECTED, found=_found(value))
-    size = _at_most(_scaled(number, _SIZE_UNITS.get(unit, Decimal(1))), MAX_SIZE_BYTES, "a size", "2^64 - 1 bytes", value, _SIZE_EXPECTED)
+    size = _at_most(
+        _scaled(number, _SIZE_UNITS.get(unit, Decimal(1))),
+        MAX_SIZE_BYTES,
+        "a size",
+        "2^64 - 1 bytes",
+        value,
+        _SIZE_EXPECTED,
+    )
     return _integral(size, "the size", value, _SIZE_EXPECTED, "sizes are whole bytes")
 
 
@@ -379,7 +394,9 @@ def parse_ratio(value: Any) -> float:
         )
     if not 0 <= number <= 1:
         hint = f"did you mean '{value} %'?" if not unit and 1 < number <= 100 else None
-        raise UnitError("a ratio must lie between 0 and 1 (0 % and 100 %)", expected=_RATIO_EXPECTED, found=_found(value), hint=hint)
+        raise UnitError(
+            "a ratio must lie between 0 and 1 (0 % and 100 %)", expected=_RATIO_EXPECTED, found=_found(value), hint=hint
+        )
     return float(number)
 
 
@@ -435,9 +452,17 @@ def format_ratio(fraction: float) -> str:
 def _schema(kind: str, example: str, description: str, allow_int: bool = False) -> WithJsonSchema:
     schema: dict[str, Any] = {"type": "string", "description": description, "examples": [example]}
     if allow_int:
-        schema = {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}], "description": description, "examples": [example]}
+        schema = {
+            "anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}],
+            "description": description,
+            "examples": [example],
+        }
     if kind == "ratio":
-        schema = {"anyOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "string"}], "description": description, "examples": [example]}
+        schema = {
+            "anyOf": [{"type": "number", "minimum": 0, "maximum": 1}, {"type": "string"}],
+            "description": description,
+            "examples": [example],
+        }
     return WithJsonSchema(schema)
 
 
@@ -461,7 +486,9 @@ Size = Annotated[
     int,
     BeforeValidator(parse_size),
     PlainSerializer(format_size, return_type=str, when_used="json"),
-    _schema("size", "64 KiB", "A size in bytes: a bare integer, or with a unit: '1500 B', '64 KiB', '1 MB'.", allow_int=True),
+    _schema(
+        "size", "64 KiB", "A size in bytes: a bare integer, or with a unit: '1500 B', '64 KiB', '1 MB'.", allow_int=True
+    ),
 ]
 """Bytes: a bare integer or written with a unit (``"64 KiB"``)."""
 

@@ -99,7 +99,13 @@ class Interface:
     source: str  # where the MTU comes from
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "layer": self.layer, "mtu": self.mtu, "largest_fitting": self.fits, "source": self.source}
+        return {
+            "name": self.name,
+            "layer": self.layer,
+            "mtu": self.mtu,
+            "largest_fitting": self.fits,
+            "source": self.source,
+        }
 
 
 @dataclass
@@ -214,7 +220,11 @@ class _Path:
     def neighbours(self, i: int) -> dict[str, Any]:
         """Layer ``i``'s context with what it carries: the inner layer and its options."""
         if i + 1 < len(self.layers):
-            return {**self.contexts[i], "inner": self.layers[i + 1].name, "inner_options": self.contexts[i + 1]["options"]}
+            return {
+                **self.contexts[i],
+                "inner": self.layers[i + 1].name,
+                "inner_options": self.contexts[i + 1]["options"],
+            }
         return {**self.contexts[i], "inner": ""}
 
 
@@ -274,7 +284,11 @@ class _Analysis:
             layer = layers[k]
             prefix = _INTERFACE_PREFIX.get(layer.name, layer.name)
             if layer.name == "ethernet" and k > 0:
-                prefix = "tap" if any(x.name == "openvpn" for x in layers[:k]) else ("elan" if layers[k - 1].name == "lane" else "eth")
+                prefix = (
+                    "tap"
+                    if any(x.name == "openvpn" for x in layers[:k])
+                    else ("elan" if layers[k - 1].name == "lane" else "eth")
+                )
             name = f"{prefix}{counters.get(prefix, 0)}"
             counters[prefix] = counters.get(prefix, 0) + 1
             outer = [j for j in self.interface_indices if j < k]
@@ -381,7 +395,9 @@ class _Analysis:
             if layer.name == "openvpn" and layer.options.get("fragment"):
                 # OpenVPN's --fragment: split the payload so that no UDP payload exceeds the
                 # limit; each piece is a whole OpenVPN packet with its fragment header.
-                units = [w for u in units for w in _core.openvpn_fragment(path.contexts[i]["options"], path.neighbours(i), u)]
+                units = [
+                    w for u in units for w in _core.openvpn_fragment(path.contexts[i]["options"], path.neighbours(i), u)
+                ]
                 continue
             units = [path.wrap(i, u)[0] for u in units]
         return units, dropped
@@ -437,10 +453,16 @@ def _datagram_of_size(analysis: _Analysis, size: int) -> tuple[_Path, int, bytes
 
         raise InputError(
             "--size",
-            [Problem("datagram too small for its headers", key="--size",
-                     expected=f"at least {len(smallest)} bytes (the headers of {'/'.join(l.name for l in layers[ip_index:])})",
-                     found=str(size))],
+            [
+                Problem(
+                    "datagram too small for its headers",
+                    key="--size",
+                    expected=f"at least {len(smallest)} bytes (the headers of {'/'.join(l.name for l in layers[ip_index:])})",
+                    found=str(size),
+                )
+            ],
         )
+
     def fits(data_len: int) -> bool:
         try:
             return len(datagram(data_len)) <= size
@@ -464,7 +486,9 @@ IPV4_MAX_TOTAL_LENGTH = 65_535
 """RFC 791 §3.1: Total Length, 16 bits, of the whole datagram."""
 
 
-def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pcap: str | Path | None = None) -> MtuReport:
+def analyse(
+    stack: str, *, count_fcs: bool = False, size: int | None = None, pcap: str | Path | None = None
+) -> MtuReport:
     """Analyses a stack: each layer's overhead, each interface's MTU, TCP MSS, the
     largest unfragmented UDP payload and wire efficiency.
 
@@ -490,29 +514,64 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
         from qoslab.errors import InputError, Problem
 
         # RFC 791 §3.1: the total length is a 16-bit field, header included.
-        raise InputError("--size", [Problem("no IPv4 datagram has this size", key="--size", expected=f"1 to {IPV4_MAX_TOTAL_LENGTH} bytes (RFC 791 §3.1: 16-bit total length)", found=str(size))])
+        raise InputError(
+            "--size",
+            [
+                Problem(
+                    "no IPv4 datagram has this size",
+                    key="--size",
+                    expected=f"1 to {IPV4_MAX_TOTAL_LENGTH} bytes (RFC 791 §3.1: 16-bit total length)",
+                    found=str(size),
+                )
+            ],
+        )
     layers = parse_stack(stack)
     if pcap is not None and layers[0].name not in PCAP_LINKS:
         from qoslab.errors import InputError, Problem
 
         raise InputError(
             "--pcap",
-            [Problem(f"no capture format for frames of a {layers[0].name} link here", key="--pcap",
-                     expected="a stack over " + " or ".join(PCAP_LINKS), found=stack)],
+            [
+                Problem(
+                    f"no capture format for frames of a {layers[0].name} link here",
+                    key="--pcap",
+                    expected="a stack over " + " or ".join(PCAP_LINKS),
+                    found=stack,
+                )
+            ],
         )
     analysis = _Analysis(layers, count_fcs)
     cramped = next((i for i in analysis.interfaces if i.fits < IPV4_MIN_MTU), None)
     if cramped is not None:
         from qoslab.errors import InputError, Problem
 
-        raise InputError("STACK", [Problem(f"the layers outside {cramped.name} leave no room for a {IPV4_MIN_MTU}-byte datagram", key="stack",
-                                           expected=f"every interface able to carry {IPV4_MIN_MTU} bytes (RFC 791 §3.2)", found=f"{cramped.fits} bytes at {cramped.name}")])
+        raise InputError(
+            "STACK",
+            [
+                Problem(
+                    f"the layers outside {cramped.name} leave no room for a {IPV4_MIN_MTU}-byte datagram",
+                    key="stack",
+                    expected=f"every interface able to carry {IPV4_MIN_MTU} bytes (RFC 791 §3.2)",
+                    found=f"{cramped.fits} bytes at {cramped.name}",
+                )
+            ],
+        )
     notes: list[str] = []
     innermost = analysis.interfaces[-1] if analysis.interfaces else None
     if innermost is None:
         from qoslab.errors import InputError, Problem
 
-        raise InputError("STACK", [Problem("the stack has no interface that carries packets", key="stack", expected="a link layer such as ethernet, slip or llc-snap", found=stack)])
+        raise InputError(
+            "STACK",
+            [
+                Problem(
+                    "the stack has no interface that carries packets",
+                    key="stack",
+                    expected="a link layer such as ethernet, slip or llc-snap",
+                    found=stack,
+                )
+            ],
+        )
     tcp_mss = analysis.largest_payload("tcp")
     udp_max = analysis.largest_payload("udp")
 
@@ -557,7 +616,10 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
     for cost, layer in zip(costs[n_user:], full[n_user:]):
         cost.note = "added to complete the stack"
     if layers[0].name == "ethernet":
-        costs[0].fields = costs[0].fields + [("preamble and SFD (on the wire)", ETHERNET_PREAMBLE_SFD), ("inter-frame gap (on the wire)", ETHERNET_IFG)]
+        costs[0].fields = costs[0].fields + [
+            ("preamble and SFD (on the wire)", ETHERNET_PREAMBLE_SFD),
+            ("inter-frame gap (on the wire)", ETHERNET_IFG),
+        ]
         costs[0].overhead_bytes += ETHERNET_PREAMBLE_SFD + ETHERNET_IFG
 
     top_size = max(payload_len, 1)
@@ -605,4 +667,3 @@ def analyse(stack: str, *, count_fcs: bool = False, size: int | None = None, pca
         if pcap is not None:
             _core.write_pcap(str(pcap), layers[0].name, frames)
     return report
-

@@ -32,9 +32,14 @@ def mtu_renderable(report: MtuReport) -> Group:
         interfaces.add_row(iface.name, iface.layer, str(iface.mtu), str(iface.fits), iface.source)
 
     headline = Text.assemble(
-        ("MTU ", "bold"), (f"{report.mtu}", "bold green"), "  (innermost interface)    ",
-        ("TCP MSS ", "bold"), (f"{report.tcp_mss}", "bold green"), "    ",
-        ("largest unfragmented UDP payload ", "bold"), (f"{report.udp_max_payload}", "bold green"),
+        ("MTU ", "bold"),
+        (f"{report.mtu}", "bold green"),
+        "  (innermost interface)    ",
+        ("TCP MSS ", "bold"),
+        (f"{report.tcp_mss}", "bold green"),
+        "    ",
+        ("largest unfragmented UDP payload ", "bold"),
+        (f"{report.udp_max_payload}", "bold green"),
     )
 
     efficiency = Table(title="Efficiency: payload over bytes on the wire", title_justify="left")
@@ -45,8 +50,11 @@ def mtu_renderable(report: MtuReport) -> Group:
     efficiency.add_column("efficiency", justify="right")
     for row in report.efficiency:
         efficiency.add_row(
-            f"{row['payload_bytes']} B ({row['transport']})", str(row["wire_bytes"]), str(row["wire_bits"]),
-            str(row["frames"]), f"{row['efficiency_pct']:.2f} %",
+            f"{row['payload_bytes']} B ({row['transport']})",
+            str(row["wire_bytes"]),
+            str(row["wire_bits"]),
+            str(row["frames"]),
+            f"{row['efficiency_pct']:.2f} %",
         )
 
     parts: list = [Text(report.stack, style="bold"), layers, interfaces, headline, efficiency]

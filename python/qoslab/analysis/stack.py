@@ -104,7 +104,12 @@ def _mtu_option(maximum: int) -> OptionSpec:
 _IPSEC_CIPHERS = ("null", "3des-cbc", "aes-128-cbc", "aes-192-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm")
 _IPSEC_AUTHS = ("none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128")
 _IPSEC_OPTIONS = (
-    OptionSpec("mode", "transport (protects the payload) or tunnel (a new outer IPv4 header).", ("transport", "tunnel"), default="tunnel"),
+    OptionSpec(
+        "mode",
+        "transport (protects the payload) or tunnel (a new outer IPv4 header).",
+        ("transport", "tunnel"),
+        default="tunnel",
+    ),
     OptionSpec("cipher", "Encryption transform (RFC 2410, 2451, 3602, 4106).", _IPSEC_CIPHERS, default="aes-128-cbc"),
     OptionSpec("auth", "Integrity transform (RFC 2403, 2404, 4868).", _IPSEC_AUTHS, default="hmac-sha1-96"),
 )
@@ -134,7 +139,12 @@ LAYERS: tuple[LayerSpec, ...] = (
         aliases=("802.11", "dot11", "wlan"),
         options=(
             _mtu_option(2296),
-            OptionSpec("security", "Frame protection.", ("open", "wep-40", "wep-64", "wep-104", "wep-128", "tkip", "ccmp"), default="open"),
+            OptionSpec(
+                "security",
+                "Frame protection.",
+                ("open", "wep-40", "wep-64", "wep-104", "wep-128", "tkip", "ccmp"),
+                default="open",
+            ),
             OptionSpec("addresses", "3 (station to AP) or 4 (WDS) address fields.", minimum=3, maximum=4, default=3),
         ),
         default_mtu=1500,
@@ -148,7 +158,13 @@ LAYERS: tuple[LayerSpec, ...] = (
         carries=("slip", "cslip", "ppp"),
         aliases=("async", "uart"),
         options=(
-            OptionSpec("format", "Character format: data bits, parity (n/e/o/m/s), stop bits.", pattern=r"[5-8][neoms](1|1\.5|2)", pattern_doc="a character format such as '8n1', '7e1' or '8n2'", default="8n1"),
+            OptionSpec(
+                "format",
+                "Character format: data bits, parity (n/e/o/m/s), stop bits.",
+                pattern=r"[5-8][neoms](1|1\.5|2)",
+                pattern_doc="a character format such as '8n1', '7e1' or '8n2'",
+                default="8n1",
+            ),
             OptionSpec("rate", "Line rate in bit/s, for the time on the line.", minimum=50, maximum=10_000_000),
         ),
         positional="format",
@@ -160,7 +176,14 @@ LAYERS: tuple[LayerSpec, ...] = (
         "8 bits per octet, no start or stop bits, a zero bit inserted after every five ones.",
         carries=("ppp",),
         aliases=("hdlc-sync", "leased-line"),
-        options=(OptionSpec("rate", "Line rate in bit/s, for the time on the line (64000 for an ISDN B channel, 2048000 for E1).", minimum=300, maximum=100_000_000),),
+        options=(
+            OptionSpec(
+                "rate",
+                "Line rate in bit/s, for the time on the line (64000 for an ISDN B channel, 2048000 for E1).",
+                minimum=300,
+                maximum=100_000_000,
+            ),
+        ),
     ),
     LayerSpec(
         "slip",
@@ -193,7 +216,12 @@ LAYERS: tuple[LayerSpec, ...] = (
             _mtu_option(65535),
             OptionSpec("pfc", "Protocol-field compression (RFC 1661 §6.5).", ("yes", "no")),
             OptionSpec("acfc", "Address-and-control-field compression (RFC 1661 §6.6).", ("yes", "no")),
-            OptionSpec("fcs", "Frame check sequence in bits over a serial line: 16 (RFC 1662 §C.2) or 32 (RFC 1570 §2.1).", ("16", "32"), default="16"),
+            OptionSpec(
+                "fcs",
+                "Frame check sequence in bits over a serial line: 16 (RFC 1662 §C.2) or 32 (RFC 1570 §2.1).",
+                ("16", "32"),
+                default="16",
+            ),
             OptionSpec(
                 "accm",
                 "Async-Control-Character-Map of HDLC-like framing (RFC 1662 §7.1): the control characters escaped. "
@@ -285,7 +313,9 @@ LAYERS: tuple[LayerSpec, ...] = (
         "TCP (RFC 9293): a 20-byte header, more with options (timestamps add 12, RFC 7323).",
         carries=("openvpn",),
         options=(
-            OptionSpec("timestamps", "Carry the timestamps option on every segment (RFC 7323 §3).", ("yes", "no"), default="no"),
+            OptionSpec(
+                "timestamps", "Carry the timestamps option on every segment (RFC 7323 §3).", ("yes", "no"), default="no"
+            ),
             OptionSpec("port", "Destination port.", minimum=1, maximum=65535),
         ),
     ),
@@ -297,9 +327,24 @@ LAYERS: tuple[LayerSpec, ...] = (
         carries=("ethernet", "ipv4"),
         aliases=("ovpn",),
         options=(
-            OptionSpec("cipher", "Data-channel cipher.", ("none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm"), default="none"),
-            OptionSpec("auth", "HMAC digest (ignored by the GCM ciphers).", ("none", "sha1", "sha256", "sha512"), default="sha1"),
-            OptionSpec("opcode", "P_DATA_V1 (1-byte opcode) or P_DATA_V2 (opcode and 3-byte peer id).", ("v1", "v2"), default="v2"),
+            OptionSpec(
+                "cipher",
+                "Data-channel cipher.",
+                ("none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm"),
+                default="none",
+            ),
+            OptionSpec(
+                "auth",
+                "HMAC digest (ignored by the GCM ciphers).",
+                ("none", "sha1", "sha256", "sha512"),
+                default="sha1",
+            ),
+            OptionSpec(
+                "opcode",
+                "P_DATA_V1 (1-byte opcode) or P_DATA_V2 (opcode and 3-byte peer id).",
+                ("v1", "v2"),
+                default="v2",
+            ),
             OptionSpec(
                 "replay",
                 "Send the 4-byte packet ID of replay protection. OpenVPN does by default; seed 002 counts none, and "
@@ -307,7 +352,12 @@ LAYERS: tuple[LayerSpec, ...] = (
                 ("yes", "no"),
                 default="no",
             ),
-            OptionSpec("fragment", "OpenVPN's internal fragmentation (--fragment): the largest UDP payload it sends.", minimum=68, maximum=65535),
+            OptionSpec(
+                "fragment",
+                "OpenVPN's internal fragmentation (--fragment): the largest UDP payload it sends.",
+                minimum=68,
+                maximum=65535,
+            ),
         ),
     ),
     LayerSpec(
@@ -401,7 +451,9 @@ def _split(stack: str) -> list[tuple[str, int]]:
     return parts
 
 
-def _problem(stack: str, column: int, key: str, message: str, expected: str, found: str, hint: str | None = None) -> InputError:
+def _problem(
+    stack: str, column: int, key: str, message: str, expected: str, found: str, hint: str | None = None
+) -> InputError:
     caret = f"{stack}\n    {' ' * (column - 1)}^"
     return InputError(
         SOURCE,
@@ -444,13 +496,20 @@ def parse_stack(stack: str) -> list[Layer]:
         column += len(token) - len(token.lstrip())
         match = _TOKEN.match(token)
         if not stripped or not match:
-            raise _problem(stack, column, key, "not a layer", "a layer name with optional '(option=value,...)'", repr(stripped))
+            raise _problem(
+                stack, column, key, "not a layer", "a layer name with optional '(option=value,...)'", repr(stripped)
+            )
         word, args = match.group(1), match.group(2)
         spec = BY_NAME.get(word.lower())
         if spec is None:
             raise _problem(
-                stack, column, key, "unknown layer", "one of " + ", ".join(repr(s.name) for s in LAYERS),
-                repr(word), did_you_mean(word.lower(), list(BY_NAME)),
+                stack,
+                column,
+                key,
+                "unknown layer",
+                "one of " + ", ".join(repr(s.name) for s in LAYERS),
+                repr(word),
+                did_you_mean(word.lower(), list(BY_NAME)),
             )
         layer = Layer(spec, token=stripped, column=column)
         if args is not None:
@@ -480,21 +539,37 @@ def _parse_options(stack: str, layer: Layer, key: str, args: str, column: int) -
             else:
                 names = ", ".join(repr(o.name) for o in spec.options) or "none"
                 raise _problem(
-                    stack, col, f"{key} '{spec.name}'", "option needs a value",
-                    f"name=value, with a name among {names}", repr(item),
+                    stack,
+                    col,
+                    f"{key} '{spec.name}'",
+                    "option needs a value",
+                    f"name=value, with a name among {names}",
+                    repr(item),
                 )
         option = spec.option(name.lower())
         if option is None:
             names = [o.name for o in spec.options]
             raise _problem(
-                stack, col, f"{key} '{spec.name}'", "unknown option",
+                stack,
+                col,
+                f"{key} '{spec.name}'",
+                "unknown option",
                 ("one of " + ", ".join(repr(n) for n in names)) if names else f"no options: '{spec.name}' takes none",
-                repr(name), did_you_mean(name.lower(), names),
+                repr(name),
+                did_you_mean(name.lower(), names),
             )
         coerced = option.coerce(value)
         if coerced is None:
             hint = did_you_mean(value.lower(), list(option.choices)) if option.choices else None
-            raise _problem(stack, col, f"{key} '{spec.name}' option '{option.name}'", "value out of range", option.expected(), repr(value), hint)
+            raise _problem(
+                stack,
+                col,
+                f"{key} '{spec.name}' option '{option.name}'",
+                "value out of range",
+                option.expected(),
+                repr(value),
+                hint,
+            )
         layer.options[option.name] = coerced
 
 
@@ -502,8 +577,12 @@ def _check_order(stack: str, below: list[Layer], layer: Layer, key: str) -> None
     if not below:
         if layer.name not in OUTERMOST:
             raise _problem(
-                stack, layer.column, key, f"'{layer.name}' cannot be the outermost layer: it needs a link to run over",
-                "a physical link first: " + ", ".join(repr(n) for n in OUTERMOST), repr(layer.token),
+                stack,
+                layer.column,
+                key,
+                f"'{layer.name}' cannot be the outermost layer: it needs a link to run over",
+                "a physical link first: " + ", ".join(repr(n) for n in OUTERMOST),
+                repr(layer.token),
                 f"try 'ethernet/{stack.strip()}'" if layer.spec.role in (Role.NETWORK, Role.TRANSPORT) else None,
             )
         return
@@ -518,4 +597,6 @@ def _check_order(stack: str, below: list[Layer], layer: Layer, key: str) -> None
                 hint = "IP does not run over a transport protocol; did you mean a tunnel such as 'udp/openvpn/ipv4'?"
         else:
             expected, hint = f"nothing: '{outer.name}' ends the stack", None
-        raise _problem(stack, layer.column, key, f"'{outer.name}' cannot carry '{layer.name}'", expected, repr(layer.token), hint)
+        raise _problem(
+            stack, layer.column, key, f"'{outer.name}' cannot carry '{layer.name}'", expected, repr(layer.token), hint
+        )

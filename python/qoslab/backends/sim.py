@@ -109,13 +109,12 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field
 from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 from qoslab.backends.sim_atm import atm_config, atm_link, is_lane_port
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import InputError, Problem, did_you_mean
 from qoslab.scenario.checks import MAX_NODES, MAX_PORTS_PER_NODE
-from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, PPTP_OVERHEAD, below, interface_mtu
 from qoslab.scenario.model import (
     WIFI_RATES_MBPS,
     AccessPoint,
@@ -134,8 +133,16 @@ from qoslab.scenario.model import (
     Switch,
     Wifi,
 )
+from qoslab.scenario.tunnels import (
+    OPENVPN_DEFAULT_MTU,
+    PPPOE_MAX_MTU,
+    PPPOE_OVERHEAD,
+    PPTP_OVERHEAD,
+    below,
+    interface_mtu,
+)
 
-PathT = tuple[Union[str, int], ...]
+PathT = tuple[str | int, ...]
 
 # --------------------------------------------------------------------------- constants
 
@@ -259,7 +266,15 @@ class Network:
                 return a.ip
         return theirs[0].ip
 
-    def with_flows(self, flows: list[dict[str, Any]], duration_ns: int, *, seed: int | None = None, capture: bool = False, windows: list[dict[str, int]] | None = None) -> dict[str, Any]:
+    def with_flows(
+        self,
+        flows: list[dict[str, Any]],
+        duration_ns: int,
+        *,
+        seed: int | None = None,
+        capture: bool = False,
+        windows: list[dict[str, int]] | None = None,
+    ) -> dict[str, Any]:
         """A copy of the configuration with this traffic (and the scenario's
         ``[[background]]`` traffic beside it), run length and seed, and the measured
         flows' windows (docs/metrics.md#window).
@@ -286,7 +301,7 @@ class _RunConfig(dict):
     network's own objects, so :func:`_encode` reuses their JSON text from one test to
     the next (a network of 1,000 hosts is about 1.2 MB of JSON, some 0.1 s to encode)."""
 
-    network: "Network | None" = None
+    network: Network | None = None
 
 
 _ENCODED: dict[int, tuple[Any, str]] = {}
@@ -392,7 +407,13 @@ def _impairments(link: Any) -> list[dict[str, Any]]:
     impair: list[dict[str, Any]] = [{}, {}]
     for model in link.loss:
         if isinstance(model, GilbertElliott):
-            loss = {"model": "gilbert-elliott", "p": model.p, "r": model.r, "k": 1.0 - model.loss_good, "h": 1.0 - model.loss_bad}
+            loss = {
+                "model": "gilbert-elliott",
+                "p": model.p,
+                "r": model.r,
+                "k": 1.0 - model.loss_good,
+                "h": 1.0 - model.loss_bad,
+            }
         else:
             loss = {"model": "bernoulli", "p": model.rate}
         for d in _directions(model.direction):
@@ -442,48 +463,103 @@ def _check_wds(sc: Scenario, base: PathT, link: Wifi, out: LocatedProblems) -> N
     refuse a `wds` that no peer on this BSS could use, rather than let it silently do nothing."""
     if link.wds:
         if link.ap is None:
-            out.add(base + ("wds",), "4-address (WDS) frames need an access point: an ad hoc cell sends case-00 frames only", expected="wds = false in mode = 'adhoc'", found="wds = true")
+            out.add(
+                base + ("wds",),
+                "4-address (WDS) frames need an access point: an ad hoc cell sends case-00 frames only",
+                expected="wds = false in mode = 'adhoc'",
+                found="wds = true",
+            )
         return
     members = _members(link)
     if link.ap is None:
         for m in members:
             if getattr(sc.node[m], "wds", False):
-                out.add(("node", m, "wds"), f"node {m!r} is WDS-capable but {link.name or 'its wifi link'} is an ad hoc cell, which has no 4-address frames", expected="wds = false", found="wds = true")
+                out.add(
+                    ("node", m, "wds"),
+                    f"node {m!r} is WDS-capable but {link.name or 'its wifi link'} is an ad hoc cell, which has no 4-address frames",
+                    expected="wds = false",
+                    found="wds = true",
+                )
         return
     ap_wds = _wds_capable(sc, link, link.ap)
     station_wds = [m for m in link.stations if _wds_capable(sc, link, m)]
     if ap_wds and not station_wds:
-        out.add(("node", link.ap, "wds"), f"access point {link.ap!r} accepts 4-address frames but none of its stations sends them: the setting would do nothing",
-                expected="wds = true on a station (a bridge or repeater) too, or on the link", found="wds = true on the AP only", hint="4-address frames need WDS at both ends (IEEE 802.11-2020 Table 9-26)")
+        out.add(
+            ("node", link.ap, "wds"),
+            f"access point {link.ap!r} accepts 4-address frames but none of its stations sends them: the setting would do nothing",
+            expected="wds = true on a station (a bridge or repeater) too, or on the link",
+            found="wds = true on the AP only",
+            hint="4-address frames need WDS at both ends (IEEE 802.11-2020 Table 9-26)",
+        )
     if station_wds and not ap_wds:
         for m in station_wds:
-            out.add(("node", m, "wds"), f"station {m!r} sends 4-address frames but access point {link.ap!r} does not accept them",
-                    expected=f"wds = true on node {link.ap!r} too, or on the link", found=f"wds = true on {m!r} only", hint="4-address frames need WDS at both ends (IEEE 802.11-2020 Table 9-26)")
+            out.add(
+                ("node", m, "wds"),
+                f"station {m!r} sends 4-address frames but access point {link.ap!r} does not accept them",
+                expected=f"wds = true on node {link.ap!r} too, or on the link",
+                found=f"wds = true on {m!r} only",
+                hint="4-address frames need WDS at both ends (IEEE 802.11-2020 Table 9-26)",
+            )
 
 
 def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
     for name, node in sc.node.items():
         if isinstance(node, AccessPoint) and node.role == "ap" and node.routes:
-            out.add(("node", name, "routes"), "a plain access point is a bridge: it forwards frames, not IP packets, so routes would route nothing",
-                    expected="no routes on role = 'ap'", found=f"{len(node.routes)} route(s)", hint="use role = 'ap-router' (a SOHO router with an AP) to route")
+            out.add(
+                ("node", name, "routes"),
+                "a plain access point is a bridge: it forwards frames, not IP packets, so routes would route nothing",
+                expected="no routes on role = 'ap'",
+                found=f"{len(node.routes)} route(s)",
+                hint="use role = 'ap-router' (a SOHO router with an AP) to route",
+            )
     for i, link in enumerate(sc.link):
         base: PathT = ("link", i)
         if isinstance(link, Atm):
             if link.loss:
-                out.add(base + ("loss",), f"loss on an ATM link: {_NOT_YET}", expected="no loss (cells are lost in switch queues)", found=f"{len(link.loss)} loss model(s)")
+                out.add(
+                    base + ("loss",),
+                    f"loss on an ATM link: {_NOT_YET}",
+                    expected="no loss (cells are lost in switch queues)",
+                    found=f"{len(link.loss)} loss model(s)",
+                )
             if link.shaper:
-                out.add(base + ("shaper",), "a shaper on an ATM link", expected="a peak cell rate on the VC: vcs = [{ vci = ..., pcr = '...' }]", found=f"{len(link.shaper)} shaper(s)")
+                out.add(
+                    base + ("shaper",),
+                    "a shaper on an ATM link",
+                    expected="a peak cell rate on the VC: vcs = [{ vci = ..., pcr = '...' }]",
+                    found=f"{len(link.shaper)} shaper(s)",
+                )
             continue
         if isinstance(link, Wifi) and link.loss:
-            out.add(base + ("loss",), "loss on a wifi cell", expected="frame_error_rate per station", found=f"{len(link.loss)} loss model(s)")
+            out.add(
+                base + ("loss",),
+                "loss on a wifi cell",
+                expected="frame_error_rate per station",
+                found=f"{len(link.loss)} loss model(s)",
+            )
         if isinstance(link, Wifi) and link.shaper:
-            out.add(base + ("shaper",), "a shaper on a wifi cell", expected="a shaper on an Ethernet or serial link", found=f"{len(link.shaper)} shaper(s)")
+            out.add(
+                base + ("shaper",),
+                "a shaper on a wifi cell",
+                expected="a shaper on an Ethernet or serial link",
+                found=f"{len(link.shaper)} shaper(s)",
+            )
         directions = [d for model in list(link.loss) for d in _directions(model.direction)]
         if len(directions) != len(set(directions)):
-            out.add(base + ("loss",), "two loss models on one direction", expected="one loss model per direction", found=f"{len(link.loss)} loss models")
+            out.add(
+                base + ("loss",),
+                "two loss models on one direction",
+                expected="one loss model per direction",
+                found=f"{len(link.loss)} loss models",
+            )
         directions = [d for shaper in link.shaper for d in _directions(shaper.direction)]
         if len(directions) != len(set(directions)):
-            out.add(base + ("shaper",), "two shapers on one direction", expected="one shaper per direction", found=f"{len(link.shaper)} shapers")
+            out.add(
+                base + ("shaper",),
+                "two shapers on one direction",
+                expected="one shaper per direction",
+                found=f"{len(link.shaper)} shapers",
+            )
         if isinstance(link, Ethernet) and link.duplex == "half":
             out.add(base + ("duplex",), f"half-duplex Ethernet: {_NOT_YET}", expected="'full'", found="'half'")
         if isinstance(link, Wifi):
@@ -499,12 +575,27 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
             _check_wds(sc, base, link, out)
             for member in link.preambles:
                 if member not in _members(link):
-                    out.add(base + ("preambles", member), "a preamble for a node that is not a member of this BSS", expected="the ap or one of the stations: " + ", ".join(_members(link)), found=repr(member))
+                    out.add(
+                        base + ("preambles", member),
+                        "a preamble for a node that is not a member of this BSS",
+                        expected="the ap or one of the stations: " + ", ".join(_members(link)),
+                        found=repr(member),
+                    )
             for member in (link.queue or {}) if isinstance(link.queue, dict) else ():
                 if member not in _members(link):
-                    out.add(base + ("queue", member), "a queue for a node that is not a member of this BSS", expected="the ap or one of the stations: " + ", ".join(_members(link)), found=repr(member))
+                    out.add(
+                        base + ("queue", member),
+                        "a queue for a node that is not a member of this BSS",
+                        expected="the ap or one of the stations: " + ", ".join(_members(link)),
+                        found=repr(member),
+                    )
             if link.retry_limit < 1:
-                out.add(base + ("retry_limit",), "a frame is sent at least once", expected="1 (send once, no retry) or more", found=str(link.retry_limit))
+                out.add(
+                    base + ("retry_limit",),
+                    "a frame is sent at least once",
+                    expected="1 (send once, no retry) or more",
+                    found=str(link.retry_limit),
+                )
     for i, _t in enumerate(sc.tunnel):
         base: PathT = ("tunnel", i)
         if isinstance(_t, (OpenVpn, Pppoe)):
@@ -514,21 +605,57 @@ def _refuse_unsupported(sc: Scenario, out: LocatedProblems) -> None:
             _check_pptp(sc, i, _t, out)
             continue
         if not isinstance(_t, Ipsec):
-            out.add(base + ("type",), f"{_t.type} tunnels in a simulation: {_NOT_YET}", expected="'ipsec', 'openvpn', 'pppoe' or 'pptp' for `qoslab run`", found=repr(_t.type), hint="`qoslab mtu` analyses tunnel stacks")
+            out.add(
+                base + ("type",),
+                f"{_t.type} tunnels in a simulation: {_NOT_YET}",
+                expected="'ipsec', 'openvpn', 'pppoe' or 'pptp' for `qoslab run`",
+                found=repr(_t.type),
+                hint="`qoslab mtu` analyses tunnel stacks",
+            )
             continue
         if _t.protocol == "ah" and _t.auth == "none":
-            out.add(base + ("auth",), "AH always carries an ICV (RFC 4302 §3.2)", expected="'hmac-md5-96', 'hmac-sha1-96' or 'hmac-sha256-128'", found="'none'")
+            out.add(
+                base + ("auth",),
+                "AH always carries an ICV (RFC 4302 §3.2)",
+                expected="'hmac-md5-96', 'hmac-sha1-96' or 'hmac-sha256-128'",
+                found="'none'",
+            )
         if _t.selector is not None and _t.mode == "tunnel":
-            out.add(base + ("selector",), f"a selector on a tunnel-mode tunnel: {_NOT_YET} (routes pick a tunnel-mode tunnel by destination)", expected="mode = 'transport' with a selector, or no selector", found="a selector with mode = 'tunnel'")
+            out.add(
+                base + ("selector",),
+                f"a selector on a tunnel-mode tunnel: {_NOT_YET} (routes pick a tunnel-mode tunnel by destination)",
+                expected="mode = 'transport' with a selector, or no selector",
+                found="a selector with mode = 'tunnel'",
+            )
         if _t.over is not None:
-            out.add(base + ("over",), f"an IPsec tunnel over a named link or tunnel: {_NOT_YET}", expected="no `over`: the tunnel follows the routed path between its ends", found=repr(_t.over))
+            out.add(
+                base + ("over",),
+                f"an IPsec tunnel over a named link or tunnel: {_NOT_YET}",
+                expected="no `over`: the tunnel follows the routed path between its ends",
+                found=repr(_t.over),
+            )
         if _t.cipher not in IPSEC_CIPHERS:
-            out.add(base + ("cipher",), f"{_t.cipher} in a simulation: {_NOT_YET}", expected=" or ".join(repr(c) for c in IPSEC_CIPHERS), found=repr(_t.cipher))
+            out.add(
+                base + ("cipher",),
+                f"{_t.cipher} in a simulation: {_NOT_YET}",
+                expected=" or ".join(repr(c) for c in IPSEC_CIPHERS),
+                found=repr(_t.cipher),
+            )
         elif _t.cipher.endswith("-gcm") and _t.auth != "none":
-            out.add(base + ("auth",), "AES-GCM carries its own 16-byte ICV (RFC 4106 §6): no separate HMAC", expected="'none' with a GCM cipher", found=repr(_t.auth))
+            out.add(
+                base + ("auth",),
+                "AES-GCM carries its own 16-byte ICV (RFC 4106 §6): no separate HMAC",
+                expected="'none' with a GCM cipher",
+                found=repr(_t.auth),
+            )
     for name, node in sc.node.items():
         if isinstance(node, Bridge) and node.promiscuous:
-            out.add(("node", name, "promiscuous"), f"promiscuous adapters (seed 000 Fig. 10): {_NOT_YET}", expected="false", found="true")
+            out.add(
+                ("node", name, "promiscuous"),
+                f"promiscuous adapters (seed 000 Fig. 10): {_NOT_YET}",
+                expected="false",
+                found="true",
+            )
 
 
 # --------------------------------------------------------------------------- lowering
@@ -585,7 +712,9 @@ class _Segments:
         members: dict[int, set[int]] = {}
         for li, link in enumerate(sc.link):
             members.setdefault(self.component[li], set()).update(self.index[m] for m in _members(link))
-        self.addresses = {c: sorted(int(a.ip) for k in ks for a in sc.node[names[k]].address) for c, ks in members.items()}
+        self.addresses = {
+            c: sorted(int(a.ip) for k in ks for a in sc.node[names[k]].address) for c, ks in members.items()
+        }
 
     def walk(self, node: int, port: Port) -> list[IPv4Address]:
         """Addresses of the nodes on the segment behind ``port``, walked across
@@ -621,7 +750,9 @@ class _Segments:
         return in_subnet - same > 0
 
 
-def _assign(addresses: list[IPv4Interface], candidates: list[Port], segments: _Segments, node: int) -> dict[int, IPv4Interface]:
+def _assign(
+    addresses: list[IPv4Interface], candidates: list[Port], segments: _Segments, node: int
+) -> dict[int, IPv4Interface]:
     """Port index -> address: each address to the first free port whose segment shares its subnet, the rest in order."""
     chosen: dict[int, IPv4Interface] = {}
     left: list[IPv4Interface] = []
@@ -649,7 +780,10 @@ def _routes(node: Any) -> list[dict[str, Any]]:
             best[r.to] = r
         elif r.metric < best[r.to].metric:
             best[r.to] = r
-    routes = [{"destination": str(best[n].to.network_address), "prefix_len": best[n].to.prefixlen, "via": str(best[n].via)} for n in order]
+    routes = [
+        {"destination": str(best[n].to.network_address), "prefix_len": best[n].to.prefixlen, "via": str(best[n].via)}
+        for n in order
+    ]
     if node.gateway is not None and not any(r.to.prefixlen == 0 for r in node.routes):
         routes.append({"destination": "0.0.0.0", "prefix_len": 0, "via": str(node.gateway)})
     return routes
@@ -689,7 +823,11 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
     link_ports: list[list[Port]] = []
     node_index = {name: i for i, name in enumerate(names)}
     for li, link in enumerate(scenario.link):
-        kind = "wifi" if isinstance(link, Wifi) else ("serial" if isinstance(link, Serial) else ("atm" if isinstance(link, Atm) else "ethernet"))
+        kind = (
+            "wifi"
+            if isinstance(link, Wifi)
+            else ("serial" if isinstance(link, Serial) else ("atm" if isinstance(link, Atm) else "ethernet"))
+        )
         if isinstance(link, Wifi):
             mtu = WIFI_MTU
         elif isinstance(link, Serial):
@@ -701,7 +839,11 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         for member in _members(link):
             n = node_index[member]
             idx = len(ports[n])
-            prefix = {"wifi": "wlan", "serial": "ppp" if isinstance(link, Serial) and link.framing == "ppp" else "sl", "atm": "atm"}.get(kind, "eth")
+            prefix = {
+                "wifi": "wlan",
+                "serial": "ppp" if isinstance(link, Serial) and link.framing == "ppp" else "sl",
+                "atm": "atm",
+            }.get(kind, "eth")
             port = Port(n, idx, f"{prefix}{counters[n][kind]}", li, kind, mac_for(n, idx), mtu)
             counters[n][kind] += 1
             ports[n].append(port)
@@ -741,7 +883,12 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         if isinstance(node, Bridge) and node.forwarding in ("l2", "l3f") or isinstance(node, Switch):
             bridge_ports, routed = list(mine), []
             if len(addrs) > 1:
-                out.add(("node", name, "address"), "a bridge has one address, on its bridge interface", expected="one address", found=", ".join(str(a) for a in addrs))
+                out.add(
+                    ("node", name, "address"),
+                    "a bridge has one address, on its bridge interface",
+                    expected="one address",
+                    found=", ".join(str(a) for a in addrs),
+                )
             bridge_address = addrs[0] if addrs else None
             addrs = []
         elif isinstance(node, AccessPoint):
@@ -752,17 +899,31 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
                 if hit:
                     wan = next(p for p in wired if p.index in hit)
                 else:
-                    out.add(("node", name, "address"), "no Ethernet port leads to the WAN subnet of the second address", expected="a WAN link to a node in " + str(addrs[1].network), found="none")
+                    out.add(
+                        ("node", name, "address"),
+                        "no Ethernet port leads to the WAN subnet of the second address",
+                        expected="a WAN link to a node in " + str(addrs[1].network),
+                        found="none",
+                    )
             bridge_ports = [p for p in mine if p is not wan]
             routed = [wan] if wan is not None else []
             bridge_address = addrs[0] if addrs else None
             addrs = addrs[1:2] if wan is not None else []
             if len(node.address) > 2:
-                out.add(("node", name, "address"), "an AP router has a LAN address and at most a WAN address", expected="one or two addresses", found=", ".join(str(a) for a in node.address))
+                out.add(
+                    ("node", name, "address"),
+                    "an AP router has a LAN address and at most a WAN address",
+                    expected="one or two addresses",
+                    found=", ".join(str(a) for a in node.address),
+                )
             if node.role == "ap-router":
                 cfg["ip_forward"] = True
                 if wan is not None and node.nat:
-                    cfg["nat"] = {"outside_port": wan.index, "port_forwards": _port_forwards(node), "udp_timeout_ns": NAT_UDP_TIMEOUT_NS}
+                    cfg["nat"] = {
+                        "outside_port": wan.index,
+                        "port_forwards": _port_forwards(node),
+                        "udp_timeout_ns": NAT_UDP_TIMEOUT_NS,
+                    }
         elif isinstance(node, (Router, MpoaServer)) or (isinstance(node, Bridge) and node.forwarding == "nat"):
             cfg["ip_forward"] = True
 
@@ -773,14 +934,25 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
             addrs = ([bridge_address] if bridge_address else []) + addrs
             bridge_address = None
         if len(addrs) > len(routed):
-            out.add(("node", name, "address"), f"{len(addrs)} addresses but {len(routed)} interface(s) to put them on", expected=f"at most {len(routed)} address(es), one per link", found=", ".join(str(a) for a in addrs))
+            out.add(
+                ("node", name, "address"),
+                f"{len(addrs)} addresses but {len(routed)} interface(s) to put them on",
+                expected=f"at most {len(routed)} address(es), one per link",
+                found=", ".join(str(a) for a in addrs),
+            )
         chosen = _assign(addrs, routed, segments, n)
         if not bridge_ports:
             bridge_ports = _tap_bridge(scenario, name, mine, chosen, taps)
         for p in mine:
             p.address = chosen.get(p.index)
             cfg["ports"].append(
-                {"name": p.name, "mac": p.mac, "address": _iface(p.address) if p.address else None, "mtu": p.mtu, "point_to_point": p.kind == "serial" or p.kind == "atm" and not is_lane_port(scenario, p)}
+                {
+                    "name": p.name,
+                    "mac": p.mac,
+                    "address": _iface(p.address) if p.address else None,
+                    "mtu": p.mtu,
+                    "point_to_point": p.kind == "serial" or p.kind == "atm" and not is_lane_port(scenario, p),
+                }
             )
         if bridge_ports:
             wifi = [p for p in bridge_ports if p.kind == "wifi"]
@@ -797,11 +969,22 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         if isinstance(node, Bridge) and node.forwarding == "nat":
             outside = _nat_outside(scenario, node, mine, names, ports, n)
             if outside is None:
-                out.add(("node", name, "forwarding"), "NAT needs an outside interface", expected="a wireless port, or a gateway on one of the ports' subnets", found="neither")
+                out.add(
+                    ("node", name, "forwarding"),
+                    "NAT needs an outside interface",
+                    expected="a wireless port, or a gateway on one of the ports' subnets",
+                    found="neither",
+                )
             else:
-                cfg["nat"] = {"outside_port": outside.index, "port_forwards": _port_forwards(node), "udp_timeout_ns": NAT_UDP_TIMEOUT_NS}
+                cfg["nat"] = {
+                    "outside_port": outside.index,
+                    "port_forwards": _port_forwards(node),
+                    "udp_timeout_ns": NAT_UDP_TIMEOUT_NS,
+                }
 
-        addresses[name] = [p.address for p in mine if p.address is not None] + ([bridge_address] if bridge_address else [])
+        addresses[name] = [p.address for p in mine if p.address is not None] + (
+            [bridge_address] if bridge_address else []
+        )
         nodes.append(cfg)
 
     links: list[dict[str, Any]] = []
@@ -812,15 +995,37 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         if isinstance(link, Ethernet):
             frames, nbytes = _queue(link)
             links.append(
-                {"type": "ethernet", "name": lname, "a": refs[0], "b": refs[1], "rate_bps": link.rate, "delay_ns": link.delay,
-                 "queue_frames": frames, "queue_bytes": nbytes, "impair": _impairments(link)}
+                {
+                    "type": "ethernet",
+                    "name": lname,
+                    "a": refs[0],
+                    "b": refs[1],
+                    "rate_bps": link.rate,
+                    "delay_ns": link.delay,
+                    "queue_frames": frames,
+                    "queue_bytes": nbytes,
+                    "impair": _impairments(link),
+                }
             )
         elif isinstance(link, Serial):
             links.append(
-                {"type": "serial", "name": lname, "a": refs[0], "b": refs[1], "rate_bps": link.rate, "format": link.format,
-                 "framing": link.framing, "clocking": link.clocking, "acfc": link.acfc, "pfc": link.pfc, "fcs_bits": link.fcs,
-                 "compression": link.compression or 1.0, "delay_ns": link.delay,
-                 "queue_frames": SERIAL_QUEUE_FRAMES, "impair": _impairments(link)}
+                {
+                    "type": "serial",
+                    "name": lname,
+                    "a": refs[0],
+                    "b": refs[1],
+                    "rate_bps": link.rate,
+                    "format": link.format,
+                    "framing": link.framing,
+                    "clocking": link.clocking,
+                    "acfc": link.acfc,
+                    "pfc": link.pfc,
+                    "fcs_bits": link.fcs,
+                    "compression": link.compression or 1.0,
+                    "delay_ns": link.delay,
+                    "queue_frames": SERIAL_QUEUE_FRAMES,
+                    "impair": _impairments(link),
+                }
             )
         elif isinstance(link, Atm):
             links.append(atm_link(link, lname, refs))
@@ -865,11 +1070,20 @@ def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[d
         port_on = lambda k, link: next(p.index for p in ports[k] if p.link == link)  # noqa: E731
         out.append(
             {
-                "node": n, "radio_port": port_on(n, radio), "modem_port": port_on(n, modem),
-                "peer": peer, "peer_radio_port": port_on(peer, radio),
-                "initial_timeout_ns": a.initial_timeout, "max_timeout_ns": a.max_timeout, "max_attempts": a.max_attempts,
-                "ratio_window": a.window, "ratio_min_samples": a.min_samples, "low": a.low, "high": a.high,
-                "probe_interval_ns": a.probe_interval, "sample_interval_ns": a.sample_interval,
+                "node": n,
+                "radio_port": port_on(n, radio),
+                "modem_port": port_on(n, modem),
+                "peer": peer,
+                "peer_radio_port": port_on(peer, radio),
+                "initial_timeout_ns": a.initial_timeout,
+                "max_timeout_ns": a.max_timeout,
+                "max_attempts": a.max_attempts,
+                "ratio_window": a.window,
+                "ratio_min_samples": a.min_samples,
+                "low": a.low,
+                "high": a.high,
+                "probe_interval_ns": a.probe_interval,
+                "sample_interval_ns": a.sample_interval,
             }
         )
     return out
@@ -894,13 +1108,29 @@ def background_flows(net: Network, duration_ns: int) -> list[dict[str, Any]]:
         pps = b.rate / (8 * wire_bytes(b.payload, mtu)) if b.rate else 0.0
         stop = duration_ns if b.duration is None else min(duration_ns, b.start + b.duration)
         flows.append(
-            {"kind": "udp", "id": BACKGROUND_FLOW_BASE + i, "from": src, "to": str(dst), "dst_port": BACKGROUND_PORT,
-             "payload": max(16, int(b.payload)), "rate_pps": pps, "start_ns": b.start, "stop_ns": stop}
+            {
+                "kind": "udp",
+                "id": BACKGROUND_FLOW_BASE + i,
+                "from": src,
+                "to": str(dst),
+                "dst_port": BACKGROUND_PORT,
+                "payload": max(16, int(b.payload)),
+                "rate_pps": pps,
+                "start_ns": b.start,
+                "stop_ns": stop,
+            }
         )
     return flows
 
 
-def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], out: LocatedProblems) -> None:
+def _ipsec_tunnels(
+    sc: Scenario,
+    names: list[str],
+    nodes: list[dict[str, Any]],
+    ports: list[list[Port]],
+    addresses: dict[str, list[IPv4Interface]],
+    out: LocatedProblems,
+) -> None:
     """Each IPsec tunnel as a pair of IpsecTunnelConfig, one on each end (rules in the module doc)."""
     net = Network(sc, {}, names, ports, addresses)
     protected: dict[int, dict[tuple[str, int], int]] = {}  # node -> (network, prefix) -> tunnel index
@@ -912,7 +1142,12 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
         local = [net.destination(ends[1], ends[0]), net.destination(ends[0], ends[1])]
         for k, key in enumerate(("from", "to")):
             if local[k] is None:
-                out.add(("tunnel", i, key), "an IPsec tunnel end needs an IPv4 address", expected=f"an address on node {ends[k]}", found="none")
+                out.add(
+                    ("tunnel", i, key),
+                    "an IPsec tunnel end needs an IPv4 address",
+                    expected=f"an address on node {ends[k]}",
+                    found="none",
+                )
         if local[0] is None or local[1] is None:
             continue
         spis = [IPSEC_SPI_BASE + 2 * i, IPSEC_SPI_BASE + 2 * i + 1]
@@ -924,17 +1159,37 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
             traffic = (frozenset(ends), protocol, port, t.to if port is not None else None)
             if traffic in carried:
                 j = carried[traffic]
-                what = "everything between them" if sel is None else f"the same traffic (protocol {sel.protocol}, port {port if port is not None else 'any'})"
-                out.add(("tunnel", i, "selector" if sel is not None else "to"), f"tunnel[{j}] already carries {what} between {ends[0]} and {ends[1]}", expected="transport tunnels between two nodes with different selectors", found=f"tunnel[{j}] and tunnel[{i}] alike", hint="give each VPN its own traffic: selector = { protocol = 'udp', port = 8 }")
+                what = (
+                    "everything between them"
+                    if sel is None
+                    else f"the same traffic (protocol {sel.protocol}, port {port if port is not None else 'any'})"
+                )
+                out.add(
+                    ("tunnel", i, "selector" if sel is not None else "to"),
+                    f"tunnel[{j}] already carries {what} between {ends[0]} and {ends[1]}",
+                    expected="transport tunnels between two nodes with different selectors",
+                    found=f"tunnel[{j}] and tunnel[{i}] alike",
+                    hint="give each VPN its own traffic: selector = { protocol = 'udp', port = 8 }",
+                )
                 continue
             carried[traffic] = i
             for k in (0, 1):
                 n = names.index(ends[k])
                 nodes[n]["ipsec"].append(
-                    {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
-                     "protects": [], "mtu": 1500, **common, "select_protocol": protocol,
-                     # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
-                     "select_local_port": port if k == 1 else None, "select_remote_port": port if k == 0 else None}
+                    {
+                        "name": t.name,
+                        "local": str(local[k]),
+                        "remote": str(local[1 - k]),
+                        "spi_out": spis[k],
+                        "spi_in": spis[1 - k],
+                        "protects": [],
+                        "mtu": 1500,
+                        **common,
+                        "select_protocol": protocol,
+                        # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
+                        "select_local_port": port if k == 1 else None,
+                        "select_remote_port": port if k == 0 else None,
+                    }
                 )
             continue
         for k in (0, 1):
@@ -943,18 +1198,39 @@ def _ipsec_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], 
             seen = protected.setdefault(n, {})
             for dest in protects:
                 if dest in seen:
-                    out.add(("tunnel", i, "to" if k == 0 else "from"), f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]", expected="tunnels of one node that protect different destinations", found=f"{dest[0]}/{dest[1]} twice", hint="each tunnel needs its own far address or subnet; several VPNs between two hosts: mode = 'transport', each with its own selector")
+                    out.add(
+                        ("tunnel", i, "to" if k == 0 else "from"),
+                        f"node {ends[k]} already sends {dest[0]}/{dest[1]} into tunnel[{seen[dest]}]",
+                        expected="tunnels of one node that protect different destinations",
+                        found=f"{dest[0]}/{dest[1]} twice",
+                        hint="each tunnel needs its own far address or subnet; several VPNs between two hosts: mode = 'transport', each with its own selector",
+                    )
                 seen.setdefault(dest, i)
             port = next((p for p in ports[n] if p.address is not None and p.address.ip == local[k]), None)
             mtu = t.mtu or (port.mtu if port is not None else 1500)
             nodes[n]["ipsec"].append(
-                {"name": t.name, "local": str(local[k]), "remote": str(local[1 - k]), "spi_out": spis[k], "spi_in": spis[1 - k],
-                 "cipher": t.cipher, "auth": t.auth, "protects": [[a, p] for a, p in protects], "mtu": mtu,
-                 "mode": t.mode, "protocol": t.protocol, "select_protocol": None, "select_local_port": None, "select_remote_port": None, "fragment": t.fragment}
+                {
+                    "name": t.name,
+                    "local": str(local[k]),
+                    "remote": str(local[1 - k]),
+                    "spi_out": spis[k],
+                    "spi_in": spis[1 - k],
+                    "cipher": t.cipher,
+                    "auth": t.auth,
+                    "protects": [[a, p] for a, p in protects],
+                    "mtu": mtu,
+                    "mode": t.mode,
+                    "protocol": t.protocol,
+                    "select_protocol": None,
+                    "select_local_port": None,
+                    "select_remote_port": None,
+                    "fragment": t.fragment,
+                }
             )
 
 
 # --------------------------------------------------------------------------- OpenVPN and PPPoE
+
 
 def _check_vpn(sc: Scenario, i: int, t: Any, out: LocatedProblems) -> None:
     """Refuses what the simulator's OpenVPN and PPPoE cannot run yet (stacks without
@@ -963,12 +1239,24 @@ def _check_vpn(sc: Scenario, i: int, t: Any, out: LocatedProblems) -> None:
     under = below(sc, t)
     if isinstance(t, OpenVpn):
         if t.auth == "md5":
-            out.add(base + ("auth",), f"OpenVPN with HMAC-MD5: {_NOT_YET}", expected="'none', 'sha1', 'sha256' or 'sha512'", found="'md5'")
+            out.add(
+                base + ("auth",),
+                f"OpenVPN with HMAC-MD5: {_NOT_YET}",
+                expected="'none', 'sha1', 'sha256' or 'sha512'",
+                found="'md5'",
+            )
         if under is not None and under[0] == "tunnel" and not isinstance(sc.tunnel[under[1]], Pppoe):
-            out.add(base + ("over",), f"OpenVPN over a {sc.tunnel[under[1]].type} tunnel: {_NOT_YET}", expected="a link, a PPPoE tunnel or no `over` (the routed path)", found=repr(t.over))
+            out.add(
+                base + ("over",),
+                f"OpenVPN over a {sc.tunnel[under[1]].type} tunnel: {_NOT_YET}",
+                expected="a link, a PPPoE tunnel or no `over` (the routed path)",
+                found=repr(t.over),
+            )
 
 
-def _tap_ports(sc: Scenario, names: list[str], ports: list[list[Port]], counters: list[dict[str, int]]) -> dict[tuple[int, int], Port]:
+def _tap_ports(
+    sc: Scenario, names: list[str], ports: list[list[Port]], counters: list[dict[str, int]]
+) -> dict[tuple[int, int], Port]:
     """A port for each end of each TAP tunnel, after the link ports: (tunnel, end) -> port."""
     taps: dict[tuple[int, int], Port] = {}
     for i, t in enumerate(sc.tunnel):
@@ -984,7 +1272,9 @@ def _tap_ports(sc: Scenario, names: list[str], ports: list[list[Port]], counters
     return taps
 
 
-def _tap_bridge(sc: Scenario, name: str, mine: list[Port], chosen: dict[int, IPv4Interface], taps: dict[tuple[int, int], Port]) -> list[Port]:
+def _tap_bridge(
+    sc: Scenario, name: str, mine: list[Port], chosen: dict[int, IPv4Interface], taps: dict[tuple[int, int], Port]
+) -> list[Port]:
     """At a TAP tunnel's server end (``to``), the TAP device bridged with the node's
     Ethernet ports that carry no address, as an OpenVPN server bridges tap0 to its LAN
     (``brctl addif br0 tap0 eth1``, seed 002 §2.1); none when there is no such port."""
@@ -1017,7 +1307,9 @@ def _l2_port(sc: Scenario, names: list[str], ports: list[list[Port]], node: int,
     return None
 
 
-def _pppoe_port(sc: Scenario, names: list[str], ports: list[list[Port]], taps: dict[tuple[int, int], Port], t: Pppoe, k: int) -> Port | None:
+def _pppoe_port(
+    sc: Scenario, names: list[str], ports: list[list[Port]], taps: dict[tuple[int, int], Port], t: Pppoe, k: int
+) -> Port | None:
     """The port end ``k`` of PPPoE tunnel ``t`` runs on: the TAP port when the node is an
     end of the TAP tunnel below, else its port on (or reaching) the link or the TAP's far end."""
     node = names.index((t.from_, t.to)[k])
@@ -1037,7 +1329,15 @@ def _pppoe_port(sc: Scenario, names: list[str], ports: list[list[Port]], taps: d
     return _l2_port(sc, names, ports, node, members)
 
 
-def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], taps: dict[tuple[int, int], Port], out: LocatedProblems) -> None:
+def _vpn_tunnels(
+    sc: Scenario,
+    names: list[str],
+    nodes: list[dict[str, Any]],
+    ports: list[list[Port]],
+    addresses: dict[str, list[IPv4Interface]],
+    taps: dict[tuple[int, int], Port],
+    out: LocatedProblems,
+) -> None:
     """PPPoE sessions, then OpenVPN ends (which may ride on a PPPoE link), on each end node.
 
     PPPoE: the server (``to``) is the Access Concentrator; its PPP address is its address
@@ -1067,35 +1367,89 @@ def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], po
         found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
         if found[0] is None or found[1] is None:
             k = 0 if found[0] is None else 1
-            out.add(("tunnel", i, "over"), f"node {ends[k]} has no port on {t.over!r} for PPPoE", expected=f"{ends[k]!r} on that Ethernet segment or an end of that TAP tunnel", found=repr(t.over))
+            out.add(
+                ("tunnel", i, "over"),
+                f"node {ends[k]} has no port on {t.over!r} for PPPoE",
+                expected=f"{ends[k]!r} on that Ethernet segment or an end of that TAP tunnel",
+                found=repr(t.over),
+            )
             continue
         client_port, server_port = found[0], found[1]
         n_client, n_server = names.index(ends[0]), names.index(ends[1])
-        bridged = [(k, p) for k, p in enumerate(found) if nodes[p.node]["bridge"] and p.index in nodes[p.node]["bridge"]["ports"]]
+        bridged = [
+            (k, p)
+            for k, p in enumerate(found)
+            if nodes[p.node]["bridge"] and p.index in nodes[p.node]["bridge"]["ports"]
+        ]
         if bridged:
             k, p = bridged[0]
-            out.add(("tunnel", i, "to" if k else "from"), f"PPPoE on {ends[k]}'s bridged port {p.name}: {_NOT_YET}", expected="a host or router end (a routed port or a TAP port)", found=f"{ends[k]!r} ({sc.node[ends[k]].role})")
+            out.add(
+                ("tunnel", i, "to" if k else "from"),
+                f"PPPoE on {ends[k]}'s bridged port {p.name}: {_NOT_YET}",
+                expected="a host or router end (a routed port or a TAP port)",
+                found=f"{ends[k]!r} ({sc.node[ends[k]].role})",
+            )
             continue
         server_if = server_port.address or next(iter(addresses.get(ends[1], [])), None)
         if server_if is None:
-            out.add(("tunnel", i, "to"), "a PPPoE server needs an IPv4 address for its PPP link and a subnet to assign the client an address from", expected=f"an address on node {ends[1]!r}", found="none")
+            out.add(
+                ("tunnel", i, "to"),
+                "a PPPoE server needs an IPv4 address for its PPP link and a subnet to assign the client an address from",
+                expected=f"an address on node {ends[1]!r}",
+                found="none",
+            )
             continue
         client_ip = next((h for h in server_if.network.hosts() if h not in used), None)
         if client_ip is None:
-            out.add(("tunnel", i, "to"), "no free address for the PPPoE client in the server's subnet", expected=f"a free host address in {server_if.network}", found="all in use")
+            out.add(
+                ("tunnel", i, "to"),
+                "no free address for the PPPoE client in the server's subnet",
+                expected=f"a free host address in {server_if.network}",
+                found="all in use",
+            )
             continue
         used.add(client_ip)
         under = interface_mtu(sc, below(sc, t)) or 1500
         mtu = t.mtu or min(PPPOE_MAX_MTU, under - PPPOE_OVERHEAD)
-        behind = [] if not nodes[n_server]["ip_forward"] else [(str(a.network.network_address), a.network.prefixlen) for a in addresses[ends[1]] if a.ip != server_if.ip and a.network != server_if.network]
-        common = {"service_name": t.service_name or "", "ac_name": ends[1], "auth": t.auth, "user": ends[0], "secret": f"qoslab-{t.name}", "mtu": mtu}
+        behind = (
+            []
+            if not nodes[n_server]["ip_forward"]
+            else [
+                (str(a.network.network_address), a.network.prefixlen)
+                for a in addresses[ends[1]]
+                if a.ip != server_if.ip and a.network != server_if.network
+            ]
+        )
+        common = {
+            "service_name": t.service_name or "",
+            "ac_name": ends[1],
+            "auth": t.auth,
+            "user": ends[0],
+            "secret": f"qoslab-{t.name}",
+            "mtu": mtu,
+        }
         for n, port, server, local, peer, routes in (
             (n_server, server_port, True, server_if.ip, client_ip, [[str(client_ip), 32]]),
-            (n_client, client_port, False, client_ip, server_if.ip, [[str(server_if.ip), 32]] + [[a, p] for a, p in behind]),
+            (
+                n_client,
+                client_port,
+                False,
+                client_ip,
+                server_if.ip,
+                [[str(server_if.ip), 32]] + [[a, p] for a, p in behind],
+            ),
         ):
             nodes[n]["pppoe"].append(
-                {"name": f"ppp{ppp_count[n]}", "port": port.index, "server": server, "session_id": i + 1 if server else 0,
-                 "local": str(local), "peer": str(peer), "routes": routes, **common}
+                {
+                    "name": f"ppp{ppp_count[n]}",
+                    "port": port.index,
+                    "server": server,
+                    "session_id": i + 1 if server else 0,
+                    "local": str(local),
+                    "peer": str(peer),
+                    "routes": routes,
+                    **common,
+                }
             )
             ppp_count[n] += 1
         addresses[ends[0]].append(IPv4Interface(f"{client_ip}/{server_if.network.prefixlen}"))
@@ -1116,7 +1470,14 @@ def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], po
             local = [net.destination(ends[1], ends[0]), net.destination(ends[0], ends[1])]
         for k, key in enumerate(("from", "to")):
             if local[k] is None:
-                out.add(("tunnel", i, key), "an OpenVPN end needs an IPv4 address", expected=f"an address on node {ends[k]} (on {t.over!r})" if t.over else f"an address on node {ends[k]}", found="none")
+                out.add(
+                    ("tunnel", i, key),
+                    "an OpenVPN end needs an IPv4 address",
+                    expected=f"an address on node {ends[k]} (on {t.over!r})"
+                    if t.over
+                    else f"an address on node {ends[k]}",
+                    found="none",
+                )
         if local[0] is None or local[1] is None:
             continue
         for k in (0, 1):
@@ -1129,11 +1490,24 @@ def _vpn_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], po
                 tun_count[n] += 1
                 protects = [[a, p] for a, p in _protected_behind(nodes[far], addresses[ends[1 - k]], local[1 - k])]
             nodes[n]["openvpn"].append(
-                {"name": name, "dev": t.dev, "server": k == 1, "port": tap.index if tap is not None else None,
-                 "local": str(local[k]), "remote": str(local[1 - k]), "local_port": t.port, "remote_port": t.port,
-                 "proto": t.proto, "cipher": t.cipher, "auth": t.auth, "replay": t.replay,
-                 "fragment": int(t.fragment) if t.fragment is not None else None,
-                 "mtu": t.mtu or OPENVPN_DEFAULT_MTU, "protects": protects, "key": i}
+                {
+                    "name": name,
+                    "dev": t.dev,
+                    "server": k == 1,
+                    "port": tap.index if tap is not None else None,
+                    "local": str(local[k]),
+                    "remote": str(local[1 - k]),
+                    "local_port": t.port,
+                    "remote_port": t.port,
+                    "proto": t.proto,
+                    "cipher": t.cipher,
+                    "auth": t.auth,
+                    "replay": t.replay,
+                    "fragment": int(t.fragment) if t.fragment is not None else None,
+                    "mtu": t.mtu or OPENVPN_DEFAULT_MTU,
+                    "protects": protects,
+                    "key": i,
+                }
             )
 
 
@@ -1148,12 +1522,23 @@ def _check_pptp(sc: Scenario, i: int, t: Pptp, out: LocatedProblems) -> None:
     other than an OpenVPN TAP (its outer IP would have to ride a tunnel interface)."""
     base: PathT = ("tunnel", i)
     if t.mppe:
-        out.add(base + ("mppe",), f"MPPE (RFC 3078): {_NOT_YET}", expected="false", found="true", hint="`qoslab mtu` analyses PPTP stacks")
+        out.add(
+            base + ("mppe",),
+            f"MPPE (RFC 3078): {_NOT_YET}",
+            expected="false",
+            found="true",
+            hint="`qoslab mtu` analyses PPTP stacks",
+        )
     under = below(sc, t)
     if under is not None and under[0] == "tunnel":
         u = sc.tunnel[under[1]]
         if not (isinstance(u, OpenVpn) and u.dev == "tap"):
-            out.add(base + ("over",), f"PPTP over a {u.type} tunnel: {_NOT_YET}", expected="a link, an OpenVPN TAP tunnel or no `over` (the routed path)", found=repr(t.over))
+            out.add(
+                base + ("over",),
+                f"PPTP over a {u.type} tunnel: {_NOT_YET}",
+                expected="a link, an OpenVPN TAP tunnel or no `over` (the routed path)",
+                found=repr(t.over),
+            )
 
 
 def _free_host(network: Any, used: set[IPv4Address]) -> IPv4Address | None:
@@ -1164,7 +1549,15 @@ def _free_host(network: Any, used: set[IPv4Address]) -> IPv4Address | None:
     return ip
 
 
-def _pptp_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], ports: list[list[Port]], addresses: dict[str, list[IPv4Interface]], taps: dict[tuple[int, int], Port], out: LocatedProblems) -> None:
+def _pptp_tunnels(
+    sc: Scenario,
+    names: list[str],
+    nodes: list[dict[str, Any]],
+    ports: list[list[Port]],
+    addresses: dict[str, list[IPv4Interface]],
+    taps: dict[tuple[int, int], Port],
+    out: LocatedProblems,
+) -> None:
     """A ``PptpConfig`` on each end of each PPTP tunnel, as PPPoE's are made.
 
     The server (``to``) is pptpd. Its outer address is its address on the port that
@@ -1196,16 +1589,35 @@ def _pptp_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], p
             found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
             if found[0] is None or found[1] is None:
                 k = 0 if found[0] is None else 1
-                out.add(("tunnel", i, "to" if k else "from"), f"node {ends[k]} has no port on {t.over!r} for PPTP", expected=f"{ends[k]!r} on that link's segment or an end of that TAP tunnel", found=repr(t.over))
+                out.add(
+                    ("tunnel", i, "to" if k else "from"),
+                    f"node {ends[k]} has no port on {t.over!r} for PPTP",
+                    expected=f"{ends[k]!r} on that link's segment or an end of that TAP tunnel",
+                    found=repr(t.over),
+                )
                 continue
         server_port, client_port = found[1], found[0]
-        server_ip = server_port.address.ip if server_port is not None and server_port.address is not None else net.destination(ends[0], ends[1])
+        server_ip = (
+            server_port.address.ip
+            if server_port is not None and server_port.address is not None
+            else net.destination(ends[0], ends[1])
+        )
         server_if = next((a for a in addresses.get(ends[1], []) if a.ip == server_ip), None)
         if server_if is None:
-            out.add(("tunnel", i, "to"), "a PPTP server needs an IPv4 address for the control connection and a subnet to assign the client an address from", expected=f"an address on node {ends[1]!r}", found="none")
+            out.add(
+                ("tunnel", i, "to"),
+                "a PPTP server needs an IPv4 address for the control connection and a subnet to assign the client an address from",
+                expected=f"an address on node {ends[1]!r}",
+                found="none",
+            )
             continue
         client_outer: IPv4Address | None
-        if client_port is not None and client_port.address is None and client_port.kind == "tap" and not (nodes[n_client]["bridge"] and client_port.index in nodes[n_client]["bridge"]["ports"]):
+        if (
+            client_port is not None
+            and client_port.address is None
+            and client_port.kind == "tap"
+            and not (nodes[n_client]["bridge"] and client_port.index in nodes[n_client]["bridge"]["ports"])
+        ):
             client_outer = _free_host(server_if.network, used)
             if client_outer is not None:
                 client_port.address = IPv4Interface(f"{client_outer}/{server_if.network.prefixlen}")
@@ -1215,33 +1627,66 @@ def _pptp_tunnels(sc: Scenario, names: list[str], nodes: list[dict[str, Any]], p
         else:
             client_outer = net.destination(ends[1], ends[0])
         if client_outer is None:
-            out.add(("tunnel", i, "from"), "a PPTP client needs an IPv4 address to reach the server from", expected=f"an address on node {ends[0]!r}", found="none")
+            out.add(
+                ("tunnel", i, "from"),
+                "a PPTP client needs an IPv4 address to reach the server from",
+                expected=f"an address on node {ends[0]!r}",
+                found="none",
+            )
             continue
         client_ppp = _free_host(server_if.network, used)
         if client_ppp is None:
-            out.add(("tunnel", i, "to"), "no free address for the PPTP client in the server's subnet", expected=f"a free host address in {server_if.network}", found="all in use")
+            out.add(
+                ("tunnel", i, "to"),
+                "no free address for the PPTP client in the server's subnet",
+                expected=f"a free host address in {server_if.network}",
+                found="all in use",
+            )
             continue
         under = interface_mtu(sc, what) or 1500
         mtu = t.mtu or under - PPTP_OVERHEAD
-        behind = [] if not nodes[n_server]["ip_forward"] else [[str(a.network.network_address), a.network.prefixlen] for a in addresses[ends[1]] if a.ip != server_if.ip and a.network != server_if.network]
+        behind = (
+            []
+            if not nodes[n_server]["ip_forward"]
+            else [
+                [str(a.network.network_address), a.network.prefixlen]
+                for a in addresses[ends[1]]
+                if a.ip != server_if.ip and a.network != server_if.network
+            ]
+        )
         common = {"auth": t.auth, "user": ends[0], "secret": f"qoslab-{t.name}", "mtu": mtu}
         for n, server, local, remote, ppp_local, ppp_peer, routes in (
             (n_server, True, server_if.ip, client_outer, server_if.ip, client_ppp, [[str(client_ppp), 32]]),
             (n_client, False, client_outer, server_if.ip, client_ppp, server_if.ip, [[str(server_if.ip), 32]] + behind),
         ):
             nodes[n]["pptp"].append(
-                {"name": f"ppp{ppp_count[n]}", "server": server, "local": str(local), "remote": str(remote),
-                 "ppp_local": str(ppp_local), "ppp_peer": str(ppp_peer), "routes": routes,
-                 "call_id": PPTP_CALL_ID_BASE[1 if server else 0] + i, **common}
+                {
+                    "name": f"ppp{ppp_count[n]}",
+                    "server": server,
+                    "local": str(local),
+                    "remote": str(remote),
+                    "ppp_local": str(ppp_local),
+                    "ppp_peer": str(ppp_peer),
+                    "routes": routes,
+                    "call_id": PPTP_CALL_ID_BASE[1 if server else 0] + i,
+                    **common,
+                }
             )
             ppp_count[n] += 1
         # The PPP address first: it is the one the server's traffic to the client takes.
         addresses[ends[0]].append(IPv4Interface(f"{client_ppp}/{server_if.network.prefixlen}"))
-        if client_port is not None and client_port.address is not None and client_port.address.ip == client_outer and client_port.address not in addresses[ends[0]]:
+        if (
+            client_port is not None
+            and client_port.address is not None
+            and client_port.address.ip == client_outer
+            and client_port.address not in addresses[ends[0]]
+        ):
             addresses[ends[0]].append(client_port.address)
 
 
-def _protected_behind(far: dict[str, Any], far_addresses: list[IPv4Interface], far_end: IPv4Address) -> list[tuple[str, int]]:
+def _protected_behind(
+    far: dict[str, Any], far_addresses: list[IPv4Interface], far_end: IPv4Address
+) -> list[tuple[str, int]]:
     """What a tunnel to ``far`` protects: the subnets behind a forwarding node, else its addresses."""
     if far["ip_forward"]:
         behind = [(str(a.network.network_address), a.network.prefixlen) for a in far_addresses if a.ip != far_end]
@@ -1251,7 +1696,9 @@ def _protected_behind(far: dict[str, Any], far_addresses: list[IPv4Interface], f
     return [(str(a.ip), 32) for a in far_addresses]
 
 
-def _nat_outside(sc: Scenario, node: Bridge, mine: list[Port], names: list[str], ports: list[list[Port]], n: int) -> Port | None:
+def _nat_outside(
+    sc: Scenario, node: Bridge, mine: list[Port], names: list[str], ports: list[list[Port]], n: int
+) -> Port | None:
     """ICS's outside interface: the wireless adapter (seed 000 §2.3, Fig. 7); else the port towards the gateway."""
     wifi = [p for p in mine if p.kind == "wifi"]
     if wifi:
@@ -1279,7 +1726,10 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
     rate = link.rate if link.rate is not None else int(max(WIFI_RATES_MBPS[link.standard]) * 1_000_000)
     hears = None
     if link.hears is not None:
-        hears = [[i == j or link.hears.get(a) is None or b in link.hears[a] for j, b in enumerate(members)] for i, a in enumerate(members)]
+        hears = [
+            [i == j or link.hears.get(a) is None or b in link.hears[a] for j, b in enumerate(members)]
+            for i, a in enumerate(members)
+        ]
     has_ap = link.ap is not None
     # 4-address frames between the AP and a station need both WDS-capable (checked in _check_wds).
     wds_members = [has_ap and _wds_capable(sc, link, m) for m in members]
@@ -1288,7 +1738,9 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
         queues = [link.queue] * len(members)
     else:
         given = link.queue or {}
-        queues = [given.get(m, AP_TX_QUEUE_FRAMES if has_ap and i == 0 else TX_QUEUE_FRAMES) for i, m in enumerate(members)]
+        queues = [
+            given.get(m, AP_TX_QUEUE_FRAMES if has_ap and i == 0 else TX_QUEUE_FRAMES) for i, m in enumerate(members)
+        ]
     return {
         "type": "wifi",
         "name": name,
@@ -1319,7 +1771,9 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
             "interval_ns": link.beacon_interval,
             "rate_bps": link.beacon_rate or BEACON_RATE_BPS,
             "ssid": getattr(sc.node[link.ap], "ssid", None) or DEFAULT_SSID,
-        } if has_ap and link.beacons else None,
+        }
+        if has_ap and link.beacons
+        else None,
     }
 
 
@@ -1386,7 +1840,13 @@ def replica_seed(seed: int, k: int) -> int:
     return int.from_bytes(hashlib.sha256(f"{seed}/{k}".encode()).digest()[:8], "big") >> 1
 
 
-def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None, pcap_snaplen: int | None = None, pcap_max_size: int | None = None) -> dict[str, Any]:
+def simulate(
+    config: dict[str, Any],
+    *,
+    pcap_dir: str | Path | None = None,
+    pcap_snaplen: int | None = None,
+    pcap_max_size: int | None = None,
+) -> dict[str, Any]:
     """Run one simulation and return its results (the JSON of ``qoslab._core.simulate``).
     Under a :data:`REPLICA` k > 0 the run's seed is :func:`replica_seed` (seed, k).
     With ``pcap_dir``, the core writes its captures there as the run goes, each record
@@ -1403,7 +1863,9 @@ def simulate(config: dict[str, Any], *, pcap_dir: str | Path | None = None, pcap
 
     run = getattr(_core, "simulate", None)
     if run is None:
-        raise SimulationError("this build of qoslab._core has no simulator (qoslab._core.simulate); rebuild it with `pip install -e .`")
+        raise SimulationError(
+            "this build of qoslab._core has no simulator (qoslab._core.simulate); rebuild it with `pip install -e .`"
+        )
     if REPLICA.get():
         network = getattr(config, "network", None)
         config = type(config)(config, seed=replica_seed(int(config.get("seed") or 0), REPLICA.get()))
@@ -1471,7 +1933,13 @@ def run_tests(
     check_runnable(scenario, source=source)
     if not scenario.test:
         out = LocatedProblems(source)
-        out.add(("scenario",), "the scenario has no [[test]]: nothing to measure", expected="a [[test]] table (udp.flow or ping)", found="none", hint="`qoslab reach FILE` pings between every pair of nodes")
+        out.add(
+            ("scenario",),
+            "the scenario has no [[test]]: nothing to measure",
+            expected="a [[test]] table (udp.flow or ping)",
+            found="none",
+            hint="`qoslab reach FILE` pings between every pair of nodes",
+        )
         out.raise_if_any()
     plans = [plan_test(net, i, source=source, seed=seed) for i in range(len(scenario.test))]
     runs: list[TestRun] = []
@@ -1487,7 +1955,12 @@ def run_tests(
             if pcap_dir is not None and last is not None:
                 if on_trial is not None:
                     on_trial(f"{test_label(scenario, i)}: the last trial again, captured")
-                captured = simulate(dict(last, capture=True), pcap_dir=Path(pcap_dir) / f"test{i}", pcap_snaplen=pcap_snaplen, pcap_max_size=pcap_max_size)
+                captured = simulate(
+                    dict(last, capture=True),
+                    pcap_dir=Path(pcap_dir) / f"test{i}",
+                    pcap_snaplen=pcap_snaplen,
+                    pcap_max_size=pcap_max_size,
+                )
                 for record in records:
                     record.setdefault("parameters", {})["pcap"] = "the search's last trial"
                     _note_capture_cut(record, captured)
@@ -1498,10 +1971,17 @@ def run_tests(
             continue
         if on_trial is not None:
             on_trial(test_label(scenario, i))
-        config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None, windows=plan.windows)
+        config = net.with_flows(
+            plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None, windows=plan.windows
+        )
         if plan.cpu_window_ns is not None:
             config["cpu_window_ns"] = list(plan.cpu_window_ns)
-        results = simulate(config, pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None, pcap_snaplen=pcap_snaplen, pcap_max_size=pcap_max_size)
+        results = simulate(
+            config,
+            pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None,
+            pcap_snaplen=pcap_snaplen,
+            pcap_max_size=pcap_max_size,
+        )
         records = plan.records(results)
         for record in records:
             _note_capture_cut(record, results)
@@ -1531,7 +2011,9 @@ REACH_COUNT = 3
 """Echo requests per pair in `qoslab reach`."""
 
 
-def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: int | None = None, on_pair: Any = None) -> tuple[Network, list[dict[str, Any]]]:
+def reachability(
+    scenario: Scenario, *, source: str | Path | None = None, seed: int | None = None, on_pair: Any = None
+) -> tuple[Network, list[dict[str, Any]]]:
     """Ping from every node with an address to every other such node, each pair in a fresh run.
 
     Returns the network and one entry per ordered pair: ``from``, ``to``,
@@ -1566,7 +2048,9 @@ def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: 
             dst = str(net.destination(a, b))
             flow = ping_flow(net.node_index(a), dst, count=REACH_COUNT, interval_ns=interval, payload=56)
             results = simulate(net.with_flows([flow], run_length(REACH_COUNT, interval), seed=seed))
-            f = next((x for x in results.get("flows", []) if x["id"] == flow["id"]), {"sent": REACH_COUNT, "received": 0})
+            f = next(
+                (x for x in results.get("flows", []) if x["id"] == flow["id"]), {"sent": REACH_COUNT, "received": 0}
+            )
             m = rtt_metrics(f)
             pair = {
                 "from": a,
@@ -1579,7 +2063,10 @@ def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: 
                 "drops": death_points(results, flow["id"]),
                 # Every node's ARP and L3F tables at the end of the pair's run (seed 000
                 # Tables 2 and 3 are such tables).
-                "tables": {n["name"]: {"arp_table": n.get("arp_table", []), "l3f_table": n.get("l3f_table", [])} for n in results.get("nodes", [])},
+                "tables": {
+                    n["name"]: {"arp_table": n.get("arp_table", []), "l3f_table": n.get("l3f_table", [])}
+                    for n in results.get("nodes", [])
+                },
             }
             if len(ga) > 1 or len(gb) > 1:
                 pair["from_group"], pair["to_group"] = len(ga), len(gb)
@@ -1590,4 +2077,17 @@ def reachability(scenario: Scenario, *, source: str | Path | None = None, seed: 
     return net, pairs
 
 
-__all__ = ["run_tests", "reachability", "TestRun", "lower", "lower_network", "simulate", "Network", "Port", "SimulationError", "LocatedProblems", "mac_for", "format_mac"]
+__all__ = [
+    "run_tests",
+    "reachability",
+    "TestRun",
+    "lower",
+    "lower_network",
+    "simulate",
+    "Network",
+    "Port",
+    "SimulationError",
+    "LocatedProblems",
+    "mac_for",
+    "format_mac",
+]

@@ -43,7 +43,14 @@ def pvc(vc: VirtualCircuit) -> dict[str, Any]:
     """The simulator's ``PvcConfig``: numbers and TM 4.0 traffic contract; a key left out
     takes the simulator's default (crates/sim/src/atm/config.rs, the same as the scenario's)."""
     out: dict[str, Any] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr}
-    for key, sim_key in (("scr", "scr_bps"), ("mbs", "mbs_cells"), ("mcr", "mcr_bps"), ("icr", "icr_bps"), ("rif", "rif"), ("rdf", "rdf")):
+    for key, sim_key in (
+        ("scr", "scr_bps"),
+        ("mbs", "mbs_cells"),
+        ("mcr", "mcr_bps"),
+        ("icr", "icr_bps"),
+        ("rif", "rif"),
+        ("rdf", "rdf"),
+    ):
         if getattr(vc, key) is not None:
             out[sim_key] = getattr(vc, key)
     return out
@@ -82,7 +89,12 @@ def _lane(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedP
             continue
         atm_ports = [p for p in ports[n] if p.kind == "atm"]
         if not atm_ports:
-            out.add(("node", name, "role"), f"LANE server {name} has no ATM link", expected="an [[link]] type = 'atm' to an ATM switch", found="none")
+            out.add(
+                ("node", name, "role"),
+                f"LANE server {name} has no ATM link",
+                expected="an [[link]] type = 'atm' to an ATM switch",
+                found="none",
+            )
             continue
         ref = {"node": n, "port": atm_ports[0].index}
         if "lecs" in node.services and lecs is None:
@@ -90,7 +102,12 @@ def _lane(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedP
         if "les" in node.services or "bus" in node.services:
             for e in node.served_elans(name):
                 if e in index:
-                    out.add(("node", name, "elans"), f"ELAN {e!r} is served twice", expected="one LES and BUS per ELAN", found=f"{e!r} also on another lane-server")
+                    out.add(
+                        ("node", name, "elans"),
+                        f"ELAN {e!r} is served twice",
+                        expected="one LES and BUS per ELAN",
+                        found=f"{e!r} also on another lane-server",
+                    )
                     continue
                 index[e] = len(elans)
                 elans.append(
@@ -114,7 +131,9 @@ def _lane(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedP
             out.add(
                 ("link", li, "elan"),
                 f"an LE client with no LES: no lane-server runs ELAN {link.elan!r}",
-                expected="one of " + ", ".join(repr(e) for e in served) if served else "a [node.X] role = 'lane-server' whose `elans` list it",
+                expected="one of " + ", ".join(repr(e) for e in served)
+                if served
+                else "a [node.X] role = 'lane-server' whose `elans` list it",
                 found=repr(link.elan),
             )
             continue
@@ -162,11 +181,15 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
                 for key, ref in (("a", c.a), ("b", c.b)):
                     p = _switch_port(sc, names, ports, n, ref)
                     if p is None or p.kind != "atm":
-                        choices = [q.name for q in atm_ports] + [e for q in atm_ports for e in sc.link[q.link].ends if e != name]
+                        choices = [q.name for q in atm_ports] + [
+                            e for q in atm_ports for e in sc.link[q.link].ends if e != name
+                        ]
                         out.add(
                             ("node", name, "cross_connects", i, key),
                             f"switch {name} has no ATM port {ref!r}",
-                            expected="one of " + ", ".join(repr(x) for x in choices) if choices else "an ATM link to the switch",
+                            expected="one of " + ", ".join(repr(x) for x in choices)
+                            if choices
+                            else "an ATM link to the switch",
                             found=repr(ref),
                         )
                     ends.append(p)
@@ -176,7 +199,11 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
                 cross.append(
                     {
                         "a": {"port": a.index, "vpi": c.vpi, "vci": c.vci},
-                        "b": {"port": b.index, "vpi": c.b_vpi if c.b_vpi is not None else c.vpi, "vci": c.b_vci if c.b_vci is not None else c.vci},
+                        "b": {
+                            "port": b.index,
+                            "vpi": c.b_vpi if c.b_vpi is not None else c.vpi,
+                            "vci": c.b_vci if c.b_vci is not None else c.vci,
+                        },
                     }
                 )
         else:
@@ -186,7 +213,12 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
                     carriers.setdefault((vc.vpi, vc.vci), []).append(p)
             for (vpi, vci), ps in carriers.items():
                 if len(ps) == 2:
-                    cross.append({"a": {"port": ps[0].index, "vpi": vpi, "vci": vci}, "b": {"port": ps[1].index, "vpi": vpi, "vci": vci}})
+                    cross.append(
+                        {
+                            "a": {"port": ps[0].index, "vpi": vpi, "vci": vci},
+                            "b": {"port": ps[1].index, "vpi": vpi, "vci": vci},
+                        }
+                    )
                 elif len(ps) > 2:
                     out.add(
                         ("node", name, "role"),
@@ -202,7 +234,12 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
                 "ppd": node.ppd,
                 "signalling_ns": int(node.signalling_delay),
                 "cross_connects": cross,
-                "category_queue_cells": {"cbr": node.queues.cbr, "vbr": node.queues.vbr, "abr": node.queues.abr, "ubr": node.queues.ubr},
+                "category_queue_cells": {
+                    "cbr": node.queues.cbr,
+                    "vbr": node.queues.vbr,
+                    "abr": node.queues.abr,
+                    "ubr": node.queues.ubr,
+                },
                 "abr_ci_threshold_cells": node.abr_ci_threshold,
             }
         )
@@ -210,7 +247,9 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
     # Logical IP subnets of the ATM hosts, and their ATMARP servers.
     lis: list[dict[str, Any]] = []
     seen: set[Any] = set()
-    switch_server = next((names.index(s) for s, nd in sc.node.items() if isinstance(nd, AtmSwitch) and nd.atmarp_server), None)
+    switch_server = next(
+        (names.index(s) for s, nd in sc.node.items() if isinstance(nd, AtmSwitch) and nd.atmarp_server), None
+    )
     for n, name in enumerate(names):
         for p in ports[n]:
             if p.kind != "atm" or p.address is None or p.address.network in seen or is_lane_port(sc, p):
@@ -230,7 +269,13 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
     served = {entry["network"] + "/" + str(entry["prefix_len"]) for entry in lis}
     for n, name in enumerate(names):
         for p in ports[n]:
-            if p.kind == "atm" and p.address is not None and not sc.link[p.link].vcs and str(p.address.network) not in served and not is_lane_port(sc, p):
+            if (
+                p.kind == "atm"
+                and p.address is not None
+                and not sc.link[p.link].vcs
+                and str(p.address.network) not in served
+                and not is_lane_port(sc, p)
+            ):
                 out.add(
                     ("link", p.link, "vcs"),
                     f"{name}'s ATM port has no PVC and its LIS {p.address.network} no ATMARP server: it can reach no one",

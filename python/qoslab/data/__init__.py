@@ -36,11 +36,19 @@ class CpuCycles(BaseModel):
     per_byte_aes: float = Field(ge=0, description="AES (CCMP) per byte on the host CPU.")
     per_byte_esp: float = Field(0.0, ge=0, description="IPsec ESP: cipher and HMAC per byte sealed or opened.")
     per_esp_packet: int = Field(0, ge=0, description="IPsec ESP: fixed cost of each encapsulation or decapsulation.")
-    per_atm_cell: float = Field(0.0, ge=0, description="ATM: segmentation or reassembly of one cell by the host CPU; 0 when the NIC does SAR.")
+    per_atm_cell: float = Field(
+        0.0, ge=0, description="ATM: segmentation or reassembly of one cell by the host CPU; 0 when the NIC does SAR."
+    )
     per_openvpn_packet: int = Field(0, ge=0, description="OpenVPN: fixed cost of sealing or opening one data packet.")
-    per_byte_openvpn: float = Field(0.0, ge=0, description="OpenVPN: HMAC and cipher per byte of each data packet sealed or opened.")
+    per_byte_openvpn: float = Field(
+        0.0, ge=0, description="OpenVPN: HMAC and cipher per byte of each data packet sealed or opened."
+    )
     per_pppoe_packet: int = Field(0, ge=0, description="PPPoE: encapsulating or decapsulating one session frame.")
-    per_pptp_packet: int = Field(0, ge=0, description="PPTP: encapsulating or decapsulating one enhanced-GRE packet (PPP channel, GRE header, sequence/ack bookkeeping).")
+    per_pptp_packet: int = Field(
+        0,
+        ge=0,
+        description="PPTP: encapsulating or decapsulating one enhanced-GRE packet (PPP channel, GRE header, sequence/ack bookkeeping).",
+    )
     per_byte_pptp: float = Field(0.0, ge=0, description="PPTP: per octet of every GRE packet sent or taken.")
 
 
@@ -50,8 +58,14 @@ class AtmNic(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    sar_pdu_ns: int = Field(0, ge=0, description="Set-up time per AAL5 PDU sent (descriptor, DMA), ns; the next PDU waits for the last cell of this one.")
-    sar_cell_rate: int = Field(0, ge=0, description="Cells per second the adapter segments at most; 0 = the line's cell rate.")
+    sar_pdu_ns: int = Field(
+        0,
+        ge=0,
+        description="Set-up time per AAL5 PDU sent (descriptor, DMA), ns; the next PDU waits for the last cell of this one.",
+    )
+    sar_cell_rate: int = Field(
+        0, ge=0, description="Cells per second the adapter segments at most; 0 = the line's cell rate."
+    )
 
 
 class CpuProfile(BaseModel):
@@ -64,7 +78,9 @@ class CpuProfile(BaseModel):
     hz: int = Field(ge=0, description="Clock rate; 0 = forwarding in hardware at no CPU cost.")
     queue_limit: int = Field(ge=1, description="Frames waiting for the CPU at most.")
     cycles: CpuCycles
-    atm_nic: AtmNic | None = Field(None, description="The machine's ATM adapter, where its segmentation is slower than the line; none = line rate.")
+    atm_nic: AtmNic | None = Field(
+        None, description="The machine's ATM adapter, where its segmentation is slower than the line; none = line rate."
+    )
     rx_latency_ns: int = Field(
         0,
         ge=0,
@@ -72,8 +88,14 @@ class CpuProfile(BaseModel):
         "interrupt and the driver's deferred call. The CPU is not busy meanwhile and frames overlap in it (a pipeline, "
         "in order), so it delays without limiting the rate.",
     )
-    rx_latency_ns_per_byte: float = Field(0.0, ge=0, description="The part of the receive-path latency that grows with the frame: ns per byte of the Ethernet frame (header and payload, no FCS).")
-    calibration: dict[str, str] = Field(description="Field name -> where its value comes from ('cycles' covers every cycle count).")
+    rx_latency_ns_per_byte: float = Field(
+        0.0,
+        ge=0,
+        description="The part of the receive-path latency that grows with the frame: ns per byte of the Ethernet frame (header and payload, no FCS).",
+    )
+    calibration: dict[str, str] = Field(
+        description="Field name -> where its value comes from ('cycles' covers every cycle count)."
+    )
 
     @model_validator(mode="after")
     def _every_number_has_a_source(self) -> CpuProfile:
@@ -92,7 +114,11 @@ class CpuProfile(BaseModel):
         """The simulator's ``CpuConfig`` for this profile."""
         nic = self.atm_nic if self.atm_nic is not None else AtmNic()
         return {
-            "profile": self.name, "hz": self.hz, "queue_limit": self.queue_limit, "cycles": self.cycles.model_dump(), "atm_nic": nic.model_dump(),
+            "profile": self.name,
+            "hz": self.hz,
+            "queue_limit": self.queue_limit,
+            "cycles": self.cycles.model_dump(),
+            "atm_nic": nic.model_dump(),
             "rx_latency": {"per_frame_ns": self.rx_latency_ns, "per_byte_ns": float(self.rx_latency_ns_per_byte)},
         }
 

@@ -60,7 +60,18 @@ def path(name: str) -> Path:
     if wanted not in known:
         close = difflib.get_close_matches(wanted, known, n=1)
         hint = f"did you mean {close[0]!r}?" if close else None
-        raise InputError("qoslab examples", [Problem("no such example", key="NAME", expected="one of the names `qoslab examples` lists", found=repr(name), hint=hint)])
+        raise InputError(
+            "qoslab examples",
+            [
+                Problem(
+                    "no such example",
+                    key="NAME",
+                    expected="one of the names `qoslab examples` lists",
+                    found=repr(name),
+                    hint=hint,
+                )
+            ],
+        )
     return folder() / wanted
 
 
@@ -69,7 +80,17 @@ def copy(name: str, directory: Path, *, force: bool = False) -> Path:
     source = path(name)
     target = directory / source.name
     if target.exists() and not force:
-        raise InputError("qoslab examples copy", [Problem("the file exists", key="DIRECTORY", expected="a directory without this file, or --force", found=str(target))])
+        raise InputError(
+            "qoslab examples copy",
+            [
+                Problem(
+                    "the file exists",
+                    key="DIRECTORY",
+                    expected="a directory without this file, or --force",
+                    found=str(target),
+                )
+            ],
+        )
     shutil.copyfile(source, target)
     return target
 

@@ -16,9 +16,10 @@ Methods that run now: ``udp.flow`` (:mod:`qoslab.methods.udp`), ``udp.echo``
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -73,7 +74,7 @@ class Search:
         return self.trials.last_flows
 
 
-def records_by_flow(plan: "Plan | Search", records: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
+def records_by_flow(plan: Plan | Search, records: list[dict[str, Any]]) -> dict[int, dict[str, Any]]:
     """Each measured flow's record, for a display of the run: a record's ``streams`` (one
     entry per flow, with ``flow``: udp.echo's) when it has them, else the one record for
     every flow (a TCP test's parallel streams), else the records in the order of the
@@ -108,11 +109,13 @@ def check_runnable(scenario: Any, *, source: str | Path | None = None) -> None:
     out = LocatedProblems(source)
     for i, t in enumerate(scenario.test):
         if t.method in NOT_YET:
-            out.add(("test", i, "method"), _not_yet(t.method), expected="a method the simulator runs", found=repr(t.method))
+            out.add(
+                ("test", i, "method"), _not_yet(t.method), expected="a method the simulator runs", found=repr(t.method)
+            )
     out.raise_if_any()
 
 
-def plan_test(net: "Network", index: int, *, source: str | Path | None = None, seed: int | None = None) -> "Plan | Search":
+def plan_test(net: Network, index: int, *, source: str | Path | None = None, seed: int | None = None) -> Plan | Search:
     """The :class:`Plan` of ``net.scenario.test[index]``.
 
     Raises
@@ -127,7 +130,9 @@ def plan_test(net: "Network", index: int, *, source: str | Path | None = None, s
         from qoslab.backends.sim import LocatedProblems
 
         out = LocatedProblems(source)
-        out.add(("test", index, "method"), _not_yet(t.method), expected="a method the simulator runs", found=repr(t.method))
+        out.add(
+            ("test", index, "method"), _not_yet(t.method), expected="a method the simulator runs", found=repr(t.method)
+        )
         out.raise_if_any()
     if t.method.startswith("rfc2544."):
         from qoslab.methods.rfc2544 import Trials
@@ -144,7 +149,7 @@ def plan_test(net: "Network", index: int, *, source: str | Path | None = None, s
     raise AssertionError(f"no plan for method {t.method!r}")  # every method is either planned or in NOT_YET
 
 
-def cpu_metrics(net: "Network", results: dict[str, Any]) -> dict[str, float]:
+def cpu_metrics(net: Network, results: dict[str, Any]) -> dict[str, float]:
     """``{node: cpu_util_pct}`` of the nodes whose CPU is modelled (hz > 0): over the
     plan's CPU window (the test's traffic) when the run had one, else the whole run."""
     modelled = {n["name"] for n in net.config["nodes"] if n["cpu"]["hz"] > 0}
@@ -162,4 +167,17 @@ def ipsec_metrics(results: dict[str, Any]) -> list[dict[str, Any]]:
     return [{"node": n["name"], **sa} for n in results.get("nodes", []) for sa in n.get("ipsec") or []]
 
 
-__all__ = ["Plan", "Search", "window", "plan_test", "check_runnable", "test_label", "records_by_flow", "cpu_metrics", "ipsec_metrics", "NOT_YET", "LEARNING_NS", "DRAIN_NS"]
+__all__ = [
+    "Plan",
+    "Search",
+    "window",
+    "plan_test",
+    "check_runnable",
+    "test_label",
+    "records_by_flow",
+    "cpu_metrics",
+    "ipsec_metrics",
+    "NOT_YET",
+    "LEARNING_NS",
+    "DRAIN_NS",
+]

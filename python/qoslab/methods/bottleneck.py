@@ -94,7 +94,13 @@ def wifi_frame_us(link: Any, ip_bytes: int) -> float:
     basic = BASIC_OFDM if ofdm else BASIC_DSSS[link.standard]
     ack_rate = max((r for r in basic if r <= rate), default=min(basic))  # §10.6.6.5
     mpdu = MAC_HEADER + LLC_SNAP + ip_bytes + SECURITY_BYTES.get(link.security, 0) + FCS
-    cycle = difs + cw_min / 2 * slot + _ppdu_us(mpdu, rate, link.preamble) + SIFS_US + _ppdu_us(ACK_BYTES, ack_rate, link.preamble)
+    cycle = (
+        difs
+        + cw_min / 2 * slot
+        + _ppdu_us(mpdu, rate, link.preamble)
+        + SIFS_US
+        + _ppdu_us(ACK_BYTES, ack_rate, link.preamble)
+    )
     if protected:  # §10.26.2: a CTS-to-self at the highest DSSS basic rate, then SIFS
         cycle += _ppdu_us(CTS_BYTES, max(BASIC_DSSS[link.standard]), link.preamble) + SIFS_US
     return cycle
@@ -125,7 +131,7 @@ def link_fps(link: Any, frame_size: int) -> float | None:
     return None
 
 
-def path_links(net: "Network", src: str, dst: str) -> list[int]:
+def path_links(net: Network, src: str, dst: str) -> list[int]:
     """Indices (in ``scenario.link``) of the links on the fewest-hop chain from node
     ``src`` to node ``dst``; empty if no chain of links joins them."""
     from qoslab.backends.sim import _members
@@ -157,7 +163,7 @@ def path_links(net: "Network", src: str, dst: str) -> list[int]:
     return out[::-1]
 
 
-def bottleneck_fps(net: "Network", src: str, dst: str, frame_size: int) -> tuple[float, str] | None:
+def bottleneck_fps(net: Network, src: str, dst: str, frame_size: int) -> tuple[float, str] | None:
     """(frames per second, link name) of the slowest link on the path for
     ``frame_size``-byte frames; None when the path or its links' rates are unknown."""
     best: tuple[float, str] | None = None

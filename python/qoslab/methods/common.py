@@ -11,17 +11,27 @@ if TYPE_CHECKING:
 NS_PER_MS = 1_000_000
 
 
-def endpoints(net: "Network", index: int, *, source: str | Path | None = None) -> tuple[int, str]:
+def endpoints(net: Network, index: int, *, source: str | Path | None = None) -> tuple[int, str]:
     """(sender's node index, receiver's address) of test ``index``; InputError if either has no address."""
     from qoslab.backends.sim import LocatedProblems
 
     t = net.scenario.test[index]
     out = LocatedProblems(source)
     if not net.addresses.get(t.from_):
-        out.add(("test", index, "from"), "the sender has no IP address to send from", expected="a node with an address", found=repr(t.from_))
+        out.add(
+            ("test", index, "from"),
+            "the sender has no IP address to send from",
+            expected="a node with an address",
+            found=repr(t.from_),
+        )
     dst = net.destination(t.from_, t.to)
     if dst is None:
-        out.add(("test", index, "to"), "the receiver has no IP address to send to", expected="a node with an address", found=repr(t.to))
+        out.add(
+            ("test", index, "to"),
+            "the receiver has no IP address to send to",
+            expected="a node with an address",
+            found=repr(t.to),
+        )
     out.raise_if_any()
     return net.node_index(t.from_), str(dst)
 
@@ -69,11 +79,23 @@ def adaptive_records(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "peer": a["peer"],
                 "channel": a["channel"],
                 "switches": [
-                    {"time_s": s["time_ns"] / 1e9, "from": s["from"], "to": s["to"], "radio_ratio": s["radio_ratio"], "modem_ratio": s["modem_ratio"]}
+                    {
+                        "time_s": s["time_ns"] / 1e9,
+                        "from": s["from"],
+                        "to": s["to"],
+                        "radio_ratio": s["radio_ratio"],
+                        "modem_ratio": s["modem_ratio"],
+                    }
                     for s in a["switches"]
                 ],
                 "ratio_over_time": [
-                    {"time_s": s["time_ns"] / 1e9, "radio": s["radio_ratio"], "modem": s["modem_ratio"], "channel": s["channel"]} for s in a["samples"]
+                    {
+                        "time_s": s["time_ns"] / 1e9,
+                        "radio": s["radio_ratio"],
+                        "modem": s["modem_ratio"],
+                        "channel": s["channel"],
+                    }
+                    for s in a["samples"]
                 ],
                 "counters": a["counters"],
                 "arq": a["arq_sender"],

@@ -77,16 +77,26 @@ def _counts(sent: int, forward: int, received: int, payload: int, interval_ns: i
     }
 
 
-def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
+def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flows of a ``udp.echo`` test: a learning ping, then the echoed streams."""
     from qoslab.backends.sim import LocatedProblems
 
     t = net.scenario.test[index]
     out = LocatedProblems(source)
     if t.payload < PROBE_HEADER:
-        out.add(("test", index, "payload"), "too small for the test datagram's sequence number and timestamp", expected=f"at least {PROBE_HEADER} bytes", found=f"{t.payload} bytes")
+        out.add(
+            ("test", index, "payload"),
+            "too small for the test datagram's sequence number and timestamp",
+            expected=f"at least {PROBE_HEADER} bytes",
+            found=f"{t.payload} bytes",
+        )
     if t.gap <= 0:
-        out.add(("test", index, "gap"), "an echo test paces its datagrams", expected="a time above 0, e.g. '1 ms'", found=f"{t.gap} ns")
+        out.add(
+            ("test", index, "gap"),
+            "an echo test paces its datagrams",
+            expected="a time above 0, e.g. '1 ms'",
+            found=f"{t.gap} ns",
+        )
     out.raise_if_any()
     src, dst = endpoints(net, index, source=source)
     mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
@@ -96,10 +106,29 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     ports = [t.port + k for k in range(t.streams)]
     measured = [1 + k for k in range(t.streams)]
     flows: list[dict[str, Any]] = [
-        {"kind": "ping", "id": LEARNING, "from": src, "to": dst, "count": 1, "interval_ns": 1_000_000_000, "payload": 56, "start_ns": 0},
+        {
+            "kind": "ping",
+            "id": LEARNING,
+            "from": src,
+            "to": dst,
+            "count": 1,
+            "interval_ns": 1_000_000_000,
+            "payload": 56,
+            "start_ns": 0,
+        },
     ]
     flows += [
-        {"kind": "udp-echo", "id": fid, "from": src, "to": dst, "dst_port": port, "payload": t.payload, "count": t.count, "interval_ns": t.gap, "start_ns": start}
+        {
+            "kind": "udp-echo",
+            "id": fid,
+            "from": src,
+            "to": dst,
+            "dst_port": port,
+            "payload": t.payload,
+            "count": t.count,
+            "interval_ns": t.gap,
+            "start_ns": start,
+        }
         for fid, port in zip(measured, ports)
     ]
     parameters = {
@@ -128,7 +157,9 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             rtt = echo.get("rtt_ns") or {}
             entry = {"flow": fid, "port": port}
             spans.append(_span(f))
-            entry |= _counts(int(f["sent"]), int(echo.get("forward_received", 0)), int(f["received"]), t.payload, spans[-1])
+            entry |= _counts(
+                int(f["sent"]), int(echo.get("forward_received", 0)), int(f["received"]), t.payload, spans[-1]
+            )
             entry |= {
                 "rtt_min_ms": ms(rtt.get("min")),
                 "rtt_mean_ms": ms(rtt.get("mean")),
@@ -144,7 +175,11 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
         one = len(streams) == 1
         metrics |= {
             "rtt_min_ms": min((s["rtt_min_ms"] for s in timed), default=None),
-            "rtt_mean_ms": round(sum(s["rtt_mean_ms"] * s["received"] for s in timed) / sum(s["received"] for s in timed), 6) if timed else None,
+            "rtt_mean_ms": round(
+                sum(s["rtt_mean_ms"] * s["received"] for s in timed) / sum(s["received"] for s in timed), 6
+            )
+            if timed
+            else None,
             # Percentiles do not combine across streams: per stream only.
             "rtt_p50_ms": streams[0]["rtt_p50_ms"] if one else None,
             "rtt_p90_ms": streams[0]["rtt_p90_ms"] if one else None,
@@ -152,7 +187,15 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             "rtt_max_ms": max((s["rtt_max_ms"] for s in timed), default=None),
         }
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
-        record = {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics, "streams": streams}
+        record = {
+            "test": t.method,
+            "name": t.name,
+            "from": t.from_,
+            "to": t.to,
+            "parameters": dict(parameters),
+            "metrics": metrics,
+            "streams": streams,
+        }
         record["ipsec"] = ipsec_metrics(results)
         return [record]
 

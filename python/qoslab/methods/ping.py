@@ -18,9 +18,20 @@ REPLY_WAIT_NS = 4_000_000_000
 FLOW = 0
 
 
-def ping_flow(src: int, dst: str, *, count: int, interval_ns: int, payload: int, flow_id: int = FLOW, start_ns: int = 0) -> dict[str, Any]:
+def ping_flow(
+    src: int, dst: str, *, count: int, interval_ns: int, payload: int, flow_id: int = FLOW, start_ns: int = 0
+) -> dict[str, Any]:
     """A ``FlowConfig::Ping``."""
-    return {"kind": "ping", "id": flow_id, "from": src, "to": dst, "count": count, "interval_ns": interval_ns, "payload": payload, "start_ns": start_ns}
+    return {
+        "kind": "ping",
+        "id": flow_id,
+        "from": src,
+        "to": dst,
+        "count": count,
+        "interval_ns": interval_ns,
+        "payload": payload,
+        "start_ns": start_ns,
+    }
 
 
 def run_length(count: int, interval_ns: int, start_ns: int = 0) -> int:
@@ -32,7 +43,11 @@ def rtt_metrics(f: dict[str, Any]) -> dict[str, Any]:
     """sent, received, loss and RTT statistics as ping prints them (mdev as Linux ping's)."""
     rtts = [int(x) for x in f.get("rtt_ns") or []]
     sent, received = int(f["sent"]), int(f["received"])
-    m: dict[str, Any] = {"sent": sent, "received": received, "loss_pct": round(100.0 * (sent - received) / sent, 6) if sent else None}
+    m: dict[str, Any] = {
+        "sent": sent,
+        "received": received,
+        "loss_pct": round(100.0 * (sent - received) / sent, 6) if sent else None,
+    }
     if rtts:
         mean = sum(rtts) / len(rtts)
         mdev = math.sqrt(max(0.0, sum(r * r for r in rtts) / len(rtts) - mean * mean))
@@ -43,7 +58,7 @@ def rtt_metrics(f: dict[str, Any]) -> dict[str, Any]:
     return m
 
 
-def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
+def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flow of a ``ping`` test."""
     t = net.scenario.test[index]
     src, dst = endpoints(net, index, source=source)
@@ -53,9 +68,24 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     def records(results: dict[str, Any]) -> list[dict[str, Any]]:
         metrics = rtt_metrics(flow_result(results, FLOW))
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
-        return [{"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}]
+        return [
+            {
+                "test": t.method,
+                "name": t.name,
+                "from": t.from_,
+                "to": t.to,
+                "parameters": dict(parameters),
+                "metrics": metrics,
+            }
+        ]
 
     # The window (docs/metrics.md#window) closes REPLY_WAIT_NS after the last request,
     # when the run ends: a reply later than that is lost, its round trip not counted.
     last_request = (t.count - 1) * t.interval
-    return Plan(flows, run_length(t.count, t.interval), records, [FLOW], windows=[window(FLOW, last_request, last_request + REPLY_WAIT_NS)])
+    return Plan(
+        flows,
+        run_length(t.count, t.interval),
+        records,
+        [FLOW],
+        windows=[window(FLOW, last_request, last_request + REPLY_WAIT_NS)],
+    )

@@ -40,9 +40,10 @@ with seed ``seed + k`` so that repetitions are independent draws of the random s
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, cpu_metrics, window
 from qoslab.methods.common import endpoints, flow_result, ms, receive_interval_ns
@@ -135,7 +136,7 @@ class Trials:
 
     def __init__(
         self,
-        net: "Network",
+        net: Network,
         index: int,
         *,
         seed: int | None = None,
@@ -161,15 +162,30 @@ class Trials:
         out = LocatedProblems(source)
         for k, size in enumerate(self.test.frame_sizes):
             if payload_for(int(size)) < PROBE_HEADER:
-                out.add(("test", index, "frame_sizes", k), "too small for the test frame's UDP header, sequence number and timestamp", expected=f"at least {PROBE_HEADER + ETHERNET_OVERHEAD + IPV4_HEADER + UDP_HEADER} bytes", found=f"{size} bytes")
+                out.add(
+                    ("test", index, "frame_sizes", k),
+                    "too small for the test frame's UDP header, sequence number and timestamp",
+                    expected=f"at least {PROBE_HEADER + ETHERNET_OVERHEAD + IPV4_HEADER + UDP_HEADER} bytes",
+                    found=f"{size} bytes",
+                )
         self.src, self.dst = endpoints(net, index, source=source)
         self.rsrc, self.rdst = net.node_index(self.test.to), net.destination(self.test.to, self.test.from_)
         if self.test.bidirectional and self.rdst is None:
-            out.add(("test", index, "from"), "a bidirectional test sends back to the sender, which has no address", expected="a node with an address", found=repr(self.test.from_))
+            out.add(
+                ("test", index, "from"),
+                "a bidirectional test sends back to the sender, which has no address",
+                expected="a node with an address",
+                found=repr(self.test.from_),
+            )
         mtu = next((p.mtu for p in net.ports[self.src] if p.address is not None), 1500)
         for k, size in enumerate(self.test.frame_sizes):
             if int(size) - ETHERNET_OVERHEAD > mtu:
-                out.add(("test", index, "frame_sizes", k), "larger than the sender's MTU allows in one frame", expected=f"at most {mtu + ETHERNET_OVERHEAD} bytes", found=f"{size} bytes")
+                out.add(
+                    ("test", index, "frame_sizes", k),
+                    "larger than the sender's MTU allows in one frame",
+                    expected=f"at most {mtu + ETHERNET_OVERHEAD} bytes",
+                    found=f"{size} bytes",
+                )
         out.raise_if_any()
 
     # ------------------------------------------------------------------ the medium
@@ -206,18 +222,40 @@ class Trials:
 
     # ------------------------------------------------------------------ one trial
 
-    def flows(self, frame_size: int, fps: float, duration_ns: int, *, count: int | None = None, tag: bool = False) -> tuple[list[dict[str, Any]], list[tuple[int, int, str]], int, int]:
+    def flows(
+        self, frame_size: int, fps: float, duration_ns: int, *, count: int | None = None, tag: bool = False
+    ) -> tuple[list[dict[str, Any]], list[tuple[int, int, str]], int, int]:
         """The flows of one trial: (flows, (id, sender, destination) per direction, frames per direction, end of the stream in ns)."""
         payload = payload_for(frame_size)
         interval = 1e9 / fps
         n = count if count is not None else max(1, round(duration_ns / interval))
         start = LEARNING_NS
         flows: list[dict[str, Any]] = [
-            {"kind": "ping", "id": LEARN_FORWARD, "from": self.src, "to": self.dst, "count": 1, "interval_ns": 1_000_000_000, "payload": 56, "start_ns": 0},
+            {
+                "kind": "ping",
+                "id": LEARN_FORWARD,
+                "from": self.src,
+                "to": self.dst,
+                "count": 1,
+                "interval_ns": 1_000_000_000,
+                "payload": 56,
+                "start_ns": 0,
+            },
         ]
         pairs = [(FORWARD, self.src, self.dst)]
         if self.test.bidirectional:
-            flows.append({"kind": "ping", "id": LEARN_REVERSE, "from": self.rsrc, "to": str(self.rdst), "count": 1, "interval_ns": 1_000_000_000, "payload": 56, "start_ns": 0})
+            flows.append(
+                {
+                    "kind": "ping",
+                    "id": LEARN_REVERSE,
+                    "from": self.rsrc,
+                    "to": str(self.rdst),
+                    "count": 1,
+                    "interval_ns": 1_000_000_000,
+                    "payload": 56,
+                    "start_ns": 0,
+                }
+            )
             pairs.append((REVERSE, self.rsrc, str(self.rdst)))
         for fid, src, dst in pairs:
             base = {"kind": "udp", "from": src, "to": dst, "dst_port": DST_PORT, "payload": payload, "rate_pps": fps}
@@ -226,7 +264,14 @@ class Trials:
                 at = start + round(middle * interval)
                 flows.append({**base, "id": fid, "start_ns": start, "stop_ns": at - round(interval / 2)})
                 flows.append({**base, "id": fid + 10, "start_ns": at, "stop_ns": at + round(interval / 2)})
-                flows.append({**base, "id": fid + 20, "start_ns": at + round(interval), "stop_ns": start + round((n - 0.5) * interval)})
+                flows.append(
+                    {
+                        **base,
+                        "id": fid + 20,
+                        "start_ns": at + round(interval),
+                        "stop_ns": start + round((n - 0.5) * interval),
+                    }
+                )
             else:
                 flows.append({**base, "id": fid, "start_ns": start, "stop_ns": start + round((n - 0.5) * interval)})
         stop = start + round(n * interval)
@@ -248,7 +293,17 @@ class Trials:
         flows, _, _, stop = self.flows(size, fps, int(getattr(self.test, "duration", 1_000_000_000)))
         return flows, stop + self.wait_ns, self.windows(flows, stop)
 
-    def trial(self, frame_size: int, fps: float, duration_ns: int, *, seed_offset: int = 0, count: int | None = None, tag: bool = False, what: str = "") -> Trial:
+    def trial(
+        self,
+        frame_size: int,
+        fps: float,
+        duration_ns: int,
+        *,
+        seed_offset: int = 0,
+        count: int | None = None,
+        tag: bool = False,
+        what: str = "",
+    ) -> Trial:
         """One trial: a stream of ``frame_size``-byte frames at ``fps`` for ``duration_ns``
         (or exactly ``count`` frames), after learning frames; with ``tag`` the frame sent
         half-way is its own flow so its latency can be read alone."""
@@ -263,12 +318,24 @@ class Trials:
         self.last_flows, self.last_results, self.last_config = flows, results, config
         directions = []
         for fid, _, _ in pairs:
-            parts = [f for f in (flow_result_or_none(results, fid), flow_result_or_none(results, fid + 10), flow_result_or_none(results, fid + 20)) if f is not None]
+            parts = [
+                f
+                for f in (
+                    flow_result_or_none(results, fid),
+                    flow_result_or_none(results, fid + 10),
+                    flow_result_or_none(results, fid + 20),
+                )
+                if f is not None
+            ]
             sent = sum(int(f["sent"]) for f in parts)
             received = sum(int(f["received"]) for f in parts)
             lost = sum(int(f["lost"]) for f in parts)
             lat_n = sum(int(f["received"]) for f in parts if f.get("latency_ns"))
-            mean = sum(f["latency_ns"]["mean"] * int(f["received"]) for f in parts if f.get("latency_ns")) / lat_n if lat_n else None
+            mean = (
+                sum(f["latency_ns"]["mean"] * int(f["received"]) for f in parts if f.get("latency_ns")) / lat_n
+                if lat_n
+                else None
+            )
             tagged = flow_result_or_none(results, fid + 10)
             tag_ns = (tagged.get("latency_ns") or {}).get("mean") if tagged and int(tagged["received"]) else None
             firsts = [int(f["first_rx_ns"]) for f in parts if f.get("first_rx_ns") is not None]
@@ -282,7 +349,9 @@ class Trials:
                     "drained": sum(int(f.get("drained", 0)) for f in parts),
                     "late": sum(int(f.get("late", 0)) for f in parts),
                     # The trial's receiving interval over all its parts (docs/metrics.md#goodput).
-                    "receive_interval_ns": receive_interval_ns(received, min(firsts, default=None), max(lasts, default=None), round(n * interval)),
+                    "receive_interval_ns": receive_interval_ns(
+                        received, min(firsts, default=None), max(lasts, default=None), round(n * interval)
+                    ),
                     "latency_mean_ns": mean,
                     "latency_max_ns": max((f["latency_ns"]["max"] for f in parts if f.get("latency_ns")), default=None),
                     "tagged_latency_ns": tag_ns,
@@ -292,7 +361,13 @@ class Trials:
 
     # ------------------------------------------------------------------ records
 
-    def record(self, parameters: dict[str, Any], metrics: dict[str, Any], results: dict[str, Any] | None = None, trials: list[Trial] | None = None) -> dict[str, Any]:
+    def record(
+        self,
+        parameters: dict[str, Any],
+        metrics: dict[str, Any],
+        results: dict[str, Any] | None = None,
+        trials: list[Trial] | None = None,
+    ) -> dict[str, Any]:
         """A record; with ``trials`` (those its result rests on) it carries the frames still
         queued at their stop and, when that is above 1 % of a trial's frames, a warning."""
         t = self.test
@@ -303,7 +378,14 @@ class Trials:
             metrics["warning"] = worst.warning()
         if results is not None:
             metrics["cpu_util_pct"] = cpu_metrics(self.net, results)
-        return {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": {**parameters, "wait_s": self.wait_ns / 1e9, "bidirectional": t.bidirectional}, "metrics": metrics}
+        return {
+            "test": t.method,
+            "name": t.name,
+            "from": t.from_,
+            "to": t.to,
+            "parameters": {**parameters, "wait_s": self.wait_ns / 1e9, "bidirectional": t.bidirectional},
+            "metrics": metrics,
+        }
 
     @staticmethod
     def mbps(fps: float, frame_size: int) -> float:
@@ -324,7 +406,14 @@ class Trials:
         lo, hi, rate = 0.0, top, top
         trials: list[Trial] = []
         while True:
-            trial = self.trial(frame_size, rate, duration, what=f"search step {len(trials) + 1}, passing {lo:,.1f} fps, failing {hi:,.1f}" if trials else "search step 1 at the maximum rate")
+            trial = self.trial(
+                frame_size,
+                rate,
+                duration,
+                what=f"search step {len(trials) + 1}, passing {lo:,.1f} fps, failing {hi:,.1f}"
+                if trials
+                else "search step 1 at the maximum rate",
+            )
             trials.append(trial)
             passed = trial.loss_pct() <= 100.0 * tolerance
             if passed:
@@ -349,9 +438,20 @@ class Trials:
                 "latency_ms": ms(best.directions[0]["latency_mean_ns"]) if best else None,
             }
             scale = self.scale_fps(size)
-            params = {"frame_bytes": size, "max_fps": round(top, 3), "bottleneck_fps": round(scale, 3), "resolution_fps": round(self.test.resolution * scale, 3), "duration_s": self.test.duration / 1e9, "resolution_pct": 100.0 * self.test.resolution}
+            params = {
+                "frame_bytes": size,
+                "max_fps": round(top, 3),
+                "bottleneck_fps": round(scale, 3),
+                "resolution_fps": round(self.test.resolution * scale, 3),
+                "duration_s": self.test.duration / 1e9,
+                "resolution_pct": 100.0 * self.test.resolution,
+            }
             # The result rests on its passing trial: flagged if a queue absorbed its excess.
-            records.append(self.record(params, metrics, best.results if best else trials[-1].results, trials=[best] if best else None))
+            records.append(
+                self.record(
+                    params, metrics, best.results if best else trials[-1].results, trials=[best] if best else None
+                )
+            )
         return records
 
     # ------------------------------------------------------------------ §26.2
@@ -367,13 +467,20 @@ class Trials:
             else:
                 fps, _ = self.throughput(size)
             if fps <= 0:
-                records.append(self.record({"frame_bytes": size, "offered_fps": 0.0}, {"latency_ms": None, "trials": 0, "note": "throughput is 0: no rate to measure latency at"}))
+                records.append(
+                    self.record(
+                        {"frame_bytes": size, "offered_fps": 0.0},
+                        {"latency_ms": None, "trials": 0, "note": "throughput is 0: no rate to measure latency at"},
+                    )
+                )
                 continue
             tagged: list[list[float | None]] = []
             last: Trial | None = None
             done: list[Trial] = []
             for k in range(t.trials):
-                last = self.trial(size, fps, t.duration, seed_offset=k, tag=True, what=f"latency trial {k + 1} of {t.trials}")
+                last = self.trial(
+                    size, fps, t.duration, seed_offset=k, tag=True, what=f"latency trial {k + 1} of {t.trials}"
+                )
                 done.append(last)
                 tagged.append([d["tagged_latency_ns"] for d in last.directions])
             assert last is not None
@@ -386,7 +493,12 @@ class Trials:
                 metrics[f"latency{key}_max_ms"] = ms(max(values)) if values else None
                 metrics[f"tagged_lost{key}"] = len(tagged) - len(values)
             metrics["trials"] = t.trials
-            params = {"frame_bytes": size, "offered_fps": round(fps, 3), "offered_mbps": self.mbps(fps, size), "duration_s": t.duration / 1e9}
+            params = {
+                "frame_bytes": size,
+                "offered_fps": round(fps, 3),
+                "offered_mbps": self.mbps(fps, size),
+                "duration_s": t.duration / 1e9,
+            }
             records.append(self.record(params, metrics, last.results, trials=done))
         return records
 
@@ -415,7 +527,13 @@ class Trials:
         for size in map(int, self.test.frame_sizes):
             top = self.max_fps(size, self.test.max_rate)
             for trial in self.frame_loss(size):
-                params = {"frame_bytes": size, "load_pct": round(100.0 * trial.offered_fps / top, 6), "offered_fps": round(trial.offered_fps, 3), "offered_mbps": self.mbps(trial.offered_fps, size), "duration_s": self.test.duration / 1e9}
+                params = {
+                    "frame_bytes": size,
+                    "load_pct": round(100.0 * trial.offered_fps / top, 6),
+                    "offered_fps": round(trial.offered_fps, 3),
+                    "offered_mbps": self.mbps(trial.offered_fps, size),
+                    "duration_s": self.test.duration / 1e9,
+                }
                 metrics = {"sent": trial.sent, "lost": trial.lost, "frame_loss_pct": trial.loss_pct()}
                 records.append(self.record(params, metrics, trial.results, trials=[trial]))
         return records
@@ -428,13 +546,22 @@ class Trials:
         t = self.test
         fps = self.max_fps(frame_size, t.max_rate)
         longest = max(1, int(fps * t.duration / 1e9))
-        burst = self.trial(frame_size, fps, 0, count=longest, seed_offset=seed_offset, what=f"burst of {longest} frames")
+        burst = self.trial(
+            frame_size, fps, 0, count=longest, seed_offset=seed_offset, what=f"burst of {longest} frames"
+        )
         if burst.lost == 0:
             return longest, 1
         lo, hi, n = 0, longest, 1
         while hi - lo > 1:
             mid = (lo + hi) // 2
-            trial = self.trial(frame_size, fps, 0, count=mid, seed_offset=seed_offset, what=f"burst of {mid} frames (passing {lo}, failing {hi})")
+            trial = self.trial(
+                frame_size,
+                fps,
+                0,
+                count=mid,
+                seed_offset=seed_offset,
+                what=f"burst of {mid} frames (passing {lo}, failing {hi})",
+            )
             n += 1
             if trial.lost == 0:
                 lo = mid
@@ -450,8 +577,19 @@ class Trials:
             found = [self.back_to_back(size, k) for k in range(t.trials)]
             frames = [f for f, _ in found]
             mean = sum(frames) / len(frames)
-            metrics = {"back_to_back_frames": round(mean, 3), "back_to_back_min_frames": min(frames), "back_to_back_max_frames": max(frames), "burst_s": round(mean / fps, 9), "trials": sum(n for _, n in found)}
-            params = {"frame_bytes": size, "burst_fps": round(fps, 3), "repetitions": t.trials, "longest_s": t.duration / 1e9}
+            metrics = {
+                "back_to_back_frames": round(mean, 3),
+                "back_to_back_min_frames": min(frames),
+                "back_to_back_max_frames": max(frames),
+                "burst_s": round(mean / fps, 9),
+                "trials": sum(n for _, n in found),
+            }
+            params = {
+                "frame_bytes": size,
+                "burst_fps": round(fps, 3),
+                "repetitions": t.trials,
+                "longest_s": t.duration / 1e9,
+            }
             records.append(self.record(params, metrics, self.last_results))
         return records
 
@@ -479,7 +617,12 @@ class Trials:
                     "lost": trial.lost,
                     "loss_pct": trial.loss_pct(),
                 }
-                params = {"frame_bytes": size, "offered_fps": float(fps), "offered_mbps": self.mbps(float(fps), size), "duration_s": t.duration / 1e9}
+                params = {
+                    "frame_bytes": size,
+                    "offered_fps": float(fps),
+                    "offered_mbps": self.mbps(float(fps), size),
+                    "duration_s": t.duration / 1e9,
+                }
                 records.append(self.record(params, metrics, trial.results, trials=[trial]))
         return records
 

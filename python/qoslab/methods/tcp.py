@@ -190,8 +190,6 @@ def bsd_buffer(size: int, mss: int) -> int:
     return min(-(-size // mss) * mss, max(SB_MAX, size))
 
 
-
-
 def nt4_default_window(mss: int) -> int:
     """Windows NT 4.0's receive window when neither TcpWindowSize nor setsockopt() sets
     one. Microsoft, Windows NT Server 4.0 Resource Kit, "TcpWindowSize": "By default,
@@ -209,7 +207,7 @@ def nt4_default_window(mss: int) -> int:
     return min(max(rounded, 4 * mss), 65535)
 
 
-def route_mss(net: "Network", sender: str, destination: str) -> int:
+def route_mss(net: Network, sender: str, destination: str) -> int:
     """The MSS the sender offers: the MTU of the port it sends by, less 40.
 
     The port is the one on the destination's subnet, else the one on the subnet of the
@@ -235,7 +233,7 @@ OPTION_FIELDS = {"delayed_ack_ns": "delayed_ack", "min_rto_ns": "min_rto", "init
 """Simulator option -> the ``tcp`` table's field, where the names differ."""
 
 
-def options(net: "Network", index: int, destination: str, *, source: str | Path | None = None) -> dict[str, Any]:
+def options(net: Network, index: int, destination: str, *, source: str | Path | None = None) -> dict[str, Any]:
     """The ``tcp`` options of the simulator's flows for test ``index`` (config.rs
     ``TcpOptions``); refuses (InputError) a buffer or window below one segment."""
     from qoslab.backends.sim import LocatedProblems
@@ -440,7 +438,7 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
     return out
 
 
-def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
+def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flows of a ``tcp.bulk`` or ``tcp.transfer`` test, and how to read them back."""
     t = net.scenario.test[index]
     src, dst = endpoints(net, index, source=source)

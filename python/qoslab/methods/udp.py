@@ -57,14 +57,19 @@ def wire_bytes(payload: int, mtu: int) -> int:
     return datagram + fragments * (IPV4_HEADER + ETHERNET_OVERHEAD)
 
 
-def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Plan:
+def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flows of a ``udp.flow`` test: learning frames, then the stream."""
     from qoslab.backends.sim import LocatedProblems
 
     t = net.scenario.test[index]
     out = LocatedProblems(source)
     if t.payload < PROBE_HEADER:
-        out.add(("test", index, "payload"), "too small for the test frame's sequence number and timestamp", expected=f"at least {PROBE_HEADER} bytes", found=f"{t.payload} bytes")
+        out.add(
+            ("test", index, "payload"),
+            "too small for the test frame's sequence number and timestamp",
+            expected=f"at least {PROBE_HEADER} bytes",
+            found=f"{t.payload} bytes",
+        )
     src, dst = endpoints(net, index, source=source)
     mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
     frame = wire_bytes(t.payload, mtu)
@@ -75,15 +80,40 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
     start = LEARNING_NS
     if t.count is not None:
         if pps == 0:
-            out.add(("test", index, "count"), "a saturating stream cannot be bounded by a count", expected="a rate or gap above 0 with count, or duration alone", found=f"count = {t.count}")
+            out.add(
+                ("test", index, "count"),
+                "a saturating stream cannot be bounded by a count",
+                expected="a rate or gap above 0 with count, or duration alone",
+                found=f"count = {t.count}",
+            )
             pps = 1.0
         stop = start + round((t.count - 0.5) * 1e9 / pps)
     else:
         stop = start + t.duration
     out.raise_if_any()
     flows = [
-        {"kind": "ping", "id": LEARNING, "from": src, "to": dst, "count": 1, "interval_ns": 1_000_000_000, "payload": 56, "start_ns": 0},
-        {"kind": "udp", "id": MEASURED, "from": src, "to": dst, "dst_port": DST_PORT, "payload": t.payload, "rate_pps": pps, "start_ns": start, "stop_ns": stop, "dont_fragment": t.dont_fragment},
+        {
+            "kind": "ping",
+            "id": LEARNING,
+            "from": src,
+            "to": dst,
+            "count": 1,
+            "interval_ns": 1_000_000_000,
+            "payload": 56,
+            "start_ns": 0,
+        },
+        {
+            "kind": "udp",
+            "id": MEASURED,
+            "from": src,
+            "to": dst,
+            "dst_port": DST_PORT,
+            "payload": t.payload,
+            "rate_pps": pps,
+            "start_ns": start,
+            "stop_ns": stop,
+            "dont_fragment": t.dont_fragment,
+        },
     ]
     interval_s = (stop - start) / 1e9
     wait = int(t.wait)
@@ -125,14 +155,23 @@ def plan(net: "Network", index: int, *, source: str | Path | None = None) -> Pla
             "jitter_ms": ms(f.get("jitter_ns")),
             "cpu_util_pct": cpu_metrics(net, results),
         }
-        record = {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters), "metrics": metrics}
+        record = {
+            "test": t.method,
+            "name": t.name,
+            "from": t.from_,
+            "to": t.to,
+            "parameters": dict(parameters),
+            "metrics": metrics,
+        }
         record["iperf3"] = iperf3_end(sent, t.payload, interval_s, int(f["bytes_received"]), receive_s, metrics)
         return [record]
 
     return Plan(flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)])
 
 
-def iperf3_end(sent: int, payload: int, send_s: float, bytes_received: int, receive_s: float, metrics: dict[str, Any]) -> dict[str, Any]:
+def iperf3_end(
+    sent: int, payload: int, send_s: float, bytes_received: int, receive_s: float, metrics: dict[str, Any]
+) -> dict[str, Any]:
     """The record's numbers in the shape and names of ``iperf3 -u --json``'s ``end``
     (iperf3 3.12): ``sum_sent`` (the sender: datagrams and payload bytes sent over the
     sending interval), ``sum_received`` (the receiver: payload bytes over the receiving
@@ -163,4 +202,10 @@ def iperf3_end(sent: int, payload: int, send_s: float, bytes_received: int, rece
 
     sum_sent = block(send_s, bytes_sent, True, False)
     sum_received = block(receive_s, bytes_received, False, True)
-    return {"end": {"sum": {**sum_sent, "jitter_ms": jitter, "lost_packets": lost, "lost_percent": loss_pct}, "sum_sent": sum_sent, "sum_received": sum_received}}
+    return {
+        "end": {
+            "sum": {**sum_sent, "jitter_ms": jitter, "lost_packets": lost, "lost_percent": loss_pct},
+            "sum_sent": sum_sent,
+            "sum_received": sum_received,
+        }
+    }

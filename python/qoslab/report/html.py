@@ -144,7 +144,15 @@ def legends_outside(fig: Any) -> None:
             continue
         size = old.get_texts()[0].get_fontsize() if old.get_texts() else 7
         old.remove()
-        ax.legend(handles, labels, fontsize=size, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2 if len(handles) > 3 else 1, frameon=False)
+        ax.legend(
+            handles,
+            labels,
+            fontsize=size,
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.16),
+            ncol=2 if len(handles) > 3 else 1,
+            frameon=False,
+        )
     fig.tight_layout()
 
 
@@ -170,7 +178,9 @@ def legend_overlaps(fig: Any) -> list[str]:
             for owner, box in boxes:
                 inside = (xy[:, 0] >= box.x0) & (xy[:, 0] <= box.x1) & (xy[:, 1] >= box.y0) & (xy[:, 1] <= box.y1)
                 if inside.any():
-                    found.append(f"{label!r} of axes {ax.get_title() or ax.get_ylabel()!r} under the legend of {owner.get_title() or owner.get_ylabel()!r}: {int(inside.sum())} point(s)")
+                    found.append(
+                        f"{label!r} of axes {ax.get_title() or ax.get_ylabel()!r} under the legend of {owner.get_title() or owner.get_ylabel()!r}: {int(inside.sum())} point(s)"
+                    )
     return found
 
 
@@ -179,7 +189,9 @@ def _link_label(link: Any) -> str:
 
     rate = getattr(link, "rate", None)
     if link.type == "wifi":
-        return f"{link.standard} {format_rate(rate) if rate else ''} {getattr(link, 'security', '')}".replace(" open", "").strip()
+        return f"{link.standard} {format_rate(rate) if rate else ''} {getattr(link, 'security', '')}".replace(
+            " open", ""
+        ).strip()
     return f"{link.type} {format_rate(rate) if rate else ''}".strip()
 
 
@@ -198,8 +210,12 @@ def setup_dot(scenario: Scenario) -> str:
     wired link, an 802.11 BSS as a small medium node joined to its members by dashed lines
     (so a BSS of many stations is drawn as the star it is), tunnels as dotted arcs between
     their ends; every line labelled with the link's kind and rate."""
-    lines = ["graph setup {", '  graph [overlap=false, splines=true, nodesep=0.5, ranksep=0.7, fontname="Helvetica", fontsize=10, pad=0.2];',
-             '  node [shape=box, style=rounded, fontname="Helvetica", fontsize=11];', '  edge [fontname="Helvetica", fontsize=9];']
+    lines = [
+        "graph setup {",
+        '  graph [overlap=false, splines=true, nodesep=0.5, ranksep=0.7, fontname="Helvetica", fontsize=10, pad=0.2];',
+        '  node [shape=box, style=rounded, fontname="Helvetica", fontsize=11];',
+        '  edge [fontname="Helvetica", fontsize=9];',
+    ]
     for name in scenario.node:
         lines.append(f"  {_dot_id(name)} [label={_dot_id(_node_label(scenario, name))}];")
     for i, link in enumerate(scenario.link):
@@ -238,7 +254,7 @@ def setup_svg(scenario: Scenario) -> str:
     proc = subprocess.run(args, input=source, capture_output=True, text=True, check=False, timeout=60)
     if proc.returncode != 0:
         return setup_svg_builtin(scenario)
-    svg = re.sub(r"<!--.*?-->\s*", "", proc.stdout[proc.stdout.index("<svg"):], flags=re.S)
+    svg = re.sub(r"<!--.*?-->\s*", "", proc.stdout[proc.stdout.index("<svg") :], flags=re.S)
     if "xlink:" not in svg.replace("xmlns:xlink", ""):  # nothing links: no namespace to declare
         svg = svg.replace(' xmlns:xlink="http://www.w3.org/1999/xlink"', "")
     return svg
@@ -252,11 +268,13 @@ def setup_svg_builtin(scenario: Scenario) -> str:
 
     names = list(scenario.node)
     edges: list[tuple[str, str, str, str]] = []  # (a, b, label, style)
-    for i, link in enumerate(scenario.link):
+    for _i, link in enumerate(scenario.link):
         rate = getattr(link, "rate", None)
         label = f"{link.type} {format_rate(rate) if rate else ''}".strip()
         if link.type == "wifi":
-            label = f"{link.standard} {format_rate(rate) if rate else ''} {getattr(link, 'security', '')}".replace(" open", "").strip()
+            label = f"{link.standard} {format_rate(rate) if rate else ''} {getattr(link, 'security', '')}".replace(
+                " open", ""
+            ).strip()
             members = ([link.ap] if link.ap else []) + list(link.stations)
             for st in members[1:]:
                 edges.append((members[0], st, label, "wifi"))
@@ -281,24 +299,38 @@ def setup_svg_builtin(scenario: Scenario) -> str:
             queue += [m for m in adjacency.get(n, []) if m not in order]
     width, step, y = 150 * max(1, len(order)) + 40, 150, 90
     x = {n: 40 + 75 + i * step for i, n in enumerate(order)}
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} 220" width="{width}" height="220" role="img" aria-label="set-up">']
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} 220" width="{width}" height="220" role="img" aria-label="set-up">'
+    ]
     for a, b, label, style in edges:
         if a not in x or b not in x:
             continue
         dash = ' stroke-dasharray="6 4"' if style == "wifi" else ""
         parts.append(f'<line x1="{x[a]}" y1="{y}" x2="{x[b]}" y2="{y}" stroke="#222" stroke-width="2"{dash}/>')
-        parts.append(f'<text x="{(x[a] + x[b]) / 2}" y="{y - 30}" font-size="11" text-anchor="middle">{html.escape(label)}</text>')
+        parts.append(
+            f'<text x="{(x[a] + x[b]) / 2}" y="{y - 30}" font-size="11" text-anchor="middle">{html.escape(label)}</text>'
+        )
     for t in scenario.tunnel:
         a, b = getattr(t, "from_", None), getattr(t, "to", None)
         if a in x and b in x:
-            parts.append(f'<path d="M{x[a]},{y + 28} C{x[a]},{y + 80} {x[b]},{y + 80} {x[b]},{y + 28}" fill="none" stroke="#555" stroke-dasharray="2 3"/>')
+            parts.append(
+                f'<path d="M{x[a]},{y + 28} C{x[a]},{y + 80} {x[b]},{y + 80} {x[b]},{y + 28}" fill="none" stroke="#555" stroke-dasharray="2 3"/>'
+            )
     if scenario.tunnel:
-        parts.append(f'<text x="20" y="210" font-size="11">dotted arcs: {len(scenario.tunnel)} tunnel(s) ({html.escape(", ".join(sorted({t.type for t in scenario.tunnel})))}); dashed lines: 802.11</text>')
+        parts.append(
+            f'<text x="20" y="210" font-size="11">dotted arcs: {len(scenario.tunnel)} tunnel(s) ({html.escape(", ".join(sorted({t.type for t in scenario.tunnel})))}); dashed lines: 802.11</text>'
+        )
     for n in order:
         node = scenario.node[n]
-        role = node.role + (f" {node.forwarding}" if getattr(node, "forwarding", None) and node.role == "bridge" else "")
-        parts.append(f'<rect x="{x[n] - 55}" y="{y - 22}" width="110" height="44" rx="6" fill="#fff" stroke="#111" stroke-width="1.5"/>')
-        parts.append(f'<text x="{x[n]}" y="{y - 3}" font-size="13" font-weight="bold" text-anchor="middle">{html.escape(n)}</text>')
+        role = node.role + (
+            f" {node.forwarding}" if getattr(node, "forwarding", None) and node.role == "bridge" else ""
+        )
+        parts.append(
+            f'<rect x="{x[n] - 55}" y="{y - 22}" width="110" height="44" rx="6" fill="#fff" stroke="#111" stroke-width="1.5"/>'
+        )
+        parts.append(
+            f'<text x="{x[n]}" y="{y - 3}" font-size="13" font-weight="bold" text-anchor="middle">{html.escape(n)}</text>'
+        )
         parts.append(f'<text x="{x[n]}" y="{y + 14}" font-size="10" text-anchor="middle">{html.escape(role)}</text>')
     parts.append("</svg>")
     return "".join(parts)
@@ -342,19 +374,32 @@ def _rows_table(rows: list[dict[str, Any]], seeds: list[str]) -> str:
     (:data:`SCRIPT`); each row has the id :func:`row_id`."""
     from qoslab.studies import STATUSES
 
-    options = lambda values: '<option value="">all</option>' + "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)  # noqa: E731
-    out = ['<div class="filters"><label>seed <select id="f-seed">' + options(seeds) + "</select></label>",
-           '<label>status <select id="f-status">' + options(list(STATUSES)) + "</select></label>",
-           '<label>text <input id="f-text" type="search" placeholder="filter rows"></label> <span id="f-shown"></span></div>']
-    out.append('<table id="rowtable"><thead><tr><th class="l">seed</th><th class="l">item</th><th>paper</th><th>ours (mean)</th><th>sd</th><th>seeds within tolerance</th><th class="l">unit</th><th>tolerance</th><th class="l">status</th><th class="l">why</th></tr></thead><tbody>')
+    options = lambda values: (
+        '<option value="">all</option>'
+        + "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
+    )  # noqa: E731
+    out = [
+        '<div class="filters"><label>seed <select id="f-seed">' + options(seeds) + "</select></label>",
+        '<label>status <select id="f-status">' + options(list(STATUSES)) + "</select></label>",
+        '<label>text <input id="f-text" type="search" placeholder="filter rows"></label> <span id="f-shown"></span></div>',
+    ]
+    out.append(
+        '<table id="rowtable"><thead><tr><th class="l">seed</th><th class="l">item</th><th>paper</th><th>ours (mean)</th><th>sd</th><th>seeds within tolerance</th><th class="l">unit</th><th>tolerance</th><th class="l">status</th><th class="l">why</th></tr></thead><tbody>'
+    )
     for r in rows:
-        why = r["note"] + (f" — tolerance: {r['tolerance_reason']}" if r["status"] in ("agrees", "differs", "calibration") else "")
-        status = r["status"] + (f" (from {r['derived_from']})" if r.get("derived_from") and r["status"] == "derived" else "")
-        out.append(f'<tr id="{row_id(r)}" data-seed="{html.escape(r["seed"])}" data-status="{html.escape(r["status"])}">'
-                   f'<td class="l"><a href="#seed{html.escape(r["seed"])}">{html.escape(r["seed"])}</a></td><td class="l">{html.escape(r["item"])}</td>'
-                   f'<td data-v="{_sort_value(r["paper"])}">{_fmt(r["paper"])}</td><td class="ours" data-v="{_sort_value(r["ours"])}">{_fmt(r["ours"])}</td>'
-                   f'<td data-v="{_sort_value(r.get("ours_sd"))}">{_fmt(r.get("ours_sd"))}</td><td>{_fmt(r.get("seeds_agreeing"))}</td><td class="l">{html.escape(r["unit"])}</td>'
-                   f'<td>{html.escape(r["tolerance"])}</td><td class="l {_status_class(r["status"])}">{html.escape(status)}</td><td class="l">{html.escape(why)}</td></tr>')
+        why = r["note"] + (
+            f" — tolerance: {r['tolerance_reason']}" if r["status"] in ("agrees", "differs", "calibration") else ""
+        )
+        status = r["status"] + (
+            f" (from {r['derived_from']})" if r.get("derived_from") and r["status"] == "derived" else ""
+        )
+        out.append(
+            f'<tr id="{row_id(r)}" data-seed="{html.escape(r["seed"])}" data-status="{html.escape(r["status"])}">'
+            f'<td class="l"><a href="#seed{html.escape(r["seed"])}">{html.escape(r["seed"])}</a></td><td class="l">{html.escape(r["item"])}</td>'
+            f'<td data-v="{_sort_value(r["paper"])}">{_fmt(r["paper"])}</td><td class="ours" data-v="{_sort_value(r["ours"])}">{_fmt(r["ours"])}</td>'
+            f'<td data-v="{_sort_value(r.get("ours_sd"))}">{_fmt(r.get("ours_sd"))}</td><td>{_fmt(r.get("seeds_agreeing"))}</td><td class="l">{html.escape(r["unit"])}</td>'
+            f'<td>{html.escape(r["tolerance"])}</td><td class="l {_status_class(r["status"])}">{html.escape(status)}</td><td class="l">{html.escape(why)}</td></tr>'
+        )
     out.append("</tbody></table>")
     return "".join(out)
 
@@ -369,11 +414,15 @@ def _seed_status_table(studies: list[Any], summary: list[dict[str, Any]]) -> str
         seed = study.seed if study is not None else ""
         rows = [r for r in summary if study is None or r["seed"] == seed]
         c = counts(rows)
-        first = f'<a href="#seed{seed}">{seed}: {html.escape(study.title)}</a>' if study is not None else "<b>all seeds</b>"
+        first = (
+            f'<a href="#seed{seed}">{seed}: {html.escape(study.title)}</a>' if study is not None else "<b>all seeds</b>"
+        )
         cells = []
         for st in STATUSES:
             query = "&amp;".join(q for q in (f"seed={seed}" if seed else "", f"status={st.replace(' ', '%20')}") if q)
-            cells.append(f'<td class="{_status_class(st)}"><a href="#rows?{query}">{c[st]}</a></td>' if c[st] else "<td>0</td>")
+            cells.append(
+                f'<td class="{_status_class(st)}"><a href="#rows?{query}">{c[st]}</a></td>' if c[st] else "<td>0</td>"
+            )
         compared = c["agrees"] + c["differs"]
         share = f"{100 * c['agrees'] / compared:.0f} %" if compared else "–"
         out.append(f'<tr><td class="l">{first}</td>{"".join(cells)}<td>{share}</td></tr>')
@@ -393,7 +442,9 @@ def _paper_table(table: Any, by_key: dict[str, dict[str, Any]], ident: str) -> s
             if r is None:
                 cells.append("<td>–</td><td class='ours'>–</td>")
             else:
-                cells.append(f"<td>{_fmt(r['paper'])}</td><td class='ours {_status_class(r['status'])}' title='{html.escape(r['status'])}'><a href='#{row_id(r)}'>{_fmt(r['ours'])}</a></td>")
+                cells.append(
+                    f"<td>{_fmt(r['paper'])}</td><td class='ours {_status_class(r['status'])}' title='{html.escape(r['status'])}'><a href='#{row_id(r)}'>{_fmt(r['ours'])}</a></td>"
+                )
         out.append(f"<tr>{''.join(cells)}</tr>")
     out.append("</table>")
     return "".join(out)
@@ -439,22 +490,42 @@ def _calibration_html(rows: list[dict[str, Any]]) -> str:
     if not cal:
         return ""
     misses = calibration_misses(cal)
-    head = f"<p><b>Calibration.</b> {len(cal)} rows set a model parameter; " + (f"{len(misses)} miss their own target:</p><ul>" + "".join(f"<li class='differs'>{html.escape(m)}</li>" for m in misses) + "</ul>" if misses else "each meets its target.</p>")
+    head = f"<p><b>Calibration.</b> {len(cal)} rows set a model parameter; " + (
+        f"{len(misses)} miss their own target:</p><ul>"
+        + "".join(f"<li class='differs'>{html.escape(m)}</li>" for m in misses)
+        + "</ul>"
+        if misses
+        else "each meets its target.</p>"
+    )
     return head
 
 
-def write_report(studies: list[Any], results: dict[str, dict[str, list[dict[str, Any]]]], summary: list[dict[str, Any]], out: Path) -> Path:
+def write_report(
+    studies: list[Any], results: dict[str, dict[str, list[dict[str, Any]]]], summary: list[dict[str, Any]], out: Path
+) -> Path:
     from qoslab.scenario import load_scenario
     from qoslab.studies import EXAMPLES
 
     total = counts(summary)
-    body = ["<h1>qoslab: the seeds reproduced</h1>", f'<p class="top"><b>{html.escape(agreement(total))}.</b></p>',
-            "<p>Each section re-runs one seed's experiment in the simulator from its <code>examples/</code> scenarios and sets every number the seed publishes beside ours (<code>summary.json</code>). Rows a model parameter was calibrated on, rows whose value is a setting of the study and rows derived by arithmetic from another row are marked and do not count as agreement; every simulated row is the mean over the seeds given in its <i>seeds</i> column (docs/agreement.md).</p>"]
+    body = [
+        "<h1>qoslab: the seeds reproduced</h1>",
+        f'<p class="top"><b>{html.escape(agreement(total))}.</b></p>',
+        "<p>Each section re-runs one seed's experiment in the simulator from its <code>examples/</code> scenarios and sets every number the seed publishes beside ours (<code>summary.json</code>). Rows a model parameter was calibrated on, rows whose value is a setting of the study and rows derived by arithmetic from another row are marked and do not count as agreement; every simulated row is the mean over the seeds given in its <i>seeds</i> column (docs/agreement.md).</p>",
+    ]
     toc = ['<nav id="contents"><h2>Contents</h2><ol><li><a href="#summary">Summary by seed and status</a></li>']
     for study in studies:
         sid = f"seed{study.seed}"
-        parts = [("setup", "Set-up"), ("figures", "Figures"), ("tables", "The paper's tables"), ("discussion", "What agrees and what does not")]
-        toc.append(f'<li><a href="#{sid}">Seed {study.seed}: {html.escape(study.title)}</a><ul>' + "".join(f'<li><a href="#{sid}-{k}">{t}</a></li>' for k, t in parts) + f'<li><a href="#rows?seed={study.seed}">its rows</a></li></ul></li>')
+        parts = [
+            ("setup", "Set-up"),
+            ("figures", "Figures"),
+            ("tables", "The paper's tables"),
+            ("discussion", "What agrees and what does not"),
+        ]
+        toc.append(
+            f'<li><a href="#{sid}">Seed {study.seed}: {html.escape(study.title)}</a><ul>'
+            + "".join(f'<li><a href="#{sid}-{k}">{t}</a></li>' for k, t in parts)
+            + f'<li><a href="#rows?seed={study.seed}">its rows</a></li></ul></li>'
+        )
     toc.append('<li><a href="#rows">Every row (filter, sort)</a></li></ol></nav>')
     body.append("".join(toc))
     body.append(f'<h2 id="summary">Summary by seed and status{_anchor("summary")}</h2>')
@@ -468,9 +539,19 @@ def write_report(studies: list[Any], results: dict[str, dict[str, list[dict[str,
         body.append(f'<section><h2 id="{sid}">Seed {study.seed}: {html.escape(study.title)}{_anchor(sid)}</h2>')
         body.append(f"<p><i>{html.escape(study.paper)}</i></p><p><b>Question.</b> {html.escape(study.question)}</p>")
         c = counts(rows)
-        body.append('<p class="counts">' + "".join(f'<span><a href="#rows?seed={study.seed}&amp;status={k.replace(" ", "%20")}"><b>{v}</b> {html.escape(k)}</a></span>' for k, v in c.items() if v) + "</p>")
+        body.append(
+            '<p class="counts">'
+            + "".join(
+                f'<span><a href="#rows?seed={study.seed}&amp;status={k.replace(" ", "%20")}"><b>{v}</b> {html.escape(k)}</a></span>'
+                for k, v in c.items()
+                if v
+            )
+            + "</p>"
+        )
         if not data:
-            body.append("<p class='nr'>This seed's rows were kept from an earlier run into this directory; its points are not all in data/, so its figures are not drawn.</p>")
+            body.append(
+                "<p class='nr'>This seed's rows were kept from an earlier run into this directory; its points are not all in data/, so its figures are not drawn.</p>"
+            )
         body.append(f'<h3 id="{sid}-setup">Set-up{_anchor(sid + "-setup")}</h3>')
         if study.scenarios:
             path = EXAMPLES / study.scenarios[0]
@@ -478,27 +559,46 @@ def write_report(studies: list[Any], results: dict[str, dict[str, list[dict[str,
                 svg = setup_svg(load_scenario(path))
                 body.append(f'<p>examples/{html.escape(study.scenarios[0])}</p><div class="setup">{svg}</div>')
             except Exception as err:  # a scenario another helper is still extending: say so, keep the report
-                body.append(f"<p class='nr'>Set-up of examples/{html.escape(study.scenarios[0])} not drawn: {html.escape(str(err).splitlines()[0])}</p>")
+                body.append(
+                    f"<p class='nr'>Set-up of examples/{html.escape(study.scenarios[0])} not drawn: {html.escape(str(err).splitlines()[0])}</p>"
+                )
         body.append(f'<h3 id="{sid}-figures">Figures{_anchor(sid + "-figures")}</h3>')
         for fig in study.figures(data) if data else []:
             uri = figure_data(fig.figure, out, fig.name)
             fid = f"{sid}-fig-{fig.name}"
-            body.append(f'<figure id="{fid}">{_img(uri, fig.title)}<figcaption><b>{html.escape(fig.title)}.</b> {html.escape(fig.caption)} (figures/{fig.name}.png, .svg){_anchor(fid)}</figcaption></figure>')
+            body.append(
+                f'<figure id="{fid}">{_img(uri, fig.title)}<figcaption><b>{html.escape(fig.title)}.</b> {html.escape(fig.caption)} (figures/{fig.name}.png, .svg){_anchor(fid)}</figcaption></figure>'
+            )
         body.append(f'<h3 id="{sid}-tables">The paper\'s tables{_anchor(sid + "-tables")}</h3>')
         by_key = {r["key"]: r for r in rows}
         for k, table in enumerate(study.tables()):
             body.append(_paper_table(table, by_key, f"{sid}-table-{k}"))
         # Tables of a study's own measurements, with no published column (optional).
         for title, header, trs in getattr(study, "measured_tables", lambda d: [])(data) if data else []:
-            head = "".join(f'<th class="l">{html.escape(h)}</th>' if i == 0 else f"<th>{html.escape(h)}</th>" for i, h in enumerate(header))
-            cells = "".join("<tr>" + "".join(f'<td class="l">{html.escape(c)}</td>' if i == 0 else f"<td class='ours'>{html.escape(c)}</td>" for i, c in enumerate(tr)) + "</tr>" for tr in trs)
+            head = "".join(
+                f'<th class="l">{html.escape(h)}</th>' if i == 0 else f"<th>{html.escape(h)}</th>"
+                for i, h in enumerate(header)
+            )
+            cells = "".join(
+                "<tr>"
+                + "".join(
+                    f'<td class="l">{html.escape(c)}</td>' if i == 0 else f"<td class='ours'>{html.escape(c)}</td>"
+                    for i, c in enumerate(tr)
+                )
+                + "</tr>"
+                for tr in trs
+            )
             body.append(f"<h4>{html.escape(title)}</h4><table><tr>{head}</tr>{cells}</table>")
         body.append(f'<h3 id="{sid}-discussion">What agrees and what does not{_anchor(sid + "-discussion")}</h3>')
         for para in study.discussion(rows, data):
             body.append(f"<p>{html.escape(para)}</p>")
-        body.append(f'<p><a href="#rows?seed={study.seed}">Seed {study.seed}\'s {len(rows)} rows</a> (with the reason for each) are in the row table below.</p></section>')
+        body.append(
+            f'<p><a href="#rows?seed={study.seed}">Seed {study.seed}\'s {len(rows)} rows</a> (with the reason for each) are in the row table below.</p></section>'
+        )
     body.append(f'<h2 id="rows">Every row{_anchor("rows")}</h2>')
-    body.append("<p>One row per number a seed publishes (summary.json). Filter by seed, status or text; click a column's head to sort by it.</p>")
+    body.append(
+        "<p>One row per number a seed publishes (summary.json). Filter by seed, status or text; click a column's head to sort by it.</p>"
+    )
     body.append(_rows_table(summary, [s.seed for s in studies]))
     page = f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>qoslab report</title><style>{CSS}</style></head><body>{"".join(body)}<script>{SCRIPT}</script></body></html>\n'
     path = out / "report.html"
@@ -521,7 +621,11 @@ def plot_axes(group: list[dict[str, Any]], swept: list[str]) -> tuple[str | None
     >>> plot_axes([{"frame_bytes": 64}, {"frame_bytes": 1518}], [])
     ('frame_bytes', [])
     """
-    varying = [k for k in list(swept) + list(MEASURED_AXES) if all(k in g for g in group) and len({str(g[k]) for g in group}) > 1]
+    varying = [
+        k
+        for k in list(swept) + list(MEASURED_AXES)
+        if all(k in g for g in group) and len({str(g[k]) for g in group}) > 1
+    ]
     if not varying:
         return None, []
     return varying[0], [k for k in varying[1:] if k in swept]
@@ -561,18 +665,36 @@ def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, A
     out.mkdir(parents=True, exist_ok=True)
     rows = tidy(records)
     write_tables(rows, out / "data")
-    body = [f"<h1>{html.escape(scenario.scenario.name)}</h1><p>Scenario <code>{html.escape(str(source))}</code>, seed {scenario.scenario.seed}, simulator backend.</p>"]
+    body = [
+        f"<h1>{html.escape(scenario.scenario.name)}</h1><p>Scenario <code>{html.escape(str(source))}</code>, seed {scenario.scenario.seed}, simulator backend.</p>"
+    ]
     body.append(f'<h2>Set-up</h2><div class="setup">{setup_svg(scenario)}</div>')
     body.append("<h2>Results</h2>")
     # Every column is a metric defined in docs/metrics.md (what, between which instants, which layer, unit).
-    body.append("<p>definitions: <code>docs/metrics.md</code> (each column's name is a heading there; SI prefixes, 1 Mb/s = 10<sup>6</sup> bit/s).</p>")
+    body.append(
+        "<p>definitions: <code>docs/metrics.md</code> (each column's name is a heading there; SI prefixes, 1 Mb/s = 10<sup>6</sup> bit/s).</p>"
+    )
     swept = list(dict.fromkeys(k for r in records for k in (r.get("sweep") or {})))
     by_test: dict[str, list[dict[str, Any]]] = {}
     for r in rows:
-        by_test.setdefault(f"{r['test']} {r['from']} → {r['to']}" + (f" ({r['name']})" if r.get("name") else ""), []).append(r)
+        by_test.setdefault(
+            f"{r['test']} {r['from']} → {r['to']}" + (f" ({r['name']})" if r.get("name") else ""), []
+        ).append(r)
     for i, (label, group) in enumerate(by_test.items()):
         x_key, series_keys = plot_axes(group, swept)
-        y_keys = [k for k in ("throughput_mbps", "goodput_mbps", "latency_ms", "frame_loss_pct", "loss_pct", "back_to_back_frames", "rtt_mean_ms") if any(g.get(k) is not None for g in group)]
+        y_keys = [
+            k
+            for k in (
+                "throughput_mbps",
+                "goodput_mbps",
+                "latency_ms",
+                "frame_loss_pct",
+                "loss_pct",
+                "back_to_back_frames",
+                "rtt_mean_ms",
+            )
+            if any(g.get(k) is not None for g in group)
+        ]
         if x_key and y_keys and len(group) > 1:
             xs, x_unit = axis_values([g[x_key] for g in group])
             fig, axes = plt.subplots(1, len(y_keys[:2]), figsize=(5 * len(y_keys[:2]), 3.6), squeeze=False)
@@ -587,15 +709,27 @@ def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, A
                     ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=name or None)
                 if series_keys:
                     ax.legend(fontsize=7)
-                ax.set_xlabel(x_key.replace("_", " ").replace(" bytes", " (bytes)").replace(" fps", " (frames/s)").replace(" pct", " (%)") + (f" ({x_unit})" if x_unit else ""))
-                ax.set_ylabel(y.replace("_mbps", " (Mb/s)").replace("_ms", " (ms)").replace("_pct", " (%)").replace("_", " "))
+                ax.set_xlabel(
+                    x_key.replace("_", " ")
+                    .replace(" bytes", " (bytes)")
+                    .replace(" fps", " (frames/s)")
+                    .replace(" pct", " (%)")
+                    + (f" ({x_unit})" if x_unit else "")
+                )
+                ax.set_ylabel(
+                    y.replace("_mbps", " (Mb/s)").replace("_ms", " (ms)").replace("_pct", " (%)").replace("_", " ")
+                )
                 ax.grid(True, color="0.85")
             fig.suptitle(label)
             fig.tight_layout()
             uri = figure_data(fig, out, f"test{i}")
-            body.append(f'<figure>{_img(uri, label)}<figcaption>{html.escape(label)}: against {html.escape(x_key)} (figures/test{i}.png, .svg)</figcaption></figure>')
+            body.append(
+                f"<figure>{_img(uri, label)}<figcaption>{html.escape(label)}: against {html.escape(x_key)} (figures/test{i}.png, .svg)</figcaption></figure>"
+            )
         cols = [c for c in columns(group) if c not in ("test", "from", "to", "name")]
-        body.append(f"<h3>{html.escape(label)}</h3><table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>")
+        body.append(
+            f"<h3>{html.escape(label)}</h3><table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"
+        )
         for g in group:
             body.append("<tr>" + "".join(f"<td>{_fmt(g.get(c))}</td>" for c in cols) + "</tr>")
         body.append("</table>")
@@ -605,4 +739,20 @@ def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, A
     return path
 
 
-__all__ = ["write_report", "write_run_report", "plot_axes", "axis_values", "setup_svg", "setup_dot", "setup_svg_builtin", "figure_data", "legends_outside", "legend_overlaps", "png_size", "row_id", "counts", "agreement", "calibration_misses"]
+__all__ = [
+    "write_report",
+    "write_run_report",
+    "plot_axes",
+    "axis_values",
+    "setup_svg",
+    "setup_dot",
+    "setup_svg_builtin",
+    "figure_data",
+    "legends_outside",
+    "legend_overlaps",
+    "png_size",
+    "row_id",
+    "counts",
+    "agreement",
+    "calibration_misses",
+]

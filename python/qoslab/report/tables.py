@@ -16,8 +16,9 @@ from __future__ import annotations
 import csv
 import json
 import math
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 FIXED = ("test", "name", "from", "to")
 

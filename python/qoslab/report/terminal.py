@@ -37,8 +37,13 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
     learning ping, an RFC 2544 search's last trial) prints the simulator's own counts,
     and for UDP the payload rate the simulator measured."""
     table = Table(
-        box=box.SIMPLE_HEAD, title="Flows (times in ms: latency one way for UDP, round trip for ping and UDP echo)", title_justify="left", pad_edge=False, collapse_padding=True,
-        caption=f"definitions: {METRICS_DOC}#flows", caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        title="Flows (times in ms: latency one way for UDP, round trip for ping and UDP echo)",
+        title_justify="left",
+        pad_edge=False,
+        collapse_padding=True,
+        caption=f"definitions: {METRICS_DOC}#flows",
+        caption_justify="left",
     )
     table.add_column("flow", no_wrap=True)
     for col in ("sent", "recv", "lost", "loss%", "Mb/s", "latency mean/p99", "jitter"):
@@ -91,7 +96,13 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
 def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | None:
     """Per TCP flow: the path MTU and MSS its sender ended at, the ICMP "fragmentation
     needed" it accepted, black holes its MTU probing found, and the longest stall."""
-    table = Table(box=box.SIMPLE_HEAD, title="TCP path MTU (RFC 1191 / RFC 4821)", title_justify="left", pad_edge=False, collapse_padding=True)
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="TCP path MTU (RFC 1191 / RFC 4821)",
+        title_justify="left",
+        pad_edge=False,
+        collapse_padding=True,
+    )
     table.add_column("flow", no_wrap=True)
     for col in ("path MTU", "MSS", "frag-needed rcvd", "black holes", "probes (failed)", "longest stall s", "done"):
         table.add_column(col, justify="right")
@@ -145,8 +156,12 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
     MBytes), rates in Mbit/s of 10^6 bits."""
     streams = record.get("streams") or []
     table = Table(
-        box=box.SIMPLE_HEAD, title=f"TCP {escape(record['test'])} {escape(record['from'])} → {escape(record['to'])}", title_justify="left", pad_edge=False,
-        caption="over the measurement window; definitions: docs/metrics.md, TCP", caption_justify="left",
+        box=box.SIMPLE_HEAD,
+        title=f"TCP {escape(record['test'])} {escape(record['from'])} → {escape(record['to'])}",
+        title_justify="left",
+        pad_edge=False,
+        caption="over the measurement window; definitions: docs/metrics.md, TCP",
+        caption_justify="left",
     )
     for col in ("ID", "interval s", "MB (10^6 B)", "Mbit/s", "retr", "cwnd kB (10^3 B)", "srtt ms"):
         table.add_column(col, justify="left" if col in ("ID", "interval s") else "right", no_wrap=True)
@@ -162,38 +177,68 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
 
     for iv in record.get("intervals") or []:
         for st in iv["streams"]:
-            table.add_row(str(st["id"]), f"{st['start_s']:.2f}-{st['end_s']:.2f}", mb(st["bytes"]), mbit(st["bits_per_second"]),
-                          str(st["retransmits"]), kb(st["snd_cwnd_bytes"]), _num(st["rtt_ms"], "{:.1f}"))
+            table.add_row(
+                str(st["id"]),
+                f"{st['start_s']:.2f}-{st['end_s']:.2f}",
+                mb(st["bytes"]),
+                mbit(st["bits_per_second"]),
+                str(st["retransmits"]),
+                kb(st["snd_cwnd_bytes"]),
+                _num(st["rtt_ms"], "{:.1f}"),
+            )
         if len(iv["streams"]) > 1:
             su = iv["sum"]
-            table.add_row("SUM", f"{su['start_s']:.2f}-{su['end_s']:.2f}", mb(su["bytes"]), mbit(su["bits_per_second"]), str(su["retransmits"]), "", "")
+            table.add_row(
+                "SUM",
+                f"{su['start_s']:.2f}-{su['end_s']:.2f}",
+                mb(su["bytes"]),
+                mbit(su["bits_per_second"]),
+                str(su["retransmits"]),
+                "",
+                "",
+            )
     if record.get("intervals"):
         table.add_section()
     for st in streams:
         snd, rcv = st["sender"], st["receiver"]
-        table.add_row(str(st["id"]), "sender", mb(snd["bytes"]), mbit(snd["bits_per_second"]), str(snd["retransmits"]),
-                      "max " + kb(snd["max_snd_cwnd_bytes"]), "mean " + _num(snd["mean_rtt_ms"], "{:.1f}"))
+        table.add_row(
+            str(st["id"]),
+            "sender",
+            mb(snd["bytes"]),
+            mbit(snd["bits_per_second"]),
+            str(snd["retransmits"]),
+            "max " + kb(snd["max_snd_cwnd_bytes"]),
+            "mean " + _num(snd["mean_rtt_ms"], "{:.1f}"),
+        )
         table.add_row(str(st["id"]), "receiver", mb(rcv["bytes"]), mbit(rcv["bits_per_second"]), "", "", "")
     console.print(table)
     for st in streams:
         after = st["receiver"].get("bytes_after_stop")
         if after:
-            console.print(f"stream {st['id']}: {mb(after)} MB more arrived after the stop (the queues draining), not counted above")
+            console.print(
+                f"stream {st['id']}: {mb(after)} MB more arrived after the stop (the queues draining), not counted above"
+            )
     m = record.get("metrics") or {}
     if record["test"] == "tcp.transfer":
         n = record["parameters"].get("bytes")
         if m.get("completed"):
-            console.print(f"ttcp-t: {n} bytes in {m['sender_time_s']:.3f} real seconds = {_bits((m['sender_rate_mbps'] or 0) * 1e6)} (first byte sent to last acknowledged)")
+            console.print(
+                f"ttcp-t: {n} bytes in {m['sender_time_s']:.3f} real seconds = {_bits((m['sender_rate_mbps'] or 0) * 1e6)} (first byte sent to last acknowledged)"
+            )
             console.print(
                 f"ttcp-r: {n} bytes in {m['receiver_time_s']:.3f} real seconds = {_bits((m['receiver_rate_mbps'] or 0) * 1e6)} "
                 f"(first byte received to last; the {m['receiver_bytes_timed']} bytes after the first arrival)"
             )
         else:
-            console.print(f"[red]the transfer of {n} bytes did not complete[/]: {m.get('bytes_received')} bytes arrived")
+            console.print(
+                f"[red]the transfer of {n} bytes did not complete[/]: {m.get('bytes_received')} bytes arrived"
+            )
     for st in streams:
         exit_ = st["sender"].get("hystart_exit")
         if exit_:
-            console.print(f"stream {st['id']}: HyStart ({record['parameters'].get('hystart')}) left slow start at {exit_['time_ns'] / 1e9:.3f} s, cwnd {_bytes(exit_['cwnd_bytes'])} ({exit_['reason']})")
+            console.print(
+                f"stream {st['id']}: HyStart ({record['parameters'].get('hystart')}) left slow start at {exit_['time_ns'] / 1e9:.3f} s, cwnd {_bytes(exit_['cwnd_bytes'])} ({exit_['reason']})"
+            )
 
 
 MANY_ROWS = 50
@@ -211,7 +256,13 @@ def _quiet_caption(table: Table, quiet: int, what: str) -> None:
 
 def links_table(results: dict[str, Any]) -> Table:
     """Utilisation of each Ethernet direction and each wifi cell's airtime; drops."""
-    table = Table(box=box.SIMPLE_HEAD, title="Links", title_justify="left", caption=f"definitions: {METRICS_DOC}#link-use", caption_justify="left")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="Links",
+        title_justify="left",
+        caption=f"definitions: {METRICS_DOC}#link-use",
+        caption_justify="left",
+    )
     for col in ("link", "type", "utilisation", "drops"):
         table.add_column(col, justify="right" if col in ("drops",) else "left")
     links = results.get("links", [])
@@ -234,8 +285,22 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     """Per node: the CPU profile, its utilisation over the run (and over the test's
     traffic when the run measured that), CPU drops, drops by reason."""
     windowed = any(n.get("cpu_utilization_window") is not None for n in results.get("nodes", []))
-    table = Table(box=box.SIMPLE_HEAD, title="Nodes", title_justify="left", caption=f"definitions: {METRICS_DOC}#cpu-busy, {METRICS_DOC}#drops-by-reason", caption_justify="left")
-    cols = ("node", "cpu", "cpu busy", *(("cpu (test)",) if windowed else ()), "cpu drops", "frag-needed sent", "drops by reason")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="Nodes",
+        title_justify="left",
+        caption=f"definitions: {METRICS_DOC}#cpu-busy, {METRICS_DOC}#drops-by-reason",
+        caption_justify="left",
+    )
+    cols = (
+        "node",
+        "cpu",
+        "cpu busy",
+        *(("cpu (test)",) if windowed else ()),
+        "cpu drops",
+        "frag-needed sent",
+        "drops by reason",
+    )
     for col in cols:
         table.add_column(col, justify="right" if col.startswith("cpu ") or col == "frag-needed sent" else "left")
     nodes = results.get("nodes", [])
@@ -244,27 +309,51 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
         drops = node.get("drops") or {}
         reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(drops.items(), key=lambda kv: -kv[1])) or "–"
         window = (_pct(node.get("cpu_utilization_window")),) if windowed else ()
-        icmp = str(node.get("frag_needed_sent", 0)) + (f" ({node['frag_needed_silent']} silent)" if node.get("frag_needed_silent") else "")
+        icmp = str(node.get("frag_needed_sent", 0)) + (
+            f" ({node['frag_needed_silent']} silent)" if node.get("frag_needed_silent") else ""
+        )
         busy = (node.get("cpu_utilization"), node.get("cpu_utilization_window"))
-        if len(nodes) > MANY_ROWS and not drops and not node.get("cpu_drops") and icmp == "0" and all(v is None or _pct(v) == _pct(0.0) for v in busy):
+        if (
+            len(nodes) > MANY_ROWS
+            and not drops
+            and not node.get("cpu_drops")
+            and icmp == "0"
+            and all(v is None or _pct(v) == _pct(0.0) for v in busy)
+        ):
             quiet += 1
             continue
-        table.add_row(escape(node["name"]), escape(profiles.get(node["name"], "?")), _pct(node.get("cpu_utilization")), *window, str(node.get("cpu_drops", 0)), icmp, reasons)
+        table.add_row(
+            escape(node["name"]),
+            escape(profiles.get(node["name"], "?")),
+            _pct(node.get("cpu_utilization")),
+            *window,
+            str(node.get("cpu_drops", 0)),
+            icmp,
+            reasons,
+        )
     _quiet_caption(table, quiet, "nodes")
     return table
 
 
 def ipsec_table(results: dict[str, Any]) -> Table | None:
     """Per IPsec tunnel end: SPIs and what its SAs sealed and opened (packets, bytes)."""
-    table = Table(box=box.SIMPLE_HEAD, title="IPsec tunnels (SPIs in hex; bytes after the IPv4 header)", title_justify="left")
+    table = Table(
+        box=box.SIMPLE_HEAD, title="IPsec tunnels (SPIs in hex; bytes after the IPv4 header)", title_justify="left"
+    )
     for col in ("node", "tunnel", "SPI out/in", "sealed", "bytes", "opened", "bytes", "failed"):
         table.add_column(col, justify="left" if col in ("node", "tunnel") else "right")
     rows = 0
     for node in results.get("nodes", []):
         for sa in node.get("ipsec") or []:
             table.add_row(
-                escape(node["name"]), escape(sa["name"]), f"{sa['spi_out']:x}/{sa['spi_in']:x}",
-                str(sa["sealed_packets"]), str(sa["sealed_bytes"]), str(sa["opened_packets"]), str(sa["opened_bytes"]), str(sa["failed"]),
+                escape(node["name"]),
+                escape(sa["name"]),
+                f"{sa['spi_out']:x}/{sa['spi_in']:x}",
+                str(sa["sealed_packets"]),
+                str(sa["sealed_bytes"]),
+                str(sa["opened_packets"]),
+                str(sa["opened_bytes"]),
+                str(sa["failed"]),
             )
             rows += 1
     return table if rows else None
@@ -304,7 +393,10 @@ def drop_log(console: Console, results: dict[str, Any], labels: dict[int, str]) 
     for d in log[:MAX_DROP_LINES]:
         where = d["node"] + (f"/{d['port']}" if d.get("port") else "")
         flow = f" flow {labels.get(d['flow'], d['flow'])}" if d.get("flow") is not None else ""
-        console.print(f"  {d['time_ns'] / 1e6:10.3f} ms  {escape(where)}{escape(flow)}: {escape(d['reason'])}" + (f" — {escape(d['summary'])}" if d.get("summary") else ""))
+        console.print(
+            f"  {d['time_ns'] / 1e6:10.3f} ms  {escape(where)}{escape(flow)}: {escape(d['reason'])}"
+            + (f" — {escape(d['summary'])}" if d.get("summary") else "")
+        )
 
 
 def atm_summary(console: Console, results: dict[str, Any]) -> None:
@@ -315,7 +407,9 @@ def atm_summary(console: Console, results: dict[str, Any]) -> None:
     cells = sum(sum(c) for c in atm.get("cells", []))
     lost = sum(atm.get("cells_lost", [])) + sum(atm.get("epd_cells", [])) + sum(atm.get("ppd_cells", []))
     setups = atm.get("svc_setup_ns") or []
-    svc = f"{atm.get('svc_setups', 0)} SVCs set up" + (f" (mean {sum(setups) / len(setups) / 1e6:.3f} ms)" if setups else "")
+    svc = f"{atm.get('svc_setups', 0)} SVCs set up" + (
+        f" (mean {sum(setups) / len(setups) / 1e6:.3f} ms)" if setups else ""
+    )
     console.print(
         f"[bold]ATM[/]: {cells} cells sent, {lost} discarded at switches (queue full, EPD, PPD); "
         f"{atm.get('frames_received', 0)} of {atm.get('frames_sent', 0)} AAL5 frames reassembled, {atm.get('frames_corrupt', 0)} discarded (cells lost); "
@@ -327,23 +421,77 @@ RFC2544_COLUMNS: dict[str, tuple[str, list[tuple[str, str, str]]]] = {
     # method: (title, [(header, "parameters"/"metrics", key)])
     "rfc2544.throughput": (
         "RFC 2544 §26.1 throughput: the highest rate with no frame loss, per frame size",
-        [("frame B", "parameters", "frame_bytes"), ("trial s", "parameters", "duration_s"), ("wait s", "parameters", "wait_s"), ("max fps", "parameters", "max_fps"), ("bottleneck fps", "parameters", "bottleneck_fps"), ("throughput fps", "metrics", "throughput_fps"), ("Mb/s", "metrics", "throughput_mbps"), ("% of max", "metrics", "throughput_pct"), ("latency ms", "metrics", "latency_ms"), ("trials", "metrics", "trials")],
+        [
+            ("frame B", "parameters", "frame_bytes"),
+            ("trial s", "parameters", "duration_s"),
+            ("wait s", "parameters", "wait_s"),
+            ("max fps", "parameters", "max_fps"),
+            ("bottleneck fps", "parameters", "bottleneck_fps"),
+            ("throughput fps", "metrics", "throughput_fps"),
+            ("Mb/s", "metrics", "throughput_mbps"),
+            ("% of max", "metrics", "throughput_pct"),
+            ("latency ms", "metrics", "latency_ms"),
+            ("trials", "metrics", "trials"),
+        ],
     ),
     "rfc2544.latency": (
         "RFC 2544 §26.2 latency: the mean of the tagged frames over the trials",
-        [("frame B", "parameters", "frame_bytes"), ("trial s", "parameters", "duration_s"), ("wait s", "parameters", "wait_s"), ("offered fps", "parameters", "offered_fps"), ("Mb/s", "parameters", "offered_mbps"), ("latency ms", "metrics", "latency_ms"), ("min", "metrics", "latency_min_ms"), ("max", "metrics", "latency_max_ms"), ("reverse ms", "metrics", "latency_reverse_ms"), ("tags lost", "metrics", "tagged_lost"), ("trials", "metrics", "trials")],
+        [
+            ("frame B", "parameters", "frame_bytes"),
+            ("trial s", "parameters", "duration_s"),
+            ("wait s", "parameters", "wait_s"),
+            ("offered fps", "parameters", "offered_fps"),
+            ("Mb/s", "parameters", "offered_mbps"),
+            ("latency ms", "metrics", "latency_ms"),
+            ("min", "metrics", "latency_min_ms"),
+            ("max", "metrics", "latency_max_ms"),
+            ("reverse ms", "metrics", "latency_reverse_ms"),
+            ("tags lost", "metrics", "tagged_lost"),
+            ("trials", "metrics", "trials"),
+        ],
     ),
     "rfc2544.frame_loss": (
         "RFC 2544 §26.3 frame loss rate: from 100 % of the medium's rate down, until two trials lose nothing",
-        [("frame B", "parameters", "frame_bytes"), ("trial s", "parameters", "duration_s"), ("wait s", "parameters", "wait_s"), ("load %", "parameters", "load_pct"), ("offered fps", "parameters", "offered_fps"), ("Mb/s", "parameters", "offered_mbps"), ("sent", "metrics", "sent"), ("lost", "metrics", "lost"), ("loss %", "metrics", "frame_loss_pct")],
+        [
+            ("frame B", "parameters", "frame_bytes"),
+            ("trial s", "parameters", "duration_s"),
+            ("wait s", "parameters", "wait_s"),
+            ("load %", "parameters", "load_pct"),
+            ("offered fps", "parameters", "offered_fps"),
+            ("Mb/s", "parameters", "offered_mbps"),
+            ("sent", "metrics", "sent"),
+            ("lost", "metrics", "lost"),
+            ("loss %", "metrics", "frame_loss_pct"),
+        ],
     ),
     "rfc2544.back_to_back": (
         "RFC 2544 §26.4 back-to-back: the longest burst at the medium's rate with no loss",
-        [("frame B", "parameters", "frame_bytes"), ("wait s", "parameters", "wait_s"), ("burst fps", "parameters", "burst_fps"), ("frames (mean)", "metrics", "back_to_back_frames"), ("min", "metrics", "back_to_back_min_frames"), ("max", "metrics", "back_to_back_max_frames"), ("burst s", "metrics", "burst_s"), ("repetitions", "parameters", "repetitions"), ("trials", "metrics", "trials")],
+        [
+            ("frame B", "parameters", "frame_bytes"),
+            ("wait s", "parameters", "wait_s"),
+            ("burst fps", "parameters", "burst_fps"),
+            ("frames (mean)", "metrics", "back_to_back_frames"),
+            ("min", "metrics", "back_to_back_min_frames"),
+            ("max", "metrics", "back_to_back_max_frames"),
+            ("burst s", "metrics", "burst_s"),
+            ("repetitions", "parameters", "repetitions"),
+            ("trials", "metrics", "trials"),
+        ],
     ),
     "rfc2544.overload": (
         "Overload sweep (seed 000 Table 4): latency and throughput at each offered rate",
-        [("frame B", "parameters", "frame_bytes"), ("trial s", "parameters", "duration_s"), ("wait s", "parameters", "wait_s"), ("offered fps", "parameters", "offered_fps"), ("offered Mb/s", "parameters", "offered_mbps"), ("throughput Mb/s", "metrics", "throughput_mbps"), ("latency ms", "metrics", "latency_ms"), ("max ms", "metrics", "latency_max_ms"), ("loss %", "metrics", "loss_pct"), ("queued at stop %", "metrics", "queued_at_stop_pct")],
+        [
+            ("frame B", "parameters", "frame_bytes"),
+            ("trial s", "parameters", "duration_s"),
+            ("wait s", "parameters", "wait_s"),
+            ("offered fps", "parameters", "offered_fps"),
+            ("offered Mb/s", "parameters", "offered_mbps"),
+            ("throughput Mb/s", "metrics", "throughput_mbps"),
+            ("latency ms", "metrics", "latency_ms"),
+            ("max ms", "metrics", "latency_max_ms"),
+            ("loss %", "metrics", "loss_pct"),
+            ("queued at stop %", "metrics", "queued_at_stop_pct"),
+        ],
     ),
 }
 
@@ -361,8 +509,13 @@ def rfc2544_tables(records: list[dict[str, Any]]) -> list[Table]:
         present = [c for c in cols if any((r.get(c[1]) or {}).get(c[2]) is not None for r in recs)]
         anchor = method.replace(".", "-").replace("_", "-")
         table = Table(
-            box=box.SIMPLE_HEAD, title=title + (" (bidirectional)" if both else ""), title_justify="left", pad_edge=False, collapse_padding=True,
-            caption=f"definitions: {METRICS_DOC}#{anchor}", caption_justify="left",
+            box=box.SIMPLE_HEAD,
+            title=title + (" (bidirectional)" if both else ""),
+            title_justify="left",
+            pad_edge=False,
+            collapse_padding=True,
+            caption=f"definitions: {METRICS_DOC}#{anchor}",
+            caption_justify="left",
         )
         for header, _, _ in present:
             table.add_column(header, justify="right")
@@ -370,7 +523,9 @@ def rfc2544_tables(records: list[dict[str, Any]]) -> list[Table]:
             cells = []
             for _, part, key in present:
                 v = (r.get(part) or {}).get(key)
-                cells.append("–" if v is None else (f"{v:,.3f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v)))
+                cells.append(
+                    "–" if v is None else (f"{v:,.3f}".rstrip("0").rstrip(".") if isinstance(v, float) else str(v))
+                )
             table.add_row(*cells)
         out.append(table)
     return out
@@ -384,7 +539,9 @@ def rfc2544_warnings(records: list[dict[str, Any]]) -> list[str]:
         warning = (r.get("metrics") or {}).get("warning")
         if r.get("test", "").startswith("rfc2544.") and warning:
             p = r.get("parameters") or {}
-            at = f"{p.get('frame_bytes')} B" + (f" at {p['offered_fps']:g} fps" if p.get("offered_fps") is not None else "")
+            at = f"{p.get('frame_bytes')} B" + (
+                f" at {p['offered_fps']:g} fps" if p.get("offered_fps") is not None else ""
+            )
             lines.append(f"warning ({r['test']}, {at}): {warning}")
     return lines
 
@@ -398,14 +555,26 @@ def render_test_run(console: Console, net: Any, run: Any) -> None:
     names = net.node_names
     owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
     labels = {
-        f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}" + ("" if f["id"] in run.plan.measured else " (learn)")
+        f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}"
+        + ("" if f["id"] in run.plan.measured else " (learn)")
         for f in run.plan.flows
     }
     profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
-    render_run(console, run.label, run.results, records_by_flow(run.plan, run.records), labels, profiles, records=run.records)
+    render_run(
+        console, run.label, run.results, records_by_flow(run.plan, run.records), labels, profiles, records=run.records
+    )
 
 
-def render_run(console: Console, title: str, results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str], profiles: dict[str, str], *, records: list[dict[str, Any]] | None = None) -> None:
+def render_run(
+    console: Console,
+    title: str,
+    results: dict[str, Any],
+    records_by_flow: dict[int, dict[str, Any]],
+    labels: dict[int, str],
+    profiles: dict[str, str],
+    *,
+    records: list[dict[str, Any]] | None = None,
+) -> None:
     """A whole run: a heading, flows, links, nodes, drops, and the tables at the end.
     An RFC 2544 test (``records`` given) is shown as its method's table first; the flows,
     links and nodes below it are then its last trial's."""
@@ -416,7 +585,9 @@ def render_run(console: Console, title: str, results: dict[str, Any], records_by
     for line in rfc2544_warnings(records or []):
         console.print(f"[yellow]{escape(line)}[/]")
     if methods:
-        console.print("[dim]the last trial in detail (its own flows: UDP Mb/s is its payload rate, not the search's result):[/]")
+        console.print(
+            "[dim]the last trial in detail (its own flows: UDP Mb/s is its payload rate, not the search's result):[/]"
+        )
     console.print(f"simulated {results.get('sim_time_ns', 0) / 1e9:.3f} s, {results.get('events', 0)} events")
     console.print(flows_table(results, records_by_flow, labels))
     path = tcp_path_table(results, labels)
@@ -449,7 +620,16 @@ def death_points(results: dict[str, Any], flow_id: int) -> list[dict[str, Any]]:
             continue
         key = (d["node"], d.get("port"), d["reason"])
         counts[key] += 1
-        seen.setdefault(key, {"node": d["node"], "port": d.get("port"), "reason": d["reason"], "first_ms": d["time_ns"] / 1e6, "summary": d.get("summary")})
+        seen.setdefault(
+            key,
+            {
+                "node": d["node"],
+                "port": d.get("port"),
+                "reason": d["reason"],
+                "first_ms": d["time_ns"] / 1e6,
+                "summary": d.get("summary"),
+            },
+        )
     return [dict(v, count=counts[k]) for k, v in seen.items()]
 
 
@@ -469,8 +649,10 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
         for p in pairs:  # a group's own pair is between its first two nodes
             if p.get("from_group", 1) > 1 and p["to"] not in size:
                 by[(p["from"], p["from"])] = p
-        console.print(f"[dim]{sum(p.get('represents', 1) for p in pairs):,} ordered pairs in {len(names)} groups of interchangeable nodes "
-                      "(alike in every setting, on the same neighbour, named nowhere else): one pair pinged for each pair of groups and inside each group[/]")
+        console.print(
+            f"[dim]{sum(p.get('represents', 1) for p in pairs):,} ordered pairs in {len(names)} groups of interchangeable nodes "
+            "(alike in every setting, on the same neighbour, named nowhere else): one pair pinged for each pair of groups and inside each group[/]"
+        )
     else:
         shown = {n: n for n in names}
     table = Table(box=box.SQUARE, title="Reachability (ICMP echo, replies/requests)", title_justify="left")
@@ -491,17 +673,35 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
     for p in pairs:
         if p["received"] == p["sent"]:
             continue
-        console.print(f"[bold]{escape(p['from'])} → {escape(p['to'])}[/] ({escape(p['to_address'])}): {p['received']}/{p['sent']} replies")
+        console.print(
+            f"[bold]{escape(p['from'])} → {escape(p['to'])}[/] ({escape(p['to_address'])}): {p['received']}/{p['sent']} replies"
+        )
         if not p["drops"]:
-            console.print("  no drop was logged for this flow: requests or replies went unanswered (no ARP reply, no route, or lost past the run)")
+            console.print(
+                "  no drop was logged for this flow: requests or replies went unanswered (no ARP reply, no route, or lost past the run)"
+            )
         for d in p["drops"]:
             where = d["node"] + (f"/{d['port']}" if d.get("port") else "")
-            console.print(f"  dies at {escape(where)} ({d['count']}×, first at {d['first_ms']:.3f} ms): {escape(d['reason'])}")
+            console.print(
+                f"  dies at {escape(where)} ({d['count']}×, first at {d['first_ms']:.3f} ms): {escape(d['reason'])}"
+            )
             if d.get("summary"):
                 console.print(f"    {escape(d['summary'])}")
 
 
-__all__ = ["tcp_report", "render_run", "render_test_run", "render_reach", "death_points", "flows_table", "tcp_path_table", "links_table", "nodes_table", "tables", "drop_log"]
+__all__ = [
+    "tcp_report",
+    "render_run",
+    "render_test_run",
+    "render_reach",
+    "death_points",
+    "flows_table",
+    "tcp_path_table",
+    "links_table",
+    "nodes_table",
+    "tables",
+    "drop_log",
+]
 
 
 HEADLINE_METRICS = (
@@ -521,7 +721,12 @@ and the tidy tables keep every metric)."""
 
 
 def _headline_metrics(records: list[dict[str, Any]]) -> list[str]:
-    present = {k for rec in records for k, v in rec.get("metrics", {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+    present = {
+        k
+        for rec in records
+        for k, v in rec.get("metrics", {}).items()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
     return [k for k in HEADLINE_METRICS if k in present]
 
 
@@ -550,7 +755,11 @@ def sweep_table(records: list[dict[str, Any]]) -> Table:
         table.add_column("cpu_peak_pct", justify="right", no_wrap=True)
     for rec in records:
         values = rec.get("sweep", {})
-        cells = [str(rec.get("point", "")), *(escape(str(values.get(k, "–"))) for k in params), escape(rec.get("name") or rec.get("test", ""))]
+        cells = [
+            str(rec.get("point", "")),
+            *(escape(str(values.get(k, "–"))) for k in params),
+            escape(rec.get("name") or rec.get("test", "")),
+        ]
         for key in metrics:
             value = rec.get("metrics", {}).get(key)
             cells.append("–" if not isinstance(value, (int, float)) or isinstance(value, bool) else f"{value:.4g}")

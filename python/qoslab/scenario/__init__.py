@@ -22,7 +22,6 @@ from qoslab.scenario.load import load_scenario, loads_scenario
 from qoslab.scenario.model import Scenario
 from qoslab.scenario.tree import topology_tree
 
-
 _ONE_OR_MANY = ("address", "loss", "shaper")
 
 
@@ -43,7 +42,9 @@ def json_schema() -> dict[str, Any]:
             if name in _ONE_OR_MANY and prop.get("type") == "array":
                 forms = [prop["items"], {k: v for k, v in prop.items() if k not in ("description", "default")}]
                 if name == "loss":
-                    forms.insert(0, {"type": ["string", "number"], "description": "Bernoulli loss both ways: '1 %' or 0.01."})
+                    forms.insert(
+                        0, {"type": ["string", "number"], "description": "Bernoulli loss both ways: '1 %' or 0.01."}
+                    )
                 definition["properties"][name] = {
                     "anyOf": forms,
                     **{k: v for k, v in prop.items() if k in ("description", "default")},

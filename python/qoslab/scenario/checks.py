@@ -118,7 +118,8 @@ class _Checker:
                 f"unknown {what}",
                 expected=one_of(self.nodes) if self.nodes else "a node defined in a [node.NAME] table",
                 found=repr(name),
-                hint=did_you_mean(name, self.nodes) or ("define it with a [node.NAME] table" if not self.nodes else None),
+                hint=did_you_mean(name, self.nodes)
+                or ("define it with a [node.NAME] table" if not self.nodes else None),
             )
 
     # ------------------------------------------------------------------ links
@@ -128,13 +129,24 @@ class _Checker:
             base: PathT = ("link", i)
             if link.name:
                 if link.name in names:
-                    self.add(base + ("name",), "link name already used", expected="a name no other link has", found=repr(link.name), hint=f"link[{names[link.name]}] has it")
+                    self.add(
+                        base + ("name",),
+                        "link name already used",
+                        expected="a name no other link has",
+                        found=repr(link.name),
+                        hint=f"link[{names[link.name]}] has it",
+                    )
                 names.setdefault(link.name, i)
             if isinstance(link, (Ethernet, Serial, Atm)):
                 for j, end in enumerate(link.ends):
                     self.node_ref(base + ("ends", j), end)
                 if link.ends[0] == link.ends[1] and link.ends[0] in self.sc.node:
-                    self.add(base + ("ends", 1), "a link joins a node to itself", expected="two different nodes", found=show(link.ends))
+                    self.add(
+                        base + ("ends", 1),
+                        "a link joins a node to itself",
+                        expected="two different nodes",
+                        found=show(link.ends),
+                    )
             elif isinstance(link, Wifi):
                 if link.mode == "infrastructure":
                     if link.ap is None:
@@ -143,24 +155,54 @@ class _Checker:
                     else:
                         self.node_ref(base + ("ap",), link.ap, "node (AP)")
                 elif link.ap is not None:
-                    self.add(base + ("ap",), "an ad hoc cell has no AP", expected="no ap with mode = 'adhoc'", found=repr(link.ap))
+                    self.add(
+                        base + ("ap",),
+                        "an ad hoc cell has no AP",
+                        expected="no ap with mode = 'adhoc'",
+                        found=repr(link.ap),
+                    )
                 if not link.stations:
                     self.add(base, "wifi link has no station", expected="stations = [NODE, …]", found="nothing")
                     self.problems[-1].key = format_path(base + ("stations",))
                 for j, st in enumerate(link.stations):
                     self.node_ref(base + ("stations", j), st, "node (station)")
                     if st == link.ap:
-                        self.add(base + ("stations", j), "the AP is listed as a station", expected="stations other than the AP", found=repr(st))
+                        self.add(
+                            base + ("stations", j),
+                            "the AP is listed as a station",
+                            expected="stations other than the AP",
+                            found=repr(st),
+                        )
                 members = link_nodes(link)
                 for who, heard in (link.hears or {}).items():
                     if who not in members:
-                        self.add(base + ("hears", who), "not on this wifi link", at="key", expected=one_of(members), found=repr(who), hint=did_you_mean(who, members))
+                        self.add(
+                            base + ("hears", who),
+                            "not on this wifi link",
+                            at="key",
+                            expected=one_of(members),
+                            found=repr(who),
+                            hint=did_you_mean(who, members),
+                        )
                     for j, other in enumerate(heard):
                         if other not in members:
-                            self.add(base + ("hears", who, j), "not on this wifi link", expected=one_of(members), found=repr(other), hint=did_you_mean(other, members))
+                            self.add(
+                                base + ("hears", who, j),
+                                "not on this wifi link",
+                                expected=one_of(members),
+                                found=repr(other),
+                                hint=did_you_mean(other, members),
+                            )
                 for who in link.frame_error_rate:
                     if who not in members:
-                        self.add(base + ("frame_error_rate", who), "not on this wifi link", at="key", expected=one_of(members), found=repr(who), hint=did_you_mean(who, members))
+                        self.add(
+                            base + ("frame_error_rate", who),
+                            "not on this wifi link",
+                            at="key",
+                            expected=one_of(members),
+                            found=repr(who),
+                            hint=did_you_mean(who, members),
+                        )
 
     # ------------------------------------------------------------------ ATM
     def atm(self) -> None:
@@ -169,7 +211,13 @@ class _Checker:
         for name, node in self.sc.node.items():
             if not isinstance(node, AtmSwitch) or not node.cross_connects:
                 continue
-            neighbours = [e for link in self.sc.link if isinstance(link, Atm) and name in link.ends for e in link.ends if e != name]
+            neighbours = [
+                e
+                for link in self.sc.link
+                if isinstance(link, Atm) and name in link.ends
+                for e in link.ends
+                if e != name
+            ]
             ports = [f"atm{k}" for k in range(len(neighbours))]
             choices = ports + neighbours
             for i, c in enumerate(node.cross_connects):
@@ -183,10 +231,22 @@ class _Checker:
                             hint=did_you_mean(ref, choices) if choices else None,
                         )
                 if c.a == c.b:
-                    self.add(("node", name, "cross_connects", i, "b"), "a cross-connect joins a port to itself", expected="two different ports", found=repr(c.b))
+                    self.add(
+                        ("node", name, "cross_connects", i, "b"),
+                        "a cross-connect joins a port to itself",
+                        expected="two different ports",
+                        found=repr(c.b),
+                    )
 
         # LANE: an LE client's ELAN must have an LES (a lane-server that serves it).
-        served = sorted({e for name, node in self.sc.node.items() if isinstance(node, LaneServer) and "les" in node.services for e in node.served_elans(name)})
+        served = sorted(
+            {
+                e
+                for name, node in self.sc.node.items()
+                if isinstance(node, LaneServer) and "les" in node.services
+                for e in node.served_elans(name)
+            }
+        )
         for li, link in enumerate(self.sc.link):
             if isinstance(link, Atm) and link.elan is not None and link.elan not in served:
                 self.add(
@@ -206,11 +266,26 @@ class _Checker:
                 where = _raw_index_path(self.data, base + ("address",), k)
                 if iface.ip in owners and owners[iface.ip][0] != name:
                     other = owners[iface.ip][0]
-                    self.add(where, f"address already used by node {other!r}", expected="an address no other node has", found=repr(str(iface)))
+                    self.add(
+                        where,
+                        f"address already used by node {other!r}",
+                        expected="an address no other node has",
+                        found=repr(str(iface)),
+                    )
                 elif iface.ip == iface.network.network_address and iface.network.prefixlen < 31:
-                    self.add(where, "a network address, not a host's", expected=f"a host address in {iface.network}", found=repr(str(iface)))
+                    self.add(
+                        where,
+                        "a network address, not a host's",
+                        expected=f"a host address in {iface.network}",
+                        found=repr(str(iface)),
+                    )
                 elif iface.ip == iface.network.broadcast_address and iface.network.prefixlen < 31:
-                    self.add(where, "the broadcast address, not a host's", expected=f"a host address in {iface.network}", found=repr(str(iface)))
+                    self.add(
+                        where,
+                        "the broadcast address, not a host's",
+                        expected=f"a host address in {iface.network}",
+                        found=repr(str(iface)),
+                    )
                 owners.setdefault(iface.ip, (name, k))
             subnets = [iface.network for iface in node.address]
             subnet_text = ", ".join(str(s) for s in subnets)
@@ -221,16 +296,36 @@ class _Checker:
                 hops.append((base + ("routes", r, "via"), route.via))
             for path, hop in hops:
                 if not subnets:
-                    self.add(path, "a next hop but no address to reach it from", expected="an address on the node (address = 'a.b.c.d/len')", found=repr(str(hop)))
+                    self.add(
+                        path,
+                        "a next hop but no address to reach it from",
+                        expected="an address on the node (address = 'a.b.c.d/len')",
+                        found=repr(str(hop)),
+                    )
                 elif not any(hop in s for s in subnets):
-                    self.add(path, "next hop outside the node's subnets", expected=f"an address in {subnet_text}", found=repr(str(hop)))
+                    self.add(
+                        path,
+                        "next hop outside the node's subnets",
+                        expected=f"an address in {subnet_text}",
+                        found=repr(str(hop)),
+                    )
                 elif any(hop == iface.ip for iface in node.address):
-                    self.add(path, "the next hop is the node itself", expected=f"another address in {subnet_text}", found=repr(str(hop)))
+                    self.add(
+                        path,
+                        "the next hop is the node itself",
+                        expected=f"another address in {subnet_text}",
+                        found=repr(str(hop)),
+                    )
             if isinstance(node, Bridge):
                 ports = [i for i, link in enumerate(self.sc.link) if name in link_nodes(link)]
                 if len(ports) < 2:
                     found = "no link" if not ports else f"{len(ports)} link: {self.sc.link_name(ports[0])}"
-                    self.add(base, "a bridge needs at least two ports", expected="two or more links with this node as an end", found=found)
+                    self.add(
+                        base,
+                        "a bridge needs at least two ports",
+                        expected="two or more links with this node as an end",
+                        found=found,
+                    )
             if node.role in ("switch", "atm-switch"):
                 pass  # a switch with one port is odd but harmless
 
@@ -239,7 +334,13 @@ class _Checker:
         """The sizes the MAC scheme can number: every port of every node its own MAC."""
         if len(self.sc.node) > MAX_NODES:
             first_extra = list(self.sc.node)[MAX_NODES]
-            self.add(("node", first_extra), f"{len(self.sc.node):,} nodes: more than a scenario may have (each port's MAC numbers its node in 24 bits)", at="key", expected=f"at most {MAX_NODES:,} nodes", found=f"{len(self.sc.node):,}")
+            self.add(
+                ("node", first_extra),
+                f"{len(self.sc.node):,} nodes: more than a scenario may have (each port's MAC numbers its node in 24 bits)",
+                at="key",
+                expected=f"at most {MAX_NODES:,} nodes",
+                found=f"{len(self.sc.node):,}",
+            )
         ports: dict[str, int] = {}
         for link in self.sc.link:
             for member in link_nodes(link):
@@ -264,11 +365,23 @@ class _Checker:
         names: dict[str, int] = {}
         for i, t in enumerate(self.sc.tunnel):
             if t.name in names:
-                self.add(("tunnel", i, "name"), "tunnel name already used", expected="a name no other tunnel has", found=repr(t.name), hint=f"tunnel[{names[t.name]}] has it")
+                self.add(
+                    ("tunnel", i, "name"),
+                    "tunnel name already used",
+                    expected="a name no other tunnel has",
+                    found=repr(t.name),
+                    hint=f"tunnel[{names[t.name]}] has it",
+                )
             names.setdefault(t.name, i)
         link_names = {link.name: j for j, link in enumerate(self.sc.link) if link.name}
         for name in set(names) & set(link_names):
-            self.add(("tunnel", names[name], "name"), "a link has this name too", expected="a name no link has", found=repr(name), hint="`over` could not tell them apart")
+            self.add(
+                ("tunnel", names[name], "name"),
+                "a link has this name too",
+                expected="a name no link has",
+                found=repr(name),
+                hint="`over` could not tell them apart",
+            )
         choices = list(names) + list(link_names) + [f"link[{j}]" for j in range(len(self.sc.link))]
         below: dict[int, int] = {}  # tunnel index -> tunnel index it runs over
         for i, t in enumerate(self.sc.tunnel):
@@ -280,12 +393,21 @@ class _Checker:
             if t.type == "openvpn" and t.proto == "tcp" and t.fragment is not None:
                 # OpenVPN 2.4 manual, --fragment: "should only be used when you are tunneling
                 # over UDP"; options.c refuses it with a TCP --proto.
-                self.add(base + ("fragment",), "OpenVPN refuses --fragment with proto = 'tcp' (TCP carries each packet whole)",
-                         expected="no `fragment` with proto = 'tcp' (or proto = 'udp')", found=str(int(t.fragment)),
-                         hint="--mssfix, the TCP-mode alternative, is not modelled")
+                self.add(
+                    base + ("fragment",),
+                    "OpenVPN refuses --fragment with proto = 'tcp' (TCP carries each packet whole)",
+                    expected="no `fragment` with proto = 'tcp' (or proto = 'udp')",
+                    found=str(int(t.fragment)),
+                    hint="--mssfix, the TCP-mode alternative, is not modelled",
+                )
             if t.over is None:
                 if t.type == "pppoe":
-                    self.add(base, "missing required key 'over'", expected="the Ethernet link or TAP tunnel PPPoE runs on", found="nothing")
+                    self.add(
+                        base,
+                        "missing required key 'over'",
+                        expected="the Ethernet link or TAP tunnel PPPoE runs on",
+                        found="nothing",
+                    )
                     self.problems[-1].key = format_path(base + ("over",))
                 continue
             m = re.fullmatch(r"link\[(\d+)\]", t.over)
@@ -293,15 +415,31 @@ class _Checker:
                 below[i] = names[t.over]
                 under = self.sc.tunnel[names[t.over]]
                 if t.type == "pppoe" and not (under.type == "openvpn" and under.dev == "tap"):
-                    self.add(base + ("over",), "PPPoE needs an Ethernet layer below", expected="an Ethernet link or an OpenVPN tunnel with dev = 'tap'", found=repr(t.over))
+                    self.add(
+                        base + ("over",),
+                        "PPPoE needs an Ethernet layer below",
+                        expected="an Ethernet link or an OpenVPN tunnel with dev = 'tap'",
+                        found=repr(t.over),
+                    )
             elif t.over in link_names or (m and int(m[1]) < len(self.sc.link)):
                 j = link_names.get(t.over, int(m[1]) if m else -1)
                 link = self.sc.link[j]
                 ends = link_nodes(link)
                 if t.from_ not in ends and t.to not in ends:
-                    self.add(base + ("over",), "neither end of the tunnel is on that link", expected=f"a link touching {t.from_!r} or {t.to!r}", found=f"{t.over!r} (joins {', '.join(map(repr, ends))})")
+                    self.add(
+                        base + ("over",),
+                        "neither end of the tunnel is on that link",
+                        expected=f"a link touching {t.from_!r} or {t.to!r}",
+                        found=f"{t.over!r} (joins {', '.join(map(repr, ends))})",
+                    )
             else:
-                self.add(base + ("over",), "names no tunnel or link", expected=one_of(choices) if choices else "a tunnel name, a link name or 'link[N]'", found=repr(t.over), hint=did_you_mean(t.over, choices))
+                self.add(
+                    base + ("over",),
+                    "names no tunnel or link",
+                    expected=one_of(choices) if choices else "a tunnel name, a link name or 'link[N]'",
+                    found=repr(t.over),
+                    hint=did_you_mean(t.over, choices),
+                )
         # Loops: follow `over` from each tunnel; report each loop once, at its first tunnel.
         reported: set[frozenset[int]] = set()
         for start in range(len(self.sc.tunnel)):
@@ -312,7 +450,7 @@ class _Checker:
                 cur = below.get(cur)
             if cur is None:
                 continue
-            loop = seen[seen.index(cur):]
+            loop = seen[seen.index(cur) :]
             key = frozenset(loop)
             if key in reported:
                 continue
@@ -321,7 +459,12 @@ class _Checker:
             k = loop.index(first)
             order = loop[k:] + loop[:k] + [first]
             chain = " over ".join(self.sc.tunnel[x].name for x in order)
-            self.add(("tunnel", first, "over"), "tunnels run over each other in a loop", expected="a stack that ends on a link or the routed path", found=chain)
+            self.add(
+                ("tunnel", first, "over"),
+                "tunnels run over each other in a loop",
+                expected="a stack that ends on a link or the routed path",
+                found=chain,
+            )
         if not reported:
             from qoslab.scenario.tunnels import room_problems
 
@@ -340,7 +483,12 @@ class _Checker:
             self.node_ref(("background", i, "from"), b.from_)
             self.node_ref(("background", i, "to"), b.to)
             if b.from_ == b.to and b.from_ in self.sc.node:
-                self.add(("background", i, "to"), "background traffic from a node to itself", expected="another node", found=repr(b.to))
+                self.add(
+                    ("background", i, "to"),
+                    "background traffic from a node to itself",
+                    expected="another node",
+                    found=repr(b.to),
+                )
 
     # ------------------------------------------------------------------ adaptive routers
     def link_index(self, ref: str) -> int | None:
@@ -362,17 +510,43 @@ class _Checker:
             peer = None
             m = self.link_index(a.modem)
             if m is None:
-                self.add(base + ("modem",), "names no link", expected=one_of(choices) if choices else "a serial link", found=repr(a.modem), hint=did_you_mean(a.modem, choices))
+                self.add(
+                    base + ("modem",),
+                    "names no link",
+                    expected=one_of(choices) if choices else "a serial link",
+                    found=repr(a.modem),
+                    hint=did_you_mean(a.modem, choices),
+                )
             elif not isinstance(self.sc.link[m], Serial) or name not in self.sc.link[m].ends:
-                self.add(base + ("modem",), "not a serial line from this router", expected=f"a serial link with {name!r} as an end", found=f"{a.modem!r} ({self.sc.link[m].type}, joins {', '.join(map(repr, link_nodes(self.sc.link[m])))})")
+                self.add(
+                    base + ("modem",),
+                    "not a serial line from this router",
+                    expected=f"a serial link with {name!r} as an end",
+                    found=f"{a.modem!r} ({self.sc.link[m].type}, joins {', '.join(map(repr, link_nodes(self.sc.link[m])))})",
+                )
             else:
                 peer = next(e for e in self.sc.link[m].ends if e != name)
             r = self.link_index(a.radio)
             if r is None:
-                self.add(base + ("radio",), "names no link", expected=one_of(choices) if choices else "a wifi link", found=repr(a.radio), hint=did_you_mean(a.radio, choices))
-            elif not isinstance(self.sc.link[r], Wifi) or name not in link_nodes(self.sc.link[r]) or (peer is not None and peer not in link_nodes(self.sc.link[r])):
+                self.add(
+                    base + ("radio",),
+                    "names no link",
+                    expected=one_of(choices) if choices else "a wifi link",
+                    found=repr(a.radio),
+                    hint=did_you_mean(a.radio, choices),
+                )
+            elif (
+                not isinstance(self.sc.link[r], Wifi)
+                or name not in link_nodes(self.sc.link[r])
+                or (peer is not None and peer not in link_nodes(self.sc.link[r]))
+            ):
                 want = f"a wifi link with {name!r}" + (f" and {peer!r}" if peer else "")
-                self.add(base + ("radio",), "not a radio both routers are on", expected=want, found=f"{a.radio!r} ({self.sc.link[r].type}, joins {', '.join(map(repr, link_nodes(self.sc.link[r])))})")
+                self.add(
+                    base + ("radio",),
+                    "not a radio both routers are on",
+                    expected=want,
+                    found=f"{a.radio!r} ({self.sc.link[r].type}, joins {', '.join(map(repr, link_nodes(self.sc.link[r])))})",
+                )
 
     # ------------------------------------------------------------------ sweep
     def sweep(self) -> None:
@@ -383,7 +557,13 @@ class _Checker:
             where: PathT = ("sweep", key)
             steps = parse_param_path(key)
             if steps is None:
-                self.add(where, "not a parameter path", at="key", expected="a path such as 'link[0].rate' or 'node.a.forwarding'", found=repr(key))
+                self.add(
+                    where,
+                    "not a parameter path",
+                    at="key",
+                    expected="a path such as 'link[0].rate' or 'node.a.forwarding'",
+                    found=repr(key),
+                )
                 continue
             missing = self._walk(steps)
             if missing is not None:
@@ -437,17 +617,26 @@ class _Checker:
         if mode == "zip" or sum(1 for _ in itertools.islice(itertools.product(*indices), 257)) <= 256:
             points = point_indices(mode, [len(values) for _, _, values in params])
         else:
-            points = [tuple(n if k == p else None for k in range(len(params))) for p, r in enumerate(indices) for n in r]
+            points = [
+                tuple(n if k == p else None for k in range(len(params))) for p, r in enumerate(indices) for n in r
+            ]
         reported: set[tuple[int, int]] = set()
         tests_only = all(key.startswith("test[") for key, _, _ in params)
         for point in points:
             # Only the tests change when only tests are swept: the rest is shared, not copied.
-            data = dict(self.data, test=copy.deepcopy(self.data.get("test", []))) if tests_only else copy.deepcopy(self.data)
+            data = (
+                dict(self.data, test=copy.deepcopy(self.data.get("test", [])))
+                if tests_only
+                else copy.deepcopy(self.data)
+            )
             data.pop("sweep", None)
             for (key, steps, values), n in zip(params, point):
                 if n is not None:
                     put(data, steps, values[n])
-            if with_tests_of(self.sc, data, [key for (key, _, _), n in zip(params, point) if n is not None]) is not None:
+            if (
+                with_tests_of(self.sc, data, [key for (key, _, _), n in zip(params, point) if n is not None])
+                is not None
+            ):
                 continue
             try:
                 Scenario.model_validate(data)

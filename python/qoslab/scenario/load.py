@@ -18,7 +18,7 @@ from qoslab.errors import InputError, Problem, did_you_mean
 from qoslab.scenario.model import NODE_NAME_PATTERN, FieldProblem, Scenario
 from qoslab.units import UnitError
 
-PathT = tuple[Union[str, int], ...]
+PathT = tuple[str | int, ...]
 
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -195,7 +195,9 @@ def _unwrap(tp: Any, data: Any) -> Any:
                 for m in models:
                     for name, f in m.model_fields.items():
                         args = get_args(f.annotation)
-                        if getattr(get_origin(f.annotation), "__name__", "") == "Literal" or (args and name in ("type", "role", "method", "model")):
+                        if getattr(get_origin(f.annotation), "__name__", "") == "Literal" or (
+                            args and name in ("type", "role", "method", "model")
+                        ):
                             if name in data and data[name] in args:
                                 return m
                 return models[0] if len(models) == 1 else None
@@ -226,7 +228,12 @@ def _kinds_with_field(path: PathT, key: str) -> list[str]:
     """The kinds of table (``role = 'bridge'``) that do have ``key``, for a hint."""
     from qoslab.scenario import model as m
 
-    union = {"link": (m.Link, "type"), "tunnel": (m.Tunnel, "type"), "test": (m.Test, "method"), "node": (m.Node, "role")}
+    union = {
+        "link": (m.Link, "type"),
+        "tunnel": (m.Tunnel, "type"),
+        "test": (m.Test, "method"),
+        "node": (m.Node, "role"),
+    }
     if len(path) != 2 or path[0] not in union:
         return []
     tp, disc = union[str(path[0])]
@@ -315,7 +322,14 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
             problems.append(
                 problem(spans, path[:-1], f"missing required key {str(path[-1])!r}", expected=doc, found="nothing")
                 if path[:-1]
-                else Problem(f"missing required table or key {str(path[-1])!r}", key=format_path(path), expected=doc, found="nothing", line=1, column=1)
+                else Problem(
+                    f"missing required table or key {str(path[-1])!r}",
+                    key=format_path(path),
+                    expected=doc,
+                    found="nothing",
+                    line=1,
+                    column=1,
+                )
             )
             problems[-1].key = format_path(path)
         elif kind in ("union_tag_invalid", "union_tag_not_found"):
@@ -331,13 +345,24 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
             else:
                 tag = str(ctx.get("tag", ""))
                 problems.append(
-                    problem(spans, where, f"unknown {disc}", expected=one_of(tags), found=repr(tag), hint=did_you_mean(tag, tags))
+                    problem(
+                        spans,
+                        where,
+                        f"unknown {disc}",
+                        expected=one_of(tags),
+                        found=repr(tag),
+                        hint=did_you_mean(tag, tags),
+                    )
                 )
         elif isinstance(inner, UnitError):
-            problems.append(problem(spans, path, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint))
+            problems.append(
+                problem(spans, path, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
+            )
         elif isinstance(inner, FieldProblem):
             where = path + (inner.key,) if (inner.key in (value or {})) else path
-            problems.append(problem(spans, where, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint))
+            problems.append(
+                problem(spans, where, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
+            )
         elif kind == "literal_error":
             choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
             found = value if exists else e.get("input")
@@ -354,7 +379,9 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
         elif _type_word(kind) and kind != "string_pattern_mismatch":
             found = value if exists else e.get("input")
             problems.append(
-                problem(spans, path, "wrong type", expected=_type_word(kind), found=f"{show(found)} ({_toml_type(found)})")
+                problem(
+                    spans, path, "wrong type", expected=_type_word(kind), found=f"{show(found)} ({_toml_type(found)})"
+                )
             )
         elif kind.startswith("ip_v4"):
             what = {
@@ -362,16 +389,24 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
                 "ip_v4_network": "an IPv4 prefix such as '192.168.0.0/24' (host bits zero)",
                 "ip_v4_address": "an IPv4 address such as '192.168.1.1'",
             }.get(kind, e["msg"])
-            problems.append(problem(spans, path, "not an IPv4 " + kind.removeprefix("ip_v4_"), expected=what, found=show(e.get("input"))))
+            problems.append(
+                problem(
+                    spans, path, "not an IPv4 " + kind.removeprefix("ip_v4_"), expected=what, found=show(e.get("input"))
+                )
+            )
         else:
             msg = e["msg"].removeprefix("Value error, ")
             expected = None
             if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-                sign = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}[kind]
+                sign = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}[
+                    kind
+                ]
                 expected = f"a number {sign} {ctx[next(iter(ctx))]}"
                 msg = "out of range"
             elif kind == "string_pattern_mismatch" and ctx.get("pattern") == NODE_NAME_PATTERN:
-                expected = "a node's name: a key of the [node.*] tables (a letter, then letters, digits, '_', '.' or '-')"
+                expected = (
+                    "a node's name: a key of the [node.*] tables (a letter, then letters, digits, '_', '.' or '-')"
+                )
                 msg = "not a node name"
             elif kind == "string_pattern_mismatch":
                 expected = f"text matching {ctx.get('pattern')}"
@@ -396,11 +431,15 @@ def _syntax_problem(err: tomllib.TOMLDecodeError, text: str) -> Problem:
     message = str(err)
     m = _TOML_POS.match(message)
     if m:
-        return Problem(f"TOML syntax error: {m['msg'][0].lower()}{m['msg'][1:]}", line=int(m["line"]), column=int(m["col"]))
+        return Problem(
+            f"TOML syntax error: {m['msg'][0].lower()}{m['msg'][1:]}", line=int(m["line"]), column=int(m["col"])
+        )
     m = _TOML_EOF.match(message)
     if m:
         lines = text.split("\n")
-        return Problem(f"TOML syntax error: {m['msg'][0].lower()}{m['msg'][1:]}", line=len(lines), column=len(lines[-1]) + 1)
+        return Problem(
+            f"TOML syntax error: {m['msg'][0].lower()}{m['msg'][1:]}", line=len(lines), column=len(lines[-1]) + 1
+        )
     return Problem(f"TOML syntax error: {message}")
 
 
@@ -466,7 +505,13 @@ def _shape_problem(text: str) -> Problem | None:
         elif ch in "[{":
             depth += 1
             if depth > MAX_NESTING:
-                return Problem(f"TOML nested deeper than {MAX_NESTING} levels", expected=f"at most {MAX_NESTING} levels of arrays and inline tables", found="more", line=line, column=column)
+                return Problem(
+                    f"TOML nested deeper than {MAX_NESTING} levels",
+                    expected=f"at most {MAX_NESTING} levels of arrays and inline tables",
+                    found="more",
+                    line=line,
+                    column=column,
+                )
         elif ch in "]}":
             depth = max(0, depth - 1)
         elif ch == "=":
@@ -477,7 +522,13 @@ def _shape_problem(text: str) -> Problem | None:
         elif ch == "." and (in_key or _in_header(text, i)):
             parts += 1
             if parts > MAX_KEY_PARTS:
-                return Problem(f"a dotted key of more than {MAX_KEY_PARTS} parts", expected=f"at most {MAX_KEY_PARTS} parts, such as node.a.cpu", found="more", line=line, column=column)
+                return Problem(
+                    f"a dotted key of more than {MAX_KEY_PARTS} parts",
+                    expected=f"at most {MAX_KEY_PARTS} parts, such as node.a.cpu",
+                    found="more",
+                    line=line,
+                    column=column,
+                )
         i += 1
     return None
 
@@ -612,15 +663,37 @@ def load_scenario(path: str | Path) -> Scenario:
     except FileNotFoundError:
         raise InputError(source, [Problem("cannot read the scenario: no such file")]) from None
     except IsADirectoryError:
-        raise InputError(source, [Problem("cannot read the scenario: it is a directory", expected="a TOML file")]) from None
+        raise InputError(
+            source, [Problem("cannot read the scenario: it is a directory", expected="a TOML file")]
+        ) from None
     except OSError as err:
         raise InputError(source, [Problem(f"cannot read the scenario: {err.strerror or err}")]) from None
     if len(raw) > MAX_SCENARIO_BYTES:
-        raise InputError(source, [Problem("the scenario is too large to read", expected=f"at most {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB of TOML", found="more")]) from None
+        raise InputError(
+            source,
+            [
+                Problem(
+                    "the scenario is too large to read",
+                    expected=f"at most {MAX_SCENARIO_BYTES // (1024 * 1024)} MiB of TOML",
+                    found="more",
+                )
+            ],
+        ) from None
     if b"\0" in raw:
         at = raw.index(b"\0")
         line = raw[:at].count(b"\n") + 1
-        raise InputError(source, [Problem("not a text file", expected="a UTF-8 TOML file", found="a NUL byte", line=line, column=at - (raw.rfind(b"\n", 0, at) + 1) + 1)]) from None
+        raise InputError(
+            source,
+            [
+                Problem(
+                    "not a text file",
+                    expected="a UTF-8 TOML file",
+                    found="a NUL byte",
+                    line=line,
+                    column=at - (raw.rfind(b"\n", 0, at) + 1) + 1,
+                )
+            ],
+        ) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -628,6 +701,14 @@ def load_scenario(path: str | Path) -> Scenario:
         column = err.start - (raw.rfind(b"\n", 0, err.start) + 1) + 1
         raise InputError(
             source,
-            [Problem("not UTF-8 text", expected="a UTF-8 TOML file", found=f"byte 0x{raw[err.start]:02x}", line=line, column=column)],
+            [
+                Problem(
+                    "not UTF-8 text",
+                    expected="a UTF-8 TOML file",
+                    found=f"byte 0x{raw[err.start]:02x}",
+                    line=line,
+                    column=column,
+                )
+            ],
         ) from None
     return loads_scenario(text, source)

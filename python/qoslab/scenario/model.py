@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import re
 from ipaddress import IPv4Address, IPv4Interface, IPv4Network
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    WithJsonSchema,
     Field,
     PrivateAttr,
     ValidationError,
+    WithJsonSchema,
     model_validator,
 )
 
@@ -51,9 +51,12 @@ class FieldProblem(ValueError):
     table; the loader appends ``key`` to point at the offending key instead.
     """
 
-    def __init__(self, key: str, message: str, *, expected: str | None = None, found: str | None = None, hint: str | None = None):
+    def __init__(
+        self, key: str, message: str, *, expected: str | None = None, found: str | None = None, hint: str | None = None
+    ):
         super().__init__(message)
         self.key, self.message, self.expected, self.found, self.hint = key, message, expected, found, hint
+
 
 MAX_IPV4_DATA_AFTER_8 = 65_535 - 20 - 8
 """The most data bytes a UDP datagram or an ICMP echo carries in one IPv4 datagram:
@@ -110,8 +113,15 @@ class Meta(Strict):
     """The ``[scenario]`` table: what this scenario is."""
 
     name: str = Field(description="A title for the scenario, shown in reports.")
-    seed: int = Field(1, ge=0, le=2**64 - 1, description="Seed of every random stream (the core's 64 bits: 0 to 2^64 - 1); the same scenario and seed give the same results.")
-    description: str | None = Field(None, description="Free text: what the scenario models and which seed/figure it follows.")
+    seed: int = Field(
+        1,
+        ge=0,
+        le=2**64 - 1,
+        description="Seed of every random stream (the core's 64 bits: 0 to 2^64 - 1); the same scenario and seed give the same results.",
+    )
+    description: str | None = Field(
+        None, description="Free text: what the scenario models and which seed/figure it follows."
+    )
     duration: Time | None = Field(None, description="Simulated time to run when a test gives none, e.g. '10 s'.")
 
 
@@ -124,27 +134,39 @@ def _addresses_as_text(value: Any) -> Any:
     value = _as_list(value)
     for item in value if isinstance(value, list) else []:
         if not isinstance(item, str):
-            raise UnitError("an address is written as text", expected="an IPv4 address with its prefix length, e.g. '192.168.1.100/24'", found=repr(item))
+            raise UnitError(
+                "an address is written as text",
+                expected="an IPv4 address with its prefix length, e.g. '192.168.1.100/24'",
+                found=repr(item),
+            )
     return value
 
 
 def _prefix_as_text(value: Any) -> Any:
     if not isinstance(value, str):
-        raise UnitError("a prefix is written as text", expected="an IPv4 prefix, e.g. '192.168.0.0/24'", found=repr(value))
+        raise UnitError(
+            "a prefix is written as text", expected="an IPv4 prefix, e.g. '192.168.0.0/24'", found=repr(value)
+        )
     return value
 
 
 def _address_as_text(value: Any) -> Any:
     if value is not None and not isinstance(value, str):
-        raise UnitError("an address is written as text", expected="an IPv4 address, e.g. '192.168.1.1'", found=repr(value))
+        raise UnitError(
+            "an address is written as text", expected="an IPv4 address, e.g. '192.168.1.1'", found=repr(value)
+        )
     return value
 
 
 class Route(Strict):
     """A static route: packets to ``to`` are sent to the next hop ``via``."""
 
-    to: Annotated[IPv4Network, Field(strict=False), BeforeValidator(_prefix_as_text)] = Field(description="Destination prefix, e.g. '192.168.0.0/24' ('0.0.0.0/0' for a default route).")
-    via: Annotated[IPv4Address, Field(strict=False), BeforeValidator(_address_as_text)] = Field(description="Next-hop address; it must lie in one of the node's subnets.")
+    to: Annotated[IPv4Network, Field(strict=False), BeforeValidator(_prefix_as_text)] = Field(
+        description="Destination prefix, e.g. '192.168.0.0/24' ('0.0.0.0/0' for a default route)."
+    )
+    via: Annotated[IPv4Address, Field(strict=False), BeforeValidator(_address_as_text)] = Field(
+        description="Next-hop address; it must lie in one of the node's subnets."
+    )
     metric: int = Field(1, ge=0, description="Route preference; the lowest metric wins among equal prefixes.")
 
 
@@ -162,11 +184,15 @@ class PortForward(Strict):
 class NodeBase(Strict):
     """Fields every node has."""
 
-    address: Annotated[list[Annotated[IPv4Interface, Field(strict=False)]], BeforeValidator(_addresses_as_text)] = Field(
-        default_factory=list,
-        description="IPv4 address(es) with prefix length, one per interface that has one: '192.168.1.100/24' or a list.",
+    address: Annotated[list[Annotated[IPv4Interface, Field(strict=False)]], BeforeValidator(_addresses_as_text)] = (
+        Field(
+            default_factory=list,
+            description="IPv4 address(es) with prefix length, one per interface that has one: '192.168.1.100/24' or a list.",
+        )
     )
-    gateway: Annotated[Annotated[IPv4Address, Field(strict=False)] | None, BeforeValidator(_address_as_text)] = Field(None, description="Default gateway; it must lie in one of the node's subnets.")
+    gateway: Annotated[Annotated[IPv4Address, Field(strict=False)] | None, BeforeValidator(_address_as_text)] = Field(
+        None, description="Default gateway; it must lie in one of the node's subnets."
+    )
     routes: list[Route] = Field(default_factory=list, description="Static routes, tried before the default gateway.")
     cpu: str | None = Field(
         None,
@@ -182,7 +208,8 @@ class NodeBase(Strict):
         ),
     )
     block_icmp_unreachable: bool = Field(
-        False, description="Drop every ICMP Destination Unreachable passing through or arriving, as an 'all ICMP' firewall does (another PMTU black hole)."
+        False,
+        description="Drop every ICMP Destination Unreachable passing through or arriving, as an 'all ICMP' firewall does (another PMTU black hole).",
     )
 
 
@@ -195,7 +222,9 @@ class Host(NodeBase):
         le=U32_MAX,
         description="TCP send and receive socket buffer, e.g. '64 KiB' (seed 001); a test's `window` overrides it; none = the stack's default.",
     )
-    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnet of this host's ATM port.")
+    atmarp_server: bool = Field(
+        False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnet of this host's ATM port."
+    )
 
 
 class AdaptiveUpstream(Strict):
@@ -210,8 +239,12 @@ class AdaptiveUpstream(Strict):
     so that it never exceed a tenth of a second".
     """
 
-    radio: str = Field(description="The wifi link (its `name` or 'link[N]') both routers are on: the radio upstream, with link acks.")
-    modem: str = Field(description="The serial link (its `name` or 'link[N]') from this router to the peer: the fallback upstream.")
+    radio: str = Field(
+        description="The wifi link (its `name` or 'link[N]') both routers are on: the radio upstream, with link acks."
+    )
+    modem: str = Field(
+        description="The serial link (its `name` or 'link[N]') from this router to the peer: the fallback upstream."
+    )
     initial_timeout: Time = Field(
         "20 ms",
         description=(
@@ -221,25 +254,64 @@ class AdaptiveUpstream(Strict):
             "MPDU on the air at the peer (6.65 ms + 0.67 ms of access) and its own 44-byte exchange (1.35 ms): 10.2 ms."
         ),
     )
-    max_timeout: Time = Field("100 ms", description="Cap on the backoff: seed 004's 'never exceed a tenth of a second'.")
-    max_attempts: int = Field(7, ge=1, le=255, description="Transmissions of one frame before it is given up; seed 004 is silent, 7 is 802.11's dot11ShortRetryLimit.")
-    window: int = Field(100, ge=1, description="Attempts the delivery ratio is measured over (a sliding window; one outcome = one percentage point). Seed 004 gives none.")
+    max_timeout: Time = Field(
+        "100 ms", description="Cap on the backoff: seed 004's 'never exceed a tenth of a second'."
+    )
+    max_attempts: int = Field(
+        7,
+        ge=1,
+        le=255,
+        description="Transmissions of one frame before it is given up; seed 004 is silent, 7 is 802.11's dot11ShortRetryLimit.",
+    )
+    window: int = Field(
+        100,
+        ge=1,
+        description="Attempts the delivery ratio is measured over (a sliding window; one outcome = one percentage point). Seed 004 gives none.",
+    )
     min_samples: int = Field(50, ge=1, description="Attempts needed before the ratio is trusted (half the window).")
-    low: Ratio = Field(0.90, description="Leave the radio when its ratio falls below this: seed 004, 'once packet losses approach 10%' TCP 'effectively shuts down'.")
-    high: Ratio = Field(0.97, description="Return to the radio when its ratio rises above this (seed 004 gives none; a 7-point band, over twice the ratio's standard deviation at 90 % with a 100-attempt window).")
-    probe_interval: Time = Field("50 ms", description="While on the modem, a probe frame over the radio this often keeps its ratio measured (seed 004 is silent; < 1 % of 2 Mb/s).")
-    sample_interval: Time = Field("100 ms", description="Shortest time between two samples of the ratios in the results.")
+    low: Ratio = Field(
+        0.90,
+        description="Leave the radio when its ratio falls below this: seed 004, 'once packet losses approach 10%' TCP 'effectively shuts down'.",
+    )
+    high: Ratio = Field(
+        0.97,
+        description="Return to the radio when its ratio rises above this (seed 004 gives none; a 7-point band, over twice the ratio's standard deviation at 90 % with a 100-attempt window).",
+    )
+    probe_interval: Time = Field(
+        "50 ms",
+        description="While on the modem, a probe frame over the radio this often keeps its ratio measured (seed 004 is silent; < 1 % of 2 Mb/s).",
+    )
+    sample_interval: Time = Field(
+        "100 ms", description="Shortest time between two samples of the ratios in the results."
+    )
 
     @model_validator(mode="after")
     def _band(self) -> AdaptiveUpstream:
         if self.low > self.high:
-            raise FieldProblem("high", "the return threshold is below the leave threshold", expected=f"high >= low ({self.low:g})", found=f"{self.high:g}")
+            raise FieldProblem(
+                "high",
+                "the return threshold is below the leave threshold",
+                expected=f"high >= low ({self.low:g})",
+                found=f"{self.high:g}",
+            )
         if self.min_samples > self.window:
-            raise FieldProblem("min_samples", "more samples needed than the window holds", expected=f"at most window ({self.window})", found=str(self.min_samples))
+            raise FieldProblem(
+                "min_samples",
+                "more samples needed than the window holds",
+                expected=f"at most window ({self.window})",
+                found=str(self.min_samples),
+            )
         if self.initial_timeout <= 0 or self.max_timeout < self.initial_timeout:
-            raise FieldProblem("max_timeout", "the backoff cap is below the first timeout", expected="0 < initial_timeout <= max_timeout", found=f"{self.initial_timeout} ns, {self.max_timeout} ns")
+            raise FieldProblem(
+                "max_timeout",
+                "the backoff cap is below the first timeout",
+                expected="0 < initial_timeout <= max_timeout",
+                found=f"{self.initial_timeout} ns, {self.max_timeout} ns",
+            )
         if self.probe_interval <= 0:
-            raise FieldProblem("probe_interval", "probes need a positive interval", expected="a time above 0", found="0 s")
+            raise FieldProblem(
+                "probe_interval", "probes need a positive interval", expected="a time above 0", found="0 s"
+            )
         return self
 
 
@@ -247,9 +319,12 @@ class Router(NodeBase):
     """An IP router: forwards between its interfaces by its routes."""
 
     role: Literal["router"] = Field(description="Node kind.")
-    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of this router's ATM ports.")
+    atmarp_server: bool = Field(
+        False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of this router's ATM ports."
+    )
     adaptive: AdaptiveUpstream | None = Field(
-        None, description="Seed 004's adaptive upstream to the router at the other end of `modem`: radio with link acks, or modem."
+        None,
+        description="Seed 004's adaptive upstream to the router at the other end of `modem`: radio with link acks, or modem.",
     )
 
 
@@ -266,18 +341,27 @@ class Bridge(NodeBase):
             "Windows ICS (seed 000 §2.3, Fig. 7)."
         ),
     )
-    port_forwards: list[PortForward] = Field(default_factory=list, description="Port forwards; only with forwarding = 'nat'.")
+    port_forwards: list[PortForward] = Field(
+        default_factory=list, description="Port forwards; only with forwarding = 'nat'."
+    )
     wds: bool = Field(
         False,
         description="The wireless adapter sends 4-address (WDS, ToDS+FromDS) frames, as a repeater does; station adapters do "
         "not. Needs an AP with `wds` (or the link's `wds`): refused otherwise.",
     )
-    promiscuous: bool = Field(False, description="Adapters receive every frame, not only those addressed to them (seed 000 Fig. 10).")
+    promiscuous: bool = Field(
+        False, description="Adapters receive every frame, not only those addressed to them (seed 000 Fig. 10)."
+    )
 
     @model_validator(mode="after")
     def _port_forwards_need_nat(self) -> Bridge:
         if self.port_forwards and self.forwarding != "nat":
-            raise FieldProblem("port_forwards", "port forwards need forwarding = 'nat'", expected="forwarding = 'nat'", found=f"forwarding = {self.forwarding!r}")
+            raise FieldProblem(
+                "port_forwards",
+                "port forwards need forwarding = 'nat'",
+                expected="forwarding = 'nat'",
+                found=f"forwarding = {self.forwarding!r}",
+            )
         return self
 
 
@@ -285,7 +369,11 @@ class AccessPoint(NodeBase):
     """An 802.11 access point ('ap'), or a SOHO router with NAT, a switch and an AP ('ap-router')."""
 
     role: Literal["ap", "ap-router"] = Field(description="Node kind.")
-    ssid: str | None = Field(None, max_length=32, description="Network name, carried by the beacons; none = 'linksys' (the Linksys WRT54G's factory SSID).")
+    ssid: str | None = Field(
+        None,
+        max_length=32,
+        description="Network name, carried by the beacons; none = 'linksys' (the Linksys WRT54G's factory SSID).",
+    )
     wds: bool = Field(
         False,
         description="Exchange 4-address (WDS) frames with the stations of its BSS that are WDS-capable too (a bridge with "
@@ -297,7 +385,9 @@ class AccessPoint(NodeBase):
         "Default: it relays them, as the distribution function does (IEEE 802.11-2020 §4.5.4.2, §11.3).",
     )
     nat: bool = Field(False, description="For 'ap-router': translate addresses towards the WAN port.")
-    port_forwards: list[PortForward] = Field(default_factory=list, description="Port forwards on the WAN side (needs nat = true).")
+    port_forwards: list[PortForward] = Field(
+        default_factory=list, description="Port forwards on the WAN side (needs nat = true)."
+    )
 
 
 class Switch(NodeBase):
@@ -309,7 +399,9 @@ class Switch(NodeBase):
 class CrossConnect(Strict):
     """A PVC cross-connect of an ATM switch: cells on `a` VPI/VCI leave on `b` and back."""
 
-    a: str = Field(description="A port of the switch: the neighbour node its link leads to ('ws1'), or the port's name ('atm0').")
+    a: str = Field(
+        description="A port of the switch: the neighbour node its link leads to ('ws1'), or the port's name ('atm0')."
+    )
     b: str = Field(description="The other port, named the same way.")
     vpi: int = Field(0, ge=0, le=255, description="VPI on `a` (UNI: 0-255).")
     vci: int = Field(ge=32, le=65535, description="VCI on `a`; 0-31 are reserved (ITU-T I.361 Table 2).")
@@ -331,23 +423,35 @@ class AtmSwitch(NodeBase):
 
     role: Literal["atm-switch"] = Field(description="Node kind.")
     queue: int = Field(
-        1024, ge=1, description="Cells each output port buffers (drop-tail); 1024 is of the order of 1998 workgroup switches' per-port buffers (uncalibrated)."
+        1024,
+        ge=1,
+        description="Cells each output port buffers (drop-tail); 1024 is of the order of 1998 workgroup switches' per-port buffers (uncalibrated).",
     )
     epd_threshold: int | None = Field(
-        None, ge=1, description="Early packet discard: drop a whole AAL5 frame whose first cell finds this many cells queued (Romanow & Floyd 1995); none = off."
+        None,
+        ge=1,
+        description="Early packet discard: drop a whole AAL5 frame whose first cell finds this many cells queued (Romanow & Floyd 1995); none = off.",
     )
-    ppd: bool = Field(False, description="Partial packet discard: after a cell loss, drop the rest of that frame but its last cell (Romanow & Floyd 1995).")
+    ppd: bool = Field(
+        False,
+        description="Partial packet discard: after a cell loss, drop the rest of that frame but its last cell (Romanow & Floyd 1995).",
+    )
     queues: CategoryQueues = Field(
         default_factory=CategoryQueues,
         description="Per-service-category cell limits of each output port (strict priority: CBR/rt-VBR, nrt-VBR, ABR, UBR); EPD acts per queue.",
     )
     abr_ci_threshold: int = Field(
-        256, ge=1,
+        256,
+        ge=1,
         description="ABR binary feedback (TM 4.0 §5.10.6, relative-rate marking): RM cells get CI = 1 while the port's ABR queue holds at least "
         "this many cells; 256 = a quarter of the default buffer (uncalibrated).",
     )
-    signalling_delay: Time = Field("1 ms", description="Call processing per UNI signalling message (SETUP, CONNECT), per switch; uncalibrated.")
-    atmarp_server: bool = Field(False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of the hosts on this ATM network.")
+    signalling_delay: Time = Field(
+        "1 ms", description="Call processing per UNI signalling message (SETUP, CONNECT), per switch; uncalibrated."
+    )
+    atmarp_server: bool = Field(
+        False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnets of the hosts on this ATM network."
+    )
     cross_connects: list[CrossConnect] = Field(
         default_factory=list,
         description="PVC cross-connects; none = join each PVC number that the `vcs` of exactly two of the switch's links list.",
@@ -362,14 +466,17 @@ class LaneServer(NodeBase):
         default_factory=lambda: ["lecs", "les", "bus"], description="Which LANE services this node runs."
     )
     elans: list[str] = Field(
-        default_factory=list, description="The emulated LANs whose LES and BUS this node runs (an ATM link's `elan` names one); none = one ELAN named after the node."
+        default_factory=list,
+        description="The emulated LANs whose LES and BUS this node runs (an ATM link's `elan` names one); none = one ELAN named after the node.",
     )
     bus_rate: int = Field(
         53_000,
         ge=1,
         description="BUS capacity, cells per second; 53,000 is seed 001 Fig. 4's Centillion 100 BUS ('approx. 53.000 cells per second'), the one point it is calibrated on.",
     )
-    bus_frames: int | None = Field(None, ge=1, description="BUS capacity, frames per second; none = no frame limit (only `bus_rate`).")
+    bus_frames: int | None = Field(
+        None, ge=1, description="BUS capacity, frames per second; none = no frame limit (only `bus_rate`)."
+    )
     bus_queue: int = Field(64, ge=0, description="Frames the BUS holds while busy; more are dropped (uncalibrated).")
 
     def served_elans(self, name: str) -> list[str]:
@@ -382,13 +489,18 @@ class MpoaServer(NodeBase):
 
     role: Literal["mpoa-server"] = Field(description="Node kind.")
     shortcut_frames: int = Field(
-        10, ge=1, description="MPC-p1 Shortcut-Setup Frame Count its MPCs use: packets to one destination that trigger a shortcut (af-mpoa-0087.000 §5.2.1: 10)."
+        10,
+        ge=1,
+        description="MPC-p1 Shortcut-Setup Frame Count its MPCs use: packets to one destination that trigger a shortcut (af-mpoa-0087.000 §5.2.1: 10).",
     )
-    shortcut_time: Time = Field("1 s", description="MPC-p2 Shortcut-Setup Frame Time: the window of those packets (af-mpoa-0087.000 §5.2.1: 1 s).")
+    shortcut_time: Time = Field(
+        "1 s",
+        description="MPC-p2 Shortcut-Setup Frame Time: the window of those packets (af-mpoa-0087.000 §5.2.1: 1 s).",
+    )
 
 
 Node = Annotated[
-    Union[Host, Router, Bridge, AccessPoint, Switch, AtmSwitch, LaneServer, MpoaServer],
+    Host | Router | Bridge | AccessPoint | Switch | AtmSwitch | LaneServer | MpoaServer,
     Field(discriminator="role"),
 ]
 
@@ -427,7 +539,7 @@ def _loss_shorthand(value: Any) -> Any:
     return _as_list(value)
 
 
-Loss = Annotated[Union[Bernoulli, GilbertElliott], Field(discriminator="model")]
+Loss = Annotated[Bernoulli | GilbertElliott, Field(discriminator="model")]
 
 
 class Shaper(Strict):
@@ -441,16 +553,25 @@ class Shaper(Strict):
 
     rate: Rate = Field(description="Sustained rate, e.g. '30 Mbps'.")
     burst: Size = Field(15000, description="Bucket depth, e.g. '15 kB'; the bucket starts full (RFC 2697 §3).")
-    action: Literal["shape", "police"] = Field("shape", description="'shape' delays frames to the rate; 'police' drops what exceeds it.")
+    action: Literal["shape", "police"] = Field(
+        "shape", description="'shape' delays frames to the rate; 'police' drops what exceeds it."
+    )
     queue: Size | None = Field(
-        None, description="Shaping only: bytes that may wait for tokens before drops (`tc tbf limit`); none = the link's own queue limit."
+        None,
+        description="Shaping only: bytes that may wait for tokens before drops (`tc tbf limit`); none = the link's own queue limit.",
     )
     direction: Direction = Field("both", description=_DIRECTION_DOC)
 
     @model_validator(mode="after")
     def _police_has_no_queue(self) -> Shaper:
         if self.action == "police" and self.queue is not None:
-            raise FieldProblem("queue", "a policer holds nothing back, so it has no queue", expected="no queue with action = 'police'", found=f"queue = {self.queue}", hint="use action = 'shape' to queue frames for tokens")
+            raise FieldProblem(
+                "queue",
+                "a policer holds nothing back, so it has no queue",
+                expected="no queue with action = 'police'",
+                found=f"queue = {self.queue}",
+                hint="use action = 'shape' to queue frames for tokens",
+            )
         return self
 
 
@@ -463,7 +584,12 @@ class QueueLimit(Strict):
     @model_validator(mode="after")
     def _one_limit(self) -> QueueLimit:
         if (self.frames is None) == (self.bytes is None):
-            raise FieldProblem("frames", "give exactly one of 'frames' or 'bytes'", expected="frames = N or bytes = SIZE", found="both" if self.frames else "neither")
+            raise FieldProblem(
+                "frames",
+                "give exactly one of 'frames' or 'bytes'",
+                expected="frames = N or bytes = SIZE",
+                found="both" if self.frames else "neither",
+            )
         return self
 
 
@@ -496,7 +622,9 @@ class Ethernet(LinkBase):
     ends: TwoEnds = Field(description="The two nodes the link joins: [a, b].")
     duplex: Literal["full", "half"] = Field("full", description="'half' shares the medium (CSMA/CD) between both ends.")
     queue: QueueLimit | None = Field(None, description="Transmit queue limit at each end; none = 1000 frames.")
-    mtu: int = Field(1500, ge=68, le=9216, description="IP MTU of both interfaces (1500 per IEEE 802.3; jumbo up to 9216).")
+    mtu: int = Field(
+        1500, ge=68, le=9216, description="IP MTU of both interfaces (1500 per IEEE 802.3; jumbo up to 9216)."
+    )
 
 
 # IEEE 802.11-2020 §15 (DSSS), §16 (HR/DSSS, 802.11b), §18/§19 (ERP-OFDM, 802.11g).
@@ -519,8 +647,12 @@ class Wifi(LinkBase):
     standard: Literal["802.11", "802.11b", "802.11g"] = Field(
         "802.11b", description="PHY: '802.11' (DSSS 1-2 Mb/s, as the 2 Mb/s WaveLAN of seed 004), '802.11b', '802.11g'."
     )
-    rate: Rate | None = Field(None, description="Data rate, one the standard defines (e.g. '11 Mbps' for 802.11b); none = the highest.")
-    preamble: Literal["long", "short"] = Field("long", description="PLCP preamble: 'long' (192 us) or 'short' (96 us, 802.11b/g only).")
+    rate: Rate | None = Field(
+        None, description="Data rate, one the standard defines (e.g. '11 Mbps' for 802.11b); none = the highest."
+    )
+    preamble: Literal["long", "short"] = Field(
+        "long", description="PLCP preamble: 'long' (192 us) or 'short' (96 us, 802.11b/g only)."
+    )
     preambles: dict[NodeName, Literal["long", "short"]] = Field(
         default_factory=dict,
         description="Per member, the PLCP preamble of the frames it sends (its data frames, and the Acks answering them), "
@@ -540,10 +672,18 @@ class Wifi(LinkBase):
         "open",
         description="Link encryption: 'open', 'wep-40' (alias 'wep-64'), 'wep-104' (alias 'wep-128'), 'tkip' (WPA), 'ccmp' (WPA2).",
     )
-    mode: Literal["infrastructure", "adhoc"] = Field("infrastructure", description="'infrastructure' needs an `ap`; 'adhoc' has none.")
-    ap: NodeName | None = Field(None, description="The access point's node (role 'ap', 'ap-router' or any node acting as one).")
-    stations: list[NodeName] = Field(default_factory=list, description="Nodes associated with the AP (or members of the ad hoc cell).")
-    rts_threshold: Size | None = Field(None, le=U32_MAX, description="Frames longer than this use RTS/CTS; none = never.")
+    mode: Literal["infrastructure", "adhoc"] = Field(
+        "infrastructure", description="'infrastructure' needs an `ap`; 'adhoc' has none."
+    )
+    ap: NodeName | None = Field(
+        None, description="The access point's node (role 'ap', 'ap-router' or any node acting as one)."
+    )
+    stations: list[NodeName] = Field(
+        default_factory=list, description="Nodes associated with the AP (or members of the ad hoc cell)."
+    )
+    rts_threshold: Size | None = Field(
+        None, le=U32_MAX, description="Frames longer than this use RTS/CTS; none = never."
+    )
     retry_limit: int = Field(
         7,
         ge=0,
@@ -557,7 +697,8 @@ class Wifi(LinkBase):
         "'the wireless protocol does not provide any acknowledgements mechanism'.",
     )
     hears: dict[NodeName, list[NodeName]] | None = Field(
-        None, description="Who hears whom: node -> nodes it can hear (hidden terminals, seed 004); none = everybody hears everybody."
+        None,
+        description="Who hears whom: node -> nodes it can hear (hidden terminals, seed 004); none = everybody hears everybody.",
     )
     frame_error_rate: dict[NodeName, Ratio] = Field(
         default_factory=dict, description="Frame error rate of reception at a node, e.g. { a = '2 %' }."
@@ -586,11 +727,16 @@ class Wifi(LinkBase):
         "ns-3's choice), 'long' = always long, which every 802.11b receiver decodes (IEEE 802.11-2020 §16.2.2.2; "
         "§10.6.6.5 fixes the response's rate, not its preamble).",
     )
-    beacons: bool = Field(True, description="The AP sends beacons (IEEE 802.11-2020 §11.1.3.2); ignored in an ad hoc cell.")
-    beacon_interval: Time = Field(
-        "102.4 ms", description="dot11BeaconPeriod: time between TBTTs, a whole number of TU (1 TU = 1024 us); 100 TU is the usual value."
+    beacons: bool = Field(
+        True, description="The AP sends beacons (IEEE 802.11-2020 §11.1.3.2); ignored in an ad hoc cell."
     )
-    beacon_rate: Rate | None = Field(None, description="Rate of the beacons; none = the lowest basic rate, 1 Mbps (802.11b and g).")
+    beacon_interval: Time = Field(
+        "102.4 ms",
+        description="dot11BeaconPeriod: time between TBTTs, a whole number of TU (1 TU = 1024 us); 100 TU is the usual value.",
+    )
+    beacon_rate: Rate | None = Field(
+        None, description="Rate of the beacons; none = the lowest basic rate, 1 Mbps (802.11b and g)."
+    )
     channel: int | None = Field(
         6,
         ge=1,
@@ -615,13 +761,33 @@ class Wifi(LinkBase):
         if self.standard == "802.11":
             for member, kind in self.preambles.items():
                 if kind == "short":
-                    raise FieldProblem(f"preambles.{member}", "802.11 DSSS has only the long preamble", expected="'long'", found="'short'")
+                    raise FieldProblem(
+                        f"preambles.{member}",
+                        "802.11 DSSS has only the long preamble",
+                        expected="'long'",
+                        found="'short'",
+                    )
         if self.beacon_rate is not None and self.beacon_rate not in [int(r * 1_000_000) for r in rates]:
-            raise FieldProblem("beacon_rate", f"{self.standard} defines no such rate", expected="one of " + ", ".join(f"{r:g}" for r in sorted(rates)) + " Mbps", found=repr(format_rate(self.beacon_rate)))
+            raise FieldProblem(
+                "beacon_rate",
+                f"{self.standard} defines no such rate",
+                expected="one of " + ", ".join(f"{r:g}" for r in sorted(rates)) + " Mbps",
+                found=repr(format_rate(self.beacon_rate)),
+            )
         if self.beacon_interval <= 0 or self.beacon_interval % 1_024_000 or self.beacon_interval // 1_024_000 > 65535:
-            raise FieldProblem("beacon_interval", "the beacon interval is a whole number of TU (1 TU = 1024 us)", expected="1 to 65535 TU, e.g. '102.4 ms' (100 TU)", found=f"{self.beacon_interval / 1e6:g} ms")
+            raise FieldProblem(
+                "beacon_interval",
+                "the beacon interval is a whole number of TU (1 TU = 1024 us)",
+                expected="1 to 65535 TU, e.g. '102.4 ms' (100 TU)",
+                found=f"{self.beacon_interval / 1e6:g} ms",
+            )
         if self.erp_protection and self.standard != "802.11g":
-            raise FieldProblem("erp_protection", "ERP protection is for 802.11g cells with 802.11b stations", expected="standard = '802.11g'", found=repr(self.standard))
+            raise FieldProblem(
+                "erp_protection",
+                "ERP protection is for 802.11g cells with 802.11b stations",
+                expected="standard = '802.11g'",
+                found=repr(self.standard),
+            )
         return self
 
 
@@ -637,20 +803,35 @@ class Serial(LinkBase):
     type: Literal["serial"] = Field(description="Link kind.")
     rate: Rate = Field(description="Line rate in bits per second: '1200 bps', '57.6 kbps', '115.2 kbps'.")
     framing: Literal["slip", "cslip", "ppp"] = Field(
-        "slip", description="'slip' (RFC 1055), 'cslip' (with Van Jacobson header compression, RFC 1144), 'ppp' (RFC 1661/1662)."
+        "slip",
+        description="'slip' (RFC 1055), 'cslip' (with Van Jacobson header compression, RFC 1144), 'ppp' (RFC 1661/1662).",
     )
-    format: str = Field("8n1", pattern=_FORMAT.pattern, description="Character format: data bits, parity (n/o/e/m/s), stop bits, e.g. '8n1' = 10 bit times per byte.")
+    format: str = Field(
+        "8n1",
+        pattern=_FORMAT.pattern,
+        description="Character format: data bits, parity (n/o/e/m/s), stop bits, e.g. '8n1' = 10 bit times per byte.",
+    )
     clocking: Literal["async", "sync"] = Field(
         "async",
         description="'async': start-stop characters in the line's format (a modem, a null-modem cable). 'sync': a synchronous line "
         "(leased line, ISDN B channel, E1/T1) with PPP in bit-synchronous HDLC framing (RFC 1662 §5): 8 bits per octet, "
         "no start/stop bits, a zero bit inserted after every five ones; framing must be 'ppp'.",
     )
-    acfc: bool = Field(False, description="PPP: address-and-control-field compression negotiated (RFC 1661 §6.6): frames drop 0xFF 0x03.")
-    pfc: bool = Field(False, description="PPP: protocol-field compression negotiated (RFC 1661 §6.5): a one-byte protocol field where it fits.")
-    fcs: Literal[16, 32] = Field(16, description="PPP: the frame check sequence in bits, 16 (RFC 1662 §C.2) or 32 (negotiated, RFC 1570 §2.1).")
+    acfc: bool = Field(
+        False,
+        description="PPP: address-and-control-field compression negotiated (RFC 1661 §6.6): frames drop 0xFF 0x03.",
+    )
+    pfc: bool = Field(
+        False,
+        description="PPP: protocol-field compression negotiated (RFC 1661 §6.5): a one-byte protocol field where it fits.",
+    )
+    fcs: Literal[16, 32] = Field(
+        16, description="PPP: the frame check sequence in bits, 16 (RFC 1662 §C.2) or 32 (negotiated, RFC 1570 §2.1)."
+    )
     ends: TwoEnds = Field(description="The two nodes the line joins: [a, b].")
-    compression: float | None = Field(None, ge=1.0, description="Modem data compression ratio (V.42bis), e.g. 2.0 for 2:1 (seed 004); none = off.")
+    compression: float | None = Field(
+        None, ge=1.0, description="Modem data compression ratio (V.42bis), e.g. 2.0 for 2:1 (seed 004); none = off."
+    )
     mtu: int | None = Field(None, ge=68, le=65535, description="IP MTU; none = 1006 for SLIP (RFC 1055), 1500 for PPP.")
 
     @model_validator(mode="after")
@@ -669,17 +850,31 @@ class Serial(LinkBase):
         if self.framing != "ppp":
             for key in ("acfc", "pfc", "fcs"):
                 if key in self.model_fields_set and getattr(self, key) != Serial.model_fields[key].default:
-                    raise FieldProblem(key, f"{key} is a PPP option", expected="framing = 'ppp'", found=repr(self.framing))
+                    raise FieldProblem(
+                        key, f"{key} is a PPP option", expected="framing = 'ppp'", found=repr(self.framing)
+                    )
         if self.clocking == "sync":
             if self.framing != "ppp":
-                raise FieldProblem("framing", "a synchronous line carries PPP in bit-synchronous HDLC framing (RFC 1662 §5)",
-                                   expected="'ppp' with clocking = 'sync'", found=repr(self.framing))
+                raise FieldProblem(
+                    "framing",
+                    "a synchronous line carries PPP in bit-synchronous HDLC framing (RFC 1662 §5)",
+                    expected="'ppp' with clocking = 'sync'",
+                    found=repr(self.framing),
+                )
             if self.format != Serial.model_fields["format"].default:
-                raise FieldProblem("format", "a synchronous line has no character format: 8 bits per octet, no start or stop bits",
-                                   expected="no format with clocking = 'sync'", found=repr(self.format))
+                raise FieldProblem(
+                    "format",
+                    "a synchronous line has no character format: 8 bits per octet, no start or stop bits",
+                    expected="no format with clocking = 'sync'",
+                    found=repr(self.format),
+                )
             if self.compression is not None:
-                raise FieldProblem("compression", "modem compression (V.42bis) belongs to asynchronous modem lines",
-                                   expected="no compression with clocking = 'sync'", found=repr(self.compression))
+                raise FieldProblem(
+                    "compression",
+                    "modem compression (V.42bis) belongs to asynchronous modem lines",
+                    expected="no compression with clocking = 'sync'",
+                    found=repr(self.compression),
+                )
         return self
 
 
@@ -694,47 +889,98 @@ class VirtualCircuit(Strict):
         "'abr', 'ubr' last. Give both ends of a PVC the same category.",
     )
     pcr: Rate | None = Field(
-        None, description="Peak cell rate as a bit rate of 53-octet cells, e.g. '100 Mbps' (TM 4.0 §3.6.1.1); none = line rate; required for cbr, vbr, rt-vbr, abr."
+        None,
+        description="Peak cell rate as a bit rate of 53-octet cells, e.g. '100 Mbps' (TM 4.0 §3.6.1.1); none = line rate; required for cbr, vbr, rt-vbr, abr.",
     )
-    scr: Rate | None = Field(None, description="vbr/rt-vbr: sustainable cell rate, bits/s of cells (TM 4.0 §3.6.1.2), at most the PCR.")
+    scr: Rate | None = Field(
+        None, description="vbr/rt-vbr: sustainable cell rate, bits/s of cells (TM 4.0 §3.6.1.2), at most the PCR."
+    )
     mbs: int | None = Field(
-        None, ge=1, description="vbr/rt-vbr: maximum burst size, cells (TM 4.0 §3.6.1.3): MBS cells may leave at the PCR before the SCR applies."
+        None,
+        ge=1,
+        description="vbr/rt-vbr: maximum burst size, cells (TM 4.0 §3.6.1.3): MBS cells may leave at the PCR before the SCR applies.",
     )
     mcr: Rate | None = Field(None, description="abr: minimum cell rate, bits/s of cells (TM 4.0 §5.10.2); none = 0.")
-    icr: Rate | None = Field(None, description="abr: initial cell rate, bits/s of cells (TM 4.0 §5.10.2); none = the PCR.")
-    rif: float | None = Field(None, description="abr: rate increase factor, a fraction of the PCR per backward RM cell (TM 4.0 §5.10.2; 1/32768 to 1); none = 1/16.")
-    rdf: float | None = Field(None, description="abr: rate decrease factor, a fraction of the ACR per congested backward RM cell (TM 4.0 §5.10.2; 1/32768 to 1); none = 1/16.")
+    icr: Rate | None = Field(
+        None, description="abr: initial cell rate, bits/s of cells (TM 4.0 §5.10.2); none = the PCR."
+    )
+    rif: float | None = Field(
+        None,
+        description="abr: rate increase factor, a fraction of the PCR per backward RM cell (TM 4.0 §5.10.2; 1/32768 to 1); none = 1/16.",
+    )
+    rdf: float | None = Field(
+        None,
+        description="abr: rate decrease factor, a fraction of the ACR per congested backward RM cell (TM 4.0 §5.10.2; 1/32768 to 1); none = 1/16.",
+    )
 
     @model_validator(mode="after")
     def _contract(self) -> VirtualCircuit:
         vbr = self.service in ("vbr", "rt-vbr")
         if self.service != "ubr" and self.pcr is None:
-            raise FieldProblem("pcr", f"a {self.service} VC needs a peak cell rate (TM 4.0 §3.4)", expected="pcr = '<rate>'", found="nothing")
+            raise FieldProblem(
+                "pcr",
+                f"a {self.service} VC needs a peak cell rate (TM 4.0 §3.4)",
+                expected="pcr = '<rate>'",
+                found="nothing",
+            )
         if self.pcr is not None and self.pcr <= 0:
-            raise FieldProblem("pcr", "a peak cell rate must be positive", expected="a rate above 0 bps", found=repr(format_rate(self.pcr)))
+            raise FieldProblem(
+                "pcr",
+                "a peak cell rate must be positive",
+                expected="a rate above 0 bps",
+                found=repr(format_rate(self.pcr)),
+            )
         for key in ("scr", "mbs"):
             if not vbr and getattr(self, key) is not None:
-                raise FieldProblem(key, f"only a vbr or rt-vbr VC has an {key.upper()} (TM 4.0 §3.6.1)", expected=f"service = 'vbr' or no {key}", found=repr(self.service))
+                raise FieldProblem(
+                    key,
+                    f"only a vbr or rt-vbr VC has an {key.upper()} (TM 4.0 §3.6.1)",
+                    expected=f"service = 'vbr' or no {key}",
+                    found=repr(self.service),
+                )
         for key in ("mcr", "icr", "rif", "rdf"):
             if self.service != "abr" and getattr(self, key) is not None:
-                raise FieldProblem(key, f"only an abr VC has an {key.upper()} (TM 4.0 §5.10.2)", expected=f"service = 'abr' or no {key}", found=repr(self.service))
+                raise FieldProblem(
+                    key,
+                    f"only an abr VC has an {key.upper()} (TM 4.0 §5.10.2)",
+                    expected=f"service = 'abr' or no {key}",
+                    found=repr(self.service),
+                )
         if vbr:
             if self.scr is None or self.mbs is None:
                 key = "scr" if self.scr is None else "mbs"
-                raise FieldProblem(key, f"a {self.service} VC needs an SCR and an MBS (TM 4.0 §3.6.1)", expected=f"{key} = ...", found="nothing")
+                raise FieldProblem(
+                    key,
+                    f"a {self.service} VC needs an SCR and an MBS (TM 4.0 §3.6.1)",
+                    expected=f"{key} = ...",
+                    found="nothing",
+                )
             if not 0 < self.scr <= (self.pcr or 0):
-                raise FieldProblem("scr", "the sustainable cell rate must be above 0 and at most the peak cell rate (TM 4.0 §3.6.1.2)",
-                                   expected=f"0 < scr <= pcr ({format_rate(self.pcr or 0)})", found=repr(format_rate(self.scr)))
+                raise FieldProblem(
+                    "scr",
+                    "the sustainable cell rate must be above 0 and at most the peak cell rate (TM 4.0 §3.6.1.2)",
+                    expected=f"0 < scr <= pcr ({format_rate(self.pcr or 0)})",
+                    found=repr(format_rate(self.scr)),
+                )
         if self.service == "abr":
             mcr, icr = self.mcr or 0, self.icr if self.icr is not None else self.pcr
             if not mcr <= (icr or 0) <= (self.pcr or 0):
                 key = "mcr" if self.mcr is not None and mcr > (icr or 0) else "icr"
-                raise FieldProblem(key, "ABR rates must satisfy MCR <= ICR <= PCR (TM 4.0 §5.10.2)", expected=f"mcr <= icr <= pcr ({format_rate(self.pcr or 0)})",
-                                   found=f"mcr {format_rate(mcr)}, icr {format_rate(icr or 0)}")
+                raise FieldProblem(
+                    key,
+                    "ABR rates must satisfy MCR <= ICR <= PCR (TM 4.0 §5.10.2)",
+                    expected=f"mcr <= icr <= pcr ({format_rate(self.pcr or 0)})",
+                    found=f"mcr {format_rate(mcr)}, icr {format_rate(icr or 0)}",
+                )
             for key in ("rif", "rdf"):
                 f = getattr(self, key)
                 if f is not None and not 0 < f <= 1:
-                    raise FieldProblem(key, f"{key.upper()} is a factor between 1/32768 and 1 (TM 4.0 §5.10.2)", expected="0 < factor <= 1, e.g. 0.0625", found=repr(f))
+                    raise FieldProblem(
+                        key,
+                        f"{key.upper()} is a factor between 1/32768 and 1 (TM 4.0 §5.10.2)",
+                        expected="0 < factor <= 1, e.g. 0.0625",
+                        found=repr(f),
+                    )
         return self
 
 
@@ -746,11 +992,17 @@ class Atm(LinkBase):
     """An ATM link between two ports (host NIC, switch), carrying AAL5 on virtual circuits."""
 
     type: Literal["atm"] = Field(description="Link kind.")
-    phy: Literal["oc3", "25m"] = Field("oc3", description="Physical layer: 'oc3' (155.52 Mb/s SONET) or '25m' (25.6 Mb/s).")
+    phy: Literal["oc3", "25m"] = Field(
+        "oc3", description="Physical layer: 'oc3' (155.52 Mb/s SONET) or '25m' (25.6 Mb/s)."
+    )
     rate: Rate | None = Field(None, description="Overrides the PHY's cell rate; none = from `phy`.")
     ends: TwoEnds = Field(description="The two nodes the link joins: [a, b] (hosts, ATM switches, LANE/MPOA servers).")
-    vcs: list[VirtualCircuit] = Field(default_factory=list, description="PVCs on the link; none = SVCs set up by signalling.")
-    encapsulation: Literal["llc-snap", "vc-mux"] = Field("llc-snap", description="RFC 2684 multiprotocol encapsulation.")
+    vcs: list[VirtualCircuit] = Field(
+        default_factory=list, description="PVCs on the link; none = SVCs set up by signalling."
+    )
+    encapsulation: Literal["llc-snap", "vc-mux"] = Field(
+        "llc-snap", description="RFC 2684 multiprotocol encapsulation."
+    )
     mtu: int = Field(9180, ge=68, le=65535, description="IP MTU; RFC 2225 (CLIP) default 9180; with `elan`, 1500.")
     elan: str | None = Field(
         None,
@@ -775,7 +1027,8 @@ class Atm(LinkBase):
             raise FieldProblem(
                 "mtu",
                 f"an IP packet of {self.mtu} octets with {self.encapsulation} ({header} octets) is an AAL5 SDU of {self.mtu + header}; AAL5 carries at most 65,535 (ITU-T I.363.5)",
-                expected=f"at most {65535 - header} with {self.encapsulation}" + (" (65,535 with vc-mux)" if header else ""),
+                expected=f"at most {65535 - header} with {self.encapsulation}"
+                + (" (65,535 with vc-mux)" if header else ""),
                 found=str(self.mtu),
             )
         return self
@@ -786,7 +1039,7 @@ class Atm(LinkBase):
         return self.rate if self.rate is not None else ATM_PHY[self.phy]
 
 
-Link = Annotated[Union[Ethernet, Wifi, Serial, Atm], Field(discriminator="type")]
+Link = Annotated[Ethernet | Wifi | Serial | Atm, Field(discriminator="type")]
 
 # --------------------------------------------------------------------------- tunnels
 
@@ -798,7 +1051,9 @@ def _lower(value: Any) -> Any:
 class TunnelBase(Strict):
     """Fields every tunnel has."""
 
-    name: str = Field(pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$", description="The tunnel's name (its interface), for `over` and reports.")
+    name: str = Field(
+        pattern=r"^[A-Za-z][A-Za-z0-9_.-]*$", description="The tunnel's name (its interface), for `over` and reports."
+    )
     over: str | None = Field(
         None,
         description=(
@@ -808,7 +1063,9 @@ class TunnelBase(Strict):
     )
     from_: NodeName = Field(alias="from", description="The node at the near end (client, initiator).")
     to: NodeName = Field(description="The node at the far end (server, responder).")
-    mtu: int | None = Field(None, ge=68, le=65535, description="The tunnel interface's MTU; none = computed from the layers below.")
+    mtu: int | None = Field(
+        None, ge=68, le=65535, description="The tunnel interface's MTU; none = computed from the layers below."
+    )
 
 
 class OpenVpn(TunnelBase):
@@ -816,14 +1073,18 @@ class OpenVpn(TunnelBase):
 
     type: Literal["openvpn"] = Field(description="Tunnel kind.")
     proto: Literal["udp", "tcp"] = Field("udp", description="Transport carrying the tunnel.")
-    dev: Literal["tap", "tun"] = Field("tap", description="'tap' carries Ethernet frames (a layer-2 VPN), 'tun' IP packets.")
+    dev: Literal["tap", "tun"] = Field(
+        "tap", description="'tap' carries Ethernet frames (a layer-2 VPN), 'tun' IP packets."
+    )
     cipher: Annotated[
         Literal["none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm"], BeforeValidator(_lower)
     ] = Field("none", description="Data channel cipher (--cipher); seed 002 runs without one.")
     auth: Annotated[Literal["none", "md5", "sha1", "sha256", "sha512"], BeforeValidator(_lower)] = Field(
         "sha1", description="HMAC digest (--auth); SHA1 adds 20 bytes."
     )
-    fragment: Size | None = Field(None, le=U16_MAX, description="OpenVPN's own fragmentation (--fragment) at this size; none = off.")
+    fragment: Size | None = Field(
+        None, le=U16_MAX, description="OpenVPN's own fragmentation (--fragment) at this size; none = off."
+    )
     replay: bool = Field(
         False,
         description=(
@@ -861,7 +1122,9 @@ class IpsecSelector(Strict):
     entries first); a tunnel without a selector carries the rest.
     """
 
-    protocol: Literal["any", "udp", "tcp", "icmp"] = Field("any", description="Next layer protocol (RFC 4301 §4.4.1.1); 'any' = every protocol.")
+    protocol: Literal["any", "udp", "tcp", "icmp"] = Field(
+        "any", description="Next layer protocol (RFC 4301 §4.4.1.1); 'any' = every protocol."
+    )
     port: int | None = Field(
         None,
         ge=1,
@@ -872,7 +1135,12 @@ class IpsecSelector(Strict):
     @model_validator(mode="after")
     def _ports_need_udp_or_tcp(self) -> IpsecSelector:
         if self.port is not None and self.protocol not in ("udp", "tcp"):
-            raise FieldProblem("protocol", "a port selector needs a protocol with ports", expected="'udp' or 'tcp' with `port`", found=repr(self.protocol))
+            raise FieldProblem(
+                "protocol",
+                "a port selector needs a protocol with ports",
+                expected="'udp' or 'tcp' with `port`",
+                found=repr(self.protocol),
+            )
         return self
 
 
@@ -880,7 +1148,9 @@ class Ipsec(TunnelBase):
     """An IPsec security association pair (RFC 4301): ESP or AH, tunnel or transport mode."""
 
     type: Literal["ipsec"] = Field(description="Tunnel kind.")
-    mode: Literal["tunnel", "transport"] = Field("tunnel", description="'tunnel' adds an outer IP header; 'transport' protects the payload only.")
+    mode: Literal["tunnel", "transport"] = Field(
+        "tunnel", description="'tunnel' adds an outer IP header; 'transport' protects the payload only."
+    )
     protocol: Literal["esp", "ah"] = Field("esp", description="ESP (RFC 4303) or AH (RFC 4302).")
     fragment: Literal["before", "after"] = Field(
         "after",
@@ -894,9 +1164,9 @@ class Ipsec(TunnelBase):
     cipher: Annotated[
         Literal["null", "des-cbc", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm"], BeforeValidator(_lower)
     ] = Field("3des-cbc", description="ESP cipher; must be 'null' for AH.")
-    auth: Annotated[
-        Literal["none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128"], BeforeValidator(_lower)
-    ] = Field("hmac-sha1-96", description="Integrity check (ICV).")
+    auth: Annotated[Literal["none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128"], BeforeValidator(_lower)] = Field(
+        "hmac-sha1-96", description="Integrity check (ICV)."
+    )
     selector: IpsecSelector | None = Field(
         None,
         description="Transport mode: which traffic between `from` and `to` this tunnel carries (RFC 4301 §4.4.1.1 selectors); none = all of it not selected by a more specific tunnel.",
@@ -905,7 +1175,13 @@ class Ipsec(TunnelBase):
     @model_validator(mode="after")
     def _ah_has_no_cipher(self) -> Ipsec:
         if self.protocol == "ah" and self.cipher != "null":
-            raise FieldProblem("cipher", "AH does not encrypt", expected="'null' with protocol = 'ah'", found=repr(self.cipher), hint="set cipher = 'null' or protocol = 'esp'")
+            raise FieldProblem(
+                "cipher",
+                "AH does not encrypt",
+                expected="'null' with protocol = 'ah'",
+                found=repr(self.cipher),
+                hint="set cipher = 'null' or protocol = 'esp'",
+            )
         return self
 
 
@@ -917,7 +1193,7 @@ class Gre(TunnelBase):
     checksum: bool = Field(False, description="Add the GRE checksum field.")
 
 
-Tunnel = Annotated[Union[OpenVpn, Pppoe, Pptp, Ipsec, Gre], Field(discriminator="type")]
+Tunnel = Annotated[OpenVpn | Pppoe | Pptp | Ipsec | Gre, Field(discriminator="type")]
 
 # --------------------------------------------------------------------------- tests
 
@@ -937,10 +1213,12 @@ class TestBase(Strict):
     to: NodeName = Field(description="The node that receives (the tester's receive port).")
 
     @model_validator(mode="after")
-    def _lasts_some_time(self) -> "TestBase":
+    def _lasts_some_time(self) -> TestBase:
         # A test of no duration measures nothing, and every rate would divide by zero.
         if getattr(self, "duration", None) == 0:
-            raise FieldProblem("duration", "a test must last some time", expected="a duration above 0, e.g. '10 s'", found="0 s")
+            raise FieldProblem(
+                "duration", "a test must last some time", expected="a duration above 0, e.g. '10 s'", found="0 s"
+            )
         return self
 
 
@@ -963,7 +1241,9 @@ class Rfc2544Throughput(Rfc2544Base):
     """RFC 2544 §26.1: the highest rate at which no frame is lost, by binary search."""
 
     method: Literal["rfc2544.throughput"] = Field(description="Test method.")
-    frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes (RFC 2544 §9.1).")
+    frame_sizes: FrameSizes = Field(
+        default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes (RFC 2544 §9.1)."
+    )
     duration: Time = Field("60 s", description="Length of each trial (RFC 2544 §24: at least 60 s).")
     max_rate: Rate | None = Field(None, description="Upper bound of the search; none = the sender's line rate.")
     loss_tolerance: Ratio = Field(0.0, description="Loss accepted as 'no loss' (0 by RFC 2544).")
@@ -978,9 +1258,13 @@ class Rfc2544Latency(Rfc2544Base):
     """RFC 2544 §26.2: latency at the throughput rate, per frame size."""
 
     method: Literal["rfc2544.latency"] = Field(description="Test method.")
-    frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes (RFC 2544 §9.1).")
+    frame_sizes: FrameSizes = Field(
+        default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes (RFC 2544 §9.1)."
+    )
     rate: Rate | None = Field(None, description="Offered load; none = the measured throughput.")
-    frame_rate: float | None = Field(None, gt=0, description="Offered load in frames per second (seed 000 uses 10 fps); overrides `rate`.")
+    frame_rate: float | None = Field(
+        None, gt=0, description="Offered load in frames per second (seed 000 uses 10 fps); overrides `rate`."
+    )
     duration: Time = Field("120 s", description="Length of each trial (RFC 2544: 120 s).")
     trials: int = Field(20, ge=1, description="Repetitions averaged (RFC 2544: at least 20).")
 
@@ -989,20 +1273,29 @@ class Rfc2544FrameLoss(Rfc2544Base):
     """RFC 2544 §26.3: frame loss rate at loads from 100 % down in steps."""
 
     method: Literal["rfc2544.frame_loss"] = Field(description="Test method.")
-    frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
+    frame_sizes: FrameSizes = Field(
+        default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes."
+    )
     step: Ratio = Field(0.1, description="Load decrement, a fraction of the line rate (RFC 2544: at most 10 %).")
     duration: Time = Field("60 s", description="Length of each trial (RFC 2544 §24: at least 60 s).")
-    max_rate: Rate | None = Field(None, description="The 100 % load; none = the sender's line rate (the medium's maximum, RFC 2544 §26.3).")
+    max_rate: Rate | None = Field(
+        None, description="The 100 % load; none = the sender's line rate (the medium's maximum, RFC 2544 §26.3)."
+    )
 
 
 class Rfc2544BackToBack(Rfc2544Base):
     """RFC 2544 §26.4: the longest burst at line rate forwarded without loss."""
 
     method: Literal["rfc2544.back_to_back"] = Field(description="Test method.")
-    frame_sizes: FrameSizes = Field(default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes.")
+    frame_sizes: FrameSizes = Field(
+        default_factory=lambda: list(RFC2544_FRAME_SIZES), description="Frame sizes in bytes."
+    )
     duration: Time = Field("2 s", description="Longest burst to try (RFC 2544: at least 2 s).")
     trials: int = Field(50, ge=1, description="Repetitions (RFC 2544: at least 50).")
-    max_rate: Rate | None = Field(None, description="The rate of the bursts; none = the sender's line rate (minimum inter-frame gap, RFC 2544 §26.4).")
+    max_rate: Rate | None = Field(
+        None,
+        description="The rate of the bursts; none = the sender's line rate (minimum inter-frame gap, RFC 2544 §26.4).",
+    )
 
 
 class Rfc2544Overload(Rfc2544Base):
@@ -1010,7 +1303,9 @@ class Rfc2544Overload(Rfc2544Base):
     throughput and latency at each (not an RFC 2544 search; its trials and frame counting)."""
 
     method: Literal["rfc2544.overload"] = Field(description="Test method.")
-    frame_sizes: FrameSizes = Field(default_factory=lambda: [1450], description="Frame sizes in bytes (seed 000 Table 4: 1450).")
+    frame_sizes: FrameSizes = Field(
+        default_factory=lambda: [1450], description="Frame sizes in bytes (seed 000 Table 4: 1450)."
+    )
     frame_rates: Annotated[list[Annotated[float, Field(gt=0)]], Field(min_length=1)] = Field(
         default_factory=lambda: [10, 100, 500, 600, 620, 625, 630, 650, 700, 1000],
         description="Offered loads in frames per second (seed 000 Table 4's FPS column).",
@@ -1036,7 +1331,10 @@ class UdpFlow(TestBase):
     """A one-way UDP stream at a fixed rate or gap: throughput, loss, one-way delay, jitter."""
 
     method: Literal["udp.flow"] = Field(description="Test method.")
-    payload: Size = Field(1472, description="UDP payload bytes per datagram; at most 65,507 (RFC 791 total length 65,535 less the IPv4 and UDP headers).")
+    payload: Size = Field(
+        1472,
+        description="UDP payload bytes per datagram; at most 65,507 (RFC 791 total length 65,535 less the IPv4 and UDP headers).",
+    )
     dont_fragment: bool = Field(
         False,
         description="Set DF on every datagram (iperf3 --dont-fragment): too big for the path, it is refused at the sender or dropped by a router with ICMP 'fragmentation needed'; default false, datagrams are fragmented.",
@@ -1055,7 +1353,12 @@ class UdpFlow(TestBase):
     def _rate_or_gap(self) -> UdpFlow:
         _ip_payload_fits(self.payload, "UDP payload")
         if (self.rate is None) == (self.gap is None):
-            raise FieldProblem("rate", "give exactly one of 'rate' or 'gap'", expected="rate = RATE or gap = TIME", found="both" if self.rate else "neither")
+            raise FieldProblem(
+                "rate",
+                "give exactly one of 'rate' or 'gap'",
+                expected="rate = RATE or gap = TIME",
+                found="both" if self.rate else "neither",
+            )
         return self
 
 
@@ -1078,7 +1381,12 @@ class UdpEcho(TestBase):
     def _ports_fit(self) -> UdpEcho:
         _ip_payload_fits(self.payload, "UDP payload")
         if self.port + self.streams - 1 > 65535:
-            raise FieldProblem("streams", "the streams' ports run past 65535", expected=f"at most {65536 - self.port} streams from port {self.port}", found=str(self.streams))
+            raise FieldProblem(
+                "streams",
+                "the streams' ports run past 65535",
+                expected=f"at most {65536 - self.port} streams from port {self.port}",
+                found=str(self.streams),
+            )
         return self
 
 
@@ -1101,14 +1409,33 @@ class TcpSettings(Strict):
         description="Leave slow start early on a rising RTT: 'classic' is Linux CUBIC's HyStart (ACK train + delay, Linux's own default), 'hystart++' is RFC 9406; 'off' = plain slow start to the first loss.",
     )
     sack: bool = Field(True, description="Offer SACK (RFC 2018) and recover with RFC 6675 when both ends do.")
-    timestamps: bool = Field(True, description="Offer timestamps (RFC 7323 §3): 12 option bytes per segment, an RTT sample per ACK.")
-    window_scaling: bool = Field(True, description="Offer window scaling (RFC 7323 §2); off caps the window at 65 535 bytes.")
+    timestamps: bool = Field(
+        True, description="Offer timestamps (RFC 7323 §3): 12 option bytes per segment, an RTT sample per ACK."
+    )
+    window_scaling: bool = Field(
+        True, description="Offer window scaling (RFC 7323 §2); off caps the window at 65 535 bytes."
+    )
     nagle: bool = Field(True, description="Nagle's algorithm (RFC 896); false = TCP_NODELAY.")
-    delayed_ack: Time = Field("40 ms", description="Delayed-ACK timer (RFC 5681 §4.2): Linux 40 ms, BSD 200 ms; '0 s' ACKs every segment at once.")
-    delayed_ack_segments: int = Field(2, ge=1, description="ACK at once after this many full-sized segments (RFC 5681 §4.2: 2).")
-    delayed_ack_clock: bool = Field(False, description="The delayed ACK waits for the next tick of one host-wide clock of period delayed_ack (4.4BSD's tcp_fasttimo every 200 ms), so 0 to delayed_ack, not a full delayed_ack per segment (Linux). On under stack 'netbsd-1.1'.")
-    ack_on_push: bool = Field(False, description="ACK at once an in-order segment that carries PSH (NetBSD's tcp_input since 1994, rev 1.10: TH_PUSH sets TF_ACKNOW). On under stack 'netbsd-1.1'.")
-    send_low_water: Size | None = Field(None, le=U32_MAX, description="A bulk sender's writer as 4.4BSD's sosend: blocked on a full send buffer it writes again only once this much is free (so_snd.sb_lowat = MCLBYTES, 2048 on i386), and PSH marks the segment that sends the last octet written; none = the buffer refilled at once, no PSH. 2 kB under stack 'netbsd-1.1'.")
+    delayed_ack: Time = Field(
+        "40 ms",
+        description="Delayed-ACK timer (RFC 5681 §4.2): Linux 40 ms, BSD 200 ms; '0 s' ACKs every segment at once.",
+    )
+    delayed_ack_segments: int = Field(
+        2, ge=1, description="ACK at once after this many full-sized segments (RFC 5681 §4.2: 2)."
+    )
+    delayed_ack_clock: bool = Field(
+        False,
+        description="The delayed ACK waits for the next tick of one host-wide clock of period delayed_ack (4.4BSD's tcp_fasttimo every 200 ms), so 0 to delayed_ack, not a full delayed_ack per segment (Linux). On under stack 'netbsd-1.1'.",
+    )
+    ack_on_push: bool = Field(
+        False,
+        description="ACK at once an in-order segment that carries PSH (NetBSD's tcp_input since 1994, rev 1.10: TH_PUSH sets TF_ACKNOW). On under stack 'netbsd-1.1'.",
+    )
+    send_low_water: Size | None = Field(
+        None,
+        le=U32_MAX,
+        description="A bulk sender's writer as 4.4BSD's sosend: blocked on a full send buffer it writes again only once this much is free (so_snd.sb_lowat = MCLBYTES, 2048 on i386), and PSH marks the segment that sends the last octet written; none = the buffer refilled at once, no PSH. 2 kB under stack 'netbsd-1.1'.",
+    )
     delayed_ack_any_segment: bool = Field(
         False,
         description="Count segments of any size toward delayed_ack_segments (Windows NT: an ACK for every second segment, else after the delayed-ACK timer); false = full-sized segments as RFC 5681 §4.2, Linux and BSD. True under stack 'windows-nt-4.0'.",
@@ -1123,17 +1450,47 @@ class TcpSettings(Strict):
         True,
         description="Send a window update when the application's read opens the window by half the buffer (4.4BSD tcp_output, Linux); false = the window reopens only on the delayed-ACK rule's ACKs (Windows NT 4.0's receiver as Microsoft describes it). False under stack 'windows-nt-4.0'.",
     )
-    min_rto: Time = Field("200 ms", description="Lower bound of the retransmission timeout: Linux 200 ms, RFC 6298 §2.4 1 s.")
-    rto_backoff_cap: Time | None = Field(None, description="Cap on the exponentially backed-off RTO (seed 004's router: 100 ms); none = only RFC 6298's 60 s.")
+    min_rto: Time = Field(
+        "200 ms", description="Lower bound of the retransmission timeout: Linux 200 ms, RFC 6298 §2.4 1 s."
+    )
+    rto_backoff_cap: Time | None = Field(
+        None,
+        description="Cap on the exponentially backed-off RTO (seed 004's router: 100 ms); none = only RFC 6298's 60 s.",
+    )
     initial_window: int = Field(10, ge=1, le=U32_MAX, description="Initial congestion window, segments (RFC 6928: 10).")
-    send_buffer: Size | None = Field(None, le=U32_MAX, description="Send socket buffer (bounds the bytes in flight); none = the host's socket_buffer, else Linux's 4 MiB.")
-    recv_buffer: Size | None = Field(None, le=U32_MAX, description="Receive socket buffer (the largest window advertised); none = the host's socket_buffer, else Linux's 6 MiB.")
-    pmtu_discovery: bool = Field(True, description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).")
-    mtu_probing: Literal[0, 1, 2] = Field(0, description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.")
-    base_mss: Size = Field(1024, le=U16_MAX, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2).")
-    rack: bool = Field(True, description="RACK time-based loss detection (RFC 8985 §6), with SACK: finds lost retransmissions without waiting for the RTO. Linux's default since 4.4 (tcp_recovery = 1); off under stack 'netbsd-1.1'.")
-    tlp: bool = Field(True, description="Tail Loss Probe (RFC 8985 §7), with SACK and RACK: a probe after 2·SRTT without ACKs, so tail losses are found before the RTO. Linux's default since 3.10 (tcp_early_retrans = 3); off under stack 'netbsd-1.1'.")
-    prr: bool = Field(False, description="Proportional Rate Reduction (RFC 6937) in SACK recovery: each ACK releases data in proportion to what it delivered instead of RFC 6675's cwnd = ssthresh at once. Linux's default since 3.2; off here, as ns-3's classic recovery.")
+    send_buffer: Size | None = Field(
+        None,
+        le=U32_MAX,
+        description="Send socket buffer (bounds the bytes in flight); none = the host's socket_buffer, else Linux's 4 MiB.",
+    )
+    recv_buffer: Size | None = Field(
+        None,
+        le=U32_MAX,
+        description="Receive socket buffer (the largest window advertised); none = the host's socket_buffer, else Linux's 6 MiB.",
+    )
+    pmtu_discovery: bool = Field(
+        True,
+        description="Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP 'fragmentation needed' (Linux ip_no_pmtu_disc = 0, the default).",
+    )
+    mtu_probing: Literal[0, 1, 2] = Field(
+        0,
+        description="Packetization-layer PMTUD (RFC 4821) as Linux tcp_mtu_probing: 0 off (default), 1 after a black hole is detected, 2 always.",
+    )
+    base_mss: Size = Field(
+        1024, le=U16_MAX, description="MSS MTU probing starts from (Linux tcp_base_mss, 1024 since Linux 4.2)."
+    )
+    rack: bool = Field(
+        True,
+        description="RACK time-based loss detection (RFC 8985 §6), with SACK: finds lost retransmissions without waiting for the RTO. Linux's default since 4.4 (tcp_recovery = 1); off under stack 'netbsd-1.1'.",
+    )
+    tlp: bool = Field(
+        True,
+        description="Tail Loss Probe (RFC 8985 §7), with SACK and RACK: a probe after 2·SRTT without ACKs, so tail losses are found before the RTO. Linux's default since 3.10 (tcp_early_retrans = 3); off under stack 'netbsd-1.1'.",
+    )
+    prr: bool = Field(
+        False,
+        description="Proportional Rate Reduction (RFC 6937) in SACK recovery: each ACK releases data in proportion to what it delivered instead of RFC 6675's cwnd = ssthresh at once. Linux's default since 3.2; off here, as ns-3's classic recovery.",
+    )
     cubic_alpha: Literal["rfc9438", "constant"] = Field(
         "rfc9438",
         description="CUBIC's Reno-friendly estimate: 'rfc9438' grows it by 3(1−β)/(1+β) per window until it reaches the window before the last loss, then by 1 (RFC 9438 §4.3); 'constant' keeps 3(1−β)/(1+β) (RFC 8312, Linux's tcp_cubic and ns-3's TcpCubic).",
@@ -1155,7 +1512,12 @@ class TcpSettings(Strict):
     @model_validator(mode="after")
     def _initial_rto_positive(self) -> TcpSettings:
         if int(self.initial_rto) <= 0:
-            raise FieldProblem("initial_rto", "an initial RTO of 0 would retransmit the SYN at once", expected="a time above 0 (RFC 6298 §2.1: 1 s)", found="0 s")
+            raise FieldProblem(
+                "initial_rto",
+                "an initial RTO of 0 would retransmit the SYN at once",
+                expected="a time above 0 (RFC 6298 §2.1: 1 s)",
+                found="0 s",
+            )
         return self
 
 
@@ -1164,16 +1526,36 @@ class TcpBulk(TestBase):
     retransmissions and the congestion window, in interval reports and totals."""
 
     method: Literal["tcp.bulk"] = Field(description="Test method.")
-    duration: Time = Field("10 s", description="How long to send (iperf3 -t); with `bytes`, the longest the run may take.")
-    bytes: Size | None = Field(None, description="Send this many bytes in all, shared by the streams, instead of for `duration` (iperf3 -n).")
-    window: Size | None = Field(None, le=U32_MAX, description="Socket buffer / window (iperf3 -w): both buffers and a fixed maximum window; none = the stack's default.")
+    duration: Time = Field(
+        "10 s", description="How long to send (iperf3 -t); with `bytes`, the longest the run may take."
+    )
+    bytes: Size | None = Field(
+        None, description="Send this many bytes in all, shared by the streams, instead of for `duration` (iperf3 -n)."
+    )
+    window: Size | None = Field(
+        None,
+        le=U32_MAX,
+        description="Socket buffer / window (iperf3 -w): both buffers and a fixed maximum window; none = the stack's default.",
+    )
     streams: int = Field(1, ge=1, description="Parallel connections (iperf3 -P).")
     interval: Time = Field("1 s", description="Interval between reports (iperf3 -i); '0 s' = none.")
-    congestion: Literal["cubic", "reno", "newreno"] = Field("cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno).")
-    mss: Size | None = Field(None, le=U16_MAX, description="Maximum segment size; none = from the route MTU (MTU − 40). At most 65,535: the MSS option is 16 bits (RFC 9293 §3.2).")
+    congestion: Literal["cubic", "reno", "newreno"] = Field(
+        "cubic", description="Congestion control (RFC 9438 CUBIC, RFC 6582 NewReno)."
+    )
+    mss: Size | None = Field(
+        None,
+        le=U16_MAX,
+        description="Maximum segment size; none = from the route MTU (MTU − 40). At most 65,535: the MSS option is 16 bits (RFC 9293 §3.2).",
+    )
     stack: TcpStack = Field("linux", description=_STACK_DOC)
-    trace: bool = Field(False, description="Keep each sender's per-ACK trace (cwnd, ssthresh, RTT, RTO, retransmissions) in the JSON record; large.")
-    tcp: TcpSettings = Field(default_factory=TcpSettings, description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.")
+    trace: bool = Field(
+        False,
+        description="Keep each sender's per-ACK trace (cwnd, ssthresh, RTT, RTO, retransmissions) in the JSON record; large.",
+    )
+    tcp: TcpSettings = Field(
+        default_factory=TcpSettings,
+        description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.",
+    )
 
 
 class TcpTransfer(TestBase):
@@ -1182,12 +1564,21 @@ class TcpTransfer(TestBase):
     method: Literal["tcp.transfer"] = Field(description="Test method.")
     bytes: Size = Field(10_000_000, description="Bytes to transfer (seed 004: a 10 MB file).")
     buffer: Size = Field(8192, description="Bytes per write (ttcp -l).")
-    window: Size | None = Field(None, le=U32_MAX, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default.")
+    window: Size | None = Field(
+        None, le=U32_MAX, description="Fixed TCP window (seed 004's NetBSD); none = the stack's default."
+    )
     congestion: Literal["cubic", "reno", "newreno"] = Field("newreno", description="Congestion control.")
-    mss: Size | None = Field(None, le=U16_MAX, description="Maximum segment size; none = from the route MTU (MTU − 40). At most 65,535: the MSS option is 16 bits (RFC 9293 §3.2).")
+    mss: Size | None = Field(
+        None,
+        le=U16_MAX,
+        description="Maximum segment size; none = from the route MTU (MTU − 40). At most 65,535: the MSS option is 16 bits (RFC 9293 §3.2).",
+    )
     stack: TcpStack = Field("linux", description=_STACK_DOC)
     trace: bool = Field(False, description="Keep the sender's per-ACK trace in the JSON record; large.")
-    tcp: TcpSettings = Field(default_factory=TcpSettings, description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.")
+    tcp: TcpSettings = Field(
+        default_factory=TcpSettings,
+        description="TCP settings (HyStart, SACK, timestamps, delayed ACK, RTO, buffers, path MTU discovery); a key written here wins over `stack`.",
+    )
 
 
 class Background(Strict):
@@ -1197,8 +1588,13 @@ class Background(Strict):
 
     from_: NodeName = Field(alias="from", description="The node that sends.")
     to: NodeName = Field(description="The node it sends to.")
-    payload: Size = Field(1472, description="UDP payload bytes per datagram (at least 16: the test frame's sequence number and time; at most 65,507).")
-    rate: Rate = Field("0 bps", description="Offered load; '0 bps' saturates (the sender keeps its interface queue full).")
+    payload: Size = Field(
+        1472,
+        description="UDP payload bytes per datagram (at least 16: the test frame's sequence number and time; at most 65,507).",
+    )
+    rate: Rate = Field(
+        "0 bps", description="Offered load; '0 bps' saturates (the sender keeps its interface queue full)."
+    )
     start: Time = Field("0 s", description="When it starts, from the start of each test's run.")
     duration: Time | None = Field(None, description="How long it sends; none = as long as the test runs.")
 
@@ -1209,7 +1605,16 @@ class Background(Strict):
 
 
 Test = Annotated[
-    Union[Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Rfc2544Overload, Ping, UdpFlow, UdpEcho, TcpBulk, TcpTransfer],
+    Rfc2544Throughput
+    | Rfc2544Latency
+    | Rfc2544FrameLoss
+    | Rfc2544BackToBack
+    | Rfc2544Overload
+    | Ping
+    | UdpFlow
+    | UdpEcho
+    | TcpBulk
+    | TcpTransfer,
     Field(discriminator="method"),
 ]
 
@@ -1234,11 +1639,18 @@ def sweep_range(key: str, spec: dict[str, Any]) -> list[Any]:
     """
     import re
 
-    def bad(message: str, found: str, expected: str = "{start = 64, stop = 1518, step = 64} or {start = \"1 Mbps\", stop = \"10 Mbps\", step = \"1 Mbps\"}") -> FieldProblem:
+    def bad(
+        message: str,
+        found: str,
+        expected: str = '{start = 64, stop = 1518, step = 64} or {start = "1 Mbps", stop = "10 Mbps", step = "1 Mbps"}',
+    ) -> FieldProblem:
         return FieldProblem(key, f"{message} (a range of values for {key})", expected=expected, found=found)
 
     if set(spec) != {"start", "stop", "step"}:
-        raise bad("a range has exactly the keys start, stop and step", found=", ".join(sorted(map(str, spec))) or "an empty table")
+        raise bad(
+            "a range has exactly the keys start, stop and step",
+            found=", ".join(sorted(map(str, spec))) or "an empty table",
+        )
     parts: list[tuple[float, str]] = []
     for name in ("start", "stop", "step"):
         v = spec[name]
@@ -1253,16 +1665,25 @@ def sweep_range(key: str, spec: dict[str, Any]) -> list[Any]:
         parts.append((float(m[1]), m[2]))
     units = {u for _, u in parts}
     if len(units) > 1:
-        raise bad("start, stop and step need one and the same unit", found=", ".join(repr(spec[n]) for n in ("start", "stop", "step")))
+        raise bad(
+            "start, stop and step need one and the same unit",
+            found=", ".join(repr(spec[n]) for n in ("start", "stop", "step")),
+        )
     (start, _), (stop, _), (step, unit) = parts
     import math
 
     if not all(math.isfinite(x) for x in (start, stop, step)):
         raise bad("start, stop and step must be finite", found=repr(spec))
     if step <= 0:
-        raise bad("the range is empty: step must be above 0", found=f"step = {spec['step']!r}", expected="a step above 0")
+        raise bad(
+            "the range is empty: step must be above 0", found=f"step = {spec['step']!r}", expected="a step above 0"
+        )
     if start > stop:
-        raise bad("the range is empty: start is above stop", found=f"start = {spec['start']!r}, stop = {spec['stop']!r}", expected="start at most stop")
+        raise bad(
+            "the range is empty: start is above stop",
+            found=f"start = {spec['start']!r}, stop = {spec['stop']!r}",
+            expected="start at most stop",
+        )
     n = int(math.floor((stop - start) / step + 1e-9)) + 1
     if n > SWEEP_RANGE_MAX:
         raise bad("the range has too many values", found=f"{n:,} values", expected=f"at most {SWEEP_RANGE_MAX:,}")
@@ -1298,10 +1719,18 @@ class Sweep(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    mode: Literal["grid", "zip"] = Field("grid", description="'grid' = every combination, 'zip' = the n-th value of each list together.")
-    replications: int = Field(1, ge=1, le=1_000_000, description="Runs of every point, each with its own seed (replication 0: the scenario's seed; k > 0: replica_seed(seed, k)).")
+    mode: Literal["grid", "zip"] = Field(
+        "grid", description="'grid' = every combination, 'zip' = the n-th value of each list together."
+    )
+    replications: int = Field(
+        1,
+        ge=1,
+        le=1_000_000,
+        description="Runs of every point, each with its own seed (replication 0: the scenario's seed; k > 0: replica_seed(seed, k)).",
+    )
     values: dict[str, Annotated[list[Any], Field(min_length=1)]] = Field(
-        default_factory=dict, description="Parameter path -> list of values, or a range {start, stop, step} (written directly in [sweep])."
+        default_factory=dict,
+        description="Parameter path -> list of values, or a range {start, stop, step} (written directly in [sweep]).",
     )
 
     @model_validator(mode="before")
@@ -1317,7 +1746,13 @@ class Sweep(BaseModel):
     def _zip_lengths(self) -> Sweep:
         if self.mode == "zip" and len({len(v) for v in self.values.values()}) > 1:
             lengths = ", ".join(f"{k}: {len(v)}" for k, v in self.values.items())
-            raise FieldProblem("mode", "with mode = 'zip' every list needs the same length", expected="lists of one length", found=lengths, hint="use mode = 'grid' for every combination")
+            raise FieldProblem(
+                "mode",
+                "with mode = 'zip' every list needs the same length",
+                expected="lists of one length",
+                found=lengths,
+                hint="use mode = 'grid' for every combination",
+            )
         return self
 
 
@@ -1325,8 +1760,12 @@ Sweep.model_config["json_schema_extra"] = {
     "additionalProperties": {
         "anyOf": [
             {"type": "array", "minItems": 1},
-            {"type": "object", "required": ["start", "stop", "step"], "additionalProperties": False,
-             "properties": {k: {"type": ["number", "string"]} for k in ("start", "stop", "step")}},
+            {
+                "type": "object",
+                "required": ["start", "stop", "step"],
+                "additionalProperties": False,
+                "properties": {k: {"type": ["number", "string"]} for k in ("start", "stop", "step")},
+            },
         ],
         "description": "A parameter path such as 'link[0].rate' and its values: a list, or a range {start, stop, step}.",
     },
@@ -1339,13 +1778,23 @@ class Scenario(Strict):
     """A scenario: the nodes of a path, the links and tunnels between them, and the tests to run on it."""
 
     scenario: Meta = Field(description="Name, seed and description of the scenario.")
-    node: dict[NodeName, Node] = Field(default_factory=dict, description="The nodes, by name: [node.ws1] role = 'host' …")
-    link: list[Link] = Field(default_factory=list, description="The links, [[link]] type = 'ethernet' | 'wifi' | 'serial' | 'atm'.")
-    tunnel: list[Tunnel] = Field(
-        default_factory=list, description="Tunnels and VPNs, [[tunnel]] type = 'openvpn' | 'pppoe' | 'pptp' | 'ipsec' | 'gre'."
+    node: dict[NodeName, Node] = Field(
+        default_factory=dict, description="The nodes, by name: [node.ws1] role = 'host' …"
     )
-    test: list[Test] = Field(default_factory=list, description="Measurements, [[test]] method = 'rfc2544.throughput' | 'ping' | …")
-    background: list[Background] = Field(default_factory=list, description="Unmeasured UDP load that runs alongside every test, [[background]] from, to, rate.")
+    link: list[Link] = Field(
+        default_factory=list, description="The links, [[link]] type = 'ethernet' | 'wifi' | 'serial' | 'atm'."
+    )
+    tunnel: list[Tunnel] = Field(
+        default_factory=list,
+        description="Tunnels and VPNs, [[tunnel]] type = 'openvpn' | 'pppoe' | 'pptp' | 'ipsec' | 'gre'.",
+    )
+    test: list[Test] = Field(
+        default_factory=list, description="Measurements, [[test]] method = 'rfc2544.throughput' | 'ping' | …"
+    )
+    background: list[Background] = Field(
+        default_factory=list,
+        description="Unmeasured UDP load that runs alongside every test, [[background]] from, to, rate.",
+    )
     sweep: Sweep | None = Field(None, description="Parameters to vary over runs.")
 
     _raw: dict[str, Any] | None = PrivateAttr(None)

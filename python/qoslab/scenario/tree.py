@@ -6,6 +6,7 @@ from rich.markup import escape
 from rich.tree import Tree
 
 from qoslab.scenario.model import (
+    WIFI_RATES_MBPS,
     Atm,
     Bernoulli,
     Bridge,
@@ -17,7 +18,6 @@ from qoslab.scenario.model import (
     Scenario,
     Serial,
     Wifi,
-    WIFI_RATES_MBPS,
 )
 from qoslab.units import format_rate, format_ratio, format_size, format_time
 
@@ -86,7 +86,9 @@ def _tunnel_label(t) -> str:
     elif isinstance(t, Ipsec):
         text += f"  {t.protocol} {t.mode} {t.cipher} {t.auth}"
         if t.selector is not None:
-            text += f"  selects {t.selector.protocol}" + (f" port {t.selector.port}" if t.selector.port is not None else "")
+            text += f"  selects {t.selector.protocol}" + (
+                f" port {t.selector.port}" if t.selector.port is not None else ""
+            )
     if t.mtu:
         text += f"  mtu {t.mtu}"
     return text
@@ -95,7 +97,18 @@ def _tunnel_label(t) -> str:
 def _test_label(t) -> str:
     text = f"[bold]{t.method}[/] {t.from_} → {t.to}"
     params = []
-    for name in ("frame_sizes", "payload", "rate", "gap", "count", "duration", "bytes", "window", "streams", "frame_rate"):
+    for name in (
+        "frame_sizes",
+        "payload",
+        "rate",
+        "gap",
+        "count",
+        "duration",
+        "bytes",
+        "window",
+        "streams",
+        "frame_rate",
+    ):
         if name in type(t).model_fields:
             value = getattr(t, name)
             if value is None:

@@ -112,18 +112,54 @@ def room_problems(sc: Scenario) -> list[tuple[tuple[Any, ...], str, str, str]]:
             if t.proto == "udp" and under is not None and under - 20 - 8 - overhead - inner < IPV4_MIN_MTU:
                 need = IPV4_MIN_MTU + 20 + 8 + overhead + inner
                 tap = " + Ethernet 14" if inner else ""
-                found.append((base + ("over",), "the interface below leaves no room for a 68-byte datagram (RFC 791 §3.2) inside OpenVPN",
-                              f"an MTU below of at least {need} (IPv4 20 + UDP 8 + OpenVPN {overhead}{tap} + 68)", f"{t.over!r} with MTU {under}"))
+                found.append(
+                    (
+                        base + ("over",),
+                        "the interface below leaves no room for a 68-byte datagram (RFC 791 §3.2) inside OpenVPN",
+                        f"an MTU below of at least {need} (IPv4 20 + UDP 8 + OpenVPN {overhead}{tap} + 68)",
+                        f"{t.over!r} with MTU {under}",
+                    )
+                )
             if t.fragment is not None and int(t.fragment) - overhead < 4:
-                found.append((base + ("fragment",), "--fragment leaves no room for data after the data channel's own bytes",
-                              f"at least {overhead + 4} (OpenVPN {overhead} + 4)", str(int(t.fragment))))
+                found.append(
+                    (
+                        base + ("fragment",),
+                        "--fragment leaves no room for data after the data channel's own bytes",
+                        f"at least {overhead + 4} (OpenVPN {overhead} + 4)",
+                        str(int(t.fragment)),
+                    )
+                )
         elif isinstance(t, Pppoe):
             if t.mtu is not None and t.mtu > PPPOE_MAX_MTU:
-                found.append((base + ("mtu",), "a PPPoE MTU above 1492 (RFC 2516 §7: the MRU MUST NOT be negotiated larger)", "68 to 1492", str(t.mtu)))
+                found.append(
+                    (
+                        base + ("mtu",),
+                        "a PPPoE MTU above 1492 (RFC 2516 §7: the MRU MUST NOT be negotiated larger)",
+                        "68 to 1492",
+                        str(t.mtu),
+                    )
+                )
             if under is not None and under - PPPOE_OVERHEAD < IPV4_MIN_MTU:
-                found.append((base + ("over",), "the interface below leaves no room for a 68-byte datagram (RFC 791 §3.2) inside PPPoE",
-                              f"an MTU below of at least {IPV4_MIN_MTU + PPPOE_OVERHEAD} (PPPoE 6 + PPP 2 + 68)", f"{t.over!r} with MTU {under}"))
+                found.append(
+                    (
+                        base + ("over",),
+                        "the interface below leaves no room for a 68-byte datagram (RFC 791 §3.2) inside PPPoE",
+                        f"an MTU below of at least {IPV4_MIN_MTU + PPPOE_OVERHEAD} (PPPoE 6 + PPP 2 + 68)",
+                        f"{t.over!r} with MTU {under}",
+                    )
+                )
     return found
 
 
-__all__ = ["openvpn_overhead", "below", "link_mtu", "interface_mtu", "room_problems", "OPENVPN_DEFAULT_MTU", "PPPOE_MAX_MTU", "PPPOE_OVERHEAD", "PPTP_OVERHEAD", "IPV4_MIN_MTU"]
+__all__ = [
+    "openvpn_overhead",
+    "below",
+    "link_mtu",
+    "interface_mtu",
+    "room_problems",
+    "OPENVPN_DEFAULT_MTU",
+    "PPPOE_MAX_MTU",
+    "PPPOE_OVERHEAD",
+    "PPTP_OVERHEAD",
+    "IPV4_MIN_MTU",
+]

@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from qoslab.data.examples import folder as _examples_folder
 
@@ -84,7 +85,9 @@ EXACT = Tolerance("a count or an exact computation: no measurement noise")
 def printed(reason: str, step: float) -> Tolerance:
     """The paper's printed precision: half a unit of the last digit it prints (``step`` is
     that unit), so a value printed as 600 (to the hundred) stands for 550-650."""
-    return Tolerance(f"printed precision: the paper gives the value to {step:g}, so ±{step / 2:g}; {reason}", abs=step / 2)
+    return Tolerance(
+        f"printed precision: the paper gives the value to {step:g}, so ±{step / 2:g}; {reason}", abs=step / 2
+    )
 
 
 @dataclass
@@ -215,7 +218,15 @@ class Study:
                     "ok": ok,
                     "status": row_status(p, value, ok),
                     "derived_from": p.derived_from,
-                    "note": p.not_reproduced or ((mine.note if mine else "") + (f"; derived from {p.derived_from}: {p.derived_how}" if p.derived_from and value is not None else "")).lstrip("; "),
+                    "note": p.not_reproduced
+                    or (
+                        (mine.note if mine else "")
+                        + (
+                            f"; derived from {p.derived_from}: {p.derived_how}"
+                            if p.derived_from and value is not None
+                            else ""
+                        )
+                    ).lstrip("; "),
                     "source": p.source,
                     "key": p.key,
                 }
@@ -253,7 +264,9 @@ def calibration_error(row: dict[str, Any]) -> str | None:
     ours, paper = row["ours"], row["paper"]
     if _is_number(ours) and _is_number(paper):
         rel = f" ({100 * (ours - paper) / paper:+.0f} %)" if paper else ""
-        return f"{ours:g} against {paper:g} {row['unit']}: {ours - paper:+.3g} {row['unit']}{rel}, outside {row['tolerance']}".replace("  ", " ")
+        return f"{ours:g} against {paper:g} {row['unit']}: {ours - paper:+.3g} {row['unit']}{rel}, outside {row['tolerance']}".replace(
+            "  ", " "
+        )
     return f"{ours} against {paper}"
 
 
@@ -276,7 +289,12 @@ def combine_seeds(per_seed: list[list[dict[str, Any]]], published: list[Publishe
             have = [v for v in values if v is not None]
             if have and not p.not_reproduced:
                 row["note"] = f"{first['note']}; only {len(have)} of {n} seeds gave a value".lstrip("; ")
-            row |= {"ours": None if len(have) < n else row["ours"], "ours_sd": None, "ours_per_seed": values, "seeds_agreeing": None}
+            row |= {
+                "ours": None if len(have) < n else row["ours"],
+                "ours_sd": None,
+                "ours_per_seed": values,
+                "seeds_agreeing": None,
+            }
             if len(have) < n and not p.not_reproduced:
                 row |= {"ok": None, "status": "no value"}
             out.append(row)
@@ -293,9 +311,20 @@ def combine_seeds(per_seed: list[list[dict[str, Any]]], published: list[Publishe
             sd = None
         agreeing = sum(bool(p.tolerance.accepts(p.paper, v)) for v in values)
         ok = p.tolerance.accepts(p.paper, value)
-        row |= {"ours": value, "ours_sd": None if sd is None else _round(sd), "ours_per_seed": values, "seeds_agreeing": f"{agreeing}/{n}", "ok": ok, "status": row_status(p, value, ok)}
+        row |= {
+            "ours": value,
+            "ours_sd": None if sd is None else _round(sd),
+            "ours_per_seed": values,
+            "seeds_agreeing": f"{agreeing}/{n}",
+            "ok": ok,
+            "status": row_status(p, value, ok),
+        }
         if 0 < agreeing < n:
-            row["note"] = f"{row['note']}; within tolerance for {agreeing} of {n} seeds only (per seed: {', '.join(_show(v) for v in values)})".lstrip("; ")
+            row["note"] = (
+                f"{row['note']}; within tolerance for {agreeing} of {n} seeds only (per seed: {', '.join(_show(v) for v in values)})".lstrip(
+                    "; "
+                )
+            )
         elif n > 1 and sd is None and len(set(map(repr, values))) > 1:
             row["note"] = f"{row['note']}; the seeds give {', '.join(_show(v) for v in values)}".lstrip("; ")
         out.append(row)
@@ -306,7 +335,15 @@ def _show(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
 
-def finish_axes(ax: Any, *, xlabel: str | None = None, ylabel: str | None = None, title: str | None = None, title_size: float | None = None, legend_loc: str = "best") -> None:
+def finish_axes(
+    ax: Any,
+    *,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    title: str | None = None,
+    title_size: float | None = None,
+    legend_loc: str = "best",
+) -> None:
     """The studies' figures end alike: axis labels, a light grid, a small legend (after
     every labelled line is drawn), the title."""
     if xlabel is not None:
@@ -333,4 +370,21 @@ def registry() -> dict[str, Study]:
     return {s.seed: s for s in studies}
 
 
-__all__ = ["Study", "Published", "Point", "Ours", "Figure", "PaperTable", "Tolerance", "EXACT", "printed", "registry", "EXAMPLES", "finish_axes", "STATUSES", "row_status", "calibration_error", "combine_seeds"]
+__all__ = [
+    "Study",
+    "Published",
+    "Point",
+    "Ours",
+    "Figure",
+    "PaperTable",
+    "Tolerance",
+    "EXACT",
+    "printed",
+    "registry",
+    "EXAMPLES",
+    "finish_axes",
+    "STATUSES",
+    "row_status",
+    "calibration_error",
+    "combine_seeds",
+]

@@ -36,7 +36,9 @@ def _digest(point: Point, replica: int) -> str:
         return point.digest()
     import hashlib
 
-    return hashlib.sha256(json.dumps({"spec": point.spec, "replica": replica}, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    return hashlib.sha256(
+        json.dumps({"spec": point.spec, "replica": replica}, sort_keys=True, default=str).encode()
+    ).hexdigest()[:16]
 
 
 def load_finished(out: Path, study: Study, point: Point, replica: int = 0) -> list[dict[str, Any]] | None:
@@ -75,7 +77,10 @@ def save_point(out: Path, study: Study, point: Point, records: list[dict[str, An
     # A temporary name of this writer's own: two threads finishing the same point at once
     # (an interrupted run and its stragglers) must not rename each other's file away.
     tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_text(json.dumps({"key": point.key, "replica": replica, "digest": _digest(point, replica), "records": records}), encoding="utf-8")
+    tmp.write_text(
+        json.dumps({"key": point.key, "replica": replica, "digest": _digest(point, replica), "records": records}),
+        encoding="utf-8",
+    )
     os.replace(tmp, path)
 
 
@@ -87,7 +92,9 @@ def _replicas(point: Point, seeds: int) -> range:
     return range(seeds if point.seeded else 1)
 
 
-def run_study_points(study: Study, out: Path, *, progress: Any = None, task: Any = None, jobs: int = 1, seeds: int = 1) -> tuple[list[dict[str, list[dict[str, Any]]]], int]:
+def run_study_points(
+    study: Study, out: Path, *, progress: Any = None, task: Any = None, jobs: int = 1, seeds: int = 1
+) -> tuple[list[dict[str, list[dict[str, Any]]]], int]:
     """Run (or reuse) every point of ``study``, each simulated point once per seed
     (replica 0 … ``seeds`` − 1, :data:`qoslab.backends.sim.REPLICA`). Returns (records by
     point key, one dict per seed; runs made now). A point that does not simulate
@@ -172,13 +179,21 @@ def total_weight(studies: list[Study], out: Path, seeds: int = 1) -> tuple[float
     return total, done
 
 
-def reproduce(studies: list[Study], out: Path, *, console: Any = None, show_progress: bool = True, jobs: int = 1, seeds: int = 1) -> dict[str, Any]:
+def reproduce(
+    studies: list[Study], out: Path, *, console: Any = None, show_progress: bool = True, jobs: int = 1, seeds: int = 1
+) -> dict[str, Any]:
     """Run ``studies`` into ``out`` with ``seeds`` random seeds per simulated point and
     write the report. Rows of other seeds' studies already in ``out/summary.json`` are
     kept (the report shows them too, with their figures where their points are still
     in ``out/data``); this run's seeds' rows are added or replaced. KeyboardInterrupt
     propagates after the finished points are on disk."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
 
     from qoslab.report.html import write_report
     from qoslab.report.tables import tidy, write_tables
@@ -190,7 +205,14 @@ def reproduce(studies: list[Study], out: Path, *, console: Any = None, show_prog
     total, done = total_weight(studies, out, seeds)
     results: dict[str, dict[str, list[dict[str, Any]]]] = {}
     ran = points = 0
-    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.percentage:>3.0f} %"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>3.0f} %"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+    )
     summary: list[dict[str, Any]] = []
     per_study: dict[str, list[dict[str, list[dict[str, Any]]]]] = {}
     with Progress(*columns, console=console, disable=not show_progress, transient=False) as progress:
@@ -225,7 +247,13 @@ def reproduce(studies: list[Study], out: Path, *, console: Any = None, show_prog
         shown.sort(key=lambda s: s.seed)
     (out / "summary.json").write_text(json.dumps(summary, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     write_report(shown, results, summary, out)
-    return {"summary": summary, "points_run": ran, "points": points, "seeds": seeds, "kept_seeds": sorted({r["seed"] for r in kept})}
+    return {
+        "summary": summary,
+        "points_run": ran,
+        "points": points,
+        "seeds": seeds,
+        "kept_seeds": sorted({r["seed"] for r in kept}),
+    }
 
 
 def _previous_summary(out: Path) -> list[dict[str, Any]]:

@@ -19,7 +19,14 @@ def example_data(path: Path) -> dict[str, Any]:
     return tomllib.loads(path.read_text(encoding="utf-8"))
 
 
-def variant(base: dict[str, Any], *, name: str, set_: dict[str, Any] | None = None, tests: list[dict[str, Any]] | None = None, drop: tuple[str, ...] = ("sweep",)) -> dict[str, Any]:
+def variant(
+    base: dict[str, Any],
+    *,
+    name: str,
+    set_: dict[str, Any] | None = None,
+    tests: list[dict[str, Any]] | None = None,
+    drop: tuple[str, ...] = ("sweep",),
+) -> dict[str, Any]:
     """``base`` with dotted keys set (``"node.a.forwarding"``, ``"link[2].security"``),
     its tests replaced by ``tests`` and the tables in ``drop`` removed."""
     data = copy.deepcopy(base)

@@ -79,8 +79,16 @@ ICS_SETTINGS = {
 CONFIGS: dict[str, tuple[str, dict[str, Any], tuple[str, str]]] = {
     "l3f": ("L3F bridge, 802.11b station at 11 Mb/s, WEP-64", {}, ("ixia1", "ixia2")),
     "ics": ("ICS (NAT) router, 802.11b station at 11 Mb/s, WEP-64", ICS_SETTINGS, ("ixia2", "ixia1")),
-    "l3f_g": ("L3F bridge, 802.11g station at 54 Mb/s, WEP-64", {"link[2].erp_protection": False, "link[2].rate": "54 Mbps"}, ("ixia1", "ixia2")),
-    "l3f_wep128": ("L3F bridge, 802.11b station at 11 Mb/s, WEP-128", {"link[2].security": "wep-128"}, ("ixia1", "ixia2")),
+    "l3f_g": (
+        "L3F bridge, 802.11g station at 54 Mb/s, WEP-64",
+        {"link[2].erp_protection": False, "link[2].rate": "54 Mbps"},
+        ("ixia1", "ixia2"),
+    ),
+    "l3f_wep128": (
+        "L3F bridge, 802.11b station at 11 Mb/s, WEP-128",
+        {"link[2].security": "wep-128"},
+        ("ixia1", "ixia2"),
+    ),
 }
 
 THROUGHPUT_TOL = Tolerance(
@@ -138,7 +146,11 @@ def mac_roles(net: Any) -> dict[str, tuple[str, str, str]]:
     for node in net.config["nodes"]:
         for i, port in enumerate(node.get("ports", []), start=1):
             mac = port["mac"] if isinstance(port["mac"], str) else ":".join(f"{b:02x}" for b in port["mac"])
-            name = f"MAC-A{i}" if node["name"] == "a" else SEED_MAC_NAME.get(node["name"], f"{node['name']}/{port['name']}")
+            name = (
+                f"MAC-A{i}"
+                if node["name"] == "a"
+                else SEED_MAC_NAME.get(node["name"], f"{node['name']}/{port['name']}")
+            )
             roles[mac.lower()] = (name, node["name"], port["name"])
     return roles
 
@@ -156,8 +168,23 @@ def table_records(net: Any, pairs: list[dict[str, Any]]) -> list[dict[str, Any]]
                     role = roles.get(str(e["mac"]).lower(), (str(e["mac"]), "?", "?"))
                     port = e.get("port")
                     index = ports.get(node, []).index(port) + 1 if port in ports.get(node, []) else None
-                    out.append({"test": "table", "name": "seed000_l3f", "from": p["from"], "to": p["to"], "parameters": {"node": node, "table": table, "ip": e["ip"]},
-                                "metrics": {"mac": e["mac"], "mac_role": role[0], "mac_node": role[1], "mac_port": role[2], "port": port, "port_role": f"port {index}" if index else str(port)}})
+                    out.append(
+                        {
+                            "test": "table",
+                            "name": "seed000_l3f",
+                            "from": p["from"],
+                            "to": p["to"],
+                            "parameters": {"node": node, "table": table, "ip": e["ip"]},
+                            "metrics": {
+                                "mac": e["mac"],
+                                "mac_role": role[0],
+                                "mac_node": role[1],
+                                "mac_port": role[2],
+                                "port": port,
+                                "port_role": f"port {index}" if index else str(port),
+                            },
+                        }
+                    )
     return [r for r in out if r["parameters"]["node"] == r["from"] or r["parameters"]["table"] == "l3f_table"]
 
 
@@ -188,7 +215,20 @@ class Seed000(Study):
     def published(self) -> list[Published]:
         rows: list[Published] = []
         for fps in FPS:
-            rows.append(Published(f"t4.xmit.{fps}", f"Table 4, {fps} fps: transmit rate of 1450-byte frames", XMIT[fps], "Mb/s", Tolerance("printed precision: fps × 1450 × 8 bits, which the paper rounds to 3 significant figures", rel=0.005), source="Table 4", setting=True))
+            rows.append(
+                Published(
+                    f"t4.xmit.{fps}",
+                    f"Table 4, {fps} fps: transmit rate of 1450-byte frames",
+                    XMIT[fps],
+                    "Mb/s",
+                    Tolerance(
+                        "printed precision: fps × 1450 × 8 bits, which the paper rounds to 3 significant figures",
+                        rel=0.005,
+                    ),
+                    source="Table 4",
+                    setting=True,
+                )
+            )
         for fps in FPS:
             vals = TABLE4[fps]
             for j, cfg in enumerate(("l2f", "l3f", "ics")):
@@ -197,49 +237,206 @@ class Seed000(Study):
                 name = {"l2f": "L2F bridge", "l3f": "L3F bridge", "ics": "ICS router"}[cfg]
                 rows.append(
                     Published(
-                        f"t4.{cfg}.{fps}.lat", f"Table 4, {name}, {fps} fps: latency", lat, "ms",
+                        f"t4.{cfg}.{fps}.lat",
+                        f"Table 4, {name}, {fps} fps: latency",
+                        lat,
+                        "ms",
                         QUEUE_LATENCY_TOL if above or (cfg == "ics" and fps >= 500) else LIGHT_LATENCY_TOL,
                         calibrated=(cfg, fps) in CALIBRATION_ROWS,
-                        not_reproduced=L2F_NOT if cfg == "l2f" else None, source="Table 4",
+                        not_reproduced=L2F_NOT if cfg == "l2f" else None,
+                        source="Table 4",
                     )
                 )
                 rows.append(
                     Published(
-                        f"t4.{cfg}.{fps}.tpt", f"Table 4, {name}, {fps} fps: throughput", tpt, "Mb/s",
+                        f"t4.{cfg}.{fps}.tpt",
+                        f"Table 4, {name}, {fps} fps: throughput",
+                        tpt,
+                        "Mb/s",
                         THROUGHPUT_TOL if above else CARRIED_TOL,
-                        not_reproduced=L2F_NOT if cfg == "l2f" else None, source="Table 4",
+                        not_reproduced=L2F_NOT if cfg == "l2f" else None,
+                        source="Table 4",
                     )
                 )
         rows += [
-            Published("text.l2f.max", "§4 / Fig. 12: L2F maximum throughput, 1500-byte frames", 7.2, "Mb/s", THROUGHPUT_TOL, not_reproduced=L2F_NOT, source="§4"),
-            Published("text.l3f.max", "§4 / Fig. 12: L3F maximum throughput, 1500-byte frames, at 1000 fps", 7.2, "Mb/s", THROUGHPUT_TOL, calibrated=True, source="§4"),
-            Published("text.l3f.max10k", "§4 / Fig. 12: L3F maximum throughput, 1500-byte frames, at 10 000 fps", 7.2, "Mb/s", THROUGHPUT_TOL, source="§4", derived_from="text.l3f.max", derived_how="the same saturated air as at 1000 fps (the AP's queue is full either way), so it repeats the calibration row"),
-            Published("text.ics.max", "§4 / Fig. 12: ICS maximum throughput, 1500-byte frames", 6.1, "Mb/s", THROUGHPUT_TOL, calibrated=True, source="§4"),
-            Published("text.l3f_over_ics", "§4: L3F throughput above ICS's", 15.0, "%", Tolerance("a ratio of two throughputs, each ±10 % (the unstated 802.11 timing)", abs=10.0), source="§4", derived_from="text.ics.max", derived_how="100 × (text.l3f.max / text.ics.max − 1), and text.ics.max is the calibration point"),
-            Published("text.ics_latency_longer", "§4 / Fig. 11: ICS latency above L2F/L3F's at 10 fps", [5.0, 10.0], "%", Tolerance("the paper gives a range: 5-10 %; ours agrees inside it"), source="§4, Fig. 11"),
-            Published("text.knee.l3f.in", "§4: L2F/L3F reach the bottleneck at an input rate of", 6.96, "Mb/s", THROUGHPUT_TOL, source="§4, Table 4"),
-            Published("text.knee.l3f.tpt", "§4: L2F/L3F throughput at the bottleneck", 6.90, "Mb/s", THROUGHPUT_TOL, source="§4, Table 4"),
-            Published("text.knee.l3f.lat", "§4: L2F/L3F latency at the bottleneck", 4.9, "ms", LIGHT_LATENCY_TOL, source="§4, Table 4"),
-            Published("text.knee.ics.in", "§4: ICS reaches the bottleneck at an input rate of", 5.8, "Mb/s", THROUGHPUT_TOL, source="§4, Table 4"),
-            Published("text.orders.l3f", "§4: beyond the knee L2F/L3F latency grows by (orders of magnitude)", [2.0, 3.0], "decades", Tolerance("the paper gives a range; ours agrees inside it"), source="§4"),
-            Published("text.orders.ics", "§4: beyond the knee ICS latency grows by (orders of magnitude)", [3.0, 4.0], "decades", Tolerance("the paper gives a range; ours agrees inside it"), source="§4"),
-            Published("fig13.b.small", "§5 / Fig. 13: L3F latency of small packets, 802.11b", 1.0, "ms", Tolerance("'about 1 ms'", rel=0.30), calibrated=True, source="§5, Fig. 13"),
-            Published("fig13.g.small", "§5 / Fig. 13: L3F latency of small packets, 802.11g", 1.0, "ms", Tolerance("'about 1 ms'", rel=0.30), source="§5, Fig. 13"),
-            Published("fig14.wep40", "§5 / Fig. 14: L3F latency at 1500 bytes, WEP-40 (64-bit key)", 3.300, "ms", LIGHT_LATENCY_TOL, source="§5, Fig. 14"),
-            Published("fig14.wep104", "§5 / Fig. 14: L3F latency at 1500 bytes, WEP-104 (128-bit key)", 3.680, "ms", LIGHT_LATENCY_TOL, source="§5, Fig. 14"),
-            Published("fig14.diff", "§5 / Fig. 14: WEP-128 minus WEP-64 latency at 1500 bytes", 0.380, "ms", Tolerance("a difference of two latencies; ±0.1 ms", abs=0.1), source="§5, Fig. 14"),
+            Published(
+                "text.l2f.max",
+                "§4 / Fig. 12: L2F maximum throughput, 1500-byte frames",
+                7.2,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                not_reproduced=L2F_NOT,
+                source="§4",
+            ),
+            Published(
+                "text.l3f.max",
+                "§4 / Fig. 12: L3F maximum throughput, 1500-byte frames, at 1000 fps",
+                7.2,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                calibrated=True,
+                source="§4",
+            ),
+            Published(
+                "text.l3f.max10k",
+                "§4 / Fig. 12: L3F maximum throughput, 1500-byte frames, at 10 000 fps",
+                7.2,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                source="§4",
+                derived_from="text.l3f.max",
+                derived_how="the same saturated air as at 1000 fps (the AP's queue is full either way), so it repeats the calibration row",
+            ),
+            Published(
+                "text.ics.max",
+                "§4 / Fig. 12: ICS maximum throughput, 1500-byte frames",
+                6.1,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                calibrated=True,
+                source="§4",
+            ),
+            Published(
+                "text.l3f_over_ics",
+                "§4: L3F throughput above ICS's",
+                15.0,
+                "%",
+                Tolerance("a ratio of two throughputs, each ±10 % (the unstated 802.11 timing)", abs=10.0),
+                source="§4",
+                derived_from="text.ics.max",
+                derived_how="100 × (text.l3f.max / text.ics.max − 1), and text.ics.max is the calibration point",
+            ),
+            Published(
+                "text.ics_latency_longer",
+                "§4 / Fig. 11: ICS latency above L2F/L3F's at 10 fps",
+                [5.0, 10.0],
+                "%",
+                Tolerance("the paper gives a range: 5-10 %; ours agrees inside it"),
+                source="§4, Fig. 11",
+            ),
+            Published(
+                "text.knee.l3f.in",
+                "§4: L2F/L3F reach the bottleneck at an input rate of",
+                6.96,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                source="§4, Table 4",
+            ),
+            Published(
+                "text.knee.l3f.tpt",
+                "§4: L2F/L3F throughput at the bottleneck",
+                6.90,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                source="§4, Table 4",
+            ),
+            Published(
+                "text.knee.l3f.lat",
+                "§4: L2F/L3F latency at the bottleneck",
+                4.9,
+                "ms",
+                LIGHT_LATENCY_TOL,
+                source="§4, Table 4",
+            ),
+            Published(
+                "text.knee.ics.in",
+                "§4: ICS reaches the bottleneck at an input rate of",
+                5.8,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                source="§4, Table 4",
+            ),
+            Published(
+                "text.orders.l3f",
+                "§4: beyond the knee L2F/L3F latency grows by (orders of magnitude)",
+                [2.0, 3.0],
+                "decades",
+                Tolerance("the paper gives a range; ours agrees inside it"),
+                source="§4",
+            ),
+            Published(
+                "text.orders.ics",
+                "§4: beyond the knee ICS latency grows by (orders of magnitude)",
+                [3.0, 4.0],
+                "decades",
+                Tolerance("the paper gives a range; ours agrees inside it"),
+                source="§4",
+            ),
+            Published(
+                "fig13.b.small",
+                "§5 / Fig. 13: L3F latency of small packets, 802.11b",
+                1.0,
+                "ms",
+                Tolerance("'about 1 ms'", rel=0.30),
+                calibrated=True,
+                source="§5, Fig. 13",
+            ),
+            Published(
+                "fig13.g.small",
+                "§5 / Fig. 13: L3F latency of small packets, 802.11g",
+                1.0,
+                "ms",
+                Tolerance("'about 1 ms'", rel=0.30),
+                source="§5, Fig. 13",
+            ),
+            Published(
+                "fig14.wep40",
+                "§5 / Fig. 14: L3F latency at 1500 bytes, WEP-40 (64-bit key)",
+                3.300,
+                "ms",
+                LIGHT_LATENCY_TOL,
+                source="§5, Fig. 14",
+            ),
+            Published(
+                "fig14.wep104",
+                "§5 / Fig. 14: L3F latency at 1500 bytes, WEP-104 (128-bit key)",
+                3.680,
+                "ms",
+                LIGHT_LATENCY_TOL,
+                source="§5, Fig. 14",
+            ),
+            Published(
+                "fig14.diff",
+                "§5 / Fig. 14: WEP-128 minus WEP-64 latency at 1500 bytes",
+                0.380,
+                "ms",
+                Tolerance("a difference of two latencies; ±0.1 ms", abs=0.1),
+                source="§5, Fig. 14",
+            ),
         ]
         for table, owner, ip, mac in ARP_TABLES:
-            rows.append(Published(f"arp.{owner}.{ip}", f"§2.2 / Table {table}: the ARP table of {owner.upper()} ({ADDRESS[owner]}), entry for {ip}", mac, "", EXACT, source=f"Table {table}"))
+            rows.append(
+                Published(
+                    f"arp.{owner}.{ip}",
+                    f"§2.2 / Table {table}: the ARP table of {owner.upper()} ({ADDRESS[owner]}), entry for {ip}",
+                    mac,
+                    "",
+                    EXACT,
+                    source=f"Table {table}",
+                )
+            )
         for ip, entry in L3F_TABLE:
-            rows.append(Published(f"l3f.a.{ip}", f"§2.2 / Fig. 6: station A's L3F table, entry for {ip}", entry, "", EXACT, source="§2.2"))
+            rows.append(
+                Published(
+                    f"l3f.a.{ip}",
+                    f"§2.2 / Fig. 6: station A's L3F table, entry for {ip}",
+                    entry,
+                    "",
+                    EXACT,
+                    source="§2.2",
+                )
+            )
         for key, item, paper in (
             ("reach.l2f.ws1_ws2", "§2.1 / Fig. 5: WS1 → WS2 through an L2F station", "fails"),
             ("reach.l2f.ws2_ws1", "§2.1 / Fig. 5: WS2 → WS1 through an L2F station", "fails"),
             ("reach.l3f.ws1_ws2", "§2.2 / Fig. 6: WS1 → WS2 through an L3F station", "works"),
             ("reach.l3f.ws2_ws1", "§2.2 / Fig. 6: WS2 → WS1 through an L3F station", "works"),
             ("reach.ics.in_out", "§2.3 / Fig. 7: inside (LAN2) → outside (LAN1) through ICS", "works"),
-            ("reach.ics.out_in", "§2.3 / Fig. 7: outside (LAN1) → inside (LAN2) through ICS, with Fig. 8's route", "fails"),
+            (
+                "reach.ics.out_in",
+                "§2.3 / Fig. 7: outside (LAN1) → inside (LAN2) through ICS, with Fig. 8's route",
+                "fails",
+            ),
         ):
             rows.append(Published(key, item, paper, "", EXACT, source="§2"))
         return rows
@@ -263,7 +460,9 @@ class Seed000(Study):
                 from qoslab.backends.sim import run_tests
 
                 path = workdir / "scenarios" / f"seed000_{key.replace('/', '_')}.toml"
-                scenario = materialise(data, path, header=f"# Seed 000 study, point {key}: from examples/seed000_fig9.toml\n")
+                scenario = materialise(
+                    data, path, header=f"# Seed 000 study, point {key}: from examples/seed000_fig9.toml\n"
+                )
                 _, runs = run_tests(scenario, source=path, on_trial=progress)
                 return [dict(r, config=cfg) for run in runs for r in run.records]
 
@@ -271,13 +470,39 @@ class Seed000(Study):
 
         for cfg in ("l3f", "ics"):
             # RFC 2544 §24's 60 s trials (the method's default): the seed follows RFC 2544 (§3).
-            make(f"table4/{cfg}", cfg, [{"method": "rfc2544.overload", "frame_sizes": [1450], "frame_rates": FPS}], "Table 4 overload sweep, 60 s trials", 30)
+            make(
+                f"table4/{cfg}",
+                cfg,
+                [{"method": "rfc2544.overload", "frame_sizes": [1450], "frame_rates": FPS}],
+                "Table 4 overload sweep, 60 s trials",
+                30,
+            )
             # Saturation throughput, which a 10 s trial measures as well; ICS only at 1000 fps
             # (10 000 fps would fill Windows' unlimited router queue with 90,000 frames).
             rates = [1000, 10000] if cfg == "l3f" else [1000]
-            make(f"fig12/{cfg}", cfg, [{"method": "rfc2544.overload", "frame_sizes": [1500], "frame_rates": rates, "duration": "10 s"}], f"Fig. 12 throughput at {' and '.join(f'{r:,}' for r in rates)} fps", 6)
+            make(
+                f"fig12/{cfg}",
+                cfg,
+                [{"method": "rfc2544.overload", "frame_sizes": [1500], "frame_rates": rates, "duration": "10 s"}],
+                f"Fig. 12 throughput at {' and '.join(f'{r:,}' for r in rates)} fps",
+                6,
+            )
         for cfg in ("l3f", "ics", "l3f_g", "l3f_wep128"):
-            make(f"latency/{cfg}", cfg, [{"method": "rfc2544.latency", "frame_sizes": SIZES, "frame_rate": 10, "duration": "5 s", "trials": 20}], "latency at 10 fps, 20 trials per size", 4)
+            make(
+                f"latency/{cfg}",
+                cfg,
+                [
+                    {
+                        "method": "rfc2544.latency",
+                        "frame_sizes": SIZES,
+                        "frame_rate": 10,
+                        "duration": "5 s",
+                        "trials": 20,
+                    }
+                ],
+                "latency at 10 fps, 20 trials per size",
+                4,
+            )
 
         def reach(progress: Any) -> list[dict[str, Any]]:
             from qoslab.backends.sim import reachability
@@ -288,12 +513,33 @@ class Seed000(Study):
                 progress(f"who reaches whom in {name}.toml")
                 path = EXAMPLES / f"{name}.toml"
                 net, pairs = reachability(load_scenario(path), source=path)
-                out += [{"test": "reach", "name": name, "from": p["from"], "to": p["to"], "parameters": {}, "metrics": {"reachable": p["reachable"], "sent": p["sent"], "received": p["received"]}} for p in pairs]
+                out += [
+                    {
+                        "test": "reach",
+                        "name": name,
+                        "from": p["from"],
+                        "to": p["to"],
+                        "parameters": {},
+                        "metrics": {"reachable": p["reachable"], "sent": p["sent"], "received": p["received"]},
+                    }
+                    for p in pairs
+                ]
                 if name == "seed000_l3f":
                     out += table_records(net, pairs)
             return out
 
-        points.append(Point("reach", "seed 000 §2: who reaches whom (L2F, L3F, ICS), and the ARP and L3F tables of Fig. 6", reach, spec={"files": ["seed000_l2f_station", "seed000_l3f", "seed000_ics"], "tables": ["arp_table", "l3f_table"]}, weight=2))
+        points.append(
+            Point(
+                "reach",
+                "seed 000 §2: who reaches whom (L2F, L3F, ICS), and the ARP and L3F tables of Fig. 6",
+                reach,
+                spec={
+                    "files": ["seed000_l2f_station", "seed000_l3f", "seed000_ics"],
+                    "tables": ["arp_table", "l3f_table"],
+                },
+                weight=2,
+            )
+        )
         return points
 
     # ------------------------------------------------------------------ ours
@@ -309,39 +555,82 @@ class Seed000(Study):
                 r = t4[cfg].get(float(fps))
                 if r:
                     m = r["metrics"]
-                    o[f"t4.{cfg}.{fps}.lat"] = Ours(m["latency_ms"], f"mean one-way latency of received frames; loss {m['loss_pct']:.1f} %")
-                    o[f"t4.{cfg}.{fps}.tpt"] = Ours(m["throughput_mbps"], f"frames received over their receiving interval; loss {m['loss_pct']:.1f} %")
+                    o[f"t4.{cfg}.{fps}.lat"] = Ours(
+                        m["latency_ms"], f"mean one-way latency of received frames; loss {m['loss_pct']:.1f} %"
+                    )
+                    o[f"t4.{cfg}.{fps}.tpt"] = Ours(
+                        m["throughput_mbps"],
+                        f"frames received over their receiving interval; loss {m['loss_pct']:.1f} %",
+                    )
         f12 = {cfg: {r["parameters"]["offered_fps"]: r for r in data.get(f"fig12/{cfg}", [])} for cfg in ("l3f", "ics")}
         if f12["l3f"]:
-            o["text.l3f.max"] = Ours(f12["l3f"][1000.0]["metrics"]["throughput_mbps"], "1500-byte frames offered at 1000 fps; the AP's short preamble was chosen on this row")
-            o["text.l3f.max10k"] = Ours(f12["l3f"][10000.0]["metrics"]["throughput_mbps"], "1500-byte frames offered at 10 000 fps")
+            o["text.l3f.max"] = Ours(
+                f12["l3f"][1000.0]["metrics"]["throughput_mbps"],
+                "1500-byte frames offered at 1000 fps; the AP's short preamble was chosen on this row",
+            )
+            o["text.l3f.max10k"] = Ours(
+                f12["l3f"][10000.0]["metrics"]["throughput_mbps"], "1500-byte frames offered at 10 000 fps"
+            )
         if f12["ics"]:
-            o["text.ics.max"] = Ours(f12["ics"][1000.0]["metrics"]["throughput_mbps"], "1500-byte frames at 1000 fps; station A's long preamble was chosen on this row")
+            o["text.ics.max"] = Ours(
+                f12["ics"][1000.0]["metrics"]["throughput_mbps"],
+                "1500-byte frames at 1000 fps; station A's long preamble was chosen on this row",
+            )
         if f12["l3f"] and f12["ics"]:
             a, b = f12["l3f"][1000.0]["metrics"]["throughput_mbps"], f12["ics"][1000.0]["metrics"]["throughput_mbps"]
             o["text.l3f_over_ics"] = Ours(100.0 * (a / b - 1.0) if b else None, "at 1500 bytes, 1000 fps")
-        lat = {cfg: {r["parameters"]["frame_bytes"]: r["metrics"]["latency_ms"] for r in data.get(f"latency/{cfg}", [])} for cfg in CONFIGS}
+        lat = {
+            cfg: {r["parameters"]["frame_bytes"]: r["metrics"]["latency_ms"] for r in data.get(f"latency/{cfg}", [])}
+            for cfg in CONFIGS
+        }
         if lat["l3f"] and lat["ics"]:
             ratios = [lat["ics"][s] / lat["l3f"][s] - 1 for s in SIZES if lat["ics"].get(s) and lat["l3f"].get(s)]
             if ratios:
-                o["text.ics_latency_longer"] = Ours(100.0 * sum(ratios) / len(ratios), f"mean over {len(ratios)} frame sizes at 10 fps (range {100 * min(ratios):.0f}–{100 * max(ratios):.0f} %)")
+                o["text.ics_latency_longer"] = Ours(
+                    100.0 * sum(ratios) / len(ratios),
+                    f"mean over {len(ratios)} frame sizes at 10 fps (range {100 * min(ratios):.0f}–{100 * max(ratios):.0f} %)",
+                )
         l3 = t4["l3f"]
         if l3:
-            clean = [f for f in FPS if l3.get(float(f)) and l3[float(f)]["metrics"]["loss_pct"] == 0 and l3[float(f)]["metrics"]["latency_ms"] < 2 * l3[10.0]["metrics"]["latency_ms"]]
+            clean = [
+                f
+                for f in FPS
+                if l3.get(float(f))
+                and l3[float(f)]["metrics"]["loss_pct"] == 0
+                and l3[float(f)]["metrics"]["latency_ms"] < 2 * l3[10.0]["metrics"]["latency_ms"]
+            ]
             if clean:
                 knee = l3[float(max(clean))]
-                o["text.knee.l3f.in"] = Ours(knee["parameters"]["offered_mbps"], f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)")
+                o["text.knee.l3f.in"] = Ours(
+                    knee["parameters"]["offered_mbps"],
+                    f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
+                )
                 o["text.knee.l3f.tpt"] = Ours(knee["metrics"]["throughput_mbps"], f"at {max(clean)} fps")
                 o["text.knee.l3f.lat"] = Ours(knee["metrics"]["latency_ms"], f"at {max(clean)} fps")
             if l3[1000.0]["metrics"]["latency_ms"] and l3[10.0]["metrics"]["latency_ms"]:
-                o["text.orders.l3f"] = Ours(math.log10(l3[1000.0]["metrics"]["latency_ms"] / l3[10.0]["metrics"]["latency_ms"]), "log10(latency at 1000 fps / at 10 fps); the paper's own Table 4 gives log10(102.0 / 3.30) = 1.49")
+                o["text.orders.l3f"] = Ours(
+                    math.log10(l3[1000.0]["metrics"]["latency_ms"] / l3[10.0]["metrics"]["latency_ms"]),
+                    "log10(latency at 1000 fps / at 10 fps); the paper's own Table 4 gives log10(102.0 / 3.30) = 1.49",
+                )
         ic = t4["ics"]
         if ic:
-            clean = [f for f in FPS if ic.get(float(f)) and ic[float(f)]["metrics"]["loss_pct"] == 0 and (ic[float(f)]["metrics"]["latency_ms"] or 1e9) < 2 * (ic[10.0]["metrics"]["latency_ms"] or 0)]
+            clean = [
+                f
+                for f in FPS
+                if ic.get(float(f))
+                and ic[float(f)]["metrics"]["loss_pct"] == 0
+                and (ic[float(f)]["metrics"]["latency_ms"] or 1e9) < 2 * (ic[10.0]["metrics"]["latency_ms"] or 0)
+            ]
             if clean:
-                o["text.knee.ics.in"] = Ours(ic[float(max(clean))]["parameters"]["offered_mbps"], f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)")
+                o["text.knee.ics.in"] = Ours(
+                    ic[float(max(clean))]["parameters"]["offered_mbps"],
+                    f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
+                )
             if ic[1000.0]["metrics"]["latency_ms"] and ic[10.0]["metrics"]["latency_ms"]:
-                o["text.orders.ics"] = Ours(math.log10(ic[1000.0]["metrics"]["latency_ms"] / ic[10.0]["metrics"]["latency_ms"]), "log10(latency at 1000 fps / at 10 fps)")
+                o["text.orders.ics"] = Ours(
+                    math.log10(ic[1000.0]["metrics"]["latency_ms"] / ic[10.0]["metrics"]["latency_ms"]),
+                    "log10(latency at 1000 fps / at 10 fps)",
+                )
         if lat["l3f"]:
             o["fig13.b.small"] = Ours(lat["l3f"].get(64), "64-byte frames at 10 fps, mean of 20 tagged frames")
             o["fig14.wep40"] = Ours(lat["l3f"].get(1500), "1500-byte frames at 10 fps")
@@ -350,19 +639,38 @@ class Seed000(Study):
         if lat["l3f_wep128"]:
             o["fig14.wep104"] = Ours(lat["l3f_wep128"].get(1500), "1500-byte frames at 10 fps")
             if lat["l3f"].get(1500) is not None and lat["l3f_wep128"].get(1500) is not None:
-                o["fig14.diff"] = Ours(lat["l3f_wep128"][1500] - lat["l3f"][1500], "RC4 costs the same per byte whatever the key length, so the model gives no difference")
-        reach = {(r["name"], r["from"], r["to"]): r["metrics"]["reachable"] for r in data.get("reach", []) if r["test"] == "reach"}
-        entries = {(r["from"], r["to"], r["parameters"]["table"], r["parameters"]["ip"]): r for r in data.get("reach", []) if r["test"] == "table"}
+                o["fig14.diff"] = Ours(
+                    lat["l3f_wep128"][1500] - lat["l3f"][1500],
+                    "RC4 costs the same per byte whatever the key length, so the model gives no difference",
+                )
+        reach = {
+            (r["name"], r["from"], r["to"]): r["metrics"]["reachable"]
+            for r in data.get("reach", [])
+            if r["test"] == "reach"
+        }
+        entries = {
+            (r["from"], r["to"], r["parameters"]["table"], r["parameters"]["ip"]): r
+            for r in data.get("reach", [])
+            if r["test"] == "table"
+        }
         for _, owner, ip, _ in ARP_TABLES:
             # The pair that makes the owner look the address up: the owner pings it.
             peer = next(n for n, a in ADDRESS.items() if a == ip)
             r = entries.get((owner, peer, "arp_table", ip))
             if ("seed000_l3f", owner, peer) in reach:
-                o[f"arp.{owner}.{ip}"] = Ours(r["metrics"]["mac_role"] if r else "absent", _entry_note(r, f"{owner}'s ARP table after {owner} pinged {peer} ({ip}) in examples/seed000_l3f.toml"))
+                o[f"arp.{owner}.{ip}"] = Ours(
+                    r["metrics"]["mac_role"] if r else "absent",
+                    _entry_note(
+                        r, f"{owner}'s ARP table after {owner} pinged {peer} ({ip}) in examples/seed000_l3f.toml"
+                    ),
+                )
         for ip, _ in L3F_TABLE:
             r = entries.get(("ws1", "ws2", "l3f_table", ip))
             if ("seed000_l3f", "ws1", "ws2") in reach:
-                o[f"l3f.a.{ip}"] = Ours(f"{r['metrics']['port_role']}, {r['metrics']['mac_role']}" if r else "absent", _entry_note(r, "station A's L3F table after WS1 pinged WS2 in examples/seed000_l3f.toml"))
+                o[f"l3f.a.{ip}"] = Ours(
+                    f"{r['metrics']['port_role']}, {r['metrics']['mac_role']}" if r else "absent",
+                    _entry_note(r, "station A's L3F table after WS1 pinged WS2 in examples/seed000_l3f.toml"),
+                )
 
         def word(name: str, a: str, b: str) -> Ours | None:
             v = reach.get((name, a, b))
@@ -386,26 +694,74 @@ class Seed000(Study):
     def tables(self) -> list[PaperTable]:
         rows = []
         for fps in FPS:
-            rows.append((f"{fps}", [f"t4.xmit.{fps}"] + [f"t4.{c}.{fps}.{m}" for c in ("l2f", "l3f", "ics") for m in ("lat", "tpt")]))
-        cols = ["XMIT rate (Mb/s)", "L2F latency (ms)", "L2F TPT (Mb/s)", "L3F latency (ms)", "L3F TPT (Mb/s)", "ICS latency (ms)", "ICS TPT (Mb/s)"]
-        return [PaperTable("table4", "Table 4: Windows XP bridge/router overload test (frame size 1450 bytes)", ["FPS"] + cols, rows)]
+            rows.append(
+                (
+                    f"{fps}",
+                    [f"t4.xmit.{fps}"] + [f"t4.{c}.{fps}.{m}" for c in ("l2f", "l3f", "ics") for m in ("lat", "tpt")],
+                )
+            )
+        cols = [
+            "XMIT rate (Mb/s)",
+            "L2F latency (ms)",
+            "L2F TPT (Mb/s)",
+            "L3F latency (ms)",
+            "L3F TPT (Mb/s)",
+            "ICS latency (ms)",
+            "ICS TPT (Mb/s)",
+        ]
+        return [
+            PaperTable(
+                "table4",
+                "Table 4: Windows XP bridge/router overload test (frame size 1450 bytes)",
+                ["FPS"] + cols,
+                rows,
+            )
+        ]
 
     def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
         import matplotlib.pyplot as plt
 
         figs = []
-        style = {"l3f": dict(color="black", marker="o", linestyle="-"), "ics": dict(color="0.45", marker="s", linestyle="--"), "l3f_g": dict(color="black", marker="^", linestyle=":"), "l3f_wep128": dict(color="0.45", marker="D", linestyle="-.")}
+        style = {
+            "l3f": dict(color="black", marker="o", linestyle="-"),
+            "ics": dict(color="0.45", marker="s", linestyle="--"),
+            "l3f_g": dict(color="black", marker="^", linestyle=":"),
+            "l3f_wep128": dict(color="0.45", marker="D", linestyle="-."),
+        }
         # Table 4: throughput and latency against offered load
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
         for cfg in ("l3f", "ics"):
             recs = sorted(data.get(f"table4/{cfg}", []), key=lambda r: r["parameters"]["offered_fps"])
             if recs:
                 x = [r["parameters"]["offered_fps"] for r in recs]
-                ax1.plot(x, [r["metrics"]["throughput_mbps"] for r in recs], label=f"{cfg.upper()} (ours)", **style[cfg])
-                ax2.plot(x, [r["metrics"]["latency_ms"] or float("nan") for r in recs], label=f"{cfg.upper()} (ours)", **style[cfg])
+                ax1.plot(
+                    x, [r["metrics"]["throughput_mbps"] for r in recs], label=f"{cfg.upper()} (ours)", **style[cfg]
+                )
+                ax2.plot(
+                    x,
+                    [r["metrics"]["latency_ms"] or float("nan") for r in recs],
+                    label=f"{cfg.upper()} (ours)",
+                    **style[cfg],
+                )
         for j, (cfg, mk) in enumerate((("L2F", "x"), ("L3F", "+"), ("ICS", "*"))):
-            ax1.plot(FPS, [TABLE4[f][2 * j + 1] for f in FPS], linestyle="none", marker=mk, markersize=9, color="black", label=f"{cfg} (paper)")
-            ax2.plot(FPS, [TABLE4[f][2 * j] for f in FPS], linestyle="none", marker=mk, markersize=9, color="black", label=f"{cfg} (paper)")
+            ax1.plot(
+                FPS,
+                [TABLE4[f][2 * j + 1] for f in FPS],
+                linestyle="none",
+                marker=mk,
+                markersize=9,
+                color="black",
+                label=f"{cfg} (paper)",
+            )
+            ax2.plot(
+                FPS,
+                [TABLE4[f][2 * j] for f in FPS],
+                linestyle="none",
+                marker=mk,
+                markersize=9,
+                color="black",
+                label=f"{cfg} (paper)",
+            )
         ax1.set_xlabel("offered load (frames/s, 1450-byte frames)")
         ax1.set_ylabel("throughput (Mb/s)")
         ax2.set_xlabel("offered load (frames/s, 1450-byte frames)")
@@ -416,14 +772,31 @@ class Seed000(Study):
             ax.legend(fontsize=7)
         fig.suptitle("Where does the station saturate? Table 4's overload sweep")
         fig.tight_layout()
-        figs.append(Figure("seed000_table4", "Overload: throughput and latency against offered load (Table 4)", "Lines: ours (Fig. 9 set-up, 60 s trials, RFC 2544 §24). Markers: the seed's Table 4. L2F is not simulated (Fig. 10's promiscuous set-up).", fig))
+        figs.append(
+            Figure(
+                "seed000_table4",
+                "Overload: throughput and latency against offered load (Table 4)",
+                "Lines: ours (Fig. 9 set-up, 60 s trials, RFC 2544 §24). Markers: the seed's Table 4. L2F is not simulated (Fig. 10's promiscuous set-up).",
+                fig,
+            )
+        )
         # Latency against frame size (Figs. 11, 13, 14)
         fig, ax = plt.subplots(figsize=(7, 4.2))
-        names = {"l3f": "L3F 802.11b WEP-64", "ics": "ICS 802.11b WEP-64", "l3f_g": "L3F 802.11g WEP-64", "l3f_wep128": "L3F 802.11b WEP-128"}
+        names = {
+            "l3f": "L3F 802.11b WEP-64",
+            "ics": "ICS 802.11b WEP-64",
+            "l3f_g": "L3F 802.11g WEP-64",
+            "l3f_wep128": "L3F 802.11b WEP-128",
+        }
         for cfg in CONFIGS:
             recs = sorted(data.get(f"latency/{cfg}", []), key=lambda r: r["parameters"]["frame_bytes"])
             if recs:
-                ax.plot([r["parameters"]["frame_bytes"] for r in recs], [r["metrics"]["latency_ms"] for r in recs], label=f"{names[cfg]} (ours)", **style[cfg])
+                ax.plot(
+                    [r["parameters"]["frame_bytes"] for r in recs],
+                    [r["metrics"]["latency_ms"] for r in recs],
+                    label=f"{names[cfg]} (ours)",
+                    **style[cfg],
+                )
         ax.plot([1450], [3.30], "k+", markersize=12, label="L3F 1450 B, 10 fps (paper, Table 4)")
         ax.plot([1450], [3.47], "k*", markersize=10, label="ICS 1450 B, 10 fps (paper, Table 4)")
         ax.plot([1500], [3.30], "kx", markersize=10, label="WEP-64 1500 B (paper, §5)")
@@ -435,7 +808,14 @@ class Seed000(Study):
         ax.legend(fontsize=7)
         ax.set_title("What does the path add per frame? Latency at light load (Figs. 11, 13, 14)")
         fig.tight_layout()
-        figs.append(Figure("seed000_latency", "Latency at 10 frames/s against frame size (Figs. 11, 13, 14)", "RFC 2544 §26.2: the mean of 20 tagged frames per size. Markers: numbers the seed states.", fig))
+        figs.append(
+            Figure(
+                "seed000_latency",
+                "Latency at 10 frames/s against frame size (Figs. 11, 13, 14)",
+                "RFC 2544 §26.2: the mean of 20 tagged frames per size. Markers: numbers the seed states.",
+                fig,
+            )
+        )
         return figs
 
     def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
@@ -464,9 +844,15 @@ class Seed000(Study):
         )
         k500 = by.get("t4.ics.500.lat")
         if k500 and k500["ours"] is not None:
-            out.append(f"ICS at 500 fps: the seed measured 161 ms, ours is {k500['ours']} ms: in the model station A's uplink carries about 550 frames/s, so 500 are not a queue. The seed's ICS already queued at 500 fps and carried only 502 frames/s at 600 (5.82 Mb/s), less than at 1000 (6.14): an uplink slower at moderate load than at overload, which no model here explains.")
-        out.append("WEP-128 vs WEP-64: RC4 costs the same per byte whatever the key length (the key schedule is 256 steps either way), so the model gives the same latency; the seed's 0.38 ms difference is not explained by the cipher's work.")
-        out.append("L2F rows are transcribed but not reproduced: Fig. 10's set-up (frames addressed to station A's own MAC, a promiscuous adapter, flooding switches and a sniffing tester port) needs three mechanisms the simulator does not have yet (the rows' reason lists them).")
+            out.append(
+                f"ICS at 500 fps: the seed measured 161 ms, ours is {k500['ours']} ms: in the model station A's uplink carries about 550 frames/s, so 500 are not a queue. The seed's ICS already queued at 500 fps and carried only 502 frames/s at 600 (5.82 Mb/s), less than at 1000 (6.14): an uplink slower at moderate load than at overload, which no model here explains."
+            )
+        out.append(
+            "WEP-128 vs WEP-64: RC4 costs the same per byte whatever the key length (the key schedule is 256 steps either way), so the model gives the same latency; the seed's 0.38 ms difference is not explained by the cipher's work."
+        )
+        out.append(
+            "L2F rows are transcribed but not reproduced: Fig. 10's set-up (frames addressed to station A's own MAC, a promiscuous adapter, flooding switches and a sniffing tester port) needs three mechanisms the simulator does not have yet (the rows' reason lists them)."
+        )
         return out
 
 

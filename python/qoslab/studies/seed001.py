@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from qoslab.studies import EXAMPLES, Figure, finish_axes, Ours, Point, Published, Study, Tolerance
+from qoslab.studies import EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance, finish_axes
 
 MTUS = (576, 1500, 9180, 65535)
 BUFFERS_KIB = (16, 32, 40, 55, 64)
@@ -76,13 +76,26 @@ def run_clip(mtu: int, buffer_kib: int, seconds: int = CLIP_SECONDS) -> dict[str
     return {
         "parameters": {"mtu": mtu, "buffer_kib": buffer_kib, "encapsulation": encapsulation(mtu), "seconds": seconds},
         # Over the test's window (docs/metrics.md "TCP"), as `qoslab run` prints it.
-        "metrics": {"throughput_mbps": goodput_mbps(flow), "bytes_received": window["bytes_received"], "retransmits": window["retransmits"]},
+        "metrics": {
+            "throughput_mbps": goodput_mbps(flow),
+            "bytes_received": window["bytes_received"],
+            "retransmits": window["retransmits"],
+        },
     }
+
 
 NOT_ATM = "ATM (cells, AAL5, CLIP, LANE, MPOA) is not simulated yet"
 LANE_MODEL = "LANE v1 with the flush protocol and C17 aging; MPOA with NHRP forwarding between MPSs"
 """In the LANE points' specs, so that results kept from before these mechanisms are run again."""
-LANE_ROWS = {"lane.eth.util", "lane.bus.cells", "lane.bus.mbps", "lane.unknown.frames", "mpoa.eth.util", "mpoa.shortcut.cells", "mpoa.shortcut.mbps"}
+LANE_ROWS = {
+    "lane.eth.util",
+    "lane.bus.cells",
+    "lane.bus.mbps",
+    "lane.unknown.frames",
+    "mpoa.eth.util",
+    "mpoa.shortcut.cells",
+    "mpoa.shortcut.mbps",
+}
 NOT_LANE_ROW = {
     "lane.eth.fps": (
         "the seed does not give the frame size of its ping flood (§2.4: 'a PING was sent in both directions'), and the rate "
@@ -185,7 +198,12 @@ def run_bus() -> dict[str, Any]:
     lane = simulate(config)["atm"]["lane"]
     # 32 cells per frame; 65 frames (its queue and the one in service) drain after the 2 s.
     cells_per_s = (lane["bus_frames_out"] - 65) * 32 / 2.0
-    return {"parameters": {"seconds": 2}, "metrics": {"cells_per_s": cells_per_s, "dropped": lane["bus_frames_dropped"]}}
+    return {
+        "parameters": {"seconds": 2},
+        "metrics": {"cells_per_s": cells_per_s, "dropped": lane["bus_frames_dropped"]},
+    }
+
+
 # CLIP vs LANE vs MPOA for the same pair of hosts (the comparison of the seed's title):
 # (key, label, example, MTU override, shortcut threshold override).
 COMPARE = (
@@ -320,11 +338,23 @@ def run_eies(key: str, seconds: int = SECONDS) -> dict[str, Any]:
         if "stop_ns" in f:
             f["stop_ns"] = 100_000_000 + seconds * 1_000_000_000
     flow = simulate(config)["flows"][0]
-    return {"parameters": {"row": key, "example": example, "mtu": mtu or 1500, "seconds": seconds}, "metrics": {"throughput_mbps": goodput_mbps(flow)}}
+    return {
+        "parameters": {"row": key, "example": example, "mtu": mtu or 1500, "seconds": seconds},
+        "metrics": {"throughput_mbps": goodput_mbps(flow)},
+    }
 
 
 NOT_TCP_ATM = "TCP over CLIP (ATM links, the NICs' and hosts' limits) is not simulated yet"
-REPRODUCED = {"clip.576", "clip.1500", "clip.9180", "clip.65k.low", "clip.65k.best", "clip.nic.max", "eies.lane", "eies.clip"}
+REPRODUCED = {
+    "clip.576",
+    "clip.1500",
+    "clip.9180",
+    "clip.65k.low",
+    "clip.65k.best",
+    "clip.nic.max",
+    "eies.lane",
+    "eies.clip",
+}
 NOT_CLIP_ROW = {
     "clip.9180.fluct": (
         "'fluctuations' are the variation of Fig. 10's trace during one 60 s run at one buffer, and nothing in the model varies "
@@ -343,6 +373,8 @@ NOT_CLIP_ROW = {
         "has no model of host memory, and the seed reports no run with less to compare with"
     ),
 }
+
+
 class RangeTolerance(Tolerance):
     """The paper gives a range [low, high]: ours agrees inside it (every Tolerance judges
     a range so; the class names the intent)."""
@@ -350,7 +382,10 @@ class RangeTolerance(Tolerance):
 
 DERIVED = {
     "lane.bus.mbps": ("lane.bus.cells", "the calibrated cells/s × 424 bits a cell"),
-    "mpoa.shortcut.mbps": ("mpoa.shortcut.cells", "the shortcut's cells/s × 424 bits a cell: the same measurement counted once"),
+    "mpoa.shortcut.mbps": (
+        "mpoa.shortcut.cells",
+        "the shortcut's cells/s × 424 bits a cell: the same measurement counted once",
+    ),
 }
 """Rows whose value is another row's times a constant (not counted again)."""
 
@@ -364,34 +399,95 @@ class Seed001(Study):
     title = "IP over ATM: CLIP, LANE and MPOA"
     paper = "K.-O. Detken, Quality-of-Service (QoS) in heterogeneous networks: CLIP, LANE, and MPOA performance test (WWL Internet)"
     question = "What do CLIP, LANE and MPOA cost IP over ATM: the BUS and route-server limits, and TCP throughput against MTU (576/1500/9180/65 K) and socket buffer (16-64 KiB)?"
-    scenarios = ["seed001_clip.toml", "seed001_lane.toml", "seed001_mpoa.toml", "seed001_compare_clip.toml", "seed001_compare_lane.toml", "seed001_compare_mpoa.toml"]
+    scenarios = [
+        "seed001_clip.toml",
+        "seed001_lane.toml",
+        "seed001_mpoa.toml",
+        "seed001_compare_clip.toml",
+        "seed001_compare_lane.toml",
+        "seed001_compare_mpoa.toml",
+    ]
 
     def published(self) -> list[Published]:
         rows = [
-            ("lane.eth.fps", "§2.4 / Fig. 3: LANE Ethernet-to-Ethernet throughput at 100 % load", 13500, "frames/s", RATE),
-            ("lane.eth.util", "§2.4 / Fig. 3: LANE Ethernet exploitation", 99.4, "%", Tolerance("a percentage of a 10 Mb/s link: ±1 point", abs=1.0)),
+            (
+                "lane.eth.fps",
+                "§2.4 / Fig. 3: LANE Ethernet-to-Ethernet throughput at 100 % load",
+                13500,
+                "frames/s",
+                RATE,
+            ),
+            (
+                "lane.eth.util",
+                "§2.4 / Fig. 3: LANE Ethernet exploitation",
+                99.4,
+                "%",
+                Tolerance("a percentage of a 10 Mb/s link: ±1 point", abs=1.0),
+            ),
             ("lane.eth.collisions", "§2.4 / Fig. 3: collisions during the LANE Ethernet test", 27, "collisions", COUNT),
             ("lane.bus.cells", "§2.4 / Fig. 4: maximum BUS throughput", 53000, "cells/s", RATE),
             ("lane.bus.mbps", "§2.4 / Fig. 4: maximum BUS throughput as a data rate", 22.4, "Mb/s", RATE),
-            ("lane.bus.hold", "§2.4 / Fig. 4: time the BUS holds its maximum", 1, "min", Tolerance("'approx. one minute'", rel=0.5)),
+            (
+                "lane.bus.hold",
+                "§2.4 / Fig. 4: time the BUS holds its maximum",
+                1,
+                "min",
+                Tolerance("'approx. one minute'", rel=0.5),
+            ),
             ("lane.bus.load", "§2.4: BUS load set for the longer test", 50, "%", Tolerance("a setting", abs=0.0)),
-            ("lane.unknown.frames", "§2.4 / Fig. 5: frames the BUS sent for unknown addresses", [5, 6], "frames", RangeTolerance("the paper gives a range: 5-6")),
-            ("lane.unknown.overhead", "§2.4 / Fig. 5: overhead frames of the unknown-address traffic", [0, 1], "frames", RangeTolerance("the paper gives a range: 0-1")),
+            (
+                "lane.unknown.frames",
+                "§2.4 / Fig. 5: frames the BUS sent for unknown addresses",
+                [5, 6],
+                "frames",
+                RangeTolerance("the paper gives a range: 5-6"),
+            ),
+            (
+                "lane.unknown.overhead",
+                "§2.4 / Fig. 5: overhead frames of the unknown-address traffic",
+                [0, 1],
+                "frames",
+                RangeTolerance("the paper gives a range: 0-1"),
+            ),
             ("mpoa.eth.util", "§2.5 / Fig. 6: MPOA Ethernet exploitation", 99.4, "%", Tolerance("±1 point", abs=1.0)),
-            ("mpoa.eth.collisions", "§2.5 / Fig. 6: collisions during the MPOA Ethernet test", 1100, "collisions", COUNT),
+            (
+                "mpoa.eth.collisions",
+                "§2.5 / Fig. 6: collisions during the MPOA Ethernet test",
+                1100,
+                "collisions",
+                COUNT,
+            ),
             ("mpoa.shortcut.cells", "§2.5: MPOA shortcut maximum throughput (unidirectional)", 27000, "cells/s", RATE),
             ("mpoa.shortcut.mbps", "§2.5: MPOA shortcut maximum throughput as a data rate", 11.45, "Mb/s", RATE),
             ("clip.576", "§2.6 / Fig. 8: TCP over CLIP, 576-byte packets, buffers 15-64 kbyte", 35, "Mb/s", RATE),
             ("clip.1500", "§2.6 / Fig. 9: TCP over CLIP, 1500-byte packets (limited to approx.)", 60, "Mb/s", RATE),
             ("clip.9180", "§2.6 / Fig. 10: TCP over CLIP, 9180-byte packets (up to)", 80, "Mb/s", RATE),
-            ("clip.9180.fluct", "§2.6 / Fig. 10: buffer size with the strongest fluctuations, 9180 bytes", 55, "kbyte", Tolerance("a buffer setting of the sweep", abs=0.0)),
-            ("clip.9180.best", "§2.6 / Fig. 10: buffer sizes with the best results, 9180 bytes", [40, 65], "kbyte", Tolerance("two settings of the sweep")),
+            (
+                "clip.9180.fluct",
+                "§2.6 / Fig. 10: buffer size with the strongest fluctuations, 9180 bytes",
+                55,
+                "kbyte",
+                Tolerance("a buffer setting of the sweep", abs=0.0),
+            ),
+            (
+                "clip.9180.best",
+                "§2.6 / Fig. 10: buffer sizes with the best results, 9180 bytes",
+                [40, 65],
+                "kbyte",
+                Tolerance("two settings of the sweep"),
+            ),
             ("clip.65k.low", "§2.6 / Fig. 11: TCP over CLIP, 65-kbyte packets, lowest", 5, "Mb/s", RATE),
             ("clip.65k.best", "§2.6 / Fig. 11: TCP over CLIP, 65-kbyte packets, best (up to)", 100, "Mb/s", RATE),
             ("clip.nic.max", "§3: maximum throughput of the Fore and Olicom adapters with CLIP", 100, "Mb/s", RATE),
             ("eies.lane", "§3: earlier EIES measurement, LANE, two Sun workstations", 117, "Mb/s", RATE),
             ("eies.clip", "§3: earlier EIES measurement, CLIP, two Sun workstations", 134, "Mb/s", RATE),
-            ("nic.memory", "§2.6: memory both NICs need to operate efficiently", 128, "Mbyte", Tolerance("a stated requirement", abs=0.0)),
+            (
+                "nic.memory",
+                "§2.6: memory both NICs need to operate efficiently",
+                128,
+                "Mbyte",
+                Tolerance("a stated requirement", abs=0.0),
+            ),
         ]
         out = []
         for key, item, paper, unit, tol in rows:
@@ -433,16 +529,52 @@ class Seed001(Study):
                     records.append(run_clip(mtu, b))
                 return records
 
-            spec = {"mtu": mtu, "buffers": BUFFERS_KIB, "seconds": CLIP_SECONDS, "example": (EXAMPLES / "seed001_clip.toml").read_text(), "stack": STACK_SPEC}
-            points.append(Point(f"clip/{mtu}", f"seed 001 §2.6: TCP over CLIP, MTU {mtu}, buffers 16-64 KiB", run, spec=spec, weight=len(BUFFERS_KIB)))
+            spec = {
+                "mtu": mtu,
+                "buffers": BUFFERS_KIB,
+                "seconds": CLIP_SECONDS,
+                "example": (EXAMPLES / "seed001_clip.toml").read_text(),
+                "stack": STACK_SPEC,
+            }
+            points.append(
+                Point(
+                    f"clip/{mtu}",
+                    f"seed 001 §2.6: TCP over CLIP, MTU {mtu}, buffers 16-64 KiB",
+                    run,
+                    spec=spec,
+                    weight=len(BUFFERS_KIB),
+                )
+            )
         for key, example in (("lane/eth", "seed001_lane.toml"), ("mpoa/eth", "seed001_mpoa.toml")):
             points.append(
-                Point(key, f"seed 001 §2.4-2.5: Ethernet to Ethernet through {key[:4].upper()} edge devices", lambda progress, e=example: [run_lane(e)], spec={"example": (EXAMPLES / example).read_text(), "model": LANE_MODEL})
+                Point(
+                    key,
+                    f"seed 001 §2.4-2.5: Ethernet to Ethernet through {key[:4].upper()} edge devices",
+                    lambda progress, e=example: [run_lane(e)],
+                    spec={"example": (EXAMPLES / example).read_text(), "model": LANE_MODEL},
+                )
             )
-        points.append(Point("lane/bus", "seed 001 §2.4 Fig. 4: BUS flood", lambda progress: [run_bus()], spec={"scenario": BUS_FLOOD, "model": LANE_MODEL}))
+        points.append(
+            Point(
+                "lane/bus",
+                "seed 001 §2.4 Fig. 4: BUS flood",
+                lambda progress: [run_bus()],
+                spec={"scenario": BUS_FLOOD, "model": LANE_MODEL},
+            )
+        )
         for key, example, mtu in EIES:
             points.append(
-                Point(f"eies/{key.split('.')[1]}", f"seed 001 §3: EIES, {key.split('.')[1].upper()} between hosts that do not bind", lambda progress, k=key: [run_eies(k)], spec={"example": (EXAMPLES / example).read_text(), "mtu": mtu, "seconds": SECONDS, "model": "ideal hosts, 1 MiB windows"})
+                Point(
+                    f"eies/{key.split('.')[1]}",
+                    f"seed 001 §3: EIES, {key.split('.')[1].upper()} between hosts that do not bind",
+                    lambda progress, k=key: [run_eies(k)],
+                    spec={
+                        "example": (EXAMPLES / example).read_text(),
+                        "mtu": mtu,
+                        "seconds": SECONDS,
+                        "model": "ideal hosts, 1 MiB windows",
+                    },
+                )
             )
         for key, label, example, mtu, threshold in COMPARE:
             points.append(
@@ -450,7 +582,13 @@ class Seed001(Study):
                     f"compare/{key}",
                     f"seed 001: the same two hosts over {label}",
                     lambda progress, k=key: [run_compare(k)],
-                    spec={"example": (EXAMPLES / example).read_text(), "mtu": mtu, "threshold": threshold, "seconds": SECONDS, "stack": COMPARE_STACK[key]},
+                    spec={
+                        "example": (EXAMPLES / example).read_text(),
+                        "mtu": mtu,
+                        "threshold": threshold,
+                        "seconds": SECONDS,
+                        "stack": COMPARE_STACK[key],
+                    },
                 )
             )
         return points
@@ -466,15 +604,36 @@ class Seed001(Study):
             seed = {576: [35], 1500: [60], 9180: [80], 65535: [100, 5]}
             for m in have:
                 recs = sorted(data[f"clip/{m}"], key=lambda r: r["parameters"]["buffer_kib"])
-                line = ax.plot([r["parameters"]["buffer_kib"] for r in recs], [r["metrics"]["throughput_mbps"] for r in recs], color="black", marker=styles[m][0], linestyle=styles[m][1], label=f"MTU {m} (ours)")[0]
+                line = ax.plot(
+                    [r["parameters"]["buffer_kib"] for r in recs],
+                    [r["metrics"]["throughput_mbps"] for r in recs],
+                    color="black",
+                    marker=styles[m][0],
+                    linestyle=styles[m][1],
+                    label=f"MTU {m} (ours)",
+                )[0]
                 for y in seed[m]:
                     ax.plot([15, 64], [y, y], color=line.get_color(), linestyle=styles[m][1], alpha=0.35, linewidth=3)
                     ax.annotate(f"seed, MTU {m}: {y}", (64.5, y), fontsize=7, va="center")
             ax.plot([64], [60], "k*", markersize=11, label="calibration point")
             ax.set_xlim(14, 78)
-            finish_axes(ax, xlabel="socket buffers, both ends (KiB)", ylabel="TCP goodput (Mb/s)", title="TCP over CLIP, OC-3: MTU and socket buffer (Figs. 8-11)", title_size=10, legend_loc="upper left")
+            finish_axes(
+                ax,
+                xlabel="socket buffers, both ends (KiB)",
+                ylabel="TCP goodput (Mb/s)",
+                title="TCP over CLIP, OC-3: MTU and socket buffer (Figs. 8-11)",
+                title_size=10,
+                legend_loc="upper left",
+            )
             fig.tight_layout()
-            figs.append(Figure("seed001_clip", "TCP over CLIP against MTU and buffer (Figs. 8-11)", "Lines: ours, 60 s netperf-like transfers (both ends Windows NT 4.0's TCP), Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the adapters' set-up time per PDU is calibrated on.", fig))
+            figs.append(
+                Figure(
+                    "seed001_clip",
+                    "TCP over CLIP against MTU and buffer (Figs. 8-11)",
+                    "Lines: ours, 60 s netperf-like transfers (both ends Windows NT 4.0's TCP), Pentium-II 350 sending to Pentium-II 266 (cpu_profiles.toml). Broad pale bars: the throughput the seed's text states per MTU (its figures are traces over the 60 s, not given as numbers). Star: the point the adapters' set-up time per PDU is calibrated on.",
+                    fig,
+                )
+            )
         rows = compare_rows(data)
         if not rows:
             return figs
@@ -492,7 +651,11 @@ class Seed001(Study):
             ax.barh(list(ys), vals, color=["0.25", "0.45", "0.6", "0.75", "0.85"][: len(rows)], edgecolor="black")
             for y, v, x in zip(ys, vals, m):
                 # The goodput bars also carry the cell tax of a full segment.
-                text = f"{v:.1f}  ({x['cells_per_segment']} cells/segment, {x['wire_efficiency_pct']:.1f} % payload)" if metric == "throughput_mbps" else f"{v:.2f}"
+                text = (
+                    f"{v:.1f}  ({x['cells_per_segment']} cells/segment, {x['wire_efficiency_pct']:.1f} % payload)"
+                    if metric == "throughput_mbps"
+                    else f"{v:.2f}"
+                )
                 ax.annotate(text, (v, y), xytext=(3, 0), textcoords="offset points", va="center", fontsize=7)
             if metric == "throughput_mbps":
                 ax.set_xlim(0, max(vals) * 2.1)
@@ -520,14 +683,25 @@ class Seed001(Study):
         """Tables of our own measurements beside what the seed's text says: TCP over CLIP
         at every MTU and buffer, and the CLIP/LANE/MPOA comparison."""
         tables = []
-        grid = {(r["parameters"]["mtu"], r["parameters"]["buffer_kib"]): r["metrics"]["throughput_mbps"] for mtu in MTUS for r in data.get(f"clip/{mtu}", [])}
+        grid = {
+            (r["parameters"]["mtu"], r["parameters"]["buffer_kib"]): r["metrics"]["throughput_mbps"]
+            for mtu in MTUS
+            for r in data.get(f"clip/{mtu}", [])
+        }
         if grid:
             header = ["MTU (bytes)"] + [f"{b} KiB" for b in BUFFERS_KIB] + ["the seed's text (§2.6)"]
             body = []
             for mtu in MTUS:
-                cells = [f"{grid[(mtu, b)]:.1f}" + (" (calibration)" if (mtu, b) == CALIBRATION_POINT else "") if (mtu, b) in grid else "–" for b in BUFFERS_KIB]
+                cells = [
+                    f"{grid[(mtu, b)]:.1f}" + (" (calibration)" if (mtu, b) == CALIBRATION_POINT else "")
+                    if (mtu, b) in grid
+                    else "–"
+                    for b in BUFFERS_KIB
+                ]
                 body.append([str(mtu)] + cells + [SEED_CLIP_TEXT[mtu]])
-            tables.append(("TCP over CLIP, Mb/s, every MTU and socket buffer (ours) beside the seed's Figs. 8-11", header, body))
+            tables.append(
+                ("TCP over CLIP, Mb/s, every MTU and socket buffer (ours) beside the seed's Figs. 8-11", header, body)
+            )
         rows = compare_rows(data)
         if not rows:
             return tables
@@ -549,7 +723,19 @@ class Seed001(Study):
             ping = "–" if x.get("ping_first_ms") is None else f"{x['ping_first_ms']:.3f} / {x['ping_last_ms']:.3f}"
             joined = f"{x['joined_ms']:.2f}" if x.get("joined_ms") else "– (no join)"
             svc = f"{x.get('svc_setups', 0)}" + (f" ({x['svc_setup_ms']:.2f})" if x.get("svc_setup_ms") else "")
-            body.append([r["parameters"]["label"], f"{x['throughput_mbps']:.1f}", str(x["cells_per_segment"]), f"{x['wire_efficiency_pct']:.2f}", joined, svc, fb, ping, str(x.get("shortcut_packets", 0))])
+            body.append(
+                [
+                    r["parameters"]["label"],
+                    f"{x['throughput_mbps']:.1f}",
+                    str(x["cells_per_segment"]),
+                    f"{x['wire_efficiency_pct']:.2f}",
+                    joined,
+                    svc,
+                    fb,
+                    ping,
+                    str(x.get("shortcut_packets", 0)),
+                ]
+            )
         tables.append(("CLIP vs LANE vs MPOA, the same two hosts (ours)", header, body))
         return tables
 
@@ -590,18 +776,28 @@ class Seed001(Study):
         for key, prefix in (("lane/eth", "lane"), ("mpoa/eth", "mpoa")):
             if data.get(key):
                 m = data[key][0]["metrics"]
-                o[f"{prefix}.eth.util"] = Ours(round(m["utilisation_pct"], 2), "1518-octet frames with preamble and gap over 10 Mb/s while sending (full duplex)")
+                o[f"{prefix}.eth.util"] = Ours(
+                    round(m["utilisation_pct"], 2),
+                    "1518-octet frames with preamble and gap over 10 Mb/s while sending (full duplex)",
+                )
                 if prefix == "lane":
                     o["lane.unknown.frames"] = Ours(
                         m["bus_frames_in"],
                         f"every frame through the BUS: ARP broadcasts, {m['unknown_frames']} unknown unicast (C10 = 1 per destination until the data-direct VCC) and {m.get('flush_requests', 0)} LE_FLUSH_REQUESTs (one per client before it switches to its data-direct VCC)",
                     )
                 else:
-                    o["mpoa.shortcut.cells"] = Ours(round(m["shortcut_cells_per_s"]), "one 10 Mb/s Ethernet's 1518-octet frames as 32-cell LLC/SNAP packets on the shortcut")
-                    o["mpoa.shortcut.mbps"] = Ours(round(m["shortcut_cells_per_s"] * 424 / 1e6, 2), "the shortcut's cells × 424 bits")
+                    o["mpoa.shortcut.cells"] = Ours(
+                        round(m["shortcut_cells_per_s"]),
+                        "one 10 Mb/s Ethernet's 1518-octet frames as 32-cell LLC/SNAP packets on the shortcut",
+                    )
+                    o["mpoa.shortcut.mbps"] = Ours(
+                        round(m["shortcut_cells_per_s"] * 424 / 1e6, 2), "the shortcut's cells × 424 bits"
+                    )
         if data.get("lane/bus"):
             cps = data["lane/bus"][0]["metrics"]["cells_per_s"]
-            o["lane.bus.cells"] = Ours(round(cps), "the BUS's capacity is set to 53,000 cells/s on this row (calibration)")
+            o["lane.bus.cells"] = Ours(
+                round(cps), "the BUS's capacity is set to 53,000 cells/s on this row (calibration)"
+            )
             o["lane.bus.mbps"] = Ours(round(cps * 424 / 1e6, 2), "the calibrated cells × 424 bits")
         if len(best) == len(MTUS):
             from qoslab.data import cpu_profiles
@@ -616,7 +812,10 @@ class Seed001(Study):
             recs = data.get(f"eies/{key.split('.')[1]}", [])
             if recs:
                 what = "CLIP at RFC 2225's default MTU 9180" if mtu else "LANE on an Ethernet ELAN (MTU 1500)"
-                o[key] = Ours(round(recs[0]["metrics"]["throughput_mbps"], 2), f"{what}, hosts and adapters that do not bind, 1 MiB windows: the OC-3 line less the cell tax (the seed names neither the Suns, their adapters, the MTU nor the buffers)")
+                o[key] = Ours(
+                    round(recs[0]["metrics"]["throughput_mbps"], 2),
+                    f"{what}, hosts and adapters that do not bind, 1 MiB windows: the OC-3 line less the cell tax (the seed names neither the Suns, their adapters, the MTU nor the buffers)",
+                )
         return o
 
     def discussion(self, rows, data):
@@ -625,7 +824,11 @@ class Seed001(Study):
         if not got:
             return ["TCP over CLIP has not run yet."] + self._lane_discussion(by) + self._compare_discussion(data)
         text = ", ".join(f"{by[k]['ours']:.1f} Mb/s for {k.split('.')[1]} (seed {by[k]['paper']})" for k in got)
-        grid = {(r["parameters"]["mtu"], r["parameters"]["buffer_kib"]): r["metrics"]["throughput_mbps"] for m in MTUS for r in data.get(f"clip/{m}", [])}
+        grid = {
+            (r["parameters"]["mtu"], r["parameters"]["buffer_kib"]): r["metrics"]["throughput_mbps"]
+            for m in MTUS
+            for r in data.get(f"clip/{m}", [])
+        }
         # The seed's own 576 and 1500 points, if one engine's set-up per PDU plus a time per
         # cell binds both (13 and 32 cells a segment): the time per cell they imply.
         t576, t1500 = 536 * 8 / 35e6, 1460 * 8 / 60e6
@@ -669,7 +872,11 @@ class Seed001(Study):
         ]
 
     def _lane_discussion(self, by: dict[str, Any]) -> list[str]:
-        got = {k: by[k]["ours"] for k in ("lane.eth.util", "mpoa.eth.util", "lane.unknown.frames", "mpoa.shortcut.cells") if by.get(k, {}).get("ours") is not None}
+        got = {
+            k: by[k]["ours"]
+            for k in ("lane.eth.util", "mpoa.eth.util", "lane.unknown.frames", "mpoa.shortcut.cells")
+            if by.get(k, {}).get("ours") is not None
+        }
         if len(got) < 4:
             return ["LANE and MPOA have not run yet."]
         return [

@@ -26,7 +26,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from qoslab.studies import EXACT, EXAMPLES, Figure, finish_axes, Ours, PaperTable, Point, Published, Study, Tolerance
+from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study, Tolerance, finish_axes
 
 PPPOE = "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1)/ethernet/pppoe/ipv4/tcp"
 PPTP = "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1)/ethernet/ipv4/gre(pptp)/ppp/ipv4/tcp"
@@ -46,7 +46,11 @@ RUNS_OF = {
     # The same with the data the other way (pppoe-srv -> client): its full frames leave
     # the OpenVPN server's bridge by tap0 (MTU 1430), where Linux's bridge drops them.
     # Not a row (the seed's iperf sends from the client); shown beside tcp.nofrag.
-    "nofrag-down": (EXAMPLE, {"tunnel[1].mtu": 1423, "test[0].from": "pppoe-srv", "test[0].to": "client"}, "PPPoE MTU 1423, OpenVPN fragmentation off, data server to client"),
+    "nofrag-down": (
+        EXAMPLE,
+        {"tunnel[1].mtu": 1423, "test[0].from": "pppoe-srv", "test[0].to": "client"},
+        "PPPoE MTU 1423, OpenVPN fragmentation off, data server to client",
+    ),
     "pptp": (PPTP_EXAMPLE, None, "PPTP MTU 1397"),
 }
 
@@ -66,7 +70,16 @@ def run_example(name: str, values: dict[str, Any] | None, seed: int, progress: A
     for point in run_sweep(scenario, source=path, seed=seed, jobs=1, on_trial=progress):
         ovpn, ppp = point.point.scenario.tunnel[0], point.point.scenario.tunnel[1]
         for rec in point.records():
-            rec = dict(rec, parameters=dict(rec["parameters"], ppp_mtu=ppp.mtu, ppp_type=ppp.type, openvpn_fragment=getattr(ovpn, "fragment", None), run_seed=seed))
+            rec = dict(
+                rec,
+                parameters=dict(
+                    rec["parameters"],
+                    ppp_mtu=ppp.mtu,
+                    ppp_type=ppp.type,
+                    openvpn_fragment=getattr(ovpn, "fragment", None),
+                    run_seed=seed,
+                ),
+            )
             rec.pop("streams", None)
             out.append(rec)
     return out
@@ -100,7 +113,10 @@ class Seed002(Study):
     scenarios = [EXAMPLE, FRAGMENT, PPTP_EXAMPLE]
 
     def published(self) -> list[Published]:
-        theory = Tolerance("the paper's arithmetic, rounded; ours meters the frame without FCS (Linux's skb->len) and carries TCP timestamps: 1 %", rel=0.01)
+        theory = Tolerance(
+            "the paper's arithmetic, rounded; ours meters the frame without FCS (Linux's skb->len) and carries TCP timestamps: 1 %",
+            rel=0.01,
+        )
         return [
             Published("eth.frame", "§3.1: largest Ethernet frame (IEEE 802.3)", 1518, "bytes", EXACT, source="§3.1"),
             Published("eth.overhead", "§3.1: Ethernet header and FCS", 18, "bytes", EXACT, source="§3.1"),
@@ -109,34 +125,112 @@ class Seed002(Study):
             Published("eth.ethertype", "§3.1: EtherType field", 2, "bytes", EXACT, source="§3.1"),
             Published("eth.fcs", "§3.1: frame check sequence", 4, "bytes", EXACT, source="§3.1"),
             Published("mtu.real", "§3.1: MTU of the real network interface", 1500, "bytes", EXACT, source="§3.1"),
-            Published("openvpn.overhead", "§3.2: OpenVPN overhead without cipher, SHA1 digest (tag 1 + peer id 3 + HMAC 20)", 24, "bytes", EXACT, source="§3.2"),
+            Published(
+                "openvpn.overhead",
+                "§3.2: OpenVPN overhead without cipher, SHA1 digest (tag 1 + peer id 3 + HMAC 20)",
+                24,
+                "bytes",
+                EXACT,
+                source="§3.2",
+            ),
             Published("openvpn.tag", "§3.2: OpenVPN packet tag (opcode/key id)", 1, "bytes", EXACT, source="§3.2"),
             Published("openvpn.peer_id", "§3.2: OpenVPN peer id", 3, "bytes", EXACT, source="§3.2"),
             Published("openvpn.hmac", "§3.2: SHA1 signature (HMAC)", 20, "bytes", EXACT, source="§3.2"),
-            Published("openvpn.payload", "§3.2: space left for the OpenVPN payload", 1448, "bytes", EXACT, source="§3.2"),
+            Published(
+                "openvpn.payload", "§3.2: space left for the OpenVPN payload", 1448, "bytes", EXACT, source="§3.2"
+            ),
             Published("mtu.tap", "§3.2: MTU of the L2-VPN (TAP) interface", 1430, "bytes", EXACT, source="§3.2"),
             Published("pppoe.overhead", "§3.3: PPP header in PPPoE", 8, "bytes", EXACT, source="§3.3"),
             Published("mtu.pppoe", "§3.3: MTU of the PPPoE interface", 1422, "bytes", EXACT, source="§3.3"),
             Published("gre.overhead", "§3.4: GRE header in PPTP", 12, "bytes", EXACT, source="§3.4"),
             Published("pptp.ppp", "§3.4: PPP header in PPTP", 1, "bytes", EXACT, source="§3.4"),
             Published("mtu.pptp", "§3.4: MTU of the PPTP interface", 1397, "bytes", EXACT, source="§3.4"),
-            Published("link.rate", "§4: the uplink limited to (firewall)", 30, "Mb/s", SETTING, setting=True, source="§4"),
+            Published(
+                "link.rate", "§4: the uplink limited to (firewall)", 30, "Mb/s", SETTING, setting=True, source="§4"
+            ),
             Published("link.loss", "§4: loss rate on the uplink", 1, "%", SETTING, setting=True, source="§4"),
-            Published("tcp.window", "§4: TCP window (CUBIC's default)", 85.3, "kbyte", SETTING, setting=True, source="§4"),
-            Published("iperf.runs", "§4: iperf runs averaged per MTU", RUNS, "runs", SETTING, setting=True, source="§4"),
+            Published(
+                "tcp.window", "§4: TCP window (CUBIC's default)", 85.3, "kbyte", SETTING, setting=True, source="§4"
+            ),
+            Published(
+                "iperf.runs", "§4: iperf runs averaged per MTU", RUNS, "runs", SETTING, setting=True, source="§4"
+            ),
             Published("iperf.duration", "§4: length of each iperf run", 10, "s", SETTING, setting=True, source="§4"),
             Published("tcp.mss", "§4: largest TCP payload", 1382, "bytes", EXACT, source="§4"),
-            Published("tcp.theory", "§4: theoretical maximum TCP throughput on the 30 Mb/s link", 27.3, "Mb/s", theory, source="§4"),
-            Published("tcp.theory.loss", "§4: the same with 1 % loss", 27.04, "Mb/s", theory, source="§4", derived_from="tcp.theory", derived_how="tcp.theory × (1 − the link's loss rate, a setting)"),
-            Published("tcp.theory.share", "§4: the lossy maximum as a share of the lossless one", 99, "%", Tolerance("printed precision: the paper rounds to a whole percent", abs=0.5), source="§4", derived_from="link.loss", derived_how="100 − the link's loss rate (a setting)"),
-            Published("mtu.min", "§4: the sweep starts at the IPv4 minimum datagram every host must accept (RFC 791)", 576, "bytes", SETTING, setting=True, source="§4"),
+            Published(
+                "tcp.theory",
+                "§4: theoretical maximum TCP throughput on the 30 Mb/s link",
+                27.3,
+                "Mb/s",
+                theory,
+                source="§4",
+            ),
+            Published(
+                "tcp.theory.loss",
+                "§4: the same with 1 % loss",
+                27.04,
+                "Mb/s",
+                theory,
+                source="§4",
+                derived_from="tcp.theory",
+                derived_how="tcp.theory × (1 − the link's loss rate, a setting)",
+            ),
+            Published(
+                "tcp.theory.share",
+                "§4: the lossy maximum as a share of the lossless one",
+                99,
+                "%",
+                Tolerance("printed precision: the paper rounds to a whole percent", abs=0.5),
+                source="§4",
+                derived_from="link.loss",
+                derived_how="100 − the link's loss rate (a setting)",
+            ),
+            Published(
+                "mtu.min",
+                "§4: the sweep starts at the IPv4 minimum datagram every host must accept (RFC 791)",
+                576,
+                "bytes",
+                SETTING,
+                setting=True,
+                source="§4",
+            ),
             Published("tcp.576", "§4 / Fig. 6: TCP throughput, PPPoE MTU 576", 16.10, "Mb/s", TCP, source="§4, Fig. 6"),
-            Published("tcp.1422", "§4 / Fig. 6: TCP throughput, PPPoE MTU 1422 (the maximum)", 26.91, "Mb/s", TCP, source="§4, Fig. 6"),
-            Published("tcp.peak_mtu", "§4 / Fig. 6: the PPPoE MTU of the highest throughput", 1422, "bytes", EXACT, source="§4, Fig. 6"),
-            Published("tcp.1423", "§4 / Fig. 6: TCP throughput, PPPoE MTU 1423 (one byte over), OpenVPN fragmentation on", 24.26, "Mb/s", TCP, source="§4, Fig. 6"),
+            Published(
+                "tcp.1422",
+                "§4 / Fig. 6: TCP throughput, PPPoE MTU 1422 (the maximum)",
+                26.91,
+                "Mb/s",
+                TCP,
+                source="§4, Fig. 6",
+            ),
+            Published(
+                "tcp.peak_mtu",
+                "§4 / Fig. 6: the PPPoE MTU of the highest throughput",
+                1422,
+                "bytes",
+                EXACT,
+                source="§4, Fig. 6",
+            ),
+            Published(
+                "tcp.1423",
+                "§4 / Fig. 6: TCP throughput, PPPoE MTU 1423 (one byte over), OpenVPN fragmentation on",
+                24.26,
+                "Mb/s",
+                TCP,
+                source="§4, Fig. 6",
+            ),
             Published("mtu.pppoe.max", "§4: the maximum MTU of PPPoE (RFC 2516 §7)", 1492, "bytes", EXACT, source="§4"),
-            Published("tcp.1492", "§4 / Fig. 6: TCP throughput, PPPoE MTU 1492", 25.26, "Mb/s", TCP, source="§4, Fig. 6"),
-            Published("tcp.nofrag", "§4: TCP throughput above 1422 with OpenVPN's fragmentation off ('almost no data can be sent'; ours at 1423)", 0.0, "Mb/s", Tolerance("'almost no data': under 1 Mb/s", abs=1.0), source="§4"),
+            Published(
+                "tcp.1492", "§4 / Fig. 6: TCP throughput, PPPoE MTU 1492", 25.26, "Mb/s", TCP, source="§4, Fig. 6"
+            ),
+            Published(
+                "tcp.nofrag",
+                "§4: TCP throughput above 1422 with OpenVPN's fragmentation off ('almost no data can be sent'; ours at 1423)",
+                0.0,
+                "Mb/s",
+                Tolerance("'almost no data': under 1 Mb/s", abs=1.0),
+                source="§4",
+            ),
         ]
 
     def points(self, workdir: Path | None = None) -> list[Point]:
@@ -144,22 +238,61 @@ class Seed002(Study):
             from qoslab.analysis.mtu import analyse
 
             out = []
-            for name, stack, fcs in (("pppoe", PPPOE, True), ("pptp", PPTP, True), ("pppoe-alone", "ethernet/pppoe/ipv4/tcp", False)):
+            for name, stack, fcs in (
+                ("pppoe", PPPOE, True),
+                ("pptp", PPTP, True),
+                ("pppoe-alone", "ethernet/pppoe/ipv4/tcp", False),
+            ):
                 progress(f"MTU analysis of the {name} stack")
                 r = analyse(stack, count_fcs=fcs).to_json()
-                fields = {f"{l['name']}#{i}": {f["name"]: f["bytes"] for f in l["fields"]} for i, l in enumerate(r["layers"])}
-                out.append({"test": "mtu", "name": name, "from": None, "to": None, "parameters": {"stack": stack, "count_fcs": fcs}, "metrics": {"mtu": r["mtu"], "tcp_mss": r["tcp_mss"], "interfaces": {i["name"]: i["mtu"] for i in r["interfaces"]}, "layers": [[l["name"], l["overhead_bytes"]] for l in r["layers"]], "fields": fields}})
+                fields = {
+                    f"{l['name']}#{i}": {f["name"]: f["bytes"] for f in l["fields"]} for i, l in enumerate(r["layers"])
+                }
+                out.append(
+                    {
+                        "test": "mtu",
+                        "name": name,
+                        "from": None,
+                        "to": None,
+                        "parameters": {"stack": stack, "count_fcs": fcs},
+                        "metrics": {
+                            "mtu": r["mtu"],
+                            "tcp_mss": r["tcp_mss"],
+                            "interfaces": {i["name"]: i["mtu"] for i in r["interfaces"]},
+                            "layers": [[l["name"], l["overhead_bytes"]] for l in r["layers"]],
+                            "fields": fields,
+                        },
+                    }
+                )
             return out
 
-        points = [Point("mtu", "seed 002: MTU analysis of both stacks", mtu, spec={"stacks": [PPPOE, PPTP], "fields": 1}, seeded=False)]  # encodings only: no random draw
+        points = [
+            Point(
+                "mtu",
+                "seed 002: MTU analysis of both stacks",
+                mtu,
+                spec={"stacks": [PPPOE, PPTP], "fields": 1},
+                seeded=False,
+            )
+        ]  # encodings only: no random draw
         for kind, (name, values, words) in RUNS_OF.items():
             text = (EXAMPLES / name).read_text(encoding="utf-8")
             for seed in range(1, RUNS + 1):
 
-                def run(progress: Any, name: str = name, values: Any = values, seed: int = seed) -> list[dict[str, Any]]:
+                def run(
+                    progress: Any, name: str = name, values: Any = values, seed: int = seed
+                ) -> list[dict[str, Any]]:
                     return run_example(name, values, seed, progress)
 
-                points.append(Point(f"tcp/{kind}/s{seed}", f"seed 002: TCP, {words}, run {seed} of {RUNS}", run, spec={"example": text, "values": values, "seed": seed}, weight=0.5))
+                points.append(
+                    Point(
+                        f"tcp/{kind}/s{seed}",
+                        f"seed 002: TCP, {words}, run {seed} of {RUNS}",
+                        run,
+                        spec={"example": text, "values": values, "seed": seed},
+                        weight=0.5,
+                    )
+                )
         return points
 
     # ------------------------------------------------------------------ ours
@@ -187,8 +320,14 @@ class Seed002(Study):
                 "mtu.tap": Ours(p["interfaces"]["tap0"], note),
                 "mtu.pppoe": Ours(p["interfaces"]["ppp0"], note),
                 "mtu.pptp": Ours(t["interfaces"]["ppp0"], note),
-                "mtu.pppoe.max": Ours(recs["pppoe-alone"]["interfaces"]["ppp0"], "qoslab mtu ethernet/pppoe/ipv4: PPPoE straight on a 1500-byte Ethernet"),
-                "tcp.mss": Ours(p["tcp_mss"], "MTU of the PPPoE interface - 40 (the simulated Linux stack also carries 12 bytes of timestamps: 1370)"),
+                "mtu.pppoe.max": Ours(
+                    recs["pppoe-alone"]["interfaces"]["ppp0"],
+                    "qoslab mtu ethernet/pppoe/ipv4: PPPoE straight on a 1500-byte Ethernet",
+                ),
+                "tcp.mss": Ours(
+                    p["tcp_mss"],
+                    "MTU of the PPPoE interface - 40 (the simulated Linux stack also carries 12 bytes of timestamps: 1370)",
+                ),
                 "openvpn.overhead": Ours(layers.get("openvpn"), "replay protection off, as the seed counts"),
                 "openvpn.tag": Ours(ovpn.get("opcode/key id"), "the OpenVPN encoding's first octet"),
                 "openvpn.peer_id": Ours(ovpn.get("peer id"), "P_DATA_V2's peer id"),
@@ -197,14 +336,33 @@ class Seed002(Study):
                 "pppoe.overhead": Ours(layers.get("pppoe"), "PPPoE 6 + PPP protocol 2"),
                 "gre.overhead": Ours(dict(t["layers"]).get("gre"), "enhanced GRE (RFC 2637) with sequence number"),
                 "pptp.ppp": Ours(dict(t["layers"]).get("ppp"), "PPP protocol field compressed"),
-                "eth.header": Ours(outer["destination"] + outer["source"] + outer["ethertype"], "the Ethernet encoding's header fields"),
-                "eth.mac": Ours(outer["destination"] if outer["destination"] == outer["source"] else None, "destination and source fields"),
+                "eth.header": Ours(
+                    outer["destination"] + outer["source"] + outer["ethertype"], "the Ethernet encoding's header fields"
+                ),
+                "eth.mac": Ours(
+                    outer["destination"] if outer["destination"] == outer["source"] else None,
+                    "destination and source fields",
+                ),
                 "eth.ethertype": Ours(outer["ethertype"], "the Ethernet encoding"),
                 "eth.fcs": Ours(outer["fcs"], "the Ethernet encoding"),
-                "eth.overhead": Ours(outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"], "header + FCS fields of the encoding"),
-                "eth.frame": Ours(p["interfaces"]["eth0"] + outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"], "MTU + header + FCS"),
+                "eth.overhead": Ours(
+                    outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"],
+                    "header + FCS fields of the encoding",
+                ),
+                "eth.frame": Ours(
+                    p["interfaces"]["eth0"]
+                    + outer["destination"]
+                    + outer["source"]
+                    + outer["ethertype"]
+                    + outer["fcs"],
+                    "MTU + header + FCS",
+                ),
             }
-        below, above, nofrag = self.tcp_by_mtu(data, "pppoe"), self.tcp_by_mtu(data, "fragment"), self.tcp_by_mtu(data, "nofrag")
+        below, above, nofrag = (
+            self.tcp_by_mtu(data, "pppoe"),
+            self.tcp_by_mtu(data, "fragment"),
+            self.tcp_by_mtu(data, "nofrag"),
+        )
         runs = lambda v: f"mean of {len(v)} runs of 10 s (seeds 1-{len(v)}), range {min(v):.2f}-{max(v):.2f} Mb/s"  # noqa: E731
         for m, series in ((576, below), (1422, below), (1423, above), (1492, above)):
             if series.get(m):
@@ -232,7 +390,10 @@ class Seed002(Study):
             loss = sum(float(x.rate) for x in wan.loss) * 100
             mss = first["metrics"]["mss_bytes"]
             th = theory_mbps(rate, mss, 1422)
-            o["tcp.theory"] = Ours(th, f"30 Mb/s × {mss} bytes of TCP payload (MSS with timestamps) / the metered frame of a 1422-byte PPPoE packet (our encodings)")
+            o["tcp.theory"] = Ours(
+                th,
+                f"30 Mb/s × {mss} bytes of TCP payload (MSS with timestamps) / the metered frame of a 1422-byte PPPoE packet (our encodings)",
+            )
             o["tcp.theory.loss"] = Ours(th * (1 - loss / 100), "the same × (1 - the link's loss rate)")
             o["tcp.theory.share"] = Ours(100 - loss, "1 - the link's loss rate")
             o["link.rate"] = Ours(rate / 1e6, "the example's shaper")
@@ -244,7 +405,14 @@ class Seed002(Study):
         return {k: v for k, v in o.items() if v.value is not None}
 
     def tables(self) -> list[PaperTable]:
-        return [PaperTable("fig6", "Fig. 6 and §4: TCP throughput against the PPPoE MTU (Mb/s)", ["PPPoE MTU", "throughput (Mb/s)"], [(str(m), [f"tcp.{m}"]) for m in PUBLISHED_TCP])]
+        return [
+            PaperTable(
+                "fig6",
+                "Fig. 6 and §4: TCP throughput against the PPPoE MTU (Mb/s)",
+                ["PPPoE MTU", "throughput (Mb/s)"],
+                [(str(m), [f"tcp.{m}"]) for m in PUBLISHED_TCP],
+            )
+        ]
 
     def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
         import matplotlib.pyplot as plt
@@ -253,9 +421,21 @@ class Seed002(Study):
         for kind, label, style in (
             ("pppoe", "ours, PPPoE, no OpenVPN fragmentation", dict(color="black", marker="o", linestyle="-")),
             ("fragment", "ours, PPPoE, OpenVPN fragmentation on", dict(color="0.35", marker="s", linestyle="--")),
-            ("nofrag", "ours, 1423 with fragmentation off", dict(color="black", marker="v", linestyle="none", markerfacecolor="white")),
-            ("nofrag-down", "ours, 1423, fragmentation off, data server to client", dict(color="0.35", marker="^", linestyle="none", markerfacecolor="white")),
-            ("pptp", "ours, PPTP at its MTU 1397", dict(color="black", marker="D", linestyle="none", markerfacecolor="white")),
+            (
+                "nofrag",
+                "ours, 1423 with fragmentation off",
+                dict(color="black", marker="v", linestyle="none", markerfacecolor="white"),
+            ),
+            (
+                "nofrag-down",
+                "ours, 1423, fragmentation off, data server to client",
+                dict(color="0.35", marker="^", linestyle="none", markerfacecolor="white"),
+            ),
+            (
+                "pptp",
+                "ours, PPTP at its MTU 1397",
+                dict(color="black", marker="D", linestyle="none", markerfacecolor="white"),
+            ),
         ):
             series = self.tcp_by_mtu(data, kind)
             if not series:
@@ -265,21 +445,58 @@ class Seed002(Study):
             err = [[y - min(series[x]) for x, y in zip(xs, ys)], [max(series[x]) - y for x, y in zip(xs, ys)]]
             ax.errorbar(xs, ys, yerr=err, capsize=3, label=label, **style)
         xs = sorted(PUBLISHED_TCP)
-        ax.plot(xs, [PUBLISHED_TCP[x] for x in xs], linestyle="none", marker="*", markersize=12, color="black", label="paper (mean of 7 runs)")
+        ax.plot(
+            xs,
+            [PUBLISHED_TCP[x] for x in xs],
+            linestyle="none",
+            marker="*",
+            markersize=12,
+            color="black",
+            label="paper (mean of 7 runs)",
+        )
         ours = self.ours(data)
         if "tcp.theory" in ours:
-            ax.axhline(ours["tcp.theory"].value, color="0.5", linewidth=0.8, linestyle=":", label=f"ours: maximum at 1422, no loss ({ours['tcp.theory'].value:.2f} Mb/s)")
-            ax.axhline(ours["tcp.theory.loss"].value, color="0.5", linewidth=0.8, linestyle="-.", label=f"ours: the same × 0.99 ({ours['tcp.theory.loss'].value:.2f} Mb/s)")
+            ax.axhline(
+                ours["tcp.theory"].value,
+                color="0.5",
+                linewidth=0.8,
+                linestyle=":",
+                label=f"ours: maximum at 1422, no loss ({ours['tcp.theory'].value:.2f} Mb/s)",
+            )
+            ax.axhline(
+                ours["tcp.theory.loss"].value,
+                color="0.5",
+                linewidth=0.8,
+                linestyle="-.",
+                label=f"ours: the same × 0.99 ({ours['tcp.theory.loss'].value:.2f} Mb/s)",
+            )
         ax.axvline(1422, color="0.75", linewidth=0.8)
-        ax.annotate("1422: largest MTU without fragmentation", (1420, 1), rotation=90, fontsize=7, ha="right", va="bottom")
+        ax.annotate(
+            "1422: largest MTU without fragmentation", (1420, 1), rotation=90, fontsize=7, ha="right", va="bottom"
+        )
         ax.set_ylim(0, 30)
-        finish_axes(ax, xlabel="PPPoE interface MTU (bytes)", ylabel="TCP throughput (Mb/s)", title="What does a wrong MTU cost TCP? (Fig. 6)", legend_loc="lower right")
+        finish_axes(
+            ax,
+            xlabel="PPPoE interface MTU (bytes)",
+            ylabel="TCP throughput (Mb/s)",
+            title="What does a wrong MTU cost TCP? (Fig. 6)",
+            legend_loc="lower right",
+        )
         fig.tight_layout()
-        return [Figure("seed002_tcp_mtu", "TCP throughput against the PPPoE MTU (Fig. 6)", f"Lines: ours, mean of {RUNS} runs of 10 s (bars: the range over runs), CUBIC, 85.3 kB window, 30 Mb/s with 1 % loss. Stars: the seed's numbers (§4). Horizontal lines: the theoretical maxima from our encodings.", fig)]
+        return [
+            Figure(
+                "seed002_tcp_mtu",
+                "TCP throughput against the PPPoE MTU (Fig. 6)",
+                f"Lines: ours, mean of {RUNS} runs of 10 s (bars: the range over runs), CUBIC, 85.3 kB window, 30 Mb/s with 1 % loss. Stars: the seed's numbers (§4). Horizontal lines: the theoretical maxima from our encodings.",
+                fig,
+            )
+        ]
 
     def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
         by = {r["key"]: r for r in rows}
-        out = ["The MTUs come out of real encodings with the seed's accounting of a 4-byte FCS inside the TAP tunnel; without it (a TAP device carries no FCS) each is 4 bytes larger."]
+        out = [
+            "The MTUs come out of real encodings with the seed's accounting of a 4-byte FCS inside the TAP tunnel; without it (a TAP device carries no FCS) each is 4 bytes larger."
+        ]
         a, b = by.get("tcp.576"), by.get("tcp.1422")
         if a and b and a["ours"] is not None and b["ours"] is not None:
             out.append(

@@ -22,7 +22,19 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study, Tolerance, finish_axes, printed
+from qoslab.studies import (
+    EXACT,
+    EXAMPLES,
+    Figure,
+    Ours,
+    PaperTable,
+    Point,
+    Published,
+    Study,
+    Tolerance,
+    finish_axes,
+    printed,
+)
 
 PAYLOADS = [25, 50, 150, 400, 600, 1000, 1200, 1400, 1438, 1439, 1472, 1473, 1600]
 GAPS = {"1 ms": 1_000_000, "5 ms": 5_000_000}
@@ -33,9 +45,18 @@ found at 5 ms, where nothing is lost."""
 VPNS = [0, 1, 2, 3]
 COUNT = 10_000
 
-THROUGHPUT_TOL = Tolerance("echo throughput over 802.11b depends on the client's CPU, whose ESP cost is calibrated on one CPU point only; 15 %", rel=0.15)
-LOSS_TOL = Tolerance("loss of short datagrams at 1 ms depends on socket buffers and the adapter's processing, which the seed does not give; ±10 percentage points", abs=10.0)
-CPU_TOL = Tolerance("Windows 2000's Performance Monitor average; the model's per-packet costs are uncalibrated: ±5 percentage points", abs=5.0)
+THROUGHPUT_TOL = Tolerance(
+    "echo throughput over 802.11b depends on the client's CPU, whose ESP cost is calibrated on one CPU point only; 15 %",
+    rel=0.15,
+)
+LOSS_TOL = Tolerance(
+    "loss of short datagrams at 1 ms depends on socket buffers and the adapter's processing, which the seed does not give; ±10 percentage points",
+    abs=10.0,
+)
+CPU_TOL = Tolerance(
+    "Windows 2000's Performance Monitor average; the model's per-packet costs are uncalibrated: ±5 percentage points",
+    abs=5.0,
+)
 THROUGHPUT = "throughput_two_way_mbps"
 """The seed's "average throughput" (§4.1, Figs. 2-4): "the average amount of data payload
 transferred over the time duration between two points in the same service area" [its
@@ -58,7 +79,6 @@ def payload_tol(step: int) -> Tolerance:
     return printed("ours can only be a swept payload", step)
 
 
-
 def _k(vpns: int, gap: str) -> str:
     return f"v{vpns}/{gap.replace(' ', '')}"
 
@@ -72,21 +92,137 @@ class Seed003(Study):
 
     def published(self) -> list[Published]:
         return [
-            Published("max.base.1ms", "§4.1 / Fig. 2: highest average throughput, baseline (no VPN), 1 ms gap", 5.97, "Mb/s", THROUGHPUT_TOL, source="§4.1"),
-            Published("max.vpn1.1ms", "§4.1 / Fig. 2: highest average throughput, one IPsec VPN, 1 ms gap", 4.94, "Mb/s", THROUGHPUT_TOL, source="§4.1"),
-            Published("knee.base", "§4.1: largest UDP payload before fragmentation, baseline", 1472, "bytes", EXACT, source="§4.1"),
-            Published("knee.vpn", "§4.1: largest UDP payload before fragmentation, IPsec (ESP)", 1438, "bytes", EXACT, source="§4.1"),
-            Published("loss.tx.short", "§4.2 / Fig. 5: transmit (outbound) loss for 25-50-byte payloads at 1 ms, up to about", 35.0, "%", LOSS_TOL, source="§4.2"),
-            Published("loss.rx.short", "§4.2 / Fig. 6: receive (inbound) loss for 25-50-byte payloads at 1 ms, up to about", 20.0, "%", LOSS_TOL, source="§4.2"),
-            Published("loss.vpn_below_base", "§4.2 / Fig. 5: from this payload on, VPNs lose less than the baseline at 1 ms", 400, "bytes", payload_tol(100), source="§4.2"),
-            Published("fig3.small", "§4.1 / Fig. 3: up to this payload more VPNs give more total throughput (1 ms)", 150, "bytes", payload_tol(50), source="§4.1"),
-            Published("fig4.slope", "§4.1 / Fig. 4: 3 VPNs' throughput slope drops from this payload (5 ms)", 600, "bytes", payload_tol(100), source="§4.1"),
-            Published("fig8.loss", "§4.2 / Fig. 8: 3 VPNs' inbound loss grows above this payload (5 ms)", 600, "bytes", payload_tol(100), source="§4.2"),
-            Published("cpu.max.1ms", "§4.3 / Fig. 9: highest average CPU utilisation, 1 ms", 99.2, "%", CPU_TOL, source="§4.3", derived_from="cpu.3vpn.5ms.600", derived_how="the busiest client of the study: 1-3 VPNs at 1 ms send five times the datagrams of the 5 ms calibration point, so the calibrated ESP cost saturates its CPU"),
-            Published("cpu.3vpn.5ms.600", "§4.3 / Fig. 10: CPU, 3 VPNs, 600-byte payload, 5 ms: where '98% and over' begins (pentium-ii-300mhz's per_byte_esp is set on it)", 98.0, "%", Tolerance("the calibration's bisection: ±1 percentage point", abs=1.0), calibrated=True, source="§4.3"),
-            Published("cpu.3vpn.5ms.1200", "§4.3 / Fig. 10: CPU, 3 VPNs, 1200-byte payload, 5 ms", 100.0, "%", CPU_TOL, source="§4.3", derived_from="cpu.3vpn.5ms.600", derived_how="twice the calibrated 600-byte ESP work at the same rate: the CPU is full"),
-            Published("cpu.3vpn.5ms.1400", "§4.3 / Fig. 10: CPU, 3 VPNs, 1400-byte payload, 5 ms", 100.0, "%", CPU_TOL, source="§4.3", derived_from="cpu.3vpn.5ms.600", derived_how="more than twice the calibrated 600-byte ESP work at the same rate: the CPU is full"),
-            Published("cpu.3vpn.5ms.over600", "§4.3 / Fig. 10: lowest CPU, 3 VPNs, payloads over 600 bytes, 5 ms (98 % and over)", [98.0, 100.0], "%", Tolerance("the paper gives a range, '98 % and over' (a CPU is at most 100 % busy); ours agrees inside it (the former 'at least 93 %' had no basis in the paper)"), source="§4.3", derived_from="cpu.3vpn.5ms.600", derived_how="more ESP work per datagram than at the calibrated 600 bytes, at the same rate"),
+            Published(
+                "max.base.1ms",
+                "§4.1 / Fig. 2: highest average throughput, baseline (no VPN), 1 ms gap",
+                5.97,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                source="§4.1",
+            ),
+            Published(
+                "max.vpn1.1ms",
+                "§4.1 / Fig. 2: highest average throughput, one IPsec VPN, 1 ms gap",
+                4.94,
+                "Mb/s",
+                THROUGHPUT_TOL,
+                source="§4.1",
+            ),
+            Published(
+                "knee.base",
+                "§4.1: largest UDP payload before fragmentation, baseline",
+                1472,
+                "bytes",
+                EXACT,
+                source="§4.1",
+            ),
+            Published(
+                "knee.vpn",
+                "§4.1: largest UDP payload before fragmentation, IPsec (ESP)",
+                1438,
+                "bytes",
+                EXACT,
+                source="§4.1",
+            ),
+            Published(
+                "loss.tx.short",
+                "§4.2 / Fig. 5: transmit (outbound) loss for 25-50-byte payloads at 1 ms, up to about",
+                35.0,
+                "%",
+                LOSS_TOL,
+                source="§4.2",
+            ),
+            Published(
+                "loss.rx.short",
+                "§4.2 / Fig. 6: receive (inbound) loss for 25-50-byte payloads at 1 ms, up to about",
+                20.0,
+                "%",
+                LOSS_TOL,
+                source="§4.2",
+            ),
+            Published(
+                "loss.vpn_below_base",
+                "§4.2 / Fig. 5: from this payload on, VPNs lose less than the baseline at 1 ms",
+                400,
+                "bytes",
+                payload_tol(100),
+                source="§4.2",
+            ),
+            Published(
+                "fig3.small",
+                "§4.1 / Fig. 3: up to this payload more VPNs give more total throughput (1 ms)",
+                150,
+                "bytes",
+                payload_tol(50),
+                source="§4.1",
+            ),
+            Published(
+                "fig4.slope",
+                "§4.1 / Fig. 4: 3 VPNs' throughput slope drops from this payload (5 ms)",
+                600,
+                "bytes",
+                payload_tol(100),
+                source="§4.1",
+            ),
+            Published(
+                "fig8.loss",
+                "§4.2 / Fig. 8: 3 VPNs' inbound loss grows above this payload (5 ms)",
+                600,
+                "bytes",
+                payload_tol(100),
+                source="§4.2",
+            ),
+            Published(
+                "cpu.max.1ms",
+                "§4.3 / Fig. 9: highest average CPU utilisation, 1 ms",
+                99.2,
+                "%",
+                CPU_TOL,
+                source="§4.3",
+                derived_from="cpu.3vpn.5ms.600",
+                derived_how="the busiest client of the study: 1-3 VPNs at 1 ms send five times the datagrams of the 5 ms calibration point, so the calibrated ESP cost saturates its CPU",
+            ),
+            Published(
+                "cpu.3vpn.5ms.600",
+                "§4.3 / Fig. 10: CPU, 3 VPNs, 600-byte payload, 5 ms: where '98% and over' begins (pentium-ii-300mhz's per_byte_esp is set on it)",
+                98.0,
+                "%",
+                Tolerance("the calibration's bisection: ±1 percentage point", abs=1.0),
+                calibrated=True,
+                source="§4.3",
+            ),
+            Published(
+                "cpu.3vpn.5ms.1200",
+                "§4.3 / Fig. 10: CPU, 3 VPNs, 1200-byte payload, 5 ms",
+                100.0,
+                "%",
+                CPU_TOL,
+                source="§4.3",
+                derived_from="cpu.3vpn.5ms.600",
+                derived_how="twice the calibrated 600-byte ESP work at the same rate: the CPU is full",
+            ),
+            Published(
+                "cpu.3vpn.5ms.1400",
+                "§4.3 / Fig. 10: CPU, 3 VPNs, 1400-byte payload, 5 ms",
+                100.0,
+                "%",
+                CPU_TOL,
+                source="§4.3",
+                derived_from="cpu.3vpn.5ms.600",
+                derived_how="more than twice the calibrated 600-byte ESP work at the same rate: the CPU is full",
+            ),
+            Published(
+                "cpu.3vpn.5ms.over600",
+                "§4.3 / Fig. 10: lowest CPU, 3 VPNs, payloads over 600 bytes, 5 ms (98 % and over)",
+                [98.0, 100.0],
+                "%",
+                Tolerance(
+                    "the paper gives a range, '98 % and over' (a CPU is at most 100 % busy); ours agrees inside it (the former 'at least 93 %' had no basis in the paper)"
+                ),
+                source="§4.3",
+                derived_from="cpu.3vpn.5ms.600",
+                derived_how="more ESP work per datagram than at the calibrated 600 bytes, at the same rate",
+            ),
         ]
 
     def points(self, workdir: Path | None = None) -> list[Point]:
@@ -98,7 +234,22 @@ class Seed003(Study):
                 def run(progress: Any, vpns: int = vpns, gap: str = gap) -> list[dict[str, Any]]:
                     return run_echo(vpns, GAPS[gap], progress, PAYLOADS_AT[gap])
 
-                points.append(Point(key, f"seed 003: {vpns} VPN(s), {gap} gap, {len(PAYLOADS_AT[gap])} payloads", run, spec={"vpns": vpns, "gap": gap, "payloads": PAYLOADS_AT[gap], "count": COUNT, "example": (EXAMPLES / FAMILY[vpns]).read_text(), "records": "udp.echo method"}, weight=1 + vpns))
+                points.append(
+                    Point(
+                        key,
+                        f"seed 003: {vpns} VPN(s), {gap} gap, {len(PAYLOADS_AT[gap])} payloads",
+                        run,
+                        spec={
+                            "vpns": vpns,
+                            "gap": gap,
+                            "payloads": PAYLOADS_AT[gap],
+                            "count": COUNT,
+                            "example": (EXAMPLES / FAMILY[vpns]).read_text(),
+                            "records": "udp.echo method",
+                        },
+                        weight=1 + vpns,
+                    )
+                )
         return points
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
@@ -112,12 +263,18 @@ class Seed003(Study):
             best = max(b1, key=lambda p: b1[p][THROUGHPUT])
             o["max.base.1ms"] = Ours(b1[best][THROUGHPUT], f"{THROUGHPUT_WORDS}, at {best} bytes")
         if _knee(data, 0) is not None:
-            o["knee.base"] = Ours(_knee(data, 0), "largest payload whose datagram crossed the LAN in one frame (frames counted on the wired link)")
+            o["knee.base"] = Ours(
+                _knee(data, 0),
+                "largest payload whose datagram crossed the LAN in one frame (frames counted on the wired link)",
+            )
         if v1:
             best = max(v1, key=lambda p: v1[p][THROUGHPUT])
             o["max.vpn1.1ms"] = Ours(v1[best][THROUGHPUT], f"{THROUGHPUT_WORDS}, at {best} bytes")
         if _knee(data, 1) is not None:
-            o["knee.vpn"] = Ours(_knee(data, 1), "largest payload whose ESP datagram crossed the LAN in one frame (frames counted on the wired link)")
+            o["knee.vpn"] = Ours(
+                _knee(data, 1),
+                "largest payload whose ESP datagram crossed the LAN in one frame (frames counted on the wired link)",
+            )
         short = [series(v, "1 ms") for v in VPNS]
         tx = [s[p]["loss_tx"] for s in short for p in (25, 50) if p in s and s[p]["loss_tx"] is not None]
         rx = [s[p]["loss_rx"] for s in short for p in (25, 50) if p in s and s[p]["loss_rx"] is not None]
@@ -143,9 +300,20 @@ class Seed003(Study):
         import matplotlib.pyplot as plt
 
         figs = []
-        styles = [dict(color="black", marker="o", linestyle="-"), dict(color="0.4", marker="s", linestyle="--"), dict(color="black", marker="^", linestyle=":"), dict(color="0.4", marker="D", linestyle="-.")]
+        styles = [
+            dict(color="black", marker="o", linestyle="-"),
+            dict(color="0.4", marker="s", linestyle="--"),
+            dict(color="black", marker="^", linestyle=":"),
+            dict(color="0.4", marker="D", linestyle="-."),
+        ]
         for metric, ylabel, name, title, marks in (
-            (THROUGHPUT, "total throughput, out + echoed (Mb/s)", "seed003_throughput", "How much do the VPNs carry? (Figs. 2 and 4)", {("1 ms", 0): 5.97, ("1 ms", 1): 4.94}),
+            (
+                THROUGHPUT,
+                "total throughput, out + echoed (Mb/s)",
+                "seed003_throughput",
+                "How much do the VPNs carry? (Figs. 2 and 4)",
+                {("1 ms", 0): 5.97, ("1 ms", 1): 4.94},
+            ),
             ("cpu", "client CPU utilisation (%)", "seed003_cpu", "What do the VPNs cost the CPU? (Figs. 9 and 10)", {}),
         ):
             fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
@@ -155,14 +323,28 @@ class Seed003(Study):
                     per: dict[int, float] = {}
                     for r in recs:
                         p = r["parameters"]["payload_bytes"]
-                        per[p] = r["metrics"][THROUGHPUT] if metric == THROUGHPUT else r["metrics"]["cpu_util_pct"].get("wireless", 0.0)
+                        per[p] = (
+                            r["metrics"][THROUGHPUT]
+                            if metric == THROUGHPUT
+                            else r["metrics"]["cpu_util_pct"].get("wireless", 0.0)
+                        )
                     if per:
                         xs = sorted(per)
-                        ax.plot(xs, [per[x] for x in xs], label=f"{v} VPN{'s' if v != 1 else ''} (ours)" if v else "baseline (ours)", **styles[v])
+                        ax.plot(
+                            xs,
+                            [per[x] for x in xs],
+                            label=f"{v} VPN{'s' if v != 1 else ''} (ours)" if v else "baseline (ours)",
+                            **styles[v],
+                        )
                 for (g, v), y in marks.items():
                     if g == gap:
                         ax.axhline(y, color="0.3", linewidth=0.8, linestyle=(0, (2, 2)))
-                        ax.annotate(f"paper: {'baseline' if v == 0 else f'{v} VPN'} max {y} Mb/s", (30, y), fontsize=7, va="bottom")
+                        ax.annotate(
+                            f"paper: {'baseline' if v == 0 else f'{v} VPN'} max {y} Mb/s",
+                            (30, y),
+                            fontsize=7,
+                            va="bottom",
+                        )
                 if metric == "cpu" and gap == "5 ms":
                     ax.plot([1200, 1400], [100, 100], "k*", markersize=10, label="paper: 3 VPNs 100 %")
                 if metric == "cpu" and gap == "1 ms":
@@ -174,7 +356,14 @@ class Seed003(Study):
             axes[0].set_ylabel(ylabel)
             fig.suptitle(title)
             fig.tight_layout()
-            figs.append(Figure(name, title, "Lines: ours (10 000 echoed datagrams per VPN, all VPNs at once). Grey verticals: the fragmentation knees at 1438 (ESP) and 1472 bytes. Marks: numbers the seed states in its text.", fig))
+            figs.append(
+                Figure(
+                    name,
+                    title,
+                    "Lines: ours (10 000 echoed datagrams per VPN, all VPNs at once). Grey verticals: the fragmentation knees at 1438 (ESP) and 1472 bytes. Marks: numbers the seed states in its text.",
+                    fig,
+                )
+            )
         return figs
 
     def tables(self) -> list[PaperTable]:
@@ -215,7 +404,9 @@ def _loss_paragraph(rows: list[dict[str, Any]], data: dict[str, list[dict[str, A
         cpu_short = [s[p]["cpu"] for s in short.values() for p in (25, 50) if p in s and s[p]["cpu"] is not None]
         if tx25:
             out.append(
-                "Per set-up at 25 bytes, outbound: " + ", ".join(f"{v} VPN(s) {x:.1f} %" for v, x in sorted(tx25.items())) + ". "
+                "Per set-up at 25 bytes, outbound: "
+                + ", ".join(f"{v} VPN(s) {x:.1f} %" for v, x in sorted(tx25.items()))
+                + ". "
                 "The row's highest is the three VPNs', whose three streams each 1 ms apart offer the cell three times the baseline's datagrams; "
                 "the client's queue is 1000 frames (Linux's txqueuelen: the seed's Windows 2000 driver's is not known), which holds the first seconds of each 10 000-datagram run, "
                 "so a driver queue of tens of frames loses more (its steady-state share: try `queue = { wireless = 20 }` on the wlan link). What would settle the row: the adapter driver's transmit queue, and whether the seed's VPNs each sent a stream at the gap or shared one."
@@ -234,7 +425,9 @@ def _loss_paragraph(rows: list[dict[str, Any]], data: dict[str, list[dict[str, A
                 f"At 5 ms the seed's Fig. 7 shows 'minimal outbound packet loss', but three VPNs in the model lose {v3[lossy[0]]['loss_tx']:.0f} % outbound from {lossy[0]} bytes on: three streams 5 ms apart each fill the 802.11b cell with echoes. "
                 "The knees of Figs. 4 and 8 (3 VPNs, 5 ms) then follow the cell's saturation, not the CPU's, which is why they come earlier than the seed's 600 bytes."
             )
-    out.append("Four rows read a knee off a curve (where VPNs start to lose less than the baseline, Fig. 3's crossing, Fig. 4's slope, Fig. 8's loss growth); each rule is written beside its value (studies/seed003.py _knees), on the swept payloads only, so ours moves in the sweep's steps.")
+    out.append(
+        "Four rows read a knee off a curve (where VPNs start to lose less than the baseline, Fig. 3's crossing, Fig. 4's slope, Fig. 8's loss growth); each rule is written beside its value (studies/seed003.py _knees), on the swept payloads only, so ours moves in the sweep's steps."
+    )
     return out
 
 
@@ -263,13 +456,22 @@ def _knees(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
         below = [p for p in common if all((one[v][p]["loss"] or 0) < (one[0][p]["loss"] or 0) for v in (1, 2, 3))]
         tail = [p for i, p in enumerate(common) if all(q in below for q in common[i:])]
         if tail:
-            o["loss.vpn_below_base"] = Ours(tail[0], "smallest payload from which on every swept payload 1, 2 and 3 VPNs all lose fewer round trips than the baseline (1 ms)")
+            o["loss.vpn_below_base"] = Ours(
+                tail[0],
+                "smallest payload from which on every swept payload 1, 2 and 3 VPNs all lose fewer round trips than the baseline (1 ms)",
+            )
         else:
-            o["loss.vpn_below_base"] = Ours(None, "no swept payload from which on 1, 2 and 3 VPNs all lose fewer round trips than the baseline at 1 ms: in the model the VPNs' CPU cost adds loss rather than pacing the sender")
+            o["loss.vpn_below_base"] = Ours(
+                None,
+                "no swept payload from which on 1, 2 and 3 VPNs all lose fewer round trips than the baseline at 1 ms: in the model the VPNs' CPU cost adds loss rather than pacing the sender",
+            )
         ordered = [p for p in common if one[1][p][THROUGHPUT] < one[2][p][THROUGHPUT] < one[3][p][THROUGHPUT]]
         head = [p for i, p in enumerate(common) if all(q in ordered for q in common[: i + 1])]
         if head:
-            o["fig3.small"] = Ours(head[-1], "largest payload up to which every swept payload has 3 VPNs > 2 > 1 in total echoed throughput (1 ms)")
+            o["fig3.small"] = Ours(
+                head[-1],
+                "largest payload up to which every swept payload has 3 VPNs > 2 > 1 in total echoed throughput (1 ms)",
+            )
         else:
             p0 = common[0] if common else None
             carried = [one[v][p0][THROUGHPUT] for v in (1, 2, 3)] if p0 is not None else []
@@ -279,7 +481,10 @@ def _knees(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
                 if carried and max(carried) > 0 and (max(carried) - min(carried)) / max(carried) < 0.01
                 else ""
             )
-            o["fig3.small"] = Ours(None, f"at the smallest swept payload ({p0} bytes) 3 VPNs do not carry more than 2 and 2 more than 1 (1 ms; Mb/s out + echoed: {totals}): the rule finds no range.{why}")
+            o["fig3.small"] = Ours(
+                None,
+                f"at the smallest swept payload ({p0} bytes) 3 VPNs do not carry more than 2 and 2 more than 1 (1 ms; Mb/s out + echoed: {totals}): the rule finds no range.{why}",
+            )
     v3 = _series(data, 3, "5 ms")
     xs = sorted(v3)
     if len(xs) >= 3:
@@ -287,9 +492,15 @@ def _knees(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
         first = slopes[0]
         drop = next((xs[i] for i, sl in enumerate(slopes) if first > 0 and sl < 0.5 * first), None)
         if drop is None:
-            o["fig4.slope"] = Ours(None, "3 VPNs at 5 ms: the throughput's slope never falls below half its initial slope over the swept payloads")
+            o["fig4.slope"] = Ours(
+                None,
+                "3 VPNs at 5 ms: the throughput's slope never falls below half its initial slope over the swept payloads",
+            )
         else:
-            o["fig4.slope"] = Ours(drop, "3 VPNs at 5 ms: first payload after which the throughput's slope falls below half its slope at the smallest payloads")
+            o["fig4.slope"] = Ours(
+                drop,
+                "3 VPNs at 5 ms: first payload after which the throughput's slope falls below half its slope at the smallest payloads",
+            )
         grows = next((p for p in xs if (v3[p]["loss_rx"] or 0) > 1.0), None)
         if grows is None:
             o["fig8.loss"] = Ours(None, "3 VPNs at 5 ms: the inbound loss stays under 1 % at every swept payload")
@@ -310,7 +521,12 @@ def _knee(data: dict[str, list[dict[str, Any]]], vpns: int) -> int | None:
     return best
 
 
-FAMILY = {0: "seed003_ipsec_0vpn.toml", 1: "seed003_ipsec_1vpn.toml", 2: "seed003_ipsec_2vpn.toml", 3: "seed003_ipsec.toml"}
+FAMILY = {
+    0: "seed003_ipsec_0vpn.toml",
+    1: "seed003_ipsec_1vpn.toml",
+    2: "seed003_ipsec_2vpn.toml",
+    3: "seed003_ipsec.toml",
+}
 """The seed's four set-ups, one example each (0 = the baseline without IPsec)."""
 
 
@@ -328,13 +544,21 @@ def run_echo(vpns: int, gap_ns: int, progress: Any, payloads: list[int] = PAYLOA
     records = []
     for payload in payloads:
         progress(f"{vpns} VPN(s), {gap_ns / 1e6:g} ms gap: {payload}-byte payloads, {max(1, vpns)} × {COUNT} echoes")
-        sc = scenario_at(base, {"test[0].payload": payload, "test[0].gap": f"{gap_ns} ns", "test[0].count": COUNT}, source=path)
+        sc = scenario_at(
+            base, {"test[0].payload": payload, "test[0].gap": f"{gap_ns} ns", "test[0].count": COUNT}, source=path
+        )
         (point,) = run_sweep(sc, source=path, jobs=1)
         run = point.runs[0]
         lan = next(x for x in run.results["links"] if x["name"] == "lan")
         for rec in run.records:
             forwarded = rec["metrics"]["forward_received"]
-            rec = dict(rec, parameters=dict(rec["parameters"], vpns=vpns), metrics=dict(rec["metrics"], frames_per_datagram=round(lan["frames"][0] / forwarded) if forwarded else None))
+            rec = dict(
+                rec,
+                parameters=dict(rec["parameters"], vpns=vpns),
+                metrics=dict(
+                    rec["metrics"], frames_per_datagram=round(lan["frames"][0] / forwarded) if forwarded else None
+                ),
+            )
             records.append(rec)
     return records
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from qoslab.studies import EXACT, EXAMPLES, Figure, finish_axes, Ours, Point, Published, Study, Tolerance
+from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance, finish_axes
 
 ASYM = "seed004_asymmetric.toml"
 HIDDEN = "seed004_hidden_terminals.toml"
@@ -49,12 +49,28 @@ VARIANTS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     "both": (ASYM, BOTH_WAYS, "2 Mb/s radio both ways"),
     "eth": (ASYM, ethernet_down("10 Mbps"), "10 Mb/s Ethernet down, SLIP ACKs 1200 b/s … 115.2 kb/s"),
     "eth_both": (ASYM, ethernet_down("10 Mbps") | BOTH_WAYS, "10 Mb/s Ethernet both ways"),
-    "adsl64": (ASYM, ethernet_down("1.5 Mbps") | {"link[2].rate": "64 kbps"}, "ADSL trial rates: 1.5 Mb/s down, 64 kb/s up"),
-    "adsl115": (ASYM, ethernet_down("1.5 Mbps") | {"link[2].rate": "115.2 kbps"}, "1.5 Mb/s down, 115.2 kb/s up (its peak)"),
+    "adsl64": (
+        ASYM,
+        ethernet_down("1.5 Mbps") | {"link[2].rate": "64 kbps"},
+        "ADSL trial rates: 1.5 Mb/s down, 64 kb/s up",
+    ),
+    "adsl115": (
+        ASYM,
+        ethernet_down("1.5 Mbps") | {"link[2].rate": "115.2 kbps"},
+        "1.5 Mb/s down, 115.2 kb/s up (its peak)",
+    ),
     "hidden": (HIDDEN, None, "hidden terminals, adaptive router"),
     "hidden_radio": (HIDDEN, {"node.r2.adaptive": None}, "hidden terminals, radio alone"),
-    "typing_radio": (HIDDEN, {"test[0]": None, "node.r2.adaptive": None}, "hidden terminals, keystrokes over the radio alone"),
-    "typing_acks": (HIDDEN, {"test[0]": None, "node.r2.adaptive.low": 0.0, "node.r2.adaptive.high": 0.0}, "hidden terminals, keystrokes over the radio with the router's link acks (never the modem)"),
+    "typing_radio": (
+        HIDDEN,
+        {"test[0]": None, "node.r2.adaptive": None},
+        "hidden terminals, keystrokes over the radio alone",
+    ),
+    "typing_acks": (
+        HIDDEN,
+        {"test[0]": None, "node.r2.adaptive.low": 0.0, "node.r2.adaptive.high": 0.0},
+        "hidden terminals, keystrokes over the radio with the router's link acks (never the modem)",
+    ),
 }
 TYPING = {"method": "ping", "from": "right", "to": "left", "count": 2400, "interval": "100 ms", "payload": 32}
 """Keystrokes from the X server at home to the campus workstation and their echoes, the
@@ -96,7 +112,9 @@ def run_losses(progress: Any) -> list[dict[str, Any]]:
             values["link[1].frame_error_rate"] = {"r2": f"{loss} %"}
         for seed in LOSS_SEEDS:
             progress(f"radio frame error rate {loss} %, seed {seed}")
-            for rec in _records(run_sweep(scenario_at(scenario, values, source=path), source=path, seed=seed, jobs=1), "loss"):
+            for rec in _records(
+                run_sweep(scenario_at(scenario, values, source=path), source=path, seed=seed, jobs=1), "loss"
+            ):
                 rec["parameters"]["frame_error_pct"] = loss
                 rec["parameters"]["run_seed"] = seed
                 out.append(rec)
@@ -114,7 +132,7 @@ def run_variant(key: str, progress: Any) -> list[dict[str, Any]]:
         # The file's own sweep, with the variant's values put in every point.
         points = scenario.sweep.values if scenario.sweep else {}
         out = []
-        (param, rates), = points.items()
+        ((param, rates),) = points.items()
         for rate in rates:
             sc = scenario_at(scenario, (values or {}) | {param: rate}, source=path)
             out += _records(run_sweep(sc, source=path, jobs=1, on_trial=progress), key)
@@ -201,33 +219,129 @@ class Seed004(Study):
 
     def published(self) -> list[Published]:
         rows = [
-            ("peak95.uplink", "95 % of peak download over 2 Mb/s wireless is reached with an uplink of", 57.6, "kb/s", Tolerance("one of the serial speeds swept", rel=0.0), None, False),
-            ("proportional", "when the download greatly exceeds the upload, download performance is roughly proportional to upload speed", "yes", "", EXACT, None, False),
-            ("serial115.beats.wireless", "a 115.2 kb/s serial uplink beats wireless both ways (2 Mb/s)", "yes", "", EXACT, None, False),
-            ("adsl.sufficient", "the ADSL trial's 64 kb/s upload suffices for a 1.5 Mb/s download stream 'at nearly peak performance'", "yes", "", EXACT, None, False),
-            ("adaptive.channel", "under hidden terminals the adaptive router sends home-to-campus over", "modem", "", EXACT, None, False),
-            ("hidden.radio.delay", "with the radio both ways under hidden terminals, delays of over a second occur frequently", "yes", "", EXACT, None, False),
+            (
+                "peak95.uplink",
+                "95 % of peak download over 2 Mb/s wireless is reached with an uplink of",
+                57.6,
+                "kb/s",
+                Tolerance("one of the serial speeds swept", rel=0.0),
+                None,
+                False,
+            ),
+            (
+                "proportional",
+                "when the download greatly exceeds the upload, download performance is roughly proportional to upload speed",
+                "yes",
+                "",
+                EXACT,
+                None,
+                False,
+            ),
+            (
+                "serial115.beats.wireless",
+                "a 115.2 kb/s serial uplink beats wireless both ways (2 Mb/s)",
+                "yes",
+                "",
+                EXACT,
+                None,
+                False,
+            ),
+            (
+                "adsl.sufficient",
+                "the ADSL trial's 64 kb/s upload suffices for a 1.5 Mb/s download stream 'at nearly peak performance'",
+                "yes",
+                "",
+                EXACT,
+                None,
+                False,
+            ),
+            (
+                "adaptive.channel",
+                "under hidden terminals the adaptive router sends home-to-campus over",
+                "modem",
+                "",
+                EXACT,
+                None,
+                False,
+            ),
+            (
+                "hidden.radio.delay",
+                "with the radio both ways under hidden terminals, delays of over a second occur frequently",
+                "yes",
+                "",
+                EXACT,
+                None,
+                False,
+            ),
             ("backoff.cap", "the router's acknowledgement backoff never exceeds", 0.1, "s", SETTING, None, True),
-            ("tcp.shutdown.loss", "TCP effectively shuts down once losses approach", 10, "%", Tolerance("'approach': 3 points", abs=3.0), None, False),
-            ("delay.noticeable", "a delay the user notices", 100, "ms", STATED, "a statement about users, not a measurement", False),
+            (
+                "tcp.shutdown.loss",
+                "TCP effectively shuts down once losses approach",
+                10,
+                "%",
+                Tolerance("'approach': 3 points", abs=3.0),
+                None,
+                False,
+            ),
+            (
+                "delay.noticeable",
+                "a delay the user notices",
+                100,
+                "ms",
+                STATED,
+                "a statement about users, not a measurement",
+                False,
+            ),
             ("wavelan.rate", "WaveLAN data rate", 2, "Mb/s", SETTING, None, True),
             ("ethernet.rate", "Ethernet downlink of the first experiment", 10, "Mb/s", SETTING, None, True),
             ("wavelan.freq", "WaveLAN carrier", 915, "MHz", STATED, "radio frequency is not modelled", False),
             ("wavelan.wavelength", "915 MHz wavelength", 33, "cm", STATED, "radio propagation is not modelled", False),
             ("home.distance", "home to campus", 1, "mile", STATED, "radio propagation is not modelled", False),
-            ("cpu.clock", "the end nodes' and routers' processors", 25, "MHz", STATED, "the hosts' CPUs are not modelled in seed 004's scenarios (the seed: 'fast enough to drive the cards … within a factor of 2')", False),
+            (
+                "cpu.clock",
+                "the end nodes' and routers' processors",
+                25,
+                "MHz",
+                STATED,
+                "the hosts' CPUs are not modelled in seed 004's scenarios (the seed: 'fast enough to drive the cards … within a factor of 2')",
+                False,
+            ),
             ("ttcp.file", "file downloaded with ttcp", 10, "MB", SETTING, None, True),
             ("serial.min", "slowest serial line of the sweep", 1200, "b/s", SETTING, None, True),
             ("serial.max", "fastest serial line of the sweep", 115200, "b/s", SETTING, None, True),
-            ("trials", "trials per point (maximum reported)", 10, "trials", STATED, "the simulated download has one sender on its medium: every trial gives the same result, so one is run", False),
+            (
+                "trials",
+                "trials per point (maximum reported)",
+                10,
+                "trials",
+                STATED,
+                "the simulated download has one sender on its medium: every trial gives the same result, so one is run",
+                False,
+            ),
             ("modem.rate", "V.34bis modem upload speed", 33.6, "kb/s", SETTING, None, True),
-            ("modem.compression", "modem compression ratio (about 2:1)", 2, "", Tolerance("'about'", rel=0.25), None, True),
+            (
+                "modem.compression",
+                "modem compression ratio (about 2:1)",
+                2,
+                "",
+                Tolerance("'about'", rel=0.25),
+                None,
+                True,
+            ),
             ("adsl.down", "Pittsburgh ADSL trial download", 1.5, "Mb/s", SETTING, None, True),
             ("adsl.up", "Pittsburgh ADSL trial upload", 64, "kb/s", SETTING, None, True),
             ("ack.size", "acknowledgement datagram (20-byte IP + 20-byte TCP header)", 40, "bytes", EXACT, None, False),
             ("ack.ip", "IP header of an acknowledgement", 20, "bytes", EXACT, None, False),
             ("ack.tcp", "TCP header of an acknowledgement", 20, "bytes", EXACT, None, False),
-            ("data.size", "download datagrams carry approximately this much data", 1500, "bytes", Tolerance("'approximately'", rel=0.05), None, False),
+            (
+                "data.size",
+                "download datagrams carry approximately this much data",
+                1500,
+                "bytes",
+                Tolerance("'approximately'", rel=0.05),
+                None,
+                False,
+            ),
         ]
         # A row marked True is an input of the study's scenarios, set from the seed (a line
         # rate, the file size, the sweep's ends, the modem's compression, the router's
@@ -242,8 +356,28 @@ class Seed004(Study):
                 return run_variant(key, progress)
 
             weight = 3.0 if key in SWEPT else 1.0
-            points.append(Point(key, f"seed 004: {words}", run, spec={"example": (EXAMPLES / name).read_text(encoding="utf-8"), "values": values, "swept": key in SWEPT}, weight=weight))
-        points.append(Point("loss", "seed 004: TCP against radio frame loss (no link acks)", run_losses, spec={"example": (EXAMPLES / ASYM).read_text(encoding="utf-8"), "losses": LOSSES, "seeds": LOSS_SEEDS}, weight=1.0))
+            points.append(
+                Point(
+                    key,
+                    f"seed 004: {words}",
+                    run,
+                    spec={
+                        "example": (EXAMPLES / name).read_text(encoding="utf-8"),
+                        "values": values,
+                        "swept": key in SWEPT,
+                    },
+                    weight=weight,
+                )
+            )
+        points.append(
+            Point(
+                "loss",
+                "seed 004: TCP against radio frame loss (no link acks)",
+                run_losses,
+                spec={"example": (EXAMPLES / ASYM).read_text(encoding="utf-8"), "losses": LOSSES, "seeds": LOSS_SEEDS},
+                weight=1.0,
+            )
+        )
         return points
 
     # ------------------------------------------------------------------ ours
@@ -280,9 +414,15 @@ class Seed004(Study):
             low = [tp[b] / b for b in RATES if b <= 9600 and b in tp]
             spread = (max(low) - min(low)) / (sum(low) / len(low)) if low else None
             if spread is not None:
-                o["proportional"] = Ours("yes" if spread <= 0.10 else "no", f"download / upload rate from 1200 to 9600 b/s varies by {100 * spread:.1f} % (within 10 % = proportional)")
+                o["proportional"] = Ours(
+                    "yes" if spread <= 0.10 else "no",
+                    f"download / upload rate from 1200 to 9600 b/s varies by {100 * spread:.1f} % (within 10 % = proportional)",
+                )
             rec = asym[max(asym)]
-            o["data.size"] = Ours(rec["metrics"]["mss_bytes"], f"TCP payload per download segment; the datagrams are {rec['metrics']['path_mtu_bytes']} bytes")
+            o["data.size"] = Ours(
+                rec["metrics"]["mss_bytes"],
+                f"TCP payload per download segment; the datagrams are {rec['metrics']['path_mtu_bytes']} bytes",
+            )
             o["ttcp.file"] = Ours(rec["parameters"]["bytes"] / 1e6, "the example's transfer")
             o["serial.min"] = Ours(min(asym), "the example's sweep")
             o["serial.max"] = Ours(max(asym), "the example's sweep")
@@ -290,36 +430,59 @@ class Seed004(Study):
         if losses.get(0):
             dead = next((x for x in sorted(losses) if losses[x] < SHUTDOWN * losses[0]), None)
             if dead is None:
-                o["tcp.shutdown.loss"] = Ours(None, f"the download never fell below {SHUTDOWN:.0%} of its loss-free rate up to {max(losses)} % frame loss")
+                o["tcp.shutdown.loss"] = Ours(
+                    None,
+                    f"the download never fell below {SHUTDOWN:.0%} of its loss-free rate up to {max(losses)} % frame loss",
+                )
             else:
-                o["tcp.shutdown.loss"] = Ours(dead, f"smallest swept radio frame loss (no link acks, NetBSD TCP) at which the download (mean of {len(LOSS_SEEDS)} seeds) falls below {SHUTDOWN:.0%} of its loss-free {losses[0]:.2f} Mb/s: {losses[dead]:.3f} Mb/s; at 5 % it is {losses.get(5, float('nan')):.3f}, at 10 % {losses.get(10, float('nan')):.3f}")
+                o["tcp.shutdown.loss"] = Ours(
+                    dead,
+                    f"smallest swept radio frame loss (no link acks, NetBSD TCP) at which the download (mean of {len(LOSS_SEEDS)} seeds) falls below {SHUTDOWN:.0%} of its loss-free {losses[0]:.2f} Mb/s: {losses[dead]:.3f} Mb/s; at 5 % it is {losses.get(5, float('nan')):.3f}, at 10 % {losses.get(10, float('nan')):.3f}",
+                )
         both = data.get("both", [])
         if asym and both and 115200 in asym:
             a, b = asym[115200]["metrics"]["throughput_mbps"], both[0]["metrics"]["throughput_mbps"]
-            o["serial115.beats.wireless"] = Ours("yes" if a > b else "no", f"{a:.3f} Mb/s with SLIP ACKs at 115.2 kb/s vs {b:.3f} Mb/s with the radio both ways")
+            o["serial115.beats.wireless"] = Ours(
+                "yes" if a > b else "no",
+                f"{a:.3f} Mb/s with SLIP ACKs at 115.2 kb/s vs {b:.3f} Mb/s with the radio both ways",
+            )
         a64, a115 = data.get("adsl64", []), data.get("adsl115", [])
         if a64 and a115:
             x, y = a64[0]["metrics"]["throughput_mbps"], a115[0]["metrics"]["throughput_mbps"]
-            o["adsl.sufficient"] = Ours("yes" if x >= 0.95 * y else "no", f"{x:.3f} Mb/s with 64 kb/s of ACK line vs {y:.3f} Mb/s with 115.2 kb/s (≥ 95 % = nearly peak)")
+            o["adsl.sufficient"] = Ours(
+                "yes" if x >= 0.95 * y else "no",
+                f"{x:.3f} Mb/s with 64 kb/s of ACK line vs {y:.3f} Mb/s with 115.2 kb/s (≥ 95 % = nearly peak)",
+            )
         hidden = data.get("hidden", [])
         if hidden and hidden[0].get("adaptive"):
             ad = hidden[0]["adaptive"][0]
             first = ad["switches"][0] if ad["switches"] else None
             c = ad["counters"]
             if first is not None:
-                o["adaptive.channel"] = Ours(first["to"], f"results['adaptive']: r2 left the {first['from']} for the {first['to']} at {first['time_s']:.2f} s, the radio's delivery ratio at {100 * first['radio_ratio']:.0f} %; {c['modem_datagrams']} of {c['datagrams']} upstream datagrams went by modem")
+                o["adaptive.channel"] = Ours(
+                    first["to"],
+                    f"results['adaptive']: r2 left the {first['from']} for the {first['to']} at {first['time_s']:.2f} s, the radio's delivery ratio at {100 * first['radio_ratio']:.0f} %; {c['modem_datagrams']} of {c['datagrams']} upstream datagrams went by modem",
+                )
             else:
                 o["adaptive.channel"] = Ours("radio", "results['adaptive']: r2 never left the radio")
         radio = data.get("hidden_radio", [])
         if radio:
             r = radio[0]
             mx = max((s["sender"]["max_rtt_ms"] or 0.0) for s in r.get("streams", [{"sender": {"max_rtt_ms": 0.0}}]))
-            radio_note = f"the download with the radio alone: {r['metrics']['throughput_mbps']:.3f} Mb/s against {hidden[0]['metrics']['throughput_mbps']:.3f} with the adaptive router, {r['metrics'].get('timeouts', 0)} retransmission timeouts (each a wait of at least 1 s); TCP's largest RTT sample {mx:.0f} ms (Karn's rule leaves retransmitted segments out)" if hidden else f"largest RTT {mx:.0f} ms"
+            radio_note = (
+                f"the download with the radio alone: {r['metrics']['throughput_mbps']:.3f} Mb/s against {hidden[0]['metrics']['throughput_mbps']:.3f} with the adaptive router, {r['metrics'].get('timeouts', 0)} retransmission timeouts (each a wait of at least 1 s); TCP's largest RTT sample {mx:.0f} ms (Karn's rule leaves retransmitted segments out)"
+                if hidden
+                else f"largest RTT {mx:.0f} ms"
+            )
             typed = {k: _slow_keys(data.get(k, [])) for k in ("typing_radio", "typing_acks")}
             if typed["typing_radio"] is not None:
                 share, lost, slow, sent = typed["typing_radio"]
                 acks = typed["typing_acks"]
-                with_acks = f"; with the router's link acks (never the modem): {100 * acks[0]:.2f} % ({acks[1]} lost, {acks[2]} echoes over 1 s, ARP's start-up included)" if acks else ""
+                with_acks = (
+                    f"; with the router's link acks (never the modem): {100 * acks[0]:.2f} % ({acks[1]} lost, {acks[2]} echoes over 1 s, ARP's start-up included)"
+                    if acks
+                    else ""
+                )
                 o["hidden.radio.delay"] = Ours(
                     "yes" if share >= FREQUENT else "no",
                     f"keystrokes (32-octet echoes, 10 a second for {sent / 10:.0f} s) over the radio alone delayed over a second: {100 * share:.2f} % ({lost} lost, so resent after NetBSD's ≥ 1 s RTO, and {slow} echoes over 1 s); 'frequently' read as ≥ {100 * FREQUENT:g} %{with_acks}. {radio_note}",
@@ -329,7 +492,10 @@ class Seed004(Study):
         hs = load_scenario(EXAMPLES / HIDDEN)
         r2 = hs.node["r2"]
         modem = next(l for l in hs.link if l.type == "serial")
-        o["backoff.cap"] = Ours(r2.adaptive.max_timeout / 1e9, "the adaptive router's max_timeout, set from this row (the simulator reports no observed backoff)")
+        o["backoff.cap"] = Ours(
+            r2.adaptive.max_timeout / 1e9,
+            "the adaptive router's max_timeout, set from this row (the simulator reports no observed backoff)",
+        )
         o["modem.rate"] = Ours(modem.rate / 1000, "the hidden-terminal example's modem")
         o["modem.compression"] = Ours(modem.compression, "the hidden-terminal example's modem")
         asc = load_scenario(EXAMPLES / ASYM)
@@ -338,19 +504,34 @@ class Seed004(Study):
         o["ethernet.rate"] = Ours(10.0 if data.get("eth") else None, "the Ethernet variant's downlink")
         o["adsl.down"] = Ours(1.5 if a64 else None, "the ADSL variant's downlink")
         o["adsl.up"] = Ours(64.0 if a64 else None, "the ADSL variant's ACK line")
-        o["ack.size"] = Ours(ack_octets(), "IPv4 + TCP headers of our encodings (qoslab mtu serial/slip/ipv4/tcp); SLIP adds 2 END octets on the line")
+        o["ack.size"] = Ours(
+            ack_octets(),
+            "IPv4 + TCP headers of our encodings (qoslab mtu serial/slip/ipv4/tcp); SLIP adds 2 END octets on the line",
+        )
         layers = dict((l["name"], l["overhead_bytes"]) for l in _ack_layers())
         o["ack.ip"] = Ours(layers.get("ipv4"), "our IPv4 encoding")
         o["ack.tcp"] = Ours(layers.get("tcp"), "our TCP encoding, no options")
-        return {k: v for k, v in o.items() if v.value is not None or v.note.startswith('the download never')}
+        return {k: v for k, v in o.items() if v.value is not None or v.note.startswith("the download never")}
 
     def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
         import matplotlib.pyplot as plt
 
         figs = []
         for key, ref, title, name, down in (
-            ("asym", "both", "How does the download follow the ACK line? 2 Mb/s radio down", "seed004_wavelan", "2 Mb/s radio"),
-            ("eth", "eth_both", "How does the download follow the ACK line? 10 Mb/s Ethernet down", "seed004_ethernet", "10 Mb/s Ethernet"),
+            (
+                "asym",
+                "both",
+                "How does the download follow the ACK line? 2 Mb/s radio down",
+                "seed004_wavelan",
+                "2 Mb/s radio",
+            ),
+            (
+                "eth",
+                "eth_both",
+                "How does the download follow the ACK line? 10 Mb/s Ethernet down",
+                "seed004_ethernet",
+                "10 Mb/s Ethernet",
+            ),
         ):
             cur = self.curve(data, key)
             if not cur:
@@ -360,18 +541,34 @@ class Seed004(Study):
             kb = [x / 1000 for x in xs]
             tp = [cur[x]["metrics"]["throughput_mbps"] for x in xs]
             ax1.plot(kb, tp, color="black", marker="o", label=f"ours: {down} down, SLIP ACKs")
-            ax2.plot(kb, [cur[x]["metrics"]["transfer_time_s"] for x in xs], color="black", marker="o", label="ours: 10 MB download time")
+            ax2.plot(
+                kb,
+                [cur[x]["metrics"]["transfer_time_s"] for x in xs],
+                color="black",
+                marker="o",
+                label="ours: 10 MB download time",
+            )
             mss = cur[xs[-1]]["metrics"]["mss_bytes"]
             clock = [ack_clock_mbps(x, mss) for x in xs]
-            ax1.plot(kb, clock, color="0.4", linestyle="--", label=f"ACK clock: {ack_line_octets()}-octet SLIP ACK per 2 × {mss} B")
-            ax2.plot(kb, [10e6 * 8 / (c * 1e6) for c in clock], color="0.4", linestyle="--", label="10 MB at the ACK clock")
+            ax1.plot(
+                kb,
+                clock,
+                color="0.4",
+                linestyle="--",
+                label=f"ACK clock: {ack_line_octets()}-octet SLIP ACK per 2 × {mss} B",
+            )
+            ax2.plot(
+                kb, [10e6 * 8 / (c * 1e6) for c in clock], color="0.4", linestyle="--", label="10 MB at the ACK clock"
+            )
             refs = data.get(ref, [])
             if refs:
                 y = refs[0]["metrics"]["throughput_mbps"]
                 ax1.axhline(y, color="0.3", linestyle=":", label=f"ours: {down} both ways ({y:.2f} Mb/s)")
             if key == "asym":
                 ax1.axvline(57.6, color="0.7", linewidth=0.8)
-                ax1.annotate("paper: 95 % of peak at 57.6 kb/s", (57.6, 0.1), rotation=90, fontsize=7, ha="right", va="bottom")
+                ax1.annotate(
+                    "paper: 95 % of peak at 57.6 kb/s", (57.6, 0.1), rotation=90, fontsize=7, ha="right", va="bottom"
+                )
             top = max(tp) * 1.3
             ax1.set_ylim(0, top)
             for ax in (ax1, ax2):
@@ -382,18 +579,56 @@ class Seed004(Study):
             ax2.set_yscale("log")
             fig.suptitle(title)
             fig.tight_layout()
-            figs.append(Figure(name, title, "ttcp of 10 MB with NetBSD 1.1's 16 KiB buffers (17 520 octets, whole segments), ACKs over SLIP (8N1, no compression). Dashed: the download the ACK line can clock at one 42-octet SLIP ACK per two segments (NetBSD also ACKs a pushed segment alone, so ours runs below it). The seed's figures give no numbers in its text; its one stated point is the 95 % mark at 57.6 kb/s.", fig))
+            figs.append(
+                Figure(
+                    name,
+                    title,
+                    "ttcp of 10 MB with NetBSD 1.1's 16 KiB buffers (17 520 octets, whole segments), ACKs over SLIP (8N1, no compression). Dashed: the download the ACK line can clock at one 42-octet SLIP ACK per two segments (NetBSD also ACKs a pushed segment alone, so ours runs below it). The seed's figures give no numbers in its text; its one stated point is the 95 % mark at 57.6 kb/s.",
+                    fig,
+                )
+            )
         losses = sorted(_loss_curve(data).items())
         if losses:
             fig, ax = plt.subplots(figsize=(6.5, 3.8))
-            ax.plot([x for x, _ in losses], [y for _, y in losses], color="black", marker="o", label=f"ours: 1 MB download, ACKs over SLIP at 115.2 kb/s (mean of {len(LOSS_SEEDS)} seeds)")
-            ax.axhline(SHUTDOWN * losses[0][1], color="0.5", linestyle="--", linewidth=0.8, label=f"{SHUTDOWN:.0%} of the loss-free rate")
+            ax.plot(
+                [x for x, _ in losses],
+                [y for _, y in losses],
+                color="black",
+                marker="o",
+                label=f"ours: 1 MB download, ACKs over SLIP at 115.2 kb/s (mean of {len(LOSS_SEEDS)} seeds)",
+            )
+            ax.axhline(
+                SHUTDOWN * losses[0][1],
+                color="0.5",
+                linestyle="--",
+                linewidth=0.8,
+                label=f"{SHUTDOWN:.0%} of the loss-free rate",
+            )
             ax.axvline(10, color="0.7", linewidth=0.8)
-            ax.annotate("paper: TCP shuts down as losses approach 10 %", (10, 0.02), rotation=90, fontsize=7, ha="right", va="bottom")
+            ax.annotate(
+                "paper: TCP shuts down as losses approach 10 %",
+                (10, 0.02),
+                rotation=90,
+                fontsize=7,
+                ha="right",
+                va="bottom",
+            )
             ax.set_yscale("log")
-            finish_axes(ax, xlabel="radio frame loss at the receiving router (%), no link acknowledgements", ylabel="download throughput (Mb/s)", title="At what loss does TCP give up?")
+            finish_axes(
+                ax,
+                xlabel="radio frame loss at the receiving router (%), no link acknowledgements",
+                ylabel="download throughput (Mb/s)",
+                title="At what loss does TCP give up?",
+            )
             fig.tight_layout()
-            figs.append(Figure("seed004_loss", "TCP against radio frame loss", "seed004_asymmetric.toml: WaveLAN without link acknowledgements (link_acks = false), a frame error rate at r2; NetBSD 1.1's TCP (no SACK, exponential RTO backoff).", fig))
+            figs.append(
+                Figure(
+                    "seed004_loss",
+                    "TCP against radio frame loss",
+                    "seed004_asymmetric.toml: WaveLAN without link acknowledgements (link_acks = false), a frame error rate at r2; NetBSD 1.1's TCP (no SACK, exponential RTO backoff).",
+                    fig,
+                )
+            )
         hidden = data.get("hidden", [])
         if hidden and hidden[0].get("adaptive"):
             ad = hidden[0]["adaptive"][0]
@@ -407,12 +642,37 @@ class Seed004(Study):
                 from qoslab.scenario import load_scenario
 
                 cfg = load_scenario(EXAMPLES / HIDDEN).node["r2"].adaptive
-                ax.axhline(100 * cfg.low, color="0.4", linestyle="--", linewidth=0.8, label=f"leave the radio below {100 * cfg.low:g} %")
-                ax.axhline(100 * cfg.high, color="0.4", linestyle=":", linewidth=0.8, label=f"return above {100 * cfg.high:g} %")
+                ax.axhline(
+                    100 * cfg.low,
+                    color="0.4",
+                    linestyle="--",
+                    linewidth=0.8,
+                    label=f"leave the radio below {100 * cfg.low:g} %",
+                )
+                ax.axhline(
+                    100 * cfg.high,
+                    color="0.4",
+                    linestyle=":",
+                    linewidth=0.8,
+                    label=f"return above {100 * cfg.high:g} %",
+                )
                 ax.set_ylim(0, 105)
-                finish_axes(ax, xlabel="time (s)", ylabel="radio delivery ratio (%)", title="Hidden terminals: when does the router take the modem?", legend_loc="lower right")
+                finish_axes(
+                    ax,
+                    xlabel="time (s)",
+                    ylabel="radio delivery ratio (%)",
+                    title="Hidden terminals: when does the router take the modem?",
+                    legend_loc="lower right",
+                )
                 fig.tight_layout()
-                figs.append(Figure("seed004_adaptive", "The adaptive router under hidden terminals", "seed004_hidden_terminals.toml: campus transceivers send 300 kb/s for 300 s and cannot hear the home router; results['adaptive'] of the simulation.", fig))
+                figs.append(
+                    Figure(
+                        "seed004_adaptive",
+                        "The adaptive router under hidden terminals",
+                        "seed004_hidden_terminals.toml: campus transceivers send 300 kb/s for 300 s and cannot hear the home router; results['adaptive'] of the simulation.",
+                        fig,
+                    )
+                )
         return figs
 
     def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
@@ -430,17 +690,23 @@ class Seed004(Study):
             )
         s = by.get("serial115.beats.wireless")
         if s and s["ours"] is not None:
-            out.append(f"Radio both ways: {s['note']}. The ACKs share the medium with the data and their channel access costs airtime, as the seed explains.")
+            out.append(
+                f"Radio both ways: {s['note']}. The ACKs share the medium with the data and their channel access costs airtime, as the seed explains."
+            )
         a = by.get("adaptive.channel")
         if a and a["ours"] is not None:
-            out.append(f"Hidden terminals: {a['note']}. The backoff cap (0.1 s) is a setting of the router taken from the seed, not a measurement.")
+            out.append(
+                f"Hidden terminals: {a['note']}. The backoff cap (0.1 s) is a setting of the router taken from the seed, not a measurement."
+            )
         t = by.get("tcp.shutdown.loss")
         if t and t["ours"] is not None:
             out.append(
                 f"TCP and loss: without link acknowledgements every lost radio frame is TCP's to repair; NetBSD 1.1's TCP (no SACK, exponential RTO backoff) falls to a tenth of its loss-free download at {t['ours']} % frame loss ({t['status']} with the seed's 'approach 10 %'). "
                 "The seed gives no threshold for 'shuts down': read as half the loss-free rate, ours would be about 5 %. The figure shows the whole curve."
             )
-        out.append("Rows about radio propagation (915 MHz, 33 cm, a mile), the users' patience and the CPUs are statements the model does not compute; they stay 'not reproduced' with their reason.")
+        out.append(
+            "Rows about radio propagation (915 MHz, 33 cm, a mile), the users' patience and the CPUs are statements the model does not compute; they stay 'not reproduced' with their reason."
+        )
         return out
 
 

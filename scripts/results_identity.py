@@ -1,0 +1,125 @@
+"""Byte-identity of results across a refactoring (issue 16's "results byte-identical on
+the configurations").
+
+Runs every example scenario (python/qoslab/examples, every point of its sweep, jobs=1)
+and every `qoslab bench` configuration at a short simulated length, and writes a
+manifest: for each configuration the SHA-256 of
+
+- ``records``: the user-facing records (what ``--json`` and the tables print), with the
+  host-dependent fields (wall time, paths) removed: the contract that must not change;
+- ``core``: the simulator's own results text for every simulation, in order: the
+  strict check (events included), which may change only where a commit says why.
+
+Usage::
+
+    python scripts/results_identity.py OUT.json            # write a manifest
+    python scripts/results_identity.py OUT.json --against BASE.json   # and compare
+
+Exit code 1 when ``--against`` finds a difference (each named), 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+# Fields of a record that depend on the host or the clock, not on the model.
+HOST_FIELDS = {"wall_s", "cpu_s", "elapsed_s", "pcap", "pcap_files", "created", "host", "started", "finished"}
+
+BENCH_SECONDS = 2.0
+
+
+def _strip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _strip(v) for k, v in value.items() if k not in HOST_FIELDS}
+    if isinstance(value, list):
+        return [_strip(v) for v in value]
+    return value
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def examples_manifest(names: list[str] | None) -> dict[str, dict[str, str]]:
+    import qoslab
+    from qoslab.backends import sim as sim_backend
+    from qoslab.data import examples
+
+    out: dict[str, dict[str, str]] = {}
+    real = sim_backend.simulate
+    for name in names or examples.names():
+        texts: list[str] = []
+
+        def recording(config: Any, texts: list[str] = texts, **kw: Any) -> dict[str, Any]:
+            results = real(config, **kw)
+            texts.append(json.dumps(results, sort_keys=True))
+            return results
+
+        sim_backend.simulate = recording
+        try:
+            results = qoslab.run(qoslab.load(examples.path(name)), jobs=1)
+        finally:
+            sim_backend.simulate = real
+        out[f"example:{name}"] = {
+            "records": _digest(_strip(results.records)),
+            "core": hashlib.sha256("\n".join(texts).encode()).hexdigest(),
+            "simulations": str(len(texts)),
+        }
+        print(f"{name}: {len(texts)} simulations", file=sys.stderr, flush=True)
+    return out
+
+
+def bench_manifest() -> dict[str, dict[str, str]]:
+    from qoslab import bench
+    from qoslab.backends.sim import simulate
+
+    configs = {
+        "wifi_saturation": bench.wifi_saturation_config(BENCH_SECONDS),
+        "ethernet_chain": bench.ethernet_chain_config(BENCH_SECONDS),
+        "switch_1000": bench.switch_config(BENCH_SECONDS),
+        "atm_clip": bench.atm_clip_config(BENCH_SECONDS),
+        "seed004_download": bench.seed004_download_config(BENCH_SECONDS),
+    }
+    out = {}
+    for name, config in configs.items():
+        text = json.dumps(simulate(config), sort_keys=True)
+        out[f"bench:{name}"] = {"core": hashlib.sha256(text.encode()).hexdigest()}
+        print(f"bench {name}", file=sys.stderr, flush=True)
+    return out
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--against", type=Path, help="a manifest to compare with")
+    parser.add_argument("--examples", nargs="*", help="only these examples (file names)")
+    parser.add_argument("--no-bench", action="store_true")
+    args = parser.parse_args()
+    manifest = examples_manifest(args.examples)
+    if not args.no_bench:
+        manifest.update(bench_manifest())
+    args.out.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    if args.against is None:
+        return 0
+    base = json.loads(args.against.read_text())
+    differ = 0
+    for name, digests in sorted(manifest.items()):
+        old = base.get(name)
+        if old is None:
+            print(f"new   {name}")
+            continue
+        for kind, value in sorted(digests.items()):
+            if old.get(kind) != value:
+                differ += 1
+                print(f"DIFF  {name} {kind}")
+    print(f"{len(manifest)} configurations, {differ} digests differ", file=sys.stderr)
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
