@@ -32,6 +32,13 @@ HOST_FIELDS = {"wall_s", "cpu_s", "elapsed_s", "pcap", "pcap_files", "created", 
 
 BENCH_SECONDS = 2.0
 
+# Quick mode (the default): every test lasts at most this long and repeats at most
+# QUICK_TRIALS times, so a refactoring can be checked in minutes; the code paths are those
+# of the full scenarios. `--full` runs the examples as written (hours under load: RFC 2544
+# trials of 60 s at many rates).
+QUICK_DURATION = "1 s"
+QUICK_TRIALS = 1
+
 
 def _strip(value: Any) -> Any:
     if isinstance(value, dict):
@@ -45,7 +52,40 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def examples_manifest(names: list[str] | None) -> dict[str, dict[str, str]]:
+def quick_scenario(path: Path) -> Any:
+    """The example at ``path`` with every test shortened (see QUICK_DURATION): each
+    ``[[test]]`` gets ``duration`` and ``trials`` where its method takes them."""
+    import tomllib
+
+    import qoslab
+    import tomli_w
+
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    tests = data.get("test", [])
+    for test in tests:
+        test["duration"] = QUICK_DURATION
+        if "trials" in test or test.get("method", "").startswith("rfc2544."):
+            test["trials"] = QUICK_TRIALS
+    for _ in range(4 * len(tests) + 1):
+        try:
+            return qoslab.loads(tomli_w.dumps(data), str(path))
+        except qoslab.InputError as err:
+            text = str(err)
+            removed = False
+            for test in tests:
+                for key in ("trials", "duration"):
+                    if key in test and f".{key}" in text:
+                        del test[key]
+                        removed = True
+                        break
+                if removed:
+                    break
+            if not removed:
+                raise
+    raise RuntimeError(f"{path}: could not shorten its tests")
+
+
+def examples_manifest(names: list[str] | None, *, full: bool) -> dict[str, dict[str, str]]:
     import qoslab
     from qoslab.backends import sim as sim_backend
     from qoslab.data import examples
@@ -62,7 +102,8 @@ def examples_manifest(names: list[str] | None) -> dict[str, dict[str, str]]:
 
         sim_backend.simulate = recording
         try:
-            results = qoslab.run(qoslab.load(examples.path(name)), jobs=1)
+            scenario = qoslab.load(examples.path(name)) if full else quick_scenario(examples.path(name))
+            results = qoslab.run(scenario, jobs=1)
         finally:
             sim_backend.simulate = real
         out[f"example:{name}"] = {
@@ -99,8 +140,9 @@ def main() -> int:
     parser.add_argument("--against", type=Path, help="a manifest to compare with")
     parser.add_argument("--examples", nargs="*", help="only these examples (file names)")
     parser.add_argument("--no-bench", action="store_true")
+    parser.add_argument("--full", action="store_true", help="the examples' tests at their written length")
     args = parser.parse_args()
-    manifest = examples_manifest(args.examples)
+    manifest = examples_manifest(args.examples, full=args.full)
     if not args.no_bench:
         manifest.update(bench_manifest())
     args.out.write_text(json.dumps(manifest, indent=1, sort_keys=True) + "\n")
