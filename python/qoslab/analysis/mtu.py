@@ -457,7 +457,7 @@ def _datagram_of_size(analysis: _Analysis, size: int) -> tuple[_Path, int, bytes
                 Problem(
                     "datagram too small for its headers",
                     key="--size",
-                    expected=f"at least {len(smallest)} bytes (the headers of {'/'.join(l.name for l in layers[ip_index:])})",
+                    expected=f"at least {len(smallest)} bytes (the headers of {'/'.join(layer.name for layer in layers[ip_index:])})",
                     found=str(size),
                 )
             ],
@@ -613,7 +613,7 @@ def analyse(
         data = wrapped
     costs = list(reversed(costs_inner_first))
     n_user = len(layers)
-    for cost, layer in zip(costs[n_user:], full[n_user:]):
+    for cost in costs[n_user:]:
         cost.note = "added to complete the stack"
     if layers[0].name == "ethernet":
         costs[0].fields = costs[0].fields + [

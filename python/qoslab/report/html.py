@@ -374,10 +374,11 @@ def _rows_table(rows: list[dict[str, Any]], seeds: list[str]) -> str:
     (:data:`SCRIPT`); each row has the id :func:`row_id`."""
     from qoslab.studies import STATUSES
 
-    options = lambda values: (
-        '<option value="">all</option>'
-        + "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
-    )  # noqa: E731
+    def options(values: list[str]) -> str:
+        return '<option value="">all</option>' + "".join(
+            f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values
+        )
+
     out = [
         '<div class="filters"><label>seed <select id="f-seed">' + options(seeds) + "</select></label>",
         '<label>status <select id="f-status">' + options(list(STATUSES)) + "</select></label>",

@@ -6,6 +6,7 @@ Everything here prints to a :class:`rich.console.Console` (the CLI's is on stder
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import Any
 
@@ -27,6 +28,12 @@ def _num(value: float | int | None, fmt: str = "{:.3f}") -> str:
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100.0 * value:.1f} %"
+
+
+def _record_or_raw(metrics: dict[str, Any], key: str, raw: Any) -> Any:
+    """The record's metric ``key`` where the method wrote one (its definition wins), else
+    the value read straight from the core's results."""
+    return metrics[key] if key in metrics else raw
 
 
 def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
@@ -53,10 +60,7 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
         record = records_by_flow.get(fid) or {}
         metrics = record.get("metrics", {})
         kind = f.get("kind")
-
-        def pick(key: str, raw: Any) -> Any:
-            return metrics[key] if key in metrics else raw
-
+        pick = functools.partial(_record_or_raw, metrics)
         sent, received = pick("sent", f.get("sent", 0)), pick("received", f.get("received", 0))
         lost = pick("lost", f.get("lost", 0))
         loss_pct = pick("loss_pct", 100.0 * lost / sent if sent else None)

@@ -630,7 +630,7 @@ class _Checker:
                 else copy.deepcopy(self.data)
             )
             data.pop("sweep", None)
-            for (key, steps, values), n in zip(params, point):
+            for (_key, steps, values), n in zip(params, point):
                 if n is not None:
                     put(data, steps, values[n])
             if (
@@ -644,7 +644,7 @@ class _Checker:
             except ValidationError as err:
                 found = pydantic_problems(err, data, Spans(""))
             for p in found:
-                for k, ((key, steps, values), n) in enumerate(zip(params, point)):
+                for k, ((key, steps, _values), n) in enumerate(zip(params, point)):
                     prefix = format_path(steps)
                     if n is None or (k, n) in reported or not p.key:
                         continue

@@ -28,7 +28,6 @@ import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from qoslab.data.examples import folder as _examples_folder

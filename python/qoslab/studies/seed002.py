@@ -246,7 +246,8 @@ class Seed002(Study):
                 progress(f"MTU analysis of the {name} stack")
                 r = analyse(stack, count_fcs=fcs).to_json()
                 fields = {
-                    f"{l['name']}#{i}": {f["name"]: f["bytes"] for f in l["fields"]} for i, l in enumerate(r["layers"])
+                    f"{layer['name']}#{i}": {f["name"]: f["bytes"] for f in layer["fields"]}
+                    for i, layer in enumerate(r["layers"])
                 }
                 out.append(
                     {
@@ -259,7 +260,7 @@ class Seed002(Study):
                             "mtu": r["mtu"],
                             "tcp_mss": r["tcp_mss"],
                             "interfaces": {i["name"]: i["mtu"] for i in r["interfaces"]},
-                            "layers": [[l["name"], l["overhead_bytes"]] for l in r["layers"]],
+                            "layers": [[layer["name"], layer["overhead_bytes"]] for layer in r["layers"]],
                             "fields": fields,
                         },
                     }

@@ -165,7 +165,7 @@ def _records(points: list[Any], key: str) -> list[dict[str, Any]]:
     out = []
     for point in points:
         sc = point.point.scenario
-        serial = next(l for l in sc.link if l.type == "serial")
+        serial = next(link for link in sc.link if link.type == "serial")
         for rec in point.records():
             rec = dict(rec, parameters=dict(rec["parameters"], variant=key, serial_bps=serial.rate))
             out.append(rec)
@@ -200,13 +200,13 @@ def _ack_layers() -> list[dict[str, Any]]:
 
 def ack_octets() -> int:
     """A bare ACK: the IPv4 and TCP headers of our encodings."""
-    return sum(l["overhead_bytes"] for l in _ack_layers() if l["name"] in ("ipv4", "tcp"))
+    return sum(layer["overhead_bytes"] for layer in _ack_layers() if layer["name"] in ("ipv4", "tcp"))
 
 
 def ack_line_octets() -> int:
     """A bare ACK as SLIP puts it on the line: the datagram between two END octets
     (RFC 1055; the example's addresses need no escapes)."""
-    slip = next(l for l in _ack_layers() if l["name"] == "slip")
+    slip = next(layer for layer in _ack_layers() if layer["name"] == "slip")
     return ack_octets() + sum(f["bytes"] for f in slip["fields"] if f["name"].startswith("end"))
 
 
@@ -491,7 +491,7 @@ class Seed004(Study):
                 o["hidden.radio.delay"] = Ours(None, radio_note)
         hs = load_scenario(EXAMPLES / HIDDEN)
         r2 = hs.node["r2"]
-        modem = next(l for l in hs.link if l.type == "serial")
+        modem = next(link for link in hs.link if link.type == "serial")
         o["backoff.cap"] = Ours(
             r2.adaptive.max_timeout / 1e9,
             "the adaptive router's max_timeout, set from this row (the simulator reports no observed backoff)",
@@ -499,7 +499,7 @@ class Seed004(Study):
         o["modem.rate"] = Ours(modem.rate / 1000, "the hidden-terminal example's modem")
         o["modem.compression"] = Ours(modem.compression, "the hidden-terminal example's modem")
         asc = load_scenario(EXAMPLES / ASYM)
-        radio_link = next(l for l in asc.link if l.type == "wifi")
+        radio_link = next(link for link in asc.link if link.type == "wifi")
         o["wavelan.rate"] = Ours(radio_link.rate / 1e6, "the asymmetric example's radio")
         o["ethernet.rate"] = Ours(10.0 if data.get("eth") else None, "the Ethernet variant's downlink")
         o["adsl.down"] = Ours(1.5 if a64 else None, "the ADSL variant's downlink")
@@ -508,7 +508,7 @@ class Seed004(Study):
             ack_octets(),
             "IPv4 + TCP headers of our encodings (qoslab mtu serial/slip/ipv4/tcp); SLIP adds 2 END octets on the line",
         )
-        layers = dict((l["name"], l["overhead_bytes"]) for l in _ack_layers())
+        layers = {layer["name"]: layer["overhead_bytes"] for layer in _ack_layers()}
         o["ack.ip"] = Ours(layers.get("ipv4"), "our IPv4 encoding")
         o["ack.tcp"] = Ours(layers.get("tcp"), "our TCP encoding, no options")
         return {k: v for k, v in o.items() if v.value is not None or v.note.startswith("the download never")}
