@@ -214,7 +214,13 @@ def _udp_flow(flow_id: int, src: int, dst: str, sim_seconds: float) -> dict[str,
     }
 
 
-def _sim_config(nodes: list, links: list, flows: list, sim_seconds: float, seed: int = 1) -> dict[str, Any]:
+def _sim_config(
+    nodes: list[dict[str, Any]],
+    links: list[dict[str, Any]],
+    flows: list[dict[str, Any]],
+    sim_seconds: float,
+    seed: int = 1,
+) -> dict[str, Any]:
     return {
         "seed": seed,
         "duration_ns": _ns(WARMUP_S + sim_seconds),
@@ -284,7 +290,7 @@ def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHA
         raise ValueError("a chain needs two nodes or more")
     nodes = []
     for k in range(n):
-        ports = []
+        ports: list[dict[str, Any]] = []
         if k > 0:
             ports.append(_port(f"eth{len(ports)}", k, len(ports), f"10.0.{k - 1}.2"))
         if k < n - 1:
@@ -427,7 +433,7 @@ def transfer_throughput_mbps(results: dict[str, Any]) -> float | None:
     for flow in results.get("flows") or []:
         done = (flow.get("tcp") or {}).get("completed_ns")
         if done:
-            return flow["bytes_received"] * 8 / ((done - START_NS) / NS) / 1e6
+            return float(flow["bytes_received"] * 8 / ((done - START_NS) / NS) / 1e6)
     return None
 
 
@@ -492,7 +498,7 @@ class BenchFailed(Exception):
 def _simulate() -> Callable[[str, Any], str]:
     from qoslab import _core
 
-    simulate = getattr(_core, "simulate", None)
+    simulate: Callable[[str, Any], str] | None = getattr(_core, "simulate", None)
     if simulate is None:
         raise Unavailable("this build of qoslab._core has no simulate(); rebuild it (maturin develop)")
     return simulate
@@ -521,11 +527,13 @@ def flow_throughput_mbps(results: dict[str, Any], flow_id: int, seconds: float) 
             return float(flow["throughput_mbps"])
         for key in ("rx_payload_bytes", "rx_bytes", "received_bytes", "bytes_received"):
             if isinstance(flow.get(key), (int, float)) and seconds > 0:
-                return flow[key] * 8 / seconds / 1e6
+                return float(flow[key] * 8 / seconds / 1e6)
     return None
 
 
-def _scenario_record(name: str, events: int | None, wall_s: float, sim_time_s: float | None, **extra: Any) -> dict:
+def _scenario_record(
+    name: str, events: int | None, wall_s: float, sim_time_s: float | None, **extra: Any
+) -> dict[str, Any]:
     record: dict[str, Any] = {
         "name": name,
         "events": events,
@@ -763,7 +771,8 @@ def run_ns3(name: str, sim_seconds: float, python: Path | None = None) -> dict[s
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise BenchFailed(f"{name}: the ns-3 script printed no JSON line")
-    return json.loads(lines[-1])
+    record: dict[str, Any] = json.loads(lines[-1])
+    return record
 
 
 def ns3_median(records: list[dict[str, Any]]) -> dict[str, Any]:

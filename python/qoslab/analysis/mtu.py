@@ -22,6 +22,7 @@ Definitions used throughout:
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -118,7 +119,7 @@ class WireCost:
     fragments: int
     cells: int | None
     dropped: str | None = None
-    frames: list[bytes] = field(default_factory=list, repr=False)
+    frames: list[builtins.bytes] = field(default_factory=list, repr=False)  # `bytes` is a field here
     # A synchronous line's bits if every data bit were a one (most zero bits inserted).
     wire_bits_max: int | None = None
 
@@ -613,8 +614,8 @@ def analyse(
         data = wrapped
     costs = list(reversed(costs_inner_first))
     n_user = len(layers)
-    for cost in costs[n_user:]:
-        cost.note = "added to complete the stack"
+    for added in costs[n_user:]:
+        added.note = "added to complete the stack"
     if layers[0].name == "ethernet":
         costs[0].fields = costs[0].fields + [
             ("preamble and SFD (on the wire)", ETHERNET_PREAMBLE_SFD),

@@ -43,8 +43,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics, window
-from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.methods.common import endpoints, flow_result, ms, test_of
 from qoslab.methods.udp import PROBE_HEADER, wire_bytes
+from qoslab.scenario.test_tables import UdpEcho
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -81,7 +82,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flows of a ``udp.echo`` test: a learning ping, then the echoed streams."""
     from qoslab.backends.sim import LocatedProblems
 
-    t = net.scenario.test[index]
+    t = test_of(net, index, UdpEcho)
     out = LocatedProblems(source)
     if t.payload < PROBE_HEADER:
         out.add(
@@ -155,7 +156,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
             f = flow_result(results, fid)
             echo = f.get("echo") or {}
             rtt = echo.get("rtt_ns") or {}
-            entry = {"flow": fid, "port": port}
+            entry: dict[str, Any] = {"flow": fid, "port": port}
             spans.append(_span(f))
             entry |= _counts(
                 int(f["sent"]), int(echo.get("forward_received", 0)), int(f["received"]), t.payload, spans[-1]
@@ -169,7 +170,10 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
                 "rtt_max_ms": ms(rtt.get("max")),
             }
             streams.append(entry)
-        total = lambda key: sum(int(s[key]) for s in streams)  # noqa: E731
+
+        def total(key: str) -> int:
+            return sum(int(s[key]) for s in streams)
+
         metrics = _counts(total("sent"), total("forward_received"), total("received"), t.payload, max(spans))
         timed = [s for s in streams if s["rtt_mean_ms"] is not None and s["received"]]
         one = len(streams) == 1

@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import DRAIN_NS, Plan, cpu_metrics
 from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.scenario.node_tables import Host
+from qoslab.scenario.test_tables import TcpBulk, TcpTransfer
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -223,7 +225,7 @@ def route_mss(net: Network, sender: str, destination: str) -> int:
         if target is None:
             continue
         for p in ports:
-            if target in p.address.network:
+            if p.address is not None and target in p.address.network:
                 return p.mtu - IPV4_TCP_HEADERS
     mtus = [p.mtu for p in (ports or net.ports[node])]
     return (mtus[0] if mtus else 1500) - IPV4_TCP_HEADERS
@@ -233,12 +235,20 @@ OPTION_FIELDS = {"delayed_ack_ns": "delayed_ack", "min_rto_ns": "min_rto", "init
 """Simulator option -> the ``tcp`` table's field, where the names differ."""
 
 
+def _tcp_test(net: Network, index: int) -> TcpBulk | TcpTransfer:
+    """Test ``index`` as a TCP test (plan_test sends only those here)."""
+    t = net.scenario.test[index]
+    if not isinstance(t, TcpBulk | TcpTransfer):
+        raise TypeError(f"test[{index}] is a {t.method!r} test, not a TCP one")
+    return t
+
+
 def options(net: Network, index: int, destination: str, *, source: str | Path | None = None) -> dict[str, Any]:
     """The ``tcp`` options of the simulator's flows for test ``index`` (config.rs
     ``TcpOptions``); refuses (InputError) a buffer or window below one segment."""
     from qoslab.backends.sim import LocatedProblems
 
-    t = net.scenario.test[index]
+    t = _tcp_test(net, index)
     stack = t.tcp
     opts: dict[str, Any] = {
         "congestion": "newreno" if t.congestion in ("reno", "newreno") else "cubic",
@@ -288,9 +298,9 @@ def options(net: Network, index: int, destination: str, *, source: str | Path | 
         if value is not None:
             sizes.append((("test", index, "tcp", key), key, int(value)))
             opts[key] = int(value)
-        elif getattr(net.scenario.node[host], "socket_buffer", None) is not None:
+        elif isinstance(node := net.scenario.node[host], Host) and node.socket_buffer is not None:
             # Seed 001: the hosts' socket buffers (SO_SNDBUF at the sender, SO_RCVBUF at the receiver).
-            value = int(net.scenario.node[host].socket_buffer)
+            value = int(node.socket_buffer)
             sizes.append((("node", host, "socket_buffer"), key, value))
             opts[key] = value
     if t.stack == "windows-nt-4.0" and "recv_buffer" not in opts and not t.window:
@@ -440,12 +450,19 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
 
 def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flows of a ``tcp.bulk`` or ``tcp.transfer`` test, and how to read them back."""
-    t = net.scenario.test[index]
+    t = _tcp_test(net, index)
     src, dst = endpoints(net, index, source=source)
     opts = options(net, index, dst, source=source)
     streams = getattr(t, "streams", 1)
     interval_ns = int(getattr(t, "interval", 0) or 0)
-    common = {"kind": "tcp", "from": src, "to": dst, "start_ns": START_NS, "tcp": opts, "trace": bool(t.trace)}
+    common: dict[str, Any] = {
+        "kind": "tcp",
+        "from": src,
+        "to": dst,
+        "start_ns": START_NS,
+        "tcp": opts,
+        "trace": bool(t.trace),
+    }
     parameters: dict[str, Any] = {
         "window_bytes": t.window,
         "congestion": opts["congestion"],
@@ -455,7 +472,8 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     }
     if t.method == "tcp.bulk":
         sized = t.bytes is not None
-        if sized:
+        shares: list[int] = []
+        if t.bytes is not None:
             # iperf3 -n counts the bytes of all streams together: share them out.
             total = int(t.bytes)
             shares = [total // streams + (1 if i < total % streams else 0) for i in range(streams)]
@@ -474,7 +492,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         ]
         duration = stop + DRAIN_NS
         parameters.update(streams=streams, interval_s=interval_ns / 1e9 if interval_ns else None)
-        if sized:
+        if t.bytes is not None:
             parameters["bytes"] = int(t.bytes)
             parameters["max_duration_s"] = int(t.duration) / 1e9
         else:
@@ -577,8 +595,8 @@ def path_metrics(results: dict[str, Any], flows: list[dict[str, Any]]) -> dict[s
     stall = max((p.get("longest_stall_ns") or 0 for p in paths), default=0)
     stalled = any(is_stalled(p) for p in paths)
     return {
-        "path_mtu_bytes": min((p.get("path_mtu_bytes") for p in paths if p.get("path_mtu_bytes")), default=None),
-        "mss_bytes": min((p.get("mss_bytes") for p in paths if p.get("mss_bytes")), default=None),
+        "path_mtu_bytes": min((v for p in paths if (v := p.get("path_mtu_bytes"))), default=None),
+        "mss_bytes": min((v for p in paths if (v := p.get("mss_bytes"))), default=None),
         "frag_needed_received": sum(p.get("frag_needed_received") or 0 for p in paths),
         "frag_needed_sent": sum(n.get("frag_needed_sent") or 0 for n in nodes),
         "too_big_dropped_silently": sum(n.get("frag_needed_silent") or 0 for n in nodes),

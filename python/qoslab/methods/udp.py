@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, window
-from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.methods.common import endpoints, flow_result, ms, test_of
+from qoslab.scenario.test_tables import UdpFlow
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -61,7 +62,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flows of a ``udp.flow`` test: learning frames, then the stream."""
     from qoslab.backends.sim import LocatedProblems
 
-    t = net.scenario.test[index]
+    t = test_of(net, index, UdpFlow)
     out = LocatedProblems(source)
     if t.payload < PROBE_HEADER:
         out.add(
@@ -76,7 +77,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     if t.rate is not None:
         pps = t.rate / (8 * frame)
     else:
-        pps = 0.0 if t.gap == 0 else 1e9 / t.gap
+        pps = 0.0 if not t.gap else 1e9 / t.gap  # the table gives rate or gap (test_tables.UdpFlow)
     start = LEARNING_NS
     if t.count is not None:
         if pps == 0:

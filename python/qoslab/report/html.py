@@ -229,7 +229,7 @@ def setup_dot(scenario: Scenario) -> str:
             a, b = link.ends  # every link type but 802.11 joins two nodes
             lines.append(f"  {_dot_id(a)} -- {_dot_id(b)} [label={label}];")
     for t in scenario.tunnel:
-        a, b = getattr(t, "from_", None), getattr(t, "to", None)
+        a, b = t.from_, t.to
         if a in scenario.node and b in scenario.node:
             lines.append(f"  {_dot_id(a)} -- {_dot_id(b)} [style=dotted, constraint=false, label={_dot_id(t.type)}];")
     lines.append("}")
@@ -311,7 +311,7 @@ def setup_svg_builtin(scenario: Scenario) -> str:
             f'<text x="{(x[a] + x[b]) / 2}" y="{y - 30}" font-size="11" text-anchor="middle">{html.escape(label)}</text>'
         )
     for t in scenario.tunnel:
-        a, b = getattr(t, "from_", None), getattr(t, "to", None)
+        a, b = t.from_, t.to
         if a in x and b in x:
             parts.append(
                 f'<path d="M{x[a]},{y + 28} C{x[a]},{y + 80} {x[b]},{y + 80} {x[b]},{y + 28}" fill="none" stroke="#555" stroke-dasharray="2 3"/>'

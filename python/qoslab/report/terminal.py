@@ -666,12 +666,12 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
     for a in names:
         row = []
         for b in names:
-            p = by.get((a, b))
-            if p is None or (a == b and p.get("from_group", 1) < 2):
+            pair = by.get((a, b))
+            if pair is None or (a == b and pair.get("from_group", 1) < 2):
                 row.append("·")
             else:
-                style = "green" if p["received"] == p["sent"] else ("yellow" if p["received"] else "red")
-                row.append(f"[{style}]{p['received']}/{p['sent']}[/]")
+                style = "green" if pair["received"] == pair["sent"] else ("yellow" if pair["received"] else "red")
+                row.append(f"[{style}]{pair['received']}/{pair['sent']}[/]")
         table.add_row(escape(shown[a]), *row)
     console.print(table)
     for p in pairs:

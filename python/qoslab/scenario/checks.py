@@ -517,15 +517,15 @@ class _Checker:
                     found=repr(a.modem),
                     hint=did_you_mean(a.modem, choices),
                 )
-            elif not isinstance(self.sc.link[m], Serial) or name not in self.sc.link[m].ends:
+            elif not isinstance(modem := self.sc.link[m], Serial) or name not in modem.ends:
                 self.add(
                     base + ("modem",),
                     "not a serial line from this router",
                     expected=f"a serial link with {name!r} as an end",
-                    found=f"{a.modem!r} ({self.sc.link[m].type}, joins {', '.join(map(repr, link_nodes(self.sc.link[m])))})",
+                    found=f"{a.modem!r} ({modem.type}, joins {', '.join(map(repr, link_nodes(modem)))})",
                 )
             else:
-                peer = next(e for e in self.sc.link[m].ends if e != name)
+                peer = next(e for e in modem.ends if e != name)
             r = self.link_index(a.radio)
             if r is None:
                 self.add(
@@ -615,7 +615,7 @@ class _Checker:
         indices = [range(len(values)) for _, _, values in params]
         mode = self.sc.sweep.mode if self.sc.sweep is not None else "grid"
         if mode == "zip" or sum(1 for _ in itertools.islice(itertools.product(*indices), 257)) <= 256:
-            points = point_indices(mode, [len(values) for _, _, values in params])
+            points: list[tuple[int | None, ...]] = list(point_indices(mode, [len(values) for _, _, values in params]))
         else:
             points = [
                 tuple(n if k == p else None for k in range(len(params))) for p, r in enumerate(indices) for n in r

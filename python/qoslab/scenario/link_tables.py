@@ -113,7 +113,7 @@ class LinkBase(Strict):
     shaper: Annotated[list[Shaper], BeforeValidator(as_list)] = Field(
         default_factory=list, description="Rate limits (token buckets), one table or a list, each with a direction."
     )
-    delay: Time = Field(
+    delay: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
         "0 s",
         description="One-way propagation delay, e.g. '1 ms'. On a wifi link: the air's, at most a slot's worth "
         "(the 802.11 MAC's timeouts budget it inside aSlotTime), e.g. '1 us' for 300 m.",
@@ -127,7 +127,7 @@ class Ethernet(LinkBase):
     """A point-to-point Ethernet (IEEE 802.3) link, full or half duplex."""
 
     type: Literal["ethernet"] = Field(description="Link kind.")
-    rate: Rate = Field("100 Mbps", description="Line rate: '10 Mbps', '100 Mbps', '1 Gbps'.")
+    rate: Rate = Field("100 Mbps", description="Line rate: '10 Mbps', '100 Mbps', '1 Gbps'.")  # type: ignore[assignment]  # a default as written, validated as a value
     ends: TwoEnds = Field(description="The two nodes the link joins: [a, b].")
     duplex: Literal["full", "half"] = Field("full", description="'half' shares the medium (CSMA/CD) between both ends.")
     queue: QueueLimit | None = Field(None, description="Transmit queue limit at each end; none = 1000 frames.")
@@ -239,7 +239,7 @@ class Wifi(LinkBase):
     beacons: bool = Field(
         True, description="The AP sends beacons (IEEE 802.11-2020 §11.1.3.2); ignored in an ad hoc cell."
     )
-    beacon_interval: Time = Field(
+    beacon_interval: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
         "102.4 ms",
         description="dot11BeaconPeriod: time between TBTTs, a whole number of TU (1 TU = 1024 us); 100 TU is the usual value.",
     )

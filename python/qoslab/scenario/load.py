@@ -72,13 +72,13 @@ class Spans:
     """Positions of keys and values in one TOML text."""
 
     def __init__(self, text: str) -> None:
+        self._spans: dict[PathT, tuple[Any, Any]] = {}
         try:
             from qoslab._core import toml_key_spans
         except ImportError:  # pragma: no cover - a build without the core
-            self._spans = {}
             return
         try:
-            self._spans: dict[PathT, tuple[Any, Any]] = toml_key_spans(text)
+            self._spans = toml_key_spans(text)
         except Exception:  # a text tomllib reads but toml_edit does not
             # toml_edit refuses integers past 64 bits (TOML 1.0: 'an error must be
             # thrown'), which tomllib reads, and the checks then refuse with their
@@ -166,7 +166,12 @@ def _model_at(path: PathT, data: Any) -> type[BaseModel] | None:
             tp = get_args(tp)[-1]
         else:
             return None
-        cur = cur[step] if isinstance(cur, (dict, list)) and _has(cur, step) else None
+        if isinstance(cur, dict) and _has(cur, step):
+            cur = cur[step]
+        elif isinstance(cur, list) and isinstance(step, int) and _has(cur, step):
+            cur = cur[step]
+        else:
+            cur = None
     tp = _unwrap(tp, cur)
     return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
 

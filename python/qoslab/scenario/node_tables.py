@@ -135,7 +135,7 @@ class AdaptiveUpstream(Strict):
     modem: str = Field(
         description="The serial link (its `name` or 'link[N]') from this router to the peer: the fallback upstream."
     )
-    initial_timeout: Time = Field(
+    initial_timeout: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
         "20 ms",
         description=(
             "Link-ack timeout after a first transmission; it doubles per retry up to `max_timeout`. Seed 004 gives "
@@ -144,7 +144,7 @@ class AdaptiveUpstream(Strict):
             "MPDU on the air at the peer (6.65 ms + 0.67 ms of access) and its own 44-byte exchange (1.35 ms): 10.2 ms."
         ),
     )
-    max_timeout: Time = Field(
+    max_timeout: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
         "100 ms", description="Cap on the backoff: seed 004's 'never exceed a tenth of a second'."
     )
     max_attempts: int = Field(
@@ -167,11 +167,11 @@ class AdaptiveUpstream(Strict):
         0.97,
         description="Return to the radio when its ratio rises above this (seed 004 gives none; a 7-point band, over twice the ratio's standard deviation at 90 % with a 100-attempt window).",
     )
-    probe_interval: Time = Field(
+    probe_interval: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
         "50 ms",
         description="While on the modem, a probe frame over the radio this often keeps its ratio measured (seed 004 is silent; < 1 % of 2 Mb/s).",
     )
-    sample_interval: Time = Field(
+    sample_interval: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
         "100 ms", description="Shortest time between two samples of the ratios in the results."
     )
 
@@ -336,7 +336,7 @@ class AtmSwitch(NodeBase):
         description="ABR binary feedback (TM 4.0 §5.10.6, relative-rate marking): RM cells get CI = 1 while the port's ABR queue holds at least "
         "this many cells; 256 = a quarter of the default buffer (uncalibrated).",
     )
-    signalling_delay: Time = Field(
+    signalling_delay: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
         "1 ms", description="Call processing per UNI signalling message (SETUP, CONNECT), per switch; uncalibrated."
     )
     atmarp_server: bool = Field(
@@ -348,12 +348,16 @@ class AtmSwitch(NodeBase):
     )
 
 
+LaneService = Literal["lecs", "les", "bus"]
+LANE_SERVICES: tuple[LaneService, ...] = ("lecs", "les", "bus")
+
+
 class LaneServer(NodeBase):
     """LAN Emulation services (ATM Forum LANE v1): configuration, LE server, broadcast and unknown server."""
 
     role: Literal["lane-server"] = Field(description="Node kind.")
-    services: list[Literal["lecs", "les", "bus"]] = Field(
-        default_factory=lambda: ["lecs", "les", "bus"], description="Which LANE services this node runs."
+    services: list[LaneService] = Field(
+        default_factory=lambda: list(LANE_SERVICES), description="Which LANE services this node runs."
     )
     elans: list[str] = Field(
         default_factory=list,
@@ -383,7 +387,7 @@ class MpoaServer(NodeBase):
         ge=1,
         description="MPC-p1 Shortcut-Setup Frame Count its MPCs use: packets to one destination that trigger a shortcut (af-mpoa-0087.000 §5.2.1: 10).",
     )
-    shortcut_time: Time = Field(
+    shortcut_time: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
         "1 s",
         description="MPC-p2 Shortcut-Setup Frame Time: the window of those packets (af-mpoa-0087.000 §5.2.1: 1 s).",
     )

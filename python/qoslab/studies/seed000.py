@@ -692,12 +692,12 @@ class Seed000(Study):
     # ------------------------------------------------------------------ tables and figures
 
     def tables(self) -> list[PaperTable]:
-        rows = []
+        rows: list[tuple[str, list[str | None]]] = []
         for fps in FPS:
             rows.append(
                 (
                     f"{fps}",
-                    [f"t4.xmit.{fps}"] + [f"t4.{c}.{fps}.{m}" for c in ("l2f", "l3f", "ics") for m in ("lat", "tpt")],
+                    [f"t4.xmit.{fps}", *(f"t4.{c}.{fps}.{m}" for c in ("l2f", "l3f", "ics") for m in ("lat", "tpt"))],
                 )
             )
         cols = [
@@ -722,7 +722,7 @@ class Seed000(Study):
         import matplotlib.pyplot as plt
 
         figs = []
-        style = {
+        style: dict[str, dict[str, Any]] = {
             "l3f": dict(color="black", marker="o", linestyle="-"),
             "ics": dict(color="0.45", marker="s", linestyle="--"),
             "l3f_g": dict(color="black", marker="^", linestyle=":"),

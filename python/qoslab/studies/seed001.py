@@ -20,8 +20,12 @@ cell rate are predictions.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from qoslab.data import AtmNic
 from qoslab.studies import EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance, finish_axes
 
 MTUS = (576, 1500, 9180, 65535)
@@ -157,6 +161,26 @@ duration = "2 s"
 """
 """A host on OC-3 floods subnet broadcasts through the BUS (its `to` is rewritten to
 192.0.2.255 after lowering: a test's destination is a node)."""
+
+
+def _adapter() -> AtmNic:
+    """The ATM adapter of the seed's Pentium-II hosts (cpu_profiles.toml), whose set-up
+    time per PDU and cell rate are calibrated on the seed."""
+    from qoslab.data import cpu_profiles
+
+    nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+    if nic is None:
+        raise ValueError("cpu_profiles.toml: pentium-ii-350mhz has no atm_nic")
+    return nic
+
+
+def _one_record(run: Callable[[], dict[str, Any]]) -> Callable[[Callable[[str], None]], list[dict[str, Any]]]:
+    """A point's ``run`` that makes one record and has no progress of its own to tell."""
+
+    def point(progress: Callable[[str], None]) -> list[dict[str, Any]]:
+        return [run()]
+
+    return point
 
 
 def run_lane(example: str, seconds: int = 5) -> dict[str, Any]:
@@ -295,10 +319,9 @@ def _stack_spec() -> str:
     from before a change of either is run again."""
     import json
 
-    from qoslab.data import cpu_profiles
     from qoslab.methods.tcp import STACKS
 
-    nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+    nic = _adapter()
     return json.dumps({"stack": STACKS["windows-nt-4.0"], "nic": [nic.sar_pdu_ns, nic.sar_cell_rate]}, sort_keys=True)
 
 
@@ -518,7 +541,8 @@ class Seed001(Study):
             )
         return out
 
-    def points(self) -> list[Point]:
+    def points(self, workdir: Path | None = None) -> list[Point]:
+        # Seed 001's points run the examples as they are: no variant is written to workdir.
         points = []
         for mtu in MTUS:
 
@@ -550,7 +574,7 @@ class Seed001(Study):
                 Point(
                     key,
                     f"seed 001 §2.4-2.5: Ethernet to Ethernet through {key[:4].upper()} edge devices",
-                    lambda progress, e=example: [run_lane(e)],
+                    _one_record(functools.partial(run_lane, example)),
                     spec={"example": (EXAMPLES / example).read_text(), "model": LANE_MODEL},
                 )
             )
@@ -558,33 +582,33 @@ class Seed001(Study):
             Point(
                 "lane/bus",
                 "seed 001 §2.4 Fig. 4: BUS flood",
-                lambda progress: [run_bus()],
+                _one_record(run_bus),
                 spec={"scenario": BUS_FLOOD, "model": LANE_MODEL},
             )
         )
-        for key, example, mtu in EIES:
+        for key, example, eies_mtu in EIES:
             points.append(
                 Point(
                     f"eies/{key.split('.')[1]}",
                     f"seed 001 §3: EIES, {key.split('.')[1].upper()} between hosts that do not bind",
-                    lambda progress, k=key: [run_eies(k)],
+                    _one_record(functools.partial(run_eies, key)),
                     spec={
                         "example": (EXAMPLES / example).read_text(),
-                        "mtu": mtu,
+                        "mtu": eies_mtu,
                         "seconds": SECONDS,
                         "model": "ideal hosts, 1 MiB windows",
                     },
                 )
             )
-        for key, label, example, mtu, threshold in COMPARE:
+        for key, label, example, compare_mtu, threshold in COMPARE:
             points.append(
                 Point(
                     f"compare/{key}",
                     f"seed 001: the same two hosts over {label}",
-                    lambda progress, k=key: [run_compare(k)],
+                    _one_record(functools.partial(run_compare, key)),
                     spec={
                         "example": (EXAMPLES / example).read_text(),
-                        "mtu": mtu,
+                        "mtu": compare_mtu,
                         "threshold": threshold,
                         "seconds": SECONDS,
                         "stack": COMPARE_STACK[key],
@@ -638,7 +662,7 @@ class Seed001(Study):
         if not rows:
             return figs
         labels = [r["parameters"]["label"] for r in rows]
-        m = [r["metrics"] for r in rows]
+        per_row = [r["metrics"] for r in rows]
         fig, axes = plt.subplots(1, 3, figsize=(13, 4), gridspec_kw={"width_ratios": [1.6, 1, 1]})
         ys = range(len(rows))
         panels = (
@@ -647,9 +671,9 @@ class Seed001(Study):
             ("ping_first_ms", "first ping RTT (ms); dot: steady RTT"),
         )
         for ax, (metric, title) in zip(axes, panels):
-            vals = [x.get(metric) or 0.0 for x in m]
+            vals = [x.get(metric) or 0.0 for x in per_row]
             ax.barh(list(ys), vals, color=["0.25", "0.45", "0.6", "0.75", "0.85"][: len(rows)], edgecolor="black")
-            for y, v, x in zip(ys, vals, m):
+            for y, v, x in zip(ys, vals, per_row):
                 # The goodput bars also carry the cell tax of a full segment.
                 text = (
                     f"{v:.1f}  ({x['cells_per_segment']} cells/segment, {x['wire_efficiency_pct']:.1f} % payload)"
@@ -660,7 +684,7 @@ class Seed001(Study):
             if metric == "throughput_mbps":
                 ax.set_xlim(0, max(vals) * 2.1)
             if metric == "ping_first_ms":
-                ax.plot([x.get("ping_last_ms") or 0.0 for x in m], list(ys), "ko", markersize=4)
+                ax.plot([x.get("ping_last_ms") or 0.0 for x in per_row], list(ys), "ko", markersize=4)
             ax.set_yticks(list(ys))
             ax.set_yticklabels(labels if ax is axes[0] else [], fontsize=8)
             ax.invert_yaxis()
@@ -800,25 +824,23 @@ class Seed001(Study):
             )
             o["lane.bus.mbps"] = Ours(round(cps * 424 / 1e6, 2), "the calibrated cells × 424 bits")
         if len(best) == len(MTUS):
-            from qoslab.data import cpu_profiles
-
             peak = max(best.values())
-            nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+            nic = _adapter()
             o["clip.nic.max"] = Ours(
                 round(nic.sar_cell_rate * 48 * 8 / 1e6, 2),
                 f"the adapters' cell payload rate, set from this row (cpu_profiles.toml atm_nic.sar_cell_rate), so a setting; our best TCP goodput over every MTU and buffer is {peak[0]:.1f} Mb/s (MTU {max(best, key=lambda m: best[m])}, {peak[1]} KiB)",
             )
-        for key, _, mtu in EIES:
+        for key, _, eies_mtu in EIES:
             recs = data.get(f"eies/{key.split('.')[1]}", [])
             if recs:
-                what = "CLIP at RFC 2225's default MTU 9180" if mtu else "LANE on an Ethernet ELAN (MTU 1500)"
+                what = "CLIP at RFC 2225's default MTU 9180" if eies_mtu else "LANE on an Ethernet ELAN (MTU 1500)"
                 o[key] = Ours(
                     round(recs[0]["metrics"]["throughput_mbps"], 2),
                     f"{what}, hosts and adapters that do not bind, 1 MiB windows: the OC-3 line less the cell tax (the seed names neither the Suns, their adapters, the MTU nor the buffers)",
                 )
         return o
 
-    def discussion(self, rows, data):
+    def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
         by = {r["key"]: r for r in rows}
         got = [k for k in ("clip.576", "clip.9180", "clip.65k.best") if by.get(k, {}).get("ours") is not None]
         if not got:

@@ -26,6 +26,7 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from qoslab.scenario.model import Bernoulli, Test
 from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study, Tolerance, finish_axes
 
 PPPOE = "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1)/ethernet/pppoe/ipv4/tcp"
@@ -103,6 +104,14 @@ def theory_mbps(rate_bps: float, payload: int, ppp_mtu: int) -> float:
         else:
             outside += layer["overhead_bytes"]
     return rate_bps * payload / (ppp_mtu + outside) / 1e6
+
+
+def _duration_ns(test: Test) -> int:
+    """How long a timed test sends (the example's iperf run)."""
+    duration = getattr(test, "duration", None)
+    if not isinstance(duration, int):
+        raise TypeError(f"a {test.method} test has no duration")
+    return duration
 
 
 class Seed002(Study):
@@ -364,7 +373,10 @@ class Seed002(Study):
             self.tcp_by_mtu(data, "fragment"),
             self.tcp_by_mtu(data, "nofrag"),
         )
-        runs = lambda v: f"mean of {len(v)} runs of 10 s (seeds 1-{len(v)}), range {min(v):.2f}-{max(v):.2f} Mb/s"  # noqa: E731
+
+        def runs(v: list[float]) -> str:
+            return f"mean of {len(v)} runs of 10 s (seeds 1-{len(v)}), range {min(v):.2f}-{max(v):.2f} Mb/s"
+
         for m, series in ((576, below), (1422, below), (1423, above), (1492, above)):
             if series.get(m):
                 o[f"tcp.{m}"] = Ours(mean(series[m]), runs(series[m]))
@@ -388,7 +400,7 @@ class Seed002(Study):
             sc = load_scenario(EXAMPLES / EXAMPLE)
             wan = sc.link[0]
             rate = wan.shaper[0].rate
-            loss = sum(float(x.rate) for x in wan.loss) * 100
+            loss = sum(float(x.rate) for x in wan.loss if isinstance(x, Bernoulli)) * 100
             mss = first["metrics"]["mss_bytes"]
             th = theory_mbps(rate, mss, 1422)
             o["tcp.theory"] = Ours(
@@ -401,7 +413,7 @@ class Seed002(Study):
             o["link.loss"] = Ours(loss, "the example's loss model")
             o["tcp.window"] = Ours(first["parameters"]["window_bytes"] / 1000, "the example's window")
             o["iperf.runs"] = Ours(len(below.get(1422, [])), "runs averaged per MTU, each its own seed")
-            o["iperf.duration"] = Ours(sc.test[0].duration / 1e9, "the example's test duration")
+            o["iperf.duration"] = Ours(_duration_ns(sc.test[0]) / 1e9, "the example's test duration")
             o["mtu.min"] = Ours(min(below) if below else None, "the smallest MTU of the example's sweep")
         return {k: v for k, v in o.items() if v.value is not None}
 
@@ -419,7 +431,7 @@ class Seed002(Study):
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
-        for kind, label, style in (
+        series_styles: tuple[tuple[str, str, dict[str, Any]], ...] = (
             ("pppoe", "ours, PPPoE, no OpenVPN fragmentation", dict(color="black", marker="o", linestyle="-")),
             ("fragment", "ours, PPPoE, OpenVPN fragmentation on", dict(color="0.35", marker="s", linestyle="--")),
             (
@@ -437,7 +449,8 @@ class Seed002(Study):
                 "ours, PPTP at its MTU 1397",
                 dict(color="black", marker="D", linestyle="none", markerfacecolor="white"),
             ),
-        ):
+        )
+        for kind, label, style in series_styles:
             series = self.tcp_by_mtu(data, kind)
             if not series:
                 continue

@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from qoslab.scenario.model import AdaptiveUpstream, Router, Scenario, Serial, Wifi
 from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance, finish_axes
 
 ASYM = "seed004_asymmetric.toml"
@@ -43,6 +44,14 @@ def ethernet_down(rate: str) -> dict[str, Any]:
 
 STATED = Tolerance("a setting or fact the seed states", abs=0.0)
 SETTING = Tolerance("a setting of the experiment, taken from the seed", abs=0.0)
+TYPING = {"method": "ping", "from": "right", "to": "left", "count": 2400, "interval": "100 ms", "payload": 32}
+"""Keystrokes from the X server at home to the campus workstation and their echoes, the
+seed's sluggish 'keyboard response': one a tenth of a second for four minutes, inside
+the campus stations' five (a fast typist; the seed gives no rate), each an ICMP echo of
+32 octets, an X11 KeyPress event's size (X Window System Protocol, "Events": every event
+is 32 bytes). A keystroke whose datagram is lost waits, over TCP, for NetBSD 1.1's
+retransmission timer, at least TCPTV_MIN = 1 s: it is delayed over a second, as one whose
+echo takes over a second."""
 VARIANTS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     # key: (example, values, words); the asymmetric sweeps run the file's own [sweep]
     "asym": (ASYM, None, "2 Mb/s radio down, SLIP ACKs 1200 b/s … 115.2 kb/s"),
@@ -63,25 +72,15 @@ VARIANTS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     "hidden_radio": (HIDDEN, {"node.r2.adaptive": None}, "hidden terminals, radio alone"),
     "typing_radio": (
         HIDDEN,
-        {"test[0]": None, "node.r2.adaptive": None},
+        {"test[0]": TYPING, "node.r2.adaptive": None},
         "hidden terminals, keystrokes over the radio alone",
     ),
     "typing_acks": (
         HIDDEN,
-        {"test[0]": None, "node.r2.adaptive.low": 0.0, "node.r2.adaptive.high": 0.0},
+        {"test[0]": TYPING, "node.r2.adaptive.low": 0.0, "node.r2.adaptive.high": 0.0},
         "hidden terminals, keystrokes over the radio with the router's link acks (never the modem)",
     ),
 }
-TYPING = {"method": "ping", "from": "right", "to": "left", "count": 2400, "interval": "100 ms", "payload": 32}
-"""Keystrokes from the X server at home to the campus workstation and their echoes, the
-seed's sluggish 'keyboard response': one a tenth of a second for four minutes, inside
-the campus stations' five (a fast typist; the seed gives no rate), each an ICMP echo of
-32 octets, an X11 KeyPress event's size (X Window System Protocol, "Events": every event
-is 32 bytes). A keystroke whose datagram is lost waits, over TCP, for NetBSD 1.1's
-retransmission timer, at least TCPTV_MIN = 1 s: it is delayed over a second, as one whose
-echo takes over a second."""
-for _key in ("typing_radio", "typing_acks"):
-    VARIANTS[_key][1]["test[0]"] = TYPING
 FREQUENT = 0.01
 """'Frequently': at least one keystroke in a hundred delayed over a second (a few times a
 minute of typing; the seed gives no rate). A reading of the seed's word, stated here."""
@@ -192,22 +191,31 @@ def ack_clock_mbps(serial_bps: float, mss: int, segments_per_ack: float = 2) -> 
     return serial_bps / (ack_line_octets() * 10) * segments_per_ack * mss * 8 / 1e6
 
 
+def _adaptive(sc: Scenario, name: str) -> AdaptiveUpstream:
+    """The adaptive upstream of router ``name`` in an example that has one."""
+    node = sc.node[name]
+    if not isinstance(node, Router) or node.adaptive is None:
+        raise ValueError(f"{name} is not an adaptive router in {sc.scenario.name!r}")
+    return node.adaptive
+
+
 def _ack_layers() -> list[dict[str, Any]]:
     from qoslab.analysis.mtu import analyse
 
-    return analyse("serial/slip/ipv4/tcp").to_json()["layers"]
+    layers: list[dict[str, Any]] = analyse("serial/slip/ipv4/tcp").to_json()["layers"]
+    return layers
 
 
 def ack_octets() -> int:
     """A bare ACK: the IPv4 and TCP headers of our encodings."""
-    return sum(layer["overhead_bytes"] for layer in _ack_layers() if layer["name"] in ("ipv4", "tcp"))
+    return sum(int(layer["overhead_bytes"]) for layer in _ack_layers() if layer["name"] in ("ipv4", "tcp"))
 
 
 def ack_line_octets() -> int:
     """A bare ACK as SLIP puts it on the line: the datagram between two END octets
     (RFC 1055; the example's addresses need no escapes)."""
     slip = next(layer for layer in _ack_layers() if layer["name"] == "slip")
-    return ack_octets() + sum(f["bytes"] for f in slip["fields"] if f["name"].startswith("end"))
+    return ack_octets() + sum(int(f["bytes"]) for f in slip["fields"] if f["name"].startswith("end"))
 
 
 class Seed004(Study):
@@ -490,17 +498,18 @@ class Seed004(Study):
             else:
                 o["hidden.radio.delay"] = Ours(None, radio_note)
         hs = load_scenario(EXAMPLES / HIDDEN)
-        r2 = hs.node["r2"]
-        modem = next(link for link in hs.link if link.type == "serial")
+        modem = next(link for link in hs.link if isinstance(link, Serial))
         o["backoff.cap"] = Ours(
-            r2.adaptive.max_timeout / 1e9,
+            _adaptive(hs, "r2").max_timeout / 1e9,
             "the adaptive router's max_timeout, set from this row (the simulator reports no observed backoff)",
         )
         o["modem.rate"] = Ours(modem.rate / 1000, "the hidden-terminal example's modem")
         o["modem.compression"] = Ours(modem.compression, "the hidden-terminal example's modem")
         asc = load_scenario(EXAMPLES / ASYM)
-        radio_link = next(link for link in asc.link if link.type == "wifi")
-        o["wavelan.rate"] = Ours(radio_link.rate / 1e6, "the asymmetric example's radio")
+        radio_link = next(link for link in asc.link if isinstance(link, Wifi))
+        o["wavelan.rate"] = Ours(
+            None if radio_link.rate is None else radio_link.rate / 1e6, "the asymmetric example's radio"
+        )
         o["ethernet.rate"] = Ours(10.0 if data.get("eth") else None, "the Ethernet variant's downlink")
         o["adsl.down"] = Ours(1.5 if a64 else None, "the ADSL variant's downlink")
         o["adsl.up"] = Ours(64.0 if a64 else None, "the ADSL variant's ACK line")
@@ -641,7 +650,7 @@ class Seed004(Study):
                 ax.fill_between(t, 0, on_modem, step="post", color="0.85", label="upstream on the modem")
                 from qoslab.scenario import load_scenario
 
-                cfg = load_scenario(EXAMPLES / HIDDEN).node["r2"].adaptive
+                cfg = _adaptive(load_scenario(EXAMPLES / HIDDEN), "r2")
                 ax.axhline(
                     100 * cfg.low,
                     color="0.4",
