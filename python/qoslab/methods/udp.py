@@ -58,6 +58,63 @@ def wire_bytes(payload: int, mtu: int) -> int:
     return datagram + fragments * (IPV4_HEADER + ETHERNET_OVERHEAD)
 
 
+def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) -> list[dict[str, Any]]:
+    """A learning ping, then the measured stream."""
+    return [
+        {
+            "kind": "ping",
+            "id": LEARNING,
+            "from": src,
+            "to": dst,
+            "count": 1,
+            "interval_ns": 1_000_000_000,
+            "payload": 56,
+            "start_ns": 0,
+        },
+        {
+            "kind": "udp",
+            "id": MEASURED,
+            "from": src,
+            "to": dst,
+            "dst_port": DST_PORT,
+            "payload": t.payload,
+            "rate_pps": pps,
+            "start_ns": start,
+            "stop_ns": stop,
+            "dont_fragment": t.dont_fragment,
+        },
+    ]
+
+
+def _flow_metrics(f: dict[str, Any], frame: int) -> dict[str, Any]:
+    """The stream's counts, rates over its receiving interval, latency and jitter."""
+    lat = f.get("latency_ns") or {}
+    sent, received = int(f["sent"]), int(f["received"])
+    # The receiving interval (docs/metrics.md#goodput): the sending interval, or the
+    # time the arrivals took when a queue stretched them.
+    receive_s = int(f["receive_interval_ns"]) / 1e9
+    metrics = {
+        "sent": sent,
+        "received": received,
+        "lost": int(f["lost"]),
+        "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
+        "drained": int(f["drained"]),
+        "late": int(f["late"]),
+        "receive_interval_s": receive_s,
+        "throughput_mbps": round(received * frame * 8 / receive_s / 1e6, 6),
+        "throughput_fps": round(received / receive_s, 6),
+        "goodput_mbps": round(int(f["bytes_received"]) * 8 / receive_s / 1e6, 6),
+        "latency_ms": ms(lat.get("mean")),
+        "latency_min_ms": ms(lat.get("min")),
+        "latency_p50_ms": ms(lat.get("p50")),
+        "latency_p90_ms": ms(lat.get("p90")),
+        "latency_p99_ms": ms(lat.get("p99")),
+        "latency_max_ms": ms(lat.get("max")),
+        "jitter_ms": ms(f.get("jitter_ns")),
+    }
+    return metrics
+
+
 def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flows of a ``udp.flow`` test: learning frames, then the stream."""
     from qoslab.backends.sim import LocatedProblems
@@ -92,30 +149,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     else:
         stop = start + t.duration
     out.raise_if_any()
-    flows = [
-        {
-            "kind": "ping",
-            "id": LEARNING,
-            "from": src,
-            "to": dst,
-            "count": 1,
-            "interval_ns": 1_000_000_000,
-            "payload": 56,
-            "start_ns": 0,
-        },
-        {
-            "kind": "udp",
-            "id": MEASURED,
-            "from": src,
-            "to": dst,
-            "dst_port": DST_PORT,
-            "payload": t.payload,
-            "rate_pps": pps,
-            "start_ns": start,
-            "stop_ns": stop,
-            "dont_fragment": t.dont_fragment,
-        },
-    ]
+    flows = _flows(src, dst, t, pps, start, stop)
     interval_s = (stop - start) / 1e9
     wait = int(t.wait)
     parameters = {
@@ -131,31 +165,10 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
 
     def records(results: dict[str, Any]) -> list[dict[str, Any]]:
         f = flow_result(results, MEASURED)
-        lat = f.get("latency_ns") or {}
-        sent, received = int(f["sent"]), int(f["received"])
-        # The receiving interval (docs/metrics.md#goodput): the sending interval, or the
-        # time the arrivals took when a queue stretched them.
-        receive_s = int(f["receive_interval_ns"]) / 1e9
-        metrics = {
-            "sent": sent,
-            "received": received,
-            "lost": int(f["lost"]),
-            "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
-            "drained": int(f["drained"]),
-            "late": int(f["late"]),
-            "receive_interval_s": receive_s,
-            "throughput_mbps": round(received * frame * 8 / receive_s / 1e6, 6),
-            "throughput_fps": round(received / receive_s, 6),
-            "goodput_mbps": round(int(f["bytes_received"]) * 8 / receive_s / 1e6, 6),
-            "latency_ms": ms(lat.get("mean")),
-            "latency_min_ms": ms(lat.get("min")),
-            "latency_p50_ms": ms(lat.get("p50")),
-            "latency_p90_ms": ms(lat.get("p90")),
-            "latency_p99_ms": ms(lat.get("p99")),
-            "latency_max_ms": ms(lat.get("max")),
-            "jitter_ms": ms(f.get("jitter_ns")),
-            "cpu_util_pct": cpu_metrics(net, results),
-        }
+        sent = int(f["sent"])
+        metrics = _flow_metrics(f, frame)
+        metrics["cpu_util_pct"] = cpu_metrics(net, results)
+        receive_s = metrics["receive_interval_s"]
         record = {
             "test": t.method,
             "name": t.name,

@@ -86,7 +86,14 @@ def save_point(out: Path, study: Study, point: Point, records: list[dict[str, An
 
 
 def _points(study: Study, out: Path) -> list[Point]:
-    return study.points(out)
+    # A study written before `workdir` (tests' small studies, a user's own) takes none.
+    return study.points(out) if _takes_workdir(study) else study.points()
+
+
+def _takes_workdir(study: Study) -> bool:
+    import inspect
+
+    return "workdir" in inspect.signature(study.points).parameters
 
 
 def _replicas(point: Point, seeds: int) -> range:
