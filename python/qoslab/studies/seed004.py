@@ -218,6 +218,145 @@ def ack_line_octets() -> int:
     return ack_octets() + sum(int(f["bytes"]) for f in slip["fields"] if f["name"].startswith("end"))
 
 
+_PaperRow = tuple[str, str, Any, str, Tolerance, str | None, bool]
+"""(key, item, published value, unit, tolerance, why not reproduced, a setting)."""
+
+
+def _finding_rows() -> list[_PaperRow]:
+    """The seed's findings: the uplink that reaches 95 % of the peak, hidden terminals, the delays a user notices."""
+    return [
+        (
+            "peak95.uplink",
+            "95 % of peak download over 2 Mb/s wireless is reached with an uplink of",
+            57.6,
+            "kb/s",
+            Tolerance("one of the serial speeds swept", rel=0.0),
+            None,
+            False,
+        ),
+        (
+            "proportional",
+            "when the download greatly exceeds the upload, download performance is roughly proportional to upload speed",
+            "yes",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        (
+            "serial115.beats.wireless",
+            "a 115.2 kb/s serial uplink beats wireless both ways (2 Mb/s)",
+            "yes",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        (
+            "adsl.sufficient",
+            "the ADSL trial's 64 kb/s upload suffices for a 1.5 Mb/s download stream 'at nearly peak performance'",
+            "yes",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        (
+            "adaptive.channel",
+            "under hidden terminals the adaptive router sends home-to-campus over",
+            "modem",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        (
+            "hidden.radio.delay",
+            "with the radio both ways under hidden terminals, delays of over a second occur frequently",
+            "yes",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        ("backoff.cap", "the router's acknowledgement backoff never exceeds", 0.1, "s", SETTING, None, True),
+        (
+            "tcp.shutdown.loss",
+            "TCP effectively shuts down once losses approach",
+            10,
+            "%",
+            Tolerance("'approach': 3 points", abs=3.0),
+            None,
+            False,
+        ),
+        (
+            "delay.noticeable",
+            "a delay the user notices",
+            100,
+            "ms",
+            STATED,
+            "a statement about users, not a measurement",
+            False,
+        ),
+    ]
+
+
+def _setting_rows() -> list[_PaperRow]:
+    """The rates, sizes and counts of the seed's set-up and of its acknowledgements."""
+    return [
+        ("wavelan.rate", "WaveLAN data rate", 2, "Mb/s", SETTING, None, True),
+        ("ethernet.rate", "Ethernet downlink of the first experiment", 10, "Mb/s", SETTING, None, True),
+        ("wavelan.freq", "WaveLAN carrier", 915, "MHz", STATED, "radio frequency is not modelled", False),
+        ("wavelan.wavelength", "915 MHz wavelength", 33, "cm", STATED, "radio propagation is not modelled", False),
+        ("home.distance", "home to campus", 1, "mile", STATED, "radio propagation is not modelled", False),
+        (
+            "cpu.clock",
+            "the end nodes' and routers' processors",
+            25,
+            "MHz",
+            STATED,
+            "the hosts' CPUs are not modelled in seed 004's scenarios (the seed: 'fast enough to drive the cards … within a factor of 2')",
+            False,
+        ),
+        ("ttcp.file", "file downloaded with ttcp", 10, "MB", SETTING, None, True),
+        ("serial.min", "slowest serial line of the sweep", 1200, "b/s", SETTING, None, True),
+        ("serial.max", "fastest serial line of the sweep", 115200, "b/s", SETTING, None, True),
+        (
+            "trials",
+            "trials per point (maximum reported)",
+            10,
+            "trials",
+            STATED,
+            "the simulated download has one sender on its medium: every trial gives the same result, so one is run",
+            False,
+        ),
+        ("modem.rate", "V.34bis modem upload speed", 33.6, "kb/s", SETTING, None, True),
+        (
+            "modem.compression",
+            "modem compression ratio (about 2:1)",
+            2,
+            "",
+            Tolerance("'about'", rel=0.25),
+            None,
+            True,
+        ),
+        ("adsl.down", "Pittsburgh ADSL trial download", 1.5, "Mb/s", SETTING, None, True),
+        ("adsl.up", "Pittsburgh ADSL trial upload", 64, "kb/s", SETTING, None, True),
+        ("ack.size", "acknowledgement datagram (20-byte IP + 20-byte TCP header)", 40, "bytes", EXACT, None, False),
+        ("ack.ip", "IP header of an acknowledgement", 20, "bytes", EXACT, None, False),
+        ("ack.tcp", "TCP header of an acknowledgement", 20, "bytes", EXACT, None, False),
+        (
+            "data.size",
+            "download datagrams carry approximately this much data",
+            1500,
+            "bytes",
+            Tolerance("'approximately'", rel=0.05),
+            None,
+            False,
+        ),
+    ]
+
+
 class Seed004(Study):
     seed = "004"
     title = "Asymmetric wireless networking: a radio downlink, a modem uplink"
@@ -226,131 +365,7 @@ class Seed004(Study):
     scenarios = [ASYM, HIDDEN]
 
     def published(self) -> list[Published]:
-        rows = [
-            (
-                "peak95.uplink",
-                "95 % of peak download over 2 Mb/s wireless is reached with an uplink of",
-                57.6,
-                "kb/s",
-                Tolerance("one of the serial speeds swept", rel=0.0),
-                None,
-                False,
-            ),
-            (
-                "proportional",
-                "when the download greatly exceeds the upload, download performance is roughly proportional to upload speed",
-                "yes",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            (
-                "serial115.beats.wireless",
-                "a 115.2 kb/s serial uplink beats wireless both ways (2 Mb/s)",
-                "yes",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            (
-                "adsl.sufficient",
-                "the ADSL trial's 64 kb/s upload suffices for a 1.5 Mb/s download stream 'at nearly peak performance'",
-                "yes",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            (
-                "adaptive.channel",
-                "under hidden terminals the adaptive router sends home-to-campus over",
-                "modem",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            (
-                "hidden.radio.delay",
-                "with the radio both ways under hidden terminals, delays of over a second occur frequently",
-                "yes",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            ("backoff.cap", "the router's acknowledgement backoff never exceeds", 0.1, "s", SETTING, None, True),
-            (
-                "tcp.shutdown.loss",
-                "TCP effectively shuts down once losses approach",
-                10,
-                "%",
-                Tolerance("'approach': 3 points", abs=3.0),
-                None,
-                False,
-            ),
-            (
-                "delay.noticeable",
-                "a delay the user notices",
-                100,
-                "ms",
-                STATED,
-                "a statement about users, not a measurement",
-                False,
-            ),
-            ("wavelan.rate", "WaveLAN data rate", 2, "Mb/s", SETTING, None, True),
-            ("ethernet.rate", "Ethernet downlink of the first experiment", 10, "Mb/s", SETTING, None, True),
-            ("wavelan.freq", "WaveLAN carrier", 915, "MHz", STATED, "radio frequency is not modelled", False),
-            ("wavelan.wavelength", "915 MHz wavelength", 33, "cm", STATED, "radio propagation is not modelled", False),
-            ("home.distance", "home to campus", 1, "mile", STATED, "radio propagation is not modelled", False),
-            (
-                "cpu.clock",
-                "the end nodes' and routers' processors",
-                25,
-                "MHz",
-                STATED,
-                "the hosts' CPUs are not modelled in seed 004's scenarios (the seed: 'fast enough to drive the cards … within a factor of 2')",
-                False,
-            ),
-            ("ttcp.file", "file downloaded with ttcp", 10, "MB", SETTING, None, True),
-            ("serial.min", "slowest serial line of the sweep", 1200, "b/s", SETTING, None, True),
-            ("serial.max", "fastest serial line of the sweep", 115200, "b/s", SETTING, None, True),
-            (
-                "trials",
-                "trials per point (maximum reported)",
-                10,
-                "trials",
-                STATED,
-                "the simulated download has one sender on its medium: every trial gives the same result, so one is run",
-                False,
-            ),
-            ("modem.rate", "V.34bis modem upload speed", 33.6, "kb/s", SETTING, None, True),
-            (
-                "modem.compression",
-                "modem compression ratio (about 2:1)",
-                2,
-                "",
-                Tolerance("'about'", rel=0.25),
-                None,
-                True,
-            ),
-            ("adsl.down", "Pittsburgh ADSL trial download", 1.5, "Mb/s", SETTING, None, True),
-            ("adsl.up", "Pittsburgh ADSL trial upload", 64, "kb/s", SETTING, None, True),
-            ("ack.size", "acknowledgement datagram (20-byte IP + 20-byte TCP header)", 40, "bytes", EXACT, None, False),
-            ("ack.ip", "IP header of an acknowledgement", 20, "bytes", EXACT, None, False),
-            ("ack.tcp", "TCP header of an acknowledgement", 20, "bytes", EXACT, None, False),
-            (
-                "data.size",
-                "download datagrams carry approximately this much data",
-                1500,
-                "bytes",
-                Tolerance("'approximately'", rel=0.05),
-                None,
-                False,
-            ),
-        ]
+        rows = _finding_rows() + _setting_rows()
         # A row marked True is an input of the study's scenarios, set from the seed (a line
         # rate, the file size, the sweep's ends, the modem's compression, the router's
         # backoff cap): ours echoes it, so it is a `setting`, not an agreement.
