@@ -139,6 +139,174 @@ def _fps_key(fps: float) -> str:
     return f"{fps:g}"
 
 
+def _by_fps(data: dict[str, list[dict[str, Any]]], prefix: str) -> dict[str, dict[float, dict[str, Any]]]:
+    """L3F's and ICS's records of ``prefix`` (table4, fig12), by offered frames per second."""
+    return {cfg: {r["parameters"]["offered_fps"]: r for r in data.get(f"{prefix}/{cfg}", [])} for cfg in ("l3f", "ics")}
+
+
+def _table4_ours(t4: dict[str, dict[float, dict[str, Any]]]) -> dict[str, Ours]:
+    """Table 4: the offered rate, and each configuration's latency and throughput."""
+    o: dict[str, Ours] = {}
+    for fps in FPS:
+        any_rec = t4["l3f"].get(float(fps)) or t4["ics"].get(float(fps))
+        if any_rec:
+            o[f"t4.xmit.{fps}"] = Ours(any_rec["parameters"]["offered_mbps"], "offered frame bits per second")
+        for cfg in ("l3f", "ics"):
+            r = t4[cfg].get(float(fps))
+            if r:
+                m = r["metrics"]
+                o[f"t4.{cfg}.{fps}.lat"] = Ours(
+                    m["latency_ms"], f"mean one-way latency of received frames; loss {m['loss_pct']:.1f} %"
+                )
+                o[f"t4.{cfg}.{fps}.tpt"] = Ours(
+                    m["throughput_mbps"],
+                    f"frames received over their receiving interval; loss {m['loss_pct']:.1f} %",
+                )
+    return o
+
+
+def _fig12_ours(f12: dict[str, dict[float, dict[str, Any]]]) -> dict[str, Ours]:
+    """§4 / Fig. 12: the maximum throughputs, and L3F's over ICS's."""
+    o: dict[str, Ours] = {}
+    if f12["l3f"]:
+        o["text.l3f.max"] = Ours(
+            f12["l3f"][1000.0]["metrics"]["throughput_mbps"],
+            "1500-byte frames offered at 1000 fps; the AP's short preamble was chosen on this row",
+        )
+        o["text.l3f.max10k"] = Ours(
+            f12["l3f"][10000.0]["metrics"]["throughput_mbps"], "1500-byte frames offered at 10 000 fps"
+        )
+    if f12["ics"]:
+        o["text.ics.max"] = Ours(
+            f12["ics"][1000.0]["metrics"]["throughput_mbps"],
+            "1500-byte frames at 1000 fps; station A's long preamble was chosen on this row",
+        )
+    if f12["l3f"] and f12["ics"]:
+        a, b = f12["l3f"][1000.0]["metrics"]["throughput_mbps"], f12["ics"][1000.0]["metrics"]["throughput_mbps"]
+        o["text.l3f_over_ics"] = Ours(100.0 * (a / b - 1.0) if b else None, "at 1500 bytes, 1000 fps")
+    return o
+
+
+def _text_ours(t4: dict[str, dict[float, dict[str, Any]]], lat: dict[str, dict[int, Any]]) -> dict[str, Ours]:
+    """§4: ICS's longer latency, the knees and the orders of magnitude past them."""
+    o: dict[str, Ours] = {}
+    if lat["l3f"] and lat["ics"]:
+        ratios = [lat["ics"][s] / lat["l3f"][s] - 1 for s in SIZES if lat["ics"].get(s) and lat["l3f"].get(s)]
+        if ratios:
+            o["text.ics_latency_longer"] = Ours(
+                100.0 * sum(ratios) / len(ratios),
+                f"mean over {len(ratios)} frame sizes at 10 fps (range {100 * min(ratios):.0f}–{100 * max(ratios):.0f} %)",
+            )
+    l3 = t4["l3f"]
+    if l3:
+        clean = [
+            f
+            for f in FPS
+            if l3.get(float(f))
+            and l3[float(f)]["metrics"]["loss_pct"] == 0
+            and l3[float(f)]["metrics"]["latency_ms"] < 2 * l3[10.0]["metrics"]["latency_ms"]
+        ]
+        if clean:
+            knee = l3[float(max(clean))]
+            o["text.knee.l3f.in"] = Ours(
+                knee["parameters"]["offered_mbps"],
+                f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
+            )
+            o["text.knee.l3f.tpt"] = Ours(knee["metrics"]["throughput_mbps"], f"at {max(clean)} fps")
+            o["text.knee.l3f.lat"] = Ours(knee["metrics"]["latency_ms"], f"at {max(clean)} fps")
+        if l3[1000.0]["metrics"]["latency_ms"] and l3[10.0]["metrics"]["latency_ms"]:
+            o["text.orders.l3f"] = Ours(
+                math.log10(l3[1000.0]["metrics"]["latency_ms"] / l3[10.0]["metrics"]["latency_ms"]),
+                "log10(latency at 1000 fps / at 10 fps); the paper's own Table 4 gives log10(102.0 / 3.30) = 1.49",
+            )
+    ic = t4["ics"]
+    if ic:
+        clean = [
+            f
+            for f in FPS
+            if ic.get(float(f))
+            and ic[float(f)]["metrics"]["loss_pct"] == 0
+            and (ic[float(f)]["metrics"]["latency_ms"] or 1e9) < 2 * (ic[10.0]["metrics"]["latency_ms"] or 0)
+        ]
+        if clean:
+            o["text.knee.ics.in"] = Ours(
+                ic[float(max(clean))]["parameters"]["offered_mbps"],
+                f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
+            )
+        if ic[1000.0]["metrics"]["latency_ms"] and ic[10.0]["metrics"]["latency_ms"]:
+            o["text.orders.ics"] = Ours(
+                math.log10(ic[1000.0]["metrics"]["latency_ms"] / ic[10.0]["metrics"]["latency_ms"]),
+                "log10(latency at 1000 fps / at 10 fps)",
+            )
+    return o
+
+
+def _fig13_14_ours(lat: dict[str, dict[int, Any]]) -> dict[str, Ours]:
+    """§5, Figs. 13-14: light-load latencies with 802.11b and g, WEP-64 and WEP-128."""
+    o: dict[str, Ours] = {}
+    if lat["l3f"]:
+        o["fig13.b.small"] = Ours(lat["l3f"].get(64), "64-byte frames at 10 fps, mean of 20 tagged frames")
+        o["fig14.wep40"] = Ours(lat["l3f"].get(1500), "1500-byte frames at 10 fps")
+    if lat["l3f_g"]:
+        o["fig13.g.small"] = Ours(lat["l3f_g"].get(64), "64-byte frames at 10 fps")
+    if lat["l3f_wep128"]:
+        o["fig14.wep104"] = Ours(lat["l3f_wep128"].get(1500), "1500-byte frames at 10 fps")
+        if lat["l3f"].get(1500) is not None and lat["l3f_wep128"].get(1500) is not None:
+            o["fig14.diff"] = Ours(
+                lat["l3f_wep128"][1500] - lat["l3f"][1500],
+                "RC4 costs the same per byte whatever the key length, so the model gives no difference",
+            )
+    return o
+
+
+def _section2_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """§2: the ARP and L3F entries the pings left, and who reaches whom."""
+    o: dict[str, Ours] = {}
+    reach = {
+        (r["name"], r["from"], r["to"]): r["metrics"]["reachable"]
+        for r in data.get("reach", [])
+        if r["test"] == "reach"
+    }
+    entries = {
+        (r["from"], r["to"], r["parameters"]["table"], r["parameters"]["ip"]): r
+        for r in data.get("reach", [])
+        if r["test"] == "table"
+    }
+    for _, owner, ip, _ in ARP_TABLES:
+        # The pair that makes the owner look the address up: the owner pings it.
+        peer = next(n for n, a in ADDRESS.items() if a == ip)
+        r = entries.get((owner, peer, "arp_table", ip))
+        if ("seed000_l3f", owner, peer) in reach:
+            o[f"arp.{owner}.{ip}"] = Ours(
+                r["metrics"]["mac_role"] if r else "absent",
+                _entry_note(r, f"{owner}'s ARP table after {owner} pinged {peer} ({ip}) in examples/seed000_l3f.toml"),
+            )
+    for ip, _ in L3F_TABLE:
+        r = entries.get(("ws1", "ws2", "l3f_table", ip))
+        if ("seed000_l3f", "ws1", "ws2") in reach:
+            o[f"l3f.a.{ip}"] = Ours(
+                f"{r['metrics']['port_role']}, {r['metrics']['mac_role']}" if r else "absent",
+                _entry_note(r, "station A's L3F table after WS1 pinged WS2 in examples/seed000_l3f.toml"),
+            )
+
+    def word(name: str, a: str, b: str) -> Ours | None:
+        v = reach.get((name, a, b))
+        return None if v is None else Ours("works" if v else "fails", f"3 pings {a} → {b} in examples/{name}.toml")
+
+    for key, args in (
+        ("reach.l2f.ws1_ws2", ("seed000_l2f_station", "ws1", "ws2")),
+        ("reach.l2f.ws2_ws1", ("seed000_l2f_station", "ws2", "ws1")),
+        ("reach.l3f.ws1_ws2", ("seed000_l3f", "ws1", "ws2")),
+        ("reach.l3f.ws2_ws1", ("seed000_l3f", "ws2", "ws1")),
+        ("reach.ics.in_out", ("seed000_ics", "ws2", "ws1")),
+        ("reach.ics.out_in", ("seed000_ics", "ws1", "ws2")),
+    ):
+        w = word(*args)
+        if w is not None:
+            o[key] = w
+    return o
+
+
 class Seed000(Study):
     seed = "000"
     title = "Bridging a wired LAN to Wi-Fi through one station: L2F, L3F and ICS"
@@ -259,148 +427,17 @@ class Seed000(Study):
     # ------------------------------------------------------------------ ours
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
-        o: dict[str, Ours] = {}
-        t4 = {cfg: {r["parameters"]["offered_fps"]: r for r in data.get(f"table4/{cfg}", [])} for cfg in ("l3f", "ics")}
-        for fps in FPS:
-            any_rec = t4["l3f"].get(float(fps)) or t4["ics"].get(float(fps))
-            if any_rec:
-                o[f"t4.xmit.{fps}"] = Ours(any_rec["parameters"]["offered_mbps"], "offered frame bits per second")
-            for cfg in ("l3f", "ics"):
-                r = t4[cfg].get(float(fps))
-                if r:
-                    m = r["metrics"]
-                    o[f"t4.{cfg}.{fps}.lat"] = Ours(
-                        m["latency_ms"], f"mean one-way latency of received frames; loss {m['loss_pct']:.1f} %"
-                    )
-                    o[f"t4.{cfg}.{fps}.tpt"] = Ours(
-                        m["throughput_mbps"],
-                        f"frames received over their receiving interval; loss {m['loss_pct']:.1f} %",
-                    )
-        f12 = {cfg: {r["parameters"]["offered_fps"]: r for r in data.get(f"fig12/{cfg}", [])} for cfg in ("l3f", "ics")}
-        if f12["l3f"]:
-            o["text.l3f.max"] = Ours(
-                f12["l3f"][1000.0]["metrics"]["throughput_mbps"],
-                "1500-byte frames offered at 1000 fps; the AP's short preamble was chosen on this row",
-            )
-            o["text.l3f.max10k"] = Ours(
-                f12["l3f"][10000.0]["metrics"]["throughput_mbps"], "1500-byte frames offered at 10 000 fps"
-            )
-        if f12["ics"]:
-            o["text.ics.max"] = Ours(
-                f12["ics"][1000.0]["metrics"]["throughput_mbps"],
-                "1500-byte frames at 1000 fps; station A's long preamble was chosen on this row",
-            )
-        if f12["l3f"] and f12["ics"]:
-            a, b = f12["l3f"][1000.0]["metrics"]["throughput_mbps"], f12["ics"][1000.0]["metrics"]["throughput_mbps"]
-            o["text.l3f_over_ics"] = Ours(100.0 * (a / b - 1.0) if b else None, "at 1500 bytes, 1000 fps")
+        t4 = _by_fps(data, "table4")
         lat = {
             cfg: {r["parameters"]["frame_bytes"]: r["metrics"]["latency_ms"] for r in data.get(f"latency/{cfg}", [])}
             for cfg in CONFIGS
         }
-        if lat["l3f"] and lat["ics"]:
-            ratios = [lat["ics"][s] / lat["l3f"][s] - 1 for s in SIZES if lat["ics"].get(s) and lat["l3f"].get(s)]
-            if ratios:
-                o["text.ics_latency_longer"] = Ours(
-                    100.0 * sum(ratios) / len(ratios),
-                    f"mean over {len(ratios)} frame sizes at 10 fps (range {100 * min(ratios):.0f}–{100 * max(ratios):.0f} %)",
-                )
-        l3 = t4["l3f"]
-        if l3:
-            clean = [
-                f
-                for f in FPS
-                if l3.get(float(f))
-                and l3[float(f)]["metrics"]["loss_pct"] == 0
-                and l3[float(f)]["metrics"]["latency_ms"] < 2 * l3[10.0]["metrics"]["latency_ms"]
-            ]
-            if clean:
-                knee = l3[float(max(clean))]
-                o["text.knee.l3f.in"] = Ours(
-                    knee["parameters"]["offered_mbps"],
-                    f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
-                )
-                o["text.knee.l3f.tpt"] = Ours(knee["metrics"]["throughput_mbps"], f"at {max(clean)} fps")
-                o["text.knee.l3f.lat"] = Ours(knee["metrics"]["latency_ms"], f"at {max(clean)} fps")
-            if l3[1000.0]["metrics"]["latency_ms"] and l3[10.0]["metrics"]["latency_ms"]:
-                o["text.orders.l3f"] = Ours(
-                    math.log10(l3[1000.0]["metrics"]["latency_ms"] / l3[10.0]["metrics"]["latency_ms"]),
-                    "log10(latency at 1000 fps / at 10 fps); the paper's own Table 4 gives log10(102.0 / 3.30) = 1.49",
-                )
-        ic = t4["ics"]
-        if ic:
-            clean = [
-                f
-                for f in FPS
-                if ic.get(float(f))
-                and ic[float(f)]["metrics"]["loss_pct"] == 0
-                and (ic[float(f)]["metrics"]["latency_ms"] or 1e9) < 2 * (ic[10.0]["metrics"]["latency_ms"] or 0)
-            ]
-            if clean:
-                o["text.knee.ics.in"] = Ours(
-                    ic[float(max(clean))]["parameters"]["offered_mbps"],
-                    f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
-                )
-            if ic[1000.0]["metrics"]["latency_ms"] and ic[10.0]["metrics"]["latency_ms"]:
-                o["text.orders.ics"] = Ours(
-                    math.log10(ic[1000.0]["metrics"]["latency_ms"] / ic[10.0]["metrics"]["latency_ms"]),
-                    "log10(latency at 1000 fps / at 10 fps)",
-                )
-        if lat["l3f"]:
-            o["fig13.b.small"] = Ours(lat["l3f"].get(64), "64-byte frames at 10 fps, mean of 20 tagged frames")
-            o["fig14.wep40"] = Ours(lat["l3f"].get(1500), "1500-byte frames at 10 fps")
-        if lat["l3f_g"]:
-            o["fig13.g.small"] = Ours(lat["l3f_g"].get(64), "64-byte frames at 10 fps")
-        if lat["l3f_wep128"]:
-            o["fig14.wep104"] = Ours(lat["l3f_wep128"].get(1500), "1500-byte frames at 10 fps")
-            if lat["l3f"].get(1500) is not None and lat["l3f_wep128"].get(1500) is not None:
-                o["fig14.diff"] = Ours(
-                    lat["l3f_wep128"][1500] - lat["l3f"][1500],
-                    "RC4 costs the same per byte whatever the key length, so the model gives no difference",
-                )
-        reach = {
-            (r["name"], r["from"], r["to"]): r["metrics"]["reachable"]
-            for r in data.get("reach", [])
-            if r["test"] == "reach"
-        }
-        entries = {
-            (r["from"], r["to"], r["parameters"]["table"], r["parameters"]["ip"]): r
-            for r in data.get("reach", [])
-            if r["test"] == "table"
-        }
-        for _, owner, ip, _ in ARP_TABLES:
-            # The pair that makes the owner look the address up: the owner pings it.
-            peer = next(n for n, a in ADDRESS.items() if a == ip)
-            r = entries.get((owner, peer, "arp_table", ip))
-            if ("seed000_l3f", owner, peer) in reach:
-                o[f"arp.{owner}.{ip}"] = Ours(
-                    r["metrics"]["mac_role"] if r else "absent",
-                    _entry_note(
-                        r, f"{owner}'s ARP table after {owner} pinged {peer} ({ip}) in examples/seed000_l3f.toml"
-                    ),
-                )
-        for ip, _ in L3F_TABLE:
-            r = entries.get(("ws1", "ws2", "l3f_table", ip))
-            if ("seed000_l3f", "ws1", "ws2") in reach:
-                o[f"l3f.a.{ip}"] = Ours(
-                    f"{r['metrics']['port_role']}, {r['metrics']['mac_role']}" if r else "absent",
-                    _entry_note(r, "station A's L3F table after WS1 pinged WS2 in examples/seed000_l3f.toml"),
-                )
-
-        def word(name: str, a: str, b: str) -> Ours | None:
-            v = reach.get((name, a, b))
-            return None if v is None else Ours("works" if v else "fails", f"3 pings {a} → {b} in examples/{name}.toml")
-
-        for key, args in (
-            ("reach.l2f.ws1_ws2", ("seed000_l2f_station", "ws1", "ws2")),
-            ("reach.l2f.ws2_ws1", ("seed000_l2f_station", "ws2", "ws1")),
-            ("reach.l3f.ws1_ws2", ("seed000_l3f", "ws1", "ws2")),
-            ("reach.l3f.ws2_ws1", ("seed000_l3f", "ws2", "ws1")),
-            ("reach.ics.in_out", ("seed000_ics", "ws2", "ws1")),
-            ("reach.ics.out_in", ("seed000_ics", "ws1", "ws2")),
-        ):
-            w = word(*args)
-            if w is not None:
-                o[key] = w
+        o: dict[str, Ours] = {}
+        o.update(_table4_ours(t4))
+        o.update(_fig12_ours(_by_fps(data, "fig12")))
+        o.update(_text_ours(t4, lat))
+        o.update(_fig13_14_ours(lat))
+        o.update(_section2_ours(data))
         return {k: v for k, v in o.items() if v.value is not None}
 
     # ------------------------------------------------------------------ tables and figures
