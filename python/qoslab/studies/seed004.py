@@ -357,6 +357,159 @@ def _setting_rows() -> list[_PaperRow]:
     ]
 
 
+def _asym_ours(asym: dict[int, dict[str, Any]]) -> dict[str, Ours]:
+    """The asymmetric sweep: the uplink that reaches 95 % of the peak, proportionality
+    below 9600 b/s, and the settings it echoes."""
+    o: dict[str, Ours] = {}
+    if asym:
+        tp = {b: r["metrics"]["throughput_mbps"] for b, r in asym.items()}
+        peak = max(tp.values())
+        at95 = min(b for b, v in tp.items() if v >= 0.95 * peak)
+        note = f"smallest swept serial rate with ≥ 95 % of the peak {peak:.3f} Mb/s ({tp[at95]:.3f} Mb/s there)"
+        mss = asym[max(asym)]["metrics"]["mss_bytes"]
+        if LINE_LIMITED in tp and 38400 in tp:
+            k = segments_per_ack(tp[LINE_LIMITED], LINE_LIMITED, mss)
+            cap = ack_clock_mbps(38400, mss, k)
+            need = 0.95 * peak
+            note += (
+                f". Why not 57.6: NetBSD's ACKs (every second segment, and at once a segment with PSH) cover {k:.2f} segments on average "
+                f"(read at {LINE_LIMITED / 1000:g} kb/s, where the line limits), so at 38.4 kb/s the {ack_line_octets()}-octet SLIP ACKs clock "
+                f"{cap:.3f} Mb/s, {100 * cap / peak:.0f} % of the radio's peak: the radio limits there. The seed's 38.4 kb/s point under 95 % needs "
+                f"the line to clock under {need:.3f} Mb/s: at most {need / ack_clock_mbps(38400, mss, 1):.2f} segments an ACK, or a line delivering at most "
+                f"{100 * need / cap:.0f} % of its 38.4 kb/s (the routers' serial timing is not modelled); the seed's figure values, not in its text, would settle it"
+            )
+        o["peak95.uplink"] = Ours(at95 / 1000, note)
+        low = [tp[b] / b for b in RATES if b <= 9600 and b in tp]
+        spread = (max(low) - min(low)) / (sum(low) / len(low)) if low else None
+        if spread is not None:
+            o["proportional"] = Ours(
+                "yes" if spread <= 0.10 else "no",
+                f"download / upload rate from 1200 to 9600 b/s varies by {100 * spread:.1f} % (within 10 % = proportional)",
+            )
+        rec = asym[max(asym)]
+        o["data.size"] = Ours(
+            rec["metrics"]["mss_bytes"],
+            f"TCP payload per download segment; the datagrams are {rec['metrics']['path_mtu_bytes']} bytes",
+        )
+        o["ttcp.file"] = Ours(rec["parameters"]["bytes"] / 1e6, "the example's transfer")
+        o["serial.min"] = Ours(min(asym), "the example's sweep")
+        o["serial.max"] = Ours(max(asym), "the example's sweep")
+    return o
+
+
+def _loss_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """The radio frame loss at which TCP effectively shuts down."""
+    o: dict[str, Ours] = {}
+    losses = _loss_curve(data)
+    if losses.get(0):
+        dead = next((x for x in sorted(losses) if losses[x] < SHUTDOWN * losses[0]), None)
+        if dead is None:
+            o["tcp.shutdown.loss"] = Ours(
+                None,
+                f"the download never fell below {SHUTDOWN:.0%} of its loss-free rate up to {max(losses)} % frame loss",
+            )
+        else:
+            o["tcp.shutdown.loss"] = Ours(
+                dead,
+                f"smallest swept radio frame loss (no link acks, NetBSD TCP) at which the download (mean of {len(LOSS_SEEDS)} seeds) falls below {SHUTDOWN:.0%} of its loss-free {losses[0]:.2f} Mb/s: {losses[dead]:.3f} Mb/s; at 5 % it is {losses.get(5, float('nan')):.3f}, at 10 % {losses.get(10, float('nan')):.3f}",
+            )
+    return o
+
+
+def _comparison_ours(data: dict[str, list[dict[str, Any]]], asym: dict[int, dict[str, Any]]) -> dict[str, Ours]:
+    """115.2 kb/s SLIP against the radio both ways; ADSL's 64 kb/s against 115.2 kb/s."""
+    o: dict[str, Ours] = {}
+    both = data.get("both", [])
+    if asym and both and 115200 in asym:
+        a, b = asym[115200]["metrics"]["throughput_mbps"], both[0]["metrics"]["throughput_mbps"]
+        o["serial115.beats.wireless"] = Ours(
+            "yes" if a > b else "no",
+            f"{a:.3f} Mb/s with SLIP ACKs at 115.2 kb/s vs {b:.3f} Mb/s with the radio both ways",
+        )
+    a64, a115 = data.get("adsl64", []), data.get("adsl115", [])
+    if a64 and a115:
+        x, y = a64[0]["metrics"]["throughput_mbps"], a115[0]["metrics"]["throughput_mbps"]
+        o["adsl.sufficient"] = Ours(
+            "yes" if x >= 0.95 * y else "no",
+            f"{x:.3f} Mb/s with 64 kb/s of ACK line vs {y:.3f} Mb/s with 115.2 kb/s (≥ 95 % = nearly peak)",
+        )
+    return o
+
+
+def _hidden_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """Hidden terminals: the channel the adaptive router chose, the keystrokes' delays."""
+    o: dict[str, Ours] = {}
+    hidden = data.get("hidden", [])
+    if hidden and hidden[0].get("adaptive"):
+        ad = hidden[0]["adaptive"][0]
+        first = ad["switches"][0] if ad["switches"] else None
+        c = ad["counters"]
+        if first is not None:
+            o["adaptive.channel"] = Ours(
+                first["to"],
+                f"results['adaptive']: r2 left the {first['from']} for the {first['to']} at {first['time_s']:.2f} s, the radio's delivery ratio at {100 * first['radio_ratio']:.0f} %; {c['modem_datagrams']} of {c['datagrams']} upstream datagrams went by modem",
+            )
+        else:
+            o["adaptive.channel"] = Ours("radio", "results['adaptive']: r2 never left the radio")
+    radio = data.get("hidden_radio", [])
+    if radio:
+        r = radio[0]
+        mx = max((s["sender"]["max_rtt_ms"] or 0.0) for s in r.get("streams", [{"sender": {"max_rtt_ms": 0.0}}]))
+        radio_note = (
+            f"the download with the radio alone: {r['metrics']['throughput_mbps']:.3f} Mb/s against {hidden[0]['metrics']['throughput_mbps']:.3f} with the adaptive router, {r['metrics'].get('timeouts', 0)} retransmission timeouts (each a wait of at least 1 s); TCP's largest RTT sample {mx:.0f} ms (Karn's rule leaves retransmitted segments out)"
+            if hidden
+            else f"largest RTT {mx:.0f} ms"
+        )
+        typed = {k: _slow_keys(data.get(k, [])) for k in ("typing_radio", "typing_acks")}
+        if typed["typing_radio"] is not None:
+            share, lost, slow, sent = typed["typing_radio"]
+            acks = typed["typing_acks"]
+            with_acks = (
+                f"; with the router's link acks (never the modem): {100 * acks[0]:.2f} % ({acks[1]} lost, {acks[2]} echoes over 1 s, ARP's start-up included)"
+                if acks
+                else ""
+            )
+            o["hidden.radio.delay"] = Ours(
+                "yes" if share >= FREQUENT else "no",
+                f"keystrokes (32-octet echoes, 10 a second for {sent / 10:.0f} s) over the radio alone delayed over a second: {100 * share:.2f} % ({lost} lost, so resent after NetBSD's ≥ 1 s RTO, and {slow} echoes over 1 s); 'frequently' read as ≥ {100 * FREQUENT:g} %{with_acks}. {radio_note}",
+            )
+        else:
+            o["hidden.radio.delay"] = Ours(None, radio_note)
+    return o
+
+
+def _setting_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """The settings the examples take from the seed, and our acknowledgement's size."""
+    from qoslab.scenario import load_scenario
+
+    o: dict[str, Ours] = {}
+    a64 = data.get("adsl64", [])
+    hs = load_scenario(EXAMPLES / HIDDEN)
+    modem = next(link for link in hs.link if isinstance(link, Serial))
+    o["backoff.cap"] = Ours(
+        _adaptive(hs, "r2").max_timeout / 1e9,
+        "the adaptive router's max_timeout, set from this row (the simulator reports no observed backoff)",
+    )
+    o["modem.rate"] = Ours(modem.rate / 1000, "the hidden-terminal example's modem")
+    o["modem.compression"] = Ours(modem.compression, "the hidden-terminal example's modem")
+    asc = load_scenario(EXAMPLES / ASYM)
+    radio_link = next(link for link in asc.link if isinstance(link, Wifi))
+    o["wavelan.rate"] = Ours(
+        None if radio_link.rate is None else radio_link.rate / 1e6, "the asymmetric example's radio"
+    )
+    o["ethernet.rate"] = Ours(10.0 if data.get("eth") else None, "the Ethernet variant's downlink")
+    o["adsl.down"] = Ours(1.5 if a64 else None, "the ADSL variant's downlink")
+    o["adsl.up"] = Ours(64.0 if a64 else None, "the ADSL variant's ACK line")
+    o["ack.size"] = Ours(
+        ack_octets(),
+        "IPv4 + TCP headers of our encodings (qoslab mtu serial/slip/ipv4/tcp); SLIP adds 2 END octets on the line",
+    )
+    layers = {layer["name"]: layer["overhead_bytes"] for layer in _ack_layers()}
+    o["ack.ip"] = Ours(layers.get("ipv4"), "our IPv4 encoding")
+    o["ack.tcp"] = Ours(layers.get("tcp"), "our TCP encoding, no options")
+    return o
+
+
 class Seed004(Study):
     seed = "004"
     title = "Asymmetric wireless networking: a radio downlink, a modem uplink"
@@ -410,131 +563,16 @@ class Seed004(Study):
         return {int(r["parameters"]["serial_bps"]): r for r in data.get(key, [])}
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
-        from qoslab.scenario import load_scenario
-
         o: dict[str, Ours] = {}
         if not data:
             return o  # without runs nothing is claimed, not even the settings
         asym = self.curve(data, "asym")
         if asym:
-            tp = {b: r["metrics"]["throughput_mbps"] for b, r in asym.items()}
-            peak = max(tp.values())
-            at95 = min(b for b, v in tp.items() if v >= 0.95 * peak)
-            note = f"smallest swept serial rate with ≥ 95 % of the peak {peak:.3f} Mb/s ({tp[at95]:.3f} Mb/s there)"
-            mss = asym[max(asym)]["metrics"]["mss_bytes"]
-            if LINE_LIMITED in tp and 38400 in tp:
-                k = segments_per_ack(tp[LINE_LIMITED], LINE_LIMITED, mss)
-                cap = ack_clock_mbps(38400, mss, k)
-                need = 0.95 * peak
-                note += (
-                    f". Why not 57.6: NetBSD's ACKs (every second segment, and at once a segment with PSH) cover {k:.2f} segments on average "
-                    f"(read at {LINE_LIMITED / 1000:g} kb/s, where the line limits), so at 38.4 kb/s the {ack_line_octets()}-octet SLIP ACKs clock "
-                    f"{cap:.3f} Mb/s, {100 * cap / peak:.0f} % of the radio's peak: the radio limits there. The seed's 38.4 kb/s point under 95 % needs "
-                    f"the line to clock under {need:.3f} Mb/s: at most {need / ack_clock_mbps(38400, mss, 1):.2f} segments an ACK, or a line delivering at most "
-                    f"{100 * need / cap:.0f} % of its 38.4 kb/s (the routers' serial timing is not modelled); the seed's figure values, not in its text, would settle it"
-                )
-            o["peak95.uplink"] = Ours(at95 / 1000, note)
-            low = [tp[b] / b for b in RATES if b <= 9600 and b in tp]
-            spread = (max(low) - min(low)) / (sum(low) / len(low)) if low else None
-            if spread is not None:
-                o["proportional"] = Ours(
-                    "yes" if spread <= 0.10 else "no",
-                    f"download / upload rate from 1200 to 9600 b/s varies by {100 * spread:.1f} % (within 10 % = proportional)",
-                )
-            rec = asym[max(asym)]
-            o["data.size"] = Ours(
-                rec["metrics"]["mss_bytes"],
-                f"TCP payload per download segment; the datagrams are {rec['metrics']['path_mtu_bytes']} bytes",
-            )
-            o["ttcp.file"] = Ours(rec["parameters"]["bytes"] / 1e6, "the example's transfer")
-            o["serial.min"] = Ours(min(asym), "the example's sweep")
-            o["serial.max"] = Ours(max(asym), "the example's sweep")
-        losses = _loss_curve(data)
-        if losses.get(0):
-            dead = next((x for x in sorted(losses) if losses[x] < SHUTDOWN * losses[0]), None)
-            if dead is None:
-                o["tcp.shutdown.loss"] = Ours(
-                    None,
-                    f"the download never fell below {SHUTDOWN:.0%} of its loss-free rate up to {max(losses)} % frame loss",
-                )
-            else:
-                o["tcp.shutdown.loss"] = Ours(
-                    dead,
-                    f"smallest swept radio frame loss (no link acks, NetBSD TCP) at which the download (mean of {len(LOSS_SEEDS)} seeds) falls below {SHUTDOWN:.0%} of its loss-free {losses[0]:.2f} Mb/s: {losses[dead]:.3f} Mb/s; at 5 % it is {losses.get(5, float('nan')):.3f}, at 10 % {losses.get(10, float('nan')):.3f}",
-                )
-        both = data.get("both", [])
-        if asym and both and 115200 in asym:
-            a, b = asym[115200]["metrics"]["throughput_mbps"], both[0]["metrics"]["throughput_mbps"]
-            o["serial115.beats.wireless"] = Ours(
-                "yes" if a > b else "no",
-                f"{a:.3f} Mb/s with SLIP ACKs at 115.2 kb/s vs {b:.3f} Mb/s with the radio both ways",
-            )
-        a64, a115 = data.get("adsl64", []), data.get("adsl115", [])
-        if a64 and a115:
-            x, y = a64[0]["metrics"]["throughput_mbps"], a115[0]["metrics"]["throughput_mbps"]
-            o["adsl.sufficient"] = Ours(
-                "yes" if x >= 0.95 * y else "no",
-                f"{x:.3f} Mb/s with 64 kb/s of ACK line vs {y:.3f} Mb/s with 115.2 kb/s (≥ 95 % = nearly peak)",
-            )
-        hidden = data.get("hidden", [])
-        if hidden and hidden[0].get("adaptive"):
-            ad = hidden[0]["adaptive"][0]
-            first = ad["switches"][0] if ad["switches"] else None
-            c = ad["counters"]
-            if first is not None:
-                o["adaptive.channel"] = Ours(
-                    first["to"],
-                    f"results['adaptive']: r2 left the {first['from']} for the {first['to']} at {first['time_s']:.2f} s, the radio's delivery ratio at {100 * first['radio_ratio']:.0f} %; {c['modem_datagrams']} of {c['datagrams']} upstream datagrams went by modem",
-                )
-            else:
-                o["adaptive.channel"] = Ours("radio", "results['adaptive']: r2 never left the radio")
-        radio = data.get("hidden_radio", [])
-        if radio:
-            r = radio[0]
-            mx = max((s["sender"]["max_rtt_ms"] or 0.0) for s in r.get("streams", [{"sender": {"max_rtt_ms": 0.0}}]))
-            radio_note = (
-                f"the download with the radio alone: {r['metrics']['throughput_mbps']:.3f} Mb/s against {hidden[0]['metrics']['throughput_mbps']:.3f} with the adaptive router, {r['metrics'].get('timeouts', 0)} retransmission timeouts (each a wait of at least 1 s); TCP's largest RTT sample {mx:.0f} ms (Karn's rule leaves retransmitted segments out)"
-                if hidden
-                else f"largest RTT {mx:.0f} ms"
-            )
-            typed = {k: _slow_keys(data.get(k, [])) for k in ("typing_radio", "typing_acks")}
-            if typed["typing_radio"] is not None:
-                share, lost, slow, sent = typed["typing_radio"]
-                acks = typed["typing_acks"]
-                with_acks = (
-                    f"; with the router's link acks (never the modem): {100 * acks[0]:.2f} % ({acks[1]} lost, {acks[2]} echoes over 1 s, ARP's start-up included)"
-                    if acks
-                    else ""
-                )
-                o["hidden.radio.delay"] = Ours(
-                    "yes" if share >= FREQUENT else "no",
-                    f"keystrokes (32-octet echoes, 10 a second for {sent / 10:.0f} s) over the radio alone delayed over a second: {100 * share:.2f} % ({lost} lost, so resent after NetBSD's ≥ 1 s RTO, and {slow} echoes over 1 s); 'frequently' read as ≥ {100 * FREQUENT:g} %{with_acks}. {radio_note}",
-                )
-            else:
-                o["hidden.radio.delay"] = Ours(None, radio_note)
-        hs = load_scenario(EXAMPLES / HIDDEN)
-        modem = next(link for link in hs.link if isinstance(link, Serial))
-        o["backoff.cap"] = Ours(
-            _adaptive(hs, "r2").max_timeout / 1e9,
-            "the adaptive router's max_timeout, set from this row (the simulator reports no observed backoff)",
-        )
-        o["modem.rate"] = Ours(modem.rate / 1000, "the hidden-terminal example's modem")
-        o["modem.compression"] = Ours(modem.compression, "the hidden-terminal example's modem")
-        asc = load_scenario(EXAMPLES / ASYM)
-        radio_link = next(link for link in asc.link if isinstance(link, Wifi))
-        o["wavelan.rate"] = Ours(
-            None if radio_link.rate is None else radio_link.rate / 1e6, "the asymmetric example's radio"
-        )
-        o["ethernet.rate"] = Ours(10.0 if data.get("eth") else None, "the Ethernet variant's downlink")
-        o["adsl.down"] = Ours(1.5 if a64 else None, "the ADSL variant's downlink")
-        o["adsl.up"] = Ours(64.0 if a64 else None, "the ADSL variant's ACK line")
-        o["ack.size"] = Ours(
-            ack_octets(),
-            "IPv4 + TCP headers of our encodings (qoslab mtu serial/slip/ipv4/tcp); SLIP adds 2 END octets on the line",
-        )
-        layers = {layer["name"]: layer["overhead_bytes"] for layer in _ack_layers()}
-        o["ack.ip"] = Ours(layers.get("ipv4"), "our IPv4 encoding")
-        o["ack.tcp"] = Ours(layers.get("tcp"), "our TCP encoding, no options")
+            o.update(_asym_ours(asym))
+        o.update(_loss_ours(data))
+        o.update(_comparison_ours(data, asym))
+        o.update(_hidden_ours(data))
+        o.update(_setting_ours(data))
         return {k: v for k, v in o.items() if v.value is not None or v.note.startswith("the download never")}
 
     def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
