@@ -576,9 +576,13 @@ class Seed004(Study):
         return {k: v for k, v in o.items() if v.value is not None or v.note.startswith("the download never")}
 
     def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        return self._curve_figures(data) + self._loss_figures(data) + self._adaptive_figures(data)
+
+    def _curve_figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        """Download against the serial uplink's rate, one figure per variant."""
         import matplotlib.pyplot as plt
 
-        figs = []
+        figs: list[Figure] = []
         for key, ref, title, name, down in (
             (
                 "asym",
@@ -649,6 +653,13 @@ class Seed004(Study):
                     fig,
                 )
             )
+        return figs
+
+    def _loss_figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        """The download against the radio's frame loss."""
+        import matplotlib.pyplot as plt
+
+        figs: list[Figure] = []
         losses = sorted(_loss_curve(data).items())
         if losses:
             fig, ax = plt.subplots(figsize=(6.5, 3.8))
@@ -691,6 +702,13 @@ class Seed004(Study):
                     fig,
                 )
             )
+        return figs
+
+    def _adaptive_figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        """The adaptive router's radio delivery ratio and channel over time."""
+        import matplotlib.pyplot as plt
+
+        figs: list[Figure] = []
         hidden = data.get("hidden", [])
         if hidden and hidden[0].get("adaptive"):
             ad = hidden[0]["adaptive"][0]
