@@ -307,6 +307,42 @@ def _section2_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
     return o
 
 
+def _run_reach(progress: Any) -> list[dict[str, Any]]:
+    """§2's point: 3 pings between every pair of the three examples, and the tables they leave."""
+    from qoslab.backends.sim import reachability
+    from qoslab.scenario import load_scenario
+
+    out = []
+    for name in ("seed000_l2f_station", "seed000_l3f", "seed000_ics"):
+        progress(f"who reaches whom in {name}.toml")
+        path = EXAMPLES / f"{name}.toml"
+        net, pairs = reachability(load_scenario(path), source=path)
+        out += [
+            {
+                "test": "reach",
+                "name": name,
+                "from": p["from"],
+                "to": p["to"],
+                "parameters": {},
+                "metrics": {"reachable": p["reachable"], "sent": p["sent"], "received": p["received"]},
+            }
+            for p in pairs
+        ]
+        if name == "seed000_l3f":
+            out += table_records(net, pairs)
+    return out
+
+
+FIGURE_STYLE: dict[str, dict[str, Any]] = {
+    "l3f": dict(color="black", marker="o", linestyle="-"),
+    "ics": dict(color="0.45", marker="s", linestyle="--"),
+    "l3f_g": dict(color="black", marker="^", linestyle=":"),
+    "l3f_wep128": dict(color="0.45", marker="D", linestyle="-."),
+}
+# Table 4: throughput and latency against offered load
+"""Each configuration's line and marker in the figures."""
+
+
 class Seed000(Study):
     seed = "000"
     title = "Bridging a wired LAN to Wi-Fi through one station: L2F, L3F and ICS"
@@ -386,35 +422,11 @@ class Seed000(Study):
                 4,
             )
 
-        def reach(progress: Any) -> list[dict[str, Any]]:
-            from qoslab.backends.sim import reachability
-            from qoslab.scenario import load_scenario
-
-            out = []
-            for name in ("seed000_l2f_station", "seed000_l3f", "seed000_ics"):
-                progress(f"who reaches whom in {name}.toml")
-                path = EXAMPLES / f"{name}.toml"
-                net, pairs = reachability(load_scenario(path), source=path)
-                out += [
-                    {
-                        "test": "reach",
-                        "name": name,
-                        "from": p["from"],
-                        "to": p["to"],
-                        "parameters": {},
-                        "metrics": {"reachable": p["reachable"], "sent": p["sent"], "received": p["received"]},
-                    }
-                    for p in pairs
-                ]
-                if name == "seed000_l3f":
-                    out += table_records(net, pairs)
-            return out
-
         points.append(
             Point(
                 "reach",
                 "seed 000 §2: who reaches whom (L2F, L3F, ICS), and the ARP and L3F tables of Fig. 6",
-                reach,
+                _run_reach,
                 spec={
                     "files": ["seed000_l2f_station", "seed000_l3f", "seed000_ics"],
                     "tables": ["arp_table", "l3f_table"],
@@ -470,29 +482,28 @@ class Seed000(Study):
         ]
 
     def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        return [self._overload_figure(data), self._latency_figure(data)]
+
+    def _overload_figure(self, data: dict[str, list[dict[str, Any]]]) -> Figure:
+        """Table 4's overload sweep: throughput and latency against the offered load."""
         import matplotlib.pyplot as plt
 
-        figs = []
-        style: dict[str, dict[str, Any]] = {
-            "l3f": dict(color="black", marker="o", linestyle="-"),
-            "ics": dict(color="0.45", marker="s", linestyle="--"),
-            "l3f_g": dict(color="black", marker="^", linestyle=":"),
-            "l3f_wep128": dict(color="0.45", marker="D", linestyle="-."),
-        }
-        # Table 4: throughput and latency against offered load
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
         for cfg in ("l3f", "ics"):
             recs = sorted(data.get(f"table4/{cfg}", []), key=lambda r: r["parameters"]["offered_fps"])
             if recs:
                 x = [r["parameters"]["offered_fps"] for r in recs]
                 ax1.plot(
-                    x, [r["metrics"]["throughput_mbps"] for r in recs], label=f"{cfg.upper()} (ours)", **style[cfg]
+                    x,
+                    [r["metrics"]["throughput_mbps"] for r in recs],
+                    label=f"{cfg.upper()} (ours)",
+                    **FIGURE_STYLE[cfg],
                 )
                 ax2.plot(
                     x,
                     [r["metrics"]["latency_ms"] or float("nan") for r in recs],
                     label=f"{cfg.upper()} (ours)",
-                    **style[cfg],
+                    **FIGURE_STYLE[cfg],
                 )
         for j, (cfg, mk) in enumerate((("L2F", "x"), ("L3F", "+"), ("ICS", "*"))):
             ax1.plot(
@@ -523,15 +534,17 @@ class Seed000(Study):
             ax.legend(fontsize=7)
         fig.suptitle("Where does the station saturate? Table 4's overload sweep")
         fig.tight_layout()
-        figs.append(
-            Figure(
-                "seed000_table4",
-                "Overload: throughput and latency against offered load (Table 4)",
-                "Lines: ours (Fig. 9 set-up, 60 s trials, RFC 2544 §24). Markers: the seed's Table 4. L2F is not simulated (Fig. 10's promiscuous set-up).",
-                fig,
-            )
+        return Figure(
+            "seed000_table4",
+            "Overload: throughput and latency against offered load (Table 4)",
+            "Lines: ours (Fig. 9 set-up, 60 s trials, RFC 2544 §24). Markers: the seed's Table 4. L2F is not simulated (Fig. 10's promiscuous set-up).",
+            fig,
         )
-        # Latency against frame size (Figs. 11, 13, 14)
+
+    def _latency_figure(self, data: dict[str, list[dict[str, Any]]]) -> Figure:
+        """Latency at light load per frame size (Figs. 11, 13, 14), the paper's points beside."""
+        import matplotlib.pyplot as plt
+
         fig, ax = plt.subplots(figsize=(7, 4.2))
         names = {
             "l3f": "L3F 802.11b WEP-64",
@@ -546,7 +559,7 @@ class Seed000(Study):
                     [r["parameters"]["frame_bytes"] for r in recs],
                     [r["metrics"]["latency_ms"] for r in recs],
                     label=f"{names[cfg]} (ours)",
-                    **style[cfg],
+                    **FIGURE_STYLE[cfg],
                 )
         ax.plot([1450], [3.30], "k+", markersize=12, label="L3F 1450 B, 10 fps (paper, Table 4)")
         ax.plot([1450], [3.47], "k*", markersize=10, label="ICS 1450 B, 10 fps (paper, Table 4)")
@@ -559,15 +572,12 @@ class Seed000(Study):
         ax.legend(fontsize=7)
         ax.set_title("What does the path add per frame? Latency at light load (Figs. 11, 13, 14)")
         fig.tight_layout()
-        figs.append(
-            Figure(
-                "seed000_latency",
-                "Latency at 10 frames/s against frame size (Figs. 11, 13, 14)",
-                "RFC 2544 §26.2: the mean of 20 tagged frames per size. Markers: numbers the seed states.",
-                fig,
-            )
+        return Figure(
+            "seed000_latency",
+            "Latency at 10 frames/s against frame size (Figs. 11, 13, 14)",
+            "RFC 2544 §26.2: the mean of 20 tagged frames per size. Markers: numbers the seed states.",
+            fig,
         )
-        return figs
 
     def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
         by = {r["key"]: r for r in rows}
