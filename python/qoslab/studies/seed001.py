@@ -467,9 +467,15 @@ class Seed001(Study):
                     fig,
                 )
             )
+        return figs + self._compare_figures(data)
+
+    def _compare_figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        """The same two hosts over CLIP, LANE and MPOA: goodput, first byte, first ping."""
+        import matplotlib.pyplot as plt
+
         rows = compare_rows(data)
         if not rows:
-            return figs
+            return []
         labels = [r["parameters"]["label"] for r in rows]
         per_row = [r["metrics"] for r in rows]
         fig, axes = plt.subplots(1, 3, figsize=(13, 4), gridspec_kw={"width_ratios": [1.6, 1, 1]})
@@ -501,7 +507,7 @@ class Seed001(Study):
             ax.grid(True, axis="x", color="0.9")
         fig.suptitle("The same two Pentium-II hosts over CLIP, LANE and MPOA (OC-3)")
         fig.tight_layout()
-        return figs + [
+        return [
             Figure(
                 "seed001_compare",
                 "CLIP vs LANE vs MPOA for the same pair of hosts",
