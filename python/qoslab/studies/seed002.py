@@ -239,6 +239,56 @@ def _throughput_rows() -> list[Published]:
     ]
 
 
+def _encoding_ours(recs: dict[str, dict[str, Any]]) -> dict[str, Ours]:
+    """§3's headers and MTUs, from qoslab mtu's analysis of each stack (``recs``)."""
+    o: dict[str, Ours] = {}
+    p, t = recs["pppoe"], recs["pptp"]
+    layers = dict((n, b) for n, b in p["layers"] if n in ("openvpn", "pppoe"))
+    outer = p["fields"]["ethernet#0"]
+    ovpn = p["fields"]["openvpn#3"]
+    note = "qoslab mtu with the seed's FCS accounting (--count-fcs)"
+    o |= {
+        "mtu.real": Ours(p["interfaces"]["eth0"], note),
+        "mtu.tap": Ours(p["interfaces"]["tap0"], note),
+        "mtu.pppoe": Ours(p["interfaces"]["ppp0"], note),
+        "mtu.pptp": Ours(t["interfaces"]["ppp0"], note),
+        "mtu.pppoe.max": Ours(
+            recs["pppoe-alone"]["interfaces"]["ppp0"],
+            "qoslab mtu ethernet/pppoe/ipv4: PPPoE straight on a 1500-byte Ethernet",
+        ),
+        "tcp.mss": Ours(
+            p["tcp_mss"],
+            "MTU of the PPPoE interface - 40 (the simulated Linux stack also carries 12 bytes of timestamps: 1370)",
+        ),
+        "openvpn.overhead": Ours(layers.get("openvpn"), "replay protection off, as the seed counts"),
+        "openvpn.tag": Ours(ovpn.get("opcode/key id"), "the OpenVPN encoding's first octet"),
+        "openvpn.peer_id": Ours(ovpn.get("peer id"), "P_DATA_V2's peer id"),
+        "openvpn.hmac": Ours(ovpn.get("hmac"), "HMAC-SHA1"),
+        "openvpn.payload": Ours(p["interfaces"]["tap0"] + 18, "TAP MTU + the inner Ethernet header and FCS"),
+        "pppoe.overhead": Ours(layers.get("pppoe"), "PPPoE 6 + PPP protocol 2"),
+        "gre.overhead": Ours(dict(t["layers"]).get("gre"), "enhanced GRE (RFC 2637) with sequence number"),
+        "pptp.ppp": Ours(dict(t["layers"]).get("ppp"), "PPP protocol field compressed"),
+        "eth.header": Ours(
+            outer["destination"] + outer["source"] + outer["ethertype"], "the Ethernet encoding's header fields"
+        ),
+        "eth.mac": Ours(
+            outer["destination"] if outer["destination"] == outer["source"] else None,
+            "destination and source fields",
+        ),
+        "eth.ethertype": Ours(outer["ethertype"], "the Ethernet encoding"),
+        "eth.fcs": Ours(outer["fcs"], "the Ethernet encoding"),
+        "eth.overhead": Ours(
+            outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"],
+            "header + FCS fields of the encoding",
+        ),
+        "eth.frame": Ours(
+            p["interfaces"]["eth0"] + outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"],
+            "MTU + header + FCS",
+        ),
+    }
+    return o
+
+
 class Seed002(Study):
     seed = "002"
     title = "MTUs of PPPoE and PPTP over an OpenVPN-UDP layer-2 VPN"
@@ -327,54 +377,7 @@ class Seed002(Study):
         recs = {r["name"]: r["metrics"] for r in data.get("mtu", [])}
         o: dict[str, Ours] = {}
         if recs:
-            p, t = recs["pppoe"], recs["pptp"]
-            layers = dict((n, b) for n, b in p["layers"] if n in ("openvpn", "pppoe"))
-            outer = p["fields"]["ethernet#0"]
-            ovpn = p["fields"]["openvpn#3"]
-            note = "qoslab mtu with the seed's FCS accounting (--count-fcs)"
-            o |= {
-                "mtu.real": Ours(p["interfaces"]["eth0"], note),
-                "mtu.tap": Ours(p["interfaces"]["tap0"], note),
-                "mtu.pppoe": Ours(p["interfaces"]["ppp0"], note),
-                "mtu.pptp": Ours(t["interfaces"]["ppp0"], note),
-                "mtu.pppoe.max": Ours(
-                    recs["pppoe-alone"]["interfaces"]["ppp0"],
-                    "qoslab mtu ethernet/pppoe/ipv4: PPPoE straight on a 1500-byte Ethernet",
-                ),
-                "tcp.mss": Ours(
-                    p["tcp_mss"],
-                    "MTU of the PPPoE interface - 40 (the simulated Linux stack also carries 12 bytes of timestamps: 1370)",
-                ),
-                "openvpn.overhead": Ours(layers.get("openvpn"), "replay protection off, as the seed counts"),
-                "openvpn.tag": Ours(ovpn.get("opcode/key id"), "the OpenVPN encoding's first octet"),
-                "openvpn.peer_id": Ours(ovpn.get("peer id"), "P_DATA_V2's peer id"),
-                "openvpn.hmac": Ours(ovpn.get("hmac"), "HMAC-SHA1"),
-                "openvpn.payload": Ours(p["interfaces"]["tap0"] + 18, "TAP MTU + the inner Ethernet header and FCS"),
-                "pppoe.overhead": Ours(layers.get("pppoe"), "PPPoE 6 + PPP protocol 2"),
-                "gre.overhead": Ours(dict(t["layers"]).get("gre"), "enhanced GRE (RFC 2637) with sequence number"),
-                "pptp.ppp": Ours(dict(t["layers"]).get("ppp"), "PPP protocol field compressed"),
-                "eth.header": Ours(
-                    outer["destination"] + outer["source"] + outer["ethertype"], "the Ethernet encoding's header fields"
-                ),
-                "eth.mac": Ours(
-                    outer["destination"] if outer["destination"] == outer["source"] else None,
-                    "destination and source fields",
-                ),
-                "eth.ethertype": Ours(outer["ethertype"], "the Ethernet encoding"),
-                "eth.fcs": Ours(outer["fcs"], "the Ethernet encoding"),
-                "eth.overhead": Ours(
-                    outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"],
-                    "header + FCS fields of the encoding",
-                ),
-                "eth.frame": Ours(
-                    p["interfaces"]["eth0"]
-                    + outer["destination"]
-                    + outer["source"]
-                    + outer["ethertype"]
-                    + outer["fcs"],
-                    "MTU + header + FCS",
-                ),
-            }
+            o |= _encoding_ours(recs)
         below, above, nofrag = (
             self.tcp_by_mtu(data, "pppoe"),
             self.tcp_by_mtu(data, "fragment"),
