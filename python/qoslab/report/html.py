@@ -690,9 +690,10 @@ def _test_figure(
     y_keys: list[str],
     series_keys: list[str],
     out: Path,
-    name: str,
+    figure_name: str,
 ) -> str:
-    """One test's figure: its first two metrics against ``x_key``, a line per series."""
+    """One test's figure: its first two metrics against ``x_key``, a line per series,
+    written as ``figure_name``.png and .svg."""
     import matplotlib.pyplot as plt
 
     xs, x_unit = axis_values([g[x_key] for g in group])
@@ -716,14 +717,13 @@ def _test_figure(
         ax.grid(True, color="0.85")
     fig.suptitle(label)
     fig.tight_layout()
-    uri = figure_data(fig, out, name)
-    return f"<figure>{_img(uri, label)}<figcaption>{html.escape(label)}: against {html.escape(x_key)} (figures/{name}.png, .svg)</figcaption></figure>"
+    uri = figure_data(fig, out, figure_name)
+    return f"<figure>{_img(uri, label)}<figcaption>{html.escape(label)}: against {html.escape(x_key)} (figures/{figure_name}.png, .svg)</figcaption></figure>"
 
 
 def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, Any]], out: Path) -> Path:
     """The same kind of page for a user's scenario (``qoslab run FILE --report DIR``):
     the set-up, one figure per test with more than one point, the records' table."""
-
     from qoslab.report.tables import columns, tidy, write_tables
 
     out.mkdir(parents=True, exist_ok=True)
