@@ -126,19 +126,19 @@ def table(records: list[dict[str, Any]]) -> str:
     def per_run(rs: list[dict[str, Any]], key: str, digits: int) -> str:
         return f"{statistics.fmean(r.get(key) or 0 for r in rs):.{digits}f}" if rs else "—"
 
+    def pick(cc: str, mtu: int, tool: str, variant: str | None = None) -> list[dict[str, Any]]:
+        return [
+            r
+            for r in records
+            if r["tool"] == tool
+            and r["congestion"] == cc
+            and r["mtu"] == mtu
+            and (variant is None or r.get("variant") == variant)
+        ]
+
     for cc, mtu in keys:
-
-        def pick(tool: str, variant: str | None = None) -> list[dict[str, Any]]:
-            return [
-                r
-                for r in records
-                if r["tool"] == tool
-                and r["congestion"] == cc
-                and r["mtu"] == mtu
-                and (variant is None or r.get("variant") == variant)
-            ]
-
-        n, q, qr, lin = pick("ns3"), pick("qoslab", "matched"), pick("qoslab", "matched_rack"), pick("qoslab", "linux")
+        n, q = pick(cc, mtu, "ns3"), pick(cc, mtu, "qoslab", "matched")
+        qr, lin = pick(cc, mtu, "qoslab", "matched_rack"), pick(cc, mtu, "qoslab", "linux")
         rto = " / ".join(per_run(x, "timeouts", 2) for x in (n, q, qr))
         frx = " / ".join(per_run(x, "fast_retransmits", 1) for x in (n, q, qr))
         lines.append(

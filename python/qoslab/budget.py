@@ -321,8 +321,8 @@ def capture_files(config: dict[str, Any]) -> int:
     links = config.get("links", [])
     return (
         ports
-        + sum(1 for l in links if l.get("type") == "wifi")
-        + ATM_PORTS_PER_LINK * sum(1 for l in links if l.get("type") == "atm")
+        + sum(1 for link in links if link.get("type") == "wifi")
+        + ATM_PORTS_PER_LINK * sum(1 for link in links if link.get("type") == "atm")
     )
 
 
@@ -347,7 +347,7 @@ def estimate_capture(config: dict[str, Any], net: Network | None = None, *, snap
     for flow in config.get("flows", []):
         path = _path(flow, config, net)
         on_path = [links[i] for i in path.links if i < len(links)] if path.links is not None else []
-        wifi_hops = sum(1 for l in on_path if l.get("type") == "wifi")
+        wifi_hops = sum(1 for link in on_path if link.get("type") == "wifi")
         points = 2 * path.hops + wifi_hops
         kind = flow.get("kind")
         if kind == "tcp":

@@ -22,12 +22,14 @@ Definitions used throughout:
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from qoslab import _core
 from qoslab.analysis.stack import BY_NAME, Layer, Role, parse_stack
+from qoslab.errors import InputError, Problem
 
 # IEEE 802.3 §3.2.2, §3.2.3 and §4.4.2: 7 bytes preamble, 1 byte SFD, 96 bit times IFG.
 ETHERNET_PREAMBLE_SFD = 8
@@ -118,7 +120,7 @@ class WireCost:
     fragments: int
     cells: int | None
     dropped: str | None = None
-    frames: list[bytes] = field(default_factory=list, repr=False)
+    frames: list[builtins.bytes] = field(default_factory=list, repr=False)  # `bytes` is a field here
     # A synchronous line's bits if every data bit were a one (most zero bits inserted).
     wire_bits_max: int | None = None
 
@@ -457,7 +459,7 @@ def _datagram_of_size(analysis: _Analysis, size: int) -> tuple[_Path, int, bytes
                 Problem(
                     "datagram too small for its headers",
                     key="--size",
-                    expected=f"at least {len(smallest)} bytes (the headers of {'/'.join(l.name for l in layers[ip_index:])})",
+                    expected=f"at least {len(smallest)} bytes (the headers of {'/'.join(layer.name for layer in layers[ip_index:])})",
                     found=str(size),
                 )
             ],
@@ -486,6 +488,115 @@ IPV4_MAX_TOTAL_LENGTH = 65_535
 """RFC 791 §3.1: Total Length, 16 bits, of the whole datagram."""
 
 
+def _refused(what: str, message: str, *, key: str, expected: str, found: str) -> InputError:
+    return InputError(what, [Problem(message, key=key, expected=expected, found=found)])
+
+
+def _notes(analysis: _Analysis, layers: list[Layer], count_fcs: bool) -> list[str]:
+    """What the reader of the analysis should know: MTUs configured above what fits,
+    OpenVPN's packet ID, the FCS inside tunnels, a synchronous line's zero bits."""
+    notes: list[str] = []
+    for iface in analysis.interfaces:
+        if iface.mtu > iface.fits and iface.source == "configured" and iface is not analysis.interfaces[0]:
+            notes.append(
+                f"{iface.name}: the configured MTU {iface.mtu} exceeds the {iface.fits} bytes that fit; "
+                "full-size packets are fragmented outside it (or dropped where nothing can fragment them)."
+            )
+    for layer in layers:
+        if layer.name == "openvpn" and layer.option("replay") == "no" and not _is_aead(layer):
+            notes.append(
+                "openvpn: no 4-byte packet ID is counted (replay=no), as seed 002 counts it; OpenVPN sends one by "
+                "default for replay protection, so with OpenVPN's defaults (replay=yes) each MTU inside is 4 bytes smaller."
+            )
+    inner_eth = [i for i in analysis.interfaces if i.layer == "ethernet" and i.index > 0]
+    if inner_eth:
+        if count_fcs:
+            notes.append(
+                "FCS counted: every Ethernet frame inside a tunnel is counted with a 4-byte FCS, as seed 002 does; "
+                "TAP devices carry no FCS, so each such MTU is 4 bytes larger without --count-fcs."
+            )
+        else:
+            notes.append(
+                "Precise accounting: Ethernet frames inside a tunnel (TAP) carry no FCS. Seed 002 counts one; "
+                "--count-fcs gives that accounting, with each such MTU 4 bytes smaller."
+            )
+    if layers[0].name == "sync":
+        notes.append(
+            "Synchronous line (RFC 1662 §5): wire bits are 8 per octet (flags, address, control, protocol, FCS, data) plus the "
+            "zero bits inserted into these frames, whose data is zeros (few insertions, the typical case for headers and text); "
+            "data of all ones would insert one zero per five bits, wire_bits_max in --json."
+        )
+    return notes
+
+
+def _layer_costs(layers: list[Layer], transport: str, payload_len: int, count_fcs: bool) -> list[LayerCost]:
+    """Each layer's overhead on a packet of ``payload_len`` bytes of ``transport``, with
+    the layers the stack was completed with and Ethernet's preamble and gap."""
+    full = _complete(layers, transport)
+    full_path = _Path(full, count_fcs)
+    data = bytes(payload_len)
+    costs_inner_first: list[LayerCost] = []
+    for i in range(len(full) - 1, -1, -1):
+        wrapped, fields = full_path.wrap(i, data)
+        costs_inner_first.append(LayerCost(full[i].name, full[i].label(), len(wrapped) - len(data), fields))
+        data = wrapped
+    costs = list(reversed(costs_inner_first))
+    for added in costs[len(layers) :]:
+        added.note = "added to complete the stack"
+    if layers[0].name == "ethernet":
+        costs[0].fields = costs[0].fields + [
+            ("preamble and SFD (on the wire)", ETHERNET_PREAMBLE_SFD),
+            ("inter-frame gap (on the wire)", ETHERNET_IFG),
+        ]
+        costs[0].overhead_bytes += ETHERNET_PREAMBLE_SFD + ETHERNET_IFG
+    return costs
+
+
+def _efficiency(analysis: _Analysis, transport: str, payload_len: int) -> list[dict[str, Any]]:
+    """Wire cost and efficiency of payloads of the usual sizes up to ``payload_len``."""
+    top_size = max(payload_len, 1)
+    efficiency: list[dict[str, Any]] = []
+    for p in sorted(set(s for s in EFFICIENCY_SIZES if s < top_size) | {top_size}):
+        cost = analysis.cost_of_payload(transport, p)
+        efficiency.append(
+            {
+                "transport": transport,
+                "payload_bytes": p,
+                "wire_bytes": cost.wire_bytes,
+                "wire_bits": cost.wire_bits,
+                "frames": cost.fragments,
+                "efficiency_pct": round(100.0 * p / cost.wire_bytes, 2) if cost.wire_bytes else 0.0,
+            }
+        )
+        if cost.wire_bits_max is not None:
+            efficiency[-1]["wire_bits_max"] = cost.wire_bits_max
+    return efficiency
+
+
+def _innermost(analysis: _Analysis, stack: str) -> Interface:
+    """The innermost interface; InputError if the stack has none, or one too small for
+    the least IPv4 datagram."""
+    cramped = next((i for i in analysis.interfaces if i.fits < IPV4_MIN_MTU), None)
+    if cramped is not None:
+        raise _refused(
+            "STACK",
+            f"the layers outside {cramped.name} leave no room for a {IPV4_MIN_MTU}-byte datagram",
+            key="stack",
+            expected=f"every interface able to carry {IPV4_MIN_MTU} bytes (RFC 791 §3.2)",
+            found=f"{cramped.fits} bytes at {cramped.name}",
+        )
+    innermost = analysis.interfaces[-1] if analysis.interfaces else None
+    if innermost is None:
+        raise _refused(
+            "STACK",
+            "the stack has no interface that carries packets",
+            key="stack",
+            expected="a link layer such as ethernet, slip or llc-snap",
+            found=stack,
+        )
+    return innermost
+
+
 def analyse(
     stack: str, *, count_fcs: bool = False, size: int | None = None, pcap: str | Path | None = None
 ) -> MtuReport:
@@ -511,159 +622,55 @@ def analyse(
     1472
     """
     if size is not None and not 1 <= size <= IPV4_MAX_TOTAL_LENGTH:
-        from qoslab.errors import InputError, Problem
-
         # RFC 791 §3.1: the total length is a 16-bit field, header included.
-        raise InputError(
+        raise _refused(
             "--size",
-            [
-                Problem(
-                    "no IPv4 datagram has this size",
-                    key="--size",
-                    expected=f"1 to {IPV4_MAX_TOTAL_LENGTH} bytes (RFC 791 §3.1: 16-bit total length)",
-                    found=str(size),
-                )
-            ],
+            "no IPv4 datagram has this size",
+            key="--size",
+            expected=f"1 to {IPV4_MAX_TOTAL_LENGTH} bytes (RFC 791 §3.1: 16-bit total length)",
+            found=str(size),
         )
     layers = parse_stack(stack)
     if pcap is not None and layers[0].name not in PCAP_LINKS:
-        from qoslab.errors import InputError, Problem
-
-        raise InputError(
+        raise _refused(
             "--pcap",
-            [
-                Problem(
-                    f"no capture format for frames of a {layers[0].name} link here",
-                    key="--pcap",
-                    expected="a stack over " + " or ".join(PCAP_LINKS),
-                    found=stack,
-                )
-            ],
+            f"no capture format for frames of a {layers[0].name} link here",
+            key="--pcap",
+            expected="a stack over " + " or ".join(PCAP_LINKS),
+            found=stack,
         )
     analysis = _Analysis(layers, count_fcs)
-    cramped = next((i for i in analysis.interfaces if i.fits < IPV4_MIN_MTU), None)
-    if cramped is not None:
-        from qoslab.errors import InputError, Problem
-
-        raise InputError(
-            "STACK",
-            [
-                Problem(
-                    f"the layers outside {cramped.name} leave no room for a {IPV4_MIN_MTU}-byte datagram",
-                    key="stack",
-                    expected=f"every interface able to carry {IPV4_MIN_MTU} bytes (RFC 791 §3.2)",
-                    found=f"{cramped.fits} bytes at {cramped.name}",
-                )
-            ],
-        )
-    notes: list[str] = []
-    innermost = analysis.interfaces[-1] if analysis.interfaces else None
-    if innermost is None:
-        from qoslab.errors import InputError, Problem
-
-        raise InputError(
-            "STACK",
-            [
-                Problem(
-                    "the stack has no interface that carries packets",
-                    key="stack",
-                    expected="a link layer such as ethernet, slip or llc-snap",
-                    found=stack,
-                )
-            ],
-        )
+    innermost = _innermost(analysis, stack)
     tcp_mss = analysis.largest_payload("tcp")
     udp_max = analysis.largest_payload("udp")
-
-    for iface in analysis.interfaces:
-        if iface.mtu > iface.fits and iface.source == "configured" and iface is not analysis.interfaces[0]:
-            notes.append(
-                f"{iface.name}: the configured MTU {iface.mtu} exceeds the {iface.fits} bytes that fit; "
-                "full-size packets are fragmented outside it (or dropped where nothing can fragment them)."
-            )
-    for layer in layers:
-        if layer.name == "openvpn" and layer.option("replay") == "no" and not _is_aead(layer):
-            notes.append(
-                "openvpn: no 4-byte packet ID is counted (replay=no), as seed 002 counts it; OpenVPN sends one by "
-                "default for replay protection, so with OpenVPN's defaults (replay=yes) each MTU inside is 4 bytes smaller."
-            )
-    inner_eth = [i for i in analysis.interfaces if i.layer == "ethernet" and i.index > 0]
-    if inner_eth:
-        if count_fcs:
-            notes.append(
-                "FCS counted: every Ethernet frame inside a tunnel is counted with a 4-byte FCS, as seed 002 does; "
-                "TAP devices carry no FCS, so each such MTU is 4 bytes larger without --count-fcs."
-            )
-        else:
-            notes.append(
-                "Precise accounting: Ethernet frames inside a tunnel (TAP) carry no FCS. Seed 002 counts one; "
-                "--count-fcs gives that accounting, with each such MTU 4 bytes smaller."
-            )
-
     # Overheads at a full-size packet of the stack's own transport (TCP if it has none).
     transport = layers[-1].name if layers[-1].spec.role == Role.TRANSPORT else "tcp"
-    full = _complete(layers, transport)
-    full_path = _Path(full, count_fcs)
     payload_len = tcp_mss if transport == "tcp" else udp_max
-    data = bytes(payload_len)
-    costs_inner_first: list[LayerCost] = []
-    for i in range(len(full) - 1, -1, -1):
-        wrapped, fields = full_path.wrap(i, data)
-        costs_inner_first.append(LayerCost(full[i].name, full[i].label(), len(wrapped) - len(data), fields))
-        data = wrapped
-    costs = list(reversed(costs_inner_first))
-    n_user = len(layers)
-    for cost, layer in zip(costs[n_user:], full[n_user:]):
-        cost.note = "added to complete the stack"
-    if layers[0].name == "ethernet":
-        costs[0].fields = costs[0].fields + [
-            ("preamble and SFD (on the wire)", ETHERNET_PREAMBLE_SFD),
-            ("inter-frame gap (on the wire)", ETHERNET_IFG),
-        ]
-        costs[0].overhead_bytes += ETHERNET_PREAMBLE_SFD + ETHERNET_IFG
-
-    top_size = max(payload_len, 1)
-    efficiency = []
-    for p in sorted(set(s for s in EFFICIENCY_SIZES if s < top_size) | {top_size}):
-        cost = analysis.cost_of_payload(transport, p)
-        efficiency.append(
-            {
-                "transport": transport,
-                "payload_bytes": p,
-                "wire_bytes": cost.wire_bytes,
-                "wire_bits": cost.wire_bits,
-                "frames": cost.fragments,
-                "efficiency_pct": round(100.0 * p / cost.wire_bytes, 2) if cost.wire_bytes else 0.0,
-            }
-        )
-        if cost.wire_bits_max is not None:
-            efficiency[-1]["wire_bits_max"] = cost.wire_bits_max
-    if layers[0].name == "sync":
-        notes.append(
-            "Synchronous line (RFC 1662 §5): wire bits are 8 per octet (flags, address, control, protocol, FCS, data) plus the "
-            "zero bits inserted into these frames, whose data is zeros (few insertions, the typical case for headers and text); "
-            "data of all ones would insert one zero per five bits, wire_bits_max in --json."
-        )
-
     report = MtuReport(
         stack=stack,
-        layers=costs,
+        layers=_layer_costs(layers, transport, payload_len, count_fcs),
         interfaces=analysis.interfaces,
         mtu=innermost.mtu,
         tcp_mss=tcp_mss,
         udp_max_payload=udp_max,
-        efficiency=efficiency,
+        efficiency=_efficiency(analysis, transport, payload_len),
         count_fcs=count_fcs,
-        notes=notes,
+        notes=_notes(analysis, layers, count_fcs),
         physical=layers[0].name,
     )
     if pcap is not None and size is None:
         size = innermost.mtu
     if size is not None:
-        path, ip_index, datagram = _datagram_of_size(analysis, size)
-        frames, dropped = analysis.transmit(path, ip_index - 1, datagram)
-        report.datagram = analysis.wire_cost(frames, len(datagram), dropped)
-        report.datagram_bytes = datagram
-        if pcap is not None:
-            _core.write_pcap(str(pcap), layers[0].name, frames)
+        _add_datagram(report, analysis, size, pcap)
     return report
+
+
+def _add_datagram(report: MtuReport, analysis: _Analysis, size: int, pcap: str | Path | None) -> None:
+    """The wire cost of one datagram of ``size`` bytes at the innermost IPv4 layer, and
+    its frames written to ``pcap``."""
+    path, ip_index, datagram = _datagram_of_size(analysis, size)
+    frames, dropped = analysis.transmit(path, ip_index - 1, datagram)
+    report.datagram = analysis.wire_cost(frames, len(datagram), dropped)
+    report.datagram_bytes = datagram
+    if pcap is not None:
+        _core.write_pcap(str(pcap), report.physical, frames)

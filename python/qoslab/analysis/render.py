@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rich.console import Console, Group
+from rich.console import Console, Group, RenderableType
 from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
@@ -57,7 +57,7 @@ def mtu_renderable(report: MtuReport) -> Group:
             f"{row['efficiency_pct']:.2f} %",
         )
 
-    parts: list = [Text(report.stack, style="bold"), layers, interfaces, headline, efficiency]
+    parts: list[RenderableType] = [Text(report.stack, style="bold"), layers, interfaces, headline, efficiency]
     if report.datagram is not None:
         d = report.datagram
         text = (

@@ -548,15 +548,17 @@ def _parse_options(stack: str, layer: Layer, key: str, args: str, column: int) -
                 )
         option = spec.option(name.lower())
         if option is None:
-            names = [o.name for o in spec.options]
+            option_names = [o.name for o in spec.options]
             raise _problem(
                 stack,
                 col,
                 f"{key} '{spec.name}'",
                 "unknown option",
-                ("one of " + ", ".join(repr(n) for n in names)) if names else f"no options: '{spec.name}' takes none",
+                ("one of " + ", ".join(repr(n) for n in option_names))
+                if option_names
+                else f"no options: '{spec.name}' takes none",
                 repr(name),
-                did_you_mean(name.lower(), names),
+                did_you_mean(name.lower(), option_names),
             )
         coerced = option.coerce(value)
         if coerced is None:

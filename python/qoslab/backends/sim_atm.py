@@ -250,7 +250,7 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
     switch_server = next(
         (names.index(s) for s, nd in sc.node.items() if isinstance(nd, AtmSwitch) and nd.atmarp_server), None
     )
-    for n, name in enumerate(names):
+    for n in range(len(names)):
         for p in ports[n]:
             if p.kind != "atm" or p.address is None or p.address.network in seen or is_lane_port(sc, p):
                 continue

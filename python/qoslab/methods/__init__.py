@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+    from qoslab.methods.rfc2544 import Trials
 
 NOT_YET: dict[str, str] = {}
 """Methods ``qoslab run`` does not run yet, and what will add them."""
@@ -66,7 +67,7 @@ class Search:
     last trial's flows, so a display of the last run can label them.
     """
 
-    trials: Any
+    trials: Trials
     measured: list[int] = field(default_factory=lambda: [1, 2, 11, 12, 21, 22])
 
     @property

@@ -29,7 +29,9 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from qoslab.scenario.link_tables import Atm, Ethernet, Link, Serial, Wifi
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -80,7 +82,7 @@ def _ppdu_us(nbytes: int, rate_mbps: float, preamble: str) -> float:
     return OFDM_PREAMBLE_US + OFDM_SYMBOL_US * symbols + OFDM_SIGNAL_EXTENSION_US
 
 
-def wifi_frame_us(link: Any, ip_bytes: int) -> float:
+def wifi_frame_us(link: Wifi, ip_bytes: int) -> float:
     """The DCF cycle of one data frame carrying ``ip_bytes`` of IPv4 packet, from a lone
     sender with nothing to collide with (IEEE 802.11-2020 §10.3.2.3, §10.3.4)."""
     from qoslab.scenario.model import WIFI_RATES_MBPS
@@ -106,16 +108,15 @@ def wifi_frame_us(link: Any, ip_bytes: int) -> float:
     return cycle
 
 
-def link_fps(link: Any, frame_size: int) -> float | None:
+def link_fps(link: Link, frame_size: int) -> float | None:
     """Frames per second ``link`` carries of ``frame_size``-byte test frames; None for a
     kind this module does not know."""
     ip_bytes = frame_size - ETHERNET_HEADER_FCS
-    kind = getattr(link, "type", None)
-    if kind == "ethernet":
+    if isinstance(link, Ethernet):
         return link.rate / ((frame_size + PREAMBLE_AND_GAP) * 8)
-    if kind == "wifi":
+    if isinstance(link, Wifi):
         return 1e6 / wifi_frame_us(link, ip_bytes)
-    if kind == "serial":
+    if isinstance(link, Serial):
         from qoslab import _core
 
         if link.clocking == "sync":
@@ -125,7 +126,7 @@ def link_fps(link: Any, frame_size: int) -> float | None:
             return link.rate / (octets * 8)
         framing = PPP_FRAMING if link.framing == "ppp" else SLIP_FRAMING
         return link.rate * (link.compression or 1.0) / _core.serial_line_bits(link.format, ip_bytes + framing)
-    if kind == "atm":
+    if isinstance(link, Atm):
         cells = math.ceil((ip_bytes + LLC_SNAP_ATM + AAL5_TRAILER) / CELL_PAYLOAD)
         return link.cell_rate / (cells * CELL * 8)
     return None

@@ -3,12 +3,27 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from qoslab.scenario.test_tables import TestBase
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
 
 NS_PER_MS = 1_000_000
+
+TestT = TypeVar("TestT", bound=TestBase)
+
+
+def test_of(net: Network, index: int, kind: type[TestT]) -> TestT:
+    """Test ``index`` of the network's scenario as the method planning it reads it.
+
+    :func:`qoslab.methods.plan_test` picks the method by the test's ``method``, so a
+    test of another kind here is a bug in that dispatch, not bad input: TypeError."""
+    t = net.scenario.test[index]
+    if not isinstance(t, kind):
+        raise TypeError(f"test[{index}] is a {t.method!r} test, which this method does not plan")
+    return t
 
 
 def endpoints(net: Network, index: int, *, source: str | Path | None = None) -> tuple[int, str]:
@@ -61,7 +76,8 @@ def receive_interval_ns(n: int, first_ns: int | None, last_ns: int | None, sendi
 
 def flow_result(results: dict[str, Any], flow_id: int) -> dict[str, Any]:
     """The results entry of flow ``flow_id``."""
-    for f in results.get("flows", []):
+    flows: list[dict[str, Any]] = results.get("flows", [])
+    for f in flows:
         if f["id"] == flow_id:
             return f
     raise KeyError(f"the simulator returned no result for flow {flow_id}")

@@ -43,8 +43,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics, window
-from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.methods.common import endpoints, flow_result, ms, test_of
 from qoslab.methods.udp import PROBE_HEADER, wire_bytes
+from qoslab.scenario.test_tables import UdpEcho
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -77,11 +78,54 @@ def _counts(sent: int, forward: int, received: int, payload: int, interval_ns: i
     }
 
 
-def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
-    """The flows of a ``udp.echo`` test: a learning ping, then the echoed streams."""
+def _stream_metrics(f: dict[str, Any], fid: int, port: int, payload: int, span_ns: int) -> dict[str, Any]:
+    """One echoed stream's entry in ``streams``: its counts, loss each way, throughput
+    over ``span_ns`` and round-trip times."""
+    echo = f.get("echo") or {}
+    rtt = echo.get("rtt_ns") or {}
+    entry: dict[str, Any] = {"flow": fid, "port": port}
+    entry |= _counts(int(f["sent"]), int(echo.get("forward_received", 0)), int(f["received"]), payload, span_ns)
+    entry |= {
+        "rtt_min_ms": ms(rtt.get("min")),
+        "rtt_mean_ms": ms(rtt.get("mean")),
+        "rtt_p50_ms": ms(rtt.get("p50")),
+        "rtt_p90_ms": ms(rtt.get("p90")),
+        "rtt_p99_ms": ms(rtt.get("p99")),
+        "rtt_max_ms": ms(rtt.get("max")),
+    }
+    return entry
+
+
+def _total_metrics(streams: list[dict[str, Any]], payload: int, span_ns: int) -> dict[str, Any]:
+    """The record's metrics over every stream: counts summed, the RTT mean weighted by
+    round trips, its minimum and maximum; the percentiles only with one stream."""
+
+    def total(key: str) -> int:
+        return sum(int(s[key]) for s in streams)
+
+    metrics = _counts(total("sent"), total("forward_received"), total("received"), payload, span_ns)
+    timed = [s for s in streams if s["rtt_mean_ms"] is not None and s["received"]]
+    one = len(streams) == 1
+    metrics |= {
+        "rtt_min_ms": min((s["rtt_min_ms"] for s in timed), default=None),
+        "rtt_mean_ms": round(
+            sum(s["rtt_mean_ms"] * s["received"] for s in timed) / sum(s["received"] for s in timed), 6
+        )
+        if timed
+        else None,
+        # Percentiles do not combine across streams: per stream only.
+        "rtt_p50_ms": streams[0]["rtt_p50_ms"] if one else None,
+        "rtt_p90_ms": streams[0]["rtt_p90_ms"] if one else None,
+        "rtt_p99_ms": streams[0]["rtt_p99_ms"] if one else None,
+        "rtt_max_ms": max((s["rtt_max_ms"] for s in timed), default=None),
+    }
+    return metrics
+
+
+def _refuse_unsendable(t: UdpEcho, index: int, source: str | Path | None) -> None:
+    """InputError for a payload too small for the probe header, or no gap between datagrams."""
     from qoslab.backends.sim import LocatedProblems
 
-    t = net.scenario.test[index]
     out = LocatedProblems(source)
     if t.payload < PROBE_HEADER:
         out.add(
@@ -98,6 +142,12 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
             found=f"{t.gap} ns",
         )
     out.raise_if_any()
+
+
+def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
+    """The flows of a ``udp.echo`` test: a learning ping, then the echoed streams."""
+    t = test_of(net, index, UdpEcho)
+    _refuse_unsendable(t, index, source)
     src, dst = endpoints(net, index, source=source)
     mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
     frame = wire_bytes(t.payload, mtu)
@@ -153,39 +203,9 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         spans: list[int] = []
         for fid, port in zip(measured, ports):
             f = flow_result(results, fid)
-            echo = f.get("echo") or {}
-            rtt = echo.get("rtt_ns") or {}
-            entry = {"flow": fid, "port": port}
             spans.append(_span(f))
-            entry |= _counts(
-                int(f["sent"]), int(echo.get("forward_received", 0)), int(f["received"]), t.payload, spans[-1]
-            )
-            entry |= {
-                "rtt_min_ms": ms(rtt.get("min")),
-                "rtt_mean_ms": ms(rtt.get("mean")),
-                "rtt_p50_ms": ms(rtt.get("p50")),
-                "rtt_p90_ms": ms(rtt.get("p90")),
-                "rtt_p99_ms": ms(rtt.get("p99")),
-                "rtt_max_ms": ms(rtt.get("max")),
-            }
-            streams.append(entry)
-        total = lambda key: sum(int(s[key]) for s in streams)  # noqa: E731
-        metrics = _counts(total("sent"), total("forward_received"), total("received"), t.payload, max(spans))
-        timed = [s for s in streams if s["rtt_mean_ms"] is not None and s["received"]]
-        one = len(streams) == 1
-        metrics |= {
-            "rtt_min_ms": min((s["rtt_min_ms"] for s in timed), default=None),
-            "rtt_mean_ms": round(
-                sum(s["rtt_mean_ms"] * s["received"] for s in timed) / sum(s["received"] for s in timed), 6
-            )
-            if timed
-            else None,
-            # Percentiles do not combine across streams: per stream only.
-            "rtt_p50_ms": streams[0]["rtt_p50_ms"] if one else None,
-            "rtt_p90_ms": streams[0]["rtt_p90_ms"] if one else None,
-            "rtt_p99_ms": streams[0]["rtt_p99_ms"] if one else None,
-            "rtt_max_ms": max((s["rtt_max_ms"] for s in timed), default=None),
-        }
+            streams.append(_stream_metrics(f, fid, port, t.payload, spans[-1]))
+        metrics = _total_metrics(streams, t.payload, max(spans))
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         record = {
             "test": t.method,

@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import Plan, cpu_metrics, window
-from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.methods.common import endpoints, flow_result, ms, test_of
+from qoslab.scenario.test_tables import Ping
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -60,7 +61,7 @@ def rtt_metrics(f: dict[str, Any]) -> dict[str, Any]:
 
 def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flow of a ``ping`` test."""
-    t = net.scenario.test[index]
+    t = test_of(net, index, Ping)
     src, dst = endpoints(net, index, source=source)
     flows = [ping_flow(src, dst, count=t.count, interval_ns=t.interval, payload=t.payload)]
     parameters = {"count": t.count, "interval_ms": ms(t.interval), "payload_bytes": t.payload, "destination": dst}

@@ -43,14 +43,25 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from qoslab.methods import LEARNING_NS, cpu_metrics, window
 from qoslab.methods.common import endpoints, flow_result, ms, receive_interval_ns
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER
+from qoslab.scenario.link_tables import Wifi
+from qoslab.scenario.test_tables import (
+    Rfc2544BackToBack,
+    Rfc2544FrameLoss,
+    Rfc2544Latency,
+    Rfc2544Overload,
+    Rfc2544Test,
+    Rfc2544Throughput,
+)
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+
+Rfc2544T = TypeVar("Rfc2544T", Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Rfc2544Overload)
 
 PREAMBLE_AND_GAP = 20
 """IEEE 802.3 §4.4.2 and Clause 22: 7-byte preamble + SFD, and the 96-bit (12-byte) inter-frame gap."""
@@ -127,6 +138,14 @@ class Trial:
         return round(100.0 * self.lost / self.sent, 6) if self.sent else 0.0
 
 
+def _rfc2544_test(net: Network, index: int) -> Rfc2544Test:
+    """Test ``index`` as one of the RFC 2544 benchmarks (plan_test sends only those here)."""
+    t = net.scenario.test[index]
+    if not isinstance(t, Rfc2544Test):
+        raise TypeError(f"test[{index}] is a {t.method!r} test, not an RFC 2544 one")
+    return t
+
+
 class Trials:
     """Runs the trials of one ``[[test]]`` on a lowered network.
 
@@ -149,7 +168,7 @@ class Trials:
 
         self.net = net
         self.index = index
-        self.test = net.scenario.test[index]
+        self.test = _rfc2544_test(net, index)
         self.seed = net.scenario.scenario.seed if seed is None else seed
         self.simulate = simulate or sim_simulate
         self.on_trial = on_trial
@@ -194,8 +213,11 @@ class Trials:
         """The sender's medium: its link's rate and kind."""
         port = next((p for p in self.net.ports[self.src] if p.address is not None), self.net.ports[self.src][0])
         link = self.net.scenario.link[port.link]
-        rate = getattr(link, "rate", None)
+        rate: float | None = link.rate
         if rate is None:
+            # 802.11 without a fixed rate: its standard's fastest.
+            if not isinstance(link, Wifi):
+                raise TypeError(f"a {port.kind} link with no rate has no line rate for RFC 2544")
             from qoslab.scenario.model import WIFI_RATES_MBPS
 
             rate = max(WIFI_RATES_MBPS[link.standard]) * 1e6
@@ -424,11 +446,18 @@ class Trials:
                 return lo, trials
             rate = (lo + hi) / 2
 
+    def _as(self, kind: type[Rfc2544T]) -> Rfc2544T:
+        """The test as the benchmark ``run`` picked by its method reads it."""
+        if not isinstance(self.test, kind):
+            raise TypeError(f"{self.test.method} is not {kind.__name__}")
+        return self.test
+
     def run_throughput(self) -> list[dict[str, Any]]:
+        t = self._as(Rfc2544Throughput)
         records = []
-        for size in map(int, self.test.frame_sizes):
+        for size in map(int, t.frame_sizes):
             fps, trials = self.throughput(size)
-            top = self.max_fps(size, self.test.max_rate)
+            top = self.max_fps(size, t.max_rate)
             best = next((tr for tr in reversed(trials) if tr.offered_fps == fps), None)
             metrics = {
                 "throughput_fps": round(fps, 3),
@@ -442,9 +471,9 @@ class Trials:
                 "frame_bytes": size,
                 "max_fps": round(top, 3),
                 "bottleneck_fps": round(scale, 3),
-                "resolution_fps": round(self.test.resolution * scale, 3),
-                "duration_s": self.test.duration / 1e9,
-                "resolution_pct": 100.0 * self.test.resolution,
+                "resolution_fps": round(t.resolution * scale, 3),
+                "duration_s": t.duration / 1e9,
+                "resolution_pct": 100.0 * t.resolution,
             }
             # The result rests on its passing trial: flagged if a queue absorbed its excess.
             records.append(
@@ -457,7 +486,7 @@ class Trials:
     # ------------------------------------------------------------------ §26.2
 
     def run_latency(self) -> list[dict[str, Any]]:
-        t = self.test
+        t = self._as(Rfc2544Latency)
         records = []
         for size in map(int, t.frame_sizes):
             if t.frame_rate is not None:
@@ -486,7 +515,7 @@ class Trials:
             assert last is not None
             metrics: dict[str, Any] = {}
             for j, d in enumerate(last.directions):
-                values = [row[j] for row in tagged if row[j] is not None]
+                values = [v for row in tagged if (v := row[j]) is not None]
                 key = "" if d["direction"] == "forward" else "_reverse"
                 metrics[f"latency{key}_ms"] = ms(sum(values) / len(values)) if values else None
                 metrics[f"latency{key}_min_ms"] = ms(min(values)) if values else None
@@ -507,7 +536,7 @@ class Trials:
     def frame_loss(self, frame_size: int) -> list[Trial]:
         """§26.3: trials from 100 % of the maximum rate down by ``step`` until two
         successive trials lose nothing (or the load would reach 0)."""
-        t = self.test
+        t = self._as(Rfc2544FrameLoss)
         top = self.max_fps(frame_size, t.max_rate)
         trials: list[Trial] = []
         clean = 0
@@ -523,16 +552,17 @@ class Trials:
         return trials
 
     def run_frame_loss(self) -> list[dict[str, Any]]:
+        t = self._as(Rfc2544FrameLoss)
         records = []
-        for size in map(int, self.test.frame_sizes):
-            top = self.max_fps(size, self.test.max_rate)
+        for size in map(int, t.frame_sizes):
+            top = self.max_fps(size, t.max_rate)
             for trial in self.frame_loss(size):
                 params = {
                     "frame_bytes": size,
                     "load_pct": round(100.0 * trial.offered_fps / top, 6),
                     "offered_fps": round(trial.offered_fps, 3),
                     "offered_mbps": self.mbps(trial.offered_fps, size),
-                    "duration_s": self.test.duration / 1e9,
+                    "duration_s": t.duration / 1e9,
                 }
                 metrics = {"sent": trial.sent, "lost": trial.lost, "frame_loss_pct": trial.loss_pct()}
                 records.append(self.record(params, metrics, trial.results, trials=[trial]))
@@ -543,7 +573,7 @@ class Trials:
     def back_to_back(self, frame_size: int, seed_offset: int = 0) -> tuple[int, int]:
         """§26.4, one repetition: the longest burst (frames at the medium's rate) with no
         loss, searched between 1 and ``duration`` worth of frames. Returns (frames, trials)."""
-        t = self.test
+        t = self._as(Rfc2544BackToBack)
         fps = self.max_fps(frame_size, t.max_rate)
         longest = max(1, int(fps * t.duration / 1e9))
         burst = self.trial(
@@ -570,7 +600,7 @@ class Trials:
         return lo, n
 
     def run_back_to_back(self) -> list[dict[str, Any]]:
-        t = self.test
+        t = self._as(Rfc2544BackToBack)
         records = []
         for size in map(int, t.frame_sizes):
             fps = self.max_fps(size, t.max_rate)
@@ -596,7 +626,7 @@ class Trials:
     # ------------------------------------------------------------------ overload
 
     def run_overload(self) -> list[dict[str, Any]]:
-        t = self.test
+        t = self._as(Rfc2544Overload)
         records = []
         for size in map(int, t.frame_sizes):
             for fps in t.frame_rates:

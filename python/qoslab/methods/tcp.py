@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import DRAIN_NS, Plan, cpu_metrics
 from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.scenario.node_tables import Host
+from qoslab.scenario.test_tables import TcpBulk, TcpTransfer
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -223,7 +225,7 @@ def route_mss(net: Network, sender: str, destination: str) -> int:
         if target is None:
             continue
         for p in ports:
-            if target in p.address.network:
+            if p.address is not None and target in p.address.network:
                 return p.mtu - IPV4_TCP_HEADERS
     mtus = [p.mtu for p in (ports or net.ports[node])]
     return (mtus[0] if mtus else 1500) - IPV4_TCP_HEADERS
@@ -233,12 +235,17 @@ OPTION_FIELDS = {"delayed_ack_ns": "delayed_ack", "min_rto_ns": "min_rto", "init
 """Simulator option -> the ``tcp`` table's field, where the names differ."""
 
 
-def options(net: Network, index: int, destination: str, *, source: str | Path | None = None) -> dict[str, Any]:
-    """The ``tcp`` options of the simulator's flows for test ``index`` (config.rs
-    ``TcpOptions``); refuses (InputError) a buffer or window below one segment."""
-    from qoslab.backends.sim import LocatedProblems
-
+def _tcp_test(net: Network, index: int) -> TcpBulk | TcpTransfer:
+    """Test ``index`` as a TCP test (plan_test sends only those here)."""
     t = net.scenario.test[index]
+    if not isinstance(t, TcpBulk | TcpTransfer):
+        raise TypeError(f"test[{index}] is a {t.method!r} test, not a TCP one")
+    return t
+
+
+def _stack_options(t: TcpBulk | TcpTransfer) -> dict[str, Any]:
+    """The test's ``tcp`` table as config.rs ``TcpOptions``, with the stack's own defaults
+    (:data:`STACKS`) where the table does not say otherwise."""
     stack = t.tcp
     opts: dict[str, Any] = {
         "congestion": "newreno" if t.congestion in ("reno", "newreno") else "cubic",
@@ -278,6 +285,35 @@ def options(net: Network, index: int, destination: str, *, source: str | Path | 
             opts[key] = value
     if stack.rto_backoff_cap is not None:
         opts["rto_cap_ns"] = int(stack.rto_backoff_cap)
+    return opts
+
+
+def _refuse_small_buffers(
+    sizes: list[tuple[tuple[Any, ...], str, int]], mss: int, t: TcpBulk | TcpTransfer, source: str | Path | None
+) -> None:
+    """InputError at each buffer or window (``sizes``: where it was written, what, bytes)
+    that cannot hold one segment."""
+    from qoslab.backends.sim import LocatedProblems
+
+    out = LocatedProblems(source)
+    for path, what, value in sizes:
+        if value < mss:
+            out.add(
+                path,
+                f"a TCP {what.replace('_', ' ')} of {value} bytes is smaller than one segment: no full segment could ever be sent",
+                expected=f"at least the MSS, {mss} bytes" + ("" if t.mss else " (the route MTU less 40)"),
+                found=f"{value} bytes",
+            )
+    out.raise_if_any()
+
+
+def options(net: Network, index: int, destination: str, *, source: str | Path | None = None) -> dict[str, Any]:
+    """The ``tcp`` options of the simulator's flows for test ``index`` (config.rs
+    ``TcpOptions``); refuses (InputError) a buffer or window below one segment."""
+
+    t = _tcp_test(net, index)
+    opts = _stack_options(t)
+    stack = t.tcp
     if t.mss:
         opts["mss"] = int(t.mss)
     mss = int(t.mss) if t.mss else route_mss(net, t.from_, destination)
@@ -288,9 +324,9 @@ def options(net: Network, index: int, destination: str, *, source: str | Path | 
         if value is not None:
             sizes.append((("test", index, "tcp", key), key, int(value)))
             opts[key] = int(value)
-        elif getattr(net.scenario.node[host], "socket_buffer", None) is not None:
+        elif isinstance(node := net.scenario.node[host], Host) and node.socket_buffer is not None:
             # Seed 001: the hosts' socket buffers (SO_SNDBUF at the sender, SO_RCVBUF at the receiver).
-            value = int(net.scenario.node[host].socket_buffer)
+            value = int(node.socket_buffer)
             sizes.append((("node", host, "socket_buffer"), key, value))
             opts[key] = value
     if t.stack == "windows-nt-4.0" and "recv_buffer" not in opts and not t.window:
@@ -306,16 +342,7 @@ def options(net: Network, index: int, destination: str, *, source: str | Path | 
         for key in ("send_buffer", "recv_buffer", "max_window"):
             if key in opts:
                 opts[key] = bsd_buffer(int(opts[key]), mss)
-    out = LocatedProblems(source)
-    for path, what, value in sizes:
-        if value < mss:
-            out.add(
-                path,
-                f"a TCP {what.replace('_', ' ')} of {value} bytes is smaller than one segment: no full segment could ever be sent",
-                expected=f"at least the MSS, {mss} bytes" + ("" if t.mss else " (the route MTU less 40)"),
-                found=f"{value} bytes",
-            )
-    out.raise_if_any()
+    _refuse_small_buffers(sizes, mss, t, source)
     return opts
 
 
@@ -438,24 +465,70 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
     return out
 
 
-def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
-    """The flows of a ``tcp.bulk`` or ``tcp.transfer`` test, and how to read them back."""
-    t = net.scenario.test[index]
-    src, dst = endpoints(net, index, source=source)
-    opts = options(net, index, dst, source=source)
-    streams = getattr(t, "streams", 1)
-    interval_ns = int(getattr(t, "interval", 0) or 0)
-    common = {"kind": "tcp", "from": src, "to": dst, "start_ns": START_NS, "tcp": opts, "trace": bool(t.trace)}
-    parameters: dict[str, Any] = {
-        "window_bytes": t.window,
-        "congestion": opts["congestion"],
-        "hystart": opts["hystart"],
-        "stack": t.stack,
-        "destination": dst,
+def _sum_metrics(each: list[dict[str, Any]], tcps: list[dict[str, Any]], began: int) -> dict[str, Any]:
+    """The test's totals over its streams (``each``, their ``tcp`` entries ``tcps``),
+    from ``began``, the application's own start."""
+    # The measurement window of the test (iperf3's sum): from the first start to the
+    # last stream's end; the streams' own windows sum inside it.
+    windows = [stream_window(x) for x in each]
+    ended = max((w["end_ns"] for w in windows), default=began)
+    delivered = sum(w["bytes_received"] for w in windows)
+    goodput = rate_bps(delivered, ended - began)
+    metrics: dict[str, Any] = {
+        "throughput_mbps": round(goodput / 1e6, 6) if goodput is not None else 0.0,
+        "window_s": round((ended - began) / 1e9, 9),
+        "bytes_received": delivered,
+        "bytes_after_stop": sum(w["bytes_after_stop"] for w in windows),
+        "bytes_acked": sum(w["bytes_acked"] for w in windows),
+        "bytes_sent": sum(w["bytes_sent"] for w in windows),
+        "retransmits": sum(w["retransmits"] for w in windows),
+        "fast_retransmits": sum(x.get("fast_retransmits") or 0 for x in tcps),
+        "timeouts": sum(x.get("timeouts") or 0 for x in tcps),
+        "tlp_probes": sum(x.get("tlp_probes") or 0 for x in tcps),
+        "rack_lost": sum(x.get("rack_lost") or 0 for x in tcps),
+        "srtt_ms": ms(tcps[0].get("srtt_ns")),
+        "max_cwnd_bytes": max((x.get("max_cwnd_bytes") or 0 for x in tcps), default=0),
+        # How long the test waited for its link (a PPP session's discovery,
+        # authentication and IPCP) before it began.
+        "link_wait_s": round((began - START_NS) / 1e9, 9),
     }
-    if t.method == "tcp.bulk":
+    return metrics
+
+
+def _transfer_metrics(t: TcpTransfer, tcp: dict[str, Any], flow: dict[str, Any], began: int) -> dict[str, Any]:
+    """A sized transfer's completion, and its times and rates by ttcp's two clocks."""
+    out: dict[str, Any] = {}
+    done, acked = tcp.get("completed_ns"), tcp.get("acked_ns")
+    first_tx, first_rx = tcp.get("first_tx_ns"), flow.get("first_rx_ns")
+    out["completed"] = done is not None
+    out["transfer_time_s"] = None if done is None else round((done - began) / 1e9, 9)
+    # ttcp -t: the transmitter's clock, first byte sent to last byte acknowledged;
+    # ttcp -r: the receiver's, first byte to last byte received. The receiver's
+    # rate counts what arrived after its clock started: the first delivery (a
+    # segment or more) crossed the path before, and counting it would put a
+    # transfer of a few segments above the line (2 segments in 1 segment time).
+    tx_ns = None if acked is None or first_tx is None else acked - first_tx
+    rx_ns = None if done is None or first_rx is None else done - first_rx
+    after_first = int(t.bytes) - int(tcp.get("first_rx_bytes") or 0)
+    out["sender_time_s"] = None if tx_ns is None else round(tx_ns / 1e9, 9)
+    out["receiver_time_s"] = None if rx_ns is None else round(rx_ns / 1e9, 9)
+    out["receiver_bytes_timed"] = None if rx_ns is None else after_first
+    tx_bps = rate_bps(int(t.bytes), tx_ns) if tx_ns else None
+    rx_bps = rate_bps(after_first, rx_ns) if rx_ns else None
+    out["sender_rate_mbps"] = None if tx_bps is None else round(tx_bps / 1e6, 6)
+    out["receiver_rate_mbps"] = None if rx_bps is None else round(rx_bps / 1e6, 6)
+    return out
+
+
+def _flows_of(
+    t: TcpBulk | TcpTransfer, common: dict[str, Any], parameters: dict[str, Any], streams: int, interval_ns: int
+) -> tuple[list[dict[str, Any]], int]:
+    """The test's TCP flows (``common`` plus each stream's id, port and end) and the run's
+    length; adds what the test sends to ``parameters``."""
+    if isinstance(t, TcpBulk):
         sized = t.bytes is not None
-        if sized:
+        shares: list[int] = []
+        if t.bytes is not None:
             # iperf3 -n counts the bytes of all streams together: share them out.
             total = int(t.bytes)
             shares = [total // streams + (1 if i < total % streams else 0) for i in range(streams)]
@@ -474,7 +547,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         ]
         duration = stop + DRAIN_NS
         parameters.update(streams=streams, interval_s=interval_ns / 1e9 if interval_ns else None)
-        if sized:
+        if t.bytes is not None:
             parameters["bytes"] = int(t.bytes)
             parameters["max_duration_s"] = int(t.duration) / 1e9
         else:
@@ -484,6 +557,32 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         flows = [{**common, "id": FLOW, "dst_port": PORT, "bytes": int(t.bytes), "stop_ns": stop}]
         duration = stop
         parameters.update(bytes=int(t.bytes))
+    return flows, duration
+
+
+def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
+    """The flows of a ``tcp.bulk`` or ``tcp.transfer`` test, and how to read them back."""
+    t = _tcp_test(net, index)
+    src, dst = endpoints(net, index, source=source)
+    opts = options(net, index, dst, source=source)
+    streams = getattr(t, "streams", 1)
+    interval_ns = int(getattr(t, "interval", 0) or 0)
+    common: dict[str, Any] = {
+        "kind": "tcp",
+        "from": src,
+        "to": dst,
+        "start_ns": START_NS,
+        "tcp": opts,
+        "trace": bool(t.trace),
+    }
+    parameters: dict[str, Any] = {
+        "window_bytes": t.window,
+        "congestion": opts["congestion"],
+        "hystart": opts["hystart"],
+        "stack": t.stack,
+        "destination": dst,
+    }
+    flows, duration = _flows_of(t, common, parameters, streams, interval_ns)
 
     def records(results: dict[str, Any]) -> list[dict[str, Any]]:
         each = [flow_result(results, f["id"]) for f in flows]
@@ -491,52 +590,10 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         # The application's own start and stop: later than planned when it waited for
         # its PPP link (iperf is run once pppd says the link is up).
         began = min((x.get("start_ns", START_NS) for x in tcps), default=START_NS)
-        # The measurement window of the test (iperf3's sum): from the first start to the
-        # last stream's end; the streams' own windows sum inside it.
-        windows = [stream_window(x) for x in each]
-        ended = max((w["end_ns"] for w in windows), default=began)
-        delivered = sum(w["bytes_received"] for w in windows)
-        goodput = rate_bps(delivered, ended - began)
-        metrics: dict[str, Any] = {
-            "throughput_mbps": round(goodput / 1e6, 6) if goodput is not None else 0.0,
-            "window_s": round((ended - began) / 1e9, 9),
-            "bytes_received": delivered,
-            "bytes_after_stop": sum(w["bytes_after_stop"] for w in windows),
-            "bytes_acked": sum(w["bytes_acked"] for w in windows),
-            "bytes_sent": sum(w["bytes_sent"] for w in windows),
-            "retransmits": sum(w["retransmits"] for w in windows),
-            "fast_retransmits": sum(x.get("fast_retransmits") or 0 for x in tcps),
-            "timeouts": sum(x.get("timeouts") or 0 for x in tcps),
-            "tlp_probes": sum(x.get("tlp_probes") or 0 for x in tcps),
-            "rack_lost": sum(x.get("rack_lost") or 0 for x in tcps),
-            "srtt_ms": ms(tcps[0].get("srtt_ns")),
-            "max_cwnd_bytes": max((x.get("max_cwnd_bytes") or 0 for x in tcps), default=0),
-            # How long the test waited for its link (a PPP session's discovery,
-            # authentication and IPCP) before it began.
-            "link_wait_s": round((began - START_NS) / 1e9, 9),
-        }
+        metrics = _sum_metrics(each, tcps, began)
         metrics.update(path_metrics(results, each))
-        if t.method == "tcp.transfer":
-            tcp = tcps[0]
-            done, acked = tcp.get("completed_ns"), tcp.get("acked_ns")
-            first_tx, first_rx = tcp.get("first_tx_ns"), each[0].get("first_rx_ns")
-            metrics["completed"] = done is not None
-            metrics["transfer_time_s"] = None if done is None else round((done - began) / 1e9, 9)
-            # ttcp -t: the transmitter's clock, first byte sent to last byte acknowledged;
-            # ttcp -r: the receiver's, first byte to last byte received. The receiver's
-            # rate counts what arrived after its clock started: the first delivery (a
-            # segment or more) crossed the path before, and counting it would put a
-            # transfer of a few segments above the line (2 segments in 1 segment time).
-            tx_ns = None if acked is None or first_tx is None else acked - first_tx
-            rx_ns = None if done is None or first_rx is None else done - first_rx
-            after_first = int(t.bytes) - int(tcp.get("first_rx_bytes") or 0)
-            metrics["sender_time_s"] = None if tx_ns is None else round(tx_ns / 1e9, 9)
-            metrics["receiver_time_s"] = None if rx_ns is None else round(rx_ns / 1e9, 9)
-            metrics["receiver_bytes_timed"] = None if rx_ns is None else after_first
-            tx_bps = rate_bps(int(t.bytes), tx_ns) if tx_ns else None
-            rx_bps = rate_bps(after_first, rx_ns) if rx_ns else None
-            metrics["sender_rate_mbps"] = None if tx_bps is None else round(tx_bps / 1e6, 6)
-            metrics["receiver_rate_mbps"] = None if rx_bps is None else round(rx_bps / 1e6, 6)
+        if isinstance(t, TcpTransfer):
+            metrics.update(_transfer_metrics(t, tcps[0], each[0], began))
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         record: dict[str, Any] = {
             "test": t.method,
@@ -577,8 +634,8 @@ def path_metrics(results: dict[str, Any], flows: list[dict[str, Any]]) -> dict[s
     stall = max((p.get("longest_stall_ns") or 0 for p in paths), default=0)
     stalled = any(is_stalled(p) for p in paths)
     return {
-        "path_mtu_bytes": min((p.get("path_mtu_bytes") for p in paths if p.get("path_mtu_bytes")), default=None),
-        "mss_bytes": min((p.get("mss_bytes") for p in paths if p.get("mss_bytes")), default=None),
+        "path_mtu_bytes": min((v for p in paths if (v := p.get("path_mtu_bytes"))), default=None),
+        "mss_bytes": min((v for p in paths if (v := p.get("mss_bytes"))), default=None),
         "frag_needed_received": sum(p.get("frag_needed_received") or 0 for p in paths),
         "frag_needed_sent": sum(n.get("frag_needed_sent") or 0 for n in nodes),
         "too_big_dropped_silently": sum(n.get("frag_needed_silent") or 0 for n in nodes),

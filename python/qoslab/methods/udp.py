@@ -28,7 +28,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, window
-from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.methods.common import endpoints, flow_result, ms, test_of
+from qoslab.scenario.test_tables import UdpFlow
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -57,41 +58,9 @@ def wire_bytes(payload: int, mtu: int) -> int:
     return datagram + fragments * (IPV4_HEADER + ETHERNET_OVERHEAD)
 
 
-def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
-    """The flows of a ``udp.flow`` test: learning frames, then the stream."""
-    from qoslab.backends.sim import LocatedProblems
-
-    t = net.scenario.test[index]
-    out = LocatedProblems(source)
-    if t.payload < PROBE_HEADER:
-        out.add(
-            ("test", index, "payload"),
-            "too small for the test frame's sequence number and timestamp",
-            expected=f"at least {PROBE_HEADER} bytes",
-            found=f"{t.payload} bytes",
-        )
-    src, dst = endpoints(net, index, source=source)
-    mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
-    frame = wire_bytes(t.payload, mtu)
-    if t.rate is not None:
-        pps = t.rate / (8 * frame)
-    else:
-        pps = 0.0 if t.gap == 0 else 1e9 / t.gap
-    start = LEARNING_NS
-    if t.count is not None:
-        if pps == 0:
-            out.add(
-                ("test", index, "count"),
-                "a saturating stream cannot be bounded by a count",
-                expected="a rate or gap above 0 with count, or duration alone",
-                found=f"count = {t.count}",
-            )
-            pps = 1.0
-        stop = start + round((t.count - 0.5) * 1e9 / pps)
-    else:
-        stop = start + t.duration
-    out.raise_if_any()
-    flows = [
+def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) -> list[dict[str, Any]]:
+    """A learning ping, then the measured stream."""
+    return [
         {
             "kind": "ping",
             "id": LEARNING,
@@ -115,6 +84,72 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
             "dont_fragment": t.dont_fragment,
         },
     ]
+
+
+def _flow_metrics(f: dict[str, Any], frame: int) -> dict[str, Any]:
+    """The stream's counts, rates over its receiving interval, latency and jitter."""
+    lat = f.get("latency_ns") or {}
+    sent, received = int(f["sent"]), int(f["received"])
+    # The receiving interval (docs/metrics.md#goodput): the sending interval, or the
+    # time the arrivals took when a queue stretched them.
+    receive_s = int(f["receive_interval_ns"]) / 1e9
+    metrics = {
+        "sent": sent,
+        "received": received,
+        "lost": int(f["lost"]),
+        "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
+        "drained": int(f["drained"]),
+        "late": int(f["late"]),
+        "receive_interval_s": receive_s,
+        "throughput_mbps": round(received * frame * 8 / receive_s / 1e6, 6),
+        "throughput_fps": round(received / receive_s, 6),
+        "goodput_mbps": round(int(f["bytes_received"]) * 8 / receive_s / 1e6, 6),
+        "latency_ms": ms(lat.get("mean")),
+        "latency_min_ms": ms(lat.get("min")),
+        "latency_p50_ms": ms(lat.get("p50")),
+        "latency_p90_ms": ms(lat.get("p90")),
+        "latency_p99_ms": ms(lat.get("p99")),
+        "latency_max_ms": ms(lat.get("max")),
+        "jitter_ms": ms(f.get("jitter_ns")),
+    }
+    return metrics
+
+
+def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
+    """The flows of a ``udp.flow`` test: learning frames, then the stream."""
+    from qoslab.backends.sim import LocatedProblems
+
+    t = test_of(net, index, UdpFlow)
+    out = LocatedProblems(source)
+    if t.payload < PROBE_HEADER:
+        out.add(
+            ("test", index, "payload"),
+            "too small for the test frame's sequence number and timestamp",
+            expected=f"at least {PROBE_HEADER} bytes",
+            found=f"{t.payload} bytes",
+        )
+    src, dst = endpoints(net, index, source=source)
+    mtu = next((p.mtu for p in net.ports[src] if p.address is not None), 1500)
+    frame = wire_bytes(t.payload, mtu)
+    if t.rate is not None:
+        pps = t.rate / (8 * frame)
+    else:
+        pps = 0.0 if not t.gap else 1e9 / t.gap  # the table gives rate or gap (test_tables.UdpFlow)
+    start = LEARNING_NS
+    if t.count is not None:
+        if pps == 0:
+            out.add(
+                ("test", index, "count"),
+                "a saturating stream cannot be bounded by a count",
+                expected="a rate or gap above 0 with count, or duration alone",
+                found=f"count = {t.count}",
+            )
+            pps = 1.0
+        stop = start + round((t.count - 0.5) * 1e9 / pps)
+    else:
+        stop = start + t.duration
+    out.raise_if_any()
+    flows = _flows(src, dst, t, pps, start, stop)
     interval_s = (stop - start) / 1e9
     wait = int(t.wait)
     parameters = {
@@ -130,31 +165,10 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
 
     def records(results: dict[str, Any]) -> list[dict[str, Any]]:
         f = flow_result(results, MEASURED)
-        lat = f.get("latency_ns") or {}
-        sent, received = int(f["sent"]), int(f["received"])
-        # The receiving interval (docs/metrics.md#goodput): the sending interval, or the
-        # time the arrivals took when a queue stretched them.
-        receive_s = int(f["receive_interval_ns"]) / 1e9
-        metrics = {
-            "sent": sent,
-            "received": received,
-            "lost": int(f["lost"]),
-            "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
-            "drained": int(f["drained"]),
-            "late": int(f["late"]),
-            "receive_interval_s": receive_s,
-            "throughput_mbps": round(received * frame * 8 / receive_s / 1e6, 6),
-            "throughput_fps": round(received / receive_s, 6),
-            "goodput_mbps": round(int(f["bytes_received"]) * 8 / receive_s / 1e6, 6),
-            "latency_ms": ms(lat.get("mean")),
-            "latency_min_ms": ms(lat.get("min")),
-            "latency_p50_ms": ms(lat.get("p50")),
-            "latency_p90_ms": ms(lat.get("p90")),
-            "latency_p99_ms": ms(lat.get("p99")),
-            "latency_max_ms": ms(lat.get("max")),
-            "jitter_ms": ms(f.get("jitter_ns")),
-            "cpu_util_pct": cpu_metrics(net, results),
-        }
+        sent = int(f["sent"])
+        metrics = _flow_metrics(f, frame)
+        metrics["cpu_util_pct"] = cpu_metrics(net, results)
+        receive_s = metrics["receive_interval_s"]
         record = {
             "test": t.method,
             "name": t.name,

@@ -229,7 +229,7 @@ def setup_dot(scenario: Scenario) -> str:
             a, b = link.ends  # every link type but 802.11 joins two nodes
             lines.append(f"  {_dot_id(a)} -- {_dot_id(b)} [label={label}];")
     for t in scenario.tunnel:
-        a, b = getattr(t, "from_", None), getattr(t, "to", None)
+        a, b = t.from_, t.to
         if a in scenario.node and b in scenario.node:
             lines.append(f"  {_dot_id(a)} -- {_dot_id(b)} [style=dotted, constraint=false, label={_dot_id(t.type)}];")
     lines.append("}")
@@ -311,7 +311,7 @@ def setup_svg_builtin(scenario: Scenario) -> str:
             f'<text x="{(x[a] + x[b]) / 2}" y="{y - 30}" font-size="11" text-anchor="middle">{html.escape(label)}</text>'
         )
     for t in scenario.tunnel:
-        a, b = getattr(t, "from_", None), getattr(t, "to", None)
+        a, b = t.from_, t.to
         if a in x and b in x:
             parts.append(
                 f'<path d="M{x[a]},{y + 28} C{x[a]},{y + 80} {x[b]},{y + 80} {x[b]},{y + 28}" fill="none" stroke="#555" stroke-dasharray="2 3"/>'
@@ -374,10 +374,11 @@ def _rows_table(rows: list[dict[str, Any]], seeds: list[str]) -> str:
     (:data:`SCRIPT`); each row has the id :func:`row_id`."""
     from qoslab.studies import STATUSES
 
-    options = lambda values: (
-        '<option value="">all</option>'
-        + "".join(f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values)
-    )  # noqa: E731
+    def options(values: list[str]) -> str:
+        return '<option value="">all</option>' + "".join(
+            f'<option value="{html.escape(v)}">{html.escape(v)}</option>' for v in values
+        )
+
     out = [
         '<div class="filters"><label>seed <select id="f-seed">' + options(seeds) + "</select></label>",
         '<label>status <select id="f-status">' + options(list(STATUSES)) + "</select></label>",
@@ -500,18 +501,8 @@ def _calibration_html(rows: list[dict[str, Any]]) -> str:
     return head
 
 
-def write_report(
-    studies: list[Any], results: dict[str, dict[str, list[dict[str, Any]]]], summary: list[dict[str, Any]], out: Path
-) -> Path:
-    from qoslab.scenario import load_scenario
-    from qoslab.studies import EXAMPLES
-
-    total = counts(summary)
-    body = [
-        "<h1>qoslab: the seeds reproduced</h1>",
-        f'<p class="top"><b>{html.escape(agreement(total))}.</b></p>',
-        "<p>Each section re-runs one seed's experiment in the simulator from its <code>examples/</code> scenarios and sets every number the seed publishes beside ours (<code>summary.json</code>). Rows a model parameter was calibrated on, rows whose value is a setting of the study and rows derived by arithmetic from another row are marked and do not count as agreement; every simulated row is the mean over the seeds given in its <i>seeds</i> column (docs/agreement.md).</p>",
-    ]
+def _contents(studies: list[Any]) -> str:
+    """The page's table of contents: the summary, each seed's sections, the row table."""
     toc = ['<nav id="contents"><h2>Contents</h2><ol><li><a href="#summary">Summary by seed and status</a></li>']
     for study in studies:
         sid = f"seed{study.seed}"
@@ -527,74 +518,111 @@ def write_report(
             + f'<li><a href="#rows?seed={study.seed}">its rows</a></li></ul></li>'
         )
     toc.append('<li><a href="#rows">Every row (filter, sort)</a></li></ol></nav>')
-    body.append("".join(toc))
+    return "".join(toc)
+
+
+def _study_section(
+    study: Any, summary: list[dict[str, Any]], results: dict[str, dict[str, list[dict[str, Any]]]], out: Path
+) -> list[str]:
+    """One seed's section: its question, counts, set-up, figures, tables and discussion."""
+    body: list[str] = []
+    sid = f"seed{study.seed}"
+    rows = [r for r in summary if r["seed"] == study.seed]
+    data = results.get(study.seed, {})
+    body.append(f'<section><h2 id="{sid}">Seed {study.seed}: {html.escape(study.title)}{_anchor(sid)}</h2>')
+    body.append(f"<p><i>{html.escape(study.paper)}</i></p><p><b>Question.</b> {html.escape(study.question)}</p>")
+    c = counts(rows)
+    body.append(
+        '<p class="counts">'
+        + "".join(
+            f'<span><a href="#rows?seed={study.seed}&amp;status={k.replace(" ", "%20")}"><b>{v}</b> {html.escape(k)}</a></span>'
+            for k, v in c.items()
+            if v
+        )
+        + "</p>"
+    )
+    if not data:
+        body.append(
+            "<p class='nr'>This seed's rows were kept from an earlier run into this directory; its points are not all in data/, so its figures are not drawn.</p>"
+        )
+    body.append(f'<h3 id="{sid}-setup">Set-up{_anchor(sid + "-setup")}</h3>')
+    body += _setup(study)
+    body.append(f'<h3 id="{sid}-figures">Figures{_anchor(sid + "-figures")}</h3>')
+    for fig in study.figures(data) if data else []:
+        uri = figure_data(fig.figure, out, fig.name)
+        fid = f"{sid}-fig-{fig.name}"
+        body.append(
+            f'<figure id="{fid}">{_img(uri, fig.title)}<figcaption><b>{html.escape(fig.title)}.</b> {html.escape(fig.caption)} (figures/{fig.name}.png, .svg){_anchor(fid)}</figcaption></figure>'
+        )
+    body.append(f'<h3 id="{sid}-tables">The paper\'s tables{_anchor(sid + "-tables")}</h3>')
+    by_key = {r["key"]: r for r in rows}
+    for k, table in enumerate(study.tables()):
+        body.append(_paper_table(table, by_key, f"{sid}-table-{k}"))
+    body += _measured_tables(study, data)
+    body.append(f'<h3 id="{sid}-discussion">What agrees and what does not{_anchor(sid + "-discussion")}</h3>')
+    for para in study.discussion(rows, data):
+        body.append(f"<p>{html.escape(para)}</p>")
+    body.append(
+        f'<p><a href="#rows?seed={study.seed}">Seed {study.seed}\'s {len(rows)} rows</a> (with the reason for each) are in the row table below.</p></section>'
+    )
+    return body
+
+
+def _setup(study: Any) -> list[str]:
+    """The set-up drawn from the study's first example scenario."""
+    from qoslab.scenario import load_scenario
+    from qoslab.studies import EXAMPLES
+
+    body: list[str] = []
+    if study.scenarios:
+        path = EXAMPLES / study.scenarios[0]
+        try:
+            svg = setup_svg(load_scenario(path))
+            body.append(f'<p>examples/{html.escape(study.scenarios[0])}</p><div class="setup">{svg}</div>')
+        except Exception as err:  # a scenario another helper is still extending: say so, keep the report
+            body.append(
+                f"<p class='nr'>Set-up of examples/{html.escape(study.scenarios[0])} not drawn: {html.escape(str(err).splitlines()[0])}</p>"
+            )
+    return body
+
+
+def _measured_tables(study: Any, data: dict[str, list[dict[str, Any]]]) -> list[str]:
+    """Tables of a study's own measurements, with no published column (optional)."""
+    body: list[str] = []
+    for title, header, trs in getattr(study, "measured_tables", lambda d: [])(data) if data else []:
+        head = "".join(
+            f'<th class="l">{html.escape(h)}</th>' if i == 0 else f"<th>{html.escape(h)}</th>"
+            for i, h in enumerate(header)
+        )
+        cells = "".join(
+            "<tr>"
+            + "".join(
+                f'<td class="l">{html.escape(c)}</td>' if i == 0 else f"<td class='ours'>{html.escape(c)}</td>"
+                for i, c in enumerate(tr)
+            )
+            + "</tr>"
+            for tr in trs
+        )
+        body.append(f"<h4>{html.escape(title)}</h4><table><tr>{head}</tr>{cells}</table>")
+    return body
+
+
+def write_report(
+    studies: list[Any], results: dict[str, dict[str, list[dict[str, Any]]]], summary: list[dict[str, Any]], out: Path
+) -> Path:
+    total = counts(summary)
+    body = [
+        "<h1>qoslab: the seeds reproduced</h1>",
+        f'<p class="top"><b>{html.escape(agreement(total))}.</b></p>',
+        "<p>Each section re-runs one seed's experiment in the simulator from its <code>examples/</code> scenarios and sets every number the seed publishes beside ours (<code>summary.json</code>). Rows a model parameter was calibrated on, rows whose value is a setting of the study and rows derived by arithmetic from another row are marked and do not count as agreement; every simulated row is the mean over the seeds given in its <i>seeds</i> column (docs/agreement.md).</p>",
+    ]
+    body.append(_contents(studies))
     body.append(f'<h2 id="summary">Summary by seed and status{_anchor("summary")}</h2>')
     body.append("<p>Each count opens the rows it counts. <i>Strict agreement</i>: agrees / (agrees + differs).</p>")
     body.append(_seed_status_table(studies, summary))
     body.append(_calibration_html(summary))
     for study in studies:
-        sid = f"seed{study.seed}"
-        rows = [r for r in summary if r["seed"] == study.seed]
-        data = results.get(study.seed, {})
-        body.append(f'<section><h2 id="{sid}">Seed {study.seed}: {html.escape(study.title)}{_anchor(sid)}</h2>')
-        body.append(f"<p><i>{html.escape(study.paper)}</i></p><p><b>Question.</b> {html.escape(study.question)}</p>")
-        c = counts(rows)
-        body.append(
-            '<p class="counts">'
-            + "".join(
-                f'<span><a href="#rows?seed={study.seed}&amp;status={k.replace(" ", "%20")}"><b>{v}</b> {html.escape(k)}</a></span>'
-                for k, v in c.items()
-                if v
-            )
-            + "</p>"
-        )
-        if not data:
-            body.append(
-                "<p class='nr'>This seed's rows were kept from an earlier run into this directory; its points are not all in data/, so its figures are not drawn.</p>"
-            )
-        body.append(f'<h3 id="{sid}-setup">Set-up{_anchor(sid + "-setup")}</h3>')
-        if study.scenarios:
-            path = EXAMPLES / study.scenarios[0]
-            try:
-                svg = setup_svg(load_scenario(path))
-                body.append(f'<p>examples/{html.escape(study.scenarios[0])}</p><div class="setup">{svg}</div>')
-            except Exception as err:  # a scenario another helper is still extending: say so, keep the report
-                body.append(
-                    f"<p class='nr'>Set-up of examples/{html.escape(study.scenarios[0])} not drawn: {html.escape(str(err).splitlines()[0])}</p>"
-                )
-        body.append(f'<h3 id="{sid}-figures">Figures{_anchor(sid + "-figures")}</h3>')
-        for fig in study.figures(data) if data else []:
-            uri = figure_data(fig.figure, out, fig.name)
-            fid = f"{sid}-fig-{fig.name}"
-            body.append(
-                f'<figure id="{fid}">{_img(uri, fig.title)}<figcaption><b>{html.escape(fig.title)}.</b> {html.escape(fig.caption)} (figures/{fig.name}.png, .svg){_anchor(fid)}</figcaption></figure>'
-            )
-        body.append(f'<h3 id="{sid}-tables">The paper\'s tables{_anchor(sid + "-tables")}</h3>')
-        by_key = {r["key"]: r for r in rows}
-        for k, table in enumerate(study.tables()):
-            body.append(_paper_table(table, by_key, f"{sid}-table-{k}"))
-        # Tables of a study's own measurements, with no published column (optional).
-        for title, header, trs in getattr(study, "measured_tables", lambda d: [])(data) if data else []:
-            head = "".join(
-                f'<th class="l">{html.escape(h)}</th>' if i == 0 else f"<th>{html.escape(h)}</th>"
-                for i, h in enumerate(header)
-            )
-            cells = "".join(
-                "<tr>"
-                + "".join(
-                    f'<td class="l">{html.escape(c)}</td>' if i == 0 else f"<td class='ours'>{html.escape(c)}</td>"
-                    for i, c in enumerate(tr)
-                )
-                + "</tr>"
-                for tr in trs
-            )
-            body.append(f"<h4>{html.escape(title)}</h4><table><tr>{head}</tr>{cells}</table>")
-        body.append(f'<h3 id="{sid}-discussion">What agrees and what does not{_anchor(sid + "-discussion")}</h3>')
-        for para in study.discussion(rows, data):
-            body.append(f"<p>{html.escape(para)}</p>")
-        body.append(
-            f'<p><a href="#rows?seed={study.seed}">Seed {study.seed}\'s {len(rows)} rows</a> (with the reason for each) are in the row table below.</p></section>'
-        )
+        body += _study_section(study, summary, results, out)
     body.append(f'<h2 id="rows">Every row{_anchor("rows")}</h2>')
     body.append(
         "<p>One row per number a seed publishes (summary.json). Filter by seed, status or text; click a column's head to sort by it.</p>"
@@ -655,11 +683,47 @@ def axis_values(values: list[Any]) -> tuple[list[Any], str]:
     return [str(v) for v in values], ""
 
 
+def _test_figure(
+    group: list[dict[str, Any]],
+    label: str,
+    x_key: str,
+    y_keys: list[str],
+    series_keys: list[str],
+    out: Path,
+    figure_name: str,
+) -> str:
+    """One test's figure: its first two metrics against ``x_key``, a line per series,
+    written as ``figure_name``.png and .svg."""
+    import matplotlib.pyplot as plt
+
+    xs, x_unit = axis_values([g[x_key] for g in group])
+    fig, axes = plt.subplots(1, len(y_keys[:2]), figsize=(5 * len(y_keys[:2]), 3.6), squeeze=False)
+    for ax, y in zip(axes[0], y_keys[:2]):
+        series: dict[str, list[tuple[Any, Any]]] = {}
+        for x, g in zip(xs, group):
+            if g.get(y) is not None:
+                name = ", ".join(f"{k} = {g.get(k)}" for k in series_keys)
+                series.setdefault(name, []).append((x, g[y]))
+        for name, pts in series.items():
+            pts.sort(key=lambda p: p[0] if not isinstance(p[0], str) else 0)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=name or None)
+        if series_keys:
+            ax.legend(fontsize=7)
+        ax.set_xlabel(
+            x_key.replace("_", " ").replace(" bytes", " (bytes)").replace(" fps", " (frames/s)").replace(" pct", " (%)")
+            + (f" ({x_unit})" if x_unit else "")
+        )
+        ax.set_ylabel(y.replace("_mbps", " (Mb/s)").replace("_ms", " (ms)").replace("_pct", " (%)").replace("_", " "))
+        ax.grid(True, color="0.85")
+    fig.suptitle(label)
+    fig.tight_layout()
+    uri = figure_data(fig, out, figure_name)
+    return f"<figure>{_img(uri, label)}<figcaption>{html.escape(label)}: against {html.escape(x_key)} (figures/{figure_name}.png, .svg)</figcaption></figure>"
+
+
 def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, Any]], out: Path) -> Path:
     """The same kind of page for a user's scenario (``qoslab run FILE --report DIR``):
     the set-up, one figure per test with more than one point, the records' table."""
-    import matplotlib.pyplot as plt
-
     from qoslab.report.tables import columns, tidy, write_tables
 
     out.mkdir(parents=True, exist_ok=True)
@@ -696,36 +760,7 @@ def write_run_report(scenario: Scenario, source: Path, records: list[dict[str, A
             if any(g.get(k) is not None for g in group)
         ]
         if x_key and y_keys and len(group) > 1:
-            xs, x_unit = axis_values([g[x_key] for g in group])
-            fig, axes = plt.subplots(1, len(y_keys[:2]), figsize=(5 * len(y_keys[:2]), 3.6), squeeze=False)
-            for ax, y in zip(axes[0], y_keys[:2]):
-                series: dict[str, list[tuple[Any, Any]]] = {}
-                for x, g in zip(xs, group):
-                    if g.get(y) is not None:
-                        name = ", ".join(f"{k} = {g.get(k)}" for k in series_keys)
-                        series.setdefault(name, []).append((x, g[y]))
-                for name, pts in series.items():
-                    pts.sort(key=lambda p: p[0] if not isinstance(p[0], str) else 0)
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", label=name or None)
-                if series_keys:
-                    ax.legend(fontsize=7)
-                ax.set_xlabel(
-                    x_key.replace("_", " ")
-                    .replace(" bytes", " (bytes)")
-                    .replace(" fps", " (frames/s)")
-                    .replace(" pct", " (%)")
-                    + (f" ({x_unit})" if x_unit else "")
-                )
-                ax.set_ylabel(
-                    y.replace("_mbps", " (Mb/s)").replace("_ms", " (ms)").replace("_pct", " (%)").replace("_", " ")
-                )
-                ax.grid(True, color="0.85")
-            fig.suptitle(label)
-            fig.tight_layout()
-            uri = figure_data(fig, out, f"test{i}")
-            body.append(
-                f"<figure>{_img(uri, label)}<figcaption>{html.escape(label)}: against {html.escape(x_key)} (figures/test{i}.png, .svg)</figcaption></figure>"
-            )
+            body.append(_test_figure(group, label, x_key, y_keys, series_keys, out, f"test{i}"))
         cols = [c for c in columns(group) if c not in ("test", "from", "to", "name")]
         body.append(
             f"<h3>{html.escape(label)}</h3><table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in cols) + "</tr>"

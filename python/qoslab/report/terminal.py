@@ -6,6 +6,7 @@ Everything here prints to a :class:`rich.console.Console` (the CLI's is on stder
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from typing import Any
 
@@ -27,6 +28,12 @@ def _num(value: float | int | None, fmt: str = "{:.3f}") -> str:
 
 def _pct(value: float | None) -> str:
     return "–" if value is None else f"{100.0 * value:.1f} %"
+
+
+def _record_or_raw(metrics: dict[str, Any], key: str, raw: Any) -> Any:
+    """The record's metric ``key`` where the method wrote one (its definition wins), else
+    the value read straight from the core's results."""
+    return metrics[key] if key in metrics else raw
 
 
 def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
@@ -53,10 +60,7 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
         record = records_by_flow.get(fid) or {}
         metrics = record.get("metrics", {})
         kind = f.get("kind")
-
-        def pick(key: str, raw: Any) -> Any:
-            return metrics[key] if key in metrics else raw
-
+        pick = functools.partial(_record_or_raw, metrics)
         sent, received = pick("sent", f.get("sent", 0)), pick("received", f.get("received", 0))
         lost = pick("lost", f.get("lost", 0))
         loss_pct = pick("loss_pct", 100.0 * lost / sent if sent else None)
@@ -148,6 +152,60 @@ def _bits(bps: float | None) -> str:
     return f"{bps:.0f} bits/sec"
 
 
+def _mb(n: int | None) -> str:
+    return "–" if n is None else f"{n / 1e6:.3f}"
+
+
+def _kb(n: int | None) -> str:
+    return "–" if n is None else f"{n / 1e3:.1f}"
+
+
+def _mbit(bps: float | None) -> str:
+    return "–" if bps is None else f"{bps / 1e6:.2f}"
+
+
+def _add_interval_rows(table: Table, intervals: list[dict[str, Any]]) -> None:
+    """iperf3's interval lines: each stream's, and their SUM with more than one."""
+    for iv in intervals:
+        for st in iv["streams"]:
+            table.add_row(
+                str(st["id"]),
+                f"{st['start_s']:.2f}-{st['end_s']:.2f}",
+                _mb(st["bytes"]),
+                _mbit(st["bits_per_second"]),
+                str(st["retransmits"]),
+                _kb(st["snd_cwnd_bytes"]),
+                _num(st["rtt_ms"], "{:.1f}"),
+            )
+        if len(iv["streams"]) > 1:
+            su = iv["sum"]
+            table.add_row(
+                "SUM",
+                f"{su['start_s']:.2f}-{su['end_s']:.2f}",
+                _mb(su["bytes"]),
+                _mbit(su["bits_per_second"]),
+                str(su["retransmits"]),
+                "",
+                "",
+            )
+
+
+def _ttcp_lines(console: Console, record: dict[str, Any]) -> None:
+    """A sized transfer as ttcp prints it: the transmitter's line and the receiver's."""
+    m = record.get("metrics") or {}
+    n = record["parameters"].get("bytes")
+    if m.get("completed"):
+        console.print(
+            f"ttcp-t: {n} bytes in {m['sender_time_s']:.3f} real seconds = {_bits((m['sender_rate_mbps'] or 0) * 1e6)} (first byte sent to last acknowledged)"
+        )
+        console.print(
+            f"ttcp-r: {n} bytes in {m['receiver_time_s']:.3f} real seconds = {_bits((m['receiver_rate_mbps'] or 0) * 1e6)} "
+            f"(first byte received to last; the {m['receiver_bytes_timed']} bytes after the first arrival)"
+        )
+    else:
+        console.print(f"[red]the transfer of {n} bytes did not complete[/]: {m.get('bytes_received')} bytes arrived")
+
+
 def tcp_report(console: Console, record: dict[str, Any]) -> None:
     """A TCP test as iperf3 prints it: each interval per stream (and SUM with more
     than one), then each stream's sender and receiver totals over the measurement
@@ -166,37 +224,7 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
     for col in ("ID", "interval s", "MB (10^6 B)", "Mbit/s", "retr", "cwnd kB (10^3 B)", "srtt ms"):
         table.add_column(col, justify="left" if col in ("ID", "interval s") else "right", no_wrap=True)
 
-    def mb(n: int | None) -> str:
-        return "–" if n is None else f"{n / 1e6:.3f}"
-
-    def kb(n: int | None) -> str:
-        return "–" if n is None else f"{n / 1e3:.1f}"
-
-    def mbit(bps: float | None) -> str:
-        return "–" if bps is None else f"{bps / 1e6:.2f}"
-
-    for iv in record.get("intervals") or []:
-        for st in iv["streams"]:
-            table.add_row(
-                str(st["id"]),
-                f"{st['start_s']:.2f}-{st['end_s']:.2f}",
-                mb(st["bytes"]),
-                mbit(st["bits_per_second"]),
-                str(st["retransmits"]),
-                kb(st["snd_cwnd_bytes"]),
-                _num(st["rtt_ms"], "{:.1f}"),
-            )
-        if len(iv["streams"]) > 1:
-            su = iv["sum"]
-            table.add_row(
-                "SUM",
-                f"{su['start_s']:.2f}-{su['end_s']:.2f}",
-                mb(su["bytes"]),
-                mbit(su["bits_per_second"]),
-                str(su["retransmits"]),
-                "",
-                "",
-            )
+    _add_interval_rows(table, record.get("intervals") or [])
     if record.get("intervals"):
         table.add_section()
     for st in streams:
@@ -204,35 +232,22 @@ def tcp_report(console: Console, record: dict[str, Any]) -> None:
         table.add_row(
             str(st["id"]),
             "sender",
-            mb(snd["bytes"]),
-            mbit(snd["bits_per_second"]),
+            _mb(snd["bytes"]),
+            _mbit(snd["bits_per_second"]),
             str(snd["retransmits"]),
-            "max " + kb(snd["max_snd_cwnd_bytes"]),
+            "max " + _kb(snd["max_snd_cwnd_bytes"]),
             "mean " + _num(snd["mean_rtt_ms"], "{:.1f}"),
         )
-        table.add_row(str(st["id"]), "receiver", mb(rcv["bytes"]), mbit(rcv["bits_per_second"]), "", "", "")
+        table.add_row(str(st["id"]), "receiver", _mb(rcv["bytes"]), _mbit(rcv["bits_per_second"]), "", "", "")
     console.print(table)
     for st in streams:
         after = st["receiver"].get("bytes_after_stop")
         if after:
             console.print(
-                f"stream {st['id']}: {mb(after)} MB more arrived after the stop (the queues draining), not counted above"
+                f"stream {st['id']}: {_mb(after)} MB more arrived after the stop (the queues draining), not counted above"
             )
-    m = record.get("metrics") or {}
     if record["test"] == "tcp.transfer":
-        n = record["parameters"].get("bytes")
-        if m.get("completed"):
-            console.print(
-                f"ttcp-t: {n} bytes in {m['sender_time_s']:.3f} real seconds = {_bits((m['sender_rate_mbps'] or 0) * 1e6)} (first byte sent to last acknowledged)"
-            )
-            console.print(
-                f"ttcp-r: {n} bytes in {m['receiver_time_s']:.3f} real seconds = {_bits((m['receiver_rate_mbps'] or 0) * 1e6)} "
-                f"(first byte received to last; the {m['receiver_bytes_timed']} bytes after the first arrival)"
-            )
-        else:
-            console.print(
-                f"[red]the transfer of {n} bytes did not complete[/]: {m.get('bytes_received')} bytes arrived"
-            )
+        _ttcp_lines(console, record)
     for st in streams:
         exit_ = st["sender"].get("hystart_exit")
         if exit_:
@@ -662,12 +677,12 @@ def render_reach(console: Console, names: list[str], pairs: list[dict[str, Any]]
     for a in names:
         row = []
         for b in names:
-            p = by.get((a, b))
-            if p is None or (a == b and p.get("from_group", 1) < 2):
+            pair = by.get((a, b))
+            if pair is None or (a == b and pair.get("from_group", 1) < 2):
                 row.append("·")
             else:
-                style = "green" if p["received"] == p["sent"] else ("yellow" if p["received"] else "red")
-                row.append(f"[{style}]{p['received']}/{p['sent']}[/]")
+                style = "green" if pair["received"] == pair["sent"] else ("yellow" if pair["received"] else "red")
+                row.append(f"[{style}]{pair['received']}/{pair['sent']}[/]")
         table.add_row(escape(shown[a]), *row)
     console.print(table)
     for p in pairs:

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 
 from qoslab.errors import Problem, did_you_mean
 from qoslab.scenario.load import PathT, Spans, format_path, one_of, problem, pydantic_problems, show
-from qoslab.scenario.model import Atm, AtmSwitch, Bridge, Ethernet, LaneServer, OpenVpn, Scenario, Serial, Wifi
+from qoslab.scenario.model import Atm, AtmSwitch, Bridge, Ethernet, LaneServer, OpenVpn, Scenario, Serial, Tunnel, Wifi
 
 MAX_NODES = 1 << 24
 """Nodes a scenario may have: each port's MAC holds its node's index in 24 bits
@@ -362,6 +362,19 @@ class _Checker:
 
     # ------------------------------------------------------------------ tunnels
     def tunnels(self) -> None:
+        names, link_names = self._tunnel_names()
+        choices = list(names) + list(link_names) + [f"link[{j}]" for j in range(len(self.sc.link))]
+        below: dict[int, int] = {}  # tunnel index -> tunnel index it runs over
+        for i, t in enumerate(self.sc.tunnel):
+            self._tunnel(i, t, names, link_names, choices, below)
+        if not self._tunnel_loops(below):
+            from qoslab.scenario.tunnels import room_problems
+
+            for path, message, expected, found in room_problems(self.sc):
+                self.add(path, message, expected=expected, found=found)
+
+    def _tunnel_names(self) -> tuple[dict[str, int], dict[str, int]]:
+        """Each tunnel's name -> its index, each link's; a name used twice is refused."""
         names: dict[str, int] = {}
         for i, t in enumerate(self.sc.tunnel):
             if t.name in names:
@@ -382,65 +395,78 @@ class _Checker:
                 found=repr(name),
                 hint="`over` could not tell them apart",
             )
-        choices = list(names) + list(link_names) + [f"link[{j}]" for j in range(len(self.sc.link))]
-        below: dict[int, int] = {}  # tunnel index -> tunnel index it runs over
-        for i, t in enumerate(self.sc.tunnel):
-            base: PathT = ("tunnel", i)
-            self.node_ref(base + ("from",), t.from_)
-            self.node_ref(base + ("to",), t.to)
-            if t.from_ == t.to and t.from_ in self.sc.node:
-                self.add(base + ("to",), "a tunnel from a node to itself", expected="another node", found=repr(t.to))
-            if t.type == "openvpn" and t.proto == "tcp" and t.fragment is not None:
-                # OpenVPN 2.4 manual, --fragment: "should only be used when you are tunneling
-                # over UDP"; options.c refuses it with a TCP --proto.
+        return names, link_names
+
+    def _tunnel(
+        self,
+        i: int,
+        t: Tunnel,
+        names: dict[str, int],
+        link_names: dict[str, int],
+        choices: list[str],
+        below: dict[int, int],
+    ) -> None:
+        """Tunnel ``i``'s ends, options and what it runs over (recorded in ``below``
+        when that is another tunnel)."""
+        base: PathT = ("tunnel", i)
+        self.node_ref(base + ("from",), t.from_)
+        self.node_ref(base + ("to",), t.to)
+        if t.from_ == t.to and t.from_ in self.sc.node:
+            self.add(base + ("to",), "a tunnel from a node to itself", expected="another node", found=repr(t.to))
+        if t.type == "openvpn" and t.proto == "tcp" and t.fragment is not None:
+            # OpenVPN 2.4 manual, --fragment: "should only be used when you are tunneling
+            # over UDP"; options.c refuses it with a TCP --proto.
+            self.add(
+                base + ("fragment",),
+                "OpenVPN refuses --fragment with proto = 'tcp' (TCP carries each packet whole)",
+                expected="no `fragment` with proto = 'tcp' (or proto = 'udp')",
+                found=str(int(t.fragment)),
+                hint="--mssfix, the TCP-mode alternative, is not modelled",
+            )
+        if t.over is None:
+            if t.type == "pppoe":
                 self.add(
-                    base + ("fragment",),
-                    "OpenVPN refuses --fragment with proto = 'tcp' (TCP carries each packet whole)",
-                    expected="no `fragment` with proto = 'tcp' (or proto = 'udp')",
-                    found=str(int(t.fragment)),
-                    hint="--mssfix, the TCP-mode alternative, is not modelled",
+                    base,
+                    "missing required key 'over'",
+                    expected="the Ethernet link or TAP tunnel PPPoE runs on",
+                    found="nothing",
                 )
-            if t.over is None:
-                if t.type == "pppoe":
-                    self.add(
-                        base,
-                        "missing required key 'over'",
-                        expected="the Ethernet link or TAP tunnel PPPoE runs on",
-                        found="nothing",
-                    )
-                    self.problems[-1].key = format_path(base + ("over",))
-                continue
-            m = re.fullmatch(r"link\[(\d+)\]", t.over)
-            if t.over in names:
-                below[i] = names[t.over]
-                under = self.sc.tunnel[names[t.over]]
-                if t.type == "pppoe" and not (under.type == "openvpn" and under.dev == "tap"):
-                    self.add(
-                        base + ("over",),
-                        "PPPoE needs an Ethernet layer below",
-                        expected="an Ethernet link or an OpenVPN tunnel with dev = 'tap'",
-                        found=repr(t.over),
-                    )
-            elif t.over in link_names or (m and int(m[1]) < len(self.sc.link)):
-                j = link_names.get(t.over, int(m[1]) if m else -1)
-                link = self.sc.link[j]
-                ends = link_nodes(link)
-                if t.from_ not in ends and t.to not in ends:
-                    self.add(
-                        base + ("over",),
-                        "neither end of the tunnel is on that link",
-                        expected=f"a link touching {t.from_!r} or {t.to!r}",
-                        found=f"{t.over!r} (joins {', '.join(map(repr, ends))})",
-                    )
-            else:
+                self.problems[-1].key = format_path(base + ("over",))
+            return
+        m = re.fullmatch(r"link\[(\d+)\]", t.over)
+        if t.over in names:
+            below[i] = names[t.over]
+            under = self.sc.tunnel[names[t.over]]
+            if t.type == "pppoe" and not (under.type == "openvpn" and under.dev == "tap"):
                 self.add(
                     base + ("over",),
-                    "names no tunnel or link",
-                    expected=one_of(choices) if choices else "a tunnel name, a link name or 'link[N]'",
+                    "PPPoE needs an Ethernet layer below",
+                    expected="an Ethernet link or an OpenVPN tunnel with dev = 'tap'",
                     found=repr(t.over),
-                    hint=did_you_mean(t.over, choices),
                 )
-        # Loops: follow `over` from each tunnel; report each loop once, at its first tunnel.
+        elif t.over in link_names or (m and int(m[1]) < len(self.sc.link)):
+            j = link_names.get(t.over, int(m[1]) if m else -1)
+            link = self.sc.link[j]
+            ends = link_nodes(link)
+            if t.from_ not in ends and t.to not in ends:
+                self.add(
+                    base + ("over",),
+                    "neither end of the tunnel is on that link",
+                    expected=f"a link touching {t.from_!r} or {t.to!r}",
+                    found=f"{t.over!r} (joins {', '.join(map(repr, ends))})",
+                )
+        else:
+            self.add(
+                base + ("over",),
+                "names no tunnel or link",
+                expected=one_of(choices) if choices else "a tunnel name, a link name or 'link[N]'",
+                found=repr(t.over),
+                hint=did_you_mean(t.over, choices),
+            )
+
+    def _tunnel_loops(self, below: dict[int, int]) -> bool:
+        """Follow ``over`` from each tunnel; report each loop once, at its first tunnel.
+        Whether there was one."""
         reported: set[frozenset[int]] = set()
         for start in range(len(self.sc.tunnel)):
             seen: list[int] = []
@@ -465,11 +491,7 @@ class _Checker:
                 expected="a stack that ends on a link or the routed path",
                 found=chain,
             )
-        if not reported:
-            from qoslab.scenario.tunnels import room_problems
-
-            for path, message, expected, found in room_problems(self.sc):
-                self.add(path, message, expected=expected, found=found)
+        return bool(reported)
 
     # ------------------------------------------------------------------ tests
     def tests(self) -> None:
@@ -517,15 +539,15 @@ class _Checker:
                     found=repr(a.modem),
                     hint=did_you_mean(a.modem, choices),
                 )
-            elif not isinstance(self.sc.link[m], Serial) or name not in self.sc.link[m].ends:
+            elif not isinstance(modem := self.sc.link[m], Serial) or name not in modem.ends:
                 self.add(
                     base + ("modem",),
                     "not a serial line from this router",
                     expected=f"a serial link with {name!r} as an end",
-                    found=f"{a.modem!r} ({self.sc.link[m].type}, joins {', '.join(map(repr, link_nodes(self.sc.link[m])))})",
+                    found=f"{a.modem!r} ({modem.type}, joins {', '.join(map(repr, link_nodes(modem)))})",
                 )
             else:
-                peer = next(e for e in self.sc.link[m].ends if e != name)
+                peer = next(e for e in modem.ends if e != name)
             r = self.link_index(a.radio)
             if r is None:
                 self.add(
@@ -615,7 +637,7 @@ class _Checker:
         indices = [range(len(values)) for _, _, values in params]
         mode = self.sc.sweep.mode if self.sc.sweep is not None else "grid"
         if mode == "zip" or sum(1 for _ in itertools.islice(itertools.product(*indices), 257)) <= 256:
-            points = point_indices(mode, [len(values) for _, _, values in params])
+            points: list[tuple[int | None, ...]] = list(point_indices(mode, [len(values) for _, _, values in params]))
         else:
             points = [
                 tuple(n if k == p else None for k in range(len(params))) for p, r in enumerate(indices) for n in r
@@ -630,7 +652,7 @@ class _Checker:
                 else copy.deepcopy(self.data)
             )
             data.pop("sweep", None)
-            for (key, steps, values), n in zip(params, point):
+            for (_key, steps, values), n in zip(params, point):
                 if n is not None:
                     put(data, steps, values[n])
             if (
@@ -644,7 +666,7 @@ class _Checker:
             except ValidationError as err:
                 found = pydantic_problems(err, data, Spans(""))
             for p in found:
-                for k, ((key, steps, values), n) in enumerate(zip(params, point)):
+                for k, ((key, steps, _values), n) in enumerate(zip(params, point)):
                     prefix = format_path(steps)
                     if n is None or (k, n) in reported or not p.key:
                         continue

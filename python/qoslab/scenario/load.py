@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Union, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic_core import ErrorDetails
 
 from qoslab.errors import InputError, Problem, did_you_mean
 from qoslab.scenario.model import NODE_NAME_PATTERN, FieldProblem, Scenario
@@ -72,13 +73,13 @@ class Spans:
     """Positions of keys and values in one TOML text."""
 
     def __init__(self, text: str) -> None:
+        self._spans: dict[PathT, tuple[Any, Any]] = {}
         try:
             from qoslab._core import toml_key_spans
         except ImportError:  # pragma: no cover - a build without the core
-            self._spans = {}
             return
         try:
-            self._spans: dict[PathT, tuple[Any, Any]] = toml_key_spans(text)
+            self._spans = toml_key_spans(text)
         except Exception:  # a text tomllib reads but toml_edit does not
             # toml_edit refuses integers past 64 bits (TOML 1.0: 'an error must be
             # thrown'), which tomllib reads, and the checks then refuse with their
@@ -166,7 +167,12 @@ def _model_at(path: PathT, data: Any) -> type[BaseModel] | None:
             tp = get_args(tp)[-1]
         else:
             return None
-        cur = cur[step] if isinstance(cur, (dict, list)) and _has(cur, step) else None
+        if isinstance(cur, dict) and _has(cur, step):
+            cur = cur[step]
+        elif isinstance(cur, list) and isinstance(step, int) and _has(cur, step):
+            cur = cur[step]
+        else:
+            cur = None
     tp = _unwrap(tp, cur)
     return tp if isinstance(tp, type) and issubclass(tp, BaseModel) else None
 
@@ -289,136 +295,138 @@ def _field_doc(model: type[BaseModel] | None, key: str) -> str | None:
 
 def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) -> list[Problem]:
     """Turn a ValidationError into positioned Problems, one per error."""
-    problems: list[Problem] = []
-    for e in err.errors(include_url=False):
-        kind = e["type"]
-        path, value, exists = _resolve(data, tuple(e["loc"]), missing=kind == "missing")
-        ctx = e.get("ctx") or {}
-        inner = ctx.get("error")
-        if kind == "extra_forbidden":
-            model = _model_at(path[:-1], data)
-            choices = _fields_of(model) if model else []
-            if path[:1] == ("sweep",):
-                choices = ["mode", "replications"]
-            key = str(path[-1])
-            hint = did_you_mean(key, choices) if choices else None
-            owners = _kinds_with_field(path[:-1], key)
-            if owners and not hint:
-                hint = f"only tables with {' or '.join(owners)} have {key!r}"
-            problems.append(
-                problem(
-                    spans,
-                    path,
-                    "unknown key",
-                    at="key",
-                    expected=one_of(choices) if choices else None,
-                    found=repr(key),
-                    hint=hint,
-                )
-            )
-        elif kind == "missing":
-            model = _model_at(path[:-1], data)
-            doc = _field_doc(model, str(path[-1]))
-            problems.append(
-                problem(spans, path[:-1], f"missing required key {str(path[-1])!r}", expected=doc, found="nothing")
-                if path[:-1]
-                else Problem(
-                    f"missing required table or key {str(path[-1])!r}",
-                    key=format_path(path),
-                    expected=doc,
-                    found="nothing",
-                    line=1,
-                    column=1,
-                )
-            )
-            problems[-1].key = format_path(path)
-        elif kind in ("union_tag_invalid", "union_tag_not_found"):
-            disc = str(ctx.get("discriminator", "")).strip("'")
-            tags = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
-            tags = tags or _union_tags(path, disc)
-            where = path + (disc,)
-            if kind == "union_tag_not_found":
-                problems.append(
-                    problem(spans, path, f"missing required key {disc!r}", expected=one_of(tags), found="nothing")
-                )
-                problems[-1].key = format_path(where)
-            else:
-                tag = str(ctx.get("tag", ""))
-                problems.append(
-                    problem(
-                        spans,
-                        where,
-                        f"unknown {disc}",
-                        expected=one_of(tags),
-                        found=repr(tag),
-                        hint=did_you_mean(tag, tags),
-                    )
-                )
-        elif isinstance(inner, UnitError):
-            problems.append(
-                problem(spans, path, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
-            )
-        elif isinstance(inner, FieldProblem):
-            where = path + (inner.key,) if (inner.key in (value or {})) else path
-            problems.append(
-                problem(spans, where, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
-            )
-        elif kind == "literal_error":
-            choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
-            found = value if exists else e.get("input")
-            problems.append(
-                problem(
-                    spans,
-                    path,
-                    "not an accepted value",
-                    expected=one_of(choices) if choices else str(ctx.get("expected")),
-                    found=show(found),
-                    hint=did_you_mean(str(found), choices) if isinstance(found, str) and choices else None,
-                )
-            )
-        elif _type_word(kind) and kind != "string_pattern_mismatch":
-            found = value if exists else e.get("input")
-            problems.append(
-                problem(
-                    spans, path, "wrong type", expected=_type_word(kind), found=f"{show(found)} ({_toml_type(found)})"
-                )
-            )
-        elif kind.startswith("ip_v4"):
-            what = {
-                "ip_v4_interface": "an IPv4 address with prefix length such as '192.168.1.10/24'",
-                "ip_v4_network": "an IPv4 prefix such as '192.168.0.0/24' (host bits zero)",
-                "ip_v4_address": "an IPv4 address such as '192.168.1.1'",
-            }.get(kind, e["msg"])
-            problems.append(
-                problem(
-                    spans, path, "not an IPv4 " + kind.removeprefix("ip_v4_"), expected=what, found=show(e.get("input"))
-                )
-            )
-        else:
-            msg = e["msg"].removeprefix("Value error, ")
-            expected = None
-            if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
-                sign = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}[
-                    kind
-                ]
-                expected = f"a number {sign} {ctx[next(iter(ctx))]}"
-                msg = "out of range"
-            elif kind == "string_pattern_mismatch" and ctx.get("pattern") == NODE_NAME_PATTERN:
-                expected = (
-                    "a node's name: a key of the [node.*] tables (a letter, then letters, digits, '_', '.' or '-')"
-                )
-                msg = "not a node name"
-            elif kind == "string_pattern_mismatch":
-                expected = f"text matching {ctx.get('pattern')}"
-                msg = "not an accepted form"
-            elif kind in ("too_short", "too_long"):
-                bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
-                msg = "too few items" if kind == "too_short" else "too many items"
-                expected = f"{'at least' if kind == 'too_short' else 'at most'} {bound} item{'s' if bound != 1 else ''}"
-            else:
-                msg = msg[0].lower() + msg[1:] if msg else kind
-            problems.append(problem(spans, path, msg, expected=expected, found=show(e.get("input"))))
-    return problems
+    return [_problem_of(e, data, spans) for e in err.errors(include_url=False)]
+
+
+def _problem_of(e: ErrorDetails, data: dict[str, Any], spans: Spans) -> Problem:
+    """One pydantic error as a Problem at its key, in the scenario language's words."""
+    kind = e["type"]
+    path, value, exists = _resolve(data, tuple(e["loc"]), missing=kind == "missing")
+    ctx = e.get("ctx") or {}
+    inner = ctx.get("error")
+    if kind == "extra_forbidden":
+        return _unknown_key(path, data, spans)
+    if kind == "missing":
+        return _missing_key(path, data, spans)
+    if kind in ("union_tag_invalid", "union_tag_not_found"):
+        return _union_tag_problem(kind, ctx, path, spans)
+    if isinstance(inner, UnitError):
+        return problem(spans, path, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
+    if isinstance(inner, FieldProblem):
+        where = path + (inner.key,) if (inner.key in (value or {})) else path
+        return problem(spans, where, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
+    if kind == "literal_error":
+        choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))
+        found = value if exists else e.get("input")
+        return problem(
+            spans,
+            path,
+            "not an accepted value",
+            expected=one_of(choices) if choices else str(ctx.get("expected")),
+            found=show(found),
+            hint=did_you_mean(str(found), choices) if isinstance(found, str) and choices else None,
+        )
+    if _type_word(kind) and kind != "string_pattern_mismatch":
+        found = value if exists else e.get("input")
+        return problem(
+            spans, path, "wrong type", expected=_type_word(kind), found=f"{show(found)} ({_toml_type(found)})"
+        )
+    if kind.startswith("ip_v4"):
+        what = {
+            "ip_v4_interface": "an IPv4 address with prefix length such as '192.168.1.10/24'",
+            "ip_v4_network": "an IPv4 prefix such as '192.168.0.0/24' (host bits zero)",
+            "ip_v4_address": "an IPv4 address such as '192.168.1.1'",
+        }.get(kind, e["msg"])
+        return problem(
+            spans, path, "not an IPv4 " + kind.removeprefix("ip_v4_"), expected=what, found=show(e.get("input"))
+        )
+    msg, expected = _constraint_words(kind, e["msg"], ctx)
+    return problem(spans, path, msg, expected=expected, found=show(e.get("input")))
+
+
+def _unknown_key(path: PathT, data: dict[str, Any], spans: Spans) -> Problem:
+    model = _model_at(path[:-1], data)
+    choices = _fields_of(model) if model else []
+    if path[:1] == ("sweep",):
+        choices = ["mode", "replications"]
+    key = str(path[-1])
+    hint = did_you_mean(key, choices) if choices else None
+    owners = _kinds_with_field(path[:-1], key)
+    if owners and not hint:
+        hint = f"only tables with {' or '.join(owners)} have {key!r}"
+    return problem(
+        spans,
+        path,
+        "unknown key",
+        at="key",
+        expected=one_of(choices) if choices else None,
+        found=repr(key),
+        hint=hint,
+    )
+
+
+def _missing_key(path: PathT, data: dict[str, Any], spans: Spans) -> Problem:
+    model = _model_at(path[:-1], data)
+    doc = _field_doc(model, str(path[-1]))
+    found = (
+        problem(spans, path[:-1], f"missing required key {str(path[-1])!r}", expected=doc, found="nothing")
+        if path[:-1]
+        else Problem(
+            f"missing required table or key {str(path[-1])!r}",
+            key=format_path(path),
+            expected=doc,
+            found="nothing",
+            line=1,
+            column=1,
+        )
+    )
+    found.key = format_path(path)
+    return found
+
+
+def _union_tag_problem(kind: str, ctx: dict[str, Any], path: PathT, spans: Spans) -> Problem:
+    """A table whose kind key (``type``, ``role``, ``method``) is missing or unknown."""
+    disc = str(ctx.get("discriminator", "")).strip("'")
+    tags = [t.strip().strip("'") for t in str(ctx.get("expected_tags", "")).split(",") if t.strip()]
+    tags = tags or _union_tags(path, disc)
+    where = path + (disc,)
+    if kind == "union_tag_not_found":
+        missing = problem(spans, path, f"missing required key {disc!r}", expected=one_of(tags), found="nothing")
+        missing.key = format_path(where)
+        return missing
+    tag = str(ctx.get("tag", ""))
+    return problem(
+        spans,
+        where,
+        f"unknown {disc}",
+        expected=one_of(tags),
+        found=repr(tag),
+        hint=did_you_mean(tag, tags),
+    )
+
+
+def _constraint_words(kind: str, message: str, ctx: dict[str, Any]) -> tuple[str, str | None]:
+    """(message, expected) for a value that breaks a field's constraint (a bound, a
+    pattern, a length) or any other error pydantic words itself."""
+    msg = message.removeprefix("Value error, ")
+    expected = None
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        sign = {"greater_than_equal": ">=", "less_than_equal": "<=", "greater_than": ">", "less_than": "<"}[kind]
+        expected = f"a number {sign} {ctx[next(iter(ctx))]}"
+        msg = "out of range"
+    elif kind == "string_pattern_mismatch" and ctx.get("pattern") == NODE_NAME_PATTERN:
+        expected = "a node's name: a key of the [node.*] tables (a letter, then letters, digits, '_', '.' or '-')"
+        msg = "not a node name"
+    elif kind == "string_pattern_mismatch":
+        expected = f"text matching {ctx.get('pattern')}"
+        msg = "not an accepted form"
+    elif kind in ("too_short", "too_long"):
+        bound = ctx.get("min_length") if kind == "too_short" else ctx.get("max_length")
+        msg = "too few items" if kind == "too_short" else "too many items"
+        expected = f"{'at least' if kind == 'too_short' else 'at most'} {bound} item{'s' if bound != 1 else ''}"
+    else:
+        msg = msg[0].lower() + msg[1:] if msg else kind
+    return msg, expected
 
 
 # --------------------------------------------------------------------------- entry points

@@ -12,11 +12,14 @@ from qoslab.scenario.model import (
     Bridge,
     Ethernet,
     Ipsec,
+    Link,
     OpenVpn,
     Pppoe,
     Pptp,
     Scenario,
     Serial,
+    Test,
+    Tunnel,
     Wifi,
 )
 from qoslab.units import format_rate, format_ratio, format_size, format_time
@@ -24,7 +27,7 @@ from qoslab.units import format_rate, format_ratio, format_size, format_time
 _FORWARDING = {"l2": "L2 802.1D bridge", "l3f": "L3F proxy-ARP bridge", "nat": "NAT router (ICS)"}
 
 
-def _impairments(link) -> list[str]:
+def _impairments(link: Link) -> list[str]:
     parts = []
     if link.delay:
         parts.append(f"delay {format_time(link.delay)}")
@@ -73,7 +76,7 @@ def _link_label(sc: Scenario, i: int) -> str:
     return text + ("  " + ", ".join(extra) if extra else "")
 
 
-def _tunnel_label(t) -> str:
+def _tunnel_label(t: Tunnel) -> str:
     text = f"[bold]{escape(t.name)}[/] {t.type} {t.from_} → {t.to}"
     if isinstance(t, OpenVpn):
         text += f"  {t.proto}/{t.dev} cipher {t.cipher} auth {t.auth}"
@@ -94,7 +97,7 @@ def _tunnel_label(t) -> str:
     return text
 
 
-def _test_label(t) -> str:
+def _test_label(t: Test) -> str:
     text = f"[bold]{t.method}[/] {t.from_} → {t.to}"
     params = []
     for name in (
@@ -161,58 +164,65 @@ def topology_tree(scenario: Scenario) -> Tree:
         title += f"  duration {format_time(meta.duration)}"
     root = Tree(title)
     if sc.node:
-        nodes = root.add("nodes")
-        for name, node in sc.node.items():
-            text = f"[bold]{escape(name)}[/] {node.role}"
-            if node.address:
-                text += " " + ", ".join(str(a) for a in node.address)
-            if isinstance(node, Bridge):
-                text += f"  {_FORWARDING[node.forwarding]}"
-            if node.gateway:
-                text += f"  gw {node.gateway}"
-            if node.cpu:
-                text += f"  cpu {escape(node.cpu)}"
-            branch = nodes.add(text)
-            for r in node.routes:
-                branch.add(f"route {r.to} via {r.via}")
-            for pf in getattr(node, "port_forwards", []):
-                branch.add(f"forward {pf.proto}/{pf.port} → {pf.to}")
+        _add_nodes(root.add("nodes"), sc)
     if sc.link or sc.tunnel:
-        links = root.add("links")
-        names = {t.name: t for t in sc.tunnel}
-        link_names = {link.name: i for i, link in enumerate(sc.link) if link.name}
-        children: dict[str, list] = {}
-        routed = []
-        for t in sc.tunnel:
-            if t.over is None:
-                routed.append(t)
-            else:
-                key = f"link[{link_names[t.over]}]" if t.over in link_names else t.over
-                children.setdefault(key, []).append(t)
-
-        def add_tunnels(branch: Tree, key: str, seen: frozenset[str]) -> None:
-            for t in children.get(key, []):
-                if t.name in seen:
-                    continue
-                sub = branch.add(_tunnel_label(t))
-                add_tunnels(sub, t.name, seen | {t.name})
-
-        for i in range(len(sc.link)):
-            branch = links.add(_link_label(sc, i))
-            add_tunnels(branch, f"link[{i}]", frozenset())
-        if routed:
-            ip = links.add("routed IP path")
-            for t in routed:
-                sub = ip.add(_tunnel_label(t))
-                add_tunnels(sub, t.name, frozenset({t.name}))
-        del names
+        _add_links(root.add("links"), sc)
     if sc.test:
         tests = root.add("tests")
-        for t in sc.test:
-            tests.add(_test_label(t))
+        for test in sc.test:
+            tests.add(_test_label(test))
     if sc.sweep and sc.sweep.values:
         reps = f", {sc.sweep.replications} replications" if sc.sweep.replications > 1 else ""
         sweep = root.add(f"sweep ({sc.sweep.mode}{reps})")
         for key, values in sc.sweep.values.items():
             sweep.add(f"{escape(key)} = {escape(', '.join(str(v) for v in values))}")
     return root
+
+
+def _add_nodes(nodes: Tree, sc: Scenario) -> None:
+    """A branch per node: its role, addresses, forwarding, gateway, CPU, routes and port forwards."""
+    for name, node in sc.node.items():
+        text = f"[bold]{escape(name)}[/] {node.role}"
+        if node.address:
+            text += " " + ", ".join(str(a) for a in node.address)
+        if isinstance(node, Bridge):
+            text += f"  {_FORWARDING[node.forwarding]}"
+        if node.gateway:
+            text += f"  gw {node.gateway}"
+        if node.cpu:
+            text += f"  cpu {escape(node.cpu)}"
+        branch = nodes.add(text)
+        for r in node.routes:
+            branch.add(f"route {r.to} via {r.via}")
+        for pf in getattr(node, "port_forwards", []):
+            branch.add(f"forward {pf.proto}/{pf.port} → {pf.to}")
+
+
+def _add_links(links: Tree, sc: Scenario) -> None:
+    """A branch per link, each tunnel under what it runs over, and the tunnels that
+    follow the routed IP path under a branch of their own."""
+    link_names = {link.name: i for i, link in enumerate(sc.link) if link.name}
+    children: dict[str, list[Tunnel]] = {}
+    routed: list[Tunnel] = []
+    for t in sc.tunnel:
+        if t.over is None:
+            routed.append(t)
+        else:
+            key = f"link[{link_names[t.over]}]" if t.over in link_names else t.over
+            children.setdefault(key, []).append(t)
+
+    def add_tunnels(branch: Tree, key: str, seen: frozenset[str]) -> None:
+        for t in children.get(key, []):
+            if t.name in seen:
+                continue
+            sub = branch.add(_tunnel_label(t))
+            add_tunnels(sub, t.name, seen | {t.name})
+
+    for i in range(len(sc.link)):
+        branch = links.add(_link_label(sc, i))
+        add_tunnels(branch, f"link[{i}]", frozenset())
+    if routed:
+        ip = links.add("routed IP path")
+        for t in routed:
+            sub = ip.add(_tunnel_label(t))
+            add_tunnels(sub, t.name, frozenset({t.name}))

@@ -61,14 +61,14 @@ class Tolerance:
 
     def accepts(self, paper: Any, ours: Any) -> bool:
         if _is_range(paper) and _is_number(ours):
-            return paper[0] - 1e-12 <= ours <= paper[1] + 1e-12
+            return bool(paper[0] - 1e-12 <= ours <= paper[1] + 1e-12)
         if isinstance(paper, (int, float)) and isinstance(ours, (int, float)) and not isinstance(paper, bool):
             if self.rel is not None:
                 return abs(ours - paper) <= self.rel * abs(paper) + 1e-12
             if self.abs is not None:
                 return abs(ours - paper) <= self.abs + 1e-12
-            return ours == paper
-        return ours == paper
+            return bool(ours == paper)
+        return bool(ours == paper)
 
 
 def _is_number(v: Any) -> bool:
@@ -178,7 +178,8 @@ class Study:
     def published(self) -> list[Published]:
         raise NotImplementedError
 
-    def points(self) -> list[Point]:
+    def points(self, workdir: Path | None = None) -> list[Point]:
+        """The experiment design; a study that writes scenario variants writes them under ``workdir``."""
         return []
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:

@@ -15,11 +15,12 @@ Layout of ``DIR``::
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from qoslab.studies import Point, Study
 
@@ -85,7 +86,14 @@ def save_point(out: Path, study: Study, point: Point, records: list[dict[str, An
 
 
 def _points(study: Study, out: Path) -> list[Point]:
+    # A study written before `workdir` (tests' small studies, a user's own) takes none.
     return study.points(out) if _takes_workdir(study) else study.points()
+
+
+def _takes_workdir(study: Study) -> bool:
+    import inspect
+
+    return "workdir" in inspect.signature(study.points).parameters
 
 
 def _replicas(point: Point, seeds: int) -> range:
@@ -144,7 +152,7 @@ def run_study_points(
         if progress is not None:
             progress.update(task, advance=point.weight, description=f"{point.words}: done")
 
-    run_pool([lambda p=p, k=k: job(p, k) for p, k in todo], jobs=jobs, on_done=finished, ordered=False)
+    run_pool([functools.partial(job, p, k) for p, k in todo], jobs=jobs, on_done=finished, ordered=False)
     per_seed = [{p.key: data[(p.key, k if p.seeded else 0)] for p in points} for k in range(seeds)]
     return per_seed, len(todo)
 
@@ -161,12 +169,6 @@ def cached_data(study: Study, out: Path) -> dict[str, list[dict[str, Any]]] | No
     return data
 
 
-def _takes_workdir(study: Study) -> bool:
-    import inspect
-
-    return "workdir" in inspect.signature(study.points).parameters
-
-
 def total_weight(studies: list[Study], out: Path, seeds: int = 1) -> tuple[float, float]:
     """(weight of all runs, weight already finished)."""
     total = done = 0.0
@@ -179,9 +181,23 @@ def total_weight(studies: list[Study], out: Path, seeds: int = 1) -> tuple[float
     return total, done
 
 
+class Reproduced(TypedDict):
+    """What :func:`reproduce` did: every row of summary.json, and the point runs."""
+
+    summary: list[dict[str, Any]]
+    """summary.json's rows (docs/agreement.md), this run's seeds' and those kept."""
+    points_run: int
+    """Point runs made now (a point × a seed)."""
+    points: int
+    """Point runs of the chosen studies in all, with those kept from before."""
+    seeds: int
+    kept_seeds: list[str]
+    """Seeds whose rows were kept from an earlier run in the same directory."""
+
+
 def reproduce(
     studies: list[Study], out: Path, *, console: Any = None, show_progress: bool = True, jobs: int = 1, seeds: int = 1
-) -> dict[str, Any]:
+) -> Reproduced:
     """Run ``studies`` into ``out`` with ``seeds`` random seeds per simulated point and
     write the report. Rows of other seeds' studies already in ``out/summary.json`` are
     kept (the report shows them too, with their figures where their points are still
@@ -216,7 +232,7 @@ def reproduce(
     summary: list[dict[str, Any]] = []
     per_study: dict[str, list[dict[str, list[dict[str, Any]]]]] = {}
     with Progress(*columns, console=console, disable=not show_progress, transient=False) as progress:
-        task = progress.add_task("starting", total=total, completed=done)
+        task = progress.add_task("starting", total=total, completed=done)  # type: ignore[arg-type]  # rich keeps a float (Task.completed); its signature says int
         for study in studies:
             per_seed, n = run_study_points(study, out, progress=progress, task=task, jobs=jobs, seeds=seeds)
             per_study[study.seed] = per_seed

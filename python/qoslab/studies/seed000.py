@@ -46,25 +46,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study, Tolerance
+from qoslab.studies import EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study
+from qoslab.studies.seed000_paper import ADDRESS, ARP_TABLES, FPS, L3F_TABLE, TABLE4, published_rows
 
-FPS = [10, 100, 500, 600, 620, 625, 630, 650, 700, 1000]
-XMIT = {10: 0.116, 100: 1.16, 500: 5.8, 600: 6.96, 620: 7.192, 625: 7.25, 630: 7.308, 650: 7.54, 700: 8.12, 1000: 11.6}
-TABLE4 = {  # fps: (L2F latency ms, TPT, L3F latency, TPT, ICS latency, TPT)
-    10: (3.30, 0.11, 3.30, 0.11, 3.47, 0.11),
-    100: (3.25, 1.15, 3.30, 1.15, 3.32, 1.15),
-    500: (3.37, 5.80, 3.43, 5.79, 161, 5.80),
-    600: (4.90, 6.90, 4.95, 6.94, 3000, 5.82),
-    620: (98.8, 7.15, 97.6, 7.14, 4000, 6.0),
-    625: (98.7, 7.17, 98.2, 7.17, 4300, 6.12),
-    630: (102.6, 7.22, 101.7, 7.17, 6000, 6.12),
-    650: (103.9, 7.15, 102.9, 7.15, 7000, 6.1),
-    700: (103.0, 7.22, 101.3, 7.20, 7340, 6.11),
-    1000: (100.9, 7.19, 102.0, 7.21, 9345, 6.14),
-}
-CALIBRATION_ROWS = {("l3f", 10), ("l3f", 1000)}
-"""Table 4 rows a parameter was set from (examples/seed000_fig9.toml, cpu_profiles.toml):
-L3F at 10 fps (station A's per-byte receive latency), L3F at 1000 fps (the AP's queue)."""
 SIZES = [64, 128, 256, 512, 1024, 1280, 1500, 1518]
 """RFC 2544 §9.1's Ethernet sizes, and 1500 where the seed's text quotes it."""
 
@@ -91,50 +75,6 @@ CONFIGS: dict[str, tuple[str, dict[str, Any], tuple[str, str]]] = {
     ),
 }
 
-THROUGHPUT_TOL = Tolerance(
-    "802.11b saturation throughput depends on the preamble, WEP and the adapters' timing, which the seed does not state "
-    "(the preambles are calibrated, one row each); the backoff draws and the Ack rate leave a few per cent; 10 %",
-    rel=0.10,
-)
-CARRIED_TOL = Tolerance(
-    "printed precision: below the knee all that is offered is carried, and the paper prints two decimals; "
-    "its 10 fps row prints 0.11 for the 0.116 Mb/s it offered, so its figures are cut, not rounded: one unit of the last digit (0.01 Mb/s)",
-    abs=0.01,
-)
-LIGHT_LATENCY_TOL = Tolerance(
-    "at light load latency is line times plus per-packet processing in the adapters and Windows XP, which the paper does not give; 20 %",
-    rel=0.20,
-)
-QUEUE_LATENCY_TOL = Tolerance(
-    "beyond the knee latency is the time to drain a queue: the AP's (60 frames, calibrated on one row) for L3F, Windows' "
-    "unlimited router packet queue filling for the whole trial for ICS, so it depends on the trial's length, which the seed "
-    "does not give (RFC 2544 §24's 60 s is taken); only the magnitude can agree (within 50 %)",
-    rel=0.50,
-)
-L2F_NOT = (
-    "L2F was measured through Fig. 10's special set-up, which the simulator does not model yet: the IXIA sends frames whose "
-    "destination MAC is station A's wireless adapter (any source MAC), the AP delivers them to A with 3-address frames, A's "
-    "adapter in promiscuous mode hands them to the L2F bridge, which floods them out of its Ethernet port, switch 2 floods them "
-    "(unknown unicast) and IXIA port 2 counts them by sniffing. Three mechanisms are missing: a tester stream with a fixed "
-    "destination MAC, a bridge port that forwards frames addressed to its own MAC (the `promiscuous` key, refused today), and "
-    "a receiving port that counts frames not addressed to it. Its air path is the same as L3F's (the AP sending to A)"
-)
-
-
-ADDRESS = {"ws1": "192.168.1.100", "a": "192.168.1.101", "ws2": "192.168.1.102", "ap": "192.168.1.1"}
-"""Fig. 6's addresses (examples/seed000_l3f.toml)."""
-ARP_TABLES = [
-    (2, "ws1", "192.168.1.101", "MAC-A1"),
-    (2, "ws1", "192.168.1.102", "MAC-A1"),
-    (3, "ws2", "192.168.1.1", "MAC-A2"),
-    (3, "ws2", "192.168.1.100", "MAC-A2"),
-    (3, "ws2", "192.168.1.101", "MAC-A2"),
-]
-"""Seed 000 Tables 2 and 3: (table, whose ARP table, IP address, MAC). MAC-A1 is station
-A's wireless adapter (its port 1, towards WS1 through the AP), MAC-A2 its Ethernet port
-(port 2, towards WS2); MAC-1 and MAC-2 are WS1's and WS2's (§2.2, Fig. 6)."""
-L3F_TABLE = [("192.168.1.100", "port 1, MAC-1"), ("192.168.1.102", "port 2, MAC-2")]
-"""§2.2: station A's L3F table holds WS1 (192.168.1.100, port 1, MAC-1) and WS2."""
 SEED_MAC_NAME = {"ws1": "MAC-1", "ws2": "MAC-2"}
 
 
@@ -199,6 +139,210 @@ def _fps_key(fps: float) -> str:
     return f"{fps:g}"
 
 
+def _by_fps(data: dict[str, list[dict[str, Any]]], prefix: str) -> dict[str, dict[float, dict[str, Any]]]:
+    """L3F's and ICS's records of ``prefix`` (table4, fig12), by offered frames per second."""
+    return {cfg: {r["parameters"]["offered_fps"]: r for r in data.get(f"{prefix}/{cfg}", [])} for cfg in ("l3f", "ics")}
+
+
+def _table4_ours(t4: dict[str, dict[float, dict[str, Any]]]) -> dict[str, Ours]:
+    """Table 4: the offered rate, and each configuration's latency and throughput."""
+    o: dict[str, Ours] = {}
+    for fps in FPS:
+        any_rec = t4["l3f"].get(float(fps)) or t4["ics"].get(float(fps))
+        if any_rec:
+            o[f"t4.xmit.{fps}"] = Ours(any_rec["parameters"]["offered_mbps"], "offered frame bits per second")
+        for cfg in ("l3f", "ics"):
+            r = t4[cfg].get(float(fps))
+            if r:
+                m = r["metrics"]
+                o[f"t4.{cfg}.{fps}.lat"] = Ours(
+                    m["latency_ms"], f"mean one-way latency of received frames; loss {m['loss_pct']:.1f} %"
+                )
+                o[f"t4.{cfg}.{fps}.tpt"] = Ours(
+                    m["throughput_mbps"],
+                    f"frames received over their receiving interval; loss {m['loss_pct']:.1f} %",
+                )
+    return o
+
+
+def _fig12_ours(f12: dict[str, dict[float, dict[str, Any]]]) -> dict[str, Ours]:
+    """§4 / Fig. 12: the maximum throughputs, and L3F's over ICS's."""
+    o: dict[str, Ours] = {}
+    if f12["l3f"]:
+        o["text.l3f.max"] = Ours(
+            f12["l3f"][1000.0]["metrics"]["throughput_mbps"],
+            "1500-byte frames offered at 1000 fps; the AP's short preamble was chosen on this row",
+        )
+        o["text.l3f.max10k"] = Ours(
+            f12["l3f"][10000.0]["metrics"]["throughput_mbps"], "1500-byte frames offered at 10 000 fps"
+        )
+    if f12["ics"]:
+        o["text.ics.max"] = Ours(
+            f12["ics"][1000.0]["metrics"]["throughput_mbps"],
+            "1500-byte frames at 1000 fps; station A's long preamble was chosen on this row",
+        )
+    if f12["l3f"] and f12["ics"]:
+        a, b = f12["l3f"][1000.0]["metrics"]["throughput_mbps"], f12["ics"][1000.0]["metrics"]["throughput_mbps"]
+        o["text.l3f_over_ics"] = Ours(100.0 * (a / b - 1.0) if b else None, "at 1500 bytes, 1000 fps")
+    return o
+
+
+def _text_ours(t4: dict[str, dict[float, dict[str, Any]]], lat: dict[str, dict[int, Any]]) -> dict[str, Ours]:
+    """§4: ICS's longer latency, the knees and the orders of magnitude past them."""
+    o: dict[str, Ours] = {}
+    if lat["l3f"] and lat["ics"]:
+        ratios = [lat["ics"][s] / lat["l3f"][s] - 1 for s in SIZES if lat["ics"].get(s) and lat["l3f"].get(s)]
+        if ratios:
+            o["text.ics_latency_longer"] = Ours(
+                100.0 * sum(ratios) / len(ratios),
+                f"mean over {len(ratios)} frame sizes at 10 fps (range {100 * min(ratios):.0f}–{100 * max(ratios):.0f} %)",
+            )
+    l3 = t4["l3f"]
+    if l3:
+        clean = [
+            f
+            for f in FPS
+            if l3.get(float(f))
+            and l3[float(f)]["metrics"]["loss_pct"] == 0
+            and l3[float(f)]["metrics"]["latency_ms"] < 2 * l3[10.0]["metrics"]["latency_ms"]
+        ]
+        if clean:
+            knee = l3[float(max(clean))]
+            o["text.knee.l3f.in"] = Ours(
+                knee["parameters"]["offered_mbps"],
+                f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
+            )
+            o["text.knee.l3f.tpt"] = Ours(knee["metrics"]["throughput_mbps"], f"at {max(clean)} fps")
+            o["text.knee.l3f.lat"] = Ours(knee["metrics"]["latency_ms"], f"at {max(clean)} fps")
+        if l3[1000.0]["metrics"]["latency_ms"] and l3[10.0]["metrics"]["latency_ms"]:
+            o["text.orders.l3f"] = Ours(
+                math.log10(l3[1000.0]["metrics"]["latency_ms"] / l3[10.0]["metrics"]["latency_ms"]),
+                "log10(latency at 1000 fps / at 10 fps); the paper's own Table 4 gives log10(102.0 / 3.30) = 1.49",
+            )
+    ic = t4["ics"]
+    if ic:
+        clean = [
+            f
+            for f in FPS
+            if ic.get(float(f))
+            and ic[float(f)]["metrics"]["loss_pct"] == 0
+            and (ic[float(f)]["metrics"]["latency_ms"] or 1e9) < 2 * (ic[10.0]["metrics"]["latency_ms"] or 0)
+        ]
+        if clean:
+            o["text.knee.ics.in"] = Ours(
+                ic[float(max(clean))]["parameters"]["offered_mbps"],
+                f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
+            )
+        if ic[1000.0]["metrics"]["latency_ms"] and ic[10.0]["metrics"]["latency_ms"]:
+            o["text.orders.ics"] = Ours(
+                math.log10(ic[1000.0]["metrics"]["latency_ms"] / ic[10.0]["metrics"]["latency_ms"]),
+                "log10(latency at 1000 fps / at 10 fps)",
+            )
+    return o
+
+
+def _fig13_14_ours(lat: dict[str, dict[int, Any]]) -> dict[str, Ours]:
+    """§5, Figs. 13-14: light-load latencies with 802.11b and g, WEP-64 and WEP-128."""
+    o: dict[str, Ours] = {}
+    if lat["l3f"]:
+        o["fig13.b.small"] = Ours(lat["l3f"].get(64), "64-byte frames at 10 fps, mean of 20 tagged frames")
+        o["fig14.wep40"] = Ours(lat["l3f"].get(1500), "1500-byte frames at 10 fps")
+    if lat["l3f_g"]:
+        o["fig13.g.small"] = Ours(lat["l3f_g"].get(64), "64-byte frames at 10 fps")
+    if lat["l3f_wep128"]:
+        o["fig14.wep104"] = Ours(lat["l3f_wep128"].get(1500), "1500-byte frames at 10 fps")
+        if lat["l3f"].get(1500) is not None and lat["l3f_wep128"].get(1500) is not None:
+            o["fig14.diff"] = Ours(
+                lat["l3f_wep128"][1500] - lat["l3f"][1500],
+                "RC4 costs the same per byte whatever the key length, so the model gives no difference",
+            )
+    return o
+
+
+def _section2_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """§2: the ARP and L3F entries the pings left, and who reaches whom."""
+    o: dict[str, Ours] = {}
+    reach = {
+        (r["name"], r["from"], r["to"]): r["metrics"]["reachable"]
+        for r in data.get("reach", [])
+        if r["test"] == "reach"
+    }
+    entries = {
+        (r["from"], r["to"], r["parameters"]["table"], r["parameters"]["ip"]): r
+        for r in data.get("reach", [])
+        if r["test"] == "table"
+    }
+    for _, owner, ip, _ in ARP_TABLES:
+        # The pair that makes the owner look the address up: the owner pings it.
+        peer = next(n for n, a in ADDRESS.items() if a == ip)
+        r = entries.get((owner, peer, "arp_table", ip))
+        if ("seed000_l3f", owner, peer) in reach:
+            o[f"arp.{owner}.{ip}"] = Ours(
+                r["metrics"]["mac_role"] if r else "absent",
+                _entry_note(r, f"{owner}'s ARP table after {owner} pinged {peer} ({ip}) in examples/seed000_l3f.toml"),
+            )
+    for ip, _ in L3F_TABLE:
+        r = entries.get(("ws1", "ws2", "l3f_table", ip))
+        if ("seed000_l3f", "ws1", "ws2") in reach:
+            o[f"l3f.a.{ip}"] = Ours(
+                f"{r['metrics']['port_role']}, {r['metrics']['mac_role']}" if r else "absent",
+                _entry_note(r, "station A's L3F table after WS1 pinged WS2 in examples/seed000_l3f.toml"),
+            )
+
+    def word(name: str, a: str, b: str) -> Ours | None:
+        v = reach.get((name, a, b))
+        return None if v is None else Ours("works" if v else "fails", f"3 pings {a} → {b} in examples/{name}.toml")
+
+    for key, args in (
+        ("reach.l2f.ws1_ws2", ("seed000_l2f_station", "ws1", "ws2")),
+        ("reach.l2f.ws2_ws1", ("seed000_l2f_station", "ws2", "ws1")),
+        ("reach.l3f.ws1_ws2", ("seed000_l3f", "ws1", "ws2")),
+        ("reach.l3f.ws2_ws1", ("seed000_l3f", "ws2", "ws1")),
+        ("reach.ics.in_out", ("seed000_ics", "ws2", "ws1")),
+        ("reach.ics.out_in", ("seed000_ics", "ws1", "ws2")),
+    ):
+        w = word(*args)
+        if w is not None:
+            o[key] = w
+    return o
+
+
+def _run_reach(progress: Any) -> list[dict[str, Any]]:
+    """§2's point: 3 pings between every pair of the three examples, and the tables they leave."""
+    from qoslab.backends.sim import reachability
+    from qoslab.scenario import load_scenario
+
+    out = []
+    for name in ("seed000_l2f_station", "seed000_l3f", "seed000_ics"):
+        progress(f"who reaches whom in {name}.toml")
+        path = EXAMPLES / f"{name}.toml"
+        net, pairs = reachability(load_scenario(path), source=path)
+        out += [
+            {
+                "test": "reach",
+                "name": name,
+                "from": p["from"],
+                "to": p["to"],
+                "parameters": {},
+                "metrics": {"reachable": p["reachable"], "sent": p["sent"], "received": p["received"]},
+            }
+            for p in pairs
+        ]
+        if name == "seed000_l3f":
+            out += table_records(net, pairs)
+    return out
+
+
+FIGURE_STYLE: dict[str, dict[str, Any]] = {
+    "l3f": dict(color="black", marker="o", linestyle="-"),
+    "ics": dict(color="0.45", marker="s", linestyle="--"),
+    "l3f_g": dict(color="black", marker="^", linestyle=":"),
+    "l3f_wep128": dict(color="0.45", marker="D", linestyle="-."),
+}
+# Table 4: throughput and latency against offered load
+"""Each configuration's line and marker in the figures."""
+
+
 class Seed000(Study):
     seed = "000"
     title = "Bridging a wired LAN to Wi-Fi through one station: L2F, L3F and ICS"
@@ -213,233 +357,7 @@ class Seed000(Study):
     # ------------------------------------------------------------------ published
 
     def published(self) -> list[Published]:
-        rows: list[Published] = []
-        for fps in FPS:
-            rows.append(
-                Published(
-                    f"t4.xmit.{fps}",
-                    f"Table 4, {fps} fps: transmit rate of 1450-byte frames",
-                    XMIT[fps],
-                    "Mb/s",
-                    Tolerance(
-                        "printed precision: fps × 1450 × 8 bits, which the paper rounds to 3 significant figures",
-                        rel=0.005,
-                    ),
-                    source="Table 4",
-                    setting=True,
-                )
-            )
-        for fps in FPS:
-            vals = TABLE4[fps]
-            for j, cfg in enumerate(("l2f", "l3f", "ics")):
-                lat, tpt = vals[2 * j], vals[2 * j + 1]
-                above = fps >= (600 if cfg == "ics" else 620)
-                name = {"l2f": "L2F bridge", "l3f": "L3F bridge", "ics": "ICS router"}[cfg]
-                rows.append(
-                    Published(
-                        f"t4.{cfg}.{fps}.lat",
-                        f"Table 4, {name}, {fps} fps: latency",
-                        lat,
-                        "ms",
-                        QUEUE_LATENCY_TOL if above or (cfg == "ics" and fps >= 500) else LIGHT_LATENCY_TOL,
-                        calibrated=(cfg, fps) in CALIBRATION_ROWS,
-                        not_reproduced=L2F_NOT if cfg == "l2f" else None,
-                        source="Table 4",
-                    )
-                )
-                rows.append(
-                    Published(
-                        f"t4.{cfg}.{fps}.tpt",
-                        f"Table 4, {name}, {fps} fps: throughput",
-                        tpt,
-                        "Mb/s",
-                        THROUGHPUT_TOL if above else CARRIED_TOL,
-                        not_reproduced=L2F_NOT if cfg == "l2f" else None,
-                        source="Table 4",
-                    )
-                )
-        rows += [
-            Published(
-                "text.l2f.max",
-                "§4 / Fig. 12: L2F maximum throughput, 1500-byte frames",
-                7.2,
-                "Mb/s",
-                THROUGHPUT_TOL,
-                not_reproduced=L2F_NOT,
-                source="§4",
-            ),
-            Published(
-                "text.l3f.max",
-                "§4 / Fig. 12: L3F maximum throughput, 1500-byte frames, at 1000 fps",
-                7.2,
-                "Mb/s",
-                THROUGHPUT_TOL,
-                calibrated=True,
-                source="§4",
-            ),
-            Published(
-                "text.l3f.max10k",
-                "§4 / Fig. 12: L3F maximum throughput, 1500-byte frames, at 10 000 fps",
-                7.2,
-                "Mb/s",
-                THROUGHPUT_TOL,
-                source="§4",
-                derived_from="text.l3f.max",
-                derived_how="the same saturated air as at 1000 fps (the AP's queue is full either way), so it repeats the calibration row",
-            ),
-            Published(
-                "text.ics.max",
-                "§4 / Fig. 12: ICS maximum throughput, 1500-byte frames",
-                6.1,
-                "Mb/s",
-                THROUGHPUT_TOL,
-                calibrated=True,
-                source="§4",
-            ),
-            Published(
-                "text.l3f_over_ics",
-                "§4: L3F throughput above ICS's",
-                15.0,
-                "%",
-                Tolerance("a ratio of two throughputs, each ±10 % (the unstated 802.11 timing)", abs=10.0),
-                source="§4",
-                derived_from="text.ics.max",
-                derived_how="100 × (text.l3f.max / text.ics.max − 1), and text.ics.max is the calibration point",
-            ),
-            Published(
-                "text.ics_latency_longer",
-                "§4 / Fig. 11: ICS latency above L2F/L3F's at 10 fps",
-                [5.0, 10.0],
-                "%",
-                Tolerance("the paper gives a range: 5-10 %; ours agrees inside it"),
-                source="§4, Fig. 11",
-            ),
-            Published(
-                "text.knee.l3f.in",
-                "§4: L2F/L3F reach the bottleneck at an input rate of",
-                6.96,
-                "Mb/s",
-                THROUGHPUT_TOL,
-                source="§4, Table 4",
-            ),
-            Published(
-                "text.knee.l3f.tpt",
-                "§4: L2F/L3F throughput at the bottleneck",
-                6.90,
-                "Mb/s",
-                THROUGHPUT_TOL,
-                source="§4, Table 4",
-            ),
-            Published(
-                "text.knee.l3f.lat",
-                "§4: L2F/L3F latency at the bottleneck",
-                4.9,
-                "ms",
-                LIGHT_LATENCY_TOL,
-                source="§4, Table 4",
-            ),
-            Published(
-                "text.knee.ics.in",
-                "§4: ICS reaches the bottleneck at an input rate of",
-                5.8,
-                "Mb/s",
-                THROUGHPUT_TOL,
-                source="§4, Table 4",
-            ),
-            Published(
-                "text.orders.l3f",
-                "§4: beyond the knee L2F/L3F latency grows by (orders of magnitude)",
-                [2.0, 3.0],
-                "decades",
-                Tolerance("the paper gives a range; ours agrees inside it"),
-                source="§4",
-            ),
-            Published(
-                "text.orders.ics",
-                "§4: beyond the knee ICS latency grows by (orders of magnitude)",
-                [3.0, 4.0],
-                "decades",
-                Tolerance("the paper gives a range; ours agrees inside it"),
-                source="§4",
-            ),
-            Published(
-                "fig13.b.small",
-                "§5 / Fig. 13: L3F latency of small packets, 802.11b",
-                1.0,
-                "ms",
-                Tolerance("'about 1 ms'", rel=0.30),
-                calibrated=True,
-                source="§5, Fig. 13",
-            ),
-            Published(
-                "fig13.g.small",
-                "§5 / Fig. 13: L3F latency of small packets, 802.11g",
-                1.0,
-                "ms",
-                Tolerance("'about 1 ms'", rel=0.30),
-                source="§5, Fig. 13",
-            ),
-            Published(
-                "fig14.wep40",
-                "§5 / Fig. 14: L3F latency at 1500 bytes, WEP-40 (64-bit key)",
-                3.300,
-                "ms",
-                LIGHT_LATENCY_TOL,
-                source="§5, Fig. 14",
-            ),
-            Published(
-                "fig14.wep104",
-                "§5 / Fig. 14: L3F latency at 1500 bytes, WEP-104 (128-bit key)",
-                3.680,
-                "ms",
-                LIGHT_LATENCY_TOL,
-                source="§5, Fig. 14",
-            ),
-            Published(
-                "fig14.diff",
-                "§5 / Fig. 14: WEP-128 minus WEP-64 latency at 1500 bytes",
-                0.380,
-                "ms",
-                Tolerance("a difference of two latencies; ±0.1 ms", abs=0.1),
-                source="§5, Fig. 14",
-            ),
-        ]
-        for table, owner, ip, mac in ARP_TABLES:
-            rows.append(
-                Published(
-                    f"arp.{owner}.{ip}",
-                    f"§2.2 / Table {table}: the ARP table of {owner.upper()} ({ADDRESS[owner]}), entry for {ip}",
-                    mac,
-                    "",
-                    EXACT,
-                    source=f"Table {table}",
-                )
-            )
-        for ip, entry in L3F_TABLE:
-            rows.append(
-                Published(
-                    f"l3f.a.{ip}",
-                    f"§2.2 / Fig. 6: station A's L3F table, entry for {ip}",
-                    entry,
-                    "",
-                    EXACT,
-                    source="§2.2",
-                )
-            )
-        for key, item, paper in (
-            ("reach.l2f.ws1_ws2", "§2.1 / Fig. 5: WS1 → WS2 through an L2F station", "fails"),
-            ("reach.l2f.ws2_ws1", "§2.1 / Fig. 5: WS2 → WS1 through an L2F station", "fails"),
-            ("reach.l3f.ws1_ws2", "§2.2 / Fig. 6: WS1 → WS2 through an L3F station", "works"),
-            ("reach.l3f.ws2_ws1", "§2.2 / Fig. 6: WS2 → WS1 through an L3F station", "works"),
-            ("reach.ics.in_out", "§2.3 / Fig. 7: inside (LAN2) → outside (LAN1) through ICS", "works"),
-            (
-                "reach.ics.out_in",
-                "§2.3 / Fig. 7: outside (LAN1) → inside (LAN2) through ICS, with Fig. 8's route",
-                "fails",
-            ),
-        ):
-            rows.append(Published(key, item, paper, "", EXACT, source="§2"))
-        return rows
+        return published_rows()
 
     # ------------------------------------------------------------------ design
 
@@ -504,35 +422,11 @@ class Seed000(Study):
                 4,
             )
 
-        def reach(progress: Any) -> list[dict[str, Any]]:
-            from qoslab.backends.sim import reachability
-            from qoslab.scenario import load_scenario
-
-            out = []
-            for name in ("seed000_l2f_station", "seed000_l3f", "seed000_ics"):
-                progress(f"who reaches whom in {name}.toml")
-                path = EXAMPLES / f"{name}.toml"
-                net, pairs = reachability(load_scenario(path), source=path)
-                out += [
-                    {
-                        "test": "reach",
-                        "name": name,
-                        "from": p["from"],
-                        "to": p["to"],
-                        "parameters": {},
-                        "metrics": {"reachable": p["reachable"], "sent": p["sent"], "received": p["received"]},
-                    }
-                    for p in pairs
-                ]
-                if name == "seed000_l3f":
-                    out += table_records(net, pairs)
-            return out
-
         points.append(
             Point(
                 "reach",
                 "seed 000 §2: who reaches whom (L2F, L3F, ICS), and the ARP and L3F tables of Fig. 6",
-                reach,
+                _run_reach,
                 spec={
                     "files": ["seed000_l2f_station", "seed000_l3f", "seed000_ics"],
                     "tables": ["arp_table", "l3f_table"],
@@ -545,159 +439,28 @@ class Seed000(Study):
     # ------------------------------------------------------------------ ours
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
-        o: dict[str, Ours] = {}
-        t4 = {cfg: {r["parameters"]["offered_fps"]: r for r in data.get(f"table4/{cfg}", [])} for cfg in ("l3f", "ics")}
-        for fps in FPS:
-            any_rec = t4["l3f"].get(float(fps)) or t4["ics"].get(float(fps))
-            if any_rec:
-                o[f"t4.xmit.{fps}"] = Ours(any_rec["parameters"]["offered_mbps"], "offered frame bits per second")
-            for cfg in ("l3f", "ics"):
-                r = t4[cfg].get(float(fps))
-                if r:
-                    m = r["metrics"]
-                    o[f"t4.{cfg}.{fps}.lat"] = Ours(
-                        m["latency_ms"], f"mean one-way latency of received frames; loss {m['loss_pct']:.1f} %"
-                    )
-                    o[f"t4.{cfg}.{fps}.tpt"] = Ours(
-                        m["throughput_mbps"],
-                        f"frames received over their receiving interval; loss {m['loss_pct']:.1f} %",
-                    )
-        f12 = {cfg: {r["parameters"]["offered_fps"]: r for r in data.get(f"fig12/{cfg}", [])} for cfg in ("l3f", "ics")}
-        if f12["l3f"]:
-            o["text.l3f.max"] = Ours(
-                f12["l3f"][1000.0]["metrics"]["throughput_mbps"],
-                "1500-byte frames offered at 1000 fps; the AP's short preamble was chosen on this row",
-            )
-            o["text.l3f.max10k"] = Ours(
-                f12["l3f"][10000.0]["metrics"]["throughput_mbps"], "1500-byte frames offered at 10 000 fps"
-            )
-        if f12["ics"]:
-            o["text.ics.max"] = Ours(
-                f12["ics"][1000.0]["metrics"]["throughput_mbps"],
-                "1500-byte frames at 1000 fps; station A's long preamble was chosen on this row",
-            )
-        if f12["l3f"] and f12["ics"]:
-            a, b = f12["l3f"][1000.0]["metrics"]["throughput_mbps"], f12["ics"][1000.0]["metrics"]["throughput_mbps"]
-            o["text.l3f_over_ics"] = Ours(100.0 * (a / b - 1.0) if b else None, "at 1500 bytes, 1000 fps")
+        t4 = _by_fps(data, "table4")
         lat = {
             cfg: {r["parameters"]["frame_bytes"]: r["metrics"]["latency_ms"] for r in data.get(f"latency/{cfg}", [])}
             for cfg in CONFIGS
         }
-        if lat["l3f"] and lat["ics"]:
-            ratios = [lat["ics"][s] / lat["l3f"][s] - 1 for s in SIZES if lat["ics"].get(s) and lat["l3f"].get(s)]
-            if ratios:
-                o["text.ics_latency_longer"] = Ours(
-                    100.0 * sum(ratios) / len(ratios),
-                    f"mean over {len(ratios)} frame sizes at 10 fps (range {100 * min(ratios):.0f}–{100 * max(ratios):.0f} %)",
-                )
-        l3 = t4["l3f"]
-        if l3:
-            clean = [
-                f
-                for f in FPS
-                if l3.get(float(f))
-                and l3[float(f)]["metrics"]["loss_pct"] == 0
-                and l3[float(f)]["metrics"]["latency_ms"] < 2 * l3[10.0]["metrics"]["latency_ms"]
-            ]
-            if clean:
-                knee = l3[float(max(clean))]
-                o["text.knee.l3f.in"] = Ours(
-                    knee["parameters"]["offered_mbps"],
-                    f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
-                )
-                o["text.knee.l3f.tpt"] = Ours(knee["metrics"]["throughput_mbps"], f"at {max(clean)} fps")
-                o["text.knee.l3f.lat"] = Ours(knee["metrics"]["latency_ms"], f"at {max(clean)} fps")
-            if l3[1000.0]["metrics"]["latency_ms"] and l3[10.0]["metrics"]["latency_ms"]:
-                o["text.orders.l3f"] = Ours(
-                    math.log10(l3[1000.0]["metrics"]["latency_ms"] / l3[10.0]["metrics"]["latency_ms"]),
-                    "log10(latency at 1000 fps / at 10 fps); the paper's own Table 4 gives log10(102.0 / 3.30) = 1.49",
-                )
-        ic = t4["ics"]
-        if ic:
-            clean = [
-                f
-                for f in FPS
-                if ic.get(float(f))
-                and ic[float(f)]["metrics"]["loss_pct"] == 0
-                and (ic[float(f)]["metrics"]["latency_ms"] or 1e9) < 2 * (ic[10.0]["metrics"]["latency_ms"] or 0)
-            ]
-            if clean:
-                o["text.knee.ics.in"] = Ours(
-                    ic[float(max(clean))]["parameters"]["offered_mbps"],
-                    f"highest Table 4 load with no loss and latency under twice the light-load latency ({max(clean)} fps)",
-                )
-            if ic[1000.0]["metrics"]["latency_ms"] and ic[10.0]["metrics"]["latency_ms"]:
-                o["text.orders.ics"] = Ours(
-                    math.log10(ic[1000.0]["metrics"]["latency_ms"] / ic[10.0]["metrics"]["latency_ms"]),
-                    "log10(latency at 1000 fps / at 10 fps)",
-                )
-        if lat["l3f"]:
-            o["fig13.b.small"] = Ours(lat["l3f"].get(64), "64-byte frames at 10 fps, mean of 20 tagged frames")
-            o["fig14.wep40"] = Ours(lat["l3f"].get(1500), "1500-byte frames at 10 fps")
-        if lat["l3f_g"]:
-            o["fig13.g.small"] = Ours(lat["l3f_g"].get(64), "64-byte frames at 10 fps")
-        if lat["l3f_wep128"]:
-            o["fig14.wep104"] = Ours(lat["l3f_wep128"].get(1500), "1500-byte frames at 10 fps")
-            if lat["l3f"].get(1500) is not None and lat["l3f_wep128"].get(1500) is not None:
-                o["fig14.diff"] = Ours(
-                    lat["l3f_wep128"][1500] - lat["l3f"][1500],
-                    "RC4 costs the same per byte whatever the key length, so the model gives no difference",
-                )
-        reach = {
-            (r["name"], r["from"], r["to"]): r["metrics"]["reachable"]
-            for r in data.get("reach", [])
-            if r["test"] == "reach"
-        }
-        entries = {
-            (r["from"], r["to"], r["parameters"]["table"], r["parameters"]["ip"]): r
-            for r in data.get("reach", [])
-            if r["test"] == "table"
-        }
-        for _, owner, ip, _ in ARP_TABLES:
-            # The pair that makes the owner look the address up: the owner pings it.
-            peer = next(n for n, a in ADDRESS.items() if a == ip)
-            r = entries.get((owner, peer, "arp_table", ip))
-            if ("seed000_l3f", owner, peer) in reach:
-                o[f"arp.{owner}.{ip}"] = Ours(
-                    r["metrics"]["mac_role"] if r else "absent",
-                    _entry_note(
-                        r, f"{owner}'s ARP table after {owner} pinged {peer} ({ip}) in examples/seed000_l3f.toml"
-                    ),
-                )
-        for ip, _ in L3F_TABLE:
-            r = entries.get(("ws1", "ws2", "l3f_table", ip))
-            if ("seed000_l3f", "ws1", "ws2") in reach:
-                o[f"l3f.a.{ip}"] = Ours(
-                    f"{r['metrics']['port_role']}, {r['metrics']['mac_role']}" if r else "absent",
-                    _entry_note(r, "station A's L3F table after WS1 pinged WS2 in examples/seed000_l3f.toml"),
-                )
-
-        def word(name: str, a: str, b: str) -> Ours | None:
-            v = reach.get((name, a, b))
-            return None if v is None else Ours("works" if v else "fails", f"3 pings {a} → {b} in examples/{name}.toml")
-
-        for key, args in (
-            ("reach.l2f.ws1_ws2", ("seed000_l2f_station", "ws1", "ws2")),
-            ("reach.l2f.ws2_ws1", ("seed000_l2f_station", "ws2", "ws1")),
-            ("reach.l3f.ws1_ws2", ("seed000_l3f", "ws1", "ws2")),
-            ("reach.l3f.ws2_ws1", ("seed000_l3f", "ws2", "ws1")),
-            ("reach.ics.in_out", ("seed000_ics", "ws2", "ws1")),
-            ("reach.ics.out_in", ("seed000_ics", "ws1", "ws2")),
-        ):
-            w = word(*args)
-            if w is not None:
-                o[key] = w
+        o: dict[str, Ours] = {}
+        o.update(_table4_ours(t4))
+        o.update(_fig12_ours(_by_fps(data, "fig12")))
+        o.update(_text_ours(t4, lat))
+        o.update(_fig13_14_ours(lat))
+        o.update(_section2_ours(data))
         return {k: v for k, v in o.items() if v.value is not None}
 
     # ------------------------------------------------------------------ tables and figures
 
     def tables(self) -> list[PaperTable]:
-        rows = []
+        rows: list[tuple[str, list[str | None]]] = []
         for fps in FPS:
             rows.append(
                 (
                     f"{fps}",
-                    [f"t4.xmit.{fps}"] + [f"t4.{c}.{fps}.{m}" for c in ("l2f", "l3f", "ics") for m in ("lat", "tpt")],
+                    [f"t4.xmit.{fps}", *(f"t4.{c}.{fps}.{m}" for c in ("l2f", "l3f", "ics") for m in ("lat", "tpt"))],
                 )
             )
         cols = [
@@ -719,29 +482,28 @@ class Seed000(Study):
         ]
 
     def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        return [self._overload_figure(data), self._latency_figure(data)]
+
+    def _overload_figure(self, data: dict[str, list[dict[str, Any]]]) -> Figure:
+        """Table 4's overload sweep: throughput and latency against the offered load."""
         import matplotlib.pyplot as plt
 
-        figs = []
-        style = {
-            "l3f": dict(color="black", marker="o", linestyle="-"),
-            "ics": dict(color="0.45", marker="s", linestyle="--"),
-            "l3f_g": dict(color="black", marker="^", linestyle=":"),
-            "l3f_wep128": dict(color="0.45", marker="D", linestyle="-."),
-        }
-        # Table 4: throughput and latency against offered load
         fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
         for cfg in ("l3f", "ics"):
             recs = sorted(data.get(f"table4/{cfg}", []), key=lambda r: r["parameters"]["offered_fps"])
             if recs:
                 x = [r["parameters"]["offered_fps"] for r in recs]
                 ax1.plot(
-                    x, [r["metrics"]["throughput_mbps"] for r in recs], label=f"{cfg.upper()} (ours)", **style[cfg]
+                    x,
+                    [r["metrics"]["throughput_mbps"] for r in recs],
+                    label=f"{cfg.upper()} (ours)",
+                    **FIGURE_STYLE[cfg],
                 )
                 ax2.plot(
                     x,
                     [r["metrics"]["latency_ms"] or float("nan") for r in recs],
                     label=f"{cfg.upper()} (ours)",
-                    **style[cfg],
+                    **FIGURE_STYLE[cfg],
                 )
         for j, (cfg, mk) in enumerate((("L2F", "x"), ("L3F", "+"), ("ICS", "*"))):
             ax1.plot(
@@ -772,15 +534,17 @@ class Seed000(Study):
             ax.legend(fontsize=7)
         fig.suptitle("Where does the station saturate? Table 4's overload sweep")
         fig.tight_layout()
-        figs.append(
-            Figure(
-                "seed000_table4",
-                "Overload: throughput and latency against offered load (Table 4)",
-                "Lines: ours (Fig. 9 set-up, 60 s trials, RFC 2544 §24). Markers: the seed's Table 4. L2F is not simulated (Fig. 10's promiscuous set-up).",
-                fig,
-            )
+        return Figure(
+            "seed000_table4",
+            "Overload: throughput and latency against offered load (Table 4)",
+            "Lines: ours (Fig. 9 set-up, 60 s trials, RFC 2544 §24). Markers: the seed's Table 4. L2F is not simulated (Fig. 10's promiscuous set-up).",
+            fig,
         )
-        # Latency against frame size (Figs. 11, 13, 14)
+
+    def _latency_figure(self, data: dict[str, list[dict[str, Any]]]) -> Figure:
+        """Latency at light load per frame size (Figs. 11, 13, 14), the paper's points beside."""
+        import matplotlib.pyplot as plt
+
         fig, ax = plt.subplots(figsize=(7, 4.2))
         names = {
             "l3f": "L3F 802.11b WEP-64",
@@ -795,7 +559,7 @@ class Seed000(Study):
                     [r["parameters"]["frame_bytes"] for r in recs],
                     [r["metrics"]["latency_ms"] for r in recs],
                     label=f"{names[cfg]} (ours)",
-                    **style[cfg],
+                    **FIGURE_STYLE[cfg],
                 )
         ax.plot([1450], [3.30], "k+", markersize=12, label="L3F 1450 B, 10 fps (paper, Table 4)")
         ax.plot([1450], [3.47], "k*", markersize=10, label="ICS 1450 B, 10 fps (paper, Table 4)")
@@ -808,15 +572,12 @@ class Seed000(Study):
         ax.legend(fontsize=7)
         ax.set_title("What does the path add per frame? Latency at light load (Figs. 11, 13, 14)")
         fig.tight_layout()
-        figs.append(
-            Figure(
-                "seed000_latency",
-                "Latency at 10 frames/s against frame size (Figs. 11, 13, 14)",
-                "RFC 2544 §26.2: the mean of 20 tagged frames per size. Markers: numbers the seed states.",
-                fig,
-            )
+        return Figure(
+            "seed000_latency",
+            "Latency at 10 frames/s against frame size (Figs. 11, 13, 14)",
+            "RFC 2544 §26.2: the mean of 20 tagged frames per size. Markers: numbers the seed states.",
+            fig,
         )
-        return figs
 
     def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
         by = {r["key"]: r for r in rows}

@@ -20,9 +20,14 @@ cell rate are predictions.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
-from qoslab.studies import EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance, finish_axes
+from qoslab.data import AtmNic
+from qoslab.studies import EXAMPLES, Figure, Ours, Point, Published, Study, finish_axes
+from qoslab.studies.seed001_paper import published_rows
 
 MTUS = (576, 1500, 9180, 65535)
 BUFFERS_KIB = (16, 32, 40, 55, 64)
@@ -84,43 +89,8 @@ def run_clip(mtu: int, buffer_kib: int, seconds: int = CLIP_SECONDS) -> dict[str
     }
 
 
-NOT_ATM = "ATM (cells, AAL5, CLIP, LANE, MPOA) is not simulated yet"
 LANE_MODEL = "LANE v1 with the flush protocol and C17 aging; MPOA with NHRP forwarding between MPSs"
 """In the LANE points' specs, so that results kept from before these mechanisms are run again."""
-LANE_ROWS = {
-    "lane.eth.util",
-    "lane.bus.cells",
-    "lane.bus.mbps",
-    "lane.unknown.frames",
-    "mpoa.eth.util",
-    "mpoa.shortcut.cells",
-    "mpoa.shortcut.mbps",
-}
-NOT_LANE_ROW = {
-    "lane.eth.fps": (
-        "the seed does not give the frame size of its ping flood (§2.4: 'a PING was sent in both directions'), and the rate "
-        "follows from it alone: a 10 Mb/s line at 99.4 % carries 13,500 frames/s only if each is 72 octets (92 on the wire "
-        "with preamble and gap), while the utilisation row is measured here with 1518-octet frames (812 frames/s). Taking "
-        "72 octets from this row would echo it; the ping's payload size would settle it"
-    ),
-    "lane.eth.collisions": (
-        "a count of collisions needs a half-duplex (CSMA/CD) segment, the length of the test and the traffic of both "
-        "directions; the seed gives none of the three (it says only that the ping went both ways 'limited to one port'), "
-        "and the simulator's Ethernet links are full duplex"
-    ),
-    "mpoa.eth.collisions": (
-        "as the LANE row: the duplex of the tester's port, the test's length and the reverse traffic are not given, and "
-        "full-duplex links have no collisions; 1100 against LANE's 27 with the 'same result' otherwise (§2.5) says the two "
-        "runs differed in exactly what is not stated"
-    ),
-    "lane.bus.hold": (
-        "the Centillion 100's BUS 'can be hold only approx. one minute' at 53,000 cells/s and then the switch 'went down' "
-        "(§2.4): a failure of its software under overload, whose cause (buffers, CPU, a watchdog) the seed does not give; "
-        "a BUS that drops what it cannot forward, as ours does, holds its rate for ever"
-    ),
-    "lane.bus.load": "a setting of the seed's longer BUS test (50 % load), whose result the seed does not report: nothing to compare",
-    "lane.unknown.overhead": "the seed does not say what its 'overhead' frames are (LE control frames? flush? the tester's own?), so no count of ours can be matched to them",
-}
 BUS_FLOOD = """
 [scenario]
 name = "BUS flood"
@@ -157,6 +127,26 @@ duration = "2 s"
 """
 """A host on OC-3 floods subnet broadcasts through the BUS (its `to` is rewritten to
 192.0.2.255 after lowering: a test's destination is a node)."""
+
+
+def _adapter() -> AtmNic:
+    """The ATM adapter of the seed's Pentium-II hosts (cpu_profiles.toml), whose set-up
+    time per PDU and cell rate are calibrated on the seed."""
+    from qoslab.data import cpu_profiles
+
+    nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+    if nic is None:
+        raise ValueError("cpu_profiles.toml: pentium-ii-350mhz has no atm_nic")
+    return nic
+
+
+def _one_record(run: Callable[[], dict[str, Any]]) -> Callable[[Callable[[str], None]], list[dict[str, Any]]]:
+    """A point's ``run`` that makes one record and has no progress of its own to tell."""
+
+    def point(progress: Callable[[str], None]) -> list[dict[str, Any]]:
+        return [run()]
+
+    return point
 
 
 def run_lane(example: str, seconds: int = 5) -> dict[str, Any]:
@@ -295,10 +285,9 @@ def _stack_spec() -> str:
     from before a change of either is run again."""
     import json
 
-    from qoslab.data import cpu_profiles
     from qoslab.methods.tcp import STACKS
 
-    nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+    nic = _adapter()
     return json.dumps({"stack": STACKS["windows-nt-4.0"], "nic": [nic.sar_pdu_ns, nic.sar_cell_rate]}, sort_keys=True)
 
 
@@ -344,56 +333,6 @@ def run_eies(key: str, seconds: int = SECONDS) -> dict[str, Any]:
     }
 
 
-NOT_TCP_ATM = "TCP over CLIP (ATM links, the NICs' and hosts' limits) is not simulated yet"
-REPRODUCED = {
-    "clip.576",
-    "clip.1500",
-    "clip.9180",
-    "clip.65k.low",
-    "clip.65k.best",
-    "clip.nic.max",
-    "eies.lane",
-    "eies.clip",
-}
-NOT_CLIP_ROW = {
-    "clip.9180.fluct": (
-        "'fluctuations' are the variation of Fig. 10's trace during one 60 s run at one buffer, and nothing in the model varies "
-        "with time at a fixed buffer (no loss, no other traffic, no timer but the delayed ACK): each buffer gives a steady rate "
-        "(16 KiB stalls steadily, one 9140-octet segment per 200 ms; 32-64 KiB run at the adapters' rate). A source of variation "
-        "the seed does not name (the hosts' other work, the adapters' receive buffers) would be needed, and the trace itself to compare it with"
-    ),
-    "clip.9180.best": (
-        "ours has no best buffer: 32, 40, 55 and 64 KiB give the same rate (the window holds three to seven 9140-octet segments, "
-        "so the adapters bind at every one; only 16 KiB, one segment and a held remainder, collapses). The seed's 40 and 65 "
-        "beating 55 needs the variation of the clip.9180.fluct row"
-    ),
-    "nic.memory": (
-        "'Both NICs need 128 Mbyte for a efficient operating' is the hosts' RAM the adapters' drivers ask for (the LE155's "
-        "packet memory is on the host, the NICStAR having none of its own), a requirement, not a measurement: the simulator "
-        "has no model of host memory, and the seed reports no run with less to compare with"
-    ),
-}
-
-
-class RangeTolerance(Tolerance):
-    """The paper gives a range [low, high]: ours agrees inside it (every Tolerance judges
-    a range so; the class names the intent)."""
-
-
-DERIVED = {
-    "lane.bus.mbps": ("lane.bus.cells", "the calibrated cells/s × 424 bits a cell"),
-    "mpoa.shortcut.mbps": (
-        "mpoa.shortcut.cells",
-        "the shortcut's cells/s × 424 bits a cell: the same measurement counted once",
-    ),
-}
-"""Rows whose value is another row's times a constant (not counted again)."""
-
-
-RATE = Tolerance("a rate read from a measured trace ('approx.'): 10 %", rel=0.10)
-COUNT = Tolerance("a count from a trace: 10 %", rel=0.10)
-
-
 class Seed001(Study):
     seed = "001"
     title = "IP over ATM: CLIP, LANE and MPOA"
@@ -409,116 +348,10 @@ class Seed001(Study):
     ]
 
     def published(self) -> list[Published]:
-        rows = [
-            (
-                "lane.eth.fps",
-                "§2.4 / Fig. 3: LANE Ethernet-to-Ethernet throughput at 100 % load",
-                13500,
-                "frames/s",
-                RATE,
-            ),
-            (
-                "lane.eth.util",
-                "§2.4 / Fig. 3: LANE Ethernet exploitation",
-                99.4,
-                "%",
-                Tolerance("a percentage of a 10 Mb/s link: ±1 point", abs=1.0),
-            ),
-            ("lane.eth.collisions", "§2.4 / Fig. 3: collisions during the LANE Ethernet test", 27, "collisions", COUNT),
-            ("lane.bus.cells", "§2.4 / Fig. 4: maximum BUS throughput", 53000, "cells/s", RATE),
-            ("lane.bus.mbps", "§2.4 / Fig. 4: maximum BUS throughput as a data rate", 22.4, "Mb/s", RATE),
-            (
-                "lane.bus.hold",
-                "§2.4 / Fig. 4: time the BUS holds its maximum",
-                1,
-                "min",
-                Tolerance("'approx. one minute'", rel=0.5),
-            ),
-            ("lane.bus.load", "§2.4: BUS load set for the longer test", 50, "%", Tolerance("a setting", abs=0.0)),
-            (
-                "lane.unknown.frames",
-                "§2.4 / Fig. 5: frames the BUS sent for unknown addresses",
-                [5, 6],
-                "frames",
-                RangeTolerance("the paper gives a range: 5-6"),
-            ),
-            (
-                "lane.unknown.overhead",
-                "§2.4 / Fig. 5: overhead frames of the unknown-address traffic",
-                [0, 1],
-                "frames",
-                RangeTolerance("the paper gives a range: 0-1"),
-            ),
-            ("mpoa.eth.util", "§2.5 / Fig. 6: MPOA Ethernet exploitation", 99.4, "%", Tolerance("±1 point", abs=1.0)),
-            (
-                "mpoa.eth.collisions",
-                "§2.5 / Fig. 6: collisions during the MPOA Ethernet test",
-                1100,
-                "collisions",
-                COUNT,
-            ),
-            ("mpoa.shortcut.cells", "§2.5: MPOA shortcut maximum throughput (unidirectional)", 27000, "cells/s", RATE),
-            ("mpoa.shortcut.mbps", "§2.5: MPOA shortcut maximum throughput as a data rate", 11.45, "Mb/s", RATE),
-            ("clip.576", "§2.6 / Fig. 8: TCP over CLIP, 576-byte packets, buffers 15-64 kbyte", 35, "Mb/s", RATE),
-            ("clip.1500", "§2.6 / Fig. 9: TCP over CLIP, 1500-byte packets (limited to approx.)", 60, "Mb/s", RATE),
-            ("clip.9180", "§2.6 / Fig. 10: TCP over CLIP, 9180-byte packets (up to)", 80, "Mb/s", RATE),
-            (
-                "clip.9180.fluct",
-                "§2.6 / Fig. 10: buffer size with the strongest fluctuations, 9180 bytes",
-                55,
-                "kbyte",
-                Tolerance("a buffer setting of the sweep", abs=0.0),
-            ),
-            (
-                "clip.9180.best",
-                "§2.6 / Fig. 10: buffer sizes with the best results, 9180 bytes",
-                [40, 65],
-                "kbyte",
-                Tolerance("two settings of the sweep"),
-            ),
-            ("clip.65k.low", "§2.6 / Fig. 11: TCP over CLIP, 65-kbyte packets, lowest", 5, "Mb/s", RATE),
-            ("clip.65k.best", "§2.6 / Fig. 11: TCP over CLIP, 65-kbyte packets, best (up to)", 100, "Mb/s", RATE),
-            ("clip.nic.max", "§3: maximum throughput of the Fore and Olicom adapters with CLIP", 100, "Mb/s", RATE),
-            ("eies.lane", "§3: earlier EIES measurement, LANE, two Sun workstations", 117, "Mb/s", RATE),
-            ("eies.clip", "§3: earlier EIES measurement, CLIP, two Sun workstations", 134, "Mb/s", RATE),
-            (
-                "nic.memory",
-                "§2.6: memory both NICs need to operate efficiently",
-                128,
-                "Mbyte",
-                Tolerance("a stated requirement", abs=0.0),
-            ),
-        ]
-        out = []
-        for key, item, paper, unit, tol in rows:
-            if key in REPRODUCED or key in LANE_ROWS:
-                reason = None
-            elif key in NOT_LANE_ROW:
-                reason = NOT_LANE_ROW[key]
-            elif key.startswith(("clip", "eies", "nic")):
-                reason = NOT_CLIP_ROW.get(key, NOT_TCP_ATM)
-            else:
-                reason = NOT_ATM
-            derived = DERIVED.get(key, (None, ""))
-            out.append(
-                Published(
-                    key,
-                    item,
-                    paper,
-                    unit,
-                    tol,
-                    calibrated=key in ("clip.1500", "lane.bus.cells"),
-                    not_reproduced=reason,
-                    source=item.split(":")[0],
-                    # The adapters' cell rate is this sentence's 100 Mb/s (cpu_profiles.toml): an input.
-                    setting=key == "clip.nic.max",
-                    derived_from=derived[0],
-                    derived_how=derived[1],
-                )
-            )
-        return out
+        return published_rows()
 
-    def points(self) -> list[Point]:
+    def points(self, workdir: Path | None = None) -> list[Point]:
+        # Seed 001's points run the examples as they are: no variant is written to workdir.
         points = []
         for mtu in MTUS:
 
@@ -550,7 +383,7 @@ class Seed001(Study):
                 Point(
                     key,
                     f"seed 001 §2.4-2.5: Ethernet to Ethernet through {key[:4].upper()} edge devices",
-                    lambda progress, e=example: [run_lane(e)],
+                    _one_record(functools.partial(run_lane, example)),
                     spec={"example": (EXAMPLES / example).read_text(), "model": LANE_MODEL},
                 )
             )
@@ -558,33 +391,33 @@ class Seed001(Study):
             Point(
                 "lane/bus",
                 "seed 001 §2.4 Fig. 4: BUS flood",
-                lambda progress: [run_bus()],
+                _one_record(run_bus),
                 spec={"scenario": BUS_FLOOD, "model": LANE_MODEL},
             )
         )
-        for key, example, mtu in EIES:
+        for key, example, eies_mtu in EIES:
             points.append(
                 Point(
                     f"eies/{key.split('.')[1]}",
                     f"seed 001 §3: EIES, {key.split('.')[1].upper()} between hosts that do not bind",
-                    lambda progress, k=key: [run_eies(k)],
+                    _one_record(functools.partial(run_eies, key)),
                     spec={
                         "example": (EXAMPLES / example).read_text(),
-                        "mtu": mtu,
+                        "mtu": eies_mtu,
                         "seconds": SECONDS,
                         "model": "ideal hosts, 1 MiB windows",
                     },
                 )
             )
-        for key, label, example, mtu, threshold in COMPARE:
+        for key, label, example, compare_mtu, threshold in COMPARE:
             points.append(
                 Point(
                     f"compare/{key}",
                     f"seed 001: the same two hosts over {label}",
-                    lambda progress, k=key: [run_compare(k)],
+                    _one_record(functools.partial(run_compare, key)),
                     spec={
                         "example": (EXAMPLES / example).read_text(),
-                        "mtu": mtu,
+                        "mtu": compare_mtu,
                         "threshold": threshold,
                         "seconds": SECONDS,
                         "stack": COMPARE_STACK[key],
@@ -634,11 +467,17 @@ class Seed001(Study):
                     fig,
                 )
             )
+        return figs + self._compare_figures(data)
+
+    def _compare_figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        """The same two hosts over CLIP, LANE and MPOA: goodput, first byte, first ping."""
+        import matplotlib.pyplot as plt
+
         rows = compare_rows(data)
         if not rows:
-            return figs
+            return []
         labels = [r["parameters"]["label"] for r in rows]
-        m = [r["metrics"] for r in rows]
+        per_row = [r["metrics"] for r in rows]
         fig, axes = plt.subplots(1, 3, figsize=(13, 4), gridspec_kw={"width_ratios": [1.6, 1, 1]})
         ys = range(len(rows))
         panels = (
@@ -647,9 +486,9 @@ class Seed001(Study):
             ("ping_first_ms", "first ping RTT (ms); dot: steady RTT"),
         )
         for ax, (metric, title) in zip(axes, panels):
-            vals = [x.get(metric) or 0.0 for x in m]
+            vals = [x.get(metric) or 0.0 for x in per_row]
             ax.barh(list(ys), vals, color=["0.25", "0.45", "0.6", "0.75", "0.85"][: len(rows)], edgecolor="black")
-            for y, v, x in zip(ys, vals, m):
+            for y, v, x in zip(ys, vals, per_row):
                 # The goodput bars also carry the cell tax of a full segment.
                 text = (
                     f"{v:.1f}  ({x['cells_per_segment']} cells/segment, {x['wire_efficiency_pct']:.1f} % payload)"
@@ -660,7 +499,7 @@ class Seed001(Study):
             if metric == "throughput_mbps":
                 ax.set_xlim(0, max(vals) * 2.1)
             if metric == "ping_first_ms":
-                ax.plot([x.get("ping_last_ms") or 0.0 for x in m], list(ys), "ko", markersize=4)
+                ax.plot([x.get("ping_last_ms") or 0.0 for x in per_row], list(ys), "ko", markersize=4)
             ax.set_yticks(list(ys))
             ax.set_yticklabels(labels if ax is axes[0] else [], fontsize=8)
             ax.invert_yaxis()
@@ -668,7 +507,7 @@ class Seed001(Study):
             ax.grid(True, axis="x", color="0.9")
         fig.suptitle("The same two Pentium-II hosts over CLIP, LANE and MPOA (OC-3)")
         fig.tight_layout()
-        return figs + [
+        return [
             Figure(
                 "seed001_compare",
                 "CLIP vs LANE vs MPOA for the same pair of hosts",
@@ -800,25 +639,23 @@ class Seed001(Study):
             )
             o["lane.bus.mbps"] = Ours(round(cps * 424 / 1e6, 2), "the calibrated cells × 424 bits")
         if len(best) == len(MTUS):
-            from qoslab.data import cpu_profiles
-
             peak = max(best.values())
-            nic = cpu_profiles()["pentium-ii-350mhz"].atm_nic
+            nic = _adapter()
             o["clip.nic.max"] = Ours(
                 round(nic.sar_cell_rate * 48 * 8 / 1e6, 2),
                 f"the adapters' cell payload rate, set from this row (cpu_profiles.toml atm_nic.sar_cell_rate), so a setting; our best TCP goodput over every MTU and buffer is {peak[0]:.1f} Mb/s (MTU {max(best, key=lambda m: best[m])}, {peak[1]} KiB)",
             )
-        for key, _, mtu in EIES:
+        for key, _, eies_mtu in EIES:
             recs = data.get(f"eies/{key.split('.')[1]}", [])
             if recs:
-                what = "CLIP at RFC 2225's default MTU 9180" if mtu else "LANE on an Ethernet ELAN (MTU 1500)"
+                what = "CLIP at RFC 2225's default MTU 9180" if eies_mtu else "LANE on an Ethernet ELAN (MTU 1500)"
                 o[key] = Ours(
                     round(recs[0]["metrics"]["throughput_mbps"], 2),
                     f"{what}, hosts and adapters that do not bind, 1 MiB windows: the OC-3 line less the cell tax (the seed names neither the Suns, their adapters, the MTU nor the buffers)",
                 )
         return o
 
-    def discussion(self, rows, data):
+    def discussion(self, rows: list[dict[str, Any]], data: dict[str, list[dict[str, Any]]]) -> list[str]:
         by = {r["key"]: r for r in rows}
         got = [k for k in ("clip.576", "clip.9180", "clip.65k.best") if by.get(k, {}).get("ours") is not None]
         if not got:
@@ -860,13 +697,13 @@ class Seed001(Study):
         rows = {r["parameters"]["method"]: r["metrics"] for r in compare_rows(data)}
         if len(rows) < len(COMPARE):
             return ["The CLIP/LANE/MPOA comparison has not run yet."]
-        c, l, mr, m, c9 = rows["clip"], rows["lane"], rows["mpoa-routed"], rows["mpoa"], rows["clip9180"]
+        clip, lane, mr, m, c9 = rows["clip"], rows["lane"], rows["mpoa-routed"], rows["mpoa"], rows["clip9180"]
         return [
-            f"CLIP vs LANE vs MPOA for the same two hosts (same CPU profiles, 64 KiB buffers, OC-3): at MTU 1500 a full TCP segment is {c['cells_per_segment']} cells with CLIP's LLC/SNAP and {l['cells_per_segment']} with LANE's LE and Ethernet headers (the 8 extra octets fit the last cell), so the wire efficiency is the same ({c['wire_efficiency_pct']:.2f} % of the cell octets) and so is the goodput: "
-            f"{c['throughput_mbps']:.1f} (CLIP), {l['throughput_mbps']:.1f} (LANE), {mr['throughput_mbps']:.1f} (MPOA routed) and {m['throughput_mbps']:.1f} Mb/s (MPOA with its shortcut) — the adapters bind, not the method; CLIP with its own MTU of 9180 gives {c9['throughput_mbps']:.1f}. "
+            f"CLIP vs LANE vs MPOA for the same two hosts (same CPU profiles, 64 KiB buffers, OC-3): at MTU 1500 a full TCP segment is {clip['cells_per_segment']} cells with CLIP's LLC/SNAP and {lane['cells_per_segment']} with LANE's LE and Ethernet headers (the 8 extra octets fit the last cell), so the wire efficiency is the same ({clip['wire_efficiency_pct']:.2f} % of the cell octets) and so is the goodput: "
+            f"{clip['throughput_mbps']:.1f} (CLIP), {lane['throughput_mbps']:.1f} (LANE), {mr['throughput_mbps']:.1f} (MPOA routed) and {m['throughput_mbps']:.1f} Mb/s (MPOA with its shortcut) — the adapters bind, not the method; CLIP with its own MTU of 9180 gives {c9['throughput_mbps']:.1f}. "
             "The existing UDP test at line rate (tests/test_seed001_lane.py) shows where the cells do differ: 1440-octet payloads are 31 cells by CLIP or a shortcut and 32 by LANE.",
-            f"What differs is set-up. LANE and MPOA clients must join their ELAN first ({l['joined_ms']:.1f} ms: LECS, LES, BUS); their first frames go through the BUS while LE_ARP and the data-direct VCC proceed, and the flush protocol holds the rest until the BUS path is empty. "
-            f"The first data byte arrives {c['first_byte_ms']:.2f} ms after connect() over CLIP (ATMARP and an SVC), {l['first_byte_ms']:.2f} ms over LANE and {m['first_byte_ms']:.2f} ms over MPOA (two ELANs and the route server); the first ping's round trip takes {c['ping_first_ms']:.2f}, {l['ping_first_ms']:.2f} and {m['ping_first_ms']:.2f} ms against {c['ping_last_ms']:.3f} ms steady. "
+            f"What differs is set-up. LANE and MPOA clients must join their ELAN first ({lane['joined_ms']:.1f} ms: LECS, LES, BUS); their first frames go through the BUS while LE_ARP and the data-direct VCC proceed, and the flush protocol holds the rest until the BUS path is empty. "
+            f"The first data byte arrives {clip['first_byte_ms']:.2f} ms after connect() over CLIP (ATMARP and an SVC), {lane['first_byte_ms']:.2f} ms over LANE and {m['first_byte_ms']:.2f} ms over MPOA (two ELANs and the route server); the first ping's round trip takes {clip['ping_first_ms']:.2f}, {lane['ping_first_ms']:.2f} and {m['ping_first_ms']:.2f} ms against {clip['ping_last_ms']:.3f} ms steady. "
             f"Through the route server a round trip is {mr['ping_last_ms']:.3f} ms, over the shortcut {m['ping_last_ms']:.3f} ms; the shortcut, opened after 10 packets in 1 s, carried {m['shortcut_packets']:,} segments of the transfer. "
             "As the seed's §3 says, without a router bottleneck LANE performs as MPOA; the route server here has no CPU model (it forwards at no cost: the seed gives no figure for the VIVID route server's forwarding), so its path costs one hop of latency and no throughput.",
         ]

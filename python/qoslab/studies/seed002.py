@@ -26,12 +26,17 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
+from qoslab.scenario.model import Bernoulli, Test
 from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, PaperTable, Point, Published, Study, Tolerance, finish_axes
 
 PPPOE = "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1)/ethernet/pppoe/ipv4/tcp"
 PPTP = "ethernet/ipv4/udp/openvpn(cipher=none,auth=sha1)/ethernet/ipv4/gre(pptp)/ppp/ipv4/tcp"
 TCP = Tolerance("iperf averages of 7 runs of 10 s; 5 %", rel=0.05)
 SETTING = Tolerance("a setting of the experiment, taken from the seed: ours is the input itself", abs=0.0)
+THEORY = Tolerance(
+    "the paper's arithmetic, rounded; ours meters the frame without FCS (Linux's skb->len) and carries TCP timestamps: 1 %",
+    rel=0.01,
+)
 RUNS = 7
 """§4: "We take the average rate in 7 times test for each MTU"."""
 PUBLISHED_TCP = {576: 16.10, 1422: 26.91, 1423: 24.26, 1492: 25.26}
@@ -105,6 +110,185 @@ def theory_mbps(rate_bps: float, payload: int, ppp_mtu: int) -> float:
     return rate_bps * payload / (ppp_mtu + outside) / 1e6
 
 
+def _duration_ns(test: Test) -> int:
+    """How long a timed test sends (the example's iperf run)."""
+    duration = getattr(test, "duration", None)
+    if not isinstance(duration, int):
+        raise TypeError(f"a {test.method} test has no duration")
+    return duration
+
+
+def _header_rows() -> list[Published]:
+    """§3: the headers of each encapsulation and the MTU each interface is left with."""
+    return [
+        Published("eth.frame", "§3.1: largest Ethernet frame (IEEE 802.3)", 1518, "bytes", EXACT, source="§3.1"),
+        Published("eth.overhead", "§3.1: Ethernet header and FCS", 18, "bytes", EXACT, source="§3.1"),
+        Published("eth.header", "§3.1: Ethernet header", 14, "bytes", EXACT, source="§3.1"),
+        Published("eth.mac", "§3.1: each MAC address (destination, source)", 6, "bytes", EXACT, source="§3.1"),
+        Published("eth.ethertype", "§3.1: EtherType field", 2, "bytes", EXACT, source="§3.1"),
+        Published("eth.fcs", "§3.1: frame check sequence", 4, "bytes", EXACT, source="§3.1"),
+        Published("mtu.real", "§3.1: MTU of the real network interface", 1500, "bytes", EXACT, source="§3.1"),
+        Published(
+            "openvpn.overhead",
+            "§3.2: OpenVPN overhead without cipher, SHA1 digest (tag 1 + peer id 3 + HMAC 20)",
+            24,
+            "bytes",
+            EXACT,
+            source="§3.2",
+        ),
+        Published("openvpn.tag", "§3.2: OpenVPN packet tag (opcode/key id)", 1, "bytes", EXACT, source="§3.2"),
+        Published("openvpn.peer_id", "§3.2: OpenVPN peer id", 3, "bytes", EXACT, source="§3.2"),
+        Published("openvpn.hmac", "§3.2: SHA1 signature (HMAC)", 20, "bytes", EXACT, source="§3.2"),
+        Published("openvpn.payload", "§3.2: space left for the OpenVPN payload", 1448, "bytes", EXACT, source="§3.2"),
+        Published("mtu.tap", "§3.2: MTU of the L2-VPN (TAP) interface", 1430, "bytes", EXACT, source="§3.2"),
+        Published("pppoe.overhead", "§3.3: PPP header in PPPoE", 8, "bytes", EXACT, source="§3.3"),
+        Published("mtu.pppoe", "§3.3: MTU of the PPPoE interface", 1422, "bytes", EXACT, source="§3.3"),
+        Published("gre.overhead", "§3.4: GRE header in PPTP", 12, "bytes", EXACT, source="§3.4"),
+        Published("pptp.ppp", "§3.4: PPP header in PPTP", 1, "bytes", EXACT, source="§3.4"),
+        Published("mtu.pptp", "§3.4: MTU of the PPTP interface", 1397, "bytes", EXACT, source="§3.4"),
+    ]
+
+
+def _setting_rows() -> list[Published]:
+    """§4: the experiment's settings and the theoretical TCP maximum."""
+    return [
+        Published("link.rate", "§4: the uplink limited to (firewall)", 30, "Mb/s", SETTING, setting=True, source="§4"),
+        Published("link.loss", "§4: loss rate on the uplink", 1, "%", SETTING, setting=True, source="§4"),
+        Published("tcp.window", "§4: TCP window (CUBIC's default)", 85.3, "kbyte", SETTING, setting=True, source="§4"),
+        Published("iperf.runs", "§4: iperf runs averaged per MTU", RUNS, "runs", SETTING, setting=True, source="§4"),
+        Published("iperf.duration", "§4: length of each iperf run", 10, "s", SETTING, setting=True, source="§4"),
+        Published("tcp.mss", "§4: largest TCP payload", 1382, "bytes", EXACT, source="§4"),
+        Published(
+            "tcp.theory",
+            "§4: theoretical maximum TCP throughput on the 30 Mb/s link",
+            27.3,
+            "Mb/s",
+            THEORY,
+            source="§4",
+        ),
+        Published(
+            "tcp.theory.loss",
+            "§4: the same with 1 % loss",
+            27.04,
+            "Mb/s",
+            THEORY,
+            source="§4",
+            derived_from="tcp.theory",
+            derived_how="tcp.theory × (1 − the link's loss rate, a setting)",
+        ),
+        Published(
+            "tcp.theory.share",
+            "§4: the lossy maximum as a share of the lossless one",
+            99,
+            "%",
+            Tolerance("printed precision: the paper rounds to a whole percent", abs=0.5),
+            source="§4",
+            derived_from="link.loss",
+            derived_how="100 − the link's loss rate (a setting)",
+        ),
+        Published(
+            "mtu.min",
+            "§4: the sweep starts at the IPv4 minimum datagram every host must accept (RFC 791)",
+            576,
+            "bytes",
+            SETTING,
+            setting=True,
+            source="§4",
+        ),
+    ]
+
+
+def _throughput_rows() -> list[Published]:
+    """§4, Fig. 6: TCP throughput against the PPPoE MTU."""
+    return [
+        Published("tcp.576", "§4 / Fig. 6: TCP throughput, PPPoE MTU 576", 16.10, "Mb/s", TCP, source="§4, Fig. 6"),
+        Published(
+            "tcp.1422",
+            "§4 / Fig. 6: TCP throughput, PPPoE MTU 1422 (the maximum)",
+            26.91,
+            "Mb/s",
+            TCP,
+            source="§4, Fig. 6",
+        ),
+        Published(
+            "tcp.peak_mtu",
+            "§4 / Fig. 6: the PPPoE MTU of the highest throughput",
+            1422,
+            "bytes",
+            EXACT,
+            source="§4, Fig. 6",
+        ),
+        Published(
+            "tcp.1423",
+            "§4 / Fig. 6: TCP throughput, PPPoE MTU 1423 (one byte over), OpenVPN fragmentation on",
+            24.26,
+            "Mb/s",
+            TCP,
+            source="§4, Fig. 6",
+        ),
+        Published("mtu.pppoe.max", "§4: the maximum MTU of PPPoE (RFC 2516 §7)", 1492, "bytes", EXACT, source="§4"),
+        Published("tcp.1492", "§4 / Fig. 6: TCP throughput, PPPoE MTU 1492", 25.26, "Mb/s", TCP, source="§4, Fig. 6"),
+        Published(
+            "tcp.nofrag",
+            "§4: TCP throughput above 1422 with OpenVPN's fragmentation off ('almost no data can be sent'; ours at 1423)",
+            0.0,
+            "Mb/s",
+            Tolerance("'almost no data': under 1 Mb/s", abs=1.0),
+            source="§4",
+        ),
+    ]
+
+
+def _encoding_ours(recs: dict[str, dict[str, Any]]) -> dict[str, Ours]:
+    """§3's headers and MTUs, from qoslab mtu's analysis of each stack (``recs``)."""
+    o: dict[str, Ours] = {}
+    p, t = recs["pppoe"], recs["pptp"]
+    layers = dict((n, b) for n, b in p["layers"] if n in ("openvpn", "pppoe"))
+    outer = p["fields"]["ethernet#0"]
+    ovpn = p["fields"]["openvpn#3"]
+    note = "qoslab mtu with the seed's FCS accounting (--count-fcs)"
+    o |= {
+        "mtu.real": Ours(p["interfaces"]["eth0"], note),
+        "mtu.tap": Ours(p["interfaces"]["tap0"], note),
+        "mtu.pppoe": Ours(p["interfaces"]["ppp0"], note),
+        "mtu.pptp": Ours(t["interfaces"]["ppp0"], note),
+        "mtu.pppoe.max": Ours(
+            recs["pppoe-alone"]["interfaces"]["ppp0"],
+            "qoslab mtu ethernet/pppoe/ipv4: PPPoE straight on a 1500-byte Ethernet",
+        ),
+        "tcp.mss": Ours(
+            p["tcp_mss"],
+            "MTU of the PPPoE interface - 40 (the simulated Linux stack also carries 12 bytes of timestamps: 1370)",
+        ),
+        "openvpn.overhead": Ours(layers.get("openvpn"), "replay protection off, as the seed counts"),
+        "openvpn.tag": Ours(ovpn.get("opcode/key id"), "the OpenVPN encoding's first octet"),
+        "openvpn.peer_id": Ours(ovpn.get("peer id"), "P_DATA_V2's peer id"),
+        "openvpn.hmac": Ours(ovpn.get("hmac"), "HMAC-SHA1"),
+        "openvpn.payload": Ours(p["interfaces"]["tap0"] + 18, "TAP MTU + the inner Ethernet header and FCS"),
+        "pppoe.overhead": Ours(layers.get("pppoe"), "PPPoE 6 + PPP protocol 2"),
+        "gre.overhead": Ours(dict(t["layers"]).get("gre"), "enhanced GRE (RFC 2637) with sequence number"),
+        "pptp.ppp": Ours(dict(t["layers"]).get("ppp"), "PPP protocol field compressed"),
+        "eth.header": Ours(
+            outer["destination"] + outer["source"] + outer["ethertype"], "the Ethernet encoding's header fields"
+        ),
+        "eth.mac": Ours(
+            outer["destination"] if outer["destination"] == outer["source"] else None,
+            "destination and source fields",
+        ),
+        "eth.ethertype": Ours(outer["ethertype"], "the Ethernet encoding"),
+        "eth.fcs": Ours(outer["fcs"], "the Ethernet encoding"),
+        "eth.overhead": Ours(
+            outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"],
+            "header + FCS fields of the encoding",
+        ),
+        "eth.frame": Ours(
+            p["interfaces"]["eth0"] + outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"],
+            "MTU + header + FCS",
+        ),
+    }
+    return o
+
+
 class Seed002(Study):
     seed = "002"
     title = "MTUs of PPPoE and PPTP over an OpenVPN-UDP layer-2 VPN"
@@ -113,125 +297,7 @@ class Seed002(Study):
     scenarios = [EXAMPLE, FRAGMENT, PPTP_EXAMPLE]
 
     def published(self) -> list[Published]:
-        theory = Tolerance(
-            "the paper's arithmetic, rounded; ours meters the frame without FCS (Linux's skb->len) and carries TCP timestamps: 1 %",
-            rel=0.01,
-        )
-        return [
-            Published("eth.frame", "§3.1: largest Ethernet frame (IEEE 802.3)", 1518, "bytes", EXACT, source="§3.1"),
-            Published("eth.overhead", "§3.1: Ethernet header and FCS", 18, "bytes", EXACT, source="§3.1"),
-            Published("eth.header", "§3.1: Ethernet header", 14, "bytes", EXACT, source="§3.1"),
-            Published("eth.mac", "§3.1: each MAC address (destination, source)", 6, "bytes", EXACT, source="§3.1"),
-            Published("eth.ethertype", "§3.1: EtherType field", 2, "bytes", EXACT, source="§3.1"),
-            Published("eth.fcs", "§3.1: frame check sequence", 4, "bytes", EXACT, source="§3.1"),
-            Published("mtu.real", "§3.1: MTU of the real network interface", 1500, "bytes", EXACT, source="§3.1"),
-            Published(
-                "openvpn.overhead",
-                "§3.2: OpenVPN overhead without cipher, SHA1 digest (tag 1 + peer id 3 + HMAC 20)",
-                24,
-                "bytes",
-                EXACT,
-                source="§3.2",
-            ),
-            Published("openvpn.tag", "§3.2: OpenVPN packet tag (opcode/key id)", 1, "bytes", EXACT, source="§3.2"),
-            Published("openvpn.peer_id", "§3.2: OpenVPN peer id", 3, "bytes", EXACT, source="§3.2"),
-            Published("openvpn.hmac", "§3.2: SHA1 signature (HMAC)", 20, "bytes", EXACT, source="§3.2"),
-            Published(
-                "openvpn.payload", "§3.2: space left for the OpenVPN payload", 1448, "bytes", EXACT, source="§3.2"
-            ),
-            Published("mtu.tap", "§3.2: MTU of the L2-VPN (TAP) interface", 1430, "bytes", EXACT, source="§3.2"),
-            Published("pppoe.overhead", "§3.3: PPP header in PPPoE", 8, "bytes", EXACT, source="§3.3"),
-            Published("mtu.pppoe", "§3.3: MTU of the PPPoE interface", 1422, "bytes", EXACT, source="§3.3"),
-            Published("gre.overhead", "§3.4: GRE header in PPTP", 12, "bytes", EXACT, source="§3.4"),
-            Published("pptp.ppp", "§3.4: PPP header in PPTP", 1, "bytes", EXACT, source="§3.4"),
-            Published("mtu.pptp", "§3.4: MTU of the PPTP interface", 1397, "bytes", EXACT, source="§3.4"),
-            Published(
-                "link.rate", "§4: the uplink limited to (firewall)", 30, "Mb/s", SETTING, setting=True, source="§4"
-            ),
-            Published("link.loss", "§4: loss rate on the uplink", 1, "%", SETTING, setting=True, source="§4"),
-            Published(
-                "tcp.window", "§4: TCP window (CUBIC's default)", 85.3, "kbyte", SETTING, setting=True, source="§4"
-            ),
-            Published(
-                "iperf.runs", "§4: iperf runs averaged per MTU", RUNS, "runs", SETTING, setting=True, source="§4"
-            ),
-            Published("iperf.duration", "§4: length of each iperf run", 10, "s", SETTING, setting=True, source="§4"),
-            Published("tcp.mss", "§4: largest TCP payload", 1382, "bytes", EXACT, source="§4"),
-            Published(
-                "tcp.theory",
-                "§4: theoretical maximum TCP throughput on the 30 Mb/s link",
-                27.3,
-                "Mb/s",
-                theory,
-                source="§4",
-            ),
-            Published(
-                "tcp.theory.loss",
-                "§4: the same with 1 % loss",
-                27.04,
-                "Mb/s",
-                theory,
-                source="§4",
-                derived_from="tcp.theory",
-                derived_how="tcp.theory × (1 − the link's loss rate, a setting)",
-            ),
-            Published(
-                "tcp.theory.share",
-                "§4: the lossy maximum as a share of the lossless one",
-                99,
-                "%",
-                Tolerance("printed precision: the paper rounds to a whole percent", abs=0.5),
-                source="§4",
-                derived_from="link.loss",
-                derived_how="100 − the link's loss rate (a setting)",
-            ),
-            Published(
-                "mtu.min",
-                "§4: the sweep starts at the IPv4 minimum datagram every host must accept (RFC 791)",
-                576,
-                "bytes",
-                SETTING,
-                setting=True,
-                source="§4",
-            ),
-            Published("tcp.576", "§4 / Fig. 6: TCP throughput, PPPoE MTU 576", 16.10, "Mb/s", TCP, source="§4, Fig. 6"),
-            Published(
-                "tcp.1422",
-                "§4 / Fig. 6: TCP throughput, PPPoE MTU 1422 (the maximum)",
-                26.91,
-                "Mb/s",
-                TCP,
-                source="§4, Fig. 6",
-            ),
-            Published(
-                "tcp.peak_mtu",
-                "§4 / Fig. 6: the PPPoE MTU of the highest throughput",
-                1422,
-                "bytes",
-                EXACT,
-                source="§4, Fig. 6",
-            ),
-            Published(
-                "tcp.1423",
-                "§4 / Fig. 6: TCP throughput, PPPoE MTU 1423 (one byte over), OpenVPN fragmentation on",
-                24.26,
-                "Mb/s",
-                TCP,
-                source="§4, Fig. 6",
-            ),
-            Published("mtu.pppoe.max", "§4: the maximum MTU of PPPoE (RFC 2516 §7)", 1492, "bytes", EXACT, source="§4"),
-            Published(
-                "tcp.1492", "§4 / Fig. 6: TCP throughput, PPPoE MTU 1492", 25.26, "Mb/s", TCP, source="§4, Fig. 6"
-            ),
-            Published(
-                "tcp.nofrag",
-                "§4: TCP throughput above 1422 with OpenVPN's fragmentation off ('almost no data can be sent'; ours at 1423)",
-                0.0,
-                "Mb/s",
-                Tolerance("'almost no data': under 1 Mb/s", abs=1.0),
-                source="§4",
-            ),
-        ]
+        return _header_rows() + _setting_rows() + _throughput_rows()
 
     def points(self, workdir: Path | None = None) -> list[Point]:
         def mtu(progress: Any) -> list[dict[str, Any]]:
@@ -246,7 +312,8 @@ class Seed002(Study):
                 progress(f"MTU analysis of the {name} stack")
                 r = analyse(stack, count_fcs=fcs).to_json()
                 fields = {
-                    f"{l['name']}#{i}": {f["name"]: f["bytes"] for f in l["fields"]} for i, l in enumerate(r["layers"])
+                    f"{layer['name']}#{i}": {f["name"]: f["bytes"] for f in layer["fields"]}
+                    for i, layer in enumerate(r["layers"])
                 }
                 out.append(
                     {
@@ -259,7 +326,7 @@ class Seed002(Study):
                             "mtu": r["mtu"],
                             "tcp_mss": r["tcp_mss"],
                             "interfaces": {i["name"]: i["mtu"] for i in r["interfaces"]},
-                            "layers": [[l["name"], l["overhead_bytes"]] for l in r["layers"]],
+                            "layers": [[layer["name"], layer["overhead_bytes"]] for layer in r["layers"]],
                             "fields": fields,
                         },
                     }
@@ -310,60 +377,16 @@ class Seed002(Study):
         recs = {r["name"]: r["metrics"] for r in data.get("mtu", [])}
         o: dict[str, Ours] = {}
         if recs:
-            p, t = recs["pppoe"], recs["pptp"]
-            layers = dict((n, b) for n, b in p["layers"] if n in ("openvpn", "pppoe"))
-            outer = p["fields"]["ethernet#0"]
-            ovpn = p["fields"]["openvpn#3"]
-            note = "qoslab mtu with the seed's FCS accounting (--count-fcs)"
-            o |= {
-                "mtu.real": Ours(p["interfaces"]["eth0"], note),
-                "mtu.tap": Ours(p["interfaces"]["tap0"], note),
-                "mtu.pppoe": Ours(p["interfaces"]["ppp0"], note),
-                "mtu.pptp": Ours(t["interfaces"]["ppp0"], note),
-                "mtu.pppoe.max": Ours(
-                    recs["pppoe-alone"]["interfaces"]["ppp0"],
-                    "qoslab mtu ethernet/pppoe/ipv4: PPPoE straight on a 1500-byte Ethernet",
-                ),
-                "tcp.mss": Ours(
-                    p["tcp_mss"],
-                    "MTU of the PPPoE interface - 40 (the simulated Linux stack also carries 12 bytes of timestamps: 1370)",
-                ),
-                "openvpn.overhead": Ours(layers.get("openvpn"), "replay protection off, as the seed counts"),
-                "openvpn.tag": Ours(ovpn.get("opcode/key id"), "the OpenVPN encoding's first octet"),
-                "openvpn.peer_id": Ours(ovpn.get("peer id"), "P_DATA_V2's peer id"),
-                "openvpn.hmac": Ours(ovpn.get("hmac"), "HMAC-SHA1"),
-                "openvpn.payload": Ours(p["interfaces"]["tap0"] + 18, "TAP MTU + the inner Ethernet header and FCS"),
-                "pppoe.overhead": Ours(layers.get("pppoe"), "PPPoE 6 + PPP protocol 2"),
-                "gre.overhead": Ours(dict(t["layers"]).get("gre"), "enhanced GRE (RFC 2637) with sequence number"),
-                "pptp.ppp": Ours(dict(t["layers"]).get("ppp"), "PPP protocol field compressed"),
-                "eth.header": Ours(
-                    outer["destination"] + outer["source"] + outer["ethertype"], "the Ethernet encoding's header fields"
-                ),
-                "eth.mac": Ours(
-                    outer["destination"] if outer["destination"] == outer["source"] else None,
-                    "destination and source fields",
-                ),
-                "eth.ethertype": Ours(outer["ethertype"], "the Ethernet encoding"),
-                "eth.fcs": Ours(outer["fcs"], "the Ethernet encoding"),
-                "eth.overhead": Ours(
-                    outer["destination"] + outer["source"] + outer["ethertype"] + outer["fcs"],
-                    "header + FCS fields of the encoding",
-                ),
-                "eth.frame": Ours(
-                    p["interfaces"]["eth0"]
-                    + outer["destination"]
-                    + outer["source"]
-                    + outer["ethertype"]
-                    + outer["fcs"],
-                    "MTU + header + FCS",
-                ),
-            }
+            o |= _encoding_ours(recs)
         below, above, nofrag = (
             self.tcp_by_mtu(data, "pppoe"),
             self.tcp_by_mtu(data, "fragment"),
             self.tcp_by_mtu(data, "nofrag"),
         )
-        runs = lambda v: f"mean of {len(v)} runs of 10 s (seeds 1-{len(v)}), range {min(v):.2f}-{max(v):.2f} Mb/s"  # noqa: E731
+
+        def runs(v: list[float]) -> str:
+            return f"mean of {len(v)} runs of 10 s (seeds 1-{len(v)}), range {min(v):.2f}-{max(v):.2f} Mb/s"
+
         for m, series in ((576, below), (1422, below), (1423, above), (1492, above)):
             if series.get(m):
                 o[f"tcp.{m}"] = Ours(mean(series[m]), runs(series[m]))
@@ -387,7 +410,7 @@ class Seed002(Study):
             sc = load_scenario(EXAMPLES / EXAMPLE)
             wan = sc.link[0]
             rate = wan.shaper[0].rate
-            loss = sum(float(x.rate) for x in wan.loss) * 100
+            loss = sum(float(x.rate) for x in wan.loss if isinstance(x, Bernoulli)) * 100
             mss = first["metrics"]["mss_bytes"]
             th = theory_mbps(rate, mss, 1422)
             o["tcp.theory"] = Ours(
@@ -400,7 +423,7 @@ class Seed002(Study):
             o["link.loss"] = Ours(loss, "the example's loss model")
             o["tcp.window"] = Ours(first["parameters"]["window_bytes"] / 1000, "the example's window")
             o["iperf.runs"] = Ours(len(below.get(1422, [])), "runs averaged per MTU, each its own seed")
-            o["iperf.duration"] = Ours(sc.test[0].duration / 1e9, "the example's test duration")
+            o["iperf.duration"] = Ours(_duration_ns(sc.test[0]) / 1e9, "the example's test duration")
             o["mtu.min"] = Ours(min(below) if below else None, "the smallest MTU of the example's sweep")
         return {k: v for k, v in o.items() if v.value is not None}
 
@@ -418,7 +441,7 @@ class Seed002(Study):
         import matplotlib.pyplot as plt
 
         fig, ax = plt.subplots(figsize=(7.5, 4.5))
-        for kind, label, style in (
+        series_styles: tuple[tuple[str, str, dict[str, Any]], ...] = (
             ("pppoe", "ours, PPPoE, no OpenVPN fragmentation", dict(color="black", marker="o", linestyle="-")),
             ("fragment", "ours, PPPoE, OpenVPN fragmentation on", dict(color="0.35", marker="s", linestyle="--")),
             (
@@ -436,7 +459,8 @@ class Seed002(Study):
                 "ours, PPTP at its MTU 1397",
                 dict(color="black", marker="D", linestyle="none", markerfacecolor="white"),
             ),
-        ):
+        )
+        for kind, label, style in series_styles:
             series = self.tcp_by_mtu(data, kind)
             if not series:
                 continue

@@ -27,6 +27,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from qoslab.scenario.model import AdaptiveUpstream, Router, Scenario, Serial, Wifi
 from qoslab.studies import EXACT, EXAMPLES, Figure, Ours, Point, Published, Study, Tolerance, finish_axes
 
 ASYM = "seed004_asymmetric.toml"
@@ -43,6 +44,14 @@ def ethernet_down(rate: str) -> dict[str, Any]:
 
 STATED = Tolerance("a setting or fact the seed states", abs=0.0)
 SETTING = Tolerance("a setting of the experiment, taken from the seed", abs=0.0)
+TYPING = {"method": "ping", "from": "right", "to": "left", "count": 2400, "interval": "100 ms", "payload": 32}
+"""Keystrokes from the X server at home to the campus workstation and their echoes, the
+seed's sluggish 'keyboard response': one a tenth of a second for four minutes, inside
+the campus stations' five (a fast typist; the seed gives no rate), each an ICMP echo of
+32 octets, an X11 KeyPress event's size (X Window System Protocol, "Events": every event
+is 32 bytes). A keystroke whose datagram is lost waits, over TCP, for NetBSD 1.1's
+retransmission timer, at least TCPTV_MIN = 1 s: it is delayed over a second, as one whose
+echo takes over a second."""
 VARIANTS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     # key: (example, values, words); the asymmetric sweeps run the file's own [sweep]
     "asym": (ASYM, None, "2 Mb/s radio down, SLIP ACKs 1200 b/s … 115.2 kb/s"),
@@ -63,25 +72,15 @@ VARIANTS: dict[str, tuple[str, dict[str, Any] | None, str]] = {
     "hidden_radio": (HIDDEN, {"node.r2.adaptive": None}, "hidden terminals, radio alone"),
     "typing_radio": (
         HIDDEN,
-        {"test[0]": None, "node.r2.adaptive": None},
+        {"test[0]": TYPING, "node.r2.adaptive": None},
         "hidden terminals, keystrokes over the radio alone",
     ),
     "typing_acks": (
         HIDDEN,
-        {"test[0]": None, "node.r2.adaptive.low": 0.0, "node.r2.adaptive.high": 0.0},
+        {"test[0]": TYPING, "node.r2.adaptive.low": 0.0, "node.r2.adaptive.high": 0.0},
         "hidden terminals, keystrokes over the radio with the router's link acks (never the modem)",
     ),
 }
-TYPING = {"method": "ping", "from": "right", "to": "left", "count": 2400, "interval": "100 ms", "payload": 32}
-"""Keystrokes from the X server at home to the campus workstation and their echoes, the
-seed's sluggish 'keyboard response': one a tenth of a second for four minutes, inside
-the campus stations' five (a fast typist; the seed gives no rate), each an ICMP echo of
-32 octets, an X11 KeyPress event's size (X Window System Protocol, "Events": every event
-is 32 bytes). A keystroke whose datagram is lost waits, over TCP, for NetBSD 1.1's
-retransmission timer, at least TCPTV_MIN = 1 s: it is delayed over a second, as one whose
-echo takes over a second."""
-for _key in ("typing_radio", "typing_acks"):
-    VARIANTS[_key][1]["test[0]"] = TYPING
 FREQUENT = 0.01
 """'Frequently': at least one keystroke in a hundred delayed over a second (a few times a
 minute of typing; the seed gives no rate). A reading of the seed's word, stated here."""
@@ -165,7 +164,7 @@ def _records(points: list[Any], key: str) -> list[dict[str, Any]]:
     out = []
     for point in points:
         sc = point.point.scenario
-        serial = next(l for l in sc.link if l.type == "serial")
+        serial = next(link for link in sc.link if link.type == "serial")
         for rec in point.records():
             rec = dict(rec, parameters=dict(rec["parameters"], variant=key, serial_bps=serial.rate))
             out.append(rec)
@@ -192,22 +191,323 @@ def ack_clock_mbps(serial_bps: float, mss: int, segments_per_ack: float = 2) -> 
     return serial_bps / (ack_line_octets() * 10) * segments_per_ack * mss * 8 / 1e6
 
 
+def _adaptive(sc: Scenario, name: str) -> AdaptiveUpstream:
+    """The adaptive upstream of router ``name`` in an example that has one."""
+    node = sc.node[name]
+    if not isinstance(node, Router) or node.adaptive is None:
+        raise ValueError(f"{name} is not an adaptive router in {sc.scenario.name!r}")
+    return node.adaptive
+
+
 def _ack_layers() -> list[dict[str, Any]]:
     from qoslab.analysis.mtu import analyse
 
-    return analyse("serial/slip/ipv4/tcp").to_json()["layers"]
+    layers: list[dict[str, Any]] = analyse("serial/slip/ipv4/tcp").to_json()["layers"]
+    return layers
 
 
 def ack_octets() -> int:
     """A bare ACK: the IPv4 and TCP headers of our encodings."""
-    return sum(l["overhead_bytes"] for l in _ack_layers() if l["name"] in ("ipv4", "tcp"))
+    return sum(int(layer["overhead_bytes"]) for layer in _ack_layers() if layer["name"] in ("ipv4", "tcp"))
 
 
 def ack_line_octets() -> int:
     """A bare ACK as SLIP puts it on the line: the datagram between two END octets
     (RFC 1055; the example's addresses need no escapes)."""
-    slip = next(l for l in _ack_layers() if l["name"] == "slip")
-    return ack_octets() + sum(f["bytes"] for f in slip["fields"] if f["name"].startswith("end"))
+    slip = next(layer for layer in _ack_layers() if layer["name"] == "slip")
+    return ack_octets() + sum(int(f["bytes"]) for f in slip["fields"] if f["name"].startswith("end"))
+
+
+_PaperRow = tuple[str, str, Any, str, Tolerance, str | None, bool]
+"""(key, item, published value, unit, tolerance, why not reproduced, a setting)."""
+
+
+def _finding_rows() -> list[_PaperRow]:
+    """The seed's findings: the uplink that reaches 95 % of the peak, hidden terminals, the delays a user notices."""
+    return [
+        (
+            "peak95.uplink",
+            "95 % of peak download over 2 Mb/s wireless is reached with an uplink of",
+            57.6,
+            "kb/s",
+            Tolerance("one of the serial speeds swept", rel=0.0),
+            None,
+            False,
+        ),
+        (
+            "proportional",
+            "when the download greatly exceeds the upload, download performance is roughly proportional to upload speed",
+            "yes",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        (
+            "serial115.beats.wireless",
+            "a 115.2 kb/s serial uplink beats wireless both ways (2 Mb/s)",
+            "yes",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        (
+            "adsl.sufficient",
+            "the ADSL trial's 64 kb/s upload suffices for a 1.5 Mb/s download stream 'at nearly peak performance'",
+            "yes",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        (
+            "adaptive.channel",
+            "under hidden terminals the adaptive router sends home-to-campus over",
+            "modem",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        (
+            "hidden.radio.delay",
+            "with the radio both ways under hidden terminals, delays of over a second occur frequently",
+            "yes",
+            "",
+            EXACT,
+            None,
+            False,
+        ),
+        ("backoff.cap", "the router's acknowledgement backoff never exceeds", 0.1, "s", SETTING, None, True),
+        (
+            "tcp.shutdown.loss",
+            "TCP effectively shuts down once losses approach",
+            10,
+            "%",
+            Tolerance("'approach': 3 points", abs=3.0),
+            None,
+            False,
+        ),
+        (
+            "delay.noticeable",
+            "a delay the user notices",
+            100,
+            "ms",
+            STATED,
+            "a statement about users, not a measurement",
+            False,
+        ),
+    ]
+
+
+def _setting_rows() -> list[_PaperRow]:
+    """The rates, sizes and counts of the seed's set-up and of its acknowledgements."""
+    return [
+        ("wavelan.rate", "WaveLAN data rate", 2, "Mb/s", SETTING, None, True),
+        ("ethernet.rate", "Ethernet downlink of the first experiment", 10, "Mb/s", SETTING, None, True),
+        ("wavelan.freq", "WaveLAN carrier", 915, "MHz", STATED, "radio frequency is not modelled", False),
+        ("wavelan.wavelength", "915 MHz wavelength", 33, "cm", STATED, "radio propagation is not modelled", False),
+        ("home.distance", "home to campus", 1, "mile", STATED, "radio propagation is not modelled", False),
+        (
+            "cpu.clock",
+            "the end nodes' and routers' processors",
+            25,
+            "MHz",
+            STATED,
+            "the hosts' CPUs are not modelled in seed 004's scenarios (the seed: 'fast enough to drive the cards … within a factor of 2')",
+            False,
+        ),
+        ("ttcp.file", "file downloaded with ttcp", 10, "MB", SETTING, None, True),
+        ("serial.min", "slowest serial line of the sweep", 1200, "b/s", SETTING, None, True),
+        ("serial.max", "fastest serial line of the sweep", 115200, "b/s", SETTING, None, True),
+        (
+            "trials",
+            "trials per point (maximum reported)",
+            10,
+            "trials",
+            STATED,
+            "the simulated download has one sender on its medium: every trial gives the same result, so one is run",
+            False,
+        ),
+        ("modem.rate", "V.34bis modem upload speed", 33.6, "kb/s", SETTING, None, True),
+        (
+            "modem.compression",
+            "modem compression ratio (about 2:1)",
+            2,
+            "",
+            Tolerance("'about'", rel=0.25),
+            None,
+            True,
+        ),
+        ("adsl.down", "Pittsburgh ADSL trial download", 1.5, "Mb/s", SETTING, None, True),
+        ("adsl.up", "Pittsburgh ADSL trial upload", 64, "kb/s", SETTING, None, True),
+        ("ack.size", "acknowledgement datagram (20-byte IP + 20-byte TCP header)", 40, "bytes", EXACT, None, False),
+        ("ack.ip", "IP header of an acknowledgement", 20, "bytes", EXACT, None, False),
+        ("ack.tcp", "TCP header of an acknowledgement", 20, "bytes", EXACT, None, False),
+        (
+            "data.size",
+            "download datagrams carry approximately this much data",
+            1500,
+            "bytes",
+            Tolerance("'approximately'", rel=0.05),
+            None,
+            False,
+        ),
+    ]
+
+
+def _asym_ours(asym: dict[int, dict[str, Any]]) -> dict[str, Ours]:
+    """The asymmetric sweep: the uplink that reaches 95 % of the peak, proportionality
+    below 9600 b/s, and the settings it echoes."""
+    o: dict[str, Ours] = {}
+    if asym:
+        tp = {b: r["metrics"]["throughput_mbps"] for b, r in asym.items()}
+        peak = max(tp.values())
+        at95 = min(b for b, v in tp.items() if v >= 0.95 * peak)
+        note = f"smallest swept serial rate with ≥ 95 % of the peak {peak:.3f} Mb/s ({tp[at95]:.3f} Mb/s there)"
+        mss = asym[max(asym)]["metrics"]["mss_bytes"]
+        if LINE_LIMITED in tp and 38400 in tp:
+            k = segments_per_ack(tp[LINE_LIMITED], LINE_LIMITED, mss)
+            cap = ack_clock_mbps(38400, mss, k)
+            need = 0.95 * peak
+            note += (
+                f". Why not 57.6: NetBSD's ACKs (every second segment, and at once a segment with PSH) cover {k:.2f} segments on average "
+                f"(read at {LINE_LIMITED / 1000:g} kb/s, where the line limits), so at 38.4 kb/s the {ack_line_octets()}-octet SLIP ACKs clock "
+                f"{cap:.3f} Mb/s, {100 * cap / peak:.0f} % of the radio's peak: the radio limits there. The seed's 38.4 kb/s point under 95 % needs "
+                f"the line to clock under {need:.3f} Mb/s: at most {need / ack_clock_mbps(38400, mss, 1):.2f} segments an ACK, or a line delivering at most "
+                f"{100 * need / cap:.0f} % of its 38.4 kb/s (the routers' serial timing is not modelled); the seed's figure values, not in its text, would settle it"
+            )
+        o["peak95.uplink"] = Ours(at95 / 1000, note)
+        low = [tp[b] / b for b in RATES if b <= 9600 and b in tp]
+        spread = (max(low) - min(low)) / (sum(low) / len(low)) if low else None
+        if spread is not None:
+            o["proportional"] = Ours(
+                "yes" if spread <= 0.10 else "no",
+                f"download / upload rate from 1200 to 9600 b/s varies by {100 * spread:.1f} % (within 10 % = proportional)",
+            )
+        rec = asym[max(asym)]
+        o["data.size"] = Ours(
+            rec["metrics"]["mss_bytes"],
+            f"TCP payload per download segment; the datagrams are {rec['metrics']['path_mtu_bytes']} bytes",
+        )
+        o["ttcp.file"] = Ours(rec["parameters"]["bytes"] / 1e6, "the example's transfer")
+        o["serial.min"] = Ours(min(asym), "the example's sweep")
+        o["serial.max"] = Ours(max(asym), "the example's sweep")
+    return o
+
+
+def _loss_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """The radio frame loss at which TCP effectively shuts down."""
+    o: dict[str, Ours] = {}
+    losses = _loss_curve(data)
+    if losses.get(0):
+        dead = next((x for x in sorted(losses) if losses[x] < SHUTDOWN * losses[0]), None)
+        if dead is None:
+            o["tcp.shutdown.loss"] = Ours(
+                None,
+                f"the download never fell below {SHUTDOWN:.0%} of its loss-free rate up to {max(losses)} % frame loss",
+            )
+        else:
+            o["tcp.shutdown.loss"] = Ours(
+                dead,
+                f"smallest swept radio frame loss (no link acks, NetBSD TCP) at which the download (mean of {len(LOSS_SEEDS)} seeds) falls below {SHUTDOWN:.0%} of its loss-free {losses[0]:.2f} Mb/s: {losses[dead]:.3f} Mb/s; at 5 % it is {losses.get(5, float('nan')):.3f}, at 10 % {losses.get(10, float('nan')):.3f}",
+            )
+    return o
+
+
+def _comparison_ours(data: dict[str, list[dict[str, Any]]], asym: dict[int, dict[str, Any]]) -> dict[str, Ours]:
+    """115.2 kb/s SLIP against the radio both ways; ADSL's 64 kb/s against 115.2 kb/s."""
+    o: dict[str, Ours] = {}
+    both = data.get("both", [])
+    if asym and both and 115200 in asym:
+        a, b = asym[115200]["metrics"]["throughput_mbps"], both[0]["metrics"]["throughput_mbps"]
+        o["serial115.beats.wireless"] = Ours(
+            "yes" if a > b else "no",
+            f"{a:.3f} Mb/s with SLIP ACKs at 115.2 kb/s vs {b:.3f} Mb/s with the radio both ways",
+        )
+    a64, a115 = data.get("adsl64", []), data.get("adsl115", [])
+    if a64 and a115:
+        x, y = a64[0]["metrics"]["throughput_mbps"], a115[0]["metrics"]["throughput_mbps"]
+        o["adsl.sufficient"] = Ours(
+            "yes" if x >= 0.95 * y else "no",
+            f"{x:.3f} Mb/s with 64 kb/s of ACK line vs {y:.3f} Mb/s with 115.2 kb/s (≥ 95 % = nearly peak)",
+        )
+    return o
+
+
+def _hidden_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """Hidden terminals: the channel the adaptive router chose, the keystrokes' delays."""
+    o: dict[str, Ours] = {}
+    hidden = data.get("hidden", [])
+    if hidden and hidden[0].get("adaptive"):
+        ad = hidden[0]["adaptive"][0]
+        first = ad["switches"][0] if ad["switches"] else None
+        c = ad["counters"]
+        if first is not None:
+            o["adaptive.channel"] = Ours(
+                first["to"],
+                f"results['adaptive']: r2 left the {first['from']} for the {first['to']} at {first['time_s']:.2f} s, the radio's delivery ratio at {100 * first['radio_ratio']:.0f} %; {c['modem_datagrams']} of {c['datagrams']} upstream datagrams went by modem",
+            )
+        else:
+            o["adaptive.channel"] = Ours("radio", "results['adaptive']: r2 never left the radio")
+    radio = data.get("hidden_radio", [])
+    if radio:
+        r = radio[0]
+        mx = max((s["sender"]["max_rtt_ms"] or 0.0) for s in r.get("streams", [{"sender": {"max_rtt_ms": 0.0}}]))
+        radio_note = (
+            f"the download with the radio alone: {r['metrics']['throughput_mbps']:.3f} Mb/s against {hidden[0]['metrics']['throughput_mbps']:.3f} with the adaptive router, {r['metrics'].get('timeouts', 0)} retransmission timeouts (each a wait of at least 1 s); TCP's largest RTT sample {mx:.0f} ms (Karn's rule leaves retransmitted segments out)"
+            if hidden
+            else f"largest RTT {mx:.0f} ms"
+        )
+        typed = {k: _slow_keys(data.get(k, [])) for k in ("typing_radio", "typing_acks")}
+        if typed["typing_radio"] is not None:
+            share, lost, slow, sent = typed["typing_radio"]
+            acks = typed["typing_acks"]
+            with_acks = (
+                f"; with the router's link acks (never the modem): {100 * acks[0]:.2f} % ({acks[1]} lost, {acks[2]} echoes over 1 s, ARP's start-up included)"
+                if acks
+                else ""
+            )
+            o["hidden.radio.delay"] = Ours(
+                "yes" if share >= FREQUENT else "no",
+                f"keystrokes (32-octet echoes, 10 a second for {sent / 10:.0f} s) over the radio alone delayed over a second: {100 * share:.2f} % ({lost} lost, so resent after NetBSD's ≥ 1 s RTO, and {slow} echoes over 1 s); 'frequently' read as ≥ {100 * FREQUENT:g} %{with_acks}. {radio_note}",
+            )
+        else:
+            o["hidden.radio.delay"] = Ours(None, radio_note)
+    return o
+
+
+def _setting_ours(data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
+    """The settings the examples take from the seed, and our acknowledgement's size."""
+    from qoslab.scenario import load_scenario
+
+    o: dict[str, Ours] = {}
+    a64 = data.get("adsl64", [])
+    hs = load_scenario(EXAMPLES / HIDDEN)
+    modem = next(link for link in hs.link if isinstance(link, Serial))
+    o["backoff.cap"] = Ours(
+        _adaptive(hs, "r2").max_timeout / 1e9,
+        "the adaptive router's max_timeout, set from this row (the simulator reports no observed backoff)",
+    )
+    o["modem.rate"] = Ours(modem.rate / 1000, "the hidden-terminal example's modem")
+    o["modem.compression"] = Ours(modem.compression, "the hidden-terminal example's modem")
+    asc = load_scenario(EXAMPLES / ASYM)
+    radio_link = next(link for link in asc.link if isinstance(link, Wifi))
+    o["wavelan.rate"] = Ours(
+        None if radio_link.rate is None else radio_link.rate / 1e6, "the asymmetric example's radio"
+    )
+    o["ethernet.rate"] = Ours(10.0 if data.get("eth") else None, "the Ethernet variant's downlink")
+    o["adsl.down"] = Ours(1.5 if a64 else None, "the ADSL variant's downlink")
+    o["adsl.up"] = Ours(64.0 if a64 else None, "the ADSL variant's ACK line")
+    o["ack.size"] = Ours(
+        ack_octets(),
+        "IPv4 + TCP headers of our encodings (qoslab mtu serial/slip/ipv4/tcp); SLIP adds 2 END octets on the line",
+    )
+    layers = {layer["name"]: layer["overhead_bytes"] for layer in _ack_layers()}
+    o["ack.ip"] = Ours(layers.get("ipv4"), "our IPv4 encoding")
+    o["ack.tcp"] = Ours(layers.get("tcp"), "our TCP encoding, no options")
+    return o
 
 
 class Seed004(Study):
@@ -218,131 +518,7 @@ class Seed004(Study):
     scenarios = [ASYM, HIDDEN]
 
     def published(self) -> list[Published]:
-        rows = [
-            (
-                "peak95.uplink",
-                "95 % of peak download over 2 Mb/s wireless is reached with an uplink of",
-                57.6,
-                "kb/s",
-                Tolerance("one of the serial speeds swept", rel=0.0),
-                None,
-                False,
-            ),
-            (
-                "proportional",
-                "when the download greatly exceeds the upload, download performance is roughly proportional to upload speed",
-                "yes",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            (
-                "serial115.beats.wireless",
-                "a 115.2 kb/s serial uplink beats wireless both ways (2 Mb/s)",
-                "yes",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            (
-                "adsl.sufficient",
-                "the ADSL trial's 64 kb/s upload suffices for a 1.5 Mb/s download stream 'at nearly peak performance'",
-                "yes",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            (
-                "adaptive.channel",
-                "under hidden terminals the adaptive router sends home-to-campus over",
-                "modem",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            (
-                "hidden.radio.delay",
-                "with the radio both ways under hidden terminals, delays of over a second occur frequently",
-                "yes",
-                "",
-                EXACT,
-                None,
-                False,
-            ),
-            ("backoff.cap", "the router's acknowledgement backoff never exceeds", 0.1, "s", SETTING, None, True),
-            (
-                "tcp.shutdown.loss",
-                "TCP effectively shuts down once losses approach",
-                10,
-                "%",
-                Tolerance("'approach': 3 points", abs=3.0),
-                None,
-                False,
-            ),
-            (
-                "delay.noticeable",
-                "a delay the user notices",
-                100,
-                "ms",
-                STATED,
-                "a statement about users, not a measurement",
-                False,
-            ),
-            ("wavelan.rate", "WaveLAN data rate", 2, "Mb/s", SETTING, None, True),
-            ("ethernet.rate", "Ethernet downlink of the first experiment", 10, "Mb/s", SETTING, None, True),
-            ("wavelan.freq", "WaveLAN carrier", 915, "MHz", STATED, "radio frequency is not modelled", False),
-            ("wavelan.wavelength", "915 MHz wavelength", 33, "cm", STATED, "radio propagation is not modelled", False),
-            ("home.distance", "home to campus", 1, "mile", STATED, "radio propagation is not modelled", False),
-            (
-                "cpu.clock",
-                "the end nodes' and routers' processors",
-                25,
-                "MHz",
-                STATED,
-                "the hosts' CPUs are not modelled in seed 004's scenarios (the seed: 'fast enough to drive the cards … within a factor of 2')",
-                False,
-            ),
-            ("ttcp.file", "file downloaded with ttcp", 10, "MB", SETTING, None, True),
-            ("serial.min", "slowest serial line of the sweep", 1200, "b/s", SETTING, None, True),
-            ("serial.max", "fastest serial line of the sweep", 115200, "b/s", SETTING, None, True),
-            (
-                "trials",
-                "trials per point (maximum reported)",
-                10,
-                "trials",
-                STATED,
-                "the simulated download has one sender on its medium: every trial gives the same result, so one is run",
-                False,
-            ),
-            ("modem.rate", "V.34bis modem upload speed", 33.6, "kb/s", SETTING, None, True),
-            (
-                "modem.compression",
-                "modem compression ratio (about 2:1)",
-                2,
-                "",
-                Tolerance("'about'", rel=0.25),
-                None,
-                True,
-            ),
-            ("adsl.down", "Pittsburgh ADSL trial download", 1.5, "Mb/s", SETTING, None, True),
-            ("adsl.up", "Pittsburgh ADSL trial upload", 64, "kb/s", SETTING, None, True),
-            ("ack.size", "acknowledgement datagram (20-byte IP + 20-byte TCP header)", 40, "bytes", EXACT, None, False),
-            ("ack.ip", "IP header of an acknowledgement", 20, "bytes", EXACT, None, False),
-            ("ack.tcp", "TCP header of an acknowledgement", 20, "bytes", EXACT, None, False),
-            (
-                "data.size",
-                "download datagrams carry approximately this much data",
-                1500,
-                "bytes",
-                Tolerance("'approximately'", rel=0.05),
-                None,
-                False,
-            ),
-        ]
+        rows = _finding_rows() + _setting_rows()
         # A row marked True is an input of the study's scenarios, set from the seed (a line
         # rate, the file size, the sweep's ends, the modem's compression, the router's
         # backoff cap): ours echoes it, so it is a `setting`, not an agreement.
@@ -387,136 +563,26 @@ class Seed004(Study):
         return {int(r["parameters"]["serial_bps"]): r for r in data.get(key, [])}
 
     def ours(self, data: dict[str, list[dict[str, Any]]]) -> dict[str, Ours]:
-        from qoslab.scenario import load_scenario
-
         o: dict[str, Ours] = {}
         if not data:
             return o  # without runs nothing is claimed, not even the settings
         asym = self.curve(data, "asym")
         if asym:
-            tp = {b: r["metrics"]["throughput_mbps"] for b, r in asym.items()}
-            peak = max(tp.values())
-            at95 = min(b for b, v in tp.items() if v >= 0.95 * peak)
-            note = f"smallest swept serial rate with ≥ 95 % of the peak {peak:.3f} Mb/s ({tp[at95]:.3f} Mb/s there)"
-            mss = asym[max(asym)]["metrics"]["mss_bytes"]
-            if LINE_LIMITED in tp and 38400 in tp:
-                k = segments_per_ack(tp[LINE_LIMITED], LINE_LIMITED, mss)
-                cap = ack_clock_mbps(38400, mss, k)
-                need = 0.95 * peak
-                note += (
-                    f". Why not 57.6: NetBSD's ACKs (every second segment, and at once a segment with PSH) cover {k:.2f} segments on average "
-                    f"(read at {LINE_LIMITED / 1000:g} kb/s, where the line limits), so at 38.4 kb/s the {ack_line_octets()}-octet SLIP ACKs clock "
-                    f"{cap:.3f} Mb/s, {100 * cap / peak:.0f} % of the radio's peak: the radio limits there. The seed's 38.4 kb/s point under 95 % needs "
-                    f"the line to clock under {need:.3f} Mb/s: at most {need / ack_clock_mbps(38400, mss, 1):.2f} segments an ACK, or a line delivering at most "
-                    f"{100 * need / cap:.0f} % of its 38.4 kb/s (the routers' serial timing is not modelled); the seed's figure values, not in its text, would settle it"
-                )
-            o["peak95.uplink"] = Ours(at95 / 1000, note)
-            low = [tp[b] / b for b in RATES if b <= 9600 and b in tp]
-            spread = (max(low) - min(low)) / (sum(low) / len(low)) if low else None
-            if spread is not None:
-                o["proportional"] = Ours(
-                    "yes" if spread <= 0.10 else "no",
-                    f"download / upload rate from 1200 to 9600 b/s varies by {100 * spread:.1f} % (within 10 % = proportional)",
-                )
-            rec = asym[max(asym)]
-            o["data.size"] = Ours(
-                rec["metrics"]["mss_bytes"],
-                f"TCP payload per download segment; the datagrams are {rec['metrics']['path_mtu_bytes']} bytes",
-            )
-            o["ttcp.file"] = Ours(rec["parameters"]["bytes"] / 1e6, "the example's transfer")
-            o["serial.min"] = Ours(min(asym), "the example's sweep")
-            o["serial.max"] = Ours(max(asym), "the example's sweep")
-        losses = _loss_curve(data)
-        if losses.get(0):
-            dead = next((x for x in sorted(losses) if losses[x] < SHUTDOWN * losses[0]), None)
-            if dead is None:
-                o["tcp.shutdown.loss"] = Ours(
-                    None,
-                    f"the download never fell below {SHUTDOWN:.0%} of its loss-free rate up to {max(losses)} % frame loss",
-                )
-            else:
-                o["tcp.shutdown.loss"] = Ours(
-                    dead,
-                    f"smallest swept radio frame loss (no link acks, NetBSD TCP) at which the download (mean of {len(LOSS_SEEDS)} seeds) falls below {SHUTDOWN:.0%} of its loss-free {losses[0]:.2f} Mb/s: {losses[dead]:.3f} Mb/s; at 5 % it is {losses.get(5, float('nan')):.3f}, at 10 % {losses.get(10, float('nan')):.3f}",
-                )
-        both = data.get("both", [])
-        if asym and both and 115200 in asym:
-            a, b = asym[115200]["metrics"]["throughput_mbps"], both[0]["metrics"]["throughput_mbps"]
-            o["serial115.beats.wireless"] = Ours(
-                "yes" if a > b else "no",
-                f"{a:.3f} Mb/s with SLIP ACKs at 115.2 kb/s vs {b:.3f} Mb/s with the radio both ways",
-            )
-        a64, a115 = data.get("adsl64", []), data.get("adsl115", [])
-        if a64 and a115:
-            x, y = a64[0]["metrics"]["throughput_mbps"], a115[0]["metrics"]["throughput_mbps"]
-            o["adsl.sufficient"] = Ours(
-                "yes" if x >= 0.95 * y else "no",
-                f"{x:.3f} Mb/s with 64 kb/s of ACK line vs {y:.3f} Mb/s with 115.2 kb/s (≥ 95 % = nearly peak)",
-            )
-        hidden = data.get("hidden", [])
-        if hidden and hidden[0].get("adaptive"):
-            ad = hidden[0]["adaptive"][0]
-            first = ad["switches"][0] if ad["switches"] else None
-            c = ad["counters"]
-            if first is not None:
-                o["adaptive.channel"] = Ours(
-                    first["to"],
-                    f"results['adaptive']: r2 left the {first['from']} for the {first['to']} at {first['time_s']:.2f} s, the radio's delivery ratio at {100 * first['radio_ratio']:.0f} %; {c['modem_datagrams']} of {c['datagrams']} upstream datagrams went by modem",
-                )
-            else:
-                o["adaptive.channel"] = Ours("radio", "results['adaptive']: r2 never left the radio")
-        radio = data.get("hidden_radio", [])
-        if radio:
-            r = radio[0]
-            mx = max((s["sender"]["max_rtt_ms"] or 0.0) for s in r.get("streams", [{"sender": {"max_rtt_ms": 0.0}}]))
-            radio_note = (
-                f"the download with the radio alone: {r['metrics']['throughput_mbps']:.3f} Mb/s against {hidden[0]['metrics']['throughput_mbps']:.3f} with the adaptive router, {r['metrics'].get('timeouts', 0)} retransmission timeouts (each a wait of at least 1 s); TCP's largest RTT sample {mx:.0f} ms (Karn's rule leaves retransmitted segments out)"
-                if hidden
-                else f"largest RTT {mx:.0f} ms"
-            )
-            typed = {k: _slow_keys(data.get(k, [])) for k in ("typing_radio", "typing_acks")}
-            if typed["typing_radio"] is not None:
-                share, lost, slow, sent = typed["typing_radio"]
-                acks = typed["typing_acks"]
-                with_acks = (
-                    f"; with the router's link acks (never the modem): {100 * acks[0]:.2f} % ({acks[1]} lost, {acks[2]} echoes over 1 s, ARP's start-up included)"
-                    if acks
-                    else ""
-                )
-                o["hidden.radio.delay"] = Ours(
-                    "yes" if share >= FREQUENT else "no",
-                    f"keystrokes (32-octet echoes, 10 a second for {sent / 10:.0f} s) over the radio alone delayed over a second: {100 * share:.2f} % ({lost} lost, so resent after NetBSD's ≥ 1 s RTO, and {slow} echoes over 1 s); 'frequently' read as ≥ {100 * FREQUENT:g} %{with_acks}. {radio_note}",
-                )
-            else:
-                o["hidden.radio.delay"] = Ours(None, radio_note)
-        hs = load_scenario(EXAMPLES / HIDDEN)
-        r2 = hs.node["r2"]
-        modem = next(l for l in hs.link if l.type == "serial")
-        o["backoff.cap"] = Ours(
-            r2.adaptive.max_timeout / 1e9,
-            "the adaptive router's max_timeout, set from this row (the simulator reports no observed backoff)",
-        )
-        o["modem.rate"] = Ours(modem.rate / 1000, "the hidden-terminal example's modem")
-        o["modem.compression"] = Ours(modem.compression, "the hidden-terminal example's modem")
-        asc = load_scenario(EXAMPLES / ASYM)
-        radio_link = next(l for l in asc.link if l.type == "wifi")
-        o["wavelan.rate"] = Ours(radio_link.rate / 1e6, "the asymmetric example's radio")
-        o["ethernet.rate"] = Ours(10.0 if data.get("eth") else None, "the Ethernet variant's downlink")
-        o["adsl.down"] = Ours(1.5 if a64 else None, "the ADSL variant's downlink")
-        o["adsl.up"] = Ours(64.0 if a64 else None, "the ADSL variant's ACK line")
-        o["ack.size"] = Ours(
-            ack_octets(),
-            "IPv4 + TCP headers of our encodings (qoslab mtu serial/slip/ipv4/tcp); SLIP adds 2 END octets on the line",
-        )
-        layers = dict((l["name"], l["overhead_bytes"]) for l in _ack_layers())
-        o["ack.ip"] = Ours(layers.get("ipv4"), "our IPv4 encoding")
-        o["ack.tcp"] = Ours(layers.get("tcp"), "our TCP encoding, no options")
+            o.update(_asym_ours(asym))
+        o.update(_loss_ours(data))
+        o.update(_comparison_ours(data, asym))
+        o.update(_hidden_ours(data))
+        o.update(_setting_ours(data))
         return {k: v for k, v in o.items() if v.value is not None or v.note.startswith("the download never")}
 
     def figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        return self._curve_figures(data) + self._loss_figures(data) + self._adaptive_figures(data)
+
+    def _curve_figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        """Download against the serial uplink's rate, one figure per variant."""
         import matplotlib.pyplot as plt
 
-        figs = []
+        figs: list[Figure] = []
         for key, ref, title, name, down in (
             (
                 "asym",
@@ -587,6 +653,13 @@ class Seed004(Study):
                     fig,
                 )
             )
+        return figs
+
+    def _loss_figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        """The download against the radio's frame loss."""
+        import matplotlib.pyplot as plt
+
+        figs: list[Figure] = []
         losses = sorted(_loss_curve(data).items())
         if losses:
             fig, ax = plt.subplots(figsize=(6.5, 3.8))
@@ -629,6 +702,13 @@ class Seed004(Study):
                     fig,
                 )
             )
+        return figs
+
+    def _adaptive_figures(self, data: dict[str, list[dict[str, Any]]]) -> list[Figure]:
+        """The adaptive router's radio delivery ratio and channel over time."""
+        import matplotlib.pyplot as plt
+
+        figs: list[Figure] = []
         hidden = data.get("hidden", [])
         if hidden and hidden[0].get("adaptive"):
             ad = hidden[0]["adaptive"][0]
@@ -641,7 +721,7 @@ class Seed004(Study):
                 ax.fill_between(t, 0, on_modem, step="post", color="0.85", label="upstream on the modem")
                 from qoslab.scenario import load_scenario
 
-                cfg = load_scenario(EXAMPLES / HIDDEN).node["r2"].adaptive
+                cfg = _adaptive(load_scenario(EXAMPLES / HIDDEN), "r2")
                 ax.axhline(
                     100 * cfg.low,
                     color="0.4",
