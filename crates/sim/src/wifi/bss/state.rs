@@ -3,10 +3,6 @@
 
 use super::*;
 
-// ---------------------------------------------------------------------------
-// Internals
-// ---------------------------------------------------------------------------
-
 /// Frame Control octet 0 type bits (b2–b3) of a data frame (§9.2.4.1.3).
 pub(super) const DATA_TYPE_BITS: u8 = 0b10 << 2;
 /// Frame Control octet 1, Retry (b11, §9.2.4.1.6).
