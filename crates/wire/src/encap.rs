@@ -194,18 +194,7 @@ pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields)
                 .map_err(|e| EncapError(format!("aal5: {e} (SDU of {} bytes)", payload.len())))?;
             aal5::Repr { cpcs_uu: 0, cpi: 0, length: payload.len() as u16 }.overhead_fields(payload.len())
         }
-        Kind::LlcSnap | Kind::VcMux => {
-            let bridged = spec.inner == Some(Kind::Ethernet);
-            let encapsulation = match (kind, bridged) {
-                (Kind::LlcSnap, false) => rfc2684::Encapsulation::LlcSnapRouted,
-                (Kind::LlcSnap, true) => rfc2684::Encapsulation::LlcSnapBridged,
-                (_, false) => rfc2684::Encapsulation::VcMuxRouted,
-                (_, true) => rfc2684::Encapsulation::VcMuxBridged,
-            };
-            let repr = encapsulation.repr(EtherType::Ipv4);
-            repr.encapsulate(payload, &mut out);
-            repr.overhead_fields(payload.len())
-        }
+        Kind::LlcSnap | Kind::VcMux => wrap_rfc2684(kind, spec, payload, &mut out),
         Kind::Lane => {
             let repr = lane::DataRepr { lecid: 1 };
             repr.encapsulate(payload, &mut out);
@@ -221,65 +210,86 @@ pub fn wrap(kind: Kind, spec: &Spec, payload: &[u8]) -> Result<(Vec<u8>, Fields)
             repr.overhead_fields(payload.len())
         }
         Kind::Ipv4 => wrap_ipv4(spec, payload, &mut out)?,
-        Kind::Udp => {
-            let (src, dst) = spec.addresses();
-            let dst_port = match spec.inner {
-                Some(Kind::OpenVpn) => OPENVPN_PORT,
-                _ => spec.number("port")?.map_or(DISCARD_PORT, |p| p as u16),
-            };
-            let src_port = if spec.inner == Some(Kind::OpenVpn) { OPENVPN_PORT } else { EPHEMERAL_PORT };
-            let repr = udp::Repr { src_port, dst_port };
-            repr.encapsulate(&src, &dst, payload, &mut out);
-            repr.overhead_fields(payload.len())
-        }
+        Kind::Udp => wrap_udp(spec, payload, &mut out)?,
         Kind::Tcp => wrap_tcp(spec, payload, &mut out)?,
         Kind::Icmp => {
             let repr = icmpv4::Repr::EchoRequest { ident: 1, seq_no: 1, data: payload };
             repr.encapsulate(&mut out);
             repr.overhead_fields(payload.len())
         }
-        Kind::OpenVpn => {
-            let channel = openvpn_channel(spec)?;
-            let iv = vec![0u8; channel.iv_len()];
-            let mut packet = Vec::with_capacity(payload.len() + 64);
-            channel.encapsulate(1, &iv, payload, &mut packet);
-            let mut fields = channel.overhead_fields(payload.len());
-            if spec.outer == Some(Kind::Tcp) {
-                // proto.h: a stream transport's 16-bit packet length.
-                if packet.len() > usize::from(u16::MAX) {
-                    return err(format!(
-                        "openvpn: a {}-byte packet is longer than the 65,535 bytes TCP framing's length can say",
-                        packet.len()
-                    ));
-                }
-                openvpn::encapsulate_tcp(&packet, &mut out);
-                fields.insert(0, ("packet length (TCP)", 2));
-            } else {
-                out = packet;
-            }
-            fields
-        }
+        Kind::OpenVpn => wrap_openvpn(spec, payload, &mut out)?,
         Kind::Gre => wrap_gre(spec, payload, &mut out),
-        Kind::Esp => {
-            let sa = security_association(spec, "esp")?;
-            let iv = vec![0u8; sa.iv_len()];
-            let next = carried_protocol(spec.inner);
-            esp::seal(&sa, next, payload, &iv, &mut out).map_err(|e| EncapError(format!("esp: {e}")))?;
-            esp::overhead_fields(&sa, payload.len())
-        }
-        Kind::Ah => {
-            // The AH header with a zero ICV: the IPv4 layer outside computes the ICV over
-            // its own header (RFC 4302 §3.3.3), so only it can finish this layer.
-            let sa = security_association(spec, "ah")?;
-            let repr =
-                ah::Repr { next_header: carried_protocol(spec.inner), spi: sa.spi, seq: 1, icv: vec![0; sa.icv_len()] };
-            out.resize(repr.buffer_len(), 0);
-            repr.emit(&mut ah::Packet::new_unchecked(&mut out[..]));
-            out.extend_from_slice(payload);
-            ah::overhead_fields(&sa, payload.len())
-        }
+        Kind::Esp => wrap_esp(spec, payload, &mut out)?,
+        Kind::Ah => wrap_ah(spec, payload, &mut out)?,
     };
     Ok((out, fields))
+}
+
+/// RFC 2684 §5 (LLC/SNAP) or §6 (VC multiplexing), routed or, over Ethernet, bridged.
+fn wrap_rfc2684(kind: Kind, spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Fields {
+    let bridged = spec.inner == Some(Kind::Ethernet);
+    let encapsulation = match (kind, bridged) {
+        (Kind::LlcSnap, false) => rfc2684::Encapsulation::LlcSnapRouted,
+        (Kind::LlcSnap, true) => rfc2684::Encapsulation::LlcSnapBridged,
+        (_, false) => rfc2684::Encapsulation::VcMuxRouted,
+        (_, true) => rfc2684::Encapsulation::VcMuxBridged,
+    };
+    let repr = encapsulation.repr(EtherType::Ipv4);
+    repr.encapsulate(payload, out);
+    repr.overhead_fields(payload.len())
+}
+
+fn wrap_udp(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Result<Fields, EncapError> {
+    let (src, dst) = spec.addresses();
+    let dst_port = match spec.inner {
+        Some(Kind::OpenVpn) => OPENVPN_PORT,
+        _ => spec.number("port")?.map_or(DISCARD_PORT, |p| p as u16),
+    };
+    let src_port = if spec.inner == Some(Kind::OpenVpn) { OPENVPN_PORT } else { EPHEMERAL_PORT };
+    let repr = udp::Repr { src_port, dst_port };
+    repr.encapsulate(&src, &dst, payload, out);
+    Ok(repr.overhead_fields(payload.len()))
+}
+
+fn wrap_openvpn(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Result<Fields, EncapError> {
+    let channel = openvpn_channel(spec)?;
+    let iv = vec![0u8; channel.iv_len()];
+    let mut packet = Vec::with_capacity(payload.len() + 64);
+    channel.encapsulate(1, &iv, payload, &mut packet);
+    let mut fields = channel.overhead_fields(payload.len());
+    if spec.outer == Some(Kind::Tcp) {
+        // proto.h: a stream transport's 16-bit packet length.
+        if packet.len() > usize::from(u16::MAX) {
+            return err(format!(
+                "openvpn: a {}-byte packet is longer than the 65,535 bytes TCP framing's length can say",
+                packet.len()
+            ));
+        }
+        openvpn::encapsulate_tcp(&packet, out);
+        fields.insert(0, ("packet length (TCP)", 2));
+    } else {
+        *out = packet;
+    }
+    Ok(fields)
+}
+
+fn wrap_esp(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Result<Fields, EncapError> {
+    let sa = security_association(spec, "esp")?;
+    let iv = vec![0u8; sa.iv_len()];
+    let next = carried_protocol(spec.inner);
+    esp::seal(&sa, next, payload, &iv, out).map_err(|e| EncapError(format!("esp: {e}")))?;
+    Ok(esp::overhead_fields(&sa, payload.len()))
+}
+
+/// The AH header with a zero ICV: the IPv4 layer outside computes the ICV over its own
+/// header (RFC 4302 §3.3.3), so only it can finish this layer.
+fn wrap_ah(spec: &Spec, payload: &[u8], out: &mut Vec<u8>) -> Result<Fields, EncapError> {
+    let sa = security_association(spec, "ah")?;
+    let repr = ah::Repr { next_header: carried_protocol(spec.inner), spi: sa.spi, seq: 1, icv: vec![0; sa.icv_len()] };
+    out.resize(repr.buffer_len(), 0);
+    repr.emit(&mut ah::Packet::new_unchecked(&mut out[..]));
+    out.extend_from_slice(payload);
+    Ok(ah::overhead_fields(&sa, payload.len()))
 }
 
 /// The IPv4 Protocol (or ESP/AH Next Header) value for the carried layer.

@@ -361,20 +361,7 @@ impl Reassembler {
             return Err(ReassemblyError::Inconsistent);
         }
 
-        // How much of the fragment falls into holes; the rest was received before.
-        let fresh: usize = entry
-            .holes
-            .iter()
-            .map(|h| {
-                let lo = h.first.max(first);
-                let hi = h.last.min(end.saturating_sub(1));
-                if len > 0 && lo <= hi {
-                    hi - lo + 1
-                } else {
-                    0
-                }
-            })
-            .sum();
+        let fresh = entry.fresh_octets(first, end);
         if policy == OverlapPolicy::DropDatagram && fresh < len {
             if fresh == 0 && len > 0 {
                 return Ok(true); // a duplicate: ignore it, keep the datagram
@@ -404,11 +391,38 @@ impl Reassembler {
             entry.data.truncate(end);
         }
 
-        // RFC 815 §3, steps 1-7, for the fragment first..=last.
+        entry.fill_holes(first, end, more);
+        Ok(true)
+    }
+}
+
+impl Entry {
+    /// Octets of the fragment `first..end` that fall into holes; the rest was received
+    /// before.
+    fn fresh_octets(&self, first: usize, end: usize) -> usize {
+        let len = end - first;
+        self.holes
+            .iter()
+            .map(|h| {
+                let lo = h.first.max(first);
+                let hi = h.last.min(end.saturating_sub(1));
+                if len > 0 && lo <= hi {
+                    hi - lo + 1
+                } else {
+                    0
+                }
+            })
+            .sum()
+    }
+
+    /// RFC 815 §3, steps 1-7: the hole list after the fragment `first..end` (`more`: its
+    /// MF flag) is stored.
+    fn fill_holes(&mut self, first: usize, end: usize, more: bool) {
+        let len = end - first;
         if len > 0 || !more {
             let last = end.wrapping_sub(1); // end = 0 only for an empty last fragment at 0
-            let mut holes = Vec::with_capacity(entry.holes.len() + 1);
-            for hole in entry.holes.drain(..) {
+            let mut holes = Vec::with_capacity(self.holes.len() + 1);
+            for hole in self.holes.drain(..) {
                 let disjoint = len == 0 || first > hole.last || last < hole.first;
                 if disjoint {
                     holes.push(hole);
@@ -431,9 +445,8 @@ impl Reassembler {
                     true
                 });
             }
-            entry.holes = holes;
+            self.holes = holes;
         }
-        Ok(true)
     }
 }
 

@@ -15,6 +15,18 @@ const NO_PARSER: [(&str, &str); 4] = [
     ("pcap", "a capture writer only; qoslab never reads pcap files"),
 ];
 
+/// A module's source: `src/NAME.rs`, or every file of the folder `src/NAME/` (a module
+/// split into files, smoltcp's way), in name order.
+fn module_source(root: &Path, module: &str) -> String {
+    let file = root.join(format!("src/{module}.rs"));
+    if file.exists() {
+        return fs::read_to_string(file).unwrap();
+    }
+    let mut files: Vec<_> = fs::read_dir(root.join("src").join(module)).unwrap().map(|e| e.unwrap().path()).collect();
+    files.sort();
+    files.iter().filter(|p| p.extension().is_some_and(|e| e == "rs")).map(|p| fs::read_to_string(p).unwrap()).collect()
+}
+
 fn modules(lib: &str) -> Vec<String> {
     lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ")?.strip_suffix(';').map(str::to_owned)).collect()
 }
@@ -30,7 +42,7 @@ fn every_parser_has_a_fuzz_target() {
     let manifest = fs::read_to_string(root.join("fuzz/Cargo.toml")).unwrap();
     let mut missing = Vec::new();
     for module in modules(&lib) {
-        let source = fs::read_to_string(root.join(format!("src/{module}.rs"))).unwrap();
+        let source = module_source(root, &module);
         if let Some((_, why)) = NO_PARSER.iter().find(|(m, _)| *m == module) {
             for parser in ["pub fn parse", "pub fn new_checked", "pub fn decode", "pub fn decapsulate"] {
                 assert!(!source.contains(parser), "{module} ({why}) now has `{parser}`: give it a fuzz target");

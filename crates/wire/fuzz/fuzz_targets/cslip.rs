@@ -1,4 +1,4 @@
-//! crates/wire/src/cslip.rs: Van Jacobson TCP/IP header compression (RFC 1144).
+//! crates/wire/src/cslip/: Van Jacobson TCP/IP header compression (RFC 1144).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use wire::cslip::{self, Compressor, Decompressor, Packet, PacketType, Repr};

@@ -1,4 +1,4 @@
-//! crates/wire/src/dot11.rs: IEEE 802.11 data and control frame headers, FCS.
+//! crates/wire/src/dot11/: IEEE 802.11 data and control frame headers, FCS.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use wire::dot11::{self, Frame, Repr};

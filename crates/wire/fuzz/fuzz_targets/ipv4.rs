@@ -1,4 +1,4 @@
-//! crates/wire/src/ipv4.rs: the IPv4 header and its options (RFC 791), fragmentation.
+//! crates/wire/src/ipv4/: the IPv4 header and its options (RFC 791), fragmentation.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use wire::ipv4::{self, Ipv4Option, Packet, Repr};

@@ -1,4 +1,4 @@
-//! crates/wire/src/openvpn.rs: the OpenVPN packet header, the TCP length prefix, the
+//! crates/wire/src/openvpn/: the OpenVPN packet header, the TCP length prefix, the
 //! fragment header, and opening arbitrary data-channel packets under every cipher.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

@@ -1,4 +1,4 @@
-//! crates/wire/src/pptp.rs: PPTP control messages (RFC 2637 §2) and the TCP stream
+//! crates/wire/src/pptp/: PPTP control messages (RFC 2637 §2) and the TCP stream
 //! that carries them.
 #![no_main]
 use libfuzzer_sys::fuzz_target;

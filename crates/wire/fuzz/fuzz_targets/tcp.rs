@@ -1,4 +1,4 @@
-//! crates/wire/src/tcp.rs: the TCP header and options (RFC 9293, 7323, 2018).
+//! crates/wire/src/tcp/: the TCP header and options (RFC 9293, 7323, 2018).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use wire::ipv4::Address;

@@ -212,6 +212,87 @@ pub struct QosStats {
     pub abr: Vec<AbrVcStats>,
 }
 
+/// A VBR VC's two GCRAs (TM 4.0 §4.5.2) from its PCR, SCR and MBS.
+fn vbr_kind(p: &PvcConfig, pcr: u64, line_bps: u64) -> Result<Kind, (String, String)> {
+    let scr = p
+        .scr_bps
+        .ok_or(("scr_bps".to_string(), "a VBR VC needs a sustainable cell rate (TM 4.0 §3.6.1.2)".to_string()))?;
+    let mbs = p
+        .mbs_cells
+        .ok_or(("mbs_cells".to_string(), "a VBR VC needs a maximum burst size (TM 4.0 §3.6.1.3)".to_string()))?;
+    if scr == 0 || scr > pcr {
+        return Err((
+            "scr_bps".into(),
+            format!("expected 0 < SCR ≤ PCR ({pcr} b/s), found {scr} b/s (TM 4.0 §3.6.1.2)"),
+        ));
+    }
+    if mbs == 0 {
+        return Err(("mbs_cells".into(), "expected an MBS of at least 1 cell, found 0 (TM 4.0 §3.6.1.3)".into()));
+    }
+    let (tp, ts) = (ceil_fp(pcr, line_bps), ceil_fp(scr.min(line_bps), line_bps));
+    // TM 4.0 §4.5.2: BT = (MBS − 1)(1/SCR − 1/PCR).
+    let bt = u128::from(mbs - 1) * u128::from(ts - tp);
+    Ok(Kind::Vbr { tp, ts, bt, tat_p: 0, tat_s: 0 })
+}
+
+/// An ABR source (TM 4.0 §5.10) from its PCR, MCR, ICR, RIF and RDF, with its row of
+/// statistics.
+fn abr_kind(
+    p: &PvcConfig,
+    pcr_bps: u64,
+    line_bps: u64,
+    stats: &mut QosStats,
+    at: (u32, u16),
+) -> Result<Kind, (String, String)> {
+    let icr = p.icr_bps.unwrap_or(pcr_bps);
+    if p.mcr_bps > icr || icr > pcr_bps {
+        return Err((
+            "icr_bps".into(),
+            format!(
+                "expected MCR ≤ ICR ≤ PCR, found MCR {} b/s, ICR {icr} b/s, PCR {pcr_bps} b/s (TM 4.0 §5.10.2)",
+                p.mcr_bps
+            ),
+        ));
+    }
+    for (name, f) in [("rif", p.rif), ("rdf", p.rdf)] {
+        if !(f > 0.0 && f <= 1.0) {
+            return Err((
+                name.into(),
+                format!("expected a factor in (0, 1] (TM 4.0 §5.10.2: 1/32768 to 1), found {f}"),
+            ));
+        }
+    }
+    let cells = |bps: u64| bps as f64 / crate::atm::CELL_BITS as f64;
+    let stat = stats.abr.len();
+    stats.abr.push(AbrVcStats {
+        node: at.0,
+        port: at.1,
+        vpi: p.vpi,
+        vci: p.vci,
+        acr_bps: icr as f64,
+        min_acr_bps: icr as f64,
+        max_acr_bps: icr as f64,
+        ..Default::default()
+    });
+    Ok(Kind::Abr(Box::new(AbrSource {
+        pcr: cells(pcr_bps),
+        mcr: cells(p.mcr_bps),
+        icr: cells(icr),
+        acr: cells(icr),
+        rif: p.rif,
+        rdf: p.rdf,
+        line: cells(line_bps),
+        queue: VecDeque::new(),
+        next_cell: 0,
+        next_fp: 0,
+        since_rm: 0,
+        last_rm_ns: None,
+        unanswered: 0,
+        pending: false,
+        stat,
+    })))
+}
+
 fn ceil_fp(rate_bps: u64, line_bps: u64) -> u64 {
     (u128::from(FP) * u128::from(line_bps)).div_ceil(u128::from(rate_bps)) as u64
 }
@@ -236,80 +317,9 @@ impl Contract {
             return Err(("mcr_bps".into(), "only an ABR VC has an MCR and ICR (TM 4.0 §5.10.2)".into()));
         }
         let kind = if vbr {
-            let pcr = pcr.unwrap_or(line_bps);
-            let scr = p.scr_bps.ok_or((
-                "scr_bps".to_string(),
-                "a VBR VC needs a sustainable cell rate (TM 4.0 §3.6.1.2)".to_string(),
-            ))?;
-            let mbs = p.mbs_cells.ok_or((
-                "mbs_cells".to_string(),
-                "a VBR VC needs a maximum burst size (TM 4.0 §3.6.1.3)".to_string(),
-            ))?;
-            if scr == 0 || scr > pcr {
-                return Err((
-                    "scr_bps".into(),
-                    format!("expected 0 < SCR ≤ PCR ({pcr} b/s), found {scr} b/s (TM 4.0 §3.6.1.2)"),
-                ));
-            }
-            if mbs == 0 {
-                return Err((
-                    "mbs_cells".into(),
-                    "expected an MBS of at least 1 cell, found 0 (TM 4.0 §3.6.1.3)".into(),
-                ));
-            }
-            let (tp, ts) = (ceil_fp(pcr, line_bps), ceil_fp(scr.min(line_bps), line_bps));
-            // TM 4.0 §4.5.2: BT = (MBS − 1)(1/SCR − 1/PCR).
-            let bt = u128::from(mbs - 1) * u128::from(ts - tp);
-            Kind::Vbr { tp, ts, bt, tat_p: 0, tat_s: 0 }
+            vbr_kind(p, pcr.unwrap_or(line_bps), line_bps)?
         } else if abr {
-            let pcr_bps = pcr.unwrap_or(line_bps);
-            let icr = p.icr_bps.unwrap_or(pcr_bps);
-            if p.mcr_bps > icr || icr > pcr_bps {
-                return Err((
-                    "icr_bps".into(),
-                    format!(
-                        "expected MCR ≤ ICR ≤ PCR, found MCR {} b/s, ICR {icr} b/s, PCR {pcr_bps} b/s (TM 4.0 §5.10.2)",
-                        p.mcr_bps
-                    ),
-                ));
-            }
-            for (name, f) in [("rif", p.rif), ("rdf", p.rdf)] {
-                if !(f > 0.0 && f <= 1.0) {
-                    return Err((
-                        name.into(),
-                        format!("expected a factor in (0, 1] (TM 4.0 §5.10.2: 1/32768 to 1), found {f}"),
-                    ));
-                }
-            }
-            let cells = |bps: u64| bps as f64 / crate::atm::CELL_BITS as f64;
-            let stat = stats.abr.len();
-            stats.abr.push(AbrVcStats {
-                node: at.0,
-                port: at.1,
-                vpi: p.vpi,
-                vci: p.vci,
-                acr_bps: icr as f64,
-                min_acr_bps: icr as f64,
-                max_acr_bps: icr as f64,
-                ..Default::default()
-            });
-            Kind::Abr(Box::new(AbrSource {
-                pcr: cells(pcr_bps),
-                mcr: cells(p.mcr_bps),
-                icr: cells(icr),
-                acr: cells(icr),
-                rif: p.rif,
-                rdf: p.rdf,
-                line: cells(line_bps),
-                queue: VecDeque::new(),
-                next_cell: 0,
-                next_fp: 0,
-                since_rm: 0,
-                last_rm_ns: None,
-                unanswered: 0,
-                pending: false,
-                stat,
-            }))
+            abr_kind(p, pcr.unwrap_or(line_bps), line_bps, stats, at)?
         } else {
             Kind::Pcr
         };
