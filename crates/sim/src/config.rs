@@ -40,7 +40,7 @@ pub struct SimConfig {
     /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
     /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
     #[serde(default)]
-    pub adaptive: Vec<crate::upstream::AdaptiveConfig>,
+    pub adaptive: Vec<crate::node::adaptive_router::AdaptiveConfig>,
     /// The measurement windows of UDP, ping and UDP echo flows, by flow id
     /// (docs/metrics.md#window). A flow without one ends its sending at its own stop and
     /// counts every arrival until the run ends.

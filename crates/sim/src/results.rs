@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::app::stats::{FlowStats, Histogram, LatencySummary};
 use crate::config::{FlowConfig, SimConfig};
 use crate::node::Node;
-use crate::stats::{FlowStats, Histogram, LatencySummary};
 use crate::tcp::hystart::Exit;
 use crate::tcp::report::{IntervalRecord, TraceColumns};
 use crate::tcp::TcpStats;
@@ -22,7 +22,7 @@ pub struct Results {
     pub drop_log: Vec<DropEntry>,
     /// Seed 004's adaptive upstreams: switches, ratios over time, ARQ counters.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub adaptive: Vec<crate::upstream::UpstreamResult>,
+    pub adaptive: Vec<crate::node::adaptive_router::UpstreamResult>,
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,
@@ -291,7 +291,7 @@ pub struct NodeResult {
     pub drops: BTreeMap<String, u64>,
     /// Per IPsec tunnel (SA pair) of the node, in configuration order: packets and
     /// bytes sealed and opened.
-    pub ipsec: Vec<crate::ipsec::SaReport>,
+    pub ipsec: Vec<crate::tunnel::ipsec::SaReport>,
     /// ICMP "fragmentation needed" the node sent (RFC 1191 §4), DF packets too big it
     /// dropped without one (a black hole, or a rate limit), and ICMP errors its rate
     /// limit held back.
@@ -511,8 +511,9 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     .collect(),
                 drops: inputs.drop_counts[i].clone(),
                 ipsec: {
-                    let order =
-                        |r: &crate::ipsec::SaReport| inputs.config.nodes[i].ipsec.iter().position(|c| c.name == r.name);
+                    let order = |r: &crate::tunnel::ipsec::SaReport| {
+                        inputs.config.nodes[i].ipsec.iter().position(|c| c.name == r.name)
+                    };
                     let mut reports = n.ip.sa_reports();
                     reports.sort_by_key(order);
                     reports

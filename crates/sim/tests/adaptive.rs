@@ -5,7 +5,7 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use sim::adaptive::{
+use sim::node::adaptive_router::link_arq::{
     Action, ArqConfig, Channel, ChannelChooser, ChooserConfig, DeliveryRatio, LinkArq, RatioConfig, RxVerdict, Switch,
 };
 use sim::rng::{RandomStream, RunSeed};
@@ -280,7 +280,7 @@ struct Outcome {
     modem_frames: u64,
     probes: u64,
     delivered_twice: u64,
-    home: sim::adaptive::ArqCounters,
+    home: sim::node::adaptive_router::link_arq::ArqCounters,
 }
 
 /// Home router: a TCP ACK every 10 ms goes up the chosen channel; on the radio through
@@ -375,7 +375,7 @@ fn closed_loop_switches_to_modem_in_bursts_and_back_after_recovery() {
 
 /// Frames still in flight at the end: what the counters' invariant leaves over (at
 /// most one send interval's worth of 450 ms, i.e. ≤ 45 + probes, so small).
-fn home_in_flight_bound(c: &sim::adaptive::ArqCounters) -> u64 {
+fn home_in_flight_bound(c: &sim::node::adaptive_router::link_arq::ArqCounters) -> u64 {
     let left = c.frames - c.acked - c.dropped;
     assert!(left <= 60, "{left} frames in flight");
     left

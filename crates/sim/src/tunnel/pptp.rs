@@ -41,7 +41,7 @@ use wire::pptp::{self, result, ErrorCode, OutgoingCallReply, OutgoingCallRequest
 use wire::tcp::{self, SeqNumber};
 use wire::IpProtocol;
 
-use crate::ppp::{PppLink, PppOut};
+use crate::link::ppp::{PppLink, PppOut};
 use crate::tcp::{State as TcpState, TcpConfig, TcpSocket};
 
 const SECOND: u64 = 1_000_000_000;
@@ -876,9 +876,9 @@ impl PptpEnd {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::ppp::auth::Authenticator;
-    use crate::ppp::ipcp::IpcpOptions;
-    use crate::ppp::lcp::{Auth, LcpOptions};
+    use crate::link::ppp::auth::Authenticator;
+    use crate::link::ppp::ipcp::IpcpOptions;
+    use crate::link::ppp::lcp::{Auth, LcpOptions};
     use wire::pptp::ControlType as T;
 
     fn pair() -> (Control, Control) {

@@ -16,17 +16,23 @@
 //! it and received frames wait behind it, but the node's own packet leaves undelayed.
 //! Routing the node's own sends through the CPU queue is the world's to do.
 
+pub mod adaptive_router;
+pub mod cpu;
+pub mod forward;
+pub mod ip;
+pub mod pmtu;
+
 use std::net::Ipv4Addr;
 
 use wire::ethernet::{self, Address as Mac};
 
 use crate::config::{BridgeMode, CpuCycles, NodeConfig};
-use crate::cpu::Cpu;
-use crate::forward::l3f::{L3fBridge, Output as L3fOutput};
-use crate::forward::learning::LearningBridge;
-use crate::forward::nat::{Inbound, Nat, NatProtocol, PortForward};
-use crate::ip::{Iface, IpStack, Out, Translator};
-use crate::vif::Vifs;
+use crate::node::cpu::Cpu;
+use crate::node::forward::l3f::{L3fBridge, Output as L3fOutput};
+use crate::node::forward::learning::LearningBridge;
+use crate::node::forward::nat::{Inbound, Nat, NatProtocol, PortForward};
+use crate::node::ip::{Iface, IpStack, Out, Translator};
+use crate::tunnel::vif::Vifs;
 
 /// What a port is to its node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -105,7 +111,7 @@ pub struct Node {
     /// per-cell SAR cost (`CpuCycles::per_atm_cell`).
     port_atm_header: Vec<Option<usize>>,
     /// The stack's counters when its work was last charged to the CPU.
-    billed: crate::ip::IpCounters,
+    billed: crate::node::ip::IpCounters,
     /// OpenVPN and PPPoE ends (see `vif`).
     pub(crate) vifs: Vifs,
     /// Cycles of work done outside a CPU job (timers), charged to the next job.
@@ -224,7 +230,7 @@ impl Node {
             }
             match t.mode.as_str() {
                 "tunnel" => {
-                    let tunnel = crate::ipsec::IpsecTunnel::new(t).map_err(fail)?;
+                    let tunnel = crate::tunnel::ipsec::IpsecTunnel::new(t).map_err(fail)?;
                     let iface = Iface {
                         name: t.name.clone(),
                         mac: Mac([0; 6]),
@@ -234,7 +240,7 @@ impl Node {
                     };
                     ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
                 }
-                "transport" => ip.add_transport(Box::new(crate::ipsec::IpsecTransport::new(t).map_err(fail)?)),
+                "transport" => ip.add_transport(Box::new(crate::tunnel::ipsec::IpsecTransport::new(t).map_err(fail)?)),
                 other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
             }
         }
@@ -259,7 +265,7 @@ impl Node {
             in_service: None,
             port_cipher_cost: vec![0.0; config.ports.len()],
             port_atm_header: vec![None; config.ports.len()],
-            billed: crate::ip::IpCounters::default(),
+            billed: crate::node::ip::IpCounters::default(),
             vifs: Vifs::default(),
             unbilled: 0.0,
             outs_scratch: Vec::new(),
@@ -393,7 +399,7 @@ impl Node {
                 let dst = ethernet::Frame::new_checked(&frame[..]).map(|f| f.dst_addr());
                 match dst {
                     Ok(dst) if dst == self.port_macs[port as usize] || dst.is_multicast() => {
-                        if crate::vif::is_pppoe(&frame) {
+                        if crate::tunnel::vif::is_pppoe(&frame) {
                             self.pppoe_input(now, port, frame, fx);
                             return;
                         }
@@ -469,7 +475,7 @@ impl Node {
             self.bridge_send(now, p, f, fx);
         }
         for f in local {
-            if crate::vif::is_pppoe(&f) {
+            if crate::tunnel::vif::is_pppoe(&f) {
                 // PPPoE on a bridge passes through; the bridge's own interface has no
                 // PPPoE end (the lowering puts none there) and ignores it, as Linux's
                 // stack does with an EtherType no socket listens to.
@@ -583,9 +589,9 @@ impl Node {
     fn bridge_send(&mut self, now: u64, port: u16, frame: Vec<u8>, fx: &mut Effects) {
         let l2 = matches!(self.bridge.as_ref().map(|b| &b.kind), Some(Bridge::L2(_)));
         if l2 {
-            if let Err(length) = crate::forward::learning::fits_port_mtu(&frame, self.port_mtus[port as usize]) {
+            if let Err(length) = crate::node::forward::learning::fits_port_mtu(&frame, self.port_mtus[port as usize]) {
                 let reason =
-                    crate::forward::DropReason::OverPortMtu { port, length, mtu: self.port_mtus[port as usize] };
+                    crate::node::forward::DropReason::OverPortMtu { port, length, mtu: self.port_mtus[port as usize] };
                 let packet = frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec);
                 fx.drops.push((Some(port), reason.at(&self.name).to_string(), packet));
                 return;

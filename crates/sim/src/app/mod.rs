@@ -4,6 +4,8 @@
 //! sequence number and the send time, so the receiver measures loss, one-way latency and
 //! jitter from the bytes alone, as a real analyser does.
 
+pub mod stats;
+
 use crate::config::FlowConfig;
 
 /// Bytes of the probe header at the start of every test payload.

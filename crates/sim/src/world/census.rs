@@ -71,7 +71,7 @@ impl World {
             }
         }
         for packet in abandoned {
-            self.ledger_drop(crate::openvpn::FRAGMENT_EXPIRED, &packet);
+            self.ledger_drop(crate::tunnel::openvpn::FRAGMENT_EXPIRED, &packet);
         }
         let given_up: Vec<Vec<u8>> = self.upstreams.iter_mut().flat_map(|u| std::mem::take(&mut u.abandoned)).collect();
         for packet in given_up {
@@ -158,7 +158,7 @@ impl World {
         if let Some(atm) = &self.atm {
             atm.held_packets(&mut note);
         }
-        let streams: Vec<&crate::openvpn_tcp::StreamTransport> =
+        let streams: Vec<&crate::tunnel::openvpn_tcp::StreamTransport> =
             self.nodes.iter().flat_map(|n| n.vifs.openvpn.iter().filter_map(|e| e.stream.as_ref())).collect();
         for s in &streams {
             let peer = streams.iter().find(|p| s.is_peer(p)).copied();

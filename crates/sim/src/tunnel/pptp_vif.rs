@@ -20,15 +20,15 @@ use wire::ethernet::{Address as Mac, EtherType};
 use wire::{ipv4, tcp, IpProtocol};
 
 use crate::config::{NodeConfig, PptpConfig};
-use crate::ip::{ethernet_frame, Iface};
+use crate::link::ppp::auth::{Authenticator, CHAP_VALUE_LEN};
+use crate::link::ppp::ipcp::IpcpOptions;
+use crate::link::ppp::lcp::{Auth, LcpOptions};
+use crate::link::ppp::PppLink;
+use crate::node::ip::{ethernet_frame, Iface};
 use crate::node::{Effects, Node};
-use crate::ppp::auth::{Authenticator, CHAP_VALUE_LEN};
-use crate::ppp::ipcp::IpcpOptions;
-use crate::ppp::lcp::{Auth, LcpOptions};
-use crate::ppp::PppLink;
-use crate::pptp::{Datagrams, Params, PptpEnd, Role};
 use crate::rng::{stream_key, RandomStream};
-use crate::vif::Vif;
+use crate::tunnel::pptp::{Datagrams, Params, PptpEnd, Role};
+use crate::tunnel::vif::Vif;
 
 /// The PPTP ends of one node.
 #[derive(Debug, Default)]

@@ -21,7 +21,7 @@ use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::ppp::Protocol;
 use wire::pppoe::{self, Code, DiscoveryRepr, Packet, SessionRepr, Tag, TagType};
 
-use crate::ppp::{PppLink, PppOut};
+use crate::link::ppp::{PppLink, PppOut};
 
 /// rp-pppoe's PADI_TIMEOUT (pppoe.h): 5 s before the first PADI is sent again,
 /// doubled each time (RFC 2516 §5.1); the same wait for the PADS.
@@ -427,9 +427,9 @@ fn cookie_for(host: Mac) -> Vec<u8> {
 #[cfg(test)]
 mod test {
     use super::*;
-    use crate::ppp::auth::Authenticator;
-    use crate::ppp::ipcp::IpcpOptions;
-    use crate::ppp::lcp::{Auth, LcpOptions};
+    use crate::link::ppp::auth::Authenticator;
+    use crate::link::ppp::ipcp::IpcpOptions;
+    use crate::link::ppp::lcp::{Auth, LcpOptions};
     use std::net::Ipv4Addr;
 
     const CLIENT: Mac = Mac([2, 0, 0, 0, 0, 1]);

@@ -15,26 +15,24 @@ use crate::app::{Probe, Source};
 use crate::atm::{AtmEvent, AtmNet, AtmOut};
 use crate::capture::{CaptureSink, Capturing};
 
-#[path = "atm/world_glue.rs"]
-mod atm_glue;
-#[path = "world_census.rs"]
+mod atm;
 mod census;
+use crate::app::stats::{Arrival, FlowStats, Histogram};
 use crate::config::{ConfigError, FlowConfig, LinkConfig, SimConfig};
 use crate::config::{Impairment, LossConfig};
 use crate::conservation::{FlowLedger, LineTally};
 use crate::engine::{Engine, EngineError, EventId, Reservation};
-use crate::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
-use crate::link::EthernetLink;
+use crate::link::ethernet::EthernetLink;
+use crate::link::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
+use crate::link::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
+use crate::node::adaptive_router::{Tx, Upstream};
 use crate::node::{Effects, Job, Node};
 use crate::results::{self, Results};
 use crate::rng::RunSeed;
-use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
-use crate::stats::{Arrival, FlowStats, Histogram};
 use crate::tcp::report::{IntervalRecorder, TraceColumns};
 use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::time::SimTime;
-use crate::upstream::{Tx, Upstream};
 use crate::wifi::adapter::{Adapter, CipherCost, DropReason, ForeignSource, LinkCipher, Role as WifiRole};
 use crate::wifi::bss::{AirFrame, BeaconParams, Bss, BssEvent, BssParams, FrameKind};
 
@@ -80,7 +78,7 @@ struct TcpFlow {
     sockets: [TcpSocket; 2],
     timers: [Option<(u64, EventId)>; 2],
     /// Each side's last path MTU answer from its node's stack (see `tcp_dispatch`).
-    path_mtu: [crate::ip::PathMtuMemo; 2],
+    path_mtu: [crate::node::ip::PathMtuMemo; 2],
     bytes: Option<u64>,
     start_ns: u64,
     stop_ns: u64,
@@ -319,7 +317,7 @@ impl Line {
             LineKind::Ethernet(l) => {
                 let rate = l.rate_bps;
                 l.start_next(from).map(|(frame, busy)| {
-                    let last_bit = crate::link::ethernet_last_bit_ns(frame.len(), rate);
+                    let last_bit = crate::link::ethernet::ethernet_last_bit_ns(frame.len(), rate);
                     (frame, busy, last_bit)
                 })
             }
@@ -349,7 +347,12 @@ impl Line {
             LineKind::Ethernet(_) => Ok(frame),
             LineKind::Serial { line, .. } => {
                 let datagram = line.arrive(from, frame)?;
-                Ok(crate::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, ethernet::EtherType::Ipv4, &datagram))
+                Ok(crate::node::ip::ethernet_frame(
+                    Mac::default(),
+                    Mac::BROADCAST,
+                    ethernet::EtherType::Ipv4,
+                    &datagram,
+                ))
             }
         }
     }
@@ -513,7 +516,7 @@ pub struct World {
     /// per-packet path: taken and given back around each use (a nested use finds them
     /// taken and starts a new one), so a steady flow allocates nothing per packet.
     spare_fx: Vec<Effects>,
-    scratch_outs: Vec<crate::ip::Out>,
+    scratch_outs: Vec<crate::node::ip::Out>,
     scratch_segments: Vec<(usize, Vec<u8>)>,
     ip_timers: Vec<Option<(u64, EventId)>>,
     sources: Vec<Source>,
@@ -1811,7 +1814,7 @@ impl World {
     }
 
     /// Sends one encoded TCP segment (carrying `payload_len` data octets, in `frame`
-    /// after [`crate::ip::TRANSPORT_OFFSET`]) from socket `side` of flow `flow` through
+    /// after [`crate::node::ip::TRANSPORT_OFFSET`]) from socket `side` of flow `flow` through
     /// its node's stack.
     fn tcp_send_segment(
         &mut self,
@@ -1832,7 +1835,7 @@ impl World {
         self.tcp_send_frame(now, node, src, dst, dont_frag, frame)
     }
 
-    /// Sends one encoded TCP segment (in `frame` after [`crate::ip::TRANSPORT_OFFSET`])
+    /// Sends one encoded TCP segment (in `frame` after [`crate::node::ip::TRANSPORT_OFFSET`])
     /// from `src` on `node` to `dst` through the node's stack.
     #[inline(always)]
     fn tcp_send_frame(
@@ -2588,7 +2591,7 @@ const SPARE_FRAMES: usize = 64;
 const SPARE_EFFECTS: usize = 16;
 
 /// A frame buffer holding the TCP segment `repr` with `payload` after
-/// [`crate::ip::TRANSPORT_OFFSET`] octets, checksummed for `src` → `dst`; a spare buffer
+/// [`crate::node::ip::TRANSPORT_OFFSET`] octets, checksummed for `src` → `dst`; a spare buffer
 /// when there is one, so a bulk transfer allocates no frame per segment.
 fn tcp_frame(
     spare: &mut Vec<Vec<u8>>,
@@ -2599,7 +2602,7 @@ fn tcp_frame(
 ) -> Vec<u8> {
     let mut frame = spare.pop().unwrap_or_default();
     frame.clear();
-    repr.emit_at(&mut frame, crate::ip::TRANSPORT_OFFSET, src, dst, payload);
+    repr.emit_at(&mut frame, crate::node::ip::TRANSPORT_OFFSET, src, dst, payload);
     frame
 }
 

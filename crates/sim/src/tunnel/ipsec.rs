@@ -46,7 +46,7 @@ use wire::ipsec::{Auth, Cipher, Mode, OuterHeader, SecurityAssociation};
 use wire::{ah, esp, ipv4, udp, IpProtocol};
 
 use crate::config::{IpsecTunnelConfig, TunnelFragment};
-use crate::ip::{Transport, Tunnel, DEFAULT_TTL};
+use crate::node::ip::{Transport, Tunnel, DEFAULT_TTL};
 use crate::rng::{stream_key, RandomStream};
 
 /// The key material of the SA with SPI `spi`: `len` bytes from a stream named by the

@@ -37,7 +37,7 @@ use wire::icmpv4::{self, DstUnreachable, TimeExceeded};
 use wire::{arp, ipv4, reassembly, udp, IpProtocol};
 
 use crate::config::{FragNeeded, PmtuConfig, RouteConfig, TunnelFragment};
-use crate::pmtu::{self, IcmpRateLimit, PmtuCache};
+use crate::node::pmtu::{self, IcmpRateLimit, PmtuCache};
 
 /// RFC 1122 §2.3.2.2: at least one packet SHOULD be kept while an address resolves;
 /// Linux kept three (`unres_qlen`) for years.
@@ -130,7 +130,7 @@ pub trait Tunnel {
     /// into it.
     fn local(&self) -> Ipv4Addr;
     /// What an IPsec tunnel carried (per-tunnel counts); None for other tunnels.
-    fn sa_report(&self) -> Option<crate::ipsec::SaReport> {
+    fn sa_report(&self) -> Option<crate::tunnel::ipsec::SaReport> {
         None
     }
     /// The flow packet ESP packet `seq` of outbound SPI `spi` carried, if this sealed it
@@ -170,7 +170,7 @@ pub trait Transport {
     /// Checks a claimed datagram; appends the restored datagram to `out`.
     fn unprotect(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String>;
     /// What the SA pair carried (per-tunnel counts); None if it keeps none.
-    fn sa_report(&self) -> Option<crate::ipsec::SaReport> {
+    fn sa_report(&self) -> Option<crate::tunnel::ipsec::SaReport> {
         None
     }
     /// The flow packet ESP packet `seq` of outbound SPI `spi` carried, if this sealed it
@@ -509,7 +509,7 @@ impl IpStack {
             .or_else(|| self.transports.iter().find_map(|t| t.sealed(spi, seq)))
     }
 
-    pub fn sa_reports(&self) -> Vec<crate::ipsec::SaReport> {
+    pub fn sa_reports(&self) -> Vec<crate::tunnel::ipsec::SaReport> {
         let tunnels = self.tunnels.iter().filter_map(|t| t.hook.sa_report());
         tunnels.chain(self.transports.iter().filter_map(|t| t.sa_report())).collect()
     }

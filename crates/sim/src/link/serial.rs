@@ -40,7 +40,7 @@
 //! ratio stands for the modem's whole effective gain over the DTE rate; it never expands
 //! (ratio ≥ 1).
 //!
-//! The API follows the Ethernet link's ([`crate::link::EthernetLink`]): `enqueue`,
+//! The API follows the Ethernet link's ([`crate::link::ethernet::EthernetLink`]): `enqueue`,
 //! `start_next` (the packet and its time on the line in ns), `finish`, `backlog`, and
 //! [`SerialLine::arrive`] / [`SerialLine::lost`] at the far end. Datagrams go in at one
 //! end and come out at the other. SLIP and PPP framing are taken to be undone exactly

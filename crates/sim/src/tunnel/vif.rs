@@ -41,15 +41,15 @@ use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::{ipv4, tcp, udp, IpProtocol};
 
 use crate::config::NodeConfig;
-use crate::ip::{ethernet_frame, Iface};
+use crate::link::ppp::auth::{Authenticator, CHAP_VALUE_LEN};
+use crate::link::ppp::ipcp::IpcpOptions;
+use crate::link::ppp::lcp::{Auth, LcpOptions};
+use crate::link::ppp::PppLink;
+use crate::node::ip::{ethernet_frame, Iface};
 use crate::node::{Effects, Node, PortUse};
-use crate::openvpn::OpenVpnEnd;
-use crate::ppp::auth::{Authenticator, CHAP_VALUE_LEN};
-use crate::ppp::ipcp::IpcpOptions;
-use crate::ppp::lcp::{Auth, LcpOptions};
-use crate::ppp::PppLink;
-use crate::pppoe::PppoeEnd;
 use crate::rng::{stream_key, RandomStream};
+use crate::tunnel::openvpn::OpenVpnEnd;
+use crate::tunnel::pppoe::PppoeEnd;
 
 /// What carries an IP interface of the node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -67,7 +67,7 @@ pub enum Vif {
 pub struct Vifs {
     pub openvpn: Vec<OpenVpnEnd>,
     pub pppoe: Vec<PppoeEnd>,
-    pub pptp: crate::pptp_vif::PptpVifs,
+    pub pptp: crate::tunnel::pptp_vif::PptpVifs,
     /// Port of each PPPoE end, and its IP interface.
     pppoe_port: Vec<u16>,
     pppoe_iface: Vec<usize>,
@@ -428,7 +428,7 @@ impl Node {
         true
     }
 
-    fn openvpn_cycles(&self, k: usize, before: crate::openvpn::Counters) -> f64 {
+    fn openvpn_cycles(&self, k: usize, before: crate::tunnel::openvpn::Counters) -> f64 {
         let after = self.vifs.openvpn[k].counters;
         let packets = (after.sealed - before.sealed) + (after.opened - before.opened);
         packets as f64 * self.cycles.per_openvpn_packet as f64

@@ -1,4 +1,4 @@
-//! Seed 004's adaptive router in a world: the sans-IO models of [`crate::adaptive`]
+//! Seed 004's adaptive router in a world: the sans-IO models of [`crate::node::adaptive_router::link_arq`]
 //! (link ARQ, delivery ratio, channel chooser) bound to two routers, a radio and a modem.
 //!
 //! Seed 004 (Maggs, "Asymmetric Wireless Networking"): "I modified the router so that it
@@ -38,18 +38,20 @@
 //! once per `sample_interval_ns` of simulated time (at the first outcome after each
 //! interval, so a quiet channel gives no samples), with the ARQ counters.
 
+pub mod link_arq;
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::linkarq;
 
-use crate::adaptive::{
+use crate::engine::EventId;
+use crate::node::adaptive_router::link_arq::{
     Action, ArqConfig, ArqCounters, Channel, ChannelChooser, ChooserConfig, DeliveryRatio, LinkArq, RatioConfig,
     RxVerdict,
 };
-use crate::engine::EventId;
-use crate::ip::ethernet_frame;
+use crate::node::ip::ethernet_frame;
 
 /// One adaptive upstream between two routers, as lowered from the scenario's
 /// `[node.NAME.adaptive]` table (the Python model documents each default and its source).
@@ -254,7 +256,7 @@ pub struct Upstream {
     chooser: ChannelChooser,
     /// Frames under ARQ by frame id: the datagram, empty for a probe, and its ARQ
     /// sequence number once sent.
-    in_flight: BTreeMap<u64, (Vec<u8>, Option<crate::adaptive::Seq>)>,
+    in_flight: BTreeMap<u64, (Vec<u8>, Option<crate::node::adaptive_router::link_arq::Seq>)>,
     /// Datagrams the ARQ gave up on that the peer never had, for conservation (the
     /// world charges and empties it at the end).
     pub abandoned: Vec<Vec<u8>>,

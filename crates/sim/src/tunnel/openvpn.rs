@@ -30,8 +30,8 @@ use std::net::Ipv4Addr;
 use wire::openvpn::{split_fragments, Auth, Cipher, DataChannel, FragmentHeader, FragmentType};
 
 use crate::config::OpenVpnConfig;
-use crate::openvpn_tcp::StreamTransport;
 use crate::rng::{stream_key, RandomStream};
+use crate::tunnel::openvpn_tcp::StreamTransport;
 
 /// `fragment.h` FRAG_TTL_SEC: an incomplete datagram is dropped after 10 s.
 pub const FRAG_TTL_NS: u64 = 10_000_000_000;
