@@ -4,6 +4,17 @@
 use super::*;
 
 impl World {
+    /// The timer of adaptive router `index`.
+    pub(super) fn upstream_timer(&mut self, now: u64, index: u32) -> Result<(), RunError> {
+        let u = &mut self.upstreams[index as usize];
+        if u.timer.is_some_and(|(at, _)| at == now) {
+            u.timer = None;
+        }
+        let txs = u.on_timer(now);
+        self.upstream_send(now, index, txs)?;
+        Ok(())
+    }
+
     /// Sends what an adaptive upstream asked for, and re-arms its timer.
     pub(super) fn upstream_send(&mut self, now: u64, index: u32, txs: Vec<Tx>) -> Result<(), RunError> {
         for tx in txs {

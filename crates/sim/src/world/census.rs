@@ -104,11 +104,19 @@ impl World {
                 }
             })
         };
+        self.held_on_links(&mut note);
+        self.held_in_nodes(&mut note);
+        census
+    }
+
+    /// The frames queued on the lines and at the 802.11 media, and those in flight on the
+    /// lines, each handed to `note`.
+    fn held_on_links(&self, note: &mut dyn FnMut(&[u8])) {
         for line in &self.links {
             for from in 0..2 {
                 match &line.kind {
-                    LineKind::Ethernet(l) => l.queued(from).for_each(&mut note),
-                    LineKind::Serial { line, .. } => line.queued(from).for_each(&mut note),
+                    LineKind::Ethernet(l) => l.queued(from).for_each(&mut *note),
+                    LineKind::Serial { line, .. } => line.queued(from).for_each(&mut *note),
                 }
                 for (_, frame) in &line.in_flight[from] {
                     note(frame);
@@ -129,13 +137,18 @@ impl World {
                 }
             }
         }
+    }
+
+    /// The packets held in the nodes (tunnels' fragments, adaptive routers, CPU jobs, IP
+    /// stacks, L3F bridges, the ATM network, OpenVPN's TCP streams), each handed to `note`.
+    fn held_in_nodes(&self, note: &mut dyn FnMut(&[u8])) {
         for n in &self.nodes {
             for end in &n.vifs.openvpn {
-                end.held_fragments(&mut note);
+                end.held_fragments(&mut *note);
             }
         }
         for u in &self.upstreams {
-            u.held_packets(&mut note);
+            u.held_packets(&mut *note);
         }
         let effects = |fx: &Effects, note: &mut dyn FnMut(&[u8])| {
             fx.send.iter().for_each(|(_, frame)| note(frame));
@@ -146,25 +159,24 @@ impl World {
             for job in n.cpu.queued() {
                 match job {
                     Job::Receive { frame, .. } => note(frame),
-                    Job::Send(fx) => effects(fx, &mut note),
+                    Job::Send(fx) => effects(fx, &mut *note),
                 }
             }
             if let Some(fx) = &n.in_service {
-                effects(fx, &mut note);
+                effects(fx, &mut *note);
             }
-            n.ip.held_packets(&mut note);
-            n.l3f_held_packets(&mut note);
+            n.ip.held_packets(&mut *note);
+            n.l3f_held_packets(&mut *note);
         }
         if let Some(atm) = &self.atm {
-            atm.held_packets(&mut note);
+            atm.held_packets(&mut *note);
         }
         let streams: Vec<&crate::tunnel::openvpn_tcp::StreamTransport> =
             self.nodes.iter().flat_map(|n| n.vifs.openvpn.iter().filter_map(|e| e.stream.as_ref())).collect();
         for s in &streams {
             let peer = streams.iter().find(|p| s.is_peer(p)).copied();
-            s.held_toward(peer, &mut note);
+            s.held_toward(peer, &mut *note);
         }
-        census
     }
 
     /// The conservation identity of every flow, in the order of `config.flows`.

@@ -35,57 +35,8 @@ impl World {
 
     pub(super) fn handle(&mut self, now: u64, event: Event) -> Result<(), RunError> {
         match event {
-            Event::EthTxDone { link, from } => {
-                let l = &mut self.links[link as usize];
-                l.finish(from as usize);
-                let node = l.ends()[from as usize].0;
-                // A direction whose EthTxDone may be left out has no saturating source
-                // at its sender (see `Line::lazy_tx_done`): nothing to refill.
-                let refill = !l.lazy_tx_done[from as usize];
-                self.start_tx(now, link, from)?;
-                if refill {
-                    self.refill_saturating(now, node)?;
-                }
-            }
-            Event::EthArrive { link, from } => {
-                let l = &mut self.links[link as usize];
-                let in_flight = &mut l.in_flight[from as usize];
-                let (_, frame) = in_flight.pop_front().expect("a frame in flight");
-                if let Some(&(next, _)) = in_flight.front() {
-                    self.engine.schedule_reserved(next, Event::EthArrive { link, from });
-                }
-                let (node, port) = l.ends()[1 - from as usize];
-                let impair = &mut l.impair[from as usize];
-                let lost = impair.loss.drop(&mut impair.rng);
-                if let Some(u) = self.upstreams.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
-                    u.modem_outcome(now, !lost);
-                }
-                let l = &mut self.links[link as usize];
-                let impair = &mut l.impair[from as usize];
-                if lost {
-                    impair.lost += 1;
-                    l.tally[from as usize].dropped += 1;
-                    let reason = format!("lost on link {} ({})", l.name(), l.impair[from as usize].loss_text);
-                    let summary = if matches!(l.kind, LineKind::Serial { .. }) {
-                        Some(frame)
-                    } else {
-                        frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec)
-                    };
-                    l.lost(from as usize);
-                    self.record_drop(now, node, Some(port), reason, summary.as_deref());
-                    return Ok(());
-                }
-                match l.delivered(from as usize, frame) {
-                    Ok(frame) => {
-                        l.tally[from as usize].delivered += 1;
-                        self.receive(now, node, port, frame)?
-                    }
-                    Err(reason) => {
-                        l.tally[from as usize].dropped += 1;
-                        self.record_drop(now, node, Some(port), reason.to_string(), None)
-                    }
-                }
-            }
+            Event::EthTxDone { link, from } => self.line_tx_done(now, link, from)?,
+            Event::EthArrive { link, from } => self.line_arrive(now, link, from)?,
             Event::CpuDone { node } => {
                 let n = &mut self.nodes[node as usize];
                 n.cpu.finish();
@@ -110,46 +61,10 @@ impl World {
                 self.arm_ip_timer(node)?;
             }
             Event::Send { source } => self.send_from(now, source as usize)?,
-            Event::TcpTimer { flow, side: 2 } => {
-                // The test's stop: its measurement window ends (what arrives later is
-                // the drain), and the sender of a timed test closes after what it sent;
-                // a sized transfer still running goes on.
-                let f = &mut self.tcp[flow as usize];
-                f.tick(now);
-                f.close_window(now);
-                if f.bytes.is_none() {
-                    f.sockets[0].close();
-                    self.tcp_dispatch(now, flow as usize, 0)?;
-                }
-            }
-            Event::TcpTimer { flow, side } => {
-                let f = &mut self.tcp[flow as usize];
-                if f.timers[side as usize].is_some_and(|(at, _)| at == now) {
-                    f.tick(now);
-                    f.timers[side as usize] = None;
-                    self.tcp_dispatch(now, flow as usize, side as usize)?;
-                }
-            }
-            Event::Upstream { index } => {
-                let u = &mut self.upstreams[index as usize];
-                if u.timer.is_some_and(|(at, _)| at == now) {
-                    u.timer = None;
-                }
-                let txs = u.on_timer(now);
-                self.upstream_send(now, index, txs)?;
-            }
-            Event::BssTimer { bss } => {
-                let state = &mut self.bsses[bss as usize];
-                if state.timer.is_some_and(|(at, _)| at == now) {
-                    state.timer = None;
-                }
-                let mut events = Vec::new();
-                state.bss.poll(now, &mut events);
-                for event in events {
-                    self.bss_event(now, bss, event)?;
-                }
-                self.arm_bss_timer(bss)?;
-            }
+            Event::TcpTimer { flow, side: 2 } => self.tcp_stop(now, flow)?,
+            Event::TcpTimer { flow, side } => self.tcp_timer(now, flow, side)?,
+            Event::Upstream { index } => self.upstream_timer(now, index)?,
+            Event::BssTimer { bss } => self.bss_timer(now, bss)?,
             Event::Atm(e) => self.atm_event(now, e)?,
             Event::WifiArrive { bss } => {
                 let (_, to, from, mpdu) =

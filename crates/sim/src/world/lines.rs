@@ -52,6 +52,18 @@ pub(super) struct Line {
 }
 
 impl Line {
+    /// A line with nothing sent yet.
+    pub(super) fn new(kind: LineKind, impair: [DirectionImpairment; 2]) -> Line {
+        Line {
+            kind,
+            impair,
+            in_flight: Default::default(),
+            lazy_tx_done: [false; 2],
+            tx_done: [None; 2],
+            tally: Default::default(),
+        }
+    }
+
     pub(super) fn name(&self) -> &str {
         match &self.kind {
             LineKind::Ethernet(l) => &l.name,
@@ -206,6 +218,65 @@ pub(super) struct SerialPpp<'a> {
 }
 
 impl World {
+    /// The serializer of `link` at end `from` finished a frame: the next one starts, and
+    /// a saturating source at the sender is refilled.
+    pub(super) fn line_tx_done(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
+        let l = &mut self.links[link as usize];
+        l.finish(from as usize);
+        let node = l.ends()[from as usize].0;
+        // A direction whose EthTxDone may be left out has no saturating source
+        // at its sender (see `Line::lazy_tx_done`): nothing to refill.
+        let refill = !l.lazy_tx_done[from as usize];
+        self.start_tx(now, link, from)?;
+        if refill {
+            self.refill_saturating(now, node)?;
+        }
+        Ok(())
+    }
+
+    /// The first frame in flight on `link` from end `from` reached the far end: lost by
+    /// the direction's loss model, or received by the node there.
+    pub(super) fn line_arrive(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
+        let l = &mut self.links[link as usize];
+        let in_flight = &mut l.in_flight[from as usize];
+        let (_, frame) = in_flight.pop_front().expect("a frame in flight");
+        if let Some(&(next, _)) = in_flight.front() {
+            self.engine.schedule_reserved(next, Event::EthArrive { link, from });
+        }
+        let (node, port) = l.ends()[1 - from as usize];
+        let impair = &mut l.impair[from as usize];
+        let lost = impair.loss.drop(&mut impair.rng);
+        if let Some(u) = self.upstreams.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
+            u.modem_outcome(now, !lost);
+        }
+        let l = &mut self.links[link as usize];
+        let impair = &mut l.impair[from as usize];
+        if lost {
+            impair.lost += 1;
+            l.tally[from as usize].dropped += 1;
+            let reason = format!("lost on link {} ({})", l.name(), l.impair[from as usize].loss_text);
+            let summary = if matches!(l.kind, LineKind::Serial { .. }) {
+                Some(frame)
+            } else {
+                frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec)
+            };
+            l.lost(from as usize);
+            self.record_drop(now, node, Some(port), reason, summary.as_deref());
+            return Ok(());
+        }
+        match l.delivered(from as usize, frame) {
+            Ok(frame) => {
+                l.tally[from as usize].delivered += 1;
+                self.receive(now, node, port, frame)?
+            }
+            Err(reason) => {
+                l.tally[from as usize].dropped += 1;
+                self.record_drop(now, node, Some(port), reason.to_string(), None)
+            }
+        }
+        Ok(())
+    }
+
     /// A frame leaves a node's port onto its link.
     pub(super) fn transmit_port(
         &mut self,

@@ -55,53 +55,7 @@ impl World {
                 members: (0..b.members.len()).map(|m| b.bss.member_stats(m)).collect(),
             })
             .collect();
-        let tcp = self
-            .tcp
-            .iter_mut()
-            .map(|f| {
-                // A window the run ended inside (its stop or last byte not reached)
-                // ends with the run.
-                f.close_window(f.stop_ns.min(now));
-                let window = f.window.expect("the window was just closed");
-                let intervals = f.intervals.take();
-                let trace = f.sockets[0].is_tracing().then(|| TraceColumns::from_records(&f.sockets[0].take_trace()));
-                let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
-                crate::results::TcpFlowInputs {
-                    window,
-                    intervals: intervals.map(|r| r.records).unwrap_or_default(),
-                    trace,
-                    client: client.clone(),
-                    acked_ns: f.acked_ns,
-                    first_tx_ns: f.first_tx_ns,
-                    hystart_exit: f.sockets[0].hystart().exit(),
-                    id: f.id,
-                    bytes_sent: client.bytes_sent,
-                    bytes_received: server.bytes_received,
-                    retransmits: client.retransmits,
-                    fast_retransmits: client.fast_retransmits,
-                    timeouts: client.timeouts,
-                    srtt_ns: f.sockets[0].srtt(),
-                    cwnd_bytes: f.sockets[0].cwnd(),
-                    start_ns: f.start_ns,
-                    stop_ns: f.stop_ns,
-                    first_rx_ns: f.first_rx_ns,
-                    first_rx_bytes: f.first_rx_bytes,
-                    last_rx_ns: f.last_rx_ns,
-                    completed_ns: f.completed_ns,
-                    path: crate::results::TcpPathResult {
-                        mss_bytes: f.sockets[0].smss(),
-                        path_mtu_bytes: f.sockets[0].effective_mtu(),
-                        frag_needed_received: client.frag_needed,
-                        mss_reductions: client.mss_reductions,
-                        black_holes_detected: client.black_holes,
-                        mtu_probes: client.mtu_probes,
-                        mtu_probes_failed: client.mtu_probes_failed,
-                        longest_stall_ns: f.longest_stall_ns,
-                        stall_at_end_ns: f.stall_at_end_ns,
-                    },
-                }
-            })
-            .collect();
+        let tcp = self.tcp.iter_mut().map(|f| f.result_inputs(now)).collect();
         let adaptive = self
             .upstreams
             .iter()

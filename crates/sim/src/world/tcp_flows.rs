@@ -52,6 +52,52 @@ pub(super) struct TcpFlow {
 }
 
 impl TcpFlow {
+    /// What the results need of the flow at the end of the run (`now`).
+    pub(super) fn result_inputs(&mut self, now: u64) -> crate::results::TcpFlowInputs {
+        let f = self;
+        // A window the run ended inside (its stop or last byte not reached)
+        // ends with the run.
+        f.close_window(f.stop_ns.min(now));
+        let window = f.window.expect("the window was just closed");
+        let intervals = f.intervals.take();
+        let trace = f.sockets[0].is_tracing().then(|| TraceColumns::from_records(&f.sockets[0].take_trace()));
+        let (client, server) = (f.sockets[0].stats(), f.sockets[1].stats());
+        crate::results::TcpFlowInputs {
+            window,
+            intervals: intervals.map(|r| r.records).unwrap_or_default(),
+            trace,
+            client: client.clone(),
+            acked_ns: f.acked_ns,
+            first_tx_ns: f.first_tx_ns,
+            hystart_exit: f.sockets[0].hystart().exit(),
+            id: f.id,
+            bytes_sent: client.bytes_sent,
+            bytes_received: server.bytes_received,
+            retransmits: client.retransmits,
+            fast_retransmits: client.fast_retransmits,
+            timeouts: client.timeouts,
+            srtt_ns: f.sockets[0].srtt(),
+            cwnd_bytes: f.sockets[0].cwnd(),
+            start_ns: f.start_ns,
+            stop_ns: f.stop_ns,
+            first_rx_ns: f.first_rx_ns,
+            first_rx_bytes: f.first_rx_bytes,
+            last_rx_ns: f.last_rx_ns,
+            completed_ns: f.completed_ns,
+            path: crate::results::TcpPathResult {
+                mss_bytes: f.sockets[0].smss(),
+                path_mtu_bytes: f.sockets[0].effective_mtu(),
+                frag_needed_received: client.frag_needed,
+                mss_reductions: client.mss_reductions,
+                black_holes_detected: client.black_holes,
+                mtu_probes: client.mtu_probes,
+                mtu_probes_failed: client.mtu_probes_failed,
+                longest_stall_ns: f.longest_stall_ns,
+                stall_at_end_ns: f.stall_at_end_ns,
+            },
+        }
+    }
+
     /// Before an event of this flow at `now`: the interval boundaries it passed. A
     /// timed test's reports end at its stop (`finish` adds the last): the events of the
     /// drain after it (retransmissions, their ACKs) add no interval.
@@ -79,6 +125,155 @@ impl TcpFlow {
 }
 
 impl World {
+    /// A TCP segment for the node: to the socket it belongs to, or dropped where no socket
+    /// takes it.
+    pub(super) fn deliver_tcp(
+        &mut self,
+        now: u64,
+        node: u32,
+        ip: &ipv4::Packet<&[u8]>,
+        packet: &[u8],
+    ) -> Result<(), RunError> {
+        let (src, dst) = (ip.src_addr(), ip.dst_addr());
+        let Ok(segment) = tcp::Packet::new_checked(ip.payload()) else { return Ok(()) };
+        let Ok(repr) = tcp::Repr::parse(&segment, &src, &dst) else {
+            self.record_drop(now, node, None, "TCP checksum error".into(), Some(packet));
+            return Ok(());
+        };
+        let from = (src, repr.src_port);
+        let found = self.tcp_flow_of(node, from, &repr);
+        let Some((flow, side)) = found else {
+            self.record_drop(
+                now,
+                node,
+                None,
+                format!("no TCP socket for port {} (a RST would answer)", repr.dst_port),
+                Some(packet),
+            );
+            return Ok(());
+        };
+        let f = &mut self.tcp[flow];
+        f.segments_arrived += 1;
+        f.tick(now);
+        let before = f.sockets[1].stats().bytes_received;
+        let reply = f.sockets[side].process(now, &repr, segment.payload());
+        let after = f.sockets[1].stats().bytes_received;
+        if f.bytes.is_some_and(|b| f.sockets[0].stats().bytes_acked >= b) && f.acked_ns.is_none() {
+            f.acked_ns = Some(now);
+        }
+        if after > before {
+            if f.first_rx_ns.is_none() {
+                f.first_rx_ns = Some(now);
+                f.first_rx_bytes = after;
+            }
+            f.last_rx_ns = Some(now);
+            if f.window.is_none() {
+                f.longest_stall_ns = f.longest_stall_ns.max(now - f.last_progress_ns);
+            }
+            f.last_progress_ns = now;
+            if f.bytes.is_some_and(|b| after >= b) && f.completed_ns.is_none() {
+                // A sized transfer's window ends at its last byte (iperf3 -n),
+                // unless its time limit ended it before.
+                f.completed_ns = Some(now);
+                f.close_window(now);
+            }
+        }
+        if let Some(rst) = reply {
+            self.tcp_send(now, flow, side, rst, &[])?;
+        }
+        self.tcp_dispatch(now, flow, side)?;
+        Ok(())
+    }
+
+    /// The flow and side whose socket takes a segment from `from` to the node's port.
+    fn tcp_flow_of(&mut self, node: u32, from: (Ipv4Addr, u16), repr: &tcp::Repr) -> Option<(usize, usize)> {
+        let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
+            (0..2)
+                .find(|&side| f.nodes[side] == node && f.ports[side] == repr.dst_port && f.peers[side] == from)
+                .map(|side| (i, side))
+        });
+        // A SYN from an endpoint no socket knows: a NAT translated its sender. The
+        // listening receiver takes it (RFC 9293 §3.10.7.2), the flow whose sender
+        // has the SYN's port first (a NAT keeps the port when it is free, RFC 4787
+        // REQ-3, RFC 5382 REQ-1), and answers that endpoint from then on.
+        found.or_else(|| {
+            let syn = repr.control == tcp::Control::Syn && repr.ack_number.is_none();
+            let listening = |f: &TcpFlow| {
+                f.nodes[1] == node && f.ports[1] == repr.dst_port && f.sockets[1].state() == crate::tcp::State::Listen
+            };
+            let by_port = self.tcp.iter().position(|f| listening(f) && f.ports[0] == repr.src_port);
+            let flow = by_port.or_else(|| self.tcp.iter().position(listening)).filter(|_| syn)?;
+            self.tcp[flow].peers[1] = from;
+            Some((flow, 1))
+        })
+    }
+
+    /// A TCP flow's start: the sender connects and the test's stop is armed, unless a
+    /// route of the flow goes through a PPP link that is not up yet.
+    pub(super) fn start_tcp(&mut self, now: u64, source: usize, flow: usize) -> Result<(), RunError> {
+        let f = &self.tcp[flow];
+        let (a, b) = (f.nodes, f.addrs);
+        if !self.nodes[a[0] as usize].route_up(b[1]) || !self.nodes[a[1] as usize].route_up(b[0]) {
+            // A route through a PPP link that is not up yet (discovery, LCP,
+            // authentication, IPCP): the application starts once it is, as one
+            // runs iperf after pppd says the link is up. The transfer keeps its
+            // length: start and stop move together.
+            let f = &mut self.tcp[flow];
+            f.start_ns += LINK_UP_POLL_NS;
+            f.stop_ns += LINK_UP_POLL_NS;
+            // Waiting for the link is not a stall of the transfer.
+            f.last_progress_ns += LINK_UP_POLL_NS;
+            if let Some(r) = f.intervals.as_mut() {
+                r.delay(LINK_UP_POLL_NS);
+            }
+            if let FlowConfig::Tcp { start_ns, stop_ns, .. } = &mut self.sources[source].config {
+                *start_ns += LINK_UP_POLL_NS;
+                *stop_ns += LINK_UP_POLL_NS;
+            }
+            self.defer_end(now, source);
+            let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+            self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+            return Ok(());
+        }
+        let f = &mut self.tcp[flow];
+        let [local, remote] = f.ports;
+        // The sender's initial sequence number, reproducible (see the receiver's).
+        f.sockets[0].connect(now, local, remote, wire::tcp::SeqNumber(0x1000_0000));
+        f.sockets[0].send_bulk(f.bytes);
+        let stop = f.stop_ns;
+        if stop > now {
+            self.engine
+                .schedule_at(SimTime::from_nanos(stop), Event::TcpTimer { flow: flow as u32, side: 2 })
+                .map_err(budget)?;
+        }
+        self.tcp_dispatch(now, flow, 0)
+    }
+
+    /// The test's stop (the flow's third timer): its measurement window ends (what arrives
+    /// later is the drain), and the sender of a timed test closes after what it sent; a
+    /// sized transfer still running goes on.
+    pub(super) fn tcp_stop(&mut self, now: u64, flow: u32) -> Result<(), RunError> {
+        let f = &mut self.tcp[flow as usize];
+        f.tick(now);
+        f.close_window(now);
+        if f.bytes.is_none() {
+            f.sockets[0].close();
+            self.tcp_dispatch(now, flow as usize, 0)?;
+        }
+        Ok(())
+    }
+
+    /// A socket's timer (`side` 0: the sender, 1: the receiver), if it is still the one armed.
+    pub(super) fn tcp_timer(&mut self, now: u64, flow: u32, side: u8) -> Result<(), RunError> {
+        let f = &mut self.tcp[flow as usize];
+        if f.timers[side as usize].is_some_and(|(at, _)| at == now) {
+            f.tick(now);
+            f.timers[side as usize] = None;
+            self.tcp_dispatch(now, flow as usize, side as usize)?;
+        }
+        Ok(())
+    }
+
     /// An ICMP "fragmentation needed" reached `node` quoting `quoted` (an IPv4 header
     /// and the first 8 octets after it): the TCP socket that sent the segment learns the
     /// path MTU its stack now knows (Linux `tcp_v4_err`).
@@ -232,7 +427,6 @@ impl World {
     }
 }
 
-/// Linux's TCP with the flow's options.
 /// Spare buffers kept for reuse: enough for a window of segments in flight.
 pub(super) const SPARE_FRAMES: usize = 64;
 
@@ -259,8 +453,18 @@ pub(super) fn recycle(spare: &mut Vec<Vec<u8>>, buffer: Vec<u8>) {
     }
 }
 
+/// Linux's TCP for a first hop of `mtu`, with the flow's options; an option out of its
+/// range is refused with the reason.
 pub(super) fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig, String> {
     let mut config = TcpConfig::for_mtu(mtu);
+    tcp_algorithms_and_buffers(options, &mut config)?;
+    tcp_timers_and_limits(options, &mut config)?;
+    Ok(config)
+}
+
+/// The options up to the algorithms: congestion control, MSS, buffers, SACK, timestamps,
+/// window scaling, delayed ACKs, RTO bounds, HyStart, cwnd growth, CUBIC's alpha.
+fn tcp_algorithms_and_buffers(options: &crate::config::TcpOptions, config: &mut TcpConfig) -> Result<(), String> {
     if let Some(cc) = &options.congestion {
         config.congestion_control = match cc.as_str() {
             "cubic" => CongestionControl::Cubic,
@@ -313,6 +517,13 @@ pub(super) fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Resul
             other => return Err(format!("cubic_alpha {other:?}: expected \"rfc9438\" or \"constant\"")),
         };
     }
+    Ok(())
+}
+
+/// The rest of the options: slow start's limit, the initial RTO and window, Nagle, ACK
+/// policy, RACK-TLP, PRR, duplicate-ACK threshold, path MTU discovery and probing, and
+/// the check that every window holds a segment.
+fn tcp_timers_and_limits(options: &crate::config::TcpOptions, config: &mut TcpConfig) -> Result<(), String> {
     if let Some(l) = options.slow_start_limit {
         config.slow_start_limit = (l > 0).then_some(l);
     }
@@ -376,5 +587,93 @@ pub(super) fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Resul
             return Err(format!("{name} of {size} bytes is smaller than one {}-byte segment (the MSS)", config.mss));
         }
     }
-    Ok(config)
+    Ok(())
+}
+
+/// The TCP flows of the configuration, and which source each one is.
+pub(super) fn tcp_flows(
+    config: &SimConfig,
+    nodes: &[Node],
+) -> Result<(Vec<TcpFlow>, BTreeMap<usize, usize>), RunError> {
+    let mut tcp = Vec::new();
+    let mut tcp_of_source = BTreeMap::new();
+    for (i, flow) in config.flows.iter().enumerate() {
+        if let FlowConfig::Tcp { id, from, to, dst_port, bytes, start_ns, stop_ns, tcp: options, interval_ns, trace } =
+            flow
+        {
+            let (server_node, src, mtu) = tcp_endpoints(i, *from, *to, nodes)?;
+            let field = |f: &str| format!("flows[{i}].{f}");
+            let tcp_config = tcp_config(options, mtu)
+                .map_err(|message| RunError::Config(ConfigError { field: field("tcp"), message }))?;
+            if *interval_ns == Some(0) {
+                return Err(RunError::Config(ConfigError {
+                    field: field("interval_ns"),
+                    message: "an interval of zero".into(),
+                }));
+            }
+            let mut client = TcpSocket::new(tcp_config.clone());
+            if *trace {
+                client.enable_trace();
+            }
+            let mut server = TcpSocket::new(tcp_config);
+            // RFC 1191 §3: each end starts from the MTU of its first hop.
+            client.set_path_mtu(mtu);
+            if let Some(back) = nodes[server_node as usize].ip.path_mtu(0, src) {
+                server.set_path_mtu(back as u32);
+            }
+            // The receiver's initial sequence number: any value works (RFC 9293 §3.4.1
+            // wants it unpredictable; a simulation wants it reproducible).
+            server.listen(*dst_port, wire::tcp::SeqNumber(0x4000_0000));
+            server.set_sink(true);
+            tcp_of_source.insert(i, tcp.len());
+            tcp.push(TcpFlow {
+                id: *id,
+                nodes: [*from, server_node],
+                addrs: [src, *to],
+                ports: [EPHEMERAL_PORT + tcp.len() as u16, *dst_port],
+                peers: [(*to, *dst_port), (src, EPHEMERAL_PORT + tcp.len() as u16)],
+                sockets: [client, server],
+                timers: [None, None],
+                path_mtu: Default::default(),
+                bytes: *bytes,
+                start_ns: *start_ns,
+                stop_ns: *stop_ns,
+                first_rx_ns: None,
+                first_rx_bytes: 0,
+                acked_ns: None,
+                first_tx_ns: None,
+                intervals: interval_ns.map(|p| IntervalRecorder::new(*start_ns, p)),
+                last_rx_ns: None,
+                completed_ns: None,
+                last_progress_ns: *start_ns,
+                longest_stall_ns: 0,
+                segments_sent: 0,
+                segments_arrived: 0,
+                stall_at_end_ns: 0,
+                window: None,
+            });
+        }
+    }
+    Ok((tcp, tcp_of_source))
+}
+
+/// A TCP flow's server node, the client's source address and the MTU of its first hop.
+fn tcp_endpoints(i: usize, from: u32, to: Ipv4Addr, nodes: &[Node]) -> Result<(u32, Ipv4Addr, u32), RunError> {
+    let field = |f: &str| format!("flows[{i}].{f}");
+    let server_node =
+        nodes.iter().position(|n| n.ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == to))).ok_or_else(
+            || RunError::Config(ConfigError { field: field("to"), message: format!("no node has the address {to}") }),
+        )? as u32;
+    let client_stack = &nodes[from as usize].ip;
+    let (iface, _) = client_stack.route(to).ok_or_else(|| {
+        RunError::Config(ConfigError {
+            field: field("to"),
+            message: format!("node {} has no route to {to}", nodes[from as usize].name),
+        })
+    })?;
+    let src = client_stack.source_address(iface).ok_or_else(|| {
+        RunError::Config(ConfigError { field: field("from"), message: "the sending node has no IPv4 address".into() })
+    })?;
+    let mtu = client_stack.ifaces[iface].mtu as u32;
+    Ok((server_node, src, mtu))
 }

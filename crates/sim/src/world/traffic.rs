@@ -54,79 +54,55 @@ impl World {
         }
     }
 
+    /// A UDP-family application's first datagram, while the route to its destination
+    /// goes through a PPP link that is not up yet: its start (and its measurement window)
+    /// moves on by [`LINK_UP_POLL_NS`] and it looks again then. Whether it waits.
+    fn wait_for_link(&mut self, now: u64, source: usize) -> Result<bool, RunError> {
+        let (from, to) = match &self.sources[source].config {
+            FlowConfig::Udp { from, to, .. }
+            | FlowConfig::Ping { from, to, .. }
+            | FlowConfig::UdpEcho { from, to, .. }
+            | FlowConfig::Tcp { from, to, .. } => (*from, *to),
+        };
+        if !self.nodes[from as usize].route_up(to) {
+            // As for TCP (`start_tcp`): the application starts once its PPP link is up.
+            match &mut self.sources[source].config {
+                FlowConfig::Udp { start_ns, stop_ns, .. } => {
+                    *start_ns += LINK_UP_POLL_NS;
+                    *stop_ns += LINK_UP_POLL_NS;
+                }
+                FlowConfig::Ping { start_ns, .. }
+                | FlowConfig::UdpEcho { start_ns, .. }
+                | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
+            }
+            // The measurement window moves with the application's start.
+            let id = self.sources[source].config.id();
+            if let Some(stats) = self.stats.get_mut(&id) {
+                stats.delay_window(LINK_UP_POLL_NS);
+            }
+            if let Some(echo) = self.echo.get_mut(&id) {
+                echo.forward.delay_window(LINK_UP_POLL_NS);
+            }
+            self.defer_end(now, source);
+            let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
+            self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
     pub(super) fn send_from(&mut self, now: u64, source: usize) -> Result<(), RunError> {
         if !self.sources[source].active(now) {
             return Ok(());
         }
-        if self.sources[source].seq == 0 && !self.tcp_of_source.contains_key(&source) {
-            let (from, to) = match &self.sources[source].config {
-                FlowConfig::Udp { from, to, .. }
-                | FlowConfig::Ping { from, to, .. }
-                | FlowConfig::UdpEcho { from, to, .. }
-                | FlowConfig::Tcp { from, to, .. } => (*from, *to),
-            };
-            if !self.nodes[from as usize].route_up(to) {
-                // As for TCP below: the application starts once its PPP link is up.
-                match &mut self.sources[source].config {
-                    FlowConfig::Udp { start_ns, stop_ns, .. } => {
-                        *start_ns += LINK_UP_POLL_NS;
-                        *stop_ns += LINK_UP_POLL_NS;
-                    }
-                    FlowConfig::Ping { start_ns, .. }
-                    | FlowConfig::UdpEcho { start_ns, .. }
-                    | FlowConfig::Tcp { start_ns, .. } => *start_ns += LINK_UP_POLL_NS,
-                }
-                // The measurement window moves with the application's start.
-                let id = self.sources[source].config.id();
-                if let Some(stats) = self.stats.get_mut(&id) {
-                    stats.delay_window(LINK_UP_POLL_NS);
-                }
-                if let Some(echo) = self.echo.get_mut(&id) {
-                    echo.forward.delay_window(LINK_UP_POLL_NS);
-                }
-                self.defer_end(now, source);
-                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
-                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
-                return Ok(());
-            }
+        if self.sources[source].seq == 0
+            && !self.tcp_of_source.contains_key(&source)
+            && self.wait_for_link(now, source)?
+        {
+            return Ok(());
         }
         if let Some(&flow) = self.tcp_of_source.get(&source) {
-            let f = &self.tcp[flow];
-            let (a, b) = (f.nodes, f.addrs);
-            if !self.nodes[a[0] as usize].route_up(b[1]) || !self.nodes[a[1] as usize].route_up(b[0]) {
-                // A route through a PPP link that is not up yet (discovery, LCP,
-                // authentication, IPCP): the application starts once it is, as one
-                // runs iperf after pppd says the link is up. The transfer keeps its
-                // length: start and stop move together.
-                let f = &mut self.tcp[flow];
-                f.start_ns += LINK_UP_POLL_NS;
-                f.stop_ns += LINK_UP_POLL_NS;
-                // Waiting for the link is not a stall of the transfer.
-                f.last_progress_ns += LINK_UP_POLL_NS;
-                if let Some(r) = f.intervals.as_mut() {
-                    r.delay(LINK_UP_POLL_NS);
-                }
-                if let FlowConfig::Tcp { start_ns, stop_ns, .. } = &mut self.sources[source].config {
-                    *start_ns += LINK_UP_POLL_NS;
-                    *stop_ns += LINK_UP_POLL_NS;
-                }
-                self.defer_end(now, source);
-                let at = SimTime::from_nanos(now + LINK_UP_POLL_NS);
-                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
-                return Ok(());
-            }
-            let f = &mut self.tcp[flow];
-            let [local, remote] = f.ports;
-            // The sender's initial sequence number, reproducible (see the receiver's).
-            f.sockets[0].connect(now, local, remote, wire::tcp::SeqNumber(0x1000_0000));
-            f.sockets[0].send_bulk(f.bytes);
-            let stop = f.stop_ns;
-            if stop > now {
-                self.engine
-                    .schedule_at(SimTime::from_nanos(stop), Event::TcpTimer { flow: flow as u32, side: 2 })
-                    .map_err(budget)?;
-            }
-            return self.tcp_dispatch(now, flow, 0);
+            return self.start_tcp(now, source, flow);
         }
         if self.sources[source].is_saturating() {
             let node = source_node(&self.sources[source].config);
@@ -218,128 +194,64 @@ impl World {
     pub(super) fn deliver_local(&mut self, now: u64, node: u32, packet: &[u8]) -> Result<(), RunError> {
         let Ok(ip) = ipv4::Packet::new_checked(packet) else { return Ok(()) };
         match ip.next_header() {
-            IpProtocol::Udp => {
-                if let Ok(datagram) = udp::Packet::new_checked(ip.payload()) {
-                    if let Some(probe) = Probe::parse(datagram.payload()) {
-                        if let Some(echo) = self.echo.get_mut(&probe.flow) {
-                            let bytes = datagram.payload().len() as u64;
-                            if node == echo.from && datagram.dst_port() == echo.src_port {
-                                // The echo is back at its client: a round trip.
-                                let stats = self.stats.get_mut(&probe.flow).expect("flow");
-                                if stats.record_arrival(probe.seq, probe.sent_ns, now, bytes) == Arrival::Received {
-                                    echo.rtt.record(now.saturating_sub(probe.sent_ns));
-                                }
-                            } else if datagram.dst_port() == echo.dst_port {
-                                echo.forward.record_arrival(probe.seq, probe.sent_ns, now, bytes);
-                                let (src, dst) = (ip.dst_addr(), ip.src_addr());
-                                let reply = udp::Repr { src_port: datagram.dst_port(), dst_port: datagram.src_port() };
-                                let mut segment = Vec::with_capacity(datagram.payload().len() + udp::HEADER_LEN);
-                                reply.encapsulate(&src, &dst, datagram.payload(), &mut segment);
-                                return self.send_local(now, node, src, dst, IpProtocol::Udp, &segment);
-                            }
-                            return Ok(());
-                        }
-                        if let Some(stats) = self.stats.get_mut(&probe.flow) {
-                            stats.record_arrival(probe.seq, probe.sent_ns, now, datagram.payload().len() as u64);
-                        }
-                    }
-                }
-            }
-            IpProtocol::Tcp => {
-                let (src, dst) = (ip.src_addr(), ip.dst_addr());
-                let Ok(segment) = tcp::Packet::new_checked(ip.payload()) else { return Ok(()) };
-                let Ok(repr) = tcp::Repr::parse(&segment, &src, &dst) else {
-                    self.record_drop(now, node, None, "TCP checksum error".into(), Some(packet));
-                    return Ok(());
-                };
-                let from = (src, repr.src_port);
-                let found = self.tcp.iter().enumerate().find_map(|(i, f)| {
-                    (0..2)
-                        .find(|&side| f.nodes[side] == node && f.ports[side] == repr.dst_port && f.peers[side] == from)
-                        .map(|side| (i, side))
-                });
-                // A SYN from an endpoint no socket knows: a NAT translated its sender. The
-                // listening receiver takes it (RFC 9293 §3.10.7.2), the flow whose sender
-                // has the SYN's port first (a NAT keeps the port when it is free, RFC 4787
-                // REQ-3, RFC 5382 REQ-1), and answers that endpoint from then on.
-                let found = found.or_else(|| {
-                    let syn = repr.control == tcp::Control::Syn && repr.ack_number.is_none();
-                    let listening = |f: &TcpFlow| {
-                        f.nodes[1] == node
-                            && f.ports[1] == repr.dst_port
-                            && f.sockets[1].state() == crate::tcp::State::Listen
-                    };
-                    let by_port = self.tcp.iter().position(|f| listening(f) && f.ports[0] == repr.src_port);
-                    let flow = by_port.or_else(|| self.tcp.iter().position(listening)).filter(|_| syn)?;
-                    self.tcp[flow].peers[1] = from;
-                    Some((flow, 1))
-                });
-                let Some((flow, side)) = found else {
-                    self.record_drop(
-                        now,
-                        node,
-                        None,
-                        format!("no TCP socket for port {} (a RST would answer)", repr.dst_port),
-                        Some(packet),
-                    );
-                    return Ok(());
-                };
-                let f = &mut self.tcp[flow];
-                f.segments_arrived += 1;
-                f.tick(now);
-                let before = f.sockets[1].stats().bytes_received;
-                let reply = f.sockets[side].process(now, &repr, segment.payload());
-                let after = f.sockets[1].stats().bytes_received;
-                if f.bytes.is_some_and(|b| f.sockets[0].stats().bytes_acked >= b) && f.acked_ns.is_none() {
-                    f.acked_ns = Some(now);
-                }
-                if after > before {
-                    if f.first_rx_ns.is_none() {
-                        f.first_rx_ns = Some(now);
-                        f.first_rx_bytes = after;
-                    }
-                    f.last_rx_ns = Some(now);
-                    if f.window.is_none() {
-                        f.longest_stall_ns = f.longest_stall_ns.max(now - f.last_progress_ns);
-                    }
-                    f.last_progress_ns = now;
-                    if f.bytes.is_some_and(|b| after >= b) && f.completed_ns.is_none() {
-                        // A sized transfer's window ends at its last byte (iperf3 -n),
-                        // unless its time limit ended it before.
-                        f.completed_ns = Some(now);
-                        f.close_window(now);
-                    }
-                }
-                if let Some(rst) = reply {
-                    self.tcp_send(now, flow, side, rst, &[])?;
-                }
-                self.tcp_dispatch(now, flow, side)?;
-            }
-            IpProtocol::Icmp => {
-                if let Ok(icmp) = icmpv4::Packet::new_checked(ip.payload()) {
-                    if let Ok(icmpv4::Repr::DstUnreachable {
-                        reason: icmpv4::DstUnreachable::FragRequired,
-                        header,
-                        ..
-                    }) = icmpv4::Repr::parse(&icmp)
-                    {
-                        return self.tcp_frag_needed(now, node, header);
-                    }
-                    if let Ok(icmpv4::Repr::EchoReply { data, .. }) = icmpv4::Repr::parse(&icmp) {
-                        if let Some(probe) = Probe::parse(data) {
-                            if let Some(stats) = self.stats.get_mut(&probe.flow) {
-                                // Duplicates' round trips count, as ping's statistics take them.
-                                if stats.record_arrival(probe.seq, probe.sent_ns, now, data.len() as u64)
-                                    != Arrival::Late
-                                {
-                                    stats.rtt_ns.push(now - probe.sent_ns);
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+            IpProtocol::Udp => self.deliver_udp(now, node, &ip)?,
+            IpProtocol::Tcp => self.deliver_tcp(now, node, &ip, packet)?,
+            IpProtocol::Icmp => self.deliver_icmp(now, node, &ip)?,
             _ => {}
+        }
+        Ok(())
+    }
+
+    /// A UDP datagram for the node: a probe counted for its flow, or an echo flow's
+    /// request (answered, RFC 862) or reply (a round trip).
+    fn deliver_udp(&mut self, now: u64, node: u32, ip: &ipv4::Packet<&[u8]>) -> Result<(), RunError> {
+        if let Ok(datagram) = udp::Packet::new_checked(ip.payload()) {
+            if let Some(probe) = Probe::parse(datagram.payload()) {
+                if let Some(echo) = self.echo.get_mut(&probe.flow) {
+                    let bytes = datagram.payload().len() as u64;
+                    if node == echo.from && datagram.dst_port() == echo.src_port {
+                        // The echo is back at its client: a round trip.
+                        let stats = self.stats.get_mut(&probe.flow).expect("flow");
+                        if stats.record_arrival(probe.seq, probe.sent_ns, now, bytes) == Arrival::Received {
+                            echo.rtt.record(now.saturating_sub(probe.sent_ns));
+                        }
+                    } else if datagram.dst_port() == echo.dst_port {
+                        echo.forward.record_arrival(probe.seq, probe.sent_ns, now, bytes);
+                        let (src, dst) = (ip.dst_addr(), ip.src_addr());
+                        let reply = udp::Repr { src_port: datagram.dst_port(), dst_port: datagram.src_port() };
+                        let mut segment = Vec::with_capacity(datagram.payload().len() + udp::HEADER_LEN);
+                        reply.encapsulate(&src, &dst, datagram.payload(), &mut segment);
+                        return self.send_local(now, node, src, dst, IpProtocol::Udp, &segment);
+                    }
+                    return Ok(());
+                }
+                if let Some(stats) = self.stats.get_mut(&probe.flow) {
+                    stats.record_arrival(probe.seq, probe.sent_ns, now, datagram.payload().len() as u64);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// An ICMP message for the node: Fragmentation Needed for a TCP flow's path MTU, or a
+    /// ping's Echo Reply.
+    fn deliver_icmp(&mut self, now: u64, node: u32, ip: &ipv4::Packet<&[u8]>) -> Result<(), RunError> {
+        if let Ok(icmp) = icmpv4::Packet::new_checked(ip.payload()) {
+            if let Ok(icmpv4::Repr::DstUnreachable { reason: icmpv4::DstUnreachable::FragRequired, header, .. }) =
+                icmpv4::Repr::parse(&icmp)
+            {
+                return self.tcp_frag_needed(now, node, header);
+            }
+            if let Ok(icmpv4::Repr::EchoReply { data, .. }) = icmpv4::Repr::parse(&icmp) {
+                if let Some(probe) = Probe::parse(data) {
+                    if let Some(stats) = self.stats.get_mut(&probe.flow) {
+                        // Duplicates' round trips count, as ping's statistics take them.
+                        if stats.record_arrival(probe.seq, probe.sent_ns, now, data.len() as u64) != Arrival::Late {
+                            stats.rtt_ns.push(now - probe.sent_ns);
+                        }
+                    }
+                }
+            }
         }
         Ok(())
     }

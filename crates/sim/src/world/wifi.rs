@@ -58,6 +58,21 @@ impl BssState {
 }
 
 impl World {
+    /// The timer of the medium of `bss`: what it has to do now, then its next wake-up.
+    pub(super) fn bss_timer(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
+        let state = &mut self.bsses[bss as usize];
+        if state.timer.is_some_and(|(at, _)| at == now) {
+            state.timer = None;
+        }
+        let mut events = Vec::new();
+        state.bss.poll(now, &mut events);
+        for event in events {
+            self.bss_event(now, bss, event)?;
+        }
+        self.arm_bss_timer(bss)?;
+        Ok(())
+    }
+
     pub(super) fn bss_event(&mut self, now: u64, bss: u32, event: BssEvent) -> Result<(), RunError> {
         match event {
             BssEvent::Delivered { to, from, mpdu, at } => {
@@ -243,49 +258,7 @@ pub(super) fn bss_state(
 ) -> Result<BssState, RunError> {
     let field = |f: &str| format!("links[{index}].{f}");
     let members: Vec<(u32, u16)> = w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect();
-    let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members.len(), w.queue_frames)
-        .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
-    params.member_queue_frames = w.member_queue_frames.clone();
-    params.phy.control_preamble = match w.control_preamble.as_str() {
-        "bss" => params.phy.preamble,
-        "long" => crate::wifi::Preamble::Long,
-        other => {
-            return Err(RunError::Config(ConfigError {
-                field: field("control_preamble"),
-                message: format!("control_preamble must be \"bss\" or \"long\", not {other:?}"),
-            }))
-        }
-    };
-    params.control_preamble_long = w.control_preamble == "long";
-    if !w.member_preamble.is_empty() && w.member_preamble.len() != members.len() {
-        return Err(RunError::Config(ConfigError {
-            field: field("member_preamble"),
-            message: format!("{} preambles for {} members", w.member_preamble.len(), members.len()),
-        }));
-    }
-    params.member_preamble = w
-        .member_preamble
-        .iter()
-        .map(|p| match p.as_str() {
-            "long" => Ok(crate::wifi::Preamble::Long),
-            "short" if w.standard != "802.11" => Ok(crate::wifi::Preamble::Short),
-            other => Err(RunError::Config(ConfigError {
-                field: field("member_preamble"),
-                message: format!("a member's preamble must be \"long\" or \"short\" (802.11b/g), not {other:?}"),
-            })),
-        })
-        .collect::<Result<_, _>>()?;
-    params.access =
-        w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
-    params.rts_threshold = w.rts_threshold as usize;
-    params.short_retry_limit = w.retry_limit;
-    params.link_acks = w.link_acks;
-    params.hears = w.hears.clone();
-    params.frame_error_rate = w.frame_error_rate.clone();
-    params.check().map_err(|message| {
-        let key = message.split(':').next().filter(|k| !k.contains(' ')).unwrap_or("hears").to_string();
-        RunError::Config(ConfigError { field: field(&key), message })
-    })?;
+    let mut params = bss_params(w, members.len(), index)?;
     let foreign: ForeignSource = w
         .foreign_source
         .parse()
@@ -301,65 +274,9 @@ pub(super) fn bss_state(
         }));
     }
     if let Some(b) = &w.beacon {
-        if !has_ap {
-            return Err(RunError::Config(ConfigError {
-                field: field("beacon"),
-                message: "beacons need an access point".into(),
-            }));
-        }
-        let rate = b
-            .rate_bps
-            .is_multiple_of(1000)
-            .then(|| crate::wifi::Rate::from_kbps(b.rate_bps / 1000))
-            .flatten()
-            .filter(|r| params.phy.supports(*r))
-            .ok_or_else(|| {
-                RunError::Config(ConfigError {
-                    field: field("beacon.rate_bps"),
-                    message: format!("{} bit/s is not a rate of {}", b.rate_bps, w.standard),
-                })
-            })?;
-        if b.interval_ns == 0 || !b.interval_ns.is_multiple_of(TU_NS) || b.interval_ns / TU_NS > u64::from(u16::MAX) {
-            return Err(RunError::Config(ConfigError {
-                field: field("beacon.interval_ns"),
-                message: format!(
-                    "the beacon interval is a whole number of TU (1024 us) from 1 to 65535, not {} ns",
-                    b.interval_ns
-                ),
-            }));
-        }
-        if b.ssid.len() > 32 {
-            return Err(RunError::Config(ConfigError {
-                field: field("beacon.ssid"),
-                message: "an SSID has at most 32 bytes (IEEE 802.11-2020 §9.4.2.2)".into(),
-            }));
-        }
-        let ap_mac =
-            Mac(config.nodes[w.ap.expect("has an AP").node as usize].ports[w.ap.expect("has an AP").port as usize].mac);
-        let mpdu = beacon_mpdu(w, b, ap_mac, &params.phy);
-        params.beacon = Some(BeaconParams { interval: b.interval_ns, rate, mpdu });
+        params.beacon = Some(beacon_params(config, w, b, &params.phy, index)?);
     }
-    // An IBSS's BSSID is locally administered and random in the standard (§11.1.4);
-    // the first station's MAC with the U/L bit set stands in, deterministically.
-    let bssid = if has_ap {
-        macs[0]
-    } else {
-        Mac([0x02, macs[0].0[1], macs[0].0[2], macs[0].0[3], macs[0].0[4], macs[0].0[5]])
-    };
-    let adapters = members
-        .iter()
-        .enumerate()
-        .map(|(i, _)| {
-            let role = if has_ap && i == 0 {
-                WifiRole::AccessPoint { bssid }
-            } else if has_ap {
-                WifiRole::Station { mac: macs[i], bssid }
-            } else {
-                WifiRole::AdHoc { mac: macs[i], bssid }
-            };
-            Adapter::new(role, foreign, w.wds_members.get(i).copied().unwrap_or(w.wds), cipher.clone())
-        })
-        .collect::<Vec<_>>();
+    let adapters = adapters(w, &macs, has_ap, foreign, &cipher);
     for (i, &(node, port)) in members.iter().enumerate() {
         let cost = adapters[i].cipher.cost();
         let cycles = &config.nodes[node as usize].cpu.cycles;
@@ -389,6 +306,137 @@ pub(super) fn bss_state(
         delay_ns: w.delay_ns,
         in_flight: VecDeque::new(),
     })
+}
+
+/// The medium's parameters from the cell's configuration (standard, preambles, access,
+/// RTS threshold, retries, who hears whom), each refusal at its field.
+fn bss_params(w: &crate::config::WifiConfig, members: usize, index: usize) -> Result<BssParams, RunError> {
+    let field = |f: &str| format!("links[{index}].{f}");
+    let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members, w.queue_frames)
+        .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
+    params.member_queue_frames = w.member_queue_frames.clone();
+    params.phy.control_preamble = match w.control_preamble.as_str() {
+        "bss" => params.phy.preamble,
+        "long" => crate::wifi::Preamble::Long,
+        other => {
+            return Err(RunError::Config(ConfigError {
+                field: field("control_preamble"),
+                message: format!("control_preamble must be \"bss\" or \"long\", not {other:?}"),
+            }))
+        }
+    };
+    params.control_preamble_long = w.control_preamble == "long";
+    if !w.member_preamble.is_empty() && w.member_preamble.len() != members {
+        return Err(RunError::Config(ConfigError {
+            field: field("member_preamble"),
+            message: format!("{} preambles for {} members", w.member_preamble.len(), members),
+        }));
+    }
+    params.member_preamble = w
+        .member_preamble
+        .iter()
+        .map(|p| match p.as_str() {
+            "long" => Ok(crate::wifi::Preamble::Long),
+            "short" if w.standard != "802.11" => Ok(crate::wifi::Preamble::Short),
+            other => Err(RunError::Config(ConfigError {
+                field: field("member_preamble"),
+                message: format!("a member's preamble must be \"long\" or \"short\" (802.11b/g), not {other:?}"),
+            })),
+        })
+        .collect::<Result<_, _>>()?;
+    params.access =
+        w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
+    params.rts_threshold = w.rts_threshold as usize;
+    params.short_retry_limit = w.retry_limit;
+    params.link_acks = w.link_acks;
+    params.hears = w.hears.clone();
+    params.frame_error_rate = w.frame_error_rate.clone();
+    params.check().map_err(|message| {
+        let key = message.split(':').next().filter(|k| !k.contains(' ')).unwrap_or("hears").to_string();
+        RunError::Config(ConfigError { field: field(&key), message })
+    })?;
+    Ok(params)
+}
+
+/// The AP's beacons: rate, interval and the Beacon frame, refused where the standard
+/// does not allow them.
+fn beacon_params(
+    config: &SimConfig,
+    w: &crate::config::WifiConfig,
+    b: &crate::config::BeaconConfig,
+    phy: &crate::wifi::phy::PhyParams,
+    index: usize,
+) -> Result<BeaconParams, RunError> {
+    let field = |f: &str| format!("links[{index}].{f}");
+    let has_ap = w.ap.is_some();
+    if !has_ap {
+        return Err(RunError::Config(ConfigError {
+            field: field("beacon"),
+            message: "beacons need an access point".into(),
+        }));
+    }
+    let rate = b
+        .rate_bps
+        .is_multiple_of(1000)
+        .then(|| crate::wifi::Rate::from_kbps(b.rate_bps / 1000))
+        .flatten()
+        .filter(|r| phy.supports(*r))
+        .ok_or_else(|| {
+            RunError::Config(ConfigError {
+                field: field("beacon.rate_bps"),
+                message: format!("{} bit/s is not a rate of {}", b.rate_bps, w.standard),
+            })
+        })?;
+    if b.interval_ns == 0 || !b.interval_ns.is_multiple_of(TU_NS) || b.interval_ns / TU_NS > u64::from(u16::MAX) {
+        return Err(RunError::Config(ConfigError {
+            field: field("beacon.interval_ns"),
+            message: format!(
+                "the beacon interval is a whole number of TU (1024 us) from 1 to 65535, not {} ns",
+                b.interval_ns
+            ),
+        }));
+    }
+    if b.ssid.len() > 32 {
+        return Err(RunError::Config(ConfigError {
+            field: field("beacon.ssid"),
+            message: "an SSID has at most 32 bytes (IEEE 802.11-2020 §9.4.2.2)".into(),
+        }));
+    }
+    let ap_mac =
+        Mac(config.nodes[w.ap.expect("has an AP").node as usize].ports[w.ap.expect("has an AP").port as usize].mac);
+    let mpdu = beacon_mpdu(w, b, ap_mac, phy);
+    Ok(BeaconParams { interval: b.interval_ns, rate, mpdu })
+}
+
+/// Each member's adapter: the AP, stations, or ad hoc members, with the cell's address
+/// rules and link cipher.
+fn adapters(
+    w: &crate::config::WifiConfig,
+    macs: &[Mac],
+    has_ap: bool,
+    foreign: ForeignSource,
+    cipher: &LinkCipher,
+) -> Vec<Adapter> {
+    // An IBSS's BSSID is locally administered and random in the standard (§11.1.4);
+    // the first station's MAC with the U/L bit set stands in, deterministically.
+    let bssid = if has_ap {
+        macs[0]
+    } else {
+        Mac([0x02, macs[0].0[1], macs[0].0[2], macs[0].0[3], macs[0].0[4], macs[0].0[5]])
+    };
+    macs.iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let role = if has_ap && i == 0 {
+                WifiRole::AccessPoint { bssid }
+            } else if has_ap {
+                WifiRole::Station { mac: macs[i], bssid }
+            } else {
+                WifiRole::AdHoc { mac: macs[i], bssid }
+            };
+            Adapter::new(role, foreign, w.wds_members.get(i).copied().unwrap_or(w.wds), cipher.clone())
+        })
+        .collect()
 }
 
 /// 1 TU = 1024 µs (IEEE 802.11-2020 §3.1), in ns.
