@@ -37,8 +37,8 @@ pub struct SimConfig {
     /// ATM switches, PVC cross-connects and CLIP subnets (the links are in `links`).
     #[serde(default)]
     pub atm: crate::atm::AtmConfig,
-    /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
-    /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
+    /// Seed 004's adaptive routers: a router that sends towards a peer router over a
+    /// radio (with link acks) or a modem, whichever delivers (see `node::adaptive_router`).
     #[serde(default)]
     pub adaptive: Vec<crate::node::adaptive_router::AdaptiveConfig>,
     /// The measurement windows of UDP, ping and UDP echo flows, by flow id

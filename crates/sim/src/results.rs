@@ -20,9 +20,9 @@ pub struct Results {
     pub links: Vec<LinkResult>,
     pub nodes: Vec<NodeResult>,
     pub drop_log: Vec<DropEntry>,
-    /// Seed 004's adaptive upstreams: switches, ratios over time, ARQ counters.
+    /// Seed 004's adaptive routers: switches, ratios over time, ARQ counters.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub adaptive: Vec<crate::node::adaptive_router::UpstreamResult>,
+    pub adaptive: Vec<crate::node::adaptive_router::AdaptiveRouterResult>,
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,

@@ -5,22 +5,22 @@ use super::*;
 
 impl World {
     /// The timer of adaptive router `index`.
-    pub(super) fn upstream_timer(&mut self, now: u64, index: u32) -> Result<(), RunError> {
-        let u = &mut self.upstreams[index as usize];
+    pub(super) fn adaptive_router_timer(&mut self, now: u64, index: u32) -> Result<(), RunError> {
+        let u = &mut self.adaptive_routers[index as usize];
         if u.timer.is_some_and(|(at, _)| at == now) {
             u.timer = None;
         }
         let txs = u.on_timer(now);
-        self.upstream_send(now, index, txs)?;
+        self.adaptive_router_send(now, index, txs)?;
         Ok(())
     }
 
     /// Sends what an adaptive upstream asked for, and re-arms its timer.
-    pub(super) fn upstream_send(&mut self, now: u64, index: u32, txs: Vec<Tx>) -> Result<(), RunError> {
+    pub(super) fn adaptive_router_send(&mut self, now: u64, index: u32, txs: Vec<Tx>) -> Result<(), RunError> {
         for tx in txs {
             self.transmit_port(now, tx.node, tx.port, tx.frame, tx.priority)?;
         }
-        let u = &mut self.upstreams[index as usize];
+        let u = &mut self.adaptive_routers[index as usize];
         let Some(at) = u.poll_at() else { return Ok(()) };
         let at = at.max(now);
         match u.timer {
@@ -30,20 +30,20 @@ impl World {
             }
             None => {}
         }
-        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::Upstream { index }).map_err(budget)?;
-        self.upstreams[index as usize].timer = Some((at, id));
+        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::AdaptiveRouter { index }).map_err(budget)?;
+        self.adaptive_routers[index as usize].timer = Some((at, id));
         Ok(())
     }
 }
 
-/// The adaptive upstreams of the configuration, each checked against the links: its
+/// The adaptive routers of the configuration, each checked against the links: its
 /// radio ports in one 802.11 cell, its modem port on a serial line whose other end is
 /// the peer.
-pub(super) fn upstreams(
+pub(super) fn adaptive_routers(
     config: &SimConfig,
     attachments: &[Vec<Attachment>],
     bsses: &[BssState],
-) -> Result<Vec<Upstream>, RunError> {
+) -> Result<Vec<AdaptiveRouter>, RunError> {
     let mut out = Vec::new();
     for (i, a) in config.adaptive.iter().enumerate() {
         let fail = |field: &str, message: String| {
@@ -86,7 +86,7 @@ pub(super) fn upstreams(
             ));
         }
         let mac = |node: u32, port: u16| Mac(config.nodes[node as usize].ports[port as usize].mac);
-        out.push(Upstream::new(a.clone(), mac(a.node, a.radio_port), mac(a.peer, a.peer_radio_port), link, end));
+        out.push(AdaptiveRouter::new(a.clone(), mac(a.node, a.radio_port), mac(a.peer, a.peer_radio_port), link, end));
     }
     Ok(out)
 }

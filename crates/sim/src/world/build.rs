@@ -44,7 +44,7 @@ impl World {
         } else {
             Vec::new()
         };
-        let upstreams = upstreams(&config, &attachments, &bsses)?;
+        let adaptive_routers = adaptive_routers(&config, &attachments, &bsses)?;
         Ok(World {
             deferred_ns: vec![0; sources.len()],
             end_ns: config.duration_ns,
@@ -72,7 +72,7 @@ impl World {
             queued_frames: 0,
             atm,
             atm_out: AtmOut::default(),
-            upstreams,
+            adaptive_routers,
         })
     }
 }

@@ -73,7 +73,8 @@ impl World {
         for packet in abandoned {
             self.ledger_drop(crate::tunnel::openvpn::FRAGMENT_EXPIRED, &packet);
         }
-        let given_up: Vec<Vec<u8>> = self.upstreams.iter_mut().flat_map(|u| std::mem::take(&mut u.abandoned)).collect();
+        let given_up: Vec<Vec<u8>> =
+            self.adaptive_routers.iter_mut().flat_map(|u| std::mem::take(&mut u.abandoned)).collect();
         for packet in given_up {
             self.ledger_drop("link ARQ gave up after its last attempt", &packet);
         }
@@ -147,7 +148,7 @@ impl World {
                 end.held_fragments(&mut *note);
             }
         }
-        for u in &self.upstreams {
+        for u in &self.adaptive_routers {
             u.held_packets(&mut *note);
         }
         let effects = |fx: &Effects, note: &mut dyn FnMut(&[u8])| {

@@ -63,7 +63,7 @@ impl World {
             Event::Send { source } => self.send_from(now, source as usize)?,
             Event::TcpTimer { flow, side: 2 } => self.tcp_stop(now, flow)?,
             Event::TcpTimer { flow, side } => self.tcp_timer(now, flow, side)?,
-            Event::Upstream { index } => self.upstream_timer(now, index)?,
+            Event::AdaptiveRouter { index } => self.adaptive_router_timer(now, index)?,
             Event::BssTimer { bss } => self.bss_timer(now, bss)?,
             Event::Atm(e) => self.atm_event(now, e)?,
             Event::WifiArrive { bss } => {

@@ -246,7 +246,7 @@ impl World {
         let (node, port) = l.ends()[1 - from as usize];
         let impair = &mut l.impair[from as usize];
         let lost = impair.loss.drop(&mut impair.rng);
-        if let Some(u) = self.upstreams.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
+        if let Some(u) = self.adaptive_routers.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
             u.modem_outcome(now, !lost);
         }
         let l = &mut self.links[link as usize];

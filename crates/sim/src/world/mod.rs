@@ -22,7 +22,7 @@ use crate::engine::{Engine, EngineError, EventId, Reservation};
 use crate::link::ethernet::EthernetLink;
 use crate::link::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
 use crate::link::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
-use crate::node::adaptive_router::{Tx, Upstream};
+use crate::node::adaptive_router::{AdaptiveRouter, Tx};
 use crate::node::{Effects, Job, Node};
 use crate::results::Results;
 use crate::rng::RunSeed;
@@ -78,7 +78,7 @@ pub enum Event {
     /// The ATM network's own events (cells, signalling).
     Atm(AtmEvent),
     /// Adaptive upstream `index` (seed 004's router) asked to be woken.
-    Upstream { index: u32 },
+    AdaptiveRouter { index: u32 },
     /// The first frame in flight on the air of `bss` (its propagation delay) reached its receiver.
     WifiArrive { bss: u32 },
 }
@@ -172,8 +172,8 @@ pub struct World {
     queued_frames: usize,
     atm: Option<AtmNet>,
     atm_out: AtmOut,
-    /// Seed 004's adaptive upstreams (see `upstream`).
-    upstreams: Vec<Upstream>,
+    /// Seed 004's adaptive routers (see `crate::node::adaptive_router`).
+    adaptive_routers: Vec<AdaptiveRouter>,
     /// How long each source's start has waited for its PPP link (see `send_from`).
     deferred_ns: Vec<u64>,
     /// When the run stops: the configured duration, moved later by the longest wait of

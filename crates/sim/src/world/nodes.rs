@@ -10,9 +10,9 @@ impl World {
         if let Some(c) = self.capture.as_mut() {
             c.port(node, port, now, &frame).map_err(RunError::Capture)?;
         }
-        if let Some(index) = self.upstreams.iter().position(|u| u.owns_arrival(node, &frame)) {
-            let got = self.upstreams[index].receive(now, node, &frame);
-            self.upstream_send(now, index as u32, got.tx)?;
+        if let Some(index) = self.adaptive_routers.iter().position(|u| u.owns_arrival(node, &frame)) {
+            let got = self.adaptive_routers[index].receive(now, node, &frame);
+            self.adaptive_router_send(now, index as u32, got.tx)?;
             return match got.deliver {
                 Some(inner) => self.receive_stack(now, node, port, inner),
                 None => Ok(()),
@@ -154,9 +154,9 @@ impl World {
 
     #[inline]
     pub(super) fn transmit(&mut self, now: u64, node: u32, port: u16, frame: Vec<u8>) -> Result<(), RunError> {
-        if let Some(index) = self.upstreams.iter().position(|u| u.claims(node, port, &frame)) {
-            let txs = self.upstreams[index].send(now, frame);
-            return self.upstream_send(now, index as u32, txs);
+        if let Some(index) = self.adaptive_routers.iter().position(|u| u.claims(node, port, &frame)) {
+            let txs = self.adaptive_routers[index].send(now, frame);
+            return self.adaptive_router_send(now, index as u32, txs);
         }
         self.transmit_port(now, node, port, frame, false)
     }

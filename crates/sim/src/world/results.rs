@@ -57,7 +57,7 @@ impl World {
             .collect();
         let tcp = self.tcp.iter_mut().map(|f| f.result_inputs(now)).collect();
         let adaptive = self
-            .upstreams
+            .adaptive_routers
             .iter()
             .map(|u| {
                 u.result(

@@ -1,5 +1,5 @@
-//! Seed 004's adaptive router in a world: the sans-IO models of [`crate::node::adaptive_router::link_arq`]
-//! (link ARQ, delivery ratio, channel chooser) bound to two routers, a radio and a modem.
+//! Seed 004's adaptive router: the sans-IO models of [`link_arq`], [`delivery_ratio`] and
+//! [`chooser`] bound to two routers, a radio and a modem.
 //!
 //! Seed 004 (Maggs, "Asymmetric Wireless Networking"): "I modified the router so that it
 //! understood that two IP nodes could be connected by two separate, opposite, and
@@ -37,7 +37,45 @@
 //! Results: every switch (time, from, to, both ratios) and the ratios sampled at most
 //! once per `sample_interval_ns` of simulated time (at the first outcome after each
 //! interval, so a quiet channel gives no samples), with the ARQ counters.
+//!
+//! # The models
+//!
+//! Link-layer acknowledgements between the two routers ([`link_arq`]), a per-channel
+//! delivery-ratio estimate ([`delivery_ratio`]), and a chooser ([`chooser`]) that returns
+//! TCP acknowledgements over the radio or over the modem, with hysteresis.
+//!
+//! Seed 004 (Maggs, "Asymmetric Wireless Networking") describes the mechanism:
+//!
+//! * "I decided that I would implement my own acknowledgements mechanism by adding a
+//!   networking layer between TCP and IP" — [`LinkArq`];
+//! * "it moderated the maximum backoff time so that it never exceed a tenth of a
+//!   second" — [`ArqConfig::max_timeout_ns`] defaults to 100 ms;
+//! * "Building on top of the router's acknowledgements mechanism, the router now has
+//!   the capacity to adaptively decide whether to send packets from home to school
+//!   using the radio transmitter or the modem, based on the percentage of packets sent
+//!   using the transmitter that are successfully received at the campus end" —
+//!   [`DeliveryRatio`] and [`ChannelChooser`];
+//! * hidden terminals (Wireless Andrew's omni transceivers cannot hear the faint
+//!   home-to-campus signal) make the radio **upstream** lossy, while "packets transmitted
+//!   from campus to home are only very rarely lost": so link acks (downstream) are
+//!   taken as reliable, and a missing ack is charged to the upstream frame.
+//!
+//! Where the seed is silent (initial timeout, retry limit, estimator, thresholds, probing)
+//! each default says what was chosen and why.
+//!
+//! Standards a reader should know: IEEE 802.11-2020 §10.3.2.x (ack after each unicast
+//! frame, retry limits `dot11ShortRetryLimit` = 7), RFC 4303 §3.4.3 (the anti-replay
+//! sliding window the receiver's duplicate check follows), RFC 1982 (serial-number
+//! comparison of wrapping sequence numbers).
+//!
+//! The three models are sans-IO (STYLE.md): they take `now` (`u64` ns of simulated time,
+//! as [`crate::tcp`] and [`crate::wifi`] do) and inputs, return what to send, and say
+//! when they next need waking with `poll_at()`. They draw no random numbers: the
+//! backoff has no jitter (one sender per point-to-point ARQ, so there is no contention
+//! among ARQ senders to break up), so the same inputs always give the same outputs.
 
+pub mod chooser;
+pub mod delivery_ratio;
 pub mod link_arq;
 
 use std::collections::BTreeMap;
@@ -47,11 +85,10 @@ use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::linkarq;
 
 use crate::engine::EventId;
-use crate::node::adaptive_router::link_arq::{
-    Action, ArqConfig, ArqCounters, Channel, ChannelChooser, ChooserConfig, DeliveryRatio, LinkArq, RatioConfig,
-    RxVerdict,
-};
 use crate::node::ip::ethernet_frame;
+use chooser::{Channel, ChannelChooser, ChooserConfig};
+use delivery_ratio::{DeliveryRatio, RatioConfig};
+use link_arq::{Action, ArqConfig, ArqCounters, LinkArq, RxVerdict};
 
 /// One adaptive upstream between two routers, as lowered from the scenario's
 /// `[node.NAME.adaptive]` table (the Python model documents each default and its source).
@@ -165,7 +202,7 @@ pub struct RatioSample {
 
 /// Counters of one adaptive upstream.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct UpstreamCounters {
+pub struct AdaptiveRouterCounters {
     /// Datagrams the sender's stack sent towards the peer.
     pub datagrams: u64,
     /// Of those, sent under ARQ on the radio.
@@ -183,14 +220,14 @@ pub struct UpstreamCounters {
 
 /// The results of one adaptive upstream.
 #[derive(Debug, Serialize)]
-pub struct UpstreamResult {
+pub struct AdaptiveRouterResult {
     pub node: String,
     pub peer: String,
     /// The channel at the end of the run.
     pub channel: &'static str,
     pub switches: Vec<SwitchRecord>,
     pub samples: Vec<RatioSample>,
-    pub counters: UpstreamCounters,
+    pub counters: AdaptiveRouterCounters,
     pub arq_sender: ArqCountersResult,
     pub arq_receiver: ArqCountersResult,
     /// (successes, attempts) of the radio and the modem since the start.
@@ -241,7 +278,7 @@ fn channel_name(c: Channel) -> &'static str {
 
 /// One adaptive upstream at run time.
 #[derive(Debug)]
-pub struct Upstream {
+pub struct AdaptiveRouter {
     pub config: AdaptiveConfig,
     node_mac: Mac,
     peer_mac: Mac,
@@ -256,7 +293,7 @@ pub struct Upstream {
     chooser: ChannelChooser,
     /// Frames under ARQ by frame id: the datagram, empty for a probe, and its ARQ
     /// sequence number once sent.
-    in_flight: BTreeMap<u64, (Vec<u8>, Option<crate::node::adaptive_router::link_arq::Seq>)>,
+    in_flight: BTreeMap<u64, (Vec<u8>, Option<link_arq::Seq>)>,
     /// Datagrams the ARQ gave up on that the peer never had, for conservation (the
     /// world charges and empties it at the end).
     pub abandoned: Vec<Vec<u8>>,
@@ -266,12 +303,12 @@ pub struct Upstream {
     switches: Vec<SwitchRecord>,
     samples: Vec<RatioSample>,
     next_sample_ns: u64,
-    counters: UpstreamCounters,
+    counters: AdaptiveRouterCounters,
 }
 
-impl Upstream {
+impl AdaptiveRouter {
     /// `node_mac` and `peer_mac` are the two routers' radio MACs.
-    pub fn new(config: AdaptiveConfig, node_mac: Mac, peer_mac: Mac, modem_link: u32, modem_end: u8) -> Upstream {
+    pub fn new(config: AdaptiveConfig, node_mac: Mac, peer_mac: Mac, modem_link: u32, modem_end: u8) -> AdaptiveRouter {
         let ratio = RatioConfig { window: config.ratio_window, min_samples: config.ratio_min_samples };
         let chooser = ChooserConfig {
             low: config.low,
@@ -279,7 +316,7 @@ impl Upstream {
             probe_interval_ns: config.probe_interval_ns,
             initial: Channel::Radio,
         };
-        Upstream {
+        AdaptiveRouter {
             sender: LinkArq::new(config.arq()),
             receiver: LinkArq::new(config.arq()),
             radio: DeliveryRatio::new(ratio),
@@ -297,7 +334,7 @@ impl Upstream {
             switches: Vec::new(),
             samples: Vec::new(),
             next_sample_ns: 0,
-            counters: UpstreamCounters::default(),
+            counters: AdaptiveRouterCounters::default(),
         }
     }
 
@@ -497,8 +534,8 @@ impl Upstream {
     }
 
     /// The results, with the routers' names.
-    pub fn result(&self, node: String, peer: String) -> UpstreamResult {
-        UpstreamResult {
+    pub fn result(&self, node: String, peer: String) -> AdaptiveRouterResult {
+        AdaptiveRouterResult {
             node,
             peer,
             channel: channel_name(self.chooser.channel()),
@@ -538,8 +575,8 @@ mod test {
         }
     }
 
-    fn upstream() -> Upstream {
-        Upstream::new(config(), Mac([2, 0, 0, 1, 0, 1]), Mac([2, 0, 0, 0, 0, 1]), 3, 0)
+    fn router() -> AdaptiveRouter {
+        AdaptiveRouter::new(config(), Mac([2, 0, 0, 1, 0, 1]), Mac([2, 0, 0, 0, 0, 1]), 3, 0)
     }
 
     fn datagram(tag: u8) -> Vec<u8> {
@@ -550,7 +587,7 @@ mod test {
 
     #[test]
     fn claims_ipv4_to_peer_and_everything_on_the_modem() {
-        let u = upstream();
+        let u = router();
         assert!(u.claims(1, 0, &datagram(0)));
         assert!(u.claims(1, 1, &ethernet_frame(Mac::default(), Mac::BROADCAST, EtherType::Ipv4, &[0x45])));
         let arp = ethernet_frame(Mac::default(), Mac([2, 0, 0, 0, 0, 1]), EtherType::Arp, &[0; 28]);
@@ -560,7 +597,7 @@ mod test {
 
     #[test]
     fn peer_delivers_once_and_acks_every_copy() {
-        let mut u = upstream();
+        let mut u = router();
         let tx = u.send(0, datagram(7));
         assert_eq!(tx.len(), 1);
         let got = u.receive(MS, 0, &tx[0].frame);
@@ -579,7 +616,7 @@ mod test {
 
     #[test]
     fn lost_frames_switch_to_the_modem_then_probes_bring_it_back() {
-        let mut u = upstream();
+        let mut u = router();
         // Five datagrams whose every attempt is lost: the ratio falls to 0 over ≥ 5
         // outcomes, below `low`, with the modem unknown.
         for i in 0..5 {

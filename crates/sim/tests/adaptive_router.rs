@@ -5,9 +5,9 @@
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap};
 
-use sim::node::adaptive_router::link_arq::{
-    Action, ArqConfig, Channel, ChannelChooser, ChooserConfig, DeliveryRatio, LinkArq, RatioConfig, RxVerdict, Switch,
-};
+use sim::node::adaptive_router::chooser::{Channel, ChannelChooser, ChooserConfig, Switch};
+use sim::node::adaptive_router::delivery_ratio::{DeliveryRatio, RatioConfig};
+use sim::node::adaptive_router::link_arq::{Action, ArqConfig, LinkArq, RxVerdict};
 use sim::rng::{RandomStream, RunSeed};
 
 const MS: u64 = 1_000_000;
