@@ -10,7 +10,17 @@ use crate::node::Node;
 use crate::tcp::hystart::Exit;
 use crate::tcp::report::{IntervalRecord, TraceColumns};
 use crate::tcp::TcpStats;
-use crate::world::DropRecord;
+
+/// A drop, kept for `qoslab reach` and reports.
+#[derive(Debug, Clone)]
+pub struct DropRecord {
+    pub time_ns: u64,
+    pub node: u32,
+    pub port: Option<u16>,
+    pub reason: String,
+    pub flow: Option<u32>,
+    pub summary: String,
+}
 
 #[derive(Debug, Serialize)]
 pub struct Results {
@@ -28,7 +38,7 @@ pub struct Results {
     pub captures: Vec<Capture>,
     /// What a streaming capture wrote (files, records, bytes, a cut by a size limit).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capture: Option<crate::capture::CaptureSummary>,
+    pub capture: Option<CaptureSummary>,
     /// ATM counters (cells, losses, SVC set-ups), when the run has ATM links.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub atm: Option<crate::atm::AtmStats>,
@@ -291,7 +301,7 @@ pub struct NodeResult {
     pub drops: BTreeMap<String, u64>,
     /// Per IPsec tunnel (SA pair) of the node, in configuration order: packets and
     /// bytes sealed and opened.
-    pub ipsec: Vec<crate::tunnel::ipsec::SaReport>,
+    pub ipsec: Vec<crate::tunnel::SaReport>,
     /// ICMP "fragmentation needed" the node sent (RFC 1191 §4), DF packets too big it
     /// dropped without one (a black hole, or a rate limit), and ICMP errors its rate
     /// limit held back.
@@ -511,7 +521,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
                     .collect(),
                 drops: inputs.drop_counts[i].clone(),
                 ipsec: {
-                    let order = |r: &crate::tunnel::ipsec::SaReport| {
+                    let order = |r: &crate::tunnel::SaReport| {
                         inputs.config.nodes[i].ipsec.iter().position(|c| c.name == r.name)
                     };
                     let mut reports = n.ip.sa_reports();
@@ -553,4 +563,39 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// What a run's capture files hold (`capture` in the results JSON, docs/metrics.md
+/// "Capture"): written by a sink that writes files.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CaptureSummary {
+    /// Files written (one per capture point).
+    pub files: u64,
+    /// Records written, over all files.
+    pub frames: u64,
+    /// Records whose frame was longer than `snaplen` and is cut to it.
+    pub truncated: u64,
+    /// Bytes of all files: a 24-byte file header each, a 16-byte record header and the
+    /// captured bytes per record.
+    pub bytes: u64,
+    /// The snapshot length of every file (its header's snaplen field).
+    pub snaplen: u32,
+    /// The limit on `bytes` (`--pcap-max-size`), if one was set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// Where the capture stopped because the next record would have passed `max_bytes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<CaptureCut>,
+}
+
+/// The first record a size limit kept out; nothing after it was written either.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaptureCut {
+    /// When its frame was seen, ns since the start of the run.
+    pub time_ns: u64,
+    /// Its number among all the frames seen, over all points, from 1 (so
+    /// `frame - 1` were written before the cut).
+    pub frame: u64,
+    /// The capture point (file name without extension) that saw it.
+    pub point: String,
 }

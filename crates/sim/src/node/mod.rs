@@ -21,6 +21,8 @@ pub mod cpu;
 pub mod forward;
 pub mod ip;
 pub mod pmtu;
+mod pptp_vifs;
+mod vifs;
 
 use std::net::Ipv4Addr;
 

@@ -46,8 +46,9 @@ use wire::ipsec::{Auth, Cipher, Mode, OuterHeader, SecurityAssociation};
 use wire::{ah, esp, ipv4, udp, IpProtocol};
 
 use crate::config::{IpsecTunnelConfig, TunnelFragment};
-use crate::node::ip::{Transport, Tunnel, DEFAULT_TTL};
+use crate::node::ip::DEFAULT_TTL;
 use crate::rng::{stream_key, RandomStream};
+use crate::tunnel::{SaReport, Transport, Tunnel};
 
 /// The key material of the SA with SPI `spi`: `len` bytes from a stream named by the
 /// SPI and `purpose` ("enc" or "auth"). Both ends of a tunnel compute the same bytes.
@@ -110,26 +111,6 @@ impl Protocol {
             Protocol::Ah => "AH",
         }
     }
-}
-
-/// What one end's SA pair carried, for reports: per tunnel (VPN) packet and byte counts.
-/// Bytes are those after the IPv4 header of the ESP/AH datagram (ESP: header to ICV,
-/// what the cipher and the HMAC went over), as `IpCounters::esp_bytes` counts them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct SaReport {
-    pub name: String,
-    /// "tunnel" or "transport".
-    pub mode: &'static str,
-    /// "esp" or "ah".
-    pub protocol: &'static str,
-    pub spi_out: u32,
-    pub spi_in: u32,
-    pub sealed_packets: u64,
-    pub sealed_bytes: u64,
-    pub opened_packets: u64,
-    pub opened_bytes: u64,
-    /// Datagrams claimed by the inbound SA that failed to open (ICV, padding).
-    pub failed: u64,
 }
 
 #[derive(Debug, Clone, Copy, Default)]

@@ -11,8 +11,9 @@
 //! [`adaptive_router`] is seed 004's router, [`capture`] hands frames to a capture, and
 //! [`results`] and `census` say what the run did and where every datagram went.
 
+use crate::app::probe::Probe;
+use crate::app::source::Source;
 use crate::app::stats::{Arrival, FlowStats, Histogram};
-use crate::app::{Probe, Source};
 use crate::atm::{AtmEvent, AtmNet, AtmOut};
 use crate::capture::{CaptureSink, Capturing};
 use crate::config::{ConfigError, FlowConfig, LinkConfig, SimConfig};
@@ -24,7 +25,7 @@ use crate::link::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper}
 use crate::link::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
 use crate::node::adaptive_router::{AdaptiveRouter, Tx};
 use crate::node::{Effects, Job, Node};
-use crate::results::Results;
+use crate::results::{DropRecord, Results};
 use crate::rng::RunSeed;
 use crate::tcp::report::{IntervalRecorder, TraceColumns};
 use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
@@ -102,17 +103,6 @@ enum Attachment {
     /// A port of an ATM switch: cells only, the node's stack never uses it.
     AtmSwitch,
     Unattached,
-}
-
-/// A drop, kept for `qoslab reach` and reports.
-#[derive(Debug, Clone)]
-pub struct DropRecord {
-    pub time_ns: u64,
-    pub node: u32,
-    pub port: Option<u16>,
-    pub reason: String,
-    pub flow: Option<u32>,
-    pub summary: String,
 }
 
 /// Why a run stopped early.

@@ -136,7 +136,7 @@ impl World {
             FlowConfig::Tcp { .. } => return Ok(false),
             FlowConfig::Udp { id, to, dst_port, payload, dont_fragment, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
-                let len = (payload as usize).max(crate::app::PROBE_HEADER_LEN);
+                let len = (payload as usize).max(crate::app::probe::PROBE_HEADER_LEN);
                 let to = std::net::SocketAddrV4::new(to, dst_port);
                 self.nodes[node as usize].ip.send_udp_df(
                     now,

@@ -49,7 +49,7 @@
 //! * "I decided that I would implement my own acknowledgements mechanism by adding a
 //!   networking layer between TCP and IP" — [`LinkArq`];
 //! * "it moderated the maximum backoff time so that it never exceed a tenth of a
-//!   second" — [`ArqConfig::max_timeout_ns`] defaults to 100 ms;
+//!   second" — [`link_arq::ArqConfig::max_timeout_ns`] defaults to 100 ms;
 //! * "Building on top of the router's acknowledgements mechanism, the router now has
 //!   the capacity to adaptively decide whether to send packets from home to school
 //!   using the radio transmitter or the modem, based on the percentage of packets sent
@@ -75,90 +75,22 @@
 //! among ARQ senders to break up), so the same inputs always give the same outputs.
 
 pub mod chooser;
+pub mod config;
 pub mod delivery_ratio;
 pub mod link_arq;
 
 use std::collections::BTreeMap;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::linkarq;
 
 use crate::engine::EventId;
 use crate::node::ip::ethernet_frame;
 use chooser::{Channel, ChannelChooser, ChooserConfig};
+use config::AdaptiveConfig;
 use delivery_ratio::{DeliveryRatio, RatioConfig};
-use link_arq::{Action, ArqConfig, ArqCounters, LinkArq, RxVerdict};
-
-/// One adaptive upstream between two routers, as lowered from the scenario's
-/// `[node.NAME.adaptive]` table (the Python model documents each default and its source).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdaptiveConfig {
-    /// The router that chooses (seed 004's home router).
-    pub node: u32,
-    /// Its port on the radio (an 802.11 cell the peer is a member of).
-    pub radio_port: u16,
-    /// Its port on the modem (a serial line whose other end is the peer).
-    pub modem_port: u16,
-    /// The router at the other end (campus).
-    pub peer: u32,
-    /// The peer's port on the radio.
-    pub peer_radio_port: u16,
-    /// [`ArqConfig::initial_timeout_ns`].
-    pub initial_timeout_ns: u64,
-    /// [`ArqConfig::max_timeout_ns`]: seed 004's 100 ms.
-    pub max_timeout_ns: u64,
-    /// [`ArqConfig::max_attempts`].
-    pub max_attempts: u32,
-    /// [`RatioConfig::window`].
-    pub ratio_window: usize,
-    /// [`RatioConfig::min_samples`].
-    pub ratio_min_samples: usize,
-    /// [`ChooserConfig::low`].
-    pub low: f64,
-    /// [`ChooserConfig::high`].
-    pub high: f64,
-    /// [`ChooserConfig::probe_interval_ns`].
-    pub probe_interval_ns: u64,
-    /// Shortest time between two samples of the ratios in the results.
-    pub sample_interval_ns: u64,
-}
-
-impl AdaptiveConfig {
-    fn arq(&self) -> ArqConfig {
-        ArqConfig {
-            initial_timeout_ns: self.initial_timeout_ns,
-            max_timeout_ns: self.max_timeout_ns,
-            max_attempts: self.max_attempts,
-            ack_len: linkarq::HEADER_LEN as u32,
-            ..ArqConfig::default()
-        }
-    }
-
-    /// Refuses what the sans-IO models would panic on, naming the field.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
-        if self.initial_timeout_ns == 0 {
-            return Err(("initial_timeout_ns", "must be positive".into()));
-        }
-        if self.max_timeout_ns < self.initial_timeout_ns {
-            return Err(("max_timeout_ns", "must be at least initial_timeout_ns".into()));
-        }
-        if self.max_attempts == 0 {
-            return Err(("max_attempts", "at least one transmission".into()));
-        }
-        if self.ratio_window == 0 || self.ratio_min_samples > self.ratio_window {
-            return Err(("ratio_window", "a positive window at least ratio_min_samples long".into()));
-        }
-        if !((0.0..=1.0).contains(&self.low) && (0.0..=1.0).contains(&self.high) && self.low <= self.high) {
-            return Err(("low", format!("need 0 <= low <= high <= 1, found low {} high {}", self.low, self.high)));
-        }
-        if self.probe_interval_ns == 0 {
-            return Err(("probe_interval_ns", "must be positive".into()));
-        }
-        Ok(())
-    }
-}
+use link_arq::{Action, ArqCounters, LinkArq, RxVerdict};
 
 /// A frame for the world to send out of `node`'s `port`.
 #[derive(Debug, Clone, PartialEq, Eq)]
