@@ -144,53 +144,125 @@ impl Translator for NatTranslator {
     }
 }
 
+/// The node's IP interfaces for its routed ports (a bridge's is added by
+/// [`bridge_state`]), and what each port is used for.
+fn ifaces_and_port_use(config: &NodeConfig) -> (Vec<Iface>, Vec<PortUse>) {
+    let bridged: Vec<u16> = config.bridge.as_ref().map(|b| b.ports.clone()).unwrap_or_default();
+    let mut ifaces = Vec::new();
+    let mut port_use = Vec::new();
+    for (i, port) in config.ports.iter().enumerate() {
+        if bridged.contains(&(i as u16)) {
+            port_use.push(PortUse::Bridged);
+        } else {
+            port_use.push(PortUse::Routed { iface: ifaces.len() });
+            // A point-to-point line has no link addresses to resolve (RFC 1055, RFC 1661).
+            ifaces.push(Iface {
+                name: port.name.clone(),
+                mac: Mac(port.mac),
+                addr: port.address,
+                mtu: usize::from(port.mtu),
+                resolve: !port.point_to_point,
+            });
+        }
+    }
+    (ifaces, port_use)
+}
+
+/// The node's bridge, if it has one, and its IP interface (`br0`).
+fn bridge_state(config: &NodeConfig, ifaces: &mut Vec<Iface>) -> Option<BridgeState> {
+    match &config.bridge {
+        Some(b) => {
+            let iface = ifaces.len();
+            let mtu = b.ports.iter().map(|&p| usize::from(config.ports[p as usize].mtu)).min().unwrap_or(1500);
+            // An L3F bridge resolves addresses itself (proxy ARP, its table): the stack
+            // hands it IP packets, not ARP requests.
+            let resolve = b.mode == BridgeMode::L2;
+            ifaces.push(Iface { name: "br0".into(), mac: Mac(b.mac), addr: b.address, mtu, resolve });
+            let kind = match b.mode {
+                BridgeMode::L2 => Bridge::L2(LearningBridge::new(&b.ports, b.aging_ns, b.mac)),
+                BridgeMode::L3f => {
+                    let ports: Vec<(u16, [u8; 6])> =
+                        b.ports.iter().map(|&p| (p, config.ports[p as usize].mac)).collect();
+                    let (own_ip, prefix) = b.address.map_or((None, 0), |(a, l)| (Some(a), l));
+                    let mut bridge = L3fBridge::new(&ports, own_ip, prefix).with_aging(b.aging_ns);
+                    let gateway = config.routes.iter().find(|r| r.prefix_len == 0).map(|r| r.via);
+                    bridge.set_gateway(gateway);
+                    Bridge::L3f(bridge)
+                }
+            };
+            Some(BridgeState { iface, kind })
+        }
+        None => None,
+    }
+}
+
+/// NAPT on the outside interface (a routed port, or the bridge), with its port forwards.
+fn attach_nat(
+    config: &NodeConfig,
+    nat: &crate::config::NatConfig,
+    ip: &mut IpStack,
+    port_use: &[PortUse],
+    bridge: Option<&BridgeState>,
+) -> Result<(), String> {
+    let outside = match nat.outside_port {
+        Some(p) => match port_use.get(p as usize) {
+            Some(PortUse::Routed { iface }) => *iface,
+            _ => return Err(format!("node {}: NAT outside port {p} is not a routed port", config.name)),
+        },
+        None => {
+            bridge.map(|b| b.iface).ok_or_else(|| format!("node {}: NAT on a bridge it does not have", config.name))?
+        }
+    };
+    let outside_ip = ip.ifaces[outside]
+        .addr
+        .map(|(a, _)| a)
+        .ok_or_else(|| format!("node {}: the NAT outside interface has no address", config.name))?;
+    let mut forwards = Vec::new();
+    for f in &nat.port_forwards {
+        let protocol: NatProtocol =
+            f.protocol.parse().map_err(|e| format!("node {}: port forward: {e}", config.name))?;
+        forwards.push(PortForward { protocol, port: f.port, to: f.to, to_port: f.to_port });
+    }
+    let translator =
+        NatTranslator { nat: Nat::new(outside_ip, nat.udp_timeout_ns, &forwards), node: config.name.clone() };
+    ip.set_nat(outside, Box::new(translator));
+    Ok(())
+}
+
+/// The node's IPsec SAs: tunnel mode as interfaces of the stack, transport mode on its own
+/// traffic.
+fn attach_ipsec(config: &NodeConfig, ip: &mut IpStack) -> Result<(), String> {
+    for (i, t) in config.ipsec.iter().enumerate() {
+        let fail = |e: String| format!("node {}: ipsec[{i}] ({}): {e}", config.name, t.name);
+        if !ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == t.local)) {
+            return Err(fail(format!("local address {} is not an address of the node", t.local)));
+        }
+        match t.mode.as_str() {
+            "tunnel" => {
+                let tunnel = crate::tunnel::ipsec::IpsecTunnel::new(t).map_err(fail)?;
+                let iface = Iface {
+                    name: t.name.clone(),
+                    mac: Mac([0; 6]),
+                    addr: None,
+                    mtu: usize::from(t.mtu),
+                    resolve: false,
+                };
+                ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
+            }
+            "transport" => ip.add_transport(Box::new(crate::tunnel::ipsec::IpsecTransport::new(t).map_err(fail)?)),
+            other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
+        }
+    }
+    Ok(())
+}
+
 /// LLC/SNAP header and ICV/MIC: the bytes a link cipher processes besides the IP packet.
 const CIPHER_EXTRA_BYTES: usize = 8 + 4;
 
 impl Node {
     pub fn new(config: &NodeConfig) -> Result<Node, String> {
-        let bridged: Vec<u16> = config.bridge.as_ref().map(|b| b.ports.clone()).unwrap_or_default();
-        let mut ifaces = Vec::new();
-        let mut port_use = Vec::new();
-        for (i, port) in config.ports.iter().enumerate() {
-            if bridged.contains(&(i as u16)) {
-                port_use.push(PortUse::Bridged);
-            } else {
-                port_use.push(PortUse::Routed { iface: ifaces.len() });
-                // A point-to-point line has no link addresses to resolve (RFC 1055, RFC 1661).
-                ifaces.push(Iface {
-                    name: port.name.clone(),
-                    mac: Mac(port.mac),
-                    addr: port.address,
-                    mtu: usize::from(port.mtu),
-                    resolve: !port.point_to_point,
-                });
-            }
-        }
-        let bridge = match &config.bridge {
-            Some(b) => {
-                let iface = ifaces.len();
-                let mtu = b.ports.iter().map(|&p| usize::from(config.ports[p as usize].mtu)).min().unwrap_or(1500);
-                // An L3F bridge resolves addresses itself (proxy ARP, its table): the stack
-                // hands it IP packets, not ARP requests.
-                let resolve = b.mode == BridgeMode::L2;
-                ifaces.push(Iface { name: "br0".into(), mac: Mac(b.mac), addr: b.address, mtu, resolve });
-                let kind = match b.mode {
-                    BridgeMode::L2 => Bridge::L2(LearningBridge::new(&b.ports, b.aging_ns, b.mac)),
-                    BridgeMode::L3f => {
-                        let ports: Vec<(u16, [u8; 6])> =
-                            b.ports.iter().map(|&p| (p, config.ports[p as usize].mac)).collect();
-                        let (own_ip, prefix) = b.address.map_or((None, 0), |(a, l)| (Some(a), l));
-                        let mut bridge = L3fBridge::new(&ports, own_ip, prefix).with_aging(b.aging_ns);
-                        let gateway = config.routes.iter().find(|r| r.prefix_len == 0).map(|r| r.via);
-                        bridge.set_gateway(gateway);
-                        Bridge::L3f(bridge)
-                    }
-                };
-                Some(BridgeState { iface, kind })
-            }
-            None => None,
-        };
+        let (mut ifaces, port_use) = ifaces_and_port_use(config);
+        let bridge = bridge_state(config, &mut ifaces);
         let mut ip = IpStack::new(
             ifaces,
             &config.routes,
@@ -201,51 +273,9 @@ impl Node {
         .map_err(|e| format!("node {}: {e}", config.name))?;
         ip.set_pmtu(config.pmtu);
         if let Some(nat) = &config.nat {
-            let outside = match nat.outside_port {
-                Some(p) => match port_use.get(p as usize) {
-                    Some(PortUse::Routed { iface }) => *iface,
-                    _ => return Err(format!("node {}: NAT outside port {p} is not a routed port", config.name)),
-                },
-                None => bridge
-                    .as_ref()
-                    .map(|b| b.iface)
-                    .ok_or_else(|| format!("node {}: NAT on a bridge it does not have", config.name))?,
-            };
-            let outside_ip = ip.ifaces[outside]
-                .addr
-                .map(|(a, _)| a)
-                .ok_or_else(|| format!("node {}: the NAT outside interface has no address", config.name))?;
-            let mut forwards = Vec::new();
-            for f in &nat.port_forwards {
-                let protocol: NatProtocol =
-                    f.protocol.parse().map_err(|e| format!("node {}: port forward: {e}", config.name))?;
-                forwards.push(PortForward { protocol, port: f.port, to: f.to, to_port: f.to_port });
-            }
-            let translator =
-                NatTranslator { nat: Nat::new(outside_ip, nat.udp_timeout_ns, &forwards), node: config.name.clone() };
-            ip.set_nat(outside, Box::new(translator));
+            attach_nat(config, nat, &mut ip, &port_use, bridge.as_ref())?;
         }
-        for (i, t) in config.ipsec.iter().enumerate() {
-            let fail = |e: String| format!("node {}: ipsec[{i}] ({}): {e}", config.name, t.name);
-            if !ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == t.local)) {
-                return Err(fail(format!("local address {} is not an address of the node", t.local)));
-            }
-            match t.mode.as_str() {
-                "tunnel" => {
-                    let tunnel = crate::tunnel::ipsec::IpsecTunnel::new(t).map_err(fail)?;
-                    let iface = Iface {
-                        name: t.name.clone(),
-                        mac: Mac([0; 6]),
-                        addr: None,
-                        mtu: usize::from(t.mtu),
-                        resolve: false,
-                    };
-                    ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
-                }
-                "transport" => ip.add_transport(Box::new(crate::tunnel::ipsec::IpsecTransport::new(t).map_err(fail)?)),
-                other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
-            }
-        }
+        attach_ipsec(config, &mut ip)?;
         let mut node = Node {
             name: config.name.clone(),
             role: config.role.clone(),

@@ -56,9 +56,49 @@ fn seeded(mac: Mac, purpose: &str) -> RandomStream {
     RandomStream::from_key(stream_key(0, id, purpose))
 }
 
+/// The PPP link of PPPoE end `k` on the port with `mac` (server: authenticator, challenge
+/// and the address to assign; client: credentials), its magic number and challenge seeded
+/// from the MAC.
+fn pppoe_link(c: &crate::config::PppoeConfig, k: usize, mac: Mac, auth: Auth) -> PppLink {
+    let magic = seeded(mac, &format!("ppp-magic-{k}")).next_u64() as u32 | 1;
+    if c.server {
+        let mut challenge = [0u8; CHAP_VALUE_LEN];
+        let mut stream = seeded(mac, &format!("chap-challenge-{k}"));
+        for chunk in challenge.chunks_mut(8) {
+            chunk.copy_from_slice(&stream.next_u64().to_le_bytes()[..chunk.len()]);
+        }
+        let authenticator = match auth {
+            Auth::Chap => Authenticator::chap(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
+            Auth::MsChapV2 => Authenticator::mschapv2(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
+            Auth::Pap => Authenticator::pap(c.user.as_bytes(), c.secret.as_bytes()),
+        };
+        PppLink::new(
+            LcpOptions::new(c.mtu, magic, Some(auth), None),
+            IpcpOptions { local: c.local, assign: Some(c.peer), peer: None },
+            Some(authenticator),
+            None,
+        )
+    } else {
+        PppLink::new(
+            LcpOptions::new(c.mtu, magic, None, Some(auth)),
+            IpcpOptions { local: Ipv4Addr::UNSPECIFIED, assign: None, peer: None },
+            None,
+            Some((c.user.as_bytes().to_vec(), c.secret.as_bytes().to_vec())),
+        )
+    }
+}
+
 impl Node {
     /// Builds the OpenVPN and PPPoE ends of `config` on the node's ports and stack.
     pub(crate) fn attach_vifs(&mut self, config: &NodeConfig) -> Result<(), String> {
+        self.attach_openvpn(config)?;
+        self.attach_pppoe(config)?;
+        self.attach_pptp(config)
+    }
+
+    /// The OpenVPN ends: a TAP end on one of the node's ports, a TUN end as a
+    /// point-to-point interface of the stack.
+    fn attach_openvpn(&mut self, config: &NodeConfig) -> Result<(), String> {
         for (k, c) in config.openvpn.iter().enumerate() {
             let fail = |e: String| format!("node {}: openvpn[{k}] ({}): {e}", config.name, c.name);
             let end = OpenVpnEnd::new(c).map_err(fail)?;
@@ -86,6 +126,11 @@ impl Node {
             }
             self.vifs.openvpn.push(end);
         }
+        Ok(())
+    }
+
+    /// The PPPoE ends, each a PPP interface of the stack on a routed or TAP port.
+    fn attach_pppoe(&mut self, config: &NodeConfig) -> Result<(), String> {
         for (k, c) in config.pppoe.iter().enumerate() {
             let fail = |e: String| format!("node {}: pppoe[{k}] ({}): {e}", config.name, c.name);
             let port = usize::from(c.port);
@@ -108,32 +153,7 @@ impl Node {
                 return Err(fail(format!("mtu {}: 68 to 1492 over PPPoE (RFC 791, RFC 2516 §7)", c.mtu)));
             }
             let mac = self.port_macs[port];
-            let magic = seeded(mac, &format!("ppp-magic-{k}")).next_u64() as u32 | 1;
-            let link = if c.server {
-                let mut challenge = [0u8; CHAP_VALUE_LEN];
-                let mut stream = seeded(mac, &format!("chap-challenge-{k}"));
-                for chunk in challenge.chunks_mut(8) {
-                    chunk.copy_from_slice(&stream.next_u64().to_le_bytes()[..chunk.len()]);
-                }
-                let authenticator = match auth {
-                    Auth::Chap => Authenticator::chap(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
-                    Auth::MsChapV2 => Authenticator::mschapv2(c.ac_name.as_bytes(), c.secret.as_bytes(), challenge, 1),
-                    Auth::Pap => Authenticator::pap(c.user.as_bytes(), c.secret.as_bytes()),
-                };
-                PppLink::new(
-                    LcpOptions::new(c.mtu, magic, Some(auth), None),
-                    IpcpOptions { local: c.local, assign: Some(c.peer), peer: None },
-                    Some(authenticator),
-                    None,
-                )
-            } else {
-                PppLink::new(
-                    LcpOptions::new(c.mtu, magic, None, Some(auth)),
-                    IpcpOptions { local: Ipv4Addr::UNSPECIFIED, assign: None, peer: None },
-                    None,
-                    Some((c.user.as_bytes().to_vec(), c.secret.as_bytes().to_vec())),
-                )
-            };
+            let link = pppoe_link(c, k, mac, auth);
             let end = if c.server {
                 if c.session_id == 0 {
                     return Err(fail("a server's session id must not be 0 (RFC 2516 §5.4)".into()));
@@ -155,7 +175,7 @@ impl Node {
             self.vifs.pppoe_checked.push(false);
             self.vifs.pppoe_local.push(c.local);
         }
-        self.attach_pptp(config)
+        Ok(())
     }
 
     /// Whether packets to `dst` can leave now: a route through a PPP interface needs

@@ -308,67 +308,95 @@ impl PppoeEnd {
             result.drop = Some("malformed PPPoE discovery packet".into());
             return;
         };
+        if self.server {
+            self.server_discovery(now, src, &repr, out, result);
+        } else {
+            self.client_discovery(now, src, &repr, out, result);
+        }
+    }
+
+    /// A discovery packet at an Access Concentrator: PADI answered with a PADO when the
+    /// service is ours, PADR confirmed with a PADS (or refused), PADT ends the session.
+    fn server_discovery(
+        &mut self,
+        now: u64,
+        src: Mac,
+        repr: &DiscoveryRepr<'_>,
+        out: &mut Vec<Vec<u8>>,
+        result: &mut Input,
+    ) {
         let find = |kind: TagType| repr.tags.iter().find(|t| t.kind == kind).map(|t| t.value);
         let service = find(TagType::ServiceName);
-        if self.server {
-            match repr.code {
-                Code::Padi | Code::Padr => {
-                    // RFC 2516 §5.1: an empty Service-Name asks for any service.
-                    let serves = service.is_some_and(|s| s.is_empty() || s == &self.service[..]);
-                    let host_uniq = find(TagType::HostUniq);
-                    if repr.code == Code::Padi {
-                        if !serves {
-                            // RFC 2516 §5.2: an AC that cannot serve the PADI MUST NOT answer.
-                            result.not_mine = true;
-                            return;
-                        }
-                        let cookie = cookie_for(src);
-                        let mut pado = DiscoveryRepr::new(Code::Pado, 0)
-                            .tag(Tag::ac_name(&self.ac_name))
-                            .tag(Tag::service_name(&self.service))
-                            .tag(Tag::ac_cookie(&cookie));
-                        if let Some(h) = host_uniq {
-                            pado = pado.tag(Tag::host_uniq(h));
-                        }
-                        out.push(discovery(self.mac, src, &pado));
+        match repr.code {
+            Code::Padi | Code::Padr => {
+                // RFC 2516 §5.1: an empty Service-Name asks for any service.
+                let serves = service.is_some_and(|s| s.is_empty() || s == &self.service[..]);
+                let host_uniq = find(TagType::HostUniq);
+                if repr.code == Code::Padi {
+                    if !serves {
+                        // RFC 2516 §5.2: an AC that cannot serve the PADI MUST NOT answer.
+                        result.not_mine = true;
                         return;
                     }
-                    // PADR (unicast to us): confirm, or Service-Name-Error with id 0.
-                    let busy = matches!(self.stage, Stage::Session { peer, .. } if peer != src);
-                    let (id, mut pads) = if serves && !busy {
-                        (
-                            self.session_id,
-                            DiscoveryRepr::new(Code::Pads, self.session_id).tag(Tag::service_name(&self.service)),
-                        )
-                    } else {
-                        let error = Tag { kind: TagType::ServiceNameError, value: b"" };
-                        (
-                            0,
-                            DiscoveryRepr::new(Code::Pads, 0)
-                                .tag(Tag::service_name(service.unwrap_or_default()))
-                                .tag(error),
-                        )
-                    };
+                    let cookie = cookie_for(src);
+                    let mut pado = DiscoveryRepr::new(Code::Pado, 0)
+                        .tag(Tag::ac_name(&self.ac_name))
+                        .tag(Tag::service_name(&self.service))
+                        .tag(Tag::ac_cookie(&cookie));
                     if let Some(h) = host_uniq {
-                        pads = pads.tag(Tag::host_uniq(h));
+                        pado = pado.tag(Tag::host_uniq(h));
                     }
-                    out.push(discovery(self.mac, src, &pads));
-                    if id != 0 && self.stage != (Stage::Session { peer: src, id }) {
-                        self.stage = Stage::Session { peer: src, id };
-                        let mut ppp = PppOut::new();
-                        self.link.start(now, &mut ppp);
-                        self.session_frames(src, id, ppp, out);
-                    }
+                    out.push(discovery(self.mac, src, &pado));
+                    return;
                 }
-                Code::Padt => {
-                    if self.session().is_some_and(|(peer, id)| peer == src && id == repr.session_id) {
-                        self.stage = Stage::Failed("the client sent PADT".into());
-                    }
+                // PADR (unicast to us): confirm, or Service-Name-Error with id 0.
+                let busy = matches!(self.stage, Stage::Session { peer, .. } if peer != src);
+                let (id, mut pads) = if serves && !busy {
+                    (
+                        self.session_id,
+                        DiscoveryRepr::new(Code::Pads, self.session_id).tag(Tag::service_name(&self.service)),
+                    )
+                } else {
+                    let error = Tag { kind: TagType::ServiceNameError, value: b"" };
+                    (
+                        0,
+                        DiscoveryRepr::new(Code::Pads, 0)
+                            .tag(Tag::service_name(service.unwrap_or_default()))
+                            .tag(error),
+                    )
+                };
+                if let Some(h) = host_uniq {
+                    pads = pads.tag(Tag::host_uniq(h));
                 }
-                _ => result.not_mine = true,
+                out.push(discovery(self.mac, src, &pads));
+                if id != 0 && self.stage != (Stage::Session { peer: src, id }) {
+                    self.stage = Stage::Session { peer: src, id };
+                    let mut ppp = PppOut::new();
+                    self.link.start(now, &mut ppp);
+                    self.session_frames(src, id, ppp, out);
+                }
             }
-            return;
+            Code::Padt => {
+                if self.session().is_some_and(|(peer, id)| peer == src && id == repr.session_id) {
+                    self.stage = Stage::Failed("the client sent PADT".into());
+                }
+            }
+            _ => result.not_mine = true,
         }
+    }
+
+    /// A discovery packet at a host: a PADO for our service answered with a PADR, the
+    /// PADS that opens the session (or refuses it), a PADT that ends it.
+    fn client_discovery(
+        &mut self,
+        now: u64,
+        src: Mac,
+        repr: &DiscoveryRepr<'_>,
+        out: &mut Vec<Vec<u8>>,
+        result: &mut Input,
+    ) {
+        let find = |kind: TagType| repr.tags.iter().find(|t| t.kind == kind).map(|t| t.value);
+        let service = find(TagType::ServiceName);
         // A client: only answers to our own discovery (Host-Uniq) are ours.
         if find(TagType::HostUniq).is_some_and(|h| h != &self.host_uniq[..]) {
             result.not_mine = true;

@@ -249,69 +249,13 @@ impl Control {
                 None
             }
             (Role::Pac, ControlState::WaitCtlReply, Repr::StartControlConnectionRequest(req)) => {
-                // RFC 2637 §2.2: version 1.0 is all there is; another is refused.
-                let ok = req.protocol_version == pptp::PROTOCOL_VERSION;
-                let host = self.host_name.clone();
-                let reply = StartControl {
-                    result_code: if ok { result::start::SUCCESS } else { result::start::VERSION_NOT_SUPPORTED },
-                    maximum_channels: 1,
-                    ..start_control(&host)
-                };
-                self.send(Repr::StartControlConnectionReply(reply), out);
-                if ok {
-                    self.state = ControlState::Established;
-                    None
-                } else {
-                    Some(self.close_with("PNS asked for another PPTP version"))
-                }
+                self.start_request(req, out)
             }
             (Role::Pns, ControlState::WaitCtlReply, Repr::StartControlConnectionReply(rep)) => {
-                if rep.result_code != result::start::SUCCESS {
-                    return Some(
-                        self.close_with(&format!("Start-Control-Connection-Reply result {}", rep.result_code)),
-                    );
-                }
-                self.state = ControlState::Established;
-                let serial = self.call_serial;
-                self.call_serial = self.call_serial.wrapping_add(1);
-                let ocrq = OutgoingCallRequest {
-                    call_id: self.call_id,
-                    call_serial: serial,
-                    // RFC 2637 §2.7: the speeds the PNS accepts; pptp-linux asks 2400 to
-                    // 10,000,000 b/s; the numbers are informational here.
-                    minimum_bps: 2_400,
-                    maximum_bps: 10_000_000,
-                    bearer_type: 3,
-                    framing_type: 3,
-                    recv_window: self.recv_window,
-                    processing_delay: 0,
-                    phone_length: 0,
-                    phone_number: [0; pptp::PHONE_LEN],
-                    subaddress: [0; pptp::PHONE_LEN],
-                };
-                self.send(Repr::OutgoingCallRequest(ocrq), out);
-                self.call = CallState::WaitReply;
-                None
+                self.start_reply(rep, out)
             }
             (Role::Pac, ControlState::Established, Repr::OutgoingCallRequest(req)) => {
-                let busy = matches!(self.call, CallState::Established { .. });
-                let reply = OutgoingCallReply {
-                    call_id: self.call_id,
-                    peer_call_id: req.call_id,
-                    result_code: if busy { result::outgoing::BUSY } else { result::outgoing::CONNECTED },
-                    error_code: ErrorCode::None,
-                    cause_code: 0,
-                    connect_speed: req.maximum_bps,
-                    recv_window: self.recv_window,
-                    processing_delay: 0,
-                    physical_channel: 0,
-                };
-                self.send(Repr::OutgoingCallReply(reply), out);
-                if busy {
-                    return None;
-                }
-                self.call = CallState::Established { peer_call_id: req.call_id, peer_window: req.recv_window.max(1) };
-                Some(Event::CallUp { peer_call_id: req.call_id, peer_window: req.recv_window.max(1) })
+                self.outgoing_call_request(req, out)
             }
             (Role::Pns, ControlState::Established, Repr::OutgoingCallReply(rep))
                 if rep.peer_call_id == self.call_id =>
@@ -362,6 +306,77 @@ impl Control {
             // (RFC 2637 §2.14-§2.15 are informational for a PNS).
             _ => None,
         }
+    }
+
+    /// At the PAC, the PNS's Start-Control-Connection-Request: answered, and the control
+    /// connection established unless the version is another.
+    fn start_request(&mut self, req: StartControl, out: &mut Vec<Repr>) -> Option<Event> {
+        // RFC 2637 §2.2: version 1.0 is all there is; another is refused.
+        let ok = req.protocol_version == pptp::PROTOCOL_VERSION;
+        let host = self.host_name.clone();
+        let reply = StartControl {
+            result_code: if ok { result::start::SUCCESS } else { result::start::VERSION_NOT_SUPPORTED },
+            maximum_channels: 1,
+            ..start_control(&host)
+        };
+        self.send(Repr::StartControlConnectionReply(reply), out);
+        if ok {
+            self.state = ControlState::Established;
+            None
+        } else {
+            Some(self.close_with("PNS asked for another PPTP version"))
+        }
+    }
+
+    /// At the PNS, the PAC's Start-Control-Connection-Reply: on success the call is asked
+    /// for (Outgoing-Call-Request, RFC 2637 §2.7).
+    fn start_reply(&mut self, rep: StartControl, out: &mut Vec<Repr>) -> Option<Event> {
+        if rep.result_code != result::start::SUCCESS {
+            return Some(self.close_with(&format!("Start-Control-Connection-Reply result {}", rep.result_code)));
+        }
+        self.state = ControlState::Established;
+        let serial = self.call_serial;
+        self.call_serial = self.call_serial.wrapping_add(1);
+        let ocrq = OutgoingCallRequest {
+            call_id: self.call_id,
+            call_serial: serial,
+            // RFC 2637 §2.7: the speeds the PNS accepts; pptp-linux asks 2400 to
+            // 10,000,000 b/s; the numbers are informational here.
+            minimum_bps: 2_400,
+            maximum_bps: 10_000_000,
+            bearer_type: 3,
+            framing_type: 3,
+            recv_window: self.recv_window,
+            processing_delay: 0,
+            phone_length: 0,
+            phone_number: [0; pptp::PHONE_LEN],
+            subaddress: [0; pptp::PHONE_LEN],
+        };
+        self.send(Repr::OutgoingCallRequest(ocrq), out);
+        self.call = CallState::WaitReply;
+        None
+    }
+
+    /// At the PAC, the PNS's Outgoing-Call-Request: connected, or busy when a call is up.
+    fn outgoing_call_request(&mut self, req: OutgoingCallRequest, out: &mut Vec<Repr>) -> Option<Event> {
+        let busy = matches!(self.call, CallState::Established { .. });
+        let reply = OutgoingCallReply {
+            call_id: self.call_id,
+            peer_call_id: req.call_id,
+            result_code: if busy { result::outgoing::BUSY } else { result::outgoing::CONNECTED },
+            error_code: ErrorCode::None,
+            cause_code: 0,
+            connect_speed: req.maximum_bps,
+            recv_window: self.recv_window,
+            processing_delay: 0,
+            physical_channel: 0,
+        };
+        self.send(Repr::OutgoingCallReply(reply), out);
+        if busy {
+            return None;
+        }
+        self.call = CallState::Established { peer_call_id: req.call_id, peer_window: req.recv_window.max(1) };
+        Some(Event::CallUp { peer_call_id: req.call_id, peer_window: req.recv_window.max(1) })
     }
 }
 

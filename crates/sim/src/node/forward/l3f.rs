@@ -336,35 +336,46 @@ impl L3fBridge {
                 self.solicit(now, tpa, Some(in_port), spa, out);
                 Ok(())
             }
-            Operation::Reply => {
-                let for_us = self.ports.iter().any(|&(_, m)| m == eth.dst_addr || m == tha)
-                    || eth.dst_addr.is_broadcast()
-                    || (Some(tpa) == self.own_ip && self.own_ip.is_some());
-                if !for_us {
-                    return Err(DropReason::L3fArpNotForBridge);
-                }
-                // Step 4, second half: answer those who asked for the sender.
-                self.solicited.remove(&spa);
-                let answered: Vec<Pending> = self.pending.iter().filter(|p| p.target == spa).copied().collect();
-                self.pending.retain(|p| p.target != spa);
-                for p in answered {
-                    if p.asker_port == in_port || now.saturating_sub(p.since) >= PENDING_TIMEOUT_NS {
-                        continue;
-                    }
-                    let mac = self.mac_of(p.asker_port).expect("askers are on member ports");
-                    let reply = arp::Repr::EthernetIpv4 {
-                        operation: Operation::Reply,
-                        source_hardware_addr: mac,
-                        source_protocol_addr: spa,
-                        target_hardware_addr: p.asker_mac,
-                        target_protocol_addr: p.asker_ip,
-                    };
-                    out.push((Output::Port(p.asker_port), arp_frame(mac, p.asker_mac, &reply)));
-                }
-                Ok(())
-            }
+            Operation::Reply => self.arp_reply(now, in_port, eth.dst_addr, (spa, tha, tpa), out),
             _ => Err(malformed("ARP packet", wire::Error::Unsupported)),
         }
+    }
+
+    /// An ARP reply (`spa` the sender, `tha` and `tpa` the target) that reached the bridge:
+    /// answered to the hosts that asked for the sender (seed 000 §2.2, step 4).
+    fn arp_reply(
+        &mut self,
+        now: Nanos,
+        in_port: u16,
+        dst: MacAddress,
+        (spa, tha, tpa): (Ipv4Addr, MacAddress, Ipv4Addr),
+        out: &mut Vec<(Output, Vec<u8>)>,
+    ) -> Result<(), DropReason> {
+        let for_us = self.ports.iter().any(|&(_, m)| m == dst || m == tha)
+            || dst.is_broadcast()
+            || (Some(tpa) == self.own_ip && self.own_ip.is_some());
+        if !for_us {
+            return Err(DropReason::L3fArpNotForBridge);
+        }
+        // Step 4, second half: answer those who asked for the sender.
+        self.solicited.remove(&spa);
+        let answered: Vec<Pending> = self.pending.iter().filter(|p| p.target == spa).copied().collect();
+        self.pending.retain(|p| p.target != spa);
+        for p in answered {
+            if p.asker_port == in_port || now.saturating_sub(p.since) >= PENDING_TIMEOUT_NS {
+                continue;
+            }
+            let mac = self.mac_of(p.asker_port).expect("askers are on member ports");
+            let reply = arp::Repr::EthernetIpv4 {
+                operation: Operation::Reply,
+                source_hardware_addr: mac,
+                source_protocol_addr: spa,
+                target_hardware_addr: p.asker_mac,
+                target_protocol_addr: p.asker_ip,
+            };
+            out.push((Output::Port(p.asker_port), arp_frame(mac, p.asker_mac, &reply)));
+        }
+        Ok(())
     }
 
     fn ipv4(
