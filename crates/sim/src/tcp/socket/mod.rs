@@ -46,6 +46,10 @@ use super::rtt::RttEstimator;
 
 use super::sack::Scoreboard;
 
+/// Octets of one direction of the stream held by the socket, and the sequence number that
+/// locates them (see [`TcpSocket::stream_buffers`]).
+pub type StreamBuffer<'a> = (SeqNumber, &'a VecDeque<u8>);
+
 /// Zeros a bulk sender hands out as payload, so no payload is ever copied.
 static ZEROS: [u8; 65536] = [0; 65536];
 

@@ -384,7 +384,7 @@ impl TcpSocket {
     /// that octet's sequence number; and the octets received in order and not yet read,
     /// with the sequence number they end at (RCV.NXT). For conservation's census of a
     /// stream that carries packets (OpenVPN over TCP).
-    pub fn stream_buffers(&self) -> ((SeqNumber, &VecDeque<u8>), (SeqNumber, &VecDeque<u8>)) {
+    pub fn stream_buffers(&self) -> (StreamBuffer<'_>, StreamBuffer<'_>) {
         ((self.tx_base(), &self.tx), (self.rcv_nxt, &self.rx))
     }
 
