@@ -202,85 +202,10 @@ impl TcpSocket {
         // RFC 6937 DeliveredData counts the change in SACKed octets too.
         let sacked_before = if self.cfg.prr && self.sack_ok { self.board.sacked_bytes() } else { 0 };
         let newly_sacked = if self.sack_ok && has_sack { self.absorb_sack(ack, repr) } else { 0 };
-        // RFC 9293 §3.10.7.4: SND.WL1/WL2 guard the window update.
-        if ack >= self.snd_una
-            && (self.snd_wl1 < repr.seq_number || (self.snd_wl1 == repr.seq_number && self.snd_wl2 <= ack))
-        {
-            self.snd_wnd = u64::from(win_field) << self.snd_shift;
-            self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
-            self.snd_wl1 = repr.seq_number;
-            self.snd_wl2 = ack;
-            if self.snd_wnd > 0 {
-                self.probe_pending = false;
-            }
-        }
+        self.update_send_window(repr, ack);
         let mut rtt_sample = None;
         if ack > self.snd_una {
-            let acked = ack - self.snd_una;
-            let fin_octet = usize::from(self.fin_seq.is_some_and(|f| ack > f));
-            let data_acked = (acked - fin_octet) as u64;
-            self.drain_tx(data_acked);
-            self.writer_refill(data_acked);
-            self.stats.bytes_acked += data_acked;
-            self.snd_una = ack;
-            if self.snd_nxt < ack {
-                self.snd_nxt = ack;
-            }
-            if self.high_rxt < ack {
-                self.high_rxt = ack;
-            }
-            self.board.advance(ack);
-            // RTT: timestamps on every ACK of new data (RFC 7323 §4.1), else the one
-            // timed segment (RFC 6298 §3, Karn).
-            rtt_sample = match (self.ts_ok, repr.timestamp) {
-                (true, Some((_, tsecr))) if tsecr != 0 => {
-                    Some(u64::from(Self::ts_clock(now).wrapping_sub(tsecr)) * 1000)
-                }
-                _ => match self.rtt_timing {
-                    Some((end, sent)) if ack >= end => Some(now - sent),
-                    _ => None,
-                },
-            };
-            if self.rtt_timing.is_some_and(|(end, _)| ack >= end) {
-                self.rtt_timing = None;
-            }
-            if let Some(r) = rtt_sample {
-                self.take_rtt_sample(r);
-            }
-            self.dup_acks = 0;
-            self.retrans_stamp = None;
-            if let Some((mtu, _, end)) = self.mtup.probe {
-                if ack >= end {
-                    // Linux `tcp_mtup_probe_success`: the probe's size works.
-                    self.mtup.probe = None;
-                    self.mtup.search_low = mtu;
-                    self.sync_mss(self.pmtu);
-                }
-            }
-            if self.recovery == Recovery::None && self.cc.in_slow_start() {
-                let info = AckInfo {
-                    now,
-                    ack,
-                    snd_nxt: self.snd_max,
-                    rtt: rtt_sample,
-                    cwnd: self.cc.cwnd,
-                    smss: self.smss,
-                    srtt: self.rtt.srtt(),
-                };
-                let verdict = self.hystart.on_ack(info);
-                if verdict == Verdict::Exit {
-                    self.cc.ssthresh = self.cc.cwnd;
-                }
-            }
-            self.on_new_ack(now, acked as u64, data_acked);
-            self.stats.max_cwnd = self.stats.max_cwnd.max(self.cc.cwnd);
-            // RFC 6298 §5.2/§5.3.
-            if self.snd_una == self.snd_max {
-                self.rto_at = None;
-            } else if !self.hold_timer {
-                self.rto_at = Some(now + self.rtt.rto());
-            }
-            self.hold_timer = false;
+            rtt_sample = self.ack_new_data(now, repr, ack);
         } else if ack == self.snd_una
             && in_flight
             && self.snd_wnd > 0
@@ -303,6 +228,111 @@ impl TcpSocket {
             self.prr_on_ack(old_una, sacked_before);
         }
         self.last_win_field = win_field;
+        self.trace_ack(now, rtt_sample);
+        true
+    }
+
+    /// RFC 9293 §3.10.7.4: the send window from an acceptable ACK, SND.WL1/WL2 guarding
+    /// the update.
+    fn update_send_window(&mut self, repr: &Repr, ack: SeqNumber) {
+        if ack >= self.snd_una
+            && (self.snd_wl1 < repr.seq_number || (self.snd_wl1 == repr.seq_number && self.snd_wl2 <= ack))
+        {
+            self.snd_wnd = u64::from(repr.window_len) << self.snd_shift;
+            self.max_snd_wnd = self.max_snd_wnd.max(self.snd_wnd);
+            self.snd_wl1 = repr.seq_number;
+            self.snd_wl2 = ack;
+            if self.snd_wnd > 0 {
+                self.probe_pending = false;
+            }
+        }
+    }
+
+    /// An ACK of new data: the send buffer drained, SND.UNA advanced, an RTT sample taken,
+    /// a path MTU probe confirmed, HyStart and congestion control told, the RTO re-armed
+    /// (RFC 6298 §5.2-§5.3). Returns the RTT sample.
+    fn ack_new_data(&mut self, now: u64, repr: &Repr, ack: SeqNumber) -> Option<u64> {
+        let acked = ack - self.snd_una;
+        let fin_octet = usize::from(self.fin_seq.is_some_and(|f| ack > f));
+        let data_acked = (acked - fin_octet) as u64;
+        self.drain_tx(data_acked);
+        self.writer_refill(data_acked);
+        self.stats.bytes_acked += data_acked;
+        self.snd_una = ack;
+        if self.snd_nxt < ack {
+            self.snd_nxt = ack;
+        }
+        if self.high_rxt < ack {
+            self.high_rxt = ack;
+        }
+        self.board.advance(ack);
+        let rtt_sample = self.ack_rtt_sample(now, repr, ack);
+        self.dup_acks = 0;
+        self.retrans_stamp = None;
+        if let Some((mtu, _, end)) = self.mtup.probe {
+            if ack >= end {
+                // Linux `tcp_mtup_probe_success`: the probe's size works.
+                self.mtup.probe = None;
+                self.mtup.search_low = mtu;
+                self.sync_mss(self.pmtu);
+            }
+        }
+        self.hystart_on_ack(now, ack, rtt_sample);
+        self.on_new_ack(now, acked as u64, data_acked);
+        self.stats.max_cwnd = self.stats.max_cwnd.max(self.cc.cwnd);
+        // RFC 6298 §5.2/§5.3.
+        if self.snd_una == self.snd_max {
+            self.rto_at = None;
+        } else if !self.hold_timer {
+            self.rto_at = Some(now + self.rtt.rto());
+        }
+        self.hold_timer = false;
+        rtt_sample
+    }
+
+    /// The RTT an ACK of new data measures: timestamps on every one (RFC 7323 §4.1), else
+    /// the one timed segment (RFC 6298 §3, Karn); the timed segment is done with.
+    fn ack_rtt_sample(&mut self, now: u64, repr: &Repr, ack: SeqNumber) -> Option<u64> {
+        // RTT: timestamps on every ACK of new data (RFC 7323 §4.1), else the one
+        // timed segment (RFC 6298 §3, Karn).
+        let rtt_sample = match (self.ts_ok, repr.timestamp) {
+            (true, Some((_, tsecr))) if tsecr != 0 => Some(u64::from(Self::ts_clock(now).wrapping_sub(tsecr)) * 1000),
+            _ => match self.rtt_timing {
+                Some((end, sent)) if ack >= end => Some(now - sent),
+                _ => None,
+            },
+        };
+        if self.rtt_timing.is_some_and(|(end, _)| ack >= end) {
+            self.rtt_timing = None;
+        }
+        if let Some(r) = rtt_sample {
+            self.take_rtt_sample(r);
+        }
+        rtt_sample
+    }
+
+    /// HyStart's look at an ACK in slow start outside recovery: on its exit, slow start
+    /// ends here (ssthresh = cwnd).
+    fn hystart_on_ack(&mut self, now: u64, ack: SeqNumber, rtt_sample: Option<u64>) {
+        if self.recovery == Recovery::None && self.cc.in_slow_start() {
+            let info = AckInfo {
+                now,
+                ack,
+                snd_nxt: self.snd_max,
+                rtt: rtt_sample,
+                cwnd: self.cc.cwnd,
+                smss: self.smss,
+                srtt: self.rtt.srtt(),
+            };
+            let verdict = self.hystart.on_ack(info);
+            if verdict == Verdict::Exit {
+                self.cc.ssthresh = self.cc.cwnd;
+            }
+        }
+    }
+
+    /// The trace's record of an ACK processed, when the socket is tracing.
+    fn trace_ack(&mut self, now: u64, rtt_sample: Option<u64>) {
         if let Some(trace) = self.trace.as_mut() {
             trace.push(TraceRecord {
                 now,
@@ -317,7 +347,6 @@ impl TcpSocket {
                 retransmits: self.stats.retransmits,
             });
         }
-        true
     }
 
     pub(super) fn has_unsent(&self) -> bool {
