@@ -103,17 +103,7 @@ impl TcpSocket {
         // Second: RST. RFC 5961 §3.2: only an exact match resets; otherwise a
         // challenge ACK.
         if repr.control == Control::Rst {
-            if repr.seq_number == self.rcv_nxt {
-                if self.state == State::SynReceived && self.passive {
-                    let (port, iss) = (self.local_port, self.iss);
-                    self.enter_closed();
-                    self.listen(port, iss);
-                } else {
-                    self.enter_closed();
-                }
-            } else {
-                self.ack_now = true;
-            }
+            self.process_rst(repr);
             return None;
         }
         // Fourth: SYN in a synchronized state, RFC 5961 §4: challenge ACK.
@@ -123,15 +113,7 @@ impl TcpSocket {
         }
         // Fifth: the ACK field.
         let ack = repr.ack_number?;
-        if self.ts_ok {
-            if let Some((tsval, _)) = repr.timestamp {
-                // RFC 7323 §4.3: remember TSval of a segment at or before the last
-                // ACK sent, so the echo reflects the oldest unacknowledged segment.
-                if repr.seq_number <= self.last_ack_sent && tsval.wrapping_sub(self.ts_recent) < 1 << 31 {
-                    self.ts_recent = tsval;
-                }
-            }
-        }
+        self.update_ts_recent(repr);
         if self.state == State::SynReceived {
             if ack <= self.snd_una || ack > self.snd_max {
                 return self.reset_for(repr);
@@ -173,6 +155,35 @@ impl TcpSocket {
             self.consume_fin(now);
         }
         None
+    }
+
+    /// An acceptable RST (RFC 5961 §3.2): an exact match resets (a passive open goes back
+    /// to LISTEN), any other gets a challenge ACK.
+    fn process_rst(&mut self, repr: &Repr) {
+        if repr.seq_number == self.rcv_nxt {
+            if self.state == State::SynReceived && self.passive {
+                let (port, iss) = (self.local_port, self.iss);
+                self.enter_closed();
+                self.listen(port, iss);
+            } else {
+                self.enter_closed();
+            }
+        } else {
+            self.ack_now = true;
+        }
+    }
+
+    /// RFC 7323 §4.3: TS.Recent from a segment at or before the last ACK sent.
+    fn update_ts_recent(&mut self, repr: &Repr) {
+        if self.ts_ok {
+            if let Some((tsval, _)) = repr.timestamp {
+                // RFC 7323 §4.3: remember TSval of a segment at or before the last
+                // ACK sent, so the echo reflects the oldest unacknowledged segment.
+                if repr.seq_number <= self.last_ack_sent && tsval.wrapping_sub(self.ts_recent) < 1 << 31 {
+                    self.ts_recent = tsval;
+                }
+            }
+        }
     }
 
     /// RFC 9293 §3.10.7.4 acceptability of a segment of `len` sequence octets.

@@ -366,20 +366,31 @@ pub struct TcpSocket {
     out: Repr,
 }
 
+/// The RTT estimator and RTO bounds of `cfg` (RFC 6298).
+fn rtt_estimator(cfg: &TcpConfig) -> RttEstimator {
+    RttEstimator::new(
+        cfg.initial_rto.as_nanos(),
+        cfg.min_rto.as_nanos(),
+        cfg.max_rto.as_nanos(),
+        cfg.rto_backoff_cap.map(|d| d.as_nanos()),
+        cfg.clock_granularity.as_nanos(),
+    )
+}
+
+/// The congestion control of `cfg` for an SMSS of `smss` octets.
+fn congestion(cfg: &TcpConfig, smss: u32) -> Congestion {
+    let mut cc = Congestion::new(cfg.congestion_control, smss, cfg.initial_window);
+    cc.set_growth(cfg.cwnd_growth, cfg.slow_start_limit);
+    cc.set_cubic_alpha(cfg.cubic_alpha);
+    cc
+}
+
 impl TcpSocket {
     /// A closed socket with this configuration.
     pub fn new(cfg: TcpConfig) -> TcpSocket {
-        let rtt = RttEstimator::new(
-            cfg.initial_rto.as_nanos(),
-            cfg.min_rto.as_nanos(),
-            cfg.max_rto.as_nanos(),
-            cfg.rto_backoff_cap.map(|d| d.as_nanos()),
-            cfg.clock_granularity.as_nanos(),
-        );
+        let rtt = rtt_estimator(&cfg);
         let smss = u32::from(cfg.mss);
-        let mut cc = Congestion::new(cfg.congestion_control, smss, cfg.initial_window);
-        cc.set_growth(cfg.cwnd_growth, cfg.slow_start_limit);
-        cc.set_cubic_alpha(cfg.cubic_alpha);
+        let cc = congestion(&cfg, smss);
         let zero = SeqNumber::default();
         TcpSocket {
             state: State::Closed,

@@ -243,23 +243,7 @@ impl TcpSocket {
             }
         }
         let offset = if plan.len > 0 { plan.seq - self.tx_base() } else { 0 };
-        let control = if plan.syn {
-            Control::Syn
-        } else if plan.fin {
-            Control::Fin
-        } else if plan.len > 0 && self.bulk.is_none() && (offset + plan.len) as u64 == self.tx_len {
-            // Linux marks the segment that empties the send queue.
-            Control::Psh
-        } else if plan.len > 0
-            && self.bulk.is_some()
-            && self.cfg.send_low_water.is_some()
-            && (offset + plan.len) as u64 == self.written_octets()
-        {
-            // 4.4BSD tcp_output: "If we're sending everything we've got, set PUSH."
-            Control::Psh
-        } else {
-            Control::None
-        };
+        let control = self.plan_control(&plan, offset);
         self.header(now, control, plan.seq, plan.len);
         if plan.syn {
             self.syn_options(now);
@@ -309,6 +293,28 @@ impl TcpSocket {
             Payload::Bytes(&self.scratch)
         };
         emit(&self.out, payload);
+    }
+
+    /// The control bits of the segment `plan` (its data at `offset` in the send queue):
+    /// SYN, FIN, or PSH on the segment that empties what the application gave.
+    fn plan_control(&self, plan: &Plan, offset: usize) -> Control {
+        if plan.syn {
+            Control::Syn
+        } else if plan.fin {
+            Control::Fin
+        } else if plan.len > 0 && self.bulk.is_none() && (offset + plan.len) as u64 == self.tx_len {
+            // Linux marks the segment that empties the send queue.
+            Control::Psh
+        } else if plan.len > 0
+            && self.bulk.is_some()
+            && self.cfg.send_low_water.is_some()
+            && (offset + plan.len) as u64 == self.written_octets()
+        {
+            // 4.4BSD tcp_output: "If we're sending everything we've got, set PUSH."
+            Control::Psh
+        } else {
+            Control::None
+        }
     }
 
     /// Fills `out` with a header from this socket: ACK (except on our first SYN),
