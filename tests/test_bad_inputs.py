@@ -478,7 +478,7 @@ def test_every_example_checks(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_check_refuses_what_the_simulator_refuses(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # A host with no gateway cannot reach another subnet: the simulator refuses a TCP
-    # connection when it builds the network (crates/sim/src/world.rs), and check must say
+    # connection when it builds the network (crates/sim/src/world/build.rs), and check must say
     # so first, at the test's `to`.
     text = (
         BASE.replace('address = "10.0.0.2/24"', 'address = "10.0.1.2/24"')

@@ -41,7 +41,7 @@ def check_flow(flow: dict) -> None:
         # At least the SYN went out, and every segment carrying data is one of them.
         assert c["sent"] >= 1, where
     else:
-        # The sender's and the receiver's own counts (crates/sim/src/stats.rs).
+        # The sender's and the receiver's own counts (crates/sim/src/app/stats.rs).
         assert c["unit"] == "datagrams", where
         # A late datagram (after its window, docs/metrics.md "Drained and late") arrived.
         assert (c["sent"], c["received"]) == (flow["sent"], flow["received"] + flow.get("late", 0)), where

@@ -295,7 +295,7 @@ TCP_ACK_FRAME = ETHERNET_HEADER + 20 + 20 + 12
 """A pure ACK: Ethernet, IPv4, TCP with the timestamps option (RFC 7323 §3)."""
 AIR_ACK_RECORD = 14 + 14
 """An 802.11 Ack (IEEE 802.11-2020 §9.3.1.3, 14 bytes without FCS) behind a radiotap
-header of at most 14 bytes (crates/sim/src/world.rs ``air_record``)."""
+header of at most 14 bytes (crates/sim/src/world/wifi.rs ``air_record``)."""
 ATM_PORTS_PER_LINK = 2
 
 

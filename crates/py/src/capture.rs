@@ -11,8 +11,9 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use sim::capture::{CaptureCut, CaptureKind, CaptureSink, CaptureSummary};
+use sim::capture::{CaptureKind, CaptureSink};
 use sim::results::Results;
+use sim::results::{CaptureCut, CaptureSummary};
 use wire::pcap::{self, LinkType};
 
 /// Bytes a file's records wait in memory before they are written.

@@ -8,8 +8,6 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
-
 use crate::results::{Capture, Frames, Results};
 
 /// What a capture point's records are: its pcap link type.
@@ -36,41 +34,6 @@ pub trait CaptureSink {
     fn frame(&mut self, point: usize, time_ns: u64, frame: &[u8]) -> Result<(), String>;
     /// The run ended: write what is pending and say in `results` what was captured.
     fn finish(self: Box<Self>, results: &mut Results) -> Result<(), String>;
-}
-
-/// What a run's capture files hold (`capture` in the results JSON, docs/metrics.md
-/// "Capture"): written by a sink that writes files.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct CaptureSummary {
-    /// Files written (one per capture point).
-    pub files: u64,
-    /// Records written, over all files.
-    pub frames: u64,
-    /// Records whose frame was longer than `snaplen` and is cut to it.
-    pub truncated: u64,
-    /// Bytes of all files: a 24-byte file header each, a 16-byte record header and the
-    /// captured bytes per record.
-    pub bytes: u64,
-    /// The snapshot length of every file (its header's snaplen field).
-    pub snaplen: u32,
-    /// The limit on `bytes` (`--pcap-max-size`), if one was set.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub max_bytes: Option<u64>,
-    /// Where the capture stopped because the next record would have passed `max_bytes`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cut: Option<CaptureCut>,
-}
-
-/// The first record a size limit kept out; nothing after it was written either.
-#[derive(Debug, Clone, Serialize)]
-pub struct CaptureCut {
-    /// When its frame was seen, ns since the start of the run.
-    pub time_ns: u64,
-    /// Its number among all the frames seen, over all points, from 1 (so
-    /// `frame - 1` were written before the cut).
-    pub frame: u64,
-    /// The capture point (file name without extension) that saw it.
-    pub point: String,
 }
 
 /// A sink that keeps every frame in memory, for `Results::captures` (tests; files

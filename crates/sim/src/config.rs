@@ -37,10 +37,10 @@ pub struct SimConfig {
     /// ATM switches, PVC cross-connects and CLIP subnets (the links are in `links`).
     #[serde(default)]
     pub atm: crate::atm::AtmConfig,
-    /// Seed 004's adaptive upstreams: a router that sends towards a peer router over a
-    /// radio (with link acks) or a modem, whichever delivers (see `upstream`).
+    /// Seed 004's adaptive routers: a router that sends towards a peer router over a
+    /// radio (with link acks) or a modem, whichever delivers (see `node::adaptive_router`).
     #[serde(default)]
-    pub adaptive: Vec<crate::upstream::AdaptiveConfig>,
+    pub adaptive: Vec<crate::node::adaptive_router::config::AdaptiveConfig>,
     /// The measurement windows of UDP, ping and UDP echo flows, by flow id
     /// (docs/metrics.md#window). A flow without one ends its sending at its own stop and
     /// counts every arrival until the run ends.
@@ -1082,10 +1082,13 @@ impl SimConfig {
         for (i, flow) in self.flows.iter().enumerate() {
             let from = match flow {
                 FlowConfig::Udp { from, payload, .. } | FlowConfig::UdpEcho { from, payload, .. } => {
-                    if *payload < crate::app::PROBE_HEADER_LEN as u32 {
+                    if *payload < crate::app::probe::PROBE_HEADER_LEN as u32 {
                         return fail(
                             format!("flows[{i}].payload"),
-                            format!("a UDP test payload carries a {}-byte probe header", crate::app::PROBE_HEADER_LEN),
+                            format!(
+                                "a UDP test payload carries a {}-byte probe header",
+                                crate::app::probe::PROBE_HEADER_LEN
+                            ),
                         );
                     }
                     if *payload > MAX_IPV4_PAYLOAD_AFTER_8 {

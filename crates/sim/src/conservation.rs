@@ -13,7 +13,7 @@ use std::net::Ipv4Addr;
 
 use serde::Serialize;
 
-use crate::app::PROBE_HEADER_LEN;
+use crate::app::probe::PROBE_HEADER_LEN;
 
 /// A packet of a flow found in some bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -283,7 +283,7 @@ mod test {
     use super::*;
 
     fn udp_packet(flow: u32, seq: u32) -> Vec<u8> {
-        let mut payload = crate::app::Probe { flow, seq, sent_ns: 7 }.payload(64);
+        let mut payload = crate::app::probe::Probe { flow, seq, sent_ns: 7 }.payload(64);
         let mut segment = Vec::new();
         let (src, dst) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
         wire::udp::Repr { src_port: 1, dst_port: 2 }.encapsulate(&src, &dst, &payload, &mut segment);

@@ -3,46 +3,35 @@
 //! - [`time`]: simulated time in integer nanoseconds, and exact transmission times.
 //! - [`engine`]: the scheduler, a heap of plain events keyed `(time, insertion order)`.
 //! - [`rng`]: one seeded random stream per (run seed, component, purpose).
+//! - [`node`]: a node (ports, bridge, CPU) and what it holds: the IPv4 stack, path MTU,
+//!   the CPU server, bridges and NAT (`node::forward`), seed 004's adaptive router.
+//! - [`link`]: point-to-point lines (Ethernet, serial), their impairments and PPP.
+//! - [`tunnel`]: IPsec, OpenVPN (UDP and TCP), PPPoE and PPTP, and the virtual interfaces
+//!   they are.
 //! - [`wifi`]: the 802.11 medium and DCF.
 //! - [`atm`]: ATM cells, switches, AAL5, CLIP (ATMARP) and UNI signalling.
+//! - [`tcp`]: the TCP socket and its congestion control.
+//! - [`app`]: test traffic (probes and sources) and the flows' statistics.
 //! - [`config`]: the lowered network a run starts from; [`world`] runs it; [`results`]
-//!   is what comes out.
-//! - [`upstream`]: seed 004's adaptive router (radio with link ARQ, or modem) in a world.
-//! - [`link`], [`node`], [`ip`], [`ipsec`], [`cpu`], [`forward`], [`app`], [`stats`]: the models.
+//!   is what comes out, [`conservation`] accounts for every datagram in it.
 //!
 //! Determinism is the contract: the same scenario and seed give byte-identical
 //! results. Nothing here reads the wall clock, hashes in a random order or shares
 //! random state between components.
 
-pub mod adaptive;
 pub mod app;
 pub mod atm;
 pub mod capture;
 pub mod config;
 pub mod conservation;
-pub mod cpu;
 pub mod engine;
-pub mod forward;
-pub mod impair;
-pub mod ip;
-pub mod ipsec;
 pub mod link;
 pub mod node;
-pub mod openvpn;
-pub mod openvpn_tcp;
-pub mod pmtu;
-pub mod ppp;
-pub mod pppoe;
-pub mod pptp;
-pub mod pptp_vif;
 pub mod results;
 pub mod rng;
-pub mod serial;
-pub mod stats;
 pub mod tcp;
 pub mod time;
-pub mod upstream;
-pub mod vif;
+pub mod tunnel;
 pub mod wifi;
 pub mod world;
 

@@ -4,13 +4,23 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::app::stats::{FlowStats, Histogram, LatencySummary};
 use crate::config::{FlowConfig, SimConfig};
 use crate::node::Node;
-use crate::stats::{FlowStats, Histogram, LatencySummary};
 use crate::tcp::hystart::Exit;
 use crate::tcp::report::{IntervalRecord, TraceColumns};
 use crate::tcp::TcpStats;
-use crate::world::DropRecord;
+
+/// A drop, kept for `qoslab reach` and reports.
+#[derive(Debug, Clone)]
+pub struct DropRecord {
+    pub time_ns: u64,
+    pub node: u32,
+    pub port: Option<u16>,
+    pub reason: String,
+    pub flow: Option<u32>,
+    pub summary: String,
+}
 
 #[derive(Debug, Serialize)]
 pub struct Results {
@@ -20,15 +30,15 @@ pub struct Results {
     pub links: Vec<LinkResult>,
     pub nodes: Vec<NodeResult>,
     pub drop_log: Vec<DropEntry>,
-    /// Seed 004's adaptive upstreams: switches, ratios over time, ARQ counters.
+    /// Seed 004's adaptive routers: switches, ratios over time, ARQ counters.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub adaptive: Vec<crate::upstream::UpstreamResult>,
+    pub adaptive: Vec<crate::node::adaptive_router::AdaptiveRouterResult>,
     /// Frames seen on every port, and on every 802.11 medium, when capturing.
     #[serde(skip)]
     pub captures: Vec<Capture>,
     /// What a streaming capture wrote (files, records, bytes, a cut by a size limit).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub capture: Option<crate::capture::CaptureSummary>,
+    pub capture: Option<CaptureSummary>,
     /// ATM counters (cells, losses, SVC set-ups), when the run has ATM links.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub atm: Option<crate::atm::AtmStats>,
@@ -291,7 +301,7 @@ pub struct NodeResult {
     pub drops: BTreeMap<String, u64>,
     /// Per IPsec tunnel (SA pair) of the node, in configuration order: packets and
     /// bytes sealed and opened.
-    pub ipsec: Vec<crate::ipsec::SaReport>,
+    pub ipsec: Vec<crate::tunnel::SaReport>,
     /// ICMP "fragmentation needed" the node sent (RFC 1191 §4), DF packets too big it
     /// dropped without one (a black hole, or a rate limit), and ICMP errors its rate
     /// limit held back.
@@ -337,107 +347,9 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
         .iter()
         .map(|flow| {
             if let Some(t) = tcp.iter_mut().find(|t| t.id == flow.id()) {
-                // Goodput: data octets delivered in order inside the measurement window,
-                // over the window (iperf3's receiver sum); the drain after it is apart.
-                let interval = t.window.end_ns.saturating_sub(t.start_ns);
-                let window_bytes = t.window.bytes_received;
-                return FlowResult {
-                    id: t.id,
-                    kind: "tcp",
-                    sent: t.bytes_sent,
-                    received: t.bytes_received,
-                    lost: 0,
-                    duplicates: 0,
-                    reordered: 0,
-                    bytes_received: t.bytes_received,
-                    drained: 0,
-                    late: 0,
-                    first_rx_ns: t.first_rx_ns,
-                    last_rx_ns: t.last_rx_ns,
-                    receive_interval_ns: interval,
-                    throughput_bps: if interval > 0 { window_bytes as f64 * 8.0 * 1e9 / interval as f64 } else { 0.0 },
-                    latency_ns: None,
-                    jitter_ns: None,
-                    rtt_ns: Vec::new(),
-                    tcp: Some(TcpResult {
-                        bytes_sent: t.bytes_sent,
-                        retransmits: t.retransmits,
-                        fast_retransmits: t.fast_retransmits,
-                        timeouts: t.timeouts,
-                        srtt_ns: t.srtt_ns,
-                        cwnd_bytes: t.cwnd_bytes,
-                        completed_ns: t.completed_ns,
-                        path: t.path,
-                        bytes_acked: t.client.bytes_acked,
-                        acked_ns: t.acked_ns,
-                        first_tx_ns: t.first_tx_ns,
-                        first_rx_bytes: t.first_rx_bytes,
-                        start_ns: t.start_ns,
-                        stop_ns: t.stop_ns,
-                        max_cwnd_bytes: t.client.max_cwnd,
-                        min_rtt_ns: t.client.rtt_min_ns,
-                        mean_rtt_ns: t.client.rtt_sum_ns.checked_div(t.client.rtt_samples),
-                        max_rtt_ns: (t.client.rtt_samples > 0).then_some(t.client.rtt_max_ns),
-                        dup_acks: t.client.dup_acks,
-                        tlp_probes: t.client.tlp_probes,
-                        rack_lost: t.client.rack_lost,
-                        hystart_exit: t.hystart_exit.map(|e| HyStartExit {
-                            time_ns: e.at,
-                            cwnd_bytes: e.cwnd,
-                            reason: e.reason,
-                        }),
-                        intervals: std::mem::take(&mut t.intervals),
-                        trace: t.trace.take(),
-                        window: t.window,
-                        bytes_after_stop: t.bytes_received - window_bytes,
-                    }),
-                    echo: None,
-                    conservation: None,
-                };
+                return tcp_flow_result(t);
             }
-            let s = &inputs.stats[&flow.id()];
-            let kind = match flow {
-                FlowConfig::Udp { .. } => "udp",
-                FlowConfig::Ping { .. } => "ping",
-                FlowConfig::UdpEcho { .. } => "udp-echo",
-                FlowConfig::Tcp { .. } => unreachable!("TCP flows are reported above"),
-            };
-            // The sending interval (cut at the run's end), stretched to the receiving
-            // interval when the arrivals took longer (docs/metrics.md#goodput).
-            let (start, stop) = flow.sending_ns();
-            let interval_ns = s.receive_interval_ns(stop.min(now).saturating_sub(start));
-            FlowResult {
-                id: flow.id(),
-                kind,
-                sent: s.sent,
-                received: s.received,
-                lost: s.sent.saturating_sub(s.received),
-                duplicates: s.duplicates,
-                reordered: s.reordered,
-                bytes_received: s.bytes_received,
-                drained: s.drained,
-                late: s.late,
-                first_rx_ns: s.first_rx_ns,
-                last_rx_ns: s.last_rx_ns,
-                receive_interval_ns: interval_ns,
-                throughput_bps: if interval_ns > 0 {
-                    s.bytes_received as f64 * 8.0 * 1e9 / interval_ns as f64
-                } else {
-                    0.0
-                },
-                latency_ns: s.latency.summary(),
-                jitter_ns: s.jitter.value(),
-                rtt_ns: s.rtt_ns.clone(),
-                tcp: None,
-                echo: inputs.echo.get(&flow.id()).map(|(forward, rtt)| EchoResult {
-                    forward_received: forward.received,
-                    forward_duplicates: forward.duplicates,
-                    forward_late: forward.late,
-                    forward_latency_ns: forward.latency.summary(),
-                    rtt_ns: rtt.summary(),
-                }),
-                conservation: None,
-            }
+            udp_flow_result(flow, &inputs.stats[&flow.id()], inputs.echo.get(&flow.id()).copied(), now)
         })
         .collect();
     let fraction = |busy: u64| if now > 0 { busy.min(now) as f64 / now as f64 } else { 0.0 };
@@ -446,83 +358,12 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
         .into_iter()
         .map(|l| LinkResult { utilization: l.utilization.iter().map(|&busy| fraction(busy as u64)).collect(), ..l })
         .collect();
-    for w in inputs.wifi {
-        links.push(LinkResult {
-            name: w.name.clone(),
-            kind: "wifi",
-            utilization: vec![fraction(w.airtime_busy_ns)],
-            frames: w.members.iter().map(|m| m.frames_sent).collect(),
-            drops: w.members.iter().map(|m| m.dropped + m.queue_drops).sum(),
-            members: w
-                .members
-                .iter()
-                .map(|m| WifiMemberResult {
-                    attempts: m.attempts,
-                    retries: m.retries,
-                    frames_sent: m.frames_sent,
-                    retry_drops: m.dropped,
-                    queue_drops: m.queue_drops,
-                    airtime_ns: m.airtime_ns,
-                    rx_collisions: m.rx_collisions,
-                    rx_errors: m.rx_errors,
-                    beacons: m.beacons,
-                })
-                .collect(),
-            conservation: Vec::new(),
-        });
-    }
+    links.extend(inputs.wifi.iter().map(|w| wifi_link_result(w, fraction(w.airtime_busy_ns))));
     let nodes = inputs
         .nodes
         .iter()
         .enumerate()
-        .map(|(i, n)| {
-            let iface_name = |iface: usize| n.ip.ifaces[iface].name.clone();
-            NodeResult {
-                name: n.name.clone(),
-                role: n.role.clone(),
-                cpu_profile: n.cpu.config.profile.clone(),
-                cpu_utilization: n.cpu.utilization(now),
-                cpu_utilization_window: n.cpu.window_utilization(),
-                cpu_drops: n.cpu.drops,
-                forwarded: n.ip.counters.forwarded,
-                arp_table: n
-                    .ip
-                    .arp_table(now)
-                    .into_iter()
-                    .map(|(ip, mac, iface)| TableEntry {
-                        ip: ip.to_string(),
-                        mac: mac.to_string(),
-                        port: iface_name(iface),
-                    })
-                    .collect(),
-                l3f_table: n
-                    .l3f_table(now)
-                    .into_iter()
-                    .map(|(ip, mac, port)| TableEntry {
-                        ip: ip.to_string(),
-                        mac: mac.to_string(),
-                        port: n.port_name(port).to_string(),
-                    })
-                    .collect(),
-                bridge_table: n
-                    .bridge_table(now)
-                    .into_iter()
-                    .map(|(mac, port)| BridgeEntry { mac: mac.to_string(), port: n.port_name(port).to_string() })
-                    .collect(),
-                drops: inputs.drop_counts[i].clone(),
-                ipsec: {
-                    let order =
-                        |r: &crate::ipsec::SaReport| inputs.config.nodes[i].ipsec.iter().position(|c| c.name == r.name);
-                    let mut reports = n.ip.sa_reports();
-                    reports.sort_by_key(order);
-                    reports
-                },
-                frag_needed_sent: n.ip.counters.frag_needed_sent,
-                frag_needed_silent: n.ip.counters.frag_needed_silent,
-                icmp_rate_limited: n.ip.counters.icmp_rate_limited,
-                icmp_filtered: n.ip.counters.icmp_filtered,
-            }
-        })
+        .map(|(i, n)| node_result(n, &inputs.config.nodes[i], &inputs.drop_counts[i], now))
         .collect();
     let drop_log = inputs
         .drop_log
@@ -550,6 +391,215 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
     }
 }
 
+/// A TCP flow's result: goodput over its measurement window, and the sender's counters.
+fn tcp_flow_result(t: &mut TcpFlowInputs) -> FlowResult {
+    // Goodput: data octets delivered in order inside the measurement window,
+    // over the window (iperf3's receiver sum); the drain after it is apart.
+    let interval = t.window.end_ns.saturating_sub(t.start_ns);
+    let window_bytes = t.window.bytes_received;
+    FlowResult {
+        id: t.id,
+        kind: "tcp",
+        sent: t.bytes_sent,
+        received: t.bytes_received,
+        lost: 0,
+        duplicates: 0,
+        reordered: 0,
+        bytes_received: t.bytes_received,
+        drained: 0,
+        late: 0,
+        first_rx_ns: t.first_rx_ns,
+        last_rx_ns: t.last_rx_ns,
+        receive_interval_ns: interval,
+        throughput_bps: if interval > 0 { window_bytes as f64 * 8.0 * 1e9 / interval as f64 } else { 0.0 },
+        latency_ns: None,
+        jitter_ns: None,
+        rtt_ns: Vec::new(),
+        tcp: Some(TcpResult {
+            bytes_sent: t.bytes_sent,
+            retransmits: t.retransmits,
+            fast_retransmits: t.fast_retransmits,
+            timeouts: t.timeouts,
+            srtt_ns: t.srtt_ns,
+            cwnd_bytes: t.cwnd_bytes,
+            completed_ns: t.completed_ns,
+            path: t.path,
+            bytes_acked: t.client.bytes_acked,
+            acked_ns: t.acked_ns,
+            first_tx_ns: t.first_tx_ns,
+            first_rx_bytes: t.first_rx_bytes,
+            start_ns: t.start_ns,
+            stop_ns: t.stop_ns,
+            max_cwnd_bytes: t.client.max_cwnd,
+            min_rtt_ns: t.client.rtt_min_ns,
+            mean_rtt_ns: t.client.rtt_sum_ns.checked_div(t.client.rtt_samples),
+            max_rtt_ns: (t.client.rtt_samples > 0).then_some(t.client.rtt_max_ns),
+            dup_acks: t.client.dup_acks,
+            tlp_probes: t.client.tlp_probes,
+            rack_lost: t.client.rack_lost,
+            hystart_exit: t.hystart_exit.map(|e| HyStartExit { time_ns: e.at, cwnd_bytes: e.cwnd, reason: e.reason }),
+            intervals: std::mem::take(&mut t.intervals),
+            trace: t.trace.take(),
+            window: t.window,
+            bytes_after_stop: t.bytes_received - window_bytes,
+        }),
+        echo: None,
+        conservation: None,
+    }
+}
+
+/// A UDP, ping or UDP echo flow's result from its receiver's statistics (`s`) and, for an
+/// echo flow, the server's count and the round trips.
+fn udp_flow_result(flow: &FlowConfig, s: &FlowStats, echo: Option<(&FlowStats, &Histogram)>, now: u64) -> FlowResult {
+    let kind = match flow {
+        FlowConfig::Udp { .. } => "udp",
+        FlowConfig::Ping { .. } => "ping",
+        FlowConfig::UdpEcho { .. } => "udp-echo",
+        FlowConfig::Tcp { .. } => unreachable!("TCP flows are reported by tcp_flow_result"),
+    };
+    // The sending interval (cut at the run's end), stretched to the receiving
+    // interval when the arrivals took longer (docs/metrics.md#goodput).
+    let (start, stop) = flow.sending_ns();
+    let interval_ns = s.receive_interval_ns(stop.min(now).saturating_sub(start));
+    FlowResult {
+        id: flow.id(),
+        kind,
+        sent: s.sent,
+        received: s.received,
+        lost: s.sent.saturating_sub(s.received),
+        duplicates: s.duplicates,
+        reordered: s.reordered,
+        bytes_received: s.bytes_received,
+        drained: s.drained,
+        late: s.late,
+        first_rx_ns: s.first_rx_ns,
+        last_rx_ns: s.last_rx_ns,
+        receive_interval_ns: interval_ns,
+        throughput_bps: if interval_ns > 0 { s.bytes_received as f64 * 8.0 * 1e9 / interval_ns as f64 } else { 0.0 },
+        latency_ns: s.latency.summary(),
+        jitter_ns: s.jitter.value(),
+        rtt_ns: s.rtt_ns.clone(),
+        tcp: None,
+        echo: echo.map(|(forward, rtt)| EchoResult {
+            forward_received: forward.received,
+            forward_duplicates: forward.duplicates,
+            forward_late: forward.late,
+            forward_latency_ns: forward.latency.summary(),
+            rtt_ns: rtt.summary(),
+        }),
+        conservation: None,
+    }
+}
+
+/// An 802.11 cell's result: its medium's busy fraction (`utilization`) and each member's
+/// counters.
+fn wifi_link_result(w: &WifiLinkInputs, utilization: f64) -> LinkResult {
+    LinkResult {
+        name: w.name.clone(),
+        kind: "wifi",
+        utilization: vec![utilization],
+        frames: w.members.iter().map(|m| m.frames_sent).collect(),
+        drops: w.members.iter().map(|m| m.dropped + m.queue_drops).sum(),
+        members: w
+            .members
+            .iter()
+            .map(|m| WifiMemberResult {
+                attempts: m.attempts,
+                retries: m.retries,
+                frames_sent: m.frames_sent,
+                retry_drops: m.dropped,
+                queue_drops: m.queue_drops,
+                airtime_ns: m.airtime_ns,
+                rx_collisions: m.rx_collisions,
+                rx_errors: m.rx_errors,
+                beacons: m.beacons,
+            })
+            .collect(),
+        conservation: Vec::new(),
+    }
+}
+
+/// A node's result: CPU, forwarding, its tables at the end, drops by reason and its
+/// IPsec SAs in the order of its configuration.
+fn node_result(n: &Node, config: &crate::config::NodeConfig, drops: &BTreeMap<String, u64>, now: u64) -> NodeResult {
+    let iface_name = |iface: usize| n.ip.ifaces[iface].name.clone();
+    NodeResult {
+        name: n.name.clone(),
+        role: n.role.clone(),
+        cpu_profile: n.cpu.config.profile.clone(),
+        cpu_utilization: n.cpu.utilization(now),
+        cpu_utilization_window: n.cpu.window_utilization(),
+        cpu_drops: n.cpu.drops,
+        forwarded: n.ip.counters.forwarded,
+        arp_table: n
+            .ip
+            .arp_table(now)
+            .into_iter()
+            .map(|(ip, mac, iface)| TableEntry { ip: ip.to_string(), mac: mac.to_string(), port: iface_name(iface) })
+            .collect(),
+        l3f_table: n
+            .l3f_table(now)
+            .into_iter()
+            .map(|(ip, mac, port)| TableEntry {
+                ip: ip.to_string(),
+                mac: mac.to_string(),
+                port: n.port_name(port).to_string(),
+            })
+            .collect(),
+        bridge_table: n
+            .bridge_table(now)
+            .into_iter()
+            .map(|(mac, port)| BridgeEntry { mac: mac.to_string(), port: n.port_name(port).to_string() })
+            .collect(),
+        drops: drops.clone(),
+        ipsec: {
+            let order = |r: &crate::tunnel::SaReport| config.ipsec.iter().position(|c| c.name == r.name);
+            let mut reports = n.ip.sa_reports();
+            reports.sort_by_key(order);
+            reports
+        },
+        frag_needed_sent: n.ip.counters.frag_needed_sent,
+        frag_needed_silent: n.ip.counters.frag_needed_silent,
+        icmp_rate_limited: n.ip.counters.icmp_rate_limited,
+        icmp_filtered: n.ip.counters.icmp_filtered,
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// What a run's capture files hold (`capture` in the results JSON, docs/metrics.md
+/// "Capture"): written by a sink that writes files.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CaptureSummary {
+    /// Files written (one per capture point).
+    pub files: u64,
+    /// Records written, over all files.
+    pub frames: u64,
+    /// Records whose frame was longer than `snaplen` and is cut to it.
+    pub truncated: u64,
+    /// Bytes of all files: a 24-byte file header each, a 16-byte record header and the
+    /// captured bytes per record.
+    pub bytes: u64,
+    /// The snapshot length of every file (its header's snaplen field).
+    pub snaplen: u32,
+    /// The limit on `bytes` (`--pcap-max-size`), if one was set.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
+    /// Where the capture stopped because the next record would have passed `max_bytes`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cut: Option<CaptureCut>,
+}
+
+/// The first record a size limit kept out; nothing after it was written either.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaptureCut {
+    /// When its frame was seen, ns since the start of the run.
+    pub time_ns: u64,
+    /// Its number among all the frames seen, over all points, from 1 (so
+    /// `frame - 1` were written before the cut).
+    pub frame: u64,
+    /// The capture point (file name without extension) that saw it.
+    pub point: String,
 }

@@ -1,5 +1,5 @@
 //! The three ways seed 000 §2 joins a wired LAN to a Wi-Fi LAN, checked on real frames:
-//! built with `wire`, passed through `sim::forward`, parsed back with `wire` (which
+//! built with `wire`, passed through `sim::node::forward`, parsed back with `wire` (which
 //! verifies every checksum).
 //!
 //! - L3F: seed 000 Fig. 6 replayed ARP exchange by ARP exchange; the ARP tables WS1 and
@@ -10,7 +10,9 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use sim::forward::{DropReason, Inbound, L3fBridge, L3fEntry, LearningBridge, Nat, NatProtocol, Output, PortForward};
+use sim::node::forward::{
+    DropReason, Inbound, L3fBridge, L3fEntry, LearningBridge, Nat, NatProtocol, Output, PortForward,
+};
 use wire::arp::{self, Operation};
 use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::icmpv4;

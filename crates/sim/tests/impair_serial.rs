@@ -1,7 +1,7 @@
 //! Loss models, token buckets and serial lines against numbers computed here, from the
 //! formulas and the bytes, never from the models' own output.
 
-use sim::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
+use sim::link::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
 use sim::rng::RunSeed;
 use sim::time::SimTime;
 
@@ -211,7 +211,7 @@ fn shaper_lets_a_bucket_sized_burst_through_at_once() {
 // Serial lines
 // ---------------------------------------------------------------------------------------
 
-use sim::serial::{
+use sim::link::serial::{
     line_time_ns, CompressionRatio, Duplex, Framing, RejectReason, SerialConfig, SerialError, SerialFormat, SerialLine,
 };
 use wire::hdlc;

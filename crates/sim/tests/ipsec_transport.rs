@@ -159,7 +159,8 @@ fn the_transport_mode_knee_is_seed_003s_1438() {
     let largest = (0..1500).filter(|&p| transport_len(p) <= 1500).max().unwrap();
     assert_eq!(largest, 1438, "seed 003 §4.1");
     let to_h =
-        sim::ipsec::security_association_in(0x1000, Cipher::TripleDesCbc, Auth::HmacSha1_96, Mode::Transport).unwrap();
+        sim::tunnel::ipsec::security_association_in(0x1000, Cipher::TripleDesCbc, Auth::HmacSha1_96, Mode::Transport)
+            .unwrap();
     for (sas, payload, pieces) in [
         (&[][..], 1472usize, 1usize),
         (&[][..], 1473, 2),
@@ -264,7 +265,8 @@ fn ah_in_transport_mode_authenticates_and_is_verified() {
     ];
     let results = sim::simulate(network(&[("transport", "ah", None)], flows, S)).unwrap();
     assert_eq!((results.flows[0].received, results.flows[1].received), (10, 3), "{:?}", results.drop_log);
-    let to_h = sim::ipsec::security_association_in(0x1000, Cipher::Null, Auth::HmacSha1_96, Mode::Transport).unwrap();
+    let to_h =
+        sim::tunnel::ipsec::security_association_in(0x1000, Cipher::Null, Auth::HmacSha1_96, Mode::Transport).unwrap();
     let wire = from_c(&results);
     assert_eq!(wire.len(), 13);
     for p in &wire {
@@ -294,7 +296,8 @@ fn ah_in_tunnel_mode_carries_the_inner_packet() {
     ];
     let results = sim::simulate(network(&[("tunnel", "ah", None)], flows, S)).unwrap();
     assert_eq!((results.flows[0].received, results.flows[1].received), (10, 3), "{:?}", results.drop_log);
-    let to_h = sim::ipsec::security_association_in(0x1000, Cipher::Null, Auth::HmacSha1_96, Mode::Tunnel).unwrap();
+    let to_h =
+        sim::tunnel::ipsec::security_association_in(0x1000, Cipher::Null, Auth::HmacSha1_96, Mode::Tunnel).unwrap();
     for p in from_c(&results) {
         let repr = ah::verify(&to_h, &p).unwrap();
         assert_eq!(repr.next_header, IpProtocol::IpIp, "next header 4: a whole IPv4 packet inside");

@@ -142,7 +142,7 @@ fn ping_and_udp_cross_the_tunnel_as_esp() {
     // Between c and r every IPv4 packet is ESP from c to h1 or back (ARP aside).
     let wire = packets(&results, "r-eth0");
     assert!(wire.len() >= 3 * 2 + 50);
-    let to_h1 = sim::ipsec::security_association(spi_to_h(0), Cipher::TripleDesCbc, Auth::HmacSha1_96).unwrap();
+    let to_h1 = sim::tunnel::ipsec::security_association(spi_to_h(0), Cipher::TripleDesCbc, Auth::HmacSha1_96).unwrap();
     let mut udp_seen = 0;
     for packet in &wire {
         let ip = ipv4::Packet::new_checked(&packet[..]).unwrap();

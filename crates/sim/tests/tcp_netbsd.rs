@@ -71,9 +71,9 @@ fn receiver() -> TcpSocket {
     syn.max_seg_size = Some(MSS as u16);
     s.process(0, &syn, &[]);
     assert_eq!(out(&mut s, 0).len(), 1, "SYN-ACK");
-    s.process(1 * MS, &segment(Control::None, seq(PEER_ISS + 1), seq(ISS + 1), 17_520, 0), &[]);
+    s.process(MS, &segment(Control::None, seq(PEER_ISS + 1), seq(ISS + 1), 17_520, 0), &[]);
     assert_eq!(s.state(), State::Established);
-    assert!(out(&mut s, 1 * MS).is_empty());
+    assert!(out(&mut s, MS).is_empty());
     s
 }
 

@@ -1072,7 +1072,7 @@ fn prr_sends_in_proportion_to_what_each_ack_delivered() {
         out += sent;
     }
     // Over the reduction, about ssthresh/RecoverFS of what was delivered went out.
-    assert!(out >= 8 && out <= 11, "sent {out} in recovery");
+    assert!((8..=11).contains(&out), "sent {out} in recovery");
     // The retransmission's ACK ends recovery: cwnd = ssthresh (RFC 6937 §3.1).
     let high = s.bytes_in_flight() as usize;
     ack(&mut s, 60 * MS, high);

@@ -20,8 +20,8 @@
 //!
 //! `kind` 0 is a data frame (the payload is an IPv4 datagram), 1 an acknowledgement of
 //! `sequence` (no payload), 2 a probe: a data frame with no payload, sent only to
-//! measure the channel. The header is the 8 octets `adaptive::ArqConfig::ack_len`
-//! charges for an ack.
+//! measure the channel. The header is the 8 octets that
+//! `sim::node::adaptive_router::link_arq::ArqConfig::ack_len` charges for an ack.
 
 use crate::{Error, Result};
 

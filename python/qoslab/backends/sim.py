@@ -1056,7 +1056,7 @@ def _link_index(sc: Scenario, ref: str) -> int:
 
 
 def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[dict[str, Any]]:
-    """Each router's ``adaptive`` table as an ``AdaptiveConfig`` (crates/sim/src/upstream.rs);
+    """Each router's ``adaptive`` table as an ``AdaptiveConfig`` (crates/sim/src/node/adaptive_router/mod.rs);
     the links were checked by :mod:`qoslab.scenario.checks`."""
     out = []
     for name, node in sc.node.items():

@@ -84,7 +84,7 @@ def flow_result(results: dict[str, Any], flow_id: int) -> dict[str, Any]:
 
 
 def adaptive_records(results: dict[str, Any]) -> list[dict[str, Any]]:
-    """Seed 004's adaptive upstreams of a run (crates/sim/src/upstream.rs), times in seconds:
+    """Seed 004's adaptive upstreams of a run (crates/sim/src/node/adaptive_router/mod.rs), times in seconds:
     the channel switches (time, from, to, both ratios), the delivery ratio of each channel
     over time, and the counters."""
     out = []

@@ -301,7 +301,7 @@ class Wifi(LinkBase):
 
 
 SERIAL_MIN_RATE = 300
-"""The slowest serial line, ITU-T V.21 / Bell 103 (crates/sim/src/serial.rs MIN_RATE_BPS)."""
+"""The slowest serial line, ITU-T V.21 / Bell 103 (crates/sim/src/link/serial.rs MIN_RATE_BPS)."""
 
 _FORMAT = re.compile(r"^[5-8][noems][12]$")
 

@@ -120,7 +120,7 @@ class Host(NodeBase):
 class AdaptiveUpstream(Strict):
     """Seed 004's adaptive router: upstream datagrams to a peer router go over a radio
     with link acknowledgements (retries with a capped backoff), or over a modem when the
-    radio's delivery ratio falls, with hysteresis (crates/sim/src/upstream.rs).
+    radio's delivery ratio falls, with hysteresis (crates/sim/src/node/adaptive_router/mod.rs).
 
     Seed 004: "the router now has the capacity to adaptively decide whether to send
     packets from home to school using the radio transmitter or the modem, based on the

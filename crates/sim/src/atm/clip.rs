@@ -12,7 +12,7 @@
 //! * There is no broadcast in a LIS (§4: no broadcast/multicast without MARS).
 //!
 //! Packets waiting for a resolution are held per next hop, at most
-//! [`crate::ip::ARP_PENDING_LIMIT`] of them (RFC 1122 §2.3.2.2, as for ARP).
+//! [`crate::node::ip::ARP_PENDING_LIMIT`] of them (RFC 1122 §2.3.2.2, as for ARP).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::Ipv4Addr;

@@ -60,6 +60,56 @@ pub struct Cubic {
 }
 
 impl Cubic {
+    /// Congestion avoidance on an ACK of `acked` octets (RFC 9438 §4.2-§4.5): the epoch
+    /// started when needed, the Reno-friendly estimate W_est, and the growth towards
+    /// W_cubic(t + RTT). Returns the octets cwnd grows by (whole octets; the fraction is
+    /// kept for the next ACK).
+    fn on_ack(&mut self, now: u64, cwnd: u64, smss: u64, acked: u64, srtt: Option<u64>, alpha: CubicAlpha) -> u64 {
+        let s = smss as f64;
+        let w = cwnd as f64 / s;
+        let start = match self.epoch_start {
+            Some(start) => start,
+            None => {
+                // Epoch start (RFC 9438 §4.2): K from the distance up to W_max,
+                // or K = 0 when cwnd is already above it (Linux's
+                // bictcp_update); W_est starts at cwnd (§4.3).
+                if self.w_max <= w {
+                    self.k = 0.0;
+                    self.origin = w;
+                } else {
+                    self.k = ((self.w_max - w) / CUBIC_C).cbrt();
+                    self.origin = self.w_max;
+                }
+                self.w_est = w;
+                self.epoch_start = Some(now);
+                now
+            }
+        };
+        let t = now.saturating_sub(start) as f64 * 1e-9;
+        let rtt = srtt.unwrap_or(0) as f64 * 1e-9;
+        let segs_acked = acked as f64 / s;
+        // §4.3: the Reno-friendly estimate; α = 1 once W_est reaches cwnd_prior.
+        let alpha = if alpha == CubicAlpha::Rfc9438 && self.w_est >= self.cwnd_prior {
+            1.0
+        } else {
+            3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)
+        };
+        self.w_est += alpha * segs_acked / w;
+        let new_w = if self.w_cubic(t) < self.w_est {
+            // Reno-friendly region: cwnd = W_est.
+            self.w_est
+        } else {
+            // §4.4/§4.5: target = W_cubic(t + RTT) within [cwnd, 1.5·cwnd],
+            // cwnd grows by (target − cwnd)/cwnd per segment acked.
+            let target = self.w_cubic(t + rtt).clamp(w, 1.5 * w);
+            w + (target - w) / w * segs_acked
+        };
+        let grow = (new_w - w).max(0.0) * s + self.frac;
+        let whole = grow.floor();
+        self.frac = grow - whole;
+        whole as u64
+    }
+
     /// W_cubic(t) = C·(t − K)³ + W_max (RFC 9438 §4.2 Eq. 1), t in seconds since the
     /// epoch, in segments.
     pub fn w_cubic(&self, t: f64) -> f64 {
@@ -172,51 +222,7 @@ impl Congestion {
                     self.cwnd += smss;
                 }
             }
-            Algo::Cubic(c) => {
-                let s = smss as f64;
-                let w = self.cwnd as f64 / s;
-                let start = match c.epoch_start {
-                    Some(start) => start,
-                    None => {
-                        // Epoch start (RFC 9438 §4.2): K from the distance up to W_max,
-                        // or K = 0 when cwnd is already above it (Linux's
-                        // bictcp_update); W_est starts at cwnd (§4.3).
-                        if c.w_max <= w {
-                            c.k = 0.0;
-                            c.origin = w;
-                        } else {
-                            c.k = ((c.w_max - w) / CUBIC_C).cbrt();
-                            c.origin = c.w_max;
-                        }
-                        c.w_est = w;
-                        c.epoch_start = Some(now);
-                        now
-                    }
-                };
-                let t = now.saturating_sub(start) as f64 * 1e-9;
-                let rtt = srtt.unwrap_or(0) as f64 * 1e-9;
-                let segs_acked = acked as f64 / s;
-                // §4.3: the Reno-friendly estimate; α = 1 once W_est reaches cwnd_prior.
-                let alpha = if self.alpha == CubicAlpha::Rfc9438 && c.w_est >= c.cwnd_prior {
-                    1.0
-                } else {
-                    3.0 * (1.0 - CUBIC_BETA) / (1.0 + CUBIC_BETA)
-                };
-                c.w_est += alpha * segs_acked / w;
-                let new_w = if c.w_cubic(t) < c.w_est {
-                    // Reno-friendly region: cwnd = W_est.
-                    c.w_est
-                } else {
-                    // §4.4/§4.5: target = W_cubic(t + RTT) within [cwnd, 1.5·cwnd],
-                    // cwnd grows by (target − cwnd)/cwnd per segment acked.
-                    let target = c.w_cubic(t + rtt).clamp(w, 1.5 * w);
-                    w + (target - w) / w * segs_acked
-                };
-                let grow = (new_w - w).max(0.0) * s + c.frac;
-                let whole = grow.floor();
-                c.frac = grow - whole;
-                self.cwnd += whole as u64;
-            }
+            Algo::Cubic(c) => self.cwnd += c.on_ack(now, self.cwnd, smss, acked, srtt, self.alpha),
         }
     }
 

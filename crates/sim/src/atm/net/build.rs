@@ -216,7 +216,7 @@ impl AtmNet {
         for (k, lis) in config.lis.iter().enumerate() {
             let field = format!("atm.lis[{k}].server");
             let in_lis = |ip: Option<(Ipv4Addr, u8)>| {
-                ip.is_some_and(|(a, _)| crate::ip::same_subnet(a, lis.network, lis.prefix_len))
+                ip.is_some_and(|(a, _)| crate::node::ip::same_subnet(a, lis.network, lis.prefix_len))
             };
             let server_atm = if let Some(&sw) = switch_of.get(&lis.server) {
                 switches[sw as usize].server = Some(BTreeMap::new());

@@ -8,7 +8,7 @@ impl AtmNet {
     pub fn send_ip(&mut self, now: u64, ep: u32, next_hop: Ipv4Addr, frame: Vec<u8>, out: &mut AtmOut) {
         let e = &mut self.endpoints[ep as usize];
         let broadcast = next_hop.is_broadcast()
-            || e.ip.is_some_and(|(a, l)| l < 31 && next_hop == crate::ip::subnet_broadcast(a, l));
+            || e.ip.is_some_and(|(a, l)| l < 31 && next_hop == crate::node::ip::subnet_broadcast(a, l));
         if broadcast || next_hop.is_multicast() {
             out.drops.push((
                 e.node,
@@ -25,7 +25,7 @@ impl AtmNet {
             }
         }
         let q = e.clip.pending.entry(next_hop).or_default();
-        if q.len() >= crate::ip::ARP_PENDING_LIMIT {
+        if q.len() >= crate::node::ip::ARP_PENDING_LIMIT {
             out.drops.push((
                 e.node,
                 Some(e.port),

@@ -1,0 +1,552 @@
+//! 802.11 glue: each BSS's medium and its members' adapters, the medium's events, frames to and
+//! from the air, the AP's beacons and the air as a capture shows it.
+
+use super::*;
+
+/// An 802.11 BSS in the world: the medium, and each member's port and adapter.
+pub(super) struct BssState {
+    pub(super) name: String,
+    /// The 2.4 GHz channel, if the configuration gives it (radiotap Channel).
+    pub(super) channel: Option<u8>,
+    pub(super) bss: Bss,
+    pub(super) members: Vec<(u32, u16)>,
+    pub(super) adapters: Vec<Adapter>,
+    pub(super) macs: Vec<Mac>,
+    pub(super) has_ap: bool,
+    pub(super) wds: bool,
+    /// MACs behind WDS stations, learned from 4-address uplink frames (their SA).
+    pub(super) behind: BTreeMap<Mac, usize>,
+    pub(super) timer: Option<(u64, EventId)>,
+    /// The AP relays frames between its stations (`WifiConfig::relay`).
+    pub(super) relay: bool,
+    /// Propagation delay of the air, ns, and the frames on their way: (due, to, from, MPDU).
+    pub(super) delay_ns: u64,
+    pub(super) in_flight: VecDeque<(u64, usize, usize, Vec<u8>)>,
+}
+
+impl BssState {
+    /// Whether `frame`, received by station `to`, is a group frame a host behind that WDS
+    /// station sent, relayed back by the AP.
+    pub(super) fn echoes_behind(&self, to: usize, frame: &[u8]) -> bool {
+        if !(self.wds && self.has_ap && to != 0) {
+            return false;
+        }
+        let Ok(eth) = ethernet::Frame::new_checked(frame) else { return false };
+        eth.dst_addr().is_multicast() && self.behind.get(&eth.src_addr()) == Some(&to)
+    }
+
+    /// Whether the AP relays `frame` (an Ethernet frame it received from station `from`)
+    /// back into the BSS, and whether it also goes up to the AP's own node: a group frame
+    /// does both, a frame for another member of the BSS (or for a host behind a WDS
+    /// station) is only relayed, anything else only goes up.
+    pub(super) fn relay_within_bss(&self, from: usize, frame: &[u8]) -> (bool, bool) {
+        if !self.relay {
+            return (false, true);
+        }
+        let Ok(eth) = ethernet::Frame::new_checked(frame) else { return (false, true) };
+        let dst = eth.dst_addr();
+        if dst.is_multicast() {
+            return (true, true);
+        }
+        let member =
+            self.macs.iter().position(|m| *m == dst).or_else(|| self.behind.get(&dst).copied().filter(|_| self.wds));
+        match member {
+            Some(i) if i != 0 && i != from => (true, false),
+            _ => (false, true),
+        }
+    }
+}
+
+impl World {
+    /// The timer of the medium of `bss`: what it has to do now, then its next wake-up.
+    pub(super) fn bss_timer(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
+        let state = &mut self.bsses[bss as usize];
+        if state.timer.is_some_and(|(at, _)| at == now) {
+            state.timer = None;
+        }
+        let mut events = Vec::new();
+        state.bss.poll(now, &mut events);
+        for event in events {
+            self.bss_event(now, bss, event)?;
+        }
+        self.arm_bss_timer(bss)?;
+        Ok(())
+    }
+
+    pub(super) fn bss_event(&mut self, now: u64, bss: u32, event: BssEvent) -> Result<(), RunError> {
+        match event {
+            BssEvent::Delivered { to, from, mpdu, at } => {
+                let state = &mut self.bsses[bss as usize];
+                if state.delay_ns > 0 {
+                    // The air's propagation delay: the frame reaches the receiving node later;
+                    // arrivals keep their order (one delay per BSS).
+                    let due = at + state.delay_ns;
+                    state.in_flight.push_back((due, to, from, mpdu));
+                    self.engine.schedule_at(SimTime::from_nanos(due), Event::WifiArrive { bss }).map_err(budget)?;
+                    return Ok(());
+                }
+                self.wifi_arrive(now, bss, to, from, mpdu)?;
+            }
+            BssEvent::Dropped { member, reason, mpdu, delivered } => {
+                let state = &self.bsses[bss as usize];
+                let (node, port) = state.members[member];
+                // Logged as before; the flows are charged what the MPDU carried, unless
+                // the receiver had it (only its acknowledgements were lost).
+                let open = state.adapters[member].cipher.unprotect(&mpdu).map(|(open, _)| open).ok();
+                let carried = (!delivered)
+                    .then(|| open.as_deref().unwrap_or(&mpdu))
+                    .filter(|m| !crate::conservation::is_link_arq(m));
+                self.record_drop_of(now, node, Some(port), reason.to_string(), None, carried);
+            }
+            BssEvent::TxDone { member, .. } => {
+                let (node, _) = self.bsses[bss as usize].members[member];
+                self.refill_saturating(now, node)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An MPDU from member `from` reaches member `to`'s adapter: its address filter and
+    /// cipher, the AP's relay within the BSS, then the node.
+    pub(super) fn wifi_arrive(
+        &mut self,
+        now: u64,
+        bss: u32,
+        to: usize,
+        from: usize,
+        mpdu: Vec<u8>,
+    ) -> Result<(), RunError> {
+        {
+            {
+                let state = &mut self.bsses[bss as usize];
+                let (node, port) = state.members[to];
+                match state.adapters[to].receive(&mpdu) {
+                    Ok(converted) if state.echoes_behind(to, &converted.frame) => {
+                        // A WDS station's own group frame (from a host behind it) relayed back by
+                        // the AP: like its own MAC's echo, discarded (a 4-address station takes no
+                        // 3-address copy back, as Linux mac80211's 4addr mode).
+                    }
+                    Ok(converted) => {
+                        if state.wds && state.has_ap && to == 0 {
+                            if let Ok(frame) = ethernet::Frame::new_checked(&converted.frame[..]) {
+                                let src = frame.src_addr();
+                                if src != state.macs[from] {
+                                    state.behind.insert(src, from);
+                                }
+                            }
+                        }
+                        let (relay, up) = if state.has_ap && to == 0 {
+                            state.relay_within_bss(from, &converted.frame)
+                        } else {
+                            (false, true)
+                        };
+                        if relay {
+                            // The AP's distribution function: a frame from one of its stations for
+                            // another (or for all) goes back out into the BSS, From DS (IEEE
+                            // 802.11-2020 §4.5.4.2, §11.3; Linux mac80211 relays in
+                            // ieee80211_deliver_skb before the bridge sees the frame). The AP's MAC
+                            // does it: no bridge lookup, no CPU work of the node.
+                            let copy = if up { converted.frame.clone() } else { converted.frame };
+                            self.transmit_wifi(now, node, port, (bss, 0), copy.clone(), false)?;
+                            if up {
+                                self.receive(now, node, port, copy)?;
+                            }
+                        } else {
+                            self.receive(now, node, port, converted.frame)?;
+                        }
+                    }
+                    // A station discards its own group frame relayed back by the AP (§11.3 relay
+                    // reaches every station, the sender too): the original was delivered, so this
+                    // copy is no loss and is not recorded as a drop.
+                    Err(DropReason::OwnGroupEcho { .. }) => {}
+                    Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub(super) fn arm_bss_timer(&mut self, bss: u32) -> Result<(), RunError> {
+        let now = self.engine.now().as_nanos();
+        let state = &mut self.bsses[bss as usize];
+        let Some(at) = state.bss.poll_at() else { return Ok(()) };
+        let at = at.max(now);
+        match state.timer {
+            Some((t, _)) if t <= at => return Ok(()),
+            Some((_, id)) => {
+                self.engine.cancel(id);
+            }
+            None => {}
+        }
+        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::BssTimer { bss }).map_err(budget)?;
+        self.bsses[bss as usize].timer = Some((at, id));
+        Ok(())
+    }
+
+    /// An Ethernet frame leaves a node through its 802.11 port.
+    /// `at` is the port's (BSS, member); `priority` puts the frame ahead of the waiting ones.
+    pub(super) fn transmit_wifi(
+        &mut self,
+        now: u64,
+        node: u32,
+        port: u16,
+        at: (u32, u16),
+        frame: Vec<u8>,
+        priority: bool,
+    ) -> Result<(), RunError> {
+        let (bss, member) = (at.0, at.1 as usize);
+        let state = &mut self.bsses[bss as usize];
+        let Ok(eth) = ethernet::Frame::new_checked(&frame[..]) else { return Ok(()) };
+        let dst = eth.dst_addr();
+        let is_ap = state.has_ap && member == 0;
+        let (dest, wds_receiver) = if state.has_ap && !is_ap {
+            // A station of a BSS sends every frame to its AP (To DS, Address 1 = the BSSID;
+            // IEEE 802.11-2020 §9.3.2.1, Table 9-26), a group-addressed MSDU too, as an
+            // individually addressed, acknowledged frame; the AP's distribution function
+            // relays it (`BssState::relay_within_bss`).
+            (Some(0), None)
+        } else if dst.is_multicast() {
+            (None, None)
+        } else if let Some(i) = state.macs.iter().position(|m| *m == dst).filter(|&i| i != member) {
+            (Some(i), None)
+        } else if is_ap && state.wds && state.behind.contains_key(&dst) {
+            let i = state.behind[&dst];
+            (Some(i), Some(state.macs[i]))
+        } else if is_ap {
+            let reason = format!(
+                "AP has no associated station {dst}: reaching a host behind a station needs 4-address (WDS) frames \
+                 (802.11 Table 9-26 case 11), which station adapters do not send"
+            );
+            let packet = frame.get(14..).map(|p| p.to_vec());
+            self.record_drop(now, node, Some(port), reason, packet.as_deref());
+            return Ok(());
+        } else {
+            let packet = frame.get(14..).map(|p| p.to_vec());
+            self.record_drop(now, node, Some(port), format!("no station {dst} in the ad hoc cell"), packet.as_deref());
+            return Ok(());
+        };
+        let converted = match state.adapters[member].transmit(&frame, wds_receiver) {
+            Ok(c) => c,
+            Err(reason) => {
+                let packet = frame.get(14..).map(|p| p.to_vec());
+                self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
+                return Ok(());
+            }
+        };
+        let queued = if priority {
+            state.bss.enqueue_priority(now, member, converted.frame, dest)
+        } else {
+            state.bss.enqueue(now, member, converted.frame, dest)
+        };
+        if let Err(reason) = queued {
+            let packet = frame.get(14..).map(|p| p.to_vec());
+            self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
+            return Ok(());
+        }
+        self.arm_bss_timer(bss)
+    }
+}
+
+/// Builds a BSS from its configuration, and tells each member node the cipher cost of
+/// its 802.11 port.
+pub(super) fn bss_state(
+    config: &SimConfig,
+    w: &crate::config::WifiConfig,
+    id: u32,
+    index: usize,
+    nodes: &mut [Node],
+) -> Result<BssState, RunError> {
+    let field = |f: &str| format!("links[{index}].{f}");
+    let members: Vec<(u32, u16)> = w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect();
+    let mut params = bss_params(w, members.len(), index)?;
+    let foreign: ForeignSource = w
+        .foreign_source
+        .parse()
+        .map_err(|message| RunError::Config(ConfigError { field: field("foreign_source"), message }))?;
+    let cipher = LinkCipher::from_name(&w.security)
+        .map_err(|message| RunError::Config(ConfigError { field: field("security"), message }))?;
+    let macs: Vec<Mac> = members.iter().map(|&(n, p)| Mac(config.nodes[n as usize].ports[p as usize].mac)).collect();
+    let has_ap = w.ap.is_some();
+    if let Some(channel) = w.channel.filter(|c| !(1..=14).contains(c)) {
+        return Err(RunError::Config(ConfigError {
+            field: field("channel"),
+            message: format!("a 2.4 GHz channel is 1 to 14, not {channel}"),
+        }));
+    }
+    if let Some(b) = &w.beacon {
+        params.beacon = Some(beacon_params(config, w, b, &params.phy, index)?);
+    }
+    let adapters = adapters(w, &macs, has_ap, foreign, &cipher);
+    for (i, &(node, port)) in members.iter().enumerate() {
+        let cost = adapters[i].cipher.cost();
+        let cycles = &config.nodes[node as usize].cpu.cycles;
+        let per_byte = match cost {
+            CipherCost::None => 0.0,
+            CipherCost::Rc4 => cycles.per_byte_rc4,
+            CipherCost::Aes => cycles.per_byte_aes,
+        };
+        nodes[node as usize].set_port_cipher_cost(port, per_byte);
+    }
+    let mut bss = Bss::new(params, RunSeed(config.seed), u64::from(id));
+    if config.capture {
+        bss.capture_air();
+    }
+    Ok(BssState {
+        name: w.name.clone(),
+        channel: w.channel,
+        bss,
+        members,
+        adapters,
+        macs,
+        has_ap,
+        wds: w.wds,
+        behind: BTreeMap::new(),
+        timer: None,
+        relay: w.relay,
+        delay_ns: w.delay_ns,
+        in_flight: VecDeque::new(),
+    })
+}
+
+/// The medium's parameters from the cell's configuration (standard, preambles, access,
+/// RTS threshold, retries, who hears whom), each refusal at its field.
+fn bss_params(w: &crate::config::WifiConfig, members: usize, index: usize) -> Result<BssParams, RunError> {
+    let field = |f: &str| format!("links[{index}].{f}");
+    let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members, w.queue_frames)
+        .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
+    params.member_queue_frames = w.member_queue_frames.clone();
+    params.phy.control_preamble = match w.control_preamble.as_str() {
+        "bss" => params.phy.preamble,
+        "long" => crate::wifi::Preamble::Long,
+        other => {
+            return Err(RunError::Config(ConfigError {
+                field: field("control_preamble"),
+                message: format!("control_preamble must be \"bss\" or \"long\", not {other:?}"),
+            }))
+        }
+    };
+    params.control_preamble_long = w.control_preamble == "long";
+    if !w.member_preamble.is_empty() && w.member_preamble.len() != members {
+        return Err(RunError::Config(ConfigError {
+            field: field("member_preamble"),
+            message: format!("{} preambles for {} members", w.member_preamble.len(), members),
+        }));
+    }
+    params.member_preamble = w
+        .member_preamble
+        .iter()
+        .map(|p| match p.as_str() {
+            "long" => Ok(crate::wifi::Preamble::Long),
+            "short" if w.standard != "802.11" => Ok(crate::wifi::Preamble::Short),
+            other => Err(RunError::Config(ConfigError {
+                field: field("member_preamble"),
+                message: format!("a member's preamble must be \"long\" or \"short\" (802.11b/g), not {other:?}"),
+            })),
+        })
+        .collect::<Result<_, _>>()?;
+    params.access =
+        w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
+    params.rts_threshold = w.rts_threshold as usize;
+    params.short_retry_limit = w.retry_limit;
+    params.link_acks = w.link_acks;
+    params.hears = w.hears.clone();
+    params.frame_error_rate = w.frame_error_rate.clone();
+    params.check().map_err(|message| {
+        let key = message.split(':').next().filter(|k| !k.contains(' ')).unwrap_or("hears").to_string();
+        RunError::Config(ConfigError { field: field(&key), message })
+    })?;
+    Ok(params)
+}
+
+/// The AP's beacons: rate, interval and the Beacon frame, refused where the standard
+/// does not allow them.
+fn beacon_params(
+    config: &SimConfig,
+    w: &crate::config::WifiConfig,
+    b: &crate::config::BeaconConfig,
+    phy: &crate::wifi::phy::PhyParams,
+    index: usize,
+) -> Result<BeaconParams, RunError> {
+    let field = |f: &str| format!("links[{index}].{f}");
+    let has_ap = w.ap.is_some();
+    if !has_ap {
+        return Err(RunError::Config(ConfigError {
+            field: field("beacon"),
+            message: "beacons need an access point".into(),
+        }));
+    }
+    let rate = b
+        .rate_bps
+        .is_multiple_of(1000)
+        .then(|| crate::wifi::Rate::from_kbps(b.rate_bps / 1000))
+        .flatten()
+        .filter(|r| phy.supports(*r))
+        .ok_or_else(|| {
+            RunError::Config(ConfigError {
+                field: field("beacon.rate_bps"),
+                message: format!("{} bit/s is not a rate of {}", b.rate_bps, w.standard),
+            })
+        })?;
+    if b.interval_ns == 0 || !b.interval_ns.is_multiple_of(TU_NS) || b.interval_ns / TU_NS > u64::from(u16::MAX) {
+        return Err(RunError::Config(ConfigError {
+            field: field("beacon.interval_ns"),
+            message: format!(
+                "the beacon interval is a whole number of TU (1024 us) from 1 to 65535, not {} ns",
+                b.interval_ns
+            ),
+        }));
+    }
+    if b.ssid.len() > 32 {
+        return Err(RunError::Config(ConfigError {
+            field: field("beacon.ssid"),
+            message: "an SSID has at most 32 bytes (IEEE 802.11-2020 §9.4.2.2)".into(),
+        }));
+    }
+    let ap_mac =
+        Mac(config.nodes[w.ap.expect("has an AP").node as usize].ports[w.ap.expect("has an AP").port as usize].mac);
+    let mpdu = beacon_mpdu(w, b, ap_mac, phy);
+    Ok(BeaconParams { interval: b.interval_ns, rate, mpdu })
+}
+
+/// Each member's adapter: the AP, stations, or ad hoc members, with the cell's address
+/// rules and link cipher.
+fn adapters(
+    w: &crate::config::WifiConfig,
+    macs: &[Mac],
+    has_ap: bool,
+    foreign: ForeignSource,
+    cipher: &LinkCipher,
+) -> Vec<Adapter> {
+    // An IBSS's BSSID is locally administered and random in the standard (§11.1.4);
+    // the first station's MAC with the U/L bit set stands in, deterministically.
+    let bssid = if has_ap {
+        macs[0]
+    } else {
+        Mac([0x02, macs[0].0[1], macs[0].0[2], macs[0].0[3], macs[0].0[4], macs[0].0[5]])
+    };
+    macs.iter()
+        .enumerate()
+        .map(|(i, _)| {
+            let role = if has_ap && i == 0 {
+                WifiRole::AccessPoint { bssid }
+            } else if has_ap {
+                WifiRole::Station { mac: macs[i], bssid }
+            } else {
+                WifiRole::AdHoc { mac: macs[i], bssid }
+            };
+            Adapter::new(role, foreign, w.wds_members.get(i).copied().unwrap_or(w.wds), cipher.clone())
+        })
+        .collect()
+}
+
+/// 1 TU = 1024 µs (IEEE 802.11-2020 §3.1), in ns.
+pub(super) const TU_NS: u64 = 1_024_000;
+
+/// The AP's Beacon frame (IEEE 802.11-2020 §9.3.3.2, Table 9-27), no FCS: the header to
+/// the broadcast address from the BSSID, Timestamp (written at transmission), Beacon
+/// Interval (TU), Capability (ESS; Privacy with a cipher; Short Preamble; Short Slot
+/// Time in an ERP-only cell), SSID, Supported Rates (basic ones flagged, §9.4.2.3), the
+/// DS Parameter Set when the channel is known, a TIM with DTIM period 1 and no buffered
+/// frames, and for 802.11g the ERP element and Extended Supported Rates.
+pub(super) fn beacon_mpdu(
+    w: &crate::config::WifiConfig,
+    b: &crate::config::BeaconConfig,
+    bssid: Mac,
+    phy: &crate::wifi::PhyParams,
+) -> Vec<u8> {
+    use crate::wifi::{Preamble, Rate, Standard};
+    let mut f = vec![0x80, 0x00, 0, 0];
+    f.extend_from_slice(&[0xff; 6]);
+    f.extend_from_slice(&bssid.0);
+    f.extend_from_slice(&bssid.0);
+    f.extend_from_slice(&[0, 0]); // Sequence Control, written at the TBTT
+    f.extend_from_slice(&[0; 8]); // Timestamp, written at transmission
+    f.extend_from_slice(&((b.interval_ns / TU_NS) as u16).to_le_bytes());
+    let mut capability: u16 = 0x0001; // ESS (§9.4.1.4)
+    if w.security != "open" {
+        capability |= 0x0010; // Privacy
+    }
+    if phy.preamble == Preamble::Short {
+        capability |= 0x0020; // Short Preamble
+    }
+    if phy.standard == Standard::Dot11g && phy.slot == crate::wifi::phy::SHORT_SLOT {
+        capability |= 0x0400; // Short Slot Time
+    }
+    f.extend_from_slice(&capability.to_le_bytes());
+    f.push(0); // SSID
+    f.push(b.ssid.len() as u8);
+    f.extend_from_slice(b.ssid.as_bytes());
+    let mut rates: Vec<Rate> = match (phy.standard, w.standard.as_str()) {
+        (Standard::Dot11g, _) => Rate::DSSS_CCK.into_iter().chain(Rate::ERP_OFDM).collect(),
+        (_, "802.11") => vec![Rate::Dsss1, Rate::Dsss2],
+        _ => Rate::DSSS_CCK.to_vec(),
+    };
+    rates.sort_by_key(|r| r.kbps());
+    let octets: Vec<u8> =
+        rates.iter().map(|r| (r.kbps() / 500) as u8 | if phy.basic_rates.contains(r) { 0x80 } else { 0 }).collect();
+    let (supported, extended) = octets.split_at(octets.len().min(8));
+    f.push(1); // Supported Rates
+    f.push(supported.len() as u8);
+    f.extend_from_slice(supported);
+    if let Some(channel) = w.channel {
+        f.extend_from_slice(&[3, 1, channel]); // DS Parameter Set
+    }
+    f.extend_from_slice(&[5, 4, 0, 1, 0, 0]); // TIM: DTIM count 0, period 1, no traffic buffered
+    if phy.standard == Standard::Dot11g {
+        let non_erp = phy.protection != crate::wifi::Protection::None;
+        f.extend_from_slice(&[42, 1, if non_erp { 0x03 } else { 0x00 }]); // ERP: NonERP_Present, Use_Protection
+        if !extended.is_empty() {
+            f.push(50); // Extended Supported Rates
+            f.push(extended.len() as u8);
+            f.extend_from_slice(extended);
+        }
+    }
+    f
+}
+
+/// A PPDU on the air as a LINKTYPE_IEEE802_11_RADIOTAP record: a radiotap header
+/// (radiotap.org: version 0; Flags with short preamble, Rate in 500 kb/s, and Channel
+/// when known) and the MPDU without FCS; control frames are built from their fields
+/// (IEEE 802.11-2020 §9.3.1: RTS FC+Duration+RA+TA, CTS and Ack FC+Duration+RA).
+pub(super) fn air_record(frame: &AirFrame, macs: &[Mac], channel: Option<u8>) -> Vec<u8> {
+    use crate::wifi::phy::ModulationClass;
+    let mut present: u32 = (1 << 1) | (1 << 2); // Flags, Rate
+    if channel.is_some() {
+        present |= 1 << 3;
+    }
+    let mut out = vec![0u8, 0, 0, 0];
+    out.extend_from_slice(&present.to_le_bytes());
+    out.push(if frame.short_preamble { 0x02 } else { 0x00 }); // Flags
+    out.push((frame.rate.kbps() / 500) as u8); // Rate
+    if let Some(ch) = channel {
+        // Offset 10 is 2-aligned, as the Channel field needs.
+        let mhz: u16 = if ch == 14 { 2484 } else { 2407 + 5 * u16::from(ch) };
+        let modulation: u16 = match frame.rate.class() {
+            ModulationClass::DsssCck => 0x0020, // CCK
+            ModulationClass::ErpOfdm => 0x0040, // OFDM
+        };
+        out.extend_from_slice(&mhz.to_le_bytes());
+        out.extend_from_slice(&(0x0080 | modulation).to_le_bytes()); // 2 GHz spectrum
+    }
+    let len = out.len() as u16;
+    out[2..4].copy_from_slice(&len.to_le_bytes());
+    let duration = frame.duration_us.to_le_bytes();
+    let ra = |m: Option<usize>| macs[m.unwrap_or(frame.sender)].0;
+    match frame.kind {
+        FrameKind::Data => out.extend_from_slice(frame.mpdu.as_deref().unwrap_or_default()),
+        FrameKind::Rts => {
+            out.extend_from_slice(&[0xb4, 0x00, duration[0], duration[1]]);
+            out.extend_from_slice(&ra(frame.receiver));
+            out.extend_from_slice(&macs[frame.sender].0);
+        }
+        FrameKind::Cts | FrameKind::CtsToSelf => {
+            out.extend_from_slice(&[0xc4, 0x00, duration[0], duration[1]]);
+            out.extend_from_slice(&ra(frame.receiver));
+        }
+        FrameKind::Ack => {
+            out.extend_from_slice(&[0xd4, 0x00, duration[0], duration[1]]);
+            out.extend_from_slice(&ra(frame.receiver));
+        }
+    }
+    out
+}
