@@ -599,7 +599,7 @@ def sweep(
         bool,
         typer.Option(
             "--report",
-            help="Also write DIR/figures/ (each swept key against each metric, mean with its 95 % confidence interval) and DIR/summary.json.",
+            help="Also write DIR/report.html (each swept key against each metric, mean with its 95 % confidence interval; the aggregated table; the failed points and their errors), DIR/figures/ and DIR/summary.json.",
         ),
     ] = False,
     progress: Annotated[
@@ -609,7 +609,11 @@ def sweep(
         ),
     ] = None,
     workers: Annotated[
-        bool, typer.Option("--workers", help="Print a line per finished point with the worker that ran it.")
+        bool,
+        typer.Option(
+            "--workers",
+            help="Below the progress bar, a live table of the workers: each one's current point, the time on it, points done.",
+        ),
     ] = False,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print what ran (points, kept, failed with their errors) as JSON on stdout.")
@@ -665,9 +669,14 @@ def sweep(
             style="dim",
         )
     )
+    # The local workers are started (forked) before the progress display's thread.
+    todo = [t for t in planned.tasks if t.point_id not in store.done()]
+    pool = sweep_run.LocalPool(todo, jobs, watch=workers) if client is None and todo else None
     try:
         with sweep_run.SweepProgress(stderr, len(planned.tasks), kept, enabled=show, workers=workers) as bar:
-            outcome = sweep_run.run(planned, store, jobs=jobs, client=client, on_done=bar.done)
+            outcome = sweep_run.run(
+                planned, store, jobs=jobs, client=client, on_done=bar.done, status=bar.status, pool=pool
+            )
     except KeyboardInterrupt:
         _interrupted(
             f"stopped (Ctrl-C): every finished point is kept in {out}/points; run the same command again to compute only the others."
@@ -690,14 +699,22 @@ def sweep(
         f"{out}: {outcome.total} points, {outcome.ran} run now, {outcome.kept} kept from before, {len(outcome.failed)} failed"
     )
     if report:
-        from qoslab.store import aggregate, write_figures
+        from qoslab.report.sweep_report import write_sweep_report
+        from qoslab.store import aggregate
 
-        figures = write_figures(out, out / "figures")
+        page, figures = write_sweep_report(
+            scenario,
+            file,
+            out,
+            points=planned.points,
+            replications=planned.replications,
+            sweep_id=planned.sweep_id,
+        )
         keys, rows = aggregate(out)
         (out / "summary.json").write_text(
             json.dumps({"swept": keys, "rows": rows}, indent=1, default=str) + "\n", encoding="utf-8"
         )
-        stderr.print(f"report: {len(figures)} figures in {out / 'figures'}, {out / 'summary.json'}")
+        stderr.print(f"report: {page} ({figures} figures, also in {out / 'figures'}), {out / 'summary.json'}")
     if json_out:
         _emit_json(
             {

@@ -16,12 +16,13 @@ the point, keyed by parameter path), so one tidy table holds the whole sweep.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import ValidationError
 
@@ -271,7 +272,7 @@ def run_sweep(
         if on_point is not None:
             on_point(result, len(points))
 
-    run_pool([lambda p=p, k=k: one(p, k) for p, k in work], jobs=jobs, on_done=done, ordered=True)
+    run_pool([functools.partial(one, p, k) for p, k in work], jobs=jobs, on_done=done, ordered=True)
     return results
 
 
@@ -336,7 +337,7 @@ def prepare(
         for where, config in configs:
             events = estimate_events(config, net)
             if events > budget:
-                test = p.scenario.test[where[1]] if where[0] == "test" else None
+                test = p.scenario.test[int(where[1])] if where[0] == "test" else None
                 at = (
                     where + ("count" if getattr(test, "count", None) is not None else "duration",)
                     if test is not None
@@ -352,7 +353,7 @@ def prepare(
             files = capture_files(config) if pcap is not None else 0
             memory = estimate_memory(config, net, capture_files=files)
             if memory_budget is not None and memory > memory_budget:
-                test = p.scenario.test[where[1]] if where[0] == "test" else None
+                test = p.scenario.test[int(where[1])] if where[0] == "test" else None
                 at = (
                     where + ("duration",) if test is not None and getattr(test, "duration", None) is not None else where
                 )
@@ -367,7 +368,7 @@ def prepare(
                 size = estimate_capture(config, net, snaplen=pcap.snaplen)
                 capture_total += size if pcap.max_bytes is None else min(size, float(pcap.max_bytes))
             try:
-                _core.validate(_encode(config))
+                cast(Any, _core).validate(_encode(config))  # _core.pyi does not list validate
             except ValueError as err:
                 message = str(err).removeprefix("configuration: ")
                 at = _scenario_place(message, config, p.scenario, where)
