@@ -162,14 +162,17 @@ def plan(
     seen: set[str] = set()
     tests_only = all(k.startswith("test[") for k in (scenario.sweep.values if scenario.sweep is not None else {}))
     network = None
+    key = None
     for p in points:
         raw = {k: v for k, v in _raw(p.scenario).items() if k != "sweep"}
         if network is None or not tests_only:  # the network is the same at every point when only tests are swept
             network = network_digest(p.scenario.model_dump(mode="json", by_alias=True, exclude={"sweep", "test"}))
+        if key is None or not tests_only:
+            key = _network_key(raw)
         with _NETWORKS_LOCK:
             # What prepare lowered and validated, under the key run_point looks for: the
             # sweep's own process (one job) and workers forked from it find it.
-            lowered = _NETWORKS.get(_network_key(raw))
+            lowered = _NETWORKS.get(key)
             if lowered is not None and network not in _NETWORKS and len(_NETWORKS) < 2 * _NETWORKS_MAX:
                 _NETWORKS[network] = lowered
             if network not in _SCENARIOS and len(_SCENARIOS) < _NETWORKS_MAX:

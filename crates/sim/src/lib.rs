@@ -38,6 +38,7 @@ pub mod pptp_vif;
 pub mod results;
 pub mod rng;
 pub mod serial;
+pub mod session;
 pub mod stats;
 pub mod tcp;
 pub mod time;
