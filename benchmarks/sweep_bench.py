@@ -127,12 +127,13 @@ def _run(plan, jobs: int | None = None, client=None) -> tuple[float, float]:
         shutil.rmtree(out, ignore_errors=True)
 
 
-def _many_tests(hosts: int, tests: int) -> dict:
-    """A network of ``hosts`` hosts on one switch: ``tests`` ping tests in one scenario
-    (``qoslab run``), and a sweep of ``tests`` points over one ping's destination
-    (``qoslab sweep``), per test and per point."""
-    from qoslab import sweep_run
-    from qoslab.backends.sim import run_tests
+def _many_tests(hosts: int, tests: int, jobs: int = 1, sessions: bool = True) -> dict:
+    """A network of ``hosts`` hosts on one switch and a sweep of ``tests`` points over one
+    ping's destination (``qoslab sweep``): the time to load the file, to check every point
+    (``plan``: what ``qoslab check`` does) and to run them on ``jobs`` processes, and how many
+    times the core decoded the network. ``sessions=False`` sends every test's whole
+    configuration to the core instead (as before python/qoslab/core_session.py)."""
+    from qoslab import _core, core_session, sweep_run
     from qoslab.scenario.load import loads_scenario
     from qoslab.store import ResultsStore
 
@@ -142,16 +143,6 @@ def _many_tests(hosts: int, tests: int) -> dict:
     for i in range(hosts):
         head += ["[[link]]", 'type = "ethernet"', 'rate = "100 Mbps"', f'ends = ["h{i}", "sw"]']
     ping = ["[[test]]", 'method = "ping"', "count = 2", 'interval = "0.1 s"']
-    many = (
-        "\n".join(
-            head
-            + [line for i in range(tests) for line in ping + [f'from = "h{i % hosts}"', f'to = "h{(i + 1) % hosts}"']]
-        )
-        + "\n"
-    )
-    t = time.perf_counter()
-    run_tests(loads_scenario(many))
-    per_test = (time.perf_counter() - t) / tests
     swept = (
         "\n".join(
             head
@@ -160,23 +151,53 @@ def _many_tests(hosts: int, tests: int) -> dict:
                 'from = "h0"',
                 'to = "h1"',
                 "[sweep]",
-                '"test[0].to" = [' + ", ".join(f'"h{i}"' for i in range(1, tests + 1)) + "]",
+                '"test[0].to" = [' + ", ".join(f'"h{i % (hosts - 1) + 1}"' for i in range(tests)) + "]",
             ]
         )
         + "\n"
     )
+    made = [0]
+    real_session, real_split = getattr(_core, "Session", None), core_session.split
+
+    def counting(text: str):
+        made[0] += 1
+        return real_session(text)
+
+    _core.Session = counting
+    if not sessions:
+        core_session.split = lambda config: None
+    sweep_run._NETWORKS.clear()
+    sweep_run._SCENARIOS.clear()
+    core_session._SESSIONS.clear()
     out = Path(tempfile.mkdtemp(prefix="qoslab-many-"))
     try:
         t = time.perf_counter()
-        sweep_run.run(sweep_run.plan(loads_scenario(swept)), ResultsStore(out), jobs=1)
-        per_point = (time.perf_counter() - t) / tests
+        sc = loads_scenario(swept)
+        loaded = time.perf_counter() - t
+        t = time.perf_counter()
+        plan = sweep_run.plan(sc)
+        checked = time.perf_counter() - t
+        t = time.perf_counter()
+        outcome = sweep_run.run(plan, ResultsStore(out), jobs=jobs)
+        ran = time.perf_counter() - t
+        assert not outcome.failed, outcome.failed[:1]
     finally:
+        _core.Session = real_session
+        core_session.split = real_split
         shutil.rmtree(out, ignore_errors=True)
     return {
         "hosts": hosts,
-        "tests": tests,
-        "run_per_test_s": round(per_test, 3),
-        "sweep_per_point_s": round(per_point, 3),
+        "points": len(plan.tasks),
+        "jobs": jobs,
+        "sessions": sessions,
+        "load_avg_1min": round(os.getloadavg()[0], 2),
+        "load_s": round(loaded, 2),
+        "check_s": round(checked, 2),
+        "run_s": round(ran, 2),
+        "check_per_point_ms": round(checked / len(plan.tasks) * 1e3, 1),
+        "run_per_point_ms": round(ran / len(plan.tasks) * 1e3, 1),
+        "total_s": round(loaded + checked + ran, 2),
+        "network_decoded_by_the_core": made[0] if sessions else "once per test (no session)",
     }
 
 
@@ -192,11 +213,15 @@ def main() -> None:
         type=int,
         nargs=2,
         metavar=("HOSTS", "TESTS"),
-        help="instead: per-test and per-point time of TESTS pings on a network of HOSTS hosts",
+        help="instead: a sweep of TESTS pings on a network of HOSTS hosts: check and run time, per point",
+    )
+    ap.add_argument("--jobs", type=int, default=1, help="with --many-tests: local processes")
+    ap.add_argument(
+        "--no-sessions", action="store_true", help="with --many-tests: every test's whole configuration to the core"
     )
     args = ap.parse_args()
     if args.many_tests:
-        report = _many_tests(*args.many_tests)
+        report = _many_tests(*args.many_tests, jobs=args.jobs, sessions=not args.no_sessions)
         print(json.dumps(report, indent=1) if args.json else report)
         return
 

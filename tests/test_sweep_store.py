@@ -486,3 +486,19 @@ def test_the_core_gets_the_same_bytes_when_tests_share_the_network_encoding(exam
             else:
                 config = net.with_flows(plan.flows, plan.duration_ns, seed=7, windows=plan.windows)
             assert _encode(config) == json.dumps(config)
+
+
+@pytest.mark.parametrize(
+    "sweep",
+    ['"test[0].payload" = {start = 500, stop = 100, step = 100}', '"link[0].rat" = ["1 Mbps", "2 Mbps"]'],
+)
+def test_check_refuses_a_bad_sweep_first_with_the_message_sweep_gives(tmp_path, sweep):
+    path = tmp_path / "bad.toml"
+    path.write_text(BASE + f"[sweep]\n{sweep}\n")
+    swept = _sweep([str(path), "--out", str(tmp_path / "out")])
+    check = subprocess.run(QOSLAB + ["check", str(path)], capture_output=True, text=True, timeout=120)
+    assert swept.returncode == check.returncode == 2
+    # The first line names the file, line and key; both commands print it the same.
+    first = swept.stderr.strip().splitlines()[0]
+    assert first.startswith(f"error: {path}:") and first in check.stderr
+    assert not (tmp_path / "out" / "points").exists() or not list((tmp_path / "out" / "points").iterdir())
