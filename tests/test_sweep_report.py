@@ -205,3 +205,34 @@ def test_the_cli_shows_the_workers_table(tmp_path):
     # One row per worker process that ran points (a fast worker may have run them all).
     assert 1 <= len(rows) <= 2 and all(r[1] == "idle" for r in rows)
     assert sum(int(r[-1]) for r in rows) == 4
+
+
+def test_a_local_worker_killed_fails_its_points_and_the_sweep_ends(tmp_path):
+    """A local worker process that dies (kill -9, out of memory) fails the points it had
+    and those not yet sent; the sweep records them as failed and returns, and a rerun
+    computes exactly those."""
+    import signal
+
+    from qoslab import sweep_run
+    from qoslab.store import ResultsStore
+
+    sc = loads_scenario(LOSSY + '[sweep]\n"test[0].payload" = {start = 100, stop = 129, step = 1}\n')
+    plan = sweep_run.plan(sc)
+    store = ResultsStore(tmp_path)
+    killed: list[int] = []
+
+    class Killing(sweep_run.WorkerStatus):
+        def finished(self, task: sweep_run.PointTask, result: dict) -> None:
+            if not killed and "worker" in result:
+                pid = int(str(result["worker"]).split(":")[1].split("/")[0])
+                killed.append(pid)
+                os.kill(pid, signal.SIGKILL)
+            super().finished(task, result)
+
+    outcome = sweep_run.run(plan, store, jobs=2, status=Killing())
+    assert killed and outcome.ran == 30
+    failed = {t.point_id for t, _ in outcome.failed}
+    assert failed and all("BrokenProcessPool" in e or "terminated" in e for _, e in outcome.failed)
+    assert store.done() | failed == {t.point_id for t in plan.tasks} and not store.done() & failed
+    again = sweep_run.run(plan, store, jobs=2)
+    assert again.kept == 30 - len(failed) and again.ran == len(failed) and not again.failed

@@ -612,6 +612,7 @@ def _run_local(
     import math
     from collections import deque
     from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     waiting = deque(todo)
     inflight: dict[Any, list[PointTask]] = {}
@@ -630,7 +631,16 @@ def _run_local(
             # Two chunks a worker: the next is there as soon as one finishes.
             while waiting and len(inflight) < 2 * pool.n:
                 chunk = next_chunk()
-                inflight[pool.submit(chunk)] = chunk
+                try:
+                    inflight[pool.submit(chunk)] = chunk
+                except BrokenProcessPool as err:
+                    # A worker process died (killed, out of memory): the pool takes no more
+                    # points; the rest are recorded as failed, to run again next time.
+                    for task in chunk + list(waiting):
+                        finished(task, {"error": f"{type(err).__name__}: {err}"})
+                    waiting.clear()
+            if not inflight:
+                break
             ready, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
             for fut in ready:
                 chunk = inflight.pop(fut)
