@@ -571,7 +571,7 @@ def sweep(
         Path,
         typer.Option(
             "--out",
-            help="Results store: DIR/points/*.parquet, one file per finished point (docs/results-store.md).",
+            help="Results store: DIR/points/part-*.parquet, the finished points appended as they finish (docs/results-store.md).",
             show_default=False,
         ),
     ],
@@ -622,8 +622,9 @@ def sweep(
 ) -> None:
     """Run every point of a sweep (× its replications) into a results store that loses nothing.
 
-    Each finished point is written at once to DIR/points/ (Parquet, atomically: a crash
-    or Ctrl-C loses no finished point); running the same command again computes only the
+    Finished points are appended to DIR/points/ as they finish (Parquet part files, each
+    written atomically; a point counts as done once its part is on disk, so a crash or
+    Ctrl-C loses no point counted done); running the same command again computes only the
     points missing there. A point that fails is recorded with its error and the sweep goes
     on. Points run on every local core (`--jobs`), or on an existing Dask cluster
     (`--cluster tcp://HOST:8786` or `QOSLAB_DASK_SCHEDULER`). Query the store with

@@ -1,16 +1,19 @@
 """``qoslab sweep``: every point of a sweep (× its replications) on every local core or on
-a Dask cluster, each finished point written at once to the results store (qoslab.store).
+a Dask cluster, the finished points appended as they finish to the results store
+(qoslab.store: a part file per 0.1 s of points).
 
 The work is cut into :class:`PointTask` s, one per point and replication, each
 self-contained (the point's scenario data, its seed, its coordinates) so that it runs
-the same on a thread here or on a Dask worker elsewhere: :func:`run_point` is the only
-function a worker calls. Results come back to this process, which alone writes the
-store, so workers need no shared disk and a lost worker loses only the points it had
+the same in a worker process here or on a Dask worker elsewhere: :func:`run_point` is
+the only function a worker calls. Results come back to this process, which alone writes
+the store, so workers need no shared disk and a lost worker loses only the points it had
 not returned (Dask runs them again on another worker).
 
-Local points run in worker processes (:func:`_run_local`). Before anything runs, :func:`plan` validates every point as ``qoslab check`` does
-(qoslab.sweep.prepare) and the scheduler is reached (:func:`connect_cluster`): bad
-input or an unreachable scheduler stops with a message and exit code 2.
+Local points run in worker processes forked when the sweep starts (:class:`LocalPool`),
+short points a chunk at a time (:func:`_run_local`). Before anything runs, :func:`plan`
+validates every point as ``qoslab check`` does (qoslab.sweep.prepare) and the scheduler
+is reached (:func:`connect_cluster`): bad input or an unreachable scheduler stops with a
+message and exit code 2.
 """
 
 from __future__ import annotations
