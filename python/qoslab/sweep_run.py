@@ -593,6 +593,11 @@ def _run_local(
     under the GIL. Each process lowers a network once for all the points that share it
     (a forked worker finds the networks this process lowered). A worker process that
     dies fails the points it had (recorded as failed; run again next time)."""
+    import math
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
+
     if pool.executor is None:
         for task in todo:
             if status is not None:
@@ -612,11 +617,6 @@ def _run_local(
 
         reader = threading.Thread(target=read_starts, name="qoslab-worker-status", daemon=True)
         reader.start()
-    import math
-    from collections import deque
-    from concurrent.futures import FIRST_COMPLETED, wait
-    from concurrent.futures.process import BrokenProcessPool
-
     waiting = deque(todo)
     inflight: dict[Any, list[PointTask]] = {}
     spent, measured = 0.0, 0
@@ -745,10 +745,14 @@ class WorkerStatus:
         self._lock = threading.Lock()
         self.current: dict[str, tuple[PointTask | None, float]] = {}
         self.done: dict[str, int] = {}
+        self._finished: set[str] = set()
 
     def started(self, worker: str, task: PointTask | None) -> None:
-        """``worker`` is on ``task`` now (None: on nothing of this sweep)."""
+        """``worker`` is on ``task`` now (None: on nothing of this sweep). A start heard
+        after the point's result (the two come by different ways) is ignored."""
         with self._lock:
+            if task is not None and task.point_id in self._finished:
+                return
             was = self.current.get(worker)
             if was is None or was[0] is not task:
                 self.current[worker] = (task, time.monotonic())
@@ -757,6 +761,7 @@ class WorkerStatus:
     def finished(self, task: PointTask, result: dict[str, Any]) -> None:
         worker = str(result.get("worker") or "?")
         with self._lock:
+            self._finished.add(task.point_id)
             self.done[worker] = self.done.get(worker, 0) + 1
             was = self.current.get(worker)
             if was is not None and was[0] is not None and was[0].point_id == task.point_id:
