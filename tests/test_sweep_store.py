@@ -164,8 +164,12 @@ def test_the_store_keeps_each_point_with_its_coordinates_units_and_nested_values
         assert r["written"]["link[0].rate"] == f"{rate / 1e6:g} Mbps"
         assert (r["status"], r["replication"], r["seed"], r["lost"]) == ("ok", 0, 3, 0)
         assert r["latency_ms"] == pytest.approx(_latency_ms(payload, rate), rel=1e-6)
-    files = sorted((out / "points").glob("*.parquet"))
-    assert len(files) == 4 and not list((out / "points").glob(".*tmp"))
+    # The points are appended in parts (the points finished within 0.1 s share one);
+    # together the parts hold each point once, and no temporary file is left.
+    files = sorted((out / "points").glob("part-*.parquet"))
+    assert 1 <= len(files) <= 4 and not list((out / "points").glob(".*tmp"))
+    ids = [pid for f in files for pid in pq.read_table(f, columns=["point_id"]).column(0).to_pylist()]
+    assert sorted(ids) == sorted(r["point_id"] for r in rows)
     schema = pq.read_schema(files[0])
     assert schema.field("link[0].rate").metadata[b"unit"] == b"bit/s"
     assert schema.field("latency_ms").metadata[b"unit"] == b"ms"
@@ -247,9 +251,9 @@ def test_points_that_differ_only_in_tests_lower_the_network_once(monkeypatch):
         BASE.replace("one link, swept", "lowered once") + '[sweep]\n"test[0].payload" = [100, 200, 300, 400]\n'
     )
     plan = sweep_run.plan(sc)
-    calls.clear()
     results = [sweep_run.run_point(t) for t in plan.tasks]
     assert all("records" in r for r in results)
+    # Once in all: checking the points (plan) lowers it, running them finds it lowered.
     assert len(calls) == 1
     for r, t in zip(results, plan.tasks):
         assert r["records"][0]["metrics"]["latency_ms"] == pytest.approx(
@@ -297,7 +301,10 @@ def _address(scheduler_file: Path) -> str | None:
 
 
 def _done(out: Path) -> int:
-    return len([p for p in (out / "points").glob("*.parquet")]) if (out / "points").is_dir() else 0
+    """The points the store holds finished (its parts are read as they appear)."""
+    from qoslab.store import ResultsStore
+
+    return len(ResultsStore(out).done())
 
 
 @pytest.mark.slow
@@ -320,7 +327,9 @@ def test_ctrl_c_loses_no_point_and_the_rerun_computes_none_twice(tmp_path):
     finally:
         proc.kill()
     assert proc.returncode == 130, err
-    kept = {p.name[: -len(".parquet")] for p in (out / "points").glob("*.parquet")}
+    from qoslab.store import ResultsStore
+
+    kept = ResultsStore(out).done()
     assert 3 <= len(kept) < 40, "the sweep should have been stopped in its middle"
     rerun = _sweep([str(path), "--out", str(out), "--json"], env=env)
     assert rerun.returncode == 0, rerun.stderr
@@ -477,3 +486,19 @@ def test_the_core_gets_the_same_bytes_when_tests_share_the_network_encoding(exam
             else:
                 config = net.with_flows(plan.flows, plan.duration_ns, seed=7, windows=plan.windows)
             assert _encode(config) == json.dumps(config)
+
+
+@pytest.mark.parametrize(
+    "sweep",
+    ['"test[0].payload" = {start = 500, stop = 100, step = 100}', '"link[0].rat" = ["1 Mbps", "2 Mbps"]'],
+)
+def test_check_refuses_a_bad_sweep_first_with_the_message_sweep_gives(tmp_path, sweep):
+    path = tmp_path / "bad.toml"
+    path.write_text(BASE + f"[sweep]\n{sweep}\n")
+    swept = _sweep([str(path), "--out", str(tmp_path / "out")])
+    check = subprocess.run(QOSLAB + ["check", str(path)], capture_output=True, text=True, timeout=120)
+    assert swept.returncode == check.returncode == 2
+    # The first line names the file, line and key; both commands print it the same.
+    first = swept.stderr.strip().splitlines()[0]
+    assert first.startswith(f"error: {path}:") and first in check.stderr
+    assert not (tmp_path / "out" / "points").exists() or not list((tmp_path / "out" / "points").iterdir())

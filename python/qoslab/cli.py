@@ -299,7 +299,7 @@ def sweep(
         Path,
         typer.Option(
             "--out",
-            help="Results store: DIR/points/*.parquet, one file per finished point (docs/results-store.md).",
+            help="Results store: DIR/points/part-*.parquet, the finished points appended as they finish (docs/results-store.md).",
             show_default=False,
         ),
     ],
@@ -327,7 +327,7 @@ def sweep(
         bool,
         typer.Option(
             "--report",
-            help="Also write DIR/figures/ (each swept key against each metric, mean with its 95 % confidence interval) and DIR/summary.json.",
+            help="Also write DIR/report.html (each swept key against each metric, mean with its 95 % confidence interval; the aggregated table; the failed points and their errors), DIR/figures/ and DIR/summary.json.",
         ),
     ] = False,
     progress: Annotated[
@@ -337,7 +337,11 @@ def sweep(
         ),
     ] = None,
     workers: Annotated[
-        bool, typer.Option("--workers", help="Print a line per finished point with the worker that ran it.")
+        bool,
+        typer.Option(
+            "--workers",
+            help="Below the progress bar, a live table of the workers: each one's current point, the time on it, points done.",
+        ),
     ] = False,
     json_out: Annotated[
         bool, typer.Option("--json", help="Print what ran (points, kept, failed with their errors) as JSON on stdout.")
@@ -346,8 +350,9 @@ def sweep(
 ) -> None:
     """Run every point of a sweep (× its replications) into a results store that loses nothing.
 
-    Each finished point is written at once to DIR/points/ (Parquet, atomically: a crash
-    or Ctrl-C loses no finished point); running the same command again computes only the
+    Finished points are appended to DIR/points/ as they finish (Parquet part files, each
+    written atomically; a point counts as done once its part is on disk, so a crash or
+    Ctrl-C loses no point counted done); running the same command again computes only the
     points missing there. A point that fails is recorded with its error and the sweep goes
     on. Points run on every local core (`--jobs`), or on an existing Dask cluster
     (`--cluster tcp://HOST:8786` or `QOSLAB_DASK_SCHEDULER`). Query the store with
@@ -393,9 +398,14 @@ def sweep(
             style="dim",
         )
     )
+    # The local workers are started (forked) before the progress display's thread.
+    todo = [t for t in planned.tasks if t.point_id not in store.done()]
+    pool = sweep_run.LocalPool(todo, jobs, watch=workers) if client is None and todo else None
     try:
         with sweep_run.SweepProgress(stderr, len(planned.tasks), kept, enabled=show, workers=workers) as bar:
-            outcome = sweep_run.run(planned, store, jobs=jobs, client=client, on_done=bar.done)
+            outcome = sweep_run.run(
+                planned, store, jobs=jobs, client=client, on_done=bar.done, status=bar.status, pool=pool
+            )
     except KeyboardInterrupt:
         _interrupted(
             f"stopped (Ctrl-C): every finished point is kept in {out}/points; run the same command again to compute only the others."
@@ -418,14 +428,22 @@ def sweep(
         f"{out}: {outcome.total} points, {outcome.ran} run now, {outcome.kept} kept from before, {len(outcome.failed)} failed"
     )
     if report:
-        from qoslab.store import aggregate, write_figures
+        from qoslab.report.sweep_report import write_sweep_report
+        from qoslab.store import aggregate
 
-        figures = write_figures(out, out / "figures")
+        page, figures = write_sweep_report(
+            scenario,
+            file,
+            out,
+            points=planned.points,
+            replications=planned.replications,
+            sweep_id=planned.sweep_id,
+        )
         keys, rows = aggregate(out)
         (out / "summary.json").write_text(
             json.dumps({"swept": keys, "rows": rows}, indent=1, default=str) + "\n", encoding="utf-8"
         )
-        stderr.print(f"report: {len(figures)} figures in {out / 'figures'}, {out / 'summary.json'}")
+        stderr.print(f"report: {page} ({figures} figures, also in {out / 'figures'}), {out / 'summary.json'}")
     if json_out:
         _emit_json(
             {

@@ -1,13 +1,17 @@
-"""The results store of a sweep: one Parquet file per finished point, queried with DuckDB.
+"""The results store of a sweep: Parquet part files of finished points, queried with DuckDB.
 
-``qoslab sweep FILE --out DIR`` writes ``DIR/points/<point_id>.parquet`` the moment a
-point finishes (``<point_id>.failed.parquet`` for a point that failed, with its error).
-Each file is written under a temporary name in the same directory and renamed into
-place (``os.replace``, atomic on POSIX), so a crash of the process, Ctrl-C or a lost
-worker leaves either the whole file or none: a finished point is never lost and never
-half-written.
-Running the same command again reads the names in ``DIR/points`` and computes only the
-points missing there (failed points are run again).
+``qoslab sweep FILE --out DIR`` hands every finished point to one writer, which appends
+the points that finished within :data:`BATCH_S` (or :data:`BATCH_POINTS` of them, or
+all that are left when the sweep ends or is stopped) to a new part file
+``DIR/points/part-<time>-<pid>-<random>.parquet``: one row per record, each row carrying
+its point's coordinates, a failed point one row with its error. Each part is written
+under a temporary name in the same directory and renamed into place (``os.replace``,
+atomic on POSIX), so a crash of the process, Ctrl-C or a lost worker leaves either the
+whole part or none: a point is acknowledged (counted done, shown in the progress) only
+once its part is renamed, and an acknowledged point is never lost nor half-written. A
+crash loses at most the points finished in the last :data:`BATCH_S`, which were not
+acknowledged; running the same command again reads the point ids of every part and
+computes only the points missing there (failed points are run again).
 
 A point's id is the SHA-256 of its resolved scenario (every value after the sweep's
 values are put in place and the file is validated, as canonical JSON) and its seed: the
@@ -31,13 +35,15 @@ import hashlib
 import json
 import os
 import re
+import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-STORE_FORMAT = "qoslab-results/1"
-"""Written in every file's schema metadata, so a reader knows the layout."""
+STORE_FORMAT = "qoslab-results/2"
+"""Written in every file's schema metadata, so a reader knows the layout: /2 is a part
+file of many points; /1 (one file per point, ``<point_id>.parquet``) is read alike."""
 
 _SUFFIX_UNITS = [
     ("_mbps", "Mb/s"),
@@ -121,31 +127,62 @@ def _whole(path: Path) -> bool:
         return False
 
 
+BATCH_S = 0.1
+"""A part file holds the points that finished within this many seconds of the first of
+them: what a crash of the sweep's own process may lose (those points were not yet
+acknowledged, and are computed again by the next run). 0.1 s keeps that loss small and
+makes a part of a few to a few hundred short points, so the Parquet write (some 4 ms,
+whatever its number of rows) is shared by them."""
+
+BATCH_POINTS = 256
+"""A part file holds at most this many points: a part of very short points is written
+before :data:`BATCH_S` is up, so that one file's rows stay few enough to build at once."""
+
+PointRow = tuple[dict[str, Any], list[dict[str, Any]] | None, str | None]
+"""One finished point as the store takes it: its coordinates (sweep_id, point_id, point,
+replication, seed, swept, written, wall_s), its records, and its error (None if it ran)."""
+
+
 class ResultsStore:
-    """``DIR/points/*.parquet``: one file per finished point (see the module's doc)."""
+    """``DIR/points/*.parquet``: part files of finished points (see the module's doc).
+
+    Part files are never changed once renamed into place, so the ids each holds are
+    read once per store object (:meth:`index`)."""
 
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.points = self.directory / "points"
+        self._seen: dict[str, list[tuple[str, str]]] = {}
 
     def create(self) -> None:
         self.points.mkdir(parents=True, exist_ok=True)
 
+    def index(self) -> dict[str, str]:
+        """Point id -> its status in the store: "ok" if any part holds it finished
+        without error, else "failed" (its last run failed)."""
+        import pyarrow.parquet as pq
+
+        out: dict[str, str] = {}
+        for path in iter_point_files(self.directory):
+            ids = self._seen.get(path.name)
+            if ids is None:
+                if not _whole(path):
+                    continue
+                cols = pq.read_table(path, columns=["point_id", "status"])
+                ids = list(dict.fromkeys(zip(cols.column(0).to_pylist(), cols.column(1).to_pylist())))
+                self._seen[path.name] = ids
+            for pid, status in ids:
+                if out.get(pid) != "ok":
+                    out[pid] = status
+        return out
+
     def done(self) -> set[str]:
         """Ids of the points finished without error."""
-        if not self.points.is_dir():
-            return set()
-        return {
-            p.name[: -len(".parquet")]
-            for p in self.points.glob("*.parquet")
-            if not p.name.endswith(".failed.parquet") and _whole(p)
-        }
+        return {pid for pid, status in self.index().items() if status == "ok"}
 
     def failed(self) -> set[str]:
-        """Ids of the points whose last run failed."""
-        if not self.points.is_dir():
-            return set()
-        return {p.name[: -len(".failed.parquet")] for p in self.points.glob("*.failed.parquet")}
+        """Ids of the points whose last run failed (and that no part holds finished)."""
+        return {pid for pid, status in self.index().items() if status != "ok"}
 
     def write(
         self,
@@ -153,31 +190,49 @@ class ResultsStore:
         records: list[dict[str, Any]] | None,
         error: str | None = None,
         swept_units: dict[str, str] | None = None,
-    ) -> Path:
-        """Write one point at once: its records (or its error), each row carrying ``coords``
-        (sweep_id, point_id, point, replication, seed, swept values, written). Atomic:
-        written under a temporary name and renamed into place."""
+    ) -> list[Path]:
+        """Write one point at once as a part of its own (:meth:`write_points`)."""
+        return self.write_points([(coords, records, error)], swept_units)
+
+    def write_points(self, points: list[PointRow], swept_units: dict[str, str] | None = None) -> list[Path]:
+        """Append finished points to the store: their records (or their errors), each row
+        carrying its point's coordinates, in one new part file (one per shape of rows,
+        when points' records have columns of different types). Atomic: each part is
+        written under a temporary name and renamed into place; when this returns, every
+        point given is in the store."""
+        import pyarrow as pa
         import pyarrow.parquet as pq
 
-        table = point_table(coords, records, error, swept_units or {})
-        name = coords["point_id"] + (".failed.parquet" if error is not None else ".parquet")
-        final = self.points / name
-        tmp = self.points / f".{name}.{uuid.uuid4().hex}.tmp"
-        try:
-            # No fsync: the file is whole in the kernel once written, which is what a
-            # crash of this process, Ctrl-C or a lost worker need; an fsync per point
-            # would cost more than a short simulation (docs/results-store.md says what an
-            # operating-system crash may lose).
-            pq.write_table(table, tmp)
-            os.replace(tmp, final)
-        finally:
-            if tmp.exists():
-                tmp.unlink()
-        if error is None:
-            stale = self.points / (coords["point_id"] + ".failed.parquet")
-            if stale.exists():
-                stale.unlink()
-        return final
+        if not points:
+            return []
+        whole = points_table(points, swept_units or {})
+        if whole is not None:
+            tables = [whole]
+        else:
+            # A column typed differently by two points (a struct in one, text in the other):
+            # a part per schema, which DuckDB's union_by_name reads together.
+            by_schema: dict[Any, list[Any]] = {}
+            for coords, records, error in points:
+                t = point_table(coords, records, error, swept_units or {})
+                by_schema.setdefault(tuple((f.name, str(f.type)) for f in t.schema), []).append(t)
+            tables = [pa.concat_tables(ts) for ts in by_schema.values()]
+        written: list[Path] = []
+        for table in tables:
+            name = f"part-{time.time_ns():020d}-{os.getpid()}-{uuid.uuid4().hex[:12]}.parquet"
+            final = self.points / name
+            tmp = self.points / f".{name}.tmp"
+            try:
+                # No fsync: the file is whole in the kernel once written, which is what a
+                # crash of this process, Ctrl-C or a lost worker need; an fsync per part
+                # would cost more than a short simulation (docs/results-store.md says
+                # what an operating-system crash may lose).
+                pq.write_table(table, tmp)
+                os.replace(tmp, final)
+            finally:
+                if tmp.exists():
+                    tmp.unlink()
+            written.append(final)
+        return written
 
     def glob(self) -> str:
         return str(self.points / "*.parquet")
@@ -259,32 +314,49 @@ def point_table(
     coords: dict[str, Any], records: list[dict[str, Any]] | None, error: str | None, swept_units: dict[str, str]
 ) -> Any:
     """The Arrow table of one point (one row per record; one row with the error when it failed)."""
+    table = points_table([(coords, records, error)], swept_units)
+    assert table is not None  # one point's cells always make a table
+    return table
+
+
+def points_table(points: list[PointRow], swept_units: dict[str, str]) -> Any:
+    """The Arrow table of several points: one row per record of each (one row with the
+    error for a point that failed), the columns the union of theirs (null where a point
+    has none). None when two points give one column cells of different types (a struct
+    in one, a number in another; int with float is float): each is then a table of its
+    own (:func:`point_table`), whose mixed cells become text as they would alone."""
     import pyarrow as pa
 
-    base = {k: coords.get(k) for k in ("sweep_id", "point_id", "point", "replication", "seed")}
-    base["status"] = "ok" if error is None else "failed"
-    base["error"] = error
-    base["wall_s"] = coords.get("wall_s")
-    swept: dict[str, Any] = coords.get("swept", {})
-    written: dict[str, Any] = coords.get("written", {})
     rows: list[dict[str, Any]] = []
-    metric_names: list[str] = []
-    for rec in records or []:
-        for key in rec.get("metrics") or {}:
-            name = f"metrics.{key}" if key in ("test", "name", "from", "to") or key in _FIXED else key
-            if name not in metric_names:
-                metric_names.append(name)
-    for rec in (records or [{}]) if error is None else [{}]:
-        row = dict(base)
-        row.update(swept)
-        row["written"] = {k: (v if isinstance(v, str) else canonical(v)) for k, v in written.items()} or None
-        row.update({k: v for k, v in _flatten(rec).items() if k not in row} if rec else {})
-        rows.append(row)
-    names: list[str] = []
+    owner: list[int] = []
+    metric_names: dict[str, None] = {}
+    swept_names: dict[str, None] = {}
+    written_keys: dict[str, None] = {}
+    for n, (coords, records, error) in enumerate(points):
+        base = {k: coords.get(k) for k in ("sweep_id", "point_id", "point", "replication", "seed")}
+        base["status"] = "ok" if error is None else "failed"
+        base["error"] = error
+        base["wall_s"] = coords.get("wall_s")
+        swept: dict[str, Any] = coords.get("swept", {})
+        written: dict[str, Any] = coords.get("written", {})
+        swept_names.update(dict.fromkeys(swept))
+        written_keys.update(dict.fromkeys(written))
+        for rec in records or []:
+            for key in rec.get("metrics") or {}:
+                metric_names.setdefault(
+                    f"metrics.{key}" if key in ("test", "name", "from", "to") or key in _FIXED else key, None
+                )
+        written_cells = {k: (v if isinstance(v, str) else canonical(v)) for k, v in written.items()} or None
+        for rec in (records or [{}]) if error is None else [{}]:
+            row = dict(base)
+            row.update(swept)
+            row["written"] = written_cells
+            row.update({k: v for k, v in _flatten(rec).items() if k not in row} if rec else {})
+            rows.append(row)
+            owner.append(n)
+    names: dict[str, None] = {}
     for row in rows:
-        for k in row:
-            if k not in names:
-                names.append(k)
+        names.update(dict.fromkeys(row))
     fields, arrays = [], []
     for name in names:
         if name == "seed":
@@ -292,15 +364,28 @@ def point_table(
         elif name in ("point", "replication"):
             typ, values = pa.int64(), [row.get(name) for row in rows]
         elif name == "written":
-            keys = list(written)
+            keys = list(written_keys)
             typ = pa.struct([pa.field(k, pa.string()) for k in keys]) if keys else pa.null()
             values = [row.get(name) for row in rows] if keys else [None] * len(rows)
         else:
-            typ, values = _column(name, [_arrow_value(row.get(name)) for row in rows])
-        unit, doc = _FIXED.get(name, (None, None))
-        if unit is None:
+            cells = [_arrow_value(row.get(name)) for row in rows]
+            if len(points) > 1:
+                kinds: dict[Any, set[int]] = {}
+                for (t, _), n in zip(cells, owner):
+                    if t != pa.null():
+                        kinds.setdefault(t, set()).add(n)
+                if len(kinds) > 1 and not set(kinds) <= {pa.int64(), pa.float64()}:
+                    return None
+            typ, values = _column(name, cells)
+        if name in _FIXED:
+            unit, doc = _FIXED[name]
+        else:
             unit = swept_units.get(name, unit_of(name))
-            doc = "swept: the value the scenario has at this key, in SI units" if name in swept else "docs/metrics.md"
+            doc = (
+                "swept: the value the scenario has at this key, in SI units"
+                if name in swept_names
+                else "docs/metrics.md"
+            )
         meta = {b"unit": unit.encode(), b"doc": doc.encode()}
         fields.append(pa.field(name, typ, metadata=meta))
         arrays.append(pa.array(values, type=typ))
@@ -308,8 +393,8 @@ def point_table(
         fields,
         metadata={
             b"format": STORE_FORMAT.encode(),
-            b"swept": canonical(list(swept)).encode(),
-            b"metrics": canonical(metric_names).encode(),
+            b"swept": canonical(list(swept_names)).encode(),
+            b"metrics": canonical(list(metric_names)).encode(),
         },
     )
     return pa.Table.from_arrays(arrays, schema=schema)
@@ -319,16 +404,26 @@ def point_table(
 
 
 def connect(directory: str | Path) -> Any:
-    """A DuckDB connection with the view ``results`` over every point file of ``directory``
-    (``union_by_name``: points whose records have other columns still line up)."""
+    """A DuckDB connection with the view ``results`` over every part file of ``directory``
+    (``union_by_name``: points whose records have other columns still line up; a column
+    a point lacks is null). Each point's rows come from one part: the first holding it
+    finished, else (it failed every time) the last holding its failure."""
     import duckdb
 
-    ResultsStore(directory)
     con = duckdb.connect()
     files = [f for f in iter_point_files(directory) if _whole(f)]
     if files:
         listing = "[" + ", ".join("'" + str(f).replace("'", "''") + "'" for f in files) + "]"
-        con.execute(f"CREATE VIEW results AS SELECT * FROM read_parquet({listing}, union_by_name = true)")
+        # Part names sort in the order they were written (part-<time_ns>-...).
+        con.execute(
+            f"CREATE VIEW qoslab_rows AS SELECT * FROM read_parquet({listing}, union_by_name = true, filename = 'qoslab_part')"
+        )
+        con.execute(
+            "CREATE VIEW qoslab_chosen AS SELECT point_id AS qoslab_point, coalesce(min(qoslab_part) FILTER (WHERE status = 'ok'), max(qoslab_part)) AS qoslab_from FROM qoslab_rows GROUP BY point_id"
+        )
+        con.execute(
+            "CREATE VIEW results AS SELECT r.* EXCLUDE (qoslab_part) FROM qoslab_rows AS r JOIN qoslab_chosen AS c ON r.point_id = c.qoslab_point AND r.qoslab_part = c.qoslab_from"
+        )
     return con
 
 
@@ -446,7 +541,10 @@ def aggregate(directory: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
     metrics = [name for name, typ, *_ in schema if typ in numeric and name not in skip and name in wanted]
     group = [k for k in keys] + ["test", "name", "from", "to"]
     group = [g for g in group if g in {name for name, *_ in schema}]
-    q = lambda n: '"' + n.replace('"', '""') + '"'  # noqa: E731
+
+    def q(n: str) -> str:
+        return '"' + n.replace('"', '""') + '"'
+
     select = ", ".join(q(g) for g in group)
     parts = [
         f"avg({q(m)}) AS {q(m + ':mean')}, stddev_samp({q(m)}) AS {q(m + ':sd')}, count({q(m)}) AS {q(m + ':n')}"
@@ -472,6 +570,25 @@ def aggregate(directory: str | Path) -> tuple[list[str], list[dict[str, Any]]]:
     return keys, rows
 
 
+def failed_points(directory: str | Path) -> list[dict[str, Any]]:
+    """The points whose last run failed (none holds them finished): point, replication,
+    seed, point_id, written (each swept value as written) and error, in sweep order."""
+    con = connect(directory)
+    try:
+        cur = con.execute(
+            "SELECT point, replication, seed, point_id, written, error FROM results WHERE status = 'failed' ORDER BY point, replication"
+        )
+    except Exception:  # noqa: BLE001 - no part yet, or no `written` column (a sweep of no key)
+        try:
+            cur = con.execute(
+                "SELECT point, replication, seed, point_id, NULL AS written, error FROM results WHERE status = 'failed' ORDER BY point, replication"
+            )
+        except Exception:  # noqa: BLE001 - no part at all
+            return []
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
 def long_summary(directory: str | Path) -> list[dict[str, Any]]:
     """:func:`aggregate` with one row per group and metric: the swept values, test, name,
     from, to, then ``metric``, ``unit``, ``mean``, ``sd``, ``ci95``, ``n``."""
@@ -488,24 +605,22 @@ def long_summary(directory: str | Path) -> list[dict[str, Any]]:
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-def write_figures(directory: str | Path, out: str | Path) -> list[Path]:
-    """One figure per swept key and metric: the metric's mean against the key, a line
-    per (other swept values, test, flow), error bars of the 95 % confidence interval.
-    PNG files in ``out``; returns their paths."""
+def sweep_figures(directory: str | Path) -> Iterator[tuple[str, str, Any]]:
+    """One matplotlib figure per swept key and metric: the metric's mean against the
+    key, a line per (other swept values, test, flow), error bars of the 95 % confidence
+    interval over replications. Yields (key, metric, figure); the caller saves and
+    closes each."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     keys, rows = aggregate(directory)
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
     metrics: list[str] = []
     for row in rows:
         for k, v in row.items():
             if isinstance(v, dict) and k not in metrics:
                 metrics.append(k)
-    written: list[Path] = []
     for key in keys:
         xs = [r.get(key) for r in rows]
         if not any(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs):
@@ -538,14 +653,35 @@ def write_figures(directory: str | Path, out: str | Path) -> list[Path]:
             if len(lines) > 1:
                 ax.legend(fontsize=6)
             fig.tight_layout()
-            path = out / f"{_SAFE.sub('_', key)}__{_SAFE.sub('_', metric)}.png"
-            fig.savefig(path, dpi=100)
-            plt.close(fig)
-            written.append(path)
+            yield key, metric, fig
+
+
+def figure_name(key: str, metric: str) -> str:
+    """The file name (without suffix) of the figure of ``metric`` against ``key``.
+
+    >>> figure_name("test[0].payload", "loss_pct")
+    'test_0_.payload__loss_pct'
+    """
+    return f"{_SAFE.sub('_', key)}__{_SAFE.sub('_', metric)}"
+
+
+def write_figures(directory: str | Path, out: str | Path) -> list[Path]:
+    """:func:`sweep_figures` as PNG files in ``out``; returns their paths."""
+    import matplotlib.pyplot as plt
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    for key, metric, fig in sweep_figures(directory):
+        path = out / f"{figure_name(key, metric)}.png"
+        fig.savefig(path, dpi=100)
+        plt.close(fig)
+        written.append(path)
     return written
 
 
-def iter_point_files(directory: str | Path) -> Iterable[Path]:
+def iter_point_files(directory: str | Path) -> list[Path]:
+    """Every Parquet file of the store, in name order (parts in the order written)."""
     store = ResultsStore(directory)
     return sorted(store.points.glob("*.parquet")) if store.points.is_dir() else []
 
@@ -561,6 +697,9 @@ __all__ = [
     "long_summary",
     "metric_columns",
     "write_figures",
+    "sweep_figures",
+    "figure_name",
+    "failed_points",
     "t_quantile_975",
     "connect",
     "swept_keys",

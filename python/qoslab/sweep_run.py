@@ -1,16 +1,19 @@
 """``qoslab sweep``: every point of a sweep (× its replications) on every local core or on
-a Dask cluster, each finished point written at once to the results store (qoslab.store).
+a Dask cluster, the finished points appended as they finish to the results store
+(qoslab.store: a part file per 0.1 s of points).
 
 The work is cut into :class:`PointTask` s, one per point and replication, each
 self-contained (the point's scenario data, its seed, its coordinates) so that it runs
-the same on a thread here or on a Dask worker elsewhere: :func:`run_point` is the only
-function a worker calls. Results come back to this process, which alone writes the
-store, so workers need no shared disk and a lost worker loses only the points it had
+the same in a worker process here or on a Dask worker elsewhere: :func:`run_point` is
+the only function a worker calls. Results come back to this process, which alone writes
+the store, so workers need no shared disk and a lost worker loses only the points it had
 not returned (Dask runs them again on another worker).
 
-Local points run in worker processes (:func:`_run_local`). Before anything runs, :func:`plan` validates every point as ``qoslab check`` does
-(qoslab.sweep.prepare) and the scheduler is reached (:func:`connect_cluster`): bad
-input or an unreachable scheduler stops with a message and exit code 2.
+Local points run in worker processes forked when the sweep starts (:class:`LocalPool`),
+short points a chunk at a time (:func:`_run_local`). Before anything runs, :func:`plan`
+validates every point as ``qoslab check`` does (qoslab.sweep.prepare) and the scheduler
+is reached (:func:`connect_cluster`): bad input or an unreachable scheduler stops with a
+message and exit code 2.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from qoslab.errors import InputError, Problem
 from qoslab.scenario.model import Scenario
@@ -162,10 +165,21 @@ def plan(
     seen: set[str] = set()
     tests_only = all(k.startswith("test[") for k in (scenario.sweep.values if scenario.sweep is not None else {}))
     network = None
+    key = None
     for p in points:
         raw = {k: v for k, v in _raw(p.scenario).items() if k != "sweep"}
         if network is None or not tests_only:  # the network is the same at every point when only tests are swept
             network = network_digest(p.scenario.model_dump(mode="json", by_alias=True, exclude={"sweep", "test"}))
+        if key is None or not tests_only:
+            key = _network_key(raw)
+        with _NETWORKS_LOCK:
+            # What prepare lowered and validated, under the key run_point looks for: the
+            # sweep's own process (one job) and workers forked from it find it.
+            lowered = _NETWORKS.get(key)
+            if lowered is not None and network not in _NETWORKS and len(_NETWORKS) < 2 * _NETWORKS_MAX:
+                _NETWORKS[network] = lowered
+            if network not in _SCENARIOS and len(_SCENARIOS) < _NETWORKS_MAX:
+                _SCENARIOS[network] = p.scenario
         tests = p.scenario.model_dump(mode="json", by_alias=True, include={"test"}).get("test", [])
         swept: dict[str, Any] = {}
         for key in p.values:
@@ -258,6 +272,8 @@ def run_point(task: PointTask) -> dict[str, Any]:
     failure comes back as ``{"error": text}`` so that the sweep goes on. Runs on a
     local thread or on a Dask worker."""
     start = time.perf_counter()
+    if _STARTS is not None:
+        _STARTS.put((_worker_name(), task.point_id))
     log = os.environ.get(POINT_LOG_ENV)
     if log:
         with open(log, "a", encoding="utf-8") as fh:
@@ -269,15 +285,30 @@ def run_point(task: PointTask) -> dict[str, Any]:
         net = network_for(sc, task.network or _network_key(task.raw), task.source)
         _, runs = run_tests(sc, source=task.source, seed=task.seed, max_events=task.max_events, network=net)
         records = [rec for run in runs for rec in run.records]
-        return {"records": records, "wall_s": time.perf_counter() - start, "worker": _worker_name()}
+        return {"records": records, "wall_s": time.perf_counter() - start, "worker": _status_name()}
     except BaseException as err:  # noqa: BLE001 - a point's failure is data, the sweep goes on
         if isinstance(err, KeyboardInterrupt):
             raise
         return {
             "error": f"{type(err).__name__}: {err}",
             "wall_s": time.perf_counter() - start,
-            "worker": _worker_name(),
+            "worker": _status_name(),
         }
+
+
+def _status_name() -> str:
+    """The worker as the status table names it: a Dask worker's address (as the
+    scheduler names it), else host:pid/thread."""
+    import sys
+
+    if "distributed" in sys.modules:
+        from distributed import get_worker
+
+        try:
+            return str(get_worker().address)
+        except ValueError:  # not in a Dask worker
+            pass
+    return _worker_name()
 
 
 def _worker_name() -> str:
@@ -340,7 +371,7 @@ def connect_cluster(address: str, *, where: str = "--cluster", timeout_s: float 
             ],
         ) from err
     try:
-        return Client(address, timeout=f"{timeout_s}s", set_as_default=False)
+        return cast(Any, Client)(address, timeout=f"{timeout_s}s", set_as_default=False)
     except (OSError, TimeoutError) as err:
         raise _cluster_problem(
             address, where, "no Dask scheduler answers at this address", f"{address!r}: {err}"
@@ -354,46 +385,79 @@ def run(
     jobs: int | None = None,
     client: Any = None,
     on_done: Callable[[PointTask, dict[str, Any]], None] | None = None,
+    status: WorkerStatus | None = None,
+    pool: LocalPool | None = None,
 ) -> Outcome:
-    """Compute every task of ``plan_`` not already in ``store``, writing each the moment
-    it finishes. Locally on ``jobs`` threads (default: every core), or on the Dask
-    cluster of ``client``. ``on_done(task, result)`` is called after each is written.
+    """Compute every task of ``plan_`` not already in ``store``, writing them as they
+    finish. Locally on ``jobs`` worker processes (default: every core), or on the Dask
+    cluster of ``client``. ``on_done(task, result)`` is called once the point is in the
+    store (acknowledged); ``status`` is told which worker runs which point. ``pool``: the
+    local workers, made by the caller before it started any thread (:class:`LocalPool`);
+    else they are made here, before this function's own threads.
 
-    One writer thread writes the points in the order they finish, while the next
-    points compute (writing a Parquet file takes a few milliseconds: as long as a short
-    simulation). On any exit, Ctrl-C included, every point that finished is written
-    before this returns or raises."""
+    One writer thread appends the finished points to the store in batches (a part file
+    of the points finished within qoslab.store.BATCH_S, at most BATCH_POINTS of them),
+    while the next points compute: one Parquet write is shared by many short points. On
+    any exit, Ctrl-C included, every point that finished is written before this returns
+    or raises."""
     import queue
+
+    from qoslab.store import BATCH_POINTS, BATCH_S
 
     done = store.done()
     todo = [t for t in plan_.tasks if t.point_id not in done]
     out = Outcome(total=len(plan_.tasks), kept=len(plan_.tasks) - len(todo))
     store.create()
     if not todo:
+        if pool is not None:
+            pool.close()
         return out
+    if client is None and pool is None:
+        pool = LocalPool(todo, jobs, watch=status is not None)
     pending: queue.SimpleQueue[tuple[PointTask, dict[str, Any]] | None] = queue.SimpleQueue()
     problems: list[BaseException] = []
 
-    def writer() -> None:
-        while (item := pending.get()) is not None:
-            if problems:
-                continue  # the disk refused one: the others would fail alike
-            task, result = item
-            try:
-                store.write(
-                    dict(task.coords(), wall_s=result.get("wall_s")),
-                    result.get("records"),
-                    result.get("error"),
-                    plan_.swept_units,
-                )
-            except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
-                problems.append(err)
-                continue
+    def flush(batch: list[tuple[PointTask, dict[str, Any]]]) -> None:
+        if problems or not batch:
+            return  # the disk refused one: the others would fail alike
+        try:
+            store.write_points(
+                [
+                    (dict(task.coords(), wall_s=result.get("wall_s")), result.get("records"), result.get("error"))
+                    for task, result in batch
+                ],
+                plan_.swept_units,
+            )
+        except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
+            problems.append(err)
+            return
+        for task, result in batch:
             out.ran += 1
             if "error" in result:
                 out.failed.append((task, result["error"]))
             if on_done is not None:
                 on_done(task, result)
+
+    def writer() -> None:
+        batch: list[tuple[PointTask, dict[str, Any]]] = []
+        first = 0.0
+        while True:
+            try:
+                wait = None if not batch else max(0.0, first + BATCH_S - time.monotonic())
+                item = pending.get(timeout=wait)
+            except queue.Empty:
+                flush(batch)
+                batch = []
+                continue
+            if item is None:
+                flush(batch)
+                return
+            if not batch:
+                first = time.monotonic()
+            batch.append(item)
+            if len(batch) >= BATCH_POINTS or time.monotonic() - first >= BATCH_S:
+                flush(batch)
+                batch = []
 
     thread = threading.Thread(target=writer, name="qoslab-store-writer", daemon=True)
     thread.start()
@@ -401,13 +465,16 @@ def run(
     def finished(task: PointTask, result: dict[str, Any]) -> None:
         if problems:
             raise problems[0]
+        if status is not None:
+            status.finished(task, result)
         pending.put((task, result))
 
     try:
         if client is None:
-            _run_local(todo, jobs, finished)
+            assert pool is not None
+            _run_local(todo, pool, finished, status)
         else:
-            _run_dask(client, todo, finished)
+            _run_dask(client, todo, finished, status)
     finally:
         pending.put(None)
         thread.join()
@@ -416,61 +483,226 @@ def run(
     return out
 
 
-def _ignore_sigint() -> None:
+_STARTS: Any = None
+"""In a local worker process asked for its status (``--workers``): the queue it tells the
+sweep each point it starts on."""
+
+
+def _worker_init(starts: Any) -> None:
     """A worker process leaves Ctrl-C to the sweep, which stops it once every finished
-    point is written."""
+    point is written; with ``starts``, it tells the sweep each point it starts."""
     import signal
 
+    global _STARTS
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _STARTS = starts
 
 
-def _run_local(todo: list[PointTask], jobs: int | None, finished: Callable[[PointTask, dict[str, Any]], None]) -> None:
-    """``jobs`` (default: every core) worker processes, or this thread for one job.
+def _ready(_: int) -> int:
+    return os.getpid()
+
+
+def _run_chunk(chunk: list[Any]) -> list[dict[str, Any]]:
+    """run_point on each point of a chunk, in a worker; a forked worker is sent point ids
+    (the tasks are the ones it inherited), a spawned one whole tasks."""
+    return [run_point(_FORKED[t] if isinstance(t, str) else t) for t in chunk]
+
+
+CHUNK_S = 0.02
+"""A local worker is sent as many points at once as it computes in about this long (at
+least one, at most :data:`CHUNK_POINTS`), measured on the points finished so far: a
+message to a worker process and its answer cost some 0.2-1 ms, as long as a short point,
+so points far shorter than this go in chunks that share one; a longer point goes alone."""
+
+CHUNK_POINTS = 64
+
+
+_FORKED: dict[str, PointTask] = {}
+"""The tasks of the local pool being started, by point id: forked workers inherit them,
+so that a point is sent to a worker as its id, not as its whole scenario data."""
+
+
+class LocalPool:
+    """The local worker processes of a sweep (``jobs``, default: one per core; none for
+    one job, which runs in this thread).
+
+    On Linux the workers are forked from this process when the pool is made: each starts
+    in milliseconds with what this process has already imported, validated and lowered
+    (the points' networks), and is sent each point as its id; a spawned interpreter
+    would take about a second to import qoslab again, longer than a whole sweep of
+    200 short points, and each point's scenario data would be pickled to it. Forking
+    is safe only while no other thread of this process runs (a lock another thread
+    holds would stay held in the child): make the pool before the writer thread, the
+    progress display and the status reader start, as :func:`run` and ``qoslab sweep``
+    do. Elsewhere the workers are spawned and sent whole tasks."""
+
+    def __init__(self, todo: list[PointTask], jobs: int | None, *, watch: bool = False) -> None:
+        import multiprocessing
+        import sys
+        from concurrent.futures import ProcessPoolExecutor
+
+        self.todo = todo
+        self.n = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
+        self.executor: Any = None
+        self.starts: Any = None
+        self.forked = False
+        if self.n == 1:
+            return
+        self.forked = sys.platform.startswith("linux")
+        ctx = multiprocessing.get_context("fork" if self.forked else "spawn")
+        self.starts = ctx.SimpleQueue() if watch else None
+        if self.forked:
+            _FORKED.clear()
+            _FORKED.update((t.point_id, t) for t in todo)
+        self.executor = ProcessPoolExecutor(
+            max_workers=self.n, mp_context=ctx, initializer=_worker_init, initargs=(self.starts,)
+        )
+        # The first submit forks every worker (before the executor's own threads start).
+        self.executor.submit(_ready, 0).result()
+        if self.forked:
+            _FORKED.clear()  # this process's copy is not needed; the workers have theirs
+
+    def submit(self, chunk: list[PointTask]) -> Any:
+        """Run ``chunk`` on a worker; the future's result is a list, one result a point."""
+        assert self.executor is not None
+        return self.executor.submit(_run_chunk, [t.point_id if self.forked else t for t in chunk])
+
+    def kill(self) -> None:
+        """Stop the workers now (they ignore SIGINT): Ctrl-C of the sweep."""
+        if self.executor is None:
+            return
+        for proc in list(getattr(self.executor, "_processes", {}).values()):
+            proc.terminate()
+        self.executor.shutdown(wait=False, cancel_futures=True)
+
+    def close(self) -> None:
+        if self.executor is not None:
+            self.executor.shutdown()
+
+
+def _run_local(
+    todo: list[PointTask],
+    pool: LocalPool,
+    finished: Callable[[PointTask, dict[str, Any]], None],
+    status: WorkerStatus | None = None,
+) -> None:
+    """The points on ``pool``'s worker processes, or in this thread for one job.
 
     Processes, not threads: a short point spends most of its time in Python (validating
     its scenario, planning, reading records), which threads would run one at a time
-    under the GIL. Each process lowers a network once for all the points that share it.
-    A worker process that dies fails the points it had (recorded as failed; run again
-    next time)."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    under the GIL. Each process lowers a network once for all the points that share it
+    (a forked worker finds the networks this process lowered). A worker process that
+    dies fails the points it had (recorded as failed; run again next time)."""
+    import math
+    from collections import deque
+    from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
 
-    n = max(1, min(jobs or os.cpu_count() or 1, len(todo)))
-    if n == 1:
+    if pool.executor is None:
         for task in todo:
+            if status is not None:
+                status.started(_worker_name(), task)
             finished(task, run_point(task))
         return
-    # spawn: a fresh interpreter per worker (fork would copy the writer thread's locks).
-    pool = ProcessPoolExecutor(
-        max_workers=n, mp_context=multiprocessing.get_context("spawn"), initializer=_ignore_sigint
-    )
-    futures = {pool.submit(run_point, t): t for t in todo}
+    by_id = {t.point_id: t for t in todo}
+    reader = None
+    starts = pool.starts
+    if starts is not None and status is not None:
+        watched = status
+
+        def read_starts() -> None:
+            while (item := starts.get()) is not None:
+                worker, pid = item
+                watched.started(worker, by_id.get(pid))
+
+        reader = threading.Thread(target=read_starts, name="qoslab-worker-status", daemon=True)
+        reader.start()
+    waiting = deque(todo)
+    inflight: dict[Any, list[PointTask]] = {}
+    spent, measured = 0.0, 0
+
+    def next_chunk() -> list[PointTask]:
+        size = 1
+        if measured:
+            per_point = max(spent / measured, 1e-6)
+            # Enough points for CHUNK_S, but leave every worker some of the last ones.
+            size = max(1, min(CHUNK_POINTS, int(CHUNK_S / per_point), math.ceil(len(waiting) / (2 * pool.n))))
+        return [waiting.popleft() for _ in range(min(size, len(waiting)))]
+
     try:
-        for fut in as_completed(futures):
-            try:
-                result = fut.result()
-            except Exception as err:  # noqa: BLE001 - a worker process died (killed, out of memory)
-                result = {"error": f"{type(err).__name__}: {err}"}
-            finished(futures[fut], result)
+        while waiting or inflight:
+            # Two chunks a worker: the next is there as soon as one finishes.
+            while waiting and len(inflight) < 2 * pool.n:
+                chunk = next_chunk()
+                try:
+                    inflight[pool.submit(chunk)] = chunk
+                except BrokenProcessPool as err:
+                    # A worker process died (killed, out of memory): the pool takes no more
+                    # points; the rest are recorded as failed, to run again next time.
+                    for task in chunk + list(waiting):
+                        finished(task, {"error": f"{type(err).__name__}: {err}"})
+                    waiting.clear()
+            if not inflight:
+                break
+            ready, _ = wait(list(inflight), return_when=FIRST_COMPLETED)
+            for fut in ready:
+                chunk = inflight.pop(fut)
+                try:
+                    results = fut.result()
+                except Exception as err:  # noqa: BLE001 - a worker process died (killed, out of memory)
+                    results = [{"error": f"{type(err).__name__}: {err}"}] * len(chunk)
+                for task, result in zip(chunk, results):
+                    if isinstance(result.get("wall_s"), float):
+                        spent += result["wall_s"]
+                        measured += 1
+                    finished(task, result)
     except BaseException:
-        # Ctrl-C: stop the workers now (they ignore SIGINT), what finished is written.
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.kill()
         raise
-    pool.shutdown()
+    finally:
+        if starts is not None:
+            starts.put(None)
+        if reader is not None:
+            reader.join(timeout=5)
+    pool.close()
 
 
-def _run_dask(client: Any, todo: list[PointTask], finished: Callable[[PointTask, dict[str, Any]], None]) -> None:
+def _run_dask(
+    client: Any,
+    todo: list[PointTask],
+    finished: Callable[[PointTask, dict[str, Any]], None],
+    status: WorkerStatus | None = None,
+) -> None:
     """Submit every task to the cluster and hand each result on as it comes back. A
     task whose worker dies is run again on another by the scheduler; one that keeps
-    killing workers (distributed's ``allowed-failures``) comes back as a failed point."""
+    killing workers (distributed's ``allowed-failures``) comes back as a failed point.
+    With ``status``, the scheduler is asked twice a second which points each worker is
+    processing (the first of them is shown as its current point)."""
     from distributed import as_completed
 
-    futures = client.map(run_point, todo, key=[f"qoslab-point-{t.point_id}" for t in todo], pure=False)
+    keys = [f"qoslab-point-{t.point_id}" for t in todo]
+    futures = client.map(run_point, todo, key=keys, pure=False)
+    by_key = dict(zip(keys, todo))
     by_future = {f.key: t for f, t in zip(futures, todo)}
+    stop = threading.Event()
+    poller = None
+    if status is not None:
+        watched = status
+
+        def poll() -> None:
+            while not stop.wait(0.5):
+                try:
+                    processing = client.processing()
+                except Exception:  # noqa: BLE001 - the status is a view; the sweep goes on without it
+                    continue
+                for worker, running in processing.items():
+                    first = next((by_key[k] for k in running if k in by_key), None)
+                    watched.started(worker, first)
+
+        poller = threading.Thread(target=poll, name="qoslab-worker-status", daemon=True)
+        poller.start()
     try:
-        for fut in as_completed(futures, loop=client.loop):
+        for fut in cast(Any, as_completed)(futures, loop=client.loop):
             task = by_future[fut.key]
             try:
                 result = fut.result()
@@ -480,6 +712,10 @@ def _run_dask(client: Any, todo: list[PointTask], finished: Callable[[PointTask,
     except BaseException:
         client.cancel(futures)
         raise
+    finally:
+        stop.set()
+        if poller is not None:
+            poller.join(timeout=5)
 
 
 __all__ = [
@@ -492,21 +728,79 @@ __all__ = [
     "connect_cluster",
     "SCHEDULER_ENV",
     "POINT_LOG_ENV",
+    "WorkerStatus",
+    "SweepProgress",
 ]
 
 
 # --------------------------------------------------------------------------- progress
 
 
+class WorkerStatus:
+    """Each worker's current point, how long it has been on it and how many points it
+    finished (``qoslab sweep --workers``). Told by the sweep as points start and finish;
+    the times are this process's clock, so a remote worker's clock does not matter."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.current: dict[str, tuple[PointTask | None, float]] = {}
+        self.done: dict[str, int] = {}
+        self._finished: set[str] = set()
+
+    def started(self, worker: str, task: PointTask | None) -> None:
+        """``worker`` is on ``task`` now (None: on nothing of this sweep). A start heard
+        after the point's result (the two come by different ways) is ignored."""
+        with self._lock:
+            if task is not None and task.point_id in self._finished:
+                return
+            was = self.current.get(worker)
+            if was is None or was[0] is not task:
+                self.current[worker] = (task, time.monotonic())
+            self.done.setdefault(worker, 0)
+
+    def finished(self, task: PointTask, result: dict[str, Any]) -> None:
+        worker = str(result.get("worker") or "?")
+        with self._lock:
+            self._finished.add(task.point_id)
+            self.done[worker] = self.done.get(worker, 0) + 1
+            was = self.current.get(worker)
+            if was is not None and was[0] is not None and was[0].point_id == task.point_id:
+                self.current[worker] = (None, time.monotonic())
+
+    def rows(self) -> list[tuple[str, str, float | None, int]]:
+        """(worker, its current point or "", seconds on it or None, points done), by worker."""
+        now = time.monotonic()
+        with self._lock:
+            names = sorted(set(self.current) | set(self.done))
+            out = []
+            for w in names:
+                task, since = self.current.get(w, (None, now))
+                out.append((w, task.label() if task else "", now - since if task else None, self.done.get(w, 0)))
+        return out
+
+    def __rich__(self) -> Any:
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False, header_style="dim")
+        table.add_column("worker")
+        table.add_column("point")
+        table.add_column("on it", justify="right")
+        table.add_column("done", justify="right")
+        for worker, point, seconds, done in self.rows():
+            table.add_row(worker, point or "[dim]idle", "" if seconds is None else f"{seconds:.1f} s", str(done))
+        return table
+
+
 class SweepProgress:
     """One rich progress bar on stderr: points done of all, failed, rate (points/s over
-    this run) and the time left at that rate. ``workers`` adds a line per worker with
-    the point it runs (``--workers``)."""
+    this run) and the time left at that rate. With ``workers``, a live table below it
+    (:class:`WorkerStatus`): each worker, its current point, time on it, points done."""
 
     def __init__(self, console: Any, total: int, kept: int, *, enabled: bool, workers: bool = False) -> None:
         self.enabled = enabled
         self.failed = 0
         self._lock = threading.Lock()
+        self.status: WorkerStatus | None = WorkerStatus() if workers else None
         if not enabled:
             return
         from rich.progress import (
@@ -533,16 +827,24 @@ class SweepProgress:
         self.task = self.progress.add_task("sweep", total=total, completed=kept, failed=0, rate="")
         self.start = time.monotonic()
         self.ran = 0
-        self.workers = workers
+        self.live: Any = None
+        if self.status is not None:
+            from rich.console import Group
+            from rich.live import Live
+
+            # The bar and the table in one live display, redrawn 4 times a second.
+            self.live = Live(Group(self.progress, self.status), console=console, refresh_per_second=4)
 
     def __enter__(self) -> SweepProgress:
         if self.enabled:
-            self.progress.__enter__()
+            (self.live or self.progress).__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
         if self.enabled:
-            self.progress.__exit__(*exc)
+            (self.live or self.progress).__exit__(*exc)
+            if self.live is not None and not self.live.console.is_terminal:
+                self.live.console.line()  # a file or a pipe got the last frame without its newline
 
     def done(self, task: PointTask, result: dict[str, Any]) -> None:
         with self._lock:
@@ -553,7 +855,3 @@ class SweepProgress:
             self.ran += 1
             rate = self.ran / max(time.monotonic() - self.start, 1e-9)
             self.progress.update(self.task, advance=1, failed=self.failed, rate=f"{rate:.3g} points/s")
-            if self.workers and result.get("worker"):
-                self.progress.console.print(
-                    f"  {result['worker']}: {task.label()} ({result.get('wall_s', 0):.2f} s)", highlight=False
-                )

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 mod capture;
 mod encap;
+mod session;
 mod sim;
 mod toml_spans;
 
@@ -36,6 +37,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encap::write_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(sim::validate, m)?)?;
+    m.add_class::<session::Session>()?;
     m.add("SimulationError", m.py().get_type::<sim::SimulationError>())?;
     Ok(())
 }

@@ -29,6 +29,7 @@ pub mod link;
 pub mod node;
 pub mod results;
 pub mod rng;
+pub mod session;
 pub mod tcp;
 pub mod time;
 pub mod tunnel;

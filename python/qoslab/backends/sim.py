@@ -1859,7 +1859,7 @@ def simulate(
         If this build of the core has no simulator, or the run stopped (a budget
         exceeded names the queue that grew; a configuration refused names its field).
     """
-    from qoslab import _core
+    from qoslab import _core, core_session
 
     run = getattr(_core, "simulate", None)
     if run is None:
@@ -1874,9 +1874,11 @@ def simulate(
     if pcap_dir is not None:
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
     try:
-        if pcap_dir is not None:
+        # A test on a network: only its part goes to the core (qoslab.core_session).
+        text = core_session.simulate_test(config, pcap_dir, pcap_snaplen, pcap_max_size)
+        if text is None and pcap_dir is not None:
             text = run(_encode(config), str(pcap_dir), pcap_snaplen, pcap_max_size)
-        else:
+        elif text is None:
             text = run(_encode(config), None)
     except Exception as err:  # the core maps its errors to Python exceptions; each is a failed run
         raise SimulationError(f"the simulation failed: {err}") from err
