@@ -71,6 +71,7 @@ from pathlib import Path
 from typing import Any
 
 from qoslab.errors import InputError, Problem, did_you_mean
+from qoslab.plan import PLAN_SCHEMA
 
 # ---------------------------------------------------------------------------------------
 # Shared parameters of the scenarios. The ns-3 scripts take the same values from their
@@ -216,6 +217,7 @@ def _udp_flow(flow_id: int, src: int, dst: str, sim_seconds: float) -> dict[str,
 
 def _sim_config(nodes: list, links: list, flows: list, sim_seconds: float, seed: int = 1) -> dict[str, Any]:
     return {
+        "schema": PLAN_SCHEMA,
         "seed": seed,
         "duration_ns": _ns(WARMUP_S + sim_seconds),
         "nodes": nodes,

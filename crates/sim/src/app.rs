@@ -6,8 +6,8 @@
 
 use crate::config::FlowConfig;
 
-/// Bytes of the probe header at the start of every test payload.
-pub const PROBE_HEADER_LEN: usize = 16;
+/// Bytes of the probe header at the start of every test payload (the plan checks it).
+pub use qoslab_plan::PROBE_HEADER_LEN;
 
 /// The probe: flow id, sequence number, send time in nanoseconds; big-endian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -40,7 +40,7 @@ pub trait CaptureSink {
 
 /// What a run's capture files hold (`capture` in the results JSON, docs/metrics.md
 /// "Capture"): written by a sink that writes files.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct CaptureSummary {
     /// Files written (one per capture point).
     pub files: u64,
@@ -62,7 +62,7 @@ pub struct CaptureSummary {
 }
 
 /// The first record a size limit kept out; nothing after it was written either.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CaptureCut {
     /// When its frame was seen, ns since the start of the run.
     pub time_ns: u64,

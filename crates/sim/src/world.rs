@@ -31,7 +31,7 @@ use crate::rng::RunSeed;
 use crate::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
 use crate::stats::{Arrival, FlowStats, Histogram};
 use crate::tcp::report::{IntervalRecorder, TraceColumns};
-use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
+use crate::tcp::{TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::time::SimTime;
 use crate::upstream::{Tx, Upstream};
@@ -2612,12 +2612,8 @@ fn recycle(spare: &mut Vec<Vec<u8>>, buffer: Vec<u8>) {
 
 fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig, String> {
     let mut config = TcpConfig::for_mtu(mtu);
-    if let Some(cc) = &options.congestion {
-        config.congestion_control = match cc.as_str() {
-            "cubic" => CongestionControl::Cubic,
-            "newreno" => CongestionControl::NewReno,
-            other => return Err(format!("congestion control {other:?}: expected \"cubic\" or \"newreno\"")),
-        };
+    if let Some(cc) = options.congestion {
+        config.congestion_control = cc;
     }
     if let Some(mss) = options.mss {
         config.mss = mss;
@@ -2638,32 +2634,12 @@ fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Result<TcpConfig
     if let Some(d) = options.min_rto_ns {
         config.min_rto = Duration::from_nanos(d);
     }
-    if let Some(d) = options.rto_cap_ns {
+    if let Some(d) = options.rto_backoff_cap_ns {
         config.rto_backoff_cap = Some(Duration::from_nanos(d));
     }
-    if let Some(h) = &options.hystart {
-        config.hystart = match h.as_str() {
-            "off" => HyStartMode::Off,
-            "classic" => HyStartMode::Classic,
-            "hystart++" => HyStartMode::PlusPlus,
-            other => return Err(format!("hystart {other:?}: expected \"off\", \"classic\" or \"hystart++\"")),
-        };
-    }
-    if let Some(g) = &options.cwnd_growth {
-        config.cwnd_growth = match g.as_str() {
-            "bytes" => CwndGrowth::Bytes,
-            "acks" => CwndGrowth::Acks,
-            "4.4bsd" => CwndGrowth::Bsd44,
-            other => return Err(format!("cwnd_growth {other:?}: expected \"bytes\", \"acks\" or \"4.4bsd\"")),
-        };
-    }
-    if let Some(a) = &options.cubic_alpha {
-        config.cubic_alpha = match a.as_str() {
-            "rfc9438" => CubicAlpha::Rfc9438,
-            "constant" => CubicAlpha::Constant,
-            other => return Err(format!("cubic_alpha {other:?}: expected \"rfc9438\" or \"constant\"")),
-        };
-    }
+    config.hystart = options.hystart.unwrap_or(config.hystart);
+    config.cwnd_growth = options.cwnd_growth.unwrap_or(config.cwnd_growth);
+    config.cubic_alpha = options.cubic_alpha.unwrap_or(config.cubic_alpha);
     if let Some(l) = options.slow_start_limit {
         config.slow_start_limit = (l > 0).then_some(l);
     }

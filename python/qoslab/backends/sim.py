@@ -114,6 +114,7 @@ from typing import Any
 from qoslab.backends.sim_atm import atm_config, atm_link, is_lane_port
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import InputError, Problem, did_you_mean
+from qoslab.plan import PLAN_SCHEMA
 from qoslab.scenario.checks import MAX_NODES, MAX_PORTS_PER_NODE
 from qoslab.scenario.model import (
     WIFI_RATES_MBPS,
@@ -1039,6 +1040,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
     out.raise_if_any()
 
     config = {
+        "schema": PLAN_SCHEMA,
         "seed": scenario.scenario.seed,
         "duration_ns": scenario.scenario.duration or 10 * SECOND_NS,
         "nodes": nodes,

@@ -277,7 +277,7 @@ def options(net: Network, index: int, destination: str, *, source: str | Path | 
         if OPTION_FIELDS.get(key, key) not in written:
             opts[key] = value
     if stack.rto_backoff_cap is not None:
-        opts["rto_cap_ns"] = int(stack.rto_backoff_cap)
+        opts["rto_backoff_cap_ns"] = int(stack.rto_backoff_cap)
     if t.mss:
         opts["mss"] = int(t.mss)
     mss = int(t.mss) if t.mss else route_mss(net, t.from_, destination)
