@@ -81,106 +81,123 @@ def _pptp_tunnels(
     used = {a.ip for addrs in addresses.values() for a in addrs}
     ppp_count = [len(node["pppoe"]) for node in nodes]  # after the PPPoE interfaces
     for i, t in enumerate(sc.tunnel):
-        if not isinstance(t, Pptp):
-            continue
-        ends = [t.from_, t.to]
-        n_client, n_server = names.index(ends[0]), names.index(ends[1])
-        what = below(sc, t)
-        found: list[Port | None] = [None, None]
-        if what is not None:
-            found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
-            if found[0] is None or found[1] is None:
-                k = 0 if found[0] is None else 1
-                out.add(
-                    ("tunnel", i, "to" if k else "from"),
-                    f"node {ends[k]} has no port on {t.over!r} for PPTP",
-                    expected=f"{ends[k]!r} on that link's segment or an end of that TAP tunnel",
-                    found=repr(t.over),
-                )
-                continue
-        server_port, client_port = found[1], found[0]
-        server_ip = (
-            server_port.address.ip
-            if server_port is not None and server_port.address is not None
-            else net.destination(ends[0], ends[1])
+        if isinstance(t, Pptp):
+            _pptp_tunnel(sc, i, t, names, nodes, ports, addresses, taps, out, net, used, ppp_count)
+
+
+def _pptp_tunnel(
+    sc: Scenario,
+    i: int,
+    t: Pptp,
+    names: list[str],
+    nodes: list[dict[str, Any]],
+    ports: list[list[Port]],
+    addresses: dict[str, list[IPv4Interface]],
+    taps: dict[tuple[int, int], Port],
+    out: LocatedProblems,
+    net: Network,
+    used: set[IPv4Address],
+    ppp_count: list[int],
+) -> None:
+    """PPTP tunnel ``i`` as a PptpConfig on each end (rules in :func:`_pptp_tunnels`); ``used`` holds the addresses taken so far."""
+    ends = [t.from_, t.to]
+    n_client, n_server = names.index(ends[0]), names.index(ends[1])
+    what = below(sc, t)
+    found: list[Port | None] = [None, None]
+    if what is not None:
+        found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
+        if found[0] is None or found[1] is None:
+            k = 0 if found[0] is None else 1
+            out.add(
+                ("tunnel", i, "to" if k else "from"),
+                f"node {ends[k]} has no port on {t.over!r} for PPTP",
+                expected=f"{ends[k]!r} on that link's segment or an end of that TAP tunnel",
+                found=repr(t.over),
+            )
+            return
+    server_port, client_port = found[1], found[0]
+    server_ip = (
+        server_port.address.ip
+        if server_port is not None and server_port.address is not None
+        else net.destination(ends[0], ends[1])
+    )
+    server_if = next((a for a in addresses.get(ends[1], []) if a.ip == server_ip), None)
+    if server_if is None:
+        out.add(
+            ("tunnel", i, "to"),
+            "a PPTP server needs an IPv4 address for the control connection and a subnet to assign the client an address from",
+            expected=f"an address on node {ends[1]!r}",
+            found="none",
         )
-        server_if = next((a for a in addresses.get(ends[1], []) if a.ip == server_ip), None)
-        if server_if is None:
-            out.add(
-                ("tunnel", i, "to"),
-                "a PPTP server needs an IPv4 address for the control connection and a subnet to assign the client an address from",
-                expected=f"an address on node {ends[1]!r}",
-                found="none",
-            )
-            continue
-        client_outer: IPv4Address | None
-        if (
-            client_port is not None
-            and client_port.address is None
-            and client_port.kind == "tap"
-            and not (nodes[n_client]["bridge"] and client_port.index in nodes[n_client]["bridge"]["ports"])
-        ):
-            client_outer = _free_host(server_if.network, used)
-            if client_outer is not None:
-                client_port.address = IPv4Interface(f"{client_outer}/{server_if.network.prefixlen}")
-                nodes[n_client]["ports"][client_port.index]["address"] = _iface(client_port.address)
-        elif client_port is not None and client_port.address is not None:
-            client_outer = client_port.address.ip
-        else:
-            client_outer = net.destination(ends[1], ends[0])
-        if client_outer is None:
-            out.add(
-                ("tunnel", i, "from"),
-                "a PPTP client needs an IPv4 address to reach the server from",
-                expected=f"an address on node {ends[0]!r}",
-                found="none",
-            )
-            continue
-        client_ppp = _free_host(server_if.network, used)
-        if client_ppp is None:
-            out.add(
-                ("tunnel", i, "to"),
-                "no free address for the PPTP client in the server's subnet",
-                expected=f"a free host address in {server_if.network}",
-                found="all in use",
-            )
-            continue
-        under = interface_mtu(sc, what) or 1500
-        mtu = t.mtu or under - PPTP_OVERHEAD
-        behind = (
-            []
-            if not nodes[n_server]["ip_forward"]
-            else [
-                [str(a.network.network_address), a.network.prefixlen]
-                for a in addresses[ends[1]]
-                if a.ip != server_if.ip and a.network != server_if.network
-            ]
+        return
+    client_outer: IPv4Address | None
+    if (
+        client_port is not None
+        and client_port.address is None
+        and client_port.kind == "tap"
+        and not (nodes[n_client]["bridge"] and client_port.index in nodes[n_client]["bridge"]["ports"])
+    ):
+        client_outer = _free_host(server_if.network, used)
+        if client_outer is not None:
+            client_port.address = IPv4Interface(f"{client_outer}/{server_if.network.prefixlen}")
+            nodes[n_client]["ports"][client_port.index]["address"] = _iface(client_port.address)
+    elif client_port is not None and client_port.address is not None:
+        client_outer = client_port.address.ip
+    else:
+        client_outer = net.destination(ends[1], ends[0])
+    if client_outer is None:
+        out.add(
+            ("tunnel", i, "from"),
+            "a PPTP client needs an IPv4 address to reach the server from",
+            expected=f"an address on node {ends[0]!r}",
+            found="none",
         )
-        common = {"auth": t.auth, "user": ends[0], "secret": f"qoslab-{t.name}", "mtu": mtu}
-        for n, server, local, remote, ppp_local, ppp_peer, routes in (
-            (n_server, True, server_if.ip, client_outer, server_if.ip, client_ppp, [[str(client_ppp), 32]]),
-            (n_client, False, client_outer, server_if.ip, client_ppp, server_if.ip, [[str(server_if.ip), 32]] + behind),
-        ):
-            nodes[n]["pptp"].append(
-                {
-                    "name": f"ppp{ppp_count[n]}",
-                    "server": server,
-                    "local": str(local),
-                    "remote": str(remote),
-                    "ppp_local": str(ppp_local),
-                    "ppp_peer": str(ppp_peer),
-                    "routes": routes,
-                    "call_id": PPTP_CALL_ID_BASE[1 if server else 0] + i,
-                    **common,
-                }
-            )
-            ppp_count[n] += 1
-        # The PPP address first: it is the one the server's traffic to the client takes.
-        addresses[ends[0]].append(IPv4Interface(f"{client_ppp}/{server_if.network.prefixlen}"))
-        if (
-            client_port is not None
-            and client_port.address is not None
-            and client_port.address.ip == client_outer
-            and client_port.address not in addresses[ends[0]]
-        ):
-            addresses[ends[0]].append(client_port.address)
+        return
+    client_ppp = _free_host(server_if.network, used)
+    if client_ppp is None:
+        out.add(
+            ("tunnel", i, "to"),
+            "no free address for the PPTP client in the server's subnet",
+            expected=f"a free host address in {server_if.network}",
+            found="all in use",
+        )
+        return
+    under = interface_mtu(sc, what) or 1500
+    mtu = t.mtu or under - PPTP_OVERHEAD
+    behind = (
+        []
+        if not nodes[n_server]["ip_forward"]
+        else [
+            [str(a.network.network_address), a.network.prefixlen]
+            for a in addresses[ends[1]]
+            if a.ip != server_if.ip and a.network != server_if.network
+        ]
+    )
+    common = {"auth": t.auth, "user": ends[0], "secret": f"qoslab-{t.name}", "mtu": mtu}
+    for n, server, local, remote, ppp_local, ppp_peer, routes in (
+        (n_server, True, server_if.ip, client_outer, server_if.ip, client_ppp, [[str(client_ppp), 32]]),
+        (n_client, False, client_outer, server_if.ip, client_ppp, server_if.ip, [[str(server_if.ip), 32]] + behind),
+    ):
+        nodes[n]["pptp"].append(
+            {
+                "name": f"ppp{ppp_count[n]}",
+                "server": server,
+                "local": str(local),
+                "remote": str(remote),
+                "ppp_local": str(ppp_local),
+                "ppp_peer": str(ppp_peer),
+                "routes": routes,
+                "call_id": PPTP_CALL_ID_BASE[1 if server else 0] + i,
+                **common,
+            }
+        )
+        ppp_count[n] += 1
+    # The PPP address first: it is the one the server's traffic to the client takes.
+    addresses[ends[0]].append(IPv4Interface(f"{client_ppp}/{server_if.network.prefixlen}"))
+    if (
+        client_port is not None
+        and client_port.address is not None
+        and client_port.address.ip == client_outer
+        and client_port.address not in addresses[ends[0]]
+    ):
+        addresses[ends[0]].append(client_port.address)

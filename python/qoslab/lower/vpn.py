@@ -146,151 +146,181 @@ def _vpn_tunnels(
     ppp_addresses: dict[int, tuple[IPv4Address, IPv4Address]] = {}
     ppp_count = [0 for _ in names]
     for i, t in enumerate(sc.tunnel):
-        if not isinstance(t, Pppoe):
-            continue
-        ends = [t.from_, t.to]
-        found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
-        if found[0] is None or found[1] is None:
-            k = 0 if found[0] is None else 1
-            out.add(
-                ("tunnel", i, "over"),
-                f"node {ends[k]} has no port on {t.over!r} for PPPoE",
-                expected=f"{ends[k]!r} on that Ethernet segment or an end of that TAP tunnel",
-                found=repr(t.over),
-            )
-            continue
-        client_port, server_port = found[0], found[1]
-        n_client, n_server = names.index(ends[0]), names.index(ends[1])
-        bridged = [
-            (k, p)
-            for k, p in enumerate(found)
-            if nodes[p.node]["bridge"] and p.index in nodes[p.node]["bridge"]["ports"]
-        ]
-        if bridged:
-            k, p = bridged[0]
-            out.add(
-                ("tunnel", i, "to" if k else "from"),
-                f"PPPoE on {ends[k]}'s bridged port {p.name}: {_NOT_YET}",
-                expected="a host or router end (a routed port or a TAP port)",
-                found=f"{ends[k]!r} ({sc.node[ends[k]].role})",
-            )
-            continue
-        server_if = server_port.address or next(iter(addresses.get(ends[1], [])), None)
-        if server_if is None:
-            out.add(
-                ("tunnel", i, "to"),
-                "a PPPoE server needs an IPv4 address for its PPP link and a subnet to assign the client an address from",
-                expected=f"an address on node {ends[1]!r}",
-                found="none",
-            )
-            continue
-        client_ip = next((h for h in server_if.network.hosts() if h not in used), None)
-        if client_ip is None:
-            out.add(
-                ("tunnel", i, "to"),
-                "no free address for the PPPoE client in the server's subnet",
-                expected=f"a free host address in {server_if.network}",
-                found="all in use",
-            )
-            continue
-        used.add(client_ip)
-        under = interface_mtu(sc, below(sc, t)) or 1500
-        mtu = t.mtu or min(PPPOE_MAX_MTU, under - PPPOE_OVERHEAD)
-        behind = (
-            []
-            if not nodes[n_server]["ip_forward"]
-            else [
-                (str(a.network.network_address), a.network.prefixlen)
-                for a in addresses[ends[1]]
-                if a.ip != server_if.ip and a.network != server_if.network
-            ]
-        )
-        common = {
-            "service_name": t.service_name or "",
-            "ac_name": ends[1],
-            "auth": t.auth,
-            "user": ends[0],
-            "secret": f"qoslab-{t.name}",
-            "mtu": mtu,
-        }
-        for n, port, server, local, peer, routes in (
-            (n_server, server_port, True, server_if.ip, client_ip, [[str(client_ip), 32]]),
-            (
-                n_client,
-                client_port,
-                False,
-                client_ip,
-                server_if.ip,
-                [[str(server_if.ip), 32]] + [[a, p] for a, p in behind],
-            ),
-        ):
-            nodes[n]["pppoe"].append(
-                {
-                    "name": f"ppp{ppp_count[n]}",
-                    "port": port.index,
-                    "server": server,
-                    "session_id": i + 1 if server else 0,
-                    "local": str(local),
-                    "peer": str(peer),
-                    "routes": routes,
-                    **common,
-                }
-            )
-            ppp_count[n] += 1
-        addresses[ends[0]].append(IPv4Interface(f"{client_ip}/{server_if.network.prefixlen}"))
-        ppp_addresses[i] = (client_ip, server_if.ip)
-
+        if isinstance(t, Pppoe):
+            session = _pppoe_session(sc, i, t, names, nodes, ports, addresses, taps, used, ppp_count, out)
+            if session is not None:
+                ppp_addresses[i] = session
     tun_count = [0 for _ in names]
     for i, t in enumerate(sc.tunnel):
-        if not isinstance(t, OpenVpn):
-            continue
-        ends = [t.from_, t.to]
-        what = below(sc, t)
-        if what is not None and what[0] == "tunnel" and what[1] in ppp_addresses:
-            u = sc.tunnel[what[1]]
-            client_ip, server_ip = ppp_addresses[what[1]]
-            by_node = {u.from_: client_ip, u.to: server_ip}
-            local = [by_node.get(ends[0]), by_node.get(ends[1])]
-        else:
-            local = [net.destination(ends[1], ends[0]), net.destination(ends[0], ends[1])]
-        for k, key in enumerate(("from", "to")):
-            if local[k] is None:
-                out.add(
-                    ("tunnel", i, key),
-                    "an OpenVPN end needs an IPv4 address",
-                    expected=f"an address on node {ends[k]} (on {t.over!r})"
-                    if t.over
-                    else f"an address on node {ends[k]}",
-                    found="none",
-                )
-        if local[0] is None or local[1] is None:
-            continue
-        for k in (0, 1):
-            n, far = names.index(ends[k]), names.index(ends[1 - k])
-            tap = taps.get((i, k))
-            if tap is not None:
-                name, protects = tap.name, []
-            else:
-                name = f"tun{tun_count[n]}"
-                tun_count[n] += 1
-                protects = [[a, p] for a, p in _protected_behind(nodes[far], addresses[ends[1 - k]], local[1 - k])]
-            nodes[n]["openvpn"].append(
-                {
-                    "name": name,
-                    "dev": t.dev,
-                    "server": k == 1,
-                    "port": tap.index if tap is not None else None,
-                    "local": str(local[k]),
-                    "remote": str(local[1 - k]),
-                    "local_port": t.port,
-                    "remote_port": t.port,
-                    "proto": t.proto,
-                    "cipher": t.cipher,
-                    "auth": t.auth,
-                    "replay": t.replay,
-                    "fragment": int(t.fragment) if t.fragment is not None else None,
-                    "mtu": t.mtu or OPENVPN_DEFAULT_MTU,
-                    "protects": protects,
-                    "key": i,
-                }
+        if isinstance(t, OpenVpn):
+            _openvpn_ends(sc, i, t, net, names, nodes, addresses, taps, ppp_addresses, tun_count, out)
+
+
+def _pppoe_session(
+    sc: Scenario,
+    i: int,
+    t: Pppoe,
+    names: list[str],
+    nodes: list[dict[str, Any]],
+    ports: list[list[Port]],
+    addresses: dict[str, list[IPv4Interface]],
+    taps: dict[tuple[int, int], Port],
+    used: set[IPv4Address],
+    ppp_count: list[int],
+    out: LocatedProblems,
+) -> tuple[IPv4Address, IPv4Address] | None:
+    """PPPoE tunnel ``i`` as a PppoeConfig on each end (rules in :func:`_vpn_tunnels`);
+    its (client, server) PPP addresses, or None when it is refused."""
+    ends = [t.from_, t.to]
+    found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
+    if found[0] is None or found[1] is None:
+        k = 0 if found[0] is None else 1
+        out.add(
+            ("tunnel", i, "over"),
+            f"node {ends[k]} has no port on {t.over!r} for PPPoE",
+            expected=f"{ends[k]!r} on that Ethernet segment or an end of that TAP tunnel",
+            found=repr(t.over),
+        )
+        return None
+    client_port, server_port = found[0], found[1]
+    n_client, n_server = names.index(ends[0]), names.index(ends[1])
+    bridged = [
+        (k, p) for k, p in enumerate(found) if nodes[p.node]["bridge"] and p.index in nodes[p.node]["bridge"]["ports"]
+    ]
+    if bridged:
+        k, p = bridged[0]
+        out.add(
+            ("tunnel", i, "to" if k else "from"),
+            f"PPPoE on {ends[k]}'s bridged port {p.name}: {_NOT_YET}",
+            expected="a host or router end (a routed port or a TAP port)",
+            found=f"{ends[k]!r} ({sc.node[ends[k]].role})",
+        )
+        return None
+    server_if = server_port.address or next(iter(addresses.get(ends[1], [])), None)
+    if server_if is None:
+        out.add(
+            ("tunnel", i, "to"),
+            "a PPPoE server needs an IPv4 address for its PPP link and a subnet to assign the client an address from",
+            expected=f"an address on node {ends[1]!r}",
+            found="none",
+        )
+        return None
+    client_ip = next((h for h in server_if.network.hosts() if h not in used), None)
+    if client_ip is None:
+        out.add(
+            ("tunnel", i, "to"),
+            "no free address for the PPPoE client in the server's subnet",
+            expected=f"a free host address in {server_if.network}",
+            found="all in use",
+        )
+        return None
+    used.add(client_ip)
+    under = interface_mtu(sc, below(sc, t)) or 1500
+    mtu = t.mtu or min(PPPOE_MAX_MTU, under - PPPOE_OVERHEAD)
+    behind = (
+        []
+        if not nodes[n_server]["ip_forward"]
+        else [
+            (str(a.network.network_address), a.network.prefixlen)
+            for a in addresses[ends[1]]
+            if a.ip != server_if.ip and a.network != server_if.network
+        ]
+    )
+    common = {
+        "service_name": t.service_name or "",
+        "ac_name": ends[1],
+        "auth": t.auth,
+        "user": ends[0],
+        "secret": f"qoslab-{t.name}",
+        "mtu": mtu,
+    }
+    for n, port, server, local, peer, routes in (
+        (n_server, server_port, True, server_if.ip, client_ip, [[str(client_ip), 32]]),
+        (
+            n_client,
+            client_port,
+            False,
+            client_ip,
+            server_if.ip,
+            [[str(server_if.ip), 32]] + [[a, p] for a, p in behind],
+        ),
+    ):
+        nodes[n]["pppoe"].append(
+            {
+                "name": f"ppp{ppp_count[n]}",
+                "port": port.index,
+                "server": server,
+                "session_id": i + 1 if server else 0,
+                "local": str(local),
+                "peer": str(peer),
+                "routes": routes,
+                **common,
+            }
+        )
+        ppp_count[n] += 1
+    addresses[ends[0]].append(IPv4Interface(f"{client_ip}/{server_if.network.prefixlen}"))
+    return client_ip, server_if.ip
+
+
+def _openvpn_ends(
+    sc: Scenario,
+    i: int,
+    t: OpenVpn,
+    net: Network,
+    names: list[str],
+    nodes: list[dict[str, Any]],
+    addresses: dict[str, list[IPv4Interface]],
+    taps: dict[tuple[int, int], Port],
+    ppp_addresses: dict[int, tuple[IPv4Address, IPv4Address]],
+    tun_count: list[int],
+    out: LocatedProblems,
+) -> None:
+    """OpenVPN tunnel ``i`` as an OpenVpnConfig on each end (rules in :func:`_vpn_tunnels`)."""
+    ends = [t.from_, t.to]
+    what = below(sc, t)
+    if what is not None and what[0] == "tunnel" and what[1] in ppp_addresses:
+        u = sc.tunnel[what[1]]
+        client_ip, server_ip = ppp_addresses[what[1]]
+        by_node = {u.from_: client_ip, u.to: server_ip}
+        local = [by_node.get(ends[0]), by_node.get(ends[1])]
+    else:
+        local = [net.destination(ends[1], ends[0]), net.destination(ends[0], ends[1])]
+    for k, key in enumerate(("from", "to")):
+        if local[k] is None:
+            out.add(
+                ("tunnel", i, key),
+                "an OpenVPN end needs an IPv4 address",
+                expected=f"an address on node {ends[k]} (on {t.over!r})" if t.over else f"an address on node {ends[k]}",
+                found="none",
             )
+    if local[0] is None or local[1] is None:
+        return
+    for k in (0, 1):
+        n, far = names.index(ends[k]), names.index(ends[1 - k])
+        tap = taps.get((i, k))
+        if tap is not None:
+            name, protects = tap.name, []
+        else:
+            name = f"tun{tun_count[n]}"
+            tun_count[n] += 1
+            protects = [[a, p] for a, p in _protected_behind(nodes[far], addresses[ends[1 - k]], local[1 - k])]
+        nodes[n]["openvpn"].append(
+            {
+                "name": name,
+                "dev": t.dev,
+                "server": k == 1,
+                "port": tap.index if tap is not None else None,
+                "local": str(local[k]),
+                "remote": str(local[1 - k]),
+                "local_port": t.port,
+                "remote_port": t.port,
+                "proto": t.proto,
+                "cipher": t.cipher,
+                "auth": t.auth,
+                "replay": t.replay,
+                "fragment": int(t.fragment) if t.fragment is not None else None,
+                "mtu": t.mtu or OPENVPN_DEFAULT_MTU,
+                "protects": protects,
+                "key": i,
+            }
+        )
