@@ -130,8 +130,7 @@ def run_tests(
     SimulationError
         If a run fails.
     """
-    from qoslab.methods import Search, check_runnable, plan_test, test_label
-    from qoslab.methods.common import adaptive_records
+    from qoslab.methods import Search, check_runnable, plan_test
 
     net = lower_network(scenario, source=source) if network is None else network
     net.max_events = max_events
@@ -150,55 +149,82 @@ def run_tests(
     runs: list[TestRun] = []
     for i, plan in enumerate(plans):
         if isinstance(plan, Search):
-            # RFC 2544: one simulation per trial. A capture of every trial would be as long
-            # as the whole search; with --pcap the search's last trial is run once more,
-            # capturing (the same seed and configuration give the same frames), into
-            # test<N>/ as a single-run test's capture is.
-            plan.trials.on_trial = on_trial
-            records = plan.trials.run()
-            last = plan.trials.last_config
-            if pcap_dir is not None and last is not None:
-                if on_trial is not None:
-                    on_trial(f"{test_label(scenario, i)}: the last trial again, captured")
-                captured = simulate(
-                    dict(last, capture=True),
-                    pcap_dir=Path(pcap_dir) / f"test{i}",
-                    pcap_snaplen=pcap_snaplen,
-                    pcap_max_size=pcap_max_size,
-                )
-                for record in records:
-                    record.setdefault("parameters", {})["pcap"] = "the search's last trial"
-                    _note_capture_cut(record, captured)
-            run = TestRun(i, test_label(scenario, i), plan, plan.trials.last_results, records)
-            runs.append(run)
-            if on_run is not None:
-                on_run(net, run)
-            continue
-        if on_trial is not None:
-            on_trial(test_label(scenario, i))
-        config = net.with_flows(
-            plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None, windows=plan.windows
-        )
-        if plan.cpu_window_ns is not None:
-            config["cpu_window_ns"] = list(plan.cpu_window_ns)
-        results = simulate(
-            config,
-            pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None,
-            pcap_snaplen=pcap_snaplen,
-            pcap_max_size=pcap_max_size,
-        )
-        records = plan.records(results)
-        for record in records:
-            _note_capture_cut(record, results)
-        adaptive = adaptive_records(results)
-        if adaptive:
-            for record in records:
-                record["adaptive"] = adaptive
-        run = TestRun(i, test_label(scenario, i), plan, results, records)
+            run = _run_search(scenario, i, plan, on_trial, pcap_dir, pcap_snaplen, pcap_max_size)
+        else:
+            run = _run_one(scenario, net, i, plan, seed, on_trial, pcap_dir, pcap_snaplen, pcap_max_size)
         runs.append(run)
         if on_run is not None:
             on_run(net, run)
     return net, runs
+
+
+def _run_search(
+    scenario: Scenario,
+    i: int,
+    plan: Any,
+    on_trial: Any,
+    pcap_dir: str | Path | None,
+    pcap_snaplen: int | None,
+    pcap_max_size: int | None,
+) -> TestRun:
+    """Test ``i``, an RFC 2544 search: one simulation per trial. A capture of every trial
+    would be as long as the whole search; with ``pcap_dir`` the search's last trial is run
+    once more, capturing (the same seed and configuration give the same frames), into
+    test<N>/ as a single-run test's capture is."""
+    from qoslab.methods import test_label
+
+    plan.trials.on_trial = on_trial
+    records = plan.trials.run()
+    last = plan.trials.last_config
+    if pcap_dir is not None and last is not None:
+        if on_trial is not None:
+            on_trial(f"{test_label(scenario, i)}: the last trial again, captured")
+        captured = simulate(
+            dict(last, capture=True),
+            pcap_dir=Path(pcap_dir) / f"test{i}",
+            pcap_snaplen=pcap_snaplen,
+            pcap_max_size=pcap_max_size,
+        )
+        for record in records:
+            record.setdefault("parameters", {})["pcap"] = "the search's last trial"
+            _note_capture_cut(record, captured)
+    return TestRun(i, test_label(scenario, i), plan, plan.trials.last_results, records)
+
+
+def _run_one(
+    scenario: Scenario,
+    net: Network,
+    i: int,
+    plan: Any,
+    seed: int | None,
+    on_trial: Any,
+    pcap_dir: str | Path | None,
+    pcap_snaplen: int | None,
+    pcap_max_size: int | None,
+) -> TestRun:
+    """Test ``i`` as one simulation: its flows on ``net``, run and read into records."""
+    from qoslab.methods import test_label
+    from qoslab.methods.common import adaptive_records
+
+    if on_trial is not None:
+        on_trial(test_label(scenario, i))
+    config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None, windows=plan.windows)
+    if plan.cpu_window_ns is not None:
+        config["cpu_window_ns"] = list(plan.cpu_window_ns)
+    results = simulate(
+        config,
+        pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None,
+        pcap_snaplen=pcap_snaplen,
+        pcap_max_size=pcap_max_size,
+    )
+    records = plan.records(results)
+    for record in records:
+        _note_capture_cut(record, results)
+    adaptive = adaptive_records(results)
+    if adaptive:
+        for record in records:
+            record["adaptive"] = adaptive
+    return TestRun(i, test_label(scenario, i), plan, results, records)
 
 
 def _note_capture_cut(record: dict[str, Any], results: dict[str, Any]) -> None:

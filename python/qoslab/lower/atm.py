@@ -29,11 +29,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from qoslab.lower.common import _members
 from qoslab.scenario.model import Atm, AtmSwitch, Bridge, LaneServer, MpoaServer, Switch, VirtualCircuit
 
 if TYPE_CHECKING:
     from qoslab.lower.common import LocatedProblems, Port
     from qoslab.scenario.model import Scenario
+
+
+def _atm(sc: Scenario, link: int) -> Atm:
+    """Link ``link``, the ATM link an ATM port is on."""
+    found = sc.link[link]
+    assert isinstance(found, Atm), link
+    return found
+
 
 NIC_QUEUE_FRAMES = 64
 """A host NIC's transmit ring, AAL5 frames (an NDIS driver's ring; uncalibrated)."""
@@ -173,59 +182,7 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
         node = sc.node[name]
         if not isinstance(node, AtmSwitch):
             continue
-        atm_ports = [p for p in ports[n] if p.kind == "atm"]
-        cross: list[dict[str, Any]] = []
-        if node.cross_connects:
-            for i, c in enumerate(node.cross_connects):
-                ends = []
-                for key, ref in (("a", c.a), ("b", c.b)):
-                    p = _switch_port(sc, names, ports, n, ref)
-                    if p is None or p.kind != "atm":
-                        choices = [q.name for q in atm_ports] + [
-                            e for q in atm_ports for e in sc.link[q.link].ends if e != name
-                        ]
-                        out.add(
-                            ("node", name, "cross_connects", i, key),
-                            f"switch {name} has no ATM port {ref!r}",
-                            expected="one of " + ", ".join(repr(x) for x in choices)
-                            if choices
-                            else "an ATM link to the switch",
-                            found=repr(ref),
-                        )
-                    ends.append(p)
-                if None in ends:
-                    continue
-                a, b = ends
-                cross.append(
-                    {
-                        "a": {"port": a.index, "vpi": c.vpi, "vci": c.vci},
-                        "b": {
-                            "port": b.index,
-                            "vpi": c.b_vpi if c.b_vpi is not None else c.vpi,
-                            "vci": c.b_vci if c.b_vci is not None else c.vci,
-                        },
-                    }
-                )
-        else:
-            carriers: dict[tuple[int, int], list[Port]] = {}
-            for p in atm_ports:
-                for vc in sc.link[p.link].vcs:
-                    carriers.setdefault((vc.vpi, vc.vci), []).append(p)
-            for (vpi, vci), ps in carriers.items():
-                if len(ps) == 2:
-                    cross.append(
-                        {
-                            "a": {"port": ps[0].index, "vpi": vpi, "vci": vci},
-                            "b": {"port": ps[1].index, "vpi": vpi, "vci": vci},
-                        }
-                    )
-                elif len(ps) > 2:
-                    out.add(
-                        ("node", name, "role"),
-                        f"PVC {vpi}/{vci} is on {len(ps)} links of switch {name}: which two does it join?",
-                        expected="cross_connects = [{ a = ..., b = ..., vci = ... }] on the switch",
-                        found=", ".join(p.name for p in ps),
-                    )
+        cross = _cross_connects(sc, names, ports, n, node, out)
         switches.append(
             {
                 "node": n,
@@ -243,8 +200,75 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
                 "abr_ci_threshold_cells": node.abr_ci_threshold,
             }
         )
+    lis = _lis(sc, names, ports, out)
+    return {"switches": switches, "lis": lis, "host_signalling_ns": 0, "lane": _lane(sc, names, ports, out)}
 
-    # Logical IP subnets of the ATM hosts, and their ATMARP servers.
+
+def _cross_connects(
+    sc: Scenario, names: list[str], ports: list[list[Port]], n: int, node: AtmSwitch, out: LocatedProblems
+) -> list[dict[str, Any]]:
+    """Switch ``n``'s PVC cross-connects: its ``cross_connects``, else every VC number
+    that exactly two of its links carry (rules in the module doc)."""
+    name = names[n]
+    atm_ports = [p for p in ports[n] if p.kind == "atm"]
+    cross: list[dict[str, Any]] = []
+    if node.cross_connects:
+        for i, c in enumerate(node.cross_connects):
+            ends = []
+            for key, ref in (("a", c.a), ("b", c.b)):
+                p = _switch_port(sc, names, ports, n, ref)
+                if p is None or p.kind != "atm":
+                    choices = [q.name for q in atm_ports] + [
+                        e for q in atm_ports for e in _members(sc.link[q.link]) if e != name
+                    ]
+                    out.add(
+                        ("node", name, "cross_connects", i, key),
+                        f"switch {name} has no ATM port {ref!r}",
+                        expected="one of " + ", ".join(repr(x) for x in choices)
+                        if choices
+                        else "an ATM link to the switch",
+                        found=repr(ref),
+                    )
+                ends.append(p)
+            a, b = ends
+            if a is None or b is None:
+                continue
+            cross.append(
+                {
+                    "a": {"port": a.index, "vpi": c.vpi, "vci": c.vci},
+                    "b": {
+                        "port": b.index,
+                        "vpi": c.b_vpi if c.b_vpi is not None else c.vpi,
+                        "vci": c.b_vci if c.b_vci is not None else c.vci,
+                    },
+                }
+            )
+    else:
+        carriers: dict[tuple[int, int], list[Port]] = {}
+        for p in atm_ports:
+            for vc in _atm(sc, p.link).vcs:
+                carriers.setdefault((vc.vpi, vc.vci), []).append(p)
+        for (vpi, vci), ps in carriers.items():
+            if len(ps) == 2:
+                cross.append(
+                    {
+                        "a": {"port": ps[0].index, "vpi": vpi, "vci": vci},
+                        "b": {"port": ps[1].index, "vpi": vpi, "vci": vci},
+                    }
+                )
+            elif len(ps) > 2:
+                out.add(
+                    ("node", name, "role"),
+                    f"PVC {vpi}/{vci} is on {len(ps)} links of switch {name}: which two does it join?",
+                    expected="cross_connects = [{ a = ..., b = ..., vci = ... }] on the switch",
+                    found=", ".join(p.name for p in ps),
+                )
+    return cross
+
+
+def _lis(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedProblems) -> list[dict[str, Any]]:
+    """The logical IP subnets of the ATM hosts and their ATMARP servers; a PVC-less port
+    whose subnet has no server is refused (it reaches no one)."""
     lis: list[dict[str, Any]] = []
     seen: set[Any] = set()
     switch_server = next(
@@ -272,7 +296,7 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
             if (
                 p.kind == "atm"
                 and p.address is not None
-                and not sc.link[p.link].vcs
+                and not _atm(sc, p.link).vcs
                 and str(p.address.network) not in served
                 and not is_lane_port(sc, p)
             ):
@@ -282,7 +306,7 @@ def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: Loc
                     expected="vcs = [{ vci = ... }] on the link, or atmarp_server = true on an ATM switch or a host of the LIS",
                     found="no vcs, no ATMARP server",
                 )
-    return {"switches": switches, "lis": lis, "host_signalling_ns": 0, "lane": _lane(sc, names, ports, out)}
+    return lis
 
 
 __all__ = ["atm_link", "atm_config", "is_lane_port", "NIC_QUEUE_FRAMES"]

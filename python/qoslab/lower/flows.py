@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from qoslab.lower.common import Port
+from qoslab.lower.common import Port, _members
 from qoslab.lower.links import _link_index
 from qoslab.scenario.model import Scenario
 
@@ -24,7 +24,7 @@ def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[d
             continue
         n = names.index(name)
         radio, modem = _link_index(sc, a.radio), _link_index(sc, a.modem)
-        peer_name = next(e for e in sc.link[modem].ends if e != name)
+        peer_name = next(e for e in _members(sc.link[modem]) if e != name)
         peer = names.index(peer_name)
 
         def port_on(k: int, link: int) -> int:

@@ -4,8 +4,8 @@ each end (see the lowering rules in :mod:`qoslab.lower`).
 
 from __future__ import annotations
 
-from ipaddress import IPv4Interface
-from typing import Any
+from ipaddress import IPv4Address, IPv4Interface
+from typing import Any, cast
 
 from qoslab.lower.common import LocatedProblems, Port
 from qoslab.lower.lowered import Network
@@ -69,48 +69,11 @@ def _ipsec_tunnel(
     spis = [IPSEC_SPI_BASE + 2 * i, IPSEC_SPI_BASE + 2 * i + 1]
     common = {"cipher": t.cipher, "auth": t.auth, "mode": t.mode, "protocol": t.protocol}
     if t.mode == "transport":
-        sel = t.selector
-        protocol = None if sel is None or sel.protocol == "any" else IP_PROTOCOL_NUMBERS[sel.protocol]
-        port = sel.port if sel is not None else None
-        traffic = (frozenset(ends), protocol, port, t.to if port is not None else None)
-        if traffic in carried:
-            j = carried[traffic]
-            what = (
-                "everything between them"
-                if sel is None
-                else f"the same traffic (protocol {sel.protocol}, port {port if port is not None else 'any'})"
-            )
-            out.add(
-                ("tunnel", i, "selector" if sel is not None else "to"),
-                f"tunnel[{j}] already carries {what} between {ends[0]} and {ends[1]}",
-                expected="transport tunnels between two nodes with different selectors",
-                found=f"tunnel[{j}] and tunnel[{i}] alike",
-                hint="give each VPN its own traffic: selector = { protocol = 'udp', port = 8 }",
-            )
-            return
-        carried[traffic] = i
-        for k in (0, 1):
-            n = names.index(ends[k])
-            nodes[n]["ipsec"].append(
-                {
-                    "name": t.name,
-                    "local": str(local[k]),
-                    "remote": str(local[1 - k]),
-                    "spi_out": spis[k],
-                    "spi_in": spis[1 - k],
-                    "protects": [],
-                    "mtu": 1500,
-                    **common,
-                    "select_protocol": protocol,
-                    # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
-                    "select_local_port": port if k == 1 else None,
-                    "select_remote_port": port if k == 0 else None,
-                }
-            )
+        _ipsec_transport(i, t, ends, local, spis, common, names, nodes, carried, out)
         return
     for k in (0, 1):
         n, far = names.index(ends[k]), names.index(ends[1 - k])
-        protects = _protected_behind(nodes[far], addresses[ends[1 - k]], local[1 - k])
+        protects = _protected_behind(nodes[far], addresses[ends[1 - k]], cast(IPv4Address, local[1 - k]))
         seen = protected.setdefault(n, {})
         for dest in protects:
             if dest in seen:
@@ -122,8 +85,8 @@ def _ipsec_tunnel(
                     hint="each tunnel needs its own far address or subnet; several VPNs between two hosts: mode = 'transport', each with its own selector",
                 )
             seen.setdefault(dest, i)
-        port = next((p for p in ports[n] if p.address is not None and p.address.ip == local[k]), None)
-        mtu = t.mtu or (port.mtu if port is not None else 1500)
+        egress = next((p for p in ports[n] if p.address is not None and p.address.ip == local[k]), None)
+        mtu = t.mtu or (egress.mtu if egress is not None else 1500)
         nodes[n]["ipsec"].append(
             {
                 "name": t.name,
@@ -141,5 +104,59 @@ def _ipsec_tunnel(
                 "select_local_port": None,
                 "select_remote_port": None,
                 "fragment": t.fragment,
+            }
+        )
+
+
+def _ipsec_transport(
+    i: int,
+    t: Ipsec,
+    ends: list[str],
+    local: list[IPv4Address | None],
+    spis: list[int],
+    common: dict[str, Any],
+    names: list[str],
+    nodes: list[dict[str, Any]],
+    carried: dict[tuple[Any, ...], int],
+    out: LocatedProblems,
+) -> None:
+    """Transport-mode tunnel ``i``: an SA pair for the ends' own traffic that its selector
+    picks, refused when an earlier tunnel already carries that traffic."""
+    sel = t.selector
+    protocol = None if sel is None or sel.protocol == "any" else IP_PROTOCOL_NUMBERS[sel.protocol]
+    port = sel.port if sel is not None else None
+    traffic = (frozenset(ends), protocol, port, t.to if port is not None else None)
+    if traffic in carried:
+        j = carried[traffic]
+        what = (
+            "everything between them"
+            if sel is None
+            else f"the same traffic (protocol {sel.protocol}, port {port if port is not None else 'any'})"
+        )
+        out.add(
+            ("tunnel", i, "selector" if sel is not None else "to"),
+            f"tunnel[{j}] already carries {what} between {ends[0]} and {ends[1]}",
+            expected="transport tunnels between two nodes with different selectors",
+            found=f"tunnel[{j}] and tunnel[{i}] alike",
+            hint="give each VPN its own traffic: selector = { protocol = 'udp', port = 8 }",
+        )
+        return
+    carried[traffic] = i
+    for k in (0, 1):
+        n = names.index(ends[k])
+        nodes[n]["ipsec"].append(
+            {
+                "name": t.name,
+                "local": str(local[k]),
+                "remote": str(local[1 - k]),
+                "spi_out": spis[k],
+                "spi_in": spis[1 - k],
+                "protects": [],
+                "mtu": 1500,
+                **common,
+                "select_protocol": protocol,
+                # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
+                "select_local_port": port if k == 1 else None,
+                "select_remote_port": port if k == 0 else None,
             }
         )

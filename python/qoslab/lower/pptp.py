@@ -130,28 +130,8 @@ def _pptp_tunnel(
             found="none",
         )
         return
-    client_outer: IPv4Address | None
-    if (
-        client_port is not None
-        and client_port.address is None
-        and client_port.kind == "tap"
-        and not (nodes[n_client]["bridge"] and client_port.index in nodes[n_client]["bridge"]["ports"])
-    ):
-        client_outer = _free_host(server_if.network, used)
-        if client_outer is not None:
-            client_port.address = IPv4Interface(f"{client_outer}/{server_if.network.prefixlen}")
-            nodes[n_client]["ports"][client_port.index]["address"] = _iface(client_port.address)
-    elif client_port is not None and client_port.address is not None:
-        client_outer = client_port.address.ip
-    else:
-        client_outer = net.destination(ends[1], ends[0])
+    client_outer = _pptp_client_outer(i, ends, client_port, server_if, nodes, n_client, net, used, out)
     if client_outer is None:
-        out.add(
-            ("tunnel", i, "from"),
-            "a PPTP client needs an IPv4 address to reach the server from",
-            expected=f"an address on node {ends[0]!r}",
-            found="none",
-        )
         return
     client_ppp = _free_host(server_if.network, used)
     if client_ppp is None:
@@ -162,6 +142,41 @@ def _pptp_tunnel(
             found="all in use",
         )
         return
+    _pptp_configs(
+        sc,
+        i,
+        t,
+        what,
+        nodes,
+        addresses,
+        ppp_count,
+        n_client,
+        n_server,
+        client_port,
+        server_if,
+        client_outer,
+        client_ppp,
+    )
+
+
+def _pptp_configs(
+    sc: Scenario,
+    i: int,
+    t: Pptp,
+    what: Any,
+    nodes: list[dict[str, Any]],
+    addresses: dict[str, list[IPv4Interface]],
+    ppp_count: list[int],
+    n_client: int,
+    n_server: int,
+    client_port: Port | None,
+    server_if: IPv4Interface,
+    client_outer: IPv4Address,
+    client_ppp: IPv4Address,
+) -> None:
+    """The PptpConfig of each end of tunnel ``i``, its addresses found; the client's PPP
+    address (and its new outer one) among its addresses."""
+    ends = [t.from_, t.to]
     under = interface_mtu(sc, what) or 1500
     mtu = t.mtu or under - PPTP_OVERHEAD
     behind = (
@@ -201,3 +216,42 @@ def _pptp_tunnel(
         and client_port.address not in addresses[ends[0]]
     ):
         addresses[ends[0]].append(client_port.address)
+
+
+def _pptp_client_outer(
+    i: int,
+    ends: list[str],
+    client_port: Port | None,
+    server_if: IPv4Interface,
+    nodes: list[dict[str, Any]],
+    n_client: int,
+    net: Network,
+    used: set[IPv4Address],
+    out: LocatedProblems,
+) -> IPv4Address | None:
+    """The client's outer address (rules in :func:`_pptp_tunnels`): a TAP port without an
+    address first takes the next free one of the server's subnet; None, refused, when the
+    client has none."""
+    client_outer: IPv4Address | None
+    if (
+        client_port is not None
+        and client_port.address is None
+        and client_port.kind == "tap"
+        and not (nodes[n_client]["bridge"] and client_port.index in nodes[n_client]["bridge"]["ports"])
+    ):
+        client_outer = _free_host(server_if.network, used)
+        if client_outer is not None:
+            client_port.address = IPv4Interface(f"{client_outer}/{server_if.network.prefixlen}")
+            nodes[n_client]["ports"][client_port.index]["address"] = _iface(client_port.address)
+    elif client_port is not None and client_port.address is not None:
+        client_outer = client_port.address.ip
+    else:
+        client_outer = net.destination(ends[1], ends[0])
+    if client_outer is None:
+        out.add(
+            ("tunnel", i, "from"),
+            "a PPTP client needs an IPv4 address to reach the server from",
+            expected=f"an address on node {ends[0]!r}",
+            found="none",
+        )
+    return client_outer

@@ -6,12 +6,12 @@ end (see the lowering rules in :mod:`qoslab.lower`).
 from __future__ import annotations
 
 from ipaddress import IPv4Address, IPv4Interface
-from typing import Any
+from typing import Any, cast
 
 from qoslab.lower.common import _NOT_YET, LocatedProblems, PathT, Port, _is_transparent, _members, mac_for
 from qoslab.lower.lowered import Network
 from qoslab.lower.nodes import _protected_behind
-from qoslab.scenario.model import OpenVpn, Pppoe, Scenario
+from qoslab.scenario.model import OpenVpn, Pppoe, Pptp, Scenario
 from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, below, interface_mtu
 
 # --------------------------------------------------------------------------- OpenVPN and PPPoE
@@ -93,7 +93,12 @@ def _l2_port(sc: Scenario, names: list[str], ports: list[list[Port]], node: int,
 
 
 def _pppoe_port(
-    sc: Scenario, names: list[str], ports: list[list[Port]], taps: dict[tuple[int, int], Port], t: Pppoe, k: int
+    sc: Scenario,
+    names: list[str],
+    ports: list[list[Port]],
+    taps: dict[tuple[int, int], Port],
+    t: Pppoe | Pptp,
+    k: int,
 ) -> Port | None:
     """The port end ``k`` of PPPoE tunnel ``t`` runs on: the TAP port when the node is an
     end of the TAP tunnel below, else its port on (or reaching) the link or the TAP's far end."""
@@ -156,7 +161,7 @@ def _vpn_tunnels(
             _openvpn_ends(sc, i, t, net, names, nodes, addresses, taps, ppp_addresses, tun_count, out)
 
 
-def _pppoe_session(
+def _pppoe_ends(
     sc: Scenario,
     i: int,
     t: Pppoe,
@@ -166,11 +171,11 @@ def _pppoe_session(
     addresses: dict[str, list[IPv4Interface]],
     taps: dict[tuple[int, int], Port],
     used: set[IPv4Address],
-    ppp_count: list[int],
     out: LocatedProblems,
-) -> tuple[IPv4Address, IPv4Address] | None:
-    """PPPoE tunnel ``i`` as a PppoeConfig on each end (rules in :func:`_vpn_tunnels`);
-    its (client, server) PPP addresses, or None when it is refused."""
+) -> tuple[Port, Port, IPv4Interface, IPv4Address] | None:
+    """PPPoE tunnel ``i``'s client and server ports, the server's address (its PPP
+    address, in the subnet the client's comes from) and the client's; None, refused
+    at its key, when it has none of them."""
     ends = [t.from_, t.to]
     found = [_pppoe_port(sc, names, ports, taps, t, k) for k in (0, 1)]
     if found[0] is None or found[1] is None:
@@ -183,9 +188,11 @@ def _pppoe_session(
         )
         return None
     client_port, server_port = found[0], found[1]
-    n_client, n_server = names.index(ends[0]), names.index(ends[1])
+    assert client_port is not None and server_port is not None  # refused above otherwise
     bridged = [
-        (k, p) for k, p in enumerate(found) if nodes[p.node]["bridge"] and p.index in nodes[p.node]["bridge"]["ports"]
+        (k, p)
+        for k, p in enumerate((client_port, server_port))
+        if nodes[p.node]["bridge"] and p.index in nodes[p.node]["bridge"]["ports"]
     ]
     if bridged:
         k, p = bridged[0]
@@ -214,6 +221,30 @@ def _pppoe_session(
             found="all in use",
         )
         return None
+    return client_port, server_port, server_if, client_ip
+
+
+def _pppoe_session(
+    sc: Scenario,
+    i: int,
+    t: Pppoe,
+    names: list[str],
+    nodes: list[dict[str, Any]],
+    ports: list[list[Port]],
+    addresses: dict[str, list[IPv4Interface]],
+    taps: dict[tuple[int, int], Port],
+    used: set[IPv4Address],
+    ppp_count: list[int],
+    out: LocatedProblems,
+) -> tuple[IPv4Address, IPv4Address] | None:
+    """PPPoE tunnel ``i`` as a PppoeConfig on each end (rules in :func:`_vpn_tunnels`);
+    its (client, server) PPP addresses, or None when it is refused."""
+    ends = [t.from_, t.to]
+    found = _pppoe_ends(sc, i, t, names, nodes, ports, addresses, taps, used, out)
+    if found is None:
+        return None
+    client_port, server_port, server_if, client_ip = found
+    n_client, n_server = names.index(ends[0]), names.index(ends[1])
     used.add(client_ip)
     under = interface_mtu(sc, below(sc, t)) or 1500
     mtu = t.mtu or min(PPPOE_MAX_MTU, under - PPPOE_OVERHEAD)
@@ -303,7 +334,10 @@ def _openvpn_ends(
         else:
             name = f"tun{tun_count[n]}"
             tun_count[n] += 1
-            protects = [[a, p] for a, p in _protected_behind(nodes[far], addresses[ends[1 - k]], local[1 - k])]
+            protects = [
+                [a, p]
+                for a, p in _protected_behind(nodes[far], addresses[ends[1 - k]], cast(IPv4Address, local[1 - k]))
+            ]
         nodes[n]["openvpn"].append(
             {
                 "name": name,
