@@ -50,3 +50,23 @@ fn a_plan_of_another_version_is_refused_by_check() {
         serde_json::from_str(&text.replace(&format!("{}", PLAN_SCHEMA + 1), &PLAN_SCHEMA.to_string())).unwrap();
     ok.check().expect("this version");
 }
+
+#[test]
+fn a_tcp_word_outside_the_vocabulary_is_refused_when_read() {
+    // The scenario's words are the plan's: "hystart++" and "4.4bsd" read, a misspelling
+    // is refused by serde with the words it takes.
+    let flow = |tcp: &str| {
+        format!(
+            r#"{{"kind": "tcp", "id": 1, "from": 0, "to": "10.0.0.2", "dst_port": 5001, "start_ns": 0, "stop_ns": 1, "tcp": {tcp}}}"#
+        )
+    };
+    let ok: qoslab_plan::FlowConfig =
+        serde_json::from_str(&flow(r#"{"hystart": "hystart++", "cwnd_growth": "4.4bsd", "congestion": "newreno"}"#))
+            .expect("the scenario's words");
+    let qoslab_plan::FlowConfig::Tcp { tcp, .. } = ok else { panic!("a TCP flow") };
+    assert_eq!(tcp.hystart, Some(qoslab_plan::flow::HyStartMode::PlusPlus));
+    assert_eq!(tcp.cwnd_growth, Some(qoslab_plan::flow::CwndGrowth::Bsd44));
+    let err =
+        serde_json::from_str::<qoslab_plan::FlowConfig>(&flow(r#"{"hystart": "uff"}"#)).expect_err("a misspelling");
+    assert!(err.to_string().contains("expected one of `off`, `classic`, `hystart++`"), "{err}");
+}
