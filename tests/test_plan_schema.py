@@ -138,3 +138,28 @@ def test_the_schema_refuses_what_the_core_refuses() -> None:
 def test_regeneration_is_documented() -> None:
     assert "scripts/gen_plan.sh" in (ROOT / "docs" / "architecture.md").read_text()
     assert Path(ROOT / "scripts" / "gen_plan.sh").exists()
+
+
+RESULTS_SCHEMA_FILE = ROOT / "schema" / "results.schema.json"
+
+
+def test_the_results_schema_file_is_what_the_core_types_generate() -> None:
+    text, version = _core.results_schema()
+    assert text == RESULTS_SCHEMA_FILE.read_text(), "regenerate with scripts/gen_plan.sh"
+    assert json.loads(text)["properties"]["schema"]["type"] == "integer"
+    assert version >= 1
+
+
+@pytest.mark.parametrize("example", ["seed000_l3f.toml", "seed001_clip.toml", "seed004_asymmetric.toml"])
+def test_real_results_validate_against_the_results_schema(example: str) -> None:
+    """A run's results (flows, links, nodes; ATM and adaptive parts where the example has
+    them), one simulated second, checked by jsonschema against the generated schema."""
+    path = EXAMPLES / example
+    plan = lower(load_scenario(path), test_index=0, source=path)
+    plan = {**plan, "duration_ns": min(plan["duration_ns"], 1_000_000_000)}
+    results = json.loads(_core.simulate(json.dumps(plan), None))
+    _, version = _core.results_schema()
+    assert results["schema"] == version
+    validator = jsonschema.Draft202012Validator(json.loads(RESULTS_SCHEMA_FILE.read_text()))
+    errors = [(list(e.path), e.message) for e in validator.iter_errors(results)]
+    assert not errors, errors[:3]
