@@ -58,7 +58,7 @@ fn config(seconds: u64) -> String {
         )
     };
     format!(
-        r#"{{"seed": 1, "duration_ns": {stop}, "capture": false,
+        r#"{{"schema": 1, "seed": 1, "duration_ns": {stop}, "capture": false,
         "nodes": [{}, {}, {}],
         "links": [{}, {}],
         "flows": [{{"kind": "tcp", "id": 1, "from": 0, "to": "10.3.0.2", "dst_port": 5001, "start_ns": 250000000, "stop_ns": {stop},

@@ -2,7 +2,8 @@
 
 The expectations come from the scenario files (read here with tomllib, not through the
 models), from seed 000 (Fig. 5, 6, 7) and from the Rust side's field lists
-(crates/sim/src/config.rs, parsed here: the simulator denies unknown fields), never
+(schema/plan.schema.json, generated from crates/plan: the simulator denies unknown
+fields), never
 from the lowering's own output.
 """
 
@@ -21,7 +22,7 @@ from qoslab.errors import InputError
 from qoslab.scenario import load_scenario
 
 SEED000 = sorted(EXAMPLES.glob("seed000_*.toml"))
-CONFIG_RS = ROOT / "crates" / "sim" / "src" / "config.rs"
+PLAN_SCHEMA_FILE = ROOT / "schema" / "plan.schema.json"
 
 
 def raw(path: Path) -> dict:
@@ -449,23 +450,27 @@ shaper = {rate = "30 Mbps", burst = "15 kB"}
 # --------------------------------------------------------------------------- the Rust contract
 
 
+def _plan_schema() -> dict:
+    return json.loads(PLAN_SCHEMA_FILE.read_text())
+
+
 def rust_fields(struct: str) -> list[str]:
-    """Field names of a Rust struct (or enum variant body) in config.rs, in order."""
-    text = CONFIG_RS.read_text()
-    m = re.search(rf"pub struct {struct} \{{(.*?)\n\}}", text, re.S)
-    assert m, struct
-    return re.findall(r"^\s*pub (\w+):", m.group(1), re.M)
+    """Field names of a plan type (crates/plan), from its generated JSON Schema."""
+    schema = _plan_schema()
+    d = schema if schema["title"] == struct else schema["$defs"][struct]
+    return list(d["properties"])
 
 
 def rust_variant(enum: str, variant: str) -> list[str]:
-    text = CONFIG_RS.read_text()
-    body = re.search(rf"pub enum {enum} \{{(.*?)\n\}}", text, re.S).group(1)
-    m = re.search(rf"\b{variant} \{{(.*?)\}}", body, re.S)
-    assert m, variant
-    return re.findall(r"(\w+):", re.sub(r"///.*", "", m.group(1)))
+    """Field names of a variant of a tagged plan enum, its tag excluded."""
+    for member in _plan_schema()["$defs"][enum]["oneOf"]:
+        if member.get("title") == variant:
+            tag = next(k for k, v in member["properties"].items() if "const" in v)
+            return [f for f in member["properties"] if f != tag]
+    raise AssertionError(variant)
 
 
-@pytest.mark.skipif(not CONFIG_RS.exists(), reason="crates/sim/src/config.rs not in this tree")
+@pytest.mark.skipif(not PLAN_SCHEMA_FILE.exists(), reason="schema/plan.schema.json not in this tree")
 def test_every_key_is_a_field_the_simulator_knows(example):
     """config.rs denies unknown fields: the lowering must emit exactly its field names."""
     _, config = example
@@ -483,9 +488,9 @@ def test_every_key_is_a_field_the_simulator_knows(example):
         assert set(n["cpu"]["cycles"]) == set(rust_fields("CpuCycles"))
     for link in config["links"]:
         if link["type"] == "wifi":
-            assert set(link) - {"type"} == set(rust_fields("WifiConfig"))
+            assert set(link) - {"type"} == set(rust_variant("LinkConfig", "WifiLink"))
         else:
-            assert set(link) - {"type"} == set(rust_variant("LinkConfig", "Ethernet"))
+            assert set(link) - {"type"} == set(rust_variant("LinkConfig", "EthernetLink"))
 
 
 def test_flow_keys_match_the_simulator(tmp_path):
@@ -497,7 +502,7 @@ def test_flow_keys_match_the_simulator(tmp_path):
     scenario = load_scenario(path)
     for index in (0, 1):
         for f in lower(scenario, test_index=index)["flows"]:
-            variant = {"udp": "Udp", "ping": "Ping"}[f["kind"]]
+            variant = {"udp": "UdpFlow", "ping": "PingFlow"}[f["kind"]]
             assert set(f) - {"kind"} == set(rust_variant("FlowConfig", variant))
 
 

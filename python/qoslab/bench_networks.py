@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from qoslab.plan import PLAN_SCHEMA
+
 # ---------------------------------------------------------------------------------------
 # Shared parameters of the scenarios. The ns-3 scripts take the same values from their
 # own defaults; benchmarks/README.md lists them side by side.
@@ -158,6 +160,7 @@ def _sim_config(
     seed: int = 1,
 ) -> dict[str, Any]:
     return {
+        "schema": PLAN_SCHEMA,
         "seed": seed,
         "duration_ns": _ns(WARMUP_S + sim_seconds),
         "nodes": nodes,

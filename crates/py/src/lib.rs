@@ -38,6 +38,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(sim::validate, m)?)?;
     m.add_class::<session::Session>()?;
+    m.add_function(wrap_pyfunction!(sim::plan_schema, m)?)?;
+    m.add_function(wrap_pyfunction!(sim::results_schema, m)?)?;
     m.add("SimulationError", m.py().get_type::<sim::SimulationError>())?;
     Ok(())
 }

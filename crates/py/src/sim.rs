@@ -11,6 +11,23 @@ use crate::capture::PcapDir;
 // Raised when a simulation stops early (a budget exceeded); the message names what.
 pyo3::create_exception!(_core, SimulationError, PyRuntimeError);
 
+/// The plan's JSON Schema (`qoslab_plan::plan_schema`, the text of
+/// `schema/plan.schema.json`) and its version, so Python can check its models against
+/// the types this core was built from.
+#[pyfunction]
+pub fn plan_schema() -> (String, u32) {
+    let text = serde_json::to_string_pretty(&sim::config::plan_schema()).expect("a schema prints") + "\n";
+    (text, sim::config::PLAN_SCHEMA)
+}
+
+/// The results' JSON Schema (`sim::results::results_schema`, the text of
+/// `schema/results.schema.json`) and its version.
+#[pyfunction]
+pub fn results_schema() -> (String, u32) {
+    let text = serde_json::to_string_pretty(&sim::results::results_schema()).expect("a schema prints") + "\n";
+    (text, sim::results::RESULTS_SCHEMA)
+}
+
 /// Checks that the simulator accepts `config_json` (decodes it and builds the network,
 /// runs nothing). Raises ValueError with the refused field and why.
 #[pyfunction]

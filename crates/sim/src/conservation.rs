@@ -230,7 +230,7 @@ impl FlowLedger {
 }
 
 /// The identity of one flow at the end of a run.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct FlowConservation {
     /// What is counted: "datagrams" (UDP, echo, ping: each datagram once, by its
     /// sequence number) or "segments" (TCP: every segment either socket sent).
@@ -252,7 +252,7 @@ impl FlowConservation {
 }
 
 /// The identity of one link (or one direction, or one 802.11 member's transmitter).
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, schemars::JsonSchema)]
 pub struct LinkConservation {
     /// Frames handed to the link (accepted or refused).
     pub frames_in: u64,

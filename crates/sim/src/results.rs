@@ -1,4 +1,8 @@
 //! What a run measured, as plain records serialised to JSON for Python.
+//!
+//! The record is versioned (`"schema"`: [`RESULTS_SCHEMA`]) and its JSON Schema, generated
+//! from these types ([`results_schema`]), is checked in as `schema/results.schema.json`
+//! (`tests/results_schema.rs` fails when they differ); docs/results-schema.md documents it.
 
 use std::collections::BTreeMap;
 
@@ -22,8 +26,23 @@ pub struct DropRecord {
     pub summary: String,
 }
 
-#[derive(Debug, Serialize)]
+/// The version of the results' JSON, the `schema` field of every results record.
+/// Raised whenever a field is added, renamed, retyped or given another meaning.
+pub const RESULTS_SCHEMA: u32 = 1;
+
+/// The results' JSON Schema (draft 2020-12), as `schema/results.schema.json` holds it:
+/// the contract of what a run *writes* (a field skipped when empty is optional).
+pub fn results_schema() -> serde_json::Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12().for_serialize().into_generator();
+    serde_json::to_value(generator.into_root_schema_for::<Results>()).expect("a JSON Schema is JSON")
+}
+
+/// What a run returns: per-flow, per-link and per-node counters, the drops, and the
+/// optional parts of the models a run used (docs/results-schema.md).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Results {
+    /// The version of this record's JSON: [`RESULTS_SCHEMA`].
+    pub schema: u32,
     pub sim_time_ns: u64,
     pub events: u64,
     pub flows: Vec<FlowResult>,
@@ -60,7 +79,7 @@ pub struct Capture {
     pub frames: Frames,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct FlowResult {
     pub id: u32,
     pub kind: &'static str,
@@ -105,7 +124,7 @@ pub struct FlowResult {
     pub conservation: Option<crate::conservation::FlowConservation>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct EchoResult {
     /// Datagrams that reached the echo server: forward loss is `sent` less these, reverse
     /// loss these less `received`.
@@ -118,7 +137,7 @@ pub struct EchoResult {
     pub rtt_ns: Option<LatencySummary>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct TcpResult {
     pub bytes_sent: u64,
     pub retransmits: u64,
@@ -174,7 +193,7 @@ pub struct TcpResult {
 }
 
 /// The sender's path MTU state at the end, and how it got there.
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, schemars::JsonSchema)]
 pub struct TcpPathResult {
     /// The sender's MSS at the end (data octets per full segment).
     pub mss_bytes: u32,
@@ -195,7 +214,7 @@ pub struct TcpPathResult {
     pub stall_at_end_ns: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct HyStartExit {
     pub time_ns: u64,
     pub cwnd_bytes: u64,
@@ -230,7 +249,7 @@ pub(crate) struct TcpFlowInputs {
     pub window: IntervalRecord,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LinkResult {
     pub name: String,
     #[serde(rename = "type")]
@@ -250,7 +269,7 @@ pub struct LinkResult {
     pub conservation: Vec<crate::conservation::LinkConservation>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct WifiMemberResult {
     pub attempts: u64,
     pub retries: u64,
@@ -272,20 +291,20 @@ pub(crate) struct WifiLinkInputs {
     pub members: Vec<crate::wifi::bss::MemberStats>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct TableEntry {
     pub ip: String,
     pub mac: String,
     pub port: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct BridgeEntry {
     pub mac: String,
     pub port: String,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct NodeResult {
     pub name: String,
     pub role: String,
@@ -311,7 +330,7 @@ pub struct NodeResult {
     pub icmp_filtered: u64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DropEntry {
     pub time_ns: u64,
     pub node: String,
@@ -378,6 +397,7 @@ pub(crate) fn collect(mut inputs: Inputs<'_>) -> Results {
         })
         .collect();
     Results {
+        schema: RESULTS_SCHEMA,
         sim_time_ns: now,
         events: inputs.events,
         flows,
@@ -571,7 +591,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// What a run's capture files hold (`capture` in the results JSON, docs/metrics.md
 /// "Capture"): written by a sink that writes files.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, schemars::JsonSchema)]
 pub struct CaptureSummary {
     /// Files written (one per capture point).
     pub files: u64,
@@ -593,7 +613,7 @@ pub struct CaptureSummary {
 }
 
 /// The first record a size limit kept out; nothing after it was written either.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct CaptureCut {
     /// When its frame was seen, ns since the start of the run.
     pub time_ns: u64,

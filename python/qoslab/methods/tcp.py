@@ -284,7 +284,7 @@ def _stack_options(t: TcpBulk | TcpTransfer) -> dict[str, Any]:
         if OPTION_FIELDS.get(key, key) not in written:
             opts[key] = value
     if stack.rto_backoff_cap is not None:
-        opts["rto_cap_ns"] = int(stack.rto_backoff_cap)
+        opts["rto_backoff_cap_ns"] = int(stack.rto_backoff_cap)
     return opts
 
 

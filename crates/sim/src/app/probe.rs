@@ -3,7 +3,7 @@
 //! one-way latency and jitter from the bytes alone, as a real analyser does.
 
 /// Bytes of the probe header at the start of every test payload.
-pub const PROBE_HEADER_LEN: usize = 16;
+pub use qoslab_plan::PROBE_HEADER_LEN;
 
 /// The probe: flow id, sequence number, send time in nanoseconds; big-endian.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -89,7 +89,7 @@ impl Histogram {
 }
 
 /// Latency statistics in nanoseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LatencySummary {
     pub min: u64,
     pub mean: u64,

@@ -73,11 +73,9 @@
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::Ipv4Addr;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wire::ethernet::Address as Mac;
 use wire::lane::{AtmAddress, ControlFrame, ControlRepr};
-
-use crate::config::PortRef;
 
 /// Selectors (last octet of an NSAP address, UNI 3.1 §5.1.3.1: not used for routing,
 /// free for the end system) that tell a node's LANE/MPOA entities apart.
@@ -119,123 +117,17 @@ pub const MAX_UNKNOWN_FRAME_TIME_NS: u64 = 1_000_000_000;
 /// queue, RFC 1122 §2.3.2.2, allows at least one; 64 here so a burst survives the
 /// 2-3 ms of LE_ARP and SVC set-up; uncalibrated).
 pub const PENDING_LIMIT: usize = 64;
-/// af-lane-0021.000 §5.2: C17 Aging Time, default 300 s (range 10-300 s).
-pub const AGING_TIME_NS: u64 = 300_000_000_000;
 /// af-lane-0021.000 §5.2: C22 Path Switching Delay, default 6 s: the longest a client
 /// holds a destination's frames waiting for its LE_FLUSH_RESPONSE.
 pub const PATH_SWITCHING_DELAY_NS: u64 = 6_000_000_000;
-/// af-mpoa-0087.000 §5.2.1 MPC-p1 Shortcut-Setup Frame Count, default 10.
-pub const SHORTCUT_FRAME_COUNT: u32 = 10;
-/// af-mpoa-0087.000 §5.2.1 MPC-p2 Shortcut-Setup Frame Time, default 1 s.
-pub const SHORTCUT_FRAME_TIME_NS: u64 = 1_000_000_000;
 /// af-mpoa-0087.000 §5.2.1 MPC-p4 Initial Retry Time, default 5 s: after a failed
 /// resolution the MPC waits this long before asking again (the doubling up to MPC-p5,
 /// 40 s, is not modelled).
 pub const INITIAL_RETRY_TIME_NS: u64 = 5_000_000_000;
-/// Seed 001 Fig. 4: the Centillion 100's BUS forwards at most about 53,000 cells/s.
-pub const BUS_CELLS_PER_SECOND: u64 = 53_000;
-
-/// The LANE and MPOA part of the ATM configuration.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LaneConfig {
-    #[serde(default)]
-    pub elans: Vec<ElanConfig>,
-    /// The port that runs the LECS; `None`: clients know their LES (§5.3.2 allows a
-    /// configured LES address).
-    #[serde(default)]
-    pub lecs: Option<PortRef>,
-    /// LE clients: ATM ports of hosts, routers and Ethernet edge devices.
-    #[serde(default)]
-    pub clients: Vec<LecConfig>,
-    /// MPOA servers (on routers' LANE ports) and the MPCs' thresholds.
-    #[serde(default)]
-    pub mpoa: Option<MpoaConfig>,
-    /// Clients run the flush protocol before switching a destination from the BUS to
-    /// its data-direct VCC (optional in LANE v1; default on).
-    #[serde(default = "default_true")]
-    pub flush: bool,
-    /// C17 Aging Time, ns (default 300 s).
-    #[serde(default = "default_aging")]
-    pub aging_time_ns: u64,
-}
-
-impl Default for LaneConfig {
-    fn default() -> LaneConfig {
-        LaneConfig {
-            elans: Vec::new(),
-            lecs: None,
-            clients: Vec::new(),
-            mpoa: None,
-            flush: true,
-            aging_time_ns: AGING_TIME_NS,
-        }
-    }
-}
-
-fn default_true() -> bool {
-    true
-}
-fn default_aging() -> u64 {
-    AGING_TIME_NS
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ElanConfig {
-    pub name: String,
-    /// The ATM port that runs the LES.
-    pub les: PortRef,
-    /// The ATM port that runs the BUS.
-    pub bus: PortRef,
-    /// BUS capacity, cells per second (53,000: seed 001 Fig. 4).
-    #[serde(default = "default_bus_cells")]
-    pub bus_cells_per_second: u64,
-    /// BUS capacity, frames per second; `None`: no frame limit.
-    #[serde(default)]
-    pub bus_frames_per_second: Option<u64>,
-    /// Frames the BUS holds while busy; more are dropped (uncalibrated 64).
-    #[serde(default = "default_bus_queue")]
-    pub bus_queue_frames: usize,
-}
-
-fn default_bus_cells() -> u64 {
-    BUS_CELLS_PER_SECOND
-}
-fn default_bus_queue() -> usize {
-    64
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LecConfig {
-    pub port: PortRef,
-    /// Index into `elans`.
-    pub elan: usize,
-    /// A proxy client (a bridge: an Ethernet edge device), §5.1.1.
-    #[serde(default)]
-    pub proxy: bool,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MpoaConfig {
-    /// The LANE ports of routers that run an MPS.
-    pub servers: Vec<PortRef>,
-    /// MPC-p1 (af-mpoa-0087.000 §5.2.1), default 10.
-    #[serde(default = "default_shortcut_count")]
-    pub shortcut_frames: u32,
-    /// MPC-p2, ns (default 1 s).
-    #[serde(default = "default_shortcut_time")]
-    pub shortcut_time_ns: u64,
-}
-
-fn default_shortcut_count() -> u32 {
-    SHORTCUT_FRAME_COUNT
-}
-fn default_shortcut_time() -> u64 {
-    SHORTCUT_FRAME_TIME_NS
-}
+pub use qoslab_plan::atm::{
+    ElanConfig, LaneConfig, LecConfig, MpoaConfig, AGING_TIME_NS, BUS_CELLS_PER_SECOND, SHORTCUT_FRAME_COUNT,
+    SHORTCUT_FRAME_TIME_NS,
+};
 
 /// af-lane-0021.000 §5.1: the initialisation phases of a client.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -609,7 +501,7 @@ pub fn with_selector(a: AtmAddress, s: u8) -> AtmAddress {
 }
 
 /// Counters of LANE and MPOA, reported with the run.
-#[derive(Debug, Default, Clone, Serialize)]
+#[derive(Debug, Default, Clone, Serialize, schemars::JsonSchema)]
 pub struct LaneStats {
     /// Clients that reached the operational phase, and when (ns).
     pub joined: Vec<(String, u64)>,

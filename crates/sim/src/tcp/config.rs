@@ -5,53 +5,10 @@ use crate::time::Duration;
 
 pub use super::hystart::HyStartMode;
 
-/// Which congestion control rules grow and cut the window.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CongestionControl {
-    /// RFC 5681 slow start and congestion avoidance, with RFC 6582 NewReno recovery
-    /// (or RFC 6675 SACK recovery when SACK is negotiated).
-    NewReno,
-    /// RFC 9438 CUBIC (C = 0.4, β = 0.7, fast convergence on), Linux's default since
-    /// 2.6.19. HyStart is a separate choice, [`TcpConfig::hystart`].
-    #[default]
-    Cubic,
-}
-
-/// What an ACK of new data grows the congestion window by.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CwndGrowth {
-    /// Appropriate Byte Counting (RFC 3465): slow start adds the octets acknowledged,
-    /// at most [`TcpConfig::slow_start_limit`] segments (L) per ACK; congestion
-    /// avoidance adds one SMSS per cwnd of octets acknowledged (NewReno) or counts the
-    /// segments acknowledged (CUBIC). Linux counts packets acknowledged the same way
-    /// (`tcp_slow_start`, `tcp_cong_avoid_ai`), so delayed ACKs do not slow it down.
-    #[default]
-    Bytes,
-    /// Once per ACK (RFC 5681 §3.1 Eq. 2 and 3): slow start adds min(N, SMSS), congestion
-    /// avoidance SMSS·SMSS/cwnd, whatever the ACK covers: with an ACK every second
-    /// segment the window opens half as fast. 4.4BSD's tcp_input (Wright and Stevens,
-    /// TCP/IP Illustrated vol. 2, §29 "open the congestion window") and its
-    /// descendants (NetBSD 1.1), and ns-3's `TcpNewReno`.
-    Acks,
-    /// 4.4BSD's own rule (Net/3 `tcp_input`, "open the congestion window"; unchanged in
-    /// NetBSD 1.0's tcp_input.c rev 1.10 and NetBSD 1.2's rev 1.23.4.2): once per ACK of
-    /// new data, slow start adds `t_maxseg` while cwnd ≤ ssthresh, and above it
-    /// avoidance adds `maxseg·maxseg/cwnd + maxseg/8` (integer arithmetic), the extra
-    /// eighth "to help larger windows open quickly enough".
-    Bsd44,
-}
-
-/// CUBIC's Reno-friendly estimate W_est (RFC 9438 §4.3): how fast it grows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum CubicAlpha {
-    /// RFC 9438 §4.3: α_cubic = 3(1 − β)/(1 + β) while W_est < cwnd_prior, then 1.
-    #[default]
-    Rfc9438,
-    /// α_cubic always (RFC 8312 §4.2's estimate): Linux's `tcp_friendliness` in
-    /// tcp_cubic.c (one segment per `cwnd·beta_scale/8` acknowledged) and ns-3's
-    /// `TcpCubic` never switch to 1.
-    Constant,
-}
+/// Which congestion control rules grow and cut the window, what an ACK grows it by, and
+/// CUBIC's Reno-friendly estimate: the plan's enums (`qoslab_plan::flow`), one vocabulary
+/// from the scenario to the socket.
+pub use qoslab_plan::flow::{CongestionControl, CubicAlpha, CwndGrowth};
 
 /// One endpoint's TCP settings.
 #[derive(Debug, Clone, PartialEq)]

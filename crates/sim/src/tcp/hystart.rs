@@ -25,18 +25,8 @@
 
 use wire::tcp::SeqNumber;
 
-/// Which slow-start exit heuristic runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum HyStartMode {
-    /// Plain RFC 5681 slow start to the first loss (Linux `hystart=0`).
-    #[default]
-    Off,
-    /// Linux CUBIC's HyStart (ACK train and delay increase, `hystart=1`,
-    /// `hystart_detect=3`, Linux's own default).
-    Classic,
-    /// RFC 9406 HyStart++ (delay increase, then Conservative Slow Start).
-    PlusPlus,
-}
+/// Which slow-start exit heuristic runs: the plan's enum (`qoslab_plan::flow`).
+pub use qoslab_plan::flow::HyStartMode;
 
 /// Linux `hystart_low_window`: no detection below 16 segments.
 const LOW_WINDOW_SEGMENTS: u64 = 16;

@@ -13,7 +13,7 @@ use super::socket::{TcpSocket, TraceRecord};
 /// Cumulative counters of one flow at the end of one interval (iperf3's `-i`), and the
 /// sender's state then. Differences of consecutive records give the interval's bytes,
 /// bits per second and retransmissions, as iperf3's JSON `intervals`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct IntervalRecord {
     /// End of the interval, ns of simulated time.
     pub end_ns: u64,
@@ -107,7 +107,7 @@ impl IntervalRecord {
 }
 
 /// The per-ACK trace of a sender in columns (one entry per ACK it processed).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct TraceColumns {
     pub time_ns: Vec<u64>,
     pub cwnd_bytes: Vec<u64>,

@@ -88,7 +88,7 @@ pub trait Transport {
 /// What one end's SA pair carried, for reports: per tunnel (VPN) packet and byte counts.
 /// Bytes are those after the IPv4 header of the ESP/AH datagram (ESP: header to ICV,
 /// what the cipher and the HMAC went over), as `IpCounters::esp_bytes` counts them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 pub struct SaReport {
     pub name: String,
     /// "tunnel" or "transport".

@@ -113,8 +113,8 @@ impl std::str::FromStr for Access {
     }
 }
 
-/// dot11ShortRetryLimit default (Annex C).
-pub const DEFAULT_SHORT_RETRY_LIMIT: u32 = 7;
+/// dot11ShortRetryLimit default (Annex C), defined once in the plan.
+pub use qoslab_plan::DEFAULT_SHORT_RETRY_LIMIT;
 /// dot11LongRetryLimit default (Annex C).
 pub const DEFAULT_LONG_RETRY_LIMIT: u32 = 4;
 /// dot11RTSThreshold default of 802.11-1999, longer than any 802.11b/g MPDU.

@@ -28,7 +28,7 @@ use crate::node::{Effects, Job, Node};
 use crate::results::{DropRecord, Results};
 use crate::rng::RunSeed;
 use crate::tcp::report::{IntervalRecorder, TraceColumns};
-use crate::tcp::{CongestionControl, CubicAlpha, CwndGrowth, HyStartMode, TcpConfig, TcpSocket};
+use crate::tcp::{TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::time::SimTime;
 use crate::wifi::adapter::{Adapter, CipherCost, DropReason, ForeignSource, LinkCipher, Role as WifiRole};

@@ -465,12 +465,8 @@ pub(super) fn tcp_config(options: &crate::config::TcpOptions, mtu: u32) -> Resul
 /// The options up to the algorithms: congestion control, MSS, buffers, SACK, timestamps,
 /// window scaling, delayed ACKs, RTO bounds, HyStart, cwnd growth, CUBIC's alpha.
 fn tcp_algorithms_and_buffers(options: &crate::config::TcpOptions, config: &mut TcpConfig) -> Result<(), String> {
-    if let Some(cc) = &options.congestion {
-        config.congestion_control = match cc.as_str() {
-            "cubic" => CongestionControl::Cubic,
-            "newreno" => CongestionControl::NewReno,
-            other => return Err(format!("congestion control {other:?}: expected \"cubic\" or \"newreno\"")),
-        };
+    if let Some(cc) = options.congestion {
+        config.congestion_control = cc;
     }
     if let Some(mss) = options.mss {
         config.mss = mss;
@@ -491,32 +487,12 @@ fn tcp_algorithms_and_buffers(options: &crate::config::TcpOptions, config: &mut 
     if let Some(d) = options.min_rto_ns {
         config.min_rto = Duration::from_nanos(d);
     }
-    if let Some(d) = options.rto_cap_ns {
+    if let Some(d) = options.rto_backoff_cap_ns {
         config.rto_backoff_cap = Some(Duration::from_nanos(d));
     }
-    if let Some(h) = &options.hystart {
-        config.hystart = match h.as_str() {
-            "off" => HyStartMode::Off,
-            "classic" => HyStartMode::Classic,
-            "hystart++" => HyStartMode::PlusPlus,
-            other => return Err(format!("hystart {other:?}: expected \"off\", \"classic\" or \"hystart++\"")),
-        };
-    }
-    if let Some(g) = &options.cwnd_growth {
-        config.cwnd_growth = match g.as_str() {
-            "bytes" => CwndGrowth::Bytes,
-            "acks" => CwndGrowth::Acks,
-            "4.4bsd" => CwndGrowth::Bsd44,
-            other => return Err(format!("cwnd_growth {other:?}: expected \"bytes\", \"acks\" or \"4.4bsd\"")),
-        };
-    }
-    if let Some(a) = &options.cubic_alpha {
-        config.cubic_alpha = match a.as_str() {
-            "rfc9438" => CubicAlpha::Rfc9438,
-            "constant" => CubicAlpha::Constant,
-            other => return Err(format!("cubic_alpha {other:?}: expected \"rfc9438\" or \"constant\"")),
-        };
-    }
+    config.hystart = options.hystart.unwrap_or(config.hystart);
+    config.cwnd_growth = options.cwnd_growth.unwrap_or(config.cwnd_growth);
+    config.cubic_alpha = options.cubic_alpha.unwrap_or(config.cubic_alpha);
     Ok(())
 }
 

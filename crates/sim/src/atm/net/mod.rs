@@ -107,7 +107,7 @@ impl AtmOut {
 }
 
 /// Counters of the ATM network, reported with the run.
-#[derive(Debug, Default, Clone, serde::Serialize)]
+#[derive(Debug, Default, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct AtmStats {
     /// Cells sent per link and direction.
     pub cells: Vec<[u64; 2]>,

@@ -183,7 +183,7 @@ impl AbrSource {
 }
 
 /// What an ABR VC did over the run.
-#[derive(Debug, Default, Clone, serde::Serialize)]
+#[derive(Debug, Default, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct AbrVcStats {
     pub node: u32,
     pub port: u16,
@@ -200,7 +200,7 @@ pub struct AbrVcStats {
 }
 
 /// Counters of the service-category machinery.
-#[derive(Debug, Default, Clone, serde::Serialize)]
+#[derive(Debug, Default, Clone, serde::Serialize, schemars::JsonSchema)]
 pub struct QosStats {
     /// RM cells turned around by destinations.
     pub rm_turned: u64,

@@ -1,77 +1,20 @@
-//! The configuration of one adaptive router, as the lowered network gives it.
+//! The configuration of one adaptive router: the plan's type (crates/plan), and the
+//! link ARQ it configures.
 
-use serde::{Deserialize, Serialize};
 use wire::linkarq;
 
 use super::link_arq::ArqConfig;
 
-/// One adaptive upstream between two routers, as lowered from the scenario's
-/// `[node.NAME.adaptive]` table (the Python model documents each default and its source).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AdaptiveConfig {
-    /// The router that chooses (seed 004's home router).
-    pub node: u32,
-    /// Its port on the radio (an 802.11 cell the peer is a member of).
-    pub radio_port: u16,
-    /// Its port on the modem (a serial line whose other end is the peer).
-    pub modem_port: u16,
-    /// The router at the other end (campus).
-    pub peer: u32,
-    /// The peer's port on the radio.
-    pub peer_radio_port: u16,
-    /// [`ArqConfig::initial_timeout_ns`].
-    pub initial_timeout_ns: u64,
-    /// [`ArqConfig::max_timeout_ns`]: seed 004's 100 ms.
-    pub max_timeout_ns: u64,
-    /// [`ArqConfig::max_attempts`].
-    pub max_attempts: u32,
-    /// [`RatioConfig::window`].
-    pub ratio_window: usize,
-    /// [`RatioConfig::min_samples`].
-    pub ratio_min_samples: usize,
-    /// [`ChooserConfig::low`].
-    pub low: f64,
-    /// [`ChooserConfig::high`].
-    pub high: f64,
-    /// [`ChooserConfig::probe_interval_ns`].
-    pub probe_interval_ns: u64,
-    /// Shortest time between two samples of the ratios in the results.
-    pub sample_interval_ns: u64,
-}
+/// One adaptive upstream between two routers (the plan's type).
+pub use qoslab_plan::AdaptiveConfig;
 
-impl AdaptiveConfig {
-    /// The link ARQ's configuration.
-    pub(super) fn arq(&self) -> ArqConfig {
-        ArqConfig {
-            initial_timeout_ns: self.initial_timeout_ns,
-            max_timeout_ns: self.max_timeout_ns,
-            max_attempts: self.max_attempts,
-            ack_len: linkarq::HEADER_LEN as u32,
-            ..ArqConfig::default()
-        }
-    }
-
-    /// Refuses what the sans-IO models would panic on, naming the field.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
-        if self.initial_timeout_ns == 0 {
-            return Err(("initial_timeout_ns", "must be positive".into()));
-        }
-        if self.max_timeout_ns < self.initial_timeout_ns {
-            return Err(("max_timeout_ns", "must be at least initial_timeout_ns".into()));
-        }
-        if self.max_attempts == 0 {
-            return Err(("max_attempts", "at least one transmission".into()));
-        }
-        if self.ratio_window == 0 || self.ratio_min_samples > self.ratio_window {
-            return Err(("ratio_window", "a positive window at least ratio_min_samples long".into()));
-        }
-        if !((0.0..=1.0).contains(&self.low) && (0.0..=1.0).contains(&self.high) && self.low <= self.high) {
-            return Err(("low", format!("need 0 <= low <= high <= 1, found low {} high {}", self.low, self.high)));
-        }
-        if self.probe_interval_ns == 0 {
-            return Err(("probe_interval_ns", "must be positive".into()));
-        }
-        Ok(())
+/// The link ARQ of an adaptive upstream, from its plan.
+pub(super) fn arq_config(config: &AdaptiveConfig) -> ArqConfig {
+    ArqConfig {
+        initial_timeout_ns: config.initial_timeout_ns,
+        max_timeout_ns: config.max_timeout_ns,
+        max_attempts: config.max_attempts,
+        ack_len: linkarq::HEADER_LEN as u32,
+        ..ArqConfig::default()
     }
 }

@@ -88,7 +88,7 @@ use wire::linkarq;
 use crate::engine::EventId;
 use crate::node::ip::ethernet_frame;
 use chooser::{Channel, ChannelChooser, ChooserConfig};
-use config::AdaptiveConfig;
+use config::{arq_config, AdaptiveConfig};
 use delivery_ratio::{DeliveryRatio, RatioConfig};
 use link_arq::{Action, ArqCounters, LinkArq, RxVerdict};
 
@@ -113,7 +113,7 @@ pub struct Received {
 }
 
 /// A change of channel, for the results.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct SwitchRecord {
     pub time_ns: u64,
     pub from: &'static str,
@@ -123,7 +123,7 @@ pub struct SwitchRecord {
 }
 
 /// The ratios at one instant.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, schemars::JsonSchema)]
 pub struct RatioSample {
     pub time_ns: u64,
     pub radio_ratio: Option<f64>,
@@ -133,7 +133,7 @@ pub struct RatioSample {
 }
 
 /// Counters of one adaptive upstream.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, schemars::JsonSchema)]
 pub struct AdaptiveRouterCounters {
     /// Datagrams the sender's stack sent towards the peer.
     pub datagrams: u64,
@@ -151,7 +151,7 @@ pub struct AdaptiveRouterCounters {
 }
 
 /// The results of one adaptive upstream.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct AdaptiveRouterResult {
     pub node: String,
     pub peer: String,
@@ -168,7 +168,7 @@ pub struct AdaptiveRouterResult {
 }
 
 /// [`ArqCounters`] as serialised.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ArqCountersResult {
     pub frames: u64,
     pub transmissions: u64,
@@ -249,8 +249,8 @@ impl AdaptiveRouter {
             initial: Channel::Radio,
         };
         AdaptiveRouter {
-            sender: LinkArq::new(config.arq()),
-            receiver: LinkArq::new(config.arq()),
+            sender: LinkArq::new(arq_config(&config)),
+            receiver: LinkArq::new(arq_config(&config)),
             radio: DeliveryRatio::new(ratio),
             modem: DeliveryRatio::new(ratio),
             chooser: ChannelChooser::new(chooser),

@@ -1,0 +1,280 @@
+//! Traffic: the flows a test sends, and the TCP options of a bulk transfer.
+
+use std::net::Ipv4Addr;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Octets of the probe header at the start of every UDP test payload: flow id (4),
+/// sequence number (4), send time in ns (8), as the simulator's `app::Probe` writes it.
+pub const PROBE_HEADER_LEN: usize = 16;
+
+/// The most data an IPv4 datagram of 65,535 bytes (RFC 791 §3.1: Total Length is 16
+/// bits) carries after its 20-byte header and an 8-byte UDP (RFC 768) or ICMP echo
+/// (RFC 792) header: 65,507, as Linux's `ping -s` and UDP sockets allow.
+pub const MAX_IPV4_PAYLOAD_AFTER_8: u32 = 65_535 - 20 - 8;
+
+/// Traffic.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum FlowConfig {
+    /// UDP datagrams at a constant rate, or back to back when `rate_pps` is 0 (saturating:
+    /// the sender keeps its interface queue non-empty). Each datagram carries a sequence
+    /// number and its send time, as iperf's and IXIA's test frames do.
+    #[schemars(title = "UdpFlow")]
+    Udp {
+        id: u32,
+        from: u32,
+        to: Ipv4Addr,
+        dst_port: u16,
+        /// UDP payload bytes (at least 16: sequence and timestamp).
+        payload: u32,
+        rate_pps: f64,
+        start_ns: u64,
+        stop_ns: u64,
+        /// Set DF on every datagram (iperf3 `--dont-fragment`, Linux
+        /// `IP_PMTUDISC_DO`): a datagram larger than the path MTU the sender knows is
+        /// refused at the sender (EMSGSIZE), and a router that cannot forward one
+        /// drops it and answers ICMP "fragmentation needed". Default false: the
+        /// datagrams are fragmented wherever they do not fit.
+        #[serde(default)]
+        dont_fragment: bool,
+    },
+    /// ICMP echo requests.
+    #[schemars(title = "PingFlow")]
+    Ping { id: u32, from: u32, to: Ipv4Addr, count: u32, interval_ns: u64, payload: u32, start_ns: u64 },
+    /// UDP echo (RFC 862): `from` sends `count` datagrams of `payload` bytes (a probe at
+    /// the start) to `to`:`dst_port` every `interval_ns`; the node holding `to` sends each
+    /// one back unchanged to the port it came from. Loss is counted each way: at the echo
+    /// server (forward) and back at the source (reverse), with the round-trip time.
+    #[schemars(title = "UdpEchoFlow")]
+    UdpEcho {
+        id: u32,
+        from: u32,
+        to: Ipv4Addr,
+        dst_port: u16,
+        payload: u32,
+        count: u32,
+        interval_ns: u64,
+        start_ns: u64,
+    },
+    /// A bulk TCP transfer, as iperf3 or ttcp make: `from` connects to `to` at `start_ns`
+    /// and sends `bytes` (or without end until `stop_ns`); the receiver discards the data.
+    #[schemars(title = "TcpFlow")]
+    Tcp {
+        id: u32,
+        from: u32,
+        to: Ipv4Addr,
+        dst_port: u16,
+        #[serde(default)]
+        bytes: Option<u64>,
+        start_ns: u64,
+        stop_ns: u64,
+        #[serde(default)]
+        tcp: TcpOptions,
+        /// Interval reports (iperf3 `-i`): counters every this many ns from `start_ns`.
+        #[serde(default)]
+        interval_ns: Option<u64>,
+        /// Keep the sender's per-ACK trace (cwnd, RTT, retransmissions); big, so opt-in.
+        #[serde(default)]
+        trace: bool,
+    },
+}
+
+/// Which congestion control rules grow and cut the window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CongestionControl {
+    /// RFC 5681 slow start and congestion avoidance, with RFC 6582 NewReno recovery
+    /// (or RFC 6675 SACK recovery when SACK is negotiated).
+    NewReno,
+    /// RFC 9438 CUBIC (C = 0.4, β = 0.7, fast convergence on), Linux's default since
+    /// 2.6.19. HyStart is a separate choice, the socket\'s `hystart`.
+    #[default]
+    Cubic,
+}
+
+/// What an ACK of new data grows the congestion window by.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CwndGrowth {
+    /// Appropriate Byte Counting (RFC 3465): slow start adds the octets acknowledged,
+    /// at most the socket\'s `slow_start_limit` segments (L) per ACK; congestion
+    /// avoidance adds one SMSS per cwnd of octets acknowledged (NewReno) or counts the
+    /// segments acknowledged (CUBIC). Linux counts packets acknowledged the same way
+    /// (`tcp_slow_start`, `tcp_cong_avoid_ai`), so delayed ACKs do not slow it down.
+    #[default]
+    Bytes,
+    /// Once per ACK (RFC 5681 §3.1 Eq. 2 and 3): slow start adds min(N, SMSS), congestion
+    /// avoidance SMSS·SMSS/cwnd, whatever the ACK covers: with an ACK every second
+    /// segment the window opens half as fast. 4.4BSD's tcp_input (Wright and Stevens,
+    /// TCP/IP Illustrated vol. 2, §29 "open the congestion window") and its
+    /// descendants (NetBSD 1.1), and ns-3's `TcpNewReno`.
+    Acks,
+    /// 4.4BSD's own rule (Net/3 `tcp_input`, "open the congestion window"; unchanged in
+    /// NetBSD 1.0's tcp_input.c rev 1.10 and NetBSD 1.2's rev 1.23.4.2): once per ACK of
+    /// new data, slow start adds `t_maxseg` while cwnd ≤ ssthresh, and above it
+    /// avoidance adds `maxseg·maxseg/cwnd + maxseg/8` (integer arithmetic), the extra
+    /// eighth "to help larger windows open quickly enough".
+    #[serde(rename = "4.4bsd")]
+    Bsd44,
+}
+
+/// CUBIC's Reno-friendly estimate W_est (RFC 9438 §4.3): how fast it grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum CubicAlpha {
+    /// RFC 9438 §4.3: α_cubic = 3(1 − β)/(1 + β) while W_est < cwnd_prior, then 1.
+    #[default]
+    Rfc9438,
+    /// α_cubic always (RFC 8312 §4.2's estimate): Linux's `tcp_friendliness` in
+    /// tcp_cubic.c (one segment per `cwnd·beta_scale/8` acknowledged) and ns-3's
+    /// `TcpCubic` never switch to 1.
+    Constant,
+}
+
+/// Which slow-start exit heuristic runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HyStartMode {
+    /// Plain RFC 5681 slow start to the first loss (Linux `hystart=0`).
+    #[default]
+    Off,
+    /// Linux CUBIC's HyStart (ACK train and delay increase, `hystart=1`,
+    /// `hystart_detect=3`, Linux's own default).
+    Classic,
+    /// RFC 9406 HyStart++ (delay increase, then Conservative Slow Start).
+    #[serde(rename = "hystart++")]
+    PlusPlus,
+}
+
+/// What a TCP flow sets differently from `tcp::TcpConfig`'s defaults (Linux's).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TcpOptions {
+    /// Congestion control (default CUBIC); the socket's `congestion_control`.
+    #[serde(default)]
+    pub congestion: Option<CongestionControl>,
+    /// Maximum segment size; by default the route MTU less 40 (RFC 9293 §3.7.1).
+    #[serde(default)]
+    pub mss: Option<u16>,
+    #[serde(default)]
+    pub send_buffer: Option<u32>,
+    #[serde(default)]
+    pub recv_buffer: Option<u32>,
+    /// A fixed largest window (NetBSD 1.1's 16 KiB in seed 004).
+    #[serde(default)]
+    pub max_window: Option<u32>,
+    #[serde(default)]
+    pub sack: Option<bool>,
+    #[serde(default)]
+    pub timestamps: Option<bool>,
+    #[serde(default)]
+    pub window_scaling: Option<bool>,
+    #[serde(default)]
+    pub delayed_ack_ns: Option<u64>,
+    #[serde(default)]
+    pub min_rto_ns: Option<u64>,
+    /// A cap on the exponential RTO backoff (seed 004's router: 100 ms): the scenario's
+    /// and the socket's `rto_backoff_cap`, in ns.
+    #[serde(default)]
+    pub rto_backoff_cap_ns: Option<u64>,
+    /// Path MTU discovery (RFC 1191): DF on every segment, the MSS lowered on ICMP
+    /// "fragmentation needed". Default on (Linux `ip_no_pmtu_disc=0`).
+    #[serde(default)]
+    pub pmtu_discovery: Option<bool>,
+    /// Packetization-layer PMTUD (RFC 4821), Linux `tcp_mtu_probing`: 0 off (default),
+    /// 1 on once a black hole is suspected, 2 always on.
+    #[serde(default)]
+    pub mtu_probing: Option<u8>,
+    /// The MSS probing starts from (Linux `tcp_base_mss`, 1024 since 4.2).
+    #[serde(default)]
+    pub base_mss: Option<u16>,
+    /// Slow start's exit heuristic (default off).
+    #[serde(default)]
+    pub hystart: Option<HyStartMode>,
+    /// Nagle's algorithm (default on).
+    #[serde(default)]
+    pub nagle: Option<bool>,
+    /// ACK at once after this many full-sized segments (default 2, RFC 5681 §4.2).
+    #[serde(default)]
+    pub delayed_ack_segments: Option<u32>,
+    /// ACK at once an in-order segment with PSH (NetBSD's tcp_input; default off).
+    #[serde(default)]
+    pub ack_on_push: Option<bool>,
+    /// The delayed ACK waits for the next tick of a host-wide clock of period
+    /// `delayed_ack_ns` (4.4BSD `tcp_fasttimo`), not a full period (default off).
+    #[serde(default)]
+    pub delayed_ack_clock: Option<bool>,
+    /// A bulk writer refills the send buffer once this many octets are free (4.4BSD
+    /// `so_snd.sb_lowat`) and PSH marks the last octet written; 0 or none = refilled at
+    /// once, no PSH (default).
+    #[serde(default)]
+    pub send_low_water: Option<u32>,
+    /// That writer's write call in octets (ttcp `-l`); 0 or none = one endless call.
+    #[serde(default)]
+    pub write_size: Option<u32>,
+    /// Count segments of any size toward `delayed_ack_segments` (Windows NT's rule;
+    /// default off, RFC 5681's full-sized segments).
+    #[serde(default)]
+    pub delayed_ack_any_segment: Option<bool>,
+    /// Duplicate ACKs that trigger fast retransmit (default 3, RFC 5681 §3.2; Windows
+    /// NT 4.0 SP2 and later: TcpMaxDupAcks, default 2).
+    #[serde(default)]
+    pub dup_ack_threshold: Option<u32>,
+    /// A window update when the application's read opens the window by half the
+    /// buffer (4.4BSD, Linux; default on); off for Windows NT 4.0.
+    #[serde(default)]
+    pub window_update_on_read: Option<bool>,
+    /// Initial window, segments (default 10, RFC 6928).
+    #[serde(default)]
+    pub initial_window: Option<u32>,
+    /// RACK loss detection (RFC 8985 §6), default on as Linux's `tcp_recovery=1`.
+    #[serde(default)]
+    pub rack: Option<bool>,
+    /// Tail Loss Probe (RFC 8985 §7), default on as Linux's `tcp_early_retrans=3`.
+    #[serde(default)]
+    pub tlp: Option<bool>,
+    /// Window growth: "bytes" (RFC 3465, default), "acks" (RFC 5681 once per ACK) or
+    /// "4.4bsd" (Net/3's per-ACK rule with avoidance's extra maxseg/8).
+    #[serde(default)]
+    pub cwnd_growth: Option<CwndGrowth>,
+    /// Slow start's L in segments with byte counting (default 2, RFC 3465 §2.2); 0 = no
+    /// bound (Linux since 3.9).
+    #[serde(default)]
+    pub slow_start_limit: Option<u32>,
+    /// CUBIC's Reno-friendly α: "rfc9438" (default) or "constant" (Linux, ns-3).
+    #[serde(default)]
+    pub cubic_alpha: Option<CubicAlpha>,
+    /// Proportional Rate Reduction (RFC 6937) in SACK recovery (default off).
+    #[serde(default)]
+    pub prr: Option<bool>,
+    /// RTO before the first RTT sample, which times the SYN (default 1 s, RFC 6298 §2.1).
+    #[serde(default)]
+    pub initial_rto_ns: Option<u64>,
+}
+
+impl FlowConfig {
+    pub fn id(&self) -> u32 {
+        match self {
+            FlowConfig::Udp { id, .. }
+            | FlowConfig::Ping { id, .. }
+            | FlowConfig::Tcp { id, .. }
+            | FlowConfig::UdpEcho { id, .. } => *id,
+        }
+    }
+
+    /// The sending interval [start, stop) in ns: a UDP flow's configured times; `count`
+    /// datagrams one gap apart for ping and UDP echo (one gap each, the last one's too).
+    pub fn sending_ns(&self) -> (u64, u64) {
+        match self {
+            FlowConfig::Udp { start_ns, stop_ns, .. } | FlowConfig::Tcp { start_ns, stop_ns, .. } => {
+                (*start_ns, *stop_ns)
+            }
+            FlowConfig::Ping { start_ns, count, interval_ns, .. }
+            | FlowConfig::UdpEcho { start_ns, count, interval_ns, .. } => {
+                (*start_ns, start_ns.saturating_add(u64::from(*count).saturating_mul(*interval_ns)))
+            }
+        }
+    }
+}

@@ -1,0 +1,16 @@
+"""The network plan: what the lowering (:mod:`qoslab.lower`) writes and a backend runs.
+
+The plan is defined once, in Rust (``crates/plan``, the ``qoslab-plan`` crate); its JSON
+Schema is generated from those types into ``schema/plan.schema.json``, and
+:mod:`qoslab.plan.models` holds the pydantic models generated from that schema
+(docs/architecture.md#the-plan says how to regenerate both). ``tests/test_plan_schema.py``
+fails when the models, the schema file and the core's types disagree.
+"""
+
+from __future__ import annotations
+
+PLAN_SCHEMA = 1
+"""The version of the plan's JSON, the ``schema`` field of every plan
+(``qoslab_plan::PLAN_SCHEMA`` in Rust; the core refuses a plan of another version)."""
+
+__all__ = ["PLAN_SCHEMA"]

@@ -1,0 +1,165 @@
+"""The plan is defined once, in Rust (crates/plan): its JSON Schema, the Python models
+and the lowering's output must agree with those types.
+
+Three independent checks: the schema file is what the core's own types generate
+(``_core.plan_schema``, built from crates/plan); the Python models in
+``qoslab.plan.models`` have exactly the schema's fields, required fields, enumerations
+and unions; and every example's lowered plan validates against the JSON Schema (by the
+``jsonschema`` package, an implementation independent of both pydantic and serde) and
+against the models.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import types
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pydantic
+import pytest
+from conftest import EXAMPLES, ROOT
+from qoslab import _core
+from qoslab.backends.sim import lower
+from qoslab.plan import PLAN_SCHEMA, models
+from qoslab.scenario import load_scenario
+
+SCHEMA_FILE = ROOT / "schema" / "plan.schema.json"
+SCHEMA: dict[str, Any] = json.loads(SCHEMA_FILE.read_text())
+
+
+def test_the_schema_file_is_what_the_core_types_generate() -> None:
+    text, version = _core.plan_schema()
+    assert text == SCHEMA_FILE.read_text(), "regenerate with scripts/gen_plan.sh"
+    assert version == PLAN_SCHEMA
+
+
+def _definitions() -> dict[str, dict[str, Any]]:
+    """Every named schema: the $defs, the root (SimConfig) and the titled variants of the
+    tagged unions (oneOf members), by the name the models give them."""
+    named = {name: d for name, d in SCHEMA["$defs"].items()}
+    named[SCHEMA["title"]] = SCHEMA
+    for d in list(named.values()):
+        for member in d.get("oneOf", []):
+            if "title" in member:
+                named[member["title"]] = member
+    return named
+
+
+def _model(name: str) -> Any:
+    model = getattr(models, name, None)
+    assert model is not None, f"qoslab.plan.models has no {name} (the schema has)"
+    return model
+
+
+@pytest.mark.parametrize("name", sorted(n for n, d in _definitions().items() if "properties" in d))
+def test_each_model_has_the_schema_fields(name: str) -> None:
+    schema = _definitions()[name]
+    model = _model(name)
+    assert issubclass(model, pydantic.BaseModel)
+    # A key that is a Python keyword (a flow's "from") is the alias of its field.
+    fields = {info.alias or f: info for f, info in model.model_fields.items()}
+    assert set(fields) == set(schema["properties"]), name
+    required = {f for f, info in fields.items() if info.is_required()}
+    assert required == set(schema.get("required", [])), name
+    # deny_unknown_fields in Rust: unknown keys refused on both sides.
+    assert schema.get("additionalProperties") is False
+    assert model.model_config.get("extra") == "forbid", name
+
+
+def _enum_values(d: dict[str, Any]) -> list[str] | None:
+    if "enum" in d:
+        return list(d["enum"])
+    if "oneOf" in d and all("const" in m for m in d["oneOf"]):
+        return [m["const"] for m in d["oneOf"]]
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(n for n, d in SCHEMA["$defs"].items() if _enum_values(d) is not None))
+def test_each_enumeration_has_the_schema_values(name: str) -> None:
+    model = _model(name)
+    assert issubclass(model, enum.Enum)
+    assert [m.value for m in model] == _enum_values(SCHEMA["$defs"][name])
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n, d in SCHEMA["$defs"].items() if "oneOf" in d and _enum_values(d) is None)
+)
+def test_each_tagged_union_has_the_schema_variants(name: str) -> None:
+    model = _model(name)
+    annotation = model.model_fields["root"].annotation
+    assert isinstance(annotation, types.UnionType)
+    assert [a.__name__ for a in annotation.__args__] == [m["title"] for m in SCHEMA["$defs"][name]["oneOf"]]
+
+
+def _lowered_plans() -> list[tuple[str, dict[str, Any]]]:
+    plans = []
+    for path in sorted(EXAMPLES.glob("*.toml")):
+        scenario = load_scenario(path)
+        plans.append((path.stem, lower(scenario, source=path)))
+        for index in range(len(scenario.test or [])):
+            plans.append((f"{path.stem}[{index}]", lower(scenario, test_index=index, source=path)))
+    return plans
+
+
+@pytest.fixture(scope="module")
+def lowered() -> list[tuple[str, dict[str, Any]]]:
+    return _lowered_plans()
+
+
+def test_every_lowered_example_is_a_valid_plan(lowered: list[tuple[str, dict[str, Any]]]) -> None:
+    validator = jsonschema.Draft202012Validator(SCHEMA, format_checker=jsonschema.FormatChecker())
+    assert len(lowered) > len(list(EXAMPLES.glob("*.toml")))
+    for name, plan in lowered:
+        errors = sorted(validator.iter_errors(json.loads(json.dumps(plan))), key=lambda e: list(e.path))
+        assert not errors, f"{name}: {[(list(e.path), e.message) for e in errors[:3]]}"
+        assert plan["schema"] == PLAN_SCHEMA
+        typed = models.SimConfig.model_validate(plan)
+        # The typed models read back exactly what was written.
+        again = typed.model_dump(mode="json", exclude_unset=True, by_alias=True)
+        assert again == json.loads(json.dumps(plan)), name
+
+
+def test_the_schema_refuses_what_the_core_refuses() -> None:
+    """An unknown key and a wrong tag, refused by the schema, the models and the core alike."""
+    plan = {"schema": PLAN_SCHEMA, "seed": 1, "duration_ns": 1, "nodes": [], "links": []}
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    _core.validate(json.dumps(plan))
+    for bad in ({**plan, "colour": "red"}, {**plan, "links": [{"type": "token-ring", "name": "x"}]}):
+        assert list(validator.iter_errors(bad))
+        with pytest.raises(pydantic.ValidationError):
+            models.SimConfig.model_validate(bad)
+        with pytest.raises(ValueError):
+            _core.validate(json.dumps(bad))
+
+
+def test_regeneration_is_documented() -> None:
+    assert "scripts/gen_plan.sh" in (ROOT / "docs" / "architecture.md").read_text()
+    assert Path(ROOT / "scripts" / "gen_plan.sh").exists()
+
+
+RESULTS_SCHEMA_FILE = ROOT / "schema" / "results.schema.json"
+
+
+def test_the_results_schema_file_is_what_the_core_types_generate() -> None:
+    text, version = _core.results_schema()
+    assert text == RESULTS_SCHEMA_FILE.read_text(), "regenerate with scripts/gen_plan.sh"
+    assert json.loads(text)["properties"]["schema"]["type"] == "integer"
+    assert version >= 1
+
+
+@pytest.mark.parametrize("example", ["seed000_l3f.toml", "seed001_clip.toml", "seed004_asymmetric.toml"])
+def test_real_results_validate_against_the_results_schema(example: str) -> None:
+    """A run's results (flows, links, nodes; ATM and adaptive parts where the example has
+    them), one simulated second, checked by jsonschema against the generated schema."""
+    path = EXAMPLES / example
+    plan = lower(load_scenario(path), test_index=0, source=path)
+    plan = {**plan, "duration_ns": min(plan["duration_ns"], 1_000_000_000)}
+    results = json.loads(_core.simulate(json.dumps(plan), None))
+    _, version = _core.results_schema()
+    assert results["schema"] == version
+    validator = jsonschema.Draft202012Validator(json.loads(RESULTS_SCHEMA_FILE.read_text()))
+    errors = [(list(e.path), e.message) for e in validator.iter_errors(results)]
+    assert not errors, errors[:3]
