@@ -607,12 +607,23 @@ def _run_local(
     by_id = {t.point_id: t for t in todo}
     reader = None
     starts = pool.starts
+    reading = threading.Event()
     if starts is not None and status is not None:
         watched = status
+        reading.set()
 
         def read_starts() -> None:
-            while (item := starts.get()) is not None:
-                worker, pid = item
+            # Stopped by an event, never by a message of the sweep's own: a worker killed
+            # while it writes a start (kill -9 inside SimpleQueue.put) dies holding the
+            # queue's write lock, and a put from the sweep would then wait for ever.
+            # Only this thread reads, so its polls and gets never wait for another reader.
+            while reading.is_set():
+                if not starts._poll(0.1):
+                    continue
+                try:
+                    worker, pid = starts.get()
+                except Exception:  # a start cut short by its writer's death: EOF, a bad pickle
+                    return
                 watched.started(worker, by_id.get(pid))
 
         reader = threading.Thread(target=read_starts, name="qoslab-worker-status", daemon=True)
@@ -660,8 +671,7 @@ def _run_local(
         pool.kill()
         raise
     finally:
-        if starts is not None:
-            starts.put(None)
+        reading.clear()
         if reader is not None:
             reader.join(timeout=5)
     pool.close()
