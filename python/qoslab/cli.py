@@ -18,7 +18,6 @@ from rich.text import Text
 from qoslab import __version__
 from qoslab.commands.bench import bench
 from qoslab.commands.common import (
-    MAX_EVENTS_HELP,
     MaxEventsOption,
     MaxMemoryOption,
     PcapMaxSizeOption,
@@ -27,11 +26,11 @@ from qoslab.commands.common import (
     stderr,
 )
 from qoslab.commands.common import emit_json as _emit_json
-from qoslab.commands.common import interrupted as _interrupted
 from qoslab.commands.common import pcap_options_need_pcap as _pcap_options_need_pcap
 from qoslab.commands.reach import reach
 from qoslab.commands.reproduce import reproduce
 from qoslab.commands.run import run
+from qoslab.commands.sweep import sweep
 from qoslab.errors import InputError
 from qoslab.output_schema import VERSIONS as OUTPUT_VERSIONS
 from qoslab.output_schema import stamp
@@ -292,182 +291,7 @@ def mtu(
 app.command()(run)
 
 
-@app.command()
-def sweep(
-    file: Annotated[Path, typer.Argument(help="Scenario file (TOML) with a [sweep].", show_default=False)],
-    out: Annotated[
-        Path,
-        typer.Option(
-            "--out",
-            help="Results store: DIR/points/part-*.parquet, the finished points appended as they finish (docs/results-store.md).",
-            show_default=False,
-        ),
-    ],
-    jobs: Annotated[
-        int | None,
-        typer.Option(
-            "--jobs",
-            "-j",
-            min=1,
-            help="Points run at once on this machine, each in a worker process; default: one per local core.",
-        ),
-    ] = None,
-    cluster: Annotated[
-        str | None,
-        typer.Option(
-            "--cluster",
-            help="Send the points to the Dask scheduler at tcp://HOST:PORT (default: $QOSLAB_DASK_SCHEDULER; none: this machine).",
-        ),
-    ] = None,
-    seed: Annotated[
-        int | None,
-        typer.Option("--seed", min=0, max=2**63 - 1, help="Base seed (replication 0's); default: the scenario's."),
-    ] = None,
-    report: Annotated[
-        bool,
-        typer.Option(
-            "--report",
-            help="Also write DIR/report.html (each swept key against each metric, mean with its 95 % confidence interval; the aggregated table; the failed points and their errors), DIR/figures/ and DIR/summary.json.",
-        ),
-    ] = False,
-    progress: Annotated[
-        bool | None,
-        typer.Option(
-            "--progress/--no-progress", help="The progress bar on stderr; default: when stderr is a terminal."
-        ),
-    ] = None,
-    workers: Annotated[
-        bool,
-        typer.Option(
-            "--workers",
-            help="Below the progress bar, a live table of the workers: each one's current point, the time on it, points done.",
-        ),
-    ] = False,
-    json_out: Annotated[
-        bool, typer.Option("--json", help="Print what ran (points, kept, failed with their errors) as JSON on stdout.")
-    ] = False,
-    max_events: Annotated[int | None, typer.Option("--max-events", min=1, help=MAX_EVENTS_HELP)] = None,
-) -> None:
-    """Run every point of a sweep (× its replications) into a results store that loses nothing.
-
-    Finished points are appended to DIR/points/ as they finish (Parquet part files, each
-    written atomically; a point counts as done once its part is on disk, so a crash or
-    Ctrl-C loses no point counted done); running the same command again computes only the
-    points missing there. A point that fails is recorded with its error and the sweep goes
-    on. Points run on every local core (`--jobs`), or on an existing Dask cluster
-    (`--cluster tcp://HOST:8786` or `QOSLAB_DASK_SCHEDULER`). Query the store with
-    `qoslab results DIR "SELECT ..."`.
-
-    Exit codes: 0 every point ran, 1 some failed (how many on stderr), 2 bad input (a
-    sweep path naming no key, an empty range, an unreachable scheduler; nothing has
-    run), 130 stopped by Ctrl-C (finished points kept).
-
-    Example: `qoslab sweep examples/seed004_asymmetric.toml --out sweep004/`
-
-    Example: `qoslab sweep big.toml --out big/ --cluster tcp://10.0.0.5:8786 --report`
-    """
-    import os
-
-    from qoslab import sweep_run
-    from qoslab.places import output_dir
-    from qoslab.scenario import load_scenario
-    from qoslab.store import ResultsStore
-
-    scenario = load_scenario(file)
-    output_dir(out, "--out")
-    planned = sweep_run.plan(scenario, source=file, seed=seed, max_events=max_events)
-    address, where = (
-        (cluster, "--cluster")
-        if cluster
-        else (os.environ.get(sweep_run.SCHEDULER_ENV) or None, sweep_run.SCHEDULER_ENV)
-    )
-    client = sweep_run.connect_cluster(address, where=where) if address else None
-    store = ResultsStore(out)
-    kept = len(planned.tasks) - len([t for t in planned.tasks if t.point_id not in store.done()])
-    show = sys.stderr.isatty() if progress is None else progress
-    workers_n = max(1, min(jobs or os.cpu_count() or 1, len(planned.tasks) - kept))
-    stderr.print(
-        Text(
-            f"{len(planned.tasks)} points ({planned.points} × {planned.replications} replication{'s' if planned.replications > 1 else ''})"
-            + (f", {kept} already in {out}" if kept else "")
-            + (
-                f", on the Dask cluster at {address}"
-                if client
-                else f", on {workers_n} local process{'es' if workers_n > 1 else ''}"
-            ),
-            style="dim",
-        )
-    )
-    # The local workers are started (forked) before the progress display's thread.
-    todo = [t for t in planned.tasks if t.point_id not in store.done()]
-    pool = sweep_run.LocalPool(todo, jobs, watch=workers) if client is None and todo else None
-    try:
-        with sweep_run.SweepProgress(stderr, len(planned.tasks), kept, enabled=show, workers=workers) as bar:
-            outcome = sweep_run.run(
-                planned, store, jobs=jobs, client=client, on_done=bar.done, status=bar.status, pool=pool
-            )
-    except KeyboardInterrupt:
-        _interrupted(
-            f"stopped (Ctrl-C): every finished point is kept in {out}/points; run the same command again to compute only the others."
-        )
-    finally:
-        if client is not None:
-            client.close()
-    for task, error in outcome.failed:
-        stderr.print(
-            Text(
-                f"point {task.index}"
-                + (f" replication {task.replication}" if planned.replications > 1 else "")
-                + f" ({task.label()}) failed: ",
-                style="red",
-            )
-            + Text(error),
-            soft_wrap=True,
-        )
-    stderr.print(
-        f"{out}: {outcome.total} points, {outcome.ran} run now, {outcome.kept} kept from before, {len(outcome.failed)} failed"
-    )
-    if report:
-        from qoslab.report.sweep_report import write_sweep_report
-        from qoslab.store import aggregate
-
-        page, figures = write_sweep_report(
-            scenario,
-            file,
-            out,
-            points=planned.points,
-            replications=planned.replications,
-            sweep_id=planned.sweep_id,
-        )
-        keys, rows = aggregate(out)
-        (out / "summary.json").write_text(
-            json.dumps({"swept": keys, "rows": rows}, indent=1, default=str) + "\n", encoding="utf-8"
-        )
-        stderr.print(f"report: {page} ({figures} figures, also in {out / 'figures'}), {out / 'summary.json'}")
-    if json_out:
-        _emit_json(
-            {
-                "file": str(file),
-                "out": str(out),
-                "sweep_id": planned.sweep_id,
-                "points": outcome.total,
-                "run": outcome.ran,
-                "kept": outcome.kept,
-                "failed": [
-                    {
-                        "point": t.index,
-                        "replication": t.replication,
-                        "point_id": t.point_id,
-                        "values": t.written,
-                        "error": e,
-                    }
-                    for t, e in outcome.failed
-                ],
-            }
-        )
-    if outcome.failed:
-        stderr.print(Text(f"{len(outcome.failed)} of {outcome.total} points failed", style="bold red"))
-        raise typer.Exit(1)
+app.command()(sweep)
 
 
 @app.command()

@@ -300,21 +300,12 @@ def prepare(
         For the first point with problems, each located in the scenario file; a refusal
         by the simulator is located at the test whose network it refused.
     """
-    from qoslab import _core
-    from qoslab.backends.sim import LocatedProblems, _encode, planned_config
+    from qoslab.backends.sim import LocatedProblems, planned_config
     from qoslab.budget import (
         DEFAULT_MAX_EVENTS,
-        capture_files,
         default_max_memory,
-        describe,
-        describe_bytes,
-        estimate_capture,
-        estimate_events,
-        estimate_memory,
     )
-    from qoslab.core_session import validate_test
     from qoslab.methods import check_runnable, plan_test
-    from qoslab.scenario.load import format_path
     from qoslab.sweep_run import _network_key, network_for
 
     points = sweep_points(scenario, source=source)
@@ -337,51 +328,85 @@ def prepare(
             configs.append((("node",), net.config))
         budget = DEFAULT_MAX_EVENTS if max_events is None else max_events
         for where, config in configs:
-            events = estimate_events(config, net)
-            if events > budget:
-                test = p.scenario.test[int(where[1])] if where[0] == "test" else None
-                at = (
-                    where + ("count" if getattr(test, "count", None) is not None else "duration",)
-                    if test is not None
-                    else where
-                )
-                out.add(
-                    at,
-                    "this run would take too long to simulate",
-                    expected=f"at most {budget:.3g} events (--max-events raises the budget)",
-                    found=f"about {describe(events)}" + (f" ({_point_words(p)})" if p.values else ""),
-                )
-                continue
-            files = capture_files(config) if pcap is not None else 0
-            memory = estimate_memory(config, net, capture_files=files)
-            if memory_budget is not None and memory > memory_budget:
-                test = p.scenario.test[int(where[1])] if where[0] == "test" else None
-                at = (
-                    where + ("duration",) if test is not None and getattr(test, "duration", None) is not None else where
-                )
-                out.add(
-                    at,
-                    "this run would need too much memory",
-                    expected=f"at most {describe_bytes(memory_budget)} ({memory_words})",
-                    found=f"about {describe_bytes(memory)}" + (f" ({_point_words(p)})" if p.values else ""),
-                )
-                continue
-            if pcap is not None:
-                size = estimate_capture(config, net, snaplen=pcap.snaplen)
-                capture_total += size if pcap.max_bytes is None else min(size, float(pcap.max_bytes))
-            try:
-                if not validate_test(config):  # a test on a network: through its core session
-                    cast(Any, _core).validate(_encode(config))  # _core.pyi does not list validate
-            except ValueError as err:
-                message = str(err).removeprefix("configuration: ")
-                at = _scenario_place(message, config, p.scenario, where)
-                if format_path(at) in p.values:  # a swept value: point at the sweep's list
-                    at = ("sweep", "values", format_path(at))
-                out.add(at, f"the simulator refuses this: {message}" + (f" ({_point_words(p)})" if p.values else ""))
+            capture_total += _check_config(
+                out, p, where, config, net, budget=budget, memory=(memory_budget, memory_words), pcap=pcap
+            )
         out.raise_if_any()
     if pcap is not None:
         _check_capture_room(pcap, capture_total)
     return points
+
+
+def _check_config(
+    out: Any,
+    p: SweepPoint,
+    where: tuple[str | int, ...],
+    config: dict[str, Any],
+    net: Any,
+    *,
+    budget: float,
+    memory: tuple[int | None, str],
+    pcap: Any,
+) -> float:
+    """One simulation's checks at a point (``prepare``): its events against ``budget``,
+    its memory against ``memory`` (the budget and how to raise it), and the simulator's
+    own refusals; each problem is added to ``out`` at its place. Returns the capture
+    bytes it would write (0 without ``pcap``, or when it is refused)."""
+    from qoslab import _core
+    from qoslab.backends.sim import _encode
+    from qoslab.budget import (
+        capture_files,
+        describe,
+        describe_bytes,
+        estimate_capture,
+        estimate_events,
+        estimate_memory,
+    )
+    from qoslab.core_session import validate_test
+    from qoslab.scenario.load import format_path
+
+    memory_budget, memory_words = memory
+    events = estimate_events(config, net)
+    if events > budget:
+        test = p.scenario.test[int(where[1])] if where[0] == "test" else None
+        at = (
+            where + ("count" if getattr(test, "count", None) is not None else "duration",)
+            if test is not None
+            else where
+        )
+        out.add(
+            at,
+            "this run would take too long to simulate",
+            expected=f"at most {budget:.3g} events (--max-events raises the budget)",
+            found=f"about {describe(events)}" + (f" ({_point_words(p)})" if p.values else ""),
+        )
+        return 0.0
+    files = capture_files(config) if pcap is not None else 0
+    needed = estimate_memory(config, net, capture_files=files)
+    if memory_budget is not None and needed > memory_budget:
+        test = p.scenario.test[int(where[1])] if where[0] == "test" else None
+        at = where + ("duration",) if test is not None and getattr(test, "duration", None) is not None else where
+        out.add(
+            at,
+            "this run would need too much memory",
+            expected=f"at most {describe_bytes(memory_budget)} ({memory_words})",
+            found=f"about {describe_bytes(needed)}" + (f" ({_point_words(p)})" if p.values else ""),
+        )
+        return 0.0
+    capture = 0.0
+    if pcap is not None:
+        size = estimate_capture(config, net, snaplen=pcap.snaplen)
+        capture = size if pcap.max_bytes is None else min(size, float(pcap.max_bytes))
+    try:
+        if not validate_test(config):  # a test on a network: through its core session
+            cast(Any, _core).validate(_encode(config))  # _core.pyi does not list validate
+    except ValueError as err:
+        message = str(err).removeprefix("configuration: ")
+        at = _scenario_place(message, config, p.scenario, where)
+        if format_path(at) in p.values:  # a swept value: point at the sweep's list
+            at = ("sweep", "values", format_path(at))
+        out.add(at, f"the simulator refuses this: {message}" + (f" ({_point_words(p)})" if p.values else ""))
+    return capture
 
 
 def _check_capture_room(pcap: Any, size: float) -> None:
