@@ -400,10 +400,6 @@ def run(
     while the next points compute: one Parquet write is shared by many short points. On
     any exit, Ctrl-C included, every point that finished is written before this returns
     or raises."""
-    import queue
-
-    from qoslab.store import BATCH_POINTS, BATCH_S
-
     done = store.done()
     todo = [t for t in plan_.tasks if t.point_id not in done]
     out = Outcome(total=len(plan_.tasks), kept=len(plan_.tasks) - len(todo))
@@ -414,60 +410,13 @@ def run(
         return out
     if client is None and pool is None:
         pool = LocalPool(todo, jobs, watch=status is not None)
-    pending: queue.SimpleQueue[tuple[PointTask, dict[str, Any]] | None] = queue.SimpleQueue()
-    problems: list[BaseException] = []
-
-    def flush(batch: list[tuple[PointTask, dict[str, Any]]]) -> None:
-        if problems or not batch:
-            return  # the disk refused one: the others would fail alike
-        try:
-            store.write_points(
-                [
-                    (dict(task.coords(), wall_s=result.get("wall_s")), result.get("records"), result.get("error"))
-                    for task, result in batch
-                ],
-                plan_.swept_units,
-            )
-        except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
-            problems.append(err)
-            return
-        for task, result in batch:
-            out.ran += 1
-            if "error" in result:
-                out.failed.append((task, result["error"]))
-            if on_done is not None:
-                on_done(task, result)
-
-    def writer() -> None:
-        batch: list[tuple[PointTask, dict[str, Any]]] = []
-        first = 0.0
-        while True:
-            try:
-                wait = None if not batch else max(0.0, first + BATCH_S - time.monotonic())
-                item = pending.get(timeout=wait)
-            except queue.Empty:
-                flush(batch)
-                batch = []
-                continue
-            if item is None:
-                flush(batch)
-                return
-            if not batch:
-                first = time.monotonic()
-            batch.append(item)
-            if len(batch) >= BATCH_POINTS or time.monotonic() - first >= BATCH_S:
-                flush(batch)
-                batch = []
-
-    thread = threading.Thread(target=writer, name="qoslab-store-writer", daemon=True)
-    thread.start()
+    writer = _StoreWriter(store, plan_, out, on_done)
 
     def finished(task: PointTask, result: dict[str, Any]) -> None:
-        if problems:
-            raise problems[0]
+        writer.raise_problem()
         if status is not None:
             status.finished(task, result)
-        pending.put((task, result))
+        writer.put(task, result)
 
     try:
         if client is None:
@@ -476,11 +425,89 @@ def run(
         else:
             _run_dask(client, todo, finished, status)
     finally:
-        pending.put(None)
-        thread.join()
-    if problems:
-        raise problems[0]
+        writer.close()
+    writer.raise_problem()
     return out
+
+
+class _StoreWriter:
+    """The thread that appends finished points to the store (:func:`run`): in batches, a
+    part file of the points finished within qoslab.store.BATCH_S, at most BATCH_POINTS of
+    them. A write the disk refuses is kept and raised again in the sweep's thread; the
+    points after it are not written (they would fail alike)."""
+
+    def __init__(
+        self,
+        store: Any,
+        plan_: Plan,
+        out: Outcome,
+        on_done: Callable[[PointTask, dict[str, Any]], None] | None,
+    ) -> None:
+        import queue
+
+        self.store, self.plan, self.out, self.on_done = store, plan_, out, on_done
+        self.pending: queue.SimpleQueue[tuple[PointTask, dict[str, Any]] | None] = queue.SimpleQueue()
+        self.problems: list[BaseException] = []
+        self.thread = threading.Thread(target=self._loop, name="qoslab-store-writer", daemon=True)
+        self.thread.start()
+
+    def put(self, task: PointTask, result: dict[str, Any]) -> None:
+        self.pending.put((task, result))
+
+    def close(self) -> None:
+        """Write what is left and stop the thread."""
+        self.pending.put(None)
+        self.thread.join()
+
+    def raise_problem(self) -> None:
+        if self.problems:
+            raise self.problems[0]
+
+    def _flush(self, batch: list[tuple[PointTask, dict[str, Any]]]) -> None:
+        if self.problems or not batch:
+            return  # the disk refused one: the others would fail alike
+        try:
+            self.store.write_points(
+                [
+                    (dict(task.coords(), wall_s=result.get("wall_s")), result.get("records"), result.get("error"))
+                    for task, result in batch
+                ],
+                self.plan.swept_units,
+            )
+        except BaseException as err:  # noqa: BLE001 - raised again in the caller's thread
+            self.problems.append(err)
+            return
+        for task, result in batch:
+            self.out.ran += 1
+            if "error" in result:
+                self.out.failed.append((task, result["error"]))
+            if self.on_done is not None:
+                self.on_done(task, result)
+
+    def _loop(self) -> None:
+        import queue
+
+        from qoslab.store import BATCH_POINTS, BATCH_S
+
+        batch: list[tuple[PointTask, dict[str, Any]]] = []
+        first = 0.0
+        while True:
+            try:
+                wait = None if not batch else max(0.0, first + BATCH_S - time.monotonic())
+                item = self.pending.get(timeout=wait)
+            except queue.Empty:
+                self._flush(batch)
+                batch = []
+                continue
+            if item is None:
+                self._flush(batch)
+                return
+            if not batch:
+                first = time.monotonic()
+            batch.append(item)
+            if len(batch) >= BATCH_POINTS or time.monotonic() - first >= BATCH_S:
+                self._flush(batch)
+                batch = []
 
 
 _STARTS: Any = None
@@ -580,6 +607,36 @@ class LocalPool:
             self.executor.shutdown()
 
 
+def _read_starts(
+    starts: Any, status: WorkerStatus | None, by_id: dict[str, PointTask], reading: threading.Event
+) -> threading.Thread | None:
+    """A thread that tells ``status`` each point the local workers start (their messages
+    on ``starts``), until ``reading`` is cleared; None when nobody asked (``--workers``).
+
+    Stopped by the event, never by a message of the sweep's own: a worker killed while it
+    writes a start (kill -9 inside SimpleQueue.put) dies holding the queue's write lock,
+    and a put from the sweep would then wait for ever. Only this thread reads, so its
+    polls and gets never wait for another reader."""
+    if starts is None or status is None:
+        return None
+    watched = status
+    reading.set()
+
+    def read() -> None:
+        while reading.is_set():
+            if not starts._poll(0.1):
+                continue
+            try:
+                worker, pid = starts.get()
+            except Exception:  # a start cut short by its writer's death: EOF, a bad pickle
+                return
+            watched.started(worker, by_id.get(pid))
+
+    reader = threading.Thread(target=read, name="qoslab-worker-status", daemon=True)
+    reader.start()
+    return reader
+
+
 def _run_local(
     todo: list[PointTask],
     pool: LocalPool,
@@ -604,30 +661,8 @@ def _run_local(
                 status.started(_worker_name(), task)
             finished(task, run_point(task))
         return
-    by_id = {t.point_id: t for t in todo}
-    reader = None
-    starts = pool.starts
     reading = threading.Event()
-    if starts is not None and status is not None:
-        watched = status
-        reading.set()
-
-        def read_starts() -> None:
-            # Stopped by an event, never by a message of the sweep's own: a worker killed
-            # while it writes a start (kill -9 inside SimpleQueue.put) dies holding the
-            # queue's write lock, and a put from the sweep would then wait for ever.
-            # Only this thread reads, so its polls and gets never wait for another reader.
-            while reading.is_set():
-                if not starts._poll(0.1):
-                    continue
-                try:
-                    worker, pid = starts.get()
-                except Exception:  # a start cut short by its writer's death: EOF, a bad pickle
-                    return
-                watched.started(worker, by_id.get(pid))
-
-        reader = threading.Thread(target=read_starts, name="qoslab-worker-status", daemon=True)
-        reader.start()
+    reader = _read_starts(pool.starts, status, {t.point_id: t for t in todo}, reading)
     waiting = deque(todo)
     inflight: dict[Any, list[PointTask]] = {}
     spent, measured = 0.0, 0
@@ -743,125 +778,5 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------- progress
-
-
-class WorkerStatus:
-    """Each worker's current point, how long it has been on it and how many points it
-    finished (``qoslab sweep --workers``). Told by the sweep as points start and finish;
-    the times are this process's clock, so a remote worker's clock does not matter."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self.current: dict[str, tuple[PointTask | None, float]] = {}
-        self.done: dict[str, int] = {}
-        self._finished: set[str] = set()
-
-    def started(self, worker: str, task: PointTask | None) -> None:
-        """``worker`` is on ``task`` now (None: on nothing of this sweep). A start heard
-        after the point's result (the two come by different ways) is ignored."""
-        with self._lock:
-            if task is not None and task.point_id in self._finished:
-                return
-            was = self.current.get(worker)
-            if was is None or was[0] is not task:
-                self.current[worker] = (task, time.monotonic())
-            self.done.setdefault(worker, 0)
-
-    def finished(self, task: PointTask, result: dict[str, Any]) -> None:
-        worker = str(result.get("worker") or "?")
-        with self._lock:
-            self._finished.add(task.point_id)
-            self.done[worker] = self.done.get(worker, 0) + 1
-            was = self.current.get(worker)
-            if was is not None and was[0] is not None and was[0].point_id == task.point_id:
-                self.current[worker] = (None, time.monotonic())
-
-    def rows(self) -> list[tuple[str, str, float | None, int]]:
-        """(worker, its current point or "", seconds on it or None, points done), by worker."""
-        now = time.monotonic()
-        with self._lock:
-            names = sorted(set(self.current) | set(self.done))
-            out = []
-            for w in names:
-                task, since = self.current.get(w, (None, now))
-                out.append((w, task.label() if task else "", now - since if task else None, self.done.get(w, 0)))
-        return out
-
-    def __rich__(self) -> Any:
-        from rich.table import Table
-
-        table = Table(box=None, pad_edge=False, header_style="dim")
-        table.add_column("worker")
-        table.add_column("point")
-        table.add_column("on it", justify="right")
-        table.add_column("done", justify="right")
-        for worker, point, seconds, done in self.rows():
-            table.add_row(worker, point or "[dim]idle", "" if seconds is None else f"{seconds:.1f} s", str(done))
-        return table
-
-
-class SweepProgress:
-    """One rich progress bar on stderr: points done of all, failed, rate (points/s over
-    this run) and the time left at that rate. With ``workers``, a live table below it
-    (:class:`WorkerStatus`): each worker, its current point, time on it, points done."""
-
-    def __init__(self, console: Any, total: int, kept: int, *, enabled: bool, workers: bool = False) -> None:
-        self.enabled = enabled
-        self.failed = 0
-        self._lock = threading.Lock()
-        self.status: WorkerStatus | None = WorkerStatus() if workers else None
-        if not enabled:
-            return
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        self.progress = Progress(
-            TextColumn("[bold]sweep"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[failed]} failed"),
-            TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(),
-            TextColumn("ETA"),
-            TimeRemainingColumn(),
-            console=console,
-            transient=False,
-        )
-        self.task = self.progress.add_task("sweep", total=total, completed=kept, failed=0, rate="")
-        self.start = time.monotonic()
-        self.ran = 0
-        self.live: Any = None
-        if self.status is not None:
-            from rich.console import Group
-            from rich.live import Live
-
-            # The bar and the table in one live display, redrawn 4 times a second.
-            self.live = Live(Group(self.progress, self.status), console=console, refresh_per_second=4)
-
-    def __enter__(self) -> SweepProgress:
-        if self.enabled:
-            (self.live or self.progress).__enter__()
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        if self.enabled:
-            (self.live or self.progress).__exit__(*exc)
-            if self.live is not None and not self.live.console.is_terminal:
-                self.live.console.line()  # a file or a pipe got the last frame without its newline
-
-    def done(self, task: PointTask, result: dict[str, Any]) -> None:
-        with self._lock:
-            if "error" in result:
-                self.failed += 1
-            if not self.enabled:
-                return
-            self.ran += 1
-            rate = self.ran / max(time.monotonic() - self.start, 1e-9)
-            self.progress.update(self.task, advance=1, failed=self.failed, rate=f"{rate:.3g} points/s")
+# The terminal's view of a sweep lives in qoslab.sweep_progress; its names stay importable here.
+from qoslab.sweep_progress import SweepProgress, WorkerStatus  # noqa: E402

@@ -177,6 +177,15 @@ impl SimConfig {
                 format!("a plan of schema {}: this core reads schema {PLAN_SCHEMA}", self.schema),
             );
         }
+        self.check_links()?;
+        self.check_bridges()?;
+        self.check_flows()?;
+        self.check_windows()
+    }
+
+    /// Each link's ends exist and are on no other link; rates are positive; a cell has stations.
+    fn check_links(&self) -> Result<(), ConfigError> {
+        let fail = |field: String, message: String| Err(ConfigError { field, message });
         let mut attached = std::collections::BTreeSet::new();
         let mut attach = |r: &PortRef, field: String| -> Result<(), ConfigError> {
             let node = self
@@ -220,6 +229,12 @@ impl SimConfig {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// A bridge has two ports or more, each of its node.
+    fn check_bridges(&self) -> Result<(), ConfigError> {
+        let fail = |field: String, message: String| Err(ConfigError { field, message });
         for (i, node) in self.nodes.iter().enumerate() {
             if let Some(bridge) = &node.bridge {
                 if bridge.ports.len() < 2 {
@@ -235,6 +250,12 @@ impl SimConfig {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Each flow's sender exists and its payload fits its probe and an IPv4 datagram.
+    fn check_flows(&self) -> Result<(), ConfigError> {
+        let fail = |field: String, message: String| Err(ConfigError { field, message });
         for (i, flow) in self.flows.iter().enumerate() {
             let from = match flow {
                 FlowConfig::Udp { from, payload, .. } | FlowConfig::UdpEcho { from, payload, .. } => {
@@ -261,6 +282,12 @@ impl SimConfig {
                 return fail(format!("flows[{i}].from"), format!("no node {from}"));
             }
         }
+        Ok(())
+    }
+
+    /// Each measurement window names a UDP, ping or echo flow and ends after its sending stops.
+    fn check_windows(&self) -> Result<(), ConfigError> {
+        let fail = |field: String, message: String| Err(ConfigError { field, message });
         for (i, w) in self.windows.iter().enumerate() {
             match self.flows.iter().find(|f| f.id() == w.flow) {
                 None => return fail(format!("windows[{i}].flow"), format!("no flow {}", w.flow)),
