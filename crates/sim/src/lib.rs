@@ -2,6 +2,7 @@
 //!
 //! - [`time`]: simulated time in integer nanoseconds, and exact transmission times.
 //! - [`engine`]: the scheduler, a heap of plain events keyed `(time, insertion order)`.
+//! - [`wake`]: a model's timer slot, the one rule by which a model's "wake me at" is armed.
 //! - [`rng`]: one seeded random stream per (run seed, component, purpose).
 //! - [`node`]: a node (ports, bridge, CPU) and what it holds: the IPv4 stack, path MTU,
 //!   the CPU server, bridges and NAT (`node::forward`), seed 004's adaptive router.
@@ -33,6 +34,7 @@ pub mod session;
 pub mod tcp;
 pub mod time;
 pub mod tunnel;
+pub mod wake;
 pub mod wifi;
 pub mod world;
 
