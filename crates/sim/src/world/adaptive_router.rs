@@ -6,11 +6,10 @@ use super::*;
 impl World {
     /// The timer of adaptive router `index`.
     pub(super) fn adaptive_router_timer(&mut self, now: u64, index: u32) -> Result<(), RunError> {
-        let u = &mut self.adaptive_routers[index as usize];
-        if u.timer.is_some_and(|(at, _)| at == now) {
-            u.timer = None;
+        if !self.adaptive_timers[index as usize].fired(now) {
+            return Ok(());
         }
-        let txs = u.on_timer(now);
+        let txs = self.adaptive_routers[index as usize].on_timer(now);
         self.adaptive_router_send(now, index, txs)?;
         Ok(())
     }
@@ -20,19 +19,11 @@ impl World {
         for tx in txs {
             self.transmit_port(now, tx.node, tx.port, tx.frame, tx.priority)?;
         }
-        let u = &mut self.adaptive_routers[index as usize];
-        let Some(at) = u.poll_at() else { return Ok(()) };
-        let at = at.max(now);
-        match u.timer {
-            Some((t, _)) if t == at => return Ok(()),
-            Some((_, id)) => {
-                self.engine.cancel(id);
-            }
-            None => {}
-        }
-        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::AdaptiveRouter { index }).map_err(budget)?;
-        self.adaptive_routers[index as usize].timer = Some((at, id));
-        Ok(())
+        // The slot's rule (`crate::wake`).
+        let wanted = self.adaptive_routers[index as usize].poll_at();
+        self.adaptive_timers[index as usize]
+            .arm(&mut self.engine, wanted, Event::AdaptiveRouter { index })
+            .map_err(budget)
     }
 }
 

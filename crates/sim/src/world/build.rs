@@ -58,7 +58,7 @@ impl World {
             spare_fx: Vec::new(),
             scratch_outs: Vec::new(),
             scratch_segments: Vec::new(),
-            ip_timers: vec![None; n],
+            ip_timers: vec![WakeTimer::IDLE; n],
             sources,
             tcp,
             tcp_of_source,
@@ -72,6 +72,7 @@ impl World {
             queued_frames: 0,
             atm,
             atm_out: AtmOut::default(),
+            adaptive_timers: vec![WakeTimer::IDLE; adaptive_routers.len()],
             adaptive_routers,
         })
     }

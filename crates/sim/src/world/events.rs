@@ -1,4 +1,4 @@
-//! The event loop: `run`, one handler per kind of event, and the re-arm of the IP stacks' timers.
+//! The event loop: `run`, one handler per kind of event, and the IP stacks' timers.
 
 use super::*;
 
@@ -53,12 +53,11 @@ impl World {
                 }
             }
             Event::IpTimer { node } => {
-                let due = self.ip_timers[node as usize].take();
-                if due.is_some_and(|(at, _)| at == now) {
+                if self.ip_timers[node as usize].fired(now) {
                     let fx = self.nodes[node as usize].on_timer(now);
                     self.release_all(now, node, fx)?;
+                    self.arm_ip_timer(node)?;
                 }
-                self.arm_ip_timer(node)?;
             }
             Event::Send { source } => self.send_from(now, source as usize)?,
             Event::TcpTimer { flow, side: 2 } => self.tcp_stop(now, flow)?,
@@ -75,30 +74,20 @@ impl World {
         Ok(())
     }
 
-    /// Arms the node's IP timer for its stack's next deadline. Asked after every packet
-    /// the node handles, and the node usually wants no timer: that answer is taken
-    /// inline, the rest out of line.
+    /// Arms the node's IP timer for its stack's next deadline, by the slot's rule
+    /// (`crate::wake`). Asked after every packet the node handles, and the node usually
+    /// wants no timer and has none armed: that answer is taken inline, the rest out of line.
     #[inline(always)]
     pub(super) fn arm_ip_timer(&mut self, node: u32) -> Result<(), RunError> {
-        match self.nodes[node as usize].poll_at() {
-            None => Ok(()),
-            Some(at) => self.arm_ip_timer_at(node, at),
+        let wanted = self.nodes[node as usize].poll_at();
+        if wanted.is_none() && !self.ip_timers[node as usize].is_armed() {
+            return Ok(());
         }
+        self.arm_ip_timer_to(node, wanted)
     }
 
     #[inline(never)]
-    pub(super) fn arm_ip_timer_at(&mut self, node: u32, at: u64) -> Result<(), RunError> {
-        match self.ip_timers[node as usize] {
-            Some((t, _)) if t <= at => Ok(()),
-            current => {
-                if let Some((_, id)) = current {
-                    self.engine.cancel(id);
-                }
-                let at = at.max(self.engine.now().as_nanos());
-                let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::IpTimer { node }).map_err(budget)?;
-                self.ip_timers[node as usize] = Some((at, id));
-                Ok(())
-            }
-        }
+    fn arm_ip_timer_to(&mut self, node: u32, wanted: Option<u64>) -> Result<(), RunError> {
+        self.ip_timers[node as usize].arm(&mut self.engine, wanted, Event::IpTimer { node }).map_err(budget)
     }
 }

@@ -2,7 +2,8 @@
 //!
 //! Events are small plain values; frames in flight live in a slab and events carry their
 //! slot. Every model is sans-IO (the IP stack, bridges, the 802.11 medium, the CPU): the
-//! world is the only place that turns their "wake me at" into engine timers.
+//! world is the only place that turns their "wake me at" into engine timers, each model's
+//! through its [`WakeTimer`] slot and its one re-arm rule (`crate::wake`).
 //!
 //! The chapters, as smoltcp's `iface/interface/` has them: [`build`] makes a world from its
 //! configuration, [`events`] runs it (one handler per kind of event), [`nodes`] passes frames
@@ -19,7 +20,7 @@ use crate::capture::{CaptureSink, Capturing};
 use crate::config::{ConfigError, FlowConfig, LinkConfig, SimConfig};
 use crate::config::{Impairment, LossConfig};
 use crate::conservation::{FlowLedger, LineTally};
-use crate::engine::{Engine, EngineError, EventId, Reservation};
+use crate::engine::{Engine, EngineError, Reservation};
 use crate::link::ethernet::EthernetLink;
 use crate::link::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
 use crate::link::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
@@ -31,6 +32,7 @@ use crate::tcp::report::{IntervalRecorder, TraceColumns};
 use crate::tcp::{TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::time::SimTime;
+use crate::wake::WakeTimer;
 use crate::wifi::adapter::{Adapter, CipherCost, DropReason, ForeignSource, LinkCipher, Role as WifiRole};
 use crate::wifi::bss::{AirFrame, BeaconParams, Bss, BssEvent, BssParams, FrameKind};
 use std::collections::{BTreeMap, VecDeque};
@@ -142,7 +144,7 @@ pub struct World {
     spare_fx: Vec<Effects>,
     scratch_outs: Vec<crate::node::ip::Out>,
     scratch_segments: Vec<(usize, Vec<u8>)>,
-    ip_timers: Vec<Option<(u64, EventId)>>,
+    ip_timers: Vec<WakeTimer>,
     sources: Vec<Source>,
     tcp: Vec<TcpFlow>,
     /// Source index → TCP flow index.
@@ -164,6 +166,8 @@ pub struct World {
     atm_out: AtmOut,
     /// Seed 004's adaptive routers (see `crate::node::adaptive_router`).
     adaptive_routers: Vec<AdaptiveRouter>,
+    /// Each adaptive router's timer (`crate::wake`), by index.
+    adaptive_timers: Vec<WakeTimer>,
     /// How long each source's start has waited for its PPP link (see `send_from`).
     deferred_ns: Vec<u64>,
     /// When the run stops: the configured duration, moved later by the longest wait of

@@ -16,7 +16,8 @@ pub(super) struct TcpFlow {
     /// socket answers that endpoint, as a real server's accepted socket does.
     pub(super) peers: [(Ipv4Addr, u16); 2],
     pub(super) sockets: [TcpSocket; 2],
-    pub(super) timers: [Option<(u64, EventId)>; 2],
+    /// Each socket's timer (`crate::wake`).
+    pub(super) timers: [WakeTimer; 2],
     /// Each side's last path MTU answer from its node's stack (see `tcp_dispatch`).
     pub(super) path_mtu: [crate::node::ip::PathMtuMemo; 2],
     pub(super) bytes: Option<u64>,
@@ -266,9 +267,8 @@ impl World {
     /// A socket's timer (`side` 0: the sender, 1: the receiver), if it is still the one armed.
     pub(super) fn tcp_timer(&mut self, now: u64, flow: u32, side: u8) -> Result<(), RunError> {
         let f = &mut self.tcp[flow as usize];
-        if f.timers[side as usize].is_some_and(|(at, _)| at == now) {
+        if f.timers[side as usize].fired(now) {
             f.tick(now);
-            f.timers[side as usize] = None;
             self.tcp_dispatch(now, flow as usize, side as usize)?;
         }
         Ok(())
@@ -345,27 +345,12 @@ impl World {
             self.tcp_send_frame(now, node, src, dst, dont_frag, frame)?;
         }
         self.scratch_segments = segments;
+        // The slot's rule (`crate::wake`): a timer already set no later than needed
+        // stays and wakes the socket, which re-arms for the rest (an RTO pushed back by
+        // every ACK costs no heap work).
         let f = &mut self.tcp[flow];
-        match (f.sockets[side].poll_at(), f.timers[side]) {
-            // A timer already set no later than needed stays: it wakes the socket, which
-            // re-arms for the rest (an RTO pushed back by every ACK costs no heap work).
-            (Some(at), Some((t, _))) if t <= at.max(now) && t >= now => Ok(()),
-            (at, current) => {
-                if let Some((_, id)) = current {
-                    self.engine.cancel(id);
-                    f.timers[side] = None;
-                }
-                if let Some(at) = at {
-                    let at = at.max(now);
-                    let id = self
-                        .engine
-                        .schedule_at(SimTime::from_nanos(at), Event::TcpTimer { flow: flow as u32, side: side as u8 })
-                        .map_err(budget)?;
-                    f.timers[side] = Some((at, id));
-                }
-                Ok(())
-            }
-        }
+        let wake = Event::TcpTimer { flow: flow as u32, side: side as u8 };
+        f.timers[side].arm(&mut self.engine, f.sockets[side].poll_at(), wake).map_err(budget)
     }
 
     /// Sends one TCP segment from socket `side` of flow `flow` through its node's stack.
@@ -609,7 +594,7 @@ pub(super) fn tcp_flows(
                 ports: [EPHEMERAL_PORT + tcp.len() as u16, *dst_port],
                 peers: [(*to, *dst_port), (src, EPHEMERAL_PORT + tcp.len() as u16)],
                 sockets: [client, server],
-                timers: [None, None],
+                timers: [WakeTimer::IDLE; 2],
                 path_mtu: Default::default(),
                 bytes: *bytes,
                 start_ns: *start_ns,

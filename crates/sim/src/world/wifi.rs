@@ -16,7 +16,8 @@ pub(super) struct BssState {
     pub(super) wds: bool,
     /// MACs behind WDS stations, learned from 4-address uplink frames (their SA).
     pub(super) behind: BTreeMap<Mac, usize>,
-    pub(super) timer: Option<(u64, EventId)>,
+    /// The medium's timer (`crate::wake`).
+    pub(super) timer: WakeTimer,
     /// The AP relays frames between its stations (`WifiConfig::relay`).
     pub(super) relay: bool,
     /// Propagation delay of the air, ns, and the frames on their way: (due, to, from, MPDU).
@@ -61,8 +62,8 @@ impl World {
     /// The timer of the medium of `bss`: what it has to do now, then its next wake-up.
     pub(super) fn bss_timer(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
         let state = &mut self.bsses[bss as usize];
-        if state.timer.is_some_and(|(at, _)| at == now) {
-            state.timer = None;
+        if !state.timer.fired(now) {
+            return Ok(());
         }
         let mut events = Vec::new();
         state.bss.poll(now, &mut events);
@@ -166,21 +167,10 @@ impl World {
         Ok(())
     }
 
+    /// Arms the medium's timer for its next deadline, by the slot's rule (`crate::wake`).
     pub(super) fn arm_bss_timer(&mut self, bss: u32) -> Result<(), RunError> {
-        let now = self.engine.now().as_nanos();
         let state = &mut self.bsses[bss as usize];
-        let Some(at) = state.bss.poll_at() else { return Ok(()) };
-        let at = at.max(now);
-        match state.timer {
-            Some((t, _)) if t <= at => return Ok(()),
-            Some((_, id)) => {
-                self.engine.cancel(id);
-            }
-            None => {}
-        }
-        let id = self.engine.schedule_at(SimTime::from_nanos(at), Event::BssTimer { bss }).map_err(budget)?;
-        self.bsses[bss as usize].timer = Some((at, id));
-        Ok(())
+        state.timer.arm(&mut self.engine, state.bss.poll_at(), Event::BssTimer { bss }).map_err(budget)
     }
 
     /// An Ethernet frame leaves a node through its 802.11 port.
@@ -301,7 +291,7 @@ pub(super) fn bss_state(
         has_ap,
         wds: w.wds,
         behind: BTreeMap::new(),
-        timer: None,
+        timer: WakeTimer::IDLE,
         relay: w.relay,
         delay_ns: w.delay_ns,
         in_flight: VecDeque::new(),

@@ -85,7 +85,6 @@ use serde::Serialize;
 use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::linkarq;
 
-use crate::engine::EventId;
 use crate::node::ip::ethernet_frame;
 use chooser::{Channel, ChannelChooser, ChooserConfig};
 use config::{arq_config, AdaptiveConfig};
@@ -230,8 +229,6 @@ pub struct AdaptiveRouter {
     /// world charges and empties it at the end).
     pub abandoned: Vec<Vec<u8>>,
     next_frame_id: u64,
-    /// The world's timer for [`Self::poll_at`].
-    pub timer: Option<(u64, EventId)>,
     switches: Vec<SwitchRecord>,
     samples: Vec<RatioSample>,
     next_sample_ns: u64,
@@ -262,7 +259,6 @@ impl AdaptiveRouter {
             in_flight: BTreeMap::new(),
             abandoned: Vec::new(),
             next_frame_id: 0,
-            timer: None,
             switches: Vec::new(),
             samples: Vec::new(),
             next_sample_ns: 0,
