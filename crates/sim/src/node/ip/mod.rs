@@ -46,7 +46,7 @@ use crate::config::{FragNeeded, PmtuConfig, RouteConfig, TunnelFragment};
 
 use crate::node::pmtu::{self, IcmpRateLimit, PmtuCache};
 
-use crate::tunnel::{Transport, Tunnel};
+use crate::tunnel::{Action, TunnelEnd, TunnelIo};
 
 /// RFC 1122 §2.3.2.2: at least one packet SHOULD be kept while an address resolves;
 /// Linux kept three (`unres_qlen`) for years.
@@ -142,7 +142,7 @@ pub struct PathMtuMemo {
 /// A tunnel and the interface it is.
 struct TunnelIface {
     iface: usize,
-    hook: Box<dyn Tunnel>,
+    hook: Box<dyn TunnelEnd>,
 }
 
 /// Network address translation applied by the stack on one interface.
@@ -236,7 +236,10 @@ pub struct IpStack {
     /// Tunnel interfaces.
     tunnels: Vec<TunnelIface>,
     /// Transport-mode SAs, most specific first.
-    transports: Vec<Box<dyn Transport>>,
+    transports: Vec<Box<dyn TunnelEnd>>,
+    /// The tunnel ends' actions for one packet: kept between packets so that the
+    /// IPsec path allocates no list (empty between uses).
+    tunnel_io: TunnelIo,
     /// What the node does about packets too big, and its ICMP rate limit.
     pmtu_config: PmtuConfig,
     /// Path MTUs learned from "fragmentation needed".
@@ -307,6 +310,7 @@ impl IpStack {
             nat: None,
             tunnels: Vec::new(),
             transports: Vec::new(),
+            tunnel_io: TunnelIo::default(),
             pmtu_config: PmtuConfig::default(),
             pmtu: PmtuCache::new(PmtuConfig::default().expires_ns, usize::from(PmtuConfig::default().min_pmtu)),
             path_epoch: 0,
@@ -392,7 +396,7 @@ impl IpStack {
 
     /// Adds a tunnel as interface `iface` (its `addr` is ignored: a tunnel interface has
     /// none) with a route to each of `protects`. Returns the interface index.
-    pub fn add_tunnel(&mut self, mut iface: Iface, protects: &[(Ipv4Addr, u8)], hook: Box<dyn Tunnel>) -> usize {
+    pub fn add_tunnel(&mut self, mut iface: Iface, protects: &[(Ipv4Addr, u8)], hook: Box<dyn TunnelEnd>) -> usize {
         self.path_epoch += 1;
         iface.addr = None;
         iface.resolve = false;
@@ -440,7 +444,7 @@ impl IpStack {
     }
 
     /// Adds a transport-mode SA for the node's own traffic.
-    pub fn add_transport(&mut self, hook: Box<dyn Transport>) {
+    pub fn add_transport(&mut self, hook: Box<dyn TunnelEnd>) {
         self.transports.push(hook);
         // Stable: among equally specific SAs the first added wins.
         self.transports.sort_by_key(|t| std::cmp::Reverse(t.specificity()));
@@ -493,7 +497,7 @@ impl IpStack {
     /// The source address for a packet leaving on `iface`.
     fn source_for(&self, iface: usize) -> Option<Ipv4Addr> {
         if let Some(t) = self.tunnel_of(iface) {
-            return Some(self.tunnels[t].hook.local());
+            return self.tunnels[t].hook.local();
         }
         self.ifaces[iface].addr.map(|(a, _)| a).or_else(|| self.ifaces.iter().find_map(|i| i.addr.map(|(a, _)| a)))
     }
