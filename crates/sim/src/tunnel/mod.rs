@@ -37,6 +37,8 @@ pub mod openvpn_tcp;
 pub mod pppoe;
 pub mod pppoe_end;
 pub mod pptp;
+#[cfg(test)]
+mod tests;
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 
