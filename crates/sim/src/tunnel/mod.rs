@@ -37,12 +37,10 @@ pub mod openvpn_tcp;
 pub mod pppoe;
 pub mod pppoe_end;
 pub mod pptp;
-#[cfg(test)]
-mod tests;
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use wire::ethernet::Address as Mac;
+use wire::ethernet::{self, Address as Mac, EtherType};
 use wire::{ipv4, IpProtocol};
 
 use crate::config::{CpuCycles, NodeConfig, TunnelFragment};
@@ -50,7 +48,7 @@ use crate::config::{CpuCycles, NodeConfig, TunnelFragment};
 /// Octets reserved in front of an IPv4 packet in [`Action::Routed`] and
 /// [`Action::Inner`] buffers: an Ethernet header (the stack's own headroom), so that
 /// nobody copies a packet to put a header in front of it.
-pub const HEADROOM: usize = wire::ethernet::HEADER_LEN;
+pub const HEADROOM: usize = ethernet::HEADER_LEN;
 
 /// Something a tunnel end wants done, in the order it wants it.
 #[derive(Debug)]
@@ -94,8 +92,11 @@ impl TunnelIo {
     /// An inner packet received, in a buffer with an Ethernet header in front (from
     /// nobody, to broadcast), as a frame from a point-to-point device reaches the stack.
     pub fn inner(&mut self, packet: &[u8]) {
-        let frame =
-            crate::node::ip::ethernet_frame(Mac::default(), Mac::BROADCAST, wire::ethernet::EtherType::Ipv4, packet);
+        let mut frame = Vec::with_capacity(HEADROOM + packet.len());
+        frame.resize(HEADROOM, 0);
+        let repr = ethernet::Repr { src_addr: Mac::default(), dst_addr: Mac::BROADCAST, ethertype: EtherType::Ipv4 };
+        repr.emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
+        frame.extend_from_slice(packet);
         self.actions.push(Action::Inner(frame));
     }
 
@@ -306,3 +307,6 @@ pub struct SaReport {
     /// Datagrams claimed by the inbound SA that failed to open (ICV, padding).
     pub failed: u64,
 }
+
+#[cfg(test)]
+mod tests;

@@ -7,14 +7,15 @@
 //! fragmentation §3.2), RFC 792 (ICMP), RFC 1191 §4 (fragmentation needed carries the
 //! next-hop MTU), RFC 1812 §5.3.1 (TTL decrement on forwarding), §5.2.7.1 (ICMP source).
 //!
-//! Tunnels (IPsec ESP or AH in tunnel mode, see `ipsec`) are virtual interfaces: routes
+//! Tunnels the stack drives (IPsec ESP or AH in tunnel mode, `tunnel::ipsec`, met through
+//! `tunnel::TunnelEnd` like every tunnel end) are virtual interfaces: routes
 //! to the destinations a tunnel protects lead to its interface; a packet routed there is
 //! fragmented to the tunnel MTU if it must be, encapsulated, and the outer packet routed
 //! again by the routes of real interfaces only (fragmented after encapsulation if it
 //! exceeds the egress MTU). An inbound datagram a tunnel claims is reassembled, opened,
 //! and its inner packet taken as received on the tunnel interface.
 //!
-//! Transport-mode SAs (`Transport`) act on the node's own datagrams: the most specific
+//! Transport-mode SAs (the `TunnelEnd` transport method set) act on the node's own datagrams: the most specific
 //! one that selects a whole outbound datagram transforms it before it is routed and
 //! fragmented; an inbound datagram one claims is reassembled, restored and delivered.
 //!
@@ -27,7 +28,7 @@
 //! sockets (the world hands it to TCP). A tunnel's effective MTU follows the path MTU
 //! to its far end less its overhead (RFC 4301 §8.2.1); where the inner packet is cut,
 //! before or after encapsulation, is [`TunnelFragment`] (RFC 4459 §3), decided in
-//! [`IpStack::fit_tunnel`] for every kind of tunnel.
+//! [`IpStack::fit_tunnel`] for every tunnel the stack drives.
 
 mod input;
 mod output;
