@@ -72,10 +72,6 @@ impl Tunnels {
 
 /// What a tunnel's attach function sees of the node being built.
 impl Host for Node {
-    fn node_name(&self) -> &str {
-        &self.name
-    }
-
     fn port_count(&self) -> usize {
         self.port_names.len()
     }

@@ -228,8 +228,6 @@ pub trait TunnelEnd {
 
 /// What a tunnel's attach function may ask of the node it is attached to.
 pub trait Host {
-    /// The node's name (for messages).
-    fn node_name(&self) -> &str;
     /// The node's ports: how many, and each one's name, MAC and whether it is a bridge
     /// member.
     fn port_count(&self) -> usize;
