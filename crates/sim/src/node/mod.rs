@@ -21,8 +21,7 @@ pub mod cpu;
 pub mod forward;
 pub mod ip;
 pub mod pmtu;
-mod pptp_vifs;
-mod vifs;
+pub mod tunnels;
 
 use std::net::Ipv4Addr;
 
@@ -34,7 +33,7 @@ use crate::node::forward::l3f::{L3fBridge, Output as L3fOutput};
 use crate::node::forward::learning::LearningBridge;
 use crate::node::forward::nat::{Inbound, Nat, NatProtocol, PortForward};
 use crate::node::ip::{Iface, IpStack, Out, Translator};
-use crate::tunnel::vif::Vifs;
+use crate::node::tunnels::Tunnels;
 
 /// What a port is to its node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,8 +113,8 @@ pub struct Node {
     port_atm_header: Vec<Option<usize>>,
     /// The stack's counters when its work was last charged to the CPU.
     billed: crate::node::ip::IpCounters,
-    /// OpenVPN and PPPoE ends (see `vif`).
-    pub(crate) vifs: Vifs,
+    /// The tunnel ends the node drives (OpenVPN, PPPoE, PPTP; see `tunnels`).
+    pub(crate) tunnels: Tunnels,
     /// Cycles of work done outside a CPU job (timers), charged to the next job.
     pub(crate) unbilled: f64,
     /// The IP stack's outputs for one received frame: a buffer kept between frames so
@@ -229,33 +228,6 @@ fn attach_nat(
     Ok(())
 }
 
-/// The node's IPsec SAs: tunnel mode as interfaces of the stack, transport mode on its own
-/// traffic.
-fn attach_ipsec(config: &NodeConfig, ip: &mut IpStack) -> Result<(), String> {
-    for (i, t) in config.ipsec.iter().enumerate() {
-        let fail = |e: String| format!("node {}: ipsec[{i}] ({}): {e}", config.name, t.name);
-        if !ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == t.local)) {
-            return Err(fail(format!("local address {} is not an address of the node", t.local)));
-        }
-        match t.mode.as_str() {
-            "tunnel" => {
-                let tunnel = crate::tunnel::ipsec::IpsecTunnel::new(t).map_err(fail)?;
-                let iface = Iface {
-                    name: t.name.clone(),
-                    mac: Mac([0; 6]),
-                    addr: None,
-                    mtu: usize::from(t.mtu),
-                    resolve: false,
-                };
-                ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
-            }
-            "transport" => ip.add_transport(Box::new(crate::tunnel::ipsec::IpsecTransport::new(t).map_err(fail)?)),
-            other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
-        }
-    }
-    Ok(())
-}
-
 /// LLC/SNAP header and ICV/MIC: the bytes a link cipher processes besides the IP packet.
 const CIPHER_EXTRA_BYTES: usize = 8 + 4;
 
@@ -275,7 +247,6 @@ impl Node {
         if let Some(nat) = &config.nat {
             attach_nat(config, nat, &mut ip, &port_use, bridge.as_ref())?;
         }
-        attach_ipsec(config, &mut ip)?;
         let mut node = Node {
             name: config.name.clone(),
             role: config.role.clone(),
@@ -298,11 +269,11 @@ impl Node {
             port_cipher_cost: vec![0.0; config.ports.len()],
             port_atm_header: vec![None; config.ports.len()],
             billed: crate::node::ip::IpCounters::default(),
-            vifs: Vifs::default(),
+            tunnels: Tunnels::default(),
             unbilled: 0.0,
             outs_scratch: Vec::new(),
         };
-        node.attach_vifs(config)?;
+        crate::tunnel::attach_all(config, &mut node)?;
         Ok(node)
     }
 
@@ -431,8 +402,8 @@ impl Node {
                 let dst = ethernet::Frame::new_checked(&frame[..]).map(|f| f.dst_addr());
                 match dst {
                     Ok(dst) if dst == self.port_macs[port as usize] || dst.is_multicast() => {
-                        if crate::tunnel::vif::is_pppoe(&frame) {
-                            self.pppoe_input(now, port, frame, fx);
+                        if crate::tunnel::is_tunnel_frame(&frame) {
+                            self.tunnel_frame_input(now, port, frame, fx);
                             return;
                         }
                         // A datagram for the node itself comes back directly rather than
@@ -507,7 +478,7 @@ impl Node {
             self.bridge_send(now, p, f, fx);
         }
         for f in local {
-            if crate::tunnel::vif::is_pppoe(&f) {
+            if crate::tunnel::is_tunnel_frame(&f) {
                 // PPPoE on a bridge passes through; the bridge's own interface has no
                 // PPPoE end (the lowering puts none there) and ignores it, as Linux's
                 // stack does with an EtherType no socket listens to.
@@ -553,8 +524,8 @@ impl Node {
                 }
                 if Some(iface) == self.bridge_iface() {
                     self.bridge_output(now, frame, fx);
-                } else if let Some(vif) = self.vifs.of_iface(iface) {
-                    self.vif_send(now, vif, frame, fx);
+                } else if let Some(k) = self.end_of_iface(iface) {
+                    self.iface_send(now, k, frame, fx);
                 } else if let Some(port) = self.port_use.iter().position(|u| *u == PortUse::Routed { iface }) {
                     self.port_send(now, port as u16, frame, fx);
                 }
@@ -568,7 +539,7 @@ impl Node {
     /// else to the node's sockets and applications.
     #[inline]
     fn apply_local(&mut self, now: u64, packet: Vec<u8>, at: usize, fx: &mut Effects) {
-        if !self.vif_local(now, &packet[at..], fx) {
+        if !self.tunnel_local(now, &packet[at..], fx) {
             fx.local.push((packet, at));
         }
     }

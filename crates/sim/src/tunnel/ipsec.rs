@@ -48,7 +48,7 @@ use wire::{ah, esp, ipv4, udp, IpProtocol};
 use crate::config::{IpsecTunnelConfig, TunnelFragment};
 use crate::node::ip::DEFAULT_TTL;
 use crate::rng::{stream_key, RandomStream};
-use crate::tunnel::{SaReport, Transport, Tunnel};
+use crate::tunnel::{Action, Host, Interface, SaReport, TunnelEnd, TunnelIo, HEADROOM};
 
 /// The key material of the SA with SPI `spi`: `len` bytes from a stream named by the
 /// SPI and `purpose` ("enc" or "auth"). Both ends of a tunnel compute the same bytes.
@@ -329,8 +329,10 @@ impl IpsecTunnel {
     }
 }
 
-impl Tunnel for IpsecTunnel {
-    fn encapsulate(&mut self, inner: &[u8], ident: u16, out: &mut Vec<u8>) -> Result<(), String> {
+impl IpsecTunnel {
+    /// Seals the IPv4 packet `inner` and appends the outer IPv4 packet, with
+    /// Identification `ident`, to `out`.
+    pub fn encapsulate(&mut self, inner: &[u8], ident: u16, out: &mut Vec<u8>) -> Result<(), String> {
         let outer = OuterHeader { src: self.local, dst: self.remote, ttl: DEFAULT_TTL, ident };
         let protocol = self.sas.protocol;
         self.sas.seal(&self.name, inner, out, |sa, iv, out| match protocol {
@@ -339,16 +341,42 @@ impl Tunnel for IpsecTunnel {
         })
     }
 
+    /// Checks and opens a claimed datagram; appends the inner IPv4 packet to `out`.
+    pub fn decapsulate(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        self.sas.open(&self.name, self.remote, packet, out)
+    }
+}
+
+impl TunnelEnd for IpsecTunnel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Tunnel mode (RFC 4301 §5.1.2.1): the outer packet, after the stack's headroom,
+    /// with the Identification the stack reserved; the inner packet dropped if the SA
+    /// cannot seal it.
+    fn send(&mut self, _now: u64, inner: &[u8], io: &mut TunnelIo) {
+        let mut outer = vec![0u8; HEADROOM];
+        match self.encapsulate(inner, io.ident, &mut outer) {
+            Ok(()) => io.actions.push(Action::Routed(outer)),
+            Err(reason) => io.drop(reason, Some(inner.to_vec())),
+        }
+    }
+
     fn claims(&self, packet: &[u8]) -> bool {
         self.sas.claims(packet, self.local, self.remote)
     }
 
-    fn decapsulate(&mut self, packet: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
-        self.sas.open(&self.name, self.remote, packet, out)
+    fn receive(&mut self, _now: u64, packet: &[u8], io: &mut TunnelIo) -> Result<(), String> {
+        let mut inner = Vec::with_capacity(packet.len());
+        inner.resize(HEADROOM, 0);
+        self.decapsulate(packet, &mut inner)?;
+        io.actions.push(Action::Inner(inner));
+        Ok(())
     }
 
-    fn local(&self) -> Ipv4Addr {
-        self.local
+    fn local(&self) -> Option<Ipv4Addr> {
+        Some(self.local)
     }
 
     fn sa_report(&self) -> Option<SaReport> {
@@ -445,7 +473,21 @@ fn ports(protocol: IpProtocol, payload: &[u8]) -> Option<(u16, u16)> {
     Some((u16::from_be_bytes([payload[0], payload[1]]), u16::from_be_bytes([payload[2], payload[3]])))
 }
 
-impl Transport for IpsecTransport {
+impl TunnelEnd for IpsecTransport {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Transport mode has no interface to route into (its method set is `selects`,
+    /// `protect` and `unprotect`): a packet handed here is dropped.
+    fn send(&mut self, _now: u64, inner: &[u8], io: &mut TunnelIo) {
+        io.drop(format!("{}: a transport-mode SA is no interface", self.name), Some(inner.to_vec()));
+    }
+
+    fn receive(&mut self, _now: u64, _packet: &[u8], _io: &mut TunnelIo) -> Result<(), String> {
+        Err(format!("{}: a transport-mode SA is no interface (the stack calls unprotect)", self.name))
+    }
+
     fn selects(&self, packet: &[u8]) -> bool {
         let Ok(view) = ipv4::Packet::new_checked(packet) else { return false };
         if view.dst_addr() != self.remote || view.src_addr() != self.local || view.is_fragment() {
@@ -493,6 +535,32 @@ impl Transport for IpsecTransport {
     fn sealed(&self, spi: u32, seq: u32) -> Option<crate::conservation::Found> {
         self.sas.sealed_packet(spi, seq)
     }
+}
+
+/// The node's IPsec SAs (its plan's `ipsec` list): tunnel mode as interfaces the stack
+/// drives, transport mode on the node's own traffic.
+pub fn attach(config: &crate::config::NodeConfig, host: &mut dyn Host) -> Result<(), String> {
+    for (i, t) in config.ipsec.iter().enumerate() {
+        let fail = |e: String| format!("node {}: ipsec[{i}] ({}): {e}", config.name, t.name);
+        if !host.has_address(t.local) {
+            return Err(fail(format!("local address {} is not an address of the node", t.local)));
+        }
+        match t.mode.as_str() {
+            "tunnel" => {
+                let tunnel = IpsecTunnel::new(t).map_err(fail)?;
+                let iface = Interface {
+                    name: t.name.clone(),
+                    mac: wire::ethernet::Address([0; 6]),
+                    addr: None,
+                    mtu: usize::from(t.mtu),
+                };
+                host.add_stack_tunnel(iface, &t.protects, Box::new(tunnel));
+            }
+            "transport" => host.add_transport(Box::new(IpsecTransport::new(t).map_err(fail)?)),
+            other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -33,12 +33,12 @@ impl World {
         let n = nodes.len();
         if config.capture {
             for node in nodes.iter_mut() {
-                node.vifs.capture = Some(Vec::new());
+                node.tunnels.capture = Some(Vec::new());
             }
         }
         let tap_nodes = if config.capture {
             (0..n)
-                .filter(|&i| (0..config.nodes[i].ports.len()).any(|p| nodes[i].vifs.tap(p as u16).is_some()))
+                .filter(|&i| (0..config.nodes[i].ports.len()).any(|p| nodes[i].tunnels.tap(p as u16).is_some()))
                 .map(|i| i as u32)
                 .collect()
         } else {

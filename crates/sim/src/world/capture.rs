@@ -25,7 +25,7 @@ impl World {
     /// event, in the order they were seen.
     pub(super) fn pass_captures(&mut self) -> Result<(), RunError> {
         for &node in &self.tap_nodes {
-            let kept = self.nodes[node as usize].vifs.capture.as_mut().map(std::mem::take).unwrap_or_default();
+            let kept = self.nodes[node as usize].tunnels.capture.as_mut().map(std::mem::take).unwrap_or_default();
             if let Some(c) = self.capture.as_mut() {
                 for (port, t, frame) in kept {
                     c.port(node, port, t, &frame).map_err(RunError::Capture)?;

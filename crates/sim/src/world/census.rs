@@ -66,12 +66,12 @@ impl World {
     pub(super) fn ledger_silent_drops(&mut self) {
         let mut abandoned = Vec::new();
         for n in &mut self.nodes {
-            for end in &mut n.vifs.openvpn {
-                abandoned.append(&mut end.abandoned);
+            for end in n.tunnels.ends_mut() {
+                abandoned.append(&mut end.take_abandoned());
             }
         }
-        for packet in abandoned {
-            self.ledger_drop(crate::tunnel::openvpn::FRAGMENT_EXPIRED, &packet);
+        for (reason, packet) in abandoned {
+            self.ledger_drop(reason, &packet);
         }
         let given_up: Vec<Vec<u8>> =
             self.adaptive_routers.iter_mut().flat_map(|u| std::mem::take(&mut u.abandoned)).collect();
@@ -141,11 +141,11 @@ impl World {
     }
 
     /// The packets held in the nodes (tunnels' fragments, adaptive routers, CPU jobs, IP
-    /// stacks, L3F bridges, the ATM network, OpenVPN's TCP streams), each handed to `note`.
+    /// stacks, L3F bridges, the ATM network, tunnels' TCP streams), each handed to `note`.
     fn held_in_nodes(&self, note: &mut dyn FnMut(&[u8])) {
         for n in &self.nodes {
-            for end in &n.vifs.openvpn {
-                end.held_fragments(&mut *note);
+            for end in n.tunnels.ends() {
+                end.held_packets(&mut *note);
             }
         }
         for u in &self.adaptive_routers {
@@ -173,7 +173,7 @@ impl World {
             atm.held_packets(&mut *note);
         }
         let streams: Vec<&crate::tunnel::openvpn_tcp::StreamTransport> =
-            self.nodes.iter().flat_map(|n| n.vifs.openvpn.iter().filter_map(|e| e.stream.as_ref())).collect();
+            self.nodes.iter().flat_map(|n| n.tunnels.ends().filter_map(|e| e.stream())).collect();
         for s in &streams {
             let peer = streams.iter().find(|p| s.is_peer(p)).copied();
             s.held_toward(peer, &mut *note);

@@ -249,16 +249,27 @@ impl IpStack {
         let view = ipv4::Packet::new_unchecked(&packet[..]);
         self.counters.esp_opened += 1;
         self.counters.esp_bytes += (usize::from(view.total_len()) - view.header_len()) as u64;
-        let mut inner = Vec::with_capacity(packet.len());
-        inner.resize(HEADROOM, 0);
         let iface = self.tunnels[t].iface;
-        match self.tunnels[t].hook.decapsulate(&packet, &mut inner) {
+        let mut io = std::mem::take(&mut self.tunnel_io);
+        match self.tunnels[t].hook.receive(now, &packet, &mut io) {
             Ok(()) => {
-                if let Some((packet, at)) = self.input_ipv4(now, iface, inner, out) {
-                    out.push(Out::Local { iface, packet, at });
+                for action in io.actions.drain(..) {
+                    match action {
+                        Action::Inner(inner) => {
+                            if let Some((packet, at)) = self.input_ipv4(now, iface, inner, out) {
+                                out.push(Out::Local { iface, packet, at });
+                            }
+                        }
+                        Action::Drop { reason, packet, .. } => out.push(Out::Drop { reason, packet }),
+                        other => out.push(Out::Drop {
+                            reason: format!("tunnel {}: {other:?} is not for the stack", self.ifaces[iface].name),
+                            packet: None,
+                        }),
+                    }
                 }
             }
             Err(reason) => out.push(Out::Drop { reason, packet: Some(packet) }),
         }
+        self.tunnel_io = io;
     }
 }

@@ -7,14 +7,15 @@
 //! fragmentation §3.2), RFC 792 (ICMP), RFC 1191 §4 (fragmentation needed carries the
 //! next-hop MTU), RFC 1812 §5.3.1 (TTL decrement on forwarding), §5.2.7.1 (ICMP source).
 //!
-//! Tunnels (IPsec ESP or AH in tunnel mode, see `ipsec`) are virtual interfaces: routes
+//! Tunnels the stack drives (IPsec ESP or AH in tunnel mode, `tunnel::ipsec`, met through
+//! `tunnel::TunnelEnd` like every tunnel end) are virtual interfaces: routes
 //! to the destinations a tunnel protects lead to its interface; a packet routed there is
 //! fragmented to the tunnel MTU if it must be, encapsulated, and the outer packet routed
 //! again by the routes of real interfaces only (fragmented after encapsulation if it
 //! exceeds the egress MTU). An inbound datagram a tunnel claims is reassembled, opened,
 //! and its inner packet taken as received on the tunnel interface.
 //!
-//! Transport-mode SAs (`Transport`) act on the node's own datagrams: the most specific
+//! Transport-mode SAs (the `TunnelEnd` transport method set) act on the node's own datagrams: the most specific
 //! one that selects a whole outbound datagram transforms it before it is routed and
 //! fragmented; an inbound datagram one claims is reassembled, restored and delivered.
 //!
@@ -27,7 +28,7 @@
 //! sockets (the world hands it to TCP). A tunnel's effective MTU follows the path MTU
 //! to its far end less its overhead (RFC 4301 §8.2.1); where the inner packet is cut,
 //! before or after encapsulation, is [`TunnelFragment`] (RFC 4459 §3), decided in
-//! [`IpStack::fit_tunnel`] for every kind of tunnel.
+//! [`IpStack::fit_tunnel`] for every tunnel the stack drives.
 
 mod input;
 mod output;
@@ -46,7 +47,7 @@ use crate::config::{FragNeeded, PmtuConfig, RouteConfig, TunnelFragment};
 
 use crate::node::pmtu::{self, IcmpRateLimit, PmtuCache};
 
-use crate::tunnel::{Transport, Tunnel};
+use crate::tunnel::{Action, TunnelEnd, TunnelIo};
 
 /// RFC 1122 §2.3.2.2: at least one packet SHOULD be kept while an address resolves;
 /// Linux kept three (`unres_qlen`) for years.
@@ -142,7 +143,7 @@ pub struct PathMtuMemo {
 /// A tunnel and the interface it is.
 struct TunnelIface {
     iface: usize,
-    hook: Box<dyn Tunnel>,
+    hook: Box<dyn TunnelEnd>,
 }
 
 /// Network address translation applied by the stack on one interface.
@@ -236,7 +237,10 @@ pub struct IpStack {
     /// Tunnel interfaces.
     tunnels: Vec<TunnelIface>,
     /// Transport-mode SAs, most specific first.
-    transports: Vec<Box<dyn Transport>>,
+    transports: Vec<Box<dyn TunnelEnd>>,
+    /// The tunnel ends' actions for one packet: kept between packets so that the
+    /// IPsec path allocates no list (empty between uses).
+    tunnel_io: TunnelIo,
     /// What the node does about packets too big, and its ICMP rate limit.
     pmtu_config: PmtuConfig,
     /// Path MTUs learned from "fragmentation needed".
@@ -307,6 +311,7 @@ impl IpStack {
             nat: None,
             tunnels: Vec::new(),
             transports: Vec::new(),
+            tunnel_io: TunnelIo::default(),
             pmtu_config: PmtuConfig::default(),
             pmtu: PmtuCache::new(PmtuConfig::default().expires_ns, usize::from(PmtuConfig::default().min_pmtu)),
             path_epoch: 0,
@@ -392,7 +397,7 @@ impl IpStack {
 
     /// Adds a tunnel as interface `iface` (its `addr` is ignored: a tunnel interface has
     /// none) with a route to each of `protects`. Returns the interface index.
-    pub fn add_tunnel(&mut self, mut iface: Iface, protects: &[(Ipv4Addr, u8)], hook: Box<dyn Tunnel>) -> usize {
+    pub fn add_tunnel(&mut self, mut iface: Iface, protects: &[(Ipv4Addr, u8)], hook: Box<dyn TunnelEnd>) -> usize {
         self.path_epoch += 1;
         iface.addr = None;
         iface.resolve = false;
@@ -440,7 +445,7 @@ impl IpStack {
     }
 
     /// Adds a transport-mode SA for the node's own traffic.
-    pub fn add_transport(&mut self, hook: Box<dyn Transport>) {
+    pub fn add_transport(&mut self, hook: Box<dyn TunnelEnd>) {
         self.transports.push(hook);
         // Stable: among equally specific SAs the first added wins.
         self.transports.sort_by_key(|t| std::cmp::Reverse(t.specificity()));
@@ -493,7 +498,7 @@ impl IpStack {
     /// The source address for a packet leaving on `iface`.
     fn source_for(&self, iface: usize) -> Option<Ipv4Addr> {
         if let Some(t) = self.tunnel_of(iface) {
-            return Some(self.tunnels[t].hook.local());
+            return self.tunnels[t].hook.local();
         }
         self.ifaces[iface].addr.map(|(a, _)| a).or_else(|| self.ifaces.iter().find_map(|i| i.addr.map(|(a, _)| a)))
     }

@@ -28,16 +28,33 @@ impl IpStack {
         if !self.fit_tunnel(now, t, frame, arrived_on, &mut pieces, out) {
             return;
         }
+        let mut io = std::mem::take(&mut self.tunnel_io);
         for piece in pieces {
-            let ident = self.next_ident();
-            let mut outer = vec![0u8; HEADROOM];
-            match self.tunnels[t].hook.encapsulate(&piece[HEADROOM..], ident, &mut outer) {
-                Ok(()) => {
+            io.ident = self.next_ident();
+            self.tunnels[t].hook.send(now, &piece[HEADROOM..], &mut io);
+            self.carry_out(now, &mut io, out);
+        }
+        self.tunnel_io = io;
+    }
+
+    /// Carries out what a tunnel end the stack drives asked for: its outer packets
+    /// routed over real interfaces (counted as the ESP/AH packets they are), its inner
+    /// packets taken as received on its interface, its drops.
+    pub(super) fn carry_out(&mut self, now: u64, io: &mut TunnelIo, out: &mut Vec<Out>) {
+        for action in io.actions.drain(..) {
+            match action {
+                Action::Routed(outer) => {
                     self.counters.esp_sealed += 1;
                     self.counters.esp_bytes += (outer.len() - HEADROOM - ipv4::HEADER_LEN) as u64;
                     self.send_routed(now, outer, None, true, out);
                 }
-                Err(reason) => out.push(Out::Drop { reason, packet: Some(piece[HEADROOM..].to_vec()) }),
+                Action::Drop { reason, packet, .. } => out.push(Out::Drop { reason, packet }),
+                other => out.push(Out::Drop {
+                    reason: format!(
+                        "a tunnel end the stack drives asked for {other:?}, which only the node carries out"
+                    ),
+                    packet: None,
+                }),
             }
         }
     }

@@ -34,6 +34,7 @@
 
 mod control;
 mod data_channel;
+pub mod end;
 
 pub use control::{CallState, Control, ControlState, Event};
 pub use data_channel::{Gre, GreCounters};
