@@ -1,0 +1,487 @@
+"""The emulation backend (python/qoslab/backends/emu/) on this machine's kernel: the
+plan's topology read back from the namespaces through netlink, real pings through a
+router, a kernel bridge's ARP, NAT's one-way door, cleanup after kill -9, refusals, and
+records with the simulator's keys.
+
+These tests need root and network namespaces; without them they are skipped, saying
+why. Each uses a registry directory of its own (QOSLAB_EMU_REGISTRY), so a test never
+sees another's runs, and removes every namespace it made.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from qoslab.scenario import load_scenario
+
+
+def _why_no_namespaces() -> str | None:
+    if os.geteuid() != 0:
+        return "the emulation backend needs root (network namespaces and interfaces)"
+    try:
+        from pyroute2 import netns
+    except ImportError:
+        return "pyroute2 is not installed (pip install 'qoslab[emu]')"
+    name = f"qoslab-probe{os.getpid()}"
+    try:
+        netns.create(name)
+        netns.remove(name)
+    except OSError as err:
+        return f"a network namespace cannot be made here: {err}"
+    return None
+
+
+WHY = _why_no_namespaces()
+pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
+
+QOSLAB = [sys.executable, "-m", "qoslab"]
+
+
+@pytest.fixture(autouse=True)
+def _own_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A registry of this test's own; whatever it left is removed after it."""
+    registry = tmp_path / "registry"
+    monkeypatch.setenv("QOSLAB_EMU_REGISTRY", str(registry))
+    yield registry
+    from qoslab.backends.emu.registry import clean
+
+    clean(include_live=True)
+
+
+def _scenario(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "scenario.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+ROUTED = """
+    [scenario]
+    name = "two hosts and a router"
+    seed = 1
+
+    [node.h1]
+    role = "host"
+    address = "10.0.1.2/24"
+    gateway = "10.0.1.1"
+
+    [node.r]
+    role = "router"
+    address = ["10.0.1.1/24", "10.0.2.1/24"]
+
+    [node.h2]
+    role = "host"
+    address = "10.0.2.2/24"
+    gateway = "10.0.2.1"
+
+    [[link]]
+    name = "left"
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["h1", "r"]
+
+    [[link]]
+    name = "right"
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["r", "h2"]
+"""
+
+# Seed 000's ICS shape (python/qoslab/examples/seed000_ics.toml, Fig. 7 and Fig. 8) with
+# the wireless hop made Ethernet (a switch in the AP's place): station A masquerades
+# LAN2 behind its outside address, and the AP routes LAN2's subnet to A (Fig. 8), so
+# only NAT's own rules keep LAN1 out.
+ICS = """
+    [scenario]
+    name = "ICS shape on Ethernet"
+    seed = 1
+
+    [node.ap]
+    role = "router"
+    address = "192.168.1.1/24"
+    routes = [{ to = "192.168.0.0/24", via = "192.168.1.101" }]
+
+    [node.ws1]
+    role = "host"
+    address = "192.168.1.100/24"
+    gateway = "192.168.1.1"
+
+    [node.sw]
+    role = "bridge"
+    forwarding = "l2"
+
+    [node.a]
+    role = "bridge"
+    forwarding = "nat"
+    address = ["192.168.1.101/24", "192.168.0.1/24"]
+    gateway = "192.168.1.1"
+
+    [node.ws2]
+    role = "host"
+    address = "192.168.0.102/24"
+    gateway = "192.168.0.1"
+
+    [[link]]
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["ws1", "sw"]
+
+    [[link]]
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["ap", "sw"]
+
+    [[link]]
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["a", "sw"]
+
+    [[link]]
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["a", "ws2"]
+
+    [[test]]
+    method = "ping"
+    from = "ws2"
+    to = "ws1"
+"""
+
+
+def _build(path: Path) -> Any:
+    """The scenario's network built (a Topology), as run --backend emu builds it."""
+    from qoslab.backends.emu import prepare, topology
+    from qoslab.backends.emu.links import DirectVeth
+    from qoslab.backends.emu.registry import RunRecord
+
+    scenario = load_scenario(path)
+    net = prepare(scenario, source=path)
+    runner = DirectVeth()
+    return net, topology.build(net.config, RunRecord.start(str(path), runner.implementation), runner)
+
+
+def _ping(topo: Any, src: str, dst: str, count: int = 3) -> dict[str, Any]:
+    from qoslab.backends.emu.measure import ping
+
+    result: dict[str, Any] = ping(topo, src, dst, count=count, interval_s=0.2, payload=56, wait_s=1.0)
+    return result
+
+
+def test_router_pings_both_ways_and_the_kernel_has_the_plans_routes(tmp_path: Path) -> None:
+    from pyroute2 import NetNS
+
+    from qoslab.backends.emu import topology
+
+    _, topo = _build(_scenario(tmp_path, ROUTED + '\n[[test]]\nmethod = "ping"\nfrom = "h1"\nto = "h2"\n'))
+    try:
+        assert _ping(topo, "h1", "10.0.2.2")["received"] == 3
+        assert _ping(topo, "h2", "10.0.1.2")["received"] == 3
+        for node in topo.plan["nodes"]:
+            with NetNS(topo.namespace(node["name"])) as ns:
+                # The plan's static routes, as the kernel's main table holds them
+                # (the connected ones come from the addresses, as the plan says).
+                kernel = {
+                    (r.get("dst") or "0.0.0.0", r["dst_len"], r.get("gateway"))
+                    for r in ns.route("dump", family=2, table=254)
+                    if r.get("gateway")
+                }
+                planned = {(r["destination"], r["prefix_len"], r["via"]) for r in node.get("routes") or []}
+                assert kernel == planned, node["name"]
+                # Every port: the plan's name, MAC, MTU and address.
+                for port in node["ports"]:
+                    link = ns.link("get", index=ns.link_lookup(ifname=port["name"])[0])[0]
+                    assert link.get("address") == topology.format_mac(port["mac"])
+                    assert link.get("mtu") == port["mtu"]
+                    addrs = {(a.get("address"), a["prefixlen"]) for a in ns.addr("dump", index=link["index"])}
+                    assert addrs == {tuple(port["address"])}
+                forward = subprocess.run(
+                    topology.in_namespace(topo.namespace(node["name"]), ["cat", "/proc/sys/net/ipv4/ip_forward"]),
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                ).stdout.strip()
+                assert forward == ("1" if node["ip_forward"] else "0"), node["name"]
+    finally:
+        topology.teardown(topo)
+
+
+BRIDGED = """
+    [scenario]
+    name = "an l2 bridge"
+    seed = 1
+
+    [node.h1]
+    role = "host"
+    address = "10.0.0.1/24"
+
+    [node.b]
+    role = "bridge"
+    forwarding = "l2"
+
+    [node.h2]
+    role = "host"
+    address = "10.0.0.2/24"
+
+    [[link]]
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["h1", "b"]
+
+    [[link]]
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["b", "h2"]
+
+    [[test]]
+    method = "ping"
+    from = "h1"
+    to = "h2"
+"""
+
+
+def test_an_l2_bridge_joins_two_hosts_and_arp_learns_the_plans_mac(tmp_path: Path) -> None:
+    from pyroute2 import NetNS
+
+    from qoslab.backends.emu import topology
+
+    _, topo = _build(_scenario(tmp_path, BRIDGED))
+    try:
+        assert _ping(topo, "h1", "10.0.0.2")["received"] == 3
+        h2 = topo.plan["nodes"][topo.node_index("h2")]
+        with NetNS(topo.namespace("h1")) as ns:
+            table = {n.get("dst"): n.get("lladdr") for n in ns.get_neighbours(family=2)}
+        assert table.get("10.0.0.2") == topology.format_mac(h2["ports"][0]["mac"])
+        b = topo.plan["nodes"][topo.node_index("b")]
+        with NetNS(topo.namespace("b")) as ns:
+            br = ns.link_lookup(ifname=topology.BRIDGE_IFNAME)[0]
+            members = {link.get("ifname") for link in ns.link("dump") if link.get("master") == br}
+        assert members == {b["ports"][p]["name"] for p in b["bridge"]["ports"]}
+    finally:
+        topology.teardown(topo)
+
+
+def _ics(tmp_path: Path) -> Path:
+    return _scenario(tmp_path, ICS)
+
+
+PROBE = """
+import socket, sys
+kind, mode, addr, port = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+family = socket.SOCK_DGRAM if kind == "udp" else socket.SOCK_STREAM
+s = socket.socket(socket.AF_INET, family)
+s.settimeout(2.0)
+try:
+    if mode == "listen":
+        s.bind((addr, port))
+        if kind == "udp":
+            data, peer = s.recvfrom(100)
+        else:
+            s.listen(1)
+            conn, peer = s.accept()
+            data = conn.recv(100)
+        print("got", peer[0])
+    else:
+        if kind == "udp":
+            for _ in range(5):
+                s.sendto(b"probe", (addr, port))
+        else:
+            s.connect((addr, port))
+            s.sendall(b"probe")
+        print("sent")
+except OSError as err:
+    print("none", type(err).__name__)
+"""
+
+
+def _probe(topo: Any, kind: str, src: str, dst: str, dst_addr: str) -> str:
+    """A UDP or TCP probe from ``src`` to ``dst_addr`` (a listener on ``dst``): what the
+    listener saw (``got <source address>``, or ``none``)."""
+    from qoslab.backends.emu.topology import in_namespace
+
+    listener = subprocess.Popen(
+        in_namespace(topo.namespace(dst), [sys.executable, "-c", PROBE, kind, "listen", "0.0.0.0", "7000"]),
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.3)
+    subprocess.run(
+        in_namespace(topo.namespace(src), [sys.executable, "-c", PROBE, kind, "send", dst_addr, "7000"]),
+        capture_output=True,
+        timeout=10,
+    )
+    out, _ = listener.communicate(timeout=10)
+    return out.strip()
+
+
+def test_nat_lets_the_inside_out_and_keeps_unsolicited_traffic_from_outside_out(tmp_path: Path) -> None:
+    from qoslab.backends.emu import topology
+
+    _, topo = _build(_ics(tmp_path))
+    try:
+        # Inside -> outside: works, and the outside sees A's outside address (masquerade).
+        assert _ping(topo, "ws2", "192.168.1.100")["received"] == 3
+        assert _probe(topo, "udp", "ws2", "ws1", "192.168.1.100") == "got 192.168.1.101"
+        assert _probe(topo, "tcp", "ws2", "ws1", "192.168.1.100") == "got 192.168.1.101"
+        # Outside -> inside, although the AP routes 192.168.0.0/24 to A: nothing gets in.
+        assert _ping(topo, "ws1", "192.168.0.102")["received"] == 0
+        assert _probe(topo, "udp", "ws1", "ws2", "192.168.0.102").startswith("none")
+        assert _probe(topo, "tcp", "ws1", "ws2", "192.168.0.102").startswith("none")
+    finally:
+        topology.teardown(topo)
+
+
+def _root_state() -> tuple[set[str], set[str], str]:
+    """The root namespace's namespaces, interfaces and nftables tables."""
+    from pyroute2 import IPRoute, netns
+
+    with IPRoute() as ipr:
+        links = {str(link.get("ifname")) for link in ipr.link("dump")}
+    tables = subprocess.run(["nft", "list", "tables"], capture_output=True, text=True).stdout
+    return set(netns.listnetns()), links, tables
+
+
+def test_kill_9_of_a_run_then_emu_clean_leaves_nothing(tmp_path: Path, _own_registry: Path) -> None:
+    from qoslab.backends.emu.registry import registered_runs
+
+    path = _ics(tmp_path)
+    path.write_text(path.read_text().replace('from = "ws2"\nto = "ws1"', 'from = "ws2"\nto = "ws1"\ncount = 200\ninterval = "0.1 s"'))
+    before = _root_state()
+    run = subprocess.Popen([*QOSLAB, "run", str(path), "--backend", "emu"], stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            runs = registered_runs()
+            # Running: the namespaces are made and the ping is started.
+            if runs and runs[0].pids:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the run did not start its ping within 60 s")
+        record = runs[0]
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(timeout=10)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    from pyroute2 import netns
+
+    left = [n for n in netns.listnetns() if n.startswith(f"qoslab-{record.run}-")]
+    assert len(left) == 5  # killed: everything is still there
+    done = subprocess.run([*QOSLAB, "emu", "clean"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    after = _root_state()
+    assert not [n for n in after[0] if n.startswith(f"qoslab-{record.run}")]
+    assert after == before
+    assert "qoslab" not in after[2]
+    assert not any(Path(f"/proc/{pid}").exists() and pid != os.getpid() for pid, _ in record.pids if pid)
+    assert not (_own_registry / f"{record.run}.json").exists()
+
+
+SERIAL = """
+    [scenario]
+    name = "a serial line"
+    seed = 1
+
+    [node.h1]
+    role = "host"
+    address = "10.0.0.1/30"
+
+    [node.h2]
+    role = "host"
+    address = "10.0.0.2/30"
+
+    [[link]]
+    name = "modem"
+    type = "serial"
+    rate = "9600 bps"
+    ends = ["h1", "h2"]
+
+    [[test]]
+    method = "ping"
+    from = "h1"
+    to = "h2"
+"""
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_serial_line_is_refused_on_emu_naming_it(tmp_path: Path, command: str) -> None:
+    path = _scenario(tmp_path, SERIAL)
+    done = subprocess.run([*QOSLAB, command, str(path), "--backend", "emu"], capture_output=True, text=True)
+    assert done.returncode == 2, done.stderr
+    assert "link[0].type" in done.stderr and "'modem'" in done.stderr and "link emulator" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+FLOWS = (
+    ROUTED
+    + """
+    [[test]]
+    method = "udp.flow"
+    from = "h1"
+    to = "h2"
+    rate = "10 Mbps"
+    payload = 1000
+    duration = "1 s"
+
+    [[test]]
+    method = "tcp.bulk"
+    from = "h1"
+    to = "h2"
+    duration = "1 s"
+    interval = "0.5 s"
+"""
+)
+
+EMU_ONLY = {"backend", "kernel", "link_implementation"}
+"""What an emulation record has beyond the simulator's keys."""
+
+
+def _keys(value: Any, prefix: str = "") -> set[str]:
+    """Every key path of a record (lists: their first element)."""
+    out: set[str] = set()
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(prefix + k)
+            # cpu_util_pct maps node names (the simulator's modelled CPUs) to percent.
+            if k != "cpu_util_pct":
+                out |= _keys(v, prefix + k + ".")
+    elif isinstance(value, list) and value and isinstance(value[0], dict):
+        out |= _keys(value[0], prefix + "[].")
+    return out
+
+
+def test_udp_flow_and_tcp_bulk_records_have_the_simulators_keys(tmp_path: Path) -> None:
+    from qoslab.backends.sim import run_tests as run_sim
+
+    path = _scenario(tmp_path, FLOWS)
+    done = subprocess.run(
+        [*QOSLAB, "run", str(path), "--backend", "emu", "--json"], capture_output=True, text=True, timeout=180
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["backend"] == "emu" and out["link_implementation"] == "direct veth"
+    emu = out["results"]
+    _, runs = run_sim(load_scenario(path), source=path)
+    sim = [rec for r in runs for rec in r.records]
+    assert [r["test"] for r in emu] == [r["test"] for r in sim] == ["udp.flow", "tcp.bulk"]
+    for e, s in zip(emu, sim, strict=True):
+        assert set(e) == set(s) | EMU_ONLY
+        assert e["backend"] == "emu" and e["kernel"] == os.uname().release
+        assert _keys(e) - EMU_ONLY == _keys(s), e["test"]
+        assert e["parameters"] == s["parameters"]
+    udp, tcp = emu
+    # The direct veth carries the offered 10 Mb/s (of Ethernet frames) without loss.
+    assert udp["metrics"]["received"] == udp["metrics"]["sent"] > 0
+    assert udp["metrics"]["throughput_mbps"] == pytest.approx(10.0, rel=0.05)
+    assert tcp["metrics"]["throughput_mbps"] > 0
+
