@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from qoslab.scenario import load_scenario
 
 
@@ -54,9 +53,10 @@ def _own_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     registry = tmp_path / "registry"
     monkeypatch.setenv("QOSLAB_EMU_REGISTRY", str(registry))
     yield registry
-    from qoslab.backends.emu.registry import clean
+    from qoslab.backends.emu.registry import registered_runs, remove_run
 
-    clean(include_live=True)
+    for run in registered_runs():
+        remove_run(run)
 
 
 def _scenario(tmp_path: Path, text: str) -> Path:
@@ -167,6 +167,7 @@ def _build(path: Path) -> Any:
     scenario = load_scenario(path)
     net = prepare(scenario, source=path)
     runner = DirectVeth()
+    # A build that fails half-way is removed by the fixture, through the registry.
     return net, topology.build(net.config, RunRecord.start(str(path), runner.implementation), runner)
 
 
@@ -179,7 +180,6 @@ def _ping(topo: Any, src: str, dst: str, count: int = 3) -> dict[str, Any]:
 
 def test_router_pings_both_ways_and_the_kernel_has_the_plans_routes(tmp_path: Path) -> None:
     from pyroute2 import NetNS
-
     from qoslab.backends.emu import topology
 
     _, topo = _build(_scenario(tmp_path, ROUTED + '\n[[test]]\nmethod = "ping"\nfrom = "h1"\nto = "h2"\n'))
@@ -251,7 +251,6 @@ BRIDGED = """
 
 def test_an_l2_bridge_joins_two_hosts_and_arp_learns_the_plans_mac(tmp_path: Path) -> None:
     from pyroute2 import NetNS
-
     from qoslab.backends.emu import topology
 
     _, topo = _build(_scenario(tmp_path, BRIDGED))
@@ -354,7 +353,11 @@ def test_kill_9_of_a_run_then_emu_clean_leaves_nothing(tmp_path: Path, _own_regi
     from qoslab.backends.emu.registry import registered_runs
 
     path = _ics(tmp_path)
-    path.write_text(path.read_text().replace('from = "ws2"\nto = "ws1"', 'from = "ws2"\nto = "ws1"\ncount = 200\ninterval = "0.1 s"'))
+    path.write_text(
+        path.read_text().replace(
+            'from = "ws2"\nto = "ws1"', 'from = "ws2"\nto = "ws1"\ncount = 200\ninterval = "0.1 s"'
+        )
+    )
     before = _root_state()
     run = subprocess.Popen([*QOSLAB, "run", str(path), "--backend", "emu"], stderr=subprocess.PIPE, text=True)
     try:
@@ -484,4 +487,3 @@ def test_udp_flow_and_tcp_bulk_records_have_the_simulators_keys(tmp_path: Path) 
     assert udp["metrics"]["received"] == udp["metrics"]["sent"] > 0
     assert udp["metrics"]["throughput_mbps"] == pytest.approx(10.0, rel=0.05)
     assert tcp["metrics"]["throughput_mbps"] > 0
-

@@ -14,6 +14,7 @@ test of the simulator runs in a fresh simulation.
 
 from __future__ import annotations
 
+import os
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -61,7 +62,13 @@ def _terminate_as_interrupt() -> Iterator[None]:
     """SIGTERM raises KeyboardInterrupt while the run lasts, so the same ``finally``
     removes the network on Ctrl-C and on ``kill`` (kill -9 leaves it to ``emu clean``)."""
 
+    owner = os.getpid()
+
     def stop(signum: int, frame: FrameType | None) -> None:
+        if os.getpid() != owner:
+            # A process forked from this one (pyroute2 enters a namespace in a forked
+            # helper and ends it with SIGTERM) must not run the owner's cleanup.
+            os._exit(128 + signum)
         raise KeyboardInterrupt
 
     previous = signal.signal(signal.SIGTERM, stop)

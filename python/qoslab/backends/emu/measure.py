@@ -63,8 +63,9 @@ def ping(
 ) -> dict[str, Any]:
     """iputils ping: ``{"sent", "received", "rtt_ns"}`` as the core's flow result has them."""
     deadline = (count - 1) * interval_s + wait_s
-    argv = ["ping", "-n", "-c", str(count), "-i", f"{interval_s:.6f}", "-s", str(payload)]
-    argv += ["-W", f"{wait_s:.3f}", "-w", f"{max(1, round(deadline + 0.5))}", dst]
+    # -c and -W: count requests, then at most wait_s for the last reply (ping(8)); no
+    # -w, with which ping sends more than count requests while replies are missing.
+    argv = ["ping", "-n", "-c", str(count), "-i", f"{interval_s:.6f}", "-s", str(payload), "-W", f"{wait_s:.3f}", dst]
     done = _run(topo, node, argv, deadline + SLACK_S)
     summary = _SUMMARY.search(done.stdout)
     if summary is None:
@@ -77,25 +78,40 @@ def ping(
 
 def _wait_listening(topo: Topology, node: str, port: int) -> None:
     """Until something in ``node``'s namespace listens on TCP ``port`` (iperf3's control
-    connection), read from the namespace's own /proc/net/tcp."""
+    connection), read from the namespace's own /proc/net."""
     deadline = time.monotonic() + SERVER_READY_S
     want = f":{port:04X} "
     while time.monotonic() < deadline:
         done = subprocess.run(
-            in_namespace(topo.namespace(node), ["cat", "/proc/net/tcp"]), capture_output=True, text=True, timeout=5
+            in_namespace(topo.namespace(node), ["cat", "/proc/net/tcp", "/proc/net/tcp6"]),
+            capture_output=True,
+            text=True,
+            timeout=5,
         )
-        # proc(5) /proc/net/tcp: local_address "IP:PORT" in hex, state 0A = LISTEN.
-        if any(want in line and line.split()[3] == "0A" for line in done.stdout.splitlines()[1:]):
+        # proc(5) /proc/net/tcp and tcp6 (iperf3 listens on a dual-stack socket where it
+        # can): local_address "IP:PORT" in hex, state 0A = LISTEN.
+        if any(want in line and line.split()[3] == "0A" for line in done.stdout.splitlines() if ":" in line):
             return
         time.sleep(0.05)
     raise EmulationError(f"the iperf3 server in {node} did not listen on port {port} within {SERVER_READY_S} s")
 
 
-def iperf3(topo: Topology, src: str, dst_node: str, dst: str, client_args: list[str], run_s: float) -> dict[str, Any]:
+def iperf3(
+    topo: Topology,
+    src: str,
+    dst_node: str,
+    dst: str,
+    client_args: list[str],
+    run_s: float,
+    *,
+    interval_s: float | None = None,
+) -> dict[str, Any]:
     """One iperf3 test: a one-off server in ``dst_node``'s namespace, the client in
-    ``src``'s; the client's JSON, with the server's as ``server_output_json``."""
+    ``src``'s; the client's JSON, with the server's as ``server_output_json`` (its
+    intervals every ``interval_s``: a server reports on its own clock, 1 s by default)."""
+    server_args = ["iperf3", "-s", "-1", "-J", "-p", str(IPERF3_PORT), "-i", str(interval_s or 0)]
     server = subprocess.Popen(
-        in_namespace(topo.namespace(dst_node), ["iperf3", "-s", "-1", "-p", str(IPERF3_PORT)]),
+        in_namespace(topo.namespace(dst_node), server_args),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
@@ -161,11 +177,11 @@ def udp_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str
     if f.get("dont_fragment"):
         args.append("--dont-fragment")
     out = iperf3(topo, t.from_, t.to, dst, args, send_s + float(plan.duration_ns) / 1e9)
-    sent_sum = out["end"]["sum"]
-    server = out["server_output_json"]["end"]["sum"]
+    # iperf3 3.12's client JSON holds both sides: sum_sent is the client's, sum_received
+    # the server's (its packets up to the highest sequence number, its gaps, its clock).
+    sent_sum, server = out["end"]["sum_sent"], out["end"]["sum_received"]
     sent = int(sent_sum["packets"])
-    lost = int(server["lost_packets"])
-    received = int(server["packets"]) - lost
+    received = int(server["packets"]) - int(server["lost_packets"])
     receive_s = float(server["seconds"])
     frame = int(plan.parameters["frame_bytes"])
     metrics: dict[str, Any] = {
@@ -213,7 +229,7 @@ def tcp_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str
     else:
         run_s = float(params["duration_s"])
         args += ["-t", f"{max(1, round(run_s))}"]
-    out = iperf3(topo, t.from_, t.to, dst, args, run_s)
+    out = iperf3(topo, t.from_, t.to, dst, args, run_s, interval_s=interval)
     return tcp_bulk_record(t, plan, out)
 
 

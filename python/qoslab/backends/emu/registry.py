@@ -146,6 +146,32 @@ def registered_runs() -> list[RunRecord]:
     return [r for r in runs if r is not None]
 
 
+NETNS_DIR = Path("/run/netns")
+"""Where named network namespaces are mounted (ip-netns(8), pyroute2's netns)."""
+
+
+def _kill_inside(namespace: Path) -> list[int]:
+    """Kill every process whose network namespace is ``namespace`` (the same inode as
+    ``/proc/PID/ns/net``, namespaces(7)); returns their pids."""
+    try:
+        target = namespace.stat()
+    except OSError:
+        return []
+    killed = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            st = (entry / "ns" / "net").stat()
+        except OSError:
+            continue
+        if (st.st_dev, st.st_ino) == (target.st_dev, target.st_ino):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    return killed
+
+
 def remove_run(record: RunRecord) -> list[str]:
     """Undo everything ``record`` names, then delete its file; returns what was removed
     (``namespace NAME``, ``interface NAME``, ``process PID``)."""
@@ -162,6 +188,9 @@ def remove_run(record: RunRecord) -> list[str]:
         # Only names of this run's form: a registry file edited by hand cannot make
         # clean delete someone else's namespace.
         if name.startswith(f"qoslab-{record.run}-") and name in existing:
+            # A tool started an instant before its owner was killed may not be in the
+            # file yet: whatever runs inside the run's namespace is the run's.
+            removed += [f"process {pid}" for pid in _kill_inside(NETNS_DIR / name)]
             netns.remove(name)
             removed.append(f"namespace {name}")
     if record.root_interfaces:

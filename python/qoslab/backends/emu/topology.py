@@ -11,6 +11,7 @@ put straight into the other's (:class:`qoslab.backends.emu.links.DirectVeth`).
 from __future__ import annotations
 
 import subprocess
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +84,9 @@ def build(plan: dict[str, Any], registry: RunRecord, runner: LinkRunner) -> Topo
         registry.add_namespace(name)
         netns.create(name)
         topo.namespaces[node["name"]] = name
+        # The plan is IPv4: no IPv6 on any interface, so no link-local addresses,
+        # neighbour discovery or MLD reports that the simulated nodes do not send.
+        run_in(name, ["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
     linked: set[tuple[int, int]] = set()
     for link in plan["links"]:
         a, b = link["a"], link["b"]
@@ -92,7 +96,35 @@ def build(plan: dict[str, Any], registry: RunRecord, runner: LinkRunner) -> Topo
     for i, node in enumerate(plan["nodes"]):
         _configure_node(topo, i, node, linked)
         roles.apply(topo, node)
+    _wait_up(topo)
     return topo
+
+
+SETTLE_S = 5.0
+"""Longest wait for every interface of a new network to be up."""
+
+
+def _wait_up(topo: Topology) -> None:
+    """Until every port and bridge of the network is operationally up (RFC 2863 ifOperStatus,
+    IFLA_OPERSTATE). The kernel learns a veth's carrier in its link-watch work, up to a
+    second after both ends came up, and a bridge forwards on a port only after that: a
+    test started at once loses its first ARP request (and its first RTT is ~1 s, the ARP
+    retransmission time)."""
+    from pyroute2 import NetNS
+
+    deadline = time.monotonic() + SETTLE_S
+    for node in topo.plan["nodes"]:
+        names = [p["name"] for p in node["ports"]] + ([BRIDGE_IFNAME] if node.get("bridge") is not None else [])
+        with NetNS(topo.namespaces[node["name"]]) as ns:
+            while True:
+                states = {str(link.get("ifname")): link.get("operstate") for link in ns.link("dump")}
+                # A dummy port (on no link) stays UNKNOWN: it has no carrier to report.
+                down = [n for n in names if states.get(n) not in ("UP", "UNKNOWN")]
+                if not down:
+                    break
+                if time.monotonic() > deadline:
+                    raise EmulationError(f"{', '.join(down)} of {node['name']} not up after {SETTLE_S} s")
+                time.sleep(0.02)
 
 
 def _end(topo: Topology, ref: dict[str, int]) -> LinkEnd:
@@ -164,17 +196,22 @@ def _sysctls(node: dict[str, Any]) -> list[str]:
     # Linux keeps a neighbour REACHABLE for a random time between 0.5 and 1.5 times
     # base_reachable_time (ip-sysctl.rst, neigh/default/base_reachable_time_ms), then
     # revalidates it; the plan's arp_timeout is that lifetime. The kernel has no knob
-    # for a fixed lifetime, so the mean is set.
+    # for a fixed lifetime, so the mean is set. Per interface: a namespace other than
+    # the first has no neigh/default (the ARP table's defaults are registered once).
     timeout_ms = max(1, int(node["arp_timeout_ns"]) // 1_000_000)
-    for ifname in ["default", *interfaces(node)]:
+    for ifname in interfaces(node):
         settings.append(f"net.ipv4.neigh.{ifname}.base_reachable_time_ms={timeout_ms}")
     return settings
 
 
 def teardown(topo: Topology) -> None:
     """Stop the links and remove the run (namespaces with all in them, processes, file)."""
+    import os
+
     from qoslab.backends.emu.registry import remove_run
 
+    if os.getpid() != topo.registry.owner_pid:
+        return  # a forked helper that inherited the owner's stack: only the owner cleans
     for handle in topo.links:
         topo.runner.stop(handle)
     remove_run(topo.registry)
