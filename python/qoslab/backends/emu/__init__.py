@@ -96,7 +96,7 @@ def run_tests(
         If the network could not be built or a tool failed.
     """
     from qoslab.backends.emu import measure, registry, topology
-    from qoslab.methods import plan_test, test_label
+    from qoslab.methods import Plan, plan_test, test_label
 
     check_host()
     net = prepare(scenario, source=source)
@@ -108,6 +108,7 @@ def run_tests(
     with _terminate_as_interrupt():
         for i, t in enumerate(scenario.test):
             plan = plan_test(net, i, source=source)
+            assert isinstance(plan, Plan)  # ping, udp.flow, tcp.bulk: one run each (refusals.METHODS)
             label = test_label(scenario, i)
             if on_test is not None:
                 on_test(label)
