@@ -445,6 +445,65 @@ def test_a_serial_line_is_refused_on_emu_naming_it(tmp_path: Path, command: str)
     assert "Traceback" not in done.stderr
 
 
+REFUSED = {
+    "an l3f bridge": (BRIDGED.replace('forwarding = "l2"', 'forwarding = "l3f"'), "node.b.forwarding", "L3F daemon"),
+    "an RFC 2544 test": (
+        BRIDGED.replace('method = "ping"', 'method = "rfc2544.throughput"'),
+        "test[0].method",
+        "not run on the emulation backend yet",
+    ),
+    "a NetBSD stack": (
+        BRIDGED.replace('method = "ping"', 'method = "tcp.bulk"\nstack = "netbsd-1.1"'),
+        "test[0].stack",
+        "this machine's Linux",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_what_the_emulation_backend_cannot_run_yet_is_refused_by_check(tmp_path: Path, case: str) -> None:
+    text, key, words = REFUSED[case]
+    done = subprocess.run(
+        [*QOSLAB, "check", str(_scenario(tmp_path, text)), "--backend", "emu"], capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    assert key in done.stderr and words in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_without_root_the_backend_refuses_to_start(monkeypatch: pytest.MonkeyPatch) -> None:
+    from qoslab.backends.emu import check_host
+    from qoslab.errors import InputError
+
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(InputError, match="needs root"):
+        check_host()
+
+
+def test_sigterm_removes_the_network_without_emu_clean(tmp_path: Path, _own_registry: Path) -> None:
+    from pyroute2 import netns
+
+    from qoslab.backends.emu.registry import registered_runs
+
+    path = _scenario(
+        tmp_path, ROUTED + '\n[[test]]\nmethod = "ping"\nfrom = "h1"\nto = "h2"\ncount = 200\ninterval = "0.1 s"\n'
+    )
+    run = subprocess.Popen([*QOSLAB, "run", str(path), "--backend", "emu"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not (registered_runs() and registered_runs()[0].pids):
+            assert time.monotonic() < deadline, "the run did not start its ping within 60 s"
+            time.sleep(0.1)
+        record = registered_runs()[0]
+        run.send_signal(signal.SIGTERM)
+        assert run.wait(timeout=30) != 0
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert not [n for n in netns.listnetns() if n.startswith(f"qoslab-{record.run}-")]
+    assert not (_own_registry / f"{record.run}.json").exists()
+
+
 FLOWS = (
     ROUTED
     + """

@@ -180,8 +180,10 @@ def check(
     prepare(scenario, source=file, max_events=max_events, max_memory=max_memory, pcap=options)
     if backend is Backend.emu:
         # What `run --backend emu` refuses of the scenario, refused here first.
+        from qoslab.backends.emu import check_host
         from qoslab.backends.emu import prepare as prepare_emu
 
+        check_host()
         prepare_emu(scenario, source=file)
     stderr.print(topology_tree(scenario))
     if json_out:

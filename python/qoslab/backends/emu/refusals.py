@@ -70,6 +70,14 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
                 expected=" or ".join(repr(m) for m in METHODS),
                 found=repr(t.method),
             )
+        stack = getattr(t, "stack", "linux")
+        if t.method in METHODS and stack != "linux":
+            out.add(
+                ("test", i, "stack"),
+                f"stack {stack!r} cannot run on the emulation backend: its TCP is this machine's Linux",
+                expected="'linux' (backend emu)",
+                found=repr(stack),
+            )
     if scenario.background:
         out.add(
             ("background",),
