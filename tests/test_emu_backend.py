@@ -482,7 +482,6 @@ def test_without_root_the_backend_refuses_to_start(monkeypatch: pytest.MonkeyPat
 
 def test_sigterm_removes_the_network_without_emu_clean(tmp_path: Path, _own_registry: Path) -> None:
     from pyroute2 import netns
-
     from qoslab.backends.emu.registry import registered_runs
 
     path = _scenario(
