@@ -173,6 +173,11 @@ def udp_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str
     # iperf3's -b counts UDP payload bits; the plan's rate counts Ethernet frames.
     args = ["-u", "-l", str(payload), "-b", str(round(pps * payload * 8)) if pps else "0"]
     count = getattr(t, "count", None)
+    if count is None and pps:
+        # iperf3 -t takes whole seconds; the datagrams a rated stream sends in its
+        # interval give any duration exactly.
+        count = max(1, round(send_s * pps))
+    # A saturating stream has no count: whole seconds, at least one (-t 0 runs forever).
     args += ["-k", str(count)] if count is not None else ["-t", f"{max(1, round(send_s))}"]
     if f.get("dont_fragment"):
         args.append("--dont-fragment")
