@@ -269,6 +269,41 @@ def test_an_l2_bridge_joins_two_hosts_and_arp_learns_the_plans_mac(tmp_path: Pat
         topology.teardown(topo)
 
 
+def test_an_l3f_bridge_routes_by_proxy_arp_and_learned_host_routes(tmp_path: Path) -> None:
+    """Seed 000 §2.2: hosts on both sides of an L3F bridge reach each other; each sees
+    the other's address at the bridge's MAC of its own side (proxy ARP), and the bridge
+    routes each host through the port its link is on (a /32 route learned from ARP)."""
+    from pyroute2 import NetNS
+    from qoslab.backends.emu import topology
+
+    text = BRIDGED.replace('forwarding = "l2"', 'forwarding = "l3f"\n    address = "10.0.0.3/24"')
+    _, topo = _build(_scenario(tmp_path, text))
+    try:
+        # The first request waits for the bridge to learn (ARP retries, 1 s apart).
+        assert _ping(topo, "h1", "10.0.0.2", count=15)["received"] >= 10
+        assert _ping(topo, "h2", "10.0.0.1")["received"] == 3
+        plan = topo.plan
+        b = topo.node_index("b")
+        side = {}  # host -> the bridge's port its link is on
+        for link in plan["links"]:
+            ends = {link["a"]["node"]: link["a"], link["b"]["node"]: link["b"]}
+            host = next(n for n in ends if n != b)
+            side[plan["nodes"][host]["name"]] = plan["nodes"][b]["ports"][ends[b]["port"]]
+        address = {"h1": "10.0.0.1", "h2": "10.0.0.2"}
+        for host, other in (("h1", "h2"), ("h2", "h1")):
+            with NetNS(topo.namespace(host)) as ns:
+                table = {n.get("dst"): n.get("lladdr") for n in ns.get_neighbours(family=2)}
+            assert table.get(address[other]) == topology.format_mac(side[host]["mac"])
+        with NetNS(topo.namespace("b")) as ns:
+            names = {link["index"]: link.get("ifname") for link in ns.link("dump")}
+            routes = {
+                r.get("dst"): names[r.get("oif")] for r in ns.route("dump", family=2, table=254) if r["dst_len"] == 32
+            }
+        assert routes == {address[h]: side[h]["name"] for h in ("h1", "h2")}
+    finally:
+        topology.teardown(topo)
+
+
 def _ics(tmp_path: Path) -> Path:
     return _scenario(tmp_path, ICS)
 
@@ -446,7 +481,6 @@ def test_a_serial_line_is_refused_on_emu_naming_it(tmp_path: Path, command: str)
 
 
 REFUSED = {
-    "an l3f bridge": (BRIDGED.replace('forwarding = "l2"', 'forwarding = "l3f"'), "node.b.forwarding", "L3F daemon"),
     "an RFC 2544 test": (
         BRIDGED.replace('method = "ping"', 'method = "rfc2544.throughput"'),
         "test[0].method",

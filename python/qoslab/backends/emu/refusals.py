@@ -4,8 +4,7 @@ needs (:func:`check_host`: root and network namespaces).
 
 Each refusal names the key and what is missing, and says which part of issue 17 adds
 it: the link emulator (crates/emu) for 802.11 cells, serial lines and ATM; the
-user-space tunnels for OpenVPN, PPPoE, PPTP, IPsec and GRE; the L3F daemon for seed
-000's ``l3f`` bridges.
+user-space tunnels for OpenVPN, PPPoE, PPTP, IPsec and GRE.
 """
 
 from __future__ import annotations
@@ -101,15 +100,6 @@ def _check_nodes(out: Any, net: Network) -> None:
     config = net.config
     for node in config["nodes"]:
         key = ("node", node["name"])
-        bridge = node.get("bridge")
-        if bridge is not None and bridge.get("mode") == "l3f":
-            out.add(
-                (*key, "forwarding"),
-                f"node {node['name']!r} is an l3f bridge: the emulation backend has no L3F daemon yet "
-                "(seed 000 §2.2: proxy ARP, learned neighbours and /32 routes on the real interfaces; issue 17 part 3)",
-                expected="forwarding = 'l2' or a router (backend emu)",
-                found="'l3f'",
-            )
         for port in node["ports"]:
             if len(port["name"].encode()) >= IFNAMSIZ:
                 out.add(

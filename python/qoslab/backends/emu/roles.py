@@ -9,15 +9,16 @@
   outside interface unless conntrack knows it as a reply or as a forwarded port:
   masquerading alone does not stop a host outside from sending to an inside address
   through the NAT node when it routes that subnet there (as seed 000 Fig. 8's AP does).
-- An ``l3f`` bridge (seed 000 §2.2: proxy ARP and /32 routes) is refused for now by
-  :mod:`qoslab.backends.emu.refusals`.
+- An ``l3f`` bridge (seed 000 §2.2) is the kernel's proxy ARP and forwarding between its
+  ports, with qoslab's daemon (:mod:`qoslab.backends.emu.l3f`) learning where each host
+  is and installing /32 routes, as Debian's parprouted does.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from qoslab.backends.emu.topology import BRIDGE_IFNAME, run_in
+from qoslab.backends.emu.topology import BRIDGE_IFNAME, in_namespace, l3f_ports, run_in
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.topology import Topology
@@ -30,6 +31,21 @@ def apply(topo: Topology, node: dict[str, Any]) -> None:
     """Give ``node`` its role's configuration beyond interfaces and routes."""
     if node.get("nat") is not None:
         nat(topo.namespace(node["name"]), node)
+    if l3f_ports(node):
+        l3f(topo, node)
+
+
+def l3f(topo: Topology, node: dict[str, Any]) -> None:
+    """Start seed 000's L3F daemon (:mod:`qoslab.backends.emu.l3f`) in the node's
+    namespace; it ends with the run (its parent) and is killed at teardown."""
+    import subprocess
+    import sys
+
+    address, prefix = node["bridge"]["address"] or ("0.0.0.0", 0)
+    argv = [sys.executable, "-m", "qoslab.backends.emu.l3f", f"{address}/{prefix}", *l3f_ports(node)]
+    proc = subprocess.Popen(in_namespace(topo.namespace(node["name"]), argv), stdin=subprocess.DEVNULL)
+    topo.registry.add_pid(proc.pid)
+    topo.daemons.append(proc)
 
 
 def nat_ruleset(node: dict[str, Any]) -> str:

@@ -63,6 +63,8 @@ class Topology:
     namespaces: dict[str, str] = field(default_factory=dict)
     """Node name -> its namespace."""
     links: list[LinkHandle] = field(default_factory=list)
+    daemons: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    """Processes a role runs in a namespace (the L3F daemon)."""
 
     def namespace(self, node: str) -> str:
         return self.namespaces[node]
@@ -114,7 +116,8 @@ def _wait_up(topo: Topology) -> None:
 
     deadline = time.monotonic() + SETTLE_S
     for node in topo.plan["nodes"]:
-        names = [p["name"] for p in node["ports"]] + ([BRIDGE_IFNAME] if node.get("bridge") is not None else [])
+        bridged = node.get("bridge") is not None and not l3f_ports(node)
+        names = [p["name"] for p in node["ports"]] + ([BRIDGE_IFNAME] if bridged else [])
         with NetNS(topo.namespaces[node["name"]]) as ns:
             while True:
                 states = {str(link.get("ifname")): link.get("operstate") for link in ns.link("dump")}
@@ -149,7 +152,9 @@ def _configure_node(topo: Topology, index: int, node: dict[str, Any], linked: se
                 address, prefix = port["address"]
                 ns.addr("add", index=idx, address=address, prefixlen=int(prefix))
         bridge = node.get("bridge")
-        if bridge is not None:
+        if bridge is not None and bridge["mode"] == "l3f":
+            _l3f_addresses(ns, node, bridge)
+        elif bridge is not None:
             _bridge(ns, node, bridge)
         for port in node["ports"]:
             ns.link("set", index=ns.link_lookup(ifname=port["name"])[0], state="up")
@@ -182,10 +187,34 @@ def _bridge(ns: Any, node: dict[str, Any], bridge: dict[str, Any]) -> None:
     ns.link("set", index=br, address=format_mac(bridge["mac"]), state="up")
 
 
+def _l3f_addresses(ns: Any, node: dict[str, Any], bridge: dict[str, Any]) -> None:
+    """An ``l3f`` bridge has no kernel bridge: its ports route (the daemon of
+    :mod:`qoslab.backends.emu.l3f`). The bridge's address goes on its first port with
+    the prefix (the segment's connected route) and as a /32 on the others, so the node
+    speaks from the same address on every port, as the simulator's bridge interface does."""
+    if not bridge.get("address"):
+        return
+    address, prefix = bridge["address"]
+    for k, p in enumerate(bridge["ports"]):
+        idx = ns.link_lookup(ifname=node["ports"][p]["name"])[0]
+        ns.addr("add", index=idx, address=address, prefixlen=int(prefix) if k == 0 else 32)
+
+
+def l3f_ports(node: dict[str, Any]) -> list[str]:
+    """The names of an ``l3f`` bridge's ports (none for another node)."""
+    bridge = node.get("bridge")
+    if bridge is None or bridge["mode"] != "l3f":
+        return []
+    return [node["ports"][p]["name"] for p in bridge["ports"]]
+
+
 def interfaces(node: dict[str, Any]) -> list[str]:
-    """The node's IP interfaces: its addressed ports and its bridge."""
+    """The node's IP interfaces: its addressed ports and its bridge (an ``l3f`` bridge's
+    ports, each of which is one)."""
     names = [p["name"] for p in node["ports"] if p.get("address")]
-    if node.get("bridge") is not None:
+    if l3f_ports(node):
+        names += l3f_ports(node)
+    elif node.get("bridge") is not None:
         names.append(BRIDGE_IFNAME)
     return names
 
@@ -201,6 +230,12 @@ def _sysctls(node: dict[str, Any]) -> list[str]:
     timeout_ms = max(1, int(node["arp_timeout_ns"]) // 1_000_000)
     for ifname in interfaces(node):
         settings.append(f"net.ipv4.neigh.{ifname}.base_reachable_time_ms={timeout_ms}")
+    for ifname in l3f_ports(node):
+        # Seed 000 §2.2 on the kernel: forward, and answer ARP for hosts routed through
+        # another port at once (proxy_delay's default, 80 jiffies, delays the first reply
+        # by up to 0.8 s; ip-sysctl.rst).
+        settings[0] = "net.ipv4.ip_forward=1"
+        settings += [f"net.ipv4.conf.{ifname}.proxy_arp=1", f"net.ipv4.neigh.{ifname}.proxy_delay=0"]
     return settings
 
 
@@ -215,3 +250,5 @@ def teardown(topo: Topology) -> None:
     for handle in topo.links:
         topo.runner.stop(handle)
     remove_run(topo.registry)
+    for proc in topo.daemons:
+        proc.wait()  # killed by remove_run: reaped here
