@@ -5,7 +5,7 @@ Rooms: :mod:`.refusals` (what cannot run yet, and the host it needs), :mod:`.reg
 (what each run made, written before it is made; ``qoslab emu clean``), :mod:`.topology`
 (namespaces, interfaces, addresses, routes, bridges, sysctls through netlink),
 :mod:`.links` (a :class:`~.links.LinkRunner` makes each link: ``direct veth`` now, the
-link emulator later), :mod:`.roles` (NAT with nftables), :mod:`.measure` and
+link emulator later), :mod:`.roles` (NAT with nftables, L3F with :mod:`.l3f`), :mod:`.measure` and
 :mod:`.tcp_record` (ping and iperf3 read into the simulator's records).
 
 Each test runs on a network of its own, built before it and removed after it, as each
