@@ -280,7 +280,7 @@ def test_an_l3f_bridge_routes_by_proxy_arp_and_learned_host_routes(tmp_path: Pat
     _, topo = _build(_scenario(tmp_path, text))
     try:
         # The first request waits for the bridge to learn (ARP retries, 1 s apart).
-        assert _ping(topo, "h1", "10.0.0.2", count=15)["received"] >= 10
+        assert _ping(topo, "h1", "10.0.0.2", count=20)["received"] >= 10
         assert _ping(topo, "h2", "10.0.0.1")["received"] == 3
         plan = topo.plan
         b = topo.node_index("b")

@@ -12,8 +12,9 @@ with the kernel's help, as Debian's parprouted does:
   bridge's own address, so that its reply teaches the daemon where it is; the requester's
   next try is then answered by proxy ARP.
 
-Usage (in the namespace): ``python -m qoslab.backends.emu.l3f ADDRESS/PREFIX PORT...``.
-The daemon ends when its parent (the run that started it) is gone.
+Usage (in the namespace): ``python -m qoslab.backends.emu.l3f ADDRESS/PREFIX PORT...``;
+it prints ``ready`` once it listens on every port, and ends when its parent (the run
+that started it) is gone.
 """
 
 from __future__ import annotations
@@ -67,6 +68,10 @@ def run(own: IPv4Interface, ports: list[str]) -> None:
         macs = {
             name: bytes.fromhex(ipr.link("get", index=index[name])[0].get("address").replace(":", "")) for name in ports
         }
+        # The run waits for this line before its tests: a request missed while the
+        # daemon was starting would cost the requester an ARP retry (1 s).
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
         while os.getppid() == parent:
             ready, _, _ = select.select(list(socks), [], [], PARENT_CHECK_S)
             for s in ready:

@@ -18,10 +18,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from qoslab.backends.emu.topology import BRIDGE_IFNAME, in_namespace, l3f_ports, run_in
+from qoslab.backends.emu.topology import BRIDGE_IFNAME, EmulationError, in_namespace, l3f_ports, run_in
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.topology import Topology
+
+DAEMON_READY_S = 20.0
+"""Longest wait for the L3F daemon to listen (a Python start-up, slow on a loaded machine)."""
 
 NFT_TABLE = "qoslab_nat"
 """The nftables table of a NAT node (in the node's own namespace)."""
@@ -38,14 +41,21 @@ def apply(topo: Topology, node: dict[str, Any]) -> None:
 def l3f(topo: Topology, node: dict[str, Any]) -> None:
     """Start seed 000's L3F daemon (:mod:`qoslab.backends.emu.l3f`) in the node's
     namespace; it ends with the run (its parent) and is killed at teardown."""
+    import select
     import subprocess
     import sys
 
     address, prefix = node["bridge"]["address"] or ("0.0.0.0", 0)
     argv = [sys.executable, "-m", "qoslab.backends.emu.l3f", f"{address}/{prefix}", *l3f_ports(node)]
-    proc = subprocess.Popen(in_namespace(topo.namespace(node["name"]), argv), stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        in_namespace(topo.namespace(node["name"]), argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+    )
     topo.registry.add_pid(proc.pid)
     topo.daemons.append(proc)
+    assert proc.stdout is not None
+    ready, _, _ = select.select([proc.stdout], [], [], DAEMON_READY_S)
+    if not ready or proc.stdout.readline() != b"ready\n":
+        raise EmulationError(f"the L3F daemon of {node['name']} did not start within {DAEMON_READY_S:.0f} s")
 
 
 def nat_ruleset(node: dict[str, Any]) -> str:

@@ -252,3 +252,5 @@ def teardown(topo: Topology) -> None:
     remove_run(topo.registry)
     for proc in topo.daemons:
         proc.wait()  # killed by remove_run: reaped here
+        if proc.stdout is not None:
+            proc.stdout.close()
