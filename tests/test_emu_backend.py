@@ -275,12 +275,14 @@ def test_an_l3f_bridge_routes_by_proxy_arp_and_learned_host_routes(tmp_path: Pat
     routes each host through the port its link is on (a /32 route learned from ARP)."""
     from pyroute2 import NetNS
     from qoslab.backends.emu import topology
+    from qoslab.backends.emu.measure import node_tables
 
     text = BRIDGED.replace('forwarding = "l2"', 'forwarding = "l3f"\n    address = "10.0.0.3/24"')
     _, topo = _build(_scenario(tmp_path, text))
     try:
         # The first request waits for the bridge to learn (ARP retries, 1 s apart).
         assert _ping(topo, "h1", "10.0.0.2", count=20)["received"] >= 10
+        after_first = {n["name"]: n for n in node_tables(topo)}
         assert _ping(topo, "h2", "10.0.0.1")["received"] == 3
         plan = topo.plan
         b = topo.node_index("b")
@@ -302,6 +304,16 @@ def test_an_l3f_bridge_routes_by_proxy_arp_and_learned_host_routes(tmp_path: Pat
         assert routes == {address[h]: side[h]["name"] for h in ("h1", "h2")}
     finally:
         topology.teardown(topo)
+    # The simulator's L3F bridge (seed 000 §2.2), after the same ping h1 -> h2 on a fresh
+    # network, holds the same tables: each host's ARP table and the bridge's learned hosts.
+    from qoslab.backends.sim import run_tests as run_sim
+
+    path = _scenario(tmp_path, text)
+    _, runs = run_sim(load_scenario(path), source=path)
+    sim = {n["name"]: n for n in runs[0].results["nodes"]}
+    for host in ("h1", "h2"):
+        assert after_first[host]["arp_table"] == sim[host]["arp_table"], host
+    assert after_first["b"]["l3f_table"] == sim["b"]["l3f_table"]
 
 
 def _ics(tmp_path: Path) -> Path:

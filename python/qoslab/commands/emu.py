@@ -111,7 +111,7 @@ def run_emu(file: Path, *, json_out: bool) -> None:
                     "link_implementation": link,
                     "seed": scenario.scenario.seed,
                     "results": records,
-                    "nodes": [],
+                    "nodes": [n for r in runs for n in r.nodes],
                 },
             )
         )

@@ -42,6 +42,8 @@ class EmuRun:
     label: str
     plan: Any
     records: list[dict[str, Any]]
+    nodes: list[dict[str, Any]]
+    """Each node's tables at the end of the test (:func:`measure.node_tables`)."""
 
 
 def prepare(scenario: Scenario, *, source: str | Path | None = None) -> Network:
@@ -117,13 +119,14 @@ def run_tests(
             try:
                 topo = topology.build(net.config, record_file, runner)
                 record = readers[t.method](topo, net, i, plan)
+                nodes = [{"test": label, **n} for n in measure.node_tables(topo)]
             finally:
                 if topo is not None:
                     topology.teardown(topo)
                 else:
                     registry.remove_run(record_file)
             record.update(backend=BACKEND, kernel=kernel, link_implementation=runner.implementation)
-            runs.append(EmuRun(i, label, plan, [record]))
+            runs.append(EmuRun(i, label, plan, [record], nodes))
     return net, runs, runner.implementation
 
 

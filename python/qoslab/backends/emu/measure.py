@@ -20,8 +20,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import socket
 import subprocess
 import time
+from ipaddress import IPv4Address
 from typing import TYPE_CHECKING, Any
 
 from qoslab.backends.emu.topology import EmulationError, in_namespace
@@ -252,3 +254,35 @@ def _record(t: Any, plan: Plan, metrics: dict[str, Any]) -> dict[str, Any]:
 def kernel() -> str:
     """The kernel the emulation ran on (``uname -r``)."""
     return os.uname().release
+
+
+NUD_VALID = 0x02 | 0x04 | 0x08 | 0x10 | 0x40 | 0x80
+"""Neighbour states with a link address: reachable, stale, delay, probe, noarp, permanent
+(Linux NUD_VALID, include/net/neighbour.h; the bits of include/uapi/linux/neighbour.h).
+What an ARP table lists; incomplete and failed entries have none."""
+
+
+def node_tables(topo: Topology) -> list[dict[str, Any]]:
+    """Each node's ARP table as its kernel holds it at the end of a test (the simulator's
+    ``arp_table`` entries: ip, mac, port), and an ``l3f`` bridge's learned hosts (its /32
+    routes, with the MAC its ARP table holds for each: ``l3f_table``)."""
+    from pyroute2 import NetNS
+
+    out = []
+    for node in topo.plan["nodes"]:
+        with NetNS(topo.namespace(node["name"])) as ns:
+            names = {link["index"]: str(link.get("ifname")) for link in ns.link("dump")}
+            arp = []
+            for n in ns.get_neighbours(family=socket.AF_INET):
+                if n.get("lladdr") and n["state"] & NUD_VALID:
+                    arp.append({"ip": n.get("dst"), "mac": n.get("lladdr"), "port": names.get(n["ifindex"], "?")})
+            arp.sort(key=lambda e: (e["port"], IPv4Address(e["ip"])))
+            l3f = []
+            if node.get("bridge") is not None and node["bridge"]["mode"] == "l3f":
+                macs = {e["ip"]: e["mac"] for e in arp}
+                for r in ns.route("dump", family=socket.AF_INET, table=254):
+                    if r["dst_len"] == 32 and r.get("dst"):
+                        l3f.append({"ip": r.get("dst"), "mac": macs.get(r.get("dst")), "port": names.get(r.get("oif"))})
+                l3f.sort(key=lambda e: IPv4Address(e["ip"]))
+        out.append({"name": node["name"], "role": node["role"], "arp_table": arp, "l3f_table": l3f})
+    return out
