@@ -349,9 +349,9 @@ except OSError as err:
 """
 
 
-def _probe(topo: Any, kind: str, src: str, dst: str, dst_addr: str) -> str:
-    """A UDP or TCP probe from ``src`` to ``dst_addr`` (a listener on ``dst``): what the
-    listener saw (``got <source address>``, or ``none``)."""
+def _probe(topo: Any, kind: str, src: str, dst: str, dst_addr: str, port: int = 7000) -> str:
+    """A UDP or TCP probe from ``src`` to ``dst_addr``:``port`` (a listener on ``dst``'s
+    port 7000): what the listener saw (``got <source address>``, or ``none``)."""
     from qoslab.backends.emu.topology import in_namespace
 
     listener = subprocess.Popen(
@@ -361,7 +361,7 @@ def _probe(topo: Any, kind: str, src: str, dst: str, dst_addr: str) -> str:
     )
     time.sleep(0.3)
     subprocess.run(
-        in_namespace(topo.namespace(src), [sys.executable, "-c", PROBE, kind, "send", dst_addr, "7000"]),
+        in_namespace(topo.namespace(src), [sys.executable, "-c", PROBE, kind, "send", dst_addr, str(port)]),
         capture_output=True,
         timeout=10,
     )
@@ -381,6 +381,26 @@ def test_nat_lets_the_inside_out_and_keeps_unsolicited_traffic_from_outside_out(
         # Outside -> inside, although the AP routes 192.168.0.0/24 to A: nothing gets in.
         assert _ping(topo, "ws1", "192.168.0.102")["received"] == 0
         assert _probe(topo, "udp", "ws1", "ws2", "192.168.0.102").startswith("none")
+        assert _probe(topo, "tcp", "ws1", "ws2", "192.168.0.102").startswith("none")
+    finally:
+        topology.teardown(topo)
+
+
+def test_a_nat_port_forward_lets_that_one_port_in(tmp_path: Path) -> None:
+    from qoslab.backends.emu import topology
+
+    text = ICS.replace(
+        'address = ["192.168.1.101/24", "192.168.0.1/24"]',
+        'address = ["192.168.1.101/24", "192.168.0.1/24"]\n'
+        '    port_forwards = [{ proto = "tcp", port = 8000, to = "192.168.0.102:7000" }]',
+    )
+    _, topo = _build(_scenario(tmp_path, text))
+    try:
+        # To A's outside address and the forwarded port: in, to ws2's port 7000 (the
+        # source stays ws1's: a port forward translates the destination only).
+        assert _probe(topo, "tcp", "ws1", "ws2", "192.168.1.101", port=8000) == "got 192.168.1.100"
+        # Any other port of A's outside address, or ws2's own address: still nothing.
+        assert _probe(topo, "udp", "ws1", "ws2", "192.168.1.101", port=8000).startswith("none")
         assert _probe(topo, "tcp", "ws1", "ws2", "192.168.0.102").startswith("none")
     finally:
         topology.teardown(topo)
