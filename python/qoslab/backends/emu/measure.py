@@ -5,8 +5,8 @@ docs/metrics.md "The emulation backend" says which metric is measured how here).
 - ``ping``: iputils ping in the ``from`` node's namespace; sent and received from its
   summary, each reply's round trip from its ``time=`` (microsecond resolution).
 - ``udp.flow``: a learning ping, then iperf3 ``-u`` (client in ``from``, server in
-  ``to``) with ``--get-server-output``: the receiver's counts, interval and RFC 3550
-  jitter are the server's.
+  ``to``): the receiver's counts, interval and RFC 3550 jitter are the server's, as the
+  client's JSON reports them back (``end.sum_received``).
 - ``tcp.bulk``: iperf3 (TCP) with the test's streams, interval, congestion control and
   window; goodput is the receiver's.
 
