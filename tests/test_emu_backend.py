@@ -627,7 +627,10 @@ def test_udp_flow_and_tcp_bulk_records_have_the_simulators_keys(tmp_path: Path) 
         assert _keys(e) - EMU_ONLY == _keys(s), e["test"]
         assert e["parameters"] == s["parameters"]
     udp, tcp = emu
-    # The direct veth carries the offered 10 Mb/s (of Ethernet frames) without loss.
-    assert udp["metrics"]["received"] == udp["metrics"]["sent"] > 0
+    # The direct veth carries the offered 10 Mb/s (of Ethernet frames): the datagrams the
+    # plan's rate sends in 1 s, and nearly all of them arrive (a loaded machine may
+    # overflow the receiver's socket buffer now and then).
+    assert udp["metrics"]["sent"] == round(10e6 / (8 * udp["parameters"]["frame_bytes"]))
+    assert udp["metrics"]["received"] >= 0.99 * udp["metrics"]["sent"]
     assert udp["metrics"]["throughput_mbps"] == pytest.approx(10.0, rel=0.05)
     assert tcp["metrics"]["throughput_mbps"] > 0
