@@ -12,8 +12,11 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 # chromium is the real headless browser the report tests load report.html in (driven by
 # playwright from PyPI; playwright's own browser downloads are never used); graphviz
 # (`dot`, `neato`) lays out the set-up drawings of the report; iperf3 is the reference the
-# udp.flow records' iperf3-shaped block is checked against (tests/test_output_schema.py).
-debian_packages=(tshark chromium graphviz iperf3)
+# udp.flow records' iperf3-shaped block is checked against (tests/test_output_schema.py)
+# and the emulation backend's load generator; nftables gives the emulation backend's NAT
+# nodes their masquerade and conntrack rules (python/qoslab/backends/emu/roles.py), and
+# iputils-ping its ping tests.
+debian_packages=(tshark chromium graphviz iperf3 nftables iputils-ping)
 missing=()
 for pkg in "${debian_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

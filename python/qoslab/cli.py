@@ -27,6 +27,7 @@ from qoslab.commands.common import (
 )
 from qoslab.commands.common import emit_json as _emit_json
 from qoslab.commands.common import pcap_options_need_pcap as _pcap_options_need_pcap
+from qoslab.commands.emu import Backend, BackendOption, emu_app
 from qoslab.commands.reach import reach
 from qoslab.commands.reproduce import reproduce
 from qoslab.commands.run import run
@@ -154,6 +155,7 @@ def check(
     ] = None,
     pcap_snaplen: PcapSnaplenOption = None,
     pcap_max_size: PcapMaxSizeOption = None,
+    backend: BackendOption = Backend.sim,
 ) -> None:
     """Validate a scenario and print its topology as a tree.
 
@@ -176,6 +178,13 @@ def check(
         else None
     )
     prepare(scenario, source=file, max_events=max_events, max_memory=max_memory, pcap=options)
+    if backend is Backend.emu:
+        # What `run --backend emu` refuses of the scenario, refused here first.
+        from qoslab.backends.emu import check_host
+        from qoslab.backends.emu import prepare as prepare_emu
+
+        check_host()
+        prepare_emu(scenario, source=file)
     stderr.print(topology_tree(scenario))
     if json_out:
         _emit_json(scenario.model_dump(mode="json", by_alias=True, exclude_none=True))
@@ -379,6 +388,7 @@ def results(
 app.command()(reproduce)
 app.command()(reach)
 app.command()(bench)
+app.add_typer(emu_app, name="emu")
 
 
 def main() -> None:

@@ -83,6 +83,15 @@ _RECORD = {
         },
         "point": {"type": "integer", "minimum": 0, "description": "The sweep point's index (a [sweep] only)."},
         "sweep": {"type": "object", "description": "The swept values at this point, by key path (a [sweep] only)."},
+        "backend": {
+            "enum": ["emu"],
+            "description": 'emu only: measured on network namespaces (docs/metrics.md, "The emulation backend").',
+        },
+        "kernel": {"type": "string", "description": "emu only: the kernel's release (uname -r)."},
+        "link_implementation": {
+            "type": "string",
+            "description": "emu only: how links were made: 'direct veth' or 'emulated'.",
+        },
         "streams": {
             "type": "array",
             "description": "TCP: per connection, iperf3's end-of-test sender and receiver (bits_per_second, bytes, retransmits).",
@@ -131,7 +140,12 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
         "properties": {
             "scenario": {"type": "string", "description": "The scenario's name."},
             "file": {"type": "string", "description": "The scenario file."},
-            "backend": {"enum": ["sim"], "description": "The backend that ran it."},
+            "backend": {
+                "enum": ["sim", "emu"],
+                "description": "The backend that ran it: the simulator, or network namespaces (then `kernel` and `link_implementation` say which kernel and links).",
+            },
+            "kernel": {"type": "string", "description": "emu: the kernel's release (uname -r)."},
+            "link_implementation": {"type": "string", "description": "emu: 'direct veth' or 'emulated'."},
             "seed": {"type": "integer", "minimum": 0},
             "results": {"type": "array", "items": _RECORD},
             "nodes": {

@@ -24,6 +24,7 @@ from qoslab.commands.common import (
     sim_failed,
     stderr,
 )
+from qoslab.commands.emu import Backend, BackendOption
 from qoslab.output_schema import stamp
 
 if TYPE_CHECKING:
@@ -67,6 +68,7 @@ def run(
     max_memory: MaxMemoryOption = None,
     pcap_snaplen: PcapSnaplenOption = None,
     pcap_max_size: PcapMaxSizeOption = None,
+    backend: BackendOption = Backend.sim,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
@@ -92,7 +94,32 @@ def run(
     Example: `qoslab run examples/seed004_asymmetric.toml --jobs 2`
 
     Example: `qoslab run examples/seed000_fig9.toml --report fig9/`
+
+    `--backend emu` builds the scenario out of network namespaces on this Linux machine
+    (root) and measures ping, udp.flow and tcp.bulk with iputils ping and iperf3; the
+    records carry `backend`, `kernel` and `link_implementation` (docs/architecture.md,
+    "The emulation backend"). `qoslab emu clean` removes what a killed run left.
+
+    Example: `sudo qoslab run my-lab.toml --backend emu --json`
     """
+    if backend is Backend.emu:
+        from qoslab.commands.emu import refuse_sim_options, run_emu
+
+        refuse_sim_options(
+            {
+                "--pcap": pcap,
+                "--seed": seed,
+                "--report": report,
+                "--jobs": jobs,
+                "--detail": detail,
+                "--max-events": max_events,
+                "--max-memory": max_memory,
+                "--pcap-snaplen": pcap_snaplen,
+                "--pcap-max-size": pcap_max_size,
+            }
+        )
+        run_emu(file, json_out=json_out)
+        return
     from qoslab.backends.sim import SimulationError
     from qoslab.report.terminal import sweep_table
 

@@ -57,6 +57,9 @@ class Plan:
     :func:`cpu_metrics`); None = over the whole run."""
     windows: list[dict[str, int]] = field(default_factory=list)
     """The measured flows' measurement windows (:func:`window`)."""
+    parameters: dict[str, Any] = field(default_factory=dict)
+    """The test's parameters as its records print them (a backend that measures the
+    test with other tools, qoslab.backends.emu, writes them into its records too)."""
 
 
 @dataclass

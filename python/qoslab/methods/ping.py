@@ -89,4 +89,5 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         records,
         [FLOW],
         windows=[window(FLOW, last_request, last_request + REPLY_WAIT_NS)],
+        parameters=parameters,
     )

@@ -611,7 +611,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
                 stream["trace"] = x.get("trace")
         return [record]
 
-    return Plan(flows, duration, records, [f["id"] for f in flows])
+    return Plan(flows, duration, records, [f["id"] for f in flows], parameters=parameters)
 
 
 STALL_NS = 1_000_000_000

@@ -180,7 +180,9 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         record["iperf3"] = iperf3_end(sent, t.payload, interval_s, int(f["bytes_received"]), receive_s, metrics)
         return [record]
 
-    return Plan(flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)])
+    return Plan(
+        flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)], parameters=parameters
+    )
 
 
 def iperf3_end(

@@ -1,0 +1,137 @@
+"""What the emulation backend cannot run yet, refused before anything is built (``check
+--backend emu`` and ``run --backend emu`` share :func:`check_scenario`), and the host it
+needs (:func:`check_host`: root and network namespaces).
+
+Each refusal names the key and what is missing, and says which part of issue 17 adds
+it: the link emulator (crates/emu) for 802.11 cells, serial lines and ATM; the
+user-space tunnels for OpenVPN, PPPoE, PPTP, IPsec and GRE.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qoslab.errors import InputError, Problem
+
+if TYPE_CHECKING:
+    from qoslab.lower.lowered import Network
+
+METHODS = ("ping", "udp.flow", "tcp.bulk")
+"""The test methods the emulation backend runs (with iputils ping and iperf3)."""
+
+IFNAMSIZ = 16
+"""Linux's interface name buffer, the terminating NUL included (include/uapi/linux/if.h):
+names of at most 15 characters."""
+
+_MISSING_LINK = {
+    "wifi": "an 802.11 cell needs the link emulator's DCF airtime and the station adapter's address rules (crates/emu, issue 17 part 2)",
+    "serial": "a serial line needs the link emulator's serial timing and SLIP/PPP framing (crates/emu, issue 17 part 2)",
+    "atm": "an ATM link needs the link emulator's cell timing and CLIP/LANE (crates/emu, issue 17 part 2)",
+}
+
+
+def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
+    """Refuse every part of the scenario the emulation backend cannot build or measure
+    yet, all at once (InputError, exit 2 in the CLI)."""
+    from qoslab.lower.common import LocatedProblems
+
+    scenario = net.scenario
+    out = LocatedProblems(source)
+    for i, link in enumerate(scenario.link):
+        if link.type in _MISSING_LINK:
+            named = f" {link.name!r}" if getattr(link, "name", None) else ""
+            out.add(
+                ("link", i, "type"),
+                f"link{named} cannot run on the emulation backend yet: {_MISSING_LINK[link.type]}",
+                expected="an ethernet link (backend emu)",
+                found=repr(link.type),
+                hint="run it on the simulator (`--backend sim`, the default)",
+            )
+    for i, tunnel in enumerate(scenario.tunnel):
+        named = f" {tunnel.name!r}" if getattr(tunnel, "name", None) else ""
+        out.add(
+            ("tunnel", i, "type"),
+            f"tunnel{named} cannot run on the emulation backend yet: its user-space tunnel "
+            "(or the real daemon) is not part of the backend yet (issue 17 part 3)",
+            expected="no [[tunnel]] (backend emu)",
+            found=repr(tunnel.type),
+            hint="run it on the simulator (`--backend sim`, the default)",
+        )
+    _check_nodes(out, net)
+    for i, t in enumerate(scenario.test):
+        if t.method not in METHODS:
+            out.add(
+                ("test", i, "method"),
+                f"{t.method} is not run on the emulation backend yet: it runs {', '.join(METHODS)} "
+                "(with iputils ping and iperf3); qoslab's own probes come with issue 17 part 4",
+                expected=" or ".join(repr(m) for m in METHODS),
+                found=repr(t.method),
+            )
+        stack = getattr(t, "stack", "linux")
+        if t.method in METHODS and stack != "linux":
+            out.add(
+                ("test", i, "stack"),
+                f"stack {stack!r} cannot run on the emulation backend: its TCP is this machine's Linux",
+                expected="'linux' (backend emu)",
+                found=repr(stack),
+            )
+    if scenario.background:
+        out.add(
+            ("background",),
+            "background traffic is not run on the emulation backend yet",
+            expected="no [[background]] (backend emu)",
+            found=f"{len(scenario.background)} table(s)",
+        )
+    if scenario.sweep is not None and scenario.sweep.values:
+        out.add(
+            ("sweep",),
+            "a [sweep] is not run on the emulation backend yet: one point per run",
+            expected="no [sweep] (backend emu)",
+            found="[sweep]",
+        )
+    out.raise_if_any()
+
+
+def _check_nodes(out: Any, net: Network) -> None:
+    """Nodes whose role has no real-kernel counterpart yet, and interface names the
+    kernel cannot take."""
+    config = net.config
+    for node in config["nodes"]:
+        key = ("node", node["name"])
+        for port in node["ports"]:
+            if len(port["name"].encode()) >= IFNAMSIZ:
+                out.add(
+                    key,
+                    f"node {node['name']!r}'s port {port['name']!r} cannot be a Linux interface name",
+                    expected=f"at most {IFNAMSIZ - 1} bytes (IFNAMSIZ)",
+                    found=f"{len(port['name'].encode())} bytes",
+                )
+    adaptive = config.get("adaptive") or []
+    for entry in adaptive:
+        name = config["nodes"][int(entry["node"])]["name"] if "node" in entry else "?"
+        out.add(
+            ("node", name),
+            f"node {name!r} is seed 004's adaptive router: not on the emulation backend yet",
+            expected="a plain router (backend emu)",
+            found="an adaptive upstream",
+        )
+
+
+def check_host() -> None:
+    """Refuse a host where the backend cannot run: not root, or no network namespaces."""
+    why = None
+    if os.geteuid() != 0:
+        why = "the emulation backend makes network namespaces and interfaces: it needs root"
+    elif not Path("/proc/self/ns/net").exists():
+        why = "this kernel has no network namespaces (/proc/self/ns/net is missing)"
+    else:
+        try:
+            import pyroute2  # noqa: F401
+        except ImportError:
+            why = "the emulation backend needs pyroute2: pip install 'qoslab[emu]'"
+    if why is not None:
+        raise InputError(
+            "--backend emu", [Problem(why, key="--backend", expected="a host that can run it", found="emu")]
+        )
