@@ -37,11 +37,49 @@ pub struct Options {
     /// Stop cleanly on SIGTERM and SIGINT (see `signal`); default off, the Python
     /// binding turns it on.
     pub stop_on_signals: bool,
+    /// Run the loop's thread under SCHED_FIFO at this priority (1-99; needs
+    /// CAP_SYS_NICE), restored when it returns. On a loaded machine a normal thread waits
+    /// for a CPU for milliseconds after its frame or deadline came; a real-time one does
+    /// not (benchmarks/emu_link.py measures both). Default none: the caller's policy.
+    pub fifo_priority: Option<i32>,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { spin_ns: 50_000, stop_on_signals: false }
+        Options { spin_ns: 50_000, stop_on_signals: false, fifo_priority: None }
+    }
+}
+
+/// The calling thread under SCHED_FIFO, and its previous policy restored on drop.
+struct RealTime {
+    policy: libc::c_int,
+    param: libc::sched_param,
+}
+
+impl RealTime {
+    fn enter(priority: i32) -> io::Result<RealTime> {
+        // SAFETY: sched_getscheduler/getparam/setscheduler on the calling thread (pid 0)
+        // with a valid sched_param.
+        unsafe {
+            let policy = libc::sched_getscheduler(0);
+            let mut param: libc::sched_param = std::mem::zeroed();
+            if policy < 0 || libc::sched_getparam(0, &mut param) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let fifo = libc::sched_param { sched_priority: priority };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &fifo) < 0 {
+                let e = io::Error::last_os_error();
+                return Err(io::Error::new(e.kind(), format!("SCHED_FIFO priority {priority}: {e}")));
+            }
+            Ok(RealTime { policy, param })
+        }
+    }
+}
+
+impl Drop for RealTime {
+    fn drop(&mut self) {
+        // SAFETY: as in `enter`.
+        unsafe { libc::sched_setscheduler(0, self.policy, &self.param) };
     }
 }
 
@@ -109,6 +147,8 @@ pub struct Report {
     pub devices: [String; 2],
     pub seed: u64,
     pub spin_ns: u64,
+    /// The SCHED_FIFO priority the loop ran at, if any.
+    pub fifo_priority: Option<i32>,
     /// From the start of the loop to the stop, ns.
     pub duration_ns: u64,
     /// "stop fd", "stop fd closed", "SIGTERM", "SIGINT", or the error that ended it.
@@ -155,6 +195,7 @@ pub fn emulate(
     let mut line = Line::new(link, seed, link_index, [ends[0].kind(), ends[1].kind()]).map_err(Error::Config)?;
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
     let _slack = TimerSlack::tight();
+    let _realtime = options.fifo_priority.map(RealTime::enter).transpose()?;
     let clock = Instant::now();
     let now = || clock.elapsed().as_nanos() as u64;
     let mut lateness = [Lateness::default(), Lateness::default()];
@@ -239,6 +280,7 @@ pub fn emulate(
         devices: [ends[0].name().to_string(), ends[1].name().to_string()],
         seed,
         spin_ns: options.spin_ns,
+        fifo_priority: options.fifo_priority,
         duration_ns,
         stopped_by,
         directions: [direction(0), direction(1)],
