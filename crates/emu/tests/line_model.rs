@@ -250,3 +250,31 @@ fn refusals_name_the_link() {
     .unwrap();
     assert!(e.contains("links[0].impair[0]"), "{e}");
 }
+
+#[test]
+fn gilbert_elliott_loses_the_frames_the_simulators_link_would() {
+    // The emulator's loss stream is the simulator's for the same link of the same run
+    // (crates/sim/src/rng.rs: one stream per run seed, link and purpose), so frame by
+    // frame the same ones are lost.
+    use sim::link::impair::GilbertElliott;
+    use sim::rng::RunSeed;
+    let (seed, link_index) = (5, 2);
+    let impair = r#"{"loss": {"model": "gilbert-elliott", "p": 0.3, "r": 0.4, "k": 0.9, "h": 0.2}}"#;
+    let mut line = Line::new(&ethernet(1_000_000_000, 0, 10, impair), seed, link_index, [EndKind::Tap; 2]).unwrap();
+    let mut out = Vec::new();
+    for i in 0..400u32 {
+        let mut frame = vec![0; 100];
+        frame[..4].copy_from_slice(&i.to_be_bytes());
+        offer(&mut line, u64::from(i) * 1_000_000, 0, &frame, &mut out);
+    }
+    advance(&mut line, u64::MAX, &mut out);
+    let delivered: Vec<u32> = out.iter().map(|d| u32::from_be_bytes(d.1[..4].try_into().unwrap())).collect();
+    let mut model = GilbertElliott::new(0.3, 0.4, 0.9, 0.2).unwrap();
+    let mut stream = RunSeed(seed).stream(link_index as u64, "loss a->b");
+    let expected: Vec<u32> = (0..400).filter(|_| !model.drop(&mut stream)).collect();
+    assert_eq!(delivered, expected);
+    // Long-run loss of this chain: π_B = p / (p + r) = 3/7; 1 − k = 0.1, 1 − h = 0.8.
+    let lost = 400 - delivered.len();
+    assert_eq!(line.counters(0).dropped.lost.frames, lost as u64);
+    assert!((lost as f64 / 400.0 - (4.0 / 7.0 * 0.1 + 3.0 / 7.0 * 0.8)).abs() < 0.08, "{lost}");
+}
