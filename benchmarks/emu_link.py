@@ -10,8 +10,8 @@ core built with ``emulate_link``. Two measurements, each on both paths:
    receive counter over the same span, read from its kernel. The emulated link is
    Ethernet at 100 Gb/s with no delay (its serializer, 0.12 µs a frame, never the
    limit) and a 1000-frame queue; the emulator's CPU time is that of its process.
-2. **Timing error.** Frames go one every ``--gap-us`` through an Ethernet link of 1 Gb/s
-   and 1 ms; packet sockets with kernel timestamps (SO_TIMESTAMPNS) on the sending
+2. **Timing error.** Frames go about one every ``--gap-us`` (gaps uniform from half to
+   one and a half of it) through an Ethernet link of 1 Gb/s and 1 ms; packet sockets with kernel timestamps (SO_TIMESTAMPNS) on the sending
    device (outgoing) and the receiving one (incoming) give each frame's send and
    arrival. The emulated link's error is ``arrival − send − (last bit + delay)``, IEEE
    802.3's last bit of a 1514-byte frame at 1 Gb/s being (1514 + 8 + 4) × 8 ns; the
@@ -20,7 +20,8 @@ core built with ``emulate_link``. Two measurements, each on both paths:
 The emulator runs once as a normal process and once under SCHED_FIFO (``--fifo``, the
 binding's ``fifo_priority``): on a loaded machine a normal process waits for a CPU for
 milliseconds after its frame or deadline came. The timing runs under SCHED_FIFO go once
-with the default spin (50 µs before each deadline) and once with none.
+with each spin of ``--spins`` (default: 50 µs before each deadline, the emulator's
+default, and none; ``busy``: never sleep, the binding's ``busy_poll``).
 
     sudo .venv/bin/python benchmarks/emu_link.py [--seconds 3] [--timing-frames 3000] [--json]
 """
@@ -30,9 +31,11 @@ from __future__ import annotations
 import argparse
 import ctypes
 import fcntl
+import itertools
 import json
 import math
 import os
+import random
 import resource
 import signal
 import socket
@@ -57,6 +60,8 @@ FRAME = 1514
 # The throughput frames' sequence number, which no timing frame has: a frame of the
 # throughput run still in a TAP's ring when the timing run starts is not taken for one.
 THROUGHPUT_SEQ = 0xFFFFFFFF
+# A spin of this many µs in ``--spins`` stands for busy polling (the binding's busy_poll).
+BUSY = 1_000_000
 MAC_A, MAC_B = bytes.fromhex("020000000b0a"), bytes.fromhex("020000000b0b")
 # The timing link: IEEE 802.3 last bit of a 1514-byte frame at 1 Gb/s (preamble + SFD 8,
 # FCS 4), plus the link's delay.
@@ -131,10 +136,10 @@ class Path:
         stop_r, self.stop_w = os.pipe()
         fa, fb = self.tap_fds
         code = (
-            "import sys; from qoslab._core import emulate_link; "
+            f"import sys; from qoslab._core import emulate_link; BUSY = {BUSY}; "
             "a, b, s, spin, fifo = (int(x) for x in sys.argv[1:6]); "
             "print(emulate_link(a, b, sys.stdin.read(), 1, s, spin_us=None if spin < 0 else spin, "
-            "fifo_priority=None if fifo < 0 else fifo))"
+            "busy_poll=spin == BUSY, fifo_priority=None if fifo < 0 else fifo))"
         )
         spin = -1 if spin_us is None else spin_us
         self.child = subprocess.Popen(
@@ -285,9 +290,13 @@ def timing(path: Path, frames: int, gap_us: int, spin_us: int | None, fifo: int 
     out_a = packet_socket(path.ns_a, path.dev_a, timestamps=True)
     in_b = packet_socket(path.ns_b, path.dev_b, timestamps=True)
     sender = packet_socket(path.ns_a, path.dev_a)
+    # Gaps drawn uniformly from [0.5, 1.5] × gap_us (seeded), so sends do not line up
+    # with the link's delay and the emulator's wake-ups.
+    rng = random.Random(1)
+    offsets = list(itertools.accumulate(rng.uniform(0.5, 1.5) * gap_us / 1e6 for _ in range(frames)))
     start = time.perf_counter()
     for seq in range(frames):
-        due = start + seq * gap_us / 1e6
+        due = start + offsets[seq]
         wait = due - time.perf_counter()
         if wait > 0:
             time.sleep(wait)
@@ -299,7 +308,8 @@ def timing(path: Path, frames: int, gap_us: int, spin_us: int | None, fifo: int 
     model = LAST_BIT_NS + TIMING_DELAY_NS if path.kind == "emulated" else 0
     errors = [got[k] - sent[k] - model for k in sent if k in got]
     result: dict[str, object] = {"path": path.kind, "sent": len(sent), "received": len(got)}
-    result["spin_us"] = (50 if spin_us is None else spin_us) if path.kind == "emulated" else None
+    spin: object = "busy" if spin_us == BUSY else 50 if spin_us is None else spin_us
+    result["spin_us"] = spin if path.kind == "emulated" else None
     result["fifo_priority"] = fifo
     result["error" if path.kind == "emulated" else "transit"] = percentiles(errors)
     if report is not None:
@@ -316,6 +326,12 @@ def main() -> int:
     parser.add_argument("--gap-us", type=int, default=1000, help="between timing frames (default 1000)")
     parser.add_argument(
         "--fifo", type=int, default=50, help="the SCHED_FIFO priority of the real-time runs (default 50)"
+    )
+    parser.add_argument(
+        "--spins",
+        type=lambda text: [BUSY if x == "busy" else int(x) for x in text.split(",")],
+        default=[50, 0],
+        help="the spins (µs, or busy: never sleep) of the SCHED_FIFO timing runs, comma-separated (default 50,0)",
     )
     parser.add_argument("--json", action="store_true", help="the results as JSON on stdout")
     args = parser.parse_args()
@@ -338,7 +354,7 @@ def main() -> int:
             fifos: list[int | None] = [None, args.fifo] if kind == "emulated" else [None]
             for fifo in fifos:
                 results["throughput"].append(throughput(path, args.seconds, fifo))
-            runs: list[tuple[int | None, int | None]] = [(None, None), (None, args.fifo), (0, args.fifo)]
+            runs: list[tuple[int | None, int | None]] = [(None, None)] + [(spin, args.fifo) for spin in args.spins]
             for spin, fifo in runs if kind == "emulated" else [(None, None)]:
                 results["timing"].append(timing(path, args.timing_frames, args.gap_us, spin, fifo))
     finally:

@@ -52,6 +52,7 @@ def emulate_link(
     stop_fd: int,
     link_index: int = 0,
     spin_us: int | None = None,
+    busy_poll: bool = False,
     fifo_priority: int | None = None,
 ) -> str:
     """Forwards frames between the TUN/TAP devices open on ``fd_a`` (the plan link's
@@ -59,7 +60,7 @@ def emulate_link(
     as in the plan) in real time (crates/emu), until ``stop_fd`` is readable or closed
     or the process gets SIGTERM or SIGINT; releases the GIL. The loss streams are those
     of link ``link_index`` of a run of ``seed``. ``spin_us``: poll without sleeping this
-    long before each deadline (default 50); ``fifo_priority``: run under SCHED_FIFO at
-    this priority (needs root). Returns the counters and lateness as
+    long before each deadline (default 50); ``busy_poll``: never sleep (a core at 100 %);
+    ``fifo_priority``: run under SCHED_FIFO at this priority (needs root). Returns the counters and lateness as
     JSON (docs/metrics.md, "The link emulator"). Raises ValueError for a link the
     emulator refuses, OSError for a descriptor it cannot use."""

@@ -14,11 +14,12 @@ use pyo3::prelude::*;
 /// `IFF_TAP | IFF_NO_PI`, or `IFF_TUN | IFF_NO_PI` for a serial line); they are made
 /// non-blocking. The loss streams are those of link `link_index` of a run of `seed`.
 /// `spin_us`: poll without sleeping this long before each deadline (default 50).
+/// `busy_poll`: never sleep (one core at 100 %, the shortest reads).
 /// `fifo_priority`: run under SCHED_FIFO at this priority (1-99, needs root) while it runs.
 /// Returns the report (crates/emu `Report`) as JSON. Raises ValueError for a link the
 /// emulator refuses, OSError for a descriptor it cannot use.
 #[pyfunction]
-#[pyo3(signature = (fd_a, fd_b, link_json, seed, stop_fd, link_index=0, spin_us=None, fifo_priority=None))]
+#[pyo3(signature = (fd_a, fd_b, link_json, seed, stop_fd, link_index=0, spin_us=None, busy_poll=false, fifo_priority=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn emulate_link(
     py: Python<'_>,
@@ -29,6 +30,7 @@ pub fn emulate_link(
     stop_fd: i32,
     link_index: usize,
     spin_us: Option<u64>,
+    busy_poll: bool,
     fifo_priority: Option<i32>,
 ) -> PyResult<String> {
     let link: sim::config::LinkConfig =
@@ -45,7 +47,7 @@ pub fn emulate_link(
     if stop_fd < 0 {
         return Err(PyValueError::new_err(format!("stop_fd: a file descriptor, not {stop_fd}")));
     }
-    let mut options = emu::Options { stop_on_signals: true, fifo_priority, ..Default::default() };
+    let mut options = emu::Options { stop_on_signals: true, busy_poll, fifo_priority, ..Default::default() };
     if let Some(us) = spin_us {
         options.spin_ns = us * 1000;
     }
