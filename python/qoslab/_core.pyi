@@ -43,3 +43,24 @@ def toml_key_spans(
     """Positions of every key and value of a TOML document: each path (str keys, int
     indices) maps to (key position, value position), each a 1-based (line, column) or
     None. Raises ValueError on a TOML syntax error."""
+
+def emulate_link(
+    fd_a: int,
+    fd_b: int,
+    link_json: str,
+    seed: int,
+    stop_fd: int,
+    link_index: int = 0,
+    spin_us: int | None = None,
+    busy_poll: bool = False,
+    fifo_priority: int | None = None,
+) -> str:
+    """Forwards frames between the TUN/TAP devices open on ``fd_a`` (the plan link's
+    ``a`` end) and ``fd_b`` (``b``) through the link ``link_json`` (Ethernet or serial,
+    as in the plan) in real time (crates/emu), until ``stop_fd`` is readable or closed
+    or the process gets SIGTERM or SIGINT; releases the GIL. The loss streams are those
+    of link ``link_index`` of a run of ``seed``. ``spin_us``: poll without sleeping this
+    long before each deadline (default 50); ``busy_poll``: never sleep (a core at 100 %);
+    ``fifo_priority``: run under SCHED_FIFO at this priority (needs root). Returns the counters and lateness as
+    JSON (docs/metrics.md, "The link emulator"). Raises ValueError for a link the
+    emulator refuses, OSError for a descriptor it cannot use."""

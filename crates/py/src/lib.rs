@@ -6,6 +6,7 @@
 use pyo3::prelude::*;
 
 mod capture;
+mod emu;
 mod encap;
 mod session;
 mod sim;
@@ -37,6 +38,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encap::write_pcap, m)?)?;
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(sim::validate, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::emulate_link, m)?)?;
     m.add_class::<session::Session>()?;
     m.add_function(wrap_pyfunction!(sim::plan_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sim::results_schema, m)?)?;

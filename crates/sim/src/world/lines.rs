@@ -15,18 +15,19 @@ pub(super) enum LineKind {
     },
 }
 
-/// What happens to one direction's frames besides being carried.
-pub(super) struct DirectionImpairment {
-    pub(super) loss: LossModel,
-    pub(super) loss_text: String,
-    pub(super) rng: crate::rng::RandomStream,
-    pub(super) shaper: Option<Shaper>,
+/// What happens to one direction's frames besides being carried. Public so that a
+/// real-time driver of the same line models (crates/emu) builds it as the world does.
+pub struct DirectionImpairment {
+    pub loss: LossModel,
+    pub loss_text: String,
+    pub rng: crate::rng::RandomStream,
+    pub shaper: Option<Shaper>,
     /// Bytes that may wait for the shaper's tokens (`tc tbf limit`), if limited.
-    pub(super) shaper_queue_bytes: Option<u64>,
+    pub shaper_queue_bytes: Option<u64>,
     /// The next frame has been granted its shaper departure at this time.
-    pub(super) shaped_until: Option<u64>,
-    pub(super) policer: Option<Policer>,
-    pub(super) lost: u64,
+    pub shaped_until: Option<u64>,
+    pub policer: Option<Policer>,
+    pub lost: u64,
 }
 
 pub(super) struct Line {
@@ -210,11 +211,11 @@ impl Line {
 }
 
 /// A serial line's clocking and PPP options, as the configuration gives them.
-pub(super) struct SerialPpp<'a> {
-    pub(super) clocking: &'a str,
-    pub(super) acfc: bool,
-    pub(super) pfc: bool,
-    pub(super) fcs_bits: u32,
+pub struct SerialPpp<'a> {
+    pub clocking: &'a str,
+    pub acfc: bool,
+    pub pfc: bool,
+    pub fcs_bits: u32,
 }
 
 impl World {
@@ -422,7 +423,10 @@ impl World {
     }
 }
 
-pub(super) fn direction_impairment(
+/// One direction's impairments from the plan's `Impairment`: the loss model with the
+/// link's own stream (`RunSeed(seed).stream(link, "loss a->b" or "loss b->a")`), and the
+/// shaper or policer; a refusal names `field`.
+pub fn direction_impairment(
     config: &Impairment,
     seed: u64,
     link: usize,
@@ -501,7 +505,7 @@ pub(super) fn is_busy(line: &Line, from: usize) -> bool {
 
 /// A serial line from its configuration, refusing what it cannot be with the field named.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn serial_line(
+pub fn serial_line(
     index: usize,
     rate_bps: u64,
     format: &str,

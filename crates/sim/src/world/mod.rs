@@ -55,6 +55,8 @@ mod wifi;
 
 use adaptive_router::*;
 use lines::*;
+// A line's models built from the plan as the world builds them, for crates/emu.
+pub use lines::{direction_impairment, serial_line, DirectionImpairment, SerialPpp};
 use tcp_flows::*;
 use traffic::*;
 use wifi::*;

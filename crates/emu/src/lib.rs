@@ -1,0 +1,23 @@
+//! qoslab's real-time link emulator: one point-to-point link of a plan (Ethernet, or a
+//! serial line with SLIP, CSLIP or PPP framing) between two TUN/TAP devices, with the
+//! simulator's own link models run against the monotonic clock.
+//!
+//! - [`line`]: the line, sans-IO: crates/sim's `EthernetLink` or `SerialLine` and each
+//!   direction's impairments (loss, shaper, policer) built as the simulator builds them,
+//!   driven by `now` in ns; counters per direction and reason.
+//! - [`device`]: the TUN/TAP ends, opened by name or handed over as descriptors.
+//! - [`emulate`] (`run.rs`): the loop (one thread, `ppoll`, a spin before deadlines), a
+//!   stop on a descriptor or a signal, and the [`Report`] it returns.
+//! - [`lateness`]: how late each write was against the model's arrival time.
+//!
+//! What the plan has and the emulator does not (yet): 802.11 cells and ATM links (refused
+//! with the link named); jitter (the plan has none: the delay is constant, so frames of a
+//! direction arrive in the order sent).
+
+pub mod device;
+pub mod lateness;
+pub mod line;
+mod run;
+mod signal;
+
+pub use run::{emulate, DirectionReport, Error, Options, Report, REPORT_SCHEMA};

@@ -1,0 +1,303 @@
+//! The real-time loop: one thread, one line, two devices.
+//!
+//! Each turn delivers what is due (writes to the far device), reads what waits on the
+//! devices (each frame offered at the instant it is read), then sleeps in `ppoll` until a
+//! device has a frame, the stop descriptor or a signal wakes it, or the line's next
+//! deadline less `spin_ns` comes; the last `spin_ns` before a deadline it polls without
+//! sleeping. The thread's timer slack is 1 ns while it runs (`PR_SET_TIMERSLACK`; the
+//! default 50 µs would round every sleep up by that much).
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
+use std::time::Instant;
+
+use serde::Serialize;
+use sim::config::LinkConfig;
+
+use crate::device::Device;
+use crate::lateness::{Lateness, LatenessReport};
+use crate::line::{Count, DirectionCounters, EndKind, Line};
+use crate::signal::SignalGuard;
+
+/// The version of the report's JSON; a change of its shape raises it.
+pub const REPORT_SCHEMA: u32 = 1;
+
+/// Frames read from one device in one turn before the line is looked at again.
+const READ_BATCH: usize = 64;
+/// The largest frame a TAP hands over: a 65 535-byte IP datagram and its header.
+const FRAME_BUFFER: usize = 65_536 + 64;
+
+/// How the loop waits.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Poll without sleeping this long before each deadline, ns. A sleep in `ppoll` ends
+    /// some tens of µs late on a busy machine; default 50 µs (measured in
+    /// benchmarks/emu_link.py). 0: always sleep.
+    pub spin_ns: u64,
+    /// Never sleep: poll the devices without a timeout, even while the line is idle, so a
+    /// frame is read as soon as it is in the device (a sleeping thread on a virtual
+    /// machine takes tens of µs to wake). One core at 100 %. Not with `fifo_priority`:
+    /// the kernel's real-time throttling (`sched_rt_runtime_us`, 950 ms of each second)
+    /// then stops the thread for 50 ms every second (measured: p99 43 ms). Default off.
+    pub busy_poll: bool,
+    /// Stop cleanly on SIGTERM and SIGINT (see `signal`); default off, the Python
+    /// binding turns it on.
+    pub stop_on_signals: bool,
+    /// Run the loop's thread under SCHED_FIFO at this priority (1-99; needs
+    /// CAP_SYS_NICE), restored when it returns. On a loaded machine a normal thread waits
+    /// for a CPU for milliseconds after its frame or deadline came; a real-time one does
+    /// not (benchmarks/emu_link.py measures both). Default none: the caller's policy.
+    pub fifo_priority: Option<i32>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options { spin_ns: 50_000, busy_poll: false, stop_on_signals: false, fifo_priority: None }
+    }
+}
+
+/// The calling thread under SCHED_FIFO, and its previous policy restored on drop.
+struct RealTime {
+    policy: libc::c_int,
+    param: libc::sched_param,
+}
+
+impl RealTime {
+    fn enter(priority: i32) -> io::Result<RealTime> {
+        // SAFETY: sched_getscheduler/getparam/setscheduler on the calling thread (pid 0)
+        // with a valid sched_param.
+        unsafe {
+            let policy = libc::sched_getscheduler(0);
+            let mut param: libc::sched_param = std::mem::zeroed();
+            if policy < 0 || libc::sched_getparam(0, &mut param) < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let fifo = libc::sched_param { sched_priority: priority };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &fifo) < 0 {
+                let e = io::Error::last_os_error();
+                return Err(io::Error::new(e.kind(), format!("SCHED_FIFO priority {priority}: {e}")));
+            }
+            Ok(RealTime { policy, param })
+        }
+    }
+}
+
+impl Drop for RealTime {
+    fn drop(&mut self) {
+        // SAFETY: as in `enter`.
+        unsafe { libc::sched_setscheduler(0, self.policy, &self.param) };
+    }
+}
+
+/// Why the emulator could not start.
+#[derive(Debug)]
+pub enum Error {
+    /// The link is one the emulator refuses (names the plan's field).
+    Config(String),
+    /// A device or the system refused.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Config(m) => write!(f, "{m}"),
+            Error::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+impl From<io::Error> for Error {
+    fn from(e: io::Error) -> Error {
+        Error::Io(e)
+    }
+}
+
+/// One direction's account when the emulator stopped.
+#[derive(Debug, Clone, Serialize)]
+pub struct DirectionReport {
+    pub from: &'static str,
+    pub to: &'static str,
+    #[serde(flatten)]
+    pub counters: DirectionCounters,
+    /// In the queue, not yet started, when the emulator stopped.
+    pub queued_at_stop: Count,
+    /// Started and not yet arrived (serializing or propagating) when it stopped.
+    pub in_flight_at_stop: Count,
+    /// How late the writes were against the model's arrival times (see `lateness`).
+    pub lateness_ns: LatenessReport,
+}
+
+impl DirectionReport {
+    /// Frames offered = delivered + dropped + queued + in flight.
+    pub fn balances(&self) -> bool {
+        let c = &self.counters;
+        c.offered.frames
+            == c.delivered.frames
+                + c.dropped.total().frames
+                + self.queued_at_stop.frames
+                + self.in_flight_at_stop.frames
+    }
+}
+
+/// What an emulator did, from start to stop.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub schema: u32,
+    /// The plan's link name and kind ("ethernet" or "serial").
+    pub link: String,
+    pub kind: &'static str,
+    pub ends: [EndKind; 2],
+    pub devices: [String; 2],
+    pub seed: u64,
+    pub spin_ns: u64,
+    /// Whether the loop never slept.
+    pub busy_poll: bool,
+    /// The SCHED_FIFO priority the loop ran at, if any.
+    pub fifo_priority: Option<i32>,
+    /// From the start of the loop to the stop, ns.
+    pub duration_ns: u64,
+    /// "stop fd", "stop fd closed", "SIGTERM", "SIGINT", or the error that ended it.
+    pub stopped_by: String,
+    /// `[a → b, b → a]`.
+    pub directions: [DirectionReport; 2],
+}
+
+/// The thread's timer slack set to 1 ns, and restored on drop.
+struct TimerSlack(libc::c_int);
+
+impl TimerSlack {
+    fn tight() -> TimerSlack {
+        // SAFETY: PR_GET/SET_TIMERSLACK take and return plain integers.
+        unsafe {
+            let old = libc::prctl(libc::PR_GET_TIMERSLACK, 0, 0, 0, 0);
+            libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0);
+            TimerSlack(old)
+        }
+    }
+}
+
+impl Drop for TimerSlack {
+    fn drop(&mut self) {
+        if self.0 > 0 {
+            // SAFETY: as above.
+            unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, self.0 as libc::c_ulong, 0, 0, 0) };
+        }
+    }
+}
+
+/// Emulates the plan's `link` (Ethernet or serial) between `ends[0]` (its `a`) and
+/// `ends[1]` (its `b`) in real time until `stop` is readable or closed (a pipe or an
+/// eventfd), or a signal comes with `options.stop_on_signals`. The loss streams are those
+/// of link number `link_index` of a run of `seed`.
+pub fn emulate(
+    link: &LinkConfig,
+    seed: u64,
+    link_index: usize,
+    ends: [&Device; 2],
+    stop: Option<BorrowedFd<'_>>,
+    options: &Options,
+) -> Result<Report, Error> {
+    let mut line = Line::new(link, seed, link_index, [ends[0].kind(), ends[1].kind()]).map_err(Error::Config)?;
+    let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
+    let _slack = TimerSlack::tight();
+    let _realtime = options.fifo_priority.map(RealTime::enter).transpose()?;
+    let clock = Instant::now();
+    let now = || clock.elapsed().as_nanos() as u64;
+    let mut lateness = [Lateness::default(), Lateness::default()];
+    let mut buf = vec![0u8; FRAME_BUFFER];
+    let poll = |fd: Option<i32>| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 };
+    let mut fds = [
+        poll(Some(ends[0].as_raw_fd())),
+        poll(Some(ends[1].as_raw_fd())),
+        poll(stop.map(|s| s.as_raw_fd())),
+        poll(signals.as_ref().map(SignalGuard::fd)),
+    ];
+    let mut readable = [false; 2];
+    let stopped_by = 'run: loop {
+        let mut sink = |to: usize, frame: &[u8], at: u64| -> bool {
+            let written = ends[to].write(frame).is_ok();
+            if written {
+                lateness[1 - to].record(now().saturating_sub(at));
+            }
+            written
+        };
+        line.advance(now(), &mut sink);
+        for end in 0..2 {
+            if !readable[end] {
+                continue;
+            }
+            for _ in 0..READ_BATCH {
+                match ends[end].read(&mut buf) {
+                    Ok(n) => line.offer(now(), end, &buf[..n], &mut sink),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => break 'run format!("error reading {}: {e}", ends[end].name()),
+                }
+            }
+        }
+        let timeout = match line.next_wake() {
+            _ if options.busy_poll => Some(0),
+            Some(t) => Some(t.saturating_sub(now()).saturating_sub(options.spin_ns)),
+            None => None,
+        };
+        let ts = timeout.map(|ns| libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        });
+        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `fds` is an array of initialised pollfd; `ts_ptr` is null or points at `ts`.
+        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                readable = [false; 2];
+                continue;
+            }
+            break format!("ppoll: {e}");
+        }
+        if fds[3].revents != 0 {
+            break signals.as_ref().and_then(SignalGuard::caught).unwrap_or("signal").to_string();
+        }
+        if fds[2].revents != 0 {
+            break if fds[2].revents & libc::POLLIN != 0 { "stop fd" } else { "stop fd closed" }.to_string();
+        }
+        for end in 0..2 {
+            let revents = fds[end].revents;
+            if revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 && revents & libc::POLLIN == 0 {
+                break 'run format!("device {} is gone", ends[end].name());
+            }
+            readable[end] = revents & libc::POLLIN != 0;
+        }
+    };
+    let duration_ns = now();
+    let direction = |from: usize| {
+        let (queued_at_stop, in_flight_at_stop) = line.held(from);
+        DirectionReport {
+            from: ["a", "b"][from],
+            to: ["b", "a"][from],
+            counters: *line.counters(from),
+            queued_at_stop,
+            in_flight_at_stop,
+            lateness_ns: lateness[from].report(),
+        }
+    };
+    let report = Report {
+        schema: REPORT_SCHEMA,
+        link: line.name().to_string(),
+        kind: line.kind(),
+        ends: line.ends(),
+        devices: [ends[0].name().to_string(), ends[1].name().to_string()],
+        seed,
+        spin_ns: options.spin_ns,
+        busy_poll: options.busy_poll,
+        fifo_priority: options.fifo_priority,
+        duration_ns,
+        stopped_by,
+        directions: [direction(0), direction(1)],
+    };
+    debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
+    Ok(report)
+}
