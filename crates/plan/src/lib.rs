@@ -277,6 +277,11 @@ impl SimConfig {
                     *from
                 }
                 FlowConfig::Tcp { from, .. } => *from,
+                FlowConfig::UdpReplay { from, .. } => {
+                    flow.check_replay()
+                        .map_err(|(key, message)| ConfigError { field: format!("flows[{i}].{key}"), message })?;
+                    *from
+                }
             };
             if self.nodes.get(from as usize).is_none() {
                 return fail(format!("flows[{i}].from"), format!("no node {from}"));
