@@ -91,6 +91,7 @@ from qoslab.scenario.node_tables import (
 from qoslab.scenario.test_tables import (
     RFC2544_FRAME_SIZES,
     Background,
+    PcapReplay,
     Ping,
     Rfc2544BackToBack,
     Rfc2544FrameLoss,
@@ -402,6 +403,7 @@ __all__ = [
     "TcpStack",
     "TcpSettings",
     "TcpTransfer",
+    "PcapReplay",
     "Sweep",
     "sweep_range",
     "FieldProblem",
