@@ -172,7 +172,7 @@ def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Pat
         put(data, steps, copy.deepcopy(value))
     fast = with_tests_of(scenario, data, list(values))
     if fast is not None:
-        fast._raw = data
+        fast._raw, fast._source = data, scenario._source
         return fast
     try:
         sc = Scenario.model_validate(data)
@@ -194,7 +194,7 @@ def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Pat
                 for p in problems
             ],
         )
-    sc._raw = data
+    sc._raw, sc._source = data, scenario._source
     return sc
 
 

@@ -119,11 +119,15 @@ def capture_path(t: PcapReplay, source: str | Path | None) -> Path:
     return path
 
 
-def read_capture(t: PcapReplay, index: int, source: str | Path | None, out: LocatedProblems) -> Capture | None:
+def read_capture(
+    t: PcapReplay, index: int, source: str | Path | None, out: LocatedProblems, *, loaded_from: str | None = None
+) -> Capture | None:
     """The capture of test ``index``; None, with the problem added to ``out`` at the
-    test's ``file``, when it cannot be read or holds no IPv4 packet to replay."""
+    test's ``file``, when it cannot be read or holds no IPv4 packet to replay. A relative
+    ``file`` is read from the folder of ``source``, else of the file the scenario was
+    loaded from (``loaded_from``), else from the working directory."""
     at = ("test", index, "file")
-    path = capture_path(t, source)
+    path = capture_path(t, source if source is not None else loaded_from)
     try:
         capture = read_ipv4(path)
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
@@ -167,7 +171,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
 
     t = test_of(net, index, PcapReplay)
     out = LocatedProblems(source)
-    capture = read_capture(t, index, source, out)
+    capture = read_capture(t, index, source, out, loaded_from=net.scenario._source)
     if capture is not None and t.loop > 1 and len(capture.datagrams) < 2:
         out.add(
             ("test", index, "loop"),
@@ -184,6 +188,14 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     interval = sending_interval_ns(s, t.loop)
     stop = start + interval
     wait = int(t.wait)
+    if stop + wait >= 2**64:
+        out.add(
+            ("test", index, "speed"),
+            "the replay would last past the simulator's clock (2^64 ns, 584 years)",
+            expected="a speed that replays the capture sooner",
+            found=f"speed = {t.speed}: {interval / NS_PER_S:.3g} s of sending",
+        )
+        out.raise_if_any()
     flows: list[dict[str, Any]] = [
         {
             "kind": "ping",
