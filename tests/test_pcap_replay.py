@@ -29,6 +29,7 @@ from scapy.all import (  # noqa: E402  # after the skip: scapy is a test depende
     TCP,
     UDP,
     CookedLinux,
+    CookedLinuxV2,
     Dot1Q,
     Ether,
     IPv6,
@@ -154,6 +155,7 @@ def test_reader_agrees_with_scapy_and_tshark_on_sizes_and_times(tmp_path):
         (101, lambda p: p[IP]),  # LINKTYPE_RAW
         (228, lambda p: p[IP]),  # LINKTYPE_IPV4
         (113, lambda p: CookedLinux(proto=0x0800) / p[IP]),  # LINKTYPE_LINUX_SLL
+        (276, lambda p: CookedLinuxV2(proto=0x0800) / p[IP]),  # LINKTYPE_LINUX_SLL2
         (0, lambda p: Loopback(type=2) / p[IP]),  # LINKTYPE_NULL, the writer's byte order
         (108, lambda p: Raw(b"\x00\x00\x00\x02") / p[IP]),  # LINKTYPE_LOOP, network order
     ],
@@ -169,6 +171,16 @@ def test_other_link_types_give_the_same_datagrams(tmp_path, linktype, frame):
     other = write_pcap(tmp_path / f"lt{linktype}.pcap", packets, linktype=linktype)
     assert read_ipv4(other).link_types == {linktype}
     assert reader_view(other) == reader_view(ethernet)
+
+
+def test_a_file_cut_short_keeps_its_whole_records(tmp_path):
+    path = write_pcap(tmp_path / "mixed.pcap", _mixed())
+    whole = scapy_expected(path)
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(path.read_bytes()[:-10])  # the last record loses 10 octets
+    capture = read_ipv4(cut)
+    assert capture.packets == 12 and capture.skipped["cut_short"] == 1
+    assert reader_view(cut) == [(Fraction(t), s) for t, s in whole[:-1]]
 
 
 @needs_editcap
