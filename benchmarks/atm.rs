@@ -58,7 +58,7 @@ fn config(seconds: u64) -> String {
         )
     };
     format!(
-        r#"{{"schema": 1, "seed": 1, "duration_ns": {stop}, "capture": false,
+        r#"{{"schema": {schema}, "seed": 1, "duration_ns": {stop}, "capture": false,
         "nodes": [{}, {}, {}],
         "links": [{}, {}],
         "flows": [{{"kind": "tcp", "id": 1, "from": 0, "to": "10.3.0.2", "dst_port": 5001, "start_ns": 250000000, "stop_ns": {stop},
@@ -69,6 +69,7 @@ fn config(seconds: u64) -> String {
         node("sw", "atm-switch", &format!("{}, {}", port("atm0", 3, ""), port("atm1", 4, ""))),
         link("l1", (0, 0), (2, 0)),
         link("l2", (2, 1), (1, 0)),
+        schema = sim::config::PLAN_SCHEMA,
     )
 }
 

@@ -42,6 +42,11 @@ TCP_MIN_PACKET_BITS = 576 * 8
 576-byte datagram every host accepts (RFC 791 §3.1); its ACKs are counted apart."""
 ACKS_PER_SEGMENT = 1.0
 """At most one ACK per data segment (RFC 5681 §4.2 asks for one per two)."""
+REPLAY_ENTRY_BYTES = 2 * (4 + 8) + 2 * (8 + 32) + 2 * 12
+"""Memory per datagram of a replay's schedule (``pcap.replay``): its size and time as a
+u32 and a u64 in the core's two copies (the plan and the source), as two list entries of
+Python ints (a pointer and an int object of up to 32 bytes each), and as JSON text (up
+to 12 characters each) on the way."""
 
 
 def _fastest_bps(config: dict[str, Any]) -> float:
@@ -100,6 +105,8 @@ def packets(flow: dict[str, Any], config: dict[str, Any], path: _Path | None = N
         return float(flow.get("count", 1))
     if kind == "udp-echo":
         return 2.0 * float(flow.get("count", 1))
+    if kind == "udp-replay":
+        return float(len(flow.get("payloads") or [])) * float(flow.get("passes", 1))
     fastest = _fastest_bps(config)
     sending_s = max(0.0, min(float(flow.get("stop_ns", run_ns) or run_ns), run_ns) - start) / 1e9
     if kind == "udp":
@@ -263,6 +270,8 @@ def estimate_memory(config: dict[str, Any], net: Network | None = None, *, captu
             total += PER_RTT_BYTES * n
         elif kind in ("udp", "udp-echo"):
             total += n / 8
+        elif kind == "udp-replay":
+            total += n / 8 + REPLAY_ENTRY_BYTES * len(flow.get("payloads") or [])
         elif kind == "tcp":
             tcp = flow.get("tcp") or {}
             total += 2 * (
@@ -359,7 +368,8 @@ def estimate_capture(config: dict[str, Any], net: Network | None = None, *, snap
             total += acks * (points * _record(TCP_ACK_FRAME, snaplen) + wifi_hops * AIR_ACK_RECORD)
             continue
         n = packets(flow, config, path)
-        frame = int(flow.get("payload", 0) or 0) + IP_UDP_HEADERS + ETHERNET_HEADER
+        payload = max(flow.get("payloads") or [0]) if kind == "udp-replay" else flow.get("payload", 0)
+        frame = int(payload or 0) + IP_UDP_HEADERS + ETHERNET_HEADER
         if kind == "ping":  # and each request's echo reply (RFC 792), as long
             n *= 2
         total += n * (points * _record(frame, snaplen) + wifi_hops * AIR_ACK_RECORD)

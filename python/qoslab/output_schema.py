@@ -64,7 +64,7 @@ _RECORD = {
     "properties": {
         "test": {
             "type": "string",
-            "description": "The method: udp.flow, udp.echo, ping, tcp.bulk, tcp.transfer, rfc2544.*",
+            "description": "The method: udp.flow, udp.echo, ping, tcp.bulk, tcp.transfer, rfc2544.*, pcap.replay",
         },
         "name": {"type": ["string", "null"], "description": "The test's own name, if it has one."},
         "from": {"type": "string", "description": "The sending node."},

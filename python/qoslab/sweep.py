@@ -172,7 +172,7 @@ def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Pat
         put(data, steps, copy.deepcopy(value))
     fast = with_tests_of(scenario, data, list(values))
     if fast is not None:
-        fast._raw = data
+        fast._raw, fast._source = data, scenario._source
         return fast
     try:
         sc = Scenario.model_validate(data)
@@ -194,7 +194,7 @@ def scenario_at(scenario: Scenario, values: dict[str, Any], *, source: str | Pat
                 for p in problems
             ],
         )
-    sc._raw = data
+    sc._raw, sc._source = data, scenario._source
     return sc
 
 
@@ -369,11 +369,11 @@ def _check_config(
     events = estimate_events(config, net)
     if events > budget:
         test = p.scenario.test[int(where[1])] if where[0] == "test" else None
-        at = (
-            where + ("count" if getattr(test, "count", None) is not None else "duration",)
-            if test is not None
-            else where
+        # The key that sets the test's length: a replay's is its capture's `loop`.
+        length = (
+            "count" if getattr(test, "count", None) is not None else "loop" if hasattr(test, "loop") else "duration"
         )
+        at = where + (length,) if test is not None else where
         out.add(
             at,
             "this run would take too long to simulate",

@@ -58,6 +58,35 @@ pub enum FlowConfig {
         interval_ns: u64,
         start_ns: u64,
     },
+    /// A replayed capture (the `pcap.replay` test): UDP datagrams of given payload sizes
+    /// at given times, each carrying the probe as a `Udp` flow's datagram does. Datagram
+    /// `k` of pass `p` (both from 0) is sent at `start_ns + p·period_ns + offsets_ns[k]`
+    /// with `payloads[k]` octets of UDP payload. The lowering reads the schedule from
+    /// the capture file; the capture's addresses and ports are not replayed.
+    #[schemars(title = "UdpReplayFlow")]
+    UdpReplay {
+        id: u32,
+        from: u32,
+        to: Ipv4Addr,
+        dst_port: u16,
+        /// Each datagram's UDP payload, octets: at least 16 (the probe), at most 65,507.
+        payloads: Vec<u32>,
+        /// Each datagram's send time after the pass's start, ns: as many as `payloads`,
+        /// the first 0, never decreasing.
+        offsets_ns: Vec<u64>,
+        /// How many times the schedule is sent (the test's `loop`), at least 1.
+        passes: u32,
+        /// From one pass's start to the next one's, ns: not below the last offset, so
+        /// the passes do not overlap (unused with one pass).
+        period_ns: u64,
+        start_ns: u64,
+        /// The end of the sending interval (docs/metrics.md#goodput), after the last
+        /// datagram's send time.
+        stop_ns: u64,
+        /// Set DF on every datagram, as a `Udp` flow's `dont_fragment`.
+        #[serde(default)]
+        dont_fragment: bool,
+    },
     /// A bulk TCP transfer, as iperf3 or ttcp make: `from` connects to `to` at `start_ns`
     /// and sends `bytes` (or without end until `stop_ns`); the receiver discards the data.
     #[schemars(title = "TcpFlow")]
@@ -260,21 +289,135 @@ impl FlowConfig {
             FlowConfig::Udp { id, .. }
             | FlowConfig::Ping { id, .. }
             | FlowConfig::Tcp { id, .. }
-            | FlowConfig::UdpEcho { id, .. } => *id,
+            | FlowConfig::UdpEcho { id, .. }
+            | FlowConfig::UdpReplay { id, .. } => *id,
         }
     }
 
-    /// The sending interval [start, stop) in ns: a UDP flow's configured times; `count`
+    /// The sending interval [start, stop) in ns: a UDP or replay flow's configured times; `count`
     /// datagrams one gap apart for ping and UDP echo (one gap each, the last one's too).
     pub fn sending_ns(&self) -> (u64, u64) {
         match self {
-            FlowConfig::Udp { start_ns, stop_ns, .. } | FlowConfig::Tcp { start_ns, stop_ns, .. } => {
-                (*start_ns, *stop_ns)
-            }
+            FlowConfig::Udp { start_ns, stop_ns, .. }
+            | FlowConfig::Tcp { start_ns, stop_ns, .. }
+            | FlowConfig::UdpReplay { start_ns, stop_ns, .. } => (*start_ns, *stop_ns),
             FlowConfig::Ping { start_ns, count, interval_ns, .. }
             | FlowConfig::UdpEcho { start_ns, count, interval_ns, .. } => {
                 (*start_ns, start_ns.saturating_add(u64::from(*count).saturating_mul(*interval_ns)))
             }
         }
+    }
+
+    /// A replay flow's schedule can be sent: as many sizes as times, each size a probe's
+    /// at least and an IPv4 datagram's at most, times from 0 and never decreasing, passes
+    /// that do not overlap, and a sending interval that ends after the last datagram.
+    /// `Err((field, message))` names the flow's field; `Ok` for other kinds of flow.
+    pub fn check_replay(&self) -> Result<(), (&'static str, String)> {
+        let FlowConfig::UdpReplay { payloads, offsets_ns, passes, period_ns, start_ns, stop_ns, .. } = self else {
+            return Ok(());
+        };
+        if payloads.is_empty() {
+            return Err(("payloads", "a replay sends one datagram or more".into()));
+        }
+        if offsets_ns.len() != payloads.len() {
+            return Err((
+                "offsets_ns",
+                format!("{} send times for {} datagrams: one each", offsets_ns.len(), payloads.len()),
+            ));
+        }
+        if let Some(k) = payloads.iter().position(|&p| p < PROBE_HEADER_LEN as u32 || p > MAX_IPV4_PAYLOAD_AFTER_8) {
+            return Err((
+                "payloads",
+                format!(
+                    "datagram {k} carries {} octets: a replayed UDP payload carries the {PROBE_HEADER_LEN}-octet probe \
+                     and at most {MAX_IPV4_PAYLOAD_AFTER_8} octets (RFC 791 §3.1, RFC 768)",
+                    payloads[k]
+                ),
+            ));
+        }
+        if offsets_ns[0] != 0 {
+            return Err(("offsets_ns", format!("the first datagram is sent at the start (0), not {}", offsets_ns[0])));
+        }
+        if let Some(k) = offsets_ns.windows(2).position(|w| w[1] < w[0]) {
+            return Err(("offsets_ns", format!("datagram {} is sent before datagram {k}", k + 1)));
+        }
+        let last = *offsets_ns.last().expect("not empty");
+        if *passes == 0 {
+            return Err(("passes", "a replay sends its schedule once or more".into()));
+        }
+        if *passes > 1 && *period_ns < last {
+            return Err(("period_ns", format!("a pass of {last} ns cannot start again every {period_ns} ns")));
+        }
+        let end = u64::from(*passes - 1)
+            .checked_mul(*period_ns)
+            .and_then(|t| t.checked_add(last))
+            .and_then(|t| t.checked_add(*start_ns));
+        match end {
+            None => Err(("period_ns", "the last datagram's send time is past 2^64 ns".into())),
+            Some(end) if *stop_ns <= end => Err((
+                "stop_ns",
+                format!("the sending interval ends at {stop_ns} ns, not after the last datagram's send time {end} ns"),
+            )),
+            Some(_) => Ok(()),
+        }
+    }
+
+    /// A replay flow's send time of datagram `seq` (counted over all passes), ns after
+    /// the flow's start; `None` past the last one or for another kind of flow.
+    pub fn replay_offset_ns(&self, seq: u64) -> Option<u64> {
+        let FlowConfig::UdpReplay { offsets_ns, passes, period_ns, .. } = self else { return None };
+        let n = offsets_ns.len() as u64;
+        if n == 0 || seq >= n * u64::from(*passes) {
+            return None;
+        }
+        Some((seq / n).saturating_mul(*period_ns).saturating_add(offsets_ns[(seq % n) as usize]))
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    fn replay(payloads: Vec<u32>, offsets_ns: Vec<u64>, passes: u32, period_ns: u64, stop_ns: u64) -> FlowConfig {
+        FlowConfig::UdpReplay {
+            id: 1,
+            from: 0,
+            to: Ipv4Addr::LOCALHOST,
+            dst_port: 9,
+            payloads,
+            offsets_ns,
+            passes,
+            period_ns,
+            start_ns: 1_000,
+            stop_ns,
+            dont_fragment: false,
+        }
+    }
+
+    /// Two passes of 0 and 30 ns, 40 ns apart from 1000 ns: the last send is at
+    /// 1000 + 40 + 30 = 1070 ns, so the sending interval must end after it.
+    #[test]
+    fn a_replay_schedule_is_checked_field_by_field() {
+        let field = |f: FlowConfig| f.check_replay().err().map(|(field, _)| field);
+        assert_eq!(field(replay(vec![16, 1472], vec![0, 30], 2, 40, 1_071)), None);
+        assert_eq!(field(replay(vec![16, 1472], vec![0, 30], 2, 40, 1_070)), Some("stop_ns"));
+        assert_eq!(field(replay(vec![], vec![], 1, 0, 2_000)), Some("payloads"));
+        assert_eq!(field(replay(vec![16], vec![0, 5], 1, 0, 2_000)), Some("offsets_ns"));
+        // Below the 16-octet probe, and above what an IPv4 datagram carries after UDP's 8.
+        assert_eq!(field(replay(vec![15], vec![0], 1, 0, 2_000)), Some("payloads"));
+        assert_eq!(field(replay(vec![65_508], vec![0], 1, 0, 2_000)), Some("payloads"));
+        assert_eq!(field(replay(vec![16, 16], vec![5, 6], 1, 0, 2_000)), Some("offsets_ns"));
+        assert_eq!(field(replay(vec![16, 16, 16], vec![0, 6, 5], 1, 0, 2_000)), Some("offsets_ns"));
+        assert_eq!(field(replay(vec![16, 16], vec![0, 30], 0, 40, 2_000)), Some("passes"));
+        // A pass that would start before the last one ended.
+        assert_eq!(field(replay(vec![16, 16], vec![0, 30], 2, 29, 2_000)), Some("period_ns"));
+        assert_eq!(field(replay(vec![16, 16], vec![0, 30], u32::MAX, u64::MAX / 2, u64::MAX)), Some("period_ns"));
+    }
+
+    #[test]
+    fn a_replay_offset_counts_passes() {
+        let f = replay(vec![16, 16, 16], vec![0, 5, 5], 2, 20, 1_100);
+        let offsets: Vec<_> = (0..7).map(|k| f.replay_offset_ns(k)).collect();
+        assert_eq!(offsets, [Some(0), Some(5), Some(5), Some(20), Some(25), Some(25), None]);
     }
 }

@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 /// The version of the plan's JSON: the `schema` field of every plan. Raised whenever
 /// the JSON a plan is written in changes (a field added, renamed or retyped), so that a
 /// plan written for another version is refused by name rather than misread.
-pub const PLAN_SCHEMA: u32 = 1;
+pub const PLAN_SCHEMA: u32 = 2;
 
 /// The plan's JSON Schema (draft 2020-12), as `schema/plan.schema.json` holds it.
 pub fn plan_schema() -> serde_json::Value {
@@ -277,6 +277,11 @@ impl SimConfig {
                     *from
                 }
                 FlowConfig::Tcp { from, .. } => *from,
+                FlowConfig::UdpReplay { from, .. } => {
+                    flow.check_replay()
+                        .map_err(|(key, message)| ConfigError { field: format!("flows[{i}].{key}"), message })?;
+                    *from
+                }
             };
             if self.nodes.get(from as usize).is_none() {
                 return fail(format!("flows[{i}].from"), format!("no node {from}"));

@@ -475,6 +475,7 @@ fn udp_flow_result(flow: &FlowConfig, s: &FlowStats, echo: Option<(&FlowStats, &
         FlowConfig::Udp { .. } => "udp",
         FlowConfig::Ping { .. } => "ping",
         FlowConfig::UdpEcho { .. } => "udp-echo",
+        FlowConfig::UdpReplay { .. } => "udp-replay",
         FlowConfig::Tcp { .. } => unreachable!("TCP flows are reported by tcp_flow_result"),
     };
     // The sending interval (cut at the run's end), stretched to the receiving

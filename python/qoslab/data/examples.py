@@ -75,24 +75,41 @@ def path(name: str) -> Path:
     return folder() / wanted
 
 
+def companions(source: Path) -> list[Path]:
+    """The files an example reads beside itself: the captures its ``pcap.replay`` tests
+    name by a relative path (``file = "video_call.pcap"``).
+
+    >>> [p.name for p in companions(path("pcap_replay_call"))]
+    ['video_call.pcap']
+    """
+    tests = tomllib.loads(source.read_text(encoding="utf-8")).get("test", [])
+    names = {t["file"] for t in tests if isinstance(t, dict) and isinstance(t.get("file"), str)}
+    return [source.parent / n for n in sorted(names) if not Path(n).is_absolute() and (source.parent / n).is_file()]
+
+
 def copy(name: str, directory: Path, *, force: bool = False) -> Path:
-    """Write example ``name`` into ``directory``; an existing file is kept unless ``force``."""
+    """Write example ``name`` into ``directory``, with the files it reads beside itself
+    (:func:`companions`); an existing file is kept unless ``force``."""
     source = path(name)
     target = directory / source.name
-    if target.exists() and not force:
-        raise InputError(
-            "qoslab examples copy",
-            [
-                Problem(
-                    "the file exists",
-                    key="DIRECTORY",
-                    expected="a directory without this file, or --force",
-                    found=str(target),
-                )
-            ],
-        )
-    shutil.copyfile(source, target)
+    files = [(source, target)] + [(c, directory / c.relative_to(source.parent)) for c in companions(source)]
+    for _, out in files:
+        if out.exists() and not force:
+            raise InputError(
+                "qoslab examples copy",
+                [
+                    Problem(
+                        "the file exists",
+                        key="DIRECTORY",
+                        expected="a directory without this file, or --force",
+                        found=str(out),
+                    )
+                ],
+            )
+    for src, out in files:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, out)
     return target
 
 
-__all__ = ["folder", "names", "listing", "path", "copy"]
+__all__ = ["folder", "names", "listing", "path", "copy", "companions"]

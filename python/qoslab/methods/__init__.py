@@ -9,7 +9,8 @@ units in the metric names (``throughput_mbps``, ``latency_ms``, ``loss_pct``,
 
 Methods that run now: ``udp.flow`` (:mod:`qoslab.methods.udp`), ``udp.echo``
 (:mod:`qoslab.methods.echo`), ``ping`` (:mod:`qoslab.methods.ping`), ``tcp.bulk`` and
-``tcp.transfer`` (:mod:`qoslab.methods.tcp`). The RFC 2544 benchmarks
+``tcp.transfer`` (:mod:`qoslab.methods.tcp`), ``pcap.replay``
+(:mod:`qoslab.methods.pcap_replay`). The RFC 2544 benchmarks
 (:mod:`qoslab.methods.rfc2544`) need several simulations each: their plan is a
 :class:`Search`, whose trials run one after another.
 """
@@ -127,7 +128,7 @@ def plan_test(net: Network, index: int, *, source: str | Path | None = None, see
     InputError
         If no method runs this test yet, or its parameters cannot be sent.
     """
-    from qoslab.methods import echo, ping, tcp, udp
+    from qoslab.methods import echo, pcap_replay, ping, tcp, udp
 
     t = net.scenario.test[index]
     if t.method in NOT_YET:
@@ -150,6 +151,8 @@ def plan_test(net: Network, index: int, *, source: str | Path | None = None, see
         return ping.plan(net, index, source=source)
     if t.method in ("tcp.bulk", "tcp.transfer"):
         return tcp.plan(net, index, source=source)
+    if t.method == "pcap.replay":
+        return pcap_replay.plan(net, index, source=source)
     raise AssertionError(f"no plan for method {t.method!r}")  # every method is either planned or in NOT_YET
 
 

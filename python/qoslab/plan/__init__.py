@@ -9,7 +9,7 @@ fails when the models, the schema file and the core's types disagree.
 
 from __future__ import annotations
 
-PLAN_SCHEMA = 1
+PLAN_SCHEMA = 2
 """The version of the plan's JSON, the ``schema`` field of every plan
 (``qoslab_plan::PLAN_SCHEMA`` in Rust; the core refuses a plan of another version)."""
 

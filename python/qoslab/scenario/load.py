@@ -636,6 +636,7 @@ def loads_scenario(text: str, source: str = "<string>") -> Scenario:
     if problems:
         raise InputError(source, sorted(problems, key=_order))
     scenario._raw = data
+    scenario._source = source
     return scenario
 
 

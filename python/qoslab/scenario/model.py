@@ -91,6 +91,7 @@ from qoslab.scenario.node_tables import (
 from qoslab.scenario.test_tables import (
     RFC2544_FRAME_SIZES,
     Background,
+    PcapReplay,
     Ping,
     Rfc2544BackToBack,
     Rfc2544FrameLoss,
@@ -309,6 +310,10 @@ class Scenario(Strict):
     _raw: dict[str, Any] | None = PrivateAttr(None)
     """The TOML data the scenario was validated from (set by the loader), so a sweep can
     put its values in place as the user wrote them and validate each point again."""
+    _source: str | None = PrivateAttr(None)
+    """The name the loader read the scenario under (its file): a file the scenario names
+    by a relative path (a ``pcap.replay`` capture) is read from that file's folder, also
+    when the scenario is run through the API without its source."""
 
     def __init__(self, /, **data: Any) -> None:
         """A scenario built in code, validated as a file is: the tables as a file holds
@@ -402,6 +407,7 @@ __all__ = [
     "TcpStack",
     "TcpSettings",
     "TcpTransfer",
+    "PcapReplay",
     "Sweep",
     "sweep_range",
     "FieldProblem",

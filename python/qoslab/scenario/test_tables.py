@@ -1,5 +1,5 @@
-"""The ``[[test]]`` tables: RFC 2544, ping, UDP flows and echo, TCP bulk and transfer,
-with their background traffic and TCP settings; ``method`` picks the kind."""
+"""The ``[[test]]`` tables: RFC 2544, ping, UDP flows and echo, TCP bulk and transfer, a
+capture's replay, with their background traffic and TCP settings; ``method`` picks the kind."""
 
 from __future__ import annotations
 
@@ -210,6 +210,37 @@ class UdpEcho(TestBase):
                 found=str(self.streams),
             )
         return self
+
+
+class PcapReplay(TestBase):
+    """A capture file's IPv4 packets replayed as one UDP stream: each packet's size and the
+    times between them (as tcpreplay keeps them), with the test's own addresses and port,
+    not the capture's; throughput, loss, one-way delay and jitter as udp.flow's."""
+
+    method: Literal["pcap.replay"] = Field(description="Test method.")
+    file: str = Field(
+        description="The capture to replay: classic pcap (link types Ethernet 1, raw IP 101, IPv4 228, Linux cooked 113 and 276, BSD loopback 0 and 108) or pcapng. A relative path is read from the scenario file's folder. Each IPv4 packet becomes one UDP datagram carrying its IPv4 payload less the 8-octet UDP header (at least the 16-octet probe); other packets are skipped and counted.",
+    )
+    speed: float = Field(
+        1.0,
+        gt=0,
+        allow_inf_nan=False,
+        description="Replay speed: the capture's times from its first IPv4 packet divided by this (2 = twice as fast, tcpreplay --multiplier).",
+    )
+    loop: int = Field(
+        1,
+        ge=1,
+        le=U32_MAX,
+        description="Times to send the capture (tcpreplay --loop); each pass starts one mean gap of the capture after the last packet of the pass before.",
+    )
+    dont_fragment: bool = Field(
+        False,
+        description="Set DF on every datagram (as udp.flow's): a datagram too big for the path is refused at the sender or dropped by a router with ICMP 'fragmentation needed'.",
+    )
+    wait: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
+        "2 s",
+        description="How long the receiver keeps counting after the last datagram (as udp.flow's wait); a datagram that arrives later is late: counted apart and lost (docs/metrics.md#window).",
+    )
 
 
 TcpStack = Literal["linux", "netbsd-1.1", "windows-nt-4.0"]
@@ -436,6 +467,7 @@ Test = Annotated[
     | UdpFlow
     | UdpEcho
     | TcpBulk
-    | TcpTransfer,
+    | TcpTransfer
+    | PcapReplay,
     Field(discriminator="method"),
 ]

@@ -20,8 +20,9 @@ impl Source {
             FlowConfig::Ping { interval_ns, .. } | FlowConfig::UdpEcho { interval_ns, .. } => {
                 Some((*interval_ns).max(1))
             }
-            // TCP sends when its window lets it: no interval of its own.
-            FlowConfig::Tcp { .. } => None,
+            // TCP sends when its window lets it, a replay when its schedule says: no
+            // interval of their own.
+            FlowConfig::Tcp { .. } | FlowConfig::UdpReplay { .. } => None,
         };
         Source { config, seq: 0, interval_ns }
     }
@@ -31,7 +32,8 @@ impl Source {
             FlowConfig::Udp { start_ns, .. }
             | FlowConfig::Ping { start_ns, .. }
             | FlowConfig::Tcp { start_ns, .. }
-            | FlowConfig::UdpEcho { start_ns, .. } => *start_ns,
+            | FlowConfig::UdpEcho { start_ns, .. }
+            | FlowConfig::UdpReplay { start_ns, .. } => *start_ns,
         }
     }
 
@@ -43,11 +45,22 @@ impl Source {
                 now >= *start_ns && self.seq < *count
             }
             FlowConfig::Tcp { start_ns, stop_ns, .. } => now >= *start_ns && now < *stop_ns,
+            FlowConfig::UdpReplay { start_ns, .. } => {
+                now >= *start_ns && self.config.replay_offset_ns(u64::from(self.seq)).is_some()
+            }
         }
     }
 
+    /// A replay's next datagram: its send time (ns) and UDP payload octets; `None` once
+    /// the schedule is sent, and for every other kind of flow.
+    pub fn next_replay(&self) -> Option<(u64, u32)> {
+        let FlowConfig::UdpReplay { start_ns, payloads, .. } = &self.config else { return None };
+        let offset = self.config.replay_offset_ns(u64::from(self.seq))?;
+        Some((start_ns.saturating_add(offset), payloads[self.seq as usize % payloads.len()]))
+    }
+
     pub fn is_saturating(&self) -> bool {
-        self.interval_ns.is_none() && !matches!(self.config, FlowConfig::Tcp { .. })
+        self.interval_ns.is_none() && !matches!(self.config, FlowConfig::Tcp { .. } | FlowConfig::UdpReplay { .. })
     }
 }
 
@@ -69,5 +82,33 @@ mod test {
             dont_fragment: false,
         });
         assert_eq!(source.interval_ns, Some(1_000_000));
+    }
+
+    /// A schedule of three datagrams 0, 5 and 5 ns after the pass's start, sent twice
+    /// 20 ns apart from 100 ns: times and sizes written out by hand.
+    #[test]
+    fn replay_schedule_over_two_passes() {
+        let mut source = Source::new(FlowConfig::UdpReplay {
+            id: 1,
+            from: 0,
+            to: std::net::Ipv4Addr::LOCALHOST,
+            dst_port: 9,
+            payloads: vec![16, 100, 1472],
+            offsets_ns: vec![0, 5, 5],
+            passes: 2,
+            period_ns: 20,
+            start_ns: 100,
+            stop_ns: 200,
+            dont_fragment: false,
+        });
+        assert!(!source.is_saturating());
+        let mut sent = Vec::new();
+        while let Some(next) = source.next_replay() {
+            assert!(source.active(next.0));
+            sent.push(next);
+            source.seq += 1;
+        }
+        assert_eq!(sent, [(100, 16), (105, 100), (105, 1472), (120, 16), (125, 100), (125, 1472)]);
+        assert!(!source.active(1_000));
     }
 }

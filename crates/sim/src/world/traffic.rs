@@ -62,12 +62,13 @@ impl World {
             FlowConfig::Udp { from, to, .. }
             | FlowConfig::Ping { from, to, .. }
             | FlowConfig::UdpEcho { from, to, .. }
-            | FlowConfig::Tcp { from, to, .. } => (*from, *to),
+            | FlowConfig::Tcp { from, to, .. }
+            | FlowConfig::UdpReplay { from, to, .. } => (*from, *to),
         };
         if !self.nodes[from as usize].route_up(to) {
             // As for TCP (`start_tcp`): the application starts once its PPP link is up.
             match &mut self.sources[source].config {
-                FlowConfig::Udp { start_ns, stop_ns, .. } => {
+                FlowConfig::Udp { start_ns, stop_ns, .. } | FlowConfig::UdpReplay { start_ns, stop_ns, .. } => {
                     *start_ns += LINK_UP_POLL_NS;
                     *stop_ns += LINK_UP_POLL_NS;
                 }
@@ -104,6 +105,9 @@ impl World {
         if let Some(&flow) = self.tcp_of_source.get(&source) {
             return self.start_tcp(now, source, flow);
         }
+        if matches!(self.sources[source].config, FlowConfig::UdpReplay { .. }) {
+            return self.send_replay(now, source);
+        }
         if self.sources[source].is_saturating() {
             let node = source_node(&self.sources[source].config);
             while self.backlog(node) < SATURATION_BACKLOG && self.sources[source].active(now) {
@@ -124,30 +128,39 @@ impl World {
         Ok(())
     }
 
+    /// A replay's datagrams due at `now` (its schedule may put several at one instant),
+    /// then a wake-up at the next one's send time.
+    fn send_replay(&mut self, now: u64, source: usize) -> Result<(), RunError> {
+        while let Some((at, _)) = self.sources[source].next_replay() {
+            if at > now {
+                let at = SimTime::from_nanos(at);
+                self.engine.schedule_at(at, Event::Send { source: source as u32 }).map_err(budget)?;
+                break;
+            }
+            self.emit(now, source)?;
+        }
+        Ok(())
+    }
+
     /// Sends one datagram of a source; `false` when nothing could be sent.
     pub(super) fn emit(&mut self, now: u64, source: usize) -> Result<bool, RunError> {
         let s = &mut self.sources[source];
         let seq = s.seq;
         s.seq += 1;
-        let config = s.config.clone();
         let mut outs = Vec::new();
-        let node = source_node(&config);
-        match config {
-            FlowConfig::Tcp { .. } => return Ok(false),
+        let node = source_node(&s.config);
+        if let FlowConfig::UdpReplay { id, to, dst_port, payloads, dont_fragment, .. } = &s.config {
+            // Read from the schedule rather than cloned with it: a capture's is long.
+            let (id, to, df) = (*id, std::net::SocketAddrV4::new(*to, *dst_port), *dont_fragment);
+            let payload = payloads[seq as usize % payloads.len()];
+            self.send_probe_udp(now, node, (id, seq), to, payload, df, &mut outs);
+            return self.release_emitted(now, node, outs);
+        }
+        match s.config.clone() {
+            FlowConfig::Tcp { .. } | FlowConfig::UdpReplay { .. } => return Ok(false),
             FlowConfig::Udp { id, to, dst_port, payload, dont_fragment, .. } => {
-                let probe = Probe { flow: id, seq, sent_ns: now };
-                let len = (payload as usize).max(crate::app::probe::PROBE_HEADER_LEN);
                 let to = std::net::SocketAddrV4::new(to, dst_port);
-                self.nodes[node as usize].ip.send_udp_df(
-                    now,
-                    49152,
-                    to,
-                    len,
-                    dont_fragment,
-                    |data| probe.emit(data),
-                    &mut outs,
-                );
-                self.stats.get_mut(&id).expect("flow").sent += 1;
+                self.send_probe_udp(now, node, (id, seq), to, payload, dont_fragment, &mut outs);
             }
             FlowConfig::UdpEcho { id, to, dst_port, payload, .. } => {
                 let probe = Probe { flow: id, seq, sent_ns: now };
@@ -163,6 +176,40 @@ impl World {
                 self.stats.get_mut(&id).expect("flow").sent += 1;
             }
         }
+        self.release_emitted(now, node, outs)
+    }
+
+    /// One UDP test datagram of flow `id` (`flow.0`), sequence number `flow.1`, with
+    /// `payload` octets (at least the probe's), handed to the node's stack.
+    #[allow(clippy::too_many_arguments)] // why: a datagram's own fields, each once
+    fn send_probe_udp(
+        &mut self,
+        now: u64,
+        node: u32,
+        flow: (u32, u32),
+        to: std::net::SocketAddrV4,
+        payload: u32,
+        dont_fragment: bool,
+        outs: &mut Vec<crate::node::ip::Out>,
+    ) {
+        let (id, seq) = flow;
+        let probe = Probe { flow: id, seq, sent_ns: now };
+        let len = (payload as usize).max(crate::app::probe::PROBE_HEADER_LEN);
+        self.nodes[node as usize].ip.send_udp_df(
+            now,
+            EPHEMERAL_PORT,
+            to,
+            len,
+            dont_fragment,
+            |data| probe.emit(data),
+            outs,
+        );
+        self.stats.get_mut(&id).expect("flow").sent += 1;
+    }
+
+    /// What a source's datagram made of the node's stack leaves through its ports;
+    /// whether a frame was handed to a port.
+    fn release_emitted(&mut self, now: u64, node: u32, outs: Vec<crate::node::ip::Out>) -> Result<bool, RunError> {
         let mut fx = self.take_fx();
         self.nodes[node as usize].apply(now, outs, &mut fx);
         // Only a frame handed to a port counts: a datagram waiting for ARP or dropped
@@ -268,7 +315,8 @@ pub(super) fn source_node(config: &FlowConfig) -> u32 {
         FlowConfig::Udp { from, .. }
         | FlowConfig::Ping { from, .. }
         | FlowConfig::Tcp { from, .. }
-        | FlowConfig::UdpEcho { from, .. } => *from,
+        | FlowConfig::UdpEcho { from, .. }
+        | FlowConfig::UdpReplay { from, .. } => *from,
     }
 }
 
