@@ -34,6 +34,7 @@ from qoslab.lower.pptp import _pptp_tunnels
 from qoslab.lower.refusals import _refuse_unsupported
 from qoslab.lower.vpn import _tap_bridge, _tap_ports, _vpn_tunnels
 from qoslab.plan import PLAN_SCHEMA
+from qoslab.plan import models as plan
 from qoslab.scenario.model import AccessPoint, Atm, Bridge, Ethernet, MpoaServer, Router, Scenario, Serial, Switch, Wifi
 
 
@@ -68,7 +69,7 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         cfg, addresses[name] = _node(scenario, names, ports, n, segments, taps, out)
         nodes.append(cfg)
 
-    links = [_link(scenario, li, link, link_ports[li]) for li, link in enumerate(scenario.link)]
+    links = [_link(scenario, li, link, link_ports[li]).model_dump(mode="json") for li, link in enumerate(scenario.link)]
     _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
     atm = atm_config(scenario, names, ports, out)
     adaptive = _adaptive(scenario, names, ports)
@@ -316,41 +317,43 @@ def _ap_interfaces(
     return bridge_ports, bridge_address, routed, addrs
 
 
-def _link(scenario: Scenario, li: int, link: Any, ends: list[Port]) -> dict[str, Any]:
-    """Link ``li`` as a LinkConfig between its ports ``ends``."""
-    refs = [{"node": p.node, "port": p.index} for p in ends]
+def _link(
+    scenario: Scenario, li: int, link: Any, ends: list[Port]
+) -> plan.EthernetLink | plan.SerialLink | plan.WifiLink | plan.AtmLink:
+    """Link ``li`` as the plan's LinkConfig between its ports ``ends``."""
+    refs = [plan.PortRef(node=p.node, port=p.index) for p in ends]
     lname = scenario.link_name(li)
     if isinstance(link, Ethernet):
         frames, nbytes = _queue(link)
-        return {
-            "type": "ethernet",
-            "name": lname,
-            "a": refs[0],
-            "b": refs[1],
-            "rate_bps": link.rate,
-            "delay_ns": link.delay,
-            "queue_frames": frames,
-            "queue_bytes": nbytes,
-            "impair": _impairments(link),
-        }
+        return plan.EthernetLink(
+            type="ethernet",
+            name=lname,
+            a=refs[0],
+            b=refs[1],
+            rate_bps=link.rate,
+            delay_ns=link.delay,
+            queue_frames=frames,
+            queue_bytes=nbytes,
+            impair=_impairments(link),
+        )
     if isinstance(link, Serial):
-        return {
-            "type": "serial",
-            "name": lname,
-            "a": refs[0],
-            "b": refs[1],
-            "rate_bps": link.rate,
-            "format": link.format,
-            "framing": link.framing,
-            "clocking": link.clocking,
-            "acfc": link.acfc,
-            "pfc": link.pfc,
-            "fcs_bits": link.fcs,
-            "compression": link.compression or 1.0,
-            "delay_ns": link.delay,
-            "queue_frames": SERIAL_QUEUE_FRAMES,
-            "impair": _impairments(link),
-        }
+        return plan.SerialLink(
+            type="serial",
+            name=lname,
+            a=refs[0],
+            b=refs[1],
+            rate_bps=link.rate,
+            format=link.format,
+            framing=plan.SerialFraming(link.framing),
+            clocking=plan.Clocking(link.clocking),
+            acfc=link.acfc,
+            pfc=link.pfc,
+            fcs_bits=link.fcs,
+            compression=link.compression or 1.0,
+            delay_ns=link.delay,
+            queue_frames=SERIAL_QUEUE_FRAMES,
+            impair=_impairments(link),
+        )
     if isinstance(link, Atm):
         return atm_link(link, lname, refs)
     return _wifi(scenario, link, lname, refs)

@@ -219,8 +219,10 @@ fn attach_nat(
         .ok_or_else(|| format!("node {}: the NAT outside interface has no address", config.name))?;
     let mut forwards = Vec::new();
     for f in &nat.port_forwards {
-        let protocol: NatProtocol =
-            f.protocol.parse().map_err(|e| format!("node {}: port forward: {e}", config.name))?;
+        let protocol = match f.protocol {
+            qoslab_plan::ForwardProtocol::Tcp => NatProtocol::Tcp,
+            qoslab_plan::ForwardProtocol::Udp => NatProtocol::Udp,
+        };
         forwards.push(PortForward { protocol, port: f.port, to: f.to, to_port: f.to_port });
     }
     let translator =
@@ -237,8 +239,8 @@ fn attach_ipsec(config: &NodeConfig, ip: &mut IpStack) -> Result<(), String> {
         if !ip.ifaces.iter().any(|f| f.addr.is_some_and(|(a, _)| a == t.local)) {
             return Err(fail(format!("local address {} is not an address of the node", t.local)));
         }
-        match t.mode.as_str() {
-            "tunnel" => {
+        match t.mode {
+            qoslab_plan::IpsecMode::Tunnel => {
                 let tunnel = crate::tunnel::ipsec::IpsecTunnel::new(t).map_err(fail)?;
                 let iface = Iface {
                     name: t.name.clone(),
@@ -249,8 +251,9 @@ fn attach_ipsec(config: &NodeConfig, ip: &mut IpStack) -> Result<(), String> {
                 };
                 ip.add_tunnel(iface, &t.protects, Box::new(tunnel));
             }
-            "transport" => ip.add_transport(Box::new(crate::tunnel::ipsec::IpsecTransport::new(t).map_err(fail)?)),
-            other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
+            qoslab_plan::IpsecMode::Transport => {
+                ip.add_transport(Box::new(crate::tunnel::ipsec::IpsecTransport::new(t).map_err(fail)?))
+            }
         }
     }
     Ok(())
@@ -278,7 +281,7 @@ impl Node {
         attach_ipsec(config, &mut ip)?;
         let mut node = Node {
             name: config.name.clone(),
-            role: config.role.clone(),
+            role: qoslab_plan::name_of(&config.role),
             port_names: config.ports.iter().map(|p| p.name.clone()).collect(),
             port_macs: config.ports.iter().map(|p| Mac(p.mac)).collect(),
             port_mtus: config.ports.iter().map(|p| p.mtu).collect(),

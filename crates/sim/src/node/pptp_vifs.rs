@@ -29,6 +29,7 @@ use crate::node::ip::{ethernet_frame, Iface};
 use crate::rng::{stream_key, RandomStream};
 use crate::tunnel::pptp::{Datagrams, Params, PptpEnd, Role};
 use crate::tunnel::vif::Vif;
+use qoslab_plan::PppAuth;
 
 fn seeded(addr: Ipv4Addr, purpose: &str) -> RandomStream {
     RandomStream::from_key(stream_key(0, u64::from(u32::from(addr)), purpose))
@@ -45,11 +46,10 @@ fn bytes16(stream: &mut RandomStream) -> [u8; 16] {
 /// The PPP link of an end (server: authenticator and address to assign; client:
 /// credentials), as PPPoE builds it.
 fn link(c: &PptpConfig, k: usize) -> Result<PppLink, String> {
-    let auth = match c.auth.as_str() {
-        "mschapv2" => Auth::MsChapV2,
-        "chap" => Auth::Chap,
-        "pap" => Auth::Pap,
-        other => return Err(format!("auth {other:?}: \"mschapv2\", \"chap\" or \"pap\"")),
+    let auth = match c.auth {
+        PppAuth::Mschapv2 => Auth::MsChapV2,
+        PppAuth::Chap => Auth::Chap,
+        PppAuth::Pap => Auth::Pap,
     };
     if c.mtu < 68 {
         return Err(format!("mtu {}: at least 68 (RFC 791)", c.mtu));

@@ -50,6 +50,7 @@ use crate::rng::{stream_key, RandomStream};
 use crate::tunnel::openvpn::OpenVpnEnd;
 use crate::tunnel::pppoe::PppoeEnd;
 use crate::tunnel::vif::Vif;
+use qoslab_plan::{OpenVpnDev, PppAuth};
 
 fn seeded(mac: Mac, purpose: &str) -> RandomStream {
     let id = mac.0.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b));
@@ -102,15 +103,15 @@ impl Node {
         for (k, c) in config.openvpn.iter().enumerate() {
             let fail = |e: String| format!("node {}: openvpn[{k}] ({}): {e}", config.name, c.name);
             let end = OpenVpnEnd::new(c).map_err(fail)?;
-            match c.dev.as_str() {
-                "tap" => {
+            match c.dev {
+                OpenVpnDev::Tap => {
                     let port = c
                         .port
                         .filter(|&p| usize::from(p) < self.port_names.len())
                         .ok_or_else(|| fail("a TAP end needs one of the node's ports".into()))?;
                     self.vifs.tap_of_port.insert(port, k);
                 }
-                "tun" => {
+                OpenVpnDev::Tun => {
                     let iface = Iface {
                         name: c.name.clone(),
                         mac: Mac([0; 6]),
@@ -122,7 +123,6 @@ impl Node {
                     self.vifs.by_iface.insert(index, Vif::Tun(k));
                     self.vifs.tun_iface.insert(k, index);
                 }
-                other => return Err(fail(format!("dev {other:?}: \"tap\" or \"tun\""))),
             }
             self.vifs.openvpn.push(end);
         }
@@ -143,10 +143,10 @@ impl Node {
                     self.port_names[port]
                 )));
             }
-            let auth = match c.auth.as_str() {
-                "chap" => Auth::Chap,
-                "pap" => Auth::Pap,
-                other => return Err(fail(format!("auth {other:?}: \"chap\" or \"pap\""))),
+            let auth = match c.auth {
+                PppAuth::Chap => Auth::Chap,
+                PppAuth::Pap => Auth::Pap,
+                PppAuth::Mschapv2 => return Err(fail("auth: PPPoE authenticates with CHAP or PAP".into())),
             };
             // RFC 2516 §7: the MRU MUST NOT be negotiated above 1492.
             if c.mtu > wire::pppoe::MTU as u16 || c.mtu < 68 {
