@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections import deque
-from functools import cache
 from ipaddress import IPv4Address, IPv4Interface
 from typing import Any
 
@@ -34,14 +33,7 @@ def _cpu(name: str, node: Any, out: LocatedProblems) -> plan.CpuConfig:
             hint=did_you_mean(wanted, list(profiles)) or "profiles live in python/qoslab/data/cpu_profiles.toml",
         )
         profile = profiles[DEFAULT_PROFILE]
-    return _cpu_config(profile.name)
-
-
-@cache
-def _cpu_config(profile: str) -> plan.CpuConfig:
-    """The plan's CpuConfig of a profile, built once: every node of that profile shares it
-    (a plan is never changed after the lowering)."""
-    return plan.CpuConfig.model_validate(cpu_profiles()[profile].sim_config())
+    return plan.CpuConfig.model_validate(profile.sim_config())
 
 
 class _Segments:
