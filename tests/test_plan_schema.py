@@ -163,3 +163,166 @@ def test_real_results_validate_against_the_results_schema(example: str) -> None:
     validator = jsonschema.Draft202012Validator(json.loads(RESULTS_SCHEMA_FILE.read_text()))
     errors = [(list(e.path), e.message) for e in validator.iter_errors(results)]
     assert not errors, errors[:3]
+
+
+# The plan's closed sets are enums (issue 16: "enums, not strings"): the fields below take
+# only the values their Rust enum names, and the generated models make them Enum classes.
+CLOSED_SETS = {
+    "WifiLink": ["standard", "preamble", "control_preamble", "security", "access", "foreign_source"],
+    "SerialLink": ["framing", "clocking"],
+    "NodeConfig": ["role"],
+    "PortForward": ["protocol"],
+    "AtmLink": ["phy", "encapsulation"],
+    "OpenVpnConfig": ["dev", "proto", "cipher", "auth"],
+    "IpsecTunnelConfig": ["cipher", "auth", "mode", "protocol"],
+    "PppoeConfig": ["auth"],
+    "PptpConfig": ["auth"],
+}
+
+
+@pytest.mark.parametrize("owner", sorted(CLOSED_SETS))
+def test_closed_sets_are_enumerations_in_the_schema_and_the_models(owner: str) -> None:
+    schema = _definitions()[owner]
+    model = _model(owner)
+    for name in CLOSED_SETS[owner]:
+        ref = schema["properties"][name].get("$ref") or (schema["properties"][name].get("allOf") or [{}])[0].get("$ref")
+        assert ref is not None, f"{owner}.{name} is not an enumeration in the schema"
+        target = SCHEMA["$defs"][ref.rsplit("/", 1)[1]]
+        values = _enum_values(target)
+        assert values, f"{owner}.{name}: {target}"
+        annotation = model.model_fields[name].annotation
+        enums = [a for a in getattr(annotation, "__args__", (annotation,)) if isinstance(a, type)]
+        assert any(issubclass(a, enum.Enum) and [m.value for m in a] == values for a in enums), (owner, name)
+    member_preamble = _definitions()["WifiLink"]["properties"]["member_preamble"]
+    assert member_preamble["items"]["$ref"] == _definitions()["WifiLink"]["properties"]["preamble"]["$ref"]
+
+
+def _wifi_plan(standard: str, preamble: str, member_preamble: list[str] | None = None) -> dict[str, Any]:
+    """A hand-written plan: an AP and a station in one 802.11 cell at 2 Mb/s (a rate of
+    every standard), nothing else."""
+
+    def node(name: str, role: str, mac: int) -> dict[str, Any]:
+        port = {"name": "wlan0", "mac": [2, 0, 0, 0, 0, mac], "address": [f"10.0.0.{mac}", 24], "mtu": 1500}
+        cpu = {
+            "profile": "none",
+            "hz": 0,
+            "queue_limit": 100,
+            "cycles": {
+                "per_rx_packet": 0,
+                "per_tx_packet": 0,
+                "per_byte_copied": 0.0,
+                "per_bridge_lookup": 0,
+                "per_route_lookup": 0,
+                "per_nat_translation": 0,
+                "per_byte_rc4": 0.0,
+                "per_byte_aes": 0.0,
+            },
+        }
+        return {
+            "name": name,
+            "role": role,
+            "ports": [port],
+            "cpu": cpu,
+            "arp_timeout_ns": 120_000_000_000,
+            "reassembly_timeout_ns": 30_000_000_000,
+        }
+
+    wifi = {
+        "type": "wifi",
+        "name": "cell",
+        "standard": standard,
+        "rate_bps": 2_000_000,
+        "preamble": preamble,
+        "security": "open",
+        "ap": {"node": 0, "port": 0},
+        "stations": [{"node": 1, "port": 0}],
+        "rts_threshold": 2347,
+        "foreign_source": "drop",
+        "queue_frames": 10,
+    }
+    if member_preamble is not None:
+        wifi["member_preamble"] = member_preamble
+    return {
+        "schema": PLAN_SCHEMA,
+        "seed": 1,
+        "duration_ns": 1_000_000,
+        "nodes": [node("ap", "ap", 1), node("sta", "host", 2)],
+        "links": [wifi],
+    }
+
+
+def test_a_hand_written_plan_with_an_unknown_value_is_refused_naming_the_field() -> None:
+    _core.validate(json.dumps(_wifi_plan("802.11b", "short")))
+    cases = [
+        (["links", 0, "standard"], "802.11n", "links[0].standard"),
+        (["links", 0, "security"], "wpa3", "links[0].security"),
+        (["nodes", 1, "role"], "gateway", "nodes[1].role"),
+    ]
+    validator = jsonschema.Draft202012Validator(SCHEMA)
+    for path, value, field in cases:
+        plan = _wifi_plan("802.11b", "long")
+        target: Any = plan
+        for step in path[:-1]:
+            target = target[step]
+        target[path[-1]] = value
+        # The core names the field and the value, and lists what it expected.
+        with pytest.raises(ValueError) as info:
+            _core.validate(json.dumps(plan))
+        message = str(info.value)
+        assert f"{field}: unknown variant `{value}`, expected" in message, message
+        # The schema and the models refuse it too, at the same place.
+        # (Inside a tagged union jsonschema reports the union's failure, with each
+        # variant's errors in its context: the refused field is among them.)
+        errors = list(validator.iter_errors(plan))
+        found = [e for error in errors for e in (error, *(error.context or []))]
+        assert errors and any(list(e.absolute_path) == path for e in found), field
+        with pytest.raises(pydantic.ValidationError):
+            models.SimConfig.model_validate(plan)
+
+
+def test_the_long_preamble_rule_has_one_source() -> None:
+    """802.11 DSSS (clause 15) has only the long preamble: the scenario's refusal and the
+    refusal of a hand-written plan are one statement of the rule, the plan's
+    (``WifiStandard::preamble_problem``, asked through ``_core.wifi_preamble_problem``)."""
+    from qoslab.errors import InputError
+    from qoslab.scenario import loads_scenario
+
+    rule = _core.wifi_preamble_problem("802.11", "short")
+    assert rule is not None
+    # Clause 15 has one PPDU format; HR/DSSS (§16.2.2.3) and ERP keep the short option.
+    assert _core.wifi_preamble_problem("802.11", "long") is None
+    for standard in ("802.11b", "802.11g", "802.11g-mixed"):
+        assert _core.wifi_preamble_problem(standard, "short") is None
+    with pytest.raises(ValueError, match="unknown variant `802.11n`"):
+        _core.wifi_preamble_problem("802.11n", "short")
+
+    scenario = """
+[scenario]
+name = "dsss"
+[node.ap]
+role = "ap"
+address = "10.0.0.1/24"
+[node.sta]
+role = "host"
+address = "10.0.0.2/24"
+[[link]]
+type = "wifi"
+standard = "802.11"
+ap = "ap"
+stations = ["sta"]
+"""
+    for extra, key in (('preamble = "short"', "preamble"), ('preambles = { sta = "short" }', "preambles.sta")):
+        with pytest.raises(InputError) as info:
+            loads_scenario(scenario + extra + "\n")
+        problems = info.value.problems
+        assert len(problems) == 1 and problems[0].message == rule, str(info.value)
+        assert problems[0].key is not None and problems[0].key.endswith(key), problems[0].key
+
+    for plan, field in (
+        (_wifi_plan("802.11", "short"), "links[0].preamble"),
+        (_wifi_plan("802.11", "long", ["long", "short"]), "links[0].member_preamble[1]"),
+    ):
+        with pytest.raises(ValueError) as plan_info:
+            _core.validate(json.dumps(plan))
+        assert str(plan_info.value).endswith(f": {field}: {rule}"), str(plan_info.value)
+    _core.validate(json.dumps(_wifi_plan("802.11", "long", ["long", "long"])))

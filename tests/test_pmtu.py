@@ -131,7 +131,16 @@ def test_the_new_keys_lower_to_the_simulator():
     scenario = loads_scenario(text)
     net = lower_network(scenario)
     r1 = net.config["nodes"][net.node_index("r1")]
-    assert r1["pmtu"] == {"frag_needed": "zero-mtu", "filter_icmp_unreachable": True}
+    assert (r1["pmtu"]["frag_needed"], r1["pmtu"]["filter_icmp_unreachable"]) == ("zero-mtu", True)
+    # The rest of PmtuConfig is written out with the plan's defaults (Linux's values).
+    rest = {k: v for k, v in r1["pmtu"].items() if k not in ("frag_needed", "filter_icmp_unreachable")}
+    assert rest == {
+        "icmp_ratelimit_ns": 1_000_000_000,
+        "icmp_burst": 6,
+        "rate_limit_frag_needed": False,
+        "expires_ns": 600_000_000_000,
+        "min_pmtu": 552,
+    }
     assert net.config["nodes"][net.node_index("a")]["pmtu"]["frag_needed"] == "mtu"
     tcp = plan_test(net, 1).flows[0]["tcp"]
     assert (tcp["pmtu_discovery"], tcp["mtu_probing"], tcp["base_mss"]) == (True, 1, 1024)

@@ -201,7 +201,11 @@ def test_host_socket_buffers_set_the_tcp_buffers_when_the_test_gives_no_window()
 def test_the_lowered_example_has_a_switch_cross_connect_and_no_lis():
     config = lower(load_scenario(EXAMPLE))
     links = [link for link in config["links"] if link["type"] == "atm"]
-    assert [link["pvcs"] for link in links] == [[{"vpi": 0, "vci": 100, "service": "ubr", "pcr_bps": None}]] * 2
+    # One UBR PVC 0/100 at line rate; the ABR and VBR parameters keep TM 4.0's defaults
+    # (RIF = RDF = 1/16, §5.10.2), which the lowering writes out.
+    pvc = {"vpi": 0, "vci": 100, "service": "ubr", "pcr_bps": None, "scr_bps": None, "mbs_cells": None}
+    pvc |= {"mcr_bps": 0, "icr_bps": None, "rif": 1 / 16, "rdf": 1 / 16}
+    assert [link["pvcs"] for link in links] == [[pvc]] * 2
     (switch,) = config["atm"]["switches"]
     assert switch["cross_connects"] == [
         {"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}

@@ -8,7 +8,9 @@ def core_build() -> str:
     """How the core was compiled: ``"pgo"`` (profile-guided, by scripts/install.sh) or
     ``"release"``."""
 
-def wrap(layer: str, options: dict[str, str], context: dict[str, object], payload: bytes) -> tuple[bytes, list[tuple[str, int]]]:
+def wrap(
+    layer: str, options: dict[str, str], context: dict[str, object], payload: bytes
+) -> tuple[bytes, list[tuple[str, int]]]:
     """Encodes one layer around ``payload`` with real headers and trailers.
 
     ``layer`` is a canonical layer name of the STACK language (``ethernet``, ``ipv4``,
@@ -64,3 +66,10 @@ def emulate_link(
     ``fifo_priority``: run under SCHED_FIFO at this priority (needs root). Returns the counters and lateness as
     JSON (docs/metrics.md, "The link emulator"). Raises ValueError for a link the
     emulator refuses, OSError for a descriptor it cannot use."""
+
+
+def wifi_preamble_problem(standard: str, preamble: str) -> str | None:
+    """Why an 802.11 cell of ``standard`` ("802.11", "802.11b", ...) cannot send the PLCP
+    ``preamble`` ("long" or "short"), or None if it can: the plan's one statement of the
+    rule (``qoslab_plan::WifiStandard::preamble_problem``), which the plan's check applies
+    too. Raises ValueError on a name the plan does not know."""

@@ -19,19 +19,18 @@ pub struct AtmLinkConfig {
     pub name: String,
     pub a: PortRef,
     pub b: PortRef,
-    /// "oc3" (149.76 Mb/s of cells, G.707 §10.1.1), "oc12" or "25m" (af-phy-0040).
-    #[serde(default = "default_phy")]
-    pub phy: String,
+    /// The physical layer, which sets the cell rate (default OC-3c).
+    #[serde(default)]
+    pub phy: AtmPhy,
     /// Overrides the PHY's cell rate, b/s of 53-octet cells.
     #[serde(default)]
     pub cell_rate_bps: Option<u64>,
     /// One-way propagation delay, ns (about 5 µs per km of fibre).
     #[serde(default)]
     pub delay_ns: u64,
-    /// RFC 2684 encapsulation on the link's data VCs: "llc-snap" (RFC 2225 §6's
-    /// default for CLIP) or "vc-mux" (RFC 2684 §6.1, null encapsulation).
-    #[serde(default = "default_encapsulation")]
-    pub encapsulation: String,
+    /// RFC 2684 encapsulation on the link's data VCs (default LLC/SNAP).
+    #[serde(default)]
+    pub encapsulation: AtmEncapsulation,
     /// Permanent virtual channels on this link.
     #[serde(default)]
     pub pvcs: Vec<PvcConfig>,
@@ -41,11 +40,30 @@ pub struct AtmLinkConfig {
     pub nic_queue_frames: usize,
 }
 
-fn default_phy() -> String {
-    "oc3".into()
+/// The physical layer of an ATM link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+pub enum AtmPhy {
+    /// SONET OC-3c / SDH STM-1: 149.76 Mb/s of cells (G.707 §10.1.1).
+    #[default]
+    #[serde(rename = "oc3")]
+    Oc3,
+    /// SONET OC-12c / SDH STM-4 (G.707 §10.1.2).
+    #[serde(rename = "oc12")]
+    Oc12,
+    /// ATM Forum 25.6 Mb/s (af-phy-0040.000).
+    #[serde(rename = "25m")]
+    Atm25,
 }
-fn default_encapsulation() -> String {
-    "llc-snap".into()
+
+/// RFC 2684 encapsulation of routed and bridged PDUs on a VC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum AtmEncapsulation {
+    /// LLC/SNAP (RFC 2684 §5; RFC 2225 §6's default for CLIP): 8 octets per PDU.
+    #[default]
+    LlcSnap,
+    /// VC multiplexing (RFC 2684 §6.1, null encapsulation): no header.
+    VcMux,
 }
 fn default_nic_queue() -> usize {
     64

@@ -23,18 +23,22 @@ pub mod tunnel;
 
 pub use adaptive::AdaptiveConfig;
 pub use atm::{
-    AtmConfig, AtmLinkConfig, CategoryQueues, CrossConnect, ElanConfig, LaneConfig, LecConfig, LisConfig, MpoaConfig,
-    PvcConfig, ServiceCategory, SwitchConfig, VcEnd,
+    AtmConfig, AtmEncapsulation, AtmLinkConfig, AtmPhy, CategoryQueues, CrossConnect, ElanConfig, LaneConfig,
+    LecConfig, LisConfig, MpoaConfig, PvcConfig, ServiceCategory, SwitchConfig, VcEnd,
 };
 pub use flow::{FlowConfig, TcpOptions, MAX_IPV4_PAYLOAD_AFTER_8, PROBE_HEADER_LEN};
 pub use link::{
-    BeaconConfig, Impairment, LinkConfig, LossConfig, PortRef, ShaperConfig, WifiConfig, DEFAULT_SHORT_RETRY_LIMIT,
+    Access, BeaconConfig, Clocking, ControlPreamble, ForeignSource, Impairment, LinkConfig, LossConfig, PortRef,
+    Preamble, SerialFraming, ShaperConfig, WifiConfig, WifiSecurity, WifiStandard, DEFAULT_SHORT_RETRY_LIMIT,
 };
 pub use node::{
-    AtmNicCost, BridgeConfig, BridgeMode, CpuConfig, CpuCycles, FragNeeded, NatConfig, NodeConfig, PmtuConfig,
-    PortConfig, PortForward, RouteConfig, RxLatency,
+    AtmNicCost, BridgeConfig, BridgeMode, CpuConfig, CpuCycles, ForwardProtocol, FragNeeded, NatConfig, NodeConfig,
+    NodeRole, PmtuConfig, PortConfig, PortForward, RouteConfig, RxLatency,
 };
-pub use tunnel::{IpsecTunnelConfig, OpenVpnConfig, PppoeConfig, PptpConfig, TunnelFragment};
+pub use tunnel::{
+    IpsecAuth, IpsecCipher, IpsecMode, IpsecProtocol, IpsecTunnelConfig, OpenVpnAuth, OpenVpnCipher, OpenVpnConfig,
+    OpenVpnDev, OpenVpnProto, PppAuth, PppoeConfig, PptpConfig, TunnelFragment,
+};
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -43,6 +47,89 @@ use serde::{Deserialize, Serialize};
 /// the JSON a plan is written in changes (a field added, renamed or retyped), so that a
 /// plan written for another version is refused by name rather than misread.
 pub const PLAN_SCHEMA: u32 = 2;
+
+/// A unit variant of one of the plan's enums as the plan's JSON spells it (`"802.11b"`,
+/// `"ap-router"`), for messages and reports: the spelling is written once, in the
+/// type's serde attributes.
+pub fn name_of<T: Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(name)) => name,
+        other => panic!("name_of is for unit enum variants, which serialise as strings, not {other:?}"),
+    }
+}
+
+/// A plan (or a part of one) read from its JSON. A value the types refuse (an unknown
+/// key, a missing field, a name no enum has: serde's "unknown variant `x`, expected one
+/// of ...") is refused with the path of its field (`links[0].standard`), found by reading
+/// the text again only when the fast read has failed.
+pub fn from_json<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, ConfigError> {
+    serde_json::from_str(text).map_err(|first| {
+        let mut reader = serde_json::Deserializer::from_str(text);
+        match serde_path_to_error::deserialize::<_, T>(&mut reader) {
+            Err(e) if e.path().iter().next().is_some() => {
+                let message = e.inner().to_string();
+                let mut field = e.path().to_string();
+                // Inside a tagged enum (a link's "type", a flow's "kind") serde reads a
+                // buffered copy and the path stops at the enum's value; an unknown name
+                // is then found below it, where the text holds it once.
+                if let (Some(name), Ok(whole)) = (unknown_variant(&message), serde_json::from_str(text)) {
+                    if let Some(below) = at_path(&whole, e.path()).and_then(|v| unique_path_of(v, name)) {
+                        field.push_str(&below);
+                    }
+                }
+                ConfigError { field, message }
+            }
+            _ => ConfigError { field: "plan".into(), message: first.to_string() },
+        }
+    })
+}
+
+/// `x` of serde's "unknown variant `x`, expected ...".
+fn unknown_variant(message: &str) -> Option<&str> {
+    message.strip_prefix("unknown variant `")?.split('`').next()
+}
+
+/// The value at `path` in `value`.
+fn at_path<'v>(value: &'v serde_json::Value, path: &serde_path_to_error::Path) -> Option<&'v serde_json::Value> {
+    use serde_path_to_error::Segment;
+    path.iter().try_fold(value, |v, segment| match segment {
+        Segment::Seq { index } => v.get(index),
+        Segment::Map { key } => v.get(key),
+        Segment::Enum { .. } => Some(v),
+        Segment::Unknown => None,
+    })
+}
+
+/// The path (`.standard`, `.member_preamble[1]`) of the one string `name` below `value`,
+/// if there is exactly one.
+fn unique_path_of(value: &serde_json::Value, name: &str) -> Option<String> {
+    fn find(value: &serde_json::Value, name: &str, here: String, found: &mut Vec<String>) {
+        match value {
+            serde_json::Value::String(s) if s == name => found.push(here),
+            serde_json::Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    find(item, name, format!("{here}[{i}]"), found);
+                }
+            }
+            serde_json::Value::Object(map) => {
+                for (key, item) in map {
+                    find(item, name, format!("{here}.{key}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    find(value, name, String::new(), &mut found);
+    (found.len() == 1).then(|| found.remove(0))
+}
+
+/// The unit variant of one of the plan's enums that the plan's JSON spells `name`; an
+/// unknown name is serde's "unknown variant `x`, expected one of ..." (a plan with it is
+/// refused the same way when it is read).
+pub fn from_name<T: serde::de::DeserializeOwned>(name: &str) -> Result<T, String> {
+    serde_json::from_value(serde_json::Value::String(name.to_owned())).map_err(|e| e.to_string())
+}
 
 /// The plan's JSON Schema (draft 2020-12), as `schema/plan.schema.json` holds it.
 pub fn plan_schema() -> serde_json::Value {
@@ -225,6 +312,14 @@ impl SimConfig {
                     }
                     if w.rate_bps == 0 {
                         return fail(format!("links[{i}].rate_bps"), "a link's rate must be positive".into());
+                    }
+                    if let Some(problem) = w.standard.preamble_problem(w.preamble) {
+                        return fail(format!("links[{i}].preamble"), problem.into());
+                    }
+                    for (j, &p) in w.member_preamble.iter().enumerate() {
+                        if let Some(problem) = w.standard.preamble_problem(p) {
+                            return fail(format!("links[{i}].member_preamble[{j}]"), problem.into());
+                        }
                     }
                 }
             }

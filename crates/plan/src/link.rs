@@ -4,10 +4,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-fn default_clocking() -> String {
-    "async".into()
-}
-
 fn default_fcs_bits() -> u32 {
     16
 }
@@ -39,15 +35,14 @@ pub enum LinkConfig {
         a: PortRef,
         b: PortRef,
         rate_bps: u64,
-        /// Character format, e.g. "8n1".
+        /// Character format, e.g. "8n1" (data bits, parity, stop bits: a pattern, not a
+        /// closed set, parsed by the simulator's serial line).
         format: String,
-        /// "slip", "cslip" or "ppp".
-        framing: String,
-        /// "async" (start-stop characters in `format`, the default) or "sync" (PPP in
-        /// bit-synchronous HDLC framing, RFC 1662 §5: 8 bits per octet plus inserted
-        /// zero bits; `format` unused; framing must be "ppp").
-        #[serde(default = "default_clocking")]
-        clocking: String,
+        /// What carries IP packets on the line.
+        framing: SerialFraming,
+        /// Start-stop characters (the default) or bit-synchronous HDLC (PPP only).
+        #[serde(default)]
+        clocking: Clocking,
         /// PPP only: the link options LCP negotiated. Address-and-Control-Field-
         /// Compression (RFC 1661 §6.6), Protocol-Field-Compression (§6.5), and the FCS
         /// in bits, 16 (RFC 1662 §C.2, the default) or 32 (RFC 1570 §2.1, §C.3).
@@ -70,6 +65,30 @@ pub enum LinkConfig {
     /// An ATM link of cells (see `atm`).
     #[schemars(title = "AtmLink")]
     Atm(Box<crate::atm::AtmLinkConfig>),
+}
+
+/// How a serial line frames IP packets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum SerialFraming {
+    /// SLIP (RFC 1055).
+    Slip,
+    /// SLIP with Van Jacobson TCP/IP header compression (RFC 1144).
+    Cslip,
+    /// PPP in HDLC-like framing (RFC 1661, RFC 1662).
+    Ppp,
+}
+
+/// How a serial line clocks its octets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Clocking {
+    /// Start-stop characters in the line's `format` (a modem, a null-modem cable).
+    #[default]
+    Async,
+    /// PPP in bit-synchronous HDLC framing (RFC 1662 §5): 8 bits per octet plus the
+    /// inserted zero bits; `format` unused; the framing must be PPP.
+    Sync,
 }
 
 /// What one direction of a link does to frames besides carrying them.
@@ -120,14 +139,15 @@ pub struct ShaperConfig {
 #[serde(deny_unknown_fields)]
 pub struct WifiConfig {
     pub name: String,
-    /// "802.11b" or "802.11g".
-    pub standard: String,
+    /// The PHY the cell runs.
+    pub standard: WifiStandard,
     /// Data rate of every station, bit/s.
     pub rate_bps: u64,
-    /// "long" or "short" PLCP preamble (802.11b).
-    pub preamble: String,
-    /// "open", "wep-40", "wep-104", "tkip" or "ccmp".
-    pub security: String,
+    /// The PLCP preamble of DSSS/CCK frames; short only where the standard has it
+    /// ([`WifiStandard::preamble_problem`]).
+    pub preamble: Preamble,
+    /// The link cipher.
+    pub security: WifiSecurity,
     pub ap: Option<PortRef>,
     pub stations: Vec<PortRef>,
     /// RTS/CTS for MPDUs longer than this many bytes (2347: never).
@@ -141,21 +161,20 @@ pub struct WifiConfig {
     /// Four-address (WDS) frames between these members; station adapters send three.
     #[serde(default)]
     pub wds: bool,
-    /// What an AP does with a frame whose source MAC is not the sending station's:
-    /// "drop" (what APs do) or "rewrite" (adapters that overwrite the source address).
-    pub foreign_source: String,
+    /// What an adapter does with a frame whose source MAC is not the station's own.
+    pub foreign_source: ForeignSource,
     /// The transmit queue of each member, frames.
     pub queue_frames: usize,
     /// Per-member transmit queues, frames (same order as `hears`), overriding
     /// `queue_frames`; empty (the default): every member has `queue_frames`.
     #[serde(default)]
     pub member_queue_frames: Vec<usize>,
-    /// Per-member PLCP preamble of the data frames it sends, "long" or "short" (same
-    /// order as `hears`), overriding `preamble`; empty (the default): every member
-    /// sends `preamble`. A station's driver may send long preambles in a cell whose AP
-    /// sends short ones (IEEE 802.11-2020 §16.2.2.2: the long format is mandatory).
+    /// Per-member PLCP preamble of the data frames it sends (same order as `hears`),
+    /// overriding `preamble`; empty (the default): every member sends `preamble`. A
+    /// station's driver may send long preambles in a cell whose AP sends short ones
+    /// (IEEE 802.11-2020 §16.2.2.2: the long format is mandatory).
     #[serde(default)]
-    pub member_preamble: Vec<String>,
+    pub member_preamble: Vec<Preamble>,
     /// dot11ShortRetryLimit: attempts of a frame, the first included (default 7,
     /// IEEE 802.11-2020 Annex C; 1 for seed 004's WaveLAN, which never retried).
     #[serde(default = "default_retry_limit")]
@@ -181,14 +200,12 @@ pub struct WifiConfig {
     /// lowering accepts at most half a slot.
     #[serde(default)]
     pub delay_ns: u64,
-    /// DCF basic access on an idle medium: "idle-difs" (IEEE 802.11-2020 §10.3.4.2, the
-    /// default) or "arrival-difs" (ns-3); see `wifi::dcf::Access`.
-    #[serde(default = "default_access")]
-    pub access: String,
-    /// Control responses' PLCP preamble: "bss" (the BSS's `preamble`, the default) or
-    /// "long" (see `wifi::phy::PhyParams::control_preamble`).
-    #[serde(default = "default_control_preamble")]
-    pub control_preamble: String,
+    /// DCF basic access on an idle medium.
+    #[serde(default)]
+    pub access: Access,
+    /// Control responses' PLCP preamble (see `wifi::phy::PhyParams::control_preamble`).
+    #[serde(default)]
+    pub control_preamble: ControlPreamble,
     /// The AP's beacons; none (the default): no beacons.
     #[serde(default)]
     pub beacon: Option<BeaconConfig>,
@@ -199,8 +216,115 @@ pub struct WifiConfig {
     pub channel: Option<u8>,
 }
 
-fn default_control_preamble() -> String {
-    "bss".into()
+/// The PHY an 802.11 cell runs, as the scenario's `standard` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum WifiStandard {
+    /// IEEE 802.11-2020 clause 15, DSSS at 1 and 2 Mb/s, with the MAC timing of clause
+    /// 16 (slot 20 µs, SIFS 10 µs, CWmin 31).
+    #[serde(rename = "802.11")]
+    Dot11,
+    /// Clause 16, HR/DSSS (802.11b): 1, 2, 5.5 and 11 Mb/s.
+    #[serde(rename = "802.11b")]
+    Dot11b,
+    /// Clause 18, ERP (802.11g), every member ERP: short slot, CWmin 15, no protection.
+    #[serde(rename = "802.11g")]
+    Dot11g,
+    /// ERP with 802.11b members present: long slot, CWmin 31, CTS-to-self before OFDM
+    /// frames (§10.26.2).
+    #[serde(rename = "802.11g-mixed")]
+    Dot11gMixed,
+}
+
+impl WifiStandard {
+    /// Whether the PHY defines the short PLCP preamble. The DSSS PHY of clause 15 has
+    /// one PPDU format, the long preamble and header at 1 Mb/s (IEEE 802.11-2020
+    /// clause 15, its PLCP frame format); the short format is HR/DSSS's option (§16.2.2.3), which ERP keeps.
+    pub const fn allows_short_preamble(self) -> bool {
+        !matches!(self, WifiStandard::Dot11)
+    }
+
+    /// Why `preamble` cannot be sent in a cell of this standard, or `None` if it can:
+    /// the one statement of the rule, for the plan's check ([`crate::SimConfig::check`])
+    /// and for the scenario's refusal (`qoslab._core.wifi_preamble_problem`).
+    pub const fn preamble_problem(self, preamble: Preamble) -> Option<&'static str> {
+        match preamble {
+            Preamble::Short if !self.allows_short_preamble() => Some("802.11 DSSS has only the long preamble"),
+            _ => None,
+        }
+    }
+}
+
+/// The PLCP preamble and header format of DSSS/CCK PPDUs (IEEE 802.11-2020 §16.2.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Preamble {
+    /// Long PPDU format: 144 µs SYNC+SFD and 48 µs PLCP header, both at 1 Mb/s.
+    #[default]
+    Long,
+    /// Short PPDU format: 72 µs preamble at 1 Mb/s and 24 µs header at 2 Mb/s. Not
+    /// defined for a 1 Mb/s PSDU, which always uses the long format.
+    Short,
+}
+
+/// The PLCP preamble of control responses (Ack, and CTS answering an RTS).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ControlPreamble {
+    /// The BSS's `preamble` (ns-3's choice: a short-preamble BSS answers short).
+    #[default]
+    Bss,
+    /// Always long, which every HR/DSSS receiver decodes (§16.2.2.2: mandatory).
+    Long,
+}
+
+/// The link cipher of an 802.11 cell (IEEE 802.11-2020 clause 12).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum WifiSecurity {
+    /// Open system, no encryption.
+    #[serde(rename = "open")]
+    Open,
+    /// WEP with a 40-bit key (§12.3.2).
+    #[serde(rename = "wep-40")]
+    Wep40,
+    /// WEP with a 104-bit key (§12.3.2).
+    #[serde(rename = "wep-104")]
+    Wep104,
+    /// TKIP (§12.5.2).
+    #[serde(rename = "tkip")]
+    Tkip,
+    /// CCMP-128 (§12.5.3).
+    #[serde(rename = "ccmp")]
+    Ccmp,
+}
+
+/// Basic access of a frame that arrives while the medium is idle and no backoff is
+/// pending (the only case where the readings differ).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// IEEE 802.11-2020 §10.3.4.2: "a STA may transmit a pending MPDU ... when the STA
+    /// determines that the medium is idle for greater than or equal to a DIFS period"
+    /// (EIFS after an error), with §10.3.4.3's backoff only when it finds the medium
+    /// busy; Figure 10-14's "immediate access when medium is free ≥ DIFS". DIFS counts
+    /// from the medium going idle, so on a long-idle medium the frame goes at once.
+    #[default]
+    IdleDifs,
+    /// ns-3's `ChannelAccessManager` (src/wifi/model/channel-access-manager.cc): the
+    /// wait of DIFS (AIFS) counts from the later of the medium going idle and the
+    /// request, so a frame waits at least DIFS after it arrives.
+    ArrivalDifs,
+}
+
+/// What a station does with an Ethernet frame whose source is not its own MAC.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ForeignSource {
+    /// Refuse it (Windows XP's adapters in seed 000 §2.1; what 802.11 implies).
+    #[default]
+    Drop,
+    /// Overwrite the source with the station's MAC (some drivers; the reply then
+    /// comes back to the station, not to the original sender).
+    Rewrite,
 }
 
 /// Beacons of an AP (IEEE 802.11-2020 §11.1.3.2).
@@ -214,10 +338,6 @@ pub struct BeaconConfig {
     pub rate_bps: u64,
     /// The SSID the beacons carry (0-32 bytes).
     pub ssid: String,
-}
-
-fn default_access() -> String {
-    "idle-difs".into()
 }
 
 fn default_true() -> bool {

@@ -14,7 +14,7 @@ use crate::tunnel::{IpsecTunnelConfig, OpenVpnConfig, PppoeConfig, PptpConfig};
 pub struct NodeConfig {
     pub name: String,
     /// The role named in the scenario, for reports only; behaviour follows the fields below.
-    pub role: String,
+    pub role: NodeRole,
     pub ports: Vec<PortConfig>,
     /// A bridge joining some ports into one segment, with the node's own IP on it.
     #[serde(default)]
@@ -50,6 +50,30 @@ pub struct NodeConfig {
     /// PPTP tunnel ends at this node, each a PPP interface (see `pptp` and `pptp_vif`).
     #[serde(default)]
     pub pptp: Vec<PptpConfig>,
+}
+
+/// The kinds of node a scenario names (its `role`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum NodeRole {
+    /// An end system.
+    Host,
+    /// An IP router.
+    Router,
+    /// A bridging (or L3F, or ICS) host (seed 000).
+    Bridge,
+    /// An 802.11 access point bridging its cell and its wired ports.
+    Ap,
+    /// An access point that also routes to a WAN port (a SOHO router).
+    ApRouter,
+    /// An Ethernet switch.
+    Switch,
+    /// An ATM switch.
+    AtmSwitch,
+    /// A LAN emulation server (LECS, LES, BUS) on an ATM port.
+    LaneServer,
+    /// An MPOA server (a router on the emulated LANs).
+    MpoaServer,
 }
 
 /// What a node does about packets too big for the next hop, and what it remembers of
@@ -185,10 +209,20 @@ pub struct NatConfig {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PortForward {
-    pub protocol: String,
+    pub protocol: ForwardProtocol,
     pub port: u16,
     pub to: Ipv4Addr,
     pub to_port: u16,
+}
+
+/// The transport protocol of a port forward.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ForwardProtocol {
+    /// TCP (RFC 9293).
+    Tcp,
+    /// UDP (RFC 768).
+    Udp,
 }
 
 /// The cost model of a node's CPU: a single server with a queue.

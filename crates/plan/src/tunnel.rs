@@ -18,9 +18,8 @@ pub struct PptpConfig {
     /// Outer addresses: this end's and the other end's.
     pub local: Ipv4Addr,
     pub remote: Ipv4Addr,
-    /// "mschapv2" (RFC 2759), "chap" (RFC 1994, MD5) or "pap" (RFC 1334): what the
-    /// server demands.
-    pub auth: String,
+    /// What the server demands.
+    pub auth: PppAuth,
     /// The client's name and the shared secret.
     pub user: String,
     pub secret: String,
@@ -59,8 +58,8 @@ fn default_pptp_window() -> u16 {
 pub struct OpenVpnConfig {
     /// The interface name (`tap0`, `tun0`, or the scenario's tunnel name).
     pub name: String,
-    /// "tap" or "tun".
-    pub dev: String,
+    /// A TAP (Ethernet) or TUN (IP) device.
+    pub dev: OpenVpnDev,
     /// The server end (its direction keys are the server's).
     pub server: bool,
     /// TAP: the index of the node's port that is the TAP device.
@@ -71,12 +70,12 @@ pub struct OpenVpnConfig {
     /// OpenVPN's port 1194 (IANA) on the server; the client's source port.
     pub local_port: u16,
     pub remote_port: u16,
-    /// "udp" ("tcp" is refused: not modelled yet).
-    pub proto: String,
-    /// `--cipher`: "none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm".
-    pub cipher: String,
-    /// `--auth`: "none", "sha1", "sha256", "sha512".
-    pub auth: String,
+    /// `--proto`: what carries the tunnel's packets.
+    pub proto: OpenVpnProto,
+    /// `--cipher`.
+    pub cipher: OpenVpnCipher,
+    /// `--auth`.
+    pub auth: OpenVpnAuth,
     /// Send the 4-octet packet id (`--replay`). Seed 002 §3.2 counts none.
     #[serde(default)]
     pub replay: bool,
@@ -111,8 +110,8 @@ pub struct PppoeConfig {
     /// The session id a server assigns (non-zero, RFC 2516 §5.4).
     #[serde(default)]
     pub session_id: u16,
-    /// "chap" (RFC 1994, MD5) or "pap" (RFC 1334): what the server demands.
-    pub auth: String,
+    /// What the server demands: CHAP or PAP (MS-CHAPv2 is PPTP's).
+    pub auth: PppAuth,
     /// The client's name and the shared secret.
     pub user: String,
     pub secret: String,
@@ -147,24 +146,22 @@ pub struct IpsecTunnelConfig {
     pub spi_out: u32,
     /// SPI of the inbound SA (the other end's `spi_out`).
     pub spi_in: u32,
-    /// `wire::ipsec::Cipher` by name: "null", "3des-cbc", "aes-128-cbc", "aes-256-gcm", ...
-    pub cipher: String,
-    /// `wire::ipsec::Auth` by name: "none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128".
-    pub auth: String,
+    /// The ESP cipher (`wire::ipsec::Cipher`).
+    pub cipher: IpsecCipher,
+    /// The integrity algorithm (`wire::ipsec::Auth`).
+    pub auth: IpsecAuth,
     /// Destinations routed into the tunnel: (network, prefix length).
     pub protects: Vec<(Ipv4Addr, u8)>,
     /// The tunnel interface's MTU: larger inner packets are fragmented before
     /// encapsulation (or refused with DF); the outer packet is fragmented after
     /// encapsulation when it exceeds the egress interface's MTU. Unused in transport mode.
     pub mtu: u16,
-    /// "tunnel" (a virtual interface, RFC 4301 §5.1.2.1) or "transport" (RFC 4303
-    /// §3.1.1, RFC 4302 §3.1.1: the node's own packets to and from `remote` carry ESP or
-    /// AH between their IPv4 header and payload; `protects` and `mtu` are unused).
-    #[serde(default = "default_ipsec_mode")]
-    pub mode: String,
-    /// "esp" (RFC 4303) or "ah" (RFC 4302; `cipher` must be "null").
-    #[serde(default = "default_ipsec_protocol")]
-    pub protocol: String,
+    /// Tunnel mode (the default) or transport mode.
+    #[serde(default)]
+    pub mode: IpsecMode,
+    /// ESP (the default) or AH.
+    #[serde(default)]
+    pub protocol: IpsecProtocol,
     /// Transport mode: besides the peer's address, the SA selects only this IP protocol
     /// (RFC 4301 §4.4.1.1 "Next Layer Protocol")...
     #[serde(default)]
@@ -202,10 +199,139 @@ pub enum TunnelFragment {
     After,
 }
 
-fn default_ipsec_mode() -> String {
-    "tunnel".into()
+/// RFC 4301 §4.1: how an SA carries the packets it protects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IpsecMode {
+    /// A virtual interface (RFC 4301 §5.1.2.1): packets routed to `protects` are sealed
+    /// whole inside an outer IPv4 header.
+    #[default]
+    Tunnel,
+    /// RFC 4303 §3.1.1, RFC 4302 §3.1.1: the node's own packets to and from `remote`
+    /// carry ESP or AH between their IPv4 header and payload; `protects` and `mtu` are
+    /// unused.
+    Transport,
 }
 
-fn default_ipsec_protocol() -> String {
-    "esp".into()
+/// The IPsec protocol of an SA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum IpsecProtocol {
+    /// Encapsulating Security Payload (RFC 4303).
+    #[default]
+    Esp,
+    /// Authentication Header (RFC 4302); its `cipher` must be `null`.
+    Ah,
+}
+
+/// An ESP cipher, as `wire::ipsec::Cipher` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum IpsecCipher {
+    /// RFC 2410: no confidentiality.
+    #[serde(rename = "null")]
+    Null,
+    /// RFC 2451: triple DES (EDE) in CBC mode.
+    #[serde(rename = "3des-cbc")]
+    TripleDesCbc,
+    /// RFC 3602: AES-128 in CBC mode.
+    #[serde(rename = "aes-128-cbc")]
+    Aes128Cbc,
+    /// RFC 3602: AES-192 in CBC mode.
+    #[serde(rename = "aes-192-cbc")]
+    Aes192Cbc,
+    /// RFC 3602: AES-256 in CBC mode.
+    #[serde(rename = "aes-256-cbc")]
+    Aes256Cbc,
+    /// RFC 4106: AES-128 in GCM with a 16-octet ICV.
+    #[serde(rename = "aes-128-gcm")]
+    Aes128Gcm,
+    /// RFC 4106: AES-256 in GCM with a 16-octet ICV.
+    #[serde(rename = "aes-256-gcm")]
+    Aes256Gcm,
+}
+
+/// An IPsec integrity algorithm, as `wire::ipsec::Auth` names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum IpsecAuth {
+    /// No separate integrity (ESP with a combined-mode cipher, or confidentiality only).
+    #[serde(rename = "none")]
+    None,
+    /// RFC 2403: HMAC-MD5-96.
+    #[serde(rename = "hmac-md5-96")]
+    HmacMd5_96,
+    /// RFC 2404: HMAC-SHA-1-96.
+    #[serde(rename = "hmac-sha1-96")]
+    HmacSha1_96,
+    /// RFC 4868 §2.1: HMAC-SHA-256-128.
+    #[serde(rename = "hmac-sha256-128")]
+    HmacSha256_128,
+}
+
+/// An OpenVPN end's virtual device.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenVpnDev {
+    /// An Ethernet device: frames are sealed whole (a layer-2 VPN).
+    Tap,
+    /// A point-to-point IP device: IPv4 packets are sealed.
+    Tun,
+}
+
+/// What carries an OpenVPN tunnel's packets (`--proto`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenVpnProto {
+    /// UDP datagrams, one packet each.
+    Udp,
+    /// One TCP connection, each packet prefixed by its 2-octet length.
+    Tcp,
+}
+
+/// OpenVPN's data channel cipher (`--cipher`), as `wire::openvpn::Cipher` models it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+pub enum OpenVpnCipher {
+    /// No encryption.
+    #[serde(rename = "none")]
+    None,
+    /// Blowfish in CBC mode (OpenVPN 2's old default).
+    #[serde(rename = "bf-cbc")]
+    BfCbc,
+    /// AES-128 in CBC mode.
+    #[serde(rename = "aes-128-cbc")]
+    Aes128Cbc,
+    /// AES-256 in CBC mode.
+    #[serde(rename = "aes-256-cbc")]
+    Aes256Cbc,
+    /// AES-128 in GCM (AEAD).
+    #[serde(rename = "aes-128-gcm")]
+    Aes128Gcm,
+    /// AES-256 in GCM (AEAD).
+    #[serde(rename = "aes-256-gcm")]
+    Aes256Gcm,
+}
+
+/// OpenVPN's data channel HMAC (`--auth`), as `wire::openvpn::Auth` models it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum OpenVpnAuth {
+    /// No HMAC.
+    None,
+    /// HMAC-SHA1, OpenVPN's default.
+    Sha1,
+    /// HMAC-SHA256.
+    Sha256,
+    /// HMAC-SHA512.
+    Sha512,
+}
+
+/// The PPP authentication protocol a server demands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum PppAuth {
+    /// PAP (RFC 1334).
+    Pap,
+    /// CHAP with MD5 (RFC 1994).
+    Chap,
+    /// MS-CHAPv2 (RFC 2759): PPTP only.
+    Mschapv2,
 }

@@ -22,7 +22,7 @@ impl Session {
     #[new]
     fn new(py: Python<'_>, network_json: &str) -> PyResult<Session> {
         let config: sim::config::SimConfig = py
-            .detach(|| serde_json::from_str(network_json))
+            .detach(|| sim::config::from_json(network_json))
             .map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
         Ok(Session { inner: sim::session::Session::new(config) })
     }
@@ -31,7 +31,7 @@ impl Session {
     /// nothing), as `qoslab._core.validate` for the whole configuration. Raises ValueError
     /// with the refused field and why.
     fn validate(&self, py: Python<'_>, test_json: &str) -> PyResult<()> {
-        let test: sim::session::TestPart = serde_json::from_str(test_json)
+        let test: sim::session::TestPart = sim::config::from_json(test_json)
             .map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
         py.detach(|| self.inner.world(test).map(|_| ())).map_err(|e| PyValueError::new_err(e.to_string()))
     }
@@ -49,7 +49,7 @@ impl Session {
         snaplen: Option<u32>,
         max_bytes: Option<u64>,
     ) -> PyResult<String> {
-        let test: sim::session::TestPart = serde_json::from_str(test_json)
+        let test: sim::session::TestPart = sim::config::from_json(test_json)
             .map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
         let snaplen = snaplen.unwrap_or(wire::pcap::SNAPLEN);
         if snaplen == 0 {

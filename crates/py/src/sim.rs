@@ -20,6 +20,18 @@ pub fn plan_schema() -> (String, u32) {
     (text, sim::config::PLAN_SCHEMA)
 }
 
+/// Why an 802.11 cell of `standard` cannot send the PLCP `preamble` (both spelt as the
+/// plan spells them), or `None` if it can: `qoslab_plan::WifiStandard::preamble_problem`,
+/// the one statement of the rule, which the scenario's refusal asks for here.
+#[pyfunction]
+pub fn wifi_preamble_problem(standard: &str, preamble: &str) -> PyResult<Option<&'static str>> {
+    let standard: sim::config::WifiStandard =
+        sim::config::from_name(standard).map_err(|e| PyValueError::new_err(format!("standard: {e}")))?;
+    let preamble: sim::config::Preamble =
+        sim::config::from_name(preamble).map_err(|e| PyValueError::new_err(format!("preamble: {e}")))?;
+    Ok(standard.preamble_problem(preamble))
+}
+
 /// The results' JSON Schema (`sim::results::results_schema`, the text of
 /// `schema/results.schema.json`) and its version.
 #[pyfunction]
@@ -32,7 +44,7 @@ pub fn results_schema() -> (String, u32) {
 /// runs nothing). Raises ValueError with the refused field and why.
 #[pyfunction]
 pub fn validate(py: Python<'_>, config_json: &str) -> PyResult<()> {
-    let config: sim::config::SimConfig = serde_json::from_str(config_json)
+    let config: sim::config::SimConfig = sim::config::from_json(config_json)
         .map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
     py.detach(|| sim::validate(config)).map_err(|e| PyValueError::new_err(e.to_string()))
 }
@@ -53,7 +65,7 @@ pub fn simulate(
     snaplen: Option<u32>,
     max_bytes: Option<u64>,
 ) -> PyResult<String> {
-    let mut config: sim::config::SimConfig = serde_json::from_str(config_json)
+    let mut config: sim::config::SimConfig = sim::config::from_json(config_json)
         .map_err(|e| PyValueError::new_err(format!("simulation configuration: {e}")))?;
     let snaplen = snaplen.unwrap_or(wire::pcap::SNAPLEN);
     if snaplen == 0 {

@@ -6,4 +6,7 @@
 
 pub use qoslab_plan::node::*;
 pub use qoslab_plan::tunnel::*;
-pub use qoslab_plan::{flow::*, link::*, plan_schema, BudgetConfig, ConfigError, SimConfig, WindowConfig, PLAN_SCHEMA};
+pub use qoslab_plan::{
+    flow::*, from_json, from_name, link::*, name_of, plan_schema, BudgetConfig, ConfigError, SimConfig, WindowConfig,
+    PLAN_SCHEMA,
+};

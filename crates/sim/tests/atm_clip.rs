@@ -293,7 +293,7 @@ fn a_cbr_vc_is_shaped_to_its_peak_cell_rate_and_atm25_is_slower() {
         }
         for link in &mut config.links {
             if let LinkConfig::Atm(l) = link {
-                l.phy = phy.into();
+                l.phy = qoslab_plan::from_name(phy).unwrap();
             }
         }
         config.flows = vec![udp(0, ip(2), payload, 100 * MS, 900 * MS)];

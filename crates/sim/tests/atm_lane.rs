@@ -68,7 +68,7 @@ fn eth(name: &str, a: (u32, u16), b: (u32, u16), rate: u64) -> LinkConfig {
 /// h1 (0), h2 (1) as LE clients, the LANE server (2, LECS + LES + BUS), one switch (3).
 fn two_hosts() -> SimConfig {
     let mut srv = node("srv", vec![atm_port("atm0", 50, None, 1500)], vec![], false);
-    srv.role = "lane-server".into();
+    srv.role = qoslab_plan::from_name("lane-server").unwrap();
     SimConfig {
         seed: 1,
         duration_ns: 1_000 * MS,
@@ -332,7 +332,7 @@ fn edge_devices(rate: u64) -> SimConfig {
     for (i, name) in [(0usize, "e1"), (1, "e2")] {
         let mut n =
             node(name, vec![lan_port("atm0", 10 + i as u8, None), lan_port("eth0", 20 + i as u8, None)], vec![], false);
-        n.role = "switch".into();
+        n.role = qoslab_plan::from_name("switch").unwrap();
         n.bridge = Some(BridgeConfig {
             ports: vec![0, 1],
             mode: BridgeMode::L2,

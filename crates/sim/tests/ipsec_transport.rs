@@ -22,7 +22,7 @@ const H: Ipv4Addr = Ipv4Addr::new(10, 0, 2, 1);
 fn node(name: &str, addr: Ipv4Addr, mac: u8, gateway: Option<Ipv4Addr>) -> NodeConfig {
     NodeConfig {
         name: name.into(),
-        role: "host".into(),
+        role: qoslab_plan::from_name("host").unwrap(),
         ports: vec![PortConfig {
             name: "eth0".into(),
             mac: [2, 0, 0, 0, 0, mac],
@@ -79,12 +79,12 @@ fn sa(n: u32, from_c: bool, mode: &str, protocol: &str, port: Option<u16>) -> Ip
         remote,
         spi_out,
         spi_in,
-        cipher: if protocol == "ah" { "null".into() } else { "3des-cbc".into() },
-        auth: "hmac-sha1-96".into(),
+        cipher: qoslab_plan::from_name(if protocol == "ah" { "null" } else { "3des-cbc" }).unwrap(),
+        auth: qoslab_plan::from_name("hmac-sha1-96").unwrap(),
         protects: vec![(remote, 32)],
         mtu: 1500,
-        mode: mode.into(),
-        protocol: protocol.into(),
+        mode: qoslab_plan::from_name(mode).unwrap(),
+        protocol: qoslab_plan::from_name(protocol).unwrap(),
         select_protocol: port.map(|_| 17),
         // The port is h's (the server's): c's remote port, h's local one.
         select_local_port: if from_c { None } else { port },
@@ -102,7 +102,7 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
         h.ipsec.push(sa(n as u32, false, mode, protocol, port));
     }
     let mut r = node("r", Ipv4Addr::new(10, 0, 1, 254), 10, None);
-    r.role = "router".into();
+    r.role = qoslab_plan::from_name("router").unwrap();
     r.ip_forward = true;
     r.ports.push(PortConfig {
         name: "eth1".into(),

@@ -310,12 +310,12 @@ fn esp(
         remote: Ipv4Addr::from(remote),
         spi_out,
         spi_in,
-        cipher: "3des-cbc".into(),
-        auth: "hmac-sha1-96".into(),
+        cipher: qoslab_plan::from_name("3des-cbc").unwrap(),
+        auth: qoslab_plan::from_name("hmac-sha1-96").unwrap(),
         protects: vec![(Ipv4Addr::from(protects), 24)],
         mtu: 1500,
-        mode: "tunnel".into(),
-        protocol: "esp".into(),
+        mode: qoslab_plan::from_name("tunnel").unwrap(),
+        protocol: qoslab_plan::from_name("esp").unwrap(),
         select_protocol: None,
         select_local_port: None,
         select_remote_port: None,
@@ -395,7 +395,7 @@ fn tcp_over_a_transport_mode_sa_is_fragmented_after_the_transform_not_stalled() 
     // a and b protect their traffic to each other with transport-mode ESP; the
     // full-size DF segments plus ESP exceed a's 1500-byte link.
     let sa = |local: Ipv4Addr, remote: Ipv4Addr, spi_out: u32, spi_in: u32| IpsecTunnelConfig {
-        mode: "transport".into(),
+        mode: qoslab_plan::from_name("transport").unwrap(),
         protects: vec![],
         ..esp("sa", local.octets(), remote.octets(), spi_out, spi_in, [0, 0, 0, 0], TunnelFragment::After)
     };

@@ -47,16 +47,16 @@ fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), rate_bps: u64) -> LinkConf
 fn openvpn(server: bool, port: u16, fragment: Option<u16>) -> OpenVpnConfig {
     OpenVpnConfig {
         name: "tap0".into(),
-        dev: "tap".into(),
+        dev: qoslab_plan::from_name("tap").unwrap(),
         server,
         port: Some(port),
         local: if server { SERVER_WAN } else { CLIENT_WAN },
         remote: if server { CLIENT_WAN } else { SERVER_WAN },
         local_port: 1194,
         remote_port: 1194,
-        proto: "udp".into(),
-        cipher: "none".into(),
-        auth: "sha1".into(),
+        proto: qoslab_plan::from_name("udp").unwrap(),
+        cipher: qoslab_plan::from_name("none").unwrap(),
+        auth: qoslab_plan::from_name("sha1").unwrap(),
         replay: false,
         fragment,
         mtu: 1430,
@@ -81,7 +81,7 @@ fn pppoe(
         service_name: service.into(),
         ac_name: format!("ac-{service}"),
         session_id: if server { 0x0042 } else { 0 },
-        auth: "chap".into(),
+        auth: qoslab_plan::from_name("chap").unwrap(),
         user: "client".into(),
         secret: secret.into(),
         mtu,
@@ -363,7 +363,7 @@ fn openvpn_tun_routes_fragments_before_encapsulation_and_delivers() {
     let lan_host = Ipv4Addr::new(10, 9, 0, 2);
     let tun = |server: bool| OpenVpnConfig {
         name: "tun0".into(),
-        dev: "tun".into(),
+        dev: qoslab_plan::from_name("tun").unwrap(),
         port: None,
         mtu: 1000,
         protects: if server { vec![(CLIENT_WAN, 32)] } else { vec![(Ipv4Addr::new(10, 9, 0, 0), 24)] },

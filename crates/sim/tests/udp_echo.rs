@@ -17,7 +17,7 @@ const SD: f64 = 5.0;
 fn node(name: &str, mac: u8, addr: [u8; 4]) -> NodeConfig {
     NodeConfig {
         name: name.into(),
-        role: "host".into(),
+        role: qoslab_plan::from_name("host").unwrap(),
         ports: vec![PortConfig {
             name: "eth0".into(),
             mac: [2, 0, 0, 0, 0, mac],

@@ -149,7 +149,7 @@ fn wep_frames_decrypt_with_wire() {
         Role::Station { mac: STA, bssid: AP },
         ForeignSource::Drop,
         false,
-        LinkCipher::from_name("wep-104").unwrap(),
+        LinkCipher::from_security(qoslab_plan::WifiSecurity::Wep104),
     );
     let sent = sta.transmit(&eth(WS1, STA), None).unwrap();
     assert_eq!(sent.cost, CipherCost::Rc4);

@@ -30,6 +30,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from qoslab.lower.common import _members
+from qoslab.plan import models as plan
 from qoslab.scenario.model import Atm, AtmSwitch, Bridge, LaneServer, MpoaServer, Switch, VirtualCircuit
 
 if TYPE_CHECKING:
@@ -48,9 +49,9 @@ NIC_QUEUE_FRAMES = 64
 """A host NIC's transmit ring, AAL5 frames (an NDIS driver's ring; uncalibrated)."""
 
 
-def pvc(vc: VirtualCircuit) -> dict[str, Any]:
-    """The simulator's ``PvcConfig``: numbers and TM 4.0 traffic contract; a key left out
-    takes the simulator's default (crates/sim/src/atm/config.rs, the same as the scenario's)."""
+def pvc(vc: VirtualCircuit) -> plan.PvcConfig:
+    """The plan's ``PvcConfig``: numbers and TM 4.0 traffic contract; a key left out
+    takes the plan's default (crates/plan/src/atm.rs, the same as the scenario's)."""
     out: dict[str, Any] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr}
     for key, sim_key in (
         ("scr", "scr_bps"),
@@ -62,23 +63,23 @@ def pvc(vc: VirtualCircuit) -> dict[str, Any]:
     ):
         if getattr(vc, key) is not None:
             out[sim_key] = getattr(vc, key)
-    return out
+    return plan.PvcConfig.model_validate(out)
 
 
-def atm_link(link: Atm, name: str, refs: list[dict[str, int]]) -> dict[str, Any]:
-    """The simulator's ``AtmLinkConfig`` of one [[link]] type = 'atm'."""
-    return {
-        "type": "atm",
-        "name": name,
-        "a": refs[0],
-        "b": refs[1],
-        "phy": link.phy,
-        "cell_rate_bps": link.rate,
-        "delay_ns": int(link.delay),
-        "encapsulation": link.encapsulation,
-        "pvcs": [pvc(vc) for vc in link.vcs],
-        "nic_queue_frames": NIC_QUEUE_FRAMES,
-    }
+def atm_link(link: Atm, name: str, refs: list[plan.PortRef]) -> plan.AtmLink:
+    """The plan's ``AtmLinkConfig`` of one [[link]] type = 'atm'."""
+    return plan.AtmLink(
+        type="atm",
+        name=name,
+        a=refs[0],
+        b=refs[1],
+        phy=plan.AtmPhy(link.phy),
+        cell_rate_bps=link.rate,
+        delay_ns=int(link.delay),
+        encapsulation=plan.AtmEncapsulation(link.encapsulation),
+        pvcs=[pvc(vc) for vc in link.vcs],
+        nic_queue_frames=NIC_QUEUE_FRAMES,
+    )
 
 
 def is_lane_port(sc: Scenario, p: Port) -> bool:

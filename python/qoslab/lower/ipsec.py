@@ -1,5 +1,5 @@
 """IPsec tunnels (ESP or AH, tunnel or transport mode): one ``IpsecTunnelConfig`` on
-each end (see the lowering rules in :mod:`qoslab.lower`).
+each end (see the lowering rules in :mod:`qoslab.lower`), built as the plan's typed model.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from typing import Any, cast
 from qoslab.lower.common import LocatedProblems, Port
 from qoslab.lower.lowered import Network
 from qoslab.lower.nodes import _protected_behind
+from qoslab.plan import models as plan
 from qoslab.scenario.model import Ipsec, Scenario
 
 IPSEC_CIPHERS = ("null", "3des-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm")
@@ -67,9 +68,8 @@ def _ipsec_tunnel(
     if local[0] is None or local[1] is None:
         return
     spis = [IPSEC_SPI_BASE + 2 * i, IPSEC_SPI_BASE + 2 * i + 1]
-    common = {"cipher": t.cipher, "auth": t.auth, "mode": t.mode, "protocol": t.protocol}
     if t.mode == "transport":
-        _ipsec_transport(i, t, ends, local, spis, common, names, nodes, carried, out)
+        _ipsec_transport(i, t, ends, local, spis, names, nodes, carried, out)
         return
     for k in (0, 1):
         n, far = names.index(ends[k]), names.index(ends[1 - k])
@@ -87,25 +87,30 @@ def _ipsec_tunnel(
             seen.setdefault(dest, i)
         egress = next((p for p in ports[n] if p.address is not None and p.address.ip == local[k]), None)
         mtu = t.mtu or (egress.mtu if egress is not None else 1500)
-        nodes[n]["ipsec"].append(
-            {
-                "name": t.name,
-                "local": str(local[k]),
-                "remote": str(local[1 - k]),
-                "spi_out": spis[k],
-                "spi_in": spis[1 - k],
-                "cipher": t.cipher,
-                "auth": t.auth,
-                "protects": [[a, p] for a, p in protects],
-                "mtu": mtu,
-                "mode": t.mode,
-                "protocol": t.protocol,
-                "select_protocol": None,
-                "select_local_port": None,
-                "select_remote_port": None,
-                "fragment": t.fragment,
-            }
-        )
+        end = _end(t, cast(IPv4Address, local[k]), cast(IPv4Address, local[1 - k]), spis[k], spis[1 - k], mtu)
+        end.protects = [plan.Protect((IPv4Address(a), plan.ProtectItem(p))) for a, p in protects]
+        end.fragment = plan.TunnelFragment(t.fragment)
+        nodes[n]["ipsec"].append(end.model_dump(mode="json"))
+
+
+def _end(
+    t: Ipsec, local: IPv4Address, remote: IPv4Address, spi_out: int, spi_in: int, mtu: int
+) -> plan.IpsecTunnelConfig:
+    """One end of tunnel ``t``: its addresses, SPIs, algorithms and mode; nothing protected
+    or selected yet."""
+    return plan.IpsecTunnelConfig(
+        name=t.name,
+        local=local,
+        remote=remote,
+        spi_out=spi_out,
+        spi_in=spi_in,
+        cipher=plan.IpsecCipher(t.cipher),
+        auth=plan.IpsecAuth(t.auth),
+        protects=[],
+        mtu=mtu,
+        mode=plan.IpsecMode(t.mode),
+        protocol=plan.IpsecProtocol(t.protocol),
+    )
 
 
 def _ipsec_transport(
@@ -114,7 +119,6 @@ def _ipsec_transport(
     ends: list[str],
     local: list[IPv4Address | None],
     spis: list[int],
-    common: dict[str, Any],
     names: list[str],
     nodes: list[dict[str, Any]],
     carried: dict[tuple[Any, ...], int],
@@ -144,19 +148,9 @@ def _ipsec_transport(
     carried[traffic] = i
     for k in (0, 1):
         n = names.index(ends[k])
-        nodes[n]["ipsec"].append(
-            {
-                "name": t.name,
-                "local": str(local[k]),
-                "remote": str(local[1 - k]),
-                "spi_out": spis[k],
-                "spi_in": spis[1 - k],
-                "protects": [],
-                "mtu": 1500,
-                **common,
-                "select_protocol": protocol,
-                # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
-                "select_local_port": port if k == 1 else None,
-                "select_remote_port": port if k == 0 else None,
-            }
-        )
+        end = _end(t, cast(IPv4Address, local[k]), cast(IPv4Address, local[1 - k]), spis[k], spis[1 - k], 1500)
+        end.select_protocol = protocol
+        # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
+        end.select_local_port = port if k == 1 else None
+        end.select_remote_port = port if k == 0 else None
+        nodes[n]["ipsec"].append(end.model_dump(mode="json"))

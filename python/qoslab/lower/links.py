@@ -1,5 +1,6 @@
 """Links: impairments of each direction, queues, and 802.11 cells (members in AP-first
-order, ``hears``, error rates, beacons).
+order, ``hears``, error rates, beacons), each built as the plan's typed model
+(:mod:`qoslab.plan.models`).
 """
 
 from __future__ import annotations
@@ -7,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from qoslab.lower.common import ETHERNET_OVERHEAD, RTS_NEVER, TX_QUEUE_FRAMES, _members
+from qoslab.plan import models as plan
 from qoslab.scenario.model import WIFI_RATES_MBPS, Ethernet, GilbertElliott, Scenario, Wifi
 
 
@@ -15,31 +17,29 @@ def _directions(direction: str) -> list[int]:
     return {"both": [0, 1], "forward": [0], "reverse": [1]}[direction]
 
 
-def _impairments(link: Any) -> list[dict[str, Any]]:
-    """Each direction's loss model and shaper, as the simulator takes them."""
-    impair: list[dict[str, Any]] = [{}, {}]
+def _impairments(link: Any) -> list[plan.Impairment]:
+    """Each direction's loss model and shaper (``[a → b, b → a]``)."""
+    losses: list[plan.LossConfig | None] = [None, None]
+    shapers: list[plan.ShaperConfig | None] = [None, None]
     for model in link.loss:
+        loss: plan.BernoulliLoss | plan.GilbertElliottLoss
         if isinstance(model, GilbertElliott):
-            loss = {
-                "model": "gilbert-elliott",
-                "p": model.p,
-                "r": model.r,
-                "k": 1.0 - model.loss_good,
-                "h": 1.0 - model.loss_bad,
-            }
+            loss = plan.GilbertElliottLoss(
+                model="gilbert-elliott", p=model.p, r=model.r, k=1.0 - model.loss_good, h=1.0 - model.loss_bad
+            )
         else:
-            loss = {"model": "bernoulli", "p": model.rate}
+            loss = plan.BernoulliLoss(model="bernoulli", p=model.rate)
         for d in _directions(model.direction):
-            impair[d]["loss"] = loss
+            losses[d] = plan.LossConfig(loss)
     for shaper in link.shaper:
         for d in _directions(shaper.direction):
-            impair[d]["shaper"] = {
-                "rate_bps": shaper.rate,
-                "burst_bytes": int(shaper.burst),
-                "police": shaper.action == "police",
-                "queue_bytes": None if shaper.queue is None else int(shaper.queue),
-            }
-    return impair
+            shapers[d] = plan.ShaperConfig(
+                rate_bps=shaper.rate,
+                burst_bytes=int(shaper.burst),
+                police=shaper.action == "police",
+                queue_bytes=None if shaper.queue is None else int(shaper.queue),
+            )
+    return [plan.Impairment(loss=losses[d], shaper=shapers[d]) for d in (0, 1)]
 
 
 BEACON_RATE_BPS = 1_000_000
@@ -73,7 +73,7 @@ def _queue(link: Ethernet) -> tuple[int, int]:
     return max(1, nbytes // 64), nbytes  # 64 bytes: the shortest Ethernet frame
 
 
-def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> dict[str, Any]:
+def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[plan.PortRef]) -> plan.WifiLink:
     members = _members(link)
     rate = link.rate if link.rate is not None else int(max(WIFI_RATES_MBPS[link.standard]) * 1_000_000)
     hears = None
@@ -93,40 +93,43 @@ def _wifi(sc: Scenario, link: Wifi, name: str, refs: list[dict[str, int]]) -> di
         queues = [
             given.get(m, AP_TX_QUEUE_FRAMES if has_ap and i == 0 else TX_QUEUE_FRAMES) for i, m in enumerate(members)
         ]
-    return {
-        "type": "wifi",
-        "name": name,
+    beacon = None
+    if link.ap is not None and link.beacons:
+        beacon = plan.BeaconConfig(
+            interval_ns=link.beacon_interval,
+            rate_bps=link.beacon_rate or BEACON_RATE_BPS,
+            ssid=getattr(sc.node[link.ap], "ssid", None) or DEFAULT_SSID,
+        )
+    return plan.WifiLink(
+        type="wifi",
+        name=name,
         # The simulator's mixed 802.11g cell: ERP protection, long slot, CWmin 31.
-        "standard": "802.11g-mixed" if link.erp_protection else link.standard,
-        "rate_bps": rate,
-        "preamble": link.preamble,
-        "security": link.security,
-        "ap": refs[0] if has_ap else None,
-        "stations": refs[1:] if has_ap else refs,
-        "rts_threshold": int(link.rts_threshold) if link.rts_threshold is not None else RTS_NEVER,
-        "hears": hears,
-        "frame_error_rate": [float(link.frame_error_rate.get(m, 0.0)) for m in members],
-        "wds": wds,
-        "wds_members": wds_members,
-        "relay": not (link.ap is not None and getattr(sc.node[link.ap], "isolate_stations", False)),
-        "foreign_source": "drop",
-        "queue_frames": TX_QUEUE_FRAMES,
-        "member_queue_frames": queues,
-        "retry_limit": link.retry_limit,
-        "link_acks": link.link_acks,
-        "delay_ns": link.delay,
-        "access": link.access,
-        "control_preamble": link.control_preamble,
-        "member_preamble": [link.preambles.get(m, link.preamble) for m in members] if link.preambles else [],
-        "channel": link.channel,
-        "beacon": {
-            "interval_ns": link.beacon_interval,
-            "rate_bps": link.beacon_rate or BEACON_RATE_BPS,
-            "ssid": getattr(sc.node[link.ap], "ssid", None) or DEFAULT_SSID,
-        }
-        if link.ap is not None and link.beacons
-        else None,
-    }
+        standard=plan.WifiStandard("802.11g-mixed" if link.erp_protection else link.standard),
+        rate_bps=rate,
+        preamble=plan.Preamble(link.preamble),
+        security=plan.WifiSecurity(link.security),
+        ap=refs[0] if has_ap else None,
+        stations=refs[1:] if has_ap else refs,
+        rts_threshold=int(link.rts_threshold) if link.rts_threshold is not None else RTS_NEVER,
+        hears=hears,
+        frame_error_rate=[float(link.frame_error_rate.get(m, 0.0)) for m in members],
+        wds=wds,
+        wds_members=wds_members,
+        relay=not (link.ap is not None and getattr(sc.node[link.ap], "isolate_stations", False)),
+        foreign_source=plan.ForeignSource.drop,
+        queue_frames=TX_QUEUE_FRAMES,
+        member_queue_frames=[plan.MemberQueueFrame(q) for q in queues],
+        retry_limit=link.retry_limit,
+        link_acks=link.link_acks,
+        delay_ns=link.delay,
+        access=plan.Access(link.access),
+        control_preamble=plan.ControlPreamble(link.control_preamble),
+        member_preamble=[plan.Preamble(link.preambles.get(m, link.preamble)) for m in members]
+        if link.preambles
+        else [],
+        channel=link.channel,
+        beacon=beacon,
+    )
 
 
 def _wds_capable(sc: Scenario, link: Wifi, member: str) -> bool:

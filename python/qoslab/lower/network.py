@@ -6,7 +6,7 @@ plan of one test.
 
 from __future__ import annotations
 
-from ipaddress import IPv4Interface
+from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,6 @@ from qoslab.lower.common import (
     WIFI_MTU,
     LocatedProblems,
     Port,
-    _iface,
     _members,
     mac_for,
 )
@@ -34,6 +33,7 @@ from qoslab.lower.pptp import _pptp_tunnels
 from qoslab.lower.refusals import _refuse_unsupported
 from qoslab.lower.vpn import _tap_bridge, _tap_ports, _vpn_tunnels
 from qoslab.plan import PLAN_SCHEMA
+from qoslab.plan import models as plan
 from qoslab.scenario.model import AccessPoint, Atm, Bridge, Ethernet, MpoaServer, Router, Scenario, Serial, Switch, Wifi
 
 
@@ -66,9 +66,10 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
     addresses: dict[str, list[IPv4Interface]] = {}
     for n, name in enumerate(names):
         cfg, addresses[name] = _node(scenario, names, ports, n, segments, taps, out)
-        nodes.append(cfg)
+        # The tunnels below add their ends to the nodes' JSON.
+        nodes.append(cfg.model_dump(mode="json"))
 
-    links = [_link(scenario, li, link, link_ports[li]) for li, link in enumerate(scenario.link)]
+    links = [_link(scenario, li, link, link_ports[li]).model_dump(mode="json") for li, link in enumerate(scenario.link)]
     _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
     atm = atm_config(scenario, names, ports, out)
     adaptive = _adaptive(scenario, names, ports)
@@ -135,30 +136,30 @@ def _node(
     segments: _Segments,
     taps: Any,
     out: LocatedProblems,
-) -> tuple[dict[str, Any], list[IPv4Interface]]:
+) -> tuple[plan.NodeConfig, list[IPv4Interface]]:
     """Node ``n``'s NodeConfig (its ports addressed, its bridge, NAT and CPU; tunnels come
     later) and its addresses (port addresses, then the bridge's)."""
     name = names[n]
     node = scenario.node[name]
     mine = ports[n]
-    cfg: dict[str, Any] = {
-        "name": name,
-        "role": node.role,
-        "ports": [],
-        "bridge": None,
-        "ip_forward": False,
-        "routes": _routes(node),
-        "nat": None,
-        "cpu": _cpu(name, node, out),
-        "arp_timeout_ns": ARP_TIMEOUT_NS,
-        "reassembly_timeout_ns": REASSEMBLY_TIMEOUT_NS,
-        "ipsec": [],
+    cfg = plan.NodeConfig(
+        name=name,
+        role=plan.NodeRole(node.role),
+        ports=[],
+        routes=_routes(node),
+        cpu=_cpu(name, node, out),
+        arp_timeout_ns=ARP_TIMEOUT_NS,
+        reassembly_timeout_ns=REASSEMBLY_TIMEOUT_NS,
         # The rest of PmtuConfig (rate limit, cache aging, min_pmtu) keeps Linux's values.
-        "pmtu": {"frag_needed": node.frag_needed, "filter_icmp_unreachable": node.block_icmp_unreachable},
-        "openvpn": [],
-        "pppoe": [],
-        "pptp": [],
-    }
+        pmtu=plan.PmtuConfig(
+            frag_needed=plan.FragNeeded(node.frag_needed), filter_icmp_unreachable=node.block_icmp_unreachable
+        ),
+        # Given, not defaulted: pydantic deep-copies a default list for every node.
+        ipsec=[],
+        openvpn=[],
+        pppoe=[],
+        pptp=[],
+    )
     bridge_ports, bridge_address, routed, addrs = _interfaces(cfg, node, name, mine, segments, n, out)
     if len(addrs) > len(routed):
         out.add(
@@ -172,26 +173,26 @@ def _node(
         bridge_ports = _tap_bridge(scenario, name, mine, chosen, taps)
     for p in mine:
         p.address = chosen.get(p.index)
-        cfg["ports"].append(
-            {
-                "name": p.name,
-                "mac": p.mac,
-                "address": _iface(p.address) if p.address else None,
-                "mtu": p.mtu,
-                "point_to_point": p.kind == "serial" or p.kind == "atm" and not is_lane_port(scenario, p),
-            }
+        cfg.ports.append(
+            plan.PortConfig(
+                name=p.name,
+                mac=_mac(p.mac),
+                address=_address(p.address) if p.address else None,
+                mtu=p.mtu,
+                point_to_point=p.kind == "serial" or p.kind == "atm" and not is_lane_port(scenario, p),
+            )
         )
     if bridge_ports:
         wifi = [p for p in bridge_ports if p.kind == "wifi"]
         mac = (wifi[0] if wifi else bridge_ports[0]).mac
         mode = node.forwarding if isinstance(node, Bridge) else "l2"
-        cfg["bridge"] = {
-            "ports": [p.index for p in bridge_ports],
-            "mode": mode,
-            "mac": list(mac),
-            "address": _iface(bridge_address) if bridge_address else None,
-            "aging_ns": BRIDGE_AGING_NS,
-        }
+        cfg.bridge = plan.BridgeConfig(
+            ports=[plan.Port(p.index) for p in bridge_ports],
+            mode=plan.BridgeMode(mode),
+            mac=_mac(mac),
+            address=_address(bridge_address) if bridge_address else None,
+            aging_ns=BRIDGE_AGING_NS,
+        )
 
     if isinstance(node, Bridge) and node.forwarding == "nat":
         _ics_nat(cfg, scenario, node, names, ports, n, out)
@@ -199,8 +200,17 @@ def _node(
     return cfg, addresses
 
 
+def _mac(mac: list[int]) -> list[plan.MacItem]:
+    return [plan.MacItem(octet) for octet in mac]
+
+
+def _address(address: IPv4Interface) -> tuple[IPv4Address, plan.AddressItem]:
+    """An interface address as the plan writes it: (address, prefix length)."""
+    return address.ip, plan.AddressItem(address.network.prefixlen)
+
+
 def _ics_nat(
-    cfg: dict[str, Any],
+    cfg: plan.NodeConfig,
     scenario: Scenario,
     node: Bridge,
     names: list[str],
@@ -220,15 +230,13 @@ def _ics_nat(
             found="neither",
         )
     else:
-        cfg["nat"] = {
-            "outside_port": outside.index,
-            "port_forwards": _port_forwards(node),
-            "udp_timeout_ns": NAT_UDP_TIMEOUT_NS,
-        }
+        cfg.nat = plan.NatConfig(
+            outside_port=outside.index, port_forwards=_port_forwards(node), udp_timeout_ns=NAT_UDP_TIMEOUT_NS
+        )
 
 
 def _interfaces(
-    cfg: dict[str, Any],
+    cfg: plan.NodeConfig,
     node: Any,
     name: str,
     mine: list[Port],
@@ -258,7 +266,7 @@ def _interfaces(
     elif isinstance(node, AccessPoint):
         bridge_ports, bridge_address, routed, addrs = _ap_interfaces(cfg, node, name, mine, segments, n, out)
     elif isinstance(node, (Router, MpoaServer)) or (isinstance(node, Bridge) and node.forwarding == "nat"):
-        cfg["ip_forward"] = True
+        cfg.ip_forward = True
 
     if len(bridge_ports) == 1:
         # One port is no bridge: the address sits on the port itself (beside an
@@ -270,7 +278,7 @@ def _interfaces(
 
 
 def _ap_interfaces(
-    cfg: dict[str, Any],
+    cfg: plan.NodeConfig,
     node: AccessPoint,
     name: str,
     mine: list[Port],
@@ -306,51 +314,51 @@ def _ap_interfaces(
             found=", ".join(str(a) for a in node.address),
         )
     if node.role == "ap-router":
-        cfg["ip_forward"] = True
+        cfg.ip_forward = True
         if wan is not None and node.nat:
-            cfg["nat"] = {
-                "outside_port": wan.index,
-                "port_forwards": _port_forwards(node),
-                "udp_timeout_ns": NAT_UDP_TIMEOUT_NS,
-            }
+            cfg.nat = plan.NatConfig(
+                outside_port=wan.index, port_forwards=_port_forwards(node), udp_timeout_ns=NAT_UDP_TIMEOUT_NS
+            )
     return bridge_ports, bridge_address, routed, addrs
 
 
-def _link(scenario: Scenario, li: int, link: Any, ends: list[Port]) -> dict[str, Any]:
-    """Link ``li`` as a LinkConfig between its ports ``ends``."""
-    refs = [{"node": p.node, "port": p.index} for p in ends]
+def _link(
+    scenario: Scenario, li: int, link: Any, ends: list[Port]
+) -> plan.EthernetLink | plan.SerialLink | plan.WifiLink | plan.AtmLink:
+    """Link ``li`` as the plan's LinkConfig between its ports ``ends``."""
+    refs = [plan.PortRef(node=p.node, port=p.index) for p in ends]
     lname = scenario.link_name(li)
     if isinstance(link, Ethernet):
         frames, nbytes = _queue(link)
-        return {
-            "type": "ethernet",
-            "name": lname,
-            "a": refs[0],
-            "b": refs[1],
-            "rate_bps": link.rate,
-            "delay_ns": link.delay,
-            "queue_frames": frames,
-            "queue_bytes": nbytes,
-            "impair": _impairments(link),
-        }
+        return plan.EthernetLink(
+            type="ethernet",
+            name=lname,
+            a=refs[0],
+            b=refs[1],
+            rate_bps=link.rate,
+            delay_ns=link.delay,
+            queue_frames=frames,
+            queue_bytes=nbytes,
+            impair=_impairments(link),
+        )
     if isinstance(link, Serial):
-        return {
-            "type": "serial",
-            "name": lname,
-            "a": refs[0],
-            "b": refs[1],
-            "rate_bps": link.rate,
-            "format": link.format,
-            "framing": link.framing,
-            "clocking": link.clocking,
-            "acfc": link.acfc,
-            "pfc": link.pfc,
-            "fcs_bits": link.fcs,
-            "compression": link.compression or 1.0,
-            "delay_ns": link.delay,
-            "queue_frames": SERIAL_QUEUE_FRAMES,
-            "impair": _impairments(link),
-        }
+        return plan.SerialLink(
+            type="serial",
+            name=lname,
+            a=refs[0],
+            b=refs[1],
+            rate_bps=link.rate,
+            format=link.format,
+            framing=plan.SerialFraming(link.framing),
+            clocking=plan.Clocking(link.clocking),
+            acfc=link.acfc,
+            pfc=link.pfc,
+            fcs_bits=link.fcs,
+            compression=link.compression or 1.0,
+            delay_ns=link.delay,
+            queue_frames=SERIAL_QUEUE_FRAMES,
+            impair=_impairments(link),
+        )
     if isinstance(link, Atm):
         return atm_link(link, lname, refs)
     return _wifi(scenario, link, lname, refs)

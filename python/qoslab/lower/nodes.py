@@ -12,12 +12,13 @@ from typing import Any
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import did_you_mean
 from qoslab.lower.common import HARDWARE_ROLES, LocatedProblems, Port, _is_transparent, _members
+from qoslab.plan import models as plan
 from qoslab.scenario.model import Bridge, Scenario
 
 # --------------------------------------------------------------------------- lowering
 
 
-def _cpu(name: str, node: Any, out: LocatedProblems) -> dict[str, Any]:
+def _cpu(name: str, node: Any, out: LocatedProblems) -> plan.CpuConfig:
     profiles = cpu_profiles()
     wanted = node.cpu
     if wanted is None:
@@ -32,7 +33,7 @@ def _cpu(name: str, node: Any, out: LocatedProblems) -> dict[str, Any]:
             hint=did_you_mean(wanted, list(profiles)) or "profiles live in python/qoslab/data/cpu_profiles.toml",
         )
         profile = profiles[DEFAULT_PROFILE]
-    return profile.sim_config()
+    return plan.CpuConfig.model_validate(profile.sim_config())
 
 
 class _Segments:
@@ -127,7 +128,7 @@ def _assign(
     return chosen
 
 
-def _routes(node: Any) -> list[dict[str, Any]]:
+def _routes(node: Any) -> list[plan.RouteConfig]:
     best: dict[Any, Any] = {}
     order: list[Any] = []
     for r in node.routes:
@@ -137,19 +138,26 @@ def _routes(node: Any) -> list[dict[str, Any]]:
         elif r.metric < best[r.to].metric:
             best[r.to] = r
     routes = [
-        {"destination": str(best[n].to.network_address), "prefix_len": best[n].to.prefixlen, "via": str(best[n].via)}
+        plan.RouteConfig(destination=best[n].to.network_address, prefix_len=best[n].to.prefixlen, via=best[n].via)
         for n in order
     ]
     if node.gateway is not None and not any(r.to.prefixlen == 0 for r in node.routes):
-        routes.append({"destination": "0.0.0.0", "prefix_len": 0, "via": str(node.gateway)})
+        routes.append(plan.RouteConfig(destination=IPv4Address("0.0.0.0"), prefix_len=0, via=node.gateway))
     return routes
 
 
-def _port_forwards(node: Any) -> list[dict[str, Any]]:
+def _port_forwards(node: Any) -> list[plan.PortForward]:
     out = []
     for pf in node.port_forwards:
         to, _, to_port = pf.to.partition(":")
-        out.append({"protocol": pf.proto, "port": pf.port, "to": to, "to_port": int(to_port) if to_port else pf.port})
+        out.append(
+            plan.PortForward(
+                protocol=plan.ForwardProtocol(pf.proto),
+                port=pf.port,
+                to=IPv4Address(to),
+                to_port=int(to_port) if to_port else pf.port,
+            )
+        )
     return out
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from qoslab.lower.common import _NOT_YET, LocatedProblems, PathT, Port, _iface
 from qoslab.lower.lowered import Network
 from qoslab.lower.vpn import _pppoe_port
+from qoslab.plan import models as plan
 from qoslab.scenario.model import OpenVpn, Pptp, Scenario
 from qoslab.scenario.tunnels import PPTP_OVERHEAD, below, interface_mtu
 
@@ -188,24 +189,25 @@ def _pptp_configs(
             if a.ip != server_if.ip and a.network != server_if.network
         ]
     )
-    common = {"auth": t.auth, "user": ends[0], "secret": f"qoslab-{t.name}", "mtu": mtu}
     for n, server, local, remote, ppp_local, ppp_peer, routes in (
         (n_server, True, server_if.ip, client_outer, server_if.ip, client_ppp, [[str(client_ppp), 32]]),
         (n_client, False, client_outer, server_if.ip, client_ppp, server_if.ip, [[str(server_if.ip), 32]] + behind),
     ):
-        nodes[n]["pptp"].append(
-            {
-                "name": f"ppp{ppp_count[n]}",
-                "server": server,
-                "local": str(local),
-                "remote": str(remote),
-                "ppp_local": str(ppp_local),
-                "ppp_peer": str(ppp_peer),
-                "routes": routes,
-                "call_id": PPTP_CALL_ID_BASE[1 if server else 0] + i,
-                **common,
-            }
+        end = plan.PptpConfig(
+            name=f"ppp{ppp_count[n]}",
+            server=server,
+            local=local,
+            remote=remote,
+            ppp_local=ppp_local,
+            ppp_peer=ppp_peer,
+            routes=[plan.Route1.model_validate(r) for r in routes],
+            call_id=PPTP_CALL_ID_BASE[1 if server else 0] + i,
+            auth=plan.PppAuth(t.auth),
+            user=ends[0],
+            secret=f"qoslab-{t.name}",
+            mtu=mtu,
         )
+        nodes[n]["pptp"].append(end.model_dump(mode="json"))
         ppp_count[n] += 1
     # The PPP address first: it is the one the server's traffic to the client takes.
     addresses[ends[0]].append(IPv4Interface(f"{client_ppp}/{server_if.network.prefixlen}"))

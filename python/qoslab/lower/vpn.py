@@ -11,6 +11,7 @@ from typing import Any, cast
 from qoslab.lower.common import _NOT_YET, LocatedProblems, PathT, Port, _is_transparent, _members, mac_for
 from qoslab.lower.lowered import Network
 from qoslab.lower.nodes import _protected_behind
+from qoslab.plan import models as plan
 from qoslab.scenario.model import OpenVpn, Pppoe, Pptp, Scenario
 from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, below, interface_mtu
 
@@ -257,14 +258,6 @@ def _pppoe_session(
             if a.ip != server_if.ip and a.network != server_if.network
         ]
     )
-    common = {
-        "service_name": t.service_name or "",
-        "ac_name": ends[1],
-        "auth": t.auth,
-        "user": ends[0],
-        "secret": f"qoslab-{t.name}",
-        "mtu": mtu,
-    }
     for n, port, server, local, peer, routes in (
         (n_server, server_port, True, server_if.ip, client_ip, [[str(client_ip), 32]]),
         (
@@ -276,18 +269,22 @@ def _pppoe_session(
             [[str(server_if.ip), 32]] + [[a, p] for a, p in behind],
         ),
     ):
-        nodes[n]["pppoe"].append(
-            {
-                "name": f"ppp{ppp_count[n]}",
-                "port": port.index,
-                "server": server,
-                "session_id": i + 1 if server else 0,
-                "local": str(local),
-                "peer": str(peer),
-                "routes": routes,
-                **common,
-            }
+        end = plan.PppoeConfig(
+            name=f"ppp{ppp_count[n]}",
+            port=port.index,
+            server=server,
+            session_id=i + 1 if server else 0,
+            local=local,
+            peer=peer,
+            routes=[plan.Route.model_validate(r) for r in routes],
+            service_name=t.service_name or "",
+            ac_name=ends[1],
+            auth=plan.PppAuth(t.auth),
+            user=ends[0],
+            secret=f"qoslab-{t.name}",
+            mtu=mtu,
         )
+        nodes[n]["pppoe"].append(end.model_dump(mode="json"))
         ppp_count[n] += 1
     addresses[ends[0]].append(IPv4Interface(f"{client_ip}/{server_if.network.prefixlen}"))
     return client_ip, server_if.ip
@@ -338,23 +335,22 @@ def _openvpn_ends(
                 [a, p]
                 for a, p in _protected_behind(nodes[far], addresses[ends[1 - k]], cast(IPv4Address, local[1 - k]))
             ]
-        nodes[n]["openvpn"].append(
-            {
-                "name": name,
-                "dev": t.dev,
-                "server": k == 1,
-                "port": tap.index if tap is not None else None,
-                "local": str(local[k]),
-                "remote": str(local[1 - k]),
-                "local_port": t.port,
-                "remote_port": t.port,
-                "proto": t.proto,
-                "cipher": t.cipher,
-                "auth": t.auth,
-                "replay": t.replay,
-                "fragment": int(t.fragment) if t.fragment is not None else None,
-                "mtu": t.mtu or OPENVPN_DEFAULT_MTU,
-                "protects": protects,
-                "key": i,
-            }
+        end = plan.OpenVpnConfig(
+            name=name,
+            dev=plan.OpenVpnDev(t.dev),
+            server=k == 1,
+            port=tap.index if tap is not None else None,
+            local=cast(IPv4Address, local[k]),
+            remote=cast(IPv4Address, local[1 - k]),
+            local_port=t.port,
+            remote_port=t.port,
+            proto=plan.OpenVpnProto(t.proto),
+            cipher=plan.OpenVpnCipher(t.cipher),
+            auth=plan.OpenVpnAuth(t.auth),
+            replay=t.replay,
+            fragment=int(t.fragment) if t.fragment is not None else None,
+            mtu=t.mtu or OPENVPN_DEFAULT_MTU,
+            protects=[plan.Protect1.model_validate(p) for p in protects],
+            key=i,
         )
+        nodes[n]["openvpn"].append(end.model_dump(mode="json"))

@@ -14,6 +14,28 @@ class CpuWindowN(RootModel[int]):
     root: int = Field(..., ge=0)
 
 
+class Access(StrEnum):
+    """
+    Basic access of a frame that arrives while the medium is idle and no backoff is
+    pending (the only case where the readings differ).
+    """
+
+    idle_difs = "idle-difs"
+    """
+    IEEE 802.11-2020 §10.3.4.2: "a STA may transmit a pending MPDU ... when the STA
+    determines that the medium is idle for greater than or equal to a DIFS period"
+    (EIFS after an error), with §10.3.4.3's backoff only when it finds the medium
+    busy; Figure 10-14's "immediate access when medium is free ≥ DIFS". DIFS counts
+    from the medium going idle, so on a long-idle medium the frame goes at once.
+    """
+    arrival_difs = "arrival-difs"
+    """
+    ns-3's `ChannelAccessManager` (src/wifi/model/channel-access-manager.cc): the
+    wait of DIFS (AIFS) counts from the later of the medium going idle and the
+    request, so a frame waits at least DIFS after it arrives.
+    """
+
+
 class AdaptiveConfig(BaseModel):
     """
     One adaptive upstream between two routers, as lowered from the scenario's
@@ -81,6 +103,21 @@ class AdaptiveConfig(BaseModel):
     """
 
 
+class AtmEncapsulation(StrEnum):
+    """
+    RFC 2684 encapsulation of routed and bridged PDUs on a VC.
+    """
+
+    llc_snap = "llc-snap"
+    """
+    LLC/SNAP (RFC 2684 §5; RFC 2225 §6's default for CLIP): 8 octets per PDU.
+    """
+    vc_mux = "vc-mux"
+    """
+    VC multiplexing (RFC 2684 §6.1, null encapsulation): no header.
+    """
+
+
 class AtmNicCost(BaseModel):
     """
     An ATM adapter's segmentation engine (the NIC's own processor and its DMA over the
@@ -103,6 +140,25 @@ class AtmNicCost(BaseModel):
     sar_pdu_ns: int = Field(..., ge=0)
     """
     Set-up time per AAL5 PDU sent, ns.
+    """
+
+
+class AtmPhy(StrEnum):
+    """
+    The physical layer of an ATM link.
+    """
+
+    oc3 = "oc3"
+    """
+    SONET OC-3c / SDH STM-1: 149.76 Mb/s of cells (G.707 §10.1.1).
+    """
+    oc12 = "oc12"
+    """
+    SONET OC-12c / SDH STM-4 (G.707 §10.1.2).
+    """
+    field_25m = "25m"
+    """
+    ATM Forum 25.6 Mb/s (af-phy-0040.000).
     """
 
 
@@ -196,6 +252,22 @@ class CategoryQueues(BaseModel):
     vbr: int | None = Field(None, ge=0)
 
 
+class Clocking(StrEnum):
+    """
+    How a serial line clocks its octets.
+    """
+
+    async_ = "async"
+    """
+    Start-stop characters in the line's `format` (a modem, a null-modem cable).
+    """
+    sync = "sync"
+    """
+    PPP in bit-synchronous HDLC framing (RFC 1662 §5): 8 bits per octet plus the
+    inserted zero bits; `format` unused; the framing must be PPP.
+    """
+
+
 class CongestionControl(StrEnum):
     """
     Which congestion control rules grow and cut the window.
@@ -210,6 +282,21 @@ class CongestionControl(StrEnum):
     """
     RFC 9438 CUBIC (C = 0.4, β = 0.7, fast convergence on), Linux's default since
     2.6.19. HyStart is a separate choice, the socket\\'s `hystart`.
+    """
+
+
+class ControlPreamble(StrEnum):
+    """
+    The PLCP preamble of control responses (Ack, and CTS answering an RTS).
+    """
+
+    bss = "bss"
+    """
+    The BSS's `preamble` (ns-3's choice: a short-preamble BSS answers short).
+    """
+    long = "long"
+    """
+    Always long, which every HR/DSSS receiver decodes (§16.2.2.2: mandatory).
     """
 
 
@@ -394,59 +481,35 @@ class UdpEchoFlow(BaseModel):
     to: IPv4Address
 
 
-class OffsetsN(RootModel[int]):
-    root: int = Field(..., ge=0)
-
-
-class Payload(RootModel[int]):
-    root: int = Field(..., ge=0)
-
-
-class UdpReplayFlow(BaseModel):
+class ForeignSource(StrEnum):
     """
-    A replayed capture (the `pcap.replay` test): UDP datagrams of given payload sizes
-    at given times, each carrying the probe as a `Udp` flow's datagram does. Datagram
-    `k` of pass `p` (both from 0) is sent at `start_ns + p·period_ns + offsets_ns[k]`
-    with `payloads[k]` octets of UDP payload. The lowering reads the schedule from
-    the capture file; the capture's addresses and ports are not replayed.
+    What a station does with an Ethernet frame whose source is not its own MAC.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    dont_fragment: bool | None = False
+    drop = "drop"
     """
-    Set DF on every datagram, as a `Udp` flow's `dont_fragment`.
+    Refuse it (Windows XP's adapters in seed 000 §2.1; what 802.11 implies).
     """
-    dst_port: int = Field(..., ge=0, le=65535)
-    from_: int = Field(..., alias="from", ge=0)
-    id: int = Field(..., ge=0)
-    kind: Literal["udp-replay"]
-    offsets_ns: list[OffsetsN]
+    rewrite = "rewrite"
     """
-    Each datagram's send time after the pass's start, ns: as many as `payloads`,
-    the first 0, never decreasing.
+    Overwrite the source with the station's MAC (some drivers; the reply then
+    comes back to the station, not to the original sender).
     """
-    passes: int = Field(..., ge=0)
+
+
+class ForwardProtocol(StrEnum):
     """
-    How many times the schedule is sent (the test's `loop`), at least 1.
+    The transport protocol of a port forward.
     """
-    payloads: list[Payload]
+
+    tcp = "tcp"
     """
-    Each datagram's UDP payload, octets: at least 16 (the probe), at most 65,507.
+    TCP (RFC 9293).
     """
-    period_ns: int = Field(..., ge=0)
+    udp = "udp"
     """
-    From one pass's start to the next one's, ns: not below the last offset, so
-    the passes do not overlap (unused with one pass).
+    UDP (RFC 768).
     """
-    start_ns: int = Field(..., ge=0)
-    stop_ns: int = Field(..., ge=0)
-    """
-    The end of the sending interval (docs/metrics.md#goodput), after the last
-    datagram's send time.
-    """
-    to: IPv4Address
 
 
 class FragNeeded(StrEnum):
@@ -485,6 +548,97 @@ class HyStartMode(StrEnum):
     hystart__ = "hystart++"
     """
     RFC 9406 HyStart++ (delay increase, then Conservative Slow Start).
+    """
+
+
+class IpsecAuth(StrEnum):
+    """
+    An IPsec integrity algorithm, as `wire::ipsec::Auth` names it.
+    """
+
+    none = "none"
+    """
+    No separate integrity (ESP with a combined-mode cipher, or confidentiality only).
+    """
+    hmac_md5_96 = "hmac-md5-96"
+    """
+    RFC 2403: HMAC-MD5-96.
+    """
+    hmac_sha1_96 = "hmac-sha1-96"
+    """
+    RFC 2404: HMAC-SHA-1-96.
+    """
+    hmac_sha256_128 = "hmac-sha256-128"
+    """
+    RFC 4868 §2.1: HMAC-SHA-256-128.
+    """
+
+
+class IpsecCipher(StrEnum):
+    """
+    An ESP cipher, as `wire::ipsec::Cipher` names it.
+    """
+
+    null = "null"
+    """
+    RFC 2410: no confidentiality.
+    """
+    field_3des_cbc = "3des-cbc"
+    """
+    RFC 2451: triple DES (EDE) in CBC mode.
+    """
+    aes_128_cbc = "aes-128-cbc"
+    """
+    RFC 3602: AES-128 in CBC mode.
+    """
+    aes_192_cbc = "aes-192-cbc"
+    """
+    RFC 3602: AES-192 in CBC mode.
+    """
+    aes_256_cbc = "aes-256-cbc"
+    """
+    RFC 3602: AES-256 in CBC mode.
+    """
+    aes_128_gcm = "aes-128-gcm"
+    """
+    RFC 4106: AES-128 in GCM with a 16-octet ICV.
+    """
+    aes_256_gcm = "aes-256-gcm"
+    """
+    RFC 4106: AES-256 in GCM with a 16-octet ICV.
+    """
+
+
+class IpsecMode(StrEnum):
+    """
+    RFC 4301 §4.1: how an SA carries the packets it protects.
+    """
+
+    tunnel = "tunnel"
+    """
+    A virtual interface (RFC 4301 §5.1.2.1): packets routed to `protects` are sealed
+    whole inside an outer IPv4 header.
+    """
+    transport = "transport"
+    """
+    RFC 4303 §3.1.1, RFC 4302 §3.1.1: the node's own packets to and from `remote`
+    carry ESP or AH between their IPv4 header and payload; `protects` and `mtu` are
+    unused.
+    """
+
+
+class IpsecProtocol(StrEnum):
+    """
+    The IPsec protocol of an SA.
+    """
+
+    esp = "esp"
+    """
+    Encapsulating Security Payload (RFC 4303).
+    """
+    ah = "ah"
+    """
+    Authentication Header (RFC 4302); its `cipher` must be `null`.
     """
 
 
@@ -552,6 +706,103 @@ class LossConfig(RootModel[BernoulliLoss | GilbertElliottLoss]):
     """
 
 
+class NodeRole(StrEnum):
+    """
+    The kinds of node a scenario names (its `role`).
+    """
+
+    host = "host"
+    """
+    An end system.
+    """
+    router = "router"
+    """
+    An IP router.
+    """
+    bridge = "bridge"
+    """
+    A bridging (or L3F, or ICS) host (seed 000).
+    """
+    ap = "ap"
+    """
+    An 802.11 access point bridging its cell and its wired ports.
+    """
+    ap_router = "ap-router"
+    """
+    An access point that also routes to a WAN port (a SOHO router).
+    """
+    switch = "switch"
+    """
+    An Ethernet switch.
+    """
+    atm_switch = "atm-switch"
+    """
+    An ATM switch.
+    """
+    lane_server = "lane-server"
+    """
+    A LAN emulation server (LECS, LES, BUS) on an ATM port.
+    """
+    mpoa_server = "mpoa-server"
+    """
+    An MPOA server (a router on the emulated LANs).
+    """
+
+
+class OpenVpnAuth(StrEnum):
+    """
+    OpenVPN's data channel HMAC (`--auth`), as `wire::openvpn::Auth` models it.
+    """
+
+    none = "none"
+    """
+    No HMAC.
+    """
+    sha1 = "sha1"
+    """
+    HMAC-SHA1, OpenVPN's default.
+    """
+    sha256 = "sha256"
+    """
+    HMAC-SHA256.
+    """
+    sha512 = "sha512"
+    """
+    HMAC-SHA512.
+    """
+
+
+class OpenVpnCipher(StrEnum):
+    """
+    OpenVPN's data channel cipher (`--cipher`), as `wire::openvpn::Cipher` models it.
+    """
+
+    none = "none"
+    """
+    No encryption.
+    """
+    bf_cbc = "bf-cbc"
+    """
+    Blowfish in CBC mode (OpenVPN 2's old default).
+    """
+    aes_128_cbc = "aes-128-cbc"
+    """
+    AES-128 in CBC mode.
+    """
+    aes_256_cbc = "aes-256-cbc"
+    """
+    AES-256 in CBC mode.
+    """
+    aes_128_gcm = "aes-128-gcm"
+    """
+    AES-128 in GCM (AEAD).
+    """
+    aes_256_gcm = "aes-256-gcm"
+    """
+    AES-256 in GCM (AEAD).
+    """
+
+
 class Protect1Item(RootModel[int]):
     root: int = Field(..., ge=0, le=255)
 
@@ -560,78 +811,33 @@ class Protect1(RootModel[tuple[IPv4Address, Protect1Item]]):
     root: tuple[IPv4Address, Protect1Item] = Field(..., max_length=2, min_length=2)
 
 
-class OpenVpnConfig(BaseModel):
+class OpenVpnDev(StrEnum):
     """
-    One end of an OpenVPN tunnel (seed 002 §3.2). Its packets are UDP datagrams between
-    `local`:`local_port` and `remote`:`remote_port`, routed by the node's stack (so they
-    ride on whatever interface leads to `remote`, a link or another tunnel).
-
-    - `dev = "tap"`: the tunnel is the Ethernet port `port` of the node (a TAP device):
-      frames the node sends on it (its own, or its bridge's) are sealed whole; frames
-      opened are received on it. The port's MTU bounds what the IP stack sends on it.
-    - `dev = "tun"`: the tunnel is a point-to-point IP interface with MTU `mtu` and
-      routes to `protects`; IPv4 packets routed there are fragmented to `mtu` first
-      (DF clear), sealed whole, and the outer datagram is fragmented by the egress
-      interface if it must be.
+    An OpenVPN end's virtual device.
     """
 
-    model_config = ConfigDict(
-        extra="forbid",
-    )
-    auth: str
+    tap = "tap"
     """
-    `--auth`: "none", "sha1", "sha256", "sha512".
+    An Ethernet device: frames are sealed whole (a layer-2 VPN).
     """
-    cipher: str
+    tun = "tun"
     """
-    `--cipher`: "none", "bf-cbc", "aes-128-cbc", "aes-256-cbc", "aes-128-gcm", "aes-256-gcm".
+    A point-to-point IP device: IPv4 packets are sealed.
     """
-    dev: str
+
+
+class OpenVpnProto(StrEnum):
     """
-    "tap" or "tun".
+    What carries an OpenVPN tunnel's packets (`--proto`).
     """
-    fragment: int | None = Field(None, ge=0, le=65535)
+
+    udp = "udp"
     """
-    `--fragment max`: no UDP payload larger than this; `None` = off.
+    UDP datagrams, one packet each.
     """
-    key: int = Field(..., ge=0)
+    tcp = "tcp"
     """
-    The number both ends derive their keys from (the scenario's tunnel index).
-    """
-    local: IPv4Address
-    local_port: int = Field(..., ge=0, le=65535)
-    """
-    OpenVPN's port 1194 (IANA) on the server; the client's source port.
-    """
-    mtu: int = Field(..., ge=0, le=65535)
-    """
-    TUN: the interface's MTU (unused for TAP, whose port has its own).
-    """
-    name: str
-    """
-    The interface name (`tap0`, `tun0`, or the scenario's tunnel name).
-    """
-    port: int | None = Field(None, ge=0, le=65535)
-    """
-    TAP: the index of the node's port that is the TAP device.
-    """
-    protects: list[Protect1] | None = Field([], validate_default=True)
-    """
-    TUN: destinations routed into the tunnel.
-    """
-    proto: str
-    """
-    "udp" ("tcp" is refused: not modelled yet).
-    """
-    remote: IPv4Address
-    remote_port: int = Field(..., ge=0, le=65535)
-    replay: bool | None = False
-    """
-    Send the 4-octet packet id (`--replay`). Seed 002 §3.2 counts none.
-    """
-    server: bool
-    """
-    The server end (its direction keys are the server's).
+    One TCP connection, each packet prefixed by its 2-octet length.
     """
 
 
@@ -726,7 +932,7 @@ class PortForward(BaseModel):
         extra="forbid",
     )
     port: int = Field(..., ge=0, le=65535)
-    protocol: str
+    protocol: ForwardProtocol
     to: IPv4Address
     to_port: int = Field(..., ge=0, le=65535)
 
@@ -741,6 +947,25 @@ class PortRef(BaseModel):
     )
     node: int = Field(..., ge=0)
     port: int = Field(..., ge=0, le=65535)
+
+
+class PppAuth(StrEnum):
+    """
+    The PPP authentication protocol a server demands.
+    """
+
+    pap = "pap"
+    """
+    PAP (RFC 1334).
+    """
+    chap = "chap"
+    """
+    CHAP with MD5 (RFC 1994).
+    """
+    mschapv2 = "mschapv2"
+    """
+    MS-CHAPv2 (RFC 2759): PPTP only.
+    """
 
 
 class RouteItem(RootModel[int]):
@@ -764,9 +989,9 @@ class PppoeConfig(BaseModel):
     """
     The AC-Name a server sends.
     """
-    auth: str
+    auth: PppAuth
     """
-    "chap" (RFC 1994, MD5) or "pap" (RFC 1334): what the server demands.
+    What the server demands: CHAP or PAP (MS-CHAPv2 is PPTP's).
     """
     local: IPv4Address
     """
@@ -828,10 +1053,9 @@ class PptpConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    auth: str
+    auth: PppAuth
     """
-    "mschapv2" (RFC 2759), "chap" (RFC 1994, MD5) or "pap" (RFC 1334): what the
-    server demands.
+    What the server demands.
     """
     call_id: int = Field(..., ge=0, le=65535)
     """
@@ -878,6 +1102,22 @@ class PptpConfig(BaseModel):
     """
 
 
+class Preamble(StrEnum):
+    """
+    The PLCP preamble and header format of DSSS/CCK PPDUs (IEEE 802.11-2020 §16.2.2).
+    """
+
+    long = "long"
+    """
+    Long PPDU format: 144 µs SYNC+SFD and 48 µs PLCP header, both at 1 Mb/s.
+    """
+    short = "short"
+    """
+    Short PPDU format: 72 µs preamble at 1 Mb/s and 24 µs header at 2 Mb/s. Not
+    defined for a 1 Mb/s PSDU, which always uses the long format.
+    """
+
+
 class RouteConfig(BaseModel):
     """
     A static route.
@@ -915,6 +1155,25 @@ class RxLatency(BaseModel):
     per_frame_ns: int = Field(..., ge=0)
     """
     Fixed part, ns per frame.
+    """
+
+
+class SerialFraming(StrEnum):
+    """
+    How a serial line frames IP packets.
+    """
+
+    slip = "slip"
+    """
+    SLIP (RFC 1055).
+    """
+    cslip = "cslip"
+    """
+    SLIP with Van Jacobson TCP/IP header compression (RFC 1144).
+    """
+    ppp = "ppp"
+    """
+    PPP in HDLC-like framing (RFC 1661, RFC 1662).
     """
 
 
@@ -1125,6 +1384,58 @@ class VcEnd(BaseModel):
     vpi: int = Field(..., ge=0, le=65535)
 
 
+class WifiSecurity(StrEnum):
+    """
+    The link cipher of an 802.11 cell (IEEE 802.11-2020 clause 12).
+    """
+
+    open = "open"
+    """
+    Open system, no encryption.
+    """
+    wep_40 = "wep-40"
+    """
+    WEP with a 40-bit key (§12.3.2).
+    """
+    wep_104 = "wep-104"
+    """
+    WEP with a 104-bit key (§12.3.2).
+    """
+    tkip = "tkip"
+    """
+    TKIP (§12.5.2).
+    """
+    ccmp = "ccmp"
+    """
+    CCMP-128 (§12.5.3).
+    """
+
+
+class WifiStandard(StrEnum):
+    """
+    The PHY an 802.11 cell runs, as the scenario's `standard` names it.
+    """
+
+    field_802_11 = "802.11"
+    """
+    IEEE 802.11-2020 clause 15, DSSS at 1 and 2 Mb/s, with the MAC timing of clause
+    16 (slot 20 µs, SIFS 10 µs, CWmin 31).
+    """
+    field_802_11b = "802.11b"
+    """
+    Clause 16, HR/DSSS (802.11b): 1, 2, 5.5 and 11 Mb/s.
+    """
+    field_802_11g = "802.11g"
+    """
+    Clause 18, ERP (802.11g), every member ERP: short slot, CWmin 15, no protection.
+    """
+    field_802_11g_mixed = "802.11g-mixed"
+    """
+    ERP with 802.11b members present: long slot, CWmin 31, CTS-to-self before OFDM
+    frames (§10.26.2).
+    """
+
+
 class WindowConfig(BaseModel):
     """
     The measurement window of one flow (docs/metrics.md#window): it opens at the flow's
@@ -1300,8 +1611,8 @@ class TcpFlow(BaseModel):
     """
 
 
-class FlowConfig(RootModel[UdpFlow | PingFlow | UdpEchoFlow | UdpReplayFlow | TcpFlow]):
-    root: UdpFlow | PingFlow | UdpEchoFlow | UdpReplayFlow | TcpFlow
+class FlowConfig(RootModel[UdpFlow | PingFlow | UdpEchoFlow | TcpFlow]):
+    root: UdpFlow | PingFlow | UdpEchoFlow | TcpFlow
     """
     Traffic.
     """
@@ -1337,13 +1648,13 @@ class IpsecTunnelConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    auth: str
+    auth: IpsecAuth
     """
-    `wire::ipsec::Auth` by name: "none", "hmac-md5-96", "hmac-sha1-96", "hmac-sha256-128".
+    The integrity algorithm (`wire::ipsec::Auth`).
     """
-    cipher: str
+    cipher: IpsecCipher
     """
-    `wire::ipsec::Cipher` by name: "null", "3des-cbc", "aes-128-cbc", "aes-256-gcm", ...
+    The ESP cipher (`wire::ipsec::Cipher`).
     """
     fragment: TunnelFragment | None = TunnelFragment.after
     """
@@ -1360,11 +1671,9 @@ class IpsecTunnelConfig(BaseModel):
     """
     The outer source: one of the node's own addresses.
     """
-    mode: str | None = "tunnel"
+    mode: IpsecMode | None = IpsecMode.tunnel
     """
-    "tunnel" (a virtual interface, RFC 4301 §5.1.2.1) or "transport" (RFC 4303
-    §3.1.1, RFC 4302 §3.1.1: the node's own packets to and from `remote` carry ESP or
-    AH between their IPv4 header and payload; `protects` and `mtu` are unused).
+    Tunnel mode (the default) or transport mode.
     """
     mtu: int = Field(..., ge=0, le=65535)
     """
@@ -1380,9 +1689,9 @@ class IpsecTunnelConfig(BaseModel):
     """
     Destinations routed into the tunnel: (network, prefix length).
     """
-    protocol: str | None = "esp"
+    protocol: IpsecProtocol | None = IpsecProtocol.esp
     """
-    "esp" (RFC 4303) or "ah" (RFC 4302; `cipher` must be "null").
+    ESP (the default) or AH.
     """
     remote: IPv4Address
     """
@@ -1478,11 +1787,9 @@ class SerialLink(BaseModel):
     in bits, 16 (RFC 1662 §C.2, the default) or 32 (RFC 1570 §2.1, §C.3).
     """
     b: PortRef
-    clocking: str | None = "async"
+    clocking: Clocking | None = Clocking.async_
     """
-    "async" (start-stop characters in `format`, the default) or "sync" (PPP in
-    bit-synchronous HDLC framing, RFC 1662 §5: 8 bits per octet plus inserted
-    zero bits; `format` unused; framing must be "ppp").
+    Start-stop characters (the default) or bit-synchronous HDLC (PPP only).
     """
     compression: float
     """
@@ -1492,11 +1799,12 @@ class SerialLink(BaseModel):
     fcs_bits: int | None = Field(16, ge=0)
     format: str
     """
-    Character format, e.g. "8n1".
+    Character format, e.g. "8n1" (data bits, parity, stop bits: a pattern, not a
+    closed set, parsed by the simulator's serial line).
     """
-    framing: str
+    framing: SerialFraming
     """
-    "slip", "cslip" or "ppp".
+    What carries IP packets on the line.
     """
     impair: list[Impairment] | None = Field(
         [{"loss": None, "shaper": None}, {"loss": None, "shaper": None}],
@@ -1519,10 +1827,9 @@ class WifiLink(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
     )
-    access: str | None = "idle-difs"
+    access: Access | None = Access.idle_difs
     """
-    DCF basic access on an idle medium: "idle-difs" (IEEE 802.11-2020 §10.3.4.2, the
-    default) or "arrival-difs" (ns-3); see `wifi::dcf::Access`.
+    DCF basic access on an idle medium.
     """
     ap: PortRef | None = None
     beacon: BeaconConfig | None = None
@@ -1535,10 +1842,9 @@ class WifiLink(BaseModel):
     radiotap Channel; none: unknown (no radiotap Channel field). Informational: no
     interference between cells is modelled.
     """
-    control_preamble: str | None = "bss"
+    control_preamble: ControlPreamble | None = ControlPreamble.bss
     """
-    Control responses' PLCP preamble: "bss" (the BSS's `preamble`, the default) or
-    "long" (see `wifi::phy::PhyParams::control_preamble`).
+    Control responses' PLCP preamble (see `wifi::phy::PhyParams::control_preamble`).
     """
     delay_ns: int | None = Field(0, ge=0)
     """
@@ -1547,10 +1853,9 @@ class WifiLink(BaseModel):
     timing does not shift (its ACKTimeout budgets up to a slot of round trip), so the
     lowering accepts at most half a slot.
     """
-    foreign_source: str
+    foreign_source: ForeignSource
     """
-    What an AP does with a frame whose source MAC is not the sending station's:
-    "drop" (what APs do) or "rewrite" (adapters that overwrite the source address).
+    What an adapter does with a frame whose source MAC is not the station's own.
     """
     frame_error_rate: list[float] | None = []
     """
@@ -1566,12 +1871,12 @@ class WifiLink(BaseModel):
     absence). Default true (IEEE 802.11-2020 §10.3.2.11); false for seed 004's
     WaveLAN, which "does not provide any acknowledgements mechanism".
     """
-    member_preamble: list[str] | None = []
+    member_preamble: list[Preamble] | None = []
     """
-    Per-member PLCP preamble of the data frames it sends, "long" or "short" (same
-    order as `hears`), overriding `preamble`; empty (the default): every member
-    sends `preamble`. A station's driver may send long preambles in a cell whose AP
-    sends short ones (IEEE 802.11-2020 §16.2.2.2: the long format is mandatory).
+    Per-member PLCP preamble of the data frames it sends (same order as `hears`),
+    overriding `preamble`; empty (the default): every member sends `preamble`. A
+    station's driver may send long preambles in a cell whose AP sends short ones
+    (IEEE 802.11-2020 §16.2.2.2: the long format is mandatory).
     """
     member_queue_frames: list[MemberQueueFrame] | None = Field([], validate_default=True)
     """
@@ -1579,9 +1884,10 @@ class WifiLink(BaseModel):
     `queue_frames`; empty (the default): every member has `queue_frames`.
     """
     name: str
-    preamble: str
+    preamble: Preamble
     """
-    "long" or "short" PLCP preamble (802.11b).
+    The PLCP preamble of DSSS/CCK frames; short only where the standard has it
+    ([`WifiStandard::preamble_problem`]).
     """
     queue_frames: int = Field(..., ge=0)
     """
@@ -1606,13 +1912,13 @@ class WifiLink(BaseModel):
     """
     RTS/CTS for MPDUs longer than this many bytes (2347: never).
     """
-    security: str
+    security: WifiSecurity
     """
-    "open", "wep-40", "wep-104", "tkip" or "ccmp".
+    The link cipher.
     """
-    standard: str
+    standard: WifiStandard
     """
-    "802.11b" or "802.11g".
+    The PHY the cell runs.
     """
     stations: list[PortRef]
     type: Literal["wifi"]
@@ -1665,77 +1971,78 @@ class NatConfig(BaseModel):
     """
 
 
-class NodeConfig(BaseModel):
+class OpenVpnConfig(BaseModel):
     """
-    A node: its ports, how it forwards, its CPU.
+    One end of an OpenVPN tunnel (seed 002 §3.2). Its packets are UDP datagrams between
+    `local`:`local_port` and `remote`:`remote_port`, routed by the node's stack (so they
+    ride on whatever interface leads to `remote`, a link or another tunnel).
+
+    - `dev = "tap"`: the tunnel is the Ethernet port `port` of the node (a TAP device):
+      frames the node sends on it (its own, or its bridge's) are sealed whole; frames
+      opened are received on it. The port's MTU bounds what the IP stack sends on it.
+    - `dev = "tun"`: the tunnel is a point-to-point IP interface with MTU `mtu` and
+      routes to `protects`; IPv4 packets routed there are fragmented to `mtu` first
+      (DF clear), sealed whole, and the outer datagram is fragmented by the egress
+      interface if it must be.
     """
 
     model_config = ConfigDict(
         extra="forbid",
     )
-    arp_timeout_ns: int = Field(..., ge=0)
+    auth: OpenVpnAuth
     """
-    Seconds an ARP cache entry lives (Windows XP: 120 s for a used entry; Linux ~30 s
-    reachable). RFC 1122 §2.3.2.1 asks for a timeout, not a value.
+    `--auth`.
     """
-    bridge: BridgeConfig | None = None
+    cipher: OpenVpnCipher
     """
-    A bridge joining some ports into one segment, with the node's own IP on it.
+    `--cipher`.
     """
-    cpu: CpuConfig
-    ip_forward: bool | None = False
+    dev: OpenVpnDev
     """
-    Forward IP packets between interfaces (a router, an ICS host, an AP router).
+    A TAP (Ethernet) or TUN (IP) device.
     """
-    ipsec: list[IpsecTunnelConfig] | None = Field([], validate_default=True)
+    fragment: int | None = Field(None, ge=0, le=65535)
     """
-    IPsec ESP tunnels ending at this node, each a virtual interface (see `ipsec`).
+    `--fragment max`: no UDP payload larger than this; `None` = off.
+    """
+    key: int = Field(..., ge=0)
+    """
+    The number both ends derive their keys from (the scenario's tunnel index).
+    """
+    local: IPv4Address
+    local_port: int = Field(..., ge=0, le=65535)
+    """
+    OpenVPN's port 1194 (IANA) on the server; the client's source port.
+    """
+    mtu: int = Field(..., ge=0, le=65535)
+    """
+    TUN: the interface's MTU (unused for TAP, whose port has its own).
     """
     name: str
-    nat: NatConfig | None = None
     """
-    Network address translation on one interface (ICS, a SOHO router's WAN).
+    The interface name (`tap0`, `tun0`, or the scenario's tunnel name).
     """
-    openvpn: list[OpenVpnConfig] | None = Field([], validate_default=True)
+    port: int | None = Field(None, ge=0, le=65535)
     """
-    OpenVPN tunnel ends at this node (see `openvpn` and `vif`).
+    TAP: the index of the node's port that is the TAP device.
     """
-    pmtu: PmtuConfig | None = Field(
-        {
-            "expires_ns": 600000000000,
-            "filter_icmp_unreachable": False,
-            "frag_needed": "mtu",
-            "icmp_burst": 6,
-            "icmp_ratelimit_ns": 1000000000,
-            "min_pmtu": 552,
-            "rate_limit_frag_needed": False,
-        },
-        validate_default=True,
-    )
+    protects: list[Protect1] | None = Field([], validate_default=True)
     """
-    Path MTU behaviour: what the node sends when a DF packet does not fit, its ICMP
-    rate limit and its PMTU cache (see `pmtu`).
+    TUN: destinations routed into the tunnel.
     """
-    ports: list[PortConfig]
-    pppoe: list[PppoeConfig] | None = Field([], validate_default=True)
+    proto: OpenVpnProto
     """
-    PPPoE session ends at this node, each a PPP interface (see `pppoe` and `vif`).
+    `--proto`: what carries the tunnel's packets.
     """
-    pptp: list[PptpConfig] | None = Field([], validate_default=True)
+    remote: IPv4Address
+    remote_port: int = Field(..., ge=0, le=65535)
+    replay: bool | None = False
     """
-    PPTP tunnel ends at this node, each a PPP interface (see `pptp` and `pptp_vif`).
+    Send the 4-octet packet id (`--replay`). Seed 002 §3.2 counts none.
     """
-    reassembly_timeout_ns: int = Field(..., ge=0)
+    server: bool
     """
-    IPv4 reassembly timeout (RFC 791 suggests 15 s; Linux uses 30 s).
-    """
-    role: str
-    """
-    The role named in the scenario, for reports only; behaviour follows the fields below.
-    """
-    routes: list[RouteConfig] | None = Field([], validate_default=True)
-    """
-    Static routes; connected routes come from the interfaces' addresses.
+    The server end (its direction keys are the server's).
     """
 
 
@@ -1892,10 +2199,9 @@ class AtmLink(BaseModel):
     """
     One-way propagation delay, ns (about 5 µs per km of fibre).
     """
-    encapsulation: str | None = "llc-snap"
+    encapsulation: AtmEncapsulation | None = AtmEncapsulation.llc_snap
     """
-    RFC 2684 encapsulation on the link's data VCs: "llc-snap" (RFC 2225 §6's
-    default for CLIP) or "vc-mux" (RFC 2684 §6.1, null encapsulation).
+    RFC 2684 encapsulation on the link's data VCs (default LLC/SNAP).
     """
     name: str
     nic_queue_frames: int | None = Field(64, ge=0)
@@ -1903,9 +2209,9 @@ class AtmLink(BaseModel):
     A host NIC's transmit queue, in AAL5 frames (the ForeRunner driver's ring; an
     uncalibrated 64, of the order of NDIS transmit rings).
     """
-    phy: str | None = "oc3"
+    phy: AtmPhy | None = AtmPhy.oc3
     """
-    "oc3" (149.76 Mb/s of cells, G.707 §10.1.1), "oc12" or "25m" (af-phy-0040).
+    The physical layer, which sets the cell rate (default OC-3c).
     """
     pvcs: list[PvcConfig] | None = Field([], validate_default=True)
     """
@@ -1918,6 +2224,80 @@ class LinkConfig(RootModel[EthernetLink | SerialLink | WifiLink | AtmLink]):
     root: EthernetLink | SerialLink | WifiLink | AtmLink
     """
     A link between ports.
+    """
+
+
+class NodeConfig(BaseModel):
+    """
+    A node: its ports, how it forwards, its CPU.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    arp_timeout_ns: int = Field(..., ge=0)
+    """
+    Seconds an ARP cache entry lives (Windows XP: 120 s for a used entry; Linux ~30 s
+    reachable). RFC 1122 §2.3.2.1 asks for a timeout, not a value.
+    """
+    bridge: BridgeConfig | None = None
+    """
+    A bridge joining some ports into one segment, with the node's own IP on it.
+    """
+    cpu: CpuConfig
+    ip_forward: bool | None = False
+    """
+    Forward IP packets between interfaces (a router, an ICS host, an AP router).
+    """
+    ipsec: list[IpsecTunnelConfig] | None = Field([], validate_default=True)
+    """
+    IPsec ESP tunnels ending at this node, each a virtual interface (see `ipsec`).
+    """
+    name: str
+    nat: NatConfig | None = None
+    """
+    Network address translation on one interface (ICS, a SOHO router's WAN).
+    """
+    openvpn: list[OpenVpnConfig] | None = Field([], validate_default=True)
+    """
+    OpenVPN tunnel ends at this node (see `openvpn` and `vif`).
+    """
+    pmtu: PmtuConfig | None = Field(
+        {
+            "expires_ns": 600000000000,
+            "filter_icmp_unreachable": False,
+            "frag_needed": "mtu",
+            "icmp_burst": 6,
+            "icmp_ratelimit_ns": 1000000000,
+            "min_pmtu": 552,
+            "rate_limit_frag_needed": False,
+        },
+        validate_default=True,
+    )
+    """
+    Path MTU behaviour: what the node sends when a DF packet does not fit, its ICMP
+    rate limit and its PMTU cache (see `pmtu`).
+    """
+    ports: list[PortConfig]
+    pppoe: list[PppoeConfig] | None = Field([], validate_default=True)
+    """
+    PPPoE session ends at this node, each a PPP interface (see `pppoe` and `vif`).
+    """
+    pptp: list[PptpConfig] | None = Field([], validate_default=True)
+    """
+    PPTP tunnel ends at this node, each a PPP interface (see `pptp` and `pptp_vif`).
+    """
+    reassembly_timeout_ns: int = Field(..., ge=0)
+    """
+    IPv4 reassembly timeout (RFC 791 suggests 15 s; Linux uses 30 s).
+    """
+    role: NodeRole
+    """
+    The role named in the scenario, for reports only; behaviour follows the fields below.
+    """
+    routes: list[RouteConfig] | None = Field([], validate_default=True)
+    """
+    Static routes; connected routes come from the interfaces' addresses.
     """
 
 

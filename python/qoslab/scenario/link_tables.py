@@ -265,17 +265,17 @@ class Wifi(LinkBase):
                 expected=f"one of {listed} Mbps",
                 found=repr(format_rate(self.rate)),
             )
-        if self.preamble == "short" and self.standard == "802.11":
-            raise FieldProblem("preamble", "802.11 DSSS has only the long preamble", expected="'long'", found="'short'")
-        if self.standard == "802.11":
-            for member, kind in self.preambles.items():
-                if kind == "short":
-                    raise FieldProblem(
-                        f"preambles.{member}",
-                        "802.11 DSSS has only the long preamble",
-                        expected="'long'",
-                        found="'short'",
-                    )
+        # The rule is the plan's (qoslab_plan::WifiStandard::preamble_problem), asked of the
+        # core so that the scenario and a hand-written plan are refused by one statement.
+        from qoslab._core import wifi_preamble_problem
+
+        problem = wifi_preamble_problem(self.standard, self.preamble)
+        if problem is not None:
+            raise FieldProblem("preamble", problem, expected="'long'", found=repr(self.preamble))
+        for member, kind in self.preambles.items():
+            problem = wifi_preamble_problem(self.standard, kind)
+            if problem is not None:
+                raise FieldProblem(f"preambles.{member}", problem, expected="'long'", found=repr(kind))
         if self.beacon_rate is not None and self.beacon_rate not in [int(r * 1_000_000) for r in rates]:
             raise FieldProblem(
                 "beacon_rate",

@@ -298,6 +298,15 @@ def pydantic_problems(err: ValidationError, data: dict[str, Any], spans: Spans) 
     return [_problem_of(e, data, spans) for e in err.errors(include_url=False)]
 
 
+def _holds(table: Any, keys: tuple[str, ...]) -> bool:
+    """Whether ``table`` has the key path ``keys``, each key in the table of the one before."""
+    for key in keys:
+        if not isinstance(table, dict) or key not in table:
+            return False
+        table = table[key]
+    return True
+
+
 def _problem_of(e: ErrorDetails, data: dict[str, Any], spans: Spans) -> Problem:
     """One pydantic error as a Problem at its key, in the scenario language's words."""
     kind = e["type"]
@@ -313,7 +322,9 @@ def _problem_of(e: ErrorDetails, data: dict[str, Any], spans: Spans) -> Problem:
     if isinstance(inner, UnitError):
         return problem(spans, path, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
     if isinstance(inner, FieldProblem):
-        where = path + (inner.key,) if (inner.key in (value or {})) else path
+        # A dotted key (``preambles.sta``) names a key of a sub-table of the table.
+        keys = tuple(inner.key.split("."))
+        where = path + keys if _holds(value, keys) else path
         return problem(spans, where, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
     if kind == "literal_error":
         choices = re.findall(r"'([^']*)'", str(ctx.get("expected", "")))

@@ -52,18 +52,17 @@ pub use net::{qos, AtmEvent, AtmNet, AtmOut, AtmStats};
 /// Bits of one cell on the line: 53 × 8 (I.361 §2.1).
 pub const CELL_BITS: u128 = wire::atm::CELL_BITS as u128;
 
-/// The cell payload rate of a physical layer by its scenario name, b/s of 53-octet
-/// cells.
-pub fn phy_cell_rate(phy: &str) -> Option<u64> {
+/// The cell payload rate of a physical layer, b/s of 53-octet cells.
+pub fn phy_cell_rate(phy: qoslab_plan::AtmPhy) -> u64 {
+    use qoslab_plan::AtmPhy;
     use wire::atm::rate;
     match phy {
         // G.707 §10.1.1: the C-4 of STM-1 / OC-3c, 260 × 9 × 8 × 8000 = 149.76 Mb/s.
-        "oc3" => Some(rate::OC3_CELL_PAYLOAD),
+        AtmPhy::Oc3 => rate::OC3_CELL_PAYLOAD,
         // G.707 §10.1.2: C-4-4c of STM-4 / OC-12c.
-        "oc12" => Some(rate::OC12_CELL_PAYLOAD),
+        AtmPhy::Oc12 => rate::OC12_CELL_PAYLOAD,
         // af-phy-0040.000: 25.6 Mb/s of octets, 53 of every 54 octet times are cells.
-        "25m" => Some(rate::ATM25_CELL_PAYLOAD),
-        _ => None,
+        AtmPhy::Atm25 => rate::ATM25_CELL_PAYLOAD,
     }
 }
 
@@ -126,7 +125,7 @@ mod test {
 
     #[test]
     fn oc3_slots_are_exact_and_do_not_drift() {
-        let s = Slots::new(phy_cell_rate("oc3").unwrap());
+        let s = Slots::new(phy_cell_rate(qoslab_plan::AtmPhy::Oc3));
         assert_eq!((s.num, s.den), (331_250, 117));
         // 424 bits at 149.76 Mb/s: 2831.196… ns.
         assert_eq!(s.start(1), 2831);
@@ -145,7 +144,7 @@ mod test {
 
     #[test]
     fn atm25_carries_53_of_54_octets() {
-        let s = Slots::new(phy_cell_rate("25m").unwrap());
+        let s = Slots::new(phy_cell_rate(qoslab_plan::AtmPhy::Atm25));
         // 54 octet times of 25.6 Mb/s per cell: 16.875 µs.
         assert_eq!(s.start(8), 135_000);
     }

@@ -218,8 +218,10 @@ fn attach_nat(
         .ok_or_else(|| format!("node {}: the NAT outside interface has no address", config.name))?;
     let mut forwards = Vec::new();
     for f in &nat.port_forwards {
-        let protocol: NatProtocol =
-            f.protocol.parse().map_err(|e| format!("node {}: port forward: {e}", config.name))?;
+        let protocol = match f.protocol {
+            qoslab_plan::ForwardProtocol::Tcp => NatProtocol::Tcp,
+            qoslab_plan::ForwardProtocol::Udp => NatProtocol::Udp,
+        };
         forwards.push(PortForward { protocol, port: f.port, to: f.to, to_port: f.to_port });
     }
     let translator =
@@ -249,7 +251,7 @@ impl Node {
         }
         let mut node = Node {
             name: config.name.clone(),
-            role: config.role.clone(),
+            role: qoslab_plan::name_of(&config.role),
             port_names: config.ports.iter().map(|p| p.name.clone()).collect(),
             port_macs: config.ports.iter().map(|p| Mac(p.mac)).collect(),
             port_mtus: config.ports.iter().map(|p| p.mtu).collect(),

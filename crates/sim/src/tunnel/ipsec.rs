@@ -49,6 +49,7 @@ use crate::config::{IpsecTunnelConfig, TunnelFragment};
 use crate::node::ip::DEFAULT_TTL;
 use crate::rng::{stream_key, RandomStream};
 use crate::tunnel::{Action, Host, Interface, SaReport, TunnelEnd, TunnelIo, HEADROOM};
+use qoslab_plan::{IpsecAuth, IpsecCipher, IpsecProtocol};
 
 /// The key material of the SA with SPI `spi`: `len` bytes from a stream named by the
 /// SPI and `purpose` ("enc" or "auth"). Both ends of a tunnel compute the same bytes.
@@ -122,6 +123,30 @@ struct SaCounts {
     failed: u64,
 }
 
+/// The wire crate's cipher for the one the plan names.
+fn wire_cipher(cipher: IpsecCipher) -> Cipher {
+    use wire::ipsec::AesKeySize::{Aes128, Aes192, Aes256};
+    match cipher {
+        IpsecCipher::Null => Cipher::Null,
+        IpsecCipher::TripleDesCbc => Cipher::TripleDesCbc,
+        IpsecCipher::Aes128Cbc => Cipher::AesCbc(Aes128),
+        IpsecCipher::Aes192Cbc => Cipher::AesCbc(Aes192),
+        IpsecCipher::Aes256Cbc => Cipher::AesCbc(Aes256),
+        IpsecCipher::Aes128Gcm => Cipher::AesGcm(Aes128),
+        IpsecCipher::Aes256Gcm => Cipher::AesGcm(Aes256),
+    }
+}
+
+/// The wire crate's integrity algorithm for the one the plan names.
+fn wire_auth(auth: IpsecAuth) -> Auth {
+    match auth {
+        IpsecAuth::None => Auth::None,
+        IpsecAuth::HmacMd5_96 => Auth::HmacMd5_96,
+        IpsecAuth::HmacSha1_96 => Auth::HmacSha1_96,
+        IpsecAuth::HmacSha256_128 => Auth::HmacSha256_128,
+    }
+}
+
 /// The outbound and inbound SAs of one end, and what builds and opens their packets.
 struct SaPair {
     protocol: Protocol,
@@ -140,13 +165,11 @@ impl SaPair {
     /// The pair of `config` in `mode`; an unknown name, a reserved SPI, HMAC with GCM, AH
     /// with a cipher or without an integrity algorithm is an error naming it.
     fn new(config: &IpsecTunnelConfig, mode: Mode) -> Result<SaPair, String> {
-        let protocol = match config.protocol.as_str() {
-            "esp" => Protocol::Esp,
-            "ah" => Protocol::Ah,
-            other => return Err(format!("protocol \"{other}\": \"esp\" or \"ah\"")),
+        let protocol = match config.protocol {
+            IpsecProtocol::Esp => Protocol::Esp,
+            IpsecProtocol::Ah => Protocol::Ah,
         };
-        let cipher: Cipher = config.cipher.parse().map_err(|e| format!("{e}"))?;
-        let auth: Auth = config.auth.parse().map_err(|e| format!("{e}"))?;
+        let (cipher, auth) = (wire_cipher(config.cipher), wire_auth(config.auth));
         if protocol == Protocol::Ah {
             if cipher != Cipher::Null {
                 return Err(format!("AH does not encrypt (RFC 4302): cipher must be \"null\", not \"{cipher}\""));
@@ -545,8 +568,8 @@ pub fn attach(config: &crate::config::NodeConfig, host: &mut dyn Host) -> Result
         if !host.has_address(t.local) {
             return Err(fail(format!("local address {} is not an address of the node", t.local)));
         }
-        match t.mode.as_str() {
-            "tunnel" => {
+        match t.mode {
+            qoslab_plan::IpsecMode::Tunnel => {
                 let tunnel = IpsecTunnel::new(t).map_err(fail)?;
                 let iface = Interface {
                     name: t.name.clone(),
@@ -556,8 +579,7 @@ pub fn attach(config: &crate::config::NodeConfig, host: &mut dyn Host) -> Result
                 };
                 host.add_stack_tunnel(iface, &t.protects, Box::new(tunnel));
             }
-            "transport" => host.add_transport(Box::new(IpsecTransport::new(t).map_err(fail)?)),
-            other => return Err(fail(format!("mode \"{other}\": \"tunnel\" or \"transport\""))),
+            qoslab_plan::IpsecMode::Transport => host.add_transport(Box::new(IpsecTransport::new(t).map_err(fail)?)),
         }
     }
     Ok(())
@@ -566,6 +588,7 @@ pub fn attach(config: &crate::config::NodeConfig, host: &mut dyn Host) -> Result
 #[cfg(test)]
 mod test {
     use super::*;
+    use qoslab_plan::IpsecMode;
 
     fn config(spi_out: u32, spi_in: u32, local: [u8; 4], remote: [u8; 4]) -> IpsecTunnelConfig {
         IpsecTunnelConfig {
@@ -574,12 +597,12 @@ mod test {
             remote: Ipv4Addr::from(remote),
             spi_out,
             spi_in,
-            cipher: "3des-cbc".into(),
-            auth: "hmac-sha1-96".into(),
+            cipher: IpsecCipher::TripleDesCbc,
+            auth: IpsecAuth::HmacSha1_96,
             protects: vec![],
             mtu: 1500,
-            mode: "tunnel".into(),
-            protocol: "esp".into(),
+            mode: IpsecMode::Tunnel,
+            protocol: IpsecProtocol::Esp,
             select_protocol: None,
             select_local_port: None,
             select_remote_port: None,
@@ -649,11 +672,9 @@ mod test {
         let mut c = config(0x1000, 7, [10, 0, 1, 1], [10, 0, 2, 1]);
         assert!(EspTunnel::new(&c).unwrap_err().contains("reserved"));
         c.spi_in = 0x2000;
-        c.cipher = "rot13".into();
-        assert!(EspTunnel::new(&c).unwrap_err().contains("3des-cbc"));
-        c.cipher = "aes-128-gcm".into();
+        c.cipher = IpsecCipher::Aes128Gcm;
         assert!(EspTunnel::new(&c).unwrap_err().contains("auth must be"));
-        c.auth = "none".into();
+        c.auth = IpsecAuth::None;
         assert!(EspTunnel::new(&c).is_ok());
     }
 
@@ -663,9 +684,9 @@ mod test {
             let mut ca = config(0x1000, 0x1001, [10, 0, 1, 1], [10, 0, 2, 1]);
             let mut cb = config(0x1001, 0x1000, [10, 0, 2, 1], [10, 0, 1, 1]);
             for c in [&mut ca, &mut cb] {
-                c.mode = "transport".into();
-                c.protocol = protocol.into();
-                c.cipher = cipher.into();
+                c.mode = IpsecMode::Transport;
+                c.protocol = qoslab_plan::from_name(protocol).unwrap();
+                c.cipher = qoslab_plan::from_name(cipher).unwrap();
             }
             let mut a = IpsecTransport::new(&ca).unwrap();
             let mut b = IpsecTransport::new(&cb).unwrap();
@@ -686,7 +707,7 @@ mod test {
     #[test]
     fn selectors_and_bad_transport_configurations() {
         let mut c = config(0x1000, 0x1001, [10, 0, 1, 1], [10, 0, 2, 1]);
-        c.mode = "transport".into();
+        c.mode = IpsecMode::Transport;
         c.select_protocol = Some(17);
         c.select_remote_port = Some(9);
         let t = IpsecTransport::new(&c).unwrap();
@@ -706,12 +727,10 @@ mod test {
         assert!(IpsecTransport::new(&c).unwrap_err().contains("have ports"));
         c.select_local_port = None;
         c.select_protocol = None;
-        c.protocol = "ah".into();
+        c.protocol = IpsecProtocol::Ah;
         assert!(IpsecTransport::new(&c).unwrap_err().contains("does not encrypt"));
-        c.cipher = "null".into();
-        c.auth = "none".into();
+        c.cipher = IpsecCipher::Null;
+        c.auth = IpsecAuth::None;
         assert!(IpsecTransport::new(&c).unwrap_err().contains("always carries an ICV"));
-        c.protocol = "gre".into();
-        assert!(IpsecTunnel::new(&c).unwrap_err().contains("\"esp\" or \"ah\""));
     }
 }

@@ -32,6 +32,7 @@ use wire::openvpn::{split_fragments, Auth, Cipher, DataChannel, FragmentHeader, 
 use crate::config::OpenVpnConfig;
 use crate::rng::{stream_key, RandomStream};
 use crate::tunnel::openvpn_tcp::StreamTransport;
+use qoslab_plan::{OpenVpnAuth, OpenVpnCipher, OpenVpnProto};
 
 /// `fragment.h` FRAG_TTL_SEC: an incomplete datagram is dropped after 10 s.
 pub const FRAG_TTL_NS: u64 = 10_000_000_000;
@@ -40,35 +41,31 @@ pub const FRAG_TTL_NS: u64 = 10_000_000_000;
 /// falls out of the window is dropped.
 pub const N_FRAG_BUF: i16 = 25;
 
-/// The cipher of a scenario name ("none", "bf-cbc", "aes-128-cbc", ...).
-pub fn cipher(name: &str) -> Result<Cipher, String> {
-    Ok(match name {
-        "none" => Cipher::None,
-        "bf-cbc" => Cipher::BfCbc,
-        "aes-128-cbc" => Cipher::Aes128Cbc,
-        "aes-256-cbc" => Cipher::Aes256Cbc,
-        "aes-128-gcm" => Cipher::Aes128Gcm,
-        "aes-256-gcm" => Cipher::Aes256Gcm,
-        other => {
-            return Err(format!("cipher {other:?}: none, bf-cbc, aes-128-cbc, aes-256-cbc, aes-128-gcm or aes-256-gcm"))
-        }
-    })
+/// The data channel cipher the plan names.
+pub fn cipher(cipher: OpenVpnCipher) -> Cipher {
+    match cipher {
+        OpenVpnCipher::None => Cipher::None,
+        OpenVpnCipher::BfCbc => Cipher::BfCbc,
+        OpenVpnCipher::Aes128Cbc => Cipher::Aes128Cbc,
+        OpenVpnCipher::Aes256Cbc => Cipher::Aes256Cbc,
+        OpenVpnCipher::Aes128Gcm => Cipher::Aes128Gcm,
+        OpenVpnCipher::Aes256Gcm => Cipher::Aes256Gcm,
+    }
 }
 
-/// The HMAC of a scenario name.
-pub fn auth(name: &str) -> Result<Auth, String> {
-    Ok(match name {
-        "none" => Auth::None,
-        "sha1" => Auth::Sha1,
-        "sha256" => Auth::Sha256,
-        "sha512" => Auth::Sha512,
-        other => return Err(format!("auth {other:?}: none, sha1, sha256 or sha512")),
-    })
+/// The HMAC the plan names.
+pub fn auth(auth: OpenVpnAuth) -> Auth {
+    match auth {
+        OpenVpnAuth::None => Auth::None,
+        OpenVpnAuth::Sha1 => Auth::Sha1,
+        OpenVpnAuth::Sha256 => Auth::Sha256,
+        OpenVpnAuth::Sha512 => Auth::Sha512,
+    }
 }
 
 /// The data channel one direction uses: keys from the tunnel's key number and direction.
 pub fn channel(config: &OpenVpnConfig, to_server: bool) -> Result<DataChannel, String> {
-    let mut channel = DataChannel::new(cipher(&config.cipher)?, auth(&config.auth)?);
+    let mut channel = DataChannel::new(cipher(config.cipher), auth(config.auth));
     channel.replay = config.replay;
     channel.fragment = config.fragment.is_some();
     let direction = u64::from(config.key) * 2 + u64::from(to_server);
@@ -140,12 +137,12 @@ impl OpenVpnEnd {
     /// The end of `config`; an unknown cipher, auth or proto, `fragment` with TCP, or a
     /// `fragment` that leaves no room for data is an error naming it.
     pub fn new(config: &OpenVpnConfig) -> Result<OpenVpnEnd, String> {
-        let stream = match config.proto.as_str() {
-            "udp" => None,
-            "tcp" if config.fragment.is_some() => {
+        let stream = match config.proto {
+            OpenVpnProto::Udp => None,
+            OpenVpnProto::Tcp if config.fragment.is_some() => {
                 return Err("fragment: OpenVPN refuses --fragment with --proto tcp".into())
             }
-            "tcp" => {
+            OpenVpnProto::Tcp => {
                 // The client's ephemeral port (Linux's range 32768-60999) and each end's ISS.
                 let mut s = RandomStream::from_key(stream_key(
                     0,
@@ -163,7 +160,6 @@ impl OpenVpnEnd {
                     s.next_u64() as u32,
                 ))
             }
-            other => return Err(format!("proto {other:?}: \"udp\" or \"tcp\"")),
         };
         let tx = channel(config, !config.server)?;
         let rx = channel(config, config.server)?;
@@ -338,21 +334,22 @@ impl OpenVpnEnd {
 #[cfg(test)]
 mod test {
     use super::*;
+    use qoslab_plan::OpenVpnDev;
 
     fn config(server: bool, fragment: Option<u16>) -> OpenVpnConfig {
         let (a, b) = (Ipv4Addr::new(198, 51, 100, 2), Ipv4Addr::new(198, 51, 100, 1));
         OpenVpnConfig {
             name: "ovpn".into(),
-            dev: "tap".into(),
+            dev: OpenVpnDev::Tap,
             server,
             port: Some(1),
             local: if server { b } else { a },
             remote: if server { a } else { b },
             local_port: if server { 1194 } else { 49200 },
             remote_port: if server { 49200 } else { 1194 },
-            proto: "udp".into(),
-            cipher: "none".into(),
-            auth: "sha1".into(),
+            proto: OpenVpnProto::Udp,
+            cipher: OpenVpnCipher::None,
+            auth: OpenVpnAuth::Sha1,
             replay: false,
             fragment,
             mtu: 1500,

@@ -51,15 +51,15 @@ pub fn attach(config: &NodeConfig, host: &mut dyn Host) -> Result<Vec<Box<dyn Tu
         let fail = |e: String| format!("node {}: openvpn[{k}] ({}): {e}", config.name, c.name);
         let end = OpenVpnEnd::new(c).map_err(fail)?;
         let (mut iface, mut tap) = (None, None);
-        match c.dev.as_str() {
-            "tap" => {
+        match c.dev {
+            qoslab_plan::OpenVpnDev::Tap => {
                 let port = c
                     .port
                     .filter(|&p| usize::from(p) < host.port_count())
                     .ok_or_else(|| fail("a TAP end needs one of the node's ports".into()))?;
                 tap = Some(port);
             }
-            "tun" => {
+            qoslab_plan::OpenVpnDev::Tun => {
                 let new = Interface {
                     name: c.name.clone(),
                     mac: ethernet::Address([0; 6]),
@@ -68,7 +68,6 @@ pub fn attach(config: &NodeConfig, host: &mut dyn Host) -> Result<Vec<Box<dyn Tu
                 };
                 iface = Some(host.add_interface(new, &c.protects, true).map_err(fail)?);
             }
-            other => return Err(fail(format!("dev {other:?}: \"tap\" or \"tun\""))),
         }
         let cycles = host.cycles();
         let (per_packet, per_byte) = (cycles.per_openvpn_packet, cycles.per_byte_openvpn);

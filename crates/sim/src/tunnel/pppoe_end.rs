@@ -108,10 +108,10 @@ pub fn attach(config: &NodeConfig, host: &mut dyn Host) -> Result<Vec<Box<dyn Tu
                 host.port_name(c.port)
             )));
         }
-        let auth = match c.auth.as_str() {
-            "chap" => Auth::Chap,
-            "pap" => Auth::Pap,
-            other => return Err(fail(format!("auth {other:?}: \"chap\" or \"pap\""))),
+        let auth = match c.auth {
+            qoslab_plan::PppAuth::Chap => Auth::Chap,
+            qoslab_plan::PppAuth::Pap => Auth::Pap,
+            qoslab_plan::PppAuth::Mschapv2 => return Err(fail("auth: PPPoE authenticates with CHAP or PAP".into())),
         };
         // RFC 2516 §7: the MRU MUST NOT be negotiated above 1492.
         if c.mtu > wire::pppoe::MTU as u16 || c.mtu < 68 {

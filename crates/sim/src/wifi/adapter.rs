@@ -43,36 +43,16 @@
 //! (`CpuCycles::per_byte_rc4` or `per_byte_aes`).
 
 use std::fmt;
-use std::str::FromStr;
-
 use wire::dot11::{DataRepr, Frame, FrameType};
 use wire::dot11_crypto::{self, Security as Cipher, TkipHeader, TkipRepr};
 use wire::ethernet::{self, Address, EtherType};
 use wire::llc;
 
-/// What a station does with an Ethernet frame whose source is not its own MAC.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum ForeignSource {
-    /// Refuse it (Windows XP's adapters in seed 000 §2.1; what 802.11 implies).
-    #[default]
-    Drop,
-    /// Overwrite the source with the station's MAC (some drivers; the reply then
-    /// comes back to the station, not to the original sender).
-    Rewrite,
-}
+use qoslab_plan::WifiSecurity;
 
-impl FromStr for ForeignSource {
-    type Err = String;
-
-    /// `"drop"` or `"rewrite"`, as `WifiConfig::foreign_source` spells them.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "drop" => Ok(ForeignSource::Drop),
-            "rewrite" => Ok(ForeignSource::Rewrite),
-            other => Err(format!("foreign_source must be \"drop\" or \"rewrite\", not {other:?}")),
-        }
-    }
-}
+/// What a station does with an Ethernet frame whose source is not its own MAC: the
+/// plan's type.
+pub use qoslab_plan::ForeignSource;
 
 /// Why a frame went no further. `Display` gives a sentence `qoslab reach` can print.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -438,18 +418,15 @@ impl LinkCipher {
         LinkCipher { cipher: Cipher::Ccmp, key: tk.to_vec(), next_counter: 1 }
     }
 
-    /// The cipher `WifiConfig::security` names ("open", "wep-40", "wep-104", "tkip",
-    /// "ccmp"), with the default keys above.
-    pub fn from_name(name: &str) -> Result<Self, String> {
-        let cipher: Cipher =
-            name.parse().map_err(|_| format!("security must be open, wep-40, wep-104, tkip or ccmp, not {name:?}"))?;
-        Ok(match cipher {
-            Cipher::Open => LinkCipher::open(),
-            Cipher::Wep40 => LinkCipher::wep(&DEFAULT_WEP40_KEY)?,
-            Cipher::Wep104 => LinkCipher::wep(&DEFAULT_WEP104_KEY)?,
-            Cipher::Tkip => LinkCipher::tkip(),
-            Cipher::Ccmp => LinkCipher::ccmp(DEFAULT_CCMP_TK),
-        })
+    /// The cipher `WifiConfig::security` names, with the default keys above.
+    pub fn from_security(security: WifiSecurity) -> Self {
+        match security {
+            WifiSecurity::Open => LinkCipher::open(),
+            WifiSecurity::Wep40 => LinkCipher::wep(&DEFAULT_WEP40_KEY).expect("the default WEP-40 key has 5 bytes"),
+            WifiSecurity::Wep104 => LinkCipher::wep(&DEFAULT_WEP104_KEY).expect("the default WEP-104 key has 13 bytes"),
+            WifiSecurity::Tkip => LinkCipher::tkip(),
+            WifiSecurity::Ccmp => LinkCipher::ccmp(DEFAULT_CCMP_TK),
+        }
     }
 
     /// The cipher.
@@ -696,7 +673,8 @@ mod test {
     #[test]
     fn ciphers_round_trip_and_count_bytes() {
         for name in ["open", "wep-40", "wep-104", "tkip", "ccmp"] {
-            let cipher = LinkCipher::from_name(name).unwrap();
+            let security: WifiSecurity = serde_json::from_value(serde_json::Value::from(name)).unwrap();
+            let cipher = LinkCipher::from_security(security);
             let mut sta =
                 Adapter::new(Role::Station { mac: STA, bssid: AP }, ForeignSource::Drop, false, cipher.clone());
             let ap = Adapter::new(Role::AccessPoint { bssid: AP }, ForeignSource::Drop, false, cipher);

@@ -84,34 +84,8 @@ pub struct DcfParams {
 }
 
 /// Basic access of a frame that arrives while the medium is idle and no backoff is
-/// pending (the only case where the readings differ).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub enum Access {
-    /// IEEE 802.11-2020 §10.3.4.2: "a STA may transmit a pending MPDU ... when the STA
-    /// determines that the medium is idle for greater than or equal to a DIFS period"
-    /// (EIFS after an error), with §10.3.4.3's backoff only when it finds the medium
-    /// busy; Figure 10-14's "immediate access when medium is free ≥ DIFS". DIFS counts
-    /// from the medium going idle, so on a long-idle medium the frame goes at once.
-    #[default]
-    IdleDifs,
-    /// ns-3's `ChannelAccessManager` (src/wifi/model/channel-access-manager.cc): the
-    /// wait of DIFS (AIFS) counts from the later of the medium going idle and the
-    /// request, so a frame waits at least DIFS after it arrives.
-    ArrivalDifs,
-}
-
-impl std::str::FromStr for Access {
-    type Err = String;
-
-    /// `"idle-difs"` or `"arrival-difs"`, as `WifiConfig::access` spells them.
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s.trim().to_ascii_lowercase().as_str() {
-            "idle-difs" => Ok(Access::IdleDifs),
-            "arrival-difs" => Ok(Access::ArrivalDifs),
-            other => Err(format!("access must be \"idle-difs\" or \"arrival-difs\", not {other:?}")),
-        }
-    }
-}
+/// pending (the only case where the readings differ): the plan's type.
+pub use qoslab_plan::Access;
 
 /// dot11ShortRetryLimit default (Annex C), defined once in the plan.
 pub use qoslab_plan::DEFAULT_SHORT_RETRY_LIMIT;

@@ -203,16 +203,9 @@ impl Rate {
     }
 }
 
-/// PLCP preamble and header format for DSSS/CCK PPDUs (§16.2.2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Preamble {
-    /// Long PPDU format: 144 µs SYNC+SFD and 48 µs PLCP header, both at 1 Mb/s.
-    #[default]
-    Long,
-    /// Short PPDU format: 72 µs preamble at 1 Mb/s and 24 µs header at 2 Mb/s.
-    /// Not defined for a 1 Mb/s PSDU, which always uses the long format.
-    Short,
-}
+/// PLCP preamble and header format for DSSS/CCK PPDUs (§16.2.2): the plan's type,
+/// which names it once for the plan's JSON and the PHY.
+pub use qoslab_plan::Preamble;
 
 // ---------------------------------------------------------------------------
 // PPDU durations

@@ -11,6 +11,7 @@ use crate::atm::{AtmEvent, AtmNet};
 use crate::config::{ConfigError, LinkConfig, SimConfig};
 use crate::node::{Node, PortUse};
 use crate::time::SimTime;
+use qoslab_plan::AtmEncapsulation;
 
 impl World {
     /// The ATM network of `config`, if it has ATM links; attaches their ports.
@@ -44,7 +45,7 @@ impl World {
             let header = links
                 .iter()
                 .find(|(_, l)| (l.a.node, l.a.port) == (node, port) || (l.b.node, l.b.port) == (node, port))
-                .map_or(8, |(_, l)| if l.encapsulation == "vc-mux" { 0 } else { 8 });
+                .map_or(8, |(_, l)| if l.encapsulation == AtmEncapsulation::VcMux { 0 } else { 8 });
             // A LANE data frame is the whole 802.3 frame behind a 2-octet LE header.
             let header = if lec { ethernet::HEADER_LEN + wire::lane::LE_HEADER_LEN } else { header };
             n.set_port_atm(port, header);
@@ -62,9 +63,9 @@ impl World {
         }
         // VC-multiplexed PVCs carry no InATMARP: their far ends are configured.
         for (ep, vpi, vci, far) in net.pvc_far_ends() {
-            let llc = links
-                .iter()
-                .any(|(_, l)| l.encapsulation == "llc-snap" && l.pvcs.iter().any(|p| (p.vpi, p.vci) == (vpi, vci)));
+            let llc = links.iter().any(|(_, l)| {
+                l.encapsulation == AtmEncapsulation::LlcSnap && l.pvcs.iter().any(|p| (p.vpi, p.vci) == (vpi, vci))
+            });
             if !llc {
                 if let Some(ip) = net.endpoint_ip(far) {
                     net.set_pvc_peer(ep, vpi, vci, ip);

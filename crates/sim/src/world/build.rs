@@ -141,8 +141,9 @@ fn build_links(
                 let id = links.len() as u32;
                 attachments[a.node as usize][a.port as usize] = Attachment::Ethernet { link: id, end: 0 };
                 attachments[b.node as usize][b.port as usize] = Attachment::Ethernet { link: id, end: 1 };
-                let ppp = SerialPpp { clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
-                let line = serial_line(index, *rate_bps, format, framing, ppp, *compression, *delay_ns, *queue_frames)?;
+                let ppp = SerialPpp { clocking: *clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
+                let line =
+                    serial_line(index, *rate_bps, format, *framing, ppp, *compression, *delay_ns, *queue_frames)?;
                 let impair = [
                     direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                     direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,

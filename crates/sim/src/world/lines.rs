@@ -2,6 +2,7 @@
 //! the impairments, and the frames in flight; sending a node's frame out of a port.
 
 use super::*;
+use qoslab_plan::{name_of, Clocking, SerialFraming};
 
 /// A point-to-point link of the world: Ethernet or a serial line.
 pub(super) enum LineKind {
@@ -211,8 +212,8 @@ impl Line {
 }
 
 /// A serial line's clocking and PPP options, as the configuration gives them.
-pub struct SerialPpp<'a> {
-    pub clocking: &'a str,
+pub struct SerialPpp {
+    pub clocking: Clocking,
     pub acfc: bool,
     pub pfc: bool,
     pub fcs_bits: u32,
@@ -509,8 +510,8 @@ pub fn serial_line(
     index: usize,
     rate_bps: u64,
     format: &str,
-    framing: &str,
-    ppp: SerialPpp<'_>,
+    framing: SerialFraming,
+    ppp: SerialPpp,
     compression: f64,
     delay_ns: u64,
     queue_frames: usize,
@@ -521,20 +522,19 @@ pub fn serial_line(
     let mut config = SerialConfig::new(rate_bps);
     config.format = format.parse().map_err(|_| fail("format", format!("not a character format: {format:?}")))?;
     config.framing = match framing {
-        "slip" => Framing::Slip(wire::slip::Framing { leading_end: true }),
-        "cslip" => Framing::cslip_default(),
-        "ppp" => Framing::ppp_default(),
-        other => return Err(fail("framing", format!("expected slip, cslip or ppp, found {other:?}"))),
+        SerialFraming::Slip => Framing::Slip(wire::slip::Framing { leading_end: true }),
+        SerialFraming::Cslip => Framing::cslip_default(),
+        SerialFraming::Ppp => Framing::ppp_default(),
     };
     let fcs = match ppp.fcs_bits {
         16 => wire::hdlc::Fcs::Fcs16,
         32 => wire::hdlc::Fcs::Fcs32,
         other => return Err(fail("fcs_bits", format!("expected 16 or 32 (RFC 1662 Appendix C), found {other}"))),
     };
-    if framing != "ppp" && (ppp.acfc || ppp.pfc || ppp.fcs_bits != 16) {
+    if framing != SerialFraming::Ppp && (ppp.acfc || ppp.pfc || ppp.fcs_bits != 16) {
         return Err(fail(
             "framing",
-            format!("ACFC, PFC and the FCS length are PPP options, but the framing is {framing:?}"),
+            format!("ACFC, PFC and the FCS length are PPP options, but the framing is {:?}", name_of(&framing)),
         ));
     }
     if let Framing::Ppp { hdlc, pfc } = &mut config.framing {
@@ -543,19 +543,19 @@ pub fn serial_line(
         *pfc = ppp.pfc;
     }
     match ppp.clocking {
-        "async" => {}
-        "sync" => match config.framing {
+        Clocking::Async => {}
+        Clocking::Sync => match config.framing {
             Framing::Ppp { hdlc, pfc } => config.framing = Framing::PppSync { hdlc, pfc },
             _ => {
                 return Err(fail(
                     "clocking",
                     format!(
-                        "a synchronous line carries PPP in bit-synchronous HDLC framing (RFC 1662 §5), not {framing:?}"
+                        "a synchronous line carries PPP in bit-synchronous HDLC framing (RFC 1662 §5), not {:?}",
+                        name_of(&framing)
                     ),
                 ))
             }
         },
-        other => return Err(fail("clocking", format!("expected async or sync, found {other:?}"))),
     }
     // The ratio as a fraction over 1000 (2.0 → 2000/1000).
     let num = (compression * 1000.0).round() as u32;

@@ -2,6 +2,7 @@
 //! from the air, the AP's beacons and the air as a capture shows it.
 
 use super::*;
+use qoslab_plan::ControlPreamble;
 
 /// An 802.11 BSS in the world: the medium, and each member's port and adapter.
 pub(super) struct BssState {
@@ -249,12 +250,8 @@ pub(super) fn bss_state(
     let field = |f: &str| format!("links[{index}].{f}");
     let members: Vec<(u32, u16)> = w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect();
     let mut params = bss_params(w, members.len(), index)?;
-    let foreign: ForeignSource = w
-        .foreign_source
-        .parse()
-        .map_err(|message| RunError::Config(ConfigError { field: field("foreign_source"), message }))?;
-    let cipher = LinkCipher::from_name(&w.security)
-        .map_err(|message| RunError::Config(ConfigError { field: field("security"), message }))?;
+    let foreign: ForeignSource = w.foreign_source;
+    let cipher = LinkCipher::from_security(w.security);
     let macs: Vec<Mac> = members.iter().map(|&(n, p)| Mac(config.nodes[n as usize].ports[p as usize].mac)).collect();
     let has_ap = w.ap.is_some();
     if let Some(channel) = w.channel.filter(|c| !(1..=14).contains(c)) {
@@ -302,40 +299,24 @@ pub(super) fn bss_state(
 /// RTS threshold, retries, who hears whom), each refusal at its field.
 fn bss_params(w: &crate::config::WifiConfig, members: usize, index: usize) -> Result<BssParams, RunError> {
     let field = |f: &str| format!("links[{index}].{f}");
-    let mut params = BssParams::from_names(&w.standard, &w.preamble, w.rate_bps, members, w.queue_frames)
+    let mut params = BssParams::from_plan(w.standard, w.preamble, w.rate_bps, members, w.queue_frames)
         .map_err(|message| RunError::Config(ConfigError { field: field("standard"), message }))?;
     params.member_queue_frames = w.member_queue_frames.clone();
-    params.phy.control_preamble = match w.control_preamble.as_str() {
-        "bss" => params.phy.preamble,
-        "long" => crate::wifi::Preamble::Long,
-        other => {
-            return Err(RunError::Config(ConfigError {
-                field: field("control_preamble"),
-                message: format!("control_preamble must be \"bss\" or \"long\", not {other:?}"),
-            }))
-        }
+    params.phy.control_preamble = match w.control_preamble {
+        ControlPreamble::Bss => params.phy.preamble,
+        ControlPreamble::Long => crate::wifi::Preamble::Long,
     };
-    params.control_preamble_long = w.control_preamble == "long";
+    params.control_preamble_long = w.control_preamble == ControlPreamble::Long;
     if !w.member_preamble.is_empty() && w.member_preamble.len() != members {
         return Err(RunError::Config(ConfigError {
             field: field("member_preamble"),
             message: format!("{} preambles for {} members", w.member_preamble.len(), members),
         }));
     }
-    params.member_preamble = w
-        .member_preamble
-        .iter()
-        .map(|p| match p.as_str() {
-            "long" => Ok(crate::wifi::Preamble::Long),
-            "short" if w.standard != "802.11" => Ok(crate::wifi::Preamble::Short),
-            other => Err(RunError::Config(ConfigError {
-                field: field("member_preamble"),
-                message: format!("a member's preamble must be \"long\" or \"short\" (802.11b/g), not {other:?}"),
-            })),
-        })
-        .collect::<Result<_, _>>()?;
-    params.access =
-        w.access.parse().map_err(|message| RunError::Config(ConfigError { field: field("access"), message }))?;
+    // A short preamble where the standard has none is refused by the plan's check
+    // (`WifiStandard::preamble_problem`).
+    params.member_preamble = w.member_preamble.clone();
+    params.access = w.access;
     params.rts_threshold = w.rts_threshold as usize;
     params.short_retry_limit = w.retry_limit;
     params.link_acks = w.link_acks;
@@ -374,7 +355,7 @@ fn beacon_params(
         .ok_or_else(|| {
             RunError::Config(ConfigError {
                 field: field("beacon.rate_bps"),
-                message: format!("{} bit/s is not a rate of {}", b.rate_bps, w.standard),
+                message: format!("{} bit/s is not a rate of {}", b.rate_bps, qoslab_plan::name_of(&w.standard)),
             })
         })?;
     if b.interval_ns == 0 || !b.interval_ns.is_multiple_of(TU_NS) || b.interval_ns / TU_NS > u64::from(u16::MAX) {
@@ -453,7 +434,7 @@ pub(super) fn beacon_mpdu(
     f.extend_from_slice(&[0; 8]); // Timestamp, written at transmission
     f.extend_from_slice(&((b.interval_ns / TU_NS) as u16).to_le_bytes());
     let mut capability: u16 = 0x0001; // ESS (§9.4.1.4)
-    if w.security != "open" {
+    if w.security != qoslab_plan::WifiSecurity::Open {
         capability |= 0x0010; // Privacy
     }
     if phy.preamble == Preamble::Short {
@@ -466,9 +447,9 @@ pub(super) fn beacon_mpdu(
     f.push(0); // SSID
     f.push(b.ssid.len() as u8);
     f.extend_from_slice(b.ssid.as_bytes());
-    let mut rates: Vec<Rate> = match (phy.standard, w.standard.as_str()) {
+    let mut rates: Vec<Rate> = match (phy.standard, w.standard) {
         (Standard::Dot11g, _) => Rate::DSSS_CCK.into_iter().chain(Rate::ERP_OFDM).collect(),
-        (_, "802.11") => vec![Rate::Dsss1, Rate::Dsss2],
+        (_, qoslab_plan::WifiStandard::Dot11) => vec![Rate::Dsss1, Rate::Dsss2],
         _ => Rate::DSSS_CCK.to_vec(),
     };
     rates.sort_by_key(|r| r.kbps());

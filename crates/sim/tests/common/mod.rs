@@ -20,7 +20,7 @@ pub fn cpu_free() -> CpuConfig {
 pub fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forward: bool) -> NodeConfig {
     NodeConfig {
         name: name.into(),
-        role: if forward { "router".into() } else { "host".into() },
+        role: if forward { qoslab_plan::NodeRole::Router } else { qoslab_plan::NodeRole::Host },
         ports,
         bridge: None,
         ip_forward: forward,
@@ -51,10 +51,10 @@ pub fn atm_link(name: &str, a: (u32, u16), b: (u32, u16), pvcs: &[(u16, u16)]) -
         name: name.into(),
         a: PortRef { node: a.0, port: a.1 },
         b: PortRef { node: b.0, port: b.1 },
-        phy: "oc3".into(),
+        phy: qoslab_plan::from_name("oc3").unwrap(),
         cell_rate_bps: None,
         delay_ns: 0,
-        encapsulation: "llc-snap".into(),
+        encapsulation: qoslab_plan::from_name("llc-snap").unwrap(),
         pvcs: pvcs
             .iter()
             .map(|&(vpi, vci)| PvcConfig { vpi, vci, service: ServiceCategory::Ubr, ..Default::default() })
@@ -71,7 +71,7 @@ pub fn atm_switch_node(name: &str, ports: u16) -> NodeConfig {
         vec![],
         false,
     );
-    n.role = "atm-switch".into();
+    n.role = qoslab_plan::from_name("atm-switch").unwrap();
     n
 }
 

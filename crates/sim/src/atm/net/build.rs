@@ -100,7 +100,7 @@ impl AtmNet {
             if sdu > MAX_SDU {
                 return Err(fail(
                     format!("nodes[{}].ports[{}].mtu", r.node, r.port),
-                    format!("MTU {} with {} ({} octets of header) makes an AAL5 SDU of {sdu} octets; AAL5 carries at most {MAX_SDU} (I.363.5)", port.mtu, l.encapsulation, encap.header_len()),
+                    format!("MTU {} with {} ({} octets of header) makes an AAL5 SDU of {sdu} octets; AAL5 carries at most {MAX_SDU} (I.363.5)", port.mtu, qoslab_plan::name_of(&l.encapsulation), encap.header_len()),
                 ));
             }
             let ep = self.endpoints.len() as u32;
@@ -266,15 +266,11 @@ fn rate_and_encapsulation(index: usize, l: &AtmLinkConfig) -> Result<(u64, Encap
     let rate = match l.cell_rate_bps {
         Some(r) if r > 0 => r,
         Some(_) => return Err(fail(field("cell_rate_bps"), "an ATM link's cell rate must be positive".into())),
-        None => crate::atm::phy_cell_rate(&l.phy)
-            .ok_or_else(|| fail(field("phy"), format!("expected \"oc3\", \"oc12\" or \"25m\", found {:?}", l.phy)))?,
+        None => crate::atm::phy_cell_rate(l.phy),
     };
-    let encap: Encapsulation = match l.encapsulation.as_str() {
-        "llc-snap" => Encapsulation::LlcSnapRouted,
-        "vc-mux" => Encapsulation::VcMuxRouted,
-        other => {
-            return Err(fail(field("encapsulation"), format!("expected \"llc-snap\" or \"vc-mux\", found {other:?}")))
-        }
+    let encap: Encapsulation = match l.encapsulation {
+        qoslab_plan::AtmEncapsulation::LlcSnap => Encapsulation::LlcSnapRouted,
+        qoslab_plan::AtmEncapsulation::VcMux => Encapsulation::VcMuxRouted,
     };
     Ok((rate, encap))
 }

@@ -43,11 +43,10 @@ fn bytes16(stream: &mut RandomStream) -> [u8; 16] {
 /// The PPP link of an end (server: authenticator and address to assign; client:
 /// credentials), as PPPoE builds it.
 fn link(c: &PptpConfig, k: usize) -> Result<PppLink, String> {
-    let auth = match c.auth.as_str() {
-        "mschapv2" => Auth::MsChapV2,
-        "chap" => Auth::Chap,
-        "pap" => Auth::Pap,
-        other => return Err(format!("auth {other:?}: \"mschapv2\", \"chap\" or \"pap\"")),
+    let auth = match c.auth {
+        qoslab_plan::PppAuth::Mschapv2 => Auth::MsChapV2,
+        qoslab_plan::PppAuth::Chap => Auth::Chap,
+        qoslab_plan::PppAuth::Pap => Auth::Pap,
     };
     if c.mtu < 68 {
         return Err(format!("mtu {}: at least 68 (RFC 791)", c.mtu));

@@ -70,6 +70,7 @@ use super::dcf::{Access, AfterFailure, Dcf, DcfParams, FailedAttempt, DEFAULT_RT
 use super::phy::{FrameExchange, ModulationClass, PhyParams, Preamble, Protection, Rate, CTS_LEN, FCS_LEN, MICROS};
 use super::Nanos;
 use crate::rng::{RandomStream, RunSeed};
+use qoslab_plan::WifiStandard;
 
 mod exchange;
 mod receive;
@@ -166,42 +167,34 @@ impl BssParams {
         }
     }
 
-    /// From the strings of `WifiConfig`: `standard` "802.11b", "802.11g" (an ERP-only
-    /// BSS: short slot, CWmin 15, no protection) or "802.11g-mixed" (802.11b members
-    /// present: long slot, CWmin 31, CTS-to-self before OFDM frames); `preamble`
-    /// "long" or "short"; `rate_bps` one of the PHY's rates.
-    pub fn from_names(
-        standard: &str,
-        preamble: &str,
+    /// From the plan's `WifiConfig`: `standard` 802.11 or 802.11b (HR/DSSS timing),
+    /// 802.11g (an ERP-only BSS: short slot, CWmin 15, no protection) or 802.11g-mixed
+    /// (802.11b members present: long slot, CWmin 31, CTS-to-self before OFDM frames);
+    /// `preamble` one the standard has ([`WifiStandard::preamble_problem`], the plan's
+    /// rule); `rate_bps` one of the PHY's rates.
+    pub fn from_plan(
+        standard: WifiStandard,
+        preamble: Preamble,
         rate_bps: u64,
         members: usize,
         queue_frames: usize,
     ) -> Result<Self, String> {
-        let preamble = match preamble.trim().to_ascii_lowercase().as_str() {
-            "long" => Preamble::Long,
-            "short" => Preamble::Short,
-            other => return Err(format!("preamble must be \"long\" or \"short\", not {other:?}")),
-        };
-        let phy = match standard.trim().to_ascii_lowercase().as_str() {
+        if let Some(problem) = standard.preamble_problem(preamble) {
+            return Err(problem.into());
+        }
+        let phy = match standard {
             // IEEE 802.11-2020 clause 15 (DSSS, 1 and 2 Mb/s) has the timing of clause 16
-            // (HR/DSSS): slot 20 µs, SIFS 10 µs, CWmin 31, the long PLCP preamble only.
-            "802.11" if preamble == Preamble::Long => PhyParams::dot11b(preamble),
-            "802.11" => return Err("802.11 DSSS has only the long preamble".into()),
-            "802.11b" => PhyParams::dot11b(preamble),
-            "802.11g" => PhyParams::dot11g(false, preamble),
-            "802.11g-mixed" => PhyParams::dot11g(true, preamble),
-            other => {
-                return Err(format!(
-                    "standard must be \"802.11\", \"802.11b\", \"802.11g\" or \"802.11g-mixed\", not {other:?}"
-                ))
-            }
+            // (HR/DSSS): slot 20 µs, SIFS 10 µs, CWmin 31; its rates are HR/DSSS's lowest.
+            WifiStandard::Dot11 | WifiStandard::Dot11b => PhyParams::dot11b(preamble),
+            WifiStandard::Dot11g => PhyParams::dot11g(false, preamble),
+            WifiStandard::Dot11gMixed => PhyParams::dot11g(true, preamble),
         };
         let rate = rate_bps
             .is_multiple_of(1000)
             .then(|| Rate::from_kbps(rate_bps / 1000))
             .flatten()
             .filter(|r| phy.supports(*r))
-            .ok_or_else(|| format!("{rate_bps} bit/s is not a rate of {standard}"))?;
+            .ok_or_else(|| format!("{rate_bps} bit/s is not a rate of {}", qoslab_plan::name_of(&standard)))?;
         let params = BssParams::new(phy, rate, members, queue_frames);
         params.check()?;
         Ok(params)
@@ -824,10 +817,11 @@ mod test {
 
     #[test]
     fn parameters_from_config_names() {
-        let p = BssParams::from_names("802.11b", "short", 11_000_000, 3, 50).unwrap();
+        let p = BssParams::from_plan(WifiStandard::Dot11b, Preamble::Short, 11_000_000, 3, 50).unwrap();
         assert_eq!((p.rate, p.phy.preamble), (Rate::Cck11, Preamble::Short));
-        assert!(BssParams::from_names("802.11b", "long", 54_000_000, 3, 50).is_err());
-        assert!(BssParams::from_names("802.11a", "long", 6_000_000, 3, 50).is_err());
+        assert!(BssParams::from_plan(WifiStandard::Dot11b, Preamble::Long, 54_000_000, 3, 50).is_err());
+        // Clause 15 DSSS has the long PLCP format only.
+        assert!(BssParams::from_plan(WifiStandard::Dot11, Preamble::Short, 2_000_000, 3, 50).is_err());
         let mut bad = p.clone();
         bad.hears = Some(vec![vec![true; 2]; 3]);
         assert!(bad.check().unwrap_err().starts_with("hears"));
