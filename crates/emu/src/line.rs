@@ -228,8 +228,8 @@ impl Line {
                 impair,
                 ..
             } => {
-                let ppp = SerialPpp { clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
-                let line = serial_line(i, *rate_bps, format, framing, ppp, *compression, *delay_ns, *queue_frames)
+                let ppp = SerialPpp { clocking: *clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
+                let line = serial_line(i, *rate_bps, format, *framing, ppp, *compression, *delay_ns, *queue_frames)
                     .map_err(|e| e.to_string())?;
                 (name, Model::Serial(line), impair)
             }

@@ -481,6 +481,61 @@ class UdpEchoFlow(BaseModel):
     to: IPv4Address
 
 
+class OffsetsN(RootModel[int]):
+    root: int = Field(..., ge=0)
+
+
+class Payload(RootModel[int]):
+    root: int = Field(..., ge=0)
+
+
+class UdpReplayFlow(BaseModel):
+    """
+    A replayed capture (the `pcap.replay` test): UDP datagrams of given payload sizes
+    at given times, each carrying the probe as a `Udp` flow's datagram does. Datagram
+    `k` of pass `p` (both from 0) is sent at `start_ns + p·period_ns + offsets_ns[k]`
+    with `payloads[k]` octets of UDP payload. The lowering reads the schedule from
+    the capture file; the capture's addresses and ports are not replayed.
+    """
+
+    model_config = ConfigDict(
+        extra="forbid",
+    )
+    dont_fragment: bool | None = False
+    """
+    Set DF on every datagram, as a `Udp` flow's `dont_fragment`.
+    """
+    dst_port: int = Field(..., ge=0, le=65535)
+    from_: int = Field(..., alias="from", ge=0)
+    id: int = Field(..., ge=0)
+    kind: Literal["udp-replay"]
+    offsets_ns: list[OffsetsN]
+    """
+    Each datagram's send time after the pass's start, ns: as many as `payloads`,
+    the first 0, never decreasing.
+    """
+    passes: int = Field(..., ge=0)
+    """
+    How many times the schedule is sent (the test's `loop`), at least 1.
+    """
+    payloads: list[Payload]
+    """
+    Each datagram's UDP payload, octets: at least 16 (the probe), at most 65,507.
+    """
+    period_ns: int = Field(..., ge=0)
+    """
+    From one pass's start to the next one's, ns: not below the last offset, so
+    the passes do not overlap (unused with one pass).
+    """
+    start_ns: int = Field(..., ge=0)
+    stop_ns: int = Field(..., ge=0)
+    """
+    The end of the sending interval (docs/metrics.md#goodput), after the last
+    datagram's send time.
+    """
+    to: IPv4Address
+
+
 class ForeignSource(StrEnum):
     """
     What a station does with an Ethernet frame whose source is not its own MAC.
@@ -1611,8 +1666,8 @@ class TcpFlow(BaseModel):
     """
 
 
-class FlowConfig(RootModel[UdpFlow | PingFlow | UdpEchoFlow | TcpFlow]):
-    root: UdpFlow | PingFlow | UdpEchoFlow | TcpFlow
+class FlowConfig(RootModel[UdpFlow | PingFlow | UdpEchoFlow | UdpReplayFlow | TcpFlow]):
+    root: UdpFlow | PingFlow | UdpEchoFlow | UdpReplayFlow | TcpFlow
     """
     Traffic.
     """
