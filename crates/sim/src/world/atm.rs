@@ -135,12 +135,12 @@ impl World {
             }
         }
         let deliver = out.deliver.drain(..).map(|(node, port, frame)| LinkEvent::Delivered { to: (node, port), frame });
-        let events: Vec<LinkEvent> =
+        let mut events: Vec<LinkEvent> =
             deliver.chain(out.tx_done.drain(..).map(|node| LinkEvent::Sent { node })).collect();
         if self.atm_out.is_empty() {
             self.atm_out = out;
         }
-        self.link_events(now, events)
+        self.link_events(now, &mut events)
     }
 
     /// Per-link results and the ATM counters; switch losses into the drop counts.

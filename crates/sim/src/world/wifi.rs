@@ -18,8 +18,8 @@ impl World {
         }
         let mut events = Vec::new();
         slot.cell.medium_events(now, &mut events);
+        let mut out = Vec::new();
         for event in events {
-            let mut out = Vec::new();
             match self.bsses[bss as usize].cell.handle(now, event, &mut out) {
                 Handled::Done => {}
                 Handled::Relayed => self.arm_bss_timer(bss)?,
@@ -27,7 +27,7 @@ impl World {
                     self.engine.schedule_at(SimTime::from_nanos(due), Event::WifiArrive { bss }).map_err(budget)?;
                 }
             }
-            self.link_events(now, out)?;
+            self.link_events(now, &mut out)?;
         }
         self.arm_bss_timer(bss)?;
         Ok(())
@@ -42,12 +42,12 @@ impl World {
             // The AP queued a frame to relay: its medium may want waking sooner.
             self.arm_bss_timer(bss)?;
         }
-        self.link_events(now, out)
+        self.link_events(now, &mut out)
     }
 
     /// What a link handed back: frames to the nodes' stacks, drops, senders done.
-    pub(super) fn link_events(&mut self, now: u64, events: Vec<LinkEvent>) -> Result<(), RunError> {
-        for event in events {
+    pub(super) fn link_events(&mut self, now: u64, events: &mut Vec<LinkEvent>) -> Result<(), RunError> {
+        for event in events.drain(..) {
             match event {
                 LinkEvent::Delivered { to: (node, port), frame } => self.receive(now, node, port, frame)?,
                 LinkEvent::Dropped { at: (node, port), reason, logged, carried } => {
