@@ -393,6 +393,7 @@ impl<T: Copy + Default> Link for Line<T> {
         }
     }
 
+    #[inline]
     fn offer(&mut self, now: u64, from: usize, frame: Vec<u8>) -> Offer {
         self.offer_frame(now, from, frame)
     }

@@ -79,7 +79,7 @@ impl World {
         }
         let offer = match self.attachments[node as usize][port as usize] {
             Attachment::Ethernet { link, end } => {
-                match self.links[link as usize].line.offer_frame(now, end as usize, frame) {
+                match self.links[link as usize].line.offer(now, end as usize, frame) {
                     Offer::Accepted => return self.line_queued(now, node, port, link, end),
                     refused => refused,
                 }
