@@ -9,11 +9,14 @@
 //! in it (times are `u64` nanoseconds, places are the plan's node and port indices): a
 //! frame offered at an end, what the link holds, its name, drops and conservation, and,
 //! sans-IO, when it wants waking and what it hands back then. The simulator's world
-//! drives the lines and the 802.11 cell by the same models' finer steps, each step one
-//! engine event in its place among the others (reservations for lines, one event per
-//! frame on the air), so that the order of events at one instant is the engine's; a
-//! driver without an engine (issue 17's real-time forwarder) arms one timer at
-//! [`Link::poll_at`] and calls [`Link::poll`].
+//! offers frames, asks backlogs and takes the census, conservation and reports through
+//! the trait, but drives each kind's time by the finer steps its `poll` is made of, each
+//! step one engine event in its place among the others (a line's reserved arrivals and
+//! lazy end of sending, the 802.11 medium's timer and one event per frame on the air, the
+//! ATM network's own events), so that the order of events at one instant is the
+//! engine's and the hot path pays for no timer it does not need; a driver without an
+//! engine (issue 17's real-time forwarder) arms one timer at [`Link::poll_at`] and calls
+//! [`Link::poll`].
 
 pub mod ethernet;
 pub mod impair;
