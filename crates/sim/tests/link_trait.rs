@@ -209,3 +209,33 @@ fn atm_network_carries_clip_in_aal5_cells() {
     assert_eq!(c.len(), 2, "one link, two directions");
     assert!(c.iter().all(|c| c.frames_in == c.frames_out + c.dropped + c.queued));
 }
+
+#[test]
+fn a_shaped_line_holds_a_frame_until_its_bucket_refills() {
+    use sim::link::impair::Shaper;
+    // RFC 2697's bucket (Linux tbf): 8 Mb/s fills it at one octet per µs, 1000 octets
+    // deep and full at time 0. Two 1000-octet frames: the first takes the bucket; the
+    // second may leave when 1000 octets have come back, 1000 µs after the first left.
+    let rate = 100_000_000u64;
+    let ethernet = EthernetLink {
+        name: "shaped".into(),
+        ends: [(0, 0), (1, 0)],
+        rate_bps: rate,
+        delay_ns: 0,
+        queue_frames: 10,
+        queue_bytes: 1_000_000,
+        dirs: Default::default(),
+    };
+    let mut shaped = no_impairment(0);
+    shaped.shaper = Some(Shaper::new(8_000_000, 1000).unwrap());
+    let mut line: Line<()> = Line::new(LineKind::Ethernet(ethernet), [shaped, no_impairment(1)]);
+    let frame = ethernet_frame(&[0x45; 986]);
+    for _ in 0..2 {
+        assert_eq!(line.offer(0, 0, frame.clone()), Offer::Accepted);
+    }
+    let events = drive(&mut line, u64::MAX);
+    let last_bit = (7 + 1 + 1000 + 4) * 8 * 1_000_000_000 / rate; // IEEE 802.3, as above
+    let delivered: Vec<u64> =
+        events.iter().filter(|(_, e)| matches!(e, LinkEvent::Delivered { .. })).map(|&(t, _)| t).collect();
+    assert_eq!(delivered, [last_bit, 1_000 * US + last_bit]);
+}
