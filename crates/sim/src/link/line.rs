@@ -290,6 +290,7 @@ impl<T: Copy> Line<T> {
     /// The first frame on its way from `from` reaches the far end: lost by the
     /// direction's loss model, or received (a serial line's datagram given its Ethernet
     /// header back, a CSLIP packet decompressed).
+    #[inline]
     pub fn arrive(&mut self, from: usize) -> Arrival {
         let (_, _, frame) = self.in_flight[from].pop_front().expect("a frame in flight");
         let impair = &mut self.impair[from];

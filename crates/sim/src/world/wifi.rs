@@ -7,6 +7,9 @@ use super::*;
 pub(super) struct CellSlot {
     pub(super) cell: WifiCell,
     pub(super) timer: Option<(u64, EventId)>,
+    /// What the cell hands back, emptied after each use and kept for its capacity (a
+    /// nested use finds it taken and starts a new one): no allocation per frame.
+    pub(super) scratch: Vec<LinkEvent>,
 }
 
 impl World {
@@ -18,7 +21,7 @@ impl World {
         }
         let mut events = Vec::new();
         slot.cell.medium_events(now, &mut events);
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.bsses[bss as usize].scratch);
         for event in events {
             match self.bsses[bss as usize].cell.handle(now, event, &mut out) {
                 Handled::Done => {}
@@ -29,20 +32,23 @@ impl World {
             }
             self.link_events(now, &mut out)?;
         }
+        self.bsses[bss as usize].scratch = out;
         self.arm_bss_timer(bss)?;
         Ok(())
     }
 
     /// The first frame on the air of `bss` reached its receiver (the air's delay).
     pub(super) fn wifi_arrive(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
-        let cell = &mut self.bsses[bss as usize].cell;
-        let (to, from, mpdu) = cell.take_arrival();
-        let mut out = Vec::new();
-        if cell.arrive(now, to, from, mpdu, &mut out) {
+        let slot = &mut self.bsses[bss as usize];
+        let mut out = std::mem::take(&mut slot.scratch);
+        let (to, from, mpdu) = slot.cell.take_arrival();
+        if slot.cell.arrive(now, to, from, mpdu, &mut out) {
             // The AP queued a frame to relay: its medium may want waking sooner.
             self.arm_bss_timer(bss)?;
         }
-        self.link_events(now, &mut out)
+        self.link_events(now, &mut out)?;
+        self.bsses[bss as usize].scratch = out;
+        Ok(())
     }
 
     /// What a link handed back: frames to the nodes' stacks, drops, senders done.
@@ -124,7 +130,7 @@ pub(super) fn bss_state(
     }
     let cell =
         WifiCell::new(w.name.clone(), w.channel, bss, members, adapters, macs, has_ap, w.wds, w.relay, w.delay_ns);
-    Ok(CellSlot { cell, timer: None })
+    Ok(CellSlot { cell, timer: None, scratch: Vec::new() })
 }
 
 /// The medium's parameters from the cell's configuration (standard, preambles, access,
