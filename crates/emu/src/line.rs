@@ -27,9 +27,10 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use sim::config::LinkConfig;
 use sim::link::ethernet::{ethernet_last_bit_ns, EthernetLink};
+use sim::link::line::DirectionImpairment;
 use sim::link::serial::{Framing, SerialLine};
 use sim::time::SimTime;
-use sim::world::{direction_impairment, serial_line, DirectionImpairment, SerialPpp};
+use sim::world::{direction_impairment, serial_line, SerialPpp};
 use wire::ethernet::HEADER_LEN;
 
 /// What an end of the line is on the host.

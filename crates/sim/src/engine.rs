@@ -82,7 +82,8 @@ impl EventId {
 
 /// A place in the event order, `(at, seq)`, taken by [`Engine::reserve_at`] for an
 /// event given later by [`Engine::schedule_reserved`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+/// The default is time 0's first place: a tag to overwrite, never reserved.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Reservation {
     at: SimTime,
     seq: u64,

@@ -16,6 +16,8 @@
 //!   rules of Table 9-26 for stations, APs and IBSS (seed 000 §2.1) and the ciphers.
 //! * [`bss`] — the shared medium of one BSS: a DCF and a queue per member,
 //!   collisions per receiver (hidden terminals), Ack/RTS/CTS/NAV/EIFS, one timer.
+//! * [`cell`] — the cell as a link (`crate::link::Link`): the medium, each member's
+//!   adapter, the AP's relay within the BSS, the air's delay.
 //!
 //! Everything here is sans-IO: time comes in as `now`, randomness as a value or a
 //! closure from the caller.
@@ -23,6 +25,7 @@
 pub mod adapter;
 pub mod bianchi;
 pub mod bss;
+pub mod cell;
 pub mod dcf;
 pub mod phy;
 

@@ -33,7 +33,7 @@ impl World {
 pub(super) fn adaptive_routers(
     config: &SimConfig,
     attachments: &[Vec<Attachment>],
-    bsses: &[BssState],
+    bsses: &[CellSlot],
 ) -> Result<Vec<AdaptiveRouter>, RunError> {
     let mut out = Vec::new();
     for (i, a) in config.adaptive.iter().enumerate() {
@@ -52,7 +52,7 @@ pub(super) fn adaptive_routers(
                 "peer_radio_port",
                 format!(
                     "the two routers' radio ports are on different cells ({} and {})",
-                    bsses[bss as usize].name, bsses[peer_bss as usize].name
+                    bsses[bss as usize].cell.name, bsses[peer_bss as usize].cell.name
                 ),
             ));
         }

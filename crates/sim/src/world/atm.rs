@@ -9,6 +9,7 @@ use wire::ethernet;
 use super::{Attachment, Event, RunError, World};
 use crate::atm::{AtmEvent, AtmNet};
 use crate::config::{ConfigError, LinkConfig, SimConfig};
+use crate::link::{Link, LinkEvent};
 use crate::node::{Node, PortUse};
 use crate::time::SimTime;
 use qoslab_plan::AtmEncapsulation;
@@ -108,9 +109,8 @@ impl World {
         self.atm_apply(now)
     }
 
-    pub(super) fn atm_backlog(&mut self, ep: u32) -> usize {
-        let now = self.engine.now().as_nanos();
-        self.atm.as_mut().map_or(0, |a| a.backlog(now, ep))
+    pub(super) fn atm_backlog(&mut self, now: u64, ep: u32) -> usize {
+        self.atm.as_mut().map_or(0, |a| Link::backlog(a, now, ep as usize))
     }
 
     /// Carries out what the ATM network produced.
@@ -135,44 +135,33 @@ impl World {
                     .map_err(RunError::Capture)?;
             }
         }
-        let deliver: Vec<_> = out.deliver.drain(..).collect();
-        let done: Vec<u32> = out.tx_done.drain(..).collect();
+        let deliver = out.deliver.drain(..).map(|(node, port, frame)| LinkEvent::Delivered { to: (node, port), frame });
+        let mut events: Vec<LinkEvent> =
+            deliver.chain(out.tx_done.drain(..).map(|node| LinkEvent::Sent { node })).collect();
         if self.atm_out.is_empty() {
             self.atm_out = out;
         }
-        for (node, port, frame) in deliver {
-            self.receive(now, node, port, frame)?;
-        }
-        for node in done {
-            self.refill_saturating(now, node)?;
-        }
-        Ok(())
+        self.link_events(now, &mut events)
     }
 
     /// Per-link results and the ATM counters; switch losses into the drop counts.
     pub(super) fn atm_results(&mut self) -> (Vec<crate::results::LinkResult>, Option<crate::atm::AtmStats>) {
         let Some(atm) = self.atm.as_ref() else { return (Vec::new(), None) };
+        // The network's conservation comes per ATM link and direction, in link order.
+        let conservation = atm.conservation();
         let links = atm
             .link_report()
             .into_iter()
-            .zip(atm.cell_conservation())
+            .zip(conservation.chunks(2))
             .map(|((name, cells, busy), kept)| crate::results::LinkResult {
                 name,
-                kind: "atm",
+                kind: atm.kind(),
                 utilization: busy.to_vec(),
                 frames: cells.to_vec(),
+                // Cells: a link loses none (switches' queues do, before it).
                 drops: 0,
                 members: Vec::new(),
-                // Cells: a link loses none (switches' queues do, before it).
-                conservation: kept
-                    .iter()
-                    .map(|&(sent, arrived, on_wire)| crate::conservation::LinkConservation {
-                        frames_in: sent,
-                        frames_out: arrived,
-                        dropped: 0,
-                        queued: on_wire,
-                    })
-                    .collect(),
+                conservation: kept.to_vec(),
             })
             .collect();
         let stats = atm.stats.clone();

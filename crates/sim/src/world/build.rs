@@ -17,9 +17,9 @@ impl World {
         let sources: Vec<Source> = config.flows.iter().cloned().map(Source::new).collect();
         for line in links.iter_mut() {
             for from in 0..2 {
-                let node = line.ends()[from].0;
+                let node = line.line.ends()[from].0;
                 let saturating = sources.iter().any(|s| s.is_saturating() && source_node(&s.config) == node);
-                line.lazy_tx_done[from] = line.impair[from].shaper.is_none() && !saturating;
+                line.lazy_tx_done[from] = line.line.impair[from].shaper.is_none() && !saturating;
             }
         }
         let stats = config
@@ -98,7 +98,7 @@ fn build_links(
     config: &SimConfig,
     nodes: &mut [Node],
     attachments: &mut [Vec<Attachment>],
-) -> Result<(Vec<Line>, Vec<BssState>), RunError> {
+) -> Result<(Vec<LineSlot>, Vec<CellSlot>), RunError> {
     let mut links = Vec::new();
     let mut bsses = Vec::new();
     for (index, link) in config.links.iter().enumerate() {
@@ -120,7 +120,7 @@ fn build_links(
                     direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                     direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
                 ];
-                links.push(Line::new(LineKind::Ethernet(ethernet), impair));
+                links.push(LineSlot::new(Line::new(LineKind::Ethernet(ethernet), impair)));
             }
             LinkConfig::Serial {
                 name,
@@ -148,15 +148,13 @@ fn build_links(
                     direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
                     direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
                 ];
-                links.push(Line::new(
-                    LineKind::Serial { name: name.clone(), ends: [(a.node, a.port), (b.node, b.port)], line },
-                    impair,
-                ));
+                let kind = LineKind::Serial { name: name.clone(), ends: [(a.node, a.port), (b.node, b.port)], line };
+                links.push(LineSlot::new(Line::new(kind, impair)));
             }
             LinkConfig::Wifi(w) => {
                 let id = bsses.len() as u32;
                 let state = bss_state(config, w, id, index, nodes)?;
-                for (member, &(node, port)) in state.members.iter().enumerate() {
+                for (member, &(node, port)) in state.cell.members.iter().enumerate() {
                     attachments[node as usize][port as usize] = Attachment::Wifi { bss: id, member: member as u16 };
                 }
                 bsses.push(state);

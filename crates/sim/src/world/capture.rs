@@ -16,7 +16,7 @@ impl World {
                 (0..c.ports.len()).map(|p| format!("{}-{}", node.name, node.port_name(p as u16))).collect()
             })
             .collect();
-        let media: Vec<String> = self.bsses.iter().map(|b| b.name.clone()).collect();
+        let media: Vec<String> = self.bsses.iter().map(|b| b.cell.name.clone()).collect();
         self.capture = Some(Capturing::new(sink, &ports, &media).map_err(RunError::Capture)?);
         Ok(())
     }
@@ -33,11 +33,11 @@ impl World {
             }
         }
         for (i, b) in self.bsses.iter_mut().enumerate() {
-            let air = b.bss.take_air();
+            let air = b.cell.bss.take_air();
             if let Some(c) = self.capture.as_mut() {
                 for f in &air {
                     // Each PPDU once, at its start, as a capture of the air shows it.
-                    c.air(i, f.start, &air_record(f, &b.macs, b.channel)).map_err(RunError::Capture)?;
+                    c.air(i, f.start, &air_record(f, &b.cell.macs, b.cell.channel)).map_err(RunError::Capture)?;
                 }
             }
         }

@@ -110,34 +110,11 @@ impl World {
         census
     }
 
-    /// The frames queued on the lines and at the 802.11 media, and those in flight on the
-    /// lines, each handed to `note`.
+    /// What every link holds (lines: queued and in flight; 802.11 media: queued, read
+    /// as their receivers would), each handed to `note`.
     fn held_on_links(&self, note: &mut dyn FnMut(&[u8])) {
-        for line in &self.links {
-            for from in 0..2 {
-                match &line.kind {
-                    LineKind::Ethernet(l) => l.queued(from).for_each(&mut *note),
-                    LineKind::Serial { line, .. } => line.queued(from).for_each(&mut *note),
-                }
-                for (_, frame) in &line.in_flight[from] {
-                    note(frame);
-                }
-            }
-        }
-        for b in &self.bsses {
-            for member in 0..b.members.len() {
-                // A protected MPDU is read as its receiver would (WEP, TKIP, CCMP).
-                let cipher = &b.adapters[member].cipher;
-                for mpdu in b.bss.queued(member) {
-                    let open = cipher.unprotect(mpdu).map(|(open, _)| open);
-                    let open = open.as_deref().unwrap_or(mpdu);
-                    // A link ARQ frame's datagram is counted at its sender (below).
-                    if !conservation::is_link_arq(open) {
-                        note(open);
-                    }
-                }
-            }
-        }
+        self.links.iter().for_each(|l| l.line.held(&mut *note));
+        self.bsses.iter().for_each(|b| b.cell.held(&mut *note));
     }
 
     /// The packets held in the nodes (tunnels' fragments, adaptive routers, CPU jobs, IP
@@ -170,7 +147,7 @@ impl World {
             n.l3f_held_packets(&mut *note);
         }
         if let Some(atm) = &self.atm {
-            atm.held_packets(&mut *note);
+            atm.held(&mut *note);
         }
         let streams: Vec<&crate::tunnel::openvpn_tcp::StreamTransport> =
             self.nodes.iter().flat_map(|n| n.tunnels.ends().filter_map(|e| e.stream())).collect();
@@ -233,46 +210,12 @@ impl World {
 
     /// The conservation identity of each point-to-point line, per direction.
     pub(super) fn line_conservation(&self) -> Vec<Vec<LinkConservation>> {
-        self.links
-            .iter()
-            .map(|line| {
-                (0..2)
-                    .map(|from| {
-                        let t = line.tally[from];
-                        let waiting = match &line.kind {
-                            LineKind::Ethernet(l) => l.queued(from).count(),
-                            LineKind::Serial { line, .. } => line.queued(from).count(),
-                        };
-                        LinkConservation {
-                            frames_in: t.offered,
-                            frames_out: t.delivered,
-                            dropped: t.dropped,
-                            queued: (waiting + line.in_flight[from].len()) as u64,
-                        }
-                    })
-                    .collect()
-            })
-            .collect()
+        self.links.iter().map(|l| l.line.conservation()).collect()
     }
 
     /// The conservation identity of each 802.11 BSS, per member's transmitter (AP first).
     pub(super) fn wifi_conservation(&self) -> Vec<Vec<LinkConservation>> {
-        self.bsses
-            .iter()
-            .map(|b| {
-                (0..b.members.len())
-                    .map(|m| {
-                        let s = b.bss.member_stats(m);
-                        LinkConservation {
-                            frames_in: s.enqueued + s.queue_drops,
-                            frames_out: s.frames_sent,
-                            dropped: s.dropped + s.queue_drops,
-                            queued: b.bss.queued_handed_in(m) as u64,
-                        }
-                    })
-                    .collect()
-            })
-            .collect()
+        self.bsses.iter().map(|b| b.cell.conservation()).collect()
     }
 }
 

@@ -65,11 +65,7 @@ impl World {
             Event::AdaptiveRouter { index } => self.adaptive_router_timer(now, index)?,
             Event::BssTimer { bss } => self.bss_timer(now, bss)?,
             Event::Atm(e) => self.atm_event(now, e)?,
-            Event::WifiArrive { bss } => {
-                let (_, to, from, mpdu) =
-                    self.bsses[bss as usize].in_flight.pop_front().expect("a frame in flight on the air");
-                self.wifi_arrive(now, bss, to, from, mpdu)?;
-            }
+            Event::WifiArrive { bss } => self.wifi_arrive(now, bss)?,
         }
         Ok(())
     }

@@ -1,46 +1,17 @@
-//! Point-to-point lines (Ethernet and serial) in the world: per direction a queue, a serializer,
-//! the impairments, and the frames in flight; sending a node's frame out of a port.
+//! Point-to-point lines (Ethernet and serial) in the world: each `link::line::Line` driven
+//! by engine events in their places (reservations for arrivals, a lazy end of sending),
+//! and a node's frame sent out of a port onto whichever link it is attached to.
 
 use super::*;
 use qoslab_plan::{name_of, Clocking, SerialFraming};
 
-/// A point-to-point link of the world: Ethernet or a serial line.
-pub(super) enum LineKind {
-    Ethernet(EthernetLink),
-    /// A serial line carries IP datagrams: the world strips the Ethernet header the
-    /// node's stack wrote and puts one back at the far end.
-    Serial {
-        name: String,
-        ends: [(u32, u16); 2],
-        line: SerialLine,
-    },
-}
-
-/// What happens to one direction's frames besides being carried. Public so that a
-/// real-time driver of the same line models (crates/emu) builds it as the world does.
-pub struct DirectionImpairment {
-    pub loss: LossModel,
-    pub loss_text: String,
-    pub rng: crate::rng::RandomStream,
-    pub shaper: Option<Shaper>,
-    /// Bytes that may wait for the shaper's tokens (`tc tbf limit`), if limited.
-    pub shaper_queue_bytes: Option<u64>,
-    /// The next frame has been granted its shaper departure at this time.
-    pub shaped_until: Option<u64>,
-    pub policer: Option<Policer>,
-    pub lost: u64,
-}
-
-pub(super) struct Line {
-    pub(super) kind: LineKind,
-    pub(super) impair: [DirectionImpairment; 2],
-    /// Per direction, the frames sent and not yet arrived (serializing or propagating)
-    /// in the order they arrive, each with its arrival's place in the event order. The delay
-    /// is constant and a direction sends one frame at a time, so frames arrive in the
-    /// order they were sent: only the first has its `EthArrive` in the engine's heap,
-    /// and each arrival schedules the next one's in the place it reserved (see
-    /// `engine`'s Reservations), so the events run exactly as if each frame had its own.
-    pub(super) in_flight: [VecDeque<(Reservation, Vec<u8>)>; 2],
+/// A line of the world: the link model, and what the engine keeps of it.
+pub(super) struct LineSlot {
+    /// The line; each frame in flight tagged with its `EthArrive`'s place in the event
+    /// order. Only the first frame in flight has its `EthArrive` in the engine's heap, and
+    /// each arrival schedules the next one's in the place it reserved (see `engine`'s
+    /// Reservations), so the events run exactly as if each frame had its own.
+    pub(super) line: Line<Reservation>,
     /// Per direction, whether the end of a frame's sending may be left out of the
     /// engine while nothing waits behind it: an `EthTxDone` with an empty queue only
     /// frees the serializer, unless a shaper holds the next frame or the sending node
@@ -49,174 +20,12 @@ pub(super) struct Line {
     /// Per direction, the place of the `EthTxDone` of the frame being sent when it was
     /// left out of the engine (see `World::settle_tx_done`).
     pub(super) tx_done: [Option<Reservation>; 2],
-    /// Per direction, frames offered, delivered and dropped (see `crate::conservation`).
-    pub(super) tally: [LineTally; 2],
 }
 
-impl Line {
-    /// A line with nothing sent yet.
-    pub(super) fn new(kind: LineKind, impair: [DirectionImpairment; 2]) -> Line {
-        Line {
-            kind,
-            impair,
-            in_flight: Default::default(),
-            lazy_tx_done: [false; 2],
-            tx_done: [None; 2],
-            tally: Default::default(),
-        }
+impl LineSlot {
+    pub(super) fn new(line: Line<Reservation>) -> LineSlot {
+        LineSlot { line, lazy_tx_done: [false; 2], tx_done: [None; 2] }
     }
-
-    pub(super) fn name(&self) -> &str {
-        match &self.kind {
-            LineKind::Ethernet(l) => &l.name,
-            LineKind::Serial { name, .. } => name,
-        }
-    }
-
-    #[inline]
-    pub(super) fn ends(&self) -> [(u32, u16); 2] {
-        match &self.kind {
-            LineKind::Ethernet(l) => l.ends,
-            LineKind::Serial { ends, .. } => *ends,
-        }
-    }
-
-    #[inline]
-    pub(super) fn delay_ns(&self) -> u64 {
-        match &self.kind {
-            LineKind::Ethernet(l) => l.delay_ns,
-            LineKind::Serial { line, .. } => line.config().delay_ns,
-        }
-    }
-
-    /// The bytes of `frame` this line carries and meters: the Ethernet frame without
-    /// FCS, or a serial line's IP datagram.
-    #[inline]
-    pub(super) fn carried_len(&self, frame: &[u8]) -> usize {
-        match &self.kind {
-            LineKind::Ethernet(_) => frame.len(),
-            LineKind::Serial { .. } => frame.len().saturating_sub(ethernet::HEADER_LEN),
-        }
-    }
-
-    #[inline]
-    pub(super) fn queued_bytes(&self, from: usize) -> usize {
-        match &self.kind {
-            LineKind::Ethernet(l) => l.queued_bytes(from),
-            LineKind::Serial { line, .. } => line.queued_bytes(from),
-        }
-    }
-
-    /// Why the policer or the shaper's queue limit refuses `frame` at end `from`, if it does.
-    #[inline]
-    pub(super) fn meter(&mut self, now: u64, from: usize, frame: &[u8]) -> Option<String> {
-        // A direction with no policer and no shaper queue limit (most) refuses nothing:
-        // answered before measuring the frame and the backlog.
-        let impair = &self.impair[from];
-        if impair.policer.is_none() && (impair.shaper.is_none() || impair.shaper_queue_bytes.is_none()) {
-            return None;
-        }
-        let len = self.carried_len(frame);
-        let backlog = self.queued_bytes(from);
-        let impair = &mut self.impair[from];
-        if let Some(policer) = impair.policer.as_mut() {
-            if !policer.conform(SimTime::from_nanos(now), len) {
-                return Some(format!(
-                    "policed: over {} bit/s with a {}-byte bucket",
-                    policer.rate_bps(),
-                    policer.burst_bytes()
-                ));
-            }
-        }
-        match impair.shaper_queue_bytes {
-            Some(limit) if impair.shaper.is_some() && (backlog + len) as u64 > limit => {
-                Some(format!("shaper queue full ({limit} bytes waiting for tokens)"))
-            }
-            _ => None,
-        }
-    }
-
-    #[inline]
-    pub(super) fn enqueue(&mut self, from: usize, frame: Vec<u8>) -> Result<(), Vec<u8>> {
-        match &mut self.kind {
-            LineKind::Ethernet(l) => l.enqueue(from, frame),
-            LineKind::Serial { line, .. } => {
-                let packet = frame.get(ethernet::HEADER_LEN..).unwrap_or_default().to_vec();
-                line.enqueue(from, packet).map_err(|_| frame)
-            }
-        }
-    }
-
-    #[inline]
-    pub(super) fn peek_len(&self, from: usize) -> Option<usize> {
-        match &self.kind {
-            LineKind::Ethernet(l) => l.peek_len(from),
-            LineKind::Serial { line, .. } => line.peek_len(from),
-        }
-    }
-
-    /// The next frame to send at `from`, the time the sender stays busy with it, and
-    /// the time until its last bit is out (Ethernet's inter-frame gap comes after).
-    #[inline(always)]
-    pub(super) fn start_next(&mut self, from: usize) -> Option<(Vec<u8>, u64, u64)> {
-        match &mut self.kind {
-            LineKind::Ethernet(l) => {
-                let rate = l.rate_bps;
-                l.start_next(from).map(|(frame, busy)| {
-                    let last_bit = crate::link::ethernet::ethernet_last_bit_ns(frame.len(), rate);
-                    (frame, busy, last_bit)
-                })
-            }
-            LineKind::Serial { line, .. } => line.start_next(from).map(|(frame, busy)| (frame, busy, busy)),
-        }
-    }
-
-    #[inline]
-    pub(super) fn finish(&mut self, from: usize) {
-        match &mut self.kind {
-            LineKind::Ethernet(l) => l.finish(from),
-            LineKind::Serial { line, .. } => line.finish(from),
-        }
-    }
-
-    pub(super) fn backlog(&self, from: usize) -> usize {
-        match &self.kind {
-            LineKind::Ethernet(l) => l.backlog(from),
-            LineKind::Serial { line, .. } => line.backlog(from),
-        }
-    }
-
-    /// What crossed the line from end `from`, as the receiving node's stack takes it
-    /// (a CSLIP packet decompressed), or why nothing is delivered.
-    pub(super) fn delivered(&mut self, from: usize, frame: Vec<u8>) -> Result<Vec<u8>, &'static str> {
-        match &mut self.kind {
-            LineKind::Ethernet(_) => Ok(frame),
-            LineKind::Serial { line, .. } => {
-                let datagram = line.arrive(from, frame)?;
-                Ok(crate::node::ip::ethernet_frame(
-                    Mac::default(),
-                    Mac::BROADCAST,
-                    ethernet::EtherType::Ipv4,
-                    &datagram,
-                ))
-            }
-        }
-    }
-
-    /// What end `from` sent was lost on the line.
-    pub(super) fn lost(&mut self, from: usize) {
-        if let LineKind::Serial { line, .. } = &mut self.kind {
-            line.lost(from);
-        }
-    }
-}
-
-/// A serial line's clocking and PPP options, as the configuration gives them.
-pub struct SerialPpp {
-    pub clocking: Clocking,
-    pub acfc: bool,
-    pub pfc: bool,
-    pub fcs_bits: u32,
 }
 
 impl World {
@@ -224,10 +33,10 @@ impl World {
     /// a saturating source at the sender is refilled.
     pub(super) fn line_tx_done(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
         let l = &mut self.links[link as usize];
-        l.finish(from as usize);
-        let node = l.ends()[from as usize].0;
+        l.line.finish(from as usize);
+        let node = l.line.ends()[from as usize].0;
         // A direction whose EthTxDone may be left out has no saturating source
-        // at its sender (see `Line::lazy_tx_done`): nothing to refill.
+        // at its sender (see `LineSlot::lazy_tx_done`): nothing to refill.
         let refill = !l.lazy_tx_done[from as usize];
         self.start_tx(now, link, from)?;
         if refill {
@@ -239,42 +48,20 @@ impl World {
     /// The first frame in flight on `link` from end `from` reached the far end: lost by
     /// the direction's loss model, or received by the node there.
     pub(super) fn line_arrive(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
-        let l = &mut self.links[link as usize];
-        let in_flight = &mut l.in_flight[from as usize];
-        let (_, frame) = in_flight.pop_front().expect("a frame in flight");
-        if let Some(&(next, _)) = in_flight.front() {
+        let line = &mut self.links[link as usize].line;
+        let arrival = line.arrive(from as usize);
+        if let Some(next) = line.next_arrival(from as usize) {
             self.engine.schedule_reserved(next, Event::EthArrive { link, from });
         }
-        let (node, port) = l.ends()[1 - from as usize];
-        let impair = &mut l.impair[from as usize];
-        let lost = impair.loss.drop(&mut impair.rng);
+        let (node, port) = line.ends()[1 - from as usize];
+        let lost = matches!(arrival, LineArrival::Lost { .. });
         if let Some(u) = self.adaptive_routers.iter_mut().find(|u| u.modem_link == link && u.modem_end == from) {
             u.modem_outcome(now, !lost);
         }
-        let l = &mut self.links[link as usize];
-        let impair = &mut l.impair[from as usize];
-        if lost {
-            impair.lost += 1;
-            l.tally[from as usize].dropped += 1;
-            let reason = format!("lost on link {} ({})", l.name(), l.impair[from as usize].loss_text);
-            let summary = if matches!(l.kind, LineKind::Serial { .. }) {
-                Some(frame)
-            } else {
-                frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec)
-            };
-            l.lost(from as usize);
-            self.record_drop(now, node, Some(port), reason, summary.as_deref());
-            return Ok(());
-        }
-        match l.delivered(from as usize, frame) {
-            Ok(frame) => {
-                l.tally[from as usize].delivered += 1;
-                self.receive(now, node, port, frame)?
-            }
-            Err(reason) => {
-                l.tally[from as usize].dropped += 1;
-                self.record_drop(now, node, Some(port), reason.to_string(), None)
-            }
+        match arrival {
+            LineArrival::Delivered(frame) => self.receive(now, node, port, frame)?,
+            LineArrival::Lost { reason, packet } => self.record_drop(now, node, Some(port), reason, packet.as_deref()),
+            LineArrival::Refused(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
         }
         Ok(())
     }
@@ -291,48 +78,60 @@ impl World {
         if let Some(c) = self.capture.as_mut() {
             c.port(node, port, now, &frame).map_err(RunError::Capture)?;
         }
-        match self.attachments[node as usize][port as usize] {
+        let offer = match self.attachments[node as usize][port as usize] {
             Attachment::Ethernet { link, end } => {
-                let tally = &mut self.links[link as usize].tally[end as usize];
-                tally.offered += 1;
-                if let Some(reason) = self.links[link as usize].meter(now, end as usize, &frame) {
-                    self.links[link as usize].tally[end as usize].dropped += 1;
-                    self.record_drop(now, node, Some(port), reason, frame.get(14..));
-                    return Ok(());
+                match self.links[link as usize].line.offer(now, end as usize, frame) {
+                    Offer::Accepted => return self.line_queued(now, node, port, link, end),
+                    refused => refused,
                 }
-                if let Err(frame) = self.links[link as usize].enqueue(end as usize, frame) {
-                    self.links[link as usize].tally[end as usize].dropped += 1;
-                    self.record_drop(now, node, Some(port), "output queue full (drop-tail)".into(), frame.get(14..));
-                    return Ok(());
-                }
-                self.queued_frames += 1;
-                self.settle_tx_done(link, end);
-                if self.queued_frames > self.config.budget.max_queued_frames {
-                    return Err(RunError::Budget(format!(
-                        "frames queued in the network exceeded {} (the output queue of {} port {} grew without bound)",
-                        self.config.budget.max_queued_frames,
-                        self.nodes[node as usize].name,
-                        self.nodes[node as usize].port_name(port)
-                    )));
-                }
-                self.start_tx(now, link, end)
             }
-            Attachment::Wifi { bss, member } => self.transmit_wifi(now, node, port, (bss, member), frame, priority),
-            Attachment::Atm { ep } => self.atm_transmit(now, node, ep, frame),
+            Attachment::Wifi { bss, member } => {
+                let cell = &mut self.bsses[bss as usize].cell;
+                let offer = if priority {
+                    cell.offer_priority(now, member as usize, frame)
+                } else {
+                    cell.offer(now, member as usize, frame)
+                };
+                if offer == Offer::Accepted {
+                    return self.arm_bss_timer(bss);
+                }
+                offer
+            }
+            Attachment::Atm { ep } => return self.atm_transmit(now, node, ep, frame),
             Attachment::Unattached | Attachment::AtmSwitch => {
                 self.record_drop(now, node, Some(port), "port is not attached to any link".into(), None);
-                Ok(())
+                return Ok(());
             }
+        };
+        if let Offer::Dropped { reason, frame } = offer {
+            self.record_drop(now, node, Some(port), reason, frame.get(ethernet::HEADER_LEN..));
         }
+        Ok(())
+    }
+
+    /// A frame was queued at end `end` of line `link`: counted against the budget, and
+    /// sent if the serializer is free.
+    fn line_queued(&mut self, now: u64, node: u32, port: u16, link: u32, end: u8) -> Result<(), RunError> {
+        self.queued_frames += 1;
+        self.settle_tx_done(link, end);
+        if self.queued_frames > self.config.budget.max_queued_frames {
+            return Err(RunError::Budget(format!(
+                "frames queued in the network exceeded {} (the output queue of {} port {} grew without bound)",
+                self.config.budget.max_queued_frames,
+                self.nodes[node as usize].name,
+                self.nodes[node as usize].port_name(port)
+            )));
+        }
+        self.start_tx(now, link, end)
     }
 
     /// Starts sending the next frame waiting at end `from` of `link`, if the serializer
     /// is free. Many calls find it busy or nothing waiting: that is answered inline.
     #[inline(always)]
     pub(super) fn start_tx(&mut self, now: u64, link: u32, from: u8) -> Result<(), RunError> {
-        let l = &self.links[link as usize];
+        let l = &self.links[link as usize].line;
         // Nothing to start while a frame is being sent or when none waits.
-        if is_busy(l, from as usize) {
+        if l.busy(from as usize) {
             return Ok(());
         }
         match l.peek_len(from as usize) {
@@ -346,60 +145,34 @@ impl World {
     pub(super) fn start_tx_len(&mut self, now: u64, link: u32, from: u8, len: usize) -> Result<(), RunError> {
         let l = &mut self.links[link as usize];
         // A shaper holds the next frame until its tokens are there (RFC 2697 bucket).
-        {
-            let impair = &mut l.impair[from as usize];
-            if let Some(shaper) = impair.shaper.as_mut() {
-                match impair.shaped_until {
-                    Some(t) if t > now => return Ok(()),
-                    Some(_) => impair.shaped_until = None,
-                    None => match shaper.departure(SimTime::from_nanos(now), len) {
-                        Some(t) if t.as_nanos() > now => {
-                            impair.shaped_until = Some(t.as_nanos());
-                            self.engine.schedule_at(t, Event::EthTxDone { link, from }).map_err(budget)?;
-                            return Ok(());
-                        }
-                        Some(_) => {}
-                        None => {
-                            let name = l.name().to_string();
-                            let (node, port) = l.ends()[from as usize];
-                            if let Some((frame, _, _)) = l.start_next(from as usize) {
-                                l.finish(from as usize);
-                                l.tally[from as usize].dropped += 1;
-                                self.queued_frames -= 1;
-                                self.record_drop(
-                                    now,
-                                    node,
-                                    Some(port),
-                                    format!("frame longer than the shaper's bucket on link {name}"),
-                                    frame.get(ethernet::HEADER_LEN..),
-                                );
-                            }
-                            return Ok(());
-                        }
-                    },
-                }
+        match l.line.gate(now, from as usize, len) {
+            Gate::Go => {}
+            Gate::Waiting => return Ok(()),
+            Gate::HoldUntil(t) => {
+                self.engine.schedule_at(SimTime::from_nanos(t), Event::EthTxDone { link, from }).map_err(budget)?;
+                return Ok(());
+            }
+            Gate::TooLong { reason, packet } => {
+                let (node, port) = l.line.ends()[from as usize];
+                self.queued_frames -= 1;
+                self.record_drop(now, node, Some(port), reason, packet.as_deref());
+                return Ok(());
             }
         }
-        let l = &mut self.links[link as usize];
-        let Some((frame, wire_ns, last_bit_ns)) = l.start_next(from as usize) else { return Ok(()) };
+        let Some((frame, wire_ns, last_bit_ns)) = l.line.start_next(now, from as usize) else { return Ok(()) };
         self.queued_frames -= 1;
-        let delay = l.delay_ns();
+        let delay = l.line.delay_ns();
         let done = SimTime::from_nanos(now + wire_ns);
-        if l.lazy_tx_done[from as usize] && l.peek_len(from as usize).is_none() {
+        if l.lazy_tx_done[from as usize] && l.line.peek_len(from as usize).is_none() {
             // Nothing waits behind this frame: its EthTxDone keeps its place in the
             // order but enters the engine only if a frame is queued before then.
             l.tx_done[from as usize] = Some(self.engine.reserve_at(done).map_err(budget)?);
         } else {
             self.engine.schedule_at(done, Event::EthTxDone { link, from }).map_err(budget)?;
         }
-        let arrival = self.engine.reserve_at(SimTime::from_nanos(now + last_bit_ns + delay)).map_err(budget)?;
-        let in_flight = &mut self.links[link as usize].in_flight[from as usize];
-        // The delay is the line's own and constant, and this frame started after the
-        // last one ended: it arrives after every frame in flight (the FIFO is sound).
-        assert!(in_flight.back().is_none_or(|&(last, _)| last < arrival), "frames in flight arrive in order");
-        let first = in_flight.is_empty();
-        in_flight.push_back((arrival, frame));
-        if first {
+        let arrive_ns = now + last_bit_ns + delay;
+        let arrival = self.engine.reserve_at(SimTime::from_nanos(arrive_ns)).map_err(budget)?;
+        if self.links[link as usize].line.launch(from as usize, arrival, arrive_ns, frame) {
             self.engine.schedule_reserved(arrival, Event::EthArrive { link, from });
         }
         Ok(())
@@ -416,7 +189,7 @@ impl World {
         if let Some(done) = l.tx_done[from as usize].take() {
             if self.engine.has_passed(done) {
                 self.engine.forget(done);
-                l.finish(from as usize);
+                l.line.finish(from as usize);
             } else {
                 self.engine.schedule_reserved(done, Event::EthTxDone { link, from });
             }
@@ -426,7 +199,8 @@ impl World {
 
 /// One direction's impairments from the plan's `Impairment`: the loss model with the
 /// link's own stream (`RunSeed(seed).stream(link, "loss a->b" or "loss b->a")`), and the
-/// shaper or policer; a refusal names `field`.
+/// shaper or policer; a refusal names `field`. Public so that a real-time driver of the
+/// same line models (crates/emu) builds it as the world does.
 pub fn direction_impairment(
     config: &Impairment,
     seed: u64,
@@ -472,36 +246,26 @@ pub fn direction_impairment(
 }
 
 /// The report of a point-to-point line.
-pub(super) fn line_result(line: &Line) -> crate::results::LinkResult {
-    let lost: u64 = line.impair.iter().map(|d| d.lost).sum();
-    match &line.kind {
-        LineKind::Ethernet(l) => crate::results::LinkResult {
-            name: l.name.clone(),
-            kind: "ethernet",
-            utilization: l.dirs.iter().map(|d| d.busy_ns as f64).collect(),
-            frames: l.dirs.iter().map(|d| d.frames_sent).collect(),
-            drops: l.dirs.iter().map(|d| d.drops).sum::<u64>() + lost,
-            members: Vec::new(),
-            conservation: Vec::new(),
-        },
-        LineKind::Serial { name, line, .. } => crate::results::LinkResult {
-            name: name.clone(),
-            kind: "serial",
-            utilization: line.dirs.iter().map(|d| d.busy_ns as f64).collect(),
-            frames: line.dirs.iter().map(|d| d.frames_sent).collect(),
-            drops: line.dirs.iter().map(|d| d.drops).sum::<u64>() + lost,
-            members: Vec::new(),
-            conservation: Vec::new(),
-        },
+pub(super) fn line_result(slot: &LineSlot) -> crate::results::LinkResult {
+    let line = &slot.line;
+    let sent = line.busy_ns_and_frames();
+    crate::results::LinkResult {
+        name: line.name().to_string(),
+        kind: line.kind(),
+        utilization: sent.iter().map(|&(busy_ns, _)| busy_ns as f64).collect(),
+        frames: sent.iter().map(|&(_, frames)| frames).collect(),
+        drops: line.drops(),
+        members: Vec::new(),
+        conservation: Vec::new(),
     }
 }
 
-/// Whether the serializer of `from` is sending a frame.
-pub(super) fn is_busy(line: &Line, from: usize) -> bool {
-    match &line.kind {
-        LineKind::Ethernet(l) => l.dirs[from].busy,
-        LineKind::Serial { line, .. } => line.dirs[from].busy,
-    }
+/// A serial line's clocking and PPP options, as the configuration gives them.
+pub struct SerialPpp {
+    pub clocking: Clocking,
+    pub acfc: bool,
+    pub pfc: bool,
+    pub fcs_bits: u32,
 }
 
 /// A serial line from its configuration, refusing what it cannot be with the field named.

@@ -19,11 +19,13 @@ use crate::atm::{AtmEvent, AtmNet, AtmOut};
 use crate::capture::{CaptureSink, Capturing};
 use crate::config::{ConfigError, FlowConfig, LinkConfig, SimConfig};
 use crate::config::{Impairment, LossConfig};
-use crate::conservation::{FlowLedger, LineTally};
+use crate::conservation::FlowLedger;
 use crate::engine::{Engine, EngineError, Reservation};
 use crate::link::ethernet::EthernetLink;
 use crate::link::impair::{Bernoulli, GilbertElliott, LossModel, Policer, Shaper};
+use crate::link::line::{Arrival as LineArrival, DirectionImpairment, Gate, Line, LineKind};
 use crate::link::serial::{CompressionRatio, Framing, SerialConfig, SerialError, SerialLine};
+use crate::link::{Link, LinkEvent, Offer};
 use crate::node::adaptive_router::{AdaptiveRouter, Tx};
 use crate::node::{Effects, Job, Node};
 use crate::results::{DropRecord, Results};
@@ -33,9 +35,10 @@ use crate::tcp::{TcpConfig, TcpSocket};
 use crate::time::Duration;
 use crate::time::SimTime;
 use crate::wake::WakeTimer;
-use crate::wifi::adapter::{Adapter, CipherCost, DropReason, ForeignSource, LinkCipher, Role as WifiRole};
-use crate::wifi::bss::{AirFrame, BeaconParams, Bss, BssEvent, BssParams, FrameKind};
-use std::collections::{BTreeMap, VecDeque};
+use crate::wifi::adapter::{Adapter, CipherCost, ForeignSource, LinkCipher, Role as WifiRole};
+use crate::wifi::bss::{AirFrame, BeaconParams, Bss, BssParams, FrameKind};
+use crate::wifi::cell::{Handled, WifiCell};
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 use wire::ethernet::{self, Address as Mac};
 use wire::{arp, icmpv4, ipv4, tcp, udp, IpProtocol};
@@ -56,7 +59,7 @@ mod wifi;
 use adaptive_router::*;
 use lines::*;
 // A line's models built from the plan as the world builds them, for crates/emu.
-pub use lines::{direction_impairment, serial_line, DirectionImpairment, SerialPpp};
+pub use lines::{direction_impairment, serial_line, SerialPpp};
 use tcp_flows::*;
 use traffic::*;
 use wifi::*;
@@ -135,8 +138,8 @@ pub struct World {
     config: SimConfig,
     engine: Engine<Event>,
     pub nodes: Vec<Node>,
-    links: Vec<Line>,
-    bsses: Vec<BssState>,
+    links: Vec<LineSlot>,
+    bsses: Vec<CellSlot>,
     attachments: Vec<Vec<Attachment>>,
     /// Buffers of delivered packets, reused for the TCP segments sent (see `tcp_frame`).
     spare_frames: Vec<Vec<u8>>,

@@ -50,9 +50,9 @@ impl World {
             .bsses
             .iter_mut()
             .map(|b| crate::results::WifiLinkInputs {
-                name: b.name.clone(),
-                airtime_busy_ns: b.bss.airtime_busy_ns(),
-                members: (0..b.members.len()).map(|m| b.bss.member_stats(m)).collect(),
+                name: b.cell.name().to_string(),
+                airtime_busy_ns: b.cell.bss.airtime_busy_ns(),
+                members: (0..b.cell.members.len()).map(|m| b.cell.bss.member_stats(m)).collect(),
             })
             .collect();
         let tcp = self.tcp.iter_mut().map(|f| f.result_inputs(now)).collect();

@@ -18,12 +18,17 @@ pub(super) struct EchoFlow {
 impl World {
     /// The node's frames waiting to leave (CPU queue and its output queues).
     pub(super) fn backlog(&mut self, node: u32) -> usize {
+        let now = self.engine.now().as_nanos();
         let mut backlog = self.nodes[node as usize].cpu.queue_len();
         for p in 0..self.attachments[node as usize].len() {
             match self.attachments[node as usize][p] {
-                Attachment::Ethernet { link, end } => backlog += self.links[link as usize].backlog(end as usize),
-                Attachment::Wifi { bss, member } => backlog += self.bsses[bss as usize].bss.queue_len(member as usize),
-                Attachment::Atm { ep } => backlog += self.atm_backlog(ep),
+                Attachment::Ethernet { link, end } => {
+                    backlog += self.links[link as usize].line.backlog(now, end as usize)
+                }
+                Attachment::Wifi { bss, member } => {
+                    backlog += self.bsses[bss as usize].cell.backlog(now, member as usize)
+                }
+                Attachment::Atm { ep } => backlog += self.atm_backlog(now, ep),
                 Attachment::Unattached | Attachment::AtmSwitch => {}
             }
         }

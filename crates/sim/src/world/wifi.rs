@@ -4,165 +4,64 @@
 use super::*;
 use qoslab_plan::ControlPreamble;
 
-/// An 802.11 BSS in the world: the medium, and each member's port and adapter.
-pub(super) struct BssState {
-    pub(super) name: String,
-    /// The 2.4 GHz channel, if the configuration gives it (radiotap Channel).
-    pub(super) channel: Option<u8>,
-    pub(super) bss: Bss,
-    pub(super) members: Vec<(u32, u16)>,
-    pub(super) adapters: Vec<Adapter>,
-    pub(super) macs: Vec<Mac>,
-    pub(super) has_ap: bool,
-    pub(super) wds: bool,
-    /// MACs behind WDS stations, learned from 4-address uplink frames (their SA).
-    pub(super) behind: BTreeMap<Mac, usize>,
+/// An 802.11 cell in the world: the link model, and the engine's timer of its medium.
+pub(super) struct CellSlot {
+    pub(super) cell: WifiCell,
     /// The medium's timer (`crate::wake`).
     pub(super) timer: WakeTimer,
-    /// The AP relays frames between its stations (`WifiConfig::relay`).
-    pub(super) relay: bool,
-    /// Propagation delay of the air, ns, and the frames on their way: (due, to, from, MPDU).
-    pub(super) delay_ns: u64,
-    pub(super) in_flight: VecDeque<(u64, usize, usize, Vec<u8>)>,
-}
-
-impl BssState {
-    /// Whether `frame`, received by station `to`, is a group frame a host behind that WDS
-    /// station sent, relayed back by the AP.
-    pub(super) fn echoes_behind(&self, to: usize, frame: &[u8]) -> bool {
-        if !(self.wds && self.has_ap && to != 0) {
-            return false;
-        }
-        let Ok(eth) = ethernet::Frame::new_checked(frame) else { return false };
-        eth.dst_addr().is_multicast() && self.behind.get(&eth.src_addr()) == Some(&to)
-    }
-
-    /// Whether the AP relays `frame` (an Ethernet frame it received from station `from`)
-    /// back into the BSS, and whether it also goes up to the AP's own node: a group frame
-    /// does both, a frame for another member of the BSS (or for a host behind a WDS
-    /// station) is only relayed, anything else only goes up.
-    pub(super) fn relay_within_bss(&self, from: usize, frame: &[u8]) -> (bool, bool) {
-        if !self.relay {
-            return (false, true);
-        }
-        let Ok(eth) = ethernet::Frame::new_checked(frame) else { return (false, true) };
-        let dst = eth.dst_addr();
-        if dst.is_multicast() {
-            return (true, true);
-        }
-        let member =
-            self.macs.iter().position(|m| *m == dst).or_else(|| self.behind.get(&dst).copied().filter(|_| self.wds));
-        match member {
-            Some(i) if i != 0 && i != from => (true, false),
-            _ => (false, true),
-        }
-    }
+    /// What the cell hands back, emptied after each use and kept for its capacity (a
+    /// nested use finds it taken and starts a new one): no allocation per frame.
+    pub(super) scratch: Vec<LinkEvent>,
 }
 
 impl World {
     /// The timer of the medium of `bss`: what it has to do now, then its next wake-up.
     pub(super) fn bss_timer(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
-        let state = &mut self.bsses[bss as usize];
-        if !state.timer.fired(now) {
+        let slot = &mut self.bsses[bss as usize];
+        if !slot.timer.fired(now) {
             return Ok(());
         }
         let mut events = Vec::new();
-        state.bss.poll(now, &mut events);
+        slot.cell.medium_events(now, &mut events);
+        let mut out = std::mem::take(&mut self.bsses[bss as usize].scratch);
         for event in events {
-            self.bss_event(now, bss, event)?;
+            match self.bsses[bss as usize].cell.handle(now, event, &mut out) {
+                Handled::Done => {}
+                Handled::Relayed => self.arm_bss_timer(bss)?,
+                Handled::InFlight(due) => {
+                    self.engine.schedule_at(SimTime::from_nanos(due), Event::WifiArrive { bss }).map_err(budget)?;
+                }
+            }
+            self.link_events(now, &mut out)?;
         }
+        self.bsses[bss as usize].scratch = out;
         self.arm_bss_timer(bss)?;
         Ok(())
     }
 
-    pub(super) fn bss_event(&mut self, now: u64, bss: u32, event: BssEvent) -> Result<(), RunError> {
-        match event {
-            BssEvent::Delivered { to, from, mpdu, at } => {
-                let state = &mut self.bsses[bss as usize];
-                if state.delay_ns > 0 {
-                    // The air's propagation delay: the frame reaches the receiving node later;
-                    // arrivals keep their order (one delay per BSS).
-                    let due = at + state.delay_ns;
-                    state.in_flight.push_back((due, to, from, mpdu));
-                    self.engine.schedule_at(SimTime::from_nanos(due), Event::WifiArrive { bss }).map_err(budget)?;
-                    return Ok(());
-                }
-                self.wifi_arrive(now, bss, to, from, mpdu)?;
-            }
-            BssEvent::Dropped { member, reason, mpdu, delivered } => {
-                let state = &self.bsses[bss as usize];
-                let (node, port) = state.members[member];
-                // Logged as before; the flows are charged what the MPDU carried, unless
-                // the receiver had it (only its acknowledgements were lost).
-                let open = state.adapters[member].cipher.unprotect(&mpdu).map(|(open, _)| open).ok();
-                let carried = (!delivered)
-                    .then(|| open.as_deref().unwrap_or(&mpdu))
-                    .filter(|m| !crate::conservation::is_link_arq(m));
-                self.record_drop_of(now, node, Some(port), reason.to_string(), None, carried);
-            }
-            BssEvent::TxDone { member, .. } => {
-                let (node, _) = self.bsses[bss as usize].members[member];
-                self.refill_saturating(now, node)?;
-            }
+    /// The first frame on the air of `bss` reached its receiver (the air's delay).
+    pub(super) fn wifi_arrive(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
+        let slot = &mut self.bsses[bss as usize];
+        let mut out = std::mem::take(&mut slot.scratch);
+        let (to, from, mpdu) = slot.cell.take_arrival();
+        if slot.cell.arrive(now, to, from, mpdu, &mut out) {
+            // The AP queued a frame to relay: its medium may want waking sooner.
+            self.arm_bss_timer(bss)?;
         }
+        self.link_events(now, &mut out)?;
+        self.bsses[bss as usize].scratch = out;
         Ok(())
     }
 
-    /// An MPDU from member `from` reaches member `to`'s adapter: its address filter and
-    /// cipher, the AP's relay within the BSS, then the node.
-    pub(super) fn wifi_arrive(
-        &mut self,
-        now: u64,
-        bss: u32,
-        to: usize,
-        from: usize,
-        mpdu: Vec<u8>,
-    ) -> Result<(), RunError> {
-        {
-            {
-                let state = &mut self.bsses[bss as usize];
-                let (node, port) = state.members[to];
-                match state.adapters[to].receive(&mpdu) {
-                    Ok(converted) if state.echoes_behind(to, &converted.frame) => {
-                        // A WDS station's own group frame (from a host behind it) relayed back by
-                        // the AP: like its own MAC's echo, discarded (a 4-address station takes no
-                        // 3-address copy back, as Linux mac80211's 4addr mode).
-                    }
-                    Ok(converted) => {
-                        if state.wds && state.has_ap && to == 0 {
-                            if let Ok(frame) = ethernet::Frame::new_checked(&converted.frame[..]) {
-                                let src = frame.src_addr();
-                                if src != state.macs[from] {
-                                    state.behind.insert(src, from);
-                                }
-                            }
-                        }
-                        let (relay, up) = if state.has_ap && to == 0 {
-                            state.relay_within_bss(from, &converted.frame)
-                        } else {
-                            (false, true)
-                        };
-                        if relay {
-                            // The AP's distribution function: a frame from one of its stations for
-                            // another (or for all) goes back out into the BSS, From DS (IEEE
-                            // 802.11-2020 §4.5.4.2, §11.3; Linux mac80211 relays in
-                            // ieee80211_deliver_skb before the bridge sees the frame). The AP's MAC
-                            // does it: no bridge lookup, no CPU work of the node.
-                            let copy = if up { converted.frame.clone() } else { converted.frame };
-                            self.transmit_wifi(now, node, port, (bss, 0), copy.clone(), false)?;
-                            if up {
-                                self.receive(now, node, port, copy)?;
-                            }
-                        } else {
-                            self.receive(now, node, port, converted.frame)?;
-                        }
-                    }
-                    // A station discards its own group frame relayed back by the AP (§11.3 relay
-                    // reaches every station, the sender too): the original was delivered, so this
-                    // copy is no loss and is not recorded as a drop.
-                    Err(DropReason::OwnGroupEcho { .. }) => {}
-                    Err(reason) => self.record_drop(now, node, Some(port), reason.to_string(), None),
+    /// What a link handed back: frames to the nodes' stacks, drops, senders done.
+    pub(super) fn link_events(&mut self, now: u64, events: &mut Vec<LinkEvent>) -> Result<(), RunError> {
+        for event in events.drain(..) {
+            match event {
+                LinkEvent::Delivered { to: (node, port), frame } => self.receive(now, node, port, frame)?,
+                LinkEvent::Dropped { at: (node, port), reason, logged, carried } => {
+                    self.record_drop_of(now, node, port, reason, logged.as_deref(), carried.as_deref())
                 }
+                LinkEvent::Sent { node } => self.refill_saturating(now, node)?,
             }
         }
         Ok(())
@@ -170,71 +69,9 @@ impl World {
 
     /// Arms the medium's timer for its next deadline, by the slot's rule (`crate::wake`).
     pub(super) fn arm_bss_timer(&mut self, bss: u32) -> Result<(), RunError> {
-        let state = &mut self.bsses[bss as usize];
-        state.timer.arm(&mut self.engine, state.bss.poll_at(), Event::BssTimer { bss }).map_err(budget)
-    }
-
-    /// An Ethernet frame leaves a node through its 802.11 port.
-    /// `at` is the port's (BSS, member); `priority` puts the frame ahead of the waiting ones.
-    pub(super) fn transmit_wifi(
-        &mut self,
-        now: u64,
-        node: u32,
-        port: u16,
-        at: (u32, u16),
-        frame: Vec<u8>,
-        priority: bool,
-    ) -> Result<(), RunError> {
-        let (bss, member) = (at.0, at.1 as usize);
-        let state = &mut self.bsses[bss as usize];
-        let Ok(eth) = ethernet::Frame::new_checked(&frame[..]) else { return Ok(()) };
-        let dst = eth.dst_addr();
-        let is_ap = state.has_ap && member == 0;
-        let (dest, wds_receiver) = if state.has_ap && !is_ap {
-            // A station of a BSS sends every frame to its AP (To DS, Address 1 = the BSSID;
-            // IEEE 802.11-2020 §9.3.2.1, Table 9-26), a group-addressed MSDU too, as an
-            // individually addressed, acknowledged frame; the AP's distribution function
-            // relays it (`BssState::relay_within_bss`).
-            (Some(0), None)
-        } else if dst.is_multicast() {
-            (None, None)
-        } else if let Some(i) = state.macs.iter().position(|m| *m == dst).filter(|&i| i != member) {
-            (Some(i), None)
-        } else if is_ap && state.wds && state.behind.contains_key(&dst) {
-            let i = state.behind[&dst];
-            (Some(i), Some(state.macs[i]))
-        } else if is_ap {
-            let reason = format!(
-                "AP has no associated station {dst}: reaching a host behind a station needs 4-address (WDS) frames \
-                 (802.11 Table 9-26 case 11), which station adapters do not send"
-            );
-            let packet = frame.get(14..).map(|p| p.to_vec());
-            self.record_drop(now, node, Some(port), reason, packet.as_deref());
-            return Ok(());
-        } else {
-            let packet = frame.get(14..).map(|p| p.to_vec());
-            self.record_drop(now, node, Some(port), format!("no station {dst} in the ad hoc cell"), packet.as_deref());
-            return Ok(());
-        };
-        let converted = match state.adapters[member].transmit(&frame, wds_receiver) {
-            Ok(c) => c,
-            Err(reason) => {
-                let packet = frame.get(14..).map(|p| p.to_vec());
-                self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
-                return Ok(());
-            }
-        };
-        let queued = if priority {
-            state.bss.enqueue_priority(now, member, converted.frame, dest)
-        } else {
-            state.bss.enqueue(now, member, converted.frame, dest)
-        };
-        if let Err(reason) = queued {
-            let packet = frame.get(14..).map(|p| p.to_vec());
-            self.record_drop(now, node, Some(port), reason.to_string(), packet.as_deref());
-            return Ok(());
-        }
-        self.arm_bss_timer(bss)
+        let slot = &mut self.bsses[bss as usize];
+        // The medium's own timer; frames on the air have their events (`WifiArrive`).
+        slot.timer.arm(&mut self.engine, slot.cell.bss.poll_at(), Event::BssTimer { bss }).map_err(budget)
     }
 }
 
@@ -246,7 +83,7 @@ pub(super) fn bss_state(
     id: u32,
     index: usize,
     nodes: &mut [Node],
-) -> Result<BssState, RunError> {
+) -> Result<CellSlot, RunError> {
     let field = |f: &str| format!("links[{index}].{f}");
     let members: Vec<(u32, u16)> = w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect();
     let mut params = bss_params(w, members.len(), index)?;
@@ -278,21 +115,9 @@ pub(super) fn bss_state(
     if config.capture {
         bss.capture_air();
     }
-    Ok(BssState {
-        name: w.name.clone(),
-        channel: w.channel,
-        bss,
-        members,
-        adapters,
-        macs,
-        has_ap,
-        wds: w.wds,
-        behind: BTreeMap::new(),
-        timer: WakeTimer::IDLE,
-        relay: w.relay,
-        delay_ns: w.delay_ns,
-        in_flight: VecDeque::new(),
-    })
+    let cell =
+        WifiCell::new(w.name.clone(), w.channel, bss, members, adapters, macs, has_ap, w.wds, w.relay, w.delay_ns);
+    Ok(CellSlot { cell, timer: WakeTimer::IDLE, scratch: Vec::new() })
 }
 
 /// The medium's parameters from the cell's configuration (standard, preambles, access,

@@ -39,6 +39,7 @@ impl AtmNet {
             lane_free: Vec::new(),
             lost: Vec::new(),
             cells_arrived: Vec::new(),
+            own: Default::default(),
             stats: AtmStats::default(),
             endpoint_of: BTreeMap::new(),
             switch_nodes: config.switches.iter().map(|s| s.node).collect(),

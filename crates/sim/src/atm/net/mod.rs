@@ -384,6 +384,9 @@ pub struct AtmNet {
     pub lost: Vec<(&'static str, Vec<u8>)>,
     /// Cells that reached the far end of each link, per direction (conservation).
     cells_arrived: Vec<[u64; 2]>,
+    /// Its own timers when driven through the `Link` trait ([`door`]); the world keeps
+    /// the network's events in its engine instead.
+    own: door::OwnTimers,
 }
 
 /// Why a frame released without being reassembled whole is lost, when no cell loss
@@ -564,6 +567,7 @@ impl AtmNet {
 mod build;
 mod calls;
 mod cells;
+mod door;
 mod host;
 
 mod lane_glue;
