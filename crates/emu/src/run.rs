@@ -188,6 +188,92 @@ impl Drop for TimerSlack {
     }
 }
 
+/// What one wait on the devices and the stop descriptors saw.
+enum Woken {
+    /// Which devices have frames to read (none when the wait timed out or a signal
+    /// interrupted it).
+    Devices([bool; 2]),
+    /// The run stops, and why.
+    Stop(String),
+}
+
+/// Waits at most `timeout_ns` (None: until something happens) for a frame on either
+/// device, the stop descriptor or a signal (`fds`: the two devices, stop, signals).
+fn wait(
+    fds: &mut [libc::pollfd; 4],
+    timeout_ns: Option<u64>,
+    ends: [&Device; 2],
+    signals: Option<&SignalGuard>,
+) -> Woken {
+    let ts = timeout_ns.map(|ns| libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    });
+    let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `fds` is an array of initialised pollfd; `ts_ptr` is null or points at `ts`.
+    let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Woken::Devices([false; 2]);
+        }
+        return Woken::Stop(format!("ppoll: {e}"));
+    }
+    if fds[3].revents != 0 {
+        return Woken::Stop(signals.and_then(SignalGuard::caught).unwrap_or("signal").to_string());
+    }
+    if fds[2].revents != 0 {
+        return Woken::Stop(if fds[2].revents & libc::POLLIN != 0 { "stop fd" } else { "stop fd closed" }.to_string());
+    }
+    let mut readable = [false; 2];
+    for end in 0..2 {
+        let revents = fds[end].revents;
+        if revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 && revents & libc::POLLIN == 0 {
+            return Woken::Stop(format!("device {} is gone", ends[end].name()));
+        }
+        readable[end] = revents & libc::POLLIN != 0;
+    }
+    Woken::Devices(readable)
+}
+
+/// The run's report: the line's counters per direction, what it held at the stop, and
+/// each direction's lateness.
+fn report(
+    line: &Line,
+    ends: [&Device; 2],
+    seed: u64,
+    options: &Options,
+    duration_ns: u64,
+    stopped_by: String,
+    lateness: &[Lateness; 2],
+) -> Report {
+    let direction = |from: usize| {
+        let (queued_at_stop, in_flight_at_stop) = line.held(from);
+        DirectionReport {
+            from: ["a", "b"][from],
+            to: ["b", "a"][from],
+            counters: *line.counters(from),
+            queued_at_stop,
+            in_flight_at_stop,
+            lateness_ns: lateness[from].report(),
+        }
+    };
+    Report {
+        schema: REPORT_SCHEMA,
+        link: line.name().to_string(),
+        kind: line.kind(),
+        ends: line.ends(),
+        devices: [ends[0].name().to_string(), ends[1].name().to_string()],
+        seed,
+        spin_ns: options.spin_ns,
+        busy_poll: options.busy_poll,
+        fifo_priority: options.fifo_priority,
+        duration_ns,
+        stopped_by,
+        directions: [direction(0), direction(1)],
+    }
+}
+
 /// Emulates the plan's `link` (Ethernet or serial) between `ends[0]` (its `a`) and
 /// `ends[1]` (its `b`) in real time until `stop` is readable or closed (a pipe or an
 /// eventfd), or a signal comes with `options.stop_on_signals`. The loss streams are those
@@ -243,61 +329,13 @@ pub fn emulate(
             Some(t) => Some(t.saturating_sub(now()).saturating_sub(options.spin_ns)),
             None => None,
         };
-        let ts = timeout.map(|ns| libc::timespec {
-            tv_sec: (ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-        });
-        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        // SAFETY: `fds` is an array of initialised pollfd; `ts_ptr` is null or points at `ts`.
-        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                readable = [false; 2];
-                continue;
-            }
-            break format!("ppoll: {e}");
-        }
-        if fds[3].revents != 0 {
-            break signals.as_ref().and_then(SignalGuard::caught).unwrap_or("signal").to_string();
-        }
-        if fds[2].revents != 0 {
-            break if fds[2].revents & libc::POLLIN != 0 { "stop fd" } else { "stop fd closed" }.to_string();
-        }
-        for end in 0..2 {
-            let revents = fds[end].revents;
-            if revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 && revents & libc::POLLIN == 0 {
-                break 'run format!("device {} is gone", ends[end].name());
-            }
-            readable[end] = revents & libc::POLLIN != 0;
+        match wait(&mut fds, timeout, ends, signals.as_ref()) {
+            Woken::Devices(r) => readable = r,
+            Woken::Stop(why) => break why,
         }
     };
     let duration_ns = now();
-    let direction = |from: usize| {
-        let (queued_at_stop, in_flight_at_stop) = line.held(from);
-        DirectionReport {
-            from: ["a", "b"][from],
-            to: ["b", "a"][from],
-            counters: *line.counters(from),
-            queued_at_stop,
-            in_flight_at_stop,
-            lateness_ns: lateness[from].report(),
-        }
-    };
-    let report = Report {
-        schema: REPORT_SCHEMA,
-        link: line.name().to_string(),
-        kind: line.kind(),
-        ends: line.ends(),
-        devices: [ends[0].name().to_string(), ends[1].name().to_string()],
-        seed,
-        spin_ns: options.spin_ns,
-        busy_poll: options.busy_poll,
-        fifo_priority: options.fifo_priority,
-        duration_ns,
-        stopped_by,
-        directions: [direction(0), direction(1)],
-    };
+    let report = report(&line, ends, seed, options, duration_ns, stopped_by, &lateness);
     debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
     Ok(report)
 }

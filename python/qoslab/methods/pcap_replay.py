@@ -196,7 +196,19 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
             found=f"speed = {t.speed}: {interval / NS_PER_S:.3g} s of sending",
         )
         out.raise_if_any()
-    flows: list[dict[str, Any]] = [
+    flows = _flows(t, s, src, dst, start, stop)
+    parameters = _parameters(t, capture, s, mtu, interval, wait, dst)
+
+    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+        record = {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters)}
+        return [{**record, "metrics": _metrics(net, results, s, t.loop, mtu)}]
+
+    return Plan(flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)])
+
+
+def _flows(t: PcapReplay, s: Schedule, src: int, dst: int, start: int, stop: int) -> list[dict[str, Any]]:
+    """A learning ping (ARP filled before the replay), then the capture's schedule."""
+    return [
         {
             "kind": "ping",
             "id": LEARNING,
@@ -222,8 +234,14 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
             "dont_fragment": t.dont_fragment,
         },
     ]
+
+
+def _parameters(
+    t: PcapReplay, capture: Capture, s: Schedule, mtu: int, interval: int, wait: int, dst: int
+) -> dict[str, Any]:
+    """What the record says of the capture and its replay (docs/metrics.md#pcap-replay)."""
     pass_frames = sum(wire_bytes(p, mtu) for p in s.payloads)
-    parameters: dict[str, Any] = {
+    return {
         "file": t.file,
         "format": capture.format,
         "link_types": sorted(capture.link_types),
@@ -244,45 +262,35 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         "destination": dst,
     }
 
-    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
-        f = flow_result(results, MEASURED)
-        sent, received = int(f["sent"]), int(f["received"])
-        bytes_received = int(f["bytes_received"])
-        receive_s = int(f["receive_interval_ns"]) / NS_PER_S
-        frames = _frame_bytes_received(s, t.loop, sent, received, bytes_received, mtu)
-        # One datagram has no interval to be a rate over (docs/metrics.md#pcap-replay).
-        rates = sent > 1 and receive_s > 0
-        lat = f.get("latency_ns") or {}
-        metrics: dict[str, Any] = {
-            "sent": sent,
-            "received": received,
-            "lost": int(f["lost"]),
-            "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
-            "drained": int(f["drained"]),
-            "late": int(f["late"]),
-            "receive_interval_s": receive_s,
-            "throughput_mbps": round(frames * 8 / receive_s / 1e6, 6) if rates and frames is not None else None,
-            "throughput_fps": round(received / receive_s, 6) if rates else None,
-            "goodput_mbps": round(bytes_received * 8 / receive_s / 1e6, 6) if rates else None,
-            "bytes_received": bytes_received,
-            "latency_ms": ms(lat.get("mean")),
-            "latency_min_ms": ms(lat.get("min")),
-            "latency_p50_ms": ms(lat.get("p50")),
-            "latency_p90_ms": ms(lat.get("p90")),
-            "latency_p99_ms": ms(lat.get("p99")),
-            "latency_max_ms": ms(lat.get("max")),
-            "jitter_ms": ms(f.get("jitter_ns")),
-            "cpu_util_pct": cpu_metrics(net, results),
-        }
-        return [
-            {
-                "test": t.method,
-                "name": t.name,
-                "from": t.from_,
-                "to": t.to,
-                "parameters": dict(parameters),
-                "metrics": metrics,
-            }
-        ]
 
-    return Plan(flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)])
+def _metrics(net: Network, results: dict[str, Any], s: Schedule, passes: int, mtu: int) -> dict[str, Any]:
+    """The replayed flow's metrics, as udp.flow's (docs/metrics.md#pcap-replay)."""
+    f = flow_result(results, MEASURED)
+    sent, received = int(f["sent"]), int(f["received"])
+    bytes_received = int(f["bytes_received"])
+    receive_s = int(f["receive_interval_ns"]) / NS_PER_S
+    frames = _frame_bytes_received(s, passes, sent, received, bytes_received, mtu)
+    # One datagram has no interval to be a rate over (docs/metrics.md#pcap-replay).
+    rates = sent > 1 and receive_s > 0
+    lat = f.get("latency_ns") or {}
+    return {
+        "sent": sent,
+        "received": received,
+        "lost": int(f["lost"]),
+        "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
+        "drained": int(f["drained"]),
+        "late": int(f["late"]),
+        "receive_interval_s": receive_s,
+        "throughput_mbps": round(frames * 8 / receive_s / 1e6, 6) if rates and frames is not None else None,
+        "throughput_fps": round(received / receive_s, 6) if rates else None,
+        "goodput_mbps": round(bytes_received * 8 / receive_s / 1e6, 6) if rates else None,
+        "bytes_received": bytes_received,
+        "latency_ms": ms(lat.get("mean")),
+        "latency_min_ms": ms(lat.get("min")),
+        "latency_p50_ms": ms(lat.get("p50")),
+        "latency_p90_ms": ms(lat.get("p90")),
+        "latency_p99_ms": ms(lat.get("p99")),
+        "latency_max_ms": ms(lat.get("max")),
+        "jitter_ms": ms(f.get("jitter_ns")),
+        "cpu_util_pct": cpu_metrics(net, results),
+    }
