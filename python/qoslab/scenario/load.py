@@ -322,8 +322,9 @@ def _problem_of(e: ErrorDetails, data: dict[str, Any], spans: Spans) -> Problem:
     if isinstance(inner, UnitError):
         return problem(spans, path, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
     if isinstance(inner, FieldProblem):
-        # A dotted key (``preambles.sta``) names a key of a sub-table of the table.
-        keys = tuple(inner.key.split("."))
+        # The key as written (a sweep's ``"test[0].payload"``), else a dotted key
+        # (``preambles.sta``) naming a key of a sub-table of the table.
+        keys = (inner.key,) if _holds(value, (inner.key,)) else tuple(inner.key.split("."))
         where = path + keys if _holds(value, keys) else path
         return problem(spans, where, inner.message, expected=inner.expected, found=inner.found, hint=inner.hint)
     if kind == "literal_error":
