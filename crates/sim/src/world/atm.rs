@@ -135,6 +135,14 @@ impl World {
                     .map_err(RunError::Capture)?;
             }
         }
+        // Most of the network's events move cells and deliver nothing: they are done here,
+        // with no vector of link events made.
+        if out.deliver.is_empty() && out.tx_done.is_empty() {
+            if self.atm_out.is_empty() {
+                self.atm_out = out;
+            }
+            return Ok(());
+        }
         let deliver = out.deliver.drain(..).map(|(node, port, frame)| LinkEvent::Delivered { to: (node, port), frame });
         let mut events: Vec<LinkEvent> =
             deliver.chain(out.tx_done.drain(..).map(|node| LinkEvent::Sent { node })).collect();
