@@ -95,7 +95,7 @@ def refuse_sim_options(given: dict[str, Any]) -> None:
         )
 
 
-def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None) -> None:
+def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None, seed: int | None = None) -> None:
     """``run --backend emu``: every test on its own emulated network, a table per test."""
     from qoslab.backends.emu import EmulationError, run_tests
     from qoslab.scenario import load_scenario
@@ -106,6 +106,7 @@ def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None) -> Non
             scenario,
             source=file,
             links=(links or EmuLinks.emulated).value,
+            seed=seed,
             on_test=lambda label: stderr.print(Text("emu: ", style="bold") + Text(label)),
         )
     except EmulationError as err:
@@ -132,7 +133,7 @@ def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None) -> Non
                     "backend": "emu",
                     "kernel": kernel(),
                     "link_implementation": link,
-                    "seed": scenario.scenario.seed,
+                    "seed": scenario.scenario.seed if seed is None else seed,
                     "results": records,
                     "nodes": [n for r in runs for n in r.nodes],
                 },

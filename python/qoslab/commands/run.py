@@ -101,7 +101,7 @@ def run(
     records carry `backend`, `kernel` and `link_implementation` (docs/architecture.md,
     "The emulation backend"). Its links run through the link emulator (the scenario's
     rate, delay, loss, queue limits; `--emu-links direct`: plain veth pairs, no link
-    model); the run prints which. `qoslab emu clean` removes what a killed run left.
+    model); the run prints which. `--seed` there picks the link emulator's loss streams. `qoslab emu clean` removes what a killed run left.
 
     Example: `sudo qoslab run my-lab.toml --backend emu --json`
     """
@@ -111,7 +111,6 @@ def run(
         refuse_sim_options(
             {
                 "--pcap": pcap,
-                "--seed": seed,
                 "--report": report,
                 "--jobs": jobs,
                 "--detail": detail,
@@ -121,7 +120,7 @@ def run(
                 "--pcap-max-size": pcap_max_size,
             }
         )
-        run_emu(file, json_out=json_out, links=emu_links)
+        run_emu(file, json_out=json_out, links=emu_links, seed=seed)
         return
     if emu_links is not None:
         from qoslab.errors import InputError, Problem

@@ -86,12 +86,14 @@ def run_tests(
     source: str | Path | None = None,
     runner: LinkRunner | None = None,
     links: str = "emulated",
+    seed: int | None = None,
     on_test: Callable[[str], None] | None = None,
 ) -> tuple[Network, list[EmuRun], str]:
     """Run every test of the scenario on its own emulated network, in file order.
     Returns the network, the runs, and the link implementation used: ``runner``, else
     ``links`` (``"emulated"``: the link emulator with the scenario's seed; ``"direct"``:
-    veth pairs with no link model).
+    veth pairs with no link model). ``seed`` (default: the scenario's) seeds the link
+    emulator's loss streams, as it seeds the simulator's.
 
     Raises
     ------
@@ -106,7 +108,7 @@ def run_tests(
     check_host()
     net = prepare(scenario, source=source)
     if runner is None:
-        runner = DirectVeth() if links == "direct" else EmulatedLink(scenario.scenario.seed)
+        runner = DirectVeth() if links == "direct" else EmulatedLink(scenario.scenario.seed if seed is None else seed)
     registry.clean()  # what crashed runs left
     kernel = measure.kernel()
     readers = {"ping": measure.ping_record, "udp.flow": measure.udp_record, "tcp.bulk": measure.tcp_record}
