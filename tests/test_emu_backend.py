@@ -478,41 +478,6 @@ def test_kill_9_of_a_run_then_emu_clean_leaves_nothing(tmp_path: Path, _own_regi
     assert not (_own_registry / f"{record.run}.json").exists()
 
 
-SERIAL = """
-    [scenario]
-    name = "a serial line"
-    seed = 1
-
-    [node.h1]
-    role = "host"
-    address = "10.0.0.1/30"
-
-    [node.h2]
-    role = "host"
-    address = "10.0.0.2/30"
-
-    [[link]]
-    name = "modem"
-    type = "serial"
-    rate = "9600 bps"
-    ends = ["h1", "h2"]
-
-    [[test]]
-    method = "ping"
-    from = "h1"
-    to = "h2"
-"""
-
-
-@pytest.mark.parametrize("command", ["run", "check"])
-def test_a_serial_line_is_refused_on_emu_naming_it(tmp_path: Path, command: str) -> None:
-    path = _scenario(tmp_path, SERIAL)
-    done = subprocess.run([*QOSLAB, command, str(path), "--backend", "emu"], capture_output=True, text=True)
-    assert done.returncode == 2, done.stderr
-    assert "link[0].type" in done.stderr and "'modem'" in done.stderr and "link emulator" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
 REFUSED = {
     "an RFC 2544 test": (
         BRIDGED.replace('method = "ping"', 'method = "rfc2544.throughput"'),

@@ -175,6 +175,57 @@ def test_direct_veth_stays_available_and_is_recorded(tmp_path: Path) -> None:
     assert max(rec["metrics"]["rtt_ms"][1:]) < 20.0
 
 
+def test_a_slip_line_at_9600_gives_ping_the_rtt_of_its_characters(tmp_path: Path) -> None:
+    path = tmp_path / "serial.toml"
+    path.write_text(
+        textwrap.dedent(
+            """
+            [scenario]
+            name = "a SLIP line"
+            seed = 1
+
+            [node.h1]
+            role = "host"
+            address = "10.0.0.1/30"
+
+            [node.h2]
+            role = "host"
+            address = "10.0.0.2/30"
+
+            [[link]]
+            name = "modem"
+            type = "serial"
+            rate = "9600 bps"
+            framing = "slip"
+            ends = ["h1", "h2"]
+
+            [[test]]
+            method = "ping"
+            from = "h1"
+            to = "h2"
+            count = 4
+            interval = "0.5 s"
+            """
+        )
+    )
+    check = subprocess.run([*QOSLAB, "check", str(path), "--backend", "emu"], capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+    out = _run(path)
+    rec = out["results"][0]
+    (link,) = rec["emulated_links"]
+    assert link["kind"] == "serial"
+    # An echo request or reply of 56 payload bytes is an 84-byte IPv4 datagram (ICMP 8,
+    # IPv4 20, RFC 792/791); SLIP sends END before and after it (RFC 1055), each octet
+    # as 10 bits (start, 8 data, stop: 8N1). ESC-doubled octets, if any, add 2 each;
+    # no ARP crosses the line (arp off), so even the first ping takes two datagrams only.
+    one_way_ms = (84 + 2) * 10 / 9600 * 1000
+    rtts = rec["metrics"]["rtt_ms"]
+    assert len(rtts) == 4
+    assert all(2 * one_way_ms - 0.5 <= rtt < 2 * one_way_ms + 2 * 4 * 10 / 9600 * 1000 + 5.0 for rtt in rtts), rtts
+    # And the kernels keep no ARP entry for a serial line, as the simulator's nodes do.
+    assert all(n["arp_table"] == [] for n in out["nodes"])
+
+
 def _alive(pid: int, start: int | None) -> bool:
     from qoslab.backends.emu.registry import alive
 

@@ -145,10 +145,21 @@ def open_tap(end: LinkEnd) -> int:
     return fd
 
 
+def _no_arp(end: LinkEnd) -> None:
+    """``ip link set DEV arp off`` (IFF_NOARP) on the end's device, through netlink."""
+    from pyroute2 import NetNS
+
+    iff_noarp = 0x80  # include/uapi/linux/if.h
+    with NetNS(end.namespace) as ns:
+        idx = ns.link_lookup(ifname=end.ifname)[0]
+        ns.link("set", index=idx, flags=iff_noarp, change=iff_noarp)
+
+
 class EmulatedLink:
     """A TAP device at each end, and a child process (:mod:`.link_child`) forwarding
-    frames between them through the plan link's model (rate, delay, jitter, loss, queue
-    limits; crates/emu) in real time, under SCHED_FIFO. Its loss streams are those of the
+    frames between them through the plan link's model (rate, delay, loss, queue limits;
+    a serial line's character timing and SLIP/CSLIP/PPP framing, its TAPs ``arp off``;
+    crates/emu) in real time, under SCHED_FIFO. Its loss streams are those of the
     simulator's run of the same ``seed`` (the link's index picks the stream)."""
 
     implementation = "emulated"
@@ -163,6 +174,11 @@ class EmulatedLink:
         try:
             fds = [open_tap(a)]
             fds.append(open_tap(b))
+            if link.get("type") == "serial":
+                # A serial line has no ARP: the emulator carries IP datagrams only and
+                # addresses each to the MAC the far kernel sends from (crates/emu line.rs).
+                for end in (a, b):
+                    _no_arp(end)
             argv = [str(fds[0]), str(fds[1]), str(stop_r), str(self.seed), str(index), str(self.fifo_priority or 0)]
             child = subprocess.Popen(
                 [sys.executable, "-m", "qoslab.backends.emu.link_child", *argv],
