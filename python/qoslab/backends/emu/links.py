@@ -180,6 +180,7 @@ class EmulatedLink:
                 for end in (a, b):
                     _no_arp(end)
             argv = [str(fds[0]), str(fds[1]), str(stop_r), str(self.seed), str(index), str(self.fifo_priority or 0)]
+            argv.append(str(os.getpid()))
             child = subprocess.Popen(
                 [sys.executable, "-m", "qoslab.backends.emu.link_child", *argv],
                 stdin=subprocess.PIPE,
@@ -187,8 +188,7 @@ class EmulatedLink:
                 stderr=subprocess.PIPE,
                 pass_fds=(*fds, stop_r),
                 # If the run dies (kill -9), its end of the stop pipe closes and the
-                # emulator stops; SIGTERM on the parent's death covers a stray copy.
-                preexec_fn=_die_with_parent,
+                # emulator stops; the child also asks for SIGTERM on its parent's death.
             )
         except BaseException:
             for fd in (*fds, stop_r, stop_w):
@@ -246,13 +246,6 @@ class EmulatedLink:
                 + (why[-1] if why else "no report")
             )
         handle.report = json.loads(out.decode().strip().splitlines()[-1])
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the run's process dies (prctl(2)
-    PR_SET_PDEATHSIG); the emulator stops cleanly on SIGTERM."""
-    pr_set_pdeathsig = 1
-    _libc.prctl(pr_set_pdeathsig, 15, 0, 0, 0)
 
 
 def link_counters(report: dict[str, Any]) -> dict[str, Any]:
