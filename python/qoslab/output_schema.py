@@ -92,6 +92,10 @@ _RECORD = {
             "type": "string",
             "description": "emu only: how links were made: 'direct veth' or 'emulated'.",
         },
+        "emulated_links": {
+            "type": "array",
+            "description": "emu with emulated links: per link, the link emulator's counters per direction (offered, delivered, dropped by reason, queued and in flight at the stop; docs/metrics.md).",
+        },
         "streams": {
             "type": "array",
             "description": "TCP: per connection, iperf3's end-of-test sender and receiver (bits_per_second, bytes, retransmits).",

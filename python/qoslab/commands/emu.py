@@ -34,6 +34,23 @@ BackendOption = Annotated[
     ),
 ]
 
+
+class EmuLinks(str, Enum):
+    """How ``run --backend emu`` makes the plan's links."""
+
+    emulated = "emulated"
+    direct = "direct"
+
+
+EmuLinksOption = Annotated[
+    EmuLinks | None,
+    typer.Option(
+        "--emu-links",
+        help="--backend emu: 'emulated' (default): each link through the link emulator (rate, delay, loss, "
+        "queue limits of the scenario); 'direct': veth pairs, the kernel's own path with no link model.",
+    ),
+]
+
 emu_app = typer.Typer(help="The emulation backend's housekeeping.", no_args_is_help=True)
 
 
@@ -78,7 +95,7 @@ def refuse_sim_options(given: dict[str, Any]) -> None:
         )
 
 
-def run_emu(file: Path, *, json_out: bool) -> None:
+def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None, seed: int | None = None) -> None:
     """``run --backend emu``: every test on its own emulated network, a table per test."""
     from qoslab.backends.emu import EmulationError, run_tests
     from qoslab.scenario import load_scenario
@@ -86,7 +103,11 @@ def run_emu(file: Path, *, json_out: bool) -> None:
     scenario = load_scenario(file)
     try:
         _net, runs, link = run_tests(
-            scenario, source=file, on_test=lambda label: stderr.print(Text("emu: ", style="bold") + Text(label))
+            scenario,
+            source=file,
+            links=(links or EmuLinks.emulated).value,
+            seed=seed,
+            on_test=lambda label: stderr.print(Text("emu: ", style="bold") + Text(label)),
         )
     except EmulationError as err:
         stderr.print(Text("error: ", style="bold red") + Text(str(err)), soft_wrap=True)
@@ -98,6 +119,9 @@ def run_emu(file: Path, *, json_out: bool) -> None:
     stderr.print(Text("links: ", style="bold") + Text(f"{link} (kernel {kernel()})"))
     for r in runs:
         _show(r)
+        for rec in r.records:
+            for counters in rec.get("emulated_links", []):
+                _show_link(r.label, counters)
     if json_out:
         records = [rec for r in runs for rec in r.records]
         emit_json(
@@ -109,7 +133,7 @@ def run_emu(file: Path, *, json_out: bool) -> None:
                     "backend": "emu",
                     "kernel": kernel(),
                     "link_implementation": link,
-                    "seed": scenario.scenario.seed,
+                    "seed": scenario.scenario.seed if seed is None else seed,
                     "results": records,
                     "nodes": [n for r in runs for n in r.nodes],
                 },
@@ -131,3 +155,17 @@ def _show(r: EmuRun) -> None:
         else:
             text = f"goodput {m['throughput_mbps']} Mb/s over {m['window_s']} s, {m['retransmits']} retransmits"
         stderr.print(Text(f"{r.label}: ", style="bold") + Text(text))
+
+
+def _show_link(label: str, counters: dict[str, Any]) -> None:
+    """One line per emulated link and direction: frames offered, delivered, dropped by reason."""
+    for d in counters["directions"]:
+        drops = ", ".join(f"{reason} {c['frames']}" for reason, c in d["dropped"].items()) or "none"
+        held = d["queued_at_stop"]["frames"] + d["in_flight_at_stop"]["frames"]
+        stderr.print(
+            Text(f"{label}: ", style="bold")
+            + Text(
+                f"link {counters['link']} {d['from']}->{d['to']}: offered {d['offered']['frames']}, "
+                f"delivered {d['delivered']['frames']}, dropped {drops}, held at stop {held} frames"
+            )
+        )

@@ -24,7 +24,7 @@ from qoslab.commands.common import (
     sim_failed,
     stderr,
 )
-from qoslab.commands.emu import Backend, BackendOption
+from qoslab.commands.emu import Backend, BackendOption, EmuLinksOption
 from qoslab.output_schema import stamp
 
 if TYPE_CHECKING:
@@ -69,6 +69,7 @@ def run(
     pcap_snaplen: PcapSnaplenOption = None,
     pcap_max_size: PcapMaxSizeOption = None,
     backend: BackendOption = Backend.sim,
+    emu_links: EmuLinksOption = None,
 ) -> None:
     """Simulate the scenario's tests, each in a fresh run, and summarise what they measured.
 
@@ -98,7 +99,9 @@ def run(
     `--backend emu` builds the scenario out of network namespaces on this Linux machine
     (root) and measures ping, udp.flow and tcp.bulk with iputils ping and iperf3; the
     records carry `backend`, `kernel` and `link_implementation` (docs/architecture.md,
-    "The emulation backend"). `qoslab emu clean` removes what a killed run left.
+    "The emulation backend"). Its links run through the link emulator (the scenario's
+    rate, delay, loss, queue limits; `--emu-links direct`: plain veth pairs, no link
+    model); the run prints which. `--seed` there picks the link emulator's loss streams. `qoslab emu clean` removes what a killed run left.
 
     Example: `sudo qoslab run my-lab.toml --backend emu --json`
     """
@@ -108,7 +111,6 @@ def run(
         refuse_sim_options(
             {
                 "--pcap": pcap,
-                "--seed": seed,
                 "--report": report,
                 "--jobs": jobs,
                 "--detail": detail,
@@ -118,8 +120,15 @@ def run(
                 "--pcap-max-size": pcap_max_size,
             }
         )
-        run_emu(file, json_out=json_out)
+        run_emu(file, json_out=json_out, links=emu_links, seed=seed)
         return
+    if emu_links is not None:
+        from qoslab.errors import InputError, Problem
+
+        raise InputError(
+            "--emu-links",
+            [Problem("--emu-links applies to --backend emu", expected="--backend emu", found="--backend sim")],
+        )
     from qoslab.backends.sim import SimulationError
     from qoslab.report.terminal import sweep_table
 

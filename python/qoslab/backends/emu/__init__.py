@@ -4,8 +4,8 @@ Linux machine and measured with real tools (issue 17).
 Rooms: :mod:`.refusals` (what cannot run yet, and the host it needs), :mod:`.registry`
 (what each run made, written before it is made; ``qoslab emu clean``), :mod:`.topology`
 (namespaces, interfaces, addresses, routes, bridges, sysctls through netlink),
-:mod:`.links` (a :class:`~.links.LinkRunner` makes each link: ``direct veth`` now, the
-link emulator later), :mod:`.roles` (NAT with nftables, L3F with :mod:`.l3f`), :mod:`.measure` and
+:mod:`.links` (a :class:`~.links.LinkRunner` makes each link: ``emulated`` through
+the link emulator by default, or ``direct veth``), :mod:`.roles` (NAT with nftables, L3F with :mod:`.l3f`), :mod:`.measure` and
 :mod:`.tcp_record` (ping and iperf3 read into the simulator's records).
 
 Each test runs on a network of its own, built before it and removed after it, as each
@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
 
-from qoslab.backends.emu.links import DirectVeth, LinkRunner
+from qoslab.backends.emu.links import DirectVeth, EmulatedLink, LinkRunner, link_counters
 from qoslab.backends.emu.refusals import check_host, check_scenario
 from qoslab.backends.emu.topology import EmulationError
 
@@ -85,10 +85,15 @@ def run_tests(
     *,
     source: str | Path | None = None,
     runner: LinkRunner | None = None,
+    links: str = "emulated",
+    seed: int | None = None,
     on_test: Callable[[str], None] | None = None,
 ) -> tuple[Network, list[EmuRun], str]:
     """Run every test of the scenario on its own emulated network, in file order.
-    Returns the network, the runs, and the link implementation used.
+    Returns the network, the runs, and the link implementation used: ``runner``, else
+    ``links`` (``"emulated"``: the link emulator with the scenario's seed; ``"direct"``:
+    veth pairs with no link model). ``seed`` (default: the scenario's) seeds the link
+    emulator's loss streams, as it seeds the simulator's.
 
     Raises
     ------
@@ -102,7 +107,8 @@ def run_tests(
 
     check_host()
     net = prepare(scenario, source=source)
-    runner = runner or DirectVeth()
+    if runner is None:
+        runner = DirectVeth() if links == "direct" else EmulatedLink(scenario.scenario.seed if seed is None else seed)
     registry.clean()  # what crashed runs left
     kernel = measure.kernel()
     readers = {"ping": measure.ping_record, "udp.flow": measure.udp_record, "tcp.bulk": measure.tcp_record}
@@ -126,6 +132,9 @@ def run_tests(
                 else:
                     registry.remove_run(record_file)
             record.update(backend=BACKEND, kernel=kernel, link_implementation=runner.implementation)
+            reports = [h.report for h in topo.links if h.report is not None] if topo is not None else []
+            if reports:
+                record["emulated_links"] = [link_counters(r) for r in reports]
             runs.append(EmuRun(i, label, plan, [record], nodes))
     return net, runs, runner.implementation
 

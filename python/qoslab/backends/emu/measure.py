@@ -256,10 +256,12 @@ def kernel() -> str:
     return os.uname().release
 
 
-NUD_VALID = 0x02 | 0x04 | 0x08 | 0x10 | 0x40 | 0x80
-"""Neighbour states with a link address: reachable, stale, delay, probe, noarp, permanent
-(Linux NUD_VALID, include/net/neighbour.h; the bits of include/uapi/linux/neighbour.h).
-What an ARP table lists; incomplete and failed entries have none."""
+NUD_VALID = 0x02 | 0x04 | 0x08 | 0x10 | 0x80
+"""Neighbour states with a link address learned or set: reachable, stale, delay, probe,
+permanent (Linux NUD_VALID less NUD_NOARP 0x40, include/net/neighbour.h; the bits of
+include/uapi/linux/neighbour.h). What an ARP table lists: incomplete and failed entries
+have no address, and a NOARP entry (a serial line's device, `arp off`) was never
+resolved, as the simulator's serial line keeps no ARP table."""
 
 
 def node_tables(topo: Topology) -> list[dict[str, Any]]:

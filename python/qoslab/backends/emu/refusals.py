@@ -3,7 +3,7 @@
 needs (:func:`check_host`: root and network namespaces).
 
 Each refusal names the key and what is missing, and says which part of issue 17 adds
-it: the link emulator (crates/emu) for 802.11 cells, serial lines and ATM; the
+it: the link emulator (crates/emu) for 802.11 cells and ATM; the
 user-space tunnels for OpenVPN, PPPoE, PPTP, IPsec and GRE.
 """
 
@@ -27,7 +27,6 @@ names of at most 15 characters."""
 
 _MISSING_LINK = {
     "wifi": "an 802.11 cell needs the link emulator's DCF airtime and the station adapter's address rules (crates/emu, issue 17 part 2)",
-    "serial": "a serial line needs the link emulator's serial timing and SLIP/PPP framing (crates/emu, issue 17 part 2)",
     "atm": "an ATM link needs the link emulator's cell timing and CLIP/LANE (crates/emu, issue 17 part 2)",
 }
 

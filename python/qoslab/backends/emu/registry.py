@@ -63,9 +63,17 @@ def process_start(pid: int) -> int | None:
 
 
 def alive(pid: int, start: int | None) -> bool:
-    """Process ``pid`` exists and is the one that started at ``start``."""
+    """Process ``pid`` exists, is the one that started at ``start``, and has not exited
+    (a zombie, state Z or X in proc(5) ``/proc/PID/stat`` field 3, waits only for its
+    new parent to reap it)."""
     now = process_start(pid)
-    return now is not None and (start is None or now == start)
+    if now is None or (start is not None and now != start):
+        return False
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 @dataclass

@@ -90,10 +90,10 @@ def build(plan: dict[str, Any], registry: RunRecord, runner: LinkRunner) -> Topo
         # neighbour discovery or MLD reports that the simulated nodes do not send.
         run_in(name, ["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
     linked: set[tuple[int, int]] = set()
-    for link in plan["links"]:
+    for k, link in enumerate(plan["links"]):
         a, b = link["a"], link["b"]
         ends = [_end(topo, ref) for ref in (a, b)]
-        topo.links.append(runner.start(link, ends[0], ends[1], registry))
+        topo.links.append(runner.start(link, ends[0], ends[1], registry, index=k))
         linked |= {(a["node"], a["port"]), (b["node"], b["port"])}
     for i, node in enumerate(plan["nodes"]):
         _configure_node(topo, i, node, linked)
@@ -247,9 +247,12 @@ def teardown(topo: Topology) -> None:
 
     if os.getpid() != topo.registry.owner_pid:
         return  # a forked helper that inherited the owner's stack: only the owner cleans
-    for handle in topo.links:
-        topo.runner.stop(handle)
-    remove_run(topo.registry)
+    try:
+        for handle in topo.links:
+            topo.runner.stop(handle)
+    finally:
+        # An emulator that failed still leaves a network to remove.
+        remove_run(topo.registry)
     for proc in topo.daemons:
         proc.wait()  # killed by remove_run: reaped here
         if proc.stdout is not None:
