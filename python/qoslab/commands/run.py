@@ -24,7 +24,7 @@ from qoslab.commands.common import (
     sim_failed,
     stderr,
 )
-from qoslab.commands.emu import Backend, BackendOption, EmuLinksOption
+from qoslab.commands.emu import Backend, BackendOption, EmuLinks, EmuLinksOption
 from qoslab.output_schema import stamp
 
 if TYPE_CHECKING:
@@ -105,30 +105,48 @@ def run(
 
     Example: `sudo qoslab run my-lab.toml --backend emu --json`
     """
-    if backend is Backend.emu:
-        from qoslab.commands.emu import refuse_sim_options, run_emu
-
-        refuse_sim_options(
-            {
-                "--pcap": pcap,
-                "--report": report,
-                "--jobs": jobs,
-                "--detail": detail,
-                "--max-events": max_events,
-                "--max-memory": max_memory,
-                "--pcap-snaplen": pcap_snaplen,
-                "--pcap-max-size": pcap_max_size,
-            }
-        )
-        run_emu(file, json_out=json_out, links=emu_links, seed=seed)
+    sim_only = {
+        "--pcap": pcap,
+        "--report": report,
+        "--jobs": jobs,
+        "--detail": detail,
+        "--max-events": max_events,
+        "--max-memory": max_memory,
+        "--pcap-snaplen": pcap_snaplen,
+        "--pcap-max-size": pcap_max_size,
+    }
+    if _ran_on_emu(file, backend, json_out=json_out, emu_links=emu_links, seed=seed, sim_only=sim_only):
         return
-    if emu_links is not None:
-        from qoslab.errors import InputError, Problem
+    _run_on_sim(
+        file,
+        seed=seed,
+        json_out=json_out,
+        pcap=pcap,
+        report=report,
+        jobs=jobs,
+        detail=detail,
+        max_events=max_events,
+        max_memory=max_memory,
+        pcap_snaplen=pcap_snaplen,
+        pcap_max_size=pcap_max_size,
+    )
 
-        raise InputError(
-            "--emu-links",
-            [Problem("--emu-links applies to --backend emu", expected="--backend emu", found="--backend sim")],
-        )
+
+def _run_on_sim(
+    file: Path,
+    *,
+    seed: int | None,
+    json_out: bool,
+    pcap: Path | None,
+    report: Path | None,
+    jobs: int | None,
+    detail: bool,
+    max_events: int | None,
+    max_memory: int | None,
+    pcap_snaplen: int | None,
+    pcap_max_size: int | None,
+) -> None:
+    """`qoslab run` on the simulator: every point and test, its tables, report and JSON."""
     from qoslab.backends.sim import SimulationError
     from qoslab.report.terminal import sweep_table
 
@@ -154,6 +172,21 @@ def run(
     records = [rec for p in points for rec in p.records()]
     if swept:
         stderr.print(sweep_table(records))
+    _write_outputs(scenario, file, seed, records, points, report=report, json_out=json_out)
+
+
+def _write_outputs(
+    scenario: Scenario,
+    file: Path,
+    seed: int | None,
+    records: list[dict[str, Any]],
+    points: list[PointResult],
+    *,
+    report: Path | None,
+    json_out: bool,
+) -> None:
+    """The run's HTML report (`--report`) and its JSON on stdout (`--json`), from the
+    same records the terminal printed."""
     if report is not None:
         from qoslab.report.html import write_run_report
 
@@ -161,6 +194,34 @@ def run(
         stderr.print(f"report: {page}")
     if json_out:
         emit_json(_run_json(scenario, file, seed, records, points))
+
+
+def _ran_on_emu(
+    file: Path,
+    backend: Backend,
+    *,
+    json_out: bool,
+    emu_links: EmuLinks | None,
+    seed: int | None,
+    sim_only: dict[str, Any],
+) -> bool:
+    """Runs the scenario on the emulation backend if `--backend emu` asks for it (the
+    simulator's own options refused there), and says whether it did; `--emu-links`
+    without it is refused."""
+    if backend is Backend.emu:
+        from qoslab.commands.emu import refuse_sim_options, run_emu
+
+        refuse_sim_options(sim_only)
+        run_emu(file, json_out=json_out, links=emu_links, seed=seed)
+        return True
+    if emu_links is not None:
+        from qoslab.errors import InputError, Problem
+
+        raise InputError(
+            "--emu-links",
+            [Problem("--emu-links applies to --backend emu", expected="--backend emu", found="--backend sim")],
+        )
+    return False
 
 
 def _load(

@@ -206,7 +206,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     return Plan(flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)])
 
 
-def _flows(t: PcapReplay, s: Schedule, src: int, dst: int, start: int, stop: int) -> list[dict[str, Any]]:
+def _flows(t: PcapReplay, s: Schedule, src: int, dst: str, start: int, stop: int) -> list[dict[str, Any]]:
     """A learning ping (ARP filled before the replay), then the capture's schedule."""
     return [
         {
@@ -237,7 +237,7 @@ def _flows(t: PcapReplay, s: Schedule, src: int, dst: int, start: int, stop: int
 
 
 def _parameters(
-    t: PcapReplay, capture: Capture, s: Schedule, mtu: int, interval: int, wait: int, dst: int
+    t: PcapReplay, capture: Capture, s: Schedule, mtu: int, interval: int, wait: int, dst: str
 ) -> dict[str, Any]:
     """What the record says of the capture and its replay (docs/metrics.md#pcap-replay)."""
     pass_frames = sum(wire_bytes(p, mtu) for p in s.payloads)
