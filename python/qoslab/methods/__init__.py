@@ -38,6 +38,23 @@ DRAIN_NS = 2_000_000_000
 of the UDP and RFC 2544 tests; docs/metrics.md#window)."""
 
 
+def learning_ping(flow_id: int, src: int, dst: str) -> dict[str, Any]:
+    """The flow of one 56-octet ping from node ``src`` to ``dst`` at time 0, a test's
+    learning frame: RFC 2544 §23 sends learning frames before a trial so that ARP and
+    the bridges' tables are filled before anything is counted (the measured traffic
+    starts at :data:`LEARNING_NS`)."""
+    return {
+        "kind": "ping",
+        "id": flow_id,
+        "from": src,
+        "to": dst,
+        "count": 1,
+        "interval_ns": 1_000_000_000,
+        "payload": 56,
+        "start_ns": 0,
+    }
+
+
 def window(flow_id: int, stop_ns: int, end_ns: int) -> dict[str, int]:
     """A flow's measurement window (``SimConfig.windows``, docs/metrics.md#window): the
     sending stops at ``stop_ns``; arrivals after ``end_ns`` are late (lost)."""

@@ -42,7 +42,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics, window
+from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, test_of
 from qoslab.methods.udp import PROBE_HEADER, wire_bytes
 from qoslab.scenario.test_tables import UdpEcho
@@ -156,16 +156,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     ports = [t.port + k for k in range(t.streams)]
     measured = [1 + k for k in range(t.streams)]
     flows: list[dict[str, Any]] = [
-        {
-            "kind": "ping",
-            "id": LEARNING,
-            "from": src,
-            "to": dst,
-            "count": 1,
-            "interval_ns": 1_000_000_000,
-            "payload": 56,
-            "start_ns": 0,
-        },
+        learning_ping(LEARNING, src, dst),
     ]
     flows += [
         {

@@ -35,7 +35,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, window
+from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, test_of
 from qoslab.methods.pcap_file import SKIP_REASONS, Capture, CaptureError, read_ipv4, replay_payload
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER, wire_bytes
@@ -209,16 +209,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
 def _flows(t: PcapReplay, s: Schedule, src: int, dst: str, start: int, stop: int) -> list[dict[str, Any]]:
     """A learning ping (ARP filled before the replay), then the capture's schedule."""
     return [
-        {
-            "kind": "ping",
-            "id": LEARNING,
-            "from": src,
-            "to": dst,
-            "count": 1,
-            "interval_ns": NS_PER_S,
-            "payload": 56,
-            "start_ns": 0,
-        },
+        learning_ping(LEARNING, src, dst),
         {
             "kind": "udp-replay",
             "id": MEASURED,

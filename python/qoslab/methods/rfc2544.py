@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from qoslab.methods import LEARNING_NS, cpu_metrics, window
+from qoslab.methods import LEARNING_NS, cpu_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, receive_interval_ns
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER
 from qoslab.scenario.link_tables import Wifi
@@ -253,31 +253,11 @@ class Trials:
         n = count if count is not None else max(1, round(duration_ns / interval))
         start = LEARNING_NS
         flows: list[dict[str, Any]] = [
-            {
-                "kind": "ping",
-                "id": LEARN_FORWARD,
-                "from": self.src,
-                "to": self.dst,
-                "count": 1,
-                "interval_ns": 1_000_000_000,
-                "payload": 56,
-                "start_ns": 0,
-            },
+            learning_ping(LEARN_FORWARD, self.src, self.dst),
         ]
         pairs = [(FORWARD, self.src, self.dst)]
         if self.test.bidirectional:
-            flows.append(
-                {
-                    "kind": "ping",
-                    "id": LEARN_REVERSE,
-                    "from": self.rsrc,
-                    "to": str(self.rdst),
-                    "count": 1,
-                    "interval_ns": 1_000_000_000,
-                    "payload": 56,
-                    "start_ns": 0,
-                }
-            )
+            flows.append(learning_ping(LEARN_REVERSE, self.rsrc, str(self.rdst)))
             pairs.append((REVERSE, self.rsrc, str(self.rdst)))
         for fid, src, dst in pairs:
             base = {"kind": "udp", "from": src, "to": dst, "dst_port": DST_PORT, "payload": payload, "rate_pps": fps}

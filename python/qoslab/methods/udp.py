@@ -27,7 +27,7 @@ import math
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, window
+from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, test_of
 from qoslab.scenario.test_tables import UdpFlow
 
@@ -61,16 +61,7 @@ def wire_bytes(payload: int, mtu: int) -> int:
 def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) -> list[dict[str, Any]]:
     """A learning ping, then the measured stream."""
     return [
-        {
-            "kind": "ping",
-            "id": LEARNING,
-            "from": src,
-            "to": dst,
-            "count": 1,
-            "interval_ns": 1_000_000_000,
-            "payload": 56,
-            "start_ns": 0,
-        },
+        learning_ping(LEARNING, src, dst),
         {
             "kind": "udp",
             "id": MEASURED,
