@@ -239,8 +239,10 @@ impl WifiCell {
                 // 802.11-2020 §4.5.4.2, §11.3; Linux mac80211 relays in
                 // ieee80211_deliver_skb before the bridge sees the frame). The AP's MAC
                 // does it: no bridge lookup, no CPU work of the node.
-                let copy = if up { converted.frame.clone() } else { converted.frame };
-                let relayed = match self.offer_at(now, 0, copy.clone(), false) {
+                // One copy when the frame also goes up to the AP's own node, none otherwise.
+                let (relay_frame, up_frame) =
+                    if up { (converted.frame.clone(), Some(converted.frame)) } else { (converted.frame, None) };
+                let relayed = match self.offer_at(now, 0, relay_frame, false) {
                     Offer::Accepted => true,
                     Offer::Dropped { reason, frame } => {
                         let packet = frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec);
@@ -253,8 +255,8 @@ impl WifiCell {
                         false
                     }
                 };
-                if up {
-                    out.push(LinkEvent::Delivered { to: (node, port), frame: copy });
+                if let Some(frame) = up_frame {
+                    out.push(LinkEvent::Delivered { to: (node, port), frame });
                 }
                 relayed
             }
