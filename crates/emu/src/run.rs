@@ -337,5 +337,6 @@ pub fn emulate(
     let duration_ns = now();
     let report = report(&line, ends, seed, options, duration_ns, stopped_by, &lateness);
     debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
+    debug_assert!((0..2).all(|from| line.agrees_with_line(from)), "the emulator's counters are the line's");
     Ok(report)
 }

@@ -20,6 +20,21 @@ use super::{Link, LinkConservation, LinkEvent, Offer, PortRef};
 use crate::conservation::LineTally;
 use crate::time::SimTime;
 
+/// How the reasons a line gives for its drops begin (the drop log's words): a driver that
+/// counts drops by reason (crates/emu) tells them apart by these, not by a copy of them.
+pub mod reason {
+    /// The policer found too few tokens (RFC 2697 colour-blind, red dropped).
+    pub const POLICED: &str = "policed";
+    /// The shaper's backlog would exceed its `queue_bytes` (`tc tbf limit`).
+    pub const SHAPER_QUEUE_FULL: &str = "shaper queue full";
+    /// The direction's queue is full (drop-tail).
+    pub const QUEUE_FULL: &str = "output queue full (drop-tail)";
+    /// Longer than the shaper's bucket: it never conforms.
+    pub const SHAPER_OVERSIZE: &str = "frame longer than the shaper's bucket";
+    /// The direction's loss model lost it on the way.
+    pub const LOST: &str = "lost on link";
+}
+
 /// The kind of a point-to-point line.
 pub enum LineKind {
     Ethernet(EthernetLink),
@@ -150,7 +165,8 @@ impl<T: Copy> Line<T> {
         if let Some(policer) = impair.policer.as_mut() {
             if !policer.conform(SimTime::from_nanos(now), len) {
                 return Some(format!(
-                    "policed: over {} bit/s with a {}-byte bucket",
+                    "{}: over {} bit/s with a {}-byte bucket",
+                    reason::POLICED,
                     policer.rate_bps(),
                     policer.burst_bytes()
                 ));
@@ -158,7 +174,7 @@ impl<T: Copy> Line<T> {
         }
         match impair.shaper_queue_bytes {
             Some(limit) if impair.shaper.is_some() && (backlog + len) as u64 > limit => {
-                Some(format!("shaper queue full ({limit} bytes waiting for tokens)"))
+                Some(format!("{} ({limit} bytes waiting for tokens)", reason::SHAPER_QUEUE_FULL))
             }
             _ => None,
         }
@@ -186,7 +202,7 @@ impl<T: Copy> Line<T> {
         }
         if let Err(frame) = self.enqueue(from, frame) {
             self.tally[from].dropped += 1;
-            return Offer::Dropped { reason: "output queue full (drop-tail)".into(), frame };
+            return Offer::Dropped { reason: reason::QUEUE_FULL.into(), frame };
         }
         Offer::Accepted
     }
@@ -228,7 +244,7 @@ impl<T: Copy> Line<T> {
                 }
                 Some(_) => Gate::Go,
                 None => {
-                    let reason = format!("frame longer than the shaper's bucket on link {}", self.name());
+                    let reason = format!("{} on link {}", reason::SHAPER_OVERSIZE, self.name());
                     let Some((frame, _, _)) = self.start_next(now, from) else { return Gate::Waiting };
                     self.finish(from);
                     self.tally[from].dropped += 1;
@@ -278,6 +294,12 @@ impl<T: Copy> Line<T> {
         self.in_flight[from].front().map(|&(tag, _, _)| tag)
     }
 
+    /// Frames sent from `from` and not yet arrived (serializing or propagating).
+    #[inline]
+    pub fn in_flight_len(&self, from: usize) -> usize {
+        self.in_flight[from].len()
+    }
+
     /// The serializer of `from` is done with its frame.
     #[inline]
     pub fn finish(&mut self, from: usize) {
@@ -297,7 +319,7 @@ impl<T: Copy> Line<T> {
         if impair.loss.drop(&mut impair.rng) {
             impair.lost += 1;
             self.tally[from].dropped += 1;
-            let reason = format!("lost on link {} ({})", self.name(), self.impair[from].loss_text);
+            let reason = format!("{} {} ({})", reason::LOST, self.name(), self.impair[from].loss_text);
             let packet = match &mut self.kind {
                 LineKind::Serial { line, .. } => {
                     // A CSLIP receiver is told, and tosses until re-synchronised.

@@ -102,64 +102,22 @@ fn build_links(
     let mut links = Vec::new();
     let mut bsses = Vec::new();
     for (index, link) in config.links.iter().enumerate() {
-        match link {
-            LinkConfig::Ethernet { name, a, b, rate_bps, delay_ns, queue_frames, queue_bytes, impair } => {
-                let id = links.len() as u32;
-                attachments[a.node as usize][a.port as usize] = Attachment::Ethernet { link: id, end: 0 };
-                attachments[b.node as usize][b.port as usize] = Attachment::Ethernet { link: id, end: 1 };
-                let ethernet = EthernetLink {
-                    name: name.clone(),
-                    ends: [(a.node, a.port), (b.node, b.port)],
-                    rate_bps: *rate_bps,
-                    delay_ns: *delay_ns,
-                    queue_frames: *queue_frames,
-                    queue_bytes: *queue_bytes,
-                    dirs: Default::default(),
-                };
-                let impair = [
-                    direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
-                    direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
-                ];
-                links.push(LineSlot::new(Line::new(LineKind::Ethernet(ethernet), impair)));
+        if let Some(line) = line_of_plan(link, config.seed, index)? {
+            let id = links.len() as u32;
+            for (end, (node, port)) in line.ends().into_iter().enumerate() {
+                attachments[node as usize][port as usize] = Attachment::Ethernet { link: id, end: end as u8 };
             }
-            LinkConfig::Serial {
-                name,
-                a,
-                b,
-                rate_bps,
-                format,
-                framing,
-                clocking,
-                acfc,
-                pfc,
-                fcs_bits,
-                compression,
-                delay_ns,
-                queue_frames,
-                impair,
-            } => {
-                let id = links.len() as u32;
-                attachments[a.node as usize][a.port as usize] = Attachment::Ethernet { link: id, end: 0 };
-                attachments[b.node as usize][b.port as usize] = Attachment::Ethernet { link: id, end: 1 };
-                let ppp = SerialPpp { clocking: *clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
-                let line =
-                    serial_line(index, *rate_bps, format, *framing, ppp, *compression, *delay_ns, *queue_frames)?;
-                let impair = [
-                    direction_impairment(&impair[0], config.seed, index, 0, &format!("links[{index}].impair[0]"))?,
-                    direction_impairment(&impair[1], config.seed, index, 1, &format!("links[{index}].impair[1]"))?,
-                ];
-                let kind = LineKind::Serial { name: name.clone(), ends: [(a.node, a.port), (b.node, b.port)], line };
-                links.push(LineSlot::new(Line::new(kind, impair)));
+            links.push(LineSlot::new(line));
+            continue;
+        }
+        // An ATM link is the ATM network's (`build_atm`).
+        if let LinkConfig::Wifi(w) = link {
+            let id = bsses.len() as u32;
+            let state = bss_state(config, w, id, index, nodes)?;
+            for (member, &(node, port)) in state.cell.members.iter().enumerate() {
+                attachments[node as usize][port as usize] = Attachment::Wifi { bss: id, member: member as u16 };
             }
-            LinkConfig::Wifi(w) => {
-                let id = bsses.len() as u32;
-                let state = bss_state(config, w, id, index, nodes)?;
-                for (member, &(node, port)) in state.cell.members.iter().enumerate() {
-                    attachments[node as usize][port as usize] = Attachment::Wifi { bss: id, member: member as u16 };
-                }
-                bsses.push(state);
-            }
-            LinkConfig::Atm(_) => {}
+            bsses.push(state);
         }
     }
     Ok((links, bsses))

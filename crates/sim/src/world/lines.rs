@@ -197,11 +197,68 @@ impl World {
     }
 }
 
+/// The point-to-point line of the plan's link number `index` (Ethernet or serial) in a
+/// run of `seed`: the kind's serializer and queue, and per direction the impairments,
+/// their loss streams the link's own (so the same frames, by order, are lost wherever
+/// the line runs); `None` for an 802.11 cell or an ATM link, which are not lines. The
+/// one constructor of a line from the plan: the world builds its lines with it, and the
+/// real-time emulator (crates/emu) the line it drives through the `Link` trait.
+pub fn line_of_plan<T: Copy>(link: &LinkConfig, seed: u64, index: usize) -> Result<Option<Line<T>>, RunError> {
+    let impairments = |impair: &[Impairment; 2]| -> Result<[DirectionImpairment; 2], RunError> {
+        Ok([
+            direction_impairment(&impair[0], seed, index, 0, &format!("links[{index}].impair[0]"))?,
+            direction_impairment(&impair[1], seed, index, 1, &format!("links[{index}].impair[1]"))?,
+        ])
+    };
+    let (kind, impair) = match link {
+        LinkConfig::Ethernet { name, a, b, rate_bps, delay_ns, queue_frames, queue_bytes, impair } => {
+            // The plan's own check refuses it first in a simulation (`SimConfig::check`);
+            // said here too for a driver that takes one link of a plan.
+            if *rate_bps == 0 {
+                let field = format!("links[{index}].rate_bps");
+                return Err(RunError::Config(ConfigError { field, message: "a link's rate must be positive".into() }));
+            }
+            let ethernet = EthernetLink {
+                name: name.clone(),
+                ends: [(a.node, a.port), (b.node, b.port)],
+                rate_bps: *rate_bps,
+                delay_ns: *delay_ns,
+                queue_frames: *queue_frames,
+                queue_bytes: *queue_bytes,
+                dirs: Default::default(),
+            };
+            (LineKind::Ethernet(ethernet), impairments(impair)?)
+        }
+        LinkConfig::Serial {
+            name,
+            a,
+            b,
+            rate_bps,
+            format,
+            framing,
+            clocking,
+            acfc,
+            pfc,
+            fcs_bits,
+            compression,
+            delay_ns,
+            queue_frames,
+            impair,
+        } => {
+            let ppp = SerialPpp { clocking: *clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
+            let line = serial_line(index, *rate_bps, format, *framing, ppp, *compression, *delay_ns, *queue_frames)?;
+            let ends = [(a.node, a.port), (b.node, b.port)];
+            (LineKind::Serial { name: name.clone(), ends, line }, impairments(impair)?)
+        }
+        LinkConfig::Wifi(_) | LinkConfig::Atm(_) => return Ok(None),
+    };
+    Ok(Some(Line::new(kind, impair)))
+}
+
 /// One direction's impairments from the plan's `Impairment`: the loss model with the
 /// link's own stream (`RunSeed(seed).stream(link, "loss a->b" or "loss b->a")`), and the
-/// shaper or policer; a refusal names `field`. Public so that a real-time driver of the
-/// same line models (crates/emu) builds it as the world does.
-pub fn direction_impairment(
+/// shaper or policer; a refusal names `field`.
+fn direction_impairment(
     config: &Impairment,
     seed: u64,
     link: usize,
@@ -261,16 +318,16 @@ pub(super) fn line_result(slot: &LineSlot) -> crate::results::LinkResult {
 }
 
 /// A serial line's clocking and PPP options, as the configuration gives them.
-pub struct SerialPpp {
-    pub clocking: Clocking,
-    pub acfc: bool,
-    pub pfc: bool,
-    pub fcs_bits: u32,
+struct SerialPpp {
+    clocking: Clocking,
+    acfc: bool,
+    pfc: bool,
+    fcs_bits: u32,
 }
 
 /// A serial line from its configuration, refusing what it cannot be with the field named.
 #[allow(clippy::too_many_arguments)]
-pub fn serial_line(
+fn serial_line(
     index: usize,
     rate_bps: u64,
     format: &str,

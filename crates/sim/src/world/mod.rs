@@ -58,8 +58,8 @@ mod wifi;
 
 use adaptive_router::*;
 use lines::*;
-// A line's models built from the plan as the world builds them, for crates/emu.
-pub use lines::{direction_impairment, serial_line, SerialPpp};
+// A line built from the plan as the world builds it, for crates/emu.
+pub use lines::line_of_plan;
 use tcp_flows::*;
 use traffic::*;
 use wifi::*;
