@@ -43,6 +43,12 @@ The benchmarks:
 ``wire``
     crates/wire encode+decode (``cargo bench -p qoslab-benchmarks --bench wire``); run
     only from a source checkout with cargo on PATH.
+``emu_link`` (only when named: ``--only emu_link``)
+    The link emulator (crates/emu) beside a direct veth pair in one run: 1514-byte frames'
+    throughput (frames/s, Mb/s) and the timing error against kernel timestamps
+    (python/qoslab/bench_emu.py). Needs root and network namespaces (skipped otherwise,
+    with the reason); ``emu_seconds`` of traffic per throughput run and one timing frame
+    a millisecond for as long. Its record goes to ``"emulator"``.
 
 Both tools measure only the simulation's run: qoslab's ``_core.simulate`` call (the
 configuration already built), ns-3's ``Simulator.Run()`` (import and set-up excluded).
@@ -92,6 +98,13 @@ from qoslab.bench_networks import (
     wifi_saturation_config,
 )
 from qoslab.errors import InputError, Problem, did_you_mean
+
+OPT_IN_BENCHMARKS = ("emu_link",)
+"""Benchmarks run only when named (``--only``): the emulator needs root and namespaces,
+and its frames share the machine's cores with whatever else runs."""
+
+DEFAULT_EMU_SECONDS = 3.0
+"""Seconds of traffic of each of ``emu_link``'s throughput and timing runs."""
 
 
 class Unavailable(Exception):
@@ -432,39 +445,45 @@ class BenchReport:
     ns3: list[dict[str, Any]]
     skipped: list[dict[str, str]]
     failed: list[dict[str, str]]
+    emulator: list[dict[str, Any]] | None = None
+    """``emu_link``'s record (:func:`qoslab.bench_emu.run_emu_link`), when it ran."""
 
     def to_json(self) -> dict[str, Any]:
         record: dict[str, Any] = {"scenarios": self.scenarios}
         if self.comparisons is not None:
             record["comparisons"] = self.comparisons
             record["ns3"] = self.ns3
+        if self.emulator is not None:
+            record["emulator"] = self.emulator
         record["skipped"] = self.skipped
         record["failed"] = self.failed
         return record
 
 
 def select(only: Iterable[str] | None) -> list[str]:
-    """The benchmarks to run, in their usual order; ``only`` names some of them."""
+    """The benchmarks to run, in their usual order; ``only`` names some of them (and the
+    opt-in ones, :data:`OPT_IN_BENCHMARKS`, run only when named)."""
     if not only:
         return list(ALL_BENCHMARKS)
+    known = (*ALL_BENCHMARKS, *OPT_IN_BENCHMARKS)
     wanted = []
     for item in only:
         for name in item.split(","):
             name = name.strip()
-            if name not in ALL_BENCHMARKS:
+            if name not in known:
                 raise InputError(
                     "--only",
                     [
                         Problem(
                             "no such benchmark",
-                            expected=", ".join(ALL_BENCHMARKS),
+                            expected=", ".join(known),
                             found=repr(name),
-                            hint=did_you_mean(name, ALL_BENCHMARKS),
+                            hint=did_you_mean(name, known),
                         )
                     ],
                 )
             wanted.append(name)
-    return [b for b in ALL_BENCHMARKS if b in wanted]
+    return [b for b in known if b in wanted]
 
 
 def run(
@@ -475,6 +494,7 @@ def run(
     ns3_runner: Callable[[str, float], dict[str, Any]] | None = None,
     log: Callable[[str], None] = lambda _msg: None,
     repeat: int = DEFAULT_REPEAT,
+    emu_seconds: float = DEFAULT_EMU_SECONDS,
 ) -> BenchReport:
     """Runs ``names`` (see :func:`select`) and gathers the record.
 
@@ -506,6 +526,8 @@ def run(
                 report.scenarios.append(run_switch_memory(sim_seconds))
             elif name == "switch_10000_hosts_scenario":
                 report.scenarios.append(run_switch_scenario())
+            elif name == "emu_link":
+                report.emulator = [*(report.emulator or []), run_emu(emu_seconds)]
             else:
                 ours = run_sim(name, sim_seconds, simulate, repeat)
                 report.scenarios.append(ours)
@@ -529,6 +551,20 @@ def run(
                 assert report.comparisons is not None
                 report.comparisons.append(compare(ours, theirs))
     return report
+
+
+def run_emu(seconds: float) -> dict[str, Any]:
+    """``emu_link``: the emulator beside a direct veth (:mod:`qoslab.bench_emu`), ``seconds``
+    of throughput and as many seconds of timing frames, one a millisecond."""
+    from qoslab import bench_emu
+
+    why = bench_emu.unavailable_reason()
+    if why is not None:
+        raise Unavailable(why)
+    try:
+        return bench_emu.run_emu_link(seconds, timing_frames=max(1, round(seconds * 1000)), gap_us=1000)
+    except (OSError, subprocess.SubprocessError, ValueError, KeyError) as err:
+        raise BenchFailed(f"emu_link: {err}") from err
 
 
 # ---------------------------------------------------------------------------------------
@@ -603,16 +639,48 @@ def render(report: BenchReport, console: Any) -> None:
                 _fmt(c["throughput_diff_pct"], "+.2f") + " %",
             )
         console.print(table)
+    for record in report.emulator or []:
+        _render_emulator(record, console)
     for s in report.skipped:
         console.print(Text(f"skipped {s['name']}: {s['reason']}", style="yellow"))
     for f in report.failed:
         console.print(Text(f"failed {f['name']}: {f['reason']}", style="red"))
 
 
+def _render_emulator(record: dict[str, Any], console: Any) -> None:
+    """``emu_link``'s table: each path's throughput and timing figures side by side."""
+    from rich.table import Table
+
+    load = record["machine_before"]["load_avg"][0], record["machine_after"]["load_avg"][0]
+    title = (
+        f"link emulator vs direct veth ({record['frame_bytes']}-byte frames; emulator under SCHED_FIFO "
+        f"{record['fifo_priority']}; load {load[0]:.1f} → {load[1]:.1f} on {record['machine_before']['cpus']} CPUs)"
+    )
+    table = Table(title=title, title_justify="left")
+    for col in ("path", "frames/s", "Mb/s", "emulator CPU", "timing", "p50 µs", "p99 µs", "p99.9 µs", "max µs"):
+        table.add_column(col, justify="left" if col in ("path", "timing") else "right")
+    timings = {t["path"]: t for t in record["timing"]}
+    for tp in record["throughput"]:
+        t = timings.get(tp["path"], {})
+        key = "error" if tp["path"] == "emulated" else "transit"
+        p = t.get(key, {})
+        share = tp.get("emulator_cpu_share")
+        table.add_row(
+            tp["path"],
+            _fmt(tp["frames_per_s"], ","),
+            _fmt(tp["mbps"], ",.1f"),
+            "—" if share is None else f"{share:.0%}",
+            key,
+            *(_fmt(p.get(k), ".1f") for k in ("p50_us", "p99_us", "p999_us", "max_us")),
+        )
+    console.print(table)
+
+
 # The networks are built in bench_networks; their builders and constants stay importable
 # from here (the tests, scripts/results_identity.py, benchmarks/README.md).
 __all__ = [
     "ALL_BENCHMARKS",
+    "OPT_IN_BENCHMARKS",
     "QUICK_BENCHMARKS",
     "DEFAULT_REPEAT",
     "DEFAULT_SIM_SECONDS",
@@ -637,6 +705,7 @@ __all__ = [
     "run_switch_scenario",
     "source_root",
     "run_wire",
+    "run_emu",
     "ns3_python",
     "run_ns3",
     "ns3_median",

@@ -318,6 +318,13 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
             },
             "comparisons": {"type": "array"},
             "ns3": {"type": "array"},
+            "emulator": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["name", "frame_bytes", "throughput", "timing", "machine_before", "machine_after"],
+                },
+            },
             "skipped": {"type": "array", "items": {"type": "object", "required": ["name", "reason"]}},
             "failed": {"type": "array", "items": {"type": "object", "required": ["name", "reason"]}},
         },

@@ -2,9 +2,9 @@
 //! serial line with SLIP, CSLIP or PPP framing) between two TUN/TAP devices, with the
 //! simulator's own link models run against the monotonic clock.
 //!
-//! - [`line`]: the line, sans-IO: crates/sim's `EthernetLink` or `SerialLine` and each
-//!   direction's impairments (loss, shaper, policer) built as the simulator builds them,
-//!   driven by `now` in ns; counters per direction and reason.
+//! - [`line`]: the line, sans-IO: crates/sim's own `Line` (serializer, queue, each
+//!   direction's loss, shaper or policer), built by the world's constructor and driven
+//!   through the `Link` trait by `now` in ns; counters per direction and reason.
 //! - [`device`]: the TUN/TAP ends, opened by name or handed over as descriptors.
 //! - [`emulate`] (`run.rs`): the loop (one thread, `ppoll`, a spin before deadlines), a
 //!   stop on a descriptor or a signal, and the [`Report`] it returns.

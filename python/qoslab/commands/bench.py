@@ -43,7 +43,9 @@ def bench(
         list[str] | None,
         typer.Option(
             "--only",
-            help="Run only this benchmark (repeat, or separate with commas): " + ", ".join(ALL_BENCHMARKS) + ".",
+            help="Run only this benchmark (repeat, or separate with commas): "
+            + ", ".join(ALL_BENCHMARKS)
+            + "; and, only when named here, emu_link (the link emulator beside a direct veth: needs root).",
         ),
     ] = None,
     repeat: Annotated[
@@ -70,6 +72,8 @@ def bench(
     `qoslab bench --quick`
 
     `qoslab bench --with-ns3 --only wifi_80211b_saturation --sim-seconds 10`
+
+    `sudo qoslab bench --only emu_link` (the link emulator; 1 s per run with --quick)
     """
     from qoslab import bench as benchmarks
 
@@ -85,11 +89,12 @@ def bench(
         with_ns3=with_ns3,
         repeat=repeat,
         log=lambda msg: stderr.print(Text(msg, style="dim")),
+        emu_seconds=1.0 if quick else benchmarks.DEFAULT_EMU_SECONDS,
     )
     benchmarks.render(report, stderr)
     if json_out:
         emit_json(stamp("bench", report.to_json()))
-    if report.failed or not (report.scenarios or report.ns3):
+    if report.failed or not (report.scenarios or report.ns3 or report.emulator):
         sys.exit(1)
 
 
