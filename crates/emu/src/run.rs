@@ -3,8 +3,13 @@
 //! Each turn delivers what is due (writes to the far device), reads what waits on the
 //! devices (each frame offered at the instant it is read), then sleeps in `ppoll` until a
 //! device has a frame, the stop descriptor or a signal wakes it, or the line's next
-//! deadline less `spin_ns` comes; the last `spin_ns` before a deadline it polls without
-//! sleeping. The thread's timer slack is 1 ns while it runs (`PR_SET_TIMERSLACK`; the
+//! deadline less the spin comes; the last stretch before a deadline it polls without
+//! sleeping. The spin is `spin_ns` or more: as long as the latest of the last
+//! [`OVERSHOOTS`] timed sleeps ended after it was due, up to `spin_max_ns`. Measured on
+//! the 2-core development VM (kernel built `PREEMPT_NONE`, load 7): a SCHED_FIFO thread's
+//! sleep of 950 µs ended 33 µs late at the median, 175 µs at the 99th percentile, since a
+//! woken thread waits for the task on its CPU to leave the kernel; a fixed 50 µs spin then
+//! left the write late by over 100 µs at p99 in some runs (benchmarks/README.md). The thread's timer slack is 1 ns while it runs (`PR_SET_TIMERSLACK`; the
 //! default 50 µs would round every sleep up by that much).
 
 use std::io;
@@ -20,7 +25,11 @@ use crate::line::{Count, DirectionCounters, EndKind, Line};
 use crate::signal::SignalGuard;
 
 /// The version of the report's JSON; a change of its shape raises it.
-pub const REPORT_SCHEMA: u32 = 1;
+pub const REPORT_SCHEMA: u32 = 2;
+
+/// Timed sleeps whose overshoot sets the spin (the spin is their largest, so one late
+/// wake-up in this many raises it until that many more have ended in time).
+const OVERSHOOTS: usize = 64;
 
 /// Frames read from one device in one turn before the line is looked at again.
 const READ_BATCH: usize = 64;
@@ -30,10 +39,15 @@ const FRAME_BUFFER: usize = 65_536 + 64;
 /// How the loop waits.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
-    /// Poll without sleeping this long before each deadline, ns. A sleep in `ppoll` ends
-    /// some tens of µs late on a busy machine; default 50 µs (measured in
-    /// benchmarks/emu_link.py). 0: always sleep.
+    /// Poll without sleeping at least this long before each deadline, ns. A sleep in
+    /// `ppoll` ends some tens of µs late on a busy machine; default 50 µs (measured in
+    /// benchmarks/emu_link.py). 0, with `spin_max_ns` 0: always sleep.
     pub spin_ns: u64,
+    /// The spin grows, up to this, to the largest overshoot of the last [`OVERSHOOTS`]
+    /// timed sleeps (how late the kernel woke the thread), so that a machine that wakes
+    /// it late still finds it polling at the deadline; default 500 µs (at most half a
+    /// core while frames come one a millisecond). Equal to `spin_ns`: a fixed spin.
+    pub spin_max_ns: u64,
     /// Never sleep: poll the devices without a timeout, even while the line is idle, so a
     /// frame is read as soon as it is in the device (a sleeping thread on a virtual
     /// machine takes tens of µs to wake). One core at 100 %. Not with `fifo_priority`:
@@ -52,7 +66,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Options {
-        Options { spin_ns: 50_000, busy_poll: false, stop_on_signals: false, fifo_priority: None }
+        Options { spin_ns: 50_000, spin_max_ns: 500_000, busy_poll: false, stop_on_signals: false, fifo_priority: None }
     }
 }
 
@@ -86,6 +100,34 @@ impl Drop for RealTime {
     fn drop(&mut self) {
         // SAFETY: as in `enter`.
         unsafe { libc::sched_setscheduler(0, self.policy, &self.param) };
+    }
+}
+
+/// The spin before each deadline: `spin_ns`, or the largest overshoot of the last
+/// [`OVERSHOOTS`] timed sleeps, whichever is longer, up to `spin_max_ns`.
+struct Spin {
+    floor: u64,
+    cap: u64,
+    recent: [u64; OVERSHOOTS],
+    next: usize,
+    ns: u64,
+    /// Every timed sleep's overshoot, for the report.
+    overshoot: Lateness,
+}
+
+impl Spin {
+    fn new(options: &Options) -> Spin {
+        let (floor, cap) = (options.spin_ns, options.spin_max_ns.max(options.spin_ns));
+        Spin { floor, cap, recent: [0; OVERSHOOTS], next: 0, ns: floor, overshoot: Lateness::default() }
+    }
+
+    /// A sleep that was due to end at `due` ended at `woke` (ns).
+    fn slept(&mut self, due: u64, woke: u64) {
+        let late = woke.saturating_sub(due);
+        self.overshoot.record(late);
+        self.recent[self.next] = late;
+        self.next = (self.next + 1) % OVERSHOOTS;
+        self.ns = self.recent.iter().copied().max().unwrap_or(0).clamp(self.floor, self.cap);
     }
 }
 
@@ -153,6 +195,10 @@ pub struct Report {
     pub devices: [String; 2],
     pub seed: u64,
     pub spin_ns: u64,
+    pub spin_max_ns: u64,
+    /// How late the timed sleeps ended (woken − due, ns; `frames` counts the sleeps): the
+    /// wake-up latency the spin covers.
+    pub wake_overshoot_ns: LatenessReport,
     /// Whether the loop never slept.
     pub busy_poll: bool,
     /// The SCHED_FIFO priority the loop ran at, if any.
@@ -266,6 +312,8 @@ fn report(
         devices: [ends[0].name().to_string(), ends[1].name().to_string()],
         seed,
         spin_ns: options.spin_ns,
+        spin_max_ns: options.spin_max_ns.max(options.spin_ns),
+        wake_overshoot_ns: LatenessReport::default(),
         busy_poll: options.busy_poll,
         fifo_priority: options.fifo_priority,
         duration_ns,
@@ -302,6 +350,7 @@ pub fn emulate(
         poll(signals.as_ref().map(SignalGuard::fd)),
     ];
     let mut readable = [false; 2];
+    let mut spin = Spin::new(options);
     let stopped_by = 'run: loop {
         let mut sink = |to: usize, frame: &[u8], at: u64| -> bool {
             let written = ends[to].write(frame).is_ok();
@@ -324,19 +373,56 @@ pub fn emulate(
                 }
             }
         }
+        let before = now();
         let timeout = match line.next_wake() {
             _ if options.busy_poll => Some(0),
-            Some(t) => Some(t.saturating_sub(now()).saturating_sub(options.spin_ns)),
+            Some(t) => Some(t.saturating_sub(before).saturating_sub(spin.ns)),
             None => None,
         };
         match wait(&mut fds, timeout, ends, signals.as_ref()) {
-            Woken::Devices(r) => readable = r,
+            Woken::Devices(r) => {
+                // A timed sleep that nothing cut short: how late the kernel woke us.
+                if let (Some(t @ 1..), [false, false]) = (timeout, r) {
+                    spin.slept(before + t, now());
+                }
+                readable = r;
+            }
             Woken::Stop(why) => break why,
         }
     };
     let duration_ns = now();
-    let report = report(&line, ends, seed, options, duration_ns, stopped_by, &lateness);
+    let mut report = report(&line, ends, seed, options, duration_ns, stopped_by, &lateness);
+    report.wake_overshoot_ns = spin.overshoot.report();
     debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
     debug_assert!((0..2).all(|from| line.agrees_with_line(from)), "the emulator's counters are the line's");
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spin_covers_the_latest_late_wake_ups_within_its_bounds() {
+        let mut spin = Spin::new(&Options::default());
+        assert_eq!(spin.ns, 50_000, "spin_ns before any sleep");
+        spin.slept(1_000_000, 1_010_000);
+        assert_eq!(spin.ns, 50_000, "a wake-up 10 µs late is within the floor");
+        spin.slept(2_000_000, 2_200_000);
+        assert_eq!(spin.ns, 200_000, "200 µs late: the spin grows to it");
+        spin.slept(3_000_000, 5_000_000);
+        assert_eq!(spin.ns, 500_000, "2 ms late: capped at spin_max_ns");
+        // The 2 ms overshoot leaves the window after OVERSHOOTS more sleeps; the 200 µs one,
+        // one sleep before it, has left it too.
+        for k in 0..OVERSHOOTS as u64 {
+            spin.slept(10_000_000 + k * 1_000_000, 10_000_000 + k * 1_000_000);
+        }
+        assert_eq!(spin.ns, 50_000);
+        assert_eq!(spin.overshoot.report().frames, 3 + OVERSHOOTS as u64);
+        assert_eq!(spin.overshoot.report().max, 2_000_000);
+        // A fixed spin (spin_max_ns below spin_ns) never grows.
+        let mut fixed = Spin::new(&Options { spin_ns: 50_000, spin_max_ns: 0, ..Options::default() });
+        fixed.slept(0, 1_000_000);
+        assert_eq!(fixed.ns, 50_000);
+    }
 }

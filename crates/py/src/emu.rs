@@ -13,7 +13,8 @@ use pyo3::prelude::*;
 /// the process gets SIGTERM or SIGINT. The descriptors stay the caller's (opened
 /// `IFF_TAP | IFF_NO_PI`, or `IFF_TUN | IFF_NO_PI` for a serial line); they are made
 /// non-blocking. The loss streams are those of link `link_index` of a run of `seed`.
-/// `spin_us`: poll without sleeping this long before each deadline (default 50).
+/// `spin_us`: poll without sleeping this long before each deadline, fixed (default: 50 µs,
+/// growing up to 500 µs while the kernel wakes the thread late; crates/emu `Options`).
 /// `busy_poll`: never sleep (one core at 100 %, the shortest reads).
 /// `fifo_priority`: run under SCHED_FIFO at this priority (1-99, needs root) while it runs.
 /// Returns the report (crates/emu `Report`) as JSON. Raises ValueError for a link the
@@ -50,6 +51,7 @@ pub fn emulate_link(
     let mut options = emu::Options { stop_on_signals: true, busy_poll, fifo_priority, ..Default::default() };
     if let Some(us) = spin_us {
         options.spin_ns = us * 1000;
+        options.spin_max_ns = us * 1000;
     }
     let report = py
         .detach(|| {
