@@ -6,8 +6,9 @@ the timing error against kernel timestamps through a 1 Gb/s, 1 ms link; its docs
 and docs/metrics.md say how). Here the emulator runs once as a normal process and once
 under SCHED_FIFO (``--fifo``, the binding's ``fifo_priority``): on a loaded machine a
 normal process waits for a CPU for milliseconds after its frame or deadline came. The
-timing runs under SCHED_FIFO go once with each spin of ``--spins`` (default: 50 µs before
-each deadline, the emulator's default, and none; ``busy``: never sleep, the binding's
+timing runs under SCHED_FIFO go once with the emulator's own spin (50 µs before each
+deadline, growing up to 500 µs while the kernel wakes it late) and once with each fixed
+spin of ``--spins`` (default: 50 µs and none; ``busy``: never sleep, the binding's
 ``busy_poll``).
 
     sudo .venv/bin/python benchmarks/emu_link.py [--seconds 3] [--timing-frames 3000] [--json]
@@ -37,7 +38,7 @@ def main() -> int:
         "--spins",
         type=lambda text: [BUSY if x == "busy" else int(x) for x in text.split(",")],
         default=[50, 0],
-        help="the spins (µs, or busy: never sleep) of the SCHED_FIFO timing runs, comma-separated (default 50,0)",
+        help="the fixed spins (µs, or busy: never sleep) of the SCHED_FIFO timing runs, comma-separated (default 50,0)",
     )
     parser.add_argument("--json", action="store_true", help="the results as JSON on stdout")
     args = parser.parse_args()
@@ -60,7 +61,8 @@ def main() -> int:
             fifos: list[int | None] = [None, args.fifo] if kind == "emulated" else [None]
             for fifo in fifos:
                 results["throughput"].append(throughput(path, args.seconds, fifo))
-            runs: list[tuple[int | None, int | None]] = [(None, None)] + [(spin, args.fifo) for spin in args.spins]
+            runs: list[tuple[int | None, int | None]] = [(None, None), (None, args.fifo)]
+            runs += [(spin, args.fifo) for spin in args.spins]
             for spin, fifo in runs if kind == "emulated" else [(None, None)]:
                 results["timing"].append(timing(path, args.timing_frames, args.gap_us, spin, fifo))
     finally:
@@ -79,7 +81,11 @@ def main() -> int:
             key = "error" if r["path"] == "emulated" else "transit"
             p = r[key]
             assert isinstance(p, dict)
-            how = f" spin {r['spin_us']} µs" if r["path"] == "emulated" else ""
+            how = (
+                f" spin {r['spin_us']}" + (" µs" if isinstance(r["spin_us"], int) else "")
+                if r["path"] == "emulated"
+                else ""
+            )
             how += f" SCHED_FIFO {r['fifo_priority']}" if r["fifo_priority"] is not None else ""
             print(
                 f"timing {r['path']:>8}{how}: {key} p50 {p['p50_us']} µs, p99 {p['p99_us']} µs, p99.9 {p['p999_us']} µs, max {p['max_us']} µs ({r['received']}/{r['sent']} frames)"

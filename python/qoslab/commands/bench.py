@@ -13,6 +13,12 @@ from qoslab.commands.common import emit_json, stderr
 from qoslab.errors import InputError
 from qoslab.output_schema import stamp
 
+ONLY_HELP = (
+    "Run only this benchmark (repeat, or separate with commas): "
+    + ", ".join(ALL_BENCHMARKS)
+    + "; and, only when named here, emu_link (the link emulator beside a direct veth: needs root)."
+)
+
 
 def bench(
     json_out: Annotated[bool, typer.Option("--json", help="Print the record as JSON on stdout.")] = False,
@@ -43,9 +49,7 @@ def bench(
         list[str] | None,
         typer.Option(
             "--only",
-            help="Run only this benchmark (repeat, or separate with commas): "
-            + ", ".join(ALL_BENCHMARKS)
-            + "; and, only when named here, emu_link (the link emulator beside a direct veth: needs root).",
+            help=ONLY_HELP,
         ),
     ] = None,
     repeat: Annotated[
