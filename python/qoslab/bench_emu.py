@@ -326,7 +326,7 @@ def timing(path: Path, frames: int, gap_us: int, spin_us: int | None, fifo: int 
             time.sleep(wait)
         sender.send(bytes(frame(seq)))
     time.sleep(0.2)
-    report, _cpu = path.stop()
+    report, cpu = path.stop()
     sent = {d[14:18]: t for t, outgoing, d in _recv_all(out_a) if outgoing and d[12:14] == b"\x88\xb5"}
     got = {d[14:18]: t for t, outgoing, d in _recv_all(in_b) if not outgoing and d[12:14] == b"\x88\xb5"}
     model = LAST_BIT_NS + TIMING_DELAY_NS if path.kind == "emulated" else 0
@@ -339,6 +339,8 @@ def timing(path: Path, frames: int, gap_us: int, spin_us: int | None, fifo: int 
     if report is not None:
         result["emulator_lateness_ns"] = report["directions"][0]["lateness_ns"]
         result["emulator_wake_overshoot_ns"] = report["wake_overshoot_ns"]
+        # The spin's cost: the emulator's CPU time over its run, start to stop.
+        result["emulator_cpu_share"] = round(cpu / (report["duration_ns"] / 1e9), 3)
     for s in (out_a, in_b, sender):
         s.close()
     return result
