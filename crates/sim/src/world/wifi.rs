@@ -53,7 +53,7 @@ impl World {
     }
 
     /// One event of the medium of `bss`: to the cell, then what the cell hands back.
-    #[inline]
+    #[inline(always)]
     fn bss_medium_event(&mut self, now: u64, bss: u32, event: BssEvent) -> Result<(), RunError> {
         let slot = &mut self.bsses[bss as usize];
         match slot.cell.handle(now, event, &mut slot.scratch) {
@@ -80,7 +80,7 @@ impl World {
     /// What the cell of `bss` handed back (its `scratch`, left empty with its capacity),
     /// to the nodes. Usually one event (a frame delivered, a sender done), taken without
     /// a drain; more are taken out of the slot first, so that a nested use finds it empty.
-    #[inline]
+    #[inline(always)]
     fn cell_events(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
         let scratch = &mut self.bsses[bss as usize].scratch;
         match scratch.len() {
@@ -110,7 +110,7 @@ impl World {
     }
 
     /// One thing a link handed back.
-    #[inline]
+    #[inline(always)]
     fn link_event(&mut self, now: u64, event: LinkEvent) -> Result<(), RunError> {
         match event {
             LinkEvent::Delivered { to: (node, port), frame } => self.receive(now, node, port, frame),
