@@ -487,7 +487,7 @@ impl<E> Engine<E> {
     /// scheduled by [`reserve_at`](Self::reserve_at) would have. Panics if the engine
     /// has already returned an event ordered after that place (the reservation was
     /// scheduled too late), or if it was scheduled already.
-    #[inline]
+    #[inline(always)]
     pub fn schedule_reserved(&mut self, reservation: Reservation, event: E) -> EventId {
         let Reservation { at, seq } = reservation;
         assert!(

@@ -333,7 +333,9 @@ impl<T: Copy> Line<T> {
         let delivered = match &mut self.kind {
             LineKind::Ethernet(_) => Ok(frame),
             LineKind::Serial { line, .. } => line.arrive(from, frame).map(|datagram| {
-                let mut frame = vec![0; ethernet::HEADER_LEN];
+                // Sized once for the datagram too: no reallocation when it is appended.
+                let mut frame = Vec::with_capacity(ethernet::HEADER_LEN + datagram.len());
+                frame.resize(ethernet::HEADER_LEN, 0);
                 ethernet::Repr { src_addr: Mac::default(), dst_addr: Mac::BROADCAST, ethertype: EtherType::Ipv4 }
                     .emit(&mut ethernet::Frame::new_unchecked(&mut frame[..]));
                 frame.extend_from_slice(&datagram);

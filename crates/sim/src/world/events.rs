@@ -33,6 +33,10 @@ impl World {
         Ok(results)
     }
 
+    /// One event. Called from the run loop alone, and inlined there: the loop and the
+    /// dispatch are one function, as they were before the loop's handlers moved to
+    /// their chapters (`qoslab bench`, benchmarks/README.md).
+    #[inline(always)]
     pub(super) fn handle(&mut self, now: u64, event: Event) -> Result<(), RunError> {
         match event {
             Event::EthTxDone { link, from } => self.line_tx_done(now, link, from)?,

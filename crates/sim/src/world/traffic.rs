@@ -152,17 +152,24 @@ impl World {
         let s = &mut self.sources[source];
         let seq = s.seq;
         s.seq += 1;
-        let mut outs = Vec::new();
         let node = source_node(&s.config);
-        if let FlowConfig::UdpReplay { id, to, dst_port, payloads, dont_fragment, .. } = &s.config {
+        // The stack's outputs go into the world's scratch vector, kept for its capacity
+        // (a nested use finds it taken and starts a new one): no allocation per datagram.
+        let mut outs = std::mem::take(&mut self.scratch_outs);
+        if let FlowConfig::UdpReplay { id, to, dst_port, payloads, dont_fragment, .. } = &self.sources[source].config {
             // Read from the schedule rather than cloned with it: a capture's is long.
             let (id, to, df) = (*id, std::net::SocketAddrV4::new(*to, *dst_port), *dont_fragment);
             let payload = payloads[seq as usize % payloads.len()];
             self.send_probe_udp(now, node, (id, seq), to, payload, df, &mut outs);
             return self.release_emitted(now, node, outs);
         }
-        match s.config.clone() {
-            FlowConfig::Tcp { .. } | FlowConfig::UdpReplay { .. } => return Ok(false),
+        // The flow's fields are copied out of its configuration, not the configuration
+        // cloned: one datagram per call.
+        match self.sources[source].config {
+            FlowConfig::Tcp { .. } | FlowConfig::UdpReplay { .. } => {
+                self.scratch_outs = outs;
+                return Ok(false);
+            }
             FlowConfig::Udp { id, to, dst_port, payload, dont_fragment, .. } => {
                 let to = std::net::SocketAddrV4::new(to, dst_port);
                 self.send_probe_udp(now, node, (id, seq), to, payload, dont_fragment, &mut outs);
@@ -187,6 +194,7 @@ impl World {
     /// One UDP test datagram of flow `id` (`flow.0`), sequence number `flow.1`, with
     /// `payload` octets (at least the probe's), handed to the node's stack.
     #[allow(clippy::too_many_arguments)] // why: a datagram's own fields, each once
+    #[inline(always)]
     fn send_probe_udp(
         &mut self,
         now: u64,
@@ -214,9 +222,12 @@ impl World {
 
     /// What a source's datagram made of the node's stack leaves through its ports;
     /// whether a frame was handed to a port.
-    fn release_emitted(&mut self, now: u64, node: u32, outs: Vec<crate::node::ip::Out>) -> Result<bool, RunError> {
+    /// `outs` goes back to the world's scratch vector, emptied.
+    #[inline(always)]
+    fn release_emitted(&mut self, now: u64, node: u32, mut outs: Vec<crate::node::ip::Out>) -> Result<bool, RunError> {
         let mut fx = self.take_fx();
-        self.nodes[node as usize].apply(now, outs, &mut fx);
+        self.nodes[node as usize].apply_drain(now, &mut outs, &mut fx);
+        self.scratch_outs = outs;
         // Only a frame handed to a port counts: a datagram waiting for ARP or dropped
         // must not let a saturating source spin at one instant.
         let sent = !fx.send.is_empty();

@@ -2,6 +2,7 @@
 //! from the air, the AP's beacons and the air as a capture shows it.
 
 use super::*;
+use crate::wifi::BssEvent;
 use qoslab_plan::ControlPreamble;
 
 /// An 802.11 cell in the world: the link model, and the engine's timer of its medium.
@@ -9,62 +10,116 @@ pub(super) struct CellSlot {
     pub(super) cell: WifiCell,
     /// The medium's timer (`crate::wake`).
     pub(super) timer: WakeTimer,
-    /// What the cell hands back, emptied after each use and kept for its capacity (a
-    /// nested use finds it taken and starts a new one): no allocation per frame.
+    /// What the cell hands back, emptied after each use and kept for its capacity: no
+    /// allocation per frame.
     pub(super) scratch: Vec<LinkEvent>,
+    /// The medium's events of one wake-up, kept for its capacity as `scratch` is.
+    pub(super) medium: Vec<BssEvent>,
 }
 
 impl World {
     /// The timer of the medium of `bss`: what it has to do now, then its next wake-up.
+    /// Most wake-ups only move the medium on (a backoff slot, a frame's end with its Ack
+    /// still to come) and hand back nothing: they are done here, with no vector taken.
+    #[inline]
     pub(super) fn bss_timer(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
         let slot = &mut self.bsses[bss as usize];
         if !slot.timer.fired(now) {
             return Ok(());
         }
-        let mut events = Vec::new();
-        slot.cell.medium_events(now, &mut events);
-        let mut out = std::mem::take(&mut self.bsses[bss as usize].scratch);
-        for event in events {
-            match self.bsses[bss as usize].cell.handle(now, event, &mut out) {
-                Handled::Done => {}
-                Handled::Relayed => self.arm_bss_timer(bss)?,
-                Handled::InFlight(due) => {
-                    self.engine.schedule_at(SimTime::from_nanos(due), Event::WifiArrive { bss }).map_err(budget)?;
-                }
-            }
-            self.link_events(now, &mut out)?;
+        slot.cell.medium_events(now, &mut slot.medium);
+        if !slot.medium.is_empty() {
+            self.bss_medium_events(now, bss)?;
         }
-        self.bsses[bss as usize].scratch = out;
-        self.arm_bss_timer(bss)?;
+        self.arm_bss_timer(bss)
+    }
+
+    /// What the medium of `bss` handed back at `now`, in order: each event to the cell,
+    /// and what the cell hands back to the nodes. Usually one event, taken without a
+    /// drain.
+    #[inline(never)]
+    fn bss_medium_events(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
+        let slot = &mut self.bsses[bss as usize];
+        if slot.medium.len() == 1 {
+            let event = slot.medium.pop().expect("one event");
+            return self.bss_medium_event(now, bss, event);
+        }
+        let mut events = std::mem::take(&mut slot.medium);
+        for event in events.drain(..) {
+            self.bss_medium_event(now, bss, event)?;
+        }
+        self.bsses[bss as usize].medium = events;
         Ok(())
+    }
+
+    /// One event of the medium of `bss`: to the cell, then what the cell hands back.
+    #[inline(always)]
+    fn bss_medium_event(&mut self, now: u64, bss: u32, event: BssEvent) -> Result<(), RunError> {
+        let slot = &mut self.bsses[bss as usize];
+        match slot.cell.handle(now, event, &mut slot.scratch) {
+            Handled::Done => {}
+            Handled::Relayed => self.arm_bss_timer(bss)?,
+            Handled::InFlight(due) => {
+                self.engine.schedule_at(SimTime::from_nanos(due), Event::WifiArrive { bss }).map_err(budget)?;
+            }
+        }
+        self.cell_events(now, bss)
     }
 
     /// The first frame on the air of `bss` reached its receiver (the air's delay).
     pub(super) fn wifi_arrive(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
         let slot = &mut self.bsses[bss as usize];
-        let mut out = std::mem::take(&mut slot.scratch);
         let (to, from, mpdu) = slot.cell.take_arrival();
-        if slot.cell.arrive(now, to, from, mpdu, &mut out) {
+        if slot.cell.arrive(now, to, from, mpdu, &mut slot.scratch) {
             // The AP queued a frame to relay: its medium may want waking sooner.
             self.arm_bss_timer(bss)?;
         }
-        self.link_events(now, &mut out)?;
-        self.bsses[bss as usize].scratch = out;
-        Ok(())
+        self.cell_events(now, bss)
+    }
+
+    /// What the cell of `bss` handed back (its `scratch`, left empty with its capacity),
+    /// to the nodes. Usually one event (a frame delivered, a sender done), taken without
+    /// a drain; more are taken out of the slot first, so that a nested use finds it empty.
+    #[inline(always)]
+    fn cell_events(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
+        let scratch = &mut self.bsses[bss as usize].scratch;
+        match scratch.len() {
+            0 => Ok(()),
+            1 => {
+                let event = scratch.pop().expect("one event");
+                self.link_event(now, event)
+            }
+            _ => {
+                let mut out = std::mem::take(scratch);
+                let done = self.link_events(now, &mut out);
+                let scratch = &mut self.bsses[bss as usize].scratch;
+                if scratch.capacity() == 0 {
+                    *scratch = out;
+                }
+                done
+            }
+        }
     }
 
     /// What a link handed back: frames to the nodes' stacks, drops, senders done.
     pub(super) fn link_events(&mut self, now: u64, events: &mut Vec<LinkEvent>) -> Result<(), RunError> {
         for event in events.drain(..) {
-            match event {
-                LinkEvent::Delivered { to: (node, port), frame } => self.receive(now, node, port, frame)?,
-                LinkEvent::Dropped { at: (node, port), reason, logged, carried } => {
-                    self.record_drop_of(now, node, port, reason, logged.as_deref(), carried.as_deref())
-                }
-                LinkEvent::Sent { node } => self.refill_saturating(now, node)?,
-            }
+            self.link_event(now, event)?;
         }
         Ok(())
+    }
+
+    /// One thing a link handed back.
+    #[inline(always)]
+    fn link_event(&mut self, now: u64, event: LinkEvent) -> Result<(), RunError> {
+        match event {
+            LinkEvent::Delivered { to: (node, port), frame } => self.receive(now, node, port, frame),
+            LinkEvent::Dropped { at: (node, port), reason, logged, carried } => {
+                self.record_drop_of(now, node, port, reason, logged.as_deref(), carried.as_deref());
+                Ok(())
+            }
+            LinkEvent::Sent { node } => self.refill_saturating(now, node),
+        }
     }
 
     /// Arms the medium's timer for its next deadline, by the slot's rule (`crate::wake`).
@@ -117,7 +172,7 @@ pub(super) fn bss_state(
     }
     let cell =
         WifiCell::new(w.name.clone(), w.channel, bss, members, adapters, macs, has_ap, w.wds, w.relay, w.delay_ns);
-    Ok(CellSlot { cell, timer: WakeTimer::IDLE, scratch: Vec::new() })
+    Ok(CellSlot { cell, timer: WakeTimer::IDLE, scratch: Vec::new(), medium: Vec::new() })
 }
 
 /// The medium's parameters from the cell's configuration (standard, preambles, access,
