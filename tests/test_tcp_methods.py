@@ -552,7 +552,7 @@ def test_per_ack_growth_is_slower_than_byte_counting_on_a_lossy_link():
         ('tcp = { initial_rto = "0 s" }', "initial_rto"),
         ('tcp = { cwnd_growth = "packets" }', "cwnd_growth"),
         ("tcp = { slow_start_limit = 0 }", "slow_start_limit"),
-        ('tcp = { cubic_alpha = "linux" }', "cubic_alpha"),
+        ('tcp = { cubic_alpha = "rfc8312" }', "cubic_alpha"),
     ],
 )
 def test_bad_growth_and_timer_settings_are_refused_by_check(tmp_path, line, key):

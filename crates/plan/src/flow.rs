@@ -160,6 +160,11 @@ pub enum CubicAlpha {
     /// tcp_cubic.c (one segment per `cwnd·beta_scale/8` acknowledged) and ns-3's
     /// `TcpCubic` never switch to 1.
     Constant,
+    /// Linux's tcp_cubic.c as it runs (`crates/sim/src/tcp/linux_cubic.rs`): the
+    /// constant α of `tcp_friendliness`, in whole packets, with `bictcp_update`'s rule
+    /// that recomputes the growth rate only when cwnd changed or HZ/32 jiffies passed
+    /// (HZ = 250), and ssthresh = max(cwnd·717/1024, 2) packets.
+    Linux,
 }
 
 /// Which slow-start exit heuristic runs.
@@ -272,7 +277,8 @@ pub struct TcpOptions {
     /// bound (Linux since 3.9).
     #[serde(default)]
     pub slow_start_limit: Option<u32>,
-    /// CUBIC's Reno-friendly α: "rfc9438" (default) or "constant" (Linux, ns-3).
+    /// CUBIC's Reno-friendly α: "rfc9438" (default), "constant" (RFC 8312, ns-3) or
+    /// "linux" (tcp_cubic.c's arithmetic and update rule).
     #[serde(default)]
     pub cubic_alpha: Option<CubicAlpha>,
     /// Proportional Rate Reduction (RFC 6937) in SACK recovery (default off).

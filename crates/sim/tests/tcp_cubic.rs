@@ -138,3 +138,96 @@ fn constant_alpha_keeps_3_1_minus_beta_over_1_plus_beta() {
     let gain = w_est_gain_above_cwnd_prior(CubicAlpha::Constant);
     assert!((gain - alpha).abs() < 0.02, "gain {gain}, α {alpha}");
 }
+
+/// Linux's tcp_cubic.c (`CubicAlpha::Linux`) after a loss at 12 packets on a 4-ms path:
+/// ACKs of two packets every millisecond. The arithmetic below is the kernel's, written
+/// out here. `bictcp_recalc_ssthresh`: ssthresh = max(⌊12·717/1024⌋, 2) = 8 packets,
+/// last_max_cwnd = 12. First ACK: the epoch starts (tcp_cwnd = 8), K = ⌊∛(2^40/410·(12 −
+/// 8))⌋ in 1/1024 s, bic_target = 12 − ⌊410·K³/2^40⌋, cnt = 8/(bic_target − 8): cwnd is
+/// 9 once cnt packets are acknowledged. The next ACK recomputes (cwnd changed): the
+/// target is now at or below 9, cnt = 100·cwnd. From then on `bictcp_update` returns at
+/// once while cwnd is unchanged and at most HZ/32 = 7 jiffies of 4 ms (HZ = 250) have
+/// passed: cwnd holds 9 whatever W_est does. The first computation after that turns the
+/// packets counted since the epoch into tcp_cwnd (one per ⌊9·15/8⌋ = 16, strictly
+/// more each time), cnt = max(9/(tcp_cwnd − 9), 2), and `tcp_cong_avoid_ai` adds one
+/// packet for the credit held at the old cnt plus ⌊2/cnt⌋ for this ACK.
+#[test]
+fn linux_cubic_holds_cwnd_for_hz_over_32_then_catches_up_with_w_est() {
+    let seg = u64::from(SMSS);
+    let mut cc = Congestion::new(CongestionControl::Cubic, SMSS, 10);
+    cc.set_cubic_alpha(CubicAlpha::Linux);
+    cc.cwnd = 12 * seg;
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    assert_eq!(cc.ssthresh, (12 * 717 / 1024) * seg);
+    assert_eq!(cc.cwnd, 8 * seg);
+    let k = ((1u64 << 40) as f64 / 410.0 * 4.0).cbrt() as u128;
+    let target = 12 - ((410 * k.pow(3)) >> 40) as u64;
+    assert!(target > 8);
+    let first_cnt = 8 / (target - 8);
+    let jiffy = 4 * MS;
+    let t0 = 25 * jiffy; // the epoch starts on a jiffy boundary
+    let ack = |cc: &mut Congestion, i: u64| cc.on_ack(t0 + i * MS, 2 * seg, SMSS, Some(4 * MS));
+    // cwnd reaches 9 with the ACK that brings the packets counted to first_cnt.
+    let step = first_cnt.div_ceil(2) - 1;
+    for i in 0..step {
+        ack(&mut cc, i);
+        assert_eq!(cc.cwnd, 8 * seg, "ACK {i}");
+    }
+    ack(&mut cc, step);
+    assert_eq!(cc.cwnd, 9 * seg);
+    // The recomputation at the next ACK, then the hold.
+    let recomputed = (t0 + (step + 1) * MS) / jiffy;
+    let mut i = step + 1;
+    while (t0 + i * MS) / jiffy - recomputed <= 7 {
+        ack(&mut cc, i);
+        assert_eq!(cc.cwnd, 9 * seg, "held at ACK {i}");
+        i += 1;
+    }
+    assert_eq!(i - (step + 1), 32, "the hold lasts 8 jiffies of 4 ms");
+    ack(&mut cc, i);
+    let (mut ack_cnt, mut tcp_cwnd) = (2 * (i + 1), 8);
+    while ack_cnt > 9 * 15 / 8 {
+        ack_cnt -= 9 * 15 / 8;
+        tcp_cwnd += 1;
+    }
+    let linux = &cc.cubic().unwrap().linux;
+    assert_eq!(linux.tcp_cwnd, tcp_cwnd);
+    let cnt = (9 / (tcp_cwnd - 9)).max(2);
+    assert_eq!(linux.cnt, cnt);
+    assert_eq!(cc.cwnd, (9 + 1 + 2 / cnt) * seg);
+}
+
+#[test]
+fn linux_cubic_fast_convergence_and_ssthresh_in_whole_packets() {
+    // bictcp_recalc_ssthresh: a loss at 10 packets below last_max_cwnd = 12 sets
+    // last_max_cwnd = 10·(1024 + 717)/2048 = 8 (8.5 truncated), ssthresh = ⌊10·717/1024⌋ = 7.
+    let mut cc = Congestion::new(CongestionControl::Cubic, SMSS, 10);
+    cc.set_cubic_alpha(CubicAlpha::Linux);
+    cc.cwnd = 12 * u64::from(SMSS);
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    assert_eq!(cc.cubic().unwrap().linux.last_max_cwnd, 12);
+    cc.cwnd = 10 * u64::from(SMSS);
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    assert_eq!(cc.cubic().unwrap().linux.last_max_cwnd, 10 * 1741 / 2048);
+    assert_eq!(cc.ssthresh, 7 * u64::from(SMSS));
+    // At 2 packets the floor of 2 holds: max(⌊2·717/1024⌋ = 1, 2).
+    cc.cwnd = 2 * u64::from(SMSS);
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    assert_eq!(cc.ssthresh, 2 * u64::from(SMSS));
+}
+
+#[test]
+fn rfc9438_cwnd_follows_w_est_on_every_ack_where_linux_holds() {
+    // The same ACKs under RFC 9438 §4.3 (cwnd = W_est at each ACK, here with the
+    // constant α): cwnd has grown long before the 32 ms Linux holds it.
+    let mut cc = Congestion::new(CongestionControl::Cubic, SMSS, 10);
+    cc.set_cubic_alpha(CubicAlpha::Constant);
+    cc.cwnd = 12 * u64::from(SMSS);
+    cc.on_congestion_event(cc.cwnd, SMSS);
+    let start = cc.cwnd;
+    for i in 0..20 {
+        cc.on_ack(100 * MS + i * MS, 2 * u64::from(SMSS), SMSS, Some(4 * MS));
+    }
+    // W_est gains α·40/cwnd ≈ 0.529·40/8.4 ≈ 2.5 segments over those 20 ACKs.
+    assert!(cc.cwnd >= start + 2 * u64::from(SMSS), "cwnd {}", cc.cwnd);
+}

@@ -376,6 +376,13 @@ class CubicAlpha(StrEnum):
     tcp_cubic.c (one segment per `cwnd·beta_scale/8` acknowledged) and ns-3's
     `TcpCubic` never switch to 1.
     """
+    linux = "linux"
+    """
+    Linux's tcp_cubic.c as it runs (`crates/sim/src/tcp/linux_cubic.rs`): the
+    constant α of `tcp_friendliness`, in whole packets, with `bictcp_update`'s rule
+    that recomputes the growth rate only when cwnd changed or HZ/32 jiffies passed
+    (HZ = 250), and ssthresh = max(cwnd·717/1024, 2) packets.
+    """
 
 
 class CwndGrowth(StrEnum):
@@ -1305,7 +1312,8 @@ class TcpOptions(BaseModel):
     """
     cubic_alpha: CubicAlpha | None = None
     """
-    CUBIC's Reno-friendly α: "rfc9438" (default) or "constant" (Linux, ns-3).
+    CUBIC's Reno-friendly α: "rfc9438" (default), "constant" (RFC 8312, ns-3) or
+    "linux" (tcp_cubic.c's arithmetic and update rule).
     """
     cwnd_growth: CwndGrowth | None = None
     """

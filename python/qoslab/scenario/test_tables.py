@@ -344,9 +344,9 @@ class TcpSettings(Strict):
         False,
         description="Proportional Rate Reduction (RFC 6937) in SACK recovery: each ACK releases data in proportion to what it delivered instead of RFC 6675's cwnd = ssthresh at once. Linux's default since 3.2; off here, as ns-3's classic recovery.",
     )
-    cubic_alpha: Literal["rfc9438", "constant"] = Field(
+    cubic_alpha: Literal["rfc9438", "constant", "linux"] = Field(
         "rfc9438",
-        description="CUBIC's Reno-friendly estimate: 'rfc9438' grows it by 3(1−β)/(1+β) per window until it reaches the window before the last loss, then by 1 (RFC 9438 §4.3); 'constant' keeps 3(1−β)/(1+β) (RFC 8312, Linux's tcp_cubic and ns-3's TcpCubic).",
+        description="CUBIC's Reno-friendly estimate: 'rfc9438' grows it by 3(1−β)/(1+β) per window until it reaches the window before the last loss, then by 1 (RFC 9438 §4.3); 'constant' keeps 3(1−β)/(1+β) (RFC 8312, ns-3's TcpCubic); 'linux' is Linux's tcp_cubic.c as it runs: the constant α in whole packets, the growth rate recomputed only when cwnd changed or HZ/32 (HZ = 250) passed, so cwnd follows the estimate in steps (crates/sim/src/tcp/linux_cubic.rs).",
     )
     cwnd_growth: Literal["bytes", "acks", "4.4bsd"] = Field(
         "bytes",

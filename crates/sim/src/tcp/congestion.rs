@@ -9,6 +9,7 @@
 const TCP_MAXWIN: u64 = 65_535;
 
 use super::config::{CongestionControl, CubicAlpha, CwndGrowth};
+use super::linux_cubic::LinuxCubic;
 
 /// RFC 9438 §5.1: C = 0.4.
 pub const CUBIC_C: f64 = 0.4;
@@ -57,6 +58,8 @@ pub struct Cubic {
     pub w_est: f64,
     /// Fractional octets of growth not yet added to cwnd.
     frac: f64,
+    /// tcp_cubic.c's own state, for [`CubicAlpha::Linux`].
+    pub linux: LinuxCubic,
 }
 
 impl Cubic {
@@ -132,6 +135,7 @@ impl Congestion {
                 origin: 0.0,
                 w_est: 0.0,
                 frac: 0.0,
+                linux: LinuxCubic::default(),
             }),
         };
         Congestion {
@@ -222,7 +226,18 @@ impl Congestion {
                     self.cwnd += smss;
                 }
             }
+            Algo::Cubic(c) if self.alpha == CubicAlpha::Linux => {
+                self.cwnd = c.linux.on_ack(now, self.cwnd, smss, acked)
+            }
             Algo::Cubic(c) => self.cwnd += c.on_ack(now, self.cwnd, smss, acked, srtt, self.alpha),
+        }
+    }
+
+    /// An RTT sample `rtt` (ns) taken at `now`: Linux CUBIC's `delay_min`
+    /// ([`CubicAlpha::Linux`]); the other rules use the smoothed RTT given to `on_ack`.
+    pub fn on_rtt_sample(&mut self, now: u64, rtt: u64) {
+        if let (Algo::Cubic(c), CubicAlpha::Linux) = (&mut self.algo, self.alpha) {
+            c.linux.on_rtt_sample(now, rtt);
         }
     }
 
@@ -245,8 +260,13 @@ impl Congestion {
                 c.w_est = 0.0;
                 c.frac = 0.0;
                 // §4.6: ssthresh = cwnd·β_cubic (cwnd, as Linux and the RFC's text;
-                // FlightSize is the RFC 5681 choice), at least 2 segments.
-                self.ssthresh = ((self.cwnd as f64 * CUBIC_BETA) as u64).max(2 * smss);
+                // FlightSize is the RFC 5681 choice), at least 2 segments; Linux in
+                // whole packets, β = 717/1024 (`bictcp_recalc_ssthresh`).
+                self.ssthresh = if self.alpha == CubicAlpha::Linux {
+                    c.linux.on_loss(self.cwnd, smss)
+                } else {
+                    ((self.cwnd as f64 * CUBIC_BETA) as u64).max(2 * smss)
+                };
             }
         }
         self.cwnd = self.ssthresh;
@@ -261,6 +281,8 @@ impl Congestion {
         self.on_congestion_event(flight, smss);
         if let Algo::Cubic(c) = &mut self.algo {
             c.w_max = 0.0;
+            // Linux: the Loss state's `bictcp_reset` clears all of `struct bictcp`.
+            c.linux = LinuxCubic::default();
         }
         self.cwnd = u64::from(smss);
     }

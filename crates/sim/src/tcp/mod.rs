@@ -20,6 +20,7 @@
 //! - [`config`]: [`TcpConfig`], every knob typed with its default and source;
 //! - [`rtt`]: the RFC 6298 estimator;
 //! - [`congestion`]: NewReno (RFC 5681/6582) and CUBIC (RFC 9438) window rules;
+//! - [`linux_cubic`]: CUBIC's avoidance as Linux's tcp_cubic.c computes it;
 //! - [`hystart`]: leaving slow start early, Linux's HyStart or RFC 9406 HyStart++;
 //! - [`sack`]: the RFC 6675 scoreboard (IsLost, pipe, NextSeg);
 //! - [`rack`]: RFC 8985 RACK's per-segment record and loss inference, TLP's state;
@@ -29,6 +30,7 @@
 pub mod config;
 pub mod congestion;
 pub mod hystart;
+pub mod linux_cubic;
 pub mod rack;
 pub mod report;
 pub mod rtt;

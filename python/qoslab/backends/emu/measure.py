@@ -41,6 +41,17 @@ report."""
 SERVER_READY_S = 5.0
 """Longest wait for the iperf3 server to listen."""
 
+IPERF3_FIFO_PRIORITY = 40
+"""SCHED_FIFO priority (sched(7)) of iperf3's TCP client and server, below the link
+emulators' (links.FIFO_PRIORITY, 50). Linux ACKs at once only data its application has
+read or a window it can open (tcp_input.c `__tcp_ack_snd_check`): a receiving iperf3
+that waits for a CPU makes the kernel's ACKs late and stretched, and the sender slower,
+a measure of the machine's load, not of TCP. Measured with
+python/qoslab/examples/cubic_30mbps_loss.toml at load average 13 on a 2-core machine:
+seeds 1-2 15.2-18.6 Mb/s with an ACK per 1.95-2.4 data frames as normal processes,
+20.3-22.0 Mb/s with an ACK per 1.6 under SCHED_FIFO, as on a quiet machine. A TCP
+iperf3 waits on its socket, so it does not hold the CPU."""
+
 _REPLY = re.compile(r"icmp_seq=(\d+) .*time=([0-9.]+) ms")
 _SUMMARY = re.compile(r"(\d+) packets transmitted, (\d+) received")
 
@@ -107,11 +118,14 @@ def iperf3(
     run_s: float,
     *,
     interval_s: float | None = None,
+    realtime: bool = False,
 ) -> dict[str, Any]:
     """One iperf3 test: a one-off server in ``dst_node``'s namespace, the client in
     ``src``'s; the client's JSON, with the server's as ``server_output_json`` (its
-    intervals every ``interval_s``: a server reports on its own clock, 1 s by default)."""
-    server_args = ["iperf3", "-s", "-1", "-J", "-p", str(IPERF3_PORT), "-i", str(interval_s or 0)]
+    intervals every ``interval_s``: a server reports on its own clock, 1 s by default).
+    ``realtime``: both under SCHED_FIFO :data:`IPERF3_FIFO_PRIORITY` (``chrt -f``)."""
+    rt = ["chrt", "-f", str(IPERF3_FIFO_PRIORITY)] if realtime else []
+    server_args = [*rt, "iperf3", "-s", "-1", "-J", "-p", str(IPERF3_PORT), "-i", str(interval_s or 0)]
     server = subprocess.Popen(
         in_namespace(topo.namespace(dst_node), server_args),
         stdout=subprocess.DEVNULL,
@@ -121,7 +135,7 @@ def iperf3(
     topo.registry.add_pid(server.pid)
     try:
         _wait_listening(topo, dst_node, IPERF3_PORT)
-        argv = ["iperf3", "-c", dst, "-p", str(IPERF3_PORT), "-J", "--get-server-output", *client_args]
+        argv = [*rt, "iperf3", "-c", dst, "-p", str(IPERF3_PORT), "-J", "--get-server-output", *client_args]
         done = _run(topo, src, argv, run_s + SLACK_S)
         try:
             result: dict[str, Any] = json.loads(done.stdout)
@@ -236,7 +250,7 @@ def tcp_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str
     else:
         run_s = float(params["duration_s"])
         args += ["-t", f"{max(1, round(run_s))}"]
-    out = iperf3(topo, t.from_, t.to, dst, args, run_s, interval_s=interval)
+    out = iperf3(topo, t.from_, t.to, dst, args, run_s, interval_s=interval, realtime=True)
     return tcp_bulk_record(t, plan, out)
 
 

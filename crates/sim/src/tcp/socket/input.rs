@@ -494,6 +494,7 @@ impl TcpSocket {
     /// One RTT measurement: into the RFC 6298 estimator and the statistics.
     pub(super) fn take_rtt_sample(&mut self, r: u64) {
         self.rtt.sample(r);
+        self.cc.on_rtt_sample(self.now, r);
         let st = &mut self.stats;
         st.rtt_samples += 1;
         st.rtt_sum_ns += r;
