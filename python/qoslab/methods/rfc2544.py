@@ -263,8 +263,8 @@ class Trials:
             pairs.append((REVERSE, self.rsrc, str(self.rdst)))
         for fid, src, dst in pairs:
             base = {"kind": "udp", "from": src, "to": dst, "dst_port": DST_PORT, "payload": payload, "rate_pps": fps}
-            if fid == FORWARD:
-                base.update(self.raw_macs)  # a tester's raw stream: its frames' MACs as given (seed 000 §3)
+            # A tester's raw stream: its frames' MACs as given (seed 000 §3), one way only.
+            base.update(self.raw_macs if fid == FORWARD else {})
             if tag and n >= 3:
                 middle = n // 2  # the frame sent half-way through the trial (§26.2)
                 at = start + round(middle * interval)

@@ -73,6 +73,9 @@ def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) ->
             "start_ns": start,
             "stop_ns": stop,
             "dont_fragment": t.dont_fragment,
+            # A tester's raw stream's MACs, set by `plan` when the test gives dst_mac.
+            "dst_mac": None,
+            "src_mac": None,
         },
     ]
 
