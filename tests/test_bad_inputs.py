@@ -135,6 +135,17 @@ def scenario_cases() -> list[Case]:
     add("delay-huge", replace('rate = "10 Mbps"', 'rate = "10 Mbps"\ndelay = "1e12 s"'), 'delay = "1e12 s"')
     add("mtu-zero", replace('rate = "10 Mbps"', 'rate = "10 Mbps"\nmtu = 0'), "mtu = 0")
     add("mtu-huge", replace('rate = "10 Mbps"', 'rate = "10 Mbps"\nmtu = 100000'), "mtu = 100000")
+    # A raw stream's MACs (seed 000 Fig. 10): a port that does not exist, a malformed MAC,
+    # a source MAC without a raw stream, a group address as source (IEEE 802.3 §3.2.3).
+    for key, value in (
+        ("dst_mac", '"b/eth9"'),
+        ("dst_mac", '"zz/eth0"'),
+        ("dst_mac", '"02:00:00:00:00"'),
+        ("src_mac", '"02:00:00:00:00:01"'),
+    ):
+        add(f"{key}={value}", replace("payload = 1000", f"payload = 1000\n{key} = {value}"), f"{key} = {value}")
+    group_source = 'dst_mac = "b/eth0"\nsrc_mac = "01:00:5e:00:00:01"'
+    add("src_mac-group", replace("payload = 1000", f"payload = 1000\n{group_source}"), 'src_mac = "01:00:5e:00:00:01"')
     add(
         "loss-over",
         replace('rate = "10 Mbps"', 'rate = "10 Mbps"\nloss = { model = "bernoulli", rate = "150 %" }'),

@@ -489,6 +489,17 @@ REFUSED = {
         "test[0].stack",
         "this machine's Linux",
     ),
+    # Seed 000 Fig. 10's mechanisms: iperf3 resolves by ARP, Linux drops PACKET_OTHERHOST.
+    "a raw stream": (
+        BRIDGED.replace('method = "ping"', 'method = "udp.flow"\nrate = "1 Mbps"\ndst_mac = "b/eth0"'),
+        "test[0].dst_mac",
+        "raw stream",
+    ),
+    "a promiscuous bridge": (
+        BRIDGED.replace('forwarding = "l2"', 'forwarding = "l2"\npromiscuous = true'),
+        "node.b.promiscuous",
+        "promiscuous ports are not emulated",
+    ),
 }
 
 

@@ -39,6 +39,18 @@ pub enum FlowConfig {
         /// datagrams are fragmented wherever they do not fit.
         #[serde(default)]
         dont_fragment: bool,
+        /// A raw stream, as a hardware tester (IXIA, Spirent) sends one: every frame
+        /// carries this destination MAC, written by the sender, with no ARP and whatever
+        /// station holds `to` (seed 000 §3, Fig. 10: frames to station A's wireless
+        /// adapter, received by a sniffing port elsewhere). The sender's route still
+        /// picks the interface, and the IPv4 header still goes to `to`. None (default):
+        /// the stack resolves the next hop by ARP (RFC 826), as a host's socket does.
+        #[serde(default)]
+        dst_mac: Option<[u8; 6]>,
+        /// With `dst_mac`: the source MAC the frames carry (seed 000 Fig. 10's "any
+        /// virtual MAC address"); None: the sending interface's own.
+        #[serde(default)]
+        src_mac: Option<[u8; 6]>,
     },
     /// ICMP echo requests.
     #[schemars(title = "PingFlow")]

@@ -155,6 +155,15 @@ pub struct PortConfig {
     /// to the other end.
     #[serde(default)]
     pub point_to_point: bool,
+    /// Promiscuous mode: the NIC passes up every frame it receives, whatever its
+    /// destination MAC, not only its own, broadcasts and multicasts (a sniffing tester
+    /// port, seed 000 §3: IXIA port 2 "captured" frames addressed to station A). On a
+    /// port of an L2 bridge (which hears every frame anyway, IEEE 802.1D-2004 §7.5) it
+    /// is Windows XP's bridge adapter of seed 000 §3, Fig. 10: a frame arriving on this
+    /// port addressed to the bridge's own MAC is relayed to every other port as well
+    /// as delivered to the node. Default false.
+    #[serde(default)]
+    pub promiscuous: bool,
 }
 
 /// Ports joined into one bridge.

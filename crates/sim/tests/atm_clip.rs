@@ -66,6 +66,8 @@ fn udp(from: u32, to: Ipv4Addr, payload: u32, start: u64, stop: u64) -> FlowConf
         start_ns: start,
         stop_ns: stop,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }
 }
 
@@ -235,6 +237,8 @@ fn paced(from: u32, payload: u32, pps: f64, start_ns: u64) -> FlowConfig {
         start_ns,
         stop_ns: 500 * MS,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }
 }
 

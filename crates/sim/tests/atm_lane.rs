@@ -21,7 +21,14 @@ fn ip(net: u8, last: u8) -> Ipv4Addr {
 }
 
 fn lan_port(name: &str, mac_last: u8, address: Option<(Ipv4Addr, u8)>) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac_last], address, mtu: 1500, point_to_point: false }
+    PortConfig {
+        name: name.into(),
+        mac: [2, 0, 0, 0, 0, mac_last],
+        address,
+        mtu: 1500,
+        point_to_point: false,
+        promiscuous: false,
+    }
 }
 
 fn switch(node: u32) -> SwitchConfig {
@@ -194,6 +201,8 @@ fn slow_bus(flush: bool) -> sim::results::Results {
         start_ns: 100 * MS,
         stop_ns: 600 * MS,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }];
     sim::simulate(c).unwrap()
 }
@@ -283,6 +292,8 @@ fn bus_forwards_at_its_cell_rate_and_drops_above() {
         start_ns: 200 * MS,
         stop_ns: 1_200 * MS,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }];
     let r = sim::simulate(c).unwrap();
     let lane = &r.atm.as_ref().unwrap().lane;
@@ -319,6 +330,8 @@ fn bus_frame_limit_applies_when_set() {
         start_ns: 200 * MS,
         stop_ns: 1_000 * MS,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }];
     let r = sim::simulate(c).unwrap();
     let lane = &r.atm.as_ref().unwrap().lane;
@@ -364,6 +377,8 @@ fn ethernet_to_ethernet_through_edge_devices_fills_10_mbps() {
         start_ns: 100 * MS,
         stop_ns: 2_100 * MS,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }];
     let r = sim::simulate(c).unwrap();
     assert_clean(&r);

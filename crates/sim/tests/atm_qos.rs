@@ -79,6 +79,8 @@ fn udp(id: u32, from: u32, payload: u32, rate_pps: f64) -> FlowConfig {
         start_ns: 100 * MS,
         stop_ns: 900 * MS,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }
 }
 
@@ -162,6 +164,8 @@ fn vbr_sends_mbs_cells_at_the_pcr_then_converges_to_the_scr() {
         start_ns: 100 * MS,
         stop_ns: 600 * MS,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }];
     let r = sim::simulate(config).unwrap();
     let cap = r.captures.iter().find(|c| c.name.starts_with("sink")).expect("the sink's capture");

@@ -26,6 +26,7 @@ fn port(name: &str, mac: u8, addr: [u8; 4]) -> PortConfig {
         address: Some((Ipv4Addr::from(addr), 24)),
         mtu: 1500,
         point_to_point: false,
+        promiscuous: false,
     }
 }
 
@@ -74,6 +75,8 @@ fn overload(send_ns: u64, window: Option<(u64, u64)>, duration_ns: u64) -> SimCo
             start_ns: S,
             stop_ns: S + send_ns,
             dont_fragment: false,
+            dst_mac: None,
+            src_mac: None,
         },
     ];
     let windows = window.map(|(stop_ns, end_ns)| vec![WindowConfig { flow: 1, stop_ns, end_ns }]).unwrap_or_default();

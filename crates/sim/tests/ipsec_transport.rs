@@ -29,6 +29,7 @@ fn node(name: &str, addr: Ipv4Addr, mac: u8, gateway: Option<Ipv4Addr>) -> NodeC
             address: Some((addr, 24)),
             mtu: 1500,
             point_to_point: false,
+            promiscuous: false,
         }],
         bridge: None,
         ip_forward: false,
@@ -110,6 +111,7 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
         address: Some((Ipv4Addr::new(10, 0, 2, 254), 24)),
         mtu: 1500,
         point_to_point: false,
+        promiscuous: false,
     });
     SimConfig {
         seed: 3,
@@ -123,7 +125,19 @@ fn network(sas: &[(&str, &str, Option<u16>)], flows: Vec<FlowConfig>, duration_n
 }
 
 fn udp_flow(id: u32, from: u32, to: Ipv4Addr, dst_port: u16, payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to, dst_port, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
+    FlowConfig::Udp {
+        id,
+        from,
+        to,
+        dst_port,
+        payload,
+        rate_pps,
+        start_ns: 0,
+        stop_ns,
+        dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
+    }
 }
 
 /// The IPv4 packets of the frames a capture point saw.
@@ -216,6 +230,8 @@ fn several_sas_to_one_host_are_told_apart_by_port() {
             start_ns: S / 20,
             stop_ns: S / 20 + S / 2,
             dont_fragment: false,
+            dst_mac: None,
+            src_mac: None,
         })
         .collect();
     flows.push(FlowConfig::Ping { id: 4, from: 0, to: H, count: 3, interval_ns: S / 10, payload: 56, start_ns: 0 });

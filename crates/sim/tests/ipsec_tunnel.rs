@@ -33,6 +33,7 @@ fn port(name: &str, mac: u8, addr: Ipv4Addr) -> PortConfig {
         address: Some((addr, 24)),
         mtu: 1500,
         point_to_point: false,
+        promiscuous: false,
     }
 }
 
@@ -112,7 +113,19 @@ fn network(tunnels: usize, flows: Vec<FlowConfig>, duration_ns: u64) -> SimConfi
 }
 
 fn udp_flow(id: u32, from: u32, to: Ipv4Addr, payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id, from, to, dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
+    FlowConfig::Udp {
+        id,
+        from,
+        to,
+        dst_port: 9,
+        payload,
+        rate_pps,
+        start_ns: 0,
+        stop_ns,
+        dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
+    }
 }
 
 /// The IPv4 packets of the frames a capture point saw.

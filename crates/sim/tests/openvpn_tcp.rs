@@ -89,6 +89,8 @@ fn udp_flow(count: u64) -> FlowConfig {
         start_ns: S,
         stop_ns: S + count * S / 200,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }
 }
 

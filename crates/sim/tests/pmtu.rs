@@ -96,6 +96,8 @@ fn udp_flow(dont_fragment: bool) -> FlowConfig {
         start_ns: S / 10,
         stop_ns: S / 10 + S / 2,
         dont_fragment,
+        dst_mac: None,
+        src_mac: None,
     }
 }
 

@@ -28,7 +28,7 @@ const SRV_A: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 9);
 const CLIENT_PPP: Ipv4Addr = Ipv4Addr::new(192, 0, 2, 2);
 
 fn port(name: &str, mac: u8, address: Option<(Ipv4Addr, u8)>, mtu: u16) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address, mtu, point_to_point: false }
+    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address, mtu, point_to_point: false, promiscuous: false }
 }
 
 fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), rate_bps: u64) -> LinkConfig {
@@ -328,6 +328,8 @@ fn the_client_cpu_pays_each_seal_open_and_session_frame() {
         start_ns: S / 2,
         stop_ns: S,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }];
     let mut config = network("org-b", "s3cret", 1422, None, flows, 2 * S);
     let cycles = CpuCycles {

@@ -32,7 +32,7 @@ const TAP_MTU: u16 = 1430;
 const PPTP_OVERHEAD: u16 = 20 + 12 + 1;
 
 fn port(name: &str, mac: u8, address: Option<(Ipv4Addr, u8)>, mtu: u16) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address, mtu, point_to_point: false }
+    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address, mtu, point_to_point: false, promiscuous: false }
 }
 
 fn ethernet(name: &str, a: (u32, u16), b: (u32, u16)) -> LinkConfig {
@@ -141,6 +141,8 @@ fn udp(payload: u32) -> FlowConfig {
         start_ns: S,
         stop_ns: 2 * S,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }
 }
 

@@ -44,7 +44,19 @@ fn network() -> SimConfig {
 }
 
 fn udp(from: u32, to: Ipv4Addr, payload: u32, rate_pps: f64, stop_ns: u64) -> FlowConfig {
-    FlowConfig::Udp { id: 0, from, to, dst_port: 9, payload, rate_pps, start_ns: 0, stop_ns, dont_fragment: false }
+    FlowConfig::Udp {
+        id: 0,
+        from,
+        to,
+        dst_port: 9,
+        payload,
+        rate_pps,
+        start_ns: 0,
+        stop_ns,
+        dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
+    }
 }
 
 /// The JSON of a test's part, as python/qoslab/backends/sim.py sends it.

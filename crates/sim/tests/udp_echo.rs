@@ -24,6 +24,7 @@ fn node(name: &str, mac: u8, addr: [u8; 4]) -> NodeConfig {
             address: Some((Ipv4Addr::from(addr), 24)),
             mtu: 1500,
             point_to_point: false,
+            promiscuous: false,
         }],
         bridge: None,
         ip_forward: false,

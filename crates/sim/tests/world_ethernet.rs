@@ -17,6 +17,7 @@ fn port(name: &str, mac: u8, addr: [u8; 4], len: u8) -> PortConfig {
         address: Some((Ipv4Addr::from(addr), len)),
         mtu: 1500,
         point_to_point: false,
+        promiscuous: false,
     }
 }
 
@@ -58,6 +59,8 @@ fn udp(id: u32, from: u32, to: [u8; 4], payload: u32, rate_pps: f64, stop_ns: u6
         start_ns: 0,
         stop_ns,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     }
 }
 
@@ -111,6 +114,8 @@ fn datagrams_at_exactly_line_rate_never_wait() {
         start_ns: 1_000_000,
         stop_ns: 101_000_000,
         dont_fragment: false,
+        dst_mac: None,
+        src_mac: None,
     };
     let results = sim::simulate(two_hosts(vec![ping, udp], 102_000_000)).unwrap();
     let flow = &results.flows[1];

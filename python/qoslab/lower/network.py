@@ -180,6 +180,8 @@ def _node(
                 address=_address(p.address) if p.address else None,
                 mtu=p.mtu,
                 point_to_point=p.kind == "serial" or p.kind == "atm" and not is_lane_port(scenario, p),
+                # A sniffing host's NICs, or an L2 bridge's adapters (seed 000 Fig. 10).
+                promiscuous=bool(getattr(node, "promiscuous", False)),
             )
         )
     if bridge_ports:

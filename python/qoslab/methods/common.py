@@ -51,6 +51,47 @@ def endpoints(net: Network, index: int, *, source: str | Path | None = None) -> 
     return net.node_index(t.from_), str(dst)
 
 
+def raw_stream_macs(net: Network, index: int, *, source: str | Path | None = None) -> dict[str, list[int]]:
+    """The ``dst_mac`` and ``src_mac`` of test ``index``'s frames as the plan's
+    ``FlowConfig::Udp`` takes them (six octets each), or {} for a stream resolved by ARP.
+    A MAC is written as given; 'node/port' is that port's MAC. InputError (at the key)
+    for a node or port that does not exist."""
+    from qoslab.backends.sim import LocatedProblems
+
+    t = net.scenario.test[index]
+    out = LocatedProblems(source)
+    macs: dict[str, list[int]] = {}
+    for key in ("dst_mac", "src_mac"):
+        text = getattr(t, key, None)
+        if text is None:
+            continue
+        if "/" not in text:
+            macs[key] = [int(octet, 16) for octet in text.replace("-", ":").split(":")]
+            continue
+        node, port = text.split("/", 1)
+        if node not in net.scenario.node:
+            out.add(
+                ("test", index, key),
+                "unknown node in a port reference",
+                expected="'node/port' with a node of [node.*]",
+                found=repr(text),
+            )
+            continue
+        ports = net.ports[net.node_index(node)]
+        hit = next((p for p in ports if p.name == port), None)
+        if hit is None:
+            out.add(
+                ("test", index, key),
+                f"node {node!r} has no port {port!r}",
+                expected="one of " + ", ".join(f"'{node}/{p.name}'" for p in ports) if ports else "a node with a port",
+                found=repr(text),
+            )
+            continue
+        macs[key] = list(hit.mac)
+    out.raise_if_any()
+    return macs
+
+
 def ms(ns: float | int | None) -> float | None:
     """Nanoseconds as milliseconds, rounded to the nanosecond; None stays None."""
     return None if ns is None else round(float(ns) / NS_PER_MS, 6)

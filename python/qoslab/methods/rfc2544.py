@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qoslab.methods import LEARNING_NS, cpu_metrics, learning_ping, window
-from qoslab.methods.common import endpoints, flow_result, ms, receive_interval_ns
+from qoslab.methods.common import endpoints, flow_result, ms, raw_stream_macs, receive_interval_ns
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER
 from qoslab.scenario.link_tables import Wifi
 from qoslab.scenario.test_tables import (
@@ -188,6 +188,8 @@ class Trials:
                     found=f"{size} bytes",
                 )
         self.src, self.dst = endpoints(net, index, source=source)
+        self.raw_macs = raw_stream_macs(net, index, source=source)
+        """The stream's MACs when the test is a raw stream (``dst_mac``), else {}."""
         self.rsrc, self.rdst = net.node_index(self.test.to), net.destination(self.test.to, self.test.from_)
         if self.test.bidirectional and self.rdst is None:
             out.add(
@@ -261,6 +263,8 @@ class Trials:
             pairs.append((REVERSE, self.rsrc, str(self.rdst)))
         for fid, src, dst in pairs:
             base = {"kind": "udp", "from": src, "to": dst, "dst_port": DST_PORT, "payload": payload, "rate_pps": fps}
+            # A tester's raw stream: its frames' MACs as given (seed 000 §3), one way only.
+            base.update(self.raw_macs if fid == FORWARD else {})
             if tag and n >= 3:
                 middle = n // 2  # the frame sent half-way through the trial (§26.2)
                 at = start + round(middle * interval)

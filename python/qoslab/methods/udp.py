@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
-from qoslab.methods.common import endpoints, flow_result, ms, test_of
+from qoslab.methods.common import endpoints, flow_result, ms, raw_stream_macs, test_of
 from qoslab.scenario.test_tables import UdpFlow
 
 if TYPE_CHECKING:
@@ -73,6 +73,9 @@ def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) ->
             "start_ns": start,
             "stop_ns": stop,
             "dont_fragment": t.dont_fragment,
+            # A tester's raw stream's MACs, set by `plan` when the test gives dst_mac.
+            "dst_mac": None,
+            "src_mac": None,
         },
     ]
 
@@ -141,6 +144,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         stop = start + t.duration
     out.raise_if_any()
     flows = _flows(src, dst, t, pps, start, stop)
+    flows[1].update(raw_stream_macs(net, index, source=source))  # a tester's raw stream, if asked
     interval_s = (stop - start) / 1e9
     wait = int(t.wait)
     parameters = {

@@ -416,6 +416,14 @@ class CwndGrowth(StrEnum):
     """
 
 
+class DstMacItem(RootModel[int]):
+    root: int = Field(..., ge=0, le=255)
+
+
+class SrcMacItem(RootModel[int]):
+    root: int = Field(..., ge=0, le=255)
+
+
 class UdpFlow(BaseModel):
     """
     UDP datagrams at a constant rate, or back to back when `rate_pps` is 0 (saturating:
@@ -434,6 +442,15 @@ class UdpFlow(BaseModel):
     drops it and answers ICMP "fragmentation needed". Default false: the
     datagrams are fragmented wherever they do not fit.
     """
+    dst_mac: list[DstMacItem] | None = Field(None, max_length=6, min_length=6)
+    """
+    A raw stream, as a hardware tester (IXIA, Spirent) sends one: every frame
+    carries this destination MAC, written by the sender, with no ARP and whatever
+    station holds `to` (seed 000 §3, Fig. 10: frames to station A's wireless
+    adapter, received by a sniffing port elsewhere). The sender's route still
+    picks the interface, and the IPv4 header still goes to `to`. None (default):
+    the stack resolves the next hop by ARP (RFC 826), as a host's socket does.
+    """
     dst_port: int = Field(..., ge=0, le=65535)
     from_: int = Field(..., alias="from", ge=0)
     id: int = Field(..., ge=0)
@@ -443,6 +460,11 @@ class UdpFlow(BaseModel):
     UDP payload bytes (at least 16: sequence and timestamp).
     """
     rate_pps: float
+    src_mac: list[SrcMacItem] | None = Field(None, max_length=6, min_length=6)
+    """
+    With `dst_mac`: the source MAC the frames carry (seed 000 Fig. 10's "any
+    virtual MAC address"); None: the sending interface's own.
+    """
     start_ns: int = Field(..., ge=0)
     stop_ns: int = Field(..., ge=0)
     to: IPv4Address
@@ -982,6 +1004,16 @@ class PortConfig(BaseModel):
     """
     A point-to-point line (serial): no link addresses, no ARP; IP packets go straight
     to the other end.
+    """
+    promiscuous: bool | None = False
+    """
+    Promiscuous mode: the NIC passes up every frame it receives, whatever its
+    destination MAC, not only its own, broadcasts and multicasts (a sniffing tester
+    port, seed 000 §3: IXIA port 2 "captured" frames addressed to station A). On a
+    port of an L2 bridge (which hears every frame anyway, IEEE 802.1D-2004 §7.5) it
+    is Windows XP's bridge adapter of seed 000 §3, Fig. 10: a frame arriving on this
+    port addressed to the bridge's own MAC is relayed to every other port as well
+    as delivered to the node. Default false.
     """
 
 

@@ -115,6 +115,11 @@ class Host(NodeBase):
     atmarp_server: bool = Field(
         False, description="Serve ATMARP (RFC 2225 §8.4) for the logical IP subnet of this host's ATM port."
     )
+    promiscuous: bool = Field(
+        False,
+        description="Its NICs take every frame, whatever the destination MAC (a sniffing tester port: seed 000 §3's "
+        "IXIA port 2 captured frames addressed to station A); default false: only its own MAC, broadcasts and multicasts.",
+    )
 
 
 class AdaptiveUpstream(Strict):
@@ -240,7 +245,11 @@ class Bridge(NodeBase):
         "not. Needs an AP with `wds` (or the link's `wds`): refused otherwise.",
     )
     promiscuous: bool = Field(
-        False, description="Adapters receive every frame, not only those addressed to them (seed 000 Fig. 10)."
+        False,
+        description="Windows XP's bridge adapters in promiscuous mode (seed 000 §3, Fig. 10; forwarding = 'l2' only): "
+        "a frame addressed to the bridge's own MAC is relayed to its other ports as well as delivered to it ('all frames "
+        "received by this wireless adapter were forwarded to all the ports of switch 2'). Default false: such a frame "
+        "goes to the node only (IEEE 802.1D-2004 §7.5).",
     )
 
     @model_validator(mode="after")

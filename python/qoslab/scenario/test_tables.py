@@ -3,6 +3,7 @@ capture's replay, with their background traffic and TCP settings; ``method`` pic
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -40,7 +41,55 @@ class TestBase(Strict):
         return self
 
 
-class Rfc2544Base(TestBase):
+MAC_LITERAL_PATTERN = r"^[0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}$"
+"""A MAC address as written: six octets in hex, ':' or '-' between them."""
+MAC_OR_PORT_PATTERN = r"^([0-9A-Fa-f]{2}([:-][0-9A-Fa-f]{2}){5}|[A-Za-z][A-Za-z0-9_.-]*/[A-Za-z0-9_.-]+)$"
+"""A MAC address, or a port's as 'node/port' (the port names `qoslab check` and the reports show: 'a/wlan0')."""
+
+
+class RawStream(Strict):
+    """A tester's raw stream (IXIA, Spirent): frames with the MACs given, no ARP (seed 000 §3, Fig. 10)."""
+
+    dst_mac: Annotated[str, Field(pattern=MAC_OR_PORT_PATTERN)] | None = Field(
+        None,
+        description="Every test frame carries this destination MAC, whoever holds `to`'s address: a MAC "
+        "('02:00:00:00:00:01') or a port's, 'node/port' ('a/wlan0'). Seed 000 Fig. 10 sent to station A's wireless "
+        "adapter and received by sniffing (`promiscuous` on the receiver). None (default): resolved by ARP.",
+    )
+    src_mac: Annotated[str, Field(pattern=MAC_OR_PORT_PATTERN)] | None = Field(
+        None,
+        description="With `dst_mac`: the source MAC of the test frames, a MAC or 'node/port' (seed 000 Fig. 10: 'any "
+        "virtual MAC address'); an individual address (IEEE 802.3 §3.2.3). None: the sender's own.",
+    )
+
+    @model_validator(mode="after")
+    def _raw_macs(self) -> RawStream:
+        if self.src_mac is not None and self.dst_mac is None:
+            raise FieldProblem(
+                "src_mac",
+                "a source MAC is written only on a raw stream",
+                expected="dst_mac too, or no src_mac",
+                found=f"src_mac = {self.src_mac!r} alone",
+            )
+        src = self.src_mac or ""
+        if re.match(MAC_LITERAL_PATTERN, src) and int(src[:2], 16) & 1:
+            raise FieldProblem(
+                "src_mac",
+                "a source address is an individual address, its group bit clear (IEEE 802.3 §3.2.3)",
+                expected="a first octet with bit 0 clear, e.g. '02:…'",
+                found=repr(src),
+            )
+        if self.dst_mac is not None and getattr(self, "bidirectional", False):
+            raise FieldProblem(
+                "bidirectional",
+                "a raw stream goes one way (its MACs are the forward direction's)",
+                expected="false with dst_mac",
+                found="true",
+            )
+        return self
+
+
+class Rfc2544Base(TestBase, RawStream):
     """Fields the RFC 2544 methods share."""
 
     bidirectional: bool = Field(
@@ -149,7 +198,7 @@ class Ping(TestBase):
         return self
 
 
-class UdpFlow(TestBase):
+class UdpFlow(TestBase, RawStream):
     """A one-way UDP stream at a fixed rate or gap: throughput, loss, one-way delay, jitter."""
 
     method: Literal["udp.flow"] = Field(description="Test method.")

@@ -80,6 +80,8 @@ mod test {
             start_ns: 0,
             stop_ns: 1,
             dont_fragment: false,
+            dst_mac: None,
+            src_mac: None,
         });
         assert_eq!(source.interval_ns, Some(1_000_000));
     }

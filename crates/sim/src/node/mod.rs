@@ -6,7 +6,7 @@
 //! replies it triggers) and the cycles that cost by the node's profile; the outputs leave
 //! when the service time is over. A port's NIC accepts only frames for its own MAC,
 //! broadcasts and multicasts, unless the port is bridged (bridges listen to everything,
-//! IEEE 802.1D §7.5).
+//! IEEE 802.1D §7.5) or promiscuous (`PortConfig::promiscuous`, a sniffing port).
 //!
 //! IPsec tunnels (`ipsec`) are interfaces of the stack, transport-mode SAs transform its
 //! own datagrams; their cipher and HMAC work (ESP or AH) is
@@ -93,6 +93,9 @@ pub struct Node {
     pub role: String,
     pub port_names: Vec<String>,
     pub port_macs: Vec<Mac>,
+    /// Ports whose NIC passes up every frame (`PortConfig::promiscuous`): a routed one
+    /// takes frames for any MAC into the stack.
+    port_promiscuous: Vec<bool>,
     /// Each port's IP MTU (a TAP port's is its tunnel's): an L2 bridge drops a frame
     /// too long for the port it leaves by (`learning::fits_port_mtu`).
     port_mtus: Vec<u16>,
@@ -178,7 +181,11 @@ fn bridge_state(config: &NodeConfig, ifaces: &mut Vec<Iface>) -> Option<BridgeSt
             let resolve = b.mode == BridgeMode::L2;
             ifaces.push(Iface { name: "br0".into(), mac: Mac(b.mac), addr: b.address, mtu, resolve });
             let kind = match b.mode {
-                BridgeMode::L2 => Bridge::L2(LearningBridge::new(&b.ports, b.aging_ns, b.mac)),
+                BridgeMode::L2 => {
+                    let promiscuous: Vec<u16> =
+                        b.ports.iter().copied().filter(|&p| config.ports[p as usize].promiscuous).collect();
+                    Bridge::L2(LearningBridge::new(&b.ports, b.aging_ns, b.mac).with_promiscuous(&promiscuous))
+                }
                 BridgeMode::L3f => {
                     let ports: Vec<(u16, [u8; 6])> =
                         b.ports.iter().map(|&p| (p, config.ports[p as usize].mac)).collect();
@@ -254,6 +261,7 @@ impl Node {
             role: qoslab_plan::name_of(&config.role),
             port_names: config.ports.iter().map(|p| p.name.clone()).collect(),
             port_macs: config.ports.iter().map(|p| Mac(p.mac)).collect(),
+            port_promiscuous: config.ports.iter().map(|p| p.promiscuous).collect(),
             port_mtus: config.ports.iter().map(|p| p.mtu).collect(),
             port_use,
             ip,
@@ -403,7 +411,11 @@ impl Node {
             PortUse::Routed { iface } => {
                 let dst = ethernet::Frame::new_checked(&frame[..]).map(|f| f.dst_addr());
                 match dst {
-                    Ok(dst) if dst == self.port_macs[port as usize] || dst.is_multicast() => {
+                    Ok(dst)
+                        if dst == self.port_macs[port as usize]
+                            || dst.is_multicast()
+                            || self.port_promiscuous[port as usize] =>
+                    {
                         if crate::tunnel::is_tunnel_frame(&frame) {
                             self.tunnel_frame_input(now, port, frame, fx);
                             return;

@@ -170,6 +170,16 @@ impl World {
                 self.scratch_outs = outs;
                 return Ok(false);
             }
+            FlowConfig::Udp { id, to, dst_port, payload, dst_mac: Some(dst_mac), src_mac, .. } => {
+                // A raw tester stream: the frame's MACs as configured, no ARP.
+                let to = std::net::SocketAddrV4::new(to, dst_port);
+                let probe = Probe { flow: id, seq, sent_ns: now };
+                let len = (payload as usize).max(crate::app::probe::PROBE_HEADER_LEN);
+                let macs = (wire::ethernet::Address(dst_mac), src_mac.map(wire::ethernet::Address));
+                let ip = &mut self.nodes[node as usize].ip;
+                ip.send_udp_raw(EPHEMERAL_PORT, to, len, macs, |data| probe.emit(data), &mut outs);
+                self.stats.get_mut(&id).expect("flow").sent += 1;
+            }
             FlowConfig::Udp { id, to, dst_port, payload, dont_fragment, .. } => {
                 let to = std::net::SocketAddrV4::new(to, dst_port);
                 self.send_probe_udp(now, node, (id, seq), to, payload, dont_fragment, &mut outs);

@@ -40,7 +40,14 @@ pub fn node(name: &str, ports: Vec<PortConfig>, routes: Vec<RouteConfig>, forwar
 /// An IP port of `mtu` with an address, for an ATM link: no link addresses (CLIP
 /// resolves with ATMARP).
 pub fn atm_port(name: &str, mac_last: u8, address: Option<(std::net::Ipv4Addr, u8)>, mtu: u16) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac_last], address, mtu, point_to_point: true }
+    PortConfig {
+        name: name.into(),
+        mac: [2, 0, 0, 0, 0, mac_last],
+        address,
+        mtu,
+        point_to_point: true,
+        promiscuous: false,
+    }
 }
 
 /// An ATM link between two ports on OC-3 with LLC/SNAP and these PVCs.
@@ -77,7 +84,14 @@ pub fn atm_switch_node(name: &str, ports: u16) -> NodeConfig {
 
 /// An IP port `name` with MAC 02:00:00:00:00:`mac`, address `addr`/24 and IP MTU `mtu`.
 pub fn port_mtu(name: &str, mac: u8, addr: std::net::Ipv4Addr, mtu: u16) -> PortConfig {
-    PortConfig { name: name.into(), mac: [2, 0, 0, 0, 0, mac], address: Some((addr, 24)), mtu, point_to_point: false }
+    PortConfig {
+        name: name.into(),
+        mac: [2, 0, 0, 0, 0, mac],
+        address: Some((addr, 24)),
+        mtu,
+        point_to_point: false,
+        promiscuous: false,
+    }
 }
 
 /// A default route via `gw`.

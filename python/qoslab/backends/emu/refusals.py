@@ -59,6 +59,16 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
             hint="run it on the simulator (`--backend sim`, the default)",
         )
     _check_nodes(out, net)
+    for name, node in scenario.node.items():
+        if getattr(node, "promiscuous", False):
+            out.add(
+                ("node", name, "promiscuous"),
+                "promiscuous ports are not emulated: Linux's IP layer drops a frame its NIC took for another MAC "
+                "(PACKET_OTHERHOST in ip_rcv), and no Linux bridge relays frames for its own address (seed 000 Fig. 10)",
+                expected="false (backend emu)",
+                found="true",
+                hint="run it on the simulator (`--backend sim`, the default)",
+            )
     for i, t in enumerate(scenario.test):
         if t.method not in METHODS:
             out.add(
@@ -67,6 +77,15 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
                 "(with iputils ping and iperf3); qoslab's own probes come with issue 17 part 4",
                 expected=" or ".join(repr(m) for m in METHODS),
                 found=repr(t.method),
+            )
+        if getattr(t, "dst_mac", None) is not None:
+            out.add(
+                ("test", i, "dst_mac"),
+                "a raw stream (frames with given MACs, no ARP) is not sent on the emulation backend: iperf3 sends "
+                "through the kernel's stack, which resolves its next hop by ARP",
+                expected="no dst_mac (backend emu)",
+                found=repr(t.dst_mac),
+                hint="run it on the simulator (`--backend sim`, the default)",
             )
         stack = getattr(t, "stack", "linux")
         if t.method in METHODS and stack != "linux":

@@ -173,6 +173,9 @@ pub struct LearningBridge {
     fdb: BTreeMap<[u8; 6], Entry>,
     /// When stale entries are next swept out of `fdb`.
     next_sweep: Nanos,
+    /// Ports in promiscuous mode (Windows XP's bridge adapters, seed 000 §3, Fig. 10):
+    /// a frame for `own_mac` received on one of them is relayed too.
+    promiscuous: PortSet,
 }
 
 impl LearningBridge {
@@ -186,7 +189,25 @@ impl LearningBridge {
             own_mac: MacAddress(own_mac),
             fdb: BTreeMap::new(),
             next_sweep: aging_ns,
+            promiscuous: PortSet::empty(),
         }
+    }
+
+    /// The bridge with `ports` in promiscuous mode. IEEE 802.1D-2004 §7.5 submits a
+    /// frame addressed to the bridge itself to its own stack only, never relays it (as
+    /// Linux's bridge does with its ports' local entries, net/bridge/br_input.c
+    /// `br_handle_frame_finish`). Seed 000 §3 (Fig. 10) found Windows XP's bridge,
+    /// whose adapters it puts in promiscuous mode ([11]), doing otherwise: "all frames
+    /// received by this wireless adapter were forwarded to all the ports of switch 2",
+    /// frames "of any destination MAC address are received and passed to all LAN ports
+    /// in the same broadcast domain". So a frame for `own_mac` received on a
+    /// promiscuous port is relayed to every other port, and still delivered to the
+    /// node: it is addressed to the node's adapter, whose driver passes it up whatever
+    /// the mode (the seed says it was forwarded, not that it was taken from the host),
+    /// as a group-addressed frame goes both ways (§7.7).
+    pub fn with_promiscuous(mut self, ports: &[u16]) -> LearningBridge {
+        self.promiscuous = ports.iter().copied().collect();
+        self
     }
 
     /// The member ports.
@@ -228,7 +249,8 @@ impl LearningBridge {
             return Forwarding { to_ports: others, local: true, dropped: None };
         }
         if dst == self.own_mac {
-            return Forwarding { to_ports: PortSet::empty(), local: true, dropped: None };
+            let to_ports = if self.promiscuous.contains(in_port) { others } else { PortSet::empty() };
+            return Forwarding { to_ports, local: true, dropped: None };
         }
         match self.lookup(now, dst) {
             Some(port) if port == in_port => Forwarding::drop(DropReason::SameSegment { model: Model::Bridge, port }),
@@ -377,6 +399,25 @@ mod test {
         assert_eq!(b.lookup(0, MacAddress(BRIDGE)), None);
         assert_eq!(b.transmit(0, &frame(BRIDGE, H1)), ports(&[0]));
         assert_eq!(b.transmit(0, &frame(BRIDGE, H2)), ports(&[0, 1, 2]));
+    }
+
+    #[test]
+    fn a_promiscuous_port_relays_frames_for_the_bridge_itself_as_seed_000_fig_10_found() {
+        // IEEE 802.1D-2004 §7.5: a frame addressed to the bridge goes up only.
+        let mut plain = bridge();
+        let f = plain.forward(0, 0, &frame(H1, BRIDGE));
+        assert_eq!((f.to_ports, f.local), (PortSet::empty(), true));
+        // Seed 000 §3: with the adapter (port 0) promiscuous, the frame also goes to
+        // every other port; it is still the node's, so it goes up as well.
+        let mut xp = bridge().with_promiscuous(&[0]);
+        let f = xp.forward(0, 0, &frame(H1, BRIDGE));
+        assert_eq!((f.to_ports, f.local), (ports(&[1, 2]), true));
+        // Only on the promiscuous port: on port 1 the rule is §7.5's.
+        let f = xp.forward(0, 1, &frame(H2, BRIDGE));
+        assert_eq!((f.to_ports, f.local), (PortSet::empty(), true));
+        // Other frames are relayed as by any 802.1D bridge (§7.7): learned H2 on port 1.
+        let f = xp.forward(S, 0, &frame(H1, H2));
+        assert_eq!((f.to_ports, f.local), (ports(&[1]), false));
     }
 
     #[test]

@@ -371,6 +371,70 @@ impl IpStack {
         self.send_own(now, frame, ip_len, out);
     }
 
+    /// A raw tester stream's UDP datagram (`FlowConfig::Udp`'s `dst_mac`): the frame
+    /// carries `dst_mac` and `src_mac` (the interface's own when `None`) as written,
+    /// with no ARP, as a hardware tester's stream does (seed 000 §3, Fig. 10: frames to
+    /// station A's adapter, "any virtual MAC address" as source). The route still picks
+    /// the interface and the source address. A tester sends the frame it was given: one
+    /// longer than the interface's MTU, or on an interface with no Ethernet header (a
+    /// tunnel, a point-to-point line), is dropped with the reason, never fragmented.
+    #[allow(clippy::too_many_arguments)] // why: a datagram's own fields, each once
+    pub fn send_udp_raw(
+        &mut self,
+        src_port: u16,
+        to: std::net::SocketAddrV4,
+        payload_len: usize,
+        macs: (Mac, Option<Mac>),
+        fill: impl FnOnce(&mut [u8]),
+        out: &mut Vec<Out>,
+    ) {
+        let (dst, dst_port) = (*to.ip(), to.port());
+        let Some((iface, _)) = self.route(dst) else {
+            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: None });
+            return;
+        };
+        let Some(src) = self.source_for(iface) else {
+            out.push(Out::Drop { reason: "no IPv4 address to send from".into(), packet: None });
+            return;
+        };
+        let udp_len = udp::HEADER_LEN + payload_len;
+        let mut repr = ipv4::Repr::new(src, dst, IpProtocol::Udp, udp_len, DEFAULT_TTL);
+        repr.ident = self.next_ident();
+        let ip_len = repr.header_len();
+        let mut frame = vec![0u8; HEADROOM + ip_len + udp_len];
+        udp::Repr { src_port, dst_port }.emit(
+            &mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]),
+            &src,
+            &dst,
+            payload_len,
+            fill,
+        );
+        repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
+        let reason = if self.tunnel_of(iface).is_some() || !self.ifaces[iface].resolve {
+            Some(format!(
+                "a raw stream needs an interface that sends its frames as given; {} is a tunnel, a point-to-point \
+                 line or an L3F bridge, which write their own link header",
+                self.ifaces[iface].name
+            ))
+        } else if ip_len + udp_len > self.ifaces[iface].mtu {
+            Some(format!(
+                "raw stream frame of {} bytes after its header exceeds {}'s MTU {} (a tester does not fragment)",
+                ip_len + udp_len,
+                self.ifaces[iface].name,
+                self.ifaces[iface].mtu
+            ))
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            out.push(Out::Drop { reason, packet: Some(frame[HEADROOM..].to_vec()) });
+            return;
+        }
+        let (dst_mac, src_mac) = macs;
+        write_ethernet_header(&mut frame, src_mac.unwrap_or(self.ifaces[iface].mac), dst_mac, EtherType::Ipv4);
+        out.push(Out::Frame { iface, frame });
+    }
+
     /// Sends a tunnel's outer UDP datagram (OpenVPN's): from `src`, routed over any
     /// interface but a tunnel's (RFC 4301 §5.1.2.1's rule for outer packets: the packet is
     /// already transformed), fragmented after encapsulation if it exceeds the egress MTU.
