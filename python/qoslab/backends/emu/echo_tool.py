@@ -209,7 +209,9 @@ class _Stream:
     sent_seq: list[int] = field(default_factory=list)
     """Sequence number of each datagram the kernel took, in order (the OPT_ID key is the index)."""
     tx_ns: dict[int, int] = field(default_factory=dict)
-    rx_ns: dict[int, int] = field(default_factory=dict)
+    rx_ns: dict[int, int | None] = field(default_factory=dict)
+    """Each echo received (first copy), with its receive timestamp (None: the kernel gave
+    none; the echo counts, its round trip is not timed)."""
     refused: int = 0
 
 
@@ -227,7 +229,7 @@ def _read_stream(s: _Stream, stream: int, count: int) -> None:
             continue
         seq, sid, _sent = HEADER.unpack_from(data)
         ts = _software_ns(anc)
-        if sid == stream and seq < count and seq not in s.rx_ns and ts is not None:
+        if sid == stream and seq < count and seq not in s.rx_ns:
             s.rx_ns[seq] = ts
     for key, ts in drain_tx_timestamps(s.sock):
         if 0 <= key < len(s.sent_seq):
@@ -284,15 +286,15 @@ def client(address: str, ports: list[int], *, payload: int, count: int, gap_ns: 
 
 def _stream_result(s: _Stream) -> dict[str, Any]:
     """One stream's counts and round trips (echoes with both timestamps)."""
-    timed = sorted(s.rx_ns.keys() & s.tx_ns.keys())
-    rx = sorted(s.rx_ns.values())
+    rx = sorted(ts for ts in s.rx_ns.values() if ts is not None)
+    timed = {seq: ts - s.tx_ns[seq] for seq, ts in s.rx_ns.items() if ts is not None and seq in s.tx_ns}
     return {
         "port": s.port,
         "sent": len(s.sent_seq),
         "received": len(s.rx_ns),
         "tx_timestamps": len(s.tx_ns),
         "refused": s.refused,
-        "rtt_ns": [s.rx_ns[q] - s.tx_ns[q] for q in timed],
+        "rtt_ns": [timed[seq] for seq in sorted(timed)],
         "first_rx_ns": rx[0] if rx else None,
         "last_rx_ns": rx[-1] if rx else None,
     }
