@@ -1,12 +1,14 @@
 """One tcp.bulk scenario on both backends, several runs each: the simulator with seeds
-1..N and Linux (``--backend emu``, emulated links) with the same seeds for the link
-emulator's loss streams; each run's receiver goodput, and the means and their relative
-difference (issue 17's acceptance: "TCP CUBIC over 30 Mb/s, a few ms RTT, 1 % loss:
-simulator and Linux within 10 % over 5 runs each").
+S..S+N-1 (S: the scenario's seed, 1 in the default file) and Linux (``--backend emu``,
+emulated links) with the same seeds for the link emulator's loss streams; each run's
+receiver goodput, and the means and their relative difference (issue 17's acceptance:
+"TCP CUBIC over 30 Mb/s, a few ms RTT, 1 % loss: simulator and Linux within 10 % over 5
+runs each").
 
-Needs root for the emulated runs. Each run goes through the command line as a user runs
-it (``qoslab run FILE [--backend emu] --seed K --json``); the scenario's first test must
-be a tcp.bulk.
+Needs root for the emulated runs. The runs are ``qoslab compare FILE --runs N --out DIR``
+as a user runs it (docs/compare.md); this script prints the TCP figures of its
+runs.json and the goodput's row of its compare.json. The scenario's first test must be
+a tcp.bulk.
 
     sudo .venv/bin/python benchmarks/emu_vs_sim_tcp.py [FILE] [--runs 5] [--json]
 
@@ -17,30 +19,35 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 DEFAULT = Path(__file__).resolve().parent.parent / "python" / "qoslab" / "examples" / "cubic_30mbps_loss.toml"
 
 
-def one_run(path: Path, backend: str, seed: int) -> dict[str, Any]:
+def compare(path: Path, runs: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``qoslab compare``'s runs.json and compare.json for ``path``."""
+    with tempfile.TemporaryDirectory(prefix="emu_vs_sim_") as out:
+        done = subprocess.run(
+            [sys.executable, "-m", "qoslab", "compare", str(path), "--runs", str(runs), "--out", out],
+            capture_output=True,
+            text=True,
+            timeout=600 * runs,
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"qoslab compare failed: {done.stderr.strip()[-400:]}")
+        return json.loads((Path(out) / "runs.json").read_text()), json.loads((Path(out) / "compare.json").read_text())
+
+
+def headline(backend: str, run: dict[str, Any]) -> dict[str, Any]:
     """The first record's headline TCP figures of one run."""
-    done = subprocess.run(
-        [sys.executable, "-m", "qoslab", "run", str(path), "--backend", backend, "--seed", str(seed), "--json"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{backend} run with seed {seed} failed: {done.stderr.strip()[-400:]}")
-    rec = json.loads(done.stdout)["results"][0]
-    m = rec["metrics"]
+    m = run["records"][0]["metrics"]
     return {
         "backend": backend,
-        "seed": seed,
+        "seed": run["seed"],
         "throughput_mbps": m["throughput_mbps"],
         "retransmits": m["retransmits"],
         "srtt_ms": m["srtt_ms"],
@@ -54,12 +61,11 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", action="store_true", help="print the runs and means as JSON")
     args = parser.parse_args()
-    runs = [one_run(args.file, backend, seed) for backend in ("sim", "emu") for seed in range(1, args.runs + 1)]
-    means = {b: statistics.fmean(r["throughput_mbps"] for r in runs if r["backend"] == b) for b in ("sim", "emu")}
-    spread = {
-        b: statistics.stdev([r["throughput_mbps"] for r in runs if r["backend"] == b]) if args.runs > 1 else 0.0
-        for b in ("sim", "emu")
-    }
+    runs_json, report = compare(args.file, args.runs)
+    runs = [headline(b, r) for b in ("sim", "emu") for r in runs_json[b]]
+    goodput = next(m for m in report["tests"][0]["metrics"] if m["metric"] == "throughput_mbps")
+    means = {b: goodput[b]["mean"] for b in ("sim", "emu")}
+    spread = {b: goodput[b]["sd"] for b in ("sim", "emu")}
     # Relative to Linux: how far the simulator is from the real stack.
     diff = (means["sim"] - means["emu"]) / means["emu"]
     if args.json:
@@ -72,7 +78,10 @@ def main() -> int:
         )
     for b in ("sim", "emu"):
         print(f"{b}: mean {means[b]:.2f} Mb/s, stdev {spread[b]:.2f}")
-    print(f"sim vs emu: {100 * diff:+.1f} %")
+    print(
+        f"sim vs emu: {100 * diff:+.1f} % (compare: {'within' if goodput['within'] else 'beyond'} the spread, "
+        f"reasons {', '.join(goodput['reasons']) or '-'})"
+    )
     return 0
 
 

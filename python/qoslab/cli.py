@@ -27,6 +27,7 @@ from qoslab.commands.common import (
 )
 from qoslab.commands.common import emit_json as _emit_json
 from qoslab.commands.common import pcap_options_need_pcap as _pcap_options_need_pcap
+from qoslab.commands.compare import compare
 from qoslab.commands.emu import Backend, BackendOption, emu_app
 from qoslab.commands.reach import reach
 from qoslab.commands.reproduce import reproduce
@@ -388,6 +389,7 @@ def results(
 app.command()(reproduce)
 app.command()(reach)
 app.command()(bench)
+app.command()(compare)
 app.add_typer(emu_app, name="emu")
 
 

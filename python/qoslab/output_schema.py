@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-VERSIONS: dict[str, int] = {"run": 1, "mtu": 1, "reach": 1, "reproduce": 1, "bench": 1}
+VERSIONS: dict[str, int] = {"run": 1, "mtu": 1, "reach": 1, "reproduce": 1, "bench": 1, "compare": 1}
 """Each ``--json`` output and the version of its shape."""
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -327,6 +327,43 @@ _SCHEMAS: dict[str, dict[str, Any]] = {
             },
             "skipped": {"type": "array", "items": {"type": "object", "required": ["name", "reason"]}},
             "failed": {"type": "array", "items": {"type": "object", "required": ["name", "reason"]}},
+        },
+    },
+    "compare": {
+        "title": "qoslab compare --json (and --out DIR/compare.json)",
+        "type": "object",
+        "required": ["schema", "output", "scenario", "complete", "sim_seeds", "emu_seeds", "tests"],
+        "properties": {
+            "scenario": {"type": "string"},
+            "file": {"type": "string"},
+            "complete": {"type": "boolean", "description": "false: interrupted, over the runs that finished"},
+            "sim_seeds": {"type": "array", "items": {"type": "integer"}},
+            "emu_seeds": {"type": "array", "items": {"type": "integer"}},
+            "kernel": {"type": ["string", "null"]},
+            "link_implementation": {"type": ["string", "null"]},
+            "rule": {"type": "object"},
+            "tests": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["test", "name", "from", "to", "record", "metrics"],
+                    "properties": {
+                        "metrics": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "required": ["metric", "sim", "emu", "diff", "diff_pct", "within", "reasons"],
+                                "properties": {
+                                    "diff": {**_NUMBER, "description": "emu mean - sim mean (docs/compare.md)"},
+                                    "diff_pct": {**_NUMBER, "description": "diff over |sim mean|, percent"},
+                                    "within": {"type": ["boolean", "null"]},
+                                    "reasons": {"type": "array", "items": {"type": "string"}},
+                                },
+                            },
+                        }
+                    },
+                },
+            },
         },
     },
 }

@@ -152,6 +152,11 @@ def _show(r: EmuRun) -> None:
                 f"{m['received']}/{m['sent']} datagrams, loss {m['loss_pct']} %, "
                 f"throughput {m['throughput_mbps']} Mb/s, goodput {m['goodput_mbps']} Mb/s, jitter {m['jitter_ms']} ms"
             )
+        elif rec["test"] == "udp.echo":
+            text = (
+                f"{m['received']}/{m['sent']} echoes ({m['forward_received']} reached the server), "
+                f"loss {m['loss_pct']} %, rtt mean {m['rtt_mean_ms']} ms, p50 {m['rtt_p50_ms']} ms"
+            )
         else:
             text = f"goodput {m['throughput_mbps']} Mb/s over {m['window_s']} s, {m['retransmits']} retransmits"
         stderr.print(Text(f"{r.label}: ", style="bold") + Text(text))

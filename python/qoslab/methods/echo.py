@@ -212,4 +212,12 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
 
     stop = start + interval_ns
     windows = [window(fid, stop, stop + DRAIN_NS) for fid in measured]
-    return Plan(flows, stop + DRAIN_NS, records, measured, cpu_window_ns=(start, stop), windows=windows)
+    return Plan(
+        flows,
+        stop + DRAIN_NS,
+        records,
+        measured,
+        cpu_window_ns=(start, stop),
+        windows=windows,
+        parameters=parameters,  # the emulation backend's record prints them too
+    )

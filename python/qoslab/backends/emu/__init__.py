@@ -6,7 +6,8 @@ Rooms: :mod:`.refusals` (what cannot run yet, and the host it needs), :mod:`.reg
 (namespaces, interfaces, addresses, routes, bridges, sysctls through netlink),
 :mod:`.links` (a :class:`~.links.LinkRunner` makes each link: ``emulated`` through
 the link emulator by default, or ``direct veth``), :mod:`.roles` (NAT with nftables, L3F with :mod:`.l3f`), :mod:`.measure` and
-:mod:`.tcp_record` (ping and iperf3 read into the simulator's records).
+:mod:`.tcp_record` (ping and iperf3 read into the simulator's records), :mod:`.echo_tool`
+and :mod:`.echo_record` (qoslab's own UDP echo, timed with kernel timestamps).
 
 Each test runs on a network of its own, built before it and removed after it, as each
 test of the simulator runs in a fresh simulation.
@@ -111,12 +112,19 @@ def run_tests(
         runner = DirectVeth() if links == "direct" else EmulatedLink(scenario.scenario.seed if seed is None else seed)
     registry.clean()  # what crashed runs left
     kernel = measure.kernel()
-    readers = {"ping": measure.ping_record, "udp.flow": measure.udp_record, "tcp.bulk": measure.tcp_record}
+    from qoslab.backends.emu.echo_record import echo_record
+
+    readers = {
+        "ping": measure.ping_record,
+        "udp.flow": measure.udp_record,
+        "tcp.bulk": measure.tcp_record,
+        "udp.echo": echo_record,
+    }
     runs: list[EmuRun] = []
     with _terminate_as_interrupt():
         for i, t in enumerate(scenario.test):
             plan = plan_test(net, i, source=source)
-            assert isinstance(plan, Plan)  # ping, udp.flow, tcp.bulk: one run each (refusals.METHODS)
+            assert isinstance(plan, Plan)  # ping, udp.flow, tcp.bulk, udp.echo: one run each (refusals.METHODS)
             label = test_label(scenario, i)
             if on_test is not None:
                 on_test(label)
