@@ -504,9 +504,11 @@ def _notes(analysis: _Analysis, layers: list[Layer], count_fcs: bool) -> list[st
             )
     for layer in layers:
         if layer.name == "openvpn" and layer.option("replay") == "no" and not _is_aead(layer):
+            # A static key's packet ID is the long form: 4-byte id and 4-byte time (packet_id.h).
+            size = 8 if layer.option("key") == "static" else 4
             notes.append(
-                "openvpn: no 4-byte packet ID is counted (replay=no), as seed 002 counts it; OpenVPN sends one by "
-                "default for replay protection, so with OpenVPN's defaults (replay=yes) each MTU inside is 4 bytes smaller."
+                f"openvpn: no {size}-byte packet ID is counted (replay=no), as seed 002 counts it; OpenVPN sends one by "
+                f"default for replay protection, so with OpenVPN's defaults (replay=yes) each MTU inside is {size} bytes smaller."
             )
     inner_eth = [i for i in analysis.interfaces if i.layer == "ethernet" and i.index > 0]
     if inner_eth:

@@ -341,9 +341,16 @@ LAYERS: tuple[LayerSpec, ...] = (
             ),
             OptionSpec(
                 "opcode",
-                "P_DATA_V1 (1-byte opcode) or P_DATA_V2 (opcode and 3-byte peer id).",
+                "P_DATA_V1 (1-byte opcode) or P_DATA_V2 (opcode and 3-byte peer id); TLS mode only.",
                 ("v1", "v2"),
                 default="v2",
+            ),
+            OptionSpec(
+                "key",
+                "How the data channel's keys come: 'tls' (negotiated, an opcode on every packet) or 'static' (a "
+                "pre-shared key, --secret: no opcode, and the packet ID is the 8-byte long form, id and time; GCM not modelled).",
+                ("tls", "static"),
+                default="tls",
             ),
             OptionSpec(
                 "replay",

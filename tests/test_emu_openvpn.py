@@ -1,0 +1,234 @@
+"""OpenVPN on the emulation backend (python/qoslab/backends/emu/openvpn.py): the real
+openvpn between two namespaces, and issue 17's acceptance "Path MTU through real
+OpenVPN (static key, no cipher, SHA1) measured with DF pings equals what `qoslab mtu`
+says for that mode".
+
+The path MTU is measured with iputils ping -M do (DF) by bisection, openvpn sending its
+own packets with DF too (--mtu-disc yes), so that nothing is fragmented anywhere. It is
+compared with `qoslab mtu` for the same stack, and both with the header arithmetic
+written here from OpenVPN's sources (no opcode with a static key; HMAC-SHA1 20 octets,
+RFC 2104/FIPS 180-4; the long packet ID of static-key mode, id 4 + time 4,
+`packet_id.h`), IPv4 20 (RFC 791) and UDP 8 (RFC 768).
+
+These tests need root, network namespaces and openvpn; without them they are skipped,
+saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from qoslab.scenario import load_scenario
+
+
+def _why_not() -> str | None:
+    if os.geteuid() != 0:
+        return "the emulation backend needs root (network namespaces and interfaces)"
+    if shutil.which("openvpn") is None:
+        return "openvpn is not installed (scripts/install.sh installs it: apt-get install openvpn)"
+    try:
+        from pyroute2 import netns
+    except ImportError:
+        return "pyroute2 is not installed (pip install 'qoslab[emu]')"
+    name = f"qoslab-probe{os.getpid()}"
+    try:
+        netns.create(name)
+        netns.remove(name)
+    except OSError as err:
+        return f"a network namespace cannot be made here: {err}"
+    return None
+
+
+WHY = _why_not()
+pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
+
+QOSLAB = [sys.executable, "-m", "qoslab"]
+
+ETHERNET_MTU = 1500
+"""IEEE 802.3 §3.2.7: the MAC client data field of an Ethernet II frame, at most 1500 octets."""
+IPV4 = 20
+"""RFC 791 §3.1: the header without options."""
+UDP = 8
+"""RFC 768."""
+HMAC_SHA1 = 20
+"""RFC 2104 with SHA-1 (FIPS 180-4: a 160-bit digest): OpenVPN's `--auth SHA1`, untruncated."""
+PACKET_ID_LONG = 4 + 4
+"""OpenVPN `packet_id.h`: a static key's packet ID is the long form, a 32-bit id and a
+32-bit time (`init_crypto_static` sets `CO_PACKET_ID_LONG_FORM`); a static-key packet
+has no opcode (`forward.c` adds one only for TLS, in `tls_post_encrypt`)."""
+ETHERNET_HEADER = 14
+"""IEEE 802.3 §3.1.1: destination, source, type; a TAP device's frames carry no FCS."""
+
+
+@pytest.fixture(autouse=True)
+def _own_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A registry of this test's own; whatever it left is removed after it."""
+    registry = tmp_path / "registry"
+    monkeypatch.setenv("QOSLAB_EMU_REGISTRY", str(registry))
+    yield registry
+    from qoslab.backends.emu.registry import registered_runs, remove_run
+
+    for run in registered_runs():
+        remove_run(run)
+
+
+def _scenario(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "scenario.toml"
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def tunnel_scenario(dev: str, replay: bool, proto: str = "udp") -> str:
+    """A client, an OpenVPN server that routes, and a host behind it (examples/openvpn_tcp.toml's shape)."""
+    return f"""
+    [scenario]
+    name = "OpenVPN {dev} over {proto}, static key"
+    seed = 1
+
+    [node.client]
+    role = "host"
+    address = "198.51.100.2/24"
+
+    [node.vpnserver]
+    role = "router"
+    address = ["198.51.100.1/24", "10.9.0.1/24"]
+
+    [node.host]
+    role = "host"
+    address = "10.9.0.2/24"
+    gateway = "10.9.0.1"
+
+    [[link]]
+    name = "wan"
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["client", "vpnserver"]
+
+    [[link]]
+    name = "lan"
+    type = "ethernet"
+    rate = "100 Mbps"
+    ends = ["vpnserver", "host"]
+
+    [[tunnel]]
+    name = "ovpn"
+    type = "openvpn"
+    over = "wan"
+    from = "client"
+    to = "vpnserver"
+    proto = "{proto}"
+    dev = "{dev}"
+    cipher = "none"
+    auth = "sha1"
+    replay = {"true" if replay else "false"}
+
+    [[test]]
+    method = "ping"
+    from = "client"
+    to = "host"
+    count = 3
+    interval = "0.2 s"
+    """
+
+
+def _build(path: Path, *, mtu_disc: str) -> Any:
+    """The scenario's network, its links direct veth pairs (the path MTU is the
+    interfaces' and the tunnel's, not the link model's)."""
+    from qoslab.backends.emu import prepare, registry, topology
+    from qoslab.backends.emu.links import DirectVeth
+
+    net = prepare(load_scenario(path), source=path)
+    record = registry.RunRecord.start(str(path), DirectVeth.implementation)
+    return topology.build(net.config, record, DirectVeth(), mtu_disc=mtu_disc)
+
+
+def _tap_addresses(topo: Any) -> str:
+    """Qoslab's lowering puts no address on a TAP port (PPPoE rides on it, seed 002): a
+    /30 on each end's TAP device (RFC 5737 TEST-NET-3), for IP through it. Returns the
+    server end's address."""
+    from pyroute2 import NetNS
+
+    for node, address in (("client", "203.0.113.1"), ("vpnserver", "203.0.113.2")):
+        with NetNS(topo.namespace(node)) as ns:
+            idx = ns.link_lookup(ifname="tap0")[0]
+            ns.addr("add", index=idx, address=address, prefixlen=30)
+    return "203.0.113.2"
+
+
+@pytest.mark.parametrize(
+    ("dev", "replay", "inner_header"),
+    [("tap", True, ETHERNET_HEADER), ("tun", True, 0), ("tap", False, ETHERNET_HEADER)],
+)
+def test_path_mtu_through_real_openvpn_equals_qoslab_mtu(
+    tmp_path: Path, dev: str, replay: bool, inner_header: int
+) -> None:
+    from qoslab.analysis.mtu import analyse
+    from qoslab.backends.emu import measure, openvpn, topology
+
+    overhead = HMAC_SHA1 + (PACKET_ID_LONG if replay else 0)
+    # The arithmetic, then the analyser, then openvpn between two kernels.
+    written = ETHERNET_MTU - IPV4 - UDP - overhead - inner_header
+    inner = "ethernet/ipv4" if dev == "tap" else "ipv4"
+    stack = f"ethernet/ipv4/udp/openvpn(key=static,cipher=none,auth=sha1,replay={'yes' if replay else 'no'})/{inner}"
+    analysed = analyse(stack).mtu
+    assert analysed == written
+    if dev == "tap" and replay:
+        assert written == 1430  # issue 17: measured on a machine of this kind
+
+    topo = _build(_scenario(tmp_path, tunnel_scenario(dev, replay)), mtu_disc="yes")
+    try:
+        assert len(topo.tunnels) == 2  # one openvpn per end
+        assert all(t.process.poll() is None for t in topo.tunnels)
+        assert "--secret" in topo.tunnels[0].argv and "--mtu-disc" in topo.tunnels[0].argv
+        dst = _tap_addresses(topo) if dev == "tap" else "10.9.0.2"
+        measured = measure.path_mtu(topo, "client", dst)
+        assert openvpn.version().startswith("OpenVPN ")
+    finally:
+        topology.teardown(topo)
+    assert measured == analysed
+
+
+def test_run_openvpn_tcp_example_end_to_end(tmp_path: Path) -> None:
+    """examples/openvpn_tcp.toml on the emulation backend: its tcp.bulk through the real
+    openvpn over TCP, records saying which openvpn ran, and nothing left after."""
+    import json
+
+    from qoslab.backends.emu.registry import registered_runs
+
+    example = Path(__file__).resolve().parent.parent / "examples" / "openvpn_tcp.toml"
+    text = example.read_text().replace('duration = "3 s"', 'duration = "2 s"')
+    path = tmp_path / "openvpn_tcp.toml"
+    path.write_text(text)
+    done = subprocess.run(
+        [*QOSLAB, "run", str(path), "--backend", "emu", "--json"], capture_output=True, text=True, timeout=240
+    )
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    (rec,) = out["results"]
+    assert rec["tunnel_implementation"].startswith("OpenVPN 2.")
+    assert "static key" in rec["tunnel_implementation"]
+    assert "tunnels: OpenVPN" in done.stderr
+    assert rec["metrics"]["goodput_mbps"] > 0
+    assert registered_runs() == []
+
+
+def test_check_refuses_what_openvpn_cannot_run_as_planned(tmp_path: Path) -> None:
+    """A GCM cipher (no static-key layout modelled) and --fragment over TCP are refused
+    by `check --backend emu`, each at its key, exit 2."""
+    text = tunnel_scenario("tun", True, proto="tcp").replace('cipher = "none"', 'cipher = "aes-128-gcm"')
+    text = text.replace('auth = "sha1"', 'auth = "sha1"\n    fragment = 1300')
+    path = _scenario(tmp_path, text)
+    done = subprocess.run([*QOSLAB, "check", str(path), "--backend", "emu"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr
+    assert "tunnel[0].cipher" in done.stderr or "cipher" in done.stderr
+    assert "static key" in done.stderr
+    assert "fragment" in done.stderr and "UDP only" in done.stderr
+    assert "Traceback" not in done.stderr
