@@ -203,8 +203,10 @@ class _Path:
             ip_index = i if layer.name == "ipv4" else self._enclosing_ipv4(i)
             pair = sum(1 for x in self.layers[: ip_index + 1] if x.name == "ipv4") - 1
             ctx["src"], ctx["dst"] = _ADDRESS_PAIRS[pair % len(_ADDRESS_PAIRS)]
+        static_key = layer.name == "openvpn" and options.get("key") == "static"
         for spec in layer.spec.options:
-            if spec.name not in options and spec.default is not None:
+            # A static key sends no opcode: no default one (one given is refused by the encoder).
+            if spec.name not in options and spec.default is not None and not (static_key and spec.name == "opcode"):
                 options[spec.name] = spec.default
         ctx["options"] = {k: str(v) for k, v in options.items()}
         return ctx

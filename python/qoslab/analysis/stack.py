@@ -521,6 +521,7 @@ def parse_stack(stack: str) -> list[Layer]:
         layer = Layer(spec, token=stripped, column=column)
         if args is not None:
             _parse_options(stack, layer, key, args, column + token.lstrip().index("(") + 1)
+            _check_static_key(stack, layer, key)
         _check_order(stack, layers, layer, key)
         layers.append(layer)
     return layers
@@ -580,6 +581,27 @@ def _parse_options(stack: str, layer: Layer, key: str, args: str, column: int) -
                 hint,
             )
         layer.options[option.name] = coerced
+
+
+def _check_static_key(stack: str, layer: Layer, key: str) -> None:
+    """An OpenVPN static key (--secret) sends no opcode, and its GCM layout is not modelled."""
+    if layer.spec.name != "openvpn" or layer.options.get("key") != "static":
+        return
+    where = f"{key} 'openvpn'"
+    if "opcode" in layer.options:
+        raise _problem(
+            stack, layer.column, where, "a static key sends no opcode", "no opcode= with key=static", "opcode="
+        )
+    cipher = str(layer.options.get("cipher", ""))
+    if cipher.endswith("-gcm"):
+        raise _problem(
+            stack,
+            layer.column,
+            where,
+            "a static key's GCM layout is not modelled",
+            "cipher none, bf-cbc, aes-128-cbc or aes-256-cbc with key=static",
+            repr(cipher),
+        )
 
 
 def _check_order(stack: str, below: list[Layer], layer: Layer, key: str) -> None:
