@@ -232,3 +232,42 @@ def test_check_refuses_what_openvpn_cannot_run_as_planned(tmp_path: Path) -> Non
     assert "Traceback" not in done.stderr
     sim = subprocess.run([*QOSLAB, "check", str(path)], capture_output=True, text=True, timeout=60)
     assert sim.returncode == 0, sim.stderr
+
+
+def test_kill_9_of_an_openvpn_run_then_emu_clean_leaves_nothing(tmp_path: Path, _own_registry: Path) -> None:
+    """After kill -9 of a run whose openvpn ends are up, `qoslab emu clean` leaves no
+    namespace, no openvpn of the run, and not its directory (the static key)."""
+    import signal
+    import time
+
+    from pyroute2 import netns
+    from qoslab.backends.emu.registry import alive, registered_runs
+
+    text = tunnel_scenario("tun", True).replace("count = 3", "count = 100")
+    path = _scenario(tmp_path, text)
+    run = subprocess.Popen([*QOSLAB, "run", str(path), "--backend", "emu"], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 90
+        record = None
+        while time.monotonic() < deadline:
+            runs = registered_runs()
+            # Running: two emulators, two openvpn and the ping.
+            if runs and len(runs[0].pids) >= 5:
+                record = runs[0]
+                break
+            time.sleep(0.1)
+        assert record is not None, "the run did not start its ping within 90 s"
+        assert record.temp_dirs and Path(record.temp_dirs[0]).is_dir()
+        assert list(Path(record.temp_dirs[0]).glob("*.key"))
+        os.kill(run.pid, signal.SIGKILL)
+        run.wait(timeout=10)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert [n for n in netns.listnetns() if n.startswith(f"qoslab-{record.run}-")]  # killed: still there
+    done = subprocess.run([*QOSLAB, "emu", "clean"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert not [n for n in netns.listnetns() if n.startswith(f"qoslab-{record.run}")]
+    assert not [pid for pid, start in record.pids if pid is not None and alive(pid, start)]
+    assert not Path(record.temp_dirs[0]).exists()
+    assert not (_own_registry / f"{record.run}.json").exists()

@@ -58,7 +58,7 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
             ("tunnel", i, "type"),
             f"tunnel{named} cannot run on the emulation backend yet: its user-space tunnel "
             "(or the real daemon) is not part of the backend yet (issue 17 part 3)",
-            expected="no [[tunnel]] (backend emu)",
+            expected="an 'openvpn' tunnel, or none (backend emu)",
             found=repr(tunnel.type),
             hint="run it on the simulator (`--backend sim`, the default)",
         )
