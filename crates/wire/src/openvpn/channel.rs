@@ -257,16 +257,7 @@ impl DataChannel {
     /// GCM tag (`Checksum`), decrypts, and removes packet id, fragment header and
     /// compression framing. A short packet is `Truncated`, bad CBC padding `Checksum`.
     pub fn decapsulate(&self, packet: &[u8]) -> Result<Opened> {
-        let header = match self.header() {
-            Some(expected) => {
-                let header = Repr::parse(&Packet::new_checked(packet)?)?;
-                if header.opcode != expected.opcode {
-                    return Err(Error::Unsupported);
-                }
-                Some(header)
-            }
-            None => None,
-        };
+        let header = self.parse_header(packet)?;
         let header_len = header.map_or(0, |h| h.header_len());
         let body = &packet[header_len..];
         let (packet_id, plain) = if self.cipher.is_aead() {
@@ -336,6 +327,18 @@ impl DataChannel {
             _ => self.compress.unframe(framed)?,
         };
         Ok(Opened { header, packet_id, fragment, payload })
+    }
+
+    /// The packet's header, checked against the channel's opcode (none with a static key).
+    fn parse_header(&self, packet: &[u8]) -> Result<Option<Repr>> {
+        let Some(expected) = self.header() else {
+            return Ok(None);
+        };
+        let header = Repr::parse(&Packet::new_checked(packet)?)?;
+        if header.opcode != expected.opcode {
+            return Err(Error::Unsupported);
+        }
+        Ok(Some(header))
     }
 }
 
