@@ -271,3 +271,75 @@ def test_kill_9_of_an_openvpn_run_then_emu_clean_leaves_nothing(tmp_path: Path, 
     assert not [pid for pid, start in record.pids if pid is not None and alive(pid, start)]
     assert not Path(record.temp_dirs[0]).exists()
     assert not (_own_registry / f"{record.run}.json").exists()
+
+
+def _udp_payloads(pcap: bytes) -> list[bytes]:
+    """The UDP payloads of a classic pcap of Ethernet II frames carrying IPv4 (pcap's
+    file format, LINKTYPE_ETHERNET; IPv4 header length from its IHL, RFC 791)."""
+    import struct
+
+    out, at = [], 24
+    while at + 16 <= len(pcap):
+        (caplen,) = struct.unpack_from("<I", pcap, at + 8)
+        frame = pcap[at + 16 : at + 16 + caplen]
+        at += 16 + caplen
+        if frame[12:14] == b"\x08\x00" and frame[23] == 17:
+            ihl = (frame[14] & 0x0F) * 4
+            out.append(frame[14 + ihl + 8 :])
+    return out
+
+
+def test_real_static_key_packets_have_the_layout_qoslab_mtu_counts(tmp_path: Path) -> None:
+    """A data packet openvpn itself sent, captured by tshark, has the layout wire encodes
+    for openvpn(key=static): HMAC-SHA1 over the rest (checked with Python's hmac and the
+    run's key file), 4-byte packet id, 4-byte time, then the inner IPv4 packet."""
+    import hashlib
+    import hmac
+    import time
+
+    from qoslab.analysis.mtu import analyse
+    from qoslab.backends.emu import measure, topology
+
+    if shutil.which("tshark") is None:
+        pytest.skip("tshark is not installed")
+    stack = "ethernet/ipv4/udp/openvpn(key=static,cipher=none,auth=sha1,replay=yes)/ipv4"
+    (layer,) = [x for x in analyse(stack).layers if x.name.startswith("openvpn")]
+    assert layer.fields == [("hmac", 20), ("packet id", 4), ("packet id time", 4)]
+
+    topo = _build(_scenario(tmp_path, tunnel_scenario("tun", True)), mtu_disc="no")
+    capture = tmp_path / "server_to_client.pcap"
+    try:
+        tshark = subprocess.Popen(
+            ["ip", "netns", "exec", topo.namespace("client"), "tshark", "-i", "eth0", "-F", "pcap", "-w", str(capture)]
+            + ["-c", "1", "-f", "udp and src host 198.51.100.1 and src port 1194"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        topo.registry.add_pid(tshark.pid)
+        assert tshark.stderr is not None
+        deadline = time.monotonic() + 30
+        while "Capturing on" not in tshark.stderr.readline():
+            assert time.monotonic() < deadline and tshark.poll() is None, "tshark did not start"
+        # The echo reply comes back through the tunnel: the server's openvpn seals it.
+        assert measure.df_ping(topo, "client", "10.9.0.2", 84)
+        tshark.wait(timeout=30)
+        tshark.stderr.close()
+        key_file = Path(topo.registry.temp_dirs[0]) / "tunnel0.key"
+        text = key_file.read_text()
+    finally:
+        topology.teardown(topo)
+    (packet,) = _udp_payloads(capture.read_bytes())
+    hexa = "".join(line for line in text.splitlines() if line and not line.startswith(("#", "-")))
+    key = bytes.fromhex(hexa)
+    # openvpn's static key file: 4 slots of 64 bytes, (cipher, HMAC) for direction 0 then
+    # for 1 (crypto.c key_direction_state_init: direction 0 sends with slot pair 0); the
+    # server runs with direction 0, and HMAC-SHA1 takes the HMAC slot's first 20 bytes.
+    assert len(key) == 256
+    hmac_key = key[64 : 64 + 20]
+    assert hmac.new(hmac_key, packet[20:], hashlib.sha1).digest() == packet[:20]
+    packet_id, sent_at = int.from_bytes(packet[20:24], "big"), int.from_bytes(packet[24:28], "big")
+    assert 1 <= packet_id < 100
+    assert abs(sent_at - time.time()) < 3600
+    inner = packet[28:]
+    assert inner[0] >> 4 == 4 and int.from_bytes(inner[2:4], "big") == len(inner) == 84
