@@ -56,8 +56,8 @@ BINARY = "openvpn"
 READY_S = 20.0
 """Longest wait for both ends of a tunnel to complete their initialisation."""
 
-GENKEY_TIMEOUT_S = 10.0
-"""Longest wait for ``openvpn --genkey``."""
+TOOL_TIMEOUT_S = 10.0
+"""Longest wait for ``openvpn --genkey`` or ``--version``."""
 
 READY_LINES = {
     "udp": ("link local (bound)", "Initialization Sequence Completed"),
@@ -97,7 +97,7 @@ def version() -> str:
     path = binary()
     if path is None:
         raise EmulationError("openvpn is not installed")
-    done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=GENKEY_TIMEOUT_S)
+    done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
     first = (done.stdout or done.stderr).splitlines()[0] if (done.stdout or done.stderr) else "openvpn ?"
     return first.split(" [", 1)[0].strip()
 
@@ -127,7 +127,7 @@ def check(net: Network, out: LocatedProblems) -> None:
             out.add(
                 ("tunnel", i, "cipher"),
                 f"tunnel{named}: the emulation backend runs OpenVPN with a static key (--secret), and a GCM "
-                "cipher's static-key layout is not modelled, so the simulator's and openvpn's packets would differ",
+                "cipher's static-key layout is not modelled (wire::openvpn, `qoslab mtu` could not count it)",
                 expected=" or ".join(repr(c) for c in _CIPHERS),
                 found=repr(t.cipher),
             )
@@ -280,7 +280,7 @@ def _genkey(path: Path) -> None:
     if path_bin is None:
         raise EmulationError("openvpn is not installed")
     done = subprocess.run(
-        [path_bin, "--genkey", "secret", str(path)], capture_output=True, text=True, timeout=GENKEY_TIMEOUT_S
+        [path_bin, "--genkey", "secret", str(path)], capture_output=True, text=True, timeout=TOOL_TIMEOUT_S
     )
     if done.returncode != 0:
         raise EmulationError(f"openvpn --genkey secret failed: {done.stderr.strip() or done.stdout.strip()}")
