@@ -197,14 +197,16 @@ def test_path_mtu_through_real_openvpn_equals_qoslab_mtu(
 
 
 def test_run_openvpn_tcp_example_end_to_end(tmp_path: Path) -> None:
-    """examples/openvpn_tcp.toml on the emulation backend: its tcp.bulk through the real
-    openvpn over TCP, records saying which openvpn ran, and nothing left after."""
+    """examples/openvpn_tcp.toml on the emulation backend, with a ping added: its
+    tcp.bulk and the ping through the real openvpn over TCP, records saying which
+    openvpn ran, and nothing left after."""
     import json
 
     from qoslab.backends.emu.registry import registered_runs
 
     example = Path(__file__).resolve().parent.parent / "examples" / "openvpn_tcp.toml"
     text = example.read_text().replace('duration = "3 s"', 'duration = "2 s"')
+    text += '\n[[test]]\nmethod = "ping"\nfrom = "client"\nto = "host"\ncount = 3\ninterval = "0.2 s"\n'
     path = tmp_path / "openvpn_tcp.toml"
     path.write_text(text)
     done = subprocess.run(
@@ -212,7 +214,9 @@ def test_run_openvpn_tcp_example_end_to_end(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    (rec,) = out["results"]
+    rec, ping = out["results"]
+    assert ping["test"] == "ping" and ping["metrics"]["received"] == 3
+    assert ping["tunnel_implementation"] == rec["tunnel_implementation"]
     assert rec["tunnel_implementation"].startswith("OpenVPN 2.")
     assert "static key" in rec["tunnel_implementation"]
     assert "tunnels: OpenVPN" in done.stderr
