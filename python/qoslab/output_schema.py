@@ -92,6 +92,10 @@ _RECORD = {
             "type": "string",
             "description": "emu only: how links were made: 'direct veth' or 'emulated'.",
         },
+        "tunnel_implementation": {
+            "type": "string",
+            "description": "emu with OpenVPN tunnels: the openvpn that ran them, its version and key mode.",
+        },
         "emulated_links": {
             "type": "array",
             "description": "emu with emulated links: per link, the link emulator's counters per direction (offered, delivered, dropped by reason, queued and in flight at the stop; docs/metrics.md).",

@@ -658,6 +658,21 @@ pub fn openvpn_channel(spec: &Spec) -> Result<openvpn::DataChannel, EncapError> 
     if spec.option("opcode") == Some("v1") {
         channel.opcode = openvpn::DataOpcode::V1;
     }
+    match spec.option("key").unwrap_or("tls") {
+        "tls" => {}
+        "static" => {
+            if spec.option("opcode").is_some() {
+                return err("openvpn: key=static sends no opcode; drop opcode=");
+            }
+            if cipher.is_aead() {
+                return err(
+                    "openvpn: key=static with a GCM cipher is not modelled (static keys: none or a CBC cipher)",
+                );
+            }
+            channel.opcode = openvpn::DataOpcode::StaticKey;
+        }
+        other => return err(format!("openvpn: unknown key {other:?} (tls or static)")),
+    }
     channel.fragment = spec.option("fragment").is_some();
     Ok(channel)
 }

@@ -203,8 +203,10 @@ class _Path:
             ip_index = i if layer.name == "ipv4" else self._enclosing_ipv4(i)
             pair = sum(1 for x in self.layers[: ip_index + 1] if x.name == "ipv4") - 1
             ctx["src"], ctx["dst"] = _ADDRESS_PAIRS[pair % len(_ADDRESS_PAIRS)]
+        static_key = layer.name == "openvpn" and options.get("key") == "static"
         for spec in layer.spec.options:
-            if spec.name not in options and spec.default is not None:
+            # A static key sends no opcode: no default one (one given is refused by the encoder).
+            if spec.name not in options and spec.default is not None and not (static_key and spec.name == "opcode"):
                 options[spec.name] = spec.default
         ctx["options"] = {k: str(v) for k, v in options.items()}
         return ctx
@@ -504,9 +506,11 @@ def _notes(analysis: _Analysis, layers: list[Layer], count_fcs: bool) -> list[st
             )
     for layer in layers:
         if layer.name == "openvpn" and layer.option("replay") == "no" and not _is_aead(layer):
+            # A static key's packet ID is the long form: 4-byte id and 4-byte time (packet_id.h).
+            size = 8 if layer.option("key") == "static" else 4
             notes.append(
-                "openvpn: no 4-byte packet ID is counted (replay=no), as seed 002 counts it; OpenVPN sends one by "
-                "default for replay protection, so with OpenVPN's defaults (replay=yes) each MTU inside is 4 bytes smaller."
+                f"openvpn: no {size}-byte packet ID is counted (replay=no), as seed 002 counts it; OpenVPN sends one by "
+                f"default for replay protection, so with OpenVPN's defaults (replay=yes) each MTU inside is {size} bytes smaller."
             )
     inner_eth = [i for i in analysis.interfaces if i.layer == "ethernet" and i.index > 0]
     if inner_eth:

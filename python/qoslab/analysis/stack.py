@@ -341,9 +341,16 @@ LAYERS: tuple[LayerSpec, ...] = (
             ),
             OptionSpec(
                 "opcode",
-                "P_DATA_V1 (1-byte opcode) or P_DATA_V2 (opcode and 3-byte peer id).",
+                "P_DATA_V1 (1-byte opcode) or P_DATA_V2 (opcode and 3-byte peer id); TLS mode only.",
                 ("v1", "v2"),
                 default="v2",
+            ),
+            OptionSpec(
+                "key",
+                "How the data channel's keys come: 'tls' (negotiated, an opcode on every packet) or 'static' (a "
+                "pre-shared key, --secret: no opcode, and the packet ID is the 8-byte long form, id and time; GCM not modelled).",
+                ("tls", "static"),
+                default="tls",
             ),
             OptionSpec(
                 "replay",
@@ -514,6 +521,7 @@ def parse_stack(stack: str) -> list[Layer]:
         layer = Layer(spec, token=stripped, column=column)
         if args is not None:
             _parse_options(stack, layer, key, args, column + token.lstrip().index("(") + 1)
+            _check_static_key(stack, layer, key)
         _check_order(stack, layers, layer, key)
         layers.append(layer)
     return layers
@@ -573,6 +581,27 @@ def _parse_options(stack: str, layer: Layer, key: str, args: str, column: int) -
                 hint,
             )
         layer.options[option.name] = coerced
+
+
+def _check_static_key(stack: str, layer: Layer, key: str) -> None:
+    """An OpenVPN static key (--secret) sends no opcode, and its GCM layout is not modelled."""
+    if layer.spec.name != "openvpn" or layer.options.get("key") != "static":
+        return
+    where = f"{key} 'openvpn'"
+    if "opcode" in layer.options:
+        raise _problem(
+            stack, layer.column, where, "a static key sends no opcode", "no opcode= with key=static", "opcode="
+        )
+    cipher = str(layer.options.get("cipher", ""))
+    if cipher.endswith("-gcm"):
+        raise _problem(
+            stack,
+            layer.column,
+            where,
+            "a static key's GCM layout is not modelled",
+            "cipher none, bf-cbc, aes-128-cbc or aes-256-cbc with key=static",
+            repr(cipher),
+        )
 
 
 def _check_order(stack: str, below: list[Layer], layer: Layer, key: str) -> None:

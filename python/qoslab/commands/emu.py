@@ -117,6 +117,9 @@ def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None, seed: 
     from qoslab.backends.emu.measure import kernel
 
     stderr.print(Text("links: ", style="bold") + Text(f"{link} (kernel {kernel()})"))
+    tunnels = {rec["tunnel_implementation"] for r in runs for rec in r.records if "tunnel_implementation" in rec}
+    for tunnel in sorted(tunnels):
+        stderr.print(Text("tunnels: ", style="bold") + Text(tunnel))
     for r in runs:
         _show(r)
         for rec in r.records:

@@ -9,6 +9,12 @@ pub enum DataOpcode {
     V1,
     /// `P_DATA_V2` with the peer id the server assigned (24 bits).
     V2 { peer_id: u32 },
+    /// No opcode: a pre-shared static key (`--secret`). With no TLS session there is no
+    /// key id or peer id, and `forward.c` prepends an opcode only in `tls_post_encrypt`:
+    /// the packet begins with the HMAC. Its packet id is the long form
+    /// (`init_crypto_static` sets `CO_PACKET_ID_LONG_FORM`; `packet_id.h`: the 4-octet id
+    /// then the 4-octet time). Its AEAD layout is not modelled: use it with CBC or no cipher.
+    StaticKey,
 }
 
 /// One direction of a data channel: its negotiated options and keys.
@@ -31,13 +37,18 @@ pub struct DataChannel {
     pub hmac_key: Vec<u8>,
     /// GCM only: the implicit part of the nonce.
     pub implicit_iv: [u8; AEAD_IMPLICIT_IV_LEN],
+    /// Static key only: the time of the long-form packet id (`packet_id.h` `net_time_t`:
+    /// seconds since the Unix epoch at which the sender's packet-id sequence began). This
+    /// crate has no clock: the caller sets it.
+    pub packet_id_time: u32,
 }
 
 /// A data packet opened by [`DataChannel::decapsulate`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Opened {
-    pub header: Repr,
-    /// Present with replay protection or GCM.
+    /// None for a static-key channel, whose packets carry no opcode.
+    pub header: Option<Repr>,
+    /// Present with replay protection or GCM (in static-key mode, the long form's id).
     pub packet_id: Option<u32>,
     /// Present with `--fragment`.
     pub fragment: Option<FragmentHeader>,
@@ -62,17 +73,38 @@ impl DataChannel {
             cipher_key: vec![0; cipher.key_len()],
             hmac_key: vec![0; auth.len()],
             implicit_iv: [0; AEAD_IMPLICIT_IV_LEN],
+            packet_id_time: 0,
         }
     }
 
-    /// The packet header this channel sends.
-    pub fn header(&self) -> Repr {
+    /// The packet header this channel sends (none with a static key).
+    pub fn header(&self) -> Option<Repr> {
         match self.opcode {
-            DataOpcode::V1 => Repr { opcode: Opcode::DataV1, key_id: self.key_id, peer_id: None },
+            DataOpcode::V1 => Some(Repr { opcode: Opcode::DataV1, key_id: self.key_id, peer_id: None }),
             DataOpcode::V2 { peer_id } => {
-                Repr { opcode: Opcode::DataV2, key_id: self.key_id, peer_id: Some(peer_id & PEER_ID_UNDEF) }
+                Some(Repr { opcode: Opcode::DataV2, key_id: self.key_id, peer_id: Some(peer_id & PEER_ID_UNDEF) })
             }
+            DataOpcode::StaticKey => None,
         }
+    }
+
+    /// The octets of the packet id this channel sends: none without replay protection
+    /// (GCM always sends it), the long form with a static key.
+    fn packet_id_len(&self) -> usize {
+        match (self.replay || self.cipher.is_aead(), self.opcode) {
+            (false, _) => 0,
+            (true, DataOpcode::StaticKey) => PACKET_ID_LONG_LEN,
+            (true, _) => PACKET_ID_LEN,
+        }
+    }
+
+    /// The packet id as sent: the id, and with a static key the time after it.
+    fn packet_id_bytes(&self, packet_id: u32) -> Vec<u8> {
+        let mut pid = packet_id.to_be_bytes().to_vec();
+        if self.opcode == DataOpcode::StaticKey {
+            pid.extend_from_slice(&self.packet_id_time.to_be_bytes());
+        }
+        pid
     }
 
     fn hmac_len(&self) -> usize {
@@ -93,10 +125,11 @@ impl DataChannel {
     /// with 0x50) depends on the bytes and is not listed: count it as payload (CBC padding
     /// then covers it too), i.e. `overhead(len + Compress::StubV2.overhead(payload))`.
     pub fn overhead_fields(&self, payload_len: usize) -> Vec<(&'static str, usize)> {
-        let mut fields = vec![("opcode/key id", 1)];
-        if let DataOpcode::V2 { .. } = self.opcode {
-            fields.push(("peer id", PEER_ID_LEN));
-        }
+        let mut fields = match self.opcode {
+            DataOpcode::V1 => vec![("opcode/key id", 1)],
+            DataOpcode::V2 { .. } => vec![("opcode/key id", 1), ("peer id", PEER_ID_LEN)],
+            DataOpcode::StaticKey => vec![],
+        };
         let compress = match self.compress {
             Compress::LzoNo | Compress::Stub => COMPRESS_LEN,
             Compress::Off | Compress::StubV2 => 0,
@@ -114,6 +147,9 @@ impl DataChannel {
             }
             if self.replay {
                 fields.push(("packet id", PACKET_ID_LEN));
+                if self.opcode == DataOpcode::StaticKey {
+                    fields.push(("packet id time", PACKET_ID_LONG_LEN - PACKET_ID_LEN));
+                }
             }
         }
         if fragment > 0 {
@@ -124,7 +160,7 @@ impl DataChannel {
         }
         if self.cipher.is_cbc() {
             let block = self.cipher.cbc_block_len();
-            let plain = if self.replay { PACKET_ID_LEN } else { 0 } + fragment + compress + payload_len;
+            let plain = self.packet_id_len() + fragment + compress + payload_len;
             fields.push(("padding", block - plain % block));
         }
         fields
@@ -169,8 +205,8 @@ impl DataChannel {
     ///
     /// Panics if `cipher_key` or `iv` have the wrong length: a configuration bug.
     pub fn seal(&self, packet_id: u32, iv: &[u8], plain: &[u8], out: &mut Vec<u8>) {
-        let header = self.header().header_bytes();
-        let pid = packet_id.to_be_bytes();
+        let header = self.header().map(|h| h.header_bytes()).unwrap_or_default();
+        let pid = self.packet_id_bytes(packet_id);
         let start = out.len();
         out.extend_from_slice(&header);
         if self.cipher.is_aead() {
@@ -181,7 +217,7 @@ impl DataChannel {
             }
             ad.extend_from_slice(&pid);
             let mut nonce = [0u8; 12];
-            nonce[..4].copy_from_slice(&pid);
+            nonce[..4].copy_from_slice(&pid[..PACKET_ID_LEN]);
             nonce[4..].copy_from_slice(&self.implicit_iv);
             let mut buf = plain.to_vec();
             let tag = match self.cipher {
@@ -197,7 +233,7 @@ impl DataChannel {
         let mac_at = out.len();
         out.resize(mac_at + self.hmac_len(), 0);
         let covered_at = out.len();
-        let mut inner = Vec::with_capacity(plain.len() + PACKET_ID_LEN);
+        let mut inner = Vec::with_capacity(plain.len() + PACKET_ID_LONG_LEN);
         if self.replay {
             inner.extend_from_slice(&pid);
         }
@@ -221,13 +257,8 @@ impl DataChannel {
     /// GCM tag (`Checksum`), decrypts, and removes packet id, fragment header and
     /// compression framing. A short packet is `Truncated`, bad CBC padding `Checksum`.
     pub fn decapsulate(&self, packet: &[u8]) -> Result<Opened> {
-        let view = Packet::new_checked(packet)?;
-        let header = Repr::parse(&view)?;
-        let expected = self.header();
-        if header.opcode != expected.opcode {
-            return Err(Error::Unsupported);
-        }
-        let header_len = header.header_len();
+        let header = self.parse_header(packet)?;
+        let header_len = header.map_or(0, |h| h.header_len());
         let body = &packet[header_len..];
         let (packet_id, plain) = if self.cipher.is_aead() {
             if body.len() < PACKET_ID_LEN + AEAD_TAG_LEN {
@@ -237,7 +268,7 @@ impl DataChannel {
             let tag = &body[PACKET_ID_LEN..PACKET_ID_LEN + AEAD_TAG_LEN];
             let mut buf = body[PACKET_ID_LEN + AEAD_TAG_LEN..].to_vec();
             let mut ad = Vec::with_capacity(8);
-            if header.opcode == Opcode::DataV2 {
+            if header.is_some_and(|h| h.opcode == Opcode::DataV2) {
                 ad.extend_from_slice(&packet[..header_len]);
             }
             ad.extend_from_slice(pid);
@@ -275,11 +306,12 @@ impl DataChannel {
                 covered.to_vec()
             };
             if self.replay {
-                if inner.len() < PACKET_ID_LEN {
+                let pid_len = self.packet_id_len();
+                if inner.len() < pid_len {
                     return Err(Error::Truncated);
                 }
                 let pid = u32::from_be_bytes([inner[0], inner[1], inner[2], inner[3]]);
-                (Some(pid), inner[PACKET_ID_LEN..].to_vec())
+                (Some(pid), inner[pid_len..].to_vec())
             } else {
                 (None, inner)
             }
@@ -295,6 +327,18 @@ impl DataChannel {
             _ => self.compress.unframe(framed)?,
         };
         Ok(Opened { header, packet_id, fragment, payload })
+    }
+
+    /// The packet's header, checked against the channel's opcode (none with a static key).
+    fn parse_header(&self, packet: &[u8]) -> Result<Option<Repr>> {
+        let Some(expected) = self.header() else {
+            return Ok(None);
+        };
+        let header = Repr::parse(&Packet::new_checked(packet)?)?;
+        if header.opcode != expected.opcode {
+            return Err(Error::Unsupported);
+        }
+        Ok(Some(header))
     }
 }
 

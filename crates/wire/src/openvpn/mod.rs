@@ -19,8 +19,10 @@
 //! * `packet_id.h`: the 4-octet short-form packet id used in TLS mode, starting at 1.
 //!   Replay protection (`--replay`) has been on by default since OpenVPN 1.1.0;
 //!   `--no-replay` was the only way off and is removed in 2.7. AEAD needs the packet id
-//!   (it is the nonce), so with GCM it is always sent. The 8-octet long form (id + time)
-//!   of static-key mode is not modelled.
+//!   (it is the nonce), so with GCM it is always sent. A pre-shared static key
+//!   (`--secret`, `DataOpcode::StaticKey`) sends no opcode and the 8-octet long form
+//!   (id, then the time its sequence began; `init_crypto_static`); its `cipher none`
+//!   layout is `[HMAC][packet id 4][time 4][payload]`.
 //! * `comp.h`: the compression framing octet, sent even when nothing is compressed:
 //!   `comp-lzo no` prefixes 0xfa; `compress` / `compress stub` (v1) puts 0xfb first and
 //!   moves the payload's first octet to the end (`COMP_F_SWAP`); `compress stub-v2` adds
@@ -89,6 +91,8 @@ pub const PEER_ID_LEN: usize = 3;
 pub const PEER_ID_UNDEF: u32 = 0x00ff_ffff;
 /// `packet_id.h`: the short-form packet id.
 pub const PACKET_ID_LEN: usize = 4;
+/// `packet_id.h`: the long-form packet id of static-key mode, id and `net_time_t` time.
+pub const PACKET_ID_LONG_LEN: usize = 8;
 /// `crypto.h` OPENVPN_AEAD_TAG_LENGTH.
 pub const AEAD_TAG_LEN: usize = 16;
 /// The part of the 12-octet AEAD nonce taken from the key material (`crypto.c`).
@@ -201,6 +205,48 @@ mod test {
         let mut bad = out.clone();
         bad[27] ^= 1;
         assert_eq!(channel.decapsulate(&bad), Err(Error::Checksum));
+    }
+
+    #[test]
+    fn static_key_has_no_opcode_and_a_long_packet_id() {
+        // `--secret` with `cipher none`, `auth SHA1`: [HMAC 20][packet id 4][time 4][payload].
+        // The HMAC was computed with Python's hmac module (an independent implementation):
+        // HMAC-SHA1(0x0b × 20, 00000007 12345678 "Hi There").
+        let channel = DataChannel {
+            opcode: DataOpcode::StaticKey,
+            replay: true,
+            hmac_key: vec![0x0b; 20],
+            packet_id_time: 0x1234_5678,
+            ..DataChannel::new(Cipher::None, Auth::Sha1)
+        };
+        let mut out = Vec::new();
+        channel.encapsulate(7, &[], b"Hi There", &mut out);
+        let hmac = [
+            0x4e, 0xe2, 0xed, 0x79, 0x34, 0x2d, 0x29, 0x86, 0x41, 0x0d, 0x7f, 0x53, 0xed, 0xff, 0x2d, 0xd4, 0x86, 0x5c,
+            0x0a, 0xdd,
+        ];
+        assert_eq!(&out[..20], &hmac);
+        assert_eq!(&out[20..28], &[0, 0, 0, 7, 0x12, 0x34, 0x56, 0x78]);
+        assert_eq!(&out[28..], b"Hi There");
+        assert_eq!(channel.overhead_fields(8), vec![("hmac", 20), ("packet id", 4), ("packet id time", 4)]);
+        assert_eq!(channel.header(), None);
+        let opened = channel.decapsulate(&out).unwrap();
+        assert_eq!((opened.header, opened.packet_id, opened.payload), (None, Some(7), b"Hi There".to_vec()));
+        // OpenVPN 2.6 measured between two namespaces (issue 17): a TAP tunnel over UDP
+        // carries inner IPv4 packets of at most 1430 octets unfragmented:
+        // 1500 - 20 (IPv4) - 8 (UDP) - 28 - 14 (Ethernet header) = 1430.
+        assert_eq!(1500 - 20 - 8 - channel.overhead(1444) - 14, 1430);
+        // `--no-replay`: the HMAC alone.
+        let bare = DataChannel { replay: false, ..channel.clone() };
+        assert_eq!(bare.overhead_fields(8), vec![("hmac", 20)]);
+        // CBC: the long packet id is encrypted with the payload and counts in the padding.
+        let cbc = DataChannel { cipher_key: vec![1; 16], ..DataChannel { cipher: Cipher::Aes128Cbc, ..channel } };
+        let mut out = Vec::new();
+        cbc.encapsulate(1, &[2; 16], &[0; 7], &mut out);
+        // [HMAC 20][IV 16][E(8 + 7 + padding 1)] = 52.
+        assert_eq!(out.len(), 20 + 16 + 16);
+        assert_eq!(cbc.overhead(7), out.len() - 7);
+        assert_eq!(cbc.decapsulate(&out).unwrap().payload, [0; 7]);
     }
 
     #[test]
@@ -400,17 +446,26 @@ mod test {
             proptest::option::of(0u32..0x0100_0000),
             0u8..8,
             any::<u8>(),
+            any::<bool>(),
         )
-            .prop_map(|(cipher, auth, compress, replay, fragment, peer, key_id, seed)| DataChannel {
-                opcode: peer.map_or(DataOpcode::V1, |peer_id| DataOpcode::V2 { peer_id }),
-                key_id,
-                replay,
-                compress,
-                fragment,
-                cipher_key: (0..cipher.key_len() as u8).map(|i| i ^ seed).collect(),
-                hmac_key: vec![seed; 20],
-                implicit_iv: [seed; 8],
-                ..DataChannel::new(cipher, auth)
+            .prop_map(|(cipher, auth, compress, replay, fragment, peer, key_id, seed, static_key)| {
+                DataChannel {
+                    // A static key's AEAD layout is not modelled.
+                    opcode: if static_key && !cipher.is_aead() {
+                        DataOpcode::StaticKey
+                    } else {
+                        peer.map_or(DataOpcode::V1, |peer_id| DataOpcode::V2 { peer_id })
+                    },
+                    packet_id_time: u32::from(seed) << 8,
+                    key_id,
+                    replay,
+                    compress,
+                    fragment,
+                    cipher_key: (0..cipher.key_len() as u8).map(|i| i ^ seed).collect(),
+                    hmac_key: vec![seed; 20],
+                    implicit_iv: [seed; 8],
+                    ..DataChannel::new(cipher, auth)
+                }
             })
     }
 

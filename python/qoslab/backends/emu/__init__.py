@@ -5,7 +5,8 @@ Rooms: :mod:`.refusals` (what cannot run yet, and the host it needs), :mod:`.reg
 (what each run made, written before it is made; ``qoslab emu clean``), :mod:`.topology`
 (namespaces, interfaces, addresses, routes, bridges, sysctls through netlink),
 :mod:`.links` (a :class:`~.links.LinkRunner` makes each link: ``emulated`` through
-the link emulator by default, or ``direct veth``), :mod:`.roles` (NAT with nftables, L3F with :mod:`.l3f`), :mod:`.measure` and
+the link emulator by default, or ``direct veth``), :mod:`.roles` (NAT with nftables, L3F with :mod:`.l3f`),
+:mod:`.openvpn` (the real openvpn with a static key), :mod:`.measure` and
 :mod:`.tcp_record` (ping and iperf3 read into the simulator's records), :mod:`.echo_tool`
 and :mod:`.echo_record` (qoslab's own UDP echo, timed with kernel timestamps).
 
@@ -112,8 +113,10 @@ def run_tests(
         runner = DirectVeth() if links == "direct" else EmulatedLink(scenario.scenario.seed if seed is None else seed)
     registry.clean()  # what crashed runs left
     kernel = measure.kernel()
+    from qoslab.backends.emu import openvpn
     from qoslab.backends.emu.echo_record import echo_record
 
+    tunnels = openvpn.implementation() if openvpn.ends(net.config) else None
     readers = {
         "ping": measure.ping_record,
         "udp.flow": measure.udp_record,
@@ -140,6 +143,8 @@ def run_tests(
                 else:
                     registry.remove_run(record_file)
             record.update(backend=BACKEND, kernel=kernel, link_implementation=runner.implementation)
+            if tunnels is not None:
+                record["tunnel_implementation"] = tunnels
             reports = [h.report for h in topo.links if h.report is not None] if topo is not None else []
             if reports:
                 record["emulated_links"] = [link_counters(r) for r in reports]

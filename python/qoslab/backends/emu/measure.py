@@ -89,6 +89,45 @@ def ping(
     return {"sent": int(summary.group(1)), "received": int(summary.group(2)), "rtt_ns": list(seen.values())}
 
 
+IPV4_ICMP_HEADERS = 20 + 8
+"""An echo request's IPv4 header (RFC 791 §3.1, no options) and ICMP echo header
+(RFC 792): what ``ping -s N`` adds to its N data octets."""
+
+
+def df_ping(topo: Topology, node: str, dst: str, size: int, *, count: int = 2, wait_s: float = 1.0) -> bool:
+    """Whether an IPv4 packet of ``size`` octets (total length) with DF set crosses from
+    ``node`` to ``dst`` and back: iputils ``ping -M do -s size-28``, any of ``count``
+    replies. A packet too big for the sender's own interface or route fails at once
+    (``ping: local error: message too long``); one too big further on is dropped (with
+    or without an ICMP "fragmentation needed", RFC 1191 §4) and has no reply."""
+    argv = ["ping", "-n", "-M", "do", "-c", str(count), "-i", "0.2", "-W", f"{wait_s:.3f}"]
+    argv += ["-s", str(size - IPV4_ICMP_HEADERS), dst]
+    done = _run(topo, node, argv, count * 0.2 + wait_s + SLACK_S)
+    summary = _SUMMARY.search(done.stdout)
+    return summary is not None and int(summary.group(2)) > 0
+
+
+def path_mtu(topo: Topology, node: str, dst: str, *, high: int = 1500, count: int = 2) -> int:
+    """The path MTU from ``node`` to ``dst`` as DF pings find it: the largest IPv4 packet
+    (total length, octets, at most ``high``) that crosses with DF set and is answered,
+    by bisection between the smallest echo request (28 octets) and ``high``. Assumes what
+    passes at one size passes at every smaller one (no loss on the path: a lost probe
+    would read as too big; ``count`` probes per size guard against a single loss)."""
+    low = IPV4_ICMP_HEADERS
+    if not df_ping(topo, node, dst, low, count=count):
+        raise EmulationError(f"no reply to a {low}-byte DF ping from {node} to {dst}: the path is down")
+    if df_ping(topo, node, dst, high, count=count):
+        return high
+    # Invariant: low passes, high does not.
+    while high - low > 1:
+        mid = (low + high) // 2
+        if df_ping(topo, node, dst, mid, count=count):
+            low = mid
+        else:
+            high = mid
+    return low
+
+
 def _wait_listening(topo: Topology, node: str, port: int) -> None:
     """Until something in ``node``'s namespace listens on TCP ``port`` (iperf3's control
     connection), read from the namespace's own /proc/net."""

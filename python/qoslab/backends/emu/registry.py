@@ -9,7 +9,8 @@ killed at any instant (``kill -9`` included) leaves nothing the registry does no
 :func:`clean` removes the runs whose owner is gone (the next run's start calls it, and
 ``qoslab emu clean``): it kills their registered processes (when the pid still is the
 same process), deletes their namespaces (which takes their interfaces, bridges and
-nftables tables with them) and their root-namespace interfaces. It touches nothing a
+nftables tables with them), their root-namespace interfaces and their own temporary
+directories. It touches nothing a
 registry file does not name, and only names of qoslab's form (``qoslab-<run>-...``).
 """
 
@@ -20,7 +21,9 @@ import json
 import os
 import re
 import secrets
+import shutil
 import signal
+import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -90,6 +93,9 @@ class RunRecord:
     root_interfaces: list[str] = field(default_factory=list)
     pids: list[list[int | None]] = field(default_factory=list)
     """[pid, start time] of each child process."""
+    temp_dirs: list[str] = field(default_factory=list)
+    """Directories of the run's own files (an OpenVPN tunnel's static key and logs),
+    each named ``qoslab-<run>`` under the system's temporary directory."""
 
     @property
     def path(self) -> Path:
@@ -116,6 +122,14 @@ class RunRecord:
     def add_pid(self, pid: int) -> None:
         self.pids.append([pid, process_start(pid)])
         self.save()
+
+    def add_temp_dir(self) -> Path:
+        """Make the run's directory for its own files (mode 0700), registered first."""
+        path = Path(tempfile.gettempdir()) / f"qoslab-{self.run}"
+        self.temp_dirs.append(str(path))
+        self.save()
+        path.mkdir(mode=0o700)
+        return path
 
     def _own(self, name: str) -> None:
         if not name.startswith(f"qoslab-{self.run}-"):
@@ -210,6 +224,13 @@ def remove_run(record: RunRecord) -> list[str]:
                 if found:
                     ipr.link("del", index=found[0])
                     removed.append(f"interface {name}")
+    for directory in record.temp_dirs:
+        path = Path(directory)
+        # Only the run's own name: a registry file edited by hand cannot make clean
+        # delete another directory.
+        if path.name == f"qoslab-{record.run}" and path.parent == Path(tempfile.gettempdir()) and path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(f"directory {path}")
     record.path.unlink(missing_ok=True)
     return removed
 

@@ -64,7 +64,9 @@ class Topology:
     """Node name -> its namespace."""
     links: list[LinkHandle] = field(default_factory=list)
     daemons: list[subprocess.Popen[bytes]] = field(default_factory=list)
-    """Processes a role runs in a namespace (the L3F daemon)."""
+    """Processes a role runs in a namespace (the L3F daemon, openvpn)."""
+    tunnels: list[Any] = field(default_factory=list)
+    """The OpenVPN ends running (:class:`qoslab.backends.emu.openvpn.Tunnel`)."""
 
     def namespace(self, node: str) -> str:
         return self.namespaces[node]
@@ -73,12 +75,13 @@ class Topology:
         return next(i for i, n in enumerate(self.plan["nodes"]) if n["name"] == name)
 
 
-def build(plan: dict[str, Any], registry: RunRecord, runner: LinkRunner) -> Topology:
+def build(plan: dict[str, Any], registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no") -> Topology:
     """Make the plan's network (``plan``: a SimConfig dict as :mod:`qoslab.lower` writes
-    it; its links of Ethernet only, which :mod:`qoslab.backends.emu.refusals` made sure of)."""
+    it; its links of Ethernet only, which :mod:`qoslab.backends.emu.refusals` made sure of).
+    ``mtu_disc``: openvpn's ``--mtu-disc`` for its outer packets (:mod:`.openvpn`)."""
     from pyroute2 import netns
 
-    from qoslab.backends.emu import roles
+    from qoslab.backends.emu import openvpn, roles
 
     topo = Topology(plan, registry, runner)
     for node in plan["nodes"]:
@@ -95,10 +98,18 @@ def build(plan: dict[str, Any], registry: RunRecord, runner: LinkRunner) -> Topo
         ends = [_end(topo, ref) for ref in (a, b)]
         topo.links.append(runner.start(link, ends[0], ends[1], registry, index=k))
         linked |= {(a["node"], a["port"]), (b["node"], b["port"])}
+    # OpenVPN's TUN/TAP devices exist before the nodes are configured: a TAP port gets
+    # its MAC, MTU, address and bridge as a link's port does.
+    linked |= openvpn.make_devices(topo)
     for i, node in enumerate(plan["nodes"]):
         _configure_node(topo, i, node, linked)
         roles.apply(topo, node)
-    _wait_up(topo)
+    openvpn.route_tun(topo)
+    # A TAP device has carrier only once openvpn holds it: the wait skips them, and
+    # openvpn starts on links that are up (its first packets are not lost to a carrier
+    # still down, which would hold its start-up for its 10 s retry).
+    _wait_up(topo, skip=set(openvpn.tap_ports(topo.plan)))
+    topo.tunnels = openvpn.start(topo, mtu_disc=mtu_disc)
     return topo
 
 
@@ -106,18 +117,19 @@ SETTLE_S = 5.0
 """Longest wait for every interface of a new network to be up."""
 
 
-def _wait_up(topo: Topology) -> None:
+def _wait_up(topo: Topology, *, skip: set[tuple[str, str]] | None = None) -> None:
     """Until every port and bridge of the network is operationally up (RFC 2863 ifOperStatus,
     IFLA_OPERSTATE). The kernel learns a veth's carrier in its link-watch work, up to a
     second after both ends came up, and a bridge forwards on a port only after that: a
     test started at once loses its first ARP request (and its first RTT is ~1 s, the ARP
-    retransmission time)."""
+    retransmission time). ``skip``: (node, port) names not waited for."""
     from pyroute2 import NetNS
 
     deadline = time.monotonic() + SETTLE_S
     for node in topo.plan["nodes"]:
         bridged = node.get("bridge") is not None and not l3f_ports(node)
-        names = [p["name"] for p in node["ports"]] + ([BRIDGE_IFNAME] if bridged else [])
+        names = [p["name"] for p in node["ports"] if (node["name"], p["name"]) not in (skip or set())]
+        names += [BRIDGE_IFNAME] if bridged else []
         with NetNS(topo.namespaces[node["name"]]) as ns:
             while True:
                 states = {str(link.get("ifname")): link.get("operstate") for link in ns.link("dump")}

@@ -1,0 +1,310 @@
+"""OpenVPN tunnels on the emulation backend: the real ``openvpn`` binary (issue 17 part 3),
+one process per end in its node's namespace, with a static key made for the run.
+
+What each field of the plan's ``OpenVpnConfig`` becomes (``openvpn(8)``, 2.6):
+
+- ``dev``, ``name``: ``--dev NAME --dev-type tap|tun``. The device is made beforehand
+  as a persistent TUN/TAP device in the node's namespace (:func:`make_devices`), so the
+  topology gives a TAP port the plan's MAC, MTU, address and bridge like any port, and
+  ``openvpn`` only attaches to it (``--ifconfig-noexec``, ``--route-noexec``: addresses
+  and routes are the plan's, set through netlink; a TUN device's ``protects`` routes in a
+  table that openvpn's own marked packets pass by, :func:`route_tun`).
+- ``proto``: ``--proto udp``; TCP: ``tcp-server`` at the server end, ``tcp-client``
+  (``--nobind``, an ephemeral port, as the simulator's client) at the other.
+- ``local``, ``remote``, ``local_port``, ``remote_port``: ``--local --lport --remote
+  --rport`` (the TCP server has no ``--remote``: it takes the connection that comes).
+- ``key``: a static key (``--secret``) per tunnel, made for the run by ``openvpn --genkey
+  secret`` in the run's own directory; key direction 0 at the server, 1 at the client.
+  The simulator's keys stand in for a TLS handshake; a static key has the same data
+  channel less the opcode (``wire::openvpn::DataOpcode::StaticKey``: no opcode, an
+  8-byte packet ID), so ``qoslab mtu`` counts it with ``openvpn(key=static,...)``.
+- ``cipher``, ``auth``: ``--cipher``, ``--auth`` (``none`` is ``none``); Blowfish needs
+  OpenSSL 3's legacy provider (``--providers legacy default``). GCM is refused: its
+  static-key layout is not modelled.
+- ``replay``: ``--no-replay`` when false (OpenVPN 2.6 still accepts it, with a warning).
+- ``fragment``: ``--fragment N`` (UDP only, which the scenario checks already require).
+- ``mtu``: ``--tun-mtu`` (a TUN device's MTU; for TAP the port's MTU, which the plan
+  holds).
+- Nothing in the plan clamps the TCP MSS, and the simulator does not (``--mssfix`` is not
+  modelled, crates/sim/src/tunnel/openvpn_tcp.rs): ``--mssfix 0``.
+- The simulator fragments an outer datagram too large for its egress interface (its
+  OpenVPN end sets no DF): ``--mtu-disc no``. ``mtu_disc="yes"`` (the path-MTU
+  measurement, :func:`qoslab.backends.emu.measure.path_mtu`) sets DF on every outer
+  packet instead, so that nothing is fragmented anywhere on the path.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from qoslab.backends.emu.topology import EmulationError, in_namespace
+
+if TYPE_CHECKING:
+    from qoslab.backends.emu.topology import Topology
+    from qoslab.lower.common import LocatedProblems
+    from qoslab.lower.lowered import Network
+
+BINARY = "openvpn"
+"""The program, looked up in PATH."""
+
+READY_S = 20.0
+"""Longest wait for both ends of a tunnel to complete their initialisation."""
+
+TOOL_TIMEOUT_S = 10.0
+"""Longest wait for ``openvpn --genkey`` or ``--version``."""
+
+READY_LINES = {
+    "udp": ("link local (bound)", "Initialization Sequence Completed"),
+    "tcp": ("TCP connection established", "Initialization Sequence Completed"),
+}
+"""What openvpn logs once its data channel carries packets. A static key needs no
+handshake: over UDP the bound socket is enough, over TCP the connection. openvpn logs
+"Initialization Sequence Completed" only when the first packet from its peer arrives,
+and with no traffic of its own (no ``--ping``) the first is its OCC request, 10 s after
+the start (``occ.h`` OCC_INTERVAL_SECONDS): waiting for it would add 10 s to every test."""
+
+_CIPHERS = {"none": "none", "bf-cbc": "BF-CBC", "aes-128-cbc": "AES-128-CBC", "aes-256-cbc": "AES-256-CBC"}
+"""The plan's ciphers that run with a static key, as openvpn names them."""
+
+_AUTHS = {"none": "none", "sha1": "SHA1", "sha256": "SHA256", "sha512": "SHA512"}
+
+
+@dataclass
+class Tunnel:
+    """One running OpenVPN end."""
+
+    node: str
+    name: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    argv: list[str]
+
+
+def binary() -> str | None:
+    """The path of the openvpn binary, or None when it is not installed."""
+    return shutil.which(BINARY)
+
+
+def version() -> str:
+    """openvpn's version line (``openvpn --version``'s first line, e.g. ``OpenVPN 2.6.14
+    x86_64-pc-linux-gnu [SSL (OpenSSL)] ...``), up to its feature list."""
+    path = binary()
+    if path is None:
+        raise EmulationError("openvpn is not installed")
+    done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=TOOL_TIMEOUT_S)
+    first = (done.stdout or done.stderr).splitlines()[0] if (done.stdout or done.stderr) else "openvpn ?"
+    return first.split(" [", 1)[0].strip()
+
+
+def implementation() -> str:
+    """What a record says ran the tunnels: the binary, its version and the key mode."""
+    return f"{version()} ({binary()}), static key"
+
+
+def check(net: Network, out: LocatedProblems) -> None:
+    """Refuse what the real openvpn cannot run as the plan says, at the tunnel's key."""
+    from qoslab.scenario.model import OpenVpn
+
+    for i, t in enumerate(net.scenario.tunnel):
+        if not isinstance(t, OpenVpn):
+            continue
+        named = f" {t.name!r}"
+        if binary() is None:
+            out.add(
+                ("tunnel", i, "type"),
+                f"tunnel{named} runs the real openvpn on the emulation backend, and openvpn is not installed",
+                expected="the openvpn program in PATH (Debian: apt-get install openvpn)",
+                found="none",
+                hint="scripts/install.sh installs it; or run it on the simulator (`--backend sim`)",
+            )
+        if t.cipher not in _CIPHERS:
+            out.add(
+                ("tunnel", i, "cipher"),
+                f"tunnel{named}: the emulation backend runs OpenVPN with a static key (--secret), and a GCM "
+                "cipher's static-key layout is not modelled (wire::openvpn, `qoslab mtu` could not count it)",
+                expected=" or ".join(repr(c) for c in _CIPHERS),
+                found=repr(t.cipher),
+            )
+
+
+def ends(plan: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """Every OpenVPN end of the plan: (node name, its OpenVpnConfig)."""
+    return [(node["name"], end) for node in plan["nodes"] for end in node.get("openvpn") or []]
+
+
+def tap_ports(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    """(node, port name) of every TAP port: up only once openvpn holds its device."""
+    out = []
+    for node in plan["nodes"]:
+        for end in node.get("openvpn") or []:
+            if end["dev"] == "tap":
+                out.append((str(node["name"]), str(node["ports"][int(end["port"])]["name"])))
+    return out
+
+
+def make_devices(topo: Topology) -> set[tuple[int, int]]:
+    """Make each end's TUN/TAP device, persistent and down, in its node's namespace;
+    returns the (node, port) of the TAP ports made (a TUN device is no port of the plan)."""
+    from pyroute2 import NetNS
+
+    made: set[tuple[int, int]] = set()
+    for n, node in enumerate(topo.plan["nodes"]):
+        for end in node.get("openvpn") or []:
+            with NetNS(topo.namespace(node["name"])) as ns:
+                ns.link("add", ifname=end["name"], kind="tuntap", mode=end["dev"])
+                if end["dev"] == "tun":
+                    ns.link("set", index=ns.link_lookup(ifname=end["name"])[0], mtu=int(end["mtu"]))
+            if end["dev"] == "tap":
+                made.add((n, int(end["port"])))
+    return made
+
+
+MARK = 0x51
+"""The firewall mark of openvpn's own sockets (``--mark``, SO_MARK): what the
+:data:`TUNNEL_TABLE` rule lets pass by the tunnel's routes."""
+
+TUNNEL_TABLE = 51
+"""The routing table of the TUN devices' ``protects`` routes (any id but 253-255, which
+Linux reserves for default, main and local, rtnetlink(7))."""
+
+RULE_PRIORITY = 100
+"""The rule ``not fwmark MARK lookup TUNNEL_TABLE``: before main (32766), after local (0)."""
+
+FIB_RULE_INVERT = 0x2
+"""``include/uapi/linux/fib_rules.h``: the rule matches what its selector does not."""
+
+
+def route_tun(topo: Topology) -> None:
+    """A TUN end up, and the destinations it protects routed into it (the plan's
+    ``protects``); a TAP port is configured by the topology as any port.
+
+    A tunnel may protect its own far end's outer address (a server protects the client's
+    only address, 198.51.100.2/32): the simulator's OpenVPN end sends its own outer
+    packets past the tunnel's routes. Here the routes go into a table of their own,
+    looked up for every packet but openvpn's own (marked :data:`MARK`), which the main
+    table routes."""
+    from pyroute2 import NetNS
+
+    by_node: dict[str, list[dict[str, Any]]] = {}
+    for node, end in ends(topo.plan):
+        if end["dev"] == "tun":
+            by_node.setdefault(node, []).append(end)
+    for node, tuns in by_node.items():
+        with NetNS(topo.namespace(node)) as ns:
+            for end in tuns:
+                idx = ns.link_lookup(ifname=end["name"])[0]
+                ns.link("set", index=idx, state="up")
+                for destination, prefix in end.get("protects") or []:
+                    ns.route("add", dst=destination, dst_len=int(prefix), oif=idx, table=TUNNEL_TABLE)
+            ns.rule(
+                "add", table=TUNNEL_TABLE, priority=RULE_PRIORITY, fwmark=MARK, fwmask=0xFFFFFFFF, flags=FIB_RULE_INVERT
+            )
+
+
+def argv(end: dict[str, Any], key: Path, log: Path, *, mtu_disc: str = "no", tap_mtu: int | None = None) -> list[str]:
+    """The openvpn command line of one end (the module's doc maps each field)."""
+    server = bool(end["server"])
+    args = [binary() or BINARY, "--dev", end["name"], "--dev-type", end["dev"]]
+    if end["proto"] == "udp":
+        args += ["--proto", "udp", "--local", end["local"], "--lport", str(end["local_port"])]
+        args += ["--remote", end["remote"], "--rport", str(end["remote_port"])]
+    elif server:
+        args += ["--proto", "tcp-server", "--local", end["local"], "--lport", str(end["local_port"])]
+    else:
+        args += ["--proto", "tcp-client", "--nobind", "--remote", end["remote"], "--rport", str(end["remote_port"])]
+        args += ["--connect-retry", "1", "1"]
+    args += ["--secret", str(key), "0" if server else "1"]
+    cipher = str(end["cipher"])
+    args += ["--cipher", _CIPHERS[cipher], "--auth", _AUTHS[str(end["auth"])]]
+    if cipher == "bf-cbc":
+        args += ["--providers", "legacy", "default"]
+    if not end.get("replay"):
+        args.append("--no-replay")
+    if end.get("fragment") is not None:
+        args += ["--fragment", str(int(end["fragment"]))]
+    mtu = int(end["mtu"]) if end["dev"] == "tun" or tap_mtu is None else tap_mtu
+    args += ["--tun-mtu", str(mtu), "--mssfix", "0", "--mtu-disc", mtu_disc]
+    # A tunnel may route its far end's outer address into itself (route_tun); openvpn
+    # would drop such packets as "recursive routing" though its own are marked past it.
+    args += ["--allow-recursive-routing"]
+    args += ["--mark", str(MARK), "--ifconfig-noexec", "--route-noexec", "--verb", "3", "--log", str(log)]
+    return args
+
+
+def start(topo: Topology, *, mtu_disc: str = "no") -> list[Tunnel]:
+    """Start every end of every OpenVPN tunnel of the plan and wait until each has its
+    data channel up. Each process is registered before anything waits on it."""
+    plan_ends = ends(topo.plan)
+    if not plan_ends:
+        return []
+    directory = topo.registry.add_temp_dir()
+    keys: dict[int, Path] = {}
+    tunnels: list[Tunnel] = []
+    # Servers first, each end's socket bound (or listening) before the next starts, so
+    # that a TCP client's first connection finds its server.
+    for node, end in sorted(plan_ends, key=lambda e: not e[1]["server"]):
+        key = keys.get(int(end["key"]))
+        if key is None:
+            key = keys[int(end["key"])] = directory / f"tunnel{int(end['key'])}.key"
+            _genkey(key)
+        log = directory / f"{node}-{end['name']}.log"
+        tap_mtu = None
+        if end["dev"] == "tap":
+            plan_node = topo.plan["nodes"][topo.node_index(node)]
+            tap_mtu = int(plan_node["ports"][int(end["port"])]["mtu"])
+        args = argv(end, key, log, mtu_disc=mtu_disc, tap_mtu=tap_mtu)
+        proc = subprocess.Popen(
+            in_namespace(topo.namespace(node), args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        topo.registry.add_pid(proc.pid)
+        topo.daemons.append(proc)
+        tunnels.append(Tunnel(node, str(end["name"]), proc, log, args))
+        _wait_for(tunnels[-1], BOUND_LINES)
+    for t, (_, end) in zip(tunnels, sorted(plan_ends, key=lambda e: not e[1]["server"]), strict=True):
+        _wait_for(t, READY_LINES[str(end["proto"])])
+    return tunnels
+
+
+def _genkey(path: Path) -> None:
+    """A new static key (2048 bits, OpenVPN's ``--genkey secret``) in ``path``."""
+    path_bin = binary()
+    if path_bin is None:
+        raise EmulationError("openvpn is not installed")
+    done = subprocess.run(
+        [path_bin, "--genkey", "secret", str(path)], capture_output=True, text=True, timeout=TOOL_TIMEOUT_S
+    )
+    if done.returncode != 0:
+        raise EmulationError(f"openvpn --genkey secret failed: {done.stderr.strip() or done.stdout.strip()}")
+
+
+_FATAL = re.compile(r"(Exiting due to fatal error|Options error: .*|Cannot .*)")
+
+
+BOUND_LINES = ("link local (bound)", "Listening for incoming TCP connection", "Attempting to establish TCP connection")
+"""What openvpn logs once its socket is bound (UDP, a TCP server) or connecting (a TCP
+client, ``socket.c``)."""
+
+
+def _wait_for(t: Tunnel, lines: tuple[str, ...]) -> None:
+    """Until ``t`` has logged one of ``lines``; its exit, or :data:`READY_S`, is an
+    error quoting its log."""
+    deadline = time.monotonic() + READY_S
+    while True:
+        text = t.log.read_text(errors="replace") if t.log.exists() else ""
+        if any(line in text for line in lines):
+            return
+        if t.process.poll() is not None or time.monotonic() > deadline:
+            fatal = _FATAL.findall(text)
+            why = fatal[0] if fatal else (text.strip().splitlines() or ["no log"])[-1]
+            state = "exited" if t.process.poll() is not None else f"not up after {READY_S:.0f} s"
+            raise EmulationError(f"openvpn {t.name} in {t.node} {state}: {why}")
+        time.sleep(0.02)
