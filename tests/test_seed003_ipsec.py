@@ -83,7 +83,7 @@ def test_each_file_of_the_family_describes_its_setup(tunnels):
     assert {(t.mode, t.protocol, t.cipher, t.auth) for t in sc.tunnel} <= {
         ("transport", "esp", "3des-cbc", "hmac-sha1-96")
     }
-    assert sc.node["wireless"].cpu == "pentium-ii-300mhz" and cpu_profiles()["pentium-ii-300mhz"].hz == 300_000_000
+    assert sc.node.wireless.cpu == "pentium-ii-300mhz" and cpu_profiles()["pentium-ii-300mhz"].hz == 300_000_000
     # The seed's design: 25 ... 1600 bytes (with both knees and the bytes after them), 1 and 5 ms.
     swept = [p.values for p in sweep_points(sc)]
     values = {p["test[0].payload"] for p in swept}
@@ -163,12 +163,12 @@ def test_the_three_tunnels_are_charged_to_the_one_cpu_over_the_test():
             _, runs = run_tests(sc)
             (record,) = runs[0].records
             assert record["metrics"]["loss_pct"] == 0.0
-            node = next(n for n in runs[0].results["nodes"] if n["name"] == "wireless")
-            busy[(tunnels, with_esp)] = node["cpu_utilization_window"] * count * gap_ms / 1e3
+            node = next(n for n in runs[0].results.nodes if n.name == "wireless")
+            busy[(tunnels, with_esp)] = node.cpu_utilization_window * count * gap_ms / 1e3
             assert record["metrics"]["cpu_util_pct"]["wireless"] == pytest.approx(
-                100 * node["cpu_utilization_window"], abs=1e-3
+                100 * node.cpu_utilization_window, abs=1e-3
             )
-            assert node["cpu_utilization_window"] > node["cpu_utilization"]  # the idle learning and drain are left out
+            assert node.cpu_utilization_window > node.cpu_utilization  # the idle learning and drain are left out
     for k in (1, 2, 3):
         assert busy[(k, True)] - busy[(k, False)] == pytest.approx(k * count * 2 * cost / profile.hz, rel=0.01), k
 
