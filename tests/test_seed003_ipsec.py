@@ -83,7 +83,7 @@ def test_each_file_of_the_family_describes_its_setup(tunnels):
     assert {(t.mode, t.protocol, t.cipher, t.auth) for t in sc.tunnel} <= {
         ("transport", "esp", "3des-cbc", "hmac-sha1-96")
     }
-    assert sc.node.wireless.cpu == "pentium-ii-300mhz" and cpu_profiles()["pentium-ii-300mhz"].hz == 300_000_000
+    assert sc.node["wireless"].cpu == "pentium-ii-300mhz" and cpu_profiles()["pentium-ii-300mhz"].hz == 300_000_000
     # The seed's design: 25 ... 1600 bytes (with both knees and the bytes after them), 1 and 5 ms.
     swept = [p.values for p in sweep_points(sc)]
     values = {p["test[0].payload"] for p in swept}

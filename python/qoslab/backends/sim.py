@@ -15,13 +15,17 @@ from __future__ import annotations
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qoslab.lower.common import SECOND_NS, LocatedProblems, Port, _members, format_mac, mac_for
 from qoslab.lower.lowered import Network, _encode
 from qoslab.lower.network import lower, lower_network, planned_config
 from qoslab.plan import RESULTS_SCHEMA
-from qoslab.plan.results_models import FlowResult, Results
+
+if TYPE_CHECKING:
+    # Imported where a run is read (read_results): building the models' validators
+    # costs a command that never simulates (check, schema) some 30-80 ms.
+    from qoslab.plan.results_models import FlowResult, Results
 from qoslab.scenario.model import Scenario
 
 
@@ -96,6 +100,8 @@ def read_results(text: str) -> Results:
     """The core's results JSON as :class:`Results`, checked against its models (one pass
     of pydantic-core over the text: benchmarks/README.md "Reading the results")."""
     import pydantic
+
+    from qoslab.plan.results_models import Results
 
     try:
         results = Results.model_validate_json(text)

@@ -42,7 +42,6 @@ from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import DRAIN_NS, Plan, cpu_metrics
 from qoslab.methods.common import endpoints, flow_result, ms
-from qoslab.plan.results_models import IntervalRecord
 from qoslab.scenario.node_tables import Host
 from qoslab.scenario.test_tables import TcpBulk, TcpTransfer
 
@@ -433,6 +432,8 @@ def intervals(each: list[FlowResult], start_ns: int) -> list[dict[str, Any]]:
     retransmissions included; ``snd_cwnd_bytes`` and ``rtt_ms`` the sender's state at
     the interval's end.
     """
+    from qoslab.plan.results_models import IntervalRecord
+
     rows = [(f.id, (f.tcp.intervals if f.tcp else None) or []) for f in each]
     n = max((len(r) for _, r in rows), default=0)
     out = []
@@ -440,7 +441,7 @@ def intervals(each: list[FlowResult], start_ns: int) -> list[dict[str, Any]]:
         end_ns=start_ns, bytes_received=0, bytes_sent=0, retransmits=0, bytes_acked=0, cwnd_bytes=0, srtt_ns=None
     )
     for k in range(n):
-        streams = []
+        streams: list[dict[str, Any]] = []
         for fid, recs in rows:
             if k >= len(recs):
                 continue
