@@ -21,12 +21,12 @@ from qoslab.lower.common import SECOND_NS, LocatedProblems, Port, _members, form
 from qoslab.lower.lowered import Network, _encode
 from qoslab.lower.network import lower, lower_network, planned_config
 from qoslab.plan import RESULTS_SCHEMA
+from qoslab.scenario.model import Scenario
 
 if TYPE_CHECKING:
-    # Imported where a run is read (read_results): building the models' validators
-    # costs a command that never simulates (check, schema) some 30-80 ms.
+    # Imported where a run is read (read_results): building the 45 model classes would
+    # cost a command that never simulates (check, schema) some 30-80 ms.
     from qoslab.plan.results_models import FlowResult, Results
-from qoslab.scenario.model import Scenario
 
 
 class SimulationError(RuntimeError):
