@@ -38,7 +38,9 @@ def utilisation(per_byte_esp: float, count: int) -> float:
     assert client["cpu"]["profile"] == "pentium-ii-300mhz"
     client["cpu"]["cycles"]["per_byte_esp"] = per_byte_esp
     results = simulate(config)
-    return 100.0 * next(n for n in results["nodes"] if n["name"] == "wireless")["cpu_utilization_window"]
+    window = next(n for n in results.nodes if n.name == "wireless").cpu_utilization_window
+    assert window is not None, "the run has a CPU window (cpu_window_ns above)"
+    return 100.0 * window
 
 
 def main() -> None:

@@ -46,8 +46,26 @@ QUICK_TRIALS = 1
 DROPPED_CORE_KEYS: set[str] = set()
 
 
-def _core_text(results: dict[str, Any]) -> str:
+def _core_text(text: str) -> str:
+    """The core's results JSON ``text``, its keys sorted, without DROPPED_CORE_KEYS."""
+    results = json.loads(text)
     return json.dumps({k: v for k, v in results.items() if k not in DROPPED_CORE_KEYS}, sort_keys=True)
+
+
+def _recording_core_texts(texts: list[str]) -> Any:
+    """Replaces ``qoslab.backends.sim.read_results`` (where every simulation's JSON text
+    is read into the typed results) by one that also appends the text, as
+    :func:`_core_text` makes it, to ``texts``; returns the original to put back."""
+    from qoslab.backends import sim as sim_backend
+
+    real = sim_backend.read_results
+
+    def recording(text: str) -> Any:
+        texts.append(_core_text(text))
+        return real(text)
+
+    sim_backend.read_results = recording
+    return real
 
 
 def _strip(value: Any) -> Any:
@@ -101,21 +119,14 @@ def examples_manifest(names: list[str] | None, *, full: bool) -> dict[str, dict[
     from qoslab.data import examples
 
     out: dict[str, dict[str, str]] = {}
-    real = sim_backend.simulate
     for name in names or examples.names():
         texts: list[str] = []
-
-        def recording(config: Any, texts: list[str] = texts, **kw: Any) -> dict[str, Any]:
-            results = real(config, **kw)
-            texts.append(_core_text(results))
-            return results
-
-        sim_backend.simulate = recording
+        real = _recording_core_texts(texts)
         try:
             scenario = qoslab.load(examples.path(name)) if full else quick_scenario(examples.path(name))
             results = qoslab.run(scenario, jobs=1)
         finally:
-            sim_backend.simulate = real
+            sim_backend.read_results = real
         out[f"example:{name}"] = {
             "records": _digest(_strip(results.records)),
             "core": hashlib.sha256("\n".join(texts).encode()).hexdigest(),
@@ -127,6 +138,7 @@ def examples_manifest(names: list[str] | None, *, full: bool) -> dict[str, dict[
 
 def bench_manifest() -> dict[str, dict[str, str]]:
     from qoslab import bench
+    from qoslab.backends import sim as sim_backend
     from qoslab.backends.sim import simulate
 
     configs = {
@@ -138,7 +150,13 @@ def bench_manifest() -> dict[str, dict[str, str]]:
     }
     out = {}
     for name, config in configs.items():
-        text = _core_text(simulate(config))
+        texts: list[str] = []
+        real = _recording_core_texts(texts)
+        try:
+            simulate(config)
+        finally:
+            sim_backend.read_results = real
+        (text,) = texts
         out[f"bench:{name}"] = {"core": hashlib.sha256(text.encode()).hexdigest()}
         print(f"bench {name}", file=sys.stderr, flush=True)
     return out

@@ -77,14 +77,14 @@ def test_abr_holds_a_fair_share_where_ubr_loses_the_frames():
         )
         point.test[0].duration = 500_000_000
         _, runs = run_tests(point, source=EXAMPLE)
-        flow = next(f for f in runs[0].results["flows"] if f["kind"] == "udp" and f["id"] < 1000)
-        measured[service] = (flow["throughput_bps"], runs[0].results["atm"])
+        flow = next(f for f in runs[0].results.flows if f.kind == "udp" and f.id < 1000)
+        measured[service] = (flow.throughput_bps, runs[0].results.atm)
     # Half the port's cells, less one in Nrm = 32 for forward RM cells (TM 4.0 §5.10.4
     # rule 3), in 1472-octet datagrams of 32 cells (1472 + 28 + 8 + 8 octets).
     fair = OC3_CELLS_PER_S / 2 * 31 / 32 / 32 * 1472 * 8
     abr_bps, abr_atm = measured["abr"]
     ubr_bps, ubr_atm = measured["ubr"]
     assert abs(abr_bps - fair) / fair < 0.1, (abr_bps, fair)
-    assert sum(abr_atm["cells_lost"]) == 0 and abr_atm["frames_corrupt"] == 0
-    assert sum(ubr_atm["cells_lost"]) > 0 and ubr_atm["frames_corrupt"] > 0
+    assert sum(abr_atm.cells_lost) == 0 and abr_atm.frames_corrupt == 0
+    assert sum(ubr_atm.cells_lost) > 0 and ubr_atm.frames_corrupt > 0
     assert ubr_bps < abr_bps

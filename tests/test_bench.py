@@ -80,8 +80,34 @@ def fake_simulate(config_json: str, _options: object) -> str:
     """Stands in for _core.simulate: every UDP flow delivers 5 Mb/s of payload."""
     config = json.loads(config_json)
     seconds = (config["duration_ns"] - bench._ns(bench.WARMUP_S)) / 1e9
-    flows = [{"id": f["id"], "rx_bytes": round(5e6 / 8 * seconds)} for f in config["flows"]]
-    return json.dumps({"events": 1000, "sim_time_ns": config["duration_ns"], "flows": flows})
+    flows = [flow_result(f["id"], round(5e6 / 8 * seconds)) for f in config["flows"]]
+    return results_text(1000, config["duration_ns"], flows)
+
+
+def flow_result(flow_id: int, bytes_received: int) -> dict:
+    """A UDP flow's entry in the core's results (schema/results.schema.json)."""
+    counts = dict.fromkeys(("sent", "received", "lost", "duplicates", "drained", "late"), 0)
+    return {
+        "id": flow_id,
+        "kind": "udp",
+        **counts,
+        "bytes_received": bytes_received,
+        "throughput_bps": 0.0,
+        "first_rx_ns": None,
+        "last_rx_ns": None,
+        "receive_interval_ns": 0,
+        "latency_ns": None,
+        "jitter_ns": None,
+        "rtt_ns": [],
+    }
+
+
+def results_text(events: int, sim_time_ns: int, flows: list[dict]) -> str:
+    """The core's results JSON with ``flows`` and nothing else."""
+    from qoslab.plan import RESULTS_SCHEMA
+
+    empty = {"links": [], "nodes": [], "drop_log": []}
+    return json.dumps({"schema": RESULTS_SCHEMA, "events": events, "sim_time_ns": sim_time_ns, "flows": flows, **empty})
 
 
 def fake_ns3(name: str, seconds: float) -> dict:
@@ -164,7 +190,7 @@ def test_cpu_speedup_is_the_ratio_of_median_cpu_times():
 
 
 def test_runs_of_one_configuration_must_agree():
-    outputs = iter(['{"events": 1}', '{"events": 2}'])
+    outputs = iter([results_text(1, 0, []), results_text(2, 0, [])])
     report = bench.run(
         ["ethernet_chain_10"], sim_seconds=0.01, repeat=2, simulate=lambda _config, _options: next(outputs)
     )
@@ -218,10 +244,12 @@ def test_cli_json_record_from_this_build():
 
 
 def test_throughput_from_results():
-    results = {"flows": [{"id": 2, "rx_bytes": 1}, {"id": 1, "rx_payload_bytes": 1_250_000}]}
+    from qoslab.backends.sim import read_results
+
+    results = read_results(results_text(3, 0, [flow_result(2, 1), flow_result(1, 1_250_000)]))
+    # 1.25 MB in 2 s: 10^7 bit over 2 s = 5 Mb/s.
     assert bench.flow_throughput_mbps(results, 1, 2.0) == pytest.approx(5.0)
-    assert bench.flow_throughput_mbps({"flows": [{"id": 1, "throughput_mbps": 3.5}]}, 1, 2.0) == 3.5
-    assert bench.flow_throughput_mbps({"events": 3}, 1, 2.0) is None
+    assert bench.flow_throughput_mbps(read_results(results_text(3, 0, [])), 1, 2.0) is None
 
 
 # --- the configurations ---------------------------------------------------------------

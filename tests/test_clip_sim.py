@@ -20,23 +20,23 @@ SIGNALLING_MS = 2.0  # the example's signalling_delay
 def test_two_lis_through_a_router_with_svcs():
     sc = load_scenario(EXAMPLE)
     results = simulate(lower(sc, test_index=0))
-    flow = results["flows"][0]
-    assert flow["received"] == flow["sent"] == 5
-    atm = results["atm"]
+    flow = results.flows[0]
+    assert flow.received == flow.sent == 5
+    atm = results.atm
     # Registrations of ws1, r1 (twice: one port per LIS) and ws2 with the server on the
     # switch, then ws1 -> r1 and r1 -> ws2; the replies use the same SVCs (the called
     # side learns the caller with InATMARP).
-    assert atm["svc_setups"] == 6, atm
-    setups = sorted(atm["svc_setup_ns"])
+    assert atm.svc_setups == 6, atm
+    setups = sorted(atm.svc_setup_ns)
     assert all(SIGNALLING_MS * 1e6 <= t < SIGNALLING_MS * 1e6 + 100_000 for t in setups[:4]), setups
     assert all(2 * SIGNALLING_MS * 1e6 <= t < 2 * SIGNALLING_MS * 1e6 + 100_000 for t in setups[4:]), setups
-    rtts = flow["rtt_ns"]
+    rtts = flow.rtt_ns
     # The first echo waits for the VC to the server, then two calls (SETUP and CONNECT
     # each processed by the switch); later ones take cell times only.
     assert rtts[0] >= (SIGNALLING_MS + 2 * 2 * SIGNALLING_MS) * 1e6, rtts
     assert all(r < 100_000 for r in rtts[1:]), rtts
     # The router forwarded: ws1 has no SVC to ws2 (its only calls: the server, r1).
-    assert atm["frames_corrupt"] == 0
+    assert atm.frames_corrupt == 0
 
 
 @pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark not installed")

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from qoslab.backends.sim import lower, simulate
+from qoslab.plan.results_models import FlowResult, LinkResult, Results
 from qoslab.scenario import load_scenario
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -31,40 +32,42 @@ def example_tests() -> list[tuple[str, int]]:
     return cases
 
 
-def check_flow(flow: dict) -> None:
-    c = flow["conservation"]
-    where = f"flow {flow['id']} ({flow['kind']}): {c}"
-    assert c["sent"] == c["received"] + c["dropped"] + c["in_network"], where
-    assert sum(c["drops"].values()) == c["dropped"], where
-    if flow["kind"] == "tcp":
-        assert c["unit"] == "segments", where
+def check_flow(flow: FlowResult) -> None:
+    c = flow.conservation
+    where = f"flow {flow.id} ({flow.kind}): {c}"
+    assert c is not None, where
+    assert c.sent == c.received + c.dropped + c.in_network, where
+    assert sum(c.drops.values()) == c.dropped, where
+    if flow.kind == "tcp":
+        assert c.unit == "segments", where
         # At least the SYN went out, and every segment carrying data is one of them.
-        assert c["sent"] >= 1, where
+        assert c.sent >= 1, where
     else:
         # The sender's and the receiver's own counts (crates/sim/src/app/stats.rs).
-        assert c["unit"] == "datagrams", where
+        assert c.unit == "datagrams", where
         # A late datagram (after its window, docs/metrics.md "Drained and late") arrived.
-        assert (c["sent"], c["received"]) == (flow["sent"], flow["received"] + flow.get("late", 0)), where
+        assert (c.sent, c.received) == (flow.sent, flow.received + flow.late), where
 
 
-def check_link(link: dict) -> None:
-    entries = link["conservation"]
-    where = f"link {link['name']} ({link['type']}): {entries}"
+def check_link(link: LinkResult) -> None:
+    entries = link.conservation
+    where = f"link {link.name} ({link.type}): {entries}"
+    assert entries is not None, where
     # One per direction (p2p, ATM), one per member's transmitter (802.11).
-    assert len(entries) == len(link["frames"]), where
-    for c, sent in zip(entries, link["frames"]):
-        assert c["frames_in"] == c["frames_out"] + c["dropped"] + c["queued"], where
-        if link["type"] in ("ethernet", "serial"):
+    assert len(entries) == len(link.frames), where
+    for c, sent in zip(entries, link.frames):
+        assert c.frames_in == c.frames_out + c.dropped + c.queued, where
+        if link.type in ("ethernet", "serial"):
             # A frame delivered or lost on the wire was serialized first; what waits in
             # the queue was not.
-            assert c["frames_out"] <= sent <= c["frames_in"], where
-        elif link["type"] == "wifi":
-            assert c["frames_out"] == sent, where
+            assert c.frames_out <= sent <= c.frames_in, where
+        elif link.type == "wifi":
+            assert c.frames_out == sent, where
         else:
-            assert c["frames_in"] == sent, where
+            assert c.frames_in == sent, where
 
 
-def run_cut(config: dict, cut_ns: int) -> dict:
+def run_cut(config: dict, cut_ns: int) -> Results:
     config = dict(config, duration_ns=min(int(config["duration_ns"]), cut_ns))
     return simulate(config)
 
@@ -74,10 +77,10 @@ def test_every_example_test_conserves_packets_and_frames(example: str, index: in
     path = EXAMPLES / example
     config = lower(load_scenario(path), test_index=index, source=path)
     results = run_cut(config, CUT_NS)
-    assert results["flows"], "a test without flows checks nothing"
-    for flow in results["flows"]:
+    assert results.flows, "a test without flows checks nothing"
+    for flow in results.flows:
         check_flow(flow)
-    for link in results["links"]:
+    for link in results.links:
         check_link(link)
 
 
@@ -123,14 +126,15 @@ duration = "2 s"
     udp = next(f for f in config["flows"] if f["kind"] == "udp")
     # Cut half a second into the stream: the 10 Mb/s queue filled long before.
     results = run_cut(config, udp["start_ns"] + 500_000_000)
-    flow = next(f for f in results["flows"] if f["kind"] == "udp")
+    flow = next(f for f in results.flows if f.kind == "udp")
     check_flow(flow)
-    c = flow["conservation"]
+    c = flow.conservation
+    assert c is not None
     queue_frames = config["links"][1]["queue_frames"]
     # The router's output queue toward b holds its limit, one more frame is on its
     # wire; the sender keeps 2 frames waiting at its own port (crates/sim,
     # SATURATION_BACKLOG), one on a's wire, and at most one in the router's hands.
-    assert queue_frames + 1 <= c["in_network"] <= queue_frames + 5, c
-    assert c["dropped"] > 0 and set(c["drops"]) == {"output queue full (drop-tail)"}, c
-    for link in results["links"]:
+    assert queue_frames + 1 <= c.in_network <= queue_frames + 5, c
+    assert c.dropped > 0 and set(c.drops) == {"output queue full (drop-tail)"}, c
+    for link in results.links:
         check_link(link)

@@ -27,6 +27,7 @@ import math
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from qoslab.backends.sim import run_tests
+from qoslab.plan.results_models import Results
 from qoslab.scenario import loads_scenario
 from test_conservation import check_flow, check_link
 
@@ -127,13 +128,13 @@ def scenario_text(links: list[dict], test: str) -> str:
     return "\n".join(out)
 
 
-def run_chain(links: list[dict], test: str) -> tuple[dict, dict]:
+def run_chain(links: list[dict], test: str) -> tuple[Results, dict]:
     scenario = loads_scenario(scenario_text(links, test), "chain.toml")
     _, runs = run_tests(scenario)
     (run,) = runs
-    for flow in run.results["flows"]:
+    for flow in run.results.flows:
         check_flow(flow)
-    for link in run.results["links"]:
+    for link in run.results.links:
         check_link(link)
     return run.results, run.records[0]["metrics"]
 

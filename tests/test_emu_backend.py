@@ -310,10 +310,12 @@ def test_an_l3f_bridge_routes_by_proxy_arp_and_learned_host_routes(tmp_path: Pat
 
     path = _scenario(tmp_path, text)
     _, runs = run_sim(load_scenario(path), source=path)
-    sim = {n["name"]: n for n in runs[0].results["nodes"]}
+    from qoslab.methods.common import table_rows
+
+    sim = {n.name: n for n in runs[0].results.nodes}
     for host in ("h1", "h2"):
-        assert after_first[host]["arp_table"] == sim[host]["arp_table"], host
-    assert after_first["b"]["l3f_table"] == sim["b"]["l3f_table"]
+        assert after_first[host]["arp_table"] == table_rows(sim[host].arp_table), host
+    assert after_first["b"]["l3f_table"] == table_rows(sim["b"].l3f_table)
 
 
 def _ics(tmp_path: Path) -> Path:

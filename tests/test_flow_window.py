@@ -149,17 +149,17 @@ def test_udp_echo_follows_the_same_window(tmp_path):
     m = rec["metrics"]
     assert m["throughput_mbps"] <= payload_capacity_mbps(1472)
     assert m["throughput_mbps"] == pytest.approx(payload_capacity_mbps(1472), rel=5e-3)
-    (flow,) = [f for f in results["flows"] if f["kind"] == "udp-echo"]
-    assert flow["drained"] > 0 and flow["late"] == 0
-    assert flow["receive_interval_ns"] > 2000 * 500_000
+    (flow,) = [f for f in results.flows if f.kind == "udp-echo"]
+    assert flow.drained > 0 and flow.late == 0
+    assert flow.receive_interval_ns > 2000 * 500_000
 
 
 def test_ping_replies_are_counted_inside_the_window(tmp_path):
     rec, results = run(
         network(tmp_path, '[[test]]\nmethod = "ping"\nfrom = "a"\nto = "b"\ncount = 3\ninterval = "0.2 s"\n')
     )
-    (flow,) = results["flows"]
-    assert rec["metrics"]["received"] == 3 and flow["late"] == 0 and len(rec["metrics"]["rtt_ms"]) == 3
+    (flow,) = results.flows
+    assert rec["metrics"]["received"] == 3 and flow.late == 0 and len(rec["metrics"]["rtt_ms"]) == 3
 
 
 def test_run_help_points_to_the_definitions():

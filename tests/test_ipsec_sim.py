@@ -165,8 +165,8 @@ def test_the_receiving_end_pays_for_decryption(tmp_path):
         path = scenario_file(tmp_path, text)
         _, runs = run_tests(load_scenario(path), source=path)
         results = runs[0].results
-        server = next(n for n in results["nodes"] if n["name"] == "server")
-        busy_s[name] = server["cpu_utilization"] * results["sim_time_ns"] / 1e9
+        server = next(n for n in results.nodes if n.name == "server")
+        busy_s[name] = server.cpu_utilization * results.sim_time_ns / 1e9
 
     # generic-host (cpu_profiles.toml): 100 datagrams, and the warm-up ping's request,
     # each an ESP packet of 8 + 8 + pad8(inner + 2) + 12 bytes opened at 120 cycles a

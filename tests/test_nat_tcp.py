@@ -75,7 +75,7 @@ def bulk(nat: str, src: str, dst: str, duration: float = 5.0, window: str | None
         text += f'window = "{window}"\n'
     _, (run,) = run_tests(loads_scenario(text))
     (record,) = run.records
-    record["drop_log"] = run.results["drop_log"]
+    record["drop_log"] = run.results.drop_log
     return record
 
 
@@ -114,9 +114,9 @@ def test_inbound_unsolicited_tcp_is_refused(nat):
     # The SYN and its retransmission one initial RTO later (RFC 6298 §2.1: 1 s).
     assert len(drops) == 2
     for d in drops:
-        assert d["node"] == "gw"
-        assert "no mapping for inbound TCP to 192.168.0.2:5201" in d["reason"]
-        assert d["summary"].startswith("TCP 203.0.113.2 -> 192.168.0.2")
+        assert d.node == "gw"
+        assert "no mapping for inbound TCP to 192.168.0.2:5201" in d.reason
+        assert d.summary.startswith("TCP 203.0.113.2 -> 192.168.0.2")
 
 
 @pytest.mark.parametrize("nat", sorted(NATS))
@@ -136,4 +136,4 @@ def test_parallel_streams_through_the_nat_each_reach_their_own_receiver(nat):
     assert record["metrics"]["throughput_mbps"] >= 0.95 * ceiling_mbps
     for s in record["streams"]:
         assert s["receiver"]["bytes"] * 8 / duration / 1e6 >= 0.9 * ceiling_mbps / 3
-    assert run.results["drop_log"] == []
+    assert run.results.drop_log == []

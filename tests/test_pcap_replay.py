@@ -275,10 +275,11 @@ def test_a_capture_faster_than_the_line_gets_the_lines_rate_and_conserves(tmp_pa
     assert record["parameters"]["offered_mbps"] == pytest.approx(frame * 8 / 100e-6 / 1e6, rel=1e-3)
     assert 0 < m["received"] < m["sent"] == 3000
     # Every datagram is accounted for (docs/metrics.md#conservation).
-    (flow,) = [f for f in run.results["flows"] if f["id"] == 1]
-    c = flow["conservation"]
-    assert c["sent"] == c["received"] + c["dropped"] + c["in_network"] == 3000
-    assert c["dropped"] == m["lost"] == m["sent"] - m["received"]
+    (flow,) = [f for f in run.results.flows if f.id == 1]
+    c = flow.conservation
+    assert c is not None
+    assert c.sent == c.received + c.dropped + c.in_network == 3000
+    assert c.dropped == m["lost"] == m["sent"] - m["received"]
 
 
 # --------------------------------------------------------------------------- bad input

@@ -23,7 +23,7 @@ import pytest
 from conftest import EXAMPLES, ROOT
 from qoslab import _core
 from qoslab.backends.sim import lower
-from qoslab.plan import PLAN_SCHEMA, models
+from qoslab.plan import PLAN_SCHEMA, RESULTS_SCHEMA, models, results_models
 from qoslab.scenario import load_scenario
 
 SCHEMA_FILE = ROOT / "schema" / "plan.schema.json"
@@ -143,11 +143,56 @@ def test_regeneration_is_documented() -> None:
 RESULTS_SCHEMA_FILE = ROOT / "schema" / "results.schema.json"
 
 
+RESULTS_SCHEMA_DEFS: dict[str, Any] = json.loads(RESULTS_SCHEMA_FILE.read_text())
+
+
 def test_the_results_schema_file_is_what_the_core_types_generate() -> None:
     text, version = _core.results_schema()
     assert text == RESULTS_SCHEMA_FILE.read_text(), "regenerate with scripts/gen_plan.sh"
     assert json.loads(text)["properties"]["schema"]["type"] == "integer"
-    assert version >= 1
+    assert version == RESULTS_SCHEMA
+
+
+def _results_definitions() -> dict[str, dict[str, Any]]:
+    named = dict(RESULTS_SCHEMA_DEFS["$defs"])
+    named[RESULTS_SCHEMA_DEFS["title"]] = RESULTS_SCHEMA_DEFS
+    return named
+
+
+def _json_type(schema: dict[str, Any]) -> set[str]:
+    """The JSON types a field's schema allows ("integer", "number", "null" ...)."""
+    kinds = schema.get("type", [])
+    found = set(kinds if isinstance(kinds, list) else [kinds])
+    for member in schema.get("anyOf", []) + schema.get("oneOf", []) + schema.get("allOf", []):
+        found |= _json_type(member) if "$ref" not in member else {"object"}
+    if "$ref" in schema:
+        found.add("object")
+    return found
+
+
+@pytest.mark.parametrize("name", sorted(n for n, d in _results_definitions().items() if "properties" in d))
+def test_each_results_model_has_the_schema_fields_and_types(name: str) -> None:
+    """The results models (qoslab.plan.results_models) against the results' schema: the
+    same fields, the same required ones, and every integer of the schema an ``int`` in
+    Python (a ``float`` field would turn the core's 3 into 3.0 in the records)."""
+    schema = _results_definitions()[name]
+    model = getattr(results_models, name, None)
+    assert model is not None, f"qoslab.plan.results_models has no {name} (the schema has): run scripts/gen_plan.sh"
+    assert issubclass(model, pydantic.BaseModel)
+    fields = {info.alias or f: info for f, info in model.model_fields.items()}
+    assert set(fields) == set(schema["properties"]), f"{name}: run scripts/gen_plan.sh"
+    required = {f for f, info in fields.items() if info.is_required()}
+    assert required == set(schema.get("required", [])), name
+    for field, info in fields.items():
+        kinds = _json_type(schema["properties"][field])
+        annotation = info.annotation
+        members = set(getattr(annotation, "__args__", (annotation,))) - {type(None)}
+        if kinds - {"null"} == {"integer"}:
+            assert members == {int}, (name, field, annotation)
+        elif kinds - {"null"} == {"number"}:
+            assert members == {float}, (name, field, annotation)
+        if "null" in kinds:
+            assert type(None) in getattr(annotation, "__args__", ()), (name, field, annotation)
 
 
 @pytest.mark.parametrize("example", ["seed000_l3f.toml", "seed001_clip.toml", "seed004_asymmetric.toml"])
@@ -163,6 +208,21 @@ def test_real_results_validate_against_the_results_schema(example: str) -> None:
     validator = jsonschema.Draft202012Validator(json.loads(RESULTS_SCHEMA_FILE.read_text()))
     errors = [(list(e.path), e.message) for e in validator.iter_errors(results)]
     assert not errors, errors[:3]
+    # The typed results read the same run back to the same JSON: every field, and every
+    # number with its JSON type (an int stays an int, a float a float).
+    typed = results_models.Results.model_validate(results)
+    again = typed.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    assert again == results
+    assert _types(again) == _types(results)
+
+
+def _types(value: Any) -> Any:
+    """``value`` with every leaf replaced by its Python type's name."""
+    if isinstance(value, dict):
+        return {k: _types(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_types(v) for v in value]
+    return type(value).__name__
 
 
 # The plan's closed sets are enums (issue 16: "enums, not strings"): the fields below take

@@ -52,8 +52,8 @@ def test_rfc2544_search_captures_its_last_trial(tmp_path: Path) -> None:
             continue
         if struct.unpack("!H", ip[header + 2 : header + 4])[0] == DST_PORT:
             sent_in_capture += 1
-    udp = [f for f in run.results["flows"] if f["kind"] == "udp"]
-    assert udp and sent_in_capture == sum(f["sent"] for f in udp) > 0
+    udp = [f for f in run.results.flows if f.kind == "udp"]
+    assert udp and sent_in_capture == sum(f.sent for f in udp) > 0
     assert all(r["parameters"]["pcap"] == "the search's last trial" for r in run.records)
 
 

@@ -18,6 +18,8 @@ import pytest
 from conftest import BAD, EXAMPLES
 from qoslab.backends.sim import lower_network
 from qoslab.methods import plan_test
+from qoslab.plan import RESULTS_SCHEMA
+from qoslab.plan.results_models import Results
 from qoslab.report.terminal import death_points, render_reach
 from qoslab.scenario import load_scenario
 from rich.console import Console
@@ -144,28 +146,37 @@ def test_lane_client_without_les_exits_2(tmp_path):
 # --------------------------------------------------------------------------- records, no simulator
 
 
-def results_doc(flows: list[dict], nodes: list[str], drop_log: list[dict] | None = None) -> dict:
-    """A results document of the shape qoslab._core.simulate returns."""
-    return {
+def results_doc(flows: list[dict], nodes: list[str], drop_log: list[dict] | None = None) -> Results:
+    """A results document of the shape qoslab._core.simulate returns (every field
+    schema/results.schema.json requires; the flows' counters not given are 0), typed."""
+    flow_defaults = {"duplicates": 0, "drained": 0, "late": 0, "rtt_ns": [], "receive_interval_ns": 1_000_000_000}
+    node_counters = ("forwarded", "frag_needed_sent", "frag_needed_silent", "icmp_filtered", "icmp_rate_limited")
+    doc = {
+        "schema": RESULTS_SCHEMA,
         "sim_time_ns": 5_000_000_000,
         "events": 1,
-        "flows": flows,
+        "flows": [{**flow_defaults, **f} for f in flows],
         "links": [],
         "nodes": [
             {
                 "name": n,
+                "role": "host",
+                "cpu_profile": "none",
                 "cpu_utilization": 0.25,
+                "cpu_utilization_window": None,
                 "cpu_drops": 0,
                 "arp_table": [],
                 "l3f_table": [],
                 "bridge_table": [],
-                "nat_mappings": [],
+                "ipsec": [],
                 "drops": {},
+                **dict.fromkeys(node_counters, 0),
             }
             for n in nodes
         ],
         "drop_log": drop_log or [],
     }
+    return Results.model_validate(doc)
 
 
 def test_udp_records_count_frames_as_rfc2544(tmp_path):

@@ -64,19 +64,19 @@ def test_l3f_works_both_ways_and_arp_tables_equal_tables_2_and_3():
         for i, (src, dst) in enumerate(talks)
     ]
     results = simulate(net.with_flows(flows, 20 * SECOND))
-    assert all(f["received"] == f["sent"] == 2 for f in results["flows"])
-    nodes = {n["name"]: n for n in results["nodes"]}
+    assert all(f.received == f.sent == 2 for f in results.flows)
+    nodes = {n.name: n for n in results.nodes}
     # MAC-A1 is station A's wireless adapter (WS1's side, via the AP), MAC-A2 its wired one.
     a_ports = net.ports[ix("a")]
     mac_a1 = format_mac(next(p.mac for p in a_ports if p.kind == "wifi"))
     mac_a2 = format_mac(next(p.mac for p in a_ports if p.kind == "ethernet"))
-    ws1_table = {e["ip"]: e["mac"] for e in nodes["ws1"]["arp_table"]}
-    ws2_table = {e["ip"]: e["mac"] for e in nodes["ws2"]["arp_table"]}
+    ws1_table = {e.ip: e.mac for e in nodes["ws1"].arp_table}
+    ws2_table = {e.ip: e.mac for e in nodes["ws2"].arp_table}
     # Seed 000 Table 2 (192.168.1.100) and Table 3 (192.168.1.102).
     assert ws1_table == {"192.168.1.101": mac_a1, "192.168.1.102": mac_a1}
     assert ws2_table == {"192.168.1.1": mac_a2, "192.168.1.100": mac_a2, "192.168.1.101": mac_a2}
     # The L3F table knows both workstations on their ports (Fig. 6).
-    l3f = {e["ip"]: e["port"] for e in nodes["a"]["l3f_table"]}
+    l3f = {e.ip: e.port for e in nodes["a"].l3f_table}
     wifi_name = next(p.name for p in a_ports if p.kind == "wifi")
     wired_name = next(p.name for p in a_ports if p.kind == "ethernet")
     assert l3f["192.168.1.100"] == wifi_name and l3f["192.168.1.102"] == wired_name
@@ -128,7 +128,7 @@ def saturate(standard: str, rate: str, preamble: str = "long", extra: str = "") 
         "start_ns": SECOND,
         "stop_ns": 11 * SECOND,
     }
-    return simulate(net.with_flows([flow], 11 * SECOND))["flows"][0]["throughput_bps"]
+    return simulate(net.with_flows([flow], 11 * SECOND)).flows[0].throughput_bps
 
 
 @pytest.mark.parametrize(("preamble", "plcp_us"), [("long", 192), ("short", 96)])
@@ -180,8 +180,8 @@ def test_ics_cpu_pays_for_every_translation(monkeypatch):
             ix("ws2"), str(net.destination("ws2", "ws1")), count=10, interval_ns=SECOND, payload=56, flow_id=1
         )
         results = simulate(net.with_flows([flow], 14 * SECOND))
-        assert results["flows"][0]["received"] == 10
-        return next(n for n in results["nodes"] if n["name"] == "a")["cpu_utilization"] * 14
+        assert results.flows[0].received == 10
+        return next(n for n in results.nodes if n.name == "a").cpu_utilization * 14
 
     base = busy_s()
     extra = 1_000_000

@@ -53,8 +53,8 @@ def run(path: Path, duration_s: float = 3.0, **edits):
 
 
 def sending_seconds(r) -> float:
-    flow = r["flows"][-1]
-    return (flow["last_rx_ns"] - flow["first_rx_ns"]) / 1e9
+    flow = r.flows[-1]
+    return (flow.last_rx_ns - flow.first_rx_ns) / 1e9
 
 
 def test_ethernet_to_ethernet_through_lane_fills_10_mbps():
@@ -62,15 +62,15 @@ def test_ethernet_to_ethernet_through_lane_fills_10_mbps():
     devices. Full-sized frames: the goodput is the 802.3 payload efficiency of a
     1518-octet frame, and the Ethernet line is busy all the time."""
     r = run(LANE)
-    flow = r["flows"][-1]
+    flow = r.flows[-1]
     frame = ethernet_frame(1472)
     assert frame == 1518
     expected = ETH_RATE * 1472 / (frame + PREAMBLE_SFD + IFG)
-    assert flow["throughput_bps"] == pytest.approx(expected, rel=0.01)
-    assert flow["lost"] <= 0.01 * flow["sent"]
+    assert flow.throughput_bps == pytest.approx(expected, rel=0.01)
+    assert flow.lost <= 0.01 * flow.sent
     # Utilisation of the tester's port while sending: frame bits plus preamble and gap
     # over the line's bits; the seed's 99.4 % ± 1 point.
-    frames_per_s = flow["received"] / sending_seconds(r)
+    frames_per_s = flow.received / sending_seconds(r)
     utilisation = frames_per_s * (frame + PREAMBLE_SFD + IFG) * 8 / ETH_RATE
     assert utilisation == pytest.approx(0.994, abs=0.01)
 
@@ -80,18 +80,18 @@ def test_lane_joins_and_floods_only_while_resolving():
     ARP broadcasts and at most C10 = 1 frame per destination before each data-direct
     VCC (af-lane-0021.000 §5.2) go through the BUS."""
     r = run(LANE)
-    lane = r["atm"]["lane"]
-    assert len(lane["joined"]) == 2
-    assert lane["data_direct_vccs"] >= 1
+    lane = r.atm.lane
+    assert len(lane.joined) == 2
+    assert lane.data_direct_vccs >= 1
     # Two proxies, each resolving the other's side once: ≤ 1 unknown frame each way,
     # plus the broadcasts of ARP.
-    assert lane["unknown_frames"] <= 2
+    assert lane.unknown_frames <= 2
     # With the flush protocol each client that flooded a frame to a destination sends
     # one LE_FLUSH_REQUEST down the BUS path before using its data-direct VCC.
-    assert lane["flush_requests"] <= lane["unknown_frames"]
-    assert lane["flush_responses"] == lane["flush_requests"]
-    assert lane["bus_frames_in"] == lane["unknown_frames"] + lane["broadcast_frames"] + lane["flush_requests"]
-    assert 1 <= lane["bus_frames_in"] <= 8, lane["bus_frames_in"]
+    assert lane.flush_requests <= lane.unknown_frames
+    assert lane.flush_responses == lane.flush_requests
+    assert lane.bus_frames_in == lane.unknown_frames + lane.broadcast_frames + lane.flush_requests
+    assert 1 <= lane.bus_frames_in <= 8, lane.bus_frames_in
 
 
 # The study's own BUS flood scenario: the test and `qoslab reproduce 001` measure the same set-up.
@@ -107,15 +107,15 @@ def test_the_bus_forwards_at_its_calibrated_cell_rate():
     flow = next(f for f in config["flows"] if f["kind"] == "udp")
     flow["to"] = "192.0.2.255"
     r = simulate(config)
-    lane = r["atm"]["lane"]
+    lane = r.atm.lane
     per_frame = cells(ethernet_frame(1472) - FCS + LE_HEADER)
     assert per_frame == 32
     # Frames the BUS forwarded in the 2 s of the flood; after it, its queue (64 frames,
     # the default) and the frame in service drain.
-    forwarded_cells = (lane["bus_frames_out"] - 65) * per_frame
+    forwarded_cells = (lane.bus_frames_out - 65) * per_frame
     assert forwarded_cells / 2.0 == pytest.approx(53_000, rel=0.01)
     offered = OC3_CELLS_PER_S / per_frame * 2.0
-    assert lane["bus_frames_dropped"] == pytest.approx(offered - lane["bus_frames_out"], rel=0.02)
+    assert lane.bus_frames_dropped == pytest.approx(offered - lane.bus_frames_out, rel=0.02)
 
 
 def test_mpoa_shortcut_carries_the_flow_at_the_seeds_cell_rate():
@@ -124,17 +124,17 @@ def test_mpoa_shortcut_carries_the_flow_at_the_seeds_cell_rate():
     Ethernet's full-sized frames, as LLC/SNAP IP packets (RFC 2684 §5.1) on the
     shortcut, in cells."""
     r = run(MPOA)
-    lane = r["atm"]["lane"]
-    flow = r["flows"][-1]
-    assert lane["shortcuts"] == 1 and lane["mpoa_resolution_requests"] == 1
+    lane = r.atm.lane
+    flow = r.flows[-1]
+    assert lane.shortcuts == 1 and lane.mpoa_resolution_requests == 1
     # Af-mpoa-0087.000 MPC-p1: the first 10 packets go through the route server.
-    assert flow["received"] - lane["shortcut_packets"] == pytest.approx(10, abs=3)
+    assert flow.received - lane.shortcut_packets == pytest.approx(10, abs=3)
     frames_per_s = ETH_RATE / ((ethernet_frame(1472) + PREAMBLE_SFD + IFG) * 8)
     per_packet = cells(1500 + LLC_SNAP)
     shortcut_cells = frames_per_s * per_packet
     assert shortcut_cells == pytest.approx(27_000, rel=0.05)  # the seed, ±5 %
     # The simulated shortcut carries exactly that: packets on it over the sending time.
-    measured = lane["shortcut_packets"] * per_packet / sending_seconds(r)
+    measured = lane.shortcut_packets * per_packet / sending_seconds(r)
     assert measured == pytest.approx(shortcut_cells, rel=0.01)
     assert measured * 424 / 1e6 == pytest.approx(11.45, rel=0.05)
 
@@ -142,8 +142,8 @@ def test_mpoa_shortcut_carries_the_flow_at_the_seeds_cell_rate():
 def test_mpoa_equals_lane_without_a_router():
     """§2.5: 'Otherwise the performance was identical with LANE without router
     integration'. Ethernet to Ethernet, the same 10 Mb/s goodput either way."""
-    lane = run(LANE)["flows"][-1]["throughput_bps"]
-    mpoa = run(MPOA)["flows"][-1]["throughput_bps"]
+    lane = run(LANE).flows[-1].throughput_bps
+    mpoa = run(MPOA).flows[-1].throughput_bps
     assert mpoa == pytest.approx(lane, rel=0.01)
 
 
@@ -199,11 +199,11 @@ def test_clip_lane_mpoa_on_one_host_pair(method):
     """The same two hosts on OC-3: goodput is the cell rate over each method's cells per
     datagram (MPOA after its shortcut: CLIP's encapsulation)."""
     r = simulate(lower(loads_scenario(pair_scenario(method, PAIR_PAYLOAD)), test_index=0))
-    flow = r["flows"][-1]
+    flow = r.flows[-1]
     expected = OC3_CELLS_PER_S / pair_cells(method, PAIR_PAYLOAD) * PAIR_PAYLOAD * 8
-    assert flow["throughput_bps"] == pytest.approx(expected, rel=0.02), (
+    assert flow.throughput_bps == pytest.approx(expected, rel=0.02), (
         method,
-        flow["throughput_bps"] / 1e6,
+        flow.throughput_bps / 1e6,
         expected / 1e6,
     )
 

@@ -163,12 +163,12 @@ def test_the_three_tunnels_are_charged_to_the_one_cpu_over_the_test():
             _, runs = run_tests(sc)
             (record,) = runs[0].records
             assert record["metrics"]["loss_pct"] == 0.0
-            node = next(n for n in runs[0].results["nodes"] if n["name"] == "wireless")
-            busy[(tunnels, with_esp)] = node["cpu_utilization_window"] * count * gap_ms / 1e3
+            node = next(n for n in runs[0].results.nodes if n.name == "wireless")
+            busy[(tunnels, with_esp)] = node.cpu_utilization_window * count * gap_ms / 1e3
             assert record["metrics"]["cpu_util_pct"]["wireless"] == pytest.approx(
-                100 * node["cpu_utilization_window"], abs=1e-3
+                100 * node.cpu_utilization_window, abs=1e-3
             )
-            assert node["cpu_utilization_window"] > node["cpu_utilization"]  # the idle learning and drain are left out
+            assert node.cpu_utilization_window > node.cpu_utilization  # the idle learning and drain are left out
     for k in (1, 2, 3):
         assert busy[(k, True)] - busy[(k, False)] == pytest.approx(k * count * 2 * cost / profile.hz, rel=0.01), k
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 from qoslab.backends.sim import run_tests
+from qoslab.plan.results_models import NodeResult
 from qoslab.scenario import load_scenario
 from qoslab.sweep import scenario_at
 
@@ -47,7 +48,7 @@ def point(tunnels: int, payload: int, gap: str, count: int = COUNT) -> tuple[dic
         )
         _, runs = run_tests(sc)
         (record,) = runs[0].records
-        client = next(n for n in runs[0].results["nodes"] if n["name"] == "wireless")
+        client = next(n for n in runs[0].results.nodes if n.name == "wireless")
         _cache[key] = (record, client)
     return _cache[key]
 
@@ -56,8 +57,8 @@ def cpu(tunnels: int, payload: int, gap: str) -> float:
     return point(tunnels, payload, gap)[0]["metrics"]["cpu_util_pct"]["wireless"]
 
 
-def cpu_drops(client: dict) -> int:
-    return sum(n for reason, n in client["drops"].items() if reason.startswith("CPU"))
+def cpu_drops(client: NodeResult) -> int:
+    return sum(n for reason, n in client.drops.items() if reason.startswith("CPU"))
 
 
 def test_the_calibration_point_is_reproduced():

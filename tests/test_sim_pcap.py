@@ -50,7 +50,7 @@ def tshark(pcap: Path, *args: str) -> str:
 
 def test_every_capture_reads_cleanly_and_the_air_shows_table_1(tmp_path):
     results = capture("seed000_l3f.toml", tmp_path)
-    assert all(f["received"] == f["sent"] for f in results["flows"])
+    assert all(f.received == f.sent for f in results.flows)
     files = sorted(tmp_path.glob("*.pcap"))
     names = {f.stem for f in files}
     assert {"ws1-eth0", "ws2-eth0", "a-wlan0", "a-eth0", "wlan-air"} <= names

@@ -102,8 +102,8 @@ def test_a_short_bulk_test_is_not_above_the_line():
     (stream,) = record["streams"]
     # What arrived after the stop (the sender's buffer, flushed as it closes) is there,
     # apart: window + after = everything the receiver got.
-    (flow,) = results["flows"]
-    assert stream["receiver"]["bytes"] + stream["receiver"]["bytes_after_stop"] == flow["bytes_received"]
+    (flow,) = results.flows
+    assert stream["receiver"]["bytes"] + stream["receiver"]["bytes_after_stop"] == flow.bytes_received
     assert record["metrics"]["bytes_after_stop"] == stream["receiver"]["bytes_after_stop"] > 0
     # The goodput is the window's bytes over the 0.2 s.
     assert record["metrics"]["throughput_mbps"] == pytest.approx(stream["receiver"]["bytes"] * 8 / 0.2 / 1e6, abs=1e-6)
@@ -115,10 +115,10 @@ def test_through_a_router_the_drain_after_the_stop_is_apart():
     line = capacity_bps(10e6)
     assert all(0 < r <= line for r in rates(record)), (rates(record), line)
     (stream,) = record["streams"]
-    (flow,) = results["flows"]
+    (flow,) = results.flows
     # The router's queue (1000 frames) drains after the stop: reported apart.
     assert stream["receiver"]["bytes_after_stop"] > 0
-    assert stream["receiver"]["bytes"] + stream["receiver"]["bytes_after_stop"] == flow["bytes_received"]
+    assert stream["receiver"]["bytes"] + stream["receiver"]["bytes_after_stop"] == flow.bytes_received
     # The intervals end at the stop and add up to the totals exactly.
     intervals = record["intervals"]
     assert [iv["sum"]["end_s"] for iv in intervals] == [0.5, 1.0, 1.5, 2.0]
@@ -144,11 +144,11 @@ def test_a_sized_transfer_ends_its_window_at_its_last_byte():
         THROUGH_A_ROUTER + '[[test]]\nmethod = "tcp.bulk"\nfrom = "a"\nto = "b"\nbytes = "1 MB"\ninterval = "0.25 s"\n'
     )
     (stream,) = record["streams"]
-    (flow,) = results["flows"]
-    tcp = flow["tcp"]
+    (flow,) = results.flows
+    tcp = flow.tcp
     assert stream["receiver"]["bytes"] == 1_000_000 and stream["receiver"]["bytes_after_stop"] == 0
-    assert tcp["window"]["end_ns"] == tcp["completed_ns"]
-    assert stream["end_s"] == pytest.approx((tcp["completed_ns"] - tcp["start_ns"]) / 1e9)
+    assert tcp.window.end_ns == tcp.completed_ns
+    assert stream["end_s"] == pytest.approx((tcp.completed_ns - tcp.start_ns) / 1e9)
     assert sum(iv["sum"]["bytes"] for iv in record["intervals"]) == 1_000_000
     assert all(0 < r <= capacity_bps(10e6) for r in rates(record))
 
@@ -176,15 +176,15 @@ def test_stalled_means_a_stall_at_the_end(probing, stalled):
     assert m["stalled"] is stalled
     # Either way the receiver went a second or more without a new byte.
     assert m["longest_stall_s"] >= 1.0
-    tcp = results["flows"][0]["tcp"]
+    tcp = results.flows[0].tcp
     if stalled:
         assert m["bytes_received"] == 0
         # From the start to the stop, nothing: the stall is the whole window.
-        assert tcp["stall_at_end_ns"] == tcp["window"]["end_ns"] - tcp["start_ns"] == 10_000_000_000
+        assert tcp.stall_at_end_ns == tcp.window.end_ns - tcp.start_ns == 10_000_000_000
     else:
         # Linux's black hole detection: (2^(tcp_retries1 + 1) − 1) × TCP_RTO_MIN = 3 s.
         assert 3.0 <= m["longest_stall_s"] < 5.0
-        assert tcp["stall_at_end_ns"] < 1_000_000_000
+        assert tcp.stall_at_end_ns < 1_000_000_000
         assert m["bytes_received"] > 0
 
 

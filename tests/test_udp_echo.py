@@ -12,6 +12,7 @@ import sys
 
 import pytest
 from qoslab.backends.sim import run_tests
+from qoslab.plan.results_models import Results
 from qoslab.scenario import loads_scenario
 
 ECHO = """
@@ -84,12 +85,10 @@ def run(loss: str = "", payload: int = PAYLOAD, count: int = COUNT) -> tuple[dic
     return record, run_.results
 
 
-def lost_on_link_at(results: dict, node: str) -> int:
+def lost_on_link_at(results: Results, node: str) -> int:
     """Echo datagrams the link lost on their way into ``node`` (the drop log names the flow)."""
     return sum(
-        1
-        for d in results["drop_log"]
-        if d["flow"] == 1 and d["node"] == node and d["reason"].startswith("lost on link a-b")
+        1 for d in results.drop_log if d.flow == 1 and d.node == node and d.reason.startswith("lost on link a-b")
     )
 
 
@@ -135,8 +134,8 @@ def test_loss_on_the_way_back_counts_as_reverse_loss():
     # Over the receiving interval (docs/metrics.md#goodput): the echoes' span stretched by
     # one mean gap between them, never shorter than the sending interval. With random
     # losses the mean gap is a little above GAP_S.
-    (flow,) = [f for f in results["flows"] if f["kind"] == "udp-echo"]
-    n, span_s = m["received"], (flow["last_rx_ns"] - flow["first_rx_ns"]) / 1e9
+    (flow,) = [f for f in results.flows if f.kind == "udp-echo"]
+    n, span_s = m["received"], (flow.last_rx_ns - flow.first_rx_ns) / 1e9
     assert m["throughput_mbps"] == pytest.approx(
         n * PAYLOAD * 8 / max(COUNT * GAP_S, span_s * n / (n - 1)) / 1e6, rel=1e-6
     )

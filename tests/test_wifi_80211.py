@@ -124,7 +124,7 @@ def test_client_isolation_stops_the_relay():
 def test_the_air_shows_to_ds_from_the_sender_and_from_ds_from_the_ap(tmp_path):
     net = lower_network(loads_scenario(bss()))
     results = simulate(net.with_flows([ping(net, "s1", "s2")], 4 * SECOND), pcap_dir=tmp_path)
-    assert results["flows"][0]["received"] == 3
+    assert results.flows[0].received == 3
     mac = {
         n: format_mac(next(p.mac for p in net.ports[net.node_index(n)] if p.kind == "wifi")) for n in ("ap", "s1", "s2")
     }
@@ -227,8 +227,8 @@ stations = ["s1"]
         "stop_ns": 4 * SECOND,
     }
     results = simulate(net.with_flows([warm, udp], 5 * SECOND))
-    flow = next(f for f in results["flows"] if f["id"] == 1)
-    return flow, results["links"][1]["members"][0]
+    flow = next(f for f in results.flows if f.id == 1)
+    return flow, results.links[1].members[0]
 
 
 # One 1472-byte UDP datagram from the AP alone (no contention): DIFS, the mean of CWmin's
@@ -246,9 +246,9 @@ def test_the_aps_queue_bounds_the_delay_beyond_the_knee(queue, frames):
     # after that (1 ms apart: on average 0.5 ms later) takes the place, and waits for the
     # frames - 1 ahead of it, the head already 0.5 ms into its service, and its own service.
     flow, ap = downlink(queue)
-    assert ap["queue_drops"] > 0
+    assert ap.queue_drops > 0
     expected_us = frames * SERVICE_US - 500
-    assert flow["latency_ns"]["p50"] / US == pytest.approx(expected_us, rel=0.05)
+    assert flow.latency_ns.p50 / US == pytest.approx(expected_us, rel=0.05)
 
 
 # --------------------------------------------------------------------------- beacons and the air
@@ -257,10 +257,10 @@ def test_the_aps_queue_bounds_the_delay_beyond_the_knee(queue, frames):
 def test_beacons_every_100_tu_take_0_69_percent_of_the_air():
     net = lower_network(loads_scenario(bss(stations=1)))
     results = simulate(net.with_flows([], SECOND))
-    ap = results["links"][0]["members"][0]
+    ap = results.links[0].members[0]
     # TBTTs at 0, 102.4, ..., 921.6 ms within the first second.
-    assert ap["beacons"] == 10
-    assert ap["airtime_ns"] == 10 * BEACON_US * US
+    assert ap.beacons == 10
+    assert ap.airtime_ns == 10 * BEACON_US * US
     assert BEACON_US / BEACON_INTERVAL_US == pytest.approx(0.006875)
 
 
@@ -272,8 +272,8 @@ def test_the_air_capture_shows_every_ppdu_once_with_its_rate_and_preamble(tmp_pa
     net = lower_network(loads_scenario(bss(preamble=preamble, extra_link=f'control_preamble = "{control}"')))
     # Pings from 0.5 s, away from the first beacon (at DIFS after time 0).
     results = simulate(net.with_flows([ping(net, "s1", "s2", start_ns=SECOND // 2)], 4 * SECOND), pcap_dir=tmp_path)
-    assert results["flows"][0]["received"] == 3
-    members = results["links"][0]["members"]
+    assert results.flows[0].received == 3
+    members = results.links[0].members
     rows = tshark_fields(
         tmp_path / "wlan-air.pcap",
         "wlan.fc.type_subtype",
@@ -288,12 +288,12 @@ def test_the_air_capture_shows_every_ppdu_once_with_its_rate_and_preamble(tmp_pa
     kinds = Counter(r[0] for r in rows)
     beacons, acks, data = kinds.pop("0x0008"), kinds.pop("0x001d"), kinds.pop("0x0020")
     assert not kinds, kinds  # nothing else: no RTS/CTS below the threshold
-    assert beacons == members[0]["beacons"]
+    assert beacons == members[0].beacons
     # Every frame once: each unicast data frame is acknowledged once (no losses here), and
     # every frame a member counted as sent is on the air once, a group frame too.
     unicast = [r for r in rows if r[0] == "0x0020" and r[2] != "ff:ff:ff:ff:ff:ff"]
     assert acks == len(unicast)
-    assert data == sum(m["frames_sent"] for m in members) == sum(m["attempts"] for m in members)
+    assert data == sum(m.frames_sent for m in members) == sum(m.attempts for m in members)
     ack_rows = [r for r in rows if r[0] == "0x001d"]
     assert {(r[3], r[4]) for r in ack_rows} == {("2", ack_short)}
     data_short = "1" if preamble == "short" else "0"
@@ -311,7 +311,7 @@ def test_a_propagation_delay_delays_the_delivery():
     def rtts(delay: str) -> list[int]:
         net = lower_network(loads_scenario(bss(stations=1, extra_link=f'delay = "{delay}"')))
         results = simulate(net.with_flows([ping(net, "s1", "ap", count=4)], 6 * SECOND))
-        return results["flows"][0]["rtt_ns"]
+        return results.flows[0].rtt_ns
 
     base, delayed = rtts("0 s"), rtts("5 us")
     assert len(base) == len(delayed) == 4
@@ -371,7 +371,7 @@ def test_the_l3f_bridges_own_first_datagram_waits_for_arp():
     net = lower_network(load_scenario(EXAMPLES / "seed000_l3f.toml"))
     for target in ("ws1", "ws2"):
         results = simulate(net.with_flows([ping(net, "a", target, count=1)], 2 * SECOND))
-        assert results["flows"][0]["received"] == 1, target
+        assert results.flows[0].received == 1, target
 
 
 @needs_tshark
@@ -380,7 +380,7 @@ def test_rts_and_cts_are_on_the_air_capture_once_per_protected_frame(tmp_path):
     # RTS/CTS (§10.3.2.5), the ARP ones (64 bytes) without.
     net = lower_network(loads_scenario(bss(extra_link='rts_threshold = "100 B"')))
     results = simulate(net.with_flows([ping(net, "s1", "s2", start_ns=SECOND // 2)], 4 * SECOND), pcap_dir=tmp_path)
-    assert results["flows"][0]["received"] == 3
+    assert results.flows[0].received == 3
     rows = tshark_fields(tmp_path / "wlan-air.pcap", "wlan.fc.type_subtype", "frame.len", "radiotap.datarate")
     kinds = Counter(r[0] for r in rows)
     echo_frames = len(tshark_fields(tmp_path / "wlan-air.pcap", "frame.number", display="icmp"))

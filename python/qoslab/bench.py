@@ -74,7 +74,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qoslab.bench_networks import (
     ALL_BENCHMARKS,
@@ -98,6 +98,9 @@ from qoslab.bench_networks import (
     wifi_saturation_config,
 )
 from qoslab.errors import InputError, Problem, did_you_mean
+
+if TYPE_CHECKING:
+    from qoslab.plan.results_models import Results
 
 OPT_IN_BENCHMARKS = ("emu_link",)
 """Benchmarks run only when named (``--only``): the emulator needs root and namespaces,
@@ -133,21 +136,13 @@ def _core_build() -> str:
     return getattr(_core, "core_build", lambda: "release")()
 
 
-def flow_throughput_mbps(results: dict[str, Any], flow_id: int, seconds: float) -> float | None:
-    """UDP payload throughput of one flow from the simulator's results, Mb/s.
-
-    Looks for the flow's record in ``results["flows"]`` (by ``id``) and uses the first
-    of ``throughput_mbps`` or a received-payload byte count it has. None when the results
-    carry neither (the results format is the simulator's; see benchmarks/README.md).
-    """
-    for flow in results.get("flows") or []:
-        if not isinstance(flow, dict) or flow.get("id") != flow_id:
-            continue
-        if isinstance(flow.get("throughput_mbps"), (int, float)):
-            return float(flow["throughput_mbps"])
-        for key in ("rx_payload_bytes", "rx_bytes", "received_bytes", "bytes_received"):
-            if isinstance(flow.get(key), (int, float)) and seconds > 0:
-                return float(flow[key] * 8 / seconds / 1e6)
+def flow_throughput_mbps(results: Results, flow_id: int, seconds: float) -> float | None:
+    """UDP payload throughput of one flow from the simulator's results, Mb/s: the
+    payload octets it received (``bytes_received``) × 8 over ``seconds``. None when the
+    results have no flow ``flow_id`` (or ``seconds`` is not positive)."""
+    for flow in results.flows:
+        if flow.id == flow_id and seconds > 0:
+            return float(flow.bytes_received * 8 / seconds / 1e6)
     return None
 
 
@@ -189,8 +184,13 @@ def run_sim(
             raise BenchFailed(f"{name}: two runs of the same configuration gave different results")
         out = again
     wall = statistics.median(walls)
-    results = json.loads(out) if isinstance(out, (str, bytes)) else out
-    sim_time_ns = results.get("sim_time_ns")
+    from qoslab.backends.sim import SimulationError, read_results
+
+    try:
+        results = read_results(out)
+    except SimulationError as err:
+        raise BenchFailed(f"{name}: {err}") from err
+    sim_time_ns = results.sim_time_ns
     extra: dict[str, Any] = {
         "tool": "qoslab",
         "repeat": repeat,
@@ -203,16 +203,14 @@ def run_sim(
         extra["throughput_mbps"] = transfer_throughput_mbps(results)
     elif name in NS3_SCRIPTS:
         extra["throughput_mbps"] = flow_throughput_mbps(results, 1, sim_seconds)
-    if isinstance(results.get("atm"), dict):
-        cells = sum(sum(per_link) for per_link in results["atm"].get("cells", []))
+    if results.atm is not None:
+        cells = sum(sum(per_link) for per_link in results.atm.cells)
         extra.update(
             cells=cells,
             cells_per_s=cells / wall if wall > 0 else None,
             throughput_mbps=flow_throughput_mbps(results, 1, sim_seconds),
         )
-    return _scenario_record(
-        name, results.get("events"), wall, sim_time_ns / NS if sim_time_ns is not None else None, **extra
-    )
+    return _scenario_record(name, results.events, wall, sim_time_ns / NS, **extra)
 
 
 _MEMORY_CHILD = """
@@ -291,7 +289,7 @@ t2 = time.perf_counter()
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 (run,) = runs
 (record,) = run.records
-print(json.dumps({"events": run.results.get("events"), "sim_time_ns": run.results.get("sim_time_ns"),
+print(json.dumps({"events": run.results.events, "sim_time_ns": run.results.sim_time_ns,
                   "load_s": t1 - t0, "run_s": t2 - t1, "sim_s": sum(spent),
                   "received": record["metrics"]["received"], "sent": record["metrics"]["sent"],
                   "base_rss_kib": base, "peak_rss_kib": peak}))

@@ -6,9 +6,12 @@ parameters side by side). :mod:`qoslab.bench` runs them and reports."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qoslab.plan import PLAN_SCHEMA
+
+if TYPE_CHECKING:
+    from qoslab.plan.results_models import Results
 
 # ---------------------------------------------------------------------------------------
 # Shared parameters of the scenarios. The ns-3 scripts take the same values from their
@@ -365,14 +368,14 @@ def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[st
     return lower(point.scenario, test_index=0)
 
 
-def transfer_throughput_mbps(results: dict[str, Any]) -> float | None:
+def transfer_throughput_mbps(results: Results) -> float | None:
     """Bytes of the sized TCP transfer × 8 over the time from its start to its last byte."""
     from qoslab.methods.tcp import START_NS
 
-    for flow in results.get("flows") or []:
-        done = (flow.get("tcp") or {}).get("completed_ns")
+    for flow in results.flows:
+        done = flow.tcp.completed_ns if flow.tcp else None
         if done:
-            return float(flow["bytes_received"] * 8 / ((done - START_NS) / NS) / 1e6)
+            return float(flow.bytes_received * 8 / ((done - START_NS) / NS) / 1e6)
     return None
 
 

@@ -2,7 +2,8 @@
 
 The plan comes from :mod:`qoslab.lower` (a scenario lowered into the typed network plan
 of crates/plan); :func:`simulate` runs one through ``qoslab._core.simulate`` and returns
-its results (their JSON Schema: schema/results.schema.json), :func:`run_tests` plans,
+its results as the typed :class:`~qoslab.plan.results_models.Results` (generated from
+schema/results.schema.json, docs/results-schema.md), :func:`run_tests` plans,
 runs and reads every test of a scenario, :func:`reachability` pings between nodes.
 
 The lowering's names (``lower``, ``lower_network``, ``Network``, ``mac_for`` ...) stay
@@ -11,16 +12,21 @@ importable from here for the code written before :mod:`qoslab.lower` existed.
 
 from __future__ import annotations
 
-import json
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qoslab.lower.common import SECOND_NS, LocatedProblems, Port, _members, format_mac, mac_for
 from qoslab.lower.lowered import Network, _encode
 from qoslab.lower.network import lower, lower_network, planned_config
+from qoslab.plan import RESULTS_SCHEMA
 from qoslab.scenario.model import Scenario
+
+if TYPE_CHECKING:
+    # Imported where a run is read (read_results): building the 45 model classes would
+    # cost a command that never simulates (check, schema) some 30-80 ms.
+    from qoslab.plan.results_models import FlowResult, Results
 
 
 class SimulationError(RuntimeError):
@@ -50,8 +56,9 @@ def simulate(
     pcap_dir: str | Path | None = None,
     pcap_snaplen: int | None = None,
     pcap_max_size: int | None = None,
-) -> dict[str, Any]:
-    """Run one simulation and return its results (the JSON of ``qoslab._core.simulate``).
+) -> Results:
+    """Run one simulation and return its results (the JSON of ``qoslab._core.simulate``,
+    read once into the typed :class:`Results`).
     Under a :data:`REPLICA` k > 0 the run's seed is :func:`replica_seed` (seed, k).
     With ``pcap_dir``, the core writes its captures there as the run goes, each record
     at most ``pcap_snaplen`` bytes of its frame, the files together at most
@@ -86,7 +93,25 @@ def simulate(
             text = run(_encode(config), None)
     except Exception as err:  # the core maps its errors to Python exceptions; each is a failed run
         raise SimulationError(f"the simulation failed: {err}") from err
-    results: dict[str, Any] = json.loads(text)
+    return read_results(text)
+
+
+def read_results(text: str) -> Results:
+    """The core's results JSON as :class:`Results`, checked against its models (one pass
+    of pydantic-core over the text: benchmarks/README.md "Reading the results")."""
+    import pydantic
+
+    from qoslab.plan.results_models import Results
+
+    try:
+        results = Results.model_validate_json(text)
+    except pydantic.ValidationError as err:
+        raise SimulationError(f"the core's results do not match schema/results.schema.json: {err}") from err
+    if results.schema_ != RESULTS_SCHEMA:
+        raise SimulationError(
+            f"the core wrote results of schema {results.schema_}, this qoslab reads schema {RESULTS_SCHEMA}: "
+            "rebuild the core with `pip install -e .`"
+        )
     return results
 
 
@@ -97,7 +122,7 @@ class TestRun:
     index: int
     label: str
     plan: Any
-    results: dict[str, Any]
+    results: Results
     records: list[dict[str, Any]]
 
 
@@ -178,6 +203,8 @@ def _run_search(
     plan.trials.on_trial = on_trial
     records = plan.trials.run()
     last = plan.trials.last_config
+    if plan.trials.last_results is None:
+        raise SimulationError(f"{test_label(scenario, i)}: the search ran no trial")
     if pcap_dir is not None and last is not None:
         if on_trial is not None:
             on_trial(f"{test_label(scenario, i)}: the last trial again, captured")
@@ -229,15 +256,15 @@ def _run_one(
     return TestRun(i, test_label(scenario, i), plan, results, records)
 
 
-def _note_capture_cut(record: dict[str, Any], results: dict[str, Any]) -> None:
+def _note_capture_cut(record: dict[str, Any], results: Results) -> None:
     """Say in a record where its run's capture was cut by ``--pcap-max-size``: the time
     (s) and the number (over all the run's capture points, from 1) of the first frame
     left out of the files (docs/metrics.md "Capture")."""
-    cut = (results.get("capture") or {}).get("cut")
+    cut = results.capture.cut if results.capture else None
     if cut:
         parameters = record.setdefault("parameters", {})
-        parameters["pcap_cut_s"] = cut["time_ns"] / 1e9
-        parameters["pcap_cut_frame"] = cut["frame"]
+        parameters["pcap_cut_s"] = cut.time_ns / 1e9
+        parameters["pcap_cut_frame"] = cut.frame
 
 
 REACH_COUNT = 3
@@ -261,7 +288,8 @@ def reachability(
     or more, each with ``from_group`` and ``to_group`` (how many nodes it stands for) and
     ``represents`` (how many ordered pairs).
     """
-    from qoslab.methods.ping import ping_flow, rtt_metrics, run_length
+    from qoslab.methods.common import table_rows
+    from qoslab.methods.ping import ping_flow, rtt_metrics, rtt_metrics_of, run_length
     from qoslab.reach_groups import EXHAUSTIVE_UP_TO, interchangeable
     from qoslab.report.terminal import death_points
 
@@ -281,10 +309,8 @@ def reachability(
             dst = str(net.destination(a, b))
             flow = ping_flow(net.node_index(a), dst, count=REACH_COUNT, interval_ns=interval, payload=56)
             results = simulate(net.with_flows([flow], run_length(REACH_COUNT, interval), seed=seed))
-            f = next(
-                (x for x in results.get("flows", []) if x["id"] == flow["id"]), {"sent": REACH_COUNT, "received": 0}
-            )
-            m = rtt_metrics(f)
+            f: FlowResult | None = next((x for x in results.flows if x.id == flow["id"]), None)
+            m = rtt_metrics(f) if f is not None else rtt_metrics_of(REACH_COUNT, 0, [])
             pair = {
                 "from": a,
                 "to": b,
@@ -297,8 +323,8 @@ def reachability(
                 # Every node's ARP and L3F tables at the end of the pair's run (seed 000
                 # Tables 2 and 3 are such tables).
                 "tables": {
-                    n["name"]: {"arp_table": n.get("arp_table", []), "l3f_table": n.get("l3f_table", [])}
-                    for n in results.get("nodes", [])
+                    n.name: {"arp_table": table_rows(n.arp_table), "l3f_table": table_rows(n.l3f_table)}
+                    for n in results.nodes
                 },
             }
             if len(ga) > 1 or len(gb) > 1:
@@ -312,6 +338,7 @@ def reachability(
 
 __all__ = [
     "REPLICA",
+    "read_results",
     "_encode",
     "_members",
     "planned_config",

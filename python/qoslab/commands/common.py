@@ -8,13 +8,16 @@ import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 from rich.text import Text
 
 from qoslab.errors import InputError
+
+if TYPE_CHECKING:
+    from qoslab.plan.results_models import Results
 
 # Wide tables (a sweep's) stay whole when stderr is a file or a pipe: rich would assume 80 columns.
 stderr = Console(stderr=True, highlight=False, width=None if sys.stderr.isatty() else 160)
@@ -131,18 +134,18 @@ def pcap_options_need_pcap(pcap: Path | None, snaplen: int | None, max_size: int
         )
 
 
-def say_capture_cut(results: dict[str, Any]) -> None:
+def say_capture_cut(results: Results) -> None:
     """One line when a run's capture was cut by --pcap-max-size."""
-    capture = results.get("capture") or {}
-    cut = capture.get("cut")
-    if cut:
+    capture = results.capture
+    cut = capture.cut if capture else None
+    if capture and cut:
         from qoslab.budget import describe_bytes
 
         stderr.print(
             Text("capture cut: ", style="bold yellow")
             + Text(
-                f"the files reached --pcap-max-size {describe_bytes(capture['max_bytes'])} at {cut['time_ns'] / 1e9:.9f} s; "
-                f"frame {cut['frame']:,} (at {cut['point']}) and those after it are not in them ({capture['frames']:,} frames written)."
+                f"the files reached --pcap-max-size {describe_bytes(capture.max_bytes or 0)} at {cut.time_ns / 1e9:.9f} s; "
+                f"frame {cut.frame:,} (at {cut.point}) and those after it are not in them ({capture.frames:,} frames written)."
             ),
             soft_wrap=True,
         )

@@ -321,25 +321,26 @@ def _run_points(
 def _node_records(p: PointResult) -> list[dict[str, Any]]:
     """``--json``'s ``nodes``: each node of each test run at point ``p``, its role, CPU
     and tables as the core returned them at the end of the run."""
+    from qoslab.methods.common import bridge_rows, sa_row, table_rows
+
     net = p.network
     nodes: list[dict[str, Any]] = []
     for r in p.runs:
-        for n in r.results.get("nodes", []):
-            cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
+        for n in r.results.nodes:
+            cfg = next((c for c in net.config["nodes"] if c["name"] == n.name), None)
+            window = n.cpu_utilization_window
             node = {
                 "test": r.label,
-                "name": n["name"],
+                "name": n.name,
                 "role": cfg["role"] if cfg else None,
                 "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
-                "cpu_util_pct": round(100.0 * float(n.get("cpu_utilization", 0.0)), 3),
-                "cpu_util_test_pct": None
-                if n.get("cpu_utilization_window") is None
-                else round(100.0 * float(n["cpu_utilization_window"]), 3),
-                "ipsec": n.get("ipsec", []),
-                "arp_table": n.get("arp_table", []),
-                "l3f_table": n.get("l3f_table", []),
-                "bridge_table": n.get("bridge_table", []),
-                "drops": n.get("drops", {}),
+                "cpu_util_pct": round(100.0 * float(n.cpu_utilization), 3),
+                "cpu_util_test_pct": None if window is None else round(100.0 * float(window), 3),
+                "ipsec": [sa_row(sa) for sa in n.ipsec],
+                "arp_table": table_rows(n.arp_table),
+                "l3f_table": table_rows(n.l3f_table),
+                "bridge_table": bridge_rows(n.bridge_table),
+                "drops": dict(n.drops),
             }
             if p.point.values:
                 node["point"] = p.point.index

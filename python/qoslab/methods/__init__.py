@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
     from qoslab.methods.rfc2544 import Trials
+    from qoslab.plan.results_models import NodeResult, Results
 
 NOT_YET: dict[str, str] = {}
 """Methods ``qoslab run`` does not run yet, and what will add them."""
@@ -67,7 +68,7 @@ class Plan:
 
     flows: list[dict[str, Any]]
     duration_ns: int
-    records: Callable[[dict[str, Any]], list[dict[str, Any]]]
+    records: Callable[[Results], list[dict[str, Any]]]
     measured: list[int] = field(default_factory=list)
     """Ids of the flows the records report (not the learning frames)."""
     cpu_window_ns: tuple[int, int] | None = None
@@ -173,22 +174,24 @@ def plan_test(net: Network, index: int, *, source: str | Path | None = None, see
     raise AssertionError(f"no plan for method {t.method!r}")  # every method is either planned or in NOT_YET
 
 
-def cpu_metrics(net: Network, results: dict[str, Any]) -> dict[str, float]:
+def cpu_metrics(net: Network, results: Results) -> dict[str, float]:
     """``{node: cpu_util_pct}`` of the nodes whose CPU is modelled (hz > 0): over the
     plan's CPU window (the test's traffic) when the run had one, else the whole run."""
     modelled = {n["name"] for n in net.config["nodes"] if n["cpu"]["hz"] > 0}
 
-    def util(n: dict[str, Any]) -> float:
-        window = n.get("cpu_utilization_window")
-        return float(window if window is not None else n.get("cpu_utilization", 0.0))
+    def util(n: NodeResult) -> float:
+        window = n.cpu_utilization_window
+        return float(window if window is not None else n.cpu_utilization)
 
-    return {n["name"]: round(100.0 * util(n), 3) for n in results.get("nodes", []) if n["name"] in modelled}
+    return {n.name: round(100.0 * util(n), 3) for n in results.nodes if n.name in modelled}
 
 
-def ipsec_metrics(results: dict[str, Any]) -> list[dict[str, Any]]:
+def ipsec_metrics(results: Results) -> list[dict[str, Any]]:
     """Per IPsec tunnel end: ``node``, the tunnel's ``name``, mode, protocol, SPIs, and the
     packets and bytes its SAs sealed and opened (what each VPN carried)."""
-    return [{"node": n["name"], **sa} for n in results.get("nodes", []) for sa in n.get("ipsec") or []]
+    from qoslab.methods.common import sa_row
+
+    return [{"node": n.name, **sa_row(sa)} for n in results.nodes for sa in n.ipsec]
 
 
 __all__ = [

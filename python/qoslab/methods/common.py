@@ -9,6 +9,15 @@ from qoslab.scenario.test_tables import TestBase
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+    from qoslab.plan.results_models import (
+        AdaptiveRouterCounters,
+        ArqCountersResult,
+        BridgeEntry,
+        FlowResult,
+        Results,
+        SaReport,
+        TableEntry,
+    )
 
 NS_PER_MS = 1_000_000
 
@@ -115,49 +124,99 @@ def receive_interval_ns(n: int, first_ns: int | None, last_ns: int | None, sendi
     return int(sending_ns)
 
 
-def flow_result(results: dict[str, Any], flow_id: int) -> dict[str, Any]:
+def flow_result(results: Results, flow_id: int) -> FlowResult:
     """The results entry of flow ``flow_id``."""
-    flows: list[dict[str, Any]] = results.get("flows", [])
-    for f in flows:
-        if f["id"] == flow_id:
+    for f in results.flows:
+        if f.id == flow_id:
             return f
     raise KeyError(f"the simulator returned no result for flow {flow_id}")
 
 
-def adaptive_records(results: dict[str, Any]) -> list[dict[str, Any]]:
+def adaptive_records(results: Results) -> list[dict[str, Any]]:
     """Seed 004's adaptive upstreams of a run (crates/sim/src/node/adaptive_router/mod.rs), times in seconds:
     the channel switches (time, from, to, both ratios), the delivery ratio of each channel
     over time, and the counters."""
     out = []
-    for a in results.get("adaptive", []):
+    for a in results.adaptive or []:
         out.append(
             {
-                "node": a["node"],
-                "peer": a["peer"],
-                "channel": a["channel"],
+                "node": a.node,
+                "peer": a.peer,
+                "channel": a.channel,
                 "switches": [
                     {
-                        "time_s": s["time_ns"] / 1e9,
-                        "from": s["from"],
-                        "to": s["to"],
-                        "radio_ratio": s["radio_ratio"],
-                        "modem_ratio": s["modem_ratio"],
+                        "time_s": s.time_ns / 1e9,
+                        "from": s.from_,
+                        "to": s.to,
+                        "radio_ratio": s.radio_ratio,
+                        "modem_ratio": s.modem_ratio,
                     }
-                    for s in a["switches"]
+                    for s in a.switches
                 ],
                 "ratio_over_time": [
-                    {
-                        "time_s": s["time_ns"] / 1e9,
-                        "radio": s["radio_ratio"],
-                        "modem": s["modem_ratio"],
-                        "channel": s["channel"],
-                    }
-                    for s in a["samples"]
+                    {"time_s": s.time_ns / 1e9, "radio": s.radio_ratio, "modem": s.modem_ratio, "channel": s.channel}
+                    for s in a.samples
                 ],
-                "counters": a["counters"],
-                "arq": a["arq_sender"],
-                "radio_delivered_attempts": a["radio_lifetime"],
-                "modem_delivered_frames": a["modem_lifetime"],
+                "counters": _counters(a.counters),
+                "arq": _arq(a.arq_sender),
+                "radio_delivered_attempts": list(a.radio_lifetime),
+                "modem_delivered_frames": list(a.modem_lifetime),
             }
         )
     return out
+
+
+def _counters(c: AdaptiveRouterCounters) -> dict[str, int]:
+    """An adaptive upstream's counters, in the order the core writes them."""
+    return {
+        "datagrams": c.datagrams,
+        "radio_datagrams": c.radio_datagrams,
+        "modem_datagrams": c.modem_datagrams,
+        "probes": c.probes,
+        "radio_given_up": c.radio_given_up,
+        "modem_delivered": c.modem_delivered,
+        "modem_lost": c.modem_lost,
+    }
+
+
+def _arq(c: ArqCountersResult) -> dict[str, int]:
+    """The radio ARQ sender's counters, in the order the core writes them."""
+    return {
+        "frames": c.frames,
+        "transmissions": c.transmissions,
+        "retransmissions": c.retransmissions,
+        "acked": c.acked,
+        "acked_first_try": c.acked_first_try,
+        "dropped": c.dropped,
+        "stale_acks": c.stale_acks,
+        "delivered": c.delivered,
+        "duplicates": c.duplicates,
+        "too_old": c.too_old,
+        "acks_sent": c.acks_sent,
+    }
+
+
+def sa_row(sa: SaReport) -> dict[str, Any]:
+    """One IPsec SA pair's report as the records print it, in the order the core writes it."""
+    return {
+        "name": sa.name,
+        "mode": sa.mode,
+        "protocol": sa.protocol,
+        "spi_out": sa.spi_out,
+        "spi_in": sa.spi_in,
+        "sealed_packets": sa.sealed_packets,
+        "sealed_bytes": sa.sealed_bytes,
+        "opened_packets": sa.opened_packets,
+        "opened_bytes": sa.opened_bytes,
+        "failed": sa.failed,
+    }
+
+
+def table_rows(table: list[TableEntry]) -> list[dict[str, str]]:
+    """An ARP or L3F table as the records print it: ip, mac, port, in the core's order."""
+    return [{"ip": e.ip, "mac": e.mac, "port": e.port} for e in table]
+
+
+def bridge_rows(table: list[BridgeEntry]) -> list[dict[str, str]]:
+    """A bridge table as the records print it: mac, port."""
+    return [{"mac": e.mac, "port": e.port} for e in table]

@@ -49,6 +49,7 @@ from qoslab.scenario.test_tables import UdpEcho
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+    from qoslab.plan.results_models import FlowResult, Results
 
 LEARNING = 0
 """Flow id of the learning ping; the streams are 1 … streams."""
@@ -78,20 +79,20 @@ def _counts(sent: int, forward: int, received: int, payload: int, interval_ns: i
     }
 
 
-def _stream_metrics(f: dict[str, Any], fid: int, port: int, payload: int, span_ns: int) -> dict[str, Any]:
+def _stream_metrics(f: FlowResult, fid: int, port: int, payload: int, span_ns: int) -> dict[str, Any]:
     """One echoed stream's entry in ``streams``: its counts, loss each way, throughput
     over ``span_ns`` and round-trip times."""
-    echo = f.get("echo") or {}
-    rtt = echo.get("rtt_ns") or {}
+    echo = f.echo
+    rtt = echo.rtt_ns if echo else None
     entry: dict[str, Any] = {"flow": fid, "port": port}
-    entry |= _counts(int(f["sent"]), int(echo.get("forward_received", 0)), int(f["received"]), payload, span_ns)
+    entry |= _counts(f.sent, echo.forward_received if echo else 0, f.received, payload, span_ns)
     entry |= {
-        "rtt_min_ms": ms(rtt.get("min")),
-        "rtt_mean_ms": ms(rtt.get("mean")),
-        "rtt_p50_ms": ms(rtt.get("p50")),
-        "rtt_p90_ms": ms(rtt.get("p90")),
-        "rtt_p99_ms": ms(rtt.get("p99")),
-        "rtt_max_ms": ms(rtt.get("max")),
+        "rtt_min_ms": ms(rtt.min if rtt else None),
+        "rtt_mean_ms": ms(rtt.mean if rtt else None),
+        "rtt_p50_ms": ms(rtt.p50 if rtt else None),
+        "rtt_p90_ms": ms(rtt.p90 if rtt else None),
+        "rtt_p99_ms": ms(rtt.p99 if rtt else None),
+        "rtt_max_ms": ms(rtt.max if rtt else None),
     }
     return entry
 
@@ -185,11 +186,11 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         "destination": dst,
     }
 
-    def _span(f: dict[str, Any]) -> int:
+    def _span(f: FlowResult) -> int:
         # The echoes' receiving interval as the simulator measured it (docs/metrics.md#goodput).
-        return max(interval_ns, int(f["receive_interval_ns"]))
+        return max(interval_ns, f.receive_interval_ns)
 
-    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+    def records(results: Results) -> list[dict[str, Any]]:
         streams: list[dict[str, Any]] = []
         spans: list[int] = []
         for fid, port in zip(measured, ports):

@@ -43,6 +43,7 @@ from qoslab.scenario.test_tables import PcapReplay
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import LocatedProblems, Network
+    from qoslab.plan.results_models import Results
 
 MEASURED, LEARNING = 1, 0
 NS_PER_S = 10**9
@@ -199,7 +200,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     flows = _flows(t, s, src, dst, start, stop)
     parameters = _parameters(t, capture, s, mtu, interval, wait, dst)
 
-    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+    def records(results: Results) -> list[dict[str, Any]]:
         record = {"test": t.method, "name": t.name, "from": t.from_, "to": t.to, "parameters": dict(parameters)}
         return [{**record, "metrics": _metrics(net, results, s, t.loop, mtu)}]
 
@@ -254,34 +255,34 @@ def _parameters(
     }
 
 
-def _metrics(net: Network, results: dict[str, Any], s: Schedule, passes: int, mtu: int) -> dict[str, Any]:
+def _metrics(net: Network, results: Results, s: Schedule, passes: int, mtu: int) -> dict[str, Any]:
     """The replayed flow's metrics, as udp.flow's (docs/metrics.md#pcap-replay)."""
     f = flow_result(results, MEASURED)
-    sent, received = int(f["sent"]), int(f["received"])
-    bytes_received = int(f["bytes_received"])
-    receive_s = int(f["receive_interval_ns"]) / NS_PER_S
+    sent, received = f.sent, f.received
+    bytes_received = f.bytes_received
+    receive_s = f.receive_interval_ns / NS_PER_S
     frames = _frame_bytes_received(s, passes, sent, received, bytes_received, mtu)
     # One datagram has no interval to be a rate over (docs/metrics.md#pcap-replay).
     rates = sent > 1 and receive_s > 0
-    lat = f.get("latency_ns") or {}
+    lat = f.latency_ns
     return {
         "sent": sent,
         "received": received,
-        "lost": int(f["lost"]),
-        "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
-        "drained": int(f["drained"]),
-        "late": int(f["late"]),
+        "lost": f.lost,
+        "loss_pct": round(100.0 * f.lost / sent, 6) if sent else None,
+        "drained": f.drained,
+        "late": f.late,
         "receive_interval_s": receive_s,
         "throughput_mbps": round(frames * 8 / receive_s / 1e6, 6) if rates and frames is not None else None,
         "throughput_fps": round(received / receive_s, 6) if rates else None,
         "goodput_mbps": round(bytes_received * 8 / receive_s / 1e6, 6) if rates else None,
         "bytes_received": bytes_received,
-        "latency_ms": ms(lat.get("mean")),
-        "latency_min_ms": ms(lat.get("min")),
-        "latency_p50_ms": ms(lat.get("p50")),
-        "latency_p90_ms": ms(lat.get("p90")),
-        "latency_p99_ms": ms(lat.get("p99")),
-        "latency_max_ms": ms(lat.get("max")),
-        "jitter_ms": ms(f.get("jitter_ns")),
+        "latency_ms": ms(lat.mean if lat else None),
+        "latency_min_ms": ms(lat.min if lat else None),
+        "latency_p50_ms": ms(lat.p50 if lat else None),
+        "latency_p90_ms": ms(lat.p90 if lat else None),
+        "latency_p99_ms": ms(lat.p99 if lat else None),
+        "latency_max_ms": ms(lat.max if lat else None),
+        "jitter_ms": ms(f.jitter_ns),
         "cpu_util_pct": cpu_metrics(net, results),
     }

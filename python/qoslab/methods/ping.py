@@ -12,6 +12,7 @@ from qoslab.scenario.test_tables import Ping
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+    from qoslab.plan.results_models import FlowResult, Results
 
 REPLY_WAIT_NS = 4_000_000_000
 """How long the last request waits for its reply: Windows ping's default timeout (-w 4000 ms)."""
@@ -40,10 +41,14 @@ def run_length(count: int, interval_ns: int, start_ns: int = 0) -> int:
     return start_ns + (count - 1) * interval_ns + REPLY_WAIT_NS
 
 
-def rtt_metrics(f: dict[str, Any]) -> dict[str, Any]:
+def rtt_metrics(f: FlowResult) -> dict[str, Any]:
     """sent, received, loss and RTT statistics as ping prints them (mdev as Linux ping's)."""
-    rtts = [int(x) for x in f.get("rtt_ns") or []]
-    sent, received = int(f["sent"]), int(f["received"])
+    return rtt_metrics_of(f.sent, f.received, f.rtt_ns)
+
+
+def rtt_metrics_of(sent: int, received: int, rtts: list[int]) -> dict[str, Any]:
+    """:func:`rtt_metrics` of ``sent`` requests, ``received`` replies and their round
+    trips ``rtts`` (ns)."""
     m: dict[str, Any] = {
         "sent": sent,
         "received": received,
@@ -66,7 +71,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     flows = [ping_flow(src, dst, count=t.count, interval_ns=t.interval, payload=t.payload)]
     parameters = {"count": t.count, "interval_ms": ms(t.interval), "payload_bytes": t.payload, "destination": dst}
 
-    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+    def records(results: Results) -> list[dict[str, Any]]:
         metrics = rtt_metrics(flow_result(results, FLOW))
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         return [

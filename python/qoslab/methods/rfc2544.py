@@ -60,6 +60,7 @@ from qoslab.scenario.test_tables import (
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+    from qoslab.plan.results_models import FlowResult, Results
 
 Rfc2544T = TypeVar("Rfc2544T", Rfc2544Throughput, Rfc2544Latency, Rfc2544FrameLoss, Rfc2544BackToBack, Rfc2544Overload)
 
@@ -103,7 +104,7 @@ class Trial:
     duration_s: float
     seed: int
     directions: list[dict[str, Any]]
-    results: dict[str, Any] = field(repr=False)
+    results: Results = field(repr=False)
     wait_s: float = 2.0
 
     @property
@@ -160,7 +161,7 @@ class Trials:
         *,
         seed: int | None = None,
         source: str | Path | None = None,
-        simulate: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        simulate: Callable[[dict[str, Any]], Results] | None = None,
         on_trial: Callable[[str], None] | None = None,
     ) -> None:
         from qoslab.backends.sim import LocatedProblems
@@ -174,7 +175,7 @@ class Trials:
         self.on_trial = on_trial
         self.count = 0
         self.last_flows: list[dict[str, Any]] = []
-        self.last_results: dict[str, Any] = {}
+        self.last_results: Results | None = None
         self.last_config: dict[str, Any] | None = None
         """The configuration of the last trial run, so that it can be run again with a
         capture (the run is deterministic: the same frames, byte for byte)."""
@@ -333,33 +334,30 @@ class Trials:
                 )
                 if f is not None
             ]
-            sent = sum(int(f["sent"]) for f in parts)
-            received = sum(int(f["received"]) for f in parts)
-            lost = sum(int(f["lost"]) for f in parts)
-            lat_n = sum(int(f["received"]) for f in parts if f.get("latency_ns"))
-            mean = (
-                sum(f["latency_ns"]["mean"] * int(f["received"]) for f in parts if f.get("latency_ns")) / lat_n
-                if lat_n
-                else None
-            )
+            sent = sum(f.sent for f in parts)
+            received = sum(f.received for f in parts)
+            lost = sum(f.lost for f in parts)
+            timed = [(f, f.latency_ns) for f in parts if f.latency_ns is not None]
+            lat_n = sum(f.received for f, _ in timed)
+            mean = sum(lat.mean * f.received for f, lat in timed) / lat_n if lat_n else None
             tagged = flow_result_or_none(results, fid + 10)
-            tag_ns = (tagged.get("latency_ns") or {}).get("mean") if tagged and int(tagged["received"]) else None
-            firsts = [int(f["first_rx_ns"]) for f in parts if f.get("first_rx_ns") is not None]
-            lasts = [int(f["last_rx_ns"]) for f in parts if f.get("last_rx_ns") is not None]
+            tag_ns = tagged.latency_ns.mean if tagged and tagged.received and tagged.latency_ns else None
+            firsts = [f.first_rx_ns for f in parts if f.first_rx_ns is not None]
+            lasts = [f.last_rx_ns for f in parts if f.last_rx_ns is not None]
             directions.append(
                 {
                     "direction": "forward" if fid == FORWARD else "reverse",
                     "sent": sent,
                     "received": received,
                     "lost": lost,
-                    "drained": sum(int(f.get("drained", 0)) for f in parts),
-                    "late": sum(int(f.get("late", 0)) for f in parts),
+                    "drained": sum(f.drained for f in parts),
+                    "late": sum(f.late for f in parts),
                     # The trial's receiving interval over all its parts (docs/metrics.md#goodput).
                     "receive_interval_ns": receive_interval_ns(
                         received, min(firsts, default=None), max(lasts, default=None), round(n * interval)
                     ),
                     "latency_mean_ns": mean,
-                    "latency_max_ns": max((f["latency_ns"]["max"] for f in parts if f.get("latency_ns")), default=None),
+                    "latency_max_ns": max((lat.max for _, lat in timed), default=None),
                     "tagged_latency_ns": tag_ns,
                 }
             )
@@ -371,7 +369,7 @@ class Trials:
         self,
         parameters: dict[str, Any],
         metrics: dict[str, Any],
-        results: dict[str, Any] | None = None,
+        results: Results | None = None,
         trials: list[Trial] | None = None,
     ) -> dict[str, Any]:
         """A record; with ``trials`` (those its result rests on) it carries the frames still
@@ -651,7 +649,7 @@ class Trials:
         }[self.test.method]()
 
 
-def flow_result_or_none(results: dict[str, Any], flow_id: int) -> dict[str, Any] | None:
+def flow_result_or_none(results: Results, flow_id: int) -> FlowResult | None:
     try:
         return flow_result(results, flow_id)
     except KeyError:

@@ -47,6 +47,7 @@ from qoslab.scenario.test_tables import TcpBulk, TcpTransfer
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+    from qoslab.plan.results_models import FlowResult, Results, TcpResult, TraceColumns
 
 FLOW = 0
 PORT = 5201  # iperf3's default port
@@ -356,23 +357,29 @@ def rate_bps(octets: int, ns: int) -> float | None:
     return round(octets * 8 * 1e9 / ns, 3) if ns > 0 else None
 
 
-def stream_window(f: dict[str, Any]) -> dict[str, int]:
+def stream_window(f: FlowResult) -> dict[str, int]:
     """One connection's measurement window from its result entry: start and end (ns),
-    and its counters inside it (``window`` of crates/sim/src/results.rs)."""
-    tcp = f.get("tcp") or {}
-    w = tcp.get("window") or {}
+    and its counters inside it (``window`` of crates/sim/src/results.rs); a flow with no
+    ``tcp`` entry has an empty window at :data:`START_NS`."""
+    tcp = f.tcp
+    if tcp is None:
+        return dict.fromkeys(("bytes_received", "bytes_acked", "bytes_sent", "retransmits", "bytes_after_stop"), 0) | {
+            "start_ns": START_NS,
+            "end_ns": START_NS,
+        }
+    w = tcp.window
     return {
-        "start_ns": int(tcp.get("start_ns", START_NS)),
-        "end_ns": int(w.get("end_ns", tcp.get("start_ns", START_NS))),
-        "bytes_received": int(w.get("bytes_received", 0)),
-        "bytes_acked": int(w.get("bytes_acked", 0)),
-        "bytes_sent": int(w.get("bytes_sent", 0)),
-        "retransmits": int(w.get("retransmits", 0)),
-        "bytes_after_stop": int(tcp.get("bytes_after_stop", 0)),
+        "start_ns": tcp.start_ns,
+        "end_ns": w.end_ns,
+        "bytes_received": w.bytes_received,
+        "bytes_acked": w.bytes_acked,
+        "bytes_sent": w.bytes_sent,
+        "retransmits": w.retransmits,
+        "bytes_after_stop": tcp.bytes_after_stop,
     }
 
 
-def goodput_mbps(f: dict[str, Any]) -> float:
+def goodput_mbps(f: FlowResult) -> float:
     """One connection's goodput (its result entry): data octets received in order inside
     its measurement window over the window, Mb/s; the figure its record prints."""
     w = stream_window(f)
@@ -380,14 +387,15 @@ def goodput_mbps(f: dict[str, Any]) -> float:
     return 0.0 if bps is None else bps / 1e6
 
 
-def _stream_summary(f: dict[str, Any]) -> dict[str, Any]:
+def _stream_summary(f: FlowResult) -> dict[str, Any]:
     """iperf3's ``end.streams[]`` entry of one connection: sender and receiver, both
     over the connection's measurement window."""
-    tcp = f.get("tcp") or {}
+    tcp = f.tcp
     w = stream_window(f)
     ns = w["end_ns"] - w["start_ns"]
+    hystart = tcp.hystart_exit if tcp else None
     return {
-        "id": f["id"],
+        "id": f.id,
         "start_s": 0.0,
         "end_s": round(ns / 1e9, 9),
         "sender": {
@@ -396,15 +404,17 @@ def _stream_summary(f: dict[str, Any]) -> dict[str, Any]:
             "bits_per_second": rate_bps(w["bytes_acked"], ns),
             "bytes_sent": w["bytes_sent"],
             "retransmits": w["retransmits"],
-            "fast_retransmits": tcp.get("fast_retransmits", 0),
-            "timeouts": tcp.get("timeouts", 0),
-            "tlp_probes": tcp.get("tlp_probes", 0),
-            "rack_lost": tcp.get("rack_lost", 0),
-            "max_snd_cwnd_bytes": tcp.get("max_cwnd_bytes"),
-            "min_rtt_ms": ms(tcp.get("min_rtt_ns")),
-            "mean_rtt_ms": ms(tcp.get("mean_rtt_ns")),
-            "max_rtt_ms": ms(tcp.get("max_rtt_ns")),
-            "hystart_exit": tcp.get("hystart_exit"),
+            "fast_retransmits": tcp.fast_retransmits if tcp else 0,
+            "timeouts": tcp.timeouts if tcp else 0,
+            "tlp_probes": tcp.tlp_probes if tcp else 0,
+            "rack_lost": tcp.rack_lost if tcp else 0,
+            "max_snd_cwnd_bytes": tcp.max_cwnd_bytes if tcp else None,
+            "min_rtt_ms": ms(tcp.min_rtt_ns if tcp else None),
+            "mean_rtt_ms": ms(tcp.mean_rtt_ns if tcp else None),
+            "max_rtt_ms": ms(tcp.max_rtt_ns if tcp else None),
+            "hystart_exit": None
+            if hystart is None
+            else {"time_ns": hystart.time_ns, "cwnd_bytes": hystart.cwnd_bytes, "reason": hystart.reason},
         },
         "receiver": {
             "bytes": w["bytes_received"],
@@ -414,7 +424,7 @@ def _stream_summary(f: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]:
+def intervals(each: list[FlowResult], start_ns: int) -> list[dict[str, Any]]:
     """iperf3's ``intervals``: per interval, each stream's delta and the sum.
 
     ``bytes`` is what the receiver got in order during the interval (so
@@ -422,28 +432,33 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
     retransmissions included; ``snd_cwnd_bytes`` and ``rtt_ms`` the sender's state at
     the interval's end.
     """
-    rows = [(f["id"], (f.get("tcp") or {}).get("intervals") or []) for f in each]
+    from qoslab.plan.results_models import IntervalRecord
+
+    rows = [(f.id, (f.tcp.intervals if f.tcp else None) or []) for f in each]
     n = max((len(r) for _, r in rows), default=0)
     out = []
+    before = IntervalRecord(
+        end_ns=start_ns, bytes_received=0, bytes_sent=0, retransmits=0, bytes_acked=0, cwnd_bytes=0, srtt_ns=None
+    )
     for k in range(n):
-        streams = []
+        streams: list[dict[str, Any]] = []
         for fid, recs in rows:
             if k >= len(recs):
                 continue
             r = recs[k]
-            prev = recs[k - 1] if k else {"end_ns": start_ns, "bytes_received": 0, "bytes_sent": 0, "retransmits": 0}
-            got = r["bytes_received"] - prev["bytes_received"]
+            prev = recs[k - 1] if k else before
+            got = r.bytes_received - prev.bytes_received
             streams.append(
                 {
                     "id": fid,
-                    "start_s": round((prev["end_ns"] - start_ns) / 1e9, 9),
-                    "end_s": round((r["end_ns"] - start_ns) / 1e9, 9),
+                    "start_s": round((prev.end_ns - start_ns) / 1e9, 9),
+                    "end_s": round((r.end_ns - start_ns) / 1e9, 9),
                     "bytes": got,
-                    "bits_per_second": rate_bps(got, r["end_ns"] - prev["end_ns"]),
-                    "sent_bytes": r["bytes_sent"] - prev["bytes_sent"],
-                    "retransmits": r["retransmits"] - prev["retransmits"],
-                    "snd_cwnd_bytes": r["cwnd_bytes"],
-                    "rtt_ms": ms(r.get("srtt_ns")),
+                    "bits_per_second": rate_bps(got, r.end_ns - prev.end_ns),
+                    "sent_bytes": r.bytes_sent - prev.bytes_sent,
+                    "retransmits": r.retransmits - prev.retransmits,
+                    "snd_cwnd_bytes": r.cwnd_bytes,
+                    "rtt_ms": ms(r.srtt_ns),
                 }
             )
         if not streams:
@@ -465,7 +480,7 @@ def intervals(each: list[dict[str, Any]], start_ns: int) -> list[dict[str, Any]]
     return out
 
 
-def _sum_metrics(each: list[dict[str, Any]], tcps: list[dict[str, Any]], began: int) -> dict[str, Any]:
+def _sum_metrics(each: list[FlowResult], tcps: list[TcpResult], began: int) -> dict[str, Any]:
     """The test's totals over its streams (``each``, their ``tcp`` entries ``tcps``),
     from ``began``, the application's own start."""
     # The measurement window of the test (iperf3's sum): from the first start to the
@@ -482,12 +497,12 @@ def _sum_metrics(each: list[dict[str, Any]], tcps: list[dict[str, Any]], began: 
         "bytes_acked": sum(w["bytes_acked"] for w in windows),
         "bytes_sent": sum(w["bytes_sent"] for w in windows),
         "retransmits": sum(w["retransmits"] for w in windows),
-        "fast_retransmits": sum(x.get("fast_retransmits") or 0 for x in tcps),
-        "timeouts": sum(x.get("timeouts") or 0 for x in tcps),
-        "tlp_probes": sum(x.get("tlp_probes") or 0 for x in tcps),
-        "rack_lost": sum(x.get("rack_lost") or 0 for x in tcps),
-        "srtt_ms": ms(tcps[0].get("srtt_ns")),
-        "max_cwnd_bytes": max((x.get("max_cwnd_bytes") or 0 for x in tcps), default=0),
+        "fast_retransmits": sum(x.fast_retransmits for x in tcps),
+        "timeouts": sum(x.timeouts for x in tcps),
+        "tlp_probes": sum(x.tlp_probes for x in tcps),
+        "rack_lost": sum(x.rack_lost for x in tcps),
+        "srtt_ms": ms(each[0].tcp.srtt_ns if each[0].tcp else None),
+        "max_cwnd_bytes": max((x.max_cwnd_bytes for x in tcps), default=0),
         # How long the test waited for its link (a PPP session's discovery,
         # authentication and IPCP) before it began.
         "link_wait_s": round((began - START_NS) / 1e9, 9),
@@ -495,11 +510,12 @@ def _sum_metrics(each: list[dict[str, Any]], tcps: list[dict[str, Any]], began: 
     return metrics
 
 
-def _transfer_metrics(t: TcpTransfer, tcp: dict[str, Any], flow: dict[str, Any], began: int) -> dict[str, Any]:
+def _transfer_metrics(t: TcpTransfer, flow: FlowResult, began: int) -> dict[str, Any]:
     """A sized transfer's completion, and its times and rates by ttcp's two clocks."""
     out: dict[str, Any] = {}
-    done, acked = tcp.get("completed_ns"), tcp.get("acked_ns")
-    first_tx, first_rx = tcp.get("first_tx_ns"), flow.get("first_rx_ns")
+    tcp = flow.tcp
+    done, acked = (tcp.completed_ns, tcp.acked_ns) if tcp else (None, None)
+    first_tx, first_rx = tcp.first_tx_ns if tcp else None, flow.first_rx_ns
     out["completed"] = done is not None
     out["transfer_time_s"] = None if done is None else round((done - began) / 1e9, 9)
     # ttcp -t: the transmitter's clock, first byte sent to last byte acknowledged;
@@ -509,7 +525,7 @@ def _transfer_metrics(t: TcpTransfer, tcp: dict[str, Any], flow: dict[str, Any],
     # transfer of a few segments above the line (2 segments in 1 segment time).
     tx_ns = None if acked is None or first_tx is None else acked - first_tx
     rx_ns = None if done is None or first_rx is None else done - first_rx
-    after_first = int(t.bytes) - int(tcp.get("first_rx_bytes") or 0)
+    after_first = int(t.bytes) - (tcp.first_rx_bytes if tcp else 0)
     out["sender_time_s"] = None if tx_ns is None else round(tx_ns / 1e9, 9)
     out["receiver_time_s"] = None if rx_ns is None else round(rx_ns / 1e9, 9)
     out["receiver_bytes_timed"] = None if rx_ns is None else after_first
@@ -584,16 +600,16 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     }
     flows, duration = _flows_of(t, common, parameters, streams, interval_ns)
 
-    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+    def records(results: Results) -> list[dict[str, Any]]:
         each = [flow_result(results, f["id"]) for f in flows]
-        tcps = [x.get("tcp") or {} for x in each]
+        tcps = [x.tcp for x in each if x.tcp is not None]
         # The application's own start and stop: later than planned when it waited for
         # its PPP link (iperf is run once pppd says the link is up).
-        began = min((x.get("start_ns", START_NS) for x in tcps), default=START_NS)
+        began = min((x.tcp.start_ns if x.tcp else START_NS for x in each), default=START_NS)
         metrics = _sum_metrics(each, tcps, began)
         metrics.update(path_metrics(results, each))
         if isinstance(t, TcpTransfer):
-            metrics.update(_transfer_metrics(t, tcps[0], each[0], began))
+            metrics.update(_transfer_metrics(t, each[0], began))
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         record: dict[str, Any] = {
             "test": t.method,
@@ -607,8 +623,8 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         if t.method == "tcp.bulk" and interval_ns > 0:
             record["intervals"] = intervals(each, began)
         if t.trace:
-            for stream, x in zip(record["streams"], tcps):
-                stream["trace"] = x.get("trace")
+            for stream, x in zip(record["streams"], each):
+                stream["trace"] = _trace(x.tcp.trace if x.tcp else None)
         return [record]
 
     return Plan(flows, duration, records, [f["id"] for f in flows], parameters=parameters)
@@ -619,35 +635,47 @@ STALL_NS = 1_000_000_000
 transfer unfinished, is stalled (a PMTU black hole); a gap in the middle is not."""
 
 
-def path_metrics(results: dict[str, Any], flows: list[dict[str, Any]]) -> dict[str, Any]:
-    """What the senders of ``flows`` (result entries) learned of the path MTU.
-
-    >>> r = {"nodes": [{"frag_needed_sent": 2, "frag_needed_silent": 0}]}
-    >>> f = {"tcp": {"path_mtu_bytes": 1400, "mss_bytes": 1348, "frag_needed_received": 1, "black_holes_detected": 0,
-    ...      "mtu_probes": 0, "mtu_probes_failed": 0, "longest_stall_ns": 2_000_000_000, "stall_at_end_ns": 0}}
-    >>> m = path_metrics(r, [f])
-    >>> m["path_mtu_bytes"], m["frag_needed_sent"], m["stalled"]
-    (1400, 2, False)
-    """
-    paths = [x.get("tcp") or {} for x in flows]
-    nodes = results.get("nodes", [])
-    stall = max((p.get("longest_stall_ns") or 0 for p in paths), default=0)
+def path_metrics(results: Results, flows: list[FlowResult]) -> dict[str, Any]:
+    """What the senders of ``flows`` (result entries) learned of the path MTU: the
+    smallest path MTU and MSS, ICMP "fragmentation needed" sent (by the routers) and
+    received (by the senders), black holes found, probes, and the longest stall."""
+    paths = [x.tcp for x in flows if x.tcp is not None]
+    nodes = results.nodes
+    stall = max((p.longest_stall_ns for p in paths), default=0)
     stalled = any(is_stalled(p) for p in paths)
     return {
-        "path_mtu_bytes": min((v for p in paths if (v := p.get("path_mtu_bytes"))), default=None),
-        "mss_bytes": min((v for p in paths if (v := p.get("mss_bytes"))), default=None),
-        "frag_needed_received": sum(p.get("frag_needed_received") or 0 for p in paths),
-        "frag_needed_sent": sum(n.get("frag_needed_sent") or 0 for n in nodes),
-        "too_big_dropped_silently": sum(n.get("frag_needed_silent") or 0 for n in nodes),
-        "black_holes_detected": sum(p.get("black_holes_detected") or 0 for p in paths),
-        "mtu_probes": sum(p.get("mtu_probes") or 0 for p in paths),
-        "mtu_probes_failed": sum(p.get("mtu_probes_failed") or 0 for p in paths),
+        "path_mtu_bytes": min((v for p in paths if (v := p.path_mtu_bytes)), default=None),
+        "mss_bytes": min((v for p in paths if (v := p.mss_bytes)), default=None),
+        "frag_needed_received": sum(p.frag_needed_received for p in paths),
+        "frag_needed_sent": sum(n.frag_needed_sent for n in nodes),
+        "too_big_dropped_silently": sum(n.frag_needed_silent for n in nodes),
+        "black_holes_detected": sum(p.black_holes_detected for p in paths),
+        "mtu_probes": sum(p.mtu_probes for p in paths),
+        "mtu_probes_failed": sum(p.mtu_probes_failed for p in paths),
         "longest_stall_s": round(stall / 1e9, 9),
         "stalled": stalled,
     }
 
 
-def is_stalled(tcp: dict[str, Any]) -> bool:
+def is_stalled(tcp: TcpResult) -> bool:
     """A connection (its result's ``tcp`` entry) stalled at the end: unfinished, its
     receiver had got nothing new for :data:`STALL_NS` or more when the window ended."""
-    return (tcp.get("stall_at_end_ns") or 0) >= STALL_NS
+    return tcp.stall_at_end_ns >= STALL_NS
+
+
+def _trace(trace: TraceColumns | None) -> dict[str, list[Any]] | None:
+    """A sender's per-ACK trace as its stream's ``trace`` prints it: the columns in the
+    order the core writes them (docs/metrics.md, TCP trace)."""
+    if trace is None:
+        return None
+    return {
+        "time_ns": trace.time_ns,
+        "cwnd_bytes": trace.cwnd_bytes,
+        "ssthresh_bytes": trace.ssthresh_bytes,
+        "srtt_ns": trace.srtt_ns,
+        "rtt_sample_ns": trace.rtt_sample_ns,
+        "rto_ns": trace.rto_ns,
+        "bytes_in_flight": trace.bytes_in_flight,
+        "retransmits": trace.retransmits,
+        "in_recovery": trace.in_recovery,
+    }

@@ -33,6 +33,7 @@ from qoslab.scenario.test_tables import UdpFlow
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+    from qoslab.plan.results_models import FlowResult, Results
 
 UDP_HEADER = 8  # RFC 768
 IPV4_HEADER = 20  # RFC 791 §3.1, no options
@@ -80,31 +81,31 @@ def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) ->
     ]
 
 
-def _flow_metrics(f: dict[str, Any], frame: int) -> dict[str, Any]:
+def _flow_metrics(f: FlowResult, frame: int) -> dict[str, Any]:
     """The stream's counts, rates over its receiving interval, latency and jitter."""
-    lat = f.get("latency_ns") or {}
-    sent, received = int(f["sent"]), int(f["received"])
+    lat = f.latency_ns
+    sent, received = f.sent, f.received
     # The receiving interval (docs/metrics.md#goodput): the sending interval, or the
     # time the arrivals took when a queue stretched them.
-    receive_s = int(f["receive_interval_ns"]) / 1e9
+    receive_s = f.receive_interval_ns / 1e9
     metrics = {
         "sent": sent,
         "received": received,
-        "lost": int(f["lost"]),
-        "loss_pct": round(100.0 * f["lost"] / sent, 6) if sent else None,
-        "drained": int(f["drained"]),
-        "late": int(f["late"]),
+        "lost": f.lost,
+        "loss_pct": round(100.0 * f.lost / sent, 6) if sent else None,
+        "drained": f.drained,
+        "late": f.late,
         "receive_interval_s": receive_s,
         "throughput_mbps": round(received * frame * 8 / receive_s / 1e6, 6),
         "throughput_fps": round(received / receive_s, 6),
-        "goodput_mbps": round(int(f["bytes_received"]) * 8 / receive_s / 1e6, 6),
-        "latency_ms": ms(lat.get("mean")),
-        "latency_min_ms": ms(lat.get("min")),
-        "latency_p50_ms": ms(lat.get("p50")),
-        "latency_p90_ms": ms(lat.get("p90")),
-        "latency_p99_ms": ms(lat.get("p99")),
-        "latency_max_ms": ms(lat.get("max")),
-        "jitter_ms": ms(f.get("jitter_ns")),
+        "goodput_mbps": round(f.bytes_received * 8 / receive_s / 1e6, 6),
+        "latency_ms": ms(lat.mean if lat else None),
+        "latency_min_ms": ms(lat.min if lat else None),
+        "latency_p50_ms": ms(lat.p50 if lat else None),
+        "latency_p90_ms": ms(lat.p90 if lat else None),
+        "latency_p99_ms": ms(lat.p99 if lat else None),
+        "latency_max_ms": ms(lat.max if lat else None),
+        "jitter_ms": ms(f.jitter_ns),
     }
     return metrics
 
@@ -158,9 +159,9 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
         "destination": dst,
     }
 
-    def records(results: dict[str, Any]) -> list[dict[str, Any]]:
+    def records(results: Results) -> list[dict[str, Any]]:
         f = flow_result(results, MEASURED)
-        sent = int(f["sent"])
+        sent = f.sent
         metrics = _flow_metrics(f, frame)
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         receive_s = metrics["receive_interval_s"]
@@ -172,7 +173,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
             "parameters": dict(parameters),
             "metrics": metrics,
         }
-        record["iperf3"] = iperf3_end(sent, t.payload, interval_s, int(f["bytes_received"]), receive_s, metrics)
+        record["iperf3"] = iperf3_end(sent, t.payload, interval_s, f.bytes_received, receive_s, metrics)
         return [record]
 
     return Plan(

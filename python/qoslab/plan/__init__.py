@@ -5,6 +5,10 @@ Schema is generated from those types into ``schema/plan.schema.json``, and
 :mod:`qoslab.plan.models` holds the pydantic models generated from that schema
 (docs/architecture.md#the-plan says how to regenerate both). ``tests/test_plan_schema.py``
 fails when the models, the schema file and the core's types disagree.
+
+The results come back the same way: ``crates/sim/src/results.rs`` defines them, their
+schema is ``schema/results.schema.json`` and :mod:`qoslab.plan.results_models` holds the
+models generated from it (``Results`` is one run's record, docs/results-schema.md).
 """
 
 from __future__ import annotations
@@ -13,4 +17,9 @@ PLAN_SCHEMA = 2
 """The version of the plan's JSON, the ``schema`` field of every plan
 (``qoslab_plan::PLAN_SCHEMA`` in Rust; the core refuses a plan of another version)."""
 
-__all__ = ["PLAN_SCHEMA"]
+RESULTS_SCHEMA = 1
+"""The version of the results' JSON, the ``schema`` field of every run's results
+(``sim::results::RESULTS_SCHEMA`` in Rust); :func:`qoslab.backends.sim.simulate` refuses
+results of another version rather than read them with the wrong models."""
+
+__all__ = ["PLAN_SCHEMA", "RESULTS_SCHEMA"]

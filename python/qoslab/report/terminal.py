@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from qoslab.plan.results_models import BridgeEntry, NodeResult, Results, TableEntry
 
 METRICS_DOC = "docs/metrics.md"
 """Where every printed metric is defined; each table's caption points to its section."""
@@ -36,7 +40,7 @@ def _record_or_raw(metrics: dict[str, Any], key: str, raw: Any) -> Any:
     return metrics[key] if key in metrics else raw
 
 
-def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
+def flows_table(results: Results, records_by_flow: dict[int, dict[str, Any]], labels: dict[int, str]) -> Table:
     """One row per flow: counts, throughput, latency (UDP, one way) or RTT (ping), jitter.
 
     A flow that belongs to a record prints the record's values (the method computed
@@ -55,19 +59,19 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
     table.add_column("flow", no_wrap=True)
     for col in ("sent", "recv", "lost", "loss%", "Mb/s", "latency mean/p99", "jitter"):
         table.add_column(col, justify="right", min_width=15 if col.startswith("lat") else None)
-    for f in results.get("flows", []):
-        fid = f["id"]
+    for f in results.flows:
+        fid = f.id
         record = records_by_flow.get(fid) or {}
         metrics = record.get("metrics", {})
-        kind = f.get("kind")
+        kind = f.kind
         pick = functools.partial(_record_or_raw, metrics)
-        sent, received = pick("sent", f.get("sent", 0)), pick("received", f.get("received", 0))
-        lost = pick("lost", f.get("lost", 0))
+        sent, received = pick("sent", f.sent), pick("received", f.received)
+        lost = pick("lost", f.lost)
         loss_pct = pick("loss_pct", 100.0 * lost / sent if sent else None)
         loss = _num(loss_pct, "{:.2f}")
-        jitter_ms = pick("jitter_ms", f.get("jitter_ns") and f["jitter_ns"] / 1e6)
+        jitter_ms = pick("jitter_ms", f.jitter_ns and f.jitter_ns / 1e6)
         if kind == "ping":
-            rtts = f.get("rtt_ns") or []
+            rtts = f.rtt_ns
             mean = pick("rtt_mean_ms", sum(rtts) / len(rtts) / 1e6 if rtts else None)
             lat = f"rtt {mean:.3f}" if mean is not None else "–"
             tput = "–"
@@ -84,20 +88,24 @@ def flows_table(results: dict[str, Any], records_by_flow: dict[int, dict[str, An
             tput = _num(None if bps is None else bps / 1e6)
             lat = "–"
         else:
-            lat_ns = f.get("latency_ns") or {}
+            lat_ns = f.latency_ns
             echo = kind == "udp-echo"
-            mean = pick("rtt_mean_ms" if echo else "latency_ms", lat_ns.get("mean") and lat_ns["mean"] / 1e6)
-            p99 = pick("rtt_p99_ms" if echo else "latency_p99_ms", lat_ns.get("p99") and lat_ns["p99"] / 1e6)
-            lat = f"{_num(mean)} / {_num(p99)}" if lat_ns or mean is not None else "–"
+            mean = pick(
+                "rtt_mean_ms" if echo else "latency_ms", None if lat_ns is None else lat_ns.mean and lat_ns.mean / 1e6
+            )
+            p99 = pick(
+                "rtt_p99_ms" if echo else "latency_p99_ms", None if lat_ns is None else lat_ns.p99 and lat_ns.p99 / 1e6
+            )
+            lat = f"{_num(mean)} / {_num(p99)}" if lat_ns is not None or mean is not None else "–"
             if lat != "–" and echo:
                 lat = f"rtt {lat}"  # an echo's send time comes back with it: a round trip
-            tput = _num(pick("throughput_mbps", f.get("throughput_bps", 0) / 1e6))
-        label = f"{f.get('kind', '?')} {labels.get(fid, str(fid))}"
+            tput = _num(pick("throughput_mbps", f.throughput_bps / 1e6))
+        label = f"{f.kind} {labels.get(fid, str(fid))}"
         table.add_row(escape(label), str(sent), str(received), str(lost), loss, tput, lat, _num(jitter_ms))
     return table
 
 
-def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | None:
+def tcp_path_table(results: Results, labels: dict[int, str]) -> Table | None:
     """Per TCP flow: the path MTU and MSS its sender ended at, the ICMP "fragmentation
     needed" it accepted, black holes its MTU probing found, and the longest stall."""
     table = Table(
@@ -111,21 +119,21 @@ def tcp_path_table(results: dict[str, Any], labels: dict[int, str]) -> Table | N
     for col in ("path MTU", "MSS", "frag-needed rcvd", "black holes", "probes (failed)", "longest stall s", "done"):
         table.add_column(col, justify="right")
     rows = 0
-    for f in results.get("flows", []):
-        tcp = f.get("tcp")
-        if f.get("kind") != "tcp" or not tcp:
+    for f in results.flows:
+        tcp = f.tcp
+        if f.kind != "tcp" or tcp is None:
             continue
         from qoslab.methods.tcp import is_stalled
 
-        done = "yes" if tcp.get("completed_ns") is not None else ("[red]stalled[/]" if is_stalled(tcp) else "–")
+        done = "yes" if tcp.completed_ns is not None else ("[red]stalled[/]" if is_stalled(tcp) else "–")
         table.add_row(
-            escape(f"tcp {labels.get(f['id'], str(f['id']))}"),
-            str(tcp.get("path_mtu_bytes", "–")),
-            str(tcp.get("mss_bytes", "–")),
-            str(tcp.get("frag_needed_received", 0)),
-            str(tcp.get("black_holes_detected", 0)),
-            f"{tcp.get('mtu_probes', 0)} ({tcp.get('mtu_probes_failed', 0)})",
-            f"{(tcp.get('longest_stall_ns') or 0) / 1e9:.3f}",
+            escape(f"tcp {labels.get(f.id, str(f.id))}"),
+            str(tcp.path_mtu_bytes),
+            str(tcp.mss_bytes),
+            str(tcp.frag_needed_received),
+            str(tcp.black_holes_detected),
+            f"{tcp.mtu_probes} ({tcp.mtu_probes_failed})",
+            f"{tcp.longest_stall_ns / 1e9:.3f}",
             done,
         )
         rows += 1
@@ -269,7 +277,7 @@ def _quiet_caption(table: Table, quiet: int, what: str) -> None:
         table.min_width = len(table.caption)
 
 
-def links_table(results: dict[str, Any]) -> Table:
+def links_table(results: Results) -> Table:
     """Utilisation of each Ethernet direction and each wifi cell's airtime; drops."""
     table = Table(
         box=box.SIMPLE_HEAD,
@@ -280,26 +288,26 @@ def links_table(results: dict[str, Any]) -> Table:
     )
     for col in ("link", "type", "utilisation", "drops"):
         table.add_column(col, justify="right" if col in ("drops",) else "left")
-    links = results.get("links", [])
+    links = results.links
     quiet = 0
     for link in links:
-        u = link.get("utilization") or []
-        if link.get("type") == "wifi":
+        u = link.utilization
+        if link.type == "wifi":
             util = f"airtime busy {_pct(u[0] if u else None)}"
         else:
             util = f"a→b {_pct(u[0] if u else None)}, b→a {_pct(u[1] if len(u) > 1 else None)}"
-        if len(links) > MANY_ROWS and not link.get("drops") and all(_pct(v) == _pct(0.0) for v in u):
+        if len(links) > MANY_ROWS and not link.drops and all(_pct(v) == _pct(0.0) for v in u):
             quiet += 1
             continue
-        table.add_row(escape(link["name"]), link.get("type", "?"), util, str(link.get("drops", 0)))
+        table.add_row(escape(link.name), link.type, util, str(link.drops))
     _quiet_caption(table, quiet, "links")
     return table
 
 
-def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
+def nodes_table(results: Results, profiles: dict[str, str]) -> Table:
     """Per node: the CPU profile, its utilisation over the run (and over the test's
     traffic when the run measured that), CPU drops, drops by reason."""
-    windowed = any(n.get("cpu_utilization_window") is not None for n in results.get("nodes", []))
+    windowed = any(n.cpu_utilization_window is not None for n in results.nodes)
     table = Table(
         box=box.SIMPLE_HEAD,
         title="Nodes",
@@ -318,31 +326,29 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     )
     for col in cols:
         table.add_column(col, justify="right" if col.startswith("cpu ") or col == "frag-needed sent" else "left")
-    nodes = results.get("nodes", [])
+    nodes = results.nodes
     quiet = 0
     for node in nodes:
-        drops = node.get("drops") or {}
+        drops = node.drops
         reasons = "; ".join(f"{n} × {escape(r)}" for r, n in sorted(drops.items(), key=lambda kv: -kv[1])) or "–"
-        window = (_pct(node.get("cpu_utilization_window")),) if windowed else ()
-        icmp = str(node.get("frag_needed_sent", 0)) + (
-            f" ({node['frag_needed_silent']} silent)" if node.get("frag_needed_silent") else ""
-        )
-        busy = (node.get("cpu_utilization"), node.get("cpu_utilization_window"))
+        window = (_pct(node.cpu_utilization_window),) if windowed else ()
+        icmp = str(node.frag_needed_sent) + (f" ({node.frag_needed_silent} silent)" if node.frag_needed_silent else "")
+        busy = (node.cpu_utilization, node.cpu_utilization_window)
         if (
             len(nodes) > MANY_ROWS
             and not drops
-            and not node.get("cpu_drops")
+            and not node.cpu_drops
             and icmp == "0"
             and all(v is None or _pct(v) == _pct(0.0) for v in busy)
         ):
             quiet += 1
             continue
         table.add_row(
-            escape(node["name"]),
-            escape(profiles.get(node["name"], "?")),
-            _pct(node.get("cpu_utilization")),
+            escape(node.name),
+            escape(profiles.get(node.name, "?")),
+            _pct(node.cpu_utilization),
             *window,
-            str(node.get("cpu_drops", 0)),
+            str(node.cpu_drops),
             icmp,
             reasons,
         )
@@ -350,7 +356,7 @@ def nodes_table(results: dict[str, Any], profiles: dict[str, str]) -> Table:
     return table
 
 
-def ipsec_table(results: dict[str, Any]) -> Table | None:
+def ipsec_table(results: Results) -> Table | None:
     """Per IPsec tunnel end: SPIs and what its SAs sealed and opened (packets, bytes)."""
     table = Table(
         box=box.SIMPLE_HEAD, title="IPsec tunnels (SPIs in hex; bytes after the IPv4 header)", title_justify="left"
@@ -358,77 +364,81 @@ def ipsec_table(results: dict[str, Any]) -> Table | None:
     for col in ("node", "tunnel", "SPI out/in", "sealed", "bytes", "opened", "bytes", "failed"):
         table.add_column(col, justify="left" if col in ("node", "tunnel") else "right")
     rows = 0
-    for node in results.get("nodes", []):
-        for sa in node.get("ipsec") or []:
+    for node in results.nodes:
+        for sa in node.ipsec:
             table.add_row(
-                escape(node["name"]),
-                escape(sa["name"]),
-                f"{sa['spi_out']:x}/{sa['spi_in']:x}",
-                str(sa["sealed_packets"]),
-                str(sa["sealed_bytes"]),
-                str(sa["opened_packets"]),
-                str(sa["opened_bytes"]),
-                str(sa["failed"]),
+                escape(node.name),
+                escape(sa.name),
+                f"{sa.spi_out:x}/{sa.spi_in:x}",
+                str(sa.sealed_packets),
+                str(sa.sealed_bytes),
+                str(sa.opened_packets),
+                str(sa.opened_bytes),
+                str(sa.failed),
             )
             rows += 1
     return table if rows else None
 
 
-def _entries_table(title: str, results: dict[str, Any], key: str, columns: tuple[str, ...]) -> Table | None:
+def _entries_table(
+    title: str,
+    results: Results,
+    entries: Callable[[NodeResult], list[TableEntry] | list[BridgeEntry]],
+    columns: tuple[str, ...],
+) -> Table | None:
     table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left")
     table.add_column("node")
     for col in columns:
         table.add_column(col.upper() if col in ("ip", "mac") else col)
     rows = 0
-    for node in results.get("nodes", []):
-        for row in node.get(key) or []:
-            table.add_row(escape(node["name"]), *(escape(str(row.get(c, ""))) for c in columns))
+    for node in results.nodes:
+        for row in entries(node):
+            table.add_row(escape(node.name), *(escape(str(getattr(row, c))) for c in columns))
             rows += 1
     return table if rows else None
 
 
-def tables(console: Console, results: dict[str, Any]) -> None:
+def tables(console: Console, results: Results) -> None:
     """Every node's ARP table, then the L3F and bridge tables (seed 000 Tables 2 and 3, Fig. 6)."""
-    for title, key, columns in (
-        ("ARP tables", "arp_table", ("ip", "mac", "port")),
-        ("L3F tables", "l3f_table", ("ip", "mac", "port")),
-        ("Bridge tables", "bridge_table", ("mac", "port")),
-    ):
-        table = _entries_table(title, results, key, columns)
+    kinds: tuple[tuple[str, Callable[[NodeResult], list[TableEntry] | list[BridgeEntry]], tuple[str, ...]], ...] = (
+        ("ARP tables", lambda n: n.arp_table, ("ip", "mac", "port")),
+        ("L3F tables", lambda n: n.l3f_table, ("ip", "mac", "port")),
+        ("Bridge tables", lambda n: n.bridge_table, ("mac", "port")),
+    )
+    for title, entries, columns in kinds:
+        table = _entries_table(title, results, entries, columns)
         if table is not None:
             console.print(table)
 
 
-def drop_log(console: Console, results: dict[str, Any], labels: dict[int, str]) -> None:
+def drop_log(console: Console, results: Results, labels: dict[int, str]) -> None:
     """The first drops of the run, each with where and why."""
-    log = results.get("drop_log") or []
+    log = results.drop_log
     if not log:
         return
     console.print(f"[bold]Drops[/] ({len(log)} logged; the first {min(len(log), MAX_DROP_LINES)}):")
     for d in log[:MAX_DROP_LINES]:
-        where = d["node"] + (f"/{d['port']}" if d.get("port") else "")
-        flow = f" flow {labels.get(d['flow'], d['flow'])}" if d.get("flow") is not None else ""
+        where = d.node + (f"/{d.port}" if d.port else "")
+        flow = f" flow {labels.get(d.flow, d.flow)}" if d.flow is not None else ""
         console.print(
-            f"  {d['time_ns'] / 1e6:10.3f} ms  {escape(where)}{escape(flow)}: {escape(d['reason'])}"
-            + (f" — {escape(d['summary'])}" if d.get("summary") else "")
+            f"  {d.time_ns / 1e6:10.3f} ms  {escape(where)}{escape(flow)}: {escape(d.reason)}"
+            + (f" — {escape(d.summary)}" if d.summary else "")
         )
 
 
-def atm_summary(console: Console, results: dict[str, Any]) -> None:
+def atm_summary(console: Console, results: Results) -> None:
     """The ATM network's counters: cells, losses at the switches, AAL5 frames lost, SVCs."""
-    atm = results.get("atm")
-    if not atm:
+    atm = results.atm
+    if atm is None:
         return
-    cells = sum(sum(c) for c in atm.get("cells", []))
-    lost = sum(atm.get("cells_lost", [])) + sum(atm.get("epd_cells", [])) + sum(atm.get("ppd_cells", []))
-    setups = atm.get("svc_setup_ns") or []
-    svc = f"{atm.get('svc_setups', 0)} SVCs set up" + (
-        f" (mean {sum(setups) / len(setups) / 1e6:.3f} ms)" if setups else ""
-    )
+    cells = sum(sum(c) for c in atm.cells)
+    lost = sum(atm.cells_lost) + sum(atm.epd_cells) + sum(atm.ppd_cells)
+    setups = atm.svc_setup_ns
+    svc = f"{atm.svc_setups} SVCs set up" + (f" (mean {sum(setups) / len(setups) / 1e6:.3f} ms)" if setups else "")
     console.print(
         f"[bold]ATM[/]: {cells} cells sent, {lost} discarded at switches (queue full, EPD, PPD); "
-        f"{atm.get('frames_received', 0)} of {atm.get('frames_sent', 0)} AAL5 frames reassembled, {atm.get('frames_corrupt', 0)} discarded (cells lost); "
-        f"{svc}; {atm.get('atmarp_requests', 0)} ATMARP, {atm.get('inatmarp_requests', 0)} InATMARP requests"
+        f"{atm.frames_received} of {atm.frames_sent} AAL5 frames reassembled, {atm.frames_corrupt} discarded (cells lost); "
+        f"{svc}; {atm.atmarp_requests} ATMARP, {atm.inatmarp_requests} InATMARP requests"
     )
 
 
@@ -583,7 +593,7 @@ def render_test_run(console: Console, net: Any, run: Any) -> None:
 def render_run(
     console: Console,
     title: str,
-    results: dict[str, Any],
+    results: Results,
     records_by_flow: dict[int, dict[str, Any]],
     labels: dict[int, str],
     profiles: dict[str, str],
@@ -603,7 +613,7 @@ def render_run(
         console.print(
             "[dim]the last trial in detail (its own flows: UDP Mb/s is its payload rate, not the search's result):[/]"
         )
-    console.print(f"simulated {results.get('sim_time_ns', 0) / 1e9:.3f} s, {results.get('events', 0)} events")
+    console.print(f"simulated {results.sim_time_ns / 1e9:.3f} s, {results.events} events")
     console.print(flows_table(results, records_by_flow, labels))
     path = tcp_path_table(results, labels)
     if path is not None:
@@ -623,27 +633,21 @@ def render_run(
     tables(console, results)
 
 
-def death_points(results: dict[str, Any], flow_id: int) -> list[dict[str, Any]]:
+def death_points(results: Results, flow_id: int) -> list[dict[str, Any]]:
     """Where the packets of a flow died: each (node, port, reason) with its count, the
     first time and the first summary, in order of first occurrence. Drops of frames that
     belong to no flow (the ARP exchange a flow depends on) count too: a run for one flow
     has no other traffic, and they are usually the first cause."""
     seen: dict[tuple[str, str | None, str], dict[str, Any]] = {}
     counts: Counter[tuple[str, str | None, str]] = Counter()
-    for d in sorted(results.get("drop_log") or [], key=lambda d: d["time_ns"]):
-        if d.get("flow") not in (flow_id, None):
+    for d in sorted(results.drop_log, key=lambda d: d.time_ns):
+        if d.flow not in (flow_id, None):
             continue
-        key = (d["node"], d.get("port"), d["reason"])
+        key = (d.node, d.port, d.reason)
         counts[key] += 1
         seen.setdefault(
             key,
-            {
-                "node": d["node"],
-                "port": d.get("port"),
-                "reason": d["reason"],
-                "first_ms": d["time_ns"] / 1e6,
-                "summary": d.get("summary"),
-            },
+            {"node": d.node, "port": d.port, "reason": d.reason, "first_ms": d.time_ns / 1e6, "summary": d.summary},
         )
     return [dict(v, count=counts[k]) for k, v in seen.items()]
 

@@ -23,11 +23,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qoslab.data import AtmNic
 from qoslab.studies import EXAMPLES, Figure, Ours, Point, Published, Study, finish_axes
 from qoslab.studies.seed001_paper import published_rows
+
+if TYPE_CHECKING:
+    from qoslab.plan.results_models import LaneStats, Results
 
 MTUS = (576, 1500, 9180, 65535)
 BUFFERS_KIB = (16, 32, 40, 55, 64)
@@ -76,7 +79,7 @@ def run_clip(mtu: int, buffer_kib: int, seconds: int = CLIP_SECONDS) -> dict[str
     from qoslab.methods.tcp import goodput_mbps, stream_window
 
     results = simulate(lower(sc, test_index=0))
-    flow = results["flows"][0]
+    flow = results.flows[0]
     window = stream_window(flow)
     return {
         "parameters": {"mtu": mtu, "buffer_kib": buffer_kib, "encapsulation": encapsulation(mtu), "seconds": seconds},
@@ -157,25 +160,34 @@ def run_lane(example: str, seconds: int = 5) -> dict[str, Any]:
     sc = load_scenario(EXAMPLES / example)
     object.__setattr__(sc.test[0], "duration", seconds * 1_000_000_000)
     r = simulate(lower(sc, test_index=0))
-    flow = r["flows"][-1]
-    lane = r["atm"]["lane"]
-    busy_s = (flow["last_rx_ns"] - flow["first_rx_ns"]) / 1e9
+    flow = r.flows[-1]
+    lane = _lane(r)
+    if flow.first_rx_ns is None or flow.last_rx_ns is None:
+        raise RuntimeError(f"{example}: the flow received nothing in {seconds} s")
+    busy_s = (flow.last_rx_ns - flow.first_rx_ns) / 1e9
     # 1472-octet payloads: 1518-octet frames, plus 8 of preamble and 12 of gap (802.3).
     # From the first arrival to the last lie received - 1 frame times (counting the
     # first frame too would put a line at full load above 100 %).
-    util = 100 * (flow["received"] - 1) / busy_s * (1518 + 20) * 8 / 10e6
-    shortcut_cells = lane["shortcut_packets"] * 32 / busy_s  # 1500 + 8 LLC/SNAP + 8 AAL5: 32 cells
+    util = 100 * (flow.received - 1) / busy_s * (1518 + 20) * 8 / 10e6
+    shortcut_cells = lane.shortcut_packets * 32 / busy_s  # 1500 + 8 LLC/SNAP + 8 AAL5: 32 cells
     return {
         "parameters": {"example": example, "seconds": seconds},
         "metrics": {
-            "throughput_mbps": flow["throughput_bps"] / 1e6,
+            "throughput_mbps": flow.throughput_bps / 1e6,
             "utilisation_pct": util,
-            "bus_frames_in": lane["bus_frames_in"],
-            "unknown_frames": lane["unknown_frames"],
-            "flush_requests": lane.get("flush_requests", 0),
+            "bus_frames_in": lane.bus_frames_in,
+            "unknown_frames": lane.unknown_frames,
+            "flush_requests": lane.flush_requests,
             "shortcut_cells_per_s": shortcut_cells,
         },
     }
+
+
+def _lane(results: Results) -> LaneStats:
+    """The LANE counters of a run on an ATM network (a run without ATM has none)."""
+    if results.atm is None:
+        raise RuntimeError("the run has no ATM results: the scenario has no ATM link")
+    return results.atm.lane
 
 
 def run_bus() -> dict[str, Any]:
@@ -185,12 +197,12 @@ def run_bus() -> dict[str, Any]:
 
     config = lower(loads_scenario(BUS_FLOOD), test_index=0)
     next(f for f in config["flows"] if f["kind"] == "udp")["to"] = "192.0.2.255"
-    lane = simulate(config)["atm"]["lane"]
+    lane = _lane(simulate(config))
     # 32 cells per frame; 65 frames (its queue and the one in service) drain after the 2 s.
-    cells_per_s = (lane["bus_frames_out"] - 65) * 32 / 2.0
+    cells_per_s = (lane.bus_frames_out - 65) * 32 / 2.0
     return {
         "parameters": {"seconds": 2},
-        "metrics": {"cells_per_s": cells_per_s, "dropped": lane["bus_frames_dropped"]},
+        "metrics": {"cells_per_s": cells_per_s, "dropped": lane.bus_frames_dropped},
     }
 
 
@@ -243,9 +255,9 @@ def run_compare(key: str, seconds: int = SECONDS) -> dict[str, Any]:
             if "stop_ns" in f and index == 0:
                 f["stop_ns"] = 100_000_000 + seconds * 1_000_000_000
         r = simulate(config)
-        flow = r["flows"][0]
-        atm = r.get("atm") or {}
-        lane = atm.get("lane") or {}
+        flow = r.flows[0]
+        atm = r.atm
+        lane = atm.lane if atm else None
         if index == 0:
             from qoslab.methods.tcp import goodput_mbps, stream_window
 
@@ -255,20 +267,20 @@ def run_compare(key: str, seconds: int = SECONDS) -> dict[str, Any]:
             # exchange plus whatever the first packets wait for (ATMARP and SVC set-up,
             # LE_ARP, the BUS, the data-direct VCC).
             start = 100_000_000
-            out["first_byte_ms"] = (flow["first_rx_ns"] - start) / 1e6 if flow.get("first_rx_ns") else None
-            out["shortcut_packets"] = lane.get("shortcut_packets", 0)
-            out["svc_setups"] = atm.get("svc_setups", 0)
-            setups = atm.get("svc_setup_ns") or []
+            out["first_byte_ms"] = (flow.first_rx_ns - start) / 1e6 if flow.first_rx_ns else None
+            out["shortcut_packets"] = lane.shortcut_packets if lane else 0
+            out["svc_setups"] = atm.svc_setups if atm else 0
+            setups = atm.svc_setup_ns if atm else []
             out["svc_setup_ms"] = sum(setups) / len(setups) / 1e6 if setups else None
-            out["joined_ms"] = max((t for _, t in lane.get("joined", [])), default=0) / 1e6
+            out["joined_ms"] = max((j.root[1] for j in (lane.joined if lane else [])), default=0) / 1e6
         else:
-            rtts = [t / 1e6 for t in flow["rtt_ns"]]
+            rtts = [t / 1e6 for t in flow.rtt_ns]
             out["ping_first_ms"] = rtts[0] if rtts else None
             # Steady state: the median of the later half of the echoes.
             later = sorted(rtts[len(rtts) // 2 :])
             out["ping_last_ms"] = later[len(later) // 2] if later else None
             out["ping_rtts_ms"] = rtts
-            out["ping_shortcut_packets"] = lane.get("shortcut_packets", 0)
+            out["ping_shortcut_packets"] = lane.shortcut_packets if lane else 0
     eff = analyse(COMPARE_STACK[key]).efficiency[-1]
     out["cells_per_segment"] = eff["wire_bytes"] // 53
     out["wire_efficiency_pct"] = eff["efficiency_pct"]
@@ -326,7 +338,7 @@ def run_eies(key: str, seconds: int = SECONDS) -> dict[str, Any]:
         f["start_ns"] = 100_000_000
         if "stop_ns" in f:
             f["stop_ns"] = 100_000_000 + seconds * 1_000_000_000
-    flow = simulate(config)["flows"][0]
+    flow = simulate(config).flows[0]
     return {
         "parameters": {"row": key, "example": example, "mtu": mtu or 1500, "seconds": seconds},
         "metrics": {"throughput_mbps": goodput_mbps(flow)},

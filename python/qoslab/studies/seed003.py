@@ -566,14 +566,14 @@ def run_echo(vpns: int, gap_ns: int, progress: Any, payloads: list[int] = PAYLOA
         )
         (point,) = run_sweep(sc, source=path, jobs=1)
         run = point.runs[0]
-        lan = next(x for x in run.results["links"] if x["name"] == "lan")
+        lan = next(x for x in run.results.links if x.name == "lan")
         for rec in run.records:
             forwarded = rec["metrics"]["forward_received"]
             rec = dict(
                 rec,
                 parameters=dict(rec["parameters"], vpns=vpns),
                 metrics=dict(
-                    rec["metrics"], frames_per_datagram=round(lan["frames"][0] / forwarded) if forwarded else None
+                    rec["metrics"], frames_per_datagram=round(lan.frames[0] / forwarded) if forwarded else None
                 ),
             )
             records.append(rec)

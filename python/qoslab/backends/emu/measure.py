@@ -197,7 +197,7 @@ def _timed_ns(plan: Plan) -> int:
 
 def ping_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str, Any]:
     """A ``ping`` test's record."""
-    from qoslab.methods.ping import REPLY_WAIT_NS, rtt_metrics
+    from qoslab.methods.ping import REPLY_WAIT_NS, rtt_metrics_of
 
     t = net.scenario.test[index]
     f = plan.flows[0]
@@ -210,7 +210,7 @@ def ping_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[st
         payload=int(f["payload"]),
         wait_s=REPLY_WAIT_NS / 1e9,
     )
-    metrics = rtt_metrics(res)
+    metrics = rtt_metrics_of(res["sent"], res["received"], res["rtt_ns"])
     metrics["cpu_util_pct"] = {}
     return _record(t, plan, metrics)
 
