@@ -44,6 +44,7 @@ class AdaptiveConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     high: float
     """
@@ -132,6 +133,7 @@ class AtmNicCost(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     sar_cell_rate: int = Field(..., ge=0)
     """
@@ -169,6 +171,7 @@ class BeaconConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     interval_ns: int = Field(..., ge=0)
     """
@@ -219,6 +222,7 @@ class BudgetConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     max_events: int | None = Field(2000000000, ge=0)
     """
@@ -242,6 +246,7 @@ class CategoryQueues(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     abr: int | None = Field(None, ge=0)
     cbr: int | None = Field(None, ge=0)
@@ -307,6 +312,7 @@ class CpuCycles(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     per_atm_cell: float | None = 0.0
     """
@@ -418,6 +424,7 @@ class UdpFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     dont_fragment: bool | None = False
     """
@@ -448,6 +455,7 @@ class PingFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     count: int = Field(..., ge=0)
     from_: int = Field(..., alias="from", ge=0)
@@ -469,6 +477,7 @@ class UdpEchoFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     count: int = Field(..., ge=0)
     dst_port: int = Field(..., ge=0, le=65535)
@@ -500,6 +509,7 @@ class UdpReplayFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     dont_fragment: bool | None = False
     """
@@ -717,6 +727,7 @@ class LisConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     network: IPv4Address
     prefix_len: int = Field(..., ge=0, le=255)
@@ -733,6 +744,7 @@ class BernoulliLoss(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     model: Literal["bernoulli"]
     p: float
@@ -746,6 +758,7 @@ class GilbertElliottLoss(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     h: float
     k: float
@@ -904,6 +917,7 @@ class PmtuConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     expires_ns: int | None = Field(600000000000, ge=0)
     """
@@ -957,6 +971,7 @@ class PortConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     address: tuple[IPv4Address, AddressItem] | None = None
     """
@@ -985,6 +1000,7 @@ class PortForward(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     port: int = Field(..., ge=0, le=65535)
     protocol: ForwardProtocol
@@ -999,6 +1015,7 @@ class PortRef(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     node: int = Field(..., ge=0)
     port: int = Field(..., ge=0, le=65535)
@@ -1039,6 +1056,7 @@ class PppoeConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     ac_name: str | None = ""
     """
@@ -1107,6 +1125,7 @@ class PptpConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     auth: PppAuth
     """
@@ -1180,6 +1199,7 @@ class RouteConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     destination: IPv4Address
     prefix_len: int = Field(..., ge=0, le=255)
@@ -1201,6 +1221,7 @@ class RxLatency(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     per_byte_ns: float
     """
@@ -1266,6 +1287,7 @@ class ShaperConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     burst_bytes: int = Field(..., ge=0)
     police: bool | None = False
@@ -1290,6 +1312,7 @@ class TcpOptions(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     ack_on_push: bool | None = None
     """
@@ -1433,6 +1456,7 @@ class VcEnd(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     port: int = Field(..., ge=0, le=65535)
     vci: int = Field(..., ge=0, le=65535)
@@ -1503,6 +1527,7 @@ class WindowConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     end_ns: int = Field(..., ge=0)
     flow: int = Field(..., ge=0)
@@ -1516,6 +1541,7 @@ class BridgeConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     address: tuple[IPv4Address, AddressItem] | None = None
     """
@@ -1543,6 +1569,7 @@ class CpuConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     atm_nic: AtmNicCost | None = Field({"sar_cell_rate": 0, "sar_pdu_ns": 0}, validate_default=True)
     """
@@ -1570,6 +1597,7 @@ class CpuConfig(BaseModel):
 class CrossConnect(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     a: VcEnd
     b: VcEnd
@@ -1578,6 +1606,7 @@ class CrossConnect(BaseModel):
 class ElanConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     bus: PortRef
     """
@@ -1610,6 +1639,7 @@ class TcpFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     bytes: int | None = Field(None, ge=0)
     dst_port: int = Field(..., ge=0, le=65535)
@@ -1680,6 +1710,7 @@ class Impairment(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     loss: LossConfig | None = None
     shaper: ShaperConfig | None = None
@@ -1702,6 +1733,7 @@ class IpsecTunnelConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     auth: IpsecAuth
     """
@@ -1783,6 +1815,7 @@ class IpsecTunnelConfig(BaseModel):
 class LecConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     elan: int = Field(..., ge=0)
     """
@@ -1802,6 +1835,7 @@ class EthernetLink(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     a: PortRef
     b: PortRef
@@ -1833,6 +1867,7 @@ class SerialLink(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     a: PortRef
     acfc: bool | None = False
@@ -1881,6 +1916,7 @@ class WifiLink(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     access: Access | None = Access.idle_difs
     """
@@ -1992,6 +2028,7 @@ class WifiLink(BaseModel):
 class MpoaConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     servers: list[PortRef]
     """
@@ -2014,6 +2051,7 @@ class NatConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     outside_port: int | None = Field(None, ge=0, le=65535)
     """
@@ -2043,6 +2081,7 @@ class OpenVpnConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     auth: OpenVpnAuth
     """
@@ -2113,6 +2152,7 @@ class PvcConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     icr_bps: int | None = Field(None, ge=0)
     """
@@ -2162,6 +2202,7 @@ class SwitchConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     abr_ci_threshold_cells: int | None = Field(256, ge=0)
     """
@@ -2210,6 +2251,7 @@ class LaneConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     aging_time_ns: int | None = Field(300000000000, ge=0)
     """
@@ -2243,6 +2285,7 @@ class AtmLink(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     a: PortRef
     b: PortRef
@@ -2289,6 +2332,7 @@ class NodeConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     arp_timeout_ns: int = Field(..., ge=0)
     """
@@ -2363,6 +2407,7 @@ class AtmConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     host_signalling_ns: int | None = Field(0, ge=0)
     """
@@ -2398,6 +2443,7 @@ class SimConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     adaptive: list[AdaptiveConfig] | None = Field([], validate_default=True)
     """
