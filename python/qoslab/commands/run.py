@@ -325,12 +325,12 @@ def _node_records(p: PointResult) -> list[dict[str, Any]]:
     nodes: list[dict[str, Any]] = []
     for r in p.runs:
         for n in r.results.get("nodes", []):
-            cfg = next((c for c in net.config["nodes"] if c["name"] == n["name"]), None)
+            cfg = next((c for c in net.config.nodes if c.name == n["name"]), None)
             node = {
                 "test": r.label,
                 "name": n["name"],
-                "role": cfg["role"] if cfg else None,
-                "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
+                "role": cfg.role.value if cfg else None,
+                "cpu_profile": cfg.cpu.profile if cfg else None,
                 "cpu_util_pct": round(100.0 * float(n.get("cpu_utilization", 0.0)), 3),
                 "cpu_util_test_pct": None
                 if n.get("cpu_utilization_window") is None

@@ -24,11 +24,14 @@ capacity. ``drained`` counts the datagrams that arrived after the sending stoppe
 from __future__ import annotations
 
 import math
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, test_of
+from qoslab.plan import Flow
+from qoslab.plan import models as plan_models
 from qoslab.scenario.test_tables import UdpFlow
 
 if TYPE_CHECKING:
@@ -58,22 +61,22 @@ def wire_bytes(payload: int, mtu: int) -> int:
     return datagram + fragments * (IPV4_HEADER + ETHERNET_OVERHEAD)
 
 
-def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) -> list[dict[str, Any]]:
+def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) -> list[Flow]:
     """A learning ping, then the measured stream."""
     return [
         learning_ping(LEARNING, src, dst),
-        {
-            "kind": "udp",
-            "id": MEASURED,
-            "from": src,
-            "to": dst,
-            "dst_port": DST_PORT,
-            "payload": t.payload,
-            "rate_pps": pps,
-            "start_ns": start,
-            "stop_ns": stop,
-            "dont_fragment": t.dont_fragment,
-        },
+        plan_models.UdpFlow(
+            kind="udp",
+            id=MEASURED,
+            from_=src,
+            to=IPv4Address(dst),
+            dst_port=DST_PORT,
+            payload=t.payload,
+            rate_pps=pps,
+            start_ns=start,
+            stop_ns=stop,
+            dont_fragment=t.dont_fragment,
+        ),
     ]
 
 

@@ -9,8 +9,16 @@ fails when the models, the schema file and the core's types disagree.
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
+from qoslab.plan.models import PingFlow, TcpFlow, UdpEchoFlow, UdpFlow, UdpReplayFlow
+
 PLAN_SCHEMA = 2
 """The version of the plan's JSON, the ``schema`` field of every plan
 (``qoslab_plan::PLAN_SCHEMA`` in Rust; the core refuses a plan of another version)."""
 
-__all__ = ["PLAN_SCHEMA"]
+Flow: TypeAlias = UdpFlow | PingFlow | UdpEchoFlow | UdpReplayFlow | TcpFlow
+"""One flow of a plan, as a method builds it: a variant of ``FlowConfig`` (the plan's
+``flows`` hold each wrapped in ``models.FlowConfig``, the tagged union of the schema)."""
+
+__all__ = ["PLAN_SCHEMA", "Flow"]
