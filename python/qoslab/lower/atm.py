@@ -52,7 +52,7 @@ NIC_QUEUE_FRAMES = 64
 def pvc(vc: VirtualCircuit) -> plan.PvcConfig:
     """The plan's ``PvcConfig``: numbers and TM 4.0 traffic contract; a key left out
     takes the plan's default (crates/plan/src/atm.rs, the same as the scenario's)."""
-    out: dict[str, Any] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr}
+    out: dict[str, int | float | str | None] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr}
     for key, sim_key in (
         ("scr", "scr_bps"),
         ("mbs", "mbs_cells"),
