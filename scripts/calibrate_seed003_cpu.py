@@ -32,11 +32,13 @@ def utilisation(per_byte_esp: float, count: int) -> float:
     sc = scenario_at(load_scenario(EXAMPLE), {**POINT, "test[0].count": count}, source=EXAMPLE)
     net = lower_network(sc)
     plan = plan_test(net, 0)
-    config = net.with_flows(plan.flows, plan.duration_ns)
-    config["cpu_window_ns"] = list(plan.cpu_window_ns)
-    client = next(n for n in config["nodes"] if n["name"] == "wireless")
-    assert client["cpu"]["profile"] == "pentium-ii-300mhz"
-    client["cpu"]["cycles"]["per_byte_esp"] = per_byte_esp
+    # A network lowered afresh for each call: changing its node before its first
+    # encoding changes what the core reads (the text of a network's tables is cached).
+    config = net.with_flows(plan.flows, plan.duration_ns, cpu_window_ns=plan.cpu_window_ns)
+    client = next(n for n in config.nodes if n.name == "wireless")
+    assert client.cpu.profile == "pentium-ii-300mhz"
+    client.cpu = client.cpu.model_copy(deep=True)  # the nodes of one profile share its CpuConfig
+    client.cpu.cycles.per_byte_esp = per_byte_esp
     results = simulate(config)
     window = next(n for n in results.nodes if n.name == "wireless").cpu_utilization_window
     assert window is not None, "the run has a CPU window (cpu_window_ns above)"

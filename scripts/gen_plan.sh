@@ -6,7 +6,9 @@
 # crates/plan or the results record in crates/sim/src/results.rs, and commit the four
 # files with the change: tests/test_plan_schema.py and the crates' schema tests fail
 # until they agree. DATAMODEL_CODEGEN names the generator (datamodel-code-generator
-# from PyPI, the version below; default: `datamodel-codegen` on PATH).
+# from PyPI, the version below; default: `datamodel-codegen` on PATH). The models take
+# their fields by name as well as by alias (populate_by_name), so that the lowering
+# writes a flow's `from` as `from_=` and mypy checks it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 codegen=${DATAMODEL_CODEGEN:-datamodel-codegen}
@@ -20,6 +22,7 @@ generate() {  # generate SCHEMA OUTPUT: pydantic v2 models, one setting for both
         --target-python-version 3.11 --use-standard-collections --use-union-operator \
         --disable-timestamp --use-double-quotes --use-schema-description --use-field-description \
         --field-constraints --use-title-as-name --set-default-enum-member --formatters black \
+        --allow-population-by-field-name \
         2> >(grep -v "format of .* not understood\|_get_type(\|FutureWarning\|warn_deprecated" >&2)
     "$ruff" check -q --fix "$2"
     "$ruff" format -q "$2"

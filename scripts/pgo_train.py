@@ -11,13 +11,13 @@ Usage: .venv/bin/python scripts/pgo_train.py [SECONDS]   (default 3 simulated se
 
 from __future__ import annotations
 
-import json
 import sys
 import time
 from pathlib import Path
 
 from qoslab import _core
 from qoslab.backends.sim import lower
+from qoslab.lower.lowered import _encode
 from qoslab.scenario.load import load_scenario
 
 NS = 1_000_000_000
@@ -31,8 +31,8 @@ def main() -> int:
         scenario = load_scenario(path)
         for index, _ in enumerate(scenario.test or []):
             config = lower(scenario, test_index=index, source=path)
-            config["duration_ns"] = min(config.get("duration_ns") or NS, int(seconds * NS))
-            _core.simulate(json.dumps(config), None)
+            config.duration_ns = min(config.duration_ns or NS, int(seconds * NS))
+            _core.simulate(_encode(config), None)
             runs += 1
     print(
         f"pgo training: {runs} runs of {len(examples)} example scenarios "

@@ -205,6 +205,8 @@ def test_replica_seeds_follow_the_documented_rule(monkeypatch):
     from qoslab import _core
     from qoslab.backends import sim
     from qoslab.plan import RESULTS_SCHEMA
+    from qoslab.plan import PLAN_SCHEMA
+    from qoslab.plan.models import SimConfig
 
     seen: list[int] = []
 
@@ -215,10 +217,11 @@ def test_replica_seeds_follow_the_documented_rule(monkeypatch):
         return json.dumps({"schema": RESULTS_SCHEMA, "sim_time_ns": 0, "events": 0, **empty})
 
     monkeypatch.setattr(_core, "simulate", fake, raising=False)
-    sim.simulate({"seed": 7})
+    plan = SimConfig(schema=PLAN_SCHEMA, seed=7, duration_ns=0, nodes=[], links=[])
+    sim.simulate(plan)
     token = sim.REPLICA.set(2)
     try:
-        sim.simulate({"seed": 7})
+        sim.simulate(plan)
     finally:
         sim.REPLICA.reset(token)
     expected = int.from_bytes(hashlib.sha256(b"7/2").digest()[:8], "big") >> 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from qoslab.backends.sim import lower, run_tests
+from qoslab.lower.lowered import plan_json
 from qoslab.scenario import load_scenario
 from qoslab.scenario.load import loads_scenario
 from qoslab.sweep import scenario_at
@@ -40,7 +41,7 @@ vcs = [{ vci = 100, service = "abr", pcr = "50 Mbps", mcr = "1 Mbps", icr = "10 
 
 
 def test_contract_keys_are_lowered_in_simulator_units():
-    config = lower(loads_scenario(VBR))
+    config = plan_json(lower(loads_scenario(VBR)))
     pvcs = [link["pvcs"][0] for link in config["links"]]
     # What the scenario leaves out keeps TM 4.0's defaults (MCR 0, ICR = PCR, RIF = RDF =
     # 1/16, §5.10.2), written out by the lowering.

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from qoslab.backends.sim import lower, simulate
 from qoslab.plan.results_models import FlowResult, LinkResult, Results
+from qoslab.plan.models import SimConfig
 from qoslab.scenario import load_scenario
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
@@ -67,8 +68,8 @@ def check_link(link: LinkResult) -> None:
             assert c.frames_in == sent, where
 
 
-def run_cut(config: dict, cut_ns: int) -> Results:
-    config = dict(config, duration_ns=min(int(config["duration_ns"]), cut_ns))
+def run_cut(config: SimConfig, cut_ns: int) -> Results:
+    config = config.model_copy(update={"duration_ns": min(int(config.duration_ns), cut_ns)})
     return simulate(config)
 
 
@@ -123,14 +124,14 @@ duration = "2 s"
 """
     scenario = loads_scenario(text, "overload.toml")
     config = lower(scenario, test_index=0)
-    udp = next(f for f in config["flows"] if f["kind"] == "udp")
+    udp = next(f.root for f in config.flows if f.root.kind == "udp")
     # Cut half a second into the stream: the 10 Mb/s queue filled long before.
-    results = run_cut(config, udp["start_ns"] + 500_000_000)
+    results = run_cut(config, udp.start_ns + 500_000_000)
     flow = next(f for f in results.flows if f.kind == "udp")
     check_flow(flow)
     c = flow.conservation
     assert c is not None
-    queue_frames = config["links"][1]["queue_frames"]
+    queue_frames = config.links[1].root.queue_frames
     # The router's output queue toward b holds its limit, one more frame is on its
     # wire; the sender keeps 2 frames waiting at its own port (crates/sim,
     # SATURATION_BACKLOG), one on a's wire, and at most one in the router's hands.

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from qoslab.lower.lowered import plan_json
 from qoslab.scenario import load_scenario
 
 
@@ -168,7 +169,7 @@ def _build(path: Path) -> Any:
     net = prepare(scenario, source=path)
     runner = DirectVeth()
     # A build that fails half-way is removed by the fixture, through the registry.
-    return net, topology.build(net.config, RunRecord.start(str(path), runner.implementation), runner)
+    return net, topology.build(plan_json(net.config), RunRecord.start(str(path), runner.implementation), runner)
 
 
 def _ping(topo: Any, src: str, dst: str, count: int = 3) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import pytest
 from conftest import pcap_packets
 from qoslab.backends.sim import lower, run_tests
 from qoslab.errors import InputError
+from qoslab.lower.lowered import plan_json
 from qoslab.scenario import load_scenario
 
 NETWORK = """
@@ -82,7 +83,7 @@ def locate(path: Path, needle: str) -> tuple[int, int]:
 
 
 def test_host_to_host_tunnel_lowers_to_a_mirrored_pair(tmp_path):
-    config = lower(load_scenario(scenario_file(tmp_path, NETWORK + TUNNEL)))
+    config = plan_json(lower(load_scenario(scenario_file(tmp_path, NETWORK + TUNNEL))))
     nodes = {n["name"]: n for n in config["nodes"]}
     assert nodes["gw"]["ipsec"] == []
     (c,) = nodes["client"]["ipsec"]
@@ -122,7 +123,7 @@ def test_a_tunnel_to_a_gateway_protects_the_subnets_behind_it(tmp_path):
         .replace('to = "server"', 'to = "client"')
         .replace("hmac-sha1-96", "hmac-md5-96")
     )
-    config = lower(load_scenario(scenario_file(tmp_path, text)))
+    config = plan_json(lower(load_scenario(scenario_file(tmp_path, text))))
     nodes = {n["name"]: n for n in config["nodes"]}
     client = {t["name"]: t for t in nodes["client"]["ipsec"]}
     # The client reaches the gateway at 10.0.1.254; behind it lies 10.0.2.0/24.
@@ -140,7 +141,7 @@ def test_two_tunnels_protecting_one_destination_are_refused(tmp_path):
     text = NETWORK + TUNNEL + TUNNEL.replace('name = "vpn0"', 'name = "vpn1"')
     path = scenario_file(tmp_path, text)
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     assert "tunnel[1].to" in str(err.value) and "already sends 10.0.2.1/32 into tunnel[0]" in str(err.value)
 
 
@@ -190,7 +191,7 @@ def test_what_is_not_simulated_yet_is_refused_at_its_key(tmp_path, change, key, 
     tunnel = TUNNEL.replace('cipher = "3des-cbc"\n', "") + change + "\n"
     path = scenario_file(tmp_path, NETWORK + tunnel + TESTS)
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     message = str(err.value)
     value = change.splitlines()[0].split(" = ")[1]
     line, column = locate(path, value)
@@ -201,7 +202,7 @@ def test_what_is_not_simulated_yet_is_refused_at_its_key(tmp_path, change, key, 
 def test_gcm_with_an_hmac_is_refused(tmp_path):
     path = scenario_file(tmp_path, NETWORK + TUNNEL.replace("3des-cbc", "aes-128-gcm") + TESTS)
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     assert "tunnel[0].auth" in str(err.value) and "RFC 4106" in str(err.value)
 
 
@@ -209,7 +210,7 @@ def test_other_tunnels_are_still_refused(tmp_path):
     text = NETWORK + '[[tunnel]]\ntype = "gre"\nname = "gre0"\nfrom = "client"\nto = "server"\n' + TESTS
     path = scenario_file(tmp_path, text)
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     assert "tunnel[0].type" in str(err.value) and "gre tunnels" in str(err.value)
 
 
@@ -230,7 +231,7 @@ def test_ah_without_an_icv_is_refused(tmp_path):
         + TESTS,
     )
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     assert "tunnel[0].auth" in str(err.value) and "RFC 4302" in str(err.value)
 
 
@@ -240,7 +241,7 @@ def test_transport_mode_tunnels_between_two_hosts_are_told_apart_by_their_select
     text = NETWORK + "".join(
         transport.replace('name = "vpn0"', f'name = "vpn{k}"') + sel for k, sel in enumerate(selectors)
     )
-    config = lower(load_scenario(scenario_file(tmp_path, text)))
+    config = plan_json(lower(load_scenario(scenario_file(tmp_path, text))))
     nodes = {n["name"]: n for n in config["nodes"]}
     # The port is the server's (`to`'s): the client's remote port, the server's local one
     # (RFC 4301 §4.4.1.1); UDP and TCP by their IANA protocol numbers 17 and 6.
@@ -274,7 +275,7 @@ def test_two_transport_tunnels_carrying_the_same_traffic_are_refused(tmp_path, s
     text = NETWORK + transport + first + transport.replace('name = "vpn0"', 'name = "vpn1"') + second
     path = scenario_file(tmp_path, text)
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     assert key in str(err.value) and words in str(err.value), str(err.value)
 
 
@@ -292,7 +293,7 @@ def test_a_port_selector_needs_udp_or_tcp_and_tunnel_mode_takes_none(tmp_path):
     )
     path = scenario_file(tmp_path, NETWORK + TUNNEL + 'selector = { protocol = "udp", port = 8 }\n')
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     assert "tunnel[0].selector" in str(err.value) and "tunnel-mode" in str(err.value), str(err.value)
 
 

@@ -19,6 +19,7 @@ import pytest
 from conftest import EXAMPLES, ROOT
 from qoslab.backends.sim import lower
 from qoslab.errors import InputError
+from qoslab.lower.lowered import plan_json
 from qoslab.scenario import load_scenario
 
 SEED000 = sorted(EXAMPLES.glob("seed000_*.toml"))
@@ -66,7 +67,7 @@ def addresses_of(n: dict) -> set[IPv4Interface]:
 @pytest.fixture(params=SEED000, ids=lambda p: p.stem)
 def example(request) -> tuple[Path, dict]:
     path = request.param
-    return path, lower(load_scenario(path))
+    return path, plan_json(lower(load_scenario(path)))
 
 
 def test_seed000_examples_exist():
@@ -195,7 +196,7 @@ def test_stations_cpu_is_the_named_profile(example):
 
 def test_l3f_is_a_bridge_in_mode_l3f_over_both_ports():
     """Fig. 6: station A joins its wireless and wired adapters by L3F; its address is the bridge's."""
-    config = lower(load_scenario(EXAMPLES / "seed000_l3f.toml"))
+    config = plan_json(lower(load_scenario(EXAMPLES / "seed000_l3f.toml")))
     i, a = node(config, "a")
     assert a["bridge"]["mode"] == "l3f"
     wlan = port_on_link(config, link_named(config, "wlan"), i)
@@ -211,7 +212,7 @@ def test_l3f_is_a_bridge_in_mode_l3f_over_both_ports():
 
 def test_ics_is_ip_forward_and_nat_on_the_wireless_port():
     """Fig. 7: the wireless adapter (192.168.1.101) is outside, the wired one (192.168.0.1) inside."""
-    config = lower(load_scenario(EXAMPLES / "seed000_ics.toml"))
+    config = plan_json(lower(load_scenario(EXAMPLES / "seed000_ics.toml")))
     i, a = node(config, "a")
     wlan = port_on_link(config, link_named(config, "wlan"), i)
     lan2 = port_on_link(config, link_named(config, "lan2"), i)
@@ -229,7 +230,7 @@ def test_ics_is_ip_forward_and_nat_on_the_wireless_port():
 
 def test_l2f_station_keeps_three_address_frames():
     """Fig. 5: a station adapter sends no 4-address frames, and the AP drops foreign sources."""
-    config = lower(load_scenario(EXAMPLES / "seed000_l2f_station.toml"))
+    config = plan_json(lower(load_scenario(EXAMPLES / "seed000_l2f_station.toml")))
     i, a = node(config, "a")
     assert a["bridge"]["mode"] == "l2" and len(a["bridge"]["ports"]) == 2
     wlan = link_named(config, "wlan")
@@ -243,7 +244,7 @@ def test_l2f_station_keeps_three_address_frames():
 
 
 def test_ap_router_bridges_lan_and_wifi_with_the_lan_address():
-    config = lower(load_scenario(EXAMPLES / "seed000_l3f.toml"))
+    config = plan_json(lower(load_scenario(EXAMPLES / "seed000_l3f.toml")))
     i, ap = node(config, "ap")
     lan1 = port_on_link(config, link_named(config, "lan1"), i)
     wlan = port_on_link(config, link_named(config, "wlan"), i)
@@ -289,7 +290,7 @@ hears = { s1 = ["ap"], s2 = ["ap", "s1"] }
 frame_error_rate = { s2 = "2 %" }
 """,
     )
-    config = lower(load_scenario(path), source=path)
+    config = plan_json(lower(load_scenario(path), source=path))
     w = config["links"][0]
     assert w["rate_bps"] == 54_000_000  # none given: the standard's highest
     # members: ap, s1, s2. ap hears everybody (not listed); s1 hears only the AP.
@@ -316,7 +317,7 @@ rate = "12.144 Mbps"
 duration = "3 s"
 """,
     )
-    config = lower(load_scenario(path), test_index=0, source=path)
+    config = plan_json(lower(load_scenario(path), test_index=0, source=path))
     udp = [f for f in config["flows"] if f["kind"] == "udp"]
     assert len(udp) == 1
     f = udp[0]
@@ -347,7 +348,7 @@ interval = "200 ms"
 payload = 100
 """,
     )
-    config = lower(load_scenario(path), test_index=0)
+    config = plan_json(lower(load_scenario(path), test_index=0))
     assert config["flows"] == [
         {
             "kind": "ping",
@@ -376,7 +377,7 @@ def test_unknown_cpu_profile_names_the_key_and_lists_profiles(tmp_path):
     )
     path = write(tmp_path, text)
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     line, column = locate(path, '"pentium-4"')
     message = str(err.value)
     assert f"{path}:{line}:{column}: node.s1.cpu" in message
@@ -402,7 +403,7 @@ ends = ["les", "s2"]
 """,
     )
     with pytest.raises(InputError) as err:
-        lower(load_scenario(path), source=path)
+        plan_json(lower(load_scenario(path), source=path))
     message = str(err.value)
     # Cells are lost in switch queues, not by a loss model (a LANE server is lowered).
     assert "node.les.role" not in message
@@ -427,7 +428,7 @@ loss = [{model = "bernoulli", rate = "1 %", direction = "forward"}, {model = "gi
 shaper = {rate = "30 Mbps", burst = "15 kB"}
 """,
     )
-    config = lower(load_scenario(path), source=path)
+    config = plan_json(lower(load_scenario(path), source=path))
     serial, ethernet = config["links"][0], config["links"][1]
     assert (
         serial["type"] == "serial"
@@ -501,7 +502,7 @@ def test_flow_keys_match_the_simulator(tmp_path):
     )
     scenario = load_scenario(path)
     for index in (0, 1):
-        for f in lower(scenario, test_index=index)["flows"]:
+        for f in plan_json(lower(scenario, test_index=index))["flows"]:
             variant = {"udp": "UdpFlow", "ping": "PingFlow"}[f["kind"]]
             assert set(f) - {"kind"} == set(rust_variant("FlowConfig", variant))
 

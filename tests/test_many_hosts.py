@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from qoslab.backends.sim import format_mac, lower_network, mac_for, run_tests
 from qoslab.errors import InputError
+from qoslab.lower.lowered import plan_json
 from qoslab.scenario import checks, loads_scenario
 
 
@@ -56,14 +57,14 @@ def check_switch(n: int) -> None:
     pairs = [(0, n - 1), (n - 1, 0), (254, 255 % n), (n // 2, 1)]
     scenario = loads_scenario(switch_scenario(n, pairs))
     net = lower_network(scenario)
-    macs = all_macs(net.config)
+    macs = all_macs(plan_json(net.config))
     assert len(macs) == 2 * n  # each host's port and each of the switch's n ports
     assert len(set(macs)) == len(macs), "two ports share a MAC"
     for mac in macs:
         assert len(mac) == 6 and all(0 <= b <= 255 for b in mac)
         assert mac[0] & 0x02, f"{format_mac(mac)}: U/L bit clear (not locally administered)"
         assert not mac[0] & 0x01, f"{format_mac(mac)}: I/G bit set (a group address)"
-    sw = next(node for node in net.config["nodes"] if node["name"] == "sw")
+    sw = next(node for node in plan_json(net.config)["nodes"] if node["name"] == "sw")
     assert len(sw["ports"]) == n
     _, runs = run_tests(scenario)
     for (a, b), run in zip(pairs, runs):

@@ -150,14 +150,12 @@ def test_max_memory_refuses_before_the_run_with_the_estimate(tmp_path: Path) -> 
 def test_capture_estimate_is_records_and_headers() -> None:
     # frames x (16 + min(frame, snaplen)) + 24 per file, for a count-limited ping over
     # one link: each request and its reply seen at the two ports.
-    from qoslab.budget import estimate_capture
+    from qoslab.budget import _example, estimate_capture
+    from qoslab.plan.models import PingFlow
 
-    config = {
-        "duration_ns": 10**9,
-        "nodes": [{"ports": [0]}, {"ports": [0]}],
-        "links": [{"type": "ethernet", "rate_bps": 10**7}],
-        "flows": [{"kind": "ping", "count": 10, "payload": 1458}],
-    }
+    # Two hosts of one port each on one Ethernet link (budget.EXAMPLE_NETWORK).
+    ping = PingFlow(kind="ping", id=0, from_=0, to="10.0.0.2", count=10, interval_ns=10**9, payload=1458, start_ns=0)
+    config = _example([ping])
     frame = 1458 + 8 + 20 + 14
     assert estimate_capture(config) == 2 * 24 + 10 * 2 * 2 * (16 + frame)
     assert estimate_capture(config, snaplen=64) == 2 * 24 + 10 * 2 * 2 * (16 + 64)

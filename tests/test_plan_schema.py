@@ -23,6 +23,7 @@ import pytest
 from conftest import EXAMPLES, ROOT
 from qoslab import _core
 from qoslab.backends.sim import lower
+from qoslab.lower.lowered import plan_json
 from qoslab.plan import PLAN_SCHEMA, RESULTS_SCHEMA, models, results_models
 from qoslab.scenario import load_scenario
 
@@ -98,9 +99,9 @@ def _lowered_plans() -> list[tuple[str, dict[str, Any]]]:
     plans = []
     for path in sorted(EXAMPLES.glob("*.toml")):
         scenario = load_scenario(path)
-        plans.append((path.stem, lower(scenario, source=path)))
+        plans.append((path.stem, plan_json(lower(scenario, source=path))))
         for index in range(len(scenario.test or [])):
-            plans.append((f"{path.stem}[{index}]", lower(scenario, test_index=index, source=path)))
+            plans.append((f"{path.stem}[{index}]", plan_json(lower(scenario, test_index=index, source=path))))
     return plans
 
 
@@ -200,7 +201,7 @@ def test_real_results_validate_against_the_results_schema(example: str) -> None:
     """A run's results (flows, links, nodes; ATM and adaptive parts where the example has
     them), one simulated second, checked by jsonschema against the generated schema."""
     path = EXAMPLES / example
-    plan = lower(load_scenario(path), test_index=0, source=path)
+    plan = plan_json(lower(load_scenario(path), test_index=0, source=path))
     plan = {**plan, "duration_ns": min(plan["duration_ns"], 1_000_000_000)}
     results = json.loads(_core.simulate(json.dumps(plan), None))
     _, version = _core.results_schema()

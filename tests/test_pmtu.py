@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from qoslab.backends.sim import lower_network, run_tests
 from qoslab.errors import InputError
+from qoslab.lower.lowered import plan_json
 from qoslab.methods import plan_test
 from qoslab.scenario import loads_scenario
 
@@ -130,7 +131,7 @@ def test_the_new_keys_lower_to_the_simulator():
     text += '\n[[test]]\nmethod = "udp.flow"\nfrom = "a"\nto = "b"\nrate = "1 Mbps"\ndont_fragment = true\n'
     scenario = loads_scenario(text)
     net = lower_network(scenario)
-    r1 = net.config["nodes"][net.node_index("r1")]
+    r1 = plan_json(net.config)["nodes"][net.node_index("r1")]
     assert (r1["pmtu"]["frag_needed"], r1["pmtu"]["filter_icmp_unreachable"]) == ("zero-mtu", True)
     # The rest of PmtuConfig is written out with the plan's defaults (Linux's values).
     rest = {k: v for k, v in r1["pmtu"].items() if k not in ("frag_needed", "filter_icmp_unreachable")}
@@ -141,11 +142,11 @@ def test_the_new_keys_lower_to_the_simulator():
         "expires_ns": 600_000_000_000,
         "min_pmtu": 552,
     }
-    assert net.config["nodes"][net.node_index("a")]["pmtu"]["frag_needed"] == "mtu"
-    tcp = plan_test(net, 1).flows[0]["tcp"]
+    assert plan_json(net.config)["nodes"][net.node_index("a")]["pmtu"]["frag_needed"] == "mtu"
+    tcp = plan_test(net, 1).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
     assert (tcp["pmtu_discovery"], tcp["mtu_probing"], tcp["base_mss"]) == (True, 1, 1024)
-    udp = [f for f in plan_test(net, 2).flows if f["kind"] == "udp"][0]
-    assert udp["dont_fragment"] is True
+    udp = [f for f in plan_test(net, 2).flows if f.kind == "udp"][0]
+    assert udp.dont_fragment is True
 
 
 @pytest.mark.parametrize(("key", "value"), [("frag_needed", '"sometimes"'), ("mtu_probing", "3")])

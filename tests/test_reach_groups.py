@@ -61,7 +61,7 @@ def direct(scenario, a: str, b: str) -> int:
     net = lower_network(scenario)
     flow = ping_flow(net.node_index(a), str(net.destination(a, b)), count=3, interval_ns=10**9, payload=56)
     results = simulate(net.with_flows([flow], run_length(3, 10**9)))
-    return rtt_metrics(next(f for f in results.flows if f.id == flow["id"]))["received"]
+    return rtt_metrics(next(f for f in results.flows if f.id == flow.id))["received"]
 
 
 def test_groups_stand_for_every_ordered_pair_and_agree_with_direct_pings():

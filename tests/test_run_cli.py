@@ -183,11 +183,11 @@ def test_udp_records_count_frames_as_rfc2544(tmp_path):
     path = scenario_file(tmp_path, TWO_HOSTS + UDP_TEST)
     net = lower_network(load_scenario(path))
     plan = plan_test(net, 0)
-    udp = next(f for f in plan.flows if f["kind"] == "udp")
+    udp = next(f for f in plan.flows if f.kind == "udp")
     received = 990
     flows = [
         {
-            "id": udp["id"],
+            "id": udp.id,
             "kind": "udp",
             "sent": 1000,
             "received": received,
@@ -233,7 +233,7 @@ def test_ping_records_rtt_like_ping():
     doc = results_doc(
         [
             {
-                "id": flow["id"],
+                "id": flow.id,
                 "kind": "ping",
                 "sent": 10,
                 "received": 3,

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from qoslab.backends.sim import format_mac, lower_network, reachability, simulate
 from qoslab.methods.ping import ping_flow
+from qoslab.plan.models import UdpFlow
 from qoslab.scenario import load_scenario, loads_scenario
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -117,17 +118,17 @@ def saturate(standard: str, rate: str, preamble: str = "long", extra: str = "") 
     """UDP payload throughput of one station saturating the AP with 1500-byte MSDUs."""
     scenario = loads_scenario(SATURATION.format(standard=standard, rate=rate, preamble=preamble, extra=extra))
     net = lower_network(scenario)
-    flow = {
-        "kind": "udp",
-        "id": 1,
-        "from": net.node_index("sta"),
-        "to": "10.0.0.1",
-        "dst_port": 9,
-        "payload": 1500 - 28,
-        "rate_pps": 0.0,
-        "start_ns": SECOND,
-        "stop_ns": 11 * SECOND,
-    }
+    flow = UdpFlow(
+        kind="udp",
+        id=1,
+        from_=net.node_index("sta"),
+        to="10.0.0.1",
+        dst_port=9,
+        payload=1500 - 28,
+        rate_pps=0.0,
+        start_ns=SECOND,
+        stop_ns=11 * SECOND,
+    )
     return simulate(net.with_flows([flow], 11 * SECOND)).flows[0].throughput_bps
 
 

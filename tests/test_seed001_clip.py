@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from qoslab.analysis.mtu import analyse
 from qoslab.backends.sim import lower
+from qoslab.lower.lowered import plan_json
 from qoslab.scenario import load_scenario
 from qoslab.studies.seed001 import BUFFERS_KIB, CALIBRATION_POINT, MTUS, Seed001, encapsulation, run_clip
 
@@ -191,7 +192,7 @@ def test_host_socket_buffers_set_the_tcp_buffers_when_the_test_gives_no_window()
     object.__setattr__(sc.node["ws1"], "socket_buffer", 16 * 1024)
     object.__setattr__(sc.node["ws2"], "socket_buffer", 40 * 1024)
     object.__setattr__(sc.test[0], "window", None)
-    tcp = lower(sc, test_index=0)["flows"][0]["tcp"]
+    tcp = plan_json(lower(sc, test_index=0))["flows"][0]["tcp"]
     # SO_SNDBUF of the sender, SO_RCVBUF (the largest window offered) of the receiver;
     # the receive buffer alone bounds the window, so no fixed window is set besides.
     assert (tcp["send_buffer"], tcp["recv_buffer"]) == (16 * 1024, 40 * 1024)
@@ -199,7 +200,7 @@ def test_host_socket_buffers_set_the_tcp_buffers_when_the_test_gives_no_window()
 
 
 def test_the_lowered_example_has_a_switch_cross_connect_and_no_lis():
-    config = lower(load_scenario(EXAMPLE))
+    config = plan_json(lower(load_scenario(EXAMPLE)))
     links = [link for link in config["links"] if link["type"] == "atm"]
     # One UBR PVC 0/100 at line rate; the ABR and VBR parameters keep TM 4.0's defaults
     # (RIF = RDF = 1/16, §5.10.2), which the lowering writes out.

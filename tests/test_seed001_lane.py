@@ -12,6 +12,7 @@ import math
 import subprocess
 import sys
 from functools import cache
+from ipaddress import IPv4Address
 from pathlib import Path
 
 import pytest
@@ -104,8 +105,8 @@ def test_the_bus_forwards_at_its_calibrated_cell_rate():
     of them and drops the rest."""
     config = lower(loads_scenario(BUS_SCENARIO), test_index=0)
     # A test's destination is a node; the flood goes to the subnet's broadcast address.
-    flow = next(f for f in config["flows"] if f["kind"] == "udp")
-    flow["to"] = "192.0.2.255"
+    flow = next(f.root for f in config.flows if f.root.kind == "udp")
+    flow.to = IPv4Address("192.0.2.255")
     r = simulate(config)
     lane = r.atm.lane
     per_frame = cells(ethernet_frame(1472) - FCS + LE_HEADER)

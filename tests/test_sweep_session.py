@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
+from qoslab.plan.models import FlowConfig
 from qoslab.scenario.load import loads_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,9 +38,13 @@ def _configs(example: Path) -> list[tuple[object, dict]]:
             flows, duration, windows = plan.trials.first_flows()
             config = net.with_flows(flows, min(duration, SHORT_NS), seed=11, windows=windows)
         else:
-            config = net.with_flows(plan.flows, min(plan.duration_ns, SHORT_NS), seed=11, windows=plan.windows)
-            if plan.cpu_window_ns is not None:
-                config["cpu_window_ns"] = list(plan.cpu_window_ns)
+            config = net.with_flows(
+                plan.flows,
+                min(plan.duration_ns, SHORT_NS),
+                seed=11,
+                windows=plan.windows,
+                cpu_window_ns=plan.cpu_window_ns,
+            )
         out.append((net, config))
     return out
 
@@ -70,7 +75,7 @@ def test_a_capture_through_a_session_writes_the_same_files(tmp_path):
     from qoslab.core_session import session_for, split
 
     net, config = _configs(ROOT / "examples" / "seed003_ipsec_2vpn.toml")[0]
-    config["capture"] = True
+    config = config.model_copy(update={"capture": True})
     base, part = split(config)
     alone = _core.simulate(_encode(config), str(tmp_path / "alone"), 200, None)
     shared = session_for(base).simulate(part, str(tmp_path / "session"), 200, None)
@@ -87,7 +92,8 @@ def test_a_refused_test_is_refused_as_alone():
     from qoslab.core_session import session_for, split
 
     net, config = _configs(ROOT / "examples" / "seed003_ipsec_2vpn.toml")[0]
-    config["flows"] = [dict(config["flows"][0], **{"from": 10_000})]  # a node the network lacks
+    stranger = config.flows[0].root.model_copy(update={"from_": 10_000})  # a node the network lacks
+    config = config.model_copy(update={"flows": [FlowConfig(stranger)]})
     base, part = split(config)
     with pytest.raises(ValueError) as alone:
         _core.validate(_encode(config))

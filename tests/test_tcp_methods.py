@@ -226,7 +226,7 @@ congestion = "reno"
 tcp = { sack = false, timestamps = false, window_scaling = false, nagle = false, delayed_ack = "200 ms", delayed_ack_segments = 3, min_rto = "1 s", rto_backoff_cap = "100 ms", initial_window = 4, send_buffer = "64 KiB", recv_buffer = "32 KiB" }
 """
     )
-    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    opts = plan_test(lower_network(scenario), 0).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
     assert opts == {
         "congestion": "newreno",
         "hystart": "off",
@@ -293,7 +293,7 @@ stack = "{stack}"
 {table}
 """
     )
-    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    opts = plan_test(lower_network(scenario), 0).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
     assert (opts["rack"], opts["tlp"]) == (rack, tlp)
 
 
@@ -392,7 +392,7 @@ stack = "netbsd-1.1"
 tcp = { delayed_ack = "100 ms" }
 """
     )
-    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    opts = plan_test(lower_network(scenario), 0).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
     # Written in the tcp table: it wins over the preset's 200 ms.
     assert opts["delayed_ack_ns"] == 100_000_000
     # Not written: 4.4BSD's values (TCPTV_MIN 1 s, slow start from one segment, no SACK).
@@ -437,7 +437,7 @@ stack = "{stack}"
 {table}
 """
     )
-    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    opts = plan_test(lower_network(scenario), 0).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
     assert (opts["cwnd_growth"], opts["slow_start_limit"], opts["initial_rto_ns"], opts["prr"]) == (
         growth,
         limit,
@@ -460,7 +460,7 @@ to = "b"
 stack = "windows-nt-4.0"
 """
     )
-    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    opts = plan_test(lower_network(scenario), 0).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
     assert (opts["sack"], opts["timestamps"], opts["window_scaling"], opts["delayed_ack_ns"]) == (
         False,
         False,
@@ -519,7 +519,7 @@ window = "64 KiB"
 stack = "{stack}"
 """
         )
-        return plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+        return plan_test(lower_network(scenario), 0).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
 
     assert opts("windows-nt-4.0")["window_scaling"] is False
     assert opts("linux")["window_scaling"] is True
@@ -594,7 +594,7 @@ to = "b"
 stack = "netbsd-1.1"
 """
     )
-    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    opts = plan_test(lower_network(scenario), 0).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
     mss = 1500 - 40
     space = 1024 * 16
     rounded = -(-space // mss) * mss
@@ -622,7 +622,7 @@ window = "16 KiB"
 tcp = { send_low_water = "4 KiB", ack_on_push = false }
 """
     )
-    opts = plan_test(lower_network(scenario), 0).flows[0]["tcp"]
+    opts = plan_test(lower_network(scenario), 0).flows[0].tcp.model_dump(mode="json", exclude_unset=True)
     # tcp_mss(): roundup(16384, 1460) = 17520 for both buffers and so the window.
     assert (opts["send_buffer"], opts["recv_buffer"], opts["max_window"]) == (17_520, 17_520, 17_520)
     # Written in the tcp table: wins over the preset.

@@ -26,6 +26,7 @@ import pytest
 from qoslab.backends.sim import format_mac, lower_network, reachability, simulate
 from qoslab.errors import InputError
 from qoslab.methods.ping import ping_flow
+from qoslab.plan.models import UdpFlow
 from qoslab.scenario import load_scenario, loads_scenario
 
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -215,17 +216,17 @@ stations = ["s1"]
 """
     net = lower_network(loads_scenario(text))
     warm = ping(net, "h", "s1", count=1, flow_id=9)  # ARP resolved before the load
-    udp = {
-        "kind": "udp",
-        "id": 1,
-        "from": net.node_index("h"),
-        "to": str(net.destination("h", "s1")),
-        "dst_port": 5001,
-        "payload": 1472,
-        "rate_pps": 1000.0,
-        "start_ns": SECOND,
-        "stop_ns": 4 * SECOND,
-    }
+    udp = UdpFlow(
+        kind="udp",
+        id=1,
+        from_=net.node_index("h"),
+        to=str(net.destination("h", "s1")),
+        dst_port=5001,
+        payload=1472,
+        rate_pps=1000.0,
+        start_ns=SECOND,
+        stop_ns=4 * SECOND,
+    )
     results = simulate(net.with_flows([warm, udp], 5 * SECOND))
     flow = next(f for f in results.flows if f.id == 1)
     return flow, results.links[1].members[0]

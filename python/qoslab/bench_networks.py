@@ -360,12 +360,13 @@ def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[st
     (a sized transfer: it runs to its end, whatever ``sim_seconds`` says)."""
     from qoslab.backends.sim import lower
     from qoslab.data.examples import path as example
+    from qoslab.lower.lowered import plan_json
     from qoslab.scenario import load_scenario
     from qoslab.sweep import sweep_points
 
     points = sweep_points(load_scenario(example("seed004_asymmetric.toml")))
     (point,) = [p for p in points if p.values.get("link[2].rate") == SEED004_ACK_RATE]
-    return lower(point.scenario, test_index=0)
+    return plan_json(lower(point.scenario, test_index=0))
 
 
 def transfer_throughput_mbps(results: Results) -> float | None:

@@ -19,10 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from qoslab.plan import Flow
+from qoslab.plan import models as plan
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+
+Link = plan.EthernetLink | plan.SerialLink | plan.WifiLink | plan.AtmLink
+"""One link of a plan (a variant of ``LinkConfig``)."""
 
 DEFAULT_MAX_EVENTS = 2_000_000_000
 """The simulator's default event budget (crates/sim/src/config.rs, ``BudgetConfig``):
@@ -49,8 +55,17 @@ Python ints (a pointer and an int object of up to 32 bytes each), and as JSON te
 to 12 characters each) on the way."""
 
 
-def _fastest_bps(config: dict[str, Any]) -> float:
-    rates = [float(link.get("rate_bps", 0) or 0) for link in config.get("links", [])]
+def _links(config: plan.SimConfig) -> list[Link]:
+    return [link.root for link in config.links]
+
+
+def _flows(config: plan.SimConfig) -> list[Flow]:
+    return [flow.root for flow in config.flows or []]
+
+
+def _fastest_bps(config: plan.SimConfig) -> float:
+    # An ATM link's cell rate is its PHY's (crates/plan/src/atm.rs), not counted here.
+    rates = [float(link.rate_bps) for link in _links(config) if not isinstance(link, plan.AtmLink)]
     return max(rates, default=0.0) or 1e9
 
 
@@ -69,19 +84,17 @@ class _Path:
         self.hops, self.first_fps, self.slowest_fps, self.links = hops, first_fps, slowest_fps, links
 
 
-def _path(flow: dict[str, Any], config: dict[str, Any], net: Network | None) -> _Path:
+def _path(flow: Flow, config: plan.SimConfig, net: Network | None) -> _Path:
     """The flow's path in ``net`` (fewest hops, as :mod:`qoslab.methods.bottleneck`
     finds it), or, without one, every link of the network at the fastest link's rate."""
     fastest = _fastest_bps(config)
-    fallback = _Path(min(len(config.get("links", [])), MAX_HOPS) or 1, None, None)
-    if net is None or not isinstance(flow.get("from"), int):
+    fallback = _Path(min(len(config.links), MAX_HOPS) or 1, None, None)
+    if net is None:
         return fallback
     from qoslab.methods.bottleneck import link_fps, path_links
 
-    src = net.node_names[flow["from"]]
-    dst = next(
-        (name for name, addrs in net.addresses.items() if any(str(a.ip) == str(flow.get("to")) for a in addrs)), None
-    )
+    src = net.node_names[flow.from_]
+    dst = next((name for name, addrs in net.addresses.items() if any(a.ip == flow.to for a in addrs)), None)
     links = path_links(net, src, dst) if dst is not None else []
     if not links:
         return fallback
@@ -96,22 +109,21 @@ def _path(flow: dict[str, Any], config: dict[str, Any], net: Network | None) -> 
     return _Path(len(links), first, slowest, list(links))
 
 
-def packets(flow: dict[str, Any], config: dict[str, Any], path: _Path | None = None) -> float:
+def packets(flow: Flow, config: plan.SimConfig, path: _Path | None = None) -> float:
     """An upper bound of the packets ``flow`` sends in ``config``'s run."""
-    run_ns = float(config.get("duration_ns", 0))
-    start = float(flow.get("start_ns", 0))
-    kind = flow.get("kind")
-    if kind == "ping":
-        return float(flow.get("count", 1))
-    if kind == "udp-echo":
-        return 2.0 * float(flow.get("count", 1))
-    if kind == "udp-replay":
-        return float(len(flow.get("payloads") or [])) * float(flow.get("passes", 1))
+    run_ns = float(config.duration_ns)
+    start = float(flow.start_ns)
+    if isinstance(flow, plan.PingFlow):
+        return float(flow.count)
+    if isinstance(flow, plan.UdpEchoFlow):
+        return 2.0 * float(flow.count)
+    if isinstance(flow, plan.UdpReplayFlow):
+        return float(len(flow.payloads)) * float(flow.passes)
     fastest = _fastest_bps(config)
-    sending_s = max(0.0, min(float(flow.get("stop_ns", run_ns) or run_ns), run_ns) - start) / 1e9
-    if kind == "udp":
-        pps = float(flow.get("rate_pps", 0) or 0)
-        frame = int(flow.get("payload", 0)) + UDP_FRAME_OVERHEAD
+    sending_s = max(0.0, min(float(flow.stop_ns or run_ns), run_ns) - start) / 1e9
+    if isinstance(flow, plan.UdpFlow):
+        pps = float(flow.rate_pps or 0)
+        frame = int(flow.payload) + UDP_FRAME_OVERHEAD
         line = path.first_fps(frame) if path is not None and path.first_fps is not None else fastest / (8 * frame)
         # A sender cannot put more frames on its line than it carries; what it offers
         # above that is dropped at its own queue, one event each at most.
@@ -125,17 +137,20 @@ def packets(flow: dict[str, Any], config: dict[str, Any], path: _Path | None = N
     return (1.0 + ACKS_PER_SEGMENT) * sending_s * tcp_pps
 
 
-def estimate_events(config: dict[str, Any], net: Network | None = None) -> float:
+def estimate_events(config: plan.SimConfig, net: Network | None = None) -> float:
     """Events a run of ``config`` may take at most (see the module's docstring); with
     ``net``, each flow counts the links of its own path.
 
-    >>> config = {"duration_ns": 10**9, "links": [{"rate_bps": 10**7}], "flows": [
-    ...     {"kind": "ping", "count": 3}, {"kind": "udp", "rate_pps": 1000.0, "start_ns": 0}]}
-    >>> estimate_events(config)  # (3 + 1000) packets, (4 + 3 x 1 link) events each
+    >>> from qoslab.budget import _example
+    >>> ping = plan.PingFlow(kind="ping", id=0, from_=0, to="10.0.0.2", count=3, interval_ns=10**9,
+    ...     payload=56, start_ns=0)
+    >>> udp = plan.UdpFlow(kind="udp", id=1, from_=0, to="10.0.0.2", dst_port=9, payload=18,
+    ...     rate_pps=1000.0, start_ns=0, stop_ns=10**9)
+    >>> estimate_events(_example([ping, udp]))  # (3 + 1000) packets, (4 + 3 x 1 link) events each
     7021.0
     """
     total = 0.0
-    for flow in config.get("flows", []):
+    for flow in _flows(config):
         path = _path(flow, config, net)
         total += packets(flow, config, path) * (EVENTS_AT_ENDS + EVENTS_PER_HOP * path.hops)
     return total
@@ -219,27 +234,25 @@ def default_max_memory() -> int | None:
     return None if ram is None else int(ram * MEMORY_FRACTION)
 
 
-def _link_queue_bytes(link: dict[str, Any]) -> float:
+def _link_queue_bytes(link: Link) -> float:
     """The most bytes the queues of one link (both ends, every 802.11 member) hold."""
-    kind = link.get("type")
-    if kind == "ethernet":
-        frames = int(link.get("queue_frames", 0) or 0)
+    if isinstance(link, plan.EthernetLink):
+        frames = int(link.queue_frames)
         return 2.0 * min(
-            float(link.get("queue_bytes", 0) or 0) + frames * QUEUED_FRAME_OVERHEAD,
+            float(link.queue_bytes) + frames * QUEUED_FRAME_OVERHEAD,
             frames * (1522 + QUEUED_FRAME_OVERHEAD),
         )
-    if kind == "serial":
-        return 2.0 * int(link.get("queue_frames", 0) or 0) * (SERIAL_FRAME_BYTES + QUEUED_FRAME_OVERHEAD)
-    if kind == "wifi":
-        members = ([link["ap"]] if link.get("ap") else []) + list(link.get("stations", []))
-        per = list(link.get("member_queue_frames") or []) or [int(link.get("queue_frames", 0) or 0)] * len(members)
+    if isinstance(link, plan.SerialLink):
+        return 2.0 * int(link.queue_frames) * (SERIAL_FRAME_BYTES + QUEUED_FRAME_OVERHEAD)
+    if isinstance(link, plan.WifiLink):
+        members = ([link.ap] if link.ap else []) + list(link.stations)
+        per = [int(q.root) for q in link.member_queue_frames or []] or [int(link.queue_frames)] * len(members)
         return float(sum(per)) * (WIFI_MPDU_BYTES + QUEUED_FRAME_OVERHEAD)
-    if kind == "atm":  # each host NIC's ring of AAL5 frames
-        return 2.0 * int(link.get("nic_queue_frames", 64) or 64) * (ATM_FRAME_BYTES + QUEUED_FRAME_OVERHEAD)
-    return 0.0
+    # ATM: each host NIC's ring of AAL5 frames.
+    return 2.0 * int(link.nic_queue_frames or 64) * (ATM_FRAME_BYTES + QUEUED_FRAME_OVERHEAD)
 
 
-def estimate_memory(config: dict[str, Any], net: Network | None = None, *, capture_files: int = 0) -> float:
+def estimate_memory(config: plan.SimConfig, net: Network | None = None, *, capture_files: int = 0) -> float:
     """Bytes a run of ``config`` may hold at its peak, this process included: what
     drives memory in the core, each priced by a constant measured once (beside it).
 
@@ -253,31 +266,27 @@ def estimate_memory(config: dict[str, Any], net: Network | None = None, *, captu
     - a capture: each file's buffer (:data:`CAPTURE_BUFFER_BYTES`), all of them together
       at most :data:`CAPTURE_BUFFERED_TOTAL` (the frames themselves go to disk).
 
-    >>> config = {"duration_ns": 10**9, "nodes": [{}, {}], "links": [{"type": "ethernet",
-    ...     "rate_bps": 10**7, "queue_frames": 10, "queue_bytes": 15000}], "flows": []}
-    >>> estimate_memory(config) == PROCESS_BYTES + 2 * PER_NODE_BYTES
+    >>> from qoslab.budget import _example
+    >>> estimate_memory(_example([])) == PROCESS_BYTES + 2 * PER_NODE_BYTES
     True
     """
-    links = config.get("links", [])
-    total = float(PROCESS_BYTES) + PER_NODE_BYTES * len(config.get("nodes", []))
+    links = _links(config)
+    total = float(PROCESS_BYTES) + PER_NODE_BYTES * len(config.nodes)
     queued: set[int] = set()
-    for flow in config.get("flows", []):
+    for flow in _flows(config):
         path = _path(flow, config, net)
         queued.update(path.links if path.links is not None else range(len(links)))
         n = packets(flow, config, path)
-        kind = flow.get("kind")
-        if kind == "ping":
+        if isinstance(flow, plan.PingFlow):
             total += PER_RTT_BYTES * n
-        elif kind in ("udp", "udp-echo"):
+        elif isinstance(flow, (plan.UdpFlow, plan.UdpEchoFlow)):
             total += n / 8
-        elif kind == "udp-replay":
-            total += n / 8 + REPLAY_ENTRY_BYTES * len(flow.get("payloads") or [])
-        elif kind == "tcp":
-            tcp = flow.get("tcp") or {}
-            total += 2 * (
-                int(tcp.get("send_buffer") or TCP_SEND_BUFFER) + int(tcp.get("recv_buffer") or TCP_RECV_BUFFER)
-            )
-            if flow.get("trace"):
+        elif isinstance(flow, plan.UdpReplayFlow):
+            total += n / 8 + REPLAY_ENTRY_BYTES * len(flow.payloads)
+        else:
+            tcp = flow.tcp or plan.TcpOptions()
+            total += 2 * (int(tcp.send_buffer or TCP_SEND_BUFFER) + int(tcp.recv_buffer or TCP_RECV_BUFFER))
+            if flow.trace:
                 total += PER_TRACE_ACK_BYTES * _tcp_segments(flow, config, path)
     total += sum(_link_queue_bytes(links[i]) for i in queued if i < len(links))
     if capture_files:
@@ -313,25 +322,25 @@ TCP_DEFAULT_MSS = 536
 negotiates: a sized transfer of B bytes sends at most about B / 536 new segments."""
 
 
-def _tcp_segments(flow: dict[str, Any], config: dict[str, Any], path: _Path) -> float:
+def _tcp_segments(flow: plan.TcpFlow, config: plan.SimConfig, path: _Path) -> float:
     """Data segments of a TCP flow: at its path's rate (:func:`packets`), and for a sized
     transfer (``bytes``) no more than it takes in 536-byte segments (a path that loses
     many and retransmits them may send more)."""
     segments = packets(flow, config, path) / (1.0 + ACKS_PER_SEGMENT)
-    if flow.get("bytes"):
-        segments = min(segments, float(flow["bytes"]) / TCP_DEFAULT_MSS + 1)
+    if flow.bytes:
+        segments = min(segments, float(flow.bytes) / TCP_DEFAULT_MSS + 1)
     return segments
 
 
-def capture_files(config: dict[str, Any]) -> int:
+def capture_files(config: plan.SimConfig) -> int:
     """Files a capture of ``config`` writes at most: one per port, one per 802.11
     medium, one per ATM port that carries AAL5 PDUs."""
-    ports = sum(len(n.get("ports", [])) for n in config.get("nodes", []))
-    links = config.get("links", [])
+    ports = sum(len(n.ports) for n in config.nodes)
+    links = _links(config)
     return (
         ports
-        + sum(1 for link in links if link.get("type") == "wifi")
-        + ATM_PORTS_PER_LINK * sum(1 for link in links if link.get("type") == "atm")
+        + sum(1 for link in links if isinstance(link, plan.WifiLink))
+        + ATM_PORTS_PER_LINK * sum(1 for link in links if isinstance(link, plan.AtmLink))
     )
 
 
@@ -339,27 +348,26 @@ def _record(frame: int, snaplen: int) -> int:
     return PCAP_RECORD_HEADER + min(frame, snaplen)
 
 
-def estimate_capture(config: dict[str, Any], net: Network | None = None, *, snaplen: int = SNAPLEN) -> float:
+def estimate_capture(config: plan.SimConfig, net: Network | None = None, *, snaplen: int = SNAPLEN) -> float:
     """Bytes the pcap files of a run of ``config`` may take: a file header per file,
     and for each packet of each flow (:func:`packets`), a record at both ports of every
     link it crosses, and on an 802.11 link one more on the air and its Ack:
     frames × (16 + min(frame, snaplen)) + 24 per file.
 
-    >>> config = {"duration_ns": 10**9, "nodes": [{"ports": [0]}, {"ports": [0]}],
-    ...     "links": [{"type": "ethernet", "rate_bps": 10**7}],
-    ...     "flows": [{"kind": "ping", "count": 3, "payload": 56}]}
-    >>> estimate_capture(config)  # 2 files; 3 pings and replies, at 2 ports, 16 + 98 bytes each
+    >>> from qoslab.budget import _example
+    >>> ping = plan.PingFlow(kind="ping", id=0, from_=0, to="10.0.0.2", count=3, interval_ns=10**9,
+    ...     payload=56, start_ns=0)
+    >>> estimate_capture(_example([ping]))  # 2 files; 3 pings and replies, at 2 ports, 16 + 98 bytes each
     1416.0
     """
-    links = config.get("links", [])
+    links = _links(config)
     total = float(PCAP_FILE_HEADER * capture_files(config))
-    for flow in config.get("flows", []):
+    for flow in _flows(config):
         path = _path(flow, config, net)
         on_path = [links[i] for i in path.links if i < len(links)] if path.links is not None else []
-        wifi_hops = sum(1 for link in on_path if link.get("type") == "wifi")
+        wifi_hops = sum(1 for link in on_path if isinstance(link, plan.WifiLink))
         points = 2 * path.hops + wifi_hops
-        kind = flow.get("kind")
-        if kind == "tcp":
+        if isinstance(flow, plan.TcpFlow):
             segments = _tcp_segments(flow, config, path)
             acks = segments * ACKS_PER_SEGMENT
             total += segments * (
@@ -368,9 +376,12 @@ def estimate_capture(config: dict[str, Any], net: Network | None = None, *, snap
             total += acks * (points * _record(TCP_ACK_FRAME, snaplen) + wifi_hops * AIR_ACK_RECORD)
             continue
         n = packets(flow, config, path)
-        payload = max(flow.get("payloads") or [0]) if kind == "udp-replay" else flow.get("payload", 0)
-        frame = int(payload or 0) + IP_UDP_HEADERS + ETHERNET_HEADER
-        if kind == "ping":  # and each request's echo reply (RFC 792), as long
+        if isinstance(flow, plan.UdpReplayFlow):
+            payload = max((int(p.root) for p in flow.payloads), default=0)
+        else:
+            payload = flow.payload
+        frame = int(payload) + IP_UDP_HEADERS + ETHERNET_HEADER
+        if isinstance(flow, plan.PingFlow):  # and each request's echo reply (RFC 792), as long
             n *= 2
         total += n * (points * _record(frame, snaplen) + wifi_hops * AIR_ACK_RECORD)
     return total
@@ -410,3 +421,31 @@ def free_bytes(path: Path) -> int | None:
             except OSError:
                 return None
     return None
+
+
+EXAMPLE_NETWORK = """
+[scenario]
+name = "two hosts"
+
+[node.a]
+role = "host"
+address = "10.0.0.1/24"
+
+[node.b]
+role = "host"
+address = "10.0.0.2/24"
+
+[[link]]
+type = "ethernet"
+rate = "10 Mbps"
+ends = ["a", "b"]
+"""
+"""The docstrings' examples' network: two hosts of one port each on one 10 Mb/s Ethernet link."""
+
+
+def _example(flows: list[Flow]) -> plan.SimConfig:
+    """:data:`EXAMPLE_NETWORK` lowered, carrying ``flows`` for one second."""
+    from qoslab.lower import lower_network
+    from qoslab.scenario import loads_scenario
+
+    return lower_network(loads_scenario(EXAMPLE_NETWORK)).with_flows(flows, 10**9)

@@ -8,7 +8,8 @@ test, most of its time per test. Here the network's configuration goes to the co
 per process (``qoslab._core.Session``, crates/sim/src/session.rs) and each test sends
 only its part; the core puts the part into a copy of the decoded network and builds a
 world of its own for the test. The configuration is the one the test has alone, field
-for field, so the results are the same bytes (tests/test_sweep_session.py compares them
+for field (the network's plan, :attr:`qoslab.lower.lowered.RunConfig.network`, with the
+test's fields over it), so the results are the same bytes (tests/test_sweep_session.py compares them
 for every test of every example); a world is never shared between tests, since one run
 leaves state (ARP caches, bridge tables, queues, random streams) another would inherit.
 
@@ -18,46 +19,47 @@ goes whole to ``qoslab._core.simulate`` as before.
 
 from __future__ import annotations
 
-import json
 import threading
 from pathlib import Path
 from typing import Any, cast
 
-TEST_KEYS = frozenset({"seed", "duration_ns", "flows", "capture", "budget", "cpu_window_ns", "windows"})
-"""The configuration's fields a test sets (crates/sim/src/session.rs ``TestPart``)."""
+from qoslab.lower.lowered import TEST_FIELDS, RunConfig, _encode
+from qoslab.plan import models as plan
 
-_SESSIONS: dict[int, tuple[dict[str, Any], Any]] = {}
-"""id(network configuration) -> (that configuration, its core session); the configuration
-is held so that its id is not reused while the entry lives."""
+TEST_KEYS = TEST_FIELDS
+"""The plan's fields a test sets (crates/sim/src/session.rs ``TestPart``)."""
+
+_SESSIONS: dict[int, tuple[plan.SimConfig, Any]] = {}
+"""id(network plan) -> (that plan, its core session); the plan is held so that its id is
+not reused while the entry lives."""
 _LOCK = threading.Lock()
 _MAX = 8
 """Sessions kept per process (a sweep over a link's rate has a network per point)."""
 
 
-def split(config: dict[str, Any]) -> tuple[dict[str, Any], str] | None:
-    """(the network's configuration, the JSON of the test's part) of a configuration made
-    by ``Network.with_flows``: the part is every field whose value is not the network's
-    own. None for any other configuration, or one whose network fields were replaced."""
-    net = getattr(config, "network", None)
-    if net is None:
+def split(config: plan.SimConfig) -> tuple[plan.SimConfig, str] | None:
+    """(the network's plan, the JSON of the test's part) of a plan made by
+    ``Network.with_flows``: the part is every test field it sets (a field left out keeps
+    the network's value). None for any other plan, or one whose network fields are not
+    the network's own."""
+    base = config.network if isinstance(config, RunConfig) else None
+    if base is None:
         return None
-    base: dict[str, Any] = net.config
-    part: dict[str, Any] = {}
-    for key, value in config.items():
-        if key in base and base[key] is value:
+    for name in config.model_fields_set | base.model_fields_set:
+        if name in TEST_KEYS:
             continue
-        if key not in TEST_KEYS:
+        ours, theirs = getattr(config, name), getattr(base, name)
+        # The tables by identity (the same objects); a number by value.
+        if not (ours is theirs or (isinstance(ours, int) and ours == theirs)):
             return None
-        part[key] = value
-    if any(key not in config for key in base):
-        return None
-    return base, json.dumps(part)
+        if name not in config.model_fields_set or name not in base.model_fields_set:
+            return None
+    return base, _encode(config, only=TEST_KEYS)
 
 
-def session_for(base: dict[str, Any]) -> Any:
-    """The core session of a network configuration (made on first use in this process)."""
+def session_for(base: plan.SimConfig) -> Any:
+    """The core session of a network's plan (made on first use in this process)."""
     from qoslab import _core
-    from qoslab.backends.sim import _encode
 
     with _LOCK:
         hit = _SESSIONS.get(id(base))
@@ -72,7 +74,7 @@ def session_for(base: dict[str, Any]) -> Any:
 
 
 def simulate_test(
-    config: dict[str, Any],
+    config: plan.SimConfig,
     pcap_dir: str | Path | None = None,
     pcap_snaplen: int | None = None,
     pcap_max_size: int | None = None,
@@ -90,7 +92,7 @@ def simulate_test(
     return str(session_for(base).simulate(test, where, pcap_snaplen, pcap_max_size))
 
 
-def validate_test(config: dict[str, Any]) -> bool:
+def validate_test(config: plan.SimConfig) -> bool:
     """``qoslab._core.validate`` of ``config`` (build its world, run nothing) through its
     network's session: True when done so, False when it is not a test on a network (the
     caller validates it whole). Raises ValueError naming the refused field."""

@@ -33,6 +33,7 @@ from qoslab.scenario.model import Scenario
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network, TestRun
+    from qoslab.plan.models import SimConfig
 
 
 @dataclass(frozen=True)
@@ -321,7 +322,7 @@ def prepare(
         net = network_for(p.scenario, same or _network_key(_raw(p.scenario)), None if source is None else str(source))
         check_runnable(p.scenario, source=source)
         out = LocatedProblems(source)
-        configs: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
+        configs: list[tuple[tuple[str | int, ...], SimConfig]] = []
         for i in range(len(p.scenario.test)):
             configs.append((("test", i), planned_config(net, plan_test(net, i, source=source))))
         if not configs:
@@ -341,7 +342,7 @@ def _check_config(
     out: Any,
     p: SweepPoint,
     where: tuple[str | int, ...],
-    config: dict[str, Any],
+    config: SimConfig,
     net: Any,
     *,
     budget: float,
@@ -443,7 +444,7 @@ _CORE_FIELDS = {
 
 
 def _scenario_place(
-    message: str, config: dict[str, Any], scenario: Scenario, where: tuple[str | int, ...]
+    message: str, config: SimConfig, scenario: Scenario, where: tuple[str | int, ...]
 ) -> tuple[str | int, ...]:
     """Where in the scenario a refusal of the core belongs. The core names its own
     field (``links[0].rate_bps: ...``, ``nodes[2].cpu``, ``flows[1].to``): a link or a
@@ -455,12 +456,12 @@ def _scenario_place(
     if m is None:
         return where
     table, index, field = m[1], int(m[2]), m[3]
-    items = config.get(table, [])
     if table == "flows":
         return where + (field,) if field in ("to", "from") and where[0] == "test" else where
-    if index >= len(items):
+    names = [n.name for n in config.nodes] if table == "nodes" else [link.root.name for link in config.links]
+    if index >= len(names):
         return where
-    name = items[index].get("name")
+    name = names[index]
     if table == "nodes":
         return ("node", name) + ((field,) if field else ())
     links = [link.name for link in scenario.link]

@@ -21,6 +21,7 @@ from qoslab.lower.common import SECOND_NS, LocatedProblems, Port, _members, form
 from qoslab.lower.lowered import Network, _encode
 from qoslab.lower.network import lower, lower_network, planned_config
 from qoslab.plan import RESULTS_SCHEMA
+from qoslab.plan import models as plan_models
 from qoslab.scenario.model import Scenario
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ def replica_seed(seed: int, k: int) -> int:
 
 
 def simulate(
-    config: dict[str, Any],
+    config: plan_models.SimConfig,
     *,
     pcap_dir: str | Path | None = None,
     pcap_snaplen: int | None = None,
@@ -78,10 +79,8 @@ def simulate(
             "this build of qoslab._core has no simulator (qoslab._core.simulate); rebuild it with `pip install -e .`"
         )
     if REPLICA.get():
-        network = getattr(config, "network", None)
-        config = type(config)(config, seed=replica_seed(int(config.get("seed") or 0), REPLICA.get()))
-        if network is not None:
-            config.network = network  # type: ignore[attr-defined]
+        # A shallow copy: the network's tables stay shared (and its core session with them).
+        config = config.model_copy(update={"seed": replica_seed(config.seed, REPLICA.get())})
     if pcap_dir is not None:
         Path(pcap_dir).mkdir(parents=True, exist_ok=True)
     try:
@@ -209,7 +208,7 @@ def _run_search(
         if on_trial is not None:
             on_trial(f"{test_label(scenario, i)}: the last trial again, captured")
         captured = simulate(
-            dict(last, capture=True),
+            last.model_copy(update={"capture": True}),
             pcap_dir=Path(pcap_dir) / f"test{i}",
             pcap_snaplen=pcap_snaplen,
             pcap_max_size=pcap_max_size,
@@ -237,9 +236,14 @@ def _run_one(
 
     if on_trial is not None:
         on_trial(test_label(scenario, i))
-    config = net.with_flows(plan.flows, plan.duration_ns, seed=seed, capture=pcap_dir is not None, windows=plan.windows)
-    if plan.cpu_window_ns is not None:
-        config["cpu_window_ns"] = list(plan.cpu_window_ns)
+    config = net.with_flows(
+        plan.flows,
+        plan.duration_ns,
+        seed=seed,
+        capture=pcap_dir is not None,
+        windows=plan.windows,
+        cpu_window_ns=plan.cpu_window_ns,
+    )
     results = simulate(
         config,
         pcap_dir=Path(pcap_dir) / f"test{i}" if pcap_dir is not None else None,
@@ -309,7 +313,7 @@ def reachability(
             dst = str(net.destination(a, b))
             flow = ping_flow(net.node_index(a), dst, count=REACH_COUNT, interval_ns=interval, payload=56)
             results = simulate(net.with_flows([flow], run_length(REACH_COUNT, interval), seed=seed))
-            f: FlowResult | None = next((x for x in results.flows if x.id == flow["id"]), None)
+            f: FlowResult | None = next((x for x in results.flows if x.id == flow.id), None)
             m = rtt_metrics(f) if f is not None else rtt_metrics_of(REACH_COUNT, 0, [])
             pair = {
                 "from": a,
@@ -319,7 +323,7 @@ def reachability(
                 "received": m["received"],
                 "reachable": m["received"] > 0,
                 "rtt_ms": m["rtt_ms"],
-                "drops": death_points(results, flow["id"]),
+                "drops": death_points(results, flow.id),
                 # Every node's ARP and L3F tables at the end of the pair's run (seed 000
                 # Tables 2 and 3 are such tables).
                 "tables": {

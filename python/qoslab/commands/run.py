@@ -327,13 +327,13 @@ def _node_records(p: PointResult) -> list[dict[str, Any]]:
     nodes: list[dict[str, Any]] = []
     for r in p.runs:
         for n in r.results.nodes:
-            cfg = next((c for c in net.config["nodes"] if c["name"] == n.name), None)
+            cfg = next((c for c in net.config.nodes if c.name == n.name), None)
             window = n.cpu_utilization_window
             node = {
                 "test": r.label,
                 "name": n.name,
-                "role": cfg["role"] if cfg else None,
-                "cpu_profile": cfg["cpu"]["profile"] if cfg else None,
+                "role": cfg.role.value if cfg else None,
+                "cpu_profile": cfg.cpu.profile if cfg else None,
                 "cpu_util_pct": round(100.0 * float(n.cpu_utilization), 3),
                 "cpu_util_test_pct": None if window is None else round(100.0 * float(window), 3),
                 "ipsec": [sa_row(sa) for sa in n.ipsec],

@@ -2,7 +2,9 @@
 
 :func:`lower` turns a :class:`~qoslab.scenario.Scenario` into a plan (``SimConfig``, the
 type of crates/plan; its JSON Schema is schema/plan.schema.json and its Python models
-:mod:`qoslab.plan.models`) as a JSON-ready dict; :mod:`qoslab.backends.sim` runs one.
+:mod:`qoslab.plan.models`), built as those models; :mod:`qoslab.backends.sim` runs one
+(:func:`~qoslab.lower.lowered._encode` writes the JSON the core reads, :func:`plan_json`
+gives it as a document).
 
 Modules, along the seams of the plan: :mod:`~qoslab.lower.common` (units, the MAC rule,
 ports, problems), :mod:`~qoslab.lower.refusals`, :mod:`~qoslab.lower.nodes`,
@@ -110,17 +112,19 @@ from __future__ import annotations
 
 from qoslab.lower.common import LocatedProblems, Port, format_mac, mac_for
 from qoslab.lower.flows import background_flows
-from qoslab.lower.lowered import Network
+from qoslab.lower.lowered import Network, RunConfig, plan_json
 from qoslab.lower.network import lower, lower_network, planned_config
 
 __all__ = [
     "LocatedProblems",
     "Network",
     "Port",
+    "RunConfig",
     "background_flows",
     "format_mac",
     "lower",
     "lower_network",
     "mac_for",
+    "plan_json",
     "planned_config",
 ]

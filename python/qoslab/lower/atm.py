@@ -52,7 +52,7 @@ NIC_QUEUE_FRAMES = 64
 def pvc(vc: VirtualCircuit) -> plan.PvcConfig:
     """The plan's ``PvcConfig``: numbers and TM 4.0 traffic contract; a key left out
     takes the plan's default (crates/plan/src/atm.rs, the same as the scenario's)."""
-    out: dict[str, Any] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr}
+    out: dict[str, int | float | str | None] = {"vpi": vc.vpi, "vci": vc.vci, "service": vc.service, "pcr_bps": vc.pcr}
     for key, sim_key in (
         ("scr", "scr_bps"),
         ("mbs", "mbs_cells"),
@@ -88,9 +88,9 @@ def is_lane_port(sc: Scenario, p: Port) -> bool:
     return isinstance(link, Atm) and link.elan is not None
 
 
-def _lane(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedProblems) -> dict[str, Any]:
+def _lane(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedProblems) -> plan.LaneConfig:
     """The simulator's ``LaneConfig``: ELANs with their LES/BUS, the LECS, clients, MPOA."""
-    elans: list[dict[str, Any]] = []
+    elans: list[plan.ElanConfig] = []
     index: dict[str, int] = {}
     lecs = None
     for n, name in enumerate(names):
@@ -106,7 +106,7 @@ def _lane(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedP
                 found="none",
             )
             continue
-        ref = {"node": n, "port": atm_ports[0].index}
+        ref = plan.PortRef(node=n, port=atm_ports[0].index)
         if "lecs" in node.services and lecs is None:
             lecs = ref
         if "les" in node.services or "bus" in node.services:
@@ -121,17 +121,17 @@ def _lane(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedP
                     continue
                 index[e] = len(elans)
                 elans.append(
-                    {
-                        "name": e,
-                        "les": ref,
-                        "bus": ref,
-                        "bus_cells_per_second": node.bus_rate,
-                        "bus_frames_per_second": node.bus_frames,
-                        "bus_queue_frames": node.bus_queue,
-                    }
+                    plan.ElanConfig(
+                        name=e,
+                        les=ref,
+                        bus=ref,
+                        bus_cells_per_second=node.bus_rate,
+                        bus_frames_per_second=node.bus_frames,
+                        bus_queue_frames=node.bus_queue,
+                    )
                 )
-    clients: list[dict[str, Any]] = []
-    mps: list[dict[str, int]] = []
+    clients: list[plan.LecConfig] = []
+    mps: list[plan.PortRef] = []
     mpoa_params: tuple[int, int] | None = None
     for li, link in enumerate(sc.link):
         if not isinstance(link, Atm) or link.elan is None:
@@ -153,15 +153,15 @@ def _lane(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedP
             if isinstance(node, (AtmSwitch, LaneServer)):
                 continue
             port = next(p for p in ports[n] if p.link == li)
-            ref = {"node": n, "port": port.index}
-            clients.append({"port": ref, "elan": index[link.elan], "proxy": isinstance(node, (Switch, Bridge))})
+            ref = plan.PortRef(node=n, port=port.index)
+            clients.append(plan.LecConfig(port=ref, elan=index[link.elan], proxy=isinstance(node, (Switch, Bridge))))
             if isinstance(node, MpoaServer):
                 mps.append(ref)
                 mpoa_params = (node.shortcut_frames, int(node.shortcut_time))
     mpoa = None
     if mps and mpoa_params is not None:
-        mpoa = {"servers": mps, "shortcut_frames": mpoa_params[0], "shortcut_time_ns": mpoa_params[1]}
-    return {"elans": elans, "lecs": lecs, "clients": clients, "mpoa": mpoa}
+        mpoa = plan.MpoaConfig(servers=mps, shortcut_frames=mpoa_params[0], shortcut_time_ns=mpoa_params[1])
+    return plan.LaneConfig(elans=elans, lecs=lecs, clients=clients, mpoa=mpoa)
 
 
 def _switch_port(sc: Scenario, names: list[str], ports: list[list[Port]], n: int, ref: str) -> Port | None:
@@ -176,43 +176,42 @@ def _switch_port(sc: Scenario, names: list[str], ports: list[list[Port]], n: int
     return None
 
 
-def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedProblems) -> dict[str, Any]:
-    """The simulator's ``AtmConfig``: switches with their cross-connects, and the LISs."""
-    switches: list[dict[str, Any]] = []
+def atm_config(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedProblems) -> plan.AtmConfig:
+    """The simulator's ``AtmConfig``: switches with their cross-connects, and the LISs.
+    The models are given the keys the plan has always had written (a key left out takes
+    the plan's default; the JSON holds only those given)."""
+    switches: list[plan.SwitchConfig] = []
     for n, name in enumerate(names):
         node = sc.node[name]
         if not isinstance(node, AtmSwitch):
             continue
         cross = _cross_connects(sc, names, ports, n, node, out)
         switches.append(
-            {
-                "node": n,
-                "queue_cells": node.queue,
-                "epd_threshold_cells": node.epd_threshold,
-                "ppd": node.ppd,
-                "signalling_ns": int(node.signalling_delay),
-                "cross_connects": cross,
-                "category_queue_cells": {
-                    "cbr": node.queues.cbr,
-                    "vbr": node.queues.vbr,
-                    "abr": node.queues.abr,
-                    "ubr": node.queues.ubr,
-                },
-                "abr_ci_threshold_cells": node.abr_ci_threshold,
-            }
+            plan.SwitchConfig(
+                node=n,
+                queue_cells=node.queue,
+                epd_threshold_cells=node.epd_threshold,
+                ppd=node.ppd,
+                signalling_ns=int(node.signalling_delay),
+                cross_connects=cross,
+                category_queue_cells=plan.CategoryQueues(
+                    cbr=node.queues.cbr, vbr=node.queues.vbr, abr=node.queues.abr, ubr=node.queues.ubr
+                ),
+                abr_ci_threshold_cells=node.abr_ci_threshold,
+            )
         )
     lis = _lis(sc, names, ports, out)
-    return {"switches": switches, "lis": lis, "host_signalling_ns": 0, "lane": _lane(sc, names, ports, out)}
+    return plan.AtmConfig(switches=switches, lis=lis, host_signalling_ns=0, lane=_lane(sc, names, ports, out))
 
 
 def _cross_connects(
     sc: Scenario, names: list[str], ports: list[list[Port]], n: int, node: AtmSwitch, out: LocatedProblems
-) -> list[dict[str, Any]]:
+) -> list[plan.CrossConnect]:
     """Switch ``n``'s PVC cross-connects: its ``cross_connects``, else every VC number
     that exactly two of its links carry (rules in the module doc)."""
     name = names[n]
     atm_ports = [p for p in ports[n] if p.kind == "atm"]
-    cross: list[dict[str, Any]] = []
+    cross: list[plan.CrossConnect] = []
     if node.cross_connects:
         for i, c in enumerate(node.cross_connects):
             ends = []
@@ -235,14 +234,14 @@ def _cross_connects(
             if a is None or b is None:
                 continue
             cross.append(
-                {
-                    "a": {"port": a.index, "vpi": c.vpi, "vci": c.vci},
-                    "b": {
-                        "port": b.index,
-                        "vpi": c.b_vpi if c.b_vpi is not None else c.vpi,
-                        "vci": c.b_vci if c.b_vci is not None else c.vci,
-                    },
-                }
+                plan.CrossConnect(
+                    a=plan.VcEnd(port=a.index, vpi=c.vpi, vci=c.vci),
+                    b=plan.VcEnd(
+                        port=b.index,
+                        vpi=c.b_vpi if c.b_vpi is not None else c.vpi,
+                        vci=c.b_vci if c.b_vci is not None else c.vci,
+                    ),
+                )
             )
     else:
         carriers: dict[tuple[int, int], list[Port]] = {}
@@ -252,10 +251,10 @@ def _cross_connects(
         for (vpi, vci), ps in carriers.items():
             if len(ps) == 2:
                 cross.append(
-                    {
-                        "a": {"port": ps[0].index, "vpi": vpi, "vci": vci},
-                        "b": {"port": ps[1].index, "vpi": vpi, "vci": vci},
-                    }
+                    plan.CrossConnect(
+                        a=plan.VcEnd(port=ps[0].index, vpi=vpi, vci=vci),
+                        b=plan.VcEnd(port=ps[1].index, vpi=vpi, vci=vci),
+                    )
                 )
             elif len(ps) > 2:
                 out.add(
@@ -267,10 +266,10 @@ def _cross_connects(
     return cross
 
 
-def _lis(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedProblems) -> list[dict[str, Any]]:
+def _lis(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedProblems) -> list[plan.LisConfig]:
     """The logical IP subnets of the ATM hosts and their ATMARP servers; a PVC-less port
     whose subnet has no server is refused (it reaches no one)."""
-    lis: list[dict[str, Any]] = []
+    lis: list[plan.LisConfig] = []
     seen: set[Any] = set()
     switch_server = next(
         (names.index(s) for s, nd in sc.node.items() if isinstance(nd, AtmSwitch) and nd.atmarp_server), None
@@ -290,8 +289,8 @@ def _lis(sc: Scenario, names: list[str], ports: list[list[Port]], out: LocatedPr
             if server is None:
                 server = switch_server
             if server is not None:
-                lis.append({"network": str(subnet.network_address), "prefix_len": subnet.prefixlen, "server": server})
-    served = {entry["network"] + "/" + str(entry["prefix_len"]) for entry in lis}
+                lis.append(plan.LisConfig(network=subnet.network_address, prefix_len=subnet.prefixlen, server=server))
+    served = {f"{entry.network}/{entry.prefix_len}" for entry in lis}
     for n, name in enumerate(names):
         for p in ports[n]:
             if (

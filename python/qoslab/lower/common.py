@@ -83,10 +83,6 @@ def format_mac(mac: list[int] | tuple[int, ...]) -> str:
     return ":".join(f"{b:02x}" for b in mac)
 
 
-def _iface(address: IPv4Interface) -> list[Any]:
-    return [str(address.ip), address.network.prefixlen]
-
-
 @dataclass
 class Port:
     """A port as lowered: which node, its index there, its name, the link it is on."""

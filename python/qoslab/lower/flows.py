@@ -4,17 +4,19 @@ adaptive upstreams.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from ipaddress import IPv4Address
+from typing import TYPE_CHECKING
 
 from qoslab.lower.common import Port, _members
 from qoslab.lower.links import _link_index
+from qoslab.plan import models as plan
 from qoslab.scenario.model import Scenario
 
 if TYPE_CHECKING:
     from qoslab.lower.lowered import Network
 
 
-def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[dict[str, Any]]:
+def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[plan.AdaptiveConfig]:
     """Each router's ``adaptive`` table as an ``AdaptiveConfig`` (crates/sim/src/upstream.rs);
     the links were checked by :mod:`qoslab.scenario.checks`."""
     out = []
@@ -31,22 +33,22 @@ def _adaptive(sc: Scenario, names: list[str], ports: list[list[Port]]) -> list[d
             return next(p.index for p in ports[k] if p.link == link)
 
         out.append(
-            {
-                "node": n,
-                "radio_port": port_on(n, radio),
-                "modem_port": port_on(n, modem),
-                "peer": peer,
-                "peer_radio_port": port_on(peer, radio),
-                "initial_timeout_ns": a.initial_timeout,
-                "max_timeout_ns": a.max_timeout,
-                "max_attempts": a.max_attempts,
-                "ratio_window": a.window,
-                "ratio_min_samples": a.min_samples,
-                "low": a.low,
-                "high": a.high,
-                "probe_interval_ns": a.probe_interval,
-                "sample_interval_ns": a.sample_interval,
-            }
+            plan.AdaptiveConfig(
+                node=n,
+                radio_port=port_on(n, radio),
+                modem_port=port_on(n, modem),
+                peer=peer,
+                peer_radio_port=port_on(peer, radio),
+                initial_timeout_ns=a.initial_timeout,
+                max_timeout_ns=a.max_timeout,
+                max_attempts=a.max_attempts,
+                ratio_window=a.window,
+                ratio_min_samples=a.min_samples,
+                low=a.low,
+                high=a.high,
+                probe_interval_ns=a.probe_interval,
+                sample_interval_ns=a.sample_interval,
+            )
         )
     return out
 
@@ -58,7 +60,7 @@ BACKGROUND_PORT = 9
 """UDP discard (RFC 863): background datagrams go to a port nothing answers on."""
 
 
-def background_flows(net: Network, duration_ns: int) -> list[dict[str, Any]]:
+def background_flows(net: Network, duration_ns: int) -> list[plan.UdpFlow]:
     """The scenario's ``[[background]]`` traffic as saturating or paced UDP flows."""
     from qoslab.methods.udp import wire_bytes
 
@@ -70,16 +72,16 @@ def background_flows(net: Network, duration_ns: int) -> list[dict[str, Any]]:
         pps = b.rate / (8 * wire_bytes(b.payload, mtu)) if b.rate else 0.0
         stop = duration_ns if b.duration is None else min(duration_ns, b.start + b.duration)
         flows.append(
-            {
-                "kind": "udp",
-                "id": BACKGROUND_FLOW_BASE + i,
-                "from": src,
-                "to": str(dst),
-                "dst_port": BACKGROUND_PORT,
-                "payload": max(16, int(b.payload)),
-                "rate_pps": pps,
-                "start_ns": b.start,
-                "stop_ns": stop,
-            }
+            plan.UdpFlow(
+                kind="udp",
+                id=BACKGROUND_FLOW_BASE + i,
+                from_=src,
+                to=IPv4Address(str(dst)),
+                dst_port=BACKGROUND_PORT,
+                payload=max(16, int(b.payload)),
+                rate_pps=pps,
+                start_ns=b.start,
+                stop_ns=stop,
+            )
         )
     return flows

@@ -8,8 +8,8 @@ from ipaddress import IPv4Address, IPv4Interface
 from typing import Any, cast
 
 from qoslab.lower.common import LocatedProblems, Port
-from qoslab.lower.lowered import Network
-from qoslab.lower.nodes import _protected_behind
+from qoslab.lower.lowered import Network, addressing
+from qoslab.lower.nodes import _protected_behind, ends_of
 from qoslab.plan import models as plan
 from qoslab.scenario.model import Ipsec, Scenario
 
@@ -27,13 +27,13 @@ IP_PROTOCOL_NUMBERS = {"icmp": 1, "tcp": 6, "udp": 17}
 def _ipsec_tunnels(
     sc: Scenario,
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     ports: list[list[Port]],
     addresses: dict[str, list[IPv4Interface]],
     out: LocatedProblems,
 ) -> None:
     """Each IPsec tunnel as a pair of IpsecTunnelConfig, one on each end (rules in the module doc)."""
-    net = Network(sc, {}, names, ports, addresses)
+    net = addressing(sc, names, ports, addresses)
     protected: dict[int, dict[tuple[str, int], int]] = {}  # node -> (network, prefix) -> tunnel index
     carried: dict[tuple[Any, ...], int] = {}  # transport traffic (pair, protocol, port, port's node) -> tunnel index
     for i, t in enumerate(sc.tunnel):
@@ -46,7 +46,7 @@ def _ipsec_tunnel(
     i: int,
     t: Ipsec,
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     ports: list[list[Port]],
     addresses: dict[str, list[IPv4Interface]],
     out: LocatedProblems,
@@ -90,7 +90,7 @@ def _ipsec_tunnel(
         end = _end(t, cast(IPv4Address, local[k]), cast(IPv4Address, local[1 - k]), spis[k], spis[1 - k], mtu)
         end.protects = [plan.Protect((IPv4Address(a), plan.ProtectItem(p))) for a, p in protects]
         end.fragment = plan.TunnelFragment(t.fragment)
-        nodes[n]["ipsec"].append(end.model_dump(mode="json"))
+        ends_of(nodes[n].ipsec).append(end)
 
 
 def _end(
@@ -120,7 +120,7 @@ def _ipsec_transport(
     local: list[IPv4Address | None],
     spis: list[int],
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     carried: dict[tuple[Any, ...], int],
     out: LocatedProblems,
 ) -> None:
@@ -153,4 +153,4 @@ def _ipsec_transport(
         # The port is `to`'s: remote at `from`, local at `to` (RFC 4301 §4.4.1.1).
         end.select_local_port = port if k == 1 else None
         end.select_remote_port = port if k == 0 else None
-        nodes[n]["ipsec"].append(end.model_dump(mode="json"))
+        ends_of(nodes[n].ipsec).append(end)

@@ -6,9 +6,14 @@ plan of one test.
 
 from __future__ import annotations
 
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
 from ipaddress import IPv4Address, IPv4Interface
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from pydantic import TypeAdapter
 
 from qoslab.lower.atm import atm_config, atm_link, is_lane_port
 from qoslab.lower.common import (
@@ -27,7 +32,7 @@ from qoslab.lower.common import (
 from qoslab.lower.flows import _adaptive
 from qoslab.lower.ipsec import _ipsec_tunnels
 from qoslab.lower.links import _impairments, _queue, _wifi
-from qoslab.lower.lowered import Network
+from qoslab.lower.lowered import Network, RunConfig
 from qoslab.lower.nodes import _assign, _cpu, _nat_outside, _port_forwards, _routes, _Segments
 from qoslab.lower.pptp import _pptp_tunnels
 from qoslab.lower.refusals import _refuse_unsupported
@@ -35,6 +40,9 @@ from qoslab.lower.vpn import _tap_bridge, _tap_ports, _vpn_tunnels
 from qoslab.plan import PLAN_SCHEMA
 from qoslab.plan import models as plan
 from qoslab.scenario.model import AccessPoint, Atm, Bridge, Ethernet, MpoaServer, Router, Scenario, Serial, Switch, Wifi
+
+if TYPE_CHECKING:
+    from qoslab.methods import Plan, Search
 
 
 def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Network:
@@ -53,6 +61,26 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
         For what the simulator cannot run (with the key that asks for it) and unknown
         CPU profiles.
     """
+    with _collector_paused():
+        return _lower_network(scenario, source)
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector paused while a network's plan is built, then restored as
+    it was. The plan of a large network is tens of thousands of small models, none in a
+    cycle, and the collector, started every 700 new objects, walked them again and again
+    (benchmarks/README.md, "Lowering a large network")."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _lower_network(scenario: Scenario, source: str | Path | None) -> Network:
     out = LocatedProblems(source)
     _refuse_unsupported(scenario, out)
     out.raise_if_any()
@@ -62,14 +90,14 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
     taps = _tap_ports(scenario, names, ports, counters)
     segments = _Segments(scenario, names, ports)
 
-    nodes: list[dict[str, Any]] = []
+    nodes: list[plan.NodeConfig] = []
     addresses: dict[str, list[IPv4Interface]] = {}
+    cpus: dict[str, plan.CpuConfig] = {}
     for n, name in enumerate(names):
-        cfg, addresses[name] = _node(scenario, names, ports, n, segments, taps, out)
-        # The tunnels below add their ends to the nodes' JSON.
-        nodes.append(cfg.model_dump(mode="json"))
+        cfg, addresses[name] = _node(scenario, names, ports, n, segments, taps, out, cpus)
+        nodes.append(cfg)  # the tunnels below add their ends to it
 
-    links = [_link(scenario, li, link, link_ports[li]).model_dump(mode="json") for li, link in enumerate(scenario.link)]
+    links = [plan.LinkConfig(_link(scenario, li, link, link_ports[li])) for li, link in enumerate(scenario.link)]
     _ipsec_tunnels(scenario, names, nodes, ports, addresses, out)
     atm = atm_config(scenario, names, ports, out)
     adaptive = _adaptive(scenario, names, ports)
@@ -77,17 +105,19 @@ def lower_network(scenario: Scenario, *, source: str | Path | None = None) -> Ne
     _pptp_tunnels(scenario, names, nodes, ports, addresses, taps, out)
     out.raise_if_any()
 
-    config = {
-        "schema": PLAN_SCHEMA,
-        "seed": scenario.scenario.seed,
-        "duration_ns": scenario.scenario.duration or 10 * SECOND_NS,
-        "nodes": nodes,
-        "links": links,
-        "flows": [],
-        "capture": False,
-        "atm": atm,
-        "adaptive": adaptive,
-    }
+    # model_construct: its parts are models built, and so validated, above; validating
+    # the whole again would copy every list of a large network for nothing.
+    config = plan.SimConfig.model_construct(
+        schema_=PLAN_SCHEMA,
+        seed=scenario.scenario.seed,
+        duration_ns=scenario.scenario.duration or 10 * SECOND_NS,
+        nodes=nodes,
+        links=links,
+        flows=[],
+        capture=False,
+        atm=atm,
+        adaptive=adaptive,
+    )
     return Network(scenario, config, names, ports, addresses)
 
 
@@ -136,9 +166,11 @@ def _node(
     segments: _Segments,
     taps: Any,
     out: LocatedProblems,
+    cpus: dict[str, plan.CpuConfig],
 ) -> tuple[plan.NodeConfig, list[IPv4Interface]]:
-    """Node ``n``'s NodeConfig (its ports addressed, its bridge, NAT and CPU; tunnels come
-    later) and its addresses (port addresses, then the bridge's)."""
+    """Node ``n``'s NodeConfig (its ports addressed, its bridge, NAT and CPU, from
+    ``cpus`` when another node has its profile; tunnels come later) and its addresses
+    (port addresses, then the bridge's)."""
     name = names[n]
     node = scenario.node[name]
     mine = ports[n]
@@ -147,7 +179,7 @@ def _node(
         role=plan.NodeRole(node.role),
         ports=[],
         routes=_routes(node),
-        cpu=_cpu(name, node, out),
+        cpu=_cpu(name, node, out, cpus),
         arp_timeout_ns=ARP_TIMEOUT_NS,
         reassembly_timeout_ns=REASSEMBLY_TIMEOUT_NS,
         # The rest of PmtuConfig (rate limit, cache aging, min_pmtu) keeps Linux's values.
@@ -189,7 +221,7 @@ def _node(
         mac = (wifi[0] if wifi else bridge_ports[0]).mac
         mode = node.forwarding if isinstance(node, Bridge) else "l2"
         cfg.bridge = plan.BridgeConfig(
-            ports=[plan.Port(p.index) for p in bridge_ports],
+            ports=_PORTS.validate_python([p.index for p in bridge_ports]),
             mode=plan.BridgeMode(mode),
             mac=_mac(mac),
             address=_address(bridge_address) if bridge_address else None,
@@ -202,8 +234,15 @@ def _node(
     return cfg, addresses
 
 
+_MAC: TypeAdapter[list[plan.MacItem]] = TypeAdapter(list[plan.MacItem])
+_PORTS: TypeAdapter[list[plan.Port]] = TypeAdapter(list[plan.Port])
+"""A MAC's octets and a bridge's ports, each list made in one call of the validator: a
+2,000-host switch has 24,000 octets, and a model made per octet took most of the
+lowering's time (benchmarks/README.md, "Lowering a large network")."""
+
+
 def _mac(mac: list[int]) -> list[plan.MacItem]:
-    return [plan.MacItem(octet) for octet in mac]
+    return _MAC.validate_python(mac)
 
 
 def _address(address: IPv4Interface) -> tuple[IPv4Address, plan.AddressItem]:
@@ -366,8 +405,8 @@ def _link(
     return _wifi(scenario, link, lname, refs)
 
 
-def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Path | None = None) -> dict[str, Any]:
-    """A scenario as the simulator's ``SimConfig``, a JSON-ready dict.
+def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Path | None = None) -> plan.SimConfig:
+    """A scenario as the plan a backend runs (``SimConfig``).
 
     Parameters
     ----------
@@ -388,8 +427,8 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     --------
     >>> from qoslab.scenario import load_scenario
     >>> config = lower(load_scenario("examples/seed000_l3f.toml"))
-    >>> a = next(n for n in config["nodes"] if n["name"] == "a")
-    >>> [p["name"] for p in a["ports"]], a["bridge"]["mode"]
+    >>> a = next(n for n in config.nodes if n.name == "a")
+    >>> [p.name for p in a.ports], a.bridge.mode.value
     (['wlan0', 'eth0'], 'l3f')
     """
     net = lower_network(scenario, source=source)
@@ -400,13 +439,13 @@ def lower(scenario: Scenario, *, test_index: int | None = None, source: str | Pa
     return planned_config(net, plan_test(net, test_index, source=source))
 
 
-def planned_config(net: Network, plan: Any) -> dict[str, Any]:
+def planned_config(net: Network, planned: Plan | Search) -> RunConfig:
     """The ``SimConfig`` of a planned test: its flows, run length and windows on ``net``;
     of an RFC 2544 search, its first trial's (the first frame size at the maximum rate:
     the trials differ only in rate and size)."""
     from qoslab.methods import Search
 
-    if isinstance(plan, Search):
-        flows, duration, windows = plan.trials.first_flows()
+    if isinstance(planned, Search):
+        flows, duration, windows = planned.trials.first_flows()
         return net.with_flows(flows, duration, windows=windows)
-    return net.with_flows(plan.flows, plan.duration_ns, windows=plan.windows)
+    return net.with_flows(planned.flows, planned.duration_ns, windows=planned.windows)

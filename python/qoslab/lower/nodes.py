@@ -7,7 +7,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import deque
 from ipaddress import IPv4Address, IPv4Interface
-from typing import Any
+from typing import Any, TypeVar
 
 from qoslab.data import DEFAULT_PROFILE, HARDWARE_PROFILE, cpu_profiles
 from qoslab.errors import did_you_mean
@@ -18,7 +18,11 @@ from qoslab.scenario.model import Bridge, Scenario
 # --------------------------------------------------------------------------- lowering
 
 
-def _cpu(name: str, node: Any, out: LocatedProblems) -> plan.CpuConfig:
+def _cpu(name: str, node: Any, out: LocatedProblems, made: dict[str, plan.CpuConfig] | None = None) -> plan.CpuConfig:
+    """Node ``name``'s CPU profile as the plan's ``CpuConfig``. ``made`` holds those one
+    lowering made already, by profile: the nodes of one profile share it (a 2,000-host
+    switch made 2,000 alike; a plan's tables are read, never changed). It lives for one
+    lowering only, so a profile changed in :func:`cpu_profiles` is read afresh."""
     profiles = cpu_profiles()
     wanted = node.cpu
     if wanted is None:
@@ -32,8 +36,12 @@ def _cpu(name: str, node: Any, out: LocatedProblems) -> plan.CpuConfig:
             found=repr(wanted),
             hint=did_you_mean(wanted, list(profiles)) or "profiles live in python/qoslab/data/cpu_profiles.toml",
         )
-        profile = profiles[DEFAULT_PROFILE]
-    return plan.CpuConfig.model_validate(profile.sim_config())
+        wanted, profile = DEFAULT_PROFILE, profiles[DEFAULT_PROFILE]
+    if made is None:
+        return plan.CpuConfig.model_validate(profile.sim_config())
+    if wanted not in made:
+        made[wanted] = plan.CpuConfig.model_validate(profile.sim_config())
+    return made[wanted]
 
 
 class _Segments:
@@ -161,11 +169,26 @@ def _port_forwards(node: Any) -> list[plan.PortForward]:
     return out
 
 
+T = TypeVar("T")
+
+
+def ends_of(ends: list[T] | None) -> list[T]:
+    """A node's tunnel ends of one kind (``ipsec``, ``openvpn``, ...): the lowering gives
+    every node each list, empty, before the tunnels add their ends."""
+    assert ends is not None, "the lowering gives every node its lists of tunnel ends"
+    return ends
+
+
+def _bridged(node: plan.NodeConfig, port: int) -> bool:
+    """Whether port ``port`` of ``node`` is one of its bridge's."""
+    return node.bridge is not None and any(p.root == port for p in node.bridge.ports)
+
+
 def _protected_behind(
-    far: dict[str, Any], far_addresses: list[IPv4Interface], far_end: IPv4Address
+    far: plan.NodeConfig, far_addresses: list[IPv4Interface], far_end: IPv4Address
 ) -> list[tuple[str, int]]:
     """What a tunnel to ``far`` protects: the subnets behind a forwarding node, else its addresses."""
-    if far["ip_forward"]:
+    if far.ip_forward:
         behind = [(str(a.network.network_address), a.network.prefixlen) for a in far_addresses if a.ip != far_end]
         if behind:
             return list(dict.fromkeys(behind))

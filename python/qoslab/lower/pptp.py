@@ -7,8 +7,9 @@ from __future__ import annotations
 from ipaddress import IPv4Address, IPv4Interface
 from typing import Any
 
-from qoslab.lower.common import _NOT_YET, LocatedProblems, PathT, Port, _iface
-from qoslab.lower.lowered import Network
+from qoslab.lower.common import _NOT_YET, LocatedProblems, PathT, Port
+from qoslab.lower.lowered import Network, addressing
+from qoslab.lower.nodes import _bridged, ends_of
 from qoslab.lower.vpn import _pppoe_port
 from qoslab.plan import models as plan
 from qoslab.scenario.model import OpenVpn, Pptp, Scenario
@@ -55,7 +56,7 @@ def _free_host(network: Any, used: set[IPv4Address]) -> IPv4Address | None:
 def _pptp_tunnels(
     sc: Scenario,
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     ports: list[list[Port]],
     addresses: dict[str, list[IPv4Interface]],
     taps: dict[tuple[int, int], Port],
@@ -78,9 +79,9 @@ def _pptp_tunnels(
     1430 TAP). Routes as PPPoE's: the client routes the server's PPP address and what
     lies behind a forwarding server into ``pppN``; the server routes the client's.
     """
-    net = Network(sc, {}, names, ports, addresses)
+    net = addressing(sc, names, ports, addresses)
     used = {a.ip for addrs in addresses.values() for a in addrs}
-    ppp_count = [len(node["pppoe"]) for node in nodes]  # after the PPPoE interfaces
+    ppp_count = [len(node.pppoe or []) for node in nodes]  # after the PPPoE interfaces
     for i, t in enumerate(sc.tunnel):
         if isinstance(t, Pptp):
             _pptp_tunnel(sc, i, t, names, nodes, ports, addresses, taps, out, net, used, ppp_count)
@@ -91,7 +92,7 @@ def _pptp_tunnel(
     i: int,
     t: Pptp,
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     ports: list[list[Port]],
     addresses: dict[str, list[IPv4Interface]],
     taps: dict[tuple[int, int], Port],
@@ -165,7 +166,7 @@ def _pptp_configs(
     i: int,
     t: Pptp,
     what: Any,
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     addresses: dict[str, list[IPv4Interface]],
     ppp_count: list[int],
     n_client: int,
@@ -182,7 +183,7 @@ def _pptp_configs(
     mtu = t.mtu or under - PPTP_OVERHEAD
     behind = (
         []
-        if not nodes[n_server]["ip_forward"]
+        if not nodes[n_server].ip_forward
         else [
             [str(a.network.network_address), a.network.prefixlen]
             for a in addresses[ends[1]]
@@ -207,7 +208,7 @@ def _pptp_configs(
             secret=f"qoslab-{t.name}",
             mtu=mtu,
         )
-        nodes[n]["pptp"].append(end.model_dump(mode="json"))
+        ends_of(nodes[n].pptp).append(end)
         ppp_count[n] += 1
     # The PPP address first: it is the one the server's traffic to the client takes.
     addresses[ends[0]].append(IPv4Interface(f"{client_ppp}/{server_if.network.prefixlen}"))
@@ -225,7 +226,7 @@ def _pptp_client_outer(
     ends: list[str],
     client_port: Port | None,
     server_if: IPv4Interface,
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     n_client: int,
     net: Network,
     used: set[IPv4Address],
@@ -239,12 +240,13 @@ def _pptp_client_outer(
         client_port is not None
         and client_port.address is None
         and client_port.kind == "tap"
-        and not (nodes[n_client]["bridge"] and client_port.index in nodes[n_client]["bridge"]["ports"])
+        and not _bridged(nodes[n_client], client_port.index)
     ):
         client_outer = _free_host(server_if.network, used)
         if client_outer is not None:
             client_port.address = IPv4Interface(f"{client_outer}/{server_if.network.prefixlen}")
-            nodes[n_client]["ports"][client_port.index]["address"] = _iface(client_port.address)
+            address = (client_port.address.ip, plan.AddressItem(client_port.address.network.prefixlen))
+            nodes[n_client].ports[client_port.index].address = address
     elif client_port is not None and client_port.address is not None:
         client_outer = client_port.address.ip
     else:

@@ -9,8 +9,8 @@ from ipaddress import IPv4Address, IPv4Interface
 from typing import Any, cast
 
 from qoslab.lower.common import _NOT_YET, LocatedProblems, PathT, Port, _is_transparent, _members, mac_for
-from qoslab.lower.lowered import Network
-from qoslab.lower.nodes import _protected_behind
+from qoslab.lower.lowered import Network, addressing
+from qoslab.lower.nodes import _bridged, _protected_behind, ends_of
 from qoslab.plan import models as plan
 from qoslab.scenario.model import OpenVpn, Pppoe, Pptp, Scenario
 from qoslab.scenario.tunnels import OPENVPN_DEFAULT_MTU, PPPOE_MAX_MTU, PPPOE_OVERHEAD, below, interface_mtu
@@ -123,7 +123,7 @@ def _pppoe_port(
 def _vpn_tunnels(
     sc: Scenario,
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     ports: list[list[Port]],
     addresses: dict[str, list[IPv4Interface]],
     taps: dict[tuple[int, int], Port],
@@ -147,7 +147,7 @@ def _vpn_tunnels(
     ``mtu`` (default 1500, OpenVPN's --tun-mtu) protecting what lies behind the other end
     as an IPsec tunnel does. Keys derive from the tunnel index.
     """
-    net = Network(sc, {}, names, ports, addresses)
+    net = addressing(sc, names, ports, addresses)
     used = {a.ip for addrs in addresses.values() for a in addrs}
     ppp_addresses: dict[int, tuple[IPv4Address, IPv4Address]] = {}
     ppp_count = [0 for _ in names]
@@ -167,7 +167,7 @@ def _pppoe_ends(
     i: int,
     t: Pppoe,
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     ports: list[list[Port]],
     addresses: dict[str, list[IPv4Interface]],
     taps: dict[tuple[int, int], Port],
@@ -190,11 +190,7 @@ def _pppoe_ends(
         return None
     client_port, server_port = found[0], found[1]
     assert client_port is not None and server_port is not None  # refused above otherwise
-    bridged = [
-        (k, p)
-        for k, p in enumerate((client_port, server_port))
-        if nodes[p.node]["bridge"] and p.index in nodes[p.node]["bridge"]["ports"]
-    ]
+    bridged = [(k, p) for k, p in enumerate((client_port, server_port)) if _bridged(nodes[p.node], p.index)]
     if bridged:
         k, p = bridged[0]
         out.add(
@@ -230,7 +226,7 @@ def _pppoe_session(
     i: int,
     t: Pppoe,
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     ports: list[list[Port]],
     addresses: dict[str, list[IPv4Interface]],
     taps: dict[tuple[int, int], Port],
@@ -251,7 +247,7 @@ def _pppoe_session(
     mtu = t.mtu or min(PPPOE_MAX_MTU, under - PPPOE_OVERHEAD)
     behind = (
         []
-        if not nodes[n_server]["ip_forward"]
+        if not nodes[n_server].ip_forward
         else [
             (str(a.network.network_address), a.network.prefixlen)
             for a in addresses[ends[1]]
@@ -284,7 +280,7 @@ def _pppoe_session(
             secret=f"qoslab-{t.name}",
             mtu=mtu,
         )
-        nodes[n]["pppoe"].append(end.model_dump(mode="json"))
+        ends_of(nodes[n].pppoe).append(end)
         ppp_count[n] += 1
     addresses[ends[0]].append(IPv4Interface(f"{client_ip}/{server_if.network.prefixlen}"))
     return client_ip, server_if.ip
@@ -296,7 +292,7 @@ def _openvpn_ends(
     t: OpenVpn,
     net: Network,
     names: list[str],
-    nodes: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
     addresses: dict[str, list[IPv4Interface]],
     taps: dict[tuple[int, int], Port],
     ppp_addresses: dict[int, tuple[IPv4Address, IPv4Address]],
@@ -353,4 +349,4 @@ def _openvpn_ends(
             protects=[plan.Protect1.model_validate(p) for p in protects],
             key=i,
         )
-        nodes[n]["openvpn"].append(end.model_dump(mode="json"))
+        ends_of(nodes[n].openvpn).append(end)

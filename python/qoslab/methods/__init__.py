@@ -19,8 +19,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from qoslab.plan import Flow
+from qoslab.plan import models as plan_models
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
@@ -39,34 +43,34 @@ DRAIN_NS = 2_000_000_000
 of the UDP and RFC 2544 tests; docs/metrics.md#window)."""
 
 
-def learning_ping(flow_id: int, src: int, dst: str) -> dict[str, Any]:
+def learning_ping(flow_id: int, src: int, dst: str) -> plan_models.PingFlow:
     """The flow of one 56-octet ping from node ``src`` to ``dst`` at time 0, a test's
     learning frame: RFC 2544 §23 sends learning frames before a trial so that ARP and
     the bridges' tables are filled before anything is counted (the measured traffic
     starts at :data:`LEARNING_NS`)."""
-    return {
-        "kind": "ping",
-        "id": flow_id,
-        "from": src,
-        "to": dst,
-        "count": 1,
-        "interval_ns": 1_000_000_000,
-        "payload": 56,
-        "start_ns": 0,
-    }
+    return plan_models.PingFlow(
+        kind="ping",
+        id=flow_id,
+        from_=src,
+        to=IPv4Address(dst),
+        count=1,
+        interval_ns=1_000_000_000,
+        payload=56,
+        start_ns=0,
+    )
 
 
-def window(flow_id: int, stop_ns: int, end_ns: int) -> dict[str, int]:
+def window(flow_id: int, stop_ns: int, end_ns: int) -> plan_models.WindowConfig:
     """A flow's measurement window (``SimConfig.windows``, docs/metrics.md#window): the
     sending stops at ``stop_ns``; arrivals after ``end_ns`` are late (lost)."""
-    return {"flow": flow_id, "stop_ns": int(stop_ns), "end_ns": int(end_ns)}
+    return plan_models.WindowConfig(flow=flow_id, stop_ns=int(stop_ns), end_ns=int(end_ns))
 
 
 @dataclass
 class Plan:
     """One test made runnable: its flows, the run's length, and how to read the results."""
 
-    flows: list[dict[str, Any]]
+    flows: list[Flow]
     duration_ns: int
     records: Callable[[Results], list[dict[str, Any]]]
     measured: list[int] = field(default_factory=list)
@@ -74,7 +78,7 @@ class Plan:
     cpu_window_ns: tuple[int, int] | None = None
     """[from, until) of the test's traffic: CPU utilisation is reported over it (see
     :func:`cpu_metrics`); None = over the whole run."""
-    windows: list[dict[str, int]] = field(default_factory=list)
+    windows: list[plan_models.WindowConfig] = field(default_factory=list)
     """The measured flows' measurement windows (:func:`window`)."""
     parameters: dict[str, Any] = field(default_factory=dict)
     """The test's parameters as its records print them (a backend that measures the
@@ -93,7 +97,7 @@ class Search:
     measured: list[int] = field(default_factory=lambda: [1, 2, 11, 12, 21, 22])
 
     @property
-    def flows(self) -> list[dict[str, Any]]:
+    def flows(self) -> list[Flow]:
         return self.trials.last_flows
 
 
@@ -177,7 +181,7 @@ def plan_test(net: Network, index: int, *, source: str | Path | None = None, see
 def cpu_metrics(net: Network, results: Results) -> dict[str, float]:
     """``{node: cpu_util_pct}`` of the nodes whose CPU is modelled (hz > 0): over the
     plan's CPU window (the test's traffic) when the run had one, else the whole run."""
-    modelled = {n["name"] for n in net.config["nodes"] if n["cpu"]["hz"] > 0}
+    modelled = {n.name for n in net.config.nodes if n.cpu.hz > 0}
 
     def util(n: NodeResult) -> float:
         window = n.cpu_utilization_window

@@ -39,12 +39,15 @@ counts).
 
 from __future__ import annotations
 
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, test_of
 from qoslab.methods.udp import PROBE_HEADER, wire_bytes
+from qoslab.plan import Flow
+from qoslab.plan import models as plan_models
 from qoslab.scenario.test_tables import UdpEcho
 
 if TYPE_CHECKING:
@@ -156,21 +159,21 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     interval_ns = t.count * t.gap
     ports = [t.port + k for k in range(t.streams)]
     measured = [1 + k for k in range(t.streams)]
-    flows: list[dict[str, Any]] = [
+    flows: list[Flow] = [
         learning_ping(LEARNING, src, dst),
     ]
     flows += [
-        {
-            "kind": "udp-echo",
-            "id": fid,
-            "from": src,
-            "to": dst,
-            "dst_port": port,
-            "payload": t.payload,
-            "count": t.count,
-            "interval_ns": t.gap,
-            "start_ns": start,
-        }
+        plan_models.UdpEchoFlow(
+            kind="udp-echo",
+            id=fid,
+            from_=src,
+            to=IPv4Address(dst),
+            dst_port=port,
+            payload=t.payload,
+            count=t.count,
+            interval_ns=t.gap,
+            start_ns=start,
+        )
         for fid, port in zip(measured, ports)
     ]
     parameters = {

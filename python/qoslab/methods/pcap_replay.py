@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,8 @@ from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, test_of
 from qoslab.methods.pcap_file import SKIP_REASONS, Capture, CaptureError, read_ipv4, replay_payload
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER, wire_bytes
+from qoslab.plan import Flow
+from qoslab.plan import models as plan_models
 from qoslab.scenario.test_tables import PcapReplay
 
 if TYPE_CHECKING:
@@ -207,24 +210,24 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     return Plan(flows, stop + wait, records, [MEASURED], windows=[window(MEASURED, stop, stop + wait)])
 
 
-def _flows(t: PcapReplay, s: Schedule, src: int, dst: str, start: int, stop: int) -> list[dict[str, Any]]:
+def _flows(t: PcapReplay, s: Schedule, src: int, dst: str, start: int, stop: int) -> list[Flow]:
     """A learning ping (ARP filled before the replay), then the capture's schedule."""
     return [
         learning_ping(LEARNING, src, dst),
-        {
-            "kind": "udp-replay",
-            "id": MEASURED,
-            "from": src,
-            "to": dst,
-            "dst_port": DST_PORT,
-            "payloads": s.payloads,
-            "offsets_ns": s.offsets_ns,
-            "passes": t.loop,
-            "period_ns": s.period_ns,
-            "start_ns": start,
-            "stop_ns": stop,
-            "dont_fragment": t.dont_fragment,
-        },
+        plan_models.UdpReplayFlow(
+            kind="udp-replay",
+            id=MEASURED,
+            from_=src,
+            to=IPv4Address(dst),
+            dst_port=DST_PORT,
+            payloads=[plan_models.Payload(p) for p in s.payloads],
+            offsets_ns=[plan_models.OffsetsN(o) for o in s.offsets_ns],
+            passes=t.loop,
+            period_ns=s.period_ns,
+            start_ns=start,
+            stop_ns=stop,
+            dont_fragment=t.dont_fragment,
+        ),
     ]
 
 

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import math
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import Plan, cpu_metrics, window
 from qoslab.methods.common import endpoints, flow_result, ms, test_of
+from qoslab.plan import Flow
+from qoslab.plan import models as plan_models
 from qoslab.scenario.test_tables import Ping
 
 if TYPE_CHECKING:
@@ -22,18 +25,18 @@ FLOW = 0
 
 def ping_flow(
     src: int, dst: str, *, count: int, interval_ns: int, payload: int, flow_id: int = FLOW, start_ns: int = 0
-) -> dict[str, Any]:
+) -> plan_models.PingFlow:
     """A ``FlowConfig::Ping``."""
-    return {
-        "kind": "ping",
-        "id": flow_id,
-        "from": src,
-        "to": dst,
-        "count": count,
-        "interval_ns": interval_ns,
-        "payload": payload,
-        "start_ns": start_ns,
-    }
+    return plan_models.PingFlow(
+        kind="ping",
+        id=flow_id,
+        from_=src,
+        to=IPv4Address(dst),
+        count=count,
+        interval_ns=interval_ns,
+        payload=payload,
+        start_ns=start_ns,
+    )
 
 
 def run_length(count: int, interval_ns: int, start_ns: int = 0) -> int:
@@ -68,7 +71,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     """The flow of a ``ping`` test."""
     t = test_of(net, index, Ping)
     src, dst = endpoints(net, index, source=source)
-    flows = [ping_flow(src, dst, count=t.count, interval_ns=t.interval, payload=t.payload)]
+    flows: list[Flow] = [ping_flow(src, dst, count=t.count, interval_ns=t.interval, payload=t.payload)]
     parameters = {"count": t.count, "interval_ms": ms(t.interval), "payload_bytes": t.payload, "destination": dst}
 
     def records(results: Results) -> list[dict[str, Any]]:

@@ -42,12 +42,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qoslab.methods import LEARNING_NS, cpu_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, raw_stream_macs, receive_interval_ns
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER
+from qoslab.plan import Flow
+from qoslab.plan import models as plan_models
 from qoslab.scenario.link_tables import Wifi
 from qoslab.scenario.test_tables import (
     Rfc2544BackToBack,
@@ -161,7 +164,7 @@ class Trials:
         *,
         seed: int | None = None,
         source: str | Path | None = None,
-        simulate: Callable[[dict[str, Any]], Results] | None = None,
+        simulate: Callable[[plan_models.SimConfig], Results] | None = None,
         on_trial: Callable[[str], None] | None = None,
     ) -> None:
         from qoslab.backends.sim import LocatedProblems
@@ -174,9 +177,9 @@ class Trials:
         self.simulate = simulate or sim_simulate
         self.on_trial = on_trial
         self.count = 0
-        self.last_flows: list[dict[str, Any]] = []
+        self.last_flows: list[Flow] = []
         self.last_results: Results | None = None
-        self.last_config: dict[str, Any] | None = None
+        self.last_config: plan_models.SimConfig | None = None
         """The configuration of the last trial run, so that it can be run again with a
         capture (the run is deterministic: the same frames, byte for byte)."""
         out = LocatedProblems(source)
@@ -249,13 +252,13 @@ class Trials:
 
     def flows(
         self, frame_size: int, fps: float, duration_ns: int, *, count: int | None = None, tag: bool = False
-    ) -> tuple[list[dict[str, Any]], list[tuple[int, int, str]], int, int]:
+    ) -> tuple[list[Flow], list[tuple[int, int, str]], int, int]:
         """The flows of one trial: (flows, (id, sender, destination) per direction, frames per direction, end of the stream in ns)."""
         payload = payload_for(frame_size)
         interval = 1e9 / fps
         n = count if count is not None else max(1, round(duration_ns / interval))
         start = LEARNING_NS
-        flows: list[dict[str, Any]] = [
+        flows: list[Flow] = [
             learning_ping(LEARN_FORWARD, self.src, self.dst),
         ]
         pairs = [(FORWARD, self.src, self.dst)]
@@ -263,24 +266,33 @@ class Trials:
             flows.append(learning_ping(LEARN_REVERSE, self.rsrc, str(self.rdst)))
             pairs.append((REVERSE, self.rsrc, str(self.rdst)))
         for fid, src, dst in pairs:
-            base = {"kind": "udp", "from": src, "to": dst, "dst_port": DST_PORT, "payload": payload, "rate_pps": fps}
             # A tester's raw stream: its frames' MACs as given (seed 000 §3), one way only.
-            base.update(self.raw_macs if fid == FORWARD else {})
+            macs = self.raw_macs if fid == FORWARD else {}
+
+            def stream(
+                flow_id: int, start_ns: int, stop_ns: int, src: int = src, dst: str = dst, macs: dict[str, list[int]] = macs
+            ) -> plan_models.UdpFlow:
+                return plan_models.UdpFlow(
+                    kind="udp",
+                    from_=src,
+                    to=IPv4Address(dst),
+                    dst_port=DST_PORT,
+                    payload=payload,
+                    rate_pps=fps,
+                    id=flow_id,
+                    start_ns=start_ns,
+                    stop_ns=stop_ns,
+                    **macs,
+                )
+
             if tag and n >= 3:
                 middle = n // 2  # the frame sent half-way through the trial (§26.2)
                 at = start + round(middle * interval)
-                flows.append({**base, "id": fid, "start_ns": start, "stop_ns": at - round(interval / 2)})
-                flows.append({**base, "id": fid + 10, "start_ns": at, "stop_ns": at + round(interval / 2)})
-                flows.append(
-                    {
-                        **base,
-                        "id": fid + 20,
-                        "start_ns": at + round(interval),
-                        "stop_ns": start + round((n - 0.5) * interval),
-                    }
-                )
+                flows.append(stream(fid, start, at - round(interval / 2)))
+                flows.append(stream(fid + 10, at, at + round(interval / 2)))
+                flows.append(stream(fid + 20, at + round(interval), start + round((n - 0.5) * interval)))
             else:
-                flows.append({**base, "id": fid, "start_ns": start, "stop_ns": start + round((n - 0.5) * interval)})
+                flows.append(stream(fid, start, start + round((n - 0.5) * interval)))
         stop = start + round(n * interval)
         return flows, pairs, n, stop
 
@@ -289,11 +301,11 @@ class Trials:
         """RFC 2544 §23's wait after a trial, the test's ``wait``."""
         return int(self.test.wait)
 
-    def windows(self, flows: list[dict[str, Any]], stop: int) -> list[dict[str, int]]:
+    def windows(self, flows: list[Flow], stop: int) -> list[plan_models.WindowConfig]:
         """One measurement window for every stream flow of a trial: the trial's stop, and its wait."""
-        return [window(f["id"], stop, stop + self.wait_ns) for f in flows if f["kind"] == "udp"]
+        return [window(f.id, stop, stop + self.wait_ns) for f in flows if isinstance(f, plan_models.UdpFlow)]
 
-    def first_flows(self) -> tuple[list[dict[str, Any]], int, list[dict[str, int]]]:
+    def first_flows(self) -> tuple[list[Flow], int, list[plan_models.WindowConfig]]:
         """The first trial's flows, run length and windows (the first frame size at the maximum rate), without running it."""
         size = int(self.test.frame_sizes[0])
         fps = float(getattr(self.test, "frame_rate", None) or self.max_fps(size, getattr(self.test, "max_rate", None)))

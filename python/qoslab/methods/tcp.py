@@ -37,11 +37,16 @@ transfer unfinished; a stall in the middle that recovers is not one).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import partial
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import DRAIN_NS, Plan, cpu_metrics
 from qoslab.methods.common import endpoints, flow_result, ms
+from qoslab.plan import Flow
+from qoslab.plan import models as plan_models
 from qoslab.scenario.node_tables import Host
 from qoslab.scenario.test_tables import TcpBulk, TcpTransfer
 
@@ -308,9 +313,10 @@ def _refuse_small_buffers(
     out.raise_if_any()
 
 
-def options(net: Network, index: int, destination: str, *, source: str | Path | None = None) -> dict[str, Any]:
-    """The ``tcp`` options of the simulator's flows for test ``index`` (config.rs
-    ``TcpOptions``); refuses (InputError) a buffer or window below one segment."""
+def options(net: Network, index: int, destination: str, *, source: str | Path | None = None) -> plan_models.TcpOptions:
+    """The ``tcp`` options of the simulator's flows for test ``index`` (the plan's
+    ``TcpOptions``, only the keys set here written: the core gives the rest Linux's
+    values); refuses (InputError) a buffer or window below one segment."""
 
     t = _tcp_test(net, index)
     opts = _stack_options(t)
@@ -344,7 +350,7 @@ def options(net: Network, index: int, destination: str, *, source: str | Path | 
             if key in opts:
                 opts[key] = bsd_buffer(int(opts[key]), mss)
     _refuse_small_buffers(sizes, mss, t, source)
-    return opts
+    return plan_models.TcpOptions(**opts)
 
 
 def rate_bps(octets: int, ns: int) -> float | None:
@@ -537,10 +543,14 @@ def _transfer_metrics(t: TcpTransfer, flow: FlowResult, began: int) -> dict[str,
 
 
 def _flows_of(
-    t: TcpBulk | TcpTransfer, common: dict[str, Any], parameters: dict[str, Any], streams: int, interval_ns: int
-) -> tuple[list[dict[str, Any]], int]:
-    """The test's TCP flows (``common`` plus each stream's id, port and end) and the run's
-    length; adds what the test sends to ``parameters``."""
+    t: TcpBulk | TcpTransfer,
+    common: Callable[..., plan_models.TcpFlow],
+    parameters: dict[str, Any],
+    streams: int,
+    interval_ns: int,
+) -> tuple[list[Flow], int]:
+    """The test's TCP flows (``common`` given each stream's id, port and end) and the
+    run's length; adds what the test sends to ``parameters``."""
     if isinstance(t, TcpBulk):
         sized = t.bytes is not None
         shares: list[int] = []
@@ -550,15 +560,14 @@ def _flows_of(
             shares = [total // streams + (1 if i < total % streams else 0) for i in range(streams)]
         stop = START_NS + int(t.duration)
         record_ns = interval_ns
-        flows = [
-            {
-                **common,
-                "id": FLOW + i,
-                "dst_port": PORT + i,
-                "stop_ns": stop,
+        flows: list[Flow] = [
+            common(
+                id=FLOW + i,
+                dst_port=PORT + i,
+                stop_ns=stop,
                 **({"bytes": shares[i]} if sized else {}),
                 **({"interval_ns": record_ns} if record_ns > 0 else {}),
-            }
+            )
             for i in range(streams)
         ]
         duration = stop + DRAIN_NS
@@ -570,7 +579,7 @@ def _flows_of(
             parameters["duration_s"] = int(t.duration) / 1e9
     else:
         stop = START_NS + SIZED_LIMIT_NS
-        flows = [{**common, "id": FLOW, "dst_port": PORT, "bytes": int(t.bytes), "stop_ns": stop}]
+        flows = [common(id=FLOW, dst_port=PORT, bytes=int(t.bytes), stop_ns=stop)]
         duration = stop
         parameters.update(bytes=int(t.bytes))
     return flows, duration
@@ -583,25 +592,26 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     opts = options(net, index, dst, source=source)
     streams = getattr(t, "streams", 1)
     interval_ns = int(getattr(t, "interval", 0) or 0)
-    common: dict[str, Any] = {
-        "kind": "tcp",
-        "from": src,
-        "to": dst,
-        "start_ns": START_NS,
-        "tcp": opts,
-        "trace": bool(t.trace),
-    }
+    common = partial(
+        plan_models.TcpFlow,
+        kind="tcp",
+        from_=src,
+        to=IPv4Address(dst),
+        start_ns=START_NS,
+        tcp=opts,
+        trace=bool(t.trace),
+    )
     parameters: dict[str, Any] = {
         "window_bytes": t.window,
-        "congestion": opts["congestion"],
-        "hystart": opts["hystart"],
+        "congestion": opts.congestion.value if opts.congestion is not None else None,
+        "hystart": opts.hystart.value if opts.hystart is not None else None,
         "stack": t.stack,
         "destination": dst,
     }
     flows, duration = _flows_of(t, common, parameters, streams, interval_ns)
 
     def records(results: Results) -> list[dict[str, Any]]:
-        each = [flow_result(results, f["id"]) for f in flows]
+        each = [flow_result(results, f.id) for f in flows]
         tcps = [x.tcp for x in each if x.tcp is not None]
         # The application's own start and stop: later than planned when it waited for
         # its PPP link (iperf is run once pppd says the link is up).
@@ -627,7 +637,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
                 stream["trace"] = _trace(x.tcp.trace if x.tcp else None)
         return [record]
 
-    return Plan(flows, duration, records, [f["id"] for f in flows], parameters=parameters)
+    return Plan(flows, duration, records, [f.id for f in flows], parameters=parameters)
 
 
 STALL_NS = 1_000_000_000

@@ -24,11 +24,14 @@ capacity. ``drained`` counts the datagrams that arrived after the sending stoppe
 from __future__ import annotations
 
 import math
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, raw_stream_macs, test_of
+from qoslab.plan import Flow
+from qoslab.plan import models as plan_models
 from qoslab.scenario.test_tables import UdpFlow
 
 if TYPE_CHECKING:
@@ -59,25 +62,26 @@ def wire_bytes(payload: int, mtu: int) -> int:
     return datagram + fragments * (IPV4_HEADER + ETHERNET_OVERHEAD)
 
 
-def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int) -> list[dict[str, Any]]:
-    """A learning ping, then the measured stream."""
+def _flows(
+    src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int, macs: dict[str, list[int]]
+) -> list[Flow]:
+    """A learning ping, then the measured stream (with ``macs``, a tester's raw stream's
+    ``dst_mac`` and ``src_mac``: :func:`~qoslab.methods.common.raw_stream_macs`)."""
     return [
         learning_ping(LEARNING, src, dst),
-        {
-            "kind": "udp",
-            "id": MEASURED,
-            "from": src,
-            "to": dst,
-            "dst_port": DST_PORT,
-            "payload": t.payload,
-            "rate_pps": pps,
-            "start_ns": start,
-            "stop_ns": stop,
-            "dont_fragment": t.dont_fragment,
-            # A tester's raw stream's MACs, set by `plan` when the test gives dst_mac.
-            "dst_mac": None,
-            "src_mac": None,
-        },
+        plan_models.UdpFlow(
+            kind="udp",
+            id=MEASURED,
+            from_=src,
+            to=IPv4Address(dst),
+            dst_port=DST_PORT,
+            payload=t.payload,
+            rate_pps=pps,
+            start_ns=start,
+            stop_ns=stop,
+            dont_fragment=t.dont_fragment,
+            **macs,
+        ),
     ]
 
 
@@ -144,8 +148,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
     else:
         stop = start + t.duration
     out.raise_if_any()
-    flows = _flows(src, dst, t, pps, start, stop)
-    flows[1].update(raw_stream_macs(net, index, source=source))  # a tester's raw stream, if asked
+    flows = _flows(src, dst, t, pps, start, stop, raw_stream_macs(net, index, source=source))
     interval_s = (stop - start) / 1e9
     wait = int(t.wait)
     parameters = {

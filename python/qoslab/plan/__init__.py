@@ -13,6 +13,10 @@ models generated from it (``Results`` is one run's record, docs/results-schema.m
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
+from qoslab.plan.models import PingFlow, TcpFlow, UdpEchoFlow, UdpFlow, UdpReplayFlow
+
 PLAN_SCHEMA = 2
 """The version of the plan's JSON, the ``schema`` field of every plan
 (``qoslab_plan::PLAN_SCHEMA`` in Rust; the core refuses a plan of another version)."""
@@ -22,4 +26,8 @@ RESULTS_SCHEMA = 1
 (``sim::results::RESULTS_SCHEMA`` in Rust); :func:`qoslab.backends.sim.simulate` refuses
 results of another version rather than read them with the wrong models."""
 
-__all__ = ["PLAN_SCHEMA", "RESULTS_SCHEMA"]
+Flow: TypeAlias = UdpFlow | PingFlow | UdpEchoFlow | UdpReplayFlow | TcpFlow
+"""One flow of a plan, as a method builds it: a variant of ``FlowConfig`` (the plan's
+``flows`` hold each wrapped in ``models.FlowConfig``, the tagged union of the schema)."""
+
+__all__ = ["PLAN_SCHEMA", "RESULTS_SCHEMA", "Flow"]

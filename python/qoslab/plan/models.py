@@ -44,6 +44,7 @@ class AdaptiveConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     high: float
     """
@@ -132,6 +133,7 @@ class AtmNicCost(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     sar_cell_rate: int = Field(..., ge=0)
     """
@@ -169,6 +171,7 @@ class BeaconConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     interval_ns: int = Field(..., ge=0)
     """
@@ -219,6 +222,7 @@ class BudgetConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     max_events: int | None = Field(2000000000, ge=0)
     """
@@ -242,6 +246,7 @@ class CategoryQueues(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     abr: int | None = Field(None, ge=0)
     cbr: int | None = Field(None, ge=0)
@@ -307,6 +312,7 @@ class CpuCycles(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     per_atm_cell: float | None = 0.0
     """
@@ -433,6 +439,7 @@ class UdpFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     dont_fragment: bool | None = False
     """
@@ -477,6 +484,7 @@ class PingFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     count: int = Field(..., ge=0)
     from_: int = Field(..., alias="from", ge=0)
@@ -498,6 +506,7 @@ class UdpEchoFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     count: int = Field(..., ge=0)
     dst_port: int = Field(..., ge=0, le=65535)
@@ -529,6 +538,7 @@ class UdpReplayFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     dont_fragment: bool | None = False
     """
@@ -746,6 +756,7 @@ class LisConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     network: IPv4Address
     prefix_len: int = Field(..., ge=0, le=255)
@@ -762,6 +773,7 @@ class BernoulliLoss(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     model: Literal["bernoulli"]
     p: float
@@ -775,6 +787,7 @@ class GilbertElliottLoss(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     h: float
     k: float
@@ -933,6 +946,7 @@ class PmtuConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     expires_ns: int | None = Field(600000000000, ge=0)
     """
@@ -986,6 +1000,7 @@ class PortConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     address: tuple[IPv4Address, AddressItem] | None = None
     """
@@ -1024,6 +1039,7 @@ class PortForward(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     port: int = Field(..., ge=0, le=65535)
     protocol: ForwardProtocol
@@ -1038,6 +1054,7 @@ class PortRef(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     node: int = Field(..., ge=0)
     port: int = Field(..., ge=0, le=65535)
@@ -1078,6 +1095,7 @@ class PppoeConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     ac_name: str | None = ""
     """
@@ -1146,6 +1164,7 @@ class PptpConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     auth: PppAuth
     """
@@ -1219,6 +1238,7 @@ class RouteConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     destination: IPv4Address
     prefix_len: int = Field(..., ge=0, le=255)
@@ -1240,6 +1260,7 @@ class RxLatency(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     per_byte_ns: float
     """
@@ -1305,6 +1326,7 @@ class ShaperConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     burst_bytes: int = Field(..., ge=0)
     police: bool | None = False
@@ -1329,6 +1351,7 @@ class TcpOptions(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     ack_on_push: bool | None = None
     """
@@ -1473,6 +1496,7 @@ class VcEnd(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     port: int = Field(..., ge=0, le=65535)
     vci: int = Field(..., ge=0, le=65535)
@@ -1543,6 +1567,7 @@ class WindowConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     end_ns: int = Field(..., ge=0)
     flow: int = Field(..., ge=0)
@@ -1556,6 +1581,7 @@ class BridgeConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     address: tuple[IPv4Address, AddressItem] | None = None
     """
@@ -1583,6 +1609,7 @@ class CpuConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     atm_nic: AtmNicCost | None = Field({"sar_cell_rate": 0, "sar_pdu_ns": 0}, validate_default=True)
     """
@@ -1610,6 +1637,7 @@ class CpuConfig(BaseModel):
 class CrossConnect(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     a: VcEnd
     b: VcEnd
@@ -1618,6 +1646,7 @@ class CrossConnect(BaseModel):
 class ElanConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     bus: PortRef
     """
@@ -1650,6 +1679,7 @@ class TcpFlow(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     bytes: int | None = Field(None, ge=0)
     dst_port: int = Field(..., ge=0, le=65535)
@@ -1720,6 +1750,7 @@ class Impairment(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     loss: LossConfig | None = None
     shaper: ShaperConfig | None = None
@@ -1742,6 +1773,7 @@ class IpsecTunnelConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     auth: IpsecAuth
     """
@@ -1823,6 +1855,7 @@ class IpsecTunnelConfig(BaseModel):
 class LecConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     elan: int = Field(..., ge=0)
     """
@@ -1842,6 +1875,7 @@ class EthernetLink(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     a: PortRef
     b: PortRef
@@ -1873,6 +1907,7 @@ class SerialLink(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     a: PortRef
     acfc: bool | None = False
@@ -1921,6 +1956,7 @@ class WifiLink(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     access: Access | None = Access.idle_difs
     """
@@ -2032,6 +2068,7 @@ class WifiLink(BaseModel):
 class MpoaConfig(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     servers: list[PortRef]
     """
@@ -2054,6 +2091,7 @@ class NatConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     outside_port: int | None = Field(None, ge=0, le=65535)
     """
@@ -2083,6 +2121,7 @@ class OpenVpnConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     auth: OpenVpnAuth
     """
@@ -2153,6 +2192,7 @@ class PvcConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     icr_bps: int | None = Field(None, ge=0)
     """
@@ -2202,6 +2242,7 @@ class SwitchConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     abr_ci_threshold_cells: int | None = Field(256, ge=0)
     """
@@ -2250,6 +2291,7 @@ class LaneConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     aging_time_ns: int | None = Field(300000000000, ge=0)
     """
@@ -2283,6 +2325,7 @@ class AtmLink(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     a: PortRef
     b: PortRef
@@ -2329,6 +2372,7 @@ class NodeConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     arp_timeout_ns: int = Field(..., ge=0)
     """
@@ -2403,6 +2447,7 @@ class AtmConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     host_signalling_ns: int | None = Field(0, ge=0)
     """
@@ -2438,6 +2483,7 @@ class SimConfig(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        populate_by_name=True,
     )
     adaptive: list[AdaptiveConfig] | None = Field([], validate_default=True)
     """

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from pydantic import BaseModel, Field, RootModel
+from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 
 class AbrVcStats(BaseModel):
@@ -11,6 +11,9 @@ class AbrVcStats(BaseModel):
     What an ABR VC did over the run.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     acr_bps: float
     """
     ACR at the end of the run and its extremes, b/s of cells.
@@ -34,6 +37,9 @@ class AdaptiveRouterCounters(BaseModel):
     Counters of one adaptive upstream.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     datagrams: int = Field(..., ge=0)
     """
     Datagrams the sender's stack sent towards the peer.
@@ -66,6 +72,9 @@ class ArqCountersResult(BaseModel):
     [`ArqCounters`] as serialised.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     acked: int = Field(..., ge=0)
     acked_first_try: int = Field(..., ge=0)
     acks_sent: int = Field(..., ge=0)
@@ -80,6 +89,9 @@ class ArqCountersResult(BaseModel):
 
 
 class BridgeEntry(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     mac: str
     port: str
 
@@ -89,6 +101,9 @@ class CaptureCut(BaseModel):
     The first record a size limit kept out; nothing after it was written either.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     frame: int = Field(..., ge=0)
     """
     Its number among all the frames seen, over all points, from 1 (so
@@ -110,6 +125,9 @@ class CaptureSummary(BaseModel):
     "Capture"): written by a sink that writes files.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     bytes: int = Field(..., ge=0)
     """
     Bytes of all files: a 24-byte file header each, a 16-byte record header and the
@@ -142,6 +160,9 @@ class CaptureSummary(BaseModel):
 
 
 class DropEntry(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     flow: int | None = Field(..., ge=0)
     node: str
     port: str | None
@@ -155,6 +176,9 @@ class FlowConservation(BaseModel):
     The identity of one flow at the end of a run.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     dropped: int = Field(..., ge=0)
     drops: dict[str, int]
     """
@@ -174,6 +198,9 @@ class FlowConservation(BaseModel):
 
 
 class HyStartExit(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     cwnd_bytes: int = Field(..., ge=0)
     reason: str
     time_ns: int = Field(..., ge=0)
@@ -186,6 +213,9 @@ class IntervalRecord(BaseModel):
     bits per second and retransmissions, as iperf3's JSON `intervals`.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     bytes_acked: int = Field(..., ge=0)
     """
     Data octets cumulatively acknowledged.
@@ -230,6 +260,9 @@ class LaneStats(BaseModel):
     Counters of LANE and MPOA, reported with the run.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     broadcast_frames: int = Field(..., ge=0)
     """
     Broadcast/multicast frames clients sent to the BUS.
@@ -295,6 +328,9 @@ class LatencySummary(BaseModel):
     Latency statistics in nanoseconds.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     max: int = Field(..., ge=0)
     mean: int = Field(..., ge=0)
     min: int = Field(..., ge=0)
@@ -308,6 +344,9 @@ class LinkConservation(BaseModel):
     The identity of one link (or one direction, or one 802.11 member's transmitter).
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     dropped: int = Field(..., ge=0)
     frames_in: int = Field(..., ge=0)
     """
@@ -329,6 +368,9 @@ class QosStats(BaseModel):
     Counters of the service-category machinery.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     abr: list[AbrVcStats]
     queued_cells: list[int] = Field(..., max_length=4, min_length=4)
     """
@@ -350,6 +392,9 @@ class RatioSample(BaseModel):
     The ratios at one instant.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     channel: str
     """
     The channel in use after this instant's decision.
@@ -366,6 +411,9 @@ class SaReport(BaseModel):
     what the cipher and the HMAC went over), as `IpCounters::esp_bytes` counts them.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     failed: int = Field(..., ge=0)
     """
     Datagrams claimed by the inbound SA that failed to open (ICV, padding).
@@ -392,6 +440,9 @@ class SwitchRecord(BaseModel):
     A change of channel, for the results.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     from_: str = Field(..., alias="from")
     modem_ratio: float | None
     radio_ratio: float | None
@@ -400,6 +451,9 @@ class SwitchRecord(BaseModel):
 
 
 class TableEntry(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     ip: str
     mac: str
     port: str
@@ -410,6 +464,9 @@ class TraceColumns(BaseModel):
     The per-ACK trace of a sender in columns (one entry per ACK it processed).
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     bytes_in_flight: list[int]
     cwnd_bytes: list[int]
     in_recovery: list[bool]
@@ -431,6 +488,9 @@ class TraceColumns(BaseModel):
 
 
 class WifiMemberResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     airtime_ns: int = Field(..., ge=0)
     attempts: int = Field(..., ge=0)
     beacons: int | None = Field(None, ge=0)
@@ -450,6 +510,9 @@ class AdaptiveRouterResult(BaseModel):
     The results of one adaptive upstream.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     arq_receiver: ArqCountersResult
     arq_sender: ArqCountersResult
     channel: str
@@ -473,6 +536,9 @@ class AtmStats(BaseModel):
     Counters of the ATM network, reported with the run.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     atmarp_requests: int = Field(..., ge=0)
     cells: list[list[int]]
     """
@@ -518,6 +584,9 @@ class AtmStats(BaseModel):
 
 
 class EchoResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     forward_duplicates: int = Field(..., ge=0)
     forward_late: int = Field(..., ge=0)
     """
@@ -536,6 +605,9 @@ class EchoResult(BaseModel):
 
 
 class LinkResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     conservation: list[LinkConservation] | None = None
     """
     Frames in = out + dropped + queued at the end, per direction (a → b, b → a), per
@@ -560,6 +632,9 @@ class LinkResult(BaseModel):
 
 
 class NodeResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     arp_table: list[TableEntry]
     bridge_table: list[BridgeEntry]
     cpu_drops: int = Field(..., ge=0)
@@ -595,6 +670,9 @@ class TcpResult(BaseModel):
     The sender's path MTU state at the end, and how it got there.
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     acked_ns: int | None = Field(..., ge=0)
     """
     When the sender had the last byte of a sized transfer acknowledged.
@@ -703,6 +781,9 @@ class TcpResult(BaseModel):
 
 
 class FlowResult(BaseModel):
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     bytes_received: int = Field(..., ge=0)
     conservation: FlowConservation | None = None
     """
@@ -764,6 +845,9 @@ class Results(BaseModel):
     optional parts of the models a run used (docs/results-schema.md).
     """
 
+    model_config = ConfigDict(
+        populate_by_name=True,
+    )
     adaptive: list[AdaptiveRouterResult] | None = None
     """
     Seed 004's adaptive routers: switches, ratios over time, ARQ counters.

@@ -580,11 +580,10 @@ def render_test_run(console: Console, net: Any, run: Any) -> None:
     names = net.node_names
     owner = {str(a.ip): n for n, addrs in net.addresses.items() for a in addrs}
     labels = {
-        f["id"]: f"{names[f['from']]}→{owner.get(f['to'], f['to'])}"
-        + ("" if f["id"] in run.plan.measured else " (learn)")
+        f.id: f"{names[f.from_]}→{owner.get(str(f.to), str(f.to))}" + ("" if f.id in run.plan.measured else " (learn)")
         for f in run.plan.flows
     }
-    profiles = {n["name"]: n["cpu"]["profile"] for n in net.config["nodes"]}
+    profiles = {n.name: n.cpu.profile for n in net.config.nodes}
     render_run(
         console, run.label, run.results, records_by_flow(run.plan, run.records), labels, profiles, records=run.records
     )

@@ -90,15 +90,11 @@ def mac_roles(net: Any) -> dict[str, tuple[str, str, str]]:
     A's ports are MAC-A1, MAC-A2 in port order (§2.2), WS1's and WS2's MAC-1 and MAC-2;
     any other port is "node/port"."""
     roles = {}
-    for node in net.config["nodes"]:
-        for i, port in enumerate(node.get("ports", []), start=1):
-            mac = port["mac"] if isinstance(port["mac"], str) else ":".join(f"{b:02x}" for b in port["mac"])
-            name = (
-                f"MAC-A{i}"
-                if node["name"] == "a"
-                else SEED_MAC_NAME.get(node["name"], f"{node['name']}/{port['name']}")
-            )
-            roles[mac.lower()] = (name, node["name"], port["name"])
+    for node in net.config.nodes:
+        for i, port in enumerate(node.ports, start=1):
+            mac = ":".join(f"{b.root:02x}" for b in port.mac)
+            name = f"MAC-A{i}" if node.name == "a" else SEED_MAC_NAME.get(node.name, f"{node.name}/{port.name}")
+            roles[mac.lower()] = (name, node.name, port.name)
     return roles
 
 
@@ -106,7 +102,7 @@ def table_records(net: Any, pairs: list[dict[str, Any]]) -> list[dict[str, Any]]
     """One record per ARP or L3F entry that a pair's run left in a node's table, its MAC
     named as the seed names it and its port as A's port number (port 1 = wlan side)."""
     roles = mac_roles(net)
-    ports = {node["name"]: [p["name"] for p in node.get("ports", [])] for node in net.config["nodes"]}
+    ports = {node.name: [p.name for p in node.ports] for node in net.config.nodes}
     out = []
     for p in pairs:
         for node, tables in (p.get("tables") or {}).items():

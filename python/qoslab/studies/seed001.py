@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from ipaddress import IPv4Address
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.data import AtmNic
+from qoslab.plan import models as plan_models
 from qoslab.studies import EXAMPLES, Figure, Ours, Point, Published, Study, finish_axes
 from qoslab.studies.seed001_paper import published_rows
+
+STOPPED = (plan_models.UdpFlow, plan_models.TcpFlow, plan_models.UdpReplayFlow)
+"""The flows with a stop time (a ping or an echo stops after its count)."""
 
 if TYPE_CHECKING:
     from qoslab.plan.results_models import LaneStats, Results
@@ -196,7 +201,8 @@ def run_bus() -> dict[str, Any]:
     from qoslab.scenario import loads_scenario
 
     config = lower(loads_scenario(BUS_FLOOD), test_index=0)
-    next(f for f in config["flows"] if f["kind"] == "udp")["to"] = "192.0.2.255"
+    flood = next(f.root for f in config.flows or [] if isinstance(f.root, plan_models.UdpFlow))
+    flood.to = IPv4Address("192.0.2.255")
     lane = _lane(simulate(config))
     # 32 cells per frame; 65 frames (its queue and the one in service) drain after the 2 s.
     cells_per_s = (lane.bus_frames_out - 65) * 32 / 2.0
@@ -250,10 +256,10 @@ def run_compare(key: str, seconds: int = SECONDS) -> dict[str, Any]:
         config = lower(sc, test_index=index)
         # Both tests start at 100 ms, after the LE clients have joined (about 8 ms):
         # the first packet then pays for resolution and set-up only, not for the join.
-        for f in config["flows"]:
-            f["start_ns"] = 100_000_000
-            if "stop_ns" in f and index == 0:
-                f["stop_ns"] = 100_000_000 + seconds * 1_000_000_000
+        for f in config.flows or []:
+            f.root.start_ns = 100_000_000
+            if isinstance(f.root, STOPPED) and index == 0:
+                f.root.stop_ns = 100_000_000 + seconds * 1_000_000_000
         r = simulate(config)
         flow = r.flows[0]
         atm = r.atm
@@ -333,11 +339,11 @@ def run_eies(key: str, seconds: int = SECONDS) -> dict[str, Any]:
     object.__setattr__(test, "window", 1 << 20)
     object.__setattr__(test, "duration", seconds * 1_000_000_000)
     config = lower(sc, test_index=0)
-    for f in config["flows"]:
+    for f in config.flows or []:
         # After the LE clients' join (about 8 ms), as run_compare does.
-        f["start_ns"] = 100_000_000
-        if "stop_ns" in f:
-            f["stop_ns"] = 100_000_000 + seconds * 1_000_000_000
+        f.root.start_ns = 100_000_000
+        if isinstance(f.root, STOPPED):
+            f.root.stop_ns = 100_000_000 + seconds * 1_000_000_000
     flow = simulate(config).flows[0]
     return {
         "parameters": {"row": key, "example": example, "mtu": mtu or 1500, "seconds": seconds},

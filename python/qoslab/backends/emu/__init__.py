@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 from qoslab.backends.emu.links import DirectVeth, EmulatedLink, LinkRunner, link_counters
 from qoslab.backends.emu.refusals import check_host, check_scenario
 from qoslab.backends.emu.topology import EmulationError
+from qoslab.lower.lowered import plan_json
 
 if TYPE_CHECKING:
     from qoslab.lower.lowered import Network
@@ -134,7 +135,7 @@ def run_tests(
             record_file = registry.RunRecord.start(str(source or ""), runner.implementation)
             topo = None
             try:
-                topo = topology.build(net.config, record_file, runner)
+                topo = topology.build(plan_json(net.config), record_file, runner)
                 record = readers[t.method](topo, net, i, plan)
                 nodes = [{"test": label, **n} for n in measure.node_tables(topo)]
             finally:

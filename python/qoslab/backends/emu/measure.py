@@ -27,6 +27,7 @@ from ipaddress import IPv4Address
 from typing import TYPE_CHECKING, Any
 
 from qoslab.backends.emu.topology import EmulationError, in_namespace
+from qoslab.plan import models as plan_models
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.topology import Topology
@@ -192,7 +193,8 @@ def iperf3(
 def _timed_ns(plan: Plan) -> int:
     """The sending interval of the plan's measured flow (its last), ns."""
     f = plan.flows[-1]
-    return int(f["stop_ns"]) - int(f["start_ns"])
+    assert isinstance(f, plan_models.UdpFlow | plan_models.TcpFlow | plan_models.UdpReplayFlow)
+    return int(f.stop_ns) - int(f.start_ns)
 
 
 def ping_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str, Any]:
@@ -201,13 +203,14 @@ def ping_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[st
 
     t = net.scenario.test[index]
     f = plan.flows[0]
+    assert isinstance(f, plan_models.PingFlow)
     res = ping(
         topo,
         t.from_,
-        str(f["to"]),
-        count=int(f["count"]),
-        interval_s=int(f["interval_ns"]) / 1e9,
-        payload=int(f["payload"]),
+        str(f.to),
+        count=int(f.count),
+        interval_s=int(f.interval_ns) / 1e9,
+        payload=int(f.payload),
         wait_s=REPLY_WAIT_NS / 1e9,
     )
     metrics = rtt_metrics_of(res["sent"], res["received"], res["rtt_ns"])
@@ -221,8 +224,9 @@ def udp_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str
 
     t = net.scenario.test[index]
     f = plan.flows[-1]
-    dst = str(f["to"])
-    payload, pps = int(f["payload"]), float(f["rate_pps"])
+    assert isinstance(f, plan_models.UdpFlow)
+    dst = str(f.to)
+    payload, pps = int(f.payload), float(f.rate_pps)
     ping(topo, t.from_, dst, count=1, interval_s=1.0, payload=56, wait_s=2.0)  # learning (ARP, bridges)
     send_s = _timed_ns(plan) / 1e9
     # iperf3's -b counts UDP payload bits; the plan's rate counts Ethernet frames.
@@ -234,7 +238,7 @@ def udp_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str
         count = max(1, round(send_s * pps))
     # A saturating stream has no count: whole seconds, at least one (-t 0 runs forever).
     args += ["-k", str(count)] if count is not None else ["-t", f"{max(1, round(send_s))}"]
-    if f.get("dont_fragment"):
+    if f.dont_fragment:
         args.append("--dont-fragment")
     out = iperf3(topo, t.from_, t.to, dst, args, send_s + float(plan.duration_ns) / 1e9)
     # iperf3 3.12's client JSON holds both sides: sum_sent is the client's, sum_received
@@ -274,8 +278,7 @@ def tcp_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[str
     from qoslab.backends.emu.tcp_record import tcp_bulk_record
 
     t = net.scenario.test[index]
-    f = plan.flows[0]
-    dst = str(f["to"])
+    dst = str(plan.flows[0].to)
     params = plan.parameters
     congestion = "reno" if params["congestion"] == "newreno" else "cubic"  # Linux's reno is NewReno (RFC 6582)
     args = ["-C", congestion, "-P", str(int(params["streams"]))]

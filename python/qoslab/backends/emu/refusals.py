@@ -123,19 +123,18 @@ def _check_nodes(out: Any, net: Network) -> None:
     """Nodes whose role has no real-kernel counterpart yet, and interface names the
     kernel cannot take."""
     config = net.config
-    for node in config["nodes"]:
-        key = ("node", node["name"])
-        for port in node["ports"]:
-            if len(port["name"].encode()) >= IFNAMSIZ:
+    for node in config.nodes:
+        key = ("node", node.name)
+        for port in node.ports:
+            if len(port.name.encode()) >= IFNAMSIZ:
                 out.add(
                     key,
-                    f"node {node['name']!r}'s port {port['name']!r} cannot be a Linux interface name",
+                    f"node {node.name!r}'s port {port.name!r} cannot be a Linux interface name",
                     expected=f"at most {IFNAMSIZ - 1} bytes (IFNAMSIZ)",
-                    found=f"{len(port['name'].encode())} bytes",
+                    found=f"{len(port.name.encode())} bytes",
                 )
-    adaptive = config.get("adaptive") or []
-    for entry in adaptive:
-        name = config["nodes"][int(entry["node"])]["name"] if "node" in entry else "?"
+    for entry in config.adaptive or []:
+        name = config.nodes[entry.node].name
         out.add(
             ("node", name),
             f"node {name!r} is seed 004's adaptive router: not on the emulation backend yet",
