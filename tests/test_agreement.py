@@ -204,8 +204,7 @@ def test_replica_seeds_follow_the_documented_rule(monkeypatch):
     """Seed 1 is the scenario's own; seed k + 1 is SHA-256("s/k")'s first 8 octets >> 1."""
     from qoslab import _core
     from qoslab.backends import sim
-    from qoslab.plan import RESULTS_SCHEMA
-    from qoslab.plan import PLAN_SCHEMA
+    from qoslab.plan import PLAN_SCHEMA, RESULTS_SCHEMA
     from qoslab.plan.models import SimConfig
 
     seen: list[int] = []

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 from qoslab.backends.sim import lower, simulate
-from qoslab.plan.results_models import FlowResult, LinkResult, Results
 from qoslab.plan.models import SimConfig
+from qoslab.plan.results_models import FlowResult, LinkResult, Results
 from qoslab.scenario import load_scenario
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

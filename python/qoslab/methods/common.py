@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from qoslab.scenario.test_tables import TestBase
 
 if TYPE_CHECKING:
     from qoslab.backends.sim import Network
+    from qoslab.plan import models as plan_models
     from qoslab.plan.results_models import (
         AdaptiveRouterCounters,
         ArqCountersResult,
@@ -60,9 +61,27 @@ def endpoints(net: Network, index: int, *, source: str | Path | None = None) -> 
     return net.node_index(t.from_), str(dst)
 
 
-def raw_stream_macs(net: Network, index: int, *, source: str | Path | None = None) -> dict[str, list[int]]:
-    """The ``dst_mac`` and ``src_mac`` of test ``index``'s frames as the plan's
-    ``FlowConfig::Udp`` takes them (six octets each), or {} for a stream resolved by ARP.
+class RawMacs(NamedTuple):
+    """A tester's raw stream's MACs, as the plan's ``FlowConfig::Udp`` takes them (six
+    octets each); both None for a stream resolved by ARP."""
+
+    dst_mac: list[int] | None = None
+    src_mac: list[int] | None = None
+
+    def apply(self, flow: plan_models.UdpFlow) -> plan_models.UdpFlow:
+        """``flow`` with the MACs given set (only those: an ARP-resolved stream's plan has
+        neither key, and the core takes its default)."""
+        from qoslab.plan import models as plan_models
+
+        if self.dst_mac is not None:
+            flow.dst_mac = [plan_models.DstMacItem(o) for o in self.dst_mac]
+        if self.src_mac is not None:
+            flow.src_mac = [plan_models.SrcMacItem(o) for o in self.src_mac]
+        return flow
+
+
+def raw_stream_macs(net: Network, index: int, *, source: str | Path | None = None) -> RawMacs:
+    """The ``dst_mac`` and ``src_mac`` of test ``index``'s frames (:class:`RawMacs`).
     A MAC is written as given; 'node/port' is that port's MAC. InputError (at the key)
     for a node or port that does not exist."""
     from qoslab.backends.sim import LocatedProblems
@@ -98,7 +117,7 @@ def raw_stream_macs(net: Network, index: int, *, source: str | Path | None = Non
             continue
         macs[key] = list(hit.mac)
     out.raise_if_any()
-    return macs
+    return RawMacs(**macs)
 
 
 def ms(ns: float | int | None) -> float | None:

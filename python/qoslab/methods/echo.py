@@ -41,7 +41,7 @@ from __future__ import annotations
 
 from ipaddress import IPv4Address
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from qoslab.methods import DRAIN_NS, LEARNING_NS, Plan, cpu_metrics, ipsec_metrics, learning_ping, window
 from qoslab.methods.common import endpoints, flow_result, ms, test_of
@@ -82,13 +82,40 @@ def _counts(sent: int, forward: int, received: int, payload: int, interval_ns: i
     }
 
 
+class RttSummary(Protocol):
+    """Round-trip times in ns, as the simulator's ``LatencySummary`` has them (and the
+    emulation backend's echo client, ``backends/emu/echo_record.py``)."""
+
+    @property
+    def min(self) -> float: ...
+    @property
+    def mean(self) -> float: ...
+    @property
+    def p50(self) -> float: ...
+    @property
+    def p90(self) -> float: ...
+    @property
+    def p99(self) -> float: ...
+    @property
+    def max(self) -> float: ...
+
+
 def _stream_metrics(f: FlowResult, fid: int, port: int, payload: int, span_ns: int) -> dict[str, Any]:
-    """One echoed stream's entry in ``streams``: its counts, loss each way, throughput
-    over ``span_ns`` and round-trip times."""
+    """One echoed stream's entry in ``streams``, from the simulator's flow result."""
     echo = f.echo
     rtt = echo.rtt_ns if echo else None
+    forward = echo.forward_received if echo else 0
+    return stream_entry(fid, port, (f.sent, forward, f.received), rtt, payload, span_ns)
+
+
+def stream_entry(
+    fid: int, port: int, counts: tuple[int, int, int], rtt: RttSummary | None, payload: int, span_ns: int
+) -> dict[str, Any]:
+    """One echoed stream's entry in ``streams``: its counts (sent, received by the
+    server, echoes back), loss each way, throughput over ``span_ns`` and round-trip
+    times (ns, None when no echo was timed)."""
     entry: dict[str, Any] = {"flow": fid, "port": port}
-    entry |= _counts(f.sent, echo.forward_received if echo else 0, f.received, payload, span_ns)
+    entry |= _counts(*counts, payload, span_ns)
     entry |= {
         "rtt_min_ms": ms(rtt.min if rtt else None),
         "rtt_mean_ms": ms(rtt.mean if rtt else None),
@@ -100,7 +127,7 @@ def _stream_metrics(f: FlowResult, fid: int, port: int, payload: int, span_ns: i
     return entry
 
 
-def _total_metrics(streams: list[dict[str, Any]], payload: int, span_ns: int) -> dict[str, Any]:
+def total_metrics(streams: list[dict[str, Any]], payload: int, span_ns: int) -> dict[str, Any]:
     """The record's metrics over every stream: counts summed, the RTT mean weighted by
     round trips, its minimum and maximum; the percentiles only with one stream."""
 
@@ -200,7 +227,7 @@ def plan(net: Network, index: int, *, source: str | Path | None = None) -> Plan:
             f = flow_result(results, fid)
             spans.append(_span(f))
             streams.append(_stream_metrics(f, fid, port, t.payload, spans[-1]))
-        metrics = _total_metrics(streams, t.payload, max(spans))
+        metrics = total_metrics(streams, t.payload, max(spans))
         metrics["cpu_util_pct"] = cpu_metrics(net, results)
         record = {
             "test": t.method,

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from qoslab.methods import LEARNING_NS, cpu_metrics, learning_ping, window
-from qoslab.methods.common import endpoints, flow_result, ms, raw_stream_macs, receive_interval_ns
+from qoslab.methods.common import RawMacs, endpoints, flow_result, ms, raw_stream_macs, receive_interval_ns
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER
 from qoslab.plan import Flow
 from qoslab.plan import models as plan_models
@@ -267,22 +267,28 @@ class Trials:
             pairs.append((REVERSE, self.rsrc, str(self.rdst)))
         for fid, src, dst in pairs:
             # A tester's raw stream: its frames' MACs as given (seed 000 §3), one way only.
-            macs = self.raw_macs if fid == FORWARD else {}
+            macs = self.raw_macs if fid == FORWARD else RawMacs()
 
             def stream(
-                flow_id: int, start_ns: int, stop_ns: int, src: int = src, dst: str = dst, macs: dict[str, list[int]] = macs
+                flow_id: int,
+                start_ns: int,
+                stop_ns: int,
+                src: int = src,
+                dst: str = dst,
+                macs: RawMacs = macs,
             ) -> plan_models.UdpFlow:
-                return plan_models.UdpFlow(
-                    kind="udp",
-                    from_=src,
-                    to=IPv4Address(dst),
-                    dst_port=DST_PORT,
-                    payload=payload,
-                    rate_pps=fps,
-                    id=flow_id,
-                    start_ns=start_ns,
-                    stop_ns=stop_ns,
-                    **macs,
+                return macs.apply(
+                    plan_models.UdpFlow(
+                        kind="udp",
+                        from_=src,
+                        to=IPv4Address(dst),
+                        dst_port=DST_PORT,
+                        payload=payload,
+                        rate_pps=fps,
+                        id=flow_id,
+                        start_ns=start_ns,
+                        stop_ns=stop_ns,
+                    )
                 )
 
             if tag and n >= 3:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
-from qoslab.methods.common import endpoints, flow_result, ms, raw_stream_macs, test_of
+from qoslab.methods.common import RawMacs, endpoints, flow_result, ms, raw_stream_macs, test_of
 from qoslab.plan import Flow
 from qoslab.plan import models as plan_models
 from qoslab.scenario.test_tables import UdpFlow
@@ -62,25 +62,24 @@ def wire_bytes(payload: int, mtu: int) -> int:
     return datagram + fragments * (IPV4_HEADER + ETHERNET_OVERHEAD)
 
 
-def _flows(
-    src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int, macs: dict[str, list[int]]
-) -> list[Flow]:
+def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int, macs: RawMacs) -> list[Flow]:
     """A learning ping, then the measured stream (with ``macs``, a tester's raw stream's
     ``dst_mac`` and ``src_mac``: :func:`~qoslab.methods.common.raw_stream_macs`)."""
     return [
         learning_ping(LEARNING, src, dst),
-        plan_models.UdpFlow(
-            kind="udp",
-            id=MEASURED,
-            from_=src,
-            to=IPv4Address(dst),
-            dst_port=DST_PORT,
-            payload=t.payload,
-            rate_pps=pps,
-            start_ns=start,
-            stop_ns=stop,
-            dont_fragment=t.dont_fragment,
-            **macs,
+        macs.apply(
+            plan_models.UdpFlow(
+                kind="udp",
+                id=MEASURED,
+                from_=src,
+                to=IPv4Address(dst),
+                dst_port=DST_PORT,
+                payload=t.payload,
+                rate_pps=pps,
+                start_ns=start,
+                stop_ns=stop,
+                dont_fragment=t.dont_fragment,
+            )
         ),
     ]
 

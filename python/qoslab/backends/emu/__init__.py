@@ -117,7 +117,8 @@ def run_tests(
     from qoslab.backends.emu import openvpn
     from qoslab.backends.emu.echo_record import echo_record
 
-    tunnels = openvpn.implementation() if openvpn.ends(net.config) else None
+    document = plan_json(net.config)
+    tunnels = openvpn.implementation() if openvpn.ends(document) else None
     readers = {
         "ping": measure.ping_record,
         "udp.flow": measure.udp_record,
@@ -135,7 +136,7 @@ def run_tests(
             record_file = registry.RunRecord.start(str(source or ""), runner.implementation)
             topo = None
             try:
-                topo = topology.build(plan_json(net.config), record_file, runner)
+                topo = topology.build(document, record_file, runner)
                 record = readers[t.method](topo, net, i, plan)
                 nodes = [{"test": label, **n} for n in measure.node_tables(topo)]
             finally:

@@ -12,9 +12,10 @@ import json
 import select
 import subprocess
 import sys
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from qoslab.backends.emu.topology import EmulationError, in_namespace
+from qoslab.plan.models import UdpEchoFlow
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.topology import Topology
@@ -27,6 +28,17 @@ SERVER_READY_S = 10.0
 """Longest wait for the echo server to bind (a Python start-up on a loaded machine)."""
 SLACK_S = 15.0
 """The client's deadline beyond the window: its start-up and the learning ping."""
+
+
+class RttNs(NamedTuple):
+    """The echo client's round trips of one stream, ns (nearest-rank percentiles)."""
+
+    min: float
+    mean: float
+    p50: float
+    p90: float
+    p99: float
+    max: float
 
 
 def _start_server(topo: Topology, node: str, ports: list[int]) -> subprocess.Popen[str]:
@@ -83,12 +95,12 @@ def echo_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[st
     from qoslab.backends.emu.measure import ping
     from qoslab.methods import DRAIN_NS
     from qoslab.methods.common import ms, receive_interval_ns, test_of
-    from qoslab.methods.echo import _stream_metrics, _total_metrics
+    from qoslab.methods.echo import stream_entry, total_metrics
     from qoslab.scenario.test_tables import UdpEcho
 
     t = test_of(net, index, UdpEcho)
-    streams = [f for f in plan.flows if f.get("kind") == "udp-echo"]
-    dst, ports = str(streams[0]["to"]), [int(f["dst_port"]) for f in streams]
+    streams = [f for f in plan.flows if isinstance(f, UdpEchoFlow)]
+    dst, ports = str(streams[0].to), [f.dst_port for f in streams]
     server = _start_server(topo, t.to, ports)
     try:
         ping(topo, t.from_, dst, count=1, interval_s=1.0, payload=56, wait_s=2.0)  # learning (ARP, bridges)
@@ -100,13 +112,10 @@ def echo_record(topo: Topology, net: Network, index: int, plan: Plan) -> dict[st
     for f, s, c in zip(streams, client["streams"], counts["ports"]):
         spans.append(receive_interval_ns(int(s["received"]), s["first_rx_ns"], s["last_rx_ns"], sending_ns))
         rtt = summary_ns(s["rtt_ns"])
-        result = {
-            "sent": s["sent"],
-            "received": s["received"],
-            "echo": {"forward_received": c["received"], "rtt_ns": rtt if rtt["count"] else {}},
-        }
-        entries.append(_stream_metrics(result, int(f["id"]), int(s["port"]), t.payload, spans[-1]))
-    metrics = _total_metrics(entries, t.payload, max(spans))
+        timed = RttNs(rtt["min"], rtt["mean"], rtt["p50"], rtt["p90"], rtt["p99"], rtt["max"]) if rtt["count"] else None
+        counts_each_way = (int(s["sent"]), int(c["received"]), int(s["received"]))
+        entries.append(stream_entry(f.id, int(s["port"]), counts_each_way, timed, t.payload, spans[-1]))
+    metrics = total_metrics(entries, t.payload, max(spans))
     metrics["cpu_util_pct"] = {}
     turnaround = counts["turnaround_ns"]
     return {
