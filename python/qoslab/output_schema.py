@@ -105,6 +105,10 @@ _RECORD = {
             "description": "TCP: per connection, iperf3's end-of-test sender and receiver (bits_per_second, bytes, retransmits).",
         },
         "intervals": {"type": "array", "description": "TCP: iperf3's interval reports (-i), per stream and summed."},
+        "timestamps": {
+            "type": "object",
+            "description": "emu udp.echo only: what the kernel timestamps timed (echoes with both, transmit timestamps read) and the echo server's turnaround percentiles (docs/metrics.md).",
+        },
         "iperf3": {
             "type": "object",
             "description": "udp.flow: the record's numbers in iperf3 -u --json's end block (sum, sum_sent, sum_received), under iperf3's names: bytes are UDP payload, packets and lost_packets datagrams.",
