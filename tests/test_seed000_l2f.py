@@ -40,9 +40,13 @@ def fig10(count: int = 5, *, a_promiscuous: bool = True, ixia2_promiscuous: bool
     text = FIG10.read_text()
     text = text[: text.index("[[test]]")]
     if not a_promiscuous:
-        text = text.replace("promiscuous = true                # Windows", "promiscuous = false               # Windows")
+        text = text.replace(
+            "promiscuous = true                # Windows", "promiscuous = false               # Windows"
+        )
     if not ixia2_promiscuous:
-        text = text.replace("promiscuous = true                # the IXIA", "promiscuous = false               # the IXIA")
+        text = text.replace(
+            "promiscuous = true                # the IXIA", "promiscuous = false               # the IXIA"
+        )
     return text + (
         "[[test]]\n"
         'method = "udp.flow"\nfrom = "ixia1"\nto = "ixia2"\n'
