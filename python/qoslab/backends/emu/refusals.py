@@ -78,13 +78,14 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
                 expected=" or ".join(repr(m) for m in METHODS),
                 found=repr(t.method),
             )
-        if getattr(t, "dst_mac", None) is not None:
+        dst_mac = getattr(t, "dst_mac", None)
+        if dst_mac is not None:
             out.add(
                 ("test", i, "dst_mac"),
                 "a raw stream (frames with given MACs, no ARP) is not sent on the emulation backend: iperf3 sends "
                 "through the kernel's stack, which resolves its next hop by ARP",
                 expected="no dst_mac (backend emu)",
-                found=repr(t.dst_mac),
+                found=repr(dst_mac),
                 hint="run it on the simulator (`--backend sim`, the default)",
             )
         stack = getattr(t, "stack", "linux")
