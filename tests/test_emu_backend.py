@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from qoslab.lower.lowered import plan_json
 from qoslab.scenario import load_scenario
 
 
@@ -169,7 +168,7 @@ def _build(path: Path) -> Any:
     net = prepare(scenario, source=path)
     runner = DirectVeth()
     # A build that fails half-way is removed by the fixture, through the registry.
-    return net, topology.build(plan_json(net.config), RunRecord.start(str(path), runner.implementation), runner)
+    return net, topology.build(net.config, RunRecord.start(str(path), runner.implementation), runner)
 
 
 def _ping(topo: Any, src: str, dst: str, count: int = 3) -> dict[str, Any]:
@@ -187,8 +186,8 @@ def test_router_pings_both_ways_and_the_kernel_has_the_plans_routes(tmp_path: Pa
     try:
         assert _ping(topo, "h1", "10.0.2.2")["received"] == 3
         assert _ping(topo, "h2", "10.0.1.2")["received"] == 3
-        for node in topo.plan["nodes"]:
-            with NetNS(topo.namespace(node["name"])) as ns:
+        for node in topo.plan.nodes:
+            with NetNS(topo.namespace(node.name)) as ns:
                 # The plan's static routes, as the kernel's main table holds them
                 # (the connected ones come from the addresses, as the plan says).
                 kernel = {
@@ -196,22 +195,23 @@ def test_router_pings_both_ways_and_the_kernel_has_the_plans_routes(tmp_path: Pa
                     for r in ns.route("dump", family=2, table=254)
                     if r.get("gateway")
                 }
-                planned = {(r["destination"], r["prefix_len"], r["via"]) for r in node.get("routes") or []}
-                assert kernel == planned, node["name"]
+                planned = {(str(r.destination), r.prefix_len, str(r.via)) for r in node.routes or []}
+                assert kernel == planned, node.name
                 # Every port: the plan's name, MAC, MTU and address.
-                for port in node["ports"]:
-                    link = ns.link("get", index=ns.link_lookup(ifname=port["name"])[0])[0]
-                    assert link.get("address") == topology.format_mac(port["mac"])
-                    assert link.get("mtu") == port["mtu"]
+                for port in node.ports:
+                    link = ns.link("get", index=ns.link_lookup(ifname=port.name)[0])[0]
+                    assert link.get("address") == ":".join(f"{b.root:02x}" for b in port.mac)
+                    assert link.get("mtu") == port.mtu
                     addrs = {(a.get("address"), a["prefixlen"]) for a in ns.addr("dump", index=link["index"])}
-                    assert addrs == {tuple(port["address"])}
+                    assert port.address is not None
+                    assert addrs == {(str(port.address[0]), port.address[1].root)}
                 forward = subprocess.run(
-                    topology.in_namespace(topo.namespace(node["name"]), ["cat", "/proc/sys/net/ipv4/ip_forward"]),
+                    topology.in_namespace(topo.namespace(node.name), ["cat", "/proc/sys/net/ipv4/ip_forward"]),
                     capture_output=True,
                     text=True,
                     check=True,
                 ).stdout.strip()
-                assert forward == ("1" if node["ip_forward"] else "0"), node["name"]
+                assert forward == ("1" if node.ip_forward else "0"), node.name
     finally:
         topology.teardown(topo)
 
@@ -257,15 +257,15 @@ def test_an_l2_bridge_joins_two_hosts_and_arp_learns_the_plans_mac(tmp_path: Pat
     _, topo = _build(_scenario(tmp_path, BRIDGED))
     try:
         assert _ping(topo, "h1", "10.0.0.2")["received"] == 3
-        h2 = topo.plan["nodes"][topo.node_index("h2")]
+        h2 = topo.plan.nodes[topo.node_index("h2")]
         with NetNS(topo.namespace("h1")) as ns:
             table = {n.get("dst"): n.get("lladdr") for n in ns.get_neighbours(family=2)}
-        assert table.get("10.0.0.2") == topology.format_mac(h2["ports"][0]["mac"])
-        b = topo.plan["nodes"][topo.node_index("b")]
+        assert table.get("10.0.0.2") == topology.format_mac(h2.ports[0].mac)
+        b = topo.plan.nodes[topo.node_index("b")]
         with NetNS(topo.namespace("b")) as ns:
             br = ns.link_lookup(ifname=topology.BRIDGE_IFNAME)[0]
             members = {link.get("ifname") for link in ns.link("dump") if link.get("master") == br}
-        assert members == {b["ports"][p]["name"] for p in b["bridge"]["ports"]}
+        assert members == {b.ports[p.root].name for p in b.bridge.ports}
     finally:
         topology.teardown(topo)
 
@@ -288,21 +288,21 @@ def test_an_l3f_bridge_routes_by_proxy_arp_and_learned_host_routes(tmp_path: Pat
         plan = topo.plan
         b = topo.node_index("b")
         side = {}  # host -> the bridge's port its link is on
-        for link in plan["links"]:
-            ends = {link["a"]["node"]: link["a"], link["b"]["node"]: link["b"]}
+        for link in plan.links:
+            ends = {link.root.a.node: link.root.a, link.root.b.node: link.root.b}
             host = next(n for n in ends if n != b)
-            side[plan["nodes"][host]["name"]] = plan["nodes"][b]["ports"][ends[b]["port"]]
+            side[plan.nodes[host].name] = plan.nodes[b].ports[ends[b].port]
         address = {"h1": "10.0.0.1", "h2": "10.0.0.2"}
         for host, other in (("h1", "h2"), ("h2", "h1")):
             with NetNS(topo.namespace(host)) as ns:
                 table = {n.get("dst"): n.get("lladdr") for n in ns.get_neighbours(family=2)}
-            assert table.get(address[other]) == topology.format_mac(side[host]["mac"])
+            assert table.get(address[other]) == topology.format_mac(side[host].mac)
         with NetNS(topo.namespace("b")) as ns:
             names = {link["index"]: link.get("ifname") for link in ns.link("dump")}
             routes = {
                 r.get("dst"): names[r.get("oif")] for r in ns.route("dump", family=2, table=254) if r["dst_len"] == 32
             }
-        assert routes == {address[h]: side[h]["name"] for h in ("h1", "h2")}
+        assert routes == {address[h]: side[h].name for h in ("h1", "h2")}
     finally:
         topology.teardown(topo)
     # The simulator's L3F bridge (seed 000 §2.2), after the same ping h1 -> h2 on a fresh

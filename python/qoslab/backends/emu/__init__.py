@@ -28,10 +28,10 @@ from typing import TYPE_CHECKING, Any
 from qoslab.backends.emu.links import DirectVeth, EmulatedLink, LinkRunner, link_counters
 from qoslab.backends.emu.refusals import check_host, check_scenario
 from qoslab.backends.emu.topology import EmulationError
-from qoslab.lower.lowered import plan_json
 
 if TYPE_CHECKING:
     from qoslab.lower.lowered import Network
+    from qoslab.methods import Plan
     from qoslab.scenario.model import Scenario
 
 BACKEND = "emu"
@@ -43,7 +43,7 @@ class EmuRun:
 
     index: int
     label: str
-    plan: Any
+    plan: Plan
     records: list[dict[str, Any]]
     nodes: list[dict[str, Any]]
     """Each node's tables at the end of the test (:func:`measure.node_tables`)."""
@@ -117,8 +117,7 @@ def run_tests(
     from qoslab.backends.emu import openvpn
     from qoslab.backends.emu.echo_record import echo_record
 
-    document = plan_json(net.config)
-    tunnels = openvpn.implementation() if openvpn.ends(document) else None
+    tunnels = openvpn.implementation() if openvpn.ends(net.config) else None
     readers = {
         "ping": measure.ping_record,
         "udp.flow": measure.udp_record,
@@ -136,7 +135,7 @@ def run_tests(
             record_file = registry.RunRecord.start(str(source or ""), runner.implementation)
             topo = None
             try:
-                topo = topology.build(document, record_file, runner)
+                topo = topology.build(net.config, record_file, runner)
                 record = readers[t.method](topo, net, i, plan)
                 nodes = [{"test": label, **n} for n in measure.node_tables(topo)]
             finally:

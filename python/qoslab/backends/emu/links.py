@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from qoslab.backends.emu.registry import RunRecord
+from qoslab.plan.models import LinkConfig, SerialLink
 
 
 @dataclass(frozen=True)
@@ -57,9 +58,9 @@ class LinkRunner(Protocol):
     implementation: str
     """What the run records and prints: ``direct veth`` or ``emulated``."""
 
-    def start(self, link: dict[str, Any], a: LinkEnd, b: LinkEnd, registry: RunRecord, *, index: int = 0) -> LinkHandle:
+    def start(self, link: LinkConfig, a: LinkEnd, b: LinkEnd, registry: RunRecord, *, index: int = 0) -> LinkHandle:
         """Create the interfaces ``a`` and ``b`` (down, no addresses) for the plan's
-        ``link`` (link ``index`` of the plan) and start carrying frames between them. Anything it creates outside the
+        ``link`` (link ``index`` of the plan, its model in ``link.root``) and start carrying frames between them. Anything it creates outside the
         run's namespaces, or any process, goes into ``registry`` first."""
         ...
 
@@ -74,14 +75,14 @@ class DirectVeth:
 
     implementation = "direct veth"
 
-    def start(self, link: dict[str, Any], a: LinkEnd, b: LinkEnd, registry: RunRecord, *, index: int = 0) -> LinkHandle:
+    def start(self, link: LinkConfig, a: LinkEnd, b: LinkEnd, registry: RunRecord, *, index: int = 0) -> LinkHandle:
         from pyroute2 import NetNS
 
         # Made inside a's namespace with its peer put straight into b's: no interface
         # of the run ever exists in the root namespace, even for an instant.
         with NetNS(a.namespace) as ns:
             ns.link("add", ifname=a.ifname, kind="veth", peer={"ifname": b.ifname, "net_ns_fd": b.namespace})
-        return LinkHandle(str(link.get("name", "")), (a, b))
+        return LinkHandle(link.root.name, (a, b))
 
     def stop(self, handle: LinkHandle) -> None:
         return None
@@ -168,13 +169,13 @@ class EmulatedLink:
         self.seed = seed
         self.fifo_priority = fifo_priority
 
-    def start(self, link: dict[str, Any], a: LinkEnd, b: LinkEnd, registry: RunRecord, *, index: int = 0) -> LinkHandle:
+    def start(self, link: LinkConfig, a: LinkEnd, b: LinkEnd, registry: RunRecord, *, index: int = 0) -> LinkHandle:
         fds: list[int] = []
         stop_r, stop_w = os.pipe()  # both close-on-exec; the child gets stop_r by pass_fds
         try:
             fds = [open_tap(a)]
             fds.append(open_tap(b))
-            if link.get("type") == "serial":
+            if isinstance(link.root, SerialLink):
                 # A serial line has no ARP: the emulator carries IP datagrams only and
                 # addresses each to the MAC the far kernel sends from (crates/emu line.rs).
                 for end in (a, b):
@@ -200,10 +201,11 @@ class EmulatedLink:
         for fd in (*fds, stop_r):
             os.close(fd)
         assert child.stdin is not None
-        child.stdin.write(json.dumps(link).encode())
+        # The link's JSON as the core reads it in a plan (defaults written too).
+        child.stdin.write(link.model_dump_json(by_alias=True).encode())
         child.stdin.close()
         child.stdin = None  # written whole: communicate() at the stop only reads
-        handle = LinkHandle(str(link.get("name", "")), (a, b), pid=child.pid, process=child, stop_fd=stop_w)
+        handle = LinkHandle(link.root.name, (a, b), pid=child.pid, process=child, stop_fd=stop_w)
         self._wait_ready(handle)
         return handle
 

@@ -327,8 +327,8 @@ def node_tables(topo: Topology) -> list[dict[str, Any]]:
     from pyroute2 import NetNS
 
     out = []
-    for node in topo.plan["nodes"]:
-        with NetNS(topo.namespace(node["name"])) as ns:
+    for node in topo.plan.nodes:
+        with NetNS(topo.namespace(node.name)) as ns:
             names = {link["index"]: str(link.get("ifname")) for link in ns.link("dump")}
             arp = []
             for n in ns.get_neighbours(family=socket.AF_INET):
@@ -336,11 +336,11 @@ def node_tables(topo: Topology) -> list[dict[str, Any]]:
                     arp.append({"ip": n.get("dst"), "mac": n.get("lladdr"), "port": names.get(n["ifindex"], "?")})
             arp.sort(key=lambda e: (e["port"], IPv4Address(e["ip"])))
             l3f = []
-            if node.get("bridge") is not None and node["bridge"]["mode"] == "l3f":
+            if node.bridge is not None and node.bridge.mode == plan_models.BridgeMode.l3f:
                 macs = {e["ip"]: e["mac"] for e in arp}
                 for r in ns.route("dump", family=socket.AF_INET, table=254):
                     if r["dst_len"] == 32 and r.get("dst"):
                         l3f.append({"ip": r.get("dst"), "mac": macs.get(r.get("dst")), "port": names.get(r.get("oif"))})
                 l3f.sort(key=lambda e: IPv4Address(e["ip"]))
-        out.append({"name": node["name"], "role": node["role"], "arp_table": arp, "l3f_table": l3f})
+        out.append({"name": node.name, "role": node.role.value, "arp_table": arp, "l3f_table": l3f})
     return out

@@ -41,9 +41,10 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from qoslab.backends.emu.topology import EmulationError, in_namespace
+from qoslab.plan.models import OpenVpnConfig, OpenVpnDev, OpenVpnProto, SimConfig
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.topology import Topology
@@ -133,18 +134,24 @@ def check(net: Network, out: LocatedProblems) -> None:
             )
 
 
-def ends(plan: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+def ends(plan: SimConfig) -> list[tuple[str, OpenVpnConfig]]:
     """Every OpenVPN end of the plan: (node name, its OpenVpnConfig)."""
-    return [(node["name"], end) for node in plan["nodes"] for end in node.get("openvpn") or []]
+    return [(node.name, end) for node in plan.nodes for end in node.openvpn or []]
 
 
-def tap_ports(plan: dict[str, Any]) -> list[tuple[str, str]]:
+def _tap_port(end: OpenVpnConfig) -> int:
+    """The port of a TAP end (the lowering gives every TAP end one)."""
+    assert end.port is not None, end.name
+    return end.port
+
+
+def tap_ports(plan: SimConfig) -> list[tuple[str, str]]:
     """(node, port name) of every TAP port: up only once openvpn holds its device."""
     out = []
-    for node in plan["nodes"]:
-        for end in node.get("openvpn") or []:
-            if end["dev"] == "tap":
-                out.append((str(node["name"]), str(node["ports"][int(end["port"])]["name"])))
+    for node in plan.nodes:
+        for end in node.openvpn or []:
+            if end.dev == OpenVpnDev.tap:
+                out.append((node.name, node.ports[_tap_port(end)].name))
     return out
 
 
@@ -154,14 +161,14 @@ def make_devices(topo: Topology) -> set[tuple[int, int]]:
     from pyroute2 import NetNS
 
     made: set[tuple[int, int]] = set()
-    for n, node in enumerate(topo.plan["nodes"]):
-        for end in node.get("openvpn") or []:
-            with NetNS(topo.namespace(node["name"])) as ns:
-                ns.link("add", ifname=end["name"], kind="tuntap", mode=end["dev"])
-                if end["dev"] == "tun":
-                    ns.link("set", index=ns.link_lookup(ifname=end["name"])[0], mtu=int(end["mtu"]))
-            if end["dev"] == "tap":
-                made.add((n, int(end["port"])))
+    for n, node in enumerate(topo.plan.nodes):
+        for end in node.openvpn or []:
+            with NetNS(topo.namespace(node.name)) as ns:
+                ns.link("add", ifname=end.name, kind="tuntap", mode=end.dev.value)
+                if end.dev == OpenVpnDev.tun:
+                    ns.link("set", index=ns.link_lookup(ifname=end.name)[0], mtu=end.mtu)
+            if end.dev == OpenVpnDev.tap:
+                made.add((n, _tap_port(end)))
     return made
 
 
@@ -191,44 +198,45 @@ def route_tun(topo: Topology) -> None:
     table routes."""
     from pyroute2 import NetNS
 
-    by_node: dict[str, list[dict[str, Any]]] = {}
+    by_node: dict[str, list[OpenVpnConfig]] = {}
     for node, end in ends(topo.plan):
-        if end["dev"] == "tun":
+        if end.dev == OpenVpnDev.tun:
             by_node.setdefault(node, []).append(end)
     for node, tuns in by_node.items():
         with NetNS(topo.namespace(node)) as ns:
             for end in tuns:
-                idx = ns.link_lookup(ifname=end["name"])[0]
+                idx = ns.link_lookup(ifname=end.name)[0]
                 ns.link("set", index=idx, state="up")
-                for destination, prefix in end.get("protects") or []:
-                    ns.route("add", dst=destination, dst_len=int(prefix), oif=idx, table=TUNNEL_TABLE)
+                for protected in end.protects or []:
+                    destination, prefix = protected.root
+                    ns.route("add", dst=str(destination), dst_len=prefix.root, oif=idx, table=TUNNEL_TABLE)
             ns.rule(
                 "add", table=TUNNEL_TABLE, priority=RULE_PRIORITY, fwmark=MARK, fwmask=0xFFFFFFFF, flags=FIB_RULE_INVERT
             )
 
 
-def argv(end: dict[str, Any], key: Path, log: Path, *, mtu_disc: str = "no", tap_mtu: int | None = None) -> list[str]:
+def argv(end: OpenVpnConfig, key: Path, log: Path, *, mtu_disc: str = "no", tap_mtu: int | None = None) -> list[str]:
     """The openvpn command line of one end (the module's doc maps each field)."""
-    server = bool(end["server"])
-    args = [binary() or BINARY, "--dev", end["name"], "--dev-type", end["dev"]]
-    if end["proto"] == "udp":
-        args += ["--proto", "udp", "--local", end["local"], "--lport", str(end["local_port"])]
-        args += ["--remote", end["remote"], "--rport", str(end["remote_port"])]
+    server = end.server
+    args = [binary() or BINARY, "--dev", end.name, "--dev-type", end.dev.value]
+    if end.proto == OpenVpnProto.udp:
+        args += ["--proto", "udp", "--local", str(end.local), "--lport", str(end.local_port)]
+        args += ["--remote", str(end.remote), "--rport", str(end.remote_port)]
     elif server:
-        args += ["--proto", "tcp-server", "--local", end["local"], "--lport", str(end["local_port"])]
+        args += ["--proto", "tcp-server", "--local", str(end.local), "--lport", str(end.local_port)]
     else:
-        args += ["--proto", "tcp-client", "--nobind", "--remote", end["remote"], "--rport", str(end["remote_port"])]
+        args += ["--proto", "tcp-client", "--nobind", "--remote", str(end.remote), "--rport", str(end.remote_port)]
         args += ["--connect-retry", "1", "1"]
     args += ["--secret", str(key), "0" if server else "1"]
-    cipher = str(end["cipher"])
-    args += ["--cipher", _CIPHERS[cipher], "--auth", _AUTHS[str(end["auth"])]]
+    cipher = end.cipher.value
+    args += ["--cipher", _CIPHERS[cipher], "--auth", _AUTHS[end.auth.value]]
     if cipher == "bf-cbc":
         args += ["--providers", "legacy", "default"]
-    if not end.get("replay"):
+    if not end.replay:
         args.append("--no-replay")
-    if end.get("fragment") is not None:
-        args += ["--fragment", str(int(end["fragment"]))]
-    mtu = int(end["mtu"]) if end["dev"] == "tun" or tap_mtu is None else tap_mtu
+    if end.fragment is not None:
+        args += ["--fragment", str(end.fragment)]
+    mtu = end.mtu if end.dev == OpenVpnDev.tun or tap_mtu is None else tap_mtu
     args += ["--tun-mtu", str(mtu), "--mssfix", "0", "--mtu-disc", mtu_disc]
     # A tunnel may route its far end's outer address into itself (route_tun); openvpn
     # would drop such packets as "recursive routing" though its own are marked past it.
@@ -248,16 +256,16 @@ def start(topo: Topology, *, mtu_disc: str = "no") -> list[Tunnel]:
     tunnels: list[Tunnel] = []
     # Servers first, each end's socket bound (or listening) before the next starts, so
     # that a TCP client's first connection finds its server.
-    for node, end in sorted(plan_ends, key=lambda e: not e[1]["server"]):
-        key = keys.get(int(end["key"]))
+    for node, end in sorted(plan_ends, key=lambda e: not e[1].server):
+        key = keys.get(end.key)
         if key is None:
-            key = keys[int(end["key"])] = directory / f"tunnel{int(end['key'])}.key"
+            key = keys[end.key] = directory / f"tunnel{end.key}.key"
             _genkey(key)
-        log = directory / f"{node}-{end['name']}.log"
+        log = directory / f"{node}-{end.name}.log"
         tap_mtu = None
-        if end["dev"] == "tap":
-            plan_node = topo.plan["nodes"][topo.node_index(node)]
-            tap_mtu = int(plan_node["ports"][int(end["port"])]["mtu"])
+        if end.dev == OpenVpnDev.tap:
+            plan_node = topo.plan.nodes[topo.node_index(node)]
+            tap_mtu = plan_node.ports[_tap_port(end)].mtu
         args = argv(end, key, log, mtu_disc=mtu_disc, tap_mtu=tap_mtu)
         proc = subprocess.Popen(
             in_namespace(topo.namespace(node), args),
@@ -267,10 +275,10 @@ def start(topo: Topology, *, mtu_disc: str = "no") -> list[Tunnel]:
         )
         topo.registry.add_pid(proc.pid)
         topo.daemons.append(proc)
-        tunnels.append(Tunnel(node, str(end["name"]), proc, log, args))
+        tunnels.append(Tunnel(node, end.name, proc, log, args))
         _wait_for(tunnels[-1], BOUND_LINES)
-    for t, (_, end) in zip(tunnels, sorted(plan_ends, key=lambda e: not e[1]["server"]), strict=True):
-        _wait_for(t, READY_LINES[str(end["proto"])])
+    for t, (_, end) in zip(tunnels, sorted(plan_ends, key=lambda e: not e[1].server), strict=True):
+        _wait_for(t, READY_LINES[end.proto.value])
     return tunnels
 
 

@@ -16,9 +16,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from qoslab.backends.emu.topology import BRIDGE_IFNAME, EmulationError, in_namespace, l3f_ports, run_in
+from qoslab.plan.models import NatConfig, NodeConfig
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.topology import Topology
@@ -30,41 +31,49 @@ NFT_TABLE = "qoslab_nat"
 """The nftables table of a NAT node (in the node's own namespace)."""
 
 
-def apply(topo: Topology, node: dict[str, Any]) -> None:
+def apply(topo: Topology, node: NodeConfig) -> None:
     """Give ``node`` its role's configuration beyond interfaces and routes."""
-    if node.get("nat") is not None:
-        nat(topo.namespace(node["name"]), node)
+    if node.nat is not None:
+        nat(topo.namespace(node.name), node)
     if l3f_ports(node):
         l3f(topo, node)
 
 
-def l3f(topo: Topology, node: dict[str, Any]) -> None:
+def l3f(topo: Topology, node: NodeConfig) -> None:
     """Start seed 000's L3F daemon (:mod:`qoslab.backends.emu.l3f`) in the node's
     namespace; it ends with the run (its parent) and is killed at teardown."""
     import select
     import subprocess
     import sys
 
-    address, prefix = node["bridge"]["address"] or ("0.0.0.0", 0)
-    argv = [sys.executable, "-m", "qoslab.backends.emu.l3f", f"{address}/{prefix}", *l3f_ports(node)]
+    bridge = node.bridge
+    assert bridge is not None  # l3f_ports found its ports
+    own = "0.0.0.0/0" if bridge.address is None else f"{bridge.address[0]}/{bridge.address[1].root}"
+    argv = [sys.executable, "-m", "qoslab.backends.emu.l3f", own, *l3f_ports(node)]
     proc = subprocess.Popen(
-        in_namespace(topo.namespace(node["name"]), argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
+        in_namespace(topo.namespace(node.name), argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE
     )
     topo.registry.add_pid(proc.pid)
     topo.daemons.append(proc)
     assert proc.stdout is not None
     ready, _, _ = select.select([proc.stdout], [], [], DAEMON_READY_S)
     if not ready or proc.stdout.readline() != b"ready\n":
-        raise EmulationError(f"the L3F daemon of {node['name']} did not start within {DAEMON_READY_S:.0f} s")
+        raise EmulationError(f"the L3F daemon of {node.name} did not start within {DAEMON_READY_S:.0f} s")
 
 
-def nat_ruleset(node: dict[str, Any]) -> str:
+def _nat(node: NodeConfig) -> NatConfig:
+    """The NAT of a node :func:`apply` found one on."""
+    assert node.nat is not None, node.name
+    return node.nat
+
+
+def nat_ruleset(node: NodeConfig) -> str:
     """The nftables ruleset of a NAT node (nft(8) syntax)."""
-    cfg = node["nat"]
-    outside = BRIDGE_IFNAME if cfg.get("outside_port") is None else node["ports"][int(cfg["outside_port"])]["name"]
+    cfg = _nat(node)
+    outside = BRIDGE_IFNAME if cfg.outside_port is None else node.ports[cfg.outside_port].name
     dnat = [
-        f'        iifname "{outside}" {f["protocol"]} dport {int(f["port"])} dnat to {f["to"]}:{int(f["to_port"])}'
-        for f in cfg.get("port_forwards") or []
+        f'        iifname "{outside}" {f.protocol.value} dport {f.port} dnat to {f.to}:{f.to_port}'
+        for f in cfg.port_forwards or []
     ]
     return "\n".join(
         [
@@ -91,10 +100,10 @@ def nat_ruleset(node: dict[str, Any]) -> str:
     )
 
 
-def nat(namespace: str, node: dict[str, Any]) -> None:
+def nat(namespace: str, node: NodeConfig) -> None:
     """Load the NAT ruleset into ``namespace``, and the plan's UDP mapping timeout into
     its conntrack (``nf_conntrack_udp_timeout``, per namespace, present once conntrack is
     in use; ``-e``: skipped on a kernel without the knob)."""
     run_in(namespace, ["nft", "-f", "-"], stdin=nat_ruleset(node))
-    seconds = max(1, int(node["nat"]["udp_timeout_ns"]) // 1_000_000_000)
+    seconds = max(1, _nat(node).udp_timeout_ns // 1_000_000_000)
     run_in(namespace, ["sysctl", "-q", "-e", "-w", f"net.netfilter.nf_conntrack_udp_timeout={seconds}"])

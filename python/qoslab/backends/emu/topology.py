@@ -13,10 +13,23 @@ from __future__ import annotations
 import subprocess
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from qoslab.backends.emu.links import LinkEnd, LinkHandle, LinkRunner
 from qoslab.backends.emu.registry import RunRecord, namespace_name
+from qoslab.plan.models import (
+    BridgeConfig,
+    BridgeMode,
+    EthernetLink,
+    MacItem,
+    NodeConfig,
+    PortRef,
+    SerialLink,
+    SimConfig,
+)
+
+if TYPE_CHECKING:
+    from qoslab.backends.emu.openvpn import Tunnel
 
 BRIDGE_IFNAME = "br0"
 """The interface of a node's bridge (the plan gives a bridge no name)."""
@@ -29,8 +42,8 @@ COMMAND_TIMEOUT_S = 10.0
 """Longest wait for a one-shot configuration command (sysctl, nft) in a namespace."""
 
 
-def format_mac(mac: list[int]) -> str:
-    return ":".join(f"{b:02x}" for b in mac)
+def format_mac(mac: list[MacItem]) -> str:
+    return ":".join(f"{b.root:02x}" for b in mac)
 
 
 def in_namespace(namespace: str, argv: list[str]) -> list[str]:
@@ -57,7 +70,7 @@ class Topology:
     """A plan's network made of namespaces: which namespace each node is in, the links'
     handles, the run's registry entry."""
 
-    plan: dict[str, Any]
+    plan: SimConfig
     registry: RunRecord
     runner: LinkRunner
     namespaces: dict[str, str] = field(default_factory=dict)
@@ -65,43 +78,45 @@ class Topology:
     links: list[LinkHandle] = field(default_factory=list)
     daemons: list[subprocess.Popen[bytes]] = field(default_factory=list)
     """Processes a role runs in a namespace (the L3F daemon, openvpn)."""
-    tunnels: list[Any] = field(default_factory=list)
+    tunnels: list[Tunnel] = field(default_factory=list)
     """The OpenVPN ends running (:class:`qoslab.backends.emu.openvpn.Tunnel`)."""
 
     def namespace(self, node: str) -> str:
         return self.namespaces[node]
 
     def node_index(self, name: str) -> int:
-        return next(i for i, n in enumerate(self.plan["nodes"]) if n["name"] == name)
+        return next(i for i, n in enumerate(self.plan.nodes) if n.name == name)
 
 
-def build(plan: dict[str, Any], registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no") -> Topology:
-    """Make the plan's network (``plan``: a SimConfig dict as :mod:`qoslab.lower` writes
-    it; its links of Ethernet only, which :mod:`qoslab.backends.emu.refusals` made sure of).
+def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no") -> Topology:
+    """Make the plan's network (``plan``: the lowered SimConfig, ``Network.config``; its
+    links Ethernet or serial only, which :mod:`qoslab.backends.emu.refusals` made sure of).
     ``mtu_disc``: openvpn's ``--mtu-disc`` for its outer packets (:mod:`.openvpn`)."""
     from pyroute2 import netns
 
     from qoslab.backends.emu import openvpn, roles
 
     topo = Topology(plan, registry, runner)
-    for node in plan["nodes"]:
-        name = namespace_name(registry.run, node["name"])
+    for node in plan.nodes:
+        name = namespace_name(registry.run, node.name)
         registry.add_namespace(name)
         netns.create(name)
-        topo.namespaces[node["name"]] = name
+        topo.namespaces[node.name] = name
         # The plan is IPv4: no IPv6 on any interface, so no link-local addresses,
         # neighbour discovery or MLD reports that the simulated nodes do not send.
         run_in(name, ["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
     linked: set[tuple[int, int]] = set()
-    for k, link in enumerate(plan["links"]):
-        a, b = link["a"], link["b"]
+    for k, link in enumerate(plan.links):
+        # Two ends: refusals.check_scenario refused a Wi-Fi cell or an ATM link before.
+        assert isinstance(link.root, EthernetLink | SerialLink), f"{link.root.type} link {link.root.name!r}"
+        a, b = link.root.a, link.root.b
         ends = [_end(topo, ref) for ref in (a, b)]
         topo.links.append(runner.start(link, ends[0], ends[1], registry, index=k))
-        linked |= {(a["node"], a["port"]), (b["node"], b["port"])}
+        linked |= {(a.node, a.port), (b.node, b.port)}
     # OpenVPN's TUN/TAP devices exist before the nodes are configured: a TAP port gets
     # its MAC, MTU, address and bridge as a link's port does.
     linked |= openvpn.make_devices(topo)
-    for i, node in enumerate(plan["nodes"]):
+    for i, node in enumerate(plan.nodes):
         _configure_node(topo, i, node, linked)
         roles.apply(topo, node)
     openvpn.route_tun(topo)
@@ -126,11 +141,11 @@ def _wait_up(topo: Topology, *, skip: set[tuple[str, str]] | None = None) -> Non
     from pyroute2 import NetNS
 
     deadline = time.monotonic() + SETTLE_S
-    for node in topo.plan["nodes"]:
-        bridged = node.get("bridge") is not None and not l3f_ports(node)
-        names = [p["name"] for p in node["ports"] if (node["name"], p["name"]) not in (skip or set())]
+    for node in topo.plan.nodes:
+        bridged = node.bridge is not None and not l3f_ports(node)
+        names = [p.name for p in node.ports if (node.name, p.name) not in (skip or set())]
         names += [BRIDGE_IFNAME] if bridged else []
-        with NetNS(topo.namespaces[node["name"]]) as ns:
+        with NetNS(topo.namespaces[node.name]) as ns:
             while True:
                 states = {str(link.get("ifname")): link.get("operstate") for link in ns.link("dump")}
                 # A dummy port (on no link) stays UNKNOWN: it has no carrier to report.
@@ -138,108 +153,108 @@ def _wait_up(topo: Topology, *, skip: set[tuple[str, str]] | None = None) -> Non
                 if not down:
                     break
                 if time.monotonic() > deadline:
-                    raise EmulationError(f"{', '.join(down)} of {node['name']} not up after {SETTLE_S} s")
+                    raise EmulationError(f"{', '.join(down)} of {node.name} not up after {SETTLE_S} s")
                 time.sleep(0.02)
 
 
-def _end(topo: Topology, ref: dict[str, int]) -> LinkEnd:
-    node = topo.plan["nodes"][ref["node"]]
-    return LinkEnd(topo.namespaces[node["name"]], node["ports"][ref["port"]]["name"])
+def _end(topo: Topology, ref: PortRef) -> LinkEnd:
+    node = topo.plan.nodes[ref.node]
+    return LinkEnd(topo.namespaces[node.name], node.ports[ref.port].name)
 
 
-def _configure_node(topo: Topology, index: int, node: dict[str, Any], linked: set[tuple[int, int]]) -> None:
+def _configure_node(topo: Topology, index: int, node: NodeConfig, linked: set[tuple[int, int]]) -> None:
     """Loopback, ports, bridge, routes and the node's sysctls."""
     from pyroute2 import NetNS
 
-    name = topo.namespaces[node["name"]]
+    name = topo.namespaces[node.name]
     with NetNS(name) as ns:
         ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
-        for p, port in enumerate(node["ports"]):
+        for p, port in enumerate(node.ports):
             if (index, p) not in linked:
                 # A port on no link still has its address, as the simulator's does.
-                ns.link("add", ifname=port["name"], kind="dummy")
-            idx = ns.link_lookup(ifname=port["name"])[0]
-            ns.link("set", index=idx, address=format_mac(port["mac"]), mtu=int(port["mtu"]))
-            if port.get("address"):
-                address, prefix = port["address"]
-                ns.addr("add", index=idx, address=address, prefixlen=int(prefix))
-        bridge = node.get("bridge")
-        if bridge is not None and bridge["mode"] == "l3f":
+                ns.link("add", ifname=port.name, kind="dummy")
+            idx = ns.link_lookup(ifname=port.name)[0]
+            ns.link("set", index=idx, address=format_mac(port.mac), mtu=port.mtu)
+            if port.address is not None:
+                address, prefix = port.address
+                ns.addr("add", index=idx, address=str(address), prefixlen=prefix.root)
+        bridge = node.bridge
+        if bridge is not None and bridge.mode == BridgeMode.l3f:
             _l3f_addresses(ns, node, bridge)
         elif bridge is not None:
             _bridge(ns, node, bridge)
-        for port in node["ports"]:
-            ns.link("set", index=ns.link_lookup(ifname=port["name"])[0], state="up")
-        for route in node.get("routes") or []:
-            ns.route("add", dst=route["destination"], dst_len=int(route["prefix_len"]), gateway=route["via"])
+        for port in node.ports:
+            ns.link("set", index=ns.link_lookup(ifname=port.name)[0], state="up")
+        for route in node.routes or []:
+            ns.route("add", dst=str(route.destination), dst_len=route.prefix_len, gateway=str(route.via))
     run_in(name, ["sysctl", "-q", "-w", *_sysctls(node)])
 
 
-def _bridge(ns: Any, node: dict[str, Any], bridge: dict[str, Any]) -> None:
+def _bridge(ns: Any, node: NodeConfig, bridge: BridgeConfig) -> None:
     """An ``l2`` bridge: a kernel bridge (IEEE 802.1D learning, no STP) of the bridged
     ports, with the plan's MAC, ageing time and address."""
     ns.link(
         "add",
         ifname=BRIDGE_IFNAME,
         kind="bridge",
-        address=format_mac(bridge["mac"]),
-        br_ageing_time=max(1, int(bridge["aging_ns"]) // NS_PER_CENTISECOND),
+        address=format_mac(bridge.mac),
+        br_ageing_time=max(1, bridge.aging_ns // NS_PER_CENTISECOND),
         br_stp_state=0,
         # Forward at once: the simulator's bridge has no listening and learning states.
         br_forward_delay=0,
     )
     br = ns.link_lookup(ifname=BRIDGE_IFNAME)[0]
-    for p in bridge["ports"]:
-        ns.link("set", index=ns.link_lookup(ifname=node["ports"][p]["name"])[0], master=br)
-    if bridge.get("address"):
-        address, prefix = bridge["address"]
-        ns.addr("add", index=br, address=address, prefixlen=int(prefix))
+    for p in bridge.ports:
+        ns.link("set", index=ns.link_lookup(ifname=node.ports[p.root].name)[0], master=br)
+    if bridge.address is not None:
+        address, prefix = bridge.address
+        ns.addr("add", index=br, address=str(address), prefixlen=prefix.root)
     # A bridge takes the lowest MAC of its ports unless one is set: set it again after
     # the ports joined, so the plan's MAC stays.
-    ns.link("set", index=br, address=format_mac(bridge["mac"]), state="up")
+    ns.link("set", index=br, address=format_mac(bridge.mac), state="up")
 
 
-def _l3f_addresses(ns: Any, node: dict[str, Any], bridge: dict[str, Any]) -> None:
+def _l3f_addresses(ns: Any, node: NodeConfig, bridge: BridgeConfig) -> None:
     """An ``l3f`` bridge has no kernel bridge: its ports route (the daemon of
     :mod:`qoslab.backends.emu.l3f`). The bridge's address goes on its first port with
     the prefix (the segment's connected route) and as a /32 on the others, so the node
     speaks from the same address on every port, as the simulator's bridge interface does."""
-    if not bridge.get("address"):
+    if bridge.address is None:
         return
-    address, prefix = bridge["address"]
-    for k, p in enumerate(bridge["ports"]):
-        idx = ns.link_lookup(ifname=node["ports"][p]["name"])[0]
-        ns.addr("add", index=idx, address=address, prefixlen=int(prefix) if k == 0 else 32)
+    address, prefix = bridge.address
+    for k, p in enumerate(bridge.ports):
+        idx = ns.link_lookup(ifname=node.ports[p.root].name)[0]
+        ns.addr("add", index=idx, address=str(address), prefixlen=prefix.root if k == 0 else 32)
 
 
-def l3f_ports(node: dict[str, Any]) -> list[str]:
+def l3f_ports(node: NodeConfig) -> list[str]:
     """The names of an ``l3f`` bridge's ports (none for another node)."""
-    bridge = node.get("bridge")
-    if bridge is None or bridge["mode"] != "l3f":
+    bridge = node.bridge
+    if bridge is None or bridge.mode != BridgeMode.l3f:
         return []
-    return [node["ports"][p]["name"] for p in bridge["ports"]]
+    return [node.ports[p.root].name for p in bridge.ports]
 
 
-def interfaces(node: dict[str, Any]) -> list[str]:
+def interfaces(node: NodeConfig) -> list[str]:
     """The node's IP interfaces: its addressed ports and its bridge (an ``l3f`` bridge's
     ports, each of which is one)."""
-    names = [p["name"] for p in node["ports"] if p.get("address")]
+    names = [p.name for p in node.ports if p.address is not None]
     if l3f_ports(node):
         names += l3f_ports(node)
-    elif node.get("bridge") is not None:
+    elif node.bridge is not None:
         names.append(BRIDGE_IFNAME)
     return names
 
 
-def _sysctls(node: dict[str, Any]) -> list[str]:
+def _sysctls(node: NodeConfig) -> list[str]:
     """``ip_forward`` from the plan, and the ARP timeout where the kernel has a knob."""
-    settings = [f"net.ipv4.ip_forward={1 if node.get('ip_forward') else 0}"]
+    settings = [f"net.ipv4.ip_forward={1 if node.ip_forward else 0}"]
     # Linux keeps a neighbour REACHABLE for a random time between 0.5 and 1.5 times
     # base_reachable_time (ip-sysctl.rst, neigh/default/base_reachable_time_ms), then
     # revalidates it; the plan's arp_timeout is that lifetime. The kernel has no knob
     # for a fixed lifetime, so the mean is set. Per interface: a namespace other than
     # the first has no neigh/default (the ARP table's defaults are registered once).
-    timeout_ms = max(1, int(node["arp_timeout_ns"]) // 1_000_000)
+    timeout_ms = max(1, node.arp_timeout_ns // 1_000_000)
     for ifname in interfaces(node):
         settings.append(f"net.ipv4.neigh.{ifname}.base_reachable_time_ms={timeout_ms}")
     for ifname in l3f_ports(node):
