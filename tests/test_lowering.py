@@ -501,10 +501,18 @@ def test_flow_keys_match_the_simulator(tmp_path):
         + '[[link]]\ntype = "wifi"\nap = "ap"\nstations = ["s1", "s2"]\n[[test]]\nmethod = "udp.flow"\nfrom = "s1"\nto = "s2"\nrate = "1 Mbps"\n[[test]]\nmethod = "ping"\nfrom = "s1"\nto = "s2"\n',
     )
     scenario = load_scenario(path)
+    flow_config = json.loads((ROOT / "schema" / "plan.schema.json").read_text())["$defs"]["FlowConfig"]["oneOf"]
     for index in (0, 1):
         for f in plan_json(lower(scenario, test_index=index))["flows"]:
             variant = {"udp": "UdpFlow", "ping": "PingFlow"}[f["kind"]]
-            assert set(f) - {"kind"} == set(rust_variant("FlowConfig", variant))
+            fields = set(rust_variant("FlowConfig", variant))
+            # Every key is a field the simulator reads (its Rust source), and every field
+            # the plan's schema requires (no serde default) is given; an optional field
+            # a method leaves out (a raw stream's MACs) takes the core's default.
+            (schema,) = [v for v in flow_config if v["properties"]["kind"].get("const") == f["kind"]]
+            assert set(f) - {"kind"} <= fields
+            assert set(schema["required"]) - {"kind"} <= set(f)
+            assert set(schema["properties"]) - {"kind"} == fields
 
 
 def test_cpu_profiles_say_where_every_number_comes_from():

@@ -65,6 +65,28 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
         )
     openvpn.check(net, out)
     _check_nodes(out, net)
+    _check_tests(out, net)
+    if scenario.background:
+        out.add(
+            ("background",),
+            "background traffic is not run on the emulation backend yet",
+            expected="no [[background]] (backend emu)",
+            found=f"{len(scenario.background)} table(s)",
+        )
+    if scenario.sweep is not None and scenario.sweep.values:
+        out.add(
+            ("sweep",),
+            "a [sweep] is not run on the emulation backend yet: one point per run",
+            expected="no [sweep] (backend emu)",
+            found="[sweep]",
+        )
+    out.raise_if_any()
+
+
+def _check_tests(out: Any, net: Network) -> None:
+    """Promiscuous sniffing ports, and the tests: their method, a raw stream's MACs and
+    a TCP stack other than this machine's."""
+    scenario = net.scenario
     for name, node in scenario.node.items():
         if getattr(node, "promiscuous", False):
             out.add(
@@ -103,21 +125,6 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
                 expected="'linux' (backend emu)",
                 found=repr(stack),
             )
-    if scenario.background:
-        out.add(
-            ("background",),
-            "background traffic is not run on the emulation backend yet",
-            expected="no [[background]] (backend emu)",
-            found=f"{len(scenario.background)} table(s)",
-        )
-    if scenario.sweep is not None and scenario.sweep.values:
-        out.add(
-            ("sweep",),
-            "a [sweep] is not run on the emulation backend yet: one point per run",
-            expected="no [sweep] (backend emu)",
-            found="[sweep]",
-        )
-    out.raise_if_any()
 
 
 def _check_nodes(out: Any, net: Network) -> None:
