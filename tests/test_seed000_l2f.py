@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from conftest import EXAMPLES
 from qoslab.backends.sim import run_tests
+from qoslab.plan.results_models import Results
 from qoslab.scenario import loads_scenario
 from test_seed000 import mbps
 
@@ -55,7 +56,7 @@ def fig10(count: int = 5, *, a_promiscuous: bool = True, ixia2_promiscuous: bool
     )
 
 
-def run(text: str, pcap: Path | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+def run(text: str, pcap: Path | None = None) -> tuple[dict[str, Any], Results]:
     path = Path(tempfile.mkdtemp()) / "fig10.toml"
     path.write_text(text)
     _, runs = run_tests(loads_scenario(text, str(path)), source=path, pcap_dir=pcap)
@@ -111,12 +112,16 @@ def test_without_promiscuous_mode_the_frames_stop_where_the_standards_say():
     # IXIA port 2's address.
     record, results = run(fig10(a_promiscuous=False))
     assert record["metrics"]["received"] == 0
-    drops = next(f for f in results["flows"] if f["id"] == 1)["conservation"]["drops"]
+    conservation = next(f for f in results.flows if f.id == 1).conservation
+    assert conservation is not None
+    drops = dict(conservation.drops)
     assert drops == {"192.168.1.20 is not an address of this host (IP forwarding off)": 5}
     # The bridge relays them, but a NIC not in promiscuous mode keeps only its own MAC's.
     record, results = run(fig10(ixia2_promiscuous=False))
     assert record["metrics"]["received"] == 0
-    drops = next(f for f in results["flows"] if f["id"] == 1)["conservation"]["drops"]
+    conservation = next(f for f in results.flows if f.id == 1).conservation
+    assert conservation is not None
+    drops = dict(conservation.drops)
     assert list(drops.values()) == [5]
 
 
