@@ -45,6 +45,10 @@ pub struct WifiCell {
 pub enum Handled {
     /// Nothing more.
     Done,
+    /// This node's port finished sending a frame: the [`LinkEvent::Sent`] of the event,
+    /// handed back here rather than appended (the driver's most frequent event, with no
+    /// vector in between).
+    Sent(u32),
     /// The AP queued a frame to relay: the medium's timer may be due earlier (the
     /// driver re-arms it before it hands on the events).
     Relayed,
@@ -168,7 +172,8 @@ impl WifiCell {
     }
 
     /// One event of the medium: a frame on the air (delivered now, or on its way), a
-    /// frame dropped, a transmitter done; what it hands back appended to `out`.
+    /// frame dropped, a transmitter done; what it hands back appended to `out`, but a
+    /// transmitter done is returned ([`Handled::Sent`]).
     #[inline]
     pub fn handle(&mut self, now: u64, event: BssEvent, out: &mut Vec<LinkEvent>) -> Handled {
         match event {
@@ -193,7 +198,7 @@ impl WifiCell {
                     (!delivered).then(|| open.unwrap_or(mpdu)).filter(|m| !crate::conservation::is_link_arq(m));
                 out.push(LinkEvent::dropped((node, Some(port)), reason.to_string(), None, carried));
             }
-            BssEvent::TxDone { member, .. } => out.push(LinkEvent::Sent { node: self.members[member].0 }),
+            BssEvent::TxDone { member, .. } => return Handled::Sent(self.members[member].0),
         }
         Handled::Done
     }
@@ -334,7 +339,9 @@ impl Link for WifiCell {
         let mut events = Vec::new();
         self.medium_events(now, &mut events);
         for event in events {
-            self.handle(now, event, out);
+            if let Handled::Sent(node) = self.handle(now, event, out) {
+                out.push(LinkEvent::Sent { node });
+            }
         }
         while self.in_flight.front().is_some_and(|&(due, ..)| due <= now) {
             let (to, from, mpdu) = self.take_arrival();

@@ -58,6 +58,7 @@ impl World {
         let slot = &mut self.bsses[bss as usize];
         match slot.cell.handle(now, event, &mut slot.scratch) {
             Handled::Done => {}
+            Handled::Sent(node) => self.refill_saturating(now, node)?,
             Handled::Relayed => self.arm_bss_timer(bss)?,
             Handled::InFlight(due) => {
                 self.engine.schedule_at(SimTime::from_nanos(due), Event::WifiArrive { bss }).map_err(budget)?;
