@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 use serde::Serialize;
 use sim::config::{LinkConfig, SerialFraming};
 use sim::link::line::{reason, Line as SimLine};
-use sim::link::{Link, LinkEvent, Offer, PortRef};
+use sim::link::{Link, LinkDrop, LinkEvent, Offer, PortRef};
 use sim::world::line_of_plan;
 use wire::ethernet::HEADER_LEN;
 
@@ -308,7 +308,8 @@ impl Line {
         for event in events.drain(..) {
             match event {
                 LinkEvent::Delivered { to, frame } => self.deliver(at, self.end_of(to), frame, sink),
-                LinkEvent::Dropped { at: (node, port), reason, .. } => {
+                LinkEvent::Dropped(drop) => {
+                    let LinkDrop { at: (node, port), reason, .. } = *drop;
                     let end = self.end_of((node, port.unwrap_or_default()));
                     // A frame too long for the shaper is dropped at its sender's port,
                     // a lost or refused one at the receiver's.

@@ -187,7 +187,7 @@ fn atm_network_carries_clip_in_aal5_cells() {
     assert_eq!(net.kind(), "atm");
     // InATMARP on the PVC (RFC 2225 §8.2) before any data.
     let start = drive(&mut net, 500 * US);
-    assert!(start.iter().all(|(_, e)| !matches!(e, LinkEvent::Dropped { .. })), "{start:?}");
+    assert!(start.iter().all(|(_, e)| !matches!(e, LinkEvent::Dropped(_))), "{start:?}");
     // A 100-octet IP packet from ws1 to ws2 at 1 ms (on the cell grid).
     let mut packet = vec![0x45, 0, 0, 100, 0, 0, 0x40, 0, 64, 17, 0, 0];
     packet.extend_from_slice(&ip(1).octets());

@@ -390,12 +390,7 @@ impl<T: Copy> Line<T> {
             Gate::Waiting | Gate::HoldUntil(_) => return,
             Gate::TooLong { reason, packet } => {
                 let port = self.ends()[from].1;
-                out.push(LinkEvent::Dropped {
-                    at: (node, Some(port)),
-                    reason,
-                    logged: packet.clone(),
-                    carried: packet,
-                });
+                out.push(LinkEvent::dropped((node, Some(port)), reason, packet.clone(), packet));
                 return;
             }
         }
@@ -489,18 +484,12 @@ impl<T: Copy + Default> Link for Line<T> {
                 let (node, port) = to;
                 match self.arrive(from) {
                     Arrival::Delivered(frame) => out.push(LinkEvent::Delivered { to, frame }),
-                    Arrival::Lost { reason, packet } => out.push(LinkEvent::Dropped {
-                        at: (node, Some(port)),
-                        reason,
-                        logged: packet.clone(),
-                        carried: packet,
-                    }),
-                    Arrival::Refused(reason) => out.push(LinkEvent::Dropped {
-                        at: (node, Some(port)),
-                        reason: reason.to_string(),
-                        logged: None,
-                        carried: None,
-                    }),
+                    Arrival::Lost { reason, packet } => {
+                        out.push(LinkEvent::dropped((node, Some(port)), reason, packet.clone(), packet))
+                    }
+                    Arrival::Refused(reason) => {
+                        out.push(LinkEvent::dropped((node, Some(port)), reason.to_string(), None, None))
+                    }
                 }
             }
             self.poll_sender(now, from, out);

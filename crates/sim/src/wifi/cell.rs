@@ -45,6 +45,10 @@ pub struct WifiCell {
 pub enum Handled {
     /// Nothing more.
     Done,
+    /// This node's port finished sending a frame: the [`LinkEvent::Sent`] of the event,
+    /// handed back here rather than appended (the driver's most frequent event, with no
+    /// vector in between).
+    Sent(u32),
     /// The AP queued a frame to relay: the medium's timer may be due earlier (the
     /// driver re-arms it before it hands on the events).
     Relayed,
@@ -162,12 +166,15 @@ impl WifiCell {
     }
 
     /// The medium's events due at `now` (its one timer, [`Bss::poll_at`]).
+    #[inline]
     pub fn medium_events(&mut self, now: u64, events: &mut Vec<BssEvent>) {
         self.bss.poll(now, events);
     }
 
     /// One event of the medium: a frame on the air (delivered now, or on its way), a
-    /// frame dropped, a transmitter done; what it hands back appended to `out`.
+    /// frame dropped, a transmitter done; what it hands back appended to `out`, but a
+    /// transmitter done is returned ([`Handled::Sent`]).
+    #[inline]
     pub fn handle(&mut self, now: u64, event: BssEvent, out: &mut Vec<LinkEvent>) -> Handled {
         match event {
             BssEvent::Delivered { to, from, mpdu, at } => {
@@ -189,19 +196,15 @@ impl WifiCell {
                 let open = self.adapters[member].cipher.unprotect(&mpdu).map(|(open, _)| open).ok();
                 let carried =
                     (!delivered).then(|| open.unwrap_or(mpdu)).filter(|m| !crate::conservation::is_link_arq(m));
-                out.push(LinkEvent::Dropped {
-                    at: (node, Some(port)),
-                    reason: reason.to_string(),
-                    logged: None,
-                    carried,
-                });
+                out.push(LinkEvent::dropped((node, Some(port)), reason.to_string(), None, carried));
             }
-            BssEvent::TxDone { member, .. } => out.push(LinkEvent::Sent { node: self.members[member].0 }),
+            BssEvent::TxDone { member, .. } => return Handled::Sent(self.members[member].0),
         }
         Handled::Done
     }
 
     /// The first frame on its way through the air: (to, from, MPDU).
+    #[inline]
     pub fn take_arrival(&mut self) -> (usize, usize, Vec<u8>) {
         let (_, to, from, mpdu) = self.in_flight.pop_front().expect("a frame in flight on the air");
         (to, from, mpdu)
@@ -246,12 +249,7 @@ impl WifiCell {
                     Offer::Accepted => true,
                     Offer::Dropped { reason, frame } => {
                         let packet = frame.get(ethernet::HEADER_LEN..).map(<[u8]>::to_vec);
-                        out.push(LinkEvent::Dropped {
-                            at: (node, Some(port)),
-                            reason,
-                            logged: packet.clone(),
-                            carried: packet,
-                        });
+                        out.push(LinkEvent::dropped((node, Some(port)), reason, packet.clone(), packet));
                         false
                     }
                 };
@@ -265,12 +263,7 @@ impl WifiCell {
             // copy is no loss and is not recorded as a drop.
             Err(DropReason::OwnGroupEcho { .. }) => false,
             Err(reason) => {
-                out.push(LinkEvent::Dropped {
-                    at: (node, Some(port)),
-                    reason: reason.to_string(),
-                    logged: None,
-                    carried: None,
-                });
+                out.push(LinkEvent::dropped((node, Some(port)), reason.to_string(), None, None));
                 false
             }
         }
@@ -346,7 +339,9 @@ impl Link for WifiCell {
         let mut events = Vec::new();
         self.medium_events(now, &mut events);
         for event in events {
-            self.handle(now, event, out);
+            if let Handled::Sent(node) = self.handle(now, event, out) {
+                out.push(LinkEvent::Sent { node });
+            }
         }
         while self.in_flight.front().is_some_and(|&(due, ..)| due <= now) {
             let (to, from, mpdu) = self.take_arrival();

@@ -2,6 +2,7 @@
 //! from the air, the AP's beacons and the air as a capture shows it.
 
 use super::*;
+use crate::link::LinkDrop;
 use crate::wifi::BssEvent;
 use qoslab_plan::ControlPreamble;
 
@@ -35,20 +36,19 @@ impl World {
     }
 
     /// What the medium of `bss` handed back at `now`, in order: each event to the cell,
-    /// and what the cell hands back to the nodes. Usually one event, taken without a
-    /// drain.
+    /// and what the cell hands back to the nodes. The events of one wake-up are few
+    /// (usually a frame delivered and its sender done): reversed, then taken by `pop`,
+    /// with no drain and no vector taken out of the slot (only `bss_timer` fills it, and
+    /// handling an event never reaches it).
     #[inline(never)]
     fn bss_medium_events(&mut self, now: u64, bss: u32) -> Result<(), RunError> {
-        let slot = &mut self.bsses[bss as usize];
-        if slot.medium.len() == 1 {
-            let event = slot.medium.pop().expect("one event");
-            return self.bss_medium_event(now, bss, event);
+        self.bsses[bss as usize].medium.reverse();
+        while let Some(event) = self.bsses[bss as usize].medium.pop() {
+            if let Err(e) = self.bss_medium_event(now, bss, event) {
+                self.bsses[bss as usize].medium.clear();
+                return Err(e);
+            }
         }
-        let mut events = std::mem::take(&mut slot.medium);
-        for event in events.drain(..) {
-            self.bss_medium_event(now, bss, event)?;
-        }
-        self.bsses[bss as usize].medium = events;
         Ok(())
     }
 
@@ -58,6 +58,7 @@ impl World {
         let slot = &mut self.bsses[bss as usize];
         match slot.cell.handle(now, event, &mut slot.scratch) {
             Handled::Done => {}
+            Handled::Sent(node) => self.refill_saturating(now, node)?,
             Handled::Relayed => self.arm_bss_timer(bss)?,
             Handled::InFlight(due) => {
                 self.engine.schedule_at(SimTime::from_nanos(due), Event::WifiArrive { bss }).map_err(budget)?;
@@ -114,7 +115,8 @@ impl World {
     fn link_event(&mut self, now: u64, event: LinkEvent) -> Result<(), RunError> {
         match event {
             LinkEvent::Delivered { to: (node, port), frame } => self.receive(now, node, port, frame),
-            LinkEvent::Dropped { at: (node, port), reason, logged, carried } => {
+            LinkEvent::Dropped(drop) => {
+                let LinkDrop { at: (node, port), reason, logged, carried } = *drop;
                 self.record_drop_of(now, node, port, reason, logged.as_deref(), carried.as_deref());
                 Ok(())
             }

@@ -50,7 +50,7 @@ impl AtmNet {
     fn hand_on(&mut self, events: &mut Vec<LinkEvent>) {
         let out = &mut self.own.out;
         for (node, port, reason, packet) in out.drops.drain(..) {
-            events.push(LinkEvent::Dropped { at: (node, port), reason, logged: packet.clone(), carried: packet });
+            events.push(LinkEvent::dropped((node, port), reason, packet.clone(), packet));
         }
         for (node, port, frame) in out.deliver.drain(..) {
             events.push(LinkEvent::Delivered { to: (node, port), frame });
