@@ -55,7 +55,10 @@ build_stamp() {  # the sources a build of the core depends on, and the compiler
           -path crates/wire/fuzz -prune -o -type f -print | LC_ALL=C sort | xargs sha256sum; } | sha256sum | cut -d' ' -f1
 }
 stamp_file=.venv/.qoslab-core-build
-if [[ -f $stamp_file && -f $so && "$(cat "$stamp_file")" == "$(build_stamp) $(sha256sum < "$so" | cut -d' ' -f1)" ]]; then
+# The sources' stamp is taken before the build, so that an edit made while the core
+# builds leaves the stamp stale and the next install builds again.
+sources_stamp=$(build_stamp)
+if [[ -f $stamp_file && -f $so && "$(cat "$stamp_file")" == "$sources_stamp $(sha256sum < "$so" | cut -d' ' -f1)" ]]; then
     say "qoslab's core is up to date in .venv"
     exit 0
 fi
@@ -89,4 +92,4 @@ else
     say "installing qoslab into .venv (builds the Rust core)"
     .venv/bin/python -m pip install -q -e ".[test]"
 fi
-echo "$(build_stamp) $(sha256sum < "$so" | cut -d' ' -f1)" > "$stamp_file"
+echo "$sources_stamp $(sha256sum < "$so" | cut -d' ' -f1)" > "$stamp_file"
