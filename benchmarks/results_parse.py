@@ -25,7 +25,10 @@ import json
 import statistics
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from qoslab.plan.models import SimConfig
 
 
 def _median_s(f: Callable[[], object], repeat: int) -> float:
@@ -37,19 +40,22 @@ def _median_s(f: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def _configs() -> dict[str, dict[str, Any]]:
+def _configs() -> dict[str, SimConfig]:
     from qoslab import bench
     from qoslab.backends.sim import lower_network
     from qoslab.methods.ping import ping_flow, run_length
+    from qoslab.plan.models import TcpFlow
     from qoslab.scenario import loads_scenario
 
     net = lower_network(loads_scenario(bench.switch_scenario_text(2)))
     a, b = net.node_names[1], net.node_names[2]
     ping = ping_flow(net.node_index(a), str(net.destination(a, b)), count=3, interval_ns=10**9, payload=56)
     traced = bench.tcp_cubic_config(10.0)
-    traced["flows"][0]["trace"] = True
+    (flow,) = traced.flows or []
+    assert isinstance(flow.root, TcpFlow)
+    flow.root.trace = True
     return {
-        "ping": dict(net.with_flows([ping], run_length(3, 10**9))),
+        "ping": net.with_flows([ping], run_length(3, 10**9)),
         "switch_1000": bench.switch_config(2.0),
         "tcp_traced": traced,
         "atm_clip": bench.atm_clip_config(2.0),

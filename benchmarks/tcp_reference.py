@@ -35,7 +35,10 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from qoslab.plan.models import SimConfig
 
 ROOT = Path(__file__).resolve().parents[1]
 NS3_SCRIPT = ROOT / "benchmarks" / "ns3" / "tcp_reference.py"
@@ -47,24 +50,27 @@ MATCHED = {
 }
 
 
-def qoslab_config(congestion: str, mtu: int, seed: int, sim_seconds: float, extra: dict[str, Any]) -> dict[str, Any]:
+def qoslab_config(congestion: str, mtu: int, seed: int, sim_seconds: float, extra: dict[str, Any]) -> SimConfig:
     from qoslab.bench import tcp_cubic_config
+    from qoslab.plan.models import TcpFlow, TcpOptions
 
     config = tcp_cubic_config(sim_seconds)
-    config["seed"] = seed
-    for node in config["nodes"]:
-        for port in node["ports"]:
-            port["mtu"] = mtu
-    (flow,) = config["flows"]
+    config.seed = seed
+    for node in config.nodes:
+        for port in node.ports:
+            port.mtu = mtu
+    (flow,) = config.flows or []
+    assert isinstance(flow.root, TcpFlow)
     # RACK off unless `extra` turns it on; TLP always off (ns-3 3.44 has neither).
-    flow["tcp"] = {"rack": False, "tlp": False, "congestion": congestion, **extra}
+    flow.root.tcp = TcpOptions.model_validate({"rack": False, "tlp": False, "congestion": congestion, **extra})
     return config
 
 
 def run_qoslab(congestion: str, mtu: int, seed: int, sim_seconds: float, extra: dict[str, Any]) -> dict[str, Any]:
     from qoslab import _core
+    from qoslab.bench import config_json
 
-    results = json.loads(_core.simulate(json.dumps(qoslab_config(congestion, mtu, seed, sim_seconds, extra)), None))
+    results = json.loads(_core.simulate(config_json(qoslab_config(congestion, mtu, seed, sim_seconds, extra)), None))
     (flow,) = results["flows"]
     tcp = flow.get("tcp") or {}
     return {

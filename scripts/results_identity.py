@@ -148,9 +148,8 @@ def bench_manifest() -> dict[str, dict[str, str]]:
     }
     out = {}
     for name, config in configs.items():
-        # The bench's configurations are the plan's JSON written by hand: run as `qoslab
-        # bench` runs them (backends/sim.simulate takes the typed plan).
-        text = _core_text(_core.simulate(json.dumps(config), None))
+        # Run as `qoslab bench` runs them: the plan's JSON text straight to the core.
+        text = _core_text(_core.simulate(bench.config_json(config), None))
         out[f"bench:{name}"] = {"core": hashlib.sha256(text.encode()).hexdigest()}
         print(f"bench {name}", file=sys.stderr, flush=True)
     return out

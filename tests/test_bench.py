@@ -16,6 +16,7 @@ import sys
 import pytest
 from qoslab import bench
 from qoslab.errors import InputError
+from qoslab.plan.models import SimConfig
 
 SCENARIO_KEYS = {"name", "events", "wall_s", "events_per_s", "sim_time_s"}
 COMPARISON_KEYS = {
@@ -255,8 +256,13 @@ def test_throughput_from_results():
 # --- the configurations ---------------------------------------------------------------
 
 
+def document(config: SimConfig) -> dict:
+    """A bench plan as the core reads it: the JSON text ``qoslab bench`` sends to ``simulate``."""
+    return json.loads(bench.config_json(config))
+
+
 def test_wifi_config_matches_the_ns3_script():
-    config = bench.wifi_saturation_config(60)
+    config = document(bench.wifi_saturation_config(60))
     (link,) = config["links"]
     assert (link["standard"], link["rate_bps"], link["preamble"]) == ("802.11b", 11_000_000, "long")
     assert link["rts_threshold"] == 2347 and link["security"] == "open"
@@ -293,7 +299,7 @@ def walk(config: dict, src: int, dst: str) -> list[int]:
 
 
 def test_chain_routes_reach_both_ends():
-    config = bench.ethernet_chain_config(60)
+    config = document(bench.ethernet_chain_config(60))
     assert len(config["nodes"]) == 10
     assert walk(config, 0, "10.0.8.2") == list(range(10))
     assert walk(config, 9, "10.0.0.1") == list(range(9, -1, -1))
@@ -305,10 +311,10 @@ def test_chain_routes_reach_both_ends():
 def test_tcp_config_matches_the_ns3_script():
     import ast
 
-    config = bench.tcp_cubic_config(60)
+    config = document(bench.tcp_cubic_config(60))
     (link,) = config["links"]
     assert (link["rate_bps"], link["delay_ns"], link["queue_frames"]) == (30_000_000, 10_000_000, 100)
-    assert link["impair"][0]["loss"] == {"model": "bernoulli", "p": 0.01} and link["impair"][1] == {}
+    assert link["impair"][0]["loss"] == {"model": "bernoulli", "p": 0.01} and link["impair"][1]["loss"] is None
     (flow,) = config["flows"]
     # The simulator's defaults (CUBIC, HyStart off) but RACK-TLP off: ns-3 3.44 has neither.
     assert flow["kind"] == "tcp" and flow["tcp"] == {"rack": False, "tlp": False}
@@ -340,7 +346,7 @@ def test_tcp_benchmark_runs_in_the_simulator():
 
 
 def test_switch_config_has_one_bridge_port_per_host():
-    config = bench.switch_config(1.0, hosts=20)
+    config = document(bench.switch_config(1.0, hosts=20))
     switch = config["nodes"][0]
     assert switch["bridge"]["ports"] == list(range(20))
     assert len(config["links"]) == 20 and len(config["flows"]) == 20
@@ -349,7 +355,7 @@ def test_switch_config_has_one_bridge_port_per_host():
 
 
 def test_macs_are_unique_unicast_and_local():
-    config = bench.switch_config(1.0)
+    config = document(bench.switch_config(1.0))
     macs = [tuple(p["mac"]) for n in config["nodes"] for p in n["ports"]] + [tuple(bench.BRIDGE_MAC)]
     assert len(set(macs)) == len(macs)
     assert all(m[0] & 0x01 == 0 and m[0] & 0x02 for m in macs)

@@ -14,13 +14,14 @@ from qoslab.backends.sim import _encode, lower, read_results
 from qoslab.data import examples
 from qoslab.methods.common import adaptive_records
 from qoslab.methods.tcp import _trace
+from qoslab.plan import models as plan
 from qoslab.scenario import load_scenario
 
 
 def test_adaptive_counters_keep_the_cores_order_and_values() -> None:
     path = examples.path("seed004_hidden_terminals.toml")
     config = lower(load_scenario(path), test_index=0, source=path)
-    config = config.model_copy(update={"duration_ns": min(config.duration_ns, 3_000_000_000)})
+    config.duration_ns = min(config.duration_ns, 3_000_000_000)
     text = _core.simulate(_encode(config), None)
     raw = json.loads(text)
     (record,) = adaptive_records(read_results(text))
@@ -33,8 +34,10 @@ def test_adaptive_counters_keep_the_cores_order_and_values() -> None:
 
 def test_a_tcp_trace_keeps_the_cores_columns_in_order() -> None:
     config = bench.tcp_cubic_config(1.0)
-    config["flows"][0]["trace"] = True
-    text = _core.simulate(json.dumps(config), None)
+    (bulk,) = config.flows or []
+    assert isinstance(bulk.root, plan.TcpFlow)
+    bulk.root.trace = True
+    text = _core.simulate(_encode(config), None)
     (written,) = json.loads(text)["flows"]
     (flow,) = read_results(text).flows
     assert flow.tcp is not None

@@ -531,13 +531,18 @@ def test_per_ack_growth_is_slower_than_byte_counting_on_a_lossy_link():
     # as fast in congestion avoidance as RFC 3465's byte counting: on a loss-limited path
     # (Mathis: rate ∝ the growth per RTT's square root) NewReno runs slower.
     from qoslab import _core
-    from qoslab.bench import tcp_cubic_config
+    from qoslab.bench import config_json, tcp_cubic_config
+    from qoslab.plan import models as plan
 
     def rate(growth: str, seed: int) -> float:
         config = tcp_cubic_config(10.0)
-        config["seed"] = seed
-        config["flows"][0]["tcp"] = {"rack": False, "tlp": False, "congestion": "newreno", "cwnd_growth": growth}
-        (flow,) = json.loads(_core.simulate(json.dumps(config), None))["flows"]
+        config.seed = seed
+        (bulk,) = config.flows or []
+        assert isinstance(bulk.root, plan.TcpFlow)
+        bulk.root.tcp = plan.TcpOptions(
+            rack=False, tlp=False, congestion=plan.CongestionControl("newreno"), cwnd_growth=plan.CwndGrowth(growth)
+        )
+        (flow,) = json.loads(_core.simulate(config_json(config), None))["flows"]
         return flow["bytes_received"]
 
     acks = sum(rate("acks", s) for s in (1, 2, 3))

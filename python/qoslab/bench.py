@@ -90,6 +90,7 @@ from qoslab.bench_networks import (
     WARMUP_S,
     _ns,
     atm_clip_config,
+    config_json,
     ethernet_chain_config,
     seed004_download_config,
     switch_config,
@@ -167,7 +168,7 @@ def run_sim(
     ``simulate`` call only; the record's ``wall_s`` is the median. The runs must give
     byte-identical results (the determinism contract), else the benchmark fails."""
     simulate = simulate or _simulate()
-    config_json = json.dumps(CONFIG_BUILDERS[name](sim_seconds))
+    text = config_json(CONFIG_BUILDERS[name](sim_seconds))
     walls: list[float] = []
     cpus: list[float] = []
     out: Any = None
@@ -175,7 +176,7 @@ def run_sim(
         # The run releases the GIL but stays on this thread: its CPU time is this thread's.
         start, cpu_start = time.perf_counter(), time.thread_time()
         try:
-            again = simulate(config_json, None)
+            again = simulate(text, None)
         except Exception as err:  # the core maps its errors to Python exceptions
             raise BenchFailed(f"{name}: the simulator refused or failed: {err}") from err
         walls.append(time.perf_counter() - start)
@@ -220,7 +221,7 @@ simulate = getattr(_core, "simulate", None)
 if simulate is None:
     print(json.dumps({"unavailable": "this build of qoslab._core has no simulate()"})); sys.exit(0)
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-config = json.dumps(bench.switch_config(float(sys.argv[1])))
+config = bench.config_json(bench.switch_config(float(sys.argv[1])))
 t = time.perf_counter()
 results = json.loads(simulate(config, None))
 wall = time.perf_counter() - t
@@ -692,6 +693,7 @@ __all__ = [
     "atm_clip_config",
     "seed004_download_config",
     "tcp_cubic_config",
+    "config_json",
     "transfer_throughput_mbps",
     "BenchReport",
     "Unavailable",

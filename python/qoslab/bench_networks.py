@@ -1,14 +1,19 @@
-"""The networks ``qoslab bench`` times, built as the core's configuration (a SimConfig,
-crates/sim/src/config.rs) directly, so that a benchmark times the simulation alone; the
-ns-3 scripts in benchmarks/ns3/ build the same networks (benchmarks/README.md lists the
-parameters side by side). :mod:`qoslab.bench` runs them and reports."""
+"""The networks ``qoslab bench`` times, built as the core's configuration directly (the
+plan's models, python/qoslab/plan/models.py: a SimConfig, crates/sim/src/config.rs), so
+that a benchmark times the simulation alone; the ns-3 scripts in benchmarks/ns3/ build
+the same networks (benchmarks/README.md lists the parameters side by side). :mod:`qoslab.bench` runs them and reports."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from ipaddress import IPv4Address
+from typing import TYPE_CHECKING
 
-from qoslab.plan import PLAN_SCHEMA
+from pydantic import TypeAdapter
+
+from qoslab.lower.lowered import _encode
+from qoslab.plan import PLAN_SCHEMA, Flow
+from qoslab.plan import models as plan
 
 if TYPE_CHECKING:
     from qoslab.plan.results_models import Results
@@ -84,7 +89,8 @@ DEFAULT_REPEAT = 3
 
 
 # ---------------------------------------------------------------------------------------
-# SimConfig builders (crates/sim/src/config.rs)
+# SimConfig builders (crates/sim/src/config.rs): the plan's models, written as the core
+# reads them by config_json
 # ---------------------------------------------------------------------------------------
 
 
@@ -92,23 +98,33 @@ def _ns(seconds: float) -> int:
     return round(seconds * NS)
 
 
-def _cpu_free() -> dict[str, Any]:
+def config_json(config: plan.SimConfig) -> str:
+    """The plan's JSON text as ``_core.simulate`` takes it (the lowering's encoder: the
+    nodes and links whole, the other fields as set)."""
+    return _encode(config)
+
+
+_MACS: TypeAdapter[list[plan.MacItem]] = TypeAdapter(list[plan.MacItem])
+_PORT_INDICES: TypeAdapter[list[plan.Port]] = TypeAdapter(list[plan.Port])
+
+
+def _cpu_free() -> plan.CpuConfig:
     """A node that forwards at no CPU cost: the benchmarks time the network models."""
-    return {
-        "profile": "none",
-        "hz": 0,
-        "queue_limit": 1000,
-        "cycles": {
-            "per_rx_packet": 0,
-            "per_tx_packet": 0,
-            "per_byte_copied": 0.0,
-            "per_bridge_lookup": 0,
-            "per_route_lookup": 0,
-            "per_nat_translation": 0,
-            "per_byte_rc4": 0.0,
-            "per_byte_aes": 0.0,
-        },
-    }
+    return plan.CpuConfig(
+        profile="none",
+        hz=0,
+        queue_limit=1000,
+        cycles=plan.CpuCycles(
+            per_rx_packet=0,
+            per_tx_packet=0,
+            per_byte_copied=0.0,
+            per_bridge_lookup=0,
+            per_route_lookup=0,
+            per_nat_translation=0,
+            per_byte_rc4=0.0,
+            per_byte_aes=0.0,
+        ),
+    )
 
 
 def _mac(node: int, port: int) -> list[int]:
@@ -120,60 +136,82 @@ def _mac(node: int, port: int) -> list[int]:
 BRIDGE_MAC = [0x02, 0x01, 0x00, 0x00, 0x00, 0x00]
 
 
-def _port(name: str, node: int, index: int, address: str | None, prefix: int = 24) -> dict[str, Any]:
-    port: dict[str, Any] = {"name": name, "mac": _mac(node, index), "mtu": 1500}
-    if address is not None:
-        port["address"] = [address, prefix]
-    return port
+def _port(
+    name: str, node: int, index: int, address: str | None, prefix: int = 24, *, mtu: int = 1500, **extra: bool
+) -> plan.PortConfig:
+    return plan.PortConfig(
+        name=name,
+        mac=_MACS.validate_python(_mac(node, index)),
+        mtu=mtu,
+        address=None if address is None else (IPv4Address(address), plan.AddressItem(prefix)),
+        **extra,
+    )
 
 
-def _node(name: str, role: str, ports: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    node = {
-        "name": name,
-        "role": role,
-        "ports": ports,
-        "cpu": _cpu_free(),
-        "arp_timeout_ns": ARP_TIMEOUT_NS,
-        "reassembly_timeout_ns": REASSEMBLY_TIMEOUT_NS,
-    }
-    node.update(extra)
-    return node
+def _node(
+    name: str,
+    role: str,
+    ports: list[plan.PortConfig],
+    *,
+    ip_forward: bool = False,
+    routes: list[plan.RouteConfig] | None = None,
+    bridge: plan.BridgeConfig | None = None,
+) -> plan.NodeConfig:
+    return plan.NodeConfig(
+        name=name,
+        role=plan.NodeRole(role),
+        ports=ports,
+        cpu=_cpu_free(),
+        arp_timeout_ns=ARP_TIMEOUT_NS,
+        reassembly_timeout_ns=REASSEMBLY_TIMEOUT_NS,
+        ip_forward=ip_forward,
+        routes=routes or [],
+        bridge=bridge,
+    )
 
 
-def _udp_flow(flow_id: int, src: int, dst: str, sim_seconds: float) -> dict[str, Any]:
+def _end(node: int, port: int) -> plan.PortRef:
+    return plan.PortRef(node=node, port=port)
+
+
+def _udp_flow(flow_id: int, src: int, dst: str, sim_seconds: float) -> plan.UdpFlow:
     """A saturating UDP flow: ``rate_pps`` 0 keeps the sender's queue non-empty."""
-    return {
-        "kind": "udp",
-        "id": flow_id,
-        "from": src,
-        "to": dst,
-        "dst_port": UDP_PORT,
-        "payload": UDP_PAYLOAD,
-        "rate_pps": 0.0,
-        "start_ns": _ns(WARMUP_S),
-        "stop_ns": _ns(WARMUP_S + sim_seconds),
-    }
+    return plan.UdpFlow(
+        kind="udp",
+        id=flow_id,
+        from_=src,
+        to=IPv4Address(dst),
+        dst_port=UDP_PORT,
+        payload=UDP_PAYLOAD,
+        rate_pps=0.0,
+        start_ns=_ns(WARMUP_S),
+        stop_ns=_ns(WARMUP_S + sim_seconds),
+    )
 
 
 def _sim_config(
-    nodes: list[dict[str, Any]],
-    links: list[dict[str, Any]],
-    flows: list[dict[str, Any]],
+    nodes: list[plan.NodeConfig],
+    links: list[plan.EthernetLink | plan.WifiLink | plan.AtmLink],
+    flows: list[Flow],
     sim_seconds: float,
     seed: int = 1,
-) -> dict[str, Any]:
-    return {
-        "schema": PLAN_SCHEMA,
-        "seed": seed,
-        "duration_ns": _ns(WARMUP_S + sim_seconds),
-        "nodes": nodes,
-        "links": links,
-        "flows": flows,
-        "capture": False,
-    }
+    atm: plan.AtmConfig | None = None,
+) -> plan.SimConfig:
+    config = plan.SimConfig(
+        schema_=PLAN_SCHEMA,
+        seed=seed,
+        duration_ns=_ns(WARMUP_S + sim_seconds),
+        nodes=nodes,
+        links=[plan.LinkConfig(link) for link in links],
+        flows=[plan.FlowConfig(flow) for flow in flows],
+        capture=False,
+    )
+    if atm is not None:
+        config.atm = atm
+    return config
 
 
-def wifi_saturation_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+def wifi_saturation_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> plan.SimConfig:
     """(a) One 802.11b station sending saturating UDP to the AP itself.
 
     The receiver is the AP's own address, not a host behind it, so that the run times
@@ -187,40 +225,46 @@ def wifi_saturation_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str
         _node("ap", "ap", [_port("wlan0", 0, 0, "10.1.0.1")]),
         _node("sta", "host", [_port("wlan0", 1, 0, "10.1.0.2")]),
     ]
-    links = [
-        {
-            "type": "wifi",
-            "name": "bss",
-            "standard": "802.11b",
-            "rate_bps": 11_000_000,
-            "preamble": "long",
-            "security": "open",
-            "ap": {"node": 0, "port": 0},
-            "stations": [{"node": 1, "port": 0}],
-            "rts_threshold": 2347,
-            "wds": False,
-            "foreign_source": "drop",
-            "queue_frames": QUEUE_FRAMES,
-        }
-    ]
-    flows = [_udp_flow(1, 1, "10.1.0.1", sim_seconds)]
-    return _sim_config(nodes, links, flows, sim_seconds)
+    bss = plan.WifiLink(
+        type="wifi",
+        name="bss",
+        standard=plan.WifiStandard("802.11b"),
+        rate_bps=11_000_000,
+        preamble=plan.Preamble("long"),
+        security=plan.WifiSecurity("open"),
+        ap=_end(0, 0),
+        stations=[_end(1, 0)],
+        rts_threshold=2347,
+        wds=False,
+        foreign_source=plan.ForeignSource("drop"),
+        queue_frames=QUEUE_FRAMES,
+    )
+    flows: list[Flow] = [_udp_flow(1, 1, "10.1.0.1", sim_seconds)]
+    return _sim_config(nodes, [bss], flows, sim_seconds)
 
 
-def _ethernet_link(name: str, a: tuple[int, int], b: tuple[int, int]) -> dict[str, Any]:
-    return {
-        "type": "ethernet",
-        "name": name,
-        "a": {"node": a[0], "port": a[1]},
-        "b": {"node": b[0], "port": b[1]},
-        "rate_bps": ETHERNET_RATE_BPS,
-        "delay_ns": ETHERNET_DELAY_NS,
-        "queue_frames": QUEUE_FRAMES,
-        "queue_bytes": QUEUE_FRAMES * 1518,
-    }
+def _ethernet_link(
+    name: str,
+    a: tuple[int, int],
+    b: tuple[int, int],
+    rate_bps: int = ETHERNET_RATE_BPS,
+    delay_ns: int = ETHERNET_DELAY_NS,
+    **impair: list[plan.Impairment],
+) -> plan.EthernetLink:
+    return plan.EthernetLink(
+        type="ethernet",
+        name=name,
+        a=_end(*a),
+        b=_end(*b),
+        rate_bps=rate_bps,
+        delay_ns=delay_ns,
+        queue_frames=QUEUE_FRAMES,
+        queue_bytes=QUEUE_FRAMES * 1518,
+        **impair,
+    )
 
 
-def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHAIN_NODES) -> dict[str, Any]:
+def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHAIN_NODES) -> plan.SimConfig:
     """(b) host0 — r1 — … — r8 — host9 on 100 Mb/s Ethernet, UDP from end to end.
 
     Link i (0 ≤ i < n−1) joins node i (10.0.i.1/24) and node i+1 (10.0.i.2/24). Every
@@ -232,7 +276,7 @@ def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHA
         raise ValueError("a chain needs two nodes or more")
     nodes = []
     for k in range(n):
-        ports: list[dict[str, Any]] = []
+        ports: list[plan.PortConfig] = []
         if k > 0:
             ports.append(_port(f"eth{len(ports)}", k, len(ports), f"10.0.{k - 1}.2"))
         if k < n - 1:
@@ -242,7 +286,9 @@ def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHA
             if subnet in (k - 1, k):
                 continue  # connected
             via = f"10.0.{k - 1}.1" if subnet < k - 1 else f"10.0.{k}.2"
-            routes.append({"destination": f"10.0.{subnet}.0", "prefix_len": 24, "via": via})
+            routes.append(
+                plan.RouteConfig(destination=IPv4Address(f"10.0.{subnet}.0"), prefix_len=24, via=IPv4Address(via))
+            )
         is_host = k in (0, n - 1)
         nodes.append(
             _node(
@@ -253,40 +299,45 @@ def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHA
                 routes=routes,
             )
         )
-    links = [_ethernet_link(f"l{i}", (i, 0 if i == 0 else 1), (i + 1, 0)) for i in range(n - 1)]
-    flows = [_udp_flow(1, 0, f"10.0.{n - 2}.2", sim_seconds)]
+    links: list[plan.EthernetLink | plan.WifiLink | plan.AtmLink] = [
+        _ethernet_link(f"l{i}", (i, 0 if i == 0 else 1), (i + 1, 0)) for i in range(n - 1)
+    ]
+    flows: list[Flow] = [_udp_flow(1, 0, f"10.0.{n - 2}.2", sim_seconds)]
     return _sim_config(nodes, links, flows, sim_seconds)
 
 
-def switch_config(sim_seconds: float, hosts: int = SWITCH_HOSTS) -> dict[str, Any]:
+def switch_config(sim_seconds: float, hosts: int = SWITCH_HOSTS) -> plan.SimConfig:
     """(c) ``hosts`` hosts on one 802.1D learning switch (a bridge of ``hosts`` ports),
     each pinging the next host once a second: the figure is peak memory."""
     switch_ports = [_port(f"p{i}", 0, i, None) for i in range(hosts)]
-    switch = _node(
-        "sw",
-        "switch",
-        switch_ports,
-        bridge={"ports": list(range(hosts)), "mode": "l2", "mac": BRIDGE_MAC, "aging_ns": 300 * NS},
+    bridge = plan.BridgeConfig(
+        ports=_PORT_INDICES.validate_python(list(range(hosts))),
+        mode=plan.BridgeMode("l2"),
+        mac=_MACS.validate_python(BRIDGE_MAC),
+        aging_ns=300 * NS,
     )
+    switch = _node("sw", "switch", switch_ports, bridge=bridge)
 
     # 10.2.0.0/16: host i is 10.2.(i+1 >> 8).(i+1 & 255).
     def addr(i: int) -> str:
         return f"10.2.{(i + 1) >> 8}.{(i + 1) & 0xFF}"
 
     nodes = [switch] + [_node(f"h{i}", "host", [_port("eth0", i + 1, 0, addr(i), 16)]) for i in range(hosts)]
-    links = [_ethernet_link(f"l{i}", (0, i), (i + 1, 0)) for i in range(hosts)]
+    links: list[plan.EthernetLink | plan.WifiLink | plan.AtmLink] = [
+        _ethernet_link(f"l{i}", (0, i), (i + 1, 0)) for i in range(hosts)
+    ]
     count = max(1, int(sim_seconds))
-    flows = [
-        {
-            "kind": "ping",
-            "id": i + 1,
-            "from": i + 1,
-            "to": addr((i + 1) % hosts),
-            "count": count,
-            "interval_ns": NS,
-            "payload": 56,
-            "start_ns": _ns(WARMUP_S) + i * 1000,
-        }
+    flows: list[Flow] = [
+        plan.PingFlow(
+            kind="ping",
+            id=i + 1,
+            from_=i + 1,
+            to=IPv4Address(addr((i + 1) % hosts)),
+            count=count,
+            interval_ns=NS,
+            payload=56,
+            start_ns=_ns(WARMUP_S) + i * 1000,
+        )
         for i in range(hosts)
     ]
     return _sim_config(nodes, links, flows, sim_seconds)
@@ -297,76 +348,70 @@ ATM_MTU = 9180
 ATM_WINDOW = 65536
 
 
-def atm_clip_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+def atm_clip_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> plan.SimConfig:
     """(f) TCP over CLIP: host — ATM switch — host on OC-3 (149.76 Mb/s of cells), one
     LLC/SNAP PVC (0/100) cross-connected in the switch, MTU 9180, a NewReno bulk transfer
     with 64 KiB buffers and no CPU cost. OC-3 carries 353,208 cells/s: 10 s is about 3.5
     million cells each way across the switch (and the ACKs' cells back)."""
 
-    def port(node: int, address: str | None) -> dict[str, Any]:
-        p = {"name": "atm0", "mac": _mac(node, 0), "mtu": ATM_MTU, "point_to_point": True}
-        if address is not None:
-            p["address"] = [address, 24]
-        return p
+    def port(name: str, node: int, index: int, address: str | None) -> plan.PortConfig:
+        return _port(name, node, index, address, mtu=ATM_MTU, point_to_point=True)
 
-    switch = _node(
-        "sw", "atm-switch", [dict(port(2, None), name="atm0"), dict(port(2, None), name="atm1", mac=_mac(2, 1))]
-    )
-    nodes = [_node("ws1", "host", [port(0, "10.3.0.1")]), _node("ws2", "host", [port(1, "10.3.0.2")]), switch]
-
-    def link(name: str, a: tuple[int, int], b: tuple[int, int]) -> dict[str, Any]:
-        return {
-            "type": "atm",
-            "name": name,
-            "a": {"node": a[0], "port": a[1]},
-            "b": {"node": b[0], "port": b[1]},
-            "phy": "oc3",
-            "encapsulation": "llc-snap",
-            "pvcs": [{"vpi": 0, "vci": 100}],
-        }
-
-    links = [link("l1", (0, 0), (2, 0)), link("l2", (2, 1), (1, 0))]
-    flows = [
-        {
-            "kind": "tcp",
-            "id": 1,
-            "from": 0,
-            "to": "10.3.0.2",
-            "dst_port": UDP_PORT,
-            "start_ns": _ns(WARMUP_S),
-            "stop_ns": _ns(WARMUP_S + sim_seconds),
-            "tcp": {
-                "congestion": "newreno",
-                "send_buffer": ATM_WINDOW,
-                "recv_buffer": ATM_WINDOW,
-                "max_window": ATM_WINDOW,
-            },
-        }
+    switch = _node("sw", "atm-switch", [port("atm0", 2, 0, None), port("atm1", 2, 1, None)])
+    nodes = [
+        _node("ws1", "host", [port("atm0", 0, 0, "10.3.0.1")]),
+        _node("ws2", "host", [port("atm0", 1, 0, "10.3.0.2")]),
+        switch,
     ]
-    config = _sim_config(nodes, links, flows, sim_seconds)
-    config["atm"] = {
-        "switches": [
-            {
-                "node": 2,
-                "cross_connects": [{"a": {"port": 0, "vpi": 0, "vci": 100}, "b": {"port": 1, "vpi": 0, "vci": 100}}],
-            }
-        ]
-    }
-    return config
+
+    def link(name: str, a: tuple[int, int], b: tuple[int, int]) -> plan.AtmLink:
+        return plan.AtmLink(
+            type="atm",
+            name=name,
+            a=_end(*a),
+            b=_end(*b),
+            phy=plan.AtmPhy("oc3"),
+            encapsulation=plan.AtmEncapsulation("llc-snap"),
+            pvcs=[plan.PvcConfig(vpi=0, vci=100)],
+        )
+
+    links: list[plan.EthernetLink | plan.WifiLink | plan.AtmLink] = [
+        link("l1", (0, 0), (2, 0)),
+        link("l2", (2, 1), (1, 0)),
+    ]
+    flows: list[Flow] = [
+        plan.TcpFlow(
+            kind="tcp",
+            id=1,
+            from_=0,
+            to=IPv4Address("10.3.0.2"),
+            dst_port=UDP_PORT,
+            start_ns=_ns(WARMUP_S),
+            stop_ns=_ns(WARMUP_S + sim_seconds),
+            tcp=plan.TcpOptions(
+                congestion=plan.CongestionControl("newreno"),
+                send_buffer=ATM_WINDOW,
+                recv_buffer=ATM_WINDOW,
+                max_window=ATM_WINDOW,
+            ),
+        )
+    ]
+    cross_connect = plan.CrossConnect(a=plan.VcEnd(port=0, vpi=0, vci=100), b=plan.VcEnd(port=1, vpi=0, vci=100))
+    atm = plan.AtmConfig(switches=[plan.SwitchConfig(node=2, cross_connects=[cross_connect])])
+    return _sim_config(nodes, links, flows, sim_seconds, atm=atm)
 
 
-def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+def seed004_download_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> plan.SimConfig:
     """examples/seed004_asymmetric.toml at its 57.6 kb/s point, lowered with its test
     (a sized transfer: it runs to its end, whatever ``sim_seconds`` says)."""
     from qoslab.backends.sim import lower
     from qoslab.data.examples import path as example
-    from qoslab.lower.lowered import plan_json
     from qoslab.scenario import load_scenario
     from qoslab.sweep import sweep_points
 
     points = sweep_points(load_scenario(example("seed004_asymmetric.toml")))
     (point,) = [p for p in points if p.values.get("link[2].rate") == SEED004_ACK_RATE]
-    return plan_json(lower(point.scenario, test_index=0))
+    return lower(point.scenario, test_index=0)
 
 
 def transfer_throughput_mbps(results: Results) -> float | None:
@@ -380,7 +425,7 @@ def transfer_throughput_mbps(results: Results) -> float | None:
     return None
 
 
-def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]:
+def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> plan.SimConfig:
     """(d) One CUBIC flow from 10.3.0.1 to 10.3.0.2 over a 30 Mb/s Ethernet link with
     10 ms of delay each way and 1 % Bernoulli loss on every frame towards 10.3.0.2.
 
@@ -397,26 +442,26 @@ def tcp_cubic_config(sim_seconds: float = DEFAULT_SIM_SECONDS) -> dict[str, Any]
         _node("a", "host", [_port("eth0", 0, 0, "10.3.0.1")]),
         _node("b", "host", [_port("eth0", 1, 0, "10.3.0.2")]),
     ]
-    link = _ethernet_link("l0", (0, 0), (1, 0))
-    link.update(
-        rate_bps=TCP_RATE_BPS, delay_ns=TCP_DELAY_NS, impair=[{"loss": {"model": "bernoulli", "p": TCP_LOSS}}, {}]
+    lossy = plan.Impairment(loss=plan.LossConfig(plan.BernoulliLoss(model="bernoulli", p=TCP_LOSS)))
+    link = _ethernet_link(
+        "l0", (0, 0), (1, 0), rate_bps=TCP_RATE_BPS, delay_ns=TCP_DELAY_NS, impair=[lossy, plan.Impairment()]
     )
-    flows = [
-        {
-            "kind": "tcp",
-            "id": 1,
-            "from": 0,
-            "to": "10.3.0.2",
-            "dst_port": 5201,
-            "start_ns": _ns(WARMUP_S),
-            "stop_ns": _ns(WARMUP_S + sim_seconds),
-            "tcp": {"rack": False, "tlp": False},
-        }
+    flows: list[Flow] = [
+        plan.TcpFlow(
+            kind="tcp",
+            id=1,
+            from_=0,
+            to=IPv4Address("10.3.0.2"),
+            dst_port=5201,
+            start_ns=_ns(WARMUP_S),
+            stop_ns=_ns(WARMUP_S + sim_seconds),
+            tcp=plan.TcpOptions(rack=False, tlp=False),
+        )
     ]
     return _sim_config(nodes, [link], flows, sim_seconds)
 
 
-CONFIG_BUILDERS: dict[str, Callable[[float], dict[str, Any]]] = {
+CONFIG_BUILDERS: dict[str, Callable[[float], plan.SimConfig]] = {
     "atm_clip_tcp": atm_clip_config,
     "wifi_80211b_saturation": wifi_saturation_config,
     "ethernet_chain_10": ethernet_chain_config,
