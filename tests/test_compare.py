@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import statistics
 import subprocess
 import sys
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from emu_host import why_no_namespaces
 
 PING = """
     [scenario]
@@ -53,23 +53,7 @@ PING = """
 RUNS = 3
 
 
-def _root_and_namespaces() -> str | None:
-    if os.geteuid() != 0:
-        return "qoslab compare runs the emulation backend: it needs root"
-    try:
-        from pyroute2 import netns
-    except ImportError:
-        return "pyroute2 is not installed (pip install 'qoslab[emu]')"
-    name = f"qoslab-probe{os.getpid()}"
-    try:
-        netns.create(name)
-        netns.remove(name)
-    except OSError as err:
-        return f"a network namespace cannot be made here: {err}"
-    return None
-
-
-WHY = _root_and_namespaces()
+WHY = why_no_namespaces("qoslab compare runs the emulation backend: it needs root")
 
 
 def _scenario(tmp_path: Path) -> Path:

@@ -17,46 +17,17 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from emu_host import own_emu_registry, why_no_namespaces  # noqa: F401 (an autouse fixture)
 from qoslab.scenario import load_scenario
 
-
-def _why_no_namespaces() -> str | None:
-    if os.geteuid() != 0:
-        return "the emulation backend needs root (network namespaces and interfaces)"
-    try:
-        from pyroute2 import netns
-    except ImportError:
-        return "pyroute2 is not installed (pip install 'qoslab[emu]')"
-    name = f"qoslab-probe{os.getpid()}"
-    try:
-        netns.create(name)
-        netns.remove(name)
-    except OSError as err:
-        return f"a network namespace cannot be made here: {err}"
-    return None
-
-
-WHY = _why_no_namespaces()
+WHY = why_no_namespaces()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
 
 QOSLAB = [sys.executable, "-m", "qoslab"]
-
-
-@pytest.fixture(autouse=True)
-def _own_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A registry of this test's own; whatever it left is removed after it."""
-    registry = tmp_path / "registry"
-    monkeypatch.setenv("QOSLAB_EMU_REGISTRY", str(registry))
-    yield registry
-    from qoslab.backends.emu.registry import registered_runs, remove_run
-
-    for run in registered_runs():
-        remove_run(run)
 
 
 def _scenario(tmp_path: Path, text: str) -> Path:
@@ -432,7 +403,7 @@ def _running(pid: int, start: int | None) -> bool:
         return False
 
 
-def test_kill_9_of_a_run_then_emu_clean_leaves_nothing(tmp_path: Path, _own_registry: Path) -> None:
+def test_kill_9_of_a_run_then_emu_clean_leaves_nothing(tmp_path: Path) -> None:
     from qoslab.backends.emu.registry import registered_runs
 
     path = _ics(tmp_path)
@@ -478,7 +449,7 @@ def test_kill_9_of_a_run_then_emu_clean_leaves_nothing(tmp_path: Path, _own_regi
     assert not [n for n in after[1] - before[1] if record.run in n or n in ports]
     assert "qoslab" not in after[2]
     assert not [pid for pid, start in record.pids if pid is not None and _running(pid, start)]
-    assert not (_own_registry / f"{record.run}.json").exists()
+    assert not (Path(os.environ["QOSLAB_EMU_REGISTRY"]) / f"{record.run}.json").exists()
 
 
 REFUSED = {
@@ -526,7 +497,7 @@ def test_without_root_the_backend_refuses_to_start(monkeypatch: pytest.MonkeyPat
         check_host()
 
 
-def test_sigterm_removes_the_network_without_emu_clean(tmp_path: Path, _own_registry: Path) -> None:
+def test_sigterm_removes_the_network_without_emu_clean(tmp_path: Path) -> None:
     from pyroute2 import netns
     from qoslab.backends.emu.registry import registered_runs
 
@@ -546,7 +517,7 @@ def test_sigterm_removes_the_network_without_emu_clean(tmp_path: Path, _own_regi
         if run.poll() is None:
             run.kill()
     assert not [n for n in netns.listnetns() if n.startswith(f"qoslab-{record.run}-")]
-    assert not (_own_registry / f"{record.run}.json").exists()
+    assert not (Path(os.environ["QOSLAB_EMU_REGISTRY"]) / f"{record.run}.json").exists()
 
 
 FLOWS = (

@@ -10,46 +10,16 @@ These tests need root and network namespaces; without them they are skipped, say
 
 from __future__ import annotations
 
-import os
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from emu_host import own_emu_registry, why_no_namespaces  # noqa: F401 (an autouse fixture)
 from qoslab.scenario import load_scenario
 
-
-def _why_no_namespaces() -> str | None:
-    if os.geteuid() != 0:
-        return "the emulation backend needs root (network namespaces and interfaces)"
-    try:
-        from pyroute2 import netns
-    except ImportError:
-        return "pyroute2 is not installed (pip install 'qoslab[emu]')"
-    name = f"qoslab-probe{os.getpid()}"
-    try:
-        netns.create(name)
-        netns.remove(name)
-    except OSError as err:
-        return f"a network namespace cannot be made here: {err}"
-    return None
-
-
-WHY = _why_no_namespaces()
+WHY = why_no_namespaces()
 pytestmark = pytest.mark.skipif(WHY is not None, reason=WHY or "")
-
-
-@pytest.fixture(autouse=True)
-def _own_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A registry of this test's own; whatever it left is removed after it."""
-    registry = tmp_path / "registry"
-    monkeypatch.setenv("QOSLAB_EMU_REGISTRY", str(registry))
-    yield registry
-    from qoslab.backends.emu.registry import registered_runs, remove_run
-
-    for run in registered_runs():
-        remove_run(run)
 
 
 RATE_BPS, DELAY_MS, PAYLOAD, COUNT = 10e6, 5.0, 1000, 200

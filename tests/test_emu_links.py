@@ -17,29 +17,17 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from emu_host import own_emu_registry, why_no_namespaces  # noqa: F401 (an autouse fixture)
 
 
 def _why_no_namespaces() -> str | None:
-    if os.geteuid() != 0:
-        return "the emulation backend needs root (network namespaces and interfaces)"
-    if not os.path.exists("/dev/net/tun"):
+    if os.geteuid() == 0 and not os.path.exists("/dev/net/tun"):
         return "the link emulator needs TAP devices (/dev/net/tun)"
-    try:
-        from pyroute2 import netns
-    except ImportError:
-        return "pyroute2 is not installed (pip install 'qoslab[emu]')"
-    name = f"qoslab-probe{os.getpid()}"
-    try:
-        netns.create(name)
-        netns.remove(name)
-    except OSError as err:
-        return f"a network namespace cannot be made here: {err}"
-    return None
+    return why_no_namespaces()
 
 
 WHY = _why_no_namespaces()
@@ -51,18 +39,6 @@ QOSLAB = [sys.executable, "-m", "qoslab"]
 # header 20 B (RFC 791, no options), MAC header 14 B and FCS 4 B (IEEE 802.3 §3.1.1),
 # preamble and SFD 8 B (§3.2.1-2), inter-frame gap 96 bit times = 12 B (§4.4.2).
 UDP, IPV4, MAC, FCS, PREAMBLE, IFG = 8, 20, 14, 4, 8, 12
-
-
-@pytest.fixture(autouse=True)
-def _own_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A registry of this test's own; whatever it left is removed after it."""
-    registry = tmp_path / "registry"
-    monkeypatch.setenv("QOSLAB_EMU_REGISTRY", str(registry))
-    yield registry
-    from qoslab.backends.emu.registry import registered_runs, remove_run
-
-    for run in registered_runs():
-        remove_run(run)
 
 
 def _two_hosts(tmp_path: Path, link: str, test: str) -> Path:

@@ -21,30 +21,18 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from emu_host import own_emu_registry, why_no_namespaces  # noqa: F401 (an autouse fixture)
 from qoslab.scenario import load_scenario
 
 
 def _why_not() -> str | None:
-    if os.geteuid() != 0:
-        return "the emulation backend needs root (network namespaces and interfaces)"
-    if shutil.which("openvpn") is None:
+    if os.geteuid() == 0 and shutil.which("openvpn") is None:
         return "openvpn is not installed (scripts/install.sh installs it: apt-get install openvpn)"
-    try:
-        from pyroute2 import netns
-    except ImportError:
-        return "pyroute2 is not installed (pip install 'qoslab[emu]')"
-    name = f"qoslab-probe{os.getpid()}"
-    try:
-        netns.create(name)
-        netns.remove(name)
-    except OSError as err:
-        return f"a network namespace cannot be made here: {err}"
-    return None
+    return why_no_namespaces()
 
 
 WHY = _why_not()
@@ -66,18 +54,6 @@ PACKET_ID_LONG = 4 + 4
 has no opcode (`forward.c` adds one only for TLS, in `tls_post_encrypt`)."""
 ETHERNET_HEADER = 14
 """IEEE 802.3 §3.1.1: destination, source, type; a TAP device's frames carry no FCS."""
-
-
-@pytest.fixture(autouse=True)
-def _own_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """A registry of this test's own; whatever it left is removed after it."""
-    registry = tmp_path / "registry"
-    monkeypatch.setenv("QOSLAB_EMU_REGISTRY", str(registry))
-    yield registry
-    from qoslab.backends.emu.registry import registered_runs, remove_run
-
-    for run in registered_runs():
-        remove_run(run)
 
 
 def _scenario(tmp_path: Path, text: str) -> Path:
@@ -238,7 +214,7 @@ def test_check_refuses_what_openvpn_cannot_run_as_planned(tmp_path: Path) -> Non
     assert sim.returncode == 0, sim.stderr
 
 
-def test_kill_9_of_an_openvpn_run_then_emu_clean_leaves_nothing(tmp_path: Path, _own_registry: Path) -> None:
+def test_kill_9_of_an_openvpn_run_then_emu_clean_leaves_nothing(tmp_path: Path) -> None:
     """After kill -9 of a run whose openvpn ends are up, `qoslab emu clean` leaves no
     namespace, no openvpn of the run, and not its directory (the static key)."""
     import signal
@@ -274,7 +250,7 @@ def test_kill_9_of_an_openvpn_run_then_emu_clean_leaves_nothing(tmp_path: Path, 
     assert not [n for n in netns.listnetns() if n.startswith(f"qoslab-{record.run}")]
     assert not [pid for pid, start in record.pids if pid is not None and alive(pid, start)]
     assert not Path(record.temp_dirs[0]).exists()
-    assert not (_own_registry / f"{record.run}.json").exists()
+    assert not (Path(os.environ["QOSLAB_EMU_REGISTRY"]) / f"{record.run}.json").exists()
 
 
 def _udp_payloads(pcap: bytes) -> list[bytes]:
