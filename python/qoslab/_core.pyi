@@ -67,6 +67,27 @@ def emulate_link(
     JSON (docs/metrics.md, "The link emulator"). Raises ValueError for a link the
     emulator refuses, OSError for a descriptor it cannot use."""
 
+def emulated_link_ends(plan_json: str, link_index: int) -> list[tuple[int, int]]:
+    """The plan ports ``(node, port)`` of link ``link_index``'s ends, in the order
+    :func:`emulate_plan_link` takes their descriptors: a line's ``a`` and ``b``, an
+    802.11 cell's members with the AP first. Raises ValueError for a link the emulator
+    does not run."""
+
+def emulate_plan_link(
+    fds: list[int],
+    plan_json: str,
+    link_index: int,
+    stop_fd: int,
+    seed: int | None = None,
+    spin_us: int | None = None,
+    busy_poll: bool = False,
+    fifo_priority: int | None = None,
+) -> str:
+    """As :func:`emulate_link`, for link ``link_index`` of the lowered plan ``plan_json``
+    (a line, or an 802.11 cell with one TAP per member, crates/sim's own ``WifiCell``),
+    one descriptor per end in ``fds`` in the order of :func:`emulated_link_ends`; the
+    link's random streams are those of the simulator's run of ``seed`` (default: the
+    plan's)."""
 
 def wifi_preamble_problem(standard: str, preamble: str) -> str | None:
     """Why an 802.11 cell of ``standard`` ("802.11", "802.11b", ...) cannot send the PLCP

@@ -10,14 +10,18 @@
 //!   stop on a descriptor or a signal, and the [`Report`] it returns.
 //! - [`lateness`]: how late each write was against the model's arrival time.
 //!
-//! What the plan has and the emulator does not (yet): 802.11 cells and ATM links (refused
-//! with the link named); jitter (the plan has none: the delay is constant, so frames of a
+//! - [`shared`]: a link with many ends (an 802.11 cell: crates/sim's own `WifiCell`,
+//!   built by the world's constructor), one TAP per member.
+//!
+//! What the plan has and the emulator does not (yet): ATM links (refused with the link
+//! named); jitter (the plan has none: the delay is constant, so frames of a
 //! direction arrive in the order sent).
 
 pub mod device;
 pub mod lateness;
 pub mod line;
 mod run;
+pub mod shared;
 mod signal;
 
-pub use run::{emulate, DirectionReport, Error, Options, Report, REPORT_SCHEMA};
+pub use run::{emulate, emulate_plan, link_ends, DirectionReport, Error, Options, Report, REPORT_SCHEMA};

@@ -71,7 +71,7 @@ pub struct Count {
 }
 
 impl Count {
-    fn add(&mut self, bytes: usize) {
+    pub(crate) fn add(&mut self, bytes: usize) {
         self.frames += 1;
         self.bytes += bytes as u64;
     }

@@ -17,15 +17,16 @@ use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Instant;
 
 use serde::Serialize;
-use sim::config::LinkConfig;
+use sim::config::{LinkConfig, SimConfig};
 
 use crate::device::Device;
 use crate::lateness::{Lateness, LatenessReport};
-use crate::line::{Count, DirectionCounters, EndKind, Line};
+use crate::line::{Count, DirectionCounters, EndKind, Line, Sink};
+use crate::shared::{Conservation, EndReport, Shared, SharedReport};
 use crate::signal::SignalGuard;
 
 /// The version of the report's JSON; a change of its shape raises it.
-pub const REPORT_SCHEMA: u32 = 2;
+pub const REPORT_SCHEMA: u32 = 3;
 
 /// Timed sleeps whose overshoot sets the spin (the spin is their largest, so one late
 /// wake-up in this many raises it until that many more have ended in time).
@@ -188,11 +189,11 @@ impl DirectionReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: u32,
-    /// The plan's link name and kind ("ethernet" or "serial").
+    /// The plan's link name and kind ("ethernet", "serial" or "wifi").
     pub link: String,
     pub kind: &'static str,
-    pub ends: [EndKind; 2],
-    pub devices: [String; 2],
+    pub ends: Vec<EndKind>,
+    pub devices: Vec<String>,
     pub seed: u64,
     pub spin_ns: u64,
     pub spin_max_ns: u64,
@@ -207,8 +208,53 @@ pub struct Report {
     pub duration_ns: u64,
     /// "stop fd", "stop fd closed", "SIGTERM", "SIGINT", or the error that ended it.
     pub stopped_by: String,
-    /// `[a → b, b → a]`.
-    pub directions: [DirectionReport; 2],
+    /// A line's `[a → b, b → a]`; empty for a cell.
+    pub directions: Vec<DirectionReport>,
+    /// A cell's members, in the order of the devices (the AP first); empty for a line.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub members: Vec<EndReport>,
+    /// A cell's own account at the stop; none for a line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shared: Option<SharedReport>,
+}
+
+/// What the loop drives: a line (two ends) or a link with many ends.
+enum Model {
+    /// Boxed: the line holds its queues and impairments inline (1.5 kB).
+    Line(Box<Line>),
+    Shared(Shared),
+}
+
+impl Model {
+    fn offer(&mut self, now: u64, from: usize, frame: &[u8], sink: &mut Sink<'_>) {
+        match self {
+            Model::Line(l) => l.offer(now, from, frame, sink),
+            Model::Shared(s) => s.offer(now, from, frame, sink),
+        }
+    }
+
+    fn advance(&mut self, now: u64, sink: &mut Sink<'_>) {
+        match self {
+            Model::Line(l) => l.advance(now, sink),
+            Model::Shared(s) => s.advance(now, sink),
+        }
+    }
+
+    fn next_wake(&self) -> Option<u64> {
+        match self {
+            Model::Line(l) => l.next_wake(),
+            Model::Shared(s) => s.next_wake(),
+        }
+    }
+
+    /// Which lateness a write to end `to` counts in: a line's by its direction (the
+    /// sender's end), a shared link's by its receiver.
+    fn lateness_slot(&self, to: usize) -> usize {
+        match self {
+            Model::Line(_) => 1 - to,
+            Model::Shared(_) => to,
+        }
+    }
 }
 
 /// The thread's timer slack set to 1 ns, and restored on drop.
@@ -238,19 +284,14 @@ impl Drop for TimerSlack {
 enum Woken {
     /// Which devices have frames to read (none when the wait timed out or a signal
     /// interrupted it).
-    Devices([bool; 2]),
+    Devices(Vec<bool>),
     /// The run stops, and why.
     Stop(String),
 }
 
-/// Waits at most `timeout_ns` (None: until something happens) for a frame on either
-/// device, the stop descriptor or a signal (`fds`: the two devices, stop, signals).
-fn wait(
-    fds: &mut [libc::pollfd; 4],
-    timeout_ns: Option<u64>,
-    ends: [&Device; 2],
-    signals: Option<&SignalGuard>,
-) -> Woken {
+/// Waits at most `timeout_ns` (None: until something happens) for a frame on any
+/// device, the stop descriptor or a signal (`fds`: the devices, stop, signals).
+fn wait(fds: &mut [libc::pollfd], timeout_ns: Option<u64>, ends: &[&Device], signals: Option<&SignalGuard>) -> Woken {
     let ts = timeout_ns.map(|ns| libc::timespec {
         tv_sec: (ns / 1_000_000_000) as libc::time_t,
         tv_nsec: (ns % 1_000_000_000) as libc::c_long,
@@ -258,21 +299,22 @@ fn wait(
     let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
     // SAFETY: `fds` is an array of initialised pollfd; `ts_ptr` is null or points at `ts`.
     let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
+    let k = ends.len();
     if n < 0 {
         let e = io::Error::last_os_error();
         if e.kind() == io::ErrorKind::Interrupted {
-            return Woken::Devices([false; 2]);
+            return Woken::Devices(vec![false; k]);
         }
         return Woken::Stop(format!("ppoll: {e}"));
     }
-    if fds[3].revents != 0 {
+    if fds[k + 1].revents != 0 {
         return Woken::Stop(signals.and_then(SignalGuard::caught).unwrap_or("signal").to_string());
     }
-    if fds[2].revents != 0 {
-        return Woken::Stop(if fds[2].revents & libc::POLLIN != 0 { "stop fd" } else { "stop fd closed" }.to_string());
+    if fds[k].revents != 0 {
+        return Woken::Stop(if fds[k].revents & libc::POLLIN != 0 { "stop fd" } else { "stop fd closed" }.to_string());
     }
-    let mut readable = [false; 2];
-    for end in 0..2 {
+    let mut readable = vec![false; k];
+    for end in 0..k {
         let revents = fds[end].revents;
         if revents & (libc::POLLERR | libc::POLLHUP | libc::POLLNVAL) != 0 && revents & libc::POLLIN == 0 {
             return Woken::Stop(format!("device {} is gone", ends[end].name()));
@@ -282,34 +324,64 @@ fn wait(
     Woken::Devices(readable)
 }
 
-/// The run's report: the line's counters per direction, what it held at the stop, and
-/// each direction's lateness.
+/// The run's report: a line's counters per direction, what it held at the stop, and
+/// each direction's lateness; a shared link's per member, and its own account.
 fn report(
-    line: &Line,
-    ends: [&Device; 2],
+    model: &Model,
+    ends: &[&Device],
     seed: u64,
     options: &Options,
     duration_ns: u64,
     stopped_by: String,
-    lateness: &[Lateness; 2],
+    lateness: &[Lateness],
 ) -> Report {
-    let direction = |from: usize| {
-        let (queued_at_stop, in_flight_at_stop) = line.held(from);
-        DirectionReport {
-            from: ["a", "b"][from],
-            to: ["b", "a"][from],
-            counters: *line.counters(from),
-            queued_at_stop,
-            in_flight_at_stop,
-            lateness_ns: lateness[from].report(),
-        }
+    let (link, kind) = match model {
+        Model::Line(l) => (l.name().to_string(), l.kind()),
+        Model::Shared(s) => (s.name().to_string(), s.kind()),
     };
+    let (mut directions, mut members, mut shared) = (Vec::new(), Vec::new(), None);
+    match model {
+        Model::Line(line) => {
+            for from in 0..2 {
+                let (queued_at_stop, in_flight_at_stop) = line.held(from);
+                directions.push(DirectionReport {
+                    from: ["a", "b"][from],
+                    to: ["b", "a"][from],
+                    counters: *line.counters(from),
+                    queued_at_stop,
+                    in_flight_at_stop,
+                    lateness_ns: lateness[from].report(),
+                });
+            }
+        }
+        Model::Shared(s) => {
+            for (end, device) in ends.iter().enumerate() {
+                members.push(EndReport {
+                    port: s.end_names()[end].clone(),
+                    device: device.name().to_string(),
+                    counters: s.counters(end).clone(),
+                    lateness_ns: lateness[end].report(),
+                });
+            }
+            let conservation = s
+                .conservation()
+                .into_iter()
+                .map(|c| Conservation {
+                    frames_in: c.frames_in,
+                    frames_out: c.frames_out,
+                    dropped: c.dropped,
+                    queued: c.queued,
+                })
+                .collect();
+            shared = Some(SharedReport { held_at_stop: s.held(), conservation });
+        }
+    }
     Report {
         schema: REPORT_SCHEMA,
-        link: line.name().to_string(),
-        kind: line.kind(),
-        ends: line.ends(),
-        devices: [ends[0].name().to_string(), ends[1].name().to_string()],
+        link,
+        kind,
+        ends: ends.iter().map(|d| d.kind()).collect(),
+        devices: ends.iter().map(|d| d.name().to_string()).collect(),
         seed,
         spin_ns: options.spin_ns,
         spin_max_ns: options.spin_max_ns.max(options.spin_ns),
@@ -318,7 +390,9 @@ fn report(
         fifo_priority: options.fifo_priority,
         duration_ns,
         stopped_by,
-        directions: [direction(0), direction(1)],
+        directions,
+        members,
+        shared,
     }
 }
 
@@ -334,39 +408,97 @@ pub fn emulate(
     stop: Option<BorrowedFd<'_>>,
     options: &Options,
 ) -> Result<Report, Error> {
-    let mut line = Line::new(link, seed, link_index, [ends[0].kind(), ends[1].kind()]).map_err(Error::Config)?;
+    let line = Line::new(link, seed, link_index, [ends[0].kind(), ends[1].kind()]).map_err(Error::Config)?;
+    drive(Model::Line(Box::new(line)), &ends, seed, stop, options)
+}
+
+/// Emulates link number `link_index` of the plan `config` between `ends`, one device
+/// per end of the link ([`link_ends`]: a line's `a` and `b`, a cell's members with the
+/// AP first), in real time, as [`emulate`]; the link's random streams (loss, a cell's
+/// backoffs and frame errors) are those of the simulator's run of `config.seed`.
+pub fn emulate_plan(
+    config: &SimConfig,
+    link_index: usize,
+    ends: &[&Device],
+    stop: Option<BorrowedFd<'_>>,
+    options: &Options,
+) -> Result<Report, Error> {
+    let kinds: Vec<EndKind> = ends.iter().map(|d| d.kind()).collect();
+    let model = match Shared::of_plan(config, link_index, &kinds).map_err(Error::Config)? {
+        Some(shared) => Model::Shared(shared),
+        None => {
+            let Some(link) = config.links.get(link_index) else {
+                return Err(Error::Config(format!("links[{link_index}]: the plan has {} links", config.links.len())));
+            };
+            let [a, b] = ends else {
+                return Err(Error::Config(format!(
+                    "links[{link_index}]: a line has two ends, {} devices given",
+                    ends.len()
+                )));
+            };
+            let line = Line::new(link, config.seed, link_index, [a.kind(), b.kind()]).map_err(Error::Config)?;
+            Model::Line(Box::new(line))
+        }
+    };
+    drive(model, ends, config.seed, stop, options)
+}
+
+/// The plan ports of link number `link_index`'s ends, in the order [`emulate_plan`]
+/// takes their devices: a line's `a` and `b`, a cell's members (the AP first).
+pub fn link_ends(config: &SimConfig, link_index: usize) -> Result<Vec<(u32, u16)>, String> {
+    let i = link_index;
+    match config.links.get(i) {
+        None => Err(format!("links[{i}]: the plan has {} links", config.links.len())),
+        Some(LinkConfig::Ethernet { a, b, .. } | LinkConfig::Serial { a, b, .. }) => {
+            Ok(vec![(a.node, a.port), (b.node, b.port)])
+        }
+        Some(LinkConfig::Wifi(w)) => Ok(w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect()),
+        Some(LinkConfig::Atm(_)) => {
+            Err(format!("links[{i}]: ATM links are not emulated yet, only Ethernet, serial and 802.11 links"))
+        }
+    }
+}
+
+/// The loop: reads each device, offers what it reads to the model, writes what the
+/// model delivers, until a stop.
+fn drive(
+    mut model: Model,
+    ends: &[&Device],
+    seed: u64,
+    stop: Option<BorrowedFd<'_>>,
+    options: &Options,
+) -> Result<Report, Error> {
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
     let _slack = TimerSlack::tight();
     let _realtime = options.fifo_priority.map(RealTime::enter).transpose()?;
     let clock = Instant::now();
     let now = || clock.elapsed().as_nanos() as u64;
-    let mut lateness = [Lateness::default(), Lateness::default()];
+    let k = ends.len();
+    let mut lateness = vec![Lateness::default(); k];
     let mut buf = vec![0u8; FRAME_BUFFER];
     let poll = |fd: Option<i32>| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 };
-    let mut fds = [
-        poll(Some(ends[0].as_raw_fd())),
-        poll(Some(ends[1].as_raw_fd())),
-        poll(stop.map(|s| s.as_raw_fd())),
-        poll(signals.as_ref().map(SignalGuard::fd)),
-    ];
-    let mut readable = [false; 2];
+    let mut fds: Vec<libc::pollfd> = ends.iter().map(|d| poll(Some(d.as_raw_fd()))).collect();
+    fds.push(poll(stop.map(|s| s.as_raw_fd())));
+    fds.push(poll(signals.as_ref().map(SignalGuard::fd)));
+    let mut readable = vec![false; k];
     let mut spin = Spin::new(options);
+    let slots: Vec<usize> = (0..k).map(|to| model.lateness_slot(to)).collect();
     let stopped_by = 'run: loop {
         let mut sink = |to: usize, frame: &[u8], at: u64| -> bool {
             let written = ends[to].write(frame).is_ok();
             if written {
-                lateness[1 - to].record(now().saturating_sub(at));
+                lateness[slots[to]].record(now().saturating_sub(at));
             }
             written
         };
-        line.advance(now(), &mut sink);
-        for end in 0..2 {
+        model.advance(now(), &mut sink);
+        for end in 0..k {
             if !readable[end] {
                 continue;
             }
             for _ in 0..READ_BATCH {
                 match ends[end].read(&mut buf) {
-                    Ok(n) => line.offer(now(), end, &buf[..n], &mut sink),
+                    Ok(n) => model.offer(now(), end, &buf[..n], &mut sink),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                     Err(e) => break 'run format!("error reading {}: {e}", ends[end].name()),
@@ -374,7 +506,7 @@ pub fn emulate(
             }
         }
         let before = now();
-        let timeout = match line.next_wake() {
+        let timeout = match model.next_wake() {
             _ if options.busy_poll => Some(0),
             Some(t) => Some(t.saturating_sub(before).saturating_sub(spin.ns)),
             None => None,
@@ -382,7 +514,7 @@ pub fn emulate(
         match wait(&mut fds, timeout, ends, signals.as_ref()) {
             Woken::Devices(r) => {
                 // A timed sleep that nothing cut short: how late the kernel woke us.
-                if let (Some(t @ 1..), [false, false]) = (timeout, r) {
+                if let (Some(t @ 1..), false) = (timeout, r.iter().any(|&x| x)) {
                     spin.slept(before + t, now());
                 }
                 readable = r;
@@ -391,10 +523,12 @@ pub fn emulate(
         }
     };
     let duration_ns = now();
-    let mut report = report(&line, ends, seed, options, duration_ns, stopped_by, &lateness);
+    let mut report = report(&model, ends, seed, options, duration_ns, stopped_by, &lateness);
     report.wake_overshoot_ns = spin.overshoot.report();
     debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
-    debug_assert!((0..2).all(|from| line.agrees_with_line(from)), "the emulator's counters are the line's");
+    if let Model::Line(line) = &model {
+        debug_assert!((0..2).all(|from| line.agrees_with_line(from)), "the emulator's counters are the line's");
+    }
     Ok(report)
 }
 

@@ -65,3 +65,71 @@ pub fn emulate_link(
         })?;
     Ok(serde_json::to_string(&report).expect("a report prints"))
 }
+
+/// The plan ports `(node, port)` of link number `link_index`'s ends in `plan_json` (a
+/// lowered plan), in the order [`emulate_plan_link`] takes their descriptors: a line's
+/// `a` and `b`, an 802.11 cell's members with the AP first. Raises ValueError for a link
+/// the emulator does not run.
+#[pyfunction]
+pub fn emulated_link_ends(plan_json: &str, link_index: usize) -> PyResult<Vec<(u32, u16)>> {
+    let config = plan_of(plan_json)?;
+    emu::link_ends(&config, link_index).map_err(PyValueError::new_err)
+}
+
+/// As [`emulate_link`], for link number `link_index` of the plan `plan_json` (any link the
+/// emulator runs: a line, or an 802.11 cell with one TAP per member), one descriptor per
+/// end in `fds` in the order of [`emulated_link_ends`]. The link's random streams are
+/// those of the simulator's run of `seed` (default: the plan's).
+#[pyfunction]
+#[pyo3(signature = (fds, plan_json, link_index, stop_fd, seed=None, spin_us=None, busy_poll=false, fifo_priority=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn emulate_plan_link(
+    py: Python<'_>,
+    fds: Vec<i32>,
+    plan_json: &str,
+    link_index: usize,
+    stop_fd: i32,
+    seed: Option<u64>,
+    spin_us: Option<u64>,
+    busy_poll: bool,
+    fifo_priority: Option<i32>,
+) -> PyResult<String> {
+    let mut config = plan_of(plan_json)?;
+    if let Some(seed) = seed {
+        config.seed = seed;
+    }
+    let mut devices = Vec::with_capacity(fds.len());
+    for (end, &fd) in fds.iter().enumerate() {
+        if fd < 0 {
+            return Err(PyValueError::new_err(format!("fds[{end}]: a file descriptor, not {fd}")));
+        }
+        // SAFETY: the caller keeps `fd` open for this call; the device holds a duplicate.
+        let device = emu::device::Device::from_fd(unsafe { BorrowedFd::borrow_raw(fd) })
+            .map_err(|e| PyOSError::new_err(format!("fds[{end}]: {e}")))?;
+        devices.push(device);
+    }
+    if stop_fd < 0 {
+        return Err(PyValueError::new_err(format!("stop_fd: a file descriptor, not {stop_fd}")));
+    }
+    let mut options = emu::Options { stop_on_signals: true, busy_poll, fifo_priority, ..Default::default() };
+    if let Some(us) = spin_us {
+        options.spin_ns = us * 1000;
+        options.spin_max_ns = us * 1000;
+    }
+    let report = py
+        .detach(|| {
+            // SAFETY: as above, the caller keeps `stop_fd` open for this call.
+            let stop = unsafe { BorrowedFd::borrow_raw(stop_fd) };
+            let ends: Vec<&emu::device::Device> = devices.iter().collect();
+            emu::emulate_plan(&config, link_index, &ends, Some(stop), &options)
+        })
+        .map_err(|e| match e {
+            emu::Error::Config(m) => PyValueError::new_err(m),
+            emu::Error::Io(e) => PyOSError::new_err(e.to_string()),
+        })?;
+    Ok(serde_json::to_string(&report).expect("a report prints"))
+}
+
+fn plan_of(plan_json: &str) -> PyResult<sim::config::SimConfig> {
+    sim::config::from_json(plan_json).map_err(|e| PyValueError::new_err(format!("plan: {e}")))
+}

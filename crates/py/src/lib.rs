@@ -39,6 +39,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
     m.add_function(wrap_pyfunction!(sim::validate, m)?)?;
     m.add_function(wrap_pyfunction!(emu::emulate_link, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::emulate_plan_link, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::emulated_link_ends, m)?)?;
     m.add_class::<session::Session>()?;
     m.add_function(wrap_pyfunction!(sim::plan_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sim::wifi_preamble_problem, m)?)?;

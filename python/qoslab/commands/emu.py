@@ -166,8 +166,19 @@ def _show(r: EmuRun) -> None:
 
 
 def _show_link(label: str, counters: dict[str, Any]) -> None:
-    """One line per emulated link and direction: frames offered, delivered, dropped by reason."""
-    for d in counters["directions"]:
+    """One line per emulated link and direction (a cell: per member): frames offered,
+    delivered, dropped by reason."""
+    for m in counters.get("members", []):
+        refused = {**m["refused"], **m["dropped"]}
+        drops = ", ".join(f"{reason} {c['frames']}" for reason, c in refused.items()) or "none"
+        stderr.print(
+            Text(f"{label}: ", style="bold")
+            + Text(
+                f"link {counters['link']} at {m['port']}: offered {m['offered']['frames']}, "
+                f"delivered {m['delivered']['frames']}, dropped {drops}"
+            )
+        )
+    for d in counters.get("directions", []):
         drops = ", ".join(f"{reason} {c['frames']}" for reason, c in d["dropped"].items()) or "none"
         held = d["queued_at_stop"]["frames"] + d["in_flight_at_stop"]["frames"]
         stderr.print(

@@ -62,6 +62,7 @@ use lines::*;
 pub use lines::line_of_plan;
 use tcp_flows::*;
 use traffic::*;
+pub use wifi::cell_of_plan;
 use wifi::*;
 
 /// The engine's events.

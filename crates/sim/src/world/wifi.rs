@@ -141,6 +141,34 @@ pub(super) fn bss_state(
     index: usize,
     nodes: &mut [Node],
 ) -> Result<CellSlot, RunError> {
+    let cell = wifi_cell(config, w, id, index)?;
+    for (i, &(node, port)) in cell.members.iter().enumerate() {
+        let cycles = &config.nodes[node as usize].cpu.cycles;
+        let per_byte = match cell.adapters[i].cipher.cost() {
+            CipherCost::None => 0.0,
+            CipherCost::Rc4 => cycles.per_byte_rc4,
+            CipherCost::Aes => cycles.per_byte_aes,
+        };
+        nodes[node as usize].set_port_cipher_cost(port, per_byte);
+    }
+    Ok(CellSlot { cell, timer: WakeTimer::IDLE, scratch: Vec::new(), medium: Vec::new() })
+}
+
+/// The 802.11 cell of the plan's link number `index` in a run of `config` (its medium,
+/// with the random streams of BSS number `id`, and each member's adapter with its
+/// address rules and cipher); `None` if that link is not a cell. The one constructor of
+/// a cell from the plan: the world builds its BSSs with it (through `bss_state`), and
+/// the real-time emulator (crates/emu) the cell it drives through the `Link` trait, so
+/// that both draw the same backoffs and frame errors.
+pub fn cell_of_plan(config: &SimConfig, index: usize) -> Result<Option<WifiCell>, RunError> {
+    let Some(LinkConfig::Wifi(w)) = config.links.get(index) else { return Ok(None) };
+    // The BSS's number: the cells before it in the plan (as `build_links` counts them).
+    let id = config.links[..index].iter().filter(|l| matches!(l, LinkConfig::Wifi(_))).count() as u32;
+    wifi_cell(config, w, id, index).map(Some)
+}
+
+/// The cell of `w`, the plan's link `index` and BSS number `id`.
+fn wifi_cell(config: &SimConfig, w: &crate::config::WifiConfig, id: u32, index: usize) -> Result<WifiCell, RunError> {
     let field = |f: &str| format!("links[{index}].{f}");
     let members: Vec<(u32, u16)> = w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect();
     let mut params = bss_params(w, members.len(), index)?;
@@ -158,23 +186,11 @@ pub(super) fn bss_state(
         params.beacon = Some(beacon_params(config, w, b, &params.phy, index)?);
     }
     let adapters = adapters(w, &macs, has_ap, foreign, &cipher);
-    for (i, &(node, port)) in members.iter().enumerate() {
-        let cost = adapters[i].cipher.cost();
-        let cycles = &config.nodes[node as usize].cpu.cycles;
-        let per_byte = match cost {
-            CipherCost::None => 0.0,
-            CipherCost::Rc4 => cycles.per_byte_rc4,
-            CipherCost::Aes => cycles.per_byte_aes,
-        };
-        nodes[node as usize].set_port_cipher_cost(port, per_byte);
-    }
     let mut bss = Bss::new(params, RunSeed(config.seed), u64::from(id));
     if config.capture {
         bss.capture_air();
     }
-    let cell =
-        WifiCell::new(w.name.clone(), w.channel, bss, members, adapters, macs, has_ap, w.wds, w.relay, w.delay_ns);
-    Ok(CellSlot { cell, timer: WakeTimer::IDLE, scratch: Vec::new(), medium: Vec::new() })
+    Ok(WifiCell::new(w.name.clone(), w.channel, bss, members, adapters, macs, has_ap, w.wds, w.relay, w.delay_ns))
 }
 
 /// The medium's parameters from the cell's configuration (standard, preambles, access,

@@ -1,7 +1,8 @@
-"""The link emulator's process: ``python -m qoslab.backends.emu.link_child FD_A FD_B
-STOP_FD SEED LINK_INDEX FIFO_PRIORITY PARENT_PID`` with the plan link's JSON on stdin. It prints
-``ready``, then runs
-``qoslab._core.emulate_link`` on the two inherited TAP descriptors until its stop pipe
+"""The link emulator's process: ``python -m qoslab.backends.emu.link_child FD,FD[,FD...]
+STOP_FD SEED LINK_INDEX FIFO_PRIORITY PARENT_PID`` with, on stdin, the plan link's JSON (a
+line: two descriptors, its ``a`` and ``b``) or ``{"plan_link": INDEX, "plan": PLAN}`` (an
+802.11 cell: one descriptor per member, the AP first). It prints ``ready``, then runs
+``qoslab._core.emulate_link`` (or ``emulate_plan_link``) on the inherited TAP descriptors until its stop pipe
 is written to or closed (the run's process writes it at the end of the test; a run
 killed with ``kill -9`` closes it), or SIGTERM; then prints the report (docs/metrics.md,
 "The link emulator") as one JSON line on stdout.
@@ -37,18 +38,26 @@ def _die_with_parent(parent: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    fd_a, fd_b, stop_fd, seed, index, fifo, parent = (int(v) for v in argv)
+    fds = [int(v) for v in argv[0].split(",")]
+    stop_fd, seed, index, fifo, parent = (int(v) for v in argv[1:])
     _die_with_parent(parent)
+    import json
+
     from qoslab import _core
 
-    link_json = sys.stdin.read()
+    document = sys.stdin.read()
+    whole = json.loads(document)
+    priority = fifo if fifo > 0 else None
     # Imported and configured: the parent waits for this line before it lets traffic
     # start, so no frame waits in a TAP's queue for the emulator to come up.
     sys.stdout.write(READY)
     sys.stdout.flush()
-    report = _core.emulate_link(
-        fd_a, fd_b, link_json, seed, stop_fd, link_index=index, fifo_priority=fifo if fifo > 0 else None
-    )
+    if "plan_link" in whole:
+        plan = json.dumps(whole["plan"])
+        report = _core.emulate_plan_link(fds, plan, whole["plan_link"], stop_fd, seed=seed, fifo_priority=priority)
+    else:
+        fd_a, fd_b = fds
+        report = _core.emulate_link(fd_a, fd_b, document, seed, stop_fd, link_index=index, fifo_priority=priority)
     sys.stdout.write(report + "\n")
     sys.stdout.flush()
     return 0

@@ -5,8 +5,10 @@ link's ends see, one in each end's namespace, named after the plan's ports.
 with no rate, delay, loss or queue model of the link. :class:`EmulatedLink`
 ("emulated", the default) makes a TAP device at each end and forwards between them with
 the simulator's link models in real time (crates/emu, ``qoslab._core.emulate_link``) in a
-child process (:mod:`qoslab.backends.emu.link_child`). The topology calls only
-:meth:`LinkRunner.start` and :meth:`LinkRunner.stop`. Every run records and prints
+child process (:mod:`qoslab.backends.emu.link_child`); an 802.11 cell gets a TAP device
+per member and the simulator's ``WifiCell`` (``qoslab._core.emulate_plan_link``). The
+topology calls only :meth:`LinkRunner.start` (a line), :meth:`LinkRunner.start_many` (a
+cell) and :meth:`LinkRunner.stop`. Every run records and prints
 :attr:`LinkRunner.implementation`.
 """
 
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from qoslab.backends.emu.registry import RunRecord
-from qoslab.plan.models import LinkConfig, SerialLink
+from qoslab.plan.models import LinkConfig, SerialLink, SimConfig
 
 
 @dataclass(frozen=True)
@@ -42,7 +44,7 @@ class LinkHandle:
     """A link made by a runner: what :meth:`LinkRunner.stop` needs to undo it."""
 
     name: str
-    ends: tuple[LinkEnd, LinkEnd]
+    ends: tuple[LinkEnd, ...]
     pid: int | None = None
     """The process that carries the link's frames (an emulator), if any."""
     report: dict[str, Any] | None = None
@@ -64,6 +66,12 @@ class LinkRunner(Protocol):
         run's namespaces, or any process, goes into ``registry`` first."""
         ...
 
+    def start_many(self, plan: SimConfig, index: int, ends: list[LinkEnd], registry: RunRecord) -> LinkHandle:
+        """As :meth:`start`, for link ``index`` of ``plan`` with many ends (an 802.11
+        cell: ``ends`` are its members, the AP first, as ``_core.emulated_link_ends``
+        orders them)."""
+        ...
+
     def stop(self, handle: LinkHandle) -> None:
         """Stop carrying frames; the interfaces go with their namespaces."""
         ...
@@ -83,6 +91,15 @@ class DirectVeth:
         with NetNS(a.namespace) as ns:
             ns.link("add", ifname=a.ifname, kind="veth", peer={"ifname": b.ifname, "net_ns_fd": b.namespace})
         return LinkHandle(link.root.name, (a, b))
+
+    def start_many(self, plan: SimConfig, index: int, ends: list[LinkEnd], registry: RunRecord) -> LinkHandle:
+        from qoslab.backends.emu.topology import EmulationError
+
+        link = plan.links[index].root
+        raise EmulationError(
+            f"link {link.name!r} ({link.type}) cannot be a direct veth: its model (an 802.11 cell's airtime "
+            "and its station adapters' address rules) is what the run is about; use the emulated links"
+        )
 
     def stop(self, handle: LinkHandle) -> None:
         return None
@@ -170,17 +187,37 @@ class EmulatedLink:
         self.fifo_priority = fifo_priority
 
     def start(self, link: LinkConfig, a: LinkEnd, b: LinkEnd, registry: RunRecord, *, index: int = 0) -> LinkHandle:
+        # The link's JSON as the core reads it in a plan (defaults written too).
+        return self._start(
+            link.root.name,
+            [a, b],
+            link.model_dump_json(by_alias=True),
+            registry,
+            index=index,
+            serial=isinstance(link.root, SerialLink),
+        )
+
+    def start_many(self, plan: SimConfig, index: int, ends: list[LinkEnd], registry: RunRecord) -> LinkHandle:
+        from qoslab.lower.lowered import plan_json
+
+        # The whole plan: a cell's adapters take their members' MACs from the nodes' ports.
+        document = json.dumps({"plan_link": index, "plan": plan_json(plan)})
+        return self._start(plan.links[index].root.name, ends, document, registry, index=index, serial=False)
+
+    def _start(
+        self, name: str, ends: list[LinkEnd], document: str, registry: RunRecord, *, index: int, serial: bool
+    ) -> LinkHandle:
         fds: list[int] = []
         stop_r, stop_w = os.pipe()  # both close-on-exec; the child gets stop_r by pass_fds
         try:
-            fds = [open_tap(a)]
-            fds.append(open_tap(b))
-            if isinstance(link.root, SerialLink):
+            for end in ends:
+                fds.append(open_tap(end))
+            if serial:
                 # A serial line has no ARP: the emulator carries IP datagrams only and
                 # addresses each to the MAC the far kernel sends from (crates/emu line.rs).
-                for end in (a, b):
+                for end in ends:
                     _no_arp(end)
-            argv = [str(fds[0]), str(fds[1]), str(stop_r), str(self.seed), str(index), str(self.fifo_priority or 0)]
+            argv = [",".join(map(str, fds)), str(stop_r), str(self.seed), str(index), str(self.fifo_priority or 0)]
             argv.append(str(os.getpid()))
             child = subprocess.Popen(
                 [sys.executable, "-m", "qoslab.backends.emu.link_child", *argv],
@@ -201,11 +238,10 @@ class EmulatedLink:
         for fd in (*fds, stop_r):
             os.close(fd)
         assert child.stdin is not None
-        # The link's JSON as the core reads it in a plan (defaults written too).
-        child.stdin.write(link.model_dump_json(by_alias=True).encode())
+        child.stdin.write(document.encode())
         child.stdin.close()
         child.stdin = None  # written whole: communicate() at the stop only reads
-        handle = LinkHandle(link.root.name, (a, b), pid=child.pid, process=child, stop_fd=stop_w)
+        handle = LinkHandle(name, tuple(ends), pid=child.pid, process=child, stop_fd=stop_w)
         self._wait_ready(handle)
         return handle
 
@@ -253,7 +289,23 @@ class EmulatedLink:
 def link_counters(report: dict[str, Any]) -> dict[str, Any]:
     """What a run's record keeps of an emulator's report: per direction, frames and
     bytes offered and delivered, drops by reason (only reasons that dropped), and what
-    was still queued or in flight at the stop (docs/metrics.md, "The emulation backend")."""
+    was still queued or in flight at the stop; for a cell, per member (docs/metrics.md,
+    "The emulation backend")."""
+    if report.get("members"):
+        members = [
+            {
+                "port": m["port"],
+                "offered": m["offered"],
+                "delivered": m["delivered"],
+                "refused": m["refused"],
+                "dropped": m["dropped"],
+                "lateness_p99_us": round(m["lateness_ns"]["p99"] / 1000, 3)
+                if m["lateness_ns"].get("p99") is not None
+                else None,
+            }
+            for m in report["members"]
+        ]
+        return {"link": report["link"], "kind": report["kind"], "members": members}
     directions = []
     for d in report["directions"]:
         directions.append(

@@ -3,7 +3,7 @@
 needs (:func:`check_host`: root and network namespaces).
 
 Each refusal names the key and what is missing, and says which part of issue 17 adds
-it: the link emulator (crates/emu) for 802.11 cells and ATM; the
+it: the link emulator (crates/emu) for ATM (802.11 cells run there); the
 user-space tunnels for PPPoE, PPTP, IPsec and GRE. OpenVPN runs the real openvpn
 (:mod:`.openvpn`), which refuses what it cannot run as the plan says.
 """
@@ -29,7 +29,6 @@ IFNAMSIZ = 16
 names of at most 15 characters."""
 
 _MISSING_LINK = {
-    "wifi": "an 802.11 cell needs the link emulator's DCF airtime and the station adapter's address rules (crates/emu, issue 17 part 2)",
     "atm": "an ATM link needs the link emulator's cell timing and CLIP/LANE (crates/emu, issue 17 part 2)",
 }
 
@@ -47,7 +46,7 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
             out.add(
                 ("link", i, "type"),
                 f"link{named} cannot run on the emulation backend yet: {_MISSING_LINK[link.type]}",
-                expected="an ethernet link (backend emu)",
+                expected="an ethernet, serial or wifi link (backend emu)",
                 found=repr(link.type),
                 hint="run it on the simulator (`--backend sim`, the default)",
             )

@@ -10,6 +10,7 @@ put straight into the other's (:class:`qoslab.backends.emu.links.DirectVeth`).
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,7 @@ from qoslab.plan.models import (
     PortRef,
     SerialLink,
     SimConfig,
+    WifiLink,
 )
 
 if TYPE_CHECKING:
@@ -90,7 +92,7 @@ class Topology:
 
 def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no") -> Topology:
     """Make the plan's network (``plan``: the lowered SimConfig, ``Network.config``; its
-    links Ethernet or serial only, which :mod:`qoslab.backends.emu.refusals` made sure of).
+    links Ethernet, serial or 802.11, which :mod:`qoslab.backends.emu.refusals` made sure of).
     ``mtu_disc``: openvpn's ``--mtu-disc`` for its outer packets (:mod:`.openvpn`)."""
     from pyroute2 import netns
 
@@ -107,7 +109,17 @@ def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc:
         run_in(name, ["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
     linked: set[tuple[int, int]] = set()
     for k, link in enumerate(plan.links):
-        # Two ends: refusals.check_scenario refused a Wi-Fi cell or an ATM link before.
+        if isinstance(link.root, WifiLink):
+            # One TAP per member, in the core's order (the AP first).
+            from qoslab import _core
+            from qoslab.lower.lowered import plan_json
+
+            members = _core.emulated_link_ends(json.dumps(plan_json(plan)), k)
+            ends = [_end(topo, PortRef(node=n, port=p)) for n, p in members]
+            topo.links.append(runner.start_many(plan, k, ends, registry))
+            linked |= set(members)
+            continue
+        # Two ends: refusals.check_scenario refused an ATM link before.
         assert isinstance(link.root, EthernetLink | SerialLink), f"{link.root.type} link {link.root.name!r}"
         a, b = link.root.a, link.root.b
         ends = [_end(topo, ref) for ref in (a, b)]
