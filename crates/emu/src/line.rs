@@ -182,14 +182,11 @@ impl Line {
                 }
             }
             LinkConfig::Serial { .. } => {}
-            LinkConfig::Wifi(w) => {
+            LinkConfig::Wifi(_) | LinkConfig::Atm(_) => {
                 return Err(format!(
-                    "links[{i}] ({}): 802.11 cells are not emulated yet, only Ethernet and serial links",
-                    w.name
+                    "links[{i}]: an 802.11 cell or an ATM link is not a line: emulate it with the whole plan \
+                     (emu::emulate_plan)"
                 ))
-            }
-            LinkConfig::Atm(_) => {
-                return Err(format!("links[{i}]: ATM links are not emulated yet, only Ethernet and serial links"))
             }
         }
         let line = line_of_plan::<()>(link, seed, i)

@@ -444,7 +444,8 @@ pub fn emulate_plan(
 }
 
 /// The plan ports of link number `link_index`'s ends, in the order [`emulate_plan`]
-/// takes their devices: a line's `a` and `b`, a cell's members (the AP first).
+/// takes their devices: a line's `a` and `b`, a cell's members (the AP first), the ATM
+/// network's host endpoints (any of its links names the whole network).
 pub fn link_ends(config: &SimConfig, link_index: usize) -> Result<Vec<(u32, u16)>, String> {
     let i = link_index;
     match config.links.get(i) {
@@ -452,9 +453,8 @@ pub fn link_ends(config: &SimConfig, link_index: usize) -> Result<Vec<(u32, u16)
         Some(LinkConfig::Ethernet { a, b, .. } | LinkConfig::Serial { a, b, .. }) => {
             Ok(vec![(a.node, a.port), (b.node, b.port)])
         }
-        Some(LinkConfig::Wifi(w)) => Ok(w.ap.iter().chain(w.stations.iter()).map(|r| (r.node, r.port)).collect()),
-        Some(LinkConfig::Atm(_)) => {
-            Err(format!("links[{i}]: ATM links are not emulated yet, only Ethernet, serial and 802.11 links"))
+        Some(LinkConfig::Wifi(_) | LinkConfig::Atm(_)) => {
+            Ok(crate::shared::shared_ends(config, i)?.unwrap_or_default())
         }
     }
 }

@@ -21,19 +21,7 @@ impl World {
         nodes: &mut [Node],
         attachments: &mut [Vec<Attachment>],
     ) -> Result<Option<AtmNet>, RunError> {
-        let links: Vec<(usize, &crate::atm::AtmLinkConfig)> = config
-            .links
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| match l {
-                LinkConfig::Atm(a) => Some((i, a.as_ref())),
-                _ => None,
-            })
-            .collect();
-        if links.is_empty() && config.atm.switches.is_empty() {
-            return Ok(None);
-        }
-        let mut net = AtmNet::new(&config.nodes, &links, &config.atm, config.capture).map_err(RunError::Config)?;
+        let Some(net) = atm_net_of_plan(config)? else { return Ok(None) };
         for (&(node, port), &ep) in &net.endpoint_of {
             attachments[node as usize][port as usize] = Attachment::Atm { ep };
             let n = &mut nodes[node as usize];
@@ -43,7 +31,7 @@ impl World {
             if let (PortUse::Routed { iface }, false) = (n.port_use[port as usize], lec) {
                 n.ip.ifaces[iface].resolve = false;
             }
-            let header = links
+            let header = atm_links(config)
                 .iter()
                 .find(|(_, l)| (l.a.node, l.a.port) == (node, port) || (l.b.node, l.b.port) == (node, port))
                 .map_or(8, |(_, l)| if l.encapsulation == AtmEncapsulation::VcMux { 0 } else { 8 });
@@ -52,25 +40,8 @@ impl World {
             n.set_port_atm(port, header);
         }
         for &sw in &net.switch_nodes {
-            if nodes.get(sw as usize).is_none() {
-                return Err(RunError::Config(ConfigError {
-                    field: "atm.switches".into(),
-                    message: format!("no node {sw}"),
-                }));
-            }
             for a in attachments[sw as usize].iter_mut() {
                 *a = Attachment::AtmSwitch;
-            }
-        }
-        // VC-multiplexed PVCs carry no InATMARP: their far ends are configured.
-        for (ep, vpi, vci, far) in net.pvc_far_ends() {
-            let llc = links.iter().any(|(_, l)| {
-                l.encapsulation == AtmEncapsulation::LlcSnap && l.pvcs.iter().any(|p| (p.vpi, p.vci) == (vpi, vci))
-            });
-            if !llc {
-                if let Some(ip) = net.endpoint_ip(far) {
-                    net.set_pvc_peer(ep, vpi, vci, ip);
-                }
             }
         }
         Ok(Some(net))
@@ -187,4 +158,50 @@ impl World {
         }
         (links, Some(stats))
     }
+}
+
+/// The ATM links of the plan, with their indices.
+fn atm_links(config: &SimConfig) -> Vec<(usize, &crate::atm::AtmLinkConfig)> {
+    config
+        .links
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| match l {
+            LinkConfig::Atm(a) => Some((i, a.as_ref())),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The ATM network of the plan (its switches, every ATM link, the hosts' endpoints with
+/// CLIP or LANE, VC-multiplexed PVCs' configured far ends), or `None` if it has no ATM
+/// link or switch. The one constructor of the ATM network from the plan: the world
+/// builds its network with it (`build_atm`), and the real-time emulator (crates/emu)
+/// the network it drives through the `Link` trait.
+pub fn atm_net_of_plan(config: &SimConfig) -> Result<Option<AtmNet>, RunError> {
+    let links = atm_links(config);
+    if links.is_empty() && config.atm.switches.is_empty() {
+        return Ok(None);
+    }
+    let mut net = AtmNet::new(&config.nodes, &links, &config.atm, config.capture).map_err(RunError::Config)?;
+    for &sw in &net.switch_nodes {
+        if config.nodes.get(sw as usize).is_none() {
+            return Err(RunError::Config(ConfigError {
+                field: "atm.switches".into(),
+                message: format!("no node {sw}"),
+            }));
+        }
+    }
+    // VC-multiplexed PVCs carry no InATMARP: their far ends are configured.
+    for (ep, vpi, vci, far) in net.pvc_far_ends() {
+        let llc = links.iter().any(|(_, l)| {
+            l.encapsulation == AtmEncapsulation::LlcSnap && l.pvcs.iter().any(|p| (p.vpi, p.vci) == (vpi, vci))
+        });
+        if !llc {
+            if let Some(ip) = net.endpoint_ip(far) {
+                net.set_pvc_peer(ep, vpi, vci, ip);
+            }
+        }
+    }
+    Ok(Some(net))
 }

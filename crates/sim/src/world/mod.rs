@@ -59,6 +59,7 @@ mod wifi;
 use adaptive_router::*;
 use lines::*;
 // A line built from the plan as the world builds it, for crates/emu.
+pub use atm::atm_net_of_plan;
 pub use lines::line_of_plan;
 use tcp_flows::*;
 use traffic::*;

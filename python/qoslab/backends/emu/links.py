@@ -98,7 +98,8 @@ class DirectVeth:
         link = plan.links[index].root
         raise EmulationError(
             f"link {link.name!r} ({link.type}) cannot be a direct veth: its model (an 802.11 cell's airtime "
-            "and its station adapters' address rules) is what the run is about; use the emulated links"
+            "and its station adapters' address rules, the ATM network's cells and ATMARP) is what the run is "
+            "about; use the emulated links"
         )
 
     def stop(self, handle: LinkHandle) -> None:
@@ -200,7 +201,8 @@ class EmulatedLink:
     def start_many(self, plan: SimConfig, index: int, ends: list[LinkEnd], registry: RunRecord) -> LinkHandle:
         from qoslab.lower.lowered import plan_json
 
-        # The whole plan: a cell's adapters take their members' MACs from the nodes' ports.
+        # The whole plan: a cell's adapters take their members' MACs from the nodes' ports,
+        # the ATM network its switches and every ATM link.
         document = json.dumps({"plan_link": index, "plan": plan_json(plan)})
         return self._start(plan.links[index].root.name, ends, document, registry, index=index, serial=False)
 

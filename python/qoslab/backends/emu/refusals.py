@@ -3,7 +3,8 @@
 needs (:func:`check_host`: root and network namespaces).
 
 Each refusal names the key and what is missing, and says which part of issue 17 adds
-it: the link emulator (crates/emu) for ATM (802.11 cells run there); the
+it: the link emulator (crates/emu) for LAN emulation over ATM (802.11 cells and
+Classical IP over ATM run there); the
 user-space tunnels for PPPoE, PPTP, IPsec and GRE. OpenVPN runs the real openvpn
 (:mod:`.openvpn`), which refuses what it cannot run as the plan says.
 """
@@ -28,9 +29,11 @@ IFNAMSIZ = 16
 """Linux's interface name buffer, the terminating NUL included (include/uapi/linux/if.h):
 names of at most 15 characters."""
 
-_MISSING_LINK = {
-    "atm": "an ATM link needs the link emulator's cell timing and CLIP/LANE (crates/emu, issue 17 part 2)",
-}
+_LANE = (
+    "LAN emulation (LANE) and MPOA over ATM are not emulated: the link emulator runs Classical IP over ATM only "
+    "(crates/emu shared.rs answers the kernel's ARP for CLIP next hops; an LE client's LE-ARP, BUS and MPOA "
+    "shortcuts would need the kernel's frames bridged into the ELAN, not done yet)"
+)
 
 
 def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
@@ -41,13 +44,23 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
     scenario = net.scenario
     out = LocatedProblems(source)
     for i, link in enumerate(scenario.link):
-        if link.type in _MISSING_LINK:
+        elan = getattr(link, "elan", None) if link.type == "atm" else None
+        if elan is not None:
             named = f" {link.name!r}" if getattr(link, "name", None) else ""
             out.add(
-                ("link", i, "type"),
-                f"link{named} cannot run on the emulation backend yet: {_MISSING_LINK[link.type]}",
-                expected="an ethernet, serial or wifi link (backend emu)",
-                found=repr(link.type),
+                ("link", i, "elan"),
+                f"link{named} cannot run on the emulation backend yet: {_LANE}",
+                expected="no elan: Classical IP over ATM (backend emu)",
+                found=repr(elan),
+                hint="run it on the simulator (`--backend sim`, the default)",
+            )
+    for name, node in scenario.node.items():
+        if node.role in ("lane-server", "mpoa-server"):
+            out.add(
+                ("node", name, "role"),
+                f"node {name!r} cannot run on the emulation backend yet: {_LANE}",
+                expected="a role other than 'lane-server' or 'mpoa-server' (backend emu)",
+                found=repr(node.role),
                 hint="run it on the simulator (`--backend sim`, the default)",
             )
     for i, tunnel in enumerate(scenario.tunnel):

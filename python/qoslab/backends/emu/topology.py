@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from qoslab.backends.emu.links import LinkEnd, LinkHandle, LinkRunner
 from qoslab.backends.emu.registry import RunRecord, namespace_name
 from qoslab.plan.models import (
+    AtmLink,
     BridgeConfig,
     BridgeMode,
     EthernetLink,
@@ -82,6 +83,9 @@ class Topology:
     """Processes a role runs in a namespace (the L3F daemon, openvpn)."""
     tunnels: list[Tunnel] = field(default_factory=list)
     """The OpenVPN ends running (:class:`qoslab.backends.emu.openvpn.Tunnel`)."""
+    modelled: set[tuple[int, int]] = field(default_factory=set)
+    """(node, port) indices that exist only inside a link model (an ATM switch's ports,
+    inside the emulated ATM network): no interface is made for them."""
 
     def namespace(self, node: str) -> str:
         return self.namespaces[node]
@@ -92,7 +96,7 @@ class Topology:
 
 def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no") -> Topology:
     """Make the plan's network (``plan``: the lowered SimConfig, ``Network.config``; its
-    links Ethernet, serial or 802.11, which :mod:`qoslab.backends.emu.refusals` made sure of).
+    links Ethernet, serial, 802.11 or ATM with CLIP, which :mod:`qoslab.backends.emu.refusals` made sure of).
     ``mtu_disc``: openvpn's ``--mtu-disc`` for its outer packets (:mod:`.openvpn`)."""
     from pyroute2 import netns
 
@@ -108,9 +112,16 @@ def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc:
         # neighbour discovery or MLD reports that the simulated nodes do not send.
         run_in(name, ["sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"])
     linked: set[tuple[int, int]] = set()
+    atm_started = False
     for k, link in enumerate(plan.links):
-        if isinstance(link.root, WifiLink):
-            # One TAP per member, in the core's order (the AP first).
+        if isinstance(link.root, WifiLink | AtmLink):
+            if isinstance(link.root, AtmLink):
+                # One emulator for the whole ATM network (switches and every ATM link),
+                # started at its first link; a switch's ports get no device.
+                if atm_started:
+                    continue
+                atm_started = True
+            # One TAP per member or host endpoint, in the core's order (the AP first).
             from qoslab import _core
             from qoslab.lower.lowered import plan_json
 
@@ -118,8 +129,15 @@ def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc:
             ends = [_end(topo, PortRef(node=n, port=p)) for n, p in members]
             topo.links.append(runner.start_many(plan, k, ends, registry))
             linked |= set(members)
+            if isinstance(link.root, AtmLink):
+                # The switches' ports are inside the emulated network: no interface.
+                for other in plan.links:
+                    if isinstance(other.root, AtmLink):
+                        for ref in (other.root.a, other.root.b):
+                            if (ref.node, ref.port) not in set(members):
+                                topo.modelled.add((ref.node, ref.port))
             continue
-        # Two ends: refusals.check_scenario refused an ATM link before.
+        # Two ends: a line.
         assert isinstance(link.root, EthernetLink | SerialLink), f"{link.root.type} link {link.root.name!r}"
         a, b = link.root.a, link.root.b
         ends = [_end(topo, ref) for ref in (a, b)]
@@ -135,7 +153,8 @@ def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc:
     # A TAP device has carrier only once openvpn holds it: the wait skips them, and
     # openvpn starts on links that are up (its first packets are not lost to a carrier
     # still down, which would hold its start-up for its 10 s retry).
-    _wait_up(topo, skip=set(openvpn.tap_ports(topo.plan)))
+    inside = {(topo.plan.nodes[n].name, topo.plan.nodes[n].ports[p].name) for n, p in topo.modelled}
+    _wait_up(topo, skip=set(openvpn.tap_ports(topo.plan)) | inside)
     topo.tunnels = openvpn.start(topo, mtu_disc=mtu_disc)
     return topo
 
@@ -181,7 +200,8 @@ def _configure_node(topo: Topology, index: int, node: NodeConfig, linked: set[tu
     name = topo.namespaces[node.name]
     with NetNS(name) as ns:
         ns.link("set", index=ns.link_lookup(ifname="lo")[0], state="up")
-        for p, port in enumerate(node.ports):
+        ports = [(p, port) for p, port in enumerate(node.ports) if (index, p) not in topo.modelled]
+        for p, port in ports:
             if (index, p) not in linked:
                 # A port on no link still has its address, as the simulator's does.
                 ns.link("add", ifname=port.name, kind="dummy")
@@ -195,7 +215,7 @@ def _configure_node(topo: Topology, index: int, node: NodeConfig, linked: set[tu
             _l3f_addresses(ns, node, bridge)
         elif bridge is not None:
             _bridge(ns, node, bridge)
-        for port in node.ports:
+        for _, port in ports:
             ns.link("set", index=ns.link_lookup(ifname=port.name)[0], state="up")
         for route in node.routes or []:
             ns.route("add", dst=str(route.destination), dst_len=route.prefix_len, gateway=str(route.via))

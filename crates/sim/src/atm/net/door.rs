@@ -45,6 +45,19 @@ impl AtmNet {
         own.out.tx_done.append(&mut out.tx_done);
     }
 
+    /// As [`Link::offer`] at a CLIP endpoint `ep`, with the next hop the sender's stack
+    /// routed the packet to (RFC 2225 §8: ATMARP resolves the next hop in the LIS, which
+    /// the Ethernet-headed packet does not carry): a driver that knows it (the real-time
+    /// emulator learns it from the kernel's own ARP) says so; the trait's `offer` takes
+    /// the destination, which is the next hop within one LIS.
+    pub fn offer_to(&mut self, now: u64, ep: u32, next_hop: Ipv4Addr, frame: Vec<u8>) -> Offer {
+        self.own.now = self.own.now.max(now);
+        let mut out = AtmOut::default();
+        self.send_ip(now, ep, next_hop, frame, &mut out);
+        self.absorb(out);
+        Offer::Accepted
+    }
+
     /// Hands on what was filed, in the order the world handles it: drops, deliveries,
     /// senders done.
     fn hand_on(&mut self, events: &mut Vec<LinkEvent>) {
@@ -82,7 +95,7 @@ impl Link for AtmNet {
             .get(ethernet::HEADER_LEN + 16..ethernet::HEADER_LEN + 20)
             .map(|b| Ipv4Addr::new(b[0], b[1], b[2], b[3]))
         {
-            self.send_ip(now, ep, dst, frame, &mut out);
+            return self.offer_to(now, ep, dst, frame);
         } else {
             return Offer::Dropped { reason: "not an IPv4 packet: CLIP carries IP (RFC 2225)".into(), frame };
         }
