@@ -170,3 +170,32 @@ def test_one_way_time_of_a_datagram_is_the_cell_arithmetic(tmp_path: Path, paylo
     # 100 octets: 3 cells, 11.3 us; 9152: 192 cells, 546 us (a switch that stored the
     # whole PDU before forwarding it would take 1087 us).
     assert statistics.median(times) == pytest.approx(expected, abs=TIMING_ERROR_NS), (expected, sorted(times))
+
+
+def test_lane_and_mpoa_are_refused_by_check_with_the_reason() -> None:
+    import subprocess
+    import sys
+
+    for example, keys in (
+        ("seed001_lane.toml", ["node.lane.role", "link[2].elan"]),
+        ("seed001_mpoa.toml", ["node.rs.role", "link[2].elan"]),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "qoslab", "check", str(EXAMPLES / example), "--backend", "emu"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 2, done.stderr
+        assert all(key in done.stderr for key in keys), done.stderr
+        assert "LAN emulation (LANE) and MPOA over ATM are not emulated" in done.stderr
+        assert "Traceback" not in done.stderr
+    # Classical IP over ATM and 802.11 cells pass.
+    for example in ("clip_two_lis.toml", "seed000_l2f_station.toml", "seed000_ics.toml"):
+        done = subprocess.run(
+            [sys.executable, "-m", "qoslab", "check", str(EXAMPLES / example), "--backend", "emu"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr

@@ -380,3 +380,38 @@ pub struct Conservation {
     pub dropped: u64,
     pub queued: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_made_up_arp_reply_is_rfc_826s_for_the_asked_address() {
+        let asker = [2, 0, 0, 0, 0, 1];
+        let (spa, tpa) = ([192, 0, 2, 1], [192, 0, 2, 254]);
+        let mut request = vec![0xff; 6];
+        request.extend_from_slice(&asker);
+        request.extend_from_slice(&[0x08, 0x06]);
+        // RFC 826: ar$hrd 1, ar$pro 0x0800, ar$hln 6, ar$pln 4, ar$op 1 (request).
+        request.extend_from_slice(&[0, 1, 8, 0, 6, 4, 0, 1]);
+        request.extend_from_slice(&asker);
+        request.extend_from_slice(&spa);
+        request.extend_from_slice(&[0; 6]);
+        request.extend_from_slice(&tpa);
+        let reply = clip_arp_reply(&request).expect("a reply");
+        let mac = [0x02, 0xa7, 192, 0, 2, 254];
+        assert_eq!(&reply[0..6], &asker, "to the asker");
+        assert_eq!(&reply[6..12], &mac, "from the target's made-up MAC");
+        assert_eq!(&reply[12..14], &[0x08, 0x06]);
+        assert_eq!(&reply[14..22], &[0, 1, 8, 0, 6, 4, 0, 2], "ar$op 2 (reply)");
+        assert_eq!((&reply[22..28], &reply[28..32]), (&mac[..], &tpa[..]), "sender: the target");
+        assert_eq!((&reply[32..38], &reply[38..42]), (&asker[..], &spa[..]), "target: the asker");
+        assert_eq!(clip_ip(&mac), Some(Ipv4Addr::new(192, 0, 2, 254)));
+        assert_eq!(clip_ip(&asker), None);
+        // A gratuitous ARP (sender and target the same) and a reply get no answer.
+        let mut gratuitous = request.clone();
+        gratuitous[38..42].copy_from_slice(&spa);
+        assert_eq!(clip_arp_reply(&gratuitous), None);
+        assert_eq!(clip_arp_reply(&reply), None);
+    }
+}
