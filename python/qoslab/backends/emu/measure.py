@@ -188,6 +188,8 @@ def iperf3(
         if server.poll() is None:
             server.kill()
         server.wait()
+        if server.stderr is not None:
+            server.stderr.close()  # else a ResourceWarning when the Popen is collected
 
 
 def _timed_ns(plan: Plan) -> int:
