@@ -1,6 +1,7 @@
-//! qoslab's real-time link emulator: one point-to-point link of a plan (Ethernet, or a
-//! serial line with SLIP, CSLIP or PPP framing) between two TUN/TAP devices, with the
-//! simulator's own link models run against the monotonic clock.
+//! qoslab's real-time link emulator: one link of a plan (Ethernet, or a serial line with
+//! SLIP, CSLIP or PPP framing, between two TUN/TAP devices; an 802.11 cell, or the ATM
+//! network for Classical IP over ATM, with a TAP per end), with the simulator's own link
+//! models run against the monotonic clock.
 //!
 //! - [`line`]: the line, sans-IO: crates/sim's own `Line` (serializer, queue, each
 //!   direction's loss, shaper or policer), built by the world's constructor and driven
