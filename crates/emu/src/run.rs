@@ -1,4 +1,5 @@
-//! The real-time loop: one thread, one line, two devices.
+//! The real-time loop: one thread, one link (a line, a cell or the ATM network), a device
+//! per end.
 //!
 //! Each turn delivers what is due (writes to the far device), reads what waits on the
 //! devices (each frame offered at the instant it is read), then sleeps in `ppoll` until a
@@ -189,7 +190,7 @@ impl DirectionReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema: u32,
-    /// The plan's link name and kind ("ethernet", "serial" or "wifi").
+    /// The plan's link name and kind ("ethernet", "serial", "wifi" or "atm").
     pub link: String,
     pub kind: &'static str,
     pub ends: Vec<EndKind>,
@@ -208,12 +209,13 @@ pub struct Report {
     pub duration_ns: u64,
     /// "stop fd", "stop fd closed", "SIGTERM", "SIGINT", or the error that ended it.
     pub stopped_by: String,
-    /// A line's `[a → b, b → a]`; empty for a cell.
+    /// A line's `[a → b, b → a]`; empty for a cell or the ATM network.
     pub directions: Vec<DirectionReport>,
-    /// A cell's members, in the order of the devices (the AP first); empty for a line.
+    /// A cell's members (the AP first) or the ATM network's host endpoints, in the order
+    /// of the devices; empty for a line.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<EndReport>,
-    /// A cell's own account at the stop; none for a line.
+    /// A cell's or the ATM network's own account at the stop; none for a line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared: Option<SharedReport>,
 }
