@@ -221,13 +221,17 @@ impl Shared {
             Model::Cell(cell) => cell.offer(now, from, frame.to_vec()),
             Model::Atm(net) => match frame.get(12..14) {
                 Some([0x08, 0x06]) => {
-                    if let Some(reply) = clip_arp_reply(frame) {
-                        self.counters[from].arp_answered.add(frame.len());
-                        if sink(from, &reply, now) {
-                            self.counters[from].delivered.add(reply.len());
-                        } else {
-                            self.counters[from].write_failed.add(reply.len());
-                        }
+                    let Some(reply) = clip_arp_reply(frame) else {
+                        let reason = "an ARP packet that asks for no other address (a reply, a gratuitous ARP): \
+                                      nobody answers it on CLIP (RFC 2225 has no ARP)";
+                        self.counters[from].refused.entry(reason.into()).or_default().add(frame.len());
+                        return;
+                    };
+                    self.counters[from].arp_answered.add(frame.len());
+                    if sink(from, &reply, now) {
+                        self.counters[from].delivered.add(reply.len());
+                    } else {
+                        self.counters[from].write_failed.add(reply.len());
                     }
                     return;
                 }
