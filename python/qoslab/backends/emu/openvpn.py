@@ -39,7 +39,8 @@ Two things the plan does not say but the simulator has, and a namespace would no
   openvpn sets no congestion control on its socket, so the kernel's default applies,
   and a new namespace takes the host's (``net.ipv4.tcp_congestion_control``, which may
   be BBR, as on the machine where the outer connection ran BBR and carried 52 Mb/s
-  through 1 % loss where CUBIC carries 16). A namespace may set its default only to an
+  through examples/openvpn_tcp.toml's 1 % loss, where Linux's CUBIC carries about 10:
+  docs/compare.md, "OpenVPN"). A namespace may set its default only to an
   algorithm of the host's ``tcp_allowed_congestion_control`` (``tcp_cong.c``
   ``tcp_set_default_congestion_control``: EPERM otherwise), so the outer connection
   gets CUBIC from its route instead: a /32 route to the far end with ``congctl cubic``
