@@ -143,6 +143,22 @@ def receive_interval_ns(n: int, first_ns: int | None, last_ns: int | None, sendi
     return int(sending_ns)
 
 
+def count_metrics(f: FlowResult) -> dict[str, Any]:
+    """The count block of a flow's record, in the records' key order
+    (docs/metrics.md#udp-flow): datagrams sent, received, lost, the loss in percent of
+    those sent (None when none were), drained and late, and the receiving interval in
+    seconds (docs/metrics.md#goodput)."""
+    return {
+        "sent": f.sent,
+        "received": f.received,
+        "lost": f.lost,
+        "loss_pct": round(100.0 * f.lost / f.sent, 6) if f.sent else None,
+        "drained": f.drained,
+        "late": f.late,
+        "receive_interval_s": f.receive_interval_ns / 1e9,
+    }
+
+
 def flow_result(results: Results, flow_id: int) -> FlowResult:
     """The results entry of flow ``flow_id``."""
     for f in results.flows:
@@ -185,50 +201,70 @@ def adaptive_records(results: Results) -> list[dict[str, Any]]:
     return out
 
 
+ADAPTIVE_COUNTERS = (
+    "datagrams",
+    "radio_datagrams",
+    "modem_datagrams",
+    "probes",
+    "radio_given_up",
+    "modem_delivered",
+    "modem_lost",
+)
+"""An adaptive upstream's counters (crates/sim/src/node/adaptive_router/mod.rs
+`AdaptiveRouterCounters`), in the order the core writes them."""
+
+ARQ_COUNTERS = (
+    "frames",
+    "transmissions",
+    "retransmissions",
+    "acked",
+    "acked_first_try",
+    "dropped",
+    "stale_acks",
+    "delivered",
+    "duplicates",
+    "too_old",
+    "acks_sent",
+)
+"""The radio ARQ sender's counters (crates/sim/src/node/adaptive_router/mod.rs
+`ArqCountersResult`), in the order the core writes them."""
+
+SA_FIELDS = (
+    "name",
+    "mode",
+    "protocol",
+    "spi_out",
+    "spi_in",
+    "sealed_packets",
+    "sealed_bytes",
+    "opened_packets",
+    "opened_bytes",
+    "failed",
+)
+"""One IPsec SA pair's report (crates/sim/src/tunnel/mod.rs `SaReport`), in the order the
+core writes it."""
+
+
+def in_core_order(result: Any, fields: tuple[str, ...]) -> dict[str, Any]:
+    """A typed result's ``fields`` as a record prints them, in the order given: the
+    core's (its Rust struct's), which the typed models do not keep (they are generated
+    from the JSON Schema, whose properties are sorted by name)."""
+    return {name: getattr(result, name) for name in fields}
+
+
 def _counters(c: AdaptiveRouterCounters) -> dict[str, int]:
     """An adaptive upstream's counters, in the order the core writes them."""
-    return {
-        "datagrams": c.datagrams,
-        "radio_datagrams": c.radio_datagrams,
-        "modem_datagrams": c.modem_datagrams,
-        "probes": c.probes,
-        "radio_given_up": c.radio_given_up,
-        "modem_delivered": c.modem_delivered,
-        "modem_lost": c.modem_lost,
-    }
+    return in_core_order(c, ADAPTIVE_COUNTERS)
 
 
 def _arq(c: ArqCountersResult) -> dict[str, int]:
     """The radio ARQ sender's counters, in the order the core writes them."""
-    return {
-        "frames": c.frames,
-        "transmissions": c.transmissions,
-        "retransmissions": c.retransmissions,
-        "acked": c.acked,
-        "acked_first_try": c.acked_first_try,
-        "dropped": c.dropped,
-        "stale_acks": c.stale_acks,
-        "delivered": c.delivered,
-        "duplicates": c.duplicates,
-        "too_old": c.too_old,
-        "acks_sent": c.acks_sent,
-    }
+    return in_core_order(c, ARQ_COUNTERS)
 
 
 def sa_row(sa: SaReport) -> dict[str, Any]:
     """One IPsec SA pair's report as the records print it, in the order the core writes it."""
-    return {
-        "name": sa.name,
-        "mode": sa.mode,
-        "protocol": sa.protocol,
-        "spi_out": sa.spi_out,
-        "spi_in": sa.spi_in,
-        "sealed_packets": sa.sealed_packets,
-        "sealed_bytes": sa.sealed_bytes,
-        "opened_packets": sa.opened_packets,
-        "opened_bytes": sa.opened_bytes,
-        "failed": sa.failed,
-    }
+    return in_core_order(sa, SA_FIELDS)
 
 
 def table_rows(table: list[TableEntry]) -> list[dict[str, str]]:

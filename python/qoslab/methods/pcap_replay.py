@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
-from qoslab.methods.common import endpoints, flow_result, ms, test_of
+from qoslab.methods.common import count_metrics, endpoints, flow_result, ms, test_of
 from qoslab.methods.pcap_file import SKIP_REASONS, Capture, CaptureError, read_ipv4, replay_payload
 from qoslab.methods.udp import DST_PORT, ETHERNET_OVERHEAD, IPV4_HEADER, PROBE_HEADER, UDP_HEADER, wire_bytes
 from qoslab.plan import Flow
@@ -269,13 +269,7 @@ def _metrics(net: Network, results: Results, s: Schedule, passes: int, mtu: int)
     rates = sent > 1 and receive_s > 0
     lat = f.latency_ns
     return {
-        "sent": sent,
-        "received": received,
-        "lost": f.lost,
-        "loss_pct": round(100.0 * f.lost / sent, 6) if sent else None,
-        "drained": f.drained,
-        "late": f.late,
-        "receive_interval_s": receive_s,
+        **count_metrics(f),
         "throughput_mbps": round(frames * 8 / receive_s / 1e6, 6) if rates and frames is not None else None,
         "throughput_fps": round(received / receive_s, 6) if rates else None,
         "goodput_mbps": round(bytes_received * 8 / receive_s / 1e6, 6) if rates else None,

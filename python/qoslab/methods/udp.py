@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from qoslab.methods import LEARNING_NS, Plan, cpu_metrics, learning_ping, window
-from qoslab.methods.common import RawMacs, endpoints, flow_result, ms, raw_stream_macs, test_of
+from qoslab.methods.common import RawMacs, count_metrics, endpoints, flow_result, ms, raw_stream_macs, test_of
 from qoslab.plan import Flow
 from qoslab.plan import models as plan_models
 from qoslab.scenario.test_tables import UdpFlow
@@ -87,18 +87,12 @@ def _flows(src: int, dst: str, t: UdpFlow, pps: float, start: int, stop: int, ma
 def _flow_metrics(f: FlowResult, frame: int) -> dict[str, Any]:
     """The stream's counts, rates over its receiving interval, latency and jitter."""
     lat = f.latency_ns
-    sent, received = f.sent, f.received
+    received = f.received
     # The receiving interval (docs/metrics.md#goodput): the sending interval, or the
     # time the arrivals took when a queue stretched them.
     receive_s = f.receive_interval_ns / 1e9
     metrics = {
-        "sent": sent,
-        "received": received,
-        "lost": f.lost,
-        "loss_pct": round(100.0 * f.lost / sent, 6) if sent else None,
-        "drained": f.drained,
-        "late": f.late,
-        "receive_interval_s": receive_s,
+        **count_metrics(f),
         "throughput_mbps": round(received * frame * 8 / receive_s / 1e6, 6),
         "throughput_fps": round(received / receive_s, 6),
         "goodput_mbps": round(f.bytes_received * 8 / receive_s / 1e6, 6),

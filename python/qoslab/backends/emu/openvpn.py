@@ -31,6 +31,28 @@ What each field of the plan's ``OpenVpnConfig`` becomes (``openvpn(8)``, 2.6):
   OpenVPN end sets no DF): ``--mtu-disc no``. ``mtu_disc="yes"`` (the path-MTU
   measurement, :func:`qoslab.backends.emu.measure.path_mtu`) sets DF on every outer
   packet instead, so that nothing is fragmented anywhere on the path.
+
+Two things the plan does not say but the simulator has, and a namespace would not:
+
+- ``proto tcp``: the simulator's transport connection is its TCP model with Linux's
+  defaults (crates/sim/src/tunnel/openvpn_tcp.rs, ``TcpConfig::default()``: CUBIC).
+  openvpn sets no congestion control on its socket, so the kernel's default applies,
+  and a new namespace takes the host's (``net.ipv4.tcp_congestion_control``, which may
+  be BBR, as on the machine where the outer connection ran BBR and carried 52 Mb/s
+  through examples/openvpn_tcp.toml's 1 % loss, where Linux's CUBIC carries about 10:
+  docs/compare.md, "OpenVPN"). A namespace may set its default only to an
+  algorithm of the host's ``tcp_allowed_congestion_control`` (``tcp_cong.c``
+  ``tcp_set_default_congestion_control``: EPERM otherwise), so the outer connection
+  gets CUBIC from its route instead: a /32 route to the far end with ``congctl cubic``
+  (RTAX_CC_ALGO, rtnetlink(7)), which Linux applies to a connection it opens
+  (``tcp_ca_dst_init``) or accepts (``tcp_ca_openreq_child``) on that route
+  (:func:`outer_congestion`).
+- The simulator's OpenVPN ends cost no time unless their node has a CPU profile; the
+  real openvpn is a user process, and under the link emulators' SCHED_FIFO (and other
+  runs' load) on a 2-core machine it waited 1.6-1.8 s of a 3 s test for a CPU
+  (``/proc/PID/schedstat``), delaying the tunnel's packets by up to 0.2 s at a time.
+  It runs under SCHED_FIFO :data:`FIFO_PRIORITY`, below the emulators and above
+  iperf3: it waits on epoll, so it holds a CPU only while it has packets to move.
 """
 
 from __future__ import annotations
@@ -53,6 +75,18 @@ if TYPE_CHECKING:
 
 BINARY = "openvpn"
 """The program, looked up in PATH."""
+
+FIFO_PRIORITY = 45
+"""SCHED_FIFO priority (sched(7)) of each openvpn: below the link emulators'
+(``links.FIFO_PRIORITY``, 50), whose timing it must not disturb, above iperf3's
+(``measure.IPERF3_FIFO_PRIORITY``, 40), whose packets it carries. Measured with
+examples/openvpn_tcp.toml over UDP at load average 4.5 on the 2-core machine: openvpn
+waited 0.44-1.85 s of the 3 s test for a CPU as a normal process, 0.04-0.12 s under
+SCHED_FIFO."""
+
+OUTER_CONGESTION = "cubic"
+"""The congestion control of a TCP transport's connection: the simulator's
+``TcpConfig::default()`` (CUBIC, Linux's default since 2.6.19)."""
 
 READY_S = 20.0
 """Longest wait for both ends of a tunnel to complete their initialisation."""
@@ -267,8 +301,10 @@ def start(topo: Topology, *, mtu_disc: str = "no") -> list[Tunnel]:
             plan_node = topo.plan.nodes[topo.node_index(node)]
             tap_mtu = plan_node.ports[_tap_port(end)].mtu
         args = argv(end, key, log, mtu_disc=mtu_disc, tap_mtu=tap_mtu)
+        if end.proto == OpenVpnProto.tcp:
+            outer_congestion(topo, node, end)
         proc = subprocess.Popen(
-            in_namespace(topo.namespace(node), args),
+            in_namespace(topo.namespace(node), ["chrt", "-f", str(FIFO_PRIORITY), *args]),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
@@ -280,6 +316,23 @@ def start(topo: Topology, *, mtu_disc: str = "no") -> list[Tunnel]:
     for t, (_, end) in zip(tunnels, sorted(plan_ends, key=lambda e: not e[1].server), strict=True):
         _wait_for(t, READY_LINES[end.proto.value])
     return tunnels
+
+
+def outer_congestion(topo: Topology, node: str, end: OpenVpnConfig) -> None:
+    """A /32 route to a TCP end's far end (the next hop and device the main table gives
+    openvpn's marked packets) with ``congctl`` :data:`OUTER_CONGESTION`, so that the
+    connection openvpn opens or accepts on it runs CUBIC as the simulator's does,
+    whatever the host's default (the module's doc)."""
+    from pyroute2 import NetNS
+
+    with NetNS(topo.namespace(node)) as ns:
+        (found,) = ns.route("get", dst=str(end.remote), mark=MARK)
+        via = found.get_attr("RTA_GATEWAY")
+        oif = found.get_attr("RTA_OIF")
+        route = {"dst": str(end.remote), "dst_len": 32, "oif": oif, "metrics": {"RTAX_CC_ALGO": OUTER_CONGESTION}}
+        if via is not None:
+            route["gateway"] = via
+        ns.route("add", **route)
 
 
 def _genkey(path: Path) -> None:

@@ -345,14 +345,36 @@ impl IpStack {
         fill: impl FnOnce(&mut [u8]),
         out: &mut Vec<Out>,
     ) {
+        let Some(own) = self.own_udp(src_port, to, payload_len, dont_frag, fill, out) else { return };
+        self.send_own(now, own.frame, own.ip_len, out);
+    }
+
+    /// The UDP datagram this node sends to `to`: routed, from the egress interface's
+    /// address, built in one buffer after [`HEADROOM`] with its payload written in place
+    /// by `fill`, DF as `dont_frag` says. `None`, with the drop in `out`, when no route
+    /// leads to `to` or its interface has no address. What [`send_udp_df`] and
+    /// [`send_udp_raw`] share.
+    ///
+    /// [`send_udp_df`]: Self::send_udp_df
+    /// [`send_udp_raw`]: Self::send_udp_raw
+    #[inline(always)]
+    fn own_udp(
+        &mut self,
+        src_port: u16,
+        to: std::net::SocketAddrV4,
+        payload_len: usize,
+        dont_frag: bool,
+        fill: impl FnOnce(&mut [u8]),
+        out: &mut Vec<Out>,
+    ) -> Option<OwnUdp> {
         let (dst, dst_port) = (*to.ip(), to.port());
         let Some((iface, _)) = self.route(dst) else {
             out.push(Out::Drop { reason: format!("no route to {dst}"), packet: None });
-            return;
+            return None;
         };
         let Some(src) = self.source_for(iface) else {
             out.push(Out::Drop { reason: "no IPv4 address to send from".into(), packet: None });
-            return;
+            return None;
         };
         let udp_len = udp::HEADER_LEN + payload_len;
         let mut repr = ipv4::Repr::new(src, dst, IpProtocol::Udp, udp_len, DEFAULT_TTL);
@@ -368,7 +390,7 @@ impl IpStack {
             fill,
         );
         repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
-        self.send_own(now, frame, ip_len, out);
+        Some(OwnUdp { iface, ip_len, udp_len, frame })
     }
 
     /// A raw tester stream's UDP datagram (`FlowConfig::Udp`'s `dst_mac`): the frame
@@ -388,28 +410,11 @@ impl IpStack {
         fill: impl FnOnce(&mut [u8]),
         out: &mut Vec<Out>,
     ) {
-        let (dst, dst_port) = (*to.ip(), to.port());
-        let Some((iface, _)) = self.route(dst) else {
-            out.push(Out::Drop { reason: format!("no route to {dst}"), packet: None });
+        let Some(OwnUdp { iface, ip_len, udp_len, mut frame }) =
+            self.own_udp(src_port, to, payload_len, false, fill, out)
+        else {
             return;
         };
-        let Some(src) = self.source_for(iface) else {
-            out.push(Out::Drop { reason: "no IPv4 address to send from".into(), packet: None });
-            return;
-        };
-        let udp_len = udp::HEADER_LEN + payload_len;
-        let mut repr = ipv4::Repr::new(src, dst, IpProtocol::Udp, udp_len, DEFAULT_TTL);
-        repr.ident = self.next_ident();
-        let ip_len = repr.header_len();
-        let mut frame = vec![0u8; HEADROOM + ip_len + udp_len];
-        udp::Repr { src_port, dst_port }.emit(
-            &mut udp::Packet::new_unchecked(&mut frame[HEADROOM + ip_len..]),
-            &src,
-            &dst,
-            payload_len,
-            fill,
-        );
-        repr.emit(&mut ipv4::Packet::new_unchecked(&mut frame[HEADROOM..]));
         let reason = if self.tunnel_of(iface).is_some() || !self.ifaces[iface].resolve {
             Some(format!(
                 "a raw stream needs an interface that sends its frames as given; {} is a tunnel, a point-to-point \
@@ -671,4 +676,13 @@ impl IpStack {
             self.path_epoch += 1;
         }
     }
+}
+
+/// A UDP datagram this node built ([`IpStack::own_udp`]): the frame (after
+/// [`HEADROOM`]), its egress interface, and its IPv4 header and UDP lengths.
+struct OwnUdp {
+    iface: usize,
+    ip_len: usize,
+    udp_len: usize,
+    frame: Vec<u8>,
 }
