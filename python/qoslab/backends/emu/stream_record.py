@@ -107,6 +107,9 @@ class EmuStreams:
         self.tx_missing = 0
         """Datagrams sent without a kernel transmit timestamp (their latency is not taken)."""
         self.send_errors: dict[str, int] = {}
+        self.send_late_ns = {"p99": 0, "max": 0}
+        """The sender's lateness (hand-over to the socket after the plan's instant): the
+        largest 99th percentile and maximum over the trials."""
 
     def _start(self, node: str, argv: list[str]) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
@@ -177,6 +180,8 @@ class EmuStreams:
         for s in senders.values():
             got = arrivals[(self._receiver(s.address), s.port)]
             self.untimed += int(got["untimed"])
+            for q in ("p99", "max"):
+                self.send_late_ns[q] = max(self.send_late_ns[q], int(s.out["late_ns"][q]))
             for name, n in s.out["errors"].items():
                 self.send_errors[name] = self.send_errors.get(name, 0) + n
             flows += [self._count(f, s.out, got["arrivals"], windows.get(f.id), base) for f in s.flows]
@@ -329,4 +334,6 @@ def _timestamps(runner: EmuStreams) -> dict[str, Any]:
         "rx_untimed": runner.untimed,
         "tx_missing": runner.tx_missing,
         "send_errors": dict(sorted(runner.send_errors.items())),
+        "send_late_p99_ms": runner.send_late_ns["p99"] / 1e6,
+        "send_late_max_ms": runner.send_late_ns["max"] / 1e6,
     }
