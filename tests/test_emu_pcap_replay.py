@@ -3,7 +3,7 @@ namespaces, timed with kernel SO_TIMESTAMPING timestamps, backends/emu/stream_to
 the schedule and the record are the simulator's, methods/pcap_replay.py), run on
 examples/pcap_replay_call.toml with a 10 ms delay on its 2 Mb/s access line: the
 datagrams sent are the capture's IPv4 packets as tshark reads them, every one lost is
-one the emulator's queue dropped, and the shortest delay is the smallest datagram's
+one the emulator's queue dropped, and the shortest delay is a voice packet's
 store-and-forward time over both lines plus the delay, within the emulator's timing
 error.
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -75,12 +76,17 @@ def test_replay_counts_the_captures_packets_and_the_delay_is_the_lines(tmp_path:
         assert r["metrics"]["lost"] == sum(d["frames"] for d in access["dropped"].values())
     assert as_recorded["metrics"]["lost"] == 0  # 0.74 Mb/s with its bursts fits the 2 Mb/s line's queue
     assert faster["metrics"]["lost"] > 0  # three times as fast: 2.2 Mb/s into 2 Mb/s
-    # The smallest datagram, queued nowhere, takes its frame's time on each line
-    # (preamble and SFD 8 + Ethernet 18 + IPv4 20 + UDP 8 + payload bytes, the payload
-    # the packet's IPv4 payload less the UDP header, at least the 16-byte probe) plus
-    # the delay; no datagram takes less.
-    payload = min(max(total - header - 8, 16) for total, header in lengths)
+    # The voice packets (the smallest size the capture has 100 times or more: one each
+    # 20 ms for 6 s) often find
+    # both lines idle: queued nowhere, one takes its frame's time on each line (preamble
+    # and SFD 8 + Ethernet 18 + IPv4 20 + UDP 8 + payload bytes, the payload the packet's
+    # IPv4 payload less the UDP header) plus the delay. The shortest delay is theirs: the
+    # few smaller packets of the capture (one of each size) are all sent right behind a
+    # video frame, and no datagram crosses faster than its own line times.
+    voice = min(size for size, n in Counter(lengths).items() if n >= 100)
+    payload = voice[0] - voice[1] - 8
     expected = sum((8 + 18 + 20 + 8 + payload) * 8 / rate * 1e3 for rate in RATES_BPS) + DELAY_MS
+    assert expected == pytest.approx(10.92208)  # 226 bytes at 100 Mb/s and at 2 Mb/s, and 10 ms
     low, high = expected - 2 * TIMING_ERROR_MS, expected + 2 * TIMING_ERROR_MS
     assert low <= as_recorded["metrics"]["latency_min_ms"] <= high, (as_recorded["metrics"], expected)
 

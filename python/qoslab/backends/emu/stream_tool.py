@@ -161,7 +161,13 @@ def send(address: str, port: int, schedule: list[list[int]], *, dont_fragment: b
     drain()
     late.sort()
     lateness = {"p99": late[int(0.99 * (len(late) - 1))], "max": late[-1]} if late else {"p99": 0, "max": 0}
-    return {"real0_ns": real0, "sent": {str(s): n for s, n in sent.items()}, "tx": tx, "errors": errors, "late_ns": lateness}
+    return {
+        "real0_ns": real0,
+        "sent": {str(s): n for s, n in sent.items()},
+        "tx": tx,
+        "errors": errors,
+        "late_ns": lateness,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
