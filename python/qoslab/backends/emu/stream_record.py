@@ -151,7 +151,7 @@ class EmuStreams:
         from qoslab.backends.emu.measure import ping
 
         self.trials += 1
-        every = [getattr(f, "root", f) for f in config.flows]  # a FlowConfig wraps its kind
+        every = [getattr(f, "root", f) for f in config.flows or []]  # a FlowConfig wraps its kind
         streams = [f for f in every if isinstance(f, (plan_models.UdpFlow, plan_models.UdpReplayFlow))]
         for f in every:
             if isinstance(f, plan_models.PingFlow):  # RFC 2544 §23's learning frames
@@ -191,7 +191,7 @@ class EmuStreams:
             flows=flows,
             links=[],
             nodes=[],
-            schema=RESULTS_SCHEMA,
+            schema_=RESULTS_SCHEMA,
             sim_time_ns=config.duration_ns,
         )
 

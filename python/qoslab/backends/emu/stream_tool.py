@@ -58,6 +58,10 @@ DRAIN_EVERY = 64
 SPIN_NS = 50_000
 """A datagram due within this is sent without sleeping first (a sleep's wake-up costs
 about as much)."""
+IP_MTU_DISCOVER, IP_PMTUDISC_DO = 10, 2
+"""include/uapi/linux/in.h: path MTU discovery per socket, and its "always set DF" mode
+(a datagram larger than the path MTU is refused, not fragmented). Python's socket module
+names them only on some builds."""
 SOURCE_PORT = 49152
 """The sender's port, the simulator's source port of its UDP streams."""
 
@@ -117,7 +121,7 @@ def send(address: str, port: int, schedule: list[list[int]], *, dont_fragment: b
     except OSError:
         pass  # taken (another sender in this namespace): any port
     if dont_fragment:
-        sock.setsockopt(socket.IPPROTO_IP, socket.IP_MTU_DISCOVER, socket.IP_PMTUDISC_DO)
+        sock.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DO)
     enable_timestamps(sock)
     sock.connect((address, port))
     keys: list[tuple[int, int]] = []
