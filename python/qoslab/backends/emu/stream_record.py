@@ -48,6 +48,16 @@ MARGIN_NS = 200_000_000
 seen and counted late (not missed)."""
 SLACK_S = 30.0
 """A tool's deadline beyond its schedule."""
+VOID_LATE_NS = 20_000_000
+"""A trial whose sender handed some datagram to its socket more than 20 ms after its plan
+instant is void: the host, not the network, held the sender up (a blocked send while the
+link emulator was not running, a loaded CPU), and the burst it then sends is not the
+offered load. Calibrated on this project's shared 2-core machine (2026-11-27, 64-byte
+frames at 9,000-14,000 a second on an emulated 10 Mb/s line): undisturbed trials were at
+most 2-11 ms late, disturbed ones 50 ms to 2 s, and only those lost frames below the
+line's rate."""
+VOID_TRIES = 3
+"""Sendings of one trial at most; the last one counts whatever its lateness."""
 
 StreamFlow = plan_models.UdpFlow | plan_models.UdpReplayFlow
 
@@ -107,6 +117,8 @@ class EmuStreams:
         self.tx_missing = 0
         """Datagrams sent without a kernel transmit timestamp (their latency is not taken)."""
         self.send_errors: dict[str, int] = {}
+        self.void = 0
+        """Trials sent again because their sender was held up (:data:`VOID_LATE_NS`)."""
         self.send_late_ns = {"p99": 0, "max": 0}
         """The sender's lateness (hand-over to the socket after the plan's instant): the
         largest 99th percentile and maximum over the trials."""
@@ -147,35 +159,25 @@ class EmuStreams:
     def simulate(self, config: plan_models.SimConfig) -> Results:
         """Send ``config``'s flows on the emulated network and count them as the simulator
         would: its learning pings first (iputils ping), then every UDP stream at its plan
-        times from one start, received until the last window's end."""
+        times from one start, received until the last window's end. A trial whose sender
+        was held up longer than :data:`VOID_LATE_NS` is void and sent again (at most
+        :data:`VOID_TRIES` times in all)."""
         from qoslab.backends.emu.measure import ping
 
         self.trials += 1
         every = [getattr(f, "root", f) for f in config.flows or []]  # a FlowConfig wraps its kind
         streams = [f for f in every if isinstance(f, (plan_models.UdpFlow, plan_models.UdpReplayFlow))]
-        for f in every:
-            if isinstance(f, plan_models.PingFlow):  # RFC 2544 §23's learning frames
-                ping(self.topo, self.names[f.from_], str(f.to), count=1, interval_s=1.0, payload=56, wait_s=2.0)
         windows = {w.flow: w for w in config.windows or []}
         base = min(f.start_ns for f in streams)
-        senders: dict[tuple[str, str, int], _Sender] = {}
-        for f in streams:
-            key = (self.names[f.from_], str(f.to), f.dst_port)
-            senders.setdefault(key, _Sender(*key, []))
-            senders[key].flows.append(f)
-        receivers = {}
-        for node, port in sorted({(self._receiver(str(f.to)), f.dst_port) for f in streams}):
-            proc = self._start(node, [*TOOL, "receive", "0.0.0.0", "--port", str(port)])
-            self._ready(proc, f"receiver in {node}")
-            receivers[(node, port)] = proc
-        try:
-            self._send(senders, base)
-        finally:
-            # Read until the last window closes (plus a margin for late arrivals).
-            end = max([w.end_ns for w in windows.values()] + [f.stop_ns for f in streams])
-            real0 = min((s.out.get("real0_ns") or time.time_ns()) for s in senders.values())
-            time.sleep(max(0.0, (real0 + end - base + MARGIN_NS - time.time_ns()) / 1e9))
-            arrivals = {k: self._result(p, f"receiver in {k[0]}", SLACK_S, "") for k, p in receivers.items()}
+        for attempt in range(VOID_TRIES):
+            for f in every:
+                if isinstance(f, plan_models.PingFlow):  # RFC 2544 §23's learning frames
+                    ping(self.topo, self.names[f.from_], str(f.to), count=1, interval_s=1.0, payload=56, wait_s=2.0)
+            senders, arrivals = self._attempt(streams, windows, base)
+            held_up = max(int(s.out["late_ns"]["max"]) for s in senders.values())
+            if held_up <= VOID_LATE_NS or attempt == VOID_TRIES - 1:
+                break
+            self.void += 1
         flows = []
         for s in senders.values():
             got = arrivals[(self._receiver(s.address), s.port)]
@@ -194,6 +196,31 @@ class EmuStreams:
             schema_=RESULTS_SCHEMA,
             sim_time_ns=config.duration_ns,
         )
+
+    def _attempt(
+        self, streams: list[StreamFlow], windows: dict[int, plan_models.WindowConfig], base: int
+    ) -> tuple[dict[tuple[str, str, int], _Sender], dict[tuple[str, int], dict[str, Any]]]:
+        """One sending of the streams: the senders (with what they printed) and what each
+        receiver got."""
+        senders: dict[tuple[str, str, int], _Sender] = {}
+        for f in streams:
+            key = (self.names[f.from_], str(f.to), f.dst_port)
+            senders.setdefault(key, _Sender(*key, []))
+            senders[key].flows.append(f)
+        receivers = {}
+        for node, port in sorted({(self._receiver(str(f.to)), f.dst_port) for f in streams}):
+            proc = self._start(node, [*TOOL, "receive", "0.0.0.0", "--port", str(port)])
+            self._ready(proc, f"receiver in {node}")
+            receivers[(node, port)] = proc
+        try:
+            self._send(senders, base)
+        finally:
+            # Read until the last window closes (plus a margin for late arrivals).
+            end = max([w.end_ns for w in windows.values()] + [f.stop_ns for f in streams])
+            real0 = min((s.out.get("real0_ns") or time.time_ns()) for s in senders.values())
+            time.sleep(max(0.0, (real0 + end - base + MARGIN_NS - time.time_ns()) / 1e9))
+            arrivals = {k: self._result(p, f"receiver in {k[0]}", SLACK_S, "") for k, p in receivers.items()}
+        return senders, arrivals
 
     def _receiver(self, address: str) -> str:
         try:
@@ -331,6 +358,7 @@ def _timestamps(runner: EmuStreams) -> dict[str, Any]:
     return {
         "kind": "SO_TIMESTAMPING software (kernel), CLOCK_REALTIME",
         "runs": runner.trials,
+        "void_runs": runner.void,
         "rx_untimed": runner.untimed,
         "tx_missing": runner.tx_missing,
         "send_errors": dict(sorted(runner.send_errors.items())),
