@@ -5,7 +5,8 @@ emulated 10 Mb/s Ethernet line the throughput found for 64-, 512- and 1518-byte 
 is the line's frame rate by IEEE 802.3 within the search's resolution; the tagged
 frames' latency is the line time plus the delay within the emulator's timing error;
 every frame a trial lost is one the emulator's queue dropped, and the loss at full
-load is what the line and its queue cannot carry.
+load is what the line and its queue cannot carry; the longest back-to-back burst at
+twice the line's rate is what its queue holds.
 
 These tests need root and network namespaces; without them they are skipped, saying why.
 """
@@ -180,3 +181,28 @@ def test_frame_loss_is_what_the_emulators_queue_dropped(tmp_path: Path) -> None:
     assert sent == round(15e6 / (532 * 8))  # the plan's frames for the 1 s trial
     expected_lost = sent - (line_fps(512) * 1.0 + QUEUE_BYTES // 512)
     assert first["lost"] == pytest.approx(expected_lost, abs=0.02 * sent), (first, expected_lost)
+
+
+def test_back_to_back_burst_is_what_the_queue_holds(tmp_path: Path) -> None:
+    records = _run(
+        tmp_path,
+        """
+        method = "rfc2544.back_to_back"
+        frame_sizes = [1518]
+        max_rate = "20 Mbps"
+        duration = "0.3 s"
+        trials = 1
+        """,
+    )
+    (r,) = records
+    # Frames come at twice the line's rate, so after the k-th (from 0) the line has sent
+    # floor(k / 2) and holds one more in service: ceil(k / 2) wait in the queue. The 80
+    # kB queue holds 52 frames of 1514 bytes (the link emulator counts a frame as read
+    # from the TAP, without its FCS), so the 106th frame (k = 105) is the first that
+    # finds it full: the longest burst without loss is 105 frames. The sender's
+    # wake-ups (a frame is 615 µs after the one before) move a queue's peak by a frame
+    # either way.
+    queue_frames = QUEUE_BYTES // 1514
+    longest = next(k for k in range(10_000) if -(-k // 2) > queue_frames)
+    assert longest == 105
+    assert abs(r["metrics"]["back_to_back_frames"] - longest) <= 2, r["metrics"]
