@@ -122,7 +122,7 @@ def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None, seed: 
         stderr.print(Text("tunnels: ", style="bold") + Text(tunnel))
     for r in runs:
         _show(r)
-        for rec in r.records:
+        for rec in r.records[:1]:  # every record of a test has its network's counters
             for counters in rec.get("emulated_links", []):
                 _show_link(r.label, counters)
     if json_out:
@@ -160,9 +160,25 @@ def _show(r: EmuRun) -> None:
                 f"{m['received']}/{m['sent']} echoes ({m['forward_received']} reached the server), "
                 f"loss {m['loss_pct']} %, rtt mean {m['rtt_mean_ms']} ms, p50 {m['rtt_p50_ms']} ms"
             )
+        elif rec["test"] == "pcap.replay" or rec["test"].startswith("rfc2544."):
+            text = _stream_text(rec)
         else:
             text = f"goodput {m['throughput_mbps']} Mb/s over {m['window_s']} s, {m['retransmits']} retransmits"
         stderr.print(Text(f"{r.label}: ", style="bold") + Text(text))
+
+
+def _stream_text(rec: dict[str, Any]) -> str:
+    """The headline of a pcap.replay or RFC 2544 record (qoslab's own streams)."""
+    m, p = rec["metrics"], rec["parameters"]
+    if rec["test"] == "pcap.replay":
+        return (
+            f"{m['received']}/{m['sent']} datagrams, loss {m['loss_pct']} %, latency mean {m['latency_ms']} ms, "
+            f"max {m['latency_max_ms']} ms, jitter {m['jitter_ms']} ms"
+        )
+    shown = ("throughput_fps", "throughput_mbps", "latency_ms", "frame_loss_pct", "back_to_back_frames", "loss_pct")
+    figures = ", ".join(f"{k} {m[k]}" for k in shown if m.get(k) is not None)
+    load = f" at {p['load_pct']} %" if "load_pct" in p else ""
+    return f"{p.get('frame_bytes')} B{load}: {figures}"
 
 
 def _show_link(label: str, counters: dict[str, Any]) -> None:

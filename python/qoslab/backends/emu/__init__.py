@@ -31,7 +31,7 @@ from qoslab.backends.emu.topology import EmulationError
 
 if TYPE_CHECKING:
     from qoslab.lower.lowered import Network
-    from qoslab.methods import Plan
+    from qoslab.methods import Plan, Search
     from qoslab.scenario.model import Scenario
 
 BACKEND = "emu"
@@ -43,7 +43,7 @@ class EmuRun:
 
     index: int
     label: str
-    plan: Plan
+    plan: Plan | Search
     records: list[dict[str, Any]]
     nodes: list[dict[str, Any]]
     """Each node's tables at the end of the test (:func:`measure.node_tables`)."""
@@ -106,7 +106,8 @@ def run_tests(
         If the network could not be built or a tool failed.
     """
     from qoslab.backends.emu import measure, registry, topology
-    from qoslab.methods import Plan, plan_test, test_label
+    from qoslab.methods import plan_test, test_label
+    from qoslab.methods.rfc2544 import METHODS as RFC2544_METHODS
 
     check_host()
     net = prepare(scenario, source=source)
@@ -116,6 +117,7 @@ def run_tests(
     kernel = measure.kernel()
     from qoslab.backends.emu import openvpn
     from qoslab.backends.emu.echo_record import echo_record
+    from qoslab.backends.emu.stream_record import replay_record, rfc2544_records
 
     tunnels = openvpn.implementation() if openvpn.ends(net.config) else None
     readers = {
@@ -123,12 +125,13 @@ def run_tests(
         "udp.flow": measure.udp_record,
         "tcp.bulk": measure.tcp_record,
         "udp.echo": echo_record,
+        "pcap.replay": replay_record,
+        **dict.fromkeys(RFC2544_METHODS, rfc2544_records),
     }
     runs: list[EmuRun] = []
     with _terminate_as_interrupt():
         for i, t in enumerate(scenario.test):
-            plan = plan_test(net, i, source=source)
-            assert isinstance(plan, Plan)  # ping, udp.flow, tcp.bulk, udp.echo: one run each (refusals.METHODS)
+            plan = plan_test(net, i, source=source, seed=seed)
             label = test_label(scenario, i)
             if on_test is not None:
                 on_test(label)
@@ -136,20 +139,22 @@ def run_tests(
             topo = None
             try:
                 topo = topology.build(net.config, record_file, runner)
-                record = readers[t.method](topo, net, i, plan)
+                read = readers[t.method](topo, net, i, plan)  # type: ignore[operator]  # each reader takes its plan's kind
+                records = read if isinstance(read, list) else [read]
                 nodes = [{"test": label, **n} for n in measure.node_tables(topo)]
             finally:
                 if topo is not None:
                     topology.teardown(topo)
                 else:
                     registry.remove_run(record_file)
-            record.update(backend=BACKEND, kernel=kernel, link_implementation=runner.implementation)
-            if tunnels is not None:
-                record["tunnel_implementation"] = tunnels
             reports = [h.report for h in topo.links if h.report is not None] if topo is not None else []
-            if reports:
-                record["emulated_links"] = [link_counters(r) for r in reports]
-            runs.append(EmuRun(i, label, plan, [record], nodes))
+            for record in records:
+                record.update(backend=BACKEND, kernel=kernel, link_implementation=runner.implementation)
+                if tunnels is not None:
+                    record["tunnel_implementation"] = tunnels
+                if reports:
+                    record["emulated_links"] = [link_counters(r) for r in reports]
+            runs.append(EmuRun(i, label, plan, records, nodes))
     return net, runs, runner.implementation
 
 

@@ -88,7 +88,7 @@ def enable_timestamps(sock: socket.socket) -> None:
     sock.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPING, FLAGS)
 
 
-def _software_ns(ancdata: list[tuple[int, int, bytes]]) -> int | None:
+def software_ns(ancdata: list[tuple[int, int, bytes]]) -> int | None:
     """``ts[0]`` of an SCM_TIMESTAMPING control message, in ns; None if absent or zero."""
     for level, kind, data in ancdata:
         if level == socket.SOL_SOCKET and kind == SO_TIMESTAMPING and len(data) >= _TIMESPECS.size:
@@ -116,7 +116,7 @@ def drain_tx_timestamps(sock: socket.socket) -> list[tuple[int, int]]:
             _data, anc, _flags, _addr = sock.recvmsg(0, ANCILLARY, socket.MSG_ERRQUEUE | socket.MSG_DONTWAIT)
         except BlockingIOError:
             return out
-        key, ts = _timestamp_key(anc), _software_ns(anc)
+        key, ts = _timestamp_key(anc), software_ns(anc)
         if key is not None and ts is not None:
             out.append((key, ts))
 
@@ -168,7 +168,7 @@ def _serve_one(p: _ServerPort) -> None:
             p.sock.sendto(data, peer)
         except OSError:
             continue
-        p.echoed.append(_software_ns(anc) or 0)
+        p.echoed.append(software_ns(anc) or 0)
     for key, ts in drain_tx_timestamps(p.sock):
         if 0 <= key < len(p.echoed) and p.echoed[key]:
             p.turnaround_ns.append(ts - p.echoed[key])
@@ -228,7 +228,7 @@ def _read_stream(s: _Stream, stream: int, count: int) -> None:
         if len(data) < HEADER.size:
             continue
         seq, sid, _sent = HEADER.unpack_from(data)
-        ts = _software_ns(anc)
+        ts = software_ns(anc)
         if sid == stream and seq < count and seq not in s.rx_ns:
             s.rx_ns[seq] = ts
     for key, ts in drain_tx_timestamps(s.sock):

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 from qoslab.backends.emu import openvpn
 from qoslab.errors import InputError, Problem
+from qoslab.methods.rfc2544 import METHODS as RFC2544_METHODS
 
 if TYPE_CHECKING:
     from qoslab.lower.lowered import Network
 
-METHODS = ("ping", "udp.flow", "tcp.bulk", "udp.echo")
-"""The test methods the emulation backend runs (with iputils ping, iperf3 and qoslab's own
-UDP echo, backends/emu/echo_tool.py)."""
+METHODS = ("ping", "udp.flow", "tcp.bulk", "udp.echo", "pcap.replay", *RFC2544_METHODS)
+"""The test methods the emulation backend runs (with iputils ping, iperf3, qoslab's own
+UDP echo, backends/emu/echo_tool.py, and its own UDP streams, backends/emu/stream_tool.py)."""
 
 IFNAMSIZ = 16
 """Linux's interface name buffer, the terminating NUL included (include/uapi/linux/if.h):
@@ -114,7 +115,7 @@ def _check_tests(out: Any, net: Network) -> None:
             out.add(
                 ("test", i, "method"),
                 f"{t.method} is not run on the emulation backend yet: it runs {', '.join(METHODS)} "
-                "(with iputils ping, iperf3 and qoslab's own UDP echo); the others (RFC 2544, pcap replay, "
+                "(with iputils ping, iperf3 and qoslab's own UDP echo and streams); the others ("
                 "tcp.transfer) come with issue 17 part 4",
                 expected=" or ".join(repr(m) for m in METHODS),
                 found=repr(t.method),
