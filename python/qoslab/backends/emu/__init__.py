@@ -116,19 +116,21 @@ def run_tests(
     kernel = measure.kernel()
     from qoslab.backends.emu import openvpn
     from qoslab.backends.emu.echo_record import echo_record
+    from qoslab.backends.emu.transfer_record import transfer_record
 
     tunnels = openvpn.implementation() if openvpn.ends(net.config) else None
     readers = {
         "ping": measure.ping_record,
         "udp.flow": measure.udp_record,
         "tcp.bulk": measure.tcp_record,
+        "tcp.transfer": transfer_record,
         "udp.echo": echo_record,
     }
     runs: list[EmuRun] = []
     with _terminate_as_interrupt():
         for i, t in enumerate(scenario.test):
             plan = plan_test(net, i, source=source)
-            assert isinstance(plan, Plan)  # ping, udp.flow, tcp.bulk, udp.echo: one run each (refusals.METHODS)
+            assert isinstance(plan, Plan)  # refusals.METHODS: one run each (refusals.METHODS)
             label = test_label(scenario, i)
             if on_test is not None:
                 on_test(label)

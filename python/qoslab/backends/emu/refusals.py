@@ -20,9 +20,9 @@ from qoslab.errors import InputError, Problem
 if TYPE_CHECKING:
     from qoslab.lower.lowered import Network
 
-METHODS = ("ping", "udp.flow", "tcp.bulk", "udp.echo")
-"""The test methods the emulation backend runs (with iputils ping, iperf3 and qoslab's own
-UDP echo, backends/emu/echo_tool.py)."""
+METHODS = ("ping", "udp.flow", "tcp.bulk", "tcp.transfer", "udp.echo")
+"""The test methods the emulation backend runs (with iputils ping, iperf3, qoslab's own
+UDP echo, backends/emu/echo_tool.py, and its own ttcp, backends/emu/transfer_tool.py)."""
 
 IFNAMSIZ = 16
 """Linux's interface name buffer, the terminating NUL included (include/uapi/linux/if.h):
@@ -102,8 +102,8 @@ def _check_tests(out: Any, net: Network) -> None:
             out.add(
                 ("test", i, "method"),
                 f"{t.method} is not run on the emulation backend yet: it runs {', '.join(METHODS)} "
-                "(with iputils ping, iperf3 and qoslab's own UDP echo); the others (RFC 2544, pcap replay, "
-                "tcp.transfer) come with issue 17 part 4",
+                "(with iputils ping, iperf3 and qoslab's own UDP echo and ttcp); the others (RFC 2544, pcap "
+                "replay) come with issue 17 part 4",
                 expected=" or ".join(repr(m) for m in METHODS),
                 found=repr(t.method),
             )
