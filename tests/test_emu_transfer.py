@@ -52,6 +52,7 @@ LINE = f"""
     to = "b"
     bytes = "{SIZE} B"
     window = "{WINDOW} B"
+    tcp = {{ send_buffer = "{WINDOW} B" }}
 """
 
 # What a full segment costs on the line: Linux sends 1448 data octets per segment on a
@@ -118,10 +119,11 @@ def test_a_sized_transfer_over_an_emulated_line_takes_the_lines_time(tmp_path: P
     assert 0 < m["receiver_time_s"] < m["transfer_time_s"]
     assert m["sender_time_s"] > 0
     assert m["receiver_bytes_timed"] < SIZE
-    # socket(7): "The kernel doubles this value (to allow space for bookkeeping overhead)".
+    # socket(7): "The kernel doubles this value (to allow space for bookkeeping overhead)":
+    # the window sets SO_RCVBUF, the tcp table's send_buffer SO_SNDBUF.
     buffers = emu["socket_buffers"]
-    assert buffers["sndbuf"] == {"asked": WINDOW, "granted": 2 * WINDOW}
-    assert buffers["rcvbuf"] == {"asked": WINDOW, "granted": 2 * WINDOW}
+    assert buffers["sndbuf"]["asked"] == buffers["rcvbuf"]["asked"] == WINDOW
+    assert buffers["sndbuf"]["granted"] == buffers["rcvbuf"]["granted"] == 2 * WINDOW
     # Conservation on the emulated line, per direction, in frames: what was read from a
     # TAP was delivered, dropped, queued or in flight at the stop; the data direction
     # carried at least one frame per segment.

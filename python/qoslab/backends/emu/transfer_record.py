@@ -5,9 +5,9 @@ simulator's record (python/qoslab/methods/tcp.py: the same keys; the rates by th
 ``rate_bps``).
 
 docs/metrics.md, "The emulation backend", says what each metric is here. The kernel's
-own TCP settings are used, not the test's ``tcp`` table (as for ``tcp.bulk``); the
-test's ``window`` sets both socket buffers, ``congestion`` and ``mss`` the socket's
-options, ``buffer`` the write size.
+own TCP settings are used, not the rest of the test's ``tcp`` table (as for ``tcp.bulk``);
+``congestion`` and ``mss`` set the socket's options, ``buffer`` the write size, and the
+socket buffers are :func:`socket_buffers`'s.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from qoslab.backends.emu.topology import Topology
     from qoslab.lower.lowered import Network
     from qoslab.methods import Plan
+    from qoslab.scenario.test_tables import TcpTransfer
 
 TOOL = [sys.executable, "-m", "qoslab.backends.emu.transfer_tool"]
 PORT = 5201
@@ -50,6 +51,31 @@ def _json(done: str, who: str, err: str) -> dict[str, Any]:
     return out
 
 
+def socket_buffers(t: TcpTransfer) -> tuple[int | None, int | None]:
+    """SO_SNDBUF at the transmitter and SO_RCVBUF at the receiver for test ``t`` (None:
+    Linux's own, autotuned).
+
+    The receive buffer is the fixed window (``window``), or the ``tcp`` table's
+    ``recv_buffer``: what the receiver advertises, as the simulator's ``max_window``
+    and ``recv_buffer``. The send buffer is set only when the ``tcp`` table writes
+    ``send_buffer``: the simulator's send buffer (``window`` also sets it) counts data
+    octets, and a ``window``'s worth of data always fits in it, as in NetBSD's 16 KiB
+    ``so_snd`` (``sb_hiwat`` counts data octets). Linux's SO_SNDBUF of the same value
+    does not hold that: it doubles the value and counts every queued skb's truesize
+    against it (socket(7), net/core/sock.c ``sk_setsockopt``, ``sk_wmem_queued``), so
+    fewer octets than the window fit in flight and the writer starves between its write
+    calls; each starved write then ends in a short segment that Linux pushes at once
+    (tcp_push, Nagle with Minshall's rule) and that draws an ACK of its own, which a slow
+    acknowledgement line turns into a slower download (seed 004 at 9.6 kb/s, 300 kB in
+    8192-byte writes: 140 ACKs and 11 short segments, 7.46 s, against 121 ACKs and 2
+    short segments, 6.34 s, with Linux's own send buffer). Linux's own send buffer,
+    autotuned (tcp_wmem), holds the window, as the simulator's does."""
+    send = int(t.tcp.send_buffer) if t.tcp.send_buffer is not None else None
+    if t.tcp.recv_buffer is not None:
+        return send, int(t.tcp.recv_buffer)
+    return send, int(t.window) if t.window else None
+
+
 def run_transfer(
     topo: Topology,
     src: str,
@@ -57,7 +83,8 @@ def run_transfer(
     dst: str,
     *,
     size: int,
-    window: int | None,
+    send_buffer: int | None,
+    recv_buffer: int | None,
     write: int,
     congestion: str,
     mss: int | None,
@@ -65,11 +92,12 @@ def run_transfer(
 ) -> tuple[dict[str, Any], dict[str, Any]]:
     """One transfer of ``size`` bytes from ``src``'s namespace to ``dst`` (in
     ``dst_node``'s): the transmitter's and the receiver's JSON (:mod:`.transfer_tool`)."""
-    win = ["--window", str(window)] if window else []
+    rcvbuf = ["--rcvbuf", str(recv_buffer)] if recv_buffer else []
+    sndbuf = ["--sndbuf", str(send_buffer)] if send_buffer else []
     receiver = subprocess.Popen(
         in_namespace(
             topo.namespace(dst_node),
-            _realtime([*TOOL, "receive", "0.0.0.0", "--port", str(PORT), "--bytes", str(size), *win]),
+            _realtime([*TOOL, "receive", "0.0.0.0", "--port", str(PORT), "--bytes", str(size), *rcvbuf]),
         ),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -86,7 +114,7 @@ def run_transfer(
                 f"the transfer receiver in {dst_node} did not listen: {err.strip() or 'no ready line'}"
             )
         argv = [*TOOL, "send", dst, "--port", str(PORT), "--bytes", str(size), "--write", str(write)]
-        argv += [*win, "--congestion", congestion, *(["--mss", str(mss)] if mss else [])]
+        argv += [*sndbuf, "--congestion", congestion, *(["--mss", str(mss)] if mss else [])]
         sender = subprocess.Popen(
             in_namespace(topo.namespace(src), _realtime(argv)),
             stdout=subprocess.PIPE,
@@ -175,7 +203,7 @@ def transfer_record(topo: Topology, net: Network, index: int, plan: Plan) -> dic
     assert isinstance(t, TcpTransfer)
     params = plan.parameters
     size = int(params["bytes"])
-    window = int(t.window) if t.window else None
+    send_buffer, recv_buffer = socket_buffers(t)
     # Linux's "reno" is NewReno's recovery (RFC 6582), as for tcp.bulk.
     congestion = "cubic" if t.congestion == "cubic" else "reno"
     tx, rx = run_transfer(
@@ -184,7 +212,8 @@ def transfer_record(topo: Topology, net: Network, index: int, plan: Plan) -> dic
         t.to,
         str(plan.flows[0].to),
         size=size,
-        window=window,
+        send_buffer=send_buffer,
+        recv_buffer=recv_buffer,
         write=int(t.buffer),
         congestion=congestion,
         mss=int(t.mss) if t.mss else None,

@@ -25,10 +25,11 @@ The instants (CLOCK_MONOTONIC, ns):
   that brought data, and how many bytes it brought (the first in-order delivery);
 - ``last_rx_ns`` (receiver): the return of the ``recv()`` that brought the last byte.
 
-Socket buffers: ``--window`` sets SO_SNDBUF at the transmitter and SO_RCVBUF at the
-receiver before ``connect()``/``listen()`` (so the window scale is chosen with them,
-tcp(7)); Linux doubles the value for its bookkeeping (socket(7)), and each end reports
-what it granted (``getsockopt``) and, at the end, the kernel's own view from TCP_INFO.
+Socket buffers: ``--rcvbuf`` sets SO_RCVBUF at the receiver before ``listen()`` (so the
+window scale is chosen with it, tcp(7)), ``--sndbuf`` SO_SNDBUF at the transmitter before
+``connect()``; either left out keeps Linux's own autotuned buffer (tcp_rmem, tcp_wmem).
+Linux doubles the value for its bookkeeping (socket(7)), and each end reports what it
+asked for and was granted (``getsockopt``) and, at the end, its TCP_INFO.
 """
 
 from __future__ import annotations
@@ -96,18 +97,18 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     return out
 
 
-def _buffers(sock: socket.socket, option: int, window: int | None) -> dict[str, int | None]:
-    """Set one socket buffer to ``window`` (if given); what was asked and granted."""
-    if window:
-        sock.setsockopt(socket.SOL_SOCKET, option, window)
-    return {"asked": window, "granted": sock.getsockopt(socket.SOL_SOCKET, option)}
+def _buffers(sock: socket.socket, option: int, size: int | None) -> dict[str, int | None]:
+    """Set one socket buffer to ``size`` (if given); what was asked and granted."""
+    if size:
+        sock.setsockopt(socket.SOL_SOCKET, option, size)
+    return {"asked": size, "granted": sock.getsockopt(socket.SOL_SOCKET, option)}
 
 
-def receive(address: str, port: int, size: int, window: int | None) -> dict[str, Any]:
+def receive(address: str, port: int, size: int, rcvbuf: int | None) -> dict[str, Any]:
     """Accept one connection on ``address:port`` and read ``size`` bytes from it."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    rcvbuf = _buffers(listener, socket.SO_RCVBUF, window)
+    granted = _buffers(listener, socket.SO_RCVBUF, rcvbuf)
     listener.bind((address, port))
     listener.listen(1)
     print("ready", flush=True)
@@ -127,24 +128,26 @@ def receive(address: str, port: int, size: int, window: int | None) -> dict[str,
         if got >= size and last_ns is None:
             last_ns = now
     info = tcp_info(conn)
+    # Where Linux's autotuning took an unset buffer by the end (tcp_rmem).
+    granted["at_end"] = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
     conn.close()
     return {
         "bytes": got,
         "first_rx_ns": first_ns,
         "first_rx_bytes": first_bytes,
         "last_rx_ns": last_ns,
-        "rcvbuf": rcvbuf,
+        "rcvbuf": granted,
         "tcp_info": info,
     }
 
 
 def send(
-    address: str, port: int, size: int, window: int | None, write: int, congestion: str, mss: int | None
+    address: str, port: int, size: int, sndbuf: int | None, write: int, congestion: str, mss: int | None
 ) -> dict[str, Any]:
     """Connect to ``address:port``, write ``size`` bytes ``write`` at a time, and wait
     for their acknowledgement."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sndbuf = _buffers(sock, socket.SO_SNDBUF, window)
+    granted = _buffers(sock, socket.SO_SNDBUF, sndbuf)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, congestion.encode())
     if mss:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
@@ -168,6 +171,7 @@ def send(
             break
         time.sleep(POLL_S)
     info = tcp_info(sock)
+    granted["at_end"] = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
     sock.close()
     return {
         "bytes": size,
@@ -175,7 +179,7 @@ def send(
         "connected_ns": connected_ns,
         "first_tx_ns": first_tx_ns,
         "acked_ns": acked_ns,
-        "sndbuf": sndbuf,
+        "sndbuf": granted,
         "congestion": congestion,
         "tcp_info": info,
     }
@@ -188,20 +192,20 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("address")
     r.add_argument("--port", type=int, required=True)
     r.add_argument("--bytes", type=int, required=True)
-    r.add_argument("--window", type=int)
+    r.add_argument("--rcvbuf", type=int)
     s = sub.add_parser("send")
     s.add_argument("address")
     s.add_argument("--port", type=int, required=True)
     s.add_argument("--bytes", type=int, required=True)
-    s.add_argument("--window", type=int)
+    s.add_argument("--sndbuf", type=int)
     s.add_argument("--write", type=int, required=True)
     s.add_argument("--congestion", required=True)
     s.add_argument("--mss", type=int)
     a = p.parse_args(argv)
     if a.role == "receive":
-        out = receive(a.address, a.port, a.bytes, a.window)
+        out = receive(a.address, a.port, a.bytes, a.rcvbuf)
     else:
-        out = send(a.address, a.port, a.bytes, a.window, a.write, a.congestion, a.mss)
+        out = send(a.address, a.port, a.bytes, a.sndbuf, a.write, a.congestion, a.mss)
     json.dump(out, sys.stdout)
     print(flush=True)
     return 0
