@@ -4,7 +4,8 @@ acknowledgements up at 9.6-115.2 kb/s): simulator and Linux within 15 %".
 benchmarks/emu_vs_sim_seed004.py runs :data:`SCENARIO`'s download at each rate of the
 acknowledgements' serial line, the test's stack ``linux`` on both backends, on the
 simulator and on this machine's Linux through the link emulator (``qoslab compare``'s
-own functions), :data:`RUNS` times each; the mean transfer times must be within 15 %.
+own functions), :data:`RUNS` times each; the mean transfer times must be within 15 %
+(Linux's over the runs the machine did not hold up, :data:`CLEAN_RUNS`).
 
 The downlink is seed004_asymmetric_wired.toml's 2 Mb/s wired line while the emulation
 backend has no 802.11 cells; the WaveLAN file runs the same way: switching is the one
@@ -18,6 +19,7 @@ emulated run 1.3-6.5 s of transfer plus building and removing its namespaces.
 from __future__ import annotations
 
 import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -30,10 +32,13 @@ SCRIPT = ROOT / "benchmarks" / "emu_vs_sim_seed004.py"
 SCENARIO = ROOT / "python" / "qoslab" / "examples" / "seed004_asymmetric_wired.toml"
 RATES = ["9600 bps", "19.2 kbps", "38.4 kbps", "115.2 kbps"]
 RUNS = 5
-"""Runs per backend and rate: the machine's load now and then makes one emulated run
-seconds slower (its link emulators late by tens of ms, which regroups the segments and
-the ACKs), and the mean of five is the issue's "several runs" that one such run does
-not carry past the tolerance."""
+"""Runs per backend and rate: the issue's "several runs"."""
+CLEAN_RUNS = 3
+"""Emulated runs per rate that the machine did not hold up, at least: a run whose ttcp
+ends waited 0.1 s or more for a CPU, or whose link emulators were 10 ms late at their
+99th percentile, measured the machine's load (benchmarks/emu_vs_sim_seed004.py
+``TOOL_WAIT_S``, ``LATENESS_P99_US``: one such run took 14.1 s where the others took
+6.3-6.4 s) and is left out of the emulation's mean."""
 TOLERANCE = 0.15
 """Issue 17: "simulator and Linux within 15 %"."""
 
@@ -54,12 +59,17 @@ def test_seed004_download_sim_within_15_percent_of_linux_at_each_ack_line_rate()
     points = _points()
     assert [p["rate"] for p in points] == RATES
     table = []
+    means = []
     for p in points:
         t = p["metrics"]["transfer_time_s"]
         sim, emu = t["sim"], t["emu"]
         # Every run of both backends finished its transfer.
         assert sim["n"] == emu["n"] == RUNS, p["rate"]
+        clean = [v for v, run in zip(emu["values"], p["emu_runs"], strict=True) if not run["held_up"]]
+        assert len(clean) >= CLEAN_RUNS, f"{p['rate']}: the machine held up too many runs: {p['emu_runs']}"
+        emu = {"mean": statistics.fmean(clean), "sd": statistics.stdev(clean)}
         diff = (emu["mean"] - sim["mean"]) / sim["mean"]
+        means.append((sim["mean"], emu["mean"], diff))
         table.append(
             f"{p['rate']}: sim {sim['mean']:.3f} ± {sim['sd']:.3f} s, emu {emu['mean']:.3f} ± {emu['sd']:.3f} s, "
             f"{100 * diff:+.1f} %; emu runs {p['emu_runs']}"
@@ -70,13 +80,11 @@ def test_seed004_download_sim_within_15_percent_of_linux_at_each_ack_line_rate()
             serial = links[2]["directions"][0]
             assert serial["delivered"]["frames"] > 0
             assert set(serial["dropped"]) <= {"queue_full", "not_ip"}
-    for p in points:
-        t = p["metrics"]["transfer_time_s"]
-        diff = (t["emu"]["mean"] - t["sim"]["mean"]) / t["sim"]["mean"]
+    for _sim, _emu, diff in means:
         assert abs(diff) <= TOLERANCE, "\n".join(table)
     # A slower acknowledgement line never makes the download faster, on either backend.
-    for side in ("sim", "emu"):
-        times = [p["metrics"]["transfer_time_s"][side]["mean"] for p in points]
+    for side in (0, 1):
+        times = [m[side] for m in means]
         assert times == sorted(times, reverse=True), (side, times)
 
 

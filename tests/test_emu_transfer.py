@@ -93,7 +93,15 @@ def _keys(value: Any, prefix: str = "") -> set[str]:
     return out
 
 
-EMU_ONLY = {"backend", "kernel", "link_implementation", "emulated_links", "socket_buffers", "tcp_info"}
+EMU_ONLY = {
+    "backend",
+    "kernel",
+    "link_implementation",
+    "emulated_links",
+    "socket_buffers",
+    "tcp_info",
+    "tool_cpu_wait_s",
+}
 
 
 def test_a_sized_transfer_over_an_emulated_line_takes_the_lines_time(tmp_path: Path) -> None:

@@ -265,4 +265,9 @@ def transfer_record(topo: Topology, net: Network, index: int, plan: Plan) -> dic
             "receiver_rcv_ssthresh": rinfo.get("rcv_ssthresh"),
         },
         "tcp_info": {"sender": info, "receiver": rinfo},
+        # How long each tool was runnable and waited for a CPU over the transfer (s).
+        "tool_cpu_wait_s": {
+            "transmitter": round(int(tx.get("cpu_wait_ns") or 0) / 1e9, 6),
+            "receiver": round(int(rx.get("cpu_wait_ns") or 0) / 1e9, 6),
+        },
     }

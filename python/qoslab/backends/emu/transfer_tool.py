@@ -86,6 +86,16 @@ READ_SIZE = 65536
 """The receiver's read call, bytes (what arrives is handed over as it is in order)."""
 
 
+def cpu_wait_ns() -> int:
+    """Nanoseconds this (single-threaded) process has spent runnable and waiting for a
+    CPU so far: /proc/self/schedstat's second field, run_delay (Linux
+    Documentation/scheduler/sched-stats.rst). A receiver that waits for a CPU reads late
+    and its kernel ACKs late; a transfer over which the tools waited long measured the
+    machine's load."""
+    with open("/proc/self/schedstat") as f:
+        return int(f.read().split()[1])
+
+
 def tcp_info(sock: socket.socket) -> dict[str, int]:
     """The kernel's ``struct tcp_info`` head (:data:`TCP_INFO_FIELDS`, and the
     negotiated window scales ``snd_wscale`` and ``rcv_wscale``)."""
@@ -113,6 +123,7 @@ def receive(address: str, port: int, size: int, rcvbuf: int | None) -> dict[str,
     listener.listen(1)
     print("ready", flush=True)
     conn, _ = listener.accept()
+    waited = cpu_wait_ns()
     listener.close()
     got = 0
     first_ns = first_bytes = last_ns = None
@@ -131,12 +142,14 @@ def receive(address: str, port: int, size: int, rcvbuf: int | None) -> dict[str,
     # Where Linux's autotuning took an unset buffer by the end (tcp_rmem).
     granted["at_end"] = conn.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF)
     conn.close()
+    waited = cpu_wait_ns() - waited
     return {
         "bytes": got,
         "first_rx_ns": first_ns,
         "first_rx_bytes": first_bytes,
         "last_rx_ns": last_ns,
         "rcvbuf": granted,
+        "cpu_wait_ns": waited,
         "tcp_info": info,
     }
 
@@ -152,6 +165,7 @@ def send(
     if mss:
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
     block = bytes(write)
+    waited = cpu_wait_ns()
     start_ns = time.monotonic_ns()
     sock.connect((address, port))
     connected_ns = time.monotonic_ns()
@@ -170,6 +184,7 @@ def send(
             acked_ns = time.monotonic_ns()
             break
         time.sleep(POLL_S)
+    waited = cpu_wait_ns() - waited
     info = tcp_info(sock)
     granted["at_end"] = sock.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
     sock.close()
@@ -180,6 +195,7 @@ def send(
         "first_tx_ns": first_tx_ns,
         "acked_ns": acked_ns,
         "sndbuf": granted,
+        "cpu_wait_ns": waited,
         "congestion": congestion,
         "tcp_info": info,
     }
