@@ -11,6 +11,10 @@ use crate::line::EndKind;
 /// linux/if_tun.h: `TUNSETIFF = _IOW('T', 202, int)`, `TUNGETIFF = _IOR('T', 210, unsigned int)`.
 const TUNSETIFF: c_ulong = 0x4004_54ca;
 const TUNGETIFF: c_ulong = 0x8004_54d2;
+/// linux/sockios.h: get the hardware address. The TUN/TAP character device answers it
+/// itself with its device's address (drivers/net/tun.c `__tun_chr_ioctl`), so no socket
+/// in the device's namespace is needed.
+const SIOCGIFHWADDR: c_ulong = 0x8927;
 /// linux/if_tun.h: the device's kind and "no packet information" (no 4-byte header).
 const IFF_TUN: i16 = 0x0001;
 const IFF_TAP: i16 = 0x0002;
@@ -110,6 +114,19 @@ impl Device {
 
     pub fn as_raw_fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+
+    /// The device's own link address as its kernel has it now (SIOCGIFHWADDR): a TAP's
+    /// MAC, which the backend sets after the emulator opened the device.
+    pub fn hw_addr(&self) -> io::Result<[u8; 6]> {
+        // `struct ifreq`: the name, then `ifr_hwaddr` (a `struct sockaddr`: the family,
+        // two bytes, then the address in `sa_data`).
+        let mut req = [0u8; IFNAMSIZ + 24];
+        // SAFETY: SIOCGIFHWADDR writes at most one `struct ifreq`, which `req` holds.
+        if unsafe { libc::ioctl(self.fd.as_raw_fd(), SIOCGIFHWADDR, req.as_mut_ptr()) } < 0 {
+            return Err(context(io::Error::last_os_error(), &format!("SIOCGIFHWADDR {}", self.name)));
+        }
+        Ok(req[IFNAMSIZ + 2..IFNAMSIZ + 8].try_into().expect("six bytes"))
     }
 
     /// One frame (TAP) or datagram (TUN) the kernel sent out of the device, or

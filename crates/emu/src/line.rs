@@ -19,8 +19,10 @@
 //! them as they are; an end on a TAP device (IFF_TAP) reads Ethernet frames, whose 14-byte
 //! header the line takes off (frames that are not IPv4, or IPv6 on PPP, are dropped: a
 //! SLIP line carries IPv4 only, RFC 1055) and put back at the far end, addressed to the
-//! MAC the far kernel sends from (learned from its frames; broadcast until then). The
-//! TAP's kernel must not ARP on it (`ip link set DEV arp off`): a serial line has no ARP.
+//! MAC the far kernel sends from (learned from its frames; broadcast until then, which
+//! `run.rs` readdresses to the far device's own MAC, since Linux forwards only frames
+//! addressed to its device). The TAP's kernel must not ARP on it (`ip link set DEV arp
+//! off`): a serial line has no ARP.
 
 use std::collections::VecDeque;
 

@@ -398,6 +398,23 @@ fn report(
     }
 }
 
+/// A serial line's datagram for a TAP whose kernel has not sent on the line yet: the
+/// line addresses it to broadcast (line.rs `ethernet_frame`), and Linux forwards only
+/// frames addressed to the device itself (net/ipv4/ip_forward.c: `pkt_type !=
+/// PACKET_HOST` is dropped), so a router that never sends on a one-way line (seed 004's
+/// r1, which only receives acknowledgements on it) would drop every datagram. Addressed
+/// here to the device's own MAC, as a SLIP device hands every datagram to its own host.
+/// `None`: the frame goes as it is.
+fn serial_to_unknown_kernel(serial: bool, end: &Device, frame: &[u8]) -> Option<Vec<u8>> {
+    if !serial || end.kind() != EndKind::Tap || frame.len() < 6 || frame[..6] != [0xff; 6] {
+        return None;
+    }
+    let mac = end.hw_addr().ok()?;
+    let mut addressed = frame.to_vec();
+    addressed[..6].copy_from_slice(&mac);
+    Some(addressed)
+}
+
 /// Emulates the plan's `link` (Ethernet or serial) between `ends[0]` (its `a`) and
 /// `ends[1]` (its `b`) in real time until `stop` is readable or closed (a pipe or an
 /// eventfd), or a signal comes with `options.stop_on_signals`. The loss streams are those
@@ -425,6 +442,7 @@ pub fn emulate_plan(
     stop: Option<BorrowedFd<'_>>,
     options: &Options,
 ) -> Result<Report, Error> {
+    let serial = matches!(&model, Model::Line(l) if l.kind() == "serial");
     let kinds: Vec<EndKind> = ends.iter().map(|d| d.kind()).collect();
     let model = match Shared::of_plan(config, link_index, &kinds).map_err(Error::Config)? {
         Some(shared) => Model::Shared(shared),
@@ -470,6 +488,7 @@ fn drive(
     stop: Option<BorrowedFd<'_>>,
     options: &Options,
 ) -> Result<Report, Error> {
+    let serial = matches!(&model, Model::Line(l) if l.kind() == "serial");
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
     let _slack = TimerSlack::tight();
     let _realtime = options.fifo_priority.map(RealTime::enter).transpose()?;
@@ -487,7 +506,10 @@ fn drive(
     let slots: Vec<usize> = (0..k).map(|to| model.lateness_slot(to)).collect();
     let stopped_by = 'run: loop {
         let mut sink = |to: usize, frame: &[u8], at: u64| -> bool {
-            let written = ends[to].write(frame).is_ok();
+            let written = match serial_to_unknown_kernel(serial, ends[to], frame) {
+                Some(addressed) => ends[to].write(&addressed).is_ok(),
+                None => ends[to].write(frame).is_ok(),
+            };
             if written {
                 lateness[slots[to]].record(now().saturating_sub(at));
             }

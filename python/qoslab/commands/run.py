@@ -97,7 +97,8 @@ def run(
     Example: `qoslab run examples/seed000_fig9.toml --report fig9/`
 
     `--backend emu` builds the scenario out of network namespaces on this Linux machine
-    (root) and measures ping, udp.flow and tcp.bulk with iputils ping and iperf3; the
+    (root) and measures ping, udp.flow, tcp.bulk, tcp.transfer and udp.echo with iputils
+    ping, iperf3 and qoslab's own ttcp and UDP echo; the
     records carry `backend`, `kernel` and `link_implementation` (docs/architecture.md,
     "The emulation backend"). Its links run through the link emulator (the scenario's
     rate, delay, loss, queue limits; `--emu-links direct`: plain veth pairs, no link

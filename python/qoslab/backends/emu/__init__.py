@@ -118,12 +118,14 @@ def run_tests(
     from qoslab.backends.emu import openvpn
     from qoslab.backends.emu.echo_record import echo_record
     from qoslab.backends.emu.stream_record import replay_record, rfc2544_records
+    from qoslab.backends.emu.transfer_record import transfer_record
 
     tunnels = openvpn.implementation() if openvpn.ends(net.config) else None
     readers = {
         "ping": measure.ping_record,
         "udp.flow": measure.udp_record,
         "tcp.bulk": measure.tcp_record,
+        "tcp.transfer": transfer_record,
         "udp.echo": echo_record,
         "pcap.replay": replay_record,
         **dict.fromkeys(RFC2544_METHODS, rfc2544_records),

@@ -22,9 +22,10 @@ from qoslab.methods.rfc2544 import METHODS as RFC2544_METHODS
 if TYPE_CHECKING:
     from qoslab.lower.lowered import Network
 
-METHODS = ("ping", "udp.flow", "tcp.bulk", "udp.echo", "pcap.replay", *RFC2544_METHODS)
+METHODS = ("ping", "udp.flow", "tcp.bulk", "tcp.transfer", "udp.echo", "pcap.replay", *RFC2544_METHODS)
 """The test methods the emulation backend runs (with iputils ping, iperf3, qoslab's own
-UDP echo, backends/emu/echo_tool.py, and its own UDP streams, backends/emu/stream_tool.py)."""
+UDP echo, backends/emu/echo_tool.py, its own UDP streams, backends/emu/stream_tool.py, and
+its own ttcp, backends/emu/transfer_tool.py)."""
 
 IFNAMSIZ = 16
 """Linux's interface name buffer, the terminating NUL included (include/uapi/linux/if.h):
@@ -115,8 +116,7 @@ def _check_tests(out: Any, net: Network) -> None:
             out.add(
                 ("test", i, "method"),
                 f"{t.method} is not run on the emulation backend yet: it runs {', '.join(METHODS)} "
-                "(with iputils ping, iperf3 and qoslab's own UDP echo and streams); the others ("
-                "tcp.transfer) come with issue 17 part 4",
+                "(with iputils ping, iperf3 and qoslab's own UDP echo, streams and ttcp)",
                 expected=" or ".join(repr(m) for m in METHODS),
                 found=repr(t.method),
             )
