@@ -115,9 +115,12 @@ def run_tests(
     registry.clean()  # what crashed runs left
     kernel = measure.kernel()
     from qoslab.backends.emu import openvpn
+    from qoslab.backends.emu import tunnels as user_space
     from qoslab.backends.emu.echo_record import echo_record
 
-    tunnels = openvpn.implementation() if openvpn.ends(net.config) else None
+    made = [openvpn.implementation()] if openvpn.ends(net.config) else []
+    made += [user_space.IMPLEMENTATION] if user_space.ends(net.config) else []
+    tunnels = "; ".join(made) or None
     readers = {
         "ping": measure.ping_record,
         "udp.flow": measure.udp_record,
@@ -149,6 +152,9 @@ def run_tests(
             reports = [h.report for h in topo.links if h.report is not None] if topo is not None else []
             if reports:
                 record["emulated_links"] = [link_counters(r) for r in reports]
+            ends = [t.report for t in topo.user_tunnels if t.report is not None] if topo is not None else []
+            if ends:
+                record["user_space_tunnels"] = [user_space.counters(r) for r in ends]
             runs.append(EmuRun(i, label, plan, [record], nodes))
     return net, runs, runner.implementation
 

@@ -30,6 +30,7 @@ from qoslab.plan.models import (
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.openvpn import Tunnel
+    from qoslab.backends.emu.tunnels import TunnelProcess
 
 BRIDGE_IFNAME = "br0"
 """The interface of a node's bridge (the plan gives a bridge no name)."""
@@ -80,6 +81,8 @@ class Topology:
     """Processes a role runs in a namespace (the L3F daemon, openvpn)."""
     tunnels: list[Tunnel] = field(default_factory=list)
     """The OpenVPN ends running (:class:`qoslab.backends.emu.openvpn.Tunnel`)."""
+    user_tunnels: list[TunnelProcess] = field(default_factory=list)
+    """The user-space tunnel ends (PPPoE, IPsec tunnel mode; :mod:`.tunnels`)."""
 
     def namespace(self, node: str) -> str:
         return self.namespaces[node]
@@ -125,6 +128,10 @@ def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc:
     # still down, which would hold its start-up for its 10 s retry).
     _wait_up(topo, skip=set(openvpn.tap_ports(topo.plan)))
     topo.tunnels = openvpn.start(topo, mtu_disc=mtu_disc)
+    # Over the links and OpenVPN's TAP ports (PPPoE rides on one in seed 002).
+    from qoslab.backends.emu import tunnels
+
+    topo.user_tunnels = tunnels.start(topo)
     return topo
 
 
@@ -275,6 +282,9 @@ def teardown(topo: Topology) -> None:
     if os.getpid() != topo.registry.owner_pid:
         return  # a forked helper that inherited the owner's stack: only the owner cleans
     try:
+        from qoslab.backends.emu import tunnels
+
+        tunnels.stop(topo.user_tunnels)  # their reports, before the links go
         for handle in topo.links:
             topo.runner.stop(handle)
     finally:

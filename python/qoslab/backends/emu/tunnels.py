@@ -1,0 +1,240 @@
+"""User-space tunnels on the emulation backend (issue 17 part 3): what this machine's
+kernel lacks (PPP, ESP, AH) runs as crates/sim's own sans-IO tunnel end, one process per
+end in its node's namespace (:mod:`.tunnel_child`, crates/emu ``tunnel``).
+
+Each end is built by the simulator's own constructor from the plan node, so it has the
+same model, seeds, SPIs and keys as in a simulation. Its inner side is a TUN device named
+after the tunnel, which this module gives the plan's address, MTU and routes; its outer
+side is raw sockets: ``AF_PACKET`` on the port a PPPoE end rides on (EtherTypes
+0x8863/0x8864, RFC 2516 §4), a raw IPv4 socket of protocol ESP (50) or AH (51) for IPsec
+in tunnel mode.
+
+What each plan field becomes:
+
+- ``PppoeConfig``: the TUN device ``name`` with ``local``/32 and MTU ``mtu``, a route
+  to each of ``routes`` through it; ``port``: the interface whose frames the end reads
+  and writes. Discovery, LCP, CHAP/PAP and IPCP are the model's (crates/sim
+  ``tunnel/pppoe.rs``, ``link/ppp``); traffic waits until both ends say ``up`` (IPCP
+  Opened), as the simulator holds applications back until then.
+- ``IpsecTunnelConfig`` (mode ``tunnel``): the TUN device ``name`` with MTU ``mtu`` and
+  no address (the simulator's tunnel interface has none), a route to each of
+  ``protects`` through it. The outer packets are the model's, sent whole
+  (``IP_HDRINCL``) and fragmented by the daemon when they exceed the route's MTU
+  (``fragment = "after"``, the plan's default).
+
+Refused (:func:`check`): PPTP (its control connection is the model's own TCP, which the
+kernel's TCP on the same address would reset), GRE (no model end yet), IPsec transport
+mode (it transforms the kernel's own datagrams, which no TUN device sees).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from qoslab.backends.emu.topology import EmulationError, in_namespace
+from qoslab.plan.models import IpsecMode, IpsecTunnelConfig, NodeConfig, PppoeConfig, SimConfig
+
+if TYPE_CHECKING:
+    from qoslab.backends.emu.topology import Topology
+    from qoslab.lower.common import LocatedProblems
+    from qoslab.lower.lowered import Network
+
+READY_S = 20.0
+"""Longest wait for an end's process to open its device and sockets (import qoslab on a
+loaded machine)."""
+
+UP_S = 30.0
+"""Longest wait for every end to be up. PPPoE: discovery, LCP, CHAP and IPCP take a few
+round trips; a lost PADI is sent again after 5 s (rp-pppoe's PADI_TIMEOUT, the model's
+``DISCOVERY_TIMEOUT_NS``)."""
+
+STOP_TIMEOUT_S = 10.0
+"""Longest wait for an end to print its report after its stop pipe was written."""
+
+IMPLEMENTATION = "qoslab user-space tunnel ends (crates/sim models on TUN and raw sockets)"
+"""What a record says ran the tunnels."""
+
+
+@dataclass
+class TunnelProcess:
+    """One running user-space tunnel end."""
+
+    node: str
+    name: str
+    kind: str
+    process: subprocess.Popen[bytes]
+    stop_fd: int | None
+    up: bool = False
+    report: dict[str, Any] | None = None
+    lines: list[str] = field(default_factory=list)
+    """What it printed so far, line by line."""
+    pending: bytes = b""
+
+
+def ends(plan: SimConfig) -> list[tuple[NodeConfig, str, PppoeConfig | IpsecTunnelConfig]]:
+    """Every end the daemon runs: (node, kind, its plan config), PPPoE servers first,
+    then in plan order."""
+    out: list[tuple[NodeConfig, str, PppoeConfig | IpsecTunnelConfig]] = []
+    for node in plan.nodes:
+        out += [(node, "pppoe", end) for end in node.pppoe or []]
+        out += [(node, "ipsec", end) for end in node.ipsec or [] if end.mode == IpsecMode.tunnel]
+    # PPPoE servers first: a client's first PADI then finds its server listening.
+    return sorted(out, key=lambda e: not (isinstance(e[2], PppoeConfig) and e[2].server))
+
+
+def check(net: Network, out: LocatedProblems) -> None:
+    """Refuse the tunnels no user-space end runs, at the tunnel's key."""
+    from qoslab.scenario.model import Ipsec
+
+    for i, t in enumerate(net.scenario.tunnel):
+        named = f" {t.name!r}" if getattr(t, "name", None) else ""
+        why = None
+        if t.type == "pptp":
+            why = (
+                "PPTP's control connection is the model's own TCP (crates/sim tunnel/pptp), which the kernel's TCP on "
+                "the same address would reset, and this kernel has no GRE or PPP for the real pptpd"
+            )
+        elif t.type == "gre":
+            why = "GRE has no tunnel end in the simulator to drive, and this kernel has no GRE"
+        elif isinstance(t, Ipsec) and t.mode == "transport":
+            why = (
+                "IPsec transport mode transforms the kernel's own datagrams, which no TUN device sees, and this "
+                "kernel has no ESP; tunnel mode runs in user space"
+            )
+        if why is not None:
+            out.add(
+                ("tunnel", i, "mode" if isinstance(t, Ipsec) else "type"),
+                f"tunnel{named} cannot run on the emulation backend yet: {why}",
+                expected="an openvpn or pppoe tunnel, or ipsec with mode = 'tunnel' (backend emu)",
+                found=repr(t.mode if isinstance(t, Ipsec) else t.type),
+                hint="run it on the simulator (`--backend sim`, the default)",
+            )
+
+
+def start(topo: Topology) -> list[TunnelProcess]:
+    """Start every user-space end of the plan, configure its TUN device, and wait until
+    all are up. Each process is registered before anything waits on it."""
+    started: list[TunnelProcess] = []
+    try:
+        for node, kind, end in ends(topo.plan):
+            started.append(start_end(topo, node, kind, end))
+        wait_up(started)
+    except BaseException:
+        stop(started)
+        raise
+    return started
+
+
+def start_end(topo: Topology, node: NodeConfig, kind: str, end: PppoeConfig | IpsecTunnelConfig) -> TunnelProcess:
+    """One end's process in its node's namespace, ready (device and sockets open) and
+    its device configured; not waited up."""
+    stop_r, stop_w = os.pipe()
+    try:
+        argv = [sys.executable, "-m", "qoslab.backends.emu.tunnel_child", end.name, str(stop_r), str(os.getpid())]
+        child = subprocess.Popen(
+            in_namespace(topo.namespace(node.name), argv),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            pass_fds=(stop_r,),
+        )
+    except BaseException:
+        os.close(stop_w)
+        raise
+    finally:
+        os.close(stop_r)
+    topo.registry.add_pid(child.pid)
+    topo.daemons.append(child)
+    assert child.stdin is not None
+    child.stdin.write(node.model_dump_json(by_alias=True).encode())
+    child.stdin.close()
+    child.stdin = None
+    handle = TunnelProcess(node.name, end.name, kind, child, stop_w)
+    _expect(handle, "ready", READY_S)
+    _configure(topo, node.name, end)
+    return handle
+
+
+def _expect(handle: TunnelProcess, word: str, timeout_s: float) -> None:
+    """Until the end printed ``word`` (or died, or ``timeout_s``: an error quoting it).
+    Its stdout is read unbuffered, so a line read with another is never left behind."""
+    child = handle.process
+    assert child.stdout is not None
+    fd = child.stdout.fileno()
+    deadline = time.monotonic() + timeout_s
+    while word not in handle.lines:
+        left = deadline - time.monotonic()
+        ready, _, _ = select.select([fd], [], [], max(0.0, left))
+        chunk = os.read(fd, 65536) if ready else b""
+        if chunk:
+            handle.pending += chunk
+            *lines, rest = handle.pending.split(b"\n")
+            handle.pending = rest
+            handle.lines += [line.decode(errors="replace") for line in lines]
+            continue
+        state = "exited" if child.poll() is not None else f"not {word} after {timeout_s:.0f} s"
+        why = ""
+        if child.poll() is not None and child.stderr is not None:
+            err = child.stderr.read().decode(errors="replace").strip().splitlines()
+            why = f": {err[-1]}" if err else ""
+        raise EmulationError(f"user-space tunnel {handle.name} in {handle.node} {state}{why}")
+
+
+def wait_up(handles: list[TunnelProcess], timeout_s: float = UP_S) -> None:
+    """Until every end said ``up`` (PPPoE: IPCP Opened at both ends)."""
+    deadline = time.monotonic() + timeout_s
+    for h in handles:
+        _expect(h, "up", max(0.1, deadline - time.monotonic()))
+        h.up = True
+
+
+def _configure(topo: Topology, node: str, end: PppoeConfig | IpsecTunnelConfig) -> None:
+    """The TUN device's MTU, address (PPPoE: local/32) and routes, then up."""
+    from pyroute2 import NetNS
+
+    with NetNS(topo.namespace(node)) as ns:
+        idx = ns.link_lookup(ifname=end.name)[0]
+        ns.link("set", index=idx, mtu=end.mtu, state="up")
+        routes: list[tuple[str, int]]
+        if isinstance(end, PppoeConfig):
+            ns.addr("add", index=idx, address=str(end.local), prefixlen=32)
+            routes = [(str(r.root[0]), r.root[1].root) for r in end.routes]
+        else:
+            routes = [(str(p.root[0]), p.root[1].root) for p in end.protects or []]
+        for destination, prefix in routes:
+            ns.route("add", dst=destination, dst_len=prefix, oif=idx)
+
+
+def stop(handles: list[TunnelProcess]) -> None:
+    """Stop each end and read its report (an end that died leaves none)."""
+    for h in handles:
+        if h.stop_fd is not None:
+            try:
+                os.write(h.stop_fd, b"s")
+            except OSError:
+                pass
+            os.close(h.stop_fd)
+            h.stop_fd = None
+        try:
+            out, _ = h.process.communicate(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            h.process.kill()
+            out, _ = h.process.communicate()
+        text = (h.pending + out).decode(errors="replace")
+        last = [line for line in [*h.lines, *text.splitlines()] if line.startswith("{")]
+        if last:
+            h.report = json.loads(last[-1])
+
+
+def counters(report: dict[str, Any]) -> dict[str, Any]:
+    """What a run's record keeps of an end's report (docs/metrics.md, "User-space
+    tunnels"): packets and octets each way, drops by reason, when it came up."""
+    keys = ("node", "tunnel", "kind", "up_after_ns", "inner_in", "inner_out", "outer_out", "outer_in")
+    return {**{k: report[k] for k in keys}, "dropped": report["dropped"]}
