@@ -455,8 +455,9 @@ pub struct TunnelOptions {
 /// Runs the end of tunnel `name` at `node` (the plan's node, every tunnel end of it
 /// attached as the simulator attaches them, this one kept) until `stop` is readable or
 /// closed, or a signal with `options.stop_on_signals`. Once its TUN device and sockets
-/// are open it writes `ready\n` to `notify`, and `up\n` when the end first says packets
-/// can leave. Returns its report.
+/// are open it writes `ready\n` to `notify` (after `inner_mtu N\n` for an end with a far
+/// address: [`TunnelEnd::inner_mtu`] of its route's MTU), and `up\n` when the end first
+/// says packets can leave. Returns its report.
 pub fn run_tunnel(
     node: &NodeConfig,
     name: &str,
@@ -492,6 +493,12 @@ pub fn run_tunnel(
         dropped: BTreeMap::new(),
         discovery: Vec::new(),
     };
+    // The largest inner packet whose outer packet fits the route to the far end (RFC
+    // 4301 §8.2.1), for the caller's routes into the device: DF packets above it get
+    // "fragmentation needed" with it from the kernel, as the simulator's stack sends.
+    if let Some(remote) = end.remote() {
+        say(format!("inner_mtu {}\n", end.inner_mtu(route_mtu(remote)?)).as_bytes());
+    }
     say(b"ready\n");
     let start = Instant::now();
     let now = || start.elapsed().as_nanos() as u64;

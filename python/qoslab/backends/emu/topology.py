@@ -91,10 +91,14 @@ class Topology:
         return next(i for i, n in enumerate(self.plan.nodes) if n.name == name)
 
 
-def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no") -> Topology:
+def build(
+    plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no", user_tunnels: bool = True
+) -> Topology:
     """Make the plan's network (``plan``: the lowered SimConfig, ``Network.config``; its
     links Ethernet or serial only, which :mod:`qoslab.backends.emu.refusals` made sure of).
-    ``mtu_disc``: openvpn's ``--mtu-disc`` for its outer packets (:mod:`.openvpn`)."""
+    ``mtu_disc``: openvpn's ``--mtu-disc`` for its outer packets (:mod:`.openvpn`);
+    ``user_tunnels``: start the user-space tunnel ends (:mod:`.tunnels`; a test that
+    puts a real peer at one end starts the other itself)."""
     from pyroute2 import netns
 
     from qoslab.backends.emu import openvpn, roles
@@ -131,7 +135,8 @@ def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc:
     # Over the links and OpenVPN's TAP ports (PPPoE rides on one in seed 002).
     from qoslab.backends.emu import tunnels
 
-    topo.user_tunnels = tunnels.start(topo)
+    if user_tunnels:
+        topo.user_tunnels = tunnels.start(topo)
     return topo
 
 

@@ -77,6 +77,11 @@ class TunnelProcess:
     """What it printed so far, line by line."""
     pending: bytes = b""
 
+    def inner_mtu(self) -> int | None:
+        """The effective MTU the end said (``inner_mtu N``), if it has a far address."""
+        said = [int(line.split()[1]) for line in self.lines if line.startswith("inner_mtu ")]
+        return said[0] if said else None
+
 
 def ends(plan: SimConfig) -> list[tuple[NodeConfig, str, PppoeConfig | IpsecTunnelConfig]]:
     """Every end the daemon runs: (node, kind, its plan config), PPPoE servers first,
@@ -158,7 +163,7 @@ def start_end(topo: Topology, node: NodeConfig, kind: str, end: PppoeConfig | Ip
     child.stdin = None
     handle = TunnelProcess(node.name, end.name, kind, child, stop_w)
     _expect(handle, "ready", READY_S)
-    _configure(topo, node.name, end)
+    _configure(topo, node.name, end, handle.inner_mtu())
     return handle
 
 
@@ -195,8 +200,14 @@ def wait_up(handles: list[TunnelProcess], timeout_s: float = UP_S) -> None:
         h.up = True
 
 
-def _configure(topo: Topology, node: str, end: PppoeConfig | IpsecTunnelConfig) -> None:
-    """The TUN device's MTU, address (PPPoE: local/32) and routes, then up."""
+def _configure(topo: Topology, node: str, end: PppoeConfig | IpsecTunnelConfig, inner_mtu: int | None) -> None:
+    """The TUN device's MTU, address (PPPoE: local/32) and routes, then up. An IPsec
+    end's routes carry the tunnel's effective MTU, ``inner_mtu`` (the largest inner
+    packet whose ESP/AH packet fits the route to the far end, from the end itself) when
+    it is below the device's: the kernel then answers a DF packet above it with
+    "fragmentation needed" and that MTU, as the simulator's stack does (RFC 4301 §8.2.1).
+    A packet without DF above it is fragmented by the kernel before encapsulation here,
+    where the simulator (``fragment = "after"``) fragments the outer packet."""
     from pyroute2 import NetNS
 
     with NetNS(topo.namespace(node)) as ns:
@@ -208,8 +219,11 @@ def _configure(topo: Topology, node: str, end: PppoeConfig | IpsecTunnelConfig) 
             routes = [(str(r.root[0]), r.root[1].root) for r in end.routes]
         else:
             routes = [(str(p.root[0]), p.root[1].root) for p in end.protects or []]
+        extra: dict[str, Any] = {}
+        if inner_mtu is not None and inner_mtu < end.mtu:
+            extra["metrics"] = {"mtu": inner_mtu}
         for destination, prefix in routes:
-            ns.route("add", dst=destination, dst_len=prefix, oif=idx)
+            ns.route("add", dst=destination, dst_len=prefix, oif=idx, **extra)
 
 
 def stop(handles: list[TunnelProcess]) -> None:
