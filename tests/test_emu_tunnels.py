@@ -203,7 +203,8 @@ def _build(path: Path, *, user_tunnels: bool = True) -> Any:
 
 def _end(records: dict[str, Any], node: str) -> dict[str, Any]:
     (end,) = [e for e in records["user_space_tunnels"] if e["node"] == node]
-    return end
+    found: dict[str, Any] = end
+    return found
 
 
 @pytest.mark.parametrize(
@@ -346,6 +347,7 @@ def _need_rp_pppoe(program: str) -> str:
     path = shutil.which(program) or (f"/usr/sbin/{program}" if os.path.exists(f"/usr/sbin/{program}") else None)
     if path is None:
         pytest.skip(f"{program} (rp-pppoe, Debian package pppoe) is not installed; scripts/install.sh installs it")
+    assert path is not None
     return path
 
 
