@@ -1,6 +1,6 @@
 //! A user-space tunnel end: crates/sim's own sans-IO [`TunnelEnd`] of one tunnel of one
 //! node, driven in real time between a TUN device (the tunnel's interface) and the
-//! outer side, for the tunnels this machine's kernel lacks (PPP, ESP, AH; issue 17).
+//! outer side, for the tunnels this machine's kernel lacks (PPP, ESP, AH, GRE; issue 17).
 //!
 //! The end is built by the simulator's own constructor ([`sim::tunnel::attach_all`]) on
 //! a [`Host`] that records what the attach functions ask for instead of a simulated
@@ -26,10 +26,17 @@
 //!   it after encapsulation ([`TunnelFragment::After`]); the kernel does not fragment an
 //!   `IP_HDRINCL` packet (`raw_send_hdrinc` answers EMSGSIZE).
 //!
-//! Not run here: PPTP (its control connection is the model's own TCP, which the
-//! kernel's TCP would reset; see python/qoslab/backends/emu/refusals.py), OpenVPN (the
-//! real openvpn runs it) and IPsec transport mode (it transforms the kernel's own
-//! datagrams, which no TUN device sees).
+//! - Outer side, PPTP (RFC 2637): the model's control connection is its own TCP
+//!   (crates/sim `tcp`, as pptpd's peer sees it), not the kernel's: its segments and its
+//!   enhanced GRE packets go out through raw IPv4 sockets of protocols TCP (6) and GRE
+//!   (47) bound to the end's outer address, the kernel writing the IPv4 header
+//!   ([`Action::Datagram`]), and come back through the same sockets. The kernel's TCP
+//!   sees the segments too and would answer them with resets (no socket of its own has
+//!   the port): the caller drops those in the namespace's nftables output hook, all but
+//!   the end's own segments, which carry [`PPTP_MARK`].
+//!
+//! Not run here: OpenVPN (the real openvpn runs it) and IPsec transport mode (it
+//! transforms the kernel's own datagrams, which no TUN device sees).
 //!
 //! The end's single timer ([`TunnelEnd::poll_at`]) is the loop's `ppoll` timeout; its
 //! actions are carried out in order.
@@ -44,6 +51,7 @@ use serde::Serialize;
 use sim::config::{CpuCycles, NodeConfig};
 use sim::tunnel::{Action, Host, Interface, TunnelEnd, TunnelIo, HEADROOM};
 use wire::ethernet::{Address as Mac, EtherType};
+use wire::ipv4;
 
 use crate::device::Device;
 use crate::line::EndKind;
@@ -64,8 +72,9 @@ const ETH_P_PPPOE_SES: u16 = 0x8864;
 /// linux/if_packet.h: a frame this host sent, seen by a packet socket.
 const PACKET_OUTGOING: u8 = 4;
 
-/// IANA protocol numbers (RFC 4303 §2: ESP 50; RFC 4302 §2: AH 51).
+/// IANA protocol numbers (RFC 4303 §2: ESP 50; RFC 4302 §2: AH 51; RFC 2784: GRE 47).
 const IPPROTO_ESP: i32 = 50;
+const IPPROTO_GRE: i32 = 47;
 const IPPROTO_AH: i32 = 51;
 
 /// Packets and octets.
@@ -100,7 +109,7 @@ pub struct TunnelReport {
     pub schema: u32,
     pub node: String,
     pub tunnel: String,
-    /// "pppoe" or "ipsec".
+    /// "pppoe", "ipsec" or "pptp".
     pub kind: &'static str,
     /// The TUN device (the tunnel's interface).
     pub device: String,
@@ -205,11 +214,7 @@ fn build_end(node: &NodeConfig, name: &str) -> Result<(&'static str, Box<dyn Tun
     } else if node.ipsec.iter().any(|c| c.name == name) {
         "ipsec"
     } else if node.pptp.iter().any(|c| c.name == name) {
-        return Err(Error::Config(format!(
-            "node {}: tunnel {name} is PPTP: its control connection is the model's own TCP, which the kernel's \
-             TCP would reset; not run in user space",
-            node.name
-        )));
+        "pptp"
     } else if node.openvpn.iter().any(|c| c.name == name) {
         return Err(Error::Config(format!("node {}: tunnel {name} is OpenVPN: the real openvpn runs it", node.name)));
     } else {
@@ -297,8 +302,43 @@ fn receive(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, u8)>> {
 enum Outer {
     /// PPPoE: discovery and session sockets on the port's interface.
     Frames { ifname: String, discovery: OwnedFd, session: OwnedFd },
-    /// IPsec: a raw socket of the protocol, and an `IPPROTO_RAW` one to send.
-    Ip { receive: OwnedFd, send: OwnedFd, mtu: BTreeMap<Ipv4Addr, usize> },
+    /// IPsec and PPTP: a raw IPv4 socket per protocol the end takes (IPsec: ESP or AH;
+    /// PPTP: TCP and GRE, bound to the end's outer address, which also sends its
+    /// [`Action::Datagram`]s with the kernel's header), and an `IPPROTO_RAW` one for
+    /// the whole packets of [`Action::Routed`].
+    Ip { sockets: Vec<(i32, OwnedFd)>, send: OwnedFd, mtu: BTreeMap<Ipv4Addr, usize> },
+}
+
+/// The firewall mark of a PPTP end's own outer packets (`SO_MARK`): the namespace's
+/// nftables rule that drops the kernel's resets of the model's control connection lets
+/// its segments pass, and the routing rule that sends everything else through the PPTP
+/// routes' table lets them by, so that an outer packet never goes back into the tunnel
+/// (python/qoslab/backends/emu/tunnels.py).
+pub const PPTP_MARK: u32 = 0x52;
+
+/// A raw IPv4 socket of `protocol` bound to `local` (only datagrams to it, and sent from
+/// it), marked `mark` if given.
+fn bound_raw(protocol: i32, local: Ipv4Addr, mark: Option<u32>) -> io::Result<OwnedFd> {
+    let fd = socket(libc::AF_INET, libc::SOCK_RAW, protocol, &format!("raw IPv4 socket of protocol {protocol}"))?;
+    // SAFETY: a zeroed sockaddr_in filled in; setsockopt reads one u32.
+    unsafe {
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as u16;
+        addr.sin_addr.s_addr = u32::from(local).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        if libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), len) < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(e.kind(), format!("bind raw socket to {local}: {e}")));
+        }
+        if let Some(mark) = mark {
+            let size = std::mem::size_of::<u32>() as libc::socklen_t;
+            if libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_MARK, (&mark as *const u32).cast(), size) < 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(fd)
 }
 
 impl Outer {
@@ -310,13 +350,21 @@ impl Outer {
             let (session, _) = packet_socket(&ifname, ETH_P_PPPOE_SES)?;
             return Ok(Outer::Frames { ifname, discovery, session });
         }
-        let protocol = match node.ipsec.iter().find(|c| c.name == end.name()).map(|c| c.protocol) {
-            Some(sim::config::IpsecProtocol::Ah) => IPPROTO_AH,
-            _ => IPPROTO_ESP,
+        let sockets = if kind == "pptp" {
+            let local = end.local().expect("a PPTP end has an outer address");
+            vec![
+                (libc::IPPROTO_TCP, bound_raw(libc::IPPROTO_TCP, local, Some(PPTP_MARK))?),
+                (IPPROTO_GRE, bound_raw(IPPROTO_GRE, local, Some(PPTP_MARK))?),
+            ]
+        } else {
+            let protocol = match node.ipsec.iter().find(|c| c.name == end.name()).map(|c| c.protocol) {
+                Some(sim::config::IpsecProtocol::Ah) => IPPROTO_AH,
+                _ => IPPROTO_ESP,
+            };
+            vec![(protocol, socket(libc::AF_INET, libc::SOCK_RAW, protocol, "raw IPv4 socket")?)]
         };
-        let receive = socket(libc::AF_INET, libc::SOCK_RAW, protocol, "raw IPv4 socket")?;
         let send = socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_RAW, "IPPROTO_RAW socket")?;
-        Ok(Outer::Ip { receive, send, mtu: BTreeMap::new() })
+        Ok(Outer::Ip { sockets, send, mtu: BTreeMap::new() })
     }
 
     fn name(&self) -> String {
@@ -330,7 +378,7 @@ impl Outer {
     fn fds(&self) -> Vec<RawFd> {
         match self {
             Outer::Frames { discovery, session, .. } => vec![discovery.as_raw_fd(), session.as_raw_fd()],
-            Outer::Ip { receive, .. } => vec![receive.as_raw_fd()],
+            Outer::Ip { sockets, .. } => sockets.iter().map(|(_, fd)| fd.as_raw_fd()).collect(),
         }
     }
 
@@ -378,6 +426,21 @@ impl Outer {
             Some(e) => Err(e),
             None => Ok(sent),
         }
+    }
+}
+
+impl Outer {
+    /// Sends `payload` as an IPv4 datagram of `protocol` to `dst` from the socket bound
+    /// to the end's address, the kernel writing the header (and fragmenting, RFC 791).
+    fn send_datagram(&self, protocol: wire::IpProtocol, dst: Ipv4Addr, payload: &[u8]) -> io::Result<()> {
+        let number = i32::from(u8::from(protocol));
+        let Outer::Ip { sockets, .. } = self else {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "a datagram from an end with no IP side"));
+        };
+        let Some((_, fd)) = sockets.iter().find(|(p, _)| *p == number) else {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, format!("no socket of protocol {number}")));
+        };
+        send_to(fd.as_raw_fd(), payload, dst)
     }
 }
 
@@ -630,9 +693,10 @@ fn carry_out(io: TunnelIo, outer: &mut Outer, tun: &Device, report: &mut TunnelR
                 Ok(()) => report.inner_out.add(packet.len() - HEADROOM),
                 Err(e) => report.drop(format!("write to {}: {e}", tun.name()), packet.len() - HEADROOM),
             },
-            Action::Datagram { payload, protocol, .. } => {
-                report.drop(format!("an outer {protocol:?} datagram: not sent by the user-space daemon"), payload.len())
-            }
+            Action::Datagram { payload, protocol, dst, .. } => match outer.send_datagram(protocol, dst, &payload) {
+                Ok(()) => report.outer_out.add(ipv4::HEADER_LEN + payload.len()),
+                Err(e) => report.drop(format!("send: {e}"), payload.len()),
+            },
             Action::Udp { payload, .. } => {
                 report.drop("an outer UDP datagram: not sent by the user-space daemon".into(), payload.len())
             }

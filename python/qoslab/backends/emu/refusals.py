@@ -4,9 +4,9 @@ needs (:func:`check_host`: root and network namespaces).
 
 Each refusal names the key and what is missing, and says which part of issue 17 adds
 it: the link emulator (crates/emu) for 802.11 cells and ATM; the
-user-space tunnels for PPTP and GRE. OpenVPN runs the real openvpn (:mod:`.openvpn`),
-PPPoE and IPsec tunnel mode the simulator's own ends in user space (:mod:`.tunnels`);
-each refuses what it cannot run as the plan says.
+user-space tunnels for GRE. OpenVPN runs the real openvpn (:mod:`.openvpn`), PPPoE,
+PPTP and IPsec tunnel mode the simulator's own ends in user space (:mod:`.tunnels`); each
+refuses what it cannot run as the plan says.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """User-space tunnels on the emulation backend (issue 17 part 3): what this machine's
-kernel lacks (PPP, ESP, AH) runs as crates/sim's own sans-IO tunnel end, one process per
+kernel lacks (PPP, ESP, AH, GRE) runs as crates/sim's own sans-IO tunnel end, one process per
 end in its node's namespace (:mod:`.tunnel_child`, crates/emu ``tunnel``).
 
 Each end is built by the simulator's own constructor from the plan node, so it has the
@@ -22,9 +22,14 @@ What each plan field becomes:
   (``IP_HDRINCL``) and fragmented by the daemon when they exceed the route's MTU
   (``fragment = "after"``, the plan's default).
 
-Refused (:func:`check`): PPTP (its control connection is the model's own TCP, which the
-kernel's TCP on the same address would reset), GRE (no model end yet), IPsec transport
-mode (it transforms the kernel's own datagrams, which no TUN device sees).
+- ``PptpConfig``: the TUN device ``name`` with ``ppp_local``/32 and MTU ``mtu``, its
+  ``routes`` in a table of their own (:func:`_pptp_namespace`); the outer side raw IPv4
+  sockets of protocols TCP and GRE bound to ``local``. The control connection is the
+  model's own TCP (crates/sim ``tunnel/pptp``), its segments sent and read raw; the
+  kernel's resets of them are dropped by nftables in the namespace.
+
+Refused (:func:`check`): GRE (no model end yet), IPsec transport mode (it transforms the
+kernel's own datagrams, which no TUN device sees).
 """
 
 from __future__ import annotations
@@ -38,8 +43,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from qoslab.backends.emu.topology import EmulationError, in_namespace
-from qoslab.plan.models import IpsecMode, IpsecTunnelConfig, NodeConfig, PppoeConfig, SimConfig
+from qoslab.backends.emu.topology import EmulationError, in_namespace, run_in
+from qoslab.plan.models import IpsecMode, IpsecTunnelConfig, NodeConfig, PppoeConfig, PptpConfig, SimConfig
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.topology import Topology
@@ -83,15 +88,16 @@ class TunnelProcess:
         return said[0] if said else None
 
 
-def ends(plan: SimConfig) -> list[tuple[NodeConfig, str, PppoeConfig | IpsecTunnelConfig]]:
-    """Every end the daemon runs: (node, kind, its plan config), PPPoE servers first,
-    then in plan order."""
-    out: list[tuple[NodeConfig, str, PppoeConfig | IpsecTunnelConfig]] = []
+def ends(plan: SimConfig) -> list[tuple[NodeConfig, str, PppoeConfig | IpsecTunnelConfig | PptpConfig]]:
+    """Every end the daemon runs: (node, kind, its plan config), servers first, then in
+    plan order."""
+    out: list[tuple[NodeConfig, str, PppoeConfig | IpsecTunnelConfig | PptpConfig]] = []
     for node in plan.nodes:
         out += [(node, "pppoe", end) for end in node.pppoe or []]
         out += [(node, "ipsec", end) for end in node.ipsec or [] if end.mode == IpsecMode.tunnel]
-    # PPPoE servers first: a client's first PADI then finds its server listening.
-    return sorted(out, key=lambda e: not (isinstance(e[2], PppoeConfig) and e[2].server))
+        out += [(node, "pptp", end) for end in node.pptp or []]
+    # Servers first: a PPPoE client's first PADI, a PPTP client's SYN, finds its server.
+    return sorted(out, key=lambda e: not (isinstance(e[2], PppoeConfig | PptpConfig) and e[2].server))
 
 
 def check(net: Network, out: LocatedProblems) -> None:
@@ -101,12 +107,7 @@ def check(net: Network, out: LocatedProblems) -> None:
     for i, t in enumerate(net.scenario.tunnel):
         named = f" {t.name!r}" if getattr(t, "name", None) else ""
         why = None
-        if t.type == "pptp":
-            why = (
-                "PPTP's control connection is the model's own TCP (crates/sim tunnel/pptp), which the kernel's TCP on "
-                "the same address would reset, and this kernel has no GRE or PPP for the real pptpd"
-            )
-        elif t.type == "gre":
+        if t.type == "gre":
             why = "GRE has no tunnel end in the simulator to drive, and this kernel has no GRE"
         elif isinstance(t, Ipsec) and t.mode == "transport":
             why = (
@@ -117,7 +118,7 @@ def check(net: Network, out: LocatedProblems) -> None:
             out.add(
                 ("tunnel", i, "mode" if isinstance(t, Ipsec) else "type"),
                 f"tunnel{named} cannot run on the emulation backend yet: {why}",
-                expected="an openvpn or pppoe tunnel, or ipsec with mode = 'tunnel' (backend emu)",
+                expected="an openvpn, pppoe or pptp tunnel, or ipsec with mode = 'tunnel' (backend emu)",
                 found=repr(t.mode if isinstance(t, Ipsec) else t.type),
                 hint="run it on the simulator (`--backend sim`, the default)",
             )
@@ -137,9 +138,13 @@ def start(topo: Topology) -> list[TunnelProcess]:
     return started
 
 
-def start_end(topo: Topology, node: NodeConfig, kind: str, end: PppoeConfig | IpsecTunnelConfig) -> TunnelProcess:
+def start_end(
+    topo: Topology, node: NodeConfig, kind: str, end: PppoeConfig | IpsecTunnelConfig | PptpConfig
+) -> TunnelProcess:
     """One end's process in its node's namespace, ready (device and sockets open) and
     its device configured; not waited up."""
+    if isinstance(end, PptpConfig):
+        _pptp_namespace(topo, node.name)
     stop_r, stop_w = os.pipe()
     try:
         argv = [sys.executable, "-m", "qoslab.backends.emu.tunnel_child", end.name, str(stop_r), str(os.getpid())]
@@ -163,7 +168,7 @@ def start_end(topo: Topology, node: NodeConfig, kind: str, end: PppoeConfig | Ip
     child.stdin = None
     handle = TunnelProcess(node.name, end.name, kind, child, stop_w)
     _expect(handle, "ready", READY_S)
-    _configure(topo, node.name, end, handle.inner_mtu())
+    _configure(topo, node.name, end, handle.inner_mtu() if isinstance(end, IpsecTunnelConfig) else None)
     return handle
 
 
@@ -200,7 +205,9 @@ def wait_up(handles: list[TunnelProcess], timeout_s: float = UP_S) -> None:
         h.up = True
 
 
-def _configure(topo: Topology, node: str, end: PppoeConfig | IpsecTunnelConfig, inner_mtu: int | None) -> None:
+def _configure(
+    topo: Topology, node: str, end: PppoeConfig | IpsecTunnelConfig | PptpConfig, inner_mtu: int | None
+) -> None:
     """The TUN device's MTU, address (PPPoE: local/32) and routes, then up. An IPsec
     end's routes carry the tunnel's effective MTU, ``inner_mtu`` (the largest inner
     packet whose ESP/AH packet fits the route to the far end, from the end itself) when
@@ -214,16 +221,71 @@ def _configure(topo: Topology, node: str, end: PppoeConfig | IpsecTunnelConfig, 
         idx = ns.link_lookup(ifname=end.name)[0]
         ns.link("set", index=idx, mtu=end.mtu, state="up")
         routes: list[tuple[str, int]]
+        extra: dict[str, Any] = {}
         if isinstance(end, PppoeConfig):
             ns.addr("add", index=idx, address=str(end.local), prefixlen=32)
             routes = [(str(r.root[0]), r.root[1].root) for r in end.routes]
+        elif isinstance(end, PptpConfig):
+            ns.addr("add", index=idx, address=str(end.ppp_local), prefixlen=32)
+            routes = [(str(r.root[0]), r.root[1].root) for r in end.routes]
+            extra["table"] = PPTP_TABLE
         else:
             routes = [(str(p.root[0]), p.root[1].root) for p in end.protects or []]
-        extra: dict[str, Any] = {}
         if inner_mtu is not None and inner_mtu < end.mtu:
             extra["metrics"] = {"mtu": inner_mtu}
         for destination, prefix in routes:
             ns.route("add", dst=destination, dst_len=prefix, oif=idx, **extra)
+
+
+PPTP_MARK = 0x52
+"""The firewall mark of a PPTP end's own outer packets (crates/emu ``tunnel::PPTP_MARK``)."""
+
+PPTP_TABLE = 52
+"""The routing table of the PPTP ends' routes (any id but 253-255, rtnetlink(7))."""
+
+PPTP_RULE_PRIORITY = 101
+"""The rule ``not fwmark PPTP_MARK lookup PPTP_TABLE``: before main (32766)."""
+
+FIB_RULE_INVERT = 0x2
+"""``include/uapi/linux/fib_rules.h``: the rule matches what its selector does not."""
+
+
+def _pptp_namespace(topo: Topology, node: str) -> None:
+    """What a PPTP end needs of its namespace, once per node:
+
+    - The routes into its PPP interface go into :data:`PPTP_TABLE`, looked up for every
+      packet but the end's own (marked :data:`PPTP_MARK`), which the main table routes:
+      a PPTP tunnel routes its far end's outer address into itself (seed 002: the client
+      reaches 192.0.2.1 through ppp0, and its GRE goes to 192.0.2.1), and the simulator's
+      stack never sends an outer packet back into a tunnel.
+    - The kernel's TCP sees the model's control segments (the raw socket's copy goes to
+      it too) and, having no socket for them, answers each with a reset (RFC 9293
+      §3.10.7.1); an nftables table ``qoslab_pptp`` drops those resets (any reset from or
+      to port 1723 not marked as the end's own) on output."""
+    from pyroute2 import NetNS
+
+    namespace = topo.namespace(node)
+    with NetNS(namespace) as ns:
+        if any(r.get("table") == PPTP_TABLE for r in ns.rule("dump")):
+            return
+        ns.rule(
+            "add",
+            table=PPTP_TABLE,
+            priority=PPTP_RULE_PRIORITY,
+            fwmark=PPTP_MARK,
+            fwmask=0xFFFFFFFF,
+            flags=FIB_RULE_INVERT,
+        )
+    rules = f"""
+    table ip qoslab_pptp {{
+        chain output {{
+            type filter hook output priority 0; policy accept;
+            meta mark != {PPTP_MARK:#x} tcp sport 1723 tcp flags & rst == rst drop
+            meta mark != {PPTP_MARK:#x} tcp dport 1723 tcp flags & rst == rst drop
+        }}
+    }}
+    """
+    run_in(namespace, ["nft", "-f", "-"], stdin=rules)
 
 
 def stop(handles: list[TunnelProcess]) -> None:
