@@ -267,20 +267,73 @@ def test_pppoe_path_mtu_equals_qoslab_mtu(tmp_path: Path) -> None:
 def test_esp_path_mtu_equals_qoslab_mtu(tmp_path: Path) -> None:
     """DF pings from one LAN to the other find the largest inner packet whose ESP packet
     fits 1500 octets: 20 + 8 + 8 + (L + 2, padded to 8) + 12 <= 1500, so L = 1446
-    (RFC 4303 §2.4 padding to the cipher's block); `qoslab mtu` says the same. A larger
-    DF packet gets "fragmentation needed" (RFC 4301 §8.2.1), so the bisection ends there."""
+    (RFC 4303 §2.4 padding to the cipher's block); `qoslab mtu` says the same, and so does
+    the simulator. A larger DF packet gets "fragmentation needed" (RFC 4301 §8.2.1), so
+    the bisection ends there."""
     from qoslab.analysis.mtu import analyse
     from qoslab.backends.emu import measure, topology
 
     room = ETHERNET_MTU - IPV4 - ESP_HEADER - DES3_IV - HMAC_SHA1_96
     written = room // DES3_BLOCK * DES3_BLOCK - ESP_TRAILER
     assert analyse("ethernet/ipv4/esp(mode=tunnel,cipher=3des-cbc,auth=hmac-sha1-96)/ipv4").mtu == written == 1446
+    # The simulator on the same file: 1446 octets with DF cross, 1447 do not.
+    assert _sim_df_flow_arrives(tmp_path, esp_scenario(""), "left", "right", written)
+    assert not _sim_df_flow_arrives(tmp_path, esp_scenario(""), "left", "right", written + 1)
     topo = _build(_write(tmp_path, esp_scenario("")))
     try:
         measured = measure.path_mtu(topo, "left", "10.2.0.2")
     finally:
         topology.teardown(topo)
     assert measured == written
+
+
+def _sim_df_flow_arrives(tmp_path: Path, text: str, a: str, b: str, size: int) -> bool:
+    """Whether the simulator delivers UDP datagrams of ``size`` octets of IPv4 (total
+    length) with DF set from ``a`` to ``b`` in scenario ``text`` (three of them)."""
+    flow = f"""
+    [[test]]
+    method = "udp.flow"
+    from = "{a}"
+    to = "{b}"
+    payload = {size - IPV4 - 8}
+    dont_fragment = true
+    count = 3
+    gap = "10 ms"
+    """
+    path = tmp_path / "sim.toml"
+    path.write_text(textwrap.dedent(text + flow))
+    done = subprocess.run([*QOSLAB, "run", str(path), "--json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    received: int = json.loads(done.stdout)["results"][0]["metrics"]["received"]
+    return received == 3
+
+
+def test_pptp_path_mtu_is_the_interface_mtu_as_in_the_simulator(tmp_path: Path) -> None:
+    """A PPTP end is a PPP interface the node drives (not the IP stack): the stack fits
+    packets to the interface MTU alone and the GRE datagram is fragmented after
+    encapsulation when it exceeds the path (crates/sim tunnel/pptp/end.rs; RFC 791), so
+    DF pings through PPTP with an interface MTU of 1492 find 1492, which the kernel's
+    own fragmentation of the raw GRE datagrams gives here; and the simulator, asked with
+    DF datagrams on the same file, passes 1492 octets and refuses 1493.
+
+    `qoslab mtu ethernet/ipv4/gre(pptp)/ppp/ipv4` says 1467, the largest inner packet
+    whose GRE packet (12 octets, PPP 1 after PFC and ACFC) is not fragmented: below the
+    interface MTU here, so the outer packets of 1468 to 1492 octets travel in two
+    fragments."""
+    from qoslab.analysis.mtu import analyse
+    from qoslab.backends.emu import measure, topology
+
+    assert analyse("ethernet/ipv4/gre(pptp)/ppp/ipv4").mtu == ETHERNET_MTU - IPV4 - 12 - 1
+    interface = 1492
+    text = pptp_scenario("").replace("mtu = 1400", f"mtu = {interface}")
+    assert _sim_df_flow_arrives(tmp_path, text, "client", "server", interface)
+    assert not _sim_df_flow_arrives(tmp_path, text, "client", "server", interface + 1)
+    topo = _build(_write(tmp_path, text))
+    try:
+        measured = measure.path_mtu(topo, "client", "198.51.100.1")
+    finally:
+        topology.teardown(topo)
+    assert measured == interface
 
 
 def _tshark_capture(topo: Any, node: str, port: str, out: Path, bpf: str) -> subprocess.Popen[str]:

@@ -26,7 +26,10 @@ What each plan field becomes:
   ``routes`` in a table of their own (:func:`_pptp_namespace`); the outer side raw IPv4
   sockets of protocols TCP and GRE bound to ``local``. The control connection is the
   model's own TCP (crates/sim ``tunnel/pptp``), its segments sent and read raw; the
-  kernel's resets of them are dropped by nftables in the namespace.
+  kernel's resets of them are dropped by nftables in the namespace. As in the simulator
+  (a PPP interface the node drives, not the stack) packets are fitted to the interface
+  MTU alone and a GRE datagram too big for the path is fragmented after encapsulation,
+  here by the kernel (the raw socket's datagrams, RFC 791).
 
 Refused (:func:`check`): GRE (no model end yet), IPsec transport mode (it transforms the
 kernel's own datagrams, which no TUN device sees).
@@ -74,6 +77,7 @@ class TunnelProcess:
     node: str
     name: str
     kind: str
+    config: PppoeConfig | IpsecTunnelConfig | PptpConfig
     process: subprocess.Popen[bytes]
     stop_fd: int | None
     up: bool = False
@@ -166,7 +170,7 @@ def start_end(
     child.stdin.write(node.model_dump_json(by_alias=True).encode())
     child.stdin.close()
     child.stdin = None
-    handle = TunnelProcess(node.name, end.name, kind, child, stop_w)
+    handle = TunnelProcess(node.name, end.name, kind, end, child, stop_w)
     _expect(handle, "ready", READY_S)
     _configure(topo, node.name, end, handle.inner_mtu() if isinstance(end, IpsecTunnelConfig) else None)
     return handle
@@ -198,7 +202,7 @@ def _expect(handle: TunnelProcess, word: str, timeout_s: float) -> None:
 
 
 def wait_up(handles: list[TunnelProcess], timeout_s: float = UP_S) -> None:
-    """Until every end said ``up`` (PPPoE: IPCP Opened at both ends)."""
+    """Until every end said ``up`` (PPPoE, PPTP: IPCP Opened at both ends)."""
     deadline = time.monotonic() + timeout_s
     for h in handles:
         _expect(h, "up", max(0.1, deadline - time.monotonic()))
