@@ -125,6 +125,8 @@ def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None, seed: 
         for rec in r.records:
             for counters in rec.get("emulated_links", []):
                 _show_link(r.label, counters)
+            for counters in rec.get("user_space_tunnels", []):
+                _show_tunnel(r.label, counters)
     if json_out:
         records = [rec for r in runs for rec in r.records]
         emit_json(
@@ -163,6 +165,19 @@ def _show(r: EmuRun) -> None:
         else:
             text = f"goodput {m['throughput_mbps']} Mb/s over {m['window_s']} s, {m['retransmits']} retransmits"
         stderr.print(Text(f"{r.label}: ", style="bold") + Text(text))
+
+
+def _show_tunnel(label: str, c: dict[str, Any]) -> None:
+    """One line per user-space tunnel end: inner and outer packets each way, drops."""
+    drops = ", ".join(f"{reason} {n['packets']}" for reason, n in c["dropped"].items()) or "none"
+    stderr.print(
+        Text(f"{label}: ", style="bold")
+        + Text(
+            f"tunnel {c['tunnel']} at {c['node']} ({c['kind']}): inner in {c['inner_in']['packets']}, "
+            f"out {c['inner_out']['packets']}; outer out {c['outer_out']['packets']}, "
+            f"in {c['outer_in']['packets']}; dropped {drops}"
+        )
+    )
 
 
 def _show_link(label: str, counters: dict[str, Any]) -> None:
