@@ -171,8 +171,12 @@ def start_end(
     child.stdin.close()
     child.stdin = None
     handle = TunnelProcess(node.name, end.name, kind, end, child, stop_w)
-    _expect(handle, "ready", READY_S)
-    _configure(topo, node.name, end, handle.inner_mtu() if isinstance(end, IpsecTunnelConfig) else None)
+    try:
+        _expect(handle, "ready", READY_S)
+        _configure(topo, node.name, end, handle.inner_mtu() if isinstance(end, IpsecTunnelConfig) else None)
+    except BaseException:
+        stop([handle])  # its pipe closed and the process reaped; the error stands
+        raise
     return handle
 
 
