@@ -71,6 +71,19 @@ const ETH_P_PPPOE_SES: u16 = 0x8864;
 
 /// linux/if_packet.h: a frame this host sent, seen by a packet socket.
 const PACKET_OUTGOING: u8 = 4;
+/// linux/if_packet.h: `getsockopt(SOL_PACKET, PACKET_STATISTICS)`, a `tpacket_stats`
+/// (packets, drops) since the last read.
+const PACKET_STATISTICS: libc::c_int = 6;
+
+/// Each outer socket's receive buffer, octets (`SO_RCVBUFFORCE`, root): Linux's default
+/// (`net.core.rmem_default`, 208 kB) holds some 140 full-size frames, which a TCP flow
+/// through the tunnel overruns while the daemon is descheduled on a loaded machine; what
+/// still overflows is counted (`"receive queue full"`).
+const RECEIVE_BUFFER: libc::c_int = 8 << 20;
+
+/// The drop reason of frames or datagrams the kernel discarded because an outer
+/// socket's receive queue was full (their octets unknown: counted 0).
+pub const QUEUE_FULL: &str = "receive queue full (outer socket)";
 
 /// IANA protocol numbers (RFC 4303 §2: ESP 50; RFC 4302 §2: AH 51; RFC 2784: GRE 47).
 const IPPROTO_ESP: i32 = 50;
@@ -241,7 +254,65 @@ fn socket(domain: i32, kind: i32, protocol: i32, what: &str) -> io::Result<Owned
         return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
     }
     // SAFETY: just made, owned by nothing else.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    if kind == libc::SOCK_RAW {
+        let size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: setsockopt reads one int. Without CAP_NET_ADMIN it fails and the
+        // default buffer stays: not an error.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                (&RECEIVE_BUFFER as *const libc::c_int).cast(),
+                size,
+            )
+        };
+    }
+    Ok(fd)
+}
+
+/// Frames a packet socket's receive queue had no room for, since the socket was made
+/// (`PACKET_STATISTICS`, read once).
+fn packet_drops(fd: RawFd) -> u64 {
+    let mut stats = libc::tpacket_stats { tp_packets: 0, tp_drops: 0 };
+    let mut size = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+    // SAFETY: getsockopt writes one tpacket_stats.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            PACKET_STATISTICS,
+            (&mut stats as *mut libc::tpacket_stats).cast(),
+            &mut size,
+        )
+    };
+    if rc < 0 {
+        0
+    } else {
+        u64::from(stats.tp_drops)
+    }
+}
+
+/// Datagrams a raw IPv4 socket's receive queue had no room for: the `drops` column of
+/// its line (found by inode) in the namespace's `/proc/net/raw`.
+fn raw_drops(fd: RawFd) -> u64 {
+    // SAFETY: fstat writes one stat.
+    let inode = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) < 0 {
+            return 0;
+        }
+        st.st_ino
+    };
+    let Ok(table) = std::fs::read_to_string("/proc/self/net/raw") else { return 0 };
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() >= 13 && f[9].parse::<u64>().ok() == Some(inode))
+        .and_then(|f| f.last().and_then(|d| d.parse().ok()))
+        .unwrap_or(0)
 }
 
 /// An `AF_PACKET` socket of EtherType `ethertype` bound to interface `ifname`.
@@ -379,6 +450,16 @@ impl Outer {
         match self {
             Outer::Frames { discovery, session, .. } => vec![discovery.as_raw_fd(), session.as_raw_fd()],
             Outer::Ip { sockets, .. } => sockets.iter().map(|(_, fd)| fd.as_raw_fd()).collect(),
+        }
+    }
+
+    /// What the outer sockets' receive queues dropped since they were made.
+    fn queue_drops(&self) -> u64 {
+        match self {
+            Outer::Frames { discovery, session, .. } => {
+                packet_drops(discovery.as_raw_fd()) + packet_drops(session.as_raw_fd())
+            }
+            Outer::Ip { sockets, .. } => sockets.iter().map(|(_, fd)| raw_drops(fd.as_raw_fd())).sum(),
         }
     }
 
@@ -668,6 +749,10 @@ pub fn run_tunnel(
     };
     report.duration_ns = now();
     report.stopped_by = stopped_by;
+    let lost = outer.queue_drops();
+    if lost > 0 {
+        report.dropped.insert(QUEUE_FULL.into(), Count { packets: lost, bytes: 0 });
+    }
     Ok(report)
 }
 
