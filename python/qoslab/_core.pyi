@@ -89,6 +89,15 @@ def emulate_plan_link(
     link's random streams are those of the simulator's run of ``seed`` (default: the
     plan's)."""
 
+def run_tunnel(node_json: str, name: str, stop_fd: int, notify_fd: int | None = None) -> str:
+    """Runs the end of tunnel ``name`` of the plan node ``node_json`` (PPPoE, or IPsec in
+    tunnel mode) in this process's network namespace: a TUN device named after the
+    tunnel, raw sockets on the outer side (crates/emu ``tunnel``), until ``stop_fd`` is
+    readable or closed, or SIGTERM or SIGINT; releases the GIL. Writes ``ready`` and
+    ``up`` lines to ``notify_fd``. Returns its counters as JSON (docs/metrics.md,
+    "User-space tunnels"). Raises ValueError for a tunnel it does not run, OSError for a
+    device or socket it cannot open."""
+
 def wifi_preamble_problem(standard: str, preamble: str) -> str | None:
     """Why an 802.11 cell of ``standard`` ("802.11", "802.11b", ...) cannot send the PLCP
     ``preamble`` ("long" or "short"), or None if it can: the plan's one statement of the

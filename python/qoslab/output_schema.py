@@ -94,7 +94,11 @@ _RECORD = {
         },
         "tunnel_implementation": {
             "type": "string",
-            "description": "emu with OpenVPN tunnels: the openvpn that ran them, its version and key mode.",
+            "description": "emu with tunnels: the openvpn that ran OpenVPN ones (its version and key mode), and/or qoslab's user-space tunnel ends (PPPoE, IPsec tunnel mode), joined by '; '.",
+        },
+        "user_space_tunnels": {
+            "type": "array",
+            "description": "emu with PPPoE or IPsec tunnel-mode tunnels: per end, its user-space daemon's counters (inner and outer packets each way, drops by reason, when it came up; docs/metrics.md).",
         },
         "emulated_links": {
             "type": "array",

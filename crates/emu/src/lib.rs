@@ -10,6 +10,8 @@
 //! - [`emulate`] (`run.rs`): the loop (one thread, `ppoll`, a spin before deadlines), a
 //!   stop on a descriptor or a signal, and the [`Report`] it returns.
 //! - [`lateness`]: how late each write was against the model's arrival time.
+//! - [`tunnel`]: a user-space tunnel end (PPPoE, IPsec tunnel mode): crates/sim's own
+//!   `TunnelEnd` between a TUN device and raw sockets, for what the kernel lacks.
 //!
 //! - [`shared`]: a link with many ends (an 802.11 cell: crates/sim's own `WifiCell`,
 //!   built by the world's constructor), one TAP per member.
@@ -24,5 +26,6 @@ pub mod line;
 mod run;
 pub mod shared;
 mod signal;
+pub mod tunnel;
 
 pub use run::{emulate, emulate_plan, link_ends, DirectionReport, Error, Options, Report, REPORT_SCHEMA};

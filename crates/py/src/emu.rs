@@ -130,6 +130,42 @@ pub fn emulate_plan_link(
     Ok(serde_json::to_string(&report).expect("a report prints"))
 }
 
+/// Runs the end of tunnel `name` of the plan node `node_json` (PPPoE, or IPsec in
+/// tunnel mode) in the calling process's network namespace: a TUN device named after
+/// the tunnel, raw sockets on the outer side (crates/emu `tunnel`), until `stop_fd` is
+/// readable or closed, or SIGTERM or SIGINT. Writes `ready\n` to `notify_fd` once the
+/// device and sockets are open, `up\n` when the end can carry packets. Returns the
+/// report (crates/emu `TunnelReport`) as JSON. Raises ValueError for a tunnel it does
+/// not run, OSError for a device or socket it cannot open.
+#[pyfunction]
+#[pyo3(signature = (node_json, name, stop_fd, notify_fd=None))]
+pub fn run_tunnel(
+    py: Python<'_>,
+    node_json: &str,
+    name: &str,
+    stop_fd: i32,
+    notify_fd: Option<i32>,
+) -> PyResult<String> {
+    let node: sim::config::NodeConfig =
+        serde_json::from_str(node_json).map_err(|e| PyValueError::new_err(format!("plan node: {e}")))?;
+    if stop_fd < 0 || notify_fd.is_some_and(|fd| fd < 0) {
+        return Err(PyValueError::new_err("stop_fd and notify_fd: file descriptors"));
+    }
+    let options = emu::tunnel::TunnelOptions { stop_on_signals: true };
+    let report = py
+        .detach(|| {
+            // SAFETY: the caller keeps both descriptors open for this call.
+            let stop = unsafe { BorrowedFd::borrow_raw(stop_fd) };
+            let notify = notify_fd.map(|fd| unsafe { BorrowedFd::borrow_raw(fd) });
+            emu::tunnel::run_tunnel(&node, name, Some(stop), notify, &options)
+        })
+        .map_err(|e| match e {
+            emu::Error::Config(m) => PyValueError::new_err(m),
+            emu::Error::Io(e) => PyOSError::new_err(e.to_string()),
+        })?;
+    Ok(serde_json::to_string(&report).expect("a report prints"))
+}
+
 fn plan_of(plan_json: &str) -> PyResult<sim::config::SimConfig> {
     sim::config::from_json(plan_json).map_err(|e| PyValueError::new_err(format!("plan: {e}")))
 }

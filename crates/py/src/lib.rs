@@ -41,6 +41,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(emu::emulate_link, m)?)?;
     m.add_function(wrap_pyfunction!(emu::emulate_plan_link, m)?)?;
     m.add_function(wrap_pyfunction!(emu::emulated_link_ends, m)?)?;
+    m.add_function(wrap_pyfunction!(emu::run_tunnel, m)?)?;
     m.add_class::<session::Session>()?;
     m.add_function(wrap_pyfunction!(sim::plan_schema, m)?)?;
     m.add_function(wrap_pyfunction!(sim::wifi_preamble_problem, m)?)?;

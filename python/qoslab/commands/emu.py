@@ -125,6 +125,8 @@ def run_emu(file: Path, *, json_out: bool, links: EmuLinks | None = None, seed: 
         for rec in r.records[:1]:  # every record of a test has its network's counters
             for counters in rec.get("emulated_links", []):
                 _show_link(r.label, counters)
+            for counters in rec.get("user_space_tunnels", []):
+                _show_tunnel(r.label, counters)
     if json_out:
         records = [rec for r in runs for rec in r.records]
         emit_json(
@@ -179,6 +181,19 @@ def _stream_text(rec: dict[str, Any]) -> str:
     figures = ", ".join(f"{k} {m[k]}" for k in shown if m.get(k) is not None)
     load = f" at {p['load_pct']} %" if "load_pct" in p else ""
     return f"{p.get('frame_bytes')} B{load}: {figures}"
+
+
+def _show_tunnel(label: str, c: dict[str, Any]) -> None:
+    """One line per user-space tunnel end: inner and outer packets each way, drops."""
+    drops = ", ".join(f"{reason} {n['packets']}" for reason, n in c["dropped"].items()) or "none"
+    stderr.print(
+        Text(f"{label}: ", style="bold")
+        + Text(
+            f"tunnel {c['tunnel']} at {c['node']} ({c['kind']}): inner in {c['inner_in']['packets']}, "
+            f"out {c['inner_out']['packets']}; outer out {c['outer_out']['packets']}, "
+            f"in {c['outer_in']['packets']}; dropped {drops}"
+        )
+    )
 
 
 def _show_link(label: str, counters: dict[str, Any]) -> None:

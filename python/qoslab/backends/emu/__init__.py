@@ -116,11 +116,14 @@ def run_tests(
     registry.clean()  # what crashed runs left
     kernel = measure.kernel()
     from qoslab.backends.emu import openvpn
+    from qoslab.backends.emu import tunnels as user_space
     from qoslab.backends.emu.echo_record import echo_record
     from qoslab.backends.emu.stream_record import replay_record, rfc2544_records
     from qoslab.backends.emu.transfer_record import transfer_record
 
-    tunnels = openvpn.implementation() if openvpn.ends(net.config) else None
+    made = [openvpn.implementation()] if openvpn.ends(net.config) else []
+    made += [user_space.IMPLEMENTATION] if user_space.ends(net.config) else []
+    tunnels = "; ".join(made) or None
     readers = {
         "ping": measure.ping_record,
         "udp.flow": measure.udp_record,
@@ -150,12 +153,15 @@ def run_tests(
                 else:
                     registry.remove_run(record_file)
             reports = [h.report for h in topo.links if h.report is not None] if topo is not None else []
+            tunnel_ends = [t.report for t in topo.user_tunnels if t.report is not None] if topo is not None else []
             for record in records:
                 record.update(backend=BACKEND, kernel=kernel, link_implementation=runner.implementation)
                 if tunnels is not None:
                     record["tunnel_implementation"] = tunnels
                 if reports:
                     record["emulated_links"] = [link_counters(r) for r in reports]
+                if tunnel_ends:
+                    record["user_space_tunnels"] = [user_space.counters(r) for r in tunnel_ends]
             runs.append(EmuRun(i, label, plan, records, nodes))
     return net, runs, runner.implementation
 

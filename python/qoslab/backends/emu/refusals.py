@@ -4,9 +4,9 @@ needs (:func:`check_host`: root and network namespaces).
 
 Each refusal names the key and what is missing, and says which part of issue 17 adds
 it: the link emulator (crates/emu) for LAN emulation over ATM (802.11 cells and
-Classical IP over ATM run there); the
-user-space tunnels for PPPoE, PPTP, IPsec and GRE. OpenVPN runs the real openvpn
-(:mod:`.openvpn`), which refuses what it cannot run as the plan says.
+Classical IP over ATM run there); the user-space tunnels for GRE. OpenVPN runs the real
+openvpn (:mod:`.openvpn`), PPPoE, PPTP and IPsec tunnel mode the simulator's own ends in
+user space (:mod:`.tunnels`); each refuses what it cannot run as the plan says.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from qoslab.backends.emu import openvpn
+from qoslab.backends.emu import openvpn, tunnels
 from qoslab.errors import InputError, Problem
 from qoslab.methods.rfc2544 import METHODS as RFC2544_METHODS
 
@@ -66,8 +66,8 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
                 hint="run it on the simulator (`--backend sim`, the default)",
             )
     for i, tunnel in enumerate(scenario.tunnel):
-        if tunnel.type == "openvpn":
-            continue  # the real openvpn (:mod:`.openvpn`), refused below where it cannot run
+        if tunnel.type in ("openvpn", "pppoe", "ipsec", "pptp", "gre"):
+            continue  # the real openvpn (:mod:`.openvpn`) or a user-space end (:mod:`.tunnels`), refused below where not
         named = f" {tunnel.name!r}" if getattr(tunnel, "name", None) else ""
         out.add(
             ("tunnel", i, "type"),
@@ -78,6 +78,7 @@ def check_scenario(net: Network, *, source: str | Path | None = None) -> None:
             hint="run it on the simulator (`--backend sim`, the default)",
         )
     openvpn.check(net, out)
+    tunnels.check(net, out)
     _check_nodes(out, net)
     _check_tests(out, net)
     if scenario.background:

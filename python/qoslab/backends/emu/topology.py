@@ -33,6 +33,7 @@ from qoslab.plan.models import (
 
 if TYPE_CHECKING:
     from qoslab.backends.emu.openvpn import Tunnel
+    from qoslab.backends.emu.tunnels import TunnelProcess
 
 BRIDGE_IFNAME = "br0"
 """The interface of a node's bridge (the plan gives a bridge no name)."""
@@ -86,6 +87,8 @@ class Topology:
     modelled: set[tuple[int, int]] = field(default_factory=set)
     """(node, port) indices that exist only inside a link model (an ATM switch's ports,
     inside the emulated ATM network): no interface is made for them."""
+    user_tunnels: list[TunnelProcess] = field(default_factory=list)
+    """The user-space tunnel ends (PPPoE, IPsec tunnel mode; :mod:`.tunnels`)."""
 
     def namespace(self, node: str) -> str:
         return self.namespaces[node]
@@ -94,10 +97,14 @@ class Topology:
         return next(i for i, n in enumerate(self.plan.nodes) if n.name == name)
 
 
-def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no") -> Topology:
+def build(
+    plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc: str = "no", user_tunnels: bool = True
+) -> Topology:
     """Make the plan's network (``plan``: the lowered SimConfig, ``Network.config``; its
     links Ethernet, serial, 802.11 or ATM with CLIP, which :mod:`qoslab.backends.emu.refusals` made sure of).
-    ``mtu_disc``: openvpn's ``--mtu-disc`` for its outer packets (:mod:`.openvpn`)."""
+    ``mtu_disc``: openvpn's ``--mtu-disc`` for its outer packets (:mod:`.openvpn`);
+    ``user_tunnels``: start the user-space tunnel ends (:mod:`.tunnels`; a test that
+    puts a real peer at one end starts the other itself)."""
     from pyroute2 import netns
 
     from qoslab.backends.emu import openvpn, roles
@@ -156,6 +163,11 @@ def build(plan: SimConfig, registry: RunRecord, runner: LinkRunner, *, mtu_disc:
     inside = {(topo.plan.nodes[n].name, topo.plan.nodes[n].ports[p].name) for n, p in topo.modelled}
     _wait_up(topo, skip=set(openvpn.tap_ports(topo.plan)) | inside)
     topo.tunnels = openvpn.start(topo, mtu_disc=mtu_disc)
+    # Over the links and OpenVPN's TAP ports (PPPoE rides on one in seed 002).
+    from qoslab.backends.emu import tunnels
+
+    if user_tunnels:
+        topo.user_tunnels = tunnels.start(topo)
     return topo
 
 
@@ -307,6 +319,9 @@ def teardown(topo: Topology) -> None:
     if os.getpid() != topo.registry.owner_pid:
         return  # a forked helper that inherited the owner's stack: only the owner cleans
     try:
+        from qoslab.backends.emu import tunnels
+
+        tunnels.stop(topo.user_tunnels)  # their reports, before the links go
         for handle in topo.links:
             topo.runner.stop(handle)
     finally:

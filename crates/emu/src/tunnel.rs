@@ -1,0 +1,867 @@
+//! A user-space tunnel end: crates/sim's own sans-IO [`TunnelEnd`] of one tunnel of one
+//! node, driven in real time between a TUN device (the tunnel's interface) and the
+//! outer side, for the tunnels this machine's kernel lacks (PPP, ESP, AH, GRE; issue 17).
+//!
+//! The end is built by the simulator's own constructor ([`sim::tunnel::attach_all`]) on
+//! a [`Host`] that records what the attach functions ask for instead of a simulated
+//! node, and the end of the named tunnel is kept: the same model, the same seeds
+//! (magic numbers, CHAP challenges, SPIs and keys) as in a simulation of the plan.
+//!
+//! - Inner side: a TUN device named after the tunnel (`IFF_TUN | IFF_NO_PI`), made
+//!   here in the calling thread's namespace; the caller gives it the plan's address,
+//!   MTU and routes once [`run_tunnel`] says it is ready. What the kernel routes into
+//!   it goes to [`TunnelEnd::send`]; [`Action::Inner`] packets are written to it.
+//! - Outer side, PPPoE (the end [`rides on a port`](TunnelEnd::rides_on_port)): two
+//!   `AF_PACKET` sockets on that port's interface, EtherTypes 0x8863 (discovery) and
+//!   0x8864 (session) (RFC 2516 §4), whole Ethernet frames both ways
+//!   ([`TunnelEnd::receive_frame`], [`Action::Frame`]). Frames this host sent itself
+//!   (`PACKET_OUTGOING`) are not offered back.
+//! - Outer side, IPsec tunnel mode (an end the IP stack drives, RFC 4301 §5): a raw
+//!   IPv4 socket of protocol ESP (50) or AH (51) receives the whole datagrams, the
+//!   kernel having reassembled them ([`TunnelEnd::claims`], [`TunnelEnd::receive`]);
+//!   the outer packets the end writes ([`Action::Routed`]) go out whole through an
+//!   `IPPROTO_RAW` socket (`IP_HDRINCL`: the model's header, which AH covers, is sent
+//!   as it is), routed by the kernel. One too big for its route's MTU is fragmented
+//!   here (RFC 791 §3.2, `wire::ipv4::fragment`), as the simulator's stack fragments
+//!   it after encapsulation ([`TunnelFragment::After`]); the kernel does not fragment an
+//!   `IP_HDRINCL` packet (`raw_send_hdrinc` answers EMSGSIZE).
+//!
+//! - Outer side, PPTP (RFC 2637): the model's control connection is its own TCP
+//!   (crates/sim `tcp`, as pptpd's peer sees it), not the kernel's: its segments and its
+//!   enhanced GRE packets go out through raw IPv4 sockets of protocols TCP (6) and GRE
+//!   (47) bound to the end's outer address, the kernel writing the IPv4 header
+//!   ([`Action::Datagram`]), and come back through the same sockets. The kernel's TCP
+//!   sees the segments too and would answer them with resets (no socket of its own has
+//!   the port): the caller drops those in the namespace's nftables output hook, all but
+//!   the end's own segments, which carry [`PPTP_MARK`].
+//!
+//! Not run here: OpenVPN (the real openvpn runs it) and IPsec transport mode (it
+//! transforms the kernel's own datagrams, which no TUN device sees).
+//!
+//! The end's single timer ([`TunnelEnd::poll_at`]) is the loop's `ppoll` timeout; its
+//! actions are carried out in order.
+
+use std::collections::BTreeMap;
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Instant;
+
+use serde::Serialize;
+use sim::config::{CpuCycles, NodeConfig};
+use sim::tunnel::{Action, Host, Interface, TunnelEnd, TunnelIo, HEADROOM};
+use wire::ethernet::{Address as Mac, EtherType};
+use wire::ipv4;
+
+use crate::device::Device;
+use crate::line::EndKind;
+use crate::signal::SignalGuard;
+use crate::Error;
+
+/// The version of the report's JSON; a change of its shape raises it.
+pub const TUNNEL_REPORT_SCHEMA: u32 = 1;
+
+/// The largest datagram or frame read at once: a 65 535-octet IPv4 datagram and an
+/// Ethernet header.
+const BUFFER: usize = 65_536 + 64;
+
+/// RFC 2516 §4: the EtherTypes of PPPoE discovery and session frames.
+const ETH_P_PPPOE_DISC: u16 = 0x8863;
+const ETH_P_PPPOE_SES: u16 = 0x8864;
+
+/// linux/if_packet.h: a frame this host sent, seen by a packet socket.
+const PACKET_OUTGOING: u8 = 4;
+/// linux/if_packet.h: `getsockopt(SOL_PACKET, PACKET_STATISTICS)`, a `tpacket_stats`
+/// (packets, drops) since the last read.
+const PACKET_STATISTICS: libc::c_int = 6;
+
+/// Each outer socket's receive buffer, octets (`SO_RCVBUFFORCE`, root): Linux's default
+/// (`net.core.rmem_default`, 208 kB) holds some 140 full-size frames, which a TCP flow
+/// through the tunnel overruns while the daemon is descheduled on a loaded machine; what
+/// still overflows is counted (`"receive queue full"`).
+const RECEIVE_BUFFER: libc::c_int = 8 << 20;
+
+/// The drop reason of frames or datagrams the kernel discarded because an outer
+/// socket's receive queue was full (their octets unknown: counted 0).
+pub const QUEUE_FULL: &str = "receive queue full (outer socket)";
+
+/// IANA protocol numbers (RFC 4303 §2: ESP 50; RFC 4302 §2: AH 51; RFC 2784: GRE 47).
+const IPPROTO_ESP: i32 = 50;
+const IPPROTO_GRE: i32 = 47;
+const IPPROTO_AH: i32 = 51;
+
+/// Packets and octets.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Count {
+    pub packets: u64,
+    pub bytes: u64,
+}
+
+impl Count {
+    fn add(&mut self, bytes: usize) {
+        self.packets += 1;
+        self.bytes += bytes as u64;
+    }
+}
+
+/// One PPPoE discovery packet (RFC 2516 §5) the end sent or took, as the wire says.
+#[derive(Debug, Clone, Serialize)]
+pub struct DiscoveryEvent {
+    /// "out" (sent) or "in" (offered to the end).
+    pub direction: &'static str,
+    /// "PADI", "PADO", "PADR", "PADS", "PADT".
+    pub code: String,
+    pub session_id: u16,
+    /// Since the start of the loop, ns.
+    pub at_ns: u64,
+}
+
+/// What a tunnel end did, from start to stop (docs/metrics.md, "User-space tunnels").
+#[derive(Debug, Clone, Serialize)]
+pub struct TunnelReport {
+    pub schema: u32,
+    pub node: String,
+    pub tunnel: String,
+    /// "pppoe", "ipsec" or "pptp".
+    pub kind: &'static str,
+    /// The TUN device (the tunnel's interface).
+    pub device: String,
+    /// What carries the outer side: the port's interface (PPPoE) or "ip" (raw IPv4).
+    pub outer: String,
+    pub duration_ns: u64,
+    /// "stop fd", "stop fd closed", "SIGTERM", "SIGINT", or the error that ended it.
+    pub stopped_by: String,
+    /// When the end first said packets can leave ([`TunnelEnd::is_up`]: PPPoE's IPCP
+    /// Opened), ns after the start; None if never.
+    pub up_after_ns: Option<u64>,
+    /// Inner packets the kernel routed into the TUN device and the end was handed.
+    pub inner_in: Count,
+    /// Inner packets the end delivered, written to the TUN device.
+    pub inner_out: Count,
+    /// Outer frames (PPPoE) or IPv4 packets (fragments counted each) sent.
+    pub outer_out: Count,
+    /// Outer frames or datagrams the end took as its own.
+    pub outer_in: Count,
+    /// Outer frames or datagrams read that were not the end's (another session, SPI,
+    /// or a frame of the other EtherType's socket).
+    pub outer_not_mine: Count,
+    /// Drops by reason: the model's own (its reason text) and the daemon's (a write
+    /// the kernel refused: "send: ...").
+    pub dropped: BTreeMap<String, Count>,
+    /// PPPoE: the discovery packets, in order (empty for other tunnels).
+    pub discovery: Vec<DiscoveryEvent>,
+}
+
+impl TunnelReport {
+    fn drop(&mut self, reason: String, bytes: usize) {
+        self.dropped.entry(reason).or_default().add(bytes);
+    }
+}
+
+/// Which of the simulator's drivers an end has (crates/sim tunnel/mod.rs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Driver {
+    /// Tunnel mode, driven by the IP stack (IPsec).
+    Stack,
+    /// A transport-mode SA (IPsec).
+    Transport,
+    /// Driven by the node (OpenVPN, PPPoE, PPTP).
+    Node,
+}
+
+/// A [`Host`] that records what the attach functions ask for, in place of the
+/// simulator's node: the same constructor builds the same ends.
+struct Collect<'a> {
+    node: &'a NodeConfig,
+    macs: Vec<Mac>,
+    ends: Vec<(Driver, Box<dyn TunnelEnd>)>,
+    interfaces: usize,
+}
+
+impl Host for Collect<'_> {
+    fn port_count(&self) -> usize {
+        self.node.ports.len()
+    }
+    fn port_name(&self, port: u16) -> &str {
+        &self.node.ports[usize::from(port)].name
+    }
+    fn port_mac(&self, port: u16) -> Mac {
+        self.macs[usize::from(port)]
+    }
+    fn port_bridged(&self, port: u16) -> bool {
+        self.node.bridge.as_ref().is_some_and(|b| b.ports.contains(&port))
+    }
+    fn has_address(&self, addr: Ipv4Addr) -> bool {
+        let bridge = self.node.bridge.as_ref().and_then(|b| b.address);
+        self.node.ports.iter().filter_map(|p| p.address).chain(bridge).any(|(a, _)| a == addr)
+    }
+    fn cycles(&self) -> &CpuCycles {
+        &self.node.cpu.cycles
+    }
+    fn add_interface(&mut self, _iface: Interface, _routes: &[(Ipv4Addr, u8)], _tunnel: bool) -> Result<usize, String> {
+        // The interface is the TUN device; the caller gives it the plan's address,
+        // MTU and routes.
+        self.interfaces += 1;
+        Ok(self.interfaces - 1)
+    }
+    fn add_stack_tunnel(&mut self, _iface: Interface, _protects: &[(Ipv4Addr, u8)], end: Box<dyn TunnelEnd>) {
+        self.interfaces += 1;
+        self.ends.push((Driver::Stack, end));
+    }
+    fn add_transport(&mut self, end: Box<dyn TunnelEnd>) {
+        self.ends.push((Driver::Transport, end));
+    }
+    fn add_end(&mut self, end: Box<dyn TunnelEnd>) {
+        self.ends.push((Driver::Node, end));
+    }
+}
+
+/// The end of tunnel `name` at `node`, built by the simulator's constructor, with the
+/// kind this daemon runs it as ("pppoe" or "ipsec"); a clear refusal for the others.
+fn build_end(node: &NodeConfig, name: &str) -> Result<(&'static str, Box<dyn TunnelEnd>), Error> {
+    let macs = node.ports.iter().map(|p| Mac(p.mac)).collect();
+    let mut host = Collect { node, macs, ends: Vec::new(), interfaces: 0 };
+    sim::tunnel::attach_all(node, &mut host).map_err(Error::Config)?;
+    let kind = if node.pppoe.iter().any(|c| c.name == name) {
+        "pppoe"
+    } else if node.ipsec.iter().any(|c| c.name == name) {
+        "ipsec"
+    } else if node.pptp.iter().any(|c| c.name == name) {
+        "pptp"
+    } else if node.openvpn.iter().any(|c| c.name == name) {
+        return Err(Error::Config(format!("node {}: tunnel {name} is OpenVPN: the real openvpn runs it", node.name)));
+    } else {
+        return Err(Error::Config(format!("node {}: no tunnel end named {name}", node.name)));
+    };
+    let at = host.ends.iter().position(|(_, e)| e.name() == name).expect("attach_all attached every end of the node");
+    let (driver, end) = host.ends.swap_remove(at);
+    if driver == Driver::Transport {
+        return Err(Error::Config(format!(
+            "node {}: tunnel {name} is an IPsec transport-mode SA: it transforms the kernel's own datagrams, which \
+             no TUN device sees; only tunnel mode runs in user space",
+            node.name
+        )));
+    }
+    Ok((kind, end))
+}
+
+/// A socket descriptor made non-blocking and close-on-exec, or the error naming it.
+fn socket(domain: i32, kind: i32, protocol: i32, what: &str) -> io::Result<OwnedFd> {
+    // SAFETY: plain socket(2); the result is checked.
+    let fd = unsafe { libc::socket(domain, kind | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, protocol) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
+    }
+    // SAFETY: just made, owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    if kind == libc::SOCK_RAW {
+        let size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        // SAFETY: setsockopt reads one int. Without CAP_NET_ADMIN it fails and the
+        // default buffer stays: not an error.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_RCVBUFFORCE,
+                (&RECEIVE_BUFFER as *const libc::c_int).cast(),
+                size,
+            )
+        };
+    }
+    Ok(fd)
+}
+
+/// Frames a packet socket's receive queue had no room for, since the socket was made
+/// (`PACKET_STATISTICS`, read once).
+fn packet_drops(fd: RawFd) -> u64 {
+    let mut stats = libc::tpacket_stats { tp_packets: 0, tp_drops: 0 };
+    let mut size = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
+    // SAFETY: getsockopt writes one tpacket_stats.
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            PACKET_STATISTICS,
+            (&mut stats as *mut libc::tpacket_stats).cast(),
+            &mut size,
+        )
+    };
+    if rc < 0 {
+        0
+    } else {
+        u64::from(stats.tp_drops)
+    }
+}
+
+/// Datagrams a raw IPv4 socket's receive queue had no room for: the `drops` column of
+/// its line (found by inode) in the namespace's `/proc/net/raw`.
+fn raw_drops(fd: RawFd) -> u64 {
+    // SAFETY: fstat writes one stat.
+    let inode = unsafe {
+        let mut st: libc::stat = std::mem::zeroed();
+        if libc::fstat(fd, &mut st) < 0 {
+            return 0;
+        }
+        st.st_ino
+    };
+    let Ok(table) = std::fs::read_to_string("/proc/self/net/raw") else { return 0 };
+    table
+        .lines()
+        .skip(1)
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.len() >= 13 && f[9].parse::<u64>().ok() == Some(inode))
+        .and_then(|f| f.last().and_then(|d| d.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// An `AF_PACKET` socket of EtherType `ethertype` bound to interface `ifname`.
+fn packet_socket(ifname: &str, ethertype: u16) -> io::Result<(OwnedFd, i32)> {
+    let c_name = std::ffi::CString::new(ifname).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+    // SAFETY: a valid C string.
+    let index = unsafe { libc::if_nametoindex(c_name.as_ptr()) };
+    if index == 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("interface {ifname}: {e}")));
+    }
+    let fd = socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from(ethertype.to_be()), "AF_PACKET socket")?;
+    // SAFETY: a zeroed sockaddr_ll is valid; bind is given its size.
+    let rc = unsafe {
+        let mut addr: libc::sockaddr_ll = std::mem::zeroed();
+        addr.sll_family = libc::AF_PACKET as u16;
+        addr.sll_protocol = ethertype.to_be();
+        addr.sll_ifindex = index as i32;
+        libc::bind(
+            fd.as_raw_fd(),
+            (&addr as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    if rc < 0 {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(e.kind(), format!("bind AF_PACKET {ethertype:#06x} on {ifname}: {e}")));
+    }
+    Ok((fd, index as i32))
+}
+
+/// One frame or datagram from a non-blocking socket with the packet type of its
+/// `sockaddr_ll` (0 for an IPv4 socket), or None when none waits.
+fn receive(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, u8)>> {
+    // SAFETY: `buf` is valid for its length; `addr` is a zeroed sockaddr_ll large enough
+    // for both address families used here.
+    unsafe {
+        let mut addr: libc::sockaddr_ll = std::mem::zeroed();
+        let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
+        let n = libc::recvfrom(
+            fd,
+            buf.as_mut_ptr().cast(),
+            buf.len(),
+            0,
+            (&mut addr as *mut libc::sockaddr_ll).cast(),
+            &mut len,
+        );
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
+        }
+        let pkttype = if i32::from(addr.sll_family) == libc::AF_PACKET { addr.sll_pkttype } else { 0 };
+        Ok(Some((n as usize, pkttype)))
+    }
+}
+
+/// The outer side of an end.
+enum Outer {
+    /// PPPoE: discovery and session sockets on the port's interface.
+    Frames { ifname: String, discovery: OwnedFd, session: OwnedFd },
+    /// IPsec and PPTP: a raw IPv4 socket per protocol the end takes (IPsec: ESP or AH;
+    /// PPTP: TCP and GRE, bound to the end's outer address, which also sends its
+    /// [`Action::Datagram`]s with the kernel's header), and an `IPPROTO_RAW` one for
+    /// the whole packets of [`Action::Routed`].
+    Ip { sockets: Vec<(i32, OwnedFd)>, send: OwnedFd, mtu: BTreeMap<Ipv4Addr, usize> },
+}
+
+/// The firewall mark of a PPTP end's own outer packets (`SO_MARK`): the namespace's
+/// nftables rule that drops the kernel's resets of the model's control connection lets
+/// its segments pass, and the routing rule that sends everything else through the PPTP
+/// routes' table lets them by, so that an outer packet never goes back into the tunnel
+/// (python/qoslab/backends/emu/tunnels.py).
+pub const PPTP_MARK: u32 = 0x52;
+
+/// A raw IPv4 socket of `protocol` bound to `local` (only datagrams to it, and sent from
+/// it), marked `mark` if given.
+fn bound_raw(protocol: i32, local: Ipv4Addr, mark: Option<u32>) -> io::Result<OwnedFd> {
+    let fd = socket(libc::AF_INET, libc::SOCK_RAW, protocol, &format!("raw IPv4 socket of protocol {protocol}"))?;
+    // SAFETY: a zeroed sockaddr_in filled in; setsockopt reads one u32.
+    unsafe {
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as u16;
+        addr.sin_addr.s_addr = u32::from(local).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        if libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), len) < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(e.kind(), format!("bind raw socket to {local}: {e}")));
+        }
+        if let Some(mark) = mark {
+            let size = std::mem::size_of::<u32>() as libc::socklen_t;
+            if libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_MARK, (&mark as *const u32).cast(), size) < 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    Ok(fd)
+}
+
+impl Outer {
+    fn open(node: &NodeConfig, kind: &str, end: &dyn TunnelEnd) -> io::Result<Outer> {
+        if kind == "pppoe" {
+            let port = end.rides_on_port().expect("a PPPoE end rides on a port");
+            let ifname = node.ports[usize::from(port)].name.clone();
+            let (discovery, _) = packet_socket(&ifname, ETH_P_PPPOE_DISC)?;
+            let (session, _) = packet_socket(&ifname, ETH_P_PPPOE_SES)?;
+            return Ok(Outer::Frames { ifname, discovery, session });
+        }
+        let sockets = if kind == "pptp" {
+            let local = end.local().expect("a PPTP end has an outer address");
+            vec![
+                (libc::IPPROTO_TCP, bound_raw(libc::IPPROTO_TCP, local, Some(PPTP_MARK))?),
+                (IPPROTO_GRE, bound_raw(IPPROTO_GRE, local, Some(PPTP_MARK))?),
+            ]
+        } else {
+            let protocol = match node.ipsec.iter().find(|c| c.name == end.name()).map(|c| c.protocol) {
+                Some(sim::config::IpsecProtocol::Ah) => IPPROTO_AH,
+                _ => IPPROTO_ESP,
+            };
+            vec![(protocol, socket(libc::AF_INET, libc::SOCK_RAW, protocol, "raw IPv4 socket")?)]
+        };
+        let send = socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_RAW, "IPPROTO_RAW socket")?;
+        Ok(Outer::Ip { sockets, send, mtu: BTreeMap::new() })
+    }
+
+    fn name(&self) -> String {
+        match self {
+            Outer::Frames { ifname, .. } => ifname.clone(),
+            Outer::Ip { .. } => "ip".into(),
+        }
+    }
+
+    /// The descriptors to poll.
+    fn fds(&self) -> Vec<RawFd> {
+        match self {
+            Outer::Frames { discovery, session, .. } => vec![discovery.as_raw_fd(), session.as_raw_fd()],
+            Outer::Ip { sockets, .. } => sockets.iter().map(|(_, fd)| fd.as_raw_fd()).collect(),
+        }
+    }
+
+    /// What the outer sockets' receive queues dropped since they were made.
+    fn queue_drops(&self) -> u64 {
+        match self {
+            Outer::Frames { discovery, session, .. } => {
+                packet_drops(discovery.as_raw_fd()) + packet_drops(session.as_raw_fd())
+            }
+            Outer::Ip { sockets, .. } => sockets.iter().map(|(_, fd)| raw_drops(fd.as_raw_fd())).sum(),
+        }
+    }
+
+    /// Sends one Ethernet frame (PPPoE) on the socket of its EtherType.
+    fn send_frame(&self, frame: &[u8]) -> io::Result<()> {
+        let Outer::Frames { discovery, session, .. } = self else {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "a frame from an end with no port"));
+        };
+        let fd = if frame.get(12..14) == Some(&ETH_P_PPPOE_DISC.to_be_bytes()[..]) { discovery } else { session };
+        // SAFETY: `frame` is valid for its length; the socket is bound to its interface.
+        let n = unsafe { libc::send(fd.as_raw_fd(), frame.as_ptr().cast(), frame.len(), 0) };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Sends one whole IPv4 packet (fragmented first if its route's MTU is smaller);
+    /// returns the packets sent and their octets.
+    fn send_ip(&mut self, packet: &[u8]) -> io::Result<Vec<usize>> {
+        let Outer::Ip { send, mtu, .. } = self else {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "an IPv4 packet from an end with no IP side"));
+        };
+        let view = wire::ipv4::Packet::new_checked(packet)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("outer packet: {e}")))?;
+        let dst = view.dst_addr();
+        let path = match mtu.get(&dst) {
+            Some(&m) => m,
+            None => {
+                let m = route_mtu(dst)?;
+                mtu.insert(dst, m);
+                m
+            }
+        };
+        let mut sent = Vec::new();
+        let mut error = None;
+        wire::ipv4::fragment(packet, path, |piece| match send_to(send.as_raw_fd(), piece, dst) {
+            Ok(()) => sent.push(piece.len()),
+            Err(e) => error = Some(e),
+        })
+        .map_err(|e| {
+            io::Error::new(io::ErrorKind::InvalidData, format!("outer packet of {} octets: {e:?}", packet.len()))
+        })?;
+        match error {
+            Some(e) => Err(e),
+            None => Ok(sent),
+        }
+    }
+}
+
+impl Outer {
+    /// Sends `payload` as an IPv4 datagram of `protocol` to `dst` from the socket bound
+    /// to the end's address, the kernel writing the header (and fragmenting, RFC 791).
+    fn send_datagram(&self, protocol: wire::IpProtocol, dst: Ipv4Addr, payload: &[u8]) -> io::Result<()> {
+        let number = i32::from(u8::from(protocol));
+        let Outer::Ip { sockets, .. } = self else {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, "a datagram from an end with no IP side"));
+        };
+        let Some((_, fd)) = sockets.iter().find(|(p, _)| *p == number) else {
+            return Err(io::Error::new(io::ErrorKind::Unsupported, format!("no socket of protocol {number}")));
+        };
+        send_to(fd.as_raw_fd(), payload, dst)
+    }
+}
+
+fn send_to(fd: RawFd, packet: &[u8], dst: Ipv4Addr) -> io::Result<()> {
+    // SAFETY: a zeroed sockaddr_in filled in; `packet` is valid for its length.
+    let n = unsafe {
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as u16;
+        addr.sin_addr.s_addr = u32::from(dst).to_be();
+        libc::sendto(
+            fd,
+            packet.as_ptr().cast(),
+            packet.len(),
+            0,
+            (&addr as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The MTU of the kernel's route to `dst` (a UDP socket connected to it, `IP_MTU`,
+/// ip(7)).
+fn route_mtu(dst: Ipv4Addr) -> io::Result<usize> {
+    let fd = socket(libc::AF_INET, libc::SOCK_DGRAM, 0, "UDP socket")?;
+    // SAFETY: a zeroed sockaddr_in filled in; getsockopt writes one int.
+    unsafe {
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as u16;
+        addr.sin_port = 9u16.to_be(); // any port: connect only picks the route
+        addr.sin_addr.s_addr = u32::from(dst).to_be();
+        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+        if libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), len) < 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(e.kind(), format!("no route to {dst}: {e}")));
+        }
+        let mut mtu: libc::c_int = 0;
+        let mut size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+        if libc::getsockopt(
+            fd.as_raw_fd(),
+            libc::IPPROTO_IP,
+            libc::IP_MTU,
+            (&mut mtu as *mut libc::c_int).cast(),
+            &mut size,
+        ) < 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(mtu as usize)
+    }
+}
+
+/// The code of a PPPoE discovery frame and its session id, if it is one (RFC 2516 §5).
+fn discovery_code(frame: &[u8]) -> Option<(String, u16)> {
+    let eth = wire::ethernet::Frame::new_checked(frame).ok()?;
+    if eth.ethertype() != EtherType::PppoeDiscovery {
+        return None;
+    }
+    let packet = wire::pppoe::Packet::new_checked(eth.payload()).ok()?;
+    let repr = wire::pppoe::DiscoveryRepr::parse(&packet).ok()?;
+    let code = format!("{:?}", repr.code).to_uppercase();
+    Some((code, repr.session_id))
+}
+
+/// How the loop runs.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TunnelOptions {
+    /// Stop cleanly on SIGTERM and SIGINT (see `signal`).
+    pub stop_on_signals: bool,
+}
+
+/// Runs the end of tunnel `name` at `node` (the plan's node, every tunnel end of it
+/// attached as the simulator attaches them, this one kept) until `stop` is readable or
+/// closed, or a signal with `options.stop_on_signals`. Once its TUN device and sockets
+/// are open it writes `ready\n` to `notify` (after `inner_mtu N\n` for an end with a far
+/// address: [`TunnelEnd::inner_mtu`] of its route's MTU), and `up\n` when the end first
+/// says packets can leave. Returns its report.
+pub fn run_tunnel(
+    node: &NodeConfig,
+    name: &str,
+    stop: Option<BorrowedFd<'_>>,
+    notify: Option<BorrowedFd<'_>>,
+    options: &TunnelOptions,
+) -> Result<TunnelReport, Error> {
+    let (kind, mut end) = build_end(node, name)?;
+    let tun = Device::open(name, EndKind::Tun)?;
+    let mut outer = Outer::open(node, kind, &*end)?;
+    let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
+    let say = |what: &[u8]| {
+        if let Some(fd) = notify {
+            // SAFETY: `what` is valid for its length; the caller keeps `fd` open.
+            unsafe { libc::write(fd.as_raw_fd(), what.as_ptr().cast(), what.len()) };
+        }
+    };
+    let mut report = TunnelReport {
+        schema: TUNNEL_REPORT_SCHEMA,
+        node: node.name.clone(),
+        tunnel: name.to_string(),
+        kind,
+        device: tun.name().to_string(),
+        outer: outer.name(),
+        duration_ns: 0,
+        stopped_by: String::new(),
+        up_after_ns: None,
+        inner_in: Count::default(),
+        inner_out: Count::default(),
+        outer_out: Count::default(),
+        outer_in: Count::default(),
+        outer_not_mine: Count::default(),
+        dropped: BTreeMap::new(),
+        discovery: Vec::new(),
+    };
+    // The largest inner packet whose outer packet fits the route to the far end (RFC
+    // 4301 §8.2.1), for the caller's routes into the device: DF packets above it get
+    // "fragmentation needed" with it from the kernel, as the simulator's stack sends.
+    if let Some(remote) = end.remote() {
+        say(format!("inner_mtu {}\n", end.inner_mtu(route_mtu(remote)?)).as_bytes());
+    }
+    say(b"ready\n");
+    let start = Instant::now();
+    let now = || start.elapsed().as_nanos() as u64;
+    let mut buf = vec![0u8; BUFFER];
+    let mut ident: u16 = 0;
+    let outer_fds = outer.fds();
+    let stopped_by = loop {
+        // The end's timer, and what its work asks for.
+        let t = now();
+        if end.poll_at().is_some_and(|at| at <= t) {
+            let mut io = TunnelIo::default();
+            end.on_timer(t, &mut io);
+            carry_out(io, &mut outer, &tun, &mut report, t);
+        }
+        if report.up_after_ns.is_none() && end.is_up() {
+            report.up_after_ns = Some(now());
+            say(b"up\n");
+        }
+        // Wait for a packet, the stop, a signal or the timer.
+        let mut fds: Vec<libc::pollfd> = [Some(tun.as_raw_fd())]
+            .into_iter()
+            .chain(outer_fds.iter().map(|&fd| Some(fd)))
+            .chain([stop.map(|s| s.as_raw_fd()), signals.as_ref().map(SignalGuard::fd)])
+            .map(|fd| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 })
+            .collect();
+        let timeout = end.poll_at().map(|at| at.saturating_sub(now()));
+        let ts = timeout.map(|ns| libc::timespec {
+            tv_sec: (ns / 1_000_000_000) as libc::time_t,
+            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+        });
+        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: `fds` holds initialised pollfds; `ts_ptr` is null or points at `ts`.
+        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            break format!("ppoll: {e}");
+        }
+        let k = fds.len();
+        if fds[k - 1].revents != 0 {
+            break signals.as_ref().and_then(SignalGuard::caught).unwrap_or("signal").to_string();
+        }
+        if fds[k - 2].revents != 0 {
+            break if fds[k - 2].revents & libc::POLLIN != 0 { "stop fd" } else { "stop fd closed" }.to_string();
+        }
+        // Inner packets the kernel routed into the tunnel.
+        if fds[0].revents & libc::POLLIN != 0 {
+            loop {
+                let len = match tun.read(&mut buf) {
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(e) => return Err(Error::Io(e)),
+                };
+                report.inner_in.add(len);
+                let t = now();
+                ident = ident.wrapping_add(1);
+                let mut io = TunnelIo { ident, ..TunnelIo::default() };
+                end.send(t, &buf[..len], &mut io);
+                carry_out(io, &mut outer, &tun, &mut report, t);
+            }
+        }
+        // Outer frames or datagrams.
+        for (i, &fd) in outer_fds.iter().enumerate() {
+            if fds[1 + i].revents & libc::POLLIN == 0 {
+                continue;
+            }
+            while let Some((len, pkttype)) = receive(fd, &mut buf)? {
+                if pkttype == PACKET_OUTGOING {
+                    continue; // this host's own frame (another socket's), not received
+                }
+                let t = now();
+                let packet = &buf[..len];
+                let mut io = TunnelIo::default();
+                let mine = match outer {
+                    Outer::Frames { .. } => {
+                        let taken = end.receive_frame(t, packet, &mut io);
+                        if taken {
+                            if let Some((code, session_id)) = discovery_code(packet) {
+                                report.discovery.push(DiscoveryEvent { direction: "in", code, session_id, at_ns: t });
+                            }
+                        }
+                        taken
+                    }
+                    Outer::Ip { .. } => {
+                        let claimed = end.claims(packet);
+                        if claimed {
+                            if let Err(reason) = end.receive(t, packet, &mut io) {
+                                report.drop(reason, len);
+                            }
+                        }
+                        claimed
+                    }
+                };
+                if mine {
+                    report.outer_in.add(len);
+                } else {
+                    report.outer_not_mine.add(len);
+                }
+                carry_out(io, &mut outer, &tun, &mut report, t);
+            }
+        }
+    };
+    report.duration_ns = now();
+    report.stopped_by = stopped_by;
+    let lost = outer.queue_drops();
+    if lost > 0 {
+        report.dropped.insert(QUEUE_FULL.into(), Count { packets: lost, bytes: 0 });
+    }
+    Ok(report)
+}
+
+/// Carries out an end's actions in order.
+fn carry_out(io: TunnelIo, outer: &mut Outer, tun: &Device, report: &mut TunnelReport, now: u64) {
+    for action in io.actions {
+        match action {
+            Action::Cycles(_) | Action::Unbilled(_) => {} // real CPUs pay here
+            Action::Routed(packet) => match outer.send_ip(&packet[HEADROOM..]) {
+                Ok(sent) => sent.into_iter().for_each(|n| report.outer_out.add(n)),
+                Err(e) => report.drop(format!("send: {e}"), packet.len() - HEADROOM),
+            },
+            Action::Frame { frame, .. } => match outer.send_frame(&frame) {
+                Ok(()) => {
+                    report.outer_out.add(frame.len());
+                    if let Some((code, session_id)) = discovery_code(&frame) {
+                        report.discovery.push(DiscoveryEvent { direction: "out", code, session_id, at_ns: now });
+                    }
+                }
+                Err(e) => report.drop(format!("send: {e}"), frame.len()),
+            },
+            Action::Inner(packet) => match tun.write(&packet[HEADROOM..]) {
+                Ok(()) => report.inner_out.add(packet.len() - HEADROOM),
+                Err(e) => report.drop(format!("write to {}: {e}", tun.name()), packet.len() - HEADROOM),
+            },
+            Action::Datagram { payload, protocol, dst, .. } => match outer.send_datagram(protocol, dst, &payload) {
+                Ok(()) => report.outer_out.add(ipv4::HEADER_LEN + payload.len()),
+                Err(e) => report.drop(format!("send: {e}"), payload.len()),
+            },
+            Action::Udp { payload, .. } => {
+                report.drop("an outer UDP datagram: not sent by the user-space daemon".into(), payload.len())
+            }
+            Action::TapFrame(frame) => {
+                report.drop("a TAP frame: not carried by the user-space daemon".into(), frame.len())
+            }
+            Action::Drop { reason, packet, .. } => report.drop(reason, packet.map_or(0, |p| p.len())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod test {
+    use super::*;
+
+    /// A host with one Ethernet port (10.0.0.1/24) and the tunnel ends of `extra`.
+    fn node(extra: serde_json::Value) -> NodeConfig {
+        let mut config = serde_json::json!({
+            "name": "h",
+            "role": "host",
+            "ports": [{"name": "eth0", "mac": [2, 0, 0, 0, 0, 1], "address": ["10.0.0.1", 24], "mtu": 1500}],
+            "cpu": {"profile": "asic", "hz": 0, "queue_limit": 10,
+                    "cycles": serde_json::to_value(CpuCycles::default()).unwrap()},
+            "arp_timeout_ns": 60_000_000_000u64,
+            "reassembly_timeout_ns": 30_000_000_000u64,
+        });
+        for (k, v) in extra.as_object().unwrap() {
+            config[k] = v.clone();
+        }
+        serde_json::from_value(config).unwrap()
+    }
+
+    fn ipsec(name: &str, mode: &str) -> serde_json::Value {
+        serde_json::json!({
+            "name": name, "local": "10.0.0.1", "remote": "10.0.0.2", "spi_out": 0x1000, "spi_in": 0x1001,
+            "cipher": "3des-cbc", "auth": "hmac-sha1-96", "protects": [["10.9.0.0", 16]], "mtu": 1500,
+            "protocol": "esp", "mode": mode,
+        })
+    }
+
+    fn refusal(node: &NodeConfig, name: &str) -> String {
+        match build_end(node, name) {
+            Err(Error::Config(m)) => m,
+            Err(e) => panic!("not a refusal: {e}"),
+            Ok((kind, _)) => panic!("{name} was built as {kind}"),
+        }
+    }
+
+    #[test]
+    fn the_named_end_is_built_with_its_kind_and_the_rest_is_refused_with_the_reason() {
+        let config = node(serde_json::json!({"ipsec": [ipsec("vpn0", "tunnel"), ipsec("vpn1", "transport")]}));
+        let (kind, end) = build_end(&config, "vpn0").unwrap();
+        assert_eq!((kind, end.name()), ("ipsec", "vpn0"));
+        // RFC 4303: the tunnel-mode end of the plan, its far end the outer destination.
+        assert_eq!(end.remote(), Some(Ipv4Addr::new(10, 0, 0, 2)));
+        assert!(refusal(&config, "vpn1").contains("transport-mode SA"));
+        assert!(refusal(&config, "vpn9").contains("no tunnel end named vpn9"));
+    }
+
+    #[test]
+    fn a_pppoe_client_starts_discovery_with_a_broadcast_padi_on_its_port() {
+        let pppoe = serde_json::json!([{
+            "name": "ppp0", "port": 0, "server": false, "service_name": "", "auth": "chap",
+            "user": "u", "secret": "s", "mtu": 1492, "local": "192.0.2.2", "peer": "192.0.2.1",
+            "routes": [["192.0.2.1", 32]],
+        }]);
+        let config = node(serde_json::json!({ "pppoe": pppoe }));
+        let (kind, mut end) = build_end(&config, "ppp0").unwrap();
+        assert_eq!((kind, end.rides_on_port()), ("pppoe", Some(0)));
+        assert_eq!(end.poll_at(), Some(0));
+        let mut io = TunnelIo::default();
+        end.on_timer(0, &mut io);
+        let frames: Vec<&Vec<u8>> = io
+            .actions
+            .iter()
+            .filter_map(|a| if let Action::Frame { frame, .. } = a { Some(frame) } else { None })
+            .collect();
+        assert_eq!(frames.len(), 1);
+        // RFC 2516 §5.1: to the broadcast address, code 0x09, session 0.
+        assert_eq!(&frames[0][..6], &[0xff; 6]);
+        assert_eq!(discovery_code(frames[0]), Some(("PADI".to_string(), 0)));
+    }
+}
