@@ -9,6 +9,8 @@
 //! - [`emulate`] (`run.rs`): the loop (one thread, `ppoll`, a spin before deadlines), a
 //!   stop on a descriptor or a signal, and the [`Report`] it returns.
 //! - [`lateness`]: how late each write was against the model's arrival time.
+//! - [`stamps`]: when each frame came into its TAP, from the kernel's timestamp (a packet
+//!   socket on the device), so that a frame is offered at that instant, not at its read.
 //!
 //! What the plan has and the emulator does not (yet): 802.11 cells and ATM links (refused
 //! with the link named); jitter (the plan has none: the delay is constant, so frames of a
@@ -19,5 +21,6 @@ pub mod lateness;
 pub mod line;
 mod run;
 mod signal;
+pub mod stamps;
 
 pub use run::{emulate, DirectionReport, Error, Options, Report, REPORT_SCHEMA};

@@ -12,20 +12,19 @@
 //! left the write late by over 100 µs at p99 in some runs (benchmarks/README.md). The thread's timer slack is 1 ns while it runs (`PR_SET_TIMERSLACK`; the
 //! default 50 µs would round every sleep up by that much).
 
-use std::io;
-use std::os::fd::{AsRawFd, BorrowedFd};
-use std::time::Instant;
-
 use serde::Serialize;
 use sim::config::LinkConfig;
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd};
 
 use crate::device::Device;
 use crate::lateness::{Lateness, LatenessReport};
 use crate::line::{Count, DirectionCounters, EndKind, Line};
 use crate::signal::SignalGuard;
+use crate::stamps::{ArrivalReport, Arrivals, Clock};
 
 /// The version of the report's JSON; a change of its shape raises it.
-pub const REPORT_SCHEMA: u32 = 2;
+pub const REPORT_SCHEMA: u32 = 3;
 
 /// Timed sleeps whose overshoot sets the spin (the spin is their largest, so one late
 /// wake-up in this many raises it until that many more have ended in time).
@@ -62,11 +61,23 @@ pub struct Options {
     /// for a CPU for milliseconds after its frame or deadline came; a real-time one does
     /// not (benchmarks/emu_link.py measures both). Default none: the caller's policy.
     pub fifo_priority: Option<i32>,
+    /// Offer each frame at the instant it came into its TAP, from the kernel's timestamp
+    /// (`stamps`), not at the instant it was read; default on. Without CAP_SYS_ADMIN (to
+    /// open the packet socket in the device's namespace) the read instant is used and the
+    /// report's `arrivals` says why.
+    pub kernel_arrivals: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { spin_ns: 50_000, spin_max_ns: 500_000, busy_poll: false, stop_on_signals: false, fifo_priority: None }
+        Options {
+            spin_ns: 50_000,
+            spin_max_ns: 500_000,
+            busy_poll: false,
+            stop_on_signals: false,
+            fifo_priority: None,
+            kernel_arrivals: true,
+        }
     }
 }
 
@@ -209,6 +220,9 @@ pub struct Report {
     pub stopped_by: String,
     /// `[a → b, b → a]`.
     pub directions: [DirectionReport; 2],
+    /// Per direction (`[a → b, b → a]`), the instant each frame was offered at: its
+    /// kernel timestamp on the sending device, or its read (see `stamps`).
+    pub arrivals: [ArrivalReport; 2],
 }
 
 /// The thread's timer slack set to 1 ns, and restored on drop.
@@ -319,6 +333,7 @@ fn report(
         duration_ns,
         stopped_by,
         directions: [direction(0), direction(1)],
+        arrivals: Default::default(),
     }
 }
 
@@ -338,10 +353,19 @@ pub fn emulate(
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
     let _slack = TimerSlack::tight();
     let _realtime = options.fifo_priority.map(RealTime::enter).transpose()?;
-    let clock = Instant::now();
-    let now = || clock.elapsed().as_nanos() as u64;
+    let clock = Clock::start();
+    let now = || clock.now();
     let mut lateness = [Lateness::default(), Lateness::default()];
-    let mut buf = vec![0u8; FRAME_BUFFER];
+    let mut arrivals = if options.kernel_arrivals {
+        [Arrivals::open(ends[0]), Arrivals::open(ends[1])]
+    } else {
+        let off = || Arrivals::from_reads("kernel_arrivals off".to_string());
+        [off(), off()]
+    };
+    // One frame read ahead per device, so the two devices' frames are offered in the
+    // order they came: (its length, its arrival instant).
+    let mut bufs = [vec![0u8; FRAME_BUFFER], vec![0u8; FRAME_BUFFER]];
+    let mut line_now = 0u64;
     let poll = |fd: Option<i32>| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 };
     let mut fds = [
         poll(Some(ends[0].as_raw_fd())),
@@ -359,20 +383,38 @@ pub fn emulate(
             }
             written
         };
-        line.advance(now(), &mut sink);
-        for end in 0..2 {
-            if !readable[end] {
-                continue;
-            }
-            for _ in 0..READ_BATCH {
-                match ends[end].read(&mut buf) {
-                    Ok(n) => line.offer(now(), end, &buf[..n], &mut sink),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => break 'run format!("error reading {}: {e}", ends[end].name()),
+        // What waits on the devices first, each frame at the instant it came, earliest
+        // first (the line is polled in time order); then what is due by now.
+        let mut head: [Option<(usize, u64)>; 2] = [None, None];
+        let mut reads = [0; 2];
+        loop {
+            for end in 0..2 {
+                while head[end].is_none() && readable[end] && reads[end] < READ_BATCH {
+                    match ends[end].read(&mut bufs[end]) {
+                        Ok(n) => {
+                            reads[end] += 1;
+                            head[end] = Some((n, arrivals[end].arrival(&bufs[end][..n], now(), &clock)));
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => readable[end] = false,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => break 'run format!("error reading {}: {e}", ends[end].name()),
+                    }
                 }
             }
+            let end = match head {
+                [Some(a), Some(b)] => usize::from(b.1 < a.1),
+                [Some(_), None] => 0,
+                [None, Some(_)] => 1,
+                [None, None] => break,
+            };
+            let (n, at) = head[end].take().expect("chosen");
+            // The line never goes back: a frame that came before its time is offered at it.
+            arrivals[end].behind_line(at, line_now);
+            line_now = line_now.max(at);
+            line.offer(at, end, &bufs[end][..n], &mut sink);
         }
+        line_now = line_now.max(now());
+        line.advance(line_now, &mut sink);
         let before = now();
         let timeout = match line.next_wake() {
             _ if options.busy_poll => Some(0),
@@ -393,6 +435,7 @@ pub fn emulate(
     let duration_ns = now();
     let mut report = report(&line, ends, seed, options, duration_ns, stopped_by, &lateness);
     report.wake_overshoot_ns = spin.overshoot.report();
+    report.arrivals = [arrivals[0].report(), arrivals[1].report()];
     debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
     debug_assert!((0..2).all(|from| line.agrees_with_line(from)), "the emulator's counters are the line's");
     Ok(report)
