@@ -226,16 +226,24 @@ impl Arrivals {
         if self.socket.is_none() {
             return read_at;
         }
-        self.drain(clock);
+        // The socket is read only when no stamp already read matches: one recvmmsg for
+        // up to BATCH frames (a frame's stamp is queued before the frame is in the TAP).
+        if self.find(frame).is_none() {
+            self.drain(clock);
+        }
         self.take(frame, read_at)
+    }
+
+    /// Where the oldest stamp read that matches `frame` is (its length and first bytes).
+    fn find(&self, frame: &[u8]) -> Option<usize> {
+        let n = frame.len().min(HEAD);
+        self.stamps.iter().position(|s| s.len == frame.len() && s.head[..n] == frame[..n])
     }
 
     /// The stamp of `frame` among those drained (the oldest that matches), the ones
     /// before it discarded; or `read_at` when none matches.
     fn take(&mut self, frame: &[u8], read_at: u64) -> u64 {
-        let n = frame.len().min(HEAD);
-        let found = self.stamps.iter().position(|s| s.len == frame.len() && s.head[..n] == frame[..n]);
-        match found {
+        match self.find(frame) {
             Some(i) => {
                 self.discarded += i as u64;
                 self.stamps.drain(..i);
