@@ -51,6 +51,12 @@ def _check_record(record: dict[str, Any]) -> None:
         assert abs(tp["mbps"] - tp["frames_per_s"] * bits / 1e6) <= 0.05 + 0.5 * bits / 1e6, tp
         assert tp["frames_per_s"] > 0
     emulated = by_path["emulated"]
+    # The emulated link against the veth of the same run, and per second of the emulator's
+    # CPU (docs/metrics.md): ratios of the figures above, up to their roundings.
+    ratio = emulated["frames_per_s"] / by_path["veth"]["frames_per_s"]
+    assert abs(emulated["ratio_to_veth"] - ratio) <= 1e-4 + ratio * 1e-5, emulated
+    per_cpu = emulated["mbps"] / emulated["emulator_cpu_share"]
+    assert abs(emulated["mbps_per_emulator_cpu_s"] - per_cpu) <= 0.01 * per_cpu + 0.2, emulated
     e = emulated["emulator"]
     held = e["queued_at_stop"]["frames"] + e["in_flight_at_stop"]["frames"]
     dropped = sum(c["frames"] for c in e["dropped"].values())

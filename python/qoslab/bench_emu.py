@@ -328,6 +328,9 @@ def throughput(path: Path, seconds: float, fifo: int | None = None, kernel_arriv
     if report is not None:
         result["emulator_cpu_s"] = round(cpu, 3)
         result["emulator_cpu_share"] = round(cpu / span, 3)
+        # What one core of the emulator carries at this cost a frame: Mb/s delivered per
+        # second of its CPU time (the run's Mb/s where it used a whole core).
+        result["mbps_per_emulator_cpu_s"] = round(frames * FRAME * 8 / cpu / 1e6, 1) if cpu > 0 else None
         result["emulator"] = report["directions"][0]
     return result
 
@@ -449,6 +452,12 @@ def run_emu_link(seconds: float = 3.0, timing_frames: int = 3000, gap_us: int = 
         for path in paths:
             remove(path)
     record["machine_after"] = machine()
+    by_path = {t["path"]: t for t in throughputs}
+    if by_path.get("veth", {}).get("frames_per_s"):
+        # The emulated link against the direct veth of the same run.
+        by_path["emulated"]["ratio_to_veth"] = round(
+            by_path["emulated"]["frames_per_s"] / by_path["veth"]["frames_per_s"], 4
+        )
     record["throughput"] = throughputs
     record["timing"] = timings
     return record
