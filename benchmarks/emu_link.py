@@ -11,7 +11,13 @@ deadline, growing up to 500 µs while the kernel wakes it late) and once with ea
 spin of ``--spins`` (default: 50 µs and none; ``busy``: never sleep, the binding's
 ``busy_poll``).
 
-    sudo .venv/bin/python benchmarks/emu_link.py [--seconds 3] [--timing-frames 3000] [--json]
+``--arrivals N`` instead runs, on the emulated path under SCHED_FIFO with its own spin,
+N rounds of a throughput and a timing run with each frame offered at its kernel
+timestamp on the sending TAP (the default, crates/emu/src/stamps.rs) and then at the
+instant it is read (the binding's ``kernel_arrivals=False``, as before stamps), so that
+the two are compared in the same minutes.
+
+    sudo .venv/bin/python benchmarks/emu_link.py [--seconds 3] [--timing-frames 3000] [--arrivals N] [--json]
 """
 
 from __future__ import annotations
@@ -40,6 +46,12 @@ def main() -> int:
         default=[50, 0],
         help="the fixed spins (µs, or busy: never sleep) of the SCHED_FIFO timing runs, comma-separated (default 50,0)",
     )
+    parser.add_argument(
+        "--arrivals",
+        type=int,
+        default=0,
+        help="N rounds comparing kernel-timestamp arrivals with read instants (SCHED_FIFO, own spin)",
+    )
     parser.add_argument("--json", action="store_true", help="the results as JSON on stdout")
     args = parser.parse_args()
     if os.geteuid() != 0:
@@ -58,6 +70,12 @@ def main() -> int:
             paths.append(path)
             # The emulator as a normal process, then under SCHED_FIFO (a loaded machine
             # keeps a normal one waiting for a CPU), with and without the spin.
+            if kind == "emulated" and args.arrivals:
+                for _ in range(args.arrivals):
+                    for stamps in (True, False):
+                        results["throughput"].append(throughput(path, args.seconds, args.fifo, stamps))
+                        results["timing"].append(timing(path, args.timing_frames, args.gap_us, None, args.fifo, stamps))
+                continue
             fifos: list[int | None] = [None, args.fifo] if kind == "emulated" else [None]
             for fifo in fifos:
                 results["throughput"].append(throughput(path, args.seconds, fifo))
@@ -74,6 +92,7 @@ def main() -> int:
         for r in results["throughput"]:
             extra = f", emulator CPU {r['emulator_cpu_share']:.0%} of a core" if "emulator_cpu_share" in r else ""
             rt = f" SCHED_FIFO {r['fifo_priority']}" if r["fifo_priority"] is not None else ""
+            rt += {True: " kernel arrivals", False: " read arrivals", None: ""}[r["kernel_arrivals"]]
             print(
                 f"throughput {r['path']:>8}{rt}: {r['frames_per_s']:>8} frames/s {r['mbps']:>8} Mb/s (offered {r['offered_frames_per_s']} frames/s){extra}"
             )
@@ -87,6 +106,11 @@ def main() -> int:
                 else ""
             )
             how += f" SCHED_FIFO {r['fifo_priority']}" if r["fifo_priority"] is not None else ""
+            how += {True: " kernel arrivals", False: " read arrivals", None: ""}[r["kernel_arrivals"]]
+            if "emulator_lateness_ns" in r:
+                late = r["emulator_lateness_ns"]
+                assert isinstance(late, dict)
+                how += f" [own lateness p99 {late['p99'] / 1000:g} µs]"
             print(
                 f"timing {r['path']:>8}{how}: {key} p50 {p['p50_us']} µs, p99 {p['p99_us']} µs, p99.9 {p['p999_us']} µs, max {p['max_us']} µs ({r['received']}/{r['sent']} frames)"
             )

@@ -16,9 +16,11 @@ say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 # and the emulation backend's load generator; nftables gives the emulation backend's NAT
 # nodes their masquerade and conntrack rules (python/qoslab/backends/emu/roles.py),
 # iputils-ping its ping tests, openvpn the real OpenVPN its tunnels run
-# (python/qoslab/backends/emu/openvpn.py), and pppoe (rp-pppoe) the real PPPoE peer the
-# user-space PPPoE ends' discovery is checked against (tests/test_emu_tunnels.py).
-debian_packages=(tshark chromium graphviz iperf3 nftables iputils-ping openvpn pppoe)
+# (python/qoslab/backends/emu/openvpn.py), pppoe (rp-pppoe) the real PPPoE peer the
+# user-space PPPoE ends' discovery is checked against (tests/test_emu_tunnels.py), and
+# parprouted the proxy-ARP bridging daemon qoslab's own L3F daemon is compared with
+# (tests/test_emu_l3f_parprouted.py).
+debian_packages=(tshark chromium graphviz iperf3 nftables iputils-ping openvpn pppoe parprouted)
 missing=()
 for pkg in "${debian_packages[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")

@@ -51,6 +51,12 @@ def _check_record(record: dict[str, Any]) -> None:
         assert abs(tp["mbps"] - tp["frames_per_s"] * bits / 1e6) <= 0.05 + 0.5 * bits / 1e6, tp
         assert tp["frames_per_s"] > 0
     emulated = by_path["emulated"]
+    # The emulated link against the veth of the same run, and per second of the emulator's
+    # CPU (docs/metrics.md): ratios of the figures above, up to their roundings.
+    ratio = emulated["frames_per_s"] / by_path["veth"]["frames_per_s"]
+    assert abs(emulated["ratio_to_veth"] - ratio) <= 1e-4 + ratio * 1e-5, emulated
+    per_cpu = emulated["mbps"] / emulated["emulator_cpu_share"]
+    assert abs(emulated["mbps_per_emulator_cpu_s"] - per_cpu) <= 0.01 * per_cpu + 0.2, emulated
     e = emulated["emulator"]
     held = e["queued_at_stop"]["frames"] + e["in_flight_at_stop"]["frames"]
     dropped = sum(c["frames"] for c in e["dropped"].values())
@@ -66,6 +72,11 @@ def _check_record(record: dict[str, Any]) -> None:
     # would (20 µs of slack for the two kernel clocks' reads).
     assert emulated_timing["error"]["p50_us"] > -20
     assert emulated_timing["emulator_lateness_ns"]["frames"] >= emulated_timing["received"]
+    # Each frame was timed from its kernel timestamp on the sending TAP (crates/emu
+    # stamps.rs; root can open the packet socket in the TAP's namespace).
+    arrivals = emulated_timing["emulator_arrivals"]
+    assert arrivals["clock"] == "kernel", arrivals
+    assert arrivals["stamped"] >= emulated_timing["received"] and arrivals["unstamped"] == 0, arrivals
 
 
 @needs_root
@@ -95,3 +106,18 @@ def test_qoslab_bench_only_emu_link_json_follows_its_schema() -> None:
     jsonschema.validate(record, schema("bench"))
     assert "link emulator vs direct veth" in proc.stderr
     _check_record(record["emulator"][0])
+
+
+def test_the_timing_model_queues_frames_sent_back_to_back_behind_each_other() -> None:
+    # IEEE 802.3 at 1 Gb/s, written out here: a 1514-byte frame's last bit is out
+    # (1514 + 8 preamble/SFD + 4 FCS) × 8 ns after its first, and the next frame may start
+    # 12 bytes of inter-frame gap (§4.4.2) later: (1514 + 8 + 4 + 12) × 8 = 12,304 ns.
+    last_bit, slot, delay = 12_208, 12_304, 1_000_000
+    sent = {b"1": 0, b"2": 1_000, b"3": 1_000_000, b"4": 1_000_000 + slot}
+    assert bench_emu.model_arrivals(sent, emulated=True) == {
+        b"1": last_bit + delay,
+        b"2": slot + last_bit + delay,  # sent while 1 was on the wire: starts after it
+        b"3": 1_000_000 + last_bit + delay,  # the line idle again: starts when sent
+        b"4": 1_000_000 + slot + last_bit + delay,  # sent the instant the gap after 3 ends
+    }
+    assert bench_emu.model_arrivals(sent, emulated=False) == sent

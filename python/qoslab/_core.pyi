@@ -56,6 +56,7 @@ def emulate_link(
     spin_us: int | None = None,
     busy_poll: bool = False,
     fifo_priority: int | None = None,
+    kernel_arrivals: bool = True,
 ) -> str:
     """Forwards frames between the TUN/TAP devices open on ``fd_a`` (the plan link's
     ``a`` end) and ``fd_b`` (``b``) through the link ``link_json`` (Ethernet or serial,
@@ -63,7 +64,9 @@ def emulate_link(
     or the process gets SIGTERM or SIGINT; releases the GIL. The loss streams are those
     of link ``link_index`` of a run of ``seed``. ``spin_us``: poll without sleeping this
     long before each deadline (default 50); ``busy_poll``: never sleep (a core at 100 %);
-    ``fifo_priority``: run under SCHED_FIFO at this priority (needs root). Returns the counters and lateness as
+    ``fifo_priority``: run under SCHED_FIFO at this priority (needs root);
+    ``kernel_arrivals``: offer each frame at its kernel timestamp on the sending TAP
+    (default), or, False, at the instant it is read. Returns the counters and lateness as
     JSON (docs/metrics.md, "The link emulator"). Raises ValueError for a link the
     emulator refuses, OSError for a descriptor it cannot use."""
 

@@ -17,9 +17,10 @@ measurements, each on both paths (definitions in docs/metrics.md, "The link emul
    and a half of it) through an Ethernet link of 1 Gb/s and 1 ms; packet sockets with
    kernel timestamps (SO_TIMESTAMPNS) on the sending device (outgoing) and the receiving
    one (incoming) give each frame's send and arrival. The emulated link's error is
-   ``arrival − send − (last bit + delay)``, IEEE 802.3's last bit of a 1514-byte frame at
-   1 Gb/s being (1514 + 8 + 4) × 8 ns; the veth's figure is its own transit,
-   ``arrival − send``, what a direct link adds.
+   ``arrival − (start + last bit + delay)``, IEEE 802.3's last bit of a 1514-byte frame
+   at 1 Gb/s being (1514 + 8 + 4) × 8 ns, and its start its send, or the end of the
+   frame before it and the inter-frame gap after that if later (:func:`model_arrivals`);
+   the veth's figure is its own transit, ``arrival − send``, what a direct link adds.
 """
 
 from __future__ import annotations
@@ -56,6 +57,8 @@ FRAME = 1514
 # The throughput frames' sequence number, which no timing frame has: a frame of the
 # throughput run still in a TAP's ring when the timing run starts is not taken for one.
 THROUGHPUT_SEQ = 0xFFFFFFFF
+SEND_BATCH = 64
+"""Frames per ``sendmmsg`` of the throughput sender."""
 BUSY = 1_000_000
 """A spin of this many µs stands for busy polling (the binding's ``busy_poll``)."""
 DEFAULT_SPIN = "adaptive"
@@ -66,6 +69,9 @@ MAC_A, MAC_B = bytes.fromhex("020000000b0a"), bytes.fromhex("020000000b0b")
 # FCS 4), plus the link's delay.
 TIMING_RATE_BPS, TIMING_DELAY_NS = 1_000_000_000, 1_000_000
 LAST_BIT_NS = (FRAME + 8 + 4) * 8 * 10**9 // TIMING_RATE_BPS
+# ... and the time from its first bit until the next frame may start: the inter-frame gap
+# of 96 bit times after it (IEEE 802.3 §4.4.2).
+SLOT_NS = (FRAME + 8 + 4 + 12) * 8 * 10**9 // TIMING_RATE_BPS
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -147,21 +153,27 @@ class Path:
     child: subprocess.Popen[str] | None = None
     stop_w: int | None = None
 
-    def start(self, link: dict[str, object], spin_us: int | None = None, fifo: int | None = None) -> None:
-        """The emulator in a child process on the TAPs (nothing for the veth)."""
+    def start(
+        self, link: dict[str, object], spin_us: int | None = None, fifo: int | None = None, kernel_arrivals: bool = True
+    ) -> None:
+        """The emulator in a child process on the TAPs (nothing for the veth); with
+        ``kernel_arrivals`` False, each frame is timed from its read (the binding's option)."""
         if self.tap_fds is None:
             return
         stop_r, self.stop_w = os.pipe()
         fa, fb = self.tap_fds
         code = (
             f"import sys; from qoslab._core import emulate_link; BUSY = {BUSY}; "
-            "a, b, s, spin, fifo = (int(x) for x in sys.argv[1:6]); "
+            "a, b, s, spin, fifo, stamps = (int(x) for x in sys.argv[1:7]); "
             "print(emulate_link(a, b, sys.stdin.read(), 1, s, spin_us=None if spin < 0 else spin, "
-            "busy_poll=spin == BUSY, fifo_priority=None if fifo < 0 else fifo))"
+            "busy_poll=spin == BUSY, fifo_priority=None if fifo < 0 else fifo, kernel_arrivals=stamps == 1))"
         )
         spin = -1 if spin_us is None else spin_us
         self.child = subprocess.Popen(
-            [sys.executable, "-c", code, str(fa), str(fb), str(stop_r), str(spin), str(-1 if fifo is None else fifo)],
+            [
+                *(sys.executable, "-c", code, str(fa), str(fb), str(stop_r), str(spin)),
+                *(str(-1 if fifo is None else fifo), str(int(kernel_arrivals))),
+            ],
             pass_fds=(fa, fb, stop_r),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
@@ -242,22 +254,61 @@ def frame(seq: int) -> bytearray:
     return f
 
 
-def throughput(path: Path, seconds: float, fifo: int | None = None) -> dict[str, Any]:
+class _Iovec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+class _Msghdr(ctypes.Structure):
+    _fields_ = [
+        ("name", ctypes.c_void_p),
+        ("namelen", ctypes.c_uint32),
+        ("iov", ctypes.POINTER(_Iovec)),
+        ("iovlen", ctypes.c_size_t),
+        ("control", ctypes.c_void_p),
+        ("controllen", ctypes.c_size_t),
+        ("flags", ctypes.c_int),
+    ]
+
+
+class _Mmsghdr(ctypes.Structure):
+    _fields_ = [("hdr", _Msghdr), ("len", ctypes.c_uint)]
+
+
+class SendBatch:
+    """``SEND_BATCH`` copies of one frame sent with one ``sendmmsg(2)`` on a bound packet
+    socket: a sender from Python that a forwarder of a million frames a second does not
+    outrun (one ``send`` per frame from Python reached about 130,000 frames/s here)."""
+
+    def __init__(self, sock: socket.socket, data: bytes) -> None:
+        self.fd = sock.fileno()
+        self.buf = ctypes.create_string_buffer(data, len(data))
+        self.iov = _Iovec(ctypes.cast(self.buf, ctypes.c_void_p), len(data))
+        self.msgs = (_Mmsghdr * SEND_BATCH)()
+        for m in self.msgs:
+            m.hdr.iov = ctypes.pointer(self.iov)
+            m.hdr.iovlen = 1
+
+    def send(self) -> int:
+        """Frames the kernel took (-1: none, the device's queue full)."""
+        n: int = _libc.sendmmsg(self.fd, self.msgs, SEND_BATCH, 0)
+        return n
+
+
+def throughput(path: Path, seconds: float, fifo: int | None = None, kernel_arrivals: bool = True) -> dict[str, Any]:
     """Frames/s and Mb/s the far device received while the sender sent for ``seconds``."""
-    path.start(ethernet_link(100 * 10**9, 0, 1000), fifo=fifo)
+    path.start(ethernet_link(100 * 10**9, 0, 1000), fifo=fifo, kernel_arrivals=kernel_arrivals)
     sender = packet_socket(path.ns_a, path.dev_a)
-    data = bytes(frame(THROUGHPUT_SEQ))
+    batch = SendBatch(sender, bytes(frame(THROUGHPUT_SEQ)))
     sent = refused = 0
     rx0 = rx_packets(path.ns_b, path.dev_b)
     start = time.perf_counter()
     end = start + seconds
     while time.perf_counter() < end:
-        for _ in range(64):
-            try:
-                sender.send(data)
-                sent += 1
-            except OSError:  # ENOBUFS: the device's queue is full
-                refused += 1
+        n = batch.send()
+        if n > 0:
+            sent += n
+        else:  # ENOBUFS: the device's queue is full
+            refused += 1
     span = time.perf_counter() - start
     rx1 = rx_packets(path.ns_b, path.dev_b)
     sender.close()
@@ -267,6 +318,7 @@ def throughput(path: Path, seconds: float, fifo: int | None = None) -> dict[str,
     result: dict[str, Any] = {
         "path": path.kind,
         "fifo_priority": fifo,
+        "kernel_arrivals": kernel_arrivals if path.kind == "emulated" else None,
         "seconds": round(span, 3),
         "offered_frames_per_s": round(sent / span),
         "refused_sends": refused,
@@ -276,6 +328,9 @@ def throughput(path: Path, seconds: float, fifo: int | None = None) -> dict[str,
     if report is not None:
         result["emulator_cpu_s"] = round(cpu, 3)
         result["emulator_cpu_share"] = round(cpu / span, 3)
+        # What one core of the emulator carries at this cost a frame: Mb/s delivered per
+        # second of its CPU time (the run's Mb/s where it used a whole core).
+        result["mbps_per_emulator_cpu_s"] = round(frames * FRAME * 8 / cpu / 1e6, 1) if cpu > 0 else None
         result["emulator"] = report["directions"][0]
     return result
 
@@ -308,9 +363,29 @@ def percentiles(values: list[int]) -> dict[str, float]:
     return {"frames": len(v), "p50_us": q(0.5), "p99_us": q(0.99), "p999_us": q(0.999), "max_us": v[-1] / 1000}
 
 
-def timing(path: Path, frames: int, gap_us: int, spin_us: int | None, fifo: int | None = None) -> dict[str, Any]:
+def model_arrivals(sent: dict[bytes, int], emulated: bool) -> dict[bytes, int]:
+    """When each frame sent at ``sent[k]`` (kernel timestamp, ns) should arrive: on the
+    emulated link, IEEE 802.3 at ``TIMING_RATE_BPS`` with ``TIMING_DELAY_NS``, in the
+    order sent: a frame starts when it is sent or when the frame before it and the
+    inter-frame gap after that are out (§4.4.2), whichever is later (the sender, a Python
+    loop, sends frames back to back after a late wake-up), and arrives its last bit and
+    the delay later; on the veth, when it was sent."""
+    if not emulated:
+        return dict(sent)
+    out: dict[bytes, int] = {}
+    free = None
+    for k, t in sorted(sent.items(), key=lambda item: item[1]):
+        start = t if free is None else max(t, free)
+        free = start + SLOT_NS
+        out[k] = start + LAST_BIT_NS + TIMING_DELAY_NS
+    return out
+
+
+def timing(
+    path: Path, frames: int, gap_us: int, spin_us: int | None, fifo: int | None = None, kernel_arrivals: bool = True
+) -> dict[str, Any]:
     """Each frame's receive − send kernel timestamp, less the model's time on an emulated path."""
-    path.start(ethernet_link(TIMING_RATE_BPS, TIMING_DELAY_NS, 1000), spin_us, fifo)
+    path.start(ethernet_link(TIMING_RATE_BPS, TIMING_DELAY_NS, 1000), spin_us, fifo, kernel_arrivals)
     out_a = packet_socket(path.ns_a, path.dev_a, timestamps=True)
     in_b = packet_socket(path.ns_b, path.dev_b, timestamps=True)
     sender = packet_socket(path.ns_a, path.dev_a)
@@ -329,16 +404,19 @@ def timing(path: Path, frames: int, gap_us: int, spin_us: int | None, fifo: int 
     report, cpu = path.stop()
     sent = {d[14:18]: t for t, outgoing, d in _recv_all(out_a) if outgoing and d[12:14] == b"\x88\xb5"}
     got = {d[14:18]: t for t, outgoing, d in _recv_all(in_b) if not outgoing and d[12:14] == b"\x88\xb5"}
-    model = LAST_BIT_NS + TIMING_DELAY_NS if path.kind == "emulated" else 0
-    errors = [got[k] - sent[k] - model for k in sent if k in got]
+    errors = [got[k] - due for k, due in model_arrivals(sent, path.kind == "emulated").items() if k in got]
     result: dict[str, Any] = {"path": path.kind, "sent": len(sent), "received": len(got)}
     spin: object = "busy" if spin_us == BUSY else DEFAULT_SPIN if spin_us is None else spin_us
     result["spin_us"] = spin if path.kind == "emulated" else None
     result["fifo_priority"] = fifo
+    result["kernel_arrivals"] = kernel_arrivals if path.kind == "emulated" else None
     result["error" if path.kind == "emulated" else "transit"] = percentiles(errors)
     if report is not None:
         result["emulator_lateness_ns"] = report["directions"][0]["lateness_ns"]
         result["emulator_wake_overshoot_ns"] = report["wake_overshoot_ns"]
+        # Whether the frames were timed from their kernel timestamps, and how long they
+        # waited in the TAP to be read (docs/metrics.md, "The link emulator").
+        result["emulator_arrivals"] = report["arrivals"][0]
         # The spin's cost: the emulator's CPU time over its run, start to stop.
         result["emulator_cpu_share"] = round(cpu / (report["duration_ns"] / 1e9), 3)
     for s in (out_a, in_b, sender):
@@ -374,6 +452,12 @@ def run_emu_link(seconds: float = 3.0, timing_frames: int = 3000, gap_us: int = 
         for path in paths:
             remove(path)
     record["machine_after"] = machine()
+    by_path = {t["path"]: t for t in throughputs}
+    if by_path.get("veth", {}).get("frames_per_s"):
+        # The emulated link against the direct veth of the same run.
+        by_path["emulated"]["ratio_to_veth"] = round(
+            by_path["emulated"]["frames_per_s"] / by_path["veth"]["frames_per_s"], 4
+        )
     record["throughput"] = throughputs
     record["timing"] = timings
     return record

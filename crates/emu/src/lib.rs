@@ -12,6 +12,8 @@
 //! - [`lateness`]: how late each write was against the model's arrival time.
 //! - [`tunnel`]: a user-space tunnel end (PPPoE, IPsec tunnel mode): crates/sim's own
 //!   `TunnelEnd` between a TUN device and raw sockets, for what the kernel lacks.
+//! - [`stamps`]: when each frame came into its TAP, from the kernel's timestamp (a packet
+//!   socket on the device), so that a frame is offered at that instant, not at its read.
 //!
 //! - [`shared`]: a link with many ends (an 802.11 cell: crates/sim's own `WifiCell`,
 //!   built by the world's constructor), one TAP per member.
@@ -27,5 +29,6 @@ mod run;
 pub mod shared;
 mod signal;
 pub mod tunnel;
+pub mod stamps;
 
 pub use run::{emulate, emulate_plan, link_ends, DirectionReport, Error, Options, Report, REPORT_SCHEMA};

@@ -15,7 +15,6 @@
 
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
-use std::time::Instant;
 
 use serde::Serialize;
 use sim::config::{LinkConfig, SimConfig};
@@ -25,9 +24,10 @@ use crate::lateness::{Lateness, LatenessReport};
 use crate::line::{Count, DirectionCounters, EndKind, Line, Sink};
 use crate::shared::{Conservation, EndReport, Shared, SharedReport};
 use crate::signal::SignalGuard;
+use crate::stamps::{ArrivalReport, Arrivals, Clock};
 
 /// The version of the report's JSON; a change of its shape raises it.
-pub const REPORT_SCHEMA: u32 = 3;
+pub const REPORT_SCHEMA: u32 = 4;
 
 /// Timed sleeps whose overshoot sets the spin (the spin is their largest, so one late
 /// wake-up in this many raises it until that many more have ended in time).
@@ -64,11 +64,23 @@ pub struct Options {
     /// for a CPU for milliseconds after its frame or deadline came; a real-time one does
     /// not (benchmarks/emu_link.py measures both). Default none: the caller's policy.
     pub fifo_priority: Option<i32>,
+    /// Offer each frame at the instant it came into its TAP, from the kernel's timestamp
+    /// (`stamps`), not at the instant it was read; default on. Without CAP_SYS_ADMIN (to
+    /// open the packet socket in the device's namespace) the read instant is used and the
+    /// report's `arrivals` says why.
+    pub kernel_arrivals: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { spin_ns: 50_000, spin_max_ns: 500_000, busy_poll: false, stop_on_signals: false, fifo_priority: None }
+        Options {
+            spin_ns: 50_000,
+            spin_max_ns: 500_000,
+            busy_poll: false,
+            stop_on_signals: false,
+            fifo_priority: None,
+            kernel_arrivals: true,
+        }
     }
 }
 
@@ -218,6 +230,10 @@ pub struct Report {
     /// A cell's or the ATM network's own account at the stop; none for a line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub shared: Option<SharedReport>,
+    /// Per end, in the order of the devices (a line's `[a → b, b → a]`, a cell's members),
+    /// the instant each frame it sent was offered at: its kernel timestamp on the sending
+    /// device, or its read (see `stamps`).
+    pub arrivals: Vec<ArrivalReport>,
 }
 
 /// What the loop drives: a line (two ends) or a link with many ends.
@@ -395,6 +411,7 @@ fn report(
         directions,
         members,
         shared,
+        arrivals: Vec::new(),
     }
 }
 
@@ -443,6 +460,7 @@ pub fn emulate_plan(
     options: &Options,
 ) -> Result<Report, Error> {
     let serial = matches!(&model, Model::Line(l) if l.kind() == "serial");
+    let line_model = matches!(&model, Model::Line(_));
     let kinds: Vec<EndKind> = ends.iter().map(|d| d.kind()).collect();
     let model = match Shared::of_plan(config, link_index, &kinds).map_err(Error::Config)? {
         Some(shared) => Model::Shared(shared),
@@ -489,14 +507,25 @@ fn drive(
     options: &Options,
 ) -> Result<Report, Error> {
     let serial = matches!(&model, Model::Line(l) if l.kind() == "serial");
+    let line_model = matches!(&model, Model::Line(_));
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
     let _slack = TimerSlack::tight();
     let _realtime = options.fifo_priority.map(RealTime::enter).transpose()?;
-    let clock = Instant::now();
-    let now = || clock.elapsed().as_nanos() as u64;
+    let clock = Clock::start();
+    let now = || clock.now();
     let k = ends.len();
     let mut lateness = vec![Lateness::default(); k];
-    let mut buf = vec![0u8; FRAME_BUFFER];
+    let mut arrivals: Vec<Arrivals> = if options.kernel_arrivals {
+        ends.iter().map(|d| Arrivals::open(d)).collect()
+    } else {
+        (0..k).map(|_| Arrivals::from_reads("kernel_arrivals off".to_string())).collect()
+    };
+    // One frame read ahead per device, so that the devices' frames are offered in the
+    // order they came: (its length, its arrival instant).
+    let mut bufs = vec![vec![0u8; FRAME_BUFFER]; k];
+    let mut head: Vec<Option<(usize, u64)>> = vec![None; k];
+    let mut reads = vec![0usize; k];
+    let mut model_now = 0u64;
     let poll = |fd: Option<i32>| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 };
     let mut fds: Vec<libc::pollfd> = ends.iter().map(|d| poll(Some(d.as_raw_fd()))).collect();
     fds.push(poll(stop.map(|s| s.as_raw_fd())));
@@ -515,20 +544,38 @@ fn drive(
             }
             written
         };
-        model.advance(now(), &mut sink);
-        for end in 0..k {
-            if !readable[end] {
-                continue;
-            }
-            for _ in 0..READ_BATCH {
-                match ends[end].read(&mut buf) {
-                    Ok(n) => model.offer(now(), end, &buf[..n], &mut sink),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => break 'run format!("error reading {}: {e}", ends[end].name()),
+        // What waits on the devices first, each frame at the instant it came, earliest
+        // first (the model is polled in time order); then what is due by now.
+        reads.fill(0);
+        loop {
+            for end in 0..k {
+                while head[end].is_none() && readable[end] && reads[end] < READ_BATCH {
+                    match ends[end].read(&mut bufs[end]) {
+                        Ok(n) => {
+                            reads[end] += 1;
+                            head[end] = Some((n, arrivals[end].arrival(&bufs[end][..n], now(), &clock)));
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => readable[end] = false,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => break 'run format!("error reading {}: {e}", ends[end].name()),
+                    }
                 }
             }
+            let Some(end) = (0..k).filter(|&e| head[e].is_some()).min_by_key(|&e| head[e].map(|(_, at)| at)) else {
+                break;
+            };
+            let (n, at) = head[end].take().expect("chosen");
+            // A frame stamped before the instant the model was last advanced to: a line
+            // takes it at its stamp (its serializer starts no earlier than it is free, as
+            // the stamps measured, benchmarks/README.md); a cell's or the ATM network's
+            // events run in time order, so they take it at the model's instant.
+            arrivals[end].behind_line(at, model_now);
+            let offer_at = if line_model { at } else { model_now.max(at) };
+            model_now = model_now.max(at);
+            model.offer(offer_at, end, &bufs[end][..n], &mut sink);
         }
+        model_now = model_now.max(now());
+        model.advance(model_now, &mut sink);
         let before = now();
         let timeout = match model.next_wake() {
             _ if options.busy_poll => Some(0),
@@ -549,6 +596,7 @@ fn drive(
     let duration_ns = now();
     let mut report = report(&model, ends, seed, options, duration_ns, stopped_by, &lateness);
     report.wake_overshoot_ns = spin.overshoot.report();
+    report.arrivals = arrivals.iter().map(Arrivals::report).collect();
     debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
     if let Model::Line(line) = &model {
         debug_assert!((0..2).all(|from| line.agrees_with_line(from)), "the emulator's counters are the line's");

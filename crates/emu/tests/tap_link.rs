@@ -195,3 +195,41 @@ fn a_slip_line_at_115200_takes_ten_bits_a_character() {
     assert_eq!(ab.counters.delivered.frames, count as u64);
     assert_eq!(ab.counters.dropped.total().frames, 0, "{ab:?}");
 }
+
+#[test]
+fn a_frame_is_timed_from_its_kernel_timestamp_not_from_its_read() {
+    use emu::stamps::{Arrivals, Clock};
+    let Some(mut lab) = Lab::new(EndKind::Tap, true) else { return };
+    lab.static_neighbours();
+    let [dev_a, _dev_b] = lab.take_devices();
+    let clock = Clock::start();
+    let mut arrivals = Arrivals::open(&dev_a);
+    assert_eq!(arrivals.report().clock, "kernel", "{:?}", arrivals.report().why);
+    // An independent view of the same frames: a capture socket of the test's own.
+    let out_a = Capture::open(&lab.a, DEV_A);
+    let socket = udp(&lab.a, &lab.addr_a, 0);
+    socket.connect((lab.addr_b.as_str(), 5003)).unwrap();
+    let mut stamped = Vec::new();
+    for seq in 0u32..5 {
+        socket.send(&[&seq.to_be_bytes()[..], &[0x33; 96]].concat()).expect("send");
+        // The frame waits in the TAP 20 ms before it is read: a late wake-up.
+        std::thread::sleep(Duration::from_millis(20));
+        let mut buf = vec![0u8; 2048];
+        let n = dev_a.read(&mut buf).expect("the frame is in the TAP");
+        let read_at = clock.now();
+        stamped.push((buf[..n].to_vec(), arrivals.arrival(&buf[..n], read_at, &clock), read_at));
+    }
+    let seen: Vec<_> = out_a.drain().into_iter().filter(|s| s.outgoing).collect();
+    assert_eq!(seen.len(), 5);
+    for ((frame, at, read_at), s) in stamped.iter().zip(&seen) {
+        assert_eq!(frame, &s.bytes, "the frames in the order sent");
+        let kernel = clock.from_realtime(s.t_ns);
+        // The kernel's timestamp of the frame going into the TAP, not the read 20 ms later
+        // (the two clocks' offset is read some ns apart: 5 µs of slack).
+        assert!(at.abs_diff(kernel) < 5_000, "offered at {at}, the kernel stamped it at {kernel}");
+        assert!(read_at - at >= 20_000_000, "read {} ns after it came", read_at - at);
+    }
+    let report = arrivals.report();
+    assert_eq!((report.stamped, report.unstamped), (5, 0));
+    assert!(report.read_wait_ns.p50 >= 20_000_000);
+}

@@ -17,10 +17,12 @@ use pyo3::prelude::*;
 /// growing up to 500 µs while the kernel wakes the thread late; crates/emu `Options`).
 /// `busy_poll`: never sleep (one core at 100 %, the shortest reads).
 /// `fifo_priority`: run under SCHED_FIFO at this priority (1-99, needs root) while it runs.
+/// `kernel_arrivals`: offer each frame at its kernel timestamp on the sending TAP (default;
+/// crates/emu `stamps`), or, false, at the instant it is read.
 /// Returns the report (crates/emu `Report`) as JSON. Raises ValueError for a link the
 /// emulator refuses, OSError for a descriptor it cannot use.
 #[pyfunction]
-#[pyo3(signature = (fd_a, fd_b, link_json, seed, stop_fd, link_index=0, spin_us=None, busy_poll=false, fifo_priority=None))]
+#[pyo3(signature = (fd_a, fd_b, link_json, seed, stop_fd, link_index=0, spin_us=None, busy_poll=false, fifo_priority=None, kernel_arrivals=true))]
 #[allow(clippy::too_many_arguments)]
 pub fn emulate_link(
     py: Python<'_>,
@@ -33,6 +35,7 @@ pub fn emulate_link(
     spin_us: Option<u64>,
     busy_poll: bool,
     fifo_priority: Option<i32>,
+    kernel_arrivals: bool,
 ) -> PyResult<String> {
     let link: sim::config::LinkConfig =
         serde_json::from_str(link_json).map_err(|e| PyValueError::new_err(format!("plan link: {e}")))?;
@@ -48,7 +51,8 @@ pub fn emulate_link(
     if stop_fd < 0 {
         return Err(PyValueError::new_err(format!("stop_fd: a file descriptor, not {stop_fd}")));
     }
-    let mut options = emu::Options { stop_on_signals: true, busy_poll, fifo_priority, ..Default::default() };
+    let mut options =
+        emu::Options { stop_on_signals: true, busy_poll, fifo_priority, kernel_arrivals, ..Default::default() };
     if let Some(us) = spin_us {
         options.spin_ns = us * 1000;
         options.spin_max_ns = us * 1000;

@@ -167,6 +167,11 @@ impl Lab {
         self.b.ip(&["neigh", "replace", &self.addr_a, "lladdr", &mac(self.mac_a), "dev", DEV_B, "nud", "permanent"]);
     }
 
+    /// The two devices, for a test that reads them itself (no emulator then).
+    pub fn take_devices(&mut self) -> [Device; 2] {
+        self.devices.take().expect("the devices, once")
+    }
+
     /// Starts the emulator of `link` between the two devices, on a thread of its own.
     pub fn emulate(&mut self, link: LinkConfig, seed: u64) -> Running {
         let devices = self.devices.take().expect("one emulator per lab");
