@@ -28,7 +28,7 @@ pub mod line;
 mod run;
 pub mod shared;
 mod signal;
-pub mod tunnel;
 pub mod stamps;
+pub mod tunnel;
 
 pub use run::{emulate, emulate_plan, link_ends, DirectionReport, Error, Options, Report, REPORT_SCHEMA};

@@ -459,8 +459,6 @@ pub fn emulate_plan(
     stop: Option<BorrowedFd<'_>>,
     options: &Options,
 ) -> Result<Report, Error> {
-    let serial = matches!(&model, Model::Line(l) if l.kind() == "serial");
-    let line_model = matches!(&model, Model::Line(_));
     let kinds: Vec<EndKind> = ends.iter().map(|d| d.kind()).collect();
     let model = match Shared::of_plan(config, link_index, &kinds).map_err(Error::Config)? {
         Some(shared) => Model::Shared(shared),
