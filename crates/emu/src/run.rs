@@ -21,7 +21,7 @@ use crate::device::Device;
 use crate::lateness::{Lateness, LatenessReport};
 use crate::line::{Count, DirectionCounters, EndKind, Line};
 use crate::signal::SignalGuard;
-use crate::stamps::{ArrivalReport, Arrivals, Clock};
+use crate::stamps::{ArrivalReport, Clock, Intake};
 
 /// The version of the report's JSON; a change of its shape raises it.
 pub const REPORT_SCHEMA: u32 = 3;
@@ -356,16 +356,7 @@ pub fn emulate(
     let clock = Clock::start();
     let now = || clock.now();
     let mut lateness = [Lateness::default(), Lateness::default()];
-    let mut arrivals = if options.kernel_arrivals {
-        [Arrivals::open(ends[0]), Arrivals::open(ends[1])]
-    } else {
-        let off = || Arrivals::from_reads("kernel_arrivals off".to_string());
-        [off(), off()]
-    };
-    // One frame read ahead per device, so the two devices' frames are offered in the
-    // order they came: (its length, its arrival instant).
-    let mut bufs = [vec![0u8; FRAME_BUFFER], vec![0u8; FRAME_BUFFER]];
-    let mut line_now = 0u64;
+    let mut intake = Intake::new(ends, options.kernel_arrivals, FRAME_BUFFER);
     let poll = |fd: Option<i32>| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 };
     let mut fds = [
         poll(Some(ends[0].as_raw_fd())),
@@ -375,7 +366,7 @@ pub fn emulate(
     ];
     let mut readable = [false; 2];
     let mut spin = Spin::new(options);
-    let stopped_by = 'run: loop {
+    let stopped_by = loop {
         let mut sink = |to: usize, frame: &[u8], at: u64| -> bool {
             let written = ends[to].write(frame).is_ok();
             if written {
@@ -385,36 +376,9 @@ pub fn emulate(
         };
         // What waits on the devices first, each frame at the instant it came, earliest
         // first (the line is polled in time order); then what is due by now.
-        let mut head: [Option<(usize, u64)>; 2] = [None, None];
-        let mut reads = [0; 2];
-        loop {
-            for end in 0..2 {
-                while head[end].is_none() && readable[end] && reads[end] < READ_BATCH {
-                    match ends[end].read(&mut bufs[end]) {
-                        Ok(n) => {
-                            reads[end] += 1;
-                            head[end] = Some((n, arrivals[end].arrival(&bufs[end][..n], now(), &clock)));
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => readable[end] = false,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => break 'run format!("error reading {}: {e}", ends[end].name()),
-                    }
-                }
-            }
-            let end = match head {
-                [Some(a), Some(b)] => usize::from(b.1 < a.1),
-                [Some(_), None] => 0,
-                [None, Some(_)] => 1,
-                [None, None] => break,
-            };
-            let (n, at) = head[end].take().expect("chosen");
-            // The line never goes back: a frame that came before its time is offered at it.
-            arrivals[end].behind_line(at, line_now);
-            line_now = line_now.max(at);
-            line.offer(at, end, &bufs[end][..n], &mut sink);
+        if let Err(e) = intake.offer_waiting(&mut line, ends, &mut readable, &clock, READ_BATCH, &mut sink) {
+            break e;
         }
-        line_now = line_now.max(now());
-        line.advance(line_now, &mut sink);
         let before = now();
         let timeout = match line.next_wake() {
             _ if options.busy_poll => Some(0),
@@ -435,7 +399,7 @@ pub fn emulate(
     let duration_ns = now();
     let mut report = report(&line, ends, seed, options, duration_ns, stopped_by, &lateness);
     report.wake_overshoot_ns = spin.overshoot.report();
-    report.arrivals = [arrivals[0].report(), arrivals[1].report()];
+    report.arrivals = intake.report();
     debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
     debug_assert!((0..2).all(|from| line.agrees_with_line(from)), "the emulator's counters are the line's");
     Ok(report)

@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::device::Device;
 use crate::lateness::{Lateness, LatenessReport};
-use crate::line::EndKind;
+use crate::line::{EndKind, Line, Sink};
 
 /// Bytes of each frame's start kept with its stamp to match it: Ethernet's header, an
 /// IPv4 header with its identification and checksum, and the transport's ports and
@@ -323,6 +323,79 @@ impl Arrivals {
             read_wait_ns: self.read_wait.report(),
             behind_line_ns: self.behind.report(),
         }
+    }
+}
+
+/// The loop's reading side: a buffer and the arrival instants of each device, and the
+/// latest instant the line was polled or offered a frame at.
+pub struct Intake {
+    bufs: [Vec<u8>; 2],
+    arrivals: [Arrivals; 2],
+    line_now: u64,
+}
+
+impl Intake {
+    /// Kernel timestamps on both ends (`kernel_arrivals`), or the read instants; buffers
+    /// of `frame_buffer` bytes.
+    pub fn new(ends: [&Device; 2], kernel_arrivals: bool, frame_buffer: usize) -> Intake {
+        let arrivals = if kernel_arrivals {
+            [Arrivals::open(ends[0]), Arrivals::open(ends[1])]
+        } else {
+            let off = || Arrivals::from_reads("kernel_arrivals off".to_string());
+            [off(), off()]
+        };
+        Intake { bufs: [vec![0; frame_buffer], vec![0; frame_buffer]], arrivals, line_now: 0 }
+    }
+
+    /// Reads what waits on the `readable` devices (up to `batch` frames each), one frame
+    /// ahead per device, and offers each to `line` at the instant it came, the two
+    /// devices' frames earliest first; then polls the line up to now. Err: the read error
+    /// that ends the run.
+    pub fn offer_waiting(
+        &mut self,
+        line: &mut Line,
+        ends: [&Device; 2],
+        readable: &mut [bool; 2],
+        clock: &Clock,
+        batch: usize,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), String> {
+        let mut head: [Option<(usize, u64)>; 2] = [None, None];
+        let mut reads = [0; 2];
+        loop {
+            for end in 0..2 {
+                while head[end].is_none() && readable[end] && reads[end] < batch {
+                    match ends[end].read(&mut self.bufs[end]) {
+                        Ok(n) => {
+                            reads[end] += 1;
+                            let at = self.arrivals[end].arrival(&self.bufs[end][..n], clock.now(), clock);
+                            head[end] = Some((n, at));
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => readable[end] = false,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(format!("error reading {}: {e}", ends[end].name())),
+                    }
+                }
+            }
+            let end = match head {
+                [Some(a), Some(b)] => usize::from(b.1 < a.1),
+                [Some(_), None] => 0,
+                [None, Some(_)] => 1,
+                [None, None] => break,
+            };
+            let (n, at) = head[end].take().expect("chosen");
+            // The line never goes back: a frame that came before its time is offered at it.
+            self.arrivals[end].behind_line(at, self.line_now);
+            self.line_now = self.line_now.max(at);
+            line.offer(at, end, &self.bufs[end][..n], sink);
+        }
+        self.line_now = self.line_now.max(clock.now());
+        line.advance(self.line_now, sink);
+        Ok(())
+    }
+
+    pub fn report(&self) -> [ArrivalReport; 2] {
+        [self.arrivals[0].report(), self.arrivals[1].report()]
     }
 }
 
