@@ -24,7 +24,7 @@ use crate::lateness::{Lateness, LatenessReport};
 use crate::line::{Count, DirectionCounters, EndKind, Line, Sink};
 use crate::shared::{Conservation, EndReport, Shared, SharedReport};
 use crate::signal::SignalGuard;
-use crate::stamps::{ArrivalReport, Arrivals, Clock};
+use crate::stamps::{ArrivalReport, Clock, Intake, Intaken};
 
 /// The version of the report's JSON; a change of its shape raises it.
 pub const REPORT_SCHEMA: u32 = 4;
@@ -241,6 +241,20 @@ enum Model {
     /// Boxed: the line holds its queues and impairments inline (1.5 kB).
     Line(Box<Line>),
     Shared(Shared),
+}
+
+impl Intaken for Model {
+    fn offer(&mut self, now: u64, from: usize, frame: &[u8], sink: &mut Sink<'_>) {
+        Model::offer(self, now, from, frame, sink);
+    }
+
+    fn advance(&mut self, now: u64, sink: &mut Sink<'_>) {
+        Model::advance(self, now, sink);
+    }
+
+    fn takes_past(&self) -> bool {
+        matches!(self, Model::Line(_))
+    }
 }
 
 impl Model {
@@ -505,7 +519,6 @@ fn drive(
     options: &Options,
 ) -> Result<Report, Error> {
     let serial = matches!(&model, Model::Line(l) if l.kind() == "serial");
-    let line_model = matches!(&model, Model::Line(_));
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
     let _slack = TimerSlack::tight();
     let _realtime = options.fifo_priority.map(RealTime::enter).transpose()?;
@@ -513,17 +526,7 @@ fn drive(
     let now = || clock.now();
     let k = ends.len();
     let mut lateness = vec![Lateness::default(); k];
-    let mut arrivals: Vec<Arrivals> = if options.kernel_arrivals {
-        ends.iter().map(|d| Arrivals::open(d)).collect()
-    } else {
-        (0..k).map(|_| Arrivals::from_reads("kernel_arrivals off".to_string())).collect()
-    };
-    // One frame read ahead per device, so that the devices' frames are offered in the
-    // order they came: (its length, its arrival instant).
-    let mut bufs = vec![vec![0u8; FRAME_BUFFER]; k];
-    let mut head: Vec<Option<(usize, u64)>> = vec![None; k];
-    let mut reads = vec![0usize; k];
-    let mut model_now = 0u64;
+    let mut intake = Intake::new(ends, options.kernel_arrivals, FRAME_BUFFER);
     let poll = |fd: Option<i32>| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 };
     let mut fds: Vec<libc::pollfd> = ends.iter().map(|d| poll(Some(d.as_raw_fd()))).collect();
     fds.push(poll(stop.map(|s| s.as_raw_fd())));
@@ -531,7 +534,7 @@ fn drive(
     let mut readable = vec![false; k];
     let mut spin = Spin::new(options);
     let slots: Vec<usize> = (0..k).map(|to| model.lateness_slot(to)).collect();
-    let stopped_by = 'run: loop {
+    let stopped_by = loop {
         let mut sink = |to: usize, frame: &[u8], at: u64| -> bool {
             let written = match serial_to_unknown_kernel(serial, ends[to], frame) {
                 Some(addressed) => ends[to].write(&addressed).is_ok(),
@@ -544,36 +547,9 @@ fn drive(
         };
         // What waits on the devices first, each frame at the instant it came, earliest
         // first (the model is polled in time order); then what is due by now.
-        reads.fill(0);
-        loop {
-            for end in 0..k {
-                while head[end].is_none() && readable[end] && reads[end] < READ_BATCH {
-                    match ends[end].read(&mut bufs[end]) {
-                        Ok(n) => {
-                            reads[end] += 1;
-                            head[end] = Some((n, arrivals[end].arrival(&bufs[end][..n], now(), &clock)));
-                        }
-                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => readable[end] = false,
-                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                        Err(e) => break 'run format!("error reading {}: {e}", ends[end].name()),
-                    }
-                }
-            }
-            let Some(end) = (0..k).filter(|&e| head[e].is_some()).min_by_key(|&e| head[e].map(|(_, at)| at)) else {
-                break;
-            };
-            let (n, at) = head[end].take().expect("chosen");
-            // A frame stamped before the instant the model was last advanced to: a line
-            // takes it at its stamp (its serializer starts no earlier than it is free, as
-            // the stamps measured, benchmarks/README.md); a cell's or the ATM network's
-            // events run in time order, so they take it at the model's instant.
-            arrivals[end].behind_line(at, model_now);
-            let offer_at = if line_model { at } else { model_now.max(at) };
-            model_now = model_now.max(at);
-            model.offer(offer_at, end, &bufs[end][..n], &mut sink);
+        if let Err(e) = intake.offer_waiting(&mut model, ends, &mut readable, &clock, READ_BATCH, &mut sink) {
+            break e;
         }
-        model_now = model_now.max(now());
-        model.advance(model_now, &mut sink);
         let before = now();
         let timeout = match model.next_wake() {
             _ if options.busy_poll => Some(0),
@@ -594,7 +570,7 @@ fn drive(
     let duration_ns = now();
     let mut report = report(&model, ends, seed, options, duration_ns, stopped_by, &lateness);
     report.wake_overshoot_ns = spin.overshoot.report();
-    report.arrivals = arrivals.iter().map(Arrivals::report).collect();
+    report.arrivals = intake.report();
     debug_assert!(report.directions.iter().all(DirectionReport::balances), "the emulator's counters balance");
     if let Model::Line(line) = &model {
         debug_assert!((0..2).all(|from| line.agrees_with_line(from)), "the emulator's counters are the line's");

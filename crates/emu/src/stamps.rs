@@ -32,7 +32,7 @@ use serde::Serialize;
 
 use crate::device::Device;
 use crate::lateness::{Lateness, LatenessReport};
-use crate::line::EndKind;
+use crate::line::{EndKind, Sink};
 
 /// Bytes of each frame's start kept with its stamp to match it: Ethernet's header, an
 /// IPv4 header with its identification and checksum, and the transport's ports and
@@ -323,6 +323,92 @@ impl Arrivals {
             read_wait_ns: self.read_wait.report(),
             behind_line_ns: self.behind.report(),
         }
+    }
+}
+
+/// The loop's reading side: a buffer and the arrival instants of each device, and the
+/// latest instant the model was polled or offered a frame at.
+pub struct Intake {
+    bufs: Vec<Vec<u8>>,
+    arrivals: Vec<Arrivals>,
+    /// Per device, the frame read ahead and not yet offered: (its length, its arrival).
+    head: Vec<Option<(usize, u64)>>,
+    reads: Vec<usize>,
+    model_now: u64,
+}
+
+/// What [`Intake`] offers frames to: the loop's link model (a line, a cell, the ATM
+/// network), in time order.
+pub trait Intaken {
+    /// Offers `frame` from end `from` at `now`.
+    fn offer(&mut self, now: u64, from: usize, frame: &[u8], sink: &mut Sink<'_>);
+    /// Does what is due by `now`.
+    fn advance(&mut self, now: u64, sink: &mut Sink<'_>);
+    /// Whether a frame stamped before the instant the model was last advanced to is
+    /// taken at its stamp (a line: its serializer starts no earlier than it is free) or
+    /// at the model's instant (a cell's or the ATM network's events run in time order).
+    fn takes_past(&self) -> bool;
+}
+
+impl Intake {
+    /// Kernel timestamps on every end (`kernel_arrivals`), or the read instants; buffers
+    /// of `frame_buffer` bytes.
+    pub fn new(ends: &[&Device], kernel_arrivals: bool, frame_buffer: usize) -> Intake {
+        let k = ends.len();
+        let arrivals = if kernel_arrivals {
+            ends.iter().map(|d| Arrivals::open(d)).collect()
+        } else {
+            (0..k).map(|_| Arrivals::from_reads("kernel_arrivals off".to_string())).collect()
+        };
+        Intake { bufs: vec![vec![0; frame_buffer]; k], arrivals, head: vec![None; k], reads: vec![0; k], model_now: 0 }
+    }
+
+    /// Reads what waits on the `readable` devices (up to `batch` frames each), one frame
+    /// ahead per device, and offers each to `model` at the instant it came, the devices'
+    /// frames earliest first; then polls the model up to now. Err: the read error that
+    /// ends the run.
+    pub fn offer_waiting(
+        &mut self,
+        model: &mut dyn Intaken,
+        ends: &[&Device],
+        readable: &mut [bool],
+        clock: &Clock,
+        batch: usize,
+        sink: &mut Sink<'_>,
+    ) -> Result<(), String> {
+        self.reads.fill(0);
+        loop {
+            for end in 0..ends.len() {
+                while self.head[end].is_none() && readable[end] && self.reads[end] < batch {
+                    match ends[end].read(&mut self.bufs[end]) {
+                        Ok(n) => {
+                            self.reads[end] += 1;
+                            let at = self.arrivals[end].arrival(&self.bufs[end][..n], clock.now(), clock);
+                            self.head[end] = Some((n, at));
+                        }
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => readable[end] = false,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(format!("error reading {}: {e}", ends[end].name())),
+                    }
+                }
+            }
+            let earliest = (0..ends.len()).filter_map(|e| self.head[e].map(|(_, at)| (at, e))).min();
+            let Some((_, end)) = earliest else { break };
+            let (n, at) = self.head[end].take().expect("chosen");
+            // The model never goes back (see `Intaken::takes_past`).
+            self.arrivals[end].behind_line(at, self.model_now);
+            let offer_at = if model.takes_past() { at } else { self.model_now.max(at) };
+            self.model_now = self.model_now.max(at);
+            model.offer(offer_at, end, &self.bufs[end][..n], sink);
+        }
+        self.model_now = self.model_now.max(clock.now());
+        model.advance(self.model_now, sink);
+        Ok(())
+    }
+
+    /// Per end, in the order of the devices, the instants its frames were offered at.
+    pub fn report(&self) -> Vec<ArrivalReport> {
+        self.arrivals.iter().map(Arrivals::report).collect()
     }
 }
 
