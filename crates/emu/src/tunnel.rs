@@ -44,7 +44,7 @@
 use std::collections::BTreeMap;
 use std::io;
 use std::net::Ipv4Addr;
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::time::Instant;
 
 use serde::Serialize;
@@ -153,6 +153,27 @@ pub struct TunnelReport {
 }
 
 impl TunnelReport {
+    fn new(node: &NodeConfig, name: &str, kind: &'static str, device: &str, outer: String) -> TunnelReport {
+        TunnelReport {
+            schema: TUNNEL_REPORT_SCHEMA,
+            node: node.name.clone(),
+            tunnel: name.to_string(),
+            kind,
+            device: device.to_string(),
+            outer,
+            duration_ns: 0,
+            stopped_by: String::new(),
+            up_after_ns: None,
+            inner_in: Count::default(),
+            inner_out: Count::default(),
+            outer_out: Count::default(),
+            outer_in: Count::default(),
+            outer_not_mine: Count::default(),
+            dropped: BTreeMap::new(),
+            discovery: Vec::new(),
+        }
+    }
+
     fn drop(&mut self, reason: String, bytes: usize) {
         self.dropped.entry(reason).or_default().add(bytes);
     }
@@ -245,130 +266,6 @@ fn build_end(node: &NodeConfig, name: &str) -> Result<(&'static str, Box<dyn Tun
     Ok((kind, end))
 }
 
-/// A socket descriptor made non-blocking and close-on-exec, or the error naming it.
-fn socket(domain: i32, kind: i32, protocol: i32, what: &str) -> io::Result<OwnedFd> {
-    // SAFETY: plain socket(2); the result is checked.
-    let fd = unsafe { libc::socket(domain, kind | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, protocol) };
-    if fd < 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("{what}: {e}")));
-    }
-    // SAFETY: just made, owned by nothing else.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    if kind == libc::SOCK_RAW {
-        let size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        // SAFETY: setsockopt reads one int. Without CAP_NET_ADMIN it fails and the
-        // default buffer stays: not an error.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVBUFFORCE,
-                (&RECEIVE_BUFFER as *const libc::c_int).cast(),
-                size,
-            )
-        };
-    }
-    Ok(fd)
-}
-
-/// Frames a packet socket's receive queue had no room for, since the socket was made
-/// (`PACKET_STATISTICS`, read once).
-fn packet_drops(fd: RawFd) -> u64 {
-    let mut stats = libc::tpacket_stats { tp_packets: 0, tp_drops: 0 };
-    let mut size = std::mem::size_of::<libc::tpacket_stats>() as libc::socklen_t;
-    // SAFETY: getsockopt writes one tpacket_stats.
-    let rc = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_PACKET,
-            PACKET_STATISTICS,
-            (&mut stats as *mut libc::tpacket_stats).cast(),
-            &mut size,
-        )
-    };
-    if rc < 0 {
-        0
-    } else {
-        u64::from(stats.tp_drops)
-    }
-}
-
-/// Datagrams a raw IPv4 socket's receive queue had no room for: the `drops` column of
-/// its line (found by inode) in the namespace's `/proc/net/raw`.
-fn raw_drops(fd: RawFd) -> u64 {
-    // SAFETY: fstat writes one stat.
-    let inode = unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::fstat(fd, &mut st) < 0 {
-            return 0;
-        }
-        st.st_ino
-    };
-    let Ok(table) = std::fs::read_to_string("/proc/self/net/raw") else { return 0 };
-    table
-        .lines()
-        .skip(1)
-        .map(|line| line.split_whitespace().collect::<Vec<_>>())
-        .find(|f| f.len() >= 13 && f[9].parse::<u64>().ok() == Some(inode))
-        .and_then(|f| f.last().and_then(|d| d.parse().ok()))
-        .unwrap_or(0)
-}
-
-/// An `AF_PACKET` socket of EtherType `ethertype` bound to interface `ifname`.
-fn packet_socket(ifname: &str, ethertype: u16) -> io::Result<(OwnedFd, i32)> {
-    let c_name = std::ffi::CString::new(ifname).map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-    // SAFETY: a valid C string.
-    let index = unsafe { libc::if_nametoindex(c_name.as_ptr()) };
-    if index == 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("interface {ifname}: {e}")));
-    }
-    let fd = socket(libc::AF_PACKET, libc::SOCK_RAW, i32::from(ethertype.to_be()), "AF_PACKET socket")?;
-    // SAFETY: a zeroed sockaddr_ll is valid; bind is given its size.
-    let rc = unsafe {
-        let mut addr: libc::sockaddr_ll = std::mem::zeroed();
-        addr.sll_family = libc::AF_PACKET as u16;
-        addr.sll_protocol = ethertype.to_be();
-        addr.sll_ifindex = index as i32;
-        libc::bind(
-            fd.as_raw_fd(),
-            (&addr as *const libc::sockaddr_ll).cast(),
-            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-        )
-    };
-    if rc < 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(e.kind(), format!("bind AF_PACKET {ethertype:#06x} on {ifname}: {e}")));
-    }
-    Ok((fd, index as i32))
-}
-
-/// One frame or datagram from a non-blocking socket with the packet type of its
-/// `sockaddr_ll` (0 for an IPv4 socket), or None when none waits.
-fn receive(fd: RawFd, buf: &mut [u8]) -> io::Result<Option<(usize, u8)>> {
-    // SAFETY: `buf` is valid for its length; `addr` is a zeroed sockaddr_ll large enough
-    // for both address families used here.
-    unsafe {
-        let mut addr: libc::sockaddr_ll = std::mem::zeroed();
-        let mut len = std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t;
-        let n = libc::recvfrom(
-            fd,
-            buf.as_mut_ptr().cast(),
-            buf.len(),
-            0,
-            (&mut addr as *mut libc::sockaddr_ll).cast(),
-            &mut len,
-        );
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return if e.kind() == io::ErrorKind::WouldBlock { Ok(None) } else { Err(e) };
-        }
-        let pkttype = if i32::from(addr.sll_family) == libc::AF_PACKET { addr.sll_pkttype } else { 0 };
-        Ok(Some((n as usize, pkttype)))
-    }
-}
-
 /// The outer side of an end.
 enum Outer {
     /// PPPoE: discovery and session sockets on the port's interface.
@@ -386,31 +283,6 @@ enum Outer {
 /// routes' table lets them by, so that an outer packet never goes back into the tunnel
 /// (python/qoslab/backends/emu/tunnels.py).
 pub const PPTP_MARK: u32 = 0x52;
-
-/// A raw IPv4 socket of `protocol` bound to `local` (only datagrams to it, and sent from
-/// it), marked `mark` if given.
-fn bound_raw(protocol: i32, local: Ipv4Addr, mark: Option<u32>) -> io::Result<OwnedFd> {
-    let fd = socket(libc::AF_INET, libc::SOCK_RAW, protocol, &format!("raw IPv4 socket of protocol {protocol}"))?;
-    // SAFETY: a zeroed sockaddr_in filled in; setsockopt reads one u32.
-    unsafe {
-        let mut addr: libc::sockaddr_in = std::mem::zeroed();
-        addr.sin_family = libc::AF_INET as u16;
-        addr.sin_addr.s_addr = u32::from(local).to_be();
-        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        if libc::bind(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), len) < 0 {
-            let e = io::Error::last_os_error();
-            return Err(io::Error::new(e.kind(), format!("bind raw socket to {local}: {e}")));
-        }
-        if let Some(mark) = mark {
-            let size = std::mem::size_of::<u32>() as libc::socklen_t;
-            if libc::setsockopt(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_MARK, (&mark as *const u32).cast(), size) < 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-        }
-    }
-    Ok(fd)
-}
 
 impl Outer {
     fn open(node: &NodeConfig, kind: &str, end: &dyn TunnelEnd) -> io::Result<Outer> {
@@ -525,58 +397,6 @@ impl Outer {
     }
 }
 
-fn send_to(fd: RawFd, packet: &[u8], dst: Ipv4Addr) -> io::Result<()> {
-    // SAFETY: a zeroed sockaddr_in filled in; `packet` is valid for its length.
-    let n = unsafe {
-        let mut addr: libc::sockaddr_in = std::mem::zeroed();
-        addr.sin_family = libc::AF_INET as u16;
-        addr.sin_addr.s_addr = u32::from(dst).to_be();
-        libc::sendto(
-            fd,
-            packet.as_ptr().cast(),
-            packet.len(),
-            0,
-            (&addr as *const libc::sockaddr_in).cast(),
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// The MTU of the kernel's route to `dst` (a UDP socket connected to it, `IP_MTU`,
-/// ip(7)).
-fn route_mtu(dst: Ipv4Addr) -> io::Result<usize> {
-    let fd = socket(libc::AF_INET, libc::SOCK_DGRAM, 0, "UDP socket")?;
-    // SAFETY: a zeroed sockaddr_in filled in; getsockopt writes one int.
-    unsafe {
-        let mut addr: libc::sockaddr_in = std::mem::zeroed();
-        addr.sin_family = libc::AF_INET as u16;
-        addr.sin_port = 9u16.to_be(); // any port: connect only picks the route
-        addr.sin_addr.s_addr = u32::from(dst).to_be();
-        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        if libc::connect(fd.as_raw_fd(), (&addr as *const libc::sockaddr_in).cast(), len) < 0 {
-            let e = io::Error::last_os_error();
-            return Err(io::Error::new(e.kind(), format!("no route to {dst}: {e}")));
-        }
-        let mut mtu: libc::c_int = 0;
-        let mut size = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-        if libc::getsockopt(
-            fd.as_raw_fd(),
-            libc::IPPROTO_IP,
-            libc::IP_MTU,
-            (&mut mtu as *mut libc::c_int).cast(),
-            &mut size,
-        ) < 0
-        {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(mtu as usize)
-    }
-}
-
 /// The code of a PPPoE discovery frame and its session id, if it is one (RFC 2516 §5).
 fn discovery_code(frame: &[u8]) -> Option<(String, u16)> {
     let eth = wire::ethernet::Frame::new_checked(frame).ok()?;
@@ -619,24 +439,7 @@ pub fn run_tunnel(
             unsafe { libc::write(fd.as_raw_fd(), what.as_ptr().cast(), what.len()) };
         }
     };
-    let mut report = TunnelReport {
-        schema: TUNNEL_REPORT_SCHEMA,
-        node: node.name.clone(),
-        tunnel: name.to_string(),
-        kind,
-        device: tun.name().to_string(),
-        outer: outer.name(),
-        duration_ns: 0,
-        stopped_by: String::new(),
-        up_after_ns: None,
-        inner_in: Count::default(),
-        inner_out: Count::default(),
-        outer_out: Count::default(),
-        outer_in: Count::default(),
-        outer_not_mine: Count::default(),
-        dropped: BTreeMap::new(),
-        discovery: Vec::new(),
-    };
+    let mut report = TunnelReport::new(node, name, kind, tun.name(), outer.name());
     // The largest inner packet whose outer packet fits the route to the far end (RFC
     // 4301 §8.2.1), for the caller's routes into the device: DF packets above it get
     // "fragmentation needed" with it from the kernel, as the simulator's stack sends.
@@ -668,16 +471,7 @@ pub fn run_tunnel(
             .chain([stop.map(|s| s.as_raw_fd()), signals.as_ref().map(SignalGuard::fd)])
             .map(|fd| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 })
             .collect();
-        let timeout = end.poll_at().map(|at| at.saturating_sub(now()));
-        let ts = timeout.map(|ns| libc::timespec {
-            tv_sec: (ns / 1_000_000_000) as libc::time_t,
-            tv_nsec: (ns % 1_000_000_000) as libc::c_long,
-        });
-        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
-        // SAFETY: `fds` holds initialised pollfds; `ts_ptr` is null or points at `ts`.
-        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
+        if let Err(e) = wait(&mut fds, end.poll_at().map(|at| at.saturating_sub(now()))) {
             if e.kind() == io::ErrorKind::Interrupted {
                 continue;
             }
@@ -690,60 +484,13 @@ pub fn run_tunnel(
         if fds[k - 2].revents != 0 {
             break if fds[k - 2].revents & libc::POLLIN != 0 { "stop fd" } else { "stop fd closed" }.to_string();
         }
-        // Inner packets the kernel routed into the tunnel.
+        // Inner packets the kernel routed into the tunnel, then outer frames or datagrams.
         if fds[0].revents & libc::POLLIN != 0 {
-            loop {
-                let len = match tun.read(&mut buf) {
-                    Ok(n) => n,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(e) => return Err(Error::Io(e)),
-                };
-                report.inner_in.add(len);
-                let t = now();
-                ident = ident.wrapping_add(1);
-                let mut io = TunnelIo { ident, ..TunnelIo::default() };
-                end.send(t, &buf[..len], &mut io);
-                carry_out(io, &mut outer, &tun, &mut report, t);
-            }
+            take_inner(&mut *end, &tun, &mut outer, &mut report, &mut buf, &mut ident, &now)?;
         }
-        // Outer frames or datagrams.
         for (i, &fd) in outer_fds.iter().enumerate() {
-            if fds[1 + i].revents & libc::POLLIN == 0 {
-                continue;
-            }
-            while let Some((len, pkttype)) = receive(fd, &mut buf)? {
-                if pkttype == PACKET_OUTGOING {
-                    continue; // this host's own frame (another socket's), not received
-                }
-                let t = now();
-                let packet = &buf[..len];
-                let mut io = TunnelIo::default();
-                let mine = match outer {
-                    Outer::Frames { .. } => {
-                        let taken = end.receive_frame(t, packet, &mut io);
-                        if taken {
-                            if let Some((code, session_id)) = discovery_code(packet) {
-                                report.discovery.push(DiscoveryEvent { direction: "in", code, session_id, at_ns: t });
-                            }
-                        }
-                        taken
-                    }
-                    Outer::Ip { .. } => {
-                        let claimed = end.claims(packet);
-                        if claimed {
-                            if let Err(reason) = end.receive(t, packet, &mut io) {
-                                report.drop(reason, len);
-                            }
-                        }
-                        claimed
-                    }
-                };
-                if mine {
-                    report.outer_in.add(len);
-                } else {
-                    report.outer_not_mine.add(len);
-                }
-                carry_out(io, &mut outer, &tun, &mut report, t);
+            if fds[1 + i].revents & libc::POLLIN != 0 {
+                take_outer(&mut *end, fd, &tun, &mut outer, &mut report, &mut buf, &now)?;
             }
         }
     };
@@ -754,6 +501,90 @@ pub fn run_tunnel(
         report.dropped.insert(QUEUE_FULL.into(), Count { packets: lost, bytes: 0 });
     }
     Ok(report)
+}
+
+/// Sleeps in `ppoll` on `fds` for at most `timeout_ns` (None: until one is ready).
+fn wait(fds: &mut [libc::pollfd], timeout_ns: Option<u64>) -> io::Result<()> {
+    let ts = timeout_ns.map(|ns| libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as libc::c_long,
+    });
+    let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+    // SAFETY: `fds` holds initialised pollfds; `ts_ptr` is null or points at `ts`.
+    if unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, ts_ptr, std::ptr::null()) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Every inner packet waiting on the TUN device, handed to the end.
+fn take_inner(
+    end: &mut dyn TunnelEnd,
+    tun: &Device,
+    outer: &mut Outer,
+    report: &mut TunnelReport,
+    buf: &mut [u8],
+    ident: &mut u16,
+    now: &dyn Fn() -> u64,
+) -> Result<(), Error> {
+    loop {
+        let len = match tun.read(buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+            Err(e) => return Err(Error::Io(e)),
+        };
+        report.inner_in.add(len);
+        let t = now();
+        *ident = ident.wrapping_add(1);
+        let mut io = TunnelIo { ident: *ident, ..TunnelIo::default() };
+        end.send(t, &buf[..len], &mut io);
+        carry_out(io, outer, tun, report, t);
+    }
+}
+
+/// Every frame or datagram waiting on outer socket `fd`, offered to the end.
+fn take_outer(
+    end: &mut dyn TunnelEnd,
+    fd: RawFd,
+    tun: &Device,
+    outer: &mut Outer,
+    report: &mut TunnelReport,
+    buf: &mut [u8],
+    now: &dyn Fn() -> u64,
+) -> Result<(), Error> {
+    while let Some((len, pkttype)) = receive(fd, buf)? {
+        if pkttype == PACKET_OUTGOING {
+            continue; // this host's own frame (another socket's), not received
+        }
+        let t = now();
+        let packet = &buf[..len];
+        let mut io = TunnelIo::default();
+        let mine = match outer {
+            Outer::Frames { .. } => {
+                let taken = end.receive_frame(t, packet, &mut io);
+                if let Some((code, session_id)) = discovery_code(packet).filter(|_| taken) {
+                    report.discovery.push(DiscoveryEvent { direction: "in", code, session_id, at_ns: t });
+                }
+                taken
+            }
+            Outer::Ip { .. } => {
+                let claimed = end.claims(packet);
+                if claimed {
+                    if let Err(reason) = end.receive(t, packet, &mut io) {
+                        report.drop(reason, len);
+                    }
+                }
+                claimed
+            }
+        };
+        if mine {
+            report.outer_in.add(len);
+        } else {
+            report.outer_not_mine.add(len);
+        }
+        carry_out(io, outer, tun, report, t);
+    }
+    Ok(())
 }
 
 /// Carries out an end's actions in order.
@@ -793,75 +624,10 @@ fn carry_out(io: TunnelIo, outer: &mut Outer, tun: &Device, report: &mut TunnelR
     }
 }
 
+#[path = "tunnel_sockets.rs"]
+mod sockets;
+use sockets::*;
+
 #[cfg(test)]
-mod test {
-    use super::*;
-
-    /// A host with one Ethernet port (10.0.0.1/24) and the tunnel ends of `extra`.
-    fn node(extra: serde_json::Value) -> NodeConfig {
-        let mut config = serde_json::json!({
-            "name": "h",
-            "role": "host",
-            "ports": [{"name": "eth0", "mac": [2, 0, 0, 0, 0, 1], "address": ["10.0.0.1", 24], "mtu": 1500}],
-            "cpu": {"profile": "asic", "hz": 0, "queue_limit": 10,
-                    "cycles": serde_json::to_value(CpuCycles::default()).unwrap()},
-            "arp_timeout_ns": 60_000_000_000u64,
-            "reassembly_timeout_ns": 30_000_000_000u64,
-        });
-        for (k, v) in extra.as_object().unwrap() {
-            config[k] = v.clone();
-        }
-        serde_json::from_value(config).unwrap()
-    }
-
-    fn ipsec(name: &str, mode: &str) -> serde_json::Value {
-        serde_json::json!({
-            "name": name, "local": "10.0.0.1", "remote": "10.0.0.2", "spi_out": 0x1000, "spi_in": 0x1001,
-            "cipher": "3des-cbc", "auth": "hmac-sha1-96", "protects": [["10.9.0.0", 16]], "mtu": 1500,
-            "protocol": "esp", "mode": mode,
-        })
-    }
-
-    fn refusal(node: &NodeConfig, name: &str) -> String {
-        match build_end(node, name) {
-            Err(Error::Config(m)) => m,
-            Err(e) => panic!("not a refusal: {e}"),
-            Ok((kind, _)) => panic!("{name} was built as {kind}"),
-        }
-    }
-
-    #[test]
-    fn the_named_end_is_built_with_its_kind_and_the_rest_is_refused_with_the_reason() {
-        let config = node(serde_json::json!({"ipsec": [ipsec("vpn0", "tunnel"), ipsec("vpn1", "transport")]}));
-        let (kind, end) = build_end(&config, "vpn0").unwrap();
-        assert_eq!((kind, end.name()), ("ipsec", "vpn0"));
-        // RFC 4303: the tunnel-mode end of the plan, its far end the outer destination.
-        assert_eq!(end.remote(), Some(Ipv4Addr::new(10, 0, 0, 2)));
-        assert!(refusal(&config, "vpn1").contains("transport-mode SA"));
-        assert!(refusal(&config, "vpn9").contains("no tunnel end named vpn9"));
-    }
-
-    #[test]
-    fn a_pppoe_client_starts_discovery_with_a_broadcast_padi_on_its_port() {
-        let pppoe = serde_json::json!([{
-            "name": "ppp0", "port": 0, "server": false, "service_name": "", "auth": "chap",
-            "user": "u", "secret": "s", "mtu": 1492, "local": "192.0.2.2", "peer": "192.0.2.1",
-            "routes": [["192.0.2.1", 32]],
-        }]);
-        let config = node(serde_json::json!({ "pppoe": pppoe }));
-        let (kind, mut end) = build_end(&config, "ppp0").unwrap();
-        assert_eq!((kind, end.rides_on_port()), ("pppoe", Some(0)));
-        assert_eq!(end.poll_at(), Some(0));
-        let mut io = TunnelIo::default();
-        end.on_timer(0, &mut io);
-        let frames: Vec<&Vec<u8>> = io
-            .actions
-            .iter()
-            .filter_map(|a| if let Action::Frame { frame, .. } = a { Some(frame) } else { None })
-            .collect();
-        assert_eq!(frames.len(), 1);
-        // RFC 2516 §5.1: to the broadcast address, code 0x09, session 0.
-        assert_eq!(&frames[0][..6], &[0xff; 6]);
-        assert_eq!(discovery_code(frames[0]), Some(("PADI".to_string(), 0)));
-    }
-}
+#[path = "tunnel_tests.rs"]
+mod test;
