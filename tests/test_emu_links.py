@@ -208,8 +208,10 @@ def _alive(pid: int, start: int | None) -> bool:
     return alive(pid, start)
 
 
-def _emulators() -> set[int]:
-    """Every link emulator process on the machine."""
+def _emulators(parent: int | None = None) -> set[int]:
+    """The link emulator processes on the machine; with ``parent``, those started for the
+    run of that pid (link_child's last argument), so that other runs on the machine at the
+    same time do not count."""
     found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -218,7 +220,8 @@ def _emulators() -> set[int]:
             except OSError:
                 continue
             if b"qoslab.backends.emu.link_child" in cmdline:
-                found.add(int(entry.name))
+                if parent is None or cmdline.rstrip(b"\0").split(b"\0")[-1] == str(parent).encode():
+                    found.add(int(entry.name))
     return found
 
 
@@ -230,7 +233,6 @@ def test_kill_9_of_a_run_then_emu_clean_leaves_no_emulator(tmp_path: Path) -> No
         'rate = "100 Mbps"\ndelay = "1 ms"',
         'method = "ping"\ncount = 300\ninterval = "0.1 s"',
     )
-    before = _emulators()
     run = subprocess.Popen([*QOSLAB, "run", str(path), "--backend", "emu"], stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
@@ -243,7 +245,7 @@ def test_kill_9_of_a_run_then_emu_clean_leaves_no_emulator(tmp_path: Path) -> No
             pytest.fail("the run did not start its emulator and ping within 60 s")
         record = runs[0]
         emulator_pid, emulator_start = record.pids[0]
-        assert emulator_pid is not None and emulator_pid in _emulators() - before
+        assert emulator_pid is not None and emulator_pid in _emulators(parent=run.pid)
         os.kill(run.pid, signal.SIGKILL)
         run.wait(timeout=10)
     finally:
@@ -252,7 +254,7 @@ def test_kill_9_of_a_run_then_emu_clean_leaves_no_emulator(tmp_path: Path) -> No
     done = subprocess.run([*QOSLAB, "emu", "clean"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert not _alive(emulator_pid, emulator_start)
-    assert not (_emulators() - before)
+    assert not _emulators(parent=run.pid)
     from pyroute2 import netns
 
     assert not [n for n in netns.listnetns() if n.startswith(f"qoslab-{record.run}-")]
