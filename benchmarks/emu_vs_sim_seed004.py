@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "python" / "qoslab" / "examples"
-DEFAULT = EXAMPLES / "seed004_asymmetric_wired.toml"
+DEFAULT = EXAMPLES / "seed004_asymmetric.toml"
 RATES = ["9600 bps", "19.2 kbps", "38.4 kbps", "115.2 kbps"]
 """The acknowledgements' serial line rates the acceptance asks for (seed 004's sweep
 runs 1200 b/s to 115.2 kb/s)."""
@@ -105,7 +105,9 @@ def run_summary(record: dict[str, Any]) -> dict[str, Any]:
     :data:`LATENESS_P99_US`)."""
     links = record.get("emulated_links") or []
     serial = next((link for link in links if link["kind"] == "serial"), None)
-    late = [d["lateness_p99_us"] for link in links for d in link["directions"] if d["lateness_p99_us"] is not None]
+    # A line reports per direction, an 802.11 cell per member (the WaveLAN downlink).
+    ends = [d for link in links for d in link.get("directions", []) + link.get("members", [])]
+    late = [d["lateness_p99_us"] for d in ends if d["lateness_p99_us"] is not None]
     waits = record.get("tool_cpu_wait_s") or {}
     tool_wait = sum(float(v) for v in waits.values())
     worst = max(late, default=None)
