@@ -8,9 +8,9 @@ Each point is the scenario file with the serial line's rate set, the test's ``st
 set to ``"linux"`` on both backends (the emulation backend's TCP is this machine's
 Linux) and ``bytes`` set to ``--bytes``, run by ``qoslab compare``'s own functions
 (python/qoslab/compare.py ``run_both`` and ``compare``), as ``qoslab compare`` runs a
-file. FILE defaults to python/qoslab/examples/seed004_asymmetric_wired.toml (the 2 Mb/s
-downlink as a wired line: the emulation backend has no 802.11 cells yet); the WaveLAN
-file runs the same way once it has.
+file. FILE defaults to python/qoslab/examples/seed004_asymmetric.toml (the seed's 2 Mb/s
+WaveLAN downlink, an emulated 802.11 cell); seed004_asymmetric_wired.toml (a wired 2 Mb/s
+downlink in its place) runs the same way.
 
 Needs root and network namespaces for the emulated runs.
 
