@@ -43,6 +43,8 @@ fn no_impairment(direction: u64) -> DirectionImpairment {
         shaped_until: None,
         policer: None,
         lost: 0,
+        jitter_ns: 0,
+        jitter_rng: RunSeed(1).stream(direction, "jitter"),
     }
 }
 

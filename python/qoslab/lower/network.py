@@ -31,7 +31,7 @@ from qoslab.lower.common import (
 )
 from qoslab.lower.flows import _adaptive
 from qoslab.lower.ipsec import _ipsec_tunnels
-from qoslab.lower.links import _impairments, _queue, _wifi
+from qoslab.lower.links import _impairments, _queue, _set_jitter, _wifi
 from qoslab.lower.lowered import Network, RunConfig
 from qoslab.lower.nodes import _assign, _cpu, _nat_outside, _port_forwards, _routes, _Segments
 from qoslab.lower.pptp import _pptp_tunnels
@@ -371,7 +371,7 @@ def _link(
     lname = scenario.link_name(li)
     if isinstance(link, Ethernet):
         frames, nbytes = _queue(link)
-        return plan.EthernetLink(
+        ethernet = plan.EthernetLink(
             type="ethernet",
             name=lname,
             a=refs[0],
@@ -382,8 +382,10 @@ def _link(
             queue_bytes=nbytes,
             impair=_impairments(link),
         )
+        _set_jitter(ethernet, link)
+        return ethernet
     if isinstance(link, Serial):
-        return plan.SerialLink(
+        serial = plan.SerialLink(
             type="serial",
             name=lname,
             a=refs[0],
@@ -400,6 +402,8 @@ def _link(
             queue_frames=SERIAL_QUEUE_FRAMES,
             impair=_impairments(link),
         )
+        _set_jitter(serial, link)
+        return serial
     if isinstance(link, Atm):
         return atm_link(link, lname, refs)
     return _wifi(scenario, link, lname, refs)
