@@ -151,9 +151,11 @@ impl<T: Copy> Line<T> {
     /// end: after the line's delay plus, with a jitter, U uniform in [0, jitter] from the
     /// direction's jitter stream, and never before the frame sent before it. A cable or a
     /// serial line does not reorder its bits, so a frame delayed by jitter holds back the
-    /// ones behind it (they arrive at its instant, in order). Linux `tc netem` delay with
-    /// jitter reorders packets unless a `rate` is given (tc-netem(8): "if jitter ... is
-    /// used, packets may be reordered"); this model is the line's, not netem's queue.
+    /// ones behind it (they arrive at its instant, in order). Linux `tc netem` with `delay
+    /// D J` and no `rate` does reorder: its tfifo queue sorts packets by their own send
+    /// time, D plus each one's draw (net/sched/sch_netem.c; the netem wiki's "Packet
+    /// re-ordering"), which no cable does; with `rate`, netem counts a packet's time from
+    /// the one before it, as this model does.
     /// Without jitter it draws nothing and is `last_bit_ns + delay`.
     #[inline]
     pub fn arrival_ns(&mut self, from: usize, last_bit_ns: u64) -> u64 {
