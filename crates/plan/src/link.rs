@@ -4,11 +4,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-/// Whether a jitter is 0 (the plan then leaves it out, as it was before jitter).
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
-
 fn default_fcs_bits() -> u32 {
     16
 }
@@ -29,7 +24,7 @@ pub enum LinkConfig {
         /// drawn uniformly from [0, jitter_ns] (integer ns) from the direction's own
         /// random stream; a frame never arrives before the one sent before it on the
         /// same direction (a line does not reorder). 0 draws nothing.
-        #[serde(default, skip_serializing_if = "is_zero")]
+        #[serde(default)]
         jitter_ns: u64,
         /// Each end's output queue: frames and bytes at most (drop-tail).
         queue_frames: usize,
@@ -70,7 +65,7 @@ pub enum LinkConfig {
         /// drawn uniformly from [0, jitter_ns] (integer ns) from the direction's own
         /// random stream; a frame never arrives before the one sent before it on the
         /// same direction (a line does not reorder). 0 draws nothing.
-        #[serde(default, skip_serializing_if = "is_zero")]
+        #[serde(default)]
         jitter_ns: u64,
         queue_frames: usize,
         #[serde(default)]

@@ -9,7 +9,7 @@ from typing import Any
 
 from qoslab.lower.common import ETHERNET_OVERHEAD, RTS_NEVER, TX_QUEUE_FRAMES, _members
 from qoslab.plan import models as plan
-from qoslab.scenario.model import WIFI_RATES_MBPS, Ethernet, GilbertElliott, Scenario, Serial, Wifi
+from qoslab.scenario.model import WIFI_RATES_MBPS, Ethernet, GilbertElliott, Scenario, Wifi
 
 
 def _directions(direction: str) -> list[int]:
@@ -144,10 +144,3 @@ def _wds_capable(sc: Scenario, link: Wifi, member: str) -> bool:
     """Whether `member` exchanges 4-address frames on `link`: the link's `wds` makes every
     member capable; otherwise the node's own `wds` (an AP or a bridge) says."""
     return link.wds or bool(getattr(sc.node[member], "wds", False))
-
-
-def _set_jitter(lowered: plan.EthernetLink | plan.SerialLink, link: Ethernet | Serial) -> None:
-    """The link's jitter in the plan (``jitter_ns``), set only when there is one: a link without jitter
-    lowers to the plan it lowered to before jitter existed (the plan leaves the field out)."""
-    if link.jitter:
-        lowered.jitter_ns = link.jitter

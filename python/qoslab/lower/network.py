@@ -31,7 +31,7 @@ from qoslab.lower.common import (
 )
 from qoslab.lower.flows import _adaptive
 from qoslab.lower.ipsec import _ipsec_tunnels
-from qoslab.lower.links import _impairments, _queue, _set_jitter, _wifi
+from qoslab.lower.links import _impairments, _queue, _wifi
 from qoslab.lower.lowered import Network, RunConfig
 from qoslab.lower.nodes import _assign, _cpu, _nat_outside, _port_forwards, _routes, _Segments
 from qoslab.lower.pptp import _pptp_tunnels
@@ -371,21 +371,20 @@ def _link(
     lname = scenario.link_name(li)
     if isinstance(link, Ethernet):
         frames, nbytes = _queue(link)
-        ethernet = plan.EthernetLink(
+        return plan.EthernetLink(
             type="ethernet",
             name=lname,
             a=refs[0],
             b=refs[1],
             rate_bps=link.rate,
             delay_ns=link.delay,
+            jitter_ns=link.jitter,
             queue_frames=frames,
             queue_bytes=nbytes,
             impair=_impairments(link),
         )
-        _set_jitter(ethernet, link)
-        return ethernet
     if isinstance(link, Serial):
-        serial = plan.SerialLink(
+        return plan.SerialLink(
             type="serial",
             name=lname,
             a=refs[0],
@@ -399,11 +398,10 @@ def _link(
             fcs_bits=link.fcs,
             compression=link.compression or 1.0,
             delay_ns=link.delay,
+            jitter_ns=link.jitter,
             queue_frames=SERIAL_QUEUE_FRAMES,
             impair=_impairments(link),
         )
-        _set_jitter(serial, link)
-        return serial
     if isinstance(link, Atm):
         return atm_link(link, lname, refs)
     return _wifi(scenario, link, lname, refs)

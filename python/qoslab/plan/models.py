@@ -1889,7 +1889,7 @@ class EthernetLink(BaseModel):
     """
     Loss and rate limits of each direction: `[a → b, b → a]`.
     """
-    jitter_ns: int | None = Field(None, ge=0)
+    jitter_ns: int | None = Field(0, ge=0)
     """
     Jitter, ns (default 0): each frame's propagation delay is `delay_ns + U`, U
     drawn uniformly from [0, jitter_ns] (integer ns) from the direction's own
@@ -1949,7 +1949,7 @@ class SerialLink(BaseModel):
         min_length=2,
         validate_default=True,
     )
-    jitter_ns: int | None = Field(None, ge=0)
+    jitter_ns: int | None = Field(0, ge=0)
     """
     Jitter, ns (default 0): each frame's propagation delay is `delay_ns + U`, U
     drawn uniformly from [0, jitter_ns] (integer ns) from the direction's own
