@@ -98,7 +98,7 @@ def test_rtt_spread_grows_with_jitter_as_two_uniform_draws(tmp_path: Path) -> No
 def test_the_plan_carries_the_jitter_in_ns() -> None:
     def link_json(jitter: str) -> dict[str, Any]:
         text = ECHO.format(rate="100 Mbps", delay_ms=1.0, jitter=jitter, payload=PAYLOAD, gap="10 ms", count=10)
-        link: dict[str, Any] = json.loads(plan_json(lower(loads_scenario(text), test_index=0)))["links"][0]
+        link: dict[str, Any] = plan_json(lower(loads_scenario(text), test_index=0))["links"][0]
         return link
 
     assert link_json("0 s")["jitter_ns"] == 0
