@@ -20,6 +20,12 @@ pub enum LinkConfig {
         b: PortRef,
         rate_bps: u64,
         delay_ns: u64,
+        /// Jitter, ns (default 0): each frame's propagation delay is `delay_ns + U`, U
+        /// drawn uniformly from [0, jitter_ns] (integer ns) from the direction's own
+        /// random stream; a frame never arrives before the one sent before it on the
+        /// same direction (a line does not reorder). 0 draws nothing.
+        #[serde(default)]
+        jitter_ns: u64,
         /// Each end's output queue: frames and bytes at most (drop-tail).
         queue_frames: usize,
         queue_bytes: usize,
@@ -55,6 +61,12 @@ pub enum LinkConfig {
         /// Modem compression as a ratio (2.0 for 2:1); 1.0 for none.
         compression: f64,
         delay_ns: u64,
+        /// Jitter, ns (default 0): each frame's propagation delay is `delay_ns + U`, U
+        /// drawn uniformly from [0, jitter_ns] (integer ns) from the direction's own
+        /// random stream; a frame never arrives before the one sent before it on the
+        /// same direction (a line does not reorder). 0 draws nothing.
+        #[serde(default)]
+        jitter_ns: u64,
         queue_frames: usize,
         #[serde(default)]
         impair: [Impairment; 2],

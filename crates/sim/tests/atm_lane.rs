@@ -66,6 +66,7 @@ fn eth(name: &str, a: (u32, u16), b: (u32, u16), rate: u64) -> LinkConfig {
         b: PortRef { node: b.0, port: b.1 },
         rate_bps: rate,
         delay_ns: 0,
+        jitter_ns: 0,
         queue_frames: 1000,
         queue_bytes: 10_000_000,
         impair: Default::default(),

@@ -37,6 +37,7 @@ fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), rate_bps: u64) -> LinkConf
         b: PortRef { node: b.0, port: b.1 },
         rate_bps,
         delay_ns: 0,
+        jitter_ns: 0,
         queue_frames: QUEUE,
         queue_bytes: QUEUE * 1518,
         impair: Default::default(),

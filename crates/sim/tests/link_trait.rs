@@ -43,6 +43,8 @@ fn no_impairment(direction: u64) -> DirectionImpairment {
         shaped_until: None,
         policer: None,
         lost: 0,
+        jitter_ns: 0,
+        jitter_rng: RunSeed(1).stream(direction, "jitter"),
     }
 }
 
@@ -236,4 +238,110 @@ fn a_shaped_line_holds_a_frame_until_its_bucket_refills() {
     let delivered: Vec<u64> =
         events.iter().filter(|(_, e)| matches!(e, LinkEvent::Delivered { .. })).map(|&(t, _)| t).collect();
     assert_eq!(delivered, [last_bit, 1_000 * US + last_bit]);
+}
+
+/// A 100 Mb/s Ethernet line with 5 µs of delay, `jitter_ns` of jitter and `loss` on the
+/// a → b direction, its streams those of run seed `seed`.
+fn jittered_line(jitter_ns: u64, loss: LossModel, seed: u64) -> Line<()> {
+    let ethernet = EthernetLink {
+        name: "jittery".into(),
+        ends: [(0, 0), (1, 0)],
+        rate_bps: 100_000_000,
+        delay_ns: 5 * US,
+        queue_frames: 1000,
+        queue_bytes: 10_000_000,
+        dirs: Default::default(),
+    };
+    let mut a_to_b = no_impairment(0);
+    a_to_b.loss = loss;
+    a_to_b.rng = RunSeed(seed).stream(0, "loss a->b");
+    a_to_b.jitter_ns = jitter_ns;
+    a_to_b.jitter_rng = RunSeed(seed).stream(0, "jitter a->b");
+    Line::new(LineKind::Ethernet(ethernet), [a_to_b, no_impairment(1)])
+}
+
+/// Frames of 1000 octets (the i-th carries i in its first two payload octets), one every
+/// `gap_ns` from 0, through `line`: per frame its index and its arrival instant, for
+/// the ones delivered.
+fn send_spaced(line: &mut Line<()>, frames: u16, gap_ns: u64) -> Vec<(u16, u64)> {
+    let mut delivered = Vec::new();
+    let mut collect = |events: Vec<(u64, LinkEvent)>| {
+        for (t, e) in events {
+            if let LinkEvent::Delivered { frame, .. } = e {
+                delivered.push((u16::from_be_bytes([frame[14], frame[15]]), t));
+            }
+        }
+    };
+    for i in 0..frames {
+        let now = u64::from(i) * gap_ns;
+        let mut payload = vec![0x45; 986];
+        payload[..2].copy_from_slice(&i.to_be_bytes());
+        assert_eq!(line.offer(now, 0, ethernet_frame(&payload)), Offer::Accepted);
+        let mut out = Vec::new();
+        line.poll(now, &mut out);
+        collect(out.into_iter().map(|e| (now, e)).collect());
+        collect(drive(line, now + gap_ns - 1));
+    }
+    collect(drive(line, u64::MAX));
+    delivered
+}
+
+#[test]
+fn jitter_adds_a_uniform_delay_in_zero_to_jitter() {
+    let jitter = 100 * US;
+    // IEEE 802.3: preamble + SFD + 1000 octets + FCS at 100 Mb/s, then the 5 µs delay.
+    let base = (7 + 1 + 1000 + 4) * 8 * 1_000_000_000 / 100_000_000 + 5 * US;
+    // One frame a millisecond: each is on its way alone (1 ms > 81 µs + 5 µs + 100 µs),
+    // so no frame is held back by the one before and each offset is U itself.
+    let n = 4000u16;
+    let arrivals = send_spaced(&mut jittered_line(jitter, LossModel::None, 7), n, 1_000 * US);
+    assert_eq!(arrivals.len(), usize::from(n));
+    let offsets: Vec<u64> = arrivals.iter().map(|&(i, t)| t - u64::from(i) * 1_000 * US - base).collect();
+    assert!(offsets.iter().all(|&u| u <= jitter), "every offset in [0, J]");
+    assert!(offsets.iter().any(|&u| u != offsets[0]), "the delays vary");
+    // U uniform on the integers 0..=J: mean J/2, variance ((J+1)² − 1)/12; the mean of n
+    // draws is within 5 standard deviations of J/2 (a chance of about 6·10⁻⁷ to fail).
+    let mean = offsets.iter().sum::<u64>() as f64 / f64::from(n);
+    let sd_of_mean = ((((jitter + 1) * (jitter + 1) - 1) as f64 / 12.0) / f64::from(n)).sqrt();
+    assert!((mean - jitter as f64 / 2.0).abs() < 5.0 * sd_of_mean, "mean {mean} ns, J/2 = {} ns", jitter / 2);
+    // Same seed, same instants; another seed, other instants.
+    assert_eq!(send_spaced(&mut jittered_line(jitter, LossModel::None, 7), n, 1_000 * US), arrivals);
+    assert_ne!(send_spaced(&mut jittered_line(jitter, LossModel::None, 8), n, 1_000 * US), arrivals);
+}
+
+#[test]
+fn a_jittered_line_does_not_reorder() {
+    // A burst of frames back to back (81.92 µs apart on the wire) with 1 ms of jitter:
+    // a frame drawn late holds the ones behind it, as a cable does (no overtaking).
+    let jitter = 1_000 * US;
+    let arrivals = send_spaced(&mut jittered_line(jitter, LossModel::None, 3), 500, 1);
+    let order: Vec<u16> = arrivals.iter().map(|&(i, _)| i).collect();
+    assert_eq!(order, (0..500).collect::<Vec<u16>>(), "delivered in the order sent");
+    assert!(arrivals.windows(2).all(|w| w[0].1 <= w[1].1), "arrival instants never go back");
+    // The i-th frame's last bit is out at 81.92 µs · i + 80.96 µs: it arrives no earlier
+    // than that plus the delay and no later than that plus delay + J, or the previous one.
+    let busy = (7 + 1 + 1000 + 4 + 12) * 8 * 10;
+    let last_bit = (7 + 1 + 1000 + 4) * 8 * 10;
+    let mut previous = 0;
+    for &(i, t) in &arrivals {
+        let earliest = u64::from(i) * busy + last_bit + 5 * US;
+        assert!(t >= earliest && t <= (earliest + jitter).max(previous), "frame {i} at {t} ns");
+        previous = t;
+    }
+    // Some frame was held back: ties at the instant of a frame drawn late.
+    assert!(arrivals.windows(2).any(|w| w[0].1 == w[1].1));
+}
+
+#[test]
+fn jitter_does_not_change_which_frames_are_lost() {
+    // The jitter's stream is its own: the same frames are lost with and without it.
+    let lost = |jitter| {
+        let loss = LossModel::Bernoulli(sim::link::impair::Bernoulli::new(0.3).unwrap());
+        let got: Vec<u16> =
+            send_spaced(&mut jittered_line(jitter, loss, 11), 300, 1_000 * US).into_iter().map(|(i, _)| i).collect();
+        (0..300).filter(|i| !got.contains(i)).collect::<Vec<u16>>()
+    };
+    let without = lost(0);
+    assert!(!without.is_empty());
+    assert_eq!(lost(100 * US), without);
 }

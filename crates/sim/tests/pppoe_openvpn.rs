@@ -38,6 +38,7 @@ fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), rate_bps: u64) -> LinkConf
         b: PortRef { node: b.0, port: b.1 },
         rate_bps,
         delay_ns: 10_000,
+        jitter_ns: 0,
         queue_frames: 1000,
         queue_bytes: 1_600_000,
         impair: Default::default(),

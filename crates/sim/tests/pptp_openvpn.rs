@@ -42,6 +42,7 @@ fn ethernet(name: &str, a: (u32, u16), b: (u32, u16)) -> LinkConfig {
         b: PortRef { node: b.0, port: b.1 },
         rate_bps: 100_000_000,
         delay_ns: 10_000,
+        jitter_ns: 0,
         queue_frames: 1000,
         queue_bytes: 1_600_000,
         impair: Default::default(),

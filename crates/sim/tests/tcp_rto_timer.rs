@@ -35,6 +35,7 @@ fn link(name: &str, a: (u32, u16), b: (u32, u16), delay_ns: u64) -> LinkConfig {
         b: PortRef { node: b.0, port: b.1 },
         rate_bps: 100_000_000,
         delay_ns,
+        jitter_ns: 0,
         queue_frames: 1000,
         queue_bytes: 10_000_000,
         impair: Default::default(),

@@ -81,6 +81,7 @@ fn config(impair: [Impairment; 2], start_ns: u64) -> SimConfig {
             b: PortRef { node: 1, port: 0 },
             rate_bps: MBPS_100,
             delay_ns: DELAY_NS,
+            jitter_ns: 0,
             queue_frames: 100,
             queue_bytes: 1_000_000,
             impair,

@@ -28,6 +28,7 @@ fn ethernet(name: &str, a: (u32, u16), b: (u32, u16), delay_ns: u64) -> LinkConf
         b: PortRef { node: b.0, port: b.1 },
         rate_bps: MBPS_100,
         delay_ns,
+        jitter_ns: 0,
         queue_frames: 100,
         queue_bytes: 1_000_000,
         impair: Default::default(),
@@ -283,6 +284,7 @@ fn slip_line_latency_is_the_characters_on_the_line() {
         fcs_bits: 16,
         compression: 1.0,
         delay_ns: 0,
+        jitter_ns: 0,
         queue_frames: 10,
         impair: Default::default(),
     }];

@@ -378,6 +378,7 @@ def _link(
             b=refs[1],
             rate_bps=link.rate,
             delay_ns=link.delay,
+            jitter_ns=link.jitter,
             queue_frames=frames,
             queue_bytes=nbytes,
             impair=_impairments(link),
@@ -397,6 +398,7 @@ def _link(
             fcs_bits=link.fcs,
             compression=link.compression or 1.0,
             delay_ns=link.delay,
+            jitter_ns=link.jitter,
             queue_frames=SERIAL_QUEUE_FRAMES,
             impair=_impairments(link),
         )

@@ -1889,6 +1889,13 @@ class EthernetLink(BaseModel):
     """
     Loss and rate limits of each direction: `[a → b, b → a]`.
     """
+    jitter_ns: int | None = Field(0, ge=0)
+    """
+    Jitter, ns (default 0): each frame's propagation delay is `delay_ns + U`, U
+    drawn uniformly from [0, jitter_ns] (integer ns) from the direction's own
+    random stream; a frame never arrives before the one sent before it on the
+    same direction (a line does not reorder). 0 draws nothing.
+    """
     name: str
     queue_bytes: int = Field(..., ge=0)
     queue_frames: int = Field(..., ge=0)
@@ -1942,6 +1949,13 @@ class SerialLink(BaseModel):
         min_length=2,
         validate_default=True,
     )
+    jitter_ns: int | None = Field(0, ge=0)
+    """
+    Jitter, ns (default 0): each frame's propagation delay is `delay_ns + U`, U
+    drawn uniformly from [0, jitter_ns] (integer ns) from the direction's own
+    random stream; a frame never arrives before the one sent before it on the
+    same direction (a line does not reorder). 0 draws nothing.
+    """
     name: str
     pfc: bool | None = False
     queue_frames: int = Field(..., ge=0)

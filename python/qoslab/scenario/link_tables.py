@@ -127,6 +127,13 @@ class Ethernet(LinkBase):
     """A point-to-point Ethernet (IEEE 802.3) link, full or half duplex."""
 
     type: Literal["ethernet"] = Field(description="Link kind.")
+    jitter: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
+        "0 s",
+        ge=0,
+        description="Jitter, e.g. '2 ms': each frame's one-way delay is delay + U, U drawn uniformly from "
+        "[0, jitter] from the direction's own random stream (not the loss model's); frames never overtake "
+        "each other (a line does not reorder). Default 0: the delay is constant.",
+    )
     rate: Rate = Field("100 Mbps", description="Line rate: '10 Mbps', '100 Mbps', '1 Gbps'.")  # type: ignore[assignment]  # a default as written, validated as a value
     ends: TwoEnds = Field(description="The two nodes the link joins: [a, b].")
     duplex: Literal["full", "half"] = Field("full", description="'half' shares the medium (CSMA/CD) between both ends.")
@@ -310,6 +317,13 @@ class Serial(LinkBase):
     """A serial line: asynchronous (a modem or null-modem cable) with SLIP, CSLIP or PPP, or synchronous (a leased line, an ISDN B channel, an E1) with PPP."""
 
     type: Literal["serial"] = Field(description="Link kind.")
+    jitter: Time = Field(  # type: ignore[assignment]  # a default as written, validated as a value
+        "0 s",
+        ge=0,
+        description="Jitter, e.g. '2 ms': each frame's one-way delay is delay + U, U drawn uniformly from "
+        "[0, jitter] from the direction's own random stream (not the loss model's); frames never overtake "
+        "each other (a line does not reorder). Default 0: the delay is constant.",
+    )
     rate: Rate = Field(description="Line rate in bits per second: '1200 bps', '57.6 kbps', '115.2 kbps'.")
     framing: Literal["slip", "cslip", "ppp"] = Field(
         "slip",

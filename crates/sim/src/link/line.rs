@@ -1,7 +1,7 @@
 //! A point-to-point line (Ethernet or serial): per direction the sending end's queue and
 //! serializer (the kind's model, [`LineKind`]), the impairments ([`DirectionImpairment`]:
-//! loss, a policer or a shaper, as `tc` applies them), and the frames on their way to
-//! the far end. Sans-IO: it implements [`Link`]; the simulator's world drives it by its
+//! loss, jitter, a policer or a shaper, as `tc` applies them), and the frames on their way
+//! to the far end. Sans-IO: it implements [`Link`]; the simulator's world drives it by its
 //! steps ([`Line::offer_frame`], [`Line::gate`], [`Line::start_next`], [`Line::launch`],
 //! [`Line::finish`], [`Line::arrive`]), each one engine event in its place.
 //!
@@ -59,6 +59,12 @@ pub struct DirectionImpairment {
     pub shaped_until: Option<u64>,
     pub policer: Option<Policer>,
     pub lost: u64,
+    /// Jitter, ns: each frame's propagation delay is the line's delay plus U, U uniform
+    /// in [0, jitter_ns] (integer ns), drawn from `jitter_rng`; 0 draws nothing.
+    pub jitter_ns: u64,
+    /// The direction's jitter stream, its own and not the loss model's: setting a
+    /// jitter does not change which frames are lost.
+    pub jitter_rng: crate::rng::RandomStream,
 }
 
 /// A point-to-point line between two ports; see the module doc.
@@ -66,10 +72,12 @@ pub struct Line<T> {
     pub kind: LineKind,
     pub impair: [DirectionImpairment; 2],
     /// Per direction, the frames sent and not yet arrived (serializing or propagating),
-    /// in the order they arrive: (the driver's tag, arrival ns, frame). The delay is
-    /// constant and a direction sends one frame at a time, so frames arrive in the
-    /// order they were sent.
+    /// in the order they arrive: (the driver's tag, arrival ns, frame). A direction
+    /// sends one frame at a time and no frame arrives before the one sent before it
+    /// ([`Line::arrival_ns`]), so frames arrive in the order they were sent.
     in_flight: [VecDeque<(T, u64, Vec<u8>)>; 2],
+    /// Per direction, when the last frame sent arrives (or arrived) at the far end.
+    last_arrival: [u64; 2],
     /// Per direction, when the serializer is done with the frame it sends (the end of
     /// the inter-frame gap on Ethernet).
     tx_end: [u64; 2],
@@ -113,7 +121,14 @@ impl<T: Copy> Line<T> {
 
     /// A line with nothing sent yet.
     pub fn new(kind: LineKind, impair: [DirectionImpairment; 2]) -> Line<T> {
-        Line { kind, impair, in_flight: Default::default(), tx_end: [0; 2], tally: Default::default() }
+        Line {
+            kind,
+            impair,
+            in_flight: Default::default(),
+            last_arrival: [0; 2],
+            tx_end: [0; 2],
+            tally: Default::default(),
+        }
     }
 
     #[inline]
@@ -130,6 +145,27 @@ impl<T: Copy> Line<T> {
             LineKind::Ethernet(l) => l.delay_ns,
             LineKind::Serial { line, .. } => line.config().delay_ns,
         }
+    }
+
+    /// When the frame whose last bit leaves end `from` at `last_bit_ns` reaches the far
+    /// end: after the line's delay plus, with a jitter, U uniform in [0, jitter] from the
+    /// direction's jitter stream, and never before the frame sent before it. A cable or a
+    /// serial line does not reorder its bits, so a frame delayed by jitter holds back the
+    /// ones behind it (they arrive at its instant, in order). Linux `tc netem` with `delay
+    /// D J` and no `rate` does reorder: its tfifo queue sorts packets by their own send
+    /// time, D plus each one's draw (net/sched/sch_netem.c; the netem wiki's "Packet
+    /// re-ordering"), which no cable does; with `rate`, netem counts a packet's time from
+    /// the one before it, as this model does.
+    /// Without jitter it draws nothing and is `last_bit_ns + delay`.
+    #[inline]
+    pub fn arrival_ns(&mut self, from: usize, last_bit_ns: u64) -> u64 {
+        let mut at = last_bit_ns + self.delay_ns();
+        let impair = &mut self.impair[from];
+        if impair.jitter_ns > 0 {
+            at = (at + impair.jitter_rng.uniform_inclusive(impair.jitter_ns)).max(self.last_arrival[from]);
+        }
+        self.last_arrival[from] = at;
+        at
     }
 
     /// The bytes of `frame` this line carries and meters: the Ethernet frame without
@@ -281,8 +317,8 @@ impl<T: Copy> Line<T> {
     #[inline]
     pub fn launch(&mut self, from: usize, tag: T, arrive_ns: u64, frame: Vec<u8>) -> bool {
         let in_flight = &mut self.in_flight[from];
-        // The delay is the line's own and constant, and this frame started after the
-        // last one ended: it arrives after every frame in flight (the FIFO is sound).
+        // `arrival_ns` puts no frame before the one sent before it: it arrives after
+        // every frame in flight (the FIFO is sound).
         assert!(in_flight.back().is_none_or(|&(_, last, _)| last <= arrive_ns), "frames in flight arrive in order");
         in_flight.push_back((tag, arrive_ns, frame));
         in_flight.len() == 1
@@ -395,7 +431,7 @@ impl<T: Copy> Line<T> {
             }
         }
         if let Some((frame, _, last_bit_ns)) = self.start_next(now, from) {
-            let arrive = now + last_bit_ns + self.delay_ns();
+            let arrive = self.arrival_ns(from, now + last_bit_ns);
             self.launch(from, T::default(), arrive, frame);
         }
     }

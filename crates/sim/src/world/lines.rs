@@ -161,7 +161,6 @@ impl World {
         }
         let Some((frame, wire_ns, last_bit_ns)) = l.line.start_next(now, from as usize) else { return Ok(()) };
         self.queued_frames -= 1;
-        let delay = l.line.delay_ns();
         let done = SimTime::from_nanos(now + wire_ns);
         if l.lazy_tx_done[from as usize] && l.line.peek_len(from as usize).is_none() {
             // Nothing waits behind this frame: its EthTxDone keeps its place in the
@@ -170,7 +169,7 @@ impl World {
         } else {
             self.engine.schedule_at(done, Event::EthTxDone { link, from }).map_err(budget)?;
         }
-        let arrive_ns = now + last_bit_ns + delay;
+        let arrive_ns = l.line.arrival_ns(from as usize, now + last_bit_ns);
         let arrival = self.engine.reserve_at(SimTime::from_nanos(arrive_ns)).map_err(budget)?;
         if self.links[link as usize].line.launch(from as usize, arrival, arrive_ns, frame) {
             self.engine.schedule_reserved(arrival, Event::EthArrive { link, from });
@@ -204,14 +203,14 @@ impl World {
 /// one constructor of a line from the plan: the world builds its lines with it, and the
 /// real-time emulator (crates/emu) the line it drives through the `Link` trait.
 pub fn line_of_plan<T: Copy>(link: &LinkConfig, seed: u64, index: usize) -> Result<Option<Line<T>>, RunError> {
-    let impairments = |impair: &[Impairment; 2]| -> Result<[DirectionImpairment; 2], RunError> {
+    let impairments = |impair: &[Impairment; 2], jitter_ns: u64| -> Result<[DirectionImpairment; 2], RunError> {
         Ok([
-            direction_impairment(&impair[0], seed, index, 0, &format!("links[{index}].impair[0]"))?,
-            direction_impairment(&impair[1], seed, index, 1, &format!("links[{index}].impair[1]"))?,
+            direction_impairment(&impair[0], jitter_ns, seed, index, 0, &format!("links[{index}].impair[0]"))?,
+            direction_impairment(&impair[1], jitter_ns, seed, index, 1, &format!("links[{index}].impair[1]"))?,
         ])
     };
     let (kind, impair) = match link {
-        LinkConfig::Ethernet { name, a, b, rate_bps, delay_ns, queue_frames, queue_bytes, impair } => {
+        LinkConfig::Ethernet { name, a, b, rate_bps, delay_ns, jitter_ns, queue_frames, queue_bytes, impair } => {
             // The plan's own check refuses it first in a simulation (`SimConfig::check`);
             // said here too for a driver that takes one link of a plan.
             if *rate_bps == 0 {
@@ -227,7 +226,7 @@ pub fn line_of_plan<T: Copy>(link: &LinkConfig, seed: u64, index: usize) -> Resu
                 queue_bytes: *queue_bytes,
                 dirs: Default::default(),
             };
-            (LineKind::Ethernet(ethernet), impairments(impair)?)
+            (LineKind::Ethernet(ethernet), impairments(impair, *jitter_ns)?)
         }
         LinkConfig::Serial {
             name,
@@ -242,13 +241,14 @@ pub fn line_of_plan<T: Copy>(link: &LinkConfig, seed: u64, index: usize) -> Resu
             fcs_bits,
             compression,
             delay_ns,
+            jitter_ns,
             queue_frames,
             impair,
         } => {
             let ppp = SerialPpp { clocking: *clocking, acfc: *acfc, pfc: *pfc, fcs_bits: *fcs_bits };
             let line = serial_line(index, *rate_bps, format, *framing, ppp, *compression, *delay_ns, *queue_frames)?;
             let ends = [(a.node, a.port), (b.node, b.port)];
-            (LineKind::Serial { name: name.clone(), ends, line }, impairments(impair)?)
+            (LineKind::Serial { name: name.clone(), ends, line }, impairments(impair, *jitter_ns)?)
         }
         LinkConfig::Wifi(_) | LinkConfig::Atm(_) => return Ok(None),
     };
@@ -257,9 +257,11 @@ pub fn line_of_plan<T: Copy>(link: &LinkConfig, seed: u64, index: usize) -> Resu
 
 /// One direction's impairments from the plan's `Impairment`: the loss model with the
 /// link's own stream (`RunSeed(seed).stream(link, "loss a->b" or "loss b->a")`), and the
-/// shaper or policer; a refusal names `field`.
+/// shaper or policer, and the link's jitter with its own stream
+/// (`stream(link, "jitter a->b" or "jitter b->a")`); a refusal names `field`.
 fn direction_impairment(
     config: &Impairment,
+    jitter_ns: u64,
     seed: u64,
     link: usize,
     direction: usize,
@@ -299,6 +301,8 @@ fn direction_impairment(
         shaped_until: None,
         policer,
         lost: 0,
+        jitter_ns,
+        jitter_rng: RunSeed(seed).stream(link as u64, if direction == 0 { "jitter a->b" } else { "jitter b->a" }),
     })
 }
 

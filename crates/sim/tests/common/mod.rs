@@ -107,6 +107,7 @@ pub fn ethernet_100m(name: &str, a: (u32, u16), b: (u32, u16)) -> sim::config::L
         b: sim::config::PortRef { node: b.0, port: b.1 },
         rate_bps: 100_000_000,
         delay_ns: 1_000,
+        jitter_ns: 0,
         queue_frames: 1000,
         queue_bytes: 10_000_000,
         impair: Default::default(),
