@@ -107,7 +107,6 @@ def run_tests(
     """
     from qoslab.backends.emu import measure, registry, topology
     from qoslab.methods import plan_test, test_label
-    from qoslab.methods.rfc2544 import METHODS as RFC2544_METHODS
 
     check_host()
     net = prepare(scenario, source=source)
@@ -117,22 +116,11 @@ def run_tests(
     kernel = measure.kernel()
     from qoslab.backends.emu import openvpn
     from qoslab.backends.emu import tunnels as user_space
-    from qoslab.backends.emu.echo_record import echo_record
-    from qoslab.backends.emu.stream_record import replay_record, rfc2544_records
-    from qoslab.backends.emu.transfer_record import transfer_record
 
     made = [openvpn.implementation()] if openvpn.ends(net.config) else []
     made += [user_space.IMPLEMENTATION] if user_space.ends(net.config) else []
     tunnels = "; ".join(made) or None
-    readers = {
-        "ping": measure.ping_record,
-        "udp.flow": measure.udp_record,
-        "tcp.bulk": measure.tcp_record,
-        "tcp.transfer": transfer_record,
-        "udp.echo": echo_record,
-        "pcap.replay": replay_record,
-        **dict.fromkeys(RFC2544_METHODS, rfc2544_records),
-    }
+    readers = _readers()
     runs: list[EmuRun] = []
     with _terminate_as_interrupt():
         for i, t in enumerate(scenario.test):
@@ -144,7 +132,7 @@ def run_tests(
             topo = None
             try:
                 topo = topology.build(net.config, record_file, runner)
-                read = readers[t.method](topo, net, i, plan)  # type: ignore[operator]  # each reader takes its plan's kind
+                read = readers[t.method](topo, net, i, plan)
                 records = read if isinstance(read, list) else [read]
                 nodes = [{"test": label, **n} for n in measure.node_tables(topo)]
             finally:
@@ -164,6 +152,26 @@ def run_tests(
                     record["user_space_tunnels"] = [user_space.counters(r) for r in tunnel_ends]
             runs.append(EmuRun(i, label, plan, records, nodes))
     return net, runs, runner.implementation
+
+
+def _readers() -> dict[str, Callable[..., Any]]:
+    """Each method's reader: it measures the test on its built network and returns its
+    record (or records) with the simulator's keys."""
+    from qoslab.backends.emu import measure
+    from qoslab.backends.emu.echo_record import echo_record
+    from qoslab.backends.emu.stream_record import replay_record, rfc2544_records
+    from qoslab.backends.emu.transfer_record import transfer_record
+    from qoslab.methods.rfc2544 import METHODS as RFC2544_METHODS
+
+    return {
+        "ping": measure.ping_record,
+        "udp.flow": measure.udp_record,
+        "tcp.bulk": measure.tcp_record,
+        "tcp.transfer": transfer_record,
+        "udp.echo": echo_record,
+        "pcap.replay": replay_record,
+        **dict.fromkeys(RFC2544_METHODS, rfc2544_records),
+    }
 
 
 __all__ = ["BACKEND", "EmuRun", "EmulationError", "check_host", "check_scenario", "prepare", "run_tests"]
