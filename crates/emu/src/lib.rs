@@ -25,6 +25,7 @@
 pub mod device;
 pub mod lateness;
 pub mod line;
+pub mod nfqueue;
 mod run;
 pub mod shared;
 mod signal;
