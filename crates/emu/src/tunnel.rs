@@ -767,6 +767,10 @@ pub fn transport_queue(node: &NodeConfig, name: &str) -> Option<u16> {
     node.ipsec.iter().position(|c| c.name == name).and_then(|i| u16::try_from(i).ok())
 }
 
+/// A verdict to give: the packet's id, NF_ACCEPT or NF_DROP, the replacing datagram and
+/// mark if any.
+type Verdict = (u32, u32, Option<Vec<u8>>, Option<u32>);
+
 /// Runs transport-mode SA `name` (crates/sim's [`sim::tunnel::ipsec::IpsecTransport`])
 /// on the kernel's own datagrams, through NFQUEUE: nftables in the namespace queues the
 /// node's outgoing datagrams the SA selects (output hook) and the incoming ESP/AH from
@@ -843,7 +847,7 @@ fn run_transport(
             continue;
         }
         loop {
-            let mut verdicts: Vec<(u32, u32, Option<Vec<u8>>, Option<u32>)> = Vec::new();
+            let mut verdicts: Vec<Verdict> = Vec::new();
             let read = queue.read(&mut buf, |q| {
                 let len = q.payload.len();
                 let mut out = Vec::with_capacity(len + 64);
