@@ -78,7 +78,7 @@ round trips; a lost PADI is sent again after 5 s (rp-pppoe's PADI_TIMEOUT, the m
 STOP_TIMEOUT_S = 10.0
 """Longest wait for an end to print its report after its stop pipe was written."""
 
-IMPLEMENTATION = "qoslab user-space tunnel ends (crates/sim models on TUN and raw sockets)"
+IMPLEMENTATION = "qoslab user-space tunnel ends (crates/sim models on TUN, raw sockets and NFQUEUE)"
 """What a record says ran the tunnels."""
 
 
