@@ -190,3 +190,33 @@ def test_check_takes_ipsec_transport_mode(tmp_path: Path) -> None:
     path = _write(tmp_path, transport_scenario(PING.format(a="a", b="b")))
     done = subprocess.run([*QOSLAB, "check", str(path), "--backend", "emu"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_most_specific_sa_takes_the_datagram_as_in_the_simulator(tmp_path: Path) -> None:
+    """Two SA pairs between a and b: sa0 selects everything, sa1 (listed second) only UDP
+    to port 5201 (iperf3's). RFC 4301 §4.4.1 and crates/sim's stack: the most specific
+    selector wins, so the UDP flow's datagrams are sa1's and the echo requests sa0's."""
+    specific = """
+    [[tunnel]]
+    name = "sa1"
+    type = "ipsec"
+    mode = "transport"
+    protocol = "esp"
+    from = "a"
+    to = "b"
+    cipher = "3des-cbc"
+    auth = "hmac-sha1-96"
+    selector = { protocol = "udp", port = 5201 }
+    """
+    path = _write(tmp_path, transport_scenario(specific + PING.format(a="a", b="b") + UDP_FLOW.format(a="a", b="b")))
+    ping, flow = _run(path)["results"]
+    assert ping["metrics"]["received"] == 3
+    by_sa = {e["tunnel"]: e for e in flow["user_space_tunnels"] if e["node"] == "b"}
+    received = flow["iperf3"]["end"]["sum_received"]["packets"]
+    assert received > 0
+    # sa1: every datagram of the flow (and iperf3's opening UDP datagram to the port);
+    # sa0: only the TCP control connection's segments, far fewer.
+    assert by_sa["sa1"]["inner_out"]["packets"] >= received
+    assert by_sa["sa0"]["inner_out"]["packets"] < received / 2
+    pings = {e["tunnel"]: e for e in ping["user_space_tunnels"] if e["node"] == "b"}
+    assert pings["sa0"]["inner_out"]["packets"] >= 3 and pings["sa1"]["inner_out"]["packets"] == 0

@@ -111,10 +111,23 @@ def ends(plan: SimConfig) -> list[tuple[NodeConfig, str, PppoeConfig | IpsecTunn
     for node in plan.nodes:
         out += [(node, "pppoe", end) for end in node.pppoe or []]
         out += [(node, "ipsec", end) for end in node.ipsec or [] if end.mode == IpsecMode.tunnel]
-        out += [(node, "ipsec-transport", end) for end in node.ipsec or [] if end.mode == IpsecMode.transport]
+        # Transport-mode SAs most specific first (stable), the order crates/sim's stack
+        # asks them in: each one's output rule is appended as its end starts.
+        transport = [end for end in node.ipsec or [] if end.mode == IpsecMode.transport]
+        out += [(node, "ipsec-transport", end) for end in sorted(transport, key=lambda e: -_specificity(e))]
         out += [(node, "pptp", end) for end in node.pptp or []]
     # Servers first: a PPPoE client's first PADI, a PPTP client's SYN, finds its server.
     return sorted(out, key=lambda e: not (isinstance(e[2], PppoeConfig | PptpConfig) and e[2].server))
+
+
+def _specificity(end: IpsecTunnelConfig) -> int:
+    """How specific a transport-mode SA's selector is, as crates/sim
+    ``IpsecTransport::specificity`` counts it: the protocol 1, each port 2."""
+    return (
+        int(end.select_protocol is not None)
+        + 2 * int(end.select_local_port is not None)
+        + 2 * int(end.select_remote_port is not None)
+    )
 
 
 def check(net: Network, out: LocatedProblems) -> None:
