@@ -330,15 +330,18 @@ def _transport_namespace(topo: Topology, node: NodeConfig, end: IpsecTunnelConfi
     remote, local = str(end.remote), str(end.local)
     # RFC 4301 §4.4.1: the SA's selector, as crates/sim IpsecTransport::selects reads it
     # (outbound: the local port is the source, the remote port the destination).
+    # A port selector without a protocol takes UDP and TCP (the protocols with ports).
     select = f"ip saddr {local} ip daddr {remote}"
     protocol = end.select_protocol
+    ports = end.select_local_port is not None or end.select_remote_port is not None
     if protocol is not None:
         select += f" meta l4proto {protocol}"
-        name = {6: "tcp", 17: "udp"}.get(protocol)
-        if name and end.select_local_port is not None:
-            select += f" {name} sport {end.select_local_port}"
-        if name and end.select_remote_port is not None:
-            select += f" {name} dport {end.select_remote_port}"
+    elif ports:
+        select += " meta l4proto { tcp, udp }"
+    if end.select_local_port is not None:
+        select += f" th sport {end.select_local_port}"
+    if end.select_remote_port is not None:
+        select += f" th dport {end.select_remote_port}"
     inbound = "esp" if end.protocol is None or end.protocol.value == "esp" else "ah"
     # Prerouting at -300: after defragmentation (-400), before conntrack (-200). The ct
     # expression (it only counts) makes the kernel reassemble datagrams before this
