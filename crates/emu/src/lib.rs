@@ -30,6 +30,7 @@ mod run;
 pub mod shared;
 mod signal;
 pub mod stamps;
+pub mod transport;
 pub mod tunnel;
 
 pub use run::{emulate, emulate_plan, link_ends, DirectionReport, Error, Options, Report, REPORT_SCHEMA};

@@ -38,7 +38,7 @@
 //! - IPsec transport mode (RFC 4301 §4.1): the SA transforms the kernel's own
 //!   datagrams, which no TUN device sees: nftables queues them to the end through
 //!   NFQUEUE ([`crate::nfqueue`]), which returns each protected or restored
-//!   ([`run_transport`]).
+//!   ([`crate::transport`]).
 //!
 //! Not run here: OpenVPN (the real openvpn runs it).
 //!
@@ -67,7 +67,7 @@ pub const TUNNEL_REPORT_SCHEMA: u32 = 1;
 
 /// The largest datagram or frame read at once: a 65 535-octet IPv4 datagram and an
 /// Ethernet header.
-const BUFFER: usize = 65_536 + 64;
+pub(crate) const BUFFER: usize = 65_536 + 64;
 
 /// RFC 2516 §4: the EtherTypes of PPPoE discovery and session frames.
 const ETH_P_PPPOE_DISC: u16 = 0x8863;
@@ -83,7 +83,7 @@ const PACKET_STATISTICS: libc::c_int = 6;
 /// (`net.core.rmem_default`, 208 kB) holds some 140 full-size frames, which a TCP flow
 /// through the tunnel overruns while the daemon is descheduled on a loaded machine; what
 /// still overflows is counted (`"receive queue full"`).
-const RECEIVE_BUFFER: libc::c_int = 8 << 20;
+pub(crate) const RECEIVE_BUFFER: libc::c_int = 8 << 20;
 
 /// The drop reason of frames or datagrams the kernel discarded because an outer
 /// socket's receive queue was full (their octets unknown: counted 0).
@@ -106,7 +106,7 @@ pub struct Count {
 }
 
 impl Count {
-    fn add(&mut self, bytes: usize) {
+    pub(crate) fn add(&mut self, bytes: usize) {
         self.packets += 1;
         self.bytes += bytes as u64;
     }
@@ -161,7 +161,7 @@ pub struct TunnelReport {
 }
 
 impl TunnelReport {
-    fn drop(&mut self, reason: String, bytes: usize) {
+    pub(crate) fn drop(&mut self, reason: String, bytes: usize) {
         self.dropped.entry(reason).or_default().add(bytes);
     }
 }
@@ -549,7 +549,7 @@ fn send_to(fd: RawFd, packet: &[u8], dst: Ipv4Addr) -> io::Result<()> {
 
 /// The MTU of the kernel's route to `dst` (a UDP socket connected to it, `IP_MTU`,
 /// ip(7)).
-fn route_mtu(dst: Ipv4Addr) -> io::Result<usize> {
+pub(crate) fn route_mtu(dst: Ipv4Addr) -> io::Result<usize> {
     let fd = socket(libc::AF_INET, libc::SOCK_DGRAM, 0, "UDP socket")?;
     // SAFETY: a zeroed sockaddr_in filled in; getsockopt writes one int.
     unsafe {
@@ -612,7 +612,7 @@ pub fn run_tunnel(
 ) -> Result<TunnelReport, Error> {
     let (kind, mut end) = build_end(node, name)?;
     if kind == "ipsec-transport" {
-        return run_transport(node, name, end, stop, notify, options);
+        return crate::transport::run_transport(node, name, end, stop, notify, options);
     }
     let tun = Device::open(name, EndKind::Tun)?;
     let mut outer = Outer::open(node, kind, &*end)?;
@@ -760,173 +760,6 @@ pub fn run_tunnel(
     Ok(report)
 }
 
-/// The NFQUEUE queue number of transport-mode SA `name` of `node`: its index in the
-/// node's `ipsec` list (queues are per namespace; python/qoslab/backends/emu/tunnels.py
-/// queues the SA's packets to the same number).
-pub fn transport_queue(node: &NodeConfig, name: &str) -> Option<u16> {
-    node.ipsec.iter().position(|c| c.name == name).and_then(|i| u16::try_from(i).ok())
-}
-
-/// A verdict to give: the packet's id, NF_ACCEPT or NF_DROP, the replacing datagram and
-/// mark if any.
-type Verdict = (u32, u32, Option<Vec<u8>>, Option<u32>);
-
-/// Runs transport-mode SA `name` (crates/sim's [`sim::tunnel::ipsec::IpsecTransport`])
-/// on the kernel's own datagrams, through NFQUEUE: nftables in the namespace queues the
-/// node's outgoing datagrams the SA selects (output hook) and the incoming ESP/AH from
-/// its far end (prerouting, before conntrack) to queue [`transport_queue`]. An outgoing
-/// datagram the SA selects is replaced by its protected datagram ([`TunnelEnd::protect`];
-/// DF cleared when it no longer fits the route's MTU, as the simulator's stack does,
-/// RFC 4303 §3.1.1: the kernel fragments it after the transform), an incoming one the
-/// SA claims by the restored datagram ([`TunnelEnd::unprotect`]) or dropped with the
-/// model's reason; anything else is accepted as it is. Prints `ready` and `up` as
-/// [`run_tunnel`] does.
-fn run_transport(
-    node: &NodeConfig,
-    name: &str,
-    mut end: Box<dyn TunnelEnd>,
-    stop: Option<BorrowedFd<'_>>,
-    notify: Option<BorrowedFd<'_>>,
-    options: &TunnelOptions,
-) -> Result<TunnelReport, Error> {
-    let number = transport_queue(node, name).expect("a transport-mode SA is in the node's ipsec list");
-    let remote = node.ipsec[usize::from(number)].remote;
-    let outer_mtu = route_mtu(remote)?;
-    let mut queue = crate::nfqueue::Queue::bind(number, RECEIVE_BUFFER)?;
-    let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
-    let say = |what: &[u8]| {
-        if let Some(fd) = notify {
-            // SAFETY: `what` is valid for its length; the caller keeps `fd` open.
-            unsafe { libc::write(fd.as_raw_fd(), what.as_ptr().cast(), what.len()) };
-        }
-    };
-    let mut report = TunnelReport {
-        schema: TUNNEL_REPORT_SCHEMA,
-        node: node.name.clone(),
-        tunnel: name.to_string(),
-        kind: "ipsec-transport",
-        device: format!("nfqueue {number}"),
-        outer: "ip".into(),
-        duration_ns: 0,
-        stopped_by: String::new(),
-        up_after_ns: Some(0),
-        inner_in: Count::default(),
-        inner_out: Count::default(),
-        outer_out: Count::default(),
-        outer_in: Count::default(),
-        outer_not_mine: Count::default(),
-        dropped: BTreeMap::new(),
-        discovery: Vec::new(),
-    };
-    say(b"ready\n");
-    say(b"up\n");
-    let start = Instant::now();
-    let mut buf = vec![0u8; BUFFER];
-    let stopped_by = loop {
-        let mut fds: Vec<libc::pollfd> =
-            [Some(queue.fd()), stop.map(|s| s.as_raw_fd()), signals.as_ref().map(SignalGuard::fd)]
-                .into_iter()
-                .map(|fd| libc::pollfd { fd: fd.unwrap_or(-1), events: libc::POLLIN, revents: 0 })
-                .collect();
-        // SAFETY: `fds` holds initialised pollfds; no timeout (the SA has no timer).
-        let n = unsafe { libc::ppoll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, std::ptr::null(), std::ptr::null()) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            break format!("ppoll: {e}");
-        }
-        if fds[2].revents != 0 {
-            break signals.as_ref().and_then(SignalGuard::caught).unwrap_or("signal").to_string();
-        }
-        if fds[1].revents != 0 {
-            break if fds[1].revents & libc::POLLIN != 0 { "stop fd" } else { "stop fd closed" }.to_string();
-        }
-        if fds[0].revents & libc::POLLIN == 0 {
-            continue;
-        }
-        loop {
-            let mut verdicts: Vec<Verdict> = Vec::new();
-            let read = queue.read(&mut buf, |q| {
-                let len = q.payload.len();
-                let mut out = Vec::with_capacity(len + 64);
-                if q.hook == crate::nfqueue::NF_INET_LOCAL_OUT && end.selects(q.payload) {
-                    report.inner_in.add(len);
-                    match end.protect(q.payload, &mut out) {
-                        Ok(()) if out.len() <= usize::from(u16::MAX) => {
-                            let too_big = out.len() > outer_mtu;
-                            let mut view = ipv4::Packet::new_unchecked(&mut out[..]);
-                            if too_big && view.dont_frag() {
-                                view.set_dont_frag(false);
-                                view.fill_checksum();
-                            }
-                            report.outer_out.add(out.len());
-                            verdicts.push((q.id, crate::nfqueue::NF_ACCEPT, Some(out), None));
-                        }
-                        Ok(()) => {
-                            report.drop("protected datagram above 65535 octets".into(), len);
-                            verdicts.push((q.id, crate::nfqueue::NF_DROP, None, None));
-                        }
-                        Err(reason) => {
-                            report.drop(reason, len);
-                            verdicts.push((q.id, crate::nfqueue::NF_DROP, None, None));
-                        }
-                    }
-                } else if q.hook == crate::nfqueue::NF_INET_PRE_ROUTING && end.claims(q.payload) {
-                    report.outer_in.add(len);
-                    match end.unprotect(q.payload, &mut out) {
-                        Ok(()) => {
-                            report.inner_out.add(out.len());
-                            verdicts.push((q.id, crate::nfqueue::NF_ACCEPT, Some(out), None));
-                        }
-                        Err(reason) => {
-                            report.drop(reason, len);
-                            verdicts.push((q.id, crate::nfqueue::NF_DROP, None, None));
-                        }
-                    }
-                } else {
-                    // Queued by a rule broader than the model's selector: not this SA's.
-                    report.outer_not_mine.add(len);
-                    verdicts.push((q.id, crate::nfqueue::NF_ACCEPT, None, None));
-                }
-            });
-            for (id, verdict, payload, mark) in verdicts {
-                if let Err(e) = queue.verdict(id, verdict, payload.as_deref(), mark) {
-                    report.drop(format!("verdict: {e}"), payload.map_or(0, |p| p.len()));
-                }
-            }
-            match read {
-                Ok(true) => {}
-                Ok(false) => break,
-                // The socket's buffer overflowed: the kernel dropped what it could not
-                // queue to us, and counts them (read below).
-                Err(e) if e.raw_os_error() == Some(libc::ENOBUFS) => {}
-                Err(e) => return Err(Error::Io(e)),
-            }
-        }
-    };
-    report.duration_ns = start.elapsed().as_nanos() as u64;
-    report.stopped_by = stopped_by;
-    // What the kernel dropped for want of room in the queue or in our socket
-    // (/proc/net/netfilter/nfnetlink_queue: queue_dropped and user_dropped, columns 6
-    // and 7, of this namespace's queue), read with the queue still bound.
-    let lost = std::fs::read_to_string("/proc/self/net/netfilter/nfnetlink_queue")
-        .ok()
-        .and_then(|t| {
-            t.lines().map(|l| l.split_whitespace().collect::<Vec<_>>()).find_map(|f| {
-                (f.len() >= 7 && f[0].parse::<u16>().ok() == Some(number))
-                    .then(|| f[5].parse::<u64>().unwrap_or(0) + f[6].parse::<u64>().unwrap_or(0))
-            })
-        })
-        .unwrap_or(0);
-    if lost > 0 {
-        report.dropped.insert(NFQUEUE_FULL.into(), Count { packets: lost, bytes: 0 });
-    }
-    drop(queue);
-    Ok(report)
-}
-
 /// Carries out an end's actions in order.
 fn carry_out(io: TunnelIo, outer: &mut Outer, tun: &Device, report: &mut TunnelReport, now: u64) {
     for action in io.actions {
@@ -1010,7 +843,10 @@ mod test {
         assert_eq!(end.remote(), Some(Ipv4Addr::new(10, 0, 0, 2)));
         // The transport-mode SA runs on NFQUEUE, its queue its index in the list.
         let (kind, end) = build_end(&config, "vpn1").unwrap();
-        assert_eq!((kind, end.name(), transport_queue(&config, "vpn1")), ("ipsec-transport", "vpn1", Some(1)));
+        assert_eq!(
+            (kind, end.name(), crate::transport::transport_queue(&config, "vpn1")),
+            ("ipsec-transport", "vpn1", Some(1))
+        );
         assert!(refusal(&config, "vpn9").contains("no tunnel end named vpn9"));
     }
 
