@@ -712,17 +712,6 @@ def test_check_takes_pppoe_pptp_and_esp_tunnel_mode(tmp_path: Path) -> None:
         assert done.returncode == 0, done.stderr
 
 
-def test_check_refuses_ipsec_transport_mode(tmp_path: Path) -> None:
-    """Transport mode (seed 003's VPNs) is refused at tunnel[0].mode: it transforms the
-    kernel's own datagrams, which no TUN device sees."""
-    text = esp_scenario(PING.format(a="left", b="right")).replace('mode = "tunnel"', 'mode = "transport"')
-    path = _write(tmp_path, text)
-    done = subprocess.run([*QOSLAB, "check", str(path), "--backend", "emu"], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 2, done.stderr
-    assert "tunnel[0].mode" in done.stderr and "transport mode" in done.stderr
-    assert "Traceback" not in done.stderr
-
-
 def test_kill_9_of_a_pppoe_run_then_emu_clean_leaves_nothing(tmp_path: Path) -> None:
     """After kill -9 of a run whose PPPoE ends are up, `qoslab emu clean` leaves no
     namespace of the run and none of its processes (tunnel ends, emulators, ping)."""

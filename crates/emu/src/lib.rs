@@ -25,10 +25,12 @@
 pub mod device;
 pub mod lateness;
 pub mod line;
+pub mod nfqueue;
 mod run;
 pub mod shared;
 mod signal;
 pub mod stamps;
+pub mod transport;
 pub mod tunnel;
 
 pub use run::{emulate, emulate_plan, link_ends, DirectionReport, Error, Options, Report, REPORT_SCHEMA};

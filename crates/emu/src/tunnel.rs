@@ -35,8 +35,12 @@
 //!   the port): the caller drops those in the namespace's nftables output hook, all but
 //!   the end's own segments, which carry [`PPTP_MARK`].
 //!
-//! Not run here: OpenVPN (the real openvpn runs it) and IPsec transport mode (it
-//! transforms the kernel's own datagrams, which no TUN device sees).
+//! - IPsec transport mode (RFC 4301 §4.1): the SA transforms the kernel's own
+//!   datagrams, which no TUN device sees: nftables queues them to the end through
+//!   NFQUEUE ([`crate::nfqueue`]), which returns each protected or restored
+//!   ([`crate::transport`]).
+//!
+//! Not run here: OpenVPN (the real openvpn runs it).
 //!
 //! The end's single timer ([`TunnelEnd::poll_at`]) is the loop's `ppoll` timeout; its
 //! actions are carried out in order.
@@ -63,7 +67,7 @@ pub const TUNNEL_REPORT_SCHEMA: u32 = 1;
 
 /// The largest datagram or frame read at once: a 65 535-octet IPv4 datagram and an
 /// Ethernet header.
-const BUFFER: usize = 65_536 + 64;
+pub(crate) const BUFFER: usize = 65_536 + 64;
 
 /// RFC 2516 §4: the EtherTypes of PPPoE discovery and session frames.
 const ETH_P_PPPOE_DISC: u16 = 0x8863;
@@ -79,11 +83,15 @@ const PACKET_STATISTICS: libc::c_int = 6;
 /// (`net.core.rmem_default`, 208 kB) holds some 140 full-size frames, which a TCP flow
 /// through the tunnel overruns while the daemon is descheduled on a loaded machine; what
 /// still overflows is counted (`"receive queue full"`).
-const RECEIVE_BUFFER: libc::c_int = 8 << 20;
+pub(crate) const RECEIVE_BUFFER: libc::c_int = 8 << 20;
 
 /// The drop reason of frames or datagrams the kernel discarded because an outer
 /// socket's receive queue was full (their octets unknown: counted 0).
 pub const QUEUE_FULL: &str = "receive queue full (outer socket)";
+
+/// The drop reason of datagrams the kernel did not queue to a transport-mode end for
+/// want of room (its queue or the end's netlink socket; their octets unknown: counted 0).
+pub const NFQUEUE_FULL: &str = "queue full (nfqueue)";
 
 /// IANA protocol numbers (RFC 4303 §2: ESP 50; RFC 4302 §2: AH 51; RFC 2784: GRE 47).
 const IPPROTO_ESP: i32 = 50;
@@ -98,7 +106,7 @@ pub struct Count {
 }
 
 impl Count {
-    fn add(&mut self, bytes: usize) {
+    pub(crate) fn add(&mut self, bytes: usize) {
         self.packets += 1;
         self.bytes += bytes as u64;
     }
@@ -174,7 +182,7 @@ impl TunnelReport {
         }
     }
 
-    fn drop(&mut self, reason: String, bytes: usize) {
+    pub(crate) fn drop(&mut self, reason: String, bytes: usize) {
         self.dropped.entry(reason).or_default().add(bytes);
     }
 }
@@ -256,14 +264,7 @@ fn build_end(node: &NodeConfig, name: &str) -> Result<(&'static str, Box<dyn Tun
     };
     let at = host.ends.iter().position(|(_, e)| e.name() == name).expect("attach_all attached every end of the node");
     let (driver, end) = host.ends.swap_remove(at);
-    if driver == Driver::Transport {
-        return Err(Error::Config(format!(
-            "node {}: tunnel {name} is an IPsec transport-mode SA: it transforms the kernel's own datagrams, which \
-             no TUN device sees; only tunnel mode runs in user space",
-            node.name
-        )));
-    }
-    Ok((kind, end))
+    Ok((if driver == Driver::Transport { "ipsec-transport" } else { kind }, end))
 }
 
 /// The outer side of an end.
@@ -430,6 +431,9 @@ pub fn run_tunnel(
     options: &TunnelOptions,
 ) -> Result<TunnelReport, Error> {
     let (kind, mut end) = build_end(node, name)?;
+    if kind == "ipsec-transport" {
+        return crate::transport::run_transport(node, name, end, stop, notify, options);
+    }
     let tun = Device::open(name, EndKind::Tun)?;
     let mut outer = Outer::open(node, kind, &*end)?;
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
@@ -625,7 +629,7 @@ fn carry_out(io: TunnelIo, outer: &mut Outer, tun: &Device, report: &mut TunnelR
 }
 
 #[path = "tunnel_sockets.rs"]
-mod sockets;
+pub(crate) mod sockets;
 use sockets::*;
 
 #[cfg(test)]

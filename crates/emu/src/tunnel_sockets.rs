@@ -108,7 +108,7 @@ pub(super) fn send_to(fd: RawFd, packet: &[u8], dst: Ipv4Addr) -> io::Result<()>
 
 /// The MTU of the kernel's route to `dst` (a UDP socket connected to it, `IP_MTU`,
 /// ip(7)).
-pub(super) fn route_mtu(dst: Ipv4Addr) -> io::Result<usize> {
+pub(crate) fn route_mtu(dst: Ipv4Addr) -> io::Result<usize> {
     let fd = socket(libc::AF_INET, libc::SOCK_DGRAM, 0, "UDP socket")?;
     // SAFETY: a zeroed sockaddr_in filled in; getsockopt writes one int.
     unsafe {

@@ -31,8 +31,19 @@ What each plan field becomes:
   MTU alone and a GRE datagram too big for the path is fragmented after encapsulation,
   here by the kernel (the raw socket's datagrams, RFC 791).
 
-Refused (:func:`check`): GRE (no model end yet), IPsec transport mode (it transforms the
-kernel's own datagrams, which no TUN device sees).
+- ``IpsecTunnelConfig`` (mode ``transport``, RFC 4301 §4.1): the SA transforms the
+  kernel's own datagrams, which no TUN device sees: an nftables table ``qoslab_ipsec``
+  in the node's namespace (gone with it) queues the node's outgoing datagrams the SA
+  selects (output hook) and the ESP/AH from ``remote`` with SPI ``spi_in`` (prerouting,
+  priority -300: after reassembly, before conntrack) to NFQUEUE queue N (the SA's index
+  in the node's ``ipsec`` list); the end (crates/emu ``tunnel::run_transport``) returns
+  each protected or restored by the model, or drops it with the model's reason. As in
+  the simulator, the sockets size datagrams by the interface's MTU (the SA is no
+  interface; `qoslab mtu` says so), and a protected datagram that no longer fits is
+  sent without DF and fragmented after the transform (RFC 4303 §3.1.1), where Linux's
+  own IPsec would lower the route's MTU by the SA's overhead.
+
+Refused (:func:`check`): GRE (no model end yet).
 """
 
 from __future__ import annotations
@@ -40,6 +51,7 @@ from __future__ import annotations
 import json
 import os
 import select
+import struct
 import subprocess
 import sys
 import time
@@ -66,7 +78,7 @@ round trips; a lost PADI is sent again after 5 s (rp-pppoe's PADI_TIMEOUT, the m
 STOP_TIMEOUT_S = 10.0
 """Longest wait for an end to print its report after its stop pipe was written."""
 
-IMPLEMENTATION = "qoslab user-space tunnel ends (crates/sim models on TUN and raw sockets)"
+IMPLEMENTATION = "qoslab user-space tunnel ends (crates/sim models on TUN, raw sockets and NFQUEUE)"
 """What a record says ran the tunnels."""
 
 
@@ -99,31 +111,36 @@ def ends(plan: SimConfig) -> list[tuple[NodeConfig, str, PppoeConfig | IpsecTunn
     for node in plan.nodes:
         out += [(node, "pppoe", end) for end in node.pppoe or []]
         out += [(node, "ipsec", end) for end in node.ipsec or [] if end.mode == IpsecMode.tunnel]
+        # Transport-mode SAs most specific first (stable), the order crates/sim's stack
+        # asks them in: each one's output rule is appended as its end starts.
+        transport = [end for end in node.ipsec or [] if end.mode == IpsecMode.transport]
+        out += [(node, "ipsec-transport", end) for end in sorted(transport, key=lambda e: -_specificity(e))]
         out += [(node, "pptp", end) for end in node.pptp or []]
     # Servers first: a PPPoE client's first PADI, a PPTP client's SYN, finds its server.
     return sorted(out, key=lambda e: not (isinstance(e[2], PppoeConfig | PptpConfig) and e[2].server))
 
 
+def _specificity(end: IpsecTunnelConfig) -> int:
+    """How specific a transport-mode SA's selector is, as crates/sim
+    ``IpsecTransport::specificity`` counts it: the protocol 1, each port 2."""
+    return (
+        int(end.select_protocol is not None)
+        + 2 * int(end.select_local_port is not None)
+        + 2 * int(end.select_remote_port is not None)
+    )
+
+
 def check(net: Network, out: LocatedProblems) -> None:
     """Refuse the tunnels no user-space end runs, at the tunnel's key."""
-    from qoslab.scenario.model import Ipsec
-
     for i, t in enumerate(net.scenario.tunnel):
         named = f" {t.name!r}" if getattr(t, "name", None) else ""
-        why = None
         if t.type == "gre":
             why = "GRE has no tunnel end in the simulator to drive, and this kernel has no GRE"
-        elif isinstance(t, Ipsec) and t.mode == "transport":
-            why = (
-                "IPsec transport mode transforms the kernel's own datagrams, which no TUN device sees, and this "
-                "kernel has no ESP; tunnel mode runs in user space"
-            )
-        if why is not None:
             out.add(
-                ("tunnel", i, "mode" if isinstance(t, Ipsec) else "type"),
+                ("tunnel", i, "type"),
                 f"tunnel{named} cannot run on the emulation backend yet: {why}",
-                expected="an openvpn, pppoe or pptp tunnel, or ipsec with mode = 'tunnel' (backend emu)",
-                found=repr(t.mode if isinstance(t, Ipsec) else t.type),
+                expected="an openvpn, pppoe, pptp or ipsec tunnel (backend emu)",
+                found=repr(t.type),
                 hint="run it on the simulator (`--backend sim`, the default)",
             )
 
@@ -149,6 +166,7 @@ def start_end(
     its device configured; not waited up."""
     if isinstance(end, PptpConfig):
         _pptp_namespace(topo, node.name)
+    transport = isinstance(end, IpsecTunnelConfig) and end.mode == IpsecMode.transport
     stop_r, stop_w = os.pipe()
     try:
         argv = [sys.executable, "-m", "qoslab.backends.emu.tunnel_child", end.name, str(stop_r), str(os.getpid())]
@@ -173,7 +191,11 @@ def start_end(
     handle = TunnelProcess(node.name, end.name, kind, end, child, stop_w)
     try:
         _expect(handle, "ready", READY_S)
-        _configure(topo, node.name, end, handle.inner_mtu() if isinstance(end, IpsecTunnelConfig) else None)
+        if transport:
+            assert isinstance(end, IpsecTunnelConfig)
+            _transport_namespace(topo, node, end)
+        else:
+            _configure(topo, node.name, end, handle.inner_mtu() if isinstance(end, IpsecTunnelConfig) else None)
     except BaseException:
         stop([handle])  # its pipe closed and the process reaped; the error stands
         raise
@@ -294,6 +316,174 @@ def _pptp_namespace(topo: Topology, node: str) -> None:
     }}
     """
     run_in(namespace, ["nft", "-f", "-"], stdin=rules)
+
+
+TRANSPORT_NFT_TABLE = "qoslab_ipsec"
+"""The nftables table of the transport-mode SAs' queue rules (one per namespace)."""
+
+
+def _transport_namespace(topo: Topology, node: NodeConfig, end: IpsecTunnelConfig) -> None:
+    """What transport-mode SA ``end`` needs of its node's namespace (see the module doc):
+    its queue rules in :data:`TRANSPORT_NFT_TABLE`."""
+    namespace = topo.namespace(node.name)
+    queue = [c.name for c in node.ipsec or []].index(end.name)
+    remote, local = str(end.remote), str(end.local)
+    # RFC 4301 §4.4.1: the SA's selector, as crates/sim IpsecTransport::selects reads it
+    # (outbound: the local port is the source, the remote port the destination).
+    # A port selector without a protocol takes UDP and TCP (the protocols with ports).
+    select = f"ip saddr {local} ip daddr {remote}"
+    protocol = end.select_protocol
+    ports = end.select_local_port is not None or end.select_remote_port is not None
+    if protocol is not None:
+        select += f" meta l4proto {protocol}"
+    elif ports:
+        select += " meta l4proto { tcp, udp }"
+    if end.select_local_port is not None:
+        select += f" th sport {end.select_local_port}"
+    if end.select_remote_port is not None:
+        select += f" th dport {end.select_remote_port}"
+    inbound = "esp" if end.protocol is None or end.protocol.value == "esp" else "ah"
+    # Prerouting at -300: after defragmentation (-400), before conntrack (-200). The ct
+    # expression (it only counts) makes the kernel reassemble datagrams before this
+    # chain in this namespace (it registers conntrack and its defrag), so that an ESP
+    # datagram fragmented after the transform reaches the end whole.
+    # This kind of kernel has no nftables ``queue`` expression (CONFIG_NFT_QUEUE unset)
+    # but has xtables' NFQUEUE target and nft_compat: the selector's rule jumps to a
+    # chain of the SA's own whose one rule is that target, which the nft tool cannot
+    # write and :func:`_add_nfqueue_rule` writes through netlink.
+    chain = f"sa{queue}"
+    rules = f"""
+    table ip {TRANSPORT_NFT_TABLE} {{
+        chain output {{
+            type filter hook output priority 0; policy accept;
+        }}
+        chain prerouting {{
+            type filter hook prerouting priority -300; policy accept;
+        }}
+        chain defrag {{
+            type filter hook prerouting priority -250; policy accept;
+            meta l4proto {{ esp, ah }} ct state invalid counter
+        }}
+        chain {chain} {{
+        }}
+    }}
+    add rule ip {TRANSPORT_NFT_TABLE} output {select} jump {chain}
+    add rule ip {TRANSPORT_NFT_TABLE} prerouting ip saddr {remote} ip daddr {local} {inbound} spi {end.spi_in} jump {chain}
+    """
+    run_in(namespace, ["nft", "-f", "-"], stdin=rules)
+    with _NetnsOf(namespace):
+        _add_nfqueue_rule(TRANSPORT_NFT_TABLE, chain, queue)
+
+
+class _NetnsOf:
+    """The calling thread inside network namespace ``name`` (``setns``) for a ``with``
+    block, then back in its own."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.own = -1
+
+    def __enter__(self) -> None:
+        self.own = os.open("/proc/thread-self/ns/net", os.O_RDONLY)
+        fd = os.open(f"/run/netns/{self.name}", os.O_RDONLY)
+        try:
+            _setns(fd)
+        finally:
+            os.close(fd)
+
+    def __exit__(self, *_: object) -> None:
+        _setns(self.own)
+        os.close(self.own)
+
+
+CLONE_NEWNET = 0x40000000
+"""sched.h: setns(2)'s network namespace type."""
+
+
+def _setns(fd: int) -> None:
+    """setns(2) of the calling thread into the network namespace ``fd`` (Python 3.11's
+    os has no setns)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.setns(fd, CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), f"setns: {os.strerror(ctypes.get_errno())}")
+
+
+# include/uapi/linux/netlink.h, netfilter/nfnetlink.h and nf_tables.h.
+_NETLINK_NETFILTER = 12
+_NLM_F_REQUEST, _NLM_F_ACK, _NLM_F_CREATE, _NLM_F_APPEND = 0x1, 0x4, 0x400, 0x800
+_NLA_F_NESTED = 0x8000
+_NFNL_MSG_BATCH_BEGIN, _NFNL_MSG_BATCH_END = 0x10, 0x11
+_NFNL_SUBSYS_NFTABLES = 10
+_NFT_MSG_NEWRULE = 6
+_NFTA_RULE_TABLE, _NFTA_RULE_CHAIN, _NFTA_RULE_EXPRESSIONS = 1, 2, 4
+_NFTA_LIST_ELEM = 1
+_NFTA_EXPR_NAME, _NFTA_EXPR_DATA = 1, 2
+_NFTA_TARGET_NAME, _NFTA_TARGET_REV, _NFTA_TARGET_INFO = 1, 2, 3
+_NFPROTO_IPV4 = 2
+_NFQUEUE_REVISION = 3
+"""include/uapi/linux/netfilter/xt_NFQUEUE.h: ``struct xt_NFQ_info_v3`` (queuenum,
+queues_total, flags; u16 each, host order)."""
+
+
+def _nla(kind: int, value: bytes) -> bytes:
+    body = struct.pack("=HH", 4 + len(value), kind) + value
+    return body + b"\0" * (-len(body) % 4)
+
+
+def _add_nfqueue_rule(table: str, chain: str, queue: int) -> None:
+    """Appends to ``chain`` of nftables table ``ip table`` (in the calling thread's
+    namespace) one rule whose only expression is xtables' NFQUEUE target (revision 3,
+    nft_compat) to ``queue``, in one netlink batch, and checks the kernel's answer."""
+    import socket
+
+    info = struct.pack("=HHH", queue, 1, 0) + b"\0\0"  # XT_ALIGN'd to 8 octets
+    target = (
+        _nla(_NFTA_TARGET_NAME, b"NFQUEUE\0")
+        + _nla(_NFTA_TARGET_REV, struct.pack(">I", _NFQUEUE_REVISION))
+        + _nla(_NFTA_TARGET_INFO, info)
+    )
+    expression = _nla(_NFTA_EXPR_NAME, b"target\0") + _nla(_NFTA_EXPR_DATA | _NLA_F_NESTED, target)
+    attrs = (
+        _nla(_NFTA_RULE_TABLE, table.encode() + b"\0")
+        + _nla(_NFTA_RULE_CHAIN, chain.encode() + b"\0")
+        + _nla(_NFTA_RULE_EXPRESSIONS | _NLA_F_NESTED, _nla(_NFTA_LIST_ELEM | _NLA_F_NESTED, expression))
+    )
+
+    def message(kind: int, flags: int, seq: int, family: int, res_id: int, body: bytes) -> bytes:
+        return (
+            struct.pack("=IHHII", 16 + 4 + len(body), kind, flags, seq, 0)
+            + struct.pack("!BBH", family, 0, res_id)
+            + body
+        )
+
+    seq = 1
+    batch = (
+        message(_NFNL_MSG_BATCH_BEGIN, _NLM_F_REQUEST, seq, 0, _NFNL_SUBSYS_NFTABLES, b"")
+        + message(
+            (_NFNL_SUBSYS_NFTABLES << 8) | _NFT_MSG_NEWRULE,
+            _NLM_F_REQUEST | _NLM_F_ACK | _NLM_F_CREATE | _NLM_F_APPEND,
+            seq + 1,
+            _NFPROTO_IPV4,
+            0,
+            attrs,
+        )
+        + message(_NFNL_MSG_BATCH_END, _NLM_F_REQUEST, seq + 2, 0, _NFNL_SUBSYS_NFTABLES, b"")
+    )
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, _NETLINK_NETFILTER) as sock:
+        sock.bind((0, 0))
+        sock.settimeout(5.0)
+        sock.send(batch)
+        answer = sock.recv(65536)
+    # NLMSG_ERROR (2): the error (0: the acknowledgement) after the 16-octet header.
+    kind = struct.unpack_from("=H", answer, 4)[0]
+    error = struct.unpack_from("=i", answer, 16)[0] if kind == 2 else 0
+    if error != 0:
+        raise EmulationError(
+            f"nftables rule NFQUEUE {queue} in {table} {chain}: {os.strerror(-error)} "
+            "(the kernel needs nft_compat and xt_NFQUEUE)"
+        )
 
 
 def stop(handles: list[TunnelProcess]) -> None:
