@@ -4,7 +4,6 @@
 //! nftables in the node's namespace queues them to it through NFQUEUE
 //! ([`crate::nfqueue`]) and it returns each protected or restored.
 
-use std::collections::BTreeMap;
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd};
 use std::time::Instant;
@@ -15,8 +14,9 @@ use wire::ipv4;
 
 use crate::nfqueue::{Queue, Queued, NF_ACCEPT, NF_DROP, NF_INET_LOCAL_OUT, NF_INET_PRE_ROUTING};
 use crate::signal::SignalGuard;
+use crate::tunnel::say;
 use crate::tunnel::sockets::route_mtu;
-use crate::tunnel::{Count, TunnelOptions, TunnelReport, BUFFER, NFQUEUE_FULL, RECEIVE_BUFFER, TUNNEL_REPORT_SCHEMA};
+use crate::tunnel::{Count, TunnelOptions, TunnelReport, BUFFER, NFQUEUE_FULL, RECEIVE_BUFFER};
 use crate::Error;
 
 /// The NFQUEUE queue number of transport-mode SA `name` of `node`: its index in the
@@ -53,32 +53,11 @@ pub(crate) fn run_transport(
     let outer_mtu = route_mtu(remote)?;
     let mut queue = Queue::bind(number, RECEIVE_BUFFER)?;
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
-    let say = |what: &[u8]| {
-        if let Some(fd) = notify {
-            // SAFETY: `what` is valid for its length; the caller keeps `fd` open.
-            unsafe { libc::write(fd.as_raw_fd(), what.as_ptr().cast(), what.len()) };
-        }
-    };
-    let mut report = TunnelReport {
-        schema: TUNNEL_REPORT_SCHEMA,
-        node: node.name.clone(),
-        tunnel: name.to_string(),
-        kind: "ipsec-transport",
-        device: format!("nfqueue {number}"),
-        outer: "ip".into(),
-        duration_ns: 0,
-        stopped_by: String::new(),
-        up_after_ns: Some(0),
-        inner_in: Count::default(),
-        inner_out: Count::default(),
-        outer_out: Count::default(),
-        outer_in: Count::default(),
-        outer_not_mine: Count::default(),
-        dropped: BTreeMap::new(),
-        discovery: Vec::new(),
-    };
-    say(b"ready\n");
-    say(b"up\n");
+    let mut report = TunnelReport::new(node, name, "ipsec-transport", &format!("nfqueue {number}"), "ip".into());
+    // Its datagrams are protected from the first: no negotiation to wait for.
+    report.up_after_ns = Some(0);
+    say(notify, b"ready\n");
+    say(notify, b"up\n");
     let start = Instant::now();
     let mut buf = vec![0u8; BUFFER];
     let stopped_by = loop {

@@ -161,7 +161,7 @@ pub struct TunnelReport {
 }
 
 impl TunnelReport {
-    fn new(node: &NodeConfig, name: &str, kind: &'static str, device: &str, outer: String) -> TunnelReport {
+    pub(crate) fn new(node: &NodeConfig, name: &str, kind: &'static str, device: &str, outer: String) -> TunnelReport {
         TunnelReport {
             schema: TUNNEL_REPORT_SCHEMA,
             node: node.name.clone(),
@@ -437,20 +437,14 @@ pub fn run_tunnel(
     let tun = Device::open(name, EndKind::Tun)?;
     let mut outer = Outer::open(node, kind, &*end)?;
     let signals = if options.stop_on_signals { SignalGuard::install()? } else { None };
-    let say = |what: &[u8]| {
-        if let Some(fd) = notify {
-            // SAFETY: `what` is valid for its length; the caller keeps `fd` open.
-            unsafe { libc::write(fd.as_raw_fd(), what.as_ptr().cast(), what.len()) };
-        }
-    };
     let mut report = TunnelReport::new(node, name, kind, tun.name(), outer.name());
     // The largest inner packet whose outer packet fits the route to the far end (RFC
     // 4301 §8.2.1), for the caller's routes into the device: DF packets above it get
     // "fragmentation needed" with it from the kernel, as the simulator's stack sends.
     if let Some(remote) = end.remote() {
-        say(format!("inner_mtu {}\n", end.inner_mtu(route_mtu(remote)?)).as_bytes());
+        say(notify, format!("inner_mtu {}\n", end.inner_mtu(route_mtu(remote)?)).as_bytes());
     }
-    say(b"ready\n");
+    say(notify, b"ready\n");
     let start = Instant::now();
     let now = || start.elapsed().as_nanos() as u64;
     let mut buf = vec![0u8; BUFFER];
@@ -466,7 +460,7 @@ pub fn run_tunnel(
         }
         if report.up_after_ns.is_none() && end.is_up() {
             report.up_after_ns = Some(now());
-            say(b"up\n");
+            say(notify, b"up\n");
         }
         // Wait for a packet, the stop, a signal or the timer.
         let mut fds: Vec<libc::pollfd> = [Some(tun.as_raw_fd())]
@@ -505,6 +499,14 @@ pub fn run_tunnel(
         report.dropped.insert(QUEUE_FULL.into(), Count { packets: lost, bytes: 0 });
     }
     Ok(report)
+}
+
+/// Writes `what` (a line: `ready`, `up`, `inner_mtu N`) to the caller's `notify` descriptor, if any.
+pub(crate) fn say(notify: Option<BorrowedFd<'_>>, what: &[u8]) {
+    if let Some(fd) = notify {
+        // SAFETY: `what` is valid for its length; the caller keeps `fd` open.
+        unsafe { libc::write(fd.as_raw_fd(), what.as_ptr().cast(), what.len()) };
+    }
 }
 
 /// Sleeps in `ppoll` on `fds` for at most `timeout_ns` (None: until one is ready).
