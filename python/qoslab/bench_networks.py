@@ -249,9 +249,9 @@ def _ethernet_link(
     b: tuple[int, int],
     rate_bps: int = ETHERNET_RATE_BPS,
     delay_ns: int = ETHERNET_DELAY_NS,
-    **impair: list[plan.Impairment],
+    impair: list[plan.Impairment] | None = None,
 ) -> plan.EthernetLink:
-    return plan.EthernetLink(
+    link = plan.EthernetLink(
         type="ethernet",
         name=name,
         a=_end(*a),
@@ -260,8 +260,10 @@ def _ethernet_link(
         delay_ns=delay_ns,
         queue_frames=QUEUE_FRAMES,
         queue_bytes=QUEUE_FRAMES * 1518,
-        **impair,
     )
+    if impair is not None:
+        link.impair = impair  # set only when given, as the plan's JSON then carries it
+    return link
 
 
 def ethernet_chain_config(sim_seconds: float = DEFAULT_SIM_SECONDS, n: int = CHAIN_NODES) -> plan.SimConfig:
