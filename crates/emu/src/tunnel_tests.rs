@@ -41,7 +41,9 @@ fn the_named_end_is_built_with_its_kind_and_the_rest_is_refused_with_the_reason(
     assert_eq!((kind, end.name()), ("ipsec", "vpn0"));
     // RFC 4303: the tunnel-mode end of the plan, its far end the outer destination.
     assert_eq!(end.remote(), Some(Ipv4Addr::new(10, 0, 0, 2)));
-    assert!(refusal(&config, "vpn1").contains("transport-mode SA"));
+    // A transport-mode SA is built too, for the NFQUEUE end (transport.rs).
+    let (kind, end) = build_end(&config, "vpn1").unwrap();
+    assert_eq!((kind, end.name()), ("ipsec-transport", "vpn1"));
     assert!(refusal(&config, "vpn9").contains("no tunnel end named vpn9"));
 }
 
