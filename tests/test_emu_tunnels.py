@@ -670,16 +670,25 @@ def test_esp_packet_on_the_wire_and_its_icv(tmp_path: Path) -> None:
         spi = gwl.ipsec[0].spi_out
     finally:
         topology.teardown(topo)
-    fields = _dissect(pcap, "frame.protocols", "esp.spi", "esp.sequence", "ip.len", display="ip.src == 198.51.100.1")
+    # Tunnel mode: the whole 84-octet echo request is ESP's payload.
+    check_esp_packet(pcap, "198.51.100.1", spi, 84)
+
+
+def check_esp_packet(pcap: Path, src: str, spi: int, protected: int) -> None:
+    """The first ESP packet from ``src`` in ``pcap``: tshark dissects IPv4 / ESP with SPI
+    ``spi`` and sequence number 1 (RFC 4303 §3.3.3); its IPv4 length is 20 + 8 + 8 +
+    (``protected`` + 2 padded to 3DES's 8) + 12; its ICV is HMAC-SHA1-96 (RFC 2404) over
+    the ESP header, IV and ciphertext with the key derived here, and not with another
+    SPI's key."""
+    fields = _dissect(pcap, "frame.protocols", "esp.spi", "esp.sequence", "ip.len", display=f"ip.src == {src}")
     assert fields, "no ESP packet captured"
     protocols, spi_text, sequence, length = fields[0]
     assert protocols == "eth:ethertype:ip:esp"
     assert int(spi_text, 0) == spi and int(sequence) == 1
-    inner = 84
-    padded = -(-(inner + ESP_TRAILER) // DES3_BLOCK) * DES3_BLOCK
+    padded = -(-(protected + ESP_TRAILER) // DES3_BLOCK) * DES3_BLOCK
     assert int(length) == IPV4 + ESP_HEADER + DES3_IV + padded + HMAC_SHA1_96
     packet = _first_ip_packet(pcap.read_bytes())  # the request comes first
-    assert packet[12:16] == bytes([198, 51, 100, 1])
+    assert packet[9] == 50 and packet[12:16] == bytes(int(b) for b in src.split("."))
     esp = packet[IPV4:]
     key = derive_key(spi, "auth", HMAC_SHA1_KEY)
     icv = hmac.new(key, esp[:-HMAC_SHA1_96], hashlib.sha1).digest()[:HMAC_SHA1_96]
