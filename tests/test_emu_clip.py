@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import select
 import socket
-import statistics
 import struct
 import time
 from pathlib import Path
@@ -42,10 +41,13 @@ IP_UDP = 20 + 8
 """RFC 791 and RFC 768 headers."""
 
 TIMING_ERROR_NS = 150_000
-"""The emulator's timing error this test allows on the median of the datagrams: issue
+"""The emulator's timing error this test allows on the fastest of the datagrams: issue
 17's target for one write is 100 us at the 99th percentile (benchmarks/emu_link.py
-measures it), and a datagram is read from one TAP as well as written to another; the
-median of ten keeps a loaded machine's odd late wake-up out."""
+measures it), and a datagram is read from one TAP as well as written to another. The
+host's delays only add to the model's time, so the fastest of ten is the estimate of
+it (a path's fixed delay is its minimum, RFC 7679's Type-P-One-way-Delay-Minimum); in
+two full runs of the test suite on the shared machine the median of ten carried
+275-300 us of host delay where the fastest carried 59 and 103 us."""
 
 SO_TIMESTAMPNS = 35
 """include/uapi/asm-generic/socket.h (x86-64): nanosecond receive timestamps in a
@@ -169,7 +171,7 @@ def test_one_way_time_of_a_datagram_is_the_cell_arithmetic(tmp_path: Path, paylo
     expected = one_way_ns(payload + IP_UDP)
     # 100 octets: 3 cells, 11.3 us; 9152: 192 cells, 546 us (a switch that stored the
     # whole PDU before forwarding it would take 1087 us).
-    assert statistics.median(times) == pytest.approx(expected, abs=TIMING_ERROR_NS), (expected, sorted(times))
+    assert min(times) == pytest.approx(expected, abs=TIMING_ERROR_NS), (expected, sorted(times))
 
 
 def test_lane_and_mpoa_are_refused_by_check_with_the_reason() -> None:
