@@ -150,7 +150,13 @@ def _one_way(topo: Any, payload: int, count: int, port: int) -> list[int]:
     return [into[k] - out[k] for k in range(count) if k in out and k in into]
 
 
-@pytest.mark.parametrize("payload", [100, 9180 - IP_UDP])
+# The largest datagram of the LIS (RFC 2225's default MTU, 9180): its 192 cells take
+# 546 us, so the model's timing dominates the host's own delay and a store-and-forward
+# switch (1087 us) would fail the test. A small datagram's 3 cells (11.3 us) lie below
+# the host's read and write of a frame (45-300 us on the shared machine), so its one-way
+# time measures the host, not the model: it is not asserted here (benchmarks/emu_link.py
+# measures the host's timing error).
+@pytest.mark.parametrize("payload", [9180 - IP_UDP])
 def test_one_way_time_of_a_datagram_is_the_cell_arithmetic(tmp_path: Path, payload: int) -> None:
     from qoslab.backends.emu import prepare, topology
     from qoslab.backends.emu.links import EmulatedLink
